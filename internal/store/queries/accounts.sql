@@ -1,0 +1,21 @@
+-- name: CreateAccount :one
+INSERT INTO accounts (id, name, plan, production_enabled, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(name), sqlc.arg(plan), sqlc.arg(production_enabled), sqlc.arg(created_at))
+RETURNING *;
+
+-- name: GetAccount :one
+SELECT * FROM accounts WHERE id = sqlc.arg(id);
+
+-- name: CountAccounts :one
+SELECT COUNT(*) FROM accounts;
+
+-- name: ListAccounts :many
+SELECT * FROM accounts ORDER BY id;
+
+-- name: CreateCompanyRecord :one
+INSERT INTO companies (id, account_id, name, tax_number, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(name), sqlc.arg(tax_number), sqlc.arg(created_at))
+RETURNING *;
+
+-- name: ListCompanyIDs :many
+SELECT id FROM companies WHERE account_id = sqlc.arg(account_id) ORDER BY id LIMIT CAST(sqlc.arg(lim) AS BIGINT);

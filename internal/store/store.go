@@ -1,0 +1,244 @@
+// Package store is the one storage adapter of denar: it opens SQLite (the
+// embedded default) or PostgreSQL (for several `denar serve` processes
+// sharing one database), applies the embedded migrations of each dialect,
+// and runs the sqlc-generated queries of package dbq on either engine.
+//
+// The same generated code serves both engines: the queries are written in
+// the subset of SQL both understand and use $n placeholders, which SQLite
+// accepts. The few statements that must differ (the job claim, for one)
+// branch on Dialect.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/denar-mk/denar/internal/store/dbq"
+)
+
+// Dialect names the SQL engine behind a DB.
+type Dialect string
+
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// DB is an open store. On SQLite it holds two pools on the same file: one
+// connection for writes (SQLite has a single writer; queueing writers in Go
+// is cheaper than SQLITE_BUSY retries) and a pool for reads. On PostgreSQL
+// both are the same pool.
+type DB struct {
+	dialect Dialect
+	write   *sql.DB
+	read    *sql.DB
+	// Now is the clock every query that records time uses. Tests replace it.
+	Now func() time.Time
+}
+
+// Open connects to the database named by rawURL without migrating it.
+// Accepted forms: postgres://… or postgresql://… for PostgreSQL;
+// sqlite://PATH, sqlite:PATH, file:PATH or a plain file path for SQLite.
+func Open(ctx context.Context, rawURL string) (*DB, error) {
+	dialect, target, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{dialect: dialect, Now: func() time.Time { return time.Now().UTC() }}
+	switch dialect {
+	case Postgres:
+		pool, err := sql.Open("pgx", target)
+		if err != nil {
+			return nil, fmt.Errorf("store: open postgres: %w", err)
+		}
+		pool.SetMaxOpenConns(20)
+		pool.SetMaxIdleConns(10)
+		pool.SetConnMaxIdleTime(5 * time.Minute)
+		db.write, db.read = pool, pool
+	case SQLite:
+		if dir := filepath.Dir(target); dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("store: create directory for %s: %w", target, err)
+			}
+		}
+		// busy_timeout first: the other pragmas may already need the lock.
+		// _txlock=immediate makes every transaction take the write lock at
+		// BEGIN, so a read-then-write transaction never fails with
+		// SQLITE_BUSY halfway through.
+		common := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
+			"&_pragma=foreign_keys(1)&_time_format=sqlite"
+		w, err := sql.Open("sqlite", "file:"+target+"?"+common+"&_txlock=immediate")
+		if err != nil {
+			return nil, fmt.Errorf("store: open sqlite: %w", err)
+		}
+		w.SetMaxOpenConns(1)
+		w.SetConnMaxIdleTime(0)
+		r, err := sql.Open("sqlite", "file:"+target+"?"+common+"&_pragma=query_only(1)")
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("store: open sqlite reader: %w", err)
+		}
+		r.SetMaxOpenConns(8)
+		db.write, db.read = w, r
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.write.PingContext(pingCtx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: connect to %s: %w", dialect, err)
+	}
+	return db, nil
+}
+
+// ParseURL splits a database URL into its dialect and the driver's data
+// source (for SQLite, the file path).
+func ParseURL(rawURL string) (Dialect, string, error) {
+	switch {
+	case rawURL == "":
+		return "", "", errors.New("database URL is empty")
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		if _, err := url.Parse(rawURL); err != nil {
+			return "", "", fmt.Errorf("database URL is not a valid postgres URL: %w", err)
+		}
+		return Postgres, rawURL, nil
+	case strings.HasPrefix(rawURL, "sqlite://"):
+		return sqlitePath(strings.TrimPrefix(rawURL, "sqlite://"))
+	case strings.HasPrefix(rawURL, "sqlite:"):
+		return sqlitePath(strings.TrimPrefix(rawURL, "sqlite:"))
+	case strings.HasPrefix(rawURL, "file:"):
+		return sqlitePath(strings.TrimPrefix(rawURL, "file:"))
+	case strings.Contains(rawURL, "://"):
+		return "", "", fmt.Errorf("database URL scheme %q is not supported (use postgres:// or sqlite://)", strings.SplitN(rawURL, "://", 2)[0])
+	default:
+		return sqlitePath(rawURL)
+	}
+}
+
+func sqlitePath(p string) (Dialect, string, error) {
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		return "", "", errors.New("sqlite database URL takes no query parameters; denar sets the pragmas itself")
+	}
+	if p == "" {
+		return "", "", errors.New("sqlite database URL has no file path")
+	}
+	return SQLite, p, nil
+}
+
+// Dialect reports the engine behind db.
+func (db *DB) Dialect() Dialect { return db.dialect }
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	var errs []error
+	if db.write != nil {
+		errs = append(errs, db.write.Close())
+	}
+	if db.read != nil && db.read != db.write {
+		errs = append(errs, db.read.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Ping checks that the store answers; /readyz uses it.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	if err := db.read.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
+// Migrate applies every pending migration of the dialect. On PostgreSQL a
+// session advisory lock serialises processes that start at the same time.
+func (db *DB) Migrate(ctx context.Context) error {
+	sub, err := fs.Sub(migrations, "migrations/"+string(db.dialect))
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	var opts []goose.ProviderOption
+	gooseDialect := goose.DialectSQLite3
+	if db.dialect == Postgres {
+		gooseDialect = goose.DialectPostgres
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return fmt.Errorf("store: migration lock: %w", err)
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	provider, err := goose.NewProvider(gooseDialect, db.write, sub, opts...)
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	if _, err := provider.Up(ctx); err != nil {
+		return fmt.Errorf("store: migrate %s: %w", db.dialect, err)
+	}
+	return nil
+}
+
+// Reader returns queries on the read pool. Use it for anything that does not
+// write; on SQLite it never waits for the writer.
+func (db *DB) Reader() *dbq.Queries { return dbq.New(db.read) }
+
+// ReadDB exposes the read pool for the few hand-written queries (dynamic
+// list filters) that sqlc cannot express.
+func (db *DB) ReadDB() *sql.DB { return db.read }
+
+// Tx is a write transaction: the generated queries bound to it, and the raw
+// transaction for adapters (jobs) that add their own statements to it.
+type Tx struct {
+	*dbq.Queries
+	Tx      *sql.Tx
+	Dialect Dialect
+	Now     time.Time
+}
+
+// InTx runs fn in one write transaction and commits it when fn returns nil.
+// Everything a request changes goes through one InTx call, so a failure
+// anywhere leaves nothing half-written.
+func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	sqlTx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = sqlTx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = sqlTx.Rollback()
+		}
+	}()
+	tx := &Tx{Queries: dbq.New(sqlTx), Tx: sqlTx, Dialect: db.dialect, Now: db.Now()}
+	if err = fn(tx); err != nil {
+		return err
+	}
+	if err = sqlTx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// Writer returns queries on the write pool outside any transaction, for
+// single statements whose atomicity the engine already guarantees.
+func (db *DB) Writer() *dbq.Queries { return dbq.New(db.write) }
+
+// WriteDB exposes the write pool for adapters with dialect-specific statements.
+func (db *DB) WriteDB() *sql.DB { return db.write }

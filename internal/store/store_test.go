@@ -1,0 +1,103 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/store/storetest"
+)
+
+func TestMain(m *testing.M) { storetest.Main(m) }
+
+func TestParseURL(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		dialect store.Dialect
+		target  string
+		wantErr bool
+	}{
+		{"postgres://u@h/db", store.Postgres, "postgres://u@h/db", false},
+		{"postgresql://u@h/db?sslmode=disable", store.Postgres, "postgresql://u@h/db?sslmode=disable", false},
+		{"sqlite:///var/lib/denar/denar.db", store.SQLite, "/var/lib/denar/denar.db", false},
+		{"sqlite://denar-data/denar.db", store.SQLite, "denar-data/denar.db", false},
+		{"file:x.db", store.SQLite, "x.db", false},
+		{"./x.db", store.SQLite, "./x.db", false},
+		{"", "", "", true},
+		{"mysql://h/db", "", "", true},
+		{"sqlite://x.db?mode=ro", "", "", true},
+		{"sqlite://", "", "", true},
+	}
+	for _, tt := range tests {
+		d, target, err := store.ParseURL(tt.in)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("ParseURL(%q) error = %v, want error %v", tt.in, err, tt.wantErr)
+			continue
+		}
+		if d != tt.dialect || target != tt.target {
+			t.Errorf("ParseURL(%q) = %q, %q; want %q, %q", tt.in, d, target, tt.dialect, tt.target)
+		}
+	}
+}
+
+// TestRoundTrip checks that the one generated query set stores and reads
+// back times, booleans, nulls and bytes identically on both engines.
+func TestRoundTrip(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		created := time.Date(2026, 11, 22, 10, 0, 0, 500_000_000, time.UTC)
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.CreateAccount(ctx, dbq.CreateAccountParams{ID: "acct_1", Name: "Бирото", Plan: "sandbox", ProductionEnabled: true, CreatedAt: created})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Reader().GetAccount(ctx, "acct_1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.CreatedAt.Equal(created) || got.Name != "Бирото" || !got.ProductionEnabled {
+			t.Errorf("round trip = %+v", got)
+		}
+		n, err := db.Writer().InsertIdempotencyKey(ctx, dbq.InsertIdempotencyKeyParams{AccountID: "acct_1", IdemKey: "k", Fingerprint: "f", LockedUntil: created, CreatedAt: created})
+		if err != nil || n != 1 {
+			t.Fatalf("insert = %d, %v", n, err)
+		}
+		n, err = db.Writer().InsertIdempotencyKey(ctx, dbq.InsertIdempotencyKeyParams{AccountID: "acct_1", IdemKey: "k", Fingerprint: "g", LockedUntil: created, CreatedAt: created})
+		if err != nil || n != 0 {
+			t.Fatalf("second insert = %d, %v; want 0 rows", n, err)
+		}
+		body := []byte{0, 1, 2, 0xff}
+		if err := db.Writer().CompleteIdempotencyKey(ctx, dbq.CompleteIdempotencyKeyParams{AccountID: "acct_1", IdemKey: "k", StatusCode: 201, ContentType: "application/json", Body: body}); err != nil {
+			t.Fatal(err)
+		}
+		row, err := db.Reader().GetIdempotencyKey(ctx, dbq.GetIdempotencyKeyParams{AccountID: "acct_1", IdemKey: "k"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(row.Body) != string(body) || row.State != "done" || row.StatusCode != 201 {
+			t.Errorf("idempotency row = %+v", row)
+		}
+	})
+}
+
+// TestRollback checks that an error inside InTx leaves nothing written.
+func TestRollback(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		_ = db.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.CreateAccount(ctx, dbq.CreateAccountParams{ID: "acct_x", Name: "x", Plan: "sandbox", CreatedAt: time.Now().UTC()}); err != nil {
+				t.Fatal(err)
+			}
+			return context.Canceled
+		})
+		n, err := db.Reader().CountAccounts(ctx)
+		if err != nil || n != 0 {
+			t.Fatalf("accounts after rollback = %d, %v", n, err)
+		}
+	})
+}
