@@ -10,6 +10,26 @@ import (
 	"time"
 )
 
+const claimSetting = `-- name: ClaimSetting :execrows
+INSERT INTO instance_settings (name, value, updated_at) VALUES ($1, $2, $3)
+ON CONFLICT (name) DO NOTHING
+`
+
+type ClaimSettingParams struct {
+	Name      string
+	Value     string
+	UpdatedAt time.Time
+}
+
+// Inserts a setting unless it exists; 1 row means this caller set it first.
+func (q *Queries) ClaimSetting(ctx context.Context, arg ClaimSettingParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, claimSetting, arg.Name, arg.Value, arg.UpdatedAt)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const countAccounts = `-- name: CountAccounts :one
 SELECT COUNT(*) FROM accounts
 `
@@ -104,6 +124,17 @@ func (q *Queries) GetAccount(ctx context.Context, id string) (Account, error) {
 	return i, err
 }
 
+const getCompanyAccount = `-- name: GetCompanyAccount :one
+SELECT account_id FROM companies WHERE id = $1
+`
+
+func (q *Queries) GetCompanyAccount(ctx context.Context, id string) (string, error) {
+	row := q.db.QueryRowContext(ctx, getCompanyAccount, id)
+	var account_id string
+	err := row.Scan(&account_id)
+	return account_id, err
+}
+
 const listAccounts = `-- name: ListAccounts :many
 SELECT id, name, plan, production_enabled, created_at FROM accounts ORDER BY id
 `
@@ -122,6 +153,48 @@ func (q *Queries) ListAccounts(ctx context.Context) ([]Account, error) {
 			&i.Name,
 			&i.Plan,
 			&i.ProductionEnabled,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listCompanies = `-- name: ListCompanies :many
+SELECT id, account_id, name, tax_number, created_at FROM companies
+WHERE account_id = $1 AND ($2 = '' OR id < $2)
+ORDER BY id DESC LIMIT CAST($3 AS BIGINT)
+`
+
+type ListCompaniesParams struct {
+	AccountID string
+	After     interface{}
+	Lim       int64
+}
+
+// Newest first; after = ” starts at the newest.
+func (q *Queries) ListCompanies(ctx context.Context, arg ListCompaniesParams) ([]Company, error) {
+	rows, err := q.db.QueryContext(ctx, listCompanies, arg.AccountID, arg.After, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Company{}
+	for rows.Next() {
+		var i Company
+		if err := rows.Scan(
+			&i.ID,
+			&i.AccountID,
+			&i.Name,
+			&i.TaxNumber,
 			&i.CreatedAt,
 		); err != nil {
 			return nil, err

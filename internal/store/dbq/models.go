@@ -51,6 +51,12 @@ type IdempotencyKey struct {
 	CreatedAt   time.Time
 }
 
+type InstanceSetting struct {
+	Name      string
+	Value     string
+	UpdatedAt time.Time
+}
+
 type Job struct {
 	ID          int64
 	Kind        string

@@ -19,3 +19,17 @@ RETURNING *;
 
 -- name: ListCompanyIDs :many
 SELECT id FROM companies WHERE account_id = sqlc.arg(account_id) ORDER BY id LIMIT CAST(sqlc.arg(lim) AS BIGINT);
+
+-- name: GetCompanyAccount :one
+SELECT account_id FROM companies WHERE id = sqlc.arg(id);
+
+-- name: ListCompanies :many
+-- Newest first; after = '' starts at the newest.
+SELECT * FROM companies
+WHERE account_id = sqlc.arg(account_id) AND (sqlc.arg(after) = '' OR id < sqlc.arg(after))
+ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
+
+-- name: ClaimSetting :execrows
+-- Inserts a setting unless it exists; 1 row means this caller set it first.
+INSERT INTO instance_settings (name, value, updated_at) VALUES (sqlc.arg(name), sqlc.arg(value), sqlc.arg(updated_at))
+ON CONFLICT (name) DO NOTHING;

@@ -1,4 +1,12 @@
 -- +goose Up
+-- instance_settings holds facts about this installation, such as whether the
+-- first-run bootstrap has happened (its row doubles as the lock that keeps
+-- two processes starting together from both bootstrapping).
+CREATE TABLE instance_settings (
+    name        TEXT PRIMARY KEY,
+    value       TEXT NOT NULL,
+    updated_at  TIMESTAMP NOT NULL
+);
 -- Timestamps are stored as UTC text in the driver's "sqlite" time format, so
 -- that text comparison orders them correctly.
 CREATE TABLE accounts (
@@ -70,3 +78,4 @@ DROP TABLE idempotency_keys;
 DROP TABLE api_keys;
 DROP TABLE companies;
 DROP TABLE accounts;
+DROP TABLE instance_settings;

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+)
+
+const adminUsage = `Usage:
+  denar admin account create --name NAME [--plan sandbox|starter|business|enterprise] [--json]
+  denar admin account list [--json]
+  denar admin company create --account ACCOUNT --name NAME --tax-number EDB [--json]
+  denar admin key create --account ACCOUNT --service payroll|einvoice --env sandbox|production
+                         [--scope SCOPE]... [--company COMPANY]... [--json]
+  denar admin key list [--account ACCOUNT] [--json]
+  denar admin key revoke KEY_ID
+
+Admin commands use DENAR_DATABASE_URL and work while the server runs.
+`
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			*s = append(*s, part)
+		}
+	}
+	return nil
+}
+
+func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) < 2 {
+		fmt.Fprint(stderr, adminUsage)
+		return errUsage
+	}
+	cfg, err := LoadConfig()
+	if err != nil {
+		return err
+	}
+	db, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	a := &admin{db: db, auth: &auth.Store{DB: db}, stdout: stdout, stderr: stderr}
+	cmd := args[0] + " " + args[1]
+	rest := args[2:]
+	switch cmd {
+	case "account create":
+		return a.accountCreate(ctx, rest)
+	case "account list":
+		return a.accountList(ctx, rest)
+	case "company create":
+		return a.companyCreate(ctx, rest)
+	case "key create":
+		return a.keyCreate(ctx, rest)
+	case "key list":
+		return a.keyList(ctx, rest)
+	case "key revoke":
+		return a.keyRevoke(ctx, rest)
+	}
+	fmt.Fprintf(stderr, "denar admin: unknown command %q\n\n%s", cmd, adminUsage)
+	return errUsage
+}
+
+type admin struct {
+	db     *store.DB
+	auth   *auth.Store
+	stdout io.Writer
+	stderr io.Writer
+}
+
+func (a *admin) flags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("denar admin "+name, flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	return fs
+}
+
+func (a *admin) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func (a *admin) accountCreate(ctx context.Context, args []string) error {
+	fs := a.flags("account create")
+	name := fs.String("name", "", "account name (required)")
+	plan := fs.String("plan", "sandbox", "plan: sandbox, starter, business or enterprise")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if *name == "" {
+		return fmt.Errorf("account create: --name is required")
+	}
+	acct, err := a.auth.CreateAccount(ctx, *name, *plan)
+	if err != nil {
+		return fmt.Errorf("account create: %w", err)
+	}
+	if *asJSON {
+		return a.printJSON(map[string]any{"id": acct.ID, "name": acct.Name, "plan": acct.Plan, "productionEnabled": acct.ProductionEnabled})
+	}
+	fmt.Fprintf(a.stdout, "created account %s (%s, plan %s)\n", acct.ID, acct.Name, acct.Plan)
+	return nil
+}
+
+func (a *admin) accountList(ctx context.Context, args []string) error {
+	fs := a.flags("account list")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	rows, err := a.db.Reader().ListAccounts(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		out := []map[string]any{}
+		for _, r := range rows {
+			out = append(out, map[string]any{"id": r.ID, "name": r.Name, "plan": r.Plan, "productionEnabled": r.ProductionEnabled, "createdAt": r.CreatedAt})
+		}
+		return a.printJSON(out)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tPLAN\tCREATED")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Plan, r.CreatedAt.Format(time.RFC3339))
+	}
+	return tw.Flush()
+}
+
+func (a *admin) companyCreate(ctx context.Context, args []string) error {
+	fs := a.flags("company create")
+	account := fs.String("account", "", "account id (required)")
+	name := fs.String("name", "", "company name (required)")
+	tax := fs.String("tax-number", "", "ЕДБ, 13 digits (required)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if *account == "" || *name == "" || *tax == "" {
+		return fmt.Errorf("company create: --account, --name and --tax-number are required")
+	}
+	var c dbq.Company
+	err := a.db.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.GetAccount(ctx, *account); err != nil {
+			return fmt.Errorf("no account %q", *account)
+		}
+		var err error
+		c, err = tx.CreateCompanyRecord(ctx, dbq.CreateCompanyRecordParams{
+			ID: denar.NewID("cmp"), AccountID: *account, Name: *name, TaxNumber: *tax, CreatedAt: tx.Now,
+		})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("company create: %w", err)
+	}
+	if *asJSON {
+		return a.printJSON(map[string]any{"id": c.ID, "name": c.Name, "taxNumber": c.TaxNumber})
+	}
+	fmt.Fprintf(a.stdout, "created company %s (%s)\n", c.ID, c.Name)
+	return nil
+}
+
+func (a *admin) keyCreate(ctx context.Context, args []string) error {
+	fs := a.flags("key create")
+	var scopes, companies stringList
+	account := fs.String("account", "", "account id (required)")
+	service := fs.String("service", "", "payroll or einvoice (required)")
+	env := fs.String("env", "", "sandbox or production (required)")
+	fs.Var(&scopes, "scope", "scope; repeat for several (default: the service's default scopes)")
+	fs.Var(&companies, "company", "company the key may act for; repeat for several (default: every company)")
+	asJSON := fs.Bool("json", false, `print {"id":…,"key":…}`)
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if *account == "" || *service == "" || *env == "" {
+		return fmt.Errorf("key create: --account, --service and --env are required")
+	}
+	key, secret, err := a.auth.CreateKey(ctx, auth.KeyParams{
+		AccountID: *account, Service: *service, Environment: *env, Scopes: scopes, CompanyIDs: companies,
+	})
+	if err != nil {
+		return fmt.Errorf("key create: %w", err)
+	}
+	if *asJSON {
+		return json.NewEncoder(a.stdout).Encode(map[string]string{"id": key.ID, "key": secret})
+	}
+	fmt.Fprintf(a.stdout, "created %s key %s for %s (%s; scopes: %s)\n\n  %s\n\nThe key is shown only now.\n",
+		key.Service, key.ID, key.AccountID, key.Environment, key.Scopes, secret)
+	return nil
+}
+
+func (a *admin) keyList(ctx context.Context, args []string) error {
+	fs := a.flags("key list")
+	account := fs.String("account", "", "only keys of this account")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	rows, err := a.db.Reader().ListAPIKeys(ctx)
+	if err != nil {
+		return err
+	}
+	type keyView struct {
+		ID          string     `json:"id"`
+		Account     string     `json:"account"`
+		Service     string     `json:"service"`
+		Environment string     `json:"environment"`
+		Display     string     `json:"display"`
+		Scopes      []string   `json:"scopes"`
+		Companies   []string   `json:"companies"`
+		CreatedAt   time.Time  `json:"createdAt"`
+		RevokedAt   *time.Time `json:"revokedAt"`
+	}
+	var out []keyView
+	for _, r := range rows {
+		if *account != "" && r.AccountID != *account {
+			continue
+		}
+		v := keyView{ID: r.ID, Account: r.AccountID, Service: r.Service, Environment: r.Environment, Display: r.Display + "…",
+			Scopes: strings.Fields(r.Scopes), Companies: strings.Fields(r.CompanyIds), CreatedAt: r.CreatedAt}
+		if r.RevokedAt.Valid {
+			t := r.RevokedAt.Time
+			v.RevokedAt = &t
+		}
+		out = append(out, v)
+	}
+	if *asJSON {
+		if out == nil {
+			out = []keyView{}
+		}
+		return a.printJSON(out)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tACCOUNT\tSERVICE\tENV\tKEY\tSTATUS")
+	for _, v := range out {
+		status := "active"
+		if v.RevokedAt != nil {
+			status = "revoked " + v.RevokedAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.ID, v.Account, v.Service, v.Environment, v.Display, status)
+	}
+	return tw.Flush()
+}
+
+func (a *admin) keyRevoke(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("key revoke: give exactly one key id")
+	}
+	if err := a.auth.RevokeKey(ctx, args[0]); err != nil {
+		return fmt.Errorf("key revoke: %w", err)
+	}
+	fmt.Fprintf(a.stdout, "revoked %s\n", args[0])
+	return nil
+}

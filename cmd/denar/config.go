@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+
+	"github.com/denar-mk/denar/internal/store"
+)
+
+// Config is every setting denar reads from the environment. The README
+// lists them with their defaults; keep the two in step.
+type Config struct {
+	PayrollAddr  string `env:"DENAR_PAYROLL_ADDR" envDefault:"127.0.0.1:8080"`
+	EInvoiceAddr string `env:"DENAR_EINVOICE_ADDR" envDefault:"127.0.0.1:8081"`
+	DataDir      string `env:"DENAR_DATA_DIR" envDefault:"./denar-data"`
+	DatabaseURL  string `env:"DENAR_DATABASE_URL"`
+	LogFormat    string `env:"DENAR_LOG_FORMAT" envDefault:"text"`
+	LogLevel     string `env:"DENAR_LOG_LEVEL" envDefault:"info"`
+	Bootstrap    string `env:"DENAR_BOOTSTRAP" envDefault:"on"`
+	DocsURL      string `env:"DENAR_DOCS_URL" envDefault:"https://docs.denar.mk/errors"`
+
+	IdempotencyRetention time.Duration `env:"DENAR_IDEMPOTENCY_RETENTION" envDefault:"24h"`
+	RateLimitRPS         float64       `env:"DENAR_RATE_LIMIT_RPS" envDefault:"50"`
+	RateLimitBurst       int           `env:"DENAR_RATE_LIMIT_BURST" envDefault:"100"`
+	ShutdownTimeout      time.Duration `env:"DENAR_SHUTDOWN_TIMEOUT" envDefault:"30s"`
+}
+
+// LoadConfig reads and checks the configuration. Its errors are one line
+// each, meant to be printed as they are.
+func LoadConfig() (Config, error) {
+	var c Config
+	if err := env.Parse(&c); err != nil {
+		var agg env.AggregateError
+		if errors.As(err, &agg) && len(agg.Errors) > 0 {
+			err = agg.Errors[0]
+		}
+		return c, fmt.Errorf("configuration: %v", strings.ReplaceAll(err.Error(), "\n", " "))
+	}
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = "sqlite://" + filepath.Join(c.DataDir, "denar.db")
+	}
+	if _, _, err := store.ParseURL(c.DatabaseURL); err != nil {
+		return c, fmt.Errorf("configuration: DENAR_DATABASE_URL: %v", err)
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		return c, fmt.Errorf("configuration: DENAR_LOG_FORMAT must be text or json, not %q", c.LogFormat)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return c, fmt.Errorf("configuration: DENAR_LOG_LEVEL must be debug, info, warn or error, not %q", c.LogLevel)
+	}
+	switch c.Bootstrap {
+	case "on", "off":
+	default:
+		return c, fmt.Errorf("configuration: DENAR_BOOTSTRAP must be on or off, not %q", c.Bootstrap)
+	}
+	for name, addr := range map[string]string{"DENAR_PAYROLL_ADDR": c.PayrollAddr, "DENAR_EINVOICE_ADDR": c.EInvoiceAddr} {
+		if !strings.Contains(addr, ":") {
+			return c, fmt.Errorf("configuration: %s must be host:port, not %q", name, addr)
+		}
+	}
+	if c.IdempotencyRetention < time.Hour {
+		return c, fmt.Errorf("configuration: DENAR_IDEMPOTENCY_RETENTION must be at least 1h, not %s", c.IdempotencyRetention)
+	}
+	if c.RateLimitRPS < 0 {
+		return c, fmt.Errorf("configuration: DENAR_RATE_LIMIT_RPS must not be negative")
+	}
+	return c, nil
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/internal/payrollapi"
+	"github.com/denar-mk/denar/internal/store"
+)
+
+// services builds both HTTP services on db (nil for documentation only).
+func services(db *store.DB, cfg Config, log *slog.Logger) (payroll, einvoice *httpx.Service) {
+	httpx.DocsURL = cfg.DocsURL
+	authStore := &auth.Store{DB: db}
+	rl := httpx.RateLimit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}
+	payroll = payrollapi.New(payrollapi.Deps{DB: db, Auth: authStore, Log: log, RateLimit: rl})
+	einvoice = einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: authStore, Log: log, RateLimit: rl})
+	return payroll, einvoice
+}
+
+func openStore(ctx context.Context, cfg Config) (*store.DB, error) {
+	db, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func runMigrate(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	cfg, err := LoadConfig()
+	if err != nil {
+		return err
+	}
+	db, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	fmt.Fprintf(stdout, "denar: %s store is up to date\n", db.Dialect())
+	return nil
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	cfg, err := LoadConfig()
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+	slog.SetDefault(log)
+
+	// Bind both listeners before anything else, so a busy port fails the
+	// start with one clear line.
+	pl, err := net.Listen("tcp", cfg.PayrollAddr)
+	if err != nil {
+		return fmt.Errorf("payroll service: listen on %s: %w", cfg.PayrollAddr, err)
+	}
+	defer pl.Close()
+	el, err := net.Listen("tcp", cfg.EInvoiceAddr)
+	if err != nil {
+		return fmt.Errorf("e-invoicing service: listen on %s: %w", cfg.EInvoiceAddr, err)
+	}
+	defer el.Close()
+
+	db, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	if cfg.Bootstrap == "on" {
+		b, err := auth.Bootstrap(ctx, db)
+		if err != nil {
+			return fmt.Errorf("first-run bootstrap: %w", err)
+		}
+		if b != nil {
+			printBootstrap(stdout, b, pl.Addr().String(), el.Addr().String())
+		}
+	}
+
+	payroll, einvoice := services(db, cfg, log)
+	servers := []*http.Server{
+		{Handler: payroll.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute},
+		{Handler: einvoice.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute},
+	}
+	listeners := []net.Listener{pl, el}
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() {
+			if err := srv.Serve(listeners[i]); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	log.Info("denar serving", "payroll", "http://"+pl.Addr().String(), "einvoice", "http://"+el.Addr().String(),
+		"store", string(db.Dialect()))
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down: finishing in-flight requests", "timeout", cfg.ShutdownTimeout)
+	case serveErr = <-errc:
+		log.Error("server failed; shutting down", "err", serveErr)
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	for _, srv := range servers {
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			log.Error("shutdown", "err", err)
+		}
+	}
+	log.Info("stopped")
+	return serveErr
+}
+
+func printBootstrap(w io.Writer, b *auth.Bootstrapped, payrollAddr, einvoiceAddr string) {
+	fmt.Fprintf(w, `
+denar: first run. Created the local sandbox account %s with two API keys.
+They are shown only now; store them somewhere safe.
+
+  payroll API key (sandbox):       %s
+  e-invoicing API key (sandbox):   %s
+
+Try it:
+  curl -s http://%s/v1/calculations -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' -d '{"grossSalary":"30000"}'
+  curl -s http://%s/v1/companies -H 'Authorization: Bearer %s'
+
+`, b.Account.ID, b.PayrollKey, b.EInvoiceKey, payrollAddr, b.PayrollKey, einvoiceAddr, b.EInvoiceKey)
+}

@@ -1,0 +1,263 @@
+// Package auth holds accounts and their credentials: API keys (and, for the
+// e-invoicing service, OAuth client credentials and their tokens). Secrets
+// are shown once and stored only as SHA-256 hashes: they are 190 bits of
+// randomness, so a slow password hash would add nothing but latency to
+// every request.
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+)
+
+// Services and environments a credential belongs to.
+const (
+	ServicePayroll  = "payroll"
+	ServiceEInvoice = "einvoice"
+
+	EnvSandbox    = "sandbox"
+	EnvProduction = "production"
+)
+
+// Scopes of each service. A key created without --scope gets the service's
+// default scopes.
+var (
+	PayrollScopes = []string{"calculations:write", "rates:read", "files:write"}
+	// signing:agent lets a key submit signatures itself (inline signing); it
+	// is never granted by default because it turns a key into a signer.
+	EInvoiceScopes = []string{
+		"companies:read", "companies:write",
+		"einvoices:read", "einvoices:write",
+		"inbox:read", "inbox:write",
+		"events:read", "webhooks:write", "usage:read",
+		"signing:agent",
+	}
+	EInvoiceDefaultScopes = []string{
+		"companies:read", "companies:write",
+		"einvoices:read", "einvoices:write",
+		"inbox:read", "inbox:write",
+		"events:read", "webhooks:write", "usage:read",
+	}
+)
+
+// Plans. An account may use production keys only on a production plan.
+var plans = map[string]bool{"sandbox": false, "starter": true, "business": true, "enterprise": true}
+
+// Principal is who a request acts for: the account, the credential it
+// presented and what that credential may do.
+type Principal struct {
+	AccountID         string
+	CredentialID      string
+	Kind              string // "api_key", "oauth_token" or "agent"
+	Service           string
+	Environment       string
+	Scopes            []string
+	CompanyIDs        []string // allow-list; empty means every company of the account
+	ProductionEnabled bool
+}
+
+// HasScope reports whether the credential carries scope.
+func (p *Principal) HasScope(scope string) bool { return slices.Contains(p.Scopes, scope) }
+
+// AllowsCompany reports whether the allow-list (if any) contains id.
+func (p *Principal) AllowsCompany(id string) bool {
+	return len(p.CompanyIDs) == 0 || slices.Contains(p.CompanyIDs, id)
+}
+
+// Errors of Authenticate. They carry the problem code the API answers with.
+var (
+	ErrUnauthenticated = denar.Errorf("unauthenticated", "The request carries no valid credential. Send Authorization: Bearer <API key>.")
+	ErrRevoked         = denar.Errorf("key_revoked", "This API key has been revoked. Create a new key.")
+)
+
+// Hash returns the stored form of a secret.
+func Hash(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// RandomToken returns n base62 characters from the system's random source.
+func RandomToken(n int) string {
+	var b strings.Builder
+	max := big.NewInt(int64(len(base62)))
+	for range n {
+		i, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			panic("auth: random source failed: " + err.Error())
+		}
+		b.WriteByte(base62[i.Int64()])
+	}
+	return b.String()
+}
+
+// NewKeySecret returns a new API key for env. The prefix says which
+// environment it belongs to, as a safety net for people pasting keys.
+func NewKeySecret(env string) string {
+	tag := "test"
+	if env == EnvProduction {
+		tag = "live"
+	}
+	return "dn_" + tag + "_" + RandomToken(32)
+}
+
+// Store wraps the database with the account and credential operations.
+type Store struct{ DB *store.DB }
+
+// CreateAccount creates an account on plan ("sandbox" when empty).
+func (s *Store) CreateAccount(ctx context.Context, name, plan string) (dbq.Account, error) {
+	var acct dbq.Account
+	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		acct, err = CreateAccountTx(ctx, tx, name, plan)
+		return err
+	})
+	return acct, err
+}
+
+// CreateAccountTx is CreateAccount inside the caller's transaction.
+func CreateAccountTx(ctx context.Context, tx *store.Tx, name, plan string) (dbq.Account, error) {
+	if plan == "" {
+		plan = "sandbox"
+	}
+	prod, ok := plans[plan]
+	if !ok {
+		return dbq.Account{}, fmt.Errorf("unknown plan %q (known: sandbox, starter, business, enterprise)", plan)
+	}
+	if strings.TrimSpace(name) == "" {
+		return dbq.Account{}, errors.New("account name is empty")
+	}
+	return tx.CreateAccount(ctx, dbq.CreateAccountParams{
+		ID: denar.NewID("acct"), Name: name, Plan: plan, ProductionEnabled: prod, CreatedAt: tx.Now,
+	})
+}
+
+// KeyParams describe a new API key.
+type KeyParams struct {
+	AccountID   string
+	Service     string
+	Environment string
+	Scopes      []string
+	CompanyIDs  []string
+}
+
+// CreateKey creates an API key and returns its row and the secret, which is
+// not stored and cannot be shown again.
+func (s *Store) CreateKey(ctx context.Context, p KeyParams) (dbq.ApiKey, string, error) {
+	var key dbq.ApiKey
+	var secret string
+	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		key, secret, err = CreateKeyTx(ctx, tx, p)
+		return err
+	})
+	return key, secret, err
+}
+
+// CreateKeyTx is CreateKey inside the caller's transaction.
+func CreateKeyTx(ctx context.Context, tx *store.Tx, p KeyParams) (dbq.ApiKey, string, error) {
+	var allowed []string
+	switch p.Service {
+	case ServicePayroll:
+		allowed = PayrollScopes
+		if len(p.Scopes) == 0 {
+			p.Scopes = PayrollScopes
+		}
+	case ServiceEInvoice:
+		allowed = EInvoiceScopes
+		if len(p.Scopes) == 0 {
+			p.Scopes = EInvoiceDefaultScopes
+		}
+	default:
+		return dbq.ApiKey{}, "", fmt.Errorf("unknown service %q (payroll or einvoice)", p.Service)
+	}
+	if p.Environment != EnvSandbox && p.Environment != EnvProduction {
+		return dbq.ApiKey{}, "", fmt.Errorf("unknown environment %q (sandbox or production)", p.Environment)
+	}
+	for _, sc := range p.Scopes {
+		if !slices.Contains(allowed, sc) {
+			return dbq.ApiKey{}, "", fmt.Errorf("scope %q does not exist for the %s service (known: %s)", sc, p.Service, strings.Join(allowed, ", "))
+		}
+	}
+	if _, err := tx.GetAccount(ctx, p.AccountID); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return dbq.ApiKey{}, "", fmt.Errorf("no account %q", p.AccountID)
+		}
+		return dbq.ApiKey{}, "", err
+	}
+	for _, c := range p.CompanyIDs {
+		owner, err := tx.GetCompanyAccount(ctx, c)
+		if err != nil || owner != p.AccountID {
+			return dbq.ApiKey{}, "", fmt.Errorf("company %q does not belong to account %q", c, p.AccountID)
+		}
+	}
+	secret := NewKeySecret(p.Environment)
+	key, err := tx.CreateAPIKey(ctx, dbq.CreateAPIKeyParams{
+		ID: denar.NewID("key"), AccountID: p.AccountID, Service: p.Service, Environment: p.Environment,
+		Display: secret[:12], SecretHash: Hash(secret),
+		Scopes: strings.Join(p.Scopes, " "), CompanyIds: strings.Join(p.CompanyIDs, " "),
+		CreatedAt: tx.Now,
+	})
+	return key, secret, err
+}
+
+// RevokeKey revokes a key. Revoking twice is an error so that a typo in an
+// id is never silently accepted.
+func (s *Store) RevokeKey(ctx context.Context, id string) error {
+	n, err := s.DB.Writer().RevokeAPIKey(ctx, dbq.RevokeAPIKeyParams{ID: id, RevokedAt: sql.NullTime{Time: s.DB.Now(), Valid: true}})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		if _, err := s.DB.Reader().GetAPIKey(ctx, id); errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("no API key %q", id)
+		}
+		return fmt.Errorf("API key %q is already revoked", id)
+	}
+	return nil
+}
+
+// Authenticate resolves a bearer secret presented to service into a
+// principal. A key of the other service is unknown here: it is answered
+// exactly like a key that does not exist.
+func (s *Store) Authenticate(ctx context.Context, service, secret string) (*Principal, error) {
+	if secret == "" {
+		return nil, ErrUnauthenticated
+	}
+	key, err := s.DB.Reader().GetAPIKeyByHash(ctx, Hash(secret))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, fmt.Errorf("auth: look up key: %w", err)
+	}
+	if key.Service != service {
+		return nil, ErrUnauthenticated
+	}
+	if key.RevokedAt.Valid {
+		return nil, ErrRevoked
+	}
+	acct, err := s.DB.Reader().GetAccount(ctx, key.AccountID)
+	if err != nil {
+		return nil, fmt.Errorf("auth: look up account: %w", err)
+	}
+	return &Principal{
+		AccountID: key.AccountID, CredentialID: key.ID, Kind: "api_key",
+		Service: key.Service, Environment: key.Environment,
+		Scopes: strings.Fields(key.Scopes), CompanyIDs: strings.Fields(key.CompanyIds),
+		ProductionEnabled: acct.ProductionEnabled,
+	}, nil
+}

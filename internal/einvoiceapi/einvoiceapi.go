@@ -1,0 +1,41 @@
+// Package einvoiceapi is the HTTP API of the e-invoicing service: companies
+// and their onboarding, e-invoices, the inbox, signing agents and requests,
+// events and webhooks. Handlers translate between HTTP and the einvoice
+// domain; the guard (credentials, scopes, X-Company-Id, idempotency) is
+// declared per operation and applied by package httpx.
+package einvoiceapi
+
+import (
+	"log/slog"
+
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/internal/store"
+)
+
+// Deps are what the e-invoicing API needs from the rest of the program.
+type Deps struct {
+	DB        *store.DB
+	Auth      *auth.Store
+	Log       *slog.Logger
+	RateLimit httpx.RateLimit
+}
+
+// New builds the e-invoicing service with all its operations.
+func New(d Deps) *httpx.Service {
+	s := httpx.NewService(httpx.Options{
+		Name:    auth.ServiceEInvoice,
+		Title:   "denar e-invoicing API",
+		Version: "1.0.0",
+		Description: "Onboard client companies, issue e-invoices signed on the customer's own device and submitted " +
+			"to the tax authority (UJP), and decide on incoming invoices. Every POST takes an Idempotency-Key.",
+		DB: d.DB, Auth: d.Auth, Log: d.Log,
+		IdempotencyRequired: true,
+		RateLimit:           d.RateLimit,
+	})
+	h := &handlers{deps: d}
+	h.registerCompanies(s)
+	return s
+}
+
+type handlers struct{ deps Deps }

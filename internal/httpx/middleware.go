@@ -1,0 +1,206 @@
+package httpx
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/denar-mk/denar"
+)
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	captureKey
+	principalKey
+	companyKey
+)
+
+// RequestID returns the id given to the request in ctx ("req_…").
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
+
+func newRequestID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "req_" + idEncoding.EncodeToString(b)
+}
+
+// Metrics are the Prometheus collectors of one service.
+type Metrics struct {
+	Registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	inFlight prometheus.Gauge
+}
+
+// NewMetrics registers the HTTP collectors of service on a private registry
+// (never the global one: two services live in one process).
+func NewMetrics(service string) *Metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	labels := prometheus.Labels{"service": service}
+	m := &Metrics{
+		Registry: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "denar_http_requests_total", Help: "HTTP requests by route, method and status.", ConstLabels: labels,
+		}, []string{"route", "method", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "denar_http_request_duration_seconds", Help: "HTTP request latency by route.", ConstLabels: labels,
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"route", "method"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "denar_http_requests_in_flight", Help: "Requests being served.", ConstLabels: labels,
+		}),
+	}
+	reg.MustRegister(m.requests, m.duration, m.inFlight)
+	return m
+}
+
+// recorder remembers the status and size of a response, and for requests
+// that asked for it (idempotent POSTs) a copy of the body.
+type recorder struct {
+	http.ResponseWriter
+	status  int
+	size    int
+	capture *bytes.Buffer
+}
+
+func (rw *recorder) WriteHeader(code int) {
+	if rw.status == 0 {
+		rw.status = code
+	}
+	rw.ResponseWriter.WriteHeader(code)
+}
+
+func (rw *recorder) Write(b []byte) (int, error) {
+	if rw.status == 0 {
+		rw.status = http.StatusOK
+	}
+	if rw.capture != nil {
+		rw.capture.Write(b)
+	}
+	n, err := rw.ResponseWriter.Write(b)
+	rw.size += n
+	return n, err
+}
+
+func (rw *recorder) Flush() {
+	if f, ok := rw.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Hijack lets WebSocket upgrades through the recorder.
+func (rw *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h, ok := rw.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("httpx: response writer cannot hijack")
+	}
+	rw.status = http.StatusSwitchingProtocols
+	return h.Hijack()
+}
+
+func (rw *recorder) Unwrap() http.ResponseWriter { return rw.ResponseWriter }
+
+// captured returns the recorder of the request in ctx, for the idempotency
+// layer to read what the handler wrote.
+func captured(ctx context.Context) *recorder {
+	rw, _ := ctx.Value(captureKey).(*recorder)
+	return rw
+}
+
+// Outer wraps a service's mux with what every request gets: a request id,
+// panic recovery, metrics, a structured access log, and problem bodies for
+// routes and methods the mux does not know.
+func Outer(service string, mux *http.ServeMux, m *Metrics, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := newRequestID()
+		w.Header().Set("X-Request-Id", id)
+		rec := &recorder{ResponseWriter: w}
+		if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut || r.Method == http.MethodDelete {
+			rec.capture = &bytes.Buffer{}
+		}
+		ctx := context.WithValue(r.Context(), requestIDKey, id)
+		ctx = context.WithValue(ctx, captureKey, rec)
+		r = r.WithContext(ctx)
+		m.inFlight.Inc()
+		route := "unmatched"
+		defer func() {
+			m.inFlight.Dec()
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				log.Error("panic", "request_id", id, "panic", p, "stack", string(debug.Stack()))
+				if rec.status == 0 {
+					WriteProblem(rec, r, NewProblem(denar.ECodeInternal, "An internal error occurred. It has been logged; quote the request id to support."))
+				}
+			}
+			status := rec.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			elapsed := time.Since(start)
+			m.requests.WithLabelValues(route, r.Method, strconv.Itoa(status)).Inc()
+			m.duration.WithLabelValues(route, r.Method).Observe(elapsed.Seconds())
+			level := slog.LevelInfo
+			if status >= 500 {
+				level = slog.LevelError
+			}
+			log.LogAttrs(r.Context(), level, "request",
+				slog.String("service", service), slog.String("request_id", id),
+				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.String("route", route), slog.Int("status", status),
+				slog.Int("bytes", rec.size), slog.Duration("duration", elapsed),
+				slog.String("remote", r.RemoteAddr))
+		}()
+		h, pattern := mux.Handler(r)
+		if pattern == "" {
+			notRouted(mux, rec, r)
+			return
+		}
+		route = pattern
+		h.ServeHTTP(rec, r)
+	})
+}
+
+// notRouted answers 405 with Allow when the path exists for other methods,
+// else 404, both as problems (ServeMux would answer in plain text).
+func notRouted(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, p := mux.Handler(probe); p != "" {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		WriteProblem(w, r, NewProblem("method_not_allowed", "This path does not accept "+r.Method+"; it accepts "+strings.Join(allowed, ", ")+"."))
+		return
+	}
+	WriteProblem(w, r, NewProblem(denar.ECodeNotFound, "There is no endpoint at "+r.URL.Path+"."))
+}

@@ -1,0 +1,326 @@
+// Package httpx is the HTTP plumbing both denar services share: RFC 9457
+// problems with stable codes, request ids, access logs and metrics,
+// authentication and X-Company-Id resolution, per-credential rate limits,
+// durable idempotency keys and opaque cursors. Operations are registered with
+// huma on the standard library's ServeMux; each declares in its metadata
+// which credential and scope it needs and whether it takes Idempotency-Key,
+// and the same declaration is written into the OpenAPI document.
+package httpx
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/store"
+)
+
+func init() {
+	huma.NewErrorWithContext = humaProblem
+	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+		return humaProblem(nil, status, msg, errs...)
+	}
+}
+
+// Authenticator turns a bearer secret presented to a service into a principal.
+type Authenticator interface {
+	Authenticate(ctx context.Context, service, secret string) (*auth.Principal, error)
+}
+
+// Options configure a Service.
+type Options struct {
+	Name        string // "payroll" or "einvoice": the credential service it accepts
+	Title       string
+	Version     string
+	Description string
+	DB          *store.DB
+	Auth        Authenticator
+	Log         *slog.Logger
+	// IdempotencyRequired makes Idempotency-Key mandatory on every POST
+	// operation that does not opt out (the e-invoicing rule); otherwise
+	// the header is honoured when present.
+	IdempotencyRequired bool
+	IdempotencyLease    time.Duration // how long a running request holds its key; default 2 minutes
+	RateLimit           RateLimit
+	// MaxBodyBytes is the default request body limit; default 1 MiB.
+	MaxBodyBytes int64
+}
+
+// Service is one HTTP service: its mux, its huma API and its metrics.
+type Service struct {
+	Name    string
+	Mux     *http.ServeMux
+	API     huma.API
+	Metrics *Metrics
+	opts    Options
+	limiter *limiter
+}
+
+// Operation metadata keys read by the middleware.
+const (
+	metaAuth        = "denar.auth"        // AuthKey (default), AuthNone, AuthAgent
+	metaScope       = "denar.scope"       // the scope the credential must carry
+	metaCompany     = "denar.company"     // true: resolve X-Company-Id
+	metaIdempotency = "denar.idempotency" // "none" opts a POST out
+)
+
+// Authentication modes of an operation.
+const (
+	AuthKey   = "key"   // Authorization: Bearer <API key or access token>
+	AuthNone  = "none"  // public
+	AuthAgent = "agent" // Authorization: Agent <id>.<secret>, checked by the handler's package
+)
+
+// NewService builds a service with its health, readiness, metrics and
+// OpenAPI routes.
+func NewService(o Options) *Service {
+	if o.IdempotencyLease == 0 {
+		o.IdempotencyLease = 2 * time.Minute
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	cfg := huma.DefaultConfig(o.Title, o.Version)
+	cfg.OpenAPIPath = ""
+	cfg.DocsPath = ""
+	cfg.SchemasPath = ""
+	cfg.CreateHooks = nil // no $schema member or Link header in responses
+	cfg.Info.Description = o.Description
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key (dn_test_… or dn_live_…) or an OAuth access token."},
+	}
+	mux := http.NewServeMux()
+	api := humago.New(mux, cfg)
+	s := &Service{Name: o.Name, Mux: mux, API: api, Metrics: NewMetrics(o.Name), opts: o, limiter: newLimiter(o.RateLimit)}
+	api.UseMiddleware(s.guard)
+
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if o.DB != nil {
+			if err := o.DB.Ping(ctx); err != nil {
+				o.Log.Warn("not ready", "err", err)
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "store": "unreachable"})
+				return
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.Metrics.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /v1/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		b, err := s.OpenAPIJSON()
+		if err != nil {
+			WriteProblem(w, r, FromError(err))
+			return
+		}
+		w.Header().Set("Content-Type", "application/openapi+json")
+		_, _ = w.Write(b)
+	})
+	return s
+}
+
+// Handler returns the service's complete handler.
+func (s *Service) Handler() http.Handler { return Outer(s.Name, s.Mux, s.Metrics, s.opts.Log) }
+
+// OpenAPIJSON renders the service's OpenAPI 3.1 document, indented, as
+// committed under api/.
+func (s *Service) OpenAPIJSON() ([]byte, error) {
+	raw, err := json.Marshal(s.API.OpenAPI())
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Spec describes how an operation is guarded.
+type Spec struct {
+	Auth    string // AuthKey when empty
+	Scope   string // required scope for AuthKey operations
+	Company bool   // resolve X-Company-Id for this operation
+	// NoIdempotency opts a POST out of Idempotency-Key handling (OAuth token).
+	NoIdempotency bool
+}
+
+// Register adds an operation to s, guarded as spec says, and documents the
+// guard (security requirement with scope, X-Company-Id and Idempotency-Key
+// headers, and the problem responses) in the OpenAPI document.
+func Register[I, O any](s *Service, op huma.Operation, spec Spec, handler func(context.Context, *I) (*O, error)) {
+	if op.Metadata == nil {
+		op.Metadata = map[string]any{}
+	}
+	if spec.Auth == "" {
+		spec.Auth = AuthKey
+	}
+	op.Metadata[metaAuth] = spec.Auth
+	op.Metadata[metaScope] = spec.Scope
+	op.Metadata[metaCompany] = spec.Company
+	if spec.NoIdempotency {
+		op.Metadata[metaIdempotency] = "none"
+	}
+	if op.MaxBodyBytes == 0 {
+		op.MaxBodyBytes = s.opts.MaxBodyBytes
+	}
+	if spec.Auth == AuthKey {
+		scopes := []string{}
+		if spec.Scope != "" {
+			scopes = []string{spec.Scope}
+		}
+		op.Security = []map[string][]string{{"bearer": scopes}}
+		if op.Extensions == nil {
+			op.Extensions = map[string]any{}
+		}
+		op.Extensions["x-required-scope"] = spec.Scope
+	}
+	if spec.Company {
+		op.Parameters = append(op.Parameters, &huma.Param{
+			Name: "X-Company-Id", In: "header",
+			Description: "The company the request acts for. Required when the credential can reach more than one company.",
+			Schema:      &huma.Schema{Type: "string"},
+		})
+	}
+	if op.Method == http.MethodPost && !spec.NoIdempotency {
+		desc := "Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body."
+		if s.opts.IdempotencyRequired {
+			desc = "Required. " + desc
+		}
+		op.Parameters = append(op.Parameters, &huma.Param{
+			Name: "Idempotency-Key", In: "header", Required: s.opts.IdempotencyRequired,
+			Description: desc, Schema: &huma.Schema{Type: "string", MaxLength: ptr(255)},
+		})
+	}
+	huma.Register(s.API, op, handler)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// guard is the huma middleware that authenticates, checks scope and company,
+// limits the rate and applies idempotency, in that order.
+func (s *Service) guard(ctx huma.Context, next func(huma.Context)) {
+	op := ctx.Operation()
+	r, w := humago.Unwrap(ctx)
+	mode, _ := op.Metadata[metaAuth].(string)
+	if mode != AuthKey {
+		next(ctx)
+		return
+	}
+	p, err := s.authenticate(r)
+	if err != nil {
+		WriteProblem(w, r, FromError(err))
+		return
+	}
+	if scope, _ := op.Metadata[metaScope].(string); scope != "" && !p.HasScope(scope) {
+		WriteProblem(w, r, NewProblem("insufficient_scope", "This operation needs the scope "+scope+", which the credential does not carry."))
+		return
+	}
+	if p.Environment == auth.EnvProduction && !p.ProductionEnabled {
+		WriteProblem(w, r, NewProblem("production_not_enabled", "The account has no active production plan; use a sandbox key or upgrade the plan."))
+		return
+	}
+	if wait, ok := s.limiter.allow(p.CredentialID); !ok {
+		secs := int(wait/time.Second) + 1
+		w.Header().Set("Retry-After", itoa(secs))
+		WriteProblem(w, r, NewProblem("rate_limited", "Too many requests for this credential; retry after "+itoa(secs)+" seconds."))
+		return
+	}
+	c := huma.WithValue(ctx, principalKey, p)
+	if company, _ := op.Metadata[metaCompany].(bool); company {
+		id, perr := s.resolveCompany(r, p)
+		if perr != nil {
+			WriteProblem(w, r, perr)
+			return
+		}
+		c = huma.WithValue(c, companyKey, id)
+	}
+	if r.Method == http.MethodPost {
+		if none, _ := op.Metadata[metaIdempotency].(string); none != "none" {
+			s.idempotent(c, r, w, p, op, next)
+			return
+		}
+	}
+	next(c)
+}
+
+func (s *Service) authenticate(r *http.Request) (*auth.Principal, error) {
+	h := r.Header.Get("Authorization")
+	scheme, secret, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
+		return nil, auth.ErrUnauthenticated
+	}
+	return s.opts.Auth.Authenticate(r.Context(), s.Name, strings.TrimSpace(secret))
+}
+
+// PrincipalFrom returns the authenticated principal of a request.
+func PrincipalFrom(ctx context.Context) *auth.Principal {
+	p, _ := ctx.Value(principalKey).(*auth.Principal)
+	return p
+}
+
+// CompanyFrom returns the company the request acts for ("" when the
+// credential reaches no company and none was named).
+func CompanyFrom(ctx context.Context) string {
+	id, _ := ctx.Value(companyKey).(string)
+	return id
+}
+
+// resolveCompany applies the X-Company-Id rules: a named company must be
+// reachable by the credential; without the header, the credential's only
+// company is used, and a credential that reaches several must name one.
+func (s *Service) resolveCompany(r *http.Request, p *auth.Principal) (string, *Problem) {
+	named := strings.TrimSpace(r.Header.Get("X-Company-Id"))
+	if named != "" {
+		if !p.AllowsCompany(named) {
+			return "", NewProblem("company_not_allowed", "The credential may not act for company "+named+".")
+		}
+		ok, err := s.companyInAccount(r.Context(), p.AccountID, named)
+		if err != nil {
+			return "", FromError(err)
+		}
+		if !ok {
+			return "", NewProblem("company_not_allowed", "The credential may not act for company "+named+".")
+		}
+		return named, nil
+	}
+	reachable := p.CompanyIDs
+	if len(reachable) == 0 {
+		ids, err := s.opts.DB.Reader().ListCompanyIDs(r.Context(), dbqListCompanyIDs(p.AccountID, 2))
+		if err != nil {
+			return "", FromError(err)
+		}
+		reachable = ids
+	}
+	switch len(reachable) {
+	case 0:
+		return "", nil
+	case 1:
+		return reachable[0], nil
+	}
+	return "", NewProblem("company_required", "The credential reaches more than one company; name one in the X-Company-Id header.")
+}

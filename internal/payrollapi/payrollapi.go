@@ -1,0 +1,37 @@
+// Package payrollapi is the HTTP API of the payroll and filing service:
+// calculations (single, batch, convert), the statutory rate tables, and the
+// filing files (МПИН, ПДД-ГИ, е-ППД). Handlers translate between HTTP and
+// the payroll and filing domain packages and never compute anything
+// themselves.
+package payrollapi
+
+import (
+	"log/slog"
+
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/internal/store"
+)
+
+// Deps are what the payroll API needs from the rest of the program.
+type Deps struct {
+	DB        *store.DB
+	Auth      *auth.Store
+	Log       *slog.Logger
+	RateLimit httpx.RateLimit
+}
+
+// New builds the payroll service with all its operations.
+func New(d Deps) *httpx.Service {
+	s := httpx.NewService(httpx.Options{
+		Name:    auth.ServicePayroll,
+		Title:   "denar payroll and filing API",
+		Version: "1.0.0",
+		Description: "Monthly payroll under North Macedonian law (gross to net and net to gross, date-effective " +
+			"statutory rates) and the files employers upload to the tax authority (МПИН, ПДД-ГИ, е-ППД). " +
+			"Money is always a string of denars.",
+		DB: d.DB, Auth: d.Auth, Log: d.Log,
+		RateLimit: d.RateLimit,
+	})
+	return s
+}
