@@ -1,0 +1,84 @@
+// Package archtest enforces the dependency rules of docs/architecture.md:
+// the domain at the centre imports no adapter, HTTP or SQL package; public
+// packages import nothing internal; the signing agent imports no server code.
+package archtest
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/denar-mk/denar"
+
+// domain reports whether pkg is a domain package.
+func domain(pkg string) bool {
+	rel := strings.TrimPrefix(pkg, module)
+	if rel == "" {
+		return true
+	}
+	for _, d := range []string{"/ident", "/payroll", "/filing", "/einvoice"} {
+		if rel == d || strings.HasPrefix(rel, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// forbiddenInDomain lists import paths (or prefixes ending in "/") that a
+// domain package must not depend on, even indirectly. database/sql/driver
+// is allowed: it is interfaces only, and shopspring/decimal implements them.
+var forbiddenInDomain = []string{
+	"net/http", "database/sql",
+	module + "/internal/",
+	"github.com/danielgtaylor/huma/",
+	"github.com/jackc/pgx/", "modernc.org/sqlite", "github.com/pressly/goose/",
+}
+
+func TestImportRules(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Deps " "}}`, module+"/...").Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	checked := 0
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		pkg, depList, _ := strings.Cut(sc.Text(), "|")
+		deps := strings.Fields(depList)
+		switch {
+		case domain(pkg):
+			checked++
+			for _, d := range deps {
+				for _, f := range forbiddenInDomain {
+					if d == f || (strings.HasSuffix(f, "/") && strings.HasPrefix(d, f)) {
+						t.Errorf("domain package %s depends on %s", pkg, d)
+					}
+				}
+			}
+		case strings.HasPrefix(pkg, module+"/sdk"):
+			for _, d := range deps {
+				if strings.HasPrefix(d, module+"/internal/") {
+					t.Errorf("public package %s depends on %s", pkg, d)
+				}
+			}
+		case pkg == module+"/cmd/denar-agent" || strings.HasPrefix(pkg, module+"/internal/agent"):
+			for _, d := range deps {
+				for _, server := range []string{"/internal/store", "/internal/httpx", "/internal/einvoiceapi", "/internal/payrollapi", "/internal/auth", "/internal/jobs", "/internal/ujp"} {
+					if strings.HasPrefix(d, module+server) {
+						t.Errorf("signing agent package %s depends on server package %s", pkg, d)
+					}
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no domain package found; is the module path right?")
+	}
+}
