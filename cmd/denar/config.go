@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -38,6 +39,12 @@ func LoadConfig() (Config, error) {
 		var agg env.AggregateError
 		if errors.As(err, &agg) && len(agg.Errors) > 0 {
 			err = agg.Errors[0]
+		}
+		var pe env.ParseError
+		if errors.As(err, &pe) {
+			if f, ok := reflect.TypeFor[Config]().FieldByName(pe.Name); ok {
+				return c, fmt.Errorf("configuration: %s: %v", f.Tag.Get("env"), pe.Err)
+			}
 		}
 		return c, fmt.Errorf("configuration: %v", strings.ReplaceAll(err.Error(), "\n", " "))
 	}

@@ -1,0 +1,347 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/denar-mk/denar/internal/store/storetest"
+)
+
+var denarBin string
+
+func TestMain(m *testing.M) {
+	flag := os.Getenv("DENAR_E2E_BIN")
+	if flag != "" {
+		denarBin = flag
+		storetest.Main(m)
+		return
+	}
+	dir, err := os.MkdirTemp("", "denar-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	denarBin = filepath.Join(dir, "denar")
+	build := exec.Command("go", "build", "-o", denarBin, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building denar for the end-to-end tests failed:", err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(dir)
+	storetest.Main(m)
+}
+
+// server is a running `denar serve` process.
+type server struct {
+	cmd         *exec.Cmd
+	env         []string
+	payroll     string // base URLs
+	einvoice    string
+	stdout      *bytes.Buffer
+	stderr      *syncBuffer
+	payrollKey  string
+	einvoiceKey string
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func baseEnv(t *testing.T, dbURL string) []string {
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DENAR_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "DENAR_DATABASE_URL="+dbURL, "DENAR_DATA_DIR="+t.TempDir(), "DENAR_LOG_FORMAT=json")
+}
+
+// startServer starts denar serve and waits until both services answer.
+func startServer(t *testing.T, env []string) *server {
+	t.Helper()
+	s := &server{stdout: &bytes.Buffer{}, stderr: &syncBuffer{}}
+	pa, ea := freeAddr(t), freeAddr(t)
+	s.payroll, s.einvoice = "http://"+pa, "http://"+ea
+	s.env = append(append([]string{}, env...), "DENAR_PAYROLL_ADDR="+pa, "DENAR_EINVOICE_ADDR="+ea)
+	s.cmd = exec.Command(denarBin, "serve")
+	s.cmd.Env = s.env
+	stdout, err := s.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cmd.Stderr = s.stderr
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if s.cmd.ProcessState == nil {
+			_ = s.cmd.Process.Kill()
+			_ = s.cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("server log:\n%s", s.stderr.String())
+		}
+	})
+	go func() { _, _ = io.Copy(s.stdout, stdout) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, base := range []string{s.payroll, s.einvoice} {
+		for {
+			resp, err := http.Get(base + "/healthz")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never became healthy; log:\n%s", base, s.stderr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// The bootstrap banner is printed before the listeners serve.
+	time.Sleep(50 * time.Millisecond)
+	out := s.stdout.String()
+	if m := regexp.MustCompile(`payroll API key \(sandbox\):\s+(\S+)`).FindStringSubmatch(out); m != nil {
+		s.payrollKey = m[1]
+	}
+	if m := regexp.MustCompile(`e-invoicing API key \(sandbox\):\s+(\S+)`).FindStringSubmatch(out); m != nil {
+		s.einvoiceKey = m[1]
+	}
+	return s
+}
+
+// stop sends SIGTERM and checks that the process exits cleanly.
+func (s *server) stop(t *testing.T) {
+	t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("denar serve exited with %v after SIGTERM; log:\n%s", err, s.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("denar serve did not stop within 30 s of SIGTERM")
+	}
+}
+
+func runAdminCmd(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(denarBin, append([]string{"admin"}, args...)...)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("denar admin %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
+}
+
+type httpReply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func call(t *testing.T, method, url, key string, headers map[string]string, body string) httpReply {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return httpReply{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func (r httpReply) code(t *testing.T) string {
+	t.Helper()
+	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("status %d with content type %q, want a problem: %s", r.status, ct, r.body)
+	}
+	var p struct {
+		Type, Title, Detail, Instance, Code string
+		Status                              int
+		Errors                              []json.RawMessage
+	}
+	if err := json.Unmarshal(r.body, &p); err != nil {
+		t.Fatalf("problem %s: %v", r.body, err)
+	}
+	if p.Status != r.status || p.Instance != r.header.Get("X-Request-Id") || p.Title == "" || p.Detail == "" || !strings.HasSuffix(p.Type, "#"+p.Code) || p.Errors == nil {
+		t.Fatalf("malformed problem for status %d: %s", r.status, r.body)
+	}
+	return p.Code
+}
+
+func TestEndToEnd(t *testing.T) {
+	storetest.EachURL(t, func(t *testing.T, dbURL string) {
+		env := baseEnv(t, dbURL)
+		s := startServer(t, env)
+		if s.payrollKey == "" || s.einvoiceKey == "" || !strings.Contains(s.stdout.String(), "curl") {
+			t.Fatalf("first run printed no keys and curl line:\n%s", s.stdout.String())
+		}
+
+		t.Run("health", func(t *testing.T) {
+			for _, base := range []string{s.payroll, s.einvoice} {
+				for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+					r := call(t, "GET", base+path, "", nil, "")
+					if r.status != 200 || r.header.Get("X-Request-Id") == "" {
+						t.Errorf("%s%s: %d, request id %q", base, path, r.status, r.header.Get("X-Request-Id"))
+					}
+				}
+			}
+		})
+
+		t.Run("unauthenticated", func(t *testing.T) {
+			r := call(t, "GET", s.einvoice+"/v1/companies", "", nil, "")
+			if r.status != 401 || r.code(t) != "unauthenticated" {
+				t.Fatalf("no key: %d %s", r.status, r.body)
+			}
+			r = call(t, "GET", s.einvoice+"/v1/companies", s.payrollKey, nil, "")
+			if r.status != 401 || r.code(t) != "unauthenticated" {
+				t.Fatalf("payroll key on e-invoicing: %d %s", r.status, r.body)
+			}
+		})
+
+		t.Run("bootstrap key works", func(t *testing.T) {
+			r := call(t, "GET", s.einvoice+"/v1/companies", s.einvoiceKey, nil, "")
+			if r.status != 200 || !bytes.Contains(r.body, []byte(`"data":[]`)) {
+				t.Fatalf("bootstrap key: %d %s", r.status, r.body)
+			}
+		})
+
+		t.Run("admin key lifecycle", func(t *testing.T) {
+			var acct struct{ ID string }
+			if err := json.Unmarshal([]byte(runAdminCmd(t, s.env, "account", "create", "--name", "Сметководство ДООЕЛ", "--json")), &acct); err != nil || acct.ID == "" {
+				t.Fatalf("account create: %v", err)
+			}
+			var key struct{ ID, Key string }
+			out := runAdminCmd(t, s.env, "key", "create", "--account", acct.ID, "--service", "einvoice", "--env", "sandbox", "--scope", "companies:read", "--json")
+			if err := json.Unmarshal([]byte(out), &key); err != nil || key.ID == "" || key.Key == "" {
+				t.Fatalf("key create printed %q: %v", out, err)
+			}
+			if r := call(t, "GET", s.einvoice+"/v1/companies", key.Key, nil, ""); r.status != 200 {
+				t.Fatalf("new key: %d %s", r.status, r.body)
+			}
+			if list := runAdminCmd(t, s.env, "key", "list", "--account", acct.ID); !strings.Contains(list, key.ID) || strings.Contains(list, key.Key) {
+				t.Fatalf("key list must show the id and never the secret:\n%s", list)
+			}
+			runAdminCmd(t, s.env, "key", "revoke", key.ID)
+			if r := call(t, "GET", s.einvoice+"/v1/companies", key.Key, nil, ""); r.status != 401 || r.code(t) != "key_revoked" {
+				t.Fatalf("revoked key: %d %s", r.status, r.body)
+			}
+		})
+
+		t.Run("openapi", func(t *testing.T) {
+			for _, base := range []string{s.payroll, s.einvoice} {
+				r := call(t, "GET", base+"/v1/openapi.json", "", nil, "")
+				if r.status != 200 {
+					t.Fatalf("%s openapi: %d", base, r.status)
+				}
+				doc, err := openapi3.NewLoader().LoadFromData(r.body)
+				if err != nil || doc.OpenAPI != "3.1.0" {
+					t.Fatalf("%s: not OpenAPI 3.1: %v", base, err)
+				}
+				if err := doc.Validate(context.Background()); err != nil {
+					t.Fatalf("%s: invalid OpenAPI: %v", base, err)
+				}
+			}
+		})
+
+		s.stop(t)
+
+		// A second start on the same store never bootstraps again.
+		again := startServer(t, env)
+		if again.payrollKey != "" || strings.Contains(again.stdout.String(), "first run") {
+			t.Fatalf("second start bootstrapped again:\n%s", again.stdout.String())
+		}
+		if r := call(t, "GET", again.einvoice+"/v1/companies", s.einvoiceKey, nil, ""); r.status != 200 {
+			t.Fatalf("key from the first run after restart: %d %s", r.status, r.body)
+		}
+		again.stop(t)
+	})
+}
+
+func TestBadConfiguration(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, env, want string }{
+		{"log format", "DENAR_LOG_FORMAT=xml", "DENAR_LOG_FORMAT"},
+		{"database", "DENAR_DATABASE_URL=mysql://x/y", "DENAR_DATABASE_URL"},
+		{"duration", "DENAR_IDEMPOTENCY_RETENTION=soon", "DENAR_IDEMPOTENCY_RETENTION"},
+		{"bootstrap", "DENAR_BOOTSTRAP=maybe", "DENAR_BOOTSTRAP"},
+	}
+	for _, tt := range tests {
+		cmd := exec.Command(denarBin, "serve")
+		cmd.Env = append(baseEnv(t, "sqlite://"+filepath.Join(t.TempDir(), "x.db")), tt.env)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		if err == nil {
+			t.Errorf("%s: serve started with %s", tt.name, tt.env)
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		if len(lines) != 1 || !strings.Contains(lines[0], tt.want) || strings.Contains(stderr.String(), "goroutine") {
+			t.Errorf("%s: want one line naming %s, got:\n%s", tt.name, tt.want, stderr.String())
+		}
+	}
+}
+
