@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -666,4 +667,100 @@ func TestTwoRunnersRace(t *testing.T) {
 		}
 		t.Logf("runs per runner: %v", byRun)
 	})
+}
+
+func TestEnqueueRejects(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tests := []struct {
+			name string
+			spec Spec
+			want string
+		}{
+			{"empty kind", Spec{}, "empty kind"},
+			{"negative attempts", Spec{Kind: "k", MaxAttempts: -1}, "negative MaxAttempts"},
+			{"invalid raw JSON", Spec{Kind: "k", Args: json.RawMessage(`{"a":`)}, "invalid JSON"},
+			{"unencodable args", Spec{Kind: "k", Args: make(chan int)}, "encode args"},
+		}
+		for _, tt := range tests {
+			err := db.InTx(context.Background(), func(tx *store.Tx) error {
+				_, err := Enqueue(context.Background(), tx, tt.spec)
+				return err
+			})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%s: err = %v, want it to mention %q", tt.name, err, tt.want)
+			}
+		}
+		counts, err := db.Reader().CountJobsByState(context.Background())
+		if err != nil || len(counts) != 0 {
+			t.Errorf("jobs stored after rejected enqueues: %+v, %v", counts, err)
+		}
+	})
+}
+
+func TestTimeout(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		useFakeClock(db)
+		r := NewRunner(db, quietConfig("r1"))
+		r.Register("slow", WorkerFunc(func(ctx context.Context, _ *Job) error {
+			<-ctx.Done()
+			return fmt.Errorf("calling the tax authority: %w", ctx.Err())
+		}), Options{Timeout: 10 * time.Millisecond})
+		id := enqueue(t, db, Spec{Kind: "slow"}).ID
+		runOnce(t, r, 1)
+		if j := getJob(t, db, id); j.State != StateRetryable || !strings.Contains(j.LastError, "deadline exceeded") {
+			t.Errorf("job = %+v", j)
+		}
+	})
+}
+
+func TestPurgeFinished(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		clock := useFakeClock(db)
+		r := NewRunner(db, quietConfig("r1"))
+		r.Register("k", &recorder{}, Options{})
+		old := enqueue(t, db, Spec{Kind: "k"}).ID
+		runOnce(t, r, 1)
+		clock.Advance(time.Hour)
+		recent := enqueue(t, db, Spec{Kind: "k"}).ID
+		runOnce(t, r, 1)
+		pending := enqueue(t, db, Spec{Kind: "k", RunAt: t0.Add(48 * time.Hour)}).ID
+		n, err := PurgeFinished(ctx, db, clock.Now().Add(-time.Minute))
+		if err != nil || n != 1 {
+			t.Fatalf("PurgeFinished = %d, %v; want 1", n, err)
+		}
+		if _, err := db.Reader().GetJob(ctx, old); err == nil {
+			t.Error("old finished job survived the purge")
+		}
+		getJob(t, db, recent)
+		getJob(t, db, pending)
+	})
+}
+
+// BenchmarkEnqueueAndRun measures the queue's own overhead per job, one job
+// at a time: an enqueue transaction, a claim and a result transaction.
+func BenchmarkEnqueueAndRun(b *testing.B) {
+	for _, engine := range []struct {
+		name string
+		open func(testing.TB) *store.DB
+	}{{"sqlite", storetest.SQLite}, {"postgres", storetest.Postgres}} {
+		b.Run(engine.name, func(b *testing.B) {
+			ctx := context.Background()
+			db := engine.open(b)
+			r := NewRunner(db, quietConfig("bench"))
+			r.Register("noop", WorkerFunc(func(context.Context, *Job) error { return nil }), Options{})
+			for b.Loop() {
+				err := db.InTx(ctx, func(tx *store.Tx) error {
+					_, err := Enqueue(ctx, tx, Spec{Kind: "noop", Args: map[string]int{"n": 1}})
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n, err := r.RunOnce(ctx); err != nil || n != 1 {
+					b.Fatalf("RunOnce = %d, %v", n, err)
+				}
+			}
+		})
+	}
 }

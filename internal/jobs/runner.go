@@ -483,3 +483,14 @@ func (r *Runner) finish(ctx context.Context, j *Job, workErr error) {
 		r.log.Error("jobs: record result failed", "job", j.ID, "kind", j.Kind, "attempt", j.Attempt, "err", err, "work_err", workErr)
 	}
 }
+
+// PurgeFinished deletes jobs that finished (completed, cancelled or
+// discarded) before the cutoff, for a periodic retention job; it returns
+// how many it deleted.
+func PurgeFinished(ctx context.Context, db *store.DB, before time.Time) (int64, error) {
+	n, err := db.Writer().DeleteFinishedJobs(ctx, sql.NullTime{Time: utc(before), Valid: true})
+	if err != nil {
+		return 0, fmt.Errorf("jobs: purge finished: %w", err)
+	}
+	return n, nil
+}
