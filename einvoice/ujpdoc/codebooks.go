@@ -1,0 +1,202 @@
+package ujpdoc
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Codebook names, as UJP's code-list endpoints name them. Field errors carry
+// them so that a client can tell which list a code was checked against.
+const (
+	CBDocumentTypes     = "document-types"
+	CBRefDocumentTypes  = "ref-document-types"
+	CBPaymentTypes      = "payment-types"
+	CBCurrencies        = "currency"
+	CBCountries         = "countries"
+	CBVoidReasons       = "void-reasons"
+	CBCorrectionReasons = "correction-reason"
+	CBRejectReasons     = "reject-reason"
+	CBTaxGroups         = "tax-groups"
+	CBTaxIndicators     = "tax-indicators"
+	CBDocumentStatuses  = "document-statuses"
+)
+
+// VatImpact says how a tax indicator's lines are taxed.
+type VatImpact string
+
+// The four vatImpact values of UJP's tax-indicator list.
+const (
+	ImpactStandard  VatImpact = "STANDARD"  // VAT at the group's rate, computed and shown
+	ImpactNula      VatImpact = "NULA"      // 0% rate: no VAT, shown as 0
+	ImpactOsloboden VatImpact = "OSLOBODEN" // exempt: no VAT, sent as 0
+	ImpactPrenesen  VatImpact = "PRENESEN"  // reverse charge (art. 32/32-a): no VAT on lines and document, shown in vatTotals
+)
+
+// Code is an entry of a simple code list.
+type Code struct {
+	Code        string `json:"code"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Source      string `json:"source,omitempty"`
+}
+
+// DocumentType is an entry of the document-types list.
+type DocumentType struct {
+	Code                 string `json:"code"`
+	Name                 string `json:"name"`
+	HasItems             bool   `json:"hasItems"`
+	HasReference         bool   `json:"hasReference"`
+	IsReferenceMandatory bool   `json:"isReferenceMandatory"`
+	Source               string `json:"source,omitempty"`
+}
+
+// TaxGroup is a VAT rate group (DDV-A 18%, DDV-B 5%, DDV-V 10%, DDV-G 0%).
+type TaxGroup struct {
+	Code    string `json:"code"`
+	Name    string `json:"name"`
+	Percent int    `json:"percent"`
+	Source  string `json:"source,omitempty"`
+}
+
+// TaxIndicator classifies a supply; TaxGroupCodes lists the groups (rates)
+// it may be used with.
+type TaxIndicator struct {
+	Code          string    `json:"code"`
+	CategoryName  string    `json:"categoryName"`
+	Note          string    `json:"note"`
+	VatImpact     VatImpact `json:"vatImpact"`
+	TaxGroupCodes []string  `json:"taxGroupCodes"`
+	Source        string    `json:"source,omitempty"`
+}
+
+// Codebooks is one consistent set of UJP code lists. The zero value knows no
+// codes; Snapshot returns the embedded copy; the UJP gateway's cache fills
+// one from the authority's endpoints.
+type Codebooks struct {
+	FetchedAt         time.Time      `json:"fetchedAt"`
+	DocumentTypes     []DocumentType `json:"documentTypes"`
+	RefDocumentTypes  []Code         `json:"refDocumentTypes"`
+	PaymentTypes      []Code         `json:"paymentTypes"`
+	Currencies        []Code         `json:"currencies"`
+	Countries         []Code         `json:"countries"`
+	VoidReasons       []Code         `json:"voidReasons"`
+	CorrectionReasons []Code         `json:"correctionReasons"`
+	RejectReasons     []Code         `json:"rejectReasons"`
+	TaxGroups         []TaxGroup     `json:"taxGroups"`
+	TaxIndicators     []TaxIndicator `json:"taxIndicators"`
+	DocumentStatuses  []Code         `json:"documentStatuses"`
+}
+
+//go:embed codebooks/*.json
+var snapshotFS embed.FS
+
+// Snapshot returns the embedded codebook snapshot (see codebooks/SOURCES.md
+// for where each list comes from). Each call returns a fresh copy.
+func Snapshot() *Codebooks {
+	cb := &Codebooks{}
+	for file, dst := range map[string]any{
+		"document-types.json":     &cb.DocumentTypes,
+		"ref-document-types.json": &cb.RefDocumentTypes,
+		"payment-types.json":      &cb.PaymentTypes,
+		"currencies.json":         &cb.Currencies,
+		"countries.json":          &cb.Countries,
+		"void-reasons.json":       &cb.VoidReasons,
+		"correction-reasons.json": &cb.CorrectionReasons,
+		"reject-reasons.json":     &cb.RejectReasons,
+		"tax-groups.json":         &cb.TaxGroups,
+		"tax-indicators.json":     &cb.TaxIndicators,
+		"document-statuses.json":  &cb.DocumentStatuses,
+	} {
+		b, err := snapshotFS.ReadFile("codebooks/" + file)
+		if err != nil {
+			panic(fmt.Sprintf("ujpdoc: embedded codebook %s: %v", file, err))
+		}
+		if err := json.Unmarshal(b, dst); err != nil {
+			panic(fmt.Sprintf("ujpdoc: embedded codebook %s: %v", file, err))
+		}
+	}
+	return cb
+}
+
+func findCode(list []Code, code string) (Code, bool) {
+	for _, c := range list {
+		if c.Code == code {
+			return c, true
+		}
+	}
+	return Code{}, false
+}
+
+// DocumentType looks a document type up by code.
+func (cb *Codebooks) DocumentType(code string) (DocumentType, bool) {
+	for _, d := range cb.DocumentTypes {
+		if d.Code == code {
+			return d, true
+		}
+	}
+	return DocumentType{}, false
+}
+
+// TaxGroup looks a tax group up by code.
+func (cb *Codebooks) TaxGroup(code string) (TaxGroup, bool) {
+	for _, g := range cb.TaxGroups {
+		if g.Code == code {
+			return g, true
+		}
+	}
+	return TaxGroup{}, false
+}
+
+// TaxIndicator looks a tax indicator up by code.
+func (cb *Codebooks) TaxIndicator(code string) (TaxIndicator, bool) {
+	for _, t := range cb.TaxIndicators {
+		if t.Code == code {
+			return t, true
+		}
+	}
+	return TaxIndicator{}, false
+}
+
+// Lookup finds a code in the simple list named by one of the CB* constants.
+func (cb *Codebooks) Lookup(codebook, code string) (Code, bool) {
+	switch codebook {
+	case CBRefDocumentTypes:
+		return findCode(cb.RefDocumentTypes, code)
+	case CBPaymentTypes:
+		return findCode(cb.PaymentTypes, code)
+	case CBCurrencies:
+		return findCode(cb.Currencies, code)
+	case CBCountries:
+		return findCode(cb.Countries, code)
+	case CBVoidReasons:
+		return findCode(cb.VoidReasons, code)
+	case CBCorrectionReasons:
+		return findCode(cb.CorrectionReasons, code)
+	case CBRejectReasons:
+		return findCode(cb.RejectReasons, code)
+	case CBDocumentStatuses:
+		return findCode(cb.DocumentStatuses, code)
+	}
+	return Code{}, false
+}
+
+// RejectReason finds a reject reason. UJP's captured list spells О-6 and О-7
+// with a Cyrillic О; a Latin O-6 typed by a person is matched to it, so that
+// the homoglyph never decides whether a rejection goes through. The code
+// returned is the one UJP lists.
+func (cb *Codebooks) RejectReason(code string) (Code, bool) {
+	if c, ok := findCode(cb.RejectReasons, code); ok {
+		return c, true
+	}
+	alt := code
+	switch {
+	case strings.HasPrefix(code, "O"):
+		alt = "\u041e" + code[1:]
+	case strings.HasPrefix(code, "\u041e"):
+		alt = "O" + code[len("\u041e"):]
+	}
+	return findCode(cb.RejectReasons, alt)
+}
