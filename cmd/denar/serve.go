@@ -14,6 +14,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/payrollapi"
 	"github.com/denar-mk/denar/internal/store"
 )
@@ -100,6 +101,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
+	runner := jobs.NewRunner(db, jobs.Config{Logger: log})
+	registerHousekeeping(runner, db, cfg)
+	if err := runner.Start(ctx); err != nil {
+		return fmt.Errorf("job runner: %w", err)
+	}
+
 	payroll, einvoice := services(db, cfg, log)
 	servers := []*http.Server{
 		{Handler: payroll.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute},
@@ -131,8 +138,24 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			log.Error("shutdown", "err", err)
 		}
 	}
+	if err := runner.Stop(shutdownCtx); err != nil {
+		log.Error("job runner shutdown", "err", err)
+	}
 	log.Info("stopped")
 	return serveErr
+}
+
+// registerHousekeeping schedules the periodic clean-ups every process
+// offers to run; the jobs table makes sure one instance runs at a time.
+func registerHousekeeping(r *jobs.Runner, db *store.DB, cfg Config) {
+	r.Register("idempotency.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+		_, err := httpx.PurgeIdempotencyKeys(ctx, db, db.Now().Add(-cfg.IdempotencyRetention))
+		return err
+	}), jobs.Options{Every: time.Hour})
+	r.Register("jobs.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+		_, err := jobs.PurgeFinished(ctx, db, db.Now().Add(-7*24*time.Hour))
+		return err
+	}), jobs.Options{Every: 6 * time.Hour})
 }
 
 func printBootstrap(w io.Writer, b *auth.Bootstrapped, payrollAddr, einvoiceAddr string) {

@@ -398,3 +398,24 @@ func TestRateLimit(t *testing.T) {
 		t.Fatalf("no 429 with Retry-After: %d %v", limited.status, limited.header)
 	}
 }
+
+func TestPurgeIdempotencyKeys(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+		for key, age := range map[string]time.Duration{"old": 25 * time.Hour, "young": time.Hour} {
+			if _, err := db.Writer().InsertIdempotencyKey(ctx, dbq.InsertIdempotencyKeyParams{
+				AccountID: "acct", IdemKey: key, Fingerprint: "f", LockedUntil: now, CreatedAt: now.Add(-age),
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n, err := httpx.PurgeIdempotencyKeys(ctx, db, now.Add(-24*time.Hour))
+		if err != nil || n != 1 {
+			t.Fatalf("purged %d, %v; want 1", n, err)
+		}
+		if _, err := db.Reader().GetIdempotencyKey(ctx, dbq.GetIdempotencyKeyParams{AccountID: "acct", IdemKey: "young"}); err != nil {
+			t.Fatalf("young key purged: %v", err)
+		}
+	})
+}

@@ -2,18 +2,22 @@ package httpx
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 )
 
@@ -162,4 +166,15 @@ func canonicalJSON(body []byte) []byte {
 		return body
 	}
 	return out
+}
+
+// PurgeIdempotencyKeys deletes keys created before before, whatever their
+// state: a key still running after the retention period belongs to a
+// request that died long ago.
+func PurgeIdempotencyKeys(ctx context.Context, db *store.DB, before time.Time) (int64, error) {
+	n, err := db.Writer().PurgeIdempotencyKeys(ctx, before)
+	if err != nil {
+		return 0, fmt.Errorf("idempotency: purge: %w", err)
+	}
+	return n, nil
 }
