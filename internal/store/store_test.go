@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -98,6 +99,63 @@ func TestRollback(t *testing.T) {
 		n, err := db.Reader().CountAccounts(ctx)
 		if err != nil || n != 0 {
 			t.Fatalf("accounts after rollback = %d, %v", n, err)
+		}
+	})
+}
+
+// TestPagingStableUnderInserts pages through a company list while new
+// companies are inserted between pages: every company that existed when
+// paging began is seen exactly once.
+func TestPagingStableUnderInserts(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		add := func(n int) []string {
+			var ids []string
+			err := db.InTx(ctx, func(tx *store.Tx) error {
+				for range n {
+					id := denar.NewID("cmp")
+					if _, err := tx.CreateCompanyRecord(ctx, dbq.CreateCompanyRecordParams{ID: id, AccountID: "acct_p", Name: "n", TaxNumber: "t", CreatedAt: tx.Now}); err != nil {
+						return err
+					}
+					ids = append(ids, id)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ids
+		}
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.CreateAccount(ctx, dbq.CreateAccountParams{ID: "acct_p", Name: "p", Plan: "sandbox", CreatedAt: tx.Now})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		existing := add(23)
+		seen := map[string]int{}
+		after := ""
+		for page := 0; ; page++ {
+			rows, err := db.Reader().ListCompanies(ctx, dbq.ListCompaniesParams{AccountID: "acct_p", After: after, Lim: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				seen[r.ID]++
+			}
+			if len(rows) < 5 {
+				break
+			}
+			after = rows[len(rows)-1].ID
+			add(3) // newer rows appear at the head, never in the pages still to come
+			if page > 20 {
+				t.Fatal("paging does not end")
+			}
+		}
+		for _, id := range existing {
+			if seen[id] != 1 {
+				t.Errorf("company %s seen %d times", id, seen[id])
+			}
 		}
 	})
 }
