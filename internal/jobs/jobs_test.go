@@ -764,3 +764,55 @@ func BenchmarkEnqueueAndRun(b *testing.B) {
 		})
 	}
 }
+
+// TestLostLeaseCancelsAttempt: a runner that was presumed dead (its lease
+// ran out and another runner took the job) notices at its next heartbeat,
+// cancels its attempt, and its result is dropped.
+func TestLostLeaseCancelsAttempt(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		clock := useFakeClock(db)
+		cfgA := quietConfig("slow-a")
+		cfgA.Lease = 90 * time.Millisecond // heartbeat every 30ms of real time
+		a, b := NewRunner(db, cfgA), NewRunner(db, quietConfig("b"))
+		started := make(chan struct{})
+		a.Register("k", WorkerFunc(func(ctx context.Context, _ *Job) error {
+			close(started)
+			<-ctx.Done()
+			return ctx.Err()
+		}), Options{})
+		wb := &recorder{}
+		b.Register("k", wb, Options{})
+		id := enqueue(t, db, Spec{Kind: "k"}).ID
+
+		done := make(chan error, 1)
+		go func() { _, err := a.RunOnce(context.Background()); done <- err }()
+		<-started
+		// The clock jumps past A's lease (as if A had hung) and B takes
+		// the job over; A's next heartbeat finds the lease gone. Should A's
+		// heartbeat land between the jump and B's claim, jump again.
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			clock.Advance(time.Hour)
+			n, err := b.RunOnce(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("runner b never took over the expired lease")
+			}
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("runner a's attempt was not cancelled after losing its lease")
+		}
+		if j := getJob(t, db, id); j.State != StateCompleted || j.LastError != "" || j.Attempt != 2 {
+			t.Errorf("job = %+v", j)
+		}
+	})
+}
