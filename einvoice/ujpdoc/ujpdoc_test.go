@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/denar-mk/denar"
 )
@@ -332,4 +333,24 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("re-decode: %v\n%s", err, out)
 		}
 	})
+}
+
+func TestTimestamp(t *testing.T) {
+	utc := time.Date(2026, 1, 5, 11, 0, 0, 0, time.UTC) // winter: Skopje is UTC+1
+	if got := FormatTimestamp(utc); got != "2026-01-05T12:00:00" {
+		t.Errorf("FormatTimestamp = %s", got)
+	}
+	summer := time.Date(2026, 7, 5, 10, 0, 0, 0, time.UTC) // summer: UTC+2
+	if got := FormatTimestamp(summer); got != "2026-07-05T12:00:00" {
+		t.Errorf("FormatTimestamp(summer) = %s", got)
+	}
+	for s, want := range map[string]time.Time{"2026-01-05T12:00:00": utc, "2026-01-05T11:00:00Z": utc, "2026-01-05T12:00:00.000": utc} {
+		got, err := ParseTimestamp(s)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("ParseTimestamp(%s) = %v, %v", s, got, err)
+		}
+	}
+	if _, err := ParseTimestamp("05.01.2026 12:00"); err == nil {
+		t.Error("malformed timestamp accepted")
+	}
 }
