@@ -57,11 +57,15 @@ func EncodeCodeList(cb *ujpdoc.Codebooks, key string) ([]CodeListItem, error) {
 				HasReference: ptr(d.HasReference), IsReferenceMandatory: ptr(d.IsReferenceMandatory), IsActive: ptr(true)})
 		}
 	case "refDocumentTypes":
-		simple(cb.RefDocumentTypes, func(c ujpdoc.Code) CodeListItem { return CodeListItem{Code: c.Code, Name: c.Name, Description: c.Description} })
+		simple(cb.RefDocumentTypes, func(c ujpdoc.Code) CodeListItem {
+			return CodeListItem{Code: c.Code, Name: c.Name, Description: c.Description}
+		})
 	case "paymentTypeList":
 		simple(cb.PaymentTypes, func(c ujpdoc.Code) CodeListItem { return CodeListItem{Code: c.Code, Description: c.Name} })
 	case "currencyList":
-		simple(cb.Currencies, func(c ujpdoc.Code) CodeListItem { return CodeListItem{Code: c.Code, Name: c.Name, Description: c.Description} })
+		simple(cb.Currencies, func(c ujpdoc.Code) CodeListItem {
+			return CodeListItem{Code: c.Code, Name: c.Name, Description: c.Description}
+		})
 	case "countryList":
 		simple(cb.Countries, func(c ujpdoc.Code) CodeListItem { return CodeListItem{Code: c.Code, Name: c.Name, Tin: c.Code + "001"} })
 	case "voidReasonList":
@@ -71,7 +75,9 @@ func EncodeCodeList(cb *ujpdoc.Codebooks, key string) ([]CodeListItem, error) {
 	case "rejectReasonList":
 		simple(cb.RejectReasons, func(c ujpdoc.Code) CodeListItem { return CodeListItem{Code: c.Code, RejectReason: c.Name} })
 	case "statusList":
-		simple(cb.DocumentStatuses, func(c ujpdoc.Code) CodeListItem { return CodeListItem{Code: c.Code, Name: c.Name, Description: c.Description} })
+		simple(cb.DocumentStatuses, func(c ujpdoc.Code) CodeListItem {
+			return CodeListItem{Code: c.Code, Name: c.Name, Description: c.Description}
+		})
 	case "taxGroupList":
 		for _, g := range cb.TaxGroups {
 			out = append(out, CodeListItem{Code: g.Code, Name: g.Name, Percent: ptr(float64(g.Percent)), IsActive: ptr(true)})
