@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/denar-mk/denar"
 )
@@ -55,7 +56,7 @@ type Metrics struct {
 // (never the global one: two services live in one process).
 func NewMetrics(service string) *Metrics {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	labels := prometheus.Labels{"service": service}
 	m := &Metrics{
 		Registry: reg,
