@@ -1,0 +1,576 @@
+package ujp_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/ujp"
+	"github.com/denar-mk/denar/internal/ujpsim"
+)
+
+// The two sandbox signers are expensive to make (RSA keys), so every test
+// shares them; each test has its own simulator.
+var (
+	signersOnce         sync.Once
+	sellerKey, buyerKey *ujpsim.SandboxSigner
+	strangerKey         *ujpsim.SandboxSigner
+)
+
+func signers(t *testing.T) {
+	t.Helper()
+	signersOnce.Do(func() {
+		var err error
+		if sellerKey, err = ujpsim.NewSandboxSigner("EUJP-SELLER", ujpsim.TaxSeller); err != nil {
+			t.Fatal(err)
+		}
+		if buyerKey, err = ujpsim.NewSandboxSigner("EUJP-BUYER", ujpsim.TaxBuyer); err != nil {
+			t.Fatal(err)
+		}
+		if strangerKey, err = ujpsim.NewSandboxSigner("EUJP-SELLER", ujpsim.TaxSeller); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if sellerKey == nil {
+		t.Fatal("signers not made")
+	}
+}
+
+type env struct {
+	sim    *ujpsim.Sim
+	srv    *httptest.Server
+	client *ujp.Client
+}
+
+// newEnv starts a simulator behind a real HTTP server and a client for it,
+// with the seller's and the buyer's certificates registered through the
+// client.
+func newEnv(t *testing.T, cfg ujp.Config) *env {
+	t.Helper()
+	signers(t)
+	sim, err := ujpsim.New(ujpsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sim.Handler())
+	t.Cleanup(srv.Close)
+	cfg.BaseURL = srv.URL
+	c, err := ujp.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{sim: sim, srv: srv, client: c}
+	for _, s := range []*ujpsim.SandboxSigner{sellerKey, buyerKey} {
+		serial, err := c.RegisterCertificate(context.Background(), s.Identity(), s.Cert.Raw)
+		if err != nil || serial != s.Identity().SerialNumber {
+			t.Fatalf("register certificate: %q, %v", serial, err)
+		}
+	}
+	return e
+}
+
+func ts() string { return ujpdoc.FormatTimestamp(time.Now()) }
+
+func sp(s string) *string { return &s }
+
+// invoice is a valid 3 × 500 MKD + 18% invoice from the sandbox seller to
+// the sandbox buyer.
+func invoice(t *testing.T, docID string) *ujpdoc.Document {
+	t.Helper()
+	d := &ujpdoc.Document{
+		Header: ujpdoc.Header{DocType: "100", DocTypeName: "Фактура", DocDate: time.Now().In(ujpdoc.Skopje).Format(time.DateOnly),
+			DocTurnoverDate: time.Now().In(ujpdoc.Skopje).Format(time.DateOnly), DocNumber: "F-" + docID, DocID: docID},
+		Seller: ujpdoc.Seller{SellerCCode: "MK", SellerCName: "Северна Македонија", SellerTin: ujpsim.TaxSeller, SellerName: "Тест Продавач ДООЕЛ Скопје",
+			SellerAddress: ujpdoc.Address{StreetAddress: "бул. Партизански одреди", StreetNumber: "1", PostalCode: "1000", City: "Скопје"}},
+		Buyer: ujpdoc.Buyer{BuyerCCode: "MK", BuyerCName: "Северна Македонија", BuyerTin: ujpsim.TaxBuyer, BuyerName: "Тест Купувач ДОО Скопје",
+			BuyerAddress: ujpdoc.Address{StreetAddress: "ул. Македонија", StreetNumber: "2", PostalCode: "1000", City: "Скопје"}},
+		DocPayment: ujpdoc.Payment{DocPaymentTypeCode: "P12", DocPaymentTypeDesc: "Плаќање преку банка", DocCurrency: "MKD", DocCurrencyCode: "MKD"},
+		DocItems: []ujpdoc.Item{{DocItemLineNo: 1, DocItemDesc: "Консултантски услуги", DocItemQty: ujpdoc.A("3"),
+			DocItemUnitOriginalPriceWoVat: ujpdoc.A("500"), DocItemVatGroup: "DDV-A", DocItemTaxIndicator: "DDV-A"}},
+	}
+	if err := ujpdoc.ComputeTotals(d, ujpdoc.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (e *env) send(t *testing.T, s *ujpsim.SandboxSigner, d *ujpdoc.Document) (*ujp.SendResult, error) {
+	t.Helper()
+	jws, err := s.Sign(ujpdoc.Request{RequestTimestamp: ts(), Document: *d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.client.Send(context.Background(), s.Identity(), d.Header.DocType, jws)
+}
+
+func sign(t *testing.T, s *ujpsim.SandboxSigner, payload any) string {
+	t.Helper()
+	jws, err := s.Sign(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jws
+}
+
+func wantRejected(t *testing.T, err error, code string) *ujp.RejectedError {
+	t.Helper()
+	var r *ujp.RejectedError
+	if !errors.As(err, &r) || r.Code != code {
+		t.Fatalf("want a rejection %s, got %v", code, err)
+	}
+	if ujp.Retryable(err) {
+		t.Fatalf("a rejection must not be retryable: %v", err)
+	}
+	return r
+}
+
+func wantUnavailable(t *testing.T, err error) *ujp.UnavailableError {
+	t.Helper()
+	var u *ujp.UnavailableError
+	if !errors.Is(err, ujp.ErrUnavailable) || !errors.As(err, &u) || !ujp.Retryable(err) {
+		t.Fatalf("want unavailable, got %v", err)
+	}
+	return u
+}
+
+func TestRegistry(t *testing.T) {
+	e := newEnv(t, ujp.Config{Timeout: 300 * time.Millisecond})
+	caller := ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}
+	ctx := context.Background()
+	for _, tax := range []string{ujpsim.TaxSeller, ujpsim.TaxBuyer} {
+		c, err := e.client.Company(ctx, caller, tax)
+		if err != nil || c.TaxNumber != tax || c.Address.City != "Скопје" || c.VatNumber == nil {
+			t.Fatalf("Company(%s) = %+v, %v", tax, c, err)
+		}
+	}
+	_, err := e.client.Company(ctx, caller, ujpsim.TaxNeverExisted)
+	wantRejected(t, err, "E1000")
+	if !ujp.IsNotFound(err) {
+		t.Errorf("IsNotFound(%v) = false", err)
+	}
+	start := time.Now()
+	_, err = e.client.Company(ctx, caller, ujpsim.TaxNoAnswer)
+	wantUnavailable(t, err)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("the never-answering registry took %s; the client timeout is 300ms", d)
+	}
+	_, err = e.client.Company(ctx, ujp.Identity{}, ujpsim.TaxSeller)
+	wantRejected(t, err, "E4016")
+}
+
+func TestServerTimeAndCodebooks(t *testing.T) {
+	e := newEnv(t, ujp.Config{})
+	ctx := context.Background()
+	st, err := e.client.ServerTime(ctx)
+	if err != nil || time.Since(st).Abs() > 5*time.Second {
+		t.Fatalf("ServerTime = %v, %v", st, err)
+	}
+	caller := ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}
+	cb, err := e.client.Codebooks(ctx, caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := ujpdoc.Snapshot()
+	if len(cb.TaxIndicators) != len(snap.TaxIndicators) || len(cb.Countries) != len(snap.Countries) || len(cb.PaymentTypes) != len(snap.PaymentTypes) ||
+		len(cb.RejectReasons) != 7 || len(cb.DocumentStatuses) != 8 {
+		t.Fatalf("code lists over HTTP differ from the snapshot: %d/%d indicators, %d/%d countries", len(cb.TaxIndicators), len(snap.TaxIndicators), len(cb.Countries), len(snap.Countries))
+	}
+	if ti, _ := cb.TaxIndicator("DDV-14-4"); len(ti.TaxGroupCodes) != 2 || ti.VatImpact != ujpdoc.ImpactPrenesen {
+		t.Errorf("DDV-14-4 over HTTP: %+v", ti)
+	}
+	// A document built against the fetched lists validates.
+	if ps := ujpdoc.Validate(invoice(t, "cb-1"), cb); len(ps) != 0 {
+		t.Errorf("validation with fetched code lists: %+v", ps)
+	}
+}
+
+func TestCodebookCacheFallsBack(t *testing.T) {
+	e := newEnv(t, ujp.Config{Timeout: time.Second})
+	cache := ujp.NewCodebookCache(e.client, ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}, time.Hour, nil)
+	if cache.Get() == nil || len(cache.Get().TaxGroups) != 4 || cache.FromUJP() {
+		t.Fatal("a new cache serves the embedded snapshot")
+	}
+	e.sim.SetOutage(true)
+	wantUnavailable(t, cache.Refresh(context.Background()))
+	if cache.FromUJP() || len(cache.Get().TaxIndicators) == 0 {
+		t.Fatal("a failed refresh must keep the snapshot")
+	}
+	e.sim.SetOutage(false)
+	if err := cache.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !cache.FromUJP() || len(cache.Get().Currencies) != 13 {
+		t.Fatal("refresh did not take UJP's lists")
+	}
+}
+
+// TestInvoiceTrip is the whole life of an invoice: sent, delivered (01),
+// seen in the buyer's inbox, accepted by the buyer (03), visible in both
+// change feeds, rendered as a PDF.
+func TestInvoiceTrip(t *testing.T) {
+	e := newEnv(t, ujp.Config{})
+	ctx := context.Background()
+	res, err := e.send(t, sellerKey, invoice(t, "trip-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := uuid.Parse(res.EUID)
+	if err != nil || id.Version() != 7 {
+		t.Fatalf("EUID %q is not a UUIDv7", res.EUID)
+	}
+	if res.QRLink != "https://efakturatest.ujp.gov.mk/euid/"+res.EUID || res.Status != 200 || !res.EInvoiceUser {
+		t.Errorf("send result: %+v", res)
+	}
+	st, err := e.client.CurrentStatus(ctx, sellerKey.Identity(), sign(t, sellerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
+	if err != nil || st.StatusCode != ujp.StatusSent || !st.DocGrossAmountR.Equal(ujpdoc.A("1770").Decimal) {
+		t.Fatalf("CurrentStatus = %+v, %v", st, err)
+	}
+
+	today := time.Now().In(ujpdoc.Skopje).Format(time.DateOnly)
+	ids, err := e.client.PurchaseIDs(ctx, buyerKey.Identity(), sign(t, buyerKey, ujp.DateRangeRequest{RequestTimestamp: ts(), DateFrom: today, DateTo: today}))
+	if err != nil || len(ids) != 1 || ids[0] != res.EUID {
+		t.Fatalf("buyer inbox = %v, %v", ids, err)
+	}
+	payload, err := e.client.PurchasePayload(ctx, buyerKey.Identity(), sign(t, buyerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := ujpdoc.Decode(payload); err != nil || r.Document.Header.DocID != "trip-1" {
+		t.Fatalf("payload: %v", err)
+	}
+	// The seller cannot read the buyer's side, and the buyer not the seller's.
+	_, err = e.client.CurrentStatus(ctx, buyerKey.Identity(), sign(t, buyerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
+	wantRejected(t, err, "E4008")
+
+	accept := ujp.AcceptRejectRequest{RequestTimestamp: ts(), EUID: res.EUID, IsAccepted: true}
+	if err := e.client.AcceptReject(ctx, buyerKey.Identity(), sign(t, buyerKey, accept)); err != nil {
+		t.Fatal(err)
+	}
+	err = e.client.AcceptReject(ctx, buyerKey.Identity(), sign(t, buyerKey, accept))
+	wantRejected(t, err, "E1016")
+
+	st, err = e.client.PurchaseCurrentStatus(ctx, buyerKey.Identity(), sign(t, buyerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
+	if err != nil || st.StatusCode != ujp.StatusAccepted {
+		t.Fatalf("after accept: %+v, %v", st, err)
+	}
+	for _, feed := range []struct {
+		s  *ujpsim.SandboxSigner
+		fn func(context.Context, ujp.Identity, string) ([]ujp.StatusChange, error)
+	}{{sellerKey, e.client.SalesChanges}, {buyerKey, e.client.PurchaseChanges}} {
+		chs, err := feed.fn(ctx, feed.s.Identity(), sign(t, feed.s, ujp.ChangesRequest{RequestTimestamp: ts(), Date: today}))
+		if err != nil || len(chs) != 2 || chs[1].OldStatus.Code != "01" || chs[1].NewStatus.Code != "03" || chs[1].NewStatus.Name != "Прифатена" {
+			t.Fatalf("change feed = %+v, %v", chs, err)
+		}
+	}
+	hist, err := e.client.StatusHistory(ctx, sellerKey.Identity(), sign(t, sellerKey, ujp.StatusHistoryRequest{RequestTimestamp: ts(), EUID: res.EUID}))
+	if err != nil || len(hist) != 2 {
+		t.Fatalf("history = %+v, %v", hist, err)
+	}
+	pdf, err := e.client.SalesPDF(ctx, sellerKey.Identity(), sign(t, sellerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
+	if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF-")) {
+		t.Fatalf("PDF: %d bytes, %v", len(pdf), err)
+	}
+	if _, err := e.client.PurchasePDF(ctx, buyerKey.Identity(), sign(t, buyerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID})); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRejectAndAutoAccept(t *testing.T) {
+	e := newEnv(t, ujp.Config{})
+	ctx := context.Background()
+	a, err := e.send(t, sellerKey, invoice(t, "rej-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.send(t, sellerKey, invoice(t, "auto-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A rejection needs a reason from the list; a Latin O-7 finds UJP's
+	// Cyrillic О-7.
+	bad := ujp.AcceptRejectRequest{RequestTimestamp: ts(), EUID: a.EUID, RejectReasonCode: sp("O-9")}
+	wantRejected(t, e.client.AcceptReject(ctx, buyerKey.Identity(), sign(t, buyerKey, bad)), "E1002")
+	rej := ujp.AcceptRejectRequest{RequestTimestamp: ts(), EUID: a.EUID, RejectReasonCode: sp("O-7"), Comment: sp("Погрешна цена")}
+	if err := e.client.AcceptReject(ctx, buyerKey.Identity(), sign(t, buyerKey, rej)); err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := e.sim.Document(a.EUID)
+	last := doc.History[len(doc.History)-1]
+	if doc.Status != "05" || last.RejectReasonCode == nil || *last.RejectReasonCode != "\u041e-7" {
+		t.Fatalf("after reject: %s %+v", doc.Status, last)
+	}
+	e.sim.AdvanceClock(70 * 24 * time.Hour)
+	doc, _ = e.sim.Document(b.EUID)
+	if doc.Status != ujp.StatusAutoAccepted || *doc.History[len(doc.History)-1].Comment != "Document auto accept after expiration date" {
+		t.Fatalf("after the deadline: %s", doc.Status)
+	}
+	if doc, _ := e.sim.Document(a.EUID); doc.Status != "05" {
+		t.Fatalf("a rejected document stays rejected, got %s", doc.Status)
+	}
+}
+
+func TestSendRejections(t *testing.T) {
+	e := newEnv(t, ujp.Config{})
+	ctx := context.Background()
+	if _, err := e.send(t, sellerKey, invoice(t, "dup-1")); err != nil {
+		t.Fatal(err)
+	}
+	before := e.sim.DocumentCount()
+
+	t.Run("duplicate docId", func(t *testing.T) {
+		_, err := e.send(t, sellerKey, invoice(t, "dup-1"))
+		wantRejected(t, err, "E1023")
+		if !ujp.IsDuplicate(err) || e.sim.DocumentCount() != before {
+			t.Fatalf("duplicate created something: %v, %d documents", err, e.sim.DocumentCount())
+		}
+	})
+	t.Run("signed with a key that is not the registered certificate's", func(t *testing.T) {
+		impostor := *strangerKey
+		impostor.Cert = sellerKey.Cert // claims the seller's certificate
+		_, err := e.send(t, &impostor, invoice(t, "sig-1"))
+		wantRejected(t, err, "E4015")
+	})
+	t.Run("unregistered certificate", func(t *testing.T) {
+		_, err := e.send(t, strangerKey, invoice(t, "cert-1"))
+		wantRejected(t, err, "E1012")
+	})
+	t.Run("certificate of another company", func(t *testing.T) {
+		id := buyerKey.Identity()
+		id.EDB = ujpsim.TaxSeller
+		jws := sign(t, buyerKey, ujpdoc.Request{RequestTimestamp: ts(), Document: *invoice(t, "cert-2")})
+		_, err := e.client.Send(ctx, id, "100", jws)
+		wantRejected(t, err, "E1013")
+	})
+	t.Run("x5c names another certificate than X-SERIAL-NUMBER", func(t *testing.T) {
+		mixed := *sellerKey
+		mixed.Cert = strangerKey.Cert
+		jws := sign(t, &mixed, ujpdoc.Request{RequestTimestamp: ts(), Document: *invoice(t, "cert-3")})
+		_, err := e.client.Send(ctx, sellerKey.Identity(), "100", jws)
+		wantRejected(t, err, "E5012")
+	})
+	t.Run("not RS256", func(t *testing.T) {
+		// header {"alg":"none"}: the allow-list refuses it before any key is tried.
+		payload := base64.RawURLEncoding.EncodeToString([]byte(`{"requestTimestamp":"` + ts() + `"}`))
+		_, err := e.client.Send(ctx, sellerKey.Identity(), "100", "eyJhbGciOiJub25lIn0."+payload+".")
+		wantRejected(t, err, "E5005")
+	})
+	t.Run("stale requestTimestamp", func(t *testing.T) {
+		jws := sign(t, sellerKey, ujpdoc.Request{RequestTimestamp: ujpdoc.FormatTimestamp(time.Now().Add(-6 * time.Minute)), Document: *invoice(t, "ts-1")})
+		_, err := e.client.Send(ctx, sellerKey.Identity(), "100", jws)
+		wantRejected(t, err, "E40122")
+	})
+	t.Run("totals that do not add up", func(t *testing.T) {
+		d := invoice(t, "tot-1")
+		d.DocTotals.DocVatAmount = ujpdoc.A("269.99")
+		_, err := e.send(t, sellerKey, d)
+		r := wantRejected(t, err, "E1020")
+		found := false
+		for _, it := range r.Items {
+			found = found || (it.ErrorCode == "E10201" && it.Property == "docTotals.docVatAmount")
+		}
+		if !found {
+			t.Fatalf("items: %+v", r.Items)
+		}
+	})
+	t.Run("unknown tax indicator names its codebook", func(t *testing.T) {
+		d := invoice(t, "cb-1")
+		d.DocItems[0].DocItemTaxIndicator = "DDV-18"
+		_, err := e.send(t, sellerKey, d)
+		r := wantRejected(t, err, "E1009")
+		if r.Items[0].Codebook != ujpdoc.CBTaxIndicators {
+			t.Fatalf("items: %+v", r.Items)
+		}
+	})
+	t.Run("buyer not in the registry", func(t *testing.T) {
+		d := invoice(t, "reg-1")
+		d.Buyer.BuyerTin = ujpsim.TaxNeverExisted
+		_, err := e.send(t, sellerKey, d)
+		wantRejected(t, err, "E1014")
+	})
+	t.Run("seller name differs from the registry", func(t *testing.T) {
+		d := invoice(t, "reg-2")
+		d.Seller.SellerName = "Друго Име ДОО"
+		_, err := e.send(t, sellerKey, d)
+		wantRejected(t, err, "E10002")
+	})
+	t.Run("X-EDB is not the seller", func(t *testing.T) {
+		_, err := e.send(t, buyerKey, invoice(t, "edb-1"))
+		wantRejected(t, err, "E4023")
+	})
+	t.Run("forced terminal rejection, once", func(t *testing.T) {
+		e.sim.RejectNextSends(1, "E5007", "")
+		_, err := e.send(t, sellerKey, invoice(t, "force-1"))
+		wantRejected(t, err, "E5007")
+		if _, err := e.send(t, sellerKey, invoice(t, "force-1")); err != nil {
+			t.Fatalf("after the forced rejection: %v", err)
+		}
+	})
+}
+
+func TestUnavailable(t *testing.T) {
+	e := newEnv(t, ujp.Config{Timeout: 200 * time.Millisecond})
+	ctx := context.Background()
+	caller := ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}
+
+	e.sim.SetLatency(time.Second)
+	start := time.Now()
+	_, err := e.send(t, sellerKey, invoice(t, "slow-1"))
+	wantUnavailable(t, err)
+	if time.Since(start) > 900*time.Millisecond {
+		t.Errorf("the client waited %s past its 200ms timeout", time.Since(start))
+	}
+	e.sim.SetLatency(0)
+	if e.sim.DocumentCount() != 0 {
+		t.Fatal("a send that timed out before the simulator handled it created a document")
+	}
+
+	e.sim.SetErrorRate(1)
+	_, err = e.client.Company(ctx, caller, ujpsim.TaxSeller)
+	if u := wantUnavailable(t, err); u.HTTPStatus != 500 || u.Code != "E5000" {
+		t.Errorf("5xx: %+v", u)
+	}
+	e.sim.SetErrorRate(0)
+
+	e.sim.SetOutage(true)
+	_, err = e.send(t, sellerKey, invoice(t, "out-1"))
+	if u := wantUnavailable(t, err); u.HTTPStatus != 503 {
+		t.Errorf("outage: %+v", u)
+	}
+	e.sim.SetOutage(false)
+	// The same document goes through once UJP is back.
+	if _, err := e.send(t, sellerKey, invoice(t, "out-1")); err != nil {
+		t.Fatal(err)
+	}
+
+	// A server that is gone entirely.
+	dead, _ := ujp.NewClient(ujp.Config{BaseURL: "http://127.0.0.1:1", Timeout: 200 * time.Millisecond})
+	_, err = dead.ServerTime(ctx)
+	wantUnavailable(t, err)
+}
+
+func TestRateLimit(t *testing.T) {
+	e := newEnv(t, ujp.Config{})
+	e.sim.SetRateLimit(true)
+	ctx := context.Background()
+	caller := ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}
+	if _, err := e.client.Company(ctx, caller, ujpsim.TaxSeller); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.client.Company(ctx, caller, ujpsim.TaxBuyer)
+	var rl *ujp.RateLimitedError
+	if !errors.As(err, &rl) || rl.RetryAfter != time.Second || !ujp.Retryable(err) || errors.Is(err, ujp.ErrUnavailable) {
+		t.Fatalf("second request within a second: %v", err)
+	}
+	// Another user has a bucket of its own.
+	if _, err := e.client.Company(ctx, ujp.Identity{EUJPID: "OTHER", EDB: ujpsim.TaxBuyer}, ujpsim.TaxBuyer); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if _, err := e.client.Company(ctx, caller, ujpsim.TaxBuyer); err != nil {
+		t.Fatalf("after a second: %v", err)
+	}
+}
+
+func storno(t *testing.T, orig *ujpdoc.Document, euid, docID string) *ujpdoc.Document {
+	t.Helper()
+	d := *orig
+	d.DocItems = append([]ujpdoc.Item(nil), orig.DocItems...)
+	d.Header.DocID, d.Header.DocNumber = docID, "S-"+docID
+	d.Header.DocStorno = ujpdoc.StornoVoid
+	d.Header.VoidReasonCode, d.Header.VoidComment = sp("S-2"), sp("Договорот е поништен")
+	d.DocReferences = []ujpdoc.Reference{{DocTypeRef: ujpdoc.RefTypeSystem, DocNameRef: "Од систем", DocNumberRef: euid}}
+	ujpdoc.Negate(&d)
+	if err := ujpdoc.ComputeTotals(&d, ujpdoc.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	return &d
+}
+
+func TestStornoAndCorrection(t *testing.T) {
+	e := newEnv(t, ujp.Config{})
+	orig := invoice(t, "orig-1")
+	a, err := e.send(t, sellerKey, orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A storno that does not negate the whole original is refused.
+	half := storno(t, orig, a.EUID, "st-0")
+	half.DocItems[0].DocItemQty = ujpdoc.A("-1")
+	if err := ujpdoc.ComputeTotals(half, ujpdoc.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.send(t, sellerKey, half)
+	wantRejected(t, err, "E1025")
+
+	st, err := e.send(t, sellerKey, storno(t, orig, a.EUID, "st-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := e.sim.Document(a.EUID)
+	last := doc.History[len(doc.History)-1]
+	if doc.Status != ujp.StatusVoided || last.VoidReasonCode == nil || *last.VoidReasonCode != "S-2" || *last.VoidComment != "Договорот е поништен" {
+		t.Fatalf("original after storno: %s %+v", doc.Status, last)
+	}
+	if sd, _ := e.sim.Document(st.EUID); sd.References != a.EUID {
+		t.Errorf("storno does not point at the original: %+v", sd.References)
+	}
+	_, err = e.send(t, sellerKey, storno(t, orig, a.EUID, "st-2"))
+	wantRejected(t, err, "E1026")
+
+	// Correction: a full replacement of a second invoice.
+	orig2 := invoice(t, "orig-2")
+	b, err := e.send(t, sellerKey, orig2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corr := invoice(t, "corr-1")
+	corr.Header.DocStorno = ujpdoc.StornoCorrection
+	corr.Header.CorrectionReasonCode = sp("C02")
+	corr.DocReferences = []ujpdoc.Reference{{DocTypeRef: ujpdoc.RefTypeSystem, DocNameRef: "Од систем", DocNumberRef: b.EUID}}
+	corr.DocItems[0].DocItemQty = ujpdoc.A("2")
+	if err := ujpdoc.ComputeTotals(corr, ujpdoc.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.send(t, sellerKey, corr); err != nil {
+		t.Fatal(err)
+	}
+	if doc, _ := e.sim.Document(b.EUID); doc.Status != ujp.StatusCorrected {
+		t.Fatalf("original after correction: %s", doc.Status)
+	}
+	corr.Header.DocID = "corr-2"
+	_, err = e.send(t, sellerKey, corr)
+	wantRejected(t, err, "E1028")
+	// A correction pointing at nothing.
+	corr.Header.DocID = "corr-3"
+	corr.DocReferences[0].DocNumberRef = "019b8d43-7840-7433-b358-08891b53605c"
+	_, err = e.send(t, sellerKey, corr)
+	wantRejected(t, err, "E1030")
+}
+
+func TestDateRangeLimit(t *testing.T) {
+	e := newEnv(t, ujp.Config{})
+	_, err := e.client.PurchaseIDs(context.Background(), buyerKey.Identity(),
+		sign(t, buyerKey, ujp.DateRangeRequest{RequestTimestamp: ts(), DateFrom: "2026-01-01", DateTo: "2026-03-01"}))
+	wantRejected(t, err, "E4014")
+}
+
+func TestSignedBodyCarriesTheSignedTimestamp(t *testing.T) {
+	e := newEnv(t, ujp.Config{})
+	// A payload without requestTimestamp: the envelope gets the client's
+	// clock, the signed payload has none, and the simulator refuses it.
+	jws := sign(t, sellerKey, map[string]string{"euid": "x"})
+	_, err := e.client.CurrentStatus(context.Background(), sellerKey.Identity(), jws)
+	wantRejected(t, err, "E40121")
+	if !strings.Contains(err.Error(), "requestTimestamp") {
+		t.Errorf("error does not say what is wrong: %v", err)
+	}
+}
