@@ -315,15 +315,24 @@ func (c *Client) SalesPDF(ctx context.Context, caller Identity, jws string) ([]b
 	return c.pdf(ctx, "SalesPDF", PathSalesPDF, caller, jws)
 }
 
-// PurchaseIDs implements Gateway.
-func (c *Client) PurchaseIDs(ctx context.Context, caller Identity, jws string) ([]string, error) {
+func (c *Client) ids(ctx context.Context, op, path string, caller Identity, jws string) ([]string, error) {
 	var out struct {
 		EUIDs []string `json:"euids"`
 	}
-	if err := c.do(ctx, "PurchaseIDs", http.MethodPost, PathPurchaseIDs, caller, nil, c.signedBody(jws), &out); err != nil {
+	if err := c.do(ctx, op, http.MethodPost, path, caller, nil, c.signedBody(jws), &out); err != nil {
 		return nil, err
 	}
 	return out.EUIDs, nil
+}
+
+// SalesIDs implements Gateway.
+func (c *Client) SalesIDs(ctx context.Context, caller Identity, jws string) ([]string, error) {
+	return c.ids(ctx, "SalesIDs", PathSalesIDs, caller, jws)
+}
+
+// PurchaseIDs implements Gateway.
+func (c *Client) PurchaseIDs(ctx context.Context, caller Identity, jws string) ([]string, error) {
+	return c.ids(ctx, "PurchaseIDs", PathPurchaseIDs, caller, jws)
 }
 
 // PurchaseCurrentStatus implements Gateway.

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -239,6 +240,10 @@ func TestInvoiceTrip(t *testing.T) {
 	ids, err := e.client.PurchaseIDs(ctx, buyerKey.Identity(), sign(t, buyerKey, ujp.DateRangeRequest{RequestTimestamp: ts(), DateFrom: today, DateTo: today}))
 	if err != nil || len(ids) != 1 || ids[0] != res.EUID {
 		t.Fatalf("buyer inbox = %v, %v", ids, err)
+	}
+	sold, err := e.client.SalesIDs(ctx, sellerKey.Identity(), sign(t, sellerKey, ujp.DateRangeRequest{RequestTimestamp: ts(), DateFrom: today, DateTo: today}))
+	if err != nil || len(sold) != 1 || sold[0] != res.EUID {
+		t.Fatalf("seller's issued ids = %v, %v", sold, err)
 	}
 	payload, err := e.client.PurchasePayload(ctx, buyerKey.Identity(), sign(t, buyerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
 	if err != nil {
@@ -572,5 +577,63 @@ func TestSignedBodyCarriesTheSignedTimestamp(t *testing.T) {
 	wantRejected(t, err, "E40121")
 	if !strings.Contains(err.Error(), "requestTimestamp") {
 		t.Errorf("error does not say what is wrong: %v", err)
+	}
+}
+
+// TestConcurrentSends races many sends, each docId sent three times at once:
+// exactly one document per docId, the others E1023.
+func TestConcurrentSends(t *testing.T) {
+	e := newEnv(t, ujp.Config{})
+	const n = 20
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	accepted, dups := map[string]int{}, 0
+	for i := 0; i < n; i++ {
+		d := invoice(t, "conc-"+strconv.Itoa(i))
+		for k := 0; k < 3; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				jws, err := sellerKey.Sign(ujpdoc.Request{RequestTimestamp: ts(), Document: *d})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, err = e.client.Send(context.Background(), sellerKey.Identity(), "100", jws)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					accepted[d.Header.DocID]++
+				case ujp.IsDuplicate(err):
+					dups++
+				default:
+					t.Error(err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if len(accepted) != n || dups != 2*n || e.sim.DocumentCount() != n {
+		t.Fatalf("%d docIds accepted, %d duplicates, %d documents; want %d, %d, %d", len(accepted), dups, e.sim.DocumentCount(), n, 2*n, n)
+	}
+	for id, c := range accepted {
+		if c != 1 {
+			t.Errorf("%s accepted %d times", id, c)
+		}
+	}
+}
+
+// TestAdvancedClockKeepsTheReplayWindow: after the business clock moves on
+// (to pass deadlines), callers still sign with their own clocks.
+func TestAdvancedClockKeepsTheReplayWindow(t *testing.T) {
+	e := newEnv(t, ujp.Config{})
+	e.sim.AdvanceClock(40 * 24 * time.Hour)
+	if _, err := e.send(t, sellerKey, invoice(t, "clock-1")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.client.ServerTime(context.Background())
+	if err != nil || time.Since(st).Abs() > 5*time.Second {
+		t.Fatalf("server time after advancing: %v, %v", st, err)
 	}
 }

@@ -61,6 +61,9 @@ type Gateway interface {
 	// SalesChanges lists status changes of issued documents on a day
 	// (payload ChangesRequest); UJP has no push, so the service polls it.
 	SalesChanges(ctx context.Context, caller Identity, jws string) ([]StatusChange, error)
+	// SalesIDs lists EUIDs of documents issued in a date range (payload
+	// DateRangeRequest), to reconcile after a lost response.
+	SalesIDs(ctx context.Context, caller Identity, jws string) ([]string, error)
 	// SalesPDF is UJP's rendering of an issued document (payload EUIDRequest).
 	SalesPDF(ctx context.Context, caller Identity, jws string) ([]byte, error)
 
@@ -249,6 +252,7 @@ const (
 	PathSalesStatusHistory    = APIPrefix + "/documents/sales-invoice/status"
 	PathSalesChanges          = APIPrefix + "/documents/sales-invoice/changes"
 	PathSalesPDF              = APIPrefix + "/documents/sales-invoice/pdf"
+	PathSalesIDs              = APIPrefix + "/documents/sales-invoice/ids"
 	PathPurchaseIDs           = APIPrefix + "/documents/purchase-invoice/ids"
 	PathPurchaseCurrentStatus = APIPrefix + "/documents/purchase-invoice/current-status"
 	PathPurchasePayload       = APIPrefix + "/documents/purchase-invoice/payload"

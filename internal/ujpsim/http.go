@@ -38,7 +38,7 @@ func (s *Sim) Handler() http.Handler {
 	api("POST "+ujp.PathSalesStatusHistory, s.signed(s.statusHistory))
 	api("POST "+ujp.PathSalesChanges, s.signed(s.changes(false)))
 	api("POST "+ujp.PathSalesPDF, s.signed(s.pdf(false)))
-	api("POST "+ujp.APIPrefix+"/documents/sales-invoice/ids", s.signed(s.ids(false)))
+	api("POST "+ujp.PathSalesIDs, s.signed(s.ids(false)))
 	api("POST "+ujp.PathPurchaseIDs, s.signed(s.ids(true)))
 	api("POST "+ujp.PathPurchaseCurrentStatus, s.signed(s.currentStatus(true)))
 	api("POST "+ujp.PathPurchasePayload, s.signed(s.payload))
@@ -134,8 +134,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// serverTime is the clock requestTimestamp is judged by: the real one, not
+// the advanced business clock.
 func (s *Sim) serverTime(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"timestamp": s.createdDate()})
+	writeJSON(w, http.StatusOK, map[string]string{"timestamp": ujpdoc.FormatTimestamp(s.opts.Now())})
 }
 
 func requireCaller(r *http.Request) *simError {
@@ -224,7 +226,10 @@ func (s *Sim) verify(r *http.Request) (*call, *simError) {
 		return nil, &simError{status: 400, code: "E4024", msg: "Invalid request body: want {requestTimestamp, jws}"}
 	}
 	s.mu.Lock()
-	now := s.now()
+	// The replay window is judged on the real clock, not the advanced one:
+	// advancing the clock is for deadlines, and callers keep signing with
+	// their own clocks.
+	now := s.opts.Now()
 	var cert *certificate
 	var otherCompany bool
 	for _, c := range s.st.Certs {
