@@ -322,6 +322,28 @@ func (s *Sim) Document(euid string) (Document, bool) {
 	return c, true
 }
 
+// Documents returns copies of every document a seller issued, oldest first
+// (EUIDs are UUIDv7, so their order is their time order).
+func (s *Sim) Documents(sellerTin string) []Document {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweep()
+	var out []Document
+	for _, d := range s.st.Documents {
+		if d.SellerTin == sellerTin {
+			c := *d
+			c.History = append([]ujp.StatusChange(nil), d.History...)
+			out = append(out, c)
+		}
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].EUID < out[j-1].EUID; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
 // DocumentCount is how many documents the simulator holds (a crash test
 // checks it to prove there is no duplicate).
 func (s *Sim) DocumentCount() int {

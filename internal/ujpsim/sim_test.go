@@ -49,7 +49,7 @@ func start(t *testing.T, opts ujpsim.Options) (*ujpsim.Sim, *httptest.Server, *u
 	return sim, srv, c
 }
 
-func doc(t *testing.T, docID string) ujpdoc.Request {
+func doc(t testing.TB, docID string) ujpdoc.Request {
 	t.Helper()
 	today := time.Now().In(ujpdoc.Skopje).Format(time.DateOnly)
 	d := ujpdoc.Document{
