@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -200,5 +201,27 @@ func TestPDF(t *testing.T) {
 		if !bytes.Contains(pdf, []byte(want)) {
 			t.Errorf("PDF lacks %q", want)
 		}
+	}
+}
+
+func TestInProcessTransport(t *testing.T) {
+	s := signer(t)
+	sim, err := ujpsim.New(ujpsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ujp.NewClient(ujp.Config{BaseURL: ujpsim.InProcessBaseURL, HTTPClient: &http.Client{Transport: sim.Transport(), Timeout: 300 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RegisterCertificate(context.Background(), s.Identity(), s.Cert.Raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := send(t, c, s, "inproc-1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Company(context.Background(), ujp.Identity{EUJPID: "X", EDB: ujpsim.TaxSeller}, ujpsim.TaxNoAnswer)
+	if !errors.Is(err, ujp.ErrUnavailable) {
+		t.Fatalf("never-answering registry in-process: %v", err)
 	}
 }
