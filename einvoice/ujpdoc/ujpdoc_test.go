@@ -354,3 +354,37 @@ func TestTimestamp(t *testing.T) {
 		t.Error("malformed timestamp accepted")
 	}
 }
+
+func TestStornoAndCorrectionBuilders(t *testing.T) {
+	cb := Snapshot()
+	orig := testDoc(line{"3", "500", "", "DDV-A", "DDV-A"}, line{"1", "100", "", "DDV-A", "DDV-11-A"})
+	orig.DocTotals.DocAvansAmount = A("100")
+	if err := ComputeTotals(orig, cb); err != nil {
+		t.Fatal(err)
+	}
+	const euid = "019b8d43-7840-7433-b358-08891b53605c"
+	st, err := Storno(orig, euid, "st-1", "S-2026-1", "S-3", sp("returned"), "2026-11-21", cb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps := Validate(st, cb); len(ps) != 0 {
+		t.Fatalf("storno: %+v", ps)
+	}
+	if !st.DocTotals.DocGrossAmount.Equal(orig.DocTotals.DocGrossAmount.Neg()) || !st.DocTotals.DocFinalAmount.Equal(orig.DocTotals.DocFinalAmount.Neg()) ||
+		!st.VatTotals[1].VatAmount.Equal(orig.VatTotals[1].VatAmount.Neg()) {
+		t.Errorf("storno totals are not the negated original's: %+v vs %+v", st.DocTotals, orig.DocTotals)
+	}
+	if SystemReference(st) != euid || orig.DocItems[0].DocItemQty.IsNegative() || orig.Header.DocStorno != 0 {
+		t.Error("storno reference missing or original modified")
+	}
+
+	corr := testDoc(line{"2", "500", "", "DDV-A", "DDV-A"})
+	corr.DocReferences = []Reference{{DocTypeRef: "NAR_DOC", DocNameRef: "Нарачка", DocNumberRef: "N-1"}}
+	if err := ComputeTotals(corr, cb); err != nil {
+		t.Fatal(err)
+	}
+	MarkCorrection(corr, euid, "2026-11-20", "C02", nil, cb)
+	if ps := Validate(corr, cb); len(ps) != 0 || len(corr.DocReferences) != 2 || SystemReference(corr) != euid {
+		t.Fatalf("correction: %+v %+v", ps, corr.DocReferences)
+	}
+}

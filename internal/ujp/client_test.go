@@ -487,17 +487,11 @@ func TestRateLimit(t *testing.T) {
 
 func storno(t *testing.T, orig *ujpdoc.Document, euid, docID string) *ujpdoc.Document {
 	t.Helper()
-	d := *orig
-	d.DocItems = append([]ujpdoc.Item(nil), orig.DocItems...)
-	d.Header.DocID, d.Header.DocNumber = docID, "S-"+docID
-	d.Header.DocStorno = ujpdoc.StornoVoid
-	d.Header.VoidReasonCode, d.Header.VoidComment = sp("S-2"), sp("Договорот е поништен")
-	d.DocReferences = []ujpdoc.Reference{{DocTypeRef: ujpdoc.RefTypeSystem, DocNameRef: "Од систем", DocNumberRef: euid}}
-	ujpdoc.Negate(&d)
-	if err := ujpdoc.ComputeTotals(&d, ujpdoc.Snapshot()); err != nil {
+	d, err := ujpdoc.Storno(orig, euid, docID, "S-"+docID, "S-2", sp("Договорот е поништен"), orig.Header.DocDate, ujpdoc.Snapshot())
+	if err != nil {
 		t.Fatal(err)
 	}
-	return &d
+	return d
 }
 
 func TestStornoAndCorrection(t *testing.T) {
@@ -538,9 +532,7 @@ func TestStornoAndCorrection(t *testing.T) {
 		t.Fatal(err)
 	}
 	corr := invoice(t, "corr-1")
-	corr.Header.DocStorno = ujpdoc.StornoCorrection
-	corr.Header.CorrectionReasonCode = sp("C02")
-	corr.DocReferences = []ujpdoc.Reference{{DocTypeRef: ujpdoc.RefTypeSystem, DocNameRef: "Од систем", DocNumberRef: b.EUID}}
+	ujpdoc.MarkCorrection(corr, b.EUID, orig2.Header.DocDate, "C02", nil, ujpdoc.Snapshot())
 	corr.DocItems[0].DocItemQty = ujpdoc.A("2")
 	if err := ujpdoc.ComputeTotals(corr, ujpdoc.Snapshot()); err != nil {
 		t.Fatal(err)
