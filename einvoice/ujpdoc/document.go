@@ -76,6 +76,7 @@ type Document struct {
 	DocReferences []Reference `json:"docReferences"`
 	Seller        Seller      `json:"seller"`
 	Buyer         Buyer       `json:"buyer"`
+	Sender        *Sender     `json:"sender,omitempty"`
 	DocPayment    Payment     `json:"docPayment"`
 	DocItems      []Item      `json:"docItems"`
 	DocTotals     Totals      `json:"docTotals"`
@@ -156,6 +157,20 @@ type Buyer struct {
 	BuyerSubsidiaryAddress *string `json:"buyerSubsidiaryAddress"`
 	BuyerContact           *string `json:"buyerContact"`
 	BuyerEmail             *string `json:"buyerEmail"`
+}
+
+// Sender is the party that sends the document on the seller's behalf, when
+// it is not the seller (UJP04 fields); absent otherwise.
+type Sender struct {
+	SenderCCode             string  `json:"senderCCode"`
+	SenderCName             string  `json:"senderCName"`
+	SenderTin               string  `json:"senderTin"`
+	SenderVatNumber         *string `json:"senderVatNumber"`
+	SenderName              string  `json:"senderName"`
+	SenderAddress           Address `json:"senderAddress"`
+	SenderSubsidiaryCode    *string `json:"senderSubsidiaryCode"`
+	SenderSubsidiaryName    *string `json:"senderSubsidiaryName"`
+	SenderSubsidiaryAddress *string `json:"senderSubsidiaryAddress"`
 }
 
 // Payment carries the payment terms and the document currency. Amounts in

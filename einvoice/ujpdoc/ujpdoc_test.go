@@ -388,3 +388,21 @@ func TestStornoAndCorrectionBuilders(t *testing.T) {
 		t.Fatalf("correction: %+v %+v", ps, corr.DocReferences)
 	}
 }
+
+func TestSender(t *testing.T) {
+	cb := Snapshot()
+	d := testDoc(line{"1", "10", "", "DDV-A", "DDV-A"})
+	if err := ComputeTotals(d, cb); err != nil {
+		t.Fatal(err)
+	}
+	d.Sender = &Sender{SenderCCode: "MK", SenderCName: "Македонија", SenderTin: "4030000000003", SenderName: "Испраќач",
+		SenderAddress: Address{StreetAddress: "ул. 1", City: "Битола"}}
+	ps := Validate(d, cb)
+	if len(ps) != 1 || ps[0].Path != "sender.senderCName" || ps[0].Codebook != CBCountries {
+		t.Fatalf("got %+v", ps)
+	}
+	b, _ := json.Marshal(d)
+	if _, err := Decode([]byte(`{"requestTimestamp":"x","document":` + string(b) + `}`)); err != nil {
+		t.Fatal(err)
+	}
+}

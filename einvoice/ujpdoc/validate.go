@@ -277,6 +277,12 @@ func (c *checker) parties(d *Document) {
 			c.add(CodeInvalidValue, "buyer.buyerTin", "", "a Macedonian tax number (ЕДБ) has 13 digits")
 		}
 	}
+	if sn := d.Sender; sn != nil {
+		c.country("sender.senderCCode", sn.SenderCCode, "sender.senderCName", sn.SenderCName)
+		c.required("sender.senderTin", sn.SenderTin)
+		c.required("sender.senderName", sn.SenderName)
+		c.address("sender.senderAddress", sn.SenderAddress)
+	}
 	c.required("buyer.buyerName", b.BuyerName)
 	c.maxLen("buyer.buyerName", b.BuyerName, 80)
 	c.address("buyer.buyerAddress", b.BuyerAddress)

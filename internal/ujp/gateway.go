@@ -87,7 +87,7 @@ type Gateway interface {
 	// RegisterCertificate registers a signing certificate (DER) for the
 	// caller's EUJP-ID and EDB and returns its serial for X-SERIAL-NUMBER.
 	// Sandbox only: on the real UJP this is done in its portal, and the
-	// client returns a *RejectedError (E4004) there.
+	// call is refused there (a *RejectedError).
 	RegisterCertificate(ctx context.Context, caller Identity, certDER []byte) (serial string, err error)
 }
 
