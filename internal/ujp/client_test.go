@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -627,5 +629,66 @@ func TestAdvancedClockKeepsTheReplayWindow(t *testing.T) {
 	st, err := e.client.ServerTime(context.Background())
 	if err != nil || time.Since(st).Abs() > 5*time.Second {
 		t.Fatalf("server time after advancing: %v, %v", st, err)
+	}
+}
+
+func TestCodebookCacheRun(t *testing.T) {
+	e := newEnv(t, ujp.Config{Timeout: time.Second})
+	e.sim.SetOutage(true)
+	cache := ujp.NewCodebookCache(e.client, ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}, 30*time.Millisecond, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { cache.Run(ctx); close(done) }()
+	time.Sleep(100 * time.Millisecond)
+	if cache.FromUJP() {
+		t.Fatal("lists from UJP during an outage")
+	}
+	e.sim.SetOutage(false)
+	deadline := time.Now().Add(5 * time.Second)
+	for !cache.FromUJP() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if !cache.FromUJP() {
+		t.Fatal("the refresh loop never recovered after the outage")
+	}
+}
+
+// TestCodebooksWaitOutRateLimit: UJP's 1 request/second limit hits a client
+// fetching eleven lists; it waits Retry-After and asks again.
+func TestCodebooksWaitOutRateLimit(t *testing.T) {
+	signers(t)
+	sim, err := ujpsim.New(ujpsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sim.Handler()
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limited := false
+		if strings.HasSuffix(r.URL.Path, "/currency") {
+			once.Do(func() { limited = true })
+		}
+		if limited {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"success":false,"errorStatus":{"errorCode":"E4007","errorMessage":"Rate limit exceeded"}}`)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	c, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, CodeListPause: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	cb, err := c.Codebooks(context.Background(), ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller})
+	if err != nil || len(cb.Currencies) != 13 {
+		t.Fatalf("Codebooks = %v", err)
+	}
+	if d := time.Since(start); d < time.Second {
+		t.Errorf("did not wait out Retry-After: %s", d)
 	}
 }
