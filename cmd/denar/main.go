@@ -5,6 +5,7 @@
 //	denar migrate          apply database migrations and exit
 //	denar openapi [-dir D] write each service's OpenAPI document
 //	denar admin …          accounts and credentials (see denar admin -h)
+//	denar ujp-sim          the sandbox simulator of the tax authority (UJP)
 //
 // Configuration comes from DENAR_* environment variables (see the README).
 package main
@@ -40,6 +41,8 @@ Usage:
   denar migrate               apply database migrations
   denar openapi [-dir DIR]    write the OpenAPI documents (default: api)
   denar admin COMMAND         manage accounts and credentials; "denar admin" lists commands
+  denar ujp-sim [-addr A] [-state FILE]
+                              serve the sandbox simulator of the tax authority's e-Faktura API
 `
 
 // Run executes one denar command; tests call it directly.
@@ -57,6 +60,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runOpenAPI(args[1:], stdout)
 	case "admin":
 		return runAdmin(ctx, args[1:], stdout, stderr)
+	case "ujp-sim":
+		return runUJPSim(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

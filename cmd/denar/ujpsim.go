@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/denar-mk/denar/internal/ujpsim"
+)
+
+// runUJPSim serves the sandbox simulator of the tax authority's e-Faktura
+// API on its own listener, so the service can be tested against a network
+// peer that is slow, fails, or goes away.
+func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("ujp-sim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8090", "listen address")
+	state := fs.String("state", "", "JSON file holding the simulator's documents across restarts (default: in memory)")
+	qr := fs.String("qr-base", "", "base of qr_link (default https://efakturatest.ujp.gov.mk)")
+	jsonLogs := fs.Bool("json", false, "log as JSON")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	var log *slog.Logger
+	if *jsonLogs {
+		log = slog.New(slog.NewJSONHandler(stderr, nil))
+	} else {
+		log = slog.New(slog.NewTextHandler(stderr, nil))
+	}
+	sim, err := ujpsim.New(ujpsim.Options{StatePath: *state, QRBase: *qr, Logger: log})
+	if err != nil {
+		return fmt.Errorf("ujp-sim: %w", err)
+	}
+	l, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("ujp-sim: listen on %s: %w", *addr, err)
+	}
+	srv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	fmt.Fprintf(stdout, "denar ujp-sim: serving the UJP e-Faktura simulator on http://%s (admin API under /_sim/)\n", l.Addr())
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("ujp-sim: %w", err)
+		}
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdownCtx)
+}
