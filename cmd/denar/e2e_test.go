@@ -53,7 +53,7 @@ type server struct {
 	env         []string
 	payroll     string // base URLs
 	einvoice    string
-	stdout      *bytes.Buffer
+	stdout      *syncBuffer
 	stderr      *syncBuffer
 	payrollKey  string
 	einvoiceKey string
@@ -99,16 +99,13 @@ func baseEnv(t *testing.T, dbURL string) []string {
 // startServer starts denar serve and waits until both services answer.
 func startServer(t *testing.T, env []string) *server {
 	t.Helper()
-	s := &server{stdout: &bytes.Buffer{}, stderr: &syncBuffer{}}
+	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
 	pa, ea := freeAddr(t), freeAddr(t)
 	s.payroll, s.einvoice = "http://"+pa, "http://"+ea
 	s.env = append(append([]string{}, env...), "DENAR_PAYROLL_ADDR="+pa, "DENAR_EINVOICE_ADDR="+ea)
 	s.cmd = exec.Command(denarBin, "serve")
 	s.cmd.Env = s.env
-	stdout, err := s.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s.cmd.Stdout = s.stdout
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -122,7 +119,6 @@ func startServer(t *testing.T, env []string) *server {
 			t.Logf("server log:\n%s", s.stderr.String())
 		}
 	})
-	go func() { _, _ = io.Copy(s.stdout, stdout) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for _, base := range []string{s.payroll, s.einvoice} {
 		for {
