@@ -340,4 +340,3 @@ func TestBadConfiguration(t *testing.T) {
 		}
 	}
 }
-
