@@ -259,7 +259,7 @@ func (s *Sim) verify(r *http.Request) (*call, *simError) {
 	}
 	// Only RS256 is accepted: an allow-list, so "none" or an HMAC keyed
 	// with the public key can never pass.
-	obj, err := jose.ParseSigned(body.JWS, []jose.SignatureAlgorithm{jose.RS256})
+	obj, err := jose.ParseSignedCompact(body.JWS, []jose.SignatureAlgorithm{jose.RS256})
 	if err != nil {
 		return nil, &simError{status: 401, code: "E5005", msg: "JWS validation failed: " + err.Error()}
 	}

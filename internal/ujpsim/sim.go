@@ -140,7 +140,6 @@ type Sim struct {
 	st       state
 	faults   Faults
 	limiters map[string]*rate.Limiter
-	errSeq   uint64
 }
 
 // New returns a simulator, loading Options.StatePath if it exists.
