@@ -116,7 +116,10 @@ func init() {
 	}
 }
 
-var latinMulti = []struct{ lat, cyr string }{
+var latinMulti = []struct {
+	lat, cyr string
+	runes    []rune
+}{
 	{"dzh", "џ"}, {"dž", "џ"}, {"gj", "ѓ"}, {"kj", "ќ"}, {"lj", "љ"}, {"nj", "њ"}, {"dz", "ѕ"},
 	{"zh", "ж"}, {"ch", "ч"}, {"sh", "ш"}, {"ǵ", "ѓ"}, {"ḱ", "ќ"}, {"ž", "ж"}, {"č", "ч"}, {"š", "ш"},
 	{"ć", "ќ"}, {"đ", "ѓ"},
@@ -126,6 +129,12 @@ var latinOne = map[rune]string{
 	'a': "а", 'b': "б", 'c': "ц", 'd': "д", 'e': "е", 'f': "ф", 'g': "г", 'h': "х", 'i': "и", 'j': "ј",
 	'k': "к", 'l': "л", 'm': "м", 'n': "н", 'o': "о", 'p': "п", 'r': "р", 's': "с", 't': "т", 'u': "у",
 	'v': "в", 'z': "з", ' ': " ", '-': "-", '\'': "'",
+}
+
+func init() {
+	for i := range latinMulti {
+		latinMulti[i].runes = []rune(latinMulti[i].lat)
+	}
 }
 
 func hasLatin(s string) bool {
@@ -141,12 +150,20 @@ func hasLatin(s string) bool {
 // romanisation and the common digraphs) to Cyrillic, keeping the case of each
 // letter. ok is false when a letter has no Macedonian equivalent (q, w, x, y).
 func toCyrillic(s string) (string, bool) {
+	if !hasLatin(s) {
+		for _, r := range s {
+			if _, ok := latinOne[r]; !ok && (r < 0x0400 || r > 0x04FF) {
+				return "", false
+			}
+		}
+		return s, true
+	}
 	var b strings.Builder
 	rs := []rune(s)
 	for i := 0; i < len(rs); {
 		matched := false
 		for _, m := range latinMulti {
-			mr := []rune(m.lat)
+			mr := m.runes
 			if i+len(mr) <= len(rs) && strings.EqualFold(string(rs[i:i+len(mr)]), m.lat) {
 				out := m.cyr
 				if rs[i] != []rune(strings.ToLower(string(rs[i])))[0] {

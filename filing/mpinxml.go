@@ -52,7 +52,11 @@ func pad2(n int) string {
 
 func renderXML(d *doc) []byte {
 	w := &xw{}
-	w.Grow(512 + len(d.Emps)*2048)
+	n := 2048
+	for i := range d.Emps {
+		n += 1300 + 800*len(d.Emps[i].Details)
+	}
+	w.Grow(n)
 	w.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n")
 	w.WriteString(`<MpinCalculation xsi:noNamespaceSchemaLocation="schema.xsd" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">` + "\n")
 	const i1, i2, i3 = "  ", "    ", "      "
