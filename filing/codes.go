@@ -120,9 +120,9 @@ var latinMulti = []struct {
 	lat, cyr string
 	runes    []rune
 }{
-	{"dzh", "џ"}, {"dž", "џ"}, {"gj", "ѓ"}, {"kj", "ќ"}, {"lj", "љ"}, {"nj", "њ"}, {"dz", "ѕ"},
-	{"zh", "ж"}, {"ch", "ч"}, {"sh", "ш"}, {"ǵ", "ѓ"}, {"ḱ", "ќ"}, {"ž", "ж"}, {"č", "ч"}, {"š", "ш"},
-	{"ć", "ќ"}, {"đ", "ѓ"},
+	{lat: "dzh", cyr: "џ"}, {lat: "dž", cyr: "џ"}, {lat: "gj", cyr: "ѓ"}, {lat: "kj", cyr: "ќ"}, {lat: "lj", cyr: "љ"}, {lat: "nj", cyr: "њ"}, {lat: "dz", cyr: "ѕ"},
+	{lat: "zh", cyr: "ж"}, {lat: "ch", cyr: "ч"}, {lat: "sh", cyr: "ш"}, {lat: "ǵ", cyr: "ѓ"}, {lat: "ḱ", cyr: "ќ"}, {lat: "ž", cyr: "ж"}, {lat: "č", cyr: "ч"}, {lat: "š", cyr: "ш"},
+	{lat: "ć", cyr: "ќ"}, {lat: "đ", cyr: "ѓ"},
 }
 
 var latinOne = map[rune]string{
