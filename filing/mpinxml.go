@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"strconv"
+	"strings"
 )
 
 // MpinXML runs the checks and renders req in the layout UJP accepted in 2026
@@ -27,7 +28,11 @@ func (w *xw) el(indent, name, val string) {
 	w.WriteByte('<')
 	w.WriteString(name)
 	w.WriteByte('>')
-	_ = xml.EscapeText(w, []byte(val))
+	if strings.ContainsAny(val, "<>&'\"\r\n\t") {
+		_ = xml.EscapeText(w, []byte(val))
+	} else {
+		w.WriteString(val)
+	}
 	w.WriteString("</")
 	w.WriteString(name)
 	w.WriteString(">\n")

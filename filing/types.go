@@ -42,7 +42,7 @@ func (m *Money) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	d, err := decimal.NewFromString(strings.TrimSpace(s))
-	if err != nil || strings.ContainsAny(s, "eE") {
+	if err != nil || strings.ContainsAny(s, "eE") || len(s) > 40 {
 		*m = Money{bad: fmt.Sprintf("%q is not a decimal amount", s)}
 		return nil
 	}
@@ -65,6 +65,8 @@ type Num struct {
 	bad string
 }
 
+var maxNum = decimal.NewFromInt(1_000_000_000)
+
 // N returns a Num from a decimal literal (tests and constants).
 func N(s string) Num { return Num{D: decimal.RequireFromString(s), Set: true} }
 
@@ -81,6 +83,12 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 	d, err := decimal.NewFromString(string(b))
 	if err != nil {
 		*n = Num{bad: "must be a JSON number"}
+		return nil
+	}
+	// A tiny token such as 1e999999999 would otherwise become a
+	// billion-digit integer when rounded; no hour count needs that range.
+	if e := d.Exponent(); e > 12 || e < -12 || d.Abs().GreaterThan(maxNum) {
+		*n = Num{bad: "is out of range"}
 		return nil
 	}
 	*n = Num{D: d, Set: true}
