@@ -1,6 +1,7 @@
 package filing
 
 import (
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -33,3 +34,7 @@ func periodEnd(year, month int) time.Time {
 }
 
 func daysIn(year, month int) int { return periodEnd(year, month).Day() }
+
+func parseDate(s string) (time.Time, error) {
+	return time.Parse("2006-01-02", strings.TrimSpace(s))
+}
