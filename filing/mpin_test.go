@@ -209,3 +209,25 @@ func TestGateBlocks(t *testing.T) {
 		req.Force = false
 	}
 }
+
+// TestDocumentedWidths pins the record widths to docs/filing-formats.md.
+func TestDocumentedWidths(t *testing.T) {
+	if WidthH != 311 || WidthE != 293 || WidthD != 61 {
+		t.Errorf("widths H=%d E=%d D=%d; docs/filing-formats.md says 311, 293, 61", WidthH, WidthE, WidthD)
+	}
+}
+
+func TestFileName(t *testing.T) {
+	c := Company{Name: "DESIGNIA DOOEL"}
+	if got := FileName(&c, &Batch{PeriodMonth: 5, PeriodYear: 2026}, "xml"); got != "DESIGNIA DOOEL_2026_05_101.xml" {
+		t.Errorf("FileName = %q", got)
+	}
+	c.Name = "Дизајнија/ДООЕЛ"
+	got := FileName(&c, &Batch{PeriodMonth: 5, PeriodYear: 2026, VidObvrska: sp("103")}, "txt")
+	if got != "Дизајнија_ДООЕЛ_2026_05_103.txt" {
+		t.Errorf("FileName = %q", got)
+	}
+	if cd := ContentDisposition(got); cd != `attachment; filename="________________2026_05_103.txt"; filename*=UTF-8''%D0%94%D0%B8%D0%B7%D0%B0%D1%98%D0%BD%D0%B8%D1%98%D0%B0_%D0%94%D0%9E%D0%9E%D0%95%D0%9B_2026_05_103.txt` {
+		t.Errorf("ContentDisposition = %s", cd)
+	}
+}
