@@ -299,6 +299,13 @@ func (c *checker) amounts(r *Record, p string, rates Rates) {
 		return
 	}
 	gross := r.SalaryGross.D
+	base := gross
+	if rates.MinBase.IsPositive() && base.LessThan(rates.MinBase) && base.IsPositive() {
+		base = rates.MinBase
+	}
+	if rates.MaxBase.IsPositive() && base.GreaterThan(rates.MaxBase) {
+		base = rates.MaxBase
+	}
 	for _, k := range []struct {
 		m    Money
 		rate decimal.Decimal
@@ -311,9 +318,9 @@ func (c *checker) amounts(r *Record, p string, rates Rates) {
 		{r.AdditionalHealth, rates.Injury, CodeInjuryWrong, "3.42", "additionalHealth"},
 		{r.EmploymentContrib, rates.Employment, CodeEmploymentWrong, "3.44", "employmentContrib"},
 	} {
-		want := gross.Mul(k.rate).Round(2)
+		want := base.Mul(k.rate).Round(2)
 		if k.m.Set && k.m.D.Sub(want).Abs().GreaterThan(tolerance) {
-			c.add(SeverityError, k.code, k.fld, p+"."+k.name, "%s is not %s × %s = %s", k.m.D, k.rate, gross, want)
+			c.add(SeverityError, k.code, k.fld, p+"."+k.name, "%s is not %s × %s = %s", k.m.D, k.rate, base, want)
 		}
 	}
 	contrib := dec(r.Pension).Add(dec(r.Health)).Add(dec(r.AdditionalHealth)).Add(dec(r.EmploymentContrib))
@@ -321,11 +328,11 @@ func (c *checker) amounts(r *Record, p string, rates Rates) {
 	if r.PersonalAllowance.Set {
 		allowance = r.PersonalAllowance.D
 	}
-	base := gross.Sub(contrib).Sub(allowance)
-	if base.IsNegative() {
-		base = decimal.Zero
+	taxBase := gross.Sub(contrib).Sub(allowance)
+	if taxBase.IsNegative() {
+		taxBase = decimal.Zero
 	}
-	pit := base.Mul(decimal.RequireFromString("0.10")).Round(2)
+	pit := taxBase.Mul(decimal.RequireFromString("0.10")).Round(2)
 	if r.PIT.Set && r.PIT.D.Sub(pit).Abs().GreaterThan(tolerance) {
 		c.add(SeverityWarning, CodePITWrong, "3.46", p+".pit", "%s is not 10 %% of (%s − %s − %s) = %s", r.PIT.D, gross, contrib, allowance, pit)
 	}

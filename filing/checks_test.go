@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // TestChecks is one row per check: a mutation of the valid May 2026 fixture
@@ -174,4 +177,31 @@ func FuzzTXTDecoder(f *testing.F) {
 			t.Fatal("encode/decode is not stable")
 		}
 	})
+}
+
+// minBaseStat applies a minimum contribution base of 21,000 (illustrative).
+type minBaseStat struct{ stat2026 }
+
+func (m minBaseStat) On(d time.Time) (Rates, error) {
+	r, err := m.stat2026.On(d)
+	r.MinBase = decimal.NewFromInt(21000)
+	return r, err
+}
+
+func TestMinimumBase(t *testing.T) {
+	req := fixtureRegular()
+	if res := Validate(req, minBaseStat{}); res.OK {
+		t.Fatal("a 20,000 gross with contributions on 20,000 passes a 21,000 minimum base")
+	}
+	r := calc("21000", "Ana", "Gjorgjievska")
+	r.SalaryGross = M("20000")
+	r.SalaryNet = Money{D: r.SalaryNet.D.Sub(decimal.NewFromInt(1000)), Set: true}
+	req.Records[1] = r
+	req.Records[1].Employee = fixtureRegular().Records[1].Employee
+	res := Validate(req, minBaseStat{})
+	for _, is := range res.Issues {
+		if is.Severity == SeverityError && is.Path[:10] == "records[1]" {
+			t.Errorf("contributions on the minimum base rejected: %+v", is)
+		}
+	}
 }

@@ -15,6 +15,10 @@ type Rates struct {
 	Injury     decimal.Decimal // additional health / work injury, 3.42
 	Employment decimal.Decimal // unemployment, 3.44
 	Allowance  decimal.Decimal // лично ослободување per month
+	// MinBase and MaxBase bound the contribution base (half and 16 times
+	// the average salary); zero means "not applied". Without them a record
+	// below the minimum base would fail the contribution checks.
+	MinBase, MaxBase decimal.Decimal
 }
 
 // Statutory supplies the figures in force. The HTTP layer adapts the payroll

@@ -234,6 +234,11 @@ func (c *CombinedRequest) Merged() *MpinRequest {
 	return m
 }
 
+// DecodeJSON decodes any request of this package (ПДД-ГИ, е-ППД,
+// gross-from-net) and turns malformed JSON into a validation_failed
+// *denar.Error; field checks happen in the generator that takes the request.
+func DecodeJSON(data []byte, v any) error { return decodeStrict(data, v) }
+
 // decodeStrict decodes JSON into v and turns syntax and type errors into a
 // validation_failed *denar.Error.
 func decodeStrict(data []byte, v any) error {
