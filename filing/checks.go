@@ -68,6 +68,24 @@ var tolerance = decimal.NewFromInt(1)
 
 type checker struct {
 	issues []Issue
+	ended  map[string]bool // "embg/contract" of contracts ending this month, built on first need
+}
+
+// endedContracts indexes the contracts that end inside the month, so that a
+// re-hire check is a lookup rather than a scan of every record.
+func endedContracts(recs []Record) map[string]bool {
+	m := map[string]bool{}
+	for i := range recs {
+		if recs[i].LeaveDay == nil {
+			continue
+		}
+		n := 1
+		if recs[i].ContractNo != nil {
+			n = *recs[i].ContractNo
+		}
+		m[fmt.Sprintf("%s/%d", str(recs[i].Employee.EMBG), n)] = true
+	}
+	return m
 }
 
 func (c *checker) add(sev, code, field, path, format string, args ...any) {
@@ -253,18 +271,10 @@ func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rate
 		if *r.ContractNo < 1 {
 			c.add(SeverityError, CodeContractNo, "3.30", p+".contractNo", "must be 1 or more")
 		} else if *r.ContractNo >= 2 {
-			found := false
-			for j := range req.Records {
-				o := &req.Records[j]
-				oc := 1
-				if o.ContractNo != nil {
-					oc = *o.ContractNo
-				}
-				if j != i && str(o.Employee.EMBG) == embg && oc == *r.ContractNo-1 && o.LeaveDay != nil {
-					found = true
-				}
+			if c.ended == nil {
+				c.ended = endedContracts(req.Records)
 			}
-			if !found || r.HireDay == nil {
+			if !c.ended[fmt.Sprintf("%s/%d", embg, *r.ContractNo-1)] || r.HireDay == nil {
 				c.add(SeverityError, CodeContractNo, "3.30", p+".contractNo", "contract %d needs a hire day and contract %d of the same ЕМБГ ending this month", *r.ContractNo, *r.ContractNo-1)
 			}
 		}
