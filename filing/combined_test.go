@@ -92,3 +92,12 @@ func BenchmarkMpinTXT10k(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkValidate10k(b *testing.B) {
+	req := fixtureRegular()
+	req.Records = manyRecords(10000)
+	b.ResetTimer()
+	for b.Loop() {
+		Validate(req, stat2026{})
+	}
+}
