@@ -174,13 +174,15 @@ func Outer(service string, mux *http.ServeMux, m *Metrics, log *slog.Logger) htt
 				slog.Int("bytes", rec.size), slog.Duration("duration", elapsed),
 				slog.String("remote", r.RemoteAddr))
 		}()
-		h, pattern := mux.Handler(r)
+		_, pattern := mux.Handler(r)
 		if pattern == "" {
 			notRouted(mux, rec, r)
 			return
 		}
 		route = pattern
-		h.ServeHTTP(rec, r)
+		// Through the mux, not the handler it returned: only ServeHTTP
+		// sets the request's path values ({id}) that handlers read.
+		mux.ServeHTTP(rec, r)
 	})
 }
 
