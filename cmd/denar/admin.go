@@ -24,6 +24,8 @@ const adminUsage = `Usage:
                          [--scope SCOPE]... [--company COMPANY]... [--json]
   denar admin key list [--account ACCOUNT] [--json]
   denar admin key revoke KEY_ID
+  denar admin client create --account ACCOUNT --env sandbox|production
+                            [--scope SCOPE]... [--company COMPANY]... [--json]
 
 Admin commands use DENAR_DATABASE_URL and work while the server runs.
 `
@@ -71,6 +73,8 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return a.keyList(ctx, rest)
 	case "key revoke":
 		return a.keyRevoke(ctx, rest)
+	case "client create":
+		return a.clientCreate(ctx, rest)
 	}
 	fmt.Fprintf(stderr, "denar admin: unknown command %q\n\n%s", cmd, adminUsage)
 	return errUsage
@@ -265,5 +269,34 @@ func (a *admin) keyRevoke(ctx context.Context, args []string) error {
 		return fmt.Errorf("key revoke: %w", err)
 	}
 	fmt.Fprintf(a.stdout, "revoked %s\n", args[0])
+	return nil
+}
+
+// clientCreate issues OAuth client credentials for the e-invoicing service.
+func (a *admin) clientCreate(ctx context.Context, args []string) error {
+	fs := a.flags("client create")
+	var scopes, companies stringList
+	account := fs.String("account", "", "account id (required)")
+	env := fs.String("env", "", "sandbox or production (required)")
+	fs.Var(&scopes, "scope", "scope; repeat for several (default: the e-invoicing default scopes)")
+	fs.Var(&companies, "company", "company the client may act for; repeat for several (default: every company)")
+	asJSON := fs.Bool("json", false, `print {"client_id":…,"client_secret":…}`)
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if *account == "" || *env == "" {
+		return fmt.Errorf("client create: --account and --env are required")
+	}
+	c, secret, err := a.auth.CreateClient(ctx, auth.ClientParams{
+		AccountID: *account, Environment: *env, Scopes: scopes, CompanyIDs: companies,
+	})
+	if err != nil {
+		return fmt.Errorf("client create: %w", err)
+	}
+	if *asJSON {
+		return json.NewEncoder(a.stdout).Encode(map[string]string{"client_id": c.ID, "client_secret": secret})
+	}
+	fmt.Fprintf(a.stdout, "created OAuth client %s for %s (%s; scopes: %s)\n\n  client_id:     %s\n  client_secret: %s\n\nThe secret is shown only now.\n",
+		c.ID, c.AccountID, c.Environment, c.Scopes, c.ID, secret)
 	return nil
 }

@@ -169,40 +169,18 @@ func (s *Store) CreateKey(ctx context.Context, p KeyParams) (dbq.ApiKey, string,
 
 // CreateKeyTx is CreateKey inside the caller's transaction.
 func CreateKeyTx(ctx context.Context, tx *store.Tx, p KeyParams) (dbq.ApiKey, string, error) {
-	var allowed []string
 	switch p.Service {
 	case ServicePayroll:
-		allowed = PayrollScopes
 		if len(p.Scopes) == 0 {
 			p.Scopes = PayrollScopes
 		}
 	case ServiceEInvoice:
-		allowed = EInvoiceScopes
 		if len(p.Scopes) == 0 {
 			p.Scopes = EInvoiceDefaultScopes
 		}
-	default:
-		return dbq.ApiKey{}, "", fmt.Errorf("unknown service %q (payroll or einvoice)", p.Service)
 	}
-	if p.Environment != EnvSandbox && p.Environment != EnvProduction {
-		return dbq.ApiKey{}, "", fmt.Errorf("unknown environment %q (sandbox or production)", p.Environment)
-	}
-	for _, sc := range p.Scopes {
-		if !slices.Contains(allowed, sc) {
-			return dbq.ApiKey{}, "", fmt.Errorf("scope %q does not exist for the %s service (known: %s)", sc, p.Service, strings.Join(allowed, ", "))
-		}
-	}
-	if _, err := tx.GetAccount(ctx, p.AccountID); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return dbq.ApiKey{}, "", fmt.Errorf("no account %q", p.AccountID)
-		}
+	if err := validateCredential(ctx, tx, p.Service, p.AccountID, p.Environment, p.Scopes, p.CompanyIDs); err != nil {
 		return dbq.ApiKey{}, "", err
-	}
-	for _, c := range p.CompanyIDs {
-		owner, err := tx.GetCompanyAccount(ctx, c)
-		if err != nil || owner != p.AccountID {
-			return dbq.ApiKey{}, "", fmt.Errorf("company %q does not belong to account %q", c, p.AccountID)
-		}
 	}
 	secret := NewKeySecret(p.Environment)
 	key, err := tx.CreateAPIKey(ctx, dbq.CreateAPIKeyParams{
@@ -212,6 +190,42 @@ func CreateKeyTx(ctx context.Context, tx *store.Tx, p KeyParams) (dbq.ApiKey, st
 		CreatedAt: tx.Now,
 	})
 	return key, secret, err
+}
+
+// validateCredential checks what API keys and OAuth clients have in common:
+// a known service, environment and scopes, an existing account and an
+// allow-list of that account's companies.
+func validateCredential(ctx context.Context, tx *store.Tx, service, account, env string, scopes, companies []string) error {
+	var allowed []string
+	switch service {
+	case ServicePayroll:
+		allowed = PayrollScopes
+	case ServiceEInvoice:
+		allowed = EInvoiceScopes
+	default:
+		return fmt.Errorf("unknown service %q (payroll or einvoice)", service)
+	}
+	if env != EnvSandbox && env != EnvProduction {
+		return fmt.Errorf("unknown environment %q (sandbox or production)", env)
+	}
+	for _, sc := range scopes {
+		if !slices.Contains(allowed, sc) {
+			return fmt.Errorf("scope %q does not exist for the %s service (known: %s)", sc, service, strings.Join(allowed, ", "))
+		}
+	}
+	if _, err := tx.GetAccount(ctx, account); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("no account %q", account)
+		}
+		return err
+	}
+	for _, c := range companies {
+		owner, err := tx.GetCompanyAccount(ctx, c)
+		if err != nil || owner != account {
+			return fmt.Errorf("company %q does not belong to account %q", c, account)
+		}
+	}
+	return nil
 }
 
 // RevokeKey revokes a key. Revoking twice is an error so that a typo in an
@@ -236,6 +250,9 @@ func (s *Store) RevokeKey(ctx context.Context, id string) error {
 func (s *Store) Authenticate(ctx context.Context, service, secret string) (*Principal, error) {
 	if secret == "" {
 		return nil, ErrUnauthenticated
+	}
+	if strings.HasPrefix(secret, tokenPrefix) {
+		return s.authenticateToken(ctx, service, secret)
 	}
 	key, err := s.DB.Reader().GetAPIKeyByHash(ctx, Hash(secret))
 	if errors.Is(err, sql.ErrNoRows) {

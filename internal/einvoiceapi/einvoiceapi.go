@@ -35,6 +35,7 @@ func New(d Deps) *httpx.Service {
 	})
 	h := &handlers{deps: d}
 	h.registerCompanies(s)
+	h.registerOAuth(s.Mux, s.API)
 	return s
 }
 

@@ -72,3 +72,22 @@ type Job struct {
 	CreatedAt   time.Time
 	FinishedAt  sql.NullTime
 }
+
+type OauthClient struct {
+	ID          string
+	AccountID   string
+	Environment string
+	SecretHash  string
+	Scopes      string
+	CompanyIds  string
+	CreatedAt   time.Time
+	RevokedAt   sql.NullTime
+}
+
+type OauthToken struct {
+	TokenHash string
+	ClientID  string
+	Scopes    string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}

@@ -1,0 +1,207 @@
+package filing
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// TestChecks is one row per check: a mutation of the valid May 2026 fixture
+// and the issue it must produce.
+func TestChecks(t *testing.T) {
+	tests := []struct {
+		name     string
+		mutate   func(r *MpinRequest)
+		severity string
+		code     string
+		field    string
+		path     string
+	}{
+		{"payer ЕДБ length", func(r *MpinRequest) { r.Company.TaxID = sp("403099012345") }, SeverityError, CodeEDB, "2.1", "company.taxId"},
+		{"payer ЕДБ missing", func(r *MpinRequest) { r.Company.TaxID = nil }, SeverityError, CodeEDB, "2.1", "company.taxId"},
+		{"ЕМБГ check digit", func(r *MpinRequest) { r.Records[0].Employee.EMBG = sp("1505985412340") }, SeverityError, CodeEMBG, "3.1", "records[0].employee.embg"},
+		{"ЕМБГ date", func(r *MpinRequest) { r.Records[0].Employee.EMBG = sp("3102985412340") }, SeverityError, CodeEMBG, "3.1", "records[0].employee.embg"},
+		{"duplicate ЕМБГ", func(r *MpinRequest) { r.Records[1].Employee.EMBG = r.Records[0].Employee.EMBG }, SeverityError, CodeEMBGDuplicate, "3.1", "records[1].employee.embg"},
+		{"bank account", func(r *MpinRequest) { r.Records[0].Employee.BankAccount = sp("300000000211885") }, SeverityError, CodeBankAccount, "3.32", "records[0].employee.bankAccount"},
+		{"employee municipality", func(r *MpinRequest) { r.Records[0].Employee.MunicipalityCode = sp("186") }, SeverityError, CodeMunicipality, "3.4ц", "records[0].employee.municipalityCode"},
+		{"company municipality", func(r *MpinRequest) { r.Company.MunicipalityCode = sp("100") }, SeverityError, CodeMunicipality, "2.10", "company.municipalityCode"},
+		{"employee ФЗОМ branch", func(r *MpinRequest) { r.Records[0].Employee.FzomBranch = sp("4090") }, SeverityError, CodeFzomBranch, "3.4б", "records[0].employee.fzomBranch"},
+		{"ФЗОМ not derivable", func(r *MpinRequest) { r.Company.City = sp("Атлантида") }, SeverityWarning, CodeFzomUnknown, "3.4б", "company.fzomBranch"},
+		{"area code not derivable", func(r *MpinRequest) { r.Company.City = sp("Атлантида") }, SeverityWarning, CodeAreaCodeUnknown, "2.3", "company.areaCode"},
+		{"вид на обврска", func(r *MpinRequest) { r.Batch.VidObvrska = sp("104") }, SeverityError, CodeVidObvrska, "1.3", "batch.vidObvrska"},
+		{"вид на обврзник unknown", func(r *MpinRequest) { r.Batch.VidObvrznik = sp("199") }, SeverityWarning, CodeVidObvrznik, "1.4", "batch.vidObvrznik"},
+		{"вид на стаж", func(r *MpinRequest) { r.Records[0].InsuranceCode = sp("0051") }, SeverityError, CodeInsuranceCode, "3.17", "records[0].insuranceCode"},
+		{"pension", func(r *MpinRequest) { r.Records[0].Pension = M("6700.00") }, SeverityError, CodePensionWrong, "3.15", "records[0].pension"},
+		{"health", func(r *MpinRequest) { r.Records[0].Health = M("2600.00") }, SeverityError, CodeHealthWrong, "3.40", "records[0].health"},
+		{"injury", func(r *MpinRequest) { r.Records[0].AdditionalHealth = M("100.00") }, SeverityError, CodeInjuryWrong, "3.42", "records[0].additionalHealth"},
+		{"employment at July rates", func(r *MpinRequest) { r.Batch.PeriodMonth = 7 }, SeverityError, CodeEmploymentWrong, "3.44", "records[0].employmentContrib"},
+		{"PIT", func(r *MpinRequest) { r.Records[0].PIT, r.Records[0].SalaryNet = M("1600.00"), M("24346.63") }, SeverityWarning, CodePITWrong, "3.46", "records[0].pit"},
+		{"net", func(r *MpinRequest) { r.Records[0].SalaryNet = M("24500.00") }, SeverityError, CodeNetWrong, "3.13", "records[0].salaryNet"},
+		{"hours over the fund", func(r *MpinRequest) { r.Records[0].WorkingHours = N("169") }, SeverityError, CodeHoursWrong, "3.6", "records[0].workingHours"},
+		{"batch hours over the fund", func(r *MpinRequest) { r.Batch.WorkingHours = N("176") }, SeverityError, CodeHoursWrong, "3.6", "records[0].workingHours"},
+		{"hire day outside month", func(r *MpinRequest) { r.Records[0].HireDay = ip(32) }, SeverityError, CodeDayOutsideMonth, "3.27", "records[0].hireDay"},
+		{"leave day outside month", func(r *MpinRequest) { r.Batch.PeriodMonth = 6; r.Records[0].LeaveDay = ip(31) }, SeverityError, CodeDayOutsideMonth, "3.28", "records[0].leaveDay"},
+		{"leave before hire", func(r *MpinRequest) { r.Records[0].HireDay, r.Records[0].LeaveDay = ip(20), ip(10) }, SeverityError, CodeDaysWrong, "3.28", "records[0].leaveDay"},
+		{"contract 2 without re-hire", func(r *MpinRequest) { r.Records[0].ContractNo = ip(2) }, SeverityError, CodeContractNo, "3.30", "records[0].contractNo"},
+		{"re-hire without leave", func(r *MpinRequest) { r.Records[2].LeaveDay = nil }, SeverityError, CodeContractNo, "3.30", "records[3].contractNo"},
+		{"maternity 128 without hours", func(r *MpinRequest) { r.Records[4].MaternityHours = N("0") }, SeverityError, CodeMaternity, "3.24", "records[4].maternityHours"},
+		{"maternity 129 without hours", func(r *MpinRequest) { r.Records[5].MaternityPartialHours = N("0") }, SeverityError, CodeMaternity, "3.24", "records[5].maternityPartialHours"},
+		{"name not transliterable", func(r *MpinRequest) { r.Records[0].Employee.LastNameCyr = nil; r.Records[0].Employee.LastName = "Wyx" }, SeverityError, CodeNameCyrillic, "3.2", "records[0].employee.lastNameCyr"},
+		{"Cyrillic field in Latin", func(r *MpinRequest) { r.Records[0].Employee.FirstNameCyr = sp("Marko") }, SeverityError, CodeNameCyrillic, "3.3", "records[0].employee.firstNameCyr"},
+		{"name transliterated", func(r *MpinRequest) {}, SeverityWarning, CodeNameTransliterated, "3.2", "records[1].employee.lastNameCyr"},
+		{"no statutory figures", func(r *MpinRequest) { r.Batch.PeriodYear = 2030 }, SeverityError, CodeRatesUnavailable, "1.2", "batch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := fixtureRegular()
+			tt.mutate(req)
+			res := Validate(req, stat2026{})
+			found := false
+			for _, is := range res.Issues {
+				if is.Code == tt.code && is.Path == tt.path {
+					found = true
+					if is.Severity != tt.severity || is.Field != tt.field || is.Message == "" {
+						t.Errorf("issue %+v, want severity %s field %s", is, tt.severity, tt.field)
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("no %s issue at %s; got %+v", tt.code, tt.path, res.Issues)
+			}
+			if (tt.severity == SeverityError) == res.OK {
+				t.Errorf("ok = %v with a %s", res.OK, tt.severity)
+			}
+		})
+	}
+}
+
+func TestDecodeMpin(t *testing.T) {
+	tests := []struct {
+		name  string
+		body  string
+		paths []string
+	}{
+		{"valid", `{"company":{"name":"X"},"batch":{"periodMonth":5,"periodYear":2026,"workingHours":167.5},"records":[{"salaryGross":"1.00","salaryNet":"1","pension":"0","health":"0","additionalHealth":"0","employmentContrib":"0","pit":"0","employee":{"firstName":"А","lastName":"Б"},"overtimeHours":7.1}]}`, nil},
+		{"money as number", `{"company":{"name":"X"},"batch":{"periodMonth":5,"periodYear":2026},"records":[{},{"salaryGross":36037,"salaryNet":"1","pension":"0","health":"0","additionalHealth":"0","employmentContrib":"0","pit":"0","employee":{"firstName":"А","lastName":"Б"}}]}`,
+			[]string{"records[0].salaryGross", "records[0].employee.firstName", "records[1].salaryGross"}},
+		{"hours as string", `{"company":{"name":""},"batch":{"periodMonth":13,"periodYear":2026,"workingHours":"176"},"records":[]}`,
+			[]string{"company.name", "batch.periodMonth", "batch.workingHours"}},
+		{"bad variant", `{"company":{"name":"X"},"batch":{"periodMonth":1,"periodYear":2026,"filingVariant":"x"},"records":[]}`, []string{"batch.filingVariant"}},
+		{"syntax", `{"company":`, []string{""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := DecodeMpin([]byte(tt.body))
+			if tt.paths == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := req.Records[0].OvertimeHours.D.String(); got != "7.1" {
+					t.Errorf("hours parsed as %s, want exactly 7.1", got)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "validation_failed") {
+				t.Errorf("error %q is not validation_failed", msg)
+			}
+			for _, p := range tt.paths {
+				if !strings.Contains(msg, p) {
+					t.Errorf("error %q does not name %s", msg, p)
+				}
+			}
+		})
+	}
+}
+
+// FuzzGenerators feeds arbitrary JSON through decode, validate and every МПИН
+// generator (forced, so the generators run on records that fail the checks):
+// nothing may panic, and a generator may only fail with a validation error.
+func FuzzGenerators(f *testing.F) {
+	js, _ := json.Marshal(fixtureRegular())
+	f.Add(js)
+	cj, _ := json.Marshal(CombinedRequest{Batches: []BatchRecords{{fixtureRegular().Records}}})
+	f.Add(cj)
+	f.Add([]byte(`{"batch":{"periodMonth":2,"periodYear":2026},"records":[{"hireDay":-5,"leaveDay":99,"contractNo":-1,"workingHours":1e30,"salaryGross":"-99999999999999999"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		req, err := DecodeMpin(data)
+		if req == nil {
+			return
+		}
+		_ = err
+		Validate(req, stat2026{})
+		req.Force = true
+		if _, err := MpinXML(req, stat2026{}); err != nil {
+			t.Fatalf("xml: %v", err)
+		}
+		if b, err := MpinTXT(req, stat2026{}); err == nil {
+			if _, derr := decodeTXT(b); derr != nil {
+				t.Fatalf("txt does not decode: %v", derr)
+			}
+		} else if !strings.HasPrefix(err.Error(), "validation_failed") {
+			t.Fatalf("txt: %v", err)
+		}
+		c := &CombinedRequest{Company: req.Company, Batch: req.Batch, Batches: []BatchRecords{{req.Records}, {req.Records}}, Force: true}
+		if _, err := CombinedTXT(c, stat2026{}); err != nil && !strings.HasPrefix(err.Error(), "validation_failed") {
+			t.Fatalf("combined: %v", err)
+		}
+	})
+}
+
+// FuzzTXTDecoder: the decoder never panics, and whatever it accepts encodes
+// back to the same bytes.
+func FuzzTXTDecoder(f *testing.F) {
+	b, _ := MpinTXT(fixtureRegular(), stat2026{})
+	f.Add(b)
+	f.Add([]byte{0xFF, 0xFE})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := decodeTXT(data)
+		if err != nil {
+			return
+		}
+		again, err := encodeTXT(d)
+		if err != nil {
+			return // a decoded number can be wider than the encoder allows (e.g. "+1")
+		}
+		d2, err := decodeTXT(again)
+		if err != nil {
+			t.Fatalf("re-encoded file does not decode: %v", err)
+		}
+		if again2, _ := encodeTXT(d2); string(again2) != string(again) {
+			t.Fatal("encode/decode is not stable")
+		}
+	})
+}
+
+// minBaseStat applies a minimum contribution base of 21,000 (illustrative).
+type minBaseStat struct{ stat2026 }
+
+func (m minBaseStat) On(d time.Time) (Rates, error) {
+	r, err := m.stat2026.On(d)
+	r.MinBase = decimal.NewFromInt(21000)
+	return r, err
+}
+
+func TestMinimumBase(t *testing.T) {
+	req := fixtureRegular()
+	if res := Validate(req, minBaseStat{}); res.OK {
+		t.Fatal("a 20,000 gross with contributions on 20,000 passes a 21,000 minimum base")
+	}
+	r := calc("21000", "Ana", "Gjorgjievska")
+	r.SalaryGross = M("20000")
+	r.SalaryNet = Money{D: r.SalaryNet.D.Sub(decimal.NewFromInt(1000)), Set: true}
+	req.Records[1] = r
+	req.Records[1].Employee = fixtureRegular().Records[1].Employee
+	res := Validate(req, minBaseStat{})
+	for _, is := range res.Issues {
+		if is.Severity == SeverityError && is.Path[:10] == "records[1]" {
+			t.Errorf("contributions on the minimum base rejected: %+v", is)
+		}
+	}
+}

@@ -1,0 +1,263 @@
+package filing
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/shopspring/decimal"
+)
+
+// The fifteen amounts of levels 1 and 2, in the order of the 2026 layout.
+var amountNames = [15]string{
+	"BrutoIznos", "ZadPIOIznos", "DopPIOIznos", "ZadFZOIznos", "DopFZOIznos",
+	"ZadPovredaRabIznos", "DopPovredaRabIznos", "ZadVrabotuvanjeIznos", "DopVrabotuvanjeIznos",
+	"ZadBenefStazIznos", "DopBenefStazIznos", "PersonalenDanokIznos", "NetoIznos",
+	"EfektivnoNetoIznos", "DanocnoOslobIznos",
+}
+
+// Index of EfektivnoNeto, the paid-net field that no_payment_declared zeroes.
+const amtEffectiveNet = 13
+
+// doc is one МПИН filing after formatting decisions are made and before it
+// is serialised; XML and TXT both render it, so they cannot disagree.
+type doc struct {
+	EDB         string
+	VidObvrznik string
+	VidObvrska  string
+	Month, Year int
+	PayerName   string
+	Totals      [15]int64
+	Emps        []emp
+}
+
+type emp struct {
+	No           int
+	EMBG         string
+	Municipality string
+	Account      string
+	Days         int
+	Amounts      [15]int64
+	Hours        int64
+	LastName     string
+	FirstName    string
+	Details      []detail
+}
+
+type detail struct {
+	Staz      string // 3.17 вид на стаж
+	Contract  int    // 3.30
+	From, To  int    // days of the month, 0 = empty
+	Days      int
+	HourType  string // SifraTipRabotenCas
+	Movement  string // SifraDvizenje
+	Fzom      string // 3.4б
+	Exemption string // 3.17б
+	Body      string // 3.26 competent body's tax number
+	Hours     int64
+	Amount    int64
+}
+
+// whole rounds half-up (half away from zero for corrections) to whole denars,
+// the only precision the form accepts (research §3.1).
+func whole(d decimal.Decimal) int64 { return d.Round(0).IntPart() }
+
+func defaulted(p *string, def string) string {
+	if s := str(p); s != "" {
+		return s
+	}
+	return def
+}
+
+// buildDoc formats req into a doc. allowance is the monthly personal
+// allowance used for DanocnoOslob when a record carries none.
+func buildDoc(req *MpinRequest, allowance decimal.Decimal) *doc {
+	b := &req.Batch
+	d := &doc{
+		EDB:         str(req.Company.TaxID),
+		VidObvrznik: defaulted(b.VidObvrznik, "110"),
+		VidObvrska:  defaulted(b.VidObvrska, "101"),
+		Month:       b.PeriodMonth,
+		Year:        b.PeriodYear,
+		PayerName:   defaulted(req.Company.NameCyr, strings.TrimSpace(req.Company.Name)),
+	}
+	variant := defaulted(b.FilingVariant, VariantRegular)
+	if variant == VariantVid700 {
+		d.VidObvrska = "700"
+	}
+	companyFzom := str(req.Company.FzomBranch)
+	if companyFzom == "" {
+		companyFzom = DeriveFzomBranch(str(req.Company.City))
+	}
+	days := 31
+	if b.PeriodMonth >= 1 && b.PeriodMonth <= 12 {
+		days = daysIn(b.PeriodYear, b.PeriodMonth)
+	}
+	for i := range req.Records {
+		r := &req.Records[i]
+		e := emp{
+			No:           i + 1,
+			EMBG:         str(r.Employee.EMBG),
+			Municipality: str(r.Employee.MunicipalityCode),
+			Account:      str(r.Employee.BankAccount),
+		}
+		e.LastName, _ = cyrName(r.Employee.LastNameCyr, r.Employee.LastName)
+		e.FirstName, _ = cyrName(r.Employee.FirstNameCyr, r.Employee.FirstName)
+		contrib := dec(r.Pension).Add(dec(r.Health)).Add(dec(r.AdditionalHealth)).Add(dec(r.EmploymentContrib))
+		allow := allowance
+		if r.PersonalAllowance.Set {
+			allow = r.PersonalAllowance.D
+		}
+		if left := dec(r.SalaryGross).Sub(contrib); left.LessThan(allow) {
+			allow = decimal.Max(left, decimal.Zero)
+		}
+		netPaid := dec(r.SalaryNet)
+		if r.NetPaid.Set {
+			netPaid = r.NetPaid.D
+		}
+		if variant == VariantNoPaymentDeclared {
+			netPaid = decimal.Zero
+		}
+		vals := [15]decimal.Decimal{
+			dec(r.SalaryGross), dec(r.Pension), dec(r.PensionTopUp), dec(r.Health), dec(r.HealthTopUp),
+			dec(r.AdditionalHealth), dec(r.DisabilityTopUp), dec(r.EmploymentContrib), dec(r.EmploymentTopUp),
+			decimal.Zero, decimal.Zero, dec(r.PIT), dec(r.SalaryNet), netPaid, allow,
+		}
+		for k, v := range vals {
+			e.Amounts[k] = whole(v)
+		}
+
+		from, to := 1, days
+		movement := "1"
+		if r.HireDay != nil {
+			from, movement = *r.HireDay, "4"
+		}
+		if r.LeaveDay != nil {
+			to = *r.LeaveDay
+			if movement == "4" {
+				movement = "6"
+			} else {
+				movement = "2"
+			}
+		}
+		e.Days = to - from + 1
+		if r.ServiceDays.Set {
+			e.Days = int(whole(r.ServiceDays.D))
+		}
+		if e.Days < 0 {
+			e.Days = 0
+		}
+		contract := 1
+		if r.ContractNo != nil {
+			contract = *r.ContractNo
+		}
+		fz := str(r.Employee.FzomBranch)
+		if fz == "" {
+			fz = companyFzom
+		}
+		base := detail{
+			Staz: defaulted(r.InsuranceCode, "0050"), Contract: contract, From: from, To: to, Days: e.Days,
+			Movement: movement, Fzom: fz,
+		}
+		add := func(typ string, h Num, pay Money, body string) {
+			if !h.Set && !pay.Set {
+				return
+			}
+			if h.Set && h.D.IsZero() && (!pay.Set || pay.D.IsZero()) {
+				return
+			}
+			dt := base
+			dt.HourType, dt.Hours, dt.Amount, dt.Body = typ, whole(hrs(h)), whole(dec(pay)), body
+			e.Details = append(e.Details, dt)
+		}
+		regular := dec(r.SalaryGross).Sub(dec(r.OvertimePay)).Sub(dec(r.NightPay)).Sub(dec(r.HolidayPay)).
+			Sub(dec(r.SundayPay)).Sub(dec(r.SickFundPay)).Sub(dec(r.SickCompanyPay))
+		rd := base
+		rd.HourType, rd.Hours, rd.Amount = "001", whole(effectiveHours(r, b)), whole(regular)
+		e.Details = append(e.Details, rd)
+		add("005", r.OvertimeHours, r.OvertimePay, "")
+		add("003", r.NightHours, r.NightPay, "")
+		add("007", r.HolidayHours, r.HolidayPay, "")
+		add("044", r.SundayHours, r.SundayPay, "")
+		add(sickCompanyCode(r.SickCompanyRate), r.SickCompanyHours, r.SickCompanyPay, "")
+		add(defaulted(r.SickFundCode, "140"), r.SickFundHours, r.SickFundPay, "")
+		add("128", r.MaternityHours, r.MaternityBase, "")
+		add("129", r.MaternityPartialHours, Money{}, "")
+		for _, dt := range e.Details {
+			e.Hours += dt.Hours
+		}
+		for k := range e.Amounts {
+			d.Totals[k] += e.Amounts[k]
+		}
+		d.Emps = append(d.Emps, e)
+	}
+	return d
+}
+
+// sickCompanyCode maps the employer-paid sick-pay rate to МПИН 3.9 codes
+// 125–128 (70/80/90/100 %); 70 % is the statutory minimum and the default.
+func sickCompanyCode(rate Num) string {
+	if !rate.Set {
+		return "125"
+	}
+	switch p := rate.D; {
+	case p.GreaterThanOrEqual(decimal.NewFromInt(100)):
+		return "128"
+	case p.GreaterThanOrEqual(decimal.NewFromInt(90)):
+		return "127"
+	case p.GreaterThanOrEqual(decimal.NewFromInt(80)):
+		return "126"
+	default:
+		return "125"
+	}
+}
+
+// allowanceFor returns the monthly allowance in force at the period end, or
+// zero when the statutory figures are unavailable (only reachable with force).
+func allowanceFor(req *MpinRequest, st Statutory) decimal.Decimal {
+	if st == nil || req.Batch.PeriodMonth < 1 || req.Batch.PeriodMonth > 12 {
+		return decimal.Zero
+	}
+	r, err := st.On(periodEnd(req.Batch.PeriodYear, req.Batch.PeriodMonth))
+	if err != nil {
+		return decimal.Zero
+	}
+	return r.Allowance
+}
+
+// FileName returns UJP's file name for a filing: {PAYER NAME}_{YYYY}_{MM}_{вид на обврска}.{ext},
+// e.g. "DESIGNIA DOOEL_2026_05_101.xml". Characters that file systems reject
+// are replaced by "_" so the name survives a download.
+func FileName(c *Company, b *Batch, ext string) string {
+	name := strings.TrimSpace(c.Name)
+	name = strings.Map(func(r rune) rune {
+		if r < 0x20 || strings.ContainsRune(`/\:*?"<>|`, r) {
+			return '_'
+		}
+		return r
+	}, name)
+	vid := defaulted(b.VidObvrska, "101")
+	if str(b.FilingVariant) == VariantVid700 {
+		vid = "700"
+	}
+	return fmt.Sprintf("%s_%04d_%02d_%s.%s", name, b.PeriodYear, b.PeriodMonth, vid, ext)
+}
+
+// ContentDisposition returns an attachment header for name: an ASCII
+// fallback plus the RFC 5987 UTF-8 form for Cyrillic names.
+func ContentDisposition(name string) string {
+	ascii := strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' {
+			return '_'
+		}
+		return r
+	}, name)
+	var enc strings.Builder
+	for _, b := range []byte(name) {
+		if (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || strings.IndexByte("!#$&+-.^_`|~", b) >= 0 {
+			enc.WriteByte(b)
+		} else {
+			fmt.Fprintf(&enc, "%%%02X", b)
+		}
+	}
+	return fmt.Sprintf(`attachment; filename="%s"; filename*=UTF-8''%s`, ascii, enc.String())
+}

@@ -1,0 +1,371 @@
+package filing
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/ident"
+	"github.com/shopspring/decimal"
+)
+
+// pitRate is the flat personal income tax on contractor and other non-salary
+// income (R4, R11).
+var pitRate = decimal.RequireFromString("0.10")
+
+// normativeCosts are the е-ППД income sub-types we support and the share of
+// gross the law deducts as normative costs before tax. Only sub-types with a
+// published worked example or no deduction are listed (research §5 E16/E17);
+// an unknown sub-type is a validation error rather than a guess.
+var normativeCosts = map[string]decimal.Decimal{
+	"7.1":  decimal.Zero, // consultancy
+	"7.2":  decimal.Zero, // intellectual services
+	"7.3":  decimal.Zero, // other temporary services (default)
+	"13.1": decimal.Zero, // other income
+	"13.2": decimal.RequireFromString("0.35"),
+}
+
+// DefaultSubtype is the е-ППД sub-type used when a row or request names none.
+const DefaultSubtype = "7.3"
+
+// SupportedSubtypes lists the е-ППД sub-types gross-from-net and е-ППД accept.
+func SupportedSubtypes() []string {
+	s := make([]string, 0, len(normativeCosts))
+	for k := range normativeCosts {
+		s = append(s, k)
+	}
+	sort.Strings(s)
+	return s
+}
+
+// GrossFromNetRequest is the body of gross-from-net.
+type GrossFromNetRequest struct {
+	Net           Money   `json:"net"`
+	SubtypeIncome *string `json:"subtypeIncome"`
+}
+
+// GrossFromNetResponse is its answer, in whole denars as UJP's calculator
+// gives them ("11111.00").
+type GrossFromNetResponse struct {
+	Net   Money `json:"net"`
+	Gross Money `json:"gross"`
+	PIT   Money `json:"pit"`
+}
+
+func subtypeCosts(p *string, path string, fe *denar.FieldErrors) (string, decimal.Decimal) {
+	st := defaulted(p, DefaultSubtype)
+	c, ok := normativeCosts[st]
+	if !ok {
+		fe.Add(path, "sub-type %q is not supported (supported: %s)", st, strings.Join(SupportedSubtypes(), ", "))
+	}
+	return st, c
+}
+
+// pitOn is the whole-denar tax on gross after normative costs.
+func pitOn(gross, costs decimal.Decimal) decimal.Decimal {
+	return gross.Mul(decimal.NewFromInt(1).Sub(costs)).Mul(pitRate).Round(0)
+}
+
+// GrossFromNet grosses a net payment up for the flat 10 % tax (R11):
+// gross ≈ net / (1 − 10 % × (1 − normative costs)), then the smallest whole
+// gross within ±2 denars whose whole-denar tax leaves exactly the net.
+// Net 10000 → gross 11111, PIT 1111 (sub-type 7.3); 13.2 → 10695, PIT 695.
+func GrossFromNet(req *GrossFromNetRequest) (*GrossFromNetResponse, error) {
+	var fe denar.FieldErrors
+	money(&fe, "net", req.Net, true)
+	if req.Net.Set && !req.Net.D.IsPositive() {
+		fe.Add("net", "must be positive")
+	}
+	if req.Net.Set && req.Net.D.GreaterThan(decimal.NewFromInt(1_000_000_000_000)) {
+		fe.Add("net", "is out of range")
+	}
+	_, costs := subtypeCosts(req.SubtypeIncome, "subtypeIncome", &fe)
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	net := req.Net.D.Round(0)
+	div := decimal.NewFromInt(1).Sub(pitRate.Mul(decimal.NewFromInt(1).Sub(costs)))
+	est := net.DivRound(div, 2).Round(0)
+	best := est
+	for g := est.Sub(decimal.NewFromInt(2)); g.LessThanOrEqual(est.Add(decimal.NewFromInt(2))); g = g.Add(decimal.NewFromInt(1)) {
+		if g.Sub(pitOn(g, costs)).Equal(net) {
+			best = g
+			break
+		}
+	}
+	pit := pitOn(best, costs)
+	m := func(d decimal.Decimal) Money { return Money{D: d, Set: true} }
+	return &GrossFromNetResponse{Net: m(best.Sub(pit)), Gross: m(best), PIT: m(pit)}, nil
+}
+
+// PddgiCompany is the payer of a ПДД-ГИ.
+type PddgiCompany struct {
+	Name             string  `json:"name"`
+	TaxID            *string `json:"taxId"`
+	Email            *string `json:"email"`
+	Phone            *string `json:"phone"`
+	ContactPerson    *string `json:"contactPerson"`
+	MunicipalityCode *string `json:"municipalityCode"`
+}
+
+// PddgiEmployee is the recipient of a contractor payment.
+type PddgiEmployee struct {
+	EMBG        *string `json:"embg"`
+	FirstName   string  `json:"firstName"`
+	LastName    string  `json:"lastName"`
+	BankAccount *string `json:"bankAccount"`
+}
+
+// PddgiRecord is one contractor payment.
+type PddgiRecord struct {
+	SalaryGross Money         `json:"salaryGross"`
+	Employee    PddgiEmployee `json:"employee"`
+}
+
+// PddgiRequest is the body of the ПДД-ГИ endpoint.
+type PddgiRequest struct {
+	Company PddgiCompany  `json:"company"`
+	Month   int           `json:"month"`
+	Year    int           `json:"year"`
+	Records []PddgiRecord `json:"records"`
+}
+
+func checkPerson(fe *denar.FieldErrors, p string, embg *string, required bool, acct *string) {
+	if embg != nil || required {
+		if err := ident.EMBG(str(embg)); err != nil {
+			fe.Add(p+".embg", "%v", err)
+		}
+	}
+	if a := str(acct); a != "" {
+		if err := ident.BankAccount(a); err != nil {
+			fe.Add(p+".bankAccount", "%v", err)
+		}
+	}
+}
+
+// Pddgi renders contractor payments as our ПДД-ГИ XML (docs/filing-formats.md,
+// api/xsd/pddgi.xsd): 10 % PIT on gross, no contributions, no allowance (R4).
+// The legacy form has no public XML; the layout is ours.
+func Pddgi(req *PddgiRequest) ([]byte, error) {
+	var fe denar.FieldErrors
+	if strings.TrimSpace(req.Company.Name) == "" {
+		fe.Add("company.name", "is required")
+	}
+	if err := ident.EDB(str(req.Company.TaxID)); err != nil {
+		fe.Add("company.taxId", "%v", err)
+	}
+	if m := str(req.Company.MunicipalityCode); m != "" && !municipalityCode(m) {
+		fe.AddCodebook("company.municipalityCode", "opstina", "%q is not in UJP's municipality list", m)
+	}
+	if req.Month < 1 || req.Month > 12 {
+		fe.Add("month", "must be 1 to 12")
+	}
+	if req.Year < 2000 || req.Year > 2100 {
+		fe.Add("year", "must be a four-digit year")
+	}
+	if req.Records == nil {
+		fe.Add("records", "is required")
+	}
+	for i, r := range req.Records {
+		p := fmt.Sprintf("records[%d]", i)
+		money(&fe, p+".salaryGross", r.SalaryGross, true)
+		if r.SalaryGross.Set && r.SalaryGross.D.IsNegative() {
+			fe.Add(p+".salaryGross", "must not be negative")
+		}
+		if strings.TrimSpace(r.Employee.FirstName) == "" {
+			fe.Add(p+".employee.firstName", "is required")
+		}
+		if strings.TrimSpace(r.Employee.LastName) == "" {
+			fe.Add(p+".employee.lastName", "is required")
+		}
+		checkPerson(&fe, p+".employee", r.Employee.EMBG, true, r.Employee.BankAccount)
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	w := &xw{}
+	w.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n<PddGi>\n")
+	w.WriteString("  <Isplatitel>\n")
+	w.el("    ", "Edb", str(req.Company.TaxID))
+	w.el("    ", "Naziv", req.Company.Name)
+	w.el("    ", "SifraOpstina", str(req.Company.MunicipalityCode))
+	w.el("    ", "KontaktLice", str(req.Company.ContactPerson))
+	w.el("    ", "Telefon", str(req.Company.Phone))
+	w.el("    ", "Email", str(req.Company.Email))
+	w.WriteString("  </Isplatitel>\n")
+	w.el("  ", "Mesec", pad2(req.Month))
+	w.el("  ", "Godina", strconv.Itoa(req.Year))
+	var gross, pit decimal.Decimal
+	var rows bytes.Buffer
+	for i, r := range req.Records {
+		g := r.SalaryGross.D.Round(2)
+		t := g.Mul(pitRate).Round(2)
+		gross, pit = gross.Add(g), pit.Add(t)
+		rw := &xw{}
+		rw.WriteString("  <Primac>\n")
+		rw.int("    ", "RedenBroj", int64(i+1))
+		rw.el("    ", "Embg", str(r.Employee.EMBG))
+		last, _ := cyrName(nil, r.Employee.LastName)
+		first, _ := cyrName(nil, r.Employee.FirstName)
+		rw.el("    ", "Prezime", orRaw(last, r.Employee.LastName))
+		rw.el("    ", "Ime", orRaw(first, r.Employee.FirstName))
+		rw.el("    ", "TransakciskaSmetka", str(r.Employee.BankAccount))
+		rw.el("    ", "Bruto", g.StringFixed(2))
+		rw.el("    ", "Danok", t.StringFixed(2))
+		rw.el("    ", "Neto", g.Sub(t).StringFixed(2))
+		rw.WriteString("  </Primac>\n")
+		rows.Write(rw.Bytes())
+	}
+	w.int("  ", "BrojPrimaci", int64(len(req.Records)))
+	w.el("  ", "BrutoVk", gross.StringFixed(2))
+	w.el("  ", "DanokVk", pit.StringFixed(2))
+	w.el("  ", "NetoVk", gross.Sub(pit).StringFixed(2))
+	w.Write(rows.Bytes())
+	w.WriteString("</PddGi>\n")
+	return w.Bytes(), nil
+}
+
+func orRaw(cyr, raw string) string {
+	if cyr != "" {
+		return cyr
+	}
+	return strings.TrimSpace(raw)
+}
+
+// EppdIssuer is the payer of an е-ППД.
+type EppdIssuer struct {
+	EDB         string  `json:"edb"`
+	Name        string  `json:"name"`
+	BankAccount *string `json:"bankAccount"`
+	Email       *string `json:"email"`
+	Phone       *string `json:"phone"`
+}
+
+// EppdRow is one payment of an е-ППД.
+type EppdRow struct {
+	EMBG             string  `json:"embg"`
+	FirstName        string  `json:"firstName"`
+	LastName         string  `json:"lastName"`
+	GrossIncome      Money   `json:"grossIncome"`
+	MunicipalityCode *string `json:"municipalityCode"`
+	SubtypeIncome    *string `json:"subtypeIncome"`
+	BankAccount      *string `json:"bankAccount"`
+}
+
+// EppdRequest is the body of the е-ППД endpoint.
+type EppdRequest struct {
+	Issuer     EppdIssuer `json:"issuer"`
+	PeriodFrom string     `json:"periodFrom"`
+	PeriodTo   string     `json:"periodTo"`
+	Comment    *string    `json:"comment"`
+	Rows       []EppdRow  `json:"rows"`
+}
+
+// Eppd renders an е-ППД as our XML (docs/filing-formats.md, api/xsd/eppd.xsd).
+// UJP's portal takes е-ППД by form entry and publishes no import schema, so
+// the layout is ours. Per row: normative costs by sub-type, tax base, 10 %
+// PIT rounded to whole denars, net.
+func Eppd(req *EppdRequest) ([]byte, error) {
+	var fe denar.FieldErrors
+	if err := ident.EDB(strings.TrimSpace(req.Issuer.EDB)); err != nil {
+		fe.Add("issuer.edb", "%v", err)
+	}
+	if strings.TrimSpace(req.Issuer.Name) == "" {
+		fe.Add("issuer.name", "is required")
+	}
+	if a := str(req.Issuer.BankAccount); a != "" {
+		if err := ident.BankAccount(a); err != nil {
+			fe.Add("issuer.bankAccount", "%v", err)
+		}
+	}
+	from, errF := parseDate(req.PeriodFrom)
+	if errF != nil {
+		fe.Add("periodFrom", "must be a date YYYY-MM-DD")
+	}
+	to, errT := parseDate(req.PeriodTo)
+	if errT != nil {
+		fe.Add("periodTo", "must be a date YYYY-MM-DD")
+	}
+	if errF == nil && errT == nil && to.Before(from) {
+		fe.Add("periodTo", "is before periodFrom")
+	}
+	if len(req.Rows) == 0 {
+		fe.Add("rows", "at least one row is required")
+	}
+	type row struct {
+		sub                          string
+		gross, costs, base, pit, net decimal.Decimal
+	}
+	calc := make([]row, len(req.Rows))
+	for i, r := range req.Rows {
+		p := fmt.Sprintf("rows[%d]", i)
+		e := r.EMBG
+		checkPerson(&fe, p, &e, true, r.BankAccount)
+		if strings.TrimSpace(r.FirstName) == "" {
+			fe.Add(p+".firstName", "is required")
+		}
+		if strings.TrimSpace(r.LastName) == "" {
+			fe.Add(p+".lastName", "is required")
+		}
+		money(&fe, p+".grossIncome", r.GrossIncome, true)
+		if r.GrossIncome.Set && r.GrossIncome.D.IsNegative() {
+			fe.Add(p+".grossIncome", "must not be negative")
+		}
+		if m := str(r.MunicipalityCode); m != "" && !municipalityCode(m) {
+			fe.AddCodebook(p+".municipalityCode", "opstina", "%q is not in UJP's municipality list", m)
+		}
+		sub, c := subtypeCosts(r.SubtypeIncome, p+".subtypeIncome", &fe)
+		g := r.GrossIncome.D.Round(2)
+		costs := g.Mul(c).Round(2)
+		base := g.Sub(costs)
+		t := base.Mul(pitRate).Round(0)
+		calc[i] = row{sub, g, costs, base, t, g.Sub(t)}
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	w := &xw{}
+	w.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n<EPpd>\n")
+	w.WriteString("  <Isplatitel>\n")
+	w.el("    ", "Edb", strings.TrimSpace(req.Issuer.EDB))
+	w.el("    ", "Naziv", req.Issuer.Name)
+	w.el("    ", "TransakciskaSmetka", str(req.Issuer.BankAccount))
+	w.el("    ", "Email", str(req.Issuer.Email))
+	w.el("    ", "Telefon", str(req.Issuer.Phone))
+	w.WriteString("  </Isplatitel>\n")
+	w.el("  ", "PeriodOd", from.Format("2006-01-02"))
+	w.el("  ", "PeriodDo", to.Format("2006-01-02"))
+	w.el("  ", "Komentar", str(req.Comment))
+	var tot [5]decimal.Decimal
+	for _, c := range calc {
+		for k, v := range []decimal.Decimal{c.gross, c.costs, c.base, c.pit, c.net} {
+			tot[k] = tot[k].Add(v)
+		}
+	}
+	w.int("  ", "BrojRedovi", int64(len(calc)))
+	for k, n := range []string{"BrutoVk", "NormiraniTrosociVk", "DanocnaOsnovaVk", "DanokVk", "NetoVk"} {
+		w.el("  ", n, tot[k].StringFixed(2))
+	}
+	for i, r := range req.Rows {
+		c := calc[i]
+		w.WriteString("  <Red>\n")
+		w.int("    ", "RedenBroj", int64(i+1))
+		w.el("    ", "Embg", r.EMBG)
+		last, _ := cyrName(nil, r.LastName)
+		first, _ := cyrName(nil, r.FirstName)
+		w.el("    ", "Prezime", orRaw(last, r.LastName))
+		w.el("    ", "Ime", orRaw(first, r.FirstName))
+		w.el("    ", "SifraOpstina", str(r.MunicipalityCode))
+		w.el("    ", "PodvidPrihod", c.sub)
+		w.el("    ", "TransakciskaSmetka", str(r.BankAccount))
+		for k, n := range []string{"Bruto", "NormiraniTrosoci", "DanocnaOsnova", "Danok", "Neto"} {
+			w.el("    ", n, []decimal.Decimal{c.gross, c.costs, c.base, c.pit, c.net}[k].StringFixed(2))
+		}
+		w.WriteString("  </Red>\n")
+	}
+	w.WriteString("</EPpd>\n")
+	return w.Bytes(), nil
+}

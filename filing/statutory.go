@@ -1,0 +1,44 @@
+package filing
+
+import (
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Rates are the statutory figures the checks compare records against, as
+// fractions (0.188 for 18.8 %) and the monthly personal allowance in denars.
+type Rates struct {
+	Pension    decimal.Decimal // ПИО, МПИН 3.15
+	Health     decimal.Decimal // ЗО, 3.40
+	Injury     decimal.Decimal // additional health / work injury, 3.42
+	Employment decimal.Decimal // unemployment, 3.44
+	Allowance  decimal.Decimal // лично ослободување per month
+	// MinBase and MaxBase bound the contribution base (half and 16 times
+	// the average salary); zero means "not applied". Without them a record
+	// below the minimum base would fail the contribution checks.
+	MinBase, MaxBase decimal.Decimal
+}
+
+// Statutory supplies the figures in force. The HTTP layer adapts the payroll
+// engine's tables to it; filing does not import payroll so the two packages
+// can change independently.
+type Statutory interface {
+	// On returns the rates and allowance in force on date.
+	On(date time.Time) (Rates, error)
+	// MonthHours returns the fund of working hours of a month.
+	MonthHours(year, month int) (decimal.Decimal, error)
+}
+
+// periodEnd is the last day of the filing period: the date whose rates the
+// checks use (R6).
+func periodEnd(year, month int) time.Time {
+	return time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC)
+}
+
+func daysIn(year, month int) int { return periodEnd(year, month).Day() }
+
+func parseDate(s string) (time.Time, error) {
+	return time.Parse("2006-01-02", strings.TrimSpace(s))
+}

@@ -1,0 +1,370 @@
+// Package filing builds the statutory files a payroll bureau uploads to UJP —
+// МПИН (XML, legacy TXT, combined TXT), ПДД-ГИ and е-ППД — and runs the checks
+// UJP would run, so that a bad filing is caught before it is uploaded.
+//
+// Generators format the records they are given and recompute nothing: the
+// amounts come from a payroll calculation and are written as they are
+// (rounded to whole denars where the form wants whole denars). The exported
+// request types are the JSON contract of the HTTP layer.
+package filing
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/denar-mk/denar"
+	"github.com/shopspring/decimal"
+)
+
+// Money is a decimal amount carried in JSON as a string ("36037.00"). A value
+// that is not a decimal string does not fail decoding; it is remembered and
+// reported with its path by Decode, so that a client learns every bad field.
+type Money struct {
+	D   decimal.Decimal
+	Set bool
+	bad string
+}
+
+// M returns a Money from a decimal string; it panics on bad input and is meant
+// for tests and constants.
+func M(s string) Money { return Money{D: decimal.RequireFromString(s), Set: true} }
+
+func (m *Money) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*m = Money{}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		*m = Money{bad: "must be a decimal string such as \"1234.50\""}
+		return nil
+	}
+	d, err := decimal.NewFromString(strings.TrimSpace(s))
+	if err != nil || strings.ContainsAny(s, "eE") || len(s) > 40 {
+		*m = Money{bad: fmt.Sprintf("%q is not a decimal amount", s)}
+		return nil
+	}
+	*m = Money{D: d, Set: true}
+	return nil
+}
+
+func (m Money) MarshalJSON() ([]byte, error) {
+	if !m.Set {
+		return []byte("null"), nil
+	}
+	return json.Marshal(m.D.StringFixed(2))
+}
+
+// Num is a JSON number (hours, rates) parsed exactly from its token, never
+// through float64, so 7.1 stays 7.1.
+type Num struct {
+	D   decimal.Decimal
+	Set bool
+	bad string
+}
+
+var maxNum = decimal.NewFromInt(1_000_000_000)
+
+// N returns a Num from a decimal literal (tests and constants).
+func N(s string) Num { return Num{D: decimal.RequireFromString(s), Set: true} }
+
+func (n *Num) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
+		*n = Num{}
+		return nil
+	}
+	if len(b) == 0 || b[0] == '"' || b[0] == '{' || b[0] == '[' || b[0] == 't' || b[0] == 'f' {
+		*n = Num{bad: "must be a JSON number"}
+		return nil
+	}
+	d, err := decimal.NewFromString(string(b))
+	if err != nil {
+		*n = Num{bad: "must be a JSON number"}
+		return nil
+	}
+	// A tiny token such as 1e999999999 would otherwise become a
+	// billion-digit integer when rounded; no hour count needs that range.
+	if e := d.Exponent(); e > 12 || e < -12 || d.Abs().GreaterThan(maxNum) {
+		*n = Num{bad: "is out of range"}
+		return nil
+	}
+	*n = Num{D: d, Set: true}
+	return nil
+}
+
+func (n Num) MarshalJSON() ([]byte, error) {
+	if !n.Set {
+		return []byte("null"), nil
+	}
+	return []byte(n.D.String()), nil
+}
+
+// Company is the payer of an МПИН filing (Part 2 of the form).
+type Company struct {
+	Name               string  `json:"name"`
+	TaxID              *string `json:"taxId"`
+	RegistrationNumber *string `json:"registrationNumber"`
+	NameCyr            *string `json:"nameCyr"`
+	Address            *string `json:"address"`
+	AddressStreet      *string `json:"addressStreet"`
+	AddressNumber      *string `json:"addressNumber"`
+	AddressArea        *string `json:"addressArea"`
+	PostalCode         *string `json:"postalCode"`
+	Fax                *string `json:"fax"`
+	City               *string `json:"city"`
+	MunicipalityCode   *string `json:"municipalityCode"`
+	ManagerName        *string `json:"managerName"`
+	Phone              *string `json:"phone"`
+	Email              *string `json:"email"`
+	AreaCode           *string `json:"areaCode"`
+	FzomBranch         *string `json:"fzomBranch"`
+}
+
+// Filing variants (spec "Filing batch").
+const (
+	VariantRegular           = "regular"
+	VariantNoPaymentDeclared = "no_payment_declared"
+	VariantVid700            = "vid_700"
+)
+
+// Batch is the period and kind of an МПИН filing (Part 1).
+type Batch struct {
+	PeriodMonth   int     `json:"periodMonth"`
+	PeriodYear    int     `json:"periodYear"`
+	WorkingHours  Num     `json:"workingHours"`
+	VidObvrska    *string `json:"vidObvrska"`
+	VidObvrznik   *string `json:"vidObvrznik"`
+	FilingVariant *string `json:"filingVariant"`
+}
+
+// Employee names the insured person of a record.
+type Employee struct {
+	FirstName        string  `json:"firstName"`
+	LastName         string  `json:"lastName"`
+	EMBG             *string `json:"embg"`
+	FirstNameCyr     *string `json:"firstNameCyr"`
+	LastNameCyr      *string `json:"lastNameCyr"`
+	BankAccount      *string `json:"bankAccount"`
+	MunicipalityCode *string `json:"municipalityCode"`
+	FzomBranch       *string `json:"fzomBranch"`
+}
+
+// Record is one employee's row of an МПИН filing: normally the matching fields
+// of a payroll calculation result.
+type Record struct {
+	SalaryGross       Money    `json:"salaryGross"`
+	SalaryNet         Money    `json:"salaryNet"`
+	Pension           Money    `json:"pension"`
+	Health            Money    `json:"health"`
+	AdditionalHealth  Money    `json:"additionalHealth"`
+	EmploymentContrib Money    `json:"employmentContrib"`
+	PIT               Money    `json:"pit"`
+	Employee          Employee `json:"employee"`
+
+	PersonalAllowance Money `json:"personalAllowance"`
+	OvertimePay       Money `json:"overtimePay"`
+	NightPay          Money `json:"nightPay"`
+	HolidayPay        Money `json:"holidayPay"`
+	SundayPay         Money `json:"sundayPay"`
+	SickFundPay       Money `json:"sickFundPay"`
+	SickCompanyPay    Money `json:"sickCompanyPay"`
+	PensionTopUp      Money `json:"pensionTopUp"`
+	HealthTopUp       Money `json:"healthTopUp"`
+	DisabilityTopUp   Money `json:"disabilityTopUp"`
+	EmploymentTopUp   Money `json:"employmentTopUp"`
+	SickFundBase      Money `json:"sickFundBase"`
+	MaternityBase     Money `json:"maternityBase"`
+	NetPaid           Money `json:"netPaid"`
+
+	OvertimeHours         Num `json:"overtimeHours"`
+	NightHours            Num `json:"nightHours"`
+	HolidayHours          Num `json:"holidayHours"`
+	SundayHours           Num `json:"sundayHours"`
+	WorkingHours          Num `json:"workingHours"`
+	SickFundHours         Num `json:"sickFundHours"`
+	SickFundRate          Num `json:"sickFundRate"`
+	SickCompanyHours      Num `json:"sickCompanyHours"`
+	SickCompanyRate       Num `json:"sickCompanyRate"`
+	UnpaidHours           Num `json:"unpaidHours"`
+	ServiceDays           Num `json:"serviceDays"`
+	MaternityHours        Num `json:"maternityHours"`
+	MaternityPartialHours Num `json:"maternityPartialHours"`
+	AbsentHours           Num `json:"absentHours"`
+
+	HireDay    *int `json:"hireDay"`
+	LeaveDay   *int `json:"leaveDay"`
+	ContractNo *int `json:"contractNo"`
+
+	InsuranceCode *string `json:"insuranceCode"`
+	SickFundCode  *string `json:"sickFundCode"`
+	ClientTaxID   *string `json:"clientTaxId"`
+}
+
+// MpinRequest is the body of validate, МПИН XML and МПИН TXT.
+type MpinRequest struct {
+	Company Company  `json:"company"`
+	Batch   Batch    `json:"batch"`
+	Records []Record `json:"records"`
+	Force   bool     `json:"force"`
+}
+
+// BatchRecords is one batch of a combined filing.
+type BatchRecords struct {
+	Records []Record `json:"records"`
+}
+
+// CombinedRequest merges several batches of the same payer and period.
+type CombinedRequest struct {
+	Company Company        `json:"company"`
+	Batch   Batch          `json:"batch"`
+	Batches []BatchRecords `json:"batches"`
+	Force   bool           `json:"force"`
+}
+
+// Merged returns the combined request as one МПИН request whose records are
+// the batches' records in order (sorting happens in the generator).
+func (c *CombinedRequest) Merged() *MpinRequest {
+	m := &MpinRequest{Company: c.Company, Batch: c.Batch, Force: c.Force}
+	for _, b := range c.Batches {
+		m.Records = append(m.Records, b.Records...)
+	}
+	return m
+}
+
+// DecodeJSON decodes any request of this package (ПДД-ГИ, е-ППД,
+// gross-from-net) and turns malformed JSON into a validation_failed
+// *denar.Error; field checks happen in the generator that takes the request.
+func DecodeJSON(data []byte, v any) error { return decodeStrict(data, v) }
+
+// decodeStrict decodes JSON into v and turns syntax and type errors into a
+// validation_failed *denar.Error.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		path := ""
+		if te, ok := err.(*json.UnmarshalTypeError); ok {
+			path = te.Field
+		}
+		return denar.Invalid(denar.FieldError{Path: path, Message: "malformed JSON: " + err.Error()})
+	}
+	return nil
+}
+
+// DecodeMpin decodes an МПИН request and reports every field that is missing
+// or not of its type, with paths such as "records[3].salaryGross".
+func DecodeMpin(data []byte) (*MpinRequest, error) {
+	var r MpinRequest
+	if err := decodeStrict(data, &r); err != nil {
+		return nil, err
+	}
+	var fe denar.FieldErrors
+	shapeCompany(&fe, "company", &r.Company)
+	shapeBatch(&fe, "batch", &r.Batch)
+	shapeRecords(&fe, "records", r.Records)
+	return &r, fe.Err()
+}
+
+// DecodeCombined decodes a combined-TXT request.
+func DecodeCombined(data []byte) (*CombinedRequest, error) {
+	var r CombinedRequest
+	if err := decodeStrict(data, &r); err != nil {
+		return nil, err
+	}
+	var fe denar.FieldErrors
+	shapeCompany(&fe, "company", &r.Company)
+	shapeBatch(&fe, "batch", &r.Batch)
+	if len(r.Batches) == 0 {
+		fe.Add("batches", "at least one batch is required")
+	}
+	for i, b := range r.Batches {
+		shapeRecords(&fe, fmt.Sprintf("batches[%d].records", i), b.Records)
+	}
+	return &r, fe.Err()
+}
+
+func shapeCompany(fe *denar.FieldErrors, p string, c *Company) {
+	if strings.TrimSpace(c.Name) == "" {
+		fe.Add(p+".name", "is required")
+	}
+}
+
+func shapeBatch(fe *denar.FieldErrors, p string, b *Batch) {
+	if b.PeriodMonth < 1 || b.PeriodMonth > 12 {
+		fe.Add(p+".periodMonth", "must be 1 to 12")
+	}
+	if b.PeriodYear < 2000 || b.PeriodYear > 2100 {
+		fe.Add(p+".periodYear", "must be a four-digit year")
+	}
+	num(fe, p+".workingHours", b.WorkingHours, false)
+	if v := b.FilingVariant; v != nil && *v != VariantRegular && *v != VariantNoPaymentDeclared && *v != VariantVid700 {
+		fe.Add(p+".filingVariant", "must be regular, no_payment_declared or vid_700")
+	}
+}
+
+func money(fe *denar.FieldErrors, p string, m Money, required bool) {
+	switch {
+	case m.bad != "":
+		fe.Add(p, "%s", m.bad)
+	case required && !m.Set:
+		fe.Add(p, "is required")
+	}
+}
+
+func num(fe *denar.FieldErrors, p string, n Num, required bool) {
+	switch {
+	case n.bad != "":
+		fe.Add(p, "%s", n.bad)
+	case required && !n.Set:
+		fe.Add(p, "is required")
+	case n.Set && n.D.IsNegative():
+		fe.Add(p, "must not be negative")
+	}
+}
+
+func shapeRecords(fe *denar.FieldErrors, p string, recs []Record) {
+	if recs == nil {
+		fe.Add(p, "is required")
+	}
+	for i := range recs {
+		r := &recs[i]
+		rp := fmt.Sprintf("%s[%d].", p, i)
+		for _, f := range []struct {
+			n   string
+			m   Money
+			req bool
+		}{
+			{"salaryGross", r.SalaryGross, true}, {"salaryNet", r.SalaryNet, true}, {"pension", r.Pension, true},
+			{"health", r.Health, true}, {"additionalHealth", r.AdditionalHealth, true},
+			{"employmentContrib", r.EmploymentContrib, true}, {"pit", r.PIT, true},
+			{"personalAllowance", r.PersonalAllowance, false}, {"overtimePay", r.OvertimePay, false},
+			{"nightPay", r.NightPay, false}, {"holidayPay", r.HolidayPay, false}, {"sundayPay", r.SundayPay, false},
+			{"sickFundPay", r.SickFundPay, false}, {"sickCompanyPay", r.SickCompanyPay, false},
+			{"pensionTopUp", r.PensionTopUp, false}, {"healthTopUp", r.HealthTopUp, false},
+			{"disabilityTopUp", r.DisabilityTopUp, false}, {"employmentTopUp", r.EmploymentTopUp, false},
+			{"sickFundBase", r.SickFundBase, false}, {"maternityBase", r.MaternityBase, false}, {"netPaid", r.NetPaid, false},
+		} {
+			money(fe, rp+f.n, f.m, f.req)
+		}
+		for _, f := range []struct {
+			n string
+			v Num
+		}{
+			{"overtimeHours", r.OvertimeHours}, {"nightHours", r.NightHours}, {"holidayHours", r.HolidayHours},
+			{"sundayHours", r.SundayHours}, {"workingHours", r.WorkingHours}, {"sickFundHours", r.SickFundHours},
+			{"sickFundRate", r.SickFundRate}, {"sickCompanyHours", r.SickCompanyHours}, {"sickCompanyRate", r.SickCompanyRate},
+			{"unpaidHours", r.UnpaidHours}, {"serviceDays", r.ServiceDays}, {"maternityHours", r.MaternityHours},
+			{"maternityPartialHours", r.MaternityPartialHours}, {"absentHours", r.AbsentHours},
+		} {
+			num(fe, rp+f.n, f.v, false)
+		}
+		if strings.TrimSpace(r.Employee.FirstName) == "" {
+			fe.Add(rp+"employee.firstName", "is required")
+		}
+		if strings.TrimSpace(r.Employee.LastName) == "" {
+			fe.Add(rp+"employee.lastName", "is required")
+		}
+	}
+}
