@@ -236,9 +236,7 @@ func prepare(in *Input, today time.Time) (*plan, error) {
 				fe.Add("absentHours", "give absentHours or placements, not both")
 			}
 			abs, errs := absentFromPlacements(in.Placements, periodStart, periodEnd, p.wh)
-			for _, e := range errs {
-				fe = append(fe, e)
-			}
+			fe = append(fe, errs...)
 			p.absent = abs
 		}
 	}

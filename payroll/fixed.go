@@ -1,7 +1,6 @@
 package payroll
 
 import (
-	"encoding/json"
 	"errors"
 	"math/bits"
 	"strconv"
@@ -202,7 +201,3 @@ func mulDivRound(a, b, c, d int64) int64 {
 	q, _ := bits.Div64(hi, lo, uint64(d))
 	return int64(q)
 }
-
-// jsonText is a JSON value kept as its text: rate overrides accept a
-// number or a decimal string.
-type jsonText = json.RawMessage

@@ -41,6 +41,7 @@ func New(d Deps) *httpx.Service {
 		h.now = time.Now
 	}
 	h.registerCalculations(s)
+	h.registerFiles(s)
 	return s
 }
 
