@@ -15,9 +15,6 @@ var amountNames = [15]string{
 	"EfektivnoNetoIznos", "DanocnoOslobIznos",
 }
 
-// Index of EfektivnoNeto, the paid-net field that no_payment_declared zeroes.
-const amtEffectiveNet = 13
-
 // doc is one МПИН filing after formatting decisions are made and before it
 // is serialised; XML and TXT both render it, so they cannot disagree.
 type doc struct {

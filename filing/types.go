@@ -11,6 +11,7 @@ package filing
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -241,14 +242,26 @@ func DecodeJSON(data []byte, v any) error { return decodeStrict(data, v) }
 
 // decodeStrict decodes JSON into v and turns syntax and type errors into a
 // validation_failed *denar.Error.
+// Unknown fields are errors too: a misspelt field must not be dropped
+// silently from a statutory filing.
 func decodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		path := ""
-		if te, ok := err.(*json.UnmarshalTypeError); ok {
+		path := "body"
+		msg := "malformed JSON: " + err.Error()
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te) && te.Field != "":
 			path = te.Field
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			path = strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			msg = "unknown field"
 		}
-		return denar.Invalid(denar.FieldError{Path: path, Message: "malformed JSON: " + err.Error()})
+		return denar.Invalid(denar.FieldError{Path: path, Message: msg})
+	}
+	if dec.More() {
+		return denar.Invalid(denar.FieldError{Path: "body", Message: "malformed JSON: more than one value"})
 	}
 	return nil
 }

@@ -286,6 +286,52 @@ func TestEndToEnd(t *testing.T) {
 			}
 		})
 
+		t.Run("idempotency", func(t *testing.T) {
+			calc := s.payroll + "/v1/calculations"
+			key := map[string]string{"Idempotency-Key": "e2e-1"}
+			first := call(t, "POST", calc, s.payrollKey, key, `{"grossSalary":"30000"}`)
+			if first.status != 200 || !bytes.Contains(first.body, []byte(`"salaryNet":"20533"`)) {
+				t.Fatalf("calculation: %d %s", first.status, first.body)
+			}
+			again := call(t, "POST", calc, s.payrollKey, key, `{ "grossSalary" : "30000" }`)
+			if again.status != 200 || !bytes.Equal(again.body, first.body) || again.header.Get("Idempotent-Replayed") != "true" {
+				t.Fatalf("replay: %d replayed=%q", again.status, again.header.Get("Idempotent-Replayed"))
+			}
+			if r := call(t, "POST", calc, s.payrollKey, key, `{"grossSalary":"31000"}`); r.status != 409 || r.code(t) != "idempotency_conflict" {
+				t.Fatalf("other body, same key: %d %s", r.status, r.body)
+			}
+			// Two concurrent requests with one new key: one runs; the other
+			// is either told it is in progress or gets the replay.
+			var wg sync.WaitGroup
+			replies := make([]httpReply, 2)
+			for i := range replies {
+				wg.Go(func() {
+					replies[i] = call(t, "POST", calc, s.payrollKey, map[string]string{"Idempotency-Key": "e2e-concurrent"}, `{"grossSalary":"45000"}`)
+				})
+			}
+			wg.Wait()
+			executed := 0
+			for _, r := range replies {
+				switch {
+				case r.status == 200 && r.header.Get("Idempotent-Replayed") == "":
+					executed++
+				case r.status == 200 && r.header.Get("Idempotent-Replayed") == "true":
+					if !bytes.Equal(r.body, replies[0].body) && !bytes.Equal(r.body, replies[1].body) {
+						t.Fatalf("replay differs")
+					}
+				case r.status == 409:
+					if c := r.code(t); c != "idempotency_in_progress" {
+						t.Fatalf("concurrent request: %s", c)
+					}
+				default:
+					t.Fatalf("concurrent request: %d %s", r.status, r.body)
+				}
+			}
+			if executed != 1 {
+				t.Fatalf("%d of two concurrent requests with one key executed, want 1", executed)
+			}
+		})
+
 		t.Run("openapi", func(t *testing.T) {
 			for _, base := range []string{s.payroll, s.einvoice} {
 				r := call(t, "GET", base+"/v1/openapi.json", "", nil, "")

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // Europe/Skopje for "today", also on machines without a tz database
 )
 
 func main() {

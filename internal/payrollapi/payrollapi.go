@@ -7,6 +7,7 @@ package payrollapi
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/httpx"
@@ -19,6 +20,8 @@ type Deps struct {
 	Auth      *auth.Store
 	Log       *slog.Logger
 	RateLimit httpx.RateLimit
+	// Now is the clock for "today" (the default effectiveDate); default time.Now.
+	Now func() time.Time
 }
 
 // New builds the payroll service with all its operations.
@@ -33,5 +36,15 @@ func New(d Deps) *httpx.Service {
 		DB: d.DB, Auth: d.Auth, Log: d.Log,
 		RateLimit: d.RateLimit,
 	})
+	h := &handlers{now: d.Now}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	h.registerCalculations(s)
+	h.registerFiles(s)
 	return s
+}
+
+type handlers struct {
+	now func() time.Time
 }

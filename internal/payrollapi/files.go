@@ -1,0 +1,218 @@
+package payrollapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"reflect"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/shopspring/decimal"
+
+	"github.com/denar-mk/denar/filing"
+	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/payroll"
+)
+
+// statutory adapts the payroll engine's tables to the filing checks, so
+// both read the same figures (R6: the checks use the rates in force on the
+// last day of the filing period).
+type statutory struct{}
+
+func (statutory) On(d time.Time) (filing.Rates, error) {
+	rates := payroll.RatesOn(d)
+	pct := func(k string) decimal.Decimal {
+		v, _ := decimal.NewFromString(rates[k])
+		return v.Div(decimal.NewFromInt(100))
+	}
+	if rates[payroll.KeyPension] == "" {
+		return filing.Rates{}, errors.New("no contribution rates on " + d.Format(time.DateOnly))
+	}
+	r := filing.Rates{
+		Pension: pct(payroll.KeyPension), Health: pct(payroll.KeyHealth),
+		Injury: pct(payroll.KeyAdditionalHealth), Employment: pct(payroll.KeyEmployment),
+	}
+	r.Allowance, _ = decimal.NewFromString(rates[payroll.KeyPersonalAllowance])
+	// The engine takes contributions on the actual gross and reports the
+	// minimum-base shortfall as separate top-ups, so the checks must not
+	// raise the base to the minimum; the cap applies as published.
+	r.MaxBase, _ = decimal.NewFromString(rates[payroll.KeyMaxBase])
+	return r, nil
+}
+
+func (statutory) MonthHours(year, month int) (decimal.Decimal, error) {
+	h, err := payroll.MonthFundHours(year, time.Month(month))
+	if err != nil {
+		return decimal.Zero, err
+	}
+	return decimal.New(h, -4), nil
+}
+
+// fileInput takes the raw body: the filing package decodes it itself and
+// reports every bad field with its path.
+type fileInput struct {
+	RawBody []byte
+}
+
+type fileOutput struct {
+	ContentType        string `header:"Content-Type"`
+	ContentDisposition string `header:"Content-Disposition"`
+	Body               []byte
+}
+
+// ValidationResult is the validate endpoint's body (filing.Result under a
+// name that does not clash with payroll.Result in the OpenAPI document).
+type ValidationResult struct {
+	OK     bool           `json:"ok" doc:"True when no issue blocks generation."`
+	Issues []filing.Issue `json:"issues" doc:"Every finding: severity error (blocks) or warning, code (UJP's number where one exists), МПИН field, path and message."`
+}
+
+type validateOutput struct {
+	Body ValidationResult
+}
+
+type grossFromNetOutput struct {
+	Body *filing.GrossFromNetResponse
+}
+
+func (h *handlers) registerFiles(s *httpx.Service) {
+	reg := s.API.OpenAPI().Components.Schemas
+	reg.RegisterTypeAlias(reflect.TypeFor[filing.Money](), reflect.TypeFor[string]())
+	reg.RegisterTypeAlias(reflect.TypeFor[filing.Num](), reflect.TypeFor[float64]())
+	spec := httpx.Spec{Scope: "files:write", Company: true}
+	file := func(id, path, summary, desc string, body any, mediaType string, fn func(context.Context, *fileInput) (*fileOutput, error)) {
+		op := huma.Operation{OperationID: id, Method: http.MethodPost, Path: path, Summary: summary, Description: desc,
+			Tags: []string{"Files"}, MaxBodyBytes: 32 << 20,
+			Responses: map[string]*huma.Response{"200": {Description: "The file.", Content: map[string]*huma.MediaType{mediaType: {Schema: &huma.Schema{Type: "string", Format: "binary"}}}}}}
+		httpx.Register(s, op, spec, fn)
+		documentBody(s, path, body)
+	}
+	file("mpinXML", "/v1/files/mpin/xml", "МПИН as XML",
+		"The monthly МПИН filing in the XML layout UJP accepts. Runs the validate checks first: 422 mpin_validation_failed lists the blocking issues unless force is true.",
+		filing.MpinRequest{}, "application/xml", h.mpinXML)
+	file("mpinTXT", "/v1/files/mpin/txt", "МПИН as legacy fixed-width TXT",
+		"UTF-16LE with a byte-order mark and CRLF line endings (docs/filing-formats.md). Same 422 rule as the XML.",
+		filing.MpinRequest{}, "text/plain", h.mpinTXT)
+	file("mpinTXTCombined", "/v1/files/mpin/txt/combined", "Several МПИН batches of one payer and period as one TXT",
+		"Records ordered by Cyrillic surname under Macedonian collation; totals summed from the records.",
+		filing.CombinedRequest{}, "text/plain", h.combined)
+	file("pddgi", "/v1/files/pddgi", "ПДД-ГИ XML for contractor payments",
+		"10% PIT on contractor payments of a payroll batch (R4).", filing.PddgiRequest{}, "application/xml", h.pddgi)
+	file("epdd", "/v1/files/epdd", "е-ППД XML", "Personal income tax on a payment outside any payroll batch.",
+		filing.EppdRequest{}, "application/xml", h.epdd)
+	httpx.Register(s, huma.Operation{OperationID: "mpinValidate", Method: http.MethodPost, Path: "/v1/files/mpin/validate",
+		Summary: "Run the МПИН checks without producing a file", Tags: []string{"Files"}, MaxBodyBytes: 32 << 20}, spec, h.validate)
+	documentBody(s, "/v1/files/mpin/validate", filing.MpinRequest{})
+	httpx.Register(s, huma.Operation{OperationID: "epddGrossFromNet", Method: http.MethodPost, Path: "/v1/files/epdd/gross-from-net",
+		Summary: "Gross up a net payment for е-ППД (R11)", Tags: []string{"Files"}}, spec, h.grossFromNet)
+	documentBody(s, "/v1/files/epdd/gross-from-net", filing.GrossFromNetRequest{})
+}
+
+// documentBody replaces the raw body's "binary" request schema in the
+// OpenAPI document with the JSON schema of the type the handler decodes.
+func documentBody(s *httpx.Service, path string, body any) {
+	item := s.API.OpenAPI().Paths[path]
+	if item == nil || item.Post == nil || item.Post.RequestBody == nil {
+		return
+	}
+	schema := s.API.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(body), true, "")
+	item.Post.RequestBody.Content = map[string]*huma.MediaType{"application/json": {Schema: schema}}
+	item.Post.RequestBody.Required = true
+}
+
+// fileError maps the filing package's blocking error to its problem.
+func fileError(err error) error {
+	var b *filing.BlockingError
+	if errors.As(err, &b) {
+		return b.AsDenarError()
+	}
+	return err
+}
+
+func (h *handlers) mpinXML(ctx context.Context, in *fileInput) (*fileOutput, error) {
+	req, err := filing.DecodeMpin(in.RawBody)
+	if err != nil {
+		return nil, err
+	}
+	b, err := filing.MpinXML(req, statutory{})
+	if err != nil {
+		return nil, fileError(err)
+	}
+	return &fileOutput{ContentType: "application/xml; charset=utf-8",
+		ContentDisposition: filing.ContentDisposition(filing.FileName(&req.Company, &req.Batch, "xml")), Body: b}, nil
+}
+
+func (h *handlers) mpinTXT(ctx context.Context, in *fileInput) (*fileOutput, error) {
+	req, err := filing.DecodeMpin(in.RawBody)
+	if err != nil {
+		return nil, err
+	}
+	b, err := filing.MpinTXT(req, statutory{})
+	if err != nil {
+		return nil, fileError(err)
+	}
+	return &fileOutput{ContentType: "text/plain; charset=utf-16le",
+		ContentDisposition: filing.ContentDisposition(filing.FileName(&req.Company, &req.Batch, "txt")), Body: b}, nil
+}
+
+func (h *handlers) combined(ctx context.Context, in *fileInput) (*fileOutput, error) {
+	req, err := filing.DecodeCombined(in.RawBody)
+	if err != nil {
+		return nil, err
+	}
+	b, err := filing.CombinedTXT(req, statutory{})
+	if err != nil {
+		return nil, fileError(err)
+	}
+	return &fileOutput{ContentType: "text/plain; charset=utf-16le",
+		ContentDisposition: filing.ContentDisposition(filing.FileName(&req.Company, &req.Batch, "txt")), Body: b}, nil
+}
+
+func (h *handlers) pddgi(ctx context.Context, in *fileInput) (*fileOutput, error) {
+	var req filing.PddgiRequest
+	if err := filing.DecodeJSON(in.RawBody, &req); err != nil {
+		return nil, err
+	}
+	b, err := filing.Pddgi(&req)
+	if err != nil {
+		return nil, err
+	}
+	return &fileOutput{ContentType: "application/xml; charset=utf-8", ContentDisposition: filing.ContentDisposition("PDD-GI.xml"), Body: b}, nil
+}
+
+func (h *handlers) epdd(ctx context.Context, in *fileInput) (*fileOutput, error) {
+	var req filing.EppdRequest
+	if err := filing.DecodeJSON(in.RawBody, &req); err != nil {
+		return nil, err
+	}
+	b, err := filing.Eppd(&req)
+	if err != nil {
+		return nil, err
+	}
+	return &fileOutput{ContentType: "application/xml; charset=utf-8", ContentDisposition: filing.ContentDisposition("e-PPD.xml"), Body: b}, nil
+}
+
+func (h *handlers) validate(ctx context.Context, in *fileInput) (*validateOutput, error) {
+	req, err := filing.DecodeMpin(in.RawBody)
+	if err != nil {
+		return nil, err
+	}
+	res := filing.Validate(req, statutory{})
+	if res.Issues == nil {
+		res.Issues = []filing.Issue{}
+	}
+	return &validateOutput{Body: ValidationResult{OK: res.OK, Issues: res.Issues}}, nil
+}
+
+func (h *handlers) grossFromNet(ctx context.Context, in *fileInput) (*grossFromNetOutput, error) {
+	var req filing.GrossFromNetRequest
+	if err := filing.DecodeJSON(in.RawBody, &req); err != nil {
+		return nil, err
+	}
+	res, err := filing.GrossFromNet(&req)
+	if err != nil {
+		return nil, err
+	}
+	return &grossFromNetOutput{Body: res}, nil
+}

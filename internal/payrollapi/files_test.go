@@ -1,0 +1,128 @@
+package payrollapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/denar-mk/denar/ident"
+)
+
+func validEMBG(prefix string) string {
+	for k := '0'; k <= '9'; k++ {
+		if ident.EMBG(prefix+string(k)) == nil {
+			return prefix + string(k)
+		}
+	}
+	panic("no check digit")
+}
+
+func validAccount(prefix string) string {
+	c, err := ident.BankAccountCheckDigits(prefix)
+	if err != nil {
+		panic(err)
+	}
+	return prefix + c
+}
+
+func (e env) postRaw(t *testing.T, path, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.url+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+e.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// mpinBody builds an МПИН request whose one record is the payroll engine's
+// result for gross 36,037 in May 2026, as a client would pass it on.
+func mpinBody(t *testing.T, e env, force bool) string {
+	t.Helper()
+	status, calc, body := e.post(t, "/v1/calculations", `{"grossSalary":"36037","effectiveDate":"2026-05-15","workingHours":152}`)
+	if status != 200 {
+		t.Fatalf("calculation: %d %s", status, body)
+	}
+	record := map[string]any{
+		"employee": map[string]any{"firstName": "Ана", "lastName": "Ангеловска", "embg": validEMBG("010199045001"),
+			"bankAccount": validAccount("3000000001234"), "municipalityCode": "182"},
+		"workingHours": 152,
+	}
+	for _, k := range []string{"salaryGross", "salaryNet", "pension", "health", "additionalHealth", "employmentContrib", "pit", "personalAllowance"} {
+		record[k] = calc[k]
+	}
+	req := map[string]any{
+		"company": map[string]any{"name": "Дизајнија ДООЕЛ", "taxId": "4030990123456", "city": "Скопје", "municipalityCode": "182"},
+		"batch":   map[string]any{"periodMonth": 5, "periodYear": 2026, "workingHours": 152},
+		"records": []any{record},
+		"force":   force,
+	}
+	b, _ := json.Marshal(req)
+	return string(b)
+}
+
+// TestEngineIntoMPIN feeds a calculation result straight into validate and
+// the generators: the checks find no error.
+func TestEngineIntoMPIN(t *testing.T) {
+	e := setup(t)
+	body := mpinBody(t, e, false)
+	status, v, raw := e.post(t, "/v1/files/mpin/validate", body)
+	if status != 200 || v["ok"] != true {
+		t.Fatalf("validate: %d %s", status, raw)
+	}
+	for _, is := range v["issues"].([]any) {
+		if is.(map[string]any)["severity"] == "error" {
+			t.Errorf("blocking issue: %v", is)
+		}
+	}
+	resp, xml := e.postRaw(t, "/v1/files/mpin/xml", body)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/xml; charset=utf-8" ||
+		!bytes.Contains(xml, []byte("<BrutoIznosVk>36037</BrutoIznosVk>")) {
+		t.Fatalf("xml: %d %s\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), xml)
+	}
+	if cd := resp.Header.Get("Content-Disposition"); !strings.Contains(cd, "_2026_05_101.xml") {
+		t.Errorf("Content-Disposition %q", cd)
+	}
+	resp, txt := e.postRaw(t, "/v1/files/mpin/txt", body)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/plain; charset=utf-16le" || !bytes.HasPrefix(txt, []byte{0xFF, 0xFE}) {
+		t.Fatalf("txt: %d %q % x", resp.StatusCode, resp.Header.Get("Content-Type"), txt[:min(4, len(txt))])
+	}
+}
+
+func TestMPINBlocking(t *testing.T) {
+	e := setup(t)
+	body := strings.Replace(mpinBody(t, e, false), `"pension":"6775"`, `"pension":"7000"`, 1)
+	status, p, raw := e.post(t, "/v1/files/mpin/xml", body)
+	if status != 422 || p["code"] != "mpin_validation_failed" || !bytes.Contains(raw, []byte(`"issues"`)) {
+		t.Fatalf("blocking: %d %s", status, raw)
+	}
+	forced := strings.Replace(body, `"force":false`, `"force":true`, 1)
+	if resp, _ := e.postRaw(t, "/v1/files/mpin/xml", forced); resp.StatusCode != 200 {
+		t.Fatalf("forced: %d", resp.StatusCode)
+	}
+	status, _, raw = e.post(t, "/v1/files/mpin/validate", `{"company":{"name":"x"},"batch":{"periodMonth":5,"periodYear":2026},"records":[],"colour":1}`)
+	if status != 422 || !bytes.Contains(raw, []byte(`"path":"colour"`)) {
+		t.Fatalf("unknown field: %d %s", status, raw)
+	}
+}
+
+func TestGrossFromNet(t *testing.T) {
+	e := setup(t)
+	for _, tt := range []struct{ body, gross, pit string }{
+		{`{"net":"10000"}`, "11111", "1111"},
+		{`{"net":"10000","subtypeIncome":"13.2"}`, "10695", "695"},
+	} {
+		status, m, raw := e.post(t, "/v1/files/epdd/gross-from-net", tt.body)
+		if status != 200 || !strings.HasPrefix(fmt.Sprint(m["gross"]), tt.gross) || !strings.HasPrefix(fmt.Sprint(m["pit"]), tt.pit) {
+			t.Errorf("%s: %d %s", tt.body, status, raw)
+		}
+	}
+}

@@ -1,0 +1,178 @@
+package payroll
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Input is CalculationInput of the payroll service: one employee's month.
+// Money is a decimal string; hours and rates are exact JSON numbers; dates
+// are YYYY-MM-DD.
+type Input struct {
+	GrossSalary *string `json:"grossSalary,omitempty" doc:"Contracted monthly gross for the full fund of hours. One of grossSalary and targetNet is required."`
+	TargetNet   *string `json:"targetNet,omitempty" doc:"Agreed net: the service derives the smallest whole-denar gross whose net is at least this."`
+	NetBased    bool    `json:"netBased,omitempty" doc:"R10: price special hours off the net hourly rate, then re-derive the statutory gross."`
+	Contractor  bool    `json:"contractor,omitempty" doc:"R4: договор за дело, flat 10% PIT on gross, no contributions, no allowance."`
+
+	WorkingHours           Number                     `json:"workingHours,omitempty" doc:"Contracted monthly hours; default 176 (R12), or the month's fund from period."`
+	SeniorityPercentage    Number                     `json:"seniorityPercentage,omitempty" doc:"Percentage of base pay for seniority (минат труд)."`
+	Seniority              *Seniority                 `json:"seniority,omitempty"`
+	UnpaidHours            Number                     `json:"unpaidHours,omitempty"`
+	AbsentHours            Number                     `json:"absentHours,omitempty" doc:"Hours outside the employment window in a partial month: unpaid."`
+	MaternityHours         Number                     `json:"maternityHours,omitempty" doc:"Maternity leave paid by the health fund, at no employer cost."`
+	FundHours              Number                     `json:"fundHours,omitempty" doc:"Full-time fund of the month for a part-time contract; the ratio paid/fund prorates the allowance and the bases."`
+	MinBaseMode            *string                    `json:"minBaseMode,omitempty" enum:"prorated,always,off" doc:"R2: when the minimum-base top-up applies; default prorated (partial months only)."`
+	Period                 *Period                    `json:"period,omitempty" doc:"The payroll month; with placements, absentHours come from the working-day calendar."`
+	Placements             []Placement                `json:"placements,omitempty" maxItems:"31"`
+	HoursInformational     bool                       `json:"hoursInformational,omitempty" doc:"R9: record premium hours without paying them."`
+	SeniorityInformational bool                       `json:"seniorityInformational,omitempty" doc:"R9: record seniority without paying it."`
+	BonusAmount            *string                    `json:"bonusAmount,omitempty"`
+	BonusBasis             *string                    `json:"bonusBasis,omitempty" enum:"gross,net" doc:"R7: net (default) raises net by exactly bonusAmount; gross adds it to gross."`
+	PitExempt              bool                       `json:"pitExempt,omitempty"`
+	NoPersonalAllowance    bool                       `json:"noPersonalAllowance,omitempty"`
+	PersonalAllowance      *string                    `json:"personalAllowance,omitempty" doc:"Monthly allowance for the full month, replacing the statutory one."`
+	AverageSalary          *string                    `json:"averageSalary,omitempty" doc:"Average salary for the bases (min 50%, max × multiplier), replacing the published bases."`
+	Deductions             []Deduction                `json:"deductions,omitempty" maxItems:"50" doc:"R8: post-net deductions; they change only netPaid and deductionsTotal."`
+	RateOverrides          map[string]json.RawMessage `json:"rateOverrides,omitempty" doc:"Statutory rate keys (see GET /v1/rates) to override for this calculation; numbers or decimal strings."`
+	EffectiveDate          *string                    `json:"effectiveDate,omitempty" doc:"YYYY-MM-DD selecting the rates in force (R6); default today in Europe/Skopje."`
+
+	OvertimeHours      Number `json:"overtimeHours,omitempty"`
+	OvertimeRate       Number `json:"overtimeRate,omitempty"`
+	NightHours         Number `json:"nightHours,omitempty"`
+	NightHoursRate     Number `json:"nightHoursRate,omitempty"`
+	HolidayHours       Number `json:"holidayHours,omitempty"`
+	HolidayHoursRate   Number `json:"holidayHoursRate,omitempty"`
+	SundayHours        Number `json:"sundayHours,omitempty"`
+	SundayHoursRate    Number `json:"sundayHoursRate,omitempty"`
+	HolidayNightHours  Number `json:"holidayNightHours,omitempty"`
+	HolidayNightRate   Number `json:"holidayNightRate,omitempty"`
+	SundayNightHours   Number `json:"sundayNightHours,omitempty"`
+	SundayNightRate    Number `json:"sundayNightRate,omitempty"`
+	SundayHolidayHours Number `json:"sundayHolidayHours,omitempty"`
+	SundayHolidayRate  Number `json:"sundayHolidayRate,omitempty"`
+	SickFundHours      Number `json:"sickFundHours,omitempty"`
+	SickFundRate       Number `json:"sickFundRate,omitempty"`
+	SickCompanyHours   Number `json:"sickCompanyHours,omitempty"`
+	SickCompanyRate    Number `json:"sickCompanyRate,omitempty"`
+	Shift1Hours        Number `json:"shift1Hours,omitempty"`
+	Shift1Rate         Number `json:"shift1Rate,omitempty"`
+	Shift2Hours        Number `json:"shift2Hours,omitempty"`
+	Shift2Rate         Number `json:"shift2Rate,omitempty"`
+	Shift3Hours        Number `json:"shift3Hours,omitempty"`
+	Shift3Rate         Number `json:"shift3Rate,omitempty"`
+	SpecialHours       Number `json:"specialHours,omitempty"`
+	SpecialRate        Number `json:"specialRate,omitempty"`
+}
+
+// Seniority derives the seniority percentage from months of service.
+type Seniority struct {
+	Months      int     `json:"months" minimum:"0" maximum:"900"`
+	AsOf        *string `json:"asOf,omitempty" doc:"YYYY-MM-DD on which months was counted; with periodYear/periodMonth the months are carried forward to the period's end."`
+	RatePerYear Number  `json:"ratePerYear,omitempty" doc:"Percent per completed year; default 0.5."`
+	PeriodYear  *int    `json:"periodYear,omitempty"`
+	PeriodMonth *int    `json:"periodMonth,omitempty"`
+}
+
+// Period is a payroll month.
+type Period struct {
+	Year  int `json:"year" minimum:"2009" maximum:"2100"`
+	Month int `json:"month" minimum:"1" maximum:"12"`
+}
+
+// Placement is one employment window inside the period.
+type Placement struct {
+	StartDate string  `json:"startDate" doc:"YYYY-MM-DD"`
+	EndDate   *string `json:"endDate,omitempty" doc:"YYYY-MM-DD, inclusive; null while employed."`
+}
+
+// Deduction is a post-net deduction (R8).
+type Deduction struct {
+	Description string `json:"description" minLength:"1" maxLength:"200"`
+	Amount      string `json:"amount"`
+}
+
+// Result is CalculationResult: every field always present; money in whole
+// denars as strings.
+type Result struct {
+	SalaryGross        string `json:"salaryGross"`
+	BaseGross          string `json:"baseGross"`
+	Pension            string `json:"pension"`
+	Health             string `json:"health"`
+	EmploymentContrib  string `json:"employmentContrib"`
+	AdditionalHealth   string `json:"additionalHealth"`
+	TotalContributions string `json:"totalContributions"`
+	PensionTopUp       string `json:"pensionTopUp"`
+	HealthTopUp        string `json:"healthTopUp"`
+	DisabilityTopUp    string `json:"disabilityTopUp"`
+	EmploymentTopUp    string `json:"employmentTopUp"`
+	PersonalAllowance  string `json:"personalAllowance"`
+	TaxableIncome      string `json:"taxableIncome"`
+	PIT                string `json:"pit"`
+	SalaryNet          string `json:"salaryNet"`
+	DeductionsTotal    string `json:"deductionsTotal"`
+	NetPaid            string `json:"netPaid"`
+	Seniority          string `json:"seniority"`
+	BonusAmount        string `json:"bonusAmount"`
+	BonusBasis         string `json:"bonusBasis"`
+
+	WorkingHours        Number `json:"workingHours"`
+	SeniorityPercentage Number `json:"seniorityPercentage"`
+	UnpaidHours         Number `json:"unpaidHours"`
+	AbsentHours         Number `json:"absentHours"`
+	MaternityHours      Number `json:"maternityHours"`
+
+	OvertimeHours      Number `json:"overtimeHours"`
+	OvertimePay        string `json:"overtimePay"`
+	NightHours         Number `json:"nightHours"`
+	NightPay           string `json:"nightPay"`
+	HolidayHours       Number `json:"holidayHours"`
+	HolidayPay         string `json:"holidayPay"`
+	SundayHours        Number `json:"sundayHours"`
+	SundayPay          string `json:"sundayPay"`
+	SickHours          Number `json:"sickHours"`
+	SickRate           Number `json:"sickRate"`
+	SickPay            string `json:"sickPay"`
+	SickFundHours      Number `json:"sickFundHours"`
+	SickFundRate       Number `json:"sickFundRate"`
+	SickFundPay        string `json:"sickFundPay"`
+	SickCompanyHours   Number `json:"sickCompanyHours"`
+	SickCompanyRate    Number `json:"sickCompanyRate"`
+	SickCompanyPay     string `json:"sickCompanyPay"`
+	Shift1Hours        Number `json:"shift1Hours"`
+	Shift1Rate         Number `json:"shift1Rate"`
+	Shift1Pay          string `json:"shift1Pay"`
+	Shift2Hours        Number `json:"shift2Hours"`
+	Shift2Rate         Number `json:"shift2Rate"`
+	Shift2Pay          string `json:"shift2Pay"`
+	Shift3Hours        Number `json:"shift3Hours"`
+	Shift3Rate         Number `json:"shift3Rate"`
+	Shift3Pay          string `json:"shift3Pay"`
+	SpecialHours       Number `json:"specialHours"`
+	SpecialRate        Number `json:"specialRate"`
+	SpecialPay         string `json:"specialPay"`
+	HolidayNightHours  Number `json:"holidayNightHours"`
+	HolidayNightRate   Number `json:"holidayNightRate"`
+	HolidayNightPay    string `json:"holidayNightPay"`
+	SundayNightHours   Number `json:"sundayNightHours"`
+	SundayNightRate    Number `json:"sundayNightRate"`
+	SundayNightPay     string `json:"sundayNightPay"`
+	SundayHolidayHours Number `json:"sundayHolidayHours"`
+	SundayHolidayRate  Number `json:"sundayHolidayRate"`
+	SundayHolidayPay   string `json:"sundayHolidayPay"`
+}
+
+// skopje is the time zone of "today" (R6). The tz database is embedded in
+// binaries that import time/tzdata; cmd/denar does.
+var skopje = func() *time.Location {
+	l, err := time.LoadLocation("Europe/Skopje")
+	if err != nil {
+		return time.FixedZone("CET", 3600)
+	}
+	return l
+}()
+
+// Today returns the date in Europe/Skopje at now.
+func Today(now time.Time) time.Time {
+	y, m, d := now.In(skopje).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}

@@ -1,0 +1,295 @@
+package payroll
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Rate keys. One set serves rateOverrides, GET /v1/rates and
+// GET /v1/rates/history. Percent keys hold percentages ("18.8"); money keys
+// hold denars.
+const (
+	KeyPension           = "pension"           // ПИО, % of the contribution base
+	KeyHealth            = "health"            // здравствено, %
+	KeyAdditionalHealth  = "additionalHealth"  // повреда на работа и професионална болест, %
+	KeyEmployment        = "employment"        // вработување, %
+	KeyPIT               = "pit"               // personal income tax, % of the tax base
+	KeyPersonalAllowance = "personalAllowance" // monthly личното ослободување, denars
+	KeyAverageSalary     = "averageSalary"     // published average monthly salary, denars
+	KeyMinBase           = "minBase"           // published minimum contribution base, denars
+	KeyMaxBase           = "maxBase"           // published maximum contribution base, denars
+	KeyMaxBaseMultiplier = "maxBaseMultiplier" // maximum base as a multiple of the average salary
+)
+
+// keyIsPercent tells percentage keys from money and plain-number keys.
+var keyKinds = map[string]string{
+	KeyPension: "percent", KeyHealth: "percent", KeyAdditionalHealth: "percent", KeyEmployment: "percent", KeyPIT: "percent",
+	KeyPersonalAllowance: "money", KeyAverageSalary: "money", KeyMinBase: "money", KeyMaxBase: "money",
+	KeyMaxBaseMultiplier: "number",
+}
+
+// Keys lists every rate key in a stable order.
+func Keys() []string {
+	return []string{KeyPension, KeyHealth, KeyAdditionalHealth, KeyEmployment, KeyPIT,
+		KeyPersonalAllowance, KeyAverageSalary, KeyMinBase, KeyMaxBase, KeyMaxBaseMultiplier}
+}
+
+// version is one value of a key in force from a date (inclusive) until the
+// next version of the same key.
+type version struct {
+	key    string
+	value  string // decimal text: percent, denars or a plain number
+	from   string // YYYY-MM-DD
+	source string
+}
+
+// Sources, named once. Full references: shared research/payroll.md.
+const (
+	srcUJPGuide  = "UJP guide ujp.gov.mk/mk/vodic/category/641 and /en/vodic/category/700"
+	srcUJPMPIN   = "UJP brochure 'Месечна пресметка за интегрирана наплата' (ISBN 978-608-4592-70-9, 2016) p.7"
+	srcLaw2018   = "Закон за изменување на ЗПЗСО, Сл. весник 247/2018 (rates for 2019)"
+	srcOrbitax20 = "Orbitax 2020 'North Macedonia Social Security' (rates apply from the January 2020 salary)"
+	srcJuly2026  = "Draft law amending ЗПЗСО (2026): pension 19.9%, employment 0.1% from the July 2026 salary; no Official Gazette number found (research/payroll.md §1, §7.1)"
+	srcPIT       = "Закон за данокот на личен доход: flat 10% (UJP-MPIN-2016 p.7; flat again from January 2020, Mondaq 894326)"
+	srcMaxMult   = "ЗПЗСО art. 16: 16× the average salary for employees since 2018 (ohridnews 2018; PwC 2024)"
+	srcAllowance = "Monthly personal allowance published by the Minister of Finance"
+	srcAverage   = "State Statistical Office average salary used by UJP for the contribution bases"
+)
+
+// table is every statutory value, oldest first per key. Where a figure was
+// not found (the 2023 and 2024 average salary and bases), the key simply has
+// no value for that period: a calculation that needs it asks the caller.
+var table = []version{
+	// R1: contribution rates (research/payroll.md §1).
+	{KeyPension, "19", "2009-01-01", srcUJPGuide},
+	{KeyHealth, "7.5", "2009-01-01", srcUJPGuide},
+	{KeyAdditionalHealth, "0.5", "2009-01-01", srcUJPGuide},
+	{KeyEmployment, "1.4", "2009-01-01", srcUJPGuide},
+	{KeyPension, "18", "2010-01-01", srcUJPGuide + "; akademik.mk 2010–2015"},
+	{KeyHealth, "7.3", "2010-01-01", srcUJPGuide},
+	{KeyEmployment, "1.2", "2010-01-01", srcUJPGuide},
+	{KeyPension, "18.4", "2019-01-01", srcLaw2018},
+	{KeyHealth, "7.4", "2019-01-01", srcLaw2018},
+	{KeyPension, "18.8", "2020-01-01", srcOrbitax20},
+	{KeyHealth, "7.5", "2020-01-01", srcOrbitax20},
+	{KeyPension, "19.9", "2026-07-01", srcJuly2026},
+	{KeyEmployment, "0.1", "2026-07-01", srcJuly2026},
+	{KeyPIT, "10", "2009-01-01", srcPIT},
+
+	// R2: the maximum base multiplier. Before 2018 it changed several times
+	// (6× in 2012–2013, 12× in 2016) and is not known for every year, so the
+	// published maximum bases below are what the engine uses.
+	{KeyMaxBaseMultiplier, "16", "2018-01-01", srcMaxMult},
+
+	// Average salary and the published bases (research/payroll.md §2.2).
+	{KeyAverageSalary, "32268", "2016-01-01", srcAverage + " (rafajlovski 2016)"},
+	{KeyMinBase, "16134", "2016-01-01", "rafajlovski 2016, published minimum base"},
+	{KeyMaxBase, "387216", "2016-01-01", "UJP-MPIN-2016 p.12 (12×); rafajlovski 2016"},
+	{KeyAverageSalary, "34079", "2018-01-01", srcAverage + " (ohridnews 2018)"},
+	{KeyMinBase, "17040", "2018-01-01", "ohridnews 2018, published minimum base"},
+	{KeyMaxBase, "545264", "2018-01-01", "ohridnews 2018, published maximum base"},
+	{KeyAverageSalary, "36017", "2019-01-01", srcAverage + " (Orbitax 2019)"},
+	{KeyMinBase, "18008", "2019-01-01", "Orbitax 2019 (published 18,008, not 18,008.5 rounded up)"},
+	{KeyMaxBase, "576272", "2019-01-01", "16 × 36,017 (research/payroll.md §2.2)"},
+	{KeyAverageSalary, "38319", "2020-01-01", srcAverage + " (Orbitax 2020; RSM)"},
+	{KeyMinBase, "19160", "2020-01-01", "Orbitax 2020; RSM"},
+	{KeyMaxBase, "613104", "2020-01-01", "Orbitax 2020; RSM"},
+	{KeyAverageSalary, "41141", "2021-01-01", srcAverage + " (Eurofast 2021)"},
+	{KeyMinBase, "20571", "2021-01-01", "Eurofast; biznisinfo"},
+	{KeyMaxBase, "658256", "2021-01-01", "Eurofast; biznisinfo"},
+	{KeyAverageSalary, "43509", "2022-01-01", srcAverage + " (Orbitax 2022)"},
+	{KeyMinBase, "21755", "2022-01-01", "Orbitax 2022 (prints the typo 20,755; 43,509/2 = 21,754.5)"},
+	{KeyMaxBase, "696144", "2022-01-01", "Orbitax 2022"},
+	// 2023 and 2024: average salary and bases not found. These rows end the
+	// 2022 values without inventing new ones.
+	{KeyAverageSalary, "", "2023-01-01", "not found for 2023 and 2024: pass averageSalary"},
+	{KeyMinBase, "", "2023-01-01", "not found for 2023 and 2024: pass averageSalary"},
+	{KeyMaxBase, "", "2023-01-01", "not found for 2023 and 2024: pass averageSalary"},
+	{KeyAverageSalary, "63154", "2025-01-01", srcAverage + " (openaccountants citing UJP via Bloomberg Tax, 22 Jan 2025)"},
+	{KeyMinBase, "31577", "2025-01-01", "openaccountants 2025"},
+	{KeyMaxBase, "1010464", "2025-01-01", "openaccountants 2025"},
+	{KeyAverageSalary, "69141", "2026-01-01", srcAverage + " (UJP soopstenie 1187; TAMI parameters)"},
+	{KeyMinBase, "34571", "2026-01-01", "TAMI parameters and a UJP-accepted May 2026 МПИН file"},
+	{KeyMaxBase, "1106256", "2026-01-01", "16 × 69,141 (TAMI parameters)"},
+
+	// R3: personal allowance per month.
+	{KeyPersonalAllowance, "7357", "2016-01-01", srcAllowance + " (eurokonsaltplus 2016)"},
+	{KeyPersonalAllowance, "", "2017-01-01", "2017 value not found: pass personalAllowance"},
+	{KeyPersonalAllowance, "7531", "2018-01-01", srcAllowance + " (UJP licno_osloboduvanje; Mondaq)"},
+	{KeyPersonalAllowance, "8000", "2019-01-01", srcAllowance + " (Mondaq)"},
+	{KeyPersonalAllowance, "8228", "2020-01-01", srcAllowance + " (Mondaq; smetkovoditeli)"},
+	{KeyPersonalAllowance, "8438", "2021-01-01", srcAllowance + " (Сл. весник 299/20)"},
+	{KeyPersonalAllowance, "8788", "2022-01-01", srcAllowance + " (Сл. весник 303/21)"},
+	{KeyPersonalAllowance, "9038", "2023-01-01", srcAllowance + " (Сл. весник 283/22)"},
+	{KeyPersonalAllowance, "9540", "2024-01-01", srcAllowance + " (Сл. весник 263/2023)"},
+	{KeyPersonalAllowance, "10270", "2025-01-01", srcAllowance + " (MoF 23-7532/1 of 26.12.2024)"},
+	{KeyPersonalAllowance, "10932", "2026-01-01", srcAllowance + " (a UJP-accepted May 2026 МПИН file: DanocnoOslobIznosVk 10932)"},
+}
+
+// History is one version of a rate key.
+type History struct {
+	Key           string  `json:"key"`
+	Value         *string `json:"value" doc:"Decimal text; null where the figure is not known for the period."`
+	EffectiveFrom string  `json:"effectiveFrom"`
+	EffectiveTo   *string `json:"effectiveTo" doc:"Last day in force; null while current."`
+	Source        string  `json:"source"`
+}
+
+// RateHistory returns every version of every key, by key then date.
+func RateHistory() []History {
+	byKey := map[string][]version{}
+	for _, v := range table {
+		byKey[v.key] = append(byKey[v.key], v)
+	}
+	var out []History
+	for _, k := range Keys() {
+		vs := byKey[k]
+		sort.SliceStable(vs, func(i, j int) bool { return vs[i].from < vs[j].from })
+		for i, v := range vs {
+			h := History{Key: k, EffectiveFrom: v.from, Source: v.source}
+			if v.value != "" {
+				val := v.value
+				h.Value = &val
+			}
+			if i+1 < len(vs) {
+				next, _ := time.Parse(time.DateOnly, vs[i+1].from)
+				to := next.AddDate(0, 0, -1).Format(time.DateOnly)
+				h.EffectiveTo = &to
+			}
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// RatesOn returns the value of every key in force on date; keys whose value
+// is not known for that date are absent.
+func RatesOn(date time.Time) map[string]string {
+	d := date.Format(time.DateOnly)
+	out := map[string]string{}
+	for _, v := range table {
+		if v.from <= d {
+			if v.value == "" {
+				delete(out, v.key)
+			} else {
+				out[v.key] = v.value
+			}
+		}
+	}
+	return out
+}
+
+// statutory is the fixed-point form of the values a calculation needs.
+type statutory struct {
+	rates      [4]int64 // pension, health, additional health, employment, in millionths
+	pit        int64    // millionths
+	allowance  int64    // cents; -1 unknown
+	minBase    int64    // cents; -1 unknown
+	maxBase    int64    // cents; -1 unknown
+	averageSet bool
+}
+
+// snapshots holds the statutory values without overrides for every date on
+// which some value changes, so the common calculation parses nothing.
+var snapshots = func() []snapshot {
+	var dates []string
+	seen := map[string]bool{}
+	for _, v := range table {
+		if !seen[v.from] {
+			seen[v.from] = true
+			dates = append(dates, v.from)
+		}
+	}
+	sort.Strings(dates)
+	out := make([]snapshot, 0, len(dates))
+	for _, d := range dates {
+		t, _ := time.Parse(time.DateOnly, d)
+		st, err := resolveSlow(t, nil)
+		out = append(out, snapshot{from: t, st: st, err: err})
+	}
+	return out
+}()
+
+type snapshot struct {
+	from time.Time
+	st   statutory
+	err  error
+}
+
+// resolve builds the statutory values for date with the caller's overrides
+// applied. Overrides were validated already.
+func resolve(date time.Time, over map[string]int64) (statutory, error) {
+	if len(over) == 0 {
+		i := sort.Search(len(snapshots), func(i int) bool { return snapshots[i].from.After(date) })
+		if i > 0 {
+			return snapshots[i-1].st, snapshots[i-1].err
+		}
+	}
+	return resolveSlow(date, over)
+}
+
+func resolveSlow(date time.Time, over map[string]int64) (statutory, error) {
+	vals := RatesOn(date)
+	get := func(key string) (int64, bool, error) {
+		if v, ok := over[key]; ok {
+			return v, true, nil
+		}
+		text, ok := vals[key]
+		if !ok {
+			return 0, false, nil
+		}
+		v, err := scaleOf(key, text)
+		return v, true, err
+	}
+	var s statutory
+	for i, k := range []string{KeyPension, KeyHealth, KeyAdditionalHealth, KeyEmployment} {
+		v, ok, err := get(k)
+		if err != nil || !ok {
+			return s, fmt.Errorf("payroll: no %s rate on %s", k, date.Format(time.DateOnly))
+		}
+		s.rates[i] = v
+	}
+	v, ok, err := get(KeyPIT)
+	if err != nil || !ok {
+		return s, fmt.Errorf("payroll: no pit rate on %s", date.Format(time.DateOnly))
+	}
+	s.pit = v
+	s.allowance, s.minBase, s.maxBase = -1, -1, -1
+	if v, ok, _ := get(KeyPersonalAllowance); ok {
+		s.allowance = v
+	}
+	// An averageSalary override recomputes both bases from it (50%, and the
+	// multiplier); otherwise the published bases are used as they are.
+	if avg, ok := over[KeyAverageSalary]; ok {
+		mult := int64(16 * numScale)
+		if m, ok, _ := get(KeyMaxBaseMultiplier); ok {
+			mult = m
+		}
+		s.minBase = divRound(avg, 2*centsPerDenar) * centsPerDenar // rounded half-up to whole denars, as published
+		s.maxBase = avg * mult / numScale
+		s.averageSet = true
+	}
+	if v, ok, _ := get(KeyMinBase); ok && (!s.averageSet || hasKey(over, KeyMinBase)) {
+		s.minBase = v
+	}
+	if v, ok, _ := get(KeyMaxBase); ok && (!s.averageSet || hasKey(over, KeyMaxBase)) {
+		s.maxBase = v
+	}
+	return s, nil
+}
+
+func hasKey(m map[string]int64, k string) bool { _, ok := m[k]; return ok }
+
+// scaleOf parses a key's decimal text into its fixed-point scale.
+func scaleOf(key, text string) (int64, error) {
+	switch keyKinds[key] {
+	case "percent":
+		v, err := parseFixed(text, 4) // percent × 10^4 = fraction × 10^6
+		return v, err
+	case "money":
+		return parseMoney(text)
+	default:
+		return parseFixed(text, 4)
+	}
+}
