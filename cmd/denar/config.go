@@ -29,6 +29,16 @@ type Config struct {
 	RateLimitRPS         float64       `env:"DENAR_RATE_LIMIT_RPS" envDefault:"50"`
 	RateLimitBurst       int           `env:"DENAR_RATE_LIMIT_BURST" envDefault:"100"`
 	ShutdownTimeout      time.Duration `env:"DENAR_SHUTDOWN_TIMEOUT" envDefault:"30s"`
+
+	// E-invoicing onboarding (issue 5).
+	PublicEInvoiceURL  string        `env:"DENAR_PUBLIC_EINVOICE_URL"` // default http://DENAR_EINVOICE_ADDR
+	MandateTTL         time.Duration `env:"DENAR_MANDATE_TTL" envDefault:"336h"`
+	SMTPURL            string        `env:"DENAR_SMTP_URL"`
+	MailFrom           string        `env:"DENAR_MAIL_FROM" envDefault:"denar <no-reply@denar.mk>"`
+	UJPSandboxURL      string        `env:"DENAR_UJP_SANDBOX_URL"`
+	UJPProductionURL   string        `env:"DENAR_UJP_PRODUCTION_URL"`
+	UJPUser            string        `env:"DENAR_UJP_USER" envDefault:"denar"`
+	UJPRegistryTimeout time.Duration `env:"DENAR_UJP_REGISTRY_TIMEOUT" envDefault:"10s"`
 }
 
 // LoadConfig reads and checks the configuration. Its errors are one line
@@ -79,6 +89,15 @@ func LoadConfig() (Config, error) {
 	}
 	if c.RateLimitRPS < 0 {
 		return c, fmt.Errorf("configuration: DENAR_RATE_LIMIT_RPS must not be negative")
+	}
+	if c.PublicEInvoiceURL == "" {
+		c.PublicEInvoiceURL = "http://" + c.EInvoiceAddr
+	}
+	if c.MandateTTL < time.Hour {
+		return c, fmt.Errorf("configuration: DENAR_MANDATE_TTL must be at least 1h, not %s", c.MandateTTL)
+	}
+	if c.UJPRegistryTimeout <= 0 {
+		return c, fmt.Errorf("configuration: DENAR_UJP_REGISTRY_TIMEOUT must be positive")
 	}
 	return c, nil
 }

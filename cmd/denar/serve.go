@@ -25,7 +25,16 @@ func services(db *store.DB, cfg Config, log *slog.Logger) (payroll, einvoice *ht
 	authStore := &auth.Store{DB: db}
 	rl := httpx.RateLimit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}
 	payroll = payrollapi.New(payrollapi.Deps{DB: db, Auth: authStore, Log: log, RateLimit: rl})
-	einvoice = einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: authStore, Log: log, RateLimit: rl})
+	d := einvoiceapi.Deps{DB: db, Auth: authStore, Log: log, RateLimit: rl,
+		RegistryTimeout: cfg.UJPRegistryTimeout, PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL}
+	if db != nil {
+		if reg, err := newRegistry(cfg, log); err != nil {
+			log.Error("UJP registry unavailable; company creation will answer 503", "err", err)
+		} else {
+			d.Registry = reg
+		}
+	}
+	einvoice = einvoiceapi.New(d)
 	return payroll, einvoice
 }
 

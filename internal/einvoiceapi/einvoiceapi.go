@@ -7,9 +7,11 @@ package einvoiceapi
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
 )
 
@@ -19,6 +21,17 @@ type Deps struct {
 	Auth      *auth.Store
 	Log       *slog.Logger
 	RateLimit httpx.RateLimit
+
+	// Registry answers the company pre-flight; nil makes every creation
+	// 503 ujp_unavailable. RegistryTimeout bounds it (default 10 s).
+	Registry        Registry
+	RegistryTimeout time.Duration
+	// Mailer queues mandate mails; nil means the database outbox.
+	Mailer mail.Mailer
+	// PublicURL is the base of links in mails (mandate pages).
+	PublicURL string
+	// MandateTTL is how long a mandate link works (default 14 days).
+	MandateTTL time.Duration
 }
 
 // New builds the e-invoicing service with all its operations.
@@ -36,6 +49,7 @@ func New(d Deps) *httpx.Service {
 	h := &handlers{deps: d}
 	h.registerCompanies(s)
 	h.registerOAuth(s.Mux, s.API)
+	h.registerMandates(s.Mux)
 	return s
 }
 

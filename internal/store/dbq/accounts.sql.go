@@ -77,7 +77,7 @@ func (q *Queries) CreateAccount(ctx context.Context, arg CreateAccountParams) (A
 const createCompanyRecord = `-- name: CreateCompanyRecord :one
 INSERT INTO companies (id, account_id, name, tax_number, created_at)
 VALUES ($1, $2, $3, $4, $5)
-RETURNING id, account_id, name, tax_number, created_at
+RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email
 `
 
 type CreateCompanyRecordParams struct {
@@ -103,6 +103,15 @@ func (q *Queries) CreateCompanyRecord(ctx context.Context, arg CreateCompanyReco
 		&i.Name,
 		&i.TaxNumber,
 		&i.CreatedAt,
+		&i.VatNumber,
+		&i.ExternalRef,
+		&i.Status,
+		&i.SigningMode,
+		&i.Environment,
+		&i.Address,
+		&i.AnnualAccountFiledFor,
+		&i.RepresentativeName,
+		&i.RepresentativeEmail,
 	)
 	return i, err
 }
@@ -169,7 +178,7 @@ func (q *Queries) ListAccounts(ctx context.Context) ([]Account, error) {
 }
 
 const listCompanies = `-- name: ListCompanies :many
-SELECT id, account_id, name, tax_number, created_at FROM companies
+SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email FROM companies
 WHERE account_id = $1 AND ($2 = '' OR id < $2)
 ORDER BY id DESC LIMIT CAST($3 AS BIGINT)
 `
@@ -196,6 +205,15 @@ func (q *Queries) ListCompanies(ctx context.Context, arg ListCompaniesParams) ([
 			&i.Name,
 			&i.TaxNumber,
 			&i.CreatedAt,
+			&i.VatNumber,
+			&i.ExternalRef,
+			&i.Status,
+			&i.SigningMode,
+			&i.Environment,
+			&i.Address,
+			&i.AnnualAccountFiledFor,
+			&i.RepresentativeName,
+			&i.RepresentativeEmail,
 		); err != nil {
 			return nil, err
 		}

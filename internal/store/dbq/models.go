@@ -31,11 +31,20 @@ type ApiKey struct {
 }
 
 type Company struct {
-	ID        string
-	AccountID string
-	Name      string
-	TaxNumber string
-	CreatedAt time.Time
+	ID                    string
+	AccountID             string
+	Name                  string
+	TaxNumber             string
+	CreatedAt             time.Time
+	VatNumber             string
+	ExternalRef           string
+	Status                string
+	SigningMode           string
+	Environment           string
+	Address               string
+	AnnualAccountFiledFor sql.NullInt32
+	RepresentativeName    string
+	RepresentativeEmail   string
 }
 
 type IdempotencyKey struct {
@@ -71,6 +80,23 @@ type Job struct {
 	LockedUntil sql.NullTime
 	CreatedAt   time.Time
 	FinishedAt  sql.NullTime
+}
+
+type MailOutbox struct {
+	ID        string
+	Recipient string
+	Subject   string
+	Body      string
+	CreatedAt time.Time
+}
+
+type Mandate struct {
+	TokenHash string
+	CompanyID string
+	AccountID string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    sql.NullTime
 }
 
 type OauthClient struct {

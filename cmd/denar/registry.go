@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/ujp"
+	"github.com/denar-mk/denar/internal/ujpsim"
+)
+
+// ujpRegistry adapts the UJP gateways (one per environment) to the company
+// pre-flight of the e-invoicing API.
+type ujpRegistry struct {
+	gateways map[string]ujp.Gateway // by environment; a missing one is unavailable
+	caller   string                 // our X-EUJP-ID for registry look-ups
+}
+
+func (r ujpRegistry) LookupCompany(ctx context.Context, env, taxNumber string) (einvoiceapi.RegistryCompany, error) {
+	gw, ok := r.gateways[env]
+	if !ok {
+		return einvoiceapi.RegistryCompany{}, fmt.Errorf("no UJP endpoint configured for %s (DENAR_UJP_PRODUCTION_URL)", env)
+	}
+	c, err := gw.Company(ctx, ujp.Identity{EUJPID: r.caller, EDB: taxNumber}, taxNumber)
+	if ujp.IsNotFound(err) {
+		return einvoiceapi.RegistryCompany{}, einvoiceapi.ErrRegistryNotFound
+	}
+	if err != nil {
+		return einvoiceapi.RegistryCompany{}, err
+	}
+	out := einvoiceapi.RegistryCompany{Name: c.Name, Address: einvoiceapi.Address{
+		Street: c.Address.Street, Number: c.Address.Number, City: c.Address.City, Zip: c.Address.Zip,
+	}}
+	if c.VatNumber != nil {
+		out.VATNumber = *c.VatNumber
+	}
+	return out, nil
+}
+
+// newRegistry builds the gateways: sandbox talks to DENAR_UJP_SANDBOX_URL or,
+// when unset, to a simulator inside this process; production talks to
+// DENAR_UJP_PRODUCTION_URL and is unavailable when that is unset.
+func newRegistry(cfg Config, log *slog.Logger) (ujpRegistry, error) {
+	r := ujpRegistry{gateways: map[string]ujp.Gateway{}, caller: cfg.UJPUser}
+	timeout := cfg.UJPRegistryTimeout
+	if cfg.UJPSandboxURL != "" {
+		c, err := ujp.NewClient(ujp.Config{BaseURL: cfg.UJPSandboxURL, Timeout: timeout})
+		if err != nil {
+			return r, fmt.Errorf("DENAR_UJP_SANDBOX_URL: %w", err)
+		}
+		r.gateways[auth.EnvSandbox] = c
+	} else {
+		sim, err := ujpsim.New(ujpsim.Options{Logger: log})
+		if err != nil {
+			return r, fmt.Errorf("in-process UJP simulator: %w", err)
+		}
+		c, err := ujp.NewClient(ujp.Config{BaseURL: "http://ujp-sim.invalid", Timeout: timeout,
+			HTTPClient: &http.Client{Transport: sim.Transport(), Timeout: timeout}})
+		if err != nil {
+			return r, err
+		}
+		r.gateways[auth.EnvSandbox] = c
+	}
+	if cfg.UJPProductionURL != "" {
+		c, err := ujp.NewClient(ujp.Config{BaseURL: cfg.UJPProductionURL, Timeout: timeout})
+		if err != nil {
+			return r, fmt.Errorf("DENAR_UJP_PRODUCTION_URL: %w", err)
+		}
+		r.gateways[auth.EnvProduction] = c
+	}
+	if len(r.gateways) == 0 {
+		return r, errors.New("no UJP gateway")
+	}
+	return r, nil
+}

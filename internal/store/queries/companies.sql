@@ -1,0 +1,37 @@
+-- name: CreateCompany :one
+INSERT INTO companies (id, account_id, name, tax_number, vat_number, external_ref, status, signing_mode,
+                       environment, address, representative_name, representative_email, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(name), sqlc.arg(tax_number), sqlc.arg(vat_number),
+        sqlc.arg(external_ref), sqlc.arg(status), sqlc.arg(signing_mode), sqlc.arg(environment),
+        sqlc.arg(address), sqlc.arg(representative_name), sqlc.arg(representative_email), sqlc.arg(created_at))
+RETURNING *;
+
+-- name: GetCompany :one
+SELECT * FROM companies WHERE id = sqlc.arg(id);
+
+-- name: UpdateCompanySettings :one
+UPDATE companies SET external_ref = sqlc.arg(external_ref), signing_mode = sqlc.arg(signing_mode)
+WHERE id = sqlc.arg(id) RETURNING *;
+
+-- name: SetCompanyAnnualAccount :one
+UPDATE companies SET annual_account_filed_for = sqlc.arg(year) WHERE id = sqlc.arg(id) RETURNING *;
+
+-- name: SetCompanyStatus :exec
+UPDATE companies SET status = sqlc.arg(status) WHERE id = sqlc.arg(id);
+
+-- name: CreateMandate :exec
+INSERT INTO mandates (token_hash, company_id, account_id, created_at, expires_at)
+VALUES (sqlc.arg(token_hash), sqlc.arg(company_id), sqlc.arg(account_id), sqlc.arg(created_at), sqlc.arg(expires_at));
+
+-- name: GetMandate :one
+SELECT * FROM mandates WHERE token_hash = sqlc.arg(token_hash);
+
+-- name: UseMandate :execrows
+UPDATE mandates SET used_at = sqlc.arg(used_at) WHERE token_hash = sqlc.arg(token_hash) AND used_at IS NULL;
+
+-- name: CreateOutboxMail :exec
+INSERT INTO mail_outbox (id, recipient, subject, body, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(recipient), sqlc.arg(subject), sqlc.arg(body), sqlc.arg(created_at));
+
+-- name: ListOutboxMail :many
+SELECT * FROM mail_outbox ORDER BY id;
