@@ -1,0 +1,148 @@
+// Command denar-load measures POST /v1/calculations against a trivial JSON
+// echo handler served through the same plumbing (authentication, request
+// ids, logs, metrics) in the same run, and prints both rates and their
+// ratio. Both run in this process on loopback, with a throwaway SQLite
+// store; the numbers compare like with like on whatever machine runs it.
+//
+//	go run ./cmd/denar-load -duration 5s -workers 8
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/internal/payrollapi"
+	"github.com/denar-mk/denar/internal/store"
+)
+
+const calcBody = `{"grossSalary":"36037","effectiveDate":"2026-01-15","overtimeHours":8,"nightHours":16}`
+
+func main() {
+	duration := flag.Duration("duration", 5*time.Second, "how long each target is loaded (at most 60s)")
+	workers := flag.Int("workers", 8, "concurrent clients")
+	flag.Parse()
+	if *duration > time.Minute {
+		*duration = time.Minute
+	}
+	if err := run(*duration, *workers); err != nil {
+		fmt.Fprintln(os.Stderr, "denar-load:", err)
+		os.Exit(1)
+	}
+}
+
+type echoBody struct {
+	Body map[string]any
+}
+
+func run(d time.Duration, workers int) error {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "denar-load-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	db, err := store.Open(ctx, "sqlite://"+filepath.Join(dir, "load.db"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		return err
+	}
+	a := &auth.Store{DB: db}
+	acct, err := a.CreateAccount(ctx, "load", "sandbox")
+	if err != nil {
+		return err
+	}
+	_, key, err := a.CreateKey(ctx, auth.KeyParams{AccountID: acct.ID, Service: auth.ServicePayroll, Environment: auth.EnvSandbox})
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.DiscardHandler)
+	payroll := payrollapi.New(payrollapi.Deps{DB: db, Auth: a, Log: log})
+	echo := httpx.NewService(httpx.Options{Name: auth.ServicePayroll, Title: "echo", Version: "1", DB: db, Auth: a, Log: log})
+	httpx.Register(echo, huma.Operation{OperationID: "echo", Method: http.MethodPost, Path: "/v1/echo"}, httpx.Spec{},
+		func(_ context.Context, in *echoBody) (*echoBody, error) { return in, nil })
+
+	payrollURL, stop1, err := serve(payroll.Handler())
+	if err != nil {
+		return err
+	}
+	defer stop1()
+	echoURL, stop2, err := serve(echo.Handler())
+	if err != nil {
+		return err
+	}
+	defer stop2()
+
+	fmt.Printf("denar-load: %d workers, %s per target, GOMAXPROCS-bound on this machine\n", workers, d)
+	echoRate, echoErr := load(echoURL+"/v1/echo", key, calcBody, d, workers)
+	calcRate, calcErr := load(payrollURL+"/v1/calculations", key, calcBody, d, workers)
+	fmt.Printf("echo:         %10.0f requests/s (%d errors)\n", echoRate, echoErr)
+	fmt.Printf("calculations: %10.0f requests/s (%d errors)\n", calcRate, calcErr)
+	if echoRate > 0 {
+		fmt.Printf("ratio calculations/echo: %.2f\n", calcRate/echoRate)
+	}
+	if echoErr+calcErr > 0 {
+		return fmt.Errorf("%d requests failed", echoErr+calcErr)
+	}
+	return nil
+}
+
+func serve(h http.Handler) (string, func(), error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return "http://" + l.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+// load sends POSTs from workers clients for d and returns successful
+// requests per second and the count of failures.
+func load(url, key, body string, d time.Duration, workers int) (float64, int64) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}, Timeout: 10 * time.Second}
+	var ok, failed atomic.Int64
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
+				if err != nil {
+					failed.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					ok.Add(1)
+				} else {
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return float64(ok.Load()) / time.Since(start).Seconds(), failed.Load()
+}
