@@ -328,3 +328,30 @@ func TestResultJSON(t *testing.T) {
 		t.Fatalf("encoders differ:\n%s\n%s", fast, slow)
 	}
 }
+
+// TestNetBased (R10): 16 night hours at 135% priced off the net hourly rate.
+// Base month without premiums: net 20,533.20, so 116.6659 per hour; the
+// premium must add 116.6659 × 16 × 35% = 653.33 of net: target 21,186.53,
+// reported 21,187. Priced off the gross instead, the same hours net only
+// 21,152 (gross 30,954.55).
+func TestNetBased(t *testing.T) {
+	t.Parallel()
+	in := payroll.Input{GrossSalary: s("30000"), EffectiveDate: s("2026-11-22"), NightHours: payroll.NewNumber(16)}
+	grossPriced, err := payroll.Calculate(&in, today)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.NetBased = true
+	netPriced, err := payroll.Calculate(&in, today)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grossPriced.SalaryNet != "21152" || netPriced.SalaryNet != "21187" {
+		t.Fatalf("net priced off gross %s (want 21152), off net %s (want 21187)", grossPriced.SalaryNet, netPriced.SalaryNet)
+	}
+	g1, _ := strconv.Atoi(grossPriced.SalaryGross)
+	g2, _ := strconv.Atoi(netPriced.SalaryGross)
+	if g2 <= g1 {
+		t.Fatalf("net-based gross %d not above gross-based %d", g2, g1)
+	}
+}

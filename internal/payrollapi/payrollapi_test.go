@@ -162,3 +162,30 @@ func BenchmarkBatch500(b *testing.B) {
 		}
 	}
 }
+
+// TestWorkedExamplesOverHTTP repeats research §5 through the API.
+func TestWorkedExamplesOverHTTP(t *testing.T) {
+	e := setup(t)
+	tests := []struct{ body, field, want string }{
+		{`{"grossSalary":"36037","effectiveDate":"2026-01-15"}`, "pit", "1501"},
+		{`{"grossSalary":"36037","effectiveDate":"2026-01-15"}`, "salaryNet", "24445"},
+		{`{"grossSalary":"21776","effectiveDate":"2020-06-15"}`, "salaryNet", "14934"},
+		{`{"grossSalary":"26422","effectiveDate":"2022-06-15"}`, "salaryNet", "18000"},
+		{`{"grossSalary":"38507","effectiveDate":"2026-05-15"}`, "salaryNet", "26046"},
+		{`{"grossSalary":"1200000","effectiveDate":"2025-06-15"}`, "salaryNet", "826390"},
+		{`{"grossSalary":"63154","effectiveDate":"2025-06-15"}`, "salaryNet", "41951"},
+		{`{"targetNet":"50000","effectiveDate":"2025-06-15"}`, "salaryGross", "75575"},
+		{`{"targetNet":"26046","effectiveDate":"2026-05-15"}`, "salaryGross", "38507"},
+		{`{"grossSalary":"11111","contractor":true}`, "salaryNet", "10000"},
+	}
+	for _, tt := range tests {
+		status, m, body := e.post(t, "/v1/calculations", tt.body)
+		if status != 200 || m[tt.field] != tt.want {
+			t.Errorf("%s: %s = %v, want %s (%d %s)", tt.body, tt.field, m[tt.field], tt.want, status, body)
+		}
+	}
+	status, m, body := e.post(t, "/v1/calculations", `{"grossSalary":"30000","effectiveDate":"2024-03-01"}`)
+	if status != 422 || !bytes.Contains(body, []byte(`"path":"averageSalary"`)) {
+		t.Fatalf("2024 without averageSalary: %d %v", status, m)
+	}
+}
