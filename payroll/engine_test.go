@@ -355,3 +355,20 @@ func TestNetBased(t *testing.T) {
 		t.Fatalf("net-based gross %d not above gross-based %d", g2, g1)
 	}
 }
+
+// TestPlacementStartsOnHoliday: May 2026 has 19 working days (1 May is a
+// holiday, 24 May a Sunday so Monday 25 May is free). Hired on 25 May, the
+// employee works 26–29 May: 15 working days are uncovered, 120 of 152 hours.
+func TestPlacementStartsOnHoliday(t *testing.T) {
+	t.Parallel()
+	in := payroll.Input{GrossSalary: s("30400"), EffectiveDate: s("2026-05-31"),
+		Period: &payroll.Period{Year: 2026, Month: 5}, Placements: []payroll.Placement{{StartDate: "2026-05-25"}}}
+	r, err := payroll.Calculate(&in, today)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 30,400 × 32 / 152 = 6,400.
+	if r.WorkingHours.String() != "152" || r.AbsentHours.String() != "120" || r.SalaryGross != "6400" {
+		t.Fatalf("fund %s absent %s gross %s", r.WorkingHours, r.AbsentHours, r.SalaryGross)
+	}
+}
