@@ -216,16 +216,16 @@ func (h *handlers) company(ctx context.Context, q *dbq.Queries, id string) (dbq.
 	p := httpx.PrincipalFrom(ctx)
 	r, err := q.GetCompany(ctx, id)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && r.AccountID != p.AccountID) {
-		return dbq.Company{}, httpx.NewProblem(denar.ECodeNotFound, "No company "+id+" in this account.")
+		return dbq.Company{}, problem(denar.ECodeNotFound, "No company "+id+" in this account.")
 	}
 	if err != nil {
 		return dbq.Company{}, fmt.Errorf("load company: %w", err)
 	}
 	if !p.AllowsCompany(id) {
-		return dbq.Company{}, httpx.NewProblem("company_not_allowed", "The credential may not act for company "+id+".")
+		return dbq.Company{}, problem("company_not_allowed", "The credential may not act for company "+id+".")
 	}
 	if r.Environment != p.Environment {
-		return dbq.Company{}, httpx.NewProblem("environment_mismatch",
+		return dbq.Company{}, problem("environment_mismatch",
 			fmt.Sprintf("Company %s belongs to %s; this is a %s credential.", id, r.Environment, p.Environment))
 	}
 	return r, nil
@@ -245,7 +245,7 @@ func (h *handlers) createCompany(ctx context.Context, in *createCompanyInput) (*
 	p := httpx.PrincipalFrom(ctx)
 	b := in.Body
 	if len(p.CompanyIDs) > 0 {
-		return nil, httpx.NewProblem("company_not_allowed", "A credential limited to an allow-list of companies cannot onboard new companies.")
+		return nil, problem("company_not_allowed", "A credential limited to an allow-list of companies cannot onboard new companies.")
 	}
 	var fe denar.FieldErrors
 	if !edbPattern.MatchString(b.TaxNumber) {
@@ -259,7 +259,7 @@ func (h *handlers) createCompany(ctx context.Context, in *createCompanyInput) (*
 		fe.Add("representative.name", "is required")
 	}
 	if len(fe) > 0 {
-		return nil, httpx.NewProblem(denar.ECodeValidation, "The company cannot be created.", fe...)
+		return nil, problem(denar.ECodeValidation, "The company cannot be created.", fe...)
 	}
 	if b.SigningMode == "" {
 		b.SigningMode = "bridge"
@@ -299,7 +299,7 @@ func (h *handlers) createCompany(ctx context.Context, in *createCompanyInput) (*
 
 // lookup runs the registry pre-flight within the configured timeout.
 func (h *handlers) lookup(ctx context.Context, env, taxNumber string) (RegistryCompany, error) {
-	unavailable := httpx.NewProblem("ujp_unavailable", "UJP's registry did not answer in time; nothing was created. Retry with the same Idempotency-Key.")
+	unavailable := problem("ujp_unavailable", "UJP's registry did not answer in time; nothing was created. Retry with the same Idempotency-Key.")
 	if h.deps.Registry == nil {
 		return RegistryCompany{}, unavailable
 	}
@@ -327,7 +327,7 @@ func (h *handlers) lookup(ctx context.Context, env, taxNumber string) (RegistryC
 	}
 	switch {
 	case errors.Is(res.err, ErrRegistryNotFound):
-		return RegistryCompany{}, httpx.NewProblem(denar.ECodeValidation, "UJP's registry does not know this tax number.",
+		return RegistryCompany{}, problem(denar.ECodeValidation, "UJP's registry does not know this tax number.",
 			denar.FieldError{Path: "taxNumber", Message: "not found in UJP's registry"})
 	case res.err != nil:
 		h.deps.Log.WarnContext(ctx, "registry pre-flight failed", "taxNumber", taxNumber, "err", res.err)
@@ -377,4 +377,10 @@ func (h *handlers) setAnnualAccount(ctx context.Context, in *annualAccountInput)
 		return nil, err
 	}
 	return &companyOutput{Body: companyFrom(row, httpx.PrincipalFrom(ctx).ProductionEnabled)}, nil
+}
+
+// problem is an API error with code; returned as *denar.Error so the
+// service fills in the request id and status.
+func problem(code, detail string, fields ...denar.FieldError) error {
+	return &denar.Error{Code: code, Message: detail, Fields: fields}
 }

@@ -158,6 +158,8 @@ var titles = map[string]string{
 	"idempotency_in_progress":  "Request with this idempotency key still in progress",
 	denar.ECodeValidation:      "Validation failed",
 	"rate_limited":             "Too many requests",
+	"environment_mismatch":     "Environment mismatch",
+	"ujp_unavailable":          "UJP unavailable",
 	denar.ECodeNotFound:        "Not found",
 	denar.ECodeInternal:        "Internal error",
 }
