@@ -10,6 +10,7 @@ import (
 
 	"github.com/caarlos0/env/v11"
 
+	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
 )
 
@@ -95,6 +96,11 @@ func LoadConfig() (Config, error) {
 	}
 	if c.MandateTTL < time.Hour {
 		return c, fmt.Errorf("configuration: DENAR_MANDATE_TTL must be at least 1h, not %s", c.MandateTTL)
+	}
+	if c.SMTPURL != "" {
+		if _, err := mail.ParseSMTPURL(c.SMTPURL, c.MailFrom); err != nil {
+			return c, fmt.Errorf("configuration: DENAR_SMTP_URL: %v", err)
+		}
 	}
 	if c.UJPRegistryTimeout <= 0 {
 		return c, fmt.Errorf("configuration: DENAR_UJP_REGISTRY_TIMEOUT must be positive")

@@ -15,6 +15,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/jobs"
+	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/payrollapi"
 	"github.com/denar-mk/denar/internal/store"
 )
@@ -26,7 +27,8 @@ func services(db *store.DB, cfg Config, log *slog.Logger) (payroll, einvoice *ht
 	rl := httpx.RateLimit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}
 	payroll = payrollapi.New(payrollapi.Deps{DB: db, Auth: authStore, Log: log, RateLimit: rl})
 	d := einvoiceapi.Deps{DB: db, Auth: authStore, Log: log, RateLimit: rl,
-		RegistryTimeout: cfg.UJPRegistryTimeout, PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL}
+		RegistryTimeout: cfg.UJPRegistryTimeout, PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
+		Mailer: mail.Outbox{Log: log, SMTP: cfg.SMTPURL != ""}}
 	if db != nil {
 		if reg, err := newRegistry(cfg, log); err != nil {
 			log.Error("UJP registry unavailable; company creation will answer 503", "err", err)
@@ -114,6 +116,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	registerHousekeeping(runner, db, cfg)
 	if err := runner.Start(ctx); err != nil {
 		return fmt.Errorf("job runner: %w", err)
+	}
+
+	if cfg.SMTPURL != "" {
+		sender, err := mail.ParseSMTPURL(cfg.SMTPURL, cfg.MailFrom)
+		if err != nil {
+			return fmt.Errorf("configuration: DENAR_SMTP_URL: %w", err)
+		}
+		go (&mail.Deliverer{DB: db, Sender: sender, Log: log}).Run(ctx)
 	}
 
 	payroll, einvoice := services(db, cfg, log)

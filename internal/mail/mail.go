@@ -25,8 +25,12 @@ type Mailer interface {
 	Send(ctx context.Context, tx *store.Tx, m Message) error
 }
 
-// Outbox stores messages in the mail_outbox table and logs them.
-type Outbox struct{ Log *slog.Logger }
+// Outbox stores messages in the mail_outbox table and logs them. With
+// SMTP configured a Deliverer sends them after the commit.
+type Outbox struct {
+	Log  *slog.Logger
+	SMTP bool
+}
 
 // Send implements Mailer.
 func (o Outbox) Send(ctx context.Context, tx *store.Tx, m Message) error {
@@ -35,7 +39,11 @@ func (o Outbox) Send(ctx context.Context, tx *store.Tx, m Message) error {
 		return err
 	}
 	if o.Log != nil {
-		o.Log.InfoContext(ctx, "mail queued in outbox (no DENAR_SMTP_URL)", "id", id, "to", m.To, "subject", m.Subject)
+		how := "mail kept in the outbox (no DENAR_SMTP_URL)"
+		if o.SMTP {
+			how = "mail queued for SMTP delivery"
+		}
+		o.Log.InfoContext(ctx, how, "id", id, "to", m.To, "subject", m.Subject)
 	}
 	return nil
 }

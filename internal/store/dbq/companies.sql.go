@@ -165,7 +165,7 @@ func (q *Queries) GetMandate(ctx context.Context, tokenHash string) (Mandate, er
 }
 
 const listOutboxMail = `-- name: ListOutboxMail :many
-SELECT id, recipient, subject, body, created_at FROM mail_outbox ORDER BY id
+SELECT id, recipient, subject, body, created_at, sent_at FROM mail_outbox ORDER BY id
 `
 
 func (q *Queries) ListOutboxMail(ctx context.Context) ([]MailOutbox, error) {
@@ -183,6 +183,7 @@ func (q *Queries) ListOutboxMail(ctx context.Context) ([]MailOutbox, error) {
 			&i.Subject,
 			&i.Body,
 			&i.CreatedAt,
+			&i.SentAt,
 		); err != nil {
 			return nil, err
 		}
@@ -195,6 +196,54 @@ func (q *Queries) ListOutboxMail(ctx context.Context) ([]MailOutbox, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const listUnsentMail = `-- name: ListUnsentMail :many
+SELECT id, recipient, subject, body, created_at, sent_at FROM mail_outbox WHERE sent_at IS NULL ORDER BY id LIMIT CAST($1 AS BIGINT)
+`
+
+func (q *Queries) ListUnsentMail(ctx context.Context, lim int64) ([]MailOutbox, error) {
+	rows, err := q.db.QueryContext(ctx, listUnsentMail, lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MailOutbox{}
+	for rows.Next() {
+		var i MailOutbox
+		if err := rows.Scan(
+			&i.ID,
+			&i.Recipient,
+			&i.Subject,
+			&i.Body,
+			&i.CreatedAt,
+			&i.SentAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const markMailSent = `-- name: MarkMailSent :exec
+UPDATE mail_outbox SET sent_at = $1 WHERE id = $2
+`
+
+type MarkMailSentParams struct {
+	SentAt sql.NullTime
+	ID     string
+}
+
+func (q *Queries) MarkMailSent(ctx context.Context, arg MarkMailSentParams) error {
+	_, err := q.db.ExecContext(ctx, markMailSent, arg.SentAt, arg.ID)
+	return err
 }
 
 const setCompanyAnnualAccount = `-- name: SetCompanyAnnualAccount :one

@@ -88,6 +88,7 @@ type MailOutbox struct {
 	Subject   string
 	Body      string
 	CreatedAt time.Time
+	SentAt    sql.NullTime
 }
 
 type Mandate struct {

@@ -35,3 +35,9 @@ VALUES (sqlc.arg(id), sqlc.arg(recipient), sqlc.arg(subject), sqlc.arg(body), sq
 
 -- name: ListOutboxMail :many
 SELECT * FROM mail_outbox ORDER BY id;
+
+-- name: ListUnsentMail :many
+SELECT * FROM mail_outbox WHERE sent_at IS NULL ORDER BY id LIMIT CAST(sqlc.arg(lim) AS BIGINT);
+
+-- name: MarkMailSent :exec
+UPDATE mail_outbox SET sent_at = sqlc.arg(sent_at) WHERE id = sqlc.arg(id);

@@ -54,8 +54,11 @@ CREATE TABLE mail_outbox (
     recipient    TEXT NOT NULL,
     subject      TEXT NOT NULL,
     body         TEXT NOT NULL,
-    created_at   TIMESTAMPTZ NOT NULL
+    created_at   TIMESTAMPTZ NOT NULL,
+    -- Set when SMTP accepted the message; NULL rows are still to deliver.
+    sent_at      TIMESTAMPTZ
 );
+CREATE INDEX mail_outbox_unsent ON mail_outbox(sent_at, id);
 
 -- +goose Down
 DROP TABLE mail_outbox;
