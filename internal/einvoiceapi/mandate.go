@@ -162,7 +162,12 @@ func (h *handlers) mandatePage(w http.ResponseWriter, r *http.Request) {
 // framed, and a cross-site Origin is refused as well.
 func (h *handlers) mandateAccept(w http.ResponseWriter, r *http.Request) {
 	if o := r.Header.Get("Origin"); o != "" && o != "null" {
-		if u, err := url.Parse(o); err != nil || u.Host != r.Host {
+		// Behind a proxy the public host may differ from the one we see.
+		public := ""
+		if pu, err := url.Parse(h.deps.PublicURL); err == nil {
+			public = pu.Host
+		}
+		if u, err := url.Parse(o); err != nil || (u.Host != r.Host && u.Host != public) {
 			pageHeaders(w)
 			w.WriteHeader(http.StatusForbidden)
 			_ = mandatePage.Execute(w, mandateView{State: "forbidden"})
