@@ -1,0 +1,203 @@
+// Package einvoice is the pure domain of issued e-invoices: the public
+// status enum and its allowed moves, the mapping from UJP's document status
+// codes, and the rules around storno, correction, closed periods and the
+// buyer's decision deadline. It knows no HTTP and no database; the document
+// format, totals and codebooks live in einvoice/ujpdoc.
+package einvoice
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
+)
+
+// Status is the public status of an e-invoice (spec, "States and
+// transitions").
+type Status string
+
+// The public statuses. The last seven mirror UJP document statuses; the
+// others are ours, before or around a submission.
+const (
+	Validating        Status = "validating"
+	Invalid           Status = "invalid"
+	AwaitingSignature Status = "awaiting_signature"
+	Queued            Status = "queued"
+	Submitting        Status = "submitting"
+	Held              Status = "held"
+	Delivered         Status = "delivered"
+	Accepted          Status = "accepted"
+	AutoAccepted      Status = "auto_accepted"
+	Rejected          Status = "rejected"
+	CancelledByStorno Status = "cancelled_by_storno"
+	Corrected         Status = "corrected"
+	Registered        Status = "registered"
+	DraftAtUJP        Status = "draft_at_ujp"
+	Failed            Status = "failed"
+)
+
+// Statuses lists every public status in the spec's order; used to validate
+// the status filter and to document the enum.
+var Statuses = []Status{Validating, Invalid, AwaitingSignature, Queued, Submitting, Held,
+	Delivered, Accepted, AutoAccepted, Rejected, CancelledByStorno, Corrected, Registered, DraftAtUJP, Failed}
+
+// Valid reports whether s is one of Statuses.
+func (s Status) Valid() bool {
+	for _, v := range Statuses {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Terminal reports whether no further move can leave s. Delivered and the
+// buyer's decisions are not terminal: a storno or correction can still
+// supersede them.
+func (s Status) Terminal() bool {
+	switch s {
+	case Invalid, Failed, Rejected, CancelledByStorno, Corrected:
+		return true
+	}
+	return false
+}
+
+// moves is the table of allowed transitions. It is wider than the spec's
+// table where the spec says "from-states other than those stated: not
+// shown": a held document goes back through queued, and UJP may report 00
+// or 10 for a document we sent, which we show as it is.
+var moves = map[Status][]Status{
+	Validating:        {Invalid, AwaitingSignature, Queued, Failed},
+	AwaitingSignature: {Queued, Invalid, Failed},
+	Queued:            {Submitting, Held, Failed},
+	Submitting:        {Delivered, Held, Failed, Queued, Registered, DraftAtUJP},
+	Held:              {Queued, Submitting, Failed},
+	DraftAtUJP:        {Delivered, Registered, Failed},
+	Registered:        {Delivered, Accepted, AutoAccepted, Rejected, CancelledByStorno, Corrected},
+	Delivered:         {Accepted, AutoAccepted, Rejected, CancelledByStorno, Corrected},
+	Accepted:          {CancelledByStorno, Corrected},
+	AutoAccepted:      {CancelledByStorno, Corrected},
+}
+
+// CanMove reports whether from → to is an allowed move.
+func CanMove(from, to Status) bool {
+	for _, s := range moves[from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+// Move checks from → to and returns a conflict error naming both when the
+// move is not allowed; callers write history and event only after it passes.
+func Move(from, to Status) error {
+	if !CanMove(from, to) {
+		return &denar.Error{Code: denar.ECodeConflict, Message: fmt.Sprintf("an e-invoice in status %s cannot move to %s", from, to)}
+	}
+	return nil
+}
+
+// FromUJP maps a UJP document status code (the document-statuses codebook)
+// to the public status. Codes UJP may add later map to ok=false so the
+// caller keeps the current status and logs the code instead of guessing.
+func FromUJP(code string) (Status, bool) {
+	switch code {
+	case "00":
+		return DraftAtUJP, true
+	case "01":
+		return Delivered, true
+	case "03":
+		return Accepted, true
+	case "04":
+		return AutoAccepted, true
+	case "05":
+		return Rejected, true
+	case "07":
+		return CancelledByStorno, true
+	case "09":
+		return Corrected, true
+	case "10":
+		return Registered, true
+	}
+	return "", false
+}
+
+// StornoAllowed reports whether an e-invoice in status s can be voided:
+// only once UJP holds it and the buyer has not rejected it.
+func StornoAllowed(s Status) bool {
+	return s == Delivered || s == Accepted || s == AutoAccepted
+}
+
+// CorrectionAllowed reports whether an e-invoice in status s can be
+// corrected: the same states as storno, since a correction replaces a
+// document UJP holds.
+func CorrectionAllowed(s Status) bool { return StornoAllowed(s) }
+
+// Storno is the request body of POST /v1/einvoices/{id}/storno.
+type Storno struct {
+	Reason  string  `json:"reason"`  // void-reasons codebook, S-x
+	Comment *string `json:"comment"` // free text, up to 500 characters
+}
+
+// Validate checks the reason against the void-reasons codebook.
+func (s Storno) Validate(cb *ujpdoc.Codebooks) error {
+	var fe denar.FieldErrors
+	switch {
+	case s.Reason == "":
+		fe.AddCodebook("reason", ujpdoc.CBVoidReasons, "is required")
+	default:
+		if _, ok := cb.Lookup(ujpdoc.CBVoidReasons, s.Reason); !ok {
+			fe.AddCodebook("reason", ujpdoc.CBVoidReasons, "%q is not a void reason", s.Reason)
+		}
+	}
+	if s.Comment != nil && len([]rune(*s.Comment)) > 500 {
+		fe.Add("comment", "is longer than 500 characters")
+	}
+	return fe.Err()
+}
+
+// CheckCorrectionReason checks a correction reason (C0x) against the
+// correction-reason codebook; path is where it sits in the request.
+func CheckCorrectionReason(path, reason string, cb *ujpdoc.Codebooks) *denar.FieldError {
+	if reason == "" {
+		return &denar.FieldError{Path: path, Message: "is required", Codebook: ujpdoc.CBCorrectionReasons}
+	}
+	if _, ok := cb.Lookup(ujpdoc.CBCorrectionReasons, reason); !ok {
+		return &denar.FieldError{Path: path, Message: fmt.Sprintf("%q is not a correction reason", reason), Codebook: ujpdoc.CBCorrectionReasons}
+	}
+	return nil
+}
+
+// PeriodClosed returns a period_closed error when the company has filed its
+// annual account for the year of issueDate (YYYY-MM-DD): a storno or
+// correction dated into a closed year would change filed figures.
+// filedYears are the years whose annual account is filed.
+func PeriodClosed(issueDate string, filedYears []int) error {
+	d, err := time.Parse(time.DateOnly, issueDate)
+	if err != nil {
+		return fmt.Errorf("period check: issue date %q: %w", issueDate, err)
+	}
+	for _, y := range filedYears {
+		if y == d.Year() {
+			return &denar.Error{Code: "period_closed", Message: fmt.Sprintf("the annual account for %d is filed; documents of that year can no longer be voided or corrected", y)}
+		}
+	}
+	return nil
+}
+
+// DecideBy is the buyer's decision deadline for a document whose
+// transaction (turnover) date is txDate: the 10th of the following month,
+// inclusive (research §1.8). Silence past it is auto-acceptance.
+func DecideBy(txDate time.Time) time.Time {
+	y, m, _ := txDate.Date()
+	return time.Date(y, m+1, 10, 0, 0, 0, 0, time.UTC)
+}
+
+// DaysLeft is the number of whole days from today until decideBy,
+// counting decideBy itself as still open (0 on the day, negative after).
+func DaysLeft(today, decideBy time.Time) int {
+	t := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)
+	return int(decideBy.Sub(t).Hours() / 24)
+}
