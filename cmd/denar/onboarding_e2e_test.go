@@ -164,6 +164,8 @@ func TestOnboardingEndToEnd(t *testing.T) {
 			_ = json.Unmarshal([]byte(runAdminCmd(t, s.env, "account", "create", "--name", "Друго биро", "--json")), &other)
 			var ok struct{ ID, Key string }
 			_ = json.Unmarshal([]byte(runAdminCmd(t, s.env, "key", "create", "--account", other.ID, "--service", "einvoice", "--env", "sandbox", "--json")), &ok)
+			var otherProd struct{ ID, Key string }
+			_ = json.Unmarshal([]byte(runAdminCmd(t, s.env, "key", "create", "--account", other.ID, "--service", "einvoice", "--env", "production", "--json")), &otherProd)
 			r2 := post(ok.Key, body("4030000000003"))
 			var otherCo map[string]any
 			_ = json.Unmarshal(r2.body, &otherCo)
@@ -192,6 +194,7 @@ func TestOnboardingEndToEnd(t *testing.T) {
 				{"other account", "GET", "/v1/companies/" + id, ok.Key, "", nil, 404, "not_found"},
 				{"other account's allow-listed key", "GET", "/v1/companies/" + id, limited, "", nil, 404, "not_found"},
 				{"allow-listed key onboarding", "POST", "/v1/companies", limited, body("4030000000001"), map[string]string{"Idempotency-Key": "e3"}, 403, "company_not_allowed"},
+				{"production key without a production plan", "GET", "/v1/companies", otherProd.Key, "", nil, 403, "production_not_enabled"},
 				{"patch other field", "PATCH", "/v1/companies/" + id, token, `{"taxNumber":"4030000000002"}`, nil, 422, "validation_failed"},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
