@@ -50,6 +50,7 @@ func New(d Deps) *httpx.Service {
 	h.registerCompanies(s)
 	h.registerOAuth(s.Mux, s.API)
 	h.registerMandates(s.Mux)
+	h.registerSigning(s)
 	return s
 }
 

@@ -17,6 +17,15 @@ type Account struct {
 	CreatedAt         time.Time
 }
 
+type AgentPairingCode struct {
+	CodeHash    string
+	AccountID   string
+	Environment string
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+	UsedAt      sql.NullTime
+}
+
 type ApiKey struct {
 	ID          string
 	AccountID   string
@@ -117,4 +126,56 @@ type OauthToken struct {
 	Scopes    string
 	CreatedAt time.Time
 	ExpiresAt time.Time
+}
+
+type SigningAgent struct {
+	ID          string
+	AccountID   string
+	Environment string
+	Name        string
+	SecretHash  string
+	CreatedAt   time.Time
+	LastSeenAt  sql.NullTime
+	RevokedAt   sql.NullTime
+}
+
+type SigningCertificate struct {
+	ID        string
+	AgentID   string
+	CompanyID string
+	Der       string
+	Serial    string
+	Subject   string
+	NotBefore time.Time
+	NotAfter  time.Time
+	CreatedAt time.Time
+}
+
+type SigningEvent struct {
+	ID        string
+	AccountID string
+	Type      string
+	ObjectID  string
+	CreatedAt time.Time
+}
+
+type SigningRequest struct {
+	ID              string
+	AccountID       string
+	CompanyID       string
+	CertificateID   string
+	Purpose         string
+	State           string
+	ProtectedHeader string
+	Payload         string
+	LinkType        string
+	LinkID          string
+	ClaimedBy       string
+	Jws             string
+	RefusalReason   string
+	RefusalMessage  string
+	ReplacedBy      string
+	ExpiresAt       time.Time
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }

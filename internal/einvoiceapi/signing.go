@@ -1,0 +1,205 @@
+package einvoiceapi
+
+// Signing requests: what other server code (e-invoices, decisions, UJP
+// reads) calls to get something signed by the customer's agent, and what it
+// learns back. The HTTP side is in agents.go and signing_http.go.
+
+import (
+	"context"
+	"crypto/x509"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/einvoice/jwsverify"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+)
+
+// Purposes of a signing request. UJP wants signatures on reads too, so an
+// agent can sign queries without asking a person.
+const (
+	PurposeDocument = "document"
+	PurposeDecision = "decision"
+	PurposeQuery    = "query"
+)
+
+// States of a signing request.
+const (
+	StatePending   = "pending"
+	StateClaimed   = "claimed"
+	StateSigned    = "signed"
+	StateRefused   = "refused"
+	StateExpired   = "expired"
+	signingTTL     = 15 * time.Minute
+	agentOnlineTTL = 90 * time.Second
+)
+
+// SigningLink names the object a signing request belongs to.
+type SigningLink struct {
+	Type string `json:"type" doc:"What the request signs for, e.g. einvoice, decision, query."`
+	ID   string `json:"id" doc:"Id of that object."`
+}
+
+// SigningRequest is the public form of a signing request.
+type SigningRequest struct {
+	ID              string            `json:"id" doc:"Prefix sgr_."`
+	Object          string            `json:"object" enum:"signing_request"`
+	CompanyID       string            `json:"companyId"`
+	Purpose         string            `json:"purpose" enum:"document,decision,query"`
+	State           string            `json:"state" enum:"pending,claimed,signed,refused,expired"`
+	ProtectedHeader string            `json:"protectedHeader" doc:"base64url of the exact JWS protected header JSON to sign with ({\"alg\":\"RS256\",\"x5c\":[…]}); use it verbatim."`
+	Payload         string            `json:"payload" doc:"base64url of the bytes to sign; use it verbatim as the JWS payload."`
+	SigningInput    string            `json:"signingInput" doc:"protectedHeader + '.' + payload: the ASCII bytes RS256 signs."`
+	ExpiresAt       time.Time         `json:"expiresAt" doc:"After this a signature is refused with 410 signature_expired and a new request is issued."`
+	ClaimedBy       *string           `json:"claimedBy" doc:"Agent id (or API key id for inline signing) that claimed it."`
+	JWS             *string           `json:"jws" doc:"The verified compact JWS once signed."`
+	Refusal         *SigningRefusal   `json:"refusal"`
+	ReplacedBy      *string           `json:"replacedBy" doc:"The request issued in place of this expired one."`
+	Links           map[string]string `json:"links" doc:"The object this request belongs to, by type."`
+	CreatedAt       time.Time         `json:"createdAt"`
+	UpdatedAt       time.Time         `json:"updatedAt"`
+}
+
+// SigningRefusal is why an agent declined.
+type SigningRefusal struct {
+	Reason  string `json:"reason" enum:"user_declined,policy,token_missing,pin_locked,payload_invalid"`
+	Message string `json:"message"`
+}
+
+func signingRequestFrom(r dbq.SigningRequest) SigningRequest {
+	out := SigningRequest{
+		ID: r.ID, Object: "signing_request", CompanyID: r.CompanyID, Purpose: r.Purpose, State: r.State,
+		ProtectedHeader: r.ProtectedHeader, Payload: r.Payload, SigningInput: r.ProtectedHeader + "." + r.Payload,
+		ExpiresAt: r.ExpiresAt.UTC(), Links: map[string]string{r.LinkType: r.LinkID},
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}
+	if r.ClaimedBy != "" {
+		out.ClaimedBy = &r.ClaimedBy
+	}
+	if r.Jws != "" {
+		out.JWS = &r.Jws
+	}
+	if r.RefusalReason != "" {
+		out.Refusal = &SigningRefusal{Reason: r.RefusalReason, Message: r.RefusalMessage}
+	}
+	if r.ReplacedBy != "" {
+		out.ReplacedBy = &r.ReplacedBy
+	}
+	return out
+}
+
+// ErrNoSigner is returned by RequestSignature when the company has no valid
+// certificate registered.
+var ErrNoSigner = denar.Errorf("signer_not_ready", "The company has no valid signing certificate; pair an agent and register one.")
+
+// RequestSignature creates a pending signing request for companyID inside
+// the caller's transaction: payload is the exact bytes to be signed (for an
+// e-invoice, the UJP document JSON), link the object it belongs to. The
+// protected header carries the company's current certificate in x5c. When
+// the request is signed, the handler registered with OnSigned for
+// link.Type runs in the same transaction that records the signature.
+func RequestSignature(ctx context.Context, tx *store.Tx, companyID, purpose string, payload []byte, link SigningLink) (SigningRequest, error) {
+	switch purpose {
+	case PurposeDocument, PurposeDecision, PurposeQuery:
+	default:
+		return SigningRequest{}, fmt.Errorf("signing: unknown purpose %q", purpose)
+	}
+	company, err := tx.GetCompany(ctx, companyID)
+	if err != nil {
+		return SigningRequest{}, fmt.Errorf("signing: company %s: %w", companyID, err)
+	}
+	cert, err := tx.CurrentSigningCertificate(ctx, dbq.CurrentSigningCertificateParams{CompanyID: companyID, Now: tx.Now})
+	if errors.Is(err, sql.ErrNoRows) {
+		return SigningRequest{}, ErrNoSigner
+	}
+	if err != nil {
+		return SigningRequest{}, fmt.Errorf("signing: certificate of %s: %w", companyID, err)
+	}
+	return createRequest(ctx, tx, company.AccountID, cert, purpose, jwsverify.B64(payload), link)
+}
+
+func createRequest(ctx context.Context, tx *store.Tx, account string, cert dbq.SigningCertificate, purpose, payloadB64 string, link SigningLink) (SigningRequest, error) {
+	parsed, err := parseStoredCert(cert)
+	if err != nil {
+		return SigningRequest{}, err
+	}
+	header, err := jwsverify.ProtectedHeader(parsed)
+	if err != nil {
+		return SigningRequest{}, err
+	}
+	row, err := tx.CreateSigningRequest(ctx, dbq.CreateSigningRequestParams{
+		ID: denar.NewID("sgr"), AccountID: account, CompanyID: cert.CompanyID, CertificateID: cert.ID,
+		Purpose: purpose, ProtectedHeader: jwsverify.B64(header), Payload: payloadB64,
+		LinkType: link.Type, LinkID: link.ID, ExpiresAt: tx.Now.Add(signingTTL), CreatedAt: tx.Now,
+	})
+	if err != nil {
+		return SigningRequest{}, fmt.Errorf("signing: create request: %w", err)
+	}
+	return signingRequestFrom(row), nil
+}
+
+func parseStoredCert(c dbq.SigningCertificate) (*x509.Certificate, error) {
+	der, err := base64.StdEncoding.DecodeString(c.Der)
+	if err != nil {
+		return nil, fmt.Errorf("signing: stored certificate %s: %w", c.ID, err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, fmt.Errorf("signing: stored certificate %s: %w", c.ID, err)
+	}
+	return cert, nil
+}
+
+// GetSigningRequest returns a signing request by id; once its State is
+// StateSigned, JWS holds the verified compact JWS.
+func GetSigningRequest(ctx context.Context, q *dbq.Queries, id string) (SigningRequest, error) {
+	r, err := q.GetSigningRequest(ctx, id)
+	if err != nil {
+		return SigningRequest{}, fmt.Errorf("signing: request %s: %w", id, err)
+	}
+	return signingRequestFrom(r), nil
+}
+
+// SignedFunc is told, inside the transaction that records it, that a
+// request was signed. Returning an error rolls the signature back (the agent
+// sees 500 and may resubmit).
+type SignedFunc func(ctx context.Context, tx *store.Tx, r SigningRequest) error
+
+var (
+	signedMu       sync.RWMutex
+	signedHandlers = map[string]SignedFunc{}
+)
+
+// OnSigned registers fn for requests whose link type is linkType (one per
+// type; call it from an init or from New's caller before serving). Expired
+// requests are replaced with a new request with the same link, so fn sees
+// the replacement's id, not the original's.
+func OnSigned(linkType string, fn SignedFunc) {
+	signedMu.Lock()
+	defer signedMu.Unlock()
+	signedHandlers[linkType] = fn
+}
+
+func signedHandler(linkType string) SignedFunc {
+	signedMu.RLock()
+	defer signedMu.RUnlock()
+	return signedHandlers[linkType]
+}
+
+// SignerReady reports whether companyID has a valid certificate whose agent
+// was reachable within the last 90 seconds (an open WebSocket or long-poll
+// refreshes it). The company code shows it as environments.*.signerReady.
+func SignerReady(ctx context.Context, q *dbq.Queries, companyID string, now time.Time) (bool, error) {
+	n, err := q.CompanySignerReady(ctx, dbq.CompanySignerReadyParams{
+		CompanyID: companyID, Now: now, SeenAfter: sql.NullTime{Time: now.Add(-agentOnlineTTL), Valid: true},
+	})
+	if err != nil {
+		return false, fmt.Errorf("signing: signer of %s: %w", companyID, err)
+	}
+	return n > 0, nil
+}

@@ -1,0 +1,85 @@
+-- name: CreatePairingCode :exec
+INSERT INTO agent_pairing_codes (code_hash, account_id, environment, created_at, expires_at)
+VALUES (sqlc.arg(code_hash), sqlc.arg(account_id), sqlc.arg(environment), sqlc.arg(created_at), sqlc.arg(expires_at));
+
+-- name: UsePairingCode :one
+UPDATE agent_pairing_codes SET used_at = sqlc.arg(now)
+WHERE code_hash = sqlc.arg(code_hash) AND used_at IS NULL AND expires_at > sqlc.arg(now)
+RETURNING *;
+
+-- name: CreateSigningAgent :one
+INSERT INTO signing_agents (id, account_id, environment, name, secret_hash, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(environment), sqlc.arg(name), sqlc.arg(secret_hash), sqlc.arg(created_at))
+RETURNING *;
+
+-- name: GetSigningAgent :one
+SELECT * FROM signing_agents WHERE id = sqlc.arg(id);
+
+-- name: TouchSigningAgent :exec
+UPDATE signing_agents SET last_seen_at = sqlc.arg(now) WHERE id = sqlc.arg(id);
+
+-- name: CreateSigningCertificate :one
+INSERT INTO signing_certificates (id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(agent_id), sqlc.arg(company_id), sqlc.arg(der), sqlc.arg(serial), sqlc.arg(subject),
+        sqlc.arg(not_before), sqlc.arg(not_after), sqlc.arg(created_at))
+RETURNING *;
+
+-- name: CurrentSigningCertificate :one
+-- The newest certificate of a company valid at now.
+SELECT * FROM signing_certificates
+WHERE company_id = sqlc.arg(company_id) AND not_before <= sqlc.arg(now) AND not_after > sqlc.arg(now)
+ORDER BY created_at DESC, id DESC LIMIT 1;
+
+-- name: GetSigningCertificate :one
+SELECT * FROM signing_certificates WHERE id = sqlc.arg(id);
+
+-- name: CompanySignerReady :one
+-- A valid certificate whose agent is not revoked and was seen since seen_after.
+SELECT COUNT(*) FROM signing_certificates c JOIN signing_agents a ON a.id = c.agent_id
+WHERE c.company_id = sqlc.arg(company_id) AND c.not_before <= sqlc.arg(now) AND c.not_after > sqlc.arg(now)
+  AND a.revoked_at IS NULL AND a.last_seen_at >= sqlc.arg(seen_after);
+
+-- name: CreateSigningRequest :one
+INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
+                              link_type, link_id, expires_at, created_at, updated_at)
+VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(certificate_id), sqlc.arg(purpose), 'pending',
+        sqlc.arg(protected_header), sqlc.arg(payload), sqlc.arg(link_type), sqlc.arg(link_id),
+        sqlc.arg(expires_at), sqlc.arg(created_at), sqlc.arg(created_at))
+RETURNING *;
+
+-- name: GetSigningRequest :one
+SELECT * FROM signing_requests WHERE id = sqlc.arg(id);
+
+-- name: ListSigningRequests :many
+SELECT * FROM signing_requests
+WHERE account_id = sqlc.arg(account_id)
+  AND (CAST(sqlc.arg(state) AS TEXT) = '' OR state = CAST(sqlc.arg(state) AS TEXT))
+  AND (CAST(sqlc.arg(company_id) AS TEXT) = '' OR company_id = CAST(sqlc.arg(company_id) AS TEXT))
+  AND id > sqlc.arg(after_id)
+ORDER BY id LIMIT sqlc.arg(lim);
+
+-- name: ListAgentPendingRequests :many
+-- Requests an agent may sign: pending ones of companies whose certificate
+-- it registered, plus those it claimed and has not finished.
+SELECT r.* FROM signing_requests r JOIN signing_certificates c ON c.id = r.certificate_id
+WHERE c.agent_id = sqlc.arg(agent_id) AND r.expires_at > sqlc.arg(now)
+  AND (r.state = 'pending' OR (r.state = 'claimed' AND r.claimed_by = sqlc.arg(agent_id)))
+ORDER BY r.id LIMIT 50;
+
+-- name: ClaimSigningRequest :execrows
+UPDATE signing_requests SET state = 'claimed', claimed_by = sqlc.arg(claimed_by), updated_at = sqlc.arg(now)
+WHERE id = sqlc.arg(id) AND state = 'pending';
+
+-- name: FinishSigningRequest :execrows
+-- Moves a pending or claimed request to signed/refused/expired exactly once;
+-- the state guard is what makes a second signature impossible.
+UPDATE signing_requests SET state = sqlc.arg(state), jws = sqlc.arg(jws), refusal_reason = sqlc.arg(refusal_reason),
+    refusal_message = sqlc.arg(refusal_message), replaced_by = sqlc.arg(replaced_by), updated_at = sqlc.arg(now)
+WHERE id = sqlc.arg(id) AND state IN ('pending', 'claimed');
+
+-- name: CreateSigningEvent :exec
+INSERT INTO signing_events (id, account_id, type, object_id, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(type), sqlc.arg(object_id), sqlc.arg(created_at));
+
+-- name: ListSigningEvents :many
+SELECT * FROM signing_events WHERE account_id = sqlc.arg(account_id) ORDER BY id;
