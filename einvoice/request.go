@@ -1,0 +1,470 @@
+package einvoice
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/shopspring/decimal"
+)
+
+// Request is the body of POST /v1/einvoices and, with Correction, of
+// POST /v1/einvoices/{id}/correction: our own JSON, from which Build makes
+// UJP's document. The seller is not in it: it is the company the request
+// is scoped to, filled from its registry data.
+type Request struct {
+	// DocumentType is a code of the document-types codebook; "100"
+	// (invoice) when empty.
+	DocumentType string `json:"documentType,omitempty"`
+	// Number is the issuer's own document number (UJP docNumber), required.
+	Number string `json:"number"`
+	// IssueDate (docDate) and SupplyDate (docTurnoverDate, the transaction
+	// date; IssueDate when null) are YYYY-MM-DD.
+	IssueDate  string  `json:"issueDate"`
+	SupplyDate *string `json:"supplyDate,omitempty"`
+	// ClientReference is the caller's idempotency handle, unique per
+	// company: the same body again returns the existing e-invoice.
+	ClientReference *string     `json:"clientReference,omitempty"`
+	Notes           *string     `json:"notes,omitempty"`
+	Buyer           Party       `json:"buyer"`
+	Sender          *Party      `json:"sender,omitempty"`
+	References      []Reference `json:"references"`
+	Payment         Payment     `json:"payment"`
+	Lines           []Line      `json:"lines"`
+	Advance         *Advance    `json:"advance,omitempty"`
+	ExpectedTotals  *Totals     `json:"expectedTotals,omitempty"`
+	// Correction is set only on the correction endpoint.
+	Correction *CorrectionReason `json:"correction,omitempty"`
+}
+
+// CorrectionReason is the reason of a correction (correction-reason
+// codebook, C0x).
+type CorrectionReason struct {
+	Reason  string  `json:"reason"`
+	Comment *string `json:"comment,omitempty"`
+}
+
+// Party is the spec's party object. Country is a countries codebook code,
+// "MK" when empty; TaxNumber (ЕДБ) is required for MK parties.
+type Party struct {
+	Country          string  `json:"country,omitempty"`
+	TaxNumber        string  `json:"taxNumber"`
+	ForeignTaxNumber *string `json:"foreignTaxNumber,omitempty"`
+	VatNumber        *string `json:"vatNumber,omitempty"`
+	Name             string  `json:"name"`
+	Address          Address `json:"address"`
+	SubsidiaryCode   *string `json:"subsidiaryCode,omitempty"`
+	SubsidiaryName   *string `json:"subsidiaryName,omitempty"`
+	Contact          *string `json:"contact,omitempty"`
+	Email            *string `json:"email,omitempty"`
+}
+
+// Address of a party; each part may be null.
+type Address struct {
+	Street     *string `json:"street"`
+	Number     *string `json:"number"`
+	PostalCode *string `json:"postalCode"`
+	City       *string `json:"city"`
+}
+
+// Reference is a related document: Type from the ref-document-types
+// codebook (SYS is reserved for storno and correction).
+type Reference struct {
+	Type   string  `json:"type"`
+	Number string  `json:"number"`
+	Date   *string `json:"date,omitempty"`
+}
+
+// Payment terms and currency. ExchangeRate (denars per unit, decimal
+// string) and ExchangeRateDate are required for a currency other than MKD.
+type Payment struct {
+	TypeCode         string  `json:"typeCode"`
+	DueDate          *string `json:"dueDate,omitempty"`
+	DueDays          *int    `json:"dueDays,omitempty"`
+	Terms            *string `json:"terms,omitempty"`
+	Note             *string `json:"note,omitempty"`
+	Currency         string  `json:"currency"`
+	ExchangeRate     *string `json:"exchangeRate,omitempty"`
+	ExchangeRateDate *string `json:"exchangeRateDate,omitempty"`
+}
+
+// Line is one item. Quantity, UnitPrice (without VAT), UnitDiscount (per
+// unit, default 0) and VatPercent are decimal strings; VatPercent picks the
+// tax group (18 → DDV-A, 5 → DDV-B, 10 → DDV-V, 0 → DDV-G).
+type Line struct {
+	Sku             *string `json:"sku,omitempty"`
+	Description     string  `json:"description"`
+	Unit            *string `json:"unit,omitempty"`
+	Quantity        string  `json:"quantity"`
+	UnitPrice       string  `json:"unitPrice"`
+	UnitDiscount    string  `json:"unitDiscount,omitempty"`
+	VatPercent      string  `json:"vatPercent"`
+	TaxIndicator    string  `json:"taxIndicator"`
+	DomesticProduct *bool   `json:"domesticProduct,omitempty"`
+}
+
+// Advance is an advance already paid and invoiced, deducted from the
+// amount to pay.
+type Advance struct {
+	Amount      string  `json:"amount"`
+	Date        *string `json:"date,omitempty"`
+	Description *string `json:"description,omitempty"`
+}
+
+// Totals are the document totals in the document currency, as decimal
+// strings at two decimals; the shape of both expectedTotals and the
+// e-invoice's totals.
+type Totals struct {
+	Net      string `json:"net"`
+	Vat      string `json:"vat"`
+	Gross    string `json:"gross"`
+	Currency string `json:"currency"`
+}
+
+// MaxLines bounds the lines of one request (spec, Limits).
+const MaxLines = 1000
+
+// Decode parses a request body strictly: unknown fields, trailing data and
+// wrong types are a validation_failed error, never a panic.
+func Decode(r io.Reader) (*Request, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var req Request
+	if err := dec.Decode(&req); err != nil {
+		return nil, decodeErr(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, (&denar.FieldErrors{{Path: "", Message: "trailing data after the JSON object"}}).Err()
+	}
+	return &req, nil
+}
+
+func decodeErr(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return denar.FieldErrors{{Path: te.Field, Message: fmt.Sprintf("must be %s", te.Type)}}.Err()
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return denar.FieldErrors{{Path: strings.Trim(f, `"`), Message: "is not a field of this request"}}.Err()
+	}
+	return denar.FieldErrors{{Path: "", Message: "is not valid JSON: " + msg}}.Err()
+}
+
+// Fingerprint is a digest-ready canonical form of the request: the body
+// re-encoded from the parsed struct, so whitespace and key order do not
+// make the same request look different under one clientReference.
+func (r *Request) Fingerprint() []byte {
+	b, _ := json.Marshal(r)
+	return b
+}
+
+// Build validates the request and makes UJP's document: seller from the
+// company, docID the stable id of this e-invoice (the same on every
+// submission attempt, so UJP refuses a second copy), totals by ujpdoc's
+// formulas. It returns every field error at once (paths in the request's
+// terms, codebook named), or totals_mismatch when ExpectedTotals differ.
+func (r *Request) Build(seller ujpdoc.Seller, docID string, cb *ujpdoc.Codebooks) (*ujpdoc.Document, error) {
+	var fe denar.FieldErrors
+	d := &ujpdoc.Document{Seller: seller}
+	h := &d.Header
+	h.DocID = docID
+	h.DocType = r.DocumentType
+	if h.DocType == "" {
+		h.DocType = "100"
+	}
+	if dt, ok := cb.DocumentType(h.DocType); ok {
+		h.DocTypeName = dt.Name
+	} else {
+		fe.AddCodebook("documentType", ujpdoc.CBDocumentTypes, "%q is not a document type", h.DocType)
+	}
+	h.DocNumber = strings.TrimSpace(r.Number)
+	if h.DocNumber == "" {
+		fe.Add("number", "is required")
+	}
+	h.DocDate = date(&fe, "issueDate", r.IssueDate, true)
+	h.DocTurnoverDate = h.DocDate
+	if r.SupplyDate != nil {
+		h.DocTurnoverDate = date(&fe, "supplyDate", *r.SupplyDate, true)
+	}
+	h.DocNotes = r.Notes
+	if r.Correction != nil {
+		if e := CheckCorrectionReason("correction.reason", r.Correction.Reason, cb); e != nil {
+			fe = append(fe, *e)
+		}
+	}
+
+	b := party(&fe, "buyer", r.Buyer, cb)
+	d.Buyer = ujpdoc.Buyer{BuyerCCode: b.country, BuyerCName: b.countryName, BuyerTin: r.Buyer.TaxNumber,
+		BuyerForeignTin: r.Buyer.ForeignTaxNumber, BuyerVatNumber: r.Buyer.VatNumber, BuyerName: r.Buyer.Name,
+		BuyerAddress: b.addr, BuyerSubsidiaryCode: r.Buyer.SubsidiaryCode, BuyerSubsidiaryName: r.Buyer.SubsidiaryName,
+		BuyerContact: r.Buyer.Contact, BuyerEmail: r.Buyer.Email}
+	if r.Sender != nil {
+		s := party(&fe, "sender", *r.Sender, cb)
+		d.Sender = &ujpdoc.Sender{SenderCCode: s.country, SenderCName: s.countryName, SenderTin: r.Sender.TaxNumber,
+			SenderVatNumber: r.Sender.VatNumber, SenderName: r.Sender.Name, SenderAddress: s.addr,
+			SenderSubsidiaryCode: r.Sender.SubsidiaryCode, SenderSubsidiaryName: r.Sender.SubsidiaryName}
+	}
+
+	for i, ref := range r.References {
+		p := fmt.Sprintf("references[%d]", i)
+		rr := ujpdoc.Reference{DocTypeRef: ref.Type, DocNumberRef: ref.Number}
+		if c, ok := cb.Lookup(ujpdoc.CBRefDocumentTypes, ref.Type); ok && ref.Type != ujpdoc.RefTypeSystem {
+			rr.DocNameRef = c.Name
+		} else {
+			fe.AddCodebook(p+".type", ujpdoc.CBRefDocumentTypes, "%q is not a reference document type you can set", ref.Type)
+		}
+		if strings.TrimSpace(ref.Number) == "" {
+			fe.Add(p+".number", "is required")
+		}
+		if ref.Date != nil {
+			v := date(&fe, p+".date", *ref.Date, true)
+			rr.DocDateRef = &v
+		}
+		d.DocReferences = append(d.DocReferences, rr)
+	}
+
+	pm := &d.DocPayment
+	pm.DocPaymentTypeCode = r.Payment.TypeCode
+	if c, ok := cb.Lookup(ujpdoc.CBPaymentTypes, r.Payment.TypeCode); ok {
+		pm.DocPaymentTypeDesc = c.Name
+	} else {
+		fe.AddCodebook("payment.typeCode", ujpdoc.CBPaymentTypes, "%q is not a payment type", r.Payment.TypeCode)
+	}
+	pm.DocPaymentTypeDueDays, pm.DocPaymentTerms, pm.DocPaymentNote = r.Payment.DueDays, r.Payment.Terms, r.Payment.Note
+	if r.Payment.DueDays != nil && *r.Payment.DueDays < 0 {
+		fe.Add("payment.dueDays", "must not be negative")
+	}
+	if r.Payment.DueDate != nil {
+		v := date(&fe, "payment.dueDate", *r.Payment.DueDate, true)
+		pm.DocPaymentTypeDueDate = &v
+	}
+	pm.DocCurrencyCode = r.Payment.Currency
+	if c, ok := cb.Lookup(ujpdoc.CBCurrencies, r.Payment.Currency); ok {
+		pm.DocCurrency = c.Name
+	} else {
+		fe.AddCodebook("payment.currency", ujpdoc.CBCurrencies, "%q is not a currency", r.Payment.Currency)
+	}
+	if r.Payment.Currency != "" && r.Payment.Currency != "MKD" {
+		if r.Payment.ExchangeRate == nil {
+			fe.Add("payment.exchangeRate", "is required for a currency other than MKD")
+		} else if v, ok := amount(&fe, "payment.exchangeRate", *r.Payment.ExchangeRate, true); ok {
+			a := ujpdoc.Dec(v)
+			pm.DocCurrencyExchRate = &a
+		}
+		if r.Payment.ExchangeRateDate == nil {
+			fe.Add("payment.exchangeRateDate", "is required for a currency other than MKD")
+		} else {
+			v := date(&fe, "payment.exchangeRateDate", *r.Payment.ExchangeRateDate, true)
+			pm.DocCurrencyDate = &v
+		}
+	}
+
+	switch {
+	case len(r.Lines) == 0:
+		fe.Add("lines", "needs at least one line")
+	case len(r.Lines) > MaxLines:
+		fe.Add("lines", "has more than %d lines", MaxLines)
+	}
+	for i, l := range r.Lines {
+		d.DocItems = append(d.DocItems, line(&fe, i, l, cb))
+	}
+	if r.Advance != nil {
+		if v, ok := amount(&fe, "advance.amount", r.Advance.Amount, false); ok {
+			d.DocTotals.DocAvansAmount = ujpdoc.Dec(v)
+		}
+		d.DocTotals.DocAvansDesc = r.Advance.Description
+		if r.Advance.Date != nil {
+			v := date(&fe, "advance.date", *r.Advance.Date, true)
+			d.DocTotals.DocAvansDate = &v
+		}
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	if err := ujpdoc.ComputeTotals(d, cb); err != nil {
+		return nil, fmt.Errorf("build %s: %w", docID, err)
+	}
+	if ps := ujpdoc.Validate(d, cb); len(ps) > 0 {
+		for _, p := range ps {
+			fe = append(fe, denar.FieldError{Path: requestPath(p.Path), Message: p.Message + " (UJP " + p.Code + ")", Codebook: p.Codebook})
+		}
+		return nil, fe.Err()
+	}
+	if r.ExpectedTotals != nil {
+		if err := checkExpected(*r.ExpectedTotals, DocTotals(d)); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// DocTotals summarises a built document's totals in the public shape.
+func DocTotals(d *ujpdoc.Document) Totals {
+	t := d.DocTotals
+	return Totals{Net: t.DocNetAmountDisc.StringFixed(2), Vat: t.DocVatAmount.StringFixed(2),
+		Gross: t.DocGrossAmount.StringFixed(2), Currency: d.DocPayment.DocCurrencyCode}
+}
+
+// checkExpected compares the caller's totals with ours as numbers, so
+// "100" and "100.00" agree; each differing total is its own field error.
+func checkExpected(exp, got Totals) error {
+	var fe denar.FieldErrors
+	for _, c := range []struct{ path, exp, got string }{
+		{"expectedTotals.net", exp.Net, got.Net},
+		{"expectedTotals.vat", exp.Vat, got.Vat},
+		{"expectedTotals.gross", exp.Gross, got.Gross},
+	} {
+		if c.exp == "" {
+			continue
+		}
+		e, err := decimal.NewFromString(c.exp)
+		if err != nil {
+			fe.Add(c.path, "is not a decimal number")
+			continue
+		}
+		if !e.Equal(decimal.RequireFromString(c.got)) {
+			fe.Add(c.path, "is %s; the service computes %s", c.exp, c.got)
+		}
+	}
+	if exp.Currency != "" && exp.Currency != got.Currency {
+		fe.Add("expectedTotals.currency", "is %s; the document is in %s", exp.Currency, got.Currency)
+	}
+	if len(fe) == 0 {
+		return nil
+	}
+	return &denar.Error{Code: "totals_mismatch", Message: "expectedTotals differ from the totals computed by UJP's formulas", Fields: fe}
+}
+
+// requestPath turns a ujpdoc problem path back into the request's terms
+// where the mapping is one to one; the rest keep UJP's name under
+// "document." so nothing is lost.
+func requestPath(p string) string {
+	for _, m := range [][2]string{{"docItems[", "lines["}, {"docReferences[", "references["}, {"buyer.", "buyer."}, {"sender.", "sender."}, {"docPayment.", "payment."}} {
+		if strings.HasPrefix(p, m[0]) {
+			return m[1] + strings.TrimPrefix(p, m[0])
+		}
+	}
+	return "document." + p
+}
+
+type builtParty struct {
+	country, countryName string
+	addr                 ujpdoc.Address
+}
+
+func party(fe *denar.FieldErrors, path string, p Party, cb *ujpdoc.Codebooks) builtParty {
+	b := builtParty{country: p.Country}
+	if b.country == "" {
+		b.country = "MK"
+	}
+	if c, ok := cb.Lookup(ujpdoc.CBCountries, b.country); ok {
+		b.countryName = c.Name
+	} else {
+		fe.AddCodebook(path+".country", ujpdoc.CBCountries, "%q is not a country", b.country)
+	}
+	if strings.TrimSpace(p.Name) == "" {
+		fe.Add(path+".name", "is required")
+	}
+	if b.country == "MK" && strings.TrimSpace(p.TaxNumber) == "" {
+		fe.Add(path+".taxNumber", "is required for a party in MK")
+	}
+	s := func(v *string) string {
+		if v == nil {
+			return ""
+		}
+		return *v
+	}
+	b.addr = ujpdoc.Address{StreetAddress: s(p.Address.Street), StreetNumber: s(p.Address.Number),
+		PostalCode: s(p.Address.PostalCode), City: s(p.Address.City)}
+	return b
+}
+
+func line(fe *denar.FieldErrors, i int, l Line, cb *ujpdoc.Codebooks) ujpdoc.Item {
+	p := fmt.Sprintf("lines[%d]", i)
+	it := ujpdoc.Item{DocItemLineNo: i + 1, DocItemSku: l.Sku, DocItemDesc: l.Description, DocItemMUnit: l.Unit,
+		DocItemTaxIndicator: l.TaxIndicator}
+	if strings.TrimSpace(l.Description) == "" {
+		fe.Add(p+".description", "is required")
+	}
+	if v, ok := amount(fe, p+".quantity", l.Quantity, true); ok {
+		it.DocItemQty = ujpdoc.Dec(v)
+	}
+	if v, ok := amount(fe, p+".unitPrice", l.UnitPrice, false); ok {
+		it.DocItemUnitOriginalPriceWoVat = ujpdoc.Dec(v.Round(ujpdoc.UnitScale))
+	}
+	if l.UnitDiscount != "" {
+		if v, ok := amount(fe, p+".unitDiscount", l.UnitDiscount, false); ok {
+			it.DocItemUnitDiscountAmount = ujpdoc.Dec(v.Round(ujpdoc.UnitScale))
+		}
+	}
+	if pct, ok := amount(fe, p+".vatPercent", l.VatPercent, false); ok {
+		found := false
+		for _, g := range cb.TaxGroups {
+			if decimal.NewFromInt(int64(g.Percent)).Equal(pct) {
+				it.DocItemVatGroup, it.DocItemVat, found = g.Code, ujpdoc.Dec(pct), true
+				break
+			}
+		}
+		if !found {
+			fe.AddCodebook(p+".vatPercent", ujpdoc.CBTaxGroups, "%s%% is not a VAT rate of any tax group", l.VatPercent)
+		}
+	}
+	if ti, ok := cb.TaxIndicator(l.TaxIndicator); !ok {
+		fe.AddCodebook(p+".taxIndicator", ujpdoc.CBTaxIndicators, "%q is not a tax indicator", l.TaxIndicator)
+	} else if it.DocItemVatGroup != "" && !contains(ti.TaxGroupCodes, it.DocItemVatGroup) {
+		fe.AddCodebook(p+".taxIndicator", ujpdoc.CBTaxIndicators, "tax indicator %s is used with tax group %s, not %s (%s%%)",
+			ti.Code, strings.Join(ti.TaxGroupCodes, " or "), it.DocItemVatGroup, l.VatPercent)
+	}
+	// l.DomesticProduct is accepted but not sent: UJP's field codebook gives
+	// docItemDomesticProduct as a 2-character string without its values,
+	// so guessing one could make UJP refuse the document (docs/einvoices.md).
+	return it
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// amount parses a decimal string; negative values are refused (a storno is
+// built from its original, never posted with negative lines) and positive
+// requires > 0.
+func amount(fe *denar.FieldErrors, path, s string, positive bool) (decimal.Decimal, bool) {
+	if s == "" {
+		fe.Add(path, "is required")
+		return decimal.Decimal{}, false
+	}
+	v, err := decimal.NewFromString(s)
+	if err != nil || len(s) > 32 {
+		fe.Add(path, "is not a decimal number")
+		return decimal.Decimal{}, false
+	}
+	if v.IsNegative() || (positive && v.IsZero()) {
+		fe.Add(path, "must be greater than zero")
+		return decimal.Decimal{}, false
+	}
+	return v, true
+}
+
+func date(fe *denar.FieldErrors, path, s string, required bool) string {
+	if s == "" {
+		if required {
+			fe.Add(path, "is required")
+		}
+		return ""
+	}
+	if _, err := time.Parse(time.DateOnly, s); err != nil {
+		fe.Add(path, "must be a date YYYY-MM-DD")
+	}
+	return s
+}

@@ -1,0 +1,210 @@
+package einvoice
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func ptr[T any](v T) *T { return &v }
+
+func seller() ujpdoc.Seller {
+	return ujpdoc.Seller{SellerCCode: "MK", SellerCName: "Северна Македонија", SellerTin: "4030000000001",
+		SellerName:    "Тест Продавач ДООЕЛ Скопје",
+		SellerAddress: ujpdoc.Address{StreetAddress: "бул. Партизански одреди", StreetNumber: "1", PostalCode: "1000", City: "Скопје"}}
+}
+
+func validRequest() Request {
+	return Request{
+		Number: "F-2026-0001", IssueDate: "2026-11-20", ClientReference: ptr("order-1"),
+		Buyer: Party{TaxNumber: "4030000000002", Name: "Тест Купувач ДОО Битола",
+			Address: Address{Street: ptr("Широк сокак"), Number: ptr("5"), PostalCode: ptr("7000"), City: ptr("Битола")}},
+		Payment: Payment{TypeCode: "P12", Currency: "MKD", DueDays: ptr(15)},
+		Lines: []Line{
+			{Description: "Консултантски услуги", Unit: ptr("час"), Quantity: "3", UnitPrice: "1000", UnitDiscount: "100", VatPercent: "18", TaxIndicator: "DDV-A"},
+			{Description: "Книга", Quantity: "2", UnitPrice: "333.3333", VatPercent: "5", TaxIndicator: "DDV-B"},
+		},
+	}
+}
+
+func TestBuildGolden(t *testing.T) {
+	cb := ujpdoc.Snapshot()
+	req := validRequest()
+	d, err := req.Build(seller(), "einv_test", cb)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if d.Header.DocID != "einv_test" || d.Header.DocType != "100" || d.Header.DocTurnoverDate != "2026-11-20" {
+		t.Errorf("header = %+v", d.Header)
+	}
+	got, _ := json.MarshalIndent(d, "", "  ")
+	const golden = "testdata/build.golden.json"
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if !bytes.Equal(bytes.TrimSpace(got), bytes.TrimSpace(want)) {
+		t.Errorf("document differs from %s; rerun with -update and review\n%s", golden, got)
+	}
+	// 3×900 = 2700 net at 18% → 486; 2×333.3333 = 666.67 at 5% → 33.33.
+	tot := DocTotals(d)
+	if tot != (Totals{Net: "3366.67", Vat: "519.33", Gross: "3886.00", Currency: "MKD"}) {
+		t.Errorf("totals = %+v", tot)
+	}
+}
+
+func TestBuildExpectedTotals(t *testing.T) {
+	cb := ujpdoc.Snapshot()
+	req := validRequest()
+	req.ExpectedTotals = &Totals{Net: "3366.67", Vat: "519.33", Gross: "3886", Currency: "MKD"}
+	if _, err := req.Build(seller(), "einv_x", cb); err != nil {
+		t.Fatalf("matching totals: %v", err)
+	}
+	req.ExpectedTotals = &Totals{Net: "3366.67", Vat: "519.34", Gross: "3886.01"}
+	_, err := req.Build(seller(), "einv_x", cb)
+	var de *denar.Error
+	if !errors.As(err, &de) || de.Code != "totals_mismatch" {
+		t.Fatalf("err = %v; want totals_mismatch", err)
+	}
+	var paths []string
+	for _, f := range de.Fields {
+		paths = append(paths, f.Path)
+	}
+	if strings.Join(paths, ",") != "expectedTotals.vat,expectedTotals.gross" {
+		t.Errorf("fields = %v", paths)
+	}
+}
+
+func TestBuildForeignCurrencyAndAdvance(t *testing.T) {
+	cb := ujpdoc.Snapshot()
+	req := validRequest()
+	req.Payment.Currency = "EUR"
+	req.Payment.ExchangeRate = ptr("61.6950")
+	req.Payment.ExchangeRateDate = ptr("2026-11-19")
+	req.Advance = &Advance{Amount: "500", Description: ptr("Аванс")}
+	d, err := req.Build(seller(), "einv_eur", cb)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if d.DocPayment.DocCurrencyExchRate == nil || d.DocTotals.DocFinalAmount.StringFixed(2) != "3386.00" {
+		t.Errorf("payment %+v totals %+v", d.DocPayment, d.DocTotals)
+	}
+}
+
+func TestBuildFieldErrors(t *testing.T) {
+	cb := ujpdoc.Snapshot()
+	for _, tc := range []struct {
+		name     string
+		edit     func(*Request)
+		path     string
+		codebook string
+	}{
+		{"document type", func(r *Request) { r.DocumentType = "999" }, "documentType", ujpdoc.CBDocumentTypes},
+		{"number", func(r *Request) { r.Number = " " }, "number", ""},
+		{"issue date", func(r *Request) { r.IssueDate = "20.11.2026" }, "issueDate", ""},
+		{"buyer name", func(r *Request) { r.Buyer.Name = "" }, "buyer.name", ""},
+		{"buyer tin", func(r *Request) { r.Buyer.TaxNumber = "" }, "buyer.taxNumber", ""},
+		{"buyer country", func(r *Request) { r.Buyer.Country = "XX" }, "buyer.country", ujpdoc.CBCountries},
+		{"payment type", func(r *Request) { r.Payment.TypeCode = "zz" }, "payment.typeCode", ujpdoc.CBPaymentTypes},
+		{"currency", func(r *Request) { r.Payment.Currency = "XXX" }, "payment.currency", ujpdoc.CBCurrencies},
+		{"rate missing", func(r *Request) { r.Payment.Currency = "EUR" }, "payment.exchangeRate", ""},
+		{"no lines", func(r *Request) { r.Lines = nil }, "lines", ""},
+		{"quantity", func(r *Request) { r.Lines[0].Quantity = "abc" }, "lines[0].quantity", ""},
+		{"zero quantity", func(r *Request) { r.Lines[0].Quantity = "0" }, "lines[0].quantity", ""},
+		{"vat percent", func(r *Request) { r.Lines[1].VatPercent = "7" }, "lines[1].vatPercent", ujpdoc.CBTaxGroups},
+		{"indicator", func(r *Request) { r.Lines[1].TaxIndicator = "NOPE" }, "lines[1].taxIndicator", ujpdoc.CBTaxIndicators},
+		{"indicator vs rate", func(r *Request) { r.Lines[1].TaxIndicator = "DDV-A" }, "lines[1].taxIndicator", ujpdoc.CBTaxIndicators},
+		{"reference type", func(r *Request) { r.References = []Reference{{Type: "SYS", Number: "x"}} }, "references[0].type", ujpdoc.CBRefDocumentTypes},
+		{"correction reason", func(r *Request) { r.Correction = &CorrectionReason{Reason: "S-1"} }, "correction.reason", ujpdoc.CBCorrectionReasons},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := validRequest()
+			req.Lines = append([]Line(nil), req.Lines...)
+			tc.edit(&req)
+			_, err := req.Build(seller(), "einv_x", cb)
+			var de *denar.Error
+			if !errors.As(err, &de) || de.Code != denar.ECodeValidation {
+				t.Fatalf("err = %v; want validation_failed", err)
+			}
+			for _, f := range de.Fields {
+				if f.Path == tc.path && f.Codebook == tc.codebook {
+					return
+				}
+			}
+			t.Errorf("fields %+v; want %s (codebook %q)", de.Fields, tc.path, tc.codebook)
+		})
+	}
+}
+
+// Every problem is reported at once, not the first only.
+func TestBuildAllErrors(t *testing.T) {
+	_, err := (&Request{}).Build(seller(), "einv_x", ujpdoc.Snapshot())
+	var de *denar.Error
+	if !errors.As(err, &de) || len(de.Fields) < 5 {
+		t.Fatalf("err = %v; want many field errors", err)
+	}
+}
+
+func TestDecode(t *testing.T) {
+	b, _ := json.Marshal(validRequest())
+	r, err := Decode(bytes.NewReader(b))
+	if err != nil || r.Number != "F-2026-0001" {
+		t.Fatalf("Decode = %+v, %v", r, err)
+	}
+	if !bytes.Equal(r.Fingerprint(), func() []byte { v := validRequest(); return v.Fingerprint() }()) {
+		t.Error("fingerprint differs after a round trip")
+	}
+	for _, tc := range []struct{ body, path string }{
+		{`{"numbr":"x"}`, "numbr"},
+		{`{"lines":"x"}`, "lines"},
+		{`{"number":"x"} {}`, ""},
+		{`{`, ""},
+	} {
+		_, err := Decode(strings.NewReader(tc.body))
+		var de *denar.Error
+		if !errors.As(err, &de) || de.Code != denar.ECodeValidation || de.Fields[0].Path != tc.path {
+			t.Errorf("Decode(%s) = %v; want a field error at %q", tc.body, err, tc.path)
+		}
+	}
+}
+
+// FuzzDecodeBuild: any body decodes to a request or a validation error, and
+// any decoded request builds or fails with a *denar.Error; never a panic.
+func FuzzDecodeBuild(f *testing.F) {
+	b, _ := json.Marshal(validRequest())
+	f.Add(b)
+	f.Add([]byte(`{"lines":[{"quantity":"1e9999999","unitPrice":"-0","vatPercent":"18.0"}]}`))
+	f.Add([]byte(`{"payment":{"currency":"EUR","exchangeRate":"NaN"}}`))
+	cb := ujpdoc.Snapshot()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := Decode(bytes.NewReader(body))
+		if err != nil {
+			var de *denar.Error
+			if !errors.As(err, &de) {
+				t.Fatalf("Decode error %T %v is not a *denar.Error", err, err)
+			}
+			return
+		}
+		if _, err := req.Build(seller(), "einv_fuzz", cb); err != nil {
+			var de *denar.Error
+			if !errors.As(err, &de) {
+				t.Fatalf("Build error %T %v is not a *denar.Error", err, err)
+			}
+		}
+	})
+}
