@@ -170,19 +170,18 @@ func CheckCorrectionReason(path, reason string, cb *ujpdoc.Codebooks) *denar.Fie
 	return nil
 }
 
-// PeriodClosed returns a period_closed error when the company has filed its
-// annual account for the year of issueDate (YYYY-MM-DD): a storno or
-// correction dated into a closed year would change filed figures.
-// filedYears are the years whose annual account is filed.
-func PeriodClosed(issueDate string, filedYears []int) error {
+// PeriodClosed returns a period_closed error when the company's annual
+// account is filed for the year of issueDate (YYYY-MM-DD) or a later year
+// (companies.annual_account_filed_for holds the latest filed year; accounts
+// are filed in order): a storno or correction of a closed year would change
+// filed figures. filedFor nil means no account is filed.
+func PeriodClosed(issueDate string, filedFor *int) error {
 	d, err := time.Parse(time.DateOnly, issueDate)
 	if err != nil {
 		return fmt.Errorf("period check: issue date %q: %w", issueDate, err)
 	}
-	for _, y := range filedYears {
-		if y == d.Year() {
-			return &denar.Error{Code: "period_closed", Message: fmt.Sprintf("the annual account for %d is filed; documents of that year can no longer be voided or corrected", y)}
-		}
+	if filedFor != nil && d.Year() <= *filedFor {
+		return &denar.Error{Code: "period_closed", Message: fmt.Sprintf("the annual account for %d is filed; documents of that year can no longer be voided or corrected", d.Year())}
 	}
 	return nil
 }

@@ -148,13 +148,13 @@ func TestCheckCorrectionReason(t *testing.T) {
 func TestPeriodClosed(t *testing.T) {
 	for _, tc := range []struct {
 		date   string
-		filed  []int
+		filed  *int
 		closed bool
 	}{
-		{"2025-12-31", []int{2025}, true},
-		{"2026-01-01", []int{2025}, false},
+		{"2025-12-31", ptr(2025), true},
+		{"2026-01-01", ptr(2025), false},
 		{"2026-03-01", nil, false},
-		{"2024-06-30", []int{2023, 2024}, true},
+		{"2023-06-30", ptr(2024), true},
 	} {
 		err := PeriodClosed(tc.date, tc.filed)
 		var de *denar.Error
