@@ -1,0 +1,114 @@
+package einvoiceapi_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/sdk/signer"
+)
+
+// TestSDKWorkerSurvivesRestart runs the public signing worker against a
+// server that is stopped and started again on the same address and
+// database: the worker reconnects, signs what arrives, and nothing is
+// signed twice.
+func TestSDKWorkerSurvivesRestart(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newSignEnv(t, db)
+		c := newTestCert(t)
+
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		serve := func(l net.Listener) *http.Server {
+			s := &http.Server{Handler: einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: &auth.Store{DB: db}, Log: slog.New(slog.DiscardHandler)}).Handler()}
+			go func() { _ = s.Serve(l) }()
+			return s
+		}
+		srv := serve(l)
+
+		// Pairing through the SDK against the restartable server.
+		st, m := e.do("POST", "/v1/agents/pairing-codes", "Bearer "+e.key, nil)
+		if st != 201 {
+			t.Fatalf("pairing code: %d %v", st, m)
+		}
+		creds, err := signer.Pair(t.Context(), nil, "http://"+addr, m["code"].(string), "server")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := signer.RegisterCertificate(t.Context(), http.DefaultClient, creds, c.cert, e.company); err != nil {
+			t.Fatal(err)
+		}
+
+		var mu sync.Mutex
+		signedCount := map[string]int{}
+		got := make(chan string, 10)
+		w := &signer.Worker{Creds: creds, Signer: c.key, Wait: 2, Log: slog.New(slog.DiscardHandler),
+			HTTP: &http.Client{Timeout: 10 * time.Second},
+			OnSigned: func(r signer.Request, _ string) {
+				mu.Lock()
+				signedCount[r.ID]++
+				mu.Unlock()
+				got <- r.ID
+			}}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+
+		waitSigned := func(id string) {
+			t.Helper()
+			select {
+			case g := <-got:
+				if g != id {
+					t.Fatalf("signed %s, want %s", g, id)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("request %s not signed", id)
+			}
+			r, err := einvoiceapi.GetSigningRequest(t.Context(), db.Reader(), id)
+			if err != nil || r.State != "signed" {
+				t.Fatalf("server state of %s: %+v %v", id, r, err)
+			}
+		}
+		first := e.request(einvoiceapi.PurposeDocument, `{"n":1}`)
+		waitSigned(first.ID)
+
+		// Restart: stop, create a request while down, start on the same address.
+		if err := srv.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			t.Fatal(err)
+		}
+		second := e.request(einvoiceapi.PurposeQuery, `{"n":2}`)
+		time.Sleep(1500 * time.Millisecond)
+		l2, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Skipf("cannot listen again on %s: %v", addr, err)
+		}
+		srv2 := serve(l2)
+		defer srv2.Close()
+		waitSigned(second.ID)
+
+		time.Sleep(3 * time.Second) // a few more polls: nothing is signed again
+		mu.Lock()
+		defer mu.Unlock()
+		for id, n := range signedCount {
+			if n != 1 {
+				t.Errorf("request %s signed %d times", id, n)
+			}
+		}
+		if len(signedCount) != 2 {
+			t.Errorf("signed %v, want two requests", signedCount)
+		}
+	})
+}

@@ -1,0 +1,272 @@
+// Package signer is the signing worker of the denar e-invoicing API for
+// customers who sign on their own server (the sdk signing mode) and the
+// loop inside denar-agent: fetch signing requests, claim, sign with a
+// crypto.Signer holding the registered certificate's key, submit.
+//
+// It imports nothing from the server; the wire format is the public API.
+// The server guarantees no request is signed twice (claims and signatures
+// are guarded state transitions); the worker adds a local memory of what it
+// signed so a retry after a dropped connection resubmits the same JWS
+// instead of producing a second signature.
+package signer
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Request is a signing request as the API returns it.
+type Request struct {
+	ID              string            `json:"id"`
+	CompanyID       string            `json:"companyId"`
+	Purpose         string            `json:"purpose"`
+	State           string            `json:"state"`
+	ProtectedHeader string            `json:"protectedHeader"`
+	Payload         string            `json:"payload"`
+	SigningInput    string            `json:"signingInput"`
+	ExpiresAt       time.Time         `json:"expiresAt"`
+	Links           map[string]string `json:"links"`
+}
+
+// Decision is what a Policy says about a request: sign it, or refuse with
+// one of the API's reasons (user_declined, policy, token_missing,
+// pin_locked, payload_invalid).
+type Decision struct {
+	Sign    bool
+	Reason  string
+	Message string
+}
+
+// Policy decides per request; nil signs everything (servers, --auto).
+type Policy func(ctx context.Context, r Request) Decision
+
+// Credentials are what pairing returned.
+type Credentials struct {
+	Server  string `json:"server"`
+	AgentID string `json:"agentId"`
+	Secret  string `json:"agentSecret"`
+}
+
+// Worker signs requests for one agent.
+type Worker struct {
+	Creds  Credentials
+	Signer crypto.Signer // RSA key of Cert; PKCS#1 v1.5 with SHA-256 (RS256)
+	Policy Policy
+	Log    *slog.Logger
+	HTTP   *http.Client
+	// Wait is the long-poll wait in seconds (default 25).
+	Wait int
+	// OnSigned is told after the server accepted a signature (audit log).
+	OnSigned func(r Request, jws string)
+
+	mu     sync.Mutex
+	signed map[string]string // request id → JWS submitted, for resubmission
+}
+
+// APIError is a problem answered by the API.
+type APIError struct {
+	Status int
+	Code   string
+	Detail string
+}
+
+func (e *APIError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Detail) }
+
+// Pair exchanges a pairing code for agent credentials.
+func Pair(ctx context.Context, client *http.Client, server, code, name string) (Credentials, error) {
+	var out Credentials
+	err := call(ctx, client, http.MethodPost, strings.TrimRight(server, "/")+"/v1/agents/pair", "", map[string]string{"code": code, "name": name}, &out)
+	out.Server = strings.TrimRight(server, "/")
+	return out, err
+}
+
+// RegisterCertificate links cert to companyID for this agent.
+func RegisterCertificate(ctx context.Context, client *http.Client, c Credentials, cert *x509.Certificate, companyID string) error {
+	return call(ctx, client, http.MethodPost, c.Server+"/v1/agents/"+c.AgentID+"/certificates", c.authz(),
+		map[string]string{"certificateDer": base64.StdEncoding.EncodeToString(cert.Raw), "companyId": companyID}, nil)
+}
+
+func (c Credentials) authz() string { return "Agent " + c.AgentID + "." + c.Secret }
+
+// Run long-polls and signs until ctx ends, reconnecting with exponential
+// backoff (1 s doubling to 60 s) when the server is unreachable.
+func (w *Worker) Run(ctx context.Context) error {
+	backoff := time.Second
+	for {
+		if err := w.Once(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			var api *APIError
+			if errors.As(err, &api) && api.Status == http.StatusUnauthorized {
+				return err // credentials revoked or wrong: retrying cannot help
+			}
+			w.log().Warn("signing loop", "err", err, "retry_in", backoff)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(backoff):
+			}
+			backoff = min(backoff*2, time.Minute)
+			continue
+		}
+		backoff = time.Second
+	}
+}
+
+// Once fetches pending requests (waiting up to Wait seconds) and handles
+// each of them.
+func (w *Worker) Once(ctx context.Context) error {
+	wait := w.Wait
+	if wait == 0 {
+		wait = 25
+	}
+	var list struct {
+		Data []Request `json:"data"`
+	}
+	url := fmt.Sprintf("%s/v1/agents/%s/signing-requests?wait=%d", w.Creds.Server, w.Creds.AgentID, wait)
+	if err := call(ctx, w.client(), http.MethodGet, url, w.Creds.authz(), nil, &list); err != nil {
+		return err
+	}
+	for _, r := range list.Data {
+		if err := w.Handle(ctx, r); err != nil {
+			var api *APIError
+			if errors.As(err, &api) && (api.Status == http.StatusConflict || api.Status == http.StatusGone) {
+				w.log().Info("skipped", "request", r.ID, "reason", api.Code)
+				continue
+			}
+			return fmt.Errorf("request %s: %w", r.ID, err)
+		}
+	}
+	return nil
+}
+
+// Handle claims, decides, signs and submits one request.
+func (w *Worker) Handle(ctx context.Context, r Request) error {
+	base := w.Creds.Server + "/v1/signing-requests/" + r.ID
+	w.mu.Lock()
+	jws, done := w.signed[r.ID]
+	w.mu.Unlock()
+	if done {
+		// Signed before a connection dropped: resubmit the same JWS.
+		return call(ctx, w.client(), http.MethodPost, base+"/signature", w.Creds.authz(), map[string]string{"jws": jws}, nil)
+	}
+	if err := call(ctx, w.client(), http.MethodPost, base+"/claim", w.Creds.authz(), nil, nil); err != nil {
+		return err
+	}
+	d := Decision{Sign: true}
+	if w.Policy != nil {
+		d = w.Policy(ctx, r)
+	}
+	if !d.Sign {
+		w.log().Info("refused", "request", r.ID, "purpose", r.Purpose, "reason", d.Reason)
+		return call(ctx, w.client(), http.MethodPost, base+"/refuse", w.Creds.authz(), map[string]string{"reason": d.Reason, "message": d.Message}, nil)
+	}
+	jws, err := Sign(w.Signer, r)
+	if err != nil {
+		return call(ctx, w.client(), http.MethodPost, base+"/refuse", w.Creds.authz(),
+			map[string]string{"reason": "token_missing", "message": err.Error()}, nil)
+	}
+	w.mu.Lock()
+	if w.signed == nil {
+		w.signed = map[string]string{}
+	}
+	w.signed[r.ID] = jws
+	w.mu.Unlock()
+	if err := call(ctx, w.client(), http.MethodPost, base+"/signature", w.Creds.authz(), map[string]string{"jws": jws}, nil); err != nil {
+		return err
+	}
+	w.log().Info("signed", "request", r.ID, "purpose", r.Purpose, "company", r.CompanyID, "links", r.Links)
+	if w.OnSigned != nil {
+		w.OnSigned(r, jws)
+	}
+	return nil
+}
+
+// Sign returns the compact JWS of r: its protected header and payload
+// verbatim, and an RS256 signature over the signing input.
+func Sign(s crypto.Signer, r Request) (string, error) {
+	input := r.ProtectedHeader + "." + r.Payload
+	if r.SigningInput != "" && r.SigningInput != input {
+		return "", errors.New("signer: signingInput does not match protectedHeader.payload")
+	}
+	sum := sha256.Sum256([]byte(input))
+	sig, err := s.Sign(rand.Reader, sum[:], crypto.SHA256)
+	if err != nil {
+		return "", fmt.Errorf("signer: sign %s: %w", r.ID, err)
+	}
+	return input + "." + base64.RawURLEncoding.EncodeToString(sig), nil
+}
+
+func (w *Worker) client() *http.Client {
+	if w.HTTP != nil {
+		return w.HTTP
+	}
+	return http.DefaultClient
+}
+
+func (w *Worker) log() *slog.Logger {
+	if w.Log != nil {
+		return w.Log
+	}
+	return slog.Default()
+}
+
+// call sends body as JSON and decodes a 2xx answer into out, or returns an
+// *APIError for a problem. Agent operations are idempotent by state, so
+// they carry no Idempotency-Key.
+func call(ctx context.Context, client *http.Client, method, url, authz string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if authz != "" {
+		req.Header.Set("Authorization", authz)
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		var p struct{ Code, Detail string }
+		_ = json.Unmarshal(raw, &p)
+		return &APIError{Status: resp.StatusCode, Code: p.Code, Detail: p.Detail}
+	}
+	if out != nil && len(raw) > 0 {
+		return json.Unmarshal(raw, out)
+	}
+	return nil
+}
