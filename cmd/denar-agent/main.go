@@ -1,0 +1,153 @@
+// Command denar-agent is the signing bridge of the denar e-invoicing API: it
+// runs on the customer's computer or server, holds (or reaches) the signing
+// key, and signs the requests the service prepares. The service never sees
+// the key.
+//
+//	denar-agent pair --server URL --code CODE [--name NAME]
+//	denar-agent register-certificate --company cmp_… KEY FLAGS
+//	denar-agent run [--auto | --auto-purposes query] KEY FLAGS
+//
+// KEY FLAGS select the key source: --key key.pem --cert cert.pem, or
+// --p12 file.p12 (password in DENAR_AGENT_P12_PASSWORD).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/denar-mk/denar/internal/agent"
+	"github.com/denar-mk/denar/sdk/signer"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "denar-agent:", err)
+		os.Exit(1)
+	}
+}
+
+func defaultCredentials() string {
+	if d, err := os.UserConfigDir(); err == nil {
+		return filepath.Join(d, "denar-agent", "credentials.json")
+	}
+	return "denar-agent-credentials.json"
+}
+
+type keyFlags struct{ key, cert, p12 string }
+
+func (k *keyFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&k.key, "key", "", "PEM private key (with --cert)")
+	fs.StringVar(&k.cert, "cert", "", "PEM certificate (with --key)")
+	fs.StringVar(&k.p12, "p12", "", "PKCS#12 file; password in DENAR_AGENT_P12_PASSWORD")
+}
+
+func (k *keyFlags) load() (agent.Key, error) {
+	switch {
+	case k.p12 != "":
+		return agent.LoadPKCS12(k.p12, os.Getenv("DENAR_AGENT_P12_PASSWORD"))
+	case k.key != "" && k.cert != "":
+		return agent.LoadPEM(k.key, k.cert)
+	}
+	return agent.Key{}, errors.New("choose a key: --key and --cert, or --p12")
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return errors.New("usage: denar-agent pair|register-certificate|run [flags]")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fs := flag.NewFlagSet("denar-agent "+args[0], flag.ContinueOnError)
+	credPath := fs.String("credentials", defaultCredentials(), "credentials file (0600)")
+	client := &http.Client{Timeout: 90 * time.Second}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	switch args[0] {
+	case "pair":
+		server := fs.String("server", "", "e-invoicing API base URL")
+		code := fs.String("code", "", "pairing code from POST /v1/agents/pairing-codes")
+		host, _ := os.Hostname()
+		name := fs.String("name", host, "name shown for this agent")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if *server == "" || *code == "" {
+			return errors.New("pair needs --server and --code")
+		}
+		c, err := signer.Pair(ctx, client, *server, *code, *name)
+		if err != nil {
+			return fmt.Errorf("pair: %w", err)
+		}
+		if err := agent.SaveCredentials(*credPath, c); err != nil {
+			return err
+		}
+		fmt.Printf("paired as %s; credentials in %s\n", c.AgentID, *credPath)
+		return nil
+	case "register-certificate":
+		var k keyFlags
+		k.register(fs)
+		company := fs.String("company", "", "company id (cmp_…)")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		c, err := agent.LoadCredentials(*credPath)
+		if err != nil {
+			return err
+		}
+		key, err := k.load()
+		if err != nil {
+			return err
+		}
+		defer key.Close()
+		if err := signer.RegisterCertificate(ctx, client, c, key.Cert, *company); err != nil {
+			return fmt.Errorf("register certificate: %w", err)
+		}
+		fmt.Printf("certificate %s registered for %s\n", key.Cert.SerialNumber, *company)
+		return nil
+	case "run":
+		var k keyFlags
+		k.register(fs)
+		auto := fs.Bool("auto", false, "sign every purpose without asking (servers)")
+		autoPurposes := fs.String("auto-purposes", "query", "purposes signed without asking, comma-separated")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		c, err := agent.LoadCredentials(*credPath)
+		if err != nil {
+			return err
+		}
+		key, err := k.load()
+		if err != nil {
+			return err
+		}
+		defer key.Close()
+		allowed := map[string]bool{}
+		for _, p := range strings.Split(*autoPurposes, ",") {
+			allowed[strings.TrimSpace(p)] = true
+		}
+		if *auto {
+			allowed = map[string]bool{"document": true, "decision": true, "query": true}
+		}
+		w := &signer.Worker{Creds: c, Signer: key.Signer, HTTP: client, Log: log,
+			Policy: agent.TerminalPolicy(os.Stdin, os.Stdout, allowed),
+			OnSigned: func(r signer.Request, jws string) {
+				log.Info("signature made", "request", r.ID, "purpose", r.Purpose, "company", r.CompanyID,
+					"links", r.Links, "certificate", key.Cert.SerialNumber.String(), "jws_bytes", len(jws))
+			}}
+		log.Info("running", "agent", c.AgentID, "server", c.Server)
+		if err := w.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown command %q", args[0])
+}

@@ -1,0 +1,83 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/denar-mk/denar/sdk/signer"
+)
+
+func TestCredentialsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "credentials.json")
+	want := signer.Credentials{Server: "http://x", AgentID: "agt_1", Secret: "s"}
+	if err := SaveCredentials(path, want); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(path)
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %o", st.Mode().Perm())
+	}
+	got, err := LoadCredentials(path)
+	if err != nil || got != want {
+		t.Fatalf("load: %+v %v", got, err)
+	}
+	_ = os.Chmod(path, 0o644)
+	if _, err := LoadCredentials(path); err == nil {
+		t.Fatal("world-readable credentials accepted")
+	}
+}
+
+func writePEM(t *testing.T, dir string) (keyPath, certPath string, cert *x509.Certificate) {
+	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "t"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	cert, _ = x509.ParseCertificate(der)
+	kd, _ := x509.MarshalPKCS8PrivateKey(key)
+	keyPath, certPath = filepath.Join(dir, "k.pem"), filepath.Join(dir, "c.pem")
+	_ = os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kd}), 0o600)
+	_ = os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	return keyPath, certPath, cert
+}
+
+func TestLoadPEM(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	k1, c1, cert := writePEM(t, a)
+	_, c2, _ := writePEM(t, b)
+	key, err := LoadPEM(k1, c1)
+	if err != nil || !key.Cert.Equal(cert) {
+		t.Fatalf("LoadPEM: %v", err)
+	}
+	if _, err := LoadPEM(k1, c2); err == nil || !strings.Contains(err.Error(), "does not belong") {
+		t.Fatalf("mismatched pair: %v", err)
+	}
+}
+
+func TestTerminalPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		purpose, input string
+		sign           bool
+		reason         string
+	}{
+		{"query", "", true, ""},
+		{"document", "y\n", true, ""},
+		{"decision", "да\n", true, ""},
+		{"document", "n\n", false, "user_declined"},
+		{"document", "", false, "policy"},
+	} {
+		var out strings.Builder
+		d := TerminalPolicy(strings.NewReader(tc.input), &out, map[string]bool{"query": true})(context.Background(), signer.Request{ID: "sgr_1", Purpose: tc.purpose})
+		if d.Sign != tc.sign || d.Reason != tc.reason {
+			t.Errorf("%s %q: %+v", tc.purpose, tc.input, d)
+		}
+	}
+}
