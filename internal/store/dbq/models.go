@@ -56,6 +56,53 @@ type Company struct {
 	RepresentativeEmail   string
 }
 
+type Einvoice struct {
+	ID              string
+	AccountID       string
+	CompanyID       string
+	Environment     string
+	Kind            string
+	Status          string
+	DocumentType    string
+	Number          string
+	IssueDate       string
+	Document        string
+	UjpDocID        string
+	Euid            sql.NullString
+	QrLink          sql.NullString
+	TotalNet        string
+	TotalVat        string
+	TotalGross      string
+	Currency        string
+	Problems        string
+	ClientReference sql.NullString
+	Fingerprint     string
+	OriginalID      sql.NullString
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+type EinvoiceStatusHistory struct {
+	ID         string
+	EinvoiceID string
+	FromStatus sql.NullString
+	ToStatus   string
+	Cause      string
+	UjpCode    sql.NullString
+	At         time.Time
+}
+
+type Event struct {
+	ID          string
+	AccountID   string
+	CompanyID   string
+	Environment string
+	Type        string
+	ObjectID    string
+	Payload     string
+	CreatedAt   time.Time
+}
+
 type IdempotencyKey struct {
 	AccountID   string
 	IdemKey     string

@@ -1,0 +1,67 @@
+-- name: CreateEInvoice :one
+INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
+                       document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
+                       client_reference, fingerprint, original_id, created_at, updated_at)
+VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(environment), sqlc.arg(kind),
+        sqlc.arg(status), sqlc.arg(document_type), sqlc.arg(number), sqlc.arg(issue_date), sqlc.arg(document),
+        sqlc.arg(ujp_doc_id), sqlc.arg(total_net), sqlc.arg(total_vat), sqlc.arg(total_gross), sqlc.arg(currency),
+        sqlc.arg(problems), sqlc.narg(client_reference), sqlc.arg(fingerprint), sqlc.narg(original_id),
+        sqlc.arg(created_at), sqlc.arg(updated_at))
+RETURNING *;
+
+-- name: GetEInvoice :one
+SELECT * FROM einvoices WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) AND company_id = sqlc.arg(company_id);
+
+-- name: GetEInvoiceByID :one
+SELECT * FROM einvoices WHERE id = sqlc.arg(id);
+
+-- name: GetEInvoiceByClientReference :one
+SELECT * FROM einvoices WHERE company_id = sqlc.arg(company_id) AND client_reference = sqlc.arg(client_reference);
+
+-- name: ListEInvoices :many
+-- Newest first; after_id is the last id of the previous page ('' for the
+-- first). Each filter applies only when given.
+SELECT * FROM einvoices
+WHERE account_id = sqlc.arg(account_id) AND company_id = sqlc.arg(company_id)
+  AND (CAST(sqlc.arg(after_id) AS TEXT) = '' OR id < sqlc.arg(after_id))
+  AND (CAST(sqlc.narg(status) AS TEXT) IS NULL OR status = sqlc.narg(status))
+  AND (CAST(sqlc.narg(document_type) AS TEXT) IS NULL OR document_type = sqlc.narg(document_type))
+  AND (CAST(sqlc.narg(issued_from) AS TEXT) IS NULL OR issue_date >= sqlc.narg(issued_from))
+  AND (CAST(sqlc.narg(issued_to) AS TEXT) IS NULL OR issue_date <= sqlc.narg(issued_to))
+  AND (CAST(sqlc.narg(client_reference) AS TEXT) IS NULL OR client_reference = sqlc.narg(client_reference))
+  AND (CAST(sqlc.narg(euid) AS TEXT) IS NULL OR euid = sqlc.narg(euid))
+ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
+
+-- name: SetEInvoiceStatus :execrows
+-- Moves only from the expected status, so two workers cannot both move it.
+UPDATE einvoices SET status = sqlc.arg(to_status), problems = sqlc.arg(problems), updated_at = sqlc.arg(updated_at)
+WHERE id = sqlc.arg(id) AND status = sqlc.arg(from_status);
+
+-- name: SetEInvoiceDelivered :execrows
+UPDATE einvoices SET status = sqlc.arg(to_status), euid = sqlc.arg(euid), qr_link = sqlc.narg(qr_link),
+       updated_at = sqlc.arg(updated_at)
+WHERE id = sqlc.arg(id) AND status = sqlc.arg(from_status);
+
+-- name: SetEInvoiceDocument :exec
+UPDATE einvoices SET document = sqlc.arg(document), updated_at = sqlc.arg(updated_at) WHERE id = sqlc.arg(id);
+
+-- name: AddEInvoiceStatus :exec
+INSERT INTO einvoice_status_history (id, einvoice_id, from_status, to_status, cause, ujp_code, at)
+VALUES (sqlc.arg(id), sqlc.arg(einvoice_id), sqlc.narg(from_status), sqlc.arg(to_status), sqlc.arg(cause),
+        sqlc.narg(ujp_code), sqlc.arg(at));
+
+-- name: ListEInvoiceStatus :many
+SELECT * FROM einvoice_status_history WHERE einvoice_id = sqlc.arg(einvoice_id) ORDER BY id;
+
+-- name: CreateEvent :exec
+INSERT INTO events (id, account_id, company_id, environment, type, object_id, payload, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(environment), sqlc.arg(type),
+        sqlc.arg(object_id), sqlc.arg(payload), sqlc.arg(created_at));
+
+-- name: ListEvents :many
+SELECT * FROM events
+WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
+  AND (CAST(sqlc.arg(after_id) AS TEXT) = '' OR id < sqlc.arg(after_id))
+  AND (CAST(sqlc.narg(type) AS TEXT) IS NULL OR type = sqlc.narg(type))
+  AND (CAST(sqlc.narg(object_id) AS TEXT) IS NULL OR object_id = sqlc.narg(object_id))
+ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
