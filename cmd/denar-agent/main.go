@@ -8,7 +8,10 @@
 //	denar-agent run [--auto | --auto-purposes query] KEY FLAGS
 //
 // KEY FLAGS select the key source: --key key.pem --cert cert.pem, or
-// --p12 file.p12 (password in DENAR_AGENT_P12_PASSWORD).
+// --p12 file.p12 (password in DENAR_AGENT_P12_PASSWORD), or a smart card /
+// USB token with --pkcs11-module, --pkcs11-token, --pkcs11-key and --cert
+// (PIN in DENAR_AGENT_PIN; only in binaries built with -tags pkcs11, so the
+// default build stays cgo-free).
 package main
 
 import (
@@ -43,16 +46,21 @@ func defaultCredentials() string {
 	return "denar-agent-credentials.json"
 }
 
-type keyFlags struct{ key, cert, p12 string }
+type keyFlags struct{ key, cert, p12, module, token, keyLabel string }
 
 func (k *keyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&k.key, "key", "", "PEM private key (with --cert)")
 	fs.StringVar(&k.cert, "cert", "", "PEM certificate (with --key)")
 	fs.StringVar(&k.p12, "p12", "", "PKCS#12 file; password in DENAR_AGENT_P12_PASSWORD")
+	fs.StringVar(&k.module, "pkcs11-module", "", "PKCS#11 module (e.g. /usr/lib/softhsm/libsofthsm2.so); needs a -tags pkcs11 build; PIN in DENAR_AGENT_PIN")
+	fs.StringVar(&k.token, "pkcs11-token", "", "token label")
+	fs.StringVar(&k.keyLabel, "pkcs11-key", "", "private key label on the token (certificate from --cert)")
 }
 
 func (k *keyFlags) load() (agent.Key, error) {
 	switch {
+	case k.module != "":
+		return agent.LoadPKCS11(k.module, k.token, os.Getenv("DENAR_AGENT_PIN"), k.keyLabel, k.cert)
 	case k.p12 != "":
 		return agent.LoadPKCS12(k.p12, os.Getenv("DENAR_AGENT_P12_PASSWORD"))
 	case k.key != "" && k.cert != "":
