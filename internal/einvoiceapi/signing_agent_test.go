@@ -2,10 +2,16 @@ package einvoiceapi_test
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,6 +115,58 @@ func TestSDKWorkerSurvivesRestart(t *testing.T) {
 		}
 		if len(signedCount) != 2 {
 			t.Errorf("signed %v, want two requests", signedCount)
+		}
+	})
+}
+
+// TestDenarAgentBinary builds cmd/denar-agent and drives it as a customer
+// would: pair with a code, register a PEM certificate, run --auto, sign.
+func TestDenarAgentBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "denar-agent")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/denar-mk/denar/cmd/denar-agent").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newSignEnv(t, db)
+		c := newTestCert(t)
+		kd, _ := x509.MarshalPKCS8PrivateKey(c.key)
+		keyPath, certPath, creds := filepath.Join(t.TempDir(), "k.pem"), filepath.Join(t.TempDir(), "c.pem"), filepath.Join(t.TempDir(), "cred.json")
+		_ = os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kd}), 0o600)
+		_ = os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.cert.Raw}), 0o600)
+		_, m := e.do("POST", "/v1/agents/pairing-codes", "Bearer "+e.key, nil)
+		for _, args := range [][]string{
+			{"pair", "--credentials", creds, "--server", e.srv.URL, "--code", m["code"].(string)},
+			{"register-certificate", "--credentials", creds, "--company", e.company, "--key", keyPath, "--cert", certPath},
+		} {
+			if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+				t.Fatalf("%v: %v\n%s", args, err, out)
+			}
+		}
+		if st, err := os.Stat(creds); err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("credentials file: %v %v", st, err)
+		}
+		var logs strings.Builder
+		cmd := exec.Command(bin, "run", "--credentials", creds, "--auto", "--key", keyPath, "--cert", certPath)
+		cmd.Stderr = &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+		r := e.request(einvoiceapi.PurposeDocument, `{"invoice":"inv_bin"}`)
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			got, err := einvoiceapi.GetSigningRequest(t.Context(), db.Reader(), r.ID)
+			if err == nil && got.State == "signed" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("not signed: %+v %v", got, err)
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
 	})
 }
