@@ -285,3 +285,31 @@ func TestSigningEndToEnd(t *testing.T) {
 		}
 	})
 }
+
+func TestRegisterCertificateRejects(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newSignEnv(t, db)
+		agent, authz := e.pair(newTestCert(t))
+		small, _ := rsa.GenerateKey(rand.Reader, 1024)
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+		smallDER, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &small.PublicKey, small)
+		other := newSignEnv(t, db) // another account on the same database
+		good := base64.StdEncoding.EncodeToString(newTestCert(t).cert.Raw)
+		for _, tc := range []struct {
+			name, der, company, authz string
+			status                    int
+			code                      string
+		}{
+			{"rsa 1024", base64.StdEncoding.EncodeToString(smallDER), e.company, authz, 422, "validation_failed"},
+			{"not base64", "%%%", e.company, authz, 422, "validation_failed"},
+			{"company of another account", good, other.company, authz, 404, "not_found"},
+			{"no credentials", good, e.company, "", 401, "unauthenticated"},
+			{"api key instead of agent", good, e.company, "Bearer " + e.key, 401, "unauthenticated"},
+		} {
+			st, m := e.do("POST", "/v1/agents/"+agent+"/certificates", tc.authz, map[string]string{"certificateDer": tc.der, "companyId": tc.company})
+			if st != tc.status || m["code"] != tc.code {
+				t.Errorf("%s: %d %v", tc.name, st, m)
+			}
+		}
+	})
+}
