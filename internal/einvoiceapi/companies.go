@@ -51,7 +51,7 @@ type Address struct {
 // EnvironmentState is one environment of a company.
 type EnvironmentState struct {
 	Enabled     bool `json:"enabled"`
-	SignerReady bool `json:"signerReady" doc:"A signing agent with a valid certificate is registered (set by signing; false until then)."`
+	SignerReady bool `json:"signerReady" doc:"A signing agent with a valid certificate for this company was reachable in the last 90 seconds."`
 }
 
 // Environments of a company.
@@ -76,7 +76,24 @@ type Company struct {
 	CreatedAt             time.Time    `json:"createdAt"`
 }
 
-// companyFrom renders a row. prodPlan is the account's production plan.
+// renderCompany renders a row as the API shows it, with signerReady read
+// from the signing tables for the company's own environment.
+func (h *handlers) renderCompany(ctx context.Context, r dbq.Company, prodPlan bool) (Company, error) {
+	c := companyFrom(r, prodPlan)
+	ready, err := SignerReady(ctx, h.deps.DB.Reader(), r.ID, h.deps.DB.Now())
+	if err != nil {
+		return c, err
+	}
+	if r.Environment == auth.EnvProduction {
+		c.Environments.Production.SignerReady = ready && c.Environments.Production.Enabled
+	} else {
+		c.Environments.Sandbox.SignerReady = ready
+	}
+	return c, nil
+}
+
+// companyFrom renders a row without consulting the signing tables. prodPlan
+// is the account's production plan.
 func companyFrom(r dbq.Company, prodPlan bool) Company {
 	c := Company{
 		ID: r.ID, Object: "company", Name: r.Name, TaxNumber: r.TaxNumber,
@@ -200,7 +217,11 @@ func (h *handlers) listCompanies(ctx context.Context, in *listCompaniesInput) (*
 		for _, r := range rows {
 			after = r.ID
 			if p.AllowsCompany(r.ID) && r.Environment == p.Environment && len(out) <= in.Limit {
-				out = append(out, companyFrom(r, p.ProductionEnabled))
+				c, err := h.renderCompany(ctx, r, p.ProductionEnabled)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, c)
 			}
 		}
 		if len(rows) < in.Limit+1 {
@@ -236,7 +257,11 @@ func (h *handlers) getCompany(ctx context.Context, in *companyIDInput) (*company
 	if err != nil {
 		return nil, err
 	}
-	return &companyOutput{Body: companyFrom(r, httpx.PrincipalFrom(ctx).ProductionEnabled)}, nil
+	c, err := h.renderCompany(ctx, r, httpx.PrincipalFrom(ctx).ProductionEnabled)
+	if err != nil {
+		return nil, err
+	}
+	return &companyOutput{Body: c}, nil
 }
 
 var edbPattern = regexp.MustCompile(`^[0-9]{13}$`)
@@ -294,7 +319,11 @@ func (h *handlers) createCompany(ctx context.Context, in *createCompanyInput) (*
 	if err != nil {
 		return nil, err
 	}
-	return &companyOutput{Location: "/v1/companies/" + row.ID, Body: companyFrom(row, p.ProductionEnabled)}, nil
+	c, err := h.renderCompany(ctx, row, p.ProductionEnabled)
+	if err != nil {
+		return nil, err
+	}
+	return &companyOutput{Location: "/v1/companies/" + row.ID, Body: c}, nil
 }
 
 // lookup runs the registry pre-flight within the configured timeout.
@@ -356,7 +385,11 @@ func (h *handlers) patchCompany(ctx context.Context, in *patchCompanyInput) (*co
 	if err != nil {
 		return nil, err
 	}
-	return &companyOutput{Body: companyFrom(row, httpx.PrincipalFrom(ctx).ProductionEnabled)}, nil
+	c, err := h.renderCompany(ctx, row, httpx.PrincipalFrom(ctx).ProductionEnabled)
+	if err != nil {
+		return nil, err
+	}
+	return &companyOutput{Body: c}, nil
 }
 
 func (h *handlers) setAnnualAccount(ctx context.Context, in *annualAccountInput) (*companyOutput, error) {
@@ -376,7 +409,11 @@ func (h *handlers) setAnnualAccount(ctx context.Context, in *annualAccountInput)
 	if err != nil {
 		return nil, err
 	}
-	return &companyOutput{Body: companyFrom(row, httpx.PrincipalFrom(ctx).ProductionEnabled)}, nil
+	c, err := h.renderCompany(ctx, row, httpx.PrincipalFrom(ctx).ProductionEnabled)
+	if err != nil {
+		return nil, err
+	}
+	return &companyOutput{Body: c}, nil
 }
 
 // problem is an API error with code; returned as *denar.Error so the

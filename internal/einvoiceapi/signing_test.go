@@ -33,7 +33,7 @@ type signEnv struct {
 	db      *store.DB
 	srv     *httptest.Server
 	clock   atomic.Int64 // offset in ns added to the real time
-	key     string       // API key with companies:write and signing:agent
+	key     string       // API key with companies:read, companies:write and signing:agent
 	company string
 	account string
 }
@@ -61,7 +61,7 @@ func newSignEnv(t *testing.T, db *store.DB) *signEnv {
 		t.Fatal(err)
 	}
 	_, e.key, err = as.CreateKey(ctx, auth.KeyParams{AccountID: acct.ID, Service: auth.ServiceEInvoice, Environment: auth.EnvSandbox,
-		Scopes: []string{"companies:write", "signing:agent"}})
+		Scopes: []string{"companies:read", "companies:write", "signing:agent"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,6 +171,13 @@ func TestSigningEndToEnd(t *testing.T) {
 		ready, err := einvoiceapi.SignerReady(t.Context(), db.Reader(), e.company, db.Now())
 		if err != nil || !ready {
 			t.Fatalf("signerReady = %v, %v", ready, err)
+		}
+		// The company shows it too.
+		st, co := e.do("GET", "/v1/companies/"+e.company, "Bearer "+e.key, nil)
+		envs, _ := co["environments"].(map[string]any)
+		sandbox, _ := envs["sandbox"].(map[string]any)
+		if st != 200 || sandbox["signerReady"] != true {
+			t.Fatalf("company after pairing: %d %v", st, co)
 		}
 
 		// Long-poll: the request arrives while the agent waits.
