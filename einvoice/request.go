@@ -52,20 +52,20 @@ type CorrectionReason struct {
 // Party is the spec's party object. Country is a countries codebook code,
 // "MK" when empty; TaxNumber (ЕДБ) is required for MK parties.
 type Party struct {
-	Country          string  `json:"country,omitempty"`
-	TaxNumber        string  `json:"taxNumber"`
-	ForeignTaxNumber *string `json:"foreignTaxNumber,omitempty"`
-	VatNumber        *string `json:"vatNumber,omitempty"`
-	Name             string  `json:"name"`
-	Address          Address `json:"address"`
-	SubsidiaryCode   *string `json:"subsidiaryCode,omitempty"`
-	SubsidiaryName   *string `json:"subsidiaryName,omitempty"`
-	Contact          *string `json:"contact,omitempty"`
-	Email            *string `json:"email,omitempty"`
+	Country          string       `json:"country,omitempty"`
+	TaxNumber        string       `json:"taxNumber"`
+	ForeignTaxNumber *string      `json:"foreignTaxNumber,omitempty"`
+	VatNumber        *string      `json:"vatNumber,omitempty"`
+	Name             string       `json:"name"`
+	Address          PartyAddress `json:"address"`
+	SubsidiaryCode   *string      `json:"subsidiaryCode,omitempty"`
+	SubsidiaryName   *string      `json:"subsidiaryName,omitempty"`
+	Contact          *string      `json:"contact,omitempty"`
+	Email            *string      `json:"email,omitempty"`
 }
 
-// Address of a party; each part may be null.
-type Address struct {
+// PartyAddress is the address of a party; each part may be null.
+type PartyAddress struct {
 	Street     *string `json:"street"`
 	Number     *string `json:"number"`
 	PostalCode *string `json:"postalCode"`
@@ -123,7 +123,7 @@ type Totals struct {
 	Net      string `json:"net"`
 	Vat      string `json:"vat"`
 	Gross    string `json:"gross"`
-	Currency string `json:"currency"`
+	Currency string `json:"currency" required:"false" doc:"Optional in expectedTotals."`
 }
 
 // MaxLines bounds the lines of one request (spec, Limits).

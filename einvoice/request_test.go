@@ -27,7 +27,7 @@ func validRequest() Request {
 	return Request{
 		Number: "F-2026-0001", IssueDate: "2026-11-20", ClientReference: ptr("order-1"),
 		Buyer: Party{TaxNumber: "4030000000002", Name: "Тест Купувач ДОО Битола",
-			Address: Address{Street: ptr("Широк сокак"), Number: ptr("5"), PostalCode: ptr("7000"), City: ptr("Битола")}},
+			Address: PartyAddress{Street: ptr("Широк сокак"), Number: ptr("5"), PostalCode: ptr("7000"), City: ptr("Битола")}},
 		Payment: Payment{TypeCode: "P12", Currency: "MKD", DueDays: ptr(15)},
 		Lines: []Line{
 			{Description: "Консултантски услуги", Unit: ptr("час"), Quantity: "3", UnitPrice: "1000", UnitDiscount: "100", VatPercent: "18", TaxIndicator: "DDV-A"},

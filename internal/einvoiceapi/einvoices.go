@@ -107,6 +107,7 @@ func (h *handlers) registerEInvoices(s *httpx.Service) {
 		Summary: "Status history of an e-invoice", Tags: tags,
 	}, httpx.Spec{Scope: "einvoices:read", Company: true}, h.statusHistory)
 	h.registerEvents(s)
+	h.registerIssue(s)
 }
 
 // filterDigest binds a cursor to the filters it was made with.

@@ -97,6 +97,7 @@ var statusOf = map[string]int{
 	"decision_deadline_passed":  http.StatusConflict,
 	"already_claimed":           http.StatusConflict,
 	"pdf_not_ready":             http.StatusConflict,
+	"signer_not_ready":          http.StatusConflict,
 	denar.ECodeConflict:         http.StatusConflict,
 	"signature_expired":         http.StatusGone,
 	"signature_invalid":         http.StatusUnprocessableEntity,

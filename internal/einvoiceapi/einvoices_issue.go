@@ -1,0 +1,142 @@
+package einvoiceapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/einvoice"
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+)
+
+// LinkEInvoice is the signing-request link type of e-invoice documents.
+const LinkEInvoice = "einvoice"
+
+type issueEInvoiceInput struct {
+	Body einvoice.Request
+}
+
+type issueEInvoiceOutput struct {
+	Location string `header:"Location"`
+	Body     EInvoice
+}
+
+func (h *handlers) registerIssue(s *httpx.Service) {
+	httpx.Register(s, huma.Operation{
+		OperationID: "issueEInvoice", Method: http.MethodPost, Path: "/v1/einvoices",
+		Summary: "Issue an e-invoice", Tags: []string{"E-invoices"}, DefaultStatus: http.StatusAccepted,
+		Description: "Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas " +
+			"(unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) " +
+			"and answers 202 in awaiting_signature with a signing request for the company's agent. expectedTotals that differ: " +
+			"422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, " +
+			"the existing e-invoice. No valid signing certificate: 409 signer_not_ready.",
+	}, httpx.Spec{Scope: "einvoices:write", Company: true}, h.issueEInvoice)
+	// A signature moves the e-invoice to queued in the transaction that
+	// records it; the submission pipeline takes it from there.
+	OnSigned(LinkEInvoice, func(ctx context.Context, tx *store.Tx, r SigningRequest) error {
+		inv, err := tx.GetEInvoiceByID(ctx, r.Links[LinkEInvoice])
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // not an issued e-invoice (the signing tests sign bare links)
+		}
+		if err != nil {
+			return fmt.Errorf("signed einvoice %s: %w", r.Links[LinkEInvoice], err)
+		}
+		if inv.Status != string(einvoice.AwaitingSignature) {
+			return nil // a late duplicate signature; the first one moved it
+		}
+		_, err = moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signed"})
+		return err
+	})
+}
+
+func (h *handlers) issueEInvoice(ctx context.Context, in *issueEInvoiceInput) (*issueEInvoiceOutput, error) {
+	p := httpx.PrincipalFrom(ctx)
+	companyID := httpx.CompanyFrom(ctx)
+	req := &in.Body
+	sum := sha256.Sum256(req.Fingerprint())
+	fingerprint := hex.EncodeToString(sum[:])
+	var out dbq.Einvoice
+	err := h.deps.DB.InTx(ctx, func(tx *store.Tx) error {
+		co, err := h.company(ctx, tx.Queries, companyID)
+		if err != nil {
+			return err
+		}
+		if req.ClientReference != nil {
+			prev, err := tx.GetEInvoiceByClientReference(ctx, dbq.GetEInvoiceByClientReferenceParams{CompanyID: companyID,
+				ClientReference: sql.NullString{String: *req.ClientReference, Valid: true}})
+			switch {
+			case err == nil && prev.Fingerprint == fingerprint:
+				out = prev
+				return nil
+			case err == nil:
+				return problem("client_reference_conflict", "clientReference "+*req.ClientReference+" is used by "+prev.ID+" with another body.")
+			case !errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("client reference: %w", err)
+			}
+		}
+		id := denar.NewID("einv")
+		// The e-invoice id is UJP's docId: fixed now, so every submission
+		// attempt of this document carries it and UJP refuses a copy.
+		doc, err := req.Build(sellerOf(co), id, ujpdoc.Snapshot())
+		if err != nil {
+			return err
+		}
+		docJSON, err := json.Marshal(ujpdoc.Request{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), Document: *doc})
+		if err != nil {
+			return fmt.Errorf("encode document: %w", err)
+		}
+		t := einvoice.DocTotals(doc)
+		ref := sql.NullString{}
+		if req.ClientReference != nil {
+			ref = sql.NullString{String: *req.ClientReference, Valid: true}
+		}
+		kind := "invoice"
+		if req.Correction != nil {
+			return problem(denar.ECodeValidation, "correction belongs in POST /v1/einvoices/{id}/correction.",
+				denar.FieldError{Path: "correction", Message: "is not allowed here"})
+		}
+		out, err = tx.CreateEInvoice(ctx, dbq.CreateEInvoiceParams{ID: id, AccountID: p.AccountID, CompanyID: companyID,
+			Environment: co.Environment, Kind: kind, Status: string(einvoice.AwaitingSignature), DocumentType: doc.Header.DocType,
+			Number: doc.Header.DocNumber, IssueDate: doc.Header.DocDate, Document: string(docJSON), UjpDocID: id,
+			TotalNet: t.Net, TotalVat: t.Vat, TotalGross: t.Gross, Currency: t.Currency, Problems: "[]",
+			ClientReference: ref, Fingerprint: fingerprint, CreatedAt: tx.Now, UpdatedAt: tx.Now})
+		if err != nil {
+			return fmt.Errorf("store einvoice: %w", err)
+		}
+		if err := tx.AddEInvoiceStatus(ctx, dbq.AddEInvoiceStatusParams{ID: denar.NewID("esh"), EinvoiceID: id,
+			ToStatus: out.Status, Cause: "issued", At: tx.Now}); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+		if _, err := RequestSignature(ctx, tx, companyID, PurposeDocument, docJSON, SigningLink{Type: LinkEInvoice, ID: id}); err != nil {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &issueEInvoiceOutput{Location: "/v1/einvoices/" + out.ID, Body: einvoiceFrom(out)}, nil
+}
+
+// sellerOf fills UJP's seller from the company's registry data.
+func sellerOf(co dbq.Company) ujpdoc.Seller {
+	var a Address
+	_ = json.Unmarshal([]byte(co.Address), &a)
+	s := ujpdoc.Seller{SellerCCode: "MK", SellerCName: "Северна Македонија", SellerTin: co.TaxNumber, SellerName: co.Name,
+		SellerAddress: ujpdoc.Address{StreetAddress: a.Street, StreetNumber: a.Number, PostalCode: a.Zip, City: a.City}}
+	if co.VatNumber != "" {
+		v := co.VatNumber
+		s.SellerVatNumber = &v
+	}
+	return s
+}

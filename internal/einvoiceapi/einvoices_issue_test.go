@@ -1,0 +1,68 @@
+package einvoiceapi_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/store/storetest"
+)
+
+const issueBody = `{"number":"F-1","issueDate":"2026-11-20","clientReference":"order-1",
+ "buyer":{"taxNumber":"4030000000002","name":"Купувач ДОО","address":{"street":"Широк сокак","number":"5","postalCode":"7000","city":"Битола"}},
+ "references":[],"payment":{"typeCode":"P12","currency":"MKD"},
+ "lines":[{"description":"Услуга","quantity":"3","unitPrice":"1000","unitDiscount":"100","vatPercent":"18","taxIndicator":"DDV-A"}]%s}`
+
+// TestIssueEInvoiceErrors: every refusal of POST /v1/einvoices leaves
+// nothing behind. The happy path needs a registered signer and is covered
+// where the signing environment exists (see docs/einvoices.md).
+func TestIssueEInvoiceErrors(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		c := newCAPI(t, db)
+		acct := c.account("")
+		co := denar.NewID("co")
+		err := db.InTx(t.Context(), func(tx *store.Tx) error {
+			_, err := tx.CreateCompany(t.Context(), dbq.CreateCompanyParams{ID: co, AccountID: acct, Name: "Продавач ДООЕЛ",
+				TaxNumber: "4030000000001", Status: "active", SigningMode: "bridge", Environment: "sandbox",
+				Address: `{"street":"Партизанска","number":"1","city":"Скопје","zip":"1000"}`, CreatedAt: tx.Now})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := c.key(acct, "sandbox", []string{"einvoices:write", "einvoices:read"}, []string{co})
+		for _, tc := range []struct {
+			name, extra, code string
+			status            int
+			field, codebook   string
+		}{
+			{"no signer", "", "signer_not_ready", 409, "", ""},
+			{"totals", `,"expectedTotals":{"net":"2700","vat":"486.01","gross":"3186"}`, "totals_mismatch", 422, "expectedTotals.vat", ""},
+			{"codebook", `,"documentType":"999"`, "validation_failed", 422, "documentType", "document-types"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := c.do("POST", "/v1/einvoices", key, strings.Replace(issueBody, "%s", tc.extra, 1))
+				m := r.json(t)
+				if r.status != tc.status || m["code"] != tc.code {
+					t.Fatalf("%d %s", r.status, r.body)
+				}
+				if tc.field == "" {
+					return
+				}
+				for _, f := range m["errors"].([]any) {
+					fm := f.(map[string]any)
+					if fm["path"] == tc.field && (tc.codebook == "" || fm["codebook"] == tc.codebook) {
+						return
+					}
+				}
+				t.Errorf("no field error at %s (%s): %s", tc.field, tc.codebook, r.body)
+			})
+		}
+		rows, _ := db.Reader().ListEInvoices(t.Context(), dbq.ListEInvoicesParams{AccountID: acct, CompanyID: co, Lim: 10})
+		if len(rows) != 0 {
+			t.Errorf("%d e-invoices stored by refused requests", len(rows))
+		}
+	})
+}
