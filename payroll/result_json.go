@@ -6,7 +6,11 @@ import "strconv"
 // spends most of its time encoding results otherwise. The field order is
 // that of the struct; TestResultJSON checks it against encoding/json.
 func (r *Result) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 2048)
+	return r.AppendJSON(make([]byte, 0, 2048)), nil
+}
+
+// AppendJSON appends the result's JSON object to b.
+func (r *Result) AppendJSON(b []byte) []byte {
 	b = append(b, `{"salaryGross":`...)
 	b = strconv.AppendQuote(b, r.SalaryGross)
 	b = append(b, `,"baseGross":`...)
@@ -134,7 +138,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	b = append(b, `,"sundayHolidayPay":`...)
 	b = strconv.AppendQuote(b, r.SundayHolidayPay)
 	b = append(b, '}')
-	return b, nil
+	return b
 }
 
 // appendTo writes the number as JSON without allocating.
