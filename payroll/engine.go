@@ -559,14 +559,11 @@ func (p *plan) run() (*Result, error) {
 // found by inversion and split over the kinds in proportion.
 func (p *plan) netBasedPays(base int64) (*[numKinds]int64, error) {
 	var zero [numKinds]int64
-	plain := p.compute(base, 0, &zero) // premium hours paid as nothing extra
-	// Without premiums, premium hours are not in "regular" either; rebuild
-	// the month as if every inside hour were regular to get the base net.
+	// The base net: the month as if every premium hour were an ordinary one.
 	q := *p
 	q.hours = [numKinds]int64{}
 	q.hours[kSickCompany], q.hours[kSickFund] = p.hours[kSickCompany], p.hours[kSickFund]
 	baseNet := q.compute(base, 0, nil).net
-	_ = plain
 	var want [numKinds]int64 // net amount each kind must add
 	total := int64(0)
 	for k := range numKinds {
