@@ -263,7 +263,7 @@ func TestValidation(t *testing.T) {
 		{`{"grossSalary":"30000","effectiveDate":"2026-13-01"}`, "effectiveDate"},
 		{`{"grossSalary":"30000","minBaseMode":"sometimes"}`, "minBaseMode"},
 		{`{"grossSalary":"30000","deductions":[{"description":"x","amount":"1"},{"description":"y","amount":"-2"}]}`, "deductions[1].amount"},
-		{`{"grossSalary":"30000","period":{"year":2026,"month":3},"placements":[{"startDate":"2026-04-02"}]}`, "placements[0]"},
+		{`{"grossSalary":"30000","period":{"year":2026,"month":3},"placements":[{"startDate":"2026-04-02"}]}`, "placements[0].startDate"},
 	}
 	for _, tt := range tests {
 		var in payroll.Input

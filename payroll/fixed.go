@@ -179,25 +179,33 @@ func wholeDenars(cents int64) string {
 	return strconv.FormatInt(divRound(cents, centsPerDenar), 10)
 }
 
-// mulDivRound returns a×b×c/d rounded half-up, for non-negative a, b, c
-// and positive d, without overflow in the product.
+// saturated is what mulDivRound returns when the exact result does not fit:
+// far above maxMoneyCents, so a month that reaches it fails the gross bound
+// instead of wrapping around.
+const saturated = maxMoneyCents * 1000
+
+// mulDivRound returns a×b×c/d rounded half-up, for non-negative a, b, c and
+// positive d, with a 128-bit product; results that do not fit saturate.
 func mulDivRound(a, b, c, d int64) int64 {
-	if a == 0 || b == 0 || c == 0 {
+	if a <= 0 || b <= 0 || c <= 0 {
 		return 0
 	}
 	hi1, lo1 := bits.Mul64(uint64(a), uint64(b))
-	// (hi1,lo1) × c
-	hiA, loA := bits.Mul64(lo1, uint64(c))
-	_, hiB := bits.Mul64(hi1, uint64(c))
-	hi := hiA + hiB
-	lo := loA
-	// add d/2 for rounding
-	var carry uint64
+	// (hi1,lo1) × c, keeping 128 bits and detecting overflow beyond them.
+	hiLo, lo := bits.Mul64(lo1, uint64(c))
+	hiHi, hiLow := bits.Mul64(hi1, uint64(c))
+	hi, carry := bits.Add64(hiLo, hiLow, 0)
+	if hiHi != 0 || carry != 0 {
+		return saturated
+	}
 	lo, carry = bits.Add64(lo, uint64(d/2), 0)
 	hi += carry
 	if hi >= uint64(d) {
-		return maxMoneyCents * 1000 // saturate; inputs are bounded so this is not reached
+		return saturated
 	}
 	q, _ := bits.Div64(hi, lo, uint64(d))
+	if q > uint64(saturated) {
+		return saturated
+	}
 	return int64(q)
 }

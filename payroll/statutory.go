@@ -1,6 +1,7 @@
 package payroll
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -77,15 +78,41 @@ var table = []version{
 	{KeyEmployment, "0.1", "2026-07-01", srcJuly2026},
 	{KeyPIT, "10", "2009-01-01", srcPIT},
 
-	// R2: the maximum base multiplier. Before 2018 it changed several times
-	// (6× in 2012–2013, 12× in 2016) and is not known for every year, so the
-	// published maximum bases below are what the engine uses.
+	// R2: the maximum base as a multiple of the average salary (ЗПЗСО art.
+	// 16). Known only for some years; an empty value ends the previous one
+	// without inventing the next. The published maximum bases below are what
+	// the engine uses; the multiplier matters only when the caller passes
+	// averageSalary.
+	{KeyMaxBaseMultiplier, "6", "2012-01-01", "eurokonsaltplus 2012: 183,546 = 6 × 30,591"},
+	{KeyMaxBaseMultiplier, "", "2014-01-01", "2014 and 2015 multiplier not found: pass rateOverrides.maxBaseMultiplier"},
+	{KeyMaxBaseMultiplier, "12", "2016-01-01", "UJP-MPIN-2016 p.12 (12× for employees)"},
+	{KeyMaxBaseMultiplier, "", "2017-01-01", "2017 multiplier not found: pass rateOverrides.maxBaseMultiplier"},
 	{KeyMaxBaseMultiplier, "16", "2018-01-01", srcMaxMult},
 
 	// Average salary and the published bases (research/payroll.md §2.2).
+	// Years whose bases were not found have the average only: a
+	// calculation then asks for averageSalary (or minBase and maxBase).
+	{KeyAverageSalary, "27507", "2009-01-01", srcAverage + " (UJP EN guide page 700)"},
+	{KeyMinBase, "", "2009-01-01", "2009–2011 bases not found: pass averageSalary and rateOverrides.maxBaseMultiplier"},
+	{KeyMaxBase, "", "2009-01-01", "2009–2011 bases not found: pass averageSalary and rateOverrides.maxBaseMultiplier"},
+	{KeyMaxBaseMultiplier, "", "2009-01-01", "2009–2011 multiplier not found (UJP-MPIN-2016 p.39 error 18 still names 4×)"},
+	{KeyAverageSalary, "29829", "2010-01-01", srcAverage + " (UJP EN guide page 700)"},
+	{KeyAverageSalary, "30349", "2011-01-01", srcAverage + " (UJP EN guide page 700)"},
+	{KeyAverageSalary, "30591", "2012-01-01", srcAverage + " (eurokonsaltplus 2012)"},
+	{KeyMinBase, "15295.50", "2012-01-01", "eurokonsaltplus 2012, published with decimals (UJP's own example uses 15,296)"},
+	{KeyMaxBase, "183546", "2012-01-01", "eurokonsaltplus 2012 (6×)"},
+	{KeyAverageSalary, "30595", "2013-01-01", srcAverage + " (UJP EN guide page 700)"},
+	{KeyMinBase, "", "2013-01-01", "2013 minimum base not found: pass averageSalary"},
+	{KeyMaxBase, "183570", "2013-01-01", "euraxess.mk social security (6×)"},
+	{KeyAverageSalary, "30902", "2014-01-01", srcAverage + " (UJP EN guide page 700)"},
+	{KeyMaxBase, "", "2014-01-01", "2014 maximum base not found: pass averageSalary and rateOverrides.maxBaseMultiplier"},
+	{KeyAverageSalary, "31644", "2015-01-01", srcAverage + " (UJP EN guide page 700)"},
 	{KeyAverageSalary, "32268", "2016-01-01", srcAverage + " (rafajlovski 2016)"},
 	{KeyMinBase, "16134", "2016-01-01", "rafajlovski 2016, published minimum base"},
 	{KeyMaxBase, "387216", "2016-01-01", "UJP-MPIN-2016 p.12 (12×); rafajlovski 2016"},
+	{KeyAverageSalary, "32877", "2017-01-01", srcAverage + " (UJP EN guide page 700)"},
+	{KeyMinBase, "", "2017-01-01", "2017 bases not found: pass averageSalary and rateOverrides.maxBaseMultiplier"},
+	{KeyMaxBase, "", "2017-01-01", "2017 bases not found: pass averageSalary and rateOverrides.maxBaseMultiplier"},
 	{KeyAverageSalary, "34079", "2018-01-01", srcAverage + " (ohridnews 2018)"},
 	{KeyMinBase, "17040", "2018-01-01", "ohridnews 2018, published minimum base"},
 	{KeyMaxBase, "545264", "2018-01-01", "ohridnews 2018, published maximum base"},
@@ -114,6 +141,7 @@ var table = []version{
 	{KeyMaxBase, "1106256", "2026-01-01", "16 × 69,141 (TAMI parameters)"},
 
 	// R3: personal allowance per month.
+	{KeyPersonalAllowance, "", "2009-01-01", "2009–2015 values not found: pass personalAllowance"},
 	{KeyPersonalAllowance, "7357", "2016-01-01", srcAllowance + " (eurokonsaltplus 2016)"},
 	{KeyPersonalAllowance, "", "2017-01-01", "2017 value not found: pass personalAllowance"},
 	{KeyPersonalAllowance, "7531", "2018-01-01", srcAllowance + " (UJP licno_osloboduvanje; Mondaq)"},
@@ -126,6 +154,14 @@ var table = []version{
 	{KeyPersonalAllowance, "10270", "2025-01-01", srcAllowance + " (MoF 23-7532/1 of 26.12.2024)"},
 	{KeyPersonalAllowance, "10932", "2026-01-01", srcAllowance + " (a UJP-accepted May 2026 МПИН file: DanocnoOslobIznosVk 10932)"},
 }
+
+// tableByDate is table ordered by effective date (stable), the order in
+// which versions replace each other.
+var tableByDate = func() []version {
+	out := append([]version(nil), table...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].from < out[j].from })
+	return out
+}()
 
 // History is one version of a rate key.
 type History struct {
@@ -168,7 +204,7 @@ func RateHistory() []History {
 func RatesOn(date time.Time) map[string]string {
 	d := date.Format(time.DateOnly)
 	out := map[string]string{}
-	for _, v := range table {
+	for _, v := range tableByDate {
 		if v.from <= d {
 			if v.value == "" {
 				delete(out, v.key)
@@ -187,7 +223,10 @@ type statutory struct {
 	allowance  int64    // cents; -1 unknown
 	minBase    int64    // cents; -1 unknown
 	maxBase    int64    // cents; -1 unknown
-	averageSet bool
+	averageSet bool     // the bases come from an averageSalary override
+	// noMultiplier: averageSalary was given but the date has no known
+	// maximum-base multiplier, so the maximum base is unknown.
+	noMultiplier bool
 }
 
 // snapshots holds the statutory values without overrides for every date on
@@ -259,27 +298,35 @@ func resolveSlow(date time.Time, over map[string]int64) (statutory, error) {
 	if v, ok, _ := get(KeyPersonalAllowance); ok {
 		s.allowance = v
 	}
-	// An averageSalary override recomputes both bases from it (50%, and the
-	// multiplier); otherwise the published bases are used as they are.
+	// An averageSalary override derives both bases from it, as the law does
+	// (ЗПЗСО arts. 15 and 16): the minimum is 50% rounded half-up to a whole
+	// denar, the maximum the multiplier of the date (or of the override)
+	// times the average. Without an override the published bases are used
+	// as published. Explicit minBase and maxBase overrides win over both.
 	if avg, ok := over[KeyAverageSalary]; ok {
-		mult := int64(16 * numScale)
-		if m, ok, _ := get(KeyMaxBaseMultiplier); ok {
-			mult = m
-		}
-		s.minBase = divRound(avg, 2*centsPerDenar) * centsPerDenar // rounded half-up to whole denars, as published
-		s.maxBase = avg * mult / numScale
 		s.averageSet = true
+		s.minBase = divRound(avg, 2*centsPerDenar) * centsPerDenar
+		if m, ok, _ := get(KeyMaxBaseMultiplier); ok {
+			s.maxBase = mulDivRound(avg, m, 1, numScale)
+		} else {
+			s.noMultiplier = true
+		}
+	} else {
+		if v, ok, _ := get(KeyMinBase); ok {
+			s.minBase = v
+		}
+		if v, ok, _ := get(KeyMaxBase); ok {
+			s.maxBase = v
+		}
 	}
-	if v, ok, _ := get(KeyMinBase); ok && (!s.averageSet || hasKey(over, KeyMinBase)) {
+	if v, ok := over[KeyMinBase]; ok {
 		s.minBase = v
 	}
-	if v, ok, _ := get(KeyMaxBase); ok && (!s.averageSet || hasKey(over, KeyMaxBase)) {
-		s.maxBase = v
+	if v, ok := over[KeyMaxBase]; ok {
+		s.maxBase, s.noMultiplier = v, false
 	}
 	return s, nil
 }
-
-func hasKey(m map[string]int64, k string) bool { _, ok := m[k]; return ok }
 
 // scaleOf parses a key's decimal text into its fixed-point scale.
 func scaleOf(key, text string) (int64, error) {
@@ -292,4 +339,25 @@ func scaleOf(key, text string) (int64, error) {
 	default:
 		return parseFixed(text, 4)
 	}
+}
+
+// kindDescription names the unit of each kind of rate key in messages.
+var kindDescription = map[string]string{
+	"percent": "a percentage such as 18.8",
+	"money":   "denars such as 10932",
+	"number":  "a plain number such as 16",
+}
+
+// sortedKeys returns the keys of an overrides object in order, so that
+// validation reports them in a stable order.
+func sortedKeys(m map[string]json.RawMessage) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

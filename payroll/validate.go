@@ -1,0 +1,375 @@
+package payroll
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/denar-mk/denar"
+)
+
+// Upper bounds of the input. They are far above any real payroll and keep
+// every intermediate product inside int64 (money in cents up to 10^11,
+// hours and percentages in 10^-4 up to 10^7, rates in 10^-6 up to 10^6;
+// products of three such figures go through 128-bit arithmetic).
+const (
+	maxHours          = 744  // hours of any kind: 31 days × 24 h
+	minWorkingHours   = 1    // workingHours below one hour would make the hourly rate absurd
+	maxPremiumRate    = 1000 // total rate of a premium or sick pay, percent
+	maxSeniorityPct   = 100  // seniorityPercentage, percent
+	maxRatePerYear    = 10   // seniority.ratePerYear, percent
+	maxSeniorityMonth = 900  // 75 years of service
+	maxMultiplier     = 100  // maxBaseMultiplier override
+	maxDeductions     = 50   // deductions per calculation
+	// 2019 taxed monthly income above 90,000 denars at 18% (research §1);
+	// the engine does not model that band and refuses such months.
+	progressive2019Cents = 90_000 * centsPerDenar
+)
+
+// plan is a validated Input in fixed point.
+type plan struct {
+	date                time.Time
+	st                  statutory
+	contractor          bool
+	pitExempt           bool
+	pitOverridden       bool
+	noAllowance         bool
+	hoursInfo, senInfo  bool
+	netBased            bool
+	gross               int64 // cents; the contracted base gross (0 when solving for it)
+	target              int64 // cents; targetNet
+	hasTarget           bool
+	wh, fundRef         int64 // hours × numScale
+	hours, rates        [numKinds]int64
+	unpaid, absent, mat int64
+	seniorityPct        int64 // percent × numScale
+	bonus               int64 // cents
+	bonusNet            bool
+	mode                string
+	deductions          int64
+}
+
+// Validate checks in and reports every problem at once, with the JSON path
+// of each (a *denar.Error with code validation_failed). now is the current
+// instant; it gives the default effectiveDate.
+func Validate(in *Input, now time.Time) error {
+	_, err := prepare(in, now)
+	return err
+}
+
+// EffectiveDate is the date whose statutory values a calculation of in
+// uses (R6): effectiveDate; else, with period, the period's last day (the
+// month the salary is for, research §1); else today in Europe/Skopje. ok is
+// false when effectiveDate or period is malformed.
+func EffectiveDate(in *Input, now time.Time) (date time.Time, ok bool) {
+	if in.EffectiveDate != nil {
+		d, err := time.Parse(time.DateOnly, *in.EffectiveDate)
+		return d, err == nil
+	}
+	if p := in.Period; p != nil {
+		if p.Month < 1 || p.Month > 12 || p.Year < 2009 || p.Year > 2100 {
+			return Today(now), false
+		}
+		return time.Date(p.Year, time.Month(p.Month)+1, 0, 0, 0, 0, 0, time.UTC), true
+	}
+	return Today(now), true
+}
+
+func prepare(in *Input, now time.Time) (*plan, error) {
+	var fe denar.FieldErrors
+	p := &plan{contractor: in.Contractor, pitExempt: in.PitExempt, noAllowance: in.NoPersonalAllowance,
+		hoursInfo: in.HoursInformational, senInfo: in.SeniorityInformational, netBased: in.NetBased, mode: "prorated"}
+
+	money := func(path string, s *string) (int64, bool) {
+		if s == nil {
+			return 0, false
+		}
+		v, err := parseMoney(*s)
+		if err != nil {
+			fe.Add(path, "%v", err)
+			return 0, false
+		}
+		return v, true
+	}
+	switch {
+	case in.GrossSalary != nil && in.TargetNet != nil:
+		fe.Add("grossSalary", "give either grossSalary or targetNet, not both")
+		fe.Add("targetNet", "give either grossSalary or targetNet, not both")
+	case in.GrossSalary == nil && in.TargetNet == nil:
+		fe.Add("grossSalary", "one of grossSalary or targetNet is required")
+	case in.GrossSalary != nil:
+		p.gross, _ = money("grossSalary", in.GrossSalary)
+	default:
+		p.target, p.hasTarget = money("targetNet", in.TargetNet)
+	}
+
+	date, ok := EffectiveDate(in, now)
+	switch {
+	case !ok && in.EffectiveDate != nil:
+		fe.Add("effectiveDate", "must be a date YYYY-MM-DD")
+	case date.Year() < 2009 || date.Year() > 2100:
+		fe.Add("effectiveDate", "rates are known from 2009 on; give a date 2009-01-01 to 2100-12-31")
+	}
+	p.date = date
+
+	var over map[string]int64
+	if len(in.RateOverrides) > 0 || in.PersonalAllowance != nil || in.AverageSalary != nil {
+		over = make(map[string]int64, len(in.RateOverrides)+2)
+	}
+	for _, k := range sortedKeys(in.RateOverrides) {
+		raw := in.RateOverrides[k]
+		path := "rateOverrides." + k
+		kind, ok := keyKinds[k]
+		if !ok {
+			fe.Add(path, "unknown rate key; known keys: %s", strings.Join(Keys(), ", "))
+			continue
+		}
+		text := strings.TrimSpace(string(raw))
+		var str string
+		if json.Unmarshal(raw, &str) == nil {
+			text = str
+		}
+		v, err := scaleOf(k, text)
+		switch {
+		case err != nil || v < 0:
+			fe.Add(path, "must be a non-negative decimal (%s)", kindDescription[kind])
+			continue
+		case kind == "percent" && v > 100*numScale:
+			fe.Add(path, "a percentage must be at most 100")
+			continue
+		case kind == "number" && v > maxMultiplier*numScale:
+			fe.Add(path, "must be at most %d", maxMultiplier)
+			continue
+		}
+		over[k] = v
+	}
+	if _, dup := in.RateOverrides[KeyPersonalAllowance]; dup && in.PersonalAllowance != nil {
+		fe.Add("personalAllowance", "give personalAllowance or rateOverrides.personalAllowance, not both")
+	}
+	if _, dup := in.RateOverrides[KeyAverageSalary]; dup && in.AverageSalary != nil {
+		fe.Add("averageSalary", "give averageSalary or rateOverrides.averageSalary, not both")
+	}
+	if v, ok := money("personalAllowance", in.PersonalAllowance); ok {
+		over[KeyPersonalAllowance] = v
+	}
+	if v, ok := money("averageSalary", in.AverageSalary); ok {
+		over[KeyAverageSalary] = v
+	}
+	if v, ok := over[KeyAverageSalary]; ok && v == 0 {
+		fe.Add("averageSalary", "must be positive")
+	}
+	_, p.pitOverridden = over[KeyPIT]
+
+	num := func(path string, n Number, max int64) int64 {
+		if !n.set {
+			return 0
+		}
+		if n.v < 0 {
+			fe.Add(path, "must not be negative")
+			return 0
+		}
+		if n.v > max*numScale {
+			fe.Add(path, "must be at most %d", max)
+			return 0
+		}
+		return n.v
+	}
+
+	// The month's fund: workingHours, else the calendar month of period,
+	// else 176 (R12).
+	p.wh = 176 * numScale
+	var periodStart time.Time
+	if in.Period != nil {
+		if in.Period.Month < 1 || in.Period.Month > 12 || in.Period.Year < 2009 || in.Period.Year > 2100 {
+			fe.Add("period", "year must be 2009–2100 and month 1–12")
+		} else {
+			periodStart = time.Date(in.Period.Year, time.Month(in.Period.Month), 1, 0, 0, 0, 0, time.UTC)
+			if !in.WorkingHours.set {
+				if fund, err := MonthFundHours(in.Period.Year, time.Month(in.Period.Month)); err != nil {
+					fe.Add("period", "%v", err)
+				} else {
+					p.wh = fund
+				}
+			}
+		}
+	}
+	if in.WorkingHours.set {
+		p.wh = num("workingHours", in.WorkingHours, maxHours)
+		if p.wh < minWorkingHours*numScale {
+			if in.WorkingHours.v >= 0 {
+				fe.Add("workingHours", "must be at least %d", minWorkingHours)
+			}
+			p.wh = 176 * numScale
+		}
+	}
+	p.fundRef = p.wh
+	if in.FundHours.set {
+		p.fundRef = num("fundHours", in.FundHours, maxHours)
+		if p.fundRef < p.wh {
+			fe.Add("fundHours", "must be at least workingHours (it is the full-time fund of the month)")
+			p.fundRef = p.wh
+		}
+	}
+
+	pairs := in.pairs()
+	for k := range numKinds {
+		info := kindInfo[k]
+		p.hours[k] = num(info.hours, *pairs[k][0], maxHours)
+		p.rates[k] = info.def
+		if pairs[k][1].set {
+			p.rates[k] = num(info.rate, *pairs[k][1], maxPremiumRate)
+		}
+	}
+	p.unpaid = num("unpaidHours", in.UnpaidHours, maxHours)
+	p.mat = num("maternityHours", in.MaternityHours, maxHours)
+	p.absent = num("absentHours", in.AbsentHours, maxHours)
+
+	if len(in.Placements) > 0 {
+		switch {
+		case in.Period == nil:
+			fe.Add("placements", "placements need period")
+		case len(in.Placements) > 31:
+			fe.Add("placements", "at most 31 placements in a month")
+		case !periodStart.IsZero():
+			if in.AbsentHours.set {
+				fe.Add("absentHours", "give absentHours or placements, not both")
+			}
+			abs, errs := absentFromPlacements(in.Placements, periodStart, p.wh)
+			fe = append(fe, errs...)
+			p.absent = abs
+		}
+	}
+
+	inside := p.unpaid + p.mat + p.absent + p.hours[kSickCompany] + p.hours[kSickFund]
+	for k := range numKinds {
+		if kindInfo[k].premium {
+			inside += p.hours[k]
+		}
+	}
+	if inside > p.wh {
+		fe.Add("workingHours", "the hours inside the fund (premium, sick, maternity, unpaid and absent: %s) exceed the fund of %s hours",
+			formatFixed(inside, 4), formatFixed(p.wh, 4))
+	}
+
+	if in.SeniorityPercentage.set && in.Seniority != nil {
+		fe.Add("seniority", "give seniorityPercentage or seniority, not both")
+	}
+	p.seniorityPct = num("seniorityPercentage", in.SeniorityPercentage, maxSeniorityPct)
+	if s := in.Seniority; s != nil {
+		p.seniorityPct = seniorityPercent(s, in.Period, now, &fe)
+	}
+
+	if v, ok := money("bonusAmount", in.BonusAmount); ok {
+		p.bonus = v
+	}
+	p.bonusNet = true
+	if in.BonusBasis != nil {
+		switch *in.BonusBasis {
+		case "net":
+		case "gross":
+			p.bonusNet = false
+		default:
+			fe.Add("bonusBasis", "must be gross or net")
+		}
+	}
+	if in.MinBaseMode != nil {
+		switch *in.MinBaseMode {
+		case "prorated", "always", "off":
+			p.mode = *in.MinBaseMode
+		default:
+			fe.Add("minBaseMode", "must be prorated, always or off")
+		}
+	}
+	if len(in.Deductions) > maxDeductions {
+		fe.Add("deductions", "at most %d deductions", maxDeductions)
+	}
+	for i, d := range in.Deductions {
+		if strings.TrimSpace(d.Description) == "" {
+			fe.Add(fmt.Sprintf("deductions[%d].description", i), "is required")
+		}
+		v, err := parseMoney(d.Amount)
+		if err != nil {
+			fe.Add(fmt.Sprintf("deductions[%d].amount", i), "%v", err)
+			continue
+		}
+		p.deductions = min(p.deductions+v, 100*maxMoneyCents)
+	}
+	if len(fe) > 0 {
+		return nil, fe.Err()
+	}
+	st, err := resolve(p.date, over)
+	if err != nil {
+		return nil, denar.Invalid(denar.FieldError{Path: "effectiveDate", Message: err.Error()})
+	}
+	if !p.contractor {
+		switch {
+		case st.noMultiplier:
+			fe.Add("rateOverrides.maxBaseMultiplier", "the maximum-base multiplier for %d is not known to the service; pass rateOverrides.maxBaseMultiplier (for example 16) or rateOverrides.maxBase", p.date.Year())
+		case st.maxBase < 0 || (st.minBase < 0 && p.mode != "off"):
+			fe.Add("averageSalary", "the published average salary and contribution bases for %d are not known to the service; pass averageSalary (denars, the State Statistical Office figure UJP uses for that year)", p.date.Year())
+		}
+		if st.allowance < 0 && !p.noAllowance {
+			fe.Add("personalAllowance", "the personal allowance for %d is not known to the service; pass personalAllowance (denars per month)", p.date.Year())
+		}
+	}
+	if len(fe) > 0 {
+		return nil, fe.Err()
+	}
+	p.st = st
+	return p, nil
+}
+
+// seniorityPercent turns months of service into completed years × rate.
+// months are counted on asOf (default: today); periodYear/periodMonth
+// (default: the input's period) carry them forward, or back, to the end of
+// that month.
+func seniorityPercent(s *Seniority, period *Period, now time.Time, fe *denar.FieldErrors) int64 {
+	months := s.Months
+	if months < 0 || months > maxSeniorityMonth {
+		fe.Add("seniority.months", "must be 0–%d", maxSeniorityMonth)
+		months = 0
+	}
+	asOf := Today(now)
+	if s.AsOf != nil {
+		d, err := time.Parse(time.DateOnly, *s.AsOf)
+		if err != nil {
+			fe.Add("seniority.asOf", "must be a date YYYY-MM-DD")
+		} else {
+			asOf = d
+		}
+	}
+	py, pm := s.PeriodYear, s.PeriodMonth
+	if (py == nil) != (pm == nil) {
+		fe.Add("seniority.periodMonth", "give periodYear and periodMonth together")
+		py, pm = nil, nil
+	}
+	if py == nil && period != nil {
+		py, pm = &period.Year, &period.Month
+	}
+	if py != nil {
+		switch {
+		case *pm < 1 || *pm > 12:
+			fe.Add("seniority.periodMonth", "must be 1–12")
+		case *py < 1950 || *py > 2100:
+			fe.Add("seniority.periodYear", "must be 1950–2100")
+		default:
+			end := time.Date(*py, time.Month(*pm)+1, 0, 0, 0, 0, 0, time.UTC)
+			months += (end.Year()-asOf.Year())*12 + int(end.Month()-asOf.Month())
+			months = max(0, months)
+		}
+	}
+	rate := int64(numScale / 2) // 0.5% per completed year (research §6, lblaw)
+	if s.RatePerYear.set {
+		rate = 0
+		switch {
+		case s.RatePerYear.v < 0:
+			fe.Add("seniority.ratePerYear", "must not be negative")
+		case s.RatePerYear.v > maxRatePerYear*numScale:
+			fe.Add("seniority.ratePerYear", "must be at most %d", maxRatePerYear)
+		default:
+			rate = s.RatePerYear.v
+		}
+	}
+	return min(int64(months/12)*rate, maxSeniorityPct*numScale)
+}
