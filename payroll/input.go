@@ -3,6 +3,7 @@ package payroll
 import (
 	"encoding/json"
 	"time"
+	_ "time/tzdata" // R6 needs Europe/Skopje even where the system has no tz database
 )
 
 // Input is CalculationInput of the payroll service: one employee's month.
@@ -161,12 +162,12 @@ type Result struct {
 	SundayHolidayPay   string `json:"sundayHolidayPay"`
 }
 
-// skopje is the time zone of "today" (R6). The tz database is embedded in
-// binaries that import time/tzdata; cmd/denar does.
+// skopje is the time zone of "today" (R6). time/tzdata embeds the tz
+// database, so the zone (with its summer time) never falls back to UTC.
 var skopje = func() *time.Location {
 	l, err := time.LoadLocation("Europe/Skopje")
 	if err != nil {
-		return time.FixedZone("CET", 3600)
+		panic("payroll: the embedded tz database has no Europe/Skopje: " + err.Error())
 	}
 	return l
 }()
