@@ -1,11 +1,14 @@
 package payroll_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/denar-mk/denar/payroll"
 )
 
+// BenchmarkGrossToNet: one gross→net month (target: under 5 µs and 20
+// allocations), with an overtime item so the hours model runs too.
 func BenchmarkGrossToNet(b *testing.B) {
 	in := payroll.Input{GrossSalary: s("36037"), EffectiveDate: s("2026-01-15"), OvertimeHours: payroll.NewNumber(8)}
 	b.ReportAllocs()
@@ -16,11 +19,69 @@ func BenchmarkGrossToNet(b *testing.B) {
 	}
 }
 
+// BenchmarkNetToGross: one net→gross inversion (target: under 25 µs).
 func BenchmarkNetToGross(b *testing.B) {
 	in := payroll.Input{TargetNet: s("50000"), EffectiveDate: s("2025-06-15")}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := payroll.Calculate(&in, today); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNetToGrossAboveCap starts the estimate far from the answer (the
+// closed form ignores the cap), so the search does more steps.
+func BenchmarkNetToGrossAboveCap(b *testing.B) {
+	in := payroll.Input{TargetNet: s("1500000"), EffectiveDate: s("2026-09-15")}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := payroll.Calculate(&in, today); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNetBasedTargetNet: targetNet with net-priced premiums, an
+// inversion nested in an inversion (R10 with net-first).
+func BenchmarkNetBasedTargetNet(b *testing.B) {
+	in := payroll.Input{TargetNet: s("40000"), NetBased: true, OvertimeHours: payroll.NewNumber(10), NightHours: payroll.NewNumber(16), BonusAmount: s("3000")}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := payroll.Calculate(&in, today); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeAndCalculate includes strict JSON decoding and encoding,
+// as one HTTP request would do.
+func BenchmarkDecodeAndCalculate(b *testing.B) {
+	body := []byte(`{"grossSalary":"36037","effectiveDate":"2026-01-15","overtimeHours":8,"nightHours":16,"deductions":[{"description":"x","amount":"100"}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		in, err := payroll.DecodeInput(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := payroll.Calculate(in, today)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = r.MarshalJSON()
+	}
+}
+
+// BenchmarkBatch500: 500 gross→net months through CalculateBatch.
+func BenchmarkBatch500(b *testing.B) {
+	inputs := make([]payroll.Input, 500)
+	for i := range inputs {
+		g := fmt.Sprint(30000 + 37*i)
+		inputs[i] = payroll.Input{GrossSalary: &g, EffectiveDate: s("2026-09-15")}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := payroll.CalculateBatch(inputs, today); err != nil {
 			b.Fatal(err)
 		}
 	}

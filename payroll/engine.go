@@ -173,20 +173,25 @@ func reportedAtLeast(target int64) int64 {
 var errNoSolution = errors.New("payroll: no gross reaches the target net")
 
 // solve returns the smallest whole-denar x ≥ 0 with f(x) ≥ target, where f
-// is non-decreasing; guess is a closed-form estimate. Steps use the average
-// slope of f so they approach the answer quickly, then a short walk settles
-// the last denar. A bisection is the fallback should the walk not settle.
+// is non-decreasing; guess is a closed-form estimate. Each step is a secant
+// step through the last two points, so on the piecewise-linear net curve it
+// lands on the answer or next to it; a short walk settles the last denar.
+// A bisection is the fallback should the walk not settle.
 func solve(target int64, guess int64, f func(x int64) int64) (int64, error) {
 	const limit = maxMoneyCents / centsPerDenar
-	x := max(0, min(guess, limit))
+	px, pn := int64(0), f(0) // the previous point; f(0) is rarely 0 for a bonus or a premium
+	if pn >= target {
+		return 0, nil
+	}
+	x := max(1, min(guess, limit))
 	for range 64 {
 		n := f(x * centsPerDenar)
-		// Average cents of net per denar of x: a safe step size, as f has
-		// no steeper part than its average from 0 except near kinks.
-		slope := int64(centsPerDenar)
-		if n > 0 && x > 0 {
-			slope = max(1, n/x)
+		// Cents of net per denar of x between the last two points.
+		slope := int64(1)
+		if x != px {
+			slope = max(1, (n-pn)/(x-px))
 		}
+		px, pn = x, n
 		if n < target {
 			if x >= limit {
 				return 0, errNoSolution
@@ -194,10 +199,10 @@ func solve(target int64, guess int64, f func(x int64) int64) (int64, error) {
 			x = min(limit, x+max(1, (target-n)/slope))
 			continue
 		}
-		if x == 0 || f((x-1)*centsPerDenar) < target {
+		if f((x-1)*centsPerDenar) < target {
 			return x, nil
 		}
-		x = max(0, x-max(1, (n-target)/slope))
+		x = max(1, x-max(1, (n-target)/slope))
 	}
 	lo, hi := int64(0), limit
 	if f(hi*centsPerDenar) < target {

@@ -128,13 +128,35 @@ func TestInversionProperty(t *testing.T) {
 		{"overtime and night", func(g, n *string) payroll.Input {
 			return payroll.Input{GrossSalary: g, TargetNet: n, EffectiveDate: s("2026-03-10"), OvertimeHours: payroll.NewNumber(10), NightHours: payroll.NewNumber(20)}
 		}},
+		{"netBased premiums (R10)", func(g, n *string) payroll.Input {
+			return payroll.Input{GrossSalary: g, TargetNet: n, EffectiveDate: s("2026-09-10"), NetBased: true, OvertimeHours: payroll.NewNumber(12), SundayHours: payroll.NewNumber(16)}
+		}},
+		{"part-time with fundHours", func(g, n *string) payroll.Input {
+			return payroll.Input{GrossSalary: g, TargetNet: n, EffectiveDate: s("2026-09-10"), WorkingHours: payroll.NewNumber(88), FundHours: payroll.NewNumber(176)}
+		}},
+		{"allowance override and seniority", func(g, n *string) payroll.Input {
+			return payroll.Input{GrossSalary: g, TargetNet: n, EffectiveDate: s("2026-09-10"), PersonalAllowance: s("20000"), SeniorityPercentage: payroll.NewNumber(7)}
+		}},
+		{"averageSalary 2024, always top-up", func(g, n *string) payroll.Input {
+			return payroll.Input{GrossSalary: g, TargetNet: n, EffectiveDate: s("2024-09-10"), AverageSalary: s("58000"), MinBaseMode: s("always")}
+		}},
+		{"placements and sick hours", func(g, n *string) payroll.Input {
+			return payroll.Input{GrossSalary: g, TargetNet: n, Period: &payroll.Period{Year: 2026, Month: 3},
+				Placements: []payroll.Placement{{StartDate: "2026-03-09"}}, SickCompanyHours: payroll.NewNumber(16), SickFundHours: payroll.NewNumber(8)}
+		}},
+		{"2016 low maximum base", func(g, n *string) payroll.Input {
+			return payroll.Input{GrossSalary: g, TargetNet: n, EffectiveDate: s("2016-09-10")}
+		}},
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, rg := range regimes {
-		for i := 0; i < 150; i++ {
+		for i := range 400 {
 			target := 1 + rng.Int64N(1_500_000)
-			if i%3 == 0 {
+			switch i % 4 {
+			case 0:
 				target = 1 + rng.Int64N(40_000) // near the allowance and minimum-base kinks
+			case 1:
+				target = 250_000 + rng.Int64N(600_000) // around the maximum bases of 2016–2026
 			}
 			n := strconv.FormatInt(target, 10)
 			in := rg.input(nil, &n)

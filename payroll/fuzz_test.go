@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/denar-mk/denar/payroll"
+	"github.com/shopspring/decimal"
 )
 
 // FuzzCalculate decodes arbitrary JSON into an Input and calculates it: no
-// input may panic; every result keeps net ≤ gross (non-contractors) and
-// contributions within the rates of the capped base.
+// input may panic; every result has whole, non-negative money; net ≤ gross
+// for non-contractors; and contributions stay within the rates on the
+// maximum base of the date (unless the caller overrode rates or bases).
 func FuzzCalculate(f *testing.F) {
 	for _, seed := range []string{
 		`{"grossSalary":"30000"}`,
@@ -18,35 +20,63 @@ func FuzzCalculate(f *testing.F) {
 		`{"grossSalary":"1200000","overtimeHours":12.5,"nightHours":40,"sickCompanyHours":16}`,
 		`{"grossSalary":"15000","absentHours":88,"minBaseMode":"always","seniority":{"months":250}}`,
 		`{"grossSalary":"30000","bonusAmount":"5000","netBased":true,"sundayHours":8}`,
+		`{"targetNet":"30000","bonusAmount":"5000","bonusBasis":"gross","netBased":true,"overtimeHours":8}`,
 		`{"grossSalary":"30000","period":{"year":2026,"month":3},"placements":[{"startDate":"2026-03-05","endDate":"2026-03-20"}]}`,
 		`{"grossSalary":"11111","contractor":true,"rateOverrides":{"pit":"15"}}`,
 		`{"grossSalary":"30000","workingHours":88,"fundHours":176,"deductions":[{"description":"x","amount":"10"}]}`,
+		`{"grossSalary":"6000","workingHours":92,"fundHours":184,"noPersonalAllowance":true,"effectiveDate":"2012-02-29"}`,
+		`{"grossSalary":"30000","effectiveDate":"2024-02-01","averageSalary":"60000","rateOverrides":{"maxBaseMultiplier":100}}`,
+		`{"grossSalary":"999999999","overtimeHours":744,"overtimeRate":1000,"workingHours":1}`,
+		`{"targetNet":"999999999","rateOverrides":{"pension":100}}`,
 		`{"grossSalary":"99999999999"}`, `{"grossSalary":"1e3"}`, `{"overtimeHours":1e400}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var in payroll.Input
-		if json.Unmarshal(data, &in) != nil {
-			return
-		}
-		r, err := payroll.Calculate(&in, today)
+		in, err := payroll.DecodeInput(data)
 		if err != nil {
 			return
 		}
+		r, err := payroll.Calculate(in, today)
+		if err != nil {
+			return
+		}
+		raw, _ := json.Marshal(r)
+		var fields map[string]any
+		if err := json.Unmarshal(raw, &fields); err != nil {
+			t.Fatalf("result JSON does not parse: %v\n%s", err, raw)
+		}
+		for k, v := range fields {
+			if str, ok := v.(string); ok && k != "bonusBasis" {
+				if n, err := strconv.ParseInt(str, 10, 64); err != nil || n < 0 {
+					t.Fatalf("%s = %q is not a whole non-negative amount for %s", k, str, data)
+				}
+			}
+		}
 		gross, _ := strconv.ParseInt(r.SalaryGross, 10, 64)
 		net, _ := strconv.ParseInt(r.SalaryNet, 10, 64)
-		contrib, _ := strconv.ParseInt(r.TotalContributions, 10, 64)
 		if !in.Contractor && net > gross {
 			t.Fatalf("net %d > gross %d for %s", net, gross, data)
 		}
-		if net < 0 || contrib < 0 {
-			t.Fatalf("negative net %d or contributions %d for %s", net, contrib, data)
+		if len(in.RateOverrides) > 0 || in.AverageSalary != nil {
+			return
 		}
-		// 28% of the largest published cap, plus rounding, bounds contributions
-		// unless the caller overrode the rates or the bases.
-		if len(in.RateOverrides) == 0 && in.AverageSalary == nil && contrib > 1106256*30/100+4 {
-			t.Fatalf("contributions %d exceed the rates on the cap for %s", contrib, data)
+		date, _ := payroll.EffectiveDate(in, today)
+		rates := payroll.RatesOn(date)
+		maxBase, err := decimal.NewFromString(rates[payroll.KeyMaxBase])
+		if err != nil {
+			t.Fatalf("a calculation on %s succeeded without a maximum base", date)
+		}
+		sum := decimal.Zero
+		for _, k := range []string{payroll.KeyPension, payroll.KeyHealth, payroll.KeyAdditionalHealth, payroll.KeyEmployment} {
+			v, _ := decimal.NewFromString(rates[k])
+			sum = sum.Add(v)
+		}
+		// Each of the four contributions rounds by at most half a denar.
+		bound := maxBase.Mul(sum).Div(decimal.NewFromInt(100)).Add(decimal.NewFromInt(2))
+		contrib, _ := decimal.NewFromString(r.TotalContributions)
+		if contrib.GreaterThan(bound) {
+			t.Fatalf("contributions %s exceed the rates × cap %s on %s for %s", contrib, bound, date.Format("2006-01-02"), data)
 		}
 	})
 }

@@ -266,6 +266,7 @@ func TestValidationPaths(t *testing.T) {
 		{`{"grossSalary":"30000","workingHours":100,"fundHours":50}`, []string{"fundHours"}},
 		{`{"grossSalary":"30000","rateOverrides":{"nope":1,"pension":101,"maxBaseMultiplier":1000,"health":"x"}}`,
 			[]string{"rateOverrides.nope", "rateOverrides.pension", "rateOverrides.maxBaseMultiplier", "rateOverrides.health"}},
+		{`{"grossSalary":"30000","rateOverrides":{"pension":60,"health":40}}`, []string{"rateOverrides"}},
 		{`{"grossSalary":"30000","effectiveDate":"2026-13-01"}`, []string{"effectiveDate"}},
 		{`{"grossSalary":"30000","effectiveDate":"22.11.2026"}`, []string{"effectiveDate"}},
 		{`{"grossSalary":"30000","effectiveDate":"2008-12-31"}`, []string{"effectiveDate"}},

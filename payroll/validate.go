@@ -302,6 +302,10 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 	if err != nil {
 		return nil, denar.Invalid(denar.FieldError{Path: "effectiveDate", Message: err.Error()})
 	}
+	if sum := st.rates[0] + st.rates[1] + st.rates[2] + st.rates[3]; sum >= rateScale {
+		// Contributions of 100% or more would leave a negative net.
+		fe.Add("rateOverrides", "the four contribution rates add up to %s%%; they must stay below 100%%", formatFixed(sum, 4))
+	}
 	if !p.contractor {
 		switch {
 		case st.noMultiplier:
