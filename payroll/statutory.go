@@ -56,6 +56,7 @@ const (
 	srcMaxMult   = "ЗПЗСО art. 16: 16× the average salary for employees since 2018 (ohridnews 2018; PwC 2024)"
 	srcAllowance = "Monthly personal allowance published by the Minister of Finance"
 	srcAverage   = "State Statistical Office average salary used by UJP for the contribution bases"
+	src2027      = "2027 figure not yet published when these tables were written (November 2026): pass averageSalary and personalAllowance, and add the published figure here"
 )
 
 // table is every statutory value, oldest first per key. Where a figure was
@@ -139,6 +140,12 @@ var table = []version{
 	{KeyAverageSalary, "69141", "2026-01-01", srcAverage + " (UJP soopstenie 1187; TAMI parameters)"},
 	{KeyMinBase, "34571", "2026-01-01", "TAMI parameters and a UJP-accepted May 2026 МПИН file"},
 	{KeyMaxBase, "1106256", "2026-01-01", "16 × 69,141 (TAMI parameters)"},
+	// The yearly figures end with their year: the 2027 ones are published
+	// in December 2026 and January 2027, and using 2026's for 2027 would
+	// invent them.
+	{KeyAverageSalary, "", "2027-01-01", src2027},
+	{KeyMinBase, "", "2027-01-01", src2027},
+	{KeyMaxBase, "", "2027-01-01", src2027},
 
 	// R3: personal allowance per month.
 	{KeyPersonalAllowance, "", "2009-01-01", "2009–2015 values not found: pass personalAllowance"},
@@ -153,6 +160,7 @@ var table = []version{
 	{KeyPersonalAllowance, "9540", "2024-01-01", srcAllowance + " (Сл. весник 263/2023)"},
 	{KeyPersonalAllowance, "10270", "2025-01-01", srcAllowance + " (MoF 23-7532/1 of 26.12.2024)"},
 	{KeyPersonalAllowance, "10932", "2026-01-01", srcAllowance + " (a UJP-accepted May 2026 МПИН file: DanocnoOslobIznosVk 10932)"},
+	{KeyPersonalAllowance, "", "2027-01-01", src2027},
 }
 
 // tableByDate is table ordered by effective date (stable), the order in
