@@ -40,6 +40,13 @@ type Config struct {
 	UJPProductionURL   string        `env:"DENAR_UJP_PRODUCTION_URL"`
 	UJPUser            string        `env:"DENAR_UJP_USER" envDefault:"denar"`
 	UJPRegistryTimeout time.Duration `env:"DENAR_UJP_REGISTRY_TIMEOUT" envDefault:"10s"`
+	// The submission pipeline (docs/einvoices.md, "Pipeline").
+	UJPSandboxSimulator bool          `env:"DENAR_UJP_SANDBOX_SIMULATOR" envDefault:"true"`
+	UJPSignerInterval   time.Duration `env:"DENAR_UJP_SIGNER_INTERVAL" envDefault:"1s"`
+	UJPCallTimeout      time.Duration `env:"DENAR_UJP_CALL_TIMEOUT" envDefault:"30s"`
+	UJPPollInterval     time.Duration `env:"DENAR_UJP_POLL_INTERVAL" envDefault:"1m"`
+	EInvoiceHoldWindow  time.Duration `env:"DENAR_EINVOICE_HOLD_WINDOW" envDefault:"72h"`
+	JobPollInterval     time.Duration `env:"DENAR_JOB_POLL_INTERVAL" envDefault:"1s"`
 }
 
 // LoadConfig reads and checks the configuration. Its errors are one line
@@ -104,6 +111,18 @@ func LoadConfig() (Config, error) {
 	}
 	if c.UJPRegistryTimeout <= 0 {
 		return c, fmt.Errorf("configuration: DENAR_UJP_REGISTRY_TIMEOUT must be positive")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"DENAR_UJP_CALL_TIMEOUT", c.UJPCallTimeout}, {"DENAR_UJP_POLL_INTERVAL", c.UJPPollInterval},
+		{"DENAR_EINVOICE_HOLD_WINDOW", c.EInvoiceHoldWindow}, {"DENAR_JOB_POLL_INTERVAL", c.JobPollInterval}} {
+		if d.v <= 0 {
+			return c, fmt.Errorf("configuration: %s must be positive, not %s", d.name, d.v)
+		}
+	}
+	if c.UJPSignerInterval < 0 {
+		return c, fmt.Errorf("configuration: DENAR_UJP_SIGNER_INTERVAL must not be negative")
 	}
 	return c, nil
 }

@@ -18,6 +18,9 @@ import (
 type ujpRegistry struct {
 	gateways map[string]ujp.Gateway // by environment; a missing one is unavailable
 	caller   string                 // our X-EUJP-ID for registry look-ups
+	// sandbox drives the simulator behind the sandbox environment, nil
+	// when DENAR_UJP_SANDBOX_URL is not a simulator.
+	sandbox *ujpsim.Control
 }
 
 func (r ujpRegistry) LookupCompany(ctx context.Context, env, taxNumber string) (einvoiceapi.RegistryCompany, error) {
@@ -46,13 +49,16 @@ func (r ujpRegistry) LookupCompany(ctx context.Context, env, taxNumber string) (
 // DENAR_UJP_PRODUCTION_URL and is unavailable when that is unset.
 func newRegistry(cfg Config, log *slog.Logger) (ujpRegistry, error) {
 	r := ujpRegistry{gateways: map[string]ujp.Gateway{}, caller: cfg.UJPUser}
-	timeout := cfg.UJPRegistryTimeout
+	timeout := max(cfg.UJPRegistryTimeout, cfg.UJPCallTimeout)
 	if cfg.UJPSandboxURL != "" {
 		c, err := ujp.NewClient(ujp.Config{BaseURL: cfg.UJPSandboxURL, Timeout: timeout})
 		if err != nil {
 			return r, fmt.Errorf("DENAR_UJP_SANDBOX_URL: %w", err)
 		}
 		r.gateways[auth.EnvSandbox] = c
+		if cfg.UJPSandboxSimulator {
+			r.sandbox = &ujpsim.Control{BaseURL: cfg.UJPSandboxURL, HTTP: &http.Client{Timeout: timeout}}
+		}
 	} else {
 		sim, err := ujpsim.New(ujpsim.Options{Logger: log})
 		if err != nil {
@@ -64,6 +70,7 @@ func newRegistry(cfg Config, log *slog.Logger) (ujpRegistry, error) {
 			return r, err
 		}
 		r.gateways[auth.EnvSandbox] = c
+		r.sandbox = &ujpsim.Control{BaseURL: "http://ujp-sim.invalid", HTTP: &http.Client{Transport: sim.Transport(), Timeout: timeout}}
 	}
 	if cfg.UJPProductionURL != "" {
 		c, err := ujp.NewClient(ujp.Config{BaseURL: cfg.UJPProductionURL, Timeout: timeout})

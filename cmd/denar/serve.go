@@ -20,8 +20,9 @@ import (
 	"github.com/denar-mk/denar/internal/store"
 )
 
-// services builds both HTTP services on db (nil for documentation only).
-func services(db *store.DB, cfg Config, log *slog.Logger) (payroll, einvoice *httpx.Service) {
+// services builds both HTTP services on db (nil for documentation only);
+// reg is the UJP side (nil for documentation only).
+func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry) (payroll, einvoice *httpx.Service) {
 	httpx.DocsURL = cfg.DocsURL
 	authStore := &auth.Store{DB: db}
 	rl := httpx.RateLimit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}
@@ -29,11 +30,10 @@ func services(db *store.DB, cfg Config, log *slog.Logger) (payroll, einvoice *ht
 	d := einvoiceapi.Deps{DB: db, Auth: authStore, Log: log, RateLimit: rl,
 		RegistryTimeout: cfg.UJPRegistryTimeout, PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
 		Mailer: mail.Outbox{Log: log, SMTP: cfg.SMTPURL != ""}}
-	if db != nil {
-		if reg, err := newRegistry(cfg, log); err != nil {
-			log.Error("UJP registry unavailable; company creation will answer 503", "err", err)
-		} else {
-			d.Registry = reg
+	if reg != nil {
+		d.Registry = reg
+		if reg.sandbox != nil {
+			d.Sandbox = reg.sandbox
 		}
 	}
 	einvoice = einvoiceapi.New(d)
@@ -112,8 +112,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
-	runner := jobs.NewRunner(db, jobs.Config{Logger: log})
+	reg, err := newRegistry(cfg, log)
+	if err != nil {
+		return err
+	}
+	runner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval})
 	registerHousekeeping(runner, db, cfg)
+	einvoiceapi.RegisterPipeline(runner, db, reg.gateways, einvoiceapi.PipelineConfig{
+		SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow, PollEvery: cfg.UJPPollInterval,
+		CallTimeout: cfg.UJPCallTimeout}, log)
 	if err := runner.Start(ctx); err != nil {
 		return fmt.Errorf("job runner: %w", err)
 	}
@@ -126,7 +133,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		go (&mail.Deliverer{DB: db, Sender: sender, Log: log}).Run(ctx)
 	}
 
-	payroll, einvoice := services(db, cfg, log)
+	payroll, einvoice := services(db, cfg, log, &reg)
 	servers := []*http.Server{
 		{Handler: payroll.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute},
 		{Handler: einvoice.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute},

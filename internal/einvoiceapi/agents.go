@@ -176,6 +176,7 @@ type certificateInput struct {
 	Body struct {
 		CertificateDer string `json:"certificateDer" doc:"The X.509 certificate, DER, standard base64."`
 		CompanyID      string `json:"companyId"`
+		EUJPID         string `json:"eujpId,omitempty" maxLength:"64" doc:"The certificate holder's UJP user id (X-EUJP-ID on every call signed with it). Required for production companies; in the sandbox the service uses one of its own when omitted."`
 	}
 }
 
@@ -186,6 +187,7 @@ type SigningCertificate struct {
 	AgentID      string    `json:"agentId"`
 	CompanyID    string    `json:"companyId"`
 	SerialNumber string    `json:"serialNumber" doc:"Decimal, as UJP's X-SERIAL-NUMBER."`
+	EUJPID       string    `json:"eujpId" doc:"UJP user id of the holder; empty means the sandbox default."`
 	Subject      string    `json:"subject"`
 	NotBefore    time.Time `json:"notBefore"`
 	NotAfter     time.Time `json:"notAfter"`
@@ -278,14 +280,23 @@ func (h *handlers) registerSigning(s *httpx.Service) {
 			if err != nil {
 				return err
 			}
+			eujpID := strings.TrimSpace(in.Body.EUJPID)
+			if eujpID == "" && c.Environment == auth.EnvProduction {
+				return denar.Invalid(denar.FieldError{Path: "eujpId", Message: "is required for a production company: UJP identifies the signer by it"})
+			}
 			row, err := tx.CreateSigningCertificate(ctx, dbq.CreateSigningCertificateParams{ID: denar.NewID("crt"), AgentID: who.AgentID,
 				CompanyID: c.ID, Der: base64.StdEncoding.EncodeToString(der), Serial: cert.SerialNumber.String(),
 				Subject: cert.Subject.String(), NotBefore: cert.NotBefore, NotAfter: cert.NotAfter, CreatedAt: tx.Now})
 			if err != nil {
 				return err
 			}
+			if eujpID != "" {
+				if err := tx.SetCertificateEUJPID(ctx, dbq.SetCertificateEUJPIDParams{ID: row.ID, EujpID: eujpID}); err != nil {
+					return err
+				}
+			}
 			out.Body = SigningCertificate{ID: row.ID, Object: "signing_certificate", AgentID: row.AgentID, CompanyID: row.CompanyID,
-				SerialNumber: row.Serial, Subject: row.Subject, NotBefore: row.NotBefore.UTC(), NotAfter: row.NotAfter.UTC(), CreatedAt: row.CreatedAt.UTC()}
+				SerialNumber: row.Serial, EUJPID: eujpID, Subject: row.Subject, NotBefore: row.NotBefore.UTC(), NotAfter: row.NotAfter.UTC(), CreatedAt: row.CreatedAt.UTC()}
 			return nil
 		})
 		return out, err

@@ -32,6 +32,9 @@ type Deps struct {
 	PublicURL string
 	// MandateTTL is how long a mandate link works (default 14 days).
 	MandateTTL time.Duration
+	// Sandbox drives the UJP simulator behind the sandbox environment;
+	// nil when the sandbox talks to something else (simulate answers 403).
+	Sandbox SandboxUJP
 }
 
 // New builds the e-invoicing service with all its operations.

@@ -108,6 +108,7 @@ func (h *handlers) registerEInvoices(s *httpx.Service) {
 	}, httpx.Spec{Scope: "einvoices:read", Company: true}, h.statusHistory)
 	h.registerEvents(s)
 	h.registerIssue(s)
+	h.registerSandboxAndPDF(s)
 }
 
 // filterDigest binds a cursor to the filters it was made with.

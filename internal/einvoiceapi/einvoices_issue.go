@@ -51,11 +51,18 @@ func (h *handlers) registerIssue(s *httpx.Service) {
 		if err != nil {
 			return fmt.Errorf("signed einvoice %s: %w", r.Links[LinkEInvoice], err)
 		}
-		if inv.Status != string(einvoice.AwaitingSignature) {
+		switch einvoice.Status(inv.Status) {
+		case einvoice.AwaitingSignature:
+			if _, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signed"}); err != nil {
+				return err
+			}
+		case einvoice.Queued, einvoice.Held:
+			// A fresh signature of a document that waited too long for UJP
+			// to take its old timestamp (see pipeline.go).
+		default:
 			return nil // a late duplicate signature; the first one moved it
 		}
-		_, err = moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signed"})
-		return err
+		return enqueueSubmit(ctx, tx, inv.ID)
 	})
 }
 

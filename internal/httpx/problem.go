@@ -97,6 +97,8 @@ var statusOf = map[string]int{
 	"decision_deadline_passed":  http.StatusConflict,
 	"already_claimed":           http.StatusConflict,
 	"pdf_not_ready":             http.StatusConflict,
+	"einvoice_state_conflict":   http.StatusConflict,
+	"sandbox_only":              http.StatusForbidden,
 	"signer_not_ready":          http.StatusConflict,
 	denar.ECodeConflict:         http.StatusConflict,
 	"signature_expired":         http.StatusGone,

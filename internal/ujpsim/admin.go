@@ -92,6 +92,28 @@ func (s *Sim) adminRoutes(mux *http.ServeMux) {
 		}
 		s.adminResult(w, r.PathValue("euid"), s.Decide(r.PathValue("euid"), req.Accept, req.RejectReasonCode, req.Comment))
 	})
+	mux.HandleFunc("POST /_sim/sellers/{edb}/outage", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			On bool `json:"on"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		s.SetSellerOutage(r.PathValue("edb"), req.On)
+		writeJSON(w, 200, toWire(s.Faults()))
+	})
+	mux.HandleFunc("POST /_sim/sellers/{edb}/reject-next", func(w http.ResponseWriter, r *http.Request) {
+		var req ForcedRejection
+		if !readJSON(w, r, &req) {
+			return
+		}
+		if req.Code == "" || req.Count < 1 {
+			s.fail(w, &simError{status: 400, code: "E4000", msg: "Bad request: code and a positive count are required"})
+			return
+		}
+		s.RejectNextSellerSends(r.PathValue("edb"), req.Count, req.Code, req.Message)
+		writeJSON(w, 200, toWire(s.Faults()))
+	})
 	mux.HandleFunc("POST /_sim/documents/{euid}/auto-accept", func(w http.ResponseWriter, r *http.Request) {
 		s.adminResult(w, r.PathValue("euid"), s.ForceAutoAccept(r.PathValue("euid")))
 	})
@@ -119,17 +141,21 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 
 // faultsWire is Faults on the admin API, with latency in milliseconds.
 type faultsWire struct {
-	Outage      bool             `json:"outage"`
-	LatencyMs   int64            `json:"latencyMs"`
-	ErrorRate   float64          `json:"errorRate"`
-	RateLimit   bool             `json:"rateLimit"`
-	RejectSends *ForcedRejection `json:"rejectSends,omitempty"`
+	Outage        bool                       `json:"outage"`
+	LatencyMs     int64                      `json:"latencyMs"`
+	ErrorRate     float64                    `json:"errorRate"`
+	RateLimit     bool                       `json:"rateLimit"`
+	RejectSends   *ForcedRejection           `json:"rejectSends,omitempty"`
+	OutageSellers map[string]bool            `json:"outageSellers,omitempty"`
+	RejectSellers map[string]ForcedRejection `json:"rejectSellers,omitempty"`
 }
 
 func (f faultsWire) faults() Faults {
-	return Faults{Outage: f.Outage, Latency: time.Duration(f.LatencyMs) * time.Millisecond, ErrorRate: f.ErrorRate, RateLimit: f.RateLimit, RejectSends: f.RejectSends}
+	return Faults{Outage: f.Outage, Latency: time.Duration(f.LatencyMs) * time.Millisecond, ErrorRate: f.ErrorRate, RateLimit: f.RateLimit, RejectSends: f.RejectSends,
+		OutageSellers: f.OutageSellers, RejectSellers: f.RejectSellers}
 }
 
 func toWire(f Faults) faultsWire {
-	return faultsWire{Outage: f.Outage, LatencyMs: f.Latency.Milliseconds(), ErrorRate: f.ErrorRate, RateLimit: f.RateLimit, RejectSends: f.RejectSends}
+	return faultsWire{Outage: f.Outage, LatencyMs: f.Latency.Milliseconds(), ErrorRate: f.ErrorRate, RateLimit: f.RateLimit, RejectSends: f.RejectSends,
+		OutageSellers: f.OutageSellers, RejectSellers: f.RejectSellers}
 }

@@ -79,7 +79,7 @@ func (s *Sim) withFaults(h http.HandlerFunc) http.Handler {
 			}
 		}
 		switch {
-		case f.Outage:
+		case f.Outage || f.OutageSellers[r.Header.Get("X-EDB")]:
 			w.Header().Set("Content-Type", "text/html")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			io.WriteString(w, "<html><body>503 Service Temporarily Unavailable</body></html>")
@@ -390,6 +390,24 @@ func (s *Sim) send(c *call) (map[string]any, *simError) {
 			}
 		}
 		return nil, &simError{status: http.StatusUnprocessableEntity, code: head, msg: "Document validation failed", items: items}
+	}
+	if f, ok := s.faults.RejectSellers[c.id.EDB]; ok && f.Count > 0 {
+		m := make(map[string]ForcedRejection, len(s.faults.RejectSellers))
+		for k, v := range s.faults.RejectSellers {
+			m[k] = v
+		}
+		if f.Count == 1 {
+			delete(m, c.id.EDB)
+		} else {
+			f.Count--
+			m[c.id.EDB] = f
+		}
+		s.faults.RejectSellers = m
+		msg := f.Message
+		if msg == "" {
+			msg = "Document validation failed (forced by the simulator)"
+		}
+		return nil, &simError{status: http.StatusUnprocessableEntity, code: f.Code, msg: msg}
 	}
 	if f := s.faults.RejectSends; f != nil && f.Count > 0 {
 		rest := *f // a copy: the caller's value is not ours to change

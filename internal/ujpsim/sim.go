@@ -85,6 +85,11 @@ type Faults struct {
 	// RejectSends makes the next RejectSends.Count sends fail terminally
 	// with the given UJP code, after verification passed.
 	RejectSends *ForcedRejection `json:"rejectSends,omitempty"`
+	// OutageSellers and RejectSellers are the same faults for the calls of
+	// one company only (by X-EDB), so that one sandbox tenant testing an
+	// outage does not stop everyone else's submissions.
+	OutageSellers map[string]bool            `json:"outageSellers,omitempty"`
+	RejectSellers map[string]ForcedRejection `json:"rejectSellers,omitempty"`
 }
 
 // ForcedRejection is a terminal error the simulator answers on demand.
@@ -240,6 +245,35 @@ func (s *Sim) SetRateLimit(on bool) { s.update(func(f *Faults) { f.RateLimit = o
 // RejectNextSends makes the next n sends fail with a terminal UJP code.
 func (s *Sim) RejectNextSends(n int, code, message string) {
 	s.update(func(f *Faults) { f.RejectSends = &ForcedRejection{Code: code, Message: message, Count: n} })
+}
+
+// SetSellerOutage starts or ends an outage seen only by calls with X-EDB edb.
+func (s *Sim) SetSellerOutage(edb string, on bool) {
+	s.update(func(f *Faults) {
+		m := make(map[string]bool, len(f.OutageSellers)+1)
+		for k, v := range f.OutageSellers {
+			m[k] = v
+		}
+		if on {
+			m[edb] = true
+		} else {
+			delete(m, edb)
+		}
+		f.OutageSellers = m
+	})
+}
+
+// RejectNextSellerSends makes the next n sends of seller edb fail with a
+// terminal UJP code.
+func (s *Sim) RejectNextSellerSends(edb string, n int, code, message string) {
+	s.update(func(f *Faults) {
+		m := make(map[string]ForcedRejection, len(f.RejectSellers)+1)
+		for k, v := range f.RejectSellers {
+			m[k] = v
+		}
+		m[edb] = ForcedRejection{Code: code, Message: message, Count: n}
+		f.RejectSellers = m
+	})
 }
 
 func (s *Sim) update(fn func(*Faults)) {

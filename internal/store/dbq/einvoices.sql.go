@@ -49,7 +49,7 @@ VALUES ($1, $2, $3, $4, $5,
         $11, $12, $13, $14, $15,
         $16, $17, $18, $19,
         $20, $21)
-RETURNING id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at
+RETURNING id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at
 `
 
 type CreateEInvoiceParams struct {
@@ -125,6 +125,10 @@ func (q *Queries) CreateEInvoice(ctx context.Context, arg CreateEInvoiceParams) 
 		&i.OriginalID,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.HeldSince,
+		&i.SubmitAttempts,
+		&i.DeliveredAt,
+		&i.SettledAt,
 	)
 	return i, err
 }
@@ -161,7 +165,7 @@ func (q *Queries) CreateEvent(ctx context.Context, arg CreateEventParams) error 
 }
 
 const getEInvoice = `-- name: GetEInvoice :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at FROM einvoices WHERE id = $1 AND account_id = $2 AND company_id = $3
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at FROM einvoices WHERE id = $1 AND account_id = $2 AND company_id = $3
 `
 
 type GetEInvoiceParams struct {
@@ -197,12 +201,16 @@ func (q *Queries) GetEInvoice(ctx context.Context, arg GetEInvoiceParams) (Einvo
 		&i.OriginalID,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.HeldSince,
+		&i.SubmitAttempts,
+		&i.DeliveredAt,
+		&i.SettledAt,
 	)
 	return i, err
 }
 
 const getEInvoiceByClientReference = `-- name: GetEInvoiceByClientReference :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at FROM einvoices WHERE company_id = $1 AND client_reference = $2
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at FROM einvoices WHERE company_id = $1 AND client_reference = $2
 `
 
 type GetEInvoiceByClientReferenceParams struct {
@@ -237,12 +245,16 @@ func (q *Queries) GetEInvoiceByClientReference(ctx context.Context, arg GetEInvo
 		&i.OriginalID,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.HeldSince,
+		&i.SubmitAttempts,
+		&i.DeliveredAt,
+		&i.SettledAt,
 	)
 	return i, err
 }
 
 const getEInvoiceByID = `-- name: GetEInvoiceByID :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at FROM einvoices WHERE id = $1
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at FROM einvoices WHERE id = $1
 `
 
 func (q *Queries) GetEInvoiceByID(ctx context.Context, id string) (Einvoice, error) {
@@ -272,6 +284,10 @@ func (q *Queries) GetEInvoiceByID(ctx context.Context, id string) (Einvoice, err
 		&i.OriginalID,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.HeldSince,
+		&i.SubmitAttempts,
+		&i.DeliveredAt,
+		&i.SettledAt,
 	)
 	return i, err
 }
@@ -312,7 +328,7 @@ func (q *Queries) ListEInvoiceStatus(ctx context.Context, einvoiceID string) ([]
 }
 
 const listEInvoices = `-- name: ListEInvoices :many
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at FROM einvoices
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at FROM einvoices
 WHERE account_id = $1 AND company_id = $2
   AND (CAST($3 AS TEXT) = '' OR id < $3)
   AND (CAST($4 AS TEXT) IS NULL OR status = $4)
@@ -383,6 +399,10 @@ func (q *Queries) ListEInvoices(ctx context.Context, arg ListEInvoicesParams) ([
 			&i.OriginalID,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.HeldSince,
+			&i.SubmitAttempts,
+			&i.DeliveredAt,
+			&i.SettledAt,
 		); err != nil {
 			return nil, err
 		}

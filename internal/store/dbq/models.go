@@ -80,6 +80,16 @@ type Einvoice struct {
 	OriginalID      sql.NullString
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
+	HeldSince       sql.NullTime
+	SubmitAttempts  int32
+	DeliveredAt     sql.NullTime
+	SettledAt       sql.NullTime
+}
+
+type EinvoicePdf struct {
+	EinvoiceID string
+	Pdf        string
+	CreatedAt  time.Time
 }
 
 type EinvoiceStatusHistory struct {
@@ -187,15 +197,17 @@ type SigningAgent struct {
 }
 
 type SigningCertificate struct {
-	ID        string
-	AgentID   string
-	CompanyID string
-	Der       string
-	Serial    string
-	Subject   string
-	NotBefore time.Time
-	NotAfter  time.Time
-	CreatedAt time.Time
+	ID              string
+	AgentID         string
+	CompanyID       string
+	Der             string
+	Serial          string
+	Subject         string
+	NotBefore       time.Time
+	NotAfter        time.Time
+	CreatedAt       time.Time
+	EujpID          string
+	UjpRegisteredAt sql.NullTime
 }
 
 type SigningEvent struct {
@@ -225,4 +237,17 @@ type SigningRequest struct {
 	ExpiresAt       time.Time
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
+}
+
+type UjpChangeCursor struct {
+	CompanyID     string
+	Environment   string
+	PolledThrough string
+	UpdatedAt     time.Time
+}
+
+type UjpSlot struct {
+	Key    string
+	Holder string
+	Until  time.Time
 }

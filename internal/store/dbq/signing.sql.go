@@ -116,7 +116,7 @@ const createSigningCertificate = `-- name: CreateSigningCertificate :one
 INSERT INTO signing_certificates (id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at)
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9)
-RETURNING id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at
+RETURNING id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id, ujp_registered_at
 `
 
 type CreateSigningCertificateParams struct {
@@ -154,6 +154,8 @@ func (q *Queries) CreateSigningCertificate(ctx context.Context, arg CreateSignin
 		&i.NotBefore,
 		&i.NotAfter,
 		&i.CreatedAt,
+		&i.EujpID,
+		&i.UjpRegisteredAt,
 	)
 	return i, err
 }
@@ -244,7 +246,7 @@ func (q *Queries) CreateSigningRequest(ctx context.Context, arg CreateSigningReq
 }
 
 const currentSigningCertificate = `-- name: CurrentSigningCertificate :one
-SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at FROM signing_certificates
+SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id, ujp_registered_at FROM signing_certificates
 WHERE company_id = $1 AND not_before <= $2 AND not_after > $2
 ORDER BY created_at DESC, id DESC LIMIT 1
 `
@@ -268,6 +270,8 @@ func (q *Queries) CurrentSigningCertificate(ctx context.Context, arg CurrentSign
 		&i.NotBefore,
 		&i.NotAfter,
 		&i.CreatedAt,
+		&i.EujpID,
+		&i.UjpRegisteredAt,
 	)
 	return i, err
 }
@@ -327,7 +331,7 @@ func (q *Queries) GetSigningAgent(ctx context.Context, id string) (SigningAgent,
 }
 
 const getSigningCertificate = `-- name: GetSigningCertificate :one
-SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at FROM signing_certificates WHERE id = $1
+SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id, ujp_registered_at FROM signing_certificates WHERE id = $1
 `
 
 func (q *Queries) GetSigningCertificate(ctx context.Context, id string) (SigningCertificate, error) {
@@ -343,6 +347,8 @@ func (q *Queries) GetSigningCertificate(ctx context.Context, id string) (Signing
 		&i.NotBefore,
 		&i.NotAfter,
 		&i.CreatedAt,
+		&i.EujpID,
+		&i.UjpRegisteredAt,
 	)
 	return i, err
 }

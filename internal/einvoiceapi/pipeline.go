@@ -1,0 +1,809 @@
+package einvoiceapi
+
+// The submission pipeline: a signed e-invoice goes queued → submitting →
+// delivered (or held, or failed) on durable jobs, and UJP's change feeds
+// move it on to accepted, auto_accepted or rejected. Nothing here is kept in
+// memory between steps: every step starts from the rows, so a process that
+// dies at any point leaves work another process finishes.
+//
+// Three facts of UJP shape it (docs/einvoices.md, "Pipeline"):
+//   - every call, reads included, carries a JWS signed on the customer's
+//     device, and the JWS holds a requestTimestamp UJP refuses when it is more
+//     than 5 minutes off; a document that waited longer is signed again (the
+//     same docId and content, a fresh timestamp);
+//   - header.docId is fixed when the e-invoice is created, so a resubmission
+//     after a lost answer gets E1023 and can never create a second document;
+//   - UJP allows one request per second per user, so calls of one signer go
+//     through a slot in the store (ujp_slots) shared by every process.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/einvoice"
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/jobs"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/ujp"
+)
+
+// Job kinds of the pipeline.
+const (
+	KindSubmit      = "einvoice.submit"
+	KindPollChanges = "einvoice.poll_changes"
+	KindPollCompany = "einvoice.poll_company"
+	KindUJPQuery    = "einvoice.ujp_query"
+)
+
+// Signing-link types of the signed reads the pipeline makes.
+const (
+	linkChanges = "ujp_changes" // id: companyID + "/" + YYYY-MM-DD
+	linkPDF     = "einvoice_pdf"
+)
+
+// PipelineConfig tunes the pipeline; zero values take the defaults.
+type PipelineConfig struct {
+	// SignerInterval is the pause between two calls of one UJP user. UJP
+	// allows one request per second, so production wants 1s; zero (tests,
+	// the simulator) only keeps calls of one signer from overlapping.
+	SignerInterval time.Duration
+	// HoldWindow is how long a held document keeps being resubmitted
+	// before it fails; default 72h.
+	HoldWindow time.Duration
+	// PollEvery is how often the change feeds are read; default 1m.
+	PollEvery time.Duration
+	// CallTimeout bounds one call to UJP; default 30s.
+	CallTimeout time.Duration
+	// ResignAfter is the age of a signed payload after which it is signed
+	// again before sending; default 4m (UJP's window is 5 minutes).
+	ResignAfter time.Duration
+	// RetryDelays is the ladder of waits between resubmissions of a held
+	// document, the last repeating; default 10s, 30s, 1m, 2m, 5m, 10m, 30m.
+	RetryDelays []time.Duration
+}
+
+func (c PipelineConfig) withDefaults() PipelineConfig {
+	c.SignerInterval = max(c.SignerInterval, 0)
+	if c.HoldWindow <= 0 {
+		c.HoldWindow = 72 * time.Hour
+	}
+	if c.PollEvery <= 0 {
+		c.PollEvery = time.Minute
+	}
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = 30 * time.Second
+	}
+	if c.ResignAfter <= 0 {
+		c.ResignAfter = 4 * time.Minute
+	}
+	if len(c.RetryDelays) == 0 {
+		c.RetryDelays = []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute,
+			5 * time.Minute, 10 * time.Minute, 30 * time.Minute}
+	}
+	return c
+}
+
+// Pipeline runs the e-invoice jobs.
+type Pipeline struct {
+	db       *store.DB
+	gateways map[string]ujp.Gateway
+	cfg      PipelineConfig
+	log      *slog.Logger
+	holder   string
+}
+
+// RegisterPipeline registers the pipeline's job kinds on r. gateways are
+// the UJP gateways by environment (auth.EnvSandbox, auth.EnvProduction); a
+// missing one makes that environment's documents wait in held.
+func RegisterPipeline(r *jobs.Runner, db *store.DB, gateways map[string]ujp.Gateway, cfg PipelineConfig, log *slog.Logger) *Pipeline {
+	if log == nil {
+		log = slog.Default()
+	}
+	p := &Pipeline{db: db, gateways: gateways, cfg: cfg.withDefaults(), log: log, holder: r.ID()}
+	r.Register(KindSubmit, jobs.WorkerFunc(p.submit), jobs.Options{Timeout: 2 * p.cfg.CallTimeout,
+		Backoff: jobs.Schedule(5*time.Second, 30*time.Second, 2*time.Minute, 10*time.Minute)})
+	r.Register(KindPollChanges, jobs.WorkerFunc(p.pollAll), jobs.Options{Every: p.cfg.PollEvery})
+	r.Register(KindPollCompany, jobs.WorkerFunc(p.pollOne), jobs.Options{Timeout: p.cfg.CallTimeout})
+	r.Register(KindUJPQuery, jobs.WorkerFunc(p.query), jobs.Options{Timeout: 2 * p.cfg.CallTimeout,
+		Backoff: jobs.Schedule(5*time.Second, 15*time.Second, 30*time.Second, time.Minute)})
+	return p
+}
+
+func init() {
+	// A signed read is run by a job; the signature is recorded first.
+	for _, lt := range []string{linkChanges, linkPDF} {
+		OnSigned(lt, func(ctx context.Context, tx *store.Tx, r SigningRequest) error {
+			_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindUJPQuery, Args: queryArgs{SigningRequestID: r.ID}, MaxAttempts: 5})
+			return err
+		})
+	}
+}
+
+type submitArgs struct {
+	EInvoiceID string `json:"einvoiceId"`
+}
+
+type queryArgs struct {
+	SigningRequestID string `json:"signingRequestId"`
+}
+
+type pollArgs struct {
+	CompanyID string `json:"companyId"`
+}
+
+// enqueueSubmit asks for a submission of id in tx. Duplicates are harmless:
+// the worker starts from the row's status and the signer slot keeps calls
+// apart, so no unique key is needed (and one would race a finishing job).
+func enqueueSubmit(ctx context.Context, tx *store.Tx, id string) error {
+	_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindSubmit, Args: submitArgs{EInvoiceID: id}, MaxAttempts: 20})
+	return err
+}
+
+// signer is who calls UJP for a signing request: the identity headers and
+// the certificate behind them.
+type signer struct {
+	id   ujp.Identity
+	cert dbq.SigningCertificate
+}
+
+func (p *Pipeline) signerOf(ctx context.Context, q *dbq.Queries, sr dbq.SigningRequest, co dbq.Company) (signer, error) {
+	cert, err := q.GetSigningCertificate(ctx, sr.CertificateID)
+	if err != nil {
+		return signer{}, fmt.Errorf("certificate %s: %w", sr.CertificateID, err)
+	}
+	eujp := cert.EujpID
+	if eujp == "" {
+		// Sandbox only (production certificates must carry one): a stable
+		// user id of our own, registered with the simulator below.
+		eujp = "denar-" + cert.ID
+	}
+	return signer{id: ujp.Identity{EUJPID: eujp, EDB: co.TaxNumber, SerialNumber: cert.Serial}, cert: cert}, nil
+}
+
+// ensureRegistered registers a sandbox certificate with the simulator once;
+// on the real UJP certificates are registered in its portal.
+func (p *Pipeline) ensureRegistered(ctx context.Context, gw ujp.Gateway, co dbq.Company, s signer, force bool) error {
+	if co.Environment != auth.EnvSandbox || (s.cert.UjpRegisteredAt.Valid && !force) {
+		return nil
+	}
+	der, err := base64.StdEncoding.DecodeString(s.cert.Der)
+	if err != nil {
+		return fmt.Errorf("certificate %s: %w", s.cert.ID, err)
+	}
+	if _, err := gw.RegisterCertificate(ctx, s.id, der); err != nil {
+		return err
+	}
+	return p.db.Writer().SetCertificateUJPRegistered(ctx, dbq.SetCertificateUJPRegisteredParams{ID: s.cert.ID,
+		At: sql.NullTime{Time: p.db.Now(), Valid: true}})
+}
+
+// slot takes the signer's UJP slot, waiting up to about a second for it;
+// when it stays busy, wait says when to look again.
+func (p *Pipeline) slot(ctx context.Context, key string) (ok bool, wait time.Duration, err error) {
+	deadline := time.Now().Add(time.Second)
+	for {
+		ok, wait, err = p.trySlot(ctx, key)
+		if ok || err != nil || wait > 100*time.Millisecond || time.Now().Add(wait).After(deadline) {
+			return ok, wait, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, 0, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+func (p *Pipeline) trySlot(ctx context.Context, key string) (ok bool, wait time.Duration, err error) {
+	now := p.db.Now()
+	_, err = p.db.Writer().AcquireUJPSlot(ctx, dbq.AcquireUJPSlotParams{Key: key, Holder: p.holder,
+		Until: now.Add(2*p.cfg.CallTimeout + p.cfg.SignerInterval), Now: now})
+	if err == nil {
+		return true, 0, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return false, 0, fmt.Errorf("ujp slot %s: %w", key, err)
+	}
+	s, err := p.db.Writer().GetUJPSlot(ctx, key)
+	if err != nil {
+		return false, 0, fmt.Errorf("ujp slot %s: %w", key, err)
+	}
+	wait = s.Until.Sub(now)
+	if wait > p.cfg.SignerInterval {
+		// A call is in flight (its lease reaches past any pause): look
+		// again soon rather than at the lease's end.
+		wait = 10 * time.Millisecond
+	}
+	wait = max(wait, 5*time.Millisecond)
+	return false, wait, nil
+}
+
+func (p *Pipeline) releaseSlot(key string, started time.Time) {
+	next := started.Add(p.cfg.SignerInterval)
+	if now := p.db.Now(); next.Before(now) {
+		next = now
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.db.Writer().ReleaseUJPSlot(ctx, dbq.ReleaseUJPSlotParams{Key: key, Holder: p.holder, NextAt: next}); err != nil {
+		p.log.Error("release UJP slot", "key", key, "err", err)
+	}
+}
+
+// submit is the worker of KindSubmit: one attempt to get an e-invoice to
+// UJP, starting from whatever state the rows are in.
+func (p *Pipeline) submit(ctx context.Context, j *jobs.Job) error {
+	var a submitArgs
+	if err := json.Unmarshal(j.Args, &a); err != nil {
+		return jobs.Cancel(fmt.Errorf("submit: args: %w", err))
+	}
+	q := p.db.Writer()
+	inv, err := q.GetEInvoiceByID(ctx, a.EInvoiceID)
+	if err != nil {
+		return fmt.Errorf("submit %s: %w", a.EInvoiceID, err)
+	}
+	status := einvoice.Status(inv.Status)
+	if status != einvoice.Queued && status != einvoice.Held && status != einvoice.Submitting {
+		return nil // done already, or not signed yet
+	}
+	sr, err := q.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: LinkEInvoice, LinkID: inv.ID})
+	if errors.Is(err, sql.ErrNoRows) {
+		return jobs.Cancel(fmt.Errorf("submit %s: no signature", inv.ID))
+	}
+	if err != nil {
+		return fmt.Errorf("submit %s: signature: %w", inv.ID, err)
+	}
+	co, err := q.GetCompany(ctx, inv.CompanyID)
+	if err != nil {
+		return fmt.Errorf("submit %s: company: %w", inv.ID, err)
+	}
+	if status == einvoice.Held && inv.HeldSince.Valid && p.db.Now().Sub(inv.HeldSince.Time) > p.cfg.HoldWindow {
+		return p.fail(ctx, inv, "hold_window_exceeded", "", []problemItem{{Code: "hold_window_exceeded",
+			Message: fmt.Sprintf("UJP was unreachable for longer than the hold window (%s); the document was not delivered.", p.cfg.HoldWindow)}})
+	}
+	gw, ok := p.gateways[co.Environment]
+	if !ok {
+		return p.hold(ctx, inv, "ujp_not_configured", "")
+	}
+	who, err := p.signerOf(ctx, q, sr, co)
+	if err != nil {
+		return err
+	}
+	if status == einvoice.Held {
+		// Probe with an unsigned call as the company first (its own
+		// registry entry), so an outage does not ask the signer for a fresh
+		// signature on every retry.
+		cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+		_, err := gw.Company(cctx, who.id, co.TaxNumber)
+		cancel()
+		if ujp.Retryable(err) {
+			return p.retryLater(inv)
+		}
+	}
+	if stale, err := p.stale(sr); err != nil || stale {
+		if err != nil {
+			p.log.Warn("signed payload without a readable timestamp; signing again", "einvoice", inv.ID, "err", err)
+		}
+		return p.resign(ctx, inv, status)
+	}
+	key := "ujp:" + co.Environment + ":" + who.id.EUJPID
+	got, wait, err := p.slot(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !got {
+		return jobs.Snooze(wait)
+	}
+	started := p.db.Now()
+	defer p.releaseSlot(key, started)
+
+	if err := p.ensureRegistered(ctx, gw, co, who, false); err != nil {
+		if ujp.Retryable(err) {
+			return p.hold(ctx, inv, "ujp_outage", "")
+		}
+		return fmt.Errorf("submit %s: register certificate: %w", inv.ID, err)
+	}
+	if status != einvoice.Submitting {
+		if inv, err = p.startSubmission(ctx, inv); err != nil {
+			var de *denar.Error
+			if errors.As(err, &de) {
+				return nil // another worker moved it first
+			}
+			return err
+		}
+	}
+	res, err := p.send(ctx, gw, who, inv, sr.Jws)
+	var rej *ujp.RejectedError
+	if errors.As(err, &rej) && rej.Code == "E1012" && co.Environment == auth.EnvSandbox {
+		// The simulator forgot the certificate (a restart without a state
+		// file): register it again and retry once.
+		if rerr := p.ensureRegistered(ctx, gw, co, who, true); rerr == nil {
+			res, err = p.send(ctx, gw, who, inv, sr.Jws)
+		}
+	}
+	return p.afterSend(ctx, inv, res, err)
+}
+
+func (p *Pipeline) send(ctx context.Context, gw ujp.Gateway, who signer, inv dbq.Einvoice, jws string) (*ujp.SendResult, error) {
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+	defer cancel()
+	return gw.Send(cctx, who.id, inv.DocumentType, jws)
+}
+
+// stale reports whether the signed payload's requestTimestamp is too old
+// for UJP to take.
+func (p *Pipeline) stale(sr dbq.SigningRequest) (bool, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(sr.Payload)
+	if err != nil {
+		return true, err
+	}
+	var inner struct {
+		RequestTimestamp string `json:"requestTimestamp"`
+	}
+	if err := json.Unmarshal(raw, &inner); err != nil {
+		return true, err
+	}
+	t, err := ujpdoc.ParseTimestamp(inner.RequestTimestamp)
+	if err != nil {
+		return true, err
+	}
+	return p.db.Now().Sub(t) > p.cfg.ResignAfter, nil
+}
+
+// resign asks the signer for the same document with a fresh
+// requestTimestamp; its signature enqueues the next submission.
+func (p *Pipeline) resign(ctx context.Context, inv dbq.Einvoice, status einvoice.Status) error {
+	return p.db.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: LinkEInvoice, LinkID: inv.ID, Now: tx.Now}); err == nil {
+			return nil // one is already waiting
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		var req ujpdoc.Request
+		if err := json.Unmarshal([]byte(inv.Document), &req); err != nil {
+			return fmt.Errorf("resign %s: stored document: %w", inv.ID, err)
+		}
+		req.RequestTimestamp = ujpdoc.FormatTimestamp(tx.Now)
+		b, err := json.Marshal(req)
+		if err != nil {
+			return err
+		}
+		if err := tx.SetEInvoiceDocument(ctx, dbq.SetEInvoiceDocumentParams{ID: inv.ID, Document: string(b), UpdatedAt: tx.Now}); err != nil {
+			return err
+		}
+		if status == einvoice.Submitting {
+			if _, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signature_refresh"}); err != nil {
+				return err
+			}
+		}
+		_, err = RequestSignature(ctx, tx, inv.CompanyID, PurposeDocument, b, SigningLink{Type: LinkEInvoice, ID: inv.ID})
+		if errors.Is(err, ErrNoSigner) {
+			p.log.Warn("e-invoice needs a fresh signature but the company has no valid certificate", "einvoice", inv.ID)
+			return nil
+		}
+		return err
+	})
+}
+
+func (p *Pipeline) startSubmission(ctx context.Context, inv dbq.Einvoice) (dbq.Einvoice, error) {
+	err := p.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := einvoice.Move(einvoice.Status(inv.Status), einvoice.Submitting); err != nil {
+			return err
+		}
+		n, err := tx.StartEInvoiceSubmission(ctx, dbq.StartEInvoiceSubmissionParams{ID: inv.ID, FromStatus: inv.Status, UpdatedAt: tx.Now})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return &denar.Error{Code: denar.ECodeConflict, Message: "moved by another worker"}
+		}
+		cause := "submission"
+		if inv.Status == string(einvoice.Held) {
+			cause = "retry"
+		}
+		if err := tx.AddEInvoiceStatus(ctx, dbq.AddEInvoiceStatusParams{ID: denar.NewID("esh"), EinvoiceID: inv.ID,
+			FromStatus: sql.NullString{String: inv.Status, Valid: true}, ToStatus: string(einvoice.Submitting), Cause: cause, At: tx.Now}); err != nil {
+			return err
+		}
+		inv.Status, inv.UpdatedAt, inv.SubmitAttempts = string(einvoice.Submitting), tx.Now, inv.SubmitAttempts+1
+		return nil
+	})
+	return inv, err
+}
+
+// existingEUID reads the EUID out of E1023's message ("Invoice already
+// exists for that ID: <euid>").
+var existingEUID = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+
+// timestampCodes are UJP's refusals of a stale or mismatched
+// requestTimestamp: the cure is a fresh signature, not a failure.
+var timestampCodes = map[string]bool{"E4012": true, "E40121": true, "E40122": true}
+
+func (p *Pipeline) afterSend(ctx context.Context, inv dbq.Einvoice, res *ujp.SendResult, err error) error {
+	var rej *ujp.RejectedError
+	var rl *ujp.RateLimitedError
+	switch {
+	case err == nil:
+		return p.deliver(ctx, inv, res.EUID, res.QRLink, "submitted")
+	case errors.As(err, &rej) && ujp.IsDuplicate(err):
+		if euid := existingEUID.FindString(rej.Message); euid != "" {
+			// An earlier attempt landed and its answer was lost.
+			return p.deliver(ctx, inv, euid, "", "submitted_earlier")
+		}
+		return p.fail(ctx, inv, "ujp_rejected", rej.Code, rejectionProblems(rej))
+	case errors.As(err, &rej) && timestampCodes[rej.Code]:
+		return p.resign(ctx, inv, einvoice.Submitting)
+	case errors.As(err, &rej):
+		return p.fail(ctx, inv, "ujp_rejected", rej.Code, rejectionProblems(rej))
+	case errors.As(err, &rl):
+		if err := p.move(ctx, inv, statusMove{To: einvoice.Queued, Cause: "ujp_rate_limited", UJPCode: ujp.CodeRateLimited}); err != nil {
+			return err
+		}
+		return jobs.Snooze(max(rl.RetryAfter, p.cfg.SignerInterval))
+	default:
+		p.log.Warn("UJP unavailable; e-invoice held", "einvoice", inv.ID, "err", err)
+		return p.hold(ctx, inv, "ujp_outage", unavailableCode(err))
+	}
+}
+
+func unavailableCode(err error) string {
+	var u *ujp.UnavailableError
+	if errors.As(err, &u) {
+		return u.Code
+	}
+	return ""
+}
+
+func (p *Pipeline) move(ctx context.Context, inv dbq.Einvoice, m statusMove) error {
+	return p.db.InTx(ctx, func(tx *store.Tx) error {
+		_, err := moveEInvoice(ctx, tx, inv, m)
+		return err
+	})
+}
+
+// hold moves a document to held (starting its window) and schedules the
+// next attempt on the retry ladder.
+func (p *Pipeline) hold(ctx context.Context, inv dbq.Einvoice, cause, code string) error {
+	if inv.Status != string(einvoice.Held) {
+		err := p.db.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Held, Cause: cause, UJPCode: code}); err != nil {
+				return err
+			}
+			return tx.SetEInvoiceHeldSince(ctx, dbq.SetEInvoiceHeldSinceParams{ID: inv.ID, HeldSince: sql.NullTime{Time: tx.Now, Valid: true}})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return p.retryLater(inv)
+}
+
+func (p *Pipeline) retryLater(inv dbq.Einvoice) error {
+	i := int(inv.SubmitAttempts) - 1
+	i = min(max(i, 0), len(p.cfg.RetryDelays)-1)
+	return jobs.Snooze(p.cfg.RetryDelays[i])
+}
+
+// problemItem is one entry of an e-invoice's problems.
+type problemItem struct {
+	Path     string `json:"path,omitempty"`
+	Message  string `json:"message"`
+	Codebook string `json:"codebook,omitempty"`
+	Code     string `json:"code,omitempty"`
+}
+
+// rejectionProblems keeps UJP's codes as UJP wrote them.
+func rejectionProblems(r *ujp.RejectedError) []problemItem {
+	if len(r.Items) == 0 {
+		prop := ""
+		for k := range r.Properties {
+			prop = k
+			break
+		}
+		return []problemItem{{Code: r.Code, Message: r.Message, Path: prop}}
+	}
+	out := make([]problemItem, 0, len(r.Items))
+	for _, it := range r.Items {
+		out = append(out, problemItem{Code: it.ErrorCode, Message: it.ErrorMessage, Path: it.Property, Codebook: it.Codebook})
+	}
+	return out
+}
+
+func (p *Pipeline) fail(ctx context.Context, inv dbq.Einvoice, cause, code string, problems []problemItem) error {
+	b, err := json.Marshal(problems)
+	if err != nil {
+		return err
+	}
+	return p.move(ctx, inv, statusMove{To: einvoice.Failed, Cause: cause, UJPCode: code, Problems: b})
+}
+
+// deliver records the EUID, supersedes the original of a storno or
+// correction, and asks for a signature to fetch UJP's PDF.
+func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, cause string) error {
+	return p.db.InTx(ctx, func(tx *store.Tx) error {
+		cur, err := tx.GetEInvoiceByID(ctx, inv.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status != string(einvoice.Submitting) {
+			return nil
+		}
+		d, err := moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.Delivered, Cause: cause, UJPCode: ujp.StatusSent, EUID: euid, QRLink: qr})
+		if err != nil {
+			return err
+		}
+		if err := tx.SetEInvoiceDeliveredAt(ctx, dbq.SetEInvoiceDeliveredAtParams{ID: d.ID, At: sql.NullTime{Time: tx.Now, Valid: true}}); err != nil {
+			return err
+		}
+		if err := supersedeOriginal(ctx, tx, d); err != nil {
+			return err
+		}
+		return requestPDF(ctx, tx, d)
+	})
+}
+
+// supersedeOriginal moves the original of a delivered storno or correction:
+// UJP voided or corrected it the moment it accepted the new document.
+func supersedeOriginal(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
+	if !d.OriginalID.Valid {
+		return nil
+	}
+	to, cause := einvoice.CancelledByStorno, "storno_delivered"
+	code := ujp.StatusVoided
+	switch d.Kind {
+	case "storno":
+	case "correction":
+		to, cause, code = einvoice.Corrected, "correction_delivered", ujp.StatusCorrected
+	default:
+		return nil
+	}
+	orig, err := tx.GetEInvoiceByID(ctx, d.OriginalID.String)
+	if err != nil {
+		return fmt.Errorf("original %s of %s: %w", d.OriginalID.String, d.ID, err)
+	}
+	if orig.Status == string(to) {
+		return nil
+	}
+	_, err = moveEInvoice(ctx, tx, orig, statusMove{To: to, Cause: cause, UJPCode: code})
+	return err
+}
+
+// requestPDF asks the signer to sign the read of UJP's PDF of d.
+func requestPDF(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
+	payload, err := json.Marshal(ujp.EUIDRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUID: d.Euid.String})
+	if err != nil {
+		return err
+	}
+	_, err = RequestSignature(ctx, tx, d.CompanyID, PurposeQuery, payload, SigningLink{Type: linkPDF, ID: d.ID})
+	if errors.Is(err, ErrNoSigner) {
+		return nil // asked again when the PDF is requested
+	}
+	return err
+}
+
+// pollAll is the periodic worker: it schedules a change-feed read for every
+// company with documents waiting on UJP.
+func (p *Pipeline) pollAll(ctx context.Context, _ *jobs.Job) error {
+	ids, err := p.db.Reader().CompaniesAwaitingUJP(ctx)
+	if err != nil {
+		return err
+	}
+	return p.db.InTx(ctx, func(tx *store.Tx) error {
+		for _, id := range ids {
+			if err := enqueuePoll(ctx, tx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func enqueuePoll(ctx context.Context, tx *store.Tx, companyID string) error {
+	_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindPollCompany, Args: pollArgs{CompanyID: companyID}, MaxAttempts: 3,
+		UniqueKey: KindPollCompany + ":" + companyID})
+	return err
+}
+
+// pollOne asks the company's signer to sign change-feed reads for every day
+// from the company's cursor to UJP's today (at most a week per run).
+func (p *Pipeline) pollOne(ctx context.Context, j *jobs.Job) error {
+	var a pollArgs
+	if err := json.Unmarshal(j.Args, &a); err != nil {
+		return jobs.Cancel(err)
+	}
+	co, err := p.db.Reader().GetCompany(ctx, a.CompanyID)
+	if err != nil {
+		return err
+	}
+	gw, ok := p.gateways[co.Environment]
+	if !ok {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+	now, err := gw.ServerTime(cctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("poll %s: UJP time: %w", co.ID, err)
+	}
+	today := now.In(ujpdoc.Skopje)
+	from := today.AddDate(0, 0, -1)
+	if c, err := p.db.Reader().GetChangeCursor(ctx, dbq.GetChangeCursorParams{CompanyID: co.ID, Environment: co.Environment}); err == nil {
+		if t, err := time.ParseInLocation(time.DateOnly, c.PolledThrough, ujpdoc.Skopje); err == nil && t.Before(from) {
+			from = t
+		}
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if from.Before(today.AddDate(0, 0, -7)) {
+		from = today.AddDate(0, 0, -7)
+	}
+	return p.db.InTx(ctx, func(tx *store.Tx) error {
+		for d := from; !d.After(today); d = d.AddDate(0, 0, 1) {
+			day := d.Format(time.DateOnly)
+			link := SigningLink{Type: linkChanges, ID: co.ID + "/" + day}
+			if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link.Type, LinkID: link.ID, Now: tx.Now}); err == nil {
+				continue
+			} else if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			payload, err := json.Marshal(ujp.ChangesRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), Date: day})
+			if err != nil {
+				return err
+			}
+			if _, err := RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, link); errors.Is(err, ErrNoSigner) {
+				return nil
+			} else if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// query runs a signed read once its signature is recorded.
+func (p *Pipeline) query(ctx context.Context, j *jobs.Job) error {
+	var a queryArgs
+	if err := json.Unmarshal(j.Args, &a); err != nil {
+		return jobs.Cancel(err)
+	}
+	q := p.db.Reader()
+	sr, err := q.GetSigningRequest(ctx, a.SigningRequestID)
+	if err != nil {
+		return err
+	}
+	co, err := q.GetCompany(ctx, sr.CompanyID)
+	if err != nil {
+		return err
+	}
+	gw, ok := p.gateways[co.Environment]
+	if !ok {
+		return jobs.Cancel(fmt.Errorf("no UJP gateway for %s", co.Environment))
+	}
+	who, err := p.signerOf(ctx, q, sr, co)
+	if err != nil {
+		return err
+	}
+	key := "ujp:" + co.Environment + ":" + who.id.EUJPID
+	got, wait, err := p.slot(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !got {
+		return jobs.Snooze(wait)
+	}
+	defer p.releaseSlot(key, p.db.Now())
+	if err := p.ensureRegistered(ctx, gw, co, who, false); err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+	defer cancel()
+	switch sr.LinkType {
+	case linkChanges:
+		changes, err := gw.SalesChanges(cctx, who.id, sr.Jws)
+		if err != nil {
+			return p.queryFailed(err)
+		}
+		companyID, day, _ := strings.Cut(sr.LinkID, "/")
+		return p.applyChanges(ctx, companyID, co.Environment, day, changes)
+	case linkPDF:
+		pdf, err := gw.SalesPDF(cctx, who.id, sr.Jws)
+		if err != nil {
+			return p.queryFailed(err)
+		}
+		return p.db.Writer().PutEInvoicePDF(ctx, dbq.PutEInvoicePDFParams{EinvoiceID: sr.LinkID,
+			Pdf: base64.StdEncoding.EncodeToString(pdf), CreatedAt: p.db.Now()})
+	}
+	return jobs.Cancel(fmt.Errorf("unknown signed read %s", sr.LinkType))
+}
+
+// queryFailed retries an unavailable UJP; a refusal (a stale timestamp
+// included) ends the read: the next poll, or the next PDF request, signs a
+// new one.
+func (p *Pipeline) queryFailed(err error) error {
+	if ujp.Retryable(err) {
+		return err
+	}
+	return jobs.Cancel(err)
+}
+
+// ujpCauses names the cause of a move UJP reported.
+var ujpCauses = map[einvoice.Status]string{
+	einvoice.Accepted:          "buyer_accepted",
+	einvoice.Rejected:          "buyer_rejected",
+	einvoice.AutoAccepted:      "deadline_passed",
+	einvoice.CancelledByStorno: "storno_delivered",
+	einvoice.Corrected:         "correction_delivered",
+}
+
+// applyChanges moves the company's documents as the change feed of day
+// says, oldest change first; moves the domain does not allow (a change we
+// applied already, a status we were past) are skipped.
+func (p *Pipeline) applyChanges(ctx context.Context, companyID, env, day string, changes []ujp.StatusChange) error {
+	return p.db.InTx(ctx, func(tx *store.Tx) error {
+		for _, ch := range changes {
+			inv, err := tx.GetEInvoiceByEUID(ctx, dbq.GetEInvoiceByEUIDParams{CompanyID: companyID, Euid: sql.NullString{String: ch.EUID, Valid: true}})
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			to, ok := einvoice.FromUJP(ch.NewStatus.Code)
+			if !ok {
+				p.log.Warn("UJP reported a status we do not know", "euid", ch.EUID, "code", ch.NewStatus.Code)
+				continue
+			}
+			if inv.Status == string(to) || !einvoice.CanMove(einvoice.Status(inv.Status), to) {
+				continue
+			}
+			cause := ujpCauses[to]
+			if cause == "" {
+				cause = "ujp_status"
+			}
+			m := statusMove{To: to, Cause: cause, UJPCode: ch.NewStatus.Code}
+			if to == einvoice.Rejected {
+				item := problemItem{Code: deref(ch.RejectReasonCode), Codebook: ujpdoc.CBRejectReasons,
+					Message: strings.TrimSpace(deref(ch.RejectReason) + " " + deref(ch.Comment))}
+				if m.Problems, err = json.Marshal([]problemItem{item}); err != nil {
+					return err
+				}
+			}
+			moved, err := moveEInvoice(ctx, tx, inv, m)
+			if err != nil {
+				return err
+			}
+			if to == einvoice.Accepted || to == einvoice.AutoAccepted || to == einvoice.Rejected {
+				if err := tx.SetEInvoiceSettledAt(ctx, dbq.SetEInvoiceSettledAtParams{ID: moved.ID, At: sql.NullTime{Time: tx.Now, Valid: true}}); err != nil {
+					return err
+				}
+			}
+		}
+		// A day before UJP's today is complete: later polls start after it.
+		if next, err := time.Parse(time.DateOnly, day); err == nil {
+			today := tx.Now.In(ujpdoc.Skopje).Format(time.DateOnly)
+			if day < today {
+				return tx.SetChangeCursor(ctx, dbq.SetChangeCursorParams{CompanyID: companyID, Environment: env,
+					PolledThrough: next.AddDate(0, 0, 1).Format(time.DateOnly), UpdatedAt: tx.Now})
+			}
+		}
+		return nil
+	})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

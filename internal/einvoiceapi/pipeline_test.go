@@ -1,0 +1,527 @@
+package einvoiceapi_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/jobs"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/internal/ujp"
+	"github.com/denar-mk/denar/internal/ujpsim"
+)
+
+// pipeEnv is the e-invoicing API, the job runner with the pipeline, the
+// UJP simulator in-process and an agent that signs everything, all on one
+// movable clock.
+type pipeEnv struct {
+	t       *testing.T
+	db      *store.DB
+	srv     *httptest.Server
+	sim     *ujpsim.Sim
+	runner  *jobs.Runner
+	gw      *lossyGateway
+	clock   atomic.Int64
+	key     string // e-invoicing key of the company
+	company string
+	agent   string
+	authz   string // Agent header
+	cert    testCert
+}
+
+// lossyGateway forwards to UJP but can lose the answer of the next sends,
+// as a timeout after UJP already stored the document would.
+type lossyGateway struct {
+	ujp.Gateway
+	loseNext atomic.Int32
+	sends    atomic.Int32
+}
+
+func (g *lossyGateway) Send(ctx context.Context, caller ujp.Identity, docType, jws string) (*ujp.SendResult, error) {
+	g.sends.Add(1)
+	res, err := g.Gateway.Send(ctx, caller, docType, jws)
+	if err == nil && g.loseNext.Load() > 0 {
+		g.loseNext.Add(-1)
+		return nil, &ujp.UnavailableError{Op: "send", Err: context.DeadlineExceeded}
+	}
+	return res, err
+}
+
+func (e *pipeEnv) now() time.Time { return time.Now().UTC().Add(time.Duration(e.clock.Load())) }
+
+func newPipeEnv(t *testing.T, db *store.DB) *pipeEnv {
+	t.Helper()
+	e := &pipeEnv{t: t, db: db}
+	db.Now = e.now
+	sim, err := ujpsim.New(ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.sim = sim
+	hc := &http.Client{Transport: sim.Transport()}
+	client, err := ujp.NewClient(ujp.Config{BaseURL: "http://ujp-sim.invalid", HTTPClient: hc, Now: e.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.gw = &lossyGateway{Gateway: client}
+	as := &auth.Store{DB: db}
+	e.srv = httptest.NewServer(einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: as, Log: slog.New(slog.DiscardHandler),
+		Sandbox: ujpsim.Control{BaseURL: "http://ujp-sim.invalid", HTTP: hc}}).Handler())
+	t.Cleanup(e.srv.Close)
+	e.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
+	einvoiceapi.RegisterPipeline(e.runner, db, map[string]ujp.Gateway{auth.EnvSandbox: e.gw},
+		einvoiceapi.PipelineConfig{RetryDelays: []time.Duration{time.Minute}}, slog.New(slog.DiscardHandler))
+
+	ctx := t.Context()
+	acct, err := as.CreateAccount(ctx, "Биро", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.InTx(ctx, func(tx *store.Tx) error {
+		c, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: acct.ID, Name: "Тест Продавач ДООЕЛ Скопје",
+			TaxNumber: ujpsim.TaxSeller, VatNumber: "МК" + ujpsim.TaxSeller, Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox,
+			Address: `{"street":"Партизанска","number":"1","city":"Скопје","zip":"1000"}`, CreatedAt: tx.Now})
+		e.company = c.ID
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, e.key, err = as.CreateKey(ctx, auth.KeyParams{AccountID: acct.ID, Service: auth.ServiceEInvoice, Environment: auth.EnvSandbox,
+		Scopes: []string{"companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read", "signing:agent"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	se := &signEnv{t: t, db: db, srv: e.srv, key: e.key, company: e.company, account: acct.ID}
+	e.cert = newTestCert(t)
+	e.agent, e.authz = se.pair(e.cert)
+	return e
+}
+
+func (e *pipeEnv) call(method, path string, body any) (int, map[string]any, []byte) {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, e.srv.URL+path, rd)
+	req.Header.Set("Authorization", "Bearer "+e.key)
+	req.Header.Set("X-Company-Id", e.company)
+	req.Header.Set("Idempotency-Key", denar.NewID("idem"))
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	return resp.StatusCode, m, raw
+}
+
+// issue posts an invoice to the simulator's registered buyer.
+func (e *pipeEnv) issue(number string) string {
+	e.t.Helper()
+	body := fmt.Sprintf(`{"number":%q,"issueDate":%q,
+ "buyer":{"taxNumber":%q,"name":"Тест Купувач ДОО Скопје","address":{"street":"Широк сокак","number":"5","postalCode":"1000","city":"Скопје"}},
+ "references":[],"payment":{"typeCode":"P12","currency":"MKD"},
+ "lines":[{"description":"Услуга","quantity":"3","unitPrice":"1000","unitDiscount":"100","vatPercent":"18","taxIndicator":"DDV-A"}]}`,
+		number, e.now().Format(time.DateOnly), ujpsim.TaxBuyer)
+	var v any
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		e.t.Fatal(err)
+	}
+	st, m, raw := e.call("POST", "/v1/einvoices", v)
+	if st != 202 || m["status"] != "awaiting_signature" {
+		e.t.Fatalf("issue: %d %s", st, raw)
+	}
+	return m["id"].(string)
+}
+
+// signAll is the agent: it signs every request waiting for it, and
+// returns how many.
+func (e *pipeEnv) signAll() int {
+	e.t.Helper()
+	se := &signEnv{t: e.t, db: e.db, srv: e.srv}
+	st, m := se.do("GET", "/v1/agents/"+e.agent+"/signing-requests?wait=0", e.authz, nil)
+	if st != 200 {
+		e.t.Fatalf("agent poll: %d %v", st, m)
+	}
+	n := 0
+	for _, it := range m["data"].([]any) {
+		r := it.(map[string]any)
+		id := r["id"].(string)
+		if r["state"] == "pending" {
+			if st, m := se.do("POST", "/v1/signing-requests/"+id+"/claim", e.authz, nil); st != 200 {
+				e.t.Fatalf("claim %s: %d %v", id, st, m)
+			}
+		}
+		if st, m := se.do("POST", "/v1/signing-requests/"+id+"/signature", e.authz, map[string]string{"jws": e.cert.sign(e.t, r["signingInput"].(string))}); st != 200 {
+			e.t.Fatalf("sign %s: %d %v", id, st, m)
+		}
+		n++
+	}
+	return n
+}
+
+// settle signs and runs jobs until nothing is left to do now.
+func (e *pipeEnv) settle() {
+	e.t.Helper()
+	for i := 0; i < 100; i++ {
+		signed := e.signAll()
+		ran, err := e.runner.RunOnce(e.t.Context())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if signed == 0 && ran == 0 {
+			// A job snoozed for a signer slot is due within moments; let
+			// the clock reach it. Anything later is a real wait the test
+			// steps itself.
+			var next sql.NullString
+			if err := e.db.ReadDB().QueryRowContext(e.t.Context(), `SELECT CAST(MIN(run_at) AS TEXT) FROM jobs
+				WHERE state IN ('available', 'retryable') AND kind = $1`, einvoiceapi.KindSubmit).Scan(&next); err != nil {
+				e.t.Fatal(err)
+			}
+			var due time.Time
+			if next.Valid {
+				due = e.dueTime(next.String)
+			}
+			if wait := due.Sub(e.now()); next.Valid && wait < 2*time.Second {
+				e.advance(wait + time.Millisecond)
+				continue
+			}
+			return
+		}
+	}
+	e.t.Fatal("the pipeline did not settle")
+}
+
+// dueTime parses a run_at read back as text from either store.
+func (e *pipeEnv) dueTime(s string) time.Time {
+	e.t.Helper()
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999-07:00", "2006-01-02 15:04:05.999999-07", "2006-01-02 15:04:05.999999999Z07:00", time.RFC3339Nano} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t
+		}
+	}
+	e.t.Fatalf("run_at %q", s)
+	return time.Time{}
+}
+
+func (e *pipeEnv) einvoice(id string) map[string]any {
+	e.t.Helper()
+	st, m, raw := e.call("GET", "/v1/einvoices/"+id, nil)
+	if st != 200 {
+		e.t.Fatalf("get %s: %d %s", id, st, raw)
+	}
+	return m
+}
+
+func (e *pipeEnv) wantStatus(id, want string) map[string]any {
+	e.t.Helper()
+	m := e.einvoice(id)
+	if m["status"] != want {
+		rows, _ := e.db.ReadDB().QueryContext(e.t.Context(), "SELECT kind, state, CAST(run_at AS TEXT), COALESCE(last_error,'') FROM jobs")
+		for rows.Next() {
+			var a, b, c, d string
+			_ = rows.Scan(&a, &b, &c, &d)
+			e.t.Logf("job %s %s %s %s (now %s)", a, b, c, d, e.now())
+		}
+		rows.Close()
+		e.t.Fatalf("%s: status %v, want %s (problems %v)", id, m["status"], want, m["problems"])
+	}
+	return m
+}
+
+// history returns "from→to:cause" of each row.
+func (e *pipeEnv) history(id string) []string {
+	e.t.Helper()
+	_, m, _ := e.call("GET", "/v1/einvoices/"+id+"/status-history", nil)
+	var out []string
+	for _, it := range m["data"].([]any) {
+		r := it.(map[string]any)
+		from, _ := r["from"].(string)
+		out = append(out, from+"→"+r["to"].(string)+":"+r["cause"].(string))
+	}
+	return out
+}
+
+// events returns the event types of object id, oldest first.
+func (e *pipeEnv) events(id string) []string {
+	e.t.Helper()
+	_, m, raw := e.call("GET", "/v1/events?objectId="+id, nil)
+	data, ok := m["data"].([]any)
+	if !ok {
+		e.t.Fatalf("events: %s", raw)
+	}
+	var out []string
+	for i := len(data) - 1; i >= 0; i-- {
+		out = append(out, data[i].(map[string]any)["type"].(string))
+	}
+	return out
+}
+
+func (e *pipeEnv) simulate(id, action string, extra map[string]any) (int, map[string]any) {
+	e.t.Helper()
+	body := map[string]any{"action": action}
+	for k, v := range extra {
+		body[k] = v
+	}
+	st, m, _ := e.call("POST", "/v1/sandbox/einvoices/"+id+"/simulate", body)
+	return st, m
+}
+
+func (e *pipeEnv) advance(d time.Duration) { e.clock.Add(int64(d)) }
+
+func equal(a, b []string) bool { return strings.Join(a, ",") == strings.Join(b, ",") }
+
+// TestPipelineDeliverAndDecide: issue → signed → queued → submitting →
+// delivered with UJP's EUID and QR link; the PDF arrives after its signed
+// read; the buyer's decisions and the deadline arrive through the change
+// feed. History and events match every move.
+func TestPipelineDeliverAndDecide(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnv(t, db)
+		ids := map[string]string{}
+		for _, n := range []string{"accept", "reject", "deadline"} {
+			ids[n] = e.issue("F-" + n)
+		}
+		if st, m, _ := e.call("GET", "/v1/einvoices/"+ids["accept"]+"/pdf", nil); st != 409 || m["code"] != "pdf_not_ready" {
+			t.Fatalf("pdf before delivery: %d %v", st, m)
+		}
+		e.settle()
+		for n, id := range ids {
+			m := e.wantStatus(id, "delivered")
+			euid, _ := m["euid"].(string)
+			doc, ok := e.sim.Document(euid)
+			if !ok || doc.DocID != id || doc.Status != ujp.StatusSent {
+				t.Fatalf("%s: UJP has %+v for euid %q", n, doc, euid)
+			}
+			if m["qrLink"] != doc.QRLink {
+				t.Fatalf("%s: qrLink %v, UJP's %s", n, m["qrLink"], doc.QRLink)
+			}
+			want := []string{"→awaiting_signature:issued", "awaiting_signature→queued:signed", "queued→submitting:submission", "submitting→delivered:submitted"}
+			if h := e.history(id); !equal(h, want) {
+				t.Fatalf("%s history %v", n, h)
+			}
+		}
+		st, _, pdf := e.call("GET", "/v1/einvoices/"+ids["accept"]+"/pdf", nil)
+		if st != 200 || !bytes.HasPrefix(pdf, []byte("%PDF-")) {
+			t.Fatalf("pdf: %d %.40q", st, pdf)
+		}
+
+		if st, m := e.simulate(ids["accept"], "buyer_accepts", nil); st != 202 {
+			t.Fatalf("simulate accept: %d %v", st, m)
+		}
+		if st, m := e.simulate(ids["reject"], "buyer_rejects", map[string]any{"rejectReasonCode": "NOPE"}); st != 422 {
+			t.Fatalf("bad reason: %d %v", st, m)
+		}
+		if st, m := e.simulate(ids["reject"], "buyer_rejects", map[string]any{"rejectReasonCode": firstRejectReason(t), "comment": "погрешна цена"}); st != 202 {
+			t.Fatalf("simulate reject: %d %v", st, m)
+		}
+		if st, m := e.simulate(ids["deadline"], "deadline_passes", nil); st != 202 {
+			t.Fatalf("simulate deadline: %d %v", st, m)
+		}
+		e.settle()
+		e.wantStatus(ids["accept"], "accepted")
+		e.wantStatus(ids["deadline"], "auto_accepted")
+		m := e.wantStatus(ids["reject"], "rejected")
+		if p, _ := m["problems"].([]any); len(p) != 1 || p[0].(map[string]any)["code"] != firstRejectReason(t) {
+			t.Fatalf("rejection problems: %v", m["problems"])
+		}
+		for n, want := range map[string][]string{
+			"accept":   {"einvoice.submitted", "einvoice.accepted"},
+			"reject":   {"einvoice.submitted", "einvoice.rejected"},
+			"deadline": {"einvoice.submitted", "einvoice.auto_accepted"},
+		} {
+			if ev := e.events(ids[n]); !equal(ev, want) {
+				t.Fatalf("%s events %v, want %v", n, ev, want)
+			}
+		}
+		if h := e.history(ids["deadline"]); h[len(h)-1] != "delivered→auto_accepted:deadline_passed" {
+			t.Fatalf("deadline history %v", h)
+		}
+		// A decision on a settled document is refused by the simulator.
+		if st, m := e.simulate(ids["accept"], "buyer_rejects", map[string]any{"rejectReasonCode": firstRejectReason(t)}); st != 409 || m["code"] != "einvoice_state_conflict" {
+			t.Fatalf("decide twice: %d %v", st, m)
+		}
+		if e.gw.sends.Load() != 3 {
+			t.Fatalf("%d sends for 3 documents", e.gw.sends.Load())
+		}
+	})
+}
+
+func firstRejectReason(t *testing.T) string {
+	t.Helper()
+	cb := ujpdoc.Snapshot()
+	if len(cb.RejectReasons) == 0 {
+		t.Fatal("no reject reasons in the code lists")
+	}
+	return cb.RejectReasons[0].Code
+}
+
+// TestPipelineOutageHeldThenDelivered: during an outage the document is
+// held; after it, the retry delivers exactly one document at UJP.
+func TestPipelineOutageHeldThenDelivered(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnv(t, db)
+		first := e.issue("F-1")
+		if st, m := e.simulate(first, "outage_starts", nil); st != 202 {
+			t.Fatalf("outage: %d %v", st, m)
+		}
+		e.settle()
+		m := e.wantStatus(first, "held")
+		if m["euid"] != nil {
+			t.Fatalf("held with an euid: %v", m)
+		}
+		// Still down at the next attempt: the probe fails, nothing is sent.
+		sends := e.gw.sends.Load()
+		e.advance(61 * time.Second)
+		e.settle()
+		e.wantStatus(first, "held")
+		if e.gw.sends.Load() != sends {
+			t.Fatal("a held document was sent during the outage")
+		}
+		if st, m := e.simulate(first, "outage_ends", nil); st != 202 {
+			t.Fatalf("outage end: %d %v", st, m)
+		}
+		// Two minutes after signing: the signature is still fresh.
+		e.advance(61 * time.Second)
+		e.settle()
+		m = e.wantStatus(first, "delivered")
+		if docs := e.sim.Documents(ujpsim.TaxSeller); len(docs) != 1 || docs[0].DocID != first {
+			t.Fatalf("UJP holds %d documents", len(docs))
+		}
+		want := []string{"→awaiting_signature:issued", "awaiting_signature→queued:signed", "queued→submitting:submission",
+			"submitting→held:ujp_outage", "held→submitting:retry", "submitting→delivered:submitted"}
+		if h := e.history(first); !equal(h, want) {
+			t.Fatalf("history %v", h)
+		}
+		if ev := e.events(first); !equal(ev, []string{"einvoice.held", "einvoice.submitted"}) {
+			t.Fatalf("events %v", ev)
+		}
+	})
+}
+
+// TestPipelineLostAnswerAndStaleSignature: a send whose answer was lost is
+// resubmitted with the same docId and UJP's E1023 proves it landed (one
+// document, its EUID); a signature older than UJP's window is refreshed by
+// the signer before sending.
+func TestPipelineLostAnswerAndStaleSignature(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnv(t, db)
+		lost := e.issue("F-lost")
+		e.gw.loseNext.Store(1)
+		e.settle()
+		e.wantStatus(lost, "held")
+		e.advance(61 * time.Second)
+		e.settle()
+		m := e.wantStatus(lost, "delivered")
+		docs := e.sim.Documents(ujpsim.TaxSeller)
+		if len(docs) != 1 || docs[0].EUID != m["euid"] {
+			t.Fatalf("UJP holds %d documents; euid %v", len(docs), m["euid"])
+		}
+		if h := e.history(lost); h[len(h)-1] != "submitting→delivered:submitted_earlier" {
+			t.Fatalf("history %v", h)
+		}
+
+		stale := e.issue("F-stale")
+		e.signAll() // signed now …
+		e.advance(6 * time.Minute)
+		// … sent six minutes later: the pipeline asks for a fresh signature
+		// instead of letting UJP refuse the old timestamp.
+		if _, err := e.runner.RunOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		e.wantStatus(stale, "queued")
+		var open int
+		if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM signing_requests WHERE link_id = $1 AND state = 'pending'", stale).Scan(&open); err != nil || open != 1 {
+			t.Fatalf("fresh signing requests: %d %v", open, err)
+		}
+		e.settle()
+		e.wantStatus(stale, "delivered")
+	})
+}
+
+// TestPipelineTerminalFailure: UJP's terminal refusal fails the document
+// with UJP's code unrenamed.
+func TestPipelineTerminalFailure(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnv(t, db)
+		id := e.issue("F-1")
+		if st, m := e.simulate(id, "buyer_accepts", nil); st != 409 || m["code"] != "einvoice_state_conflict" {
+			t.Fatalf("decide before delivery: %d %v", st, m)
+		}
+		if st, m := e.simulate(id, "terminal_error", map[string]any{"ujpCode": "E10203"}); st != 202 {
+			t.Fatalf("terminal: %d %v", st, m)
+		}
+		e.settle()
+		m := e.wantStatus(id, "failed")
+		if p, _ := m["problems"].([]any); len(p) != 1 || p[0].(map[string]any)["code"] != "E10203" {
+			t.Fatalf("problems %v", m["problems"])
+		}
+		if ev := e.events(id); !equal(ev, []string{"einvoice.failed"}) {
+			t.Fatalf("events %v", ev)
+		}
+		if h := e.history(id); h[len(h)-1] != "submitting→failed:ujp_rejected" {
+			t.Fatalf("history %v", h)
+		}
+		// The next document of the company goes through.
+		next := e.issue("F-2")
+		e.settle()
+		e.wantStatus(next, "delivered")
+	})
+}
+
+// TestSimulateSandboxOnly: production companies, and a service whose
+// sandbox is not the simulator, get 403 sandbox_only.
+func TestSimulateSandboxOnly(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnv(t, db)
+		id := e.issue("F-1")
+		plain := httptest.NewServer(einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: &auth.Store{DB: db}, Log: slog.New(slog.DiscardHandler)}).Handler())
+		defer plain.Close()
+		req, _ := http.NewRequest("POST", plain.URL+"/v1/sandbox/einvoices/"+id+"/simulate", strings.NewReader(`{"action":"outage_starts"}`))
+		req.Header.Set("Authorization", "Bearer "+e.key)
+		req.Header.Set("X-Company-Id", e.company)
+		req.Header.Set("Idempotency-Key", "k1")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		resp.Body.Close()
+		if resp.StatusCode != 403 || m["code"] != "sandbox_only" {
+			t.Fatalf("no simulator: %d %v", resp.StatusCode, m)
+		}
+		if _, err := db.WriteDB().ExecContext(t.Context(), "UPDATE companies SET environment = 'production' WHERE id = $1", e.company); err != nil {
+			t.Fatal(err)
+		}
+		// The key is a sandbox key: the production company is not its own.
+		if st, m := e.simulate(id, "outage_starts", nil); st != 403 && st != 404 {
+			t.Fatalf("production: %d %v", st, m)
+		}
+	})
+}

@@ -1,0 +1,96 @@
+package ujpsim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Control drives a simulator through its /_sim admin API: the buyer's
+// decisions, the deadline, outages and terminal errors of one seller. It
+// works the same against `denar ujp-sim` over the network and against an
+// in-process simulator (an http.Client with Sim.Transport), which is what
+// the sandbox simulate endpoint of the e-invoicing API uses.
+type Control struct {
+	BaseURL string
+	HTTP    *http.Client
+}
+
+// ControlError is a refusal by the simulator, with UJP's code (E1016 for a
+// document no longer in status 01, E4008 for an unknown EUID).
+type ControlError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+// UJPCode is the simulator's (UJP's) error code.
+func (e *ControlError) UJPCode() string { return e.Code }
+
+func (e *ControlError) Error() string {
+	return fmt.Sprintf("ujp-sim: %d %s %s", e.Status, e.Code, e.Message)
+}
+
+// Decide records the buyer's acceptance or rejection of a document in 01.
+func (c Control) Decide(ctx context.Context, euid string, accept bool, reasonCode, comment string) error {
+	return c.post(ctx, "/_sim/documents/"+url.PathEscape(euid)+"/decision",
+		map[string]any{"accept": accept, "rejectReasonCode": reasonCode, "comment": comment})
+}
+
+// AutoAccept moves a document in 01 to 04 as if its deadline passed.
+func (c Control) AutoAccept(ctx context.Context, euid string) error {
+	return c.post(ctx, "/_sim/documents/"+url.PathEscape(euid)+"/auto-accept", nil)
+}
+
+// SetSellerOutage starts or ends an outage seen by one seller's calls.
+func (c Control) SetSellerOutage(ctx context.Context, edb string, on bool) error {
+	return c.post(ctx, "/_sim/sellers/"+url.PathEscape(edb)+"/outage", map[string]bool{"on": on})
+}
+
+// RejectNextSend makes the seller's next send fail with UJP code code.
+func (c Control) RejectNextSend(ctx context.Context, edb, code, message string) error {
+	return c.post(ctx, "/_sim/sellers/"+url.PathEscape(edb)+"/reject-next",
+		ForcedRejection{Code: code, Message: message, Count: 1})
+}
+
+func (c Control) post(ctx context.Context, path string, body any) error {
+	var rd io.Reader = http.NoBody
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.BaseURL, "/")+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("ujp-sim: %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	var env struct {
+		ErrorStatus struct {
+			ErrorCode    string `json:"errorCode"`
+			ErrorMessage string `json:"errorMessage"`
+		} `json:"errorStatus"`
+	}
+	_ = json.Unmarshal(raw, &env)
+	return &ControlError{Status: resp.StatusCode, Code: env.ErrorStatus.ErrorCode, Message: env.ErrorStatus.ErrorMessage}
+}
