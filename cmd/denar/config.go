@@ -46,7 +46,11 @@ type Config struct {
 	UJPCallTimeout      time.Duration `env:"DENAR_UJP_CALL_TIMEOUT" envDefault:"30s"`
 	UJPPollInterval     time.Duration `env:"DENAR_UJP_POLL_INTERVAL" envDefault:"1m"`
 	EInvoiceHoldWindow  time.Duration `env:"DENAR_EINVOICE_HOLD_WINDOW" envDefault:"72h"`
-	JobPollInterval     time.Duration `env:"DENAR_JOB_POLL_INTERVAL" envDefault:"1s"`
+	// EInvoiceRetryDelays is the ladder of waits between resubmissions of
+	// a held document, the last one repeating.
+	EInvoiceRetryDelays []time.Duration `env:"DENAR_EINVOICE_RETRY_DELAYS" envSeparator:"," envDefault:"10s,30s,1m,2m,5m,10m,30m"`
+	JobPollInterval     time.Duration   `env:"DENAR_JOB_POLL_INTERVAL" envDefault:"1s"`
+	JobLease            time.Duration   `env:"DENAR_JOB_LEASE" envDefault:"1m"`
 }
 
 // LoadConfig reads and checks the configuration. Its errors are one line
@@ -116,9 +120,14 @@ func LoadConfig() (Config, error) {
 		name string
 		v    time.Duration
 	}{{"DENAR_UJP_CALL_TIMEOUT", c.UJPCallTimeout}, {"DENAR_UJP_POLL_INTERVAL", c.UJPPollInterval},
-		{"DENAR_EINVOICE_HOLD_WINDOW", c.EInvoiceHoldWindow}, {"DENAR_JOB_POLL_INTERVAL", c.JobPollInterval}} {
+		{"DENAR_EINVOICE_HOLD_WINDOW", c.EInvoiceHoldWindow}, {"DENAR_JOB_POLL_INTERVAL", c.JobPollInterval}, {"DENAR_JOB_LEASE", c.JobLease}} {
 		if d.v <= 0 {
 			return c, fmt.Errorf("configuration: %s must be positive, not %s", d.name, d.v)
+		}
+	}
+	for _, d := range c.EInvoiceRetryDelays {
+		if d <= 0 {
+			return c, fmt.Errorf("configuration: DENAR_EINVOICE_RETRY_DELAYS must list positive durations")
 		}
 	}
 	if c.UJPSignerInterval < 0 {

@@ -100,9 +100,21 @@ func baseEnv(t *testing.T, dbURL string) []string {
 func startServer(t *testing.T, env []string) *server {
 	t.Helper()
 	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
-	pa, ea := freeAddr(t), freeAddr(t)
+	pa, ea := "", ""
+	for _, kv := range env {
+		// A restart keeps the addresses, so clients reconnect to it.
+		if v, ok := strings.CutPrefix(kv, "DENAR_PAYROLL_ADDR="); ok {
+			pa = v
+		} else if v, ok := strings.CutPrefix(kv, "DENAR_EINVOICE_ADDR="); ok {
+			ea = v
+		}
+	}
+	s.env = append([]string{}, env...)
+	if pa == "" || ea == "" {
+		pa, ea = freeAddr(t), freeAddr(t)
+		s.env = append(s.env, "DENAR_PAYROLL_ADDR="+pa, "DENAR_EINVOICE_ADDR="+ea)
+	}
 	s.payroll, s.einvoice = "http://"+pa, "http://"+ea
-	s.env = append(append([]string{}, env...), "DENAR_PAYROLL_ADDR="+pa, "DENAR_EINVOICE_ADDR="+ea)
 	s.cmd = exec.Command(denarBin, "serve")
 	s.cmd.Env = s.env
 	s.cmd.Stdout = s.stdout

@@ -116,11 +116,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	runner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval})
+	runner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease})
 	registerHousekeeping(runner, db, cfg)
 	einvoiceapi.RegisterPipeline(runner, db, reg.gateways, einvoiceapi.PipelineConfig{
 		SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow, PollEvery: cfg.UJPPollInterval,
-		CallTimeout: cfg.UJPCallTimeout}, log)
+		CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays}, log)
 	if err := runner.Start(ctx); err != nil {
 		return fmt.Errorf("job runner: %w", err)
 	}

@@ -92,6 +92,9 @@ func (s *Sim) adminRoutes(mux *http.ServeMux) {
 		}
 		s.adminResult(w, r.PathValue("euid"), s.Decide(r.PathValue("euid"), req.Accept, req.RejectReasonCode, req.Comment))
 	})
+	mux.HandleFunc("GET /_sim/sellers/{edb}/documents", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"documents": s.Documents(r.PathValue("edb"))})
+	})
 	mux.HandleFunc("POST /_sim/sellers/{edb}/outage", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			On bool `json:"on"`
