@@ -1,0 +1,273 @@
+package einvoiceapi_test
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/internal/jobs"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/internal/ujp"
+	"github.com/denar-mk/denar/internal/ujpsim"
+)
+
+// benchWorld is the e-invoicing API on loopback with one company, its
+// certificate and agent, and the pipeline against an in-process simulator.
+type benchWorld struct {
+	b       testing.TB
+	db      *store.DB
+	srv     *httptest.Server
+	runner  *jobs.Runner
+	gw      ujp.Gateway
+	key     string
+	company string
+	agent   string
+	authz   string
+	rsaKey  *rsa.PrivateKey
+	n       atomic.Int64
+}
+
+func newBenchWorld(b testing.TB, db *store.DB) *benchWorld {
+	w := &benchWorld{b: b, db: db}
+	log := slog.New(slog.DiscardHandler)
+	sim, err := ujpsim.New(ujpsim.Options{Logger: log})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.gw, err = ujp.NewClient(ujp.Config{BaseURL: "http://ujp-sim.invalid", HTTPClient: &http.Client{Transport: sim.Transport()}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	as := &auth.Store{DB: db}
+	w.srv = httptest.NewServer(einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: as, Log: log,
+		RateLimit: httpx.RateLimit{Rate: 1e6, Burst: 1e6}}).Handler())
+	b.Cleanup(w.srv.Close)
+	w.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, PollInterval: 5 * time.Millisecond, Logger: log})
+	einvoiceapi.RegisterPipeline(w.runner, db, map[string]ujp.Gateway{auth.EnvSandbox: w.gw}, einvoiceapi.PipelineConfig{}, log)
+
+	ctx := context.Background()
+	acct, err := as.CreateAccount(ctx, "Биро", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = db.InTx(ctx, func(tx *store.Tx) error {
+		c, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: acct.ID, Name: "Тест Продавач ДООЕЛ Скопје",
+			TaxNumber: ujpsim.TaxSeller, VatNumber: "МК" + ujpsim.TaxSeller, Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox,
+			Address: `{"street":"Партизанска","number":"1","city":"Скопје","zip":"1000"}`, CreatedAt: tx.Now})
+		w.company = c.ID
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, w.key, err = as.CreateKey(ctx, auth.KeyParams{AccountID: acct.ID, Service: auth.ServiceEInvoice, Environment: auth.EnvSandbox,
+		Scopes: []string{"companies:write", "einvoices:read", "einvoices:write"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pc struct{ Code string }
+	w.post("/v1/agents/pairing-codes", "Bearer "+w.key, "", 201, &pc)
+	var pair struct{ AgentID, AgentSecret string }
+	w.post("/v1/agents/pair", "", `{"code":"`+pc.Code+`","name":"bench"}`, 201, &pair)
+	w.agent, w.authz = pair.AgentID, "Agent "+pair.AgentID+"."+pair.AgentSecret
+	w.rsaKey, err = rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "bench"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &w.rsaKey.PublicKey, w.rsaKey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]string{"certificateDer": base64.StdEncoding.EncodeToString(der), "companyId": w.company})
+	w.post("/v1/agents/"+w.agent+"/certificates", w.authz, string(body), 201, nil)
+	return w
+}
+
+func (w *benchWorld) post(path, authz, body string, want int, out any) {
+	var rd io.Reader = http.NoBody
+	if body != "" {
+		rd = bytes.NewReader([]byte(body))
+	}
+	req, _ := http.NewRequest("POST", w.srv.URL+path, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if authz != "" {
+		req.Header.Set("Authorization", authz)
+	}
+	req.Header.Set("X-Company-Id", w.company)
+	req.Header.Set("Idempotency-Key", fmt.Sprintf("b-%d", w.n.Add(1)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		w.b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		w.b.Fatalf("POST %s: %d %s", path, resp.StatusCode, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			w.b.Fatal(err)
+		}
+	}
+}
+
+func (w *benchWorld) invoiceBody() string {
+	return fmt.Sprintf(`{"number":"B-%d","issueDate":%q,
+ "buyer":{"taxNumber":%q,"name":"Тест Купувач ДОО Скопје","address":{"street":"Широк сокак","number":"5","postalCode":"1000","city":"Скопје"}},
+ "references":[],"payment":{"typeCode":"P12","currency":"MKD"},
+ "lines":[{"description":"Услуга","quantity":"3","unitPrice":"1000","unitDiscount":"100","vatPercent":"18","taxIndicator":"DDV-A"}]}`,
+		w.n.Add(1), time.Now().Format(time.DateOnly), ujpsim.TaxBuyer)
+}
+
+// BenchmarkIssueEInvoice measures POST /v1/einvoices (build, totals,
+// validation, the row, its history and its signing request in one
+// transaction) against, as the baseline in the same run, POST
+// /v1/agents/pairing-codes: one small insert through the same
+// authentication and idempotency path. It reports invoices/s and the
+// ratio of the two rates.
+func BenchmarkIssueEInvoice(b *testing.B) {
+	for _, engine := range []struct {
+		name string
+		open func(testing.TB) *store.DB
+	}{{"sqlite", storetest.SQLite}, {"postgres", storetest.Postgres}} {
+		b.Run(engine.name, func(b *testing.B) {
+			w := newBenchWorld(b, engine.open(b))
+			rate := func(fn func()) float64 {
+				start := time.Now()
+				n := 0
+				for ; n < 50 || time.Since(start) < 2*time.Second; n++ {
+					fn()
+				}
+				return float64(n) / time.Since(start).Seconds()
+			}
+			var issue, base float64
+			for b.Loop() {
+				base = rate(func() { w.post("/v1/agents/pairing-codes", "Bearer "+w.key, "", 201, nil) })
+				issue = rate(func() { w.post("/v1/einvoices", "Bearer "+w.key, w.invoiceBody(), 202, nil) })
+			}
+			b.ReportMetric(issue, "invoices/s")
+			b.ReportMetric(base, "baseline-writes/s")
+			b.ReportMetric(issue/base, "ratio")
+		})
+	}
+}
+
+// BenchmarkSignatureToDelivered measures, for invoices issued one after
+// another, the time from the recorded signature (the "signed" history row)
+// to delivered (the "submitted" row), with the runner polling every 5 ms
+// and the simulator in-process; it reports the median and the 90th
+// percentile. Run it with -benchtime 50x or more for a stable median.
+func BenchmarkSignatureToDelivered(b *testing.B) {
+	for _, engine := range []struct {
+		name string
+		open func(testing.TB) *store.DB
+	}{{"sqlite", storetest.SQLite}, {"postgres", storetest.Postgres}} {
+		b.Run(engine.name, func(b *testing.B) {
+			db := engine.open(b)
+			w := newBenchWorld(b, db)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if err := w.runner.Start(ctx); err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = w.runner.Stop(context.Background()) }()
+			var lat []time.Duration
+			for b.Loop() {
+				var inv struct{ ID string }
+				w.post("/v1/einvoices", "Bearer "+w.key, w.invoiceBody(), 202, &inv)
+				w.signPending()
+				lat = append(lat, w.waitDelivered(inv.ID))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "median-ms")
+			b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds())/1000, "p90-ms")
+		})
+	}
+}
+
+func (w *benchWorld) signPending() {
+	req, _ := http.NewRequest("GET", w.srv.URL+"/v1/agents/"+w.agent+"/signing-requests?wait=0", nil)
+	req.Header.Set("Authorization", w.authz)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		w.b.Fatal(err)
+	}
+	var list struct {
+		Data []struct{ ID, State, SigningInput string }
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	for _, r := range list.Data {
+		if r.State == "pending" {
+			w.post("/v1/signing-requests/"+r.ID+"/claim", w.authz, "", 200, nil)
+		}
+		sum := sha256.Sum256([]byte(r.SigningInput))
+		sig, err := rsa.SignPKCS1v15(rand.Reader, w.rsaKey, crypto.SHA256, sum[:])
+		if err != nil {
+			w.b.Fatal(err)
+		}
+		body, _ := json.Marshal(map[string]string{"jws": r.SigningInput + "." + base64.RawURLEncoding.EncodeToString(sig)})
+		w.post("/v1/signing-requests/"+r.ID+"/signature", w.authz, string(body), 200, nil)
+	}
+}
+
+// waitDelivered returns signed → delivered from the status history.
+func (w *benchWorld) waitDelivered(id string) time.Duration {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		rows, err := w.db.Reader().ListEInvoiceStatus(context.Background(), id)
+		if err != nil {
+			w.b.Fatal(err)
+		}
+		var signed, delivered time.Time
+		for _, r := range rows {
+			switch r.Cause {
+			case "signed":
+				signed = r.At
+			case "submitted":
+				delivered = r.At
+			}
+		}
+		if !delivered.IsZero() {
+			return delivered.Sub(signed)
+		}
+		if time.Now().After(deadline) {
+			jr, _ := w.db.ReadDB().Query("SELECT kind, state, COALESCE(last_error, '') FROM jobs ORDER BY id DESC LIMIT 5")
+			for jr.Next() {
+				var k, st, e string
+				_ = jr.Scan(&k, &st, &e)
+				w.b.Log(k, st, e)
+			}
+			jr.Close()
+			w.b.Fatalf("%s not delivered: %v", id, rows)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
