@@ -75,7 +75,7 @@ var moves = map[Status][]Status{
 	Held:              {Queued, Submitting, Failed},
 	DraftAtUJP:        {Delivered, Registered, Failed},
 	Registered:        {Delivered, Accepted, AutoAccepted, Rejected, CancelledByStorno, Corrected},
-	Delivered:         {Accepted, AutoAccepted, Rejected, CancelledByStorno, Corrected},
+	Delivered:         {Accepted, AutoAccepted, Rejected, CancelledByStorno, Corrected, Registered},
 	Accepted:          {CancelledByStorno, Corrected},
 	AutoAccepted:      {CancelledByStorno, Corrected},
 }

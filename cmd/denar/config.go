@@ -39,6 +39,7 @@ type Config struct {
 	UJPSandboxURL      string        `env:"DENAR_UJP_SANDBOX_URL"`
 	UJPProductionURL   string        `env:"DENAR_UJP_PRODUCTION_URL"`
 	UJPUser            string        `env:"DENAR_UJP_USER" envDefault:"denar"`
+	UJPEDB             string        `env:"DENAR_UJP_EDB"`
 	UJPRegistryTimeout time.Duration `env:"DENAR_UJP_REGISTRY_TIMEOUT" envDefault:"10s"`
 	// The submission pipeline (docs/einvoices.md, "Pipeline").
 	UJPSandboxSimulator bool          `env:"DENAR_UJP_SANDBOX_SIMULATOR" envDefault:"true"`

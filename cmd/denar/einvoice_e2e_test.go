@@ -108,7 +108,7 @@ func newEInvoiceWorld(t *testing.T, dbURL string, extraEnv ...string) *einvoiceW
 	w.sim = startSimProcess(t, t.TempDir()+"/sim.json")
 	w.env = append(append(baseEnv(t, dbURL), "DENAR_UJP_SANDBOX_URL="+w.sim.url, "DENAR_UJP_SIGNER_INTERVAL=0s",
 		"DENAR_UJP_POLL_INTERVAL=300ms", "DENAR_JOB_POLL_INTERVAL=100ms", "DENAR_EINVOICE_RETRY_DELAYS=1s",
-		"DENAR_UJP_CALL_TIMEOUT=3s", "DENAR_JOB_LEASE=3s", "DENAR_RATE_LIMIT_RPS=10000", "DENAR_RATE_LIMIT_BURST=10000"), extraEnv...)
+		"DENAR_UJP_CALL_TIMEOUT=3s", "DENAR_JOB_LEASE=3s", "DENAR_UJP_EDB="+ujpsim.TaxSeller, "DENAR_RATE_LIMIT_RPS=10000", "DENAR_RATE_LIMIT_BURST=10000"), extraEnv...)
 	w.srv = startServer(t, w.env)
 	var acct struct{ ID string }
 	if err := json.Unmarshal([]byte(runAdminCmd(t, w.srv.env, "account", "create", "--name", "Биро", "--plan", "business", "--json")), &acct); err != nil {

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/ujp"
@@ -21,6 +23,23 @@ type ujpRegistry struct {
 	// sandbox drives the simulator behind the sandbox environment, nil
 	// when DENAR_UJP_SANDBOX_URL is not a simulator.
 	sandbox *ujpsim.Control
+	// codebooks are UJP's code lists per environment, refreshed by run.
+	codebooks map[string]*ujp.CodebookCache
+}
+
+// run keeps the code lists fresh until ctx ends.
+func (r ujpRegistry) run(ctx context.Context) {
+	for _, c := range r.codebooks {
+		go c.Run(ctx)
+	}
+}
+
+// Codebooks is the current code lists of env (nil: the embedded snapshot).
+func (r ujpRegistry) Codebooks(env string) *ujpdoc.Codebooks {
+	if c, ok := r.codebooks[env]; ok {
+		return c.Get()
+	}
+	return nil
 }
 
 func (r ujpRegistry) LookupCompany(ctx context.Context, env, taxNumber string) (einvoiceapi.RegistryCompany, error) {
@@ -81,6 +100,14 @@ func newRegistry(cfg Config, log *slog.Logger) (ujpRegistry, error) {
 	}
 	if len(r.gateways) == 0 {
 		return r, errors.New("no UJP gateway")
+	}
+	r.codebooks = map[string]*ujp.CodebookCache{}
+	if cfg.UJPEDB != "" {
+		// UJP serves its code lists only to an identified caller; without
+		// our own tax number validation uses the embedded snapshot.
+		for env, gw := range r.gateways {
+			r.codebooks[env] = ujp.NewCodebookCache(gw, ujp.Identity{EUJPID: cfg.UJPUser, EDB: cfg.UJPEDB}, 6*time.Hour, log)
+		}
 	}
 	return r, nil
 }

@@ -35,6 +35,7 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry) (pay
 		if reg.sandbox != nil {
 			d.Sandbox = reg.sandbox
 		}
+		d.Codebooks = reg.Codebooks
 	}
 	einvoice = einvoiceapi.New(d)
 	return payroll, einvoice
@@ -116,6 +117,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	reg.run(ctx)
 	runner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease})
 	registerHousekeeping(runner, db, cfg)
 	einvoiceapi.RegisterPipeline(runner, db, reg.gateways, einvoiceapi.PipelineConfig{

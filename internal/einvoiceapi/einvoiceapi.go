@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/mail"
@@ -32,6 +33,10 @@ type Deps struct {
 	PublicURL string
 	// MandateTTL is how long a mandate link works (default 14 days).
 	MandateTTL time.Duration
+	// Codebooks returns UJP's current code lists for an environment
+	// (ujp.CodebookCache.Get); nil, or a nil result, means the embedded
+	// snapshot.
+	Codebooks func(env string) *ujpdoc.Codebooks
 	// Sandbox drives the UJP simulator behind the sandbox environment;
 	// nil when the sandbox talks to something else (simulate answers 403).
 	Sandbox SandboxUJP
@@ -58,4 +63,7 @@ func New(d Deps) *httpx.Service {
 	return s
 }
 
-type handlers struct{ deps Deps }
+type handlers struct {
+	deps   Deps
+	buyers buyerCache
+}

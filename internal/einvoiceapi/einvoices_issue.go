@@ -72,8 +72,13 @@ func (h *handlers) issueEInvoice(ctx context.Context, in *issueEInvoiceInput) (*
 	req := &in.Body
 	sum := sha256.Sum256(req.Fingerprint())
 	fingerprint := hex.EncodeToString(sum[:])
+	co, err := h.company(ctx, h.deps.DB.Reader(), companyID)
+	if err != nil {
+		return nil, err
+	}
+	buyerErr := h.checkBuyer(ctx, co.Environment, req.Buyer)
 	var out dbq.Einvoice
-	err := h.deps.DB.InTx(ctx, func(tx *store.Tx) error {
+	err = h.deps.DB.InTx(ctx, func(tx *store.Tx) error {
 		co, err := h.company(ctx, tx.Queries, companyID)
 		if err != nil {
 			return err
@@ -94,8 +99,8 @@ func (h *handlers) issueEInvoice(ctx context.Context, in *issueEInvoiceInput) (*
 		id := denar.NewID("einv")
 		// The e-invoice id is UJP's docId: fixed now, so every submission
 		// attempt of this document carries it and UJP refuses a copy.
-		doc, err := req.Build(sellerOf(co), id, ujpdoc.Snapshot())
-		if err != nil {
+		doc, err := req.Build(sellerOf(co), id, h.codebooks(co.Environment))
+		if err := withBuyerError(err, buyerErr); err != nil {
 			return err
 		}
 		docJSON, err := json.Marshal(ujpdoc.Request{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), Document: *doc})

@@ -11,7 +11,7 @@ import (
 )
 
 const issueBody = `{"number":"F-1","issueDate":"2026-11-20","clientReference":"order-1",
- "buyer":{"taxNumber":"4030000000002","name":"Купувач ДОО","address":{"street":"Широк сокак","number":"5","postalCode":"7000","city":"Битола"}},
+ "buyer":{"taxNumber":"4030000000002","name":"Тест Услуги ДОО Скопје","address":{"street":"Широк сокак","number":"5","postalCode":"7000","city":"Битола"}},
  "references":[],"payment":{"typeCode":"P12","currency":"MKD"},
  "lines":[{"description":"Услуга","quantity":"3","unitPrice":"1000","unitDiscount":"100","vatPercent":"18","taxIndicator":"DDV-A"}]%s}`
 

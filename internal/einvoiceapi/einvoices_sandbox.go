@@ -146,7 +146,7 @@ func (h *handlers) simulate(ctx context.Context, in *simulateInput) (*simulateOu
 	case SimBuyerAccepts:
 		err = sim.Decide(ctx, inv.Euid.String, true, "", b.Comment)
 	case SimBuyerRejects:
-		if _, ok := ujpdoc.Snapshot().Lookup(ujpdoc.CBRejectReasons, b.RejectReasonCode); !ok {
+		if _, ok := h.codebooks(co.Environment).Lookup(ujpdoc.CBRejectReasons, b.RejectReasonCode); !ok {
 			return nil, denar.Invalid(denar.FieldError{Path: "rejectReasonCode", Codebook: ujpdoc.CBRejectReasons,
 				Message: fmt.Sprintf("%q is not a reject reason", b.RejectReasonCode)})
 		}

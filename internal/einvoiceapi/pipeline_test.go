@@ -82,7 +82,7 @@ func newPipeEnv(t *testing.T, db *store.DB) *pipeEnv {
 	e.gw = &lossyGateway{Gateway: client}
 	as := &auth.Store{DB: db}
 	e.srv = httptest.NewServer(einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: as, Log: slog.New(slog.DiscardHandler),
-		Sandbox: ujpsim.Control{BaseURL: "http://ujp-sim.invalid", HTTP: hc}}).Handler())
+		Registry: simRegistry{client}, Sandbox: ujpsim.Control{BaseURL: "http://ujp-sim.invalid", HTTP: hc}}).Handler())
 	t.Cleanup(e.srv.Close)
 	e.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
 	einvoiceapi.RegisterPipeline(e.runner, db, map[string]ujp.Gateway{auth.EnvSandbox: e.gw},
@@ -522,6 +522,51 @@ func TestSimulateSandboxOnly(t *testing.T) {
 		// The key is a sandbox key: the production company is not its own.
 		if st, m := e.simulate(id, "outage_starts", nil); st != 403 && st != 404 {
 			t.Fatalf("production: %d %v", st, m)
+		}
+	})
+}
+
+// simRegistry is the registry look-up against the simulator.
+type simRegistry struct{ gw ujp.Gateway }
+
+func (r simRegistry) LookupCompany(ctx context.Context, env, tax string) (einvoiceapi.RegistryCompany, error) {
+	c, err := r.gw.Company(ctx, ujp.Identity{EUJPID: "test", EDB: tax}, tax)
+	if ujp.IsNotFound(err) {
+		return einvoiceapi.RegistryCompany{}, einvoiceapi.ErrRegistryNotFound
+	}
+	if err != nil {
+		return einvoiceapi.RegistryCompany{}, err
+	}
+	return einvoiceapi.RegistryCompany{Name: c.Name}, nil
+}
+
+// TestIssueChecksBuyerRegistry: a buyer UJP's registry does not know, or
+// names differently, is a field error naming the registry, and nothing is
+// created.
+func TestIssueChecksBuyerRegistry(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnv(t, db)
+		body := func(tax, name string) any {
+			var v any
+			_ = json.Unmarshal([]byte(fmt.Sprintf(`{"number":"F-1","issueDate":"2026-11-20",
+ "buyer":{"taxNumber":%q,"name":%q,"address":{"street":"Широк сокак","number":"5","postalCode":"1000","city":"Скопје"}},
+ "references":[],"payment":{"typeCode":"P12","currency":"MKD"},
+ "lines":[{"description":"Услуга","quantity":"1","unitPrice":"100","vatPercent":"18","taxIndicator":"DDV-A"}]}`, tax, name)), &v)
+			return v
+		}
+		for _, tc := range []struct{ tax, name, path string }{
+			{ujpsim.TaxNeverExisted, "Некој ДОО", "buyer.taxNumber"},
+			{ujpsim.TaxBuyer, "Купувач со друго име", "buyer.name"},
+		} {
+			st, m, raw := e.call("POST", "/v1/einvoices", body(tc.tax, tc.name))
+			errs, _ := m["errors"].([]any)
+			if st != 422 || len(errs) != 1 || errs[0].(map[string]any)["path"] != tc.path || errs[0].(map[string]any)["codebook"] != einvoiceapi.CBRegistry {
+				t.Fatalf("%s: %d %s", tc.path, st, raw)
+			}
+		}
+		var n int
+		if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM einvoices").Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%d e-invoices after refusals (%v)", n, err)
 		}
 	})
 }

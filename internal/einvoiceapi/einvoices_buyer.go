@@ -1,0 +1,126 @@
+package einvoiceapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/einvoice"
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
+)
+
+// CBRegistry names UJP's company registry (GET /companies/{tax}) in field
+// errors, as codebook names the code list a rule comes from.
+const CBRegistry = "companies"
+
+// buyerCacheTTL is how long a registry answer is reused: companies rarely
+// change name, and an invoice run names the same buyers again and again.
+const buyerCacheTTL = 10 * time.Minute
+
+type buyerEntry struct {
+	name    string
+	missing bool
+	until   time.Time
+}
+
+// buyerCache remembers registry answers per environment and tax number.
+type buyerCache struct {
+	mu sync.Mutex
+	m  map[string]buyerEntry
+}
+
+func (c *buyerCache) get(key string, now time.Time) (buyerEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[key]
+	if !ok || now.After(e.until) {
+		return buyerEntry{}, false
+	}
+	return e, true
+}
+
+func (c *buyerCache) put(key string, e buyerEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) > 10000 {
+		c.m = map[string]buyerEntry{} // bounded: start over rather than grow
+	}
+	c.m[key] = e
+}
+
+// checkBuyer compares a Macedonian buyer with UJP's registry the way UJP
+// will on submission (the tax number must exist, the name must be the
+// registry's), so the caller learns it now as a field error instead of as
+// a failed document later. When the registry does not answer in time the
+// check is left to UJP: issuing does not depend on it.
+func (h *handlers) checkBuyer(ctx context.Context, env string, b einvoice.Party) *denar.FieldError {
+	if h.deps.Registry == nil || (b.Country != "" && b.Country != "MK") || b.TaxNumber == "" {
+		return nil
+	}
+	key := env + "/" + b.TaxNumber
+	now := time.Now()
+	e, ok := h.buyers.get(key, now)
+	if !ok {
+		timeout := h.deps.RegistryTimeout
+		if timeout <= 0 || timeout > 3*time.Second {
+			timeout = 3 * time.Second
+		}
+		lctx, cancel := context.WithTimeout(ctx, timeout)
+		c, err := h.deps.Registry.LookupCompany(lctx, env, b.TaxNumber)
+		cancel()
+		switch {
+		case errors.Is(err, ErrRegistryNotFound):
+			e = buyerEntry{missing: true}
+		case err != nil:
+			h.deps.Log.WarnContext(ctx, "buyer registry check skipped", "taxNumber", b.TaxNumber, "err", err)
+			return nil
+		default:
+			e = buyerEntry{name: c.Name}
+		}
+		e.until = now.Add(buyerCacheTTL)
+		h.buyers.put(key, e)
+	}
+	if e.missing {
+		return &denar.FieldError{Path: "buyer.taxNumber", Codebook: CBRegistry,
+			Message: "not found in UJP's registry (UJP refuses it with E1014)"}
+	}
+	if strings.TrimSpace(b.Name) != e.name {
+		return &denar.FieldError{Path: "buyer.name", Codebook: CBRegistry,
+			Message: fmt.Sprintf("must be the name in UJP's registry, %q (UJP refuses another with E10006)", e.name)}
+	}
+	return nil
+}
+
+// codebooks returns the code lists validation uses in env: UJP's current
+// lists when a cache is configured, else the embedded snapshot.
+func (h *handlers) codebooks(env string) *ujpdoc.Codebooks {
+	if h.deps.Codebooks != nil {
+		if cb := h.deps.Codebooks(env); cb != nil {
+			return cb
+		}
+	}
+	return ujpdoc.Snapshot()
+}
+
+// withBuyerError adds the registry's field error to the outcome of
+// building the document: to its field errors when validation failed too,
+// alone when it did not. Other failures (totals_mismatch) stand as they are.
+func withBuyerError(buildErr error, fe *denar.FieldError) error {
+	if fe == nil {
+		return buildErr
+	}
+	if buildErr == nil {
+		return denar.Invalid(*fe)
+	}
+	var de *denar.Error
+	if errors.As(buildErr, &de) && de.Code == denar.ECodeValidation {
+		out := *de
+		out.Fields = append(append([]denar.FieldError{}, de.Fields...), *fe)
+		return &out
+	}
+	return buildErr
+}
