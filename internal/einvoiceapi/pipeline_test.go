@@ -409,8 +409,8 @@ func TestPipelineOutageHeldThenDelivered(t *testing.T) {
 		e.advance(61 * time.Second)
 		e.settle()
 		m = e.wantStatus(first, "delivered")
-		if docs := e.sim.Documents(ujpsim.TaxSeller); len(docs) != 1 || docs[0].DocID != first {
-			t.Fatalf("UJP holds %d documents", len(docs))
+		if docs := e.sim.Documents(ujpsim.TaxSeller); len(docs) != 1 || docs[0].DocID != first || docs[0].EUID != m["euid"] {
+			t.Fatalf("UJP holds %d documents; euid %v", len(docs), m["euid"])
 		}
 		want := []string{"→awaiting_signature:issued", "awaiting_signature→queued:signed", "queued→submitting:submission",
 			"submitting→held:ujp_outage", "held→submitting:retry", "submitting→delivered:submitted"}
