@@ -109,6 +109,7 @@ func (h *handlers) registerEInvoices(s *httpx.Service) {
 	h.registerEvents(s)
 	h.registerIssue(s)
 	h.registerSandboxAndPDF(s)
+	h.registerSupersede(s)
 }
 
 // filterDigest binds a cursor to the filters it was made with.

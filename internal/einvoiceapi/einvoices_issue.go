@@ -83,18 +83,13 @@ func (h *handlers) issueEInvoice(ctx context.Context, in *issueEInvoiceInput) (*
 		if err != nil {
 			return err
 		}
-		if req.ClientReference != nil {
-			prev, err := tx.GetEInvoiceByClientReference(ctx, dbq.GetEInvoiceByClientReferenceParams{CompanyID: companyID,
-				ClientReference: sql.NullString{String: *req.ClientReference, Valid: true}})
-			switch {
-			case err == nil && prev.Fingerprint == fingerprint:
-				out = prev
-				return nil
-			case err == nil:
-				return problem("client_reference_conflict", "clientReference "+*req.ClientReference+" is used by "+prev.ID+" with another body.")
-			case !errors.Is(err, sql.ErrNoRows):
-				return fmt.Errorf("client reference: %w", err)
-			}
+		if prev, found, err := byClientReference(ctx, tx, companyID, req.ClientReference, fingerprint); err != nil || found {
+			out = prev
+			return err
+		}
+		if req.Correction != nil {
+			return problem(denar.ECodeValidation, "correction belongs in POST /v1/einvoices/{id}/correction.",
+				denar.FieldError{Path: "correction", Message: "is not allowed here"})
 		}
 		id := denar.NewID("einv")
 		// The e-invoice id is UJP's docId: fixed now, so every submission
@@ -103,36 +98,9 @@ func (h *handlers) issueEInvoice(ctx context.Context, in *issueEInvoiceInput) (*
 		if err := withBuyerError(err, buyerErr); err != nil {
 			return err
 		}
-		docJSON, err := json.Marshal(ujpdoc.Request{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), Document: *doc})
-		if err != nil {
-			return fmt.Errorf("encode document: %w", err)
-		}
-		t := einvoice.DocTotals(doc)
-		ref := sql.NullString{}
-		if req.ClientReference != nil {
-			ref = sql.NullString{String: *req.ClientReference, Valid: true}
-		}
-		kind := "invoice"
-		if req.Correction != nil {
-			return problem(denar.ECodeValidation, "correction belongs in POST /v1/einvoices/{id}/correction.",
-				denar.FieldError{Path: "correction", Message: "is not allowed here"})
-		}
-		out, err = tx.CreateEInvoice(ctx, dbq.CreateEInvoiceParams{ID: id, AccountID: p.AccountID, CompanyID: companyID,
-			Environment: co.Environment, Kind: kind, Status: string(einvoice.AwaitingSignature), DocumentType: doc.Header.DocType,
-			Number: doc.Header.DocNumber, IssueDate: doc.Header.DocDate, Document: string(docJSON), UjpDocID: id,
-			TotalNet: t.Net, TotalVat: t.Vat, TotalGross: t.Gross, Currency: t.Currency, Problems: "[]",
-			ClientReference: ref, Fingerprint: fingerprint, CreatedAt: tx.Now, UpdatedAt: tx.Now})
-		if err != nil {
-			return fmt.Errorf("store einvoice: %w", err)
-		}
-		if err := tx.AddEInvoiceStatus(ctx, dbq.AddEInvoiceStatusParams{ID: denar.NewID("esh"), EinvoiceID: id,
-			ToStatus: out.Status, Cause: "issued", At: tx.Now}); err != nil {
-			return fmt.Errorf("history: %w", err)
-		}
-		if _, err := RequestSignature(ctx, tx, companyID, PurposeDocument, docJSON, SigningLink{Type: LinkEInvoice, ID: id}); err != nil {
-			return err
-		}
-		return nil
+		out, err = createEInvoice(ctx, tx, newEInvoice{ID: id, Account: p.AccountID, Company: co, Kind: "invoice", Doc: doc,
+			ClientReference: req.ClientReference, Fingerprint: fingerprint})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -151,4 +119,67 @@ func sellerOf(co dbq.Company) ujpdoc.Seller {
 		s.SellerVatNumber = &v
 	}
 	return s
+}
+
+// newEInvoice is what createEInvoice stores.
+type newEInvoice struct {
+	ID, Account     string
+	Company         dbq.Company
+	Kind            string // invoice, storno, correction
+	Doc             *ujpdoc.Document
+	OriginalID      string
+	ClientReference *string
+	Fingerprint     string
+}
+
+// createEInvoice stores a built document in awaiting_signature with its
+// first history row and asks the company's signer for its signature, all in
+// tx: the e-invoice exists exactly when its signing request does.
+func createEInvoice(ctx context.Context, tx *store.Tx, n newEInvoice) (dbq.Einvoice, error) {
+	docJSON, err := json.Marshal(ujpdoc.Request{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), Document: *n.Doc})
+	if err != nil {
+		return dbq.Einvoice{}, fmt.Errorf("encode document: %w", err)
+	}
+	t := einvoice.DocTotals(n.Doc)
+	ref := sql.NullString{}
+	if n.ClientReference != nil {
+		ref = sql.NullString{String: *n.ClientReference, Valid: true}
+	}
+	out, err := tx.CreateEInvoice(ctx, dbq.CreateEInvoiceParams{ID: n.ID, AccountID: n.Account, CompanyID: n.Company.ID,
+		Environment: n.Company.Environment, Kind: n.Kind, Status: string(einvoice.AwaitingSignature), DocumentType: n.Doc.Header.DocType,
+		Number: n.Doc.Header.DocNumber, IssueDate: n.Doc.Header.DocDate, Document: string(docJSON), UjpDocID: n.ID,
+		TotalNet: t.Net, TotalVat: t.Vat, TotalGross: t.Gross, Currency: t.Currency, Problems: "[]",
+		ClientReference: ref, Fingerprint: n.Fingerprint, OriginalID: sql.NullString{String: n.OriginalID, Valid: n.OriginalID != ""},
+		CreatedAt: tx.Now, UpdatedAt: tx.Now})
+	if err != nil {
+		return out, fmt.Errorf("store einvoice: %w", err)
+	}
+	if err := tx.AddEInvoiceStatus(ctx, dbq.AddEInvoiceStatusParams{ID: denar.NewID("esh"), EinvoiceID: n.ID,
+		ToStatus: out.Status, Cause: "issued", At: tx.Now}); err != nil {
+		return out, fmt.Errorf("history: %w", err)
+	}
+	if _, err := RequestSignature(ctx, tx, n.Company.ID, PurposeDocument, docJSON, SigningLink{Type: LinkEInvoice, ID: n.ID}); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// byClientReference finds the e-invoice a clientReference names: found with
+// the same body fingerprint, it is the answer again; with another body, 409
+// client_reference_conflict.
+func byClientReference(ctx context.Context, tx *store.Tx, companyID string, ref *string, fingerprint string) (dbq.Einvoice, bool, error) {
+	if ref == nil {
+		return dbq.Einvoice{}, false, nil
+	}
+	prev, err := tx.GetEInvoiceByClientReference(ctx, dbq.GetEInvoiceByClientReferenceParams{CompanyID: companyID,
+		ClientReference: sql.NullString{String: *ref, Valid: true}})
+	switch {
+	case err == nil && prev.Fingerprint == fingerprint:
+		return prev, true, nil
+	case err == nil:
+		return dbq.Einvoice{}, false, problem("client_reference_conflict", "clientReference "+*ref+" is used by "+prev.ID+" with another body.")
+	case !errors.Is(err, sql.ErrNoRows):
+		return dbq.Einvoice{}, false, fmt.Errorf("client reference: %w", err)
+	}
+	return dbq.Einvoice{}, false, nil
 }

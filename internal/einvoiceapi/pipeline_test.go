@@ -570,3 +570,119 @@ func TestIssueChecksBuyerRegistry(t *testing.T) {
 		}
 	})
 }
+
+// TestStornoAndCorrection: each creates a new linked document that is
+// signed and submitted; when UJP accepts it the original moves to
+// cancelled_by_storno / corrected with its event, and never before. Every
+// refusal of the two endpoints comes from a real request.
+func TestStornoAndCorrection(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnv(t, db)
+		voided, corrected := e.issue("F-void"), e.issue("F-corr")
+		reason := ujpdoc.Snapshot().VoidReasons[0].Code
+		creason := ujpdoc.Snapshot().CorrectionReasons[0].Code
+
+		// Not yet at UJP: nothing to void.
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+voided+"/storno", map[string]any{"reason": reason}); st != 409 || m["code"] != "einvoice_state_conflict" {
+			t.Fatalf("storno before delivery: %d %v", st, m)
+		}
+		e.settle()
+		e.wantStatus(voided, "delivered")
+
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+voided+"/storno", map[string]any{"reason": "S-99"}); st != 422 ||
+			m["errors"].([]any)[0].(map[string]any)["codebook"] != ujpdoc.CBVoidReasons {
+			t.Fatalf("bad void reason: %d %v", st, m)
+		}
+		st, m, raw := e.call("POST", "/v1/einvoices/"+voided+"/storno", map[string]any{"reason": reason, "comment": "двојно фактурирано"})
+		if st != 202 || m["kind"] != "storno" || m["originalId"] != voided || m["status"] != "awaiting_signature" {
+			t.Fatalf("storno: %d %s", st, raw)
+		}
+		storno := m["id"].(string)
+		orig := e.einvoice(voided)
+		if g := m["totals"].(map[string]any)["gross"].(string); g != "-"+orig["totals"].(map[string]any)["gross"].(string) {
+			t.Fatalf("storno gross %s, original %v", g, orig["totals"])
+		}
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+voided+"/storno", map[string]any{"reason": reason}); st != 409 || m["code"] != "supersede_pending" {
+			t.Fatalf("second storno: %d %v", st, m)
+		}
+		e.wantStatus(voided, "delivered") // untouched until UJP takes the storno
+		e.settle()
+		e.wantStatus(storno, "delivered")
+		e.wantStatus(voided, "cancelled_by_storno")
+		if ev := e.events(voided); !equal(ev, []string{"einvoice.submitted", "einvoice.cancelled_by_storno"}) {
+			t.Fatalf("original's events %v", ev)
+		}
+		if h := e.history(voided); h[len(h)-1] != "delivered→cancelled_by_storno:storno_delivered" {
+			t.Fatalf("original's history %v", h)
+		}
+		if d, _ := e.sim.Document(orig["euid"].(string)); d.Status != ujp.StatusVoided {
+			t.Fatalf("UJP's original is %s", d.Status)
+		}
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+storno+"/storno", map[string]any{"reason": reason}); st != 409 || m["code"] != "einvoice_state_conflict" {
+			t.Fatalf("storno of a storno: %d %v", st, m)
+		}
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+voided+"/storno", map[string]any{"reason": reason}); st != 409 || m["code"] != "einvoice_state_conflict" {
+			t.Fatalf("storno of a voided invoice: %d %v", st, m)
+		}
+
+		// Correction: a full replacement with its reason.
+		body := func(withReason bool) any {
+			var v map[string]any
+			_ = json.Unmarshal([]byte(fmt.Sprintf(`{"number":"F-corr-2","issueDate":%q,
+ "buyer":{"taxNumber":%q,"name":"Тест Купувач ДОО Скопје","address":{"street":"Широк сокак","number":"5","postalCode":"1000","city":"Скопје"}},
+ "references":[],"payment":{"typeCode":"P12","currency":"MKD"},
+ "lines":[{"description":"Услуга","quantity":"2","unitPrice":"1000","vatPercent":"18","taxIndicator":"DDV-A"}]}`, e.now().Format(time.DateOnly), ujpsim.TaxBuyer)), &v)
+			if withReason {
+				v["correction"] = map[string]any{"reason": creason, "comment": "погрешна количина"}
+			}
+			return v
+		}
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", body(false)); st != 422 {
+			t.Fatalf("correction without reason: %d %v", st, m)
+		}
+		// A filed annual account closes the year.
+		year := e.now().Year()
+		if _, err := db.WriteDB().ExecContext(t.Context(), "UPDATE companies SET annual_account_filed_for = $1 WHERE id = $2", year, e.company); err != nil {
+			t.Fatal(err)
+		}
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", body(true)); st != 409 || m["code"] != "period_closed" {
+			t.Fatalf("closed year: %d %v", st, m)
+		}
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/storno", map[string]any{"reason": reason}); st != 409 || m["code"] != "period_closed" {
+			t.Fatalf("closed year storno: %d %v", st, m)
+		}
+		if _, err := db.WriteDB().ExecContext(t.Context(), "UPDATE companies SET annual_account_filed_for = $1 WHERE id = $2", year-1, e.company); err != nil {
+			t.Fatal(err)
+		}
+		st, m, raw = e.call("POST", "/v1/einvoices/"+corrected+"/correction", body(true))
+		if st != 202 || m["kind"] != "correction" || m["originalId"] != corrected {
+			t.Fatalf("correction: %d %s", st, raw)
+		}
+		correction := m["id"].(string)
+		var doc ujpdoc.Request
+		if b, _ := json.Marshal(m["document"]); json.Unmarshal(b, &doc) != nil || doc.Document.Header.DocStorno != ujpdoc.StornoCorrection ||
+			doc.Document.Header.CorrectionReasonCode == nil || *doc.Document.Header.CorrectionReasonCode != creason {
+			t.Fatalf("correction header %+v", doc.Document.Header)
+		}
+		e.settle()
+		e.wantStatus(correction, "delivered")
+		e.wantStatus(corrected, "corrected")
+		if ev := e.events(corrected); !equal(ev, []string{"einvoice.submitted", "einvoice.corrected"}) {
+			t.Fatalf("corrected events %v", ev)
+		}
+		// The change feed reports the same moves later; nothing changes.
+		e.advance(2 * time.Minute)
+		if err := db.InTx(t.Context(), func(tx *store.Tx) error {
+			_, err := jobs.Enqueue(t.Context(), tx, jobs.Spec{Kind: einvoiceapi.KindPollCompany, Args: map[string]string{"companyId": e.company}})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		e.settle()
+		e.wantStatus(corrected, "corrected")
+		e.wantStatus(voided, "cancelled_by_storno")
+		if h := e.history(corrected); len(h) != 5 {
+			t.Fatalf("history after the feed: %v", h)
+		}
+	})
+}

@@ -98,6 +98,7 @@ var statusOf = map[string]int{
 	"already_claimed":           http.StatusConflict,
 	"pdf_not_ready":             http.StatusConflict,
 	"einvoice_state_conflict":   http.StatusConflict,
+	"supersede_pending":         http.StatusConflict,
 	"sandbox_only":              http.StatusForbidden,
 	"signer_not_ready":          http.StatusConflict,
 	denar.ECodeConflict:         http.StatusConflict,

@@ -232,6 +232,21 @@ func (q *Queries) OpenSigningRequestForLink(ctx context.Context, arg OpenSigning
 	return i, err
 }
 
+const pendingSupersede = `-- name: PendingSupersede :one
+SELECT id FROM einvoices
+WHERE original_id = $1 AND kind IN ('storno', 'correction')
+  AND status IN ('validating', 'awaiting_signature', 'queued', 'submitting', 'held')
+ORDER BY id LIMIT 1
+`
+
+// A storno or correction of original_id still on its way to UJP.
+func (q *Queries) PendingSupersede(ctx context.Context, originalID sql.NullString) (string, error) {
+	row := q.db.QueryRowContext(ctx, pendingSupersede, originalID)
+	var id string
+	err := row.Scan(&id)
+	return id, err
+}
+
 const putEInvoicePDF = `-- name: PutEInvoicePDF :exec
 INSERT INTO einvoice_pdfs (einvoice_id, pdf, created_at) VALUES ($1, $2, $3)
 ON CONFLICT (einvoice_id) DO UPDATE SET pdf = excluded.pdf, created_at = excluded.created_at

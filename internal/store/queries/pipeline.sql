@@ -68,3 +68,10 @@ ON CONFLICT (einvoice_id) DO UPDATE SET pdf = excluded.pdf, created_at = exclude
 
 -- name: GetEInvoicePDF :one
 SELECT * FROM einvoice_pdfs WHERE einvoice_id = sqlc.arg(einvoice_id);
+
+-- name: PendingSupersede :one
+-- A storno or correction of original_id still on its way to UJP.
+SELECT id FROM einvoices
+WHERE original_id = sqlc.arg(original_id) AND kind IN ('storno', 'correction')
+  AND status IN ('validating', 'awaiting_signature', 'queued', 'submitting', 'held')
+ORDER BY id LIMIT 1;
