@@ -257,9 +257,10 @@ func (w *einvoiceWorld) eventTypes(id string) []string {
 
 // TestEInvoiceEndToEnd runs the real denar serve against the real denar
 // ujp-sim over HTTP on both stores, with the SDK worker signing: issue →
-// delivered → accepted / rejected / auto_accepted, an outage that holds a
-// document and delivers it once after, a terminal failure, the PDF, and
-// the refusals (totals_mismatch, client_reference_conflict, state
+// delivered → accepted / rejected / auto_accepted, storno and correction,
+// an outage that holds a document and delivers it once after, a terminal
+// failure, the PDF, and the refusals (totals_mismatch,
+// client_reference_conflict, supersede_pending, period_closed, state
 // conflicts).
 func TestEInvoiceEndToEnd(t *testing.T) {
 	storetest.EachURL(t, func(t *testing.T, dbURL string) {
@@ -297,6 +298,47 @@ func TestEInvoiceEndToEnd(t *testing.T) {
 		}
 		if strings.Join(moves, ",") != "awaiting_signature,queued,submitting,delivered,accepted" {
 			t.Fatalf("history: %v", moves)
+		}
+
+		// Storno of the accepted invoice, correction of the auto-accepted one.
+		r := w.post("/v1/einvoices/"+ids["accept"]+"/storno", `{"reason":"`+ujpdoc.Snapshot().VoidReasons[0].Code+`","comment":"двојно"}`)
+		if r.status != 202 {
+			t.Fatalf("storno: %d %s", r.status, r.body)
+		}
+		var storno struct{ ID string }
+		_ = json.Unmarshal(r.body, &storno)
+		if r := w.post("/v1/einvoices/"+ids["accept"]+"/storno", `{"reason":"`+ujpdoc.Snapshot().VoidReasons[0].Code+`"}`); r.status != 409 ||
+			!strings.Contains(string(r.body), "supersede_pending") {
+			t.Fatalf("second storno: %d %s", r.status, r.body)
+		}
+		corr := strings.Replace(invoiceBody("E2E-deadline-2", `,"correction":{"reason":"`+ujpdoc.Snapshot().CorrectionReasons[0].Code+`"}`), `"quantity":"3"`, `"quantity":"2"`, 1)
+		r = w.post("/v1/einvoices/"+ids["deadline"]+"/correction", corr)
+		if r.status != 202 {
+			t.Fatalf("correction: %d %s", r.status, r.body)
+		}
+		var correction struct{ ID string }
+		_ = json.Unmarshal(r.body, &correction)
+		w.waitStatus(storno.ID, "delivered", 20*time.Second)
+		w.waitStatus(correction.ID, "delivered", 20*time.Second)
+		w.waitStatus(ids["accept"], "cancelled_by_storno", 20*time.Second)
+		w.waitStatus(ids["deadline"], "corrected", 20*time.Second)
+		if ev := w.eventTypes(ids["accept"]); strings.Join(ev, ",") != "einvoice.submitted,einvoice.accepted,einvoice.cancelled_by_storno" {
+			t.Fatalf("events of the voided invoice: %v", ev)
+		}
+		// A filed annual account closes the year for both.
+		closed := w.issue("E2E-closed")
+		w.waitStatus(closed, "delivered", 20*time.Second)
+		year := time.Now().Year()
+		if r := call(t, "PUT", fmt.Sprintf("%s/v1/companies/%s/annual-accounts/%d", w.srv.einvoice, w.company, year), w.key,
+			map[string]string{"Idempotency-Key": fmt.Sprintf("aa-%d", time.Now().UnixNano())}, ""); r.status != 200 {
+			t.Fatalf("annual account: %d %s", r.status, r.body)
+		}
+		if r := w.post("/v1/einvoices/"+closed+"/correction", corr); r.status != 409 || !strings.Contains(string(r.body), "period_closed") {
+			t.Fatalf("closed year: %d %s", r.status, r.body)
+		}
+		if r := w.post("/v1/einvoices/"+ids["reject"]+"/storno", `{"reason":"`+ujpdoc.Snapshot().VoidReasons[0].Code+`"}`); r.status != 409 ||
+			!strings.Contains(string(r.body), "einvoice_state_conflict") {
+			t.Fatalf("storno of a rejected invoice: %d %s", r.status, r.body)
 		}
 
 		// The PDF: UJP's rendering, fetched with a signed read.
@@ -338,7 +380,7 @@ func TestEInvoiceEndToEnd(t *testing.T) {
 		}
 
 		// Refusals with nothing written.
-		r := w.post("/v1/einvoices", invoiceBody("E2E-tot", `,"expectedTotals":{"net":"1.00","vat":"0.18","gross":"1.18","currency":"MKD"}`))
+		r = w.post("/v1/einvoices", invoiceBody("E2E-tot", `,"expectedTotals":{"net":"1.00","vat":"0.18","gross":"1.18","currency":"MKD"}`))
 		if r.status != 422 || !strings.Contains(string(r.body), `"code":"totals_mismatch"`) {
 			t.Fatalf("totals_mismatch: %d %s", r.status, r.body)
 		}
