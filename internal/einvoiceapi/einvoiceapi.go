@@ -59,6 +59,7 @@ func New(d Deps) *httpx.Service {
 	h.registerOAuth(s.Mux, s.API)
 	h.registerMandates(s.Mux)
 	h.registerSigning(s)
+	h.registerSigningWS(s)
 	h.registerEInvoices(s)
 	return s
 }

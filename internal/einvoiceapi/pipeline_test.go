@@ -686,3 +686,35 @@ func TestStornoAndCorrection(t *testing.T) {
 		}
 	})
 }
+
+// TestExpiredSignatureIsReplaced: a document request nobody signed in time
+// is expired by the periodic job and replaced; signing the replacement
+// (its payload now too old for UJP) leads, through one fresh signature, to
+// delivery.
+func TestExpiredSignatureIsReplaced(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnv(t, db)
+		id := e.issue("F-late")
+		var first string
+		if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT id FROM signing_requests WHERE link_id = $1", id).Scan(&first); err != nil {
+			t.Fatal(err)
+		}
+		e.advance(16 * time.Minute)
+		if err := db.InTx(t.Context(), func(tx *store.Tx) error {
+			_, err := jobs.Enqueue(t.Context(), tx, jobs.Spec{Kind: einvoiceapi.KindExpireSigning})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.runner.RunOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		old, err := einvoiceapi.GetSigningRequest(t.Context(), db.Reader(), first)
+		if err != nil || old.State != "expired" || old.ReplacedBy == nil {
+			t.Fatalf("expired request: %+v %v", old, err)
+		}
+		e.wantStatus(id, "awaiting_signature")
+		e.settle()
+		e.wantStatus(id, "delivered")
+	})
+}

@@ -132,6 +132,15 @@ func captured(ctx context.Context) *recorder {
 // panic recovery, metrics, a structured access log, and problem bodies for
 // routes and methods the mux does not know.
 func Outer(service string, mux *http.ServeMux, m *Metrics, log *slog.Logger) http.Handler {
+	return outer(service, mux, nil, m, log)
+}
+
+// isWebSocket reports whether r asks to upgrade to a WebSocket.
+func isWebSocket(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+func outer(service string, mux, upgrades *http.ServeMux, m *Metrics, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := newRequestID()
@@ -174,6 +183,15 @@ func Outer(service string, mux *http.ServeMux, m *Metrics, log *slog.Logger) htt
 				slog.Int("bytes", rec.size), slog.Duration("duration", elapsed),
 				slog.String("remote", r.RemoteAddr))
 		}()
+		if upgrades != nil && isWebSocket(r) {
+			if _, p := upgrades.Handler(r); p != "" {
+				// The same path as a REST operation, upgraded: served by
+				// its own handler, still logged and measured here.
+				route = p + " (websocket)"
+				upgrades.ServeHTTP(rec, r)
+				return
+			}
+		}
 		_, pattern := mux.Handler(r)
 		if pattern == "" {
 			notRouted(mux, rec, r)

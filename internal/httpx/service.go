@@ -60,8 +60,9 @@ type Service struct {
 	Mux     *http.ServeMux
 	API     huma.API
 	Metrics *Metrics
-	opts    Options
-	limiter *limiter
+	opts     Options
+	limiter  *limiter
+	upgrades *http.ServeMux
 }
 
 // Operation metadata keys read by the middleware.
@@ -134,7 +135,19 @@ func NewService(o Options) *Service {
 }
 
 // Handler returns the service's complete handler.
-func (s *Service) Handler() http.Handler { return Outer(s.Name, s.Mux, s.Metrics, s.opts.Log) }
+func (s *Service) Handler() http.Handler {
+	return outer(s.Name, s.Mux, s.upgrades, s.Metrics, s.opts.Log)
+}
+
+// HandleUpgrade serves WebSocket upgrade requests matching pattern with h,
+// while other requests to the same path reach the REST operation
+// registered there (a long-poll, say). h authenticates for itself.
+func (s *Service) HandleUpgrade(pattern string, h http.Handler) {
+	if s.upgrades == nil {
+		s.upgrades = http.NewServeMux()
+	}
+	s.upgrades.Handle(pattern, h)
+}
 
 // OpenAPIJSON renders the service's OpenAPI 3.1 document, indented, as
 // committed under api/.

@@ -102,30 +102,61 @@ func RegisterCertificate(ctx context.Context, client *http.Client, c Credentials
 
 func (c Credentials) authz() string { return "Agent " + c.AgentID + "." + c.Secret }
 
-// Run long-polls and signs until ctx ends, reconnecting with exponential
-// backoff (1 s doubling to 60 s) when the server is unreachable.
+// Run signs until ctx ends. It keeps a WebSocket to the server open and
+// handles each request the server pushes; when the server refuses the
+// upgrade it long-polls instead for a while and then tries the socket
+// again. A dropped connection or an unreachable server is retried with
+// exponential backoff (1 s doubling to 60 s, with jitter). Only a rejected
+// credential (401) ends it early.
 func (w *Worker) Run(ctx context.Context) error {
 	backoff := time.Second
 	for {
-		if err := w.Once(ctx); err != nil {
+		started := time.Now()
+		err := w.runSocket(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var api *APIError
+		if errors.As(err, &api) && api.Status == http.StatusUnauthorized {
+			return err // credentials revoked or wrong: retrying cannot help
+		}
+		if errors.Is(err, errNoSocket) {
+			w.log().Info("server refused the WebSocket; long-polling", "err", err)
+			err = w.pollFor(ctx, longPollSpell)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			var api *APIError
 			if errors.As(err, &api) && api.Status == http.StatusUnauthorized {
-				return err // credentials revoked or wrong: retrying cannot help
+				return err
 			}
-			w.log().Warn("signing loop", "err", err, "retry_in", backoff)
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(backoff):
+			if err == nil {
+				backoff = time.Second
+				continue
 			}
-			backoff = min(backoff*2, time.Minute)
-			continue
 		}
-		backoff = time.Second
+		if time.Since(started) > time.Minute {
+			backoff = time.Second // the connection was healthy for a while
+		}
+		wait := jitter(backoff)
+		w.log().Warn("signing connection lost", "err", err, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		backoff = min(backoff*2, time.Minute)
 	}
+}
+
+// pollFor long-polls for d, or until an error.
+func (w *Worker) pollFor(ctx context.Context, d time.Duration) error {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if err := w.Once(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Once fetches pending requests (waiting up to Wait seconds) and handles
@@ -165,8 +196,12 @@ func (w *Worker) Handle(ctx context.Context, r Request) error {
 		// Signed before a connection dropped: resubmit the same JWS.
 		return call(ctx, w.client(), http.MethodPost, base+"/signature", w.Creds.authz(), map[string]string{"jws": jws}, nil)
 	}
-	if err := call(ctx, w.client(), http.MethodPost, base+"/claim", w.Creds.authz(), nil, nil); err != nil {
-		return err
+	if r.State != "claimed" {
+		// A request listed as claimed is one this agent claimed before a
+		// restart and never finished: it may sign it without claiming.
+		if err := call(ctx, w.client(), http.MethodPost, base+"/claim", w.Creds.authz(), nil, nil); err != nil {
+			return err
+		}
 	}
 	d := Decision{Sign: true}
 	if w.Policy != nil {

@@ -192,6 +192,55 @@ func (q *Queries) LatestSignedRequestForLink(ctx context.Context, arg LatestSign
 	return i, err
 }
 
+const listExpiredSigningRequests = `-- name: ListExpiredSigningRequests :many
+SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests
+WHERE state IN ('pending', 'claimed') AND expires_at <= $1
+ORDER BY expires_at LIMIT 500
+`
+
+// Requests past their expiry that nobody signed or refused.
+func (q *Queries) ListExpiredSigningRequests(ctx context.Context, now time.Time) ([]SigningRequest, error) {
+	rows, err := q.db.QueryContext(ctx, listExpiredSigningRequests, now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SigningRequest{}
+	for rows.Next() {
+		var i SigningRequest
+		if err := rows.Scan(
+			&i.ID,
+			&i.AccountID,
+			&i.CompanyID,
+			&i.CertificateID,
+			&i.Purpose,
+			&i.State,
+			&i.ProtectedHeader,
+			&i.Payload,
+			&i.LinkType,
+			&i.LinkID,
+			&i.ClaimedBy,
+			&i.Jws,
+			&i.RefusalReason,
+			&i.RefusalMessage,
+			&i.ReplacedBy,
+			&i.ExpiresAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const openSigningRequestForLink = `-- name: OpenSigningRequestForLink :one
 SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests
 WHERE link_type = $1 AND link_id = $2 AND state IN ('pending', 'claimed')

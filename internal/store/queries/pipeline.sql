@@ -75,3 +75,9 @@ SELECT id FROM einvoices
 WHERE original_id = sqlc.arg(original_id) AND kind IN ('storno', 'correction')
   AND status IN ('validating', 'awaiting_signature', 'queued', 'submitting', 'held')
 ORDER BY id LIMIT 1;
+
+-- name: ListExpiredSigningRequests :many
+-- Requests past their expiry that nobody signed or refused.
+SELECT * FROM signing_requests
+WHERE state IN ('pending', 'claimed') AND expires_at <= sqlc.arg(now)
+ORDER BY expires_at LIMIT 500;
