@@ -306,7 +306,11 @@ func (h *handlers) registerSigning(s *httpx.Service) {
 		OperationID: "listAgentSigningRequests", Method: http.MethodGet, Path: "/v1/agents/{id}/signing-requests",
 		Summary: "Signing requests for this agent (long-poll)", Tags: []string{"Signing"},
 		Description: "Returns the pending requests of companies whose certificate this agent registered, and those it " +
-			"claimed and has not finished. With none, waits up to `wait` seconds for one.",
+			"claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with " +
+			"`Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages " +
+			"`{\"type\":\"hello\",\"agentId\",\"serverTime\"}` first and then `{\"type\":\"signing_request\",\"request\":{SigningRequest}}` " +
+			"for each pending request, once per connection, as they appear; claims and signatures stay on the REST " +
+			"operations. Unknown message types are to be ignored. See docs/signing.md.",
 	}, httpx.Spec{Auth: httpx.AuthAgent}, func(ctx context.Context, in *agentRequestsInput) (*signingRequestList, error) {
 		who, err := h.authAgentPath(ctx, in.AgentAuth)
 		if err != nil {

@@ -56,10 +56,10 @@ type Options struct {
 
 // Service is one HTTP service: its mux, its huma API and its metrics.
 type Service struct {
-	Name    string
-	Mux     *http.ServeMux
-	API     huma.API
-	Metrics *Metrics
+	Name     string
+	Mux      *http.ServeMux
+	API      huma.API
+	Metrics  *Metrics
 	opts     Options
 	limiter  *limiter
 	upgrades *http.ServeMux
