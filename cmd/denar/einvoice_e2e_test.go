@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -100,6 +101,9 @@ type einvoiceWorld struct {
 	creds   signer.Credentials
 	stop    context.CancelFunc
 	n       int
+
+	mu     sync.Mutex
+	signed map[string]int // signing request id → signatures the worker made
 }
 
 func newEInvoiceWorld(t *testing.T, dbURL string, extraEnv ...string) *einvoiceWorld {
@@ -173,7 +177,13 @@ func newEInvoiceWorld(t *testing.T, dbURL string, extraEnv ...string) *einvoiceW
 func (w *einvoiceWorld) startWorker() {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.stop = cancel
-	worker := &signer.Worker{Creds: w.creds, Signer: w.rsaKey, Wait: 1, HTTP: &http.Client{Timeout: 10 * time.Second}}
+	w.signed = map[string]int{}
+	worker := &signer.Worker{Creds: w.creds, Signer: w.rsaKey, Wait: 1, HTTP: &http.Client{Timeout: 10 * time.Second},
+		OnSigned: func(r signer.Request, _ string) {
+			w.mu.Lock()
+			w.signed[r.ID]++
+			w.mu.Unlock()
+		}}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = worker.Run(ctx) }()
 	w.t.Cleanup(func() { cancel(); <-done })
@@ -464,6 +474,15 @@ func TestEInvoiceCrashRecovery(t *testing.T) {
 				t.Fatalf("%s moved to delivered %d times", id, count)
 			}
 		}
+		// The worker lost its WebSocket with the server and reconnected;
+		// it signed no request twice.
+		w.mu.Lock()
+		for id, n := range w.signed {
+			if n != 1 {
+				t.Errorf("signing request %s signed %d times", id, n)
+			}
+		}
+		w.mu.Unlock()
 		w.srv.stop(t)
 	})
 }
