@@ -2,6 +2,7 @@ package filing
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/denar-mk/denar"
@@ -83,7 +84,7 @@ func endedContracts(recs []Record) map[string]bool {
 		if recs[i].ContractNo != nil {
 			n = *recs[i].ContractNo
 		}
-		m[fmt.Sprintf("%s/%d", str(recs[i].Employee.EMBG), n)] = true
+		m[str(recs[i].Employee.EMBG)+"/"+strconv.Itoa(n)] = true
 	}
 	return m
 }
@@ -114,10 +115,39 @@ func Validate(req *MpinRequest, st Statutory) Result {
 			haveRates = true
 		}
 	}
-	seen := map[string]int{}
+	// Duplicates are the one check across records: find them first, in
+	// order, so the per-record checks can run on every core and still
+	// report exactly what a single pass would, in the same order.
+	dupOf := make([]int, len(req.Records))
+	seen := make(map[string]int, len(req.Records))
 	for i := range req.Records {
-		p := fmt.Sprintf("records[%d]", i)
-		c.record(req, i, p, haveRates, rates, fund, seen)
+		dupOf[i] = -1
+		r := &req.Records[i]
+		embg := str(r.Employee.EMBG)
+		if embg == "" {
+			continue
+		}
+		contract := 1
+		if r.ContractNo != nil {
+			contract = *r.ContractNo
+		}
+		key := embg + "/" + strconv.Itoa(contract)
+		if j, dup := seen[key]; dup {
+			dupOf[i] = j
+		} else {
+			seen[key] = i
+		}
+	}
+	ended := endedContracts(req.Records)
+	parts := inParallel(len(req.Records), func(lo, hi int) []Issue {
+		pc := &checker{ended: ended}
+		for i := lo; i < hi; i++ {
+			pc.record(req, i, "records["+strconv.Itoa(i)+"]", haveRates, rates, fund, dupOf[i])
+		}
+		return pc.issues
+	})
+	for _, is := range parts {
+		c.issues = append(c.issues, is...)
 	}
 	ok := true
 	for _, is := range c.issues {
@@ -192,7 +222,7 @@ func effectiveHours(r *Record, b *Batch) decimal.Decimal {
 	return decimal.NewFromInt(176)
 }
 
-func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rates Rates, fund decimal.Decimal, seen map[string]int) {
+func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rates Rates, fund decimal.Decimal, dupOf int) {
 	r := &req.Records[i]
 	e := &r.Employee
 	embg := str(e.EMBG)
@@ -203,13 +233,8 @@ func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rate
 	if r.ContractNo != nil {
 		contract = *r.ContractNo
 	}
-	if embg != "" {
-		key := fmt.Sprintf("%s/%d", embg, contract)
-		if j, dup := seen[key]; dup {
-			c.add(SeverityError, CodeEMBGDuplicate, "3.1", p+".employee.embg", "ЕМБГ %s with contract %d already in records[%d]", embg, contract, j)
-		} else {
-			seen[key] = i
-		}
+	if dupOf >= 0 {
+		c.add(SeverityError, CodeEMBGDuplicate, "3.1", p+".employee.embg", "ЕМБГ %s with contract %d already in records[%d]", embg, contract, dupOf)
 	}
 	if b := str(e.BankAccount); b != "" {
 		if err := ident.BankAccount(b); err != nil {
@@ -274,7 +299,7 @@ func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rate
 			if c.ended == nil {
 				c.ended = endedContracts(req.Records)
 			}
-			if !c.ended[fmt.Sprintf("%s/%d", embg, *r.ContractNo-1)] || r.HireDay == nil {
+			if !c.ended[embg+"/"+strconv.Itoa(*r.ContractNo-1)] || r.HireDay == nil {
 				c.add(SeverityError, CodeContractNo, "3.30", p+".contractNo", "contract %d needs a hire day and contract %d of the same ЕМБГ ending this month", *r.ContractNo, *r.ContractNo-1)
 			}
 		}
@@ -305,6 +330,15 @@ func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rate
 // amounts checks contributions, PIT and net against the gross at the
 // period's rates, each within 1 denar.
 func (c *checker) amounts(r *Record, p string, rates Rates) {
+	if !r.SalaryGross.Set || amountsPass(r, rates) {
+		return
+	}
+	c.amountsDecimal(r, p, rates)
+}
+
+// amountsDecimal is the amount checks in decimal arithmetic; they write
+// every issue.
+func (c *checker) amountsDecimal(r *Record, p string, rates Rates) {
 	if !r.SalaryGross.Set {
 		return
 	}

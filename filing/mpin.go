@@ -2,7 +2,9 @@ package filing
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/shopspring/decimal"
 )
@@ -56,7 +58,55 @@ type detail struct {
 
 // whole rounds half-up (half away from zero for corrections) to whole denars,
 // the only precision the form accepts (research §3.1).
-func whole(d decimal.Decimal) int64 { return d.Round(0).IntPart() }
+// whole rounds half away from zero to an integer, as decimal.Round(0) does,
+// without allocating for the amounts a payroll has (up to 18 digits).
+func whole(d decimal.Decimal) int64 {
+	exp := d.Exponent()
+	if exp >= 0 || exp < -18 || d.NumDigits() > 18 {
+		return d.Round(0).IntPart()
+	}
+	c := d.CoefficientInt64()
+	scale := int64(1)
+	for range -exp {
+		scale *= 10
+	}
+	q, r := c/scale, c%scale
+	if r < 0 {
+		r = -r
+	}
+	if 2*r >= scale {
+		if c < 0 {
+			q--
+		} else {
+			q++
+		}
+	}
+	return q
+}
+
+// parallelMin is the batch size from which work is spread over the CPUs;
+// below it one goroutine is faster. Tests raise it to compare the two.
+var parallelMin = 512
+
+// inParallel splits [0, n) into one contiguous chunk per CPU (a single
+// chunk for small n), runs fn on each concurrently and returns the results
+// in chunk order, so callers that concatenate them get what one loop from 0
+// to n would have produced.
+func inParallel[T any](n int, fn func(lo, hi int) T) []T {
+	workers := runtime.GOMAXPROCS(0)
+	if n < parallelMin || workers < 2 {
+		return []T{fn(0, n)}
+	}
+	workers = min(workers, 8)
+	out := make([]T, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := n*w/workers, n*(w+1)/workers
+		wg.Go(func() { out[w] = fn(lo, hi) })
+	}
+	wg.Wait()
+	return out
+}
 
 func defaulted(p *string, def string) string {
 	if s := str(p); s != "" {
@@ -89,7 +139,25 @@ func buildDoc(req *MpinRequest, allowance decimal.Decimal) *doc {
 	if b.PeriodMonth >= 1 && b.PeriodMonth <= 12 {
 		days = daysIn(b.PeriodYear, b.PeriodMonth)
 	}
-	for i := range req.Records {
+	d.Emps = make([]emp, len(req.Records))
+	inParallel(len(req.Records), func(lo, hi int) struct{} {
+		for i := lo; i < hi; i++ {
+			d.Emps[i] = buildEmp(req, i, allowance, variant, companyFzom, days)
+		}
+		return struct{}{}
+	})
+	for i := range d.Emps {
+		for k := range d.Emps[i].Amounts {
+			d.Totals[k] += d.Emps[i].Amounts[k]
+		}
+	}
+	return d
+}
+
+// buildEmp is one employee of the document, from record i alone.
+func buildEmp(req *MpinRequest, i int, allowance decimal.Decimal, variant, companyFzom string, days int) emp {
+	b := &req.Batch
+	{
 		r := &req.Records[i]
 		e := emp{
 			No:           i + 1,
@@ -99,28 +167,31 @@ func buildDoc(req *MpinRequest, allowance decimal.Decimal) *doc {
 		}
 		e.LastName, _ = cyrName(r.Employee.LastNameCyr, r.Employee.LastName)
 		e.FirstName, _ = cyrName(r.Employee.FirstNameCyr, r.Employee.FirstName)
-		contrib := dec(r.Pension).Add(dec(r.Health)).Add(dec(r.AdditionalHealth)).Add(dec(r.EmploymentContrib))
-		allow := allowance
-		if r.PersonalAllowance.Set {
-			allow = r.PersonalAllowance.D
-		}
-		if left := dec(r.SalaryGross).Sub(contrib); left.LessThan(allow) {
-			allow = decimal.Max(left, decimal.Zero)
-		}
-		netPaid := dec(r.SalaryNet)
-		if r.NetPaid.Set {
-			netPaid = r.NetPaid.D
-		}
-		if variant == VariantNoPaymentDeclared {
-			netPaid = decimal.Zero
-		}
-		vals := [15]decimal.Decimal{
-			dec(r.SalaryGross), dec(r.Pension), dec(r.PensionTopUp), dec(r.Health), dec(r.HealthTopUp),
-			dec(r.AdditionalHealth), dec(r.DisabilityTopUp), dec(r.EmploymentContrib), dec(r.EmploymentTopUp),
-			decimal.Zero, decimal.Zero, dec(r.PIT), dec(r.SalaryNet), netPaid, allow,
-		}
-		for k, v := range vals {
-			e.Amounts[k] = whole(v)
+		var fast bool
+		if e.Amounts, fast = amountsCents(r, allowance, variant); !fast {
+			contrib := dec(r.Pension).Add(dec(r.Health)).Add(dec(r.AdditionalHealth)).Add(dec(r.EmploymentContrib))
+			allow := allowance
+			if r.PersonalAllowance.Set {
+				allow = r.PersonalAllowance.D
+			}
+			if left := dec(r.SalaryGross).Sub(contrib); left.LessThan(allow) {
+				allow = decimal.Max(left, decimal.Zero)
+			}
+			netPaid := dec(r.SalaryNet)
+			if r.NetPaid.Set {
+				netPaid = r.NetPaid.D
+			}
+			if variant == VariantNoPaymentDeclared {
+				netPaid = decimal.Zero
+			}
+			vals := [15]decimal.Decimal{
+				dec(r.SalaryGross), dec(r.Pension), dec(r.PensionTopUp), dec(r.Health), dec(r.HealthTopUp),
+				dec(r.AdditionalHealth), dec(r.DisabilityTopUp), dec(r.EmploymentContrib), dec(r.EmploymentTopUp),
+				decimal.Zero, decimal.Zero, dec(r.PIT), dec(r.SalaryNet), netPaid, allow,
+			}
+			for k, v := range vals {
+				e.Amounts[k] = whole(v)
+			}
 		}
 
 		from, to := 1, days
@@ -166,10 +237,8 @@ func buildDoc(req *MpinRequest, allowance decimal.Decimal) *doc {
 			dt.HourType, dt.Hours, dt.Amount, dt.Body = typ, whole(hrs(h)), whole(dec(pay)), body
 			e.Details = append(e.Details, dt)
 		}
-		regular := dec(r.SalaryGross).Sub(dec(r.OvertimePay)).Sub(dec(r.NightPay)).Sub(dec(r.HolidayPay)).
-			Sub(dec(r.SundayPay)).Sub(dec(r.SickFundPay)).Sub(dec(r.SickCompanyPay))
 		rd := base
-		rd.HourType, rd.Hours, rd.Amount = "001", whole(effectiveHours(r, b)), whole(regular)
+		rd.HourType, rd.Hours, rd.Amount = "001", whole(effectiveHours(r, b)), regularAmount(r)
 		e.Details = append(e.Details, rd)
 		add("005", r.OvertimeHours, r.OvertimePay, "")
 		add("003", r.NightHours, r.NightPay, "")
@@ -182,12 +251,8 @@ func buildDoc(req *MpinRequest, allowance decimal.Decimal) *doc {
 		for _, dt := range e.Details {
 			e.Hours += dt.Hours
 		}
-		for k := range e.Amounts {
-			d.Totals[k] += e.Amounts[k]
-		}
-		d.Emps = append(d.Emps, e)
+		return e
 	}
-	return d
 }
 
 // sickCompanyCode maps the employer-paid sick-pay rate to МПИН 3.9 codes
