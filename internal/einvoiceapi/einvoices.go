@@ -37,8 +37,19 @@ type EInvoice struct {
 	Problems        json.RawMessage `json:"problems" doc:"Why the document is invalid or failed: [{path, message, codebook, code}], UJP codes unrenamed."`
 	OriginalID      *string         `json:"originalId"`
 	Document        json.RawMessage `json:"document" doc:"The UJP document as built (and signed), UJP's own JSON field names."`
+	SubmitAttempts  int             `json:"submitAttempts" doc:"Calls made to UJP's receiver for this document."`
+	DeliveredAt     *time.Time      `json:"deliveredAt" doc:"When UJP assigned the EUID; null before."`
+	SettledAt       *time.Time      `json:"settledAt" doc:"When the buyer's outcome (accepted, auto_accepted, rejected) was learnt; null before."`
 	CreatedAt       time.Time       `json:"createdAt"`
 	UpdatedAt       time.Time       `json:"updatedAt"`
+}
+
+func nullTime(t sql.NullTime) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	u := t.Time.UTC()
+	return &u
 }
 
 func nullable(s sql.NullString) *string {
@@ -54,6 +65,7 @@ func einvoiceFrom(r dbq.Einvoice) EInvoice {
 		ClientReference: nullable(r.ClientReference), UJPDocID: r.UjpDocID, EUID: nullable(r.Euid), QRLink: nullable(r.QrLink),
 		Totals:   einvoice.Totals{Net: r.TotalNet, Vat: r.TotalVat, Gross: r.TotalGross, Currency: r.Currency},
 		Problems: json.RawMessage(r.Problems), OriginalID: nullable(r.OriginalID), Document: json.RawMessage(r.Document),
+		SubmitAttempts: int(r.SubmitAttempts), DeliveredAt: nullTime(r.DeliveredAt), SettledAt: nullTime(r.SettledAt),
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 }
 

@@ -317,8 +317,8 @@ func TestPipelineDeliverAndDecide(t *testing.T) {
 			if !ok || doc.DocID != id || doc.Status != ujp.StatusSent {
 				t.Fatalf("%s: UJP has %+v for euid %q", n, doc, euid)
 			}
-			if m["qrLink"] != doc.QRLink {
-				t.Fatalf("%s: qrLink %v, UJP's %s", n, m["qrLink"], doc.QRLink)
+			if m["qrLink"] != doc.QRLink || m["deliveredAt"] == nil || m["settledAt"] != nil || m["submitAttempts"] != float64(1) {
+				t.Fatalf("%s: qrLink %v (UJP's %s), deliveredAt %v, settledAt %v, attempts %v", n, m["qrLink"], doc.QRLink, m["deliveredAt"], m["settledAt"], m["submitAttempts"])
 			}
 			want := []string{"→awaiting_signature:issued", "awaiting_signature→queued:signed", "queued→submitting:submission", "submitting→delivered:submitted"}
 			if h := e.history(id); !equal(h, want) {
@@ -343,7 +343,9 @@ func TestPipelineDeliverAndDecide(t *testing.T) {
 			t.Fatalf("simulate deadline: %d %v", st, m)
 		}
 		e.settle()
-		e.wantStatus(ids["accept"], "accepted")
+		if m := e.wantStatus(ids["accept"], "accepted"); m["settledAt"] == nil {
+			t.Fatal("accepted without settledAt")
+		}
 		e.wantStatus(ids["deadline"], "auto_accepted")
 		m := e.wantStatus(ids["reject"], "rejected")
 		if p, _ := m["problems"].([]any); len(p) != 1 || p[0].(map[string]any)["code"] != firstRejectReason(t) {
