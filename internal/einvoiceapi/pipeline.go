@@ -490,10 +490,26 @@ func (p *Pipeline) hold(ctx context.Context, inv dbq.Einvoice, cause, code strin
 	return p.retryLater(inv)
 }
 
+// retryLater schedules the next look at a held document. The step of the
+// ladder follows how long it has been held, not how many sends were made:
+// while UJP stays down only probes are made, and the waits must still grow.
 func (p *Pipeline) retryLater(inv dbq.Einvoice) error {
-	i := int(inv.SubmitAttempts) - 1
-	i = min(max(i, 0), len(p.cfg.RetryDelays)-1)
-	return jobs.Snooze(p.cfg.RetryDelays[i])
+	return jobs.Snooze(retryDelay(p.cfg.RetryDelays, inv.HeldSince, p.db.Now()))
+}
+
+func retryDelay(ladder []time.Duration, heldSince sql.NullTime, now time.Time) time.Duration {
+	var held time.Duration
+	if heldSince.Valid {
+		held = now.Sub(heldSince.Time)
+	}
+	var cum time.Duration
+	for _, d := range ladder {
+		cum += d
+		if held < cum {
+			return d
+		}
+	}
+	return ladder[len(ladder)-1]
 }
 
 // problemItem is one entry of an e-invoice's problems.
