@@ -654,16 +654,23 @@ func (p *Pipeline) pollOne(ctx context.Context, j *jobs.Job) error {
 		return fmt.Errorf("poll %s: UJP time: %w", co.ID, err)
 	}
 	today := now.In(ujpdoc.Skopje)
+	today = time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, ujpdoc.Skopje)
+	// From the first day not read to the end (the cursor), else yesterday
+	// (a move just before midnight); never more than a week back, never
+	// past UJP's today.
 	from := today.AddDate(0, 0, -1)
 	if c, err := p.db.Reader().GetChangeCursor(ctx, dbq.GetChangeCursorParams{CompanyID: co.ID, Environment: co.Environment}); err == nil {
-		if t, err := time.ParseInLocation(time.DateOnly, c.PolledThrough, ujpdoc.Skopje); err == nil && t.Before(from) {
+		if t, err := time.ParseInLocation(time.DateOnly, c.PolledThrough, ujpdoc.Skopje); err == nil {
 			from = t
 		}
 	} else if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	if from.Before(today.AddDate(0, 0, -7)) {
-		from = today.AddDate(0, 0, -7)
+	if weekAgo := today.AddDate(0, 0, -7); from.Before(weekAgo) {
+		from = weekAgo
+	}
+	if from.After(today) {
+		from = today
 	}
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
 		for d := from; !d.After(today); d = d.AddDate(0, 0, 1) {

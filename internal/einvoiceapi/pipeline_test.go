@@ -293,6 +293,18 @@ func (e *pipeEnv) simulate(id, action string, extra map[string]any) (int, map[st
 
 func (e *pipeEnv) advance(d time.Duration) { e.clock.Add(int64(d)) }
 
+// pollNow reads the company's change feeds now and settles.
+func (e *pipeEnv) pollNow() {
+	e.t.Helper()
+	if err := e.db.InTx(e.t.Context(), func(tx *store.Tx) error {
+		_, err := jobs.Enqueue(e.t.Context(), tx, jobs.Spec{Kind: einvoiceapi.KindPollCompany, Args: map[string]string{"companyId": e.company}})
+		return err
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.settle()
+}
+
 func equal(a, b []string) bool { return strings.Join(a, ",") == strings.Join(b, ",") }
 
 // TestPipelineDeliverAndDecide: issue → signed → queued → submitting →
@@ -369,6 +381,19 @@ func TestPipelineDeliverAndDecide(t *testing.T) {
 		}
 		if e.gw.sends.Load() != 3 {
 			t.Fatalf("%d sends for 3 documents", e.gw.sends.Load())
+		}
+		// Yesterday's feed, once read, is not read again; today's is.
+		today := e.now().In(ujpdoc.Skopje).Format(time.DateOnly)
+		yesterday := e.now().In(ujpdoc.Skopje).AddDate(0, 0, -1).Format(time.DateOnly)
+		var through string
+		if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT polled_through FROM ujp_change_cursors WHERE company_id = $1", e.company).Scan(&through); err != nil || through != today {
+			t.Fatalf("cursor %q %v, want %s", through, err, today)
+		}
+		e.pollNow()
+		var reads int
+		if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM signing_requests WHERE link_id = $1",
+			e.company+"/"+yesterday).Scan(&reads); err != nil || reads != 1 {
+			t.Fatalf("%d reads of yesterday's feed (%v), want 1", reads, err)
 		}
 	})
 }
