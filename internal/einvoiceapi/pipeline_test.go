@@ -699,13 +699,7 @@ func TestStornoAndCorrection(t *testing.T) {
 		}
 		// The change feed reports the same moves later; nothing changes.
 		e.advance(2 * time.Minute)
-		if err := db.InTx(t.Context(), func(tx *store.Tx) error {
-			_, err := jobs.Enqueue(t.Context(), tx, jobs.Spec{Kind: einvoiceapi.KindPollCompany, Args: map[string]string{"companyId": e.company}})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		e.settle()
+		e.pollNow()
 		e.wantStatus(corrected, "corrected")
 		e.wantStatus(voided, "cancelled_by_storno")
 		if h := e.history(corrected); len(h) != 5 {
