@@ -44,11 +44,10 @@ type WSMessage struct {
 const (
 	wsPing       = 20 * time.Second
 	wsTouchEvery = 30 * time.Second // < agentOnlineTTL, so signerReady holds
+	// wsPollInterval is how often a socket looks for new requests: one
+	// indexed read per connected agent, and the delivery latency.
+	wsPollInterval = 250 * time.Millisecond
 )
-
-// wsPollInterval is how often a socket looks for new requests; a variable
-// for tests.
-var wsPollInterval = 250 * time.Millisecond
 
 func (h *handlers) registerSigningWS(s *httpx.Service) {
 	s.HandleUpgrade("GET /v1/agents/{id}/signing-requests", http.HandlerFunc(h.agentSocket))
