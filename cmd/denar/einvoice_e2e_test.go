@@ -419,7 +419,7 @@ func TestEInvoiceCrashRecovery(t *testing.T) {
 	storetest.EachURL(t, func(t *testing.T, dbURL string) {
 		w := newEInvoiceWorld(t, dbURL)
 		// A slow UJP keeps most of the batch between signed and delivered.
-		w.sim.faults(t, `{"latencyMs":60}`)
+		w.sim.faults(t, `{"latencyMs":100}`)
 		const n = 200
 		ids := make([]string, 0, n)
 		for i := range n {
