@@ -13,6 +13,7 @@ import (
 
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/mail"
@@ -120,7 +121,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	reg.run(ctx)
 	runner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease})
 	registerHousekeeping(runner, db, cfg)
-	einvoiceapi.RegisterPipeline(runner, db, reg.gateways, einvoiceapi.PipelineConfig{
+	einvoicing.RegisterPipeline(runner, db, reg.gateways, einvoicing.PipelineConfig{
 		SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow, PollEvery: cfg.UJPPollInterval,
 		CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays}, log)
 	if err := runner.Start(ctx); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice/jwsverify"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -104,14 +105,14 @@ func (h *handlers) authSigner(ctx context.Context, authz string, allowKey bool) 
 }
 
 // markSeen refreshes the agent's last_seen_at and records the transitions:
-// an agent unseen for agentOnlineTTL went offline then (recorded late, with
+// an agent unseen for einvoicing.AgentOnlineTTL went offline then (recorded late, with
 // the time it went quiet) and is online again now.
 func (h *handlers) markSeen(ctx context.Context, tx *store.Tx, a dbq.SigningAgent) error {
 	now := tx.Now
-	if !a.LastSeenAt.Valid || now.Sub(a.LastSeenAt.Time) > agentOnlineTTL {
+	if !a.LastSeenAt.Valid || now.Sub(a.LastSeenAt.Time) > einvoicing.AgentOnlineTTL {
 		if a.LastSeenAt.Valid {
 			if err := tx.CreateSigningEvent(ctx, dbq.CreateSigningEventParams{ID: denar.NewID("evt"), AccountID: a.AccountID,
-				Type: "signing_agent.offline", ObjectID: a.ID, CreatedAt: a.LastSeenAt.Time.Add(agentOnlineTTL)}); err != nil {
+				Type: "signing_agent.offline", ObjectID: a.ID, CreatedAt: a.LastSeenAt.Time.Add(einvoicing.AgentOnlineTTL)}); err != nil {
 				return fmt.Errorf("record offline: %w", err)
 			}
 		}
@@ -203,7 +204,7 @@ type agentRequestsInput struct {
 
 type signingRequestList struct {
 	Body struct {
-		Data []SigningRequest `json:"data"`
+		Data []einvoicing.SigningRequest `json:"data"`
 	}
 }
 
@@ -325,9 +326,9 @@ func (h *handlers) registerSigning(s *httpx.Service) {
 			}
 			if len(rows) > 0 || !time.Now().Before(deadline) {
 				out := &signingRequestList{}
-				out.Body.Data = make([]SigningRequest, 0, len(rows))
+				out.Body.Data = make([]einvoicing.SigningRequest, 0, len(rows))
 				for _, r := range rows {
-					out.Body.Data = append(out.Body.Data, signingRequestFrom(r))
+					out.Body.Data = append(out.Body.Data, einvoicing.SigningRequestFrom(r))
 				}
 				return out, nil
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -80,7 +81,7 @@ type Company struct {
 // from the signing tables for the company's own environment.
 func (h *handlers) renderCompany(ctx context.Context, r dbq.Company, prodPlan bool) (Company, error) {
 	c := companyFrom(r, prodPlan)
-	ready, err := SignerReady(ctx, h.deps.DB.Reader(), r.ID, h.deps.DB.Now())
+	ready, err := einvoicing.SignerReady(ctx, h.deps.DB.Reader(), r.ID, h.deps.DB.Now())
 	if err != nil {
 		return c, err
 	}

@@ -14,13 +14,11 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 )
-
-// LinkEInvoice is the signing-request link type of e-invoice documents.
-const LinkEInvoice = "einvoice"
 
 type issueEInvoiceInput struct {
 	Body einvoice.Request
@@ -41,29 +39,6 @@ func (h *handlers) registerIssue(s *httpx.Service) {
 			"422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, " +
 			"the existing e-invoice. No valid signing certificate: 409 signer_not_ready.",
 	}, httpx.Spec{Scope: "einvoices:write", Company: true}, h.issueEInvoice)
-	// A signature moves the e-invoice to queued in the transaction that
-	// records it; the submission pipeline takes it from there.
-	OnSigned(LinkEInvoice, func(ctx context.Context, tx *store.Tx, r SigningRequest) error {
-		inv, err := tx.GetEInvoiceByID(ctx, r.Links[LinkEInvoice])
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil // not an issued e-invoice (the signing tests sign bare links)
-		}
-		if err != nil {
-			return fmt.Errorf("signed einvoice %s: %w", r.Links[LinkEInvoice], err)
-		}
-		switch einvoice.Status(inv.Status) {
-		case einvoice.AwaitingSignature:
-			if _, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signed"}); err != nil {
-				return err
-			}
-		case einvoice.Queued, einvoice.Held:
-			// A fresh signature of a document that waited too long for UJP
-			// to take its old timestamp (see pipeline.go).
-		default:
-			return nil // a late duplicate signature; the first one moved it
-		}
-		return enqueueSubmit(ctx, tx, inv.ID)
-	})
 }
 
 func (h *handlers) issueEInvoice(ctx context.Context, in *issueEInvoiceInput) (*issueEInvoiceOutput, error) {
@@ -98,7 +73,7 @@ func (h *handlers) issueEInvoice(ctx context.Context, in *issueEInvoiceInput) (*
 		if err := withBuyerError(err, buyerErr); err != nil {
 			return err
 		}
-		out, err = createEInvoice(ctx, tx, newEInvoice{ID: id, Account: p.AccountID, Company: co, Kind: "invoice", Doc: doc,
+		out, err = einvoicing.CreateEInvoice(ctx, tx, einvoicing.NewEInvoice{ID: id, Account: p.AccountID, Company: co, Kind: "invoice", Doc: doc,
 			ClientReference: req.ClientReference, Fingerprint: fingerprint})
 		return err
 	})
@@ -119,49 +94,6 @@ func sellerOf(co dbq.Company) ujpdoc.Seller {
 		s.SellerVatNumber = &v
 	}
 	return s
-}
-
-// newEInvoice is what createEInvoice stores.
-type newEInvoice struct {
-	ID, Account     string
-	Company         dbq.Company
-	Kind            string // invoice, storno, correction
-	Doc             *ujpdoc.Document
-	OriginalID      string
-	ClientReference *string
-	Fingerprint     string
-}
-
-// createEInvoice stores a built document in awaiting_signature with its
-// first history row and asks the company's signer for its signature, all in
-// tx: the e-invoice exists exactly when its signing request does.
-func createEInvoice(ctx context.Context, tx *store.Tx, n newEInvoice) (dbq.Einvoice, error) {
-	docJSON, err := json.Marshal(ujpdoc.Request{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), Document: *n.Doc})
-	if err != nil {
-		return dbq.Einvoice{}, fmt.Errorf("encode document: %w", err)
-	}
-	t := einvoice.DocTotals(n.Doc)
-	ref := sql.NullString{}
-	if n.ClientReference != nil {
-		ref = sql.NullString{String: *n.ClientReference, Valid: true}
-	}
-	out, err := tx.CreateEInvoice(ctx, dbq.CreateEInvoiceParams{ID: n.ID, AccountID: n.Account, CompanyID: n.Company.ID,
-		Environment: n.Company.Environment, Kind: n.Kind, Status: string(einvoice.AwaitingSignature), DocumentType: n.Doc.Header.DocType,
-		Number: n.Doc.Header.DocNumber, IssueDate: n.Doc.Header.DocDate, Document: string(docJSON), UjpDocID: n.ID,
-		TotalNet: t.Net, TotalVat: t.Vat, TotalGross: t.Gross, Currency: t.Currency, Problems: "[]",
-		ClientReference: ref, Fingerprint: n.Fingerprint, OriginalID: sql.NullString{String: n.OriginalID, Valid: n.OriginalID != ""},
-		CreatedAt: tx.Now, UpdatedAt: tx.Now})
-	if err != nil {
-		return out, fmt.Errorf("store einvoice: %w", err)
-	}
-	if err := tx.AddEInvoiceStatus(ctx, dbq.AddEInvoiceStatusParams{ID: denar.NewID("esh"), EinvoiceID: n.ID,
-		ToStatus: out.Status, Cause: "issued", At: tx.Now}); err != nil {
-		return out, fmt.Errorf("history: %w", err)
-	}
-	if _, err := RequestSignature(ctx, tx, n.Company.ID, PurposeDocument, docJSON, SigningLink{Type: LinkEInvoice, ID: n.ID}); err != nil {
-		return out, err
-	}
-	return out, nil
 }
 
 // byClientReference finds the e-invoice a clientReference names: found with

@@ -15,6 +15,7 @@ import (
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -100,12 +101,12 @@ func (h *handlers) getPDF(ctx context.Context, in *einvoiceIDInput) (*pdfOutput,
 			// Delivered, but the read was never signed (no signer then) or
 			// failed: ask again, unless a request is already waiting.
 			err := h.deps.DB.InTx(ctx, func(tx *store.Tx) error {
-				if _, err := tx.OpenSigningRequestForLink(ctx, openLink(linkPDF, inv.ID, tx.Now)); err == nil {
+				if _, err := tx.OpenSigningRequestForLink(ctx, openLink(einvoicing.LinkPDF, inv.ID, tx.Now)); err == nil {
 					return nil
 				} else if !errors.Is(err, sql.ErrNoRows) {
 					return err
 				}
-				return requestPDF(ctx, tx, inv)
+				return einvoicing.RequestPDF(ctx, tx, inv)
 			})
 			if err != nil {
 				return nil, err
@@ -170,7 +171,7 @@ func (h *handlers) simulate(ctx context.Context, in *simulateInput) (*simulateOu
 		return nil, fmt.Errorf("sandbox simulate %s on %s: %w", b.Action, inv.ID, err)
 	}
 	if decision {
-		if err := h.deps.DB.InTx(ctx, func(tx *store.Tx) error { return enqueuePoll(ctx, tx, inv.CompanyID) }); err != nil {
+		if err := h.deps.DB.InTx(ctx, func(tx *store.Tx) error { return einvoicing.EnqueuePoll(ctx, tx, inv.CompanyID) }); err != nil {
 			return nil, err
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
@@ -45,7 +45,7 @@ func TestIssueSignQueue(t *testing.T) {
 		if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT id FROM signing_requests WHERE link_id = $1", id).Scan(&srID); err != nil {
 			t.Fatal(err)
 		}
-		sr, err := einvoiceapi.GetSigningRequest(t.Context(), db.Reader(), srID)
+		sr, err := einvoicing.GetSigningRequest(t.Context(), db.Reader(), srID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -155,7 +156,7 @@ func (h *handlers) storno(ctx context.Context, in *stornoInput) (*issueEInvoiceO
 		if err != nil {
 			return err
 		}
-		out, err = createEInvoice(ctx, tx, newEInvoice{ID: id, Account: p.AccountID, Company: co, Kind: "storno", Doc: doc,
+		out, err = einvoicing.CreateEInvoice(ctx, tx, einvoicing.NewEInvoice{ID: id, Account: p.AccountID, Company: co, Kind: "storno", Doc: doc,
 			OriginalID: orig.ID, Fingerprint: hex.EncodeToString(sum[:])})
 		return err
 	})
@@ -196,7 +197,7 @@ func (h *handlers) correction(ctx context.Context, in *correctionInput) (*issueE
 			return err
 		}
 		ujpdoc.MarkCorrection(doc, orig.Euid.String, orig.IssueDate, req.Correction.Reason, req.Correction.Comment, cb)
-		out, err = createEInvoice(ctx, tx, newEInvoice{ID: id, Account: p.AccountID, Company: co, Kind: "correction", Doc: doc,
+		out, err = einvoicing.CreateEInvoice(ctx, tx, einvoicing.NewEInvoice{ID: id, Account: p.AccountID, Company: co, Kind: "correction", Doc: doc,
 			OriginalID: orig.ID, ClientReference: req.ClientReference, Fingerprint: fingerprint})
 		return err
 	})

@@ -25,6 +25,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -66,7 +67,7 @@ func newBenchWorld(b testing.TB, db *store.DB) *benchWorld {
 		RateLimit: httpx.RateLimit{Rate: 1e6, Burst: 1e6}}).Handler())
 	b.Cleanup(w.srv.Close)
 	w.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, PollInterval: 5 * time.Millisecond, Logger: log})
-	einvoiceapi.RegisterPipeline(w.runner, db, map[string]ujp.Gateway{auth.EnvSandbox: w.gw}, einvoiceapi.PipelineConfig{}, log)
+	einvoicing.RegisterPipeline(w.runner, db, map[string]ujp.Gateway{auth.EnvSandbox: w.gw}, einvoicing.PipelineConfig{}, log)
 
 	ctx := context.Background()
 	acct, err := as.CreateAccount(ctx, "Биро", "")

@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -85,8 +86,8 @@ func newPipeEnv(t *testing.T, db *store.DB) *pipeEnv {
 		Registry: simRegistry{client}, Sandbox: ujpsim.Control{BaseURL: "http://ujp-sim.invalid", HTTP: hc}}).Handler())
 	t.Cleanup(e.srv.Close)
 	e.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
-	einvoiceapi.RegisterPipeline(e.runner, db, map[string]ujp.Gateway{auth.EnvSandbox: e.gw},
-		einvoiceapi.PipelineConfig{RetryDelays: []time.Duration{time.Minute}}, slog.New(slog.DiscardHandler))
+	einvoicing.RegisterPipeline(e.runner, db, map[string]ujp.Gateway{auth.EnvSandbox: e.gw},
+		einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}}, slog.New(slog.DiscardHandler))
 
 	ctx := t.Context()
 	acct, err := as.CreateAccount(ctx, "Биро", "")
@@ -199,7 +200,7 @@ func (e *pipeEnv) settle() {
 			// steps itself.
 			var next sql.NullString
 			if err := e.db.ReadDB().QueryRowContext(e.t.Context(), `SELECT CAST(MIN(run_at) AS TEXT) FROM jobs
-				WHERE state IN ('available', 'retryable') AND kind = $1`, einvoiceapi.KindSubmit).Scan(&next); err != nil {
+				WHERE state IN ('available', 'retryable') AND kind = $1`, einvoicing.KindSubmit).Scan(&next); err != nil {
 				e.t.Fatal(err)
 			}
 			var due time.Time
@@ -297,7 +298,7 @@ func (e *pipeEnv) advance(d time.Duration) { e.clock.Add(int64(d)) }
 func (e *pipeEnv) pollNow() {
 	e.t.Helper()
 	if err := e.db.InTx(e.t.Context(), func(tx *store.Tx) error {
-		_, err := jobs.Enqueue(e.t.Context(), tx, jobs.Spec{Kind: einvoiceapi.KindPollCompany, Args: map[string]string{"companyId": e.company}})
+		_, err := jobs.Enqueue(e.t.Context(), tx, jobs.Spec{Kind: einvoicing.KindPollCompany, Args: map[string]string{"companyId": e.company}})
 		return err
 	}); err != nil {
 		e.t.Fatal(err)
@@ -722,7 +723,7 @@ func TestExpiredSignatureIsReplaced(t *testing.T) {
 		}
 		e.advance(16 * time.Minute)
 		if err := db.InTx(t.Context(), func(tx *store.Tx) error {
-			_, err := jobs.Enqueue(t.Context(), tx, jobs.Spec{Kind: einvoiceapi.KindExpireSigning})
+			_, err := jobs.Enqueue(t.Context(), tx, jobs.Spec{Kind: einvoicing.KindExpireSigning})
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -730,7 +731,7 @@ func TestExpiredSignatureIsReplaced(t *testing.T) {
 		if _, err := e.runner.RunOnce(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		old, err := einvoiceapi.GetSigningRequest(t.Context(), db.Reader(), first)
+		old, err := einvoicing.GetSigningRequest(t.Context(), db.Reader(), first)
 		if err != nil || old.State != "expired" || old.ReplacedBy == nil {
 			t.Fatalf("expired request: %+v %v", old, err)
 		}

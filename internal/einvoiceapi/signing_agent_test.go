@@ -18,6 +18,7 @@ import (
 
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/sdk/signer"
@@ -83,19 +84,19 @@ func TestSDKWorkerSurvivesRestart(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatalf("request %s not signed", id)
 			}
-			r, err := einvoiceapi.GetSigningRequest(t.Context(), db.Reader(), id)
+			r, err := einvoicing.GetSigningRequest(t.Context(), db.Reader(), id)
 			if err != nil || r.State != "signed" {
 				t.Fatalf("server state of %s: %+v %v", id, r, err)
 			}
 		}
-		first := e.request(einvoiceapi.PurposeDocument, `{"n":1}`)
+		first := e.request(einvoicing.PurposeDocument, `{"n":1}`)
 		waitSigned(first.ID)
 
 		// Restart: stop, create a request while down, start on the same address.
 		if err := srv.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			t.Fatal(err)
 		}
-		second := e.request(einvoiceapi.PurposeQuery, `{"n":2}`)
+		second := e.request(einvoicing.PurposeQuery, `{"n":2}`)
 		time.Sleep(1500 * time.Millisecond)
 		l2, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -156,10 +157,10 @@ func TestDenarAgentBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-		r := e.request(einvoiceapi.PurposeDocument, `{"invoice":"inv_bin"}`)
+		r := e.request(einvoicing.PurposeDocument, `{"invoice":"inv_bin"}`)
 		deadline := time.Now().Add(20 * time.Second)
 		for {
-			got, err := einvoiceapi.GetSigningRequest(t.Context(), db.Reader(), r.ID)
+			got, err := einvoicing.GetSigningRequest(t.Context(), db.Reader(), r.ID)
 			if err == nil && got.State == "signed" {
 				break
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice/jwsverify"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -31,9 +32,11 @@ type SignerAuth struct {
 	ID            string `path:"id" doc:"Signing request id (sgr_…)."`
 }
 
-type signingRequestOutput struct{ Body SigningRequest }
+type signingRequestOutput struct{ Body einvoicing.SigningRequest }
 
-type signingRequestPage struct{ Body httpx.Page[SigningRequest] }
+type signingRequestPage struct {
+	Body httpx.Page[einvoicing.SigningRequest]
+}
 
 type listSigningInput struct {
 	State     string `query:"state" enum:"pending,claimed,signed,refused,expired," doc:"Only requests in this state."`
@@ -84,13 +87,13 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 		if err != nil {
 			return nil, err
 		}
-		out := make([]SigningRequest, 0, len(rows))
+		out := make([]einvoicing.SigningRequest, 0, len(rows))
 		for _, r := range rows {
 			if p.AllowsCompany(r.CompanyID) {
 				out = append(out, h.render(r))
 			}
 		}
-		page := httpx.NewPage(out, in.Limit, func(r SigningRequest) string { return r.ID }, filter)
+		page := httpx.NewPage(out, in.Limit, func(r einvoicing.SigningRequest) string { return r.ID }, filter)
 		return &signingRequestPage{Body: page}, nil
 	})
 
@@ -117,11 +120,11 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 	}, httpx.Spec{Auth: httpx.AuthAgent, NoIdempotency: true}, func(ctx context.Context, in *SignerAuth) (*signingRequestOutput, error) {
 		return h.transition(ctx, in, func(ctx context.Context, tx *store.Tx, who signerIdentity, r dbq.SigningRequest, _ dbq.SigningCertificate) error {
 			switch {
-			case r.State == StateClaimed && r.ClaimedBy == who.id():
+			case r.State == einvoicing.StateClaimed && r.ClaimedBy == who.id():
 				return nil
-			case r.State == StateClaimed:
+			case r.State == einvoicing.StateClaimed:
 				return conflict("already_claimed", "Another signer claimed this request.")
-			case r.State != StatePending:
+			case r.State != einvoicing.StatePending:
 				return conflict(denar.ECodeConflict, "The request is "+r.State+".")
 			}
 			n, err := tx.ClaimSigningRequest(ctx, dbq.ClaimSigningRequestParams{ID: r.ID, ClaimedBy: who.id(), Now: tx.Now})
@@ -141,14 +144,14 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 	}, httpx.Spec{Auth: httpx.AuthAgent, NoIdempotency: true}, func(ctx context.Context, in *signatureInput) (*signingRequestOutput, error) {
 		return h.transition(ctx, &in.SignerAuth, func(ctx context.Context, tx *store.Tx, who signerIdentity, r dbq.SigningRequest, c dbq.SigningCertificate) error {
 			switch {
-			case r.State == StateSigned && r.Jws == in.Body.JWS:
+			case r.State == einvoicing.StateSigned && r.Jws == in.Body.JWS:
 				return nil
-			case r.State == StateClaimed && r.ClaimedBy != who.id():
+			case r.State == einvoicing.StateClaimed && r.ClaimedBy != who.id():
 				return conflict("already_claimed", "Another signer claimed this request.")
-			case r.State != StatePending && r.State != StateClaimed:
+			case r.State != einvoicing.StatePending && r.State != einvoicing.StateClaimed:
 				return conflict(denar.ECodeConflict, "The request is "+r.State+"; a request is signed at most once.")
 			}
-			cert, err := parseStoredCert(c)
+			cert, err := einvoicing.ParseStoredCert(c)
 			if err != nil {
 				return err
 			}
@@ -165,7 +168,7 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 				}
 				return err
 			}
-			n, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: StateSigned, Jws: in.Body.JWS, Now: tx.Now})
+			n, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: einvoicing.StateSigned, Jws: in.Body.JWS, Now: tx.Now})
 			if err != nil {
 				return err
 			}
@@ -176,9 +179,9 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 				Type: "signing_request.signed", ObjectID: r.ID, CreatedAt: tx.Now}); err != nil {
 				return err
 			}
-			if fn := signedHandler(r.LinkType); fn != nil {
-				r.State, r.Jws, r.UpdatedAt = StateSigned, in.Body.JWS, tx.Now
-				return fn(ctx, tx, signingRequestFrom(r))
+			if fn := einvoicing.SignedHandler(r.LinkType); fn != nil {
+				r.State, r.Jws, r.UpdatedAt = einvoicing.StateSigned, in.Body.JWS, tx.Now
+				return fn(ctx, tx, einvoicing.SigningRequestFrom(r))
 			}
 			return nil
 		})
@@ -190,14 +193,14 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 	}, httpx.Spec{Auth: httpx.AuthAgent, NoIdempotency: true}, func(ctx context.Context, in *refuseInput) (*signingRequestOutput, error) {
 		return h.transition(ctx, &in.SignerAuth, func(ctx context.Context, tx *store.Tx, who signerIdentity, r dbq.SigningRequest, _ dbq.SigningCertificate) error {
 			switch {
-			case r.State == StateRefused && r.RefusalReason == in.Body.Reason:
+			case r.State == einvoicing.StateRefused && r.RefusalReason == in.Body.Reason:
 				return nil
-			case r.State == StateClaimed && r.ClaimedBy != who.id():
+			case r.State == einvoicing.StateClaimed && r.ClaimedBy != who.id():
 				return conflict("already_claimed", "Another signer claimed this request.")
-			case r.State != StatePending && r.State != StateClaimed:
+			case r.State != einvoicing.StatePending && r.State != einvoicing.StateClaimed:
 				return conflict(denar.ECodeConflict, "The request is "+r.State+".")
 			}
-			_, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: StateRefused,
+			_, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: einvoicing.StateRefused,
 				RefusalReason: in.Body.Reason, RefusalMessage: in.Body.Message, Now: tx.Now})
 			if err != nil {
 				return err
@@ -210,10 +213,10 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 
 // render shows a pending or claimed request past its expiry as expired even
 // before anyone touched it.
-func (h *handlers) render(r dbq.SigningRequest) SigningRequest {
-	out := signingRequestFrom(r)
-	if (r.State == StatePending || r.State == StateClaimed) && !h.deps.DB.Now().Before(r.ExpiresAt) {
-		out.State = StateExpired
+func (h *handlers) render(r dbq.SigningRequest) einvoicing.SigningRequest {
+	out := einvoicing.SigningRequestFrom(r)
+	if (r.State == einvoicing.StatePending || r.State == einvoicing.StateClaimed) && !h.deps.DB.Now().Before(r.ExpiresAt) {
+		out.State = einvoicing.StateExpired
 	}
 	return out
 }
@@ -248,14 +251,14 @@ func (h *handlers) transition(ctx context.Context, in *SignerAuth, step func(con
 	if err != nil {
 		return nil, err
 	}
-	var out SigningRequest
+	var out einvoicing.SigningRequest
 	var gone *httpx.Problem
 	err = h.deps.DB.InTx(ctx, func(tx *store.Tx) error {
 		r, c, err := h.loadForSigner(ctx, tx.Queries, who, in.ID)
 		if err != nil {
 			return err
 		}
-		if (r.State == StatePending || r.State == StateClaimed) && !tx.Now.Before(r.ExpiresAt) {
+		if (r.State == einvoicing.StatePending || r.State == einvoicing.StateClaimed) && !tx.Now.Before(r.ExpiresAt) {
 			gone, err = h.expire(ctx, tx, r, c)
 			return err
 		}
@@ -263,7 +266,7 @@ func (h *handlers) transition(ctx context.Context, in *SignerAuth, step func(con
 			return err
 		}
 		r, err = tx.GetSigningRequest(ctx, r.ID)
-		out = signingRequestFrom(r)
+		out = einvoicing.SigningRequestFrom(r)
 		return err
 	})
 	if err != nil {
@@ -284,11 +287,11 @@ func (h *handlers) expire(ctx context.Context, tx *store.Tx, r dbq.SigningReques
 	} else if err != nil {
 		return nil, err
 	}
-	next, err := createRequest(ctx, tx, r.AccountID, cur, r.Purpose, r.Payload, SigningLink{Type: r.LinkType, ID: r.LinkID})
+	next, err := einvoicing.CreateRequest(ctx, tx, r.AccountID, cur, r.Purpose, r.Payload, einvoicing.SigningLink{Type: r.LinkType, ID: r.LinkID})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: StateExpired, ReplacedBy: next.ID, Now: tx.Now}); err != nil {
+	if _, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: einvoicing.StateExpired, ReplacedBy: next.ID, Now: tx.Now}); err != nil {
 		return nil, err
 	}
 	p := httpx.NewProblem("signature_expired", "The request expired at "+r.ExpiresAt.UTC().Format(time.RFC3339)+"; sign "+next.ID+" instead.")

@@ -23,6 +23,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -149,12 +150,12 @@ func (e *signEnv) pair(c testCert) (string, string) {
 	return id, authz
 }
 
-func (e *signEnv) request(purpose string, payload string) einvoiceapi.SigningRequest {
+func (e *signEnv) request(purpose string, payload string) einvoicing.SigningRequest {
 	e.t.Helper()
-	var r einvoiceapi.SigningRequest
+	var r einvoicing.SigningRequest
 	err := e.db.InTx(e.t.Context(), func(tx *store.Tx) error {
 		var err error
-		r, err = einvoiceapi.RequestSignature(e.t.Context(), tx, e.company, purpose, []byte(payload), einvoiceapi.SigningLink{Type: "einvoice", ID: "inv_1"})
+		r, err = einvoicing.RequestSignature(e.t.Context(), tx, e.company, purpose, []byte(payload), einvoicing.SigningLink{Type: "einvoice", ID: "inv_1"})
 		return err
 	})
 	if err != nil {
@@ -168,7 +169,7 @@ func TestSigningEndToEnd(t *testing.T) {
 		e := newSignEnv(t, db)
 		c := newTestCert(t)
 		agent, authz := e.pair(c)
-		ready, err := einvoiceapi.SignerReady(t.Context(), db.Reader(), e.company, db.Now())
+		ready, err := einvoicing.SignerReady(t.Context(), db.Reader(), e.company, db.Now())
 		if err != nil || !ready {
 			t.Fatalf("signerReady = %v, %v", ready, err)
 		}
@@ -191,7 +192,7 @@ func TestSigningEndToEnd(t *testing.T) {
 			got <- result{st, m}
 		}()
 		time.Sleep(300 * time.Millisecond)
-		sr := e.request(einvoiceapi.PurposeDocument, `{"invoice":"inv_1","total":"1180.00"}`)
+		sr := e.request(einvoicing.PurposeDocument, `{"invoice":"inv_1","total":"1180.00"}`)
 		res := <-got
 		data, _ := res.m["data"].([]any)
 		if res.st != 200 || len(data) != 1 || data[0].(map[string]any)["id"] != sr.ID {
@@ -239,12 +240,12 @@ func TestSigningEndToEnd(t *testing.T) {
 		if st, m := e.do("POST", "/v1/signing-requests/"+sr.ID+"/signature", authz, map[string]string{"jws": c.sign(t, sr.SigningInput) + ""}); st != 200 && st != 409 {
 			t.Fatalf("second signature: %d %v", st, m)
 		}
-		if got, _ := einvoiceapi.GetSigningRequest(t.Context(), db.Reader(), sr.ID); got.State != "signed" || got.JWS == nil || *got.JWS != jws {
+		if got, _ := einvoicing.GetSigningRequest(t.Context(), db.Reader(), sr.ID); got.State != "signed" || got.JWS == nil || *got.JWS != jws {
 			t.Fatalf("stored: %+v", got)
 		}
 
 		// Inline signing with a signing:agent key: list, sign.
-		sr2 := e.request(einvoiceapi.PurposeQuery, `{"query":"status"}`)
+		sr2 := e.request(einvoicing.PurposeQuery, `{"query":"status"}`)
 		st, m := e.do("GET", "/v1/signing-requests?state=pending&companyId="+e.company, "Bearer "+e.key, nil)
 		if data, _ := m["data"].([]any); st != 200 || len(data) != 1 || data[0].(map[string]any)["id"] != sr2.ID {
 			t.Fatalf("list: %d %v", st, m)
@@ -254,7 +255,7 @@ func TestSigningEndToEnd(t *testing.T) {
 		}
 
 		// Refuse.
-		sr3 := e.request(einvoiceapi.PurposeDecision, `{"decision":"accept"}`)
+		sr3 := e.request(einvoicing.PurposeDecision, `{"decision":"accept"}`)
 		if st, m := e.do("POST", "/v1/signing-requests/"+sr3.ID+"/refuse", authz, map[string]string{"reason": "user_declined", "message": "не"}); st != 200 || m["state"] != "refused" {
 			t.Fatalf("refuse: %d %v", st, m)
 		}
@@ -266,7 +267,7 @@ func TestSigningEndToEnd(t *testing.T) {
 		}
 
 		// Expiry: 410 and a replacement that can be signed.
-		sr4 := e.request(einvoiceapi.PurposeDocument, `{"invoice":"inv_2"}`)
+		sr4 := e.request(einvoicing.PurposeDocument, `{"invoice":"inv_2"}`)
 		e.clock.Store(int64(16 * time.Minute))
 		st, m = e.do("POST", "/v1/signing-requests/"+sr4.ID+"/signature", authz, map[string]string{"jws": c.sign(t, sr4.SigningInput)})
 		if st != 410 || m["code"] != "signature_expired" || m["replacedBy"] == nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/coder/websocket/wsjson"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -35,15 +36,15 @@ import (
 
 // WSMessage is one message of the signing WebSocket.
 type WSMessage struct {
-	Type       string          `json:"type"`
-	AgentID    string          `json:"agentId,omitempty"`
-	ServerTime *time.Time      `json:"serverTime,omitempty"`
-	Request    *SigningRequest `json:"request,omitempty"`
+	Type       string                     `json:"type"`
+	AgentID    string                     `json:"agentId,omitempty"`
+	ServerTime *time.Time                 `json:"serverTime,omitempty"`
+	Request    *einvoicing.SigningRequest `json:"request,omitempty"`
 }
 
 const (
 	wsPing       = 20 * time.Second
-	wsTouchEvery = 30 * time.Second // < agentOnlineTTL, so signerReady holds
+	wsTouchEvery = 30 * time.Second // < einvoicing.AgentOnlineTTL, so signerReady holds
 	// wsPollInterval is how often a socket looks for new requests: one
 	// indexed read per connected agent, and the delivery latency.
 	wsPollInterval = 250 * time.Millisecond
@@ -92,7 +93,7 @@ func (h *handlers) agentSocket(w http.ResponseWriter, r *http.Request) {
 			if sent[row.ID] {
 				continue
 			}
-			req := signingRequestFrom(row)
+			req := einvoicing.SigningRequestFrom(row)
 			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			err := wsjson.Write(wctx, c, WSMessage{Type: "signing_request", Request: &req})
 			cancel()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/sdk/signer"
@@ -60,7 +61,7 @@ func TestSigningWebSocket(t *testing.T) {
 			t.Fatalf("another agent's path: %v %+v", err, resp)
 		}
 
-		before := e.request(einvoiceapi.PurposeDocument, `{"n":1}`)
+		before := e.request(einvoicing.PurposeDocument, `{"n":1}`)
 		conn, _, err := websocket.Dial(t.Context(), wsURL(e.srv.URL, agent), &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {authz}}})
 		if err != nil {
 			t.Fatal(err)
@@ -71,7 +72,7 @@ func TestSigningWebSocket(t *testing.T) {
 		if m := readMsg(t, conn); m.Type != "signing_request" || m.Request == nil || m.Request.ID != before.ID || m.Request.SigningInput != before.SigningInput {
 			t.Fatalf("pending request: %+v", m)
 		}
-		ready, err := einvoiceapi.SignerReady(t.Context(), db.Reader(), e.company, db.Now())
+		ready, err := einvoicing.SignerReady(t.Context(), db.Reader(), e.company, db.Now())
 		if err != nil || !ready {
 			t.Fatalf("signerReady while connected: %v %v", ready, err)
 		}
@@ -82,7 +83,7 @@ func TestSigningWebSocket(t *testing.T) {
 		if st, m := e.do("POST", "/v1/signing-requests/"+before.ID+"/signature", authz, map[string]string{"jws": c.sign(t, before.SigningInput)}); st != 200 {
 			t.Fatalf("sign: %d %v", st, m)
 		}
-		later := e.request(einvoiceapi.PurposeQuery, `{"n":2}`)
+		later := e.request(einvoicing.PurposeQuery, `{"n":2}`)
 		if m := readMsg(t, conn); m.Type != "signing_request" || m.Request.ID != later.ID {
 			t.Fatalf("pushed request: %+v", m)
 		}
@@ -100,7 +101,7 @@ func TestSigningWebSocket(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		if ready, _ := einvoiceapi.SignerReady(t.Context(), db.Reader(), e.company, db.Now()); ready {
+		if ready, _ := einvoicing.SignerReady(t.Context(), db.Reader(), e.company, db.Now()); ready {
 			t.Fatal("signerReady after the agent left")
 		}
 
@@ -155,7 +156,7 @@ func TestWorkerFallsBackToLongPoll(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- w.Run(ctx) }()
 		defer func() { cancel(); <-done }()
-		r := e.request(einvoiceapi.PurposeDocument, `{"n":1}`)
+		r := e.request(einvoicing.PurposeDocument, `{"n":1}`)
 		select {
 		case id := <-got:
 			if id != r.ID {

@@ -1,4 +1,4 @@
-package einvoiceapi
+package einvoicing
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func expireSigning(db *store.DB) jobs.WorkerFunc {
 				if err != nil {
 					return err
 				}
-				next, err := createRequest(ctx, tx, r.AccountID, cur, r.Purpose, r.Payload, SigningLink{Type: r.LinkType, ID: r.LinkID})
+				next, err := CreateRequest(ctx, tx, r.AccountID, cur, r.Purpose, r.Payload, SigningLink{Type: r.LinkType, ID: r.LinkID})
 				if err != nil {
 					return err
 				}

@@ -1,4 +1,4 @@
-package einvoiceapi
+package einvoicing
 
 // The submission pipeline: a signed e-invoice goes queued → submitting →
 // delivered (or held, or failed) on durable jobs, and UJP's change feeds
@@ -49,7 +49,7 @@ const (
 // Signing-link types of the signed reads the pipeline makes.
 const (
 	linkChanges = "ujp_changes" // id: companyID + "/" + YYYY-MM-DD
-	linkPDF     = "einvoice_pdf"
+	LinkPDF     = "einvoice_pdf"
 )
 
 // PipelineConfig tunes the pipeline; zero values take the defaults.
@@ -123,7 +123,7 @@ func RegisterPipeline(r *jobs.Runner, db *store.DB, gateways map[string]ujp.Gate
 
 func init() {
 	// A signed read is run by a job; the signature is recorded first.
-	for _, lt := range []string{linkChanges, linkPDF} {
+	for _, lt := range []string{linkChanges, LinkPDF} {
 		OnSigned(lt, func(ctx context.Context, tx *store.Tx, r SigningRequest) error {
 			_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindUJPQuery, Args: queryArgs{SigningRequestID: r.ID}, MaxAttempts: 5})
 			return err
@@ -566,7 +566,7 @@ func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, caus
 		if err := supersedeOriginal(ctx, tx, d); err != nil {
 			return err
 		}
-		return requestPDF(ctx, tx, d)
+		return RequestPDF(ctx, tx, d)
 	})
 }
 
@@ -596,13 +596,13 @@ func supersedeOriginal(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error 
 	return err
 }
 
-// requestPDF asks the signer to sign the read of UJP's PDF of d.
-func requestPDF(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
+// RequestPDF asks the signer to sign the read of UJP's PDF of d.
+func RequestPDF(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
 	payload, err := json.Marshal(ujp.EUIDRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUID: d.Euid.String})
 	if err != nil {
 		return err
 	}
-	_, err = RequestSignature(ctx, tx, d.CompanyID, PurposeQuery, payload, SigningLink{Type: linkPDF, ID: d.ID})
+	_, err = RequestSignature(ctx, tx, d.CompanyID, PurposeQuery, payload, SigningLink{Type: LinkPDF, ID: d.ID})
 	if errors.Is(err, ErrNoSigner) {
 		return nil // asked again when the PDF is requested
 	}
@@ -618,7 +618,7 @@ func (p *Pipeline) pollAll(ctx context.Context, _ *jobs.Job) error {
 	}
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
 		for _, id := range ids {
-			if err := enqueuePoll(ctx, tx, id); err != nil {
+			if err := EnqueuePoll(ctx, tx, id); err != nil {
 				return err
 			}
 		}
@@ -626,7 +626,7 @@ func (p *Pipeline) pollAll(ctx context.Context, _ *jobs.Job) error {
 	})
 }
 
-func enqueuePoll(ctx context.Context, tx *store.Tx, companyID string) error {
+func EnqueuePoll(ctx context.Context, tx *store.Tx, companyID string) error {
 	_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindPollCompany, Args: pollArgs{CompanyID: companyID}, MaxAttempts: 3,
 		UniqueKey: KindPollCompany + ":" + companyID})
 	return err
@@ -740,7 +740,7 @@ func (p *Pipeline) query(ctx context.Context, j *jobs.Job) error {
 		}
 		companyID, day, _ := strings.Cut(sr.LinkID, "/")
 		return p.applyChanges(ctx, companyID, co.Environment, day, changes)
-	case linkPDF:
+	case LinkPDF:
 		pdf, err := gw.SalesPDF(cctx, who.id, sr.Jws)
 		if err != nil {
 			return p.queryFailed(err)

@@ -1,4 +1,4 @@
-package einvoiceapi
+package einvoicing
 
 // Signing requests: what other server code (e-invoices, decisions, UJP
 // reads) calls to get something signed by the customer's agent, and what it
@@ -36,7 +36,7 @@ const (
 	StateRefused   = "refused"
 	StateExpired   = "expired"
 	signingTTL     = 15 * time.Minute
-	agentOnlineTTL = 90 * time.Second
+	AgentOnlineTTL = 90 * time.Second
 )
 
 // SigningLink names the object a signing request belongs to.
@@ -71,7 +71,7 @@ type SigningRefusal struct {
 	Message string `json:"message"`
 }
 
-func signingRequestFrom(r dbq.SigningRequest) SigningRequest {
+func SigningRequestFrom(r dbq.SigningRequest) SigningRequest {
 	out := SigningRequest{
 		ID: r.ID, Object: "signing_request", CompanyID: r.CompanyID, Purpose: r.Purpose, State: r.State,
 		ProtectedHeader: r.ProtectedHeader, Payload: r.Payload, SigningInput: r.ProtectedHeader + "." + r.Payload,
@@ -120,11 +120,11 @@ func RequestSignature(ctx context.Context, tx *store.Tx, companyID, purpose stri
 	if err != nil {
 		return SigningRequest{}, fmt.Errorf("signing: certificate of %s: %w", companyID, err)
 	}
-	return createRequest(ctx, tx, company.AccountID, cert, purpose, jwsverify.B64(payload), link)
+	return CreateRequest(ctx, tx, company.AccountID, cert, purpose, jwsverify.B64(payload), link)
 }
 
-func createRequest(ctx context.Context, tx *store.Tx, account string, cert dbq.SigningCertificate, purpose, payloadB64 string, link SigningLink) (SigningRequest, error) {
-	parsed, err := parseStoredCert(cert)
+func CreateRequest(ctx context.Context, tx *store.Tx, account string, cert dbq.SigningCertificate, purpose, payloadB64 string, link SigningLink) (SigningRequest, error) {
+	parsed, err := ParseStoredCert(cert)
 	if err != nil {
 		return SigningRequest{}, err
 	}
@@ -140,10 +140,10 @@ func createRequest(ctx context.Context, tx *store.Tx, account string, cert dbq.S
 	if err != nil {
 		return SigningRequest{}, fmt.Errorf("signing: create request: %w", err)
 	}
-	return signingRequestFrom(row), nil
+	return SigningRequestFrom(row), nil
 }
 
-func parseStoredCert(c dbq.SigningCertificate) (*x509.Certificate, error) {
+func ParseStoredCert(c dbq.SigningCertificate) (*x509.Certificate, error) {
 	der, err := base64.StdEncoding.DecodeString(c.Der)
 	if err != nil {
 		return nil, fmt.Errorf("signing: stored certificate %s: %w", c.ID, err)
@@ -162,7 +162,7 @@ func GetSigningRequest(ctx context.Context, q *dbq.Queries, id string) (SigningR
 	if err != nil {
 		return SigningRequest{}, fmt.Errorf("signing: request %s: %w", id, err)
 	}
-	return signingRequestFrom(r), nil
+	return SigningRequestFrom(r), nil
 }
 
 // SignedFunc is told, inside the transaction that records it, that a
@@ -185,7 +185,7 @@ func OnSigned(linkType string, fn SignedFunc) {
 	signedHandlers[linkType] = fn
 }
 
-func signedHandler(linkType string) SignedFunc {
+func SignedHandler(linkType string) SignedFunc {
 	signedMu.RLock()
 	defer signedMu.RUnlock()
 	return signedHandlers[linkType]
@@ -196,7 +196,7 @@ func signedHandler(linkType string) SignedFunc {
 // refreshes it). The company code shows it as environments.*.signerReady.
 func SignerReady(ctx context.Context, q *dbq.Queries, companyID string, now time.Time) (bool, error) {
 	n, err := q.CompanySignerReady(ctx, dbq.CompanySignerReadyParams{
-		CompanyID: companyID, Now: now, SeenAfter: sql.NullTime{Time: now.Add(-agentOnlineTTL), Valid: true},
+		CompanyID: companyID, Now: now, SeenAfter: sql.NullTime{Time: now.Add(-AgentOnlineTTL), Valid: true},
 	})
 	if err != nil {
 		return false, fmt.Errorf("signing: signer of %s: %w", companyID, err)

@@ -1,4 +1,4 @@
-package einvoiceapi
+package einvoicing
 
 import (
 	"context"
