@@ -2,7 +2,8 @@ package einvoicing
 
 // Signing requests: what other server code (e-invoices, decisions, UJP
 // reads) calls to get something signed by the customer's agent, and what it
-// learns back. The HTTP side is in agents.go and signing_http.go.
+// learns back. The HTTP side is in internal/einvoiceapi (agents.go,
+// signing_http.go, signing_ws.go).
 
 import (
 	"context"
