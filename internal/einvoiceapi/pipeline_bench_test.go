@@ -22,14 +22,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
-	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/internal/ujp"
 	"github.com/denar-mk/denar/internal/ujpsim"
@@ -69,26 +67,7 @@ func newBenchWorld(b testing.TB, db *store.DB) *benchWorld {
 	w.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, PollInterval: 5 * time.Millisecond, Logger: log})
 	einvoicing.RegisterPipeline(w.runner, db, map[string]ujp.Gateway{auth.EnvSandbox: w.gw}, einvoicing.PipelineConfig{}, log)
 
-	ctx := context.Background()
-	acct, err := as.CreateAccount(ctx, "Биро", "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	err = db.InTx(ctx, func(tx *store.Tx) error {
-		c, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: acct.ID, Name: "Тест Продавач ДООЕЛ Скопје",
-			TaxNumber: ujpsim.TaxSeller, VatNumber: "МК" + ujpsim.TaxSeller, Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox,
-			Address: `{"street":"Партизанска","number":"1","city":"Скопје","zip":"1000"}`, CreatedAt: tx.Now})
-		w.company = c.ID
-		return err
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, w.key, err = as.CreateKey(ctx, auth.KeyParams{AccountID: acct.ID, Service: auth.ServiceEInvoice, Environment: auth.EnvSandbox,
-		Scopes: []string{"companies:write", "einvoices:read", "einvoices:write"}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	w.company, w.key = seedSeller(b, db, "companies:write", "einvoices:read", "einvoices:write")
 	var pc struct{ Code string }
 	w.post("/v1/agents/pairing-codes", "Bearer "+w.key, "", 201, &pc)
 	var pair struct{ AgentID, AgentSecret string }

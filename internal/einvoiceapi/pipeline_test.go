@@ -89,30 +89,38 @@ func newPipeEnv(t *testing.T, db *store.DB) *pipeEnv {
 	einvoicing.RegisterPipeline(e.runner, db, map[string]ujp.Gateway{auth.EnvSandbox: e.gw},
 		einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}}, slog.New(slog.DiscardHandler))
 
-	ctx := t.Context()
+	e.company, e.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read", "signing:agent")
+	se := &signEnv{t: t, db: db, srv: e.srv, key: e.key, company: e.company}
+	e.cert = newTestCert(t)
+	e.agent, e.authz = se.pair(e.cert)
+	return e
+}
+
+// seedSeller creates an account with the simulator's seller as an active
+// sandbox company, and an e-invoicing key with scopes for it.
+func seedSeller(tb testing.TB, db *store.DB, scopes ...string) (companyID, key string) {
+	tb.Helper()
+	ctx := context.Background()
+	as := &auth.Store{DB: db}
 	acct, err := as.CreateAccount(ctx, "Биро", "")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	err = db.InTx(ctx, func(tx *store.Tx) error {
 		c, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: acct.ID, Name: "Тест Продавач ДООЕЛ Скопје",
 			TaxNumber: ujpsim.TaxSeller, VatNumber: "МК" + ujpsim.TaxSeller, Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox,
 			Address: `{"street":"Партизанска","number":"1","city":"Скопје","zip":"1000"}`, CreatedAt: tx.Now})
-		e.company = c.ID
+		companyID = c.ID
 		return err
 	})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	_, e.key, err = as.CreateKey(ctx, auth.KeyParams{AccountID: acct.ID, Service: auth.ServiceEInvoice, Environment: auth.EnvSandbox,
-		Scopes: []string{"companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read", "signing:agent"}})
+	_, key, err = as.CreateKey(ctx, auth.KeyParams{AccountID: acct.ID, Service: auth.ServiceEInvoice, Environment: auth.EnvSandbox, Scopes: scopes})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	se := &signEnv{t: t, db: db, srv: e.srv, key: e.key, company: e.company, account: acct.ID}
-	e.cert = newTestCert(t)
-	e.agent, e.authz = se.pair(e.cert)
-	return e
+	return companyID, key
 }
 
 func (e *pipeEnv) call(method, path string, body any) (int, map[string]any, []byte) {
