@@ -78,9 +78,32 @@ func (w *Worker) runSocket(ctx context.Context) error {
 	defer c.CloseNow()
 	c.SetReadLimit(32 << 20)
 	w.log().Info("connected", "transport", "websocket")
+
+	// Requests are handled one at a time apart from the reading, so that a
+	// policy waiting for a person does not stop the socket from answering
+	// the server's pings.
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	reqs := make(chan Request, 64)
+	done := make(chan struct{})
+	var handleErr error
+	go func() {
+		defer close(done)
+		handleErr = w.handleAll(hctx, reqs)
+		cancel()
+	}()
+	defer func() {
+		cancel()
+		close(reqs)
+		<-done
+	}()
 	for {
-		_, raw, err := c.Read(ctx)
+		_, raw, err := c.Read(hctx)
 		if err != nil {
+			if ctx.Err() == nil && hctx.Err() != nil {
+				<-done
+				return fmt.Errorf("signing stopped: %w", handleErr)
+			}
 			return err
 		}
 		m, err := DecodeMessage(raw)
@@ -91,20 +114,32 @@ func (w *Worker) runSocket(ctx context.Context) error {
 		if m.Type != "signing_request" {
 			continue
 		}
-		if err := w.Handle(ctx, *m.Request); err != nil {
+		select {
+		case reqs <- *m.Request:
+		case <-hctx.Done():
+		}
+	}
+}
+
+// handleAll handles the pushed requests in order until reqs closes or one
+// fails in a way that needs a new connection.
+func (w *Worker) handleAll(ctx context.Context, reqs <-chan Request) error {
+	for r := range reqs {
+		if ctx.Err() != nil {
+			continue // drain: the connection is going
+		}
+		if err := w.Handle(ctx, r); err != nil {
 			var api *APIError
 			if errors.As(err, &api) && (api.Status == http.StatusConflict || api.Status == http.StatusGone) {
-				w.log().Info("skipped", "request", m.Request.ID, "reason", api.Code)
+				w.log().Info("skipped", "request", r.ID, "reason", api.Code)
 				continue
-			}
-			if errors.As(err, &api) && api.Status == http.StatusUnauthorized {
-				return err
 			}
 			// The REST call failed (the server restarting, say): drop the
 			// socket and start over; the request is sent again.
-			return fmt.Errorf("request %s: %w", m.Request.ID, err)
+			return fmt.Errorf("request %s: %w", r.ID, err)
 		}
 	}
+	return nil
 }
 
 // dialClient is the HTTP client for the upgrade: the worker's transport
