@@ -748,3 +748,38 @@ func TestExpiredSignatureIsReplaced(t *testing.T) {
 		e.wantStatus(id, "delivered")
 	})
 }
+
+// TestPurgeSignedReads: a week after, the change-feed and PDF reads are
+// deleted; the document's signature stays.
+func TestPurgeSignedReads(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnv(t, db)
+		id := e.issue("F-1")
+		e.settle()
+		e.wantStatus(id, "delivered")
+		e.pollNow()
+		count := func(linkType string) int {
+			var n int
+			if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM signing_requests WHERE link_type = $1", linkType).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if count("ujp_changes") == 0 || count("einvoice_pdf") != 1 || count("einvoice") != 1 {
+			t.Fatalf("before: changes %d, pdf %d, documents %d", count("ujp_changes"), count("einvoice_pdf"), count("einvoice"))
+		}
+		e.advance(einvoicing.SignedReadRetention + time.Hour)
+		if err := db.InTx(t.Context(), func(tx *store.Tx) error {
+			_, err := jobs.Enqueue(t.Context(), tx, jobs.Spec{Kind: einvoicing.KindPurgeSignedReads})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.runner.RunOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if count("ujp_changes") != 0 || count("einvoice_pdf") != 0 || count("einvoice") != 1 {
+			t.Fatalf("after: changes %d, pdf %d, documents %d", count("ujp_changes"), count("einvoice_pdf"), count("einvoice"))
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -60,3 +61,21 @@ func expireSigning(db *store.DB) jobs.WorkerFunc {
 }
 
 var errSignedMeanwhile = errors.New("signed meanwhile")
+
+// KindPurgeSignedReads is the periodic job that deletes finished signing
+// requests of UJP reads after SignedReadRetention.
+const KindPurgeSignedReads = "signing.purge_reads"
+
+// SignedReadRetention is how long finished read requests are kept: long
+// enough to trace a recent status move to the read that brought it.
+const SignedReadRetention = 7 * 24 * time.Hour
+
+// purgeSignedReads deletes what the change-feed poller and the PDF fetch
+// leave behind (one request per company and day polled, one per PDF);
+// document signatures are never deleted.
+func purgeSignedReads(db *store.DB) jobs.WorkerFunc {
+	return func(ctx context.Context, _ *jobs.Job) error {
+		_, err := db.Writer().PurgeSignedReads(ctx, db.Now().Add(-SignedReadRetention))
+		return err
+	}
+}

@@ -116,6 +116,7 @@ func RegisterPipeline(r *jobs.Runner, db *store.DB, gateways map[string]ujp.Gate
 	r.Register(KindPollChanges, jobs.WorkerFunc(p.pollAll), jobs.Options{Every: p.cfg.PollEvery})
 	r.Register(KindPollCompany, jobs.WorkerFunc(p.pollOne), jobs.Options{Timeout: p.cfg.CallTimeout})
 	r.Register(KindExpireSigning, expireSigning(db), jobs.Options{Every: time.Minute})
+	r.Register(KindPurgeSignedReads, purgeSignedReads(db), jobs.Options{Every: 6 * time.Hour})
 	r.Register(KindUJPQuery, jobs.WorkerFunc(p.query), jobs.Options{Timeout: 2 * p.cfg.CallTimeout,
 		Backoff: jobs.Schedule(5*time.Second, 15*time.Second, 30*time.Second, time.Minute)})
 	return p

@@ -296,6 +296,23 @@ func (q *Queries) PendingSupersede(ctx context.Context, originalID sql.NullStrin
 	return id, err
 }
 
+const purgeSignedReads = `-- name: PurgeSignedReads :execrows
+DELETE FROM signing_requests
+WHERE link_type IN ('ujp_changes', 'einvoice_pdf') AND state IN ('signed', 'refused', 'expired')
+  AND updated_at < $1
+`
+
+// Finished signing requests of UJP reads (change feeds, PDFs) older than
+// before. Document signatures are kept: they are the record of what was
+// issued.
+func (q *Queries) PurgeSignedReads(ctx context.Context, before time.Time) (int64, error) {
+	result, err := q.db.ExecContext(ctx, purgeSignedReads, before)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const putEInvoicePDF = `-- name: PutEInvoicePDF :exec
 INSERT INTO einvoice_pdfs (einvoice_id, pdf, created_at) VALUES ($1, $2, $3)
 ON CONFLICT (einvoice_id) DO UPDATE SET pdf = excluded.pdf, created_at = excluded.created_at

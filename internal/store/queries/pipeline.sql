@@ -81,3 +81,11 @@ ORDER BY id LIMIT 1;
 SELECT * FROM signing_requests
 WHERE state IN ('pending', 'claimed') AND expires_at <= sqlc.arg(now)
 ORDER BY expires_at LIMIT 500;
+
+-- name: PurgeSignedReads :execrows
+-- Finished signing requests of UJP reads (change feeds, PDFs) older than
+-- before. Document signatures are kept: they are the record of what was
+-- issued.
+DELETE FROM signing_requests
+WHERE link_type IN ('ujp_changes', 'einvoice_pdf') AND state IN ('signed', 'refused', 'expired')
+  AND updated_at < sqlc.arg(before);
