@@ -1,6 +1,9 @@
 package filing
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
 // Code lists from research §4.1 (UJP-MPIN-2016 and UJP's current client lists).
 
@@ -152,11 +155,17 @@ func hasLatin(s string) bool {
 func toCyrillic(s string) (string, bool) {
 	if !hasLatin(s) {
 		for _, r := range s {
-			if _, ok := latinOne[r]; !ok && (r < 0x0400 || r > 0x04FF) {
+			if r >= 0x0400 && r <= 0x04FF {
+				continue
+			}
+			if _, ok := latinOne[r]; !ok {
 				return "", false
 			}
 		}
 		return s, true
+	}
+	if ascii(s) {
+		return asciiToCyrillic(s)
 	}
 	var b strings.Builder
 	rs := []rune(s)
@@ -193,6 +202,89 @@ func toCyrillic(s string) (string, bool) {
 		i++
 	}
 	return b.String(), true
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiMulti and asciiOne are latinMulti and latinOne restricted to ASCII
+// Latin, with both cases of the Cyrillic prepared: for an ASCII name
+// asciiToCyrillic gives what the general loop of toCyrillic gives (no
+// non-ASCII digraph can match ASCII text under case folding), without
+// converting to runes or changing case one letter at a time.
+var (
+	asciiMulti []struct{ lat, lower, upper string }
+	asciiOne   [128]struct {
+		lower, upper string
+		ok           bool
+	}
+)
+
+func init() {
+	for _, m := range latinMulti {
+		if ascii(m.lat) {
+			asciiMulti = append(asciiMulti, struct{ lat, lower, upper string }{m.lat, m.cyr, strings.ToUpper(m.cyr)})
+		}
+	}
+	for r, c := range latinOne {
+		asciiOne[r].lower, asciiOne[r].upper, asciiOne[r].ok = c, c, true
+		if up := unicode.ToUpper(r); up != r {
+			asciiOne[up].lower, asciiOne[up].upper, asciiOne[up].ok = c, strings.ToUpper(c), true
+		}
+	}
+}
+
+func lowerASCII(b byte) byte {
+	if b >= 'A' && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}
+
+func asciiToCyrillic(s string) (string, bool) {
+	b := make([]byte, 0, 2*len(s))
+	for i := 0; i < len(s); {
+		matched := false
+		for _, m := range asciiMulti {
+			if i+len(m.lat) > len(s) {
+				continue
+			}
+			j := 0
+			for j < len(m.lat) && lowerASCII(s[i+j]) == m.lat[j] {
+				j++
+			}
+			if j == len(m.lat) {
+				if s[i] >= 'A' && s[i] <= 'Z' {
+					b = append(b, m.upper...)
+				} else {
+					b = append(b, m.lower...)
+				}
+				i += len(m.lat)
+				matched = true
+				break
+			}
+		}
+		if matched {
+			continue
+		}
+		one := &asciiOne[s[i]]
+		if !one.ok {
+			return "", false
+		}
+		if s[i] >= 'A' && s[i] <= 'Z' {
+			b = append(b, one.upper...)
+		} else {
+			b = append(b, one.lower...)
+		}
+		i++
+	}
+	return string(b), true
 }
 
 // cyrName returns the Cyrillic form of a name: the given Cyrillic field, the

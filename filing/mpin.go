@@ -88,23 +88,42 @@ func whole(d decimal.Decimal) int64 {
 // below it one goroutine is faster. Tests raise it to compare the two.
 var parallelMin = 512
 
-// inParallel splits [0, n) into one contiguous chunk per CPU (a single
-// chunk for small n), runs fn on each concurrently and returns the results
-// in chunk order, so callers that concatenate them get what one loop from 0
-// to n would have produced.
-func inParallel[T any](n int, fn func(lo, hi int) T) []T {
+// splitChunks splits [0, n) into one contiguous chunk per CPU (at most 8),
+// or a single chunk for small n.
+func splitChunks(n int) [][2]int {
 	workers := runtime.GOMAXPROCS(0)
 	if n < parallelMin || workers < 2 {
-		return []T{fn(0, n)}
+		return [][2]int{{0, n}}
 	}
 	workers = min(workers, 8)
-	out := make([]T, workers)
+	ch := make([][2]int, workers)
+	for w := range ch {
+		ch[w] = [2]int{n * w / workers, n * (w + 1) / workers}
+	}
+	return ch
+}
+
+// forChunks runs fn on every chunk, concurrently when there are several,
+// and returns when all are done. c is the chunk's index.
+func forChunks(ch [][2]int, fn func(c, lo, hi int)) {
+	if len(ch) == 1 {
+		fn(0, ch[0][0], ch[0][1])
+		return
+	}
 	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := n*w/workers, n*(w+1)/workers
-		wg.Go(func() { out[w] = fn(lo, hi) })
+	for c, r := range ch {
+		wg.Go(func() { fn(c, r[0], r[1]) })
 	}
 	wg.Wait()
+}
+
+// inParallel runs fn on the chunks of [0, n) and returns the results in
+// chunk order, so callers that concatenate them get what one loop from 0
+// to n would have produced.
+func inParallel[T any](n int, fn func(lo, hi int) T) []T {
+	ch := splitChunks(n)
+	out := make([]T, len(ch))
+	forChunks(ch, func(c, lo, hi int) { out[c] = fn(lo, hi) })
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/denar-mk/denar"
 )
@@ -77,113 +78,197 @@ var (
 // errOverflow marks a value that does not fit its field.
 var errOverflow = errors.New("value does not fit its field")
 
+// txtw writes fixed-width fields as UTF-16LE straight into a buffer that
+// already has the file's exact size: every record's width is fixed, so
+// every record's offset is known before anything is written.
 type txtw struct {
-	units []uint16
+	b []byte
+	p int // next byte to write
 }
 
+func (w *txtw) unit(u uint16) {
+	w.b[w.p], w.b[w.p+1] = byte(u), byte(u>>8)
+	w.p += 2
+}
+
+// text writes s left-aligned in n units, truncated or padded with spaces.
 func (w *txtw) text(s string, n int) {
 	c := 0
-	for _, r := range s {
-		if c == n {
-			break
+	for i := 0; i < len(s) && c < n; c++ {
+		if b := s[i]; b < utf8.RuneSelf {
+			// Keep every record one line of fixed width.
+			if b == '\r' || b == '\n' {
+				b = ' '
+			}
+			w.b[w.p], w.b[w.p+1] = b, 0
+			w.p += 2
+			i++
+			continue
 		}
-		// Keep every record one line of fixed width: line breaks and
-		// characters outside the BMP (two code units) become replacements.
-		if r == '\r' || r == '\n' {
-			r = ' '
-		} else if r > 0xFFFF || utf16.IsSurrogate(r) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		// Characters outside the BMP (two code units) become '?'.
+		if r > 0xFFFF || utf16.IsSurrogate(r) {
 			r = '?'
 		}
-		w.units = append(w.units, uint16(r))
-		c++
+		w.unit(uint16(r))
 	}
 	for ; c < n; c++ {
-		w.units = append(w.units, ' ')
+		w.b[w.p], w.b[w.p+1] = ' ', 0
+		w.p += 2
 	}
 }
 
+// num writes v right-aligned in n units, padded with '0', with '-' first
+// when negative; a number wider than n is an error and writes nothing.
 func (w *txtw) num(v int64, n int, name string) error {
-	s := strconv.FormatInt(v, 10)
-	neg := v < 0
-	if neg {
-		s = s[1:]
+	u := uint64(v)
+	if v < 0 {
+		u = -u
 	}
-	pad := n - len(s)
-	if neg {
+	digits := 1
+	for x := u; x >= 10; x /= 10 {
+		digits++
+	}
+	pad := n - digits
+	if v < 0 {
 		pad--
 	}
 	if pad < 0 {
 		return fmt.Errorf("%s = %d: %w (%d characters)", name, v, errOverflow, n)
 	}
-	if neg {
-		w.units = append(w.units, '-')
+	if v < 0 {
+		w.unit('-')
 	}
 	for ; pad > 0; pad-- {
-		w.units = append(w.units, '0')
+		w.unit('0')
 	}
-	for i := 0; i < len(s); i++ {
-		w.units = append(w.units, uint16(s[i]))
+	end := w.p + 2*digits
+	for q := end - 2; q >= w.p; q -= 2 {
+		w.b[q], w.b[q+1] = byte('0'+u%10), 0
+		u /= 10
 	}
+	w.p = end
 	return nil
 }
 
-func (w *txtw) record(l []field, vals []any) error {
-	for i, f := range l {
-		switch v := vals[i].(type) {
-		case string:
-			w.text(v, f.width)
-		case int64:
-			if err := w.num(v, f.width, f.name); err != nil {
-				return err
-			}
-		case int:
-			if err := w.num(int64(v), f.width, f.name); err != nil {
-				return err
-			}
-		}
-	}
-	w.units = append(w.units, '\r', '\n')
-	return nil
+func (w *txtw) crlf() {
+	w.b[w.p], w.b[w.p+1], w.b[w.p+2], w.b[w.p+3] = '\r', 0, '\n', 0
+	w.p += 4
 }
 
-func amountVals(a *[15]int64) []any {
-	v := make([]any, 15)
-	for i := range a {
-		v[i] = a[i]
-	}
-	return v
-}
-
-// encodeTXT renders d as UTF-16LE bytes with BOM.
+// encodeTXT renders d as UTF-16LE bytes with BOM. The employees are
+// written on every CPU, each into its region of the one output buffer.
 func encodeTXT(d *doc) ([]byte, error) {
-	w := &txtw{units: make([]uint16, 0, WidthH+2+len(d.Emps)*(WidthE+2+2*(WidthD+2)))}
-	h := append(append([]any{"H", d.EDB, d.VidObvrznik, d.VidObvrska, d.Month, d.Year, len(d.Emps)},
-		amountVals(&d.Totals)...), d.PayerName)
-	if err := w.record(layoutH, h); err != nil {
+	units := WidthH + 2
+	for i := range d.Emps {
+		units += WidthE + 2 + len(d.Emps[i].Details)*(WidthD+2)
+	}
+	w := &txtw{b: make([]byte, 2+2*units), p: 2}
+	w.b[0], w.b[1] = 0xFF, 0xFE
+	if err := w.header(d); err != nil {
 		return nil, fmt.Errorf("header: %w", err)
 	}
-	for i := range d.Emps {
-		e := &d.Emps[i]
-		ev := append(append([]any{"E", e.No, e.EMBG, e.Municipality, e.Account, e.Days},
-			amountVals(&e.Amounts)...), e.Hours, e.LastName, e.FirstName)
-		if err := w.record(layoutE, ev); err != nil {
-			return nil, fmt.Errorf("record %d: %w", i, err)
+	chunks := splitChunks(len(d.Emps))
+	starts := make([]int, len(chunks))
+	off := w.p
+	for c, r := range chunks {
+		starts[c] = off
+		for i := r[0]; i < r[1]; i++ {
+			off += 2 * (WidthE + 2 + len(d.Emps[i].Details)*(WidthD+2))
 		}
-		for j, dt := range e.Details {
-			dv := []any{"D", e.No, j + 1, dt.Staz, dt.Contract, dt.From, dt.To, dt.Days, dt.HourType,
-				dt.Movement, dt.Fzom, dt.Exemption, dt.Body, dt.Hours, dt.Amount}
-			if err := w.record(layoutD, dv); err != nil {
-				return nil, fmt.Errorf("record %d, hours %d: %w", i, j+1, err)
+	}
+	errs := make([]error, len(chunks))
+	forChunks(chunks, func(c, lo, hi int) {
+		cw := &txtw{b: w.b, p: starts[c]}
+		for i := lo; i < hi; i++ {
+			if err := cw.employee(&d.Emps[i], i); err != nil {
+				errs[c] = err
+				return
 			}
 		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
-	out := make([]byte, 2+2*len(w.units))
-	out[0], out[1] = 0xFF, 0xFE
-	for i, u := range w.units {
-		out[2+2*i] = byte(u)
-		out[3+2*i] = byte(u >> 8)
+	return w.b, nil
+}
+
+func (w *txtw) header(d *doc) error {
+	l := layoutH
+	w.text("H", 1)
+	w.text(d.EDB, l[1].width)
+	w.text(d.VidObvrznik, l[2].width)
+	w.text(d.VidObvrska, l[3].width)
+	for k, v := range [3]int64{int64(d.Month), int64(d.Year), int64(len(d.Emps))} {
+		if err := w.num(v, l[4+k].width, l[4+k].name); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	for k := range d.Totals {
+		if err := w.num(d.Totals[k], l[7+k].width, l[7+k].name); err != nil {
+			return err
+		}
+	}
+	w.text(d.PayerName, l[22].width)
+	w.crlf()
+	return nil
+}
+
+// employee writes record i's E record and its D records; an error names
+// the record as encodeTXT reports it.
+func (w *txtw) employee(e *emp, i int) error {
+	l := layoutE
+	w.text("E", 1)
+	if err := w.num(int64(e.No), l[1].width, l[1].name); err != nil {
+		return fmt.Errorf("record %d: %w", i, err)
+	}
+	w.text(e.EMBG, l[2].width)
+	w.text(e.Municipality, l[3].width)
+	w.text(e.Account, l[4].width)
+	if err := w.num(int64(e.Days), l[5].width, l[5].name); err != nil {
+		return fmt.Errorf("record %d: %w", i, err)
+	}
+	for k := range e.Amounts {
+		if err := w.num(e.Amounts[k], l[6+k].width, l[6+k].name); err != nil {
+			return fmt.Errorf("record %d: %w", i, err)
+		}
+	}
+	if err := w.num(e.Hours, l[21].width, l[21].name); err != nil {
+		return fmt.Errorf("record %d: %w", i, err)
+	}
+	w.text(e.LastName, l[22].width)
+	w.text(e.FirstName, l[23].width)
+	w.crlf()
+	l = layoutD
+	for j := range e.Details {
+		dt := &e.Details[j]
+		w.text("D", 1)
+		for k, v := range [7]int64{int64(e.No), int64(j + 1), 0, int64(dt.Contract), int64(dt.From), int64(dt.To), int64(dt.Days)} {
+			if k == 2 {
+				w.text(dt.Staz, l[3].width)
+				continue
+			}
+			if err := w.num(v, l[1+k].width, l[1+k].name); err != nil {
+				return fmt.Errorf("record %d, hours %d: %w", i, j+1, err)
+			}
+		}
+		w.text(dt.HourType, l[8].width)
+		w.text(dt.Movement, l[9].width)
+		w.text(dt.Fzom, l[10].width)
+		w.text(dt.Exemption, l[11].width)
+		w.text(dt.Body, l[12].width)
+		if err := w.num(dt.Hours, l[13].width, l[13].name); err != nil {
+			return fmt.Errorf("record %d, hours %d: %w", i, j+1, err)
+		}
+		if err := w.num(dt.Amount, l[14].width, l[14].name); err != nil {
+			return fmt.Errorf("record %d, hours %d: %w", i, j+1, err)
+		}
+		w.crlf()
+	}
+	return nil
 }
 
 // MpinTXT runs the checks and renders req in the legacy fixed-width TXT.

@@ -5,7 +5,7 @@ import (
 	"encoding/xml"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 )
 
 // MpinXML runs the checks and renders req in the layout UJP accepted in 2026
@@ -51,33 +51,6 @@ func (w *xw) int(indent, name string, v int64) {
 	w.WriteString(">\n")
 }
 
-// partPool keeps the buffers employees are rendered into: they are copied
-// into the file, so a large batch need not allocate (and clear) them anew
-// each time.
-var partPool = sync.Pool{New: func() any { return &xw{} }}
-
-// date writes an element holding xmlDate(day, month, year) without
-// building the string.
-func (w *xw) date(indent, name string, day, month, year int) {
-	w.WriteString(indent)
-	w.WriteByte('<')
-	w.WriteString(name)
-	w.WriteByte('>')
-	if day != 0 {
-		w.Write(strconv.AppendInt(w.num[:0], int64(day), 10))
-		w.WriteByte('.')
-		if month >= 0 && month < 10 {
-			w.WriteByte('0')
-		}
-		w.Write(strconv.AppendInt(w.num[:0], int64(month), 10))
-		w.WriteByte('.')
-		w.Write(strconv.AppendInt(w.num[:0], int64(year), 10))
-	}
-	w.WriteString("</")
-	w.WriteString(name)
-	w.WriteString(">\n")
-}
-
 func pad2(n int) string {
 	if n >= 0 && n < 10 {
 		return "0" + strconv.Itoa(n)
@@ -85,12 +58,17 @@ func pad2(n int) string {
 	return strconv.Itoa(n)
 }
 
+// renderXML writes d as МПИН XML. The employees, nearly all of the file,
+// are written straight into one buffer of the exact final size: their sizes
+// are computed first (xmlEmpSize), then every CPU renders a contiguous run
+// of them into its own region of that buffer. The header is written
+// with xw, as is every file of this package.
 func renderXML(d *doc) []byte {
 	w := &xw{}
-	w.Grow(4096) // the header; employees are rendered apart and joined below
+	w.Grow(4096)
 	w.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n")
 	w.WriteString(`<MpinCalculation xsi:noNamespaceSchemaLocation="schema.xsd" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">` + "\n")
-	const i1, i2, i3 = "  ", "    ", "      "
+	const i1 = "  "
 	w.el(i1, "EdbIsplatitel", d.EDB)
 	w.el(i1, "SifraVidObvrznik", d.VidObvrznik)
 	w.el(i1, "VoImeNaObvrznikEdb", d.EDB)
@@ -98,68 +76,240 @@ func renderXML(d *doc) []byte {
 	w.el(i1, "MesecPridonesi", pad2(d.Month))
 	w.el(i1, "GodinaPridonesi", strconv.Itoa(d.Year))
 	w.int(i1, "BrojVraboteni", int64(len(d.Emps)))
-	for k, n := range amountNames {
-		w.int(i1, n+"Vk", d.Totals[k])
+	for k := range amountNames {
+		w.int(i1, amountTagsVk[k], d.Totals[k])
 	}
 	w.el(i1, "Zabeleska", "")
-	// Employees are independent: render them on every core into their own
-	// buffers and join them in order.
-	parts := inParallel(len(d.Emps), func(lo, hi int) *xw {
-		pw := partPool.Get().(*xw)
-		pw.Reset()
-		size := 0
-		for i := lo; i < hi; i++ {
-			size += 1300 + 800*len(d.Emps[i].Details)
-		}
-		pw.Grow(size)
-		for i := lo; i < hi; i++ {
-			pw.employee(d, &d.Emps[i])
-		}
-		return pw
-	})
 	const footer = "</MpinCalculation>\n"
-	total := w.Len() + len(footer)
-	for _, pw := range parts {
-		total += pw.Len()
+
+	chunks := splitChunks(len(d.Emps))
+	ends := make([]int, len(chunks)) // end offset of each chunk in the file
+	forChunks(chunks, func(c, lo, hi int) {
+		n := 0
+		for i := lo; i < hi; i++ {
+			n += xmlEmpSize(d, &d.Emps[i])
+		}
+		ends[c] = n
+	})
+	total := w.Len()
+	for c := range ends {
+		total += ends[c]
+		ends[c] = total
 	}
-	out := make([]byte, 0, total)
-	out = append(out, w.Bytes()...)
-	for _, pw := range parts {
-		out = append(out, pw.Bytes()...)
-		partPool.Put(pw)
+	out := make([]byte, total+len(footer))
+	copy(out, w.Bytes())
+	var bad atomic.Bool
+	forChunks(chunks, func(c, lo, hi int) {
+		start := w.Len()
+		if c > 0 {
+			start = ends[c-1]
+		}
+		b := out[start:start:ends[c]]
+		for i := lo; i < hi; i++ {
+			b = appendXMLEmp(b, d, &d.Emps[i])
+		}
+		// The sizes are exact by construction (TestXMLEmpSize); should one
+		// ever be wrong, append would have moved b elsewhere.
+		if len(b) != ends[c]-start || (len(b) > 0 && &b[0] != &out[start]) {
+			bad.Store(true)
+		}
+	})
+	if bad.Load() {
+		b := append(out[:0:0], w.Bytes()...)
+		for i := range d.Emps {
+			b = appendXMLEmp(b, d, &d.Emps[i])
+		}
+		return append(b, footer...)
 	}
-	return append(out, footer...)
+	copy(out[total:], footer)
+	return out
 }
 
-// employee writes one <MpinCalculationSt> element.
-func (w *xw) employee(d *doc, e *emp) {
-	const i1, i2, i3 = "  ", "    ", "      "
-	w.WriteString(i1 + "<MpinCalculationSt>\n")
-	w.int(i2, "RedenBroj", int64(e.No))
-	w.el(i2, "VrabotenEmbg", e.EMBG)
-	w.el(i2, "SifraOpstina", e.Municipality)
-	w.el(i2, "TransakciskaSmetka", e.Account)
-	w.int(i2, "DenoviStazVkVrab", int64(e.Days))
+// The tags of the fifteen amounts at level 1 and level 2.
+var amountTagsVk, amountTagsVkVrab [15]string
+
+// Fragments of an employee's XML: the markup between consecutive values,
+// joined so that each value costs one append of markup. empFrags has one
+// more entry than empTags; the first opens <MpinCalculationSt> and the
+// first element, the last closes the last element.
+var (
+	empTags    []string
+	detailTags = []string{"RedenBroj", "SifraRabotenOdnos", "BrojDogovor", "DatumPocetok", "DatumZavrsuvanje",
+		"DenoviStaz", "SifraTipRabotenCas", "SifraDvizenje", "SifraPodracnoZdravstvo", "SifraOsloboduvanje",
+		"NadlezenOrganEdb", "BrojCasovi", "BrutoIznos"}
+	empFrags, detailFrags []string
+	empFixed, detailFixed int // bytes of markup in an employee without details, in one detail
+)
+
+const empClose = "  </MpinCalculationSt>\n"
+
+func init() {
 	for k, n := range amountNames {
-		w.int(i2, n+"VkVrab", e.Amounts[k])
+		amountTagsVk[k], amountTagsVkVrab[k] = n+"Vk", n+"VkVrab"
 	}
-	w.int(i2, "RabotniCasoviVkVrab", e.Hours)
-	for j, dt := range e.Details {
-		w.WriteString(i2 + "<MpinCalculationStDetail>\n")
-		w.int(i3, "RedenBroj", int64(j+1))
-		w.el(i3, "SifraRabotenOdnos", dt.Staz)
-		w.int(i3, "BrojDogovor", int64(dt.Contract))
-		w.date(i3, "DatumPocetok", dt.From, d.Month, d.Year)
-		w.date(i3, "DatumZavrsuvanje", dt.To, d.Month, d.Year)
-		w.int(i3, "DenoviStaz", int64(dt.Days))
-		w.el(i3, "SifraTipRabotenCas", dt.HourType)
-		w.el(i3, "SifraDvizenje", dt.Movement)
-		w.el(i3, "SifraPodracnoZdravstvo", dt.Fzom)
-		w.el(i3, "SifraOsloboduvanje", dt.Exemption)
-		w.el(i3, "NadlezenOrganEdb", dt.Body)
-		w.int(i3, "BrojCasovi", dt.Hours)
-		w.int(i3, "BrutoIznos", dt.Amount)
-		w.WriteString(i2 + "</MpinCalculationStDetail>\n")
+	empTags = append(append([]string{"RedenBroj", "VrabotenEmbg", "SifraOpstina", "TransakciskaSmetka", "DenoviStazVkVrab"},
+		amountTagsVkVrab[:]...), "RabotniCasoviVkVrab")
+	empFrags = fragments("  <MpinCalculationSt>\n", "    ", empTags, "")
+	detailFrags = fragments("    <MpinCalculationStDetail>\n", "      ", detailTags, "    </MpinCalculationStDetail>\n")
+	empFixed = len(empClose)
+	for _, f := range empFrags {
+		empFixed += len(f)
 	}
-	w.WriteString(i1 + "</MpinCalculationSt>\n")
+	for _, f := range detailFrags {
+		detailFixed += len(f)
+	}
+}
+
+// fragments returns the markup around a run of elements, one per line at
+// indent: prefix and the first open tag, then each close tag with the next
+// open tag, then the last close tag and suffix.
+func fragments(prefix, indent string, tags []string, suffix string) []string {
+	f := make([]string, len(tags)+1)
+	f[0] = prefix + indent + "<" + tags[0] + ">"
+	for i := 1; i < len(tags); i++ {
+		f[i] = "</" + tags[i-1] + ">\n" + indent + "<" + tags[i] + ">"
+	}
+	f[len(tags)] = "</" + tags[len(tags)-1] + ">\n" + suffix
+	return f
+}
+
+// xmlSpecial marks the bytes after which xw.el escapes a value.
+var xmlSpecial = [256]bool{'<': true, '>': true, '&': true, '\'': true, '"': true, '\r': true, '\n': true, '\t': true}
+
+func needsEscape(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if xmlSpecial[s[i]] {
+			return true
+		}
+	}
+	return false
+}
+
+// appendText appends s as xw.el writes an element's content: as it is,
+// unless it holds a character XML escapes, then through xml.EscapeText.
+func appendText(b []byte, s string) []byte {
+	if !needsEscape(s) {
+		return append(b, s...)
+	}
+	var e bytes.Buffer
+	_ = xml.EscapeText(&e, []byte(s))
+	return append(b, e.Bytes()...)
+}
+
+func textSize(s string) int {
+	if !needsEscape(s) {
+		return len(s)
+	}
+	return len(appendText(nil, s))
+}
+
+// intSize is len(strconv.AppendInt(nil, v, 10)).
+func intSize(v int64) int {
+	n := 1
+	u := uint64(v)
+	if v < 0 {
+		n, u = 2, -u
+	}
+	for u >= 10 {
+		u /= 10
+		n++
+	}
+	return n
+}
+
+// appendDate appends day.MM.year as xw.date writes it; day 0 is empty.
+func appendDate(b []byte, day, month, year int) []byte {
+	if day == 0 {
+		return b
+	}
+	b = strconv.AppendInt(b, int64(day), 10)
+	b = append(b, '.')
+	if month >= 0 && month < 10 {
+		b = append(b, '0')
+	}
+	b = strconv.AppendInt(b, int64(month), 10)
+	b = append(b, '.')
+	return strconv.AppendInt(b, int64(year), 10)
+}
+
+func dateSize(day, month, year int) int {
+	if day == 0 {
+		return 0
+	}
+	n := intSize(int64(day)) + 2 + intSize(int64(month)) + intSize(int64(year))
+	if month >= 0 && month < 10 {
+		n++
+	}
+	return n
+}
+
+// appendXMLEmp appends one <MpinCalculationSt> element.
+func appendXMLEmp(b []byte, d *doc, e *emp) []byte {
+	f := empFrags
+	b = append(b, f[0]...)
+	b = strconv.AppendInt(b, int64(e.No), 10)
+	b = append(b, f[1]...)
+	b = appendText(b, e.EMBG)
+	b = append(b, f[2]...)
+	b = appendText(b, e.Municipality)
+	b = append(b, f[3]...)
+	b = appendText(b, e.Account)
+	b = append(b, f[4]...)
+	b = strconv.AppendInt(b, int64(e.Days), 10)
+	for k := range e.Amounts {
+		b = append(b, f[5+k]...)
+		b = strconv.AppendInt(b, e.Amounts[k], 10)
+	}
+	b = append(b, f[20]...)
+	b = strconv.AppendInt(b, e.Hours, 10)
+	b = append(b, f[21]...)
+	g := detailFrags
+	for j := range e.Details {
+		dt := &e.Details[j]
+		b = append(b, g[0]...)
+		b = strconv.AppendInt(b, int64(j+1), 10)
+		b = append(b, g[1]...)
+		b = appendText(b, dt.Staz)
+		b = append(b, g[2]...)
+		b = strconv.AppendInt(b, int64(dt.Contract), 10)
+		b = append(b, g[3]...)
+		b = appendDate(b, dt.From, d.Month, d.Year)
+		b = append(b, g[4]...)
+		b = appendDate(b, dt.To, d.Month, d.Year)
+		b = append(b, g[5]...)
+		b = strconv.AppendInt(b, int64(dt.Days), 10)
+		b = append(b, g[6]...)
+		b = appendText(b, dt.HourType)
+		b = append(b, g[7]...)
+		b = appendText(b, dt.Movement)
+		b = append(b, g[8]...)
+		b = appendText(b, dt.Fzom)
+		b = append(b, g[9]...)
+		b = appendText(b, dt.Exemption)
+		b = append(b, g[10]...)
+		b = appendText(b, dt.Body)
+		b = append(b, g[11]...)
+		b = strconv.AppendInt(b, dt.Hours, 10)
+		b = append(b, g[12]...)
+		b = strconv.AppendInt(b, dt.Amount, 10)
+		b = append(b, g[13]...)
+	}
+	return append(b, empClose...)
+}
+
+// xmlEmpSize is len(appendXMLEmp(nil, d, e)).
+func xmlEmpSize(d *doc, e *emp) int {
+	n := empFixed + intSize(int64(e.No)) + textSize(e.EMBG) + textSize(e.Municipality) + textSize(e.Account) +
+		intSize(int64(e.Days)) + intSize(e.Hours)
+	for _, a := range e.Amounts {
+		n += intSize(a)
+	}
+	for j := range e.Details {
+		dt := &e.Details[j]
+		n += detailFixed + intSize(int64(j+1)) + textSize(dt.Staz) + intSize(int64(dt.Contract)) +
+			dateSize(dt.From, d.Month, d.Year) + dateSize(dt.To, d.Month, d.Year) + intSize(int64(dt.Days)) +
+			textSize(dt.HourType) + textSize(dt.Movement) + textSize(dt.Fzom) + textSize(dt.Exemption) +
+			textSize(dt.Body) + intSize(dt.Hours) + intSize(dt.Amount)
+	}
+	return n
 }
