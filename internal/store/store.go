@@ -11,8 +11,10 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -190,6 +192,33 @@ func (db *DB) Migrate(ctx context.Context) error {
 		return fmt.Errorf("store: migrate %s: %w", db.dialect, err)
 	}
 	return nil
+}
+
+// MigrationsDigest is the SHA-256, in hex, of the names and contents of the
+// embedded migrations of dialect d: two binaries with the same digest build
+// the same schema. Test helpers key their migrated template databases by it.
+func MigrationsDigest(d Dialect) (string, error) {
+	sub, err := fs.Sub(migrations, "migrations/"+string(d))
+	if err != nil {
+		return "", fmt.Errorf("store: migrations: %w", err)
+	}
+	h := sha256.New()
+	err = fs.WalkDir(sub, ".", func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(sub, path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", path, len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("store: migrations: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Reader returns queries on the read pool. Use it for anything that does not
