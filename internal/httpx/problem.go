@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -112,7 +113,9 @@ var statusOf = map[string]int{
 	"rate_limited":              http.StatusTooManyRequests,
 	denar.ECodeNotFound:         http.StatusNotFound,
 	"method_not_allowed":        http.StatusMethodNotAllowed,
-	"request_too_large":         http.StatusRequestEntityTooLarge,
+	"payload_too_large":         http.StatusRequestEntityTooLarge,
+	"request_timeout":           http.StatusRequestTimeout,
+	"server_busy":               http.StatusServiceUnavailable,
 	"unsupported_media_type":    http.StatusUnsupportedMediaType,
 	"not_acceptable":            http.StatusNotAcceptable,
 	"ujp_unavailable":           http.StatusServiceUnavailable,
@@ -164,6 +167,9 @@ var titles = map[string]string{
 	"rate_limited":             "Too many requests",
 	"environment_mismatch":     "Environment mismatch",
 	"ujp_unavailable":          "UJP unavailable",
+	"payload_too_large":        "Payload too large",
+	"request_timeout":          "Request timeout",
+	"server_busy":              "Server busy",
 	denar.ECodeNotFound:        "Not found",
 	denar.ECodeInternal:        "Internal error",
 }
@@ -183,6 +189,9 @@ func FromError(err error) *Problem {
 			pr.Extra = de.Detail
 		}
 		return pr
+	}
+	if p := readProblem(err, false); p != nil {
+		return p
 	}
 	slog.Error("internal error", "err", err)
 	return NewProblem(denar.ECodeInternal, "An internal error occurred. It has been logged; retry later or quote the request id to support.")
@@ -220,6 +229,15 @@ func humaProblem(ctx huma.Context, status int, msg string, errs ...error) huma.S
 			break
 		}
 	}
+	if p == nil && status >= 500 {
+		// huma reports a body it could not read as a 500; over the limit,
+		// too slow or broken off, it is the client's.
+		for _, e := range errs {
+			if p = readProblem(e, true); p != nil {
+				break
+			}
+		}
+	}
 	if p == nil {
 		switch {
 		case status >= 500:
@@ -230,7 +248,9 @@ func humaProblem(ctx huma.Context, status int, msg string, errs ...error) huma.S
 			}
 			p = NewProblem(denar.ECodeInternal, "An internal error occurred. It has been logged; retry later or quote the request id to support.")
 		case status == http.StatusRequestEntityTooLarge:
-			p = NewProblem("request_too_large", "The request body is larger than this operation accepts.")
+			p = NewProblem("payload_too_large", "The request body is larger than this operation accepts.")
+		case status == http.StatusRequestTimeout:
+			p = NewProblem("request_timeout", "The request body did not arrive in time.")
 		case status == http.StatusUnsupportedMediaType:
 			p = NewProblem("unsupported_media_type", msg)
 		case status == http.StatusNotAcceptable:
@@ -247,6 +267,18 @@ func humaProblem(ctx huma.Context, status int, msg string, errs ...error) huma.S
 		p.Instance = RequestID(ctx.Context())
 	}
 	return p
+}
+
+// readProblem recognises the errors of reading a request body past its
+// limit (MaxBytesReader) or its deadline, and, when reading is all that
+// failed (huma's body reader), also a body cut short; nil for any other
+// error.
+func readProblem(err error, reading bool) *Problem {
+	var mb *http.MaxBytesError
+	if err == nil || !(errors.As(err, &mb) || isTimeout(err) || (reading && errors.Is(err, io.ErrUnexpectedEOF))) {
+		return nil
+	}
+	return bodyReadProblem(err)
 }
 
 func fieldErrors(msg string, errs []error) []denar.FieldError {
