@@ -22,6 +22,9 @@ type Deps struct {
 	RateLimit httpx.RateLimit
 	// Now is the clock for "today" (the default effectiveDate); default time.Now.
 	Now func() time.Time
+	// HeavyConcurrency is how many file and batch requests run at once
+	// (httpx.Options.HeavyConcurrency).
+	HeavyConcurrency int
 }
 
 // New builds the payroll service with all its operations.
@@ -34,7 +37,7 @@ func New(d Deps) *httpx.Service {
 			"statutory rates) and the files employers upload to the tax authority (МПИН, ПДД-ГИ, е-ППД). " +
 			"Money is always a string of denars.",
 		DB: d.DB, Auth: d.Auth, Log: d.Log,
-		RateLimit: d.RateLimit,
+		RateLimit: d.RateLimit, HeavyConcurrency: d.HeavyConcurrency,
 	})
 	h := &handlers{now: d.Now}
 	if h.now == nil {
