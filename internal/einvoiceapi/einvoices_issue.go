@@ -33,6 +33,7 @@ func (h *handlers) registerIssue(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "issueEInvoice", Method: http.MethodPost, Path: "/v1/einvoices",
 		Summary: "Issue an e-invoice", Tags: []string{"E-invoices"}, DefaultStatus: http.StatusAccepted,
+		MaxBodyBytes: maxDocumentBody,
 		Description: "Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas " +
 			"(unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) " +
 			"and answers 202 in awaiting_signature with a signing request for the company's agent. expectedTotals that differ: " +

@@ -63,6 +63,7 @@ func (h *handlers) registerSupersede(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "correctEInvoice", Method: http.MethodPost, Path: "/v1/einvoices/{id}/correction",
 		Summary: "Correct an e-invoice", Tags: tags, DefaultStatus: http.StatusAccepted,
+		MaxBodyBytes: maxDocumentBody,
 		Description: "The body is a complete replacement document, as for POST /v1/einvoices, with correction " +
 			"{reason (C0x), comment}. The correction (docStorno 2) references the original's EUID; when UJP accepts it, " +
 			"the original moves to corrected. Same 409s as storno; clientReference works as on issue. 202 with the correction.",

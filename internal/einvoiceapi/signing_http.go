@@ -138,6 +138,7 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "submitSignature", Method: http.MethodPost, Path: "/v1/signing-requests/{id}/signature",
 		Summary: "Submit the JWS of a signing request", Tags: []string{"Signing"},
+		MaxBodyBytes: maxDocumentBody,
 		Description: "Verifies RS256 over protectedHeader.payload with the registered certificate. 422 signature_invalid, " +
 			"payload_mismatch or certificate_mismatch; 410 signature_expired after expiresAt (a new request is issued, " +
 			"see replacedBy). Resubmitting the identical JWS of a signed request returns 200; any other is 409.",
