@@ -147,8 +147,12 @@ func startServer(t *testing.T, env []string) *server {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	// The bootstrap banner is printed before the listeners serve.
-	time.Sleep(50 * time.Millisecond)
+	// "denar serving" is logged after the first-run banner was printed,
+	// when there was one to print ("first-run bootstrap" is logged then).
+	waitFor(t, "the server to log that it serves", func() bool { return strings.Contains(s.stderr.String(), "denar serving") })
+	if strings.Contains(s.stderr.String(), "first-run bootstrap") {
+		waitFor(t, "the first-run banner", func() bool { return strings.Contains(s.stdout.String(), "Try it:") })
+	}
 	out := s.stdout.String()
 	if m := regexp.MustCompile(`payroll API key \(sandbox\):\s+(\S+)`).FindStringSubmatch(out); m != nil {
 		s.payrollKey = m[1]
@@ -157,6 +161,17 @@ func startServer(t *testing.T, env []string) *server {
 		s.einvoiceKey = m[1]
 	}
 	return s
+}
+
+// waitFor polls cond until it holds, for at most 30 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // stop sends SIGTERM and checks that the process exits cleanly.

@@ -27,7 +27,7 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry) (pay
 	httpx.DocsURL = cfg.DocsURL
 	authStore := &auth.Store{DB: db}
 	rl := httpx.RateLimit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}
-	payroll = payrollapi.New(payrollapi.Deps{DB: db, Auth: authStore, Log: log, RateLimit: rl})
+	payroll = payrollapi.New(payrollapi.Deps{DB: db, Auth: authStore, Log: log, RateLimit: rl, HeavyConcurrency: cfg.heavyConcurrency()})
 	d := einvoiceapi.Deps{DB: db, Auth: authStore, Log: log, RateLimit: rl,
 		RegistryTimeout: cfg.UJPRegistryTimeout, PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
 		Mailer: mail.Outbox{Log: log, SMTP: cfg.SMTPURL != ""}}
@@ -110,6 +110,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("first-run bootstrap: %w", err)
 		}
 		if b != nil {
+			log.Info("first-run bootstrap: created the sandbox account and its API keys", "account", b.Account.ID)
 			printBootstrap(stdout, b, pl.Addr().String(), el.Addr().String())
 		}
 	}
@@ -137,9 +138,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	payroll, einvoice := services(db, cfg, log, &reg)
-	servers := []*http.Server{
-		{Handler: payroll.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute},
-		{Handler: einvoice.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute},
+	servers := []*httpx.Server{
+		httpx.NewServer(payroll.Handler(), cfg.Timeouts(), log),
+		httpx.NewServer(einvoice.Handler(), cfg.Timeouts(), log),
 	}
 	listeners := []net.Listener{pl, el}
 	errc := make(chan error, len(servers))

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/ujpsim"
 )
 
@@ -41,7 +42,9 @@ func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("ujp-sim: listen on %s: %w", *addr, err)
 	}
-	srv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// The services' defaults for slow clients (httpx.Timeouts), and the
+	// same security headers.
+	srv := httpx.NewServer(sim.Handler(), httpx.Timeouts{}, log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	fmt.Fprintf(stdout, "denar ujp-sim: serving the UJP e-Faktura simulator on http://%s (admin API under /_sim/)\n", l.Addr())
