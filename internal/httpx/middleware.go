@@ -186,7 +186,12 @@ func outer(service string, mux, upgrades *http.ServeMux, m *Metrics, log *slog.L
 			m.requests.WithLabelValues(route, r.Method, strconv.Itoa(status)).Inc()
 			m.duration.WithLabelValues(route, r.Method).Observe(elapsed.Seconds())
 			level := slog.LevelInfo
-			if status >= 500 {
+			switch {
+			case status == http.StatusServiceUnavailable:
+				// Turned away (server_busy) or a dependency down: worth
+				// seeing, not a fault of ours to page about.
+				level = slog.LevelWarn
+			case status >= 500:
 				level = slog.LevelError
 			}
 			log.LogAttrs(r.Context(), level, "request",
