@@ -255,7 +255,9 @@ func (r httpReply) code(t *testing.T) string {
 }
 
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, dbURL string) {
+		t.Parallel()
 		env := baseEnv(t, dbURL)
 		s := startServer(t, env)
 		if s.payrollKey == "" || s.einvoiceKey == "" || !strings.Contains(s.stdout.String(), "curl") {

@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -273,7 +274,9 @@ func (w *einvoiceWorld) eventTypes(id string) []string {
 // client_reference_conflict, supersede_pending, period_closed, state
 // conflicts).
 func TestEInvoiceEndToEnd(t *testing.T) {
+	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, dbURL string) {
+		t.Parallel()
 		w := newEInvoiceWorld(t, dbURL)
 		ids := map[string]string{}
 		for _, n := range []string{"accept", "reject", "deadline"} {
@@ -370,7 +373,11 @@ func TestEInvoiceEndToEnd(t *testing.T) {
 			t.Fatalf("outage: %d %s", r.status, r.body)
 		}
 		w.waitStatus(held, "held", 20*time.Second)
-		time.Sleep(1500 * time.Millisecond) // at least one probe during the outage
+		// At least one probe during the outage: a look-up of the seller's
+		// own registry entry, answered 503 by the simulator.
+		probe := regexp.MustCompile(`path=\S*/companies/` + ujpsim.TaxSeller + `[^\n]*status=503`)
+		probes := len(probe.FindAllString(w.sim.out.String(), -1))
+		waitFor(t, "a probe during the outage", func() bool { return len(probe.FindAllString(w.sim.out.String(), -1)) > probes })
 		if r := w.simulate(held, `{"action":"outage_ends"}`); r.status != 202 {
 			t.Fatalf("outage end: %d %s", r.status, r.body)
 		}
@@ -413,10 +420,12 @@ func TestEInvoiceEndToEnd(t *testing.T) {
 // is delivered exactly once: one →delivered move each, and one document
 // per docId at UJP.
 func TestEInvoiceCrashRecovery(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("crash test in -short mode")
 	}
 	storetest.EachURL(t, func(t *testing.T, dbURL string) {
+		t.Parallel()
 		w := newEInvoiceWorld(t, dbURL)
 		// A slow UJP keeps most of the batch between signed and delivered.
 		w.sim.faults(t, `{"latencyMs":100}`)

@@ -24,10 +24,11 @@ import (
 )
 
 // The timeouts of the server under TestSlowAndHostileClients: short, so the
-// test waits little, and apart, so each cut shows which one made it.
+// test waits little, apart, so each cut shows which one made it, and long
+// enough for the server to read a 1 MB body on a loaded machine under -race.
 const (
-	hostileRead  = 1 * time.Second
-	hostileWrite = 3 * time.Second
+	hostileRead  = 2 * time.Second
+	hostileWrite = 4 * time.Second
 )
 
 // TestSlowAndHostileClients runs the real denar serve on loopback with short
@@ -66,15 +67,20 @@ func TestSlowAndHostileClients(t *testing.T) {
 	})
 
 	t.Run("client that never reads its response", func(t *testing.T) {
-		body := minimalMpin(10000)
+		// 4,000 records: a 0.8 MB request for a 7 MB XML file, more than
+		// twice what the connection's buffers took in earlier runs (3 MB).
+		body := minimalMpin(4000)
 		start := time.Now()
 		c := dialSmallWindow(t, strings.TrimPrefix(s.payroll, "http://"))
 		defer c.Close()
-		fmt.Fprintf(c, "POST /v1/files/mpin/txt HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-			s.payrollKey, len(body), body)
+		// With an Idempotency-Key the body is read whole before it is
+		// decoded, so a busy machine's slow decoding does not run into
+		// the read timeout.
+		fmt.Fprintf(c, "POST /v1/files/mpin/xml HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nIdempotency-Key: never-reads\r\n"+
+			"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", s.payrollKey, len(body), body)
 		// The server logs the request when its handler returns, which it
 		// does once writing to a client that reads nothing fails.
-		logged := regexp.MustCompile(`"path":"/v1/files/mpin/txt"[^\n]*"status":(\d+)[^\n]*"bytes":(\d+)`)
+		logged := regexp.MustCompile(`"path":"/v1/files/mpin/xml"[^\n]*"status":(\d+)[^\n]*"bytes":(\d+)`)
 		var m []string
 		for deadline := time.Now().Add(hostileWrite + 20*time.Second); m == nil; {
 			m = logged.FindStringSubmatch(s.stderr.String())
@@ -105,13 +111,14 @@ func TestSlowAndHostileClients(t *testing.T) {
 
 	t.Run("long-poll outlives the timeouts", func(t *testing.T) {
 		start := time.Now()
-		r := call(t, "GET", fmt.Sprintf("%s/v1/agents/%s/signing-requests?wait=5", s.einvoice, agent.AgentID), "",
+		wait := hostileWrite + time.Second
+		r := call(t, "GET", fmt.Sprintf("%s/v1/agents/%s/signing-requests?wait=%d", s.einvoice, agent.AgentID, int(wait.Seconds())), "",
 			map[string]string{"Authorization": "Agent " + agent.AgentID + "." + agent.Secret}, "")
 		if r.status != 200 || !strings.Contains(string(r.body), `"data":[]`) {
 			t.Fatalf("long-poll: %d %s", r.status, r.body)
 		}
-		if d := time.Since(start); d < 5*time.Second {
-			t.Errorf("long-poll answered after %s, before its wait of 5 s", d)
+		if d := time.Since(start); d < wait {
+			t.Errorf("long-poll answered after %s, before its wait of %s", d, wait)
 		}
 	})
 
