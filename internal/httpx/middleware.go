@@ -28,6 +28,8 @@ const (
 	captureKey
 	principalKey
 	companyKey
+	claimKey
+	docsKey
 )
 
 // RequestID returns the id given to the request in ctx ("req_…").
@@ -131,8 +133,8 @@ func captured(ctx context.Context) *recorder {
 // Outer wraps a service's mux with what every request gets: a request id,
 // panic recovery, metrics, a structured access log, and problem bodies for
 // routes and methods the mux does not know.
-func Outer(service string, mux *http.ServeMux, m *Metrics, log *slog.Logger) http.Handler {
-	return outer(service, mux, nil, m, log)
+func Outer(service, docsURL string, mux *http.ServeMux, m *Metrics, log *slog.Logger) http.Handler {
+	return outer(service, docsURL, mux, nil, m, log)
 }
 
 // isWebSocket reports whether r asks to upgrade to a WebSocket.
@@ -140,7 +142,7 @@ func isWebSocket(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
-func outer(service string, mux, upgrades *http.ServeMux, m *Metrics, log *slog.Logger) http.Handler {
+func outer(service, docsURL string, mux, upgrades *http.ServeMux, m *Metrics, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := newRequestID()
@@ -151,6 +153,7 @@ func outer(service string, mux, upgrades *http.ServeMux, m *Metrics, log *slog.L
 		}
 		ctx := context.WithValue(r.Context(), requestIDKey, id)
 		ctx = context.WithValue(ctx, captureKey, rec)
+		ctx = context.WithValue(ctx, docsKey, docsURL)
 		r = r.WithContext(ctx)
 		m.inFlight.Inc()
 		route := "unmatched"
