@@ -25,7 +25,9 @@ type listEInvoicesInput struct {
 	Limit           int    `query:"limit" default:"25" minimum:"1" maximum:"200" doc:"Page size."`
 }
 
-type listEInvoicesOutput struct{ Body httpx.Page[einvoicing.EInvoice] }
+type listEInvoicesOutput struct {
+	Body httpx.Page[einvoicing.EInvoice]
+}
 
 type einvoiceIDInput struct {
 	ID string `path:"id" maxLength:"100"`

@@ -24,17 +24,19 @@ import (
 // request follows after the refusal backoff. The others are a decision:
 // the document fails with problem signature_refused.
 const (
-	RefuseUserDeclined  = "user_declined"
-	RefusePolicy        = "policy"
-	RefuseTokenMissing  = "token_missing"
-	RefusePINLocked     = "pin_locked"
+	RefuseUserDeclined   = "user_declined"
+	RefusePolicy         = "policy"
+	RefuseTokenMissing   = "token_missing"
+	RefusePINLocked      = "pin_locked"
 	RefusePayloadInvalid = "payload_invalid"
 )
 
 // RefusalReasons lists them.
 var RefusalReasons = []string{RefuseUserDeclined, RefusePolicy, RefuseTokenMissing, RefusePINLocked, RefusePayloadInvalid}
 
-func transientRefusal(reason string) bool { return reason == RefuseTokenMissing || reason == RefusePINLocked }
+func transientRefusal(reason string) bool {
+	return reason == RefuseTokenMissing || reason == RefusePINLocked
+}
 
 // isAgent reports whether p is a signing agent's credential.
 func isAgent(p *auth.Principal) bool { return p.Kind == auth.KindAgent }

@@ -24,9 +24,9 @@ type Deps struct {
 	// here: calculations change nothing).
 	Idempotency *idempotency.Keeper
 	// Ready reports whether the store answers (/readyz).
-	Ready   func(context.Context) error
-	DocsURL string
-	Log     *slog.Logger
+	Ready     func(context.Context) error
+	DocsURL   string
+	Log       *slog.Logger
 	RateLimit httpx.RateLimit
 	// Now is the clock for "today" (the default effectiveDate); default time.Now.
 	Now func() time.Time
