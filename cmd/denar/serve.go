@@ -29,8 +29,7 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry) (pay
 	rl := httpx.RateLimit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}
 	payroll = payrollapi.New(payrollapi.Deps{DB: db, Auth: authStore, Log: log, RateLimit: rl})
 	d := einvoiceapi.Deps{DB: db, Auth: authStore, Log: log, RateLimit: rl,
-		RegistryTimeout: cfg.UJPRegistryTimeout, PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
-		Mailer: mail.Outbox{Log: log, SMTP: cfg.SMTPURL != ""}}
+		RegistryTimeout: cfg.UJPRegistryTimeout, PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL}
 	if reg != nil {
 		d.Registry = reg
 		if reg.sandbox != nil {
@@ -121,19 +120,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	reg.run(ctx)
 	runner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease})
 	registerHousekeeping(runner, db, cfg)
+	mailCfg := mail.WorkerConfig{MaxAttempts: cfg.MailMaxAttempts, RetryDelays: cfg.MailRetryDelays, Log: log}
+	if cfg.SMTPURL != "" {
+		if mailCfg.SMTP, err = mail.ParseSMTPURL(cfg.SMTPURL, cfg.MailFrom); err != nil {
+			return fmt.Errorf("configuration: DENAR_SMTP_URL: %w", err)
+		}
+	}
+	mail.Register(runner, db, mailCfg)
 	einvoicing.RegisterPipeline(runner, db, reg.gateways, einvoicing.PipelineConfig{
 		SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow, PollEvery: cfg.UJPPollInterval,
 		CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays}, log)
 	if err := runner.Start(ctx); err != nil {
 		return fmt.Errorf("job runner: %w", err)
-	}
-
-	if cfg.SMTPURL != "" {
-		sender, err := mail.ParseSMTPURL(cfg.SMTPURL, cfg.MailFrom)
-		if err != nil {
-			return fmt.Errorf("configuration: DENAR_SMTP_URL: %w", err)
-		}
-		go (&mail.Deliverer{DB: db, Sender: sender, Log: log}).Run(ctx)
 	}
 
 	payroll, einvoice := services(db, cfg, log, &reg)

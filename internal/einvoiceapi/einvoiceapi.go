@@ -12,7 +12,6 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/httpx"
-	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
 )
 
@@ -27,8 +26,6 @@ type Deps struct {
 	// 503 ujp_unavailable. RegistryTimeout bounds it (default 10 s).
 	Registry        Registry
 	RegistryTimeout time.Duration
-	// Mailer queues mandate mails; nil means the database outbox.
-	Mailer mail.Mailer
 	// PublicURL is the base of links in mails (mandate pages).
 	PublicURL string
 	// MandateTTL is how long a mandate link works (default 14 days).
