@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -191,5 +192,64 @@ func TestMandateMailEndToEnd(t *testing.T) {
 				t.Fatalf("a mandate token in the log:\n%s", s.stderr.String())
 			}
 		})
+	})
+}
+
+// TestMandateMailSurvivesAKill: `denar serve` is SIGKILLed while the SMTP
+// server holds the mandate mail's DATA unanswered (so the server never
+// acknowledged it); after a restart the job's lease runs out, the mail is
+// sent by the new process, and the SMTP server has it exactly once.
+func TestMandateMailSurvivesAKill(t *testing.T) {
+	storetest.EachURL(t, func(t *testing.T, dbURL string) {
+		inData := make(chan struct{}, 1)
+		release := make(chan struct{})
+		var releaseOnce sync.Once
+		var calls atomic.Int32
+		srv := smtptest.Start(t, smtptest.Options{Data: func(smtptest.Message) smtptest.Reply {
+			if calls.Add(1) == 1 {
+				inData <- struct{}{}
+				<-release
+				// The client is gone: a real server drops the transaction.
+				return smtptest.Reply{Code: 451, Text: "4.4.2 connection lost"}
+			}
+			return smtptest.Reply{}
+		}})
+		// Before the server's own cleanup, which waits for its connections.
+		t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
+
+		s := startServer(t, append(baseEnv(t, dbURL), "DENAR_JOB_POLL_INTERVAL=50ms", "DENAR_JOB_LEASE=2s", "DENAR_SMTP_URL="+srv.URL()))
+		createCompany(t, s, s.einvoiceKey, "4030000000001", "marija@example.mk")
+		select {
+		case <-inData:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the mail never reached DATA")
+		}
+		if err := s.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = s.cmd.Wait()
+		releaseOnce.Do(func() { close(release) })
+		if m := listMail(t, s.env); len(m) != 1 || m[0].State != "queued" {
+			t.Fatalf("after the kill: %+v", m)
+		}
+
+		again := startServer(t, s.env)
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		got, err := srv.Wait(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the mail recorded as sent", func() bool {
+			m := listMail(t, again.env, "--state", "sent")
+			return len(m) == 1 && m[0].Attempts == 2
+		})
+		body, err := got[0].Body()
+		if err != nil || !strings.Contains(body, again.einvoice+"/mandates/mdt_") {
+			t.Fatalf("delivered body %q (%v)", body, err)
+		}
+		if n := len(srv.Messages()); n != 1 {
+			t.Fatalf("the SMTP server has %d messages, want 1", n)
+		}
 	})
 }

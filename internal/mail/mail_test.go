@@ -166,9 +166,10 @@ func TestQueueIsTransactional(t *testing.T) {
 }
 
 // TestDelivery walks messages through a real SMTP server that answers per
-// recipient: accepted at once, refused for good, refused for now (then
-// accepted), refused for now every time, and an address that cannot be
-// written. The failing ones are queued first and block nothing.
+// recipient: accepted at once, refused for good (at RCPT, and at the end of
+// DATA), refused for now (then accepted), refused for now every time, and
+// an address that cannot be written. The failing ones are queued first and
+// block nothing.
 func TestDelivery(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -189,12 +190,17 @@ func TestDelivery(t *testing.T) {
 				return smtptest.Reply{Code: 452, Text: "4.2.2 mailbox full for now"}
 			}
 			return smtptest.Reply{}
+		}, Data: func(m smtptest.Message) smtptest.Reply {
+			if m.To[0] == "toobig@example.mk" {
+				return smtptest.Reply{Code: 552, Text: "5.3.4 message too big"}
+			}
+			return smtptest.Reply{}
 		}})
 		const max = 3
 		r := runner(db, mail.WorkerConfig{SMTP: smtpTo(t, srv.URL()), MaxAttempts: max, RetryDelays: []time.Duration{time.Minute, 2 * time.Minute}})
 
 		ids := map[string]string{}
-		for _, to := range []string{"refused@example.mk", "busy@example.mk", "not an address", "later@example.mk", "ok@example.mk"} {
+		for _, to := range []string{"refused@example.mk", "busy@example.mk", "not an address", "toobig@example.mk", "later@example.mk", "ok@example.mk"} {
 			ids[to] = queue(t, db, mail.Message{To: to, Subject: "Овластување за е-фактури: Тест ДООЕЛ", Body: "Почитувани,\n\nhttp://x/mandates/mdt_" + to + "\n", Link: "http://x/mandates/mdt_" + to})
 		}
 
@@ -216,9 +222,10 @@ func TestDelivery(t *testing.T) {
 			}
 		}
 
-		step(t, r, 5)
+		step(t, r, 6)
 		check("first round", map[string]want{
 			"refused@example.mk": {mail.StateDead, 1, "550"},
+			"toobig@example.mk":  {mail.StateDead, 1, "552"},
 			"not an address":     {mail.StateDead, 1, `smtp: to "not an address"`},
 			"busy@example.mk":    {mail.StateQueued, 1, "451"},
 			"later@example.mk":   {mail.StateQueued, 1, "452"},
@@ -274,7 +281,7 @@ func TestDelivery(t *testing.T) {
 		for _, j := range js {
 			states[j.State]++
 		}
-		if states[jobs.StateCompleted] != 2 || states[jobs.StateCancelled] != 3 || len(js) != 5 {
+		if states[jobs.StateCompleted] != 2 || states[jobs.StateCancelled] != 4 || len(js) != 6 {
 			t.Fatalf("job states %v", states)
 		}
 	})

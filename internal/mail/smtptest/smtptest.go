@@ -33,6 +33,11 @@ type Options struct {
 	// Recipient answers RCPT TO for addr; nil accepts every recipient. It
 	// may be called from several connections at once.
 	Recipient func(addr string) Reply
+	// Data answers the end of DATA for a message received whole; nil
+	// accepts. Only an accepted message is kept, as a real server keeps
+	// only what it acknowledged. It may block (a slow server) and may be
+	// called from several connections at once.
+	Data func(m Message) Reply
 }
 
 // Message is one accepted message.
@@ -218,13 +223,20 @@ func (s *Server) serve(c net.Conn) {
 			if err != nil {
 				return
 			}
+			m := Message{From: from, To: rcpts, Data: data}
+			reset()
+			if s.opts.Data != nil {
+				if r := s.opts.Data(m); r.Code != 0 && r.Code != 250 {
+					ok = reply(r.Code, r.Text)
+					break
+				}
+			}
 			s.mu.Lock()
-			s.msgs = append(s.msgs, Message{From: from, To: rcpts, Data: data})
+			s.msgs = append(s.msgs, m)
 			n := len(s.msgs)
 			close(s.changed)
 			s.changed = make(chan struct{})
 			s.mu.Unlock()
-			reset()
 			ok = reply(250, fmt.Sprintf("2.0.0 ok: queued as %d", n))
 		case "RSET":
 			reset()
