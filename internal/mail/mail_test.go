@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -552,5 +553,26 @@ func TestTwoRunnersDeliverEachOnce(t *testing.T) {
 			t.Errorf("runners logged %v sends, want %d in all", split, n)
 		}
 		t.Logf("messages sent per runner: %v", split)
+	})
+}
+
+// FuzzParseSMTPURL: no input panics, and an accepted URL has a host and
+// a port in range.
+func FuzzParseSMTPURL(f *testing.F) {
+	for _, u := range []string{"smtp://user:pass@mail.example.mk:587", "smtps://mail.example.mk", "smtp://", "smtp://[::1]:25", "smtp://h:0", "%"} {
+		f.Add(u)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		s, err := mail.ParseSMTPURL(raw, from)
+		if err != nil {
+			return
+		}
+		host, port, err := net.SplitHostPort(s.Addr())
+		if err != nil || host == "" || s.From != from {
+			t.Fatalf("%q: address %q (%v), from %q", raw, s.Addr(), err, s.From)
+		}
+		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+			t.Fatalf("%q: port %q", raw, port)
+		}
 	})
 }

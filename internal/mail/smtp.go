@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	netmail "net/mail"
 	"net/url"
 	"strconv"
@@ -50,6 +51,9 @@ func ParseSMTPURL(raw, from string) (*SMTP, error) {
 	if s.host == "" {
 		return nil, fmt.Errorf("SMTP URL: no host")
 	}
+	if h, _, err := net.SplitHostPort(net.JoinHostPort(s.host, "25")); err != nil || h != s.host || strings.ContainsAny(s.host, "[]/\\ ") {
+		return nil, fmt.Errorf("SMTP URL: bad host %q", s.host)
+	}
 	if p := u.Port(); p != "" {
 		if s.port, err = strconv.Atoi(p); err != nil || s.port <= 0 || s.port > 65535 {
 			return nil, fmt.Errorf("SMTP URL: bad port %q", p)
@@ -61,6 +65,9 @@ func ParseSMTPURL(raw, from string) (*SMTP, error) {
 	}
 	return s, nil
 }
+
+// Addr is the server's host:port.
+func (s *SMTP) Addr() string { return net.JoinHostPort(s.host, strconv.Itoa(s.port)) }
 
 // PermanentError is a delivery failure that no retry can fix: the server
 // refused the message's sender, recipient or content with a 5xx answer, or
