@@ -54,6 +54,11 @@ type Config struct {
 	EInvoiceRetryDelays []time.Duration `env:"DENAR_EINVOICE_RETRY_DELAYS" envSeparator:"," envDefault:"10s,30s,1m,2m,5m,10m,30m"`
 	JobPollInterval     time.Duration   `env:"DENAR_JOB_POLL_INTERVAL" envDefault:"1s"`
 	JobLease            time.Duration   `env:"DENAR_JOB_LEASE" envDefault:"1m"`
+
+	// Mail delivery (a job per message): attempts before a message is
+	// dead, and the waits between them, the last one repeating.
+	MailMaxAttempts int             `env:"DENAR_MAIL_MAX_ATTEMPTS" envDefault:"10"`
+	MailRetryDelays []time.Duration `env:"DENAR_MAIL_RETRY_DELAYS" envSeparator:"," envDefault:"1m,5m,15m,30m,1h,2h,4h,8h,12h"`
 }
 
 // LoadConfig reads and checks the configuration. Its errors are one line
@@ -120,6 +125,14 @@ func LoadConfig() (Config, error) {
 	if c.SMTPURL != "" {
 		if _, err := mail.ParseSMTPURL(c.SMTPURL, c.MailFrom); err != nil {
 			return c, fmt.Errorf("configuration: DENAR_SMTP_URL: %v", err)
+		}
+	}
+	if c.MailMaxAttempts < 1 || c.MailMaxAttempts > mail.MaxAttemptsLimit {
+		return c, fmt.Errorf("configuration: DENAR_MAIL_MAX_ATTEMPTS must be between 1 and %d, not %d", mail.MaxAttemptsLimit, c.MailMaxAttempts)
+	}
+	for _, d := range c.MailRetryDelays {
+		if d <= 0 {
+			return c, fmt.Errorf("configuration: DENAR_MAIL_RETRY_DELAYS must list positive durations")
 		}
 	}
 	if c.UJPRegistryTimeout <= 0 {

@@ -36,7 +36,7 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry) (pay
 	}
 	payroll = payrollapi.New(payrollapi.Deps{Auth: authStore, Companies: auth.Employers{DB: db}, Idempotency: keeper,
 		Ready: ready, DocsURL: cfg.DocsURL, Log: log, RateLimit: rl})
-	d := einvoicing.Deps{DB: db, Log: log, Mailer: mail.Outbox{Log: log, SMTP: cfg.SMTPURL != ""}}
+	d := einvoicing.Deps{DB: db, Log: log}
 	if reg != nil {
 		d.Registry = reg
 		if reg.sandbox != nil {
@@ -134,17 +134,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	payroll, einvoice, app := services(db, cfg, log, &reg)
 	runner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease})
 	registerHousekeeping(runner, db, cfg)
+	mailCfg := mail.WorkerConfig{MaxAttempts: cfg.MailMaxAttempts, RetryDelays: cfg.MailRetryDelays, Log: log}
+	if cfg.SMTPURL != "" {
+		if mailCfg.SMTP, err = mail.ParseSMTPURL(cfg.SMTPURL, cfg.MailFrom); err != nil {
+			return fmt.Errorf("configuration: DENAR_SMTP_URL: %w", err)
+		}
+	}
+	mail.Register(runner, db, mailCfg)
 	app.RegisterJobs(runner)
 	if err := runner.Start(ctx); err != nil {
 		return fmt.Errorf("job runner: %w", err)
-	}
-
-	if cfg.SMTPURL != "" {
-		sender, err := mail.ParseSMTPURL(cfg.SMTPURL, cfg.MailFrom)
-		if err != nil {
-			return fmt.Errorf("configuration: DENAR_SMTP_URL: %w", err)
-		}
-		go (&mail.Deliverer{DB: db, Sender: sender, Log: log}).Run(ctx)
 	}
 
 	servers := []*http.Server{

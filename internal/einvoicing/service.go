@@ -9,7 +9,6 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/idempotency"
 	"github.com/denar-mk/denar/internal/jobs"
-	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/ujp"
 )
@@ -21,8 +20,6 @@ type Deps struct {
 	// Registry answers the company pre-flight; nil makes every onboarding
 	// 503 ujp_unavailable.
 	Registry Registry
-	// Mailer queues mails (mandates) inside the causing transaction.
-	Mailer mail.Mailer
 	// Codebooks returns UJP's current code lists for an environment; nil,
 	// or a nil result, means the snapshot embedded in the binary.
 	Codebooks func(env string) *ujpdoc.Codebooks
@@ -77,7 +74,6 @@ type Service struct {
 	log      *slog.Logger
 	cfg      Config
 	registry Registry
-	mailer   mail.Mailer
 	books    func(env string) *ujpdoc.Codebooks
 	sandbox  SandboxUJP
 	gateways map[string]ujp.Gateway
@@ -87,13 +83,10 @@ type Service struct {
 
 // New builds the service.
 func New(d Deps, cfg Config) *Service {
-	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry, mailer: d.Mailer,
+	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
 		books: d.Codebooks, sandbox: d.Sandbox, gateways: d.Gateways}
 	if s.log == nil {
 		s.log = slog.Default()
-	}
-	if s.mailer == nil {
-		s.mailer = mail.Outbox{Log: s.log}
 	}
 	s.pipe = &Pipeline{svc: s, db: d.DB, gateways: d.Gateways, cfg: s.cfg.Pipeline, log: s.log}
 	return s

@@ -181,7 +181,7 @@ func outer(service, docsURL string, mux, upgrades *http.ServeMux, m *Metrics, lo
 			}
 			log.LogAttrs(r.Context(), level, "request",
 				slog.String("service", service), slog.String("request_id", id),
-				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.String("method", r.Method), slog.String("path", logPath(r.URL.Path)),
 				slog.String("route", route), slog.Int("status", status),
 				slog.Int("bytes", rec.size), slog.Duration("duration", elapsed),
 				slog.String("remote", r.RemoteAddr))
@@ -206,6 +206,28 @@ func outer(service, docsURL string, mux, upgrades *http.ServeMux, m *Metrics, lo
 		mux.ServeHTTP(rec, r)
 	})
 }
+
+// logPath is a request path as the access log shows it. The segment after
+// "mandates" is a mandate token, a credential (the link itself accepts the
+// mandate), so it is replaced; so is the rest of such a path, and the match
+// ignores case and empty segments so that no spelling of the path that
+// still reaches a handler or a redirect logs the token.
+func logPath(p string) string {
+	segs := strings.Split(p, "/")
+	for i := 0; i+1 < len(segs); i++ {
+		if strings.EqualFold(segs[i], "mandates") {
+			for j := i + 1; j < len(segs); j++ {
+				if segs[j] != "" {
+					return strings.Join(segs[:j], "/") + "/" + redacted
+				}
+			}
+			return p
+		}
+	}
+	return p
+}
+
+const redacted = "[redacted]"
 
 // notRouted answers 405 with Allow when the path exists for other methods,
 // else 404, both as problems (ServeMux would answer in plain text).

@@ -97,30 +97,6 @@ func (q *Queries) CreateMandate(ctx context.Context, arg CreateMandateParams) er
 	return err
 }
 
-const createOutboxMail = `-- name: CreateOutboxMail :exec
-INSERT INTO mail_outbox (id, recipient, subject, body, created_at)
-VALUES ($1, $2, $3, $4, $5)
-`
-
-type CreateOutboxMailParams struct {
-	ID        string
-	Recipient string
-	Subject   string
-	Body      string
-	CreatedAt time.Time
-}
-
-func (q *Queries) CreateOutboxMail(ctx context.Context, arg CreateOutboxMailParams) error {
-	_, err := q.db.ExecContext(ctx, createOutboxMail,
-		arg.ID,
-		arg.Recipient,
-		arg.Subject,
-		arg.Body,
-		arg.CreatedAt,
-	)
-	return err
-}
-
 const getAccountCompany = `-- name: GetAccountCompany :one
 SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer FROM companies WHERE id = $1 AND account_id = $2
 `
@@ -326,88 +302,6 @@ func (q *Queries) ListAccountCompanyIDs(ctx context.Context, arg ListAccountComp
 		return nil, err
 	}
 	return items, nil
-}
-
-const listOutboxMail = `-- name: ListOutboxMail :many
-SELECT id, recipient, subject, body, created_at, sent_at FROM mail_outbox ORDER BY id
-`
-
-func (q *Queries) ListOutboxMail(ctx context.Context) ([]MailOutbox, error) {
-	rows, err := q.db.QueryContext(ctx, listOutboxMail)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []MailOutbox{}
-	for rows.Next() {
-		var i MailOutbox
-		if err := rows.Scan(
-			&i.ID,
-			&i.Recipient,
-			&i.Subject,
-			&i.Body,
-			&i.CreatedAt,
-			&i.SentAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const listUnsentMail = `-- name: ListUnsentMail :many
-SELECT id, recipient, subject, body, created_at, sent_at FROM mail_outbox WHERE sent_at IS NULL ORDER BY id LIMIT CAST($1 AS BIGINT)
-`
-
-func (q *Queries) ListUnsentMail(ctx context.Context, lim int64) ([]MailOutbox, error) {
-	rows, err := q.db.QueryContext(ctx, listUnsentMail, lim)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []MailOutbox{}
-	for rows.Next() {
-		var i MailOutbox
-		if err := rows.Scan(
-			&i.ID,
-			&i.Recipient,
-			&i.Subject,
-			&i.Body,
-			&i.CreatedAt,
-			&i.SentAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const markMailSent = `-- name: MarkMailSent :exec
-UPDATE mail_outbox SET sent_at = $1 WHERE id = $2
-`
-
-type MarkMailSentParams struct {
-	SentAt sql.NullTime
-	ID     string
-}
-
-func (q *Queries) MarkMailSent(ctx context.Context, arg MarkMailSentParams) error {
-	_, err := q.db.ExecContext(ctx, markMailSent, arg.SentAt, arg.ID)
-	return err
 }
 
 const setCompanyAnnualAccount = `-- name: SetCompanyAnnualAccount :one

@@ -160,6 +160,11 @@ type MailOutbox struct {
 	Body      string
 	CreatedAt time.Time
 	SentAt    sql.NullTime
+	State     string
+	Attempts  int32
+	LastError string
+	Link      string
+	UpdatedAt sql.NullTime
 }
 
 type Mandate struct {

@@ -50,16 +50,3 @@ SELECT * FROM mandates WHERE token_hash = sqlc.arg(token_hash);
 
 -- name: UseMandate :execrows
 UPDATE mandates SET used_at = sqlc.arg(used_at) WHERE token_hash = sqlc.arg(token_hash) AND used_at IS NULL;
-
--- name: CreateOutboxMail :exec
-INSERT INTO mail_outbox (id, recipient, subject, body, created_at)
-VALUES (sqlc.arg(id), sqlc.arg(recipient), sqlc.arg(subject), sqlc.arg(body), sqlc.arg(created_at));
-
--- name: ListOutboxMail :many
-SELECT * FROM mail_outbox ORDER BY id;
-
--- name: ListUnsentMail :many
-SELECT * FROM mail_outbox WHERE sent_at IS NULL ORDER BY id LIMIT CAST(sqlc.arg(lim) AS BIGINT);
-
--- name: MarkMailSent :exec
-UPDATE mail_outbox SET sent_at = sqlc.arg(sent_at) WHERE id = sqlc.arg(id);
