@@ -22,7 +22,7 @@ func TestAccessLogRedactsMandateTokens(t *testing.T) {
 	mux.HandleFunc("GET /mandates/{token}", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("page")) })
 	mux.HandleFunc("GET /v1/companies/{id}", func(w http.ResponseWriter, r *http.Request) {})
 	var buf bytes.Buffer
-	h := httpx.Outer("einvoice", "", "", mux, httpx.NewMetrics("einvoice"), slog.New(slog.NewJSONHandler(&buf, nil)))
+	h := httpx.Outer("einvoice", "", mux, httpx.NewMetrics("einvoice"), slog.New(slog.NewJSONHandler(&buf, nil)))
 	for _, tc := range []struct {
 		method, path, logged string
 		status               int
