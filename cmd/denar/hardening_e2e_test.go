@@ -41,7 +41,7 @@ const (
 // runs on SQLite only.
 func TestSlowAndHostileClients(t *testing.T) {
 	t.Parallel()
-	env := append(baseEnv(t, storetest.SQLiteURL(t)),
+	env := append(baseEnv(t, storetest.MigratedSQLiteURL(t)),
 		"DENAR_HTTP_READ_HEADER_TIMEOUT="+hostileRead.String(), "DENAR_HTTP_READ_TIMEOUT="+hostileRead.String(),
 		"DENAR_HTTP_WRITE_TIMEOUT="+hostileWrite.String(), "DENAR_HTTP_IDLE_TIMEOUT=10s")
 	s := startServer(t, env)
@@ -203,7 +203,7 @@ func TestSlowAndHostileClients(t *testing.T) {
 // included.
 func TestNoSniffEverywhere(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, baseEnv(t, storetest.SQLiteURL(t)))
+	s := startServer(t, baseEnv(t, storetest.MigratedSQLiteURL(t)))
 	sim := startSimProcess(t, t.TempDir()+"/sim.json")
 	agent := pairAgent(t, s)
 	for _, tt := range []struct{ method, url, key, body string }{

@@ -24,7 +24,7 @@ import (
 // Chromium, pagination, and every error code of this part by real requests.
 func TestOnboardingEndToEnd(t *testing.T) {
 	t.Parallel()
-	storetest.EachURL(t, func(t *testing.T, dbURL string) {
+	storetest.EachMigratedURL(t, func(t *testing.T, dbURL string) {
 		t.Parallel()
 		env := append(baseEnv(t, dbURL), "DENAR_UJP_REGISTRY_TIMEOUT=1s")
 		s := startServer(t, env)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/internal/idempotency"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
 
@@ -56,7 +57,8 @@ func newLimitsBench(t *testing.T, heavy int) *limitsBench {
 		t.Fatal(err)
 	}
 	b := &limitsBench{key: key, entered: make(chan struct{}, 4), release: make(chan struct{})}
-	s := httpx.NewService(httpx.Options{Name: auth.ServicePayroll, Title: "limits", Version: "1", DB: db, Auth: a,
+	s := httpx.NewService(httpx.Options{Name: auth.ServicePayroll, Title: "limits", Version: "1", Auth: a,
+		Companies: auth.Employers{DB: db}, Idempotency: idempotency.New(db, 0),
 		Log: slog.New(slog.DiscardHandler), MaxBodyBytes: 200, HeavyConcurrency: heavy})
 	echo := func(_ context.Context, in *echoIn) (*echoOut, error) {
 		out := &echoOut{}

@@ -8,7 +8,9 @@
 // Without either, the PostgreSQL half skips with a visible message, unless
 // DENAR_TEST_REQUIRE_POSTGRES=1, and then it fails.
 //
-// Migrating is done once, not per test. On PostgreSQL the first test of any
+// Migrating is done once, not per test (Each, SQLite, Postgres and the
+// Migrated… URLs; EachURL, SQLiteURL and PostgresURL give empty databases,
+// for tests of the migrations themselves). On PostgreSQL the first test of any
 // test binary builds a template database, denar_tmpl_<digest>, named after
 // the digest of the embedded migrations, and every test database is a
 // CREATE DATABASE … TEMPLATE copy of it. Test binaries of several packages
@@ -48,24 +50,40 @@ import (
 )
 
 // Each runs fn once on SQLite and once on PostgreSQL, as subtests named
-// "sqlite" and "postgres".
+// "sqlite" and "postgres", each with a new migrated store.
 func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	t.Helper()
 	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite(t)) })
 	t.Run("postgres", func(t *testing.T) { fn(t, Postgres(t)) })
 }
 
-// EachURL is Each for tests that need a database URL rather than an open
-// store (end-to-end tests that start the denar binary).
+// EachURL is Each for tests that need the URL of an empty database rather
+// than an open store (tests of the migrations themselves, or of processes
+// that migrate at start).
 func EachURL(t *testing.T, fn func(t *testing.T, url string)) {
 	t.Helper()
 	t.Run("sqlite", func(t *testing.T) { fn(t, SQLiteURL(t)) })
 	t.Run("postgres", func(t *testing.T) { fn(t, PostgresURL(t)) })
 }
 
-// SQLiteURL returns the URL of a new, migrated SQLite file in a temporary
+// EachMigratedURL is EachURL with databases already migrated (end-to-end
+// tests that start the denar binary, which then finds nothing to migrate).
+func EachMigratedURL(t *testing.T, fn func(t *testing.T, url string)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { fn(t, MigratedSQLiteURL(t)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, MigratedPostgresURL(t)) })
+}
+
+// SQLiteURL returns the URL of a new, empty SQLite file in a temporary
 // directory.
 func SQLiteURL(t testing.TB) string {
+	t.Helper()
+	return "sqlite://" + filepath.Join(t.TempDir(), "denar.db")
+}
+
+// MigratedSQLiteURL returns the URL of a new SQLite file in a temporary
+// directory, a copy of the migrated template.
+func MigratedSQLiteURL(t testing.TB) string {
 	t.Helper()
 	data, err := sqliteTemplate()
 	if err != nil {
@@ -81,13 +99,13 @@ func SQLiteURL(t testing.TB) string {
 // SQLite returns a migrated store on a new SQLite file.
 func SQLite(t testing.TB) *store.DB {
 	t.Helper()
-	return open(t, SQLiteURL(t))
+	return open(t, MigratedSQLiteURL(t))
 }
 
 // Postgres returns a migrated store on a new PostgreSQL database.
 func Postgres(t testing.TB) *store.DB {
 	t.Helper()
-	return open(t, PostgresURL(t))
+	return open(t, MigratedPostgresURL(t))
 }
 
 // open opens a database that is already migrated.
@@ -101,9 +119,21 @@ func open(t testing.TB, url string) *store.DB {
 	return db
 }
 
-// PostgresURL creates a new, migrated database (a copy of the template) and
-// returns its URL. It is dropped when the test ends.
+// PostgresURL creates an empty database and returns its URL. It is dropped
+// when the test ends.
 func PostgresURL(t testing.TB) string {
+	t.Helper()
+	return postgresDatabase(t, false)
+}
+
+// MigratedPostgresURL creates a new database, a copy of the migrated
+// template, and returns its URL. It is dropped when the test ends.
+func MigratedPostgresURL(t testing.TB) string {
+	t.Helper()
+	return postgresDatabase(t, true)
+}
+
+func postgresDatabase(t testing.TB, migrated bool) string {
 	t.Helper()
 	admin, err := adminURL()
 	if err != nil {
@@ -116,13 +146,19 @@ func PostgresURL(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("postgres admin: %v", err)
 	}
-	tmpl, err := pgTemplate(admin, conn)
-	if err != nil {
-		t.Fatalf("migrated postgres template: %v", err)
-	}
+	create := "CREATE DATABASE "
 	name := "denar_test_" + randomHex(6)
-	if _, err := conn.Exec("CREATE DATABASE " + name + " TEMPLATE " + tmpl); err != nil {
-		t.Fatalf("create database from %s: %v", tmpl, err)
+	if migrated {
+		tmpl, err := pgTemplate(admin, conn)
+		if err != nil {
+			t.Fatalf("migrated postgres template: %v", err)
+		}
+		create = "CREATE DATABASE " + name + " TEMPLATE " + tmpl
+	} else {
+		create += name
+	}
+	if _, err := conn.Exec(create); err != nil {
+		t.Fatalf("%s: %v", create, err)
 	}
 	t.Cleanup(func() {
 		_, _ = conn.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")

@@ -60,6 +60,29 @@ func TestDatabasesAreMigratedAndSeparate(t *testing.T) {
 	}
 }
 
+// TestURLs: the plain URLs name empty databases (tests of the migrations
+// start from nothing), the Migrated ones databases at the current version.
+func TestURLs(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name     string
+		url      func(testing.TB) string
+		migrated bool
+	}{
+		{"SQLiteURL", SQLiteURL, false}, {"PostgresURL", PostgresURL, false},
+		{"MigratedSQLiteURL", MigratedSQLiteURL, true}, {"MigratedPostgresURL", MigratedPostgresURL, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db := open(t, tt.url(t))
+			var n int
+			err := db.ReadDB().QueryRow("SELECT COUNT(*) FROM goose_db_version").Scan(&n)
+			if migrated := err == nil && n > 0; migrated != tt.migrated {
+				t.Fatalf("migrated = %v (%d versions, %v), want %v", migrated, n, err, tt.migrated)
+			}
+		})
+	}
+}
+
 // TestTemplateBuiltOnce starts several builders of one template at once, as
 // the test binaries of several packages do on a shared cluster: exactly one
 // builds it, the others wait for it and find it finished.
