@@ -543,6 +543,7 @@ func (s *Sim) send(c *call) (map[string]any, *simError) {
 	case dup != "":
 		return nil, duplicate(dup)
 	}
+	s.log.Debug("ujpsim: document accepted", "euid", d.Euid, "docId", d.DocID, "seller", d.SellerTin)
 	return map[string]any{"_raw": ujp.SendResult{EUID: d.Euid, Message: "Фактура успешно зачувана", QRLink: d.QrLink, Status: 200,
 		EInvoiceUser: buyerRegistered, Timestamp: now.UTC().Format("2006-01-02T15:04:05.000Z")}}, nil
 }
