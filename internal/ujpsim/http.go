@@ -102,7 +102,8 @@ func (s *Sim) withFaults(h http.HandlerFunc) http.Handler {
 			w.Header().Set("Retry-After", "1")
 			s.fail(w, r, &simError{status: http.StatusTooManyRequests, code: ujp.CodeRateLimited, msg: "Rate limit exceeded"})
 		default:
-			h(w, r.WithContext(context.WithValue(ctx, clockKey{}, time.Duration(st.ClockOffsetNs))))
+			h(w, r.WithContext(context.WithValue(ctx, callKey{}, callState{clockOffset: time.Duration(st.ClockOffsetNs),
+				pendingRejects: st.RejectCount > 0 || st.SellerRejectCount > 0})))
 		}
 	})
 }
@@ -395,18 +396,18 @@ func (s *Sim) send(c *call) (map[string]any, *simError) {
 		add(p.Code, p.Path, p.Message, p.Codebook)
 	}
 	// Parties against the registry, under the same name and tax number.
-	if co, ok, err := s.company(ctx, doc.Seller.SellerTin); err != nil {
+	parties, err := s.companies(ctx, doc.Seller.SellerTin, doc.Buyer.BuyerTin)
+	if err != nil {
 		return nil, s.internal("registry", err)
-	} else if !ok {
+	}
+	if co, ok := parties[doc.Seller.SellerTin]; !ok {
 		add("E1000", "seller.sellerTin", "Company not found", "")
 	} else if strings.TrimSpace(doc.Seller.SellerName) != co.Name {
 		add("E10002", "seller.sellerName", fmt.Sprintf("An incorrect company name was provided; the registry has %q", co.Name), "")
 	}
 	buyerRegistered := false
 	if doc.Buyer.BuyerCCode == "MK" && doc.Buyer.BuyerTin != "" {
-		if co, ok, err := s.company(ctx, doc.Buyer.BuyerTin); err != nil {
-			return nil, s.internal("registry", err)
-		} else if !ok {
+		if co, ok := parties[doc.Buyer.BuyerTin]; !ok {
 			add("E1014", "buyer.buyerTin", "Tax payer not found", "")
 		} else {
 			buyerRegistered = true
@@ -481,21 +482,27 @@ func (s *Sim) send(c *call) (map[string]any, *simError) {
 	// is never spent on a document that is also stored, and two calls
 	// with one docId store one document (the unique key), whichever
 	// process they reach.
+	// (A send looks for a forced rejection only when the call saw one
+	// waiting as it arrived.)
+	st, known := ctx.Value(callKey{}).(callState)
+	lookForRejection := !known || st.pendingRejects
 	var forced *simError
 	var dup string
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		forced, dup = nil, ""
-		if r, err := tx.TakeUJPSimSellerRejectSend(ctx, c.id.EDB); err == nil {
-			forced = forcedRejection(r.RejectCode, r.RejectMessage)
-			return nil
-		} else if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		if r, err := tx.TakeUJPSimRejectSend(ctx); err == nil {
-			forced = forcedRejection(r.RejectCode, r.RejectMessage)
-			return nil
-		} else if !errors.Is(err, sql.ErrNoRows) {
-			return err
+		if lookForRejection {
+			if r, err := tx.TakeUJPSimSellerRejectSend(ctx, c.id.EDB); err == nil {
+				forced = forcedRejection(r.RejectCode, r.RejectMessage)
+				return nil
+			} else if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			if r, err := tx.TakeUJPSimRejectSend(ctx); err == nil {
+				forced = forcedRejection(r.RejectCode, r.RejectMessage)
+				return nil
+			} else if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
 		}
 		if _, err := tx.InsertUJPSimDocument(ctx, d); errors.Is(err, sql.ErrNoRows) {
 			// Another call stored this docId since the check above.

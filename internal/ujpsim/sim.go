@@ -189,15 +189,24 @@ func lookupKey(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
-// clockKey carries the clock offset an API call read with its faults, so
+// callKey carries what an API call read with its faults (callState), so
 // that the call does not read it again.
-type clockKey struct{}
+type callKey struct{}
+
+// callState is the part of the simulator's settings an API call read when
+// it arrived.
+type callState struct {
+	clockOffset time.Duration
+	// pendingRejects is whether a forced rejection (of every seller, or of
+	// the caller's company) was waiting; a send without one does not look.
+	pendingRejects bool
+}
 
 // now is the simulator's business clock: the base clock plus the stored
 // offset.
 func (s *Sim) now(ctx context.Context) (time.Time, error) {
-	if off, ok := ctx.Value(clockKey{}).(time.Duration); ok {
-		return s.opts.Now().Add(off), nil
+	if st, ok := ctx.Value(callKey{}).(callState); ok {
+		return s.opts.Now().Add(st.clockOffset), nil
 	}
 	st, err := s.db.Reader().GetUJPSimSettings(ctx)
 	if err != nil {
@@ -399,22 +408,42 @@ func (s *Sim) AddCompany(ctx context.Context, c ujp.Company) error {
 // company looks a tax number up: the entries added through AddCompany,
 // then the seeded registry.
 func (s *Sim) company(ctx context.Context, tax string) (ujp.Company, bool, error) {
-	if !storable(tax) {
-		return ujp.Company{}, false, nil
+	found, err := s.companies(ctx, tax, tax)
+	if err != nil {
+		return ujp.Company{}, false, err
 	}
-	raw, err := s.db.Reader().GetUJPSimCompany(ctx, tax)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		c, ok := s.seed[tax]
-		return c, ok, nil
-	case err != nil:
-		return ujp.Company{}, false, fmt.Errorf("ujpsim: registry %s: %w", tax, err)
+	c, ok := found[tax]
+	return c, ok, nil
+}
+
+// companies looks two tax numbers up at once (a document's parties).
+func (s *Sim) companies(ctx context.Context, first, second string) (map[string]ujp.Company, error) {
+	out := map[string]ujp.Company{}
+	if !storable(first) {
+		first = ""
 	}
-	var c ujp.Company
-	if err := json.Unmarshal([]byte(raw), &c); err != nil {
-		return ujp.Company{}, false, fmt.Errorf("ujpsim: stored registry entry %s: %w", tax, err)
+	if !storable(second) {
+		second = ""
 	}
-	return c, true, nil
+	rows, err := s.db.Reader().ListUJPSimCompanies(ctx, dbq.ListUJPSimCompaniesParams{First: first, Second: second})
+	if err != nil {
+		return nil, fmt.Errorf("ujpsim: registry: %w", err)
+	}
+	for _, r := range rows {
+		var c ujp.Company
+		if err := json.Unmarshal([]byte(r.Company), &c); err != nil {
+			return nil, fmt.Errorf("ujpsim: stored registry entry %s: %w", r.TaxNumber, err)
+		}
+		out[r.TaxNumber] = c
+	}
+	for _, tax := range []string{first, second} {
+		if _, stored := out[tax]; !stored {
+			if c, ok := s.seed[tax]; ok && tax != "" {
+				out[tax] = c
+			}
+		}
+	}
+	return out, nil
 }
 
 // RegisterCertificate registers a signing certificate (DER) for a signer of

@@ -87,17 +87,6 @@ func (q *Queries) DeleteUJPSimSellerFaults(ctx context.Context) error {
 	return err
 }
 
-const getUJPSimCompany = `-- name: GetUJPSimCompany :one
-SELECT company FROM ujpsim_companies WHERE tax_number = $1
-`
-
-func (q *Queries) GetUJPSimCompany(ctx context.Context, taxNumber string) (string, error) {
-	row := q.db.QueryRowContext(ctx, getUJPSimCompany, taxNumber)
-	var company string
-	err := row.Scan(&company)
-	return company, err
-}
-
 const getUJPSimDocument = `-- name: GetUJPSimDocument :one
 SELECT euid, seller_tin, doc_id, doc_type, doc_storno, buyer_tin, status, qr_link, received_at, decide_by, references_euid, payload, created_at FROM ujpsim_documents WHERE euid = $1
 `
@@ -164,22 +153,23 @@ const getUJPSimState = `-- name: GetUJPSimState :one
 
 SELECT s.clock_offset_ns, s.outage, s.latency_ns, s.error_rate, s.rate_limit,
        s.reject_code, s.reject_message, s.reject_count,
-       COALESCE(f.outage, FALSE) AS seller_outage
+       COALESCE(f.outage, FALSE) AS seller_outage, COALESCE(f.reject_count, 0) AS seller_reject_count
 FROM ujpsim_settings s
 LEFT JOIN ujpsim_seller_faults f ON f.edb = $1
 WHERE s.id = 1
 `
 
 type GetUJPSimStateRow struct {
-	ClockOffsetNs int64
-	Outage        bool
-	LatencyNs     int64
-	ErrorRate     float64
-	RateLimit     bool
-	RejectCode    string
-	RejectMessage string
-	RejectCount   int32
-	SellerOutage  bool
+	ClockOffsetNs     int64
+	Outage            bool
+	LatencyNs         int64
+	ErrorRate         float64
+	RateLimit         bool
+	RejectCode        string
+	RejectMessage     string
+	RejectCount       int32
+	SellerOutage      bool
+	SellerRejectCount int32
 }
 
 // The sandbox simulator of UJP (package internal/ujpsim). Every write that
@@ -202,6 +192,7 @@ func (q *Queries) GetUJPSimState(ctx context.Context, edb string) (GetUJPSimStat
 		&i.RejectMessage,
 		&i.RejectCount,
 		&i.SellerOutage,
+		&i.SellerRejectCount,
 	)
 	return i, err
 }
@@ -302,6 +293,40 @@ func (q *Queries) ListUJPSimCertificatesBySerial(ctx context.Context, serial str
 			&i.NotAfter,
 			&i.RegisteredAt,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listUJPSimCompanies = `-- name: ListUJPSimCompanies :many
+SELECT tax_number, company, updated_at FROM ujpsim_companies WHERE tax_number = $1 OR tax_number = $2
+`
+
+type ListUJPSimCompaniesParams struct {
+	First  string
+	Second string
+}
+
+// The registry entries added through /_sim among two tax numbers (a
+// document's seller and buyer), in one query.
+func (q *Queries) ListUJPSimCompanies(ctx context.Context, arg ListUJPSimCompaniesParams) ([]UjpsimCompany, error) {
+	rows, err := q.db.QueryContext(ctx, listUJPSimCompanies, arg.First, arg.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UjpsimCompany{}
+	for rows.Next() {
+		var i UjpsimCompany
+		if err := rows.Scan(&i.TaxNumber, &i.Company, &i.UpdatedAt); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

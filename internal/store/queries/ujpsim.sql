@@ -9,7 +9,7 @@
 -- once per API call.
 SELECT s.clock_offset_ns, s.outage, s.latency_ns, s.error_rate, s.rate_limit,
        s.reject_code, s.reject_message, s.reject_count,
-       COALESCE(f.outage, FALSE) AS seller_outage
+       COALESCE(f.outage, FALSE) AS seller_outage, COALESCE(f.reject_count, 0) AS seller_reject_count
 FROM ujpsim_settings s
 LEFT JOIN ujpsim_seller_faults f ON f.edb = sqlc.arg(edb)
 WHERE s.id = 1;
@@ -86,8 +86,10 @@ INSERT INTO ujpsim_rate (eujp_id, next_at) VALUES (sqlc.arg(eujp_id), sqlc.arg(n
 ON CONFLICT (eujp_id) DO UPDATE SET next_at = excluded.next_at
 WHERE ujpsim_rate.next_at <= sqlc.arg(now);
 
--- name: GetUJPSimCompany :one
-SELECT company FROM ujpsim_companies WHERE tax_number = sqlc.arg(tax_number);
+-- name: ListUJPSimCompanies :many
+-- The registry entries added through /_sim among two tax numbers (a
+-- document's seller and buyer), in one query.
+SELECT * FROM ujpsim_companies WHERE tax_number = sqlc.arg(first) OR tax_number = sqlc.arg(second);
 
 -- name: PutUJPSimCompany :exec
 INSERT INTO ujpsim_companies (tax_number, company, updated_at)
