@@ -357,9 +357,28 @@ func decodeInto(c *call, v any) *simError {
 	return nil
 }
 
-// errDocumentMoved rolls a send back when its original changed status
-// between validation and the write.
-var errDocumentMoved = errors.New("ujpsim: the referenced document moved meanwhile")
+// referenceProblem is why a storno or correction cannot replace a
+// document in status, or nil when it can (01, 03, 04, 05).
+func referenceProblem(status string) *ujp.ErrorItem {
+	item := func(code, msg string) *ujp.ErrorItem {
+		return &ujp.ErrorItem{ErrorCode: code, ErrorMessage: msg, Property: "docReferences"}
+	}
+	switch status {
+	case ujp.StatusSent, ujp.StatusAccepted, ujp.StatusAutoAccepted, ujp.StatusRejected:
+		return nil
+	case ujp.StatusVoided:
+		return item("E1026", "Referenced document is voided")
+	case ujp.StatusCorrected:
+		return item("E1028", "Referenced document is corrected")
+	}
+	return item("E1022", "Document status cannot be changed")
+}
+
+// movedError rolls a send back when its original was voided or corrected
+// by another call between validation and the write.
+type movedError struct{ item ujp.ErrorItem }
+
+func (e *movedError) Error() string { return "ujpsim: referenced document: " + e.item.ErrorCode }
 
 func (s *Sim) send(c *call) (map[string]any, *simError) {
 	ctx := c.r.Context()
@@ -439,12 +458,9 @@ func (s *Sim) send(c *call) (map[string]any, *simError) {
 				code = "E1030"
 			}
 			add(code, "docReferences", "Document reference not found: "+ref, ujpdoc.CBRefDocumentTypes)
-		case o.Status == ujp.StatusVoided:
-			add("E1026", "docReferences", "Referenced document is voided", "")
-		case o.Status == ujp.StatusCorrected:
-			add("E1028", "docReferences", "Referenced document is corrected", "")
-		case o.Status != ujp.StatusSent && o.Status != ujp.StatusAccepted && o.Status != ujp.StatusAutoAccepted && o.Status != ujp.StatusRejected:
-			add("E1022", "docReferences", "Document status cannot be changed", "")
+		case referenceProblem(o.Status) != nil:
+			p := referenceProblem(o.Status)
+			add(p.ErrorCode, p.Property, p.ErrorMessage, "")
 		default:
 			original = &o
 			if doc.Header.DocStorno == ujpdoc.StornoVoid {
@@ -530,19 +546,30 @@ func (s *Sim) send(c *call) (map[string]any, *simError) {
 		} else {
 			ch.Comment = doc.Header.CorrectionComment
 		}
-		moved, err := s.move(ctx, tx, docRef{original.Euid, original.SellerTin, original.BuyerTin}, original.Status, to, now, ch)
-		if err != nil {
-			return err
+		// The original moves from the status it has now: if a decision
+		// or the deadline moved it since validation, it is read again.
+		from := original.Status
+		for range 3 {
+			moved, err := s.move(ctx, tx, docRef{original.Euid, original.SellerTin, original.BuyerTin}, from, to, now, ch)
+			if err != nil || moved {
+				return err
+			}
+			o, err := tx.GetUJPSimDocument(ctx, original.Euid)
+			if err != nil {
+				return err
+			}
+			if p := referenceProblem(o.Status); p != nil {
+				return &movedError{*p}
+			}
+			from = o.Status
 		}
-		if !moved {
-			return errDocumentMoved
-		}
-		return nil
+		return &movedError{ujp.ErrorItem{ErrorCode: "E1022", ErrorMessage: "Document status cannot be changed", Property: "docReferences"}}
 	})
+	var moved *movedError
 	switch {
-	case errors.Is(err, errDocumentMoved):
-		return nil, &simError{status: http.StatusUnprocessableEntity, code: "E1022", msg: "Document validation failed",
-			items: []ujp.ErrorItem{{ErrorCode: "E1022", ErrorMessage: "Document status cannot be changed", Property: "docReferences"}}}
+	case errors.As(err, &moved):
+		return nil, &simError{status: http.StatusUnprocessableEntity, code: moved.item.ErrorCode, msg: "Document validation failed",
+			items: []ujp.ErrorItem{moved.item}}
 	case err != nil:
 		return nil, s.internal("store document", err)
 	case forced != nil:

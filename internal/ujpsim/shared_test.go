@@ -105,6 +105,53 @@ func TestTwoSimulatorsAreOneUJP(t *testing.T) {
 			t.Fatalf("B decided a document A had decided: %v", err)
 		}
 
+		// Two stornos of one original, one at each simulator at once: one
+		// voids it, the other is refused with E1026, and the original moved
+		// once. The decision at A races them and loses or wins cleanly.
+		second := euids[1].Load().(string)
+		orig := doc(t, "shared-1").Document
+		var voids, refused atomic.Int32
+		for k, c := range []*ujp.Client{a, b} {
+			st, err := ujpdoc.Storno(&orig, second, fmt.Sprintf("storno-%d", k), fmt.Sprintf("S-%d", k), "S-2", nil, orig.Header.DocDate, ujpdoc.Snapshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			jws, err := s.Sign(ujpdoc.Request{RequestTimestamp: ujpdoc.FormatTimestamp(time.Now()), Document: *st})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Go(func() {
+				_, err := c.Send(ctx, s.Identity(), "", jws)
+				var rej *ujp.RejectedError
+				switch {
+				case err == nil:
+					voids.Add(1)
+				case errors.As(err, &rej) && rej.Code == "E1026":
+					refused.Add(1)
+				default:
+					t.Errorf("storno: %v", err)
+				}
+			})
+		}
+		wg.Go(func() { _ = simA.Decide(ctx, second, true, "", "") })
+		wg.Wait()
+		if voids.Load() != 1 || refused.Load() != 1 {
+			t.Fatalf("two stornos of one original: %d accepted, %d refused with E1026", voids.Load(), refused.Load())
+		}
+		d, err := simB.Document(ctx, second)
+		if err != nil || d.Status != ujp.StatusVoided {
+			t.Fatalf("the original after the stornos: %+v %v", d.Status, err)
+		}
+		voidedMoves := 0
+		for _, h := range d.History {
+			if h.NewStatus.Code == ujp.StatusVoided {
+				voidedMoves++
+			}
+		}
+		if voidedMoves != 1 {
+			t.Fatalf("the original was voided %d times", voidedMoves)
+		}
+
 		// Faults set at B apply at A; the clock advanced at A is B's.
 		if err := simB.SetSellerOutage(ctx, ujpsim.TaxSeller, true); err != nil {
 			t.Fatal(err)
@@ -138,7 +185,7 @@ func TestTwoSimulatorsAreOneUJP(t *testing.T) {
 				}
 			}
 			want := 1
-			if d.EUID == first {
+			if d.EUID == first || d.EUID == second || d.DocStorno == ujpdoc.StornoVoid { // decided, voided, or a storno (never decided)
 				want = 0
 			}
 			if autos != want {
