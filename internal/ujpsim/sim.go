@@ -21,6 +21,12 @@
 // is a single conditional statement, so it holds across processes on both
 // engines. Stored documents are removed by a retention job (RegisterPurge).
 //
+// A simulator on the service's own store writes through the store's own
+// transactions, so it must never be called (over the in-process transport
+// or directly) from inside a store transaction: on SQLite, whose single
+// write connection that transaction holds, the simulator's write would wait
+// for it forever. Call UJP, simulated or not, between transactions.
+//
 // It runs in-process (New, then Handler or Transport) or as its own server
 // (`denar ujp-sim`). The seeded registry and the /_sim admin endpoints,
 // which require Options.ControlToken, are described in docs/sandbox.md.
