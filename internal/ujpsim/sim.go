@@ -256,6 +256,9 @@ func (s *Sim) Faults(ctx context.Context) (Faults, error) {
 	return f, nil
 }
 
+// countOK bounds a count of forced rejections (stored as a 32-bit integer).
+func countOK(n int) bool { return n >= 0 && n <= 1_000_000 }
+
 // checkFaults refuses a fault set that cannot be stored or makes no sense.
 func checkFaults(f Faults) error {
 	switch {
@@ -263,8 +266,8 @@ func checkFaults(f Faults) error {
 		return errors.New("latency must be between 0 and an hour")
 	case f.ErrorRate < 0 || f.ErrorRate > 1:
 		return errors.New("errorRate must be between 0 and 1")
-	case f.RejectSends != nil && (f.RejectSends.Count < 0 || !storable(f.RejectSends.Code) || !storable(f.RejectSends.Message)):
-		return errors.New("rejectSends needs a count ≥ 0 and a code and message without NUL")
+	case f.RejectSends != nil && (!countOK(f.RejectSends.Count) || !storable(f.RejectSends.Code) || !storable(f.RejectSends.Message)):
+		return errors.New("rejectSends needs a count from 0 to 1000000 and a code and message without NUL")
 	}
 	for edb := range f.OutageSellers {
 		if !storable(edb) {
@@ -272,8 +275,8 @@ func checkFaults(f Faults) error {
 		}
 	}
 	for edb, r := range f.RejectSellers {
-		if !storable(edb) || r.Count < 0 || !storable(r.Code) || !storable(r.Message) {
-			return errors.New("rejectSellers: a tax number, code or message is not valid text, or a count is negative")
+		if !storable(edb) || !countOK(r.Count) || !storable(r.Code) || !storable(r.Message) {
+			return errors.New("rejectSellers: a tax number, code or message is not valid text, or a count is not from 0 to 1000000")
 		}
 	}
 	return nil
@@ -345,8 +348,8 @@ func (s *Sim) SetRateLimit(ctx context.Context, on bool) error {
 
 // RejectNextSends makes the next n sends fail with a terminal UJP code.
 func (s *Sim) RejectNextSends(ctx context.Context, n int, code, message string) error {
-	if n < 0 || !storable(code) || !storable(message) {
-		return badRequest("rejectSends needs a count ≥ 0 and a code and message without NUL")
+	if !countOK(n) || !storable(code) || !storable(message) {
+		return badRequest("rejectSends needs a count from 0 to 1000000 and a code and message without NUL")
 	}
 	return wrap("reject sends", s.db.Writer().SetUJPSimRejectSends(ctx, dbq.SetUJPSimRejectSendsParams{RejectCode: code,
 		RejectMessage: message, RejectCount: int32(n)}))
@@ -365,8 +368,8 @@ func (s *Sim) SetSellerOutage(ctx context.Context, edb string, on bool) error {
 // RejectNextSellerSends makes the next n sends of seller edb fail with a
 // terminal UJP code.
 func (s *Sim) RejectNextSellerSends(ctx context.Context, edb string, n int, code, message string) error {
-	if !storable(edb) || n < 0 || !storable(code) || !storable(message) {
-		return badRequest("a tax number, code and message without NUL, and a count ≥ 0 are required")
+	if !storable(edb) || !countOK(n) || !storable(code) || !storable(message) {
+		return badRequest("a tax number, code and message without NUL, and a count from 0 to 1000000 are required")
 	}
 	return wrap("seller rejections", s.db.Writer().SetUJPSimSellerRejects(ctx, dbq.SetUJPSimSellerRejectsParams{Edb: edb,
 		RejectCode: code, RejectMessage: message, RejectCount: int32(n)}))

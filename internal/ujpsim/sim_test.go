@@ -383,8 +383,9 @@ func TestInProcessTransport(t *testing.T) {
 }
 
 // TestBadText: NUL and invalid UTF-8 wherever a caller can put them (a
-// signed payload's fields, headers, paths, control bodies) are refused
-// with a 4xx on both engines, never a 500 from PostgreSQL's text type.
+// signed payload's fields, headers, paths, control bodies), and counts too
+// large to store, are refused with a 4xx on both engines, never a 500 from
+// PostgreSQL's types.
 func TestBadText(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -433,6 +434,8 @@ func TestBadText(t *testing.T) {
 			{"POST", ujp.PathSandboxCertificates, `{"eujpId":"\u0000","edb":"1","certificateDer":"AA=="}`},
 			{"PUT", "/_sim/faults", `{"outageSellers":{"\u0000":true}}`},
 			{"PUT", "/_sim/faults", `{"rejectSends":{"code":"E\u0000","count":1}}`},
+			{"PUT", "/_sim/faults", `{"rejectSends":{"code":"E5007","count":5000000000}}`},
+			{"POST", "/_sim/sellers/" + ujpsim.TaxSeller + "/reject-next", `{"code":"E5007","count":5000000000}`},
 			{"POST", "/_sim/documents/%00/decision", `{"accept":true}`},
 			{"POST", "/_sim/documents/%ff/auto-accept", ""},
 			{"GET", "/_sim/sellers/%00/documents", ""},
