@@ -70,7 +70,11 @@ func (e *env) count(t *testing.T) int {
 type env struct {
 	sim    *ujpsim.Sim
 	srv    *httptest.Server
-	client *ujp.Client
+	client *ujp.Client // configured by the test
+	// patient is a client with the default timeout, for the calls a test
+	// needs to succeed when it gave client a short one (the simulator
+	// writes to its store, which a loaded machine can make slow).
+	patient *ujp.Client
 }
 
 // newEnv starts a simulator behind a real HTTP server and a client for it,
@@ -90,9 +94,13 @@ func newEnv(t *testing.T, cfg ujp.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{sim: sim, srv: srv, client: c}
+	patient, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, SandboxToken: simToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{sim: sim, srv: srv, client: c, patient: patient}
 	for _, s := range []*ujpsim.SandboxSigner{sellerKey, buyerKey} {
-		serial, err := c.RegisterCertificate(context.Background(), s.Identity(), s.Cert.Raw)
+		serial, err := patient.RegisterCertificate(context.Background(), s.Identity(), s.Cert.Raw)
 		if err != nil || serial != s.Identity().SerialNumber {
 			t.Fatalf("register certificate: %q, %v", serial, err)
 		}
@@ -127,11 +135,16 @@ func invoice(t *testing.T, docID string) *ujpdoc.Document {
 
 func (e *env) send(t *testing.T, s *ujpsim.SandboxSigner, d *ujpdoc.Document) (*ujp.SendResult, error) {
 	t.Helper()
+	return e.sendWith(t, e.client, s, d)
+}
+
+func (e *env) sendWith(t *testing.T, c *ujp.Client, s *ujpsim.SandboxSigner, d *ujpdoc.Document) (*ujp.SendResult, error) {
+	t.Helper()
 	jws, err := s.Sign(ujpdoc.Request{RequestTimestamp: ts(), Document: *d})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e.client.Send(context.Background(), s.Identity(), d.Header.DocType, jws)
+	return c.Send(context.Background(), s.Identity(), d.Header.DocType, jws)
 }
 
 func sign(t *testing.T, s *ujpsim.SandboxSigner, payload any) string {
@@ -169,12 +182,12 @@ func TestRegistry(t *testing.T) {
 	caller := ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}
 	ctx := context.Background()
 	for _, tax := range []string{ujpsim.TaxSeller, ujpsim.TaxBuyer} {
-		c, err := e.client.Company(ctx, caller, tax)
+		c, err := e.patient.Company(ctx, caller, tax)
 		if err != nil || c.TaxNumber != tax || c.Address.City != "Скопје" || c.VatNumber == nil {
 			t.Fatalf("Company(%s) = %+v, %v", tax, c, err)
 		}
 	}
-	_, err := e.client.Company(ctx, caller, ujpsim.TaxNeverExisted)
+	_, err := e.patient.Company(ctx, caller, ujpsim.TaxNeverExisted)
 	wantRejected(t, err, "E1000")
 	if !ujp.IsNotFound(err) {
 		t.Errorf("IsNotFound(%v) = false", err)
@@ -185,7 +198,7 @@ func TestRegistry(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("the never-answering registry took %s; the client timeout is 300ms", d)
 	}
-	_, err = e.client.Company(ctx, ujp.Identity{}, ujpsim.TaxSeller)
+	_, err = e.patient.Company(ctx, ujp.Identity{}, ujpsim.TaxSeller)
 	wantRejected(t, err, "E4016")
 }
 
@@ -460,20 +473,20 @@ func TestUnavailable(t *testing.T) {
 	}
 
 	must(t, e.sim.SetErrorRate(context.Background(), 1))
-	_, err = e.client.Company(ctx, caller, ujpsim.TaxSeller)
+	_, err = e.patient.Company(ctx, caller, ujpsim.TaxSeller)
 	if u := wantUnavailable(t, err); u.HTTPStatus != 500 || u.Code != "E5000" {
 		t.Errorf("5xx: %+v", u)
 	}
 	must(t, e.sim.SetErrorRate(context.Background(), 0))
 
 	must(t, e.sim.SetOutage(context.Background(), true))
-	_, err = e.send(t, sellerKey, invoice(t, "out-1"))
+	_, err = e.sendWith(t, e.patient, sellerKey, invoice(t, "out-1"))
 	if u := wantUnavailable(t, err); u.HTTPStatus != 503 {
 		t.Errorf("outage: %+v", u)
 	}
 	must(t, e.sim.SetOutage(context.Background(), false))
 	// The same document goes through once UJP is back.
-	if _, err := e.send(t, sellerKey, invoice(t, "out-1")); err != nil {
+	if _, err := e.sendWith(t, e.patient, sellerKey, invoice(t, "out-1")); err != nil {
 		t.Fatal(err)
 	}
 
