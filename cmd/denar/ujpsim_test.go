@@ -28,7 +28,7 @@ func TestUJPSimCommand(t *testing.T) {
 	storetest.EachURL(t, func(t *testing.T, dbURL string) {
 		ctx := context.Background()
 		p := startSimProcess(t, dbURL)
-		client, err := ujp.NewClient(ujp.Config{BaseURL: p.url, Timeout: 5 * time.Second, SandboxToken: simToken})
+		client, err := ujp.NewClient(ujp.Config{BaseURL: p.url, Timeout: 30 * time.Second, SandboxToken: simToken})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestUJPSimCommand(t *testing.T) {
 			t.Fatalf("ujp-sim did not stop cleanly: %v\n%s", err, p.out.String())
 		}
 		p = startSimProcess(t, dbURL)
-		client, _ = ujp.NewClient(ujp.Config{BaseURL: p.url, Timeout: 5 * time.Second, SandboxToken: simToken})
+		client, _ = ujp.NewClient(ujp.Config{BaseURL: p.url, Timeout: 30 * time.Second, SandboxToken: simToken})
 		r := call(t, "GET", p.url+"/_sim/documents/"+res.EUID, simToken, nil, "")
 		var d ujpsim.Document
 		if err := json.Unmarshal(r.body, &d); r.status != 200 || err != nil || d.DocID != "cmd-1" || d.Status != ujp.StatusSent {

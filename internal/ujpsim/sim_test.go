@@ -57,13 +57,14 @@ func newSim(t testing.TB, db *store.DB, opts ujpsim.Options) *ujpsim.Sim {
 }
 
 // start serves a simulator on db over HTTP and returns a client for it
-// that holds the control token.
+// that holds the control token. The timeout is generous: 32 concurrent
+// sends queue for one SQLite writer, under -race on a loaded machine.
 func start(t *testing.T, db *store.DB, opts ujpsim.Options) (*ujpsim.Sim, *httptest.Server, *ujp.Client) {
 	t.Helper()
 	sim := newSim(t, db, opts)
 	srv := httptest.NewServer(sim.Handler())
 	t.Cleanup(srv.Close)
-	c, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, Timeout: 5 * time.Second, SandboxToken: controlToken})
+	c, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, Timeout: 30 * time.Second, SandboxToken: controlToken})
 	if err != nil {
 		t.Fatal(err)
 	}
