@@ -74,8 +74,8 @@ func run(d time.Duration, workers int) error {
 		return err
 	}
 	log := slog.New(slog.DiscardHandler)
-	payroll := payrollapi.New(payrollapi.Deps{DB: db, Auth: a, Log: log})
-	echo := httpx.NewService(httpx.Options{Name: auth.ServicePayroll, Title: "echo", Version: "1", DB: db, Auth: a, Log: log})
+	payroll := payrollapi.New(payrollapi.Deps{Auth: a, Companies: auth.Employers{DB: db}, Log: log})
+	echo := httpx.NewService(httpx.Options{Name: auth.ServicePayroll, Title: "echo", Version: "1", Auth: a, Log: log})
 	httpx.Register(echo, huma.Operation{OperationID: "echo", Method: http.MethodPost, Path: "/v1/echo"}, httpx.Spec{},
 		func(_ context.Context, in *echoBody) (*echoBody, error) { return in, nil })
 
