@@ -92,21 +92,23 @@ func TestSlowAndHostileClients(t *testing.T) {
 		if d := time.Since(start); d > hostileWrite+5*time.Second {
 			t.Errorf("writing to a client that reads nothing ended after %s, want the write timeout %s", d, hostileWrite)
 		}
-		// Now read: what the buffers held, then the end of a closed
-		// connection, short of the whole file.
+		// Now read: what the buffers held, then the end of a connection
+		// the server closed, short of the whole file. (On a very busy
+		// machine the file may not even be made before the deadline; then
+		// nothing but the closed connection arrives.)
 		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var n int64
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err != nil {
-			t.Fatalf("reading the response: %v", err)
+		if err == nil {
+			n, err = io.Copy(io.Discard, resp.Body)
 		}
-		n, err := io.Copy(io.Discard, resp.Body)
 		if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Errorf("read %d bytes, then %v; want the connection cut short by the server", n, err)
 		}
 		if m[1] != "200" {
 			t.Errorf("server log: status %s", m[1])
 		}
-		t.Logf("the server wrote %s bytes before the write timeout; the client read %d", m[2], n)
+		t.Logf("the server wrote %s bytes before the write timeout; the client read %d, then %v", m[2], n, err)
 	})
 
 	t.Run("long-poll outlives the timeouts", func(t *testing.T) {
@@ -204,7 +206,7 @@ func TestSlowAndHostileClients(t *testing.T) {
 func TestNoSniffEverywhere(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, baseEnv(t, storetest.MigratedSQLiteURL(t)))
-	sim := startSimProcess(t, t.TempDir()+"/sim.json")
+	sim := startSimProcess(t, storetest.SQLiteURL(t))
 	agent := pairAgent(t, s)
 	for _, tt := range []struct{ method, url, key, body string }{
 		{"GET", s.payroll + "/healthz", "", ""},
