@@ -57,6 +57,17 @@ func startSimProcess(t *testing.T, state string) *simProcess {
 	}
 }
 
+// addCompany adds a company to the simulator's registry.
+func (p *simProcess) addCompany(t *testing.T, tax, name string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"taxNumber": tax, "name": name, "golemina": "1", "countryCode": "MK",
+		"address": map[string]string{"street": "ул. Тестова", "number": "1", "city": "Скопје", "zip": "1000"}})
+	r := call(t, "POST", p.url+"/_sim/companies", "", nil, string(body))
+	if r.status != 200 {
+		t.Fatalf("sim company %s: %d %s", tax, r.status, r.body)
+	}
+}
+
 func (p *simProcess) faults(t *testing.T, body string) {
 	t.Helper()
 	r := call(t, "PUT", p.url+"/_sim/faults", "", nil, body)
@@ -95,6 +106,7 @@ type einvoiceWorld struct {
 	srv     *server
 	env     []string
 	key     string
+	account string
 	company string
 	cert    *x509.Certificate
 	rsaKey  *rsa.PrivateKey
@@ -108,16 +120,23 @@ type einvoiceWorld struct {
 
 func newEInvoiceWorld(t *testing.T, dbURL string, extraEnv ...string) *einvoiceWorld {
 	t.Helper()
+	return newEInvoiceWorldBin(t, denarBin, dbURL, extraEnv...)
+}
+
+// newEInvoiceWorldBin is newEInvoiceWorld with another build of denar.
+func newEInvoiceWorldBin(t *testing.T, bin, dbURL string, extraEnv ...string) *einvoiceWorld {
+	t.Helper()
 	w := &einvoiceWorld{t: t}
 	w.sim = startSimProcess(t, t.TempDir()+"/sim.json")
 	w.env = append(append(baseEnv(t, dbURL), "DENAR_UJP_SANDBOX_URL="+w.sim.url, "DENAR_UJP_SIGNER_INTERVAL=0s",
 		"DENAR_UJP_POLL_INTERVAL=300ms", "DENAR_JOB_POLL_INTERVAL=100ms", "DENAR_EINVOICE_RETRY_DELAYS=1s",
 		"DENAR_UJP_CALL_TIMEOUT=3s", "DENAR_JOB_LEASE=3s", "DENAR_UJP_EDB="+ujpsim.TaxSeller, "DENAR_RATE_LIMIT_RPS=10000", "DENAR_RATE_LIMIT_BURST=10000"), extraEnv...)
-	w.srv = startServer(t, w.env)
+	w.srv = startServerBin(t, bin, w.env)
 	var acct struct{ ID string }
 	if err := json.Unmarshal([]byte(runAdminCmd(t, w.srv.env, "account", "create", "--name", "Биро", "--plan", "business", "--json")), &acct); err != nil {
 		t.Fatal(err)
 	}
+	w.account = acct.ID
 	var key struct{ Key string }
 	args := []string{"key", "create", "--account", acct.ID, "--service", "einvoice", "--env", "sandbox", "--json"}
 	for _, s := range []string{"companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read"} {
@@ -451,7 +470,7 @@ func TestEInvoiceCrashRecovery(t *testing.T) {
 		}
 		t.Logf("killed with %d of %d at UJP", delivered, n)
 		w.sim.faults(t, `{"latencyMs":0}`)
-		w.srv = startServer(t, w.srv.env)
+		w.srv = w.srv.restart(t)
 		for _, id := range ids {
 			w.waitStatus(id, "delivered", 90*time.Second)
 		}
