@@ -140,9 +140,12 @@ func TestCrashExactlyOnce(t *testing.T) {
 			{crashpoint.HTTPBeforeResponse, "hit=60"},
 			{crashpoint.StoreAfterCommit, "hit=25"},
 			{crashpoint.StoreBeforeCommit, "hit=25"},
-			{crashpoint.StoreAfterCommit, fmt.Sprintf("p=0.05,seed=%d", seed)},
-			{crashpoint.HTTPBeforeResponse, fmt.Sprintf("p=0.02,seed=%d", seed+1)},
-			{crashpoint.StoreBeforeCommit, fmt.Sprintf("p=0.05,seed=%d", seed+2)},
+			// Then at random passes, likely enough to fire long before
+			// the pending requests are all answered (each needs at least
+			// one commit and one response).
+			{crashpoint.StoreAfterCommit, fmt.Sprintf("p=0.1,seed=%d", seed)},
+			{crashpoint.HTTPBeforeResponse, fmt.Sprintf("p=0.05,seed=%d", seed+1)},
+			{crashpoint.StoreBeforeCommit, fmt.Sprintf("p=0.1,seed=%d", seed+2)},
 		}
 		crashExactlyOnce(t, bin, dbURL, rounds)
 	})
