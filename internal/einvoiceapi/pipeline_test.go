@@ -68,6 +68,13 @@ func (e *pipeEnv) now() time.Time { return time.Now().UTC().Add(time.Duration(e.
 
 func newPipeEnv(t *testing.T, db *store.DB) *pipeEnv {
 	t.Helper()
+	return newPipeEnvWith(t, db, nil)
+}
+
+// newPipeEnvWith is newPipeEnv with the service's configuration adjusted
+// by tune (nil: as newPipeEnv).
+func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config)) *pipeEnv {
+	t.Helper()
 	e := &pipeEnv{t: t, db: db}
 	db.Now = e.now
 	sim, err := ujpsim.New(ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler)})
@@ -81,9 +88,12 @@ func newPipeEnv(t *testing.T, db *store.DB) *pipeEnv {
 		t.Fatal(err)
 	}
 	e.gw = &lossyGateway{Gateway: client}
+	cfg := einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}}}
+	if tune != nil {
+		tune(&cfg)
+	}
 	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: ujpsim.Control{BaseURL: "http://ujp-sim.invalid", HTTP: hc},
-		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}},
-		einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}}})
+		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}}, cfg)
 	e.svc = svc
 	e.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(e.srv.Close)
@@ -182,9 +192,13 @@ func (e *pipeEnv) signAll() int {
 		r := it.(map[string]any)
 		id := r["id"].(string)
 		if r["state"] == "pending" {
-			if st, m := se.do("POST", "/v1/signing-requests/"+id+"/claim", e.authz, nil); st != 200 {
+			// The claim answers with the request as this agent signs it
+			// (its header carries this agent's certificate).
+			st, m := se.do("POST", "/v1/signing-requests/"+id+"/claim", e.authz, nil)
+			if st != 200 {
 				e.t.Fatalf("claim %s: %d %v", id, st, m)
 			}
+			r = m
 		}
 		if st, m := se.do("POST", "/v1/signing-requests/"+id+"/signature", e.authz, map[string]string{"jws": e.cert.sign(e.t, r["signingInput"].(string))}); st != 200 {
 			e.t.Fatalf("sign %s: %d %v", id, st, m)

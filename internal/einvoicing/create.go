@@ -29,12 +29,21 @@ func einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
 	}
 	switch einvoice.Status(inv.Status) {
 	case einvoice.AwaitingSignature:
-		if _, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signed"}); err != nil {
+		// Refusals that kept it waiting (token_missing, pin_locked) are
+		// over: problems describe what is wrong now, and the refused
+		// requests keep the record.
+		if _, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signed", Problems: []byte("[]")}); err != nil {
 			return err
 		}
 	case einvoice.Queued, einvoice.Held:
 		// A fresh signature of a document that waited too long for UJP
-		// to take its old timestamp (see pipeline.go).
+		// to take its old timestamp (see pipeline.go); refusals of it are
+		// over too.
+		if inv.Problems != "[]" && inv.Problems != "" {
+			if err := tx.SetEInvoiceProblems(ctx, dbq.SetEInvoiceProblemsParams{ID: inv.ID, Problems: "[]", UpdatedAt: tx.Now}); err != nil {
+				return err
+			}
+		}
 	default:
 		return nil // a late duplicate signature; the first one moved it
 	}

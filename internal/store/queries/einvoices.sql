@@ -76,3 +76,11 @@ SELECT * FROM einvoices WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(accoun
 
 -- name: SetEInvoiceProblems :exec
 UPDATE einvoices SET problems = sqlc.arg(problems), updated_at = sqlc.arg(updated_at) WHERE id = sqlc.arg(id);
+
+-- name: ListEInvoicesWithoutRequest :many
+-- E-invoices of a company waiting for a signature with no request open
+-- (asked when the company had no valid certificate, or in the backoff
+-- after a passing refusal): registering a certificate asks for them.
+SELECT * FROM einvoices
+WHERE company_id = sqlc.arg(company_id) AND status = 'awaiting_signature' AND signing_request_id IS NULL
+ORDER BY id LIMIT 500;
