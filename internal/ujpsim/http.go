@@ -159,6 +159,13 @@ func (s *Sim) companyLookup(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 		return
 	}
+	if tax == TaxSlowRegistry {
+		select {
+		case <-time.After(s.opts.SlowRegistryDelay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	s.mu.Lock()
 	c, ok := s.company(tax)
 	s.mu.Unlock()
