@@ -64,6 +64,10 @@ func (g *lossyGateway) Send(ctx context.Context, caller ujp.Identity, docType, j
 	return res, err
 }
 
+// slowRegistry is how long the simulator's registry takes for
+// ujpsim.TaxSlowRegistry in these tests.
+const slowRegistry = 400 * time.Millisecond
+
 func (e *pipeEnv) now() time.Time { return time.Now().UTC().Add(time.Duration(e.clock.Load())) }
 
 func newPipeEnv(t *testing.T, db *store.DB) *pipeEnv {
@@ -77,7 +81,7 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config)) *
 	t.Helper()
 	e := &pipeEnv{t: t, db: db}
 	db.Now = e.now
-	sim, err := ujpsim.New(ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler)})
+	sim, err := ujpsim.New(ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler), SlowRegistryDelay: slowRegistry})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 	// The e-invoice id is UJP's docId: fixed now, so every submission
 	// attempt of this document carries it and UJP refuses a copy.
 	doc, buildErr := req.Build(sellerOf(co), id, s.codebooks(co.Environment))
-	buildErr = withBuyerError(buildErr, s.checkBuyer(ctx, co.Environment, req.Buyer))
+	buildErr, validating := s.inlineBuyerCheck(ctx, co.Environment, buildErr, req.Buyer)
 	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
 		co, err := company(ctx, tx.Queries, c.Principal, cmd.CompanyID)
 		if err != nil {
@@ -143,9 +143,27 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 			return EInvoice{}, buildErr
 		}
 		out, err := CreateEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
-			ClientReference: req.ClientReference, Fingerprint: fingerprint})
+			ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating})
 		return einvoiceView(out), err
 	})
+}
+
+// inlineBuyerCheck runs the buyer's registry check within the inline
+// validation budget and returns what to answer now: buildErr (shape and
+// code-list errors) with the registry's field error added. When the
+// registry does not answer in time and nothing else is wrong, validating
+// is true: the document is stored in validating and the validation job
+// finishes the check.
+func (s *Service) inlineBuyerCheck(ctx context.Context, env string, buildErr error, buyer einvoice.Party) (error, bool) {
+	fe, err := s.checkBuyer(ctx, env, buyer, s.cfg.ValidationBudget)
+	if err != nil {
+		if buildErr != nil {
+			return buildErr, false
+		}
+		s.log.InfoContext(ctx, "buyer registry check continues after the answer", "taxNumber", buyer.TaxNumber, "err", err)
+		return nil, true
+	}
+	return withBuyerError(buildErr, fe), false
 }
 
 // sellerOf fills UJP's seller from the company's registry data.
@@ -313,7 +331,7 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 	id := denar.NewID("einv")
 	cb := s.codebooks(co.Environment)
 	doc, buildErr := req.Build(sellerOf(co), id, cb)
-	buildErr = withBuyerError(buildErr, s.checkBuyer(ctx, co.Environment, req.Buyer))
+	buildErr, validating := s.inlineBuyerCheck(ctx, co.Environment, buildErr, req.Buyer)
 	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
 		if prev, found, err := byClientReference(ctx, tx, co.ID, req.ClientReference, fingerprint); err != nil || found {
 			return einvoiceView(prev), err
@@ -331,7 +349,7 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 		}
 		ujpdoc.MarkCorrection(doc, orig.Euid.String, orig.IssueDate, req.Correction.Reason, req.Correction.Comment, cb)
 		out, err := CreateEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
-			OriginalID: orig.ID, ClientReference: req.ClientReference, Fingerprint: fingerprint})
+			OriginalID: orig.ID, ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating})
 		return einvoiceView(out), err
 	})
 }
