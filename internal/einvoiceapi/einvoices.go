@@ -63,7 +63,7 @@ type stornoInput struct {
 
 type correctionInput struct {
 	ID   string `path:"id" maxLength:"100"`
-	Body einvoice.Request
+	Body einvoice.CorrectionRequest
 }
 
 type pdfOutput struct {
@@ -169,9 +169,10 @@ func (h *handlers) registerEInvoices(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "correctEInvoice", Method: http.MethodPost, Path: "/v1/einvoices/{id}/correction",
 		Summary: "Correct an e-invoice", Tags: tags, DefaultStatus: http.StatusAccepted,
-		Description: "The body is a complete replacement document, as for POST /v1/einvoices, with correction " +
-			"{reason (C0x), comment}. The correction (docStorno 2) references the original's EUID; when UJP accepts it, " +
-			"the original moves to corrected. Same 409s as storno; clientReference works as on issue. 202 with the correction.",
+		Description: "The body is the issue body (the complete replacement document, as for POST /v1/einvoices) with " +
+			"docStorno: 2, reason (a correction-reasons code, C0x) and an optional comment, all at the top level. The " +
+			"correction references the original's EUID; when UJP accepts it, the original moves to corrected. Same 409s as " +
+			"storno; clientReference and validating work as on issue. 202 with the correction.",
 	}, httpx.Spec{Scope: "einvoices:write", Company: true}, func(ctx context.Context, in *correctionInput) (*einvoiceOutput, error) {
 		e, err := h.svc.CorrectEInvoice(ctx, caller(ctx), einvoicing.Correction{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID, Request: &in.Body})
 		if err != nil {

@@ -683,18 +683,34 @@ func TestStornoAndCorrection(t *testing.T) {
 
 		// Correction: a full replacement with its reason.
 		body := func(withReason bool) any {
-			var v map[string]any
+			var v map[string]any // the issue body, plus docStorno, reason and comment
 			_ = json.Unmarshal([]byte(fmt.Sprintf(`{"number":"F-corr-2","issueDate":%q,
  "buyer":{"taxNumber":%q,"name":"Тест Купувач ДОО Скопје","address":{"street":"Широк сокак","number":"5","postalCode":"1000","city":"Скопје"}},
  "references":[],"payment":{"typeCode":"P12","currency":"MKD"},
  "lines":[{"description":"Услуга","quantity":"2","unitPrice":"1000","vatPercent":"18","taxIndicator":"DDV-A"}]}`, e.now().Format(time.DateOnly), ujpsim.TaxBuyer)), &v)
 			if withReason {
-				v["correction"] = map[string]any{"reason": creason, "comment": "погрешна количина"}
+				v["docStorno"], v["reason"], v["comment"] = 2, creason, "погрешна количина"
 			}
 			return v
 		}
-		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", body(false)); st != 422 {
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", body(false)); st != 422 || !hasPaths(m, "docStorno", "reason") {
 			t.Fatalf("correction without reason: %d %v", st, m)
+		}
+		wrong := body(true).(map[string]any)
+		wrong["docStorno"] = 1 // a storno's
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", wrong); st != 422 || !hasPaths(m, "docStorno") {
+			t.Fatalf("correction with docStorno 1: %d %v", st, m)
+		}
+		wrong["docStorno"], wrong["reason"] = 2, reason // a void reason
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", wrong); st != 422 || !hasPaths(m, "reason") ||
+			m["errors"].([]any)[0].(map[string]any)["codebook"] != ujpdoc.CBCorrectionReasons {
+			t.Fatalf("correction with a void reason: %d %v", st, m)
+		}
+		// The old shape, a correction object, is not a field of the body.
+		old := body(false).(map[string]any)
+		old["correction"] = map[string]any{"reason": creason}
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", old); st != 422 || !hasPaths(m, "correction") {
+			t.Fatalf("correction object: %d %v", st, m)
 		}
 		// A filed annual account closes the year.
 		year := e.now().Year()
@@ -802,4 +818,21 @@ func TestPurgeSignedReads(t *testing.T) {
 			t.Fatalf("after: changes %d, pdf %d, documents %d", count("ujp_changes"), count("einvoice_pdf"), count("einvoice"))
 		}
 	})
+}
+
+// hasPaths reports whether problem m has a field error at each of paths.
+func hasPaths(m map[string]any, paths ...string) bool {
+	errs, _ := m["errors"].([]any)
+	for _, p := range paths {
+		found := false
+		for _, e := range errs {
+			if e.(map[string]any)["path"] == p {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }

@@ -115,9 +115,6 @@ type IssueEInvoice struct {
 // e-invoice; with another body, 409 client_reference_conflict.
 func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice) (EInvoice, error) {
 	req := cmd.Request
-	if req.Correction != nil {
-		return EInvoice{}, denar.Invalid(denar.FieldError{Path: "correction", Message: "is not allowed here; use POST /v1/einvoices/{id}/correction"})
-	}
 	sum := sha256.Sum256(req.Fingerprint())
 	fingerprint := hex.EncodeToString(sum[:])
 	co, err := company(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
@@ -310,11 +307,12 @@ func (s *Service) StornoEInvoice(ctx context.Context, c Caller, cmd Storno) (EIn
 }
 
 // Correction is the command of POST /v1/einvoices/{id}/correction: a
-// complete replacement document with the correction reason.
+// complete replacement document with docStorno 2 and the correction
+// reason.
 type Correction struct {
 	CompanyID string
 	ID        string
-	Request   *einvoice.Request
+	Request   *einvoice.CorrectionRequest
 }
 
 // CorrectEInvoice creates the correction (docStorno 2) of an e-invoice: the
@@ -340,14 +338,10 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 		if err != nil {
 			return EInvoice{}, err
 		}
-		if req.Correction == nil {
-			return EInvoice{}, denar.Invalid(denar.FieldError{Path: "correction", Codebook: ujpdoc.CBCorrectionReasons,
-				Message: "is required: {reason (C0x), comment}"})
-		}
 		if buildErr != nil {
 			return EInvoice{}, buildErr
 		}
-		ujpdoc.MarkCorrection(doc, orig.Euid.String, orig.IssueDate, req.Correction.Reason, req.Correction.Comment, cb)
+		ujpdoc.MarkCorrection(doc, orig.Euid.String, orig.IssueDate, req.Reason, req.Comment, cb)
 		out, err := CreateEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
 			OriginalID: orig.ID, ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating})
 		return einvoiceView(out), err
