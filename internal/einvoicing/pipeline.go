@@ -393,7 +393,7 @@ func (p *Pipeline) startSubmission(ctx context.Context, inv dbq.Einvoice) (dbq.E
 			return err
 		}
 		if n == 0 {
-			return &denar.Error{Code: denar.ECodeConflict, Message: "moved by another worker"}
+			return &denar.Error{Code: einvoice.CodeStateConflict, Message: "moved by another worker"}
 		}
 		cause := "submission"
 		if inv.Status == string(einvoice.Held) {

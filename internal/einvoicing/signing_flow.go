@@ -51,8 +51,12 @@ type SigningRequestFilter struct {
 // (inline signing, or following what waits), oldest first after the id
 // after, up to limit+1.
 func (s *Service) SigningRequests(ctx context.Context, p *auth.Principal, f SigningRequestFilter, after string, limit int) ([]SigningRequest, error) {
-	if f.CompanyID != "" && !p.AllowsCompany(f.CompanyID) {
-		return nil, denar.Errorf("company_not_allowed", "The credential may not act for company %s.", f.CompanyID)
+	if f.CompanyID != "" {
+		// 404 outside the account, 403 outside the allow-list or the
+		// credential's environment: never an empty list.
+		if _, err := company(ctx, s.db.Reader(), p, f.CompanyID); err != nil {
+			return nil, err
+		}
 	}
 	rows, err := s.db.Reader().ListSigningRequests(ctx, dbq.ListSigningRequestsParams{AccountID: p.AccountID, Environment: p.Environment,
 		State: f.State, CompanyID: f.CompanyID, AfterID: after, Lim: int32(limit + 1)})

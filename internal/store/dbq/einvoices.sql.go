@@ -536,7 +536,8 @@ WHERE account_id = $1 AND environment = $2
   AND (CAST($3 AS TEXT) = '' OR id < $3)
   AND (CAST($4 AS TEXT) IS NULL OR type = $4)
   AND (CAST($5 AS TEXT) IS NULL OR object_id = $5)
-ORDER BY id DESC LIMIT CAST($6 AS BIGINT)
+  AND (CAST($6 AS TEXT) IS NULL OR company_id = $6)
+ORDER BY id DESC LIMIT CAST($7 AS BIGINT)
 `
 
 type ListEventsParams struct {
@@ -545,6 +546,7 @@ type ListEventsParams struct {
 	AfterID     string
 	Type        sql.NullString
 	ObjectID    sql.NullString
+	CompanyID   sql.NullString
 	Lim         int64
 }
 
@@ -555,6 +557,7 @@ func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event
 		arg.AfterID,
 		arg.Type,
 		arg.ObjectID,
+		arg.CompanyID,
 		arg.Lim,
 	)
 	if err != nil {

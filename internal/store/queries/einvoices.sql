@@ -64,6 +64,7 @@ WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
   AND (CAST(sqlc.arg(after_id) AS TEXT) = '' OR id < sqlc.arg(after_id))
   AND (CAST(sqlc.narg(type) AS TEXT) IS NULL OR type = sqlc.narg(type))
   AND (CAST(sqlc.narg(object_id) AS TEXT) IS NULL OR object_id = sqlc.narg(object_id))
+  AND (CAST(sqlc.narg(company_id) AS TEXT) IS NULL OR company_id = sqlc.narg(company_id))
 ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
 
 -- name: SetEInvoiceSigningRequest :exec
