@@ -498,3 +498,50 @@ func TestCertificateAsksAgain(t *testing.T) {
 		e.wantStatus(id, "delivered")
 	})
 }
+
+// TestRefusedFreshSignature: a queued document whose signature grew too old
+// for UJP waits on a fresh one; a passing refusal of that one asks again
+// after the backoff (it is not left queued for ever), and a final refusal
+// fails it.
+func TestRefusedFreshSignature(t *testing.T) {
+	for _, tc := range []struct {
+		reason string
+		want   string
+	}{{"pin_locked", "delivered"}, {"policy", "failed"}} {
+		t.Run(tc.reason, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				e := newPipeEnv(t, db)
+				id := e.issue("F-fresh-" + tc.reason)
+				e.signAll()
+				e.advance(6 * time.Minute)
+				e.runJobs() // the submission finds the signature stale and asks again
+				inv := e.wantStatus(id, "queued")
+				fresh, _ := inv["signingRequestId"].(string)
+				if reqs := e.docRequests(id); len(reqs) != 2 || fresh != reqs[1] {
+					t.Fatalf("fresh request: %v, e-invoice waits on %v", reqs, inv["signingRequestId"])
+				}
+				if st, m := e.agentDo("POST", "/v1/signing-requests/"+fresh+"/refuse", e.authz, map[string]any{"reason": tc.reason}); st != 200 {
+					t.Fatalf("refuse: %d %v", st, m)
+				}
+				if tc.want == "failed" {
+					m := e.wantStatus(id, "failed")
+					if p := m["problems"].([]any); len(p) != 1 || p[0].(map[string]any)["code"] != "signature_refused" {
+						t.Fatalf("problems %v", m["problems"])
+					}
+					return
+				}
+				e.wantStatus(id, "queued")
+				e.advance(5*time.Minute + time.Second) // the default backoff
+				e.runJobs()
+				if reqs := e.docRequests(id); len(reqs) != 3 {
+					t.Fatalf("after the backoff: %v", reqs)
+				}
+				e.settle()
+				if m := e.wantStatus(id, tc.want); len(m["problems"].([]any)) != 0 {
+					t.Fatalf("problems after delivery %v", m["problems"])
+				}
+				e.wantOneEventPerRequest(id)
+			})
+		})
+	}
+}
