@@ -50,11 +50,11 @@ type benchWorld struct {
 func newBenchWorld(b testing.TB, db *store.DB) *benchWorld {
 	w := &benchWorld{b: b, db: db}
 	log := slog.New(slog.DiscardHandler)
-	sim, err := ujpsim.New(ujpsim.Options{Logger: log})
+	sim, err := ujpsim.New(db, ujpsim.Options{Logger: log, ControlToken: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	w.gw, err = ujp.NewClient(ujp.Config{BaseURL: "http://ujp-sim.invalid", HTTPClient: &http.Client{Transport: sim.Transport()}})
+	w.gw, err = ujp.NewClient(ujp.Config{BaseURL: "http://ujp-sim.invalid", HTTPClient: &http.Client{Transport: sim.Transport()}, SandboxToken: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

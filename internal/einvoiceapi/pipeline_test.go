@@ -68,6 +68,16 @@ func (g *lossyGateway) Send(ctx context.Context, caller ujp.Identity, docType, j
 // ujpsim.TaxSlowRegistry in these tests.
 const slowRegistry = 400 * time.Millisecond
 
+// simDocs are the seller's documents at the simulator.
+func (e *pipeEnv) simDocs() []ujpsim.Document {
+	e.t.Helper()
+	docs, err := e.sim.Documents(context.Background(), ujpsim.TaxSeller)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return docs
+}
+
 func (e *pipeEnv) now() time.Time { return time.Now().UTC().Add(time.Duration(e.clock.Load())) }
 
 func newPipeEnv(t *testing.T, db *store.DB) *pipeEnv {
@@ -81,13 +91,14 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config)) *
 	t.Helper()
 	e := &pipeEnv{t: t, db: db}
 	db.Now = e.now
-	sim, err := ujpsim.New(ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler), SlowRegistryDelay: slowRegistry})
+	sim, err := ujpsim.New(db, ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "pipeline-test",
+		SlowRegistryDelay: slowRegistry})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.sim = sim
 	hc := &http.Client{Transport: sim.Transport()}
-	client, err := ujp.NewClient(ujp.Config{BaseURL: "http://ujp-sim.invalid", HTTPClient: hc, Now: e.now})
+	client, err := ujp.NewClient(ujp.Config{BaseURL: "http://ujp-sim.invalid", HTTPClient: hc, Now: e.now, SandboxToken: "pipeline-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +107,7 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config)) *
 	if tune != nil {
 		tune(&cfg)
 	}
-	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: ujpsim.Control{BaseURL: "http://ujp-sim.invalid", HTTP: hc},
+	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim,
 		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}}, cfg)
 	e.svc = svc
 	e.srv = httptest.NewServer(api.Handler())
@@ -353,8 +364,8 @@ func TestPipelineDeliverAndDecide(t *testing.T) {
 		for n, id := range ids {
 			m := e.wantStatus(id, "delivered")
 			euid, _ := m["euid"].(string)
-			doc, ok := e.sim.Document(euid)
-			if !ok || doc.DocID != id || doc.Status != ujp.StatusSent {
+			doc, err := e.sim.Document(context.Background(), euid)
+			if err != nil || doc.DocID != id || doc.Status != ujp.StatusSent {
 				t.Fatalf("%s: UJP has %+v for euid %q", n, doc, euid)
 			}
 			if m["qrLink"] != doc.QRLink || m["deliveredAt"] == nil || m["settledAt"] != nil || m["submitAttempts"] != float64(1) {
@@ -464,7 +475,7 @@ func TestPipelineOutageHeldThenDelivered(t *testing.T) {
 		e.advance(61 * time.Second)
 		e.settle()
 		m = e.wantStatus(first, "delivered")
-		if docs := e.sim.Documents(ujpsim.TaxSeller); len(docs) != 1 || docs[0].DocID != first || docs[0].EUID != m["euid"] {
+		if docs := e.simDocs(); len(docs) != 1 || docs[0].DocID != first || docs[0].EUID != m["euid"] {
 			t.Fatalf("UJP holds %d documents; euid %v", len(docs), m["euid"])
 		}
 		want := []string{"→awaiting_signature:issued", "awaiting_signature→queued:signed", "queued→submitting:submission",
@@ -492,7 +503,7 @@ func TestPipelineLostAnswerAndStaleSignature(t *testing.T) {
 		e.advance(61 * time.Second)
 		e.settle()
 		m := e.wantStatus(lost, "delivered")
-		docs := e.sim.Documents(ujpsim.TaxSeller)
+		docs := e.simDocs()
 		if len(docs) != 1 || docs[0].EUID != m["euid"] {
 			t.Fatalf("UJP holds %d documents; euid %v", len(docs), m["euid"])
 		}
@@ -671,7 +682,7 @@ func TestStornoAndCorrection(t *testing.T) {
 		if h := e.history(voided); h[len(h)-1] != "delivered→cancelled_by_storno:storno_delivered" {
 			t.Fatalf("original's history %v", h)
 		}
-		if d, _ := e.sim.Document(orig["euid"].(string)); d.Status != ujp.StatusVoided {
+		if d, _ := e.sim.Document(context.Background(), orig["euid"].(string)); d.Status != ujp.StatusVoided {
 			t.Fatalf("UJP's original is %s", d.Status)
 		}
 		if st, m, _ := e.call("POST", "/v1/einvoices/"+storno+"/storno", map[string]any{"reason": reason}); st != 409 || m["code"] != "einvoice_state_conflict" {

@@ -346,9 +346,9 @@ func TestSeveralAgentsOneCompany(t *testing.T) {
 		}
 		e.settle()
 		m := e.wantStatus(id, "delivered")
-		doc, ok := e.sim.Document(m["euid"].(string))
-		if !ok || doc.DocID != id {
-			t.Fatalf("UJP has %+v", doc)
+		doc, err := e.sim.Document(t.Context(), m["euid"].(string))
+		if err != nil || doc.DocID != id {
+			t.Fatalf("UJP has %+v (%v)", doc, err)
 		}
 
 		// Connection changes: both agents came online for the company on

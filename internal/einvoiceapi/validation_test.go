@@ -116,8 +116,8 @@ func TestValidationStates(t *testing.T) {
 				}
 				e.settle()
 				m = e.wantStatus(id, "delivered")
-				if doc, ok := e.sim.Document(m["euid"].(string)); !ok || doc.BuyerTin != ujpsim.TaxSlowRegistry {
-					t.Fatalf("UJP has %+v", doc)
+				if doc, err := e.sim.Document(t.Context(), m["euid"].(string)); err != nil || doc.BuyerTin != ujpsim.TaxSlowRegistry {
+					t.Fatalf("UJP has %+v (%v)", doc, err)
 				}
 				want := []string{"→validating:issued", "validating→awaiting_signature:validated", "awaiting_signature→queued:signed",
 					"queued→submitting:submission", "submitting→delivered:submitted"}
