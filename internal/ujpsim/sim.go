@@ -71,7 +71,15 @@ type Options struct {
 	Companies []ujp.Company
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// SlowRegistryDelay is how long the registry takes to answer for
+	// TaxSlowRegistry; default DefaultSlowRegistryDelay.
+	SlowRegistryDelay time.Duration
 }
+
+// DefaultSlowRegistryDelay is how long the registry takes for
+// TaxSlowRegistry: longer than the service's inline validation budget
+// (1 s), shorter than its registry timeout (10 s).
+const DefaultSlowRegistryDelay = 3 * time.Second
 
 // Well-known sandbox tax numbers (docs/sandbox.md).
 const (
@@ -80,6 +88,7 @@ const (
 	TaxSmallBiz     = "4030000000003" // registered, not a VAT payer, Bitola
 	TaxNeverExisted = "4039999999999" // never registered: E1000
 	TaxNoAnswer     = "4039999999998" // the registry never answers
+	TaxSlowRegistry = "4030000000004" // the registry answers after SlowRegistryDelay
 )
 
 // SeedCompanies is the fictitious registry every simulator starts with.
@@ -93,6 +102,8 @@ func SeedCompanies() []ujp.Company {
 			Address: ujp.CompanyAddress{Street: "ул. Македонија", Number: "2", City: "Скопје", Zip: "1000"}, CountryID: &skopje, Golemina: "2", CountryCode: "MK"},
 		{TaxNumber: TaxSmallBiz, RegistrationNumber: "7000003", Name: "Тест Занаетчија Битола",
 			Address: ujp.CompanyAddress{Street: "ул. Широк Сокак", Number: "3", City: "Битола", Zip: "7000"}, CountryID: &skopje, Golemina: "0", CountryCode: "MK"},
+		{TaxNumber: TaxSlowRegistry, VatNumber: vat("МК" + TaxSlowRegistry), RegistrationNumber: "7000004", Name: "Тест Бавен Купувач ДОО Куманово",
+			Address: ujp.CompanyAddress{Street: "ул. Октомвриска", Number: "4", City: "Куманово", Zip: "1300"}, CountryID: &skopje, Golemina: "2", CountryCode: "MK"},
 	}
 }
 
@@ -166,6 +177,9 @@ func New(db *store.DB, opts Options) (*Sim, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.SlowRegistryDelay <= 0 {
+		opts.SlowRegistryDelay = DefaultSlowRegistryDelay
 	}
 	cb := opts.Codebooks
 	if cb == nil {
