@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"regexp"
 	"time"
 
@@ -155,13 +156,33 @@ func countSent(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
 	case !errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("count %s: signature: %w", inv.ID, err)
 	}
-	day, month := SkopjeDay(at)
-	if _, err := tx.CountUsageDocument(ctx, dbq.CountUsageDocumentParams{DocumentID: inv.ID, AccountID: inv.AccountID,
-		CompanyID: inv.CompanyID, Environment: inv.Environment, Direction: DirectionSent, Period: month, Day: day,
-		SigningRequestID: srID, At: at}); err != nil {
-		return fmt.Errorf("count %s: %w", inv.ID, err)
+	_, err = countDocument(ctx, tx, dbq.CountUsageDocumentParams{DocumentID: inv.ID, AccountID: inv.AccountID,
+		CompanyID: inv.CompanyID, Environment: inv.Environment, Direction: DirectionSent, SigningRequestID: srID, At: at})
+	return err
+}
+
+// counterSlots spreads a count over this many rows of usage_counters.
+const counterSlots = 8
+
+// countDocument writes the ledger row of a document and, when that row is
+// new, adds it to its counter — in the caller's transaction, so the two
+// never disagree.
+func countDocument(ctx context.Context, tx *store.Tx, d dbq.CountUsageDocumentParams) (bool, error) {
+	d.Day, d.Period = SkopjeDay(d.At)
+	n, err := tx.CountUsageDocument(ctx, d)
+	if err != nil {
+		return false, fmt.Errorf("count %s: %w", d.DocumentID, err)
 	}
-	return nil
+	if n == 0 {
+		return false, nil
+	}
+	h := fnv.New32a()
+	h.Write([]byte(d.DocumentID))
+	if err := tx.AddUsageCount(ctx, dbq.AddUsageCountParams{AccountID: d.AccountID, Environment: d.Environment, Period: d.Period,
+		CompanyID: d.CompanyID, Direction: d.Direction, Slot: int32(h.Sum32() % counterSlots)}); err != nil {
+		return false, fmt.Errorf("count %s: %w", d.DocumentID, err)
+	}
+	return true, nil
 }
 
 // ReceivedDocument is a document that arrived in a company's inbox, as
@@ -188,12 +209,6 @@ func CountReceived(ctx context.Context, tx *store.Tx, d ReceivedDocument) (bool,
 	if d.Environment != auth.EnvSandbox && d.Environment != auth.EnvProduction {
 		return false, fmt.Errorf("count received %s: environment %q", d.ID, d.Environment)
 	}
-	at := ledgerTime(d.ReceivedAt)
-	day, month := SkopjeDay(at)
-	n, err := tx.CountUsageDocument(ctx, dbq.CountUsageDocumentParams{DocumentID: d.ID, AccountID: d.AccountID,
-		CompanyID: d.CompanyID, Environment: d.Environment, Direction: DirectionReceived, Period: month, Day: day, At: at})
-	if err != nil {
-		return false, fmt.Errorf("count received %s: %w", d.ID, err)
-	}
-	return n == 1, nil
+	return countDocument(ctx, tx, dbq.CountUsageDocumentParams{DocumentID: d.ID, AccountID: d.AccountID,
+		CompanyID: d.CompanyID, Environment: d.Environment, Direction: DirectionReceived, At: ledgerTime(d.ReceivedAt)})
 }

@@ -2,6 +2,7 @@ package einvoicing
 
 import (
 	"context"
+	"fmt"
 	"encoding/base64"
 	"errors"
 	"sync"
@@ -151,6 +152,23 @@ func TestUsage(t *testing.T) {
 		for ok := range counted {
 			if ok {
 				t.Fatal("a document received again was counted again")
+			}
+		}
+
+		// The counters GET /v1/usage reads agree with the ledger.
+		for _, period := range []string{"2026-02", "2026-03", "2026-04"} {
+			for _, env := range []string{auth.EnvProduction, auth.EnvSandbox} {
+				ledger, err := db.Reader().LedgerByCompany(ctx, dbq.LedgerByCompanyParams{AccountID: a.AccountID, Environment: env, Period: period})
+				if err != nil {
+					t.Fatal(err)
+				}
+				counters, err := db.Reader().UsageByCompany(ctx, dbq.UsageByCompanyParams{AccountID: a.AccountID, Environment: env, Period: period})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprint(ledger) != fmt.Sprint(counters) {
+					t.Fatalf("%s %s: ledger %v, counters %v", env, period, ledger, counters)
+				}
 			}
 		}
 

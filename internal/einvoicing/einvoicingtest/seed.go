@@ -149,6 +149,10 @@ func deliveredOne(ctx context.Context, tx *store.Tx, c Company, i int, at time.T
 			SigningRequestID: sql.NullString{String: sr, Valid: true}, At: at}); err != nil {
 			return Doc{}, err
 		}
+		if err := tx.AddUsageCount(ctx, dbq.AddUsageCountParams{AccountID: c.AccountID, Environment: c.Environment,
+			Period: l.Format("2006-01"), CompanyID: c.CompanyID, Direction: "sent"}); err != nil {
+			return Doc{}, err
+		}
 	}
 	return Doc{ID: id, EUID: euid, Document: doc, JWS: jws, PDF: pdf}, nil
 }

@@ -363,6 +363,16 @@ type UjpsimSetting struct {
 	RejectCount   int32
 }
 
+type UsageCounter struct {
+	AccountID   string
+	Environment string
+	Period      string
+	CompanyID   string
+	Direction   string
+	Slot        int32
+	N           int64
+}
+
 type UsageDocument struct {
 	DocumentID       string
 	AccountID        string

@@ -11,6 +11,33 @@ import (
 	"time"
 )
 
+const addUsageCount = `-- name: AddUsageCount :exec
+INSERT INTO usage_counters (account_id, environment, period, company_id, direction, slot, n)
+VALUES ($1, $2, $3, $4, $5, $6, 1)
+ON CONFLICT (account_id, environment, period, company_id, direction, slot) DO UPDATE SET n = usage_counters.n + 1
+`
+
+type AddUsageCountParams struct {
+	AccountID   string
+	Environment string
+	Period      string
+	CompanyID   string
+	Direction   string
+	Slot        int32
+}
+
+func (q *Queries) AddUsageCount(ctx context.Context, arg AddUsageCountParams) error {
+	_, err := q.db.ExecContext(ctx, addUsageCount,
+		arg.AccountID,
+		arg.Environment,
+		arg.Period,
+		arg.CompanyID,
+		arg.Direction,
+		arg.Slot,
+	)
+	return err
+}
+
 const countUsageDocument = `-- name: CountUsageDocument :execrows
 INSERT INTO usage_documents (document_id, account_id, company_id, environment, direction, period, day, signing_request_id, at)
 VALUES ($1, $2, $3, $4, $5,
@@ -126,6 +153,49 @@ func (q *Queries) GetUsageDocument(ctx context.Context, documentID string) (Usag
 	return i, err
 }
 
+const ledgerByCompany = `-- name: LedgerByCompany :many
+SELECT company_id, direction, COUNT(*) AS n FROM usage_documents
+WHERE account_id = $1 AND environment = $2 AND period = $3
+GROUP BY company_id, direction
+ORDER BY company_id, direction
+`
+
+type LedgerByCompanyParams struct {
+	AccountID   string
+	Environment string
+	Period      string
+}
+
+type LedgerByCompanyRow struct {
+	CompanyID string
+	Direction string
+	N         int64
+}
+
+// The same figures counted from the ledger itself (consistency checks).
+func (q *Queries) LedgerByCompany(ctx context.Context, arg LedgerByCompanyParams) ([]LedgerByCompanyRow, error) {
+	rows, err := q.db.QueryContext(ctx, ledgerByCompany, arg.AccountID, arg.Environment, arg.Period)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []LedgerByCompanyRow{}
+	for rows.Next() {
+		var i LedgerByCompanyRow
+		if err := rows.Scan(&i.CompanyID, &i.Direction, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listPlans = `-- name: ListPlans :many
 SELECT code, included_documents, extra_document_price, currency, production FROM plans ORDER BY included_documents, code
 `
@@ -219,7 +289,7 @@ func (q *Queries) SyncPlanAccounts(ctx context.Context, arg SyncPlanAccountsPara
 }
 
 const usageByCompany = `-- name: UsageByCompany :many
-SELECT company_id, direction, COUNT(*) AS n FROM usage_documents
+SELECT company_id, direction, CAST(SUM(n) AS BIGINT) AS n FROM usage_counters
 WHERE account_id = $1 AND environment = $2 AND period = $3
 GROUP BY company_id, direction
 ORDER BY company_id, direction

@@ -35,7 +35,19 @@ VALUES (sqlc.arg(document_id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.
         sqlc.arg(period), sqlc.arg(day), sqlc.narg(signing_request_id), sqlc.arg(at))
 ON CONFLICT (document_id) DO NOTHING;
 
+-- name: AddUsageCount :exec
+INSERT INTO usage_counters (account_id, environment, period, company_id, direction, slot, n)
+VALUES (sqlc.arg(account_id), sqlc.arg(environment), sqlc.arg(period), sqlc.arg(company_id), sqlc.arg(direction), sqlc.arg(slot), 1)
+ON CONFLICT (account_id, environment, period, company_id, direction, slot) DO UPDATE SET n = usage_counters.n + 1;
+
 -- name: UsageByCompany :many
+SELECT company_id, direction, CAST(SUM(n) AS BIGINT) AS n FROM usage_counters
+WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment) AND period = sqlc.arg(period)
+GROUP BY company_id, direction
+ORDER BY company_id, direction;
+
+-- name: LedgerByCompany :many
+-- The same figures counted from the ledger itself (consistency checks).
 SELECT company_id, direction, COUNT(*) AS n FROM usage_documents
 WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment) AND period = sqlc.arg(period)
 GROUP BY company_id, direction

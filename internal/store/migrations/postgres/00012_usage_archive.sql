@@ -43,7 +43,6 @@ CREATE TABLE usage_documents (
     signing_request_id TEXT,
     at                 TIMESTAMPTZ NOT NULL
 );
--- GET /v1/usage reads this index only (a covering index scan).
 CREATE INDEX usage_documents_period ON usage_documents(account_id, environment, period, company_id, direction);
 -- Archive exports walk a company's documents by day.
 CREATE INDEX usage_documents_company_day ON usage_documents(company_id, day, document_id);
@@ -57,6 +56,25 @@ SELECT e.id, e.account_id, e.company_id, e.environment, 'sent',
         ORDER BY s.id DESC LIMIT 1),
        e.delivered_at
 FROM einvoices e WHERE e.delivered_at IS NOT NULL AND e.euid IS NOT NULL;
+
+-- What GET /v1/usage reads: the ledger's counts per account, environment,
+-- month, company and direction, incremented in the transaction whose
+-- ledger insert counted a document (never for a duplicate). Each count is
+-- spread over 8 slots (by document) so concurrent deliveries of one company
+-- seldom wait on one row; the report sums them.
+CREATE TABLE usage_counters (
+    account_id  TEXT NOT NULL,
+    environment TEXT NOT NULL,
+    period      TEXT NOT NULL,
+    company_id  TEXT NOT NULL,
+    direction   TEXT NOT NULL,
+    slot        INTEGER NOT NULL,
+    n           BIGINT NOT NULL,
+    PRIMARY KEY (account_id, environment, period, company_id, direction, slot)
+);
+INSERT INTO usage_counters (account_id, environment, period, company_id, direction, slot, n)
+SELECT account_id, environment, period, company_id, direction, 0, COUNT(*)
+FROM usage_documents GROUP BY account_id, environment, period, company_id, direction;
 
 -- Archive exports (POST /v1/archive-exports). state: pending, ready,
 -- failed. as_of is the moment the archive shows: documents, history and
@@ -107,5 +125,6 @@ CREATE TABLE blob_chunks (
 DROP TABLE blob_chunks;
 DROP TABLE blobs;
 DROP TABLE archive_exports;
+DROP TABLE usage_counters;
 DROP TABLE usage_documents;
 DROP TABLE plans;
