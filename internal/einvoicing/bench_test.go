@@ -157,7 +157,9 @@ func BenchmarkArchive10k(b *testing.B) {
 		}
 		const n = 10000
 		if _, err := einvoicingtest.Delivered(ctx, db, c, n, einvoicingtest.Options{PDFSize: 10000,
-			At: func(i int) time.Time { return time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute) }}); err != nil {
+			At: func(i int) time.Time {
+				return time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
+			}}); err != nil {
 			b.Fatal(err)
 		}
 		db.Now = clk.now

@@ -2,9 +2,9 @@ package einvoicing
 
 import (
 	"context"
-	"fmt"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
