@@ -40,7 +40,7 @@ func TestUsageEndToEnd(t *testing.T) {
 		prodSim := startSimProcess(t, prodDB)
 		w := newEInvoiceWorld(t, dbURL, "DENAR_UJP_PRODUCTION_URL="+prodSim.url)
 		env := w.srv.env
-		acct := w.account()
+		acct := w.account
 
 		// A plan with two documents included; the account moves onto it.
 		runAdminCmd(t, env, "plan", "set", "--code", "e2e", "--included", "2", "--extra-price", "10.5", "--production=true")
@@ -222,20 +222,6 @@ func (p *simProcess) control(t *testing.T, path, body string) {
 	if r := call(t, "POST", p.url+path, simToken, nil, body); r.status != 200 {
 		t.Fatalf("sim %s: %d %s", path, r.status, r.body)
 	}
-}
-
-// account is the account of the world's company.
-func (w *einvoiceWorld) account() string {
-	db, err := store.Open(w.t.Context(), w.dbURL())
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer db.Close()
-	var acct string
-	if err := db.ReadDB().QueryRowContext(w.t.Context(), "SELECT account_id FROM companies WHERE id = $1", w.company).Scan(&acct); err != nil {
-		w.t.Fatal(err)
-	}
-	return acct
 }
 
 func (w *einvoiceWorld) newKey(acct, env string) string {

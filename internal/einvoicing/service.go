@@ -3,6 +3,7 @@ package einvoicing
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
@@ -92,9 +93,12 @@ type Service struct {
 	cfg      Config
 	registry Registry
 	books    func(env string) *ujpdoc.Codebooks
+	snapshot func() *ujpdoc.Codebooks // the embedded lists, decoded once
 	sandbox  SandboxUJP
 	gateways map[string]ujp.Gateway
 	buyers   buyerCache
+	headers  headerCache
+	homes    homeCache
 	pipe     *Pipeline
 	blobs    blob.Store
 	received ReceivedArchive
@@ -103,7 +107,8 @@ type Service struct {
 // New builds the service.
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
-		books: d.Codebooks, sandbox: d.Sandbox, gateways: d.Gateways, blobs: d.Blobs, received: d.Received}
+		books: d.Codebooks, snapshot: sync.OnceValue(ujpdoc.Snapshot), sandbox: d.Sandbox, gateways: d.Gateways,
+		blobs: d.Blobs, received: d.Received}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
