@@ -66,7 +66,8 @@ type ArchiveConfig struct {
 	// PurgeEvery is how often expired exports are looked for; default 1h.
 	PurgeEvery time.Duration
 	// Settle is how long after its creation an export starts building, so
-	// that every transaction begun before it has committed; default 5s.
+	// that every transaction begun before it has committed; default 5s,
+	// negative for none.
 	Settle time.Duration
 	// MaxAttempts bounds the build attempts; default 8.
 	MaxAttempts int
@@ -152,7 +153,7 @@ type CreateArchiveExport struct {
 	From, To  string // YYYY-MM-DD
 }
 
-// MaxArchiveRange: an export spans at most one year (to before from plus
+// maxArchiveYears: an export spans at most one year (to before from plus
 // one year).
 const maxArchiveYears = 1
 
