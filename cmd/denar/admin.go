@@ -21,6 +21,9 @@ import (
 const adminUsage = `Usage:
   denar admin account create --name NAME [--plan sandbox|starter|business|enterprise] [--json]
   denar admin account list [--json]
+  denar admin account set-plan --account ACCOUNT --plan PLAN [--json]
+  denar admin plan list [--json]
+  denar admin plan set --code CODE --included N --extra-price AMOUNT [--currency MKD] [--production=true|false] [--json]
   denar admin company create --account ACCOUNT --name NAME --tax-number EDB [--json]
   denar admin key create --account ACCOUNT --service payroll|einvoice --env sandbox|production
                          [--scope SCOPE]... [--company COMPANY]... [--json]
@@ -69,6 +72,12 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return a.accountCreate(ctx, rest)
 	case "account list":
 		return a.accountList(ctx, rest)
+	case "account set-plan":
+		return a.accountSetPlan(ctx, rest)
+	case "plan list":
+		return a.planList(ctx, rest)
+	case "plan set":
+		return a.planSet(ctx, rest)
 	case "company create":
 		return a.companyCreate(ctx, rest)
 	case "key create":
@@ -110,7 +119,7 @@ func (a *admin) printJSON(v any) error {
 func (a *admin) accountCreate(ctx context.Context, args []string) error {
 	fs := a.flags("account create")
 	name := fs.String("name", "", "account name (required)")
-	plan := fs.String("plan", "sandbox", "plan: sandbox, starter, business or enterprise")
+	plan := fs.String("plan", "sandbox", "plan code (denar admin plan list): sandbox, starter, business, enterprise, …")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -152,6 +161,80 @@ func (a *admin) accountList(ctx context.Context, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Plan, r.CreatedAt.Format(time.RFC3339))
 	}
 	return tw.Flush()
+}
+
+// accountSetPlan moves an account to another plan; production credentials
+// of an account on a plan without production answer 403
+// production_not_enabled from the next request on.
+func (a *admin) accountSetPlan(ctx context.Context, args []string) error {
+	fs := a.flags("account set-plan")
+	account := fs.String("account", "", "account id (required)")
+	plan := fs.String("plan", "", "plan code (required; denar admin plan list)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if *account == "" || *plan == "" {
+		return fmt.Errorf("account set-plan: --account and --plan are required")
+	}
+	p, err := a.auth.SetAccountPlan(ctx, *account, *plan)
+	if err != nil {
+		return fmt.Errorf("account set-plan: %w", err)
+	}
+	if *asJSON {
+		return a.printJSON(map[string]any{"id": *account, "plan": p})
+	}
+	fmt.Fprintf(a.stdout, "account %s is on plan %s (%d documents included, %s %s per extra document, production %v)\n",
+		*account, p.Code, p.IncludedDocuments, p.ExtraDocumentPrice, p.Currency, p.Production)
+	return nil
+}
+
+func (a *admin) planList(ctx context.Context, args []string) error {
+	fs := a.flags("plan list")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	plans, err := a.auth.Plans(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return a.printJSON(plans)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CODE\tINCLUDED\tEXTRA DOCUMENT\tPRODUCTION")
+	for _, p := range plans {
+		fmt.Fprintf(tw, "%s\t%d\t%s %s\t%v\n", p.Code, p.IncludedDocuments, p.ExtraDocumentPrice, p.Currency, p.Production)
+	}
+	return tw.Flush()
+}
+
+func (a *admin) planSet(ctx context.Context, args []string) error {
+	fs := a.flags("plan set")
+	code := fs.String("code", "", "plan code (required)")
+	included := fs.Int("included", -1, "production documents included per month (required)")
+	price := fs.String("extra-price", "", "price of each production document beyond the included ones, a decimal amount (required)")
+	currency := fs.String("currency", "MKD", "currency of the price")
+	production := fs.Bool("production", true, "whether production credentials work on this plan")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if *code == "" || *included < 0 || *price == "" {
+		return fmt.Errorf("plan set: --code, --included and --extra-price are required")
+	}
+	p, err := a.auth.PutPlan(ctx, auth.Plan{Code: *code, IncludedDocuments: *included, ExtraDocumentPrice: *price,
+		Currency: *currency, Production: *production})
+	if err != nil {
+		return fmt.Errorf("plan set: %w", err)
+	}
+	if *asJSON {
+		return a.printJSON(p)
+	}
+	fmt.Fprintf(a.stdout, "plan %s: %d documents included, %s %s per extra document, production %v\n",
+		p.Code, p.IncludedDocuments, p.ExtraDocumentPrice, p.Currency, p.Production)
+	return nil
 }
 
 func (a *admin) companyCreate(ctx context.Context, args []string) error {

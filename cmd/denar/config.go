@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/caarlos0/env/v11"
 
+	"github.com/denar-mk/denar/internal/blob"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
@@ -84,6 +86,19 @@ type Config struct {
 	// dead, and the waits between them, the last one repeating.
 	MailMaxAttempts int             `env:"DENAR_MAIL_MAX_ATTEMPTS" envDefault:"10"`
 	MailRetryDelays []time.Duration `env:"DENAR_MAIL_RETRY_DELAYS" envSeparator:"," envDefault:"1m,5m,15m,30m,1h,2h,4h,8h,12h"`
+
+	// Archive exports (issue 15): where their zips live, and how long.
+	// BlobStore "db" keeps them in chunked rows of this database; "s3" in
+	// an S3-compatible bucket.
+	ArchiveRetention time.Duration `env:"DENAR_ARCHIVE_RETENTION" envDefault:"168h"`
+	BlobStore        string        `env:"DENAR_BLOB_STORE" envDefault:"db"`
+	S3Endpoint       string        `env:"DENAR_S3_ENDPOINT"`
+	S3Region         string        `env:"DENAR_S3_REGION" envDefault:"us-east-1"`
+	S3Bucket         string        `env:"DENAR_S3_BUCKET"`
+	S3AccessKey      string        `env:"DENAR_S3_ACCESS_KEY_ID"`
+	S3SecretKey      string        `env:"DENAR_S3_SECRET_ACCESS_KEY"`
+	S3Prefix         string        `env:"DENAR_S3_PREFIX" envDefault:"denar/"`
+	S3PathStyle      bool          `env:"DENAR_S3_PATH_STYLE" envDefault:"true"`
 }
 
 // LoadConfig reads and checks the configuration. Its errors are one line
@@ -180,6 +195,21 @@ func LoadConfig() (Config, error) {
 			return c, fmt.Errorf("configuration: DENAR_MAIL_RETRY_DELAYS must list positive durations")
 		}
 	}
+	if c.ArchiveRetention < time.Minute {
+		return c, fmt.Errorf("configuration: DENAR_ARCHIVE_RETENTION must be at least 1m, not %s", c.ArchiveRetention)
+	}
+	switch c.BlobStore {
+	case "db":
+	case "s3":
+		if c.S3Endpoint == "" || c.S3Bucket == "" || c.S3AccessKey == "" || c.S3SecretKey == "" {
+			return c, errors.New("configuration: DENAR_BLOB_STORE=s3 needs DENAR_S3_ENDPOINT, DENAR_S3_BUCKET, DENAR_S3_ACCESS_KEY_ID and DENAR_S3_SECRET_ACCESS_KEY")
+		}
+		if _, err := blob.NewS3(c.s3Config()); err != nil {
+			return c, fmt.Errorf("configuration: %v", err)
+		}
+	default:
+		return c, fmt.Errorf("configuration: DENAR_BLOB_STORE must be db or s3, not %q", c.BlobStore)
+	}
 	if err := checkSandboxBackend(c); err != nil {
 		return c, err
 	}
@@ -221,6 +251,26 @@ func (c Config) heavyConcurrency() int {
 		return -1
 	}
 	return c.HeavyConcurrency
+}
+
+func (c Config) s3Config() blob.S3Config {
+	return blob.S3Config{Endpoint: c.S3Endpoint, Region: c.S3Region, Bucket: c.S3Bucket, AccessKey: c.S3AccessKey,
+		SecretKey: c.S3SecretKey, Prefix: c.S3Prefix, PathStyle: c.S3PathStyle}
+}
+
+// blobStore builds the store of archive zips.
+func blobStore(ctx context.Context, cfg Config, db *store.DB) (blob.Store, error) {
+	if cfg.BlobStore != "s3" {
+		return blob.NewDB(db, 0), nil
+	}
+	s, err := blob.NewS3(cfg.s3Config())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.EnsureBucket(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // The sandbox backends (DENAR_UJP_SANDBOX_BACKEND).

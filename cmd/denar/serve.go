@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/blob"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
@@ -25,7 +26,7 @@ import (
 // services builds the e-invoicing application layer and both HTTP
 // services on db (nil for documentation only); reg is the UJP side (nil for
 // documentation only).
-func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry) (payroll, einvoice *httpx.Service, app *einvoicing.Service) {
+func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blobs blob.Store) (payroll, einvoice *httpx.Service, app *einvoicing.Service) {
 	authStore := &auth.Store{DB: db}
 	rl := httpx.RateLimit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}
 	var keeper *idempotency.Keeper
@@ -36,7 +37,7 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry) (pay
 	}
 	payroll = payrollapi.New(payrollapi.Deps{Auth: authStore, Companies: auth.Employers{DB: db}, Idempotency: keeper,
 		Ready: ready, DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, HeavyConcurrency: cfg.heavyConcurrency()})
-	d := einvoicing.Deps{DB: db, Log: log}
+	d := einvoicing.Deps{DB: db, Log: log, Blobs: blobs}
 	if reg != nil {
 		d.Registry = reg
 		d.Sandbox = reg.sandbox
@@ -46,7 +47,8 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry) (pay
 	app = einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
 		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
 		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
-			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays}})
+			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays},
+		Archive: einvoicing.ArchiveConfig{Retention: cfg.ArchiveRetention}})
 	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, PublicURL: cfg.PublicEInvoiceURL})
 	return payroll, einvoice, app
@@ -130,7 +132,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	reg.run(ctx)
-	payroll, einvoice, app := services(db, cfg, log, &reg)
+	blobs, err := blobStore(ctx, cfg, db)
+	if err != nil {
+		return fmt.Errorf("archive blob store: %w", err)
+	}
+	payroll, einvoice, app := services(db, cfg, log, &reg, blobs)
 	runner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease})
 	registerHousekeeping(runner, db, cfg)
 	if reg.sim != nil {

@@ -52,9 +52,6 @@ var (
 	}
 )
 
-// Plans. An account may use production keys only on a production plan.
-var plans = map[string]bool{"sandbox": false, "starter": true, "business": true, "enterprise": true}
-
 // Kinds of credential.
 const (
 	KindAPIKey     = "api_key"
@@ -140,15 +137,15 @@ func CreateAccountTx(ctx context.Context, tx *store.Tx, name, plan string) (dbq.
 	if plan == "" {
 		plan = "sandbox"
 	}
-	prod, ok := plans[plan]
-	if !ok {
-		return dbq.Account{}, fmt.Errorf("unknown plan %q (known: sandbox, starter, business, enterprise)", plan)
+	p, err := planTx(ctx, tx, plan)
+	if err != nil {
+		return dbq.Account{}, err
 	}
 	if strings.TrimSpace(name) == "" {
 		return dbq.Account{}, errors.New("account name is empty")
 	}
 	return tx.CreateAccount(ctx, dbq.CreateAccountParams{
-		ID: denar.NewID("acct"), Name: name, Plan: plan, ProductionEnabled: prod, CreatedAt: tx.Now,
+		ID: denar.NewID("acct"), Name: name, Plan: plan, ProductionEnabled: p.Production, CreatedAt: tx.Now,
 	})
 }
 
@@ -273,7 +270,7 @@ func (s *Store) Authenticate(ctx context.Context, service, secret string) (*Prin
 	if key.RevokedAt.Valid {
 		return nil, ErrRevoked
 	}
-	acct, err := s.DB.Reader().GetAccount(ctx, key.AccountID)
+	acct, err := s.DB.Reader().GetAccountWithPlan(ctx, key.AccountID)
 	if err != nil {
 		return nil, fmt.Errorf("auth: look up account: %w", err)
 	}
@@ -281,7 +278,7 @@ func (s *Store) Authenticate(ctx context.Context, service, secret string) (*Prin
 		AccountID: key.AccountID, CredentialID: key.ID, Kind: KindAPIKey,
 		Service: key.Service, Environment: key.Environment,
 		Scopes: strings.Fields(key.Scopes), CompanyIDs: strings.Fields(key.CompanyIds),
-		ProductionEnabled: acct.ProductionEnabled,
+		ProductionEnabled: acct.Production,
 	}, nil
 }
 

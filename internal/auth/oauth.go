@@ -149,7 +149,7 @@ func (s *Store) authenticateToken(ctx context.Context, service, tok string) (*Pr
 	if c.RevokedAt.Valid {
 		return nil, ErrRevoked
 	}
-	acct, err := s.DB.Reader().GetAccount(ctx, c.AccountID)
+	acct, err := s.DB.Reader().GetAccountWithPlan(ctx, c.AccountID)
 	if err != nil {
 		return nil, fmt.Errorf("auth: look up account: %w", err)
 	}
@@ -157,6 +157,6 @@ func (s *Store) authenticateToken(ctx context.Context, service, tok string) (*Pr
 		AccountID: c.AccountID, CredentialID: c.ID, Kind: KindOAuthToken,
 		Service: ServiceEInvoice, Environment: c.Environment,
 		Scopes: strings.Fields(t.Scopes), CompanyIDs: strings.Fields(c.CompanyIds),
-		ProductionEnabled: acct.ProductionEnabled,
+		ProductionEnabled: acct.Production,
 	}, nil
 }

@@ -61,6 +61,8 @@ func New(d Deps) *httpx.Service {
 	h.registerSigningWS(s)
 	h.registerEInvoices(s)
 	h.registerEvents(s)
+	h.registerUsage(s)
+	h.registerArchive(s)
 	return s
 }
 

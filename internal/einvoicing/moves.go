@@ -119,6 +119,12 @@ func moveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, m statusM
 		}
 	case einvoice.Delivered:
 		err = tx.SetEInvoiceDeliveredAt(ctx, dbq.SetEInvoiceDeliveredAtParams{ID: inv.ID, At: now})
+		if err == nil {
+			// UJP assigned the EUID: the document counts in this month's
+			// usage, in this transaction, once.
+			inv.DeliveredAt = now
+			err = countSent(ctx, tx, inv)
+		}
 	case einvoice.Accepted, einvoice.AutoAccepted, einvoice.Rejected:
 		err = tx.SetEInvoiceSettledAt(ctx, dbq.SetEInvoiceSettledAtParams{ID: inv.ID, At: now})
 	}

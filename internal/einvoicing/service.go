@@ -8,6 +8,7 @@ import (
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/blob"
 	"github.com/denar-mk/denar/internal/idempotency"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -30,6 +31,12 @@ type Deps struct {
 	// Gateways are UJP by environment (auth.EnvSandbox, auth.EnvProduction);
 	// a missing one makes that environment's documents wait in held.
 	Gateways map[string]ujp.Gateway
+	// Blobs keeps archive exports (the database's own store by default);
+	// nil fails every export.
+	Blobs blob.Store
+	// Received reads received documents for archive exports (the inbox);
+	// nil while there is no inbox.
+	Received ReceivedArchive
 }
 
 // Config tunes the service; zero values take the defaults.
@@ -50,6 +57,8 @@ type Config struct {
 	// reason (token_missing, pin_locked) the document is asked for again;
 	// default 5 minutes.
 	RefusalBackoff time.Duration
+	// Archive tunes archive exports.
+	Archive ArchiveConfig
 }
 
 // DefaultMandateTTL is how long a mandate link works.
@@ -69,6 +78,7 @@ func (c Config) withDefaults() Config {
 		c.RefusalBackoff = 5 * time.Minute
 	}
 	c.Pipeline = c.Pipeline.withDefaults()
+	c.Archive = c.Archive.withDefaults()
 	return c
 }
 
@@ -90,12 +100,15 @@ type Service struct {
 	headers  headerCache
 	homes    homeCache
 	pipe     *Pipeline
+	blobs    blob.Store
+	received ReceivedArchive
 }
 
 // New builds the service.
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
-		books: d.Codebooks, snapshot: sync.OnceValue(ujpdoc.Snapshot), sandbox: d.Sandbox, gateways: d.Gateways}
+		books: d.Codebooks, snapshot: sync.OnceValue(ujpdoc.Snapshot), sandbox: d.Sandbox, gateways: d.Gateways,
+		blobs: d.Blobs, received: d.Received}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -138,8 +151,12 @@ func (s *Service) Now() time.Time { return s.db.Now() }
 
 // RegisterJobs registers the job kinds of the service on r: the
 // submission pipeline, the change-feed polls, UJP reads, and the periodic
-// expiry and purge of signing requests.
+// expiry and purge of signing requests, archive builds and the periodic
+// deletion of expired archives.
 func (s *Service) RegisterJobs(r *jobs.Runner) {
 	s.pipe.holder = r.ID()
 	s.pipe.register(r)
+	r.Register(KindArchiveBuild, jobs.WorkerFunc(s.buildArchive), jobs.Options{
+		Backoff: jobs.Schedule(5*time.Second, 30*time.Second, 2*time.Minute, 10*time.Minute)})
+	r.Register(KindArchivePurge, jobs.WorkerFunc(s.purgeArchives), jobs.Options{Every: s.cfg.Archive.PurgeEvery})
 }

@@ -16,6 +16,8 @@ const (
 	// (the e-invoice is invalid or failed, or waits after a refusal); UJP's
 	// own codes (E…) appear there too, unrenamed.
 	InEInvoiceProblems = "einvoice.problems"
+	// InArchiveFailure: the code of a failed archive export's failure.
+	InArchiveFailure = "archiveExport.failure"
 	// InOAuth: the error member of an RFC 6749 §5.2 answer of POST
 	// /v1/oauth/token.
 	InOAuth = "oauth"
@@ -95,6 +97,16 @@ func Codes() []Code {
 		p("company_exists", http.StatusConflict, ServiceEInvoice, "Company already onboarded", "The account already has a company with this ЕДБ in this environment (its id in companyId)."),
 		p("signing_request_finished", http.StatusConflict, ServiceEInvoice, "Signing request already finished", "The signing request is signed, refused or expired; a request is answered once."),
 		p("pairing_code_invalid", http.StatusUnprocessableEntity, ServiceEInvoice, "Pairing code invalid", "The pairing code is unknown, used or expired."),
+		p("archive_export_not_ready", http.StatusConflict, ServiceEInvoice, "Archive export not ready", "Download of an archive export that is pending or failed."),
+		p("archive_export_expired", http.StatusGone, ServiceEInvoice, "Archive export expired", "The archive export is past its expiresAt (DENAR_ARCHIVE_RETENTION); ask for a new one."),
+
+		// Failures of archive exports.
+		{Code: "archive_build_failed", In: InArchiveFailure, Service: ServiceEInvoice, Title: "Archive build failed",
+			Meaning: "Building the zip failed on every attempt (the blob store or the database kept failing); message says how."},
+		{Code: "archive_content_missing", In: InArchiveFailure, Service: ServiceEInvoice, Title: "Archive content missing",
+			Meaning: "A document of the range lacks what the archive must hold (its signature, a readable JWS or PDF); message names it."},
+		{Code: "archive_store_missing", In: InArchiveFailure, Service: ServiceEInvoice, Title: "No blob store",
+			Meaning: "The server runs without a blob store for archives."},
 
 		// Items of an e-invoice's problems.
 		{Code: "signature_refused", In: InEInvoiceProblems, Service: ServiceEInvoice, Title: "Signature refused",

@@ -39,6 +39,42 @@ type ApiKey struct {
 	RevokedAt   sql.NullTime
 }
 
+type ArchiveExport struct {
+	ID             string
+	AccountID      string
+	CompanyID      string
+	Environment    string
+	FromDay        string
+	ToDay          string
+	AsOf           time.Time
+	State          string
+	Sent           int32
+	Received       int32
+	Files          int32
+	SizeBytes      sql.NullInt64
+	Sha256         sql.NullString
+	BuildKey       string
+	BlobKey        string
+	FailureCode    sql.NullString
+	FailureMessage sql.NullString
+	CreatedAt      time.Time
+	CompletedAt    sql.NullTime
+	ExpiresAt      time.Time
+}
+
+type Blob struct {
+	Key       string
+	Size      int64
+	Complete  bool
+	CreatedAt time.Time
+}
+
+type BlobChunk struct {
+	Key  string
+	Seq  int32
+	Data []byte
+}
+
 type Company struct {
 	ID                    string
 	AccountID             string
@@ -195,6 +231,14 @@ type OauthToken struct {
 	ExpiresAt time.Time
 }
 
+type Plan struct {
+	Code               string
+	IncludedDocuments  int32
+	ExtraDocumentPrice string
+	Currency           string
+	Production         bool
+}
+
 type SigningAgent struct {
 	ID          string
 	AccountID   string
@@ -317,4 +361,26 @@ type UjpsimSetting struct {
 	RejectCode    string
 	RejectMessage string
 	RejectCount   int32
+}
+
+type UsageCounter struct {
+	AccountID   string
+	Environment string
+	Period      string
+	CompanyID   string
+	Direction   string
+	Slot        int32
+	N           int64
+}
+
+type UsageDocument struct {
+	DocumentID       string
+	AccountID        string
+	CompanyID        string
+	Environment      string
+	Direction        string
+	Period           string
+	Day              string
+	SigningRequestID sql.NullString
+	At               time.Time
 }

@@ -1,0 +1,214 @@
+package einvoicing
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+)
+
+// Directions of a counted document.
+const (
+	DirectionSent     = "sent"
+	DirectionReceived = "received"
+)
+
+// Usage is the spec's Usage object: the documents of a calendar month
+// (Europe/Skopje) of the account, by company, against its plan.
+type Usage struct {
+	Object      string         `json:"object" enum:"usage"`
+	Period      string         `json:"period" doc:"YYYY-MM, a calendar month in Europe/Skopje."`
+	Environment string         `json:"environment" enum:"sandbox,production"`
+	Plan        UsagePlan      `json:"plan"`
+	Totals      UsageTotals    `json:"totals"`
+	ByCompany   []CompanyUsage `json:"byCompany" doc:"Companies with documents in the period (or the one asked for), by id."`
+}
+
+// UsagePlan is the account's plan as usage shows it.
+type UsagePlan struct {
+	Code               string `json:"code"`
+	IncludedDocuments  int    `json:"includedDocuments" doc:"Production documents (sent plus received) a month the plan includes."`
+	ExtraDocumentPrice string `json:"extraDocumentPrice" doc:"Price of each billable document, a decimal string in currency."`
+	Currency           string `json:"currency"`
+}
+
+// UsageTotals sums the companies shown.
+type UsageTotals struct {
+	Sent     int `json:"sent" doc:"Documents UJP assigned an EUID to in the period (storno and correction documents included), each counted once however often it was submitted."`
+	Received int `json:"received" doc:"Documents that arrived in the inbox in the period."`
+	Billable int `json:"billable" doc:"Production: max(0, sent + received of every company of the account − plan.includedDocuments), whatever companyId narrows the rest to. Sandbox: always 0."`
+}
+
+// CompanyUsage is one company's documents in the period.
+type CompanyUsage struct {
+	CompanyID string `json:"companyId"`
+	Sent      int    `json:"sent"`
+	Received  int    `json:"received"`
+}
+
+// UsageQuery selects a usage report.
+type UsageQuery struct {
+	// Period is YYYY-MM.
+	Period string
+	// CompanyID, when set, narrows the companies (and sent/received
+	// totals) to one.
+	CompanyID string
+	// Environment is sandbox or production (the default).
+	Environment string
+}
+
+var periodPattern = regexp.MustCompile(`^[0-9]{4}-(0[1-9]|1[0-2])$`)
+
+// Usage reports the documents of a month. Usage is the account's, but its
+// figures are per environment: the environment asked for must be the
+// credential's (403 environment_mismatch otherwise), so a sandbox key asks
+// with environment=sandbox. Companies outside the credential's allow-list
+// are left out; billable is always the account's.
+func (s *Service) Usage(ctx context.Context, p *auth.Principal, u UsageQuery) (Usage, error) {
+	if u.Environment == "" {
+		u.Environment = auth.EnvProduction
+	}
+	if !periodPattern.MatchString(u.Period) {
+		return Usage{}, denar.Invalid(denar.FieldError{Path: "query.period", Message: "must be a month, YYYY-MM"})
+	}
+	if u.Environment != auth.EnvSandbox && u.Environment != auth.EnvProduction {
+		return Usage{}, denar.Invalid(denar.FieldError{Path: "query.environment", Message: "must be sandbox or production"})
+	}
+	if u.Environment != p.Environment {
+		return Usage{}, denar.Errorf("environment_mismatch", "This is a %s credential; it reads %s usage (environment=%s).", p.Environment, p.Environment, p.Environment)
+	}
+	q := s.db.Reader()
+	if u.CompanyID != "" {
+		if _, err := company(ctx, q, p, u.CompanyID); err != nil {
+			return Usage{}, err
+		}
+	}
+	acct, err := q.GetAccountWithPlan(ctx, p.AccountID)
+	if err != nil {
+		return Usage{}, fmt.Errorf("usage: account %s: %w", p.AccountID, err)
+	}
+	rows, err := q.UsageByCompany(ctx, dbq.UsageByCompanyParams{AccountID: p.AccountID, Environment: u.Environment, Period: u.Period})
+	if err != nil {
+		return Usage{}, fmt.Errorf("usage of %s: %w", p.AccountID, err)
+	}
+	out := Usage{Object: "usage", Period: u.Period, Environment: u.Environment, ByCompany: []CompanyUsage{},
+		Plan: UsagePlan{Code: acct.Plan, IncludedDocuments: int(acct.IncludedDocuments), ExtraDocumentPrice: acct.ExtraDocumentPrice, Currency: acct.Currency}}
+	account := 0
+	for _, r := range rows {
+		account += int(r.N)
+		if (u.CompanyID != "" && r.CompanyID != u.CompanyID) || !p.AllowsCompany(r.CompanyID) {
+			continue
+		}
+		if n := len(out.ByCompany); n == 0 || out.ByCompany[n-1].CompanyID != r.CompanyID {
+			out.ByCompany = append(out.ByCompany, CompanyUsage{CompanyID: r.CompanyID})
+		}
+		c := &out.ByCompany[len(out.ByCompany)-1]
+		switch r.Direction {
+		case DirectionSent:
+			c.Sent += int(r.N)
+			out.Totals.Sent += int(r.N)
+		case DirectionReceived:
+			c.Received += int(r.N)
+			out.Totals.Received += int(r.N)
+		}
+	}
+	if u.CompanyID != "" && len(out.ByCompany) == 0 {
+		out.ByCompany = append(out.ByCompany, CompanyUsage{CompanyID: u.CompanyID})
+	}
+	if u.Environment == auth.EnvProduction {
+		out.Totals.Billable = max(0, account-int(acct.IncludedDocuments))
+	}
+	return out, nil
+}
+
+// SkopjeDay returns the calendar day and month in Europe/Skopje of t.
+func SkopjeDay(t time.Time) (day, month string) {
+	l := t.In(ujpdoc.Skopje)
+	return l.Format(time.DateOnly), l.Format("2006-01")
+}
+
+// ledgerTime is how the ledger stores a moment: UTC at microseconds, so
+// SQLite's text timestamps order as PostgreSQL's do.
+func ledgerTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// countSent counts a sent document in the month UJP assigned its EUID,
+// in the transaction of that move; the JWS that UJP accepted is the
+// latest signed request of the document. A document counts once.
+func countSent(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
+	at := ledgerTime(tx.Now)
+	if inv.DeliveredAt.Valid {
+		at = ledgerTime(inv.DeliveredAt.Time)
+	}
+	sr, err := tx.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: LinkEInvoice, LinkID: inv.ID})
+	var srID sql.NullString
+	switch {
+	case err == nil:
+		srID = sql.NullString{String: sr.ID, Valid: true}
+	case !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("count %s: signature: %w", inv.ID, err)
+	}
+	_, err = countDocument(ctx, tx, dbq.CountUsageDocumentParams{DocumentID: inv.ID, AccountID: inv.AccountID,
+		CompanyID: inv.CompanyID, Environment: inv.Environment, Direction: DirectionSent, SigningRequestID: srID, At: at})
+	return err
+}
+
+// counterSlots spreads a count over this many rows of usage_counters.
+const counterSlots = 8
+
+// countDocument writes the ledger row of a document and, when that row is
+// new, adds it to its counter — in the caller's transaction, so the two
+// never disagree.
+func countDocument(ctx context.Context, tx *store.Tx, d dbq.CountUsageDocumentParams) (bool, error) {
+	d.Day, d.Period = SkopjeDay(d.At)
+	n, err := tx.CountUsageDocument(ctx, d)
+	if err != nil {
+		return false, fmt.Errorf("count %s: %w", d.DocumentID, err)
+	}
+	if n == 0 {
+		return false, nil
+	}
+	h := fnv.New32a()
+	h.Write([]byte(d.DocumentID))
+	if err := tx.AddUsageCount(ctx, dbq.AddUsageCountParams{AccountID: d.AccountID, Environment: d.Environment, Period: d.Period,
+		CompanyID: d.CompanyID, Direction: d.Direction, Slot: int32(h.Sum32() % counterSlots)}); err != nil {
+		return false, fmt.Errorf("count %s: %w", d.DocumentID, err)
+	}
+	return true, nil
+}
+
+// ReceivedDocument is a document that arrived in a company's inbox, as
+// the usage ledger needs it.
+type ReceivedDocument struct {
+	// ID is the inbox document's id (inbd_…).
+	ID          string
+	AccountID   string
+	CompanyID   string
+	Environment string
+	// ReceivedAt is when it arrived; it counts in that Skopje month.
+	ReceivedAt time.Time
+}
+
+// CountReceived counts a received document in the usage of the Skopje
+// month it arrived in. The inbox calls it in the transaction that inserts
+// the document, so the document and its count commit together; calling it
+// again for the same document (read twice, by two processes, after a
+// crash) changes nothing. It reports whether this call counted it.
+func CountReceived(ctx context.Context, tx *store.Tx, d ReceivedDocument) (bool, error) {
+	if d.ID == "" || d.AccountID == "" || d.CompanyID == "" || d.ReceivedAt.IsZero() {
+		return false, errors.New("count received: id, account, company and arrival time are required")
+	}
+	if d.Environment != auth.EnvSandbox && d.Environment != auth.EnvProduction {
+		return false, fmt.Errorf("count received %s: environment %q", d.ID, d.Environment)
+	}
+	return countDocument(ctx, tx, dbq.CountUsageDocumentParams{DocumentID: d.ID, AccountID: d.AccountID,
+		CompanyID: d.CompanyID, Environment: d.Environment, Direction: DirectionReceived, At: ledgerTime(d.ReceivedAt)})
+}
