@@ -13,6 +13,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -31,6 +32,10 @@ const adminUsage = `Usage:
   denar admin key revoke KEY_ID
   denar admin client create --account ACCOUNT --env sandbox|production
                             [--scope SCOPE]... [--company COMPANY]... [--json]
+  denar admin client list [--account ACCOUNT] [--json]
+  denar admin client revoke CLIENT_ID
+  denar admin agent list [--account ACCOUNT] [--json]
+  denar admin agent revoke AGENT_ID
   denar admin mail list [--state queued|sent|logged|dead] [--limit N] [--show-body] [--json]
   denar admin mail retry MAIL_ID
 
@@ -88,6 +93,14 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return a.keyRevoke(ctx, rest)
 	case "client create":
 		return a.clientCreate(ctx, rest)
+	case "client list":
+		return a.clientList(ctx, rest)
+	case "client revoke":
+		return a.clientRevoke(ctx, rest)
+	case "agent list":
+		return a.agentList(ctx, rest)
+	case "agent revoke":
+		return a.agentRevoke(ctx, rest)
 	case "mail list":
 		return a.mailList(ctx, rest)
 	case "mail retry":
@@ -360,6 +373,120 @@ func (a *admin) keyRevoke(ctx context.Context, args []string) error {
 		return fmt.Errorf("key revoke: %w", err)
 	}
 	fmt.Fprintf(a.stdout, "revoked %s\n", args[0])
+	return nil
+}
+
+// credentialView is a row of client list and agent list.
+type credentialView struct {
+	ID          string     `json:"id"`
+	Account     string     `json:"account"`
+	Environment string     `json:"environment"`
+	Name        string     `json:"name,omitempty"`
+	Scopes      []string   `json:"scopes,omitempty"`
+	Companies   []string   `json:"companies,omitempty"`
+	LastSeenAt  *time.Time `json:"lastSeenAt,omitempty"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	RevokedAt   *time.Time `json:"revokedAt"`
+}
+
+func nullTimePtr(t sql.NullTime) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	u := t.Time.UTC()
+	return &u
+}
+
+// printCredentials prints client or agent rows as a table (with the extra
+// column named extra) or JSON.
+func (a *admin) printCredentials(out []credentialView, asJSON bool, extra string, col func(credentialView) string) error {
+	if asJSON {
+		if out == nil {
+			out = []credentialView{}
+		}
+		return a.printJSON(out)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "ID\tACCOUNT\tENV\t%s\tSTATUS\n", extra)
+	for _, v := range out {
+		status := "active"
+		if v.RevokedAt != nil {
+			status = "revoked " + v.RevokedAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.ID, v.Account, v.Environment, col(v), status)
+	}
+	return tw.Flush()
+}
+
+func (a *admin) clientList(ctx context.Context, args []string) error {
+	fs := a.flags("client list")
+	account := fs.String("account", "", "only clients of this account")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	rows, err := a.db.Reader().ListOAuthClients(ctx)
+	if err != nil {
+		return err
+	}
+	var out []credentialView
+	for _, r := range rows {
+		if *account != "" && r.AccountID != *account {
+			continue
+		}
+		out = append(out, credentialView{ID: r.ID, Account: r.AccountID, Environment: r.Environment,
+			Scopes: strings.Fields(r.Scopes), Companies: strings.Fields(r.CompanyIds), CreatedAt: r.CreatedAt.UTC(), RevokedAt: nullTimePtr(r.RevokedAt)})
+	}
+	return a.printCredentials(out, *asJSON, "SCOPES", func(v credentialView) string { return strings.Join(v.Scopes, ",") })
+}
+
+// clientRevoke revokes OAuth client credentials; the access tokens issued
+// to the client stop working at once.
+func (a *admin) clientRevoke(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("client revoke: give exactly one client id")
+	}
+	if err := a.auth.RevokeClient(ctx, args[0]); err != nil {
+		return fmt.Errorf("client revoke: %w", err)
+	}
+	fmt.Fprintf(a.stdout, "revoked %s (its access tokens no longer work)\n", args[0])
+	return nil
+}
+
+func (a *admin) agentList(ctx context.Context, args []string) error {
+	fs := a.flags("agent list")
+	account := fs.String("account", "", "only agents of this account")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	rows, err := a.db.Reader().ListSigningAgents(ctx)
+	if err != nil {
+		return err
+	}
+	var out []credentialView
+	for _, r := range rows {
+		if *account != "" && r.AccountID != *account {
+			continue
+		}
+		out = append(out, credentialView{ID: r.ID, Account: r.AccountID, Environment: r.Environment, Name: r.Name,
+			LastSeenAt: nullTimePtr(r.LastSeenAt), CreatedAt: r.CreatedAt.UTC(), RevokedAt: nullTimePtr(r.RevokedAt)})
+	}
+	return a.printCredentials(out, *asJSON, "NAME", func(v credentialView) string { return v.Name })
+}
+
+// agentRevoke revokes a signing agent through the application layer, with
+// every effect of POST /v1/agents/{id}/revoke: its sockets and long-polls
+// in running servers end within einvoicing.AgentRecheck.
+func (a *admin) agentRevoke(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("agent revoke: give exactly one agent id")
+	}
+	app := einvoicing.New(einvoicing.Deps{DB: a.db}, einvoicing.Config{})
+	if _, err := app.AdminRevokeAgent(ctx, args[0]); err != nil {
+		return fmt.Errorf("agent revoke: %w", err)
+	}
+	fmt.Fprintf(a.stdout, "revoked %s (its connections close within %s)\n", args[0], einvoicing.AgentRecheck)
 	return nil
 }
 

@@ -26,6 +26,10 @@ const tokenPrefix = "dnat_"
 // the plain unauthenticated problem with a detail that says what to do.
 var ErrTokenExpired = denar.Errorf("unauthenticated", "The access token has expired; request a new one from POST /v1/oauth/token.")
 
+// ErrClientRevoked answers an access token whose OAuth client has been
+// revoked: the token dies with its client, before its expiry.
+var ErrClientRevoked = denar.Errorf("key_revoked", "The OAuth client this access token was issued to has been revoked.")
+
 // OAuthError is an RFC 6749 §5.2 error of the token endpoint.
 type OAuthError struct {
 	Code        string // invalid_request, invalid_client, invalid_scope, unsupported_grant_type
@@ -68,15 +72,20 @@ func (s *Store) CreateClient(ctx context.Context, p ClientParams) (dbq.OauthClie
 	return c, secret, err
 }
 
-// RevokeClient revokes client credentials; tokens already issued to the
-// client stop working at once because Authenticate checks the client.
+// RevokeClient revokes client credentials. Tokens already issued to the
+// client stop working at once, in every process sharing the store:
+// Authenticate reads the client's row with every token (nothing about a
+// credential is cached). Revoking twice is an error, as for keys.
 func (s *Store) RevokeClient(ctx context.Context, id string) error {
 	n, err := s.DB.Writer().RevokeOAuthClient(ctx, dbq.RevokeOAuthClientParams{ID: id, RevokedAt: sql.NullTime{Time: s.DB.Now(), Valid: true}})
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("no unrevoked OAuth client %q", id)
+		if _, err := s.DB.Reader().GetOAuthClient(ctx, id); errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("no OAuth client %q", id)
+		}
+		return fmt.Errorf("OAuth client %q is already revoked", id)
 	}
 	return nil
 }
@@ -147,7 +156,7 @@ func (s *Store) authenticateToken(ctx context.Context, service, tok string) (*Pr
 		return nil, fmt.Errorf("auth: look up client: %w", err)
 	}
 	if c.RevokedAt.Valid {
-		return nil, ErrRevoked
+		return nil, ErrClientRevoked
 	}
 	acct, err := s.DB.Reader().GetAccountWithPlan(ctx, c.AccountID)
 	if err != nil {

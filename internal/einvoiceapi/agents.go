@@ -42,6 +42,12 @@ type AgentPath struct {
 	ID string `path:"id" maxLength:"100" doc:"The agent's id; must be the authenticated agent."`
 }
 
+type revokeAgentInput struct {
+	ID string `path:"id" maxLength:"100" doc:"The agent's id (agt_…)."`
+}
+
+type agentOutput struct{ Body einvoicing.SigningAgent }
+
 type certificateInput struct {
 	AgentPath
 	Body struct {
@@ -105,6 +111,23 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 	})
 
 	httpx.Register(s, huma.Operation{
+		OperationID: "revokeAgent", Method: http.MethodPost, Path: "/v1/agents/{id}/revoke",
+		Summary: "Revoke a signing agent", Tags: tags,
+		Description: "Revokes an agent of this credential's account and environment at once: its credentials answer 401 " +
+			"key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed " +
+			"and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with " +
+			"1008 policy violation, reason \"agent revoked\") and long-poll (401 key_revoked) end within about a second, in " +
+			"whichever server process holds them. An agent of another account is 404; of the other environment 403 " +
+			"environment_mismatch. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.",
+	}, httpx.Spec{Scope: "companies:write"}, func(ctx context.Context, in *revokeAgentInput) (*agentOutput, error) {
+		a, err := h.svc.RevokeAgent(ctx, caller(ctx), in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &agentOutput{Body: a}, nil
+	})
+
+	httpx.Register(s, huma.Operation{
 		OperationID: "registerAgentCertificate", Method: http.MethodPost, Path: "/v1/agents/{id}/certificates",
 		Summary: "Register the agent's signing certificate for a company", Tags: tags, DefaultStatus: http.StatusCreated,
 		Description: "Checks the certificate (valid now, RSA of at least 2048 bits) and links it to a company of the agent's " +
@@ -139,7 +162,16 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 		wait := min(max(in.Wait, 0), maxWait)
 		deadline := time.Now().Add(time.Duration(wait) * time.Second)
 		stopping := httpx.LongWait(ctx, time.Duration(wait)*time.Second)
+		checked := time.Now()
 		for {
+			// A revocation, made by this process or another, ends the
+			// wait within AgentRecheck.
+			if time.Since(checked) >= einvoicing.AgentRecheck {
+				if err := h.svc.CheckAgent(ctx, p.CredentialID); err != nil {
+					return nil, err
+				}
+				checked = time.Now()
+			}
 			rows, err := h.svc.PendingForAgent(ctx, p)
 			if err != nil {
 				return nil, err

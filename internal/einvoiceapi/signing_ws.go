@@ -16,10 +16,13 @@ package einvoiceapi
 // The server reads nothing but control frames; it pings every 20 s and
 // looks for new requests in the store every WSPollInterval, so a request
 // created by any process sharing the store reaches the socket held by
-// another.
+// another. Every einvoicing.AgentRecheck it reads the agent's credential
+// again, so a revocation made anywhere closes the socket (1008, "agent
+// revoked") within about a second.
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -80,6 +83,8 @@ func (h *handlers) agentSocket(w http.ResponseWriter, r *http.Request) {
 	defer ping.Stop()
 	touch := time.NewTicker(wsTouchEvery)
 	defer touch.Stop()
+	recheck := time.NewTicker(einvoicing.AgentRecheck)
+	defer recheck.Stop()
 	for {
 		reqs, err := h.svc.PendingForAgent(ctx, p)
 		if err != nil {
@@ -118,6 +123,22 @@ func (h *handlers) agentSocket(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-touch.C:
 			if err := h.svc.TouchAgent(ctx, p.CredentialID); err != nil {
+				if errors.Is(err, einvoicing.ErrAgentRevoked) {
+					c.Close(websocket.StatusPolicyViolation, "agent revoked")
+				}
+				return
+			}
+		case <-recheck.C:
+			// The credential is read again: a revocation by any process
+			// sharing the store closes the socket within AgentRecheck.
+			switch err := h.svc.CheckAgent(ctx, p.CredentialID); {
+			case errors.Is(err, einvoicing.ErrAgentRevoked), errors.Is(err, einvoicing.ErrAgentUnauthenticated):
+				h.deps.Log.InfoContext(ctx, "signing socket: agent revoked", "agent", p.CredentialID)
+				c.Close(websocket.StatusPolicyViolation, "agent revoked")
+				return
+			case err != nil && ctx.Err() == nil:
+				h.deps.Log.ErrorContext(ctx, "signing socket: check agent", "agent", p.CredentialID, "err", err)
+				c.Close(websocket.StatusInternalError, "store unavailable")
 				return
 			}
 		}

@@ -116,6 +116,15 @@ func (s *Service) PairAgent(ctx context.Context, c Caller, cmd PairAgent) (Agent
 // ErrAgentUnauthenticated answers a bad agent credential.
 var ErrAgentUnauthenticated = denar.Errorf("unauthenticated", "Unknown agent or wrong secret. Send Authorization: Agent <AGENT_ID>.<AGENT_SECRET> as printed by denar-agent pair.")
 
+// ErrAgentRevoked answers the right credentials of a revoked agent: the
+// code of every revoked credential (key_revoked).
+var ErrAgentRevoked = denar.Errorf("key_revoked", "This signing agent has been revoked. Pair the agent again with a new pairing code.")
+
+// AgentRecheck is how often an agent's open WebSocket or long-poll looks
+// at its credential again: a revocation made by any process sharing the
+// store closes them within about this long.
+const AgentRecheck = time.Second
+
 // AuthenticateAgent checks the secret of agent id and returns its
 // principal. It records that the agent is reachable (signerReady, and
 // signing_agent.online after a silence).
@@ -129,8 +138,11 @@ func (s *Service) AuthenticateAgent(ctx context.Context, id, secret string) (*au
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", id, err)
 	}
-	if subtle.ConstantTimeCompare([]byte(a.SecretHash), []byte(auth.Hash(secret))) != 1 || a.RevokedAt.Valid {
+	if subtle.ConstantTimeCompare([]byte(a.SecretHash), []byte(auth.Hash(secret))) != 1 {
 		return nil, ErrAgentUnauthenticated
+	}
+	if a.RevokedAt.Valid {
+		return nil, ErrAgentRevoked
 	}
 	if !a.LastSeenAt.Valid || s.db.Now().Sub(a.LastSeenAt.Time) > touchEvery {
 		if err := s.TouchAgent(context.WithoutCancel(ctx), a.ID); err != nil {
@@ -149,6 +161,9 @@ func (s *Service) TouchAgent(ctx context.Context, id string) error {
 		a, err := tx.GetSigningAgent(ctx, id)
 		if err != nil {
 			return fmt.Errorf("agent %s: %w", id, err)
+		}
+		if a.RevokedAt.Valid {
+			return ErrAgentRevoked
 		}
 		now := tx.Now
 		if !a.LastSeenAt.Valid || now.Sub(a.LastSeenAt.Time) > AgentOnlineTTL {
@@ -193,6 +208,107 @@ type SigningAgent struct {
 	Online      bool       `json:"online" doc:"Reachable within the last 90 seconds."`
 	LastSeenAt  *time.Time `json:"lastSeenAt"`
 	CreatedAt   time.Time  `json:"createdAt"`
+	RevokedAt   *time.Time `json:"revokedAt,omitempty" doc:"When the agent was revoked; absent while it is not."`
+}
+
+// agentView is the public form of row a.
+func agentView(a dbq.SigningAgent, now time.Time) SigningAgent {
+	v := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment,
+		LastSeenAt: nullTime(a.LastSeenAt), CreatedAt: a.CreatedAt.UTC(), RevokedAt: nullTime(a.RevokedAt)}
+	v.Online = !a.RevokedAt.Valid && a.LastSeenAt.Valid && now.Sub(a.LastSeenAt.Time) <= AgentOnlineTTL
+	return v
+}
+
+// CheckAgent reports whether agent id may still act: nil, or
+// ErrAgentRevoked once it has been revoked (ErrAgentUnauthenticated for an
+// agent that does not exist). The signing WebSocket and the long-poll call
+// it every AgentRecheck.
+func (s *Service) CheckAgent(ctx context.Context, id string) error {
+	a, err := s.db.Reader().GetSigningAgent(ctx, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrAgentUnauthenticated
+	}
+	if err != nil {
+		return fmt.Errorf("agent %s: %w", id, err)
+	}
+	if a.RevokedAt.Valid {
+		return ErrAgentRevoked
+	}
+	return nil
+}
+
+// RevokeAgent revokes a signing agent of the caller's account and
+// environment (POST /v1/agents/{id}/revoke). In one transaction: the agent
+// can no longer authenticate, its certificates stop being used for new
+// signing requests, the requests it claimed and did not finish go back to
+// pending for another agent, and an agent that was online is recorded
+// offline (signing_agent.offline). Its open WebSocket and long-poll end
+// within AgentRecheck, in whichever process holds them. Revoking a revoked
+// agent answers it as it is.
+func (s *Service) RevokeAgent(ctx context.Context, c Caller, id string) (SigningAgent, error) {
+	if c.Principal == nil || isAgent(c.Principal) {
+		return SigningAgent{}, auth.ErrUnauthenticated
+	}
+	return write(ctx, s, c, func(tx *store.Tx) (SigningAgent, error) {
+		a, err := tx.GetSigningAgent(ctx, id)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && a.AccountID != c.AccountID) {
+			return SigningAgent{}, denar.Errorf(denar.ECodeNotFound, "No signing agent %s in this account.", id)
+		}
+		if err != nil {
+			return SigningAgent{}, fmt.Errorf("agent %s: %w", id, err)
+		}
+		if a.Environment != c.Environment {
+			return SigningAgent{}, denar.Errorf("environment_mismatch", "Agent %s was paired in %s; this is a %s credential.", a.ID, a.Environment, c.Environment)
+		}
+		return revokeAgentTx(ctx, tx, a)
+	})
+}
+
+// ErrAgentAlreadyRevoked is AdminRevokeAgent's answer for an agent revoked
+// before: a typo in an id is never silently accepted.
+var ErrAgentAlreadyRevoked = errors.New("agent is already revoked")
+
+// AdminRevokeAgent revokes agent id whatever its account (denar admin agent
+// revoke), with the effects of RevokeAgent.
+func (s *Service) AdminRevokeAgent(ctx context.Context, id string) (SigningAgent, error) {
+	var out SigningAgent
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		a, err := tx.GetSigningAgent(ctx, id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("no signing agent %q", id)
+		}
+		if err != nil {
+			return fmt.Errorf("agent %s: %w", id, err)
+		}
+		if a.RevokedAt.Valid {
+			return fmt.Errorf("signing agent %q: %w", id, ErrAgentAlreadyRevoked)
+		}
+		out, err = revokeAgentTx(ctx, tx, a)
+		return err
+	})
+	return out, err
+}
+
+// revokeAgentTx is the revocation of agent a in tx.
+func revokeAgentTx(ctx context.Context, tx *store.Tx, a dbq.SigningAgent) (SigningAgent, error) {
+	if a.RevokedAt.Valid {
+		return agentView(a, tx.Now), nil
+	}
+	if a.LastSeenAt.Valid && tx.Now.Sub(a.LastSeenAt.Time) <= AgentOnlineTTL {
+		if err := agentEvent(ctx, tx, a, EventSigningAgentOff, tx.Now, false); err != nil {
+			return SigningAgent{}, err
+		}
+	}
+	// The row as stored: a second answer (a replay, revoking again)
+	// shows the same revokedAt as the first, at the store's precision.
+	a, err := tx.RevokeSigningAgent(ctx, dbq.RevokeSigningAgentParams{ID: a.ID, Now: sql.NullTime{Time: tx.Now, Valid: true}})
+	if err != nil {
+		return SigningAgent{}, fmt.Errorf("revoke agent %s: %w", a.ID, err)
+	}
+	if _, err := tx.ReleaseAgentClaims(ctx, dbq.ReleaseAgentClaimsParams{AgentID: a.ID, Now: tx.Now}); err != nil {
+		return SigningAgent{}, fmt.Errorf("release claims of %s: %w", a.ID, err)
+	}
+	return agentView(a, tx.Now), nil
 }
 
 // agentEvent writes an agent event for each company the agent holds a

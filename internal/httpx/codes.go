@@ -52,7 +52,7 @@ func Codes() []Code {
 	return []Code{
 		// Both services.
 		p("unauthenticated", http.StatusUnauthorized, ServiceBoth, "Authentication required", "Missing, malformed or expired credentials (API key, access token or agent credentials)."),
-		p("key_revoked", http.StatusUnauthorized, ServiceBoth, "API key revoked", "The API key, or the OAuth client of the access token, was revoked."),
+		p("key_revoked", http.StatusUnauthorized, ServiceBoth, "API key revoked", "The API key, the OAuth client of the access token, or the signing agent was revoked (denar admin key|client|agent revoke, POST /v1/agents/{id}/revoke)."),
 		p("insufficient_scope", http.StatusForbidden, ServiceBoth, "Insufficient scope", "The credential lacks the scope the operation needs (x-required-scope)."),
 		p("company_not_allowed", http.StatusForbidden, ServiceBoth, "Company not allowed", "The company is outside the key's allow-list, or not one of the account's; a credential limited to an allow-list cannot onboard companies."),
 		p("environment_mismatch", http.StatusForbidden, ServiceBoth, "Environment mismatch", "A sandbox credential on a production company or the reverse, X-Company-Id and list filters included."),

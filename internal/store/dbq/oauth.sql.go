@@ -125,6 +125,42 @@ func (q *Queries) GetOAuthToken(ctx context.Context, tokenHash string) (OauthTok
 	return i, err
 }
 
+const listOAuthClients = `-- name: ListOAuthClients :many
+SELECT id, account_id, environment, secret_hash, scopes, company_ids, created_at, revoked_at FROM oauth_clients ORDER BY account_id, id
+`
+
+func (q *Queries) ListOAuthClients(ctx context.Context) ([]OauthClient, error) {
+	rows, err := q.db.QueryContext(ctx, listOAuthClients)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OauthClient{}
+	for rows.Next() {
+		var i OauthClient
+		if err := rows.Scan(
+			&i.ID,
+			&i.AccountID,
+			&i.Environment,
+			&i.SecretHash,
+			&i.Scopes,
+			&i.CompanyIds,
+			&i.CreatedAt,
+			&i.RevokedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const revokeOAuthClient = `-- name: RevokeOAuthClient :execrows
 UPDATE oauth_clients SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL
 `

@@ -294,9 +294,10 @@ func (q *Queries) CreateSigningRequest(ctx context.Context, arg CreateSigningReq
 }
 
 const currentSigningCertificate = `-- name: CurrentSigningCertificate :one
-SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id, ujp_registered_at FROM signing_certificates
-WHERE company_id = $1 AND not_before <= $2 AND not_after > $2
-ORDER BY created_at DESC, id DESC LIMIT 1
+SELECT c.id, c.agent_id, c.company_id, c.der, c.serial, c.subject, c.not_before, c.not_after, c.created_at, c.eujp_id, c.ujp_registered_at FROM signing_certificates c JOIN signing_agents a ON a.id = c.agent_id
+WHERE c.company_id = $1 AND c.not_before <= $2 AND c.not_after > $2
+  AND a.revoked_at IS NULL
+ORDER BY c.created_at DESC, c.id DESC LIMIT 1
 `
 
 type CurrentSigningCertificateParams struct {
@@ -304,7 +305,8 @@ type CurrentSigningCertificateParams struct {
 	Now       time.Time
 }
 
-// The newest certificate of a company valid at now.
+// The newest certificate of a company valid at now whose agent is not
+// revoked.
 func (q *Queries) CurrentSigningCertificate(ctx context.Context, arg CurrentSigningCertificateParams) (SigningCertificate, error) {
 	row := q.db.QueryRowContext(ctx, currentSigningCertificate, arg.CompanyID, arg.Now)
 	var i SigningCertificate
@@ -527,6 +529,43 @@ func (q *Queries) ListAgentPendingRequests(ctx context.Context, arg ListAgentPen
 	return items, nil
 }
 
+const listSigningAgents = `-- name: ListSigningAgents :many
+SELECT id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at FROM signing_agents ORDER BY account_id, id
+`
+
+// Every agent, for denar admin agent list.
+func (q *Queries) ListSigningAgents(ctx context.Context) ([]SigningAgent, error) {
+	rows, err := q.db.QueryContext(ctx, listSigningAgents)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SigningAgent{}
+	for rows.Next() {
+		var i SigningAgent
+		if err := rows.Scan(
+			&i.ID,
+			&i.AccountID,
+			&i.Environment,
+			&i.Name,
+			&i.SecretHash,
+			&i.CreatedAt,
+			&i.LastSeenAt,
+			&i.RevokedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listSigningRequests = `-- name: ListSigningRequests :many
 SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at FROM signing_requests r JOIN companies c ON c.id = r.company_id
 WHERE r.account_id = $1 AND c.environment = $2
@@ -592,6 +631,55 @@ func (q *Queries) ListSigningRequests(ctx context.Context, arg ListSigningReques
 		return nil, err
 	}
 	return items, nil
+}
+
+const releaseAgentClaims = `-- name: ReleaseAgentClaims :execrows
+UPDATE signing_requests SET state = 'pending', claimed_by = '', updated_at = $1
+WHERE state = 'claimed' AND claimed_by = $2
+`
+
+type ReleaseAgentClaimsParams struct {
+	Now     time.Time
+	AgentID string
+}
+
+// A revoked agent's unfinished claims go back to pending, for another
+// agent of the company to claim (which issues the header again for it).
+func (q *Queries) ReleaseAgentClaims(ctx context.Context, arg ReleaseAgentClaimsParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, releaseAgentClaims, arg.Now, arg.AgentID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const revokeSigningAgent = `-- name: RevokeSigningAgent :one
+UPDATE signing_agents SET revoked_at = $1, last_seen_at = NULL
+WHERE id = $2 AND revoked_at IS NULL
+RETURNING id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at
+`
+
+type RevokeSigningAgentParams struct {
+	Now sql.NullTime
+	ID  string
+}
+
+// Revokes an agent once; last_seen_at is cleared so signerReady turns
+// false at once.
+func (q *Queries) RevokeSigningAgent(ctx context.Context, arg RevokeSigningAgentParams) (SigningAgent, error) {
+	row := q.db.QueryRowContext(ctx, revokeSigningAgent, arg.Now, arg.ID)
+	var i SigningAgent
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.Environment,
+		&i.Name,
+		&i.SecretHash,
+		&i.CreatedAt,
+		&i.LastSeenAt,
+		&i.RevokedAt,
+	)
+	return i, err
 }
 
 const touchSigningAgent = `-- name: TouchSigningAgent :exec

@@ -19,3 +19,6 @@ SELECT * FROM oauth_tokens WHERE token_hash = sqlc.arg(token_hash);
 
 -- name: DeleteExpiredOAuthTokens :execrows
 DELETE FROM oauth_tokens WHERE expires_at < sqlc.arg(before);
+
+-- name: ListOAuthClients :many
+SELECT * FROM oauth_clients ORDER BY account_id, id;

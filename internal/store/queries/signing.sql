@@ -15,6 +15,23 @@ RETURNING *;
 -- name: GetSigningAgent :one
 SELECT * FROM signing_agents WHERE id = sqlc.arg(id);
 
+-- name: ListSigningAgents :many
+-- Every agent, for denar admin agent list.
+SELECT * FROM signing_agents ORDER BY account_id, id;
+
+-- name: RevokeSigningAgent :one
+-- Revokes an agent once; last_seen_at is cleared so signerReady turns
+-- false at once.
+UPDATE signing_agents SET revoked_at = sqlc.arg(now), last_seen_at = NULL
+WHERE id = sqlc.arg(id) AND revoked_at IS NULL
+RETURNING *;
+
+-- name: ReleaseAgentClaims :execrows
+-- A revoked agent's unfinished claims go back to pending, for another
+-- agent of the company to claim (which issues the header again for it).
+UPDATE signing_requests SET state = 'pending', claimed_by = '', updated_at = sqlc.arg(now)
+WHERE state = 'claimed' AND claimed_by = sqlc.arg(agent_id);
+
 -- name: TouchSigningAgent :exec
 UPDATE signing_agents SET last_seen_at = sqlc.arg(now) WHERE id = sqlc.arg(id);
 
@@ -25,10 +42,12 @@ VALUES (sqlc.arg(id), sqlc.arg(agent_id), sqlc.arg(company_id), sqlc.arg(der), s
 RETURNING *;
 
 -- name: CurrentSigningCertificate :one
--- The newest certificate of a company valid at now.
-SELECT * FROM signing_certificates
-WHERE company_id = sqlc.arg(company_id) AND not_before <= sqlc.arg(now) AND not_after > sqlc.arg(now)
-ORDER BY created_at DESC, id DESC LIMIT 1;
+-- The newest certificate of a company valid at now whose agent is not
+-- revoked.
+SELECT c.* FROM signing_certificates c JOIN signing_agents a ON a.id = c.agent_id
+WHERE c.company_id = sqlc.arg(company_id) AND c.not_before <= sqlc.arg(now) AND c.not_after > sqlc.arg(now)
+  AND a.revoked_at IS NULL
+ORDER BY c.created_at DESC, c.id DESC LIMIT 1;
 
 -- name: GetSigningCertificate :one
 SELECT * FROM signing_certificates WHERE id = sqlc.arg(id);
