@@ -1,6 +1,7 @@
 package filing
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,8 +91,8 @@ func DecodeCombinedFrom(r io.Reader) (*CombinedRequest, error) {
 // next to the decoder's own buffer.
 func DecodeJSONFrom(r io.Reader, v any) error {
 	dec := newStreamDecoder(r)
-	if err := dec.Decode(v); err != nil {
-		return dec.fail("", err)
+	if err := dec.value("", v); err != nil {
+		return err
 	}
 	return dec.end()
 }
@@ -195,9 +196,23 @@ func (d streamDecoder) batches(path string) ([]BatchRecords, error) {
 	return out, nil
 }
 
-// value decodes the next value into v.
+// value decodes the next value into v. Its text is checked first (see
+// denar.CheckJSONText): a string with NUL or invalid UTF-8 (which
+// encoding/json would quietly replace), longer than
+// denar.DefaultMaxStringLength, or nesting too deep is a field error with
+// its path. The value is held raw only while it is decoded: one record of
+// an МПИН request, not the request.
 func (d streamDecoder) value(path string, v any) error {
-	if err := d.Decode(v); err != nil {
+	var raw json.RawMessage
+	if err := d.Decode(&raw); err != nil {
+		return d.fail(path, err)
+	}
+	if fe := denar.CheckJSONText(raw, path, denar.DefaultMaxStringLength); fe != nil {
+		return denar.Invalid(*fe)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
 		return d.fail(path, err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/httpx"
 )
 
 func (h *handlers) registerMandates(mux *http.ServeMux) {
@@ -48,6 +49,11 @@ func pageHeaders(w http.ResponseWriter) {
 
 func (h *handlers) mandatePage(w http.ResponseWriter, r *http.Request) {
 	tok := r.PathValue("token")
+	if !httpx.CredentialText(tok) {
+		// No link carries such bytes; the store is not asked.
+		h.renderMandate(w, mandateView{State: einvoicing.MandateUnknown})
+		return
+	}
 	m, err := h.svc.Mandate(r.Context(), tok)
 	v := view(m, tok)
 	if err != nil {
@@ -75,6 +81,10 @@ func (h *handlers) mandateAccept(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	tok := r.PathValue("token")
+	if !httpx.CredentialText(tok) {
+		h.renderMandate(w, mandateView{State: einvoicing.MandateUnknown})
+		return
+	}
 	m, err := h.svc.AcceptMandate(r.Context(), tok)
 	v := view(m, tok)
 	if err != nil {

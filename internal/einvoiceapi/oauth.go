@@ -10,7 +10,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/httpx"
 )
 
 // maxTokenForm bounds the token request body; a real one is a few hundred bytes.
@@ -69,7 +71,18 @@ func parseTokenRequest(contentType string, body []byte, basicUser, basicPass str
 		}
 		req.ClientID, req.ClientSecret = u, p
 	}
+	// Bytes no issued client id or secret has are refused before the
+	// client is looked up (NUL or invalid UTF-8 would fail the query on
+	// PostgreSQL). Missing ones are IssueToken's invalid_client.
+	if (req.ClientID != "" && !httpx.CredentialText(req.ClientID)) || (req.ClientSecret != "" && !httpx.CredentialText(req.ClientSecret)) {
+		return tokenRequest{}, &auth.OAuthError{Code: "invalid_client", Description: "Client authentication failed."}
+	}
 	req.Scopes = strings.Fields(form.Get("scope"))
+	for _, sc := range req.Scopes {
+		if bad := denar.BadText(sc); bad != "" || len(sc) > 100 {
+			return tokenRequest{}, &auth.OAuthError{Code: "invalid_scope", Description: "A requested scope is not one of the service's."}
+		}
+	}
 	return req, nil
 }
 
@@ -92,8 +105,8 @@ func (h *handlers) registerOAuth(s interface {
 		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
 			"application/x-www-form-urlencoded": {Schema: &huma.Schema{Type: "object", Required: []string{"grant_type"}, Properties: map[string]*huma.Schema{
 				"grant_type":    {Type: "string", Enum: []any{"client_credentials"}},
-				"client_id":     {Type: "string"},
-				"client_secret": {Type: "string"},
+				"client_id":     {Type: "string", MaxLength: ptrInt(256), Description: "Printable ASCII; anything else is invalid_client before any look-up."},
+				"client_secret": {Type: "string", MaxLength: ptrInt(256)},
 				"scope":         {Type: "string", Description: "Space-separated scopes; all the client's scopes when absent."},
 			}}},
 		}},
@@ -163,3 +176,5 @@ func writeOAuthError(w http.ResponseWriter, e *auth.OAuthError, basic bool) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": e.Code, "error_description": e.Description})
 }
+
+func ptrInt(n int) *int { return &n }

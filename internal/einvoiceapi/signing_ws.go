@@ -150,7 +150,7 @@ func (h *handlers) agentSocket(w http.ResponseWriter, r *http.Request) {
 func (h *handlers) socketAgent(r *http.Request) (*auth.Principal, error) {
 	scheme, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	id, secret, ok := strings.Cut(strings.TrimSpace(cred), ".")
-	if !strings.EqualFold(scheme, "Agent") || !ok || id == "" || secret == "" {
+	if !strings.EqualFold(scheme, "Agent") || !ok || !httpx.CredentialText(id) || !httpx.CredentialText(secret) {
 		return nil, einvoicing.ErrAgentUnauthenticated
 	}
 	p, err := h.svc.AuthenticateAgent(r.Context(), id, secret)

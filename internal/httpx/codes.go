@@ -59,7 +59,7 @@ func Codes() []Code {
 		p("production_not_enabled", http.StatusForbidden, ServiceBoth, "Production not enabled", "A production key of an account without an active production plan."),
 		p("company_required", http.StatusBadRequest, ServiceBoth, "Company required", "The credential reaches several companies and the request names none in X-Company-Id."),
 		p("idempotency_key_required", http.StatusBadRequest, ServiceEInvoice, "Idempotency-Key required", "A POST without Idempotency-Key (every e-invoicing POST but /v1/oauth/token)."),
-		p("invalid_idempotency_key", http.StatusBadRequest, ServiceBoth, "Invalid Idempotency-Key", "The Idempotency-Key header is longer than 255 characters."),
+		p("invalid_idempotency_key", http.StatusBadRequest, ServiceBoth, "Invalid Idempotency-Key", "The Idempotency-Key header is longer than 255 characters, or contains NUL or invalid UTF-8."),
 		p("bad_request", http.StatusBadRequest, ServiceBoth, "Bad request", "The request body could not be read (the connection broke while sending it)."),
 		p("idempotency_conflict", http.StatusConflict, ServiceBoth, "Idempotency key reused with another request", "The Idempotency-Key was used with another method, path, X-Company-Id or body."),
 		p("idempotency_in_progress", http.StatusConflict, ServiceBoth, "Request with this idempotency key still in progress", "A request with this Idempotency-Key is still running; retry after a moment."),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/denar-mk/denar"
 	"io"
 	"net/http"
 	"strconv"
@@ -46,6 +47,10 @@ func (s *Service) idempotent(ctx huma.Context, r *http.Request, w http.ResponseW
 	}
 	if len(key) > 255 {
 		WriteProblem(w, r, NewProblem("invalid_idempotency_key", "The Idempotency-Key header is longer than 255 characters."))
+		return
+	}
+	if bad := denar.BadText(key); bad != "" {
+		WriteProblem(w, r, NewProblem("invalid_idempotency_key", "The Idempotency-Key header "+bad+"."))
 		return
 	}
 	limit := op.MaxBodyBytes

@@ -92,7 +92,10 @@ type Service struct {
 	limiter  *limiter
 	upgrades *http.ServeMux
 	limits   *routeLimits
-	docOnce  sync.Once // documentDefaultLimits, before the first rendering
+	// finishOnce completes the OpenAPI document (default body limits and
+	// string lengths) once every operation is registered: before the first
+	// rendering or the first request.
+	finishOnce sync.Once
 }
 
 // Operation metadata keys read by the middleware.
@@ -103,6 +106,7 @@ const (
 	metaCompany     = "denar.company"     // true: resolve X-Company-Id
 	metaCompanyOpt  = "denar.companyopt"  // true: resolve X-Company-Id when sent
 	metaIdempotency = "denar.idempotency" // "none" opts a POST out
+	metaStream      = "denar.stream"      // true: the handler decodes (and checks) the body itself
 )
 
 // Authentication modes of an operation.
@@ -184,8 +188,16 @@ func NewService(o Options) *Service {
 	return s
 }
 
-// Handler returns the service's complete handler.
+// finish completes the service after registration (see finishOnce).
+func (s *Service) finish() {
+	s.documentDefaultLimits()
+	s.boundStrings()
+}
+
+// Handler returns the service's complete handler. Operations are all
+// registered by then.
 func (s *Service) Handler() http.Handler {
+	s.finishOnce.Do(s.finish)
 	return outer(s.Name, s.opts.DocsURL, s.Mux, s.upgrades, s.Metrics, s.opts.Log, s.limits)
 }
 
@@ -202,7 +214,7 @@ func (s *Service) HandleUpgrade(pattern string, h http.Handler) {
 // OpenAPIJSON renders the service's OpenAPI 3.1 document, indented, as
 // committed under api/.
 func (s *Service) OpenAPIJSON() ([]byte, error) {
-	s.docOnce.Do(s.documentDefaultLimits)
+	s.finishOnce.Do(s.finish)
 	raw, err := json.Marshal(s.API.OpenAPI())
 	if err != nil {
 		return nil, err
@@ -244,6 +256,10 @@ type Spec struct {
 	// Heavy puts the operation under the service's concurrency limit for
 	// heavy work (files, batches): over it, 503 server_busy.
 	Heavy bool
+	// StreamedBody says the handler decodes the body itself as it arrives
+	// (the file endpoints) and applies the text rules (denar.CheckJSONText)
+	// as it goes; the guard then leaves the body unread.
+	StreamedBody bool
 }
 
 // Register adds an operation to s, guarded as spec says, and documents the
@@ -264,6 +280,7 @@ func Register[I, O any](s *Service, op huma.Operation, spec Spec, handler func(c
 	if spec.NoIdempotency {
 		op.Metadata[metaIdempotency] = "none"
 	}
+	op.Metadata[metaStream] = spec.StreamedBody
 	declared := spec.MaxBodyBytes != 0 || op.MaxBodyBytes != 0
 	limit := spec.MaxBodyBytes
 	if limit == 0 {
@@ -307,13 +324,13 @@ func Register[I, O any](s *Service, op huma.Operation, spec Spec, handler func(c
 		op.Parameters = append(op.Parameters, &huma.Param{
 			Name: "X-Company-Id", In: "header",
 			Description: "The company the request acts for. Required when the credential can reach more than one company.",
-			Schema:      &huma.Schema{Type: "string"},
+			Schema:      &huma.Schema{Type: "string", MaxLength: ptr(100)},
 		})
 	} else if spec.CompanyFilter {
 		op.Parameters = append(op.Parameters, &huma.Param{
 			Name: "X-Company-Id", In: "header",
 			Description: "Optional: only this company. A company the credential cannot reach is 403 company_not_allowed; one of the other environment 403 environment_mismatch.",
-			Schema:      &huma.Schema{Type: "string"},
+			Schema:      &huma.Schema{Type: "string", MaxLength: ptr(100)},
 		})
 	}
 	if op.Method == http.MethodPost && !spec.NoIdempotency {
@@ -406,6 +423,10 @@ func (s *Service) guard(ctx huma.Context, next func(huma.Context)) {
 	mode, _ := op.Metadata[metaAuth].(string)
 	idempotent := r.Method == http.MethodPost && op.Metadata[metaIdempotency] != "none"
 	if mode == AuthNone {
+		if perr := checkRequestText(r, op); perr != nil {
+			WriteProblem(w, r, perr)
+			return
+		}
 		if idempotent {
 			s.idempotent(ctx, r, w, nil, op, next)
 			return
@@ -437,6 +458,11 @@ func (s *Service) guard(ctx huma.Context, next func(huma.Context)) {
 		secs := int(wait/time.Second) + 1
 		w.Header().Set("Retry-After", itoa(secs))
 		WriteProblem(w, r, NewProblem("rate_limited", "Too many requests for this credential; retry after "+itoa(secs)+" seconds."))
+		return
+	}
+	// Before X-Company-Id is looked up and anything reaches the store.
+	if perr := checkRequestText(r, op); perr != nil {
+		WriteProblem(w, r, perr)
 		return
 	}
 	c := huma.WithValue(ctx, principalKey, p)
@@ -472,11 +498,15 @@ func (s *Service) authenticate(r *http.Request, mode string) (*auth.Principal, e
 	switch {
 	case ok && strings.EqualFold(scheme, "Agent") && (mode == AuthAgent || mode == AuthSigner) && s.opts.Agents != nil:
 		id, sec, found := strings.Cut(secret, ".")
-		if !found || id == "" || sec == "" {
+		if !found || !credentialText(id) || !credentialText(sec) {
 			return nil, auth.ErrUnauthenticated
 		}
 		return s.opts.Agents.AuthenticateAgent(r.Context(), id, sec)
-	case ok && strings.EqualFold(scheme, "Bearer") && secret != "" && (mode == AuthKey || mode == AuthSigner):
+	case ok && strings.EqualFold(scheme, "Bearer") && (mode == AuthKey || mode == AuthSigner):
+		// Bytes no issued secret has are refused here, before any query.
+		if !credentialText(secret) {
+			return nil, auth.ErrUnauthenticated
+		}
 		return s.opts.Auth.Authenticate(r.Context(), s.Name, secret)
 	}
 	if mode == AuthAgent {

@@ -97,7 +97,7 @@ func (h *handlers) registerFiles(s *httpx.Service) {
 	reg := s.API.OpenAPI().Components.Schemas
 	reg.RegisterTypeAlias(reflect.TypeFor[filing.Money](), reflect.TypeFor[string]())
 	reg.RegisterTypeAlias(reflect.TypeFor[filing.Num](), reflect.TypeFor[float64]())
-	spec := httpx.Spec{Scope: "files:write", Company: true, MaxBodyBytes: MaxFileBody, Heavy: true}
+	spec := httpx.Spec{Scope: "files:write", Company: true, MaxBodyBytes: MaxFileBody, Heavy: true, StreamedBody: true}
 	file := func(id, path, summary, desc string, body any, mediaType string, fn func(context.Context, *fileInput) (*fileOutput, error)) {
 		op := huma.Operation{OperationID: id, Method: http.MethodPost, Path: path, Summary: summary, Description: desc,
 			Tags:      []string{"Files"},
@@ -122,7 +122,7 @@ func (h *handlers) registerFiles(s *httpx.Service) {
 		Summary: "Run the МПИН checks without producing a file", Tags: []string{"Files"}}, spec, h.validate)
 	documentBody(s, "/v1/files/mpin/validate", filing.MpinRequest{})
 	httpx.Register(s, huma.Operation{OperationID: "epddGrossFromNet", Method: http.MethodPost, Path: "/v1/files/epdd/gross-from-net",
-		Summary: "Gross up a net payment for е-ППД (R11)", Tags: []string{"Files"}}, httpx.Spec{Scope: "files:write", Company: true}, h.grossFromNet)
+		Summary: "Gross up a net payment for е-ППД (R11)", Tags: []string{"Files"}}, httpx.Spec{Scope: "files:write", Company: true, StreamedBody: true}, h.grossFromNet)
 	documentBody(s, "/v1/files/epdd/gross-from-net", filing.GrossFromNetRequest{})
 }
 

@@ -1,0 +1,158 @@
+package httpx
+
+import (
+	"bytes"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/denar-mk/denar"
+)
+
+// maxCredentialLength bounds what the credential parsers accept: every
+// secret denar issues is well under it.
+const maxCredentialLength = 256
+
+// credentialText reports whether s can be a credential denar issued: 1 to
+// maxCredentialLength printable ASCII characters. Anything else (NUL,
+// invalid UTF-8, control characters, a megabyte of header) is answered
+// unauthenticated before any store is asked.
+func credentialText(s string) bool {
+	if s == "" || len(s) > maxCredentialLength {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// CredentialText is credentialText for the handlers that parse a credential
+// themselves (the signing WebSocket, the OAuth token endpoint, mandate
+// links).
+func CredentialText(s string) bool { return credentialText(s) }
+
+// checkRequestText applies the text rules to everything of r the operation
+// reads: query parameters (every one sent, known or not), its path and
+// header parameters (against their maxLength too), and a JSON body (every
+// key and string, at any depth; see denar.CheckJSONText). Idempotency-Key
+// has its own code (invalid_idempotency_key) and is checked where it is
+// read. The body is read here, within the route's limit, and put back for
+// huma; operations that stream their body (Spec.StreamedBody) check it as
+// they decode it.
+func checkRequestText(r *http.Request, op *huma.Operation) *Problem {
+	invalid := func(path, msg string) *Problem {
+		return NewProblem(denar.ECodeValidation, "The request has invalid fields.", denar.FieldError{Path: path, Message: msg})
+	}
+	for k, vs := range r.URL.Query() {
+		if bad := denar.BadText(k); bad != "" {
+			return invalid("query", "has a parameter name that "+bad)
+		}
+		for _, v := range vs {
+			if bad := denar.BadText(v); bad != "" {
+				return invalid("query."+k, bad)
+			}
+		}
+	}
+	for _, p := range op.Parameters {
+		var v string
+		switch p.In {
+		case "path":
+			v = r.PathValue(p.Name)
+		case "header":
+			if strings.EqualFold(p.Name, "Idempotency-Key") {
+				continue
+			}
+			v = r.Header.Get(p.Name)
+		case "query":
+			v = r.URL.Query().Get(p.Name)
+		default:
+			continue
+		}
+		if bad := denar.BadText(v); bad != "" {
+			return invalid(p.In+"."+p.Name, bad)
+		}
+		if p.Schema != nil && p.Schema.MaxLength != nil && utf8.RuneCountInString(v) > *p.Schema.MaxLength {
+			return invalid(p.In+"."+p.Name, "is longer than "+strconv.Itoa(*p.Schema.MaxLength)+" characters")
+		}
+	}
+	if streamed, _ := op.Metadata[metaStream].(bool); streamed || op.RequestBody == nil || r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+			return nil // huma answers 415
+		}
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return bodyReadProblem(err)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	if fe := denar.CheckJSONText(raw, "", 0); fe != nil {
+		return invalid(fe.Path, fe.Message)
+	}
+	return nil
+}
+
+// boundStrings gives every string of a request (body fields at any depth,
+// parameters) that declares neither maxLength nor an enum the default
+// maxLength, denar.DefaultMaxStringLength: huma then enforces it and the
+// OpenAPI document shows it. It runs once, after every operation is
+// registered and before the first request or rendering.
+func (s *Service) boundStrings() {
+	oapi := s.API.OpenAPI()
+	seen := map[*huma.Schema]bool{}
+	var walk func(sc *huma.Schema)
+	walk = func(sc *huma.Schema) {
+		if sc == nil || seen[sc] {
+			return
+		}
+		seen[sc] = true
+		if sc.Ref != "" {
+			walk(oapi.Components.Schemas.SchemaFromRef(sc.Ref))
+			return
+		}
+		if isStringSchema(sc) && sc.MaxLength == nil && len(sc.Enum) == 0 {
+			sc.MaxLength = ptr(denar.DefaultMaxStringLength)
+			sc.PrecomputeMessages()
+		}
+		for _, p := range sc.Properties {
+			walk(p)
+		}
+		walk(sc.Items)
+		if ap, ok := sc.AdditionalProperties.(*huma.Schema); ok {
+			walk(ap)
+		}
+		for _, list := range [][]*huma.Schema{sc.OneOf, sc.AnyOf, sc.AllOf} {
+			for _, x := range list {
+				walk(x)
+			}
+		}
+	}
+	for _, item := range oapi.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if op == nil {
+				continue
+			}
+			for _, p := range op.Parameters {
+				walk(p.Schema)
+			}
+			if op.RequestBody != nil {
+				for _, mt := range op.RequestBody.Content {
+					walk(mt.Schema)
+				}
+			}
+		}
+	}
+}
+
+func isStringSchema(sc *huma.Schema) bool { return sc.Type == "string" }
