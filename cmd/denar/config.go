@@ -34,6 +34,8 @@ type Config struct {
 	IdempotencyLease     time.Duration `env:"DENAR_IDEMPOTENCY_LEASE" envDefault:"1m"`
 	RateLimitRPS         float64       `env:"DENAR_RATE_LIMIT_RPS" envDefault:"50"`
 	RateLimitBurst       int           `env:"DENAR_RATE_LIMIT_BURST" envDefault:"100"`
+	RateLimitAddrRPS     float64       `env:"DENAR_RATE_LIMIT_ADDR_RPS" envDefault:"5"`
+	RateLimitAddrBurst   int           `env:"DENAR_RATE_LIMIT_ADDR_BURST" envDefault:"20"`
 	ShutdownTimeout      time.Duration `env:"DENAR_SHUTDOWN_TIMEOUT" envDefault:"30s"`
 
 	// Slow and hostile clients (issue 12); httpx.Timeouts says what each
@@ -169,6 +171,9 @@ func LoadConfig() (Config, error) {
 	}
 	if c.RateLimitRPS < 0 {
 		return c, fmt.Errorf("configuration: DENAR_RATE_LIMIT_RPS must not be negative")
+	}
+	if c.RateLimitAddrRPS < 0 {
+		return c, fmt.Errorf("configuration: DENAR_RATE_LIMIT_ADDR_RPS must not be negative")
 	}
 	if c.PublicEInvoiceURL == "" {
 		c.PublicEInvoiceURL = "http://" + c.EInvoiceAddr

@@ -28,7 +28,14 @@ import (
 // documentation only).
 func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blobs blob.Store) (payroll, einvoice *httpx.Service, app *einvoicing.Service) {
 	authStore := &auth.Store{DB: db}
-	rl := httpx.RateLimit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}
+	rl := httpx.RateLimit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst, Log: log}
+	if db != nil && db.Dialect() == store.Postgres {
+		// Several processes may serve this database: the per-credential
+		// limit is counted in it, so their combined rate stays within it.
+		rl.Shared = auth.RateWindows{DB: db}
+	}
+	// Unauthenticated routes, per client address, in each process.
+	addr := httpx.RateLimit{Rate: cfg.RateLimitAddrRPS, Burst: cfg.RateLimitAddrBurst, Log: log}
 	var keeper *idempotency.Keeper
 	var ready func(context.Context) error
 	if db != nil {
@@ -50,7 +57,7 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays},
 		Archive: einvoicing.ArchiveConfig{Retention: cfg.ArchiveRetention}})
 	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app, Auth: authStore, Idempotency: keeper, Ready: ready,
-		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, PublicURL: cfg.PublicEInvoiceURL})
+		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL})
 	return payroll, einvoice, app
 }
 
@@ -199,6 +206,10 @@ func registerHousekeeping(r *jobs.Runner, db *store.DB, cfg Config) {
 		_, err := keeper.Purge(ctx, db.Now().Add(-cfg.IdempotencyRetention))
 		return err
 	}), jobs.Options{Every: time.Hour})
+	r.Register("ratelimit.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+		_, err := auth.RateWindows{DB: db}.Purge(ctx, db.Now().Add(-time.Minute).Unix())
+		return err
+	}), jobs.Options{Every: time.Minute})
 	r.Register("jobs.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
 		_, err := jobs.PurgeFinished(ctx, db, db.Now().Add(-7*24*time.Hour))
 		return err

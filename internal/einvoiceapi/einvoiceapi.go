@@ -30,6 +30,9 @@ type Deps struct {
 	DocsURL   string
 	Log       *slog.Logger
 	RateLimit httpx.RateLimit
+	// AddressLimit limits the unauthenticated routes (token, pairing,
+	// mandate pages) per client address.
+	AddressLimit httpx.RateLimit
 	// PublicURL is the public base of the service (mandate pages check a
 	// form's Origin against it).
 	PublicURL string
@@ -51,11 +54,13 @@ func New(d Deps) *httpx.Service {
 		IdempotencyRequired: true,
 		EffectsInTx:         true,
 		RateLimit:           d.RateLimit,
+		AddressLimit:        d.AddressLimit,
 	})
 	h := &handlers{svc: d.Service, deps: d}
 	h.registerCompanies(s)
 	h.registerOAuth(s.Mux, s.API)
 	h.registerMandates(s.Mux)
+	s.LimitByAddress("POST /v1/oauth/token", "GET /mandates/{token}", "POST /mandates/{token}")
 	h.registerAgents(s)
 	h.registerSigningRequests(s)
 	h.registerSigningWS(s)

@@ -28,10 +28,12 @@ type routeLimits struct {
 	body        map[string]int64 // by ServeMux pattern: "POST /v1/files/mpin/xml"
 	heavy       map[string]bool
 	slots       chan struct{} // nil: heavy work is not limited
+	public      map[string]bool // patterns limited per client address
+	addr        *limiter        // nil: no per-address limit
 }
 
 func newRouteLimits(defaultBody int64, heavyConcurrency int) *routeLimits {
-	l := &routeLimits{defaultBody: defaultBody, body: map[string]int64{}, heavy: map[string]bool{}}
+	l := &routeLimits{defaultBody: defaultBody, body: map[string]int64{}, heavy: map[string]bool{}, public: map[string]bool{}}
 	if heavyConcurrency > 0 {
 		l.slots = make(chan struct{}, heavyConcurrency)
 	}
@@ -59,6 +61,22 @@ func (l *routeLimits) admit(w http.ResponseWriter, rec *recorder, r *http.Reques
 	}
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
+	}
+	return true
+}
+
+// admitAddress applies the per-address limit to a public route: 429
+// rate_limited with Retry-After over it, before the body is read.
+func (l *routeLimits) admitAddress(rec *recorder, r *http.Request, pattern string) bool {
+	if l.addr == nil || !l.public[pattern] {
+		return true
+	}
+	if wait, ok := l.addr.allow(r.Context(), clientAddress(r)); !ok {
+		if r.ContentLength != 0 {
+			rec.Header().Set("Connection", "close")
+		}
+		rateLimited(rec, r, wait, "client address")
+		return false
 	}
 	return true
 }

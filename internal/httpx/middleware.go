@@ -233,6 +233,9 @@ func outer(service, docsURL string, mux, upgrades *http.ServeMux, m *Metrics, lo
 			return
 		}
 		route = pattern
+		if !lim.admitAddress(rec, r, pattern) {
+			return
+		}
 		if release, ok := lim.acquireHeavy(rec, r, pattern); !ok {
 			return
 		} else if release != nil {

@@ -73,6 +73,10 @@ type Options struct {
 	// run it twice).
 	EffectsInTx bool
 	RateLimit   RateLimit
+	// AddressLimit limits the unauthenticated operations (Spec.Auth
+	// AuthNone, and the routes named to LimitByAddress) per client IP
+	// address, in this process. A zero Rate disables it.
+	AddressLimit RateLimit
 	// MaxBodyBytes is the body limit of every route that declares none;
 	// default DefaultMaxBodyBytes (64 KiB).
 	MaxBodyBytes int64
@@ -158,6 +162,9 @@ func NewService(o Options) *Service {
 	api.OpenAPI().Extensions = map[string]any{"x-problem-codes": codesOf(o.Name)}
 	s := &Service{Name: o.Name, Mux: mux, API: api, Metrics: NewMetrics(o.Name), opts: o, limiter: newLimiter(o.RateLimit),
 		limits: newRouteLimits(o.MaxBodyBytes, o.HeavyConcurrency)}
+	if o.AddressLimit.Rate > 0 {
+		s.limits.addr = newLimiter(o.AddressLimit)
+	}
 	api.UseMiddleware(s.guard)
 
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -199,6 +206,15 @@ func (s *Service) finish() {
 func (s *Service) Handler() http.Handler {
 	s.finishOnce.Do(s.finish)
 	return outer(s.Name, s.opts.DocsURL, s.Mux, s.upgrades, s.Metrics, s.opts.Log, s.limits)
+}
+
+// LimitByAddress puts routes the service serves outside Register (plain
+// handlers with no credential: the OAuth token endpoint, mandate pages)
+// under Options.AddressLimit, by their ServeMux patterns.
+func (s *Service) LimitByAddress(patterns ...string) {
+	for _, p := range patterns {
+		s.limits.public[p] = true
+	}
 }
 
 // HandleUpgrade serves WebSocket upgrade requests matching pattern with h,
@@ -291,6 +307,9 @@ func Register[I, O any](s *Service, op huma.Operation, spec Spec, handler func(c
 	}
 	pattern := strings.ToUpper(op.Method) + " " + op.Path
 	s.limits.body[pattern] = limit
+	if spec.Auth == AuthNone {
+		s.limits.public[pattern] = true
+	}
 	if spec.Heavy {
 		s.limits.heavy[pattern] = true
 	}
@@ -454,10 +473,8 @@ func (s *Service) guard(ctx huma.Context, next func(huma.Context)) {
 		WriteProblem(w, r, NewProblem("production_not_enabled", "The account has no active production plan; use a sandbox key or upgrade the plan."))
 		return
 	}
-	if wait, ok := s.limiter.allow(p.CredentialID); !ok {
-		secs := int(wait/time.Second) + 1
-		w.Header().Set("Retry-After", itoa(secs))
-		WriteProblem(w, r, NewProblem("rate_limited", "Too many requests for this credential; retry after "+itoa(secs)+" seconds."))
+	if wait, ok := s.limiter.allow(r.Context(), p.CredentialID); !ok {
+		rateLimited(w, r, wait, "credential")
 		return
 	}
 	// Before X-Company-Id is looked up and anything reaches the store.

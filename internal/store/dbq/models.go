@@ -239,6 +239,12 @@ type Plan struct {
 	Production         bool
 }
 
+type RateWindow struct {
+	Credential  string
+	WindowStart int64
+	Hits        int64
+}
+
 type SigningAgent struct {
 	ID          string
 	AccountID   string
