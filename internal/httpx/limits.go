@@ -27,7 +27,7 @@ type routeLimits struct {
 	defaultBody int64
 	body        map[string]int64 // by ServeMux pattern: "POST /v1/files/mpin/xml"
 	heavy       map[string]bool
-	slots       chan struct{} // nil: heavy work is not limited
+	slots       chan struct{}   // nil: heavy work is not limited
 	public      map[string]bool // patterns limited per client address
 	addr        *limiter        // nil: no per-address limit
 }
