@@ -14,6 +14,7 @@ import (
 // kind of bad credential. The public ones (POST /v1/oauth/token, the
 // mandate page) have their own tests.
 func TestAuthMatrix(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		c := newCAPI(t, db)
 		ctx := t.Context()

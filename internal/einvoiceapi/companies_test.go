@@ -128,6 +128,7 @@ const body1 = `{"taxNumber":"4030000000001","externalRef":"crm-1","representativ
 var linkRE = regexp.MustCompile(`http://mandates\.test(/mandates/mdt_[0-9A-Za-z]+)`)
 
 func TestCompaniesOnboarding(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		c := newCAPI(t, db)
 		acct := c.account("")
@@ -261,6 +262,7 @@ func TestCompaniesOnboarding(t *testing.T) {
 }
 
 func TestCompaniesPagination(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		c := newCAPI(t, db)
 		acct := c.account("")

@@ -48,6 +48,7 @@ func raw(t *testing.T, method, url string, header map[string]string, body string
 // WebSocket upgrade, the router), has instance = the request id sent in
 // X-Request-Id, and a type anchored at its code.
 func TestProblemsCarryInstance(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		id := e.issue("F-instance")
@@ -113,6 +114,7 @@ func TestProblemsCarryInstance(t *testing.T) {
 // idempotency_key_required without the header, with a credential it
 // accepts; the document marks the header required on each.
 func TestIdempotencyKeyOnEveryPOST(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		st, _, doc := raw(t, "GET", e.srv.URL+"/v1/openapi.json", nil, "")
@@ -175,6 +177,7 @@ func TestIdempotencyKeyOnEveryPOST(t *testing.T) {
 // environment_mismatch, never an empty 200; a production company shows
 // sandbox.enabled false and production.enabled true under a plan.
 func TestOtherEnvironmentLists(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		c := newCAPI(t, db)
 		acct := c.account("business")
@@ -219,6 +222,7 @@ func TestOtherEnvironmentLists(t *testing.T) {
 
 // TestPatchExternalRef: externalRef null clears it, absent leaves it.
 func TestPatchExternalRef(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		c := newCAPI(t, db)
 		key := c.key(c.account(""), auth.EnvSandbox, nil, nil)
@@ -255,6 +259,7 @@ func TestPatchExternalRef(t *testing.T) {
 // environment is 409 company_exists naming the company, with a new key as
 // much as with the same; the other environment is another company.
 func TestCompanyExists(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		c := newCAPI(t, db)
 		acct := c.account("business")

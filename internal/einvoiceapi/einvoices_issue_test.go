@@ -19,6 +19,7 @@ const issueBody = `{"number":"F-1","issueDate":"2026-11-20","clientReference":"o
 // nothing behind. The happy path needs a registered signer and is covered
 // where the signing environment exists (see docs/einvoices.md).
 func TestIssueEInvoiceErrors(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		c := newCAPI(t, db)
 		acct := c.account("")

@@ -15,6 +15,7 @@ import (
 // signing request; the agent signs; the e-invoice is queued with history;
 // the same clientReference and body returns it, another body is 409.
 func TestIssueSignQueue(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newSignEnv(t, db)
 		c := newTestCert(t)

@@ -16,6 +16,7 @@ import (
 // TestEInvoiceReads: list with filters and cursor pages, get, status
 // history and events through HTTP, and 404 for another company's document.
 func TestEInvoiceReads(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		c := newCAPI(t, db)
 		ctx := t.Context()

@@ -79,6 +79,7 @@ func get(t *testing.T, base, path, bearer string) (int, map[string]any) {
 }
 
 func TestOAuthToken(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
 		ctx := t.Context()
@@ -173,6 +174,7 @@ func TestOAuthToken(t *testing.T) {
 }
 
 func TestTokenWrongContentType(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.SQLite(t))
 	resp, err := http.Post(e.srv.URL+"/v1/oauth/token", "application/json", strings.NewReader(`{"grant_type":"client_credentials"}`))
 	if err != nil {

@@ -351,6 +351,7 @@ func equal(a, b []string) bool { return strings.Join(a, ",") == strings.Join(b, 
 // read; the buyer's decisions and the deadline arrive through the change
 // feed. History and events match every move.
 func TestPipelineDeliverAndDecide(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		ids := map[string]string{}
@@ -449,6 +450,7 @@ func firstRejectReason(t *testing.T) string {
 // TestPipelineOutageHeldThenDelivered: during an outage the document is
 // held; after it, the retry delivers exactly one document at UJP.
 func TestPipelineOutageHeldThenDelivered(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		first := e.issue("F-1")
@@ -494,6 +496,7 @@ func TestPipelineOutageHeldThenDelivered(t *testing.T) {
 // document, its EUID); a signature older than UJP's window is refreshed by
 // the signer before sending.
 func TestPipelineLostAnswerAndStaleSignature(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		lost := e.issue("F-lost")
@@ -532,6 +535,7 @@ func TestPipelineLostAnswerAndStaleSignature(t *testing.T) {
 // TestPipelineTerminalFailure: UJP's terminal refusal fails the document
 // with UJP's code unrenamed.
 func TestPipelineTerminalFailure(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		id := e.issue("F-1")
@@ -562,6 +566,7 @@ func TestPipelineTerminalFailure(t *testing.T) {
 // TestSimulateSandboxOnly: production companies, and a service whose
 // sandbox is not the simulator, get 403 sandbox_only.
 func TestSimulateSandboxOnly(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		id := e.issue("F-1")
@@ -611,6 +616,7 @@ func (r simRegistry) LookupCompany(ctx context.Context, env, tax string) (einvoi
 // names differently, is a field error naming the registry, and nothing is
 // created.
 func TestIssueChecksBuyerRegistry(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		body := func(tax, name string) any {
@@ -643,6 +649,7 @@ func TestIssueChecksBuyerRegistry(t *testing.T) {
 // cancelled_by_storno / corrected with its event, and never before. Every
 // refusal of the two endpoints comes from a real request.
 func TestStornoAndCorrection(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		voided, corrected := e.issue("F-void"), e.issue("F-corr")
@@ -769,6 +776,7 @@ func TestStornoAndCorrection(t *testing.T) {
 // (its payload now too old for UJP) leads, through one fresh signature, to
 // delivery.
 func TestExpiredSignatureIsReplaced(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		id := e.issue("F-late")
@@ -799,6 +807,7 @@ func TestExpiredSignatureIsReplaced(t *testing.T) {
 // TestPurgeSignedReads: a week after, the change-feed and PDF reads are
 // deleted; the document's signature stays.
 func TestPurgeSignedReads(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		id := e.issue("F-1")

@@ -27,6 +27,7 @@ import (
 // database: the worker reconnects, signs what arrives, and nothing is
 // signed twice.
 func TestSDKWorkerSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newSignEnv(t, db)
 		c := newTestCert(t)
@@ -122,6 +123,7 @@ func TestSDKWorkerSurvivesRestart(t *testing.T) {
 // TestDenarAgentBinary builds cmd/denar-agent and drives it as a customer
 // would: pair with a code, register a PEM certificate, run --auto, sign.
 func TestDenarAgentBinary(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a binary")
 	}

@@ -95,6 +95,7 @@ func (e *pipeEnv) runExpiry() {
 // einvoice.signature_required); user_declined, policy and payload_invalid
 // fail it with problem signature_refused and einvoice.failed.
 func TestRefusalReasons(t *testing.T) {
+	t.Parallel()
 	const backoff = 2 * time.Minute
 	for _, tc := range []struct {
 		reason  string
@@ -190,6 +191,7 @@ func TestRefusalReasons(t *testing.T) {
 // 410 signature_expired with replacedBy at any time after expiry, whoever
 // expired it, and replacedBy can be signed and delivers the document.
 func TestLateSignature(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		late := func(sr string, wantReplacement string) string {
@@ -282,6 +284,7 @@ func TestLateSignature(t *testing.T) {
 // protected header, the other gets 409 already_claimed, and the document
 // signed by the winner is delivered. Connection changes are events.
 func TestSeveralAgentsOneCompany(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db) // agent A with e.cert
 		se := &signEnv{t: t, db: db, srv: e.srv, key: e.key, company: e.company}
@@ -401,6 +404,7 @@ func headerCert(t *testing.T, b64 string) string {
 // a read scope (einvoices:read, or signing:agent); answering a request
 // still needs signing:agent or an agent.
 func TestSigningRequestsWithOrdinaryKey(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		id := e.issue("F-list")
@@ -465,6 +469,7 @@ func (e *pipeEnv) signingInput(id string) string {
 // company had no valid certificate waits with no request (410 names no
 // replacement); registering a certificate asks for it at once.
 func TestCertificateAsksAgain(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		id := e.issue("F-no-cert")
@@ -504,6 +509,7 @@ func TestCertificateAsksAgain(t *testing.T) {
 // after the backoff (it is not left queued for ever), and a final refusal
 // fails it.
 func TestRefusedFreshSignature(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		reason string
 		want   string

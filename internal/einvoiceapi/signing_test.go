@@ -165,6 +165,7 @@ func (e *signEnv) request(purpose string, payload string) einvoicing.SigningRequ
 }
 
 func TestSigningEndToEnd(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newSignEnv(t, db)
 		c := newTestCert(t)
@@ -296,6 +297,7 @@ func TestSigningEndToEnd(t *testing.T) {
 }
 
 func TestRegisterCertificateRejects(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newSignEnv(t, db)
 		agent, authz := e.pair(newTestCert(t))

@@ -46,6 +46,7 @@ func readMsg(t *testing.T, c *websocket.Conn) einvoiceapi.WSMessage {
 // offline and clears signerReady; a new connection sends what is still
 // pending again.
 func TestSigningWebSocket(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newSignEnv(t, db)
 		c := newTestCert(t)
@@ -123,6 +124,7 @@ func TestSigningWebSocket(t *testing.T) {
 // TestWorkerFallsBackToLongPoll: behind a proxy that refuses WebSocket
 // upgrades, the SDK worker long-polls and still signs.
 func TestWorkerFallsBackToLongPoll(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newSignEnv(t, db)
 		c := newTestCert(t)

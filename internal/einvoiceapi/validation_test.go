@@ -50,6 +50,7 @@ func (e *pipeEnv) postWithKey(path, key string, body []byte) (int, string, []byt
 // einvoice.validated_failed, or on to signing (einvoice.signature_required)
 // and delivery. Shape errors stay synchronous 422s.
 func TestValidationStates(t *testing.T) {
+	t.Parallel()
 	tune := func(c *einvoicing.Config) {
 		c.ValidationBudget = 50 * time.Millisecond // the simulator takes slowRegistry
 		c.RegistryTimeout = 5 * time.Second
