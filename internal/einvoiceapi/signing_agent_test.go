@@ -106,7 +106,11 @@ func TestSDKWorkerSurvivesRestart(t *testing.T) {
 		defer srv2.Close()
 		waitSigned(second.ID)
 
-		time.Sleep(3 * time.Second) // a few more polls: nothing is signed again
+		// One more request, signed after the others: by then the worker
+		// has been through its deliveries again, and nothing earlier was
+		// signed a second time.
+		third := e.request(einvoicing.PurposeQuery, `{"n":3}`)
+		waitSigned(third.ID)
 		mu.Lock()
 		defer mu.Unlock()
 		for id, n := range signedCount {
@@ -114,8 +118,8 @@ func TestSDKWorkerSurvivesRestart(t *testing.T) {
 				t.Errorf("request %s signed %d times", id, n)
 			}
 		}
-		if len(signedCount) != 2 {
-			t.Errorf("signed %v, want two requests", signedCount)
+		if len(signedCount) != 3 {
+			t.Errorf("signed %v, want three requests", signedCount)
 		}
 	})
 }

@@ -15,6 +15,8 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -192,7 +194,7 @@ func TestSigningEndToEnd(t *testing.T) {
 			st, m := e.do("GET", "/v1/agents/"+agent+"/signing-requests?wait=10", authz, nil)
 			got <- result{st, m}
 		}()
-		time.Sleep(300 * time.Millisecond)
+		waitInFlight(t, e.srv.URL, 2) // the long-poll, and the metrics request asking
 		sr := e.request(einvoicing.PurposeDocument, `{"invoice":"inv_1","total":"1180.00"}`)
 		res := <-got
 		data, _ := res.m["data"].([]any)
@@ -323,4 +325,29 @@ func TestRegisterCertificateRejects(t *testing.T) {
 			}
 		}
 	})
+}
+
+// waitInFlight waits until the service at base serves exactly n requests
+// (denar_http_requests_in_flight, the metrics request included).
+func waitInFlight(t *testing.T, base string, n int) {
+	t.Helper()
+	gauge := regexp.MustCompile(`(?m)^denar_http_requests_in_flight\{[^}]*\} (\d+)`)
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := gauge.FindSubmatch(body)
+		if m == nil {
+			t.Fatalf("no in-flight gauge in the metrics")
+		}
+		if got, _ := strconv.Atoi(string(m[1])); got == n {
+			return
+		} else if time.Now().After(deadline) {
+			t.Fatalf("%s serves %d requests, want %d", base, got, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
