@@ -3,6 +3,7 @@ package filing
 import (
 	"fmt"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 
@@ -176,102 +177,204 @@ func buildDoc(req *MpinRequest, allowance decimal.Decimal) *doc {
 // buildEmp is one employee of the document, from record i alone.
 func buildEmp(req *MpinRequest, i int, allowance decimal.Decimal, variant, companyFzom string, days int) emp {
 	b := &req.Batch
-	{
-		r := &req.Records[i]
-		e := emp{
-			No:           i + 1,
-			EMBG:         str(r.Employee.EMBG),
-			Municipality: str(r.Employee.MunicipalityCode),
-			Account:      str(r.Employee.BankAccount),
-		}
-		e.LastName, _ = cyrName(r.Employee.LastNameCyr, r.Employee.LastName)
-		e.FirstName, _ = cyrName(r.Employee.FirstNameCyr, r.Employee.FirstName)
-		var fast bool
-		if e.Amounts, fast = amountsCents(r, allowance, variant); !fast {
-			contrib := dec(r.Pension).Add(dec(r.Health)).Add(dec(r.AdditionalHealth)).Add(dec(r.EmploymentContrib))
-			allow := allowance
-			if r.PersonalAllowance.Set {
-				allow = r.PersonalAllowance.D
-			}
-			if left := dec(r.SalaryGross).Sub(contrib); left.LessThan(allow) {
-				allow = decimal.Max(left, decimal.Zero)
-			}
-			netPaid := dec(r.SalaryNet)
-			if r.NetPaid.Set {
-				netPaid = r.NetPaid.D
-			}
-			if variant == VariantNoPaymentDeclared {
-				netPaid = decimal.Zero
-			}
-			vals := [15]decimal.Decimal{
-				dec(r.SalaryGross), dec(r.Pension), dec(r.PensionTopUp), dec(r.Health), dec(r.HealthTopUp),
-				dec(r.AdditionalHealth), dec(r.DisabilityTopUp), dec(r.EmploymentContrib), dec(r.EmploymentTopUp),
-				decimal.Zero, decimal.Zero, dec(r.PIT), dec(r.SalaryNet), netPaid, allow,
-			}
-			for k, v := range vals {
-				e.Amounts[k] = whole(v)
-			}
-		}
-
-		from, to := 1, days
-		movement := "1"
-		if r.HireDay != nil {
-			from, movement = *r.HireDay, "4"
-		}
-		if r.LeaveDay != nil {
-			to = *r.LeaveDay
-			if movement == "4" {
-				movement = "6"
-			} else {
-				movement = "2"
-			}
-		}
-		e.Days = to - from + 1
-		if r.ServiceDays.Set {
-			e.Days = int(whole(r.ServiceDays.D))
-		}
-		if e.Days < 0 {
-			e.Days = 0
-		}
-		contract := 1
-		if r.ContractNo != nil {
-			contract = *r.ContractNo
-		}
-		fz := str(r.Employee.FzomBranch)
-		if fz == "" {
-			fz = companyFzom
-		}
-		base := detail{
-			Staz: defaulted(r.InsuranceCode, "0050"), Contract: contract, From: from, To: to, Days: e.Days,
-			Movement: movement, Fzom: fz,
-		}
-		add := func(typ string, h Num, pay Money, body string) {
-			if !h.Set && !pay.Set {
-				return
-			}
-			if h.Set && h.D.IsZero() && (!pay.Set || pay.D.IsZero()) {
-				return
-			}
-			dt := base
-			dt.HourType, dt.Hours, dt.Amount, dt.Body = typ, whole(hrs(h)), whole(dec(pay)), body
-			e.Details = append(e.Details, dt)
-		}
-		rd := base
-		rd.HourType, rd.Hours, rd.Amount = "001", whole(effectiveHours(r, b)), regularAmount(r)
-		e.Details = append(e.Details, rd)
-		add("005", r.OvertimeHours, r.OvertimePay, "")
-		add("003", r.NightHours, r.NightPay, "")
-		add("007", r.HolidayHours, r.HolidayPay, "")
-		add("044", r.SundayHours, r.SundayPay, "")
-		add(sickCompanyCode(r.SickCompanyRate), r.SickCompanyHours, r.SickCompanyPay, "")
-		add(defaulted(r.SickFundCode, "140"), r.SickFundHours, r.SickFundPay, "")
-		add("128", r.MaternityHours, r.MaternityBase, "")
-		add("129", r.MaternityPartialHours, Money{}, "")
-		for _, dt := range e.Details {
-			e.Hours += dt.Hours
-		}
-		return e
+	r := &req.Records[i]
+	self := selfEmployed(b)
+	e := emp{
+		No:           i + 1,
+		EMBG:         str(r.Employee.EMBG),
+		Municipality: str(r.Employee.MunicipalityCode),
+		Account:      str(r.Employee.BankAccount),
 	}
+	e.LastName, _ = cyrName(r.Employee.LastNameCyr, r.Employee.LastName)
+	e.FirstName, _ = cyrName(r.Employee.FirstNameCyr, r.Employee.FirstName)
+	h := recordHours(r, b)
+
+	// The allowance used (DanocnoOslob): the record's, else the statutory
+	// one prorated by paid hours (none for a self-employed payer), never
+	// more than gross less contributions.
+	contrib := dec(r.Pension).Add(dec(r.Health)).Add(dec(r.AdditionalHealth)).Add(dec(r.EmploymentContrib))
+	allow := decimal.Zero
+	switch {
+	case r.PersonalAllowance.Set:
+		allow = r.PersonalAllowance.D
+	case !self:
+		allow = share(allowance, h)
+	}
+	if left := dec(r.SalaryGross).Sub(contrib); left.LessThan(allow) {
+		allow = decimal.Max(left, decimal.Zero)
+	}
+	netPaid := dec(r.SalaryNet)
+	switch {
+	case r.NetPaid.Set:
+		netPaid = r.NetPaid.D
+	case self:
+		netPaid = decimal.Zero
+	}
+	if variant == VariantNoPaymentDeclared {
+		netPaid = decimal.Zero
+	}
+	vals := [15]decimal.Decimal{
+		dec(r.SalaryGross), dec(r.Pension), dec(r.PensionTopUp), dec(r.Health), dec(r.HealthTopUp),
+		dec(r.AdditionalHealth), dec(r.DisabilityTopUp), dec(r.EmploymentContrib), dec(r.EmploymentTopUp),
+		decimal.Zero, decimal.Zero, dec(r.PIT), dec(r.SalaryNet), netPaid, allow,
+	}
+	for k, v := range vals {
+		e.Amounts[k] = whole(v)
+	}
+
+	from, to := 1, days
+	movement := "1"
+	if r.HireDay != nil {
+		from, movement = *r.HireDay, "4"
+	}
+	if r.LeaveDay != nil {
+		to = *r.LeaveDay
+		if movement == "4" {
+			movement = "6"
+		} else {
+			movement = "2"
+		}
+	}
+	e.Days = to - from + 1
+	if r.ServiceDays.Set {
+		e.Days = int(whole(r.ServiceDays.D))
+	}
+	if e.Days < 0 {
+		e.Days = 0
+	}
+	contract := 1
+	if r.ContractNo != nil {
+		contract = *r.ContractNo
+	}
+	fz := str(r.Employee.FzomBranch)
+	if fz == "" {
+		fz = companyFzom
+	}
+	base := detail{
+		Staz: defaulted(r.InsuranceCode, "0050"), Contract: contract, From: from, To: to, Days: e.Days,
+		Movement: movement, Fzom: fz, Exemption: str(r.ExemptionCode),
+	}
+	// Level 3: one row per kind with hours or an amount. The regular row
+	// (001) holds the fund's hours that no other kind takes and the gross
+	// that no other pay takes. The rows' whole numbers add up exactly: the
+	// hours inside the fund with the absent hours (outside the employment,
+	// filed as none) to the fund, the amounts to the gross (apportion).
+	type row struct {
+		code    string
+		hours   decimal.Decimal
+		amount  decimal.Decimal
+		inside  bool
+		inGross bool
+	}
+	rows := make([]row, 1, 8)
+	rows[0] = row{code: "001", inside: true, inGross: true}
+	regH := h.fund.Sub(h.absent)
+	regA := dec(r.SalaryGross)
+	for k := range kinds {
+		kd := &kinds[k]
+		hv, pv := hrs(kd.hours(r)), dec(kd.pay(r))
+		if hv.IsZero() && pv.IsZero() {
+			continue
+		}
+		if kd.inside {
+			regH = regH.Sub(hv)
+		}
+		if kd.inGross {
+			regA = regA.Sub(pv)
+		}
+		rows = append(rows, row{code: kd.code(r), hours: hv, amount: pv, inside: kd.inside, inGross: kd.inGross})
+	}
+	// Pays rounded to whole denars one by one can add up to a denar or two
+	// more than the rounded gross when no regular pay is left: that excess
+	// is rounding, and comes off the largest pay.
+	if regA.IsNegative() && regA.Neg().LessThanOrEqual(roundingSlack(len(rows))) {
+		big := -1
+		for i := 1; i < len(rows); i++ {
+			if rows[i].inGross && (big < 0 || rows[i].amount.GreaterThan(rows[big].amount)) {
+				big = i
+			}
+		}
+		if big > 0 {
+			rows[big].amount = rows[big].amount.Add(regA)
+			regA = decimal.Zero
+		}
+	}
+	rows[0].hours, rows[0].amount = regH, regA
+	var insideIdx, grossIdx []int
+	var insideV, grossV []decimal.Decimal
+	for i, rw := range rows {
+		if rw.inside {
+			insideIdx, insideV = append(insideIdx, i), append(insideV, rw.hours)
+		}
+		if rw.inGross {
+			grossIdx, grossV = append(grossIdx, i), append(grossV, rw.amount)
+		}
+	}
+	hours := make([]int64, len(rows))
+	amounts := make([]int64, len(rows))
+	for i, rw := range rows {
+		hours[i], amounts[i] = whole(rw.hours), whole(rw.amount)
+	}
+	for j, v := range apportion(insideV, whole(h.fund)-whole(h.absent)) {
+		hours[insideIdx[j]] = v
+	}
+	for j, v := range apportion(grossV, whole(dec(r.SalaryGross))) {
+		amounts[grossIdx[j]] = v
+	}
+	for i, rw := range rows {
+		if i == 0 && hours[0] == 0 && amounts[0] == 0 && len(rows) > 1 {
+			continue
+		}
+		dt := base
+		dt.HourType, dt.Hours, dt.Amount = rw.code, hours[i], amounts[i]
+		e.Details = append(e.Details, dt)
+	}
+	for _, dt := range e.Details {
+		e.Hours += dt.Hours
+	}
+	return e
+}
+
+// roundingSlack is how far n figures, each rounded to whole denars on its
+// own, can drift: half a denar each.
+func roundingSlack(n int) decimal.Decimal { return decimal.New(int64(n)*5, -1) }
+
+// apportion rounds vals to integers that add up to total (largest
+// remainder): each value is floored, and the units left go to the values
+// with the largest fractions, earliest first on a tie. total is the sum of
+// vals rounded, so every result is its value rounded down or up.
+func apportion(vals []decimal.Decimal, total int64) []int64 {
+	out := make([]int64, len(vals))
+	fracs := make([]decimal.Decimal, len(vals))
+	left := total
+	for i, v := range vals {
+		f := v.Floor()
+		out[i] = f.IntPart()
+		fracs[i] = v.Sub(f)
+		left -= out[i]
+	}
+	if left < 0 || left > int64(len(vals)) {
+		// Only when vals do not add up to about total (forced input whose
+		// kinds exceed the fund): plain rounding, the first row takes the rest.
+		var sum int64
+		for i, v := range vals {
+			out[i] = whole(v)
+			sum += out[i]
+		}
+		if len(out) > 0 {
+			out[0] += total - sum
+		}
+		return out
+	}
+	order := make([]int, len(vals))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return fracs[order[a]].GreaterThan(fracs[order[b]]) })
+	for _, i := range order[:left] {
+		out[i]++
+	}
+	return out
 }
 
 // sickCompanyCode maps the employer-paid sick-pay rate to МПИН 3.9 codes

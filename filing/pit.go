@@ -44,11 +44,12 @@ func SupportedSubtypes() []string {
 // GrossFromNetRequest is the body of gross-from-net.
 type GrossFromNetRequest struct {
 	Net           Money   `json:"net"`
-	SubtypeIncome *string `json:"subtypeIncome"`
+	SubtypeIncome *string `json:"subtypeIncome" required:"false"`
 }
 
-// GrossFromNetResponse is its answer, in whole denars as UJP's calculator
-// gives them ("11111.00").
+// GrossFromNetResponse is its answer: the net as given, the gross that
+// pays it and the whole-denar PIT (UJP's calculator rounds the tax to
+// whole denars).
 type GrossFromNetResponse struct {
 	Net   Money `json:"net"`
 	Gross Money `json:"gross"`
@@ -69,10 +70,12 @@ func pitOn(gross, costs decimal.Decimal) decimal.Decimal {
 	return gross.Mul(decimal.NewFromInt(1).Sub(costs)).Mul(pitRate).Round(0)
 }
 
-// GrossFromNet grosses a net payment up for the flat 10 % tax (R11):
-// gross ≈ net / (1 − 10 % × (1 − normative costs)), then the smallest whole
-// gross within ±2 denars whose whole-denar tax leaves exactly the net.
-// Net 10000 → gross 11111, PIT 1111 (sub-type 7.3); 13.2 → 10695, PIT 695.
+// GrossFromNet grosses a net payment up for the flat 10 % tax (R11). The
+// tax is whole denars, so the gross is net + PIT for the smallest whole
+// PIT p with round(10 % × (1 − normative costs) × (net + p)) = p; p starts
+// from the estimate net × k / (1 − k) (k the effective rate). The net is
+// kept exactly as given (to the cent). Net 10000 → gross 11111, PIT 1111
+// (sub-type 7.3); 13.2 → 10695, PIT 695; net 9999.99 → gross 11110.99.
 func GrossFromNet(req *GrossFromNetRequest) (*GrossFromNetResponse, error) {
 	var fe denar.FieldErrors
 	money(&fe, "net", req.Net, true)
@@ -82,41 +85,51 @@ func GrossFromNet(req *GrossFromNetRequest) (*GrossFromNetResponse, error) {
 	if req.Net.Set && req.Net.D.GreaterThan(decimal.NewFromInt(1_000_000_000_000)) {
 		fe.Add("net", "is out of range")
 	}
+	cents(&fe, "net", req.Net)
 	_, costs := subtypeCosts(req.SubtypeIncome, "subtypeIncome", &fe)
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	net := req.Net.D.Round(0)
-	div := decimal.NewFromInt(1).Sub(pitRate.Mul(decimal.NewFromInt(1).Sub(costs)))
-	est := net.DivRound(div, 2).Round(0)
-	best := est
-	for g := est.Sub(decimal.NewFromInt(2)); g.LessThanOrEqual(est.Add(decimal.NewFromInt(2))); g = g.Add(decimal.NewFromInt(1)) {
-		if g.Sub(pitOn(g, costs)).Equal(net) {
-			best = g
+	net := req.Net.D
+	k := pitRate.Mul(decimal.NewFromInt(1).Sub(costs))
+	est := net.Mul(k).DivRound(decimal.NewFromInt(1).Sub(k), 0)
+	pit := est
+	for p := decimal.Max(est.Sub(decimal.NewFromInt(2)), decimal.Zero); p.LessThanOrEqual(est.Add(decimal.NewFromInt(2))); p = p.Add(decimal.NewFromInt(1)) {
+		if pitOn(net.Add(p), costs).Equal(p) {
+			pit = p
 			break
 		}
 	}
-	pit := pitOn(best, costs)
 	m := func(d decimal.Decimal) Money { return Money{D: d, Set: true} }
-	return &GrossFromNetResponse{Net: m(best.Sub(pit)), Gross: m(best), PIT: m(pit)}, nil
+	return &GrossFromNetResponse{Net: req.Net, Gross: m(net.Add(pit)), PIT: m(pit)}, nil
+}
+
+// cents refuses an amount with more than two decimals: the е-ППД and
+// ПДД-ГИ layouts carry cents, and a finer amount would have to be rounded
+// behind the caller's back.
+func cents(fe *denar.FieldErrors, p string, m Money) {
+	if m.Set && m.D.Exponent() < -2 && !m.D.Equal(m.D.Round(2)) {
+		fe.Add(p, "has more than two decimals")
+	}
 }
 
 // PddgiCompany is the payer of a ПДД-ГИ.
 type PddgiCompany struct {
 	Name             string  `json:"name"`
-	TaxID            *string `json:"taxId"`
-	Email            *string `json:"email"`
-	Phone            *string `json:"phone"`
-	ContactPerson    *string `json:"contactPerson"`
-	MunicipalityCode *string `json:"municipalityCode"`
+	TaxID            *string `json:"taxId" required:"false"`
+	Email            *string `json:"email" required:"false"`
+	Phone            *string `json:"phone" required:"false"`
+	ContactPerson    *string `json:"contactPerson" required:"false"`
+	MunicipalityCode *string `json:"municipalityCode" required:"false"`
 }
 
-// PddgiEmployee is the recipient of a contractor payment.
+// PddgiEmployee is the recipient of a contractor payment; embg may be
+// null (spec, ПДД-ГИ request).
 type PddgiEmployee struct {
-	EMBG        *string `json:"embg"`
+	EMBG        *string `json:"embg" required:"false"`
 	FirstName   string  `json:"firstName"`
 	LastName    string  `json:"lastName"`
-	BankAccount *string `json:"bankAccount"`
+	BankAccount *string `json:"bankAccount" required:"false"`
 }
 
 // PddgiRecord is one contractor payment.
@@ -172,6 +185,7 @@ func Pddgi(req *PddgiRequest) ([]byte, error) {
 	for i, r := range req.Records {
 		p := fmt.Sprintf("records[%d]", i)
 		money(&fe, p+".salaryGross", r.SalaryGross, true)
+		cents(&fe, p+".salaryGross", r.SalaryGross)
 		if r.SalaryGross.Set && r.SalaryGross.D.IsNegative() {
 			fe.Add(p+".salaryGross", "must not be negative")
 		}
@@ -181,7 +195,7 @@ func Pddgi(req *PddgiRequest) ([]byte, error) {
 		if strings.TrimSpace(r.Employee.LastName) == "" {
 			fe.Add(p+".employee.lastName", "is required")
 		}
-		checkPerson(&fe, p+".employee", r.Employee.EMBG, true, r.Employee.BankAccount)
+		checkPerson(&fe, p+".employee", r.Employee.EMBG, false, r.Employee.BankAccount)
 	}
 	if err := fe.Err(); err != nil {
 		return nil, err
@@ -201,8 +215,10 @@ func Pddgi(req *PddgiRequest) ([]byte, error) {
 	var gross, pit decimal.Decimal
 	var rows bytes.Buffer
 	for i, r := range req.Records {
-		g := r.SalaryGross.D.Round(2)
-		t := g.Mul(pitRate).Round(2)
+		// R4: 10 % of the gross, in whole denars like the contractor
+		// calculation and е-ППД.
+		g := r.SalaryGross.D
+		t := g.Mul(pitRate).Round(0)
 		gross, pit = gross.Add(g), pit.Add(t)
 		rw := &xw{}
 		rw.WriteString("  <Primac>\n")
@@ -239,9 +255,9 @@ func orRaw(cyr, raw string) string {
 type EppdIssuer struct {
 	EDB         string  `json:"edb"`
 	Name        string  `json:"name"`
-	BankAccount *string `json:"bankAccount"`
-	Email       *string `json:"email"`
-	Phone       *string `json:"phone"`
+	BankAccount *string `json:"bankAccount" required:"false"`
+	Email       *string `json:"email" required:"false"`
+	Phone       *string `json:"phone" required:"false"`
 }
 
 // EppdRow is one payment of an е-ППД.
@@ -250,9 +266,9 @@ type EppdRow struct {
 	FirstName        string  `json:"firstName"`
 	LastName         string  `json:"lastName"`
 	GrossIncome      Money   `json:"grossIncome"`
-	MunicipalityCode *string `json:"municipalityCode"`
-	SubtypeIncome    *string `json:"subtypeIncome"`
-	BankAccount      *string `json:"bankAccount"`
+	MunicipalityCode *string `json:"municipalityCode" required:"false"`
+	SubtypeIncome    *string `json:"subtypeIncome" required:"false"`
+	BankAccount      *string `json:"bankAccount" required:"false"`
 }
 
 // EppdRequest is the body of the е-ППД endpoint.
@@ -260,7 +276,7 @@ type EppdRequest struct {
 	Issuer     EppdIssuer `json:"issuer"`
 	PeriodFrom string     `json:"periodFrom"`
 	PeriodTo   string     `json:"periodTo"`
-	Comment    *string    `json:"comment"`
+	Comment    *string    `json:"comment" required:"false"`
 	Rows       []EppdRow  `json:"rows"`
 }
 
@@ -311,6 +327,7 @@ func Eppd(req *EppdRequest) ([]byte, error) {
 			fe.Add(p+".lastName", "is required")
 		}
 		money(&fe, p+".grossIncome", r.GrossIncome, true)
+		cents(&fe, p+".grossIncome", r.GrossIncome)
 		if r.GrossIncome.Set && r.GrossIncome.D.IsNegative() {
 			fe.Add(p+".grossIncome", "must not be negative")
 		}
@@ -318,7 +335,7 @@ func Eppd(req *EppdRequest) ([]byte, error) {
 			fe.AddCodebook(p+".municipalityCode", "opstina", "%q is not in UJP's municipality list", m)
 		}
 		sub, c := subtypeCosts(r.SubtypeIncome, p+".subtypeIncome", &fe)
-		g := r.GrossIncome.D.Round(2)
+		g := r.GrossIncome.D
 		costs := g.Mul(c).Round(2)
 		base := g.Sub(costs)
 		t := base.Mul(pitRate).Round(0)

@@ -15,10 +15,12 @@ type Rates struct {
 	Injury     decimal.Decimal // additional health / work injury, 3.42
 	Employment decimal.Decimal // unemployment, 3.44
 	Allowance  decimal.Decimal // лично ослободување per month
-	// MinBase and MaxBase bound the contribution base (half and 16 times
-	// the average salary); zero means "not applied". Without them a record
-	// below the minimum base would fail the contribution checks.
-	MinBase, MaxBase decimal.Decimal
+	// MaxBase is the maximum contribution base of a full month (16 times
+	// the average salary); zero means "not applied". The checks prorate it
+	// by paid hours, as the engine does. Contributions are taken on the
+	// actual gross below the minimum base (the shortfall is a separate
+	// top-up), so the minimum base is not needed.
+	MaxBase decimal.Decimal
 }
 
 // Statutory supplies the figures in force. The HTTP layer adapts the payroll
@@ -27,8 +29,6 @@ type Rates struct {
 type Statutory interface {
 	// On returns the rates and allowance in force on date.
 	On(date time.Time) (Rates, error)
-	// MonthHours returns the fund of working hours of a month.
-	MonthHours(year, month int) (decimal.Decimal, error)
 }
 
 // periodEnd is the last day of the filing period: the date whose rates the

@@ -1,11 +1,10 @@
 package payroll
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"sort"
 	"time"
 
 	"github.com/denar-mk/denar"
@@ -38,8 +37,13 @@ type ConvertResult struct {
 // gross's net (equal to the given net whenever some gross pays it exactly).
 func Convert(in *ConvertInput, now time.Time) (*ConvertResult, error) {
 	var fe denar.FieldErrors
-	if (in.Gross == nil) == (in.Net == nil) {
+	switch {
+	case in.Gross == nil && in.Net == nil:
 		fe.Add("gross", "give exactly one of gross and net")
+		return nil, fe.Err()
+	case in.Gross != nil && in.Net != nil:
+		fe.Add("gross", "give exactly one of gross and net, not both")
+		fe.Add("net", "give exactly one of gross and net, not both")
 		return nil, fe.Err()
 	}
 	calc := Input{GrossSalary: in.Gross, TargetNet: in.Net, Contractor: in.Contractor,
@@ -64,17 +68,93 @@ func Convert(in *ConvertInput, now time.Time) (*ConvertResult, error) {
 		EffectiveDate: date.Format(time.DateOnly)}, nil
 }
 
+// BatchInput is the body of POST /v1/calculations/batch.
+type BatchInput struct {
+	Inputs []Input `json:"inputs" minItems:"1" maxItems:"500" doc:"1 to 500 calculations."`
+}
+
+// CalculateBatchJSON decodes a batch body and calculates every input,
+// reporting in one error every problem of every input: the inputs are
+// decoded one by one, so a malformed or unknown field in one input does
+// not hide another input's errors.
+func CalculateBatchJSON(body []byte, now time.Time) ([]*Result, error) {
+	var raw struct {
+		Inputs []json.RawMessage `json:"inputs"`
+	}
+	if err := denar.DecodeJSON(body, &raw); err != nil {
+		return nil, err
+	}
+	if raw.Inputs == nil {
+		return nil, denar.Invalid(denar.FieldError{Path: "inputs", Message: "is required"})
+	}
+	if len(raw.Inputs) == 0 || len(raw.Inputs) > MaxBatch {
+		return nil, denar.Invalid(denar.FieldError{Path: "inputs", Message: fmt.Sprintf("give 1 to %d inputs (got %d)", MaxBatch, len(raw.Inputs))})
+	}
+	inputs := make([]Input, len(raw.Inputs))
+	var fields []denar.FieldError
+	bad := make([]bool, len(raw.Inputs))
+	for i, r := range raw.Inputs {
+		in, err := decodeAll(r)
+		if err == nil {
+			inputs[i] = *in
+			continue
+		}
+		bad[i] = true
+		if in != nil {
+			// Decoded leniently: the domain's checks run too, so the answer
+			// lists this input's every problem.
+			_, cerr := Calculate(in, now)
+			err = merge(err, cerr)
+		}
+		fields = append(fields, Prefixed(fmt.Sprintf("inputs[%d]", i), err)...)
+	}
+	results, err := calculateBatch(inputs, bad, now)
+	if err != nil {
+		var e *denar.Error
+		if !errors.As(err, &e) {
+			return nil, err
+		}
+		fields = append(fields, e.Fields...)
+	}
+	if len(fields) > 0 {
+		sortByInput(fields)
+		return nil, denar.Invalid(fields...)
+	}
+	return results, nil
+}
+
+// sortByInput orders field errors by input index, keeping each input's
+// errors in the order they were found.
+func sortByInput(fields []denar.FieldError) {
+	idx := func(p string) int {
+		var n int
+		if _, err := fmt.Sscanf(p, "inputs[%d]", &n); err != nil {
+			return -1
+		}
+		return n
+	}
+	sort.SliceStable(fields, func(a, b int) bool { return idx(fields[a].Path) < idx(fields[b].Path) })
+}
+
 // CalculateBatch calculates 1 to MaxBatch inputs. It returns one result
 // per input in input order, or, when any input is invalid, one
 // validation_failed error listing every problem of every input under
 // "inputs[i].".
 func CalculateBatch(inputs []Input, now time.Time) ([]*Result, error) {
+	return calculateBatch(inputs, nil, now)
+}
+
+// calculateBatch calculates the inputs not marked skip.
+func calculateBatch(inputs []Input, skip []bool, now time.Time) ([]*Result, error) {
 	if len(inputs) == 0 || len(inputs) > MaxBatch {
 		return nil, denar.Invalid(denar.FieldError{Path: "inputs", Message: fmt.Sprintf("give 1 to %d inputs (got %d)", MaxBatch, len(inputs))})
 	}
 	results := make([]*Result, len(inputs))
 	var fields []denar.FieldError
 	for i := range inputs {
+		if skip != nil && skip[i] {
+			continue
+		}
 		r, err := Calculate(&inputs[i], now)
 		if err != nil {
 			fields = append(fields, Prefixed(fmt.Sprintf("inputs[%d]", i), err)...)
@@ -98,45 +178,84 @@ func Prefixed(prefix string, err error) []denar.FieldError {
 	}
 	out := make([]denar.FieldError, len(e.Fields))
 	for i, f := range e.Fields {
-		f.Path = prefix + "." + f.Path
+		if f.Path == "" {
+			f.Path = prefix
+		} else {
+			f.Path = prefix + "." + f.Path
+		}
 		out[i] = f
 	}
 	return out
 }
 
-// DecodeInput reads one CalculationInput strictly: unknown fields, wrong
-// JSON types, trailing data and numbers given as strings (hours, rates) are
-// validation errors with the field's path, so no field is ever accepted and
-// ignored. The HTTP layer may decode by its own means; this is for callers
-// without one (tests, the fuzz target, batch files).
-func DecodeInput(data []byte) (*Input, error) {
-	var in Input
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		return nil, decodeError(err)
+// CalculateJSON decodes one CalculationInput strictly and calculates it.
+// When the body decodes only with unknown fields ignored, the calculation's
+// own checks still run, so one answer lists every problem of the input.
+func CalculateJSON(body []byte, now time.Time) (*Result, error) {
+	in, err := decodeAll(body)
+	if err == nil {
+		return Calculate(in, now)
 	}
-	if dec.More() {
-		return nil, denar.Invalid(denar.FieldError{Path: "", Message: "trailing data after the JSON object"})
+	if in != nil {
+		_, cerr := Calculate(in, now)
+		err = merge(err, cerr)
+	}
+	return nil, err
+}
+
+// decodeAll is DecodeInput that, on failure, also returns the input decoded
+// leniently (unknown fields ignored) when that succeeds, for its other
+// checks to run.
+func decodeAll(data []byte) (*Input, error) {
+	in, err := DecodeInput(data)
+	if err == nil {
+		return in, nil
+	}
+	var lenient Input
+	if json.Unmarshal(data, &lenient) != nil {
+		return nil, err
+	}
+	return &lenient, err
+}
+
+// merge joins the field errors of two validation errors (b may be nil or
+// not a validation error, then a alone is kept); a path reported by a is
+// not repeated from b.
+func merge(a, b error) error {
+	var ea, eb *denar.Error
+	if !errors.As(a, &ea) || b == nil || !errors.As(b, &eb) || eb.Code != denar.ECodeValidation {
+		return a
+	}
+	seen := map[string]bool{}
+	fields := append([]denar.FieldError(nil), ea.Fields...)
+	for _, f := range ea.Fields {
+		seen[f.Path] = true
+	}
+	for _, f := range eb.Fields {
+		if !seen[f.Path] {
+			fields = append(fields, f)
+		}
+	}
+	return denar.Invalid(fields...)
+}
+
+// DecodeConvert reads the body of POST /v1/calculations/convert strictly.
+func DecodeConvert(data []byte) (*ConvertInput, error) {
+	var in ConvertInput
+	if err := denar.DecodeJSON(data, &in); err != nil {
+		return nil, err
 	}
 	return &in, nil
 }
 
-// decodeError turns an encoding/json error into a field error.
-func decodeError(err error) error {
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
-	switch {
-	case errors.As(err, &typeErr):
-		return denar.Invalid(denar.FieldError{Path: typeErr.Field, Message: "must be a JSON " + typeErr.Type.String() + ", not " + typeErr.Value})
-	case errors.As(err, &syntaxErr):
-		return denar.Invalid(denar.FieldError{Path: "", Message: fmt.Sprintf("malformed JSON at byte %d", syntaxErr.Offset)})
+// DecodeInput reads one CalculationInput strictly: unknown fields, wrong
+// JSON types, trailing data and numbers given as strings (hours, rates) are
+// validation errors with the field's path, so no field is ever accepted and
+// ignored.
+func DecodeInput(data []byte) (*Input, error) {
+	var in Input
+	if err := denar.DecodeJSON(data, &in); err != nil {
+		return nil, err
 	}
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return denar.Invalid(denar.FieldError{Path: strings.Trim(name, `"`), Message: "unknown field"})
-	}
-	// Errors from our own UnmarshalJSON (Number) carry no path in
-	// encoding/json v1; report them at the top.
-	return denar.Invalid(denar.FieldError{Path: "", Message: strings.TrimPrefix(msg, "json: ")})
+	return &in, nil
 }

@@ -412,5 +412,53 @@ func (p *plan) result(a amounts) *Result {
 	r.HolidayNightHours, r.HolidayNightRate, r.HolidayNightPay = h(kHolidayNight), rt(kHolidayNight), pay(kHolidayNight)
 	r.SundayNightHours, r.SundayNightRate, r.SundayNightPay = h(kSundayNight), rt(kSundayNight), pay(kSundayNight)
 	r.SundayHolidayHours, r.SundayHolidayRate, r.SundayHolidayPay = h(kSundayHoliday), rt(kSundayHoliday), pay(kSundayHoliday)
+	r.FundHours = num(p.fundRef)
+	day := func(d int) *int {
+		if d == 0 {
+			return nil
+		}
+		return &d
+	}
+	r.HireDay, r.LeaveDay, r.ServiceDays = day(p.hireDay), day(p.leaveDay), day(p.serviceDays)
+	r.InsuranceCode = "0050"
+	if p.fundRef > p.wh {
+		r.InsuranceCode = "0047"
+	}
+	r.ProvisionalFigures = p.provisionalUsed()
+	r.Provisional = len(r.ProvisionalFigures) > 0
+	r.Warnings = []Warning{}
+	for _, f := range r.ProvisionalFigures {
+		r.Warnings = append(r.Warnings, Warning{Code: "provisional_figure", Path: f.Key,
+			Message: fmt.Sprintf("%s for %d is not published yet; the figure in force from %s (%s) is used: %s", f.Key, p.date.Year(), f.CarriedFrom, f.Source, f.Value)})
+	}
 	return r
+}
+
+// provisionalUsed lists the carried-forward figures this calculation used:
+// the bases and the allowance, unless overridden or not needed.
+func (p *plan) provisionalUsed() []Provisional {
+	out := []Provisional{}
+	if p.contractor || len(p.st.prov) == 0 {
+		return out
+	}
+	for _, k := range Keys() {
+		f := p.st.prov[k]
+		if f == nil {
+			continue
+		}
+		switch k {
+		case KeyPersonalAllowance:
+			if p.noAllowance {
+				continue
+			}
+		case KeyMinBase:
+			if p.mode == "off" {
+				continue
+			}
+		case KeyAverageSalary:
+			continue // used only through the bases, reported as such
+		}
+		out = append(out, *f)
+	}
+	return out
 }

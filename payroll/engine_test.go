@@ -330,10 +330,10 @@ func contains(s, sub string) bool {
 
 func TestPlacements(t *testing.T) {
 	t.Parallel()
-	// March 2026: 22 working days (Ramazan Bajram on Friday 20 March).
-	fund, err := payroll.MonthFundHours(2026, time.March)
-	if err != nil || fund != 21*8*10000 {
-		t.Fatalf("March 2026 fund = %d, %v; want 21 days × 8 h", fund, err)
+	// March 2026: 22 weekdays × 8 = 176 hours (Ramazan Bajram on Friday 20
+	// March is a paid hour of the fund).
+	if fund := payroll.MonthFundHours(2026, time.March); fund != payroll.NewNumber(176) {
+		t.Fatalf("March 2026 fund = %s; want 22 weekdays × 8 h", fund)
 	}
 	end := "2026-03-13"
 	in := payroll.Input{GrossSalary: s("30000"), EffectiveDate: s("2026-03-31"),
@@ -342,8 +342,8 @@ func TestPlacements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Uncovered working days: 16, 17, 18, 19 March (20th is a holiday) = 4 days = 32 h.
-	if r.AbsentHours.String() != "32" || r.WorkingHours.String() != "168" {
+	// Uncovered weekdays: 16–20 March = 5 days = 40 h.
+	if r.AbsentHours.String() != "40" || r.WorkingHours.String() != "176" {
 		t.Errorf("absent %s of %s", r.AbsentHours, r.WorkingHours)
 	}
 }
@@ -399,19 +399,20 @@ func TestNetBased(t *testing.T) {
 	}
 }
 
-// TestPlacementStartsOnHoliday: May 2026 has 19 working days (1 May is a
-// holiday, 24 May a Sunday so Monday 25 May is free). Hired on 25 May, the
-// employee works 26–29 May: 15 working days are uncovered, 120 of 152 hours.
+// TestPlacementStartsOnHoliday: May 2026 has 21 weekdays (168 hours). Hired
+// on Monday 25 May (the day in lieu of Sunday 24 May, a paid holiday), the
+// employee is covered 25–29 May: 16 weekdays are uncovered, 128 of 168
+// hours.
 func TestPlacementStartsOnHoliday(t *testing.T) {
 	t.Parallel()
-	in := payroll.Input{GrossSalary: s("30400"), EffectiveDate: s("2026-05-31"),
+	in := payroll.Input{GrossSalary: s("33600"), EffectiveDate: s("2026-05-31"),
 		Period: &payroll.Period{Year: 2026, Month: 5}, Placements: []payroll.Placement{{StartDate: "2026-05-25"}}}
 	r, err := payroll.Calculate(&in, today)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 30,400 × 32 / 152 = 6,400.
-	if r.WorkingHours.String() != "152" || r.AbsentHours.String() != "120" || r.SalaryGross != "6400" {
-		t.Fatalf("fund %s absent %s gross %s", r.WorkingHours, r.AbsentHours, r.SalaryGross)
+	// 33,600 × 40 / 168 = 8,000.
+	if r.WorkingHours.String() != "168" || r.AbsentHours.String() != "128" || r.SalaryGross != "8000" || r.HireDay == nil || *r.HireDay != 25 {
+		t.Fatalf("fund %s absent %s gross %s hire %v", r.WorkingHours, r.AbsentHours, r.SalaryGross, r.HireDay)
 	}
 }

@@ -39,6 +39,10 @@ func ParseNumber(s string) (Number, error) {
 // IsSet reports whether the number was given.
 func (n Number) IsSet() bool { return n.set }
 
+// Whole returns the number rounded to an integer, half away from zero (as
+// МПИН writes hours).
+func (n Number) Whole() int64 { return divRound(n.v, numScale) }
+
 // String writes the number without trailing zeros.
 func (n Number) String() string { return formatFixed(n.v, 4) }
 

@@ -137,8 +137,57 @@ func (r *Result) AppendJSON(b []byte) []byte {
 	b = r.SundayHolidayRate.appendTo(b)
 	b = append(b, `,"sundayHolidayPay":`...)
 	b = strconv.AppendQuote(b, r.SundayHolidayPay)
-	b = append(b, '}')
+	b = append(b, `,"fundHours":`...)
+	b = r.FundHours.appendTo(b)
+	b = append(b, `,"hireDay":`...)
+	b = appendIntPtr(b, r.HireDay)
+	b = append(b, `,"leaveDay":`...)
+	b = appendIntPtr(b, r.LeaveDay)
+	b = append(b, `,"serviceDays":`...)
+	b = appendIntPtr(b, r.ServiceDays)
+	b = append(b, `,"insuranceCode":`...)
+	b = strconv.AppendQuote(b, r.InsuranceCode)
+	b = append(b, `,"provisional":`...)
+	b = strconv.AppendBool(b, r.Provisional)
+	b = append(b, `,"provisionalFigures":[`...)
+	for i, f := range r.ProvisionalFigures {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"key":`...)
+		b = strconv.AppendQuote(b, f.Key)
+		b = append(b, `,"value":`...)
+		b = strconv.AppendQuote(b, f.Value)
+		b = append(b, `,"carriedFrom":`...)
+		b = strconv.AppendQuote(b, f.CarriedFrom)
+		b = append(b, `,"source":`...)
+		b = strconv.AppendQuote(b, f.Source)
+		b = append(b, `,"reason":`...)
+		b = strconv.AppendQuote(b, f.Reason)
+		b = append(b, '}')
+	}
+	b = append(b, `],"warnings":[`...)
+	for i, w := range r.Warnings {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"code":`...)
+		b = strconv.AppendQuote(b, w.Code)
+		b = append(b, `,"path":`...)
+		b = strconv.AppendQuote(b, w.Path)
+		b = append(b, `,"message":`...)
+		b = strconv.AppendQuote(b, w.Message)
+		b = append(b, '}')
+	}
+	b = append(b, "]}"...)
 	return b
+}
+
+func appendIntPtr(b []byte, p *int) []byte {
+	if p == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, int64(*p), 10)
 }
 
 // appendTo writes the number as JSON without allocating.

@@ -48,6 +48,8 @@ type plan struct {
 	bonusNet            bool
 	mode                string
 	deductions          int64
+	// From period and placements: МПИН days of the record (0 = none).
+	hireDay, leaveDay, serviceDays int
 }
 
 // Validate checks in and reports every problem at once, with the JSON path
@@ -110,6 +112,11 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 		fe.Add("effectiveDate", "must be a date YYYY-MM-DD")
 	case date.Year() < 2009 || date.Year() > 2100:
 		fe.Add("effectiveDate", "rates are known from 2009 on; give a date 2009-01-01 to 2100-12-31")
+	case ok && in.EffectiveDate != nil && in.Period != nil && (date.Year() != in.Period.Year || int(date.Month()) != in.Period.Month):
+		// effectiveDate means the month the salary is for (R6); a period
+		// naming another month leaves it unclear which month's rates apply.
+		fe.Add("effectiveDate", "%s is not in the period %04d-%02d; give a date of that month or leave effectiveDate out (the period's last day is used)",
+			*in.EffectiveDate, in.Period.Year, in.Period.Month)
 	}
 	p.date = date
 
@@ -176,8 +183,9 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 		return n.v
 	}
 
-	// The month's fund: workingHours, else the calendar month of period,
-	// else 176 (R12).
+	// The month's fund: workingHours, else the period's weekdays × 8
+	// (holidays are paid hours of the fund, as UJP counts them), else 176
+	// (R12).
 	p.wh = 176 * numScale
 	var periodStart time.Time
 	if in.Period != nil {
@@ -186,11 +194,7 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 		} else {
 			periodStart = time.Date(in.Period.Year, time.Month(in.Period.Month), 1, 0, 0, 0, 0, time.UTC)
 			if !in.WorkingHours.set {
-				if fund, err := MonthFundHours(in.Period.Year, time.Month(in.Period.Month)); err != nil {
-					fe.Add("period", "%v", err)
-				} else {
-					p.wh = fund
-				}
+				p.wh = MonthFundHours(in.Period.Year, time.Month(in.Period.Month)).v
 			}
 		}
 	}
@@ -235,9 +239,10 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 			if in.AbsentHours.set {
 				fe.Add("absentHours", "give absentHours or placements, not both")
 			}
-			abs, errs := absentFromPlacements(in.Placements, periodStart, p.wh)
+			emp, errs := fromPlacements(in.Placements, periodStart, p.wh)
 			fe = append(fe, errs...)
-			p.absent = abs
+			p.absent = emp.absent
+			p.hireDay, p.leaveDay, p.serviceDays = emp.hireDay, emp.leaveDay, emp.serviceDays
 		}
 	}
 
@@ -295,6 +300,9 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 		}
 		p.deductions = min(p.deductions+v, 100*maxMoneyCents)
 	}
+	if p.contractor {
+		contractorInputs(in, &fe)
+	}
 	if len(fe) > 0 {
 		return nil, fe.Err()
 	}
@@ -307,14 +315,27 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 		fe.Add("rateOverrides", "the four contribution rates add up to %s%%; they must stay below 100%%", formatFixed(sum, 4))
 	}
 	if !p.contractor {
+		year := p.date.Year()
 		switch {
 		case st.noMultiplier:
-			fe.Add("rateOverrides.maxBaseMultiplier", "the maximum-base multiplier for %d is not known to the service; pass rateOverrides.maxBaseMultiplier (for example 16) or rateOverrides.maxBase", p.date.Year())
+			fe.Add("rateOverrides.maxBaseMultiplier", "the maximum-base multiplier for %d is not known to the service, so the maximum contribution base cannot be derived from averageSalary; pass rateOverrides.maxBaseMultiplier (for example 16) or rateOverrides.maxBase", year)
 		case st.maxBase < 0 || (st.minBase < 0 && p.mode != "off"):
-			fe.Add("averageSalary", "the published average salary and contribution bases for %d are not known to the service; pass averageSalary (denars, the State Statistical Office figure UJP uses for that year)", p.date.Year())
+			var missing []string
+			if st.minBase < 0 && p.mode != "off" {
+				missing = append(missing, "the minimum contribution base (minBase)")
+			}
+			if st.maxBase < 0 {
+				missing = append(missing, "the maximum contribution base (maxBase)")
+			}
+			avg := "the average salary of that year is not known either"
+			if a, ok := RatesOn(p.date)[KeyAverageSalary]; ok {
+				avg = "the published average salary of that year is " + a + ", but the published bases were not found"
+			}
+			fe.Add("averageSalary", "%s for %d %s not known to the service (%s); pass averageSalary (denars, the State Statistical Office figure UJP uses for that year: the bases are derived from it) or rateOverrides.minBase and rateOverrides.maxBase",
+				strings.Join(missing, " and "), year, map[bool]string{true: "are", false: "is"}[len(missing) > 1], avg)
 		}
 		if st.allowance < 0 && !p.noAllowance {
-			fe.Add("personalAllowance", "the personal allowance for %d is not known to the service; pass personalAllowance (denars per month)", p.date.Year())
+			fe.Add("personalAllowance", "the monthly personal allowance (personalAllowance) for %d is not known to the service; pass personalAllowance (denars per month)", year)
 		}
 	}
 	if len(fe) > 0 {
@@ -322,6 +343,42 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 	}
 	p.st = st
 	return p, nil
+}
+
+// contractorInputs refuses, for a contractor (R4: flat tax on the gross,
+// no hours model), every hour, rate and seniority input: the engine would
+// otherwise have to ignore them silently.
+func contractorInputs(in *Input, fe *denar.FieldErrors) {
+	const msg = "does not apply to a contractor (contractor: true): the payment is a flat gross with no hours model"
+	nums := []struct {
+		path string
+		n    Number
+	}{{"workingHours", in.WorkingHours}, {"fundHours", in.FundHours}, {"unpaidHours", in.UnpaidHours},
+		{"absentHours", in.AbsentHours}, {"maternityHours", in.MaternityHours}, {"seniorityPercentage", in.SeniorityPercentage}}
+	pairs := in.pairs()
+	for k := range numKinds {
+		nums = append(nums, struct {
+			path string
+			n    Number
+		}{kindInfo[k].hours, *pairs[k][0]}, struct {
+			path string
+			n    Number
+		}{kindInfo[k].rate, *pairs[k][1]})
+	}
+	for _, x := range nums {
+		if x.n.set && x.n.v != 0 {
+			fe.Add(x.path, "%s", msg)
+		}
+	}
+	if in.Seniority != nil {
+		fe.Add("seniority", "%s", msg)
+	}
+	if len(in.Placements) > 0 {
+		fe.Add("placements", "%s", msg)
+	}
+	if in.NetBased {
+		fe.Add("netBased", "%s", msg)
+	}
 }
 
 // seniorityPercent turns months of service into completed years × rate.
