@@ -1,10 +1,12 @@
 package payrollapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -252,3 +254,42 @@ func TestEveryResultFiles(t *testing.T) {
 	}
 	t.Logf("%d of %d results filed", filed, n)
 }
+
+// TestAcceptedFileFromCalculation: the May 2026 calculation of the minimum
+// wage, copied field for field into a record, files exactly the МПИН UJP
+// accepted (shared/reference/ujp/accepted-mpin/obvrznik-110.xml).
+func TestAcceptedFileFromCalculation(t *testing.T) {
+	t.Parallel()
+	in := payroll.Input{GrossSalary: ptr("38507"), Period: &payroll.Period{Year: 2026, Month: 5}}
+	r, err := payroll.Calculate(&in, time.Date(2026, 6, 2, 9, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := recordFrom(t, r, map[string]any{"firstName": "Марија", "lastName": "Петровска", "embg": "0101990450006",
+		"municipalityCode": "130", "bankAccount": "300000000000036"})
+	body, _ := json.Marshal(map[string]any{
+		"company": map[string]any{"name": "Дизајнија ДООЕЛ", "taxId": "4080000000000", "city": "Скопје"},
+		"batch":   map[string]any{"periodMonth": 5, "periodYear": 2026, "workingHours": 168},
+		"records": []any{rec},
+	})
+	req, err := filing.DecodeMpin(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := filing.Validate(req, statutory{}); !res.OK || len(res.Issues) != 0 {
+		t.Fatalf("issues %+v", res.Issues)
+	}
+	got, err := filing.MpinXML(req, statutory{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../../filing/testdata/accepted/obvrznik-110.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the calculation files\n%s\nnot the accepted\n%s", got, want)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
