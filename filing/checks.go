@@ -7,7 +7,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/ident"
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // Severities of an Issue. Errors block a generator unless force is set.
@@ -71,7 +71,7 @@ const (
 // tolerance is the 1-denar slack the checks allow between a record's amount
 // and the amount recomputed from it: UJP computes at two decimals and rounds
 // only on the form (research §3.1), so rounded fields can differ by one.
-var tolerance = decimal.NewFromInt(1)
+var tolerance = money.FromInt(1)
 
 // netTolerance is the slack of the net check. The net is gross less four
 // contributions less PIT: seven figures, each rounded to whole denars on
@@ -79,7 +79,7 @@ var tolerance = decimal.NewFromInt(1)
 // the identity by up to 7 × 0.5 denars (research §3.1: 38,507 − 10,783 −
 // 1,679 = 26,045 against the accepted net 26,046). UJP's own tolerance for
 // error 110 is not published (research §7.7).
-var netTolerance = decimal.RequireFromString("3.5")
+var netTolerance = money.MustParse("3.5")
 
 type checker struct {
 	issues []Issue
@@ -221,16 +221,16 @@ func (c *checker) batch(b *Batch) {
 	}
 }
 
-func dec(m Money) decimal.Decimal {
+func dec(m Money) money.Amount {
 	if !m.Set {
-		return decimal.Zero
+		return money.Amount{}
 	}
 	return m.D
 }
 
-func hrs(n Num) decimal.Decimal {
+func hrs(n Num) money.Amount {
 	if !n.Set {
-		return decimal.Zero
+		return money.Amount{}
 	}
 	return n.D
 }
@@ -304,7 +304,7 @@ func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rate
 		if r.HireDay != nil && r.LeaveDay != nil && *r.HireDay > *r.LeaveDay {
 			c.add(SeverityError, CodeDaysWrong, "3.28", p+".leaveDay", "leave day %d is before hire day %d", *r.LeaveDay, *r.HireDay)
 		}
-		if r.ServiceDays.Set && (r.ServiceDays.D.LessThan(decimal.Zero) || r.ServiceDays.D.GreaterThan(decimal.NewFromInt(int64(days)))) {
+		if r.ServiceDays.Set && (r.ServiceDays.D.LessThan(money.Amount{}) || r.ServiceDays.D.GreaterThan(money.FromInt(int64(days)))) {
 			c.add(SeverityError, CodeDaysWrong, "3.5", p+".serviceDays", "%s days of insurance in a month of %d days", r.ServiceDays.D, days)
 		}
 	}
@@ -334,17 +334,17 @@ func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rate
 	case h.inside.GreaterThan(h.fund):
 		c.add(SeverityError, CodeHoursWrong, "3.6", p+".workingHours", "premium, sick, maternity, unpaid and absent hours total %s, more than the record's fund of %s", h.inside, h.fund)
 	case defaulted(r.InsuranceCode, "0050") == "0050" && r.HireDay == nil && r.LeaveDay == nil && !h.absent.IsPositive() &&
-		h.fund.LessThan(bf.Sub(decimal.NewFromInt(8))):
+		h.fund.LessThan(bf.Sub(money.FromInt(8))):
 		c.add(SeverityWarning, CodeHoursWrong, "3.6", p+".workingHours", "%s hours in a month of %s for вид на стаж 0050 (full time) without a hire or leave day; part-time work is 0047", h.fund, bf)
 	}
-	if r.UnpaidHours.Set && r.UnpaidHours.D.GreaterThan(decimal.NewFromInt(24)) {
+	if r.UnpaidHours.Set && r.UnpaidHours.D.GreaterThan(money.FromInt(24)) {
 		c.add(SeverityWarning, CodeHoursWrong, "3.6ц", p+".unpaidHours", "more than 24 unpaid hours in a month")
 	}
-	var employerPays decimal.Decimal
+	var employerPays money.Amount
 	pays := 0
 	for k := range kinds {
 		if kinds[k].inGross {
-			if v := dec(kinds[k].pay(r)); !v.IsZero() {
+			if v := payOfKind(kinds[k].pay(r)); !v.IsZero() {
 				employerPays = employerPays.Add(v)
 				pays++
 			}
@@ -373,22 +373,22 @@ func selfEmployed(b *Batch) bool { return str(b.VidObvrznik) == "111" }
 
 // share returns v × paid / fundRef at two decimals: the engine's proration
 // of the maximum base and of the allowance by paid hours (research §2.1).
-func share(v decimal.Decimal, h hoursOf) decimal.Decimal {
-	if !h.fundRef.IsPositive() || h.paid.GreaterThanOrEqual(h.fundRef) {
+func share(v money.Amount, h hoursOf) money.Amount {
+	if !h.fundRef.IsPositive() || h.paid.Cmp(h.fundRef) >= 0 {
 		return v
 	}
-	return v.Mul(h.paid).DivRound(h.fundRef, 2)
+	return v.Mul(h.paid).Div(h.fundRef, 2)
 }
 
 // allowanceOf is the monthly allowance a record's PIT is taken with: its
 // personalAllowance, else the statutory one prorated by paid hours (none
 // for a self-employed payer).
-func allowanceOf(r *Record, rates Rates, h hoursOf, self bool) decimal.Decimal {
+func allowanceOf(r *Record, rates Rates, h hoursOf, self bool) money.Amount {
 	switch {
 	case r.PersonalAllowance.Set:
 		return r.PersonalAllowance.D
 	case self:
-		return decimal.Zero
+		return money.Amount{}
 	}
 	return share(rates.Allowance, h)
 }
@@ -411,11 +411,11 @@ func (c *checker) amounts(r *Record, p string, rates Rates, h hoursOf, self bool
 	}
 	employment := rates.Employment
 	if str(r.ExemptionCode) == "001" {
-		employment = decimal.Zero // 3.17б 001: not liable for the employment contribution
+		employment = money.Amount{} // 3.17б 001: not liable for the employment contribution
 	}
 	for _, k := range []struct {
 		m    Money
-		rate decimal.Decimal
+		rate money.Amount
 		code string
 		fld  string
 		name string
@@ -434,11 +434,11 @@ func (c *checker) amounts(r *Record, p string, rates Rates, h hoursOf, self bool
 	allowance := allowanceOf(r, rates, h, self)
 	taxBase := gross.Sub(contrib).Sub(allowance)
 	if taxBase.IsNegative() {
-		taxBase = decimal.Zero
+		taxBase = money.Amount{}
 	}
-	pit := taxBase.Mul(decimal.RequireFromString("0.10")).Round(2)
+	pit := taxBase.Mul(money.MustParse("0.10")).Round(2)
 	if self {
-		pit = decimal.Zero // the self-employed pay PIT outside МПИН
+		pit = money.Amount{} // the self-employed pay PIT outside МПИН
 	}
 	if r.PIT.Set && r.PIT.D.Sub(pit).Abs().GreaterThan(tolerance) {
 		if self {

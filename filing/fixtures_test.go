@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/ident"
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // stat2026 holds the 2026 figures (research §1, §2.2): 18.8/7.5/0.5/1.2 %
@@ -17,7 +17,7 @@ func (stat2026) On(d time.Time) (Rates, error) {
 	if d.Year() != 2026 {
 		return Rates{}, fmt.Errorf("no figures for %d", d.Year())
 	}
-	p := func(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+	p := func(s string) money.Amount { return money.MustParse(s) }
 	r := Rates{Pension: p("0.188"), Health: p("0.075"), Injury: p("0.005"), Employment: p("0.012"), Allowance: p("10932"), MaxBase: p("1106256")}
 	if d.Month() >= time.July {
 		r.Pension, r.Employment = p("0.199"), p("0.001")
@@ -48,26 +48,26 @@ func ip(i int) *int       { return &i }
 
 // calc builds a record the way the payroll engine would for gross at the
 // Jan–Jun 2026 rates: two-decimal arithmetic, rounded only on the form.
-func calc(gross string, first, last string) Record { return calcShare(gross, first, last, 1) }
+func calc(gross string, first, last string) Record { return calcShare(gross, first, last, 1, 1) }
 
-// calcShare is calc for a partial month: share is paid hours over the
-// fund, which prorates the allowance (and the maximum base).
-func calcShare(gross string, first, last string, share float64) Record {
+// calcShare is calc for a partial month: paid hours of a fund prorate the
+// allowance (and the maximum base).
+func calcShare(gross string, first, last string, paid, fund int64) Record {
 	r, _ := stat2026{}.On(time.Date(2026, 5, 31, 0, 0, 0, 0, time.UTC))
-	g := decimal.RequireFromString(gross)
+	g := money.MustParse(gross)
 	pen, hea, inj, emp := g.Mul(r.Pension).Round(2), g.Mul(r.Health).Round(2), g.Mul(r.Injury).Round(2), g.Mul(r.Employment).Round(2)
 	c := pen.Add(hea).Add(inj).Add(emp)
-	allow := r.Allowance.Mul(decimal.NewFromFloat(share)).Round(2)
-	base := decimal.Max(g.Sub(c).Sub(allow), decimal.Zero)
-	pit := base.Mul(decimal.RequireFromString("0.1")).Round(2)
+	allow := r.Allowance.MulDiv(money.FromInt(paid), money.FromInt(fund), 2)
+	base := money.Max(g.Sub(c).Sub(allow), money.Amount{})
+	pit := base.Mul(money.MustParse("0.1")).Round(2)
 	net := g.Sub(c).Sub(pit)
-	m := func(d decimal.Decimal) Money { return Money{D: d, Set: true} }
+	m := func(d money.Amount) Money { return Money{D: d, Set: true} }
 	rec := Record{
 		SalaryGross: m(g), SalaryNet: m(net), Pension: m(pen), Health: m(hea), AdditionalHealth: m(inj),
 		EmploymentContrib: m(emp), PIT: m(pit),
 		Employee: Employee{FirstName: first, LastName: last},
 	}
-	if share != 1 {
+	if paid != fund {
 		rec.PersonalAllowance = m(allow)
 	}
 	return rec
@@ -101,10 +101,10 @@ func fixtureRegular() *MpinRequest {
 	r.InsuranceCode, r.WorkingHours = sp("0047"), N("84")
 	add(r, "020399045001", "2100000001234", "103")
 
-	r = calcShare("12000", "Игор", "Стојановски", 56.0/168) // leaves on the 10th: 56 of 168 hours ...
+	r = calcShare("12000", "Игор", "Стојановски", 56, 168) // leaves on the 10th: 56 of 168 hours ...
 	r.LeaveDay, r.AbsentHours, r.ContractNo = ip(10), N("112"), ip(1)
 	add(r, "110788045002", "2500000004567", "141")
-	r = calcShare("20000", "Игор", "Стојановски", 80.0/168) // ... and is re-hired on the 18th: 80 hours
+	r = calcShare("20000", "Игор", "Стојановски", 80, 168) // ... and is re-hired on the 18th: 80 hours
 	r.HireDay, r.AbsentHours, r.ContractNo = ip(18), N("88"), ip(2)
 	add(r, "110788045002", "2500000004567", "141")
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // The fifteen amounts of levels 1 and 2, in the order of the 2026 layout.
@@ -57,33 +57,9 @@ type detail struct {
 	Amount    int64
 }
 
-// whole rounds half-up (half away from zero for corrections) to whole denars,
-// the only precision the form accepts (research §3.1).
-// whole rounds half away from zero to an integer, as decimal.Round(0) does,
-// without allocating for the amounts a payroll has (up to 18 digits).
-func whole(d decimal.Decimal) int64 {
-	exp := d.Exponent()
-	if exp >= 0 || exp < -18 || d.NumDigits() > 18 {
-		return d.Round(0).IntPart()
-	}
-	c := d.CoefficientInt64()
-	scale := int64(1)
-	for range -exp {
-		scale *= 10
-	}
-	q, r := c/scale, c%scale
-	if r < 0 {
-		r = -r
-	}
-	if 2*r >= scale {
-		if c < 0 {
-			q--
-		} else {
-			q++
-		}
-	}
-	return q
-}
+// whole rounds half away from zero to whole denars (or hours), the only
+// precision the form accepts (research §3.1); corrections are negative.
+func whole(d money.Amount) int64 { return d.Whole() }
 
 // parallelMin is the batch size from which work is spread over the CPUs;
 // below it one goroutine is faster. Tests raise it to compare the two.
@@ -137,7 +113,7 @@ func defaulted(p *string, def string) string {
 
 // buildDoc formats req into a doc. allowance is the monthly personal
 // allowance used for DanocnoOslob when a record carries none.
-func buildDoc(req *MpinRequest, allowance decimal.Decimal) *doc {
+func buildDoc(req *MpinRequest, allowance money.Amount) *doc {
 	b := &req.Batch
 	d := &doc{
 		EDB:         str(req.Company.TaxID),
@@ -175,7 +151,7 @@ func buildDoc(req *MpinRequest, allowance decimal.Decimal) *doc {
 }
 
 // buildEmp is one employee of the document, from record i alone.
-func buildEmp(req *MpinRequest, i int, allowance decimal.Decimal, variant, companyFzom string, days int) emp {
+func buildEmp(req *MpinRequest, i int, allowance money.Amount, variant, companyFzom string, days int) emp {
 	b := &req.Batch
 	r := &req.Records[i]
 	self := selfEmployed(b)
@@ -193,7 +169,7 @@ func buildEmp(req *MpinRequest, i int, allowance decimal.Decimal, variant, compa
 	// one prorated by paid hours (none for a self-employed payer), never
 	// more than gross less contributions.
 	contrib := dec(r.Pension).Add(dec(r.Health)).Add(dec(r.AdditionalHealth)).Add(dec(r.EmploymentContrib))
-	allow := decimal.Zero
+	allow := money.Amount{}
 	switch {
 	case r.PersonalAllowance.Set:
 		allow = r.PersonalAllowance.D
@@ -201,22 +177,22 @@ func buildEmp(req *MpinRequest, i int, allowance decimal.Decimal, variant, compa
 		allow = share(allowance, h)
 	}
 	if left := dec(r.SalaryGross).Sub(contrib); left.LessThan(allow) {
-		allow = decimal.Max(left, decimal.Zero)
+		allow = money.Max(left, money.Amount{})
 	}
 	netPaid := dec(r.SalaryNet)
 	switch {
 	case r.NetPaid.Set:
 		netPaid = r.NetPaid.D
 	case self:
-		netPaid = decimal.Zero
+		netPaid = money.Amount{}
 	}
 	if variant == VariantNoPaymentDeclared {
-		netPaid = decimal.Zero
+		netPaid = money.Amount{}
 	}
-	vals := [15]decimal.Decimal{
+	vals := [15]money.Amount{
 		dec(r.SalaryGross), dec(r.Pension), dec(r.PensionTopUp), dec(r.Health), dec(r.HealthTopUp),
 		dec(r.AdditionalHealth), dec(r.DisabilityTopUp), dec(r.EmploymentContrib), dec(r.EmploymentTopUp),
-		decimal.Zero, decimal.Zero, dec(r.PIT), dec(r.SalaryNet), netPaid, allow,
+		money.Amount{}, money.Amount{}, dec(r.PIT), dec(r.SalaryNet), netPaid, allow,
 	}
 	for k, v := range vals {
 		e.Amounts[k] = whole(v)
@@ -261,8 +237,8 @@ func buildEmp(req *MpinRequest, i int, allowance decimal.Decimal, variant, compa
 	// filed as none) to the fund, the amounts to the gross (apportion).
 	type row struct {
 		code    string
-		hours   decimal.Decimal
-		amount  decimal.Decimal
+		hours   money.Amount
+		amount  money.Amount
 		inside  bool
 		inGross bool
 	}
@@ -272,7 +248,7 @@ func buildEmp(req *MpinRequest, i int, allowance decimal.Decimal, variant, compa
 	regA := dec(r.SalaryGross)
 	for k := range kinds {
 		kd := &kinds[k]
-		hv, pv := hrs(kd.hours(r)), dec(kd.pay(r))
+		hv, pv := hoursOfKind(kd.hours(r)), payOfKind(kd.pay(r))
 		if hv.IsZero() && pv.IsZero() {
 			continue
 		}
@@ -287,7 +263,7 @@ func buildEmp(req *MpinRequest, i int, allowance decimal.Decimal, variant, compa
 	// Pays rounded to whole denars one by one can add up to a denar or two
 	// more than the rounded gross when no regular pay is left: that excess
 	// is rounding, and comes off the largest pay.
-	if regA.IsNegative() && regA.Neg().LessThanOrEqual(roundingSlack(len(rows))) {
+	if regA.IsNegative() && regA.Neg().Cmp(roundingSlack(len(rows))) <= 0 {
 		big := -1
 		for i := 1; i < len(rows); i++ {
 			if rows[i].inGross && (big < 0 || rows[i].amount.GreaterThan(rows[big].amount)) {
@@ -296,12 +272,12 @@ func buildEmp(req *MpinRequest, i int, allowance decimal.Decimal, variant, compa
 		}
 		if big > 0 {
 			rows[big].amount = rows[big].amount.Add(regA)
-			regA = decimal.Zero
+			regA = money.Amount{}
 		}
 	}
 	rows[0].hours, rows[0].amount = regH, regA
 	var insideIdx, grossIdx []int
-	var insideV, grossV []decimal.Decimal
+	var insideV, grossV []money.Amount
 	for i, rw := range rows {
 		if rw.inside {
 			insideIdx, insideV = append(insideIdx, i), append(insideV, rw.hours)
@@ -337,19 +313,19 @@ func buildEmp(req *MpinRequest, i int, allowance decimal.Decimal, variant, compa
 
 // roundingSlack is how far n figures, each rounded to whole denars on its
 // own, can drift: half a denar each.
-func roundingSlack(n int) decimal.Decimal { return decimal.New(int64(n)*5, -1) }
+func roundingSlack(n int) money.Amount { return money.New(int64(n)*5, 1) }
 
 // apportion rounds vals to integers that add up to total (largest
 // remainder): each value is floored, and the units left go to the values
 // with the largest fractions, earliest first on a tie. total is the sum of
 // vals rounded, so every result is its value rounded down or up.
-func apportion(vals []decimal.Decimal, total int64) []int64 {
+func apportion(vals []money.Amount, total int64) []int64 {
 	out := make([]int64, len(vals))
-	fracs := make([]decimal.Decimal, len(vals))
+	fracs := make([]money.Amount, len(vals))
 	left := total
 	for i, v := range vals {
-		f := v.Floor()
-		out[i] = f.IntPart()
+		f := v.Floor(0)
+		out[i] = f.Whole()
 		fracs[i] = v.Sub(f)
 		left -= out[i]
 	}
@@ -384,11 +360,11 @@ func sickCompanyCode(rate Num) string {
 		return "125"
 	}
 	switch p := rate.D; {
-	case p.GreaterThanOrEqual(decimal.NewFromInt(100)):
+	case p.Cmp(money.FromInt(100)) >= 0:
 		return "128"
-	case p.GreaterThanOrEqual(decimal.NewFromInt(90)):
+	case p.Cmp(money.FromInt(90)) >= 0:
 		return "127"
-	case p.GreaterThanOrEqual(decimal.NewFromInt(80)):
+	case p.Cmp(money.FromInt(80)) >= 0:
 		return "126"
 	default:
 		return "125"
@@ -397,13 +373,13 @@ func sickCompanyCode(rate Num) string {
 
 // allowanceFor returns the monthly allowance in force at the period end, or
 // zero when the statutory figures are unavailable (only reachable with force).
-func allowanceFor(req *MpinRequest, st Statutory) decimal.Decimal {
+func allowanceFor(req *MpinRequest, st Statutory) money.Amount {
 	if st == nil || req.Batch.PeriodMonth < 1 || req.Batch.PeriodMonth > 12 {
-		return decimal.Zero
+		return money.Amount{}
 	}
 	r, err := st.On(periodEnd(req.Batch.PeriodYear, req.Batch.PeriodMonth))
 	if err != nil {
-		return decimal.Zero
+		return money.Amount{}
 	}
 	return r.Allowance
 }

@@ -9,23 +9,23 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/ident"
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // pitRate is the flat personal income tax on contractor and other non-salary
 // income (R4, R11).
-var pitRate = decimal.RequireFromString("0.10")
+var pitRate = money.MustParse("0.10")
 
 // normativeCosts are the е-ППД income sub-types we support and the share of
 // gross the law deducts as normative costs before tax. Only sub-types with a
 // published worked example or no deduction are listed (research §5 E16/E17);
 // an unknown sub-type is a validation error rather than a guess.
-var normativeCosts = map[string]decimal.Decimal{
-	"7.1":  decimal.Zero, // consultancy
-	"7.2":  decimal.Zero, // intellectual services
-	"7.3":  decimal.Zero, // other temporary services (default)
-	"13.1": decimal.Zero, // other income
-	"13.2": decimal.RequireFromString("0.35"),
+var normativeCosts = map[string]money.Amount{
+	"7.1":  money.Amount{}, // consultancy
+	"7.2":  money.Amount{}, // intellectual services
+	"7.3":  money.Amount{}, // other temporary services (default)
+	"13.1": money.Amount{}, // other income
+	"13.2": money.MustParse("0.35"),
 }
 
 // DefaultSubtype is the е-ППД sub-type used when a row or request names none.
@@ -56,7 +56,7 @@ type GrossFromNetResponse struct {
 	PIT   Money `json:"pit"`
 }
 
-func subtypeCosts(p *string, path string, fe *denar.FieldErrors) (string, decimal.Decimal) {
+func subtypeCosts(p *string, path string, fe *denar.FieldErrors) (string, money.Amount) {
 	st := defaulted(p, DefaultSubtype)
 	c, ok := normativeCosts[st]
 	if !ok {
@@ -66,8 +66,8 @@ func subtypeCosts(p *string, path string, fe *denar.FieldErrors) (string, decima
 }
 
 // pitOn is the whole-denar tax on gross after normative costs.
-func pitOn(gross, costs decimal.Decimal) decimal.Decimal {
-	return gross.Mul(decimal.NewFromInt(1).Sub(costs)).Mul(pitRate).Round(0)
+func pitOn(gross, costs money.Amount) money.Amount {
+	return gross.Mul(money.FromInt(1).Sub(costs)).Mul(pitRate).Round(0)
 }
 
 // GrossFromNet grosses a net payment up for the flat 10 % tax (R11). The
@@ -78,11 +78,11 @@ func pitOn(gross, costs decimal.Decimal) decimal.Decimal {
 // (sub-type 7.3); 13.2 → 10695, PIT 695; net 9999.99 → gross 11110.99.
 func GrossFromNet(req *GrossFromNetRequest) (*GrossFromNetResponse, error) {
 	var fe denar.FieldErrors
-	money(&fe, "net", req.Net, true)
+	moneyField(&fe, "net", req.Net, true)
 	if req.Net.Set && !req.Net.D.IsPositive() {
 		fe.Add("net", "must be positive")
 	}
-	if req.Net.Set && req.Net.D.GreaterThan(decimal.NewFromInt(1_000_000_000_000)) {
+	if req.Net.Set && req.Net.D.GreaterThan(money.FromInt(1_000_000_000_000)) {
 		fe.Add("net", "is out of range")
 	}
 	cents(&fe, "net", req.Net)
@@ -91,16 +91,16 @@ func GrossFromNet(req *GrossFromNetRequest) (*GrossFromNetResponse, error) {
 		return nil, err
 	}
 	net := req.Net.D
-	k := pitRate.Mul(decimal.NewFromInt(1).Sub(costs))
-	est := net.Mul(k).DivRound(decimal.NewFromInt(1).Sub(k), 0)
+	k := pitRate.Mul(money.FromInt(1).Sub(costs))
+	est := net.MulDiv(k, money.FromInt(1).Sub(k), 0)
 	pit := est
-	for p := decimal.Max(est.Sub(decimal.NewFromInt(2)), decimal.Zero); p.LessThanOrEqual(est.Add(decimal.NewFromInt(2))); p = p.Add(decimal.NewFromInt(1)) {
+	for p := money.Max(est.Sub(money.FromInt(2)), money.Amount{}); p.Cmp(est.Add(money.FromInt(2))) <= 0; p = p.Add(money.FromInt(1)) {
 		if pitOn(net.Add(p), costs).Equal(p) {
 			pit = p
 			break
 		}
 	}
-	m := func(d decimal.Decimal) Money { return Money{D: d, Set: true} }
+	m := func(d money.Amount) Money { return Money{D: d, Set: true} }
 	return &GrossFromNetResponse{Net: req.Net, Gross: m(net.Add(pit)), PIT: m(pit)}, nil
 }
 
@@ -108,7 +108,7 @@ func GrossFromNet(req *GrossFromNetRequest) (*GrossFromNetResponse, error) {
 // ПДД-ГИ layouts carry cents, and a finer amount would have to be rounded
 // behind the caller's back.
 func cents(fe *denar.FieldErrors, p string, m Money) {
-	if m.Set && m.D.Exponent() < -2 && !m.D.Equal(m.D.Round(2)) {
+	if m.Set && !m.D.Equal(m.D.Round(2)) {
 		fe.Add(p, "has more than two decimals")
 	}
 }
@@ -184,7 +184,7 @@ func Pddgi(req *PddgiRequest) ([]byte, error) {
 	}
 	for i, r := range req.Records {
 		p := fmt.Sprintf("records[%d]", i)
-		money(&fe, p+".salaryGross", r.SalaryGross, true)
+		moneyField(&fe, p+".salaryGross", r.SalaryGross, true)
 		cents(&fe, p+".salaryGross", r.SalaryGross)
 		if r.SalaryGross.Set && r.SalaryGross.D.IsNegative() {
 			fe.Add(p+".salaryGross", "must not be negative")
@@ -212,7 +212,7 @@ func Pddgi(req *PddgiRequest) ([]byte, error) {
 	w.WriteString("  </Isplatitel>\n")
 	w.el("  ", "Mesec", pad2(req.Month))
 	w.el("  ", "Godina", strconv.Itoa(req.Year))
-	var gross, pit decimal.Decimal
+	var gross, pit money.Amount
 	var rows bytes.Buffer
 	for i, r := range req.Records {
 		// R4: 10 % of the gross, in whole denars like the contractor
@@ -313,7 +313,7 @@ func Eppd(req *EppdRequest) ([]byte, error) {
 	}
 	type row struct {
 		sub                          string
-		gross, costs, base, pit, net decimal.Decimal
+		gross, costs, base, pit, net money.Amount
 	}
 	calc := make([]row, len(req.Rows))
 	for i, r := range req.Rows {
@@ -326,7 +326,7 @@ func Eppd(req *EppdRequest) ([]byte, error) {
 		if strings.TrimSpace(r.LastName) == "" {
 			fe.Add(p+".lastName", "is required")
 		}
-		money(&fe, p+".grossIncome", r.GrossIncome, true)
+		moneyField(&fe, p+".grossIncome", r.GrossIncome, true)
 		cents(&fe, p+".grossIncome", r.GrossIncome)
 		if r.GrossIncome.Set && r.GrossIncome.D.IsNegative() {
 			fe.Add(p+".grossIncome", "must not be negative")
@@ -356,9 +356,9 @@ func Eppd(req *EppdRequest) ([]byte, error) {
 	w.el("  ", "PeriodOd", from.Format("2006-01-02"))
 	w.el("  ", "PeriodDo", to.Format("2006-01-02"))
 	w.el("  ", "Komentar", str(req.Comment))
-	var tot [5]decimal.Decimal
+	var tot [5]money.Amount
 	for _, c := range calc {
-		for k, v := range []decimal.Decimal{c.gross, c.costs, c.base, c.pit, c.net} {
+		for k, v := range []money.Amount{c.gross, c.costs, c.base, c.pit, c.net} {
 			tot[k] = tot[k].Add(v)
 		}
 	}
@@ -379,7 +379,7 @@ func Eppd(req *EppdRequest) ([]byte, error) {
 		w.el("    ", "PodvidPrihod", c.sub)
 		w.el("    ", "TransakciskaSmetka", str(r.BankAccount))
 		for k, n := range []string{"Bruto", "NormiraniTrosoci", "DanocnaOsnova", "Danok", "Neto"} {
-			w.el("    ", n, []decimal.Decimal{c.gross, c.costs, c.base, c.pit, c.net}[k].StringFixed(2))
+			w.el("    ", n, []money.Amount{c.gross, c.costs, c.base, c.pit, c.net}[k].StringFixed(2))
 		}
 		w.WriteString("  </Red>\n")
 	}

@@ -3,7 +3,7 @@ package filing
 import (
 	"time"
 
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // kind is one kind of hours or pay of a record and the МПИН level-3 row it
@@ -14,8 +14,8 @@ import (
 type kind struct {
 	name     string // JSON name of the hours field, for messages
 	code     func(r *Record) string
-	hours    func(r *Record) Num
-	pay      func(r *Record) Money
+	hours    func(r *Record) *Num
+	pay      func(r *Record) *Money
 	inside   bool // hours inside the fund
 	inGross  bool // amount part of salaryGross
 	employer bool // hours paid by the employer (for the paid-hours ratio)
@@ -34,39 +34,55 @@ func fixed(c string) func(*Record) string { return func(*Record) string { return
 // own: it is work on a public holiday (007). Special hours have none
 // either: the record names one in specialCode (default 001).
 var kinds = []kind{
-	{name: "overtimeHours", code: fixed("005"), hours: func(r *Record) Num { return r.OvertimeHours }, pay: func(r *Record) Money { return r.OvertimePay }, inGross: true, employer: true},
-	{name: "nightHours", code: fixed("003"), hours: func(r *Record) Num { return r.NightHours }, pay: func(r *Record) Money { return r.NightPay }, inside: true, inGross: true, employer: true},
-	{name: "holidayHours", code: fixed("007"), hours: func(r *Record) Num { return r.HolidayHours }, pay: func(r *Record) Money { return r.HolidayPay }, inside: true, inGross: true, employer: true},
-	{name: "sundayHours", code: fixed("044"), hours: func(r *Record) Num { return r.SundayHours }, pay: func(r *Record) Money { return r.SundayPay }, inside: true, inGross: true, employer: true},
-	{name: "holidayNightHours", code: fixed("045"), hours: func(r *Record) Num { return r.HolidayNightHours }, pay: func(r *Record) Money { return r.HolidayNightPay }, inside: true, inGross: true, employer: true},
-	{name: "sundayNightHours", code: fixed("047"), hours: func(r *Record) Num { return r.SundayNightHours }, pay: func(r *Record) Money { return r.SundayNightPay }, inside: true, inGross: true, employer: true},
-	{name: "sundayHolidayHours", code: fixed("007"), hours: func(r *Record) Num { return r.SundayHolidayHours }, pay: func(r *Record) Money { return r.SundayHolidayPay }, inside: true, inGross: true, employer: true},
-	{name: "shift1Hours", code: fixed("100"), hours: func(r *Record) Num { return r.Shift1Hours }, pay: func(r *Record) Money { return r.Shift1Pay }, inside: true, inGross: true, employer: true},
-	{name: "shift2Hours", code: fixed("100"), hours: func(r *Record) Num { return r.Shift2Hours }, pay: func(r *Record) Money { return r.Shift2Pay }, inside: true, inGross: true, employer: true},
-	{name: "shift3Hours", code: fixed("100"), hours: func(r *Record) Num { return r.Shift3Hours }, pay: func(r *Record) Money { return r.Shift3Pay }, inside: true, inGross: true, employer: true},
-	{name: "specialHours", code: func(r *Record) string { return defaulted(r.SpecialCode, "001") }, hours: func(r *Record) Num { return r.SpecialHours }, pay: func(r *Record) Money { return r.SpecialPay }, inside: true, inGross: true, employer: true},
-	{name: "seniority", code: fixed("037"), hours: func(*Record) Num { return Num{} }, pay: func(r *Record) Money { return r.Seniority }, inGross: true},
-	{name: "bonusAmount", code: fixed("099"), hours: func(*Record) Num { return Num{} }, pay: func(r *Record) Money { return r.BonusAmount }, inGross: true},
-	{name: "sickCompanyHours", code: func(r *Record) string { return sickCompanyCode(r.SickCompanyRate) }, hours: func(r *Record) Num { return r.SickCompanyHours }, pay: func(r *Record) Money { return r.SickCompanyPay }, inside: true, inGross: true, employer: true},
-	{name: "sickFundHours", code: func(r *Record) string { return defaulted(r.SickFundCode, "140") }, hours: func(r *Record) Num { return r.SickFundHours }, pay: func(r *Record) Money { return r.SickFundPay }, inside: true, inGross: true},
-	{name: "maternityHours", code: fixed("128"), hours: func(r *Record) Num { return r.MaternityHours }, pay: func(r *Record) Money { return r.MaternityBase }, inside: true},
-	{name: "maternityPartialHours", code: fixed("129"), hours: func(r *Record) Num { return r.MaternityPartialHours }, pay: func(*Record) Money { return Money{} }, inside: true, employer: true},
-	{name: "unpaidHours", code: fixed("023"), hours: func(r *Record) Num { return r.UnpaidHours }, pay: func(*Record) Money { return Money{} }, inside: true},
+	{name: "overtimeHours", code: fixed("005"), hours: func(r *Record) *Num { return &r.OvertimeHours }, pay: func(r *Record) *Money { return &r.OvertimePay }, inGross: true, employer: true},
+	{name: "nightHours", code: fixed("003"), hours: func(r *Record) *Num { return &r.NightHours }, pay: func(r *Record) *Money { return &r.NightPay }, inside: true, inGross: true, employer: true},
+	{name: "holidayHours", code: fixed("007"), hours: func(r *Record) *Num { return &r.HolidayHours }, pay: func(r *Record) *Money { return &r.HolidayPay }, inside: true, inGross: true, employer: true},
+	{name: "sundayHours", code: fixed("044"), hours: func(r *Record) *Num { return &r.SundayHours }, pay: func(r *Record) *Money { return &r.SundayPay }, inside: true, inGross: true, employer: true},
+	{name: "holidayNightHours", code: fixed("045"), hours: func(r *Record) *Num { return &r.HolidayNightHours }, pay: func(r *Record) *Money { return &r.HolidayNightPay }, inside: true, inGross: true, employer: true},
+	{name: "sundayNightHours", code: fixed("047"), hours: func(r *Record) *Num { return &r.SundayNightHours }, pay: func(r *Record) *Money { return &r.SundayNightPay }, inside: true, inGross: true, employer: true},
+	{name: "sundayHolidayHours", code: fixed("007"), hours: func(r *Record) *Num { return &r.SundayHolidayHours }, pay: func(r *Record) *Money { return &r.SundayHolidayPay }, inside: true, inGross: true, employer: true},
+	{name: "shift1Hours", code: fixed("100"), hours: func(r *Record) *Num { return &r.Shift1Hours }, pay: func(r *Record) *Money { return &r.Shift1Pay }, inside: true, inGross: true, employer: true},
+	{name: "shift2Hours", code: fixed("100"), hours: func(r *Record) *Num { return &r.Shift2Hours }, pay: func(r *Record) *Money { return &r.Shift2Pay }, inside: true, inGross: true, employer: true},
+	{name: "shift3Hours", code: fixed("100"), hours: func(r *Record) *Num { return &r.Shift3Hours }, pay: func(r *Record) *Money { return &r.Shift3Pay }, inside: true, inGross: true, employer: true},
+	{name: "specialHours", code: func(r *Record) string { return defaulted(r.SpecialCode, "001") }, hours: func(r *Record) *Num { return &r.SpecialHours }, pay: func(r *Record) *Money { return &r.SpecialPay }, inside: true, inGross: true, employer: true},
+	{name: "seniority", code: fixed("037"), hours: func(*Record) *Num { return nil }, pay: func(r *Record) *Money { return &r.Seniority }, inGross: true},
+	{name: "bonusAmount", code: fixed("099"), hours: func(*Record) *Num { return nil }, pay: func(r *Record) *Money { return &r.BonusAmount }, inGross: true},
+	{name: "sickCompanyHours", code: func(r *Record) string { return sickCompanyCode(r.SickCompanyRate) }, hours: func(r *Record) *Num { return &r.SickCompanyHours }, pay: func(r *Record) *Money { return &r.SickCompanyPay }, inside: true, inGross: true, employer: true},
+	{name: "sickFundHours", code: func(r *Record) string { return defaulted(r.SickFundCode, "140") }, hours: func(r *Record) *Num { return &r.SickFundHours }, pay: func(r *Record) *Money { return &r.SickFundPay }, inside: true, inGross: true},
+	{name: "maternityHours", code: fixed("128"), hours: func(r *Record) *Num { return &r.MaternityHours }, pay: func(r *Record) *Money { return &r.MaternityBase }, inside: true},
+	{name: "maternityPartialHours", code: fixed("129"), hours: func(r *Record) *Num { return &r.MaternityPartialHours }, pay: func(*Record) *Money { return nil }, inside: true, employer: true},
+	{name: "unpaidHours", code: fixed("023"), hours: func(r *Record) *Num { return &r.UnpaidHours }, pay: func(*Record) *Money { return nil }, inside: true},
+}
+
+// hoursOfKind is the hours of a kind's field (nil: a kind without hours).
+func hoursOfKind(n *Num) money.Amount {
+	if n == nil || !n.Set {
+		return money.Amount{}
+	}
+	return n.D
+}
+
+// payOfKind is the amount of a kind's field (nil: a kind without pay).
+func payOfKind(m *Money) money.Amount {
+	if m == nil || !m.Set {
+		return money.Amount{}
+	}
+	return m.D
 }
 
 // hoursOf is what a record says about its hours.
 type hoursOf struct {
-	fund    decimal.Decimal // the record's fund: workingHours, else the batch's
-	fundRef decimal.Decimal // the full-time fund the paid share is taken of: fundHours, else fund
-	inside  decimal.Decimal // hours of every kind inside the fund, absent hours included
-	absent  decimal.Decimal
-	paid    decimal.Decimal // fund less unpaid, absent, health-fund sick and maternity hours
+	fund    money.Amount // the record's fund: workingHours, else the batch's
+	fundRef money.Amount // the full-time fund the paid share is taken of: fundHours, else fund
+	inside  money.Amount // hours of every kind inside the fund, absent hours included
+	absent  money.Amount
+	paid    money.Amount // fund less unpaid, absent, health-fund sick and maternity hours
 }
 
-var hours176 = decimal.NewFromInt(176)
+var hours176 = money.FromInt(176)
 
 // batchFund is the batch's fund of hours (spec "Filing batch": default 176).
-func batchFund(b *Batch) decimal.Decimal {
+func batchFund(b *Batch) money.Amount {
 	if b.WorkingHours.Set {
 		return b.WorkingHours.D
 	}
@@ -94,14 +110,14 @@ func recordHours(r *Record, b *Batch) hoursOf {
 		if !k.inside {
 			continue
 		}
-		v := hrs(k.hours(r))
+		v := hoursOfKind(k.hours(r))
 		h.inside = h.inside.Add(v)
 		if !k.employer {
 			h.paid = h.paid.Sub(v)
 		}
 	}
 	if h.paid.IsNegative() {
-		h.paid = decimal.Zero
+		h.paid = money.Amount{}
 	}
 	return h
 }
@@ -109,12 +125,12 @@ func recordHours(r *Record, b *Batch) hoursOf {
 // calendarFund is the fund of hours of a month as UJP's МПИН client counts
 // it: every weekday × 8, public holidays included (research §4.1: field
 // 3.6 includes holidays).
-func calendarFund(year, month int) decimal.Decimal {
+func calendarFund(year, month int) money.Amount {
 	n := 0
 	for d := time.Date(year, time.Month(month), 1, 0, 0, 0, 0, time.UTC); d.Month() == time.Month(month); d = d.AddDate(0, 0, 1) {
 		if wd := d.Weekday(); wd != time.Saturday && wd != time.Sunday {
 			n++
 		}
 	}
-	return decimal.NewFromInt(int64(8 * n))
+	return money.FromInt(int64(8 * n))
 }

@@ -15,21 +15,21 @@ import (
 	"strings"
 
 	"github.com/denar-mk/denar"
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // Money is a decimal amount carried in JSON as a string ("36037.00"). A value
 // that is not a decimal string does not fail decoding; it is remembered and
 // reported with its path by Decode, so that a client learns every bad field.
 type Money struct {
-	D   decimal.Decimal
+	D   money.Amount
 	Set bool
 	bad string
 }
 
 // M returns a Money from a decimal string; it panics on bad input and is meant
 // for tests and constants.
-func M(s string) Money { return Money{D: decimal.RequireFromString(s), Set: true} }
+func M(s string) Money { return Money{D: money.MustParse(s), Set: true} }
 
 func (m *Money) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
@@ -41,7 +41,7 @@ func (m *Money) UnmarshalJSON(b []byte) error {
 		*m = Money{bad: "must be a decimal string such as \"1234.50\""}
 		return nil
 	}
-	d, err := decimal.NewFromString(strings.TrimSpace(s))
+	d, err := money.Parse(strings.TrimSpace(s))
 	if err != nil || strings.ContainsAny(s, "eE") || len(s) > 40 {
 		*m = Money{bad: fmt.Sprintf("%q is not a decimal amount", s)}
 		return nil
@@ -57,25 +57,21 @@ func (m Money) MarshalJSON() ([]byte, error) {
 	if !m.Set {
 		return []byte("null"), nil
 	}
-	s := m.D.String()
-	if m.D.Exponent() < 0 && !m.D.Equal(m.D.Truncate(0)) {
-		s = m.D.StringFixed(max(2, -m.D.Exponent()))
-	}
-	return json.Marshal(s)
+	return m.D.MarshalJSON()
 }
 
 // Num is a JSON number (hours, rates) parsed exactly from its token, never
 // through float64, so 7.1 stays 7.1.
 type Num struct {
-	D   decimal.Decimal
+	D   money.Amount
 	Set bool
 	bad string
 }
 
-var maxNum = decimal.NewFromInt(1_000_000_000)
+var maxNum = money.FromInt(1_000_000_000)
 
 // N returns a Num from a decimal literal (tests and constants).
-func N(s string) Num { return Num{D: decimal.RequireFromString(s), Set: true} }
+func N(s string) Num { return Num{D: money.MustParse(s), Set: true} }
 
 func (n *Num) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
@@ -87,14 +83,14 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 		*n = Num{bad: "must be a JSON number"}
 		return nil
 	}
-	d, err := decimal.NewFromString(string(b))
+	d, err := money.Parse(string(b))
 	if err != nil {
 		*n = Num{bad: "must be a JSON number"}
 		return nil
 	}
-	// A tiny token such as 1e999999999 would otherwise become a
-	// billion-digit integer when rounded; no hour count needs that range.
-	if e := d.Exponent(); e > 12 || e < -12 || d.Abs().GreaterThan(maxNum) {
+	// No hour count needs more than twelve decimals or more than a
+	// billion.
+	if d.Trim().Scale() > 12 || d.Abs().GreaterThan(maxNum) {
 		*n = Num{bad: "is out of range"}
 		return nil
 	}
@@ -341,7 +337,7 @@ func shapeBatch(fe *denar.FieldErrors, p string, b *Batch) {
 	}
 }
 
-func money(fe *denar.FieldErrors, p string, m Money, required bool) {
+func moneyField(fe *denar.FieldErrors, p string, m Money, required bool) {
 	switch {
 	case m.bad != "":
 		fe.Add(p, "%s", m.bad)
@@ -387,7 +383,7 @@ func shapeRecords(fe *denar.FieldErrors, p string, recs []Record) {
 			{"disabilityTopUp", r.DisabilityTopUp, false}, {"employmentTopUp", r.EmploymentTopUp, false},
 			{"sickFundBase", r.SickFundBase, false}, {"maternityBase", r.MaternityBase, false}, {"netPaid", r.NetPaid, false},
 		} {
-			money(fe, rp+f.n, f.m, f.req)
+			moneyField(fe, rp+f.n, f.m, f.req)
 		}
 		for _, f := range []struct {
 			n string

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/money"
 )
 
 // The fund of hours of a month, as UJP's МПИН client counts it: every
@@ -49,8 +50,8 @@ func (m dayMask) has(day int) bool { return m&(1<<uint(day)) != 0 }
 // employment starts or ends inside the month, and the calendar days
 // covered (3.5).
 type employment struct {
-	absent              int64 // hours × numScale
-	hireDay, leaveDay   int   // 0: not inside the month
+	absent              money.Amount // hours
+	hireDay, leaveDay   int          // 0: not inside the month
 	serviceDays         int
 	coveredWeekdays, of int
 }
@@ -60,7 +61,7 @@ type employment struct {
 // (rounded half-up to 1/10^4 hour). Holidays are weekdays like any other:
 // an employee in service on a holiday is paid for it. Overlapping
 // placements count once.
-func fromPlacements(pl []Placement, start time.Time, wh int64) (employment, denar.FieldErrors) {
+func fromPlacements(pl []Placement, start time.Time, wh money.Amount) (employment, denar.FieldErrors) {
 	var fe denar.FieldErrors
 	var emp employment
 	end := start.AddDate(0, 1, -1)
@@ -119,7 +120,7 @@ func fromPlacements(pl []Placement, start time.Time, wh int64) (employment, dena
 		emp.leaveDay = last
 	}
 	if emp.of > 0 {
-		emp.absent = divRound(wh*int64(emp.of-emp.coveredWeekdays), int64(emp.of))
+		emp.absent = wh.MulDiv(money.FromInt(int64(emp.of-emp.coveredWeekdays)), money.FromInt(int64(emp.of)), numberPlaces).Trim()
 	}
 	return emp, fe
 }

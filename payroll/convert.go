@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/money"
 )
 
 // MaxBatch is the most inputs one batch calculation takes.
@@ -26,10 +26,10 @@ type ConvertInput struct {
 // ConvertResult is the answer of the convert endpoint: both figures in
 // whole denars and the date whose rates were used.
 type ConvertResult struct {
-	Gross         string `json:"gross"`
-	Net           string `json:"net"`
-	Contractor    bool   `json:"contractor"`
-	EffectiveDate string `json:"effectiveDate"`
+	Gross         money.Amount `json:"gross" doc:"The gross: as given, or the smallest whole-denar gross that pays the net."`
+	Net           money.Amount `json:"net" doc:"The net of that gross, in whole denars."`
+	Contractor    bool         `json:"contractor"`
+	EffectiveDate string       `json:"effectiveDate"`
 }
 
 // Convert converts a base salary between gross and net. Given net, gross
@@ -64,7 +64,12 @@ func Convert(in *ConvertInput, now time.Time) (*ConvertResult, error) {
 		return nil, err
 	}
 	date, _ := EffectiveDate(&calc, now)
-	return &ConvertResult{Gross: r.SalaryGross, Net: r.SalaryNet, Contractor: in.Contractor,
+	gross := r.SalaryGross
+	if in.Gross != nil {
+		// The caller's gross, as given: never rewritten (issue 16, defect 8).
+		gross, _ = parseMoney(*in.Gross)
+	}
+	return &ConvertResult{Gross: gross, Net: r.SalaryNet, Contractor: in.Contractor,
 		EffectiveDate: date.Format(time.DateOnly)}, nil
 }
 
@@ -73,99 +78,49 @@ type BatchInput struct {
 	Inputs []Input `json:"inputs" minItems:"1" maxItems:"500" doc:"1 to 500 calculations."`
 }
 
-// CalculateBatchJSON decodes a batch body and calculates every input,
-// reporting in one error every problem of every input: the inputs are
-// decoded one by one, so a malformed or unknown field in one input does
-// not hide another input's errors.
-func CalculateBatchJSON(body []byte, now time.Time) ([]*Result, error) {
+// AppendBatchJSON decodes a batch body, calculates every input and
+// appends {"data":[result, …]} to b. It reports in one error every problem
+// of every input: the inputs are decoded one by one, so a malformed or
+// unknown field in one input does not hide another input's errors.
+func AppendBatchJSON(b []byte, body []byte, now time.Time) ([]byte, error) {
 	var raw struct {
 		Inputs []json.RawMessage `json:"inputs"`
 	}
 	if err := denar.DecodeJSON(body, &raw); err != nil {
-		return nil, err
+		return b, err
 	}
 	if raw.Inputs == nil {
-		return nil, denar.Invalid(denar.FieldError{Path: "inputs", Message: "is required"})
+		return b, denar.Invalid(denar.FieldError{Path: "inputs", Message: "is required"})
 	}
 	if len(raw.Inputs) == 0 || len(raw.Inputs) > MaxBatch {
-		return nil, denar.Invalid(denar.FieldError{Path: "inputs", Message: fmt.Sprintf("give 1 to %d inputs (got %d)", MaxBatch, len(raw.Inputs))})
+		return b, denar.Invalid(denar.FieldError{Path: "inputs", Message: fmt.Sprintf("give 1 to %d inputs (got %d)", MaxBatch, len(raw.Inputs))})
 	}
-	inputs := make([]Input, len(raw.Inputs))
+	start := len(b)
+	b = append(b, `{"data":[`...)
 	var fields []denar.FieldError
-	bad := make([]bool, len(raw.Inputs))
+	var in Input
 	for i, r := range raw.Inputs {
-		in, err := decodeAll(r)
+		in = Input{}
+		err := denar.DecodeJSON(r, &in)
 		if err == nil {
-			inputs[i] = *in
-			continue
-		}
-		bad[i] = true
-		if in != nil {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = AppendCalculation(b, &in, now); err == nil {
+				continue
+			}
+		} else if lenient, lerr := decodeLenient(r); lerr == nil {
 			// Decoded leniently: the domain's checks run too, so the answer
 			// lists this input's every problem.
-			_, cerr := Calculate(in, now)
+			_, cerr := Calculate(lenient, now)
 			err = merge(err, cerr)
 		}
 		fields = append(fields, Prefixed(fmt.Sprintf("inputs[%d]", i), err)...)
 	}
-	results, err := calculateBatch(inputs, bad, now)
-	if err != nil {
-		var e *denar.Error
-		if !errors.As(err, &e) {
-			return nil, err
-		}
-		fields = append(fields, e.Fields...)
-	}
 	if len(fields) > 0 {
-		sortByInput(fields)
-		return nil, denar.Invalid(fields...)
+		return b[:start], denar.Invalid(fields...)
 	}
-	return results, nil
-}
-
-// sortByInput orders field errors by input index, keeping each input's
-// errors in the order they were found.
-func sortByInput(fields []denar.FieldError) {
-	idx := func(p string) int {
-		var n int
-		if _, err := fmt.Sscanf(p, "inputs[%d]", &n); err != nil {
-			return -1
-		}
-		return n
-	}
-	sort.SliceStable(fields, func(a, b int) bool { return idx(fields[a].Path) < idx(fields[b].Path) })
-}
-
-// CalculateBatch calculates 1 to MaxBatch inputs. It returns one result
-// per input in input order, or, when any input is invalid, one
-// validation_failed error listing every problem of every input under
-// "inputs[i].".
-func CalculateBatch(inputs []Input, now time.Time) ([]*Result, error) {
-	return calculateBatch(inputs, nil, now)
-}
-
-// calculateBatch calculates the inputs not marked skip.
-func calculateBatch(inputs []Input, skip []bool, now time.Time) ([]*Result, error) {
-	if len(inputs) == 0 || len(inputs) > MaxBatch {
-		return nil, denar.Invalid(denar.FieldError{Path: "inputs", Message: fmt.Sprintf("give 1 to %d inputs (got %d)", MaxBatch, len(inputs))})
-	}
-	results := make([]*Result, len(inputs))
-	var fields []denar.FieldError
-	for i := range inputs {
-		if skip != nil && skip[i] {
-			continue
-		}
-		r, err := Calculate(&inputs[i], now)
-		if err != nil {
-			fields = append(fields, Prefixed(fmt.Sprintf("inputs[%d]", i), err)...)
-			continue
-		}
-		results[i] = r
-	}
-	if len(fields) > 0 {
-		return nil, denar.Invalid(fields...)
-	}
-	return results, nil
+	return append(b, "]}"...), nil
 }
 
 // Prefixed moves the field errors of err under prefix ("inputs[7]" turns
@@ -188,34 +143,31 @@ func Prefixed(prefix string, err error) []denar.FieldError {
 	return out
 }
 
-// CalculateJSON decodes one CalculationInput strictly and calculates it.
-// When the body decodes only with unknown fields ignored, the calculation's
-// own checks still run, so one answer lists every problem of the input.
-func CalculateJSON(body []byte, now time.Time) (*Result, error) {
-	in, err := decodeAll(body)
+// AppendCalculationJSON decodes one CalculationInput strictly, calculates
+// it and appends the result's JSON object to b. When the body decodes only
+// with unknown fields ignored, the calculation's own checks still run, so
+// one answer lists every problem of the input.
+func AppendCalculationJSON(b []byte, body []byte, now time.Time) ([]byte, error) {
+	var in Input
+	err := denar.DecodeJSON(body, &in)
 	if err == nil {
-		return Calculate(in, now)
+		return AppendCalculation(b, &in, now)
 	}
-	if in != nil {
-		_, cerr := Calculate(in, now)
+	if lenient, lerr := decodeLenient(body); lerr == nil {
+		_, cerr := Calculate(lenient, now)
 		err = merge(err, cerr)
 	}
-	return nil, err
+	return b, err
 }
 
-// decodeAll is DecodeInput that, on failure, also returns the input decoded
-// leniently (unknown fields ignored) when that succeeds, for its other
-// checks to run.
-func decodeAll(data []byte) (*Input, error) {
-	in, err := DecodeInput(data)
-	if err == nil {
-		return in, nil
-	}
-	var lenient Input
-	if json.Unmarshal(data, &lenient) != nil {
+// decodeLenient decodes an input with unknown fields ignored, for the
+// calculation's checks to run on an input that failed strict decoding.
+func decodeLenient(data []byte) (*Input, error) {
+	var in Input
+	if err := json.Unmarshal(data, &in); err != nil {
 		return nil, err
 	}
-	return &lenient, err
+	return &in, nil
 }
 
 // merge joins the field errors of two validation errors (b may be nil or

@@ -3,6 +3,8 @@ package payroll
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/denar-mk/denar/money"
 	_ "time/tzdata" // R6 needs Europe/Skopje even where the system has no tz database
 )
 
@@ -93,28 +95,28 @@ type Deduction struct {
 }
 
 // Result is CalculationResult: every field always present; money in whole
-// denars as strings.
+// denars (JSON strings).
 type Result struct {
-	SalaryGross        string `json:"salaryGross"`
-	BaseGross          string `json:"baseGross"`
-	Pension            string `json:"pension"`
-	Health             string `json:"health"`
-	EmploymentContrib  string `json:"employmentContrib"`
-	AdditionalHealth   string `json:"additionalHealth"`
-	TotalContributions string `json:"totalContributions"`
-	PensionTopUp       string `json:"pensionTopUp"`
-	HealthTopUp        string `json:"healthTopUp"`
-	DisabilityTopUp    string `json:"disabilityTopUp"`
-	EmploymentTopUp    string `json:"employmentTopUp"`
-	PersonalAllowance  string `json:"personalAllowance"`
-	TaxableIncome      string `json:"taxableIncome"`
-	PIT                string `json:"pit"`
-	SalaryNet          string `json:"salaryNet"`
-	DeductionsTotal    string `json:"deductionsTotal"`
-	NetPaid            string `json:"netPaid"`
-	Seniority          string `json:"seniority"`
-	BonusAmount        string `json:"bonusAmount"`
-	BonusBasis         string `json:"bonusBasis"`
+	SalaryGross        money.Amount `json:"salaryGross"`
+	BaseGross          money.Amount `json:"baseGross"`
+	Pension            money.Amount `json:"pension"`
+	Health             money.Amount `json:"health"`
+	EmploymentContrib  money.Amount `json:"employmentContrib"`
+	AdditionalHealth   money.Amount `json:"additionalHealth"`
+	TotalContributions money.Amount `json:"totalContributions"`
+	PensionTopUp       money.Amount `json:"pensionTopUp"`
+	HealthTopUp        money.Amount `json:"healthTopUp"`
+	DisabilityTopUp    money.Amount `json:"disabilityTopUp"`
+	EmploymentTopUp    money.Amount `json:"employmentTopUp"`
+	PersonalAllowance  money.Amount `json:"personalAllowance"`
+	TaxableIncome      money.Amount `json:"taxableIncome"`
+	PIT                money.Amount `json:"pit"`
+	SalaryNet          money.Amount `json:"salaryNet"`
+	DeductionsTotal    money.Amount `json:"deductionsTotal"`
+	NetPaid            money.Amount `json:"netPaid"`
+	Seniority          money.Amount `json:"seniority"`
+	BonusAmount        money.Amount `json:"bonusAmount"`
+	BonusBasis         string       `json:"bonusBasis"`
 
 	WorkingHours        Number `json:"workingHours"`
 	SeniorityPercentage Number `json:"seniorityPercentage"`
@@ -122,44 +124,44 @@ type Result struct {
 	AbsentHours         Number `json:"absentHours"`
 	MaternityHours      Number `json:"maternityHours"`
 
-	OvertimeHours      Number `json:"overtimeHours"`
-	OvertimePay        string `json:"overtimePay"`
-	NightHours         Number `json:"nightHours"`
-	NightPay           string `json:"nightPay"`
-	HolidayHours       Number `json:"holidayHours"`
-	HolidayPay         string `json:"holidayPay"`
-	SundayHours        Number `json:"sundayHours"`
-	SundayPay          string `json:"sundayPay"`
-	SickHours          Number `json:"sickHours"`
-	SickRate           Number `json:"sickRate"`
-	SickPay            string `json:"sickPay"`
-	SickFundHours      Number `json:"sickFundHours"`
-	SickFundRate       Number `json:"sickFundRate"`
-	SickFundPay        string `json:"sickFundPay"`
-	SickCompanyHours   Number `json:"sickCompanyHours"`
-	SickCompanyRate    Number `json:"sickCompanyRate"`
-	SickCompanyPay     string `json:"sickCompanyPay"`
-	Shift1Hours        Number `json:"shift1Hours"`
-	Shift1Rate         Number `json:"shift1Rate"`
-	Shift1Pay          string `json:"shift1Pay"`
-	Shift2Hours        Number `json:"shift2Hours"`
-	Shift2Rate         Number `json:"shift2Rate"`
-	Shift2Pay          string `json:"shift2Pay"`
-	Shift3Hours        Number `json:"shift3Hours"`
-	Shift3Rate         Number `json:"shift3Rate"`
-	Shift3Pay          string `json:"shift3Pay"`
-	SpecialHours       Number `json:"specialHours"`
-	SpecialRate        Number `json:"specialRate"`
-	SpecialPay         string `json:"specialPay"`
-	HolidayNightHours  Number `json:"holidayNightHours"`
-	HolidayNightRate   Number `json:"holidayNightRate"`
-	HolidayNightPay    string `json:"holidayNightPay"`
-	SundayNightHours   Number `json:"sundayNightHours"`
-	SundayNightRate    Number `json:"sundayNightRate"`
-	SundayNightPay     string `json:"sundayNightPay"`
-	SundayHolidayHours Number `json:"sundayHolidayHours"`
-	SundayHolidayRate  Number `json:"sundayHolidayRate"`
-	SundayHolidayPay   string `json:"sundayHolidayPay"`
+	OvertimeHours      Number       `json:"overtimeHours"`
+	OvertimePay        money.Amount `json:"overtimePay"`
+	NightHours         Number       `json:"nightHours"`
+	NightPay           money.Amount `json:"nightPay"`
+	HolidayHours       Number       `json:"holidayHours"`
+	HolidayPay         money.Amount `json:"holidayPay"`
+	SundayHours        Number       `json:"sundayHours"`
+	SundayPay          money.Amount `json:"sundayPay"`
+	SickHours          Number       `json:"sickHours"`
+	SickRate           Number       `json:"sickRate"`
+	SickPay            money.Amount `json:"sickPay"`
+	SickFundHours      Number       `json:"sickFundHours"`
+	SickFundRate       Number       `json:"sickFundRate"`
+	SickFundPay        money.Amount `json:"sickFundPay"`
+	SickCompanyHours   Number       `json:"sickCompanyHours"`
+	SickCompanyRate    Number       `json:"sickCompanyRate"`
+	SickCompanyPay     money.Amount `json:"sickCompanyPay"`
+	Shift1Hours        Number       `json:"shift1Hours"`
+	Shift1Rate         Number       `json:"shift1Rate"`
+	Shift1Pay          money.Amount `json:"shift1Pay"`
+	Shift2Hours        Number       `json:"shift2Hours"`
+	Shift2Rate         Number       `json:"shift2Rate"`
+	Shift2Pay          money.Amount `json:"shift2Pay"`
+	Shift3Hours        Number       `json:"shift3Hours"`
+	Shift3Rate         Number       `json:"shift3Rate"`
+	Shift3Pay          money.Amount `json:"shift3Pay"`
+	SpecialHours       Number       `json:"specialHours"`
+	SpecialRate        Number       `json:"specialRate"`
+	SpecialPay         money.Amount `json:"specialPay"`
+	HolidayNightHours  Number       `json:"holidayNightHours"`
+	HolidayNightRate   Number       `json:"holidayNightRate"`
+	HolidayNightPay    money.Amount `json:"holidayNightPay"`
+	SundayNightHours   Number       `json:"sundayNightHours"`
+	SundayNightRate    Number       `json:"sundayNightRate"`
+	SundayNightPay     money.Amount `json:"sundayNightPay"`
+	SundayHolidayHours Number       `json:"sundayHolidayHours"`
+	SundayHolidayRate  Number       `json:"sundayHolidayRate"`
+	SundayHolidayPay   money.Amount `json:"sundayHolidayPay"`
 
 	// What an МПИН record needs beyond the figures above.
 	FundHours     Number `json:"fundHours" doc:"The full-time fund of the month the ratio of paid hours is taken against (fundHours of the input, else workingHours)."`

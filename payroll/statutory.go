@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/denar-mk/denar/money"
 )
 
 // Rate keys. One set serves rateOverrides, GET /v1/rates and
@@ -299,14 +301,13 @@ func ProvisionalOn(date time.Time) []Provisional {
 	return out
 }
 
-// statutory is the fixed-point form of the values a calculation needs.
+// statutory is the values a calculation needs.
 type statutory struct {
-	rates      [4]int64 // pension, health, additional health, employment, in millionths
-	pit        int64    // millionths
-	allowance  int64    // cents; -1 unknown
-	minBase    int64    // cents; -1 unknown
-	maxBase    int64    // cents; -1 unknown
-	averageSet bool     // the bases come from an averageSalary override
+	rates                        [4]money.Amount // pension, health, additional health, employment, percent
+	pit                          money.Amount    // percent
+	allowance, minBase, maxBase  money.Amount    // denars
+	hasAllowance, hasMin, hasMax bool            // false: not known for the date
+	averageSet                   bool            // the bases come from an averageSalary override
 	// noMultiplier: averageSalary was given but the date has no known
 	// maximum-base multiplier, so the maximum base is unknown.
 	noMultiplier bool
@@ -344,7 +345,7 @@ type snapshot struct {
 
 // resolve builds the statutory values for date with the caller's overrides
 // applied. Overrides were validated already.
-func resolve(date time.Time, over map[string]int64) (statutory, error) {
+func resolve(date time.Time, over map[string]money.Amount) (statutory, error) {
 	if len(over) == 0 {
 		i := sort.Search(len(snapshots), func(i int) bool { return snapshots[i].from.After(date) })
 		if i > 0 {
@@ -354,16 +355,16 @@ func resolve(date time.Time, over map[string]int64) (statutory, error) {
 	return resolveSlow(date, over)
 }
 
-func resolveSlow(date time.Time, over map[string]int64) (statutory, error) {
+func resolveSlow(date time.Time, over map[string]money.Amount) (statutory, error) {
 	vals := figuresOn(date)
 	var s statutory
-	get := func(key string) (int64, bool, error) {
+	get := func(key string) (money.Amount, bool, error) {
 		if v, ok := over[key]; ok {
 			return v, true, nil
 		}
 		f, ok := vals[key]
 		if !ok {
-			return 0, false, nil
+			return money.Amount{}, false, nil
 		}
 		v, err := scaleOf(key, f.value)
 		if err == nil && f.prov != nil {
@@ -386,9 +387,8 @@ func resolveSlow(date time.Time, over map[string]int64) (statutory, error) {
 		return s, fmt.Errorf("payroll: no pit rate on %s", date.Format(time.DateOnly))
 	}
 	s.pit = v
-	s.allowance, s.minBase, s.maxBase = -1, -1, -1
 	if v, ok, _ := get(KeyPersonalAllowance); ok {
-		s.allowance = v
+		s.allowance, s.hasAllowance = v, true
 	}
 	// An averageSalary override derives both bases from it, as the law does
 	// (ЗПЗСО arts. 15 and 16): the minimum is 50% rounded half-up to a whole
@@ -397,42 +397,39 @@ func resolveSlow(date time.Time, over map[string]int64) (statutory, error) {
 	// as published. Explicit minBase and maxBase overrides win over both.
 	if avg, ok := over[KeyAverageSalary]; ok {
 		s.averageSet = true
-		s.minBase = divRound(avg, 2*centsPerDenar) * centsPerDenar
+		s.minBase, s.hasMin = avg.Div(money.FromInt(2), 0).Round(2), true
 		if m, ok, _ := get(KeyMaxBaseMultiplier); ok {
-			s.maxBase = mulDivRound(avg, m, 1, numScale)
+			s.maxBase, s.hasMax = avg.Mul(m).Round(2), true
 		} else {
 			s.noMultiplier = true
 		}
 	} else {
 		if v, ok, _ := get(KeyMinBase); ok {
-			s.minBase = v
+			s.minBase, s.hasMin = v, true
 		}
 		if v, ok, _ := get(KeyMaxBase); ok {
-			s.maxBase = v
+			s.maxBase, s.hasMax = v, true
 		}
 	}
 	if v, ok := over[KeyMinBase]; ok {
-		s.minBase = v
+		s.minBase, s.hasMin = v, true
 		delete(s.prov, KeyMinBase)
 	}
 	if v, ok := over[KeyMaxBase]; ok {
-		s.maxBase, s.noMultiplier = v, false
+		s.maxBase, s.hasMax, s.noMultiplier = v, true, false
 		delete(s.prov, KeyMaxBase)
 	}
 	return s, nil
 }
 
-// scaleOf parses a key's decimal text into its fixed-point scale.
-func scaleOf(key, text string) (int64, error) {
-	switch keyKinds[key] {
-	case "percent":
-		v, err := parseFixed(text, 4) // percent × 10^4 = fraction × 10^6
-		return v, err
-	case "money":
+// scaleOf parses a key's decimal text: percentages and plain numbers as
+// numbers with up to four decimals, money as denars.
+func scaleOf(key, text string) (money.Amount, error) {
+	if keyKinds[key] == "money" {
 		return parseMoney(text)
-	default:
-		return parseFixed(text, 4)
 	}
+	n, err := ParseNumber(text)
+	return n.a, err
 }
 
 // kindDescription names the unit of each kind of rate key in messages.

@@ -98,8 +98,8 @@ func TestProvisional2027(t *testing.T) {
 	if err != nil {
 		t.Fatalf("January 2027 without effectiveDate: %v", err)
 	}
-	if !r.Provisional || r.SalaryNet != "20533" || len(r.ProvisionalFigures) != 3 || len(r.Warnings) != 3 {
-		t.Fatalf("provisional %v net %s figures %+v warnings %+v", r.Provisional, r.SalaryNet, r.ProvisionalFigures, r.Warnings)
+	if !r.Provisional || r.SalaryNet.String() != "20533" || len(r.ProvisionalFigures) != 3 || len(r.Warnings) != 3 {
+		t.Fatalf("provisional %v net %s figures %+v warnings %+v", r.Provisional, r.SalaryNet.String(), r.ProvisionalFigures, r.Warnings)
 	}
 	for _, f := range r.ProvisionalFigures {
 		if f.CarriedFrom != "2026-01-01" || f.Source == "" {

@@ -94,29 +94,19 @@ func (h *handlers) registerCalculations(s *httpx.Service) {
 }
 
 func (h *handlers) calculate(ctx context.Context, in *rawInput) (*calculateOutput, error) {
-	r, err := payroll.CalculateJSON(in.RawBody, h.now())
+	body, err := payroll.AppendCalculationJSON(make([]byte, 0, 3072), in.RawBody, h.now())
 	if err != nil {
 		return nil, fail(ctx, err)
 	}
-	body := r.AppendJSON(make([]byte, 0, 2048))
 	return &calculateOutput{ContentType: "application/json", Body: append(body, '\n')}, nil
 }
 
 func (h *handlers) batch(ctx context.Context, in *rawInput) (*calculateOutput, error) {
-	results, err := payroll.CalculateBatchJSON(in.RawBody, h.now())
+	body, err := payroll.AppendBatchJSON(make([]byte, 0, 3072*min(len(in.RawBody)/40+1, payroll.MaxBatch)), in.RawBody, h.now())
 	if err != nil {
 		return nil, fail(ctx, err)
 	}
-	body := make([]byte, 0, len(results)*2048+16)
-	body = append(body, `{"data":[`...)
-	for i, r := range results {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = r.AppendJSON(body)
-	}
-	body = append(body, "]}\n"...)
-	return &calculateOutput{ContentType: "application/json", Body: body}, nil
+	return &calculateOutput{ContentType: "application/json", Body: append(body, '\n')}, nil
 }
 
 func (h *handlers) convert(ctx context.Context, in *rawInput) (*convertOutput, error) {

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/shopspring/decimal"
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/filing"
 	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/money"
 	"github.com/denar-mk/denar/payroll"
 )
 
@@ -24,23 +24,24 @@ type statutory struct{}
 
 func (statutory) On(d time.Time) (filing.Rates, error) {
 	rates := payroll.RatesOn(d)
-	pct := func(k string) decimal.Decimal {
-		v, _ := decimal.NewFromString(rates[k])
-		return v.Div(decimal.NewFromInt(100))
-	}
 	if rates[payroll.KeyPension] == "" {
 		return filing.Rates{}, errors.New("no contribution rates on " + d.Format(time.DateOnly))
 	}
-	r := filing.Rates{
+	amount := func(k string) money.Amount {
+		v, _ := money.Parse(rates[k])
+		return v
+	}
+	// 18.8 % is 0.188, exactly.
+	pct := func(k string) money.Amount { v := amount(k); return v.Div(money.FromInt(100), v.Scale()+2) }
+	return filing.Rates{
 		Pension: pct(payroll.KeyPension), Health: pct(payroll.KeyHealth),
 		Injury: pct(payroll.KeyAdditionalHealth), Employment: pct(payroll.KeyEmployment),
-	}
-	r.Allowance, _ = decimal.NewFromString(rates[payroll.KeyPersonalAllowance])
-	// The engine takes contributions on the actual gross and reports the
-	// minimum-base shortfall as separate top-ups; the cap applies as
-	// published, prorated by paid hours in the checks as in the engine.
-	r.MaxBase, _ = decimal.NewFromString(rates[payroll.KeyMaxBase])
-	return r, nil
+		Allowance: amount(payroll.KeyPersonalAllowance),
+		// The engine takes contributions on the actual gross and reports the
+		// minimum-base shortfall as separate top-ups; the cap applies as
+		// published, prorated by paid hours in the checks as in the engine.
+		MaxBase: amount(payroll.KeyMaxBase),
+	}, nil
 }
 
 // fileInput takes the raw body: the filing package decodes it itself and
