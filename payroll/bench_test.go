@@ -106,7 +106,7 @@ func BenchmarkBatch500JSON(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if buf, err = payroll.AppendBatchJSON(buf[:0], body, today); err != nil {
+		if buf, err = payroll.AppendBatchJSON(buf[:0], body, today, false); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -120,7 +120,7 @@ func BenchmarkAppendGrossToNet(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if buf, err = payroll.AppendCalculation(buf[:0], &in, today); err != nil {
+		if buf, err = payroll.AppendCalculation(buf[:0], &in, today, false); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -78,11 +78,11 @@ type BatchInput struct {
 	Inputs []Input `json:"inputs" minItems:"1" maxItems:"500" doc:"1 to 500 calculations."`
 }
 
-// AppendBatchJSON decodes a batch body, calculates every input and
-// appends {"data":[result, …]} to b. It reports in one error every problem
+// AppendBatchJSON decodes a batch body, calculates every input (with its
+// explanation when explain is set) and appends {"data":[result, …]} to b. It reports in one error every problem
 // of every input: the inputs are decoded one by one, so a malformed or
 // unknown field in one input does not hide another input's errors.
-func AppendBatchJSON(b []byte, body []byte, now time.Time) ([]byte, error) {
+func AppendBatchJSON(b []byte, body []byte, now time.Time, explain bool) ([]byte, error) {
 	var raw struct {
 		Inputs []json.RawMessage `json:"inputs"`
 	}
@@ -106,7 +106,7 @@ func AppendBatchJSON(b []byte, body []byte, now time.Time) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if b, err = AppendCalculation(b, &in, now); err == nil {
+			if b, err = AppendCalculation(b, &in, now, explain); err == nil {
 				continue
 			}
 		} else if lenient, lerr := decodeLenient(r); lerr == nil {
@@ -147,11 +147,11 @@ func Prefixed(prefix string, err error) []denar.FieldError {
 // it and appends the result's JSON object to b. When the body decodes only
 // with unknown fields ignored, the calculation's own checks still run, so
 // one answer lists every problem of the input.
-func AppendCalculationJSON(b []byte, body []byte, now time.Time) ([]byte, error) {
+func AppendCalculationJSON(b []byte, body []byte, now time.Time, explain bool) ([]byte, error) {
 	var in Input
 	err := denar.DecodeJSON(body, &in)
 	if err == nil {
-		return AppendCalculation(b, &in, now)
+		return AppendCalculation(b, &in, now, explain)
 	}
 	if lenient, lerr := decodeLenient(body); lerr == nil {
 		_, cerr := Calculate(lenient, now)

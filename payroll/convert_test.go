@@ -73,7 +73,7 @@ func TestAppendBatchJSON(t *testing.T) {
 	for i := range inputs {
 		inputs[i] = fmt.Sprintf(`{"grossSalary":"%d"}`, 30000+i)
 	}
-	out, err := payroll.AppendBatchJSON(nil, body(inputs), today)
+	out, err := payroll.AppendBatchJSON(nil, body(inputs), today, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestAppendBatchJSON(t *testing.T) {
 	}
 	inputs[7] = `{"grossSalary":"-1"}`
 	inputs[9] = `{"colour":"red"}`
-	_, err = payroll.AppendBatchJSON(nil, body(inputs), today)
+	_, err = payroll.AppendBatchJSON(nil, body(inputs), today, false)
 	e, ok := err.(*denar.Error)
 	if !ok || len(e.Fields) != 3 || e.Fields[0].Path != "inputs[7].grossSalary" || e.Fields[1].Path != "inputs[9].colour" || e.Fields[2].Path != "inputs[9].grossSalary" {
 		t.Fatalf("invalid inputs: %v", err)
@@ -93,7 +93,7 @@ func TestAppendBatchJSON(t *testing.T) {
 		for i := range many {
 			many[i] = `{"grossSalary":"1"}`
 		}
-		_, err := payroll.AppendBatchJSON(nil, body(many), today)
+		_, err := payroll.AppendBatchJSON(nil, body(many), today, false)
 		if e, ok := err.(*denar.Error); !ok || e.Fields[0].Path != "inputs" {
 			t.Errorf("%d inputs: %v", n, err)
 		}

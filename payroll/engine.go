@@ -96,8 +96,8 @@ func share(v, num, den money.Amount) money.Amount {
 
 // compute runs the month for a base gross and a gross bonus, at two
 // decimals. extra, when not nil, replaces the premium and overtime pays
-// (netBased).
-func (p *plan) compute(base, bonus money.Amount, extra *[numKinds]money.Amount) amounts {
+// (netBased). e, when not nil, records every step (explain).
+func (p *plan) compute(base, bonus money.Amount, extra *[numKinds]money.Amount, e *explainer) amounts {
 	a := amounts{seniority: zero, totalContrib: zero, allowance: zero, pit: zero}
 	for k := range a.pays {
 		a.pays[k] = zero
@@ -109,6 +109,13 @@ func (p *plan) compute(base, bonus money.Amount, extra *[numKinds]money.Amount) 
 			return zero
 		}
 		return share(base, h.Mul(r), den)
+	}
+	payLine := func(step, what string, h, r, v money.Amount) {
+		if e == nil || !v.IsPositive() {
+			return
+		}
+		e.line(step, "baseGross × "+what+" × rate ÷ workingHours", base.Mul(h).Mul(r).Div(den, 12), v, roundCents,
+			denarsIn("baseGross", base), hoursIn(what, h), pctIn("rate", r), hoursIn("workingHours", p.wh))
 	}
 	nonWorked := p.unpaid.Add(p.mat).Add(p.absent).Add(p.hours[kSickCompany]).Add(p.hours[kSickFund])
 	var premiumHours money.Amount
@@ -124,23 +131,43 @@ func (p *plan) compute(base, bonus money.Amount, extra *[numKinds]money.Amount) 
 			if kindInfo[k].premium || k == kOvertime {
 				if extra != nil {
 					a.pays[k] = extra[k]
+					if e != nil && a.pays[k].IsPositive() {
+						e.line(kindNames[k], "priced off the net hourly rate (R10): the gross that raises the net by net ÷ workingHours × "+kindInfo[k].hours+" × its premium, split over the kinds in proportion",
+							a.pays[k], a.pays[k], roundCents, hoursIn(kindInfo[k].hours, p.hours[k]), pctIn(kindInfo[k].rate, p.rates[k]))
+					}
 				} else {
 					a.pays[k] = pay(p.hours[k], p.rates[k])
+					payLine(kindNames[k], kindInfo[k].hours, p.hours[k], p.rates[k], a.pays[k])
 				}
 			}
 		}
 	}
 	a.pays[kSickCompany] = pay(p.hours[kSickCompany], p.rates[kSickCompany])
+	payLine(kindNames[kSickCompany], kindInfo[kSickCompany].hours, p.hours[kSickCompany], p.rates[kSickCompany], a.pays[kSickCompany])
 	// Seniority applies to the base pay of the hours worked inside the fund,
 	// at 100%: never to premiums, overtime, sick pay or the bonus.
 	if !p.senInfo && p.seniorityPct.IsPositive() {
 		worked := pay(p.wh.Sub(nonWorked), hundred)
 		a.seniority = applyRate(worked, p.seniorityPct)
+		if e != nil {
+			e.line("seniority", "baseGross × hours worked inside the fund ÷ workingHours (at 100 %), × seniorityPercentage",
+				worked.Mul(p.seniorityPct).Div(hundred, 12), a.seniority, roundCents,
+				denarsIn("base pay of the hours worked", worked), pctIn("seniorityPercentage", p.seniorityPct))
+		}
 	}
 	a.bonus = bonus
-	a.gross = pay(regular, hundred).Add(a.seniority).Add(a.bonus)
+	regularPay := pay(regular, hundred)
+	a.gross = regularPay.Add(a.seniority).Add(a.bonus)
 	for k := range numKinds {
 		a.gross = a.gross.Add(a.pays[k])
+	}
+	if e != nil {
+		e.line("regularPay", "baseGross × regular hours ÷ workingHours; regular hours = workingHours − premium, sick, maternity, unpaid and absent hours",
+			base.Mul(regular).Div(p.wh, 12), regularPay, roundCents, denarsIn("baseGross", base), hoursIn("regular hours", regular), hoursIn("workingHours", p.wh))
+		if a.bonus.IsPositive() {
+			e.line("bonusAmount", "the gross bonus", a.bonus, a.bonus, roundNone, denarsIn("bonusAmount", a.bonus))
+		}
+		e.line("salaryGross", "regular pay + premium and overtime pays + sick pay by the employer + seniority + bonus", a.gross, a.gross, roundNone)
 	}
 	if p.contractor {
 		// R4: flat PIT on the gross; no contributions, no allowance.
@@ -149,30 +176,64 @@ func (p *plan) compute(base, bonus money.Amount, extra *[numKinds]money.Amount) 
 		}
 		a.taxBase = a.gross
 		a.net = a.gross.Sub(a.pit)
+		if e != nil {
+			e.line("pit", "contractor (R4): salaryGross × pit; no contributions, no allowance", a.gross.Mul(p.st.pit).Div(hundred, 12), a.pit, roundCents,
+				denarsIn("salaryGross", a.gross), e.statutoryIn(KeyPIT, p.st.pit))
+			e.line("salaryNet", "salaryGross − pit", a.net, a.net, roundNone)
+		}
 		return a
 	}
 	// Paid hours over the fund prorate the allowance and both bases.
 	paid := p.wh.Sub(p.unpaid).Sub(p.absent).Sub(p.hours[kSickFund]).Sub(p.mat)
 	ratio := func(v money.Amount) money.Amount { return share(v, paid, p.fundRef) }
-	cb := money.Min(a.gross, ratio(p.st.maxBase))
+	maxBase := ratio(p.st.maxBase)
+	cb := money.Min(a.gross, maxBase)
+	if e != nil {
+		e.line("paidHours", "workingHours − unpaid, absent, health-fund sick and maternity hours", paid, paid, roundNone, hoursIn("workingHours", p.wh))
+		e.line("maxBase", "maximum contribution base × paidHours ÷ fund (prorated by hours, research §2.1)", p.st.maxBase.Mul(paid).Div(p.fundRef, 12), maxBase, roundCents,
+			e.statutoryIn(KeyMaxBase, p.st.maxBase), hoursIn("paidHours", paid), hoursIn("fund", p.fundRef))
+		e.line("contributionBase", "the smaller of salaryGross and the maximum base (R2)", cb, cb, roundNone, denarsIn("salaryGross", a.gross), denarsIn("prorated maximum base", maxBase))
+	}
+	keys := [4]string{KeyPension, KeyHealth, KeyAdditionalHealth, KeyEmployment}
+	fields := [4]string{"pension", "health", "additionalHealth", "employmentContrib"}
 	for i, r := range p.st.rates {
 		a.contrib[i] = applyRate(cb, r)
 		a.totalContrib = a.totalContrib.Add(a.contrib[i])
+		if e != nil {
+			e.line(fields[i], "contribution base × "+keys[i]+" rate (R1)", cb.Mul(r).Div(hundred, 12), a.contrib[i], roundCents,
+				denarsIn("contributionBase", cb), e.statutoryIn(keys[i], r))
+		}
+	}
+	if e != nil {
+		e.line("totalContributions", "pension + health + additionalHealth + employmentContrib, at 2 decimals (not the sum of the rounded figures)", a.totalContrib, a.totalContrib, roundNone)
 	}
 	topUp := p.mode == "always" || (p.mode == "prorated" && paid.LessThan(p.fundRef))
 	if topUp {
 		// The prorated minimum base is rounded to a whole denar, as UJP's
 		// example does (research §5 E4: 15,296 / 184 × 92 = 7,648).
 		minBase := ratio(p.st.minBase).Round(0).Round(2)
+		if e != nil {
+			e.line("minBase", "minimum contribution base × paidHours ÷ fund, in whole denars (UJP's example, research §5 E4); minBaseMode "+p.mode,
+				p.st.minBase.Mul(paid).Div(p.fundRef, 12), minBase, roundWhole, e.statutoryIn(KeyMinBase, p.st.minBase), hoursIn("paidHours", paid), hoursIn("fund", p.fundRef))
+		}
 		if a.gross.LessThan(minBase) {
 			short := minBase.Sub(a.gross)
 			for i, r := range p.st.rates {
 				a.topUp[i] = applyRate(short, r)
+				if e != nil {
+					e.line([4]string{"pensionTopUp", "healthTopUp", "disabilityTopUp", "employmentTopUp"}[i],
+						"(minimum base − salaryGross) × "+keys[i]+" rate: the employer's top-up, not deducted from the employee (R2)",
+						short.Mul(r).Div(hundred, 12), a.topUp[i], roundCents, denarsIn("shortfall", short), e.statutoryIn(keys[i], r))
+				}
 			}
 		}
 	}
 	if !p.noAllowance {
 		a.allowance = ratio(p.st.allowance)
+		if e != nil {
+			e.line("personalAllowance", "monthly personal allowance × paidHours ÷ fund (R3)", p.st.allowance.Mul(paid).Div(p.fundRef, 12), a.allowance, roundCents,
+				e.statutoryIn(KeyPersonalAllowance, p.st.allowance), hoursIn("paidHours", paid), hoursIn("fund", p.fundRef))
+		}
 	}
 	a.taxBase = money.Max(zero, a.gross.Sub(a.totalContrib).Sub(a.allowance))
 	if a.taxBase.IsZero() {
@@ -183,6 +244,16 @@ func (p *plan) compute(base, bonus money.Amount, extra *[numKinds]money.Amount) 
 		a.pit = applyRate(a.taxBase, p.st.pit)
 	}
 	a.net = a.gross.Sub(a.totalContrib).Sub(a.pit)
+	if e != nil {
+		e.line("taxableIncome", "salaryGross − totalContributions − personalAllowance, at least 0 (R3)", a.taxBase, a.taxBase, roundNone,
+			denarsIn("salaryGross", a.gross), denarsIn("totalContributions", a.totalContrib), denarsIn("allowance used", a.allowance))
+		formula := "taxableIncome × pit (R3)"
+		if p.pitExempt {
+			formula = "pitExempt: no PIT"
+		}
+		e.line("pit", formula, a.taxBase.Mul(p.st.pit).Div(hundred, 12), a.pit, roundCents, denarsIn("taxableIncome", a.taxBase), e.statutoryIn(KeyPIT, p.st.pit))
+		e.line("salaryNet", "salaryGross − totalContributions − pit", a.net, a.net, roundNone)
+	}
 	return a
 }
 
@@ -272,26 +343,49 @@ func (p *plan) estimate(net money.Amount) int64 {
 // Invalid input returns a *denar.Error with code validation_failed and
 // every problem's path.
 func Calculate(in *Input, now time.Time) (*Result, error) {
+	return calculate(in, now, false)
+}
+
+// CalculateExplained is Calculate with the result's Explain filled: every
+// line of the computation in order (POST /v1/calculations?explain=true).
+func CalculateExplained(in *Input, now time.Time) (*Result, error) {
+	return calculate(in, now, true)
+}
+
+func calculate(in *Input, now time.Time, explain bool) (*Result, error) {
 	var p plan
 	if err := p.prepare(in, now); err != nil {
 		return nil, err
 	}
+	var ex *explainer
+	if explain {
+		ex = &explainer{p: &p}
+		ex.fundLine(in)
+	}
 	r := new(Result)
-	if err := p.run(r); err != nil {
+	if err := p.run(r, ex); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
 // AppendCalculation calculates in and appends the result's JSON object to
-// b: what Calculate and Result.AppendJSON do, without keeping the result.
-func AppendCalculation(b []byte, in *Input, now time.Time) ([]byte, error) {
+// b: what Calculate (or CalculateExplained) and Result.AppendJSON do,
+// without keeping the result.
+func AppendCalculation(b []byte, in *Input, now time.Time, explain bool) ([]byte, error) {
+	if explain {
+		r, err := CalculateExplained(in, now)
+		if err != nil {
+			return b, err
+		}
+		return r.AppendJSON(b), nil
+	}
 	var p plan
 	if err := p.prepare(in, now); err != nil {
 		return b, err
 	}
 	var r Result
-	if err := p.run(&r); err != nil {
+	if err := p.run(&r, nil); err != nil {
 		return b, err
 	}
 	return r.AppendJSON(b), nil
@@ -306,12 +400,12 @@ func (p *plan) monthNet(g int64) int64 {
 		if !ok {
 			return -1
 		}
-		return cents(p.compute(base, zero, &extra).net)
+		return cents(p.compute(base, zero, &extra, nil).net)
 	}
-	return cents(p.compute(base, zero, nil).net)
+	return cents(p.compute(base, zero, nil, nil).net)
 }
 
-func (p *plan) run(r *Result) error {
+func (p *plan) run(r *Result, ex *explainer) error {
 	base := p.gross
 	moneyPath := "grossSalary"
 	if p.hasTarget {
@@ -323,6 +417,13 @@ func (p *plan) run(r *Result) error {
 			return denar.Invalid(denar.FieldError{Path: "targetNet", Message: "no gross up to 1,000,000,000 denars reaches this net with these rates"})
 		}
 		base = denars(x)
+		if ex != nil {
+			ex.note("baseGross", "targetNet (net first): the smallest whole-denar base gross whose net, rounded to whole denars, reaches targetNet; found by a secant search from (N − pit × A) ÷ ((1 − pit)(1 − contributions)) (research §3.2)",
+				base.String(), roundSearch, denarsIn("targetNet", p.target),
+				denarsIn("net at this gross", p.compute(base, zero, nil, nil).net), denarsIn("net one denar lower", p.compute(denars(x-1), zero, nil, nil).net))
+		}
+	} else if ex != nil {
+		ex.note("baseGross", "grossSalary, as given", base.String(), roundNone, denarsIn("grossSalary", base))
 	}
 	var extra *[numKinds]money.Amount
 	if p.netBased && !p.hoursInfo {
@@ -337,18 +438,22 @@ func (p *plan) run(r *Result) error {
 		if p.bonusNet {
 			// R7: the reported net rises by exactly bonusAmount (the smallest
 			// whole-denar gross bonus that does so).
-			before := cents(p.compute(base, zero, extra).net.Round(0))
-			f := func(b int64) int64 { return cents(p.compute(base, denars(b), extra).net) }
+			before := cents(p.compute(base, zero, extra, nil).net.Round(0))
+			f := func(b int64) int64 { return cents(p.compute(base, denars(b), extra, nil).net) }
 			x, err := solve(reportedAtLeast(before+cents(p.bonus)), p.bonus.MulDiv(hundred, money.FromInt(65), 0).Whole(), f)
 			if err != nil {
 				return denar.Invalid(denar.FieldError{Path: "bonusAmount", Message: "no gross bonus up to 1,000,000,000 denars reaches this net bonus with these rates"})
 			}
 			bonus = denars(x)
+			if ex != nil {
+				ex.note("bonusAmount", "bonusBasis net (R7): the smallest whole-denar gross bonus that raises the reported net by bonusAmount",
+					bonus.String(), roundSearch, denarsIn("bonusAmount (net)", p.bonus), denarsIn("reported net without the bonus", denars(before/100)))
+			}
 		} else {
 			bonus = p.bonus
 		}
 	}
-	a := p.compute(base, bonus, extra)
+	a := p.compute(base, bonus, extra, ex)
 	if a.gross.GreaterThan(maxMoney) {
 		return denar.Invalid(denar.FieldError{Path: moneyPath, Message: "the month's gross with premiums, seniority and bonus would exceed 1000000000 denars"})
 	}
@@ -359,6 +464,15 @@ func (p *plan) run(r *Result) error {
 		return denar.Invalid(denar.FieldError{Path: "deductions", Message: fmt.Sprintf("deductions (%s) exceed the net salary (%s)", p.deductions.Round(0), a.net.Round(0))})
 	}
 	p.result(a, r)
+	if ex != nil {
+		if p.deductions.IsPositive() {
+			ex.line("deductionsTotal", "the sum of deductions (R8): they reduce only netPaid", p.deductions, p.deductions, roundNone)
+		}
+		ex.line("netPaid", "salaryNet − deductionsTotal (R8)", a.net.Sub(p.deductions), a.net.Sub(p.deductions), roundNone)
+		ex.note("reported", "every money figure of the result is the 2-decimal figure above rounded on its own to whole denars, half up (МПИН client's rule, research §3.1): totals are not re-summed from rounded parts",
+			r.SalaryNet.String(), roundWhole)
+		r.Explain = &Explanation{EffectiveDate: p.date.Format(time.DateOnly), Lines: ex.lines}
+	}
 	return nil
 }
 
@@ -373,7 +487,7 @@ func (p *plan) netBasedPays(base money.Amount) (pays [numKinds]money.Amount, ok 
 	q.netBased = false
 	q.hours = [numKinds]money.Amount{}
 	q.hours[kSickCompany], q.hours[kSickFund] = p.hours[kSickCompany], p.hours[kSickFund]
-	baseNet := money.Max(q.compute(base, zero, nil).net, zero)
+	baseNet := money.Max(q.compute(base, zero, nil, nil).net, zero)
 	den := p.wh.Mul(hundred)
 	var want [numKinds]money.Amount // net amount each kind must add
 	total := zero
@@ -421,7 +535,7 @@ func (p *plan) netBasedPays(base money.Amount) (pays [numKinds]money.Amount, ok 
 	target := reportedAtLeast(cents(baseNet.Add(total)))
 	f := func(x int64) int64 {
 		s := split(money.FromInt(x))
-		return cents(p.compute(base, zero, &s).net)
+		return cents(p.compute(base, zero, &s, nil).net)
 	}
 	x, err := solve(target, total.MulDiv(hundred, money.FromInt(60), 0).Whole(), f)
 	if err != nil {

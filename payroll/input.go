@@ -173,6 +173,8 @@ type Result struct {
 	Provisional        bool          `json:"provisional" doc:"True when a statutory figure of the month is not published yet and the last published one was used."`
 	ProvisionalFigures []Provisional `json:"provisionalFigures" doc:"The carried-forward figures the calculation used, with their sources."`
 	Warnings           []Warning     `json:"warnings" doc:"Findings that do not stop the calculation."`
+
+	Explain *Explanation `json:"explain,omitempty" doc:"Every line of the computation, with ?explain=true only."`
 }
 
 // Warning is a finding that does not stop a calculation.

@@ -1,6 +1,8 @@
 package payroll
 
 import (
+	"bytes"
+	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 
@@ -188,6 +190,14 @@ func (r *Result) AppendJSON(b []byte) []byte {
 		b = append(b, '}')
 	}
 	b = append(b, ']')
+	if r.Explain != nil {
+		b = append(b, `,"explain":`...)
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(r.Explain) // plain strings and slices: cannot fail
+		b = append(b, bytes.TrimRight(buf.Bytes(), "\n")...)
+	}
 	return append(b, '}')
 }
 

@@ -47,8 +47,10 @@ type plan struct {
 	bonusNet            bool
 	mode                string
 	deductions          money.Amount
+	over                map[string]money.Amount // the request's statutory overrides
 	// From period and placements: МПИН days of the record (0 = none).
 	hireDay, leaveDay, serviceDays int
+	weekdays, coveredWeekdays      int // of the period, for explain
 }
 
 // Validate checks in and reports every problem at once, with the JSON path
@@ -167,6 +169,7 @@ func (p *plan) prepare(in *Input, now time.Time) error {
 		fe.Add("averageSalary", "must be positive")
 	}
 	_, p.pitOverridden = over[KeyPIT]
+	p.over = over
 
 	num := func(path string, n Number, max int64) money.Amount {
 		if !n.set {
@@ -243,6 +246,7 @@ func (p *plan) prepare(in *Input, now time.Time) error {
 			fe = append(fe, errs...)
 			p.absent = emp.absent
 			p.hireDay, p.leaveDay, p.serviceDays = emp.hireDay, emp.leaveDay, emp.serviceDays
+			p.weekdays, p.coveredWeekdays = emp.of, emp.coveredWeekdays
 		}
 	}
 

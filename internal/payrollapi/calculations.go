@@ -21,6 +21,12 @@ type rawInput struct {
 	RawBody []byte
 }
 
+// calcInput is a calculation body with the explain switch.
+type calcInput struct {
+	Explain bool `query:"explain" doc:"true: the result carries explain, every line of the computation in order (formula, figures with their sources, rounding)."`
+	RawBody []byte
+}
+
 type calculateOutput struct {
 	ContentType string `header:"Content-Type"`
 	Body        []byte
@@ -93,16 +99,16 @@ func (h *handlers) registerCalculations(s *httpx.Service) {
 	}, httpx.Spec{Scope: "rates:read"}, h.history)
 }
 
-func (h *handlers) calculate(ctx context.Context, in *rawInput) (*calculateOutput, error) {
-	body, err := payroll.AppendCalculationJSON(make([]byte, 0, 3072), in.RawBody, h.now())
+func (h *handlers) calculate(ctx context.Context, in *calcInput) (*calculateOutput, error) {
+	body, err := payroll.AppendCalculationJSON(make([]byte, 0, 3072), in.RawBody, h.now(), in.Explain)
 	if err != nil {
 		return nil, fail(ctx, err)
 	}
 	return &calculateOutput{ContentType: "application/json", Body: append(body, '\n')}, nil
 }
 
-func (h *handlers) batch(ctx context.Context, in *rawInput) (*calculateOutput, error) {
-	body, err := payroll.AppendBatchJSON(make([]byte, 0, 3072*min(len(in.RawBody)/40+1, payroll.MaxBatch)), in.RawBody, h.now())
+func (h *handlers) batch(ctx context.Context, in *calcInput) (*calculateOutput, error) {
+	body, err := payroll.AppendBatchJSON(make([]byte, 0, 3072*min(len(in.RawBody)/40+1, payroll.MaxBatch)), in.RawBody, h.now(), in.Explain)
 	if err != nil {
 		return nil, fail(ctx, err)
 	}

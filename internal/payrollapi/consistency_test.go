@@ -208,3 +208,29 @@ func TestRates2027(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainOverHTTP: ?explain=true adds the explanation to a result and
+// to every result of a batch; without it there is none.
+func TestExplainOverHTTP(t *testing.T) {
+	e := setup(t)
+	status, m, raw := e.post(t, "/v1/calculations?explain=true", `{"grossSalary":"30000"}`)
+	ex, ok := m["explain"].(map[string]any)
+	if status != 200 || !ok || len(ex["lines"].([]any)) < 10 {
+		t.Fatalf("explain: %d %s", status, raw)
+	}
+	if _, m, _ := e.post(t, "/v1/calculations", `{"grossSalary":"30000"}`); m["explain"] != nil {
+		t.Error("explain without asking")
+	}
+	status, m, raw = e.post(t, "/v1/calculations/batch?explain=true", `{"inputs":[{"grossSalary":"30000"},{"targetNet":"20533"}]}`)
+	if status != 200 {
+		t.Fatalf("batch: %d %s", status, raw)
+	}
+	for i, d := range m["data"].([]any) {
+		if d.(map[string]any)["explain"] == nil {
+			t.Errorf("batch item %d without explain", i)
+		}
+	}
+	if status, _, _ := e.post(t, "/v1/calculations?explain=maybe", `{"grossSalary":"30000"}`); status != 422 {
+		t.Errorf("explain=maybe: %d", status)
+	}
+}
