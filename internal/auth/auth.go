@@ -66,7 +66,16 @@ type Principal struct {
 	Scopes            []string
 	CompanyIDs        []string // allow-list; empty means every company of the account
 	ProductionEnabled bool
+	// accountCompanies are up to two companies of the account, read with
+	// the credential when it has no allow-list (companiesRead), so that
+	// resolving X-Company-Id needs no lookup of its own.
+	accountCompanies []string
+	companiesRead    bool
 }
+
+// AccountCompanies returns up to two companies of the principal's account
+// and true, when they were read with the credential; else false.
+func (p *Principal) AccountCompanies() ([]string, bool) { return p.accountCompanies, p.companiesRead }
 
 // HasScope reports whether the credential carries scope.
 func (p *Principal) HasScope(scope string) bool { return slices.Contains(p.Scopes, scope) }
@@ -115,7 +124,10 @@ func NewKeySecret(env string) string {
 }
 
 // Store wraps the database with the account and credential operations.
-type Store struct{ DB *store.DB }
+type Store struct {
+	DB    *store.DB
+	cache keyCache
+}
 
 // CreateAccount creates an account on plan ("sandbox" when empty).
 func (s *Store) CreateAccount(ctx context.Context, name, plan string) (dbq.Account, error) {
@@ -241,6 +253,7 @@ func (s *Store) RevokeKey(ctx context.Context, id string) error {
 		}
 		return fmt.Errorf("API key %q is already revoked", id)
 	}
+	s.DB.AccessChanged() // before returning: no process may still accept the key
 	return nil
 }
 
@@ -254,7 +267,14 @@ func (s *Store) Authenticate(ctx context.Context, service, secret string) (*Prin
 	if strings.HasPrefix(secret, tokenPrefix) {
 		return s.authenticateToken(ctx, service, secret)
 	}
-	key, err := s.DB.Reader().GetAPIKeyByHash(ctx, Hash(secret))
+	hash := Hash(secret)
+	epoch, cacheable := s.DB.AccessEpoch()
+	if cacheable {
+		if p, ok := s.cache.get(hash, epoch); ok && p.Service == service {
+			return p, nil
+		}
+	}
+	key, err := s.DB.Reader().GetAPIKeyByHash(ctx, hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrUnauthenticated
 	}
@@ -271,10 +291,21 @@ func (s *Store) Authenticate(ctx context.Context, service, secret string) (*Prin
 	if err != nil {
 		return nil, fmt.Errorf("auth: look up account: %w", err)
 	}
-	return &Principal{
+	p := &Principal{
 		AccountID: key.AccountID, CredentialID: key.ID, Kind: "api_key",
 		Service: key.Service, Environment: key.Environment,
 		Scopes: strings.Fields(key.Scopes), CompanyIDs: strings.Fields(key.CompanyIds),
 		ProductionEnabled: acct.ProductionEnabled,
-	}, nil
+	}
+	if cacheable {
+		if len(p.CompanyIDs) == 0 {
+			ids, err := s.DB.Reader().ListCompanyIDs(ctx, dbq.ListCompanyIDsParams{AccountID: p.AccountID, Lim: 2})
+			if err != nil {
+				return nil, fmt.Errorf("auth: list companies: %w", err)
+			}
+			p.accountCompanies, p.companiesRead = ids, true
+		}
+		s.cache.put(hash, epoch, p)
+	}
+	return p, nil
 }
