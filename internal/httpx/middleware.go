@@ -146,7 +146,10 @@ func outer(service string, mux, upgrades *http.ServeMux, m *Metrics, log *slog.L
 		id := newRequestID()
 		w.Header().Set("X-Request-Id", id)
 		rec := &recorder{ResponseWriter: w}
-		if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut || r.Method == http.MethodDelete {
+		// Only a response that may be stored under an Idempotency-Key is
+		// copied; the others are written once, straight to the client.
+		if (r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut || r.Method == http.MethodDelete) &&
+			r.Header.Get("Idempotency-Key") != "" {
 			rec.capture = &bytes.Buffer{}
 		}
 		ctx := context.WithValue(r.Context(), requestIDKey, id)

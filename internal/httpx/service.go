@@ -323,11 +323,15 @@ func (s *Service) resolveCompany(r *http.Request, p *auth.Principal) (string, *P
 	}
 	reachable := p.CompanyIDs
 	if len(reachable) == 0 {
-		ids, err := s.opts.DB.Reader().ListCompanyIDs(r.Context(), dbqListCompanyIDs(p.AccountID, 2))
-		if err != nil {
-			return "", FromError(err)
+		if ids, ok := p.AccountCompanies(); ok {
+			reachable = ids // read with the credential, as fresh as it (auth.keyCache)
+		} else {
+			ids, err := s.opts.DB.Reader().ListCompanyIDs(r.Context(), dbqListCompanyIDs(p.AccountID, 2))
+			if err != nil {
+				return "", FromError(err)
+			}
+			reachable = ids
 		}
-		reachable = ids
 	}
 	switch len(reachable) {
 	case 0:
