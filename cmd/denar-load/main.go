@@ -123,7 +123,7 @@ func run(o options) (bool, error) {
 		return false, err
 	}
 	log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	service := payrollapi.New(payrollapi.Deps{DB: db, Auth: a, Log: log})
+	service := payrollapi.New(payrollapi.Deps{Auth: a, Companies: auth.Employers{DB: db}, Log: log})
 
 	payrollAddr, stop1, err := serve(service.Handler())
 	if err != nil {

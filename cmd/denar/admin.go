@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 )
@@ -26,6 +28,8 @@ const adminUsage = `Usage:
   denar admin key revoke KEY_ID
   denar admin client create --account ACCOUNT --env sandbox|production
                             [--scope SCOPE]... [--company COMPANY]... [--json]
+  denar admin mail list [--state queued|sent|logged|dead] [--limit N] [--show-body] [--json]
+  denar admin mail retry MAIL_ID
 
 Admin commands use DENAR_DATABASE_URL and work while the server runs.
 `
@@ -75,6 +79,10 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return a.keyRevoke(ctx, rest)
 	case "client create":
 		return a.clientCreate(ctx, rest)
+	case "mail list":
+		return a.mailList(ctx, rest)
+	case "mail retry":
+		return a.mailRetry(ctx, rest)
 	}
 	fmt.Fprintf(stderr, "denar admin: unknown command %q\n\n%s", cmd, adminUsage)
 	return errUsage
@@ -298,5 +306,101 @@ func (a *admin) clientCreate(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "created OAuth client %s for %s (%s; scopes: %s)\n\n  client_id:     %s\n  client_secret: %s\n\nThe secret is shown only now.\n",
 		c.ID, c.AccountID, c.Environment, c.Scopes, c.ID, secret)
+	return nil
+}
+
+// mailList shows the mail outbox, newest first. Bodies (and the links in
+// them, which are credentials: a mandate link accepts a mandate) are shown
+// only when asked for.
+func (a *admin) mailList(ctx context.Context, args []string) error {
+	fs := a.flags("mail list")
+	state := fs.String("state", "", "only messages in this state: queued, sent, logged or dead")
+	limit := fs.Int("limit", 100, "at most this many messages")
+	showBody := fs.Bool("show-body", false, "also print each message's body (it may hold a mandate link)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if *state != "" && !mail.ValidState(*state) {
+		return fmt.Errorf("mail list: --state must be queued, sent, logged or dead, not %q", *state)
+	}
+	if *limit < 1 {
+		return fmt.Errorf("mail list: --limit must be positive")
+	}
+	rows, err := a.db.Reader().ListMail(ctx, dbq.ListMailParams{State: *state, Lim: int64(*limit)})
+	if err != nil {
+		return err
+	}
+	type mailView struct {
+		ID            string     `json:"id"`
+		To            string     `json:"to"`
+		Subject       string     `json:"subject"`
+		State         string     `json:"state"`
+		Attempts      int        `json:"attempts"`
+		LastError     string     `json:"lastError"`
+		CreatedAt     time.Time  `json:"createdAt"`
+		UpdatedAt     *time.Time `json:"updatedAt"`
+		SentAt        *time.Time `json:"sentAt"`
+		NextAttemptAt *time.Time `json:"nextAttemptAt"`
+		Body          *string    `json:"body,omitempty"`
+	}
+	opt := func(t sql.NullTime) *time.Time {
+		if !t.Valid {
+			return nil
+		}
+		v := t.Time.UTC()
+		return &v
+	}
+	out := make([]mailView, 0, len(rows))
+	for _, r := range rows {
+		v := mailView{ID: r.ID, To: r.Recipient, Subject: r.Subject, State: r.State, Attempts: int(r.Attempts),
+			LastError: r.LastError, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: opt(r.UpdatedAt), SentAt: opt(r.SentAt)}
+		if r.State == mail.StateQueued && r.JobState.String != "running" {
+			v.NextAttemptAt = opt(r.JobRunAt)
+		}
+		if *showBody {
+			v.Body = &r.Body
+		}
+		out = append(out, v)
+	}
+	if *asJSON {
+		return a.printJSON(out)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTO\tSUBJECT\tSTATE\tATTEMPTS\tCREATED\tUPDATED\tNEXT ATTEMPT\tLAST ERROR")
+	ts := func(t *time.Time) string {
+		if t == nil {
+			return "-"
+		}
+		return t.Format(time.RFC3339)
+	}
+	for _, v := range out {
+		lastErr := strings.Join(strings.Fields(v.LastError), " ")
+		if lastErr == "" {
+			lastErr = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", v.ID, v.To, v.Subject, v.State, v.Attempts,
+			v.CreatedAt.Format(time.RFC3339), ts(v.UpdatedAt), ts(v.NextAttemptAt), lastErr)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if *showBody {
+		for _, v := range out {
+			fmt.Fprintf(a.stdout, "\n--- %s to %s ---\n%s\n", v.ID, v.To, *v.Body)
+		}
+	}
+	return nil
+}
+
+// mailRetry queues a message that was not sent for delivery again.
+func (a *admin) mailRetry(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("mail retry: give exactly one mail id")
+	}
+	if err := mail.Retry(ctx, a.db, args[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "queued %s for delivery again\n", args[0])
 	return nil
 }

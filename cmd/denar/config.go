@@ -27,20 +27,22 @@ type Config struct {
 	DocsURL      string `env:"DENAR_DOCS_URL" envDefault:"https://docs.denar.mk/errors"`
 
 	IdempotencyRetention time.Duration `env:"DENAR_IDEMPOTENCY_RETENTION" envDefault:"24h"`
+	IdempotencyLease     time.Duration `env:"DENAR_IDEMPOTENCY_LEASE" envDefault:"1m"`
 	RateLimitRPS         float64       `env:"DENAR_RATE_LIMIT_RPS" envDefault:"50"`
 	RateLimitBurst       int           `env:"DENAR_RATE_LIMIT_BURST" envDefault:"100"`
 	ShutdownTimeout      time.Duration `env:"DENAR_SHUTDOWN_TIMEOUT" envDefault:"30s"`
 
 	// E-invoicing onboarding (issue 5).
-	PublicEInvoiceURL  string        `env:"DENAR_PUBLIC_EINVOICE_URL"` // default http://DENAR_EINVOICE_ADDR
-	MandateTTL         time.Duration `env:"DENAR_MANDATE_TTL" envDefault:"336h"`
-	SMTPURL            string        `env:"DENAR_SMTP_URL"`
-	MailFrom           string        `env:"DENAR_MAIL_FROM" envDefault:"denar <no-reply@denar.mk>"`
-	UJPSandboxURL      string        `env:"DENAR_UJP_SANDBOX_URL"`
-	UJPProductionURL   string        `env:"DENAR_UJP_PRODUCTION_URL"`
-	UJPUser            string        `env:"DENAR_UJP_USER" envDefault:"denar"`
-	UJPEDB             string        `env:"DENAR_UJP_EDB"`
-	UJPRegistryTimeout time.Duration `env:"DENAR_UJP_REGISTRY_TIMEOUT" envDefault:"10s"`
+	PublicEInvoiceURL     string        `env:"DENAR_PUBLIC_EINVOICE_URL"` // default http://DENAR_EINVOICE_ADDR
+	MandateTTL            time.Duration `env:"DENAR_MANDATE_TTL" envDefault:"336h"`
+	SigningRefusalBackoff time.Duration `env:"DENAR_SIGNING_REFUSAL_BACKOFF" envDefault:"5m"`
+	SMTPURL               string        `env:"DENAR_SMTP_URL"`
+	MailFrom              string        `env:"DENAR_MAIL_FROM" envDefault:"denar <no-reply@denar.mk>"`
+	UJPSandboxURL         string        `env:"DENAR_UJP_SANDBOX_URL"`
+	UJPProductionURL      string        `env:"DENAR_UJP_PRODUCTION_URL"`
+	UJPUser               string        `env:"DENAR_UJP_USER" envDefault:"denar"`
+	UJPEDB                string        `env:"DENAR_UJP_EDB"`
+	UJPRegistryTimeout    time.Duration `env:"DENAR_UJP_REGISTRY_TIMEOUT" envDefault:"10s"`
 	// The submission pipeline (docs/einvoices.md, "Pipeline").
 	UJPSandboxSimulator bool          `env:"DENAR_UJP_SANDBOX_SIMULATOR" envDefault:"true"`
 	UJPSignerInterval   time.Duration `env:"DENAR_UJP_SIGNER_INTERVAL" envDefault:"1s"`
@@ -52,6 +54,11 @@ type Config struct {
 	EInvoiceRetryDelays []time.Duration `env:"DENAR_EINVOICE_RETRY_DELAYS" envSeparator:"," envDefault:"10s,30s,1m,2m,5m,10m,30m"`
 	JobPollInterval     time.Duration   `env:"DENAR_JOB_POLL_INTERVAL" envDefault:"1s"`
 	JobLease            time.Duration   `env:"DENAR_JOB_LEASE" envDefault:"1m"`
+
+	// Mail delivery (a job per message): attempts before a message is
+	// dead, and the waits between them, the last one repeating.
+	MailMaxAttempts int             `env:"DENAR_MAIL_MAX_ATTEMPTS" envDefault:"10"`
+	MailRetryDelays []time.Duration `env:"DENAR_MAIL_RETRY_DELAYS" envSeparator:"," envDefault:"1m,5m,15m,30m,1h,2h,4h,8h,12h"`
 }
 
 // LoadConfig reads and checks the configuration. Its errors are one line
@@ -106,12 +113,26 @@ func LoadConfig() (Config, error) {
 	if c.PublicEInvoiceURL == "" {
 		c.PublicEInvoiceURL = "http://" + c.EInvoiceAddr
 	}
+	if c.IdempotencyLease < time.Second {
+		return c, fmt.Errorf("configuration: DENAR_IDEMPOTENCY_LEASE must be at least 1s, not %s", c.IdempotencyLease)
+	}
+	if c.SigningRefusalBackoff < 0 {
+		return c, fmt.Errorf("configuration: DENAR_SIGNING_REFUSAL_BACKOFF must not be negative, not %s", c.SigningRefusalBackoff)
+	}
 	if c.MandateTTL < time.Hour {
 		return c, fmt.Errorf("configuration: DENAR_MANDATE_TTL must be at least 1h, not %s", c.MandateTTL)
 	}
 	if c.SMTPURL != "" {
 		if _, err := mail.ParseSMTPURL(c.SMTPURL, c.MailFrom); err != nil {
 			return c, fmt.Errorf("configuration: DENAR_SMTP_URL: %v", err)
+		}
+	}
+	if c.MailMaxAttempts < 1 || c.MailMaxAttempts > mail.MaxAttemptsLimit {
+		return c, fmt.Errorf("configuration: DENAR_MAIL_MAX_ATTEMPTS must be between 1 and %d, not %d", mail.MaxAttemptsLimit, c.MailMaxAttempts)
+	}
+	for _, d := range c.MailRetryDelays {
+		if d <= 0 {
+			return c, fmt.Errorf("configuration: DENAR_MAIL_RETRY_DELAYS must list positive durations")
 		}
 	}
 	if c.UJPRegistryTimeout <= 0 {

@@ -381,6 +381,8 @@ func TestBadConfiguration(t *testing.T) {
 		{"database", "DENAR_DATABASE_URL=mysql://x/y", "DENAR_DATABASE_URL"},
 		{"duration", "DENAR_IDEMPOTENCY_RETENTION=soon", "DENAR_IDEMPOTENCY_RETENTION"},
 		{"bootstrap", "DENAR_BOOTSTRAP=maybe", "DENAR_BOOTSTRAP"},
+		{"mail attempts", "DENAR_MAIL_MAX_ATTEMPTS=0", "DENAR_MAIL_MAX_ATTEMPTS"},
+		{"mail retry delays", "DENAR_MAIL_RETRY_DELAYS=1m,-1s", "DENAR_MAIL_RETRY_DELAYS"},
 	}
 	for _, tt := range tests {
 		cmd := exec.Command(denarBin, "serve")

@@ -298,7 +298,7 @@ func TestEInvoiceEndToEnd(t *testing.T) {
 		w.waitStatus(ids["accept"], "accepted", 20*time.Second)
 		w.waitStatus(ids["reject"], "rejected", 20*time.Second)
 		w.waitStatus(ids["deadline"], "auto_accepted", 20*time.Second)
-		if ev := w.eventTypes(ids["reject"]); strings.Join(ev, ",") != "einvoice.submitted,einvoice.rejected" {
+		if ev := w.eventTypes(ids["reject"]); strings.Join(ev, ",") != "einvoice.signature_required,einvoice.submitted,einvoice.rejected" {
 			t.Fatalf("events of the rejected invoice: %v", ev)
 		}
 		_, hist := w.get("/v1/einvoices/" + ids["accept"] + "/status-history")
@@ -332,7 +332,7 @@ func TestEInvoiceEndToEnd(t *testing.T) {
 		w.waitStatus(correction.ID, "delivered", 20*time.Second)
 		w.waitStatus(ids["accept"], "cancelled_by_storno", 20*time.Second)
 		w.waitStatus(ids["deadline"], "corrected", 20*time.Second)
-		if ev := w.eventTypes(ids["accept"]); strings.Join(ev, ",") != "einvoice.submitted,einvoice.accepted,einvoice.cancelled_by_storno" {
+		if ev := w.eventTypes(ids["accept"]); strings.Join(ev, ",") != "einvoice.signature_required,einvoice.submitted,einvoice.accepted,einvoice.cancelled_by_storno" {
 			t.Fatalf("events of the voided invoice: %v", ev)
 		}
 		// A filed annual account closes the year for both.

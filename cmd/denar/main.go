@@ -4,7 +4,7 @@
 //	denar serve            both services, each on its own listener
 //	denar migrate          apply database migrations and exit
 //	denar openapi [-dir D] write each service's OpenAPI document
-//	denar admin …          accounts and credentials (see denar admin -h)
+//	denar admin …          accounts, credentials and mail (see denar admin -h)
 //	denar ujp-sim          the sandbox simulator of the tax authority (UJP)
 //
 // Configuration comes from DENAR_* environment variables (see the README).
@@ -41,7 +41,7 @@ Usage:
   denar serve                 start both services (payroll and e-invoicing)
   denar migrate               apply database migrations
   denar openapi [-dir DIR]    write the OpenAPI documents (default: api)
-  denar admin COMMAND         manage accounts and credentials; "denar admin" lists commands
+  denar admin COMMAND         manage accounts, credentials and mail; "denar admin" lists commands
   denar ujp-sim [-addr A] [-state FILE]
                               serve the sandbox simulator of the tax authority's e-Faktura API
 `

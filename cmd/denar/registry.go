@@ -10,7 +10,7 @@ import (
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/ujp"
 	"github.com/denar-mk/denar/internal/ujpsim"
 )
@@ -42,19 +42,19 @@ func (r ujpRegistry) Codebooks(env string) *ujpdoc.Codebooks {
 	return nil
 }
 
-func (r ujpRegistry) LookupCompany(ctx context.Context, env, taxNumber string) (einvoiceapi.RegistryCompany, error) {
+func (r ujpRegistry) LookupCompany(ctx context.Context, env, taxNumber string) (einvoicing.RegistryCompany, error) {
 	gw, ok := r.gateways[env]
 	if !ok {
-		return einvoiceapi.RegistryCompany{}, fmt.Errorf("no UJP endpoint configured for %s (DENAR_UJP_PRODUCTION_URL)", env)
+		return einvoicing.RegistryCompany{}, fmt.Errorf("no UJP endpoint configured for %s (DENAR_UJP_PRODUCTION_URL)", env)
 	}
 	c, err := gw.Company(ctx, ujp.Identity{EUJPID: r.caller, EDB: taxNumber}, taxNumber)
 	if ujp.IsNotFound(err) {
-		return einvoiceapi.RegistryCompany{}, einvoiceapi.ErrRegistryNotFound
+		return einvoicing.RegistryCompany{}, einvoicing.ErrRegistryNotFound
 	}
 	if err != nil {
-		return einvoiceapi.RegistryCompany{}, err
+		return einvoicing.RegistryCompany{}, err
 	}
-	out := einvoiceapi.RegistryCompany{Name: c.Name, Address: einvoiceapi.Address{
+	out := einvoicing.RegistryCompany{Name: c.Name, Address: einvoicing.Address{
 		Street: c.Address.Street, Number: c.Address.Number, City: c.Address.City, Zip: c.Address.Zip,
 	}}
 	if c.VatNumber != nil {

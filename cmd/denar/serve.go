@@ -15,31 +15,43 @@ import (
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/internal/idempotency"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/payrollapi"
 	"github.com/denar-mk/denar/internal/store"
 )
 
-// services builds both HTTP services on db (nil for documentation only);
-// reg is the UJP side (nil for documentation only).
-func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry) (payroll, einvoice *httpx.Service) {
-	httpx.DocsURL = cfg.DocsURL
+// services builds the e-invoicing application layer and both HTTP
+// services on db (nil for documentation only); reg is the UJP side (nil for
+// documentation only).
+func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry) (payroll, einvoice *httpx.Service, app *einvoicing.Service) {
 	authStore := &auth.Store{DB: db}
 	rl := httpx.RateLimit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}
-	payroll = payrollapi.New(payrollapi.Deps{DB: db, Auth: authStore, Log: log, RateLimit: rl})
-	d := einvoiceapi.Deps{DB: db, Auth: authStore, Log: log, RateLimit: rl,
-		RegistryTimeout: cfg.UJPRegistryTimeout, PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
-		Mailer: mail.Outbox{Log: log, SMTP: cfg.SMTPURL != ""}}
+	var keeper *idempotency.Keeper
+	var ready func(context.Context) error
+	if db != nil {
+		keeper = idempotency.New(db, cfg.IdempotencyLease)
+		ready = db.Ping
+	}
+	payroll = payrollapi.New(payrollapi.Deps{Auth: authStore, Companies: auth.Employers{DB: db}, Idempotency: keeper,
+		Ready: ready, DocsURL: cfg.DocsURL, Log: log, RateLimit: rl})
+	d := einvoicing.Deps{DB: db, Log: log}
 	if reg != nil {
 		d.Registry = reg
 		if reg.sandbox != nil {
 			d.Sandbox = reg.sandbox
 		}
 		d.Codebooks = reg.Codebooks
+		d.Gateways = reg.gateways
 	}
-	einvoice = einvoiceapi.New(d)
-	return payroll, einvoice
+	app = einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
+		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff,
+		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
+			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays}})
+	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app, Auth: authStore, Idempotency: keeper, Ready: ready,
+		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, PublicURL: cfg.PublicEInvoiceURL})
+	return payroll, einvoice, app
 }
 
 func openStore(ctx context.Context, cfg Config) (*store.DB, error) {
@@ -119,24 +131,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	reg.run(ctx)
+	payroll, einvoice, app := services(db, cfg, log, &reg)
 	runner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease})
 	registerHousekeeping(runner, db, cfg)
-	einvoicing.RegisterPipeline(runner, db, reg.gateways, einvoicing.PipelineConfig{
-		SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow, PollEvery: cfg.UJPPollInterval,
-		CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays}, log)
+	mailCfg := mail.WorkerConfig{MaxAttempts: cfg.MailMaxAttempts, RetryDelays: cfg.MailRetryDelays, Log: log}
+	if cfg.SMTPURL != "" {
+		if mailCfg.SMTP, err = mail.ParseSMTPURL(cfg.SMTPURL, cfg.MailFrom); err != nil {
+			return fmt.Errorf("configuration: DENAR_SMTP_URL: %w", err)
+		}
+	}
+	mail.Register(runner, db, mailCfg)
+	app.RegisterJobs(runner)
 	if err := runner.Start(ctx); err != nil {
 		return fmt.Errorf("job runner: %w", err)
 	}
 
-	if cfg.SMTPURL != "" {
-		sender, err := mail.ParseSMTPURL(cfg.SMTPURL, cfg.MailFrom)
-		if err != nil {
-			return fmt.Errorf("configuration: DENAR_SMTP_URL: %w", err)
-		}
-		go (&mail.Deliverer{DB: db, Sender: sender, Log: log}).Run(ctx)
-	}
-
-	payroll, einvoice := services(db, cfg, log, &reg)
 	servers := []*http.Server{
 		{Handler: payroll.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute},
 		{Handler: einvoice.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute},
@@ -177,8 +186,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // registerHousekeeping schedules the periodic clean-ups every process
 // offers to run; the jobs table makes sure one instance runs at a time.
 func registerHousekeeping(r *jobs.Runner, db *store.DB, cfg Config) {
+	keeper := idempotency.New(db, cfg.IdempotencyLease)
 	r.Register("idempotency.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
-		_, err := httpx.PurgeIdempotencyKeys(ctx, db, db.Now().Add(-cfg.IdempotencyRetention))
+		_, err := keeper.Purge(ctx, db.Now().Add(-cfg.IdempotencyRetention))
 		return err
 	}), jobs.Options{Every: time.Hour})
 	r.Register("jobs.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {

@@ -60,9 +60,59 @@ var forbiddenInDomain = []string{
 	"github.com/jackc/pgx/", "modernc.org/sqlite", "github.com/pressly/goose/",
 }
 
+// httpPackage reports whether pkg is an HTTP adapter: the shared plumbing
+// or one service's API.
+func httpPackage(pkg string) bool {
+	rel := strings.TrimPrefix(pkg, module+"/internal/")
+	return rel != pkg && (rel == "httpx" || (strings.HasSuffix(rel, "api") && !strings.Contains(rel, "/")))
+}
+
+// storeImports lists what an HTTP package must not import directly: it
+// reaches state only through an application layer (or an adapter such as
+// auth and idempotency that owns its own tables).
+var storeImports = []string{module + "/internal/store", module + "/internal/store/dbq", "database/sql"}
+
+// httpViolations returns the direct imports of an HTTP package that break
+// the rule.
+func httpViolations(pkg string, imports []string) []string {
+	if !httpPackage(pkg) {
+		return nil
+	}
+	var bad []string
+	for _, imp := range imports {
+		for _, f := range storeImports {
+			if imp == f {
+				bad = append(bad, imp)
+			}
+		}
+	}
+	return bad
+}
+
+// TestHTTPRuleCatchesAHandlerImportingTheStore shows the rule would fail a
+// handler package that reaches for the store.
+func TestHTTPRuleCatchesAHandlerImportingTheStore(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		pkg     string
+		imports []string
+		want    int
+	}{
+		{module + "/internal/einvoiceapi", []string{"context", module + "/internal/store"}, 1},
+		{module + "/internal/payrollapi", []string{module + "/internal/store/dbq", "database/sql"}, 2},
+		{module + "/internal/httpx", []string{module + "/internal/idempotency", module + "/internal/auth"}, 0},
+		{module + "/internal/inboxapi", []string{module + "/internal/store"}, 1},
+		{module + "/internal/einvoicing", []string{module + "/internal/store"}, 0},
+	} {
+		if got := httpViolations(tc.pkg, tc.imports); len(got) != tc.want {
+			t.Errorf("%s importing %v: violations %v, want %d", tc.pkg, tc.imports, got, tc.want)
+		}
+	}
+}
+
 func TestImportRules(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Deps " "}}`, module+"/...").Output()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Deps " "}}|{{join .Imports " "}}`, module+"/...").Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
 			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
@@ -73,8 +123,12 @@ func TestImportRules(t *testing.T) {
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
-		pkg, depList, _ := strings.Cut(sc.Text(), "|")
+		pkg, rest, _ := strings.Cut(sc.Text(), "|")
+		depList, importList, _ := strings.Cut(rest, "|")
 		deps := strings.Fields(depList)
+		for _, bad := range httpViolations(pkg, strings.Fields(importList)) {
+			t.Errorf("HTTP package %s imports %s; it must go through the application layer", pkg, bad)
+		}
 		switch {
 		case domain(pkg):
 			checked++

@@ -55,27 +55,30 @@ var (
 // Plans. An account may use production keys only on a production plan.
 var plans = map[string]bool{"sandbox": false, "starter": true, "business": true, "enterprise": true}
 
+// Kinds of credential.
+const (
+	KindAPIKey     = "api_key"
+	KindOAuthToken = "oauth_token"
+	KindAgent      = "agent"
+)
+
 // Principal is who a request acts for: the account, the credential it
 // presented and what that credential may do.
 type Principal struct {
 	AccountID         string
 	CredentialID      string
-	Kind              string // "api_key", "oauth_token" or "agent"
+	Kind              string // KindAPIKey, KindOAuthToken or KindAgent
 	Service           string
 	Environment       string
 	Scopes            []string
 	CompanyIDs        []string // allow-list; empty means every company of the account
 	ProductionEnabled bool
-	// accountCompanies are up to two companies of the account, read with
-	// the credential when it has no allow-list (companiesRead), so that
-	// resolving X-Company-Id needs no lookup of its own.
-	accountCompanies []string
-	companiesRead    bool
+	// employerIDs are up to two employer companies of the account, read
+	// with a payroll key without allow-list (employersRead) when it is kept
+	// (keyCache), so that resolving X-Company-Id needs no lookup of its own.
+	employerIDs   []string
+	employersRead bool
 }
-
-// AccountCompanies returns up to two companies of the principal's account
-// and true, when they were read with the credential; else false.
-func (p *Principal) AccountCompanies() ([]string, bool) { return p.accountCompanies, p.companiesRead }
 
 // HasScope reports whether the credential carries scope.
 func (p *Principal) HasScope(scope string) bool { return slices.Contains(p.Scopes, scope) }
@@ -232,8 +235,7 @@ func validateCredential(ctx context.Context, tx *store.Tx, service, account, env
 		return err
 	}
 	for _, c := range companies {
-		owner, err := tx.GetCompanyAccount(ctx, c)
-		if err != nil || owner != account {
+		if _, err := tx.GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: c, AccountID: account}); err != nil {
 			return fmt.Errorf("company %q does not belong to account %q", c, account)
 		}
 	}
@@ -292,20 +294,50 @@ func (s *Store) Authenticate(ctx context.Context, service, secret string) (*Prin
 		return nil, fmt.Errorf("auth: look up account: %w", err)
 	}
 	p := &Principal{
-		AccountID: key.AccountID, CredentialID: key.ID, Kind: "api_key",
+		AccountID: key.AccountID, CredentialID: key.ID, Kind: KindAPIKey,
 		Service: key.Service, Environment: key.Environment,
 		Scopes: strings.Fields(key.Scopes), CompanyIDs: strings.Fields(key.CompanyIds),
 		ProductionEnabled: acct.ProductionEnabled,
 	}
 	if cacheable {
-		if len(p.CompanyIDs) == 0 {
-			ids, err := s.DB.Reader().ListCompanyIDs(ctx, dbq.ListCompanyIDsParams{AccountID: p.AccountID, Lim: 2})
+		if p.Service == ServicePayroll && len(p.CompanyIDs) == 0 {
+			ids, err := s.DB.Reader().ListEmployerIDs(ctx, dbq.ListEmployerIDsParams{AccountID: p.AccountID, Lim: 2})
 			if err != nil {
-				return nil, fmt.Errorf("auth: list companies: %w", err)
+				return nil, fmt.Errorf("auth: list employers: %w", err)
 			}
-			p.accountCompanies, p.companiesRead = ids, true
+			p.employerIDs, p.employersRead = ids, true
 		}
 		s.cache.put(hash, epoch, p)
 	}
 	return p, nil
+}
+
+// Employers answer the payroll service's X-Company-Id questions: its
+// companies are the account's employer companies.
+type Employers struct{ DB *store.DB }
+
+// CompanyEnvironment implements httpx.Companies.
+func (e Employers) CompanyEnvironment(ctx context.Context, p *Principal, id string) (string, bool, error) {
+	_, err := e.DB.Reader().GetEmployer(ctx, dbq.GetEmployerParams{ID: id, AccountID: p.AccountID})
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("employer %s: %w", id, err)
+	}
+	// Employers are not bound to an environment: payroll has no sandbox.
+	return p.Environment, true, nil
+}
+
+// CompanyIDs implements httpx.Companies. A kept payroll key carries its
+// account's first two employers, read at the same access epoch.
+func (e Employers) CompanyIDs(ctx context.Context, p *Principal, limit int) ([]string, error) {
+	if p.employersRead && limit <= 2 {
+		return p.employerIDs[:min(len(p.employerIDs), limit)], nil
+	}
+	ids, err := e.DB.Reader().ListEmployerIDs(ctx, dbq.ListEmployerIDsParams{AccountID: p.AccountID, Lim: int64(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("employers of %s: %w", p.AccountID, err)
+	}
+	return ids, nil
 }

@@ -60,9 +60,10 @@ func TestRevocationAcrossStores(t *testing.T) {
 	})
 }
 
-// TestCompaniesKeptWithTheKey: a key without an allow-list carries up to
-// two companies of its account, and a company created anywhere (a commit)
-// is seen by the next authentication.
+// TestCompaniesKeptWithTheKey: a payroll key without an allow-list is kept
+// with up to two employers of its account (so X-Company-Id needs no lookup
+// of its own), and an employer created anywhere (a commit) is seen by the
+// next authentication.
 func TestCompaniesKeptWithTheKey(t *testing.T) {
 	db := storetest.SQLite(t)
 	ctx := context.Background()
@@ -73,8 +74,9 @@ func TestCompaniesKeptWithTheKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ids, ok := p.AccountCompanies(); !ok || len(ids) != 0 {
-		t.Fatalf("companies %v %v", ids, ok)
+	employers := auth.Employers{DB: db}
+	if ids, err := employers.CompanyIDs(ctx, p, 2); err != nil || len(ids) != 0 {
+		t.Fatalf("employers %v %v", ids, err)
 	}
 	for _, name := range []string{"Прва", "Втора", "Трета"} {
 		if _, err := createCompany(ctx, db, acct.ID, name); err != nil {
@@ -82,8 +84,8 @@ func TestCompaniesKeptWithTheKey(t *testing.T) {
 		}
 		p, _ = s.Authenticate(ctx, auth.ServicePayroll, key)
 	}
-	if ids, ok := p.AccountCompanies(); !ok || len(ids) != 2 {
-		t.Fatalf("after three companies: %v %v, want two (enough to require X-Company-Id)", ids, ok)
+	if ids, err := employers.CompanyIDs(ctx, p, 2); err != nil || len(ids) != 2 {
+		t.Fatalf("after three employers: %v %v, want two (enough to require X-Company-Id)", ids, err)
 	}
 }
 

@@ -155,7 +155,7 @@ func (s *Store) authenticateToken(ctx context.Context, service, tok string) (*Pr
 		return nil, fmt.Errorf("auth: look up account: %w", err)
 	}
 	return &Principal{
-		AccountID: c.AccountID, CredentialID: c.ID, Kind: "oauth_token",
+		AccountID: c.AccountID, CredentialID: c.ID, Kind: KindOAuthToken,
 		Service: ServiceEInvoice, Environment: c.Environment,
 		Scopes: strings.Fields(t.Scopes), CompanyIDs: strings.Fields(c.CompanyIds),
 		ProductionEnabled: acct.ProductionEnabled,

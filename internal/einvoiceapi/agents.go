@@ -1,204 +1,60 @@
 package einvoiceapi
 
-// Signing agents: pairing, agent authentication, certificate registration
-// and delivery of signing requests by long-poll.
+// Signing agents and signing requests over HTTP: pairing, certificates,
+// the long-poll, and the claim → signature | refusal operations. The
+// state machine is the application layer's; this decodes and renders.
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"database/sql"
-	"encoding/base64"
-	"errors"
-	"fmt"
-	"math/big"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/denar-mk/denar"
-	"github.com/denar-mk/denar/einvoice/jwsverify"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
-	"github.com/denar-mk/denar/internal/store"
-	"github.com/denar-mk/denar/internal/store/dbq"
 )
 
 const (
-	pairingTTL     = 10 * time.Minute
-	pairingAlpha   = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ" // no 0/O, 1/I: read aloud and typed
-	pairingLen     = 10                                 // 50 bits, single use, 10 minutes
-	defaultWait    = 25
-	maxWait        = 55
-	longPollTick   = 250 * time.Millisecond
-	maxAgentName   = 100
-	agentSecretLen = 40
+	maxWait      = 55
+	longPollTick = 250 * time.Millisecond
 )
 
-// signerIdentity is who submits to a signing request: an agent, or an API
-// key with scope signing:agent (inline signing).
-type signerIdentity struct {
-	AccountID   string
-	Environment string
-	AgentID     string // "" for an API key
-	KeyID       string // "" for an agent
-	companies   func(string) bool
-}
-
-func (s signerIdentity) id() string {
-	if s.AgentID != "" {
-		return s.AgentID
-	}
-	return s.KeyID
-}
-
-func unauthenticated(detail string) *httpx.Problem {
-	return httpx.NewProblem("unauthenticated", detail)
-}
-
-func notFound(what string) *httpx.Problem {
-	return httpx.NewProblem(denar.ECodeNotFound, what+" not found.")
-}
-
-// authSigner authenticates "Authorization: Agent <id>.<secret>" and, when
-// allowKey, also "Bearer <API key>" carrying signing:agent.
-func (h *handlers) authSigner(ctx context.Context, authz string, allowKey bool) (signerIdentity, error) {
-	scheme, rest, _ := strings.Cut(authz, " ")
-	if allowKey && strings.EqualFold(scheme, "Bearer") {
-		p, err := h.deps.Auth.Authenticate(ctx, auth.ServiceEInvoice, strings.TrimSpace(rest))
-		if err != nil {
-			return signerIdentity{}, err
-		}
-		if !p.HasScope("signing:agent") {
-			return signerIdentity{}, httpx.NewProblem("insufficient_scope", "Inline signing needs the scope signing:agent, which the credential does not carry.")
-		}
-		return signerIdentity{AccountID: p.AccountID, Environment: p.Environment, KeyID: p.CredentialID, companies: p.AllowsCompany}, nil
-	}
-	id, secret, err := jwsverify.ParseAgentAuthorization(authz)
-	if err != nil {
-		return signerIdentity{}, unauthenticated("Send Authorization: Agent <AGENT_ID>.<AGENT_SECRET> as printed by denar-agent pair.")
-	}
-	var out signerIdentity
-	err = h.deps.DB.InTx(ctx, func(tx *store.Tx) error {
-		a, err := tx.GetSigningAgent(ctx, id)
-		if errors.Is(err, sql.ErrNoRows) {
-			// Hash anyway so unknown ids cost the same as wrong secrets.
-			_ = auth.Hash(secret)
-			return unauthenticated("Unknown agent or wrong secret.")
-		}
-		if err != nil {
-			return err
-		}
-		if subtle.ConstantTimeCompare([]byte(a.SecretHash), []byte(auth.Hash(secret))) != 1 || a.RevokedAt.Valid {
-			return unauthenticated("Unknown agent or wrong secret.")
-		}
-		if err := h.markSeen(ctx, tx, a); err != nil {
-			return err
-		}
-		out = signerIdentity{AccountID: a.AccountID, Environment: a.Environment, AgentID: a.ID, companies: func(string) bool { return true }}
-		return nil
-	})
-	return out, err
-}
-
-// markSeen refreshes the agent's last_seen_at and records the transitions:
-// an agent unseen for einvoicing.AgentOnlineTTL went offline then (recorded late, with
-// the time it went quiet) and is online again now.
-func (h *handlers) markSeen(ctx context.Context, tx *store.Tx, a dbq.SigningAgent) error {
-	now := tx.Now
-	if !a.LastSeenAt.Valid || now.Sub(a.LastSeenAt.Time) > einvoicing.AgentOnlineTTL {
-		if a.LastSeenAt.Valid {
-			if err := tx.CreateSigningEvent(ctx, dbq.CreateSigningEventParams{ID: denar.NewID("evt"), AccountID: a.AccountID,
-				Type: "signing_agent.offline", ObjectID: a.ID, CreatedAt: a.LastSeenAt.Time.Add(einvoicing.AgentOnlineTTL)}); err != nil {
-				return fmt.Errorf("record offline: %w", err)
-			}
-		}
-		if err := tx.CreateSigningEvent(ctx, dbq.CreateSigningEventParams{ID: denar.NewID("evt"), AccountID: a.AccountID,
-			Type: "signing_agent.online", ObjectID: a.ID, CreatedAt: now}); err != nil {
-			return fmt.Errorf("record online: %w", err)
-		}
-	}
-	return tx.TouchSigningAgent(ctx, dbq.TouchSigningAgentParams{ID: a.ID, Now: sql.NullTime{Time: now, Valid: true}})
-}
-
-func newPairingCode() string {
-	var b strings.Builder
-	max := big.NewInt(int64(len(pairingAlpha)))
-	for range pairingLen {
-		i, err := rand.Int(rand.Reader, max)
-		if err != nil {
-			panic("agents: random source failed: " + err.Error())
-		}
-		b.WriteByte(pairingAlpha[i.Int64()])
-	}
-	return b.String()
-}
-
-// normalizePairingCode accepts what a person types: any case, dashes, spaces.
-func normalizePairingCode(s string) string {
-	return strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(s))
-}
-
 type pairingCodeOutput struct {
-	Body struct {
-		Object    string    `json:"object" enum:"agent_pairing_code"`
-		Code      string    `json:"code" doc:"Enter in denar-agent pair --code. Single use."`
-		ExpiresAt time.Time `json:"expiresAt"`
-	}
+	Body einvoicing.PairingCode
 }
 
 type pairInput struct {
 	Body struct {
-		Code string `json:"code" minLength:"1" maxLength:"40"`
+		Code string `json:"code" minLength:"1" maxLength:"40" doc:"The pairing code, as typed (any case, dashes and spaces allowed)."`
 		Name string `json:"name" minLength:"1" maxLength:"100" doc:"Shown in the dashboard, e.g. the host name."`
 	}
 }
 
 type pairOutput struct {
-	Body struct {
-		Object      string `json:"object" enum:"signing_agent"`
-		AgentID     string `json:"agentId" doc:"AGENT_ID, prefix agt_."`
-		AgentSecret string `json:"agentSecret" doc:"AGENT_SECRET. Shown once; stored only as a hash."`
-		Environment string `json:"environment" enum:"sandbox,production"`
-	}
+	Body einvoicing.AgentCredentials
 }
 
-// AgentAuth is the credential and path id of an agent operation.
-type AgentAuth struct {
-	Authorization string `header:"Authorization" doc:"Agent <AGENT_ID>.<AGENT_SECRET>"`
-	ID            string `path:"id" doc:"The agent's id; must be the authenticated agent."`
+// AgentPath is the path id of an agent operation.
+type AgentPath struct {
+	ID string `path:"id" maxLength:"100" doc:"The agent's id; must be the authenticated agent."`
 }
 
 type certificateInput struct {
-	AgentAuth
+	AgentPath
 	Body struct {
-		CertificateDer string `json:"certificateDer" doc:"The X.509 certificate, DER, standard base64."`
-		CompanyID      string `json:"companyId"`
+		CertificateDer string `json:"certificateDer" minLength:"1" maxLength:"65536" doc:"The X.509 certificate, DER, standard base64."`
+		CompanyID      string `json:"companyId" minLength:"1" maxLength:"100"`
 		EUJPID         string `json:"eujpId,omitempty" maxLength:"64" doc:"The certificate holder's UJP user id (X-EUJP-ID on every call signed with it). Required for production companies; in the sandbox the service uses one of its own when omitted."`
 	}
 }
 
-// SigningCertificate is a certificate registered by an agent for a company.
-type SigningCertificate struct {
-	ID           string    `json:"id" doc:"Prefix crt_."`
-	Object       string    `json:"object" enum:"signing_certificate"`
-	AgentID      string    `json:"agentId"`
-	CompanyID    string    `json:"companyId"`
-	SerialNumber string    `json:"serialNumber" doc:"Decimal, as UJP's X-SERIAL-NUMBER."`
-	EUJPID       string    `json:"eujpId" doc:"UJP user id of the holder; empty means the sandbox default."`
-	Subject      string    `json:"subject"`
-	NotBefore    time.Time `json:"notBefore"`
-	NotAfter     time.Time `json:"notAfter"`
-	CreatedAt    time.Time `json:"createdAt"`
-}
-
-type certificateOutput struct{ Body SigningCertificate }
+type certificateOutput struct{ Body einvoicing.SigningCertificate }
 
 type agentRequestsInput struct {
-	AgentAuth
+	AgentPath
 	Wait int `query:"wait" minimum:"0" maximum:"55" default:"25" doc:"Seconds to wait for a request when none is pending (long-poll)."`
 }
 
@@ -208,128 +64,88 @@ type signingRequestList struct {
 	}
 }
 
-// registerSigning adds the agent and signing-request operations.
-func (h *handlers) registerSigning(s *httpx.Service) {
+// agentOf checks that the authenticated agent is the one in the path;
+// another agent's path is 404.
+func agentOf(ctx context.Context, id string) (*auth.Principal, error) {
+	p := httpx.PrincipalFrom(ctx)
+	if p == nil || p.Kind != auth.KindAgent || p.CredentialID != id {
+		return nil, denar.Errorf(denar.ECodeNotFound, "Agent %s not found.", id)
+	}
+	return p, nil
+}
+
+func (h *handlers) registerAgents(s *httpx.Service) {
+	tags := []string{"Signing"}
 	httpx.Register(s, huma.Operation{
 		OperationID: "createAgentPairingCode", Method: http.MethodPost, Path: "/v1/agents/pairing-codes",
-		Summary: "Create a pairing code for a signing agent", Tags: []string{"Signing"}, DefaultStatus: 201,
+		Summary: "Create a pairing code for a signing agent", Tags: tags, DefaultStatus: http.StatusCreated,
 		Description: "Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent " +
 			"to this key's account and environment; nothing else can attach an agent.",
 	}, httpx.Spec{Scope: "companies:write"}, func(ctx context.Context, _ *struct{}) (*pairingCodeOutput, error) {
-		p := httpx.PrincipalFrom(ctx)
-		code := newPairingCode()
-		out := &pairingCodeOutput{}
-		err := h.deps.DB.InTx(ctx, func(tx *store.Tx) error {
-			out.Body.Object, out.Body.Code, out.Body.ExpiresAt = "agent_pairing_code", code, tx.Now.Add(pairingTTL).UTC()
-			return tx.CreatePairingCode(ctx, dbq.CreatePairingCodeParams{CodeHash: auth.Hash(code), AccountID: p.AccountID,
-				Environment: p.Environment, CreatedAt: tx.Now, ExpiresAt: tx.Now.Add(pairingTTL)})
-		})
-		return out, err
+		pc, err := h.svc.CreatePairingCode(ctx, caller(ctx))
+		if err != nil {
+			return nil, err
+		}
+		return &pairingCodeOutput{Body: pc}, nil
 	})
 
 	httpx.Register(s, huma.Operation{
 		OperationID: "pairAgent", Method: http.MethodPost, Path: "/v1/agents/pair",
-		Summary: "Pair a signing agent", Tags: []string{"Signing"}, DefaultStatus: 201,
-		Description: "Exchanges a pairing code for the agent's credentials, returned once. The code is single use, " +
-			"so the call is idempotent by nature and takes no Idempotency-Key.",
-	}, httpx.Spec{Auth: httpx.AuthNone, NoIdempotency: true}, func(ctx context.Context, in *pairInput) (*pairOutput, error) {
-		out := &pairOutput{}
-		err := h.deps.DB.InTx(ctx, func(tx *store.Tx) error {
-			pc, err := tx.UsePairingCode(ctx, dbq.UsePairingCodeParams{CodeHash: auth.Hash(normalizePairingCode(in.Body.Code)), Now: sql.NullTime{Time: tx.Now, Valid: true}})
-			if errors.Is(err, sql.ErrNoRows) {
-				return httpx.NewProblem("pairing_code_invalid", "The pairing code is unknown, used or expired; create a new one.")
-			}
-			if err != nil {
-				return err
-			}
-			secret := auth.RandomToken(agentSecretLen)
-			a, err := tx.CreateSigningAgent(ctx, dbq.CreateSigningAgentParams{ID: denar.NewID("agt"), AccountID: pc.AccountID,
-				Environment: pc.Environment, Name: strings.TrimSpace(in.Body.Name), SecretHash: auth.Hash(secret), CreatedAt: tx.Now})
-			if err != nil {
-				return err
-			}
-			out.Body.Object, out.Body.AgentID, out.Body.AgentSecret, out.Body.Environment = "signing_agent", a.ID, secret, a.Environment
-			return nil
-		})
-		return out, err
+		Summary: "Pair a signing agent", Tags: tags, DefaultStatus: http.StatusCreated,
+		Description: "Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. " +
+			"An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an " +
+			"answer lost on the way can be fetched again with the same key and code for 24 hours.",
+	}, httpx.Spec{Auth: httpx.AuthNone}, func(ctx context.Context, in *pairInput) (*pairOutput, error) {
+		c := einvoicing.Caller{Claim: httpx.ClaimFrom(ctx)}
+		a, err := h.svc.PairAgent(ctx, c, einvoicing.PairAgent{Code: in.Body.Code, Name: in.Body.Name})
+		if err != nil {
+			return nil, err
+		}
+		return &pairOutput{Body: a}, nil
 	})
 
 	httpx.Register(s, huma.Operation{
 		OperationID: "registerAgentCertificate", Method: http.MethodPost, Path: "/v1/agents/{id}/certificates",
-		Summary: "Register the agent's signing certificate for a company", Tags: []string{"Signing"}, DefaultStatus: 201,
+		Summary: "Register the agent's signing certificate for a company", Tags: tags, DefaultStatus: http.StatusCreated,
 		Description: "Checks the certificate (valid now, RSA of at least 2048 bits) and links it to a company of the agent's " +
-			"account. New signing requests of that company carry it in x5c.",
-	}, httpx.Spec{Auth: httpx.AuthAgent, NoIdempotency: true}, func(ctx context.Context, in *certificateInput) (*certificateOutput, error) {
-		who, err := h.authAgentPath(ctx, in.AgentAuth)
+			"account and environment. From then on the agent receives the company's signing requests; several agents " +
+			"of one company all receive them, and the first to claim a request signs it with its own certificate.",
+	}, httpx.Spec{Auth: httpx.AuthAgent}, func(ctx context.Context, in *certificateInput) (*certificateOutput, error) {
+		if _, err := agentOf(ctx, in.ID); err != nil {
+			return nil, err
+		}
+		c, err := h.svc.RegisterCertificate(ctx, caller(ctx), einvoicing.RegisterCertificate{CertificateDER: in.Body.CertificateDer,
+			CompanyID: in.Body.CompanyID, EUJPID: in.Body.EUJPID})
 		if err != nil {
 			return nil, err
 		}
-		der, err := base64.StdEncoding.DecodeString(strings.TrimSpace(in.Body.CertificateDer))
-		if err != nil {
-			return nil, denar.Invalid(denar.FieldError{Path: "certificateDer", Message: "not standard base64: " + err.Error()})
-		}
-		cert, err := jwsverify.CheckCertificate(der, h.deps.DB.Now())
-		if err != nil {
-			return nil, denar.Invalid(denar.FieldError{Path: "certificateDer", Message: "cannot be used for signing: " + err.Error()})
-		}
-		out := &certificateOutput{}
-		err = h.deps.DB.InTx(ctx, func(tx *store.Tx) error {
-			c, err := tx.GetCompany(ctx, in.Body.CompanyID)
-			if errors.Is(err, sql.ErrNoRows) || (err == nil && c.AccountID != who.AccountID) {
-				return notFound("Company " + in.Body.CompanyID)
-			}
-			if err != nil {
-				return err
-			}
-			eujpID := strings.TrimSpace(in.Body.EUJPID)
-			if eujpID == "" && c.Environment == auth.EnvProduction {
-				return denar.Invalid(denar.FieldError{Path: "eujpId", Message: "is required for a production company: UJP identifies the signer by it"})
-			}
-			row, err := tx.CreateSigningCertificate(ctx, dbq.CreateSigningCertificateParams{ID: denar.NewID("crt"), AgentID: who.AgentID,
-				CompanyID: c.ID, Der: base64.StdEncoding.EncodeToString(der), Serial: cert.SerialNumber.String(),
-				Subject: cert.Subject.String(), NotBefore: cert.NotBefore, NotAfter: cert.NotAfter, CreatedAt: tx.Now})
-			if err != nil {
-				return err
-			}
-			if eujpID != "" {
-				if err := tx.SetCertificateEUJPID(ctx, dbq.SetCertificateEUJPIDParams{ID: row.ID, EujpID: eujpID}); err != nil {
-					return err
-				}
-			}
-			out.Body = SigningCertificate{ID: row.ID, Object: "signing_certificate", AgentID: row.AgentID, CompanyID: row.CompanyID,
-				SerialNumber: row.Serial, EUJPID: eujpID, Subject: row.Subject, NotBefore: row.NotBefore.UTC(), NotAfter: row.NotAfter.UTC(), CreatedAt: row.CreatedAt.UTC()}
-			return nil
-		})
-		return out, err
+		return &certificateOutput{Body: c}, nil
 	})
 
 	httpx.Register(s, huma.Operation{
 		OperationID: "listAgentSigningRequests", Method: http.MethodGet, Path: "/v1/agents/{id}/signing-requests",
-		Summary: "Signing requests for this agent (long-poll)", Tags: []string{"Signing"},
-		Description: "Returns the pending requests of companies whose certificate this agent registered, and those it " +
+		Summary: "Signing requests for this agent (long-poll)", Tags: tags,
+		Description: "Returns the pending requests of every company this agent holds a valid certificate for, and those it " +
 			"claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with " +
 			"`Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages " +
 			"`{\"type\":\"hello\",\"agentId\",\"serverTime\"}` first and then `{\"type\":\"signing_request\",\"request\":{SigningRequest}}` " +
 			"for each pending request, once per connection, as they appear; claims and signatures stay on the REST " +
 			"operations. Unknown message types are to be ignored. See docs/signing.md.",
 	}, httpx.Spec{Auth: httpx.AuthAgent}, func(ctx context.Context, in *agentRequestsInput) (*signingRequestList, error) {
-		who, err := h.authAgentPath(ctx, in.AgentAuth)
+		p, err := agentOf(ctx, in.ID)
 		if err != nil {
 			return nil, err
 		}
 		wait := min(max(in.Wait, 0), maxWait)
 		deadline := time.Now().Add(time.Duration(wait) * time.Second)
 		for {
-			rows, err := h.deps.DB.Reader().ListAgentPendingRequests(ctx, dbq.ListAgentPendingRequestsParams{AgentID: who.AgentID, Now: h.deps.DB.Now()})
+			rows, err := h.svc.PendingForAgent(ctx, p)
 			if err != nil {
 				return nil, err
 			}
 			if len(rows) > 0 || !time.Now().Before(deadline) {
 				out := &signingRequestList{}
-				out.Body.Data = make([]einvoicing.SigningRequest, 0, len(rows))
-				for _, r := range rows {
-					out.Body.Data = append(out.Body.Data, einvoicing.SigningRequestFrom(r))
-				}
+				out.Body.Data = rows
 				return out, nil
 			}
 			select {
@@ -339,18 +155,117 @@ func (h *handlers) registerSigning(s *httpx.Service) {
 			}
 		}
 	})
-
-	h.registerSigningRequests(s)
 }
 
-// authAgentPath authenticates an agent and checks it is the one in the path.
-func (h *handlers) authAgentPath(ctx context.Context, in AgentAuth) (signerIdentity, error) {
-	who, err := h.authSigner(ctx, in.Authorization, false)
-	if err != nil {
-		return who, err
+// signing-request operations
+
+type SigningRequestPath struct {
+	ID string `path:"id" maxLength:"100" doc:"Signing request id (sgr_…)."`
+}
+
+type signingRequestOutput struct{ Body einvoicing.SigningRequest }
+
+type signingRequestPage struct {
+	Body httpx.Page[einvoicing.SigningRequest]
+}
+
+type listSigningInput struct {
+	State     string `query:"state" enum:"pending,claimed,signed,refused,expired," doc:"Only requests in this state."`
+	CompanyID string `query:"companyId" maxLength:"100" doc:"Only requests of this company."`
+	Limit     int    `query:"limit" minimum:"1" maximum:"100" default:"20"`
+	Cursor    string `query:"cursor" maxLength:"200"`
+}
+
+type signatureInput struct {
+	SigningRequestPath
+	Body struct {
+		JWS string `json:"jws" minLength:"1" maxLength:"1000000" doc:"Compact JWS: protectedHeader.payload.signature, header and payload exactly as issued."`
 	}
-	if who.AgentID != in.ID {
-		return who, notFound("Agent " + in.ID)
+}
+
+type refuseInput struct {
+	SigningRequestPath
+	Body struct {
+		Reason  string  `json:"reason" enum:"user_declined,policy,token_missing,pin_locked,payload_invalid" doc:"token_missing and pin_locked: the document keeps waiting and is asked for again after a while; the others fail it (signature_refused)."`
+		Message *string `json:"message,omitempty" maxLength:"1000" nullable:"true"`
 	}
-	return who, nil
+}
+
+func (h *handlers) registerSigningRequests(s *httpx.Service) {
+	tags := []string{"Signing"}
+	httpx.Register(s, huma.Operation{
+		OperationID: "listSigningRequests", Method: http.MethodGet, Path: "/v1/signing-requests",
+		Summary: "List signing requests", Tags: tags,
+		Description: "Requests of the credential's account and environment within its allow-list, oldest first: for inline " +
+			"signing (a key with signing:agent then submits the signature) and for following what waits for a signer.",
+	}, httpx.Spec{Scope: "einvoices:read", OrScope: "signing:agent"}, func(ctx context.Context, in *listSigningInput) (*signingRequestPage, error) {
+		filter := in.State + "|" + in.CompanyID
+		after, err := httpx.DecodeCursor(in.Cursor, filter)
+		if err != nil {
+			return nil, err
+		}
+		out, err := h.svc.SigningRequests(ctx, httpx.PrincipalFrom(ctx), einvoicing.SigningRequestFilter{State: in.State, CompanyID: in.CompanyID}, after, in.Limit)
+		if err != nil {
+			return nil, err
+		}
+		return &signingRequestPage{Body: httpx.NewPage(out, in.Limit, func(r einvoicing.SigningRequest) string { return r.ID }, filter)}, nil
+	})
+
+	httpx.Register(s, huma.Operation{
+		OperationID: "getSigningRequest", Method: http.MethodGet, Path: "/v1/signing-requests/{id}",
+		Summary: "Get a signing request", Tags: tags,
+	}, httpx.Spec{Auth: httpx.AuthSigner, Scope: "signing:agent"}, func(ctx context.Context, in *SigningRequestPath) (*signingRequestOutput, error) {
+		r, err := h.svc.SigningRequest(ctx, httpx.PrincipalFrom(ctx), in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &signingRequestOutput{Body: r}, nil
+	})
+
+	httpx.Register(s, huma.Operation{
+		OperationID: "claimSigningRequest", Method: http.MethodPost, Path: "/v1/signing-requests/{id}/claim",
+		Summary: "Claim a signing request", Tags: tags,
+		Description: "Marks the request as being signed by the caller and answers with it: sign the protectedHeader of this " +
+			"answer, which carries the claimer's own certificate. Claiming again by the same caller returns 200; by anyone " +
+			"else 409 already_claimed. After expiresAt: 410 signature_expired with replacedBy.",
+	}, httpx.Spec{Auth: httpx.AuthSigner, Scope: "signing:agent"}, func(ctx context.Context, in *SigningRequestPath) (*signingRequestOutput, error) {
+		r, err := h.svc.ClaimSigningRequest(ctx, caller(ctx), in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &signingRequestOutput{Body: r}, nil
+	})
+
+	httpx.Register(s, huma.Operation{
+		OperationID: "submitSignature", Method: http.MethodPost, Path: "/v1/signing-requests/{id}/signature",
+		Summary: "Submit the JWS of a signing request", Tags: tags,
+		Description: "Verifies RS256 over protectedHeader.payload with the request's certificate. 422 signature_invalid, " +
+			"payload_mismatch or certificate_mismatch; 410 signature_expired after expiresAt, whoever expired it (replacedBy " +
+			"names the request issued in its place, or null when none was). Resubmitting the identical JWS of a signed request " +
+			"returns 200; another is 409 signing_request_finished.",
+	}, httpx.Spec{Auth: httpx.AuthSigner, Scope: "signing:agent"}, func(ctx context.Context, in *signatureInput) (*signingRequestOutput, error) {
+		r, err := h.svc.SubmitSignature(ctx, caller(ctx), in.ID, in.Body.JWS)
+		if err != nil {
+			return nil, err
+		}
+		return &signingRequestOutput{Body: r}, nil
+	})
+
+	httpx.Register(s, huma.Operation{
+		OperationID: "refuseSigningRequest", Method: http.MethodPost, Path: "/v1/signing-requests/{id}/refuse",
+		Summary: "Refuse a signing request", Tags: tags,
+		Description: "Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the " +
+			"refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and " +
+			"payload_invalid move it to failed with problem signature_refused (einvoice.failed).",
+	}, httpx.Spec{Auth: httpx.AuthSigner, Scope: "signing:agent"}, func(ctx context.Context, in *refuseInput) (*signingRequestOutput, error) {
+		msg := ""
+		if in.Body.Message != nil {
+			msg = *in.Body.Message
+		}
+		r, err := h.svc.RefuseSigningRequest(ctx, caller(ctx), in.ID, in.Body.Reason, msg)
+		if err != nil {
+			return nil, err
+		}
+		return &signingRequestOutput{Body: r}, nil
+	})
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
@@ -23,20 +23,23 @@ import (
 // fails for 4039999999997.
 type fakeRegistry struct{}
 
-func (fakeRegistry) LookupCompany(ctx context.Context, env, tax string) (einvoiceapi.RegistryCompany, error) {
+func (fakeRegistry) LookupCompany(ctx context.Context, env, tax string) (einvoicing.RegistryCompany, error) {
 	switch tax {
 	case "4030000000001":
-		return einvoiceapi.RegistryCompany{Name: "Тест Трговија ДООЕЛ Скопје", VATNumber: "MK4030000000001",
-			Address: einvoiceapi.Address{Street: "Партизанска", Number: "1", City: "Скопје", Zip: "1000"}}, nil
+		return einvoicing.RegistryCompany{Name: "Тест Трговија ДООЕЛ Скопје", VATNumber: "MK4030000000001",
+			Address: einvoicing.Address{Street: "Партизанска", Number: "1", City: "Скопје", Zip: "1000"}}, nil
 	case "4030000000002":
-		return einvoiceapi.RegistryCompany{Name: "Тест Услуги ДОО Скопје"}, nil
+		return einvoicing.RegistryCompany{Name: "Тест Услуги ДОО Скопје"}, nil
 	case "4039999999998":
 		<-ctx.Done()
-		return einvoiceapi.RegistryCompany{}, ctx.Err()
+		return einvoicing.RegistryCompany{}, ctx.Err()
 	case "4039999999997":
-		return einvoiceapi.RegistryCompany{}, errors.New("connection refused")
+		return einvoicing.RegistryCompany{}, errors.New("connection refused")
 	}
-	return einvoiceapi.RegistryCompany{}, einvoiceapi.ErrRegistryNotFound
+	if strings.HasPrefix(tax, "40310") {
+		return einvoicing.RegistryCompany{Name: "Тест Фирма " + tax}, nil
+	}
+	return einvoicing.RegistryCompany{}, einvoicing.ErrRegistryNotFound
 }
 
 type capi struct {
@@ -51,8 +54,8 @@ func newCAPI(t *testing.T, db *store.DB) *capi {
 	t.Helper()
 	c := &capi{t: t, db: db, auth: &auth.Store{DB: db}, now: time.Now().UTC()}
 	db.Now = func() time.Time { return c.now }
-	s := einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: c.auth, Log: slog.New(slog.DiscardHandler),
-		Registry: fakeRegistry{}, RegistryTimeout: 200 * time.Millisecond, PublicURL: "http://mandates.test"})
+	_, s := newAPI(db, einvoicing.Deps{Registry: fakeRegistry{}},
+		einvoicing.Config{RegistryTimeout: 200 * time.Millisecond, PublicURL: "http://mandates.test"})
 	c.srv = httptest.NewServer(s.Handler())
 	t.Cleanup(c.srv.Close)
 	return c
@@ -190,11 +193,11 @@ func TestCompaniesOnboarding(t *testing.T) {
 		}
 		mails, _ = db.Reader().ListOutboxMail(t.Context())
 		link2 := linkRE.FindStringSubmatch(mails[len(mails)-1].Body)
-		c.now = c.now.Add(einvoiceapi.DefaultMandateTTL)
+		c.now = c.now.Add(einvoicing.DefaultMandateTTL)
 		if e := c.do("POST", link2[1], "", ""); e.status != 410 || !strings.Contains(string(e.body), "истече") {
 			t.Fatalf("expired: %d %s", e.status, e.body)
 		}
-		c.now = c.now.Add(-einvoiceapi.DefaultMandateTTL)
+		c.now = c.now.Add(-einvoicing.DefaultMandateTTL)
 
 		// Errors of creation.
 		for _, tc := range []struct {
@@ -262,8 +265,8 @@ func TestCompaniesPagination(t *testing.T) {
 		c := newCAPI(t, db)
 		acct := c.account("")
 		key := c.key(acct, auth.EnvSandbox, nil, nil)
-		for range 5 {
-			if r := c.do("POST", "/v1/companies", key, body1); r.status != 201 {
+		for i := range 5 {
+			if r := c.do("POST", "/v1/companies", key, strings.Replace(body1, "4030000000001", fmt.Sprintf("40310000000%02d", i), 1)); r.status != 201 {
 				t.Fatal(r.status, string(r.body))
 			}
 		}

@@ -3,80 +3,16 @@ package einvoiceapi
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/denar-mk/denar"
+
 	"github.com/denar-mk/denar/einvoice"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
-	"github.com/denar-mk/denar/internal/store/dbq"
 )
-
-// EInvoice is the public e-invoice object.
-type EInvoice struct {
-	ID              string          `json:"id" doc:"Prefix einv_."`
-	Object          string          `json:"object" enum:"einvoice"`
-	CompanyID       string          `json:"companyId"`
-	Environment     string          `json:"environment" enum:"sandbox,production"`
-	Kind            string          `json:"kind" enum:"invoice,storno,correction" doc:"storno and correction documents link their original in originalId."`
-	Status          string          `json:"status" enum:"validating,invalid,awaiting_signature,queued,submitting,held,delivered,accepted,auto_accepted,rejected,cancelled_by_storno,corrected,registered,draft_at_ujp,failed"`
-	DocumentType    string          `json:"documentType" doc:"UJP document-types code (100 invoice, …)."`
-	Number          string          `json:"number"`
-	IssueDate       string          `json:"issueDate" format:"date"`
-	ClientReference *string         `json:"clientReference"`
-	UJPDocID        string          `json:"ujpDocId" doc:"header.docId sent to UJP; the same on every submission attempt."`
-	EUID            *string         `json:"euid" doc:"Assigned by UJP on delivery; null before."`
-	QRLink          *string         `json:"qrLink" doc:"UJP's public link of the document (the QR code target); null before delivery."`
-	Totals          einvoice.Totals `json:"totals" doc:"net (after discounts), vat, gross, in the document currency."`
-	Problems        json.RawMessage `json:"problems" doc:"Why the document is invalid or failed: [{path, message, codebook, code}], UJP codes unrenamed."`
-	OriginalID      *string         `json:"originalId"`
-	Document        json.RawMessage `json:"document" doc:"The UJP document as built (and signed), UJP's own JSON field names."`
-	SubmitAttempts  int             `json:"submitAttempts" doc:"Calls made to UJP's receiver for this document."`
-	DeliveredAt     *time.Time      `json:"deliveredAt" doc:"When UJP assigned the EUID; null before."`
-	SettledAt       *time.Time      `json:"settledAt" doc:"When the buyer's outcome (accepted, auto_accepted, rejected) was learnt; null before."`
-	CreatedAt       time.Time       `json:"createdAt"`
-	UpdatedAt       time.Time       `json:"updatedAt"`
-}
-
-func nullTime(t sql.NullTime) *time.Time {
-	if !t.Valid {
-		return nil
-	}
-	u := t.Time.UTC()
-	return &u
-}
-
-func nullable(s sql.NullString) *string {
-	if !s.Valid {
-		return nil
-	}
-	return &s.String
-}
-
-func einvoiceFrom(r dbq.Einvoice) EInvoice {
-	return EInvoice{ID: r.ID, Object: "einvoice", CompanyID: r.CompanyID, Environment: r.Environment, Kind: r.Kind,
-		Status: r.Status, DocumentType: r.DocumentType, Number: r.Number, IssueDate: r.IssueDate,
-		ClientReference: nullable(r.ClientReference), UJPDocID: r.UjpDocID, EUID: nullable(r.Euid), QRLink: nullable(r.QrLink),
-		Totals:   einvoice.Totals{Net: r.TotalNet, Vat: r.TotalVat, Gross: r.TotalGross, Currency: r.Currency},
-		Problems: json.RawMessage(r.Problems), OriginalID: nullable(r.OriginalID), Document: json.RawMessage(r.Document),
-		SubmitAttempts: int(r.SubmitAttempts), DeliveredAt: nullTime(r.DeliveredAt), SettledAt: nullTime(r.SettledAt),
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
-}
-
-// StatusChange is one row of an e-invoice's status history.
-type StatusChange struct {
-	From    *string   `json:"from" doc:"null for the first row."`
-	To      string    `json:"to"`
-	Cause   string    `json:"cause" doc:"issued, signed, submission, submitted, ujp_outage, retry, ujp_rejected, ujp_status, …"`
-	UJPCode *string   `json:"ujpCode" doc:"UJP's status (01, 03, …) or error code when UJP caused the move."`
-	At      time.Time `json:"at"`
-}
 
 type listEInvoicesInput struct {
 	Status          string `query:"status" enum:"validating,invalid,awaiting_signature,queued,submitting,held,delivered,accepted,auto_accepted,rejected,cancelled_by_storno,corrected,registered,draft_at_ujp,failed"`
@@ -85,44 +21,68 @@ type listEInvoicesInput struct {
 	IssuedTo        string `query:"issuedTo" format:"date" doc:"Issue date on or before, YYYY-MM-DD."`
 	ClientReference string `query:"clientReference" maxLength:"200"`
 	EUID            string `query:"euid" maxLength:"100"`
-	Cursor          string `query:"cursor" doc:"nextCursor of the previous page (with the same filters)."`
+	Cursor          string `query:"cursor" maxLength:"200" doc:"nextCursor of the previous page (with the same filters)."`
 	Limit           int    `query:"limit" default:"25" minimum:"1" maximum:"200" doc:"Page size."`
 }
 
-type listEInvoicesOutput struct{ Body httpx.Page[EInvoice] }
-
-type einvoiceIDInput struct {
-	ID string `path:"id"`
+type listEInvoicesOutput struct {
+	Body httpx.Page[einvoicing.EInvoice]
 }
 
-type einvoiceOutput struct{ Body EInvoice }
+type einvoiceIDInput struct {
+	ID string `path:"id" maxLength:"100"`
+}
+
+type einvoiceOutput struct {
+	Location string `header:"Location"`
+	Body     einvoicing.EInvoice
+}
 
 type statusHistoryOutput struct {
 	Body struct {
-		Data []StatusChange `json:"data" doc:"Oldest first."`
+		Data []einvoicing.StatusChange `json:"data" doc:"Oldest first."`
 	}
 }
 
-func (h *handlers) registerEInvoices(s *httpx.Service) {
-	tags := []string{"E-invoices"}
-	httpx.Register(s, huma.Operation{
-		OperationID: "listEInvoices", Method: http.MethodGet, Path: "/v1/einvoices",
-		Summary: "List e-invoices", Tags: tags, Description: "Newest first, of the company in X-Company-Id.",
-	}, httpx.Spec{Scope: "einvoices:read", Company: true}, h.listEInvoices)
-	httpx.Register(s, huma.Operation{
-		OperationID: "getEInvoice", Method: http.MethodGet, Path: "/v1/einvoices/{id}",
-		Summary: "Get an e-invoice", Tags: tags,
-		Description: "The full UJP document, status, problems, EUID, QR link, totals and timestamps. 404 outside the company.",
-	}, httpx.Spec{Scope: "einvoices:read", Company: true}, h.getEInvoice)
-	httpx.Register(s, huma.Operation{
-		OperationID: "getEInvoiceStatusHistory", Method: http.MethodGet, Path: "/v1/einvoices/{id}/status-history",
-		Summary: "Status history of an e-invoice", Tags: tags,
-	}, httpx.Spec{Scope: "einvoices:read", Company: true}, h.statusHistory)
-	h.registerEvents(s)
-	h.registerIssue(s)
-	h.registerSandboxAndPDF(s)
-	h.registerSupersede(s)
+type issueEInvoiceInput struct {
+	Body einvoice.Request
 }
+
+// StornoBody is the body of POST /v1/einvoices/{id}/storno.
+type StornoBody struct {
+	Reason    string  `json:"reason" minLength:"1" maxLength:"10" doc:"A void-reasons code (S-x) of UJP's codebook."`
+	Comment   *string `json:"comment,omitempty" maxLength:"500" nullable:"true" doc:"Free text sent with the void reason."`
+	Number    *string `json:"number,omitempty" maxLength:"100" nullable:"true" doc:"The storno's own document number; default the original's number followed by /S."`
+	IssueDate *string `json:"issueDate,omitempty" format:"date" nullable:"true" doc:"YYYY-MM-DD, not before the original's; default today in Europe/Skopje."`
+}
+
+type stornoInput struct {
+	ID   string `path:"id" maxLength:"100"`
+	Body StornoBody
+}
+
+type correctionInput struct {
+	ID   string `path:"id" maxLength:"100"`
+	Body einvoice.Request
+}
+
+type pdfOutput struct {
+	ContentType        string `header:"Content-Type"`
+	ContentDisposition string `header:"Content-Disposition"`
+	Body               []byte
+}
+
+type simulateInput struct {
+	ID   string `path:"id" maxLength:"100"`
+	Body struct {
+		Action           string `json:"action" enum:"buyer_accepts,buyer_rejects,deadline_passes,outage_starts,outage_ends,terminal_error" doc:"The transition to drive."`
+		RejectReasonCode string `json:"rejectReasonCode,omitempty" maxLength:"10" doc:"buyer_rejects: a reject-reasons code (required)."`
+		Comment          string `json:"comment,omitempty" maxLength:"500" doc:"buyer_rejects: the buyer's comment."`
+		UJPCode          string `json:"ujpCode,omitempty" pattern:"^E[0-9]{4,6}$" doc:"terminal_error: the UJP error code the next submission gets (default E4013)."`
+	}
+}
+
+type simulateOutput struct{ Body einvoicing.Simulation }
 
 // filterDigest binds a cursor to the filters it was made with.
 func filterDigest(parts ...string) string {
@@ -131,75 +91,125 @@ func filterDigest(parts ...string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-func optional(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
-
-func (h *handlers) listEInvoices(ctx context.Context, in *listEInvoicesInput) (*listEInvoicesOutput, error) {
-	p := httpx.PrincipalFrom(ctx)
-	digest := filterDigest(in.Status, in.DocumentType, in.IssuedFrom, in.IssuedTo, in.ClientReference, in.EUID)
-	after, err := httpx.DecodeCursor(in.Cursor, digest)
-	if err != nil {
-		return nil, err
-	}
-	var fe denar.FieldErrors
-	for _, d := range [][2]string{{"issuedFrom", in.IssuedFrom}, {"issuedTo", in.IssuedTo}} {
-		if _, err := time.Parse(time.DateOnly, d[1]); d[1] != "" && err != nil {
-			fe.Add(d[0], "must be a date YYYY-MM-DD")
+func (h *handlers) registerEInvoices(s *httpx.Service) {
+	tags := []string{"E-invoices"}
+	httpx.Register(s, huma.Operation{
+		OperationID: "listEInvoices", Method: http.MethodGet, Path: "/v1/einvoices",
+		Summary: "List e-invoices", Tags: tags, Description: "Newest first, of the company in X-Company-Id.",
+	}, httpx.Spec{Scope: "einvoices:read", Company: true}, func(ctx context.Context, in *listEInvoicesInput) (*listEInvoicesOutput, error) {
+		digest := filterDigest(in.Status, in.DocumentType, in.IssuedFrom, in.IssuedTo, in.ClientReference, in.EUID)
+		after, err := httpx.DecodeCursor(in.Cursor, digest)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if err := fe.Err(); err != nil {
-		return nil, err
-	}
-	rows, err := h.deps.DB.Reader().ListEInvoices(ctx, dbq.ListEInvoicesParams{AccountID: p.AccountID, CompanyID: httpx.CompanyFrom(ctx),
-		AfterID: after, Status: optional(in.Status), DocumentType: optional(in.DocumentType), IssuedFrom: optional(in.IssuedFrom),
-		IssuedTo: optional(in.IssuedTo), ClientReference: optional(in.ClientReference), Euid: optional(in.EUID), Lim: int64(in.Limit + 1)})
-	if err != nil {
-		return nil, fmt.Errorf("list einvoices: %w", err)
-	}
-	out := make([]EInvoice, 0, len(rows))
-	for _, r := range rows {
-		if r.Environment == p.Environment {
-			out = append(out, einvoiceFrom(r))
+		out, err := h.svc.EInvoices(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx), einvoicing.EInvoiceFilter{Status: in.Status,
+			DocumentType: in.DocumentType, IssuedFrom: in.IssuedFrom, IssuedTo: in.IssuedTo, ClientReference: in.ClientReference, EUID: in.EUID},
+			after, in.Limit)
+		if err != nil {
+			return nil, err
 		}
-	}
-	return &listEInvoicesOutput{Body: httpx.NewPage(out, in.Limit, func(e EInvoice) string { return e.ID }, digest)}, nil
-}
-
-// einvoiceRow loads an e-invoice of the request's company and account; any
-// other is 404, so ids of other tenants are not confirmed.
-func (h *handlers) einvoiceRow(ctx context.Context, q *dbq.Queries, id string) (dbq.Einvoice, error) {
-	p := httpx.PrincipalFrom(ctx)
-	r, err := q.GetEInvoice(ctx, dbq.GetEInvoiceParams{ID: id, AccountID: p.AccountID, CompanyID: httpx.CompanyFrom(ctx)})
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && r.Environment != p.Environment) {
-		return dbq.Einvoice{}, problem(denar.ECodeNotFound, "No e-invoice "+id+" for this company.")
-	}
-	if err != nil {
-		return dbq.Einvoice{}, fmt.Errorf("load einvoice %s: %w", id, err)
-	}
-	return r, nil
-}
-
-func (h *handlers) getEInvoice(ctx context.Context, in *einvoiceIDInput) (*einvoiceOutput, error) {
-	r, err := h.einvoiceRow(ctx, h.deps.DB.Reader(), in.ID)
-	if err != nil {
-		return nil, err
-	}
-	return &einvoiceOutput{Body: einvoiceFrom(r)}, nil
-}
-
-func (h *handlers) statusHistory(ctx context.Context, in *einvoiceIDInput) (*statusHistoryOutput, error) {
-	q := h.deps.DB.Reader()
-	if _, err := h.einvoiceRow(ctx, q, in.ID); err != nil {
-		return nil, err
-	}
-	rows, err := q.ListEInvoiceStatus(ctx, in.ID)
-	if err != nil {
-		return nil, fmt.Errorf("status history of %s: %w", in.ID, err)
-	}
-	out := &statusHistoryOutput{}
-	out.Body.Data = make([]StatusChange, 0, len(rows))
-	for _, r := range rows {
-		out.Body.Data = append(out.Body.Data, StatusChange{From: nullable(r.FromStatus), To: r.ToStatus, Cause: r.Cause,
-			UJPCode: nullable(r.UjpCode), At: r.At.UTC()})
-	}
-	return out, nil
+		return &listEInvoicesOutput{Body: httpx.NewPage(out, in.Limit, func(e einvoicing.EInvoice) string { return e.ID }, digest)}, nil
+	})
+	httpx.Register(s, huma.Operation{
+		OperationID: "getEInvoice", Method: http.MethodGet, Path: "/v1/einvoices/{id}",
+		Summary: "Get an e-invoice", Tags: tags,
+		Description: "The full UJP document, status, problems, EUID, QR link, totals and timestamps. 404 outside the company.",
+	}, httpx.Spec{Scope: "einvoices:read", Company: true}, func(ctx context.Context, in *einvoiceIDInput) (*einvoiceOutput, error) {
+		e, err := h.svc.EInvoice(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx), in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &einvoiceOutput{Body: e}, nil
+	})
+	httpx.Register(s, huma.Operation{
+		OperationID: "getEInvoiceStatusHistory", Method: http.MethodGet, Path: "/v1/einvoices/{id}/status-history",
+		Summary: "Status history of an e-invoice", Tags: tags,
+	}, httpx.Spec{Scope: "einvoices:read", Company: true}, func(ctx context.Context, in *einvoiceIDInput) (*statusHistoryOutput, error) {
+		rows, err := h.svc.StatusHistory(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx), in.ID)
+		if err != nil {
+			return nil, err
+		}
+		out := &statusHistoryOutput{}
+		out.Body.Data = rows
+		return out, nil
+	})
+	httpx.Register(s, huma.Operation{
+		OperationID: "issueEInvoice", Method: http.MethodPost, Path: "/v1/einvoices",
+		Summary: "Issue an e-invoice", Tags: tags, DefaultStatus: http.StatusAccepted,
+		Description: "Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas " +
+			"(unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) " +
+			"and answers 202 in awaiting_signature with a signing request for the company's agent. expectedTotals that differ: " +
+			"422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, " +
+			"the existing e-invoice. No valid signing certificate: 409 signer_not_ready.",
+	}, httpx.Spec{Scope: "einvoices:write", Company: true}, func(ctx context.Context, in *issueEInvoiceInput) (*einvoiceOutput, error) {
+		e, err := h.svc.IssueEInvoice(ctx, caller(ctx), einvoicing.IssueEInvoice{CompanyID: httpx.CompanyFrom(ctx), Request: &in.Body})
+		if err != nil {
+			return nil, err
+		}
+		return &einvoiceOutput{Location: e.Path(), Body: e}, nil
+	})
+	httpx.Register(s, huma.Operation{
+		OperationID: "stornoEInvoice", Method: http.MethodPost, Path: "/v1/einvoices/{id}/storno",
+		Summary: "Void an e-invoice (storno)", Tags: tags, DefaultStatus: http.StatusAccepted,
+		Description: "Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities " +
+			"negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and " +
+			"submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only " +
+			"while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another " +
+			"storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is " +
+			"filed (409 period_closed). The original is never modified by this call. 202 with the storno.",
+	}, httpx.Spec{Scope: "einvoices:write", Company: true}, func(ctx context.Context, in *stornoInput) (*einvoiceOutput, error) {
+		b := in.Body
+		e, err := h.svc.StornoEInvoice(ctx, caller(ctx), einvoicing.Storno{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID,
+			Reason: b.Reason, Comment: b.Comment, Number: b.Number, IssueDate: b.IssueDate})
+		if err != nil {
+			return nil, err
+		}
+		return &einvoiceOutput{Location: e.Path(), Body: e}, nil
+	})
+	httpx.Register(s, huma.Operation{
+		OperationID: "correctEInvoice", Method: http.MethodPost, Path: "/v1/einvoices/{id}/correction",
+		Summary: "Correct an e-invoice", Tags: tags, DefaultStatus: http.StatusAccepted,
+		Description: "The body is a complete replacement document, as for POST /v1/einvoices, with correction " +
+			"{reason (C0x), comment}. The correction (docStorno 2) references the original's EUID; when UJP accepts it, " +
+			"the original moves to corrected. Same 409s as storno; clientReference works as on issue. 202 with the correction.",
+	}, httpx.Spec{Scope: "einvoices:write", Company: true}, func(ctx context.Context, in *correctionInput) (*einvoiceOutput, error) {
+		e, err := h.svc.CorrectEInvoice(ctx, caller(ctx), einvoicing.Correction{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID, Request: &in.Body})
+		if err != nil {
+			return nil, err
+		}
+		return &einvoiceOutput{Location: e.Path(), Body: e}, nil
+	})
+	httpx.Register(s, huma.Operation{
+		OperationID: "getEInvoicePDF", Method: http.MethodGet, Path: "/v1/einvoices/{id}/pdf",
+		Summary: "UJP's PDF of an e-invoice", Tags: tags,
+		Description: "application/pdf: UJP's rendering (in the sandbox, the simulator's: Cyrillic text, the EUID and a QR code " +
+			"of UJP's link). It is fetched with a signed read once the document is delivered; until then, and while the " +
+			"signer has not signed that read, 409 pdf_not_ready.",
+		Responses: map[string]*huma.Response{"200": {Description: "The PDF.", Content: map[string]*huma.MediaType{
+			"application/pdf": {Schema: &huma.Schema{Type: "string", Format: "binary"}}}}},
+	}, httpx.Spec{Scope: "einvoices:read", Company: true}, func(ctx context.Context, in *einvoiceIDInput) (*pdfOutput, error) {
+		pdf, err := h.svc.PDF(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx), in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &pdfOutput{ContentType: "application/pdf", ContentDisposition: `inline; filename="` + in.ID + `.pdf"`, Body: pdf}, nil
+	})
+	httpx.Register(s, huma.Operation{
+		OperationID: "simulateEInvoice", Method: http.MethodPost, Path: "/v1/sandbox/einvoices/{id}/simulate",
+		Summary: "Drive a sandbox e-invoice through a UJP transition", Tags: []string{"Sandbox"}, DefaultStatus: http.StatusAccepted,
+		Description: "Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects " +
+			"and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and " +
+			"schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon " +
+			"as the signer signs that read. outage_starts and outage_ends make UJP unreachable for this company only " +
+			"(submissions go to held and are resubmitted after the outage). terminal_error makes the company's next " +
+			"submission fail with ujpCode (failed, with UJP's code in problems).",
+	}, httpx.Spec{Scope: "einvoices:write", Company: true}, func(ctx context.Context, in *simulateInput) (*simulateOutput, error) {
+		b := in.Body
+		out, err := h.svc.Simulate(ctx, caller(ctx), einvoicing.Simulate{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID, Action: b.Action,
+			RejectReasonCode: b.RejectReasonCode, Comment: b.Comment, UJPCode: b.UJPCode})
+		if err != nil {
+			return nil, err
+		}
+		return &simulateOutput{Body: out}, nil
+	})
 }

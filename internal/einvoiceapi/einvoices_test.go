@@ -23,8 +23,8 @@ func TestEInvoiceReads(t *testing.T) {
 		co, other := denar.NewID("co"), denar.NewID("co")
 		var ids []string
 		err := db.InTx(ctx, func(tx *store.Tx) error {
-			for _, id := range []string{co, other} {
-				if _, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: id, AccountID: acct, Name: "Продавач", TaxNumber: "4030000000001",
+			for i, id := range []string{co, other} {
+				if _, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: id, AccountID: acct, Name: "Продавач", TaxNumber: fmt.Sprint("403000000000", i+1),
 					Status: "active", SigningMode: "bridge", Environment: "sandbox", Address: "{}", CreatedAt: tx.Now}); err != nil {
 					return err
 				}

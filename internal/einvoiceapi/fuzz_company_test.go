@@ -2,7 +2,6 @@ package einvoiceapi_test
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,8 +11,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoiceapi"
-	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
 
@@ -36,9 +34,8 @@ func FuzzCreateCompanyBody(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	srv := httptest.NewServer(einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: as, Log: slog.New(slog.DiscardHandler),
-		Registry: fakeRegistry{}, RegistryTimeout: 20 * time.Millisecond, PublicURL: "http://x",
-		RateLimit: httpx.RateLimit{}}).Handler())
+	_, api := newAPI(db, einvoicing.Deps{Registry: fakeRegistry{}}, einvoicing.Config{RegistryTimeout: 20 * time.Millisecond, PublicURL: "http://x"})
+	srv := httptest.NewServer(api.Handler())
 	f.Cleanup(srv.Close)
 	var n atomic.Int64
 	f.Fuzz(func(t *testing.T, body string) {

@@ -1,78 +1,16 @@
 package einvoiceapi
 
+// Mandate pages: the representative of a new company opens the link of the
+// mandate mail and accepts. The link's token is the whole authority.
+
 import (
-	"context"
-	"database/sql"
-	"errors"
-	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
-	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/mail"
-	"github.com/denar-mk/denar/internal/store"
-	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/einvoicing"
 )
-
-// DefaultMandateTTL is how long a mandate link works.
-const DefaultMandateTTL = 14 * 24 * time.Hour
-
-// mandatePrefix marks mandate tokens; the rest is 43 base62 characters
-// (about 256 bits), so the link itself is the credential.
-const mandatePrefix = "mdt_"
-
-// sendMandate creates a mandate token for a new company and queues the
-// mail, in the company's transaction.
-func (h *handlers) sendMandate(ctx context.Context, tx *store.Tx, c dbq.Company, acct dbq.Account) error {
-	ttl := h.deps.MandateTTL
-	if ttl <= 0 {
-		ttl = DefaultMandateTTL
-	}
-	tok := mandatePrefix + auth.RandomToken(43)
-	if err := tx.CreateMandate(ctx, dbq.CreateMandateParams{
-		TokenHash: auth.Hash(tok), CompanyID: c.ID, AccountID: acct.ID, CreatedAt: tx.Now, ExpiresAt: tx.Now.Add(ttl),
-	}); err != nil {
-		return fmt.Errorf("create mandate: %w", err)
-	}
-	link := strings.TrimRight(h.deps.PublicURL, "/") + "/mandates/" + tok
-	var b strings.Builder
-	if err := mandateMail.Execute(&b, map[string]any{
-		"Rep": c.RepresentativeName, "Company": c.Name, "Tax": c.TaxNumber, "Account": acct.Name,
-		"Link": link, "Days": int(ttl / (24 * time.Hour)),
-	}); err != nil {
-		return fmt.Errorf("render mandate mail: %w", err)
-	}
-	m := h.deps.Mailer
-	if m == nil {
-		m = mail.Outbox{Log: h.deps.Log}
-	}
-	if err := m.Send(ctx, tx, mail.Message{
-		To: c.RepresentativeEmail, Subject: "Овластување за е-фактури: " + c.Name + " (e-invoicing mandate)", Body: b.String(),
-	}); err != nil {
-		return fmt.Errorf("queue mandate mail: %w", err)
-	}
-	return nil
-}
-
-// The mail is plain text; text/template would do, but html/template's
-// escaping is harmless here and keeps one template package in use.
-var mandateMail = template.Must(template.New("mail").Parse(`Почитуван/а {{.Rep}},
-
-{{.Account}} бара овластување да издава и прима е-фактури преку УЈП (е-Фактура) во име на {{.Company}} (ЕДБ {{.Tax}}).
-
-Прегледајте го барањето и прифатете го на следнава врска (важи {{.Days}} дена, може да се искористи еднаш):
-
-{{.Link}}
-
-Ако не го очекувавте ова барање, не правете ништо: без ваше прифаќање овластувањето не важи.
-
-English: {{.Account}} asks for your mandate to e-invoice through UJP on behalf of {{.Company}}; open the link above to review and accept it.
-
--- denar
-`))
 
 func (h *handlers) registerMandates(mux *http.ServeMux) {
 	mux.HandleFunc("GET /mandates/{token}", h.mandatePage)
@@ -81,55 +19,10 @@ func (h *handlers) registerMandates(mux *http.ServeMux) {
 
 // mandateView is what the page shows.
 type mandateView struct {
-	State       string // "open", "accepted", "used", "expired", "unknown"
-	Company     string
-	TaxNumber   string
-	VATNumber   string
-	Address     string
-	Account     string
-	Action      string
-	ExpiresAt   string
-	Environment string
-}
-
-// loadMandate resolves a token into the page's view and the mandate row.
-func (h *handlers) loadMandate(ctx context.Context, q *dbq.Queries, tok string) (mandateView, dbq.Mandate, error) {
-	if !strings.HasPrefix(tok, mandatePrefix) || len(tok) > 100 {
-		return mandateView{State: "unknown"}, dbq.Mandate{}, nil
-	}
-	m, err := q.GetMandate(ctx, auth.Hash(tok))
-	if errors.Is(err, sql.ErrNoRows) {
-		return mandateView{State: "unknown"}, dbq.Mandate{}, nil
-	}
-	if err != nil {
-		return mandateView{}, m, fmt.Errorf("load mandate: %w", err)
-	}
-	c, err := q.GetCompany(ctx, m.CompanyID)
-	if err != nil {
-		return mandateView{}, m, fmt.Errorf("load company: %w", err)
-	}
-	acct, err := q.GetAccount(ctx, m.AccountID)
-	if err != nil {
-		return mandateView{}, m, fmt.Errorf("load account: %w", err)
-	}
-	co := companyFrom(c, false)
-	v := mandateView{
-		State: "open", Company: c.Name, TaxNumber: c.TaxNumber, Account: acct.Name,
-		ExpiresAt: m.ExpiresAt.In(skopje).Format("02.01.2006 15:04"), Environment: c.Environment,
-		Action: "/mandates/" + url.PathEscape(tok),
-	}
-	if co.VATNumber != nil {
-		v.VATNumber = *co.VATNumber
-	}
-	v.Address = strings.TrimSpace(strings.Join([]string{co.Address.Street, co.Address.Number + ",", co.Address.Zip, co.Address.City}, " "))
-	v.Address = strings.Trim(v.Address, ", ")
-	switch {
-	case m.UsedAt.Valid:
-		v.State = "used"
-	case !h.deps.DB.Now().Before(m.ExpiresAt):
-		v.State = "expired"
-	}
-	return v, m, nil
+	einvoicing.Mandate
+	Action    string
+	ExpiresAt string
+	State     string // the mandate's, or "forbidden" and "error" of the page
 }
 
 var skopje = func() *time.Location {
@@ -138,6 +31,11 @@ var skopje = func() *time.Location {
 	}
 	return time.UTC
 }()
+
+func view(m einvoicing.Mandate, tok string) mandateView {
+	return mandateView{Mandate: m, State: m.State, Action: "/mandates/" + url.PathEscape(tok),
+		ExpiresAt: m.ExpiresAt.In(skopje).Format("02.01.2006 15:04")}
+}
 
 func pageHeaders(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -149,7 +47,9 @@ func pageHeaders(w http.ResponseWriter) {
 }
 
 func (h *handlers) mandatePage(w http.ResponseWriter, r *http.Request) {
-	v, _, err := h.loadMandate(r.Context(), h.deps.DB.Reader(), r.PathValue("token"))
+	tok := r.PathValue("token")
+	m, err := h.svc.Mandate(r.Context(), tok)
+	v := view(m, tok)
 	if err != nil {
 		h.deps.Log.ErrorContext(r.Context(), "mandate page", "err", err)
 		v = mandateView{State: "error"}
@@ -174,28 +74,9 @@ func (h *handlers) mandateAccept(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	var v mandateView
-	err := h.deps.DB.InTx(r.Context(), func(tx *store.Tx) error {
-		var m dbq.Mandate
-		var err error
-		v, m, err = h.loadMandate(r.Context(), tx.Queries, r.PathValue("token"))
-		if err != nil || v.State != "open" {
-			return err
-		}
-		n, err := tx.UseMandate(r.Context(), dbq.UseMandateParams{TokenHash: m.TokenHash, UsedAt: sql.NullTime{Time: tx.Now, Valid: true}})
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			v.State = "used"
-			return nil
-		}
-		if err := tx.SetCompanyStatus(r.Context(), dbq.SetCompanyStatusParams{ID: m.CompanyID, Status: "active"}); err != nil {
-			return err
-		}
-		v.State = "accepted"
-		return nil
-	})
+	tok := r.PathValue("token")
+	m, err := h.svc.AcceptMandate(r.Context(), tok)
+	v := view(m, tok)
 	if err != nil {
 		h.deps.Log.ErrorContext(r.Context(), "mandate accept", "err", err)
 		v = mandateView{State: "error"}
@@ -206,9 +87,9 @@ func (h *handlers) mandateAccept(w http.ResponseWriter, r *http.Request) {
 func (h *handlers) renderMandate(w http.ResponseWriter, v mandateView) {
 	pageHeaders(w)
 	switch v.State {
-	case "unknown":
+	case einvoicing.MandateUnknown:
 		w.WriteHeader(http.StatusNotFound)
-	case "used", "expired":
+	case einvoicing.MandateUsed, einvoicing.MandateExpired:
 		w.WriteHeader(http.StatusGone)
 	case "error":
 		w.WriteHeader(http.StatusInternalServerError)

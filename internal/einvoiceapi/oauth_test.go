@@ -3,7 +3,6 @@ package einvoiceapi_test
 import (
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,7 +11,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
@@ -30,7 +29,7 @@ func newEnv(t *testing.T, db *store.DB) *env {
 	t.Helper()
 	e := &env{db: db, auth: &auth.Store{DB: db}, now: time.Now().UTC()}
 	db.Now = func() time.Time { return e.now }
-	s := einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: e.auth, Log: slog.New(slog.DiscardHandler)})
+	_, s := newAPI(db, einvoicing.Deps{}, einvoicing.Config{})
 	e.srv = httptest.NewServer(s.Handler())
 	t.Cleanup(e.srv.Close)
 	return e

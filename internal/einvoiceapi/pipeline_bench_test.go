@@ -23,9 +23,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
-	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -60,12 +58,11 @@ func newBenchWorld(b testing.TB, db *store.DB) *benchWorld {
 	if err != nil {
 		b.Fatal(err)
 	}
-	as := &auth.Store{DB: db}
-	w.srv = httptest.NewServer(einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: as, Log: log,
-		RateLimit: httpx.RateLimit{Rate: 1e6, Burst: 1e6}}).Handler())
+	svc, api := newAPI(db, einvoicing.Deps{Log: log, Gateways: map[string]ujp.Gateway{auth.EnvSandbox: w.gw}}, einvoicing.Config{})
+	w.srv = httptest.NewServer(api.Handler())
 	b.Cleanup(w.srv.Close)
 	w.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, PollInterval: 5 * time.Millisecond, Logger: log})
-	einvoicing.RegisterPipeline(w.runner, db, map[string]ujp.Gateway{auth.EnvSandbox: w.gw}, einvoicing.PipelineConfig{}, log)
+	svc.RegisterJobs(w.runner)
 
 	w.company, w.key = seedSeller(b, db, "companies:write", "einvoices:read", "einvoices:write")
 	var pc struct{ Code string }

@@ -18,7 +18,6 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -44,6 +43,7 @@ type pipeEnv struct {
 	agent   string
 	authz   string // Agent header
 	cert    testCert
+	svc     *einvoicing.Service
 }
 
 // lossyGateway forwards to UJP but can lose the answer of the next sends,
@@ -81,13 +81,14 @@ func newPipeEnv(t *testing.T, db *store.DB) *pipeEnv {
 		t.Fatal(err)
 	}
 	e.gw = &lossyGateway{Gateway: client}
-	as := &auth.Store{DB: db}
-	e.srv = httptest.NewServer(einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: as, Log: slog.New(slog.DiscardHandler),
-		Registry: simRegistry{client}, Sandbox: ujpsim.Control{BaseURL: "http://ujp-sim.invalid", HTTP: hc}}).Handler())
+	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: ujpsim.Control{BaseURL: "http://ujp-sim.invalid", HTTP: hc},
+		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}},
+		einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}}})
+	e.svc = svc
+	e.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(e.srv.Close)
 	e.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
-	einvoicing.RegisterPipeline(e.runner, db, map[string]ujp.Gateway{auth.EnvSandbox: e.gw},
-		einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}}, slog.New(slog.DiscardHandler))
+	svc.RegisterJobs(e.runner)
 
 	e.company, e.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read", "signing:agent")
 	se := &signEnv{t: t, db: db, srv: e.srv, key: e.key, company: e.company}
@@ -373,9 +374,9 @@ func TestPipelineDeliverAndDecide(t *testing.T) {
 			t.Fatalf("rejection problems: %v", m["problems"])
 		}
 		for n, want := range map[string][]string{
-			"accept":   {"einvoice.submitted", "einvoice.accepted"},
-			"reject":   {"einvoice.submitted", "einvoice.rejected"},
-			"deadline": {"einvoice.submitted", "einvoice.auto_accepted"},
+			"accept":   {"einvoice.signature_required", "einvoice.submitted", "einvoice.accepted"},
+			"reject":   {"einvoice.signature_required", "einvoice.submitted", "einvoice.rejected"},
+			"deadline": {"einvoice.signature_required", "einvoice.submitted", "einvoice.auto_accepted"},
 		} {
 			if ev := e.events(ids[n]); !equal(ev, want) {
 				t.Fatalf("%s events %v, want %v", n, ev, want)
@@ -453,7 +454,7 @@ func TestPipelineOutageHeldThenDelivered(t *testing.T) {
 		if h := e.history(first); !equal(h, want) {
 			t.Fatalf("history %v", h)
 		}
-		if ev := e.events(first); !equal(ev, []string{"einvoice.held", "einvoice.submitted"}) {
+		if ev := e.events(first); !equal(ev, []string{"einvoice.signature_required", "einvoice.held", "einvoice.submitted"}) {
 			t.Fatalf("events %v", ev)
 		}
 	})
@@ -516,7 +517,7 @@ func TestPipelineTerminalFailure(t *testing.T) {
 		if p, _ := m["problems"].([]any); len(p) != 1 || p[0].(map[string]any)["code"] != "E10203" {
 			t.Fatalf("problems %v", m["problems"])
 		}
-		if ev := e.events(id); !equal(ev, []string{"einvoice.failed"}) {
+		if ev := e.events(id); !equal(ev, []string{"einvoice.signature_required", "einvoice.failed"}) {
 			t.Fatalf("events %v", ev)
 		}
 		if h := e.history(id); h[len(h)-1] != "submitting→failed:ujp_rejected" {
@@ -535,7 +536,8 @@ func TestSimulateSandboxOnly(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		id := e.issue("F-1")
-		plain := httptest.NewServer(einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: &auth.Store{DB: db}, Log: slog.New(slog.DiscardHandler)}).Handler())
+		_, plainAPI := newAPI(db, einvoicing.Deps{}, einvoicing.Config{})
+		plain := httptest.NewServer(plainAPI.Handler())
 		defer plain.Close()
 		req, _ := http.NewRequest("POST", plain.URL+"/v1/sandbox/einvoices/"+id+"/simulate", strings.NewReader(`{"action":"outage_starts"}`))
 		req.Header.Set("Authorization", "Bearer "+e.key)
@@ -565,15 +567,15 @@ func TestSimulateSandboxOnly(t *testing.T) {
 // simRegistry is the registry look-up against the simulator.
 type simRegistry struct{ gw ujp.Gateway }
 
-func (r simRegistry) LookupCompany(ctx context.Context, env, tax string) (einvoiceapi.RegistryCompany, error) {
+func (r simRegistry) LookupCompany(ctx context.Context, env, tax string) (einvoicing.RegistryCompany, error) {
 	c, err := r.gw.Company(ctx, ujp.Identity{EUJPID: "test", EDB: tax}, tax)
 	if ujp.IsNotFound(err) {
-		return einvoiceapi.RegistryCompany{}, einvoiceapi.ErrRegistryNotFound
+		return einvoicing.RegistryCompany{}, einvoicing.ErrRegistryNotFound
 	}
 	if err != nil {
-		return einvoiceapi.RegistryCompany{}, err
+		return einvoicing.RegistryCompany{}, err
 	}
-	return einvoiceapi.RegistryCompany{Name: c.Name}, nil
+	return einvoicing.RegistryCompany{Name: c.Name}, nil
 }
 
 // TestIssueChecksBuyerRegistry: a buyer UJP's registry does not know, or
@@ -596,7 +598,7 @@ func TestIssueChecksBuyerRegistry(t *testing.T) {
 		} {
 			st, m, raw := e.call("POST", "/v1/einvoices", body(tc.tax, tc.name))
 			errs, _ := m["errors"].([]any)
-			if st != 422 || len(errs) != 1 || errs[0].(map[string]any)["path"] != tc.path || errs[0].(map[string]any)["codebook"] != einvoiceapi.CBRegistry {
+			if st != 422 || len(errs) != 1 || errs[0].(map[string]any)["path"] != tc.path || errs[0].(map[string]any)["codebook"] != einvoicing.CBRegistry {
 				t.Fatalf("%s: %d %s", tc.path, st, raw)
 			}
 		}
@@ -645,7 +647,7 @@ func TestStornoAndCorrection(t *testing.T) {
 		e.settle()
 		e.wantStatus(storno, "delivered")
 		e.wantStatus(voided, "cancelled_by_storno")
-		if ev := e.events(voided); !equal(ev, []string{"einvoice.submitted", "einvoice.cancelled_by_storno"}) {
+		if ev := e.events(voided); !equal(ev, []string{"einvoice.signature_required", "einvoice.submitted", "einvoice.cancelled_by_storno"}) {
 			t.Fatalf("original's events %v", ev)
 		}
 		if h := e.history(voided); h[len(h)-1] != "delivered→cancelled_by_storno:storno_delivered" {
@@ -703,7 +705,7 @@ func TestStornoAndCorrection(t *testing.T) {
 		e.settle()
 		e.wantStatus(correction, "delivered")
 		e.wantStatus(corrected, "corrected")
-		if ev := e.events(corrected); !equal(ev, []string{"einvoice.submitted", "einvoice.corrected"}) {
+		if ev := e.events(corrected); !equal(ev, []string{"einvoice.signature_required", "einvoice.submitted", "einvoice.corrected"}) {
 			t.Fatalf("corrected events %v", ev)
 		}
 		// The change feed reports the same moves later; nothing changes.

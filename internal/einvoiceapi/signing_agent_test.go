@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -39,7 +37,8 @@ func TestSDKWorkerSurvivesRestart(t *testing.T) {
 		}
 		addr := l.Addr().String()
 		serve := func(l net.Listener) *http.Server {
-			s := &http.Server{Handler: einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: &auth.Store{DB: db}, Log: slog.New(slog.DiscardHandler)}).Handler()}
+			_, api := newAPI(db, einvoicing.Deps{}, einvoicing.Config{})
+			s := &http.Server{Handler: api.Handler()}
 			go func() { _ = s.Serve(l) }()
 			return s
 		}

@@ -8,10 +8,10 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -22,7 +22,6 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -44,7 +43,8 @@ func newSignEnv(t *testing.T, db *store.DB) *signEnv {
 	e := &signEnv{t: t, db: db}
 	db.Now = func() time.Time { return time.Now().UTC().Add(time.Duration(e.clock.Load())) }
 	as := &auth.Store{DB: db}
-	e.srv = httptest.NewServer(einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: as, Log: slog.New(slog.DiscardHandler)}).Handler())
+	_, api := newAPI(db, einvoicing.Deps{}, einvoicing.Config{})
+	e.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(e.srv.Close)
 	ctx := t.Context()
 	acct, err := as.CreateAccount(ctx, "Биро", "")
@@ -287,8 +287,9 @@ func TestSigningEndToEnd(t *testing.T) {
 				t.Fatalf("auth %q: %d %v", a, st, m)
 			}
 		}
-		ev, err := db.Reader().ListSigningEvents(t.Context(), e.account)
-		if err != nil || len(ev) == 0 || ev[0].Type != "signing_agent.online" {
+		ev, err := db.Reader().ListEvents(t.Context(), dbq.ListEventsParams{AccountID: e.account, Environment: "sandbox",
+			Type: sql.NullString{String: einvoicing.EventSigningAgentOnline, Valid: true}, Lim: 10})
+		if err != nil || len(ev) == 0 || ev[0].ObjectID != agent || ev[0].CompanyID != e.company {
 			t.Fatalf("events: %v %v", ev, err)
 		}
 	})

@@ -20,18 +20,17 @@ package einvoiceapi
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
-	"github.com/denar-mk/denar/internal/store"
-	"github.com/denar-mk/denar/internal/store/dbq"
 )
 
 // WSMessage is one message of the signing WebSocket.
@@ -55,7 +54,7 @@ func (h *handlers) registerSigningWS(s *httpx.Service) {
 }
 
 func (h *handlers) agentSocket(w http.ResponseWriter, r *http.Request) {
-	who, err := h.authAgentPath(r.Context(), AgentAuth{Authorization: r.Header.Get("Authorization"), ID: r.PathValue("id")})
+	p, err := h.socketAgent(r)
 	if err != nil {
 		httpx.WriteProblem(w, r, httpx.FromError(err))
 		return
@@ -66,11 +65,11 @@ func (h *handlers) agentSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	defer c.CloseNow()
 	ctx := c.CloseRead(r.Context())
-	h.deps.Log.InfoContext(ctx, "signing agent connected", "agent", who.AgentID, "transport", "websocket")
-	defer h.agentGone(who)
+	h.deps.Log.InfoContext(ctx, "signing agent connected", "agent", p.CredentialID, "transport", "websocket")
+	defer h.agentGone(p.CredentialID)
 
-	now := h.deps.DB.Now().UTC()
-	if err := wsjson.Write(ctx, c, WSMessage{Type: "hello", AgentID: who.AgentID, ServerTime: &now}); err != nil {
+	now := h.svc.Now().UTC()
+	if err := wsjson.Write(ctx, c, WSMessage{Type: "hello", AgentID: p.CredentialID, ServerTime: &now}); err != nil {
 		return
 	}
 	sent := map[string]bool{}
@@ -81,26 +80,25 @@ func (h *handlers) agentSocket(w http.ResponseWriter, r *http.Request) {
 	touch := time.NewTicker(wsTouchEvery)
 	defer touch.Stop()
 	for {
-		rows, err := h.deps.DB.Reader().ListAgentPendingRequests(ctx, dbq.ListAgentPendingRequestsParams{AgentID: who.AgentID, Now: h.deps.DB.Now()})
+		reqs, err := h.svc.PendingForAgent(ctx, p)
 		if err != nil {
 			if ctx.Err() == nil {
-				h.deps.Log.ErrorContext(ctx, "signing socket: pending requests", "agent", who.AgentID, "err", err)
+				h.deps.Log.ErrorContext(ctx, "signing socket: pending requests", "agent", p.CredentialID, "err", err)
 				c.Close(websocket.StatusInternalError, "store unavailable")
 			}
 			return
 		}
-		for _, row := range rows {
-			if sent[row.ID] {
+		for i := range reqs {
+			if sent[reqs[i].ID] {
 				continue
 			}
-			req := einvoicing.SigningRequestFrom(row)
 			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			err := wsjson.Write(wctx, c, WSMessage{Type: "signing_request", Request: &req})
+			err := wsjson.Write(wctx, c, WSMessage{Type: "signing_request", Request: &reqs[i]})
 			cancel()
 			if err != nil {
 				return
 			}
-			sent[row.ID] = true
+			sent[reqs[i].ID] = true
 		}
 		select {
 		case <-ctx.Done():
@@ -115,39 +113,37 @@ func (h *handlers) agentSocket(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case <-touch.C:
-			if err := h.touchAgent(ctx, who.AgentID); err != nil {
+			if err := h.svc.TouchAgent(ctx, p.CredentialID); err != nil {
 				return
 			}
 		}
 	}
 }
 
-// touchAgent refreshes last_seen_at while a socket is open.
-func (h *handlers) touchAgent(ctx context.Context, agentID string) error {
-	return h.deps.DB.InTx(ctx, func(tx *store.Tx) error {
-		a, err := tx.GetSigningAgent(ctx, agentID)
-		if err != nil {
-			return err
-		}
-		return h.markSeen(ctx, tx, a)
-	})
+// socketAgent authenticates the agent of a WebSocket upgrade, which the
+// huma guard does not see, and checks it is the agent of the path.
+func (h *handlers) socketAgent(r *http.Request) (*auth.Principal, error) {
+	scheme, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	id, secret, ok := strings.Cut(strings.TrimSpace(cred), ".")
+	if !strings.EqualFold(scheme, "Agent") || !ok || id == "" || secret == "" {
+		return nil, einvoicing.ErrAgentUnauthenticated
+	}
+	p, err := h.svc.AuthenticateAgent(r.Context(), id, secret)
+	if err != nil {
+		return nil, err
+	}
+	if p.CredentialID != r.PathValue("id") {
+		return nil, denar.Errorf(denar.ECodeNotFound, "Agent %s not found.", r.PathValue("id"))
+	}
+	return p, nil
 }
 
-// agentGone records signing_agent.offline when a socket closes and clears
-// last_seen_at, so signerReady turns false at once rather than after the
-// reachability window, and the next connection records online again.
-func (h *handlers) agentGone(who signerIdentity) {
+// agentGone records that the socket closed (signing_agent.offline).
+func (h *handlers) agentGone(agentID string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := h.deps.DB.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.CreateSigningEvent(ctx, dbq.CreateSigningEventParams{ID: denar.NewID("evt"), AccountID: who.AccountID,
-			Type: "signing_agent.offline", ObjectID: who.AgentID, CreatedAt: tx.Now}); err != nil {
-			return err
-		}
-		return tx.TouchSigningAgent(ctx, dbq.TouchSigningAgentParams{ID: who.AgentID, Now: sql.NullTime{}})
-	})
-	if err != nil {
-		h.deps.Log.Error("signing socket: record offline", "agent", who.AgentID, "err", err)
+	if err := h.svc.AgentGone(ctx, agentID); err != nil {
+		h.deps.Log.Error("signing socket: record offline", "agent", agentID, "err", err)
 	}
-	h.deps.Log.Info("signing agent disconnected", "agent", who.AgentID, "transport", "websocket")
+	h.deps.Log.Info("signing agent disconnected", "agent", agentID, "transport", "websocket")
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
@@ -92,7 +91,7 @@ func TestSigningWebSocket(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
 			var typ string
-			err := db.ReadDB().QueryRowContext(t.Context(), "SELECT type FROM signing_events WHERE object_id = $1 ORDER BY id DESC LIMIT 1", agent).Scan(&typ)
+			err := db.ReadDB().QueryRowContext(t.Context(), "SELECT type FROM events WHERE object_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1", agent).Scan(&typ)
 			if err == nil && typ == "signing_agent.offline" {
 				break
 			}
@@ -115,7 +114,7 @@ func TestSigningWebSocket(t *testing.T) {
 			t.Fatalf("still pending after reconnect: %+v", m)
 		}
 		var online int
-		if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM signing_events WHERE object_id = $1 AND type = 'signing_agent.online'", agent).Scan(&online); err != nil || online < 2 {
+		if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM events WHERE object_id = $1 AND type = 'signing_agent.online'", agent).Scan(&online); err != nil || online < 2 {
 			t.Fatalf("online events %d %v, want one per connection", online, err)
 		}
 	})
@@ -127,7 +126,8 @@ func TestWorkerFallsBackToLongPoll(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newSignEnv(t, db)
 		c := newTestCert(t)
-		h := einvoiceapi.New(einvoiceapi.Deps{DB: db, Auth: &auth.Store{DB: db}, Log: slog.New(slog.DiscardHandler)}).Handler()
+		_, api := newAPI(db, einvoicing.Deps{}, einvoicing.Config{})
+		h := api.Handler()
 		var upgrades atomic.Int32
 		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {

@@ -17,30 +17,28 @@ import (
 // LinkEInvoice is the signing-request link type of e-invoice documents.
 const LinkEInvoice = "einvoice"
 
-func init() {
-	// A signature moves the e-invoice to queued in the transaction that
-	// records it; the submission pipeline takes it from there.
-	OnSigned(LinkEInvoice, func(ctx context.Context, tx *store.Tx, r SigningRequest) error {
-		inv, err := tx.GetEInvoiceByID(ctx, r.Links[LinkEInvoice])
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil // not an issued e-invoice (the signing tests sign bare links)
+// einvoiceSigned moves a signed e-invoice to queued and asks for its
+// submission, in the transaction that records the signature.
+func einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
+	inv, err := tx.GetEInvoiceByID(ctx, r.Links[LinkEInvoice])
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // not an issued e-invoice (the signing tests sign bare links)
+	}
+	if err != nil {
+		return fmt.Errorf("signed einvoice %s: %w", r.Links[LinkEInvoice], err)
+	}
+	switch einvoice.Status(inv.Status) {
+	case einvoice.AwaitingSignature:
+		if _, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signed"}); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("signed einvoice %s: %w", r.Links[LinkEInvoice], err)
-		}
-		switch einvoice.Status(inv.Status) {
-		case einvoice.AwaitingSignature:
-			if _, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signed"}); err != nil {
-				return err
-			}
-		case einvoice.Queued, einvoice.Held:
-			// A fresh signature of a document that waited too long for UJP
-			// to take its old timestamp (see pipeline.go).
-		default:
-			return nil // a late duplicate signature; the first one moved it
-		}
-		return enqueueSubmit(ctx, tx, inv.ID)
-	})
+	case einvoice.Queued, einvoice.Held:
+		// A fresh signature of a document that waited too long for UJP
+		// to take its old timestamp (see pipeline.go).
+	default:
+		return nil // a late duplicate signature; the first one moved it
+	}
+	return enqueueSubmit(ctx, tx, inv.ID)
 }
 
 // NewEInvoice is what CreateEInvoice stores.
@@ -80,8 +78,8 @@ func CreateEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoice) (dbq.Einvo
 		ToStatus: out.Status, Cause: "issued", At: tx.Now}); err != nil {
 		return out, fmt.Errorf("history: %w", err)
 	}
-	if _, err := RequestSignature(ctx, tx, n.Company.ID, PurposeDocument, docJSON, SigningLink{Type: LinkEInvoice, ID: n.ID}); err != nil {
+	if _, err := askDocumentSignature(ctx, tx, out, docJSON); err != nil {
 		return out, err
 	}
-	return out, nil
+	return tx.GetEInvoiceByID(ctx, out.ID)
 }

@@ -5,12 +5,57 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 )
+
+// EInvoice is the public e-invoice object.
+type EInvoice struct {
+	ID               string          `json:"id" doc:"Prefix einv_."`
+	Object           string          `json:"object" enum:"einvoice"`
+	CompanyID        string          `json:"companyId"`
+	Environment      string          `json:"environment" enum:"sandbox,production"`
+	Kind             string          `json:"kind" enum:"invoice,storno,correction" doc:"storno and correction documents link their original in originalId."`
+	Status           string          `json:"status" enum:"validating,invalid,awaiting_signature,queued,submitting,held,delivered,accepted,auto_accepted,rejected,cancelled_by_storno,corrected,registered,draft_at_ujp,failed"`
+	DocumentType     string          `json:"documentType" doc:"UJP document-types code (100 invoice, …)."`
+	Number           string          `json:"number"`
+	IssueDate        string          `json:"issueDate" format:"date"`
+	ClientReference  *string         `json:"clientReference"`
+	UJPDocID         string          `json:"ujpDocId" doc:"header.docId sent to UJP; the same on every submission attempt."`
+	EUID             *string         `json:"euid" doc:"Assigned by UJP on delivery; null before."`
+	QRLink           *string         `json:"qrLink" doc:"UJP's public link of the document (the QR code target); null before delivery."`
+	Totals           einvoice.Totals `json:"totals" doc:"net (after discounts), vat, gross, in the document currency."`
+	Problems         json.RawMessage `json:"problems" doc:"Why the document is invalid or failed, and refusals of its signature: [{path, message, codebook, code}], UJP codes unrenamed."`
+	OriginalID       *string         `json:"originalId"`
+	SigningRequestID *string         `json:"signingRequestId" doc:"The signing request the document waits on (awaiting_signature); null when none."`
+	Document         json.RawMessage `json:"document" doc:"The UJP document as built (and signed), UJP's own JSON field names."`
+	SubmitAttempts   int             `json:"submitAttempts" doc:"Calls made to UJP's receiver for this document."`
+	DeliveredAt      *time.Time      `json:"deliveredAt" doc:"When UJP assigned the EUID; null before."`
+	SettledAt        *time.Time      `json:"settledAt" doc:"When the buyer's outcome (accepted, auto_accepted, rejected) was learnt; null before."`
+	CreatedAt        time.Time       `json:"createdAt"`
+	UpdatedAt        time.Time       `json:"updatedAt"`
+}
+
+// Path is the e-invoice's path in the API.
+func (e EInvoice) Path() string { return "/v1/einvoices/" + e.ID }
+
+func einvoiceView(r dbq.Einvoice) EInvoice {
+	problems := r.Problems
+	if problems == "" {
+		problems = "[]"
+	}
+	return EInvoice{ID: r.ID, Object: "einvoice", CompanyID: r.CompanyID, Environment: r.Environment, Kind: r.Kind,
+		Status: r.Status, DocumentType: r.DocumentType, Number: r.Number, IssueDate: r.IssueDate,
+		ClientReference: nullable(r.ClientReference), UJPDocID: r.UjpDocID, EUID: nullable(r.Euid), QRLink: nullable(r.QrLink),
+		Totals:   einvoice.Totals{Net: r.TotalNet, Vat: r.TotalVat, Gross: r.TotalGross, Currency: r.Currency},
+		Problems: json.RawMessage(problems), OriginalID: nullable(r.OriginalID), SigningRequestID: nullable(r.SigningRequestID),
+		Document: json.RawMessage(r.Document), SubmitAttempts: int(r.SubmitAttempts), DeliveredAt: nullTime(r.DeliveredAt),
+		SettledAt: nullTime(r.SettledAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+}
 
 // statusMove is one e-invoice status change with its cause. moveEInvoice
 // writes the row, the status history and the event in the caller's
@@ -21,40 +66,28 @@ type statusMove struct {
 	UJPCode  string // UJP's status or error code when UJP caused the move
 	EUID     string // set on the move to delivered
 	QRLink   string
-	Problems []byte // JSON array; nil keeps "[]"
+	Problems []byte // JSON array; nil keeps the current problems
 }
 
 // eventTypes names the event each destination status emits (spec, Moves);
-// moves to other statuses (queued, submitting, held) are in the history
-// only.
+// moves to other statuses (queued, submitting) are in the history only.
 var eventTypes = map[einvoice.Status]string{
-	einvoice.Invalid:           "einvoice.validated_failed",
-	einvoice.Delivered:         "einvoice.submitted",
-	einvoice.Accepted:          "einvoice.accepted",
-	einvoice.AutoAccepted:      "einvoice.auto_accepted",
-	einvoice.Rejected:          "einvoice.rejected",
-	einvoice.CancelledByStorno: "einvoice.cancelled_by_storno",
-	einvoice.Corrected:         "einvoice.corrected",
-	einvoice.Failed:            "einvoice.failed",
-	einvoice.Held:              "einvoice.held",
-}
-
-// eventPayload is the payload of every einvoice.* event: enough to act
-// without a second request, and the id to fetch the rest.
-type eventPayload struct {
-	ID        string          `json:"id"`
-	CompanyID string          `json:"companyId"`
-	From      string          `json:"from"`
-	Status    string          `json:"status"`
-	Cause     string          `json:"cause"`
-	UJPCode   string          `json:"ujpCode,omitempty"`
-	EUID      string          `json:"euid,omitempty"`
-	Problems  json.RawMessage `json:"problems,omitempty"`
+	einvoice.Invalid:           EventValidatedFailed,
+	einvoice.Delivered:         EventSubmitted,
+	einvoice.Accepted:          EventAccepted,
+	einvoice.AutoAccepted:      EventAutoAccepted,
+	einvoice.Rejected:          EventRejected,
+	einvoice.CancelledByStorno: EventCancelledByStorno,
+	einvoice.Corrected:         EventCorrected,
+	einvoice.Failed:            EventFailed,
+	einvoice.Held:              EventHeld,
 }
 
 // moveEInvoice moves inv to m.To if the domain allows it and the row is
 // still in inv.Status (a concurrent move makes it a conflict, not a lost
-// update).
+// update). It stamps when the document was held, delivered or settled, and
+// writes the history row and the event with the e-invoice as it is after
+// the move.
 func moveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, m statusMove) (dbq.Einvoice, error) {
 	from := einvoice.Status(inv.Status)
 	if err := einvoice.Move(from, m.To); err != nil {
@@ -76,40 +109,43 @@ func moveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, m statusM
 		return inv, fmt.Errorf("move %s %s→%s: %w", inv.ID, from, m.To, err)
 	}
 	if n == 0 {
-		return inv, &denar.Error{Code: denar.ECodeConflict, Message: fmt.Sprintf("e-invoice %s is no longer %s", inv.ID, from)}
+		return inv, &denar.Error{Code: "einvoice_state_conflict", Message: fmt.Sprintf("e-invoice %s is no longer %s", inv.ID, from)}
+	}
+	now := sql.NullTime{Time: tx.Now, Valid: true}
+	switch m.To {
+	case einvoice.Held:
+		if from != einvoice.Held {
+			err = tx.SetEInvoiceHeldSince(ctx, dbq.SetEInvoiceHeldSinceParams{ID: inv.ID, HeldSince: now})
+		}
+	case einvoice.Delivered:
+		err = tx.SetEInvoiceDeliveredAt(ctx, dbq.SetEInvoiceDeliveredAtParams{ID: inv.ID, At: now})
+	case einvoice.Accepted, einvoice.AutoAccepted, einvoice.Rejected:
+		err = tx.SetEInvoiceSettledAt(ctx, dbq.SetEInvoiceSettledAtParams{ID: inv.ID, At: now})
+	}
+	if err == nil && m.To != einvoice.AwaitingSignature && inv.SigningRequestID.Valid {
+		err = tx.SetEInvoiceSigningRequest(ctx, dbq.SetEInvoiceSigningRequestParams{ID: inv.ID})
+	}
+	if err != nil {
+		return inv, fmt.Errorf("stamp %s %s: %w", inv.ID, m.To, err)
 	}
 	if err := tx.AddEInvoiceStatus(ctx, dbq.AddEInvoiceStatusParams{ID: denar.NewID("esh"), EinvoiceID: inv.ID,
 		FromStatus: sql.NullString{String: inv.Status, Valid: inv.Status != ""}, ToStatus: string(m.To), Cause: m.Cause,
 		UjpCode: sql.NullString{String: m.UJPCode, Valid: m.UJPCode != ""}, At: tx.Now}); err != nil {
 		return inv, fmt.Errorf("history of %s: %w", inv.ID, err)
 	}
-	inv.Status, inv.UpdatedAt, inv.Problems = string(m.To), tx.Now, string(problems)
-	if m.EUID != "" {
-		inv.Euid = sql.NullString{String: m.EUID, Valid: true}
-		inv.QrLink = sql.NullString{String: m.QRLink, Valid: m.QRLink != ""}
+	moved, err := tx.GetEInvoiceByID(ctx, inv.ID)
+	if err != nil {
+		return inv, fmt.Errorf("reload %s: %w", inv.ID, err)
 	}
 	if typ, ok := eventTypes[m.To]; ok {
-		p := eventPayload{ID: inv.ID, CompanyID: inv.CompanyID, From: string(from), Status: inv.Status, Cause: m.Cause,
-			UJPCode: m.UJPCode, EUID: inv.Euid.String}
-		if m.Problems != nil {
-			p.Problems = m.Problems
-		}
-		if err := writeEvent(ctx, tx, inv, typ, p); err != nil {
-			return inv, err
+		if err := einvoiceEvent(ctx, tx, moved, typ); err != nil {
+			return moved, err
 		}
 	}
-	return inv, nil
+	return moved, nil
 }
 
-// writeEvent stores one event in tx.
-func writeEvent(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, typ string, payload any) error {
-	b, err := json.Marshal(payload)
-	if err != nil {
-		return fmt.Errorf("event %s payload: %w", typ, err)
-	}
-	if err := tx.CreateEvent(ctx, dbq.CreateEventParams{ID: denar.NewID("evt"), AccountID: inv.AccountID, CompanyID: inv.CompanyID,
-		Environment: inv.Environment, Type: typ, ObjectID: inv.ID, Payload: string(b), CreatedAt: tx.Now}); err != nil {
-		return fmt.Errorf("event %s of %s: %w", typ, inv.ID, err)
-	}
-	return nil
+// einvoiceEvent writes an event about inv as it is now.
+func einvoiceEvent(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, typ string) error {
+	return writeEvent(ctx, tx, inv.AccountID, inv.CompanyID, inv.Environment, typ, inv.ID, einvoiceView(inv))
 }

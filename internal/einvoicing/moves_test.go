@@ -87,7 +87,7 @@ func TestEInvoiceMoves(t *testing.T) {
 			_, err := moveEInvoice(ctx, tx, stale, statusMove{To: einvoice.Rejected, Cause: "ujp_status"})
 			return err
 		})
-		if !errors.As(err, &de) || de.Code != denar.ECodeConflict {
+		if !errors.As(err, &de) || de.Code != "einvoice_state_conflict" {
 			t.Fatalf("stale move: %v", err)
 		}
 
@@ -111,8 +111,10 @@ func TestEInvoiceMoves(t *testing.T) {
 		if len(types) != 3 || types[0] != "einvoice.accepted" || types[1] != "einvoice.submitted" || types[2] != "einvoice.held" {
 			t.Fatalf("events %v", types)
 		}
-		var p eventPayload
-		if err := json.Unmarshal([]byte(evs[1].Payload), &p); err != nil || p.EUID != "MK-EUID-1" || p.From != "submitting" {
+		// The event carries the e-invoice as GET shows it after the move.
+		var data struct{ Object EInvoice }
+		if err := json.Unmarshal([]byte(evs[1].Payload), &data); err != nil || data.Object.EUID == nil || *data.Object.EUID != "MK-EUID-1" ||
+			data.Object.Status != "delivered" || data.Object.DeliveredAt == nil {
 			t.Errorf("submitted payload %s (%v)", evs[1].Payload, err)
 		}
 		only, _ := r.ListEvents(ctx, dbq.ListEventsParams{AccountID: acct, Environment: "sandbox", Type: sql.NullString{String: "einvoice.held", Valid: true}, Lim: 50})

@@ -96,6 +96,7 @@ func (c PipelineConfig) withDefaults() PipelineConfig {
 
 // Pipeline runs the e-invoice jobs.
 type Pipeline struct {
+	svc      *Service
 	db       *store.DB
 	gateways map[string]ujp.Gateway
 	cfg      PipelineConfig
@@ -103,33 +104,23 @@ type Pipeline struct {
 	holder   string
 }
 
-// RegisterPipeline registers the pipeline's job kinds on r. gateways are
-// the UJP gateways by environment (auth.EnvSandbox, auth.EnvProduction); a
-// missing one makes that environment's documents wait in held.
-func RegisterPipeline(r *jobs.Runner, db *store.DB, gateways map[string]ujp.Gateway, cfg PipelineConfig, log *slog.Logger) *Pipeline {
-	if log == nil {
-		log = slog.Default()
-	}
-	p := &Pipeline{db: db, gateways: gateways, cfg: cfg.withDefaults(), log: log, holder: r.ID()}
+// register registers the pipeline's job kinds on r.
+func (p *Pipeline) register(r *jobs.Runner) {
 	r.Register(KindSubmit, jobs.WorkerFunc(p.submit), jobs.Options{Timeout: 2 * p.cfg.CallTimeout,
 		Backoff: jobs.Schedule(5*time.Second, 30*time.Second, 2*time.Minute, 10*time.Minute)})
 	r.Register(KindPollChanges, jobs.WorkerFunc(p.pollAll), jobs.Options{Every: p.cfg.PollEvery})
 	r.Register(KindPollCompany, jobs.WorkerFunc(p.pollOne), jobs.Options{Timeout: p.cfg.CallTimeout})
-	r.Register(KindExpireSigning, expireSigning(db), jobs.Options{Every: time.Minute})
-	r.Register(KindPurgeSignedReads, purgeSignedReads(db), jobs.Options{Every: 6 * time.Hour})
+	r.Register(KindExpireSigning, jobs.WorkerFunc(p.svc.expireSigning), jobs.Options{Every: time.Minute})
+	r.Register(KindPurgeSignedReads, jobs.WorkerFunc(p.svc.purgeSignedReads), jobs.Options{Every: 6 * time.Hour})
+	r.Register(KindAskSignature, jobs.WorkerFunc(p.svc.askSignatureAgain), jobs.Options{})
 	r.Register(KindUJPQuery, jobs.WorkerFunc(p.query), jobs.Options{Timeout: 2 * p.cfg.CallTimeout,
 		Backoff: jobs.Schedule(5*time.Second, 15*time.Second, 30*time.Second, time.Minute)})
-	return p
 }
 
-func init() {
-	// A signed read is run by a job; the signature is recorded first.
-	for _, lt := range []string{linkChanges, LinkPDF} {
-		OnSigned(lt, func(ctx context.Context, tx *store.Tx, r SigningRequest) error {
-			_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindUJPQuery, Args: queryArgs{SigningRequestID: r.ID}, MaxAttempts: 5})
-			return err
-		})
-	}
+// enqueueQuery runs a signed read once its signature is recorded.
+func enqueueQuery(ctx context.Context, tx *store.Tx, r SigningRequest) error {
+	_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindUJPQuery, Args: queryArgs{SigningRequestID: r.ID}, MaxAttempts: 5})
+	return err
 }
 
 type submitArgs struct {
@@ -372,24 +363,16 @@ func (p *Pipeline) resign(ctx context.Context, inv dbq.Einvoice, status einvoice
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		var req ujpdoc.Request
-		if err := json.Unmarshal([]byte(inv.Document), &req); err != nil {
-			return fmt.Errorf("resign %s: stored document: %w", inv.ID, err)
-		}
-		req.RequestTimestamp = ujpdoc.FormatTimestamp(tx.Now)
-		b, err := json.Marshal(req)
+		b, err := refreshedDocument(ctx, tx, inv)
 		if err != nil {
-			return err
-		}
-		if err := tx.SetEInvoiceDocument(ctx, dbq.SetEInvoiceDocumentParams{ID: inv.ID, Document: string(b), UpdatedAt: tx.Now}); err != nil {
-			return err
+			return fmt.Errorf("resign %s: %w", inv.ID, err)
 		}
 		if status == einvoice.Submitting {
-			if _, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signature_refresh"}); err != nil {
+			if inv, err = moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signature_refresh"}); err != nil {
 				return err
 			}
 		}
-		_, err = RequestSignature(ctx, tx, inv.CompanyID, PurposeDocument, b, SigningLink{Type: LinkEInvoice, ID: inv.ID})
+		_, err = askDocumentSignature(ctx, tx, inv, b)
 		if errors.Is(err, ErrNoSigner) {
 			p.log.Warn("e-invoice needs a fresh signature but the company has no valid certificate", "einvoice", inv.ID)
 			return nil
@@ -479,10 +462,8 @@ func (p *Pipeline) move(ctx context.Context, inv dbq.Einvoice, m statusMove) err
 func (p *Pipeline) hold(ctx context.Context, inv dbq.Einvoice, cause, code string) error {
 	if inv.Status != string(einvoice.Held) {
 		err := p.db.InTx(ctx, func(tx *store.Tx) error {
-			if _, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Held, Cause: cause, UJPCode: code}); err != nil {
-				return err
-			}
-			return tx.SetEInvoiceHeldSince(ctx, dbq.SetEInvoiceHeldSinceParams{ID: inv.ID, HeldSince: sql.NullTime{Time: tx.Now, Valid: true}})
+			_, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Held, Cause: cause, UJPCode: code})
+			return err
 		})
 		if err != nil {
 			return err
@@ -519,6 +500,9 @@ type problemItem struct {
 	Message  string `json:"message"`
 	Codebook string `json:"codebook,omitempty"`
 	Code     string `json:"code,omitempty"`
+	// A refused signature: the agent's reason and the request refused.
+	Reason           string `json:"reason,omitempty"`
+	SigningRequestID string `json:"signingRequestId,omitempty"`
 }
 
 // rejectionProblems keeps UJP's codes as UJP wrote them.
@@ -559,9 +543,6 @@ func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, caus
 		}
 		d, err := moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.Delivered, Cause: cause, UJPCode: ujp.StatusSent, EUID: euid, QRLink: qr})
 		if err != nil {
-			return err
-		}
-		if err := tx.SetEInvoiceDeliveredAt(ctx, dbq.SetEInvoiceDeliveredAtParams{ID: d.ID, At: sql.NullTime{Time: tx.Now, Valid: true}}); err != nil {
 			return err
 		}
 		if err := supersedeOriginal(ctx, tx, d); err != nil {
@@ -804,14 +785,8 @@ func (p *Pipeline) applyChanges(ctx context.Context, companyID, env, day string,
 					return err
 				}
 			}
-			moved, err := moveEInvoice(ctx, tx, inv, m)
-			if err != nil {
+			if _, err := moveEInvoice(ctx, tx, inv, m); err != nil {
 				return err
-			}
-			if to == einvoice.Accepted || to == einvoice.AutoAccepted || to == einvoice.Rejected {
-				if err := tx.SetEInvoiceSettledAt(ctx, dbq.SetEInvoiceSettledAtParams{ID: moved.ID, At: sql.NullTime{Time: tx.Now, Valid: true}}); err != nil {
-					return err
-				}
 			}
 		}
 		// A day before UJP's today is complete: later polls start after it.

@@ -1,9 +1,11 @@
 package einvoicing
 
 // Signing requests: what other server code (e-invoices, decisions, UJP
-// reads) calls to get something signed by the customer's agent, and what it
-// learns back. The HTTP side is in internal/einvoiceapi (agents.go,
-// signing_http.go, signing_ws.go).
+// reads) calls to get something signed by the customer's agent, and the
+// claim → signature | refusal | expiry state machine. Each transition is a
+// guarded UPDATE (state IN pending, claimed), so no request is ever signed
+// twice, whatever the retries or concurrent agents. The HTTP side is in
+// internal/einvoiceapi.
 
 import (
 	"context"
@@ -12,7 +14,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/denar-mk/denar"
@@ -166,30 +167,28 @@ func GetSigningRequest(ctx context.Context, q *dbq.Queries, id string) (SigningR
 	return SigningRequestFrom(r), nil
 }
 
-// SignedFunc is told, inside the transaction that records it, that a
-// request was signed. Returning an error rolls the signature back (the agent
-// sees 500 and may resubmit).
-type SignedFunc func(ctx context.Context, tx *store.Tx, r SigningRequest) error
-
-var (
-	signedMu       sync.RWMutex
-	signedHandlers = map[string]SignedFunc{}
-)
-
-// OnSigned registers fn for requests whose link type is linkType (one per
-// type; call it from an init or from New's caller before serving). Expired
-// requests are replaced with a new request with the same link, so fn sees
-// the replacement's id, not the original's.
-func OnSigned(linkType string, fn SignedFunc) {
-	signedMu.Lock()
-	defer signedMu.Unlock()
-	signedHandlers[linkType] = fn
+// AfterSigned is what a recorded signature sets off, in the transaction
+// that records it, by what the request was for: an e-invoice moves to
+// queued, a signed UJP read runs. Returning an error rolls the signature
+// back (the agent sees an error and may resubmit). Expired requests are
+// replaced with a new request with the same link, so this sees the
+// replacement's id, not the original's.
+func AfterSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
+	switch r.linkType() {
+	case LinkEInvoice:
+		return einvoiceSigned(ctx, tx, r)
+	case linkChanges, LinkPDF:
+		return enqueueQuery(ctx, tx, r)
+	}
+	return nil
 }
 
-func SignedHandler(linkType string) SignedFunc {
-	signedMu.RLock()
-	defer signedMu.RUnlock()
-	return signedHandlers[linkType]
+// linkType is the type of the object the request belongs to.
+func (r SigningRequest) linkType() string {
+	for t := range r.Links {
+		return t
+	}
+	return ""
 }
 
 // SignerReady reports whether companyID has a valid certificate whose agent

@@ -12,6 +12,7 @@ import (
 
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/internal/idempotency"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
 
@@ -62,7 +63,7 @@ func FuzzRequestBody(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s := httpx.NewService(httpx.Options{Name: auth.ServiceEInvoice, Title: "fuzz", Version: "1", DB: db, Auth: a, Log: slog.New(slog.DiscardHandler), MaxBodyBytes: 4096})
+	s := httpx.NewService(httpx.Options{Name: auth.ServiceEInvoice, Title: "fuzz", Version: "1", Auth: a, Idempotency: idempotency.New(db, 0), Log: slog.New(slog.DiscardHandler), MaxBodyBytes: 4096})
 	httpx.Register(s, huma.Operation{OperationID: "fuzz", Method: http.MethodPost, Path: "/v1/fuzz"}, httpx.Spec{},
 		func(ctx context.Context, in *struct{ Body fuzzBody }) (*struct{ Body fuzzBody }, error) {
 			return &struct{ Body fuzzBody }{Body: in.Body}, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/internal/idempotency"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -58,7 +59,8 @@ func newBench(t *testing.T, db *store.DB, required bool, rl httpx.RateLimit) *be
 	t.Helper()
 	b := &bench{db: db}
 	s := httpx.NewService(httpx.Options{
-		Name: auth.ServiceEInvoice, Title: "test", Version: "1", DB: db, Auth: &auth.Store{DB: db},
+		Name: auth.ServiceEInvoice, Title: "test", Version: "1", Auth: &auth.Store{DB: db},
+		Companies: auth.Employers{DB: db}, Idempotency: idempotency.New(db, 0), Ready: db.Ping,
 		Log: slog.New(slog.DiscardHandler), IdempotencyRequired: required, RateLimit: rl, MaxBodyBytes: 1024,
 	})
 	httpx.Register(s, huma.Operation{OperationID: "createThing", Method: http.MethodPost, Path: "/v1/things", DefaultStatus: 201},
@@ -397,25 +399,4 @@ func TestRateLimit(t *testing.T) {
 	if limited.status != 429 || limited.problem(t).Code != "rate_limited" || limited.header.Get("Retry-After") == "" {
 		t.Fatalf("no 429 with Retry-After: %d %v", limited.status, limited.header)
 	}
-}
-
-func TestPurgeIdempotencyKeys(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ctx := context.Background()
-		now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-		for key, age := range map[string]time.Duration{"old": 25 * time.Hour, "young": time.Hour} {
-			if _, err := db.Writer().InsertIdempotencyKey(ctx, dbq.InsertIdempotencyKeyParams{
-				AccountID: "acct", IdemKey: key, Fingerprint: "f", LockedUntil: now, CreatedAt: now.Add(-age),
-			}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		n, err := httpx.PurgeIdempotencyKeys(ctx, db, now.Add(-24*time.Hour))
-		if err != nil || n != 1 {
-			t.Fatalf("purged %d, %v; want 1", n, err)
-		}
-		if _, err := db.Reader().GetIdempotencyKey(ctx, dbq.GetIdempotencyKeyParams{AccountID: "acct", IdemKey: "young"}); err != nil {
-			t.Fatalf("young key purged: %v", err)
-		}
-	})
 }

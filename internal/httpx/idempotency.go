@@ -4,37 +4,39 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/store"
-	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/idempotency"
 )
 
-// Idempotency rules (docs/decisions.md, "Idempotency"):
-//   - Keys are scoped to the account: two credentials of one account share them.
-//   - The fingerprint covers method, path, X-Company-Id and the body in
-//     canonical JSON form (object keys sorted, insignificant white space
-//     dropped), so re-serialising the same request is not a conflict.
-//   - Only a 2xx response is stored and replayed. Any other outcome wrote
-//     nothing (every handler commits in one transaction), so the key is
-//     released and a corrected retry with the same key runs afresh.
-//   - A running request holds its key for a lease; a key whose holder died
-//     is taken over by the next request with the same fingerprint.
+// Idempotency (docs/decisions.md, "Idempotency"): the guard claims the
+// key before the operation runs and hands the claim to the handler
+// (ClaimFrom). An operation with an effect completes the claim inside the
+// transaction of its effect, storing the response it answers with; the
+// guard then has nothing left to do. An operation without an effect (a
+// computation) leaves it to the guard, which stores the bytes it wrote. Any
+// outcome other than 2xx changed nothing, so the key is released.
+
+// Locator is implemented by resources that know their own path; a 201 or
+// 202 answering with one carries it as Location, first time and on replay.
+type Locator interface{ Path() string }
+
+// ClaimFrom returns the Idempotency-Key claim of the request in ctx, nil
+// when the request carries no key.
+func ClaimFrom(ctx context.Context) *idempotency.Claim {
+	c, _ := ctx.Value(claimKey).(*idempotency.Claim)
+	return c
+}
 
 func (s *Service) idempotent(ctx huma.Context, r *http.Request, w http.ResponseWriter, p *auth.Principal, op *huma.Operation, next func(huma.Context)) {
 	key := r.Header.Get("Idempotency-Key")
-	if key == "" {
+	if key == "" || s.opts.Idempotency == nil {
 		if s.opts.IdempotencyRequired {
 			WriteProblem(w, r, NewProblem("idempotency_key_required", "POST requests to this service need an Idempotency-Key header (any unique string up to 255 characters, such as a UUID)."))
 			return
@@ -58,123 +60,85 @@ func (s *Service) idempotent(ctx huma.Context, r *http.Request, w http.ResponseW
 		next(ctx)
 		return
 	}
-	fp := fingerprint(r, body)
-	db := s.opts.DB
-	c := r.Context()
-	now := db.Now()
-	n, err := db.Writer().InsertIdempotencyKey(c, dbq.InsertIdempotencyKeyParams{
-		AccountID: p.AccountID, IdemKey: key, Fingerprint: fp,
-		LockedUntil: now.Add(s.opts.IdempotencyLease), CreatedAt: now,
-	})
+	// What is stored must not depend on the client staying connected.
+	c := context.WithoutCancel(r.Context())
+	keeper := s.opts.Idempotency
+	fp := idempotency.Fingerprint(r.Method, r.URL.Path, r.Header.Get("X-Company-Id"), body)
+	status := op.DefaultStatus
+	if status == 0 {
+		status = http.StatusOK
+	}
+	render := func(v any) (idempotency.Response, error) {
+		var buf bytes.Buffer
+		if err := s.API.Marshal(&buf, "application/json", v); err != nil {
+			return idempotency.Response{}, err
+		}
+		resp := idempotency.Response{Status: status, ContentType: "application/json", Body: buf.Bytes()}
+		if l, ok := v.(Locator); ok && (status == http.StatusCreated || status == http.StatusAccepted) {
+			resp.Location = l.Path()
+		}
+		return resp, nil
+	}
+	var scope idempotency.Scope
+	if p != nil {
+		scope = idempotency.Scope{Account: p.AccountID, Environment: p.Environment, Credential: p.CredentialID}
+	} else {
+		// A public operation (agent pairing) has no credential: its keys
+		// live among requests with the same body, whose secret (a pairing
+		// code) is the authority.
+		sum := sha256.Sum256(body)
+		scope = idempotency.Scope{Credential: "public:" + op.OperationID + ":" + hex.EncodeToString(sum[:16])}
+	}
+	claim, replay, err := keeper.Begin(c, scope, key, fp, render)
 	if err != nil {
 		WriteProblem(w, r, FromError(err))
 		return
 	}
-	if n == 0 {
-		row, err := db.Writer().GetIdempotencyKey(c, dbq.GetIdempotencyKeyParams{AccountID: p.AccountID, IdemKey: key})
-		if errors.Is(err, sql.ErrNoRows) {
-			// Released between our insert and read: the first request failed.
-			WriteProblem(w, r, NewProblem("idempotency_in_progress", "A request with this Idempotency-Key was still being processed; retry."))
-			return
+	if replay != nil {
+		if replay.ContentType != "" {
+			w.Header().Set("Content-Type", replay.ContentType)
 		}
-		if err != nil {
-			WriteProblem(w, r, FromError(err))
-			return
+		if replay.Location != "" {
+			w.Header().Set("Location", replay.Location)
 		}
-		if row.Fingerprint != fp {
-			WriteProblem(w, r, NewProblem("idempotency_conflict", "This Idempotency-Key was used with a different request (method, path, company or body). Use a new key for a new request."))
-			return
-		}
-		if row.State == "done" {
-			if row.ContentType != "" {
-				w.Header().Set("Content-Type", row.ContentType)
-			}
-			if row.Location != "" {
-				w.Header().Set("Location", row.Location)
-			}
-			w.Header().Set("Idempotent-Replayed", "true")
-			w.Header().Set("Content-Length", strconv.Itoa(len(row.Body)))
-			w.WriteHeader(int(row.StatusCode))
-			_, _ = w.Write(row.Body)
-			return
-		}
-		taken, err := db.Writer().TakeOverIdempotencyKey(c, dbq.TakeOverIdempotencyKeyParams{
-			AccountID: p.AccountID, IdemKey: key, LockedUntil: now.Add(s.opts.IdempotencyLease), Now: now,
-		})
-		if err != nil {
-			WriteProblem(w, r, FromError(err))
-			return
-		}
-		if taken == 0 {
-			WriteProblem(w, r, NewProblem("idempotency_in_progress", "A request with this Idempotency-Key is still being processed; retry after it completes."))
-			return
-		}
+		w.Header().Set("Idempotent-Replayed", "true")
+		w.Header().Set("Content-Length", strconv.Itoa(len(replay.Body)))
+		w.WriteHeader(replay.Status)
+		_, _ = w.Write(replay.Body)
+		return
 	}
-	rec := captured(c)
+	rec := captured(r.Context())
 	finished := false
 	defer func() {
-		if !finished {
+		if !finished && !claim.Done() {
 			// The handler panicked: free the key so a retry can run.
-			_ = db.Writer().ReleaseIdempotencyKey(c, dbq.ReleaseIdempotencyKeyParams{AccountID: p.AccountID, IdemKey: key})
+			_ = keeper.Release(c, claim)
 		}
 	}()
-	next(ctx)
+	next(huma.WithValue(ctx, claimKey, claim))
 	finished = true
-	status := 0
+	if claim.Done() {
+		return // stored with the effect, in its transaction
+	}
+	got := 0
 	var out []byte
 	if rec != nil {
-		status = rec.status
+		got = rec.status
 		if rec.capture != nil {
 			out = rec.capture.Bytes()
 		}
 	}
-	if status >= 200 && status < 300 && rec != nil {
-		err = db.Writer().CompleteIdempotencyKey(c, dbq.CompleteIdempotencyKeyParams{
-			AccountID: p.AccountID, IdemKey: key, StatusCode: int32(status),
-			ContentType: w.Header().Get("Content-Type"), Location: w.Header().Get("Location"), Body: out,
-		})
+	if got >= 200 && got < 300 && rec != nil {
+		if s.opts.EffectsInTx {
+			s.opts.Log.Error("idempotency: operation answered 2xx without storing its response with its effect",
+				"operation", op.OperationID, "request_id", RequestID(r.Context()))
+		}
+		err = keeper.Finish(c, claim, idempotency.Response{Status: got, ContentType: w.Header().Get("Content-Type"),
+			Location: w.Header().Get("Location"), Body: out})
 	} else {
-		err = db.Writer().ReleaseIdempotencyKey(c, dbq.ReleaseIdempotencyKeyParams{AccountID: p.AccountID, IdemKey: key})
+		err = keeper.Release(c, claim)
 	}
 	if err != nil {
-		s.opts.Log.Error("idempotency: record outcome", "err", err, "request_id", RequestID(c))
+		s.opts.Log.Error("idempotency: record outcome", "err", err, "request_id", RequestID(r.Context()))
 	}
-}
-
-func fingerprint(r *http.Request, body []byte) string {
-	h := sha256.New()
-	h.Write([]byte(r.Method + "\n" + r.URL.Path + "\n" + r.Header.Get("X-Company-Id") + "\n"))
-	h.Write(canonicalJSON(body))
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// canonicalJSON re-encodes a JSON body with sorted keys and no insignificant
-// white space; numbers keep their exact text. A body that is not JSON is
-// used as it is.
-func canonicalJSON(body []byte) []byte {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return body
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return body
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return body
-	}
-	return out
-}
-
-// PurgeIdempotencyKeys deletes keys created before before, whatever their
-// state: a key still running after the retention period belongs to a
-// request that died long ago.
-func PurgeIdempotencyKeys(ctx context.Context, db *store.DB, before time.Time) (int64, error) {
-	n, err := db.Writer().PurgeIdempotencyKeys(ctx, before)
-	if err != nil {
-		return 0, fmt.Errorf("idempotency: purge: %w", err)
-	}
-	return n, nil
 }

@@ -28,6 +28,8 @@ const (
 	captureKey
 	principalKey
 	companyKey
+	claimKey
+	docsKey
 )
 
 // RequestID returns the id given to the request in ctx ("req_…").
@@ -131,8 +133,8 @@ func captured(ctx context.Context) *recorder {
 // Outer wraps a service's mux with what every request gets: a request id,
 // panic recovery, metrics, a structured access log, and problem bodies for
 // routes and methods the mux does not know.
-func Outer(service string, mux *http.ServeMux, m *Metrics, log *slog.Logger) http.Handler {
-	return outer(service, mux, nil, m, log)
+func Outer(service, docsURL string, mux *http.ServeMux, m *Metrics, log *slog.Logger) http.Handler {
+	return outer(service, docsURL, mux, nil, m, log)
 }
 
 // isWebSocket reports whether r asks to upgrade to a WebSocket.
@@ -140,7 +142,7 @@ func isWebSocket(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
-func outer(service string, mux, upgrades *http.ServeMux, m *Metrics, log *slog.Logger) http.Handler {
+func outer(service, docsURL string, mux, upgrades *http.ServeMux, m *Metrics, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := newRequestID()
@@ -154,6 +156,7 @@ func outer(service string, mux, upgrades *http.ServeMux, m *Metrics, log *slog.L
 		}
 		ctx := context.WithValue(r.Context(), requestIDKey, id)
 		ctx = context.WithValue(ctx, captureKey, rec)
+		ctx = context.WithValue(ctx, docsKey, docsURL)
 		r = r.WithContext(ctx)
 		m.inFlight.Inc()
 		route := "unmatched"
@@ -181,7 +184,7 @@ func outer(service string, mux, upgrades *http.ServeMux, m *Metrics, log *slog.L
 			}
 			log.LogAttrs(r.Context(), level, "request",
 				slog.String("service", service), slog.String("request_id", id),
-				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.String("method", r.Method), slog.String("path", logPath(r.URL.Path)),
 				slog.String("route", route), slog.Int("status", status),
 				slog.Int("bytes", rec.size), slog.Duration("duration", elapsed),
 				slog.String("remote", r.RemoteAddr))
@@ -206,6 +209,28 @@ func outer(service string, mux, upgrades *http.ServeMux, m *Metrics, log *slog.L
 		mux.ServeHTTP(rec, r)
 	})
 }
+
+// logPath is a request path as the access log shows it. The segment after
+// "mandates" is a mandate token, a credential (the link itself accepts the
+// mandate), so it is replaced; so is the rest of such a path, and the match
+// ignores case and empty segments so that no spelling of the path that
+// still reaches a handler or a redirect logs the token.
+func logPath(p string) string {
+	segs := strings.Split(p, "/")
+	for i := 0; i+1 < len(segs); i++ {
+		if strings.EqualFold(segs[i], "mandates") {
+			for j := i + 1; j < len(segs); j++ {
+				if segs[j] != "" {
+					return strings.Join(segs[:j], "/") + "/" + redacted
+				}
+			}
+			return p
+		}
+	}
+	return p
+}
+
+const redacted = "[redacted]"
 
 // notRouted answers 405 with Allow when the path exists for other methods,
 // else 404, both as problems (ServeMux would answer in plain text).

@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -13,9 +14,9 @@ import (
 	"github.com/denar-mk/denar"
 )
 
-// DocsURL is the base of every problem's type URI: type = DocsURL + "#" + code.
-// cmd/denar sets it from DENAR_DOCS_URL.
-var DocsURL = "https://docs.denar.mk/errors"
+// DefaultDocsURL is the base of every problem's type URI (type = base +
+// "#" + code) unless a service is configured with another (DENAR_DOCS_URL).
+const DefaultDocsURL = "https://docs.denar.mk/errors"
 
 // Problem is an RFC 9457 problem detail with the two extension members both
 // services share: a stable machine-readable code and the field errors.
@@ -34,15 +35,39 @@ type Problem struct {
 // Error implements error.
 func (p *Problem) Error() string { return p.Code + ": " + p.Detail }
 
+// A Problem is deliberately not a huma.StatusError: whatever a handler
+// returns goes through humaProblem, which fills in the request's id and the
+// service's documentation link before huma writes it as sent.
+type sentProblem struct{ *Problem }
+
 // GetStatus implements huma.StatusError.
-func (p *Problem) GetStatus() int { return p.Status }
+func (p sentProblem) GetStatus() int { return p.Status }
 
 // ContentType makes huma send problems as application/problem+json.
-func (p *Problem) ContentType(ct string) string {
+func (p sentProblem) ContentType(ct string) string {
 	if ct == "application/json" || ct == "" {
 		return "application/problem+json"
 	}
 	return ct
+}
+
+// finish returns a copy of p with the request's id and the type URI
+// under the service's documentation base.
+func finish(ctx context.Context, p *Problem) *Problem {
+	cp := *p
+	if ctx != nil {
+		cp.Instance = RequestID(ctx)
+		if base, _ := ctx.Value(docsKey).(string); base != "" {
+			cp.Type = base + "#" + cp.Code
+		}
+	}
+	if cp.Type == "" {
+		cp.Type = DefaultDocsURL + "#" + cp.Code
+	}
+	if cp.Errors == nil {
+		cp.Errors = []denar.FieldError{}
+	}
+	return &cp
 }
 
 // MarshalJSON writes the standard members followed by any extra members.
@@ -101,6 +126,8 @@ var statusOf = map[string]int{
 	"supersede_pending":         http.StatusConflict,
 	"sandbox_only":              http.StatusForbidden,
 	"signer_not_ready":          http.StatusConflict,
+	"company_exists":            http.StatusConflict,
+	"signing_request_finished":  http.StatusConflict,
 	denar.ECodeConflict:         http.StatusConflict,
 	"signature_expired":         http.StatusGone,
 	"signature_invalid":         http.StatusUnprocessableEntity,
@@ -135,7 +162,6 @@ func NewProblem(code, detail string, fields ...denar.FieldError) *Problem {
 		fields = []denar.FieldError{}
 	}
 	return &Problem{
-		Type:   DocsURL + "#" + code,
 		Title:  titleOf(code, status),
 		Status: status,
 		Detail: detail,
@@ -164,6 +190,12 @@ var titles = map[string]string{
 	"rate_limited":             "Too many requests",
 	"environment_mismatch":     "Environment mismatch",
 	"ujp_unavailable":          "UJP unavailable",
+	"company_exists":           "Company already onboarded",
+	"signing_request_finished": "Signing request already finished",
+	"einvoice_state_conflict":  "E-invoice not in a state that allows this",
+	"supersede_pending":        "Storno or correction already on its way",
+	"signature_expired":        "Signing request expired",
+	"already_claimed":          "Signing request claimed by another signer",
 	denar.ECodeNotFound:        "Not found",
 	denar.ECodeInternal:        "Internal error",
 }
@@ -190,7 +222,7 @@ func FromError(err error) *Problem {
 
 // WriteProblem writes p as application/problem+json, with the request id of r.
 func WriteProblem(w http.ResponseWriter, r *http.Request, p *Problem) {
-	p.Instance = RequestID(r.Context())
+	p = finish(r.Context(), p)
 	body, err := json.Marshal(p)
 	if err != nil {
 		body = []byte(`{"code":"internal"}`)
@@ -243,10 +275,11 @@ func humaProblem(ctx huma.Context, status int, msg string, errs ...error) huma.S
 			p = NewProblem(denar.ECodeValidation, "The request has invalid fields.", fieldErrors(msg, errs)...)
 		}
 	}
+	var c context.Context
 	if ctx != nil {
-		p.Instance = RequestID(ctx.Context())
+		c = ctx.Context()
 	}
-	return p
+	return sentProblem{finish(c, p)}
 }
 
 func fieldErrors(msg string, errs []error) []denar.FieldError {

@@ -13,22 +13,28 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/idempotency"
 )
 
-func init() {
+// installProblems makes huma build its errors (schema violations, malformed
+// bodies, and errors handlers return) as our problems. huma offers this
+// only as package variables; the function set is stateless (the request's
+// context carries what varies), so every service installs the same one.
+var installProblems = sync.OnceFunc(func() {
 	huma.NewErrorWithContext = humaProblem
 	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
 		return humaProblem(nil, status, msg, errs...)
 	}
-}
+})
 
 // Authenticator turns a bearer secret presented to a service into a principal.
 type Authenticator interface {
@@ -41,15 +47,30 @@ type Options struct {
 	Title       string
 	Version     string
 	Description string
-	DB          *store.DB
 	Auth        Authenticator
-	Log         *slog.Logger
+	// Companies resolves X-Company-Id for operations that act for a company.
+	Companies Companies
+	// Agents authenticates signing agents (e-invoicing only).
+	Agents Agents
+	// Idempotency keeps Idempotency-Key claims; nil disables the header.
+	Idempotency *idempotency.Keeper
+	// Ready reports whether the service can serve (the store answers);
+	// /readyz calls it. nil means always ready.
+	Ready func(context.Context) error
+	// DocsURL is the base of every problem's type URI: type = DocsURL +
+	// "#" + code.
+	DocsURL string
+	Log     *slog.Logger
 	// IdempotencyRequired makes Idempotency-Key mandatory on every POST
 	// operation that does not opt out (the e-invoicing rule); otherwise
 	// the header is honoured when present.
 	IdempotencyRequired bool
-	IdempotencyLease    time.Duration // how long a running request holds its key; default 2 minutes
-	RateLimit           RateLimit
+	// EffectsInTx says every POST of the service stores its idempotent
+	// response in the transaction of its effect; one that does not is
+	// logged as an error (it would reopen the window a crash could use to
+	// run it twice).
+	EffectsInTx bool
+	RateLimit   RateLimit
 	// MaxBodyBytes is the default request body limit; default 1 MiB.
 	MaxBodyBytes int64
 }
@@ -69,22 +90,30 @@ type Service struct {
 const (
 	metaAuth        = "denar.auth"        // AuthKey (default), AuthNone, AuthAgent
 	metaScope       = "denar.scope"       // the scope the credential must carry
+	metaOrScope     = "denar.orscope"     // another scope that will do
 	metaCompany     = "denar.company"     // true: resolve X-Company-Id
 	metaIdempotency = "denar.idempotency" // "none" opts a POST out
 )
 
 // Authentication modes of an operation.
 const (
-	AuthKey   = "key"   // Authorization: Bearer <API key or access token>
-	AuthNone  = "none"  // public
-	AuthAgent = "agent" // Authorization: Agent <id>.<secret>, checked by the handler's package
+	AuthKey    = "key"    // Authorization: Bearer <API key or access token>
+	AuthNone   = "none"   // public
+	AuthAgent  = "agent"  // Authorization: Agent <id>.<secret>
+	AuthSigner = "signer" // Agent, or Bearer with the operation's scope (inline signing)
 )
+
+// Agents authenticate signing agents.
+type Agents interface {
+	AuthenticateAgent(ctx context.Context, id, secret string) (*auth.Principal, error)
+}
 
 // NewService builds a service with its health, readiness, metrics and
 // OpenAPI routes.
 func NewService(o Options) *Service {
-	if o.IdempotencyLease == 0 {
-		o.IdempotencyLease = 2 * time.Minute
+	installProblems()
+	if o.DocsURL == "" {
+		o.DocsURL = DefaultDocsURL
 	}
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = 1 << 20
@@ -101,6 +130,10 @@ func NewService(o Options) *Service {
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key (dn_test_… or dn_live_…) or an OAuth access token."},
 	}
+	if o.Agents != nil {
+		cfg.Components.SecuritySchemes["agent"] = &huma.SecurityScheme{Type: "apiKey", In: "header", Name: "Authorization",
+			Description: "A signing agent's credentials: `Agent <AGENT_ID>.<AGENT_SECRET>`, as issued once by POST /v1/agents/pair."}
+	}
 	mux := http.NewServeMux()
 	api := humago.New(mux, cfg)
 	s := &Service{Name: o.Name, Mux: mux, API: api, Metrics: NewMetrics(o.Name), opts: o, limiter: newLimiter(o.RateLimit)}
@@ -112,8 +145,8 @@ func NewService(o Options) *Service {
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if o.DB != nil {
-			if err := o.DB.Ping(ctx); err != nil {
+		if o.Ready != nil {
+			if err := o.Ready(ctx); err != nil {
 				o.Log.Warn("not ready", "err", err)
 				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "store": "unreachable"})
 				return
@@ -136,7 +169,7 @@ func NewService(o Options) *Service {
 
 // Handler returns the service's complete handler.
 func (s *Service) Handler() http.Handler {
-	return outer(s.Name, s.Mux, s.upgrades, s.Metrics, s.opts.Log)
+	return outer(s.Name, s.opts.DocsURL, s.Mux, s.upgrades, s.Metrics, s.opts.Log)
 }
 
 // HandleUpgrade serves WebSocket upgrade requests matching pattern with h,
@@ -178,6 +211,8 @@ type Spec struct {
 	Auth    string // AuthKey when empty
 	Scope   string // required scope for AuthKey operations
 	Company bool   // resolve X-Company-Id for this operation
+	// OrScope is a second scope that also grants the operation.
+	OrScope string
 	// NoIdempotency opts a POST out of Idempotency-Key handling (OAuth token).
 	NoIdempotency bool
 }
@@ -194,6 +229,7 @@ func Register[I, O any](s *Service, op huma.Operation, spec Spec, handler func(c
 	}
 	op.Metadata[metaAuth] = spec.Auth
 	op.Metadata[metaScope] = spec.Scope
+	op.Metadata[metaOrScope] = spec.OrScope
 	op.Metadata[metaCompany] = spec.Company
 	if spec.NoIdempotency {
 		op.Metadata[metaIdempotency] = "none"
@@ -201,16 +237,27 @@ func Register[I, O any](s *Service, op huma.Operation, spec Spec, handler func(c
 	if op.MaxBodyBytes == 0 {
 		op.MaxBodyBytes = s.opts.MaxBodyBytes
 	}
-	if spec.Auth == AuthKey {
-		scopes := []string{}
-		if spec.Scope != "" {
-			scopes = []string{spec.Scope}
-		}
+	scopes := []string{}
+	if spec.Scope != "" {
+		scopes = []string{spec.Scope}
+	}
+	switch spec.Auth {
+	case AuthKey:
 		op.Security = []map[string][]string{{"bearer": scopes}}
+	case AuthAgent:
+		op.Security = []map[string][]string{{"agent": {}}}
+	case AuthSigner:
+		op.Security = []map[string][]string{{"agent": {}}, {"bearer": scopes}}
+	}
+	if spec.Auth == AuthKey || spec.Auth == AuthSigner {
 		if op.Extensions == nil {
 			op.Extensions = map[string]any{}
 		}
 		op.Extensions["x-required-scope"] = spec.Scope
+		if spec.OrScope != "" {
+			op.Extensions["x-required-scope"] = spec.Scope + " or " + spec.OrScope
+			op.Security = append(op.Security, map[string][]string{"bearer": {spec.OrScope}})
+		}
 	}
 	if spec.Company {
 		op.Parameters = append(op.Parameters, &huma.Param{
@@ -240,20 +287,32 @@ func (s *Service) guard(ctx huma.Context, next func(huma.Context)) {
 	op := ctx.Operation()
 	r, w := humago.Unwrap(ctx)
 	mode, _ := op.Metadata[metaAuth].(string)
-	if mode != AuthKey {
+	idempotent := r.Method == http.MethodPost && op.Metadata[metaIdempotency] != "none"
+	if mode == AuthNone {
+		if idempotent {
+			s.idempotent(ctx, r, w, nil, op, next)
+			return
+		}
 		next(ctx)
 		return
 	}
-	p, err := s.authenticate(r)
+	p, err := s.authenticate(r, mode)
 	if err != nil {
 		WriteProblem(w, r, FromError(err))
 		return
 	}
-	if scope, _ := op.Metadata[metaScope].(string); scope != "" && !p.HasScope(scope) {
-		WriteProblem(w, r, NewProblem("insufficient_scope", "This operation needs the scope "+scope+", which the credential does not carry."))
-		return
+	if scope, _ := op.Metadata[metaScope].(string); scope != "" && p.Kind != auth.KindAgent && !p.HasScope(scope) {
+		or, _ := op.Metadata[metaOrScope].(string)
+		if or == "" || !p.HasScope(or) {
+			need := scope
+			if or != "" {
+				need += " or " + or
+			}
+			WriteProblem(w, r, NewProblem("insufficient_scope", "This operation needs the scope "+need+", which the credential does not carry."))
+			return
+		}
 	}
-	if p.Environment == auth.EnvProduction && !p.ProductionEnabled {
+	if p.Environment == auth.EnvProduction && p.Kind != auth.KindAgent && !p.ProductionEnabled {
 		WriteProblem(w, r, NewProblem("production_not_enabled", "The account has no active production plan; use a sandbox key or upgrade the plan."))
 		return
 	}
@@ -272,23 +331,37 @@ func (s *Service) guard(ctx huma.Context, next func(huma.Context)) {
 		}
 		c = huma.WithValue(c, companyKey, id)
 	}
-	if r.Method == http.MethodPost {
-		if none, _ := op.Metadata[metaIdempotency].(string); none != "none" {
-			s.idempotent(c, r, w, p, op, next)
-			return
-		}
+	if idempotent {
+		s.idempotent(c, r, w, p, op, next)
+		return
 	}
 	next(c)
 }
 
-func (s *Service) authenticate(r *http.Request) (*auth.Principal, error) {
+// authenticate reads the credential an operation's mode accepts: an API key
+// or access token (Bearer), a signing agent's (Agent), or either for the
+// signer operations.
+func (s *Service) authenticate(r *http.Request, mode string) (*auth.Principal, error) {
 	h := r.Header.Get("Authorization")
 	scheme, secret, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
-		return nil, auth.ErrUnauthenticated
+	secret = strings.TrimSpace(secret)
+	switch {
+	case ok && strings.EqualFold(scheme, "Agent") && (mode == AuthAgent || mode == AuthSigner) && s.opts.Agents != nil:
+		id, sec, found := strings.Cut(secret, ".")
+		if !found || id == "" || sec == "" {
+			return nil, auth.ErrUnauthenticated
+		}
+		return s.opts.Agents.AuthenticateAgent(r.Context(), id, sec)
+	case ok && strings.EqualFold(scheme, "Bearer") && secret != "" && (mode == AuthKey || mode == AuthSigner):
+		return s.opts.Auth.Authenticate(r.Context(), s.Name, secret)
 	}
-	return s.opts.Auth.Authenticate(r.Context(), s.Name, strings.TrimSpace(secret))
+	if mode == AuthAgent {
+		return nil, errAgentCredential
+	}
+	return nil, auth.ErrUnauthenticated
 }
+
+var errAgentCredential = denar.Errorf("unauthenticated", "Send Authorization: Agent <AGENT_ID>.<AGENT_SECRET> as printed by denar-agent pair.")
 
 // PrincipalFrom returns the authenticated principal of a request.
 func PrincipalFrom(ctx context.Context) *auth.Principal {
@@ -304,7 +377,8 @@ func CompanyFrom(ctx context.Context) string {
 }
 
 // resolveCompany applies the X-Company-Id rules: a named company must be
-// reachable by the credential; without the header, the credential's only
+// one of the service's companies in the account, in the credential's
+// environment and allow-list; without the header, the credential's only
 // company is used, and a credential that reaches several must name one.
 func (s *Service) resolveCompany(r *http.Request, p *auth.Principal) (string, *Problem) {
 	named := strings.TrimSpace(r.Header.Get("X-Company-Id"))
@@ -312,26 +386,25 @@ func (s *Service) resolveCompany(r *http.Request, p *auth.Principal) (string, *P
 		if !p.AllowsCompany(named) {
 			return "", NewProblem("company_not_allowed", "The credential may not act for company "+named+".")
 		}
-		ok, err := s.companyInAccount(r.Context(), p.AccountID, named)
+		env, ok, err := s.opts.Companies.CompanyEnvironment(r.Context(), p, named)
 		if err != nil {
 			return "", FromError(err)
 		}
 		if !ok {
 			return "", NewProblem("company_not_allowed", "The credential may not act for company "+named+".")
 		}
+		if env != p.Environment {
+			return "", NewProblem("environment_mismatch", "Company "+named+" belongs to "+env+"; this is a "+p.Environment+" credential.")
+		}
 		return named, nil
 	}
 	reachable := p.CompanyIDs
 	if len(reachable) == 0 {
-		if ids, ok := p.AccountCompanies(); ok {
-			reachable = ids // read with the credential, as fresh as it (auth.keyCache)
-		} else {
-			ids, err := s.opts.DB.Reader().ListCompanyIDs(r.Context(), dbqListCompanyIDs(p.AccountID, 2))
-			if err != nil {
-				return "", FromError(err)
-			}
-			reachable = ids
+		ids, err := s.opts.Companies.CompanyIDs(r.Context(), p, 2)
+		if err != nil {
+			return "", FromError(err)
 		}
+		reachable = ids
 	}
 	switch len(reachable) {
 	case 0:

@@ -2,23 +2,17 @@ package mail
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"fmt"
-	"log/slog"
+	"net"
+	netmail "net/mail"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
-
-	"github.com/denar-mk/denar/internal/store"
-	"github.com/denar-mk/denar/internal/store/dbq"
 )
-
-// Sender delivers one message now.
-type Sender interface {
-	Deliver(ctx context.Context, m Message) error
-}
 
 // SMTP delivers through an SMTP server given as
 // smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465
@@ -35,7 +29,15 @@ type SMTP struct {
 func ParseSMTPURL(raw, from string) (*SMTP, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
+		// url.Error repeats the URL, password included: keep only the cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("SMTP URL: %w", err)
+	}
+	if _, err := netmail.ParseAddress(from); err != nil {
+		return nil, fmt.Errorf("sender %q (DENAR_MAIL_FROM): %w", from, err)
 	}
 	s := &SMTP{host: u.Hostname(), From: from}
 	switch u.Scheme {
@@ -49,6 +51,9 @@ func ParseSMTPURL(raw, from string) (*SMTP, error) {
 	if s.host == "" {
 		return nil, fmt.Errorf("SMTP URL: no host")
 	}
+	if h, _, err := net.SplitHostPort(net.JoinHostPort(s.host, "25")); err != nil || h != s.host || strings.ContainsAny(s.host, "[]/\\ ") {
+		return nil, fmt.Errorf("SMTP URL: bad host %q", s.host)
+	}
 	if p := u.Port(); p != "" {
 		if s.port, err = strconv.Atoi(p); err != nil || s.port <= 0 || s.port > 65535 {
 			return nil, fmt.Errorf("SMTP URL: bad port %q", p)
@@ -61,15 +66,38 @@ func ParseSMTPURL(raw, from string) (*SMTP, error) {
 	return s, nil
 }
 
-// Deliver implements Sender.
-func (s *SMTP) Deliver(ctx context.Context, m Message) error {
+// Addr is the server's host:port.
+func (s *SMTP) Addr() string { return net.JoinHostPort(s.host, strconv.Itoa(s.port)) }
+
+// PermanentError is a delivery failure that no retry can fix: the server
+// refused the message's sender, recipient or content with a 5xx answer, or
+// an address cannot be written at all.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Permanent reports whether err is a *PermanentError.
+func Permanent(err error) bool {
+	var p *PermanentError
+	return errors.As(err, &p)
+}
+
+// Deliver sends m now as message id (which also makes its Message-ID, so
+// that a message sent again after a crash can be recognised as the same).
+// A failure is a *PermanentError when retrying cannot help; anything else
+// (no connection, a timeout, a 4xx answer, a 5xx answer while connecting,
+// which speaks of the server or of our configuration rather than of the
+// message) is temporary.
+func (s *SMTP) Deliver(ctx context.Context, id string, m Message) error {
 	msg := gomail.NewMsg()
 	if err := msg.From(s.From); err != nil {
-		return fmt.Errorf("smtp: from: %w", err)
+		return &PermanentError{fmt.Errorf("smtp: from %q: %w", s.From, err)}
 	}
 	if err := msg.To(m.To); err != nil {
-		return fmt.Errorf("smtp: to: %w", err)
+		return &PermanentError{fmt.Errorf("smtp: to %q: %w", m.To, err)}
 	}
+	msg.SetMessageIDWithValue(id + "@" + s.domain())
 	msg.Subject(m.Subject)
 	msg.SetBodyString(gomail.TypeTextPlain, m.Body)
 	opts := []gomail.Option{gomail.WithPort(s.port), gomail.WithTimeout(30 * time.Second)}
@@ -85,60 +113,42 @@ func (s *SMTP) Deliver(ctx context.Context, m Message) error {
 	if err != nil {
 		return fmt.Errorf("smtp: %w", err)
 	}
-	if err := c.DialAndSendWithContext(ctx, msg); err != nil {
-		return fmt.Errorf("smtp: send to %s: %w", m.To, err)
+	err = c.DialAndSendWithContext(ctx, msg)
+	switch {
+	case err == nil:
+		return nil
+	case msg.IsDelivered():
+		// The server took the message; only RSET or QUIT after it failed.
+		return nil
+	case refusedForGood(err):
+		return &PermanentError{fmt.Errorf("smtp: send to %s: %w", m.To, err)}
 	}
-	return nil
+	return fmt.Errorf("smtp: send to %s: %w", m.To, err)
 }
 
-// Deliverer sends what the outbox holds: the mail was written with the
-// change that caused it, and is delivered after that commit, retried until
-// the server takes it.
-type Deliverer struct {
-	DB       *store.DB
-	Sender   Sender
-	Log      *slog.Logger
-	Interval time.Duration // default 5 s
+// refusedForGood reports whether err is the server's permanent answer to
+// this message: a 5xx reply to MAIL FROM, RCPT TO or DATA, or an address
+// go-mail could not put into the envelope.
+func refusedForGood(err error) bool {
+	var se *gomail.SendError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Reason {
+	case gomail.ErrGetSender, gomail.ErrGetRcpts, gomail.ErrNoUnencoded:
+		return true
+	case gomail.ErrSMTPMailFrom, gomail.ErrSMTPRcptTo, gomail.ErrSMTPData, gomail.ErrSMTPDataClose, gomail.ErrWriteContent:
+		return !se.IsTemp() && se.ErrorCode() >= 500 && se.ErrorCode() < 600
+	}
+	return false
 }
 
-// Run delivers until ctx ends.
-func (d *Deliverer) Run(ctx context.Context) {
-	iv := d.Interval
-	if iv <= 0 {
-		iv = 5 * time.Second
-	}
-	t := time.NewTicker(iv)
-	defer t.Stop()
-	for {
-		if _, err := d.Once(ctx); err != nil && ctx.Err() == nil {
-			d.Log.WarnContext(ctx, "mail delivery", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+// domain is the part after @ of the sender, for Message-IDs.
+func (s *SMTP) domain() string {
+	if a, err := netmail.ParseAddress(s.From); err == nil {
+		if _, d, ok := strings.Cut(a.Address, "@"); ok && d != "" {
+			return d
 		}
 	}
-}
-
-// Once delivers the unsent mail it finds and reports how many were sent.
-// Two processes may both send a row (at-least-once); mandate mails are
-// harmless to repeat.
-func (d *Deliverer) Once(ctx context.Context) (int, error) {
-	rows, err := d.DB.Reader().ListUnsentMail(ctx, 50)
-	if err != nil {
-		return 0, fmt.Errorf("list outbox: %w", err)
-	}
-	sent := 0
-	for _, r := range rows {
-		if err := d.Sender.Deliver(ctx, Message{To: r.Recipient, Subject: r.Subject, Body: r.Body}); err != nil {
-			return sent, err
-		}
-		if err := d.DB.Writer().MarkMailSent(ctx, dbq.MarkMailSentParams{ID: r.ID, SentAt: sql.NullTime{Time: d.DB.Now(), Valid: true}}); err != nil {
-			return sent, fmt.Errorf("mark mail sent: %w", err)
-		}
-		d.Log.InfoContext(ctx, "mail sent", "id", r.ID, "to", r.Recipient)
-		sent++
-	}
-	return sent, nil
+	return "denar.invalid"
 }

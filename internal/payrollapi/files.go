@@ -125,8 +125,14 @@ func documentBody(s *httpx.Service, path string, body any, codes ...string) {
 	if item.Post.Responses == nil {
 		item.Post.Responses = map[string]*huma.Response{}
 	}
+	// The problem's schema is the one the plumbing documents for every
+	// error of the operation.
+	var problem *huma.Schema
+	if d := item.Post.Responses["default"]; d != nil && d.Content["application/problem+json"] != nil {
+		problem = d.Content["application/problem+json"].Schema
+	}
 	item.Post.Responses["422"] = &huma.Response{Description: desc + ".",
-		Content: map[string]*huma.MediaType{"application/problem+json": {Schema: &huma.Schema{Ref: "#/components/schemas/Problem"}}}}
+		Content: map[string]*huma.MediaType{"application/problem+json": {Schema: problem}}}
 	if item.Post.Extensions == nil {
 		item.Post.Extensions = map[string]any{}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/idempotency"
 	"github.com/denar-mk/denar/internal/payrollapi"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
@@ -26,7 +27,7 @@ func FuzzEndpoints(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h := payrollapi.New(payrollapi.Deps{DB: db, Auth: a, Log: slog.New(slog.DiscardHandler)}).Handler()
+	h := payrollapi.New(payrollapi.Deps{Auth: a, Companies: auth.Employers{DB: db}, Idempotency: idempotency.New(db, 0), Log: slog.New(slog.DiscardHandler)}).Handler()
 	paths := []string{"/v1/calculations", "/v1/calculations/batch", "/v1/calculations/convert", "/v1/files/mpin/validate",
 		"/v1/files/mpin/xml", "/v1/files/mpin/txt", "/v1/files/mpin/txt/combined", "/v1/files/pddgi", "/v1/files/epdd", "/v1/files/epdd/gross-from-net"}
 	for i, seed := range []string{`{"grossSalary":"30000"}`, `{"inputs":[{"targetNet":"1"}]}`, `{"net":"1"}`,

@@ -6,18 +6,26 @@
 package payrollapi
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/httpx"
-	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/idempotency"
 )
 
 // Deps are what the payroll API needs from the rest of the program.
 type Deps struct {
-	DB        *store.DB
-	Auth      *auth.Store
+	Auth *auth.Store
+	// Companies are the account's employer companies (X-Company-Id).
+	Companies httpx.Companies
+	// Idempotency keeps Idempotency-Key responses (the header is optional
+	// here: calculations change nothing).
+	Idempotency *idempotency.Keeper
+	// Ready reports whether the store answers (/readyz).
+	Ready     func(context.Context) error
+	DocsURL   string
 	Log       *slog.Logger
 	RateLimit httpx.RateLimit
 	// Now is the clock for "today" (the default effectiveDate); default time.Now.
@@ -33,7 +41,7 @@ func New(d Deps) *httpx.Service {
 		Description: "Monthly payroll under North Macedonian law (gross to net and net to gross, date-effective " +
 			"statutory rates) and the files employers upload to the tax authority (МПИН, ПДД-ГИ, е-ППД). " +
 			"Money is always a string of denars.",
-		DB: d.DB, Auth: d.Auth, Log: d.Log,
+		Auth: d.Auth, Companies: d.Companies, Idempotency: d.Idempotency, Ready: d.Ready, DocsURL: d.DocsURL, Log: d.Log,
 		RateLimit: d.RateLimit,
 	})
 	h := &handlers{now: d.Now}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/idempotency"
 	"github.com/denar-mk/denar/internal/payrollapi"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
@@ -37,7 +38,7 @@ func setup(t testing.TB) env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := payrollapi.New(payrollapi.Deps{DB: db, Auth: a, Log: slog.New(slog.DiscardHandler),
+	s := payrollapi.New(payrollapi.Deps{Auth: a, Companies: auth.Employers{DB: db}, Idempotency: idempotency.New(db, 0), Log: slog.New(slog.DiscardHandler),
 		Now: func() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }})
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)

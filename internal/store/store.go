@@ -215,7 +215,14 @@ type Tx struct {
 	Tx      *sql.Tx
 	Dialect Dialect
 	Now     time.Time
+
+	afterCommit []func()
 }
+
+// AfterCommit registers fn to run once the transaction has committed, in
+// the order registered. fn must not fail: by then the change is durable,
+// and anything fallible belongs inside the transaction.
+func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, fn) }
 
 // InTx runs fn in one write transaction and commits it when fn returns nil.
 // Everything a request changes goes through one InTx call, so a failure
@@ -242,6 +249,9 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return fmt.Errorf("store: commit: %w", err)
 	}
 	db.AccessChanged() // whatever the transaction wrote, kept reads of access are stale
+	for _, fn := range tx.afterCommit {
+		fn()
+	}
 	return nil
 }
 

@@ -73,8 +73,8 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatalf("second insert = %d, %v; want 0 rows", n, err)
 		}
 		body := []byte{0, 1, 2, 0xff}
-		if err := db.Writer().CompleteIdempotencyKey(ctx, dbq.CompleteIdempotencyKeyParams{AccountID: "acct_1", IdemKey: "k", StatusCode: 201, ContentType: "application/json", Body: body}); err != nil {
-			t.Fatal(err)
+		if n, err := db.Writer().CompleteIdempotencyKey(ctx, dbq.CompleteIdempotencyKeyParams{AccountID: "acct_1", IdemKey: "k", StatusCode: 201, ContentType: "application/json", Body: body}); err != nil || n != 1 {
+			t.Fatalf("complete = %d, %v", n, err)
 		}
 		row, err := db.Reader().GetIdempotencyKey(ctx, dbq.GetIdempotencyKeyParams{AccountID: "acct_1", IdemKey: "k"})
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,14 +90,19 @@ func (e *APIError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.
 // Pair exchanges a pairing code for agent credentials.
 func Pair(ctx context.Context, client *http.Client, server, code, name string) (Credentials, error) {
 	var out Credentials
-	err := call(ctx, client, http.MethodPost, strings.TrimRight(server, "/")+"/v1/agents/pair", "", map[string]string{"code": code, "name": name}, &out)
+	// The key follows the code, so running pair again with the same code
+	// after a lost answer fetches the same credentials.
+	key := "pair:" + strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(code))
+	err := call(ctx, client, http.MethodPost, strings.TrimRight(server, "/")+"/v1/agents/pair", "", key, map[string]string{"code": code, "name": name}, &out)
 	out.Server = strings.TrimRight(server, "/")
 	return out, err
 }
 
 // RegisterCertificate links cert to companyID for this agent.
 func RegisterCertificate(ctx context.Context, client *http.Client, c Credentials, cert *x509.Certificate, companyID string) error {
-	return call(ctx, client, http.MethodPost, c.Server+"/v1/agents/"+c.AgentID+"/certificates", c.authz(),
+	sum := sha256.Sum256(cert.Raw)
+	key := "certificate:" + companyID + ":" + hex.EncodeToString(sum[:16])
+	return call(ctx, client, http.MethodPost, c.Server+"/v1/agents/"+c.AgentID+"/certificates", c.authz(), key,
 		map[string]string{"certificateDer": base64.StdEncoding.EncodeToString(cert.Raw), "companyId": companyID}, nil)
 }
 
@@ -170,7 +176,7 @@ func (w *Worker) Once(ctx context.Context) error {
 		Data []Request `json:"data"`
 	}
 	url := fmt.Sprintf("%s/v1/agents/%s/signing-requests?wait=%d", w.Creds.Server, w.Creds.AgentID, wait)
-	if err := call(ctx, w.client(), http.MethodGet, url, w.Creds.authz(), nil, &list); err != nil {
+	if err := call(ctx, w.client(), http.MethodGet, url, w.Creds.authz(), "", nil, &list); err != nil {
 		return err
 	}
 	for _, r := range list.Data {
@@ -194,13 +200,19 @@ func (w *Worker) Handle(ctx context.Context, r Request) error {
 	w.mu.Unlock()
 	if done {
 		// Signed before a connection dropped: resubmit the same JWS.
-		return call(ctx, w.client(), http.MethodPost, base+"/signature", w.Creds.authz(), map[string]string{"jws": jws}, nil)
+		return call(ctx, w.client(), http.MethodPost, base+"/signature", w.Creds.authz(), "signature:"+r.ID, map[string]string{"jws": jws}, nil)
 	}
 	if r.State != "claimed" {
 		// A request listed as claimed is one this agent claimed before a
 		// restart and never finished: it may sign it without claiming.
-		if err := call(ctx, w.client(), http.MethodPost, base+"/claim", w.Creds.authz(), nil, nil); err != nil {
+		// The claim answers with the request as this agent signs it: its
+		// protected header carries this agent's certificate.
+		var claimed Request
+		if err := call(ctx, w.client(), http.MethodPost, base+"/claim", w.Creds.authz(), "claim:"+r.ID, nil, &claimed); err != nil {
 			return err
+		}
+		if claimed.ID == r.ID {
+			r = claimed
 		}
 	}
 	d := Decision{Sign: true}
@@ -209,11 +221,11 @@ func (w *Worker) Handle(ctx context.Context, r Request) error {
 	}
 	if !d.Sign {
 		w.log().Info("refused", "request", r.ID, "purpose", r.Purpose, "reason", d.Reason)
-		return call(ctx, w.client(), http.MethodPost, base+"/refuse", w.Creds.authz(), map[string]string{"reason": d.Reason, "message": d.Message}, nil)
+		return call(ctx, w.client(), http.MethodPost, base+"/refuse", w.Creds.authz(), "refuse:"+r.ID, map[string]string{"reason": d.Reason, "message": d.Message}, nil)
 	}
 	jws, err := Sign(w.Signer, r)
 	if err != nil {
-		return call(ctx, w.client(), http.MethodPost, base+"/refuse", w.Creds.authz(),
+		return call(ctx, w.client(), http.MethodPost, base+"/refuse", w.Creds.authz(), "refuse:"+r.ID,
 			map[string]string{"reason": "token_missing", "message": err.Error()}, nil)
 	}
 	w.mu.Lock()
@@ -222,7 +234,7 @@ func (w *Worker) Handle(ctx context.Context, r Request) error {
 	}
 	w.signed[r.ID] = jws
 	w.mu.Unlock()
-	if err := call(ctx, w.client(), http.MethodPost, base+"/signature", w.Creds.authz(), map[string]string{"jws": jws}, nil); err != nil {
+	if err := call(ctx, w.client(), http.MethodPost, base+"/signature", w.Creds.authz(), "signature:"+r.ID, map[string]string{"jws": jws}, nil); err != nil {
 		return err
 	}
 	w.log().Info("signed", "request", r.ID, "purpose", r.Purpose, "company", r.CompanyID, "links", r.Links)
@@ -262,9 +274,10 @@ func (w *Worker) log() *slog.Logger {
 }
 
 // call sends body as JSON and decodes a 2xx answer into out, or returns an
-// *APIError for a problem. Agent operations are idempotent by state, so
-// they carry no Idempotency-Key.
-func call(ctx context.Context, client *http.Client, method, url, authz string, body, out any) error {
+// *APIError for a problem. A POST carries idemKey as its Idempotency-Key:
+// one key per logical operation (the claim of a request, its signature),
+// so a retry of it is answered as the first was.
+func call(ctx context.Context, client *http.Client, method, url, authz, idemKey string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -282,6 +295,9 @@ func call(ctx context.Context, client *http.Client, method, url, authz string, b
 	}
 	if authz != "" {
 		req.Header.Set("Authorization", authz)
+	}
+	if idemKey != "" {
+		req.Header.Set("Idempotency-Key", idemKey)
 	}
 	if client == nil {
 		client = http.DefaultClient

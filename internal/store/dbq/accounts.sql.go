@@ -75,9 +75,9 @@ func (q *Queries) CreateAccount(ctx context.Context, arg CreateAccountParams) (A
 }
 
 const createCompanyRecord = `-- name: CreateCompanyRecord :one
-INSERT INTO companies (id, account_id, name, tax_number, created_at)
-VALUES ($1, $2, $3, $4, $5)
-RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email
+INSERT INTO companies (id, account_id, name, tax_number, payroll_employer, created_at)
+VALUES ($1, $2, $3, $4, TRUE, $5)
+RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer
 `
 
 type CreateCompanyRecordParams struct {
@@ -88,6 +88,7 @@ type CreateCompanyRecordParams struct {
 	CreatedAt time.Time
 }
 
+// An employer company of the payroll service.
 func (q *Queries) CreateCompanyRecord(ctx context.Context, arg CreateCompanyRecordParams) (Company, error) {
 	row := q.db.QueryRowContext(ctx, createCompanyRecord,
 		arg.ID,
@@ -112,6 +113,7 @@ func (q *Queries) CreateCompanyRecord(ctx context.Context, arg CreateCompanyReco
 		&i.AnnualAccountFiledFor,
 		&i.RepresentativeName,
 		&i.RepresentativeEmail,
+		&i.PayrollEmployer,
 	)
 	return i, err
 }
@@ -133,15 +135,20 @@ func (q *Queries) GetAccount(ctx context.Context, id string) (Account, error) {
 	return i, err
 }
 
-const getCompanyAccount = `-- name: GetCompanyAccount :one
-SELECT account_id FROM companies WHERE id = $1
+const getEmployer = `-- name: GetEmployer :one
+SELECT id FROM companies WHERE id = $1 AND account_id = $2 AND payroll_employer
 `
 
-func (q *Queries) GetCompanyAccount(ctx context.Context, id string) (string, error) {
-	row := q.db.QueryRowContext(ctx, getCompanyAccount, id)
-	var account_id string
-	err := row.Scan(&account_id)
-	return account_id, err
+type GetEmployerParams struct {
+	ID        string
+	AccountID string
+}
+
+func (q *Queries) GetEmployer(ctx context.Context, arg GetEmployerParams) (string, error) {
+	row := q.db.QueryRowContext(ctx, getEmployer, arg.ID, arg.AccountID)
+	var id string
+	err := row.Scan(&id)
+	return id, err
 }
 
 const listAccounts = `-- name: ListAccounts :many
@@ -178,7 +185,7 @@ func (q *Queries) ListAccounts(ctx context.Context) ([]Account, error) {
 }
 
 const listCompanies = `-- name: ListCompanies :many
-SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email FROM companies
+SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer FROM companies
 WHERE account_id = $1 AND ($2 = '' OR id < $2)
 ORDER BY id DESC LIMIT CAST($3 AS BIGINT)
 `
@@ -214,6 +221,7 @@ func (q *Queries) ListCompanies(ctx context.Context, arg ListCompaniesParams) ([
 			&i.AnnualAccountFiledFor,
 			&i.RepresentativeName,
 			&i.RepresentativeEmail,
+			&i.PayrollEmployer,
 		); err != nil {
 			return nil, err
 		}
@@ -228,17 +236,18 @@ func (q *Queries) ListCompanies(ctx context.Context, arg ListCompaniesParams) ([
 	return items, nil
 }
 
-const listCompanyIDs = `-- name: ListCompanyIDs :many
-SELECT id FROM companies WHERE account_id = $1 ORDER BY id LIMIT CAST($2 AS BIGINT)
+const listEmployerIDs = `-- name: ListEmployerIDs :many
+SELECT id FROM companies WHERE account_id = $1 AND payroll_employer
+ORDER BY id LIMIT CAST($2 AS BIGINT)
 `
 
-type ListCompanyIDsParams struct {
+type ListEmployerIDsParams struct {
 	AccountID string
 	Lim       int64
 }
 
-func (q *Queries) ListCompanyIDs(ctx context.Context, arg ListCompanyIDsParams) ([]string, error) {
-	rows, err := q.db.QueryContext(ctx, listCompanyIDs, arg.AccountID, arg.Lim)
+func (q *Queries) ListEmployerIDs(ctx context.Context, arg ListEmployerIDsParams) ([]string, error) {
+	rows, err := q.db.QueryContext(ctx, listEmployerIDs, arg.AccountID, arg.Lim)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ INSERT INTO companies (id, account_id, name, tax_number, vat_number, external_re
 VALUES ($1, $2, $3, $4, $5,
         $6, $7, $8, $9,
         $10, $11, $12, $13)
-RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email
+RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer
 `
 
 type CreateCompanyParams struct {
@@ -68,6 +68,7 @@ func (q *Queries) CreateCompany(ctx context.Context, arg CreateCompanyParams) (C
 		&i.AnnualAccountFiledFor,
 		&i.RepresentativeName,
 		&i.RepresentativeEmail,
+		&i.PayrollEmployer,
 	)
 	return i, err
 }
@@ -96,34 +97,44 @@ func (q *Queries) CreateMandate(ctx context.Context, arg CreateMandateParams) er
 	return err
 }
 
-const createOutboxMail = `-- name: CreateOutboxMail :exec
-INSERT INTO mail_outbox (id, recipient, subject, body, created_at)
-VALUES ($1, $2, $3, $4, $5)
+const getAccountCompany = `-- name: GetAccountCompany :one
+SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer FROM companies WHERE id = $1 AND account_id = $2
 `
 
-type CreateOutboxMailParams struct {
+type GetAccountCompanyParams struct {
 	ID        string
-	Recipient string
-	Subject   string
-	Body      string
-	CreatedAt time.Time
+	AccountID string
 }
 
-func (q *Queries) CreateOutboxMail(ctx context.Context, arg CreateOutboxMailParams) error {
-	_, err := q.db.ExecContext(ctx, createOutboxMail,
-		arg.ID,
-		arg.Recipient,
-		arg.Subject,
-		arg.Body,
-		arg.CreatedAt,
+func (q *Queries) GetAccountCompany(ctx context.Context, arg GetAccountCompanyParams) (Company, error) {
+	row := q.db.QueryRowContext(ctx, getAccountCompany, arg.ID, arg.AccountID)
+	var i Company
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.Name,
+		&i.TaxNumber,
+		&i.CreatedAt,
+		&i.VatNumber,
+		&i.ExternalRef,
+		&i.Status,
+		&i.SigningMode,
+		&i.Environment,
+		&i.Address,
+		&i.AnnualAccountFiledFor,
+		&i.RepresentativeName,
+		&i.RepresentativeEmail,
+		&i.PayrollEmployer,
 	)
-	return err
+	return i, err
 }
 
 const getCompany = `-- name: GetCompany :one
-SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email FROM companies WHERE id = $1
+SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer FROM companies WHERE id = $1
 `
 
+// Unscoped: for jobs and the signing path, which start from rows already
+// scoped. Requests use GetAccountCompany.
 func (q *Queries) GetCompany(ctx context.Context, id string) (Company, error) {
 	row := q.db.QueryRowContext(ctx, getCompany, id)
 	var i Company
@@ -142,6 +153,42 @@ func (q *Queries) GetCompany(ctx context.Context, id string) (Company, error) {
 		&i.AnnualAccountFiledFor,
 		&i.RepresentativeName,
 		&i.RepresentativeEmail,
+		&i.PayrollEmployer,
+	)
+	return i, err
+}
+
+const getCompanyByTaxNumber = `-- name: GetCompanyByTaxNumber :one
+SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer FROM companies
+WHERE account_id = $1 AND environment = $2 AND tax_number = $3
+ORDER BY payroll_employer, id LIMIT 1
+`
+
+type GetCompanyByTaxNumberParams struct {
+	AccountID   string
+	Environment string
+	TaxNumber   string
+}
+
+func (q *Queries) GetCompanyByTaxNumber(ctx context.Context, arg GetCompanyByTaxNumberParams) (Company, error) {
+	row := q.db.QueryRowContext(ctx, getCompanyByTaxNumber, arg.AccountID, arg.Environment, arg.TaxNumber)
+	var i Company
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.Name,
+		&i.TaxNumber,
+		&i.CreatedAt,
+		&i.VatNumber,
+		&i.ExternalRef,
+		&i.Status,
+		&i.SigningMode,
+		&i.Environment,
+		&i.Address,
+		&i.AnnualAccountFiledFor,
+		&i.RepresentativeName,
+		&i.RepresentativeEmail,
+		&i.PayrollEmployer,
 	)
 	return i, err
 }
@@ -164,26 +211,51 @@ func (q *Queries) GetMandate(ctx context.Context, tokenHash string) (Mandate, er
 	return i, err
 }
 
-const listOutboxMail = `-- name: ListOutboxMail :many
-SELECT id, recipient, subject, body, created_at, sent_at FROM mail_outbox ORDER BY id
+const listAccountCompanies = `-- name: ListAccountCompanies :many
+SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer FROM companies
+WHERE account_id = $1 AND environment = $2
+  AND ($3 = '' OR id < $3)
+ORDER BY id DESC LIMIT CAST($4 AS BIGINT)
 `
 
-func (q *Queries) ListOutboxMail(ctx context.Context) ([]MailOutbox, error) {
-	rows, err := q.db.QueryContext(ctx, listOutboxMail)
+type ListAccountCompaniesParams struct {
+	AccountID   string
+	Environment string
+	After       interface{}
+	Lim         int64
+}
+
+// Newest first; after = ” starts at the newest.
+func (q *Queries) ListAccountCompanies(ctx context.Context, arg ListAccountCompaniesParams) ([]Company, error) {
+	rows, err := q.db.QueryContext(ctx, listAccountCompanies,
+		arg.AccountID,
+		arg.Environment,
+		arg.After,
+		arg.Lim,
+	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []MailOutbox{}
+	items := []Company{}
 	for rows.Next() {
-		var i MailOutbox
+		var i Company
 		if err := rows.Scan(
 			&i.ID,
-			&i.Recipient,
-			&i.Subject,
-			&i.Body,
+			&i.AccountID,
+			&i.Name,
+			&i.TaxNumber,
 			&i.CreatedAt,
-			&i.SentAt,
+			&i.VatNumber,
+			&i.ExternalRef,
+			&i.Status,
+			&i.SigningMode,
+			&i.Environment,
+			&i.Address,
+			&i.AnnualAccountFiledFor,
+			&i.RepresentativeName,
+			&i.RepresentativeEmail,
+			&i.PayrollEmployer,
 		); err != nil {
 			return nil, err
 		}
@@ -198,30 +270,30 @@ func (q *Queries) ListOutboxMail(ctx context.Context) ([]MailOutbox, error) {
 	return items, nil
 }
 
-const listUnsentMail = `-- name: ListUnsentMail :many
-SELECT id, recipient, subject, body, created_at, sent_at FROM mail_outbox WHERE sent_at IS NULL ORDER BY id LIMIT CAST($1 AS BIGINT)
+const listAccountCompanyIDs = `-- name: ListAccountCompanyIDs :many
+SELECT id FROM companies WHERE account_id = $1 AND environment = $2
+ORDER BY id LIMIT CAST($3 AS BIGINT)
 `
 
-func (q *Queries) ListUnsentMail(ctx context.Context, lim int64) ([]MailOutbox, error) {
-	rows, err := q.db.QueryContext(ctx, listUnsentMail, lim)
+type ListAccountCompanyIDsParams struct {
+	AccountID   string
+	Environment string
+	Lim         int64
+}
+
+func (q *Queries) ListAccountCompanyIDs(ctx context.Context, arg ListAccountCompanyIDsParams) ([]string, error) {
+	rows, err := q.db.QueryContext(ctx, listAccountCompanyIDs, arg.AccountID, arg.Environment, arg.Lim)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []MailOutbox{}
+	items := []string{}
 	for rows.Next() {
-		var i MailOutbox
-		if err := rows.Scan(
-			&i.ID,
-			&i.Recipient,
-			&i.Subject,
-			&i.Body,
-			&i.CreatedAt,
-			&i.SentAt,
-		); err != nil {
+		var id string
+		if err := rows.Scan(&id); err != nil {
 			return nil, err
 		}
-		items = append(items, i)
+		items = append(items, id)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
@@ -230,33 +302,21 @@ func (q *Queries) ListUnsentMail(ctx context.Context, lim int64) ([]MailOutbox, 
 		return nil, err
 	}
 	return items, nil
-}
-
-const markMailSent = `-- name: MarkMailSent :exec
-UPDATE mail_outbox SET sent_at = $1 WHERE id = $2
-`
-
-type MarkMailSentParams struct {
-	SentAt sql.NullTime
-	ID     string
-}
-
-func (q *Queries) MarkMailSent(ctx context.Context, arg MarkMailSentParams) error {
-	_, err := q.db.ExecContext(ctx, markMailSent, arg.SentAt, arg.ID)
-	return err
 }
 
 const setCompanyAnnualAccount = `-- name: SetCompanyAnnualAccount :one
-UPDATE companies SET annual_account_filed_for = $1 WHERE id = $2 RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email
+UPDATE companies SET annual_account_filed_for = $1
+WHERE id = $2 AND account_id = $3 RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer
 `
 
 type SetCompanyAnnualAccountParams struct {
-	Year sql.NullInt32
-	ID   string
+	Year      sql.NullInt32
+	ID        string
+	AccountID string
 }
 
 func (q *Queries) SetCompanyAnnualAccount(ctx context.Context, arg SetCompanyAnnualAccountParams) (Company, error) {
-	row := q.db.QueryRowContext(ctx, setCompanyAnnualAccount, arg.Year, arg.ID)
+	row := q.db.QueryRowContext(ctx, setCompanyAnnualAccount, arg.Year, arg.ID, arg.AccountID)
 	var i Company
 	err := row.Scan(
 		&i.ID,
@@ -273,6 +333,7 @@ func (q *Queries) SetCompanyAnnualAccount(ctx context.Context, arg SetCompanyAnn
 		&i.AnnualAccountFiledFor,
 		&i.RepresentativeName,
 		&i.RepresentativeEmail,
+		&i.PayrollEmployer,
 	)
 	return i, err
 }
@@ -293,17 +354,23 @@ func (q *Queries) SetCompanyStatus(ctx context.Context, arg SetCompanyStatusPara
 
 const updateCompanySettings = `-- name: UpdateCompanySettings :one
 UPDATE companies SET external_ref = $1, signing_mode = $2
-WHERE id = $3 RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email
+WHERE id = $3 AND account_id = $4 RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer
 `
 
 type UpdateCompanySettingsParams struct {
 	ExternalRef string
 	SigningMode string
 	ID          string
+	AccountID   string
 }
 
 func (q *Queries) UpdateCompanySettings(ctx context.Context, arg UpdateCompanySettingsParams) (Company, error) {
-	row := q.db.QueryRowContext(ctx, updateCompanySettings, arg.ExternalRef, arg.SigningMode, arg.ID)
+	row := q.db.QueryRowContext(ctx, updateCompanySettings,
+		arg.ExternalRef,
+		arg.SigningMode,
+		arg.ID,
+		arg.AccountID,
+	)
 	var i Company
 	err := row.Scan(
 		&i.ID,
@@ -320,6 +387,7 @@ func (q *Queries) UpdateCompanySettings(ctx context.Context, arg UpdateCompanySe
 		&i.AnnualAccountFiledFor,
 		&i.RepresentativeName,
 		&i.RepresentativeEmail,
+		&i.PayrollEmployer,
 	)
 	return i, err
 }

@@ -49,7 +49,7 @@ VALUES ($1, $2, $3, $4, $5,
         $11, $12, $13, $14, $15,
         $16, $17, $18, $19,
         $20, $21)
-RETURNING id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at
+RETURNING id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id
 `
 
 type CreateEInvoiceParams struct {
@@ -129,6 +129,7 @@ func (q *Queries) CreateEInvoice(ctx context.Context, arg CreateEInvoiceParams) 
 		&i.SubmitAttempts,
 		&i.DeliveredAt,
 		&i.SettledAt,
+		&i.SigningRequestID,
 	)
 	return i, err
 }
@@ -164,8 +165,55 @@ func (q *Queries) CreateEvent(ctx context.Context, arg CreateEventParams) error 
 	return err
 }
 
+const getAccountEInvoice = `-- name: GetAccountEInvoice :one
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices WHERE id = $1 AND account_id = $2
+`
+
+type GetAccountEInvoiceParams struct {
+	ID        string
+	AccountID string
+}
+
+// An e-invoice of the account, whatever the company; the caller checks the
+// company against the credential.
+func (q *Queries) GetAccountEInvoice(ctx context.Context, arg GetAccountEInvoiceParams) (Einvoice, error) {
+	row := q.db.QueryRowContext(ctx, getAccountEInvoice, arg.ID, arg.AccountID)
+	var i Einvoice
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.CompanyID,
+		&i.Environment,
+		&i.Kind,
+		&i.Status,
+		&i.DocumentType,
+		&i.Number,
+		&i.IssueDate,
+		&i.Document,
+		&i.UjpDocID,
+		&i.Euid,
+		&i.QrLink,
+		&i.TotalNet,
+		&i.TotalVat,
+		&i.TotalGross,
+		&i.Currency,
+		&i.Problems,
+		&i.ClientReference,
+		&i.Fingerprint,
+		&i.OriginalID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.HeldSince,
+		&i.SubmitAttempts,
+		&i.DeliveredAt,
+		&i.SettledAt,
+		&i.SigningRequestID,
+	)
+	return i, err
+}
+
 const getEInvoice = `-- name: GetEInvoice :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at FROM einvoices WHERE id = $1 AND account_id = $2 AND company_id = $3
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices WHERE id = $1 AND account_id = $2 AND company_id = $3
 `
 
 type GetEInvoiceParams struct {
@@ -205,12 +253,13 @@ func (q *Queries) GetEInvoice(ctx context.Context, arg GetEInvoiceParams) (Einvo
 		&i.SubmitAttempts,
 		&i.DeliveredAt,
 		&i.SettledAt,
+		&i.SigningRequestID,
 	)
 	return i, err
 }
 
 const getEInvoiceByClientReference = `-- name: GetEInvoiceByClientReference :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at FROM einvoices WHERE company_id = $1 AND client_reference = $2
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices WHERE company_id = $1 AND client_reference = $2
 `
 
 type GetEInvoiceByClientReferenceParams struct {
@@ -249,12 +298,13 @@ func (q *Queries) GetEInvoiceByClientReference(ctx context.Context, arg GetEInvo
 		&i.SubmitAttempts,
 		&i.DeliveredAt,
 		&i.SettledAt,
+		&i.SigningRequestID,
 	)
 	return i, err
 }
 
 const getEInvoiceByID = `-- name: GetEInvoiceByID :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at FROM einvoices WHERE id = $1
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices WHERE id = $1
 `
 
 func (q *Queries) GetEInvoiceByID(ctx context.Context, id string) (Einvoice, error) {
@@ -288,6 +338,7 @@ func (q *Queries) GetEInvoiceByID(ctx context.Context, id string) (Einvoice, err
 		&i.SubmitAttempts,
 		&i.DeliveredAt,
 		&i.SettledAt,
+		&i.SigningRequestID,
 	)
 	return i, err
 }
@@ -328,7 +379,7 @@ func (q *Queries) ListEInvoiceStatus(ctx context.Context, einvoiceID string) ([]
 }
 
 const listEInvoices = `-- name: ListEInvoices :many
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at FROM einvoices
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices
 WHERE account_id = $1 AND company_id = $2
   AND (CAST($3 AS TEXT) = '' OR id < $3)
   AND (CAST($4 AS TEXT) IS NULL OR status = $4)
@@ -403,6 +454,7 @@ func (q *Queries) ListEInvoices(ctx context.Context, arg ListEInvoicesParams) ([
 			&i.SubmitAttempts,
 			&i.DeliveredAt,
 			&i.SettledAt,
+			&i.SigningRequestID,
 		); err != nil {
 			return nil, err
 		}
@@ -516,6 +568,35 @@ type SetEInvoiceDocumentParams struct {
 
 func (q *Queries) SetEInvoiceDocument(ctx context.Context, arg SetEInvoiceDocumentParams) error {
 	_, err := q.db.ExecContext(ctx, setEInvoiceDocument, arg.Document, arg.UpdatedAt, arg.ID)
+	return err
+}
+
+const setEInvoiceProblems = `-- name: SetEInvoiceProblems :exec
+UPDATE einvoices SET problems = $1, updated_at = $2 WHERE id = $3
+`
+
+type SetEInvoiceProblemsParams struct {
+	Problems  string
+	UpdatedAt time.Time
+	ID        string
+}
+
+func (q *Queries) SetEInvoiceProblems(ctx context.Context, arg SetEInvoiceProblemsParams) error {
+	_, err := q.db.ExecContext(ctx, setEInvoiceProblems, arg.Problems, arg.UpdatedAt, arg.ID)
+	return err
+}
+
+const setEInvoiceSigningRequest = `-- name: SetEInvoiceSigningRequest :exec
+UPDATE einvoices SET signing_request_id = $1 WHERE id = $2
+`
+
+type SetEInvoiceSigningRequestParams struct {
+	SigningRequestID sql.NullString
+	ID               string
+}
+
+func (q *Queries) SetEInvoiceSigningRequest(ctx context.Context, arg SetEInvoiceSigningRequestParams) error {
+	_, err := q.db.ExecContext(ctx, setEInvoiceSigningRequest, arg.SigningRequestID, arg.ID)
 	return err
 }
 

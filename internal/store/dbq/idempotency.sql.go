@@ -10,51 +10,76 @@ import (
 	"time"
 )
 
-const completeIdempotencyKey = `-- name: CompleteIdempotencyKey :exec
+const completeIdempotencyKey = `-- name: CompleteIdempotencyKey :execrows
 UPDATE idempotency_keys
 SET state = 'done', status_code = $1, content_type = $2,
     location = $3, body = $4
-WHERE account_id = $5 AND idem_key = $6
+WHERE account_id = $5 AND environment = $6
+  AND credential_id = $7 AND idem_key = $8
+  AND state = 'running' AND token = $9
 `
 
 type CompleteIdempotencyKeyParams struct {
-	StatusCode  int32
-	ContentType string
-	Location    string
-	Body        []byte
-	AccountID   string
-	IdemKey     string
+	StatusCode   int32
+	ContentType  string
+	Location     string
+	Body         []byte
+	AccountID    string
+	Environment  string
+	CredentialID string
+	IdemKey      string
+	Token        string
 }
 
-func (q *Queries) CompleteIdempotencyKey(ctx context.Context, arg CompleteIdempotencyKeyParams) error {
-	_, err := q.db.ExecContext(ctx, completeIdempotencyKey,
+// Stores the response, in the transaction of the work, only while the
+// caller's claim (its token) still holds the key.
+func (q *Queries) CompleteIdempotencyKey(ctx context.Context, arg CompleteIdempotencyKeyParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, completeIdempotencyKey,
 		arg.StatusCode,
 		arg.ContentType,
 		arg.Location,
 		arg.Body,
 		arg.AccountID,
+		arg.Environment,
+		arg.CredentialID,
 		arg.IdemKey,
+		arg.Token,
 	)
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const getIdempotencyKey = `-- name: GetIdempotencyKey :one
-SELECT account_id, idem_key, fingerprint, state, locked_until, status_code, content_type, location, body, created_at FROM idempotency_keys WHERE account_id = $1 AND idem_key = $2
+SELECT account_id, environment, credential_id, idem_key, fingerprint, state, token, locked_until, status_code, content_type, location, body, created_at FROM idempotency_keys
+WHERE account_id = $1 AND environment = $2
+  AND credential_id = $3 AND idem_key = $4
 `
 
 type GetIdempotencyKeyParams struct {
-	AccountID string
-	IdemKey   string
+	AccountID    string
+	Environment  string
+	CredentialID string
+	IdemKey      string
 }
 
 func (q *Queries) GetIdempotencyKey(ctx context.Context, arg GetIdempotencyKeyParams) (IdempotencyKey, error) {
-	row := q.db.QueryRowContext(ctx, getIdempotencyKey, arg.AccountID, arg.IdemKey)
+	row := q.db.QueryRowContext(ctx, getIdempotencyKey,
+		arg.AccountID,
+		arg.Environment,
+		arg.CredentialID,
+		arg.IdemKey,
+	)
 	var i IdempotencyKey
 	err := row.Scan(
 		&i.AccountID,
+		&i.Environment,
+		&i.CredentialID,
 		&i.IdemKey,
 		&i.Fingerprint,
 		&i.State,
+		&i.Token,
 		&i.LockedUntil,
 		&i.StatusCode,
 		&i.ContentType,
@@ -66,25 +91,32 @@ func (q *Queries) GetIdempotencyKey(ctx context.Context, arg GetIdempotencyKeyPa
 }
 
 const insertIdempotencyKey = `-- name: InsertIdempotencyKey :execrows
-INSERT INTO idempotency_keys (account_id, idem_key, fingerprint, state, locked_until, created_at)
-VALUES ($1, $2, $3, 'running', $4, $5)
-ON CONFLICT (account_id, idem_key) DO NOTHING
+INSERT INTO idempotency_keys (account_id, environment, credential_id, idem_key, fingerprint, state, token, locked_until, created_at)
+VALUES ($1, $2, $3, $4, $5,
+        'running', $6, $7, $8)
+ON CONFLICT (account_id, environment, credential_id, idem_key) DO NOTHING
 `
 
 type InsertIdempotencyKeyParams struct {
-	AccountID   string
-	IdemKey     string
-	Fingerprint string
-	LockedUntil time.Time
-	CreatedAt   time.Time
+	AccountID    string
+	Environment  string
+	CredentialID string
+	IdemKey      string
+	Fingerprint  string
+	Token        string
+	LockedUntil  time.Time
+	CreatedAt    time.Time
 }
 
-// Claims (account, key) for a first request. Zero rows means the key exists.
+// Claims a key for a first request. Zero rows means the key exists.
 func (q *Queries) InsertIdempotencyKey(ctx context.Context, arg InsertIdempotencyKeyParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, insertIdempotencyKey,
 		arg.AccountID,
+		arg.Environment,
+		arg.CredentialID,
 		arg.IdemKey,
 		arg.Fingerprint,
+		arg.Token,
 		arg.LockedUntil,
 		arg.CreatedAt,
 	)
@@ -108,38 +140,57 @@ func (q *Queries) PurgeIdempotencyKeys(ctx context.Context, before time.Time) (i
 
 const releaseIdempotencyKey = `-- name: ReleaseIdempotencyKey :exec
 DELETE FROM idempotency_keys
-WHERE account_id = $1 AND idem_key = $2 AND state = 'running'
+WHERE account_id = $1 AND environment = $2
+  AND credential_id = $3 AND idem_key = $4
+  AND state = 'running' AND token = $5
 `
 
 type ReleaseIdempotencyKeyParams struct {
-	AccountID string
-	IdemKey   string
+	AccountID    string
+	Environment  string
+	CredentialID string
+	IdemKey      string
+	Token        string
 }
 
 func (q *Queries) ReleaseIdempotencyKey(ctx context.Context, arg ReleaseIdempotencyKeyParams) error {
-	_, err := q.db.ExecContext(ctx, releaseIdempotencyKey, arg.AccountID, arg.IdemKey)
+	_, err := q.db.ExecContext(ctx, releaseIdempotencyKey,
+		arg.AccountID,
+		arg.Environment,
+		arg.CredentialID,
+		arg.IdemKey,
+		arg.Token,
+	)
 	return err
 }
 
 const takeOverIdempotencyKey = `-- name: TakeOverIdempotencyKey :execrows
-UPDATE idempotency_keys SET locked_until = $1
-WHERE account_id = $2 AND idem_key = $3
-  AND state = 'running' AND locked_until < $4
+UPDATE idempotency_keys SET locked_until = $1, token = $2
+WHERE account_id = $3 AND environment = $4
+  AND credential_id = $5 AND idem_key = $6
+  AND state = 'running' AND locked_until < $7
 `
 
 type TakeOverIdempotencyKeyParams struct {
-	LockedUntil time.Time
-	AccountID   string
-	IdemKey     string
-	Now         time.Time
+	LockedUntil  time.Time
+	Token        string
+	AccountID    string
+	Environment  string
+	CredentialID string
+	IdemKey      string
+	Now          time.Time
 }
 
-// A running key whose lease ran out belongs to a request that died with its
-// process; the next request with the same key and body takes it over.
+// A running key whose lease ran out belongs to a request that died (or is
+// too slow); the next request with the same key and body takes it over with
+// a new token, which fences the old holder out of completing it.
 func (q *Queries) TakeOverIdempotencyKey(ctx context.Context, arg TakeOverIdempotencyKeyParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, takeOverIdempotencyKey,
 		arg.LockedUntil,
+		arg.Token,
 		arg.AccountID,
+		arg.Environment,
+		arg.CredentialID,
 		arg.IdemKey,
 		arg.Now,
 	)

@@ -54,36 +54,38 @@ type Company struct {
 	AnnualAccountFiledFor sql.NullInt32
 	RepresentativeName    string
 	RepresentativeEmail   string
+	PayrollEmployer       bool
 }
 
 type Einvoice struct {
-	ID              string
-	AccountID       string
-	CompanyID       string
-	Environment     string
-	Kind            string
-	Status          string
-	DocumentType    string
-	Number          string
-	IssueDate       string
-	Document        string
-	UjpDocID        string
-	Euid            sql.NullString
-	QrLink          sql.NullString
-	TotalNet        string
-	TotalVat        string
-	TotalGross      string
-	Currency        string
-	Problems        string
-	ClientReference sql.NullString
-	Fingerprint     string
-	OriginalID      sql.NullString
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-	HeldSince       sql.NullTime
-	SubmitAttempts  int32
-	DeliveredAt     sql.NullTime
-	SettledAt       sql.NullTime
+	ID               string
+	AccountID        string
+	CompanyID        string
+	Environment      string
+	Kind             string
+	Status           string
+	DocumentType     string
+	Number           string
+	IssueDate        string
+	Document         string
+	UjpDocID         string
+	Euid             sql.NullString
+	QrLink           sql.NullString
+	TotalNet         string
+	TotalVat         string
+	TotalGross       string
+	Currency         string
+	Problems         string
+	ClientReference  sql.NullString
+	Fingerprint      string
+	OriginalID       sql.NullString
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	HeldSince        sql.NullTime
+	SubmitAttempts   int32
+	DeliveredAt      sql.NullTime
+	SettledAt        sql.NullTime
+	SigningRequestID sql.NullString
 }
 
 type EinvoicePdf struct {
@@ -114,16 +116,19 @@ type Event struct {
 }
 
 type IdempotencyKey struct {
-	AccountID   string
-	IdemKey     string
-	Fingerprint string
-	State       string
-	LockedUntil time.Time
-	StatusCode  int32
-	ContentType string
-	Location    string
-	Body        []byte
-	CreatedAt   time.Time
+	AccountID    string
+	Environment  string
+	CredentialID string
+	IdemKey      string
+	Fingerprint  string
+	State        string
+	Token        string
+	LockedUntil  time.Time
+	StatusCode   int32
+	ContentType  string
+	Location     string
+	Body         []byte
+	CreatedAt    time.Time
 }
 
 type InstanceSetting struct {
@@ -155,6 +160,11 @@ type MailOutbox struct {
 	Body      string
 	CreatedAt time.Time
 	SentAt    sql.NullTime
+	State     string
+	Attempts  int32
+	LastError string
+	Link      string
+	UpdatedAt sql.NullTime
 }
 
 type Mandate struct {
@@ -208,14 +218,6 @@ type SigningCertificate struct {
 	CreatedAt       time.Time
 	EujpID          string
 	UjpRegisteredAt sql.NullTime
-}
-
-type SigningEvent struct {
-	ID        string
-	AccountID string
-	Type      string
-	ObjectID  string
-	CreatedAt time.Time
 }
 
 type SigningRequest struct {

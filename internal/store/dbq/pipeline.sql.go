@@ -90,7 +90,7 @@ func (q *Queries) GetChangeCursor(ctx context.Context, arg GetChangeCursorParams
 }
 
 const getEInvoiceByEUID = `-- name: GetEInvoiceByEUID :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at FROM einvoices WHERE company_id = $1 AND euid = $2
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices WHERE company_id = $1 AND euid = $2
 `
 
 type GetEInvoiceByEUIDParams struct {
@@ -129,6 +129,7 @@ func (q *Queries) GetEInvoiceByEUID(ctx context.Context, arg GetEInvoiceByEUIDPa
 		&i.SubmitAttempts,
 		&i.DeliveredAt,
 		&i.SettledAt,
+		&i.SigningRequestID,
 	)
 	return i, err
 }

@@ -11,19 +11,91 @@ import (
 	"time"
 )
 
+const agentCertificate = `-- name: AgentCertificate :one
+SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id, ujp_registered_at FROM signing_certificates
+WHERE agent_id = $1 AND company_id = $2
+  AND not_before <= $3 AND not_after > $3
+ORDER BY created_at DESC, id DESC LIMIT 1
+`
+
+type AgentCertificateParams struct {
+	AgentID   string
+	CompanyID string
+	Now       time.Time
+}
+
+// The agent's newest certificate for a company valid at now.
+func (q *Queries) AgentCertificate(ctx context.Context, arg AgentCertificateParams) (SigningCertificate, error) {
+	row := q.db.QueryRowContext(ctx, agentCertificate, arg.AgentID, arg.CompanyID, arg.Now)
+	var i SigningCertificate
+	err := row.Scan(
+		&i.ID,
+		&i.AgentID,
+		&i.CompanyID,
+		&i.Der,
+		&i.Serial,
+		&i.Subject,
+		&i.NotBefore,
+		&i.NotAfter,
+		&i.CreatedAt,
+		&i.EujpID,
+		&i.UjpRegisteredAt,
+	)
+	return i, err
+}
+
+const agentCompanies = `-- name: AgentCompanies :many
+SELECT DISTINCT company_id FROM signing_certificates WHERE agent_id = $1 ORDER BY company_id
+`
+
+// Companies for which an agent holds a certificate, for its events.
+func (q *Queries) AgentCompanies(ctx context.Context, agentID string) ([]string, error) {
+	rows, err := q.db.QueryContext(ctx, agentCompanies, agentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var company_id string
+		if err := rows.Scan(&company_id); err != nil {
+			return nil, err
+		}
+		items = append(items, company_id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const claimSigningRequest = `-- name: ClaimSigningRequest :execrows
-UPDATE signing_requests SET state = 'claimed', claimed_by = $1, updated_at = $2
-WHERE id = $3 AND state = 'pending'
+UPDATE signing_requests SET state = 'claimed', claimed_by = $1, certificate_id = $2,
+    protected_header = $3, updated_at = $4
+WHERE id = $5 AND state = 'pending'
 `
 
 type ClaimSigningRequestParams struct {
-	ClaimedBy string
-	Now       time.Time
-	ID        string
+	ClaimedBy       string
+	CertificateID   string
+	ProtectedHeader string
+	Now             time.Time
+	ID              string
 }
 
+// The claimer signs with its own certificate: the request's header is
+// issued again for it (the payload never changes).
 func (q *Queries) ClaimSigningRequest(ctx context.Context, arg ClaimSigningRequestParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, claimSigningRequest, arg.ClaimedBy, arg.Now, arg.ID)
+	result, err := q.db.ExecContext(ctx, claimSigningRequest,
+		arg.ClaimedBy,
+		arg.CertificateID,
+		arg.ProtectedHeader,
+		arg.Now,
+		arg.ID,
+	)
 	if err != nil {
 		return 0, err
 	}
@@ -160,30 +232,6 @@ func (q *Queries) CreateSigningCertificate(ctx context.Context, arg CreateSignin
 	return i, err
 }
 
-const createSigningEvent = `-- name: CreateSigningEvent :exec
-INSERT INTO signing_events (id, account_id, type, object_id, created_at)
-VALUES ($1, $2, $3, $4, $5)
-`
-
-type CreateSigningEventParams struct {
-	ID        string
-	AccountID string
-	Type      string
-	ObjectID  string
-	CreatedAt time.Time
-}
-
-func (q *Queries) CreateSigningEvent(ctx context.Context, arg CreateSigningEventParams) error {
-	_, err := q.db.ExecContext(ctx, createSigningEvent,
-		arg.ID,
-		arg.AccountID,
-		arg.Type,
-		arg.ObjectID,
-		arg.CreatedAt,
-	)
-	return err
-}
-
 const createSigningRequest = `-- name: CreateSigningRequest :one
 INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
                               link_type, link_id, expires_at, created_at, updated_at)
@@ -310,6 +358,41 @@ func (q *Queries) FinishSigningRequest(ctx context.Context, arg FinishSigningReq
 	return result.RowsAffected()
 }
 
+const getAccountSigningRequest = `-- name: GetAccountSigningRequest :one
+SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests WHERE id = $1 AND account_id = $2
+`
+
+type GetAccountSigningRequestParams struct {
+	ID        string
+	AccountID string
+}
+
+func (q *Queries) GetAccountSigningRequest(ctx context.Context, arg GetAccountSigningRequestParams) (SigningRequest, error) {
+	row := q.db.QueryRowContext(ctx, getAccountSigningRequest, arg.ID, arg.AccountID)
+	var i SigningRequest
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.CompanyID,
+		&i.CertificateID,
+		&i.Purpose,
+		&i.State,
+		&i.ProtectedHeader,
+		&i.Payload,
+		&i.LinkType,
+		&i.LinkID,
+		&i.ClaimedBy,
+		&i.Jws,
+		&i.RefusalReason,
+		&i.RefusalMessage,
+		&i.ReplacedBy,
+		&i.ExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const getSigningAgent = `-- name: GetSigningAgent :one
 SELECT id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at FROM signing_agents WHERE id = $1
 `
@@ -384,21 +467,26 @@ func (q *Queries) GetSigningRequest(ctx context.Context, id string) (SigningRequ
 }
 
 const listAgentPendingRequests = `-- name: ListAgentPendingRequests :many
-SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at FROM signing_requests r JOIN signing_certificates c ON c.id = r.certificate_id
-WHERE c.agent_id = $1 AND r.expires_at > $2
-  AND (r.state = 'pending' OR (r.state = 'claimed' AND r.claimed_by = $1))
-ORDER BY r.id LIMIT 50
+SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at FROM signing_requests r
+WHERE r.state = 'pending' AND r.expires_at > $1
+  AND r.company_id IN (SELECT c.company_id FROM signing_certificates c
+                       WHERE c.agent_id = $2 AND c.not_before <= $1 AND c.not_after > $1)
+UNION ALL
+SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at FROM signing_requests r
+WHERE r.state = 'claimed' AND r.claimed_by = $2 AND r.expires_at > $1
+ORDER BY id LIMIT 50
 `
 
 type ListAgentPendingRequestsParams struct {
-	AgentID string
 	Now     time.Time
+	AgentID string
 }
 
-// Requests an agent may sign: pending ones of companies whose certificate
-// it registered, plus those it claimed and has not finished.
+// Requests an agent may sign: pending ones of every company for which it
+// holds a valid certificate (several agents of one company all see them;
+// the first claim wins), plus those it claimed and has not finished.
 func (q *Queries) ListAgentPendingRequests(ctx context.Context, arg ListAgentPendingRequestsParams) ([]SigningRequest, error) {
-	rows, err := q.db.QueryContext(ctx, listAgentPendingRequests, arg.AgentID, arg.Now)
+	rows, err := q.db.QueryContext(ctx, listAgentPendingRequests, arg.Now, arg.AgentID)
 	if err != nil {
 		return nil, err
 	}
@@ -439,59 +527,28 @@ func (q *Queries) ListAgentPendingRequests(ctx context.Context, arg ListAgentPen
 	return items, nil
 }
 
-const listSigningEvents = `-- name: ListSigningEvents :many
-SELECT id, account_id, type, object_id, created_at FROM signing_events WHERE account_id = $1 ORDER BY id
-`
-
-func (q *Queries) ListSigningEvents(ctx context.Context, accountID string) ([]SigningEvent, error) {
-	rows, err := q.db.QueryContext(ctx, listSigningEvents, accountID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []SigningEvent{}
-	for rows.Next() {
-		var i SigningEvent
-		if err := rows.Scan(
-			&i.ID,
-			&i.AccountID,
-			&i.Type,
-			&i.ObjectID,
-			&i.CreatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const listSigningRequests = `-- name: ListSigningRequests :many
-SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests
-WHERE account_id = $1
-  AND (CAST($2 AS TEXT) = '' OR state = CAST($2 AS TEXT))
-  AND (CAST($3 AS TEXT) = '' OR company_id = CAST($3 AS TEXT))
-  AND id > $4
-ORDER BY id LIMIT $5
+SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at FROM signing_requests r JOIN companies c ON c.id = r.company_id
+WHERE r.account_id = $1 AND c.environment = $2
+  AND (CAST($3 AS TEXT) = '' OR r.state = CAST($3 AS TEXT))
+  AND (CAST($4 AS TEXT) = '' OR r.company_id = CAST($4 AS TEXT))
+  AND r.id > $5
+ORDER BY r.id LIMIT $6
 `
 
 type ListSigningRequestsParams struct {
-	AccountID string
-	State     string
-	CompanyID string
-	AfterID   string
-	Lim       int32
+	AccountID   string
+	Environment string
+	State       string
+	CompanyID   string
+	AfterID     string
+	Lim         int32
 }
 
 func (q *Queries) ListSigningRequests(ctx context.Context, arg ListSigningRequestsParams) ([]SigningRequest, error) {
 	rows, err := q.db.QueryContext(ctx, listSigningRequests,
 		arg.AccountID,
+		arg.Environment,
 		arg.State,
 		arg.CompanyID,
 		arg.AfterID,

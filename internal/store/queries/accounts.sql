@@ -13,15 +13,17 @@ SELECT COUNT(*) FROM accounts;
 SELECT * FROM accounts ORDER BY id;
 
 -- name: CreateCompanyRecord :one
-INSERT INTO companies (id, account_id, name, tax_number, created_at)
-VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(name), sqlc.arg(tax_number), sqlc.arg(created_at))
+-- An employer company of the payroll service.
+INSERT INTO companies (id, account_id, name, tax_number, payroll_employer, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(name), sqlc.arg(tax_number), TRUE, sqlc.arg(created_at))
 RETURNING *;
 
--- name: ListCompanyIDs :many
-SELECT id FROM companies WHERE account_id = sqlc.arg(account_id) ORDER BY id LIMIT CAST(sqlc.arg(lim) AS BIGINT);
+-- name: ListEmployerIDs :many
+SELECT id FROM companies WHERE account_id = sqlc.arg(account_id) AND payroll_employer
+ORDER BY id LIMIT CAST(sqlc.arg(lim) AS BIGINT);
 
--- name: GetCompanyAccount :one
-SELECT account_id FROM companies WHERE id = sqlc.arg(id);
+-- name: GetEmployer :one
+SELECT id FROM companies WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) AND payroll_employer;
 
 -- name: ListCompanies :many
 -- Newest first; after = '' starts at the newest.

@@ -7,14 +7,36 @@ VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(name), sqlc.arg(tax_number)
 RETURNING *;
 
 -- name: GetCompany :one
+-- Unscoped: for jobs and the signing path, which start from rows already
+-- scoped. Requests use GetAccountCompany.
 SELECT * FROM companies WHERE id = sqlc.arg(id);
+
+-- name: GetAccountCompany :one
+SELECT * FROM companies WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id);
+
+-- name: GetCompanyByTaxNumber :one
+SELECT * FROM companies
+WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment) AND tax_number = sqlc.arg(tax_number)
+ORDER BY payroll_employer, id LIMIT 1;
+
+-- name: ListAccountCompanies :many
+-- Newest first; after = '' starts at the newest.
+SELECT * FROM companies
+WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
+  AND (sqlc.arg(after) = '' OR id < sqlc.arg(after))
+ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
+
+-- name: ListAccountCompanyIDs :many
+SELECT id FROM companies WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
+ORDER BY id LIMIT CAST(sqlc.arg(lim) AS BIGINT);
 
 -- name: UpdateCompanySettings :one
 UPDATE companies SET external_ref = sqlc.arg(external_ref), signing_mode = sqlc.arg(signing_mode)
-WHERE id = sqlc.arg(id) RETURNING *;
+WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) RETURNING *;
 
 -- name: SetCompanyAnnualAccount :one
-UPDATE companies SET annual_account_filed_for = sqlc.arg(year) WHERE id = sqlc.arg(id) RETURNING *;
+UPDATE companies SET annual_account_filed_for = sqlc.arg(year)
+WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) RETURNING *;
 
 -- name: SetCompanyStatus :exec
 UPDATE companies SET status = sqlc.arg(status) WHERE id = sqlc.arg(id);
@@ -28,16 +50,3 @@ SELECT * FROM mandates WHERE token_hash = sqlc.arg(token_hash);
 
 -- name: UseMandate :execrows
 UPDATE mandates SET used_at = sqlc.arg(used_at) WHERE token_hash = sqlc.arg(token_hash) AND used_at IS NULL;
-
--- name: CreateOutboxMail :exec
-INSERT INTO mail_outbox (id, recipient, subject, body, created_at)
-VALUES (sqlc.arg(id), sqlc.arg(recipient), sqlc.arg(subject), sqlc.arg(body), sqlc.arg(created_at));
-
--- name: ListOutboxMail :many
-SELECT * FROM mail_outbox ORDER BY id;
-
--- name: ListUnsentMail :many
-SELECT * FROM mail_outbox WHERE sent_at IS NULL ORDER BY id LIMIT CAST(sqlc.arg(lim) AS BIGINT);
-
--- name: MarkMailSent :exec
-UPDATE mail_outbox SET sent_at = sqlc.arg(sent_at) WHERE id = sqlc.arg(id);

@@ -65,3 +65,14 @@ WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
   AND (CAST(sqlc.narg(type) AS TEXT) IS NULL OR type = sqlc.narg(type))
   AND (CAST(sqlc.narg(object_id) AS TEXT) IS NULL OR object_id = sqlc.narg(object_id))
 ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
+
+-- name: SetEInvoiceSigningRequest :exec
+UPDATE einvoices SET signing_request_id = sqlc.narg(signing_request_id) WHERE id = sqlc.arg(id);
+
+-- name: GetAccountEInvoice :one
+-- An e-invoice of the account, whatever the company; the caller checks the
+-- company against the credential.
+SELECT * FROM einvoices WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id);
+
+-- name: SetEInvoiceProblems :exec
+UPDATE einvoices SET problems = sqlc.arg(problems), updated_at = sqlc.arg(updated_at) WHERE id = sqlc.arg(id);

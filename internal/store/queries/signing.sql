@@ -50,24 +50,46 @@ RETURNING *;
 -- name: GetSigningRequest :one
 SELECT * FROM signing_requests WHERE id = sqlc.arg(id);
 
+-- name: GetAccountSigningRequest :one
+SELECT * FROM signing_requests WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id);
+
 -- name: ListSigningRequests :many
-SELECT * FROM signing_requests
-WHERE account_id = sqlc.arg(account_id)
-  AND (CAST(sqlc.arg(state) AS TEXT) = '' OR state = CAST(sqlc.arg(state) AS TEXT))
-  AND (CAST(sqlc.arg(company_id) AS TEXT) = '' OR company_id = CAST(sqlc.arg(company_id) AS TEXT))
-  AND id > sqlc.arg(after_id)
-ORDER BY id LIMIT sqlc.arg(lim);
+SELECT r.* FROM signing_requests r JOIN companies c ON c.id = r.company_id
+WHERE r.account_id = sqlc.arg(account_id) AND c.environment = sqlc.arg(environment)
+  AND (CAST(sqlc.arg(state) AS TEXT) = '' OR r.state = CAST(sqlc.arg(state) AS TEXT))
+  AND (CAST(sqlc.arg(company_id) AS TEXT) = '' OR r.company_id = CAST(sqlc.arg(company_id) AS TEXT))
+  AND r.id > sqlc.arg(after_id)
+ORDER BY r.id LIMIT sqlc.arg(lim);
+
+-- name: AgentCompanies :many
+-- Companies for which an agent holds a certificate, for its events.
+SELECT DISTINCT company_id FROM signing_certificates WHERE agent_id = sqlc.arg(agent_id) ORDER BY company_id;
 
 -- name: ListAgentPendingRequests :many
--- Requests an agent may sign: pending ones of companies whose certificate
--- it registered, plus those it claimed and has not finished.
-SELECT r.* FROM signing_requests r JOIN signing_certificates c ON c.id = r.certificate_id
-WHERE c.agent_id = sqlc.arg(agent_id) AND r.expires_at > sqlc.arg(now)
-  AND (r.state = 'pending' OR (r.state = 'claimed' AND r.claimed_by = sqlc.arg(agent_id)))
-ORDER BY r.id LIMIT 50;
+-- Requests an agent may sign: pending ones of every company for which it
+-- holds a valid certificate (several agents of one company all see them;
+-- the first claim wins), plus those it claimed and has not finished.
+SELECT r.* FROM signing_requests r
+WHERE r.state = 'pending' AND r.expires_at > sqlc.arg(now)
+  AND r.company_id IN (SELECT c.company_id FROM signing_certificates c
+                       WHERE c.agent_id = sqlc.arg(agent_id) AND c.not_before <= sqlc.arg(now) AND c.not_after > sqlc.arg(now))
+UNION ALL
+SELECT r.* FROM signing_requests r
+WHERE r.state = 'claimed' AND r.claimed_by = sqlc.arg(agent_id) AND r.expires_at > sqlc.arg(now)
+ORDER BY id LIMIT 50;
+
+-- name: AgentCertificate :one
+-- The agent's newest certificate for a company valid at now.
+SELECT * FROM signing_certificates
+WHERE agent_id = sqlc.arg(agent_id) AND company_id = sqlc.arg(company_id)
+  AND not_before <= sqlc.arg(now) AND not_after > sqlc.arg(now)
+ORDER BY created_at DESC, id DESC LIMIT 1;
 
 -- name: ClaimSigningRequest :execrows
-UPDATE signing_requests SET state = 'claimed', claimed_by = sqlc.arg(claimed_by), updated_at = sqlc.arg(now)
+-- The claimer signs with its own certificate: the request's header is
+-- issued again for it (the payload never changes).
+UPDATE signing_requests SET state = 'claimed', claimed_by = sqlc.arg(claimed_by), certificate_id = sqlc.arg(certificate_id),
+    protected_header = sqlc.arg(protected_header), updated_at = sqlc.arg(now)
 WHERE id = sqlc.arg(id) AND state = 'pending';
 
 -- name: FinishSigningRequest :execrows
@@ -76,10 +98,3 @@ WHERE id = sqlc.arg(id) AND state = 'pending';
 UPDATE signing_requests SET state = sqlc.arg(state), jws = sqlc.arg(jws), refusal_reason = sqlc.arg(refusal_reason),
     refusal_message = sqlc.arg(refusal_message), replaced_by = sqlc.arg(replaced_by), updated_at = sqlc.arg(now)
 WHERE id = sqlc.arg(id) AND state IN ('pending', 'claimed');
-
--- name: CreateSigningEvent :exec
-INSERT INTO signing_events (id, account_id, type, object_id, created_at)
-VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(type), sqlc.arg(object_id), sqlc.arg(created_at));
-
--- name: ListSigningEvents :many
-SELECT * FROM signing_events WHERE account_id = sqlc.arg(account_id) ORDER BY id;

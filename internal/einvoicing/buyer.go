@@ -1,4 +1,4 @@
-package einvoiceapi
+package einvoicing
 
 import (
 	"context"
@@ -57,32 +57,29 @@ func (c *buyerCache) put(key string, e buyerEntry) {
 // registry's), so the caller learns it now as a field error instead of as
 // a failed document later. When the registry does not answer in time the
 // check is left to UJP: issuing does not depend on it.
-func (h *handlers) checkBuyer(ctx context.Context, env string, b einvoice.Party) *denar.FieldError {
-	if h.deps.Registry == nil || (b.Country != "" && b.Country != "MK") || b.TaxNumber == "" {
+func (s *Service) checkBuyer(ctx context.Context, env string, b einvoice.Party) *denar.FieldError {
+	if s.registry == nil || (b.Country != "" && b.Country != "MK") || b.TaxNumber == "" {
 		return nil
 	}
 	key := env + "/" + b.TaxNumber
 	now := time.Now()
-	e, ok := h.buyers.get(key, now)
+	e, ok := s.buyers.get(key, now)
 	if !ok {
-		timeout := h.deps.RegistryTimeout
-		if timeout <= 0 || timeout > 3*time.Second {
-			timeout = 3 * time.Second
-		}
+		timeout := min(s.cfg.RegistryTimeout, 3*time.Second)
 		lctx, cancel := context.WithTimeout(ctx, timeout)
-		c, err := h.deps.Registry.LookupCompany(lctx, env, b.TaxNumber)
+		c, err := s.registry.LookupCompany(lctx, env, b.TaxNumber)
 		cancel()
 		switch {
 		case errors.Is(err, ErrRegistryNotFound):
 			e = buyerEntry{missing: true}
 		case err != nil:
-			h.deps.Log.WarnContext(ctx, "buyer registry check skipped", "taxNumber", b.TaxNumber, "err", err)
+			s.log.WarnContext(ctx, "buyer registry check skipped", "taxNumber", b.TaxNumber, "err", err)
 			return nil
 		default:
 			e = buyerEntry{name: c.Name}
 		}
 		e.until = now.Add(buyerCacheTTL)
-		h.buyers.put(key, e)
+		s.buyers.put(key, e)
 	}
 	if e.missing {
 		return &denar.FieldError{Path: "buyer.taxNumber", Codebook: CBRegistry,
@@ -97,9 +94,9 @@ func (h *handlers) checkBuyer(ctx context.Context, env string, b einvoice.Party)
 
 // codebooks returns the code lists validation uses in env: UJP's current
 // lists when a cache is configured, else the embedded snapshot.
-func (h *handlers) codebooks(env string) *ujpdoc.Codebooks {
-	if h.deps.Codebooks != nil {
-		if cb := h.deps.Codebooks(env); cb != nil {
+func (s *Service) codebooks(env string) *ujpdoc.Codebooks {
+	if s.books != nil {
+		if cb := s.books(env); cb != nil {
 			return cb
 		}
 	}

@@ -1,0 +1,325 @@
+package einvoicing
+
+// Signing agents: pairing, agent credentials, certificate registration,
+// what an agent is sent, and its connection state.
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/einvoice/jwsverify"
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+)
+
+const (
+	pairingTTL     = 10 * time.Minute
+	pairingAlpha   = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ" // no 0/O, 1/I: read aloud and typed
+	pairingLen     = 10                                 // 50 bits, single use, 10 minutes
+	agentSecretLen = 40
+	// touchEvery bounds how often an agent's requests write last_seen_at:
+	// well inside AgentOnlineTTL, so signerReady holds, without a write
+	// per request.
+	touchEvery = 15 * time.Second
+)
+
+// PairingCode is a single-use code that attaches an agent to an account.
+type PairingCode struct {
+	Object    string    `json:"object" enum:"agent_pairing_code"`
+	Code      string    `json:"code" doc:"Enter in denar-agent pair --code. Single use."`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// CreatePairingCode returns a code valid for 10 minutes that attaches an
+// agent to the caller's account and environment.
+func (s *Service) CreatePairingCode(ctx context.Context, c Caller) (PairingCode, error) {
+	code := newPairingCode()
+	return write(ctx, s, c, func(tx *store.Tx) (PairingCode, error) {
+		if err := tx.CreatePairingCode(ctx, dbq.CreatePairingCodeParams{CodeHash: auth.Hash(code), AccountID: c.AccountID,
+			Environment: c.Environment, CreatedAt: tx.Now, ExpiresAt: tx.Now.Add(pairingTTL)}); err != nil {
+			return PairingCode{}, fmt.Errorf("create pairing code: %w", err)
+		}
+		return PairingCode{Object: "agent_pairing_code", Code: code, ExpiresAt: tx.Now.Add(pairingTTL).UTC()}, nil
+	})
+}
+
+func newPairingCode() string {
+	var b strings.Builder
+	max := big.NewInt(int64(len(pairingAlpha)))
+	for range pairingLen {
+		i, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			panic("agents: random source failed: " + err.Error())
+		}
+		b.WriteByte(pairingAlpha[i.Int64()])
+	}
+	return b.String()
+}
+
+// normalizePairingCode accepts what a person types: any case, dashes, spaces.
+func normalizePairingCode(s string) string {
+	return strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(s))
+}
+
+// AgentCredentials are an agent's credentials, shown once.
+type AgentCredentials struct {
+	Object      string `json:"object" enum:"signing_agent"`
+	AgentID     string `json:"agentId" doc:"AGENT_ID, prefix agt_."`
+	AgentSecret string `json:"agentSecret" doc:"AGENT_SECRET. Shown once; stored only as a hash."`
+	Environment string `json:"environment" enum:"sandbox,production"`
+}
+
+// PairAgent is the command of POST /v1/agents/pair.
+type PairAgent struct {
+	Code string
+	Name string
+}
+
+// PairAgent exchanges a pairing code for an agent's credentials. There is
+// no principal: the code is the authority. c carries only the
+// idempotency claim (its key scoped by the code), so a pairing whose
+// answer was lost can be asked again with the same key and code.
+func (s *Service) PairAgent(ctx context.Context, c Caller, cmd PairAgent) (AgentCredentials, error) {
+	name := strings.TrimSpace(cmd.Name)
+	if name == "" {
+		return AgentCredentials{}, denar.Invalid(denar.FieldError{Path: "name", Message: "is required"})
+	}
+	return write(ctx, s, c, func(tx *store.Tx) (AgentCredentials, error) {
+		pc, err := tx.UsePairingCode(ctx, dbq.UsePairingCodeParams{CodeHash: auth.Hash(normalizePairingCode(cmd.Code)), Now: sql.NullTime{Time: tx.Now, Valid: true}})
+		if errors.Is(err, sql.ErrNoRows) {
+			return AgentCredentials{}, &denar.Error{Code: "pairing_code_invalid", Message: "The pairing code is unknown, used or expired; create a new one.",
+				Fields: []denar.FieldError{{Path: "code", Message: "unknown, used or expired"}}}
+		}
+		if err != nil {
+			return AgentCredentials{}, fmt.Errorf("use pairing code: %w", err)
+		}
+		secret := auth.RandomToken(agentSecretLen)
+		a, err := tx.CreateSigningAgent(ctx, dbq.CreateSigningAgentParams{ID: denar.NewID("agt"), AccountID: pc.AccountID,
+			Environment: pc.Environment, Name: name, SecretHash: auth.Hash(secret), CreatedAt: tx.Now})
+		if err != nil {
+			return AgentCredentials{}, fmt.Errorf("create agent: %w", err)
+		}
+		return AgentCredentials{Object: "signing_agent", AgentID: a.ID, AgentSecret: secret, Environment: a.Environment}, nil
+	})
+}
+
+// ErrAgentUnauthenticated answers a bad agent credential.
+var ErrAgentUnauthenticated = denar.Errorf("unauthenticated", "Unknown agent or wrong secret. Send Authorization: Agent <AGENT_ID>.<AGENT_SECRET> as printed by denar-agent pair.")
+
+// AuthenticateAgent checks the secret of agent id and returns its
+// principal. It records that the agent is reachable (signerReady, and
+// signing_agent.online after a silence).
+func (s *Service) AuthenticateAgent(ctx context.Context, id, secret string) (*auth.Principal, error) {
+	a, err := s.db.Reader().GetSigningAgent(ctx, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		// Hash anyway so unknown ids cost the same as wrong secrets.
+		_ = auth.Hash(secret)
+		return nil, ErrAgentUnauthenticated
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", id, err)
+	}
+	if subtle.ConstantTimeCompare([]byte(a.SecretHash), []byte(auth.Hash(secret))) != 1 || a.RevokedAt.Valid {
+		return nil, ErrAgentUnauthenticated
+	}
+	if !a.LastSeenAt.Valid || s.db.Now().Sub(a.LastSeenAt.Time) > touchEvery {
+		if err := s.TouchAgent(context.WithoutCancel(ctx), a.ID); err != nil {
+			return nil, err
+		}
+	}
+	return &auth.Principal{AccountID: a.AccountID, CredentialID: a.ID, Kind: auth.KindAgent, Service: auth.ServiceEInvoice,
+		Environment: a.Environment}, nil
+}
+
+// TouchAgent records that agent id is reachable now; an agent unseen for
+// AgentOnlineTTL went offline then (recorded late, with the time it went
+// quiet) and is online again now.
+func (s *Service) TouchAgent(ctx context.Context, id string) error {
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		a, err := tx.GetSigningAgent(ctx, id)
+		if err != nil {
+			return fmt.Errorf("agent %s: %w", id, err)
+		}
+		now := tx.Now
+		if !a.LastSeenAt.Valid || now.Sub(a.LastSeenAt.Time) > AgentOnlineTTL {
+			if a.LastSeenAt.Valid {
+				if err := agentEvent(ctx, tx, a, EventSigningAgentOff, a.LastSeenAt.Time.Add(AgentOnlineTTL), false); err != nil {
+					return err
+				}
+			}
+			if err := agentEvent(ctx, tx, a, EventSigningAgentOnline, now, true); err != nil {
+				return err
+			}
+		}
+		return tx.TouchSigningAgent(ctx, dbq.TouchSigningAgentParams{ID: a.ID, Now: sql.NullTime{Time: now, Valid: true}})
+	})
+}
+
+// AgentGone records that an agent's socket closed: signing_agent.offline
+// now, and last_seen_at cleared so signerReady turns false at once and the
+// next connection records online again.
+func (s *Service) AgentGone(ctx context.Context, id string) error {
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		a, err := tx.GetSigningAgent(ctx, id)
+		if err != nil {
+			return fmt.Errorf("agent %s: %w", id, err)
+		}
+		if !a.LastSeenAt.Valid {
+			return nil // already recorded offline
+		}
+		if err := agentEvent(ctx, tx, a, EventSigningAgentOff, tx.Now, false); err != nil {
+			return err
+		}
+		return tx.TouchSigningAgent(ctx, dbq.TouchSigningAgentParams{ID: a.ID, Now: sql.NullTime{}})
+	})
+}
+
+// SigningAgent is the public form of a signing agent.
+type SigningAgent struct {
+	ID          string     `json:"id" doc:"Prefix agt_."`
+	Object      string     `json:"object" enum:"signing_agent"`
+	Name        string     `json:"name"`
+	Environment string     `json:"environment" enum:"sandbox,production"`
+	Online      bool       `json:"online" doc:"Reachable within the last 90 seconds."`
+	LastSeenAt  *time.Time `json:"lastSeenAt"`
+	CreatedAt   time.Time  `json:"createdAt"`
+}
+
+// agentEvent writes an agent event for each company the agent holds a
+// certificate for: connection state matters per company (signerReady).
+func agentEvent(ctx context.Context, tx *store.Tx, a dbq.SigningAgent, typ string, at time.Time, online bool) error {
+	companies, err := tx.AgentCompanies(ctx, a.ID)
+	if err != nil {
+		return fmt.Errorf("companies of agent %s: %w", a.ID, err)
+	}
+	view := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, Online: online,
+		CreatedAt: a.CreatedAt.UTC()}
+	if online {
+		t := at.UTC()
+		view.LastSeenAt = &t
+	} else if a.LastSeenAt.Valid {
+		t := a.LastSeenAt.Time.UTC()
+		view.LastSeenAt = &t
+	}
+	for _, co := range companies {
+		if err := writeEventAt(ctx, tx, a.AccountID, co, a.Environment, typ, a.ID, view, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SigningCertificate is a certificate registered by an agent for a company.
+type SigningCertificate struct {
+	ID           string    `json:"id" doc:"Prefix crt_."`
+	Object       string    `json:"object" enum:"signing_certificate"`
+	AgentID      string    `json:"agentId"`
+	CompanyID    string    `json:"companyId"`
+	SerialNumber string    `json:"serialNumber" doc:"Decimal, as UJP's X-SERIAL-NUMBER."`
+	EUJPID       string    `json:"eujpId" doc:"UJP user id of the holder; empty means the sandbox default."`
+	Subject      string    `json:"subject"`
+	NotBefore    time.Time `json:"notBefore"`
+	NotAfter     time.Time `json:"notAfter"`
+	CreatedAt    time.Time `json:"createdAt"`
+}
+
+// RegisterCertificate is the command of POST /v1/agents/{id}/certificates.
+type RegisterCertificate struct {
+	CertificateDER string // standard base64
+	CompanyID      string
+	EUJPID         string
+}
+
+// RegisterCertificate checks a certificate (valid now, RSA of at least
+// 2048 bits) and links it to a company of the agent's account; the agent
+// then receives that company's signing requests.
+func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd RegisterCertificate) (SigningCertificate, error) {
+	if !isAgent(c.Principal) {
+		return SigningCertificate{}, auth.ErrUnauthenticated
+	}
+	der, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cmd.CertificateDER))
+	if err != nil {
+		return SigningCertificate{}, denar.Invalid(denar.FieldError{Path: "certificateDer", Message: "not standard base64: " + err.Error()})
+	}
+	cert, err := jwsverify.CheckCertificate(der, s.db.Now())
+	if err != nil {
+		return SigningCertificate{}, denar.Invalid(denar.FieldError{Path: "certificateDer", Message: "cannot be used for signing: " + err.Error()})
+	}
+	return write(ctx, s, c, func(tx *store.Tx) (SigningCertificate, error) {
+		co, err := tx.GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: cmd.CompanyID, AccountID: c.AccountID})
+		if errors.Is(err, sql.ErrNoRows) {
+			return SigningCertificate{}, &denar.Error{Code: denar.ECodeNotFound, Message: "No company " + cmd.CompanyID + " in this account.",
+				Fields: []denar.FieldError{{Path: "companyId", Message: "not found"}}}
+		}
+		if err != nil {
+			return SigningCertificate{}, fmt.Errorf("company %s: %w", cmd.CompanyID, err)
+		}
+		if co.Environment != c.Environment {
+			return SigningCertificate{}, denar.Errorf("environment_mismatch", "Company %s belongs to %s; this agent was paired in %s.", co.ID, co.Environment, c.Environment)
+		}
+		eujpID := strings.TrimSpace(cmd.EUJPID)
+		if eujpID == "" && co.Environment == auth.EnvProduction {
+			return SigningCertificate{}, denar.Invalid(denar.FieldError{Path: "eujpId", Message: "is required for a production company: UJP identifies the signer by it"})
+		}
+		_, err = tx.AgentCertificate(ctx, dbq.AgentCertificateParams{AgentID: c.CredentialID, CompanyID: co.ID, Now: tx.Now})
+		firstForCompany := errors.Is(err, sql.ErrNoRows)
+		if err != nil && !firstForCompany {
+			return SigningCertificate{}, err
+		}
+		row, err := tx.CreateSigningCertificate(ctx, dbq.CreateSigningCertificateParams{ID: denar.NewID("crt"), AgentID: c.CredentialID,
+			CompanyID: co.ID, Der: base64.StdEncoding.EncodeToString(der), Serial: cert.SerialNumber.String(),
+			Subject: cert.Subject.String(), NotBefore: cert.NotBefore, NotAfter: cert.NotAfter, CreatedAt: tx.Now})
+		if err != nil {
+			return SigningCertificate{}, fmt.Errorf("store certificate: %w", err)
+		}
+		if eujpID != "" {
+			if err := tx.SetCertificateEUJPID(ctx, dbq.SetCertificateEUJPIDParams{ID: row.ID, EujpID: eujpID}); err != nil {
+				return SigningCertificate{}, err
+			}
+		}
+		if firstForCompany {
+			// The agent is talking to us now: for this company it has
+			// just come online.
+			a, err := tx.GetSigningAgent(ctx, c.CredentialID)
+			if err != nil {
+				return SigningCertificate{}, err
+			}
+			view := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, Online: true,
+				LastSeenAt: nullTime(a.LastSeenAt), CreatedAt: a.CreatedAt.UTC()}
+			if err := writeEvent(ctx, tx, a.AccountID, co.ID, a.Environment, EventSigningAgentOnline, a.ID, view); err != nil {
+				return SigningCertificate{}, err
+			}
+		}
+		return SigningCertificate{ID: row.ID, Object: "signing_certificate", AgentID: row.AgentID, CompanyID: row.CompanyID,
+			SerialNumber: row.Serial, EUJPID: eujpID, Subject: row.Subject, NotBefore: row.NotBefore.UTC(), NotAfter: row.NotAfter.UTC(),
+			CreatedAt: row.CreatedAt.UTC()}, nil
+	})
+}
+
+// PendingForAgent returns what agent p may sign now: the pending requests
+// of every company it holds a valid certificate for, and those it claimed
+// and has not finished.
+func (s *Service) PendingForAgent(ctx context.Context, p *auth.Principal) ([]SigningRequest, error) {
+	if !isAgent(p) {
+		return nil, auth.ErrUnauthenticated
+	}
+	rows, err := s.db.Reader().ListAgentPendingRequests(ctx, dbq.ListAgentPendingRequestsParams{AgentID: p.CredentialID, Now: s.db.Now()})
+	if err != nil {
+		return nil, fmt.Errorf("pending requests of %s: %w", p.CredentialID, err)
+	}
+	out := make([]SigningRequest, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, SigningRequestFrom(r))
+	}
+	return out, nil
+}

@@ -1,0 +1,471 @@
+package einvoicing
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/einvoice"
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+)
+
+// StatusChange is one row of an e-invoice's status history.
+type StatusChange struct {
+	From    *string   `json:"from" doc:"null for the first row."`
+	To      string    `json:"to"`
+	Cause   string    `json:"cause" doc:"issued, signed, submission, submitted, ujp_outage, retry, ujp_rejected, ujp_status, signature_refused, …"`
+	UJPCode *string   `json:"ujpCode" doc:"UJP's status (01, 03, …) or error code when UJP caused the move."`
+	At      time.Time `json:"at"`
+}
+
+// einvoiceRow loads an e-invoice of companyID in the caller's account and
+// environment; any other is 404, so ids of other tenants are not
+// confirmed.
+func einvoiceRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, companyID, id string) (dbq.Einvoice, error) {
+	r, err := q.GetEInvoice(ctx, dbq.GetEInvoiceParams{ID: id, AccountID: p.AccountID, CompanyID: companyID})
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && r.Environment != p.Environment) {
+		return dbq.Einvoice{}, denar.Errorf(denar.ECodeNotFound, "No e-invoice %s for this company.", id)
+	}
+	if err != nil {
+		return dbq.Einvoice{}, fmt.Errorf("load einvoice %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// EInvoice returns one e-invoice of companyID.
+func (s *Service) EInvoice(ctx context.Context, p *auth.Principal, companyID, id string) (EInvoice, error) {
+	r, err := einvoiceRow(ctx, s.db.Reader(), p, companyID, id)
+	if err != nil {
+		return EInvoice{}, err
+	}
+	return einvoiceView(r), nil
+}
+
+// EInvoiceFilter selects e-invoices; empty fields do not filter.
+type EInvoiceFilter struct {
+	Status, DocumentType, IssuedFrom, IssuedTo, ClientReference, EUID string
+}
+
+// EInvoices returns up to limit+1 e-invoices of companyID, newest first,
+// after the id after.
+func (s *Service) EInvoices(ctx context.Context, p *auth.Principal, companyID string, f EInvoiceFilter, after string, limit int) ([]EInvoice, error) {
+	var fe denar.FieldErrors
+	for _, d := range [][2]string{{"issuedFrom", f.IssuedFrom}, {"issuedTo", f.IssuedTo}} {
+		if _, err := time.Parse(time.DateOnly, d[1]); d[1] != "" && err != nil {
+			fe.Add(d[0], "must be a date YYYY-MM-DD")
+		}
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.Reader().ListEInvoices(ctx, dbq.ListEInvoicesParams{AccountID: p.AccountID, CompanyID: companyID,
+		AfterID: after, Status: optional(f.Status), DocumentType: optional(f.DocumentType), IssuedFrom: optional(f.IssuedFrom),
+		IssuedTo: optional(f.IssuedTo), ClientReference: optional(f.ClientReference), Euid: optional(f.EUID), Lim: int64(limit + 1)})
+	if err != nil {
+		return nil, fmt.Errorf("list einvoices: %w", err)
+	}
+	out := make([]EInvoice, 0, len(rows))
+	for _, r := range rows {
+		if r.Environment == p.Environment {
+			out = append(out, einvoiceView(r))
+		}
+	}
+	return out, nil
+}
+
+// StatusHistory returns the ordered trail of an e-invoice's moves.
+func (s *Service) StatusHistory(ctx context.Context, p *auth.Principal, companyID, id string) ([]StatusChange, error) {
+	q := s.db.Reader()
+	if _, err := einvoiceRow(ctx, q, p, companyID, id); err != nil {
+		return nil, err
+	}
+	rows, err := q.ListEInvoiceStatus(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("status history of %s: %w", id, err)
+	}
+	out := make([]StatusChange, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, StatusChange{From: nullable(r.FromStatus), To: r.ToStatus, Cause: r.Cause, UJPCode: nullable(r.UjpCode), At: r.At.UTC()})
+	}
+	return out, nil
+}
+
+// IssueEInvoice is the command of POST /v1/einvoices.
+type IssueEInvoice struct {
+	CompanyID string
+	Request   *einvoice.Request
+}
+
+// IssueEInvoice builds UJP's document from the request (seller = the
+// company), computes totals by UJP's formulas, validates it against the
+// code lists and the buyer registry, and stores it in awaiting_signature
+// with a signing request for the company's signer, in one transaction. A
+// clientReference reused with the same body answers with the existing
+// e-invoice; with another body, 409 client_reference_conflict.
+func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice) (EInvoice, error) {
+	req := cmd.Request
+	if req.Correction != nil {
+		return EInvoice{}, denar.Invalid(denar.FieldError{Path: "correction", Message: "is not allowed here; use POST /v1/einvoices/{id}/correction"})
+	}
+	sum := sha256.Sum256(req.Fingerprint())
+	fingerprint := hex.EncodeToString(sum[:])
+	co, err := company(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
+	if err != nil {
+		return EInvoice{}, err
+	}
+	// Everything that needs no lock happens before the transaction: the
+	// registry check (cached), building and validating the document.
+	id := denar.NewID("einv")
+	// The e-invoice id is UJP's docId: fixed now, so every submission
+	// attempt of this document carries it and UJP refuses a copy.
+	doc, buildErr := req.Build(sellerOf(co), id, s.codebooks(co.Environment))
+	buildErr = withBuyerError(buildErr, s.checkBuyer(ctx, co.Environment, req.Buyer))
+	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
+		co, err := company(ctx, tx.Queries, c.Principal, cmd.CompanyID)
+		if err != nil {
+			return EInvoice{}, err
+		}
+		if prev, found, err := byClientReference(ctx, tx, co.ID, req.ClientReference, fingerprint); err != nil || found {
+			return einvoiceView(prev), err
+		}
+		if buildErr != nil {
+			return EInvoice{}, buildErr
+		}
+		out, err := CreateEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
+			ClientReference: req.ClientReference, Fingerprint: fingerprint})
+		return einvoiceView(out), err
+	})
+}
+
+// sellerOf fills UJP's seller from the company's registry data.
+func sellerOf(co dbq.Company) ujpdoc.Seller {
+	var a Address
+	_ = json.Unmarshal([]byte(co.Address), &a)
+	s := ujpdoc.Seller{SellerCCode: "MK", SellerCName: "Северна Македонија", SellerTin: co.TaxNumber, SellerName: co.Name,
+		SellerAddress: ujpdoc.Address{StreetAddress: a.Street, StreetNumber: a.Number, PostalCode: a.Zip, City: a.City}}
+	if co.VatNumber != "" {
+		v := co.VatNumber
+		s.SellerVatNumber = &v
+	}
+	return s
+}
+
+// byClientReference finds the e-invoice a clientReference names: found with
+// the same body fingerprint, it is the answer again; with another body, 409
+// client_reference_conflict.
+func byClientReference(ctx context.Context, tx *store.Tx, companyID string, ref *string, fingerprint string) (dbq.Einvoice, bool, error) {
+	if ref == nil {
+		return dbq.Einvoice{}, false, nil
+	}
+	prev, err := tx.GetEInvoiceByClientReference(ctx, dbq.GetEInvoiceByClientReferenceParams{CompanyID: companyID,
+		ClientReference: sql.NullString{String: *ref, Valid: true}})
+	switch {
+	case err == nil && prev.Fingerprint == fingerprint:
+		return prev, true, nil
+	case err == nil:
+		return dbq.Einvoice{}, false, &denar.Error{Code: "client_reference_conflict", Message: "clientReference " + *ref + " is used by " + prev.ID + " with another body.",
+			Fields: []denar.FieldError{{Path: "clientReference", Message: "used by " + prev.ID + " with another body"}}}
+	case !errors.Is(err, sql.ErrNoRows):
+		return dbq.Einvoice{}, false, fmt.Errorf("client reference: %w", err)
+	}
+	return dbq.Einvoice{}, false, nil
+}
+
+// Storno is the command of POST /v1/einvoices/{id}/storno.
+type Storno struct {
+	CompanyID string
+	ID        string
+	Reason    string  // a void-reasons code (S-x)
+	Comment   *string // free text
+	Number    *string // default the original's number followed by /S
+	IssueDate *string // YYYY-MM-DD; default today in Europe/Skopje
+}
+
+// supersedable loads the original and checks it may be voided or
+// corrected now.
+func supersedable(ctx context.Context, tx *store.Tx, p *auth.Principal, companyID, id, action string) (dbq.Einvoice, dbq.Company, error) {
+	orig, err := einvoiceRow(ctx, tx.Queries, p, companyID, id)
+	if err != nil {
+		return orig, dbq.Company{}, err
+	}
+	co, err := company(ctx, tx.Queries, p, orig.CompanyID)
+	if err != nil {
+		return orig, co, err
+	}
+	if !einvoice.StornoAllowed(einvoice.Status(orig.Status)) || !orig.Euid.Valid {
+		return orig, co, denar.Errorf("einvoice_state_conflict", "A %s needs an e-invoice UJP holds (delivered, accepted or auto_accepted); %s is %s.", action, orig.ID, orig.Status)
+	}
+	if orig.Kind == "storno" {
+		return orig, co, denar.Errorf("einvoice_state_conflict", "%s is itself a storno; it cannot be voided or corrected.", orig.ID)
+	}
+	var filed *int
+	if co.AnnualAccountFiledFor.Valid {
+		y := int(co.AnnualAccountFiledFor.Int32)
+		filed = &y
+	}
+	if err := einvoice.PeriodClosed(orig.IssueDate, filed); err != nil {
+		return orig, co, err
+	}
+	pending, err := tx.PendingSupersede(ctx, sql.NullString{String: orig.ID, Valid: true})
+	if err == nil {
+		return orig, co, denar.Errorf("supersede_pending", "%s of %s is still on its way to UJP; wait for it to be delivered or to fail.", pending, orig.ID)
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return orig, co, err
+	}
+	return orig, co, nil
+}
+
+func storedDocument(inv dbq.Einvoice) (*ujpdoc.Document, error) {
+	var req ujpdoc.Request
+	if err := json.Unmarshal([]byte(inv.Document), &req); err != nil {
+		return nil, fmt.Errorf("stored document of %s: %w", inv.ID, err)
+	}
+	return &req.Document, nil
+}
+
+// StornoEInvoice creates the storno of an e-invoice: a new document
+// (docStorno 1) with the original's parties and lines, quantities negated,
+// totals recomputed, the void reason and a reference to the original's
+// EUID. It is signed and submitted like any e-invoice; when UJP accepts
+// it, the original moves to cancelled_by_storno. The original is never
+// modified here.
+func (s *Service) StornoEInvoice(ctx context.Context, c Caller, cmd Storno) (EInvoice, error) {
+	body, err := json.Marshal(cmd)
+	if err != nil {
+		return EInvoice{}, err
+	}
+	sum := sha256.Sum256(append([]byte("storno:"), body...))
+	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
+		orig, co, err := supersedable(ctx, tx, c.Principal, cmd.CompanyID, cmd.ID, "storno")
+		if err != nil {
+			return EInvoice{}, err
+		}
+		cb := s.codebooks(co.Environment)
+		if err := (einvoice.Storno{Reason: cmd.Reason, Comment: cmd.Comment}).Validate(cb); err != nil {
+			return EInvoice{}, err
+		}
+		number := orig.Number + "/S"
+		if cmd.Number != nil {
+			number = strings.TrimSpace(*cmd.Number)
+		}
+		date := tx.Now.In(ujpdoc.Skopje).Format(time.DateOnly)
+		var fe denar.FieldErrors
+		if number == "" {
+			fe.Add("number", "must not be empty")
+		}
+		if cmd.IssueDate != nil {
+			if _, err := time.Parse(time.DateOnly, *cmd.IssueDate); err != nil {
+				fe.Add("issueDate", "must be a date YYYY-MM-DD")
+			} else if *cmd.IssueDate < orig.IssueDate {
+				fe.Add("issueDate", "must not be before the original's issue date %s", orig.IssueDate)
+			}
+			date = *cmd.IssueDate
+		}
+		if err := fe.Err(); err != nil {
+			return EInvoice{}, err
+		}
+		od, err := storedDocument(orig)
+		if err != nil {
+			return EInvoice{}, err
+		}
+		id := denar.NewID("einv")
+		doc, err := ujpdoc.Storno(od, orig.Euid.String, id, number, cmd.Reason, cmd.Comment, date, cb)
+		if err != nil {
+			return EInvoice{}, err
+		}
+		out, err := CreateEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "storno", Doc: doc,
+			OriginalID: orig.ID, Fingerprint: hex.EncodeToString(sum[:])})
+		return einvoiceView(out), err
+	})
+}
+
+// Correction is the command of POST /v1/einvoices/{id}/correction: a
+// complete replacement document with the correction reason.
+type Correction struct {
+	CompanyID string
+	ID        string
+	Request   *einvoice.Request
+}
+
+// CorrectEInvoice creates the correction (docStorno 2) of an e-invoice: the
+// complete replacement document, referencing the original's EUID. When UJP
+// accepts it, the original moves to corrected.
+func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction) (EInvoice, error) {
+	req := cmd.Request
+	sum := sha256.Sum256(append([]byte("correction:"+cmd.ID+":"), req.Fingerprint()...))
+	fingerprint := hex.EncodeToString(sum[:])
+	co, err := company(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
+	if err != nil {
+		return EInvoice{}, err
+	}
+	id := denar.NewID("einv")
+	cb := s.codebooks(co.Environment)
+	doc, buildErr := req.Build(sellerOf(co), id, cb)
+	buildErr = withBuyerError(buildErr, s.checkBuyer(ctx, co.Environment, req.Buyer))
+	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
+		if prev, found, err := byClientReference(ctx, tx, co.ID, req.ClientReference, fingerprint); err != nil || found {
+			return einvoiceView(prev), err
+		}
+		orig, co, err := supersedable(ctx, tx, c.Principal, cmd.CompanyID, cmd.ID, "correction")
+		if err != nil {
+			return EInvoice{}, err
+		}
+		if req.Correction == nil {
+			return EInvoice{}, denar.Invalid(denar.FieldError{Path: "correction", Codebook: ujpdoc.CBCorrectionReasons,
+				Message: "is required: {reason (C0x), comment}"})
+		}
+		if buildErr != nil {
+			return EInvoice{}, buildErr
+		}
+		ujpdoc.MarkCorrection(doc, orig.Euid.String, orig.IssueDate, req.Correction.Reason, req.Correction.Comment, cb)
+		out, err := CreateEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
+			OriginalID: orig.ID, ClientReference: req.ClientReference, Fingerprint: fingerprint})
+		return einvoiceView(out), err
+	})
+}
+
+// ErrPDFNotReady answers a PDF asked for before UJP's rendering is here.
+func errPDFNotReady(id string) error {
+	return denar.Errorf("pdf_not_ready", "UJP's PDF of %s is not here yet: it is fetched once the document is delivered and the signer has signed the read.", id)
+}
+
+// PDF returns UJP's rendering of an e-invoice. Until it is fetched, 409
+// pdf_not_ready; a delivered document whose read was never signed (no
+// signer then) or failed is asked for again.
+func (s *Service) PDF(ctx context.Context, p *auth.Principal, companyID, id string) ([]byte, error) {
+	q := s.db.Reader()
+	inv, err := einvoiceRow(ctx, q, p, companyID, id)
+	if err != nil {
+		return nil, err
+	}
+	row, err := q.GetEInvoicePDF(ctx, inv.ID)
+	if errors.Is(err, sql.ErrNoRows) {
+		if inv.Euid.Valid {
+			err := s.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+				if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: LinkPDF, LinkID: inv.ID, Now: tx.Now}); err == nil {
+					return nil
+				} else if !errors.Is(err, sql.ErrNoRows) {
+					return err
+				}
+				return RequestPDF(ctx, tx, inv)
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		return nil, errPDFNotReady(inv.ID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pdf of %s: %w", inv.ID, err)
+	}
+	pdf, err := base64.StdEncoding.DecodeString(row.Pdf)
+	if err != nil {
+		return nil, fmt.Errorf("stored pdf of %s: %w", inv.ID, err)
+	}
+	return pdf, nil
+}
+
+// Simulate actions of the sandbox.
+const (
+	SimBuyerAccepts   = "buyer_accepts"
+	SimBuyerRejects   = "buyer_rejects"
+	SimDeadlinePasses = "deadline_passes"
+	SimOutageStarts   = "outage_starts"
+	SimOutageEnds     = "outage_ends"
+	SimTerminalError  = "terminal_error"
+)
+
+// Simulate is the command of POST /v1/sandbox/einvoices/{id}/simulate.
+type Simulate struct {
+	CompanyID        string
+	ID               string
+	Action           string
+	RejectReasonCode string
+	Comment          string
+	UJPCode          string
+}
+
+// Simulation is the answer of a simulate call.
+type Simulation struct {
+	Object   string   `json:"object" enum:"sandbox_simulation"`
+	Action   string   `json:"action"`
+	EInvoice EInvoice `json:"einvoice" doc:"The e-invoice as it is now; the move arrives through the pipeline."`
+}
+
+// Simulate drives the sandbox simulator as UJP or the buyer would, for an
+// e-invoice of a sandbox company on the simulator (403 sandbox_only
+// otherwise). Decisions act on a delivered document (409
+// einvoice_state_conflict otherwise) and schedule a read of the change
+// feed at once.
+func (s *Service) Simulate(ctx context.Context, c Caller, cmd Simulate) (Simulation, error) {
+	q := s.db.Reader()
+	inv, err := einvoiceRow(ctx, q, c.Principal, cmd.CompanyID, cmd.ID)
+	if err != nil {
+		return Simulation{}, err
+	}
+	co, err := company(ctx, q, c.Principal, inv.CompanyID)
+	if err != nil {
+		return Simulation{}, err
+	}
+	if co.Environment != auth.EnvSandbox || s.sandbox == nil {
+		return Simulation{}, denar.Errorf("sandbox_only", "Only e-invoices of sandbox companies on the UJP simulator can be driven.")
+	}
+	sim := s.sandbox
+	decision := cmd.Action == SimBuyerAccepts || cmd.Action == SimBuyerRejects || cmd.Action == SimDeadlinePasses
+	if decision && (inv.Status != string(einvoice.Delivered) || !inv.Euid.Valid) {
+		return Simulation{}, denar.Errorf("einvoice_state_conflict", "%s needs a delivered e-invoice; %s is %s.", cmd.Action, inv.ID, inv.Status)
+	}
+	switch cmd.Action {
+	case SimBuyerAccepts:
+		err = sim.Decide(ctx, inv.Euid.String, true, "", cmd.Comment)
+	case SimBuyerRejects:
+		if _, ok := s.codebooks(co.Environment).Lookup(ujpdoc.CBRejectReasons, cmd.RejectReasonCode); !ok {
+			return Simulation{}, denar.Invalid(denar.FieldError{Path: "rejectReasonCode", Codebook: ujpdoc.CBRejectReasons,
+				Message: fmt.Sprintf("%q is not a reject reason", cmd.RejectReasonCode)})
+		}
+		err = sim.Decide(ctx, inv.Euid.String, false, cmd.RejectReasonCode, cmd.Comment)
+	case SimDeadlinePasses:
+		err = sim.AutoAccept(ctx, inv.Euid.String)
+	case SimOutageStarts, SimOutageEnds:
+		err = sim.SetSellerOutage(ctx, co.TaxNumber, cmd.Action == SimOutageStarts)
+	case SimTerminalError:
+		code := cmd.UJPCode
+		if code == "" {
+			code = "E4013"
+		}
+		err = sim.RejectNextSend(ctx, co.TaxNumber, code, "Document refused (sandbox simulate: terminal_error)")
+	default:
+		return Simulation{}, denar.Invalid(denar.FieldError{Path: "action", Message: "unknown action " + cmd.Action})
+	}
+	var refused interface{ UJPCode() string }
+	if errors.As(err, &refused) {
+		return Simulation{}, denar.Errorf("einvoice_state_conflict", "The simulator refused %s on %s: UJP code %s.", cmd.Action, inv.ID, refused.UJPCode())
+	}
+	if err != nil {
+		return Simulation{}, fmt.Errorf("sandbox simulate %s on %s: %w", cmd.Action, inv.ID, err)
+	}
+	return write(ctx, s, c, func(tx *store.Tx) (Simulation, error) {
+		if decision {
+			if err := EnqueuePoll(ctx, tx, inv.CompanyID); err != nil {
+				return Simulation{}, err
+			}
+		}
+		cur, err := tx.GetEInvoiceByID(ctx, inv.ID)
+		if err != nil {
+			return Simulation{}, err
+		}
+		return Simulation{Object: "sandbox_simulation", Action: cmd.Action, EInvoice: einvoiceView(cur)}, nil
+	})
+}

@@ -1,0 +1,526 @@
+package einvoicing
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/einvoice"
+	"github.com/denar-mk/denar/einvoice/jwsverify"
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/jobs"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+)
+
+// Refusal reasons an agent may give. token_missing and pin_locked are
+// passing troubles of the device: the document keeps waiting and a new
+// request follows after the refusal backoff. The others are a decision:
+// the document fails with problem signature_refused.
+const (
+	RefuseUserDeclined   = "user_declined"
+	RefusePolicy         = "policy"
+	RefuseTokenMissing   = "token_missing"
+	RefusePINLocked      = "pin_locked"
+	RefusePayloadInvalid = "payload_invalid"
+)
+
+// RefusalReasons lists them.
+var RefusalReasons = []string{RefuseUserDeclined, RefusePolicy, RefuseTokenMissing, RefusePINLocked, RefusePayloadInvalid}
+
+func transientRefusal(reason string) bool {
+	return reason == RefuseTokenMissing || reason == RefusePINLocked
+}
+
+// isAgent reports whether p is a signing agent's credential.
+func isAgent(p *auth.Principal) bool { return p.Kind == auth.KindAgent }
+
+// SigningRequestFilter selects signing requests.
+type SigningRequestFilter struct {
+	State     string
+	CompanyID string
+}
+
+// SigningRequests lists requests of the caller's account and environment
+// (inline signing, or following what waits), oldest first after the id
+// after, up to limit+1.
+func (s *Service) SigningRequests(ctx context.Context, p *auth.Principal, f SigningRequestFilter, after string, limit int) ([]SigningRequest, error) {
+	if f.CompanyID != "" && !p.AllowsCompany(f.CompanyID) {
+		return nil, denar.Errorf("company_not_allowed", "The credential may not act for company %s.", f.CompanyID)
+	}
+	rows, err := s.db.Reader().ListSigningRequests(ctx, dbq.ListSigningRequestsParams{AccountID: p.AccountID, Environment: p.Environment,
+		State: f.State, CompanyID: f.CompanyID, AfterID: after, Lim: int32(limit + 1)})
+	if err != nil {
+		return nil, fmt.Errorf("list signing requests: %w", err)
+	}
+	now := s.db.Now()
+	out := make([]SigningRequest, 0, len(rows))
+	for _, r := range rows {
+		if p.AllowsCompany(r.CompanyID) {
+			out = append(out, signingRequestView(r, now))
+		}
+	}
+	return out, nil
+}
+
+// signingRequestView shows a pending or claimed request past its expiry as
+// expired even before anyone touched it.
+func signingRequestView(r dbq.SigningRequest, now time.Time) SigningRequest {
+	out := SigningRequestFrom(r)
+	if (r.State == StatePending || r.State == StateClaimed) && !now.Before(r.ExpiresAt) {
+		out.State = StateExpired
+	}
+	return out
+}
+
+// SigningRequest returns one request the caller may sign.
+func (s *Service) SigningRequest(ctx context.Context, p *auth.Principal, id string) (SigningRequest, error) {
+	r, _, err := s.requestForSigner(ctx, s.db.Reader(), p, id, s.db.Now())
+	if err != nil {
+		return SigningRequest{}, err
+	}
+	return signingRequestView(r, s.db.Now()), nil
+}
+
+// requestForSigner returns the request and the certificate the caller
+// signs it with, if the caller may see it: same account; an agent only for
+// companies it holds a valid certificate for; a key only for companies of
+// its environment and allow-list. Anything else is 404, not 403, so ids do
+// not leak across accounts.
+func (s *Service) requestForSigner(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, now time.Time) (dbq.SigningRequest, dbq.SigningCertificate, error) {
+	notFound := denar.Errorf(denar.ECodeNotFound, "Signing request %s not found.", id)
+	r, err := q.GetAccountSigningRequest(ctx, dbq.GetAccountSigningRequestParams{ID: id, AccountID: p.AccountID})
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, dbq.SigningCertificate{}, notFound
+	}
+	if err != nil {
+		return r, dbq.SigningCertificate{}, fmt.Errorf("signing request %s: %w", id, err)
+	}
+	if isAgent(p) {
+		c, err := q.AgentCertificate(ctx, dbq.AgentCertificateParams{AgentID: p.CredentialID, CompanyID: r.CompanyID, Now: now})
+		if errors.Is(err, sql.ErrNoRows) {
+			return r, c, notFound
+		}
+		if err != nil {
+			return r, c, fmt.Errorf("certificate of agent %s: %w", p.CredentialID, err)
+		}
+		return r, c, nil
+	}
+	co, err := q.GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: r.CompanyID, AccountID: p.AccountID})
+	if err != nil || co.Environment != p.Environment || !p.AllowsCompany(r.CompanyID) {
+		return r, dbq.SigningCertificate{}, notFound
+	}
+	c, err := q.GetSigningCertificate(ctx, r.CertificateID)
+	if err != nil {
+		return r, c, fmt.Errorf("certificate of %s: %w", id, err)
+	}
+	return r, c, nil
+}
+
+// signerTransition runs step on request id for the caller, in one
+// transaction that also stores the answer as the idempotent response. A
+// request that is expired, however it came to be (its time ran out, or the
+// expiry job ran), is answered 410 signature_expired with replacedBy; a
+// request found past its time is expired first, in its own commit, so the
+// replacement exists whoever arrives late.
+func (s *Service) signerTransition(ctx context.Context, c Caller, id string, step func(tx *store.Tx, r dbq.SigningRequest, cert dbq.SigningCertificate) error) (SigningRequest, error) {
+	ctx = context.WithoutCancel(ctx)
+	for attempt := 0; ; attempt++ {
+		r, _, err := s.requestForSigner(ctx, s.db.Reader(), c.Principal, id, s.db.Now())
+		if err != nil {
+			return SigningRequest{}, err
+		}
+		if r.State == StateExpired {
+			return SigningRequest{}, expiredError(r)
+		}
+		if (r.State == StatePending || r.State == StateClaimed) && !s.db.Now().Before(r.ExpiresAt) {
+			err := s.db.InTx(ctx, func(tx *store.Tx) error {
+				cur, err := tx.GetSigningRequest(ctx, id)
+				if err != nil {
+					return err
+				}
+				if cur.State == StatePending || cur.State == StateClaimed {
+					cur, err = s.expire(ctx, tx, cur)
+				}
+				r = cur
+				return err
+			})
+			if errors.Is(err, errSignedMeanwhile) && attempt == 0 {
+				continue
+			}
+			if err != nil {
+				return SigningRequest{}, err
+			}
+			if r.State == StateExpired {
+				return SigningRequest{}, expiredError(r)
+			}
+		}
+		out, err := write(ctx, s, c, func(tx *store.Tx) (SigningRequest, error) {
+			r, cert, err := s.requestForSigner(ctx, tx.Queries, c.Principal, id, tx.Now)
+			if err != nil {
+				return SigningRequest{}, err
+			}
+			if r.State == StateExpired || ((r.State == StatePending || r.State == StateClaimed) && !tx.Now.Before(r.ExpiresAt)) {
+				return SigningRequest{}, errExpiredMeanwhile
+			}
+			if err := step(tx, r, cert); err != nil {
+				return SigningRequest{}, err
+			}
+			r, err = tx.GetSigningRequest(ctx, r.ID)
+			if err != nil {
+				return SigningRequest{}, err
+			}
+			return SigningRequestFrom(r), nil
+		})
+		if errors.Is(err, errExpiredMeanwhile) && attempt == 0 {
+			continue
+		}
+		if errors.Is(err, errExpiredMeanwhile) {
+			return SigningRequest{}, denar.Errorf("signature_expired", "The request expired while it was being answered.")
+		}
+		return out, err
+	}
+}
+
+var errExpiredMeanwhile = errors.New("expired meanwhile")
+
+func expiredError(r dbq.SigningRequest) error {
+	detail := map[string]any{"replacedBy": nil}
+	msg := fmt.Sprintf("The request expired at %s; nothing was signed.", r.ExpiresAt.UTC().Format(time.RFC3339))
+	if r.ReplacedBy != "" {
+		detail["replacedBy"] = r.ReplacedBy
+		msg = fmt.Sprintf("The request expired at %s; sign %s instead.", r.ExpiresAt.UTC().Format(time.RFC3339), r.ReplacedBy)
+	}
+	return &denar.Error{Code: "signature_expired", Message: msg, Detail: detail}
+}
+
+// ClaimSigningRequest marks the request as being signed by the caller.
+// Claiming again by the same caller returns it; by anyone else 409
+// already_claimed. An agent claims with its own certificate: the request's
+// protected header is issued again for it, so whichever of a company's
+// agents claims first signs.
+func (s *Service) ClaimSigningRequest(ctx context.Context, c Caller, id string) (SigningRequest, error) {
+	return s.signerTransition(ctx, c, id, func(tx *store.Tx, r dbq.SigningRequest, cert dbq.SigningCertificate) error {
+		who := c.CredentialID
+		switch {
+		case r.State == StateClaimed && r.ClaimedBy == who:
+			return nil
+		case r.State == StateClaimed:
+			return denar.Errorf("already_claimed", "Another signer claimed this request.")
+		case r.State != StatePending:
+			return denar.Errorf("signing_request_finished", "The request is %s.", r.State)
+		}
+		header := r.ProtectedHeader
+		if cert.ID != r.CertificateID {
+			parsed, err := ParseStoredCert(cert)
+			if err != nil {
+				return err
+			}
+			h, err := jwsverify.ProtectedHeader(parsed)
+			if err != nil {
+				return err
+			}
+			header = jwsverify.B64(h)
+		}
+		n, err := tx.ClaimSigningRequest(ctx, dbq.ClaimSigningRequestParams{ID: r.ID, ClaimedBy: who, CertificateID: cert.ID,
+			ProtectedHeader: header, Now: tx.Now})
+		if err == nil && n == 0 {
+			return denar.Errorf("already_claimed", "Another signer claimed this request.")
+		}
+		return err
+	})
+}
+
+// SubmitSignature verifies jws (RS256 over protectedHeader.payload with
+// the request's certificate) and records it; what it was for moves on in
+// the same transaction. Resubmitting the identical JWS of a signed request
+// returns it.
+func (s *Service) SubmitSignature(ctx context.Context, c Caller, id, jws string) (SigningRequest, error) {
+	return s.signerTransition(ctx, c, id, func(tx *store.Tx, r dbq.SigningRequest, _ dbq.SigningCertificate) error {
+		switch {
+		case r.State == StateSigned && r.Jws == jws:
+			return nil
+		case r.State == StateClaimed && r.ClaimedBy != c.CredentialID:
+			return denar.Errorf("already_claimed", "Another signer claimed this request.")
+		case r.State != StatePending && r.State != StateClaimed:
+			return denar.Errorf("signing_request_finished", "The request is %s; a request is signed at most once.", r.State)
+		}
+		// The request's own certificate: the claimer's, or the company's
+		// current one for a request signed without a claim.
+		cert, err := tx.GetSigningCertificate(ctx, r.CertificateID)
+		if err != nil {
+			return fmt.Errorf("certificate of %s: %w", r.ID, err)
+		}
+		parsed, err := ParseStoredCert(cert)
+		if err != nil {
+			return err
+		}
+		header, err1 := base64.RawURLEncoding.DecodeString(r.ProtectedHeader)
+		payload, err2 := base64.RawURLEncoding.DecodeString(r.Payload)
+		if err := errors.Join(err1, err2); err != nil {
+			return fmt.Errorf("stored request %s: %w", r.ID, err)
+		}
+		if err := jwsverify.Verify(jws, header, payload, parsed); err != nil {
+			for _, sentinel := range []error{jwsverify.ErrPayloadMismatch, jwsverify.ErrCertificateMismatch, jwsverify.ErrSignatureInvalid} {
+				if errors.Is(err, sentinel) {
+					return &denar.Error{Code: sentinel.Error(), Message: err.Error(), Fields: []denar.FieldError{{Path: "jws", Message: err.Error()}}}
+				}
+			}
+			return denar.Invalid(denar.FieldError{Path: "jws", Message: err.Error()})
+		}
+		n, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: StateSigned, Jws: jws, Now: tx.Now})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return denar.Errorf("signing_request_finished", "The request was finished concurrently.")
+		}
+		r.State, r.Jws, r.UpdatedAt = StateSigned, jws, tx.Now
+		return AfterSigned(ctx, tx, SigningRequestFrom(r))
+	})
+}
+
+// RefuseSigningRequest records the agent's refusal. For an e-invoice's
+// document: token_missing and pin_locked keep it in awaiting_signature with
+// the refusal in problems, and a new request follows after the refusal
+// backoff (with einvoice.signature_required); user_declined, policy and
+// payload_invalid fail it with problem signature_refused
+// (einvoice.failed).
+func (s *Service) RefuseSigningRequest(ctx context.Context, c Caller, id, reason, message string) (SigningRequest, error) {
+	if !contains(RefusalReasons, reason) {
+		return SigningRequest{}, denar.Invalid(denar.FieldError{Path: "reason", Message: "must be one of user_declined, policy, token_missing, pin_locked, payload_invalid"})
+	}
+	return s.signerTransition(ctx, c, id, func(tx *store.Tx, r dbq.SigningRequest, _ dbq.SigningCertificate) error {
+		switch {
+		case r.State == StateRefused && r.RefusalReason == reason:
+			return nil
+		case r.State == StateClaimed && r.ClaimedBy != c.CredentialID:
+			return denar.Errorf("already_claimed", "Another signer claimed this request.")
+		case r.State != StatePending && r.State != StateClaimed:
+			return denar.Errorf("signing_request_finished", "The request is %s.", r.State)
+		}
+		n, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: StateRefused,
+			RefusalReason: reason, RefusalMessage: message, Now: tx.Now})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return denar.Errorf("signing_request_finished", "The request was finished concurrently.")
+		}
+		if r.LinkType == LinkEInvoice {
+			return s.documentRefused(ctx, tx, r, reason, message)
+		}
+		return nil
+	})
+}
+
+// signatureProblem is the problems item of a refused signature.
+func signatureProblem(r dbq.SigningRequest, reason, message string) problemItem {
+	msg := "the signer refused (" + reason + ")"
+	if message != "" {
+		msg += ": " + message
+	}
+	return problemItem{Code: "signature_refused", Message: msg, Reason: reason, SigningRequestID: r.ID}
+}
+
+// documentRefused applies a refusal to the e-invoice the request was for.
+func (s *Service) documentRefused(ctx context.Context, tx *store.Tx, r dbq.SigningRequest, reason, message string) error {
+	inv, err := tx.GetEInvoiceByID(ctx, r.LinkID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("refused einvoice %s: %w", r.LinkID, err)
+	}
+	if !inv.SigningRequestID.Valid || inv.SigningRequestID.String != r.ID {
+		return nil // an older request of the document; the current one decides
+	}
+	var items []problemItem
+	_ = json.Unmarshal([]byte(inv.Problems), &items)
+	items = append(items, signatureProblem(r, reason, message))
+	problems, err := json.Marshal(items)
+	if err != nil {
+		return err
+	}
+	if !transientRefusal(reason) {
+		_, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Failed, Cause: "signature_refused", Problems: problems})
+		return err
+	}
+	if err := tx.SetEInvoiceProblems(ctx, dbq.SetEInvoiceProblemsParams{ID: inv.ID, Problems: string(problems), UpdatedAt: tx.Now}); err != nil {
+		return err
+	}
+	if err := tx.SetEInvoiceSigningRequest(ctx, dbq.SetEInvoiceSigningRequestParams{ID: inv.ID}); err != nil {
+		return err
+	}
+	_, err = jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindAskSignature, Args: askArgs{EInvoiceID: inv.ID},
+		RunAt: tx.Now.Add(s.cfg.RefusalBackoff), MaxAttempts: 10})
+	return err
+}
+
+// KindAskSignature asks again for the signature of a document whose signer
+// refused for a passing reason.
+const KindAskSignature = "einvoice.ask_signature"
+
+type askArgs struct {
+	EInvoiceID string `json:"einvoiceId"`
+}
+
+// askSignatureAgain is the worker of KindAskSignature.
+func (s *Service) askSignatureAgain(ctx context.Context, j *jobs.Job) error {
+	var a askArgs
+	if err := j.DecodeArgs(&a); err != nil {
+		return jobs.Cancel(err)
+	}
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		inv, err := tx.GetEInvoiceByID(ctx, a.EInvoiceID)
+		if err != nil {
+			return err
+		}
+		if inv.Status != string(einvoice.AwaitingSignature) || inv.SigningRequestID.Valid {
+			return nil // moved on, or already asked
+		}
+		payload, err := refreshedDocument(ctx, tx, inv)
+		if err != nil {
+			return err
+		}
+		_, err = askDocumentSignature(ctx, tx, inv, payload)
+		if errors.Is(err, ErrNoSigner) {
+			s.log.WarnContext(ctx, "e-invoice waits for a signature but the company has no valid certificate", "einvoice", inv.ID)
+			return nil
+		}
+		return err
+	})
+}
+
+// refreshedDocument gives the stored document a fresh requestTimestamp
+// (UJP refuses one more than 5 minutes off) and stores it.
+func refreshedDocument(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) ([]byte, error) {
+	var req ujpdoc.Request
+	if err := json.Unmarshal([]byte(inv.Document), &req); err != nil {
+		return nil, fmt.Errorf("stored document of %s: %w", inv.ID, err)
+	}
+	req.RequestTimestamp = ujpdoc.FormatTimestamp(tx.Now)
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.SetEInvoiceDocument(ctx, dbq.SetEInvoiceDocumentParams{ID: inv.ID, Document: string(b), UpdatedAt: tx.Now}); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// askDocumentSignature issues a document signing request for inv over
+// payload, records it on the e-invoice and emits
+// einvoice.signature_required, all in tx.
+func askDocumentSignature(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, payload []byte) (SigningRequest, error) {
+	sr, err := RequestSignature(ctx, tx, inv.CompanyID, PurposeDocument, payload, SigningLink{Type: LinkEInvoice, ID: inv.ID})
+	if err != nil {
+		return sr, err
+	}
+	return sr, documentAsked(ctx, tx, inv.ID, sr.ID)
+}
+
+// documentAsked records that e-invoice id waits on request sr and says so.
+func documentAsked(ctx context.Context, tx *store.Tx, id, sr string) error {
+	if err := tx.SetEInvoiceSigningRequest(ctx, dbq.SetEInvoiceSigningRequestParams{ID: id, SigningRequestID: sql.NullString{String: sr, Valid: true}}); err != nil {
+		return fmt.Errorf("signing request of %s: %w", id, err)
+	}
+	inv, err := tx.GetEInvoiceByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	return einvoiceEvent(ctx, tx, inv, EventSignatureRequired)
+}
+
+// expire marks r expired and, for what still needs the signature (an
+// e-invoice's document), issues its replacement with the company's current
+// certificate. Requests of UJP reads are not replaced: the poller and the
+// PDF fetch ask afresh when they need one. It returns r as it is now.
+func (s *Service) expire(ctx context.Context, tx *store.Tx, r dbq.SigningRequest) (dbq.SigningRequest, error) {
+	replacement := ""
+	if r.LinkType == LinkEInvoice {
+		// Replaced unless its e-invoice moved on (failed, or waits on a
+		// newer request).
+		inv, err := tx.GetEInvoiceByID(ctx, r.LinkID)
+		waits := errors.Is(err, sql.ErrNoRows) || (err == nil && inv.SigningRequestID.Valid && inv.SigningRequestID.String == r.ID)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return r, err
+		}
+		cur, err := tx.CurrentSigningCertificate(ctx, dbq.CurrentSigningCertificateParams{CompanyID: r.CompanyID, Now: tx.Now})
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			// No valid certificate left: expire without a replacement;
+			// registering one asks again.
+		case err != nil:
+			return r, err
+		case waits:
+			next, err := CreateRequest(ctx, tx, r.AccountID, cur, r.Purpose, r.Payload, SigningLink{Type: r.LinkType, ID: r.LinkID})
+			if err != nil {
+				return r, err
+			}
+			replacement = next.ID
+		}
+	}
+	n, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: StateExpired, ReplacedBy: replacement, Now: tx.Now})
+	if err != nil {
+		return r, err
+	}
+	if n == 0 {
+		return r, errSignedMeanwhile
+	}
+	if r.LinkType == LinkEInvoice {
+		inv, err := tx.GetEInvoiceByID(ctx, r.LinkID)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return r, err
+		case replacement != "":
+			if err := documentAsked(ctx, tx, inv.ID, replacement); err != nil {
+				return r, err
+			}
+		case inv.SigningRequestID.String == r.ID:
+			if err := tx.SetEInvoiceSigningRequest(ctx, dbq.SetEInvoiceSigningRequestParams{ID: inv.ID}); err != nil {
+				return r, err
+			}
+		}
+	}
+	r.State, r.ReplacedBy, r.UpdatedAt = StateExpired, replacement, tx.Now
+	return r, nil
+}
+
+var errSignedMeanwhile = errors.New("signed meanwhile")
+
+// expireSigning is the periodic job that expires every request past
+// expiresAt that nobody answered, the same way a late signature does.
+func (s *Service) expireSigning(ctx context.Context, _ *jobs.Job) error {
+	rows, err := s.db.Reader().ListExpiredSigningRequests(ctx, s.db.Now())
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		err := s.db.InTx(ctx, func(tx *store.Tx) error {
+			_, err := s.expire(ctx, tx, r)
+			return err
+		})
+		if err != nil && !errors.Is(err, errSignedMeanwhile) {
+			return fmt.Errorf("expire %s: %w", r.ID, err)
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

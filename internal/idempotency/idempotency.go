@@ -1,0 +1,251 @@
+// Package idempotency keeps Idempotency-Key claims and the responses they
+// stored, in the store.
+//
+// A request with a key first claims it (Begin), in a short transaction of
+// its own: the key row is inserted as running with a lease and a random
+// token. The operation then does its work, and the work's own transaction
+// stores the response and marks the key done (Claim.Complete) — in the same
+// commit as the effect, so a crash can leave either both or neither. The
+// completion is fenced by the token: if the lease ran out and another
+// request with the same key took the claim over, the first request's
+// completion matches no row, and its transaction rolls back with its
+// effect.
+//
+// Rules (docs/decisions.md, "Idempotency"):
+//   - A key is scoped by account, environment and credential.
+//   - The fingerprint covers method, path, X-Company-Id and the body in
+//     canonical JSON form, so re-serialising the same request is no conflict.
+//   - Only 2xx responses are stored and replayed; any other outcome wrote
+//     nothing, so the key is released and a corrected retry runs afresh.
+package idempotency
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+)
+
+// Scope is whose keys a key lives among.
+type Scope struct {
+	Account     string
+	Environment string
+	Credential  string
+}
+
+// Response is a stored response, replayed byte for byte.
+type Response struct {
+	Status      int
+	ContentType string
+	Location    string
+	Body        []byte
+}
+
+// Render turns the value an operation answers with into the response the
+// client receives. The HTTP layer supplies it with the claim, so the stored
+// bytes are exactly the bytes it sends.
+type Render func(v any) (Response, error)
+
+// Errors of Begin and Complete, with the problem codes the API answers.
+var (
+	ErrConflict = denar.Errorf("idempotency_conflict",
+		"This Idempotency-Key was used with a different request (method, path, company or body). Use a new key for a new request.")
+	ErrInProgress = denar.Errorf("idempotency_in_progress",
+		"A request with this Idempotency-Key is still being processed; retry after it completes.")
+)
+
+// Keeper claims keys and stores responses.
+type Keeper struct {
+	db    *store.DB
+	lease time.Duration
+}
+
+// DefaultLease is how long a running request holds its key before a retry
+// may take it over.
+const DefaultLease = time.Minute
+
+// New returns a Keeper on db. lease is how long a running request holds its
+// key (DefaultLease when zero); a retry after it takes the key over.
+func New(db *store.DB, lease time.Duration) *Keeper {
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	return &Keeper{db: db, lease: lease}
+}
+
+// Claim is a running request's hold on its key.
+type Claim struct {
+	keeper      *Keeper
+	scope       Scope
+	key, token  string
+	render      Render
+	done        bool
+	response    *Response
+	fingerprint string
+}
+
+// Begin claims key for a request with the given fingerprint. It returns
+// either a claim the request completes or releases, or the response of the
+// request that already completed with this key (a replay), or ErrConflict
+// or ErrInProgress.
+func (k *Keeper) Begin(ctx context.Context, sc Scope, key, fingerprint string, render Render) (*Claim, *Response, error) {
+	c := &Claim{keeper: k, scope: sc, key: key, token: newToken(), render: render, fingerprint: fingerprint}
+	now := k.db.Now()
+	q := k.db.Writer()
+	n, err := q.InsertIdempotencyKey(ctx, dbq.InsertIdempotencyKeyParams{
+		AccountID: sc.Account, Environment: sc.Environment, CredentialID: sc.Credential, IdemKey: key,
+		Fingerprint: fingerprint, Token: c.token, LockedUntil: now.Add(k.lease), CreatedAt: now,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("idempotency: claim: %w", err)
+	}
+	if n == 1 {
+		return c, nil, nil
+	}
+	row, err := q.GetIdempotencyKey(ctx, dbq.GetIdempotencyKeyParams{
+		AccountID: sc.Account, Environment: sc.Environment, CredentialID: sc.Credential, IdemKey: key})
+	if errors.Is(err, sql.ErrNoRows) {
+		// Released between our insert and read: the first request failed
+		// and its client may be retrying right now.
+		return nil, nil, ErrInProgress
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("idempotency: read: %w", err)
+	}
+	if row.Fingerprint != fingerprint {
+		return nil, nil, ErrConflict
+	}
+	if row.State == "done" {
+		return nil, &Response{Status: int(row.StatusCode), ContentType: row.ContentType, Location: row.Location, Body: row.Body}, nil
+	}
+	taken, err := q.TakeOverIdempotencyKey(ctx, dbq.TakeOverIdempotencyKeyParams{
+		AccountID: sc.Account, Environment: sc.Environment, CredentialID: sc.Credential, IdemKey: key,
+		LockedUntil: now.Add(k.lease), Token: c.token, Now: now,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("idempotency: take over: %w", err)
+	}
+	if taken == 0 {
+		return nil, nil, ErrInProgress
+	}
+	return c, nil, nil
+}
+
+// Complete stores the response to v as the key's outcome, inside tx, the
+// transaction of the work. The claim counts as done once tx commits. If the
+// claim was taken over meanwhile, Complete returns ErrInProgress and the
+// caller's transaction must roll back.
+func (c *Claim) Complete(ctx context.Context, tx *store.Tx, v any) error {
+	if c == nil {
+		return nil
+	}
+	resp, err := c.render(v)
+	if err != nil {
+		return fmt.Errorf("idempotency: render response: %w", err)
+	}
+	if err := c.store(ctx, tx.Queries, resp); err != nil {
+		return err
+	}
+	tx.AfterCommit(func() { c.done, c.response = true, &resp })
+	return nil
+}
+
+// Finish stores resp as the outcome of an operation that has no effect of
+// its own to commit with (a computation): in its own statement.
+func (k *Keeper) Finish(ctx context.Context, c *Claim, resp Response) error {
+	if err := c.store(ctx, k.db.Writer(), resp); err != nil {
+		return err
+	}
+	c.done, c.response = true, &resp
+	return nil
+}
+
+func (c *Claim) store(ctx context.Context, q *dbq.Queries, resp Response) error {
+	n, err := q.CompleteIdempotencyKey(ctx, dbq.CompleteIdempotencyKeyParams{
+		AccountID: c.scope.Account, Environment: c.scope.Environment, CredentialID: c.scope.Credential, IdemKey: c.key,
+		StatusCode: int32(resp.Status), ContentType: resp.ContentType, Location: resp.Location, Body: resp.Body, Token: c.token,
+	})
+	if err != nil {
+		return fmt.Errorf("idempotency: complete: %w", err)
+	}
+	if n == 0 {
+		return ErrInProgress
+	}
+	return nil
+}
+
+// Done reports whether the claim's outcome is stored and committed.
+func (c *Claim) Done() bool { return c != nil && c.done }
+
+// Response is the stored response once Done.
+func (c *Claim) Response() *Response { return c.response }
+
+// Release gives the key up after an outcome that changed nothing, so a
+// corrected retry with the same key runs afresh. Only the claim's own
+// token releases it.
+func (k *Keeper) Release(ctx context.Context, c *Claim) error {
+	err := k.db.Writer().ReleaseIdempotencyKey(ctx, dbq.ReleaseIdempotencyKeyParams{
+		AccountID: c.scope.Account, Environment: c.scope.Environment, CredentialID: c.scope.Credential, IdemKey: c.key, Token: c.token,
+	})
+	if err != nil {
+		return fmt.Errorf("idempotency: release: %w", err)
+	}
+	return nil
+}
+
+// Purge deletes keys created before before, whatever their state: a key
+// still running after the retention period belongs to a request that died
+// long ago.
+func (k *Keeper) Purge(ctx context.Context, before time.Time) (int64, error) {
+	n, err := k.db.Writer().PurgeIdempotencyKeys(ctx, before)
+	if err != nil {
+		return 0, fmt.Errorf("idempotency: purge: %w", err)
+	}
+	return n, nil
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Fingerprint identifies a request: method, path, the company it acts for
+// and its body in canonical JSON form.
+func Fingerprint(method, path, company string, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(method + "\n" + path + "\n" + company + "\n"))
+	h.Write(canonicalJSON(body))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// canonicalJSON re-encodes a JSON body with sorted keys and no insignificant
+// white space; numbers keep their exact text. A body that is not JSON is
+// used as it is.
+func canonicalJSON(body []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return body
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return body
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return body
+	}
+	return out
+}
