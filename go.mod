@@ -15,7 +15,6 @@ require (
 	github.com/miekg/pkcs11 v1.1.2
 	github.com/pressly/goose/v3 v3.28.0
 	github.com/prometheus/client_golang v1.25.0
-	github.com/shopspring/decimal v1.6.0
 	github.com/wneessen/go-mail v0.8.1
 	golang.org/x/crypto v0.55.0
 	golang.org/x/image v0.47.0

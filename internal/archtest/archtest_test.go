@@ -28,10 +28,9 @@ func domain(pkg string) bool {
 }
 
 // allowedInDomain reports whether a domain package may depend on d: the
-// standard library, golang.org/x, and the module's domain packages. Two
-// exceptions are recorded in docs/decisions.md: einvoice/jwsverify uses
-// go-jose (RS256 verification), and the e-invoicing domain still has
-// shopspring/decimal until it moves to the money package.
+// standard library, golang.org/x, and the module's domain packages. One
+// exception is recorded in docs/decisions.md: einvoice/jwsverify uses
+// go-jose (RS256 verification).
 func allowedInDomain(pkg, d string) bool {
 	first, _, _ := strings.Cut(d, "/")
 	switch {
@@ -41,9 +40,6 @@ func allowedInDomain(pkg, d string) bool {
 		return true
 	case strings.HasPrefix(d, module+"/") || d == module:
 		return domain(d)
-	case d == "github.com/shopspring/decimal":
-		rel := strings.TrimPrefix(pkg, module)
-		return rel == "/einvoice" || strings.HasPrefix(rel, "/einvoice/")
 	case strings.HasPrefix(d, "github.com/go-jose/go-jose/v4"):
 		return pkg == module+"/einvoice/jwsverify"
 	}
@@ -51,8 +47,7 @@ func allowedInDomain(pkg, d string) bool {
 }
 
 // forbiddenInDomain lists import paths (or prefixes ending in "/") that a
-// domain package must not depend on, even indirectly. database/sql/driver
-// is allowed: it is interfaces only, and shopspring/decimal implements them.
+// domain package must not depend on, even indirectly.
 var forbiddenInDomain = []string{
 	"net/http", "database/sql",
 	module + "/internal/",
