@@ -1,9 +1,11 @@
 package payroll
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/denar-mk/denar"
@@ -83,28 +85,11 @@ type BatchInput struct {
 // of every input: the inputs are decoded one by one, so a malformed or
 // unknown field in one input does not hide another input's errors.
 func AppendBatchJSON(b []byte, body []byte, now time.Time, explain bool) ([]byte, error) {
-	// The common case, a well-formed batch, is decoded in one pass; only a
-	// batch with a decoding error is taken apart input by input to report
-	// every input's problems.
-	var whole BatchInput
-	if denar.DecodeJSON(body, &whole) == nil && len(whole.Inputs) > 0 && len(whole.Inputs) <= MaxBatch {
-		start := len(b)
-		b = append(b, `{"data":[`...)
-		ok := true
-		for i := range whole.Inputs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = AppendCalculation(b, &whole.Inputs[i], now, explain); err != nil {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return append(b, "]}"...), nil
-		}
-		b = b[:start]
+	// The common case, a well-formed batch, is decoded as it is computed,
+	// one input at a time into one Input; only a batch with a problem is
+	// taken apart input by input to report every input's problems.
+	if out, ok := appendBatchFast(b, body, now, explain); ok {
+		return out, nil
 	}
 	var raw struct {
 		Inputs []json.RawMessage `json:"inputs"`
@@ -164,6 +149,51 @@ func Prefixed(prefix string, err error) []denar.FieldError {
 		out[i] = f
 	}
 	return out
+}
+
+// appendBatchFast decodes and computes a well-formed batch in one pass; ok
+// is false (and b is left as it was) at the first problem of any kind.
+func appendBatchFast(b []byte, body []byte, now time.Time, explain bool) ([]byte, bool) {
+	start := len(b)
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	expect := func(want json.Delim) bool {
+		t, err := dec.Token()
+		return err == nil && t == want
+	}
+	if !expect('{') {
+		return b, false
+	}
+	if t, err := dec.Token(); err != nil || t != "inputs" || !expect('[') {
+		return b, false
+	}
+	b = append(b, `{"data":[`...)
+	var in Input
+	n := 0
+	for dec.More() {
+		if n == MaxBatch {
+			return b[:start], false
+		}
+		in = Input{}
+		if dec.Decode(&in) != nil {
+			return b[:start], false
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = AppendCalculation(b, &in, now, explain); err != nil {
+			return b[:start], false
+		}
+		n++
+	}
+	if n == 0 || !expect(']') || !expect('}') {
+		return b[:start], false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return b[:start], false
+	}
+	return append(b, "]}"...), true
 }
 
 // AppendCalculationJSON decodes one CalculationInput strictly, calculates

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -25,11 +26,6 @@ type rawInput struct {
 type calcInput struct {
 	Explain bool `query:"explain" doc:"true: the result carries explain, every line of the computation in order (formula, figures with their sources, rounding)."`
 	RawBody []byte
-}
-
-type calculateOutput struct {
-	ContentType string `header:"Content-Type"`
-	Body        []byte
 }
 
 // BatchResults is the documented shape of a batch answer.
@@ -99,20 +95,65 @@ func (h *handlers) registerCalculations(s *httpx.Service) {
 	}, httpx.Spec{Scope: "rates:read"}, h.history)
 }
 
-func (h *handlers) calculate(ctx context.Context, in *calcInput) (*calculateOutput, error) {
-	body, err := payroll.AppendCalculationJSON(make([]byte, 0, 3072), in.RawBody, h.now(), in.Explain)
+func (h *handlers) calculate(ctx context.Context, in *calcInput) (*huma.StreamResponse, error) {
+	buf := h.buffer()
+	body, err := payroll.AppendCalculationJSON(buf.b[:0], in.RawBody, h.now(), in.Explain)
 	if err != nil {
+		h.release(buf)
 		return nil, fail(ctx, err)
 	}
-	return &calculateOutput{ContentType: "application/json", Body: append(body, '\n')}, nil
+	return h.send(buf, body), nil
 }
 
-func (h *handlers) batch(ctx context.Context, in *calcInput) (*calculateOutput, error) {
-	body, err := payroll.AppendBatchJSON(make([]byte, 0, 3072*min(len(in.RawBody)/40+1, payroll.MaxBatch)), in.RawBody, h.now(), in.Explain)
+func (h *handlers) batch(ctx context.Context, in *calcInput) (*huma.StreamResponse, error) {
+	buf := h.buffer()
+	body, err := payroll.AppendBatchJSON(buf.b[:0], in.RawBody, h.now(), in.Explain)
 	if err != nil {
+		h.release(buf)
 		return nil, fail(ctx, err)
 	}
-	return &calculateOutput{ContentType: "application/json", Body: append(body, '\n')}, nil
+	return h.send(buf, body), nil
+}
+
+// buffer is a response buffer from the handlers' free list: a 500-result
+// batch answer is about 1.4 MB, which a fresh allocation would zero and the
+// collector reclaim on every request (a sync.Pool is emptied by every
+// collection, which such answers bring on often).
+type buffer struct{ b []byte }
+
+func (h *handlers) buffer() *buffer {
+	select {
+	case b := <-h.buffers:
+		return b
+	default:
+		return &buffer{b: make([]byte, 0, 4096)}
+	}
+}
+
+// release returns a buffer to the free list, unless it is full or the
+// buffer outsized (larger than a batch answer needs).
+func (h *handlers) release(b *buffer) {
+	if cap(b.b) > 4<<20 {
+		return
+	}
+	select {
+	case h.buffers <- b:
+	default:
+	}
+}
+
+// send writes body with its length, then returns the buffer to the pool.
+func (h *handlers) send(buf *buffer, body []byte) *huma.StreamResponse {
+	return &huma.StreamResponse{Body: func(c huma.Context) {
+		c.SetHeader("Content-Type", "application/json")
+		c.SetHeader("Content-Length", strconv.Itoa(len(body)+1))
+		c.SetStatus(http.StatusOK)
+		w := c.BodyWriter()
+		_, _ = w.Write(body)
+		_, _ = w.Write([]byte{'\n'})
+		buf.b = body[:0]
+		h.release(buf)
+	}}
 }
 
 func (h *handlers) convert(ctx context.Context, in *rawInput) (*convertOutput, error) {
