@@ -342,9 +342,10 @@ func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rate
 	}
 	var employerPays money.Amount
 	pays := 0
+	_, payFields := kindFields(r)
 	for k := range kinds {
 		if kinds[k].inGross {
-			if v := payOfKind(kinds[k].pay(r)); !v.IsZero() {
+			if v := payOfKind(payFields[k]); !v.IsZero() {
 				employerPays = employerPays.Add(v)
 				pays++
 			}

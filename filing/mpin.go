@@ -3,7 +3,6 @@ package filing
 import (
 	"fmt"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 
@@ -242,13 +241,15 @@ func buildEmp(req *MpinRequest, i int, allowance money.Amount, variant, companyF
 		inside  bool
 		inGross bool
 	}
-	rows := make([]row, 1, 8)
+	var rowBuf [numKinds + 1]row // on the stack: a record has at most one row per kind
+	rows := rowBuf[:1]
 	rows[0] = row{code: "001", inside: true, inGross: true}
 	regH := h.fund.Sub(h.absent)
 	regA := dec(r.SalaryGross)
+	hourFields, payFields := kindFields(r)
 	for k := range kinds {
 		kd := &kinds[k]
-		hv, pv := hoursOfKind(kd.hours(r)), payOfKind(kd.pay(r))
+		hv, pv := hoursOfKind(hourFields[k]), payOfKind(payFields[k])
 		if hv.IsZero() && pv.IsZero() {
 			continue
 		}
@@ -258,7 +259,7 @@ func buildEmp(req *MpinRequest, i int, allowance money.Amount, variant, companyF
 		if kd.inGross {
 			regA = regA.Sub(pv)
 		}
-		rows = append(rows, row{code: kd.code(r), hours: hv, amount: pv, inside: kd.inside, inGross: kd.inGross})
+		rows = append(rows, row{code: kindCode(r, k), hours: hv, amount: pv, inside: kd.inside, inGross: kd.inGross})
 	}
 	// Pays rounded to whole denars one by one can add up to a denar or two
 	// more than the rounded gross when no regular pay is left: that excess
@@ -276,27 +277,32 @@ func buildEmp(req *MpinRequest, i int, allowance money.Amount, variant, companyF
 		}
 	}
 	rows[0].hours, rows[0].amount = regH, regA
-	var insideIdx, grossIdx []int
-	var insideV, grossV []money.Amount
+	var insideIdx, grossIdx [numKinds + 1]int
+	var insideV, grossV [numKinds + 1]money.Amount
+	ni, ng := 0, 0
 	for i, rw := range rows {
 		if rw.inside {
-			insideIdx, insideV = append(insideIdx, i), append(insideV, rw.hours)
+			insideIdx[ni], insideV[ni] = i, rw.hours
+			ni++
 		}
 		if rw.inGross {
-			grossIdx, grossV = append(grossIdx, i), append(grossV, rw.amount)
+			grossIdx[ng], grossV[ng] = i, rw.amount
+			ng++
 		}
 	}
-	hours := make([]int64, len(rows))
-	amounts := make([]int64, len(rows))
+	var hours, amounts, out [numKinds + 1]int64
 	for i, rw := range rows {
 		hours[i], amounts[i] = whole(rw.hours), whole(rw.amount)
 	}
-	for j, v := range apportion(insideV, whole(h.fund)-whole(h.absent)) {
-		hours[insideIdx[j]] = v
+	apportion(insideV[:ni], whole(h.fund)-whole(h.absent), out[:ni])
+	for j := range ni {
+		hours[insideIdx[j]] = out[j]
 	}
-	for j, v := range apportion(grossV, whole(dec(r.SalaryGross))) {
-		amounts[grossIdx[j]] = v
+	apportion(grossV[:ng], whole(dec(r.SalaryGross)), out[:ng])
+	for j := range ng {
+		amounts[grossIdx[j]] = out[j]
 	}
+	e.Details = make([]detail, 0, len(rows))
 	for i, rw := range rows {
 		if i == 0 && hours[0] == 0 && amounts[0] == 0 && len(rows) > 1 {
 			continue
@@ -304,8 +310,6 @@ func buildEmp(req *MpinRequest, i int, allowance money.Amount, variant, companyF
 		dt := base
 		dt.HourType, dt.Hours, dt.Amount = rw.code, hours[i], amounts[i]
 		e.Details = append(e.Details, dt)
-	}
-	for _, dt := range e.Details {
 		e.Hours += dt.Hours
 	}
 	return e
@@ -316,12 +320,12 @@ func buildEmp(req *MpinRequest, i int, allowance money.Amount, variant, companyF
 func roundingSlack(n int) money.Amount { return money.New(int64(n)*5, 1) }
 
 // apportion rounds vals to integers that add up to total (largest
-// remainder): each value is floored, and the units left go to the values
-// with the largest fractions, earliest first on a tie. total is the sum of
-// vals rounded, so every result is its value rounded down or up.
-func apportion(vals []money.Amount, total int64) []int64 {
-	out := make([]int64, len(vals))
-	fracs := make([]money.Amount, len(vals))
+// remainder), written to out: each value is floored, and the units left go
+// to the values with the largest fractions, earliest first on a tie. total
+// is the sum of vals rounded, so every result is its value rounded down or
+// up. vals has at most one entry per kind and the regular row.
+func apportion(vals []money.Amount, total int64, out []int64) {
+	var fracs [numKinds + 1]money.Amount
 	left := total
 	for i, v := range vals {
 		f := v.Floor(0)
@@ -340,17 +344,19 @@ func apportion(vals []money.Amount, total int64) []int64 {
 		if len(out) > 0 {
 			out[0] += total - sum
 		}
-		return out
+		return
 	}
-	order := make([]int, len(vals))
-	for i := range order {
-		order[i] = i
+	var taken [numKinds + 1]bool
+	for ; left > 0; left-- {
+		best := -1
+		for i := range vals {
+			if !taken[i] && (best < 0 || fracs[i].GreaterThan(fracs[best])) {
+				best = i
+			}
+		}
+		taken[best] = true
+		out[best]++
 	}
-	sort.SliceStable(order, func(a, b int) bool { return fracs[order[a]].GreaterThan(fracs[order[b]]) })
-	for _, i := range order[:left] {
-		out[i]++
-	}
-	return out
 }
 
 // sickCompanyCode maps the employer-paid sick-pay rate to МПИН 3.9 codes

@@ -13,45 +13,89 @@ import (
 // the gross (the health fund's maternity base is not).
 type kind struct {
 	name     string // JSON name of the hours field, for messages
-	code     func(r *Record) string
-	hours    func(r *Record) *Num
-	pay      func(r *Record) *Money
-	inside   bool // hours inside the fund
-	inGross  bool // amount part of salaryGross
-	employer bool // hours paid by the employer (for the paid-hours ratio)
+	code     string // "" when the record decides (kindCode)
+	inside   bool   // hours inside the fund
+	inGross  bool   // amount part of salaryGross
+	employer bool   // hours paid by the employer (for the paid-hours ratio)
 }
 
-func fixed(c string) func(*Record) string { return func(*Record) string { return c } }
+// The kinds, in the order their rows are written after the regular row.
+const (
+	kOvertime = iota
+	kNight
+	kHoliday
+	kSunday
+	kHolidayNight
+	kSundayNight
+	kSundayHoliday
+	kShift1
+	kShift2
+	kShift3
+	kSpecial
+	kSeniority
+	kBonus
+	kSickCompany
+	kSickFund
+	kMaternity
+	kMaternityPartial
+	kUnpaid
+	numKinds
+)
 
-// kinds in the order their rows are written after the regular row (001).
-// Codes: 005 overtime, 003 night, 007 work on a public holiday, 044 work on
-// Sunday, 045 public holiday night work, 047 night work on a non-working
-// day (Sunday), 100 hours in shifts, 037 seniority (минат труд), 099 bonus
-// on the salary, 125–128 sick pay by the employer at 70/80/90/100 %, 023
-// unpaid leave (rab_cas.json and vid_nadomestoci.json of UJP's МПИН
-// client, via the TAMI repository, research §4.2); 140, 128 and 129 are
-// МПИН 3.23 codes of the health fund. Sunday-holiday work has no code of its
-// own: it is work on a public holiday (007). Special hours have none
-// either: the record names one in specialCode (default 001).
-var kinds = []kind{
-	{name: "overtimeHours", code: fixed("005"), hours: func(r *Record) *Num { return &r.OvertimeHours }, pay: func(r *Record) *Money { return &r.OvertimePay }, inGross: true, employer: true},
-	{name: "nightHours", code: fixed("003"), hours: func(r *Record) *Num { return &r.NightHours }, pay: func(r *Record) *Money { return &r.NightPay }, inside: true, inGross: true, employer: true},
-	{name: "holidayHours", code: fixed("007"), hours: func(r *Record) *Num { return &r.HolidayHours }, pay: func(r *Record) *Money { return &r.HolidayPay }, inside: true, inGross: true, employer: true},
-	{name: "sundayHours", code: fixed("044"), hours: func(r *Record) *Num { return &r.SundayHours }, pay: func(r *Record) *Money { return &r.SundayPay }, inside: true, inGross: true, employer: true},
-	{name: "holidayNightHours", code: fixed("045"), hours: func(r *Record) *Num { return &r.HolidayNightHours }, pay: func(r *Record) *Money { return &r.HolidayNightPay }, inside: true, inGross: true, employer: true},
-	{name: "sundayNightHours", code: fixed("047"), hours: func(r *Record) *Num { return &r.SundayNightHours }, pay: func(r *Record) *Money { return &r.SundayNightPay }, inside: true, inGross: true, employer: true},
-	{name: "sundayHolidayHours", code: fixed("007"), hours: func(r *Record) *Num { return &r.SundayHolidayHours }, pay: func(r *Record) *Money { return &r.SundayHolidayPay }, inside: true, inGross: true, employer: true},
-	{name: "shift1Hours", code: fixed("100"), hours: func(r *Record) *Num { return &r.Shift1Hours }, pay: func(r *Record) *Money { return &r.Shift1Pay }, inside: true, inGross: true, employer: true},
-	{name: "shift2Hours", code: fixed("100"), hours: func(r *Record) *Num { return &r.Shift2Hours }, pay: func(r *Record) *Money { return &r.Shift2Pay }, inside: true, inGross: true, employer: true},
-	{name: "shift3Hours", code: fixed("100"), hours: func(r *Record) *Num { return &r.Shift3Hours }, pay: func(r *Record) *Money { return &r.Shift3Pay }, inside: true, inGross: true, employer: true},
-	{name: "specialHours", code: func(r *Record) string { return defaulted(r.SpecialCode, "001") }, hours: func(r *Record) *Num { return &r.SpecialHours }, pay: func(r *Record) *Money { return &r.SpecialPay }, inside: true, inGross: true, employer: true},
-	{name: "seniority", code: fixed("037"), hours: func(*Record) *Num { return nil }, pay: func(r *Record) *Money { return &r.Seniority }, inGross: true},
-	{name: "bonusAmount", code: fixed("099"), hours: func(*Record) *Num { return nil }, pay: func(r *Record) *Money { return &r.BonusAmount }, inGross: true},
-	{name: "sickCompanyHours", code: func(r *Record) string { return sickCompanyCode(r.SickCompanyRate) }, hours: func(r *Record) *Num { return &r.SickCompanyHours }, pay: func(r *Record) *Money { return &r.SickCompanyPay }, inside: true, inGross: true, employer: true},
-	{name: "sickFundHours", code: func(r *Record) string { return defaulted(r.SickFundCode, "140") }, hours: func(r *Record) *Num { return &r.SickFundHours }, pay: func(r *Record) *Money { return &r.SickFundPay }, inside: true, inGross: true},
-	{name: "maternityHours", code: fixed("128"), hours: func(r *Record) *Num { return &r.MaternityHours }, pay: func(r *Record) *Money { return &r.MaternityBase }, inside: true},
-	{name: "maternityPartialHours", code: fixed("129"), hours: func(r *Record) *Num { return &r.MaternityPartialHours }, pay: func(*Record) *Money { return nil }, inside: true, employer: true},
-	{name: "unpaidHours", code: fixed("023"), hours: func(r *Record) *Num { return &r.UnpaidHours }, pay: func(*Record) *Money { return nil }, inside: true},
+// kinds describes each kind. Codes: 005 overtime, 003 night, 007 work on a
+// public holiday, 044 work on Sunday, 045 public holiday night work, 047
+// night work on a non-working day (Sunday), 100 hours in shifts, 037
+// seniority (минат труд), 099 bonus on the salary, 125–128 sick pay by the
+// employer at 70/80/90/100 %, 023 unpaid leave (rab_cas.json and
+// vid_nadomestoci.json of UJP's МПИН client, via the TAMI repository,
+// research §4.2); 140, 128 and 129 are МПИН 3.23 codes of the health fund.
+// Sunday-holiday work has no code of its own: it is work on a public
+// holiday (007). Special hours have none either: the record names one in
+// specialCode (default 001).
+var kinds = [numKinds]kind{
+	kOvertime:         {name: "overtimeHours", code: "005", inGross: true, employer: true},
+	kNight:            {name: "nightHours", code: "003", inside: true, inGross: true, employer: true},
+	kHoliday:          {name: "holidayHours", code: "007", inside: true, inGross: true, employer: true},
+	kSunday:           {name: "sundayHours", code: "044", inside: true, inGross: true, employer: true},
+	kHolidayNight:     {name: "holidayNightHours", code: "045", inside: true, inGross: true, employer: true},
+	kSundayNight:      {name: "sundayNightHours", code: "047", inside: true, inGross: true, employer: true},
+	kSundayHoliday:    {name: "sundayHolidayHours", code: "007", inside: true, inGross: true, employer: true},
+	kShift1:           {name: "shift1Hours", code: "100", inside: true, inGross: true, employer: true},
+	kShift2:           {name: "shift2Hours", code: "100", inside: true, inGross: true, employer: true},
+	kShift3:           {name: "shift3Hours", code: "100", inside: true, inGross: true, employer: true},
+	kSpecial:          {name: "specialHours", inside: true, inGross: true, employer: true},
+	kSeniority:        {name: "seniority", code: "037", inGross: true},
+	kBonus:            {name: "bonusAmount", code: "099", inGross: true},
+	kSickCompany:      {name: "sickCompanyHours", inside: true, inGross: true, employer: true},
+	kSickFund:         {name: "sickFundHours", inside: true, inGross: true},
+	kMaternity:        {name: "maternityHours", code: "128", inside: true},
+	kMaternityPartial: {name: "maternityPartialHours", code: "129", inside: true, employer: true},
+	kUnpaid:           {name: "unpaidHours", code: "023", inside: true},
+}
+
+// kindCode is the type code of kind k of r.
+func kindCode(r *Record, k int) string {
+	switch k {
+	case kSpecial:
+		return defaulted(r.SpecialCode, "001")
+	case kSickCompany:
+		return sickCompanyCode(r.SickCompanyRate)
+	case kSickFund:
+		return defaulted(r.SickFundCode, "140")
+	}
+	return kinds[k].code
+}
+
+// kindFields are the hours and pay fields of each kind of r (nil where a
+// kind has none).
+func kindFields(r *Record) (hours [numKinds]*Num, pays [numKinds]*Money) {
+	hours = [numKinds]*Num{&r.OvertimeHours, &r.NightHours, &r.HolidayHours, &r.SundayHours, &r.HolidayNightHours,
+		&r.SundayNightHours, &r.SundayHolidayHours, &r.Shift1Hours, &r.Shift2Hours, &r.Shift3Hours, &r.SpecialHours,
+		nil, nil, &r.SickCompanyHours, &r.SickFundHours, &r.MaternityHours, &r.MaternityPartialHours, &r.UnpaidHours}
+	pays = [numKinds]*Money{&r.OvertimePay, &r.NightPay, &r.HolidayPay, &r.SundayPay, &r.HolidayNightPay,
+		&r.SundayNightPay, &r.SundayHolidayPay, &r.Shift1Pay, &r.Shift2Pay, &r.Shift3Pay, &r.SpecialPay,
+		&r.Seniority, &r.BonusAmount, &r.SickCompanyPay, &r.SickFundPay, &r.MaternityBase, nil, nil}
+	return hours, pays
 }
 
 // hoursOfKind is the hours of a kind's field (nil: a kind without hours).
@@ -105,14 +149,14 @@ func recordHours(r *Record, b *Batch) hoursOf {
 	h.absent = hrs(r.AbsentHours)
 	h.inside = h.absent
 	h.paid = h.fund.Sub(h.absent)
-	for i := range kinds {
-		k := &kinds[i]
-		if !k.inside {
+	hours, _ := kindFields(r)
+	for k := range kinds {
+		if !kinds[k].inside {
 			continue
 		}
-		v := hoursOfKind(k.hours(r))
+		v := hoursOfKind(hours[k])
 		h.inside = h.inside.Add(v)
-		if !k.employer {
+		if !kinds[k].employer {
 			h.paid = h.paid.Sub(v)
 		}
 	}
