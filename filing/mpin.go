@@ -234,6 +234,15 @@ func buildEmp(req *MpinRequest, i int, allowance money.Amount, variant, companyF
 	// that no other pay takes. The rows' whole numbers add up exactly: the
 	// hours inside the fund with the absent hours (outside the employment,
 	// filed as none) to the fund, the amounts to the gross (apportion).
+	if e.Details, e.Hours = wholeRows(r, h, base); e.Details == nil {
+		e.Details, e.Hours = anyRows(r, h, base)
+	}
+	return e
+}
+
+// anyRows builds the level-3 rows from figures with fractions: the kinds'
+// hours and pays are apportioned so that their whole numbers add up.
+func anyRows(r *Record, h hoursOf, base detail) ([]detail, int64) {
 	type row struct {
 		code    string
 		hours   money.Amount
@@ -302,17 +311,85 @@ func buildEmp(req *MpinRequest, i int, allowance money.Amount, variant, companyF
 	for j := range ng {
 		amounts[grossIdx[j]] = out[j]
 	}
-	e.Details = make([]detail, 0, len(rows))
+	details := make([]detail, 0, len(rows))
+	var total int64
 	for i, rw := range rows {
 		if i == 0 && hours[0] == 0 && amounts[0] == 0 && len(rows) > 1 {
 			continue
 		}
 		dt := base
 		dt.HourType, dt.Hours, dt.Amount = rw.code, hours[i], amounts[i]
-		e.Details = append(e.Details, dt)
-		e.Hours += dt.Hours
+		details = append(details, dt)
+		total += dt.Hours
 	}
-	return e
+	return details, total
+}
+
+// wholeRows builds the level-3 rows in integers when every figure they
+// come from is a whole number, as calculation results are: then no
+// apportioning is needed and the rows are exactly those the general path
+// writes. It returns nil when some figure has a fraction.
+func wholeRows(r *Record, h hoursOf, base detail) ([]detail, int64) {
+	fund, ok1 := h.fund.Int64()
+	absent, ok2 := h.absent.Int64()
+	gross, ok3 := dec(r.SalaryGross).Int64()
+	if !ok1 || !ok2 || !ok3 {
+		return nil, 0
+	}
+	hourFields, payFields := kindFields(r)
+	var hs, ps [numKinds]int64
+	var used [numKinds]bool
+	n := 1
+	regH, regA := fund-absent, gross
+	for k := range kinds {
+		hv, pv := hoursOfKind(hourFields[k]), payOfKind(payFields[k])
+		if hv.IsZero() && pv.IsZero() {
+			continue
+		}
+		hi, okh := hv.Int64()
+		pi, okp := pv.Int64()
+		if !okh || !okp {
+			return nil, 0
+		}
+		hs[k], ps[k], used[k] = hi, pi, true
+		n++
+		if kinds[k].inside {
+			regH -= hi
+		}
+		if kinds[k].inGross {
+			regA -= pi
+		}
+	}
+	if regA < 0 && 2*(-regA) <= int64(n) { // the rounding of whole pays: off the largest
+		big := -1
+		for k := range kinds {
+			if used[k] && kinds[k].inGross && (big < 0 || ps[k] > ps[big]) {
+				big = k
+			}
+		}
+		if big >= 0 {
+			ps[big] += regA
+			regA = 0
+		}
+	}
+	rows := make([]detail, 0, n)
+	var total int64
+	if regH != 0 || regA != 0 || n == 1 {
+		dt := base
+		dt.HourType, dt.Hours, dt.Amount = "001", regH, regA
+		rows = append(rows, dt)
+		total += regH
+	}
+	for k := range kinds {
+		if !used[k] {
+			continue
+		}
+		dt := base
+		dt.HourType, dt.Hours, dt.Amount = kindCode(r, k), hs[k], ps[k]
+		rows = append(rows, dt)
+		total += hs[k]
+	}
+	return rows, total
 }
 
 // roundingSlack is how far n figures, each rounded to whole denars on its
