@@ -84,6 +84,7 @@ var netTolerance = money.MustParse("3.5")
 type checker struct {
 	issues []Issue
 	ended  map[string]bool // "embg/contract" of contracts ending this month, built on first need
+	hours  []hoursOf       // when not nil, each record's hours are kept here for the file
 }
 
 // endedContracts indexes the contracts that end inside the month, so that a
@@ -110,7 +111,11 @@ func (c *checker) add(sev, code, field, path, format string, args ...any) {
 // Validate runs every МПИН check on req. It never fails: a problem reaching
 // the statutory tables becomes an issue too, because the caller still needs
 // to know why a file could not be checked.
-func Validate(req *MpinRequest, st Statutory) Result {
+func Validate(req *MpinRequest, st Statutory) Result { return validate(req, st, nil) }
+
+// validate is Validate; with hours not nil (len(req.Records)) it also keeps
+// every record's hours there, so that the file need not work them out again.
+func validate(req *MpinRequest, st Statutory, hours []hoursOf) Result {
 	c := &checker{}
 	c.company(&req.Company)
 	c.batch(&req.Batch)
@@ -153,7 +158,7 @@ func Validate(req *MpinRequest, st Statutory) Result {
 	}
 	ended := endedContracts(req.Records)
 	parts := inParallel(len(req.Records), func(lo, hi int) []Issue {
-		pc := &checker{ended: ended}
+		pc := &checker{ended: ended, hours: hours}
 		for i := lo; i < hi; i++ {
 			pc.record(req, i, "records["+strconv.Itoa(i)+"]", haveRates, rates, dupOf[i])
 		}
@@ -327,6 +332,9 @@ func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rate
 	// Hours: every kind inside the fund, absent hours included, must fit
 	// the record's fund, and the record's fund the batch's.
 	h := recordHours(r, &req.Batch)
+	if c.hours != nil {
+		c.hours[i] = h
+	}
 	bf := batchFund(&req.Batch)
 	switch {
 	case h.fund.GreaterThan(bf):
@@ -488,10 +496,11 @@ func (e *BlockingError) AsDenarError() *denar.Error {
 
 // gate runs the checks and returns a *BlockingError when one blocks and
 // force is false.
-func gate(req *MpinRequest, st Statutory) error {
-	res := Validate(req, st)
+func gate(req *MpinRequest, st Statutory) ([]hoursOf, error) {
+	hours := make([]hoursOf, len(req.Records))
+	res := validate(req, st, hours)
 	if res.OK || req.Force {
-		return nil
+		return hours, nil
 	}
 	var b []Issue
 	for _, is := range res.Issues {
@@ -499,5 +508,5 @@ func gate(req *MpinRequest, st Statutory) error {
 			b = append(b, is)
 		}
 	}
-	return &BlockingError{Issues: b}
+	return nil, &BlockingError{Issues: b}
 }

@@ -86,7 +86,7 @@ func CombinedTXT(req *CombinedRequest, st Statutory) ([]byte, error) {
 	}
 	m := req.Merged()
 	m.Records = sortRecords(m.Records)
-	return txtOf(buildDoc(m, allowanceFor(m, st)))
+	return txtOf(buildDoc(m, allowanceFor(m, st), nil))
 }
 
 // recordKey identifies an employment in a filing: ЕМБГ and contract number.

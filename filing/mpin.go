@@ -111,8 +111,9 @@ func defaulted(p *string, def string) string {
 }
 
 // buildDoc formats req into a doc. allowance is the monthly personal
-// allowance used for DanocnoOslob when a record carries none.
-func buildDoc(req *MpinRequest, allowance money.Amount) *doc {
+// allowance used for DanocnoOslob when a record carries none; hours, when
+// not nil, are the records' hours as the checks worked them out.
+func buildDoc(req *MpinRequest, allowance money.Amount, hours []hoursOf) *doc {
 	b := &req.Batch
 	d := &doc{
 		EDB:         str(req.Company.TaxID),
@@ -137,7 +138,13 @@ func buildDoc(req *MpinRequest, allowance money.Amount) *doc {
 	d.Emps = make([]emp, len(req.Records))
 	inParallel(len(req.Records), func(lo, hi int) struct{} {
 		for i := lo; i < hi; i++ {
-			d.Emps[i] = buildEmp(req, i, allowance, variant, companyFzom, days)
+			var h hoursOf
+			if hours != nil {
+				h = hours[i]
+			} else {
+				h = recordHours(&req.Records[i], b)
+			}
+			d.Emps[i] = buildEmp(req, i, h, allowance, variant, companyFzom, days)
 		}
 		return struct{}{}
 	})
@@ -150,7 +157,7 @@ func buildDoc(req *MpinRequest, allowance money.Amount) *doc {
 }
 
 // buildEmp is one employee of the document, from record i alone.
-func buildEmp(req *MpinRequest, i int, allowance money.Amount, variant, companyFzom string, days int) emp {
+func buildEmp(req *MpinRequest, i int, h hoursOf, allowance money.Amount, variant, companyFzom string, days int) emp {
 	b := &req.Batch
 	r := &req.Records[i]
 	self := selfEmployed(b)
@@ -162,7 +169,6 @@ func buildEmp(req *MpinRequest, i int, allowance money.Amount, variant, companyF
 	}
 	e.LastName, _ = cyrName(r.Employee.LastNameCyr, r.Employee.LastName)
 	e.FirstName, _ = cyrName(r.Employee.FirstNameCyr, r.Employee.FirstName)
-	h := recordHours(r, b)
 
 	// The allowance used (DanocnoOslob): the record's, else the statutory
 	// one prorated by paid hours (none for a self-employed payer), never

@@ -179,7 +179,7 @@ func TestTXTRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := buildDoc(req, allowanceFor(req, stat2026{}))
+	want := buildDoc(req, allowanceFor(req, stat2026{}), nil)
 	want.Emps[1].FirstName, want.Emps[1].LastName = "Ана", "Ѓорѓиевска"
 	again, err := encodeTXT(d)
 	if err != nil {

@@ -23,9 +23,16 @@ import (
 // reported with its path by Decode, so that a client learns every bad field.
 type Money struct {
 	D   money.Amount
+	bad *string // why the JSON value was refused; a pointer keeps records small
 	Set bool
-	bad string
 }
+
+// Refusals of Money and Num values that need no formatting.
+var (
+	badMoneyJSON = "must be a decimal string such as \"1234.50\""
+	badNumJSON   = "must be a JSON number"
+	badNumRange  = "is out of range"
+)
 
 // M returns a Money from a decimal string; it panics on bad input and is meant
 // for tests and constants.
@@ -38,12 +45,13 @@ func (m *Money) UnmarshalJSON(b []byte) error {
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		*m = Money{bad: "must be a decimal string such as \"1234.50\""}
+		*m = Money{bad: &badMoneyJSON}
 		return nil
 	}
 	d, err := money.Parse(strings.TrimSpace(s))
 	if err != nil || strings.ContainsAny(s, "eE") || len(s) > 40 {
-		*m = Money{bad: fmt.Sprintf("%q is not a decimal amount", s)}
+		msg := fmt.Sprintf("%q is not a decimal amount", s)
+		*m = Money{bad: &msg}
 		return nil
 	}
 	*m = Money{D: d, Set: true}
@@ -64,8 +72,8 @@ func (m Money) MarshalJSON() ([]byte, error) {
 // through float64, so 7.1 stays 7.1.
 type Num struct {
 	D   money.Amount
+	bad *string // as Money.bad
 	Set bool
-	bad string
 }
 
 var maxNum = money.FromInt(1_000_000_000)
@@ -80,18 +88,18 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if len(b) == 0 || b[0] == '"' || b[0] == '{' || b[0] == '[' || b[0] == 't' || b[0] == 'f' {
-		*n = Num{bad: "must be a JSON number"}
+		*n = Num{bad: &badNumJSON}
 		return nil
 	}
 	d, err := money.Parse(string(b))
 	if err != nil {
-		*n = Num{bad: "must be a JSON number"}
+		*n = Num{bad: &badNumJSON}
 		return nil
 	}
 	// No hour count needs more than twelve decimals or more than a
 	// billion.
 	if d.Trim().Scale() > 12 || d.Abs().GreaterThan(maxNum) {
-		*n = Num{bad: "is out of range"}
+		*n = Num{bad: &badNumRange}
 		return nil
 	}
 	*n = Num{D: d, Set: true}
@@ -339,8 +347,8 @@ func shapeBatch(fe *denar.FieldErrors, p string, b *Batch) {
 
 func moneyField(fe *denar.FieldErrors, p string, m Money, required bool) {
 	switch {
-	case m.bad != "":
-		fe.Add(p, "%s", m.bad)
+	case m.bad != nil:
+		fe.Add(p, "%s", *m.bad)
 	case required && !m.Set:
 		fe.Add(p, "is required")
 	}
@@ -348,8 +356,8 @@ func moneyField(fe *denar.FieldErrors, p string, m Money, required bool) {
 
 func num(fe *denar.FieldErrors, p string, n Num, required bool) {
 	switch {
-	case n.bad != "":
-		fe.Add(p, "%s", n.bad)
+	case n.bad != nil:
+		fe.Add(p, "%s", *n.bad)
 	case required && !n.Set:
 		fe.Add(p, "is required")
 	case n.Set && n.D.IsNegative():
