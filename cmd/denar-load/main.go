@@ -167,8 +167,8 @@ func run(o options) (bool, error) {
 	}
 
 	o.rounds = max(1, o.rounds)
-	fmt.Printf("denar-load: %d CPUs, GOMAXPROCS %d, %s per target and level, in %d alternating slices each\n",
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), o.duration, o.rounds)
+	fmt.Printf("denar-load: %d CPUs, GOMAXPROCS %d, %s per target and level, in %d alternating slices each%s\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), o.duration, o.rounds, loadAverage())
 	fmt.Printf("%8s %14s %14s %8s\n", "clients", "echo req/s", "calc req/s", "ratio")
 	ok := true
 	for _, n := range o.clients {
@@ -260,7 +260,22 @@ func batch(addr, key string, runs int) (bool, error) {
 	}
 	fmt.Printf("500-input batch: engine %.2f ms, over HTTP %.2f ms (medians of %d), ratio %.2f  %s\n",
 		ms(e), ms(h), runs, ratio, verdict)
+	// The fastest runs show the cost without the waits of a busy machine
+	// (each request wakes a server thread and then the client's).
+	hb, eb := slices.Min(httpTimes), slices.Min(engineTimes)
+	fmt.Printf("                 fastest: engine %.2f ms, over HTTP %.2f ms, ratio %.2f\n",
+		ms(eb), ms(hb), float64(hb)/float64(eb))
 	return ok, nil
+}
+
+// loadAverage is ", load average X" from /proc/loadavg, or "" elsewhere: a
+// busy machine makes every figure of the run noisier.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return ", load average " + f[0]
+	}
+	return ""
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
