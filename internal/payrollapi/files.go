@@ -161,11 +161,6 @@ func nullable(s *httpx.Service, schema string, props ...string) {
 	}
 }
 
-// titles are the problem titles of the payroll service's own codes.
-var titles = map[string]string{
-	filing.CodeMpinValidationFailed: "МПИН checks failed",
-}
-
 // fail turns an error of the domain into the service's problem, worded
 // alike on every endpoint and as the plumbing words its own: a validation
 // problem's detail is "The request has invalid fields." and every field is
@@ -185,9 +180,6 @@ func fail(ctx context.Context, err error) error {
 		detail = "The request has invalid fields."
 	}
 	p := httpx.NewProblem(de.Code, detail, de.Fields...)
-	if t, ok := titles[de.Code]; ok {
-		p.Title = t
-	}
 	if len(de.Detail) > 0 {
 		p.Extra = de.Detail
 	}
