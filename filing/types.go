@@ -27,12 +27,8 @@ type Money struct {
 	Set bool
 }
 
-// Refusals of Money and Num values that need no formatting.
-var (
-	badMoneyJSON = "must be a decimal string such as \"1234.50\""
-	badNumJSON   = "must be a JSON number"
-	badNumRange  = "is out of range"
-)
+// refusal is why a Money or Num value was refused, kept by pointer.
+func refusal(msg string) *string { return &msg }
 
 // M returns a Money from a decimal string; it panics on bad input and is meant
 // for tests and constants.
@@ -45,13 +41,12 @@ func (m *Money) UnmarshalJSON(b []byte) error {
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		*m = Money{bad: &badMoneyJSON}
+		*m = Money{bad: refusal("must be a decimal string such as \"1234.50\"")}
 		return nil
 	}
 	d, err := money.Parse(strings.TrimSpace(s))
 	if err != nil || strings.ContainsAny(s, "eE") || len(s) > 40 {
-		msg := fmt.Sprintf("%q is not a decimal amount", s)
-		*m = Money{bad: &msg}
+		*m = Money{bad: refusal(fmt.Sprintf("%q is not a decimal amount", s))}
 		return nil
 	}
 	*m = Money{D: d, Set: true}
@@ -88,18 +83,18 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if len(b) == 0 || b[0] == '"' || b[0] == '{' || b[0] == '[' || b[0] == 't' || b[0] == 'f' {
-		*n = Num{bad: &badNumJSON}
+		*n = Num{bad: refusal("must be a JSON number")}
 		return nil
 	}
 	d, err := money.Parse(string(b))
 	if err != nil {
-		*n = Num{bad: &badNumJSON}
+		*n = Num{bad: refusal("must be a JSON number")}
 		return nil
 	}
 	// No hour count needs more than twelve decimals or more than a
 	// billion.
 	if d.Trim().Scale() > 12 || d.Abs().GreaterThan(maxNum) {
-		*n = Num{bad: &badNumRange}
+		*n = Num{bad: refusal("is out of range")}
 		return nil
 	}
 	*n = Num{D: d, Set: true}
