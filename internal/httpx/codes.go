@@ -74,7 +74,7 @@ func Codes() []Code {
 		p(denar.ECodeInternal, http.StatusInternalServerError, ServiceBoth, "Internal error", "A bug or an outage on our side; logged with the request id (instance)."),
 
 		// Payroll.
-		p("mpin_validation_failed", http.StatusUnprocessableEntity, ServicePayroll, "МПИН validation failed", "The МПИН file has blocking issues (listed in issues); pass force to write it anyway."),
+		p("mpin_validation_failed", http.StatusUnprocessableEntity, ServicePayroll, "МПИН checks failed", "The МПИН file has blocking issues (listed in issues); pass force to write it anyway."),
 		p("server_busy", http.StatusServiceUnavailable, ServicePayroll, "Server busy", "The service already works on DENAR_HEAVY_CONCURRENCY file and batch requests; Retry-After says when to retry. The body is not read."),
 
 		// E-invoicing: the specification's table.

@@ -54,6 +54,8 @@ type DB struct {
 	read    *sql.DB
 	// Now is the clock every query that records time uses. Tests replace it.
 	Now func() time.Time
+	// epoch is the SQLite access epoch (epoch.go); nil on PostgreSQL.
+	epoch *epoch
 }
 
 // Open connects to the database named by rawURL without migrating it.
@@ -100,6 +102,10 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		}
 		r.SetMaxOpenConns(8)
 		db.write, db.read = w, r
+		if db.epoch, err = openEpoch(target); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -156,6 +162,8 @@ func (db *DB) Close() error {
 	if db.read != nil && db.read != db.write {
 		errs = append(errs, db.read.Close())
 	}
+	errs = append(errs, db.epoch.close())
+	db.epoch = nil
 	return errors.Join(errs...)
 }
 
@@ -271,6 +279,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err = sqlTx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	db.AccessChanged() // whatever the transaction wrote, kept reads of access are stale
 	crashpoint.Hit(crashpoint.StoreAfterCommit)
 	for _, fn := range tx.afterCommit {
 		fn()
