@@ -93,8 +93,14 @@ func baseEnv(t *testing.T, dbURL string) []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "DENAR_DATABASE_URL="+dbURL, "DENAR_DATA_DIR="+t.TempDir(), "DENAR_LOG_FORMAT=json")
+	return append(env, "DENAR_DATABASE_URL="+dbURL, "DENAR_DATA_DIR="+t.TempDir(), "DENAR_LOG_FORMAT=json",
+		"DENAR_WEBHOOK_SECRET_KEY="+testWebhookKey)
 }
+
+// testWebhookKey seals webhook secrets in end-to-end tests: one key, so
+// that several processes on one database open each other's secrets (as in
+// production, where PostgreSQL requires the key).
+const testWebhookKey = "3q2+7wABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGho="
 
 // startServer starts denar serve and waits until both services answer.
 func startServer(t *testing.T, env []string) *server {

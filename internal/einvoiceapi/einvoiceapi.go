@@ -61,6 +61,8 @@ func New(d Deps) *httpx.Service {
 	h.registerSigningWS(s)
 	h.registerEInvoices(s)
 	h.registerEvents(s)
+	h.registerWebhooks(s)
+	h.documentWebhooks(s)
 	return s
 }
 

@@ -3,6 +3,8 @@ package einvoicing
 import (
 	"context"
 	"log/slog"
+	"net"
+	"net/http"
 	"time"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
@@ -29,6 +31,12 @@ type Deps struct {
 	// Gateways are UJP by environment (auth.EnvSandbox, auth.EnvProduction);
 	// a missing one makes that environment's documents wait in held.
 	Gateways map[string]ujp.Gateway
+	// Secrets seals webhook endpoint secrets; nil makes creating an
+	// endpoint 503 webhooks_unavailable (cmd/denar always provides one).
+	Secrets *SecretBox
+	// Resolver looks up webhook hosts, at registration and when a delivery
+	// connects; nil is net.DefaultResolver.
+	Resolver Resolver
 }
 
 // Config tunes the service; zero values take the defaults.
@@ -45,6 +53,8 @@ type Config struct {
 	// reason (token_missing, pin_locked) the document is asked for again;
 	// default 5 minutes.
 	RefusalBackoff time.Duration
+	// Webhooks tunes webhook delivery.
+	Webhooks WebhookConfig
 }
 
 // DefaultMandateTTL is how long a mandate link works.
@@ -61,6 +71,7 @@ func (c Config) withDefaults() Config {
 		c.RefusalBackoff = 5 * time.Minute
 	}
 	c.Pipeline = c.Pipeline.withDefaults()
+	c.Webhooks = c.Webhooks.withDefaults()
 	return c
 }
 
@@ -79,14 +90,25 @@ type Service struct {
 	gateways map[string]ujp.Gateway
 	buyers   buyerCache
 	pipe     *Pipeline
+	secrets  *SecretBox
+	resolver Resolver
+	// hooks are the webhook HTTP clients by environment.
+	hooks map[string]*http.Client
 }
 
 // New builds the service.
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
-		books: d.Codebooks, sandbox: d.Sandbox, gateways: d.Gateways}
+		books: d.Codebooks, sandbox: d.Sandbox, gateways: d.Gateways, secrets: d.Secrets, resolver: d.Resolver}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if s.resolver == nil {
+		s.resolver = net.DefaultResolver
+	}
+	s.hooks = map[string]*http.Client{
+		auth.EnvSandbox:    newWebhookClient(s.policy(auth.EnvSandbox), s.resolver, s.cfg.Webhooks.Timeout),
+		auth.EnvProduction: newWebhookClient(s.policy(auth.EnvProduction), s.resolver, s.cfg.Webhooks.Timeout),
 	}
 	s.pipe = &Pipeline{svc: s, db: d.DB, gateways: d.Gateways, cfg: s.cfg.Pipeline, log: s.log}
 	return s
@@ -127,7 +149,9 @@ func (s *Service) Now() time.Time { return s.db.Now() }
 
 // RegisterJobs registers the job kinds of the service on r: the
 // submission pipeline, the change-feed polls, UJP reads, and the periodic
-// expiry and purge of signing requests.
+// expiry and purge of signing requests. Webhook deliveries have their own
+// registration (RegisterWebhookJobs), so that cmd/denar can give them a
+// runner, and workers, of their own.
 func (s *Service) RegisterJobs(r *jobs.Runner) {
 	s.pipe.holder = r.ID()
 	s.pipe.register(r)
