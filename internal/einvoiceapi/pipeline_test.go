@@ -44,6 +44,11 @@ type pipeEnv struct {
 	authz   string // Agent header
 	cert    testCert
 	svc     *einvoicing.Service
+	// hooks runs webhook deliveries (RegisterWebhookJobs), stepped apart
+	// from the pipeline.
+	hooks *jobs.Runner
+	// frozen, when set, is the clock's base instead of the real time.
+	frozen time.Time
 }
 
 // lossyGateway forwards to UJP but can lose the answer of the next sends,
@@ -64,11 +69,31 @@ func (g *lossyGateway) Send(ctx context.Context, caller ujp.Identity, docType, j
 	return res, err
 }
 
-func (e *pipeEnv) now() time.Time { return time.Now().UTC().Add(time.Duration(e.clock.Load())) }
+func (e *pipeEnv) now() time.Time {
+	base := e.frozen
+	if base.IsZero() {
+		base = time.Now().UTC()
+	}
+	return base.Add(time.Duration(e.clock.Load()))
+}
 
-func newPipeEnv(t *testing.T, db *store.DB) *pipeEnv {
+// pipeOption adjusts a pipeEnv before its service is built.
+type pipeOption func(e *pipeEnv, cfg *einvoicing.Config)
+
+// frozenClock makes the environment's clock move only when the test
+// advances it.
+func frozenClock(e *pipeEnv, _ *einvoicing.Config) {
+	e.frozen = time.Now().UTC().Truncate(time.Second)
+}
+
+func newPipeEnv(t *testing.T, db *store.DB, opts ...pipeOption) *pipeEnv {
 	t.Helper()
 	e := &pipeEnv{t: t, db: db}
+	cfg := einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}},
+		Webhooks: einvoicing.WebhookConfig{AllowPrivateSandbox: true}}
+	for _, o := range opts {
+		o(e, &cfg)
+	}
 	db.Now = e.now
 	sim, err := ujpsim.New(ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -82,15 +107,17 @@ func newPipeEnv(t *testing.T, db *store.DB) *pipeEnv {
 	}
 	e.gw = &lossyGateway{Gateway: client}
 	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: ujpsim.Control{BaseURL: "http://ujp-sim.invalid", HTTP: hc},
-		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}},
-		einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}}})
+		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}, Secrets: testSecrets(t)}, cfg)
 	e.svc = svc
 	e.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(e.srv.Close)
 	e.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
 	svc.RegisterJobs(e.runner)
+	e.hooks = jobs.NewRunner(db, jobs.Config{Workers: 8, Logger: slog.New(slog.DiscardHandler)})
+	svc.RegisterWebhookJobs(e.hooks)
 
-	e.company, e.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read", "signing:agent")
+	e.company, e.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read",
+		"webhooks:write", "signing:agent")
 	se := &signEnv{t: t, db: db, srv: e.srv, key: e.key, company: e.company}
 	e.cert = newTestCert(t)
 	e.agent, e.authz = se.pair(e.cert)

@@ -101,19 +101,28 @@ type deliverySpec struct {
 	TestBody    string
 	MaxAttempts int
 	Manual      bool
+	// Disabled records the delivery as abandoned (endpoint_disabled),
+	// without a job: the endpoint is disabled, and recover re-opens it.
+	Disabled bool
 }
 
 // newDelivery writes a delivery and its job in tx.
 func newDelivery(ctx context.Context, tx *store.Tx, d deliverySpec) (dbq.WebhookDelivery, error) {
 	id := denar.NewID("whd")
-	if err := tx.CreateWebhookDelivery(ctx, dbq.CreateWebhookDeliveryParams{ID: id, AccountID: d.AccountID,
+	p := dbq.CreateWebhookDeliveryParams{ID: id, AccountID: d.AccountID,
 		Environment: d.Environment, EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
 		CompanyID: d.CompanyID, TestBody: sql.NullString{String: d.TestBody, Valid: d.TestBody != ""},
-		MaxAttempts: int32(d.MaxAttempts), NextManual: d.Manual, NextAttemptAt: validTime(tx.Now), CreatedAt: tx.Now}); err != nil {
+		State: DeliveryPending, MaxAttempts: int32(d.MaxAttempts), NextManual: d.Manual, NextAttemptAt: validTime(tx.Now), CreatedAt: tx.Now}
+	if d.Disabled {
+		p.State, p.AbandonedReason, p.NextAttemptAt = DeliveryAbandoned, AbandonedEndpointDisabled, sql.NullTime{}
+	}
+	if err := tx.CreateWebhookDelivery(ctx, p); err != nil {
 		return dbq.WebhookDelivery{}, fmt.Errorf("delivery of %s to %s: %w", d.EventID, d.EndpointID, err)
 	}
-	if _, err := enqueueDelivery(ctx, tx, id); err != nil {
-		return dbq.WebhookDelivery{}, err
+	if !d.Disabled {
+		if _, err := enqueueDelivery(ctx, tx, id); err != nil {
+			return dbq.WebhookDelivery{}, err
+		}
 	}
 	return tx.GetWebhookDelivery(ctx, id)
 }
@@ -127,10 +136,11 @@ func enqueueDelivery(ctx context.Context, tx *store.Tx, id string) (jobs.Enqueue
 	return e, nil
 }
 
-// fanOut writes a delivery of ev to each enabled endpoint of its account
-// and environment that subscribes to its type and covers its company.
+// fanOut writes a delivery of ev to each endpoint of its account and
+// environment that subscribes to its type and covers its company: due now
+// for an enabled endpoint, abandoned (for recover) for a disabled one.
 func fanOut(ctx context.Context, tx *store.Tx, ev dbq.CreateEventParams) error {
-	eps, err := tx.ListEnabledWebhookEndpoints(ctx, dbq.ListEnabledWebhookEndpointsParams{AccountID: ev.AccountID, Environment: ev.Environment})
+	eps, err := tx.ListFanOutEndpoints(ctx, dbq.ListFanOutEndpointsParams{AccountID: ev.AccountID, Environment: ev.Environment})
 	if err != nil {
 		return fmt.Errorf("webhook endpoints of %s: %w", ev.AccountID, err)
 	}
@@ -139,7 +149,7 @@ func fanOut(ctx context.Context, tx *store.Tx, ev dbq.CreateEventParams) error {
 			continue
 		}
 		if _, err := newDelivery(ctx, tx, deliverySpec{AccountID: ev.AccountID, Environment: ev.Environment, EndpointID: ep.ID,
-			EventID: ev.ID, EventType: ev.Type, CompanyID: ev.CompanyID, MaxAttempts: webhookAttempts}); err != nil {
+			EventID: ev.ID, EventType: ev.Type, CompanyID: ev.CompanyID, MaxAttempts: webhookAttempts, Disabled: !ep.Enabled}); err != nil {
 			return err
 		}
 	}

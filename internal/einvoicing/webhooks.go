@@ -512,12 +512,12 @@ func (s *Service) ReplayEvent(ctx context.Context, c Caller, eventID, endpointID
 			}
 			targets = append(targets, ep)
 		} else {
-			rows, err := tx.ListEnabledWebhookEndpoints(ctx, dbq.ListEnabledWebhookEndpointsParams{AccountID: p.AccountID, Environment: p.Environment})
+			rows, err := tx.ListFanOutEndpoints(ctx, dbq.ListFanOutEndpointsParams{AccountID: p.AccountID, Environment: p.Environment})
 			if err != nil {
 				return ReplayResult{}, fmt.Errorf("endpoints: %w", err)
 			}
 			for _, r := range rows {
-				if subscribes(r.EventTypes, ev.Type) && covers(r.CompanyIds, ev.CompanyID) && canManage(p, r.CompanyIds) {
+				if r.Enabled && subscribes(r.EventTypes, ev.Type) && covers(r.CompanyIds, ev.CompanyID) && canManage(p, r.CompanyIds) {
 					ep, err := tx.GetWebhookEndpointByID(ctx, r.ID)
 					if err != nil {
 						return ReplayResult{}, fmt.Errorf("endpoint %s: %w", r.ID, err)

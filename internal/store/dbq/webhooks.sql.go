@@ -135,25 +135,27 @@ func (q *Queries) CreateWebhookAttempt(ctx context.Context, arg CreateWebhookAtt
 
 const createWebhookDelivery = `-- name: CreateWebhookDelivery :exec
 INSERT INTO webhook_deliveries (id, account_id, environment, endpoint_id, event_id, event_type, company_id, test_body,
-    state, max_attempts, next_manual, next_attempt_at, created_at, updated_at)
+    state, abandoned_reason, max_attempts, next_manual, next_attempt_at, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5,
-    $6, $7, $8, 'pending', $9,
-    $10, $11, $12, $12)
+    $6, $7, $8, $9, $10,
+    $11, $12, $13, $14, $14)
 `
 
 type CreateWebhookDeliveryParams struct {
-	ID            string
-	AccountID     string
-	Environment   string
-	EndpointID    string
-	EventID       string
-	EventType     string
-	CompanyID     string
-	TestBody      sql.NullString
-	MaxAttempts   int32
-	NextManual    bool
-	NextAttemptAt sql.NullTime
-	CreatedAt     time.Time
+	ID              string
+	AccountID       string
+	Environment     string
+	EndpointID      string
+	EventID         string
+	EventType       string
+	CompanyID       string
+	TestBody        sql.NullString
+	State           string
+	AbandonedReason string
+	MaxAttempts     int32
+	NextManual      bool
+	NextAttemptAt   sql.NullTime
+	CreatedAt       time.Time
 }
 
 func (q *Queries) CreateWebhookDelivery(ctx context.Context, arg CreateWebhookDeliveryParams) error {
@@ -166,6 +168,8 @@ func (q *Queries) CreateWebhookDelivery(ctx context.Context, arg CreateWebhookDe
 		arg.EventType,
 		arg.CompanyID,
 		arg.TestBody,
+		arg.State,
+		arg.AbandonedReason,
 		arg.MaxAttempts,
 		arg.NextManual,
 		arg.NextAttemptAt,
@@ -419,47 +423,6 @@ func (q *Queries) GetWebhookEndpointByID(ctx context.Context, id string) (Webhoo
 	return i, err
 }
 
-const listEnabledWebhookEndpoints = `-- name: ListEnabledWebhookEndpoints :many
-SELECT id, event_types, company_ids FROM webhook_endpoints
-WHERE account_id = $1 AND environment = $2 AND enabled
-ORDER BY id
-`
-
-type ListEnabledWebhookEndpointsParams struct {
-	AccountID   string
-	Environment string
-}
-
-type ListEnabledWebhookEndpointsRow struct {
-	ID         string
-	EventTypes string
-	CompanyIds string
-}
-
-// The endpoints a new event of the account and environment may go to.
-func (q *Queries) ListEnabledWebhookEndpoints(ctx context.Context, arg ListEnabledWebhookEndpointsParams) ([]ListEnabledWebhookEndpointsRow, error) {
-	rows, err := q.db.QueryContext(ctx, listEnabledWebhookEndpoints, arg.AccountID, arg.Environment)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ListEnabledWebhookEndpointsRow{}
-	for rows.Next() {
-		var i ListEnabledWebhookEndpointsRow
-		if err := rows.Scan(&i.ID, &i.EventTypes, &i.CompanyIds); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const listEndpointDeliveries = `-- name: ListEndpointDeliveries :many
 SELECT id, account_id, environment, endpoint_id, event_id, event_type, company_id, test_body, state, max_attempts, attempts, next_manual, next_attempt_at, last_attempt_at, last_status_code, last_status_class, abandoned_reason, created_at, updated_at FROM webhook_deliveries
 WHERE endpoint_id = $1
@@ -580,6 +543,54 @@ func (q *Queries) ListEventDeliveries(ctx context.Context, arg ListEventDeliveri
 			&i.AbandonedReason,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listFanOutEndpoints = `-- name: ListFanOutEndpoints :many
+SELECT id, event_types, company_ids, enabled FROM webhook_endpoints
+WHERE account_id = $1 AND environment = $2
+ORDER BY id
+`
+
+type ListFanOutEndpointsParams struct {
+	AccountID   string
+	Environment string
+}
+
+type ListFanOutEndpointsRow struct {
+	ID         string
+	EventTypes string
+	CompanyIds string
+	Enabled    bool
+}
+
+// The endpoints a new event of the account and environment may go to;
+// disabled ones get it as an abandoned delivery, for recover.
+func (q *Queries) ListFanOutEndpoints(ctx context.Context, arg ListFanOutEndpointsParams) ([]ListFanOutEndpointsRow, error) {
+	rows, err := q.db.QueryContext(ctx, listFanOutEndpoints, arg.AccountID, arg.Environment)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListFanOutEndpointsRow{}
+	for rows.Next() {
+		var i ListFanOutEndpointsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventTypes,
+			&i.CompanyIds,
+			&i.Enabled,
 		); err != nil {
 			return nil, err
 		}

@@ -25,10 +25,11 @@ ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
 -- name: CountWebhookEndpoints :one
 SELECT COUNT(*) FROM webhook_endpoints WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment);
 
--- name: ListEnabledWebhookEndpoints :many
--- The endpoints a new event of the account and environment may go to.
-SELECT id, event_types, company_ids FROM webhook_endpoints
-WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment) AND enabled
+-- name: ListFanOutEndpoints :many
+-- The endpoints a new event of the account and environment may go to;
+-- disabled ones get it as an abandoned delivery, for recover.
+SELECT id, event_types, company_ids, enabled FROM webhook_endpoints
+WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
 ORDER BY id;
 
 -- name: UpdateWebhookEndpoint :one
@@ -82,10 +83,10 @@ WHERE id = sqlc.arg(id)
 
 -- name: CreateWebhookDelivery :exec
 INSERT INTO webhook_deliveries (id, account_id, environment, endpoint_id, event_id, event_type, company_id, test_body,
-    state, max_attempts, next_manual, next_attempt_at, created_at, updated_at)
+    state, abandoned_reason, max_attempts, next_manual, next_attempt_at, created_at, updated_at)
 VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(environment), sqlc.arg(endpoint_id), sqlc.arg(event_id),
-    sqlc.arg(event_type), sqlc.arg(company_id), sqlc.narg(test_body), 'pending', sqlc.arg(max_attempts),
-    sqlc.arg(next_manual), sqlc.narg(next_attempt_at), sqlc.arg(created_at), sqlc.arg(created_at));
+    sqlc.arg(event_type), sqlc.arg(company_id), sqlc.narg(test_body), sqlc.arg(state), sqlc.arg(abandoned_reason),
+    sqlc.arg(max_attempts), sqlc.arg(next_manual), sqlc.narg(next_attempt_at), sqlc.arg(created_at), sqlc.arg(created_at));
 
 -- name: GetWebhookDelivery :one
 SELECT * FROM webhook_deliveries WHERE id = sqlc.arg(id);
