@@ -302,23 +302,16 @@ func (s *Service) deliverWebhook(ctx context.Context, job *jobs.Job) error {
 	if err := job.DecodeArgs(&a); err != nil {
 		return jobs.Cancel(err)
 	}
-	q := s.db.Reader()
-	d, err := q.GetWebhookDelivery(ctx, a.ID)
+	w, err := s.db.Reader().GetWebhookDeliveryWork(ctx, a.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // its endpoint was deleted
 	}
 	if err != nil {
 		return fmt.Errorf("delivery %s: %w", a.ID, err)
 	}
+	d, ep := w.WebhookDelivery, w.WebhookEndpoint
 	if d.State != DeliveryPending && d.State != DeliveryFailed {
 		return nil // finished by an attempt whose runner died before finishing the job
-	}
-	ep, err := q.GetWebhookEndpointByID(ctx, d.EndpointID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("endpoint of %s: %w", d.ID, err)
 	}
 	rec := context.WithoutCancel(ctx)
 	test := d.TestBody.Valid
@@ -336,7 +329,7 @@ func (s *Service) deliverWebhook(ctx context.Context, job *jobs.Job) error {
 		}
 		return jobs.Cancel(fmt.Errorf("delivery %s: %d attempts used (the last one was interrupted)", d.ID, d.MaxAttempts))
 	}
-	body, err := s.deliveryBody(ctx, q, d)
+	body, err := deliveryBody(d, w.EventPayload, w.EventCreatedAt)
 	if err != nil {
 		return err
 	}
@@ -387,36 +380,21 @@ func (s *Service) deliverWebhook(ctx context.Context, job *jobs.Job) error {
 			return herr
 		}
 	}
-	ok := failure == ""
-	out, err := s.recordAttempt(rec, d, ep, attemptResult{number: int(d.Attempts) + 1, jobAttempt: job.Attempt,
-		manual: d.NextManual, sentAt: sentAt, duration: duration, code: code, failure: failure, body: snippet, ok: ok})
-	if err != nil {
-		return err
-	}
-	switch {
-	case ok:
-		return nil
-	case out.final:
-		return jobs.Cancel(fmt.Errorf("delivery %s: %s (%s)", d.ID, failure, out.state))
-	default:
-		return fmt.Errorf("delivery %s: %s", d.ID, failure)
-	}
+	return s.recordAttempt(rec, job, d, ep, attemptResult{number: int(d.Attempts) + 1, jobAttempt: job.Attempt,
+		manual: d.NextManual, sentAt: sentAt, duration: duration, code: code, failure: failure, body: snippet, ok: failure == ""})
 }
 
 // deliveryBody is the request body: the event as GET /v1/events/{id}
 // returns it, or a test delivery's sample event.
-func (s *Service) deliveryBody(ctx context.Context, q *dbq.Queries, d dbq.WebhookDelivery) ([]byte, error) {
+func deliveryBody(d dbq.WebhookDelivery, payload sql.NullString, created sql.NullTime) ([]byte, error) {
 	if d.TestBody.Valid {
 		return []byte(d.TestBody.String), nil
 	}
-	ev, err := q.GetEvent(ctx, d.EventID)
-	if errors.Is(err, sql.ErrNoRows) {
+	if !payload.Valid {
 		return nil, jobs.Cancel(fmt.Errorf("delivery %s: event %s is gone", d.ID, d.EventID))
 	}
-	if err != nil {
-		return nil, fmt.Errorf("event of %s: %w", d.ID, err)
-	}
-	return jsonMarshal(eventView(ev))
+	return jsonMarshal(eventView(dbq.Event{ID: d.EventID, CompanyID: d.CompanyID, Environment: d.Environment,
+		Type: d.EventType, Payload: payload.String, CreatedAt: created.Time}))
 }
 
 // signingSecrets returns the endpoint's current secret and, within
@@ -450,16 +428,14 @@ type attemptResult struct {
 	ok                 bool
 }
 
-type attemptOutcome struct {
-	state string
-	final bool // no retry follows
-}
-
-// recordAttempt writes the attempt, the delivery's new state and the
-// endpoint's health in one transaction, and disables the endpoint (with
-// its mail) when this failure finds it failing for DisableAfter.
-func (s *Service) recordAttempt(ctx context.Context, d dbq.WebhookDelivery, ep dbq.WebhookEndpoint, r attemptResult) (attemptOutcome, error) {
-	var out attemptOutcome
+// recordAttempt writes, in one transaction, the attempt, the delivery's
+// new state, the endpoint's health (disabling it, with its mail, when
+// this failure finds it failing for DisableAfter) and the job's outcome
+// (jobs.Job.Settle): all of it commits only while this runner still holds
+// the job, so an attempt is never recorded twice. It returns what the
+// worker returns.
+func (s *Service) recordAttempt(ctx context.Context, job *jobs.Job, d dbq.WebhookDelivery, ep dbq.WebhookEndpoint, r attemptResult) error {
+	var result error
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		now := tx.Now
 		trigger := "scheduled"
@@ -477,13 +453,13 @@ func (s *Service) recordAttempt(ctx context.Context, d dbq.WebhookDelivery, ep d
 		switch {
 		case r.ok:
 			p.State = DeliverySucceeded
-			out.final = true
 		case r.jobAttempt >= int(d.MaxAttempts) || r.jobAttempt > len(delays):
 			p.State, p.AbandonedReason = DeliveryAbandoned, AbandonedRetriesExhausted
-			out.final = true
+			result = jobs.Cancel(fmt.Errorf("delivery %s: %s (%s)", d.ID, r.failure, AbandonedRetriesExhausted))
 		default:
 			p.State = DeliveryFailed
-			p.NextAttemptAt = sql.NullTime{Time: now.Add(delays[r.jobAttempt-1]), Valid: true}
+			p.NextAttemptAt = validTime(now.Add(delays[r.jobAttempt-1]))
+			result = fmt.Errorf("delivery %s: %s", d.ID, r.failure)
 		}
 		n, err := tx.SetWebhookDeliveryOutcome(ctx, p)
 		if err != nil {
@@ -492,29 +468,41 @@ func (s *Service) recordAttempt(ctx context.Context, d dbq.WebhookDelivery, ep d
 		if n == 0 {
 			return errStaleAttempt
 		}
-		out.state = p.State
-		if d.TestBody.Valid {
-			return nil // a test says nothing about the endpoint's health
+		if !d.TestBody.Valid { // a test says nothing about the endpoint's health
+			stale := now.Add(-time.Second)
+			switch {
+			case r.ok:
+				// Skipped when nothing would change (the endpoint row is not
+				// rewritten, and locked, by every delivery).
+				if ep.FailingSince.Valid || !ep.LastSuccessAt.Valid || ep.LastSuccessAt.Time.Before(stale) {
+					if err := tx.RecordWebhookSuccess(ctx, dbq.RecordWebhookSuccessParams{ID: ep.ID, Now: validTime(now), StaleBefore: validTime(stale)}); err != nil {
+						return err
+					}
+				}
+			default:
+				if err := tx.RecordWebhookFailure(ctx, dbq.RecordWebhookFailureParams{ID: ep.ID, Now: validTime(now), StaleBefore: validTime(stale)}); err != nil {
+					return err
+				}
+				disabled, err := s.disableIfFailing(ctx, tx, ep, r.failure)
+				if err != nil {
+					return err
+				}
+				if disabled && p.State == DeliveryFailed {
+					result = jobs.Cancel(fmt.Errorf("delivery %s: %s (%s)", d.ID, r.failure, AbandonedEndpointDisabled))
+				}
+			}
 		}
-		stale := now.Add(-time.Second)
-		if r.ok {
-			return tx.RecordWebhookSuccess(ctx, dbq.RecordWebhookSuccessParams{ID: ep.ID, Now: validTime(now), StaleBefore: validTime(stale)})
-		}
-		if err := tx.RecordWebhookFailure(ctx, dbq.RecordWebhookFailureParams{ID: ep.ID, Now: validTime(now), StaleBefore: validTime(stale)}); err != nil {
-			return err
-		}
-		disabled, err := s.disableIfFailing(ctx, tx, ep, r.failure)
-		if disabled {
-			out.state, out.final = DeliveryAbandoned, true
-		}
-		return err
+		return job.Settle(ctx, tx, result)
 	})
 	if errors.Is(err, errStaleAttempt) {
-		// Another run recorded this attempt's place first (a replay raced
-		// it); nothing more to do for this job.
-		return attemptOutcome{final: true}, nil
+		// The delivery moved on while the attempt ran (the endpoint was
+		// disabled or deleted meanwhile): nothing more for this job.
+		return nil
 	}
-	return out, err
+	if err != nil {
+		return err
+	}
+	return result
 }
 
 var errStaleAttempt = errors.New("webhook: the delivery moved on while the attempt ran")

@@ -49,6 +49,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/denar-mk/denar/internal/store"
@@ -194,6 +195,9 @@ type Job struct {
 	UniqueKey string
 	// LastError is the error of the previous failed attempt, if any.
 	LastError string
+
+	runner  *Runner      // that claimed it (Settle)
+	settled *atomic.Bool // Settle's transaction committed
 }
 
 // DecodeArgs unmarshals the job's JSON arguments into v.

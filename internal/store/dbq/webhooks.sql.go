@@ -358,6 +358,70 @@ func (q *Queries) GetWebhookDeliveryOf(ctx context.Context, arg GetWebhookDelive
 	return i, err
 }
 
+const getWebhookDeliveryWork = `-- name: GetWebhookDeliveryWork :one
+SELECT d.id, d.account_id, d.environment, d.endpoint_id, d.event_id, d.event_type, d.company_id, d.test_body, d.state, d.max_attempts, d.attempts, d.next_manual, d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_status_class, d.abandoned_reason, d.created_at, d.updated_at, e.id, e.account_id, e.environment, e.url, e.description, e.event_types, e.company_ids, e.enabled, e.secret, e.previous_secret, e.previous_secret_expires_at, e.last_success_at, e.last_failure_at, e.failing_since, e.disabled_at, e.disabled_reason, e.created_at, e.updated_at, ev.payload AS event_payload, ev.created_at AS event_created_at
+FROM webhook_deliveries d
+JOIN webhook_endpoints e ON e.id = d.endpoint_id
+LEFT JOIN events ev ON ev.id = d.event_id
+WHERE d.id = $1
+`
+
+type GetWebhookDeliveryWorkRow struct {
+	WebhookDelivery WebhookDelivery
+	WebhookEndpoint WebhookEndpoint
+	EventPayload    sql.NullString
+	EventCreatedAt  sql.NullTime
+}
+
+// What one attempt needs, in one read: the delivery, its endpoint, and the
+// event's payload (null for a test delivery).
+func (q *Queries) GetWebhookDeliveryWork(ctx context.Context, id string) (GetWebhookDeliveryWorkRow, error) {
+	row := q.db.QueryRowContext(ctx, getWebhookDeliveryWork, id)
+	var i GetWebhookDeliveryWorkRow
+	err := row.Scan(
+		&i.WebhookDelivery.ID,
+		&i.WebhookDelivery.AccountID,
+		&i.WebhookDelivery.Environment,
+		&i.WebhookDelivery.EndpointID,
+		&i.WebhookDelivery.EventID,
+		&i.WebhookDelivery.EventType,
+		&i.WebhookDelivery.CompanyID,
+		&i.WebhookDelivery.TestBody,
+		&i.WebhookDelivery.State,
+		&i.WebhookDelivery.MaxAttempts,
+		&i.WebhookDelivery.Attempts,
+		&i.WebhookDelivery.NextManual,
+		&i.WebhookDelivery.NextAttemptAt,
+		&i.WebhookDelivery.LastAttemptAt,
+		&i.WebhookDelivery.LastStatusCode,
+		&i.WebhookDelivery.LastStatusClass,
+		&i.WebhookDelivery.AbandonedReason,
+		&i.WebhookDelivery.CreatedAt,
+		&i.WebhookDelivery.UpdatedAt,
+		&i.WebhookEndpoint.ID,
+		&i.WebhookEndpoint.AccountID,
+		&i.WebhookEndpoint.Environment,
+		&i.WebhookEndpoint.Url,
+		&i.WebhookEndpoint.Description,
+		&i.WebhookEndpoint.EventTypes,
+		&i.WebhookEndpoint.CompanyIds,
+		&i.WebhookEndpoint.Enabled,
+		&i.WebhookEndpoint.Secret,
+		&i.WebhookEndpoint.PreviousSecret,
+		&i.WebhookEndpoint.PreviousSecretExpiresAt,
+		&i.WebhookEndpoint.LastSuccessAt,
+		&i.WebhookEndpoint.LastFailureAt,
+		&i.WebhookEndpoint.FailingSince,
+		&i.WebhookEndpoint.DisabledAt,
+		&i.WebhookEndpoint.DisabledReason,
+		&i.WebhookEndpoint.CreatedAt,
+		&i.WebhookEndpoint.UpdatedAt,
+		&i.EventPayload,
+		&i.EventCreatedAt,
+	)
+	return i, err
+}
+
 const getWebhookEndpoint = `-- name: GetWebhookEndpoint :one
 SELECT id, account_id, environment, url, description, event_types, company_ids, enabled, secret, previous_secret, previous_secret_expires_at, last_success_at, last_failure_at, failing_since, disabled_at, disabled_reason, created_at, updated_at FROM webhook_endpoints WHERE id = $1 AND account_id = $2
 `

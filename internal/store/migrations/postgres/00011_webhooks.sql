@@ -106,7 +106,12 @@ CREATE TABLE webhook_attempts (
 );
 CREATE INDEX webhook_attempts_delivery ON webhook_attempts(delivery_id, number);
 
+-- Job claims walk the waiting jobs in due order on this index and stop at
+-- the ones they take: webhooks can queue many thousands of jobs at once.
+CREATE INDEX jobs_due ON jobs(run_at, id) WHERE state IN ('available', 'retryable');
+
 -- +goose Down
+DROP INDEX jobs_due;
 DROP TABLE webhook_attempts;
 DROP TABLE webhook_deliveries;
 DROP TABLE webhook_endpoints;
