@@ -74,10 +74,10 @@ func TestAddressPolicy(t *testing.T) {
 		{"2001:db8::1", false, false},
 		{"2001::1", false, false},
 		{"100::1", false, false},
-		{"64:ff9b::7f00:1", false, true},   // NAT64 of 127.0.0.1
-		{"64:ff9b::808:808", true, true},   // NAT64 of 8.8.8.8
+		{"64:ff9b::7f00:1", false, true},    // NAT64 of 127.0.0.1
+		{"64:ff9b::808:808", true, true},    // NAT64 of 8.8.8.8
 		{"2002:a9fe:a9fe::1", false, false}, // 6to4 of 169.254.169.254
-		{"2002:0808:0808::1", true, true},  // 6to4 of 8.8.8.8
+		{"2002:0808:0808::1", true, true},   // 6to4 of 8.8.8.8
 		{"64:ff9b:1::1", false, false},
 		{"::ffff:169.254.169.254", false, false},
 	} {
