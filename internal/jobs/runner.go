@@ -228,9 +228,16 @@ func (r *Runner) loop(ctx context.Context) {
 	defer close(r.loopDone)
 	t := time.NewTicker(r.cfg.PollInterval)
 	defer t.Stop()
+	// Jobs of dead runners are looked for once a poll interval, not on
+	// every wake-up: a busy runner wakes once per finished job.
+	var lastExpiredScan time.Time
 	for {
 		if free := r.cfg.Workers - int(r.running.Load()); free > 0 {
-			claimed, err := r.claim(ctx, free)
+			scan := time.Since(lastExpiredScan) >= r.cfg.PollInterval
+			if scan {
+				lastExpiredScan = time.Now()
+			}
+			claimed, err := r.claim(ctx, free, scan)
 			if err != nil {
 				r.log.Error("jobs: claim failed", "err", err)
 			}
@@ -258,7 +265,7 @@ func (r *Runner) loop(ctx context.Context) {
 // returns when all have finished, with the number run. It is the step
 // function for tests and tools; do not mix it with Start on one Runner.
 func (r *Runner) RunOnce(ctx context.Context) (int, error) {
-	claimed, err := r.claim(ctx, r.cfg.Workers)
+	claimed, err := r.claim(ctx, r.cfg.Workers, true)
 	if err != nil {
 		return 0, err
 	}
@@ -320,7 +327,7 @@ WHERE id IN (
 RETURNING id, kind, args, attempt, max_attempts, run_at, created_at, unique_key, last_error`
 )
 
-func (r *Runner) claim(ctx context.Context, limit int) ([]*Job, error) {
+func (r *Runner) claim(ctx context.Context, limit int, scanExpired bool) ([]*Job, error) {
 	if limit <= 0 || len(r.kinds) == 0 {
 		return nil, nil
 	}
@@ -328,9 +335,13 @@ func (r *Runner) claim(ctx context.Context, limit int) ([]*Job, error) {
 	if r.db.Dialect() == store.Postgres {
 		expired, due = claimExpiredPostgres, claimDuePostgres
 	}
+	queries := []string{due}
+	if scanExpired {
+		queries = []string{expired, due}
+	}
 	now := utc(r.db.Now())
 	var out []*Job
-	for _, q := range []string{expired, due} {
+	for _, q := range queries {
 		got, err := r.claimWith(ctx, q, now, limit-len(out))
 		out = append(out, got...)
 		if err != nil {
@@ -352,7 +363,7 @@ func (r *Runner) claim(ctx context.Context, limit int) ([]*Job, error) {
 }
 
 func (r *Runner) claimWith(ctx context.Context, q string, now time.Time, limit int) ([]*Job, error) {
-	rows, err := r.db.WriteDB().QueryContext(ctx, q, r.cfg.ID, now.Add(r.cfg.Lease), now, r.kindsJ, limit)
+	rows, err := r.db.QueryWrite(ctx, q, r.cfg.ID, now.Add(r.cfg.Lease), now, r.kindsJ, limit)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: claim: %w", err)
 	}
