@@ -389,6 +389,10 @@ func TestBadConfiguration(t *testing.T) {
 		{"bootstrap", "DENAR_BOOTSTRAP=maybe", "DENAR_BOOTSTRAP"},
 		{"mail attempts", "DENAR_MAIL_MAX_ATTEMPTS=0", "DENAR_MAIL_MAX_ATTEMPTS"},
 		{"mail retry delays", "DENAR_MAIL_RETRY_DELAYS=1m,-1s", "DENAR_MAIL_RETRY_DELAYS"},
+		{"webhook key", "DENAR_WEBHOOK_SECRET_KEY=short", "DENAR_WEBHOOK_SECRET_KEY"},
+		{"webhook timeout", "DENAR_WEBHOOK_TIMEOUT=0s", "DENAR_WEBHOOK_TIMEOUT"},
+		{"webhook workers", "DENAR_WEBHOOK_WORKERS=0", "DENAR_WEBHOOK_WORKERS"},
+		{"operator e-mail", "DENAR_OPERATOR_EMAIL=Ops <ops@example.mk>", "DENAR_OPERATOR_EMAIL"},
 	}
 	for _, tt := range tests {
 		cmd := exec.Command(denarBin, "serve")

@@ -101,6 +101,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log := newLogger(cfg, stderr)
 	slog.SetDefault(log)
+	dialect, _, err := store.ParseURL(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	// Before anything is created: a refused key leaves no trace behind.
+	secrets, err := webhookSecrets(cfg, dialect, log)
+	if err != nil {
+		return err
+	}
 
 	// Bind both listeners before anything else, so a busy port fails the
 	// start with one clear line.
@@ -131,10 +140,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
-	secrets, err := webhookSecrets(cfg, db.Dialect(), log)
-	if err != nil {
-		return err
-	}
 	reg, err := newRegistry(cfg, log)
 	if err != nil {
 		return err

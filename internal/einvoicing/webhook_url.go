@@ -129,12 +129,16 @@ func (p addressPolicy) check(a netip.Addr) error {
 			return fmt.Errorf("%s is %s", a, r.reason)
 		}
 	}
-	if !p.allowPrivate {
-		for _, r := range privateRanges() {
-			if r.p.Contains(a) {
-				return fmt.Errorf("%s is %s", a, r.reason)
+	for _, r := range privateRanges() {
+		if r.p.Contains(a) {
+			if p.allowPrivate {
+				return nil
 			}
+			return fmt.Errorf("%s is %s", a, r.reason)
 		}
+	}
+	if a.Is6() && !netip.MustParsePrefix("2000::/3").Contains(a) {
+		return fmt.Errorf("%s is not a global unicast address", a)
 	}
 	return nil
 }
@@ -258,6 +262,12 @@ func (s *Service) checkWebhookURL(ctx context.Context, env, raw string) (string,
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			return "", errURL("port %q is not a port number", p)
 		}
+	}
+	if strings.Contains(u.Host, "%") {
+		return "", errURL("an IPv6 zone or an escaped character in the host is not accepted")
+	}
+	if _, err := url.Parse(u.String()); err != nil {
+		return "", errURL("not a valid URL once normalised")
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	pol := s.policy(env)

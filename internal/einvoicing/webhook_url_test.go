@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,8 @@ func TestAddressPolicy(t *testing.T) {
 		{"2002:a9fe:a9fe::1", false, false}, // 6to4 of 169.254.169.254
 		{"2002:0808:0808::1", true, true},   // 6to4 of 8.8.8.8
 		{"64:ff9b:1::1", false, false},
+		{"1::", false, false},
+		{"4000::1", false, false},
 		{"::ffff:169.254.169.254", false, false},
 	} {
 		a := netip.MustParseAddr(tc.addr)
@@ -132,6 +135,7 @@ func TestCheckWebhookURL(t *testing.T) {
 		{strict, auth.EnvProduction, "https://169.254.169.254/latest/meta-data", "link-local"},
 		{strict, auth.EnvProduction, "https://metadata.google.internal/", "link-local"},
 		{strict, auth.EnvProduction, "https://[fe80::1]/", "link-local"},
+		{strict, auth.EnvProduction, "https://[fe80::1%25eth0]/", "zone"},
 		{strict, auth.EnvProduction, "https://100.64.1.1/", "shared"},
 		{strict, auth.EnvProduction, "https://224.0.0.1/", "multicast"},
 		{strict, auth.EnvProduction, "https://0.0.0.0/", "reserved"},
@@ -223,4 +227,42 @@ func TestNoRedirects(t *testing.T) {
 	if resp.StatusCode != http.StatusTemporaryRedirect || followed {
 		t.Fatalf("status %d, followed %v", resp.StatusCode, followed)
 	}
+}
+
+// FuzzCheckWebhookURL: whatever URL is accepted is absolute http(s)
+// (https in production), without credentials or fragment, and its host
+// resolves only to addresses the environment admits; whatever is refused
+// is webhook_url_refused at url.
+func FuzzCheckWebhookURL(f *testing.F) {
+	for _, s := range []string{"https://hooks.example.com/x", "http://127.0.0.1:80/", "https://[::ffff:10.0.0.1]/",
+		"https://user@hooks.example.com", "https://hooks.example.com:443/#x", "https://0x7f.1/", "https://2130706433/", "http://[fe80::1%25eth0]/"} {
+		f.Add(s)
+	}
+	res := mapResolver{"hooks.example.com": {"93.184.215.14"}, "inside.example.com": {"10.0.0.1"}}
+	s := &Service{resolver: res, cfg: Config{}.withDefaults()}
+	f.Fuzz(func(t *testing.T, raw string) {
+		for _, env := range []string{auth.EnvSandbox, auth.EnvProduction} {
+			got, err := s.checkWebhookURL(context.Background(), env, raw)
+			if err != nil {
+				var de *denar.Error
+				if !errors.As(err, &de) || de.Code != "webhook_url_refused" || len(de.Fields) != 1 || de.Fields[0].Path != "url" {
+					t.Fatalf("%q: %v", raw, err)
+				}
+				continue
+			}
+			u, perr := url.Parse(got)
+			if perr != nil || (u.Scheme != "https" && (u.Scheme != "http" || env == auth.EnvProduction)) || u.User != nil || u.Fragment != "" {
+				t.Fatalf("%s accepted %q as %q", env, raw, got)
+			}
+			addrs, rerr := resolve(context.Background(), res, strings.TrimSuffix(strings.ToLower(u.Hostname()), "."))
+			if rerr != nil {
+				t.Fatalf("accepted %q whose host does not resolve", raw)
+			}
+			for _, a := range addrs {
+				if s.policy(env).check(a) != nil {
+					t.Fatalf("%s accepted %q reaching %s", env, raw, a)
+				}
+			}
+		}
+	})
 }
