@@ -171,7 +171,7 @@ func (a *admin) accountList(ctx context.Context, args []string) error {
 // endpoints is disabled; no address clears the list.
 func (a *admin) accountOwners(ctx context.Context, args []string) error {
 	if len(args) < 1 || strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("account owners: usage: denar admin account owners ACCOUNT [EMAIL]...")
+		return fmt.Errorf("account owners: usage: denar admin account owners ACCOUNT [EMAIL]…")
 	}
 	if err := a.auth.SetOwners(ctx, args[0], args[1:]); err != nil {
 		return fmt.Errorf("account owners: %w", err)

@@ -62,7 +62,9 @@ CREATE INDEX webhook_endpoints_account ON webhook_endpoints(account_id, environm
 -- row: its sample event is test_body.
 -- state: pending (no attempt yet, or re-opened), failed (the last attempt
 -- failed; a retry is due at next_attempt_at), succeeded, abandoned (the
--- retries ran out, or the endpoint was disabled: abandoned_reason).
+-- retries ran out, or the endpoint was disabled: abandoned_reason). An
+-- event for a disabled endpoint is recorded abandoned, without a job, so
+-- that recover can send it once the endpoint is enabled again.
 CREATE TABLE webhook_deliveries (
     id                 TEXT PRIMARY KEY,
     account_id         TEXT NOT NULL,
