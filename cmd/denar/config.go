@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	netmail "net/mail"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -45,12 +46,25 @@ type Config struct {
 	UJPUser               string        `env:"DENAR_UJP_USER" envDefault:"denar"`
 	UJPEDB                string        `env:"DENAR_UJP_EDB"`
 	UJPRegistryTimeout    time.Duration `env:"DENAR_UJP_REGISTRY_TIMEOUT" envDefault:"10s"`
+	// How long POST /v1/einvoices waits for the buyer's registry check
+	// before it answers 202 validating.
+	EInvoiceValidationBudget time.Duration `env:"DENAR_EINVOICE_VALIDATION_BUDGET" envDefault:"1s"`
+
+	// UJPSandboxBackend is what sandbox companies talk to (docs/sandbox.md):
+	// "embedded", the simulator inside denar serve with its state in this
+	// database (every process on it shares one simulated UJP); "ujp-sim", a
+	// `denar ujp-sim` at DENAR_UJP_SANDBOX_URL driven with UJPSimToken; or
+	// "ujp", UJP's own test environment at DENAR_UJP_SANDBOX_URL. Production
+	// never gets a simulator.
+	UJPSandboxBackend string        `env:"DENAR_UJP_SANDBOX_BACKEND" envDefault:"embedded"`
+	UJPSimToken       string        `env:"DENAR_UJP_SIM_TOKEN"`
+	UJPSimRetention   time.Duration `env:"DENAR_UJP_SIM_RETENTION" envDefault:"2160h"`
+
 	// The submission pipeline (docs/einvoices.md, "Pipeline").
-	UJPSandboxSimulator bool          `env:"DENAR_UJP_SANDBOX_SIMULATOR" envDefault:"true"`
-	UJPSignerInterval   time.Duration `env:"DENAR_UJP_SIGNER_INTERVAL" envDefault:"1s"`
-	UJPCallTimeout      time.Duration `env:"DENAR_UJP_CALL_TIMEOUT" envDefault:"30s"`
-	UJPPollInterval     time.Duration `env:"DENAR_UJP_POLL_INTERVAL" envDefault:"1m"`
-	EInvoiceHoldWindow  time.Duration `env:"DENAR_EINVOICE_HOLD_WINDOW" envDefault:"72h"`
+	UJPSignerInterval  time.Duration `env:"DENAR_UJP_SIGNER_INTERVAL" envDefault:"1s"`
+	UJPCallTimeout     time.Duration `env:"DENAR_UJP_CALL_TIMEOUT" envDefault:"30s"`
+	UJPPollInterval    time.Duration `env:"DENAR_UJP_POLL_INTERVAL" envDefault:"1m"`
+	EInvoiceHoldWindow time.Duration `env:"DENAR_EINVOICE_HOLD_WINDOW" envDefault:"72h"`
 	// EInvoiceRetryDelays is the ladder of waits between resubmissions of
 	// a held document, the last one repeating.
 	EInvoiceRetryDelays []time.Duration `env:"DENAR_EINVOICE_RETRY_DELAYS" envSeparator:"," envDefault:"10s,30s,1m,2m,5m,10m,30m"`
@@ -145,8 +159,14 @@ func LoadConfig() (Config, error) {
 			return c, fmt.Errorf("configuration: DENAR_MAIL_RETRY_DELAYS must list positive durations")
 		}
 	}
+	if err := checkSandboxBackend(c); err != nil {
+		return c, err
+	}
 	if c.UJPRegistryTimeout <= 0 {
 		return c, fmt.Errorf("configuration: DENAR_UJP_REGISTRY_TIMEOUT must be positive")
+	}
+	if c.EInvoiceValidationBudget <= 0 || c.EInvoiceValidationBudget > c.UJPRegistryTimeout {
+		return c, fmt.Errorf("configuration: DENAR_EINVOICE_VALIDATION_BUDGET must be positive and at most DENAR_UJP_REGISTRY_TIMEOUT (%s), not %s", c.UJPRegistryTimeout, c.EInvoiceValidationBudget)
 	}
 	for _, d := range []struct {
 		name string
@@ -182,4 +202,43 @@ func LoadConfig() (Config, error) {
 		return c, fmt.Errorf("configuration: DENAR_UJP_SIGNER_INTERVAL must not be negative")
 	}
 	return c, nil
+}
+
+// The sandbox backends (DENAR_UJP_SANDBOX_BACKEND).
+const (
+	backendEmbedded = "embedded" // the simulator inside denar serve, state in the main database
+	backendUJPSim   = "ujp-sim"  // a denar ujp-sim at DENAR_UJP_SANDBOX_URL
+	backendUJP      = "ujp"      // UJP's test environment (or anything speaking its API) at DENAR_UJP_SANDBOX_URL
+)
+
+// minSimToken is the shortest control token accepted for a simulator.
+const minSimToken = 16
+
+func checkSandboxBackend(c Config) error {
+	if _, set := os.LookupEnv("DENAR_UJP_SANDBOX_SIMULATOR"); set {
+		return errors.New("configuration: DENAR_UJP_SANDBOX_SIMULATOR was replaced by DENAR_UJP_SANDBOX_BACKEND (embedded, ujp-sim or ujp)")
+	}
+	switch c.UJPSandboxBackend {
+	case backendEmbedded:
+		if c.UJPSandboxURL != "" {
+			return errors.New("configuration: DENAR_UJP_SANDBOX_URL is set but DENAR_UJP_SANDBOX_BACKEND is embedded; " +
+				"set DENAR_UJP_SANDBOX_BACKEND=ujp-sim (a denar ujp-sim) or ujp (UJP's test environment)")
+		}
+	case backendUJPSim, backendUJP:
+		if c.UJPSandboxURL == "" {
+			return fmt.Errorf("configuration: DENAR_UJP_SANDBOX_BACKEND=%s needs DENAR_UJP_SANDBOX_URL", c.UJPSandboxBackend)
+		}
+		if c.UJPSandboxBackend == backendUJPSim && len(c.UJPSimToken) < minSimToken {
+			return fmt.Errorf("configuration: DENAR_UJP_SANDBOX_BACKEND=ujp-sim needs DENAR_UJP_SIM_TOKEN, the simulator's control token (at least %d characters)", minSimToken)
+		}
+		if c.UJPProductionURL != "" && strings.TrimRight(c.UJPProductionURL, "/") == strings.TrimRight(c.UJPSandboxURL, "/") {
+			return errors.New("configuration: DENAR_UJP_PRODUCTION_URL is the sandbox's URL; production never talks to the sandbox's UJP")
+		}
+	default:
+		return fmt.Errorf("configuration: DENAR_UJP_SANDBOX_BACKEND must be embedded, ujp-sim or ujp, not %q", c.UJPSandboxBackend)
+	}
+	if c.UJPSimRetention < time.Hour {
+		return fmt.Errorf("configuration: DENAR_UJP_SIM_RETENTION must be at least 1h, not %s", c.UJPSimRetention)
+	}
+	return nil
 }

@@ -49,6 +49,7 @@ func TestMain(m *testing.M) {
 
 // server is a running `denar serve` process.
 type server struct {
+	bin         string
 	cmd         *exec.Cmd
 	env         []string
 	payroll     string // base URLs
@@ -105,7 +106,13 @@ const testWebhookKey = "3q2+7wABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGho="
 // startServer starts denar serve and waits until both services answer.
 func startServer(t *testing.T, env []string) *server {
 	t.Helper()
-	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	return startServerBin(t, denarBin, env)
+}
+
+// startServerBin is startServer with another build of denar.
+func startServerBin(t *testing.T, bin string, env []string) *server {
+	t.Helper()
+	s := &server{bin: bin, stdout: &syncBuffer{}, stderr: &syncBuffer{}}
 	pa, ea := "", ""
 	for _, kv := range env {
 		// A restart keeps the addresses, so clients reconnect to it.
@@ -121,7 +128,7 @@ func startServer(t *testing.T, env []string) *server {
 		s.env = append(s.env, "DENAR_PAYROLL_ADDR="+pa, "DENAR_EINVOICE_ADDR="+ea)
 	}
 	s.payroll, s.einvoice = "http://"+pa, "http://"+ea
-	s.cmd = exec.Command(denarBin, "serve")
+	s.cmd = exec.Command(bin, "serve")
 	s.cmd.Env = s.env
 	s.cmd.Stdout = s.stdout
 	s.cmd.Stderr = s.stderr
@@ -163,6 +170,13 @@ func startServer(t *testing.T, env []string) *server {
 		s.einvoiceKey = m[1]
 	}
 	return s
+}
+
+// restart starts the same build again with the same environment (and so
+// the same addresses), after the process ended.
+func (s *server) restart(t *testing.T) *server {
+	t.Helper()
+	return startServerBin(t, s.bin, s.env)
 }
 
 // stop sends SIGTERM and checks that the process exits cleanly.

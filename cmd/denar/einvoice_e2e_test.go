@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -31,19 +32,44 @@ type simProcess struct {
 	out *syncBuffer
 }
 
-func startSimProcess(t *testing.T, state string) *simProcess {
+// simToken is the control token (DENAR_UJP_SIM_TOKEN) of the `denar
+// ujp-sim` processes the tests start.
+const simToken = "e2e-ujp-sim-control-token"
+
+// simEnv is the environment of a `denar ujp-sim` process: none of the
+// caller's DENAR_ variables, and the control token.
+func simEnv(t *testing.T) []string {
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DENAR_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "DENAR_UJP_SIM_TOKEN="+simToken, "DENAR_DATA_DIR="+t.TempDir())
+}
+
+// startSimProcess starts `denar ujp-sim` on its own store at dbURL.
+func startSimProcess(t *testing.T, dbURL string) *simProcess {
 	t.Helper()
 	addr := freeAddr(t)
 	p := &simProcess{url: "http://" + addr, out: &syncBuffer{}}
-	p.cmd = exec.Command(denarBin, "ujp-sim", "-addr", addr, "-state", state)
+	p.cmd = exec.Command(denarBin, "ujp-sim", "-addr", addr, "-db", dbURL)
+	p.cmd.Env = simEnv(t)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
+	})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get(p.url + "/_sim/faults")
+		req, _ := http.NewRequest("GET", p.url+"/_sim/faults", nil)
+		req.Header.Set("Authorization", "Bearer "+simToken)
+		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
@@ -57,9 +83,20 @@ func startSimProcess(t *testing.T, state string) *simProcess {
 	}
 }
 
+// addCompany adds a company to the simulator's registry.
+func (p *simProcess) addCompany(t *testing.T, tax, name string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"taxNumber": tax, "name": name, "golemina": "1", "countryCode": "MK",
+		"address": map[string]string{"street": "ул. Тестова", "number": "1", "city": "Скопје", "zip": "1000"}})
+	r := call(t, "POST", p.url+"/_sim/companies", simToken, nil, string(body))
+	if r.status != 200 {
+		t.Fatalf("sim company %s: %d %s", tax, r.status, r.body)
+	}
+}
+
 func (p *simProcess) faults(t *testing.T, body string) {
 	t.Helper()
-	r := call(t, "PUT", p.url+"/_sim/faults", "", nil, body)
+	r := call(t, "PUT", p.url+"/_sim/faults", simToken, nil, body)
 	if r.status != 200 {
 		t.Fatalf("sim faults: %d %s", r.status, r.body)
 	}
@@ -73,7 +110,7 @@ func (p *simProcess) documents(t *testing.T, seller string) map[string]int {
 			DocID string `json:"docId"`
 		} `json:"documents"`
 	}
-	r := call(t, "GET", p.url+"/_sim/sellers/"+seller+"/documents", "", nil, "")
+	r := call(t, "GET", p.url+"/_sim/sellers/"+seller+"/documents", simToken, nil, "")
 	if r.status != 200 {
 		t.Fatalf("sim documents: %d %s", r.status, r.body)
 	}
@@ -95,6 +132,7 @@ type einvoiceWorld struct {
 	srv     *server
 	env     []string
 	key     string
+	account string
 	company string
 	cert    *x509.Certificate
 	rsaKey  *rsa.PrivateKey
@@ -108,16 +146,39 @@ type einvoiceWorld struct {
 
 func newEInvoiceWorld(t *testing.T, dbURL string, extraEnv ...string) *einvoiceWorld {
 	t.Helper()
+	return newEInvoiceWorldBin(t, denarBin, dbURL, extraEnv...)
+}
+
+// newEInvoiceWorldBin is newEInvoiceWorld with another build of denar.
+func newEInvoiceWorldBin(t *testing.T, bin, dbURL string, extraEnv ...string) *einvoiceWorld {
+	t.Helper()
 	w := &einvoiceWorld{t: t}
-	w.sim = startSimProcess(t, t.TempDir()+"/sim.json")
-	w.env = append(append(baseEnv(t, dbURL), "DENAR_UJP_SANDBOX_URL="+w.sim.url, "DENAR_UJP_SIGNER_INTERVAL=0s",
+	// The simulator has a store of its own, on the same engine.
+	simDB := storetest.SQLiteURL(t)
+	if strings.HasPrefix(dbURL, "postgres") {
+		simDB = storetest.PostgresURL(t)
+	}
+	w.sim = startSimProcess(t, simDB)
+	w.env = append(append(baseEnv(t, dbURL), "DENAR_UJP_SANDBOX_BACKEND=ujp-sim", "DENAR_UJP_SANDBOX_URL="+w.sim.url,
+		"DENAR_UJP_SIM_TOKEN="+simToken, "DENAR_UJP_SIGNER_INTERVAL=0s",
 		"DENAR_UJP_POLL_INTERVAL=300ms", "DENAR_JOB_POLL_INTERVAL=100ms", "DENAR_EINVOICE_RETRY_DELAYS=1s",
 		"DENAR_UJP_CALL_TIMEOUT=3s", "DENAR_JOB_LEASE=3s", "DENAR_UJP_EDB="+ujpsim.TaxSeller, "DENAR_RATE_LIMIT_RPS=10000", "DENAR_RATE_LIMIT_BURST=10000"), extraEnv...)
-	w.srv = startServer(t, w.env)
+	w.srv = startServerBin(t, bin, w.env)
+	w.setup()
+	return w
+}
+
+// setup makes, through w.srv, an account with a sandbox e-invoicing key,
+// the simulator's seller as an active company, and an SDK signing worker
+// for it.
+func (w *einvoiceWorld) setup() {
+	t := w.t
+	t.Helper()
 	var acct struct{ ID string }
 	if err := json.Unmarshal([]byte(runAdminCmd(t, w.srv.env, "account", "create", "--name", "Биро", "--plan", "business", "--json")), &acct); err != nil {
 		t.Fatal(err)
 	}
+	w.account = acct.ID
 	var key struct{ Key string }
 	args := []string{"key", "create", "--account", acct.ID, "--service", "einvoice", "--env", "sandbox", "--json"}
 	for _, s := range []string{"companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read"} {
@@ -137,7 +198,7 @@ func newEInvoiceWorld(t *testing.T, dbURL string, extraEnv ...string) *einvoiceW
 	var co struct{ ID string }
 	_ = json.Unmarshal(r.body, &co)
 	w.company = co.ID
-	db, err := store.Open(t.Context(), dbURL)
+	db, err := store.Open(t.Context(), w.dbURL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +232,17 @@ func newEInvoiceWorld(t *testing.T, dbURL string, extraEnv ...string) *einvoiceW
 		t.Fatal(err)
 	}
 	w.startWorker()
-	return w
+}
+
+// dbURL is the database of the world's servers.
+func (w *einvoiceWorld) dbURL() string {
+	for _, kv := range w.env {
+		if v, ok := strings.CutPrefix(kv, "DENAR_DATABASE_URL="); ok {
+			return v
+		}
+	}
+	w.t.Fatal("no DENAR_DATABASE_URL")
+	return ""
 }
 
 func (w *einvoiceWorld) startWorker() {
@@ -321,7 +392,7 @@ func TestEInvoiceEndToEnd(t *testing.T) {
 			!strings.Contains(string(r.body), "supersede_pending") {
 			t.Fatalf("second storno: %d %s", r.status, r.body)
 		}
-		corr := strings.Replace(invoiceBody("E2E-deadline-2", `,"correction":{"reason":"`+ujpdoc.Snapshot().CorrectionReasons[0].Code+`"}`), `"quantity":"3"`, `"quantity":"2"`, 1)
+		corr := strings.Replace(invoiceBody("E2E-deadline-2", `,"docStorno":2,"reason":"`+ujpdoc.Snapshot().CorrectionReasons[0].Code+`"`), `"quantity":"3"`, `"quantity":"2"`, 1)
 		r = w.post("/v1/einvoices/"+ids["deadline"]+"/correction", corr)
 		if r.status != 202 {
 			t.Fatalf("correction: %d %s", r.status, r.body)
@@ -451,7 +522,7 @@ func TestEInvoiceCrashRecovery(t *testing.T) {
 		}
 		t.Logf("killed with %d of %d at UJP", delivered, n)
 		w.sim.faults(t, `{"latencyMs":0}`)
-		w.srv = startServer(t, w.srv.env)
+		w.srv = w.srv.restart(t)
 		for _, id := range ids {
 			w.waitStatus(id, "delivered", 90*time.Second)
 		}

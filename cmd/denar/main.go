@@ -42,7 +42,7 @@ Usage:
   denar migrate               apply database migrations
   denar openapi [-dir DIR]    write the OpenAPI documents (default: api)
   denar admin COMMAND         manage accounts, credentials and mail; "denar admin" lists commands
-  denar ujp-sim [-addr A] [-state FILE]
+  denar ujp-sim [-addr A] [-db URL] [-retention D]
                               serve the sandbox simulator of the tax authority's e-Faktura API
 `
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/ujp"
 	"github.com/denar-mk/denar/internal/ujpsim"
 )
@@ -20,9 +22,12 @@ import (
 type ujpRegistry struct {
 	gateways map[string]ujp.Gateway // by environment; a missing one is unavailable
 	caller   string                 // our X-EUJP-ID for registry look-ups
-	// sandbox drives the simulator behind the sandbox environment, nil
-	// when DENAR_UJP_SANDBOX_URL is not a simulator.
-	sandbox *ujpsim.Control
+	// sandbox drives the simulator behind the sandbox environment (the
+	// simulate endpoint); nil when the sandbox backend is UJP itself.
+	sandbox einvoicing.SandboxUJP
+	// sim is the embedded simulator (backend "embedded"), whose retention
+	// job serve registers; nil for the other backends.
+	sim *ujpsim.Sim
 	// codebooks are UJP's code lists per environment, refreshed by run.
 	codebooks map[string]*ujp.CodebookCache
 }
@@ -63,33 +68,48 @@ func (r ujpRegistry) LookupCompany(ctx context.Context, env, taxNumber string) (
 	return out, nil
 }
 
-// newRegistry builds the gateways: sandbox talks to DENAR_UJP_SANDBOX_URL or,
-// when unset, to a simulator inside this process; production talks to
-// DENAR_UJP_PRODUCTION_URL and is unavailable when that is unset.
-func newRegistry(cfg Config, log *slog.Logger) (ujpRegistry, error) {
+// newRegistry builds the gateways. Sandbox talks to what
+// DENAR_UJP_SANDBOX_BACKEND names: the simulator embedded in this process,
+// with its state in db (the documented default, for the sandbox only), a
+// `denar ujp-sim` at DENAR_UJP_SANDBOX_URL, or UJP's test environment there.
+// Production talks to DENAR_UJP_PRODUCTION_URL only, never to a simulator,
+// and is unavailable when that is unset.
+func newRegistry(cfg Config, log *slog.Logger, db *store.DB) (ujpRegistry, error) {
 	r := ujpRegistry{gateways: map[string]ujp.Gateway{}, caller: cfg.UJPUser}
 	timeout := max(cfg.UJPRegistryTimeout, cfg.UJPCallTimeout)
-	if cfg.UJPSandboxURL != "" {
-		c, err := ujp.NewClient(ujp.Config{BaseURL: cfg.UJPSandboxURL, Timeout: timeout})
+	switch cfg.UJPSandboxBackend {
+	case backendEmbedded:
+		// The control API of the embedded simulator is reached in-process
+		// only, by our own gateway registering sandbox certificates; its
+		// token is made here and never leaves the process. The simulate
+		// endpoint calls the simulator's methods directly.
+		token := rand.Text()
+		sim, err := ujpsim.New(db, ujpsim.Options{Logger: log, ControlToken: token})
 		if err != nil {
-			return r, fmt.Errorf("DENAR_UJP_SANDBOX_URL: %w", err)
+			return r, fmt.Errorf("embedded UJP simulator: %w", err)
 		}
-		r.gateways[auth.EnvSandbox] = c
-		if cfg.UJPSandboxSimulator {
-			r.sandbox = &ujpsim.Control{BaseURL: cfg.UJPSandboxURL, HTTP: &http.Client{Timeout: timeout}}
-		}
-	} else {
-		sim, err := ujpsim.New(ujpsim.Options{Logger: log})
-		if err != nil {
-			return r, fmt.Errorf("in-process UJP simulator: %w", err)
-		}
-		c, err := ujp.NewClient(ujp.Config{BaseURL: "http://ujp-sim.invalid", Timeout: timeout,
+		c, err := ujp.NewClient(ujp.Config{BaseURL: ujpsim.InProcessBaseURL, Timeout: timeout, SandboxToken: token,
 			HTTPClient: &http.Client{Transport: sim.Transport(), Timeout: timeout}})
 		if err != nil {
 			return r, err
 		}
 		r.gateways[auth.EnvSandbox] = c
-		r.sandbox = &ujpsim.Control{BaseURL: "http://ujp-sim.invalid", HTTP: &http.Client{Transport: sim.Transport(), Timeout: timeout}}
+		r.sandbox, r.sim = sim, sim
+	case backendUJPSim:
+		c, err := ujp.NewClient(ujp.Config{BaseURL: cfg.UJPSandboxURL, Timeout: timeout, SandboxToken: cfg.UJPSimToken})
+		if err != nil {
+			return r, fmt.Errorf("DENAR_UJP_SANDBOX_URL: %w", err)
+		}
+		r.gateways[auth.EnvSandbox] = c
+		r.sandbox = ujpsim.Control{BaseURL: cfg.UJPSandboxURL, HTTP: &http.Client{Timeout: timeout}, Token: cfg.UJPSimToken}
+	case backendUJP:
+		c, err := ujp.NewClient(ujp.Config{BaseURL: cfg.UJPSandboxURL, Timeout: timeout})
+		if err != nil {
+			return r, fmt.Errorf("DENAR_UJP_SANDBOX_URL: %w", err)
+		}
+		r.gateways[auth.EnvSandbox] = c
+	default:
+		return r, fmt.Errorf("DENAR_UJP_SANDBOX_BACKEND %q", cfg.UJPSandboxBackend)
 	}
 	if cfg.UJPProductionURL != "" {
 		c, err := ujp.NewClient(ujp.Config{BaseURL: cfg.UJPProductionURL, Timeout: timeout})

@@ -42,14 +42,12 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, secr
 	d := einvoicing.Deps{DB: db, Log: log, Secrets: secrets}
 	if reg != nil {
 		d.Registry = reg
-		if reg.sandbox != nil {
-			d.Sandbox = reg.sandbox
-		}
+		d.Sandbox = reg.sandbox
 		d.Codebooks = reg.Codebooks
 		d.Gateways = reg.gateways
 	}
 	app = einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
-		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff,
+		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
 		Webhooks: einvoicing.WebhookConfig{Timeout: cfg.WebhookTimeout, AllowPrivateSandbox: cfg.WebhookAllowPrivateSandbox,
 			OperatorEmail: cfg.OperatorEmail},
 		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
@@ -140,7 +138,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
-	reg, err := newRegistry(cfg, log)
+	reg, err := newRegistry(cfg, log, db)
 	if err != nil {
 		return err
 	}
@@ -148,6 +146,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	payroll, einvoice, app := services(db, cfg, log, &reg, secrets)
 	runner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease})
 	registerHousekeeping(runner, db, cfg)
+	if reg.sim != nil {
+		reg.sim.RegisterPurge(runner, cfg.UJPSimRetention)
+	}
 	mailCfg := mail.WorkerConfig{MaxAttempts: cfg.MailMaxAttempts, RetryDelays: cfg.MailRetryDelays, Log: log}
 	if cfg.SMTPURL != "" {
 		if mailCfg.SMTP, err = mail.ParseSMTPURL(cfg.SMTPURL, cfg.MailFrom); err != nil {
@@ -183,7 +184,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}()
 	}
 	log.Info("denar serving", "payroll", "http://"+pl.Addr().String(), "einvoice", "http://"+el.Addr().String(),
-		"store", string(db.Dialect()))
+		"store", string(db.Dialect()), "sandboxUJP", sandboxDescription(cfg))
 
 	var serveErr error
 	select {
@@ -282,4 +283,16 @@ Try it:
   curl -s http://%s/v1/companies -H 'Authorization: Bearer %s'
 
 `, b.Account.ID, b.PayrollKey, b.EInvoiceKey, payrollAddr, b.PayrollKey, einvoiceAddr, b.EInvoiceKey)
+}
+
+// sandboxDescription says in the start-up log what sandbox companies talk
+// to, so that an embedded simulator is never a surprise.
+func sandboxDescription(cfg Config) string {
+	switch cfg.UJPSandboxBackend {
+	case backendEmbedded:
+		return "embedded simulator (DENAR_UJP_SANDBOX_BACKEND=embedded), state in this store"
+	case backendUJPSim:
+		return "denar ujp-sim at " + cfg.UJPSandboxURL
+	}
+	return "UJP at " + cfg.UJPSandboxURL
 }

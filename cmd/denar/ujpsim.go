@@ -9,23 +9,53 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/denar-mk/denar/internal/jobs"
+	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/ujpsim"
 )
 
 // runUJPSim serves the sandbox simulator of the tax authority's e-Faktura
 // API on its own listener, so the service can be tested against a network
-// peer that is slow, fails, or goes away.
+// peer that is slow, fails, or goes away. Its state is in its own store
+// (-db), and its own job runner applies the retention rule there.
 func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ujp-sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	dataDir := os.Getenv("DENAR_DATA_DIR")
+	if dataDir == "" {
+		dataDir = "./denar-data"
+	}
+	retention := ujpsim.DefaultRetention
+	if v := os.Getenv("DENAR_UJP_SIM_RETENTION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("configuration: DENAR_UJP_SIM_RETENTION: %v", err)
+		}
+		retention = d
+	}
 	addr := fs.String("addr", "127.0.0.1:8090", "listen address")
-	state := fs.String("state", "", "JSON file holding the simulator's documents across restarts (default: in memory)")
+	dbURL := fs.String("db", "sqlite://"+filepath.Join(dataDir, "ujp-sim.db"),
+		"the simulator's own store: sqlite://PATH or postgres://… (not denar serve's database)")
+	fs.DurationVar(&retention, "retention", retention, "how long stored documents are kept (at least 1h; default DENAR_UJP_SIM_RETENTION or 90 days)")
 	qr := fs.String("qr-base", "", "base of qr_link (default https://efakturatest.ujp.gov.mk)")
 	jsonLogs := fs.Bool("json", false, "log as JSON")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
+	}
+	token := os.Getenv("DENAR_UJP_SIM_TOKEN")
+	if len(token) < minSimToken {
+		return fmt.Errorf("configuration: DENAR_UJP_SIM_TOKEN must be set to the control token of /_sim (at least %d characters; "+
+			"denar serve uses the same with DENAR_UJP_SANDBOX_BACKEND=ujp-sim)", minSimToken)
+	}
+	if retention < time.Hour {
+		return fmt.Errorf("configuration: -retention must be at least 1h, not %s", retention)
+	}
+	if _, _, err := store.ParseURL(*dbURL); err != nil {
+		return fmt.Errorf("configuration: -db: %v", err)
 	}
 	var log *slog.Logger
 	if *jsonLogs {
@@ -33,26 +63,48 @@ func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	} else {
 		log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	sim, err := ujpsim.New(ujpsim.Options{StatePath: *state, QRBase: *qr, Logger: log})
-	if err != nil {
-		return fmt.Errorf("ujp-sim: %w", err)
-	}
 	l, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("ujp-sim: listen on %s: %w", *addr, err)
 	}
-	srv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	defer l.Close()
+	db, err := store.Open(ctx, *dbURL)
+	if err != nil {
+		return fmt.Errorf("ujp-sim: %w", err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		return fmt.Errorf("ujp-sim: %w", err)
+	}
+	sim, err := ujpsim.New(db, ujpsim.Options{QRBase: *qr, Logger: log, ControlToken: token})
+	if err != nil {
+		return fmt.Errorf("ujp-sim: %w", err)
+	}
+	runner := jobs.NewRunner(db, jobs.Config{Logger: log})
+	sim.RegisterPurge(runner, retention)
+	if err := runner.Start(ctx); err != nil {
+		return fmt.Errorf("ujp-sim: job runner: %w", err)
+	}
+	srv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
-	fmt.Fprintf(stdout, "denar ujp-sim: serving the UJP e-Faktura simulator on http://%s (admin API under /_sim/)\n", l.Addr())
+	fmt.Fprintf(stdout, "denar ujp-sim: serving the UJP e-Faktura simulator on http://%s (admin API under /_sim/, token DENAR_UJP_SIM_TOKEN; %s store; retention %s)\n",
+		l.Addr(), db.Dialect(), retention)
+	var serveErr error
 	select {
 	case <-ctx.Done():
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("ujp-sim: %w", err)
+			serveErr = fmt.Errorf("ujp-sim: %w", err)
 		}
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return srv.Shutdown(shutdownCtx)
+	if err := srv.Shutdown(shutdownCtx); err != nil && serveErr == nil {
+		serveErr = err
+	}
+	if err := runner.Stop(shutdownCtx); err != nil {
+		log.Error("ujp-sim: job runner shutdown", "err", err)
+	}
+	return serveErr
 }

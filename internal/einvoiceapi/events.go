@@ -18,7 +18,7 @@ import (
 type listEventsInput struct {
 	Type        string `query:"type" maxLength:"100" doc:"Only events of this type (see GET /v1/event-types)."`
 	ObjectID    string `query:"objectId" maxLength:"100" doc:"Only events about this object (an e-invoice, an agent, …)."`
-	CompanyID   string `query:"companyId" maxLength:"100" doc:"Only events of this company."`
+	CompanyID   string `query:"companyId" maxLength:"100" doc:"Only events of this company (as X-Company-Id; a company the credential cannot reach is 403 company_not_allowed, one of the other environment 403 environment_mismatch)."`
 	CreatedFrom string `query:"createdFrom" maxLength:"40" format:"date-time" doc:"Only events created at or after this time (RFC 3339)."`
 	CreatedTo   string `query:"createdTo" maxLength:"40" format:"date-time" doc:"Only events created before this time (RFC 3339)."`
 	Cursor      string `query:"cursor" maxLength:"200" doc:"List mode: nextCursor of the previous page (with the same filters)."`
@@ -128,7 +128,16 @@ func (h *handlers) registerEvents(s *httpx.Service) {
 			"whose transaction commits late is placed after everything already read, not before it. A client that cannot " +
 			"receive webhooks keeps the last nextCursor and polls with it. A cursor of another feed or with other filters " +
 			"is 422 validation_failed at query.after.",
-	}, httpx.Spec{Scope: "events:read"}, func(ctx context.Context, in *listEventsInput) (*listEventsOutput, error) {
+	}, httpx.Spec{Scope: "events:read", CompanyFilter: true}, func(ctx context.Context, in *listEventsInput) (*listEventsOutput, error) {
+		// The company comes from X-Company-Id (checked by the guard) or
+		// from companyId (checked by the service); both must agree.
+		company := in.CompanyID
+		if hdr := httpx.CompanyFrom(ctx); hdr != "" {
+			if company != "" && company != hdr {
+				return nil, denar.Invalid(denar.FieldError{Path: "query.companyId", Message: "differs from X-Company-Id; send one of them"})
+			}
+			company = hdr
+		}
 		from, err := parseTime("createdFrom", in.CreatedFrom)
 		if err != nil {
 			return nil, err
@@ -137,8 +146,8 @@ func (h *handlers) registerEvents(s *httpx.Service) {
 		if err != nil {
 			return nil, err
 		}
-		f := einvoicing.EventFilter{Type: in.Type, ObjectID: in.ObjectID, CompanyID: in.CompanyID, CreatedFrom: from, CreatedTo: to}
-		digest := filterDigest(in.Type, in.ObjectID, in.CompanyID, in.CreatedFrom, in.CreatedTo)
+		f := einvoicing.EventFilter{Type: in.Type, ObjectID: in.ObjectID, CompanyID: company, CreatedFrom: from, CreatedTo: to}
+		digest := filterDigest(in.Type, in.ObjectID, company, in.CreatedFrom, in.CreatedTo)
 		p := httpx.PrincipalFrom(ctx)
 		if in.After != "" {
 			if in.Cursor != "" {

@@ -69,6 +69,20 @@ func (g *lossyGateway) Send(ctx context.Context, caller ujp.Identity, docType, j
 	return res, err
 }
 
+// slowRegistry is how long the simulator's registry takes for
+// ujpsim.TaxSlowRegistry in these tests.
+const slowRegistry = 400 * time.Millisecond
+
+// simDocs are the seller's documents at the simulator.
+func (e *pipeEnv) simDocs() []ujpsim.Document {
+	e.t.Helper()
+	docs, err := e.sim.Documents(context.Background(), ujpsim.TaxSeller)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return docs
+}
+
 func (e *pipeEnv) now() time.Time {
 	base := e.frozen
 	if base.IsZero() {
@@ -88,25 +102,36 @@ func frozenClock(e *pipeEnv, _ *einvoicing.Config) {
 
 func newPipeEnv(t *testing.T, db *store.DB, opts ...pipeOption) *pipeEnv {
 	t.Helper()
+	return newPipeEnvWith(t, db, nil, opts...)
+}
+
+// newPipeEnvWith is newPipeEnv with the service's configuration adjusted
+// by tune (nil: as newPipeEnv).
+func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config), opts ...pipeOption) *pipeEnv {
+	t.Helper()
 	e := &pipeEnv{t: t, db: db}
 	cfg := einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}},
 		Webhooks: einvoicing.WebhookConfig{AllowPrivateSandbox: true}}
+	if tune != nil {
+		tune(&cfg)
+	}
 	for _, o := range opts {
 		o(e, &cfg)
 	}
 	db.Now = e.now
-	sim, err := ujpsim.New(ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler)})
+	sim, err := ujpsim.New(db, ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "pipeline-test",
+		SlowRegistryDelay: slowRegistry})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.sim = sim
 	hc := &http.Client{Transport: sim.Transport()}
-	client, err := ujp.NewClient(ujp.Config{BaseURL: "http://ujp-sim.invalid", HTTPClient: hc, Now: e.now})
+	client, err := ujp.NewClient(ujp.Config{BaseURL: "http://ujp-sim.invalid", HTTPClient: hc, Now: e.now, SandboxToken: "pipeline-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.gw = &lossyGateway{Gateway: client}
-	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: ujpsim.Control{BaseURL: "http://ujp-sim.invalid", HTTP: hc},
+	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim,
 		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}, Secrets: testSecrets(t)}, cfg)
 	e.svc = svc
 	e.srv = httptest.NewServer(api.Handler())
@@ -209,9 +234,13 @@ func (e *pipeEnv) signAll() int {
 		r := it.(map[string]any)
 		id := r["id"].(string)
 		if r["state"] == "pending" {
-			if st, m := se.do("POST", "/v1/signing-requests/"+id+"/claim", e.authz, nil); st != 200 {
+			// The claim answers with the request as this agent signs it
+			// (its header carries this agent's certificate).
+			st, m := se.do("POST", "/v1/signing-requests/"+id+"/claim", e.authz, nil)
+			if st != 200 {
 				e.t.Fatalf("claim %s: %d %v", id, st, m)
 			}
+			r = m
 		}
 		if st, m := se.do("POST", "/v1/signing-requests/"+id+"/signature", e.authz, map[string]string{"jws": e.cert.sign(e.t, r["signingInput"].(string))}); st != 200 {
 			e.t.Fatalf("sign %s: %d %v", id, st, m)
@@ -362,8 +391,8 @@ func TestPipelineDeliverAndDecide(t *testing.T) {
 		for n, id := range ids {
 			m := e.wantStatus(id, "delivered")
 			euid, _ := m["euid"].(string)
-			doc, ok := e.sim.Document(euid)
-			if !ok || doc.DocID != id || doc.Status != ujp.StatusSent {
+			doc, err := e.sim.Document(context.Background(), euid)
+			if err != nil || doc.DocID != id || doc.Status != ujp.StatusSent {
 				t.Fatalf("%s: UJP has %+v for euid %q", n, doc, euid)
 			}
 			if m["qrLink"] != doc.QRLink || m["deliveredAt"] == nil || m["settledAt"] != nil || m["submitAttempts"] != float64(1) {
@@ -473,7 +502,7 @@ func TestPipelineOutageHeldThenDelivered(t *testing.T) {
 		e.advance(61 * time.Second)
 		e.settle()
 		m = e.wantStatus(first, "delivered")
-		if docs := e.sim.Documents(ujpsim.TaxSeller); len(docs) != 1 || docs[0].DocID != first || docs[0].EUID != m["euid"] {
+		if docs := e.simDocs(); len(docs) != 1 || docs[0].DocID != first || docs[0].EUID != m["euid"] {
 			t.Fatalf("UJP holds %d documents; euid %v", len(docs), m["euid"])
 		}
 		want := []string{"→awaiting_signature:issued", "awaiting_signature→queued:signed", "queued→submitting:submission",
@@ -501,7 +530,7 @@ func TestPipelineLostAnswerAndStaleSignature(t *testing.T) {
 		e.advance(61 * time.Second)
 		e.settle()
 		m := e.wantStatus(lost, "delivered")
-		docs := e.sim.Documents(ujpsim.TaxSeller)
+		docs := e.simDocs()
 		if len(docs) != 1 || docs[0].EUID != m["euid"] {
 			t.Fatalf("UJP holds %d documents; euid %v", len(docs), m["euid"])
 		}
@@ -680,7 +709,7 @@ func TestStornoAndCorrection(t *testing.T) {
 		if h := e.history(voided); h[len(h)-1] != "delivered→cancelled_by_storno:storno_delivered" {
 			t.Fatalf("original's history %v", h)
 		}
-		if d, _ := e.sim.Document(orig["euid"].(string)); d.Status != ujp.StatusVoided {
+		if d, _ := e.sim.Document(context.Background(), orig["euid"].(string)); d.Status != ujp.StatusVoided {
 			t.Fatalf("UJP's original is %s", d.Status)
 		}
 		if st, m, _ := e.call("POST", "/v1/einvoices/"+storno+"/storno", map[string]any{"reason": reason}); st != 409 || m["code"] != "einvoice_state_conflict" {
@@ -692,18 +721,34 @@ func TestStornoAndCorrection(t *testing.T) {
 
 		// Correction: a full replacement with its reason.
 		body := func(withReason bool) any {
-			var v map[string]any
+			var v map[string]any // the issue body, plus docStorno, reason and comment
 			_ = json.Unmarshal([]byte(fmt.Sprintf(`{"number":"F-corr-2","issueDate":%q,
  "buyer":{"taxNumber":%q,"name":"Тест Купувач ДОО Скопје","address":{"street":"Широк сокак","number":"5","postalCode":"1000","city":"Скопје"}},
  "references":[],"payment":{"typeCode":"P12","currency":"MKD"},
  "lines":[{"description":"Услуга","quantity":"2","unitPrice":"1000","vatPercent":"18","taxIndicator":"DDV-A"}]}`, e.now().Format(time.DateOnly), ujpsim.TaxBuyer)), &v)
 			if withReason {
-				v["correction"] = map[string]any{"reason": creason, "comment": "погрешна количина"}
+				v["docStorno"], v["reason"], v["comment"] = 2, creason, "погрешна количина"
 			}
 			return v
 		}
-		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", body(false)); st != 422 {
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", body(false)); st != 422 || !hasPaths(m, "docStorno", "reason") {
 			t.Fatalf("correction without reason: %d %v", st, m)
+		}
+		wrong := body(true).(map[string]any)
+		wrong["docStorno"] = 1 // a storno's
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", wrong); st != 422 || !hasPaths(m, "docStorno") {
+			t.Fatalf("correction with docStorno 1: %d %v", st, m)
+		}
+		wrong["docStorno"], wrong["reason"] = 2, reason // a void reason
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", wrong); st != 422 || !hasPaths(m, "reason") ||
+			m["errors"].([]any)[0].(map[string]any)["codebook"] != ujpdoc.CBCorrectionReasons {
+			t.Fatalf("correction with a void reason: %d %v", st, m)
+		}
+		// The old shape, a correction object, is not a field of the body.
+		old := body(false).(map[string]any)
+		old["correction"] = map[string]any{"reason": creason}
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", old); st != 422 || !hasPaths(m, "correction") {
+			t.Fatalf("correction object: %d %v", st, m)
 		}
 		// A filed annual account closes the year.
 		year := e.now().Year()
@@ -811,4 +856,21 @@ func TestPurgeSignedReads(t *testing.T) {
 			t.Fatalf("after: changes %d, pdf %d, documents %d", count("ujp_changes"), count("einvoice_pdf"), count("einvoice"))
 		}
 	})
+}
+
+// hasPaths reports whether problem m has a field error at each of paths.
+func hasPaths(m map[string]any, paths ...string) bool {
+	errs, _ := m["errors"].([]any)
+	for _, p := range paths {
+		found := false
+		for _, e := range errs {
+			if e.(map[string]any)["path"] == p {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }

@@ -250,7 +250,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
  "buyer":{"taxNumber":"`+ujpsim.TaxBuyer+`","name":"Тест Купувач ДОО Скопје","address":{"street":"Широк сокак","number":"5","postalCode":"1000","city":"Скопје"}},
  "references":[],"payment":{"typeCode":"P12","currency":"MKD"},
  "lines":[{"description":"Услуга","quantity":"2","unitPrice":"1000","vatPercent":"18","taxIndicator":"DDV-A"}],
- "correction":{"reason":"`+ujpdoc.Snapshot().CorrectionReasons[0].Code+`"}}`), &corr)
+ "docStorno":2,"reason":"`+ujpdoc.Snapshot().CorrectionReasons[0].Code+`"}`), &corr)
 		if st, _, raw := e.call("POST", "/v1/einvoices/"+ids["correct"]+"/correction", corr); st != 202 {
 			t.Fatalf("correction: %d %s", st, raw)
 		}

@@ -85,13 +85,13 @@ type FeedPage struct {
 // environment within its allow-list that follow position after (0 for
 // the start, FeedNow for the current head), in feed order.
 func (s *Service) EventFeed(ctx context.Context, p *auth.Principal, f EventFilter, after int64, limit int) (FeedPage, error) {
-	if err := f.check(p); err != nil {
+	q := s.db.Reader()
+	if err := f.check(ctx, q, p); err != nil {
 		return FeedPage{}, err
 	}
 	if err := s.SequenceEvents(ctx); err != nil {
 		return FeedPage{}, err
 	}
-	q := s.db.Reader()
 	head, err := q.EventHead(ctx)
 	if err != nil {
 		return FeedPage{}, fmt.Errorf("event feed head: %w", err)

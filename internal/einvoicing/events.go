@@ -110,10 +110,20 @@ func (f EventFilter) bounds() (from, to sql.NullTime) {
 	return from, to
 }
 
-// check refuses a filter the caller may not use.
-func (f EventFilter) check(p *auth.Principal) error {
-	if f.CompanyID != "" && !p.AllowsCompany(f.CompanyID) {
-		return denar.Errorf("company_not_allowed", "The credential may not read events of company %s.", f.CompanyID)
+// check refuses a filter the caller may not use: a company outside its
+// allow-list or account (403 company_not_allowed) or of the other
+// environment (403 environment_mismatch), as X-Company-Id would be.
+func (f EventFilter) check(ctx context.Context, q *dbq.Queries, p *auth.Principal) error {
+	if f.CompanyID != "" {
+		c, err := q.GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: f.CompanyID, AccountID: p.AccountID})
+		switch {
+		case errors.Is(err, sql.ErrNoRows) || (err == nil && !p.AllowsCompany(f.CompanyID)):
+			return denar.Errorf("company_not_allowed", "The credential may not read events of company %s.", f.CompanyID)
+		case err != nil:
+			return fmt.Errorf("company %s: %w", f.CompanyID, err)
+		case c.Environment != p.Environment:
+			return denar.Errorf("environment_mismatch", "Company %s belongs to %s; this is a %s credential.", f.CompanyID, c.Environment, p.Environment)
+		}
 	}
 	if !f.CreatedFrom.IsZero() && !f.CreatedTo.IsZero() && !f.CreatedFrom.Before(f.CreatedTo) {
 		return denar.Invalid(denar.FieldError{Path: "query.createdTo", Message: "must be after createdFrom"})
@@ -124,10 +134,10 @@ func (f EventFilter) check(p *auth.Principal) error {
 // Events returns up to limit+1 events of the caller's account and
 // environment within its allow-list, newest first, after the id after.
 func (s *Service) Events(ctx context.Context, p *auth.Principal, f EventFilter, after string, limit int) ([]Event, error) {
-	if err := f.check(p); err != nil {
+	q := s.db.Reader()
+	if err := f.check(ctx, q, p); err != nil {
 		return nil, err
 	}
-	q := s.db.Reader()
 	from, to := f.bounds()
 	out := make([]Event, 0, limit+1)
 	// Events of companies outside the allow-list are skipped, so read on

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
@@ -49,6 +50,10 @@ type Config struct {
 	RegistryTimeout time.Duration
 	// Pipeline tunes the submission pipeline.
 	Pipeline PipelineConfig
+	// ValidationBudget is how long POST /v1/einvoices waits for UJP's
+	// registry to check the buyer before it answers with the document in
+	// validating and lets a job finish the check; default 1 s.
+	ValidationBudget time.Duration
 	// RefusalBackoff is how long after a signer refused for a passing
 	// reason (token_missing, pin_locked) the document is asked for again;
 	// default 5 minutes.
@@ -66,6 +71,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RegistryTimeout <= 0 {
 		c.RegistryTimeout = 10 * time.Second
+	}
+	if c.ValidationBudget <= 0 {
+		c.ValidationBudget = time.Second
 	}
 	if c.RefusalBackoff <= 0 {
 		c.RefusalBackoff = 5 * time.Minute
@@ -86,9 +94,12 @@ type Service struct {
 	cfg      Config
 	registry Registry
 	books    func(env string) *ujpdoc.Codebooks
+	snapshot func() *ujpdoc.Codebooks // the embedded lists, decoded once
 	sandbox  SandboxUJP
 	gateways map[string]ujp.Gateway
 	buyers   buyerCache
+	headers  headerCache
+	homes    homeCache
 	pipe     *Pipeline
 	secrets  *SecretBox
 	resolver Resolver
@@ -99,7 +110,8 @@ type Service struct {
 // New builds the service.
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
-		books: d.Codebooks, sandbox: d.Sandbox, gateways: d.Gateways, secrets: d.Secrets, resolver: d.Resolver}
+		books: d.Codebooks, snapshot: sync.OnceValue(ujpdoc.Snapshot), sandbox: d.Sandbox, gateways: d.Gateways,
+		secrets: d.Secrets, resolver: d.Resolver}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

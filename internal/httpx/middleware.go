@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/crashpoint"
 )
 
 type ctxKey int
@@ -88,6 +89,7 @@ type recorder struct {
 
 func (rw *recorder) WriteHeader(code int) {
 	if rw.status == 0 {
+		crashpoint.Hit(crashpoint.HTTPBeforeResponse)
 		rw.status = code
 	}
 	rw.ResponseWriter.WriteHeader(code)

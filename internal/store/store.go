@@ -27,6 +27,7 @@ import (
 	"github.com/pressly/goose/v3/lock"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/denar-mk/denar/internal/crashpoint"
 	"github.com/denar-mk/denar/internal/store/dbq"
 )
 
@@ -257,9 +258,11 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err = fn(tx); err != nil {
 		return err
 	}
+	crashpoint.Hit(crashpoint.StoreBeforeCommit)
 	if err = sqlTx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	crashpoint.Hit(crashpoint.StoreAfterCommit)
 	if db.writeStmts != nil {
 		db.writeStmts.prepareWanted(ctx)
 	}

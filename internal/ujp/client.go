@@ -34,14 +34,19 @@ type Config struct {
 	// CodeListPause is how long Codebooks waits after E4007 before the next
 	// list when UJP sends no Retry-After (default 1 s).
 	CodeListPause time.Duration
+	// SandboxToken is the sandbox simulator's control token, sent as a
+	// bearer token by RegisterCertificate (the simulator's
+	// /_sim/certificates stands in for UJP's portal). Unused against UJP.
+	SandboxToken string
 }
 
 // Client is the HTTP implementation of Gateway.
 type Client struct {
-	base  string
-	hc    *http.Client
-	now   func() time.Time
-	pause time.Duration
+	base    string
+	hc      *http.Client
+	now     func() time.Time
+	pause   time.Duration
+	simAuth map[string]string // the Authorization header for /_sim, if any
 }
 
 var _ Gateway = (*Client)(nil)
@@ -67,7 +72,11 @@ func NewClient(cfg Config) (*Client, error) {
 	if pause <= 0 {
 		pause = time.Second
 	}
-	return &Client{base: strings.TrimRight(cfg.BaseURL, "/"), hc: hc, now: now, pause: pause}, nil
+	c := &Client{base: strings.TrimRight(cfg.BaseURL, "/"), hc: hc, now: now, pause: pause}
+	if cfg.SandboxToken != "" {
+		c.simAuth = map[string]string{"Authorization": "Bearer " + cfg.SandboxToken}
+	}
+	return c, nil
 }
 
 // envelope is the common part of UJP's responses. Send's success body has
@@ -372,7 +381,7 @@ func (c *Client) RegisterCertificate(ctx context.Context, caller Identity, certD
 	var out struct {
 		SerialNumber string `json:"serialNumber"`
 	}
-	if err := c.do(ctx, "RegisterCertificate", http.MethodPost, PathSandboxCertificates, caller, nil, body, &out); err != nil {
+	if err := c.do(ctx, "RegisterCertificate", http.MethodPost, PathSandboxCertificates, caller, c.simAuth, body, &out); err != nil {
 		return "", err
 	}
 	return out.SerialNumber, nil

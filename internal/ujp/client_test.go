@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/internal/ujp"
 	"github.com/denar-mk/denar/internal/ujpsim"
 )
@@ -48,10 +49,32 @@ func signers(t *testing.T) {
 	}
 }
 
+// simToken is the simulators' control token in these tests.
+const simToken = "client-test-token"
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// count is how many documents the simulator holds.
+func (e *env) count(t *testing.T) int {
+	t.Helper()
+	n, err := e.sim.DocumentCount(context.Background())
+	must(t, err)
+	return n
+}
+
 type env struct {
 	sim    *ujpsim.Sim
 	srv    *httptest.Server
-	client *ujp.Client
+	client *ujp.Client // configured by the test
+	// patient is a client with the default timeout, for the calls a test
+	// needs to succeed when it gave client a short one (the simulator
+	// writes to its store, which a loaded machine can make slow).
+	patient *ujp.Client
 }
 
 // newEnv starts a simulator behind a real HTTP server and a client for it,
@@ -60,20 +83,24 @@ type env struct {
 func newEnv(t *testing.T, cfg ujp.Config) *env {
 	t.Helper()
 	signers(t)
-	sim, err := ujpsim.New(ujpsim.Options{})
+	sim, err := ujpsim.New(storetest.SQLite(t), ujpsim.Options{ControlToken: simToken})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(sim.Handler())
 	t.Cleanup(srv.Close)
-	cfg.BaseURL = srv.URL
+	cfg.BaseURL, cfg.SandboxToken = srv.URL, simToken
 	c, err := ujp.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{sim: sim, srv: srv, client: c}
+	patient, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, SandboxToken: simToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{sim: sim, srv: srv, client: c, patient: patient}
 	for _, s := range []*ujpsim.SandboxSigner{sellerKey, buyerKey} {
-		serial, err := c.RegisterCertificate(context.Background(), s.Identity(), s.Cert.Raw)
+		serial, err := patient.RegisterCertificate(context.Background(), s.Identity(), s.Cert.Raw)
 		if err != nil || serial != s.Identity().SerialNumber {
 			t.Fatalf("register certificate: %q, %v", serial, err)
 		}
@@ -108,11 +135,16 @@ func invoice(t *testing.T, docID string) *ujpdoc.Document {
 
 func (e *env) send(t *testing.T, s *ujpsim.SandboxSigner, d *ujpdoc.Document) (*ujp.SendResult, error) {
 	t.Helper()
+	return e.sendWith(t, e.client, s, d)
+}
+
+func (e *env) sendWith(t *testing.T, c *ujp.Client, s *ujpsim.SandboxSigner, d *ujpdoc.Document) (*ujp.SendResult, error) {
+	t.Helper()
 	jws, err := s.Sign(ujpdoc.Request{RequestTimestamp: ts(), Document: *d})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e.client.Send(context.Background(), s.Identity(), d.Header.DocType, jws)
+	return c.Send(context.Background(), s.Identity(), d.Header.DocType, jws)
 }
 
 func sign(t *testing.T, s *ujpsim.SandboxSigner, payload any) string {
@@ -150,12 +182,12 @@ func TestRegistry(t *testing.T) {
 	caller := ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}
 	ctx := context.Background()
 	for _, tax := range []string{ujpsim.TaxSeller, ujpsim.TaxBuyer} {
-		c, err := e.client.Company(ctx, caller, tax)
+		c, err := e.patient.Company(ctx, caller, tax)
 		if err != nil || c.TaxNumber != tax || c.Address.City != "Скопје" || c.VatNumber == nil {
 			t.Fatalf("Company(%s) = %+v, %v", tax, c, err)
 		}
 	}
-	_, err := e.client.Company(ctx, caller, ujpsim.TaxNeverExisted)
+	_, err := e.patient.Company(ctx, caller, ujpsim.TaxNeverExisted)
 	wantRejected(t, err, "E1000")
 	if !ujp.IsNotFound(err) {
 		t.Errorf("IsNotFound(%v) = false", err)
@@ -166,7 +198,7 @@ func TestRegistry(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("the never-answering registry took %s; the client timeout is 300ms", d)
 	}
-	_, err = e.client.Company(ctx, ujp.Identity{}, ujpsim.TaxSeller)
+	_, err = e.patient.Company(ctx, ujp.Identity{}, ujpsim.TaxSeller)
 	wantRejected(t, err, "E4016")
 }
 
@@ -202,12 +234,12 @@ func TestCodebookCacheFallsBack(t *testing.T) {
 	if cache.Get() == nil || len(cache.Get().TaxGroups) != 4 || cache.FromUJP() {
 		t.Fatal("a new cache serves the embedded snapshot")
 	}
-	e.sim.SetOutage(true)
+	must(t, e.sim.SetOutage(context.Background(), true))
 	wantUnavailable(t, cache.Refresh(context.Background()))
 	if cache.FromUJP() || len(cache.Get().TaxIndicators) == 0 {
 		t.Fatal("a failed refresh must keep the snapshot")
 	}
-	e.sim.SetOutage(false)
+	must(t, e.sim.SetOutage(context.Background(), false))
 	if err := cache.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -310,17 +342,17 @@ func TestRejectAndAutoAccept(t *testing.T) {
 	if err := e.client.AcceptReject(ctx, buyerKey.Identity(), sign(t, buyerKey, rej)); err != nil {
 		t.Fatal(err)
 	}
-	doc, _ := e.sim.Document(a.EUID)
+	doc, _ := e.sim.Document(context.Background(), a.EUID)
 	last := doc.History[len(doc.History)-1]
 	if doc.Status != "05" || last.RejectReasonCode == nil || *last.RejectReasonCode != "\u041e-7" {
 		t.Fatalf("after reject: %s %+v", doc.Status, last)
 	}
-	e.sim.AdvanceClock(70 * 24 * time.Hour)
-	doc, _ = e.sim.Document(b.EUID)
+	must(t, e.sim.AdvanceClock(context.Background(), 70*24*time.Hour))
+	doc, _ = e.sim.Document(context.Background(), b.EUID)
 	if doc.Status != ujp.StatusAutoAccepted || *doc.History[len(doc.History)-1].Comment != "Document auto accept after expiration date" {
 		t.Fatalf("after the deadline: %s", doc.Status)
 	}
-	if doc, _ := e.sim.Document(a.EUID); doc.Status != "05" {
+	if doc, _ := e.sim.Document(context.Background(), a.EUID); doc.Status != "05" {
 		t.Fatalf("a rejected document stays rejected, got %s", doc.Status)
 	}
 }
@@ -331,13 +363,13 @@ func TestSendRejections(t *testing.T) {
 	if _, err := e.send(t, sellerKey, invoice(t, "dup-1")); err != nil {
 		t.Fatal(err)
 	}
-	before := e.sim.DocumentCount()
+	before := e.count(t)
 
 	t.Run("duplicate docId", func(t *testing.T) {
 		_, err := e.send(t, sellerKey, invoice(t, "dup-1"))
 		wantRejected(t, err, "E1023")
-		if !ujp.IsDuplicate(err) || e.sim.DocumentCount() != before {
-			t.Fatalf("duplicate created something: %v, %d documents", err, e.sim.DocumentCount())
+		if !ujp.IsDuplicate(err) || e.count(t) != before {
+			t.Fatalf("duplicate created something: %v, %d documents", err, e.count(t))
 		}
 	})
 	t.Run("signed with a key that is not the registered certificate's", func(t *testing.T) {
@@ -414,7 +446,7 @@ func TestSendRejections(t *testing.T) {
 		wantRejected(t, err, "E4023")
 	})
 	t.Run("forced terminal rejection, once", func(t *testing.T) {
-		e.sim.RejectNextSends(1, "E5007", "")
+		must(t, e.sim.RejectNextSends(context.Background(), 1, "E5007", ""))
 		_, err := e.send(t, sellerKey, invoice(t, "force-1"))
 		wantRejected(t, err, "E5007")
 		if _, err := e.send(t, sellerKey, invoice(t, "force-1")); err != nil {
@@ -428,33 +460,33 @@ func TestUnavailable(t *testing.T) {
 	ctx := context.Background()
 	caller := ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}
 
-	e.sim.SetLatency(time.Second)
+	must(t, e.sim.SetLatency(context.Background(), time.Second))
 	start := time.Now()
 	_, err := e.send(t, sellerKey, invoice(t, "slow-1"))
 	wantUnavailable(t, err)
 	if time.Since(start) > 900*time.Millisecond {
 		t.Errorf("the client waited %s past its 200ms timeout", time.Since(start))
 	}
-	e.sim.SetLatency(0)
-	if e.sim.DocumentCount() != 0 {
+	must(t, e.sim.SetLatency(context.Background(), 0))
+	if e.count(t) != 0 {
 		t.Fatal("a send that timed out before the simulator handled it created a document")
 	}
 
-	e.sim.SetErrorRate(1)
-	_, err = e.client.Company(ctx, caller, ujpsim.TaxSeller)
+	must(t, e.sim.SetErrorRate(context.Background(), 1))
+	_, err = e.patient.Company(ctx, caller, ujpsim.TaxSeller)
 	if u := wantUnavailable(t, err); u.HTTPStatus != 500 || u.Code != "E5000" {
 		t.Errorf("5xx: %+v", u)
 	}
-	e.sim.SetErrorRate(0)
+	must(t, e.sim.SetErrorRate(context.Background(), 0))
 
-	e.sim.SetOutage(true)
-	_, err = e.send(t, sellerKey, invoice(t, "out-1"))
+	must(t, e.sim.SetOutage(context.Background(), true))
+	_, err = e.sendWith(t, e.patient, sellerKey, invoice(t, "out-1"))
 	if u := wantUnavailable(t, err); u.HTTPStatus != 503 {
 		t.Errorf("outage: %+v", u)
 	}
-	e.sim.SetOutage(false)
+	must(t, e.sim.SetOutage(context.Background(), false))
 	// The same document goes through once UJP is back.
-	if _, err := e.send(t, sellerKey, invoice(t, "out-1")); err != nil {
+	if _, err := e.sendWith(t, e.patient, sellerKey, invoice(t, "out-1")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -466,7 +498,7 @@ func TestUnavailable(t *testing.T) {
 
 func TestRateLimit(t *testing.T) {
 	e := newEnv(t, ujp.Config{})
-	e.sim.SetRateLimit(true)
+	must(t, e.sim.SetRateLimit(context.Background(), true))
 	ctx := context.Background()
 	caller := ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}
 	if _, err := e.client.Company(ctx, caller, ujpsim.TaxSeller); err != nil {
@@ -516,12 +548,12 @@ func TestStornoAndCorrection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, _ := e.sim.Document(a.EUID)
+	doc, _ := e.sim.Document(context.Background(), a.EUID)
 	last := doc.History[len(doc.History)-1]
 	if doc.Status != ujp.StatusVoided || last.VoidReasonCode == nil || *last.VoidReasonCode != "S-2" || *last.VoidComment != "Договорот е поништен" {
 		t.Fatalf("original after storno: %s %+v", doc.Status, last)
 	}
-	if sd, _ := e.sim.Document(st.EUID); sd.References != a.EUID {
+	if sd, _ := e.sim.Document(context.Background(), st.EUID); sd.References != a.EUID {
 		t.Errorf("storno does not point at the original: %+v", sd.References)
 	}
 	_, err = e.send(t, sellerKey, storno(t, orig, a.EUID, "st-2"))
@@ -542,7 +574,7 @@ func TestStornoAndCorrection(t *testing.T) {
 	if _, err := e.send(t, sellerKey, corr); err != nil {
 		t.Fatal(err)
 	}
-	if doc, _ := e.sim.Document(b.EUID); doc.Status != ujp.StatusCorrected {
+	if doc, _ := e.sim.Document(context.Background(), b.EUID); doc.Status != ujp.StatusCorrected {
 		t.Fatalf("original after correction: %s", doc.Status)
 	}
 	corr.Header.DocID = "corr-2"
@@ -608,8 +640,8 @@ func TestConcurrentSends(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	if len(accepted) != n || dups != 2*n || e.sim.DocumentCount() != n {
-		t.Fatalf("%d docIds accepted, %d duplicates, %d documents; want %d, %d, %d", len(accepted), dups, e.sim.DocumentCount(), n, 2*n, n)
+	if len(accepted) != n || dups != 2*n || e.count(t) != n {
+		t.Fatalf("%d docIds accepted, %d duplicates, %d documents; want %d, %d, %d", len(accepted), dups, e.count(t), n, 2*n, n)
 	}
 	for id, c := range accepted {
 		if c != 1 {
@@ -622,7 +654,7 @@ func TestConcurrentSends(t *testing.T) {
 // (to pass deadlines), callers still sign with their own clocks.
 func TestAdvancedClockKeepsTheReplayWindow(t *testing.T) {
 	e := newEnv(t, ujp.Config{})
-	e.sim.AdvanceClock(40 * 24 * time.Hour)
+	must(t, e.sim.AdvanceClock(context.Background(), 40*24*time.Hour))
 	if _, err := e.send(t, sellerKey, invoice(t, "clock-1")); err != nil {
 		t.Fatal(err)
 	}
@@ -634,7 +666,7 @@ func TestAdvancedClockKeepsTheReplayWindow(t *testing.T) {
 
 func TestCodebookCacheRun(t *testing.T) {
 	e := newEnv(t, ujp.Config{Timeout: time.Second})
-	e.sim.SetOutage(true)
+	must(t, e.sim.SetOutage(context.Background(), true))
 	cache := ujp.NewCodebookCache(e.client, ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}, 30*time.Millisecond, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -643,7 +675,7 @@ func TestCodebookCacheRun(t *testing.T) {
 	if cache.FromUJP() {
 		t.Fatal("lists from UJP during an outage")
 	}
-	e.sim.SetOutage(false)
+	must(t, e.sim.SetOutage(context.Background(), false))
 	deadline := time.Now().Add(5 * time.Second)
 	for !cache.FromUJP() && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -659,7 +691,7 @@ func TestCodebookCacheRun(t *testing.T) {
 // fetching eleven lists; it waits Retry-After and asks again.
 func TestCodebooksWaitOutRateLimit(t *testing.T) {
 	signers(t)
-	sim, err := ujpsim.New(ujpsim.Options{})
+	sim, err := ujpsim.New(storetest.SQLite(t), ujpsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,29 +1,40 @@
 package ujpsim
 
 import (
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/denar-mk/denar/internal/ujp"
 )
 
-// adminRoutes serve /_sim: the sandbox's control panel. It has no
-// authentication; it is for a sandbox reachable only by the service and its
-// tests. Faults never apply to it.
+// CodeUnauthorized is the simulator's own error code (not UJP's) for a
+// /_sim request without the control token: 401 with WWW-Authenticate.
+const CodeUnauthorized = "SIM401"
+
+// adminRoutes serve /_sim: the sandbox's control panel. Every route
+// requires the control token (Options.ControlToken) as a bearer token.
+// Faults never apply to it.
 func (s *Sim) adminRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /_sim/faults", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, toWire(s.Faults())) })
-	mux.HandleFunc("PUT /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
+	admin := func(pattern string, h http.HandlerFunc) { mux.HandleFunc(pattern, s.requireToken(h)) }
+	admin("GET /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
+		s.writeFaults(w, r)
+	})
+	admin("PUT /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
 		var f faultsWire
 		if !readJSON(w, r, &f) {
 			return
 		}
-		s.SetFaults(f.faults())
-		writeJSON(w, 200, toWire(s.Faults()))
+		if err := s.SetFaults(r.Context(), f.faults()); err != nil {
+			s.fail(w, r, s.asSimError("set faults", err))
+			return
+		}
+		s.writeFaults(w, r)
 	})
-	mux.HandleFunc("POST "+ujp.PathSandboxCertificates, func(w http.ResponseWriter, r *http.Request) {
+	admin("POST "+ujp.PathSandboxCertificates, func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			EUJPID         string `json:"eujpId"`
 			EDB            string `json:"edb"`
@@ -33,55 +44,52 @@ func (s *Sim) adminRoutes(mux *http.ServeMux) {
 			return
 		}
 		der, err := base64.StdEncoding.DecodeString(req.CertificateDER)
-		if err != nil || req.EUJPID == "" || req.EDB == "" {
-			s.fail(w, &simError{status: 400, code: "E4000", msg: "Bad request: eujpId, edb and base64 certificateDer are required"})
-			return
-		}
-		serial, err := s.RegisterCertificate(req.EUJPID, req.EDB, der)
 		if err != nil {
-			s.fail(w, &simError{status: 400, code: "E5004", msg: "Certificate validation failed: " + err.Error()})
+			s.fail(w, r, badRequest("eujpId, edb and base64 certificateDer are required"))
 			return
 		}
-		s.ok(w, map[string]any{"serialNumber": serial})
+		serial, err := s.RegisterCertificate(r.Context(), req.EUJPID, req.EDB, der)
+		if err != nil {
+			s.fail(w, r, s.asSimError("register certificate", err))
+			return
+		}
+		s.ok(w, r, map[string]any{"serialNumber": serial})
 	})
-	mux.HandleFunc("POST /_sim/companies", func(w http.ResponseWriter, r *http.Request) {
+	admin("POST /_sim/companies", func(w http.ResponseWriter, r *http.Request) {
 		var c ujp.Company
 		if !readJSON(w, r, &c) {
 			return
 		}
-		if c.TaxNumber == "" || c.Name == "" {
-			s.fail(w, &simError{status: 400, code: "E4000", msg: "Bad request: taxNumber and name are required"})
+		if err := s.AddCompany(r.Context(), c); err != nil {
+			s.fail(w, r, s.asSimError("add company", err))
 			return
 		}
-		s.AddCompany(c)
-		s.ok(w, map[string]any{"company": c})
+		s.ok(w, r, map[string]any{"company": c})
 	})
-	mux.HandleFunc("GET /_sim/clock", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, map[string]string{"now": s.Now().UTC().Format(time.RFC3339)})
+	admin("GET /_sim/clock", func(w http.ResponseWriter, r *http.Request) {
+		s.writeClock(w, r)
 	})
-	mux.HandleFunc("POST /_sim/clock/advance", func(w http.ResponseWriter, r *http.Request) {
+	admin("POST /_sim/clock/advance", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Seconds int64 `json:"seconds"`
 		}
 		if !readJSON(w, r, &req) {
 			return
 		}
-		if req.Seconds < 0 {
-			s.fail(w, &simError{status: 400, code: "E4000", msg: "the clock only moves forward"})
+		if req.Seconds < 0 || req.Seconds > 100*366*24*3600 {
+			s.fail(w, r, badRequest("the clock only moves forward, by at most a century"))
 			return
 		}
-		s.AdvanceClock(time.Duration(req.Seconds) * time.Second)
-		writeJSON(w, 200, map[string]string{"now": s.Now().UTC().Format(time.RFC3339)})
-	})
-	mux.HandleFunc("GET /_sim/documents/{euid}", func(w http.ResponseWriter, r *http.Request) {
-		d, ok := s.Document(r.PathValue("euid"))
-		if !ok {
-			s.fail(w, &simError{status: 404, code: "E4008", msg: "The requested resource could not be found"})
+		if err := s.AdvanceClock(r.Context(), time.Duration(req.Seconds)*time.Second); err != nil {
+			s.fail(w, r, s.asSimError("advance clock", err))
 			return
 		}
-		writeJSON(w, 200, d)
+		s.writeClock(w, r)
 	})
-	mux.HandleFunc("POST /_sim/documents/{euid}/decision", func(w http.ResponseWriter, r *http.Request) {
+	admin("GET /_sim/documents/{euid}", func(w http.ResponseWriter, r *http.Request) {
+		s.writeDocument(w, r, r.PathValue("euid"))
+	})
+	admin("POST /_sim/documents/{euid}/decision", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Accept           bool   `json:"accept"`
 			RejectReasonCode string `json:"rejectReasonCode"`
@@ -90,45 +98,99 @@ func (s *Sim) adminRoutes(mux *http.ServeMux) {
 		if !readJSON(w, r, &req) {
 			return
 		}
-		s.adminResult(w, r.PathValue("euid"), s.Decide(r.PathValue("euid"), req.Accept, req.RejectReasonCode, req.Comment))
+		euid := r.PathValue("euid")
+		if err := s.Decide(r.Context(), euid, req.Accept, req.RejectReasonCode, req.Comment); err != nil {
+			s.fail(w, r, s.asSimError("decide", err))
+			return
+		}
+		s.writeDocument(w, r, euid)
 	})
-	mux.HandleFunc("GET /_sim/sellers/{edb}/documents", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, map[string]any{"documents": s.Documents(r.PathValue("edb"))})
+	admin("GET /_sim/sellers/{edb}/documents", func(w http.ResponseWriter, r *http.Request) {
+		docs, err := s.Documents(r.Context(), r.PathValue("edb"))
+		if err != nil {
+			s.fail(w, r, s.asSimError("documents", err))
+			return
+		}
+		writeJSON(w, 200, map[string]any{"documents": docs})
 	})
-	mux.HandleFunc("POST /_sim/sellers/{edb}/outage", func(w http.ResponseWriter, r *http.Request) {
+	admin("POST /_sim/sellers/{edb}/outage", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			On bool `json:"on"`
 		}
 		if !readJSON(w, r, &req) {
 			return
 		}
-		s.SetSellerOutage(r.PathValue("edb"), req.On)
-		writeJSON(w, 200, toWire(s.Faults()))
+		if err := s.SetSellerOutage(r.Context(), r.PathValue("edb"), req.On); err != nil {
+			s.fail(w, r, s.asSimError("seller outage", err))
+			return
+		}
+		s.writeFaults(w, r)
 	})
-	mux.HandleFunc("POST /_sim/sellers/{edb}/reject-next", func(w http.ResponseWriter, r *http.Request) {
+	admin("POST /_sim/sellers/{edb}/reject-next", func(w http.ResponseWriter, r *http.Request) {
 		var req ForcedRejection
 		if !readJSON(w, r, &req) {
 			return
 		}
 		if req.Code == "" || req.Count < 1 {
-			s.fail(w, &simError{status: 400, code: "E4000", msg: "Bad request: code and a positive count are required"})
+			s.fail(w, r, badRequest("code and a positive count are required"))
 			return
 		}
-		s.RejectNextSellerSends(r.PathValue("edb"), req.Count, req.Code, req.Message)
-		writeJSON(w, 200, toWire(s.Faults()))
+		if err := s.RejectNextSellerSends(r.Context(), r.PathValue("edb"), req.Count, req.Code, req.Message); err != nil {
+			s.fail(w, r, s.asSimError("seller rejections", err))
+			return
+		}
+		s.writeFaults(w, r)
 	})
-	mux.HandleFunc("POST /_sim/documents/{euid}/auto-accept", func(w http.ResponseWriter, r *http.Request) {
-		s.adminResult(w, r.PathValue("euid"), s.ForceAutoAccept(r.PathValue("euid")))
+	admin("POST /_sim/documents/{euid}/auto-accept", func(w http.ResponseWriter, r *http.Request) {
+		euid := r.PathValue("euid")
+		if err := s.ForceAutoAccept(r.Context(), euid); err != nil {
+			s.fail(w, r, s.asSimError("auto-accept", err))
+			return
+		}
+		s.writeDocument(w, r, euid)
 	})
 }
 
-func (s *Sim) adminResult(w http.ResponseWriter, euid string, err error) {
-	var se *simError
-	if errors.As(err, &se) {
-		s.fail(w, se)
+// requireToken answers 401 unless the request carries the control token.
+// The comparison takes the same time whatever the token's first wrong byte.
+func (s *Sim) requireToken(h http.HandlerFunc) http.HandlerFunc {
+	want := []byte(s.opts.ControlToken)
+	return func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if len(want) == 0 || !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="ujp-sim"`)
+			s.fail(w, r, &simError{status: http.StatusUnauthorized, code: CodeUnauthorized,
+				msg: "The simulator's control API requires its token: Authorization: Bearer <DENAR_UJP_SIM_TOKEN>"})
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (s *Sim) writeFaults(w http.ResponseWriter, r *http.Request) {
+	f, err := s.Faults(r.Context())
+	if err != nil {
+		s.fail(w, r, s.internal("faults", err))
 		return
 	}
-	d, _ := s.Document(euid)
+	writeJSON(w, 200, toWire(f))
+}
+
+func (s *Sim) writeClock(w http.ResponseWriter, r *http.Request) {
+	now, err := s.Now(r.Context())
+	if err != nil {
+		s.fail(w, r, s.internal("clock", err))
+		return
+	}
+	writeJSON(w, 200, map[string]string{"now": now.UTC().Format(time.RFC3339)})
+}
+
+func (s *Sim) writeDocument(w http.ResponseWriter, r *http.Request, euid string) {
+	d, err := s.Document(r.Context(), euid)
+	if err != nil {
+		s.fail(w, r, s.asSimError("document", err))
+		return
+	}
 	writeJSON(w, 200, d)
 }
 

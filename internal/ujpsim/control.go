@@ -12,13 +12,16 @@ import (
 )
 
 // Control drives a simulator through its /_sim admin API: the buyer's
-// decisions, the deadline, outages and terminal errors of one seller. It
-// works the same against `denar ujp-sim` over the network and against an
-// in-process simulator (an http.Client with Sim.Transport), which is what
-// the sandbox simulate endpoint of the e-invoicing API uses.
+// decisions, the deadline, outages and terminal errors of one seller. It is
+// what the sandbox simulate endpoint of the e-invoicing API uses against a
+// `denar ujp-sim` over the network (an embedded simulator is driven through
+// the same methods of *Sim, without HTTP).
 type Control struct {
 	BaseURL string
 	HTTP    *http.Client
+	// Token is the simulator's control token (DENAR_UJP_SIM_TOKEN), sent
+	// as a bearer token; without it the simulator answers 401.
+	Token string
 }
 
 // ControlError is a refusal by the simulator, with UJP's code (E1016 for a
@@ -72,6 +75,9 @@ func (c Control) post(ctx context.Context, path string, body any) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
 	hc := c.HTTP
 	if hc == nil {
 		hc = http.DefaultClient

@@ -2,6 +2,7 @@ package ujpsim_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -9,23 +10,22 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/internal/ujp"
 	"github.com/denar-mk/denar/internal/ujpsim"
 )
 
 // FuzzSend throws arbitrary bodies at the send endpoint of a simulator with
-// a registered certificate: whatever arrives, the answer is a UJP envelope
-// and never a 5xx.
+// a registered certificate (on SQLite): whatever arrives, the answer is a
+// UJP envelope and never a 5xx. TestBadText covers what a signed body can
+// carry to PostgreSQL.
 func FuzzSend(f *testing.F) {
 	s, err := ujpsim.NewSandboxSigner("EUJP-FUZZ", ujpsim.TaxSeller)
 	if err != nil {
 		f.Fatal(err)
 	}
-	sim, err := ujpsim.New(ujpsim.Options{})
-	if err != nil {
-		f.Fatal(err)
-	}
-	if _, err := sim.RegisterCertificate(s.EUJPID, s.EDB, s.Cert.Raw); err != nil {
+	sim := newSim(f, storetest.SQLite(f), ujpsim.Options{})
+	if _, err := sim.RegisterCertificate(context.Background(), s.EUJPID, s.EDB, s.Cert.Raw); err != nil {
 		f.Fatal(err)
 	}
 	h := sim.Handler()

@@ -2,8 +2,10 @@ package ujpsim
 
 import (
 	"bytes"
+	"context"
 	"crypto/rsa"
 	"crypto/x509"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -16,14 +18,16 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/google/uuid"
-	"golang.org/x/time/rate"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/ujp"
 )
 
 // Handler returns the simulator's HTTP handler: UJP's API under
-// /einvoice_api and /JSONReceiver, and the admin API under /_sim.
+// /einvoice_api and /JSONReceiver, and the admin API under /_sim (which
+// requires Options.ControlToken).
 func (s *Sim) Handler() http.Handler {
 	mux := http.NewServeMux()
 	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.withFaults(h)) }
@@ -47,69 +51,96 @@ func (s *Sim) Handler() http.Handler {
 	api("POST "+ujp.PathAcceptReject, s.signed(s.acceptReject))
 	s.adminRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, &simError{status: 404, code: "E4004", msg: "No handler found for " + r.Method + " " + r.URL.Path})
+		s.fail(w, r, &simError{status: 404, code: "E4004", msg: "No handler found for " + r.Method + " " + r.URL.Path})
 	})
 	return mux
 }
 
-// withFaults applies the injected faults before a UJP call is handled.
+// withFaults applies the injected faults before a UJP call is handled. It
+// reads the faults and the clock once (one query) and hands the clock on in
+// the request's context.
 func (s *Sim) withFaults(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		f := s.faults
+		ctx := r.Context()
+		st, err := s.db.Reader().GetUJPSimState(ctx, lookupKey(r.Header.Get("X-EDB")))
+		if err != nil {
+			s.fail(w, r, s.internal("read faults", err))
+			return
+		}
 		limited := false
-		if f.RateLimit {
+		if st.RateLimit {
 			user := r.Header.Get("X-EUJP-ID")
 			if user == "" {
 				user = r.RemoteAddr
 			}
-			l, ok := s.limiters[user]
-			if !ok {
-				l = rate.NewLimiter(rate.Every(time.Second), 1)
-				s.limiters[user] = l
+			// One slot per user in the store: the limit holds across every
+			// simulator (process) sharing it.
+			now := s.opts.Now()
+			n, err := s.db.Writer().TakeUJPSimRateSlot(ctx, dbq.TakeUJPSimRateSlotParams{EujpID: lookupKey(user),
+				NextAt: dbTime(now.Add(time.Second)), Now: dbTime(now)})
+			if err != nil {
+				s.fail(w, r, s.internal("rate limit", err))
+				return
 			}
-			limited = !l.AllowN(time.Now(), 1)
+			limited = n == 0
 		}
-		s.mu.Unlock()
-		if f.Latency > 0 {
+		if st.LatencyNs > 0 {
 			select {
-			case <-time.After(f.Latency):
-			case <-r.Context().Done():
+			case <-time.After(time.Duration(st.LatencyNs)):
+			case <-ctx.Done():
 				return
 			}
 		}
 		switch {
-		case f.Outage || f.OutageSellers[r.Header.Get("X-EDB")]:
+		case st.Outage || st.SellerOutage:
 			w.Header().Set("Content-Type", "text/html")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			io.WriteString(w, "<html><body>503 Service Temporarily Unavailable</body></html>")
-		case f.ErrorRate > 0 && rand.Float64() < f.ErrorRate:
-			s.fail(w, &simError{status: 500, code: "E5000", msg: "Internal server error"})
+		case st.ErrorRate > 0 && rand.Float64() < st.ErrorRate:
+			s.fail(w, r, &simError{status: 500, code: "E5000", msg: "Internal server error"})
 		case limited:
 			w.Header().Set("Retry-After", "1")
-			s.fail(w, &simError{status: http.StatusTooManyRequests, code: ujp.CodeRateLimited, msg: "Rate limit exceeded"})
+			s.fail(w, r, &simError{status: http.StatusTooManyRequests, code: ujp.CodeRateLimited, msg: "Rate limit exceeded"})
 		default:
-			h(w, r)
+			h(w, r.WithContext(context.WithValue(ctx, callKey{}, callState{clockOffset: time.Duration(st.ClockOffsetNs),
+				pendingRejects: st.RejectCount > 0 || st.SellerRejectCount > 0})))
 		}
 	})
 }
 
-func (s *Sim) createdDate() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return ujpdoc.FormatTimestamp(s.now())
+// internal logs a failure of the store and answers UJP's E5001.
+func (s *Sim) internal(op string, err error) *simError {
+	s.log.Error("ujpsim: "+op, "err", err)
+	return &simError{status: 500, code: "E5001", msg: "Internal error occurred while processing the request"}
+}
+
+// asSimError turns an error of the simulator's own methods into an answer.
+func (s *Sim) asSimError(op string, err error) *simError {
+	var se *simError
+	if errors.As(err, &se) {
+		return se
+	}
+	return s.internal(op, err)
+}
+
+func (s *Sim) createdDate(ctx context.Context) string {
+	now, err := s.now(ctx)
+	if err != nil {
+		now = s.opts.Now() // the answer is an error already; the offset is a detail
+	}
+	return ujpdoc.FormatTimestamp(now)
 }
 
 // ok writes a success envelope with the given fields.
-func (s *Sim) ok(w http.ResponseWriter, fields map[string]any) {
-	body := map[string]any{"success": true, "createdDate": s.createdDate(), "errorStatus": nil}
+func (s *Sim) ok(w http.ResponseWriter, r *http.Request, fields map[string]any) {
+	body := map[string]any{"success": true, "createdDate": s.createdDate(r.Context()), "errorStatus": nil}
 	for k, v := range fields {
 		body[k] = v
 	}
 	writeJSON(w, http.StatusOK, body)
 }
 
-func (s *Sim) fail(w http.ResponseWriter, e *simError) {
+func (s *Sim) fail(w http.ResponseWriter, r *http.Request, e *simError) {
 	st := ujp.ErrorStatus{ErrorCode: e.code, ErrorMessage: e.msg, ErrorList: e.items}
 	if e.prop != "" {
 		st.ErrorPropertyMap = map[string]string{e.prop: e.msg}
@@ -125,7 +156,7 @@ func (s *Sim) fail(w http.ResponseWriter, e *simError) {
 			st.ErrorPropertyMap[it.Property] = it.ErrorCode + ": " + it.ErrorMessage
 		}
 	}
-	writeJSON(w, e.status, map[string]any{"success": false, "createdDate": s.createdDate(), "errorStatus": st})
+	writeJSON(w, e.status, map[string]any{"success": false, "createdDate": s.createdDate(r.Context()), "errorStatus": st})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -149,7 +180,7 @@ func requireCaller(r *http.Request) *simError {
 
 func (s *Sim) companyLookup(w http.ResponseWriter, r *http.Request) {
 	if e := requireCaller(r); e != nil {
-		s.fail(w, e)
+		s.fail(w, r, e)
 		return
 	}
 	tax := r.PathValue("tax")
@@ -159,28 +190,37 @@ func (s *Sim) companyLookup(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 		return
 	}
-	s.mu.Lock()
-	c, ok := s.company(tax)
-	s.mu.Unlock()
-	if !ok {
-		s.fail(w, &simError{status: 404, code: "E1000", msg: "Company not found", prop: "tax_number"})
+	if tax == TaxSlowRegistry {
+		select {
+		case <-time.After(s.opts.SlowRegistryDelay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	c, ok, err := s.company(r.Context(), tax)
+	if err != nil {
+		s.fail(w, r, s.internal("registry", err))
 		return
 	}
-	s.ok(w, map[string]any{"company": c})
+	if !ok {
+		s.fail(w, r, &simError{status: 404, code: "E1000", msg: "Company not found", prop: "tax_number"})
+		return
+	}
+	s.ok(w, r, map[string]any{"company": c})
 }
 
 func (s *Sim) codeList(key string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if e := requireCaller(r); e != nil {
-			s.fail(w, e)
+			s.fail(w, r, e)
 			return
 		}
 		items, err := ujp.EncodeCodeList(s.cb, key)
 		if err != nil {
-			s.fail(w, &simError{status: 500, code: "E5001", msg: err.Error()})
+			s.fail(w, r, &simError{status: 500, code: "E5001", msg: err.Error()})
 			return
 		}
-		s.ok(w, map[string]any{key: items})
+		s.ok(w, r, map[string]any{key: items})
 	}
 }
 
@@ -189,6 +229,7 @@ type call struct {
 	id      ujp.Identity
 	payload []byte // the verified JWS payload
 	r       *http.Request
+	now     time.Time // the business clock when the call arrived
 }
 
 // signed verifies a signed call (headers, envelope, certificate, JWS,
@@ -204,18 +245,22 @@ func (s *Sim) signed(h func(c *call) (map[string]any, *simError)) http.HandlerFu
 					writeJSON(w, http.StatusOK, raw)
 					return
 				}
-				s.ok(w, fields)
+				s.ok(w, r, fields)
 				return
 			}
 		}
-		s.fail(w, e)
+		s.fail(w, r, e)
 	}
 }
 
 func (s *Sim) verify(r *http.Request) (*call, *simError) {
+	ctx := r.Context()
 	id := ujp.Identity{EUJPID: r.Header.Get("X-EUJP-ID"), EDB: r.Header.Get("X-EDB"), SerialNumber: r.Header.Get("X-SERIAL-NUMBER")}
 	if id.EUJPID == "" || id.EDB == "" || id.SerialNumber == "" {
 		return nil, &simError{status: 400, code: "E4016", msg: "Missing required request headers: X-EUJP-ID, X-EDB and X-SERIAL-NUMBER"}
+	}
+	if !storable(id.EUJPID) || !storable(id.EDB) || !storable(id.SerialNumber) {
+		return nil, &simError{status: 400, code: "E4010", msg: "Invalid value type provided in request: X-EUJP-ID, X-EDB and X-SERIAL-NUMBER are UTF-8 text"}
 	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
 	if err != nil || len(bytes.TrimSpace(raw)) == 0 {
@@ -225,36 +270,42 @@ func (s *Sim) verify(r *http.Request) (*call, *simError) {
 	if err := json.Unmarshal(raw, &body); err != nil || body.JWS == "" {
 		return nil, &simError{status: 400, code: "E4024", msg: "Invalid request body: want {requestTimestamp, jws}"}
 	}
-	s.mu.Lock()
 	// The replay window is judged on the real clock, not the advanced one:
 	// advancing the clock is for deadlines, and callers keep signing with
 	// their own clocks.
 	now := s.opts.Now()
-	var cert *certificate
-	var otherCompany bool
-	for _, c := range s.st.Certs {
-		if c.Serial == id.SerialNumber {
-			if c.EDB == id.EDB {
-				cert = c
-			} else {
-				otherCompany = true
-			}
-		}
-	}
-	s.mu.Unlock()
 	if e := checkTimestamp(body.RequestTimestamp, now); e != nil {
 		return nil, e
+	}
+	certs, err := s.db.Reader().ListUJPSimCertificatesBySerial(ctx, id.SerialNumber)
+	if err != nil {
+		return nil, s.internal("certificate", err)
+	}
+	var cert *dbq.UjpsimCertificate
+	otherCompany := false
+	for i := range certs {
+		if certs[i].Edb == id.EDB {
+			cert = &certs[i]
+		} else {
+			otherCompany = true
+		}
 	}
 	switch {
 	case cert == nil && otherCompany:
 		return nil, &simError{status: 403, code: "E1013", msg: "User is not authorized to sign documents for this company"}
 	case cert == nil:
 		return nil, &simError{status: 401, code: "E1012", msg: "Certificate not found", prop: "X-SERIAL-NUMBER"}
-	case cert.EUJPID != id.EUJPID:
+	case cert.EujpID != id.EUJPID:
 		return nil, &simError{status: 403, code: "E1013", msg: "User is not authorized to sign documents for this company", prop: "X-EUJP-ID"}
-	case now.After(cert.cert.NotAfter):
+	}
+	x, err := x509.ParseCertificate(cert.Der)
+	if err != nil {
+		return nil, s.internal("stored certificate", err)
+	}
+	switch {
+	case now.After(x.NotAfter):
 		return nil, &simError{status: 401, code: "E5002", msg: "Certificate has expired."}
-	case now.Before(cert.cert.NotBefore):
+	case now.Before(x.NotBefore):
 		return nil, &simError{status: 401, code: "E5004", msg: "Certificate validation failed: not yet valid"}
 	}
 	// Only RS256 is accepted: an allow-list, so "none" or an HMAC keyed
@@ -266,7 +317,7 @@ func (s *Sim) verify(r *http.Request) (*call, *simError) {
 	if serial, ok := x5cSerial(body.JWS); ok && serial != id.SerialNumber {
 		return nil, &simError{status: 401, code: "E5012", msg: "Certificate serial mismatch", prop: "X-SERIAL-NUMBER"}
 	}
-	pub, ok := cert.cert.PublicKey.(*rsa.PublicKey)
+	pub, ok := x.PublicKey.(*rsa.PublicKey)
 	if !ok {
 		return nil, &simError{status: 401, code: "E5004", msg: "Certificate validation failed: not an RSA key"}
 	}
@@ -286,7 +337,11 @@ func (s *Sim) verify(r *http.Request) (*call, *simError) {
 	if inner.RequestTimestamp != body.RequestTimestamp {
 		return nil, &simError{status: 400, code: "E4012", msg: "Request timestamp validation failed: the body's requestTimestamp differs from the signed one", prop: "requestTimestamp"}
 	}
-	return &call{id: id, payload: payload, r: r}, nil
+	business, err := s.now(ctx)
+	if err != nil {
+		return nil, s.internal("clock", err)
+	}
+	return &call{id: id, payload: payload, r: r, now: business}, nil
 }
 
 func checkTimestamp(ts string, now time.Time) *simError {
@@ -309,7 +364,31 @@ func decodeInto(c *call, v any) *simError {
 	return nil
 }
 
+// referenceProblem is why a storno or correction cannot replace a
+// document in status, or nil when it can (01, 03, 04, 05).
+func referenceProblem(status string) *ujp.ErrorItem {
+	item := func(code, msg string) *ujp.ErrorItem {
+		return &ujp.ErrorItem{ErrorCode: code, ErrorMessage: msg, Property: "docReferences"}
+	}
+	switch status {
+	case ujp.StatusSent, ujp.StatusAccepted, ujp.StatusAutoAccepted, ujp.StatusRejected:
+		return nil
+	case ujp.StatusVoided:
+		return item("E1026", "Referenced document is voided")
+	case ujp.StatusCorrected:
+		return item("E1028", "Referenced document is corrected")
+	}
+	return item("E1022", "Document status cannot be changed")
+}
+
+// movedError rolls a send back when its original was voided or corrected
+// by another call between validation and the write.
+type movedError struct{ item ujp.ErrorItem }
+
+func (e *movedError) Error() string { return "ujpsim: referenced document: " + e.item.ErrorCode }
+
 func (s *Sim) send(c *call) (map[string]any, *simError) {
+	ctx := c.r.Context()
 	req, err := ujpdoc.Decode(c.payload)
 	if err != nil {
 		return nil, &simError{status: 400, code: "E4013", msg: "JSON schema validation failed: " + err.Error()}
@@ -321,12 +400,19 @@ func (s *Sim) send(c *call) (map[string]any, *simError) {
 	if doc.Seller.SellerTin != c.id.EDB {
 		return nil, &simError{status: 403, code: "E4023", msg: "Invalid X-EDB: it is not the seller's tax number", prop: "seller.sellerTin"}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sweep()
-	key := doc.Seller.SellerTin + "|" + doc.Header.DocID
-	if euid, dup := s.st.ByDocID[key]; dup {
-		return nil, &simError{status: 409, code: "E1023", msg: "Invoice already exists for that ID: " + euid, prop: "header.docId"}
+	for prop, v := range map[string]string{"header.docId": doc.Header.DocID, "header.docType": doc.Header.DocType, "buyer.buyerTin": doc.Buyer.BuyerTin} {
+		if !storable(v) {
+			return nil, &simError{status: 400, code: "E4013", msg: "JSON schema validation failed: " + prop + " holds a NUL character", prop: prop}
+		}
+	}
+	if err := s.sweep(ctx, c.now); err != nil {
+		return nil, s.internal("sweep", err)
+	}
+	q := s.db.Reader()
+	if euid, err := q.GetUJPSimDocumentByDocID(ctx, dbq.GetUJPSimDocumentByDocIDParams{SellerTin: doc.Seller.SellerTin, DocID: doc.Header.DocID}); err == nil {
+		return nil, duplicate(euid)
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return nil, s.internal("docId", err)
 	}
 	var items []ujp.ErrorItem
 	add := func(code, prop, msg, codebook string) {
@@ -336,14 +422,18 @@ func (s *Sim) send(c *call) (map[string]any, *simError) {
 		add(p.Code, p.Path, p.Message, p.Codebook)
 	}
 	// Parties against the registry, under the same name and tax number.
-	if co, ok := s.company(doc.Seller.SellerTin); !ok {
+	parties, err := s.companies(ctx, doc.Seller.SellerTin, doc.Buyer.BuyerTin)
+	if err != nil {
+		return nil, s.internal("registry", err)
+	}
+	if co, ok := parties[doc.Seller.SellerTin]; !ok {
 		add("E1000", "seller.sellerTin", "Company not found", "")
 	} else if strings.TrimSpace(doc.Seller.SellerName) != co.Name {
 		add("E10002", "seller.sellerName", fmt.Sprintf("An incorrect company name was provided; the registry has %q", co.Name), "")
 	}
 	buyerRegistered := false
 	if doc.Buyer.BuyerCCode == "MK" && doc.Buyer.BuyerTin != "" {
-		if co, ok := s.company(doc.Buyer.BuyerTin); !ok {
+		if co, ok := parties[doc.Buyer.BuyerTin]; !ok {
 			add("E1014", "buyer.buyerTin", "Tax payer not found", "")
 		} else {
 			buyerRegistered = true
@@ -352,27 +442,34 @@ func (s *Sim) send(c *call) (map[string]any, *simError) {
 			}
 		}
 	}
-	var original *Document
+	var original *dbq.UjpsimDocument
 	if doc.Header.DocStorno != ujpdoc.StornoNone {
 		ref := ujpdoc.SystemReference(doc)
-		o, ok := s.st.Documents[ref]
+		var o dbq.UjpsimDocument
+		found := false
+		if ref != "" && storable(ref) {
+			o, err = q.GetUJPSimDocument(ctx, ref)
+			switch {
+			case err == nil:
+				found = true
+			case !errors.Is(err, sql.ErrNoRows):
+				return nil, s.internal("referenced document", err)
+			}
+		}
 		switch {
 		case ref == "":
 			// ujpdoc.Validate already reported the missing reference.
-		case !ok || o.SellerTin != doc.Seller.SellerTin:
+		case !found || o.SellerTin != doc.Seller.SellerTin:
 			code := "E1021"
 			if doc.Header.DocStorno == ujpdoc.StornoCorrection {
 				code = "E1030"
 			}
 			add(code, "docReferences", "Document reference not found: "+ref, ujpdoc.CBRefDocumentTypes)
-		case o.Status == ujp.StatusVoided:
-			add("E1026", "docReferences", "Referenced document is voided", "")
-		case o.Status == ujp.StatusCorrected:
-			add("E1028", "docReferences", "Referenced document is corrected", "")
-		case o.Status != ujp.StatusSent && o.Status != ujp.StatusAccepted && o.Status != ujp.StatusAutoAccepted && o.Status != ujp.StatusRejected:
-			add("E1022", "docReferences", "Document status cannot be changed", "")
+		case referenceProblem(o.Status) != nil:
+			p := referenceProblem(o.Status)
+			add(p.ErrorCode, p.Property, p.ErrorMessage, "")
 		default:
-			original = o
+			original = &o
 			if doc.Header.DocStorno == ujpdoc.StornoVoid {
 				var od ujpdoc.Request
 				if json.Unmarshal(o.Payload, &od) == nil && !doc.DocTotals.DocGrossAmount.Equal(od.Document.DocTotals.DocGrossAmount.Neg()) {
@@ -391,67 +488,116 @@ func (s *Sim) send(c *call) (map[string]any, *simError) {
 		}
 		return nil, &simError{status: http.StatusUnprocessableEntity, code: head, msg: "Document validation failed", items: items}
 	}
-	if f, ok := s.faults.RejectSellers[c.id.EDB]; ok && f.Count > 0 {
-		m := make(map[string]ForcedRejection, len(s.faults.RejectSellers))
-		for k, v := range s.faults.RejectSellers {
-			m[k] = v
-		}
-		if f.Count == 1 {
-			delete(m, c.id.EDB)
-		} else {
-			f.Count--
-			m[c.id.EDB] = f
-		}
-		s.faults.RejectSellers = m
-		msg := f.Message
-		if msg == "" {
-			msg = "Document validation failed (forced by the simulator)"
-		}
-		return nil, &simError{status: http.StatusUnprocessableEntity, code: f.Code, msg: msg}
-	}
-	if f := s.faults.RejectSends; f != nil && f.Count > 0 {
-		rest := *f // a copy: the caller's value is not ours to change
-		rest.Count--
-		s.faults.RejectSends = &rest
-		if rest.Count == 0 {
-			s.faults.RejectSends = nil
-		}
-		code, msg := f.Code, f.Message
-		if msg == "" {
-			msg = "Document validation failed (forced by the simulator)"
-		}
-		return nil, &simError{status: http.StatusUnprocessableEntity, code: code, msg: msg}
-	}
 
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, &simError{status: 500, code: "E5001", msg: "generate EUID: " + err.Error()}
 	}
-	now := s.now()
-	d := &Document{EUID: id.String(), DocID: doc.Header.DocID, DocType: doc.Header.DocType, DocStorno: doc.Header.DocStorno,
-		SellerTin: doc.Seller.SellerTin, BuyerTin: doc.Buyer.BuyerTin, QRLink: s.opts.QRBase + "/euid/" + id.String(),
-		ReceivedAt: now, DecideBy: decideByFor(doc, now), Payload: append(json.RawMessage(nil), c.payload...)}
-	s.move(d, ujp.StatusSent, ujp.StatusChange{})
+	now := c.now
+	d := dbq.InsertUJPSimDocumentParams{Euid: id.String(), SellerTin: doc.Seller.SellerTin, DocID: doc.Header.DocID, DocType: doc.Header.DocType,
+		DocStorno: int32(doc.Header.DocStorno), BuyerTin: doc.Buyer.BuyerTin, Status: ujp.StatusSent, QrLink: s.opts.QRBase + "/euid/" + id.String(),
+		ReceivedAt: dbTime(now), DecideBy: dbTime(decideByFor(doc, now)), Payload: c.payload, CreatedAt: dbTime(s.opts.Now())}
 	if original != nil {
-		d.References = original.EUID
+		d.ReferencesEuid = original.Euid
+	}
+	// A forced rejection is consumed, or the document stored with its
+	// history and the original's move, in one transaction: a rejection
+	// is never spent on a document that is also stored, and two calls
+	// with one docId store one document (the unique key), whichever
+	// process they reach.
+	// (A send looks for a forced rejection only when the call saw one
+	// waiting as it arrived.)
+	st, known := ctx.Value(callKey{}).(callState)
+	lookForRejection := !known || st.pendingRejects
+	var forced *simError
+	var dup string
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		forced, dup = nil, ""
+		if lookForRejection {
+			if r, err := tx.TakeUJPSimSellerRejectSend(ctx, c.id.EDB); err == nil {
+				forced = forcedRejection(r.RejectCode, r.RejectMessage)
+				return nil
+			} else if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			if r, err := tx.TakeUJPSimRejectSend(ctx); err == nil {
+				forced = forcedRejection(r.RejectCode, r.RejectMessage)
+				return nil
+			} else if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		if _, err := tx.InsertUJPSimDocument(ctx, d); errors.Is(err, sql.ErrNoRows) {
+			// Another call stored this docId since the check above.
+			dup, err = tx.GetUJPSimDocumentByDocID(ctx, dbq.GetUJPSimDocumentByDocIDParams{SellerTin: d.SellerTin, DocID: d.DocID})
+			return err
+		} else if err != nil {
+			return err
+		}
+		ref := docRef{d.Euid, d.SellerTin, d.BuyerTin}
+		if err := s.record(ctx, tx, ref, "", ujp.StatusSent, now, ujp.StatusChange{}); err != nil {
+			return err
+		}
+		if original == nil {
+			return nil
+		}
 		ch := ujp.StatusChange{}
+		to := ujp.StatusCorrected
 		if doc.Header.DocStorno == ujpdoc.StornoVoid {
+			to = ujp.StatusVoided
 			ch.VoidReasonCode = doc.Header.VoidReasonCode
 			if r, ok := s.cb.Lookup(ujpdoc.CBVoidReasons, deref(doc.Header.VoidReasonCode)); ok {
 				ch.VoidReason = strp(r.Name)
 			}
 			ch.VoidComment = doc.Header.VoidComment
-			s.move(original, ujp.StatusVoided, ch)
 		} else {
 			ch.Comment = doc.Header.CorrectionComment
-			s.move(original, ujp.StatusCorrected, ch)
 		}
+		// The original moves from the status it has now: if a decision
+		// or the deadline moved it since validation, it is read again.
+		from := original.Status
+		for range 3 {
+			moved, err := s.move(ctx, tx, docRef{original.Euid, original.SellerTin, original.BuyerTin}, from, to, now, ch)
+			if err != nil || moved {
+				return err
+			}
+			o, err := tx.GetUJPSimDocument(ctx, original.Euid)
+			if err != nil {
+				return err
+			}
+			if p := referenceProblem(o.Status); p != nil {
+				return &movedError{*p}
+			}
+			from = o.Status
+		}
+		return &movedError{ujp.ErrorItem{ErrorCode: "E1022", ErrorMessage: "Document status cannot be changed", Property: "docReferences"}}
+	})
+	var moved *movedError
+	switch {
+	case errors.As(err, &moved):
+		return nil, &simError{status: http.StatusUnprocessableEntity, code: moved.item.ErrorCode, msg: "Document validation failed",
+			items: []ujp.ErrorItem{moved.item}}
+	case err != nil:
+		return nil, s.internal("store document", err)
+	case forced != nil:
+		return nil, forced
+	case dup != "":
+		return nil, duplicate(dup)
 	}
-	s.st.Documents[d.EUID] = d
-	s.st.ByDocID[key] = d.EUID
-	s.persist()
-	return map[string]any{"_raw": ujp.SendResult{EUID: d.EUID, Message: "Фактура успешно зачувана", QRLink: d.QRLink, Status: 200,
+	s.log.Debug("ujpsim: document accepted", "euid", d.Euid, "docId", d.DocID, "seller", d.SellerTin)
+	return map[string]any{"_raw": ujp.SendResult{EUID: d.Euid, Message: "Фактура успешно зачувана", QRLink: d.QrLink, Status: 200,
 		EInvoiceUser: buyerRegistered, Timestamp: now.UTC().Format("2006-01-02T15:04:05.000Z")}}, nil
+}
+
+func duplicate(euid string) *simError {
+	return &simError{status: 409, code: "E1023", msg: "Invoice already exists for that ID: " + euid, prop: "header.docId"}
+}
+
+func forcedRejection(code, msg string) *simError {
+	if msg == "" {
+		msg = "Document validation failed (forced by the simulator)"
+	}
+	return &simError{status: http.StatusUnprocessableEntity, code: code, msg: msg}
 }
 
 func deref(p *string) string {
@@ -462,11 +608,18 @@ func deref(p *string) string {
 }
 
 // own finds a document the caller may read: as seller for sales calls, as
-// buyer for purchase calls. Called with s.mu held.
-func (s *Sim) own(c *call, euid string, purchase bool) (*Document, *simError) {
-	d, ok := s.st.Documents[euid]
-	if !ok || (!purchase && d.SellerTin != c.id.EDB) || (purchase && d.BuyerTin != c.id.EDB) {
-		return nil, &simError{status: 404, code: "E4008", msg: "The requested resource could not be found", prop: "euid"}
+// buyer for purchase calls.
+func (s *Sim) own(c *call, euid string, purchase bool) (Document, *simError) {
+	notFound := &simError{status: 404, code: "E4008", msg: "The requested resource could not be found", prop: "euid"}
+	d, err := s.document(c.r.Context(), s.db.Reader(), euid)
+	if errors.Is(err, ErrNotFound) {
+		return Document{}, notFound
+	}
+	if err != nil {
+		return Document{}, s.internal("document", err)
+	}
+	if (!purchase && d.SellerTin != c.id.EDB) || (purchase && d.BuyerTin != c.id.EDB) {
+		return Document{}, notFound
 	}
 	return d, nil
 }
@@ -486,14 +639,14 @@ func (s *Sim) currentStatus(purchase bool) func(c *call) (map[string]any, *simEr
 		if e := decodeInto(c, &req); e != nil {
 			return nil, e
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.sweep()
+		if err := s.sweep(c.r.Context(), c.now); err != nil {
+			return nil, s.internal("sweep", err)
+		}
 		d, e := s.own(c, req.EUID, purchase)
 		if e != nil {
 			return nil, e
 		}
-		return map[string]any{"docStatus": s.docStatus(d)}, nil
+		return map[string]any{"docStatus": s.docStatus(&d)}, nil
 	}
 }
 
@@ -502,9 +655,9 @@ func (s *Sim) statusHistory(c *call) (map[string]any, *simError) {
 	if e := decodeInto(c, &req); e != nil {
 		return nil, e
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sweep()
+	if err := s.sweep(c.r.Context(), c.now); err != nil {
+		return nil, s.internal("sweep", err)
+	}
 	d, e := s.own(c, req.EUID, false)
 	if e != nil {
 		return nil, e
@@ -532,6 +685,9 @@ func parseDateOrTimestamp(s string) (time.Time, error) {
 	return ujpdoc.ParseTimestamp(s)
 }
 
+// endOfFeed stands for "no upper bound" in the change-feed queries.
+var endOfFeed = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // changes serves the change feeds. A date (YYYY-MM-DD) asks for that Skopje
 // day's changes; a timestamp asks for every change at or after it, which is
 // what a poller wants.
@@ -545,35 +701,32 @@ func (s *Sim) changes(purchase bool) func(c *call) (map[string]any, *simError) {
 		if err != nil {
 			return nil, &simError{status: 400, code: "E4010", msg: "Invalid value type provided in request", prop: "date"}
 		}
-		to := time.Time{}
+		to := endOfFeed
 		if len(req.Date) == len(time.DateOnly) {
 			to = from.AddDate(0, 0, 1)
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.sweep()
-		out := []ujp.StatusChange{}
-		for _, d := range s.st.Documents {
-			if (!purchase && d.SellerTin != c.id.EDB) || (purchase && d.BuyerTin != c.id.EDB) {
-				continue
-			}
-			for _, h := range d.History {
-				t, _ := ujpdoc.ParseTimestamp(h.Timestamp)
-				if !t.Before(from) && (to.IsZero() || t.Before(to)) {
-					out = append(out, h)
-				}
-			}
+		ctx := c.r.Context()
+		if err := s.sweep(ctx, c.now); err != nil {
+			return nil, s.internal("sweep", err)
 		}
-		sortChanges(out)
+		var rows []dbq.UjpsimHistory
+		if purchase {
+			rows, err = s.db.Reader().UJPSimPurchaseChanges(ctx, dbq.UJPSimPurchaseChangesParams{BuyerTin: c.id.EDB, FromAt: dbTime(from), UntilAt: dbTime(to)})
+		} else {
+			rows, err = s.db.Reader().UJPSimSalesChanges(ctx, dbq.UJPSimSalesChangesParams{SellerTin: c.id.EDB, FromAt: dbTime(from), UntilAt: dbTime(to)})
+		}
+		if err != nil {
+			return nil, s.internal("changes", err)
+		}
+		out := make([]ujp.StatusChange, 0, len(rows))
+		for _, h := range rows {
+			ch, err := toChange(h)
+			if err != nil {
+				return nil, s.internal("changes", err)
+			}
+			out = append(out, ch)
+		}
 		return map[string]any{"statusHistory": out}, nil
-	}
-}
-
-func sortChanges(cs []ujp.StatusChange) {
-	for i := 1; i < len(cs); i++ {
-		for j := i; j > 0 && cs[j].ID < cs[j-1].ID; j-- {
-			cs[j], cs[j-1] = cs[j-1], cs[j]
-		}
 	}
 }
 
@@ -592,32 +745,19 @@ func (s *Sim) ids(purchase bool) func(c *call) (map[string]any, *simError) {
 			return nil, &simError{status: 400, code: "E4014", msg: "The allowed date range is 1 month."}
 		}
 		to = to.AddDate(0, 0, 1)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		var found []*Document
-		for _, d := range s.st.Documents {
-			if (!purchase && d.SellerTin != c.id.EDB) || (purchase && d.BuyerTin != c.id.EDB) {
-				continue
-			}
-			if !d.ReceivedAt.Before(from) && d.ReceivedAt.Before(to) {
-				found = append(found, d)
-			}
+		ctx := c.r.Context()
+		var out []string
+		var err error
+		// EUIDs are UUIDv7: their order is their time order.
+		if purchase {
+			out, err = s.db.Reader().UJPSimPurchaseIDs(ctx, dbq.UJPSimPurchaseIDsParams{BuyerTin: c.id.EDB, FromAt: dbTime(from), UntilAt: dbTime(to)})
+		} else {
+			out, err = s.db.Reader().UJPSimSalesIDs(ctx, dbq.UJPSimSalesIDsParams{SellerTin: c.id.EDB, FromAt: dbTime(from), UntilAt: dbTime(to)})
 		}
-		// EUIDs are UUIDv7: their string order is their time order.
-		out := make([]string, 0, len(found))
-		for _, d := range found {
-			out = append(out, d.EUID)
+		if err != nil {
+			return nil, s.internal("ids", err)
 		}
-		sortStrings(out)
 		return map[string]any{"euids": out}, nil
-	}
-}
-
-func sortStrings(ss []string) {
-	for i := 1; i < len(ss); i++ {
-		for j := i; j > 0 && ss[j] < ss[j-1]; j-- {
-			ss[j], ss[j-1] = ss[j-1], ss[j]
-		}
 	}
 }
 
@@ -626,8 +766,6 @@ func (s *Sim) payload(c *call) (map[string]any, *simError) {
 	if e := decodeInto(c, &req); e != nil {
 		return nil, e
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	d, e := s.own(c, req.EUID, true)
 	if e != nil {
 		return nil, e
@@ -640,15 +778,13 @@ func (s *Sim) acceptReject(c *call) (map[string]any, *simError) {
 	if e := decodeInto(c, &req); e != nil {
 		return nil, e
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sweep()
-	err := s.decide(req.EUID, c.id.EDB, req.IsAccepted, deref(req.RejectReasonCode), deref(req.Comment))
-	var se *simError
-	if errors.As(err, &se) {
-		return nil, se
+	ctx := c.r.Context()
+	if err := s.sweep(ctx, c.now); err != nil {
+		return nil, s.internal("sweep", err)
 	}
-	s.persist()
+	if err := s.decide(ctx, c.now, req.EUID, c.id.EDB, req.IsAccepted, deref(req.RejectReasonCode), deref(req.Comment)); err != nil {
+		return nil, s.asSimError("decide", err)
+	}
 	return map[string]any{}, nil
 }
 
@@ -658,19 +794,11 @@ func (s *Sim) pdf(purchase bool) func(c *call) (map[string]any, *simError) {
 		if e := decodeInto(c, &req); e != nil {
 			return nil, e
 		}
-		s.mu.Lock()
 		d, e := s.own(c, req.EUID, purchase)
-		var snapshot Document
-		if e == nil {
-			snapshot = *d
-			snapshot.Status = d.Status
-		}
-		name := s.statusName(snapshot.Status)
-		s.mu.Unlock()
 		if e != nil {
 			return nil, e
 		}
-		b, err := renderPDF(&snapshot, name)
+		b, err := renderPDF(&d, s.statusName(d.Status))
 		if err != nil {
 			return nil, &simError{status: 500, code: "E5001", msg: "render PDF: " + err.Error()}
 		}

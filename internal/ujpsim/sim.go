@@ -1,7 +1,7 @@
 // Package ujpsim is a sandbox simulator of UJP's e-Faktura API: an
 // http.Handler serving the same paths, headers, bodies and envelopes as the
-// real service (see internal/ujp), with in-memory state, real validation, and
-// fault injection for testing how the service copes with UJP misbehaving.
+// real service (see internal/ujp), with real validation and fault injection
+// for testing how the service copes with UJP misbehaving.
 //
 // What it checks before it assigns an EUID, as UJP does: the certificate
 // registered for the caller's company (X-EDB, X-SERIAL-NUMBER, X-EUJP-ID),
@@ -10,47 +10,76 @@
 // fields, codebook codes and totals (ujpdoc.Validate), the parties against
 // its registry, and a repeated docId (E1023, nothing new created).
 //
-// It runs in-process (New, then Handler) or as its own server (`denar
-// ujp-sim`); with Options.StatePath its documents survive a restart. The
-// seeded registry and the /_sim admin endpoints are described in
-// docs/sandbox.md.
+// Its state (documents with payloads, statuses and history, registered
+// certificates, registry entries added through /_sim, faults, the business
+// clock and the rate-limit slots) lives in the store (tables ujpsim_*), not
+// in memory: every simulator on one database is the same simulated UJP.
+// That is what makes several `denar serve` processes sharing PostgreSQL see
+// one sandbox UJP, and what lets `denar ujp-sim` keep its documents across
+// restarts. Everything that must happen once (one document per docId, one
+// move from a status, one forced rejection, one call per second per user)
+// is a single conditional statement, so it holds across processes on both
+// engines. Stored documents are removed by a retention job (RegisterPurge).
+//
+// A simulator on the service's own store writes through the store's own
+// transactions, so it must never be called (over the in-process transport
+// or directly) from inside a store transaction: on SQLite, whose single
+// write connection that transaction holds, the simulator's write would wait
+// for it forever. Call UJP, simulated or not, between transactions.
+//
+// It runs in-process (New, then Handler or Transport) or as its own server
+// (`denar ujp-sim`). The seeded registry and the /_sim admin endpoints,
+// which require Options.ControlToken, are described in docs/sandbox.md.
 package ujpsim
 
 import (
+	"context"
 	"crypto/x509"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"sync"
+	"strings"
 	"time"
-
-	"golang.org/x/time/rate"
+	"unicode/utf8"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/ujp"
 )
 
 // Options configure a simulator. The zero value is usable.
 type Options struct {
 	// Now is the simulator's base clock (default time.Now); AdvanceClock
-	// adds to it.
+	// adds to it. It also stamps when documents were stored, which the
+	// retention rule reads.
 	Now func() time.Time
 	// QRBase prefixes qr_link (default https://efakturatest.ujp.gov.mk);
 	// qr_link is QRBase + "/euid/" + EUID, as UJP's.
 	QRBase string
-	// StatePath, if set, is a JSON file the state is loaded from at start
-	// and written to after every change.
-	StatePath string
+	// ControlToken is the bearer token the /_sim admin endpoints require
+	// (Authorization: Bearer <token>). Empty: every /_sim request is
+	// refused with 401, and the simulator is driven through its Go methods
+	// only.
+	ControlToken string
 	// Codebooks default to ujpdoc.Snapshot().
 	Codebooks *ujpdoc.Codebooks
-	// Companies replace the seeded registry when not nil.
+	// Companies replace the seeded registry when not nil. Entries added
+	// with AddCompany are stored and take precedence.
 	Companies []ujp.Company
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// SlowRegistryDelay is how long the registry takes to answer for
+	// TaxSlowRegistry; default DefaultSlowRegistryDelay.
+	SlowRegistryDelay time.Duration
 }
+
+// DefaultSlowRegistryDelay is how long the registry takes for
+// TaxSlowRegistry: longer than the service's inline validation budget
+// (1 s), shorter than its registry timeout (10 s).
+const DefaultSlowRegistryDelay = 3 * time.Second
 
 // Well-known sandbox tax numbers (docs/sandbox.md).
 const (
@@ -59,6 +88,7 @@ const (
 	TaxSmallBiz     = "4030000000003" // registered, not a VAT payer, Bitola
 	TaxNeverExisted = "4039999999999" // never registered: E1000
 	TaxNoAnswer     = "4039999999998" // the registry never answers
+	TaxSlowRegistry = "4030000000004" // the registry answers after SlowRegistryDelay
 )
 
 // SeedCompanies is the fictitious registry every simulator starts with.
@@ -72,6 +102,8 @@ func SeedCompanies() []ujp.Company {
 			Address: ujp.CompanyAddress{Street: "ул. Македонија", Number: "2", City: "Скопје", Zip: "1000"}, CountryID: &skopje, Golemina: "2", CountryCode: "MK"},
 		{TaxNumber: TaxSmallBiz, RegistrationNumber: "7000003", Name: "Тест Занаетчија Битола",
 			Address: ujp.CompanyAddress{Street: "ул. Широк Сокак", Number: "3", City: "Битола", Zip: "7000"}, CountryID: &skopje, Golemina: "0", CountryCode: "MK"},
+		{TaxNumber: TaxSlowRegistry, VatNumber: vat("МК" + TaxSlowRegistry), RegistrationNumber: "7000004", Name: "Тест Бавен Купувач ДОО Куманово",
+			Address: ujp.CompanyAddress{Street: "ул. Октомвриска", Number: "4", City: "Куманово", Zip: "1300"}, CountryID: &skopje, Golemina: "2", CountryCode: "MK"},
 	}
 }
 
@@ -116,39 +148,27 @@ type Document struct {
 	History    []ujp.StatusChange `json:"history"`
 }
 
-type certificate struct {
-	EUJPID   string    `json:"eujpId"`
-	EDB      string    `json:"edb"`
-	Serial   string    `json:"serial"`
-	DER      []byte    `json:"der"`
-	NotAfter time.Time `json:"notAfter"`
-	cert     *x509.Certificate
-}
+// ErrNotFound is the simulator's E4008 for an EUID it does not hold (or no
+// longer holds, after retention); errors.Is finds it in the errors of
+// Document, Decide and ForceAutoAccept.
+var ErrNotFound = errors.New("ujpsim: no such document")
 
-// state is everything that survives a restart.
-type state struct {
-	Documents   map[string]*Document `json:"documents"`
-	ByDocID     map[string]string    `json:"byDocId"` // sellerTin|docId → EUID
-	Certs       []*certificate       `json:"certificates"`
-	Companies   []ujp.Company        `json:"companies"`
-	ClockOffset time.Duration        `json:"clockOffsetNs"`
-	NextID      int64                `json:"nextHistoryId"`
-}
-
-// Sim is the simulator. Its methods are safe for concurrent use.
+// Sim is the simulator. Its methods are safe for concurrent use, also by
+// several simulators (processes) on one store.
 type Sim struct {
+	db   *store.DB
 	opts Options
 	cb   *ujpdoc.Codebooks
 	log  *slog.Logger
-
-	mu       sync.Mutex
-	st       state
-	faults   Faults
-	limiters map[string]*rate.Limiter
+	seed map[string]ujp.Company
 }
 
-// New returns a simulator, loading Options.StatePath if it exists.
-func New(opts Options) (*Sim, error) {
+// New returns a simulator whose state is in db (migrated; the tables of
+// migration 00008). Simulators on the same database are one simulated UJP.
+func New(db *store.DB, opts Options) (*Sim, error) {
+	if db == nil {
+		return nil, errors.New("ujpsim: a store is required")
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -158,260 +178,477 @@ func New(opts Options) (*Sim, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.SlowRegistryDelay <= 0 {
+		opts.SlowRegistryDelay = DefaultSlowRegistryDelay
+	}
 	cb := opts.Codebooks
 	if cb == nil {
 		cb = ujpdoc.Snapshot()
 	}
-	s := &Sim{opts: opts, cb: cb, log: opts.Logger, limiters: map[string]*rate.Limiter{}}
-	s.st = state{Documents: map[string]*Document{}, ByDocID: map[string]string{}, Companies: opts.Companies, NextID: 1}
-	if s.st.Companies == nil {
-		s.st.Companies = SeedCompanies()
+	companies := opts.Companies
+	if companies == nil {
+		companies = SeedCompanies()
 	}
-	if opts.StatePath != "" {
-		b, err := os.ReadFile(opts.StatePath)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-		case err != nil:
-			return nil, fmt.Errorf("ujpsim: read state: %w", err)
-		default:
-			if err := json.Unmarshal(b, &s.st); err != nil {
-				return nil, fmt.Errorf("ujpsim: state file %s: %w", opts.StatePath, err)
-			}
-			for _, c := range s.st.Certs {
-				if c.cert, err = x509.ParseCertificate(c.DER); err != nil {
-					return nil, fmt.Errorf("ujpsim: state file %s: certificate %s: %w", opts.StatePath, c.Serial, err)
-				}
-			}
-		}
+	seed := make(map[string]ujp.Company, len(companies))
+	for _, c := range companies {
+		seed[c.TaxNumber] = c
 	}
-	return s, nil
+	return &Sim{db: db, opts: opts, cb: cb, log: opts.Logger, seed: seed}, nil
 }
 
-// now is the simulator's clock: the base clock plus any advance.
-func (s *Sim) now() time.Time { return s.opts.Now().Add(s.st.ClockOffset) }
+// dbTime is a time as stored: UTC (SQLite compares timestamps as text) and
+// microseconds (what PostgreSQL keeps).
+func dbTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
-// Now returns the simulator's clock.
-func (s *Sim) Now() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.now()
+// storable reports whether s can be stored in a TEXT column of either
+// engine and found again: valid UTF-8 without NUL (PostgreSQL refuses both).
+func storable(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// lookupKey makes a header value usable as a lookup key whatever bytes it holds.
+func lookupKey(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
-// persist writes the state file; called with s.mu held after a change.
-func (s *Sim) persist() {
-	if s.opts.StatePath == "" {
-		return
+// callKey carries what an API call read with its faults (callState), so
+// that the call does not read it again.
+type callKey struct{}
+
+// callState is the part of the simulator's settings an API call read when
+// it arrived.
+type callState struct {
+	clockOffset time.Duration
+	// pendingRejects is whether a forced rejection (of every seller, or of
+	// the caller's company) was waiting; a send without one does not look.
+	pendingRejects bool
+}
+
+// now is the simulator's business clock: the base clock plus the stored
+// offset.
+func (s *Sim) now(ctx context.Context) (time.Time, error) {
+	if st, ok := ctx.Value(callKey{}).(callState); ok {
+		return s.opts.Now().Add(st.clockOffset), nil
 	}
-	b, err := json.Marshal(&s.st)
-	if err == nil {
-		tmp := s.opts.StatePath + ".tmp"
-		if err = os.WriteFile(tmp, b, 0o600); err == nil {
-			err = os.Rename(tmp, s.opts.StatePath)
-		}
-	}
+	st, err := s.db.Reader().GetUJPSimSettings(ctx)
 	if err != nil {
-		// The simulator keeps serving from memory; only a restart would lose
-		// this change.
-		s.log.Error("ujpsim: write state", "path", filepath.Clean(s.opts.StatePath), "err", err)
+		return time.Time{}, fmt.Errorf("ujpsim: clock: %w", err)
 	}
+	return s.opts.Now().Add(time.Duration(st.ClockOffsetNs)), nil
 }
 
-// SetFaults replaces the fault configuration.
-func (s *Sim) SetFaults(f Faults) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults = f
-}
+// Now returns the simulator's business clock.
+func (s *Sim) Now(ctx context.Context) (time.Time, error) { return s.now(ctx) }
 
 // Faults returns the fault configuration.
-func (s *Sim) Faults() Faults {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.faults
+func (s *Sim) Faults(ctx context.Context) (Faults, error) {
+	q := s.db.Reader()
+	st, err := q.GetUJPSimSettings(ctx)
+	if err != nil {
+		return Faults{}, fmt.Errorf("ujpsim: faults: %w", err)
+	}
+	f := Faults{Outage: st.Outage, Latency: time.Duration(st.LatencyNs), ErrorRate: st.ErrorRate, RateLimit: st.RateLimit}
+	if st.RejectCount > 0 {
+		f.RejectSends = &ForcedRejection{Code: st.RejectCode, Message: st.RejectMessage, Count: int(st.RejectCount)}
+	}
+	rows, err := q.ListUJPSimSellerFaults(ctx)
+	if err != nil {
+		return Faults{}, fmt.Errorf("ujpsim: seller faults: %w", err)
+	}
+	for _, r := range rows {
+		if r.Outage {
+			if f.OutageSellers == nil {
+				f.OutageSellers = map[string]bool{}
+			}
+			f.OutageSellers[r.Edb] = true
+		}
+		if r.RejectCount > 0 {
+			if f.RejectSellers == nil {
+				f.RejectSellers = map[string]ForcedRejection{}
+			}
+			f.RejectSellers[r.Edb] = ForcedRejection{Code: r.RejectCode, Message: r.RejectMessage, Count: int(r.RejectCount)}
+		}
+	}
+	return f, nil
+}
+
+// countOK bounds a count of forced rejections (stored as a 32-bit integer).
+func countOK(n int) bool { return n >= 0 && n <= 1_000_000 }
+
+// checkFaults refuses a fault set that cannot be stored or makes no sense.
+func checkFaults(f Faults) error {
+	switch {
+	case f.Latency < 0 || f.Latency > time.Hour:
+		return errors.New("latency must be between 0 and an hour")
+	case f.ErrorRate < 0 || f.ErrorRate > 1:
+		return errors.New("errorRate must be between 0 and 1")
+	case f.RejectSends != nil && (!countOK(f.RejectSends.Count) || !storable(f.RejectSends.Code) || !storable(f.RejectSends.Message)):
+		return errors.New("rejectSends needs a count from 0 to 1000000 and a code and message without NUL")
+	}
+	for edb := range f.OutageSellers {
+		if !storable(edb) {
+			return errors.New("outageSellers: a tax number is not valid text")
+		}
+	}
+	for edb, r := range f.RejectSellers {
+		if !storable(edb) || !countOK(r.Count) || !storable(r.Code) || !storable(r.Message) {
+			return errors.New("rejectSellers: a tax number, code or message is not valid text, or a count is not from 0 to 1000000")
+		}
+	}
+	return nil
+}
+
+// SetFaults replaces the fault configuration, the sellers' included.
+func (s *Sim) SetFaults(ctx context.Context, f Faults) error {
+	if err := checkFaults(f); err != nil {
+		return badRequest(err.Error())
+	}
+	var rej ForcedRejection
+	if f.RejectSends != nil {
+		rej = *f.RejectSends
+	}
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.SetUJPSimFaults(ctx, dbq.SetUJPSimFaultsParams{Outage: f.Outage, LatencyNs: int64(f.Latency), ErrorRate: f.ErrorRate,
+			RateLimit: f.RateLimit, RejectCode: rej.Code, RejectMessage: rej.Message, RejectCount: int32(rej.Count)}); err != nil {
+			return fmt.Errorf("ujpsim: set faults: %w", err)
+		}
+		if err := tx.DeleteUJPSimSellerFaults(ctx); err != nil {
+			return fmt.Errorf("ujpsim: set faults: %w", err)
+		}
+		sellers := map[string]dbq.PutUJPSimSellerFaultsParams{}
+		for edb, on := range f.OutageSellers {
+			if on {
+				sellers[edb] = dbq.PutUJPSimSellerFaultsParams{Edb: edb, Outage: true}
+			}
+		}
+		for edb, r := range f.RejectSellers {
+			p := sellers[edb]
+			p.Edb, p.RejectCode, p.RejectMessage, p.RejectCount = edb, r.Code, r.Message, int32(r.Count)
+			sellers[edb] = p
+		}
+		for _, p := range sellers {
+			if err := tx.PutUJPSimSellerFaults(ctx, p); err != nil {
+				return fmt.Errorf("ujpsim: set faults of %s: %w", p.Edb, err)
+			}
+		}
+		return nil
+	})
 }
 
 // SetOutage starts or ends an outage.
-func (s *Sim) SetOutage(on bool) { s.update(func(f *Faults) { f.Outage = on }) }
-
-// SetLatency adds d before every API call is handled.
-func (s *Sim) SetLatency(d time.Duration) { s.update(func(f *Faults) { f.Latency = d }) }
-
-// SetErrorRate makes a fraction (0…1) of API calls fail with 500.
-func (s *Sim) SetErrorRate(r float64) { s.update(func(f *Faults) { f.ErrorRate = r }) }
-
-// SetRateLimit turns UJP's 1 request/second per user limit on or off.
-func (s *Sim) SetRateLimit(on bool) { s.update(func(f *Faults) { f.RateLimit = on }) }
-
-// RejectNextSends makes the next n sends fail with a terminal UJP code.
-func (s *Sim) RejectNextSends(n int, code, message string) {
-	s.update(func(f *Faults) { f.RejectSends = &ForcedRejection{Code: code, Message: message, Count: n} })
+func (s *Sim) SetOutage(ctx context.Context, on bool) error {
+	return wrap("set outage", s.db.Writer().SetUJPSimOutage(ctx, on))
 }
 
-// SetSellerOutage starts or ends an outage seen only by calls with X-EDB edb.
-func (s *Sim) SetSellerOutage(edb string, on bool) {
-	s.update(func(f *Faults) {
-		m := make(map[string]bool, len(f.OutageSellers)+1)
-		for k, v := range f.OutageSellers {
-			m[k] = v
-		}
-		if on {
-			m[edb] = true
-		} else {
-			delete(m, edb)
-		}
-		f.OutageSellers = m
-	})
+// SetLatency adds d before every API call is handled.
+func (s *Sim) SetLatency(ctx context.Context, d time.Duration) error {
+	if d < 0 || d > time.Hour {
+		return badRequest("latency must be between 0 and an hour")
+	}
+	return wrap("set latency", s.db.Writer().SetUJPSimLatency(ctx, int64(d)))
+}
+
+// SetErrorRate makes a fraction (0…1) of API calls fail with 500.
+func (s *Sim) SetErrorRate(ctx context.Context, r float64) error {
+	if r < 0 || r > 1 {
+		return badRequest("errorRate must be between 0 and 1")
+	}
+	return wrap("set error rate", s.db.Writer().SetUJPSimErrorRate(ctx, r))
+}
+
+// SetRateLimit turns UJP's 1 request/second per user limit on or off. It
+// holds across every simulator on the store.
+func (s *Sim) SetRateLimit(ctx context.Context, on bool) error {
+	return wrap("set rate limit", s.db.Writer().SetUJPSimRateLimit(ctx, on))
+}
+
+// RejectNextSends makes the next n sends fail with a terminal UJP code.
+func (s *Sim) RejectNextSends(ctx context.Context, n int, code, message string) error {
+	if !countOK(n) || !storable(code) || !storable(message) {
+		return badRequest("rejectSends needs a count from 0 to 1000000 and a code and message without NUL")
+	}
+	return wrap("reject sends", s.db.Writer().SetUJPSimRejectSends(ctx, dbq.SetUJPSimRejectSendsParams{RejectCode: code,
+		RejectMessage: message, RejectCount: int32(n)}))
+}
+
+// SetSellerOutage starts or ends an outage seen only by calls with X-EDB
+// edb. It is also the sandbox simulate endpoint's outage_starts and
+// outage_ends (einvoiceapi.SandboxUJP).
+func (s *Sim) SetSellerOutage(ctx context.Context, edb string, on bool) error {
+	if !storable(edb) {
+		return badRequest("the tax number is not valid text")
+	}
+	return wrap("seller outage", s.db.Writer().SetUJPSimSellerOutage(ctx, dbq.SetUJPSimSellerOutageParams{Edb: edb, Outage: on}))
 }
 
 // RejectNextSellerSends makes the next n sends of seller edb fail with a
 // terminal UJP code.
-func (s *Sim) RejectNextSellerSends(edb string, n int, code, message string) {
-	s.update(func(f *Faults) {
-		m := make(map[string]ForcedRejection, len(f.RejectSellers)+1)
-		for k, v := range f.RejectSellers {
-			m[k] = v
-		}
-		m[edb] = ForcedRejection{Code: code, Message: message, Count: n}
-		f.RejectSellers = m
-	})
+func (s *Sim) RejectNextSellerSends(ctx context.Context, edb string, n int, code, message string) error {
+	if !storable(edb) || !countOK(n) || !storable(code) || !storable(message) {
+		return badRequest("a tax number, code and message without NUL, and a count from 0 to 1000000 are required")
+	}
+	return wrap("seller rejections", s.db.Writer().SetUJPSimSellerRejects(ctx, dbq.SetUJPSimSellerRejectsParams{Edb: edb,
+		RejectCode: code, RejectMessage: message, RejectCount: int32(n)}))
 }
 
-func (s *Sim) update(fn func(*Faults)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fn(&s.faults)
+// RejectNextSend makes the seller's next send fail with UJP code code (the
+// sandbox simulate endpoint's terminal_error; einvoiceapi.SandboxUJP).
+func (s *Sim) RejectNextSend(ctx context.Context, edb, code, message string) error {
+	return s.RejectNextSellerSends(ctx, edb, 1, code, message)
 }
 
-// AdvanceClock moves the simulator's clock forward (documents past their
-// decision deadline are auto-accepted on the next call).
-func (s *Sim) AdvanceClock(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.st.ClockOffset += d
-	s.sweep()
-	s.persist()
+func wrap(op string, err error) error {
+	if err != nil {
+		return fmt.Errorf("ujpsim: %s: %w", op, err)
+	}
+	return nil
+}
+
+// AdvanceClock moves the simulator's business clock forward; documents
+// past their decision deadline are auto-accepted at once.
+func (s *Sim) AdvanceClock(ctx context.Context, d time.Duration) error {
+	if d < 0 {
+		return badRequest("the clock only moves forward")
+	}
+	off, err := s.db.Writer().AdvanceUJPSimClock(ctx, int64(d))
+	if err != nil {
+		return fmt.Errorf("ujpsim: advance clock: %w", err)
+	}
+	return s.sweep(ctx, s.opts.Now().Add(time.Duration(off)))
 }
 
 // AddCompany adds or replaces a registry entry.
-func (s *Sim) AddCompany(c ujp.Company) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := range s.st.Companies {
-		if s.st.Companies[i].TaxNumber == c.TaxNumber {
-			s.st.Companies[i] = c
-			s.persist()
-			return
-		}
+func (s *Sim) AddCompany(ctx context.Context, c ujp.Company) error {
+	if !storable(c.TaxNumber) || c.TaxNumber == "" || c.Name == "" {
+		return badRequest("taxNumber and name are required, as text without NUL")
 	}
-	s.st.Companies = append(s.st.Companies, c)
-	s.persist()
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("ujpsim: add company: %w", err)
+	}
+	return wrap("add company", s.db.Writer().PutUJPSimCompany(ctx, dbq.PutUJPSimCompanyParams{TaxNumber: c.TaxNumber,
+		Company: string(b), UpdatedAt: dbTime(s.opts.Now())}))
 }
 
-func (s *Sim) company(tax string) (ujp.Company, bool) {
-	for _, c := range s.st.Companies {
-		if c.TaxNumber == tax {
-			return c, true
+// company looks a tax number up: the entries added through AddCompany,
+// then the seeded registry.
+func (s *Sim) company(ctx context.Context, tax string) (ujp.Company, bool, error) {
+	found, err := s.companies(ctx, tax, tax)
+	if err != nil {
+		return ujp.Company{}, false, err
+	}
+	c, ok := found[tax]
+	return c, ok, nil
+}
+
+// companies looks two tax numbers up at once (a document's parties).
+func (s *Sim) companies(ctx context.Context, first, second string) (map[string]ujp.Company, error) {
+	out := map[string]ujp.Company{}
+	if !storable(first) {
+		first = ""
+	}
+	if !storable(second) {
+		second = ""
+	}
+	rows, err := s.db.Reader().ListUJPSimCompanies(ctx, dbq.ListUJPSimCompaniesParams{First: first, Second: second})
+	if err != nil {
+		return nil, fmt.Errorf("ujpsim: registry: %w", err)
+	}
+	for _, r := range rows {
+		var c ujp.Company
+		if err := json.Unmarshal([]byte(r.Company), &c); err != nil {
+			return nil, fmt.Errorf("ujpsim: stored registry entry %s: %w", r.TaxNumber, err)
+		}
+		out[r.TaxNumber] = c
+	}
+	for _, tax := range []string{first, second} {
+		if _, stored := out[tax]; !stored {
+			if c, ok := s.seed[tax]; ok && tax != "" {
+				out[tax] = c
+			}
 		}
 	}
-	return ujp.Company{}, false
+	return out, nil
 }
 
 // RegisterCertificate registers a signing certificate (DER) for a signer of
 // a company and returns its serial number (decimal), the X-SERIAL-NUMBER.
-func (s *Sim) RegisterCertificate(eujpID, edb string, der []byte) (string, error) {
+func (s *Sim) RegisterCertificate(ctx context.Context, eujpID, edb string, der []byte) (string, error) {
+	if !storable(eujpID) || !storable(edb) || eujpID == "" || edb == "" {
+		return "", badRequest("eujpId and edb are required, as text without NUL")
+	}
 	c, err := x509.ParseCertificate(der)
 	if err != nil {
-		return "", fmt.Errorf("parse certificate: %w", err)
+		return "", &simError{status: 400, code: "E5004", msg: "Certificate validation failed: " + err.Error()}
 	}
 	if c.PublicKeyAlgorithm != x509.RSA {
-		return "", fmt.Errorf("certificate key is %s; UJP signatures are RS256", c.PublicKeyAlgorithm)
+		return "", &simError{status: 400, code: "E5004", msg: fmt.Sprintf("Certificate validation failed: the key is %s; UJP signatures are RS256", c.PublicKeyAlgorithm)}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	serial := c.SerialNumber.String()
-	for _, old := range s.st.Certs {
-		if old.EDB == edb && old.Serial == serial {
-			old.EUJPID, old.DER, old.cert, old.NotAfter = eujpID, der, c, c.NotAfter
-			s.persist()
-			return serial, nil
-		}
+	err = s.db.Writer().PutUJPSimCertificate(ctx, dbq.PutUJPSimCertificateParams{Edb: edb, Serial: serial, EujpID: eujpID,
+		Der: der, NotAfter: dbTime(c.NotAfter), RegisteredAt: dbTime(s.opts.Now())})
+	if err != nil {
+		return "", fmt.Errorf("ujpsim: register certificate: %w", err)
 	}
-	s.st.Certs = append(s.st.Certs, &certificate{EUJPID: eujpID, EDB: edb, Serial: serial, DER: der, NotAfter: c.NotAfter, cert: c})
-	s.persist()
 	return serial, nil
 }
 
-// Document returns a copy of the record of a document.
-func (s *Sim) Document(euid string) (Document, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sweep()
-	d, ok := s.st.Documents[euid]
-	if !ok {
-		return Document{}, false
+// Document returns the record of a document; ErrNotFound when the
+// simulator does not hold it.
+func (s *Sim) Document(ctx context.Context, euid string) (Document, error) {
+	now, err := s.now(ctx)
+	if err != nil {
+		return Document{}, err
 	}
-	c := *d
-	c.History = append([]ujp.StatusChange(nil), d.History...)
-	return c, true
+	if err := s.sweep(ctx, now); err != nil {
+		return Document{}, err
+	}
+	return s.document(ctx, s.db.Reader(), euid)
 }
 
-// Documents returns copies of every document a seller issued, oldest first
-// (EUIDs are UUIDv7, so their order is their time order).
-func (s *Sim) Documents(sellerTin string) []Document {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sweep()
-	var out []Document
-	for _, d := range s.st.Documents {
-		if d.SellerTin == sellerTin {
-			c := *d
-			c.History = append([]ujp.StatusChange(nil), d.History...)
-			out = append(out, c)
-		}
+func (s *Sim) document(ctx context.Context, q *dbq.Queries, euid string) (Document, error) {
+	if !storable(euid) {
+		return Document{}, errNotFound()
 	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].EUID < out[j-1].EUID; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
+	row, err := q.GetUJPSimDocument(ctx, euid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Document{}, errNotFound()
 	}
-	return out
+	if err != nil {
+		return Document{}, fmt.Errorf("ujpsim: document %s: %w", euid, err)
+	}
+	hist, err := q.ListUJPSimHistory(ctx, euid)
+	if err != nil {
+		return Document{}, fmt.Errorf("ujpsim: history of %s: %w", euid, err)
+	}
+	return toDocument(row, hist)
+}
+
+func errNotFound() *simError {
+	return &simError{status: 404, code: "E4008", msg: "The requested resource could not be found"}
+}
+
+func toDocument(row dbq.UjpsimDocument, hist []dbq.UjpsimHistory) (Document, error) {
+	d := Document{EUID: row.Euid, DocID: row.DocID, DocType: row.DocType, DocStorno: int(row.DocStorno), SellerTin: row.SellerTin,
+		BuyerTin: row.BuyerTin, Status: row.Status, QRLink: row.QrLink, ReceivedAt: row.ReceivedAt.UTC(), DecideBy: row.DecideBy.UTC(),
+		References: row.ReferencesEuid, Payload: json.RawMessage(row.Payload), History: make([]ujp.StatusChange, 0, len(hist))}
+	for _, h := range hist {
+		ch, err := toChange(h)
+		if err != nil {
+			return Document{}, err
+		}
+		d.History = append(d.History, ch)
+	}
+	return d, nil
+}
+
+func toChange(h dbq.UjpsimHistory) (ujp.StatusChange, error) {
+	var ch ujp.StatusChange
+	if err := json.Unmarshal([]byte(h.Change), &ch); err != nil {
+		return ch, fmt.Errorf("ujpsim: stored status change %d: %w", h.ID, err)
+	}
+	ch.ID, ch.EUID = h.ID, h.Euid
+	return ch, nil
+}
+
+// Documents returns every document a seller issued, oldest first (EUIDs
+// are UUIDv7, so their order is their time order).
+func (s *Sim) Documents(ctx context.Context, sellerTin string) ([]Document, error) {
+	now, err := s.now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.sweep(ctx, now); err != nil {
+		return nil, err
+	}
+	if !storable(sellerTin) {
+		return []Document{}, nil
+	}
+	q := s.db.Reader()
+	rows, err := q.ListUJPSimDocumentsBySeller(ctx, sellerTin)
+	if err != nil {
+		return nil, fmt.Errorf("ujpsim: documents of %s: %w", sellerTin, err)
+	}
+	hist, err := q.ListUJPSimHistoryBySeller(ctx, sellerTin)
+	if err != nil {
+		return nil, fmt.Errorf("ujpsim: history of %s: %w", sellerTin, err)
+	}
+	byEUID := map[string][]dbq.UjpsimHistory{}
+	for _, h := range hist {
+		byEUID[h.Euid] = append(byEUID[h.Euid], h)
+	}
+	out := make([]Document, 0, len(rows))
+	for _, r := range rows {
+		d, err := toDocument(r, byEUID[r.Euid])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // DocumentCount is how many documents the simulator holds (a crash test
 // checks it to prove there is no duplicate).
-func (s *Sim) DocumentCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.st.Documents)
+func (s *Sim) DocumentCount(ctx context.Context) (int, error) {
+	n, err := s.db.Reader().CountUJPSimDocuments(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("ujpsim: count documents: %w", err)
+	}
+	return int(n), nil
 }
 
 // Decide records a buyer's decision on the buyer's behalf, as if the buyer
-// had called accept-reject: only from 01 (E1016 otherwise).
-func (s *Sim) Decide(euid string, accept bool, reasonCode, comment string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sweep()
-	if err := s.decide(euid, "", accept, reasonCode, comment); err != nil {
+// had called accept-reject: only from 01 (E1016 otherwise). It is the
+// sandbox simulate endpoint's buyer_accepts and buyer_rejects
+// (einvoiceapi.SandboxUJP); a refusal has a UJPCode method.
+func (s *Sim) Decide(ctx context.Context, euid string, accept bool, reasonCode, comment string) error {
+	now, err := s.now(ctx)
+	if err != nil {
 		return err
 	}
-	s.persist()
+	if err := s.sweep(ctx, now); err != nil {
+		return err
+	}
+	if se := s.decide(ctx, now, euid, "", accept, reasonCode, comment); se != nil {
+		return se
+	}
 	return nil
 }
 
 // ForceAutoAccept moves a document in 01 to 04 as if its deadline passed.
-func (s *Sim) ForceAutoAccept(euid string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d, ok := s.st.Documents[euid]
-	if !ok {
-		return &simError{status: 404, code: "E4008", msg: "The requested resource could not be found"}
+func (s *Sim) ForceAutoAccept(ctx context.Context, euid string) error {
+	now, err := s.now(ctx)
+	if err != nil {
+		return err
+	}
+	d, err := s.document(ctx, s.db.Reader(), euid)
+	if err != nil {
+		return err
 	}
 	if d.Status != ujp.StatusSent {
-		return &simError{status: 409, code: "E1016", msg: "Document is not in status NEW. Cannot be accepted, rejected, or cancelled."}
+		return errNotNew()
 	}
-	s.move(d, ujp.StatusAutoAccepted, ujp.StatusChange{Comment: strp("Document auto accept after expiration date")})
-	s.persist()
+	moved := false
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		moved, err = s.move(ctx, tx, docRef{d.EUID, d.SellerTin, d.BuyerTin}, ujp.StatusSent, ujp.StatusAutoAccepted, now,
+			ujp.StatusChange{Comment: strp("Document auto accept after expiration date")})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !moved {
+		return errNotNew()
+	}
 	return nil
+}
+
+// AutoAccept is ForceAutoAccept under the name of the sandbox simulate
+// endpoint's deadline_passes (einvoiceapi.SandboxUJP).
+func (s *Sim) AutoAccept(ctx context.Context, euid string) error { return s.ForceAutoAccept(ctx, euid) }
+
+func errNotNew() *simError {
+	return &simError{status: 409, code: "E1016", msg: "Document is not in status NEW. Cannot be accepted, rejected, or cancelled."}
 }
 
 func strp(s string) *string { return &s }
@@ -431,18 +668,36 @@ func decideByFor(doc *ujpdoc.Document, received time.Time) time.Time {
 	return time.Date(t.Year(), t.Month()+1, 11, 0, 0, 0, 0, ujpdoc.Skopje)
 }
 
-// sweep auto-accepts documents past their deadline; called with s.mu held.
-func (s *Sim) sweep() {
-	now := s.now()
-	changed := false
-	for _, d := range s.st.Documents {
-		if d.Status == ujp.StatusSent && d.DocStorno != ujpdoc.StornoVoid && !now.Before(d.DecideBy) {
-			s.moveAt(d, ujp.StatusAutoAccepted, d.DecideBy, ujp.StatusChange{Comment: strp("Document auto accept after expiration date")})
-			changed = true
+// sweepBatch bounds the documents one sweep transaction moves.
+const sweepBatch = 100
+
+// sweep auto-accepts documents past their deadline, as of now. It is a
+// read of an index when nothing is due; each move is conditional, so two
+// processes sweeping at once move a document once.
+func (s *Sim) sweep(ctx context.Context, now time.Time) error {
+	for {
+		due, err := s.db.Reader().UJPSimDueDocuments(ctx, dbq.UJPSimDueDocumentsParams{Now: dbTime(now), MaxRows: sweepBatch})
+		if err != nil {
+			return fmt.Errorf("ujpsim: due documents: %w", err)
 		}
-	}
-	if changed {
-		s.persist()
+		if len(due) == 0 {
+			return nil
+		}
+		err = s.db.InTx(ctx, func(tx *store.Tx) error {
+			for _, d := range due {
+				if _, err := s.move(ctx, tx, docRef{d.Euid, d.SellerTin, d.BuyerTin}, ujp.StatusSent, ujp.StatusAutoAccepted,
+					d.DecideBy, ujp.StatusChange{Comment: strp("Document auto accept after expiration date")}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(due) < sweepBatch {
+			return nil
+		}
 	}
 }
 
@@ -453,47 +708,86 @@ func (s *Sim) statusName(code string) string {
 	return ""
 }
 
-// move records a status change at the simulator's current time.
-func (s *Sim) move(d *Document, to string, extra ujp.StatusChange) { s.moveAt(d, to, s.now(), extra) }
+// docRef names a document and its parties, which its history rows repeat.
+type docRef struct{ euid, seller, buyer string }
 
-func (s *Sim) moveAt(d *Document, to string, at time.Time, extra ujp.StatusChange) {
+// move changes a document's status from from to to and records the change
+// at at, in tx; false (and nothing written) when the document was not in
+// from any more.
+func (s *Sim) move(ctx context.Context, tx *store.Tx, d docRef, from, to string, at time.Time, extra ujp.StatusChange) (bool, error) {
+	n, err := tx.MoveUJPSimDocument(ctx, dbq.MoveUJPSimDocumentParams{Euid: d.euid, FromStatus: from, ToStatus: to})
+	if err != nil {
+		return false, fmt.Errorf("ujpsim: move %s to %s: %w", d.euid, to, err)
+	}
+	if n == 0 {
+		return false, nil
+	}
+	return true, s.record(ctx, tx, d, from, to, at, extra)
+}
+
+// record writes a status change of d at at.
+func (s *Sim) record(ctx context.Context, tx *store.Tx, d docRef, from, to string, at time.Time, extra ujp.StatusChange) error {
+	// UJP's timestamps have seconds; the stored time is the one the
+	// change feeds are filtered by, so it is the same second.
+	at = dbTime(at).Truncate(time.Second)
 	ch := extra
-	ch.ID = s.st.NextID
-	s.st.NextID++
-	ch.EUID = d.EUID
-	if d.Status != "" {
-		ch.OldStatus = ujp.StatusRef{Code: d.Status, Name: s.statusName(d.Status)}
+	ch.ID, ch.EUID = 0, ""
+	if from != "" {
+		ch.OldStatus = ujp.StatusRef{Code: from, Name: s.statusName(from)}
 	}
 	ch.NewStatus = ujp.StatusRef{Code: to, Name: s.statusName(to)}
 	ch.Timestamp = ujpdoc.FormatTimestamp(at)
-	d.Status = to
-	d.History = append(d.History, ch)
+	b, err := json.Marshal(ch)
+	if err != nil {
+		return fmt.Errorf("ujpsim: encode status change: %w", err)
+	}
+	if _, err := tx.InsertUJPSimHistory(ctx, dbq.InsertUJPSimHistoryParams{Euid: d.euid, SellerTin: d.seller, BuyerTin: d.buyer,
+		At: at, Change: string(b)}); err != nil {
+		return fmt.Errorf("ujpsim: record status change of %s: %w", d.euid, err)
+	}
+	return nil
 }
 
 // decide applies a buyer decision; buyerTin "" skips the ownership check
-// (the admin acting for the buyer). Called with s.mu held.
-func (s *Sim) decide(euid, buyerTin string, accept bool, reasonCode, comment string) error {
-	d, ok := s.st.Documents[euid]
-	if !ok || (buyerTin != "" && d.BuyerTin != buyerTin) {
-		return &simError{status: 404, code: "E4008", msg: "The requested resource could not be found"}
-	}
-	if d.Status != ujp.StatusSent {
-		return &simError{status: 409, code: "E1016", msg: "Document is not in status NEW. Cannot be accepted, rejected, or cancelled."}
+// (the admin acting for the buyer).
+func (s *Sim) decide(ctx context.Context, now time.Time, euid, buyerTin string, accept bool, reasonCode, comment string) error {
+	d, err := s.document(ctx, s.db.Reader(), euid)
+	var se *simError
+	switch {
+	case errors.As(err, &se):
+		return se
+	case err != nil:
+		return err
+	case buyerTin != "" && d.BuyerTin != buyerTin:
+		return errNotFound()
+	case d.Status != ujp.StatusSent:
+		return errNotNew()
 	}
 	ch := ujp.StatusChange{}
 	if comment != "" {
 		ch.Comment = strp(comment)
 	}
-	if accept {
-		s.move(d, ujp.StatusAccepted, ch)
-		return nil
+	to := ujp.StatusAccepted
+	if !accept {
+		r, ok := s.cb.RejectReason(reasonCode)
+		if !ok {
+			return &simError{status: 400, code: "E1002", msg: "Reject reason not found", prop: "rejectReasonCode", codebook: ujpdoc.CBRejectReasons}
+		}
+		ch.RejectReasonCode, ch.RejectReason = strp(r.Code), strp(r.Name)
+		to = ujp.StatusRejected
 	}
-	r, ok := s.cb.RejectReason(reasonCode)
-	if !ok {
-		return &simError{status: 400, code: "E1002", msg: "Reject reason not found", prop: "rejectReasonCode", codebook: ujpdoc.CBRejectReasons}
+	moved := false
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		moved, err = s.move(ctx, tx, docRef{d.EUID, d.SellerTin, d.BuyerTin}, ujp.StatusSent, to, now, ch)
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	ch.RejectReasonCode, ch.RejectReason = strp(r.Code), strp(r.Name)
-	s.move(d, ujp.StatusRejected, ch)
+	if !moved {
+		return errNotNew() // decided (or auto-accepted) by another call meanwhile
+	}
 	return nil
 }
 
@@ -508,3 +802,15 @@ type simError struct {
 }
 
 func (e *simError) Error() string { return e.code + " " + e.msg }
+
+// badRequest is the simulator's refusal of a bad control request (E4000).
+func badRequest(msg string) *simError {
+	return &simError{status: 400, code: "E4000", msg: "Bad request: " + msg}
+}
+
+// UJPCode is the simulator's (UJP's) error code: what the sandbox simulate
+// endpoint reports when the simulator refuses a transition.
+func (e *simError) UJPCode() string { return e.code }
+
+// Is makes errors.Is(err, ErrNotFound) true for E4008.
+func (e *simError) Is(target error) bool { return target == ErrNotFound && e.code == "E4008" }

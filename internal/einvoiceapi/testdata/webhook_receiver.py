@@ -15,10 +15,19 @@ import hashlib
 import hmac
 import json
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 TOLERANCE = 300
+OUT = threading.Lock()
+
+
+def say(line):
+    # Requests are served on threads: one whole line at a time.
+    with OUT:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
 
 
 def verify(secret, header, body):
@@ -52,10 +61,10 @@ def main():
             why = verify(SECRET, self.headers.get("Service-Signature", ""), body)
             if why is None:
                 event = json.loads(body)
-                print("ok", event["id"], event["type"], flush=True)
+                say("ok %s %s" % (event["id"], event["type"]))
                 self.send_response(204)
             else:
-                print("bad", why, flush=True)
+                say("bad " + why)
                 self.send_response(400)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -64,7 +73,7 @@ def main():
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    print("port", server.server_address[1], flush=True)
+    say("port %d" % server.server_address[1])
     global SECRET
     SECRET = sys.stdin.readline().strip().encode()
     server.serve_forever()

@@ -43,39 +43,42 @@ func (q *Queries) AddEInvoiceStatus(ctx context.Context, arg AddEInvoiceStatusPa
 const createEInvoice = `-- name: CreateEInvoice :one
 INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
                        document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
-                       client_reference, fingerprint, original_id, created_at, updated_at)
+                       client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5,
         $6, $7, $8, $9, $10,
         $11, $12, $13, $14, $15,
         $16, $17, $18, $19,
-        $20, $21)
+        $20, $21, $22)
 RETURNING id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id
 `
 
 type CreateEInvoiceParams struct {
-	ID              string
-	AccountID       string
-	CompanyID       string
-	Environment     string
-	Kind            string
-	Status          string
-	DocumentType    string
-	Number          string
-	IssueDate       string
-	Document        string
-	UjpDocID        string
-	TotalNet        string
-	TotalVat        string
-	TotalGross      string
-	Currency        string
-	Problems        string
-	ClientReference sql.NullString
-	Fingerprint     string
-	OriginalID      sql.NullString
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
+	ID               string
+	AccountID        string
+	CompanyID        string
+	Environment      string
+	Kind             string
+	Status           string
+	DocumentType     string
+	Number           string
+	IssueDate        string
+	Document         string
+	UjpDocID         string
+	TotalNet         string
+	TotalVat         string
+	TotalGross       string
+	Currency         string
+	Problems         string
+	ClientReference  sql.NullString
+	Fingerprint      string
+	OriginalID       sql.NullString
+	SigningRequestID sql.NullString
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
 
+// signing_request_id names the request created in the same transaction
+// for the document's signature (NULL when there is none).
 func (q *Queries) CreateEInvoice(ctx context.Context, arg CreateEInvoiceParams) (Einvoice, error) {
 	row := q.db.QueryRowContext(ctx, createEInvoice,
 		arg.ID,
@@ -97,6 +100,7 @@ func (q *Queries) CreateEInvoice(ctx context.Context, arg CreateEInvoiceParams) 
 		arg.ClientReference,
 		arg.Fingerprint,
 		arg.OriginalID,
+		arg.SigningRequestID,
 		arg.CreatedAt,
 		arg.UpdatedAt,
 	)
@@ -419,6 +423,67 @@ func (q *Queries) ListEInvoices(ctx context.Context, arg ListEInvoicesParams) ([
 		arg.Euid,
 		arg.Lim,
 	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Einvoice{}
+	for rows.Next() {
+		var i Einvoice
+		if err := rows.Scan(
+			&i.ID,
+			&i.AccountID,
+			&i.CompanyID,
+			&i.Environment,
+			&i.Kind,
+			&i.Status,
+			&i.DocumentType,
+			&i.Number,
+			&i.IssueDate,
+			&i.Document,
+			&i.UjpDocID,
+			&i.Euid,
+			&i.QrLink,
+			&i.TotalNet,
+			&i.TotalVat,
+			&i.TotalGross,
+			&i.Currency,
+			&i.Problems,
+			&i.ClientReference,
+			&i.Fingerprint,
+			&i.OriginalID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.HeldSince,
+			&i.SubmitAttempts,
+			&i.DeliveredAt,
+			&i.SettledAt,
+			&i.SigningRequestID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listEInvoicesWithoutRequest = `-- name: ListEInvoicesWithoutRequest :many
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices
+WHERE company_id = $1 AND status = 'awaiting_signature' AND signing_request_id IS NULL
+ORDER BY id LIMIT 500
+`
+
+// E-invoices of a company waiting for a signature with no request open
+// (asked when the company had no valid certificate, or in the backoff
+// after a passing refusal): registering a certificate asks for them.
+func (q *Queries) ListEInvoicesWithoutRequest(ctx context.Context, companyID string) ([]Einvoice, error) {
+	rows, err := q.db.QueryContext(ctx, listEInvoicesWithoutRequest, companyID)
 	if err != nil {
 		return nil, err
 	}

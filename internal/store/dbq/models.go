@@ -261,6 +261,71 @@ type UjpSlot struct {
 	Until  time.Time
 }
 
+type UjpsimCertificate struct {
+	Edb          string
+	Serial       string
+	EujpID       string
+	Der          []byte
+	NotAfter     time.Time
+	RegisteredAt time.Time
+}
+
+type UjpsimCompany struct {
+	TaxNumber string
+	Company   string
+	UpdatedAt time.Time
+}
+
+type UjpsimDocument struct {
+	Euid           string
+	SellerTin      string
+	DocID          string
+	DocType        string
+	DocStorno      int32
+	BuyerTin       string
+	Status         string
+	QrLink         string
+	ReceivedAt     time.Time
+	DecideBy       time.Time
+	ReferencesEuid string
+	Payload        []byte
+	CreatedAt      time.Time
+}
+
+type UjpsimHistory struct {
+	ID        int64
+	Euid      string
+	SellerTin string
+	BuyerTin  string
+	At        time.Time
+	Change    string
+}
+
+type UjpsimRate struct {
+	EujpID string
+	NextAt time.Time
+}
+
+type UjpsimSellerFault struct {
+	Edb           string
+	Outage        bool
+	RejectCode    string
+	RejectMessage string
+	RejectCount   int32
+}
+
+type UjpsimSetting struct {
+	ID            int32
+	ClockOffsetNs int64
+	Outage        bool
+	LatencyNs     int64
+	ErrorRate     float64
+	RateLimit     bool
+	RejectCode    string
+	RejectMessage string
+	RejectCount   int32
+}
+
 type WebhookAttempt struct {
 	ID           string
 	DeliveryID   string

@@ -1,12 +1,14 @@
 -- name: CreateEInvoice :one
+-- signing_request_id names the request created in the same transaction
+-- for the document's signature (NULL when there is none).
 INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
                        document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
-                       client_reference, fingerprint, original_id, created_at, updated_at)
+                       client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
 VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(environment), sqlc.arg(kind),
         sqlc.arg(status), sqlc.arg(document_type), sqlc.arg(number), sqlc.arg(issue_date), sqlc.arg(document),
         sqlc.arg(ujp_doc_id), sqlc.arg(total_net), sqlc.arg(total_vat), sqlc.arg(total_gross), sqlc.arg(currency),
         sqlc.arg(problems), sqlc.narg(client_reference), sqlc.arg(fingerprint), sqlc.narg(original_id),
-        sqlc.arg(created_at), sqlc.arg(updated_at))
+        sqlc.narg(signing_request_id), sqlc.arg(created_at), sqlc.arg(updated_at))
 RETURNING *;
 
 -- name: GetEInvoice :one
@@ -69,3 +71,11 @@ SELECT * FROM einvoices WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(accoun
 
 -- name: SetEInvoiceProblems :exec
 UPDATE einvoices SET problems = sqlc.arg(problems), updated_at = sqlc.arg(updated_at) WHERE id = sqlc.arg(id);
+
+-- name: ListEInvoicesWithoutRequest :many
+-- E-invoices of a company waiting for a signature with no request open
+-- (asked when the company had no valid certificate, or in the backoff
+-- after a passing refusal): registering a certificate asks for them.
+SELECT * FROM einvoices
+WHERE company_id = sqlc.arg(company_id) AND status = 'awaiting_signature' AND signing_request_id IS NULL
+ORDER BY id LIMIT 500;

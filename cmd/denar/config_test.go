@@ -1,0 +1,56 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSandboxBackendConfig: the sandbox's UJP is named explicitly, and the
+// combinations that would silently do something else are refused with one
+// line naming the variable.
+func TestSandboxBackendConfig(t *testing.T) {
+	token := strings.Repeat("t", minSimToken)
+	base := Config{UJPSandboxBackend: backendEmbedded, UJPSimRetention: 90 * 24 * time.Hour}
+	for _, tc := range []struct {
+		name    string
+		change  func(*Config)
+		wantErr string // "" for a valid configuration
+	}{
+		{"embedded is the default", func(*Config) {}, ""},
+		{"embedded with a URL", func(c *Config) { c.UJPSandboxURL = "http://sim:8090" }, "DENAR_UJP_SANDBOX_URL is set but DENAR_UJP_SANDBOX_BACKEND is embedded"},
+		{"ujp-sim", func(c *Config) {
+			c.UJPSandboxBackend, c.UJPSandboxURL, c.UJPSimToken = backendUJPSim, "http://sim:8090", token
+		}, ""},
+		{"ujp-sim without a URL", func(c *Config) { c.UJPSandboxBackend, c.UJPSimToken = backendUJPSim, token }, "needs DENAR_UJP_SANDBOX_URL"},
+		{"ujp-sim without a token", func(c *Config) { c.UJPSandboxBackend, c.UJPSandboxURL = backendUJPSim, "http://sim:8090" }, "DENAR_UJP_SIM_TOKEN"},
+		{"ujp-sim with a short token", func(c *Config) {
+			c.UJPSandboxBackend, c.UJPSandboxURL, c.UJPSimToken = backendUJPSim, "http://sim:8090", token[1:]
+		}, "DENAR_UJP_SIM_TOKEN"},
+		{"ujp", func(c *Config) { c.UJPSandboxBackend, c.UJPSandboxURL = backendUJP, "https://efakturatest.ujp.gov.mk" }, ""},
+		{"ujp without a URL", func(c *Config) { c.UJPSandboxBackend = backendUJP }, "needs DENAR_UJP_SANDBOX_URL"},
+		{"production at the sandbox's URL", func(c *Config) {
+			c.UJPSandboxBackend, c.UJPSandboxURL, c.UJPSimToken, c.UJPProductionURL = backendUJPSim, "http://sim:8090", token, "http://sim:8090/"
+		}, "DENAR_UJP_PRODUCTION_URL is the sandbox's URL"},
+		{"an unknown backend", func(c *Config) { c.UJPSandboxBackend = "memory" }, "must be embedded, ujp-sim or ujp"},
+		{"retention under an hour", func(c *Config) { c.UJPSimRetention = time.Minute }, "DENAR_UJP_SIM_RETENTION"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base
+			tc.change(&c)
+			err := checkSandboxBackend(c)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("got %v, want an error with %q", err, tc.wantErr)
+			}
+		})
+	}
+	t.Run("the replaced variable", func(t *testing.T) {
+		t.Setenv("DENAR_UJP_SANDBOX_SIMULATOR", "true")
+		if err := checkSandboxBackend(base); err == nil || !strings.Contains(err.Error(), "DENAR_UJP_SANDBOX_BACKEND") {
+			t.Fatalf("got %v", err)
+		}
+	})
+}
