@@ -72,7 +72,10 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 			return nil, fmt.Errorf("store: open postgres: %w", err)
 		}
 		pool.SetMaxOpenConns(20)
-		pool.SetMaxIdleConns(10)
+		// As many idle as open: a connection closed for being one too many
+		// idle is a new server process (and its statement cache) at the next
+		// burst.
+		pool.SetMaxIdleConns(20)
 		pool.SetConnMaxIdleTime(5 * time.Minute)
 		db.write, db.read = pool, pool
 	case SQLite:
