@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/mail"
 	"slices"
 	"strings"
 
@@ -155,6 +156,26 @@ func CreateAccountTx(ctx context.Context, tx *store.Tx, name, plan string) (dbq.
 	return tx.CreateAccount(ctx, dbq.CreateAccountParams{
 		ID: denar.NewID("acct"), Name: name, Plan: plan, ProductionEnabled: p.Production, CreatedAt: tx.Now,
 	})
+}
+
+// SetOwners sets the e-mail addresses of the account's owners: who is
+// mailed about the account's webhook endpoints being disabled. None clears
+// them (the operator address, if configured, is mailed instead).
+func (s *Store) SetOwners(ctx context.Context, account string, emails []string) error {
+	for _, e := range emails {
+		a, err := mail.ParseAddress(e)
+		if err != nil || a.Address != e {
+			return fmt.Errorf("%q is not an e-mail address", e)
+		}
+	}
+	n, err := s.DB.Writer().SetAccountOwners(ctx, dbq.SetAccountOwnersParams{ID: account, OwnerEmails: strings.Join(emails, " ")})
+	if err != nil {
+		return fmt.Errorf("set owners of %s: %w", account, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("no account %q", account)
+	}
+	return nil
 }
 
 // KeyParams describe a new API key.
