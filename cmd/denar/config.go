@@ -14,8 +14,8 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/denar-mk/denar/internal/blob"
-	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
 )
