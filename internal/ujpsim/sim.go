@@ -44,6 +44,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -639,9 +640,10 @@ func errNotNew() *simError {
 
 func strp(s string) *string { return &s }
 
-// decideByFor is the buyer's deadline: the end of the 10th day of the month
-// after the supply (docTurnoverDate, else docDate), Skopje time. UJP does not
-// publish its rule (research §6.1); this is our spec's.
+// decideByFor is the instant the buyer's deadline ends: the end of the
+// day einvoice.DecideBy names for the supply (docTurnoverDate, else docDate),
+// Skopje time. UJP does not publish its rule (research §6.1); this is our
+// spec's, the same function the service counts days with.
 func decideByFor(doc *ujpdoc.Document, received time.Time) time.Time {
 	day := doc.Header.DocTurnoverDate
 	if day == "" {
@@ -651,7 +653,7 @@ func decideByFor(doc *ujpdoc.Document, received time.Time) time.Time {
 	if err != nil {
 		t = received.In(ujpdoc.Skopje)
 	}
-	return time.Date(t.Year(), t.Month()+1, 11, 0, 0, 0, 0, ujpdoc.Skopje)
+	return einvoice.DeadlineEnd(einvoice.DecideBy(t))
 }
 
 // sweepBatch bounds the documents one sweep transaction moves.
