@@ -299,13 +299,14 @@ func (q *Queries) PendingSupersede(ctx context.Context, originalID sql.NullStrin
 
 const purgeSignedReads = `-- name: PurgeSignedReads :execrows
 DELETE FROM signing_requests
-WHERE link_type IN ('ujp_changes', 'einvoice_pdf') AND state IN ('signed', 'refused', 'expired')
+WHERE link_type IN ('ujp_changes', 'einvoice_pdf', 'ujp_purchase_ids', 'ujp_purchase_payloads', 'ujp_purchase_changes',
+                    'inbox_pdf', 'inbox_status') AND state IN ('signed', 'refused', 'expired')
   AND updated_at < $1
 `
 
-// Finished signing requests of UJP reads (change feeds, PDFs) older than
-// before. Document signatures are kept: they are the record of what was
-// issued.
+// Finished signing requests of UJP reads (change feeds, PDFs, the inbox's
+// reads) older than before. Document and decision signatures are kept: they
+// are the record of what was issued and decided.
 func (q *Queries) PurgeSignedReads(ctx context.Context, before time.Time) (int64, error) {
 	result, err := q.db.ExecContext(ctx, purgeSignedReads, before)
 	if err != nil {
