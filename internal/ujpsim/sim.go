@@ -79,6 +79,8 @@ const (
 	TaxSeller       = "4030000000001" // active VAT payer, Skopje
 	TaxBuyer        = "4030000000002" // active VAT payer, Skopje
 	TaxSmallBiz     = "4030000000003" // registered, not a VAT payer, Bitola
+	// TaxSupplier (buyer.go) = "4030000000005": the fictitious supplier of
+	// DropIncoming's invoices, a VAT payer in Tetovo.
 	TaxNeverExisted = "4039999999999" // never registered: E1000
 	TaxNoAnswer     = "4039999999998" // the registry never answers
 )
@@ -94,6 +96,8 @@ func SeedCompanies() []ujp.Company {
 			Address: ujp.CompanyAddress{Street: "ул. Македонија", Number: "2", City: "Скопје", Zip: "1000"}, CountryID: &skopje, Golemina: "2", CountryCode: "MK"},
 		{TaxNumber: TaxSmallBiz, RegistrationNumber: "7000003", Name: "Тест Занаетчија Битола",
 			Address: ujp.CompanyAddress{Street: "ул. Широк Сокак", Number: "3", City: "Битола", Zip: "7000"}, CountryID: &skopje, Golemina: "0", CountryCode: "MK"},
+		{TaxNumber: TaxSupplier, VatNumber: vat("МК" + TaxSupplier), RegistrationNumber: "7000005", Name: "Тест Добавувач ДООЕЛ Тетово",
+			Address: ujp.CompanyAddress{Street: "ул. Илинденска", Number: "5", City: "Тетово", Zip: "1200"}, CountryID: &skopje, Golemina: "1", CountryCode: "MK"},
 	}
 }
 
