@@ -76,9 +76,9 @@ type Options struct {
 
 // Well-known sandbox tax numbers (docs/sandbox.md).
 const (
-	TaxSeller       = "4030000000001" // active VAT payer, Skopje
-	TaxBuyer        = "4030000000002" // active VAT payer, Skopje
-	TaxSmallBiz     = "4030000000003" // registered, not a VAT payer, Bitola
+	TaxSeller   = "4030000000001" // active VAT payer, Skopje
+	TaxBuyer    = "4030000000002" // active VAT payer, Skopje
+	TaxSmallBiz = "4030000000003" // registered, not a VAT payer, Bitola
 	// TaxSupplier (buyer.go) = "4030000000005": the fictitious supplier of
 	// DropIncoming's invoices, a VAT payer in Tetovo.
 	TaxNeverExisted = "4039999999999" // never registered: E1000
