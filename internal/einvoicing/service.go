@@ -45,6 +45,9 @@ type Config struct {
 	// reason (token_missing, pin_locked) the document is asked for again;
 	// default 5 minutes.
 	RefusalBackoff time.Duration
+	// InboxDeadlineEvery is how often the inbox's deadline job looks for
+	// reminders and auto-acceptances due; default 1 minute.
+	InboxDeadlineEvery time.Duration
 }
 
 // DefaultMandateTTL is how long a mandate link works.
@@ -59,6 +62,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RefusalBackoff <= 0 {
 		c.RefusalBackoff = 5 * time.Minute
+	}
+	if c.InboxDeadlineEvery <= 0 {
+		c.InboxDeadlineEvery = time.Minute
 	}
 	c.Pipeline = c.Pipeline.withDefaults()
 	return c
@@ -126,9 +132,11 @@ func write[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.T
 func (s *Service) Now() time.Time { return s.db.Now() }
 
 // RegisterJobs registers the job kinds of the service on r: the
-// submission pipeline, the change-feed polls, UJP reads, and the periodic
-// expiry and purge of signing requests.
+// submission pipeline, the change-feed polls (sales and the inbox), UJP
+// reads and decisions, the inbox's deadlines, and the periodic expiry and
+// purge of signing requests.
 func (s *Service) RegisterJobs(r *jobs.Runner) {
 	s.pipe.holder = r.ID()
 	s.pipe.register(r)
+	r.Register(KindInboxDeadlines, jobs.WorkerFunc(s.inboxDeadlines), jobs.Options{Every: s.cfg.InboxDeadlineEvery})
 }

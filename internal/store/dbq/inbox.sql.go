@@ -80,6 +80,17 @@ func (q *Queries) CompaniesForInboxSync(ctx context.Context, arg CompaniesForInb
 	return items, nil
 }
 
+const countInboxDocuments = `-- name: CountInboxDocuments :one
+SELECT COUNT(*) FROM inbox_documents WHERE company_id = $1
+`
+
+func (q *Queries) CountInboxDocuments(ctx context.Context, companyID string) (int64, error) {
+	row := q.db.QueryRowContext(ctx, countInboxDocuments, companyID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const dueInboxAutoAccepts = `-- name: DueInboxAutoAccepts :many
 SELECT id, account_id, company_id, environment, euid, kind, original_euid, document_type, number, issue_date, transaction_date, seller, total_net, total_vat, total_gross, currency, ujp_status, ujp_status_name, ujp_status_at, decision_state, decision_requested, decision_reason, decision_comment, decided_at, signing_request_id, problems, decide_by, payload, received_at, updated_at, version FROM inbox_documents
 WHERE decision_state = 'pending' AND decide_by < $1

@@ -68,6 +68,18 @@ func (q *Queries) CompaniesAwaitingUJP(ctx context.Context) ([]string, error) {
 	return items, nil
 }
 
+const companyAwaitingUJP = `-- name: CompanyAwaitingUJP :one
+SELECT COUNT(*) FROM einvoices WHERE company_id = $1 AND status IN ('delivered', 'registered', 'draft_at_ujp')
+`
+
+// Whether a company has documents whose next status only UJP can tell.
+func (q *Queries) CompanyAwaitingUJP(ctx context.Context, companyID string) (int64, error) {
+	row := q.db.QueryRowContext(ctx, companyAwaitingUJP, companyID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const getChangeCursor = `-- name: GetChangeCursor :one
 SELECT company_id, environment, polled_through, updated_at FROM ujp_change_cursors WHERE company_id = $1 AND environment = $2
 `

@@ -115,3 +115,6 @@ WHERE company_id = sqlc.arg(company_id) AND environment = sqlc.arg(environment)
 UPDATE ujp_purchase_cursors SET polled_through = sqlc.arg(next), updated_at = sqlc.arg(updated_at)
 WHERE company_id = sqlc.arg(company_id) AND environment = sqlc.arg(environment)
   AND polled_through = sqlc.arg(from_day);
+
+-- name: CountInboxDocuments :one
+SELECT COUNT(*) FROM inbox_documents WHERE company_id = sqlc.arg(company_id);

@@ -90,3 +90,7 @@ DELETE FROM signing_requests
 WHERE link_type IN ('ujp_changes', 'einvoice_pdf', 'ujp_purchase_ids', 'ujp_purchase_payloads', 'ujp_purchase_changes',
                     'inbox_pdf', 'inbox_status') AND state IN ('signed', 'refused', 'expired')
   AND updated_at < sqlc.arg(before);
+
+-- name: CompanyAwaitingUJP :one
+-- Whether a company has documents whose next status only UJP can tell.
+SELECT COUNT(*) FROM einvoices WHERE company_id = sqlc.arg(company_id) AND status IN ('delivered', 'registered', 'draft_at_ujp');

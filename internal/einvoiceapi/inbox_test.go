@@ -1,0 +1,431 @@
+package einvoiceapi_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"crypto/rand"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/einvoice"
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/jobs"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/internal/ujp"
+	"github.com/denar-mk/denar/internal/ujpsim"
+)
+
+// decisionGateway forwards to UJP but can lose the answer of the next
+// accept-reject calls after UJP applied them, as a timeout would.
+type decisionGateway struct {
+	ujp.Gateway
+	loseNext  atomic.Int32
+	decisions atomic.Int32
+}
+
+func (g *decisionGateway) AcceptReject(ctx context.Context, caller ujp.Identity, jws string) error {
+	g.decisions.Add(1)
+	err := g.Gateway.AcceptReject(ctx, caller, jws)
+	if err == nil && g.loseNext.Load() > 0 {
+		g.loseNext.Add(-1)
+		return &ujp.UnavailableError{Op: "AcceptReject", Err: context.DeadlineExceeded}
+	}
+	return err
+}
+
+// inboxEnv is pipeEnv with a second sandbox company of the same account,
+// the simulator's registered buyer, whose inbox receives what the seller
+// sends; the one agent signs for both.
+type inboxEnv struct {
+	*pipeEnv
+	dg       *decisionGateway
+	buyer    string // company id of ujpsim.TaxBuyer
+	buyerKey string // inbox:read, inbox:write, events:read of the account
+}
+
+func newInboxEnv(t *testing.T, db *store.DB) *inboxEnv {
+	t.Helper()
+	p := &pipeEnv{t: t, db: db}
+	db.Now = p.now
+	sim, err := ujpsim.New(db, ujpsim.Options{Now: p.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "inbox-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.sim = sim
+	client, err := ujp.NewClient(ujp.Config{BaseURL: "http://ujp-sim.invalid", HTTPClient: &http.Client{Transport: sim.Transport()},
+		Now: p.now, SandboxToken: "inbox-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dg := &decisionGateway{Gateway: client}
+	p.gw = &lossyGateway{Gateway: dg}
+	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, Gateways: map[string]ujp.Gateway{auth.EnvSandbox: p.gw}},
+		einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}}})
+	p.svc = svc
+	p.srv = httptest.NewServer(api.Handler())
+	t.Cleanup(p.srv.Close)
+	p.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
+	svc.RegisterJobs(p.runner)
+	p.company, p.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read", "signing:agent")
+	se := &signEnv{t: t, db: db, srv: p.srv, key: p.key, company: p.company}
+	p.cert = newTestCert(t)
+	p.agent, p.authz = se.pair(p.cert)
+
+	e := &inboxEnv{pipeEnv: p, dg: dg}
+	ctx := t.Context()
+	var account string
+	if err := db.ReadDB().QueryRowContext(ctx, "SELECT account_id FROM companies WHERE id = $1", p.company).Scan(&account); err != nil {
+		t.Fatal(err)
+	}
+	err = db.InTx(ctx, func(tx *store.Tx) error {
+		c, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: account, Name: "Тест Купувач ДОО Скопје",
+			TaxNumber: ujpsim.TaxBuyer, VatNumber: "МК" + ujpsim.TaxBuyer, Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox,
+			Address: `{"street":"ул. Македонија","number":"2","city":"Скопје","zip":"1000"}`, CreatedAt: tx.Now})
+		e.buyer = c.ID
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, e.buyerKey, err = (&auth.Store{DB: db}).CreateKey(ctx, auth.KeyParams{AccountID: account, Service: auth.ServiceEInvoice,
+		Environment: auth.EnvSandbox, Scopes: []string{"inbox:read", "inbox:write", "events:read", "einvoices:read"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The buyer's certificate: another one with the agent's key, so the
+	// agent signs for both companies.
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano() + 1), Subject: pkix.Name{CommonName: "Тест Купувач ДОО Скопје"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &p.cert.key.PublicKey, p.cert.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, m := se.do("POST", "/v1/agents/"+p.agent+"/certificates", p.authz, map[string]string{
+		"certificateDer": base64.StdEncoding.EncodeToString(der), "companyId": e.buyer}); st != 201 {
+		t.Fatalf("buyer certificate: %d %v", st, m)
+	}
+	return e
+}
+
+// buyerDo calls the API as the buyer company with key (the buyer's key
+// when ""), a fresh Idempotency-Key unless idem is given.
+func (e *inboxEnv) buyerDo(method, path string, body any, hdr ...string) (int, map[string]any, []byte, http.Header) {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, e.srv.URL+path, rd)
+	req.Header.Set("Authorization", "Bearer "+e.buyerKey)
+	req.Header.Set("X-Company-Id", e.buyer)
+	req.Header.Set("Idempotency-Key", denar.NewID("idem"))
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			req.Header.Del(hdr[i])
+		} else {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	return resp.StatusCode, m, raw, resp.Header
+}
+
+// settleAll signs and runs jobs until nothing is left; a job due within a
+// few seconds (a snooze for a signer slot, a retry) is waited for by
+// moving the clock.
+func (e *inboxEnv) settleAll() {
+	e.t.Helper()
+	for range 300 {
+		signed := e.signAll()
+		ran, err := e.runner.RunOnce(e.t.Context())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if signed > 0 || ran > 0 {
+			continue
+		}
+		var next sql.NullString
+		if err := e.db.ReadDB().QueryRowContext(e.t.Context(), `SELECT CAST(MIN(run_at) AS TEXT) FROM jobs
+			WHERE state IN ('available', 'retryable') AND (unique_key IS NULL OR unique_key NOT LIKE 'periodic:%')`).Scan(&next); err != nil {
+			e.t.Fatal(err)
+		}
+		if !next.Valid {
+			return
+		}
+		wait := e.dueTime(next.String).Sub(e.now())
+		if wait > 5*time.Second {
+			return
+		}
+		e.advance(wait + time.Millisecond)
+	}
+	e.t.Fatal("the inbox did not settle")
+}
+
+// syncBuyer reads the buyer's purchase side now and settles.
+func (e *inboxEnv) syncBuyer() {
+	e.t.Helper()
+	e.enqueue(einvoicing.KindPollCompany, map[string]string{"companyId": e.buyer})
+	e.settleAll()
+}
+
+// syncSeller reads the seller's change feed now and settles.
+func (e *inboxEnv) syncSeller() {
+	e.t.Helper()
+	e.enqueue(einvoicing.KindPollCompany, map[string]string{"companyId": e.company})
+	e.settleAll()
+}
+
+func (e *inboxEnv) enqueue(kind string, args any) {
+	e.t.Helper()
+	if err := e.db.InTx(e.t.Context(), func(tx *store.Tx) error {
+		_, err := jobs.Enqueue(e.t.Context(), tx, jobs.Spec{Kind: kind, Args: args})
+		return err
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// setClock moves the shared clock (service and simulator) to at.
+func (e *inboxEnv) setClock(at time.Time) {
+	e.clock.Store(int64(at.Sub(time.Now().UTC())))
+}
+
+// inbox lists the buyer's documents (every page) by EUID.
+func (e *inboxEnv) inbox() map[string]map[string]any {
+	e.t.Helper()
+	out := map[string]map[string]any{}
+	cursor := ""
+	for {
+		path := "/v1/inbox"
+		if cursor != "" {
+			path += "?cursor=" + cursor
+		}
+		st, m, raw, _ := e.buyerDo("GET", path, nil)
+		if st != 200 {
+			e.t.Fatalf("inbox: %d %s", st, raw)
+		}
+		for _, it := range m["data"].([]any) {
+			d := it.(map[string]any)
+			if _, dup := out[d["euid"].(string)]; dup {
+				e.t.Fatalf("EUID %s listed twice", d["euid"])
+			}
+			out[d["euid"].(string)] = d
+		}
+		next, _ := m["nextCursor"].(string)
+		if next == "" {
+			return out
+		}
+		cursor = next
+	}
+}
+
+func (e *inboxEnv) doc(id string) map[string]any {
+	e.t.Helper()
+	st, m, raw, _ := e.buyerDo("GET", "/v1/inbox/"+id, nil)
+	if st != 200 {
+		e.t.Fatalf("get %s: %d %s", id, st, raw)
+	}
+	return m
+}
+
+// buyerEvents are the event types of object id, oldest first.
+func (e *inboxEnv) buyerEvents(id string) []string {
+	e.t.Helper()
+	st, m, raw, _ := e.buyerDo("GET", "/v1/events?limit=200&objectId="+id, nil)
+	if st != 200 {
+		e.t.Fatalf("events: %d %s", st, raw)
+	}
+	data := m["data"].([]any)
+	var out []string
+	for i := len(data) - 1; i >= 0; i-- {
+		out = append(out, data[i].(map[string]any)["type"].(string))
+	}
+	return out
+}
+
+// countRows counts rows of a query with one argument.
+func (e *inboxEnv) countRows(query string, args ...any) int {
+	e.t.Helper()
+	var n int
+	if err := e.db.ReadDB().QueryRowContext(e.t.Context(), query, args...).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+// drop has the simulator's supplier send the buyer an invoice.
+func (e *inboxEnv) drop(txDate string) string {
+	e.t.Helper()
+	d, err := e.sim.DropIncoming(e.t.Context(), ujpsim.Incoming{BuyerTin: ujpsim.TaxBuyer, TransactionDate: txDate})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return d.EUID
+}
+
+func deref(m map[string]any, path ...string) any {
+	var v any = m
+	for _, p := range path {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mm[p]
+	}
+	return v
+}
+
+// TestInboxSellerToBuyer: what the seller issues appears once in the
+// buyer's inbox with the spec's fields and deadline, the payload is UJP's
+// bytes, the buyer rejects with O-2 (the agent signs the decision) and the
+// seller's e-invoice becomes rejected; another is accepted.
+func TestInboxSellerToBuyer(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newInboxEnv(t, db)
+		rej, acc := e.issue("B-reject"), e.issue("B-accept")
+		e.settleAll()
+		e.wantStatus(rej, "delivered")
+		e.wantStatus(acc, "delivered")
+		e.syncBuyer()
+
+		docs := e.inbox()
+		if len(docs) != 2 {
+			t.Fatalf("%d documents in the buyer's inbox, want 2", len(docs))
+		}
+		euid := e.einvoice(rej)["euid"].(string)
+		d := docs[euid]
+		if d == nil {
+			t.Fatalf("the rejected invoice %s is not in the inbox", euid)
+		}
+		today := e.now().In(ujpdoc.Skopje)
+		wantBy := einvoice.DecideBy(today).Format(time.DateOnly)
+		wantLeft := einvoice.DaysLeft(e.now(), einvoice.DecideBy(today))
+		id := d["id"].(string)
+		for path, want := range map[string]any{
+			"object": "inbox_document", "companyId": e.buyer, "documentType": "100", "number": "B-reject", "kind": "invoice",
+			"issueDate": today.Format(time.DateOnly), "transactionDate": today.Format(time.DateOnly), "decideBy": wantBy, "daysLeft": float64(wantLeft),
+			"seller.taxNumber": ujpsim.TaxSeller, "seller.name": "Тест Продавач ДООЕЛ Скопје", "seller.country": "MK",
+			"totals.net": "2700.00", "totals.vat": "486.00", "totals.gross": "3186.00", "totals.currency": "MKD",
+			"ujpStatus.code": "01", "ujpStatus.name": "Испратена (Нова)", "decision.state": "pending",
+			"links.payload": "/v1/inbox/" + id + "/payload", "links.pdf": "/v1/inbox/" + id + "/pdf",
+		} {
+			if got := deref(d, strings.Split(path, ".")...); got != want {
+				t.Errorf("%s = %v; want %v", path, got, want)
+			}
+		}
+		if !strings.HasPrefix(id, "inbd_") || d["receivedAt"] == nil || deref(d, "decision", "decidedAt") != nil || d["originalEuid"] != nil {
+			t.Errorf("id %s, receivedAt %v, decidedAt %v", id, d["receivedAt"], deref(d, "decision", "decidedAt"))
+		}
+		if ev := e.buyerEvents(id); !equal(ev, []string{"inbox.received"}) {
+			t.Fatalf("events %v", ev)
+		}
+
+		// The payload: the seller's document exactly as UJP holds it.
+		simDoc, err := e.sim.Document(t.Context(), euid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _, raw, hdr := e.buyerDo("GET", "/v1/inbox/"+id+"/payload", nil)
+		if st != 200 || !bytes.Equal(raw, simDoc.Payload) || hdr.Get("Content-Type") != "application/json" {
+			t.Fatalf("payload: %d %s, %d bytes, equal to UJP's %v", st, hdr.Get("Content-Type"), len(raw), bytes.Equal(raw, simDoc.Payload))
+		}
+
+		// Reject with O-2: the agent signs the decision.
+		st, m, raw, _ := e.buyerDo("POST", "/v1/inbox/"+id+"/reject", map[string]any{"reasonCode": "O-2", "comment": "Погрешна цена"})
+		if st != 202 || deref(m, "decision", "state") != "pending" || deref(m, "decision", "requested") != "reject" ||
+			deref(m, "decision", "reasonCode") != "O-2" || deref(m, "decision", "signingRequestId") == nil {
+			t.Fatalf("reject: %d %s", st, raw)
+		}
+		sr := deref(m, "decision", "signingRequestId").(string)
+		var purpose, payload string
+		if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT purpose, payload FROM signing_requests WHERE id = $1", sr).Scan(&purpose, &payload); err != nil {
+			t.Fatal(err)
+		}
+		signed, _ := base64.RawURLEncoding.DecodeString(payload)
+		var ar ujp.AcceptRejectRequest
+		if err := json.Unmarshal(signed, &ar); err != nil || purpose != einvoicing.PurposeDecision || ar.EUID != euid || ar.IsAccepted ||
+			ar.RejectReasonCode == nil || *ar.RejectReasonCode != "O-2" || ar.Comment == nil || *ar.Comment != "Погрешна цена" {
+			t.Fatalf("decision request: purpose %s, payload %s (%v)", purpose, signed, err)
+		}
+		// Nothing reaches UJP before the signature.
+		if n := e.dg.decisions.Load(); n != 0 {
+			t.Fatalf("%d decisions sent before the signature", n)
+		}
+		if st, m, _, _ := e.buyerDo("POST", "/v1/inbox/"+id+"/accept", nil); st != 409 || m["code"] != "inbox_state_conflict" {
+			t.Fatalf("a second decision while one is on its way: %d %v", st, m)
+		}
+		e.settleAll()
+		d = e.doc(id)
+		if deref(d, "decision", "state") != "rejected" || deref(d, "ujpStatus", "code") != "05" || deref(d, "decision", "requested") != nil ||
+			deref(d, "decision", "decidedAt") == nil || deref(d, "decision", "reasonCode") != "O-2" {
+			t.Fatalf("after signing: %v", d["decision"])
+		}
+		if got, _ := e.sim.Document(t.Context(), euid); got.Status != ujp.StatusRejected {
+			t.Fatalf("UJP has %s", got.Status)
+		}
+		if ev := e.buyerEvents(id); !equal(ev, []string{"inbox.received", "inbox.signature_required", "inbox.rejected"}) {
+			t.Fatalf("events %v", ev)
+		}
+		if st, m, _, _ := e.buyerDo("POST", "/v1/inbox/"+id+"/accept", nil); st != 409 || m["code"] != "inbox_state_conflict" {
+			t.Fatalf("accept after reject: %d %v", st, m)
+		}
+
+		// Accept the other, without a body.
+		accID := docs[e.einvoice(acc)["euid"].(string)]["id"].(string)
+		if st, _, raw, _ := e.buyerDo("POST", "/v1/inbox/"+accID+"/accept", nil); st != 202 {
+			t.Fatalf("accept: %d %s", st, raw)
+		}
+		e.settleAll()
+		if d := e.doc(accID); deref(d, "decision", "state") != "accepted" || deref(d, "ujpStatus", "code") != "03" {
+			t.Fatalf("accepted: %v %v", d["decision"], d["ujpStatus"])
+		}
+
+		// The seller's change feed: rejected and accepted.
+		e.syncSeller()
+		e.wantStatus(rej, "rejected")
+		e.wantStatus(acc, "accepted")
+		if n := e.dg.decisions.Load(); n != 2 {
+			t.Fatalf("%d decisions sent, want 2", n)
+		}
+		// Read again: nothing new, nothing twice.
+		e.syncBuyer()
+		if docs := e.inbox(); len(docs) != 2 {
+			t.Fatalf("%d documents after another read", len(docs))
+		}
+		if n := e.countRows("SELECT COUNT(*) FROM events WHERE type = 'inbox.received' AND company_id = $1", e.buyer); n != 2 {
+			t.Fatalf("%d inbox.received events", n)
+		}
+	})
+}
+
+var _ = fmt.Sprintf
