@@ -428,4 +428,194 @@ func TestInboxSellerToBuyer(t *testing.T) {
 	})
 }
 
+// sign is the agent signing (or refusing) one request.
+func (e *inboxEnv) refuse(id, reason string) {
+	e.t.Helper()
+	se := &signEnv{t: e.t, db: e.db, srv: e.srv}
+	if st, m := se.do("POST", "/v1/signing-requests/"+id+"/refuse", e.authz, map[string]string{"reason": reason, "message": "не"}); st != 200 {
+		e.t.Fatalf("refuse %s: %d %v", id, st, m)
+	}
+}
+
+// dropAndSync drops an invoice with transaction date txDate into the
+// buyer's inbox and returns its inbox id.
+func (e *inboxEnv) dropAndSync(txDate string) (id, euid string) {
+	e.t.Helper()
+	euid = e.drop(txDate)
+	e.syncBuyer()
+	d := e.inbox()[euid]
+	if d == nil {
+		e.t.Fatalf("dropped %s is not in the inbox", euid)
+	}
+	return d["id"].(string), euid
+}
+
+func problemCodes(d map[string]any) []string {
+	var out []string
+	for _, p := range d["problems"].([]any) {
+		out = append(out, p.(map[string]any)["code"].(string))
+	}
+	return out
+}
+
+// TestInboxDecisions: reject reasons checked against UJP's list in either
+// spelling (UJP's sent), and every way a decision can fail — a refused or
+// expired signature, UJP refusing it (decided elsewhere), the deadline —
+// leaves a problem and inbox.decision_failed, never a silent pending; an
+// answer lost after UJP applied the decision is found again, not failed.
+func TestInboxDecisions(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newInboxEnv(t, db)
+		today := e.now().In(ujpdoc.Skopje).Format(time.DateOnly)
+
+		// Validation, before anything is asked of the signer.
+		id, euid := e.dropAndSync(today)
+		for _, tc := range []struct {
+			body map[string]any
+			path string
+		}{
+			{map[string]any{"reasonCode": "O-9"}, "reasonCode"},
+			{map[string]any{"reasonCode": "S-1"}, "reasonCode"},
+			{map[string]any{"reasonCode": "O-7"}, "comment"},
+			{map[string]any{"reasonCode": "\u041e-7", "comment": " "}, "comment"},
+			{map[string]any{"comment": "без причина"}, "reasonCode"},
+		} {
+			st, m, raw, _ := e.buyerDo("POST", "/v1/inbox/"+id+"/reject", tc.body)
+			errs, _ := m["errors"].([]any)
+			if st != 422 || m["code"] != "validation_failed" || len(errs) == 0 || !strings.HasSuffix(errs[0].(map[string]any)["path"].(string), tc.path) {
+				t.Fatalf("reject %v: %d %s", tc.body, st, raw)
+			}
+		}
+		if n := e.countRows("SELECT COUNT(*) FROM signing_requests WHERE link_type = 'inbox_decision'"); n != 0 {
+			t.Fatalf("%d decision requests after refused bodies", n)
+		}
+		// Latin O-6 is sent as UJP's Cyrillic О-6; the same key answers the same bytes.
+		key := denar.NewID("idem")
+		st, m, first, _ := e.buyerDo("POST", "/v1/inbox/"+id+"/reject", map[string]any{"reasonCode": "O-6"}, "Idempotency-Key", key)
+		if st != 202 || deref(m, "decision", "reasonCode") != "\u041e-6" {
+			t.Fatalf("reject O-6: %d %s", st, first)
+		}
+		if st, _, again, _ := e.buyerDo("POST", "/v1/inbox/"+id+"/reject", map[string]any{"reasonCode": "O-6"}, "Idempotency-Key", key); st != 202 || !bytes.Equal(again, first) {
+			t.Fatalf("replay: %d, identical %v", st, bytes.Equal(again, first))
+		}
+		if n := e.countRows("SELECT COUNT(*) FROM signing_requests WHERE link_type = 'inbox_decision' AND link_id = $1", id); n != 1 {
+			t.Fatalf("%d decision requests after a replay", n)
+		}
+		e.settleAll()
+		if got, _ := e.sim.Document(t.Context(), euid); got.Status != ujp.StatusRejected || *got.History[len(got.History)-1].RejectReasonCode != "\u041e-6" {
+			t.Fatalf("UJP has %s", got.Status)
+		}
+
+		// A refused signature: back to pending, with the refusal; deciding again works.
+		id, _ = e.dropAndSync(today)
+		st, m, _, _ = e.buyerDo("POST", "/v1/inbox/"+id+"/accept", map[string]any{"comment": "во ред"})
+		if st != 202 {
+			t.Fatalf("accept: %d %v", st, m)
+		}
+		e.refuse(deref(m, "decision", "signingRequestId").(string), "user_declined")
+		d := e.doc(id)
+		if deref(d, "decision", "state") != "pending" || deref(d, "decision", "requested") != nil || deref(d, "decision", "signingRequestId") != nil ||
+			!equal(problemCodes(d), []string{"signature_refused"}) {
+			t.Fatalf("after a refusal: %v %v", d["decision"], d["problems"])
+		}
+		if ev := e.buyerEvents(id); !equal(ev, []string{"inbox.received", "inbox.signature_required", "inbox.decision_failed"}) {
+			t.Fatalf("events %v", ev)
+		}
+		if st, _, raw, _ := e.buyerDo("POST", "/v1/inbox/"+id+"/accept", nil); st != 202 {
+			t.Fatalf("accept again: %d %s", st, raw)
+		}
+		e.settleAll()
+		if d := e.doc(id); deref(d, "decision", "state") != "accepted" || len(problemCodes(d)) != 0 {
+			t.Fatalf("accepted after a refusal: %v %v", d["decision"], d["problems"])
+		}
+
+		// An expired signature: not replaced; back to pending with a problem.
+		id, _ = e.dropAndSync(today)
+		if st, _, raw, _ := e.buyerDo("POST", "/v1/inbox/"+id+"/accept", nil); st != 202 {
+			t.Fatalf("accept: %d %s", st, raw)
+		}
+		e.advance(16 * time.Minute)
+		e.enqueue(einvoicing.KindExpireSigning, nil)
+		e.runOnce()
+		d = e.doc(id)
+		if deref(d, "decision", "state") != "pending" || deref(d, "decision", "requested") != nil || !equal(problemCodes(d), []string{"signature_expired"}) {
+			t.Fatalf("after expiry: %v %v", d["decision"], d["problems"])
+		}
+		if n := e.countRows("SELECT COUNT(*) FROM signing_requests WHERE link_type = 'inbox_decision' AND link_id = $1 AND state IN ('pending','claimed')", id); n != 0 {
+			t.Fatalf("%d decision requests still open after expiry", n)
+		}
+
+		// Decided elsewhere while ours waited for its signature: UJP says
+		// E1016; its current status is read and wins.
+		id, euid = e.dropAndSync(today)
+		if st, _, raw, _ := e.buyerDo("POST", "/v1/inbox/"+id+"/accept", nil); st != 202 {
+			t.Fatalf("accept: %d %s", st, raw)
+		}
+		if err := e.sim.Decide(t.Context(), euid, false, "O-1", "во порталот"); err != nil {
+			t.Fatal(err)
+		}
+		e.settleAll()
+		d = e.doc(id)
+		if deref(d, "decision", "state") != "rejected" || deref(d, "ujpStatus", "code") != "05" || deref(d, "decision", "requested") != nil ||
+			!equal(problemCodes(d), []string{"decided_elsewhere"}) {
+			t.Fatalf("decided elsewhere: %v %v %v", d["decision"], d["ujpStatus"], d["problems"])
+		}
+		if ev := e.buyerEvents(id); !equal(ev, []string{"inbox.received", "inbox.signature_required", "inbox.rejected", "inbox.decision_failed"}) {
+			t.Fatalf("events %v", ev)
+		}
+
+		// UJP applied the decision but its answer was lost: the retry gets
+		// E1016, the status read finds our decision: accepted, no problem.
+		id, euid = e.dropAndSync(today)
+		e.dg.loseNext.Store(1)
+		before := e.dg.decisions.Load()
+		if st, _, raw, _ := e.buyerDo("POST", "/v1/inbox/"+id+"/accept", nil); st != 202 {
+			t.Fatalf("accept: %d %s", st, raw)
+		}
+		e.settleAll()
+		if d := e.doc(id); deref(d, "decision", "requested") != "accept" {
+			t.Fatalf("after a lost answer: %v", d["decision"])
+		}
+		e.advance(61 * time.Second)
+		e.settleAll()
+		d = e.doc(id)
+		if deref(d, "decision", "state") != "accepted" || deref(d, "decision", "requested") != nil || len(problemCodes(d)) != 0 {
+			t.Fatalf("after the retry: %v %v", d["decision"], d["problems"])
+		}
+		if n := e.dg.decisions.Load() - before; n != 2 {
+			t.Fatalf("%d calls of accept-reject, want 2", n)
+		}
+		if got, _ := e.sim.Document(t.Context(), euid); got.Status != ujp.StatusAccepted || len(got.History) != 2 {
+			t.Fatalf("UJP: %s, %d moves", got.Status, len(got.History))
+		}
+		if ev := e.buyerEvents(id); !equal(ev, []string{"inbox.received", "inbox.signature_required", "inbox.accepted"}) {
+			t.Fatalf("events %v", ev)
+		}
+
+		// Past the deadline: 409 decision_deadline_passed, nothing asked.
+		old := e.now().In(ujpdoc.Skopje).AddDate(0, -2, 0).Format(time.DateOnly)
+		id, _ = e.dropAndSync(old)
+		if st, m, _, _ := e.buyerDo("POST", "/v1/inbox/"+id+"/accept", nil); st != 409 || m["code"] != "decision_deadline_passed" {
+			t.Fatalf("accept past the deadline: %d %v", st, m)
+		}
+		// Voided by its seller: 409 inbox_state_conflict.
+		id, euid = e.dropAndSync(today)
+		if _, err := e.sim.SellerStorno(t.Context(), euid, ""); err != nil {
+			t.Fatal(err)
+		}
+		e.syncBuyer()
+		if st, m, _, _ := e.buyerDo("POST", "/v1/inbox/"+id+"/reject", map[string]any{"reasonCode": "O-1"}); st != 409 || m["code"] != "inbox_state_conflict" {
+			t.Fatalf("reject a voided document: %d %v", st, m)
+		}
+	})
+}
+
+// runOnce runs the due jobs once.
+func (e *inboxEnv) runOnce() {
+	e.t.Helper()
+	if _, err := e.runner.RunOnce(e.t.Context()); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 var _ = fmt.Sprintf

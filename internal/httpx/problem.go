@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/validation"
 
 	"github.com/denar-mk/denar"
 )
@@ -294,7 +295,13 @@ func fieldErrors(msg string, errs []error) []denar.FieldError {
 		var d huma.ErrorDetailer
 		if errors.As(e, &d) {
 			det := d.ErrorDetail()
-			out = append(out, denar.FieldError{Path: fieldPath(det.Location), Message: det.Message})
+			loc, msg := det.Location, det.Message
+			if name, ok := missingProperty(msg); ok {
+				// huma reports a missing property at its parent; the
+				// client needs the property's own path.
+				loc, msg = loc+"."+name, "is required"
+			}
+			out = append(out, denar.FieldError{Path: fieldPath(loc), Message: msg})
 			continue
 		}
 		out = append(out, denar.FieldError{Path: "body", Message: e.Error()})
@@ -303,6 +310,21 @@ func fieldErrors(msg string, errs []error) []denar.FieldError {
 		out = append(out, denar.FieldError{Path: "body", Message: msg})
 	}
 	return out
+}
+
+// missingProperty reads the property name out of huma's "expected
+// required property X to be present".
+func missingProperty(msg string) (string, bool) {
+	prefix, suffix, ok := strings.Cut(validation.MsgExpectedRequiredProperty, "%s")
+	if !ok {
+		return "", false
+	}
+	name, ok := strings.CutPrefix(msg, prefix)
+	if !ok {
+		return "", false
+	}
+	name, ok = strings.CutSuffix(name, suffix)
+	return name, ok && name != ""
 }
 
 // fieldPath turns huma's "body.inputs[7].grossSalary" into the client's
