@@ -8,12 +8,12 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -35,11 +35,21 @@ import (
 )
 
 // decisionGateway forwards to UJP but can lose the answer of the next
-// accept-reject calls after UJP applied them, as a timeout would.
+// accept-reject calls after UJP applied them, as a timeout would, and can
+// make the next payload reads fail as an unreachable UJP would.
 type decisionGateway struct {
 	ujp.Gateway
-	loseNext  atomic.Int32
-	decisions atomic.Int32
+	loseNext     atomic.Int32
+	decisions    atomic.Int32
+	failPayloads atomic.Int32
+}
+
+func (g *decisionGateway) PurchasePayloads(ctx context.Context, caller ujp.Identity, jws string) ([]ujp.Payload, error) {
+	if g.failPayloads.Load() > 0 {
+		g.failPayloads.Add(-1)
+		return nil, &ujp.UnavailableError{Op: "PurchasePayloads", Err: context.DeadlineExceeded}
+	}
+	return g.Gateway.PurchasePayloads(ctx, caller, jws)
 }
 
 func (g *decisionGateway) AcceptReject(ctx context.Context, caller ujp.Identity, jws string) error {
@@ -618,4 +628,213 @@ func (e *inboxEnv) runOnce() {
 	}
 }
 
-var _ = fmt.Sprintf
+// cursor is the buyer's purchase cursor: the first day not done and the
+// last day discovered.
+func (e *inboxEnv) cursor() (polled, discovered string) {
+	e.t.Helper()
+	if err := e.db.ReadDB().QueryRowContext(e.t.Context(), "SELECT polled_through, discovered_through FROM ujp_purchase_cursors WHERE company_id = $1",
+		e.buyer).Scan(&polled, &discovered); err != nil {
+		e.t.Fatal(err)
+	}
+	return polled, discovered
+}
+
+// changeDaysRead are the days whose purchase change feed was read (signed
+// and run), in order of the reads.
+func (e *inboxEnv) changeDaysRead() []string {
+	e.t.Helper()
+	rows, err := e.db.ReadDB().QueryContext(e.t.Context(), "SELECT payload FROM signing_requests WHERE company_id = $1 AND link_type = 'ujp_purchase_changes' AND state = 'signed' ORDER BY id", e.buyer)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			e.t.Fatal(err)
+		}
+		raw, _ := base64.RawURLEncoding.DecodeString(p)
+		var req ujp.ChangesRequest
+		_ = json.Unmarshal(raw, &req)
+		out = append(out, req.Date)
+	}
+	return out
+}
+
+// wantInboxOnce checks that every EUID of want is in the inbox exactly once
+// with exactly one inbox.received, and nothing else is.
+func (e *inboxEnv) wantInboxOnce(want []string) map[string]map[string]any {
+	e.t.Helper()
+	docs := e.inbox()
+	if len(docs) != len(want) {
+		e.t.Fatalf("%d documents in the inbox, want %d", len(docs), len(want))
+	}
+	for _, euid := range want {
+		d := docs[euid]
+		if d == nil {
+			e.t.Fatalf("%s is not in the inbox", euid)
+		}
+		if n := e.countRows("SELECT COUNT(*) FROM events WHERE type = 'inbox.received' AND object_id = $1", d["id"]); n != 1 {
+			e.t.Fatalf("%d inbox.received for %s", n, euid)
+		}
+	}
+	if n := e.countRows("SELECT COUNT(*) FROM inbox_documents WHERE company_id = $1", e.buyer); n != len(want) {
+		e.t.Fatalf("%d inbox rows, want %d", n, len(want))
+	}
+	return docs
+}
+
+// TestInboxSyncCompleteness: documents that arrive while the service is
+// down (for days), during a UJP outage, and across midnight in Skopje all
+// appear in the inbox exactly once; decisions made elsewhere meanwhile are
+// applied; the cursor never skips a day and never passes one early.
+func TestInboxSyncCompleteness(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newInboxEnv(t, db)
+		sk := func(day time.Time, hm string) time.Time {
+			v, err := time.ParseInLocation("2006-01-02 15:04:05", day.Format(time.DateOnly)+" "+hm, ujpdoc.Skopje)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		day := func(t time.Time) string { return t.In(ujpdoc.Skopje).Format(time.DateOnly) }
+		// Start tomorrow at noon, Skopje time; the first read finds nothing.
+		d0 := e.now().In(ujpdoc.Skopje).AddDate(0, 0, 1)
+		e.setClock(sk(d0, "12:00:00"))
+		e.syncBuyer()
+		if docs := e.inbox(); len(docs) != 0 {
+			t.Fatalf("%d documents before any was sent", len(docs))
+		}
+		if polled, _ := e.cursor(); polled != day(d0) {
+			t.Fatalf("cursor after an empty first read %s, want %s", polled, day(d0))
+		}
+
+		// Down for three days: documents arrive each day, and one is
+		// rejected in UJP's portal on the second.
+		var all []string
+		first := e.drop(day(d0))
+		all = append(all, first, e.drop(day(d0)))
+		e.setClock(sk(d0.AddDate(0, 0, 1), "09:30:00"))
+		all = append(all, e.drop(day(d0)))
+		if err := e.sim.Decide(t.Context(), first, false, "O-3", "погрешен купувач"); err != nil {
+			t.Fatal(err)
+		}
+		e.setClock(sk(d0.AddDate(0, 0, 3), "08:00:00"))
+		all = append(all, e.drop(""))
+		e.syncBuyer()
+		docs := e.wantInboxOnce(all)
+		if deref(docs[first], "decision", "state") != "rejected" || deref(docs[first], "decision", "reasonCode") != "O-3" {
+			t.Fatalf("the document rejected while the service was down: %v", docs[first]["decision"])
+		}
+		if polled, discovered := e.cursor(); polled != day(d0.AddDate(0, 0, 3)) || discovered != day(d0.AddDate(0, 0, 2)) {
+			t.Fatalf("cursor %s/%s after catching up", polled, discovered)
+		}
+		read := e.changeDaysRead()
+		for i := 0; i <= 3; i++ {
+			if !slices.Contains(read, day(d0.AddDate(0, 0, i))) {
+				t.Fatalf("the change feed of %s was never read (%v)", day(d0.AddDate(0, 0, i)), read)
+			}
+		}
+
+		// A UJP outage: nothing is read, nothing is lost.
+		if err := e.sim.SetOutage(t.Context(), true); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, e.drop(""))
+		e.syncBuyer()
+		all = append(all, e.drop(""))
+		if docs := e.inbox(); len(docs) != 4 {
+			t.Fatalf("%d documents read during an outage", len(docs))
+		}
+		if err := e.sim.SetOutage(t.Context(), false); err != nil {
+			t.Fatal(err)
+		}
+		// ... and an outage between two reads of one sync: the payload
+		// read fails until its job gives up; the next poll finds them.
+		e.dg.failPayloads.Store(100)
+		all = append(all, e.drop(""))
+		e.syncBuyer()
+		for range 4 {
+			e.advance(90 * time.Second)
+			e.settleAll()
+		}
+		if docs := e.inbox(); len(docs) != 4 {
+			t.Fatalf("%d documents with the payload read failing", len(docs))
+		}
+		e.dg.failPayloads.Store(0)
+		e.advance(20 * time.Minute) // the failed reads' signing requests are long expired
+		e.syncBuyer()
+		e.wantInboxOnce(all)
+
+		// Across midnight in Skopje.
+		late := d0.AddDate(0, 0, 4)
+		e.setClock(sk(late, "23:58:00"))
+		all = append(all, e.drop(""))
+		e.syncBuyer()
+		e.wantInboxOnce(all)
+		// The last read of the day, then a document in its last seconds.
+		e.setClock(sk(late, "23:59:00"))
+		e.syncBuyer()
+		e.setClock(sk(late, "23:59:50"))
+		lastOfDay := e.drop("")
+		all = append(all, lastOfDay)
+		e.setClock(sk(late.AddDate(0, 0, 1), "00:00:20"))
+		all = append(all, e.drop(""))
+		e.setClock(sk(late.AddDate(0, 0, 1), "00:01:00"))
+		e.syncBuyer()
+		docs = e.wantInboxOnce(all)
+		if polled, _ := e.cursor(); polled != day(late) {
+			// A read that started within UJP's clock margin of midnight
+			// does not close the day.
+			t.Fatalf("cursor %s at 00:01, want %s still open", polled, day(late))
+		}
+		e.setClock(sk(late.AddDate(0, 0, 1), "00:06:00"))
+		e.syncBuyer()
+		if polled, _ := e.cursor(); polled != day(late.AddDate(0, 0, 1)) {
+			t.Fatalf("cursor %s at 00:06, want %s", polled, day(late.AddDate(0, 0, 1)))
+		}
+		e.wantInboxOnce(all)
+		if d := docs[lastOfDay]; d["transactionDate"] != day(late) {
+			t.Fatalf("the last document of the day: transaction date %v", d["transactionDate"])
+		}
+	})
+}
+
+// TestInboxReadTwice: two reads of the same payloads (two processes, or a
+// read redone after a crash before its answer was recorded) store each
+// document once, with one inbox.received.
+func TestInboxReadTwice(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newInboxEnv(t, db)
+		euids := []string{e.drop(""), e.drop(""), e.drop("")}
+		// Read up to the payloads, then ask for the same payload read again
+		// beside the first.
+		e.enqueue(einvoicing.KindPollCompany, map[string]string{"companyId": e.buyer})
+		for e.countRows("SELECT COUNT(*) FROM signing_requests WHERE company_id = $1 AND link_type = 'ujp_purchase_payloads'", e.buyer) == 0 {
+			if e.signAll() == 0 {
+				if n, err := e.runner.RunOnce(t.Context()); err != nil || n == 0 {
+					t.Fatalf("no payload read was asked for (%v)", err)
+				}
+			}
+		}
+		var payload, link string
+		if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT payload, link_id FROM signing_requests WHERE company_id = $1 AND link_type = 'ujp_purchase_payloads'",
+			e.buyer).Scan(&payload, &link); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := base64.RawURLEncoding.DecodeString(payload)
+		if err := db.InTx(t.Context(), func(tx *store.Tx) error {
+			_, err := einvoicing.RequestSignature(t.Context(), tx, e.buyer, einvoicing.PurposeQuery, raw, einvoicing.SigningLink{Type: "ujp_purchase_payloads", ID: link})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		e.settleAll()
+		if n := e.countRows("SELECT COUNT(*) FROM signing_requests WHERE company_id = $1 AND link_type = 'ujp_purchase_payloads' AND state = 'signed'", e.buyer); n != 2 {
+			t.Fatalf("%d payload reads signed, want 2", n)
+		}
+		e.wantInboxOnce(euids)
+	})
+}
