@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/big"
@@ -836,5 +837,144 @@ func TestInboxReadTwice(t *testing.T) {
 			t.Fatalf("%d payload reads signed, want 2", n)
 		}
 		e.wantInboxOnce(euids)
+	})
+}
+
+// TestInboxDeadline walks a document through its deadline on a controlled
+// clock, with the deadline job of two services (two processes) on one
+// store running at every step: inbox.deadline_approaching once each at 5,
+// 2 and 1 days left (daysLeft in Skopje's calendar), then auto_accepted
+// with inbox.auto_accepted after the 10th, a later accept 409
+// decision_deadline_passed, and UJP's 04 confirming it without a second
+// event. A decision still waiting for its signature at the deadline fails.
+func TestInboxDeadline(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newInboxEnv(t, db)
+		other, _ := newAPI(db, einvoicing.Deps{Sandbox: e.sim}, einvoicing.Config{})
+		txDate := e.now().In(ujpdoc.Skopje).Format(time.DateOnly)
+		by := einvoice.DecideBy(e.now().In(ujpdoc.Skopje))
+		id, euid := e.dropAndSync(txDate)
+		waiting, _ := e.dropAndSync(txDate)
+		if d := e.doc(id); d["decideBy"] != by.Format(time.DateOnly) {
+			t.Fatalf("decideBy %v, want %s", d["decideBy"], by.Format(time.DateOnly))
+		}
+		at := func(offsetDays int, hm string) {
+			v, err := time.ParseInLocation("2006-01-02 15:04", by.AddDate(0, 0, offsetDays).Format(time.DateOnly)+" "+hm, ujpdoc.Skopje)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.setClock(v)
+		}
+		deadlines := func() {
+			t.Helper()
+			for _, step := range []func(*einvoicing.Service) func(context.Context) error{
+				func(s *einvoicing.Service) func(context.Context) error { return s.InboxReminders },
+				func(s *einvoicing.Service) func(context.Context) error { return s.InboxAutoAccepts },
+			} {
+				errs := make(chan error, 2)
+				for _, s := range []*einvoicing.Service{e.svc, other} {
+					go func() { errs <- step(s)(t.Context()) }()
+				}
+				for range 2 {
+					if err := <-errs; err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		reminders := func(doc string) []float64 {
+			t.Helper()
+			st, m, raw, _ := e.buyerDo("GET", "/v1/events?limit=200&type=inbox.deadline_approaching&objectId="+doc, nil)
+			if st != 200 {
+				t.Fatalf("events: %d %s", st, raw)
+			}
+			var out []float64
+			for _, it := range m["data"].([]any) {
+				out = append([]float64{deref(it.(map[string]any), "data", "object", "daysLeft").(float64)}, out...)
+			}
+			return out
+		}
+		wantReminders := func(want ...float64) {
+			t.Helper()
+			got := reminders(id)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("reminders %v (daysLeft), want %v", got, want)
+			}
+		}
+		for _, step := range []struct {
+			offset int
+			hm     string
+			want   []float64
+		}{
+			{-6, "23:59", nil},
+			{-5, "00:01", []float64{5}},
+			{-5, "18:00", []float64{5}},
+			{-4, "12:00", []float64{5}},
+			{-3, "12:00", []float64{5}},
+			{-2, "00:00", []float64{5, 2}},
+			{-2, "23:00", []float64{5, 2}},
+			{-1, "08:00", []float64{5, 2, 1}},
+			{0, "23:59", []float64{5, 2, 1}},
+		} {
+			at(step.offset, step.hm)
+			deadlines()
+			deadlines()
+			wantReminders(step.want...)
+		}
+		if d := e.doc(id); d["daysLeft"] != float64(0) || deref(d, "decision", "state") != "pending" {
+			t.Fatalf("on the last day: daysLeft %v, decision %v", d["daysLeft"], d["decision"])
+		}
+		// A decision asked for on the last day and never signed.
+		if st, _, raw, _ := e.buyerDo("POST", "/v1/inbox/"+waiting+"/accept", nil); st != 202 {
+			t.Fatalf("accept on the last day: %d %s", st, raw)
+		}
+
+		at(1, "00:00")
+		deadlines()
+		deadlines()
+		d := e.doc(id)
+		end := einvoice.DeadlineEnd(by).UTC().Format(time.RFC3339)
+		if deref(d, "decision", "state") != "auto_accepted" || deref(d, "decision", "decidedAt") != end || d["daysLeft"] != float64(-1) ||
+			deref(d, "ujpStatus", "code") != "01" {
+			t.Fatalf("after the deadline: %v, daysLeft %v, ujp %v (want decidedAt %s)", d["decision"], d["daysLeft"], d["ujpStatus"], end)
+		}
+		if ev := e.buyerEvents(id); !equal(ev, []string{"inbox.received", "inbox.deadline_approaching", "inbox.deadline_approaching",
+			"inbox.deadline_approaching", "inbox.auto_accepted"}) {
+			t.Fatalf("events %v", ev)
+		}
+		if st, m, _, _ := e.buyerDo("POST", "/v1/inbox/"+id+"/accept", nil); st != 409 || m["code"] != "decision_deadline_passed" {
+			t.Fatalf("accept after the deadline: %d %v", st, m)
+		}
+		w := e.doc(waiting)
+		if deref(w, "decision", "state") != "auto_accepted" || deref(w, "decision", "requested") != nil || !equal(problemCodes(w), []string{"decision_deadline_passed"}) {
+			t.Fatalf("the decision waiting at the deadline: %v %v", w["decision"], w["problems"])
+		}
+		if ev := e.buyerEvents(waiting); ev[len(ev)-2] != "inbox.decision_failed" || ev[len(ev)-1] != "inbox.auto_accepted" {
+			t.Fatalf("events of the waiting decision %v", ev)
+		}
+		// Signed late, it is not sent.
+		before := e.dg.decisions.Load()
+		e.settleAll()
+		if n := e.dg.decisions.Load() - before; n != 0 {
+			t.Fatalf("%d decisions sent after the deadline", n)
+		}
+
+		// UJP reports 04: confirmed, no second event. (The 10th is closed
+		// for reading once UJP's clock margin past midnight has passed.)
+		at(1, "00:10")
+		e.syncBuyer()
+		d = e.doc(id)
+		if deref(d, "ujpStatus", "code") != "04" || deref(d, "decision", "state") != "auto_accepted" {
+			t.Fatalf("after UJP's 04: %v %v", d["ujpStatus"], d["decision"])
+		}
+		if got, _ := e.sim.Document(t.Context(), euid); got.Status != ujp.StatusAutoAccepted {
+			t.Fatalf("UJP has %s", got.Status)
+		}
+		if n := e.countRows("SELECT COUNT(*) FROM events WHERE object_id = $1 AND type = 'inbox.auto_accepted'", id); n != 1 {
+			t.Fatalf("%d inbox.auto_accepted events", n)
+		}
+		if n := e.countRows("SELECT COUNT(*) FROM inbox_reminders WHERE document_id = $1", id); n != 3 {
+			t.Fatalf("%d reminders recorded", n)
+		}
 	})
 }
