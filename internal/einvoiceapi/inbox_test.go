@@ -978,3 +978,165 @@ func TestInboxDeadline(t *testing.T) {
 		}
 	})
 }
+
+// TestInboxSandboxAndAccess: the sandbox drops an incoming invoice with a
+// chosen transaction date (once per Idempotency-Key) and drives the
+// deadline and the seller's storno; the PDF arrives by a signed read; the
+// list pages and filters; scopes, X-Company-Id and other companies' ids are
+// refused as the spec says.
+func TestInboxSandboxAndAccess(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newInboxEnv(t, db)
+		now := e.now().In(ujpdoc.Skopje)
+		txDate := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+		key := denar.NewID("idem")
+		st, m, first, _ := e.buyerDo("POST", "/v1/sandbox/inbox", map[string]any{"transactionDate": txDate}, "Idempotency-Key", key)
+		wantBy := time.Date(now.Year(), now.Month()+1, 10, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+		if st != 202 || m["decideBy"] != wantBy || m["sellerTaxNumber"] != ujpsim.TaxSupplier || m["transactionDate"] != txDate {
+			t.Fatalf("drop: %d %s", st, first)
+		}
+		if st, _, again, _ := e.buyerDo("POST", "/v1/sandbox/inbox", map[string]any{"transactionDate": txDate}, "Idempotency-Key", key); st != 202 || !bytes.Equal(again, first) {
+			t.Fatalf("drop replayed: %d %s", st, again)
+		}
+		supplied, err := e.sim.Documents(t.Context(), ujpsim.TaxSupplier)
+		if err != nil || len(supplied) != 1 {
+			t.Fatalf("the supplier sent %d documents (%v), want 1", len(supplied), err)
+		}
+		e.settleAll() // the drop scheduled a read
+		euid := m["euid"].(string)
+		d := e.inbox()[euid]
+		if d == nil || d["decideBy"] != wantBy || deref(d, "seller", "name") != "Тест Добавувач ДООЕЛ Тетово" {
+			t.Fatalf("dropped document in the inbox: %v", d)
+		}
+		id := d["id"].(string)
+		if st, m, _, _ := e.buyerDo("POST", "/v1/sandbox/inbox", map[string]any{"transactionDate": "28.10.2026"}); st != 422 || m["code"] != "validation_failed" {
+			t.Fatalf("a bad date: %d %v", st, m)
+		}
+
+		// The PDF: not ready until its read is signed.
+		if st, m, _, _ := e.buyerDo("GET", "/v1/inbox/"+id+"/pdf", nil); st != 409 || m["code"] != "pdf_not_ready" {
+			t.Fatalf("pdf before its read: %d %v", st, m)
+		}
+		e.settleAll()
+		if st, _, pdf, hdr := e.buyerDo("GET", "/v1/inbox/"+id+"/pdf", nil); st != 200 || !bytes.HasPrefix(pdf, []byte("%PDF-")) || hdr.Get("Content-Type") != "application/pdf" {
+			t.Fatalf("pdf: %d %s", st, hdr.Get("Content-Type"))
+		}
+
+		// deadline_passes: UJP auto-accepts now.
+		if st, m, raw, _ := e.buyerDo("POST", "/v1/sandbox/inbox/"+id+"/simulate", map[string]any{"action": "deadline_passes"}); st != 202 || m["action"] != "deadline_passes" {
+			t.Fatalf("simulate deadline: %d %s", st, raw)
+		}
+		e.settleAll()
+		if d := e.doc(id); deref(d, "decision", "state") != "auto_accepted" || deref(d, "ujpStatus", "code") != "04" {
+			t.Fatalf("after deadline_passes: %v %v", d["decision"], d["ujpStatus"])
+		}
+		if st, m, _, _ := e.buyerDo("POST", "/v1/inbox/"+id+"/accept", nil); st != 409 || m["code"] != "decision_deadline_passed" {
+			t.Fatalf("accept after deadline_passes: %d %v", st, m)
+		}
+		if st, m, _, _ := e.buyerDo("POST", "/v1/sandbox/inbox/"+id+"/simulate", map[string]any{"action": "deadline_passes"}); st != 409 || m["code"] != "inbox_state_conflict" {
+			t.Fatalf("deadline_passes twice: %d %v", st, m)
+		}
+
+		// seller_stornos: the original 07, the storno arrives.
+		other, otherEUID := e.dropAndSync("")
+		st, m, raw, _ := e.buyerDo("POST", "/v1/sandbox/inbox/"+other+"/simulate", map[string]any{"action": "seller_stornos"})
+		if st != 202 || m["stornoEuid"] == nil {
+			t.Fatalf("seller_stornos: %d %s", st, raw)
+		}
+		e.settleAll()
+		if d := e.doc(other); deref(d, "ujpStatus", "code") != "07" || deref(d, "decision", "state") != "pending" {
+			t.Fatalf("after the storno: %v %v", d["ujpStatus"], d["decision"])
+		}
+		if ev := e.buyerEvents(other); !equal(ev, []string{"inbox.received", "inbox.cancelled_by_storno"}) {
+			t.Fatalf("events %v", ev)
+		}
+		storno := e.inbox()[m["stornoEuid"].(string)]
+		if storno == nil || storno["kind"] != "storno" || storno["originalEuid"] != otherEUID || !strings.HasPrefix(deref(storno, "totals", "gross").(string), "-") {
+			t.Fatalf("the storno in the inbox: %v", storno)
+		}
+		if st, m, _, _ := e.buyerDo("POST", "/v1/inbox/"+other+"/accept", nil); st != 409 || m["code"] != "inbox_state_conflict" {
+			t.Fatalf("accept a voided document: %d %v", st, m)
+		}
+
+		// Filters and pages. One document two months old, its deadline past.
+		e.drop(time.Date(now.Year(), now.Month()-2, 15, 0, 0, 0, 0, time.UTC).Format(time.DateOnly))
+		for range 24 {
+			e.drop("")
+		}
+		e.syncBuyer()
+		if docs := e.inbox(); len(docs) != 28 {
+			t.Fatalf("%d documents over every page, want 28", len(docs))
+		}
+		st, m, raw, _ = e.buyerDo("GET", "/v1/inbox", nil)
+		if st != 200 || len(m["data"].([]any)) != 25 || m["nextCursor"] == nil {
+			t.Fatalf("first page: %d, %d items", st, len(m["data"].([]any)))
+		}
+		// The old one was auto-accepted by UJP the moment it arrived.
+		if st, m, _, _ := e.buyerDo("GET", "/v1/inbox?status=auto_accepted", nil); st != 200 || len(m["data"].([]any)) != 2 {
+			t.Fatalf("status=auto_accepted: %d %v", st, m)
+		}
+		if st, m, _, _ := e.buyerDo("GET", "/v1/inbox?deadlineBefore="+time.Date(now.Year(), now.Month()-1, 11, 0, 0, 0, 0, time.UTC).Format(time.DateOnly), nil); st != 200 || len(m["data"].([]any)) != 1 {
+			t.Fatalf("deadlineBefore: %d %v", st, m)
+		}
+		if st, m, _, _ := e.buyerDo("GET", "/v1/inbox?status=pending&cursor="+m["nextCursor"].(string), nil); st != 422 {
+			t.Fatalf("a cursor of another filter: %d %v", st, m)
+		}
+		if st, _, _, _ := e.buyerDo("GET", "/v1/inbox?deadlineBefore=10.12.2026", nil); st != 422 {
+			t.Fatalf("a bad deadlineBefore: %d", st)
+		}
+
+		// Access.
+		as := &auth.Store{DB: db}
+		var account string
+		if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT account_id FROM companies WHERE id = $1", e.buyer).Scan(&account); err != nil {
+			t.Fatal(err)
+		}
+		keyWith := func(scopes ...string) string {
+			_, k, err := as.CreateKey(t.Context(), auth.KeyParams{AccountID: account, Service: auth.ServiceEInvoice, Environment: auth.EnvSandbox, Scopes: scopes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return "Bearer " + k
+		}
+		readOnly, noInbox := keyWith("inbox:read"), keyWith("einvoices:read", "einvoices:write")
+		for _, tc := range []struct {
+			name, method, path string
+			hdr                []string
+			status             int
+			code               string
+		}{
+			{"accept without inbox:write", "POST", "/v1/inbox/" + id + "/accept", []string{"Authorization", readOnly}, 403, "insufficient_scope"},
+			{"list without inbox:read", "GET", "/v1/inbox", []string{"Authorization", noInbox}, 403, "insufficient_scope"},
+			{"payload without inbox:read", "GET", "/v1/inbox/" + id + "/payload", []string{"Authorization", noInbox}, 403, "insufficient_scope"},
+			{"drop without inbox:write", "POST", "/v1/sandbox/inbox", []string{"Authorization", readOnly}, 403, "insufficient_scope"},
+			{"no X-Company-Id with two companies", "GET", "/v1/inbox", []string{"X-Company-Id", ""}, 400, "company_required"},
+			{"another company's document", "GET", "/v1/inbox/" + id, []string{"X-Company-Id", e.company}, 404, "not_found"},
+			{"no credential", "GET", "/v1/inbox", []string{"Authorization", ""}, 401, "unauthenticated"},
+			{"accept without Idempotency-Key", "POST", "/v1/inbox/" + id + "/accept", []string{"Idempotency-Key", ""}, 400, "idempotency_key_required"},
+			{"an unknown document", "GET", "/v1/inbox/inbd_nope", nil, 404, "not_found"},
+		} {
+			st, m, raw, _ := e.buyerDo(tc.method, tc.path, nil, tc.hdr...)
+			if st != tc.status || m["code"] != tc.code {
+				t.Errorf("%s: %d %s, want %d %s", tc.name, st, raw, tc.status, tc.code)
+			}
+		}
+
+		// Outside the simulator: 403 sandbox_only.
+		_, plain := newAPI(db, einvoicing.Deps{}, einvoicing.Config{})
+		srv := httptest.NewServer(plain.Handler())
+		defer srv.Close()
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/sandbox/inbox", strings.NewReader(`{}`))
+		req.Header.Set("Authorization", "Bearer "+e.buyerKey)
+		req.Header.Set("X-Company-Id", e.buyer)
+		req.Header.Set("Idempotency-Key", denar.NewID("idem"))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 403 {
+			t.Fatalf("drop without a simulator: %d", resp.StatusCode)
+		}
+	})
+}

@@ -410,7 +410,10 @@ func (s *Service) applyUJPStatus(ctx context.Context, tx *store.Tx, d dbq.InboxD
 			ours := (requested == decisionAccept && state == einvoice.DecisionAccepted) || (requested == decisionReject && state == einvoice.DecisionRejected)
 			if !ours {
 				next.DecisionReason, next.DecisionComment = sql.NullString{}, sql.NullString{}
-				if ch != nil {
+				if ch != nil && state != einvoice.DecisionAutoAccepted {
+					// The decision made elsewhere, with its reason and
+					// comment (UJP's own comment on an auto-acceptance is
+					// not a decision's).
 					next.DecisionReason = sqlNull(ch.RejectReasonCode)
 					next.DecisionComment = sqlNull(ch.Comment)
 				}

@@ -677,8 +677,15 @@ func (s *Sim) sweep(ctx context.Context, now time.Time) error {
 		}
 		err = s.db.InTx(ctx, func(tx *store.Tx) error {
 			for _, d := range due {
+				// The move is recorded when the deadline ended, or when
+				// the document arrived if it arrived later (a late
+				// invoice): a change never precedes its document.
+				at := d.DecideBy
+				if d.ReceivedAt.After(at) {
+					at = d.ReceivedAt
+				}
 				if _, err := s.move(ctx, tx, docRef{d.Euid, d.SellerTin, d.BuyerTin}, ujp.StatusSent, ujp.StatusAutoAccepted,
-					d.DecideBy, ujp.StatusChange{Comment: strp("Document auto accept after expiration date")}); err != nil {
+					at, ujp.StatusChange{Comment: strp("Document auto accept after expiration date")}); err != nil {
 					return err
 				}
 			}
