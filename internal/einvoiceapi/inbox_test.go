@@ -1067,7 +1067,7 @@ func TestInboxSandboxAndAccess(t *testing.T) {
 		if docs := e.inbox(); len(docs) != 28 {
 			t.Fatalf("%d documents over every page, want 28", len(docs))
 		}
-		st, m, raw, _ = e.buyerDo("GET", "/v1/inbox", nil)
+		st, m, _, _ = e.buyerDo("GET", "/v1/inbox", nil)
 		if st != 200 || len(m["data"].([]any)) != 25 || m["nextCursor"] == nil {
 			t.Fatalf("first page: %d, %d items", st, len(m["data"].([]any)))
 		}
