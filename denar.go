@@ -17,11 +17,9 @@ import (
 // Stable error codes. Clients branch on these strings, so they never change
 // once published; new conditions get new codes.
 const (
-	ECodeValidation  = "validation_failed" // one or more fields are wrong (422)
-	ECodeNotFound    = "not_found"         // no such resource for this caller (404)
-	ECodeConflict    = "conflict"          // the resource is not in a state that allows this (409)
-	ECodeInternal    = "internal"          // a bug or an outage on our side (500)
-	ECodeUnavailable = "unavailable"       // a dependency did not answer in time (503)
+	ECodeValidation = "validation_failed" // one or more fields are wrong (422)
+	ECodeNotFound   = "not_found"         // no such resource for this caller (404)
+	ECodeInternal   = "internal"          // a bug or an outage on our side (500)
 )
 
 // FieldError names one wrong part of a request. Path uses JSON field names
@@ -37,8 +35,10 @@ type FieldError struct {
 // Error is the one error type domain packages return when the caller, not the
 // service, is at fault (and for the few service-side conditions with a code
 // of their own). Code is one of the ECode* constants or a more specific code
-// documented with the operation that returns it ("totals_mismatch",
-// "client_reference_conflict", "mpin_validation_failed", …).
+// ("totals_mismatch", "client_reference_conflict", "mpin_validation_failed",
+// …); every code is listed in internal/httpx's code table and
+// docs/errors.md. A state conflict always has a code naming what
+// conflicts: there is no bare "conflict".
 type Error struct {
 	Code    string
 	Message string

@@ -13,10 +13,10 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Request is the body of POST /v1/einvoices and, with Correction, of
-// POST /v1/einvoices/{id}/correction: our own JSON, from which Build makes
-// UJP's document. The seller is not in it: it is the company the request
-// is scoped to, filled from its registry data.
+// Request is the body of POST /v1/einvoices (and, within
+// CorrectionRequest, of POST /v1/einvoices/{id}/correction): our own JSON,
+// from which Build makes UJP's document. The seller is not in it: it is
+// the company the request is scoped to, filled from its registry data.
 type Request struct {
 	// DocumentType is a code of the document-types codebook; "100"
 	// (invoice) when empty.
@@ -38,15 +38,51 @@ type Request struct {
 	Lines           []Line      `json:"lines"`
 	Advance         *Advance    `json:"advance,omitempty"`
 	ExpectedTotals  *Totals     `json:"expectedTotals,omitempty"`
-	// Correction is set only on the correction endpoint.
-	Correction *CorrectionReason `json:"correction,omitempty"`
 }
 
-// CorrectionReason is the reason of a correction (correction-reason
-// codebook, C0x).
-type CorrectionReason struct {
-	Reason  string  `json:"reason"`
-	Comment *string `json:"comment,omitempty"`
+// CorrectionRequest is the body of POST /v1/einvoices/{id}/correction, as
+// the spec gives it: the issue body (the complete replacement document)
+// with docStorno 2, the correction reason (correction-reason codebook,
+// C0x) and an optional comment, all at the top level.
+type CorrectionRequest struct {
+	Request
+	DocStorno int     `json:"docStorno" enum:"2" doc:"2: a correction (UJP's docStorno)."`
+	Reason    string  `json:"reason" maxLength:"10" doc:"A correction-reasons code (C0x) of UJP's codebook."`
+	Comment   *string `json:"comment,omitempty" maxLength:"500" nullable:"true" doc:"Free text sent with the reason (UJP's correctionComment)."`
+}
+
+// Fingerprint is Request.Fingerprint for the whole correction body.
+func (c *CorrectionRequest) Fingerprint() []byte {
+	b, _ := json.Marshal(c)
+	return b
+}
+
+// Build is Request.Build with the correction's own fields checked too, all
+// field errors reported together; the caller marks the document as the
+// correction of its original (ujpdoc.MarkCorrection) once it knows it.
+func (c *CorrectionRequest) Build(seller ujpdoc.Seller, docID string, cb *ujpdoc.Codebooks) (*ujpdoc.Document, error) {
+	var fe denar.FieldErrors
+	if c.DocStorno != int(ujpdoc.StornoCorrection) {
+		fe.Add("docStorno", "must be 2 (a correction)")
+	}
+	if e := CheckCorrectionReason("reason", c.Reason, cb); e != nil {
+		fe = append(fe, *e)
+	}
+	if c.Comment != nil && len([]rune(*c.Comment)) > 500 {
+		fe.Add("comment", "is longer than 500 characters")
+	}
+	doc, err := c.Request.Build(seller, docID, cb)
+	if len(fe) == 0 {
+		return doc, err
+	}
+	var de *denar.Error
+	if err == nil || (errors.As(err, &de) && de.Code == denar.ECodeValidation) {
+		if de != nil {
+			fe = append(fe, de.Fields...)
+		}
+		return nil, fe.Err()
+	}
+	return nil, err
 }
 
 // Party is the spec's party object. Country is a countries codebook code,
@@ -193,11 +229,6 @@ func (r *Request) Build(seller ujpdoc.Seller, docID string, cb *ujpdoc.Codebooks
 		h.DocTurnoverDate = date(&fe, "supplyDate", *r.SupplyDate, true)
 	}
 	h.DocNotes = r.Notes
-	if r.Correction != nil {
-		if e := CheckCorrectionReason("correction.reason", r.Correction.Reason, cb); e != nil {
-			fe = append(fe, *e)
-		}
-	}
 
 	b := party(&fe, "buyer", r.Buyer, cb)
 	d.Buyer = ujpdoc.Buyer{BuyerCCode: b.country, BuyerCName: b.countryName, BuyerTin: r.Buyer.TaxNumber,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,7 +131,6 @@ func TestBuildFieldErrors(t *testing.T) {
 		{"indicator", func(r *Request) { r.Lines[1].TaxIndicator = "NOPE" }, "lines[1].taxIndicator", ujpdoc.CBTaxIndicators},
 		{"indicator vs rate", func(r *Request) { r.Lines[1].TaxIndicator = "DDV-A" }, "lines[1].taxIndicator", ujpdoc.CBTaxIndicators},
 		{"reference type", func(r *Request) { r.References = []Reference{{Type: "SYS", Number: "x"}} }, "references[0].type", ujpdoc.CBRefDocumentTypes},
-		{"correction reason", func(r *Request) { r.Correction = &CorrectionReason{Reason: "S-1"} }, "correction.reason", ujpdoc.CBCorrectionReasons},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := validRequest()
@@ -148,6 +148,57 @@ func TestBuildFieldErrors(t *testing.T) {
 			}
 			t.Errorf("fields %+v; want %s (codebook %q)", de.Fields, tc.path, tc.codebook)
 		})
+	}
+}
+
+// TestCorrectionBuild: the correction body's own fields are checked with
+// the document's, each error at its real path.
+func TestCorrectionBuild(t *testing.T) {
+	cb := ujpdoc.Snapshot()
+	reason := cb.CorrectionReasons[0].Code
+	long := strings.Repeat("я", 501)
+	for _, tc := range []struct {
+		name  string
+		edit  func(*CorrectionRequest)
+		paths []string
+	}{
+		{"valid", func(*CorrectionRequest) {}, nil},
+		{"void reason", func(c *CorrectionRequest) { c.Reason = "S-1" }, []string{"reason"}},
+		{"no reason", func(c *CorrectionRequest) { c.Reason = "" }, []string{"reason"}},
+		{"storno", func(c *CorrectionRequest) { c.DocStorno = 1 }, []string{"docStorno"}},
+		{"comment", func(c *CorrectionRequest) { c.Comment = &long }, []string{"comment"}},
+		{"with document errors", func(c *CorrectionRequest) { c.Reason = "C99"; c.Number = "" }, []string{"reason", "number"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := CorrectionRequest{Request: validRequest(), DocStorno: 2, Reason: reason}
+			tc.edit(&c)
+			d, err := c.Build(seller(), "einv_c", cb)
+			if tc.paths == nil {
+				if err != nil || d == nil {
+					t.Fatalf("Build: %v", err)
+				}
+				return
+			}
+			var de *denar.Error
+			if !errors.As(err, &de) || de.Code != denar.ECodeValidation {
+				t.Fatalf("err = %v; want validation_failed", err)
+			}
+			var got []string
+			for _, f := range de.Fields {
+				got = append(got, f.Path)
+			}
+			for _, p := range tc.paths {
+				if !slices.Contains(got, p) {
+					t.Errorf("fields %v; want %s", got, p)
+				}
+			}
+		})
+	}
+	// The body is the issue body with three top-level fields.
+	var m map[string]any
+	b, _ := json.Marshal(CorrectionRequest{Request: validRequest(), DocStorno: 2, Reason: reason})
+	if err := json.Unmarshal(b, &m); err != nil || m["docStorno"] != float64(2) || m["reason"] != reason || m["number"] == nil {
+		t.Fatalf("shape %s", b)
 	}
 }
 

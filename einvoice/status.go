@@ -90,11 +90,16 @@ func CanMove(from, to Status) bool {
 	return false
 }
 
-// Move checks from → to and returns a conflict error naming both when the
-// move is not allowed; callers write history and event only after it passes.
+// CodeStateConflict is the code of an operation the e-invoice's status does
+// not allow (409).
+const CodeStateConflict = "einvoice_state_conflict"
+
+// Move checks from → to and returns an einvoice_state_conflict error naming
+// both when the move is not allowed; callers write history and event only
+// after it passes.
 func Move(from, to Status) error {
 	if !CanMove(from, to) {
-		return &denar.Error{Code: denar.ECodeConflict, Message: fmt.Sprintf("an e-invoice in status %s cannot move to %s", from, to)}
+		return &denar.Error{Code: CodeStateConflict, Message: fmt.Sprintf("an e-invoice in status %s cannot move to %s", from, to)}
 	}
 	return nil
 }

@@ -70,7 +70,7 @@ func TestMoves(t *testing.T) {
 			t.Errorf("Move(%s, %s) = %v; want ok=%v", tc.from, tc.to, err, tc.ok)
 		}
 		var de *denar.Error
-		if err != nil && (!errors.As(err, &de) || de.Code != denar.ECodeConflict) {
+		if err != nil && (!errors.As(err, &de) || de.Code != CodeStateConflict) {
 			t.Errorf("Move(%s, %s) error %v is not a conflict", tc.from, tc.to, err)
 		}
 	}

@@ -44,6 +44,9 @@ type Config struct {
 	UJPUser               string        `env:"DENAR_UJP_USER" envDefault:"denar"`
 	UJPEDB                string        `env:"DENAR_UJP_EDB"`
 	UJPRegistryTimeout    time.Duration `env:"DENAR_UJP_REGISTRY_TIMEOUT" envDefault:"10s"`
+	// How long POST /v1/einvoices waits for the buyer's registry check
+	// before it answers 202 validating.
+	EInvoiceValidationBudget time.Duration `env:"DENAR_EINVOICE_VALIDATION_BUDGET" envDefault:"1s"`
 
 	// UJPSandboxBackend is what sandbox companies talk to (docs/sandbox.md):
 	// "embedded", the simulator inside denar serve with its state in this
@@ -159,6 +162,9 @@ func LoadConfig() (Config, error) {
 	}
 	if c.UJPRegistryTimeout <= 0 {
 		return c, fmt.Errorf("configuration: DENAR_UJP_REGISTRY_TIMEOUT must be positive")
+	}
+	if c.EInvoiceValidationBudget <= 0 || c.EInvoiceValidationBudget > c.UJPRegistryTimeout {
+		return c, fmt.Errorf("configuration: DENAR_EINVOICE_VALIDATION_BUDGET must be positive and at most DENAR_UJP_REGISTRY_TIMEOUT (%s), not %s", c.UJPRegistryTimeout, c.EInvoiceValidationBudget)
 	}
 	for _, d := range []struct {
 		name string

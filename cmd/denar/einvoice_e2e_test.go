@@ -385,7 +385,7 @@ func TestEInvoiceEndToEnd(t *testing.T) {
 			!strings.Contains(string(r.body), "supersede_pending") {
 			t.Fatalf("second storno: %d %s", r.status, r.body)
 		}
-		corr := strings.Replace(invoiceBody("E2E-deadline-2", `,"correction":{"reason":"`+ujpdoc.Snapshot().CorrectionReasons[0].Code+`"}`), `"quantity":"3"`, `"quantity":"2"`, 1)
+		corr := strings.Replace(invoiceBody("E2E-deadline-2", `,"docStorno":2,"reason":"`+ujpdoc.Snapshot().CorrectionReasons[0].Code+`"`), `"quantity":"3"`, `"quantity":"2"`, 1)
 		r = w.post("/v1/einvoices/"+ids["deadline"]+"/correction", corr)
 		if r.status != 202 {
 			t.Fatalf("correction: %d %s", r.status, r.body)

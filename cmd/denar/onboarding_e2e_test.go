@@ -67,7 +67,7 @@ func TestOnboardingEndToEnd(t *testing.T) {
 				status int
 				code   string
 			}{
-				{url.Values{"grant_type": {"client_credentials"}, "client_id": {cli.ClientID}, "client_secret": {"x"}}, 401, "invalid_client"},
+				{url.Values{"grant_type": {"client_credentials"}, "client_id": {cli.ClientID}, "client_secret": {"x"}}, 400, "invalid_client"},
 				{url.Values{"grant_type": {"authorization_code"}}, 400, "unsupported_grant_type"},
 				{url.Values{"client_id": {cli.ClientID}}, 400, "invalid_request"},
 				{url.Values{"grant_type": {"client_credentials"}, "client_id": {cli.ClientID}, "client_secret": {cli.ClientSecret}, "scope": {"signing:agent"}}, 400, "invalid_scope"},

@@ -44,7 +44,8 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry) (pay
 		d.Gateways = reg.gateways
 	}
 	app = einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
-		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, InboxDeadlineEvery: cfg.InboxDeadlineInterval,
+		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
+		InboxDeadlineEvery: cfg.InboxDeadlineInterval,
 		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays}})
 	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app, Auth: authStore, Idempotency: keeper, Ready: ready,

@@ -197,14 +197,23 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 		OperationID: "listSigningRequests", Method: http.MethodGet, Path: "/v1/signing-requests",
 		Summary: "List signing requests", Tags: tags,
 		Description: "Requests of the credential's account and environment within its allow-list, oldest first: for inline " +
-			"signing (a key with signing:agent then submits the signature) and for following what waits for a signer.",
-	}, httpx.Spec{Scope: "einvoices:read", OrScope: "signing:agent"}, func(ctx context.Context, in *listSigningInput) (*signingRequestPage, error) {
-		filter := in.State + "|" + in.CompanyID
+			"signing (a key with signing:agent then submits the signature) and for following what waits for a signer. Needs " +
+			"einvoices:read or signing:agent. companyId (or X-Company-Id) of a company of the other environment is 403 " +
+			"environment_mismatch, outside the allow-list 403 company_not_allowed.",
+	}, httpx.Spec{Scope: "einvoices:read", OrScope: "signing:agent", CompanyFilter: true}, func(ctx context.Context, in *listSigningInput) (*signingRequestPage, error) {
+		companyID := in.CompanyID
+		if h := httpx.CompanyFrom(ctx); h != "" {
+			if companyID != "" && companyID != h {
+				return nil, denar.Invalid(denar.FieldError{Path: "query.companyId", Message: "differs from X-Company-Id " + h})
+			}
+			companyID = h
+		}
+		filter := in.State + "|" + companyID
 		after, err := httpx.DecodeCursor(in.Cursor, filter)
 		if err != nil {
 			return nil, err
 		}
-		out, err := h.svc.SigningRequests(ctx, httpx.PrincipalFrom(ctx), einvoicing.SigningRequestFilter{State: in.State, CompanyID: in.CompanyID}, after, in.Limit)
+		out, err := h.svc.SigningRequests(ctx, httpx.PrincipalFrom(ctx), einvoicing.SigningRequestFilter{State: in.State, CompanyID: companyID}, after, in.Limit)
 		if err != nil {
 			return nil, err
 		}

@@ -96,10 +96,18 @@ func (h *handlers) registerCompanies(s *httpx.Service) {
 		OperationID: "listCompanies", Method: http.MethodGet, Path: "/v1/companies",
 		Summary: "List companies", Tags: tags,
 		Description: "Newest first. A credential sees the companies of its environment within its allow-list.",
-	}, httpx.Spec{Scope: "companies:read"}, func(ctx context.Context, in *listCompaniesInput) (*listCompaniesOutput, error) {
+	}, httpx.Spec{Scope: "companies:read", CompanyFilter: true}, func(ctx context.Context, in *listCompaniesInput) (*listCompaniesOutput, error) {
 		after, err := httpx.DecodeCursor(in.Cursor, "")
 		if err != nil {
 			return nil, err
+		}
+		if id := httpx.CompanyFrom(ctx); id != "" {
+			// X-Company-Id narrows the list to that company.
+			c, err := h.svc.Company(ctx, httpx.PrincipalFrom(ctx), id)
+			if err != nil {
+				return nil, err
+			}
+			return &listCompaniesOutput{Body: httpx.NewPage([]einvoicing.Company{c}, in.Limit, func(c einvoicing.Company) string { return c.ID }, "")}, nil
 		}
 		out, err := h.svc.Companies(ctx, httpx.PrincipalFrom(ctx), after, in.Limit)
 		if err != nil {

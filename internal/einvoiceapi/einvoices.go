@@ -63,7 +63,7 @@ type stornoInput struct {
 
 type correctionInput struct {
 	ID   string `path:"id" maxLength:"100"`
-	Body einvoice.Request
+	Body einvoice.CorrectionRequest
 }
 
 type pdfOutput struct {
@@ -138,9 +138,13 @@ func (h *handlers) registerEInvoices(s *httpx.Service) {
 		Summary: "Issue an e-invoice", Tags: tags, DefaultStatus: http.StatusAccepted,
 		Description: "Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas " +
 			"(unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) " +
-			"and answers 202 in awaiting_signature with a signing request for the company's agent. expectedTotals that differ: " +
-			"422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, " +
-			"the existing e-invoice. No valid signing certificate: 409 signer_not_ready.",
+			"and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request " +
+			"for the company's agent (einvoice.signature_required). When the registry does not answer within the validation " +
+			"budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: " +
+			"invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field " +
+			"errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another " +
+			"body: 409 client_reference_conflict; with the same body, the existing e-invoice. No valid signing certificate: 409 " +
+			"signer_not_ready.",
 	}, httpx.Spec{Scope: "einvoices:write", Company: true}, func(ctx context.Context, in *issueEInvoiceInput) (*einvoiceOutput, error) {
 		e, err := h.svc.IssueEInvoice(ctx, caller(ctx), einvoicing.IssueEInvoice{CompanyID: httpx.CompanyFrom(ctx), Request: &in.Body})
 		if err != nil {
@@ -169,9 +173,10 @@ func (h *handlers) registerEInvoices(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "correctEInvoice", Method: http.MethodPost, Path: "/v1/einvoices/{id}/correction",
 		Summary: "Correct an e-invoice", Tags: tags, DefaultStatus: http.StatusAccepted,
-		Description: "The body is a complete replacement document, as for POST /v1/einvoices, with correction " +
-			"{reason (C0x), comment}. The correction (docStorno 2) references the original's EUID; when UJP accepts it, " +
-			"the original moves to corrected. Same 409s as storno; clientReference works as on issue. 202 with the correction.",
+		Description: "The body is the issue body (the complete replacement document, as for POST /v1/einvoices) with " +
+			"docStorno: 2, reason (a correction-reasons code, C0x) and an optional comment, all at the top level. The " +
+			"correction references the original's EUID; when UJP accepts it, the original moves to corrected. Same 409s as " +
+			"storno; clientReference and validating work as on issue. 202 with the correction.",
 	}, httpx.Spec{Scope: "einvoices:write", Company: true}, func(ctx context.Context, in *correctionInput) (*einvoiceOutput, error) {
 		e, err := h.svc.CorrectEInvoice(ctx, caller(ctx), einvoicing.Correction{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID, Request: &in.Body})
 		if err != nil {

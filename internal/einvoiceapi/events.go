@@ -25,13 +25,14 @@ func (h *handlers) registerEvents(s *httpx.Service) {
 		Summary: "List events", Tags: []string{"Events"},
 		Description: "Newest first, of the account and the credential's environment, within its company allow-list. " +
 			"Each event carries the resource it is about, as GET returns it right after the change, in data.object.",
-	}, httpx.Spec{Scope: "events:read"}, func(ctx context.Context, in *listEventsInput) (*listEventsOutput, error) {
-		digest := filterDigest(in.Type, in.ObjectID)
+	}, httpx.Spec{Scope: "events:read", CompanyFilter: true}, func(ctx context.Context, in *listEventsInput) (*listEventsOutput, error) {
+		company := httpx.CompanyFrom(ctx)
+		digest := filterDigest(in.Type, in.ObjectID, company)
 		after, err := httpx.DecodeCursor(in.Cursor, digest)
 		if err != nil {
 			return nil, err
 		}
-		out, err := h.svc.Events(ctx, httpx.PrincipalFrom(ctx), einvoicing.EventFilter{Type: in.Type, ObjectID: in.ObjectID}, after, in.Limit)
+		out, err := h.svc.Events(ctx, httpx.PrincipalFrom(ctx), einvoicing.EventFilter{Type: in.Type, ObjectID: in.ObjectID, CompanyID: company}, after, in.Limit)
 		if err != nil {
 			return nil, err
 		}

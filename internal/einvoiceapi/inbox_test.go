@@ -526,7 +526,7 @@ func TestInboxDecisions(t *testing.T) {
 		e.refuse(deref(m, "decision", "signingRequestId").(string), "user_declined")
 		d := e.doc(id)
 		if deref(d, "decision", "state") != "pending" || deref(d, "decision", "requested") != nil || deref(d, "decision", "signingRequestId") != nil ||
-			!equal(problemCodes(d), []string{"signature_refused"}) {
+			!equal(problemCodes(d), []string{"decision_refused"}) {
 			t.Fatalf("after a refusal: %v %v", d["decision"], d["problems"])
 		}
 		if ev := e.buyerEvents(id); !equal(ev, []string{"inbox.received", "inbox.signature_required", "inbox.decision_failed"}) {
@@ -549,7 +549,7 @@ func TestInboxDecisions(t *testing.T) {
 		e.enqueue(einvoicing.KindExpireSigning, nil)
 		e.runOnce()
 		d = e.doc(id)
-		if deref(d, "decision", "state") != "pending" || deref(d, "decision", "requested") != nil || !equal(problemCodes(d), []string{"signature_expired"}) {
+		if deref(d, "decision", "state") != "pending" || deref(d, "decision", "requested") != nil || !equal(problemCodes(d), []string{"decision_expired"}) {
 			t.Fatalf("after expiry: %v %v", d["decision"], d["problems"])
 		}
 		if n := e.countRows("SELECT COUNT(*) FROM signing_requests WHERE link_type = 'inbox_decision' AND link_id = $1 AND state IN ('pending','claimed')", id); n != 0 {
@@ -946,7 +946,7 @@ func TestInboxDeadline(t *testing.T) {
 			t.Fatalf("accept after the deadline: %d %v", st, m)
 		}
 		w := e.doc(waiting)
-		if deref(w, "decision", "state") != "auto_accepted" || deref(w, "decision", "requested") != nil || !equal(problemCodes(w), []string{"decision_deadline_passed"}) {
+		if deref(w, "decision", "state") != "auto_accepted" || deref(w, "decision", "requested") != nil || !equal(problemCodes(w), []string{"decision_late"}) {
 			t.Fatalf("the decision waiting at the deadline: %v %v", w["decision"], w["problems"])
 		}
 		if ev := e.buyerEvents(waiting); ev[len(ev)-2] != "inbox.decision_failed" || ev[len(ev)-1] != "inbox.auto_accepted" {

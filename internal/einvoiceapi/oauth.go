@@ -104,8 +104,8 @@ func (h *handlers) registerOAuth(s interface {
 					"access_token": {Type: "string"}, "token_type": {Type: "string", Enum: []any{"Bearer"}},
 					"expires_in": {Type: "integer"}, "scope": {Type: "string"},
 				}}}}},
-			"400": {Description: "invalid_request, invalid_scope or unsupported_grant_type", Content: map[string]*huma.MediaType{"application/json": {Schema: oauthErr}}},
-			"401": {Description: "invalid_client", Content: map[string]*huma.MediaType{"application/json": {Schema: oauthErr}}},
+			"400": {Description: "invalid_request, invalid_client, invalid_scope or unsupported_grant_type", Content: map[string]*huma.MediaType{"application/json": {Schema: oauthErr}}},
+			"401": {Description: "invalid_client when the client authenticated with HTTP Basic (with WWW-Authenticate: Basic)", Content: map[string]*huma.MediaType{"application/json": {Schema: oauthErr}}},
 		},
 	})
 }
@@ -113,19 +113,19 @@ func (h *handlers) registerOAuth(s interface {
 func (h *handlers) token(w http.ResponseWriter, r *http.Request) {
 	body, err := readLimited(r, maxTokenForm)
 	if err != nil {
-		writeOAuthError(w, &auth.OAuthError{Code: "invalid_request", Description: "The body is too large or unreadable."})
+		writeOAuthError(w, &auth.OAuthError{Code: "invalid_request", Description: "The body is too large or unreadable."}, false)
 		return
 	}
 	user, pass, hasBasic := r.BasicAuth()
 	req, oerr := parseTokenRequest(r.Header.Get("Content-Type"), body, user, pass, hasBasic)
 	if oerr != nil {
-		writeOAuthError(w, oerr)
+		writeOAuthError(w, oerr, hasBasic)
 		return
 	}
 	tok, err := h.deps.Auth.IssueToken(r.Context(), req.ClientID, req.ClientSecret, req.Scopes)
 	var oe *auth.OAuthError
 	if errors.As(err, &oe) {
-		writeOAuthError(w, oe)
+		writeOAuthError(w, oe, hasBasic)
 		return
 	}
 	if err != nil {
@@ -148,9 +148,13 @@ func readLimited(r *http.Request, n int64) ([]byte, error) {
 	return io.ReadAll(http.MaxBytesReader(nil, r.Body, n))
 }
 
-func writeOAuthError(w http.ResponseWriter, e *auth.OAuthError) {
+// writeOAuthError answers with RFC 6749 §5.2 JSON. Every error is 400, as
+// the spec's table says; invalid_client is 401 with WWW-Authenticate only
+// when the client authenticated with HTTP Basic (the RFC's "MUST" for that
+// case).
+func writeOAuthError(w http.ResponseWriter, e *auth.OAuthError, basic bool) {
 	status := http.StatusBadRequest
-	if e.Code == "invalid_client" {
+	if e.Code == "invalid_client" && basic {
 		status = http.StatusUnauthorized
 		w.Header().Set("WWW-Authenticate", `Basic realm="denar"`)
 	}

@@ -37,6 +37,13 @@ func newEnv(t *testing.T, db *store.DB) *env {
 
 func postForm(t *testing.T, base string, form url.Values, user, pass string) (int, map[string]any) {
 	t.Helper()
+	st, _, m := postFormHeader(t, base, form, user, pass)
+	return st, m
+}
+
+// postFormHeader is postForm that also returns WWW-Authenticate.
+func postFormHeader(t *testing.T, base string, form url.Values, user, pass string) (int, string, map[string]any) {
+	t.Helper()
 	req, _ := http.NewRequest("POST", base+"/v1/oauth/token", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if user != "" {
@@ -52,7 +59,7 @@ func postForm(t *testing.T, base string, form url.Values, user, pass string) (in
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatalf("token response is not JSON: %s", b)
 	}
-	return resp.StatusCode, m
+	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), m
 }
 
 func get(t *testing.T, base, path, bearer string) (int, map[string]any) {
@@ -105,22 +112,29 @@ func TestOAuthToken(t *testing.T) {
 			status int
 			code   string
 		}{
-			{"wrong secret", with("client_secret", "nope"), 401, "invalid_client"},
-			{"unknown client", with("client_id", "cli_nope"), 401, "invalid_client"},
-			{"no secret", with("client_secret", ""), 401, "invalid_client"},
+			// Credentials in the body: 400, as the spec's table says.
+			{"wrong secret", with("client_secret", "nope"), 400, "invalid_client"},
+			{"unknown client", with("client_id", "cli_nope"), 400, "invalid_client"},
+			{"no secret", with("client_secret", ""), 400, "invalid_client"},
 			{"no grant", with("grant_type", ""), 400, "invalid_request"},
 			{"password grant", with("grant_type", "password"), 400, "unsupported_grant_type"},
 			{"scope not granted", with("scope", "companies:read signing:agent"), 400, "invalid_scope"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				st, m := postForm(t, e.srv.URL, tc.form, "", "")
-				if st != tc.status || m["error"] != tc.code {
-					t.Fatalf("got %d %v, want %d %s", st, m, tc.status, tc.code)
+				st, www, m := postFormHeader(t, e.srv.URL, tc.form, "", "")
+				if st != tc.status || m["error"] != tc.code || www != "" {
+					t.Fatalf("got %d %v (WWW-Authenticate %q), want %d %s", st, m, www, tc.status, tc.code)
 				}
 			})
 		}
+		// Credentials in HTTP Basic: a failure is 401 with a challenge
+		// (RFC 6749 §5.2).
+		st, www, m := postFormHeader(t, e.srv.URL, url.Values{"grant_type": {"client_credentials"}}, cli.ID, "nope")
+		if st != 401 || m["error"] != "invalid_client" || !strings.HasPrefix(www, "Basic ") {
+			t.Fatalf("basic, wrong secret: %d %v %q", st, m, www)
+		}
 
-		st, m := postForm(t, e.srv.URL, ok, "", "")
+		st, m = postForm(t, e.srv.URL, ok, "", "")
 		if st != 200 || m["token_type"] != "Bearer" || m["expires_in"] != float64(900) || m["scope"] != "companies:read einvoices:read" {
 			t.Fatalf("token: %d %v", st, m)
 		}
@@ -152,7 +166,7 @@ func TestOAuthToken(t *testing.T) {
 		if st, m := get(t, e.srv.URL, "/v1/companies", tok); st != 401 || m["code"] != "key_revoked" {
 			t.Fatalf("revoked client's token: %d %v", st, m)
 		}
-		if st, m := postForm(t, e.srv.URL, ok, "", ""); st != 401 || m["error"] != "invalid_client" {
+		if st, m := postForm(t, e.srv.URL, ok, "", ""); st != 400 || m["error"] != "invalid_client" {
 			t.Fatalf("revoked client: %d %v", st, m)
 		}
 	})

@@ -64,6 +64,10 @@ func (g *lossyGateway) Send(ctx context.Context, caller ujp.Identity, docType, j
 	return res, err
 }
 
+// slowRegistry is how long the simulator's registry takes for
+// ujpsim.TaxSlowRegistry in these tests.
+const slowRegistry = 400 * time.Millisecond
+
 // simDocs are the seller's documents at the simulator.
 func (e *pipeEnv) simDocs() []ujpsim.Document {
 	e.t.Helper()
@@ -78,9 +82,17 @@ func (e *pipeEnv) now() time.Time { return time.Now().UTC().Add(time.Duration(e.
 
 func newPipeEnv(t *testing.T, db *store.DB) *pipeEnv {
 	t.Helper()
+	return newPipeEnvWith(t, db, nil)
+}
+
+// newPipeEnvWith is newPipeEnv with the service's configuration adjusted
+// by tune (nil: as newPipeEnv).
+func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config)) *pipeEnv {
+	t.Helper()
 	e := &pipeEnv{t: t, db: db}
 	db.Now = e.now
-	sim, err := ujpsim.New(db, ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "pipeline-test"})
+	sim, err := ujpsim.New(db, ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "pipeline-test",
+		SlowRegistryDelay: slowRegistry})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,16 +103,19 @@ func newPipeEnv(t *testing.T, db *store.DB) *pipeEnv {
 		t.Fatal(err)
 	}
 	e.gw = &lossyGateway{Gateway: client}
+	cfg := einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}}}
+	if tune != nil {
+		tune(&cfg)
+	}
 	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim,
-		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}},
-		einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}}})
+		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}}, cfg)
 	e.svc = svc
 	e.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(e.srv.Close)
 	e.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
 	svc.RegisterJobs(e.runner)
 
-	e.company, e.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read", "signing:agent")
+	e.company, e.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read", "signing:agent", "inbox:read", "inbox:write")
 	se := &signEnv{t: t, db: db, srv: e.srv, key: e.key, company: e.company}
 	e.cert = newTestCert(t)
 	e.agent, e.authz = se.pair(e.cert)
@@ -192,9 +207,13 @@ func (e *pipeEnv) signAll() int {
 		r := it.(map[string]any)
 		id := r["id"].(string)
 		if r["state"] == "pending" {
-			if st, m := se.do("POST", "/v1/signing-requests/"+id+"/claim", e.authz, nil); st != 200 {
+			// The claim answers with the request as this agent signs it
+			// (its header carries this agent's certificate).
+			st, m := se.do("POST", "/v1/signing-requests/"+id+"/claim", e.authz, nil)
+			if st != 200 {
 				e.t.Fatalf("claim %s: %d %v", id, st, m)
 			}
+			r = m
 		}
 		if st, m := se.do("POST", "/v1/signing-requests/"+id+"/signature", e.authz, map[string]string{"jws": e.cert.sign(e.t, r["signingInput"].(string))}); st != 200 {
 			e.t.Fatalf("sign %s: %d %v", id, st, m)
@@ -675,18 +694,34 @@ func TestStornoAndCorrection(t *testing.T) {
 
 		// Correction: a full replacement with its reason.
 		body := func(withReason bool) any {
-			var v map[string]any
+			var v map[string]any // the issue body, plus docStorno, reason and comment
 			_ = json.Unmarshal([]byte(fmt.Sprintf(`{"number":"F-corr-2","issueDate":%q,
  "buyer":{"taxNumber":%q,"name":"Тест Купувач ДОО Скопје","address":{"street":"Широк сокак","number":"5","postalCode":"1000","city":"Скопје"}},
  "references":[],"payment":{"typeCode":"P12","currency":"MKD"},
  "lines":[{"description":"Услуга","quantity":"2","unitPrice":"1000","vatPercent":"18","taxIndicator":"DDV-A"}]}`, e.now().Format(time.DateOnly), ujpsim.TaxBuyer)), &v)
 			if withReason {
-				v["correction"] = map[string]any{"reason": creason, "comment": "погрешна количина"}
+				v["docStorno"], v["reason"], v["comment"] = 2, creason, "погрешна количина"
 			}
 			return v
 		}
-		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", body(false)); st != 422 {
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", body(false)); st != 422 || !hasPaths(m, "docStorno", "reason") {
 			t.Fatalf("correction without reason: %d %v", st, m)
+		}
+		wrong := body(true).(map[string]any)
+		wrong["docStorno"] = 1 // a storno's
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", wrong); st != 422 || !hasPaths(m, "docStorno") {
+			t.Fatalf("correction with docStorno 1: %d %v", st, m)
+		}
+		wrong["docStorno"], wrong["reason"] = 2, reason // a void reason
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", wrong); st != 422 || !hasPaths(m, "reason") ||
+			m["errors"].([]any)[0].(map[string]any)["codebook"] != ujpdoc.CBCorrectionReasons {
+			t.Fatalf("correction with a void reason: %d %v", st, m)
+		}
+		// The old shape, a correction object, is not a field of the body.
+		old := body(false).(map[string]any)
+		old["correction"] = map[string]any{"reason": creason}
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+corrected+"/correction", old); st != 422 || !hasPaths(m, "correction") {
+			t.Fatalf("correction object: %d %v", st, m)
 		}
 		// A filed annual account closes the year.
 		year := e.now().Year()
@@ -794,4 +829,21 @@ func TestPurgeSignedReads(t *testing.T) {
 			t.Fatalf("after: changes %d, pdf %d, documents %d", count("ujp_changes"), count("einvoice_pdf"), count("einvoice"))
 		}
 	})
+}
+
+// hasPaths reports whether problem m has a field error at each of paths.
+func hasPaths(m map[string]any, paths ...string) bool {
+	errs, _ := m["errors"].([]any)
+	for _, p := range paths {
+		found := false
+		for _, e := range errs {
+			if e.(map[string]any)["path"] == p {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }

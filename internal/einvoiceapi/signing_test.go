@@ -139,7 +139,7 @@ func (e *signEnv) pair(c testCert) (string, string) {
 		e.t.Fatalf("pair: %d %v", st, m)
 	}
 	id, authz := m["agentId"].(string), "Agent "+m["agentId"].(string)+"."+m["agentSecret"].(string)
-	if st, m := e.do("POST", "/v1/agents/pair", "", map[string]string{"code": code, "name": "again"}); st != 400 || m["code"] != "pairing_code_invalid" {
+	if st, m := e.do("POST", "/v1/agents/pair", "", map[string]string{"code": code, "name": "again"}); st != 422 || m["code"] != "pairing_code_invalid" {
 		e.t.Fatalf("code reused: %d %v", st, m)
 	}
 	st, m = e.do("POST", "/v1/agents/"+id+"/certificates", authz, map[string]string{

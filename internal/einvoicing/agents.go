@@ -300,6 +300,21 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 				return SigningCertificate{}, err
 			}
 		}
+		// Documents that wait with no request open (none could be issued
+		// without a certificate) are asked for now.
+		waiting, err := tx.ListEInvoicesWithoutRequest(ctx, co.ID)
+		if err != nil {
+			return SigningCertificate{}, fmt.Errorf("documents waiting for %s: %w", co.ID, err)
+		}
+		for _, inv := range waiting {
+			payload, err := refreshedDocument(ctx, tx, inv)
+			if err != nil {
+				return SigningCertificate{}, err
+			}
+			if _, err := askDocumentSignature(ctx, tx, inv, payload); err != nil {
+				return SigningCertificate{}, err
+			}
+		}
 		return SigningCertificate{ID: row.ID, Object: "signing_certificate", AgentID: row.AgentID, CompanyID: row.CompanyID,
 			SerialNumber: row.Serial, EUJPID: eujpID, Subject: row.Subject, NotBefore: row.NotBefore.UTC(), NotAfter: row.NotAfter.UTC(),
 			CreatedAt: row.CreatedAt.UTC()}, nil

@@ -55,17 +55,17 @@ func (c *buyerCache) put(key string, e buyerEntry) {
 // checkBuyer compares a Macedonian buyer with UJP's registry the way UJP
 // will on submission (the tax number must exist, the name must be the
 // registry's), so the caller learns it now as a field error instead of as
-// a failed document later. When the registry does not answer in time the
-// check is left to UJP: issuing does not depend on it.
-func (s *Service) checkBuyer(ctx context.Context, env string, b einvoice.Party) *denar.FieldError {
+// a failed document later. It waits for the registry at most timeout; err
+// is not nil when the registry did not answer (in time), and then the
+// buyer is neither accepted nor refused. Answers are cached.
+func (s *Service) checkBuyer(ctx context.Context, env string, b einvoice.Party, timeout time.Duration) (*denar.FieldError, error) {
 	if s.registry == nil || (b.Country != "" && b.Country != "MK") || b.TaxNumber == "" {
-		return nil
+		return nil, nil
 	}
 	key := env + "/" + b.TaxNumber
 	now := time.Now()
 	e, ok := s.buyers.get(key, now)
 	if !ok {
-		timeout := min(s.cfg.RegistryTimeout, 3*time.Second)
 		lctx, cancel := context.WithTimeout(ctx, timeout)
 		c, err := s.registry.LookupCompany(lctx, env, b.TaxNumber)
 		cancel()
@@ -73,8 +73,7 @@ func (s *Service) checkBuyer(ctx context.Context, env string, b einvoice.Party) 
 		case errors.Is(err, ErrRegistryNotFound):
 			e = buyerEntry{missing: true}
 		case err != nil:
-			s.log.WarnContext(ctx, "buyer registry check skipped", "taxNumber", b.TaxNumber, "err", err)
-			return nil
+			return nil, fmt.Errorf("buyer %s in UJP's registry: %w", b.TaxNumber, err)
 		default:
 			e = buyerEntry{name: c.Name}
 		}
@@ -83,13 +82,18 @@ func (s *Service) checkBuyer(ctx context.Context, env string, b einvoice.Party) 
 	}
 	if e.missing {
 		return &denar.FieldError{Path: "buyer.taxNumber", Codebook: CBRegistry,
-			Message: "not found in UJP's registry (UJP refuses it with E1014)"}
+			Message: "not found in UJP's registry (UJP refuses it with E1014)"}, nil
 	}
 	if strings.TrimSpace(b.Name) != e.name {
 		return &denar.FieldError{Path: "buyer.name", Codebook: CBRegistry,
-			Message: fmt.Sprintf("must be the name in UJP's registry, %q (UJP refuses another with E10006)", e.name)}
+			Message: fmt.Sprintf("must be the name in UJP's registry, %q (UJP refuses another with E10006)", e.name)}, nil
 	}
-	return nil
+	return nil, nil
+}
+
+// buyerOf is the buyer of a built document as the registry check reads it.
+func buyerOf(d *ujpdoc.Document) einvoice.Party {
+	return einvoice.Party{Country: d.Buyer.BuyerCCode, TaxNumber: d.Buyer.BuyerTin, Name: d.Buyer.BuyerName}
 }
 
 // codebooks returns the code lists validation uses in env: UJP's current

@@ -115,9 +115,6 @@ type IssueEInvoice struct {
 // e-invoice; with another body, 409 client_reference_conflict.
 func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice) (EInvoice, error) {
 	req := cmd.Request
-	if req.Correction != nil {
-		return EInvoice{}, denar.Invalid(denar.FieldError{Path: "correction", Message: "is not allowed here; use POST /v1/einvoices/{id}/correction"})
-	}
 	sum := sha256.Sum256(req.Fingerprint())
 	fingerprint := hex.EncodeToString(sum[:])
 	co, err := company(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
@@ -130,7 +127,7 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 	// The e-invoice id is UJP's docId: fixed now, so every submission
 	// attempt of this document carries it and UJP refuses a copy.
 	doc, buildErr := req.Build(sellerOf(co), id, s.codebooks(co.Environment))
-	buildErr = withBuyerError(buildErr, s.checkBuyer(ctx, co.Environment, req.Buyer))
+	buildErr, validating := s.inlineBuyerCheck(ctx, co.Environment, buildErr, req.Buyer)
 	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
 		co, err := company(ctx, tx.Queries, c.Principal, cmd.CompanyID)
 		if err != nil {
@@ -143,9 +140,27 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 			return EInvoice{}, buildErr
 		}
 		out, err := CreateEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
-			ClientReference: req.ClientReference, Fingerprint: fingerprint})
+			ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating})
 		return einvoiceView(out), err
 	})
+}
+
+// inlineBuyerCheck runs the buyer's registry check within the inline
+// validation budget and returns what to answer now: buildErr (shape and
+// code-list errors) with the registry's field error added. When the
+// registry does not answer in time and nothing else is wrong, validating
+// is true: the document is stored in validating and the validation job
+// finishes the check.
+func (s *Service) inlineBuyerCheck(ctx context.Context, env string, buildErr error, buyer einvoice.Party) (error, bool) {
+	fe, err := s.checkBuyer(ctx, env, buyer, s.cfg.ValidationBudget)
+	if err != nil {
+		if buildErr != nil {
+			return buildErr, false
+		}
+		s.log.InfoContext(ctx, "buyer registry check continues after the answer", "taxNumber", buyer.TaxNumber, "err", err)
+		return nil, true
+	}
+	return withBuyerError(buildErr, fe), false
 }
 
 // sellerOf fills UJP's seller from the company's registry data.
@@ -292,11 +307,12 @@ func (s *Service) StornoEInvoice(ctx context.Context, c Caller, cmd Storno) (EIn
 }
 
 // Correction is the command of POST /v1/einvoices/{id}/correction: a
-// complete replacement document with the correction reason.
+// complete replacement document with docStorno 2 and the correction
+// reason.
 type Correction struct {
 	CompanyID string
 	ID        string
-	Request   *einvoice.Request
+	Request   *einvoice.CorrectionRequest
 }
 
 // CorrectEInvoice creates the correction (docStorno 2) of an e-invoice: the
@@ -313,7 +329,7 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 	id := denar.NewID("einv")
 	cb := s.codebooks(co.Environment)
 	doc, buildErr := req.Build(sellerOf(co), id, cb)
-	buildErr = withBuyerError(buildErr, s.checkBuyer(ctx, co.Environment, req.Buyer))
+	buildErr, validating := s.inlineBuyerCheck(ctx, co.Environment, buildErr, req.Buyer)
 	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
 		if prev, found, err := byClientReference(ctx, tx, co.ID, req.ClientReference, fingerprint); err != nil || found {
 			return einvoiceView(prev), err
@@ -322,16 +338,12 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 		if err != nil {
 			return EInvoice{}, err
 		}
-		if req.Correction == nil {
-			return EInvoice{}, denar.Invalid(denar.FieldError{Path: "correction", Codebook: ujpdoc.CBCorrectionReasons,
-				Message: "is required: {reason (C0x), comment}"})
-		}
 		if buildErr != nil {
 			return EInvoice{}, buildErr
 		}
-		ujpdoc.MarkCorrection(doc, orig.Euid.String, orig.IssueDate, req.Correction.Reason, req.Correction.Comment, cb)
+		ujpdoc.MarkCorrection(doc, orig.Euid.String, orig.IssueDate, req.Reason, req.Comment, cb)
 		out, err := CreateEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
-			OriginalID: orig.ID, ClientReference: req.ClientReference, Fingerprint: fingerprint})
+			OriginalID: orig.ID, ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating})
 		return einvoiceView(out), err
 	})
 }

@@ -75,6 +75,9 @@ func eventView(r dbq.Event) Event {
 type EventFilter struct {
 	Type     string
 	ObjectID string
+	// CompanyID, when set, is a company the caller may act for (the guard
+	// checked X-Company-Id).
+	CompanyID string
 }
 
 // Events returns up to limit+1 events of the caller's account and
@@ -86,7 +89,7 @@ func (s *Service) Events(ctx context.Context, p *auth.Principal, f EventFilter, 
 	// until the page (plus one) is full.
 	for len(out) <= limit {
 		rows, err := q.ListEvents(ctx, dbq.ListEventsParams{AccountID: p.AccountID, Environment: p.Environment,
-			AfterID: after, Type: optional(f.Type), ObjectID: optional(f.ObjectID), Lim: int64(limit + 1)})
+			AfterID: after, Type: optional(f.Type), ObjectID: optional(f.ObjectID), CompanyID: optional(f.CompanyID), Lim: int64(limit + 1)})
 		if err != nil {
 			return nil, fmt.Errorf("list events: %w", err)
 		}

@@ -324,7 +324,7 @@ func newInboxDocument(co dbq.Company, euid string, payload []byte, now time.Time
 		Seller: "{}", TotalNet: "0.00", TotalVat: "0.00", TotalGross: "0.00"}
 	var req ujpdoc.Request
 	if err := json.Unmarshal(payload, &req); err != nil {
-		b, _ := json.Marshal([]problemItem{{Code: "payload_unreadable", Message: "UJP's payload of this document is not a UJP document: " + err.Error()}})
+		b, _ := json.Marshal([]inboxProblem{{Code: "payload_unreadable", Message: "UJP's payload of this document is not a UJP document: " + err.Error()}})
 		row.Problems = string(b)
 		row.IssueDate, row.TransactionDate = now.In(ujpdoc.Skopje).Format(time.DateOnly), now.In(ujpdoc.Skopje).Format(time.DateOnly)
 		row.DecideBy = einvoice.DecideBy(einvoice.Today(now)).Format(time.DateOnly)

@@ -126,8 +126,9 @@ func (s *Service) autoAccept(ctx context.Context, tx *store.Tx, id string) (bool
 		return false, nil
 	}
 	if d.DecisionRequested != "" {
-		if d, err = failDecision(ctx, tx, d, decisionProblem("decision_deadline_passed",
-			fmt.Sprintf("the %s decision had not reached UJP when the deadline (%s) passed", d.DecisionRequested, d.DecideBy), "", d.SigningRequestID.String)); err != nil {
+		if d, err = failDecision(ctx, tx, d, inboxProblem{Code: "decision_late",
+			Message:          fmt.Sprintf("the %s decision had not reached UJP when the deadline (%s) passed", d.DecisionRequested, d.DecideBy),
+			SigningRequestID: d.SigningRequestID.String}); err != nil {
 			return false, err
 		}
 	}

@@ -135,18 +135,21 @@ func askDecisionSignature(ctx context.Context, tx *store.Tx, d dbq.InboxDocument
 	return RequestSignature(ctx, tx, d.CompanyID, PurposeDecision, payload, SigningLink{Type: LinkInboxDecision, ID: d.ID})
 }
 
-// decisionProblem is the problems item of a decision that did not reach
-// UJP.
-func decisionProblem(code, message, reason, srID string) problemItem {
-	return problemItem{Code: code, Message: message, Reason: reason, SigningRequestID: srID}
-}
+// inboxProblem is an item of an inbox document's problems: why a decision
+// did not reach UJP (httpx.Codes, "inbox_document.problems"). UJP's own
+// codes appear there too, unrenamed.
+type inboxProblem problemItem
+
+// ujpNotNew is UJP's refusal of a decision on a document no longer in
+// status 01 (NEW).
+func ujpNotNew() string { return "E1016" }
 
 // failDecision puts d back to a plain pending decision (or leaves the
 // decision UJP reported) with the problem, and emits inbox.decision_failed.
-func failDecision(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, p problemItem) (dbq.InboxDocument, error) {
+func failDecision(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, p inboxProblem) (dbq.InboxDocument, error) {
 	var items []problemItem
 	_ = json.Unmarshal([]byte(d.Problems), &items)
-	items = append(items, p)
+	items = append(items, problemItem(p))
 	b, err := json.Marshal(items)
 	if err != nil {
 		return d, err
@@ -169,14 +172,14 @@ func failDecision(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, p prob
 // runs in the transaction that finishes the request; a concurrent change
 // of the document is read again in it (PostgreSQL's read committed sees
 // it; SQLite has one writer).
-func (s *Service) decisionSignatureFailed(ctx context.Context, tx *store.Tx, r dbq.SigningRequest, code, reason, message string) error {
+func (s *Service) decisionSignatureFailed(ctx context.Context, tx *store.Tx, r dbq.SigningRequest, expired bool, reason, message string) error {
 	_, err := retryInbox(func() (struct{}, error) {
-		return struct{}{}, s.decisionSignatureFailedOnce(ctx, tx, r, code, reason, message)
+		return struct{}{}, s.decisionSignatureFailedOnce(ctx, tx, r, expired, reason, message)
 	})
 	return err
 }
 
-func (s *Service) decisionSignatureFailedOnce(ctx context.Context, tx *store.Tx, r dbq.SigningRequest, code, reason, message string) error {
+func (s *Service) decisionSignatureFailedOnce(ctx context.Context, tx *store.Tx, r dbq.SigningRequest, expired bool, reason, message string) error {
 	d, err := tx.GetInboxDocument(ctx, r.LinkID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
@@ -187,21 +190,21 @@ func (s *Service) decisionSignatureFailedOnce(ctx context.Context, tx *store.Tx,
 	if !d.SigningRequestID.Valid || d.SigningRequestID.String != r.ID || d.DecisionRequested == "" {
 		return nil // an older request of the document; the current one decides
 	}
-	msg := ""
-	switch code {
-	case "signature_expired":
-		msg = fmt.Sprintf("the %s decision was not signed before its signing request expired; nothing reached UJP — decide again", d.DecisionRequested)
+	var p inboxProblem
+	switch {
+	case r.LinkType == linkInboxStatus:
+		p = inboxProblem{Code: ujpNotNew(), Message: "UJP refused the decision (not in status NEW) and the read of its current status was not signed; the decision was not made"}
+	case expired:
+		p = inboxProblem{Code: "decision_expired", Message: fmt.Sprintf("the %s decision was not signed before its signing request expired; nothing reached UJP — decide again", d.DecisionRequested)}
 	default:
-		msg = fmt.Sprintf("the signer refused the %s decision (%s)", d.DecisionRequested, reason)
+		msg := fmt.Sprintf("the signer refused the %s decision (%s)", d.DecisionRequested, reason)
 		if message != "" {
 			msg += ": " + message
 		}
-		msg += "; nothing reached UJP — decide again"
+		p = inboxProblem{Code: "decision_refused", Message: msg + "; nothing reached UJP — decide again", Reason: reason}
 	}
-	if r.LinkType == linkInboxStatus {
-		msg = "UJP refused the decision (E1016: not in status NEW) and the read of its current status was not signed; the decision was not made"
-	}
-	_, err = failDecision(ctx, tx, d, decisionProblem(code, msg, reason, r.ID))
+	p.SigningRequestID = r.ID
+	_, err = failDecision(ctx, tx, d, p)
 	return err
 }
 
@@ -250,7 +253,7 @@ func (p *Pipeline) sendDecision(ctx context.Context, gw ujp.Gateway, who signer,
 			if err != nil || cur.SigningRequestID.String != sr.ID {
 				return err
 			}
-			_, err = failDecision(ctx, tx, cur, decisionProblem(rej.Code, "UJP refused the decision: "+rej.Message, "", sr.ID))
+			_, err = failDecision(ctx, tx, cur, inboxProblem{Code: rej.Code, Message: "UJP refused the decision: " + rej.Message, SigningRequestID: sr.ID})
 			return err
 		})
 	default:
@@ -287,7 +290,8 @@ func (p *Pipeline) reaskDecision(ctx context.Context, gw ujp.Gateway, id string,
 		req.RequestTimestamp = ujpdoc.FormatTimestamp(tx.Now)
 		next, err := askDecisionSignature(ctx, tx, d, req)
 		if errors.Is(err, ErrNoSigner) {
-			_, err = failDecision(ctx, tx, d, decisionProblem("signer_not_ready", "the signed decision was too old for UJP and the company has no valid certificate to sign it again", "", sr.ID))
+			_, err = failDecision(ctx, tx, d, inboxProblem{Code: "decision_signer_missing",
+				Message: "the signed decision was too old for UJP and the company has no valid certificate to sign it again", SigningRequestID: sr.ID})
 			return err
 		}
 		if err != nil {
@@ -327,8 +331,8 @@ func (s *Service) decisionLate(ctx context.Context, tx *store.Tx, id, srID strin
 	if err != nil || d.SigningRequestID.String != srID || d.DecisionRequested == "" {
 		return err
 	}
-	_, err = failDecision(ctx, tx, d, decisionProblem("decision_deadline_passed",
-		fmt.Sprintf("the %s decision had not reached UJP when the deadline (%s) passed", d.DecisionRequested, d.DecideBy), "", srID))
+	_, err = failDecision(ctx, tx, d, inboxProblem{Code: "decision_late",
+		Message: fmt.Sprintf("the %s decision had not reached UJP when the deadline (%s) passed", d.DecisionRequested, d.DecideBy), SigningRequestID: srID})
 	return err
 }
 
@@ -346,7 +350,7 @@ func (s *Service) verifyDecision(ctx context.Context, tx *store.Tx, id, srID str
 	}
 	read, err := RequestSignature(ctx, tx, d.CompanyID, PurposeQuery, payload, SigningLink{Type: linkInboxStatus, ID: d.ID})
 	if errors.Is(err, ErrNoSigner) {
-		_, err = failDecision(ctx, tx, d, decisionProblem(rej.Code, "UJP refused the decision: "+rej.Message, "", srID))
+		_, err = failDecision(ctx, tx, d, inboxProblem{Code: rej.Code, Message: "UJP refused the decision: " + rej.Message, SigningRequestID: srID})
 		return err
 	}
 	if err != nil {
@@ -373,7 +377,8 @@ func (s *Service) decisionStatusRead(ctx context.Context, tx *store.Tx, id, srID
 	if err != nil || d.DecisionRequested == "" {
 		return err
 	}
-	_, err = failDecision(ctx, tx, d, decisionProblem("E1016", fmt.Sprintf("UJP refused the decision: the document is not in status NEW (UJP reports %s %s)", st.StatusCode, st.StatusName), "", srID))
+	_, err = failDecision(ctx, tx, d, inboxProblem{Code: ujpNotNew(),
+		Message: fmt.Sprintf("UJP refused the decision: the document is not in status NEW (UJP reports %s %s)", st.StatusCode, st.StatusName), SigningRequestID: srID})
 	return err
 }
 
@@ -395,7 +400,7 @@ func (s *Service) applyUJPStatus(ctx context.Context, tx *store.Tx, d dbq.InboxD
 	next := d
 	next.UjpStatus, next.UjpStatusName, next.UjpStatusAt = code, name, at
 	var events []string
-	var failed *problemItem
+	var failed *inboxProblem
 	requested := d.DecisionRequested
 	if state, ok := einvoice.DecisionFromUJP(code); ok {
 		switch {
@@ -432,9 +437,11 @@ func (s *Service) applyUJPStatus(ctx context.Context, tx *store.Tx, d dbq.InboxD
 				events = append(events, EventInboxAutoAccepted)
 			}
 			if requested != "" && !ours {
-				p := decisionProblem("decided_elsewhere", fmt.Sprintf("UJP reports the document %s (%s) before the %s decision reached it", name, code, requested), "", d.SigningRequestID.String)
+				p := inboxProblem{Code: "decided_elsewhere", Message: fmt.Sprintf("UJP reports the document %s (%s) before the %s decision reached it", name, code, requested),
+					SigningRequestID: d.SigningRequestID.String}
 				if state == einvoice.DecisionAutoAccepted {
-					p.Code, p.Message = "decision_deadline_passed", "UJP auto-accepted the document before the "+requested+" decision reached it"
+					p = inboxProblem{Code: "decision_late", Message: "UJP auto-accepted the document before the " + requested + " decision reached it",
+						SigningRequestID: d.SigningRequestID.String}
 				}
 				failed = &p
 			}
@@ -450,7 +457,8 @@ func (s *Service) applyUJPStatus(ctx context.Context, tx *store.Tx, d dbq.InboxD
 			events = append(events, EventInboxCorrected)
 		}
 		if requested != "" && (code == ujp.StatusVoided || code == ujp.StatusCorrected) {
-			p := decisionProblem("E1016", fmt.Sprintf("the seller replaced the document (UJP %s %s) before the %s decision reached UJP", code, name, requested), "", d.SigningRequestID.String)
+			p := inboxProblem{Code: ujpNotNew(), Message: fmt.Sprintf("the seller replaced the document (UJP %s %s) before the %s decision reached UJP", code, name, requested),
+				SigningRequestID: d.SigningRequestID.String}
 			failed = &p
 			next.DecisionRequested, next.SigningRequestID = "", sql.NullString{}
 			if next.DecisionState == einvoice.DecisionPending {
@@ -461,7 +469,7 @@ func (s *Service) applyUJPStatus(ctx context.Context, tx *store.Tx, d dbq.InboxD
 	if failed != nil {
 		var items []problemItem
 		_ = json.Unmarshal([]byte(next.Problems), &items)
-		b, err := json.Marshal(append(items, *failed))
+		b, err := json.Marshal(append(items, problemItem(*failed)))
 		if err != nil {
 			return d, err
 		}

@@ -77,7 +77,7 @@ func TestEInvoiceMoves(t *testing.T) {
 			}
 		}
 		var de *denar.Error
-		if err := move(statusMove{To: einvoice.Rejected, Cause: "ujp_status"}); !errors.As(err, &de) || de.Code != denar.ECodeConflict {
+		if err := move(statusMove{To: einvoice.Rejected, Cause: "ujp_status"}); !errors.As(err, &de) || de.Code != einvoice.CodeStateConflict {
 			t.Fatalf("accepted → rejected: %v", err)
 		}
 		// A stale from-status: the row moved meanwhile.

@@ -113,6 +113,8 @@ func (p *Pipeline) register(r *jobs.Runner) {
 	r.Register(KindExpireSigning, jobs.WorkerFunc(p.svc.expireSigning), jobs.Options{Every: time.Minute})
 	r.Register(KindPurgeSignedReads, jobs.WorkerFunc(p.svc.purgeSignedReads), jobs.Options{Every: 6 * time.Hour})
 	r.Register(KindAskSignature, jobs.WorkerFunc(p.svc.askSignatureAgain), jobs.Options{})
+	r.Register(KindValidate, jobs.WorkerFunc(p.svc.validate), jobs.Options{Timeout: p.svc.cfg.RegistryTimeout + 5*time.Second,
+		Backoff: validateBackoff()})
 	r.Register(KindUJPQuery, jobs.WorkerFunc(p.query), jobs.Options{Timeout: 2 * p.cfg.CallTimeout,
 		Backoff: jobs.Schedule(5*time.Second, 15*time.Second, 30*time.Second, time.Minute)})
 }
@@ -391,7 +393,7 @@ func (p *Pipeline) startSubmission(ctx context.Context, inv dbq.Einvoice) (dbq.E
 			return err
 		}
 		if n == 0 {
-			return &denar.Error{Code: denar.ECodeConflict, Message: "moved by another worker"}
+			return &denar.Error{Code: einvoice.CodeStateConflict, Message: "moved by another worker"}
 		}
 		cause := "submission"
 		if inv.Status == string(einvoice.Held) {

@@ -41,6 +41,10 @@ type Config struct {
 	RegistryTimeout time.Duration
 	// Pipeline tunes the submission pipeline.
 	Pipeline PipelineConfig
+	// ValidationBudget is how long POST /v1/einvoices waits for UJP's
+	// registry to check the buyer before it answers with the document in
+	// validating and lets a job finish the check; default 1 s.
+	ValidationBudget time.Duration
 	// RefusalBackoff is how long after a signer refused for a passing
 	// reason (token_missing, pin_locked) the document is asked for again;
 	// default 5 minutes.
@@ -59,6 +63,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RegistryTimeout <= 0 {
 		c.RegistryTimeout = 10 * time.Second
+	}
+	if c.ValidationBudget <= 0 {
+		c.ValidationBudget = time.Second
 	}
 	if c.RefusalBackoff <= 0 {
 		c.RefusalBackoff = 5 * time.Minute

@@ -51,8 +51,12 @@ type SigningRequestFilter struct {
 // (inline signing, or following what waits), oldest first after the id
 // after, up to limit+1.
 func (s *Service) SigningRequests(ctx context.Context, p *auth.Principal, f SigningRequestFilter, after string, limit int) ([]SigningRequest, error) {
-	if f.CompanyID != "" && !p.AllowsCompany(f.CompanyID) {
-		return nil, denar.Errorf("company_not_allowed", "The credential may not act for company %s.", f.CompanyID)
+	if f.CompanyID != "" {
+		// 404 outside the account, 403 outside the allow-list or the
+		// credential's environment: never an empty list.
+		if _, err := company(ctx, s.db.Reader(), p, f.CompanyID); err != nil {
+			return nil, err
+		}
 	}
 	rows, err := s.db.Reader().ListSigningRequests(ctx, dbq.ListSigningRequestsParams{AccountID: p.AccountID, Environment: p.Environment,
 		State: f.State, CompanyID: f.CompanyID, AfterID: after, Lim: int32(limit + 1)})
@@ -137,7 +141,7 @@ func (s *Service) signerTransition(ctx context.Context, c Caller, id string, ste
 			return SigningRequest{}, err
 		}
 		if r.State == StateExpired {
-			return SigningRequest{}, expiredError(r)
+			return SigningRequest{}, s.expiredError(ctx, r)
 		}
 		if (r.State == StatePending || r.State == StateClaimed) && !s.db.Now().Before(r.ExpiresAt) {
 			err := s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -158,7 +162,7 @@ func (s *Service) signerTransition(ctx context.Context, c Caller, id string, ste
 				return SigningRequest{}, err
 			}
 			if r.State == StateExpired {
-				return SigningRequest{}, expiredError(r)
+				return SigningRequest{}, s.expiredError(ctx, r)
 			}
 		}
 		out, err := write(ctx, s, c, func(tx *store.Tx) (SigningRequest, error) {
@@ -182,6 +186,9 @@ func (s *Service) signerTransition(ctx context.Context, c Caller, id string, ste
 			continue
 		}
 		if errors.Is(err, errExpiredMeanwhile) {
+			if cur, rerr := s.db.Reader().GetSigningRequest(ctx, id); rerr == nil {
+				return SigningRequest{}, s.expiredError(ctx, cur)
+			}
 			return SigningRequest{}, denar.Errorf("signature_expired", "The request expired while it was being answered.")
 		}
 		return out, err
@@ -190,12 +197,43 @@ func (s *Service) signerTransition(ctx context.Context, c Caller, id string, ste
 
 var errExpiredMeanwhile = errors.New("expired meanwhile")
 
-func expiredError(r dbq.SigningRequest) error {
+// expiredError is the 410 of a request that expired. replacedBy names the
+// request to sign now: the chain of replacements is followed past those
+// that expired in turn, and one found past its time is expired on the way
+// (its replacement issued), as a late signature on it would, so the answer
+// stays signable however late the signer comes.
+func (s *Service) expiredError(ctx context.Context, r dbq.SigningRequest) error {
+	current := r.ReplacedBy
+	for hops := 0; current != "" && hops < 50; hops++ {
+		next, err := s.db.Reader().GetSigningRequest(ctx, current)
+		if err != nil {
+			break
+		}
+		if (next.State == StatePending || next.State == StateClaimed) && !s.db.Now().Before(next.ExpiresAt) {
+			err := s.db.InTx(ctx, func(tx *store.Tx) error {
+				cur, err := tx.GetSigningRequest(ctx, next.ID)
+				if err == nil && (cur.State == StatePending || cur.State == StateClaimed) {
+					cur, err = s.expire(ctx, tx, cur)
+				}
+				next = cur
+				return err
+			})
+			if err != nil && !errors.Is(err, errSignedMeanwhile) {
+				s.log.WarnContext(ctx, "expire a replacement on the way", "request", current, "err", err)
+				break
+			}
+		}
+		if next.State != StateExpired || next.ReplacedBy == "" {
+			break
+		}
+		current = next.ReplacedBy
+	}
 	detail := map[string]any{"replacedBy": nil}
-	msg := fmt.Sprintf("The request expired at %s; nothing was signed.", r.ExpiresAt.UTC().Format(time.RFC3339))
-	if r.ReplacedBy != "" {
-		detail["replacedBy"] = r.ReplacedBy
-		msg = fmt.Sprintf("The request expired at %s; sign %s instead.", r.ExpiresAt.UTC().Format(time.RFC3339), r.ReplacedBy)
+	at := r.ExpiresAt.UTC().Format(time.RFC3339)
+	msg := fmt.Sprintf("The request expired at %s; nothing was signed.", at)
+	if current != "" {
+		detail["replacedBy"] = current
+		msg = fmt.Sprintf("The request expired at %s; sign %s instead.", at, current)
 	}
 	return &denar.Error{Code: "signature_expired", Message: msg, Detail: detail}
 }
@@ -319,7 +357,7 @@ func (s *Service) RefuseSigningRequest(ctx context.Context, c Caller, id, reason
 		case LinkInboxDecision, linkInboxStatus:
 			// A decision is the company's act: any refusal, passing or
 			// not, ends it with a problem; deciding again asks afresh.
-			return s.decisionSignatureFailed(ctx, tx, r, "signature_refused", reason, message)
+			return s.decisionSignatureFailed(ctx, tx, r, false, reason, message)
 		}
 		return nil
 	})
@@ -387,8 +425,15 @@ func (s *Service) askSignatureAgain(ctx context.Context, j *jobs.Job) error {
 		if err != nil {
 			return err
 		}
-		if inv.Status != string(einvoice.AwaitingSignature) || inv.SigningRequestID.Valid {
-			return nil // moved on, or already asked
+		switch einvoice.Status(inv.Status) {
+		case einvoice.AwaitingSignature, einvoice.Queued, einvoice.Held:
+			// Queued and held documents wait on a fresh signature of the
+			// same document (pipeline.go, resign).
+		default:
+			return nil // moved on
+		}
+		if inv.SigningRequestID.Valid {
+			return nil // already asked (a certificate was registered meanwhile)
 		}
 		payload, err := refreshedDocument(ctx, tx, inv)
 		if err != nil {
@@ -456,7 +501,8 @@ func (s *Service) expire(ctx context.Context, tx *store.Tx, r dbq.SigningRequest
 		// Replaced unless its e-invoice moved on (failed, or waits on a
 		// newer request).
 		inv, err := tx.GetEInvoiceByID(ctx, r.LinkID)
-		waits := errors.Is(err, sql.ErrNoRows) || (err == nil && inv.SigningRequestID.Valid && inv.SigningRequestID.String == r.ID)
+		found := err == nil
+		waits := errors.Is(err, sql.ErrNoRows) || (found && inv.SigningRequestID.Valid && inv.SigningRequestID.String == r.ID)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return r, err
 		}
@@ -468,7 +514,17 @@ func (s *Service) expire(ctx context.Context, tx *store.Tx, r dbq.SigningRequest
 		case err != nil:
 			return r, err
 		case waits:
-			next, err := CreateRequest(ctx, tx, r.AccountID, cur, r.Purpose, r.Payload, SigningLink{Type: r.LinkType, ID: r.LinkID})
+			payload := r.Payload
+			if found && r.Purpose == PurposeDocument {
+				// The same document with a fresh requestTimestamp, so the
+				// replacement, once signed, is still young enough for UJP.
+				b, err := refreshedDocument(ctx, tx, inv)
+				if err != nil {
+					return r, err
+				}
+				payload = jwsverify.B64(b)
+			}
+			next, err := CreateRequest(ctx, tx, r.AccountID, cur, r.Purpose, payload, SigningLink{Type: r.LinkType, ID: r.LinkID})
 			if err != nil {
 				return r, err
 			}
@@ -502,7 +558,7 @@ func (s *Service) expire(ctx context.Context, tx *store.Tx, r dbq.SigningRequest
 		// A decision is not replaced: it goes back to pending with a
 		// problem and inbox.decision_failed, so nobody mistakes a decision
 		// nobody signs for one on its way while the deadline runs out.
-		if err := s.decisionSignatureFailed(ctx, tx, r, "signature_expired", "", ""); err != nil {
+		if err := s.decisionSignatureFailed(ctx, tx, r, true, "", ""); err != nil {
 			return r, err
 		}
 	}

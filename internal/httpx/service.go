@@ -92,6 +92,7 @@ const (
 	metaScope       = "denar.scope"       // the scope the credential must carry
 	metaOrScope     = "denar.orscope"     // another scope that will do
 	metaCompany     = "denar.company"     // true: resolve X-Company-Id
+	metaCompanyOpt  = "denar.companyopt"  // true: resolve X-Company-Id when sent
 	metaIdempotency = "denar.idempotency" // "none" opts a POST out
 )
 
@@ -136,6 +137,9 @@ func NewService(o Options) *Service {
 	}
 	mux := http.NewServeMux()
 	api := humago.New(mux, cfg)
+	// Every code the service answers, with its status and meaning
+	// (docs/errors.md has the same list).
+	api.OpenAPI().Extensions = map[string]any{"x-problem-codes": codesOf(o.Name)}
 	s := &Service{Name: o.Name, Mux: mux, API: api, Metrics: NewMetrics(o.Name), opts: o, limiter: newLimiter(o.RateLimit)}
 	api.UseMiddleware(s.guard)
 
@@ -211,6 +215,11 @@ type Spec struct {
 	Auth    string // AuthKey when empty
 	Scope   string // required scope for AuthKey operations
 	Company bool   // resolve X-Company-Id for this operation
+	// CompanyFilter makes X-Company-Id optional: when sent it is checked
+	// as for Company (403 for a company of another environment or outside
+	// the allow-list) and narrows a list to that company; when absent the
+	// operation acts for no company in particular.
+	CompanyFilter bool
 	// OrScope is a second scope that also grants the operation.
 	OrScope string
 	// NoIdempotency opts a POST out of Idempotency-Key handling (OAuth token).
@@ -231,6 +240,7 @@ func Register[I, O any](s *Service, op huma.Operation, spec Spec, handler func(c
 	op.Metadata[metaScope] = spec.Scope
 	op.Metadata[metaOrScope] = spec.OrScope
 	op.Metadata[metaCompany] = spec.Company
+	op.Metadata[metaCompanyOpt] = spec.CompanyFilter && !spec.Company
 	if spec.NoIdempotency {
 		op.Metadata[metaIdempotency] = "none"
 	}
@@ -263,6 +273,12 @@ func Register[I, O any](s *Service, op huma.Operation, spec Spec, handler func(c
 		op.Parameters = append(op.Parameters, &huma.Param{
 			Name: "X-Company-Id", In: "header",
 			Description: "The company the request acts for. Required when the credential can reach more than one company.",
+			Schema:      &huma.Schema{Type: "string"},
+		})
+	} else if spec.CompanyFilter {
+		op.Parameters = append(op.Parameters, &huma.Param{
+			Name: "X-Company-Id", In: "header",
+			Description: "Optional: only this company. A company the credential cannot reach is 403 company_not_allowed; one of the other environment 403 environment_mismatch.",
 			Schema:      &huma.Schema{Type: "string"},
 		})
 	}
@@ -324,6 +340,13 @@ func (s *Service) guard(ctx huma.Context, next func(huma.Context)) {
 	}
 	c := huma.WithValue(ctx, principalKey, p)
 	if company, _ := op.Metadata[metaCompany].(bool); company {
+		id, perr := s.resolveCompany(r, p)
+		if perr != nil {
+			WriteProblem(w, r, perr)
+			return
+		}
+		c = huma.WithValue(c, companyKey, id)
+	} else if opt, _ := op.Metadata[metaCompanyOpt].(bool); opt && strings.TrimSpace(r.Header.Get("X-Company-Id")) != "" {
 		id, perr := s.resolveCompany(r, p)
 		if perr != nil {
 			WriteProblem(w, r, perr)

@@ -191,6 +191,13 @@ func (s *Sim) companyLookup(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 		return
 	}
+	if tax == TaxSlowRegistry {
+		select {
+		case <-time.After(s.opts.SlowRegistryDelay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	c, ok, err := s.company(r.Context(), tax)
 	if err != nil {
 		s.fail(w, r, s.internal("registry", err))

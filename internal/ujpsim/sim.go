@@ -72,7 +72,15 @@ type Options struct {
 	Companies []ujp.Company
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// SlowRegistryDelay is how long the registry takes to answer for
+	// TaxSlowRegistry; default DefaultSlowRegistryDelay.
+	SlowRegistryDelay time.Duration
 }
+
+// DefaultSlowRegistryDelay is how long the registry takes for
+// TaxSlowRegistry: longer than the service's inline validation budget
+// (1 s), shorter than its registry timeout (10 s).
+const DefaultSlowRegistryDelay = 3 * time.Second
 
 // Well-known sandbox tax numbers (docs/sandbox.md).
 const (
@@ -83,6 +91,7 @@ const (
 	// DropIncoming's invoices, a VAT payer in Tetovo.
 	TaxNeverExisted = "4039999999999" // never registered: E1000
 	TaxNoAnswer     = "4039999999998" // the registry never answers
+	TaxSlowRegistry = "4030000000004" // the registry answers after SlowRegistryDelay
 )
 
 // SeedCompanies is the fictitious registry every simulator starts with.
@@ -96,6 +105,8 @@ func SeedCompanies() []ujp.Company {
 			Address: ujp.CompanyAddress{Street: "ул. Македонија", Number: "2", City: "Скопје", Zip: "1000"}, CountryID: &skopje, Golemina: "2", CountryCode: "MK"},
 		{TaxNumber: TaxSmallBiz, RegistrationNumber: "7000003", Name: "Тест Занаетчија Битола",
 			Address: ujp.CompanyAddress{Street: "ул. Широк Сокак", Number: "3", City: "Битола", Zip: "7000"}, CountryID: &skopje, Golemina: "0", CountryCode: "MK"},
+		{TaxNumber: TaxSlowRegistry, VatNumber: vat("МК" + TaxSlowRegistry), RegistrationNumber: "7000004", Name: "Тест Бавен Купувач ДОО Куманово",
+			Address: ujp.CompanyAddress{Street: "ул. Октомвриска", Number: "4", City: "Куманово", Zip: "1300"}, CountryID: &skopje, Golemina: "2", CountryCode: "MK"},
 		{TaxNumber: TaxSupplier, VatNumber: vat("МК" + TaxSupplier), RegistrationNumber: "7000005", Name: "Тест Добавувач ДООЕЛ Тетово",
 			Address: ujp.CompanyAddress{Street: "ул. Илинденска", Number: "5", City: "Тетово", Zip: "1200"}, CountryID: &skopje, Golemina: "1", CountryCode: "MK"},
 	}
@@ -171,6 +182,9 @@ func New(db *store.DB, opts Options) (*Sim, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.SlowRegistryDelay <= 0 {
+		opts.SlowRegistryDelay = DefaultSlowRegistryDelay
 	}
 	cb := opts.Codebooks
 	if cb == nil {

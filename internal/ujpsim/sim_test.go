@@ -383,6 +383,32 @@ func TestInProcessTransport(t *testing.T) {
 	}
 }
 
+// TestSlowRegistry: the registry answers for TaxSlowRegistry only after
+// SlowRegistryDelay; a caller that waits less gets nothing.
+func TestSlowRegistry(t *testing.T) {
+	t.Parallel()
+	sim := newSim(t, storetest.SQLite(t), ujpsim.Options{SlowRegistryDelay: 300 * time.Millisecond})
+	who := ujp.Identity{EUJPID: "X", EDB: ujpsim.TaxSeller}
+	client := func(timeout time.Duration) *ujp.Client {
+		c, err := ujp.NewClient(ujp.Config{BaseURL: ujpsim.InProcessBaseURL, SandboxToken: controlToken, HTTPClient: &http.Client{Transport: sim.Transport(), Timeout: timeout}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if _, err := client(50*time.Millisecond).Company(context.Background(), who, ujpsim.TaxSlowRegistry); !errors.Is(err, ujp.ErrUnavailable) {
+		t.Fatalf("within 50 ms: %v", err)
+	}
+	start := time.Now()
+	c, err := client(5*time.Second).Company(context.Background(), who, ujpsim.TaxSlowRegistry)
+	if err != nil || c.Name != "Тест Бавен Купувач ДОО Куманово" {
+		t.Fatalf("waiting: %+v %v", c, err)
+	}
+	if time.Since(start) < 300*time.Millisecond {
+		t.Fatal("answered before the delay")
+	}
+}
+
 // TestBadText: NUL and invalid UTF-8 wherever a caller can put them (a
 // signed payload's fields, headers, paths, control bodies), and counts too
 // large to store, are refused with a 4xx on both engines, never a 500 from

@@ -469,13 +469,75 @@ func (q *Queries) ListEInvoices(ctx context.Context, arg ListEInvoicesParams) ([
 	return items, nil
 }
 
+const listEInvoicesWithoutRequest = `-- name: ListEInvoicesWithoutRequest :many
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices
+WHERE company_id = $1 AND status = 'awaiting_signature' AND signing_request_id IS NULL
+ORDER BY id LIMIT 500
+`
+
+// E-invoices of a company waiting for a signature with no request open
+// (asked when the company had no valid certificate, or in the backoff
+// after a passing refusal): registering a certificate asks for them.
+func (q *Queries) ListEInvoicesWithoutRequest(ctx context.Context, companyID string) ([]Einvoice, error) {
+	rows, err := q.db.QueryContext(ctx, listEInvoicesWithoutRequest, companyID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Einvoice{}
+	for rows.Next() {
+		var i Einvoice
+		if err := rows.Scan(
+			&i.ID,
+			&i.AccountID,
+			&i.CompanyID,
+			&i.Environment,
+			&i.Kind,
+			&i.Status,
+			&i.DocumentType,
+			&i.Number,
+			&i.IssueDate,
+			&i.Document,
+			&i.UjpDocID,
+			&i.Euid,
+			&i.QrLink,
+			&i.TotalNet,
+			&i.TotalVat,
+			&i.TotalGross,
+			&i.Currency,
+			&i.Problems,
+			&i.ClientReference,
+			&i.Fingerprint,
+			&i.OriginalID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.HeldSince,
+			&i.SubmitAttempts,
+			&i.DeliveredAt,
+			&i.SettledAt,
+			&i.SigningRequestID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listEvents = `-- name: ListEvents :many
 SELECT id, account_id, company_id, environment, type, object_id, payload, created_at FROM events
 WHERE account_id = $1 AND environment = $2
   AND (CAST($3 AS TEXT) = '' OR id < $3)
   AND (CAST($4 AS TEXT) IS NULL OR type = $4)
   AND (CAST($5 AS TEXT) IS NULL OR object_id = $5)
-ORDER BY id DESC LIMIT CAST($6 AS BIGINT)
+  AND (CAST($6 AS TEXT) IS NULL OR company_id = $6)
+ORDER BY id DESC LIMIT CAST($7 AS BIGINT)
 `
 
 type ListEventsParams struct {
@@ -484,6 +546,7 @@ type ListEventsParams struct {
 	AfterID     string
 	Type        sql.NullString
 	ObjectID    sql.NullString
+	CompanyID   sql.NullString
 	Lim         int64
 }
 
@@ -494,6 +557,7 @@ func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event
 		arg.AfterID,
 		arg.Type,
 		arg.ObjectID,
+		arg.CompanyID,
 		arg.Lim,
 	)
 	if err != nil {

@@ -64,6 +64,7 @@ WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
   AND (CAST(sqlc.arg(after_id) AS TEXT) = '' OR id < sqlc.arg(after_id))
   AND (CAST(sqlc.narg(type) AS TEXT) IS NULL OR type = sqlc.narg(type))
   AND (CAST(sqlc.narg(object_id) AS TEXT) IS NULL OR object_id = sqlc.narg(object_id))
+  AND (CAST(sqlc.narg(company_id) AS TEXT) IS NULL OR company_id = sqlc.narg(company_id))
 ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
 
 -- name: SetEInvoiceSigningRequest :exec
@@ -76,3 +77,11 @@ SELECT * FROM einvoices WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(accoun
 
 -- name: SetEInvoiceProblems :exec
 UPDATE einvoices SET problems = sqlc.arg(problems), updated_at = sqlc.arg(updated_at) WHERE id = sqlc.arg(id);
+
+-- name: ListEInvoicesWithoutRequest :many
+-- E-invoices of a company waiting for a signature with no request open
+-- (asked when the company had no valid certificate, or in the backoff
+-- after a passing refusal): registering a certificate asks for them.
+SELECT * FROM einvoices
+WHERE company_id = sqlc.arg(company_id) AND status = 'awaiting_signature' AND signing_request_id IS NULL
+ORDER BY id LIMIT 500;

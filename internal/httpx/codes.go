@@ -1,0 +1,157 @@
+package httpx
+
+import (
+	"net/http"
+	"sync"
+
+	"github.com/denar-mk/denar"
+)
+
+// Where a code appears.
+const (
+	// InProblem: the code member of a problem+json response, with its
+	// HTTP status.
+	InProblem = "problem"
+	// InEInvoiceProblems: the code of an item of an e-invoice's problems
+	// (the e-invoice is invalid or failed, or waits after a refusal); UJP's
+	// own codes (E…) appear there too, unrenamed.
+	InEInvoiceProblems = "einvoice.problems"
+	// InInboxProblems: the code of an item of an inbox document's problems
+	// (why the last decision did not reach UJP); UJP's own codes (E1016,
+	// …) appear there too, unrenamed.
+	InInboxProblems = "inbox_document.problems"
+	// InOAuth: the error member of an RFC 6749 §5.2 answer of POST
+	// /v1/oauth/token.
+	InOAuth = "oauth"
+)
+
+// Services that answer a code.
+const (
+	ServiceBoth     = ""
+	ServicePayroll  = "payroll"
+	ServiceEInvoice = "einvoice"
+)
+
+// Code documents one stable code: where it appears, its HTTP status (for
+// problems and OAuth errors), the services that answer it, a title and
+// what it means. docs/errors.md lists the same codes; a test keeps the
+// two, and the codes the source uses, in step.
+type Code struct {
+	Code    string `json:"code"`
+	In      string `json:"in"`
+	Status  int    `json:"status,omitempty"`
+	Service string `json:"-"`
+	Title   string `json:"title"`
+	Meaning string `json:"meaning"`
+}
+
+// Codes is the one table of codes. Spec marks the codes of the e-invoicing
+// specification's error table; every other one is ours.
+func Codes() []Code {
+	p := func(code string, status int, service, title, meaning string) Code {
+		return Code{Code: code, In: InProblem, Status: status, Service: service, Title: title, Meaning: meaning}
+	}
+	return []Code{
+		// Both services.
+		p("unauthenticated", http.StatusUnauthorized, ServiceBoth, "Authentication required", "Missing, malformed or expired credentials (API key, access token or agent credentials)."),
+		p("key_revoked", http.StatusUnauthorized, ServiceBoth, "API key revoked", "The API key, or the OAuth client of the access token, was revoked."),
+		p("insufficient_scope", http.StatusForbidden, ServiceBoth, "Insufficient scope", "The credential lacks the scope the operation needs (x-required-scope)."),
+		p("company_not_allowed", http.StatusForbidden, ServiceBoth, "Company not allowed", "The company is outside the key's allow-list, or not one of the account's; a credential limited to an allow-list cannot onboard companies."),
+		p("environment_mismatch", http.StatusForbidden, ServiceBoth, "Environment mismatch", "A sandbox credential on a production company or the reverse, X-Company-Id and list filters included."),
+		p("production_not_enabled", http.StatusForbidden, ServiceBoth, "Production not enabled", "A production key of an account without an active production plan."),
+		p("company_required", http.StatusBadRequest, ServiceBoth, "Company required", "The credential reaches several companies and the request names none in X-Company-Id."),
+		p("idempotency_key_required", http.StatusBadRequest, ServiceEInvoice, "Idempotency-Key required", "A POST without Idempotency-Key (every e-invoicing POST but /v1/oauth/token)."),
+		p("invalid_idempotency_key", http.StatusBadRequest, ServiceBoth, "Invalid Idempotency-Key", "The Idempotency-Key header is longer than 255 characters."),
+		p("bad_request", http.StatusBadRequest, ServiceBoth, "Bad request", "The request body could not be read (the connection broke while sending it)."),
+		p("idempotency_conflict", http.StatusConflict, ServiceBoth, "Idempotency key reused with another request", "The Idempotency-Key was used with another method, path, X-Company-Id or body."),
+		p("idempotency_in_progress", http.StatusConflict, ServiceBoth, "Request with this idempotency key still in progress", "A request with this Idempotency-Key is still running; retry after a moment."),
+		p(denar.ECodeValidation, http.StatusUnprocessableEntity, ServiceBoth, "Validation failed", "Field errors: malformed JSON, unknown fields, schema and business rules; each in errors[] with its path (and codebook when the rule is UJP's)."),
+		p("rate_limited", http.StatusTooManyRequests, ServiceBoth, "Too many requests", "Over the credential's rate; Retry-After says when to retry."),
+		p(denar.ECodeNotFound, http.StatusNotFound, ServiceBoth, "Not found", "No such resource for this caller (also ids of other accounts), or no such path."),
+		p("method_not_allowed", http.StatusMethodNotAllowed, ServiceBoth, "Method not allowed", "The path exists for other methods, listed in Allow."),
+		p("request_too_large", http.StatusRequestEntityTooLarge, ServiceBoth, "Request too large", "The body is larger than the operation accepts (1 MiB unless documented otherwise)."),
+		p("unsupported_media_type", http.StatusUnsupportedMediaType, ServiceBoth, "Unsupported media type", "The body's Content-Type is not one the operation reads."),
+		p("not_acceptable", http.StatusNotAcceptable, ServiceBoth, "Not acceptable", "Accept names no media type the operation can answer with."),
+		p(denar.ECodeInternal, http.StatusInternalServerError, ServiceBoth, "Internal error", "A bug or an outage on our side; logged with the request id (instance)."),
+
+		// Payroll.
+		p("mpin_validation_failed", http.StatusUnprocessableEntity, ServicePayroll, "МПИН validation failed", "The МПИН file has blocking issues (listed in issues); pass force to write it anyway."),
+
+		// E-invoicing: the specification's table.
+		p("client_reference_conflict", http.StatusConflict, ServiceEInvoice, "clientReference reused with another body", "The clientReference names an e-invoice of this company issued with another body."),
+		p("period_closed", http.StatusConflict, ServiceEInvoice, "Period closed", "Storno or correction of a document of a year whose annual account is filed."),
+		p("already_claimed", http.StatusConflict, ServiceEInvoice, "Signing request claimed by another signer", "Another agent (or key) claimed the signing request first."),
+		p("pdf_not_ready", http.StatusConflict, ServiceEInvoice, "PDF not ready", "UJP's PDF of the document is not fetched yet (not delivered, or its read not signed)."),
+		p("signature_expired", http.StatusGone, ServiceEInvoice, "Signing request expired", "The signing request expired; replacedBy names the request to sign instead (null when none could be issued)."),
+		p("signature_invalid", http.StatusUnprocessableEntity, ServiceEInvoice, "Signature invalid", "Not a compact RS256 JWS, or the signature does not verify with the request's certificate."),
+		p("payload_mismatch", http.StatusUnprocessableEntity, ServiceEInvoice, "Payload mismatch", "The JWS payload or protected header differs from the request's."),
+		p("certificate_mismatch", http.StatusUnprocessableEntity, ServiceEInvoice, "Certificate mismatch", "The JWS x5c leaf is not the request's certificate (claim first: the claim issues the header for your certificate)."),
+		p("totals_mismatch", http.StatusUnprocessableEntity, ServiceEInvoice, "Totals mismatch", "expectedTotals differ from the totals computed by UJP's formulas."),
+		p("ujp_unavailable", http.StatusServiceUnavailable, ServiceEInvoice, "UJP unavailable", "UJP's registry did not answer the company pre-flight in time; nothing was created."),
+		p("decision_deadline_passed", http.StatusConflict, ServiceEInvoice, "Decision deadline passed", "An accept or reject after the inbox document's decideBy (Europe/Skopje, inclusive) or once UJP reported it auto-accepted (04); decideBy in the problem."),
+
+		// E-invoicing: ours.
+		p("einvoice_state_conflict", http.StatusConflict, ServiceEInvoice, "E-invoice not in a state that allows this", "The e-invoice's status does not allow the operation (storno or correction before delivery, a decision on an undelivered document, a move another worker made first)."),
+		p("supersede_pending", http.StatusConflict, ServiceEInvoice, "Storno or correction already on its way", "A storno or correction of this e-invoice is still on its way to UJP."),
+		p("inbox_state_conflict", http.StatusConflict, ServiceEInvoice, "Inbox document not in a state that allows this", "An accept or reject of an inbox document already decided, with a decision on its way, or no longer in status 01 at UJP (voided or corrected by its seller); a sandbox action the simulator refuses (with UJP's code)."),
+		p("sandbox_only", http.StatusForbidden, ServiceEInvoice, "Sandbox only", "POST /v1/sandbox/… (simulate, an incoming invoice) for a production company, or with a sandbox that is not the UJP simulator."),
+		p("signer_not_ready", http.StatusConflict, ServiceEInvoice, "No signer", "The company has no valid signing certificate; pair an agent and register one."),
+		p("company_exists", http.StatusConflict, ServiceEInvoice, "Company already onboarded", "The account already has a company with this ЕДБ in this environment (its id in companyId)."),
+		p("signing_request_finished", http.StatusConflict, ServiceEInvoice, "Signing request already finished", "The signing request is signed, refused or expired; a request is answered once."),
+		p("pairing_code_invalid", http.StatusUnprocessableEntity, ServiceEInvoice, "Pairing code invalid", "The pairing code is unknown, used or expired."),
+
+		// Items of an e-invoice's problems.
+		{Code: "signature_refused", In: InEInvoiceProblems, Service: ServiceEInvoice, Title: "Signature refused",
+			Meaning: "The signer refused (reason: user_declined, policy or payload_invalid fail the e-invoice; token_missing or pin_locked keep it waiting and ask again after the refusal backoff). Carries reason, message and signingRequestId."},
+		{Code: "hold_window_exceeded", In: InEInvoiceProblems, Service: ServiceEInvoice, Title: "Hold window exceeded",
+			Meaning: "UJP stayed unreachable for longer than the hold window (DENAR_EINVOICE_HOLD_WINDOW); the document failed undelivered."},
+
+		// Items of an inbox document's problems.
+		{Code: "decision_refused", In: InInboxProblems, Service: ServiceEInvoice, Title: "Decision refused by the signer",
+			Meaning: "The signer refused the decision's signing request (any reason); nothing reached UJP and the decision is pending again. Carries reason and signingRequestId."},
+		{Code: "decision_expired", In: InInboxProblems, Service: ServiceEInvoice, Title: "Decision not signed in time",
+			Meaning: "The decision's signing request expired unsigned (it is not replaced); nothing reached UJP and the decision is pending again."},
+		{Code: "decision_late", In: InInboxProblems, Service: ServiceEInvoice, Title: "Deadline passed before the decision reached UJP",
+			Meaning: "The deadline passed, or UJP auto-accepted the document, while the decision waited for its signature or for UJP."},
+		{Code: "decided_elsewhere", In: InInboxProblems, Service: ServiceEInvoice, Title: "Decided elsewhere",
+			Meaning: "UJP reports another decision (made in its portal or by another system) before ours reached it; UJP's decision is recorded."},
+		{Code: "decision_signer_missing", In: InInboxProblems, Service: ServiceEInvoice, Title: "No signer to sign the decision again",
+			Meaning: "The signed decision was too old for UJP (its 5-minute window) and the company has no valid certificate to sign it again."},
+		{Code: "payload_unreadable", In: InInboxProblems, Service: ServiceEInvoice, Title: "Payload unreadable",
+			Meaning: "UJP's payload of the document is not a UJP document; it is kept unmodified (GET …/payload) but its fields could not be read."},
+
+		// OAuth token endpoint (RFC 6749 §5.2).
+		{Code: "invalid_request", In: InOAuth, Status: http.StatusBadRequest, Service: ServiceEInvoice, Title: "Invalid request",
+			Meaning: "Not a form body, a parameter missing or repeated, or credentials both in Basic and in the body."},
+		{Code: "invalid_client", In: InOAuth, Status: http.StatusBadRequest, Service: ServiceEInvoice, Title: "Invalid client",
+			Meaning: "Unknown client, wrong or missing secret, or revoked client; 401 with WWW-Authenticate: Basic when the client authenticated with HTTP Basic."},
+		{Code: "invalid_scope", In: InOAuth, Status: http.StatusBadRequest, Service: ServiceEInvoice, Title: "Invalid scope",
+			Meaning: "A requested scope the client was not granted."},
+		{Code: "unsupported_grant_type", In: InOAuth, Status: http.StatusBadRequest, Service: ServiceEInvoice, Title: "Unsupported grant type",
+			Meaning: "grant_type other than client_credentials."},
+		{Code: "server_error", In: InOAuth, Status: http.StatusInternalServerError, Service: ServiceEInvoice, Title: "Server error",
+			Meaning: "An internal error while issuing the token; logged."},
+	}
+}
+
+// problemCodes indexes the problem codes of Codes.
+var problemCodes = sync.OnceValue(func() map[string]Code {
+	m := map[string]Code{}
+	for _, c := range Codes() {
+		if c.In == InProblem {
+			m[c.Code] = c
+		}
+	}
+	return m
+})
+
+// codesOf returns the codes a service answers, for its OpenAPI document.
+func codesOf(service string) []Code {
+	var out []Code
+	for _, c := range Codes() {
+		if c.Service == ServiceBoth || c.Service == service {
+			out = append(out, c)
+		}
+	}
+	return out
+}
