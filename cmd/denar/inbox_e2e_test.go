@@ -236,6 +236,7 @@ func (w *inboxWorld) restartAt(at time.Time) {
 // DENAR_CLOCK_OFFSET), reminders fire once each at 5, 2 and 1 days left and
 // the document is auto-accepted after the 10th.
 func TestInboxEndToEnd(t *testing.T) {
+	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, dbURL string) {
 		w := newInboxWorld(t, dbURL)
 		ids := map[string]string{}

@@ -321,6 +321,7 @@ func deref(m map[string]any, path ...string) any {
 // bytes, the buyer rejects with O-2 (the agent signs the decision) and the
 // seller's e-invoice becomes rejected; another is accepted.
 func TestInboxSellerToBuyer(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newInboxEnv(t, db)
 		rej, acc := e.issue("B-reject"), e.issue("B-accept")
@@ -475,6 +476,7 @@ func problemCodes(d map[string]any) []string {
 // leaves a problem and inbox.decision_failed, never a silent pending; an
 // answer lost after UJP applied the decision is found again, not failed.
 func TestInboxDecisions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newInboxEnv(t, db)
 		today := e.now().In(ujpdoc.Skopje).Format(time.DateOnly)
@@ -691,6 +693,7 @@ func (e *inboxEnv) wantInboxOnce(want []string) map[string]map[string]any {
 // appear in the inbox exactly once; decisions made elsewhere meanwhile are
 // applied; the cursor never skips a day and never passes one early.
 func TestInboxSyncCompleteness(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newInboxEnv(t, db)
 		sk := func(day time.Time, hm string) time.Time {
@@ -807,6 +810,7 @@ func TestInboxSyncCompleteness(t *testing.T) {
 // read redone after a crash before its answer was recorded) store each
 // document once, with one inbox.received.
 func TestInboxReadTwice(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newInboxEnv(t, db)
 		euids := []string{e.drop(""), e.drop(""), e.drop("")}
@@ -848,6 +852,7 @@ func TestInboxReadTwice(t *testing.T) {
 // decision_deadline_passed, and UJP's 04 confirming it without a second
 // event. A decision still waiting for its signature at the deadline fails.
 func TestInboxDeadline(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newInboxEnv(t, db)
 		other, _ := newAPI(db, einvoicing.Deps{Sandbox: e.sim}, einvoicing.Config{})
@@ -855,6 +860,11 @@ func TestInboxDeadline(t *testing.T) {
 		by := einvoice.DecideBy(e.now().In(ujpdoc.Skopje))
 		id, euid := e.dropAndSync(txDate)
 		waiting, _ := e.dropAndSync(txDate)
+		voided, voidedEUID := e.dropAndSync(txDate)
+		if _, err := e.sim.SellerStorno(t.Context(), voidedEUID, ""); err != nil {
+			t.Fatal(err)
+		}
+		e.syncBuyer()
 		if d := e.doc(id); d["decideBy"] != by.Format(time.DateOnly) {
 			t.Fatalf("decideBy %v, want %s", d["decideBy"], by.Format(time.DateOnly))
 		}
@@ -976,6 +986,10 @@ func TestInboxDeadline(t *testing.T) {
 		if n := e.countRows("SELECT COUNT(*) FROM inbox_reminders WHERE document_id = $1", id); n != 3 {
 			t.Fatalf("%d reminders recorded", n)
 		}
+		// The document its seller voided: no reminder, not auto-accepted.
+		if v := e.doc(voided); deref(v, "decision", "state") != "pending" || deref(v, "ujpStatus", "code") != "07" || len(reminders(voided)) != 0 {
+			t.Fatalf("the voided document: %v %v, reminders %v", v["decision"], v["ujpStatus"], reminders(voided))
+		}
 	})
 }
 
@@ -985,6 +999,7 @@ func TestInboxDeadline(t *testing.T) {
 // list pages and filters; scopes, X-Company-Id and other companies' ids are
 // refused as the spec says.
 func TestInboxSandboxAndAccess(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newInboxEnv(t, db)
 		now := e.now().In(ujpdoc.Skopje)

@@ -3,7 +3,8 @@ package einvoicing
 // The decision deadline as a periodic job (KindInboxDeadlines, every
 // minute by default, run once at a time across processes by the jobs
 // table): inbox.deadline_approaching at 5, 2 and 1 days left, and, once
-// decideBy is over in Skopje, the move of an undecided document to
+// decideBy is over in Skopje, the move of an undecided document UJP still
+// holds as sent (01; not one its seller voided or corrected) to
 // auto_accepted with inbox.auto_accepted (UJP's status 04 confirms it when
 // a change feed reports it). A reminder is sent once per document and
 // number of days whatever the number of processes: its row in
@@ -21,6 +22,7 @@ import (
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/ujp"
 )
 
 // KindInboxDeadlines is the periodic job of the inbox's deadlines.
@@ -49,12 +51,20 @@ func (s *Service) InboxReminders(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("due reminders: %w", err)
 			}
+			sent := 0
 			for _, r := range rows {
-				if err := s.inboxInTx(ctx, func(tx *store.Tx) error { return s.remind(ctx, tx, r.ID, days) }); err != nil {
+				err := s.inboxInTx(ctx, func(tx *store.Tx) error {
+					ok, err := s.remind(ctx, tx, r.ID, days)
+					if ok {
+						sent++
+					}
+					return err
+				})
+				if err != nil {
 					return fmt.Errorf("reminder of %s: %w", r.ID, err)
 				}
 			}
-			if len(rows) < 200 {
+			if len(rows) < 200 || sent == 0 {
 				break
 			}
 		}
@@ -63,24 +73,25 @@ func (s *Service) InboxReminders(ctx context.Context) error {
 }
 
 // remind sends the reminder of days for document id if it is due now and
-// was not sent.
-func (s *Service) remind(ctx context.Context, tx *store.Tx, id string, days int) error {
+// was not sent; true when it sent it.
+func (s *Service) remind(ctx context.Context, tx *store.Tx, id string, days int) (bool, error) {
 	d, err := tx.GetInboxDocument(ctx, id)
 	if err != nil {
-		return err
+		return false, err
 	}
 	by, err := time.Parse(time.DateOnly, d.DecideBy)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if due, ok := einvoice.ReminderDue(einvoice.DaysLeft(tx.Now, by)); d.DecisionState != einvoice.DecisionPending || !ok || due != days {
-		return nil
+	due, ok := einvoice.ReminderDue(einvoice.DaysLeft(tx.Now, by))
+	if d.DecisionState != einvoice.DecisionPending || d.UjpStatus != ujp.StatusSent || !ok || due != days {
+		return false, nil
 	}
 	n, err := tx.InsertInboxReminder(ctx, dbq.InsertInboxReminderParams{DocumentID: d.ID, Days: int32(days), SentAt: tx.Now})
 	if err != nil || n == 0 {
-		return err
+		return false, err
 	}
-	return inboxEvent(ctx, tx, d, EventInboxDeadlineApproaching)
+	return true, inboxEvent(ctx, tx, d, EventInboxDeadlineApproaching)
 }
 
 // InboxAutoAccepts moves every document still pending after its deadline
@@ -122,7 +133,7 @@ func (s *Service) autoAccept(ctx context.Context, tx *store.Tx, id string) (bool
 	if err != nil {
 		return false, err
 	}
-	if d.DecisionState != einvoice.DecisionPending || !einvoice.DeadlinePassed(tx.Now, by) {
+	if d.DecisionState != einvoice.DecisionPending || d.UjpStatus != ujp.StatusSent || !einvoice.DeadlinePassed(tx.Now, by) {
 		return false, nil
 	}
 	if d.DecisionRequested != "" {

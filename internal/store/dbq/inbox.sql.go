@@ -93,11 +93,12 @@ func (q *Queries) CountInboxDocuments(ctx context.Context, companyID string) (in
 
 const dueInboxAutoAccepts = `-- name: DueInboxAutoAccepts :many
 SELECT id, account_id, company_id, environment, euid, kind, original_euid, document_type, number, issue_date, transaction_date, seller, total_net, total_vat, total_gross, currency, ujp_status, ujp_status_name, ujp_status_at, decision_state, decision_requested, decision_reason, decision_comment, decided_at, signing_request_id, problems, decide_by, payload, received_at, updated_at, version FROM inbox_documents
-WHERE decision_state = 'pending' AND decide_by < $1
+WHERE decision_state = 'pending' AND ujp_status = '01' AND decide_by < $1
 ORDER BY decide_by, id LIMIT 200
 `
 
-// Pending documents whose deadline is before today.
+// Pending documents UJP holds as sent (01) whose deadline is before today
+// (a document its seller voided or corrected is not auto-accepted).
 func (q *Queries) DueInboxAutoAccepts(ctx context.Context, today string) ([]InboxDocument, error) {
 	rows, err := q.db.QueryContext(ctx, dueInboxAutoAccepts, today)
 	if err != nil {
@@ -155,7 +156,8 @@ func (q *Queries) DueInboxAutoAccepts(ctx context.Context, today string) ([]Inbo
 
 const dueInboxReminders = `-- name: DueInboxReminders :many
 SELECT d.id, d.account_id, d.company_id, d.environment, d.euid, d.kind, d.original_euid, d.document_type, d.number, d.issue_date, d.transaction_date, d.seller, d.total_net, d.total_vat, d.total_gross, d.currency, d.ujp_status, d.ujp_status_name, d.ujp_status_at, d.decision_state, d.decision_requested, d.decision_reason, d.decision_comment, d.decided_at, d.signing_request_id, d.problems, d.decide_by, d.payload, d.received_at, d.updated_at, d.version FROM inbox_documents d
-WHERE d.decision_state = 'pending' AND d.decide_by >= $1 AND d.decide_by <= $2
+WHERE d.decision_state = 'pending' AND d.ujp_status = '01'
+  AND d.decide_by >= $1 AND d.decide_by <= $2
   AND NOT EXISTS (SELECT 1 FROM inbox_reminders r WHERE r.document_id = d.id AND r.days = $3)
 ORDER BY d.id LIMIT 200
 `
@@ -166,8 +168,8 @@ type DueInboxRemindersParams struct {
 	Days     int32
 }
 
-// Pending documents whose deadline is between two dates and that have not
-// had the reminder of days yet.
+// Pending documents UJP holds as sent (01) whose deadline is between two
+// dates and that have not had the reminder of days yet.
 func (q *Queries) DueInboxReminders(ctx context.Context, arg DueInboxRemindersParams) ([]InboxDocument, error) {
 	rows, err := q.db.QueryContext(ctx, dueInboxReminders, arg.FromDate, arg.ToDate, arg.Days)
 	if err != nil {

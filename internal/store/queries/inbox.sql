@@ -63,17 +63,19 @@ ON CONFLICT (document_id, days) DO NOTHING;
 SELECT * FROM inbox_reminders WHERE document_id = sqlc.arg(document_id) ORDER BY days DESC;
 
 -- name: DueInboxReminders :many
--- Pending documents whose deadline is between two dates and that have not
--- had the reminder of days yet.
+-- Pending documents UJP holds as sent (01) whose deadline is between two
+-- dates and that have not had the reminder of days yet.
 SELECT d.* FROM inbox_documents d
-WHERE d.decision_state = 'pending' AND d.decide_by >= sqlc.arg(from_date) AND d.decide_by <= sqlc.arg(to_date)
+WHERE d.decision_state = 'pending' AND d.ujp_status = '01'
+  AND d.decide_by >= sqlc.arg(from_date) AND d.decide_by <= sqlc.arg(to_date)
   AND NOT EXISTS (SELECT 1 FROM inbox_reminders r WHERE r.document_id = d.id AND r.days = sqlc.arg(days))
 ORDER BY d.id LIMIT 200;
 
 -- name: DueInboxAutoAccepts :many
--- Pending documents whose deadline is before today.
+-- Pending documents UJP holds as sent (01) whose deadline is before today
+-- (a document its seller voided or corrected is not auto-accepted).
 SELECT * FROM inbox_documents
-WHERE decision_state = 'pending' AND decide_by < sqlc.arg(today)
+WHERE decision_state = 'pending' AND ujp_status = '01' AND decide_by < sqlc.arg(today)
 ORDER BY decide_by, id LIMIT 200;
 
 -- name: CompaniesForInboxSync :many
