@@ -6,6 +6,7 @@ import (
 )
 
 func TestEMBG(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want error
@@ -29,6 +30,7 @@ func TestEMBG(t *testing.T) {
 }
 
 func TestEDB(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want error
@@ -45,6 +47,7 @@ func TestEDB(t *testing.T) {
 }
 
 func TestBankAccount(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want error

@@ -5,6 +5,12 @@
 // store; the numbers compare like with like on whatever machine runs it.
 //
 //	go run ./cmd/denar-load -duration 5s -workers 8
+//
+// With -files it measures memory instead: the peak resident memory of a
+// real `denar serve` process answering several maximum-size file requests
+// at once (see files.go).
+//
+//	go run ./cmd/denar-load -files [-bin ./denar] [-records 10000] [-concurrent 4]
 package main
 
 import (
@@ -35,7 +41,28 @@ const calcBody = `{"grossSalary":"36037","effectiveDate":"2026-01-15","overtimeH
 func main() {
 	duration := flag.Duration("duration", 5*time.Second, "how long each target is loaded (at most 60s)")
 	workers := flag.Int("workers", 8, "concurrent clients")
+	files := flag.Bool("files", false, "measure the peak memory of denar serve under maximum-size file requests instead")
+	bin := flag.String("bin", "", "with -files: the denar binary to start (default: go build it)")
+	records := flag.Int("records", 10000, "with -files: records per МПИН request")
+	concurrent := flag.Int("concurrent", 4, "with -files: requests sent at once to each endpoint")
+	endpoints := flag.String("endpoints", "/v1/files/mpin/validate,/v1/files/mpin/xml,/v1/files/mpin/txt", "with -files: the endpoints, comma-separated")
+	var serverEnv []string
+	flag.Func("server-env", "with -files: a DENAR_*=value setting for the server (repeatable), e.g. DENAR_HEAVY_CONCURRENCY=4", func(s string) error {
+		if !strings.HasPrefix(s, "DENAR_") || !strings.Contains(s, "=") {
+			return fmt.Errorf("want DENAR_NAME=value, not %q", s)
+		}
+		serverEnv = append(serverEnv, s)
+		return nil
+	})
 	flag.Parse()
+	if *files {
+		err := runFiles(filesConfig{bin: *bin, serverEnv: serverEnv, records: *records, concurrent: *concurrent, endpoints: strings.Split(*endpoints, ",")})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "denar-load:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *duration > time.Minute {
 		*duration = time.Minute
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/caarlos0/env/v11"
 
+	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
 )
@@ -32,6 +33,16 @@ type Config struct {
 	RateLimitRPS         float64       `env:"DENAR_RATE_LIMIT_RPS" envDefault:"50"`
 	RateLimitBurst       int           `env:"DENAR_RATE_LIMIT_BURST" envDefault:"100"`
 	ShutdownTimeout      time.Duration `env:"DENAR_SHUTDOWN_TIMEOUT" envDefault:"30s"`
+
+	// Slow and hostile clients (issue 12); httpx.Timeouts says what each
+	// bounds.
+	HTTPReadHeaderTimeout time.Duration `env:"DENAR_HTTP_READ_HEADER_TIMEOUT" envDefault:"10s"`
+	HTTPReadTimeout       time.Duration `env:"DENAR_HTTP_READ_TIMEOUT" envDefault:"30s"`
+	HTTPWriteTimeout      time.Duration `env:"DENAR_HTTP_WRITE_TIMEOUT" envDefault:"60s"`
+	HTTPIdleTimeout       time.Duration `env:"DENAR_HTTP_IDLE_TIMEOUT" envDefault:"2m"`
+	// HeavyConcurrency is how many file and batch requests the payroll
+	// service runs at once; 0 removes the limit.
+	HeavyConcurrency int `env:"DENAR_HEAVY_CONCURRENCY" envDefault:"2"`
 
 	// E-invoicing onboarding (issue 5).
 	PublicEInvoiceURL     string        `env:"DENAR_PUBLIC_EINVOICE_URL"` // default http://DENAR_EINVOICE_ADDR
@@ -129,6 +140,26 @@ func LoadConfig() (Config, error) {
 	if c.IdempotencyRetention < time.Hour {
 		return c, fmt.Errorf("configuration: DENAR_IDEMPOTENCY_RETENTION must be at least 1h, not %s", c.IdempotencyRetention)
 	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"DENAR_HTTP_READ_HEADER_TIMEOUT", c.HTTPReadHeaderTimeout}, {"DENAR_HTTP_READ_TIMEOUT", c.HTTPReadTimeout},
+		{"DENAR_HTTP_WRITE_TIMEOUT", c.HTTPWriteTimeout}, {"DENAR_HTTP_IDLE_TIMEOUT", c.HTTPIdleTimeout}} {
+		if d.v <= 0 {
+			return c, fmt.Errorf("configuration: %s must be positive, not %s", d.name, d.v)
+		}
+	}
+	if c.HTTPReadHeaderTimeout > c.HTTPReadTimeout {
+		return c, fmt.Errorf("configuration: DENAR_HTTP_READ_HEADER_TIMEOUT (%s) must not exceed DENAR_HTTP_READ_TIMEOUT (%s)", c.HTTPReadHeaderTimeout, c.HTTPReadTimeout)
+	}
+	if c.HTTPWriteTimeout < c.HTTPReadTimeout {
+		// The write deadline runs from the end of the headers, so it also
+		// covers reading the body.
+		return c, fmt.Errorf("configuration: DENAR_HTTP_WRITE_TIMEOUT (%s) must be at least DENAR_HTTP_READ_TIMEOUT (%s)", c.HTTPWriteTimeout, c.HTTPReadTimeout)
+	}
+	if c.HeavyConcurrency < 0 {
+		return c, fmt.Errorf("configuration: DENAR_HEAVY_CONCURRENCY must not be negative")
+	}
 	if c.RateLimitRPS < 0 {
 		return c, fmt.Errorf("configuration: DENAR_RATE_LIMIT_RPS must not be negative")
 	}
@@ -187,6 +218,20 @@ func LoadConfig() (Config, error) {
 		return c, errors.New("configuration: DENAR_CLOCK_OFFSET shifts the clock for sandbox rehearsals; it is refused together with DENAR_UJP_PRODUCTION_URL")
 	}
 	return c, nil
+}
+
+// Timeouts are the HTTP servers' timeouts.
+func (c Config) Timeouts() httpx.Timeouts {
+	return httpx.Timeouts{ReadHeader: c.HTTPReadHeaderTimeout, Read: c.HTTPReadTimeout, Write: c.HTTPWriteTimeout, Idle: c.HTTPIdleTimeout}
+}
+
+// heavyConcurrency is DENAR_HEAVY_CONCURRENCY for httpx.Options: 0 (no
+// limit) becomes negative, as zero there means the default.
+func (c Config) heavyConcurrency() int {
+	if c.HeavyConcurrency == 0 {
+		return -1
+	}
+	return c.HeavyConcurrency
 }
 
 // The sandbox backends (DENAR_UJP_SANDBOX_BACKEND).

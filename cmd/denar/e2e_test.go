@@ -49,6 +49,7 @@ func TestMain(m *testing.M) {
 
 // server is a running `denar serve` process.
 type server struct {
+	bin         string
 	cmd         *exec.Cmd
 	env         []string
 	payroll     string // base URLs
@@ -99,7 +100,13 @@ func baseEnv(t *testing.T, dbURL string) []string {
 // startServer starts denar serve and waits until both services answer.
 func startServer(t *testing.T, env []string) *server {
 	t.Helper()
-	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	return startServerBin(t, denarBin, env)
+}
+
+// startServerBin is startServer with another build of denar.
+func startServerBin(t *testing.T, bin string, env []string) *server {
+	t.Helper()
+	s := &server{bin: bin, stdout: &syncBuffer{}, stderr: &syncBuffer{}}
 	pa, ea := "", ""
 	for _, kv := range env {
 		// A restart keeps the addresses, so clients reconnect to it.
@@ -115,7 +122,7 @@ func startServer(t *testing.T, env []string) *server {
 		s.env = append(s.env, "DENAR_PAYROLL_ADDR="+pa, "DENAR_EINVOICE_ADDR="+ea)
 	}
 	s.payroll, s.einvoice = "http://"+pa, "http://"+ea
-	s.cmd = exec.Command(denarBin, "serve")
+	s.cmd = exec.Command(bin, "serve")
 	s.cmd.Env = s.env
 	s.cmd.Stdout = s.stdout
 	s.cmd.Stderr = s.stderr
@@ -147,8 +154,12 @@ func startServer(t *testing.T, env []string) *server {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	// The bootstrap banner is printed before the listeners serve.
-	time.Sleep(50 * time.Millisecond)
+	// "denar serving" is logged after the first-run banner was printed,
+	// when there was one to print ("first-run bootstrap" is logged then).
+	waitFor(t, "the server to log that it serves", func() bool { return strings.Contains(s.stderr.String(), "denar serving") })
+	if strings.Contains(s.stderr.String(), "first-run bootstrap") {
+		waitFor(t, "the first-run banner", func() bool { return strings.Contains(s.stdout.String(), "Try it:") })
+	}
 	out := s.stdout.String()
 	if m := regexp.MustCompile(`payroll API key \(sandbox\):\s+(\S+)`).FindStringSubmatch(out); m != nil {
 		s.payrollKey = m[1]
@@ -157,6 +168,24 @@ func startServer(t *testing.T, env []string) *server {
 		s.einvoiceKey = m[1]
 	}
 	return s
+}
+
+// waitFor polls cond until it holds, for at most 30 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// restart starts the same build again with the same environment (and so
+// the same addresses), after the process ended.
+func (s *server) restart(t *testing.T) *server {
+	t.Helper()
+	return startServerBin(t, s.bin, s.env)
 }
 
 // stop sends SIGTERM and checks that the process exits cleanly.
@@ -240,7 +269,9 @@ func (r httpReply) code(t *testing.T) string {
 }
 
 func TestEndToEnd(t *testing.T) {
-	storetest.EachURL(t, func(t *testing.T, dbURL string) {
+	t.Parallel()
+	storetest.EachMigratedURL(t, func(t *testing.T, dbURL string) {
+		t.Parallel()
 		env := baseEnv(t, dbURL)
 		s := startServer(t, env)
 		if s.payrollKey == "" || s.einvoiceKey == "" || !strings.Contains(s.stdout.String(), "curl") {

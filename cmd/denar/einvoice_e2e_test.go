@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -91,6 +92,17 @@ func startSimProcessAt(t *testing.T, dbURL, addr string, extraEnv ...string) *si
 	}
 }
 
+// addCompany adds a company to the simulator's registry.
+func (p *simProcess) addCompany(t *testing.T, tax, name string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"taxNumber": tax, "name": name, "golemina": "1", "countryCode": "MK",
+		"address": map[string]string{"street": "ул. Тестова", "number": "1", "city": "Скопје", "zip": "1000"}})
+	r := call(t, "POST", p.url+"/_sim/companies", simToken, nil, string(body))
+	if r.status != 200 {
+		t.Fatalf("sim company %s: %d %s", tax, r.status, r.body)
+	}
+}
+
 func (p *simProcess) faults(t *testing.T, body string) {
 	t.Helper()
 	r := call(t, "PUT", p.url+"/_sim/faults", simToken, nil, body)
@@ -129,6 +141,7 @@ type einvoiceWorld struct {
 	srv     *server
 	env     []string
 	key     string
+	account string
 	company string
 	cert    *x509.Certificate
 	rsaKey  *rsa.PrivateKey
@@ -142,6 +155,12 @@ type einvoiceWorld struct {
 
 func newEInvoiceWorld(t *testing.T, dbURL string, extraEnv ...string) *einvoiceWorld {
 	t.Helper()
+	return newEInvoiceWorldBin(t, denarBin, dbURL, extraEnv...)
+}
+
+// newEInvoiceWorldBin is newEInvoiceWorld with another build of denar.
+func newEInvoiceWorldBin(t *testing.T, bin, dbURL string, extraEnv ...string) *einvoiceWorld {
+	t.Helper()
 	w := &einvoiceWorld{t: t}
 	// The simulator has a store of its own, on the same engine.
 	simDB := storetest.SQLiteURL(t)
@@ -153,7 +172,7 @@ func newEInvoiceWorld(t *testing.T, dbURL string, extraEnv ...string) *einvoiceW
 		"DENAR_UJP_SIM_TOKEN="+simToken, "DENAR_UJP_SIGNER_INTERVAL=0s",
 		"DENAR_UJP_POLL_INTERVAL=300ms", "DENAR_JOB_POLL_INTERVAL=100ms", "DENAR_EINVOICE_RETRY_DELAYS=1s",
 		"DENAR_UJP_CALL_TIMEOUT=3s", "DENAR_JOB_LEASE=3s", "DENAR_UJP_EDB="+ujpsim.TaxSeller, "DENAR_RATE_LIMIT_RPS=10000", "DENAR_RATE_LIMIT_BURST=10000"), extraEnv...)
-	w.srv = startServer(t, w.env)
+	w.srv = startServerBin(t, bin, w.env)
 	w.setup()
 	return w
 }
@@ -168,6 +187,7 @@ func (w *einvoiceWorld) setup() {
 	if err := json.Unmarshal([]byte(runAdminCmd(t, w.srv.env, "account", "create", "--name", "Биро", "--plan", "business", "--json")), &acct); err != nil {
 		t.Fatal(err)
 	}
+	w.account = acct.ID
 	var key struct{ Key string }
 	args := []string{"key", "create", "--account", acct.ID, "--service", "einvoice", "--env", "sandbox", "--json"}
 	for _, s := range []string{"companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read"} {
@@ -337,7 +357,9 @@ func (w *einvoiceWorld) eventTypes(id string) []string {
 // client_reference_conflict, supersede_pending, period_closed, state
 // conflicts).
 func TestEInvoiceEndToEnd(t *testing.T) {
-	storetest.EachURL(t, func(t *testing.T, dbURL string) {
+	t.Parallel()
+	storetest.EachMigratedURL(t, func(t *testing.T, dbURL string) {
+		t.Parallel()
 		w := newEInvoiceWorld(t, dbURL)
 		ids := map[string]string{}
 		for _, n := range []string{"accept", "reject", "deadline"} {
@@ -434,7 +456,11 @@ func TestEInvoiceEndToEnd(t *testing.T) {
 			t.Fatalf("outage: %d %s", r.status, r.body)
 		}
 		w.waitStatus(held, "held", 20*time.Second)
-		time.Sleep(1500 * time.Millisecond) // at least one probe during the outage
+		// At least one probe during the outage: a look-up of the seller's
+		// own registry entry, answered 503 by the simulator.
+		probe := regexp.MustCompile(`path=\S*/companies/` + ujpsim.TaxSeller + `[^\n]*status=503`)
+		probes := len(probe.FindAllString(w.sim.out.String(), -1))
+		waitFor(t, "a probe during the outage", func() bool { return len(probe.FindAllString(w.sim.out.String(), -1)) > probes })
 		if r := w.simulate(held, `{"action":"outage_ends"}`); r.status != 202 {
 			t.Fatalf("outage end: %d %s", r.status, r.body)
 		}
@@ -477,10 +503,12 @@ func TestEInvoiceEndToEnd(t *testing.T) {
 // is delivered exactly once: one →delivered move each, and one document
 // per docId at UJP.
 func TestEInvoiceCrashRecovery(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("crash test in -short mode")
 	}
-	storetest.EachURL(t, func(t *testing.T, dbURL string) {
+	storetest.EachMigratedURL(t, func(t *testing.T, dbURL string) {
+		t.Parallel()
 		w := newEInvoiceWorld(t, dbURL)
 		// A slow UJP keeps most of the batch between signed and delivered.
 		w.sim.faults(t, `{"latencyMs":100}`)
@@ -515,7 +543,7 @@ func TestEInvoiceCrashRecovery(t *testing.T) {
 		}
 		t.Logf("killed with %d of %d at UJP", delivered, n)
 		w.sim.faults(t, `{"latencyMs":0}`)
-		w.srv = startServer(t, w.srv.env)
+		w.srv = w.srv.restart(t)
 		for _, id := range ids {
 			w.waitStatus(id, "delivered", 90*time.Second)
 		}

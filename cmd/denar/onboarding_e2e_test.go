@@ -23,7 +23,9 @@ import (
 // UJP simulator, the mandate mail from the outbox accepted in headless
 // Chromium, pagination, and every error code of this part by real requests.
 func TestOnboardingEndToEnd(t *testing.T) {
-	storetest.EachURL(t, func(t *testing.T, dbURL string) {
+	t.Parallel()
+	storetest.EachMigratedURL(t, func(t *testing.T, dbURL string) {
+		t.Parallel()
 		env := append(baseEnv(t, dbURL), "DENAR_UJP_REGISTRY_TIMEOUT=1s")
 		s := startServer(t, env)
 

@@ -18,6 +18,7 @@ var update = flag.Bool("update", false, "rewrite the committed OpenAPI documents
 // code: a change to an operation must come with the regenerated document
 // (go test ./cmd/denar -run OpenAPI -update, or denar openapi).
 func TestOpenAPIGolden(t *testing.T) {
+	t.Parallel()
 	docs, err := openAPIDocuments()
 	if err != nil {
 		t.Fatal(err)

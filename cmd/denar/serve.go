@@ -35,7 +35,7 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry) (pay
 		ready = db.Ping
 	}
 	payroll = payrollapi.New(payrollapi.Deps{Auth: authStore, Companies: auth.Employers{DB: db}, Idempotency: keeper,
-		Ready: ready, DocsURL: cfg.DocsURL, Log: log, RateLimit: rl})
+		Ready: ready, DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, HeavyConcurrency: cfg.heavyConcurrency()})
 	d := einvoicing.Deps{DB: db, Log: log}
 	if reg != nil {
 		d.Registry = reg
@@ -124,6 +124,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("first-run bootstrap: %w", err)
 		}
 		if b != nil {
+			log.Info("first-run bootstrap: created the sandbox account and its API keys", "account", b.Account.ID)
 			printBootstrap(stdout, b, pl.Addr().String(), el.Addr().String())
 		}
 	}
@@ -151,9 +152,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("job runner: %w", err)
 	}
 
-	servers := []*http.Server{
-		{Handler: payroll.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute},
-		{Handler: einvoice.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute},
+	servers := []*httpx.Server{
+		httpx.NewServer(payroll.Handler(), cfg.Timeouts(), log),
+		httpx.NewServer(einvoice.Handler(), cfg.Timeouts(), log),
 	}
 	listeners := []net.Listener{pl, el}
 	errc := make(chan error, len(servers))

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/ujpsim"
@@ -99,7 +100,9 @@ func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := runner.Start(ctx); err != nil {
 		return fmt.Errorf("ujp-sim: job runner: %w", err)
 	}
-	srv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// The services' defaults for slow clients (httpx.Timeouts), and the
+	// same security headers.
+	srv := httpx.NewServer(logRequests(sim.Handler(), log), httpx.Timeouts{}, log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	fmt.Fprintf(stdout, "denar ujp-sim: serving the UJP e-Faktura simulator on http://%s (admin API under /_sim/, token DENAR_UJP_SIM_TOKEN; %s store; retention %s)\n",
@@ -122,3 +125,38 @@ func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	return serveErr
 }
+
+// logRequests logs one line per request to the simulator: what it was asked
+// (method, path, the caller's X-EDB) and what it answered, so an operator or
+// a test can follow the traffic of a sandbox.
+func logRequests(h http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w}
+		h.ServeHTTP(sw, r)
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
+		log.Info("ujp-sim request", "method", r.Method, "path", r.URL.Path, "edb", r.Header.Get("X-EDB"), "status", sw.status)
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

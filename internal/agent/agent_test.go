@@ -18,6 +18,7 @@ import (
 )
 
 func TestCredentialsFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "sub", "credentials.json")
 	want := signer.Credentials{Server: "http://x", AgentID: "agt_1", Secret: "s"}
 	if err := SaveCredentials(path, want); err != nil {
@@ -50,6 +51,7 @@ func writePEM(t *testing.T, dir string) (keyPath, certPath string, cert *x509.Ce
 }
 
 func TestLoadPEM(t *testing.T) {
+	t.Parallel()
 	a, b := t.TempDir(), t.TempDir()
 	k1, c1, cert := writePEM(t, a)
 	_, c2, _ := writePEM(t, b)
@@ -63,6 +65,7 @@ func TestLoadPEM(t *testing.T) {
 }
 
 func TestTerminalPolicy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		purpose, input string
 		sign           bool

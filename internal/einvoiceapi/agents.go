@@ -138,6 +138,7 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 		}
 		wait := min(max(in.Wait, 0), maxWait)
 		deadline := time.Now().Add(time.Duration(wait) * time.Second)
+		stopping := httpx.LongWait(ctx, time.Duration(wait)*time.Second)
 		for {
 			rows, err := h.svc.PendingForAgent(ctx, p)
 			if err != nil {
@@ -151,6 +152,8 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
+			case <-stopping: // the server is shutting down: answer with what there is
+				deadline = time.Now()
 			case <-time.After(longPollTick):
 			}
 		}
@@ -247,7 +250,7 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 
 	httpx.Register(s, huma.Operation{
 		OperationID: "submitSignature", Method: http.MethodPost, Path: "/v1/signing-requests/{id}/signature",
-		Summary: "Submit the JWS of a signing request", Tags: tags,
+		Summary: "Submit the JWS of a signing request", Tags: tags, MaxBodyBytes: maxDocumentBody,
 		Description: "Verifies RS256 over protectedHeader.payload with the request's certificate. 422 signature_invalid, " +
 			"payload_mismatch or certificate_mismatch; 410 signature_expired after expiresAt, whoever expired it (replacedBy " +
 			"names the request issued in its place, or null when none was). Resubmitting the identical JWS of a signed request " +

@@ -79,7 +79,7 @@ func TestProblemsCarryInstance(t *testing.T) {
 			{"no credential", "GET", "/v1/companies", nil, "", 401, "unauthenticated", false},
 			{"pairing without a key", "POST", "/v1/agents/pair", nil, `{"code":"X","name":"y"}`, 400, "idempotency_key_required", false},
 			{"pairing code", "POST", "/v1/agents/pair", key(map[string]string{}), `{"code":"NOPE","name":"y"}`, 422, "pairing_code_invalid", false},
-			{"pairing body too large", "POST", "/v1/agents/pair", key(map[string]string{}), big, 413, "request_too_large", false},
+			{"pairing body too large", "POST", "/v1/agents/pair", key(map[string]string{}), big, 413, "payload_too_large", false},
 			{"agent on a key operation", "GET", "/v1/companies", agent, "", 401, "unauthenticated", false},
 			{"another agent's path", "GET", "/v1/agents/agt_other/signing-requests?wait=0", agent, "", 404, "not_found", false},
 			{"agent without a key", "POST", "/v1/agents/" + e.agent + "/certificates", agent, `{"certificateDer":"x","companyId":"y"}`, 400, "idempotency_key_required", false},

@@ -65,6 +65,12 @@ func New(d Deps) *httpx.Service {
 	return s
 }
 
+// maxDocumentBody is the body limit of the operations that carry a whole
+// document: an e-invoice or correction of up to einvoice.MaxLines lines, or
+// the JWS of one (at most 1,000,000 characters). Every other operation has
+// the service's default (httpx.DefaultMaxBodyBytes).
+const maxDocumentBody = 1 << 20
+
 type handlers struct {
 	svc  *einvoicing.Service
 	deps Deps

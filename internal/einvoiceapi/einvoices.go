@@ -135,7 +135,7 @@ func (h *handlers) registerEInvoices(s *httpx.Service) {
 	})
 	httpx.Register(s, huma.Operation{
 		OperationID: "issueEInvoice", Method: http.MethodPost, Path: "/v1/einvoices",
-		Summary: "Issue an e-invoice", Tags: tags, DefaultStatus: http.StatusAccepted,
+		Summary: "Issue an e-invoice", Tags: tags, DefaultStatus: http.StatusAccepted, MaxBodyBytes: maxDocumentBody,
 		Description: "Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas " +
 			"(unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) " +
 			"and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request " +
@@ -172,7 +172,7 @@ func (h *handlers) registerEInvoices(s *httpx.Service) {
 	})
 	httpx.Register(s, huma.Operation{
 		OperationID: "correctEInvoice", Method: http.MethodPost, Path: "/v1/einvoices/{id}/correction",
-		Summary: "Correct an e-invoice", Tags: tags, DefaultStatus: http.StatusAccepted,
+		Summary: "Correct an e-invoice", Tags: tags, DefaultStatus: http.StatusAccepted, MaxBodyBytes: maxDocumentBody,
 		Description: "The body is the issue body (the complete replacement document, as for POST /v1/einvoices) with " +
 			"docStorno: 2, reason (a correction-reasons code, C0x) and an optional comment, all at the top level. The " +
 			"correction references the original's EUID; when UJP accepts it, the original moves to corrected. Same 409s as " +

@@ -73,6 +73,7 @@ func (h *handlers) agentSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sent := map[string]bool{}
+	draining := httpx.Draining(r.Context())
 	poll := time.NewTicker(wsPollInterval)
 	defer poll.Stop()
 	ping := time.NewTicker(wsPing)
@@ -103,6 +104,9 @@ func (h *handlers) agentSocket(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-ctx.Done():
 			c.Close(websocket.StatusGoingAway, "")
+			return
+		case <-draining:
+			c.Close(websocket.StatusGoingAway, "server shutting down")
 			return
 		case <-poll.C:
 		case <-ping.C:

@@ -97,14 +97,15 @@ func buyerOf(d *ujpdoc.Document) einvoice.Party {
 }
 
 // codebooks returns the code lists validation uses in env: UJP's current
-// lists when a cache is configured, else the embedded snapshot.
+// lists when a cache is configured, else the embedded snapshot (decoded
+// once per service: decoding it is most of the CPU time of an issue).
 func (s *Service) codebooks(env string) *ujpdoc.Codebooks {
 	if s.books != nil {
 		if cb := s.books(env); cb != nil {
 			return cb
 		}
 	}
-	return ujpdoc.Snapshot()
+	return s.snapshot()
 }
 
 // withBuyerError adds the registry's field error to the outcome of

@@ -9,6 +9,7 @@ import (
 	"net/mail"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/denar-mk/denar"
@@ -131,8 +132,16 @@ func company(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) 
 }
 
 // CompanyEnvironment answers X-Company-Id for the e-invoicing service: the
-// environment of company id when it is in p's account.
+// environment of company id when it is in p's account. A company's account
+// and environment never change, so a company found once is answered from
+// memory after (the row itself is read by the use case).
 func (s *Service) CompanyEnvironment(ctx context.Context, p *auth.Principal, id string) (string, bool, error) {
+	if home, ok := s.homes.get(id); ok {
+		if home.account != p.AccountID {
+			return "", false, nil
+		}
+		return home.environment, true, nil
+	}
 	r, err := s.db.Reader().GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: id, AccountID: p.AccountID})
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
@@ -140,7 +149,34 @@ func (s *Service) CompanyEnvironment(ctx context.Context, p *auth.Principal, id 
 	if err != nil {
 		return "", false, fmt.Errorf("company %s: %w", id, err)
 	}
+	s.homes.put(id, companyHome{account: r.AccountID, environment: r.Environment})
 	return r.Environment, true, nil
+}
+
+// companyHome is what never changes about a company: its account and
+// environment.
+type companyHome struct{ account, environment string }
+
+// homeCache remembers the homes of companies found, bounded.
+type homeCache struct {
+	mu sync.Mutex
+	m  map[string]companyHome
+}
+
+func (c *homeCache) get(id string) (companyHome, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h, ok := c.m[id]
+	return h, ok
+}
+
+func (c *homeCache) put(id string, h companyHome) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= 10000 {
+		c.m = map[string]companyHome{} // bounded: start over rather than grow
+	}
+	c.m[id] = h
 }
 
 // CompanyIDs returns up to limit ids of the companies of p's account and

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
+	"github.com/denar-mk/denar/einvoice/jwsverify"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -51,7 +53,7 @@ func einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
 	return enqueueSubmit(ctx, tx, inv.ID)
 }
 
-// NewEInvoice is what CreateEInvoice stores.
+// NewEInvoice is what createEInvoice stores.
 type NewEInvoice struct {
 	ID, Account     string
 	Company         dbq.Company
@@ -63,38 +65,93 @@ type NewEInvoice struct {
 	// Validating stores it in validating, its buyer's registry check left
 	// to the validation job, with no signing request yet.
 	Validating bool
+
+	// Set by encode.
+	docJSON []byte // the request UJP receives: the document and its requestTimestamp
+	payload string // docJSON in base64url: what the signer signs
+	totals  einvoice.Totals
+	// Set by signer: the company's certificate as read before the
+	// transaction (nil: read it in the transaction).
+	cert    *dbq.SigningCertificate
+	certErr error
 }
 
-// CreateEInvoice stores a built document in awaiting_signature with its
-// first history row and asks the company's signer for its signature, all in
-// tx: the e-invoice exists exactly when its signing request does. With
-// n.Validating it is stored in validating instead, with the validation job
-// that finishes its checks (the company must have a signer all the same).
-func CreateEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoice) (dbq.Einvoice, error) {
-	status := einvoice.AwaitingSignature
-	if n.Validating {
-		status = einvoice.Validating
-		if _, err := tx.CurrentSigningCertificate(ctx, dbq.CurrentSigningCertificateParams{CompanyID: n.Company.ID, Now: tx.Now}); errors.Is(err, sql.ErrNoRows) {
-			return dbq.Einvoice{}, ErrNoSigner
-		} else if err != nil {
-			return dbq.Einvoice{}, fmt.Errorf("certificate of %s: %w", n.Company.ID, err)
+// encode does the CPU work of storing n — the request UJP will receive,
+// stamped at now, its base64url form and the totals — so that it can run
+// before the transaction instead of holding it.
+func (n *NewEInvoice) encode(now time.Time) error {
+	docJSON, err := json.Marshal(ujpdoc.Request{RequestTimestamp: ujpdoc.FormatTimestamp(now), Document: *n.Doc})
+	if err != nil {
+		return fmt.Errorf("encode document: %w", err)
+	}
+	n.docJSON, n.payload, n.totals = docJSON, jwsverify.B64(docJSON), einvoice.DocTotals(n.Doc)
+	return nil
+}
+
+// signer reads the company's current certificate for n ahead of the
+// transaction, at now, so that the transaction does not have to; no
+// certificate is ErrNoSigner, reported by createEInvoice.
+func (n *NewEInvoice) signer(ctx context.Context, q *dbq.Queries, now time.Time) {
+	cert, err := currentCertificate(ctx, q, n.Company.ID, now)
+	n.cert, n.certErr = &cert, err
+}
+
+func currentCertificate(ctx context.Context, q *dbq.Queries, companyID string, now time.Time) (dbq.SigningCertificate, error) {
+	cert, err := q.CurrentSigningCertificate(ctx, dbq.CurrentSigningCertificateParams{CompanyID: companyID, Now: now})
+	if errors.Is(err, sql.ErrNoRows) {
+		return cert, ErrNoSigner
+	}
+	if err != nil {
+		return cert, fmt.Errorf("signing: certificate of %s: %w", companyID, err)
+	}
+	return cert, nil
+}
+
+// createEInvoice stores a built document in awaiting_signature with its
+// first history row, a signing request for the company's signer (protected
+// header with its current certificate) and the einvoice.signature_required
+// event, all in tx: the e-invoice exists exactly when its signing request
+// does. With n.Validating it is stored in validating instead, with the
+// validation job that finishes its checks and no signing request yet (the
+// company must have a signer all the same). A company without a valid
+// certificate is ErrNoSigner. n is encoded and its certificate read here,
+// at the transaction's time, unless the caller did it before.
+func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoice) (dbq.Einvoice, error) {
+	if n.docJSON == nil {
+		if err := n.encode(tx.Now); err != nil {
+			return dbq.Einvoice{}, err
 		}
 	}
-	docJSON, err := json.Marshal(ujpdoc.Request{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), Document: *n.Doc})
-	if err != nil {
-		return dbq.Einvoice{}, fmt.Errorf("encode document: %w", err)
+	if n.cert == nil {
+		n.signer(ctx, tx.Queries, tx.Now)
 	}
-	t := einvoice.DocTotals(n.Doc)
+	if n.certErr != nil {
+		return dbq.Einvoice{}, n.certErr
+	}
+	status, sgr := einvoice.AwaitingSignature, sql.NullString{}
+	if n.Validating {
+		status = einvoice.Validating
+	} else {
+		header, err := s.headers.get(*n.cert)
+		if err != nil {
+			return dbq.Einvoice{}, err
+		}
+		sgr = sql.NullString{String: denar.NewID("sgr"), Valid: true}
+		if _, err := createRequest(ctx, tx, sgr.String, n.Account, *n.cert, header, PurposeDocument, n.payload, SigningLink{Type: LinkEInvoice, ID: n.ID}); err != nil {
+			return dbq.Einvoice{}, err
+		}
+	}
 	ref := sql.NullString{}
 	if n.ClientReference != nil {
 		ref = sql.NullString{String: *n.ClientReference, Valid: true}
 	}
+	t := n.totals
 	out, err := tx.CreateEInvoice(ctx, dbq.CreateEInvoiceParams{ID: n.ID, AccountID: n.Account, CompanyID: n.Company.ID,
 		Environment: n.Company.Environment, Kind: n.Kind, Status: string(status), DocumentType: n.Doc.Header.DocType,
-		Number: n.Doc.Header.DocNumber, IssueDate: n.Doc.Header.DocDate, Document: string(docJSON), UjpDocID: n.ID,
+		Number: n.Doc.Header.DocNumber, IssueDate: n.Doc.Header.DocDate, Document: string(n.docJSON), UjpDocID: n.ID,
 		TotalNet: t.Net, TotalVat: t.Vat, TotalGross: t.Gross, Currency: t.Currency, Problems: "[]",
 		ClientReference: ref, Fingerprint: n.Fingerprint, OriginalID: sql.NullString{String: n.OriginalID, Valid: n.OriginalID != ""},
-		CreatedAt: tx.Now, UpdatedAt: tx.Now})
+		SigningRequestID: sgr, CreatedAt: tx.Now, UpdatedAt: tx.Now})
 	if err != nil {
 		return out, fmt.Errorf("store einvoice: %w", err)
 	}
@@ -103,13 +160,8 @@ func CreateEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoice) (dbq.Einvo
 		return out, fmt.Errorf("history: %w", err)
 	}
 	if n.Validating {
-		if _, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindValidate, Args: validateArgs{EInvoiceID: out.ID}, MaxAttempts: validateAttempts}); err != nil {
-			return out, err
-		}
-		return out, nil
-	}
-	if _, err := askDocumentSignature(ctx, tx, out, docJSON); err != nil {
+		_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindValidate, Args: validateArgs{EInvoiceID: out.ID}, MaxAttempts: validateAttempts})
 		return out, err
 	}
-	return tx.GetEInvoiceByID(ctx, out.ID)
+	return out, einvoiceEvent(ctx, tx, out, EventSignatureRequired)
 }

@@ -128,19 +128,27 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 	// attempt of this document carries it and UJP refuses a copy.
 	doc, buildErr := req.Build(sellerOf(co), id, s.codebooks(co.Environment))
 	buildErr, validating := s.inlineBuyerCheck(ctx, co.Environment, buildErr, req.Buyer)
-	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
-		co, err := company(ctx, tx.Queries, c.Principal, cmd.CompanyID)
-		if err != nil {
+	n := NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
+		ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating}
+	if buildErr == nil {
+		now := s.db.Now()
+		if err := n.encode(now); err != nil {
 			return EInvoice{}, err
 		}
+		n.signer(ctx, s.db.Reader(), now)
+	}
+	// The company was checked above, and what the transaction writes
+	// depends only on what never changes in it (id, account, environment);
+	// the certificate is the company's current one as of just now. The
+	// transaction only writes.
+	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
 		if prev, found, err := byClientReference(ctx, tx, co.ID, req.ClientReference, fingerprint); err != nil || found {
 			return einvoiceView(prev), err
 		}
 		if buildErr != nil {
 			return EInvoice{}, buildErr
 		}
-		out, err := CreateEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
-			ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating})
+		out, err := s.createEInvoice(ctx, tx, n)
 		return einvoiceView(out), err
 	})
 }
@@ -300,7 +308,7 @@ func (s *Service) StornoEInvoice(ctx context.Context, c Caller, cmd Storno) (EIn
 		if err != nil {
 			return EInvoice{}, err
 		}
-		out, err := CreateEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "storno", Doc: doc,
+		out, err := s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "storno", Doc: doc,
 			OriginalID: orig.ID, Fingerprint: hex.EncodeToString(sum[:])})
 		return einvoiceView(out), err
 	})
@@ -342,7 +350,7 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 			return EInvoice{}, buildErr
 		}
 		ujpdoc.MarkCorrection(doc, orig.Euid.String, orig.IssueDate, req.Reason, req.Comment, cb)
-		out, err := CreateEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
+		out, err := s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
 			OriginalID: orig.ID, ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating})
 		return einvoiceView(out), err
 	})

@@ -3,6 +3,7 @@ package einvoicing
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
@@ -88,16 +89,19 @@ type Service struct {
 	cfg      Config
 	registry Registry
 	books    func(env string) *ujpdoc.Codebooks
+	snapshot func() *ujpdoc.Codebooks // the embedded lists, decoded once
 	sandbox  SandboxUJP
 	gateways map[string]ujp.Gateway
 	buyers   buyerCache
+	headers  headerCache
+	homes    homeCache
 	pipe     *Pipeline
 }
 
 // New builds the service.
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
-		books: d.Codebooks, sandbox: d.Sandbox, gateways: d.Gateways}
+		books: d.Codebooks, snapshot: sync.OnceValue(ujpdoc.Snapshot), sandbox: d.Sandbox, gateways: d.Gateways}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -14,6 +14,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/denar-mk/denar"
@@ -125,24 +126,72 @@ func RequestSignature(ctx context.Context, tx *store.Tx, companyID, purpose stri
 	return CreateRequest(ctx, tx, company.AccountID, cert, purpose, jwsverify.B64(payload), link)
 }
 
+// CreateRequest creates a pending signing request for cert's company
+// inside tx, with the protected header of cert.
 func CreateRequest(ctx context.Context, tx *store.Tx, account string, cert dbq.SigningCertificate, purpose, payloadB64 string, link SigningLink) (SigningRequest, error) {
-	parsed, err := ParseStoredCert(cert)
+	header, err := protectedHeader(cert)
 	if err != nil {
 		return SigningRequest{}, err
 	}
-	header, err := jwsverify.ProtectedHeader(parsed)
-	if err != nil {
-		return SigningRequest{}, err
-	}
+	return createRequest(ctx, tx, denar.NewID("sgr"), account, cert, header, purpose, payloadB64, link)
+}
+
+// createRequest inserts a pending signing request with the given id and
+// protected header (base64url).
+func createRequest(ctx context.Context, tx *store.Tx, id, account string, cert dbq.SigningCertificate, header, purpose, payloadB64 string, link SigningLink) (SigningRequest, error) {
 	row, err := tx.CreateSigningRequest(ctx, dbq.CreateSigningRequestParams{
-		ID: denar.NewID("sgr"), AccountID: account, CompanyID: cert.CompanyID, CertificateID: cert.ID,
-		Purpose: purpose, ProtectedHeader: jwsverify.B64(header), Payload: payloadB64,
+		ID: id, AccountID: account, CompanyID: cert.CompanyID, CertificateID: cert.ID,
+		Purpose: purpose, ProtectedHeader: header, Payload: payloadB64,
 		LinkType: link.Type, LinkID: link.ID, ExpiresAt: tx.Now.Add(signingTTL), CreatedAt: tx.Now,
 	})
 	if err != nil {
 		return SigningRequest{}, fmt.Errorf("signing: create request: %w", err)
 	}
 	return SigningRequestFrom(row), nil
+}
+
+// protectedHeader is the base64url JWS protected header that carries cert.
+func protectedHeader(cert dbq.SigningCertificate) (string, error) {
+	parsed, err := ParseStoredCert(cert)
+	if err != nil {
+		return "", err
+	}
+	header, err := jwsverify.ProtectedHeader(parsed)
+	if err != nil {
+		return "", err
+	}
+	return jwsverify.B64(header), nil
+}
+
+// headerCache keeps the protected header of each certificate a service has
+// issued requests with: parsing the X.509 certificate and encoding it is
+// the same work for every document a company issues. A stored certificate
+// never changes; the entry is still checked against the certificate's DER.
+type headerCache struct {
+	mu sync.Mutex
+	m  map[string]cachedHeader // by certificate id
+}
+
+type cachedHeader struct{ der, header string }
+
+func (c *headerCache) get(cert dbq.SigningCertificate) (string, error) {
+	c.mu.Lock()
+	h, ok := c.m[cert.ID]
+	c.mu.Unlock()
+	if ok && h.der == cert.Der {
+		return h.header, nil
+	}
+	header, err := protectedHeader(cert)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= 1000 {
+		c.m = map[string]cachedHeader{} // bounded: start over rather than grow
+	}
+	c.m[cert.ID] = cachedHeader{der: cert.Der, header: header}
+	return header, nil
 }
 
 func ParseStoredCert(c dbq.SigningCertificate) (*x509.Certificate, error) {

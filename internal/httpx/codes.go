@@ -69,13 +69,15 @@ func Codes() []Code {
 		p("rate_limited", http.StatusTooManyRequests, ServiceBoth, "Too many requests", "Over the credential's rate; Retry-After says when to retry."),
 		p(denar.ECodeNotFound, http.StatusNotFound, ServiceBoth, "Not found", "No such resource for this caller (also ids of other accounts), or no such path."),
 		p("method_not_allowed", http.StatusMethodNotAllowed, ServiceBoth, "Method not allowed", "The path exists for other methods, listed in Allow."),
-		p("request_too_large", http.StatusRequestEntityTooLarge, ServiceBoth, "Request too large", "The body is larger than the operation accepts (1 MiB unless documented otherwise)."),
+		p("payload_too_large", http.StatusRequestEntityTooLarge, ServiceBoth, "Payload too large", "The body is larger than the operation accepts (x-body-limit; 64 KiB unless documented otherwise). A declared Content-Length over it is refused before the body is read or the credential checked; the connection is closed. Was request_too_large before issue 12."),
+		p("request_timeout", http.StatusRequestTimeout, ServiceBoth, "Request timeout", "The body did not arrive within DENAR_HTTP_READ_TIMEOUT of the request's first byte; the connection is closed."),
 		p("unsupported_media_type", http.StatusUnsupportedMediaType, ServiceBoth, "Unsupported media type", "The body's Content-Type is not one the operation reads."),
 		p("not_acceptable", http.StatusNotAcceptable, ServiceBoth, "Not acceptable", "Accept names no media type the operation can answer with."),
 		p(denar.ECodeInternal, http.StatusInternalServerError, ServiceBoth, "Internal error", "A bug or an outage on our side; logged with the request id (instance)."),
 
 		// Payroll.
 		p("mpin_validation_failed", http.StatusUnprocessableEntity, ServicePayroll, "МПИН validation failed", "The МПИН file has blocking issues (listed in issues); pass force to write it anyway."),
+		p("server_busy", http.StatusServiceUnavailable, ServicePayroll, "Server busy", "The service already works on DENAR_HEAVY_CONCURRENCY file and batch requests; Retry-After says when to retry. The body is not read."),
 
 		// E-invoicing: the specification's table.
 		p("client_reference_conflict", http.StatusConflict, ServiceEInvoice, "clientReference reused with another body", "The clientReference names an e-invoice of this company issued with another body."),

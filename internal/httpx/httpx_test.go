@@ -357,7 +357,7 @@ func TestRequestProblems(t *testing.T) {
 			{"malformed JSON", `{"name":`, 422, "validation_failed", ""},
 			{"unknown field", `{"name":"a","colour":"red"}`, 422, "validation_failed", "colour"},
 			{"schema violation", `{"name":""}`, 422, "validation_failed", "name"},
-			{"too large", `{"name":"` + strings.Repeat("x", 2000) + `"}`, 413, "request_too_large", ""},
+			{"too large", `{"name":"` + strings.Repeat("x", 2000) + `"}`, 413, "payload_too_large", ""},
 			{"panic", `{"name":"a","panic":true}`, 500, "internal", ""},
 		}
 		for _, tt := range tests {

@@ -51,7 +51,7 @@ func (s *Service) idempotent(ctx huma.Context, r *http.Request, w http.ResponseW
 	limit := op.MaxBodyBytes
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
-		WriteProblem(w, r, NewProblem("bad_request", "The request body could not be read."))
+		WriteProblem(w, r, bodyReadProblem(err))
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))

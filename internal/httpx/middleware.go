@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/crashpoint"
 )
 
 type ctxKey int
@@ -30,6 +31,7 @@ const (
 	companyKey
 	claimKey
 	docsKey
+	serverKey
 )
 
 // RequestID returns the id given to the request in ctx ("req_…").
@@ -88,6 +90,7 @@ type recorder struct {
 
 func (rw *recorder) WriteHeader(code int) {
 	if rw.status == 0 {
+		crashpoint.Hit(crashpoint.HTTPBeforeResponse)
 		rw.status = code
 	}
 	rw.ResponseWriter.WriteHeader(code)
@@ -123,6 +126,13 @@ func (rw *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 func (rw *recorder) Unwrap() http.ResponseWriter { return rw.ResponseWriter }
 
+// SetReadDeadline keeps one rule for request bodies: the server's read
+// timeout (Timeouts.Read, from the request's first byte). huma sets a
+// deadline of its own before it reads a body (5 s from then, by default);
+// that call ends here and changes nothing. LongWait moves the write
+// deadline on the connection itself.
+func (rw *recorder) SetReadDeadline(time.Time) error { return nil }
+
 // captured returns the recorder of the request in ctx, for the idempotency
 // layer to read what the handler wrote.
 func captured(ctx context.Context) *recorder {
@@ -131,10 +141,11 @@ func captured(ctx context.Context) *recorder {
 }
 
 // Outer wraps a service's mux with what every request gets: a request id,
-// panic recovery, metrics, a structured access log, and problem bodies for
-// routes and methods the mux does not know.
+// X-Content-Type-Options, panic recovery, metrics, a structured access log,
+// the default body limit, and problem bodies for routes and methods the mux
+// does not know.
 func Outer(service, docsURL string, mux *http.ServeMux, m *Metrics, log *slog.Logger) http.Handler {
-	return outer(service, docsURL, mux, nil, m, log)
+	return outer(service, docsURL, mux, nil, m, log, newRouteLimits(DefaultMaxBodyBytes, 0))
 }
 
 // isWebSocket reports whether r asks to upgrade to a WebSocket.
@@ -142,13 +153,17 @@ func isWebSocket(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
-func outer(service, docsURL string, mux, upgrades *http.ServeMux, m *Metrics, log *slog.Logger) http.Handler {
+func outer(service, docsURL string, mux, upgrades *http.ServeMux, m *Metrics, log *slog.Logger, lim *routeLimits) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := newRequestID()
 		w.Header().Set("X-Request-Id", id)
+		setSecurityHeaders(w.Header())
 		rec := &recorder{ResponseWriter: w}
-		if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut || r.Method == http.MethodDelete {
+		// Only the idempotency layer reads the copy of the response, and
+		// only for a request that carries a key: a file of tens of
+		// megabytes is not held twice for nothing.
+		if r.Method == http.MethodPost && r.Header.Get("Idempotency-Key") != "" {
 			rec.capture = &bytes.Buffer{}
 		}
 		ctx := context.WithValue(r.Context(), requestIDKey, id)
@@ -176,7 +191,12 @@ func outer(service, docsURL string, mux, upgrades *http.ServeMux, m *Metrics, lo
 			m.requests.WithLabelValues(route, r.Method, strconv.Itoa(status)).Inc()
 			m.duration.WithLabelValues(route, r.Method).Observe(elapsed.Seconds())
 			level := slog.LevelInfo
-			if status >= 500 {
+			switch {
+			case status == http.StatusServiceUnavailable:
+				// Turned away (server_busy) or a dependency down: worth
+				// seeing, not a fault of ours to page about.
+				level = slog.LevelWarn
+			case status >= 500:
 				level = slog.LevelError
 			}
 			log.LogAttrs(r.Context(), level, "request",
@@ -189,18 +209,35 @@ func outer(service, docsURL string, mux, upgrades *http.ServeMux, m *Metrics, lo
 		if upgrades != nil && isWebSocket(r) {
 			if _, p := upgrades.Handler(r); p != "" {
 				// The same path as a REST operation, upgraded: served by
-				// its own handler, still logged and measured here.
+				// its own handler, still logged and measured here. The
+				// handler lives as long as the socket; a server shutting
+				// down tells it through Draining and waits for it.
 				route = p + " (websocket)"
+				if !lim.admit(w, rec, r, p) {
+					return
+				}
+				if st := serverFrom(r.Context()); st != nil {
+					st.enterUpgraded()
+					defer st.leaveUpgraded()
+				}
 				upgrades.ServeHTTP(rec, r)
 				return
 			}
 		}
 		_, pattern := mux.Handler(r)
+		if !lim.admit(w, rec, r, pattern) {
+			return
+		}
 		if pattern == "" {
 			notRouted(mux, rec, r)
 			return
 		}
 		route = pattern
+		if release, ok := lim.acquireHeavy(rec, r, pattern); !ok {
+			return
+		} else if release != nil {
+			defer release()
+		}
 		// Through the mux, not the handler it returned: only ServeHTTP
 		// sets the request's path values ({id}) that handlers read.
 		mux.ServeHTTP(rec, r)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -150,6 +151,9 @@ func FromError(err error) *Problem {
 		}
 		return pr
 	}
+	if p := readProblem(err, false); p != nil {
+		return p
+	}
 	slog.Error("internal error", "err", err)
 	return NewProblem(denar.ECodeInternal, "An internal error occurred. It has been logged; retry later or quote the request id to support.")
 }
@@ -186,6 +190,15 @@ func humaProblem(ctx huma.Context, status int, msg string, errs ...error) huma.S
 			break
 		}
 	}
+	if p == nil && status >= 500 {
+		// huma reports a body it could not read as a 500; over the limit,
+		// too slow or broken off, it is the client's.
+		for _, e := range errs {
+			if p = readProblem(e, true); p != nil {
+				break
+			}
+		}
+	}
 	if p == nil {
 		switch {
 		case status >= 500:
@@ -196,7 +209,9 @@ func humaProblem(ctx huma.Context, status int, msg string, errs ...error) huma.S
 			}
 			p = NewProblem(denar.ECodeInternal, "An internal error occurred. It has been logged; retry later or quote the request id to support.")
 		case status == http.StatusRequestEntityTooLarge:
-			p = NewProblem("request_too_large", "The request body is larger than this operation accepts.")
+			p = NewProblem("payload_too_large", "The request body is larger than this operation accepts.")
+		case status == http.StatusRequestTimeout:
+			p = NewProblem("request_timeout", "The request body did not arrive in time.")
 		case status == http.StatusUnsupportedMediaType:
 			p = NewProblem("unsupported_media_type", msg)
 		case status == http.StatusNotAcceptable:
@@ -214,6 +229,18 @@ func humaProblem(ctx huma.Context, status int, msg string, errs ...error) huma.S
 		c = ctx.Context()
 	}
 	return sentProblem{finish(c, p)}
+}
+
+// readProblem recognises the errors of reading a request body past its
+// limit (MaxBytesReader) or its deadline, and, when reading is all that
+// failed (huma's body reader), also a body cut short; nil for any other
+// error.
+func readProblem(err error, reading bool) *Problem {
+	var mb *http.MaxBytesError
+	if err == nil || !(errors.As(err, &mb) || isTimeout(err) || (reading && errors.Is(err, io.ErrUnexpectedEOF))) {
+		return nil
+	}
+	return bodyReadProblem(err)
 }
 
 func fieldErrors(msg string, errs []error) []denar.FieldError {

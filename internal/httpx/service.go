@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -71,8 +73,13 @@ type Options struct {
 	// run it twice).
 	EffectsInTx bool
 	RateLimit   RateLimit
-	// MaxBodyBytes is the default request body limit; default 1 MiB.
+	// MaxBodyBytes is the body limit of every route that declares none;
+	// default DefaultMaxBodyBytes (64 KiB).
 	MaxBodyBytes int64
+	// HeavyConcurrency is how many requests to heavy operations
+	// (Spec.Heavy) run at once; more are answered 503 server_busy.
+	// Default DefaultHeavyConcurrency; negative: no limit.
+	HeavyConcurrency int
 }
 
 // Service is one HTTP service: its mux, its huma API and its metrics.
@@ -84,6 +91,8 @@ type Service struct {
 	opts     Options
 	limiter  *limiter
 	upgrades *http.ServeMux
+	limits   *routeLimits
+	docOnce  sync.Once // documentDefaultLimits, before the first rendering
 }
 
 // Operation metadata keys read by the middleware.
@@ -116,8 +125,11 @@ func NewService(o Options) *Service {
 	if o.DocsURL == "" {
 		o.DocsURL = DefaultDocsURL
 	}
-	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = 1 << 20
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.HeavyConcurrency == 0 {
+		o.HeavyConcurrency = DefaultHeavyConcurrency
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -140,7 +152,8 @@ func NewService(o Options) *Service {
 	// Every code the service answers, with its status and meaning
 	// (docs/errors.md has the same list).
 	api.OpenAPI().Extensions = map[string]any{"x-problem-codes": codesOf(o.Name)}
-	s := &Service{Name: o.Name, Mux: mux, API: api, Metrics: NewMetrics(o.Name), opts: o, limiter: newLimiter(o.RateLimit)}
+	s := &Service{Name: o.Name, Mux: mux, API: api, Metrics: NewMetrics(o.Name), opts: o, limiter: newLimiter(o.RateLimit),
+		limits: newRouteLimits(o.MaxBodyBytes, o.HeavyConcurrency)}
 	api.UseMiddleware(s.guard)
 
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -173,7 +186,7 @@ func NewService(o Options) *Service {
 
 // Handler returns the service's complete handler.
 func (s *Service) Handler() http.Handler {
-	return outer(s.Name, s.opts.DocsURL, s.Mux, s.upgrades, s.Metrics, s.opts.Log)
+	return outer(s.Name, s.opts.DocsURL, s.Mux, s.upgrades, s.Metrics, s.opts.Log, s.limits)
 }
 
 // HandleUpgrade serves WebSocket upgrade requests matching pattern with h,
@@ -189,6 +202,7 @@ func (s *Service) HandleUpgrade(pattern string, h http.Handler) {
 // OpenAPIJSON renders the service's OpenAPI 3.1 document, indented, as
 // committed under api/.
 func (s *Service) OpenAPIJSON() ([]byte, error) {
+	s.docOnce.Do(s.documentDefaultLimits)
 	raw, err := json.Marshal(s.API.OpenAPI())
 	if err != nil {
 		return nil, err
@@ -224,6 +238,12 @@ type Spec struct {
 	OrScope string
 	// NoIdempotency opts a POST out of Idempotency-Key handling (OAuth token).
 	NoIdempotency bool
+	// MaxBodyBytes is the operation's body limit (also settable as huma's
+	// Operation.MaxBodyBytes); the service's default when both are zero.
+	MaxBodyBytes int64
+	// Heavy puts the operation under the service's concurrency limit for
+	// heavy work (files, batches): over it, 503 server_busy.
+	Heavy bool
 }
 
 // Register adds an operation to s, guarded as spec says, and documents the
@@ -244,9 +264,23 @@ func Register[I, O any](s *Service, op huma.Operation, spec Spec, handler func(c
 	if spec.NoIdempotency {
 		op.Metadata[metaIdempotency] = "none"
 	}
-	if op.MaxBodyBytes == 0 {
-		op.MaxBodyBytes = s.opts.MaxBodyBytes
+	declared := spec.MaxBodyBytes != 0 || op.MaxBodyBytes != 0
+	limit := spec.MaxBodyBytes
+	if limit == 0 {
+		limit = op.MaxBodyBytes
 	}
+	if limit == 0 {
+		limit = s.opts.MaxBodyBytes
+	}
+	pattern := strings.ToUpper(op.Method) + " " + op.Path
+	s.limits.body[pattern] = limit
+	if spec.Heavy {
+		s.limits.heavy[pattern] = true
+	}
+	// The limit is enforced before huma reads (outer's MaxBytesReader);
+	// huma refuses a body of exactly its MaxBodyBytes, one more lets a body
+	// of exactly the limit through.
+	op.MaxBodyBytes = limit + 1
 	scopes := []string{}
 	if spec.Scope != "" {
 		scopes = []string{spec.Scope}
@@ -293,6 +327,73 @@ func Register[I, O any](s *Service, op huma.Operation, spec Spec, handler func(c
 		})
 	}
 	huma.Register(s.API, op, handler)
+	documentLimits(s, op.Method, op.Path, limit, declared, spec.Heavy)
+}
+
+// documentDefaultLimits documents the default body limit of operations that
+// take a body and were not registered through Register (the OAuth token
+// endpoint) or whose body was described after (the streamed file bodies).
+func (s *Service) documentDefaultLimits() {
+	for path, item := range s.API.OpenAPI().Paths {
+		for method, op := range map[string]*huma.Operation{http.MethodPost: item.Post, http.MethodPut: item.Put, http.MethodPatch: item.Patch} {
+			if op == nil || op.RequestBody == nil || op.Extensions["x-body-limit"] != nil {
+				continue
+			}
+			limit := s.limits.bodyLimit(method + " " + path)
+			documentLimits(s, method, path, limit, true, s.limits.heavy[method+" "+path])
+		}
+	}
+}
+
+// documentLimits writes an operation's body limit and heavy-work limit into
+// the OpenAPI document: x-body-limit with the 413 and 408 answers for an
+// operation that takes a body (or declares a limit, for a body it reads
+// itself), the 503 server_busy answer for a heavy one. huma only adds its
+// default error response to operations without other responses, so these
+// go in after registration.
+func documentLimits(s *Service, method, path string, limit int64, declared, heavy bool) {
+	item := s.API.OpenAPI().Paths[path]
+	if item == nil {
+		return
+	}
+	var op *huma.Operation
+	switch method {
+	case http.MethodPost:
+		op = item.Post
+	case http.MethodPut:
+		op = item.Put
+	case http.MethodPatch:
+		op = item.Patch
+	case http.MethodDelete:
+		op = item.Delete
+	}
+	if op == nil || (op.RequestBody == nil && !declared) {
+		return
+	}
+	// The schema of the problems huma documents itself (its default
+	// error response), found the way huma finds it.
+	errType := reflect.TypeOf(huma.NewError(0, ""))
+	for errType.Kind() == reflect.Pointer {
+		errType = errType.Elem()
+	}
+	schema := s.API.OpenAPI().Components.Schemas.Schema(errType, true, "Error")
+	problem := func(desc string) *huma.Response {
+		return &huma.Response{Description: desc, Content: map[string]*huma.MediaType{"application/problem+json": {Schema: schema}}}
+	}
+	if op.Extensions == nil {
+		op.Extensions = map[string]any{}
+	}
+	op.Extensions["x-body-limit"] = limit
+	if op.Responses == nil {
+		op.Responses = map[string]*huma.Response{}
+	}
+	op.Responses["413"] = problem("payload_too_large: the body is larger than " + strconv.FormatInt(limit, 10) + " bytes (x-body-limit).")
+	op.Responses["408"] = problem("request_timeout: the body did not arrive within the server's read timeout.")
+	if heavy {
+		r := problem("server_busy: the service is running as many file and batch requests as it allows; retry after Retry-After seconds.")
+		r.Headers = map[string]*huma.Param{"Retry-After": {Description: "Seconds to wait before retrying.", Schema: &huma.Schema{Type: "integer"}}}
+		op.Responses["503"] = r
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

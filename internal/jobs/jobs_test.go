@@ -133,6 +133,7 @@ func TestSchedule(t *testing.T) {
 }
 
 func TestEnqueueIsTransactional(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		useFakeClock(db)
@@ -176,6 +177,7 @@ func TestEnqueueIsTransactional(t *testing.T) {
 }
 
 func TestRunAtInTheFuture(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clock := useFakeClock(db)
 		r := NewRunner(db, quietConfig("r1"))
@@ -195,6 +197,7 @@ func TestRunAtInTheFuture(t *testing.T) {
 }
 
 func TestUniqueKey(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		useFakeClock(db)
@@ -249,6 +252,7 @@ func TestUniqueKey(t *testing.T) {
 }
 
 func TestRetryScheduleThenDiscard(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clock := useFakeClock(db)
 		r := NewRunner(db, quietConfig("r1"))
@@ -303,6 +307,7 @@ func TestRetryScheduleThenDiscard(t *testing.T) {
 }
 
 func TestSnoozeAndCancel(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clock := useFakeClock(db)
 		r := NewRunner(db, quietConfig("r1"))
@@ -343,6 +348,7 @@ func TestSnoozeAndCancel(t *testing.T) {
 }
 
 func TestPanicIsARetryableError(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		useFakeClock(db)
 		r := NewRunner(db, quietConfig("r1"))
@@ -359,6 +365,7 @@ func TestPanicIsARetryableError(t *testing.T) {
 // never finishes it. Until the lease runs out nobody else may take it; then
 // runner B does, and A's late result is ignored.
 func TestExpiredLeaseRecovered(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		clock := useFakeClock(db)
@@ -402,6 +409,7 @@ func TestExpiredLeaseRecovered(t *testing.T) {
 // TestExpiredLeaseOnLastAttempt: a job whose runner died on its final
 // attempt is discarded when recovered, not run once more.
 func TestExpiredLeaseOnLastAttempt(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clock := useFakeClock(db)
 		a, b := NewRunner(db, quietConfig("a")), NewRunner(db, quietConfig("b"))
@@ -421,6 +429,7 @@ func TestExpiredLeaseOnLastAttempt(t *testing.T) {
 }
 
 func TestHeartbeatExtendsLease(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clock := useFakeClock(db)
 		cfg := quietConfig("r1")
@@ -461,6 +470,7 @@ func TestHeartbeatExtendsLease(t *testing.T) {
 }
 
 func TestPeriodic(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		clock := useFakeClock(db)
@@ -511,10 +521,22 @@ func TestPeriodic(t *testing.T) {
 // TestStartWakeStop runs the background loop: Wake starts a job without
 // waiting for the (long) poll interval, and Stop waits for it.
 func TestStartWakeStop(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		cfg := quietConfig("r1")
 		cfg.PollInterval = time.Hour
+		// The first poll happens at Start. It must be over before the job
+		// exists, or the job could start without Wake: the clock signals
+		// the poll reading it, then moves on, so the new job is due only
+		// after that poll's "now".
+		clock := useFakeClock(db)
+		firstPoll := make(chan struct{})
+		var once sync.Once
+		db.Now = func() time.Time {
+			once.Do(func() { close(firstPoll) })
+			return clock.Now()
+		}
 		r := NewRunner(db, cfg)
 		started, release := make(chan struct{}), make(chan struct{})
 		var finished atomic.Bool
@@ -527,8 +549,8 @@ func TestStartWakeStop(t *testing.T) {
 		if err := r.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		// The first poll happens at Start; enqueue after it.
-		time.Sleep(20 * time.Millisecond)
+		<-firstPoll
+		clock.Advance(time.Second)
 		id := enqueue(t, db, Spec{Kind: "slow"}).ID
 		r.Wake()
 		select {
@@ -557,6 +579,7 @@ func TestStartWakeStop(t *testing.T) {
 // attempt is cancelled and the job made available again without using an
 // attempt.
 func TestStopTimeoutPutsJobBack(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		r := NewRunner(db, quietConfig("r1"))
 		started := make(chan struct{})
@@ -584,6 +607,7 @@ func TestStopTimeoutPutsJobBack(t *testing.T) {
 // TestTwoRunnersRace: two runners, each on its own connection pool as in
 // two processes, drain 200 jobs concurrently; every job runs exactly once.
 func TestTwoRunnersRace(t *testing.T) {
+	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, url string) {
 		ctx := context.Background()
 		open := func() *store.DB {
@@ -670,6 +694,7 @@ func TestTwoRunnersRace(t *testing.T) {
 }
 
 func TestEnqueueRejects(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tests := []struct {
 			name string
@@ -698,6 +723,7 @@ func TestEnqueueRejects(t *testing.T) {
 }
 
 func TestTimeout(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		useFakeClock(db)
 		r := NewRunner(db, quietConfig("r1"))
@@ -714,6 +740,7 @@ func TestTimeout(t *testing.T) {
 }
 
 func TestPurgeFinished(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		clock := useFakeClock(db)
@@ -769,6 +796,7 @@ func BenchmarkEnqueueAndRun(b *testing.B) {
 // ran out and another runner took the job) notices at its next heartbeat,
 // cancels its attempt, and its result is dropped.
 func TestLostLeaseCancelsAttempt(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clock := useFakeClock(db)
 		cfgA := quietConfig("slow-a")

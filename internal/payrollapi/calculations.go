@@ -91,11 +91,10 @@ func (h *handlers) registerCalculations(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "calculateBatch", Method: http.MethodPost, Path: "/v1/calculations/batch",
 		Summary: "Calculate up to 500 months at once", Tags: []string{"Calculations"},
-		MaxBodyBytes: 8 << 20,
 		Responses: map[string]*huma.Response{"200": {Description: "One result per input, in input order.",
 			Content: map[string]*huma.MediaType{"application/json": {
 				Schema: s.API.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[BatchResults](), true, "")}}}},
-	}, httpx.Spec{Scope: "calculations:write", Company: true}, h.batch)
+	}, httpx.Spec{Scope: "calculations:write", Company: true, MaxBodyBytes: 8 << 20, Heavy: true}, h.batch)
 	httpx.Register(s, huma.Operation{
 		OperationID: "convert", Method: http.MethodPost, Path: "/v1/calculations/convert",
 		Summary: "Convert between a base gross and net", Tags: []string{"Calculations"},

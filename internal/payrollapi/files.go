@@ -3,6 +3,7 @@ package payrollapi
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"reflect"
 	"time"
@@ -49,10 +50,26 @@ func (statutory) MonthHours(year, month int) (decimal.Decimal, error) {
 	return decimal.New(h, -4), nil
 }
 
-// fileInput takes the raw body: the filing package decodes it itself and
-// reports every bad field with its path.
+// MaxFileBody is the body limit of the file endpoints (МПИН validate, XML,
+// TXT and combined TXT, ПДД-ГИ, е-ППД): an МПИН request of 10,000 records
+// with every field present and names as long as the TXT allows is 12.1 MB
+// (1,206 bytes a record; go run ./cmd/denar-load -files), and 16 MiB leaves
+// a third more for longer addresses and looser formatting.
+const MaxFileBody = 16 << 20
+
+// fileInput streams the body: the filing package decodes it as it arrives
+// (an МПИН request record by record) and reports every bad field with its
+// path. With no Body or RawBody field huma leaves the body unread; the
+// service's body limit still applies (httpx reads it through
+// http.MaxBytesReader).
 type fileInput struct {
-	RawBody []byte
+	body io.Reader
+}
+
+// Resolve takes the request body for the handler.
+func (in *fileInput) Resolve(ctx huma.Context) []error {
+	in.body = ctx.BodyReader()
+	return nil
 }
 
 type fileOutput struct {
@@ -80,10 +97,10 @@ func (h *handlers) registerFiles(s *httpx.Service) {
 	reg := s.API.OpenAPI().Components.Schemas
 	reg.RegisterTypeAlias(reflect.TypeFor[filing.Money](), reflect.TypeFor[string]())
 	reg.RegisterTypeAlias(reflect.TypeFor[filing.Num](), reflect.TypeFor[float64]())
-	spec := httpx.Spec{Scope: "files:write", Company: true}
+	spec := httpx.Spec{Scope: "files:write", Company: true, MaxBodyBytes: MaxFileBody, Heavy: true}
 	file := func(id, path, summary, desc string, body any, mediaType string, fn func(context.Context, *fileInput) (*fileOutput, error)) {
 		op := huma.Operation{OperationID: id, Method: http.MethodPost, Path: path, Summary: summary, Description: desc,
-			Tags: []string{"Files"}, MaxBodyBytes: 32 << 20,
+			Tags:      []string{"Files"},
 			Responses: map[string]*huma.Response{"200": {Description: "The file.", Content: map[string]*huma.MediaType{mediaType: {Schema: &huma.Schema{Type: "string", Format: "binary"}}}}}}
 		httpx.Register(s, op, spec, fn)
 		documentBody(s, path, body)
@@ -102,23 +119,22 @@ func (h *handlers) registerFiles(s *httpx.Service) {
 	file("epdd", "/v1/files/epdd", "е-ППД XML", "Personal income tax on a payment outside any payroll batch.",
 		filing.EppdRequest{}, "application/xml", h.epdd)
 	httpx.Register(s, huma.Operation{OperationID: "mpinValidate", Method: http.MethodPost, Path: "/v1/files/mpin/validate",
-		Summary: "Run the МПИН checks without producing a file", Tags: []string{"Files"}, MaxBodyBytes: 32 << 20}, spec, h.validate)
+		Summary: "Run the МПИН checks without producing a file", Tags: []string{"Files"}}, spec, h.validate)
 	documentBody(s, "/v1/files/mpin/validate", filing.MpinRequest{})
 	httpx.Register(s, huma.Operation{OperationID: "epddGrossFromNet", Method: http.MethodPost, Path: "/v1/files/epdd/gross-from-net",
-		Summary: "Gross up a net payment for е-ППД (R11)", Tags: []string{"Files"}}, spec, h.grossFromNet)
+		Summary: "Gross up a net payment for е-ППД (R11)", Tags: []string{"Files"}}, httpx.Spec{Scope: "files:write", Company: true}, h.grossFromNet)
 	documentBody(s, "/v1/files/epdd/gross-from-net", filing.GrossFromNetRequest{})
 }
 
-// documentBody replaces the raw body's "binary" request schema in the
-// OpenAPI document with the JSON schema of the type the handler decodes.
+// documentBody writes the request body of a streamed operation into the
+// OpenAPI document: the JSON schema of the type the handler decodes.
 func documentBody(s *httpx.Service, path string, body any) {
 	item := s.API.OpenAPI().Paths[path]
-	if item == nil || item.Post == nil || item.Post.RequestBody == nil {
+	if item == nil || item.Post == nil {
 		return
 	}
 	schema := s.API.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(body), true, "")
-	item.Post.RequestBody.Content = map[string]*huma.MediaType{"application/json": {Schema: schema}}
-	item.Post.RequestBody.Required = true
+	item.Post.RequestBody = &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: schema}}}
 }
 
 // fileError maps the filing package's blocking error to its problem.
@@ -131,7 +147,7 @@ func fileError(err error) error {
 }
 
 func (h *handlers) mpinXML(ctx context.Context, in *fileInput) (*fileOutput, error) {
-	req, err := filing.DecodeMpin(in.RawBody)
+	req, err := filing.DecodeMpinFrom(in.body)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +160,7 @@ func (h *handlers) mpinXML(ctx context.Context, in *fileInput) (*fileOutput, err
 }
 
 func (h *handlers) mpinTXT(ctx context.Context, in *fileInput) (*fileOutput, error) {
-	req, err := filing.DecodeMpin(in.RawBody)
+	req, err := filing.DecodeMpinFrom(in.body)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +173,7 @@ func (h *handlers) mpinTXT(ctx context.Context, in *fileInput) (*fileOutput, err
 }
 
 func (h *handlers) combined(ctx context.Context, in *fileInput) (*fileOutput, error) {
-	req, err := filing.DecodeCombined(in.RawBody)
+	req, err := filing.DecodeCombinedFrom(in.body)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +187,7 @@ func (h *handlers) combined(ctx context.Context, in *fileInput) (*fileOutput, er
 
 func (h *handlers) pddgi(ctx context.Context, in *fileInput) (*fileOutput, error) {
 	var req filing.PddgiRequest
-	if err := filing.DecodeJSON(in.RawBody, &req); err != nil {
+	if err := filing.DecodeJSONFrom(in.body, &req); err != nil {
 		return nil, err
 	}
 	b, err := filing.Pddgi(&req)
@@ -183,7 +199,7 @@ func (h *handlers) pddgi(ctx context.Context, in *fileInput) (*fileOutput, error
 
 func (h *handlers) epdd(ctx context.Context, in *fileInput) (*fileOutput, error) {
 	var req filing.EppdRequest
-	if err := filing.DecodeJSON(in.RawBody, &req); err != nil {
+	if err := filing.DecodeJSONFrom(in.body, &req); err != nil {
 		return nil, err
 	}
 	b, err := filing.Eppd(&req)
@@ -194,7 +210,7 @@ func (h *handlers) epdd(ctx context.Context, in *fileInput) (*fileOutput, error)
 }
 
 func (h *handlers) validate(ctx context.Context, in *fileInput) (*validateOutput, error) {
-	req, err := filing.DecodeMpin(in.RawBody)
+	req, err := filing.DecodeMpinFrom(in.body)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +223,7 @@ func (h *handlers) validate(ctx context.Context, in *fileInput) (*validateOutput
 
 func (h *handlers) grossFromNet(ctx context.Context, in *fileInput) (*grossFromNetOutput, error) {
 	var req filing.GrossFromNetRequest
-	if err := filing.DecodeJSON(in.RawBody, &req); err != nil {
+	if err := filing.DecodeJSONFrom(in.body, &req); err != nil {
 		return nil, err
 	}
 	res, err := filing.GrossFromNet(&req)

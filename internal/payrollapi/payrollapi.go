@@ -30,6 +30,9 @@ type Deps struct {
 	RateLimit httpx.RateLimit
 	// Now is the clock for "today" (the default effectiveDate); default time.Now.
 	Now func() time.Time
+	// HeavyConcurrency is how many file and batch requests run at once
+	// (httpx.Options.HeavyConcurrency).
+	HeavyConcurrency int
 }
 
 // New builds the payroll service with all its operations.
@@ -42,7 +45,7 @@ func New(d Deps) *httpx.Service {
 			"statutory rates) and the files employers upload to the tax authority (МПИН, ПДД-ГИ, е-ППД). " +
 			"Money is always a string of denars.",
 		Auth: d.Auth, Companies: d.Companies, Idempotency: d.Idempotency, Ready: d.Ready, DocsURL: d.DocsURL, Log: d.Log,
-		RateLimit: d.RateLimit,
+		RateLimit: d.RateLimit, HeavyConcurrency: d.HeavyConcurrency,
 	})
 	h := &handlers{now: d.Now}
 	if h.now == nil {

@@ -11,8 +11,10 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -27,6 +29,7 @@ import (
 	"github.com/pressly/goose/v3/lock"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/denar-mk/denar/internal/crashpoint"
 	"github.com/denar-mk/denar/internal/store/dbq"
 )
 
@@ -192,6 +195,33 @@ func (db *DB) Migrate(ctx context.Context) error {
 	return nil
 }
 
+// MigrationsDigest is the SHA-256, in hex, of the names and contents of the
+// embedded migrations of dialect d: two binaries with the same digest build
+// the same schema. Test helpers key their migrated template databases by it.
+func MigrationsDigest(d Dialect) (string, error) {
+	sub, err := fs.Sub(migrations, "migrations/"+string(d))
+	if err != nil {
+		return "", fmt.Errorf("store: migrations: %w", err)
+	}
+	h := sha256.New()
+	err = fs.WalkDir(sub, ".", func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(sub, path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", path, len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("store: migrations: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 // Reader returns queries on the read pool. Use it for anything that does not
 // write; on SQLite it never waits for the writer.
 func (db *DB) Reader() *dbq.Queries { return dbq.New(db.read) }
@@ -237,9 +267,11 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err = fn(tx); err != nil {
 		return err
 	}
+	crashpoint.Hit(crashpoint.StoreBeforeCommit)
 	if err = sqlTx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	crashpoint.Hit(crashpoint.StoreAfterCommit)
 	for _, fn := range tx.afterCommit {
 		fn()
 	}

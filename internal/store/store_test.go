@@ -47,6 +47,7 @@ func TestParseURL(t *testing.T) {
 // TestRoundTrip checks that the one generated query set stores and reads
 // back times, booleans, nulls and bytes identically on both engines.
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		created := time.Date(2026, 11, 22, 10, 0, 0, 500_000_000, time.UTC)
@@ -88,6 +89,7 @@ func TestRoundTrip(t *testing.T) {
 
 // TestRollback checks that an error inside InTx leaves nothing written.
 func TestRollback(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		_ = db.InTx(ctx, func(tx *store.Tx) error {
@@ -107,6 +109,7 @@ func TestRollback(t *testing.T) {
 // companies are inserted between pages: every company that existed when
 // paging began is seen exactly once.
 func TestPagingStableUnderInserts(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		add := func(n int) []string {

@@ -178,6 +178,7 @@ func wantUnavailable(t *testing.T, err error) *ujp.UnavailableError {
 }
 
 func TestRegistry(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ujp.Config{Timeout: 300 * time.Millisecond})
 	caller := ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}
 	ctx := context.Background()
@@ -203,6 +204,7 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestServerTimeAndCodebooks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ujp.Config{})
 	ctx := context.Background()
 	st, err := e.client.ServerTime(ctx)
@@ -229,6 +231,7 @@ func TestServerTimeAndCodebooks(t *testing.T) {
 }
 
 func TestCodebookCacheFallsBack(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ujp.Config{Timeout: time.Second})
 	cache := ujp.NewCodebookCache(e.client, ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}, time.Hour, nil)
 	if cache.Get() == nil || len(cache.Get().TaxGroups) != 4 || cache.FromUJP() {
@@ -252,6 +255,7 @@ func TestCodebookCacheFallsBack(t *testing.T) {
 // seen in the buyer's inbox, accepted by the buyer (03), visible in both
 // change feeds, rendered as a PDF.
 func TestInvoiceTrip(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ujp.Config{})
 	ctx := context.Background()
 	res, err := e.send(t, sellerKey, invoice(t, "trip-1"))
@@ -332,6 +336,7 @@ func TestInvoiceTrip(t *testing.T) {
 }
 
 func TestRejectAndAutoAccept(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ujp.Config{})
 	ctx := context.Background()
 	a, err := e.send(t, sellerKey, invoice(t, "rej-1"))
@@ -366,6 +371,7 @@ func TestRejectAndAutoAccept(t *testing.T) {
 }
 
 func TestSendRejections(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ujp.Config{})
 	ctx := context.Background()
 	if _, err := e.send(t, sellerKey, invoice(t, "dup-1")); err != nil {
@@ -464,6 +470,7 @@ func TestSendRejections(t *testing.T) {
 }
 
 func TestUnavailable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ujp.Config{Timeout: 200 * time.Millisecond})
 	ctx := context.Background()
 	caller := ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}
@@ -505,6 +512,7 @@ func TestUnavailable(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ujp.Config{})
 	must(t, e.sim.SetRateLimit(context.Background(), true))
 	ctx := context.Background()
@@ -521,9 +529,18 @@ func TestRateLimit(t *testing.T) {
 	if _, err := e.client.Company(ctx, ujp.Identity{EUJPID: "OTHER", EDB: ujpsim.TaxBuyer}, ujpsim.TaxBuyer); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1100 * time.Millisecond)
-	if _, err := e.client.Company(ctx, caller, ujpsim.TaxBuyer); err != nil {
-		t.Fatalf("after a second: %v", err)
+	// The bucket refills after the second it named; a refused request
+	// takes no token, so asking until it answers is safe.
+	refill := time.Now().Add(rl.RetryAfter)
+	for {
+		_, err := e.client.Company(ctx, caller, ujpsim.TaxBuyer)
+		if err == nil {
+			break
+		}
+		if !errors.As(err, &rl) || time.Now().After(refill.Add(5*time.Second)) {
+			t.Fatalf("after Retry-After: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -537,6 +554,7 @@ func storno(t *testing.T, orig *ujpdoc.Document, euid, docID string) *ujpdoc.Doc
 }
 
 func TestStornoAndCorrection(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ujp.Config{})
 	orig := invoice(t, "orig-1")
 	a, err := e.send(t, sellerKey, orig)
@@ -596,6 +614,7 @@ func TestStornoAndCorrection(t *testing.T) {
 }
 
 func TestDateRangeLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ujp.Config{})
 	_, err := e.client.PurchaseIDs(context.Background(), buyerKey.Identity(),
 		sign(t, buyerKey, ujp.DateRangeRequest{RequestTimestamp: ts(), DateFrom: "2026-01-01", DateTo: "2026-03-01"}))
@@ -603,6 +622,7 @@ func TestDateRangeLimit(t *testing.T) {
 }
 
 func TestSignedBodyCarriesTheSignedTimestamp(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ujp.Config{})
 	// A payload without requestTimestamp: the envelope gets the client's
 	// clock, the signed payload has none, and the simulator refuses it.
@@ -617,6 +637,7 @@ func TestSignedBodyCarriesTheSignedTimestamp(t *testing.T) {
 // TestConcurrentSends races many sends, each docId sent three times at once:
 // exactly one document per docId, the others E1023.
 func TestConcurrentSends(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ujp.Config{})
 	const n = 20
 	var wg sync.WaitGroup
@@ -661,6 +682,7 @@ func TestConcurrentSends(t *testing.T) {
 // TestAdvancedClockKeepsTheReplayWindow: after the business clock moves on
 // (to pass deadlines), callers still sign with their own clocks.
 func TestAdvancedClockKeepsTheReplayWindow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ujp.Config{})
 	must(t, e.sim.AdvanceClock(context.Background(), 40*24*time.Hour))
 	if _, err := e.send(t, sellerKey, invoice(t, "clock-1")); err != nil {
@@ -673,13 +695,19 @@ func TestAdvancedClockKeepsTheReplayWindow(t *testing.T) {
 }
 
 func TestCodebookCacheRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, ujp.Config{Timeout: time.Second})
 	must(t, e.sim.SetOutage(context.Background(), true))
-	cache := ujp.NewCodebookCache(e.client, ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}, 30*time.Millisecond, nil)
+	gw := &watchedGateway{Gateway: e.client, fetched: make(chan error, 100)}
+	cache := ujp.NewCodebookCache(gw, ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}, 30*time.Millisecond, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { cache.Run(ctx); close(done) }()
-	time.Sleep(100 * time.Millisecond)
+	for range 2 { // two refreshes during the outage
+		if err := <-gw.fetched; err == nil {
+			t.Fatal("code lists fetched during an outage")
+		}
+	}
 	if cache.FromUJP() {
 		t.Fatal("lists from UJP during an outage")
 	}
@@ -695,9 +723,25 @@ func TestCodebookCacheRun(t *testing.T) {
 	}
 }
 
+// watchedGateway reports the outcome of every code-list fetch.
+type watchedGateway struct {
+	ujp.Gateway
+	fetched chan error
+}
+
+func (g *watchedGateway) Codebooks(ctx context.Context, caller ujp.Identity) (*ujpdoc.Codebooks, error) {
+	cb, err := g.Gateway.Codebooks(ctx, caller)
+	select {
+	case g.fetched <- err:
+	default:
+	}
+	return cb, err
+}
+
 // TestCodebooksWaitOutRateLimit: UJP's 1 request/second limit hits a client
 // fetching eleven lists; it waits Retry-After and asks again.
 func TestCodebooksWaitOutRateLimit(t *testing.T) {
+	t.Parallel()
 	signers(t)
 	sim, err := ujpsim.New(storetest.SQLite(t), ujpsim.Options{})
 	if err != nil {

@@ -22,6 +22,7 @@ func FuzzDecodeMessage(f *testing.F) {
 }
 
 func TestSocketURL(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"http://127.0.0.1:8081": "ws://127.0.0.1:8081/v1/agents/agt_1/signing-requests",
 		"https://api.denar.mk":  "wss://api.denar.mk/v1/agents/agt_1/signing-requests",

@@ -43,39 +43,42 @@ func (q *Queries) AddEInvoiceStatus(ctx context.Context, arg AddEInvoiceStatusPa
 const createEInvoice = `-- name: CreateEInvoice :one
 INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
                        document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
-                       client_reference, fingerprint, original_id, created_at, updated_at)
+                       client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5,
         $6, $7, $8, $9, $10,
         $11, $12, $13, $14, $15,
         $16, $17, $18, $19,
-        $20, $21)
+        $20, $21, $22)
 RETURNING id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id
 `
 
 type CreateEInvoiceParams struct {
-	ID              string
-	AccountID       string
-	CompanyID       string
-	Environment     string
-	Kind            string
-	Status          string
-	DocumentType    string
-	Number          string
-	IssueDate       string
-	Document        string
-	UjpDocID        string
-	TotalNet        string
-	TotalVat        string
-	TotalGross      string
-	Currency        string
-	Problems        string
-	ClientReference sql.NullString
-	Fingerprint     string
-	OriginalID      sql.NullString
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
+	ID               string
+	AccountID        string
+	CompanyID        string
+	Environment      string
+	Kind             string
+	Status           string
+	DocumentType     string
+	Number           string
+	IssueDate        string
+	Document         string
+	UjpDocID         string
+	TotalNet         string
+	TotalVat         string
+	TotalGross       string
+	Currency         string
+	Problems         string
+	ClientReference  sql.NullString
+	Fingerprint      string
+	OriginalID       sql.NullString
+	SigningRequestID sql.NullString
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
 
+// signing_request_id names the request created in the same transaction
+// for the document's signature (NULL when there is none).
 func (q *Queries) CreateEInvoice(ctx context.Context, arg CreateEInvoiceParams) (Einvoice, error) {
 	row := q.db.QueryRowContext(ctx, createEInvoice,
 		arg.ID,
@@ -97,6 +100,7 @@ func (q *Queries) CreateEInvoice(ctx context.Context, arg CreateEInvoiceParams) 
 		arg.ClientReference,
 		arg.Fingerprint,
 		arg.OriginalID,
+		arg.SigningRequestID,
 		arg.CreatedAt,
 		arg.UpdatedAt,
 	)

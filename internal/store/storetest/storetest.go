@@ -8,6 +8,20 @@
 // Without either, the PostgreSQL half skips with a visible message, unless
 // DENAR_TEST_REQUIRE_POSTGRES=1, and then it fails.
 //
+// Migrating is done once, not per test (Each, SQLite, Postgres and the
+// Migrated… URLs; EachURL, SQLiteURL and PostgresURL give empty databases,
+// for tests of the migrations themselves). On PostgreSQL the first test of any
+// test binary builds a template database, denar_tmpl_<digest>, named after
+// the digest of the embedded migrations, and every test database is a
+// CREATE DATABASE … TEMPLATE copy of it. Test binaries of several packages
+// (go test ./... runs them in parallel) and several worktrees share one
+// cluster: a PostgreSQL advisory lock keyed by the digest makes one of them
+// build a given template while the others wait, and a template is marked
+// finished (IS_TEMPLATE) only once every migration is in, so a builder that
+// died half-way leaves a database the next one drops and rebuilds. Templates
+// are kept: the next run with the same migrations starts from them. On
+// SQLite a migrated file is made once per test binary and copied.
+//
 // A package that uses PostgreSQL calls storetest.Main from its TestMain so
 // that the throwaway cluster is stopped after the tests.
 package storetest
@@ -15,8 +29,11 @@ package storetest
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -33,56 +50,90 @@ import (
 )
 
 // Each runs fn once on SQLite and once on PostgreSQL, as subtests named
-// "sqlite" and "postgres".
+// "sqlite" and "postgres", each with a new migrated store.
 func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	t.Helper()
 	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite(t)) })
 	t.Run("postgres", func(t *testing.T) { fn(t, Postgres(t)) })
 }
 
-// EachURL is Each for tests that need a database URL rather than an open
-// store (end-to-end tests that start the denar binary).
+// EachURL is Each for tests that need the URL of an empty database rather
+// than an open store (tests of the migrations themselves, or of processes
+// that migrate at start).
 func EachURL(t *testing.T, fn func(t *testing.T, url string)) {
 	t.Helper()
 	t.Run("sqlite", func(t *testing.T) { fn(t, SQLiteURL(t)) })
 	t.Run("postgres", func(t *testing.T) { fn(t, PostgresURL(t)) })
 }
 
-// SQLiteURL returns the URL of a new SQLite file in a temporary directory.
+// EachMigratedURL is EachURL with databases already migrated (end-to-end
+// tests that start the denar binary, which then finds nothing to migrate).
+func EachMigratedURL(t *testing.T, fn func(t *testing.T, url string)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { fn(t, MigratedSQLiteURL(t)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, MigratedPostgresURL(t)) })
+}
+
+// SQLiteURL returns the URL of a new, empty SQLite file in a temporary
+// directory.
 func SQLiteURL(t testing.TB) string {
 	t.Helper()
 	return "sqlite://" + filepath.Join(t.TempDir(), "denar.db")
 }
 
+// MigratedSQLiteURL returns the URL of a new SQLite file in a temporary
+// directory, a copy of the migrated template.
+func MigratedSQLiteURL(t testing.TB) string {
+	t.Helper()
+	data, err := sqliteTemplate()
+	if err != nil {
+		t.Fatalf("migrated sqlite template: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "denar.db")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return "sqlite://" + path
+}
+
 // SQLite returns a migrated store on a new SQLite file.
 func SQLite(t testing.TB) *store.DB {
 	t.Helper()
-	return open(t, SQLiteURL(t))
+	return open(t, MigratedSQLiteURL(t))
 }
 
 // Postgres returns a migrated store on a new PostgreSQL database.
 func Postgres(t testing.TB) *store.DB {
 	t.Helper()
-	return open(t, PostgresURL(t))
+	return open(t, MigratedPostgresURL(t))
 }
 
+// open opens a database that is already migrated.
 func open(t testing.TB, url string) *store.DB {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, url)
+	db, err := store.Open(context.Background(), url)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
 	return db
 }
 
 // PostgresURL creates an empty database and returns its URL. It is dropped
 // when the test ends.
 func PostgresURL(t testing.TB) string {
+	t.Helper()
+	return postgresDatabase(t, false)
+}
+
+// MigratedPostgresURL creates a new database, a copy of the migrated
+// template, and returns its URL. It is dropped when the test ends.
+func MigratedPostgresURL(t testing.TB) string {
+	t.Helper()
+	return postgresDatabase(t, true)
+}
+
+func postgresDatabase(t testing.TB, migrated bool) string {
 	t.Helper()
 	admin, err := adminURL()
 	if err != nil {
@@ -91,22 +142,26 @@ func PostgresURL(t testing.TB) string {
 		}
 		t.Skipf("SKIP PostgreSQL: %v (set DENAR_TEST_DATABASE_URL or install initdb/pg_ctl)", err)
 	}
-	name := "denar_test_" + randomHex(6)
-	conn, err := sql.Open("pgx", admin)
+	conn, err := adminPool(admin)
 	if err != nil {
 		t.Fatalf("postgres admin: %v", err)
 	}
-	defer conn.Close()
-	if _, err := conn.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatalf("create database: %v", err)
+	create := "CREATE DATABASE "
+	name := "denar_test_" + randomHex(6)
+	if migrated {
+		tmpl, err := pgTemplate(admin, conn)
+		if err != nil {
+			t.Fatalf("migrated postgres template: %v", err)
+		}
+		create = "CREATE DATABASE " + name + " TEMPLATE " + tmpl
+	} else {
+		create += name
+	}
+	if _, err := conn.Exec(create); err != nil {
+		t.Fatalf("%s: %v", create, err)
 	}
 	t.Cleanup(func() {
-		c, err := sql.Open("pgx", admin)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		_, _ = c.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+		_, _ = conn.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
 	})
 	return withDatabase(admin, name)
 }
@@ -128,11 +183,26 @@ func withDatabase(admin, name string) string {
 	return scheme + rest + "/" + name + query
 }
 
+// The per-process state: the admin pool and the templates, each made once.
+// The first error sticks, so a broken cluster fails every test the same way
+// instead of retrying per test.
 var (
 	clusterOnce sync.Once
 	clusterURL  string
 	clusterErr  error
 	clusterDir  string
+
+	adminOnce sync.Once
+	adminDB   *sql.DB
+	adminErr  error
+
+	pgTmplOnce sync.Once
+	pgTmplName string
+	pgTmplErr  error
+
+	sqliteOnce sync.Once
+	sqliteData []byte
+	sqliteErr  error
 )
 
 func adminURL() (string, error) {
@@ -143,9 +213,129 @@ func adminURL() (string, error) {
 	return clusterURL, clusterErr
 }
 
+// adminPool is one connection pool on the admin URL for the whole process:
+// creating and dropping databases then costs no new connection each time.
+func adminPool(url string) (*sql.DB, error) {
+	adminOnce.Do(func() {
+		adminDB, adminErr = sql.Open("pgx", url)
+		if adminErr == nil {
+			adminDB.SetMaxIdleConns(4)
+		}
+	})
+	return adminDB, adminErr
+}
+
+func pgTemplate(url string, admin *sql.DB) (string, error) {
+	pgTmplOnce.Do(func() {
+		digest, err := store.MigrationsDigest(store.Postgres)
+		if err != nil {
+			pgTmplErr = err
+			return
+		}
+		pgTmplName = "denar_tmpl_" + digest[:16]
+		_, pgTmplErr = buildPGTemplate(url, admin, pgTmplName)
+	})
+	return pgTmplName, pgTmplErr
+}
+
+// buildPGTemplate makes sure the migrated template database name exists,
+// building it unless another process already has; built reports whether
+// this call did. The name must identify the migrations (it carries their
+// digest).
+func buildPGTemplate(url string, admin *sql.DB, name string) (built bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// Session advisory locks belong to a connection: hold one for the
+	// whole build.
+	conn, err := admin.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	sum := sha256.Sum256([]byte("denar storetest template " + name))
+	key := int64(binary.BigEndian.Uint64(sum[:8]))
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
+		return false, fmt.Errorf("template lock: %w", err)
+	}
+	defer func() { _, _ = conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock($1)", key) }()
+
+	var isTemplate bool
+	err = conn.QueryRowContext(ctx, "SELECT datistemplate FROM pg_database WHERE datname = $1", name).Scan(&isTemplate)
+	switch {
+	case err == nil && isTemplate:
+		return false, nil // built before, by this run or an earlier one
+	case err == nil:
+		// Left by a builder that died before it finished; nobody else can
+		// be building it, we hold the lock.
+		if _, err := conn.ExecContext(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			return false, fmt.Errorf("drop unfinished template: %w", err)
+		}
+	case !errors.Is(err, sql.ErrNoRows):
+		return false, err
+	}
+	if _, err := conn.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		return false, fmt.Errorf("create template: %w", err)
+	}
+	db, err := store.Open(ctx, withDatabase(url, name))
+	if err != nil {
+		return false, err
+	}
+	err = db.Migrate(ctx)
+	db.Close()
+	if err != nil {
+		return false, err
+	}
+	// No connections from now on: CREATE DATABASE … TEMPLATE needs the
+	// template idle, and nothing may change it after the marker below.
+	if _, err := conn.ExecContext(ctx, "ALTER DATABASE "+name+" WITH ALLOW_CONNECTIONS false IS_TEMPLATE true"); err != nil {
+		return false, fmt.Errorf("mark template: %w", err)
+	}
+	return true, nil
+}
+
+// sqliteTemplate returns the bytes of a migrated SQLite database, made once
+// per process in a temporary directory that is removed at once.
+func sqliteTemplate() ([]byte, error) {
+	sqliteOnce.Do(func() { sqliteData, sqliteErr = buildSQLiteTemplate() })
+	return sqliteData, sqliteErr
+}
+
+func buildSQLiteTemplate() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "denar-sqlite-template-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "denar.db")
+	ctx := context.Background()
+	db, err := store.Open(ctx, "sqlite://"+path)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	// Everything into the main file, so that the file alone is the database.
+	if _, err := db.WriteDB().ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := db.Close(); err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		return nil, fmt.Errorf("sqlite template: write-ahead log not checkpointed (%d bytes)", fi.Size())
+	}
+	return os.ReadFile(path)
+}
+
 // Main runs the tests and then stops the throwaway cluster, if one was started.
 func Main(m *testing.M) {
 	code := m.Run()
+	if adminDB != nil {
+		adminDB.Close()
+	}
 	stopCluster()
 	os.Exit(code)
 }

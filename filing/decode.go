@@ -1,0 +1,253 @@
+package filing
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/denar-mk/denar"
+)
+
+// DecodeMpinFrom is DecodeMpin reading the request from r as it arrives: the
+// records are decoded one at a time, so a request of thousands of records is
+// never held whole in memory next to its decoded form. The result and the
+// field errors are DecodeMpin's, except that a type error inside a record
+// names the record ("records[3].hireDay", where DecodeMpin can only say
+// "records.hireDay"). An error of r itself (a body over its limit, a read
+// deadline) is returned wrapped, not as a validation error.
+func DecodeMpinFrom(r io.Reader) (*MpinRequest, error) {
+	var req MpinRequest
+	dec := newStreamDecoder(r)
+	err := dec.object("", func(key string) error {
+		switch {
+		case strings.EqualFold(key, "company"):
+			return dec.value("company", &req.Company)
+		case strings.EqualFold(key, "batch"):
+			return dec.value("batch", &req.Batch)
+		case strings.EqualFold(key, "force"):
+			return dec.value("force", &req.Force)
+		case strings.EqualFold(key, "records"):
+			recs, err := dec.records("records")
+			req.Records = recs
+			return err
+		}
+		return dec.unknown("", key)
+	})
+	if err == nil {
+		err = dec.end()
+	}
+	if err != nil {
+		return nil, err
+	}
+	var fe denar.FieldErrors
+	shapeCompany(&fe, "company", &req.Company)
+	shapeBatch(&fe, "batch", &req.Batch)
+	shapeRecords(&fe, "records", req.Records)
+	return &req, fe.Err()
+}
+
+// DecodeCombinedFrom is DecodeCombined reading the request from r as it
+// arrives, record by record (see DecodeMpinFrom).
+func DecodeCombinedFrom(r io.Reader) (*CombinedRequest, error) {
+	var req CombinedRequest
+	dec := newStreamDecoder(r)
+	err := dec.object("", func(key string) error {
+		switch {
+		case strings.EqualFold(key, "company"):
+			return dec.value("company", &req.Company)
+		case strings.EqualFold(key, "batch"):
+			return dec.value("batch", &req.Batch)
+		case strings.EqualFold(key, "force"):
+			return dec.value("force", &req.Force)
+		case strings.EqualFold(key, "batches"):
+			batches, err := dec.batches("batches")
+			req.Batches = batches
+			return err
+		}
+		return dec.unknown("", key)
+	})
+	if err == nil {
+		err = dec.end()
+	}
+	if err != nil {
+		return nil, err
+	}
+	var fe denar.FieldErrors
+	shapeCompany(&fe, "company", &req.Company)
+	shapeBatch(&fe, "batch", &req.Batch)
+	if len(req.Batches) == 0 {
+		fe.Add("batches", "at least one batch is required")
+	}
+	for i, b := range req.Batches {
+		shapeRecords(&fe, fmt.Sprintf("batches[%d].records", i), b.Records)
+	}
+	return &req, fe.Err()
+}
+
+// DecodeJSONFrom is DecodeJSON reading from r, without a copy of the body
+// next to the decoder's own buffer.
+func DecodeJSONFrom(r io.Reader, v any) error {
+	dec := newStreamDecoder(r)
+	if err := dec.Decode(v); err != nil {
+		return dec.fail("", err)
+	}
+	return dec.end()
+}
+
+// streamDecoder walks a JSON request token by token, decoding the values it
+// does not walk into with encoding/json, and turns errors into the field
+// errors decodeStrict gives.
+type streamDecoder struct {
+	*json.Decoder
+}
+
+func newStreamDecoder(r io.Reader) streamDecoder {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	return streamDecoder{dec}
+}
+
+// object reads an object, calling member for each key with the decoder
+// before its value. A null leaves the target as it is, as json.Unmarshal
+// does.
+func (d streamDecoder) object(path string, member func(key string) error) error {
+	tok, err := d.Token()
+	if err != nil {
+		return d.fail(path, err)
+	}
+	if tok == nil {
+		return nil
+	}
+	if delim, ok := tok.(json.Delim); !ok || delim != '{' {
+		return typeError(path, "must be a JSON object")
+	}
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			return d.fail(path, err)
+		}
+		key, _ := tok.(string)
+		if err := member(key); err != nil {
+			return err
+		}
+	}
+	if _, err := d.Token(); err != nil {
+		return d.fail(path, err)
+	}
+	return nil
+}
+
+// array reads an array, calling elem for each element with its index; a
+// null array is reported as nil, an empty one as not nil.
+func (d streamDecoder) array(path string, elem func(i int) error) (isNull bool, err error) {
+	tok, err := d.Token()
+	if err != nil {
+		return false, d.fail(path, err)
+	}
+	if tok == nil {
+		return true, nil
+	}
+	if delim, ok := tok.(json.Delim); !ok || delim != '[' {
+		return false, typeError(path, "must be a JSON array")
+	}
+	for i := 0; d.More(); i++ {
+		if err := elem(i); err != nil {
+			return false, err
+		}
+	}
+	if _, err := d.Token(); err != nil {
+		return false, d.fail(path, err)
+	}
+	return false, nil
+}
+
+func (d streamDecoder) records(path string) ([]Record, error) {
+	recs := []Record{}
+	isNull, err := d.array(path, func(i int) error {
+		recs = append(recs, Record{})
+		return d.value(fmt.Sprintf("%s[%d]", path, i), &recs[i])
+	})
+	if isNull || err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
+func (d streamDecoder) batches(path string) ([]BatchRecords, error) {
+	out := []BatchRecords{}
+	isNull, err := d.array(path, func(i int) error {
+		out = append(out, BatchRecords{})
+		p := fmt.Sprintf("%s[%d]", path, i)
+		return d.object(p, func(key string) error {
+			if !strings.EqualFold(key, "records") {
+				return d.unknown(p, key)
+			}
+			recs, err := d.records(p + ".records")
+			out[i].Records = recs
+			return err
+		})
+	})
+	if isNull || err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// value decodes the next value into v.
+func (d streamDecoder) value(path string, v any) error {
+	if err := d.Decode(v); err != nil {
+		return d.fail(path, err)
+	}
+	return nil
+}
+
+// end checks that nothing but white space follows the request.
+func (d streamDecoder) end() error {
+	if d.More() {
+		return denar.Invalid(denar.FieldError{Path: "body", Message: "malformed JSON: more than one value"})
+	}
+	return nil
+}
+
+func (d streamDecoder) unknown(path, key string) error {
+	return denar.Invalid(denar.FieldError{Path: join(path, key), Message: "unknown field"})
+}
+
+func typeError(path, msg string) error {
+	if path == "" {
+		path = "body"
+	}
+	return denar.Invalid(denar.FieldError{Path: path, Message: msg})
+}
+
+// fail turns an error of the decoder at path into a validation error with
+// the path of the field, the way decodeStrict does; an error of the reader
+// under it is returned as it is, wrapped.
+func (d streamDecoder) fail(path string, err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		return denar.Invalid(denar.FieldError{Path: join(path, te.Field), Message: "malformed JSON: " + err.Error()})
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		key := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return denar.Invalid(denar.FieldError{Path: join(path, key), Message: "unknown field"})
+	case errors.As(err, &se), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), strings.HasPrefix(err.Error(), "json: "):
+		return denar.Invalid(denar.FieldError{Path: "body", Message: "malformed JSON: " + err.Error()})
+	}
+	return fmt.Errorf("filing: reading the request: %w", err)
+}
+
+func join(path, field string) string {
+	switch {
+	case path == "" && field == "":
+		return "body"
+	case path == "":
+		return field
+	case field == "":
+		return path
+	}
+	return path + "." + field
+}
