@@ -1,7 +1,6 @@
 package filing
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -196,12 +195,13 @@ func (d streamDecoder) batches(path string) ([]BatchRecords, error) {
 	return out, nil
 }
 
-// value decodes the next value into v. Its text is checked first (see
+// value decodes the next value into v. The value is taken whole (one
+// record, the company, the batch: small) and its text checked first (see
 // denar.CheckJSONText): a string with NUL or invalid UTF-8 (which
 // encoding/json would quietly replace), longer than
 // denar.DefaultMaxStringLength, or nesting too deep is a field error with
-// its path. The value is held raw only while it is decoded: one record of
-// an МПИН request, not the request.
+// its path. It is then decoded as DecodeJSON decodes a body, so that every
+// wrong field in it is reported with its full path.
 func (d streamDecoder) value(path string, v any) error {
 	var raw json.RawMessage
 	if err := d.Decode(&raw); err != nil {
@@ -210,18 +210,20 @@ func (d streamDecoder) value(path string, v any) error {
 	if fe := denar.CheckJSONText(raw, path, denar.DefaultMaxStringLength); fe != nil {
 		return denar.Invalid(*fe)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return d.fail(path, err)
+	err := denar.DecodeJSON(raw, v)
+	var de *denar.Error
+	if errors.As(err, &de) {
+		for i := range de.Fields {
+			de.Fields[i].Path = join(path, de.Fields[i].Path)
+		}
 	}
-	return nil
+	return err
 }
 
 // end checks that nothing but white space follows the request.
 func (d streamDecoder) end() error {
 	if d.More() {
-		return denar.Invalid(denar.FieldError{Path: "body", Message: "malformed JSON: more than one value"})
+		return denar.Invalid(denar.FieldError{Path: "", Message: "trailing data after the JSON value"})
 	}
 	return nil
 }
@@ -231,9 +233,6 @@ func (d streamDecoder) unknown(path, key string) error {
 }
 
 func typeError(path, msg string) error {
-	if path == "" {
-		path = "body"
-	}
 	return denar.Invalid(denar.FieldError{Path: path, Message: msg})
 }
 
@@ -250,19 +249,19 @@ func (d streamDecoder) fail(path string, err error) error {
 		key := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		return denar.Invalid(denar.FieldError{Path: join(path, key), Message: "unknown field"})
 	case errors.As(err, &se), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), strings.HasPrefix(err.Error(), "json: "):
-		return denar.Invalid(denar.FieldError{Path: "body", Message: "malformed JSON: " + err.Error()})
+		return denar.Invalid(denar.FieldError{Path: path, Message: "malformed JSON: " + err.Error()})
 	}
 	return fmt.Errorf("filing: reading the request: %w", err)
 }
 
 func join(path, field string) string {
 	switch {
-	case path == "" && field == "":
-		return "body"
 	case path == "":
 		return field
 	case field == "":
 		return path
+	case strings.HasPrefix(field, "["):
+		return path + field
 	}
 	return path + "." + field
 }

@@ -20,11 +20,13 @@ import (
 )
 
 const adminUsage = `Usage:
-  denar admin account create --name NAME [--plan sandbox|starter|business|enterprise] [--json]
+  denar admin account create --name NAME [--plan sandbox|starter|business|enterprise]
+                             [--owner-email EMAIL]... [--json]
   denar admin account list [--json]
   denar admin account set-plan --account ACCOUNT --plan PLAN [--json]
   denar admin plan list [--json]
   denar admin plan set --code CODE --included N --extra-price AMOUNT [--currency MKD] [--production=true|false] [--json]
+  denar admin account owners ACCOUNT [EMAIL]...
   denar admin company create --account ACCOUNT --name NAME --tax-number EDB [--json]
   denar admin key create --account ACCOUNT --service payroll|einvoice --env sandbox|production
                          [--scope SCOPE]... [--company COMPANY]... [--json]
@@ -83,6 +85,8 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return a.planList(ctx, rest)
 	case "plan set":
 		return a.planSet(ctx, rest)
+	case "account owners":
+		return a.accountOwners(ctx, rest)
 	case "company create":
 		return a.companyCreate(ctx, rest)
 	case "key create":
@@ -133,6 +137,8 @@ func (a *admin) accountCreate(ctx context.Context, args []string) error {
 	fs := a.flags("account create")
 	name := fs.String("name", "", "account name (required)")
 	plan := fs.String("plan", "sandbox", "plan code (denar admin plan list): sandbox, starter, business, enterprise, …")
+	var owners stringList
+	fs.Var(&owners, "owner-email", "an owner's e-mail address, mailed when a webhook endpoint is disabled; repeat for several")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -144,8 +150,14 @@ func (a *admin) accountCreate(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("account create: %w", err)
 	}
+	if len(owners) > 0 {
+		if err := a.auth.SetOwners(ctx, acct.ID, owners); err != nil {
+			return fmt.Errorf("account create: account %s created, but: %w", acct.ID, err)
+		}
+	}
 	if *asJSON {
-		return a.printJSON(map[string]any{"id": acct.ID, "name": acct.Name, "plan": acct.Plan, "productionEnabled": acct.ProductionEnabled})
+		return a.printJSON(map[string]any{"id": acct.ID, "name": acct.Name, "plan": acct.Plan, "productionEnabled": acct.ProductionEnabled,
+			"ownerEmails": []string(owners)})
 	}
 	fmt.Fprintf(a.stdout, "created account %s (%s, plan %s)\n", acct.ID, acct.Name, acct.Plan)
 	return nil
@@ -164,14 +176,15 @@ func (a *admin) accountList(ctx context.Context, args []string) error {
 	if *asJSON {
 		out := []map[string]any{}
 		for _, r := range rows {
-			out = append(out, map[string]any{"id": r.ID, "name": r.Name, "plan": r.Plan, "productionEnabled": r.ProductionEnabled, "createdAt": r.CreatedAt})
+			out = append(out, map[string]any{"id": r.ID, "name": r.Name, "plan": r.Plan, "productionEnabled": r.ProductionEnabled,
+				"ownerEmails": strings.Fields(r.OwnerEmails), "createdAt": r.CreatedAt})
 		}
 		return a.printJSON(out)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tPLAN\tCREATED")
+	fmt.Fprintln(tw, "ID\tNAME\tPLAN\tOWNERS\tCREATED")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Plan, r.CreatedAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Plan, strings.ReplaceAll(r.OwnerEmails, " ", ","), r.CreatedAt.Format(time.RFC3339))
 	}
 	return tw.Flush()
 }
@@ -247,6 +260,23 @@ func (a *admin) planSet(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "plan %s: %d documents included, %s %s per extra document, production %v\n",
 		p.Code, p.IncludedDocuments, p.ExtraDocumentPrice, p.Currency, p.Production)
+	return nil
+}
+
+// accountOwners sets who is mailed when one of the account's webhook
+// endpoints is disabled; no address clears the list.
+func (a *admin) accountOwners(ctx context.Context, args []string) error {
+	if len(args) < 1 || strings.HasPrefix(args[0], "-") {
+		return fmt.Errorf("account owners: usage: denar admin account owners ACCOUNT [EMAIL]…")
+	}
+	if err := a.auth.SetOwners(ctx, args[0], args[1:]); err != nil {
+		return fmt.Errorf("account owners: %w", err)
+	}
+	if len(args) == 1 {
+		fmt.Fprintf(a.stdout, "account %s has no owner addresses now\n", args[0])
+		return nil
+	}
+	fmt.Fprintf(a.stdout, "account %s owners: %s\n", args[0], strings.Join(args[1:], ", "))
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	netmail "net/mail"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/denar-mk/denar/internal/blob"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
@@ -82,7 +84,15 @@ type Config struct {
 	// a held document, the last one repeating.
 	EInvoiceRetryDelays []time.Duration `env:"DENAR_EINVOICE_RETRY_DELAYS" envSeparator:"," envDefault:"10s,30s,1m,2m,5m,10m,30m"`
 	JobPollInterval     time.Duration   `env:"DENAR_JOB_POLL_INTERVAL" envDefault:"1s"`
-	JobLease            time.Duration   `env:"DENAR_JOB_LEASE" envDefault:"1m"`
+	// InboxDeadlineInterval is how often the inbox's deadline job looks for
+	// reminders and auto-acceptances due.
+	InboxDeadlineInterval time.Duration `env:"DENAR_INBOX_DEADLINE_INTERVAL" envDefault:"1m"`
+	// ClockOffset shifts the service's clock (every recorded time, every
+	// deadline, every requestTimestamp) for rehearsals and tests of
+	// date-dependent behaviour in the sandbox; refused with
+	// DENAR_UJP_PRODUCTION_URL.
+	ClockOffset time.Duration `env:"DENAR_CLOCK_OFFSET" envDefault:"0s"`
+	JobLease    time.Duration `env:"DENAR_JOB_LEASE" envDefault:"1m"`
 
 	// Mail delivery (a job per message): attempts before a message is
 	// dead, and the waits between them, the last one repeating.
@@ -101,6 +111,13 @@ type Config struct {
 	S3SecretKey      string        `env:"DENAR_S3_SECRET_ACCESS_KEY"`
 	S3Prefix         string        `env:"DENAR_S3_PREFIX" envDefault:"denar/"`
 	S3PathStyle      bool          `env:"DENAR_S3_PATH_STYLE" envDefault:"true"`
+	// Webhooks (docs/webhooks.md). WebhookSecretKey seals endpoint secrets
+	// at rest; see webhookSecrets for what happens when it is unset.
+	WebhookSecretKey           string        `env:"DENAR_WEBHOOK_SECRET_KEY"`
+	WebhookTimeout             time.Duration `env:"DENAR_WEBHOOK_TIMEOUT" envDefault:"15s"`
+	WebhookAllowPrivateSandbox bool          `env:"DENAR_WEBHOOK_ALLOW_PRIVATE_SANDBOX" envDefault:"false"`
+	WebhookWorkers             int           `env:"DENAR_WEBHOOK_WORKERS" envDefault:"16"`
+	OperatorEmail              string        `env:"DENAR_OPERATOR_EMAIL"`
 }
 
 // LoadConfig reads and checks the configuration. Its errors are one line
@@ -227,7 +244,7 @@ func LoadConfig() (Config, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"DENAR_UJP_CALL_TIMEOUT", c.UJPCallTimeout}, {"DENAR_UJP_POLL_INTERVAL", c.UJPPollInterval},
+	}{{"DENAR_UJP_CALL_TIMEOUT", c.UJPCallTimeout}, {"DENAR_UJP_POLL_INTERVAL", c.UJPPollInterval}, {"DENAR_INBOX_DEADLINE_INTERVAL", c.InboxDeadlineInterval},
 		{"DENAR_EINVOICE_HOLD_WINDOW", c.EInvoiceHoldWindow}, {"DENAR_JOB_POLL_INTERVAL", c.JobPollInterval}, {"DENAR_JOB_LEASE", c.JobLease}} {
 		if d.v <= 0 {
 			return c, fmt.Errorf("configuration: %s must be positive, not %s", d.name, d.v)
@@ -238,8 +255,27 @@ func LoadConfig() (Config, error) {
 			return c, fmt.Errorf("configuration: DENAR_EINVOICE_RETRY_DELAYS must list positive durations")
 		}
 	}
+	if c.WebhookSecretKey != "" {
+		if _, err := einvoicing.ParseSecretKey(c.WebhookSecretKey); err != nil {
+			return c, fmt.Errorf("configuration: DENAR_WEBHOOK_SECRET_KEY %v", err)
+		}
+	}
+	if c.WebhookTimeout < time.Second || c.WebhookTimeout > 5*time.Minute {
+		return c, fmt.Errorf("configuration: DENAR_WEBHOOK_TIMEOUT must be between 1s and 5m, not %s", c.WebhookTimeout)
+	}
+	if c.WebhookWorkers < 1 || c.WebhookWorkers > 256 {
+		return c, fmt.Errorf("configuration: DENAR_WEBHOOK_WORKERS must be between 1 and 256, not %d", c.WebhookWorkers)
+	}
+	if c.OperatorEmail != "" {
+		if a, err := netmail.ParseAddress(c.OperatorEmail); err != nil || a.Address != c.OperatorEmail {
+			return c, fmt.Errorf("configuration: DENAR_OPERATOR_EMAIL must be a bare e-mail address, not %q", c.OperatorEmail)
+		}
+	}
 	if c.UJPSignerInterval < 0 {
 		return c, fmt.Errorf("configuration: DENAR_UJP_SIGNER_INTERVAL must not be negative")
+	}
+	if c.ClockOffset != 0 && c.UJPProductionURL != "" {
+		return c, errors.New("configuration: DENAR_CLOCK_OFFSET shifts the clock for sandbox rehearsals; it is refused together with DENAR_UJP_PRODUCTION_URL")
 	}
 	return c, nil
 }

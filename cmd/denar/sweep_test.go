@@ -21,6 +21,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -89,7 +90,11 @@ func newSweepWorld(t *testing.T, db *store.DB) *sweepWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	payroll, einvoice, _ := services(db, cfg, log, &reg, blobs)
+	secrets, err := einvoicing.NewSecretBox(mustSecretKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	payroll, einvoice, _ := services(db, cfg, log, &reg, blobs, secrets)
 	w := &sweepWorld{}
 	for _, s := range []struct {
 		dst  **sweepService
@@ -625,4 +630,13 @@ func (w *sweepWorld) sweepCredentials(t *testing.T) int {
 		n++
 	}
 	return n
+}
+
+func mustSecretKey(t *testing.T) []byte {
+	t.Helper()
+	key, err := einvoicing.ParseSecretKey(einvoicing.NewSecretKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
 }

@@ -87,6 +87,7 @@ func (s *Store) RevokeClient(ctx context.Context, id string) error {
 		}
 		return fmt.Errorf("OAuth client %q is already revoked", id)
 	}
+	s.DB.AccessChanged()
 	return nil
 }
 

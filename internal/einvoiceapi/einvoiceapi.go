@@ -65,9 +65,12 @@ func New(d Deps) *httpx.Service {
 	h.registerSigningRequests(s)
 	h.registerSigningWS(s)
 	h.registerEInvoices(s)
+	h.registerInbox(s)
 	h.registerEvents(s)
 	h.registerUsage(s)
 	h.registerArchive(s)
+	h.registerWebhooks(s)
+	h.documentWebhooks(s)
 	return s
 }
 

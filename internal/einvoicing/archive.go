@@ -43,7 +43,6 @@ const (
 	KindArchiveBuild = "archive.build"
 	KindArchivePurge = "archive.purge"
 
-	EventArchiveExportReady  = "archive.export_ready"
 	EventArchiveExportFailed = "archive.export_failed"
 )
 
@@ -286,8 +285,7 @@ type ReceivedFiles struct {
 }
 
 // ReceivedArchive gives the archive the files of a received document as
-// of a moment. The inbox implements it (Deps.Received); until then the
-// ledger holds no received documents.
+// of a moment. The inbox implements it (inbox_archive.go).
 type ReceivedArchive interface {
 	ReceivedFiles(ctx context.Context, q *dbq.Queries, documentID string, asOf time.Time) (ReceivedFiles, error)
 }

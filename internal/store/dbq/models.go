@@ -15,6 +15,7 @@ type Account struct {
 	Plan              string
 	ProductionEnabled bool
 	CreatedAt         time.Time
+	OwnerEmails       string
 }
 
 type AgentPairingCode struct {
@@ -149,6 +150,12 @@ type Event struct {
 	ObjectID    string
 	Payload     string
 	CreatedAt   time.Time
+	Seq         sql.NullInt64
+}
+
+type EventSequence struct {
+	ID   int32
+	Last int64
 }
 
 type IdempotencyKey struct {
@@ -165,6 +172,52 @@ type IdempotencyKey struct {
 	Location     string
 	Body         []byte
 	CreatedAt    time.Time
+}
+
+type InboxDocument struct {
+	ID                string
+	AccountID         string
+	CompanyID         string
+	Environment       string
+	Euid              string
+	Kind              string
+	OriginalEuid      sql.NullString
+	DocumentType      string
+	Number            string
+	IssueDate         string
+	TransactionDate   string
+	Seller            string
+	TotalNet          string
+	TotalVat          string
+	TotalGross        string
+	Currency          string
+	UjpStatus         string
+	UjpStatusName     string
+	UjpStatusAt       time.Time
+	DecisionState     string
+	DecisionRequested string
+	DecisionReason    sql.NullString
+	DecisionComment   sql.NullString
+	DecidedAt         sql.NullTime
+	SigningRequestID  sql.NullString
+	Problems          string
+	DecideBy          string
+	Payload           []byte
+	ReceivedAt        time.Time
+	UpdatedAt         time.Time
+	Version           int32
+}
+
+type InboxPdf struct {
+	DocumentID string
+	Pdf        string
+	CreatedAt  time.Time
+}
+
+type InboxReminder struct {
+	DocumentID string
+	Days       int32
+	SentAt     time.Time
 }
 
 type InstanceSetting struct {
@@ -298,6 +351,14 @@ type UjpChangeCursor struct {
 	UpdatedAt     time.Time
 }
 
+type UjpPurchaseCursor struct {
+	CompanyID         string
+	Environment       string
+	PolledThrough     string
+	DiscoveredThrough string
+	UpdatedAt         time.Time
+}
+
 type UjpSlot struct {
 	Key    string
 	Holder string
@@ -389,4 +450,60 @@ type UsageDocument struct {
 	Day              string
 	SigningRequestID sql.NullString
 	At               time.Time
+}
+
+type WebhookAttempt struct {
+	ID           string
+	DeliveryID   string
+	Number       int32
+	Trigger      string
+	StartedAt    time.Time
+	DurationMs   int32
+	StatusCode   sql.NullInt32
+	Error        string
+	ResponseBody string
+	Succeeded    bool
+}
+
+type WebhookDelivery struct {
+	ID              string
+	AccountID       string
+	Environment     string
+	EndpointID      string
+	EventID         string
+	EventType       string
+	CompanyID       string
+	TestBody        sql.NullString
+	State           string
+	MaxAttempts     int32
+	Attempts        int32
+	NextManual      bool
+	NextAttemptAt   sql.NullTime
+	LastAttemptAt   sql.NullTime
+	LastStatusCode  sql.NullInt32
+	LastStatusClass string
+	AbandonedReason string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+type WebhookEndpoint struct {
+	ID                      string
+	AccountID               string
+	Environment             string
+	Url                     string
+	Description             string
+	EventTypes              string
+	CompanyIds              string
+	Enabled                 bool
+	Secret                  string
+	PreviousSecret          string
+	PreviousSecretExpiresAt sql.NullTime
+	LastSuccessAt           sql.NullTime
+	LastFailureAt           sql.NullTime
+	FailingSince            sql.NullTime
+	DisabledAt              sql.NullTime
+	DisabledReason          string
+	CreatedAt               time.Time
+	UpdatedAt               time.Time
 }
