@@ -71,10 +71,7 @@ func CheckJSONText(raw []byte, base string, maxString int) *FieldError {
 				b.WriteString("[" + strconv.Itoa(f.index) + "]")
 			}
 		}
-		if b.Len() == 0 {
-			return "body"
-		}
-		return b.String()
+		return b.String() // "" is the body itself
 	}
 	// advance moves the enclosing container past a value.
 	advance := func() {

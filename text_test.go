@@ -13,14 +13,14 @@ func TestCheckJSONText(t *testing.T) {
 	for _, tt := range []struct {
 		name, raw, base string
 		max             int
-		path, msg       string // "" path: no error
+		path, msg       string // "" msg: no error; "" path: the body itself
 	}{
 		{"clean", `{"a":"x","b":[1,"y",{"c":null}]}`, "", 0, "", ""},
 		{"escaped NUL", `{"a":{"b":["x","y\u0000"]}}`, "", 0, "a.b[1]", "contains a NUL character"},
 		{"invalid UTF-8", "{\"records\":[{},{\"name\":\"\xff\"}]}", "", 0, "records[1].name", "is not valid UTF-8"},
-		{"invalid UTF-8 in a key", "{\"a\":1,\"\xfe\":2}", "", 0, "body", "has a member name that is not valid UTF-8"},
+		{"invalid UTF-8 in a key", "{\"a\":1,\"\xfe\":2}", "", 0, "", "has a member name that is not valid UTF-8"},
 		{"base", `{"x":"\u0000"}`, "records[3]", 0, "records[3].x", "contains a NUL character"},
-		{"top-level string", `"\u0000"`, "", 0, "body", "contains a NUL character"},
+		{"top-level string", `"\u0000"`, "", 0, "", "contains a NUL character"},
 		{"too long", `{"a":"` + strings.Repeat("ж", 11) + `"}`, "", 10, "a", "is longer than 10 characters"},
 		{"long is fine without a maximum", `{"a":"` + strings.Repeat("ж", 11) + `"}`, "", 0, "", ""},
 		{"exactly the maximum", `{"a":"` + strings.Repeat("ж", 10) + `"}`, "", 10, "", ""},
@@ -31,9 +31,9 @@ func TestCheckJSONText(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fe := denar.CheckJSONText([]byte(tt.raw), tt.base, tt.max)
 			switch {
-			case tt.path == "" && fe != nil:
+			case tt.msg == "" && fe != nil:
 				t.Fatalf("unexpected %+v", fe)
-			case tt.path != "" && (fe == nil || fe.Path != tt.path || fe.Message != tt.msg):
+			case tt.msg != "" && (fe == nil || fe.Path != tt.path || fe.Message != tt.msg):
 				t.Fatalf("got %+v, want %s: %s", fe, tt.path, tt.msg)
 			}
 		})

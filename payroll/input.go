@@ -90,7 +90,7 @@ type Placement struct {
 
 // Deduction is a post-net deduction (R8).
 type Deduction struct {
-	Description string `json:"description" minLength:"1" maxLength:"200"`
+	Description string `json:"description" minLength:"1" maxLength:"200"` // maxDeductionDescription
 	Amount      string `json:"amount"`
 }
 
@@ -199,3 +199,6 @@ func Today(now time.Time) time.Time {
 	y, m, d := now.In(skopje).Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
+
+// maxDeductionDescription is the maxLength of Deduction.Description.
+const maxDeductionDescription = 200

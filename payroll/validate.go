@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/money"
@@ -295,6 +296,10 @@ func (p *plan) prepare(in *Input, now time.Time) error {
 	for i, d := range in.Deductions {
 		if strings.TrimSpace(d.Description) == "" {
 			fe.Add(fmt.Sprintf("deductions[%d].description", i), "is required")
+		} else if n := utf8.RuneCountInString(d.Description); n > maxDeductionDescription {
+			// The maxLength the OpenAPI document shows (the body is decoded
+			// here, not by the schema).
+			fe.Add(fmt.Sprintf("deductions[%d].description", i), "is longer than %d characters", maxDeductionDescription)
 		}
 		v, err := parseMoney(d.Amount)
 		if err != nil {

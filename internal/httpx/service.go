@@ -111,6 +111,7 @@ const (
 	metaCompanyOpt  = "denar.companyopt"  // true: resolve X-Company-Id when sent
 	metaIdempotency = "denar.idempotency" // "none" opts a POST out
 	metaStream      = "denar.stream"      // true: the handler decodes (and checks) the body itself
+	metaRaw         = "denar.raw"         // true: the handler decodes the body's bytes; strings get the default maxLength here
 )
 
 // Authentication modes of an operation.
@@ -276,6 +277,11 @@ type Spec struct {
 	// (the file endpoints) and applies the text rules (denar.CheckJSONText)
 	// as it goes; the guard then leaves the body unread.
 	StreamedBody bool
+	// RawBody says the handler decodes the body from its bytes (huma's
+	// RawBody) rather than huma against the documented schema: the guard
+	// then enforces denar.DefaultMaxStringLength, the maxLength the
+	// document shows for strings without their own, on every string.
+	RawBody bool
 }
 
 // Register adds an operation to s, guarded as spec says, and documents the
@@ -297,6 +303,7 @@ func Register[I, O any](s *Service, op huma.Operation, spec Spec, handler func(c
 		op.Metadata[metaIdempotency] = "none"
 	}
 	op.Metadata[metaStream] = spec.StreamedBody
+	op.Metadata[metaRaw] = spec.RawBody
 	declared := spec.MaxBodyBytes != 0 || op.MaxBodyBytes != 0
 	limit := spec.MaxBodyBytes
 	if limit == 0 {

@@ -97,7 +97,11 @@ func checkRequestText(r *http.Request, op *huma.Operation) *Problem {
 		return bodyReadProblem(err)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(raw))
-	if fe := denar.CheckJSONText(raw, "", 0); fe != nil {
+	maxString := 0 // huma checks each field's maxLength
+	if rawBody, _ := op.Metadata[metaRaw].(bool); rawBody {
+		maxString = denar.DefaultMaxStringLength
+	}
+	if fe := denar.CheckJSONText(raw, "", maxString); fe != nil {
 		return invalid(fe.Path, fe.Message)
 	}
 	return nil

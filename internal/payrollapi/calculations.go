@@ -62,7 +62,7 @@ func (h *handlers) registerCalculations(s *httpx.Service) {
 		return map[string]*huma.Response{"200": {Description: desc, Content: map[string]*huma.MediaType{"application/json": {
 			Schema: s.API.OpenAPI().Components.Schemas.Schema(t, true, "")}}}}
 	}
-	spec := httpx.Spec{Scope: "calculations:write", Company: true}
+	spec := httpx.Spec{Scope: "calculations:write", Company: true, RawBody: true}
 	httpx.Register(s, huma.Operation{
 		OperationID: "calculate", Method: http.MethodPost, Path: "/v1/calculations",
 		Summary: "Calculate one month's payroll", Tags: []string{"Calculations"},
@@ -77,7 +77,7 @@ func (h *handlers) registerCalculations(s *httpx.Service) {
 		Description:  "One result per input, in input order. When any input is invalid, one 422 lists every problem of every input under inputs[i].",
 		MaxBodyBytes: 8 << 20,
 		Responses:    jsonOut(reflect.TypeFor[BatchResults](), "One result per input, in input order."),
-	}, httpx.Spec{Scope: "calculations:write", Company: true, MaxBodyBytes: 8 << 20, Heavy: true}, h.batch)
+	}, httpx.Spec{Scope: "calculations:write", Company: true, MaxBodyBytes: 8 << 20, Heavy: true, RawBody: true}, h.batch)
 	documentBody(s, "/v1/calculations/batch", payroll.BatchInput{})
 	httpx.Register(s, huma.Operation{
 		OperationID: "convert", Method: http.MethodPost, Path: "/v1/calculations/convert",
