@@ -74,8 +74,9 @@ func (s *Store) CreateClient(ctx context.Context, p ClientParams) (dbq.OauthClie
 
 // RevokeClient revokes client credentials. Tokens already issued to the
 // client stop working at once, in every process sharing the store:
-// Authenticate reads the client's row with every token (nothing about a
-// credential is cached). Revoking twice is an error, as for keys.
+// Authenticate reads the client's row with every token (tokens are never
+// cached; the access epoch moves too, for anything kept about the
+// account). Revoking twice is an error, as for keys.
 func (s *Store) RevokeClient(ctx context.Context, id string) error {
 	n, err := s.DB.Writer().RevokeOAuthClient(ctx, dbq.RevokeOAuthClientParams{ID: id, RevokedAt: sql.NullTime{Time: s.DB.Now(), Valid: true}})
 	if err != nil {
