@@ -16,6 +16,7 @@ import (
 // is refused by that store as soon as another store on the same database —
 // another process — revokes it; on both engines.
 func TestRevocationAcrossStores(t *testing.T) {
+	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, url string) {
 		ctx := context.Background()
 		open := func() *store.DB {
@@ -65,6 +66,7 @@ func TestRevocationAcrossStores(t *testing.T) {
 // of its own), and an employer created anywhere (a commit) is seen by the
 // next authentication.
 func TestCompaniesKeptWithTheKey(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	ctx := context.Background()
 	s := &auth.Store{DB: db}

@@ -14,6 +14,7 @@ import (
 func TestMain(m *testing.M) { storetest.Main(m) }
 
 func TestClientsAndTokens(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
 		now := time.Now().UTC()

@@ -127,6 +127,7 @@ func exercise(t *testing.T, s blob.Store, sizes ...int) {
 }
 
 func TestDBStore(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		exercise(t, blob.NewDB(db, 64<<10), 0, 1, 64<<10, 3<<20+17)
 	})
@@ -136,6 +137,7 @@ func TestDBStore(t *testing.T) {
 // versitygw process on loopback with a POSIX backend in a temporary
 // directory, reached with minio-go as in production.
 func TestS3Store(t *testing.T) {
+	t.Parallel()
 	if versitygw == "" {
 		msg := "versitygw (S3-compatible server) unavailable: " + versitygwWhy
 		if os.Getenv("DENAR_TEST_REQUIRE_S3") == "1" {

@@ -34,6 +34,7 @@ func (publicResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 // TestWebhookEndpointAccess: scopes, environments and company allow-lists
 // bound who manages which endpoint; bad requests name their field.
 func TestWebhookEndpointAccess(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
 		_, api := newAPI(db, einvoicing.Deps{Registry: fakeRegistry{}, Secrets: testSecrets(t), Resolver: publicResolver{}}, einvoicing.Config{})

@@ -80,6 +80,7 @@ func (e *pipeEnv) stepTo(due time.Time) {
 // apart, then succeeds; one that always fails sees the whole ladder (1 min,
 // 5 min, 30 min, 2 h, 6 h, 12 h) and the delivery is abandoned.
 func TestWebhookRetryLadder(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db, frozenClock, func(_ *pipeEnv, cfg *einvoicing.Config) { cfg.Webhooks.Timeout = 300 * time.Millisecond })
 		r := newHookReceiver(t, e.now)
@@ -182,6 +183,7 @@ func TestWebhookRetryLadder(t *testing.T) {
 // it is abandoned, and events while it is disabled are kept for recover.
 // Re-enabled by PATCH, recover sends everything it missed.
 func TestWebhookEndpointDisabledAfter72Hours(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db, frozenClock)
 		ctx := t.Context()
@@ -294,6 +296,7 @@ func TestWebhookEndpointDisabledAfter72Hours(t *testing.T) {
 // to), idempotently; recover brings a waiting retry forward without the
 // old schedule running it a second time.
 func TestWebhookReplayAndRecover(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db, frozenClock)
 		r := newHookReceiver(t, e.now)
@@ -393,6 +396,7 @@ func TestWebhookReplayAndRecover(t *testing.T) {
 // new secret signs. Secrets are never shown again, not even by an
 // Idempotency-Key replay.
 func TestWebhookSecretRotation(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db, frozenClock)
 		r := newHookReceiver(t, e.now)

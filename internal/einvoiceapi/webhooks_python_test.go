@@ -21,6 +21,7 @@ import (
 // body and a stale timestamp. The signature scheme is checked against code
 // we did not write in Go.
 func TestWebhookVerifiedByPython(t *testing.T) {
+	t.Parallel()
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("SKIP the Python receiver step: python3 is not installed (.ci/run installs it); " +

@@ -207,6 +207,7 @@ func attemptsOf(d map[string]any) []map[string]any {
 // to a receiver on loopback exactly once, its signature verified from the
 // raw bytes, its body the event as GET /v1/events/{id} shows it.
 func TestWebhooksEndToEnd(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db)
 		r := newHookReceiver(t, e.now)

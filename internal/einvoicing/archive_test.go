@@ -132,6 +132,7 @@ func download(t *testing.T, svc *Service, p *auth.Principal, id string) []byte {
 // stored documents: documents of other days, other companies and after
 // the export's asOf are left out; the export ends ready with its event.
 func TestArchiveExport(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
 		clk := setClock(db, time.Date(2026, 6, 2, 8, 0, 0, 0, time.UTC))
@@ -297,6 +298,7 @@ func (d *dyingReader) Read(p []byte) (int, error) {
 // archive, byte for byte, as an export of the same range that never
 // crashed.
 func TestArchiveResumesAfterCrash(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
 		clk := setClock(db, time.Date(2026, 6, 2, 8, 0, 0, 0, time.UTC))
@@ -350,6 +352,7 @@ func TestArchiveResumesAfterCrash(t *testing.T) {
 // document with no inbox to read it from) fails the export at once, with
 // archive.export_failed.
 func TestArchiveFailure(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
 		clk := setClock(db, time.Date(2026, 6, 2, 8, 0, 0, 0, time.UTC))

@@ -67,6 +67,7 @@ func feedIDs(p FeedPage) []string {
 // (its transaction committed later) is still delivered by the feed, after
 // what was read. Paging by id ("after evt_B") would never show it.
 func TestFeedLateCommit(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		s := New(Deps{DB: db}, Config{})
 		acct, cos := seedAccount(t, db, 1)
@@ -114,6 +115,7 @@ func TestFeedLateCommit(t *testing.T) {
 // in strictly increasing feed positions, and filtered or allow-listed reads
 // see exactly their share.
 func TestFeedConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
 		s := New(Deps{DB: db}, Config{})

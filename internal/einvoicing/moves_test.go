@@ -35,6 +35,7 @@ func seedEInvoice(t *testing.T, ctx context.Context, tx *store.Tx, acct, co, ref
 // together; a move the domain forbids or a stale from-status changes
 // nothing; the clientReference is unique per company; list filters work.
 func TestEInvoiceMoves(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
 		acct, co := denar.NewID("acct"), denar.NewID("co")

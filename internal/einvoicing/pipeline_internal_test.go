@@ -9,6 +9,7 @@ import (
 // TestRetryDelayFollowsHeldTime: the ladder advances with the time held,
 // so a long outage (probes only, no sends) is looked at less and less often.
 func TestRetryDelayFollowsHeldTime(t *testing.T) {
+	t.Parallel()
 	ladder := []time.Duration{10 * time.Second, 30 * time.Second, time.Minute}
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {

@@ -93,6 +93,7 @@ func principal(c einvoicingtest.Company, env string, companies ...string) *auth.
 // company and environment, with billable against the plan in production
 // and always 0 in the sandbox.
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
 		authStore := &auth.Store{DB: db}
@@ -247,6 +248,7 @@ func equalUsage(a, b Usage) bool {
 // next authentication, and changing the plan's flag moves every account
 // on it.
 func TestSetPlan(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
 		as := &auth.Store{DB: db}

@@ -102,6 +102,7 @@ func writeEvents(t testing.TB, db *store.DB, acct, co, env string, n int) []stri
 // environment that subscribe to its type and cover its company, and to no
 // other.
 func TestWebhookFanOut(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
 		res := mapResolver{"hooks.example.mk": {"93.184.215.14"}}
@@ -183,6 +184,7 @@ func TestWebhookFanOut(t *testing.T) {
 // runners) on one PostgreSQL database deliver 500 events to a receiver,
 // each exactly once.
 func TestWebhookTwoProcessesExactlyOnce(t *testing.T) {
+	t.Parallel()
 	url := storetest.PostgresURL(t)
 	ctx := t.Context()
 	open := func() *store.DB {

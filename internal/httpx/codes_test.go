@@ -214,6 +214,7 @@ func sourceCodes(t *testing.T) []usedCode {
 // machinery is in httpx.Codes where it belongs; there is no bare
 // "conflict".
 func TestCodesDocumented(t *testing.T) {
+	t.Parallel()
 	docs := documentedCodes(t)
 	table := map[string]httpx.Code{}
 	for _, c := range httpx.Codes() {

@@ -165,6 +165,7 @@ func do(t *testing.T, url, method, path string, headers map[string]string, body 
 }
 
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newAccount(t, db, "sandbox")
 		b := newBench(t, db, true, httpx.RateLimit{})
@@ -211,6 +212,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestCompanyResolution(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newAccount(t, db, "sandbox")
 		b := newBench(t, db, false, httpx.RateLimit{})
@@ -253,6 +255,7 @@ func TestCompanyResolution(t *testing.T) {
 }
 
 func TestIdempotency(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newAccount(t, db, "sandbox")
 		b := newBench(t, db, true, httpx.RateLimit{})
@@ -294,6 +297,7 @@ func TestIdempotency(t *testing.T) {
 // to one database, as two server processes would, and sends the same key
 // to both while the first request is still running.
 func TestIdempotencyInProgress(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { inProgress(t, storetest.SQLiteURL(t)) })
 	t.Run("postgres", func(t *testing.T) { inProgress(t, storetest.PostgresURL(t)) })
 }
@@ -345,6 +349,7 @@ func inProgress(t *testing.T, url string) {
 }
 
 func TestRequestProblems(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newAccount(t, db, "sandbox")
 		b := newBench(t, db, false, httpx.RateLimit{})
@@ -381,6 +386,7 @@ func TestRequestProblems(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	f := newAccount(t, db, "sandbox")
 	b := newBench(t, db, false, httpx.RateLimit{Rate: 1, Burst: 2})

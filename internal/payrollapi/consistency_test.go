@@ -15,6 +15,7 @@ import (
 // whose errors name the real field, with one title and detail per code,
 // and a batch lists every input's problems in one answer.
 func TestProblemsNameTheField(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	record := `{"salaryGross":"1","salaryNet":"1","pension":"0","health":"0","additionalHealth":"0","employmentContrib":"0","pit":"0","employee":{"firstName":"a","lastName":"b"}}`
 	mpin := func(rec string) string {
@@ -84,6 +85,7 @@ func TestProblemsNameTheField(t *testing.T) {
 // them, no caller input rewritten, and PIT of contractor payments in whole
 // denars on every endpoint.
 func TestNullsAndFormats(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	body := `{"grossSalary":"30000","targetNet":null,"seniorityPercentage":null,"seniority":null,"unpaidHours":null,"absentHours":null,
 		"maternityHours":null,"fundHours":null,"minBaseMode":null,"period":null,"placements":null,"bonusAmount":null,"personalAllowance":null,
@@ -114,6 +116,7 @@ func TestNullsAndFormats(t *testing.T) {
 // TestOpenAPIRequiredAndNullable (issue 16, defect 8): the OpenAPI
 // document's required and nullable fields are the spec's.
 func TestOpenAPIRequiredAndNullable(t *testing.T) {
+	t.Parallel()
 	doc, err := payrollapi.New(payrollapi.Deps{Log: slog.New(slog.DiscardHandler)}).OpenAPIJSON()
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +187,7 @@ func TestOpenAPIRequiredAndNullable(t *testing.T) {
 // TestRates2027 (issue 16, defect 7): /v1/rates shows the carried 2026
 // figures for 2027 and lists them as provisional with their sources.
 func TestRates2027(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	req, _ := http.NewRequest(http.MethodGet, e.url+"/v1/rates?date=2027-01-10", nil)
 	req.Header.Set("Authorization", "Bearer "+e.key)
@@ -212,6 +216,7 @@ func TestRates2027(t *testing.T) {
 // TestExplainOverHTTP: ?explain=true adds the explanation to a result and
 // to every result of a batch; without it there is none.
 func TestExplainOverHTTP(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	status, m, raw := e.post(t, "/v1/calculations?explain=true", `{"grossSalary":"30000"}`)
 	ex, ok := m["explain"].(map[string]any)

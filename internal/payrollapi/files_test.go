@@ -72,6 +72,7 @@ func mpinBody(t *testing.T, e env, force bool) string {
 // TestEngineIntoMPIN feeds a calculation result straight into validate and
 // the generators: the checks find no error.
 func TestEngineIntoMPIN(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	body := mpinBody(t, e, false)
 	status, v, raw := e.post(t, "/v1/files/mpin/validate", body)
@@ -98,6 +99,7 @@ func TestEngineIntoMPIN(t *testing.T) {
 }
 
 func TestMPINBlocking(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	body := strings.Replace(mpinBody(t, e, false), `"pension":"6775"`, `"pension":"7000"`, 1)
 	status, p, raw := e.post(t, "/v1/files/mpin/xml", body)
@@ -115,6 +117,7 @@ func TestMPINBlocking(t *testing.T) {
 }
 
 func TestGrossFromNet(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	for _, tt := range []struct{ body, gross, pit string }{
 		{`{"net":"10000"}`, "11111", "1111"},

@@ -62,6 +62,7 @@ func (e env) post(t testing.TB, path, body string) (int, map[string]any, []byte)
 }
 
 func TestCalculationOverHTTP(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	status, m, body := e.post(t, "/v1/calculations", `{"grossSalary":"30000"}`)
 	if status != 200 {
@@ -85,6 +86,7 @@ func TestCalculationOverHTTP(t *testing.T) {
 }
 
 func TestBatch(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	var inputs []string
 	for i := range 500 {
@@ -111,6 +113,7 @@ func TestBatch(t *testing.T) {
 }
 
 func TestConvertAndRates(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	status, m, body := e.post(t, "/v1/calculations/convert", `{"net":"50000","effectiveDate":"2025-06-15"}`)
 	if status != 200 || m["gross"] != "75575" || m["net"] != "50000" || m["effectiveDate"] != "2025-06-15" {
@@ -166,6 +169,7 @@ func BenchmarkBatch500(b *testing.B) {
 
 // TestWorkedExamplesOverHTTP repeats research §5 through the API.
 func TestWorkedExamplesOverHTTP(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	tests := []struct{ body, field, want string }{
 		{`{"grossSalary":"36037","effectiveDate":"2026-01-15"}`, "pit", "1501"},
