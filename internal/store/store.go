@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -57,7 +58,7 @@ type DB struct {
 	// Now is the clock every query that records time uses. Tests replace it.
 	Now func() time.Time
 	// epoch is the SQLite access epoch (epoch.go); nil on PostgreSQL.
-	epoch *epoch
+	epoch atomic.Pointer[epoch]
 	// group runs concurrent SQLite transactions in one commit (group.go).
 	group grouper
 }
@@ -113,10 +114,12 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		r.SetMaxIdleConns(8)
 		db.write, db.read = w, r
 		db.writeStmts, db.readStmts = newStmtCache(w), newStmtCache(r)
-		if db.epoch, err = openEpoch(target); err != nil {
+		e, err := openEpoch(target)
+		if err != nil {
 			db.Close()
 			return nil, err
 		}
+		db.epoch.Store(e)
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -178,8 +181,9 @@ func (db *DB) Close() error {
 	if db.read != nil && db.read != db.write {
 		errs = append(errs, db.read.Close())
 	}
-	errs = append(errs, db.epoch.close())
-	db.epoch = nil
+	// A request still finishing while the store closes may read it: the
+	// pointer goes first.
+	errs = append(errs, db.epoch.Swap(nil).close())
 	return errors.Join(errs...)
 }
 
