@@ -31,6 +31,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/cli"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/payrollapi"
 	"github.com/denar-mk/denar/internal/store"
@@ -38,45 +39,60 @@ import (
 
 const calcBody = `{"grossSalary":"36037","effectiveDate":"2026-01-15","overtimeHours":8,"nightHours":16}`
 
+const usage = `Usage:
+  denar-load [-duration 5s] [-workers 8]
+  denar-load -files [-bin ./denar] [-records 10000] [-concurrent 4] [-endpoints …] [-server-env DENAR_X=v]…
+
+Measures POST /v1/calculations against a trivial echo handler served through
+the same plumbing in the same run and prints both rates and their ratio; with
+-files, the peak resident memory of a real denar serve under maximum-size
+МПИН requests against its baseline.
+`
+
 func main() {
-	duration := flag.Duration("duration", 5*time.Second, "how long each target is loaded (at most 60s)")
-	workers := flag.Int("workers", 8, "concurrent clients")
-	files := flag.Bool("files", false, "measure the peak memory of denar serve under maximum-size file requests instead")
-	bin := flag.String("bin", "", "with -files: the denar binary to start (default: go build it)")
-	records := flag.Int("records", 10000, "with -files: records per МПИН request")
-	concurrent := flag.Int("concurrent", 4, "with -files: requests sent at once to each endpoint")
-	endpoints := flag.String("endpoints", "/v1/files/mpin/validate,/v1/files/mpin/xml,/v1/files/mpin/txt", "with -files: the endpoints, comma-separated")
+	if code := cli.ExitCode(run(os.Args[1:], os.Stdout, os.Stderr)); code != 0 {
+		os.Exit(code)
+	}
+}
+
+// run parses the command line and runs one measurement.
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("denar-load", flag.ContinueOnError)
+	duration := fs.Duration("duration", 5*time.Second, "how long each target is loaded (at most 60s)")
+	workers := fs.Int("workers", 8, "concurrent clients")
+	files := fs.Bool("files", false, "measure the peak memory of denar serve under maximum-size file requests instead")
+	bin := fs.String("bin", "", "with -files: the denar binary to start (default: go build it)")
+	records := fs.Int("records", 10000, "with -files: records per МПИН request")
+	concurrent := fs.Int("concurrent", 4, "with -files: requests sent at once to each endpoint")
+	endpoints := fs.String("endpoints", "/v1/files/mpin/validate,/v1/files/mpin/xml,/v1/files/mpin/txt", "with -files: the endpoints, comma-separated")
 	var serverEnv []string
-	flag.Func("server-env", "with -files: a DENAR_*=value setting for the server (repeatable), e.g. DENAR_HEAVY_CONCURRENCY=4", func(s string) error {
+	fs.Func("server-env", "with -files: a DENAR_*=value setting for the server (repeatable), e.g. DENAR_HEAVY_CONCURRENCY=4", func(s string) error {
 		if !strings.HasPrefix(s, "DENAR_") || !strings.Contains(s, "=") {
 			return fmt.Errorf("want DENAR_NAME=value, not %q", s)
 		}
 		serverEnv = append(serverEnv, s)
 		return nil
 	})
-	flag.Parse()
+	if err := cli.Parse(fs, args, 0, 0, usage, stdout, stderr); err != nil {
+		return err
+	}
+	var err error
 	if *files {
-		err := runFiles(filesConfig{bin: *bin, serverEnv: serverEnv, records: *records, concurrent: *concurrent, endpoints: strings.Split(*endpoints, ",")})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "denar-load:", err)
-			os.Exit(1)
-		}
-		return
+		err = runFiles(filesConfig{bin: *bin, serverEnv: serverEnv, records: *records, concurrent: *concurrent, endpoints: strings.Split(*endpoints, ",")})
+	} else {
+		err = measure(min(*duration, time.Minute), *workers)
 	}
-	if *duration > time.Minute {
-		*duration = time.Minute
+	if err != nil {
+		fmt.Fprintln(stderr, "denar-load:", err)
 	}
-	if err := run(*duration, *workers); err != nil {
-		fmt.Fprintln(os.Stderr, "denar-load:", err)
-		os.Exit(1)
-	}
+	return err
 }
 
 type echoBody struct {
 	Body map[string]any
 }
 
-func run(d time.Duration, workers int) error {
+func measure(d time.Duration, workers int) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "denar-load-")
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/denar-mk/denar/internal/cli"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -23,9 +24,15 @@ import (
 // API on its own listener, so the service can be tested against a network
 // peer that is slow, fails, or goes away. Its state is in its own store
 // (-db), and its own job runner applies the retention rule there.
+const ujpSimUsage = `Usage: denar ujp-sim [-addr ADDR] [-db URL] [-retention D] [-qr-base URL] [-json]
+
+Serves the sandbox simulator of UJP's e-Faktura API as its own process, with
+its state in its own store. DENAR_UJP_SIM_TOKEN (at least 16 characters) is
+the bearer token of its /_sim control API and must be set. See docs/sandbox.md.
+`
+
 func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("ujp-sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := flag.NewFlagSet("denar ujp-sim", flag.ContinueOnError)
 	dataDir := os.Getenv("DENAR_DATA_DIR")
 	if dataDir == "" {
 		dataDir = "./denar-data"
@@ -44,8 +51,8 @@ func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.DurationVar(&retention, "retention", retention, "how long stored documents are kept (at least 1h; default DENAR_UJP_SIM_RETENTION or 90 days)")
 	qr := fs.String("qr-base", "", "base of qr_link (default https://efakturatest.ujp.gov.mk)")
 	jsonLogs := fs.Bool("json", false, "log as JSON")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := cli.Parse(fs, args, 0, 0, ujpSimUsage, stdout, stderr); err != nil {
+		return err
 	}
 	token := os.Getenv("DENAR_UJP_SIM_TOKEN")
 	if len(token) < minSimToken {
