@@ -6,6 +6,7 @@
 //	denar-agent pair --server URL --code CODE [--name NAME]
 //	denar-agent register-certificate --company cmp_… KEY FLAGS
 //	denar-agent run [--auto | --auto-purposes query] KEY FLAGS
+//	denar-agent run --sandbox-self-signed --company cmp_… [--server URL]
 //
 // KEY FLAGS select the key source: --key key.pem --cert cert.pem, or
 // --p12 file.p12 (password in DENAR_AGENT_P12_PASSWORD), or a smart card /
@@ -52,6 +53,8 @@ Usage:
   denar-agent pair --server URL --code CODE [--name NAME]
   denar-agent register-certificate --company cmp_… KEY FLAGS
   denar-agent run [--auto | --auto-purposes query] KEY FLAGS
+  denar-agent run --sandbox-self-signed --company cmp_… [--server URL]
+                                    sandbox: a throw-away key and certificate, registered and signing
   denar-agent help [COMMAND]        this text, or a command's ("denar-agent COMMAND -h" too)
 
 KEY FLAGS select the key: --key key.pem --cert cert.pem, or --p12 file.p12
@@ -73,13 +76,66 @@ Registers the signing certificate of the key for a company of the paired
 agent's account; the agent then receives that company's signing requests.
 `
 
-const runUsage = `Usage: denar-agent run [--auto | --auto-purposes query] KEY FLAGS
+const runUsage = `Usage:
+  denar-agent run [--auto | --auto-purposes query] KEY FLAGS
+  denar-agent run --sandbox-self-signed --company cmp_… [--server URL]
 
 Signs the signing requests of the companies this agent registered a
 certificate for: over a WebSocket, else by long-polling; reconnects by
 itself. Purposes not signed automatically are asked on the terminal. Every
 signature is logged.
+
+With --sandbox-self-signed (sandbox companies only) it makes a throw-away
+RSA key and self-signed certificate in memory, registers the certificate for
+--company and signs every request. With --server it first pairs a new agent
+using the e-invoicing API key in DENAR_API_KEY (scope companies:write);
+without, it uses the paired agent of --credentials.
 `
+
+// sandboxSigner prepares the sandbox signer: the agent's credentials (a new
+// agent paired with DENAR_API_KEY when server is given, else the
+// credentials file), refused unless they are the sandbox's, and a
+// throw-away key whose self-signed certificate it registers for company.
+// The service refuses such a certificate for a production company too.
+func sandboxSigner(ctx context.Context, client *http.Client, credPath, server, company string, stdout io.Writer,
+	log *slog.Logger) (signer.Credentials, agent.Key, error) {
+	var c signer.Credentials
+	var err error
+	if server != "" {
+		apiKey := os.Getenv("DENAR_API_KEY")
+		if apiKey == "" {
+			return c, agent.Key{}, errors.New("--server needs an e-invoicing API key in DENAR_API_KEY (scope companies:write) to pair")
+		}
+		code, err := signer.NewPairingCode(ctx, client, server, apiKey)
+		if err != nil {
+			return c, agent.Key{}, fmt.Errorf("pairing code: %w", err)
+		}
+		host, _ := os.Hostname()
+		if c, err = signer.Pair(ctx, client, server, code, "sandbox signer on "+host); err != nil {
+			return c, agent.Key{}, fmt.Errorf("pair: %w", err)
+		}
+		log.Info("paired a sandbox agent (its credentials are kept in memory only)", "agent", c.AgentID)
+	} else if c, err = agent.LoadCredentials(credPath); err != nil {
+		return c, agent.Key{}, err
+	}
+	if c.Environment != "" && c.Environment != "sandbox" {
+		return c, agent.Key{}, fmt.Errorf("--sandbox-self-signed signs for sandbox companies only; agent %s was paired in %s", c.AgentID, c.Environment)
+	}
+	key, err := agent.SandboxKey(company)
+	if err != nil {
+		return c, agent.Key{}, err
+	}
+	if err := signer.RegisterCertificate(ctx, client, c, key.Cert, company); err != nil {
+		var apiErr *signer.APIError
+		if errors.As(err, &apiErr) && (apiErr.Code == "self_signed_certificate" || apiErr.Code == "environment_mismatch") {
+			return c, agent.Key{}, fmt.Errorf("--sandbox-self-signed signs for sandbox companies only: %w", err)
+		}
+		return c, agent.Key{}, fmt.Errorf("register certificate: %w", err)
+	}
+	fmt.Fprintf(stdout, "sandbox signer: self-signed certificate %s registered for %s; signing every request (Ctrl-C stops)\n",
+		key.Cert.SerialNumber, company)
+	return c, key, nil
+}
 
 func defaultCredentials() string {
 	if d, err := os.UserConfigDir(); err == nil {
@@ -173,23 +229,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		k.register(fs)
 		auto := fs.Bool("auto", false, "sign every purpose without asking (servers)")
 		autoPurposes := fs.String("auto-purposes", "query", "purposes signed without asking, comma-separated")
+		sandbox := fs.Bool("sandbox-self-signed", false, "sandbox only: make a throw-away key and self-signed certificate, register it for --company and sign everything")
+		company := fs.String("company", "", "with --sandbox-self-signed: the sandbox company (cmp_…)")
+		server := fs.String("server", "", "with --sandbox-self-signed: pair a new agent with this e-invoicing API (API key in DENAR_API_KEY) instead of using --credentials")
 		if err := cli.Parse(fs, args[1:], 0, 0, runUsage, stdout, stderr); err != nil {
 			return err
 		}
-		c, err := agent.LoadCredentials(*credPath)
-		if err != nil {
-			return err
-		}
-		key, err := k.load()
-		if err != nil {
-			return err
+		var c signer.Credentials
+		var key agent.Key
+		var err error
+		if *sandbox {
+			if k != (keyFlags{}) || *auto || *company == "" {
+				return cli.Fail(stderr, runUsage, fs, "denar-agent run: --sandbox-self-signed takes --company and no key flags (it signs everything itself)")
+			}
+			c, key, err = sandboxSigner(ctx, client, *credPath, *server, *company, stdout, log)
+			if err != nil {
+				return err
+			}
+		} else {
+			if *company != "" || *server != "" {
+				return cli.Fail(stderr, runUsage, fs, "denar-agent run: --company and --server go with --sandbox-self-signed")
+			}
+			if c, err = agent.LoadCredentials(*credPath); err != nil {
+				return err
+			}
+			if key, err = k.load(); err != nil {
+				return err
+			}
 		}
 		defer key.Close()
 		allowed := map[string]bool{}
 		for _, p := range strings.Split(*autoPurposes, ",") {
 			allowed[strings.TrimSpace(p)] = true
 		}
-		if *auto {
+		if *auto || *sandbox {
 			allowed = map[string]bool{"document": true, "decision": true, "query": true}
 		}
 		w := &signer.Worker{Creds: c, Signer: key.Signer, HTTP: client, Log: log,

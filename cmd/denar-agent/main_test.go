@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/denar-mk/denar/internal/agent"
 	"github.com/denar-mk/denar/internal/cli"
+	"github.com/denar-mk/denar/sdk/signer"
 )
 
 // TestEveryCommandExplainsItself runs the agent's command line the way main
@@ -49,5 +52,33 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 				t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
 			}
 		})
+	}
+}
+
+// TestSandboxSignerRefusesProduction: credentials paired in production are
+// refused before anything is made or sent (the server refuses a
+// self-signed certificate for a production company as well).
+func TestSandboxSignerRefusesProduction(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "credentials.json")
+	if err := agent.SaveCredentials(path, signer.Credentials{Server: "http://127.0.0.1:1", AgentID: "agt_x", Secret: "s",
+		Environment: "production"}); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"run", "--sandbox-self-signed", "--company", "cmp_x", "--credentials", path}, &stdout, &stderr)
+	if cli.ExitCode(err) != 1 || !strings.Contains(err.Error(), "sandbox companies only") {
+		t.Fatalf("err %v", err)
+	}
+	for _, args := range [][]string{
+		{"run", "--sandbox-self-signed", "--credentials", path},                                 // no --company
+		{"run", "--sandbox-self-signed", "--company", "cmp_x", "--key", "k.pem", "--cert", "c"}, // key flags
+		{"run", "--company", "cmp_x", "--key", "k.pem", "--cert", "c.pem"},                      // --company without sandbox
+	} {
+		stdout.Reset()
+		stderr.Reset()
+		if code := cli.ExitCode(run(t.Context(), args, &stdout, &stderr)); code != 2 || !strings.Contains(stderr.String(), "Usage") {
+			t.Errorf("%v: exit %d, stderr %s", args, code, stderr.String())
+		}
 	}
 }
