@@ -10,7 +10,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // Request is the body of POST /v1/einvoices (and, within
@@ -354,12 +354,12 @@ func checkExpected(exp, got Totals) error {
 		if c.exp == "" {
 			continue
 		}
-		e, err := decimal.NewFromString(c.exp)
+		e, err := money.Parse(c.exp)
 		if err != nil {
 			fe.Add(c.path, "is not a decimal number")
 			continue
 		}
-		if !e.Equal(decimal.RequireFromString(c.got)) {
+		if !e.Equal(money.MustParse(c.got)) {
 			fe.Add(c.path, "is %s; the service computes %s", c.exp, c.got)
 		}
 	}
@@ -437,7 +437,7 @@ func line(fe *denar.FieldErrors, i int, l Line, cb *ujpdoc.Codebooks) ujpdoc.Ite
 	if pct, ok := amount(fe, p+".vatPercent", l.VatPercent, false); ok {
 		found := false
 		for _, g := range cb.TaxGroups {
-			if decimal.NewFromInt(int64(g.Percent)).Equal(pct) {
+			if money.FromInt(int64(g.Percent)).Equal(pct) {
 				it.DocItemVatGroup, it.DocItemVat, found = g.Code, ujpdoc.Dec(pct), true
 				break
 			}
@@ -470,19 +470,19 @@ func contains(list []string, s string) bool {
 // amount parses a decimal string; negative values are refused (a storno is
 // built from its original, never posted with negative lines) and positive
 // requires > 0.
-func amount(fe *denar.FieldErrors, path, s string, positive bool) (decimal.Decimal, bool) {
+func amount(fe *denar.FieldErrors, path, s string, positive bool) (money.Amount, bool) {
 	if s == "" {
 		fe.Add(path, "is required")
-		return decimal.Decimal{}, false
+		return money.Amount{}, false
 	}
-	v, err := decimal.NewFromString(s)
+	v, err := money.Parse(s)
 	if err != nil || len(s) > 32 {
 		fe.Add(path, "is not a decimal number")
-		return decimal.Decimal{}, false
+		return money.Amount{}, false
 	}
 	if v.IsNegative() || (positive && v.IsZero()) {
 		fe.Add(path, "must be greater than zero")
-		return decimal.Decimal{}, false
+		return money.Amount{}, false
 	}
 	return v, true
 }

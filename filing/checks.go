@@ -7,7 +7,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/ident"
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // Severities of an Issue. Errors block a generator unless force is set.
@@ -60,16 +60,31 @@ const (
 	CodeMaternity          = "maternity_hours_invalid"
 	CodeNameCyrillic       = "name_not_cyrillic"
 	CodeNameTransliterated = "name_transliterated"
+	CodeNetPaidAboveNet    = "109" // 3.31 effective net above 3.13 net
+	CodeNoRecords          = "no_records"
+	CodeSickFundCode       = "sick_fund_code_invalid"
+	CodeExemptionCode      = "exemption_code_invalid"
+	CodePaysAboveGross     = "pays_above_gross"
+	CodeSelfEmployed       = "self_employed_net_paid"
 )
 
 // tolerance is the 1-denar slack the checks allow between a record's amount
 // and the amount recomputed from it: UJP computes at two decimals and rounds
 // only on the form (research §3.1), so rounded fields can differ by one.
-var tolerance = decimal.NewFromInt(1)
+var tolerance = money.FromInt(1)
+
+// netTolerance is the slack of the net check. The net is gross less four
+// contributions less PIT: seven figures, each rounded to whole denars on
+// its own from a two-decimal calculation, so the rounded figures can miss
+// the identity by up to 7 × 0.5 denars (research §3.1: 38,507 − 10,783 −
+// 1,679 = 26,045 against the accepted net 26,046). UJP's own tolerance for
+// error 110 is not published (research §7.7).
+var netTolerance = money.MustParse("3.5")
 
 type checker struct {
 	issues []Issue
 	ended  map[string]bool // "embg/contract" of contracts ending this month, built on first need
+	hours  []hoursOf       // when not nil, each record's hours are kept here for the file
 }
 
 // endedContracts indexes the contracts that end inside the month, so that a
@@ -96,19 +111,22 @@ func (c *checker) add(sev, code, field, path, format string, args ...any) {
 // Validate runs every МПИН check on req. It never fails: a problem reaching
 // the statutory tables becomes an issue too, because the caller still needs
 // to know why a file could not be checked.
-func Validate(req *MpinRequest, st Statutory) Result {
+func Validate(req *MpinRequest, st Statutory) Result { return validate(req, st, nil) }
+
+// validate is Validate; with hours not nil (len(req.Records)) it also keeps
+// every record's hours there, so that the file need not work them out again.
+func validate(req *MpinRequest, st Statutory, hours []hoursOf) Result {
 	c := &checker{}
 	c.company(&req.Company)
 	c.batch(&req.Batch)
+	if len(req.Records) == 0 {
+		c.add(SeverityError, CodeNoRecords, "1.5", "records", "an МПИН filing needs at least one record")
+	}
 	var rates Rates
-	var fund decimal.Decimal
 	haveRates := false
 	if req.Batch.PeriodMonth >= 1 && req.Batch.PeriodMonth <= 12 && st != nil {
 		var err error
 		rates, err = st.On(periodEnd(req.Batch.PeriodYear, req.Batch.PeriodMonth))
-		if err == nil {
-			fund, err = st.MonthHours(req.Batch.PeriodYear, req.Batch.PeriodMonth)
-		}
 		if err != nil {
 			c.add(SeverityError, CodeRatesUnavailable, "1.2", "batch", "no statutory figures for %02d/%d: %v", req.Batch.PeriodMonth, req.Batch.PeriodYear, err)
 		} else {
@@ -140,9 +158,9 @@ func Validate(req *MpinRequest, st Statutory) Result {
 	}
 	ended := endedContracts(req.Records)
 	parts := inParallel(len(req.Records), func(lo, hi int) []Issue {
-		pc := &checker{ended: ended}
+		pc := &checker{ended: ended, hours: hours}
 		for i := lo; i < hi; i++ {
-			pc.record(req, i, "records["+strconv.Itoa(i)+"]", haveRates, rates, fund, dupOf[i])
+			pc.record(req, i, "records["+strconv.Itoa(i)+"]", haveRates, rates, dupOf[i])
 		}
 		return pc.issues
 	})
@@ -194,35 +212,35 @@ func (c *checker) batch(b *Batch) {
 	if v := str(b.VidObvrznik); v != "" && !vidObvrznikKnown[v] {
 		c.add(SeverityWarning, CodeVidObvrznik, "1.4", "batch.vidObvrznik", "%q is not among the вид на обврзник codes we know; check it against UJP's list", v)
 	}
+	// The fund is the batch's figure; the calendar only warns (issue 16):
+	// UJP's МПИН client counts every weekday × 8, holidays included.
+	if b.PeriodMonth >= 1 && b.PeriodMonth <= 12 {
+		if cal, fund := calendarFund(b.PeriodYear, b.PeriodMonth), batchFund(b); !fund.Equal(cal) {
+			how := "declared"
+			if !b.WorkingHours.Set {
+				how = "defaulted to"
+			}
+			c.add(SeverityWarning, CodeHoursWrong, "3.6", "batch.workingHours", "the fund of hours is %s %s, but %02d/%d has %s (weekdays × 8, holidays included, as UJP's МПИН client counts)",
+				how, fund, b.PeriodMonth, b.PeriodYear, cal)
+		}
+	}
 }
 
-func dec(m Money) decimal.Decimal {
+func dec(m Money) money.Amount {
 	if !m.Set {
-		return decimal.Zero
+		return money.Amount{}
 	}
 	return m.D
 }
 
-func hrs(n Num) decimal.Decimal {
+func hrs(n Num) money.Amount {
 	if !n.Set {
-		return decimal.Zero
+		return money.Amount{}
 	}
 	return n.D
 }
 
-// effectiveHours returns the record's hours, falling back to the batch's and
-// then to 176 (spec "Filing batch").
-func effectiveHours(r *Record, b *Batch) decimal.Decimal {
-	if r.WorkingHours.Set {
-		return r.WorkingHours.D
-	}
-	if b.WorkingHours.Set {
-		return b.WorkingHours.D
-	}
-	return decimal.NewFromInt(176)
-}
-
-func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rates Rates, fund decimal.Decimal, dupOf int) {
+func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rates Rates, dupOf int) {
 	r := &req.Records[i]
 	e := &r.Employee
 	embg := str(e.EMBG)
@@ -249,6 +267,12 @@ func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rate
 	}
 	if ic := str(r.InsuranceCode); ic != "" && !vidStaz[ic] {
 		c.add(SeverityError, CodeInsuranceCode, "3.17", p+".insuranceCode", "%q is not a вид на стаж code", ic)
+	}
+	if ec := str(r.ExemptionCode); ec != "" && !exemptionCodes[ec] {
+		c.add(SeverityError, CodeExemptionCode, "3.17б", p+".exemptionCode", "%q is not an exemption code (UJP's list: 001, 002, 003, 004, 009, 015, 017, 034, 050, 060)", ec)
+	}
+	if sc := str(r.SickFundCode); sc != "" && !competentBodyCodes[sc] {
+		c.add(SeverityError, CodeSickFundCode, "3.23", p+".sickFundCode", "%q is not a competent-body code of МПИН 3.23 (140 health fund sick pay, 128 and 129 health fund 100 %% and 50 %%, …)", sc)
 	}
 	for _, n := range []struct {
 		cyr  *string
@@ -285,7 +309,7 @@ func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rate
 		if r.HireDay != nil && r.LeaveDay != nil && *r.HireDay > *r.LeaveDay {
 			c.add(SeverityError, CodeDaysWrong, "3.28", p+".leaveDay", "leave day %d is before hire day %d", *r.LeaveDay, *r.HireDay)
 		}
-		if r.ServiceDays.Set && (r.ServiceDays.D.LessThan(decimal.Zero) || r.ServiceDays.D.GreaterThan(decimal.NewFromInt(int64(days)))) {
+		if r.ServiceDays.Set && (r.ServiceDays.D.LessThan(money.Amount{}) || r.ServiceDays.D.GreaterThan(money.FromInt(int64(days)))) {
 			c.add(SeverityError, CodeDaysWrong, "3.5", p+".serviceDays", "%s days of insurance in a month of %d days", r.ServiceDays.D, days)
 		}
 	}
@@ -305,54 +329,102 @@ func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rate
 		}
 	}
 
-	// Maternity: 3.23 = 128 (FZOM 100 %) with 3.24 hours, or 129 (50 % plus
-	// the employer's 100 % after an early return).
-	if r.MaternityHours.Set && !r.MaternityHours.D.IsPositive() {
-		c.add(SeverityError, CodeMaternity, "3.24", p+".maternityHours", "3.23 = 128 needs a positive number of hours in 3.24")
+	// Hours: every kind inside the fund, absent hours included, must fit
+	// the record's fund, and the record's fund the batch's.
+	h := recordHours(r, &req.Batch)
+	if c.hours != nil {
+		c.hours[i] = h
 	}
-	if r.MaternityPartialHours.Set && !r.MaternityPartialHours.D.IsPositive() {
-		c.add(SeverityError, CodeMaternity, "3.24", p+".maternityPartialHours", "3.23 = 129 needs a positive number of hours in 3.24")
+	bf := batchFund(&req.Batch)
+	switch {
+	case h.fund.GreaterThan(bf):
+		c.add(SeverityError, CodeHoursWrong, "3.6", p+".workingHours", "the record's fund of %s hours is more than the month's fund of %s (batch.workingHours); overtime goes in overtimeHours", h.fund, bf)
+	case h.inside.GreaterThan(h.fund):
+		c.add(SeverityError, CodeHoursWrong, "3.6", p+".workingHours", "premium, sick, maternity, unpaid and absent hours total %s, more than the record's fund of %s", h.inside, h.fund)
+	case defaulted(r.InsuranceCode, "0050") == "0050" && r.HireDay == nil && r.LeaveDay == nil && !h.absent.IsPositive() &&
+		h.fund.LessThan(bf.Sub(money.FromInt(8))):
+		c.add(SeverityWarning, CodeHoursWrong, "3.6", p+".workingHours", "%s hours in a month of %s for вид на стаж 0050 (full time) without a hire or leave day; part-time work is 0047", h.fund, bf)
 	}
-
+	if r.UnpaidHours.Set && r.UnpaidHours.D.GreaterThan(money.FromInt(24)) {
+		c.add(SeverityWarning, CodeHoursWrong, "3.6ц", p+".unpaidHours", "more than 24 unpaid hours in a month")
+	}
+	var employerPays money.Amount
+	pays := 0
+	_, payFields := kindFields(r)
+	for k := range kinds {
+		if kinds[k].inGross {
+			if v := payOfKind(payFields[k]); !v.IsZero() {
+				employerPays = employerPays.Add(v)
+				pays++
+			}
+		}
+	}
+	// Each pay and the gross are rounded on their own: their sum may pass
+	// the gross by the rounding slack without any pay being wrong.
+	if r.SalaryGross.Set && employerPays.Sub(r.SalaryGross.D).GreaterThan(roundingSlack(pays+1)) {
+		c.add(SeverityError, CodePaysAboveGross, "3.14", p+".salaryGross", "the pays of the kinds of hours, seniority and bonus total %s, more than the gross %s", employerPays, r.SalaryGross.D)
+	}
+	if r.NetPaid.Set && r.SalaryNet.Set && r.NetPaid.D.GreaterThan(r.SalaryNet.D) {
+		c.add(SeverityError, CodeNetPaidAboveNet, "3.31", p+".netPaid", "the net paid %s is more than the net %s", r.NetPaid.D, r.SalaryNet.D)
+	}
+	if selfEmployed(&req.Batch) && r.NetPaid.Set && !r.NetPaid.D.IsZero() {
+		c.add(SeverityWarning, CodeSelfEmployed, "3.31", p+".netPaid", "a self-employed payer (вид на обврзник 111) files the effective net as 0 (the UJP-accepted January 2026 filing); netPaid is %s", r.NetPaid.D)
+	}
 	if haveRates {
-		total := effectiveHours(r, &req.Batch).Add(hrs(r.SickFundHours)).Add(hrs(r.SickCompanyHours)).
-			Add(hrs(r.MaternityHours)).Add(hrs(r.UnpaidHours))
-		if total.GreaterThan(fund) {
-			c.add(SeverityError, CodeHoursWrong, "3.6", p+".workingHours", "working, sick, maternity and unpaid hours total %s, more than the month's fund of %s", total, fund)
-		}
-		if r.UnpaidHours.Set && r.UnpaidHours.D.GreaterThan(decimal.NewFromInt(24)) {
-			c.add(SeverityWarning, CodeHoursWrong, "3.6ц", p+".unpaidHours", "more than 24 unpaid hours in a month")
-		}
-		c.amounts(r, p, rates)
+		c.amounts(r, p, rates, h, selfEmployed(&req.Batch))
 	}
+}
+
+// selfEmployed reports a payer of вид на обврзник 111 (self-employed,
+// intellectual activity): the UJP-accepted January 2026 filing of one
+// carries no PIT, no allowance and an effective net of 0 (research §4.2).
+func selfEmployed(b *Batch) bool { return str(b.VidObvrznik) == "111" }
+
+// share returns v × paid / fundRef at two decimals: the engine's proration
+// of the maximum base and of the allowance by paid hours (research §2.1).
+func share(v money.Amount, h hoursOf) money.Amount {
+	if !h.fundRef.IsPositive() || h.paid.Cmp(h.fundRef) >= 0 {
+		return v
+	}
+	return v.Mul(h.paid).Div(h.fundRef, 2)
+}
+
+// allowanceOf is the monthly allowance a record's PIT is taken with: its
+// personalAllowance, else the statutory one prorated by paid hours (none
+// for a self-employed payer).
+func allowanceOf(r *Record, rates Rates, h hoursOf, self bool) money.Amount {
+	switch {
+	case r.PersonalAllowance.Set:
+		return r.PersonalAllowance.D
+	case self:
+		return money.Amount{}
+	}
+	return share(rates.Allowance, h)
 }
 
 // amounts checks contributions, PIT and net against the gross at the
-// period's rates, each within 1 denar.
-func (c *checker) amounts(r *Record, p string, rates Rates) {
-	if !r.SalaryGross.Set || amountsPass(r, rates) {
-		return
-	}
-	c.amountsDecimal(r, p, rates)
-}
-
-// amountsDecimal is the amount checks in decimal arithmetic; they write
-// every issue.
-func (c *checker) amountsDecimal(r *Record, p string, rates Rates) {
+// period's rates: each contribution within 1 denar of rate × base, where
+// the base is the gross capped at the maximum base prorated by paid hours
+// (as the engine computes it); PIT within 1 denar; the net within the
+// rounding slack of its seven figures.
+func (c *checker) amounts(r *Record, p string, rates Rates, h hoursOf, self bool) {
 	if !r.SalaryGross.Set {
 		return
 	}
 	gross := r.SalaryGross.D
 	base := gross
-	if rates.MinBase.IsPositive() && base.LessThan(rates.MinBase) && base.IsPositive() {
-		base = rates.MinBase
+	if rates.MaxBase.IsPositive() {
+		if maxBase := share(rates.MaxBase, h); base.GreaterThan(maxBase) {
+			base = maxBase
+		}
 	}
-	if rates.MaxBase.IsPositive() && base.GreaterThan(rates.MaxBase) {
-		base = rates.MaxBase
+	employment := rates.Employment
+	if str(r.ExemptionCode) == "001" {
+		employment = money.Amount{} // 3.17б 001: not liable for the employment contribution
 	}
 	for _, k := range []struct {
 		m    Money
-		rate decimal.Decimal
+		rate money.Amount
 		code string
 		fld  string
 		name string
@@ -360,7 +432,7 @@ func (c *checker) amountsDecimal(r *Record, p string, rates Rates) {
 		{r.Pension, rates.Pension, CodePensionWrong, "3.15", "pension"},
 		{r.Health, rates.Health, CodeHealthWrong, "3.40", "health"},
 		{r.AdditionalHealth, rates.Injury, CodeInjuryWrong, "3.42", "additionalHealth"},
-		{r.EmploymentContrib, rates.Employment, CodeEmploymentWrong, "3.44", "employmentContrib"},
+		{r.EmploymentContrib, employment, CodeEmploymentWrong, "3.44", "employmentContrib"},
 	} {
 		want := base.Mul(k.rate).Round(2)
 		if k.m.Set && k.m.D.Sub(want).Abs().GreaterThan(tolerance) {
@@ -368,20 +440,24 @@ func (c *checker) amountsDecimal(r *Record, p string, rates Rates) {
 		}
 	}
 	contrib := dec(r.Pension).Add(dec(r.Health)).Add(dec(r.AdditionalHealth)).Add(dec(r.EmploymentContrib))
-	allowance := rates.Allowance
-	if r.PersonalAllowance.Set {
-		allowance = r.PersonalAllowance.D
-	}
+	allowance := allowanceOf(r, rates, h, self)
 	taxBase := gross.Sub(contrib).Sub(allowance)
 	if taxBase.IsNegative() {
-		taxBase = decimal.Zero
+		taxBase = money.Amount{}
 	}
-	pit := taxBase.Mul(decimal.RequireFromString("0.10")).Round(2)
+	pit := taxBase.Mul(money.MustParse("0.10")).Round(2)
+	if self {
+		pit = money.Amount{} // the self-employed pay PIT outside МПИН
+	}
 	if r.PIT.Set && r.PIT.D.Sub(pit).Abs().GreaterThan(tolerance) {
-		c.add(SeverityWarning, CodePITWrong, "3.46", p+".pit", "%s is not 10 %% of (%s − %s − %s) = %s", r.PIT.D, gross, contrib, allowance, pit)
+		if self {
+			c.add(SeverityWarning, CodePITWrong, "3.46", p+".pit", "%s, but a self-employed payer (вид на обврзник 111) files PIT 0", r.PIT.D)
+		} else {
+			c.add(SeverityWarning, CodePITWrong, "3.46", p+".pit", "%s is not 10 %% of (%s − %s − %s) = %s", r.PIT.D, gross, contrib, allowance, pit)
+		}
 	}
 	net := gross.Sub(contrib).Sub(dec(r.PIT))
-	if r.SalaryNet.Set && r.SalaryNet.D.Sub(net).Abs().GreaterThan(tolerance) {
+	if r.SalaryNet.Set && r.SalaryNet.D.Sub(net).Abs().GreaterThan(netTolerance) {
 		c.add(SeverityError, CodeNetWrong, "3.13", p+".salaryNet", "%s is not gross − contributions − PIT = %s", r.SalaryNet.D, net)
 	}
 }
@@ -396,21 +472,35 @@ func (e *BlockingError) Error() string {
 	return fmt.Sprintf("mpin: %d blocking issue(s), first: %s %s: %s", len(e.Issues), e.Issues[0].Code, e.Issues[0].Path, e.Issues[0].Message)
 }
 
+// Detail is the problem detail of the error.
+func (e *BlockingError) Detail() string {
+	n := "1 blocking issue"
+	if len(e.Issues) != 1 {
+		n = fmt.Sprintf("%d blocking issues", len(e.Issues))
+	}
+	return "The МПИН checks found " + n + " (listed in errors and issues); correct them, or send force: true to generate the file anyway."
+}
+
 // CodeMpinValidationFailed is the problem code for a BlockingError.
 const CodeMpinValidationFailed = "mpin_validation_failed"
 
 // AsDenarError returns the error as the shared *denar.Error with the blocking
 // issues in Detail["issues"].
 func (e *BlockingError) AsDenarError() *denar.Error {
-	return &denar.Error{Code: CodeMpinValidationFailed, Message: e.Error(), Detail: map[string]any{"issues": e.Issues}}
+	fields := make([]denar.FieldError, len(e.Issues))
+	for i, is := range e.Issues {
+		fields[i] = denar.FieldError{Path: is.Path, Message: "МПИН " + is.Field + ", check " + is.Code + ": " + is.Message}
+	}
+	return &denar.Error{Code: CodeMpinValidationFailed, Message: e.Detail(), Fields: fields, Detail: map[string]any{"issues": e.Issues}}
 }
 
 // gate runs the checks and returns a *BlockingError when one blocks and
 // force is false.
-func gate(req *MpinRequest, st Statutory) error {
-	res := Validate(req, st)
+func gate(req *MpinRequest, st Statutory) ([]hoursOf, error) {
+	hours := make([]hoursOf, len(req.Records))
+	res := validate(req, st, hours)
 	if res.OK || req.Force {
-		return nil
+		return hours, nil
 	}
 	var b []Issue
 	for _, is := range res.Issues {
@@ -418,5 +508,5 @@ func gate(req *MpinRequest, st Statutory) error {
 			b = append(b, is)
 		}
 	}
-	return &BlockingError{Issues: b}
+	return nil, &BlockingError{Issues: b}
 }

@@ -1,12 +1,10 @@
 package filing
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/shopspring/decimal"
 )
 
 // TestChecks is one row per check: a mutation of the valid May 2026 fixture
@@ -40,15 +38,26 @@ func TestChecks(t *testing.T) {
 		{"employment at July rates", func(r *MpinRequest) { r.Batch.PeriodMonth = 7 }, SeverityError, CodeEmploymentWrong, "3.44", "records[0].employmentContrib"},
 		{"PIT", func(r *MpinRequest) { r.Records[0].PIT, r.Records[0].SalaryNet = M("1600.00"), M("24346.63") }, SeverityWarning, CodePITWrong, "3.46", "records[0].pit"},
 		{"net", func(r *MpinRequest) { r.Records[0].SalaryNet = M("24500.00") }, SeverityError, CodeNetWrong, "3.13", "records[0].salaryNet"},
-		{"hours over the fund", func(r *MpinRequest) { r.Records[0].WorkingHours = N("169") }, SeverityError, CodeHoursWrong, "3.6", "records[0].workingHours"},
-		{"batch hours over the fund", func(r *MpinRequest) { r.Batch.WorkingHours = N("176") }, SeverityError, CodeHoursWrong, "3.6", "records[0].workingHours"},
+		{"record fund over the month's", func(r *MpinRequest) { r.Records[0].WorkingHours = N("169") }, SeverityError, CodeHoursWrong, "3.6", "records[0].workingHours"},
+		{"kinds over the record's fund", func(r *MpinRequest) { r.Records[0].NightHours, r.Records[0].UnpaidHours = N("100"), N("80") }, SeverityError, CodeHoursWrong, "3.6", "records[0].workingHours"},
+		{"full time far below the fund", func(r *MpinRequest) { r.Records[0].WorkingHours = N("100") }, SeverityWarning, CodeHoursWrong, "3.6", "records[0].workingHours"},
+		// The fund is the batch's figure: 176 in May 2026 (168 by the
+		// calendar) is a warning, never a block (issue 16, defect 1).
+		{"batch fund off the calendar", func(r *MpinRequest) { r.Batch.WorkingHours = N("176") }, SeverityWarning, CodeHoursWrong, "3.6", "batch.workingHours"},
+		{"batch fund defaulted off the calendar", func(r *MpinRequest) { r.Batch.WorkingHours = Num{} }, SeverityWarning, CodeHoursWrong, "3.6", "batch.workingHours"},
+		{"net paid above net", func(r *MpinRequest) { r.Records[0].NetPaid = M("30000") }, SeverityError, CodeNetPaidAboveNet, "3.31", "records[0].netPaid"},
+		{"no records", func(r *MpinRequest) { r.Records = nil }, SeverityError, CodeNoRecords, "1.5", "records"},
+		{"unknown sick-fund code", func(r *MpinRequest) { r.Records[0].SickFundCode = sp("150") }, SeverityError, CodeSickFundCode, "3.23", "records[0].sickFundCode"},
+		{"unknown exemption code", func(r *MpinRequest) { r.Records[0].ExemptionCode = sp("005") }, SeverityError, CodeExemptionCode, "3.17б", "records[0].exemptionCode"},
+		{"exempt from employment contribution", func(r *MpinRequest) { r.Records[0].ExemptionCode = sp("001") }, SeverityError, CodeEmploymentWrong, "3.44", "records[0].employmentContrib"},
+		{"pays above the gross", func(r *MpinRequest) { r.Records[0].NightHours, r.Records[0].NightPay = N("8"), M("50000") }, SeverityError, CodePaysAboveGross, "3.14", "records[0].salaryGross"},
+		{"self-employed with PIT", func(r *MpinRequest) { r.Batch.VidObvrznik = sp("111") }, SeverityWarning, CodePITWrong, "3.46", "records[0].pit"},
+		{"self-employed with net paid", func(r *MpinRequest) { r.Batch.VidObvrznik = sp("111"); r.Records[0].NetPaid = M("100") }, SeverityWarning, CodeSelfEmployed, "3.31", "records[0].netPaid"},
 		{"hire day outside month", func(r *MpinRequest) { r.Records[0].HireDay = ip(32) }, SeverityError, CodeDayOutsideMonth, "3.27", "records[0].hireDay"},
 		{"leave day outside month", func(r *MpinRequest) { r.Batch.PeriodMonth = 6; r.Records[0].LeaveDay = ip(31) }, SeverityError, CodeDayOutsideMonth, "3.28", "records[0].leaveDay"},
 		{"leave before hire", func(r *MpinRequest) { r.Records[0].HireDay, r.Records[0].LeaveDay = ip(20), ip(10) }, SeverityError, CodeDaysWrong, "3.28", "records[0].leaveDay"},
 		{"contract 2 without re-hire", func(r *MpinRequest) { r.Records[0].ContractNo = ip(2) }, SeverityError, CodeContractNo, "3.30", "records[0].contractNo"},
 		{"re-hire without leave", func(r *MpinRequest) { r.Records[2].LeaveDay = nil }, SeverityError, CodeContractNo, "3.30", "records[3].contractNo"},
-		{"maternity 128 without hours", func(r *MpinRequest) { r.Records[4].MaternityHours = N("0") }, SeverityError, CodeMaternity, "3.24", "records[4].maternityHours"},
-		{"maternity 129 without hours", func(r *MpinRequest) { r.Records[5].MaternityPartialHours = N("0") }, SeverityError, CodeMaternity, "3.24", "records[5].maternityPartialHours"},
 		{"name not transliterable", func(r *MpinRequest) { r.Records[0].Employee.LastNameCyr = nil; r.Records[0].Employee.LastName = "Wyx" }, SeverityError, CodeNameCyrillic, "3.2", "records[0].employee.lastNameCyr"},
 		{"Cyrillic field in Latin", func(r *MpinRequest) { r.Records[0].Employee.FirstNameCyr = sp("Marko") }, SeverityError, CodeNameCyrillic, "3.3", "records[0].employee.firstNameCyr"},
 		{"name transliterated", func(r *MpinRequest) {}, SeverityWarning, CodeNameTransliterated, "3.2", "records[1].employee.lastNameCyr"},
@@ -179,29 +188,69 @@ func FuzzTXTDecoder(f *testing.F) {
 	})
 }
 
-// minBaseStat applies a minimum contribution base of 21,000 (illustrative).
-type minBaseStat struct{ stat2026 }
-
-func (m minBaseStat) On(d time.Time) (Rates, error) {
-	r, err := m.stat2026.On(d)
-	r.MinBase = decimal.NewFromInt(21000)
-	return r, err
+// TestZeroMeansAbsent: a calculation result always carries every hour
+// field; zero hours (maternityHours: 0 in a result) are no hours, never an
+// error, and file no row (issue 16, defect 3).
+func TestZeroMeansAbsent(t *testing.T) {
+	req := fixtureRegular()
+	for i := range req.Records {
+		r := &req.Records[i]
+		for _, n := range []*Num{&r.MaternityHours, &r.MaternityPartialHours, &r.SickFundHours, &r.NightHours, &r.UnpaidHours, &r.AbsentHours} {
+			if !n.Set {
+				*n = N("0")
+			}
+		}
+		for _, m := range []*Money{&r.NightPay, &r.SickFundPay, &r.Seniority, &r.BonusAmount} {
+			if !m.Set {
+				*m = M("0")
+			}
+		}
+	}
+	res := Validate(req, stat2026{})
+	if !res.OK {
+		t.Fatalf("zero hours block: %+v", res.Issues)
+	}
+	a, err := MpinXML(req, stat2026{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := MpinXML(fixtureRegular(), stat2026{})
+	if !bytes.Equal(a, b) {
+		t.Error("zero hours and pays change the file")
+	}
 }
 
-func TestMinimumBase(t *testing.T) {
+// TestPartialMonthCap: the engine prorates the 16× maximum base by paid
+// hours (research §2.1) and the checks do the same (issue 16, defect 4).
+// May 2026, fund 168, 84 hours absent, gross 700,000: the cap is
+// 1,106,256 × 84/168 = 553,128, so pension 103,988.06, health 41,484.60,
+// injury 2,765.64, employment 6,637.54 (total 154,875.84); the allowance
+// 10,932 × ½ = 5,466; PIT 10 % × (700,000 − 154,875.84 − 5,466) =
+// 53,965.82; net 491,158.34. On the full cap these figures were blocked
+// with 16/90/91/94.
+func TestPartialMonthCap(t *testing.T) {
 	req := fixtureRegular()
-	if res := Validate(req, minBaseStat{}); res.OK {
-		t.Fatal("a 20,000 gross with contributions on 20,000 passes a 21,000 minimum base")
-	}
-	r := calc("21000", "Ana", "Gjorgjievska")
-	r.SalaryGross = M("20000")
-	r.SalaryNet = Money{D: r.SalaryNet.D.Sub(decimal.NewFromInt(1000)), Set: true}
-	req.Records[1] = r
-	req.Records[1].Employee = fixtureRegular().Records[1].Employee
-	res := Validate(req, minBaseStat{})
+	r := &req.Records[0]
+	*r = Record{Employee: r.Employee, SalaryGross: M("700000"), Pension: M("103988"), Health: M("41485"),
+		AdditionalHealth: M("2766"), EmploymentContrib: M("6638"), PIT: M("53966"), SalaryNet: M("491158"),
+		PersonalAllowance: M("5466"), AbsentHours: N("84"), LeaveDay: ip(14)}
+	res := Validate(req, stat2026{})
 	for _, is := range res.Issues {
-		if is.Severity == SeverityError && is.Path[:10] == "records[1]" {
-			t.Errorf("contributions on the minimum base rejected: %+v", is)
+		if strings.HasPrefix(is.Path, "records[0]") {
+			t.Errorf("the engine's partial-month figures are refused: %+v", is)
 		}
+	}
+	// Without the absent hours the full cap applies and the same
+	// contributions are wrong.
+	r.AbsentHours, r.LeaveDay = Num{}, nil
+	res = Validate(req, stat2026{})
+	codes := map[string]bool{}
+	for _, is := range res.Issues {
+		if strings.HasPrefix(is.Path, "records[0]") {
+			codes[is.Code] = true
+		}
+	}
+	if !codes[CodePensionWrong] || !codes[CodeHealthWrong] {
+		t.Errorf("full-month record with partial-month contributions passes: %v", res.Issues)
 	}
 }

@@ -110,14 +110,31 @@ var vidObvrznikKnown = map[string]bool{
 	"110": true, "111": true, "112": true, "116": true, "122": true, "123": true, "180": true,
 }
 
-// vidStaz is UJP's current list of МПИН 3.17 codes.
-var vidStaz = map[string]bool{}
-
-func init() {
-	for _, c := range strings.Fields("2222 0050 0040 0041 0042 0043 0044 0045 0046 0047 0049 0055 0065 0066 0067 0072 0080 0089 0099 0048 0017 0068 0075 3333 4444 5555 7777 0057 0038 6666") {
-		vidStaz[c] = true
+// codeSet builds a set from space-separated codes.
+func codeSet(codes string) map[string]bool {
+	m := map[string]bool{}
+	for _, c := range strings.Fields(codes) {
+		m[c] = true
 	}
+	return m
 }
+
+// vidStaz is UJP's current list of МПИН 3.17 codes.
+var vidStaz = codeSet("2222 0050 0040 0041 0042 0043 0044 0045 0046 0047 0049 0055 0065 0066 0067 0072 0080 0089 0099 0048 0017 0068 0075 3333 4444 5555 7777 0057 0038 6666")
+
+// exemptionCodes is UJP's list of МПИН 3.17б codes (research §4.1 and the
+// МПИН client's osloboduvanje list): 001 self-employed, not liable for the
+// employment contribution; 002 persons under conventions; 003 and 004
+// insured pensioners; 009 non-residents not liable for contributions; 015
+// persons working abroad exempt from PIT; 017 embassies not withholding
+// PIT through МПИН; 034 persons exempt under international social
+// security agreements; 050 employee of a self-employed person; 060
+// self-employed who started in the current year.
+var exemptionCodes = codeSet("001 002 003 004 009 015 017 034 050 060")
+
+// competentBodyCodes is the МПИН 3.23 list (research §4.1): the codes a
+// record's sickFundCode may name for hours another payer takes over.
+var competentBodyCodes = codeSet("128 129 130 131 132 133 140 240 241 242 243 244 245 246 247 301 302 303 304 305 306 307 351 400")
 
 var latinMulti = []struct {
 	lat, cyr string

@@ -3,6 +3,7 @@ package filing
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"golang.org/x/text/collate"
@@ -66,7 +67,12 @@ func ValidateCombined(req *CombinedRequest, st Statutory) Result {
 
 // CombinedTXT merges the batches of one payer and period into a single TXT
 // filing: records ordered by Cyrillic surname under Macedonian collation,
-// renumbered, totals summed from the records.
+// renumbered, totals summed from the records. A correction replaces the
+// month's data of the employees it contains (research §4.1, "Corrections
+// (103) contain only the affected employees and replace that month's data
+// for them"), so a record of a later batch replaces the record of an
+// earlier batch with the same ЕМБГ and contract number: one employment is
+// filed once.
 func CombinedTXT(req *CombinedRequest, st Statutory) ([]byte, error) {
 	res := ValidateCombined(req, st)
 	if !res.OK && !req.Force {
@@ -80,5 +86,14 @@ func CombinedTXT(req *CombinedRequest, st Statutory) ([]byte, error) {
 	}
 	m := req.Merged()
 	m.Records = sortRecords(m.Records)
-	return txtOf(buildDoc(m, allowanceFor(m, st)))
+	return txtOf(buildDoc(m, allowanceFor(m, st), nil))
+}
+
+// recordKey identifies an employment in a filing: ЕМБГ and contract number.
+func recordKey(r *Record) string {
+	contract := 1
+	if r.ContractNo != nil {
+		contract = *r.ContractNo
+	}
+	return str(r.Employee.EMBG) + "/" + strconv.Itoa(contract)
 }

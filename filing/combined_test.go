@@ -101,3 +101,42 @@ func BenchmarkValidate10k(b *testing.B) {
 		Validate(req, stat2026{})
 	}
 }
+
+// TestCombinedCorrectionReplaces: a regular run and a 103 correction of one
+// of its employees combine into one filing in which that employee appears
+// once, with the corrected figures (research §4.1: a correction replaces
+// the month's data of the employees it contains). Before, the ЕМБГ was
+// written twice under contract 1, which the checks call a blocking
+// duplicate (issue 16, defect 5).
+func TestCombinedCorrectionReplaces(t *testing.T) {
+	reg := fixtureRegular()
+	fix := calc("38000", "Marko", "Petrovski")
+	fix.Employee = reg.Records[0].Employee
+	req := &CombinedRequest{Company: reg.Company, Batch: reg.Batch, Batches: []BatchRecords{{reg.Records}, {[]Record{fix}}}}
+	if res := ValidateCombined(req, stat2026{}); !res.OK {
+		t.Fatalf("issues: %+v", res.Issues)
+	}
+	txt, err := CombinedTXT(req, stat2026{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := decodeTXT(txt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Emps) != len(reg.Records) {
+		t.Fatalf("%d employees, want %d (the corrected one once)", len(d.Emps), len(reg.Records))
+	}
+	seen := map[string]int{}
+	for _, e := range d.Emps {
+		seen[e.EMBG+"/"+e.Details[0].Staz]++
+		if e.EMBG == *fix.Employee.EMBG && e.Amounts[0] != 38000 {
+			t.Errorf("corrected employee filed with gross %d, want 38000", e.Amounts[0])
+		}
+	}
+	for k, n := range seen {
+		if n > 1 && k != *reg.Records[2].Employee.EMBG+"/0050" { // Игор's two contracts
+			t.Errorf("%s filed %d times", k, n)
+		}
+	}
+}

@@ -90,8 +90,8 @@ func DecodeCombinedFrom(r io.Reader) (*CombinedRequest, error) {
 // next to the decoder's own buffer.
 func DecodeJSONFrom(r io.Reader, v any) error {
 	dec := newStreamDecoder(r)
-	if err := dec.Decode(v); err != nil {
-		return dec.fail("", err)
+	if err := dec.value("", v); err != nil {
+		return err
 	}
 	return dec.end()
 }
@@ -195,18 +195,28 @@ func (d streamDecoder) batches(path string) ([]BatchRecords, error) {
 	return out, nil
 }
 
-// value decodes the next value into v.
+// value decodes the next value into v. The value is taken whole (one
+// record, the company, the batch: small) and decoded as DecodeJSON decodes
+// a body, so that every wrong field in it is reported with its full path.
 func (d streamDecoder) value(path string, v any) error {
-	if err := d.Decode(v); err != nil {
+	var raw json.RawMessage
+	if err := d.Decode(&raw); err != nil {
 		return d.fail(path, err)
 	}
-	return nil
+	err := denar.DecodeJSON(raw, v)
+	var de *denar.Error
+	if errors.As(err, &de) {
+		for i := range de.Fields {
+			de.Fields[i].Path = join(path, de.Fields[i].Path)
+		}
+	}
+	return err
 }
 
 // end checks that nothing but white space follows the request.
 func (d streamDecoder) end() error {
 	if d.More() {
-		return denar.Invalid(denar.FieldError{Path: "body", Message: "malformed JSON: more than one value"})
+		return denar.Invalid(denar.FieldError{Path: "", Message: "trailing data after the JSON value"})
 	}
 	return nil
 }
@@ -216,9 +226,6 @@ func (d streamDecoder) unknown(path, key string) error {
 }
 
 func typeError(path, msg string) error {
-	if path == "" {
-		path = "body"
-	}
 	return denar.Invalid(denar.FieldError{Path: path, Message: msg})
 }
 
@@ -235,19 +242,19 @@ func (d streamDecoder) fail(path string, err error) error {
 		key := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		return denar.Invalid(denar.FieldError{Path: join(path, key), Message: "unknown field"})
 	case errors.As(err, &se), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), strings.HasPrefix(err.Error(), "json: "):
-		return denar.Invalid(denar.FieldError{Path: "body", Message: "malformed JSON: " + err.Error()})
+		return denar.Invalid(denar.FieldError{Path: path, Message: "malformed JSON: " + err.Error()})
 	}
 	return fmt.Errorf("filing: reading the request: %w", err)
 }
 
 func join(path, field string) string {
 	switch {
-	case path == "" && field == "":
-		return "body"
 	case path == "":
 		return field
 	case field == "":
 		return path
+	case strings.HasPrefix(field, "["):
+		return path + field
 	}
 	return path + "." + field
 }

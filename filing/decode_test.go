@@ -82,7 +82,9 @@ func TestDecodeFromPaths(t *testing.T) {
 		{`{"force":"yes"}`, "force"},
 		{`{"records":5}`, "records"},
 		{`{"batches":[{"records":[{"leaveDay":true}]}]}`, "batches[0].records[0].leaveDay"},
-		{`{"records":[`, "body"},
+		{`{"records":[`, "records"},
+		{`{"records":[]} {}`, ""},
+		{`{"records":[{"employee":{"age":1}}]}`, "records[0].employee.age"},
 	} {
 		_, err := DecodeMpinFrom(strings.NewReader(tt.body))
 		if strings.Contains(tt.body, "batches") {

@@ -5,34 +5,24 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/ident"
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // stat2026 holds the 2026 figures (research §1, §2.2): 18.8/7.5/0.5/1.2 %
-// until June, 19.9/7.5/0.5/0.1 % from 1 July, allowance 10,932; the fund of
-// hours is 8 per weekday.
+// until June, 19.9/7.5/0.5/0.1 % from 1 July, allowance 10,932, maximum
+// base 1,106,256.
 type stat2026 struct{}
 
 func (stat2026) On(d time.Time) (Rates, error) {
 	if d.Year() != 2026 {
 		return Rates{}, fmt.Errorf("no figures for %d", d.Year())
 	}
-	p := func(s string) decimal.Decimal { return decimal.RequireFromString(s) }
-	r := Rates{Pension: p("0.188"), Health: p("0.075"), Injury: p("0.005"), Employment: p("0.012"), Allowance: p("10932")}
+	p := func(s string) money.Amount { return money.MustParse(s) }
+	r := Rates{Pension: p("0.188"), Health: p("0.075"), Injury: p("0.005"), Employment: p("0.012"), Allowance: p("10932"), MaxBase: p("1106256")}
 	if d.Month() >= time.July {
 		r.Pension, r.Employment = p("0.199"), p("0.001")
 	}
 	return r, nil
-}
-
-func (stat2026) MonthHours(year, month int) (decimal.Decimal, error) {
-	n := 0
-	for d := time.Date(year, time.Month(month), 1, 0, 0, 0, 0, time.UTC); d.Month() == time.Month(month); d = d.AddDate(0, 0, 1) {
-		if d.Weekday() != time.Saturday && d.Weekday() != time.Sunday {
-			n++
-		}
-	}
-	return decimal.NewFromInt(int64(8 * n)), nil
 }
 
 // testEMBG completes a 12-digit prefix with its check digit.
@@ -58,20 +48,29 @@ func ip(i int) *int       { return &i }
 
 // calc builds a record the way the payroll engine would for gross at the
 // Jan–Jun 2026 rates: two-decimal arithmetic, rounded only on the form.
-func calc(gross string, first, last string) Record {
+func calc(gross string, first, last string) Record { return calcShare(gross, first, last, 1, 1) }
+
+// calcShare is calc for a partial month: paid hours of a fund prorate the
+// allowance (and the maximum base).
+func calcShare(gross string, first, last string, paid, fund int64) Record {
 	r, _ := stat2026{}.On(time.Date(2026, 5, 31, 0, 0, 0, 0, time.UTC))
-	g := decimal.RequireFromString(gross)
+	g := money.MustParse(gross)
 	pen, hea, inj, emp := g.Mul(r.Pension).Round(2), g.Mul(r.Health).Round(2), g.Mul(r.Injury).Round(2), g.Mul(r.Employment).Round(2)
 	c := pen.Add(hea).Add(inj).Add(emp)
-	base := decimal.Max(g.Sub(c).Sub(r.Allowance), decimal.Zero)
-	pit := base.Mul(decimal.RequireFromString("0.1")).Round(2)
+	allow := r.Allowance.MulDiv(money.FromInt(paid), money.FromInt(fund), 2)
+	base := money.Max(g.Sub(c).Sub(allow), money.Amount{})
+	pit := base.Mul(money.MustParse("0.1")).Round(2)
 	net := g.Sub(c).Sub(pit)
-	m := func(d decimal.Decimal) Money { return Money{D: d, Set: true} }
-	return Record{
+	m := func(d money.Amount) Money { return Money{D: d, Set: true} }
+	rec := Record{
 		SalaryGross: m(g), SalaryNet: m(net), Pension: m(pen), Health: m(hea), AdditionalHealth: m(inj),
 		EmploymentContrib: m(emp), PIT: m(pit),
 		Employee: Employee{FirstName: first, LastName: last},
 	}
+	if paid != fund {
+		rec.PersonalAllowance = m(allow)
+	}
+	return rec
 }
 
 func fixtureCompany() Company {
@@ -81,8 +80,10 @@ func fixtureCompany() Company {
 	}
 }
 
-// fixtureRegular is the May 2026 run: Cyrillic and Latin names, a part-time
-// record, a re-hire (contract 2), maternity 128 and 129.
+// fixtureRegular is the May 2026 run (fund 168 hours): Cyrillic and Latin
+// names, a part-time record, a re-hire (contract 2), maternity 128 and 129.
+// Records follow the calculation's meaning of workingHours: the record's
+// fund (its contracted hours), the batch's when absent.
 func fixtureRegular() *MpinRequest {
 	recs := []Record{}
 	add := func(r Record, embg, acct, mun string) {
@@ -100,19 +101,20 @@ func fixtureRegular() *MpinRequest {
 	r.InsuranceCode, r.WorkingHours = sp("0047"), N("84")
 	add(r, "020399045001", "2100000001234", "103")
 
-	r = calc("12000", "Игор", "Стојановски") // leaves on the 10th ...
-	r.LeaveDay, r.WorkingHours, r.ContractNo = ip(10), N("56"), ip(1)
+	r = calcShare("12000", "Игор", "Стојановски", 56, 168) // leaves on the 10th: 56 of 168 hours ...
+	r.LeaveDay, r.AbsentHours, r.ContractNo = ip(10), N("112"), ip(1)
 	add(r, "110788045002", "2500000004567", "141")
-	r = calc("20000", "Игор", "Стојановски") // ... and is re-hired on the 18th
-	r.HireDay, r.WorkingHours, r.ContractNo = ip(18), N("80"), ip(2)
+	r = calcShare("20000", "Игор", "Стојановски", 80, 168) // ... and is re-hired on the 18th: 80 hours
+	r.HireDay, r.AbsentHours, r.ContractNo = ip(18), N("88"), ip(2)
 	add(r, "110788045002", "2500000004567", "141")
 
 	r = calc("0", "Елена", "Јованова") // maternity leave all month: 3.23 = 128
-	r.WorkingHours, r.MaternityHours, r.MaternityBase = N("0"), N("168"), M("41000.00")
+	r.MaternityHours, r.MaternityBase = N("168"), M("41000.00")
+	r.PersonalAllowance = M("0")
 	add(r, "230691045003", "3800000007890", "152")
 
-	r = calc("18000", "Љубица", "Њагулова") // early return: 3.23 = 129
-	r.WorkingHours, r.MaternityPartialHours = N("84"), N("84")
+	r = calc("18000", "Љубица", "Њагулова") // early return: 3.23 = 129 for half the fund
+	r.MaternityPartialHours = N("84")
 	add(r, "050193045004", "3000000009999", "174")
 
 	return &MpinRequest{

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // The fifteen amounts of levels 1 and 2, in the order of the 2026 layout.
@@ -56,33 +56,9 @@ type detail struct {
 	Amount    int64
 }
 
-// whole rounds half-up (half away from zero for corrections) to whole denars,
-// the only precision the form accepts (research §3.1).
-// whole rounds half away from zero to an integer, as decimal.Round(0) does,
-// without allocating for the amounts a payroll has (up to 18 digits).
-func whole(d decimal.Decimal) int64 {
-	exp := d.Exponent()
-	if exp >= 0 || exp < -18 || d.NumDigits() > 18 {
-		return d.Round(0).IntPart()
-	}
-	c := d.CoefficientInt64()
-	scale := int64(1)
-	for range -exp {
-		scale *= 10
-	}
-	q, r := c/scale, c%scale
-	if r < 0 {
-		r = -r
-	}
-	if 2*r >= scale {
-		if c < 0 {
-			q--
-		} else {
-			q++
-		}
-	}
-	return q
-}
+// whole rounds half away from zero to whole denars (or hours), the only
+// precision the form accepts (research §3.1); corrections are negative.
+func whole(d money.Amount) int64 { return d.Whole() }
 
 // parallelMin is the batch size from which work is spread over the CPUs;
 // below it one goroutine is faster. Tests raise it to compare the two.
@@ -135,8 +111,9 @@ func defaulted(p *string, def string) string {
 }
 
 // buildDoc formats req into a doc. allowance is the monthly personal
-// allowance used for DanocnoOslob when a record carries none.
-func buildDoc(req *MpinRequest, allowance decimal.Decimal) *doc {
+// allowance used for DanocnoOslob when a record carries none; hours, when
+// not nil, are the records' hours as the checks worked them out.
+func buildDoc(req *MpinRequest, allowance money.Amount, hours []hoursOf) *doc {
 	b := &req.Batch
 	d := &doc{
 		EDB:         str(req.Company.TaxID),
@@ -161,7 +138,13 @@ func buildDoc(req *MpinRequest, allowance decimal.Decimal) *doc {
 	d.Emps = make([]emp, len(req.Records))
 	inParallel(len(req.Records), func(lo, hi int) struct{} {
 		for i := lo; i < hi; i++ {
-			d.Emps[i] = buildEmp(req, i, allowance, variant, companyFzom, days)
+			var h hoursOf
+			if hours != nil {
+				h = hours[i]
+			} else {
+				h = recordHours(&req.Records[i], b)
+			}
+			d.Emps[i] = buildEmp(req, i, h, allowance, variant, companyFzom, days)
 		}
 		return struct{}{}
 	})
@@ -174,103 +157,288 @@ func buildDoc(req *MpinRequest, allowance decimal.Decimal) *doc {
 }
 
 // buildEmp is one employee of the document, from record i alone.
-func buildEmp(req *MpinRequest, i int, allowance decimal.Decimal, variant, companyFzom string, days int) emp {
+func buildEmp(req *MpinRequest, i int, h hoursOf, allowance money.Amount, variant, companyFzom string, days int) emp {
 	b := &req.Batch
-	{
-		r := &req.Records[i]
-		e := emp{
-			No:           i + 1,
-			EMBG:         str(r.Employee.EMBG),
-			Municipality: str(r.Employee.MunicipalityCode),
-			Account:      str(r.Employee.BankAccount),
-		}
-		e.LastName, _ = cyrName(r.Employee.LastNameCyr, r.Employee.LastName)
-		e.FirstName, _ = cyrName(r.Employee.FirstNameCyr, r.Employee.FirstName)
-		var fast bool
-		if e.Amounts, fast = amountsCents(r, allowance, variant); !fast {
-			contrib := dec(r.Pension).Add(dec(r.Health)).Add(dec(r.AdditionalHealth)).Add(dec(r.EmploymentContrib))
-			allow := allowance
-			if r.PersonalAllowance.Set {
-				allow = r.PersonalAllowance.D
-			}
-			if left := dec(r.SalaryGross).Sub(contrib); left.LessThan(allow) {
-				allow = decimal.Max(left, decimal.Zero)
-			}
-			netPaid := dec(r.SalaryNet)
-			if r.NetPaid.Set {
-				netPaid = r.NetPaid.D
-			}
-			if variant == VariantNoPaymentDeclared {
-				netPaid = decimal.Zero
-			}
-			vals := [15]decimal.Decimal{
-				dec(r.SalaryGross), dec(r.Pension), dec(r.PensionTopUp), dec(r.Health), dec(r.HealthTopUp),
-				dec(r.AdditionalHealth), dec(r.DisabilityTopUp), dec(r.EmploymentContrib), dec(r.EmploymentTopUp),
-				decimal.Zero, decimal.Zero, dec(r.PIT), dec(r.SalaryNet), netPaid, allow,
-			}
-			for k, v := range vals {
-				e.Amounts[k] = whole(v)
-			}
-		}
+	r := &req.Records[i]
+	self := selfEmployed(b)
+	e := emp{
+		No:           i + 1,
+		EMBG:         str(r.Employee.EMBG),
+		Municipality: str(r.Employee.MunicipalityCode),
+		Account:      str(r.Employee.BankAccount),
+	}
+	e.LastName, _ = cyrName(r.Employee.LastNameCyr, r.Employee.LastName)
+	e.FirstName, _ = cyrName(r.Employee.FirstNameCyr, r.Employee.FirstName)
 
-		from, to := 1, days
-		movement := "1"
-		if r.HireDay != nil {
-			from, movement = *r.HireDay, "4"
+	// The allowance used (DanocnoOslob): the record's, else the statutory
+	// one prorated by paid hours (none for a self-employed payer), never
+	// more than gross less contributions.
+	contrib := dec(r.Pension).Add(dec(r.Health)).Add(dec(r.AdditionalHealth)).Add(dec(r.EmploymentContrib))
+	allow := money.Amount{}
+	switch {
+	case r.PersonalAllowance.Set:
+		allow = r.PersonalAllowance.D
+	case !self:
+		allow = share(allowance, h)
+	}
+	if left := dec(r.SalaryGross).Sub(contrib); left.LessThan(allow) {
+		allow = money.Max(left, money.Amount{})
+	}
+	netPaid := dec(r.SalaryNet)
+	switch {
+	case r.NetPaid.Set:
+		netPaid = r.NetPaid.D
+	case self:
+		netPaid = money.Amount{}
+	}
+	if variant == VariantNoPaymentDeclared {
+		netPaid = money.Amount{}
+	}
+	vals := [15]money.Amount{
+		dec(r.SalaryGross), dec(r.Pension), dec(r.PensionTopUp), dec(r.Health), dec(r.HealthTopUp),
+		dec(r.AdditionalHealth), dec(r.DisabilityTopUp), dec(r.EmploymentContrib), dec(r.EmploymentTopUp),
+		money.Amount{}, money.Amount{}, dec(r.PIT), dec(r.SalaryNet), netPaid, allow,
+	}
+	for k, v := range vals {
+		e.Amounts[k] = whole(v)
+	}
+
+	from, to := 1, days
+	movement := "1"
+	if r.HireDay != nil {
+		from, movement = *r.HireDay, "4"
+	}
+	if r.LeaveDay != nil {
+		to = *r.LeaveDay
+		if movement == "4" {
+			movement = "6"
+		} else {
+			movement = "2"
 		}
-		if r.LeaveDay != nil {
-			to = *r.LeaveDay
-			if movement == "4" {
-				movement = "6"
-			} else {
-				movement = "2"
+	}
+	e.Days = to - from + 1
+	if r.ServiceDays.Set {
+		e.Days = int(whole(r.ServiceDays.D))
+	}
+	if e.Days < 0 {
+		e.Days = 0
+	}
+	contract := 1
+	if r.ContractNo != nil {
+		contract = *r.ContractNo
+	}
+	fz := str(r.Employee.FzomBranch)
+	if fz == "" {
+		fz = companyFzom
+	}
+	base := detail{
+		Staz: defaulted(r.InsuranceCode, "0050"), Contract: contract, From: from, To: to, Days: e.Days,
+		Movement: movement, Fzom: fz, Exemption: str(r.ExemptionCode),
+	}
+	// Level 3: one row per kind with hours or an amount. The regular row
+	// (001) holds the fund's hours that no other kind takes and the gross
+	// that no other pay takes. The rows' whole numbers add up exactly: the
+	// hours inside the fund with the absent hours (outside the employment,
+	// filed as none) to the fund, the amounts to the gross (apportion).
+	if e.Details, e.Hours = wholeRows(r, h, base); e.Details == nil {
+		e.Details, e.Hours = anyRows(r, h, base)
+	}
+	return e
+}
+
+// anyRows builds the level-3 rows from figures with fractions: the kinds'
+// hours and pays are apportioned so that their whole numbers add up.
+func anyRows(r *Record, h hoursOf, base detail) ([]detail, int64) {
+	type row struct {
+		code    string
+		hours   money.Amount
+		amount  money.Amount
+		inside  bool
+		inGross bool
+	}
+	var rowBuf [numKinds + 1]row // on the stack: a record has at most one row per kind
+	rows := rowBuf[:1]
+	rows[0] = row{code: "001", inside: true, inGross: true}
+	regH := h.fund.Sub(h.absent)
+	regA := dec(r.SalaryGross)
+	hourFields, payFields := kindFields(r)
+	for k := range kinds {
+		kd := &kinds[k]
+		hv, pv := hoursOfKind(hourFields[k]), payOfKind(payFields[k])
+		if hv.IsZero() && pv.IsZero() {
+			continue
+		}
+		if kd.inside {
+			regH = regH.Sub(hv)
+		}
+		if kd.inGross {
+			regA = regA.Sub(pv)
+		}
+		rows = append(rows, row{code: kindCode(r, k), hours: hv, amount: pv, inside: kd.inside, inGross: kd.inGross})
+	}
+	// Pays rounded to whole denars one by one can add up to a denar or two
+	// more than the rounded gross when no regular pay is left: that excess
+	// is rounding, and comes off the largest pay.
+	if regA.IsNegative() && regA.Neg().Cmp(roundingSlack(len(rows))) <= 0 {
+		big := -1
+		for i := 1; i < len(rows); i++ {
+			if rows[i].inGross && (big < 0 || rows[i].amount.GreaterThan(rows[big].amount)) {
+				big = i
 			}
 		}
-		e.Days = to - from + 1
-		if r.ServiceDays.Set {
-			e.Days = int(whole(r.ServiceDays.D))
+		if big > 0 {
+			rows[big].amount = rows[big].amount.Add(regA)
+			regA = money.Amount{}
 		}
-		if e.Days < 0 {
-			e.Days = 0
+	}
+	rows[0].hours, rows[0].amount = regH, regA
+	var insideIdx, grossIdx [numKinds + 1]int
+	var insideV, grossV [numKinds + 1]money.Amount
+	ni, ng := 0, 0
+	for i, rw := range rows {
+		if rw.inside {
+			insideIdx[ni], insideV[ni] = i, rw.hours
+			ni++
 		}
-		contract := 1
-		if r.ContractNo != nil {
-			contract = *r.ContractNo
+		if rw.inGross {
+			grossIdx[ng], grossV[ng] = i, rw.amount
+			ng++
 		}
-		fz := str(r.Employee.FzomBranch)
-		if fz == "" {
-			fz = companyFzom
+	}
+	var hours, amounts, out [numKinds + 1]int64
+	for i, rw := range rows {
+		hours[i], amounts[i] = whole(rw.hours), whole(rw.amount)
+	}
+	apportion(insideV[:ni], whole(h.fund)-whole(h.absent), out[:ni])
+	for j := range ni {
+		hours[insideIdx[j]] = out[j]
+	}
+	apportion(grossV[:ng], whole(dec(r.SalaryGross)), out[:ng])
+	for j := range ng {
+		amounts[grossIdx[j]] = out[j]
+	}
+	details := make([]detail, 0, len(rows))
+	var total int64
+	for i, rw := range rows {
+		if i == 0 && hours[0] == 0 && amounts[0] == 0 && len(rows) > 1 {
+			continue
 		}
-		base := detail{
-			Staz: defaulted(r.InsuranceCode, "0050"), Contract: contract, From: from, To: to, Days: e.Days,
-			Movement: movement, Fzom: fz,
+		dt := base
+		dt.HourType, dt.Hours, dt.Amount = rw.code, hours[i], amounts[i]
+		details = append(details, dt)
+		total += dt.Hours
+	}
+	return details, total
+}
+
+// wholeRows builds the level-3 rows in integers when every figure they
+// come from is a whole number, as calculation results are: then no
+// apportioning is needed and the rows are exactly those the general path
+// writes. It returns nil when some figure has a fraction.
+func wholeRows(r *Record, h hoursOf, base detail) ([]detail, int64) {
+	fund, ok1 := h.fund.Int64()
+	absent, ok2 := h.absent.Int64()
+	gross, ok3 := dec(r.SalaryGross).Int64()
+	if !ok1 || !ok2 || !ok3 {
+		return nil, 0
+	}
+	hourFields, payFields := kindFields(r)
+	var hs, ps [numKinds]int64
+	var used [numKinds]bool
+	n := 1
+	regH, regA := fund-absent, gross
+	for k := range kinds {
+		hv, pv := hoursOfKind(hourFields[k]), payOfKind(payFields[k])
+		if hv.IsZero() && pv.IsZero() {
+			continue
 		}
-		add := func(typ string, h Num, pay Money, body string) {
-			if !h.Set && !pay.Set {
-				return
+		hi, okh := hv.Int64()
+		pi, okp := pv.Int64()
+		if !okh || !okp {
+			return nil, 0
+		}
+		hs[k], ps[k], used[k] = hi, pi, true
+		n++
+		if kinds[k].inside {
+			regH -= hi
+		}
+		if kinds[k].inGross {
+			regA -= pi
+		}
+	}
+	if regA < 0 && 2*(-regA) <= int64(n) { // the rounding of whole pays: off the largest
+		big := -1
+		for k := range kinds {
+			if used[k] && kinds[k].inGross && (big < 0 || ps[k] > ps[big]) {
+				big = k
 			}
-			if h.Set && h.D.IsZero() && (!pay.Set || pay.D.IsZero()) {
-				return
+		}
+		if big >= 0 {
+			ps[big] += regA
+			regA = 0
+		}
+	}
+	rows := make([]detail, 0, n)
+	var total int64
+	if regH != 0 || regA != 0 || n == 1 {
+		dt := base
+		dt.HourType, dt.Hours, dt.Amount = "001", regH, regA
+		rows = append(rows, dt)
+		total += regH
+	}
+	for k := range kinds {
+		if !used[k] {
+			continue
+		}
+		dt := base
+		dt.HourType, dt.Hours, dt.Amount = kindCode(r, k), hs[k], ps[k]
+		rows = append(rows, dt)
+		total += hs[k]
+	}
+	return rows, total
+}
+
+// roundingSlack is how far n figures, each rounded to whole denars on its
+// own, can drift: half a denar each.
+func roundingSlack(n int) money.Amount { return money.New(int64(n)*5, 1) }
+
+// apportion rounds vals to integers that add up to total (largest
+// remainder), written to out: each value is floored, and the units left go
+// to the values with the largest fractions, earliest first on a tie. total
+// is the sum of vals rounded, so every result is its value rounded down or
+// up. vals has at most one entry per kind and the regular row.
+func apportion(vals []money.Amount, total int64, out []int64) {
+	var fracs [numKinds + 1]money.Amount
+	left := total
+	for i, v := range vals {
+		f := v.Floor(0)
+		out[i] = f.Whole()
+		fracs[i] = v.Sub(f)
+		left -= out[i]
+	}
+	if left < 0 || left > int64(len(vals)) {
+		// Only when vals do not add up to about total (forced input whose
+		// kinds exceed the fund): plain rounding, the first row takes the rest.
+		var sum int64
+		for i, v := range vals {
+			out[i] = whole(v)
+			sum += out[i]
+		}
+		if len(out) > 0 {
+			out[0] += total - sum
+		}
+		return
+	}
+	var taken [numKinds + 1]bool
+	for ; left > 0; left-- {
+		best := -1
+		for i := range vals {
+			if !taken[i] && (best < 0 || fracs[i].GreaterThan(fracs[best])) {
+				best = i
 			}
-			dt := base
-			dt.HourType, dt.Hours, dt.Amount, dt.Body = typ, whole(hrs(h)), whole(dec(pay)), body
-			e.Details = append(e.Details, dt)
 		}
-		rd := base
-		rd.HourType, rd.Hours, rd.Amount = "001", whole(effectiveHours(r, b)), regularAmount(r)
-		e.Details = append(e.Details, rd)
-		add("005", r.OvertimeHours, r.OvertimePay, "")
-		add("003", r.NightHours, r.NightPay, "")
-		add("007", r.HolidayHours, r.HolidayPay, "")
-		add("044", r.SundayHours, r.SundayPay, "")
-		add(sickCompanyCode(r.SickCompanyRate), r.SickCompanyHours, r.SickCompanyPay, "")
-		add(defaulted(r.SickFundCode, "140"), r.SickFundHours, r.SickFundPay, "")
-		add("128", r.MaternityHours, r.MaternityBase, "")
-		add("129", r.MaternityPartialHours, Money{}, "")
-		for _, dt := range e.Details {
-			e.Hours += dt.Hours
-		}
-		return e
+		taken[best] = true
+		out[best]++
 	}
 }
 
@@ -281,11 +449,11 @@ func sickCompanyCode(rate Num) string {
 		return "125"
 	}
 	switch p := rate.D; {
-	case p.GreaterThanOrEqual(decimal.NewFromInt(100)):
+	case p.Cmp(money.FromInt(100)) >= 0:
 		return "128"
-	case p.GreaterThanOrEqual(decimal.NewFromInt(90)):
+	case p.Cmp(money.FromInt(90)) >= 0:
 		return "127"
-	case p.GreaterThanOrEqual(decimal.NewFromInt(80)):
+	case p.Cmp(money.FromInt(80)) >= 0:
 		return "126"
 	default:
 		return "125"
@@ -294,13 +462,13 @@ func sickCompanyCode(rate Num) string {
 
 // allowanceFor returns the monthly allowance in force at the period end, or
 // zero when the statutory figures are unavailable (only reachable with force).
-func allowanceFor(req *MpinRequest, st Statutory) decimal.Decimal {
+func allowanceFor(req *MpinRequest, st Statutory) money.Amount {
 	if st == nil || req.Batch.PeriodMonth < 1 || req.Batch.PeriodMonth > 12 {
-		return decimal.Zero
+		return money.Amount{}
 	}
 	r, err := st.On(periodEnd(req.Batch.PeriodYear, req.Batch.PeriodMonth))
 	if err != nil {
-		return decimal.Zero
+		return money.Amount{}
 	}
 	return r.Allowance
 }

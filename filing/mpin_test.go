@@ -3,11 +3,14 @@ package filing
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -177,7 +180,7 @@ func TestTXTRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := buildDoc(req, allowanceFor(req, stat2026{}))
+	want := buildDoc(req, allowanceFor(req, stat2026{}), nil)
 	want.Emps[1].FirstName, want.Emps[1].LastName = "Ана", "Ѓорѓиевска"
 	again, err := encodeTXT(d)
 	if err != nil {
@@ -233,5 +236,81 @@ func TestFileName(t *testing.T) {
 	}
 	if cd := ContentDisposition(got); cd != `attachment; filename="________________2026_05_103.txt"; filename*=UTF-8''%D0%94%D0%B8%D0%B7%D0%B0%D1%98%D0%BD%D0%B8%D1%98%D0%B0_%D0%94%D0%9E%D0%9E%D0%95%D0%9B_2026_05_103.txt` {
 		t.Errorf("ContentDisposition = %s", cd)
+	}
+}
+
+// TestKindRows (issue 16, defect 3): each kind of hours and pay of a record
+// is its own level-3 row with UJP's type code; the regular row (001) takes
+// the fund's remaining hours and the gross's remaining amount, so the
+// hours add up to the fund (overtime on top, absent hours outside the
+// employment) and the amounts to the gross. Before, premium, shift and
+// seniority pay were folded into the regular row, absent hours were
+// ignored and a record with premium hours filed 210 hours in a 168-hour
+// month.
+func TestKindRows(t *testing.T) {
+	req := fixtureRegular()
+	r := calc("60000", "Марко", "Петровски")
+	r.Employee = req.Records[0].Employee
+	set := func(h *Num, p *Money, hours, pay string) {
+		if h != nil {
+			*h = N(hours)
+		}
+		*p = M(pay)
+	}
+	set(&r.OvertimeHours, &r.OvertimePay, "10", "1000")
+	set(&r.NightHours, &r.NightPay, "20", "2000")
+	set(&r.HolidayHours, &r.HolidayPay, "8", "800")
+	set(&r.SundayHours, &r.SundayPay, "6", "600")
+	set(&r.HolidayNightHours, &r.HolidayNightPay, "4", "400")
+	set(&r.SundayNightHours, &r.SundayNightPay, "3", "300")
+	set(&r.SundayHolidayHours, &r.SundayHolidayPay, "2", "200")
+	set(&r.Shift1Hours, &r.Shift1Pay, "12", "1200")
+	set(&r.Shift2Hours, &r.Shift2Pay, "11", "1100")
+	set(&r.Shift3Hours, &r.Shift3Pay, "9", "900")
+	set(&r.SpecialHours, &r.SpecialPay, "5", "500")
+	r.SpecialCode = sp("006")
+	set(nil, &r.Seniority, "", "1500")
+	set(nil, &r.BonusAmount, "", "2500")
+	set(&r.SickCompanyHours, &r.SickCompanyPay, "16", "1300")
+	r.SickCompanyRate = N("80")
+	r.SickFundHours, r.SickFundCode = N("24"), sp("128")
+	r.UnpaidHours = N("8")
+	r.AbsentHours, r.LeaveDay = N("16"), ip(28)
+	req.Records = []Record{r}
+	x, err := MpinXML(req, stat2026{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Emps []struct {
+			Hours   int64 `xml:"RabotniCasoviVkVrab"`
+			Details []struct {
+				Type   string `xml:"SifraTipRabotenCas"`
+				Hours  int64  `xml:"BrojCasovi"`
+				Amount int64  `xml:"BrutoIznos"`
+			} `xml:"MpinCalculationStDetail"`
+		} `xml:"MpinCalculationSt"`
+	}
+	if err := xml.Unmarshal(x, &doc); err != nil {
+		t.Fatal(err)
+	}
+	// Inside the fund of 168: 20+8+6+4+3+2+12+11+9+5 premium, 16+24 sick,
+	// 8 unpaid, 16 absent = 144, so 24 regular hours. Gross 60,000 less
+	// 1,000+2,000+800+600+400+300+200+1,200+1,100+900+500+1,500+2,500+1,300
+	// = 14,300 leaves 45,700 regular.
+	want := []string{"001 24 45700", "005 10 1000", "003 20 2000", "007 8 800", "044 6 600", "045 4 400", "047 3 300", "007 2 200",
+		"100 12 1200", "100 11 1100", "100 9 900", "006 5 500", "037 0 1500", "099 0 2500", "126 16 1300", "128 24 0", "023 8 0"}
+	var got []string
+	for _, d := range doc.Emps[0].Details {
+		got = append(got, fmt.Sprintf("%s %d %d", d.Type, d.Hours, d.Amount))
+	}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("rows\n got %v\nwant %v", got, want)
+	}
+	if doc.Emps[0].Hours != 168-16+10 {
+		t.Errorf("RabotniCasoviVkVrab %d, want 162 (the fund less the absent hours, plus overtime)", doc.Emps[0].Hours)
+	}
+	if res := Validate(req, stat2026{}); !res.OK {
+		t.Errorf("issues %+v", res.Issues)
 	}
 }

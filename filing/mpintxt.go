@@ -275,10 +275,11 @@ func (w *txtw) employee(e *emp, i int) error {
 // A value too wide for its field is a validation error (only reachable with
 // force or absurd input), never a truncated number.
 func MpinTXT(req *MpinRequest, st Statutory) ([]byte, error) {
-	if err := gate(req, st); err != nil {
+	hours, err := gate(req, st)
+	if err != nil {
 		return nil, err
 	}
-	return txtOf(buildDoc(req, allowanceFor(req, st)))
+	return txtOf(buildDoc(req, allowanceFor(req, st), hours))
 }
 
 func txtOf(d *doc) ([]byte, error) {

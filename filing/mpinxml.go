@@ -14,10 +14,11 @@ import (
 // elements written as <Tag></Tag>. Blocking issues return a *BlockingError
 // unless req.Force.
 func MpinXML(req *MpinRequest, st Statutory) ([]byte, error) {
-	if err := gate(req, st); err != nil {
+	hours, err := gate(req, st)
+	if err != nil {
 		return nil, err
 	}
-	return renderXML(buildDoc(req, allowanceFor(req, st))), nil
+	return renderXML(buildDoc(req, allowanceFor(req, st), hours)), nil
 }
 
 type xw struct {

@@ -9,23 +9,23 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/ident"
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // pitRate is the flat personal income tax on contractor and other non-salary
 // income (R4, R11).
-var pitRate = decimal.RequireFromString("0.10")
+var pitRate = money.MustParse("0.10")
 
 // normativeCosts are the е-ППД income sub-types we support and the share of
 // gross the law deducts as normative costs before tax. Only sub-types with a
 // published worked example or no deduction are listed (research §5 E16/E17);
 // an unknown sub-type is a validation error rather than a guess.
-var normativeCosts = map[string]decimal.Decimal{
-	"7.1":  decimal.Zero, // consultancy
-	"7.2":  decimal.Zero, // intellectual services
-	"7.3":  decimal.Zero, // other temporary services (default)
-	"13.1": decimal.Zero, // other income
-	"13.2": decimal.RequireFromString("0.35"),
+var normativeCosts = map[string]money.Amount{
+	"7.1":  money.Amount{}, // consultancy
+	"7.2":  money.Amount{}, // intellectual services
+	"7.3":  money.Amount{}, // other temporary services (default)
+	"13.1": money.Amount{}, // other income
+	"13.2": money.MustParse("0.35"),
 }
 
 // DefaultSubtype is the е-ППД sub-type used when a row or request names none.
@@ -44,18 +44,19 @@ func SupportedSubtypes() []string {
 // GrossFromNetRequest is the body of gross-from-net.
 type GrossFromNetRequest struct {
 	Net           Money   `json:"net"`
-	SubtypeIncome *string `json:"subtypeIncome"`
+	SubtypeIncome *string `json:"subtypeIncome" required:"false"`
 }
 
-// GrossFromNetResponse is its answer, in whole denars as UJP's calculator
-// gives them ("11111.00").
+// GrossFromNetResponse is its answer: the net as given, the gross that
+// pays it and the whole-denar PIT (UJP's calculator rounds the tax to
+// whole denars).
 type GrossFromNetResponse struct {
 	Net   Money `json:"net"`
 	Gross Money `json:"gross"`
 	PIT   Money `json:"pit"`
 }
 
-func subtypeCosts(p *string, path string, fe *denar.FieldErrors) (string, decimal.Decimal) {
+func subtypeCosts(p *string, path string, fe *denar.FieldErrors) (string, money.Amount) {
 	st := defaulted(p, DefaultSubtype)
 	c, ok := normativeCosts[st]
 	if !ok {
@@ -65,58 +66,70 @@ func subtypeCosts(p *string, path string, fe *denar.FieldErrors) (string, decima
 }
 
 // pitOn is the whole-denar tax on gross after normative costs.
-func pitOn(gross, costs decimal.Decimal) decimal.Decimal {
-	return gross.Mul(decimal.NewFromInt(1).Sub(costs)).Mul(pitRate).Round(0)
+func pitOn(gross, costs money.Amount) money.Amount {
+	return gross.Mul(money.FromInt(1).Sub(costs)).Mul(pitRate).Round(0)
 }
 
-// GrossFromNet grosses a net payment up for the flat 10 % tax (R11):
-// gross ≈ net / (1 − 10 % × (1 − normative costs)), then the smallest whole
-// gross within ±2 denars whose whole-denar tax leaves exactly the net.
-// Net 10000 → gross 11111, PIT 1111 (sub-type 7.3); 13.2 → 10695, PIT 695.
+// GrossFromNet grosses a net payment up for the flat 10 % tax (R11). The
+// tax is whole denars, so the gross is net + PIT for the smallest whole
+// PIT p with round(10 % × (1 − normative costs) × (net + p)) = p; p starts
+// from the estimate net × k / (1 − k) (k the effective rate). The net is
+// kept exactly as given (to the cent). Net 10000 → gross 11111, PIT 1111
+// (sub-type 7.3); 13.2 → 10695, PIT 695; net 9999.99 → gross 11110.99.
 func GrossFromNet(req *GrossFromNetRequest) (*GrossFromNetResponse, error) {
 	var fe denar.FieldErrors
-	money(&fe, "net", req.Net, true)
+	moneyField(&fe, "net", req.Net, true)
 	if req.Net.Set && !req.Net.D.IsPositive() {
 		fe.Add("net", "must be positive")
 	}
-	if req.Net.Set && req.Net.D.GreaterThan(decimal.NewFromInt(1_000_000_000_000)) {
+	if req.Net.Set && req.Net.D.GreaterThan(money.FromInt(1_000_000_000_000)) {
 		fe.Add("net", "is out of range")
 	}
+	cents(&fe, "net", req.Net)
 	_, costs := subtypeCosts(req.SubtypeIncome, "subtypeIncome", &fe)
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	net := req.Net.D.Round(0)
-	div := decimal.NewFromInt(1).Sub(pitRate.Mul(decimal.NewFromInt(1).Sub(costs)))
-	est := net.DivRound(div, 2).Round(0)
-	best := est
-	for g := est.Sub(decimal.NewFromInt(2)); g.LessThanOrEqual(est.Add(decimal.NewFromInt(2))); g = g.Add(decimal.NewFromInt(1)) {
-		if g.Sub(pitOn(g, costs)).Equal(net) {
-			best = g
+	net := req.Net.D
+	k := pitRate.Mul(money.FromInt(1).Sub(costs))
+	est := net.MulDiv(k, money.FromInt(1).Sub(k), 0)
+	pit := est
+	for p := money.Max(est.Sub(money.FromInt(2)), money.Amount{}); p.Cmp(est.Add(money.FromInt(2))) <= 0; p = p.Add(money.FromInt(1)) {
+		if pitOn(net.Add(p), costs).Equal(p) {
+			pit = p
 			break
 		}
 	}
-	pit := pitOn(best, costs)
-	m := func(d decimal.Decimal) Money { return Money{D: d, Set: true} }
-	return &GrossFromNetResponse{Net: m(best.Sub(pit)), Gross: m(best), PIT: m(pit)}, nil
+	m := func(d money.Amount) Money { return Money{D: d, Set: true} }
+	return &GrossFromNetResponse{Net: req.Net, Gross: m(net.Add(pit)), PIT: m(pit)}, nil
+}
+
+// cents refuses an amount with more than two decimals: the е-ППД and
+// ПДД-ГИ layouts carry cents, and a finer amount would have to be rounded
+// behind the caller's back.
+func cents(fe *denar.FieldErrors, p string, m Money) {
+	if m.Set && !m.D.Equal(m.D.Round(2)) {
+		fe.Add(p, "has more than two decimals")
+	}
 }
 
 // PddgiCompany is the payer of a ПДД-ГИ.
 type PddgiCompany struct {
 	Name             string  `json:"name"`
-	TaxID            *string `json:"taxId"`
-	Email            *string `json:"email"`
-	Phone            *string `json:"phone"`
-	ContactPerson    *string `json:"contactPerson"`
-	MunicipalityCode *string `json:"municipalityCode"`
+	TaxID            *string `json:"taxId" required:"false"`
+	Email            *string `json:"email" required:"false"`
+	Phone            *string `json:"phone" required:"false"`
+	ContactPerson    *string `json:"contactPerson" required:"false"`
+	MunicipalityCode *string `json:"municipalityCode" required:"false"`
 }
 
-// PddgiEmployee is the recipient of a contractor payment.
+// PddgiEmployee is the recipient of a contractor payment; embg may be
+// null (spec, ПДД-ГИ request).
 type PddgiEmployee struct {
-	EMBG        *string `json:"embg"`
+	EMBG        *string `json:"embg" required:"false"`
 	FirstName   string  `json:"firstName"`
 	LastName    string  `json:"lastName"`
-	BankAccount *string `json:"bankAccount"`
+	BankAccount *string `json:"bankAccount" required:"false"`
 }
 
 // PddgiRecord is one contractor payment.
@@ -171,7 +184,8 @@ func Pddgi(req *PddgiRequest) ([]byte, error) {
 	}
 	for i, r := range req.Records {
 		p := fmt.Sprintf("records[%d]", i)
-		money(&fe, p+".salaryGross", r.SalaryGross, true)
+		moneyField(&fe, p+".salaryGross", r.SalaryGross, true)
+		cents(&fe, p+".salaryGross", r.SalaryGross)
 		if r.SalaryGross.Set && r.SalaryGross.D.IsNegative() {
 			fe.Add(p+".salaryGross", "must not be negative")
 		}
@@ -181,7 +195,7 @@ func Pddgi(req *PddgiRequest) ([]byte, error) {
 		if strings.TrimSpace(r.Employee.LastName) == "" {
 			fe.Add(p+".employee.lastName", "is required")
 		}
-		checkPerson(&fe, p+".employee", r.Employee.EMBG, true, r.Employee.BankAccount)
+		checkPerson(&fe, p+".employee", r.Employee.EMBG, false, r.Employee.BankAccount)
 	}
 	if err := fe.Err(); err != nil {
 		return nil, err
@@ -198,11 +212,13 @@ func Pddgi(req *PddgiRequest) ([]byte, error) {
 	w.WriteString("  </Isplatitel>\n")
 	w.el("  ", "Mesec", pad2(req.Month))
 	w.el("  ", "Godina", strconv.Itoa(req.Year))
-	var gross, pit decimal.Decimal
+	var gross, pit money.Amount
 	var rows bytes.Buffer
 	for i, r := range req.Records {
-		g := r.SalaryGross.D.Round(2)
-		t := g.Mul(pitRate).Round(2)
+		// R4: 10 % of the gross, in whole denars like the contractor
+		// calculation and е-ППД.
+		g := r.SalaryGross.D
+		t := g.Mul(pitRate).Round(0)
 		gross, pit = gross.Add(g), pit.Add(t)
 		rw := &xw{}
 		rw.WriteString("  <Primac>\n")
@@ -239,9 +255,9 @@ func orRaw(cyr, raw string) string {
 type EppdIssuer struct {
 	EDB         string  `json:"edb"`
 	Name        string  `json:"name"`
-	BankAccount *string `json:"bankAccount"`
-	Email       *string `json:"email"`
-	Phone       *string `json:"phone"`
+	BankAccount *string `json:"bankAccount" required:"false"`
+	Email       *string `json:"email" required:"false"`
+	Phone       *string `json:"phone" required:"false"`
 }
 
 // EppdRow is one payment of an е-ППД.
@@ -250,9 +266,9 @@ type EppdRow struct {
 	FirstName        string  `json:"firstName"`
 	LastName         string  `json:"lastName"`
 	GrossIncome      Money   `json:"grossIncome"`
-	MunicipalityCode *string `json:"municipalityCode"`
-	SubtypeIncome    *string `json:"subtypeIncome"`
-	BankAccount      *string `json:"bankAccount"`
+	MunicipalityCode *string `json:"municipalityCode" required:"false"`
+	SubtypeIncome    *string `json:"subtypeIncome" required:"false"`
+	BankAccount      *string `json:"bankAccount" required:"false"`
 }
 
 // EppdRequest is the body of the е-ППД endpoint.
@@ -260,7 +276,7 @@ type EppdRequest struct {
 	Issuer     EppdIssuer `json:"issuer"`
 	PeriodFrom string     `json:"periodFrom"`
 	PeriodTo   string     `json:"periodTo"`
-	Comment    *string    `json:"comment"`
+	Comment    *string    `json:"comment" required:"false"`
 	Rows       []EppdRow  `json:"rows"`
 }
 
@@ -297,7 +313,7 @@ func Eppd(req *EppdRequest) ([]byte, error) {
 	}
 	type row struct {
 		sub                          string
-		gross, costs, base, pit, net decimal.Decimal
+		gross, costs, base, pit, net money.Amount
 	}
 	calc := make([]row, len(req.Rows))
 	for i, r := range req.Rows {
@@ -310,7 +326,8 @@ func Eppd(req *EppdRequest) ([]byte, error) {
 		if strings.TrimSpace(r.LastName) == "" {
 			fe.Add(p+".lastName", "is required")
 		}
-		money(&fe, p+".grossIncome", r.GrossIncome, true)
+		moneyField(&fe, p+".grossIncome", r.GrossIncome, true)
+		cents(&fe, p+".grossIncome", r.GrossIncome)
 		if r.GrossIncome.Set && r.GrossIncome.D.IsNegative() {
 			fe.Add(p+".grossIncome", "must not be negative")
 		}
@@ -318,7 +335,7 @@ func Eppd(req *EppdRequest) ([]byte, error) {
 			fe.AddCodebook(p+".municipalityCode", "opstina", "%q is not in UJP's municipality list", m)
 		}
 		sub, c := subtypeCosts(r.SubtypeIncome, p+".subtypeIncome", &fe)
-		g := r.GrossIncome.D.Round(2)
+		g := r.GrossIncome.D
 		costs := g.Mul(c).Round(2)
 		base := g.Sub(costs)
 		t := base.Mul(pitRate).Round(0)
@@ -339,9 +356,9 @@ func Eppd(req *EppdRequest) ([]byte, error) {
 	w.el("  ", "PeriodOd", from.Format("2006-01-02"))
 	w.el("  ", "PeriodDo", to.Format("2006-01-02"))
 	w.el("  ", "Komentar", str(req.Comment))
-	var tot [5]decimal.Decimal
+	var tot [5]money.Amount
 	for _, c := range calc {
-		for k, v := range []decimal.Decimal{c.gross, c.costs, c.base, c.pit, c.net} {
+		for k, v := range []money.Amount{c.gross, c.costs, c.base, c.pit, c.net} {
 			tot[k] = tot[k].Add(v)
 		}
 	}
@@ -362,7 +379,7 @@ func Eppd(req *EppdRequest) ([]byte, error) {
 		w.el("    ", "PodvidPrihod", c.sub)
 		w.el("    ", "TransakciskaSmetka", str(r.BankAccount))
 		for k, n := range []string{"Bruto", "NormiraniTrosoci", "DanocnaOsnova", "Danok", "Neto"} {
-			w.el("    ", n, []decimal.Decimal{c.gross, c.costs, c.base, c.pit, c.net}[k].StringFixed(2))
+			w.el("    ", n, []money.Amount{c.gross, c.costs, c.base, c.pit, c.net}[k].StringFixed(2))
 		}
 		w.WriteString("  </Red>\n")
 	}

@@ -16,6 +16,10 @@ func TestGrossFromNet(t *testing.T) {
 		{"10000", "13.2", "10695", "695", "10000"}, // E17: 35 % normative costs
 		{"9000", "7.1", "10000", "1000", "9000"},
 		{"1", "", "1", "0", "1"},
+		// The net is kept as given, never rounded (issue 16, defect 8):
+		// 11,110.99 × 10 % = 1,111.099 → 1,111; 11,110.99 − 1,111 = 9,999.99.
+		{"9999.99", "", "11110.99", "1111", "9999.99"},
+		{"5000.5", "13.2", "5348.5", "348", "5000.5"},
 	}
 	for _, tt := range tests {
 		req := &GrossFromNetRequest{Net: M(tt.net)}
@@ -31,10 +35,14 @@ func TestGrossFromNet(t *testing.T) {
 		}
 	}
 	js, _ := json.Marshal(must(GrossFromNet(&GrossFromNetRequest{Net: M("10000")})))
-	if string(js) != `{"net":"10000.00","gross":"11111.00","pit":"1111.00"}` {
+	if string(js) != `{"net":"10000","gross":"11111","pit":"1111"}` {
 		t.Errorf("JSON %s", js)
 	}
-	for _, bad := range []*GrossFromNetRequest{{}, {Net: M("-1")}, {Net: M("10"), SubtypeIncome: sp("9.9")}} {
+	js, _ = json.Marshal(must(GrossFromNet(&GrossFromNetRequest{Net: M("9999.99")})))
+	if string(js) != `{"net":"9999.99","gross":"11110.99","pit":"1111"}` {
+		t.Errorf("JSON %s", js)
+	}
+	for _, bad := range []*GrossFromNetRequest{{}, {Net: M("-1")}, {Net: M("10"), SubtypeIncome: sp("9.9")}, {Net: M("10.005")}} {
 		if _, err := GrossFromNet(bad); err == nil || !strings.HasPrefix(err.Error(), "validation_failed") {
 			t.Errorf("%+v: err %v", bad, err)
 		}
@@ -81,6 +89,16 @@ func TestPddgiGolden(t *testing.T) {
 	bad.Records[1].Employee.EMBG = sp("1")
 	if _, err := Pddgi(bad); err == nil || !strings.Contains(err.Error(), "records[1].employee.embg") {
 		t.Errorf("bad ЕМБГ: %v", err)
+	}
+	// embg may be null (spec, ПДД-ГИ request).
+	ok := fixturePddgi()
+	ok.Records[1].Employee.EMBG = nil
+	if _, err := Pddgi(ok); err != nil {
+		t.Errorf("null ЕМБГ: %v", err)
+	}
+	ok.Records[1].SalaryGross = M("1.005")
+	if _, err := Pddgi(ok); err == nil || !strings.Contains(err.Error(), "records[1].salaryGross") {
+		t.Errorf("three decimals: %v", err)
 	}
 }
 

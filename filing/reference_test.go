@@ -261,7 +261,7 @@ func testDocs(t testing.TB) []*doc {
 	big.Records = manyRecords(2000)
 	reqs = append(reqs, big)
 	for _, req := range reqs {
-		out = append(out, buildDoc(req, allowanceFor(req, stat2026{})))
+		out = append(out, buildDoc(req, allowanceFor(req, stat2026{}), nil))
 	}
 	return out
 }
@@ -443,7 +443,7 @@ func encodingXML(d *doc) ([]byte, error) {
 // bytes for the benchmark batch, so the ratio compares like with like.
 func TestEncodingXMLBaselineIsTheSameDocument(t *testing.T) {
 	req := benchRequest()
-	got, err := encodingXML(buildDoc(req, allowanceFor(req, stat2026{})))
+	got, err := encodingXML(buildDoc(req, allowanceFor(req, stat2026{}), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +480,7 @@ func BenchmarkMpin10kVsBaseline(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	d := buildDoc(req, allowanceFor(req, stat2026{}))
+	d := buildDoc(req, allowanceFor(req, stat2026{}), nil)
 	for b.Loop() {
 		lap(&tv, func() { Validate(req, stat2026{}) })
 		lap(&tx, func() { must(MpinXML(req, stat2026{})) })

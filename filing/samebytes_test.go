@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // randomRequest is a large batch in which every branch of the checks and
@@ -231,4 +231,4 @@ func TestLargeBatchesSameBytes(t *testing.T) {
 }
 
 var _ = bytes.Equal
-var _ = decimal.Zero
+var _ = money.Amount{}

@@ -4,21 +4,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // Rates are the statutory figures the checks compare records against, as
 // fractions (0.188 for 18.8 %) and the monthly personal allowance in denars.
 type Rates struct {
-	Pension    decimal.Decimal // ПИО, МПИН 3.15
-	Health     decimal.Decimal // ЗО, 3.40
-	Injury     decimal.Decimal // additional health / work injury, 3.42
-	Employment decimal.Decimal // unemployment, 3.44
-	Allowance  decimal.Decimal // лично ослободување per month
-	// MinBase and MaxBase bound the contribution base (half and 16 times
-	// the average salary); zero means "not applied". Without them a record
-	// below the minimum base would fail the contribution checks.
-	MinBase, MaxBase decimal.Decimal
+	Pension    money.Amount // ПИО, МПИН 3.15
+	Health     money.Amount // ЗО, 3.40
+	Injury     money.Amount // additional health / work injury, 3.42
+	Employment money.Amount // unemployment, 3.44
+	Allowance  money.Amount // лично ослободување per month
+	// MaxBase is the maximum contribution base of a full month (16 times
+	// the average salary); zero means "not applied". The checks prorate it
+	// by paid hours, as the engine does. Contributions are taken on the
+	// actual gross below the minimum base (the shortfall is a separate
+	// top-up), so the minimum base is not needed.
+	MaxBase money.Amount
 }
 
 // Statutory supplies the figures in force. The HTTP layer adapts the payroll
@@ -27,8 +29,6 @@ type Rates struct {
 type Statutory interface {
 	// On returns the rates and allowance in force on date.
 	On(date time.Time) (Rates, error)
-	// MonthHours returns the fund of working hours of a month.
-	MonthHours(year, month int) (decimal.Decimal, error)
 }
 
 // periodEnd is the last day of the filing period: the date whose rates the

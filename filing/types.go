@@ -11,26 +11,28 @@ package filing
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/denar-mk/denar"
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // Money is a decimal amount carried in JSON as a string ("36037.00"). A value
 // that is not a decimal string does not fail decoding; it is remembered and
 // reported with its path by Decode, so that a client learns every bad field.
 type Money struct {
-	D   decimal.Decimal
+	D   money.Amount
+	bad *string // why the JSON value was refused; a pointer keeps records small
 	Set bool
-	bad string
 }
+
+// refusal is why a Money or Num value was refused, kept by pointer.
+func refusal(msg string) *string { return &msg }
 
 // M returns a Money from a decimal string; it panics on bad input and is meant
 // for tests and constants.
-func M(s string) Money { return Money{D: decimal.RequireFromString(s), Set: true} }
+func M(s string) Money { return Money{D: money.MustParse(s), Set: true} }
 
 func (m *Money) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
@@ -39,37 +41,40 @@ func (m *Money) UnmarshalJSON(b []byte) error {
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		*m = Money{bad: "must be a decimal string such as \"1234.50\""}
+		*m = Money{bad: refusal("must be a decimal string such as \"1234.50\"")}
 		return nil
 	}
-	d, err := decimal.NewFromString(strings.TrimSpace(s))
+	d, err := money.Parse(strings.TrimSpace(s))
 	if err != nil || strings.ContainsAny(s, "eE") || len(s) > 40 {
-		*m = Money{bad: fmt.Sprintf("%q is not a decimal amount", s)}
+		*m = Money{bad: refusal(fmt.Sprintf("%q is not a decimal amount", s))}
 		return nil
 	}
 	*m = Money{D: d, Set: true}
 	return nil
 }
 
+// MarshalJSON writes the amount as a decimal string: whole denars without
+// decimals ("11111"), otherwise exactly, with at least two decimals
+// ("11110.99", "11110.50").
 func (m Money) MarshalJSON() ([]byte, error) {
 	if !m.Set {
 		return []byte("null"), nil
 	}
-	return json.Marshal(m.D.StringFixed(2))
+	return m.D.MarshalJSON()
 }
 
 // Num is a JSON number (hours, rates) parsed exactly from its token, never
 // through float64, so 7.1 stays 7.1.
 type Num struct {
-	D   decimal.Decimal
+	D   money.Amount
+	bad *string // as Money.bad
 	Set bool
-	bad string
 }
 
-var maxNum = decimal.NewFromInt(1_000_000_000)
+var maxNum = money.FromInt(1_000_000_000)
 
 // N returns a Num from a decimal literal (tests and constants).
-func N(s string) Num { return Num{D: decimal.RequireFromString(s), Set: true} }
+func N(s string) Num { return Num{D: money.MustParse(s), Set: true} }
 
 func (n *Num) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
@@ -78,18 +83,18 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if len(b) == 0 || b[0] == '"' || b[0] == '{' || b[0] == '[' || b[0] == 't' || b[0] == 'f' {
-		*n = Num{bad: "must be a JSON number"}
+		*n = Num{bad: refusal("must be a JSON number")}
 		return nil
 	}
-	d, err := decimal.NewFromString(string(b))
+	d, err := money.Parse(string(b))
 	if err != nil {
-		*n = Num{bad: "must be a JSON number"}
+		*n = Num{bad: refusal("must be a JSON number")}
 		return nil
 	}
-	// A tiny token such as 1e999999999 would otherwise become a
-	// billion-digit integer when rounded; no hour count needs that range.
-	if e := d.Exponent(); e > 12 || e < -12 || d.Abs().GreaterThan(maxNum) {
-		*n = Num{bad: "is out of range"}
+	// No hour count needs more than twelve decimals or more than a
+	// billion.
+	if d.Trim().Scale() > 12 || d.Abs().GreaterThan(maxNum) {
+		*n = Num{bad: refusal("is out of range")}
 		return nil
 	}
 	*n = Num{D: d, Set: true}
@@ -106,22 +111,22 @@ func (n Num) MarshalJSON() ([]byte, error) {
 // Company is the payer of an МПИН filing (Part 2 of the form).
 type Company struct {
 	Name               string  `json:"name"`
-	TaxID              *string `json:"taxId"`
-	RegistrationNumber *string `json:"registrationNumber"`
-	NameCyr            *string `json:"nameCyr"`
-	Address            *string `json:"address"`
-	AddressStreet      *string `json:"addressStreet"`
-	AddressNumber      *string `json:"addressNumber"`
-	AddressArea        *string `json:"addressArea"`
-	PostalCode         *string `json:"postalCode"`
-	Fax                *string `json:"fax"`
-	City               *string `json:"city"`
-	MunicipalityCode   *string `json:"municipalityCode"`
-	ManagerName        *string `json:"managerName"`
-	Phone              *string `json:"phone"`
-	Email              *string `json:"email"`
-	AreaCode           *string `json:"areaCode"`
-	FzomBranch         *string `json:"fzomBranch"`
+	TaxID              *string `json:"taxId" required:"false"`
+	RegistrationNumber *string `json:"registrationNumber" required:"false"`
+	NameCyr            *string `json:"nameCyr" required:"false"`
+	Address            *string `json:"address" required:"false"`
+	AddressStreet      *string `json:"addressStreet" required:"false"`
+	AddressNumber      *string `json:"addressNumber" required:"false"`
+	AddressArea        *string `json:"addressArea" required:"false"`
+	PostalCode         *string `json:"postalCode" required:"false"`
+	Fax                *string `json:"fax" required:"false"`
+	City               *string `json:"city" required:"false"`
+	MunicipalityCode   *string `json:"municipalityCode" required:"false"`
+	ManagerName        *string `json:"managerName" required:"false"`
+	Phone              *string `json:"phone" required:"false"`
+	Email              *string `json:"email" required:"false"`
+	AreaCode           *string `json:"areaCode" required:"false"`
+	FzomBranch         *string `json:"fzomBranch" required:"false"`
 }
 
 // Filing variants (spec "Filing batch").
@@ -135,26 +140,28 @@ const (
 type Batch struct {
 	PeriodMonth   int     `json:"periodMonth"`
 	PeriodYear    int     `json:"periodYear"`
-	WorkingHours  Num     `json:"workingHours"`
-	VidObvrska    *string `json:"vidObvrska"`
-	VidObvrznik   *string `json:"vidObvrznik"`
-	FilingVariant *string `json:"filingVariant"`
+	WorkingHours  Num     `json:"workingHours" required:"false"`
+	VidObvrska    *string `json:"vidObvrska" required:"false"`
+	VidObvrznik   *string `json:"vidObvrznik" required:"false"`
+	FilingVariant *string `json:"filingVariant" required:"false"`
 }
 
 // Employee names the insured person of a record.
 type Employee struct {
 	FirstName        string  `json:"firstName"`
 	LastName         string  `json:"lastName"`
-	EMBG             *string `json:"embg"`
-	FirstNameCyr     *string `json:"firstNameCyr"`
-	LastNameCyr      *string `json:"lastNameCyr"`
-	BankAccount      *string `json:"bankAccount"`
-	MunicipalityCode *string `json:"municipalityCode"`
-	FzomBranch       *string `json:"fzomBranch"`
+	EMBG             *string `json:"embg" required:"false"`
+	FirstNameCyr     *string `json:"firstNameCyr" required:"false"`
+	LastNameCyr      *string `json:"lastNameCyr" required:"false"`
+	BankAccount      *string `json:"bankAccount" required:"false"`
+	MunicipalityCode *string `json:"municipalityCode" required:"false"`
+	FzomBranch       *string `json:"fzomBranch" required:"false"`
 }
 
 // Record is one employee's row of an МПИН filing: normally the matching fields
-// of a payroll calculation result.
+// of a payroll calculation result, copied field for field (a result's
+// other fields are not part of a record). Zero hours and zero amounts mean
+// "none".
 type Record struct {
 	SalaryGross       Money    `json:"salaryGross"`
 	SalaryNet         Money    `json:"salaryNet"`
@@ -165,43 +172,62 @@ type Record struct {
 	PIT               Money    `json:"pit"`
 	Employee          Employee `json:"employee"`
 
-	PersonalAllowance Money `json:"personalAllowance"`
-	OvertimePay       Money `json:"overtimePay"`
-	NightPay          Money `json:"nightPay"`
-	HolidayPay        Money `json:"holidayPay"`
-	SundayPay         Money `json:"sundayPay"`
-	SickFundPay       Money `json:"sickFundPay"`
-	SickCompanyPay    Money `json:"sickCompanyPay"`
-	PensionTopUp      Money `json:"pensionTopUp"`
-	HealthTopUp       Money `json:"healthTopUp"`
-	DisabilityTopUp   Money `json:"disabilityTopUp"`
-	EmploymentTopUp   Money `json:"employmentTopUp"`
-	SickFundBase      Money `json:"sickFundBase"`
-	MaternityBase     Money `json:"maternityBase"`
-	NetPaid           Money `json:"netPaid"`
+	PersonalAllowance Money `json:"personalAllowance" required:"false"`
+	OvertimePay       Money `json:"overtimePay" required:"false"`
+	NightPay          Money `json:"nightPay" required:"false"`
+	HolidayPay        Money `json:"holidayPay" required:"false"`
+	SundayPay         Money `json:"sundayPay" required:"false"`
+	HolidayNightPay   Money `json:"holidayNightPay" required:"false"`
+	SundayNightPay    Money `json:"sundayNightPay" required:"false"`
+	SundayHolidayPay  Money `json:"sundayHolidayPay" required:"false"`
+	Shift1Pay         Money `json:"shift1Pay" required:"false"`
+	Shift2Pay         Money `json:"shift2Pay" required:"false"`
+	Shift3Pay         Money `json:"shift3Pay" required:"false"`
+	SpecialPay        Money `json:"specialPay" required:"false"`
+	Seniority         Money `json:"seniority" required:"false"`
+	BonusAmount       Money `json:"bonusAmount" required:"false"`
+	SickFundPay       Money `json:"sickFundPay" required:"false"`
+	SickCompanyPay    Money `json:"sickCompanyPay" required:"false"`
+	PensionTopUp      Money `json:"pensionTopUp" required:"false"`
+	HealthTopUp       Money `json:"healthTopUp" required:"false"`
+	DisabilityTopUp   Money `json:"disabilityTopUp" required:"false"`
+	EmploymentTopUp   Money `json:"employmentTopUp" required:"false"`
+	SickFundBase      Money `json:"sickFundBase" required:"false"`
+	MaternityBase     Money `json:"maternityBase" required:"false"`
+	NetPaid           Money `json:"netPaid" required:"false"`
 
-	OvertimeHours         Num `json:"overtimeHours"`
-	NightHours            Num `json:"nightHours"`
-	HolidayHours          Num `json:"holidayHours"`
-	SundayHours           Num `json:"sundayHours"`
-	WorkingHours          Num `json:"workingHours"`
-	SickFundHours         Num `json:"sickFundHours"`
-	SickFundRate          Num `json:"sickFundRate"`
-	SickCompanyHours      Num `json:"sickCompanyHours"`
-	SickCompanyRate       Num `json:"sickCompanyRate"`
-	UnpaidHours           Num `json:"unpaidHours"`
-	ServiceDays           Num `json:"serviceDays"`
-	MaternityHours        Num `json:"maternityHours"`
-	MaternityPartialHours Num `json:"maternityPartialHours"`
-	AbsentHours           Num `json:"absentHours"`
+	OvertimeHours         Num `json:"overtimeHours" required:"false"`
+	NightHours            Num `json:"nightHours" required:"false"`
+	HolidayHours          Num `json:"holidayHours" required:"false"`
+	SundayHours           Num `json:"sundayHours" required:"false"`
+	HolidayNightHours     Num `json:"holidayNightHours" required:"false"`
+	SundayNightHours      Num `json:"sundayNightHours" required:"false"`
+	SundayHolidayHours    Num `json:"sundayHolidayHours" required:"false"`
+	Shift1Hours           Num `json:"shift1Hours" required:"false"`
+	Shift2Hours           Num `json:"shift2Hours" required:"false"`
+	Shift3Hours           Num `json:"shift3Hours" required:"false"`
+	SpecialHours          Num `json:"specialHours" required:"false"`
+	WorkingHours          Num `json:"workingHours" required:"false" nullable:"true"`
+	FundHours             Num `json:"fundHours" required:"false" nullable:"true"`
+	SickFundHours         Num `json:"sickFundHours" required:"false" nullable:"true"`
+	SickFundRate          Num `json:"sickFundRate" required:"false" nullable:"true"`
+	SickCompanyHours      Num `json:"sickCompanyHours" required:"false" nullable:"true"`
+	SickCompanyRate       Num `json:"sickCompanyRate" required:"false" nullable:"true"`
+	UnpaidHours           Num `json:"unpaidHours" required:"false" nullable:"true"`
+	ServiceDays           Num `json:"serviceDays" required:"false" nullable:"true"`
+	MaternityHours        Num `json:"maternityHours" required:"false" nullable:"true"`
+	MaternityPartialHours Num `json:"maternityPartialHours" required:"false" nullable:"true"`
+	AbsentHours           Num `json:"absentHours" required:"false" nullable:"true"`
 
-	HireDay    *int `json:"hireDay"`
-	LeaveDay   *int `json:"leaveDay"`
-	ContractNo *int `json:"contractNo"`
+	HireDay    *int `json:"hireDay" required:"false"`
+	LeaveDay   *int `json:"leaveDay" required:"false"`
+	ContractNo *int `json:"contractNo" required:"false"`
 
-	InsuranceCode *string `json:"insuranceCode"`
-	SickFundCode  *string `json:"sickFundCode"`
-	ClientTaxID   *string `json:"clientTaxId"`
+	InsuranceCode *string `json:"insuranceCode" required:"false"`
+	ExemptionCode *string `json:"exemptionCode" required:"false"`
+	SickFundCode  *string `json:"sickFundCode" required:"false"`
+	SpecialCode   *string `json:"specialCode" required:"false"`
+	ClientTaxID   *string `json:"clientTaxId" required:"false"`
 }
 
 // MpinRequest is the body of validate, МПИН XML and МПИН TXT.
@@ -209,7 +235,7 @@ type MpinRequest struct {
 	Company Company  `json:"company"`
 	Batch   Batch    `json:"batch"`
 	Records []Record `json:"records"`
-	Force   bool     `json:"force"`
+	Force   bool     `json:"force" required:"false"`
 }
 
 // BatchRecords is one batch of a combined filing.
@@ -222,15 +248,32 @@ type CombinedRequest struct {
 	Company Company        `json:"company"`
 	Batch   Batch          `json:"batch"`
 	Batches []BatchRecords `json:"batches"`
-	Force   bool           `json:"force"`
+	Force   bool           `json:"force" required:"false"`
 }
 
 // Merged returns the combined request as one МПИН request whose records are
-// the batches' records in order (sorting happens in the generator).
+// the batches' records in order (sorting happens in the generator), a
+// record of a later batch replacing the one of an earlier batch with the
+// same ЕМБГ and contract number (a correction replaces the month's data of
+// the employees it names).
 func (c *CombinedRequest) Merged() *MpinRequest {
 	m := &MpinRequest{Company: c.Company, Batch: c.Batch, Force: c.Force}
+	at := map[string]int{}
 	for _, b := range c.Batches {
-		m.Records = append(m.Records, b.Records...)
+		for i := range b.Records {
+			r := &b.Records[i]
+			if str(r.Employee.EMBG) == "" {
+				m.Records = append(m.Records, *r)
+				continue
+			}
+			k := recordKey(r)
+			if j, ok := at[k]; ok {
+				m.Records[j] = *r
+				continue
+			}
+			at[k] = len(m.Records)
+			m.Records = append(m.Records, *r)
+		}
 	}
 	return m
 }
@@ -240,31 +283,11 @@ func (c *CombinedRequest) Merged() *MpinRequest {
 // *denar.Error; field checks happen in the generator that takes the request.
 func DecodeJSON(data []byte, v any) error { return decodeStrict(data, v) }
 
-// decodeStrict decodes JSON into v and turns syntax and type errors into a
-// validation_failed *denar.Error.
-// Unknown fields are errors too: a misspelt field must not be dropped
-// silently from a statutory filing.
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		path := "body"
-		msg := "malformed JSON: " + err.Error()
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te) && te.Field != "":
-			path = te.Field
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			path = strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			msg = "unknown field"
-		}
-		return denar.Invalid(denar.FieldError{Path: path, Message: msg})
-	}
-	if dec.More() {
-		return denar.Invalid(denar.FieldError{Path: "body", Message: "malformed JSON: more than one value"})
-	}
-	return nil
-}
+// decodeStrict decodes JSON into v strictly: unknown fields (a misspelt
+// field must not be dropped silently from a statutory filing), wrong JSON
+// types and malformed JSON are a validation_failed *denar.Error naming
+// every field with its path.
+func decodeStrict(data []byte, v any) error { return denar.DecodeJSON(data, v) }
 
 // DecodeMpin decodes an МПИН request and reports every field that is missing
 // or not of its type, with paths such as "records[3].salaryGross".
@@ -317,10 +340,10 @@ func shapeBatch(fe *denar.FieldErrors, p string, b *Batch) {
 	}
 }
 
-func money(fe *denar.FieldErrors, p string, m Money, required bool) {
+func moneyField(fe *denar.FieldErrors, p string, m Money, required bool) {
 	switch {
-	case m.bad != "":
-		fe.Add(p, "%s", m.bad)
+	case m.bad != nil:
+		fe.Add(p, "%s", *m.bad)
 	case required && !m.Set:
 		fe.Add(p, "is required")
 	}
@@ -328,8 +351,8 @@ func money(fe *denar.FieldErrors, p string, m Money, required bool) {
 
 func num(fe *denar.FieldErrors, p string, n Num, required bool) {
 	switch {
-	case n.bad != "":
-		fe.Add(p, "%s", n.bad)
+	case n.bad != nil:
+		fe.Add(p, "%s", *n.bad)
 	case required && !n.Set:
 		fe.Add(p, "is required")
 	case n.Set && n.D.IsNegative():
@@ -354,19 +377,26 @@ func shapeRecords(fe *denar.FieldErrors, p string, recs []Record) {
 			{"employmentContrib", r.EmploymentContrib, true}, {"pit", r.PIT, true},
 			{"personalAllowance", r.PersonalAllowance, false}, {"overtimePay", r.OvertimePay, false},
 			{"nightPay", r.NightPay, false}, {"holidayPay", r.HolidayPay, false}, {"sundayPay", r.SundayPay, false},
+			{"holidayNightPay", r.HolidayNightPay, false}, {"sundayNightPay", r.SundayNightPay, false},
+			{"sundayHolidayPay", r.SundayHolidayPay, false}, {"shift1Pay", r.Shift1Pay, false},
+			{"shift2Pay", r.Shift2Pay, false}, {"shift3Pay", r.Shift3Pay, false}, {"specialPay", r.SpecialPay, false},
+			{"seniority", r.Seniority, false}, {"bonusAmount", r.BonusAmount, false},
 			{"sickFundPay", r.SickFundPay, false}, {"sickCompanyPay", r.SickCompanyPay, false},
 			{"pensionTopUp", r.PensionTopUp, false}, {"healthTopUp", r.HealthTopUp, false},
 			{"disabilityTopUp", r.DisabilityTopUp, false}, {"employmentTopUp", r.EmploymentTopUp, false},
 			{"sickFundBase", r.SickFundBase, false}, {"maternityBase", r.MaternityBase, false}, {"netPaid", r.NetPaid, false},
 		} {
-			money(fe, rp+f.n, f.m, f.req)
+			moneyField(fe, rp+f.n, f.m, f.req)
 		}
 		for _, f := range []struct {
 			n string
 			v Num
 		}{
 			{"overtimeHours", r.OvertimeHours}, {"nightHours", r.NightHours}, {"holidayHours", r.HolidayHours},
-			{"sundayHours", r.SundayHours}, {"workingHours", r.WorkingHours}, {"sickFundHours", r.SickFundHours},
+			{"sundayHours", r.SundayHours}, {"holidayNightHours", r.HolidayNightHours}, {"sundayNightHours", r.SundayNightHours},
+			{"sundayHolidayHours", r.SundayHolidayHours}, {"shift1Hours", r.Shift1Hours}, {"shift2Hours", r.Shift2Hours},
+			{"shift3Hours", r.Shift3Hours}, {"specialHours", r.SpecialHours},
+			{"workingHours", r.WorkingHours}, {"fundHours", r.FundHours}, {"sickFundHours", r.SickFundHours},
 			{"sickFundRate", r.SickFundRate}, {"sickCompanyHours", r.SickCompanyHours}, {"sickCompanyRate", r.SickCompanyRate},
 			{"unpaidHours", r.UnpaidHours}, {"serviceDays", r.ServiceDays}, {"maternityHours", r.MaternityHours},
 			{"maternityPartialHours", r.MaternityPartialHours}, {"absentHours", r.AbsentHours},

@@ -72,7 +72,8 @@ func BenchmarkDecodeAndCalculate(b *testing.B) {
 	}
 }
 
-// BenchmarkBatch500: 500 gross→net months through CalculateBatch.
+// BenchmarkBatch500: 500 gross→net months, the engine alone (decoded
+// inputs, results kept): the baseline of the batch endpoint.
 func BenchmarkBatch500(b *testing.B) {
 	inputs := make([]payroll.Input, 500)
 	for i := range inputs {
@@ -81,7 +82,45 @@ func BenchmarkBatch500(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := payroll.CalculateBatch(inputs, today); err != nil {
+		for i := range inputs {
+			if _, err := payroll.Calculate(&inputs[i], today); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkBatch500JSON: the same 500 months from the request body to the
+// response body, as the batch endpoint runs them without HTTP.
+func BenchmarkBatch500JSON(b *testing.B) {
+	var body []byte
+	body = append(body, `{"inputs":[`...)
+	for i := range 500 {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = fmt.Appendf(body, `{"grossSalary":"%d","effectiveDate":"2026-09-15"}`, 30000+37*i)
+	}
+	body = append(body, "]}"...)
+	buf := make([]byte, 0, 1<<20)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = payroll.AppendBatchJSON(buf[:0], body, today, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAppendGrossToNet is BenchmarkGrossToNet as the HTTP handler
+// runs it: the result written as JSON into a reused buffer, never kept.
+func BenchmarkAppendGrossToNet(b *testing.B) {
+	in := payroll.Input{GrossSalary: s("36037"), EffectiveDate: s("2026-01-15"), OvertimeHours: payroll.NewNumber(8)}
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = payroll.AppendCalculation(buf[:0], &in, today, false); err != nil {
 			b.Fatal(err)
 		}
 	}

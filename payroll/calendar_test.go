@@ -1,113 +1,72 @@
 package payroll_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/denar-mk/denar/payroll"
 )
 
-// TestMonthFundHours checks the working days of every month of 2024–2026
-// against the Ministry of Labour's programmes. Non-working weekdays:
-//
-//	2024: 1 Jan; 8 Jan (Christmas on Sunday 7 Jan); 10 Apr Ramazan Bajram;
-//	      24 Apr and 8 May election days; 1 May; 6 May Easter Monday; 24 May;
-//	      2 Aug; 9 Sep (8 Sep a Sunday); 11 Oct; 23 Oct; 9 Dec (8 Dec a Sunday).
-//	2025: 1 Jan; 7 Jan; 31 Mar (Bajram on Sunday 30 Mar); 21 Apr; 1 May;
-//	      8 Sep; 23 Oct; 8 Dec. 24 May, 2 Aug and 11 Oct fall on a Saturday
-//	      and are not moved.
-//	2026: 1 Jan; 7 Jan; 20 Mar; 13 Apr; 1 May; 25 May (24 May a Sunday);
-//	      3 Aug (2 Aug a Sunday); 8 Sep; 12 Oct (11 Oct a Sunday); 23 Oct; 8 Dec.
-//
-// Working days = weekdays of the month − those days.
+// TestMonthFundHours: the fund is every weekday × 8, holidays included, as
+// UJP's МПИН client counts it (issue 16). The 2026 figures of the client:
+// Jan 176, Feb 160, Mar 176, Apr 176, May 168, Jun 176, Jul 184, Aug 168,
+// Sep 176, Oct 176, Nov 168, Dec 184. May 2026 is the month of the
+// UJP-accepted file with 168 hours.
 func TestMonthFundHours(t *testing.T) {
 	t.Parallel()
 	want := map[int][12]int64{
-		2024: {21, 21, 21, 20, 19, 20, 23, 21, 20, 21, 21, 21},
-		2025: {21, 20, 20, 21, 21, 21, 23, 21, 21, 22, 20, 22},
-		2026: {20, 20, 21, 21, 19, 22, 23, 20, 21, 20, 21, 22},
+		2026: {176, 160, 176, 176, 168, 176, 184, 168, 176, 176, 168, 184},
+		// 2027 needs no holiday calendar: February has 20 weekdays, March 23.
+		2027: {168, 160, 184, 176, 168, 176, 176, 176, 176, 168, 176, 184},
 	}
-	for year, days := range want {
-		for m, d := range days {
-			got, err := payroll.MonthFundHours(year, time.Month(m+1))
-			if err != nil {
-				t.Fatalf("%d-%02d: %v", year, m+1, err)
-			}
-			if got != d*8*10000 {
-				t.Errorf("%d-%02d: fund %d h, want %d days × 8 = %d h", year, m+1, got/10000, d, d*8)
+	for year, hours := range want {
+		for m, h := range hours {
+			if got := payroll.MonthFundHours(year, time.Month(m+1)); got != payroll.NewNumber(h) {
+				t.Errorf("%d-%02d: fund %s h, want %d", year, m+1, got, h)
 			}
 		}
 	}
 }
 
-func TestNonWorkingDays(t *testing.T) {
-	t.Parallel()
-	days, err := payroll.NonWorkingDays(2025, time.March)
-	if err != nil || len(days) != 1 || days[0].Format(time.DateOnly) != "2025-03-31" {
-		t.Errorf("March 2025: %v %v, want Monday 31 March (Ramazan Bajram on Sunday 30 March)", days, err)
-	}
-	days, err = payroll.NonWorkingDays(2025, time.August)
-	if err != nil || len(days) != 0 {
-		t.Errorf("August 2025: %v %v, want none (2 August is a Saturday)", days, err)
-	}
-	// 2027: Easter Monday is known, Ramazan Bajram is not confirmed yet.
-	days, err = payroll.NonWorkingDays(2027, time.May)
-	if err != nil || len(days) != 2 {
-		t.Errorf("May 2027: %v %v, want 3 May and 24 May (1 May is a Saturday)", days, err)
-	}
-	if _, err := payroll.MonthFundHours(2027, time.March); err == nil || !strings.Contains(err.Error(), "Ramazan Bajram") {
-		t.Errorf("March 2027: %v, want an error naming the unconfirmed Ramazan Bajram", err)
-	}
-	if _, err := payroll.MonthFundHours(2027, time.April); err != nil {
-		t.Errorf("April 2027: %v", err)
-	}
-	for _, y := range []int{2008, 2022, 2028} {
-		if _, err := payroll.MonthFundHours(y, time.June); err == nil {
-			t.Errorf("%d: no error for a year outside the calendar", y)
-		}
-	}
-}
-
-// TestPlacementsPartialMonths covers the partial-month cases.
+// TestPlacementsPartialMonths: a partial month is the share of the month's
+// weekdays (holidays included) that the placements cover, and the result
+// names the МПИН days of the record.
 func TestPlacementsPartialMonths(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name       string
-		body       string
-		fund       string
-		absent     string
-		gross, net string
+		name                       string
+		body                       string
+		fund, absent, gross        string
+		hire, leave, service, code string
 	}{
-		// March 2026: 21 working days (20 March Ramazan Bajram). Employed 1–13
-		// and from 23 March: 16–19 March uncovered, 4 days = 32 of 168 h.
-		// Gross 30,000 × 136/168 = 24,285.71.
+		// March 2026: 22 weekdays (176 h); 20 March (Ramazan Bajram) is a paid
+		// hour like any weekday. Employed 1–13 and from 23 March: 16–20 March
+		// uncovered, 5 days = 40 of 176 h. 30,000 × 136/176 = 23,181.82.
 		{"two placements", `{"grossSalary":"30000","period":{"year":2026,"month":3},"placements":[{"startDate":"2026-03-01","endDate":"2026-03-13"},{"startDate":"2026-03-23"}]}`,
-			"168", "32", "24286", ""},
-		// Hired on a public holiday: 1 May 2026 (Friday) is Labour Day, so a
-		// start on 1 May loses no working day: absent 0, fund 19 × 8 = 152.
-		{"start on a holiday", `{"grossSalary":"30400","period":{"year":2026,"month":5},"placements":[{"startDate":"2026-05-01"}]}`,
-			"152", "0", "30400", ""},
-		// Hired on Monday 25 May 2026, the day in lieu of 24 May: works 26–29
-		// May; 15 of 19 working days uncovered = 120 h. 30,400 × 32/152 = 6,400.
-		{"start on a day in lieu", `{"grossSalary":"30400","period":{"year":2026,"month":5},"placements":[{"startDate":"2026-05-25"}]}`,
-			"152", "120", "6400", ""},
-		// Two placements in one month that overlap count once: 4–15 May and
-		// 11–22 May cover the working days 4–8, 11–15 and 18–22 May (15);
-		// uncovered: 26–29 May = 4 days (1 and 25 May are free) = 32 h.
-		// Gross 30,400 × 120/152 = 24,000.
-		{"overlapping placements", `{"grossSalary":"30400","period":{"year":2026,"month":5},"placements":[{"startDate":"2026-05-04","endDate":"2026-05-15"},{"startDate":"2026-05-11","endDate":"2026-05-22"}]}`,
-			"152", "32", "24000", ""},
-		// A placement that began before the month and ends inside it.
-		// Left on 15 April 2026 (Wednesday): April has 21 working days (13
-		// April Easter Monday); 16–30 April = 11 working days uncovered = 88 h.
-		// Gross 33,600 × 80/168 = 16,000.
-		{"leaver", `{"grossSalary":"33600","period":{"year":2026,"month":4},"placements":[{"startDate":"2020-01-01","endDate":"2026-04-15"}]}`,
-			"168", "88", "16000", ""},
-		// Explicit workingHours with period: the share of uncovered working
-		// days applies to the contracted hours: 176 × 4/21 = 33.5238.
-		{"workingHours with placements", `{"grossSalary":"30000","workingHours":176,"period":{"year":2026,"month":3},"placements":[{"startDate":"2026-03-01","endDate":"2026-03-13"},{"startDate":"2026-03-23"}]}`,
-			"176", "33.5238", "", ""},
+			"176", "40", "23182", "null", "null", "22", "0050"},
+		// Hired on a public holiday: 1 May 2026 (Friday, Labour Day) is covered,
+		// so the whole month is: absent 0 of 168.
+		{"start on a holiday", `{"grossSalary":"33600","period":{"year":2026,"month":5},"placements":[{"startDate":"2026-05-01"}]}`,
+			"168", "0", "33600", "null", "null", "31", "0050"},
+		// Hired on Monday 25 May 2026 (the day in lieu of Sunday 24 May, paid):
+		// 25–29 May covered, 16 of 21 weekdays uncovered = 128 h.
+		// 33,600 × 40/168 = 8,000.
+		{"start on a day in lieu", `{"grossSalary":"33600","period":{"year":2026,"month":5},"placements":[{"startDate":"2026-05-25"}]}`,
+			"168", "128", "8000", "25", "null", "7", "0050"},
+		// Overlapping placements count once: 4–15 and 11–22 May cover 15
+		// weekdays; 1 May and 25–29 May = 6 uncovered = 48 h.
+		// 33,600 × 120/168 = 24,000.
+		{"overlapping placements", `{"grossSalary":"33600","period":{"year":2026,"month":5},"placements":[{"startDate":"2026-05-04","endDate":"2026-05-15"},{"startDate":"2026-05-11","endDate":"2026-05-22"}]}`,
+			"168", "48", "24000", "4", "22", "19", "0050"},
+		// Left on Wednesday 15 April 2026: April has 22 weekdays (176 h, Easter
+		// Monday 13 April paid); 16–30 April = 11 uncovered = 88 h.
+		// 35,200 × 88/176 = 17,600.
+		{"leaver", `{"grossSalary":"35200","period":{"year":2026,"month":4},"placements":[{"startDate":"2020-01-01","endDate":"2026-04-15"}]}`,
+			"176", "88", "17600", "null", "15", "15", "0050"},
+		// Explicit workingHours with period: the uncovered share applies to
+		// the contracted hours: 160 × 5/22 = 36.3636; part-time of a 176 fund.
+		{"workingHours with placements", `{"grossSalary":"30000","workingHours":160,"fundHours":176,"period":{"year":2026,"month":3},"placements":[{"startDate":"2026-03-01","endDate":"2026-03-13"},{"startDate":"2026-03-23"}]}`,
+			"160", "36.3636", "", "null", "null", "22", "0047"},
 	}
 	for _, tt := range tests {
 		r, err := calcJSON(t, tt.body, today)
@@ -115,8 +74,67 @@ func TestPlacementsPartialMonths(t *testing.T) {
 			t.Errorf("%s: %v", tt.name, err)
 			continue
 		}
-		if wire(r["workingHours"]) != tt.fund || wire(r["absentHours"]) != tt.absent || (tt.gross != "" && r["salaryGross"] != tt.gross) {
-			t.Errorf("%s: fund %s absent %s gross %s; want %s %s %s", tt.name, wire(r["workingHours"]), wire(r["absentHours"]), r["salaryGross"], tt.fund, tt.absent, tt.gross)
+		got := []string{wire(r["workingHours"]), wire(r["absentHours"]), wire(r["salaryGross"]), wire(r["hireDay"]), wire(r["leaveDay"]), wire(r["serviceDays"]), wire(r["insuranceCode"])}
+		want := []string{tt.fund, tt.absent, tt.gross, tt.hire, tt.leave, tt.service, tt.code}
+		if tt.gross == "" {
+			want[2] = got[2]
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("%s: workingHours, absentHours, salaryGross, hireDay, leaveDay, serviceDays, insuranceCode = %v, want %v", tt.name, got, want)
+				break
+			}
+		}
+	}
+}
+
+// TestCalendarDrivesMoney has the worked examples of issue 16, defect 2:
+// proration and the hourly divisor follow the same rule as the fund —
+// weekdays × 8 with holidays counted as paid hours. Before, holidays were
+// left out of both the worked and the full month.
+//
+//	March 2026 leaver, last day Friday 13 March, gross 51,000: 10 of 22
+//	weekdays covered → 51,000 × 10/22 = 23,181.82 → 23,182. Counting
+//	only working days (10 of 21, Ramazan Bajram on 20 March left out) paid
+//	24,285.71: 1,103.90 too much.
+//
+//	October 2026 joiner, first day Monday 12 October (the day in lieu of
+//	Sunday 11 October, a paid holiday), gross 40,000: 15 of 22 weekdays →
+//	27,272.73 → 27,273. Counting only working days (13 of 20, 12 and 23
+//	October left out) paid 26,000: 1,272.73 too little.
+//
+//	October 2026 with period and no workingHours, gross 30,000, 16 night
+//	hours at 135 %: the divisor is the fund, 22 × 8 = 176 (R12's figure),
+//	so 30,000 / 176 × 16 × 1.35 = 3,681.82 → 3,682. With working days only
+//	(160) it was 4,050, 10 % high.
+func TestCalendarDrivesMoney(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body string
+		want       map[string]string
+	}{
+		{"March 2026 leaver", `{"grossSalary":"51000","period":{"year":2026,"month":3},"placements":[{"startDate":"2024-02-01","endDate":"2026-03-13"}]}`,
+			map[string]string{"workingHours": "176", "absentHours": "96", "salaryGross": "23182", "leaveDay": "13", "serviceDays": "13"}},
+		{"October 2026 joiner", `{"grossSalary":"40000","period":{"year":2026,"month":10},"placements":[{"startDate":"2026-10-12"}]}`,
+			map[string]string{"workingHours": "176", "absentHours": "56", "salaryGross": "27273", "hireDay": "12", "serviceDays": "20"}},
+		{"October 2026 premiums", `{"grossSalary":"30000","period":{"year":2026,"month":10},"nightHours":16}`,
+			map[string]string{"workingHours": "176", "nightPay": "3682", "salaryGross": "30955"}},
+		{"the same premiums without period (R12)", `{"grossSalary":"30000","effectiveDate":"2026-10-31","nightHours":16}`,
+			map[string]string{"workingHours": "176", "nightPay": "3682", "salaryGross": "30955"}},
+		// May 2026 has 21 weekdays: 168 hours, the fund of the UJP-accepted file.
+		{"May 2026 fund", `{"grossSalary":"38507","period":{"year":2026,"month":5}}`,
+			map[string]string{"workingHours": "168", "fundHours": "168", "salaryNet": "26046", "hireDay": "null", "leaveDay": "null", "serviceDays": "null"}},
+	}
+	for _, tt := range tests {
+		r, err := calcJSON(t, tt.body, today)
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		for k, v := range tt.want {
+			if got := wire(r[k]); got != v {
+				t.Errorf("%s: %s = %s, want %s", tt.name, k, got, v)
+			}
 		}
 	}
 }

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"io"
 	"time"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/money"
 )
 
 // MaxBatch is the most inputs one batch calculation takes.
@@ -27,10 +28,10 @@ type ConvertInput struct {
 // ConvertResult is the answer of the convert endpoint: both figures in
 // whole denars and the date whose rates were used.
 type ConvertResult struct {
-	Gross         string `json:"gross"`
-	Net           string `json:"net"`
-	Contractor    bool   `json:"contractor"`
-	EffectiveDate string `json:"effectiveDate"`
+	Gross         money.Amount `json:"gross" doc:"The gross: as given, or the smallest whole-denar gross that pays the net."`
+	Net           money.Amount `json:"net" doc:"The net of that gross, in whole denars."`
+	Contractor    bool         `json:"contractor"`
+	EffectiveDate string       `json:"effectiveDate"`
 }
 
 // Convert converts a base salary between gross and net. Given net, gross
@@ -38,8 +39,13 @@ type ConvertResult struct {
 // gross's net (equal to the given net whenever some gross pays it exactly).
 func Convert(in *ConvertInput, now time.Time) (*ConvertResult, error) {
 	var fe denar.FieldErrors
-	if (in.Gross == nil) == (in.Net == nil) {
+	switch {
+	case in.Gross == nil && in.Net == nil:
 		fe.Add("gross", "give exactly one of gross and net")
+		return nil, fe.Err()
+	case in.Gross != nil && in.Net != nil:
+		fe.Add("gross", "give exactly one of gross and net, not both")
+		fe.Add("net", "give exactly one of gross and net, not both")
 		return nil, fe.Err()
 	}
 	calc := Input{GrossSalary: in.Gross, TargetNet: in.Net, Contractor: in.Contractor,
@@ -60,32 +66,69 @@ func Convert(in *ConvertInput, now time.Time) (*ConvertResult, error) {
 		return nil, err
 	}
 	date, _ := EffectiveDate(&calc, now)
-	return &ConvertResult{Gross: r.SalaryGross, Net: r.SalaryNet, Contractor: in.Contractor,
+	gross := r.SalaryGross
+	if in.Gross != nil {
+		// The caller's gross, as given: never rewritten (issue 16, defect 8).
+		gross, _ = parseMoney(*in.Gross)
+	}
+	return &ConvertResult{Gross: gross, Net: r.SalaryNet, Contractor: in.Contractor,
 		EffectiveDate: date.Format(time.DateOnly)}, nil
 }
 
-// CalculateBatch calculates 1 to MaxBatch inputs. It returns one result
-// per input in input order, or, when any input is invalid, one
-// validation_failed error listing every problem of every input under
-// "inputs[i].".
-func CalculateBatch(inputs []Input, now time.Time) ([]*Result, error) {
-	if len(inputs) == 0 || len(inputs) > MaxBatch {
-		return nil, denar.Invalid(denar.FieldError{Path: "inputs", Message: fmt.Sprintf("give 1 to %d inputs (got %d)", MaxBatch, len(inputs))})
+// BatchInput is the body of POST /v1/calculations/batch.
+type BatchInput struct {
+	Inputs []Input `json:"inputs" minItems:"1" maxItems:"500" doc:"1 to 500 calculations."`
+}
+
+// AppendBatchJSON decodes a batch body, calculates every input (with its
+// explanation when explain is set) and appends {"data":[result, …]} to b. It reports in one error every problem
+// of every input: the inputs are decoded one by one, so a malformed or
+// unknown field in one input does not hide another input's errors.
+func AppendBatchJSON(b []byte, body []byte, now time.Time, explain bool) ([]byte, error) {
+	// The common case, a well-formed batch, is decoded as it is computed,
+	// one input at a time into one Input; only a batch with a problem is
+	// taken apart input by input to report every input's problems.
+	if out, ok := appendBatchFast(b, body, now, explain); ok {
+		return out, nil
 	}
-	results := make([]*Result, len(inputs))
+	var raw struct {
+		Inputs []json.RawMessage `json:"inputs"`
+	}
+	if err := denar.DecodeJSON(body, &raw); err != nil {
+		return b, err
+	}
+	if raw.Inputs == nil {
+		return b, denar.Invalid(denar.FieldError{Path: "inputs", Message: "is required"})
+	}
+	if len(raw.Inputs) == 0 || len(raw.Inputs) > MaxBatch {
+		return b, denar.Invalid(denar.FieldError{Path: "inputs", Message: fmt.Sprintf("give 1 to %d inputs (got %d)", MaxBatch, len(raw.Inputs))})
+	}
+	start := len(b)
+	b = append(b, `{"data":[`...)
 	var fields []denar.FieldError
-	for i := range inputs {
-		r, err := Calculate(&inputs[i], now)
-		if err != nil {
-			fields = append(fields, Prefixed(fmt.Sprintf("inputs[%d]", i), err)...)
-			continue
+	var in Input
+	for i, r := range raw.Inputs {
+		in = Input{}
+		err := denar.DecodeJSON(r, &in)
+		if err == nil {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = AppendCalculation(b, &in, now, explain); err == nil {
+				continue
+			}
+		} else if lenient, lerr := decodeLenient(r); lerr == nil {
+			// Decoded leniently: the domain's checks run too, so the answer
+			// lists this input's every problem.
+			_, cerr := Calculate(lenient, now)
+			err = merge(err, cerr)
 		}
-		results[i] = r
+		fields = append(fields, Prefixed(fmt.Sprintf("inputs[%d]", i), err)...)
 	}
 	if len(fields) > 0 {
-		return nil, denar.Invalid(fields...)
+		return b[:start], denar.Invalid(fields...)
 	}
-	return results, nil
+	return append(b, "]}"...), nil
 }
 
 // Prefixed moves the field errors of err under prefix ("inputs[7]" turns
@@ -98,45 +141,126 @@ func Prefixed(prefix string, err error) []denar.FieldError {
 	}
 	out := make([]denar.FieldError, len(e.Fields))
 	for i, f := range e.Fields {
-		f.Path = prefix + "." + f.Path
+		if f.Path == "" {
+			f.Path = prefix
+		} else {
+			f.Path = prefix + "." + f.Path
+		}
 		out[i] = f
 	}
 	return out
 }
 
-// DecodeInput reads one CalculationInput strictly: unknown fields, wrong
-// JSON types, trailing data and numbers given as strings (hours, rates) are
-// validation errors with the field's path, so no field is ever accepted and
-// ignored. The HTTP layer may decode by its own means; this is for callers
-// without one (tests, the fuzz target, batch files).
-func DecodeInput(data []byte) (*Input, error) {
-	var in Input
-	dec := json.NewDecoder(bytes.NewReader(data))
+// appendBatchFast decodes and computes a well-formed batch in one pass; ok
+// is false (and b is left as it was) at the first problem of any kind.
+func appendBatchFast(b []byte, body []byte, now time.Time, explain bool) ([]byte, bool) {
+	start := len(b)
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		return nil, decodeError(err)
+	expect := func(want json.Delim) bool {
+		t, err := dec.Token()
+		return err == nil && t == want
 	}
-	if dec.More() {
-		return nil, denar.Invalid(denar.FieldError{Path: "", Message: "trailing data after the JSON object"})
+	if !expect('{') {
+		return b, false
+	}
+	if t, err := dec.Token(); err != nil || t != "inputs" || !expect('[') {
+		return b, false
+	}
+	b = append(b, `{"data":[`...)
+	var in Input
+	n := 0
+	for dec.More() {
+		if n == MaxBatch {
+			return b[:start], false
+		}
+		in = Input{}
+		if dec.Decode(&in) != nil {
+			return b[:start], false
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = AppendCalculation(b, &in, now, explain); err != nil {
+			return b[:start], false
+		}
+		n++
+	}
+	if n == 0 || !expect(']') || !expect('}') {
+		return b[:start], false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return b[:start], false
+	}
+	return append(b, "]}"...), true
+}
+
+// AppendCalculationJSON decodes one CalculationInput strictly, calculates
+// it and appends the result's JSON object to b. When the body decodes only
+// with unknown fields ignored, the calculation's own checks still run, so
+// one answer lists every problem of the input.
+func AppendCalculationJSON(b []byte, body []byte, now time.Time, explain bool) ([]byte, error) {
+	var in Input
+	err := denar.DecodeJSON(body, &in)
+	if err == nil {
+		return AppendCalculation(b, &in, now, explain)
+	}
+	if lenient, lerr := decodeLenient(body); lerr == nil {
+		_, cerr := Calculate(lenient, now)
+		err = merge(err, cerr)
+	}
+	return b, err
+}
+
+// decodeLenient decodes an input with unknown fields ignored, for the
+// calculation's checks to run on an input that failed strict decoding.
+func decodeLenient(data []byte) (*Input, error) {
+	var in Input
+	if err := json.Unmarshal(data, &in); err != nil {
+		return nil, err
 	}
 	return &in, nil
 }
 
-// decodeError turns an encoding/json error into a field error.
-func decodeError(err error) error {
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
-	switch {
-	case errors.As(err, &typeErr):
-		return denar.Invalid(denar.FieldError{Path: typeErr.Field, Message: "must be a JSON " + typeErr.Type.String() + ", not " + typeErr.Value})
-	case errors.As(err, &syntaxErr):
-		return denar.Invalid(denar.FieldError{Path: "", Message: fmt.Sprintf("malformed JSON at byte %d", syntaxErr.Offset)})
+// merge joins the field errors of two validation errors (b may be nil or
+// not a validation error, then a alone is kept); a path reported by a is
+// not repeated from b.
+func merge(a, b error) error {
+	var ea, eb *denar.Error
+	if !errors.As(a, &ea) || b == nil || !errors.As(b, &eb) || eb.Code != denar.ECodeValidation {
+		return a
 	}
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return denar.Invalid(denar.FieldError{Path: strings.Trim(name, `"`), Message: "unknown field"})
+	seen := map[string]bool{}
+	fields := append([]denar.FieldError(nil), ea.Fields...)
+	for _, f := range ea.Fields {
+		seen[f.Path] = true
 	}
-	// Errors from our own UnmarshalJSON (Number) carry no path in
-	// encoding/json v1; report them at the top.
-	return denar.Invalid(denar.FieldError{Path: "", Message: strings.TrimPrefix(msg, "json: ")})
+	for _, f := range eb.Fields {
+		if !seen[f.Path] {
+			fields = append(fields, f)
+		}
+	}
+	return denar.Invalid(fields...)
+}
+
+// DecodeConvert reads the body of POST /v1/calculations/convert strictly.
+func DecodeConvert(data []byte) (*ConvertInput, error) {
+	var in ConvertInput
+	if err := denar.DecodeJSON(data, &in); err != nil {
+		return nil, err
+	}
+	return &in, nil
+}
+
+// DecodeInput reads one CalculationInput strictly: unknown fields, wrong
+// JSON types, trailing data and numbers given as strings (hours, rates) are
+// validation errors with the field's path, so no field is ever accepted and
+// ignored.
+func DecodeInput(data []byte) (*Input, error) {
+	var in Input
+	if err := denar.DecodeJSON(data, &in); err != nil {
+		return nil, err
+	}
+	return &in, nil
 }

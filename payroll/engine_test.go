@@ -30,7 +30,7 @@ type want struct {
 
 func check(t *testing.T, name string, r *payroll.Result, w want) {
 	t.Helper()
-	got := want{r.SalaryGross, r.Pension, r.Health, r.AdditionalHealth, r.EmploymentContrib, r.TotalContributions, r.PersonalAllowance, r.TaxableIncome, r.PIT, r.SalaryNet}
+	got := want{r.SalaryGross.String(), r.Pension.String(), r.Health.String(), r.AdditionalHealth.String(), r.EmploymentContrib.String(), r.TotalContributions.String(), r.PersonalAllowance.String(), r.TaxableIncome.String(), r.PIT.String(), r.SalaryNet.String()}
 	if w.gross == "" {
 		w.gross = got.gross
 	}
@@ -108,8 +108,8 @@ func TestNetToGross(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if r.SalaryGross != tt.gross || r.SalaryNet != tt.net {
-			t.Errorf("%s: gross %s net %s, want gross %s net %s", tt.name, r.SalaryGross, r.SalaryNet, tt.gross, tt.net)
+		if r.SalaryGross.String() != tt.gross || r.SalaryNet.String() != tt.net {
+			t.Errorf("%s: gross %s net %s, want gross %s net %s", tt.name, r.SalaryGross.String(), r.SalaryNet.String(), tt.gross, tt.net)
 		}
 	}
 }
@@ -187,10 +187,10 @@ func TestInversionProperty(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s gross %d: %v", rg.name, gross, err)
 				}
-				v, _ := strconv.ParseInt(r.SalaryNet, 10, 64)
+				v, _ := strconv.ParseInt(r.SalaryNet.String(), 10, 64)
 				return v
 			}
-			base, _ := strconv.ParseInt(r.BaseGross, 10, 64)
+			base, _ := strconv.ParseInt(r.BaseGross.String(), 10, 64)
 			if got := netOf(base); got < target {
 				t.Fatalf("%s: target %d gave base gross %d with net %d", rg.name, target, base, got)
 			}
@@ -216,71 +216,71 @@ func TestRules(t *testing.T) {
 		return r
 	}
 	// R4 contractor: 10% of gross, nothing else.
-	if r := calc(payroll.Input{GrossSalary: s("11111"), Contractor: true}); r.PIT != "1111" || r.SalaryNet != "10000" || r.TotalContributions != "0" {
+	if r := calc(payroll.Input{GrossSalary: s("11111"), Contractor: true}); r.PIT.String() != "1111" || r.SalaryNet.String() != "10000" || r.TotalContributions.String() != "0" {
 		t.Errorf("R4 contractor: %+v", r)
 	}
 	// R3 noPersonalAllowance: taxable = 30000 − 8400 = 21600; tax 2160; net 19440.
-	if r := calc(payroll.Input{GrossSalary: s("30000"), NoPersonalAllowance: true}); r.PIT != "2160" || r.SalaryNet != "19440" {
-		t.Errorf("R3 no allowance: pit %s net %s", r.PIT, r.SalaryNet)
+	if r := calc(payroll.Input{GrossSalary: s("30000"), NoPersonalAllowance: true}); r.PIT.String() != "2160" || r.SalaryNet.String() != "19440" {
+		t.Errorf("R3 no allowance: pit %s net %s", r.PIT.String(), r.SalaryNet.String())
 	}
 	// R8 deductions change only netPaid: 20533.20 − 1200.50 = 19332.70 → 19333.
 	r := calc(payroll.Input{GrossSalary: s("30000"), Deductions: []payroll.Deduction{{"кредит", "1000.50"}, {"синдикат", "200"}}})
-	if r.SalaryNet != "20533" || r.DeductionsTotal != "1201" || r.NetPaid != "19333" || r.SalaryGross != "30000" {
-		t.Errorf("R8 deductions: net %s deductions %s netPaid %s", r.SalaryNet, r.DeductionsTotal, r.NetPaid)
+	if r.SalaryNet.String() != "20533" || r.DeductionsTotal.String() != "1201" || r.NetPaid.String() != "19333" || r.SalaryGross.String() != "30000" {
+		t.Errorf("R8 deductions: net %s deductions %s netPaid %s", r.SalaryNet.String(), r.DeductionsTotal.String(), r.NetPaid.String())
 	}
 	// Overtime on top of the fund: 30000/176 × 10 × 135% = 2301.14; gross 32301.14.
-	if r := calc(payroll.Input{GrossSalary: s("30000"), OvertimeHours: payroll.NewNumber(10)}); r.OvertimePay != "2301" || r.SalaryGross != "32301" {
-		t.Errorf("overtime: pay %s gross %s", r.OvertimePay, r.SalaryGross)
+	if r := calc(payroll.Input{GrossSalary: s("30000"), OvertimeHours: payroll.NewNumber(10)}); r.OvertimePay.String() != "2301" || r.SalaryGross.String() != "32301" {
+		t.Errorf("overtime: pay %s gross %s", r.OvertimePay.String(), r.SalaryGross.String())
 	}
 	// Night hours inside the fund: 16 h at 135% instead of 100%: 30000/176×16×0.35 = 954.55 extra.
-	if r := calc(payroll.Input{GrossSalary: s("30000"), NightHours: payroll.NewNumber(16)}); r.NightPay != "3682" || r.SalaryGross != "30955" {
-		t.Errorf("night: pay %s gross %s", r.NightPay, r.SalaryGross)
+	if r := calc(payroll.Input{GrossSalary: s("30000"), NightHours: payroll.NewNumber(16)}); r.NightPay.String() != "3682" || r.SalaryGross.String() != "30955" {
+		t.Errorf("night: pay %s gross %s", r.NightPay.String(), r.SalaryGross.String())
 	}
 	// R9 hoursInformational: hours recorded, gross unchanged.
-	if r := calc(payroll.Input{GrossSalary: s("30000"), NightHours: payroll.NewNumber(16), HoursInformational: true}); r.SalaryGross != "30000" || r.NightHours.String() != "16" {
-		t.Errorf("R9 hours informational: gross %s hours %s", r.SalaryGross, r.NightHours)
+	if r := calc(payroll.Input{GrossSalary: s("30000"), NightHours: payroll.NewNumber(16), HoursInformational: true}); r.SalaryGross.String() != "30000" || r.NightHours.String() != "16" {
+		t.Errorf("R9 hours informational: gross %s hours %s", r.SalaryGross.String(), r.NightHours)
 	}
 	// Seniority 10 years × 0.5% = 5% of base gross: 1500.
-	if r := calc(payroll.Input{GrossSalary: s("30000"), Seniority: &payroll.Seniority{Months: 125}}); r.Seniority != "1500" || r.SalaryGross != "31500" || r.SeniorityPercentage.String() != "5" {
-		t.Errorf("seniority: %s gross %s pct %s", r.Seniority, r.SalaryGross, r.SeniorityPercentage)
+	if r := calc(payroll.Input{GrossSalary: s("30000"), Seniority: &payroll.Seniority{Months: 125}}); r.Seniority.String() != "1500" || r.SalaryGross.String() != "31500" || r.SeniorityPercentage.String() != "5" {
+		t.Errorf("seniority: %s gross %s pct %s", r.Seniority.String(), r.SalaryGross.String(), r.SeniorityPercentage)
 	}
 	// R9 seniorityInformational.
-	if r := calc(payroll.Input{GrossSalary: s("30000"), SeniorityPercentage: payroll.NewNumber(5), SeniorityInformational: true}); r.Seniority != "0" || r.SalaryGross != "30000" {
-		t.Errorf("R9 seniority informational: %s", r.Seniority)
+	if r := calc(payroll.Input{GrossSalary: s("30000"), SeniorityPercentage: payroll.NewNumber(5), SeniorityInformational: true}); r.Seniority.String() != "0" || r.SalaryGross.String() != "30000" {
+		t.Errorf("R9 seniority informational: %s", r.Seniority.String())
 	}
 	// R7 gross bonus adds to gross; net bonus raises net by exactly the amount.
-	if r := calc(payroll.Input{GrossSalary: s("30000"), BonusAmount: s("5000"), BonusBasis: s("gross")}); r.SalaryGross != "35000" || r.BonusAmount != "5000" {
-		t.Errorf("R7 gross bonus: %s", r.SalaryGross)
+	if r := calc(payroll.Input{GrossSalary: s("30000"), BonusAmount: s("5000"), BonusBasis: s("gross")}); r.SalaryGross.String() != "35000" || r.BonusAmount.String() != "5000" {
+		t.Errorf("R7 gross bonus: %s", r.SalaryGross.String())
 	}
-	if r := calc(payroll.Input{GrossSalary: s("30000"), BonusAmount: s("5000")}); r.SalaryNet != "25533" {
-		t.Errorf("R7 net bonus: net %s, want 25533", r.SalaryNet)
+	if r := calc(payroll.Input{GrossSalary: s("30000"), BonusAmount: s("5000")}); r.SalaryNet.String() != "25533" {
+		t.Errorf("R7 net bonus: net %s, want 25533", r.SalaryNet.String())
 	}
 	// Sick pay by the employer: 40 h at 70% inside the fund.
 	// 136 h × 30000/176 = 23181.82; 40 h × 70% = 4772.73; gross 27954.55.
-	if r := calc(payroll.Input{GrossSalary: s("30000"), SickCompanyHours: payroll.NewNumber(40)}); r.SickCompanyPay != "4773" || r.SalaryGross != "27955" {
-		t.Errorf("sick company: pay %s gross %s", r.SickCompanyPay, r.SalaryGross)
+	if r := calc(payroll.Input{GrossSalary: s("30000"), SickCompanyHours: payroll.NewNumber(40)}); r.SickCompanyPay.String() != "4773" || r.SalaryGross.String() != "27955" {
+		t.Errorf("sick company: pay %s gross %s", r.SickCompanyPay.String(), r.SalaryGross.String())
 	}
 	// Partial month, prorated min base with top-up (R2): 2026, 88 of 176
 	// hours absent; gross 15000; min base 34571 × 88/176 = 17285.50 → 17286;
 	// shortfall 2286 × 19.9% = 454.91.
-	if r := calc(payroll.Input{GrossSalary: s("30000"), AbsentHours: payroll.NewNumber(88)}); r.SalaryGross != "15000" || r.PensionTopUp != "455" || r.PersonalAllowance != "5466" {
-		t.Errorf("partial month: gross %s pension top-up %s allowance %s", r.SalaryGross, r.PensionTopUp, r.PersonalAllowance)
+	if r := calc(payroll.Input{GrossSalary: s("30000"), AbsentHours: payroll.NewNumber(88)}); r.SalaryGross.String() != "15000" || r.PensionTopUp.String() != "455" || r.PersonalAllowance.String() != "5466" {
+		t.Errorf("partial month: gross %s pension top-up %s allowance %s", r.SalaryGross.String(), r.PensionTopUp.String(), r.PersonalAllowance.String())
 	}
 	// minBaseMode off: no top-up.
-	if r := calc(payroll.Input{GrossSalary: s("30000"), AbsentHours: payroll.NewNumber(88), MinBaseMode: s("off")}); r.PensionTopUp != "0" {
-		t.Errorf("off mode top-up %s", r.PensionTopUp)
+	if r := calc(payroll.Input{GrossSalary: s("30000"), AbsentHours: payroll.NewNumber(88), MinBaseMode: s("off")}); r.PensionTopUp.String() != "0" {
+		t.Errorf("off mode top-up %s", r.PensionTopUp.String())
 	}
 	// Unknown average salary (2024) asks for it.
 	if _, err := payroll.Calculate(&payroll.Input{GrossSalary: s("30000"), EffectiveDate: s("2024-05-01")}, today); err == nil {
 		t.Error("2024 without averageSalary: no error")
 	}
-	if r := calc(payroll.Input{GrossSalary: s("30000"), EffectiveDate: s("2024-05-01"), AverageSalary: s("57000")}); r.SalaryNet == "" {
+	if r := calc(payroll.Input{GrossSalary: s("30000"), EffectiveDate: s("2024-05-01"), AverageSalary: s("57000")}); r.SalaryNet.String() == "" {
 		t.Error("2024 with averageSalary")
 	}
 	// rateOverrides.
 	ov := map[string]json.RawMessage{"pension": json.RawMessage(`20`), "personalAllowance": json.RawMessage(`"0"`)}
-	if r := calc(payroll.Input{GrossSalary: s("30000"), RateOverrides: ov}); r.Pension != "6000" || r.PersonalAllowance != "0" {
-		t.Errorf("overrides: pension %s allowance %s", r.Pension, r.PersonalAllowance)
+	if r := calc(payroll.Input{GrossSalary: s("30000"), RateOverrides: ov}); r.Pension.String() != "6000" || r.PersonalAllowance.String() != "0" {
+		t.Errorf("overrides: pension %s allowance %s", r.Pension.String(), r.PersonalAllowance.String())
 	}
 }
 
@@ -330,10 +330,10 @@ func contains(s, sub string) bool {
 
 func TestPlacements(t *testing.T) {
 	t.Parallel()
-	// March 2026: 22 working days (Ramazan Bajram on Friday 20 March).
-	fund, err := payroll.MonthFundHours(2026, time.March)
-	if err != nil || fund != 21*8*10000 {
-		t.Fatalf("March 2026 fund = %d, %v; want 21 days × 8 h", fund, err)
+	// March 2026: 22 weekdays × 8 = 176 hours (Ramazan Bajram on Friday 20
+	// March is a paid hour of the fund).
+	if fund := payroll.MonthFundHours(2026, time.March); fund != payroll.NewNumber(176) {
+		t.Fatalf("March 2026 fund = %s; want 22 weekdays × 8 h", fund)
 	}
 	end := "2026-03-13"
 	in := payroll.Input{GrossSalary: s("30000"), EffectiveDate: s("2026-03-31"),
@@ -342,8 +342,8 @@ func TestPlacements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Uncovered working days: 16, 17, 18, 19 March (20th is a holiday) = 4 days = 32 h.
-	if r.AbsentHours.String() != "32" || r.WorkingHours.String() != "168" {
+	// Uncovered weekdays: 16–20 March = 5 days = 40 h.
+	if r.AbsentHours.String() != "40" || r.WorkingHours.String() != "176" {
 		t.Errorf("absent %s of %s", r.AbsentHours, r.WorkingHours)
 	}
 }
@@ -389,29 +389,30 @@ func TestNetBased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if grossPriced.SalaryNet != "21152" || netPriced.SalaryNet != "21187" {
-		t.Fatalf("net priced off gross %s (want 21152), off net %s (want 21187)", grossPriced.SalaryNet, netPriced.SalaryNet)
+	if grossPriced.SalaryNet.String() != "21152" || netPriced.SalaryNet.String() != "21187" {
+		t.Fatalf("net priced off gross %s (want 21152), off net %s (want 21187)", grossPriced.SalaryNet.String(), netPriced.SalaryNet.String())
 	}
-	g1, _ := strconv.Atoi(grossPriced.SalaryGross)
-	g2, _ := strconv.Atoi(netPriced.SalaryGross)
+	g1, _ := strconv.Atoi(grossPriced.SalaryGross.String())
+	g2, _ := strconv.Atoi(netPriced.SalaryGross.String())
 	if g2 <= g1 {
 		t.Fatalf("net-based gross %d not above gross-based %d", g2, g1)
 	}
 }
 
-// TestPlacementStartsOnHoliday: May 2026 has 19 working days (1 May is a
-// holiday, 24 May a Sunday so Monday 25 May is free). Hired on 25 May, the
-// employee works 26–29 May: 15 working days are uncovered, 120 of 152 hours.
+// TestPlacementStartsOnHoliday: May 2026 has 21 weekdays (168 hours). Hired
+// on Monday 25 May (the day in lieu of Sunday 24 May, a paid holiday), the
+// employee is covered 25–29 May: 16 weekdays are uncovered, 128 of 168
+// hours.
 func TestPlacementStartsOnHoliday(t *testing.T) {
 	t.Parallel()
-	in := payroll.Input{GrossSalary: s("30400"), EffectiveDate: s("2026-05-31"),
+	in := payroll.Input{GrossSalary: s("33600"), EffectiveDate: s("2026-05-31"),
 		Period: &payroll.Period{Year: 2026, Month: 5}, Placements: []payroll.Placement{{StartDate: "2026-05-25"}}}
 	r, err := payroll.Calculate(&in, today)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 30,400 × 32 / 152 = 6,400.
-	if r.WorkingHours.String() != "152" || r.AbsentHours.String() != "120" || r.SalaryGross != "6400" {
-		t.Fatalf("fund %s absent %s gross %s", r.WorkingHours, r.AbsentHours, r.SalaryGross)
+	// 33,600 × 40 / 168 = 8,000.
+	if r.WorkingHours.String() != "168" || r.AbsentHours.String() != "128" || r.SalaryGross.String() != "8000" || r.HireDay == nil || *r.HireDay != 25 {
+		t.Fatalf("fund %s absent %s gross %s hire %v", r.WorkingHours, r.AbsentHours, r.SalaryGross.String(), r.HireDay)
 	}
 }

@@ -288,14 +288,22 @@ func TestValidationPaths(t *testing.T) {
 		{`{"grossSalary":"30000","effectiveDate":"2024-05-31"}`, []string{"averageSalary"}},
 		{`{"grossSalary":"30000","effectiveDate":"2014-05-31","averageSalary":"30902","personalAllowance":"6000"}`, []string{"rateOverrides.maxBaseMultiplier"}},
 		{`{"grossSalary":"30000","effectiveDate":"2017-05-31","averageSalary":"32877","rateOverrides":{"maxBaseMultiplier":12}}`, []string{"personalAllowance"}},
-		{`{"grossSalary":"30000","period":{"year":2022,"month":3}}`, []string{"period"}},
+		// A period and an effectiveDate of another month: which month's
+		// rates apply is unclear (issue 16, defect 7).
+		{`{"grossSalary":"30000","period":{"year":2026,"month":3},"effectiveDate":"2026-07-01"}`, []string{"effectiveDate"}},
+		// A contractor (R4) has no hours model and no seniority.
+		{`{"grossSalary":"30000","contractor":true,"overtimeHours":8,"nightHoursRate":150,"workingHours":160,"seniorityPercentage":5,"seniority":{"months":10}}`,
+			[]string{"overtimeHours", "nightHoursRate", "workingHours", "seniorityPercentage", "seniority"}},
 		{`{"grossSalary":"100000","effectiveDate":"2019-05-31"}`, []string{"effectiveDate"}},
 		// The month's gross is bounded even when the base is not.
 		{`{"grossSalary":"999999999","overtimeHours":744,"overtimeRate":1000}`, []string{"grossSalary"}},
 		// Strict decoding: unknown fields and wrong JSON types.
 		{`{"grossSalary":"30000","grosSalary":"1"}`, []string{"grosSalary"}},
 		{`{"grossSalary":30000}`, []string{"grossSalary"}},
-		{`{"grossSalary":"30000","overtimeHours":"10"}`, []string{""}},
+		{`{"grossSalary":"30000","overtimeHours":"10"}`, []string{"overtimeHours"}},
+		{`{"grossSalary":"30000","deductions":[{"description":"x","amount":"1","note":"y"}]}`, []string{"deductions[0].note"}},
+		{`{"grossSalary":"30000","deductions":[{"description":5,"amount":"1"}]}`, []string{"deductions[0].description"}},
+		{`{"grossSalary":"30000","period":{"year":"2026","month":3}}`, []string{"period.year"}},
 	}
 	for _, tt := range tests {
 		var err error

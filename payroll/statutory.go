@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/denar-mk/denar/money"
 )
 
 // Rate keys. One set serves rateOverrides, GET /v1/rates and
@@ -45,6 +47,14 @@ type version struct {
 	source string
 }
 
+// dated is a version in the date-ordered table. carry marks a yearly
+// figure that is not published yet: the last published value stays in
+// force, provisionally, and every calculation that uses it says so.
+type dated struct {
+	version
+	carry bool
+}
+
 // Sources, named once. Full references: shared research/payroll.md.
 const (
 	srcUJPGuide  = "UJP guide ujp.gov.mk/mk/vodic/category/641 and /en/vodic/category/700"
@@ -56,7 +66,7 @@ const (
 	srcMaxMult   = "ЗПЗСО art. 16: 16× the average salary for employees since 2018 (ohridnews 2018; PwC 2024)"
 	srcAllowance = "Monthly personal allowance published by the Minister of Finance"
 	srcAverage   = "State Statistical Office average salary used by UJP for the contribution bases"
-	src2027      = "2027 figure not yet published when these tables were written (November 2026): pass averageSalary and personalAllowance, and add the published figure here"
+	src2027      = "the 2027 figure was not published when these tables were written (November 2026): the 2026 figure is carried forward provisionally; pass averageSalary or personalAllowance to use the published one, and add it here"
 )
 
 // table is every statutory value, oldest first per key. Where a figure was
@@ -140,12 +150,6 @@ var table = []version{
 	{KeyAverageSalary, "69141", "2026-01-01", srcAverage + " (UJP soopstenie 1187; TAMI parameters)"},
 	{KeyMinBase, "34571", "2026-01-01", "TAMI parameters and a UJP-accepted May 2026 МПИН file"},
 	{KeyMaxBase, "1106256", "2026-01-01", "16 × 69,141 (TAMI parameters)"},
-	// The yearly figures end with their year: the 2027 ones are published
-	// in December 2026 and January 2027, and using 2026's for 2027 would
-	// invent them.
-	{KeyAverageSalary, "", "2027-01-01", src2027},
-	{KeyMinBase, "", "2027-01-01", src2027},
-	{KeyMaxBase, "", "2027-01-01", src2027},
 
 	// R3: personal allowance per month.
 	{KeyPersonalAllowance, "", "2009-01-01", "2009–2015 values not found: pass personalAllowance"},
@@ -160,13 +164,31 @@ var table = []version{
 	{KeyPersonalAllowance, "9540", "2024-01-01", srcAllowance + " (Сл. весник 263/2023)"},
 	{KeyPersonalAllowance, "10270", "2025-01-01", srcAllowance + " (MoF 23-7532/1 of 26.12.2024)"},
 	{KeyPersonalAllowance, "10932", "2026-01-01", srcAllowance + " (a UJP-accepted May 2026 МПИН file: DanocnoOslobIznosVk 10932)"},
+}
+
+// unpublished lists yearly figures that are due but not published yet. The
+// 2027 average salary and bases are published in January 2027, the 2027
+// allowance in December 2026; until they are added to table, 2026's stay
+// in force provisionally (a payroll for January 2027 must still be
+// computed), and every result that used a carried figure says so, with
+// the carried figure's source.
+var unpublished = []version{
+	{KeyAverageSalary, "", "2027-01-01", src2027},
+	{KeyMinBase, "", "2027-01-01", src2027},
+	{KeyMaxBase, "", "2027-01-01", src2027},
 	{KeyPersonalAllowance, "", "2027-01-01", src2027},
 }
 
 // tableByDate is table ordered by effective date (stable), the order in
 // which versions replace each other.
-var tableByDate = func() []version {
-	out := append([]version(nil), table...)
+var tableByDate = func() []dated {
+	out := make([]dated, 0, len(table)+len(unpublished))
+	for _, v := range table {
+		out = append(out, dated{version: v})
+	}
+	for _, v := range unpublished {
+		out = append(out, dated{version: v, carry: true})
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].from < out[j].from })
 	return out
 }()
@@ -174,16 +196,17 @@ var tableByDate = func() []version {
 // History is one version of a rate key.
 type History struct {
 	Key           string  `json:"key"`
-	Value         *string `json:"value" doc:"Decimal text; null where the figure is not known for the period."`
+	Value         *string `json:"value" doc:"Decimal text; null where the figure is not known for the period. For a provisional version, the earlier figure carried forward."`
 	EffectiveFrom string  `json:"effectiveFrom"`
 	EffectiveTo   *string `json:"effectiveTo" doc:"Last day in force; null while current."`
 	Source        string  `json:"source"`
+	Provisional   bool    `json:"provisional" doc:"True for a yearly figure not published yet: calculations carry the previous figure forward and mark their result provisional."`
 }
 
 // RateHistory returns every version of every key, by key then date.
 func RateHistory() []History {
-	byKey := map[string][]version{}
-	for _, v := range table {
+	byKey := map[string][]dated{}
+	for _, v := range tableByDate {
 		byKey[v.key] = append(byKey[v.key], v)
 	}
 	var out []History
@@ -191,9 +214,12 @@ func RateHistory() []History {
 		vs := byKey[k]
 		sort.SliceStable(vs, func(i, j int) bool { return vs[i].from < vs[j].from })
 		for i, v := range vs {
-			h := History{Key: k, EffectiveFrom: v.from, Source: v.source}
-			if v.value != "" {
-				val := v.value
+			h := History{Key: k, EffectiveFrom: v.from, Source: v.source, Provisional: v.carry}
+			val := v.value
+			if prev := len(out) - 1; v.carry && i > 0 && out[prev].Value != nil {
+				val = *out[prev].Value // the figure carried forward
+			}
+			if val != "" {
 				h.Value = &val
 			}
 			if i+1 < len(vs) {
@@ -207,34 +233,87 @@ func RateHistory() []History {
 	return out
 }
 
-// RatesOn returns the value of every key in force on date; keys whose value
-// is not known for that date are absent.
-func RatesOn(date time.Time) map[string]string {
+// Provisional is a yearly figure used before its publication: the last
+// published value of the key, carried forward.
+type Provisional struct {
+	Key         string `json:"key" doc:"The rate key (see GET /v1/rates)."`
+	Value       string `json:"value" doc:"The value used: the last published figure."`
+	CarriedFrom string `json:"carriedFrom" doc:"Effective date of the published figure that is carried forward."`
+	Source      string `json:"source" doc:"Source of the carried figure."`
+	Reason      string `json:"reason" doc:"Why the figure is provisional."`
+}
+
+// figure is the value of a key in force on a date.
+type figure struct {
+	value string
+	prov  *Provisional
+}
+
+// figuresOn returns the value of every key in force on date; keys whose
+// value is not known for that date are absent. A key whose figure is not
+// published yet keeps its last published value, marked provisional.
+func figuresOn(date time.Time) map[string]figure {
 	d := date.Format(time.DateOnly)
-	out := map[string]string{}
+	out := map[string]figure{}
+	last := map[string]dated{}
 	for _, v := range tableByDate {
-		if v.from <= d {
-			if v.value == "" {
-				delete(out, v.key)
-			} else {
-				out[v.key] = v.value
+		if v.from > d {
+			break
+		}
+		switch {
+		case v.carry:
+			if prev, ok := last[v.key]; ok && prev.value != "" {
+				out[v.key] = figure{value: prev.value, prov: &Provisional{Key: v.key, Value: prev.value,
+					CarriedFrom: prev.from, Source: prev.source, Reason: v.source}}
 			}
+			continue // the carried version stays "last": a later carry row carries the same figure
+		case v.value == "":
+			delete(out, v.key)
+		default:
+			out[v.key] = figure{value: v.value}
+		}
+		last[v.key] = v
+	}
+	return out
+}
+
+// RatesOn returns the value of every key in force on date; keys whose value
+// is not known for that date are absent. Figures not published yet carry
+// the last published value (ProvisionalOn lists them).
+func RatesOn(date time.Time) map[string]string {
+	out := map[string]string{}
+	for k, f := range figuresOn(date) {
+		out[k] = f.value
+	}
+	return out
+}
+
+// ProvisionalOn lists the figures in force on date that are carried
+// forward because the year's figure is not published yet, in key order.
+func ProvisionalOn(date time.Time) []Provisional {
+	fs := figuresOn(date)
+	out := []Provisional{}
+	for _, k := range Keys() {
+		if f, ok := fs[k]; ok && f.prov != nil {
+			out = append(out, *f.prov)
 		}
 	}
 	return out
 }
 
-// statutory is the fixed-point form of the values a calculation needs.
+// statutory is the values a calculation needs.
 type statutory struct {
-	rates      [4]int64 // pension, health, additional health, employment, in millionths
-	pit        int64    // millionths
-	allowance  int64    // cents; -1 unknown
-	minBase    int64    // cents; -1 unknown
-	maxBase    int64    // cents; -1 unknown
-	averageSet bool     // the bases come from an averageSalary override
+	rates                        [4]money.Amount // pension, health, additional health, employment, percent
+	pit                          money.Amount    // percent
+	allowance, minBase, maxBase  money.Amount    // denars
+	hasAllowance, hasMin, hasMax bool            // false: not known for the date
+	averageSet                   bool            // the bases come from an averageSalary override
 	// noMultiplier: averageSalary was given but the date has no known
 	// maximum-base multiplier, so the maximum base is unknown.
 	noMultiplier bool
+	// prov holds, per key, the carried figure behind a value (nil when the
+	// value is published or overridden).
+	prov map[string]*Provisional
 }
 
 // snapshots holds the statutory values without overrides for every date on
@@ -242,7 +321,7 @@ type statutory struct {
 var snapshots = func() []snapshot {
 	var dates []string
 	seen := map[string]bool{}
-	for _, v := range table {
+	for _, v := range tableByDate {
 		if !seen[v.from] {
 			seen[v.from] = true
 			dates = append(dates, v.from)
@@ -266,7 +345,7 @@ type snapshot struct {
 
 // resolve builds the statutory values for date with the caller's overrides
 // applied. Overrides were validated already.
-func resolve(date time.Time, over map[string]int64) (statutory, error) {
+func resolve(date time.Time, over map[string]money.Amount) (statutory, error) {
 	if len(over) == 0 {
 		i := sort.Search(len(snapshots), func(i int) bool { return snapshots[i].from.After(date) })
 		if i > 0 {
@@ -276,20 +355,26 @@ func resolve(date time.Time, over map[string]int64) (statutory, error) {
 	return resolveSlow(date, over)
 }
 
-func resolveSlow(date time.Time, over map[string]int64) (statutory, error) {
-	vals := RatesOn(date)
-	get := func(key string) (int64, bool, error) {
+func resolveSlow(date time.Time, over map[string]money.Amount) (statutory, error) {
+	vals := figuresOn(date)
+	var s statutory
+	get := func(key string) (money.Amount, bool, error) {
 		if v, ok := over[key]; ok {
 			return v, true, nil
 		}
-		text, ok := vals[key]
+		f, ok := vals[key]
 		if !ok {
-			return 0, false, nil
+			return money.Amount{}, false, nil
 		}
-		v, err := scaleOf(key, text)
+		v, err := scaleOf(key, f.value)
+		if err == nil && f.prov != nil {
+			if s.prov == nil {
+				s.prov = map[string]*Provisional{}
+			}
+			s.prov[key] = f.prov
+		}
 		return v, true, err
 	}
-	var s statutory
 	for i, k := range []string{KeyPension, KeyHealth, KeyAdditionalHealth, KeyEmployment} {
 		v, ok, err := get(k)
 		if err != nil || !ok {
@@ -302,9 +387,8 @@ func resolveSlow(date time.Time, over map[string]int64) (statutory, error) {
 		return s, fmt.Errorf("payroll: no pit rate on %s", date.Format(time.DateOnly))
 	}
 	s.pit = v
-	s.allowance, s.minBase, s.maxBase = -1, -1, -1
 	if v, ok, _ := get(KeyPersonalAllowance); ok {
-		s.allowance = v
+		s.allowance, s.hasAllowance = v, true
 	}
 	// An averageSalary override derives both bases from it, as the law does
 	// (ЗПЗСО arts. 15 and 16): the minimum is 50% rounded half-up to a whole
@@ -313,40 +397,39 @@ func resolveSlow(date time.Time, over map[string]int64) (statutory, error) {
 	// as published. Explicit minBase and maxBase overrides win over both.
 	if avg, ok := over[KeyAverageSalary]; ok {
 		s.averageSet = true
-		s.minBase = divRound(avg, 2*centsPerDenar) * centsPerDenar
+		s.minBase, s.hasMin = avg.Div(money.FromInt(2), 0).Round(2), true
 		if m, ok, _ := get(KeyMaxBaseMultiplier); ok {
-			s.maxBase = mulDivRound(avg, m, 1, numScale)
+			s.maxBase, s.hasMax = avg.Mul(m).Round(2), true
 		} else {
 			s.noMultiplier = true
 		}
 	} else {
 		if v, ok, _ := get(KeyMinBase); ok {
-			s.minBase = v
+			s.minBase, s.hasMin = v, true
 		}
 		if v, ok, _ := get(KeyMaxBase); ok {
-			s.maxBase = v
+			s.maxBase, s.hasMax = v, true
 		}
 	}
 	if v, ok := over[KeyMinBase]; ok {
-		s.minBase = v
+		s.minBase, s.hasMin = v, true
+		delete(s.prov, KeyMinBase)
 	}
 	if v, ok := over[KeyMaxBase]; ok {
-		s.maxBase, s.noMultiplier = v, false
+		s.maxBase, s.hasMax, s.noMultiplier = v, true, false
+		delete(s.prov, KeyMaxBase)
 	}
 	return s, nil
 }
 
-// scaleOf parses a key's decimal text into its fixed-point scale.
-func scaleOf(key, text string) (int64, error) {
-	switch keyKinds[key] {
-	case "percent":
-		v, err := parseFixed(text, 4) // percent × 10^4 = fraction × 10^6
-		return v, err
-	case "money":
+// scaleOf parses a key's decimal text: percentages and plain numbers as
+// numbers with up to four decimals, money as denars.
+func scaleOf(key, text string) (money.Amount, error) {
+	if keyKinds[key] == "money" {
 		return parseMoney(text)
-	default:
-		return parseFixed(text, 4)
 	}
+	n, err := ParseNumber(text)
+	return n.a, err
 }
 
 // kindDescription names the unit of each kind of rate key in messages.

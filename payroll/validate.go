@@ -7,12 +7,10 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/money"
 )
 
-// Upper bounds of the input. They are far above any real payroll and keep
-// every intermediate product inside int64 (money in cents up to 10^11,
-// hours and percentages in 10^-4 up to 10^7, rates in 10^-6 up to 10^6;
-// products of three such figures go through 128-bit arithmetic).
+// Upper bounds of the input. They are far above any real payroll.
 const (
 	maxHours          = 744  // hours of any kind: 31 days × 24 h
 	minWorkingHours   = 1    // workingHours below one hour would make the hourly rate absurd
@@ -22,12 +20,13 @@ const (
 	maxSeniorityMonth = 900  // 75 years of service
 	maxMultiplier     = 100  // maxBaseMultiplier override
 	maxDeductions     = 50   // deductions per calculation
-	// 2019 taxed monthly income above 90,000 denars at 18% (research §1);
-	// the engine does not model that band and refuses such months.
-	progressive2019Cents = 90_000 * centsPerDenar
 )
 
-// plan is a validated Input in fixed point.
+// 2019 taxed monthly income above 90,000 denars at 18% (research §1); the
+// engine does not model that band and refuses such months.
+var progressive2019 = money.FromInt(90_000)
+
+// plan is a validated Input.
 type plan struct {
 	date                time.Time
 	st                  statutory
@@ -37,25 +36,29 @@ type plan struct {
 	noAllowance         bool
 	hoursInfo, senInfo  bool
 	netBased            bool
-	gross               int64 // cents; the contracted base gross (0 when solving for it)
-	target              int64 // cents; targetNet
+	gross               money.Amount // the contracted base gross (0 when solving for it)
+	target              money.Amount // targetNet
 	hasTarget           bool
-	wh, fundRef         int64 // hours × numScale
-	hours, rates        [numKinds]int64
-	unpaid, absent, mat int64
-	seniorityPct        int64 // percent × numScale
-	bonus               int64 // cents
+	wh, fundRef         money.Amount // hours
+	hours, rates        [numKinds]money.Amount
+	unpaid, absent, mat money.Amount
+	seniorityPct        money.Amount // percent
+	bonus               money.Amount
 	bonusNet            bool
 	mode                string
-	deductions          int64
+	deductions          money.Amount
+	over                map[string]money.Amount // the request's statutory overrides
+	// From period and placements: МПИН days of the record (0 = none).
+	hireDay, leaveDay, serviceDays int
+	weekdays, coveredWeekdays      int // of the period, for explain
 }
 
 // Validate checks in and reports every problem at once, with the JSON path
 // of each (a *denar.Error with code validation_failed). now is the current
 // instant; it gives the default effectiveDate.
 func Validate(in *Input, now time.Time) error {
-	_, err := prepare(in, now)
-	return err
+	var p plan
+	return p.prepare(in, now)
 }
 
 // EffectiveDate is the date whose statutory values a calculation of in
@@ -76,19 +79,20 @@ func EffectiveDate(in *Input, now time.Time) (date time.Time, ok bool) {
 	return Today(now), true
 }
 
-func prepare(in *Input, now time.Time) (*plan, error) {
+// prepare validates in into p.
+func (p *plan) prepare(in *Input, now time.Time) error {
 	var fe denar.FieldErrors
-	p := &plan{contractor: in.Contractor, pitExempt: in.PitExempt, noAllowance: in.NoPersonalAllowance,
+	*p = plan{contractor: in.Contractor, pitExempt: in.PitExempt, noAllowance: in.NoPersonalAllowance,
 		hoursInfo: in.HoursInformational, senInfo: in.SeniorityInformational, netBased: in.NetBased, mode: "prorated"}
 
-	money := func(path string, s *string) (int64, bool) {
+	amount := func(path string, s *string) (money.Amount, bool) {
 		if s == nil {
-			return 0, false
+			return money.Amount{}, false
 		}
 		v, err := parseMoney(*s)
 		if err != nil {
 			fe.Add(path, "%v", err)
-			return 0, false
+			return money.Amount{}, false
 		}
 		return v, true
 	}
@@ -99,9 +103,9 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 	case in.GrossSalary == nil && in.TargetNet == nil:
 		fe.Add("grossSalary", "one of grossSalary or targetNet is required")
 	case in.GrossSalary != nil:
-		p.gross, _ = money("grossSalary", in.GrossSalary)
+		p.gross, _ = amount("grossSalary", in.GrossSalary)
 	default:
-		p.target, p.hasTarget = money("targetNet", in.TargetNet)
+		p.target, p.hasTarget = amount("targetNet", in.TargetNet)
 	}
 
 	date, ok := EffectiveDate(in, now)
@@ -110,12 +114,17 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 		fe.Add("effectiveDate", "must be a date YYYY-MM-DD")
 	case date.Year() < 2009 || date.Year() > 2100:
 		fe.Add("effectiveDate", "rates are known from 2009 on; give a date 2009-01-01 to 2100-12-31")
+	case ok && in.EffectiveDate != nil && in.Period != nil && (date.Year() != in.Period.Year || int(date.Month()) != in.Period.Month):
+		// effectiveDate means the month the salary is for (R6); a period
+		// naming another month leaves it unclear which month's rates apply.
+		fe.Add("effectiveDate", "%s is not in the period %04d-%02d; give a date of that month or leave effectiveDate out (the period's last day is used)",
+			*in.EffectiveDate, in.Period.Year, in.Period.Month)
 	}
 	p.date = date
 
-	var over map[string]int64
+	var over map[string]money.Amount
 	if len(in.RateOverrides) > 0 || in.PersonalAllowance != nil || in.AverageSalary != nil {
-		over = make(map[string]int64, len(in.RateOverrides)+2)
+		over = make(map[string]money.Amount, len(in.RateOverrides)+2)
 	}
 	for _, k := range sortedKeys(in.RateOverrides) {
 		raw := in.RateOverrides[k]
@@ -132,13 +141,13 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 		}
 		v, err := scaleOf(k, text)
 		switch {
-		case err != nil || v < 0:
+		case err != nil || v.IsNegative():
 			fe.Add(path, "must be a non-negative decimal (%s)", kindDescription[kind])
 			continue
-		case kind == "percent" && v > 100*numScale:
+		case kind == "percent" && v.GreaterThan(hundred):
 			fe.Add(path, "a percentage must be at most 100")
 			continue
-		case kind == "number" && v > maxMultiplier*numScale:
+		case kind == "number" && v.GreaterThan(money.FromInt(maxMultiplier)):
 			fe.Add(path, "must be at most %d", maxMultiplier)
 			continue
 		}
@@ -150,35 +159,37 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 	if _, dup := in.RateOverrides[KeyAverageSalary]; dup && in.AverageSalary != nil {
 		fe.Add("averageSalary", "give averageSalary or rateOverrides.averageSalary, not both")
 	}
-	if v, ok := money("personalAllowance", in.PersonalAllowance); ok {
+	if v, ok := amount("personalAllowance", in.PersonalAllowance); ok {
 		over[KeyPersonalAllowance] = v
 	}
-	if v, ok := money("averageSalary", in.AverageSalary); ok {
+	if v, ok := amount("averageSalary", in.AverageSalary); ok {
 		over[KeyAverageSalary] = v
 	}
-	if v, ok := over[KeyAverageSalary]; ok && v == 0 {
+	if v, ok := over[KeyAverageSalary]; ok && v.IsZero() {
 		fe.Add("averageSalary", "must be positive")
 	}
 	_, p.pitOverridden = over[KeyPIT]
+	p.over = over
 
-	num := func(path string, n Number, max int64) int64 {
+	num := func(path string, n Number, max int64) money.Amount {
 		if !n.set {
-			return 0
+			return money.Amount{}
 		}
-		if n.v < 0 {
+		if n.a.IsNegative() {
 			fe.Add(path, "must not be negative")
-			return 0
+			return money.Amount{}
 		}
-		if n.v > max*numScale {
+		if n.a.GreaterThan(money.FromInt(max)) {
 			fe.Add(path, "must be at most %d", max)
-			return 0
+			return money.Amount{}
 		}
-		return n.v
+		return n.a
 	}
 
-	// The month's fund: workingHours, else the calendar month of period,
-	// else 176 (R12).
-	p.wh = 176 * numScale
+	// The month's fund: workingHours, else the period's weekdays × 8
+	// (holidays are paid hours of the fund, as UJP counts them), else 176
+	// (R12).
+	p.wh = money.FromInt(176)
 	var periodStart time.Time
 	if in.Period != nil {
 		if in.Period.Month < 1 || in.Period.Month > 12 || in.Period.Year < 2009 || in.Period.Year > 2100 {
@@ -186,27 +197,23 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 		} else {
 			periodStart = time.Date(in.Period.Year, time.Month(in.Period.Month), 1, 0, 0, 0, 0, time.UTC)
 			if !in.WorkingHours.set {
-				if fund, err := MonthFundHours(in.Period.Year, time.Month(in.Period.Month)); err != nil {
-					fe.Add("period", "%v", err)
-				} else {
-					p.wh = fund
-				}
+				p.wh = MonthFundHours(in.Period.Year, time.Month(in.Period.Month)).a
 			}
 		}
 	}
 	if in.WorkingHours.set {
 		p.wh = num("workingHours", in.WorkingHours, maxHours)
-		if p.wh < minWorkingHours*numScale {
-			if in.WorkingHours.v >= 0 {
+		if p.wh.LessThan(money.FromInt(minWorkingHours)) {
+			if !in.WorkingHours.a.IsNegative() {
 				fe.Add("workingHours", "must be at least %d", minWorkingHours)
 			}
-			p.wh = 176 * numScale
+			p.wh = money.FromInt(176)
 		}
 	}
 	p.fundRef = p.wh
 	if in.FundHours.set {
 		p.fundRef = num("fundHours", in.FundHours, maxHours)
-		if p.fundRef < p.wh {
+		if p.fundRef.LessThan(p.wh) {
 			fe.Add("fundHours", "must be at least workingHours (it is the full-time fund of the month)")
 			p.fundRef = p.wh
 		}
@@ -235,21 +242,22 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 			if in.AbsentHours.set {
 				fe.Add("absentHours", "give absentHours or placements, not both")
 			}
-			abs, errs := absentFromPlacements(in.Placements, periodStart, p.wh)
+			emp, errs := fromPlacements(in.Placements, periodStart, p.wh)
 			fe = append(fe, errs...)
-			p.absent = abs
+			p.absent = emp.absent
+			p.hireDay, p.leaveDay, p.serviceDays = emp.hireDay, emp.leaveDay, emp.serviceDays
+			p.weekdays, p.coveredWeekdays = emp.of, emp.coveredWeekdays
 		}
 	}
 
-	inside := p.unpaid + p.mat + p.absent + p.hours[kSickCompany] + p.hours[kSickFund]
+	inside := p.unpaid.Add(p.mat).Add(p.absent).Add(p.hours[kSickCompany]).Add(p.hours[kSickFund])
 	for k := range numKinds {
 		if kindInfo[k].premium {
-			inside += p.hours[k]
+			inside = inside.Add(p.hours[k])
 		}
 	}
-	if inside > p.wh {
-		fe.Add("workingHours", "the hours inside the fund (premium, sick, maternity, unpaid and absent: %s) exceed the fund of %s hours",
-			formatFixed(inside, 4), formatFixed(p.wh, 4))
+	if inside.GreaterThan(p.wh) {
+		fe.Add("workingHours", "the hours inside the fund (premium, sick, maternity, unpaid and absent: %s) exceed the fund of %s hours", inside, p.wh)
 	}
 
 	if in.SeniorityPercentage.set && in.Seniority != nil {
@@ -260,7 +268,7 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 		p.seniorityPct = seniorityPercent(s, in.Period, now, &fe)
 	}
 
-	if v, ok := money("bonusAmount", in.BonusAmount); ok {
+	if v, ok := amount("bonusAmount", in.BonusAmount); ok {
 		p.bonus = v
 	}
 	p.bonusNet = true
@@ -293,42 +301,94 @@ func prepare(in *Input, now time.Time) (*plan, error) {
 			fe.Add(fmt.Sprintf("deductions[%d].amount", i), "%v", err)
 			continue
 		}
-		p.deductions = min(p.deductions+v, 100*maxMoneyCents)
+		p.deductions = p.deductions.Add(v)
+	}
+	if p.contractor {
+		contractorInputs(in, &fe)
 	}
 	if len(fe) > 0 {
-		return nil, fe.Err()
+		return fe.Err()
 	}
 	st, err := resolve(p.date, over)
 	if err != nil {
-		return nil, denar.Invalid(denar.FieldError{Path: "effectiveDate", Message: err.Error()})
+		return denar.Invalid(denar.FieldError{Path: "effectiveDate", Message: err.Error()})
 	}
-	if sum := st.rates[0] + st.rates[1] + st.rates[2] + st.rates[3]; sum >= rateScale {
+	if sum := st.rates[0].Add(st.rates[1]).Add(st.rates[2]).Add(st.rates[3]); !sum.LessThan(hundred) {
 		// Contributions of 100% or more would leave a negative net.
-		fe.Add("rateOverrides", "the four contribution rates add up to %s%%; they must stay below 100%%", formatFixed(sum, 4))
+		fe.Add("rateOverrides", "the four contribution rates add up to %s%%; they must stay below 100%%", sum)
 	}
 	if !p.contractor {
+		year := p.date.Year()
 		switch {
 		case st.noMultiplier:
-			fe.Add("rateOverrides.maxBaseMultiplier", "the maximum-base multiplier for %d is not known to the service; pass rateOverrides.maxBaseMultiplier (for example 16) or rateOverrides.maxBase", p.date.Year())
-		case st.maxBase < 0 || (st.minBase < 0 && p.mode != "off"):
-			fe.Add("averageSalary", "the published average salary and contribution bases for %d are not known to the service; pass averageSalary (denars, the State Statistical Office figure UJP uses for that year)", p.date.Year())
+			fe.Add("rateOverrides.maxBaseMultiplier", "the maximum-base multiplier for %d is not known to the service, so the maximum contribution base cannot be derived from averageSalary; pass rateOverrides.maxBaseMultiplier (for example 16) or rateOverrides.maxBase", year)
+		case !st.hasMax || (!st.hasMin && p.mode != "off"):
+			var missing []string
+			if !st.hasMin && p.mode != "off" {
+				missing = append(missing, "the minimum contribution base (minBase)")
+			}
+			if !st.hasMax {
+				missing = append(missing, "the maximum contribution base (maxBase)")
+			}
+			avg := "the average salary of that year is not known either"
+			if a, ok := RatesOn(p.date)[KeyAverageSalary]; ok {
+				avg = "the published average salary of that year is " + a + ", but the published bases were not found"
+			}
+			fe.Add("averageSalary", "%s for %d %s not known to the service (%s); pass averageSalary (denars, the State Statistical Office figure UJP uses for that year: the bases are derived from it) or rateOverrides.minBase and rateOverrides.maxBase",
+				strings.Join(missing, " and "), year, map[bool]string{true: "are", false: "is"}[len(missing) > 1], avg)
 		}
-		if st.allowance < 0 && !p.noAllowance {
-			fe.Add("personalAllowance", "the personal allowance for %d is not known to the service; pass personalAllowance (denars per month)", p.date.Year())
+		if !st.hasAllowance && !p.noAllowance {
+			fe.Add("personalAllowance", "the monthly personal allowance (personalAllowance) for %d is not known to the service; pass personalAllowance (denars per month)", year)
 		}
 	}
 	if len(fe) > 0 {
-		return nil, fe.Err()
+		return fe.Err()
 	}
 	p.st = st
-	return p, nil
+	return nil
+}
+
+// contractorInputs refuses, for a contractor (R4: flat tax on the gross,
+// no hours model), every hour, rate and seniority input: the engine would
+// otherwise have to ignore them silently.
+func contractorInputs(in *Input, fe *denar.FieldErrors) {
+	const msg = "does not apply to a contractor (contractor: true): the payment is a flat gross with no hours model"
+	nums := []struct {
+		path string
+		n    Number
+	}{{"workingHours", in.WorkingHours}, {"fundHours", in.FundHours}, {"unpaidHours", in.UnpaidHours},
+		{"absentHours", in.AbsentHours}, {"maternityHours", in.MaternityHours}, {"seniorityPercentage", in.SeniorityPercentage}}
+	pairs := in.pairs()
+	for k := range numKinds {
+		nums = append(nums, struct {
+			path string
+			n    Number
+		}{kindInfo[k].hours, *pairs[k][0]}, struct {
+			path string
+			n    Number
+		}{kindInfo[k].rate, *pairs[k][1]})
+	}
+	for _, x := range nums {
+		if x.n.set && !x.n.a.IsZero() {
+			fe.Add(x.path, "%s", msg)
+		}
+	}
+	if in.Seniority != nil {
+		fe.Add("seniority", "%s", msg)
+	}
+	if len(in.Placements) > 0 {
+		fe.Add("placements", "%s", msg)
+	}
+	if in.NetBased {
+		fe.Add("netBased", "%s", msg)
+	}
 }
 
 // seniorityPercent turns months of service into completed years × rate.
 // months are counted on asOf (default: today); periodYear/periodMonth
 // (default: the input's period) carry them forward, or back, to the end of
 // that month.
-func seniorityPercent(s *Seniority, period *Period, now time.Time, fe *denar.FieldErrors) int64 {
+func seniorityPercent(s *Seniority, period *Period, now time.Time, fe *denar.FieldErrors) money.Amount {
 	months := s.Months
 	if months < 0 || months > maxSeniorityMonth {
 		fe.Add("seniority.months", "must be 0–%d", maxSeniorityMonth)
@@ -363,17 +423,17 @@ func seniorityPercent(s *Seniority, period *Period, now time.Time, fe *denar.Fie
 			months = max(0, months)
 		}
 	}
-	rate := int64(numScale / 2) // 0.5% per completed year (research §6, lblaw)
+	rate := money.New(5, 1) // 0.5% per completed year (research §6, lblaw)
 	if s.RatePerYear.set {
-		rate = 0
+		rate = money.Amount{}
 		switch {
-		case s.RatePerYear.v < 0:
+		case s.RatePerYear.a.IsNegative():
 			fe.Add("seniority.ratePerYear", "must not be negative")
-		case s.RatePerYear.v > maxRatePerYear*numScale:
+		case s.RatePerYear.a.GreaterThan(money.FromInt(maxRatePerYear)):
 			fe.Add("seniority.ratePerYear", "must be at most %d", maxRatePerYear)
 		default:
-			rate = s.RatePerYear.v
+			rate = s.RatePerYear.a
 		}
 	}
-	return min(int64(months/12)*rate, maxSeniorityPct*numScale)
+	return money.Min(money.FromInt(int64(months/12)).Mul(rate), money.FromInt(maxSeniorityPct))
 }

@@ -30,7 +30,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 
 	"github.com/denar-mk/denar/filing"
 	"github.com/denar-mk/denar/ident"
@@ -270,13 +270,13 @@ func maxMpinRequest(n int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		gross := decimal.NewFromInt(int64(30000 + i%50000)).Add(decimal.New(int64(i%100), -2))
-		pen, hea := gross.Mul(decimal.RequireFromString("0.188")).Round(2), gross.Mul(decimal.RequireFromString("0.075")).Round(2)
-		inj, emp := gross.Mul(decimal.RequireFromString("0.005")).Round(2), gross.Mul(decimal.RequireFromString("0.012")).Round(2)
+		gross := money.FromInt(int64(30000 + i%50000)).Add(money.New(int64(i%100), 2))
+		pen, hea := gross.Mul(money.MustParse("0.188")).Round(2), gross.Mul(money.MustParse("0.075")).Round(2)
+		inj, emp := gross.Mul(money.MustParse("0.005")).Round(2), gross.Mul(money.MustParse("0.012")).Round(2)
 		contrib := pen.Add(hea).Add(inj).Add(emp)
-		pit := decimal.Max(gross.Sub(contrib).Sub(decimal.NewFromInt(10932)), decimal.Zero).Mul(decimal.RequireFromString("0.1")).Round(2)
+		pit := money.Max(gross.Sub(contrib).Sub(money.FromInt(10932)), money.Amount{}).Mul(money.MustParse("0.1")).Round(2)
 		net := gross.Sub(contrib).Sub(pit)
-		d := func(v decimal.Decimal) filing.Money { return filing.Money{D: v, Set: true} }
+		d := func(v money.Amount) filing.Money { return filing.Money{D: v, Set: true} }
 		req.Records[i] = filing.Record{
 			SalaryGross: d(gross), SalaryNet: d(net), Pension: d(pen), Health: d(hea), AdditionalHealth: d(inj),
 			EmploymentContrib: d(emp), PIT: d(pit),

@@ -1,10 +1,20 @@
-// Command denar-load measures POST /v1/calculations against a trivial JSON
-// echo handler served through the same plumbing (authentication, request
-// ids, logs, metrics) in the same run, and prints both rates and their
-// ratio. Both run in this process on loopback, with a throwaway SQLite
-// store; the numbers compare like with like on whatever machine runs it.
+// Command denar-load measures the payroll service's POST /v1/calculations
+// against a plain net/http handler that decodes and re-encodes the same
+// JSON, side by side in one run, at several numbers of concurrent clients,
+// and prints the rates and their ratio (target: at least 0.5 at every
+// level). It then times a 500-input POST /v1/calculations/batch against
+// the engine computing the same 500 inputs (target: at most 3×).
 //
-//	go run ./cmd/denar-load -duration 5s -workers 8
+// The service runs as `denar serve` runs it — authentication with a real
+// API key in a SQLite store, request ids, metrics, a JSON access log (to
+// io.Discard: its formatting is counted, not the terminal), rate limit off
+// — on loopback. The clients are kept cheap (raw keep-alive HTTP/1.1 over
+// TCP, requests prepared once) so that they measure the servers, not
+// themselves. Both targets share the machine with the clients, so the
+// ratio compares like with like on whatever machine runs it.
+//
+//	go run ./cmd/denar-load
+//	go run ./cmd/denar-load -duration 5s -clients 8,32,128 -cpuprofile cpu.out -mutexprofile mutex.out -blockprofile block.out
 //
 // With -files it measures memory instead: the peak resident memory of a
 // real `denar serve` process answering several maximum-size file requests
@@ -14,7 +24,11 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,43 +37,60 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/danielgtaylor/huma/v2"
-
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/cli"
-	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/payrollapi"
 	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/payroll"
 )
 
+// calcBody is a typical calculation: a gross, a date, premium hours.
 const calcBody = `{"grossSalary":"36037","effectiveDate":"2026-01-15","overtimeHours":8,"nightHours":16}`
 
+type options struct {
+	duration                            time.Duration
+	rounds                              int
+	clients                             []int
+	batchRuns                           int
+	cpuProfile, mutexProfile, blockProf string
+}
+
 const usage = `Usage:
-  denar-load [-duration 5s] [-workers 8]
+  denar-load [-clients 8,32,128] [-duration 4s] [-rounds 8] [-batch-runs 30]
+             [-cpuprofile F] [-mutexprofile F] [-blockprofile F]
   denar-load -files [-bin ./denar] [-records 10000] [-concurrent 4] [-endpoints …] [-server-env DENAR_X=v]…
 
-Measures POST /v1/calculations against a trivial echo handler served through
-the same plumbing in the same run and prints both rates and their ratio; with
--files, the peak resident memory of a real denar serve under maximum-size
-МПИН requests against its baseline.
+Measures POST /v1/calculations against a plain JSON handler in the same run
+and prints the rates and their ratio (target at least 0.5), then a 500-input
+batch against the engine (target at most 3×); with -files, the peak resident
+memory of a real denar serve under maximum-size МПИН requests. Exit status:
+0 targets met, 1 failure, 2 a wrong command line, 3 a target missed.
 `
 
 func main() {
-	if code := cli.ExitCode(run(os.Args[1:], os.Stdout, os.Stderr)); code != 0 {
-		os.Exit(code)
-	}
+	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run parses the command line and runs one measurement.
-func run(args []string, stdout, stderr io.Writer) error {
+// command runs denar-load with args and returns the exit status.
+func command(args []string, stdout, stderr io.Writer) int {
+	var o options
 	fs := flag.NewFlagSet("denar-load", flag.ContinueOnError)
-	duration := fs.Duration("duration", 5*time.Second, "how long each target is loaded (at most 60s)")
-	workers := fs.Int("workers", 8, "concurrent clients")
+	clients := fs.String("clients", "8,32,128", "comma-separated numbers of concurrent clients")
+	fs.DurationVar(&o.duration, "duration", 4*time.Second, "load per target and level (at most 60s)")
+	fs.IntVar(&o.rounds, "rounds", 8, "alternations of the two targets per level, so that both see the same background load")
+	fs.IntVar(&o.batchRuns, "batch-runs", 30, "500-input batches timed over HTTP and in the engine")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the calculation load to this file")
+	fs.StringVar(&o.mutexProfile, "mutexprofile", "", "write a mutex contention profile to this file")
+	fs.StringVar(&o.blockProf, "blockprofile", "", "write a blocking profile to this file")
 	files := fs.Bool("files", false, "measure the peak memory of denar serve under maximum-size file requests instead")
 	bin := fs.String("bin", "", "with -files: the denar binary to start (default: go build it)")
 	records := fs.Int("records", 10000, "with -files: records per МПИН request")
@@ -74,77 +105,233 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return nil
 	})
 	if err := cli.Parse(fs, args, 0, 0, usage, stdout, stderr); err != nil {
-		return err
+		return cli.ExitCode(err)
 	}
-	var err error
 	if *files {
-		err = runFiles(filesConfig{bin: *bin, serverEnv: serverEnv, records: *records, concurrent: *concurrent, endpoints: strings.Split(*endpoints, ",")})
-	} else {
-		err = measure(min(*duration, time.Minute), *workers)
+		err := runFiles(filesConfig{bin: *bin, serverEnv: serverEnv, records: *records, concurrent: *concurrent, endpoints: strings.Split(*endpoints, ",")})
+		if err != nil {
+			fmt.Fprintln(stderr, "denar-load:", err)
+			return 1
+		}
+		return 0
 	}
+	o.duration = min(o.duration, time.Minute)
+	for _, c := range strings.Split(*clients, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		if err != nil || n < 1 || n > 4096 {
+			return cli.ExitCode(cli.Fail(stderr, usage, fs, "denar-load: -clients wants numbers from 1 to 4096"))
+		}
+		o.clients = append(o.clients, n)
+	}
+	ok, err := run(o)
 	if err != nil {
 		fmt.Fprintln(stderr, "denar-load:", err)
+		return 1
 	}
-	return err
+	if !ok {
+		return 3
+	}
+	return 0
 }
 
-type echoBody struct {
-	Body map[string]any
+// echo is the baseline: a plain net/http handler that decodes the body as
+// JSON and encodes it back.
+func echo(w http.ResponseWriter, r *http.Request) {
+	var v any
+	if err := json.NewDecoder(r.Body).Decode(&v); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
 }
 
-func measure(d time.Duration, workers int) error {
+func run(o options) (bool, error) {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "denar-load-")
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer os.RemoveAll(dir)
 	db, err := store.Open(ctx, "sqlite://"+filepath.Join(dir, "load.db"))
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer db.Close()
 	if err := db.Migrate(ctx); err != nil {
-		return err
+		return false, err
 	}
 	a := &auth.Store{DB: db}
 	acct, err := a.CreateAccount(ctx, "load", "sandbox")
 	if err != nil {
-		return err
+		return false, err
 	}
 	_, key, err := a.CreateKey(ctx, auth.KeyParams{AccountID: acct.ID, Service: auth.ServicePayroll, Environment: auth.EnvSandbox})
 	if err != nil {
-		return err
+		return false, err
 	}
-	log := slog.New(slog.DiscardHandler)
-	payroll := payrollapi.New(payrollapi.Deps{Auth: a, Companies: auth.Employers{DB: db}, Log: log})
-	echo := httpx.NewService(httpx.Options{Name: auth.ServicePayroll, Title: "echo", Version: "1", Auth: a, Log: log})
-	httpx.Register(echo, huma.Operation{OperationID: "echo", Method: http.MethodPost, Path: "/v1/echo"}, httpx.Spec{},
-		func(_ context.Context, in *echoBody) (*echoBody, error) { return in, nil })
+	log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	service := payrollapi.New(payrollapi.Deps{Auth: a, Companies: auth.Employers{DB: db}, Log: log})
 
-	payrollURL, stop1, err := serve(payroll.Handler())
+	payrollAddr, stop1, err := serve(service.Handler())
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer stop1()
-	echoURL, stop2, err := serve(echo.Handler())
+	echoAddr, stop2, err := serve(http.HandlerFunc(echo))
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer stop2()
 
-	fmt.Printf("denar-load: %d workers, %s per target, GOMAXPROCS-bound on this machine\n", workers, d)
-	echoRate, echoErr := load(echoURL+"/v1/echo", key, calcBody, d, workers)
-	calcRate, calcErr := load(payrollURL+"/v1/calculations", key, calcBody, d, workers)
-	fmt.Printf("echo:         %10.0f requests/s (%d errors)\n", echoRate, echoErr)
-	fmt.Printf("calculations: %10.0f requests/s (%d errors)\n", calcRate, calcErr)
-	if echoRate > 0 {
-		fmt.Printf("ratio calculations/echo: %.2f\n", calcRate/echoRate)
+	calc := request(payrollAddr, "/v1/calculations", key, calcBody)
+	plain := request(echoAddr, "/echo", "", calcBody)
+	// Both answer correctly before anything is measured.
+	for _, t := range []struct {
+		addr string
+		req  []byte
+		want string
+	}{{payrollAddr, calc, `"salaryNet":"26621"`}, {echoAddr, plain, `"grossSalary":"36037"`}} {
+		if body, err := once(t.addr, t.req); err != nil || !bytes.Contains(body, []byte(t.want)) {
+			return false, fmt.Errorf("warm-up answer %q, %v", body, err)
+		}
 	}
-	if echoErr+calcErr > 0 {
-		return fmt.Errorf("%d requests failed", echoErr+calcErr)
+
+	if o.mutexProfile != "" {
+		runtime.SetMutexProfileFraction(5)
 	}
-	return nil
+	if o.blockProf != "" {
+		runtime.SetBlockProfileRate(10_000) // one event per 10 µs blocked
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return false, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return false, err
+		}
+	}
+
+	o.rounds = max(1, o.rounds)
+	fmt.Printf("denar-load: %d CPUs, GOMAXPROCS %d, %s per target and level, in %d alternating slices each%s\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), o.duration, o.rounds, loadAverage())
+	fmt.Printf("%8s %14s %14s %8s\n", "clients", "echo req/s", "calc req/s", "ratio")
+	ok := true
+	for _, n := range o.clients {
+		var echoRate, calcRate rate
+		for range o.rounds {
+			echoRate.add(load(echoAddr, plain, n, o.duration/time.Duration(o.rounds)))
+			calcRate.add(load(payrollAddr, calc, n, o.duration/time.Duration(o.rounds)))
+		}
+		if echoRate.failed+calcRate.failed > 0 {
+			return false, fmt.Errorf("%d clients: %d echo and %d calculation requests failed", n, echoRate.failed, calcRate.failed)
+		}
+		ratio := calcRate.perSecond() / echoRate.perSecond()
+		verdict := "ok"
+		if ratio < 0.5 {
+			verdict, ok = "BELOW 0.5", false
+		}
+		fmt.Printf("%8d %14.0f %14.0f %8.2f  %s\n", n, echoRate.perSecond(), calcRate.perSecond(), ratio, verdict)
+	}
+	if o.cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	for _, p := range []struct{ name, file string }{{"mutex", o.mutexProfile}, {"block", o.blockProf}} {
+		if p.file == "" {
+			continue
+		}
+		f, err := os.Create(p.file)
+		if err != nil {
+			return false, err
+		}
+		if err := pprof.Lookup(p.name).WriteTo(f, 0); err != nil {
+			return false, err
+		}
+		f.Close()
+	}
+
+	batchOK, err := batch(payrollAddr, key, o.batchRuns)
+	return ok && batchOK, err
+}
+
+// batch times a 500-input batch over HTTP and in the engine (the same
+// inputs decoded, each computed), one request at a time, and compares the
+// medians.
+func batch(addr, key string, runs int) (bool, error) {
+	inputs := make([]payroll.Input, payroll.MaxBatch)
+	var body strings.Builder
+	body.WriteString(`{"inputs":[`)
+	for i := range inputs {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		in := fmt.Sprintf(`{"grossSalary":"%d","effectiveDate":"2026-09-15","overtimeHours":%d}`, 25000+97*i, i%12)
+		body.WriteString(in)
+		if err := json.Unmarshal([]byte(in), &inputs[i]); err != nil {
+			return false, err
+		}
+	}
+	body.WriteString("]}")
+	req := request(addr, "/v1/calculations/batch", key, body.String())
+	conn, err := dial(addr)
+	if err != nil {
+		return false, err
+	}
+	defer conn.close()
+	now := time.Now()
+	var httpTimes, engineTimes []time.Duration
+	for i := range runs + 2 { // two warm-up rounds
+		t0 := time.Now()
+		status, out, err := conn.do(req)
+		d := time.Since(t0)
+		if err != nil || status != http.StatusOK || !bytes.HasPrefix(out, []byte(`{"data":[`)) {
+			return false, fmt.Errorf("batch: %d %v", status, err)
+		}
+		t0 = time.Now()
+		for j := range inputs {
+			if _, err := payroll.Calculate(&inputs[j], now); err != nil {
+				return false, err
+			}
+		}
+		e := time.Since(t0)
+		if i >= 2 {
+			httpTimes, engineTimes = append(httpTimes, d), append(engineTimes, e)
+		}
+	}
+	h, e := median(httpTimes), median(engineTimes)
+	ratio := float64(h) / float64(e)
+	verdict, ok := "ok", true
+	if ratio > 3 {
+		verdict, ok = "ABOVE 3", false
+	}
+	fmt.Printf("500-input batch: engine %.2f ms, over HTTP %.2f ms (medians of %d), ratio %.2f  %s\n",
+		ms(e), ms(h), runs, ratio, verdict)
+	// The fastest runs show the cost without the waits of a busy machine
+	// (each request wakes a server thread and then the client's).
+	hb, eb := slices.Min(httpTimes), slices.Min(engineTimes)
+	fmt.Printf("                 fastest: engine %.2f ms, over HTTP %.2f ms, ratio %.2f\n",
+		ms(eb), ms(hb), float64(hb)/float64(eb))
+	return ok, nil
+}
+
+// loadAverage is ", load average X" from /proc/loadavg, or "" elsewhere: a
+// busy machine makes every figure of the run noisier.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return ", load average " + f[0]
+	}
+	return ""
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func serve(h http.Handler) (string, func(), error) {
@@ -152,40 +339,171 @@ func serve(h http.Handler) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() { _ = srv.Serve(l) }()
-	return "http://" + l.Addr().String(), func() { _ = srv.Close() }, nil
+	return l.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
-// load sends POSTs from workers clients for d and returns successful
-// requests per second and the count of failures.
-func load(url, key, body string, d time.Duration, workers int) (float64, int64) {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}, Timeout: 10 * time.Second}
+// request is a complete HTTP/1.1 request, prepared once.
+func request(addr, path, key, body string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", path, addr, len(body))
+	if key != "" {
+		fmt.Fprintf(&b, "Authorization: Bearer %s\r\n", key)
+	}
+	b.WriteString("\r\n")
+	b.WriteString(body)
+	return b.Bytes()
+}
+
+type rate struct {
+	ok, failed int64
+	elapsed    time.Duration
+}
+
+func (r *rate) add(o rate) {
+	r.ok += o.ok
+	r.failed += o.failed
+	r.elapsed += o.elapsed
+}
+
+func (r rate) perSecond() float64 { return float64(r.ok) / r.elapsed.Seconds() }
+
+// load sends req over n keep-alive connections for d and counts the 200s.
+func load(addr string, req []byte, n int, d time.Duration) rate {
 	var ok, failed atomic.Int64
-	deadline := time.Now().Add(d)
+	conns := make([]*conn, n)
+	for i := range conns {
+		c, err := dial(addr)
+		if err != nil {
+			return rate{failed: 1, elapsed: d}
+		}
+		conns[i] = c
+	}
 	start := time.Now()
+	deadline := start.Add(d)
 	var wg sync.WaitGroup
-	for range workers {
+	for _, c := range conns {
 		wg.Go(func() {
+			defer c.close()
 			for time.Now().Before(deadline) {
-				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+key)
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := client.Do(req)
-				if err != nil {
+				status, _, err := c.do(req)
+				if err != nil || status != http.StatusOK {
 					failed.Add(1)
+					if err != nil {
+						return
+					}
 					continue
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					ok.Add(1)
-				} else {
-					failed.Add(1)
-				}
+				ok.Add(1)
 			}
 		})
 	}
 	wg.Wait()
-	return float64(ok.Load()) / time.Since(start).Seconds(), failed.Load()
+	return rate{ok: ok.Load(), failed: failed.Load(), elapsed: time.Since(start)}
+}
+
+// conn is one keep-alive HTTP/1.1 connection of a client that reads just
+// enough of each response to find its end.
+type conn struct {
+	c    net.Conn
+	r    *bufio.Reader
+	body []byte
+}
+
+func dial(addr string) (*conn, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{c: c, r: bufio.NewReaderSize(c, 64<<10)}, nil
+}
+
+func (c *conn) close() { _ = c.c.Close() }
+
+func once(addr string, req []byte) ([]byte, error) {
+	c, err := dial(addr)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	status, body, err := c.do(req)
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("status %d", status)
+	}
+	return body, err
+}
+
+var errResponse = errors.New("malformed response")
+
+// do writes req and reads one response: status, headers, and a body of
+// Content-Length bytes or in chunks.
+func (c *conn) do(req []byte) (int, []byte, error) {
+	if _, err := c.c.Write(req); err != nil {
+		return 0, nil, err
+	}
+	line, err := c.r.ReadSlice('\n')
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(line) < 12 {
+		return 0, nil, errResponse
+	}
+	status, err := strconv.Atoi(string(line[9:12]))
+	if err != nil {
+		return 0, nil, errResponse
+	}
+	length, chunked := -1, false
+	for {
+		h, err := c.r.ReadSlice('\n')
+		if err != nil {
+			return 0, nil, err
+		}
+		if len(h) <= 2 {
+			break
+		}
+		name, value, _ := bytes.Cut(bytes.TrimSpace(h), []byte(":"))
+		value = bytes.TrimSpace(value)
+		switch {
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			if length, err = strconv.Atoi(string(value)); err != nil {
+				return 0, nil, errResponse
+			}
+		case bytes.EqualFold(name, []byte("Transfer-Encoding")) && bytes.EqualFold(value, []byte("chunked")):
+			chunked = true
+		}
+	}
+	c.body = c.body[:0]
+	if !chunked {
+		if length < 0 {
+			return 0, nil, errResponse
+		}
+		c.body = slices.Grow(c.body, length)[:length]
+		_, err := io.ReadFull(c.r, c.body)
+		return status, c.body, err
+	}
+	for {
+		h, err := c.r.ReadSlice('\n')
+		if err != nil {
+			return 0, nil, err
+		}
+		size, err := strconv.ParseInt(string(bytes.TrimSpace(h)), 16, 32)
+		if err != nil {
+			return 0, nil, errResponse
+		}
+		if size == 0 {
+			if _, err := c.r.ReadSlice('\n'); err != nil { // the CRLF after the last chunk
+				return 0, nil, err
+			}
+			return status, c.body, nil
+		}
+		n := len(c.body)
+		c.body = slices.Grow(c.body, int(size))[:n+int(size)]
+		if _, err := io.ReadFull(c.r, c.body[n:]); err != nil {
+			return 0, nil, err
+		}
+		if _, err := c.r.Discard(2); err != nil {
+			return 0, nil, err
+		}
+	}
 }

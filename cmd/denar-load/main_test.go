@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-
-	"github.com/denar-mk/denar/internal/cli"
 )
 
 func TestCommandLine(t *testing.T) {
@@ -19,14 +17,15 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--help"}, 0, true},
 		{[]string{"help"}, 0, true},
 		{[]string{"--no-such-flag"}, 2, false},
-		{[]string{"-workers", "many"}, 2, false},
+		{[]string{"-rounds", "many"}, 2, false},
 		{[]string{"-server-env", "PATH=/"}, 2, false},
+		{[]string{"-clients", "0"}, 2, false},
 		{[]string{"extra"}, 2, false},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
-			code := cli.ExitCode(run(tc.args, &stdout, &stderr))
+			code := command(tc.args, &stdout, &stderr)
 			shown, other := stdout.String(), stderr.String()
 			if !tc.inStdout {
 				shown, other = other, shown

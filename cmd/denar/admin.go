@@ -28,11 +28,13 @@ type adminCommand struct {
 }
 
 var adminCommands = []adminCommand{
-	{"account create", "--name NAME [--plan sandbox|starter|business|enterprise] [--json]",
-		"Creates an account on a plan of \"denar admin plan list\".", (*admin).accountCreate},
+	{"account create", "--name NAME [--plan sandbox|starter|business|enterprise]\n                             [--owner-email EMAIL]... [--json]",
+		"Creates an account on a plan of \"denar admin plan list\"; owners are mailed when a webhook endpoint is disabled.", (*admin).accountCreate},
 	{"account list", "[--json]", "Lists accounts.", (*admin).accountList},
 	{"account set-plan", "--account ACCOUNT --plan PLAN [--json]",
 		"Moves an account to another plan; production credentials follow the plan from the next request.", (*admin).accountSetPlan},
+	{"account owners", "ACCOUNT [EMAIL]...",
+		"Sets who is mailed when one of the account's webhook endpoints is disabled; no address clears the list.", (*admin).accountOwners},
 	{"plan list", "[--json]", "Lists plans: included documents, price of an extra document, production.", (*admin).planList},
 	{"plan set", "--code CODE --included N --extra-price AMOUNT [--currency MKD] [--production=true|false] [--json]",
 		"Creates or changes a plan.", (*admin).planSet},
@@ -164,6 +166,8 @@ func (a *admin) accountCreate(ctx context.Context, args []string) error {
 	fs := a.flags("account create")
 	name := fs.String("name", "", "account name (required)")
 	plan := fs.String("plan", "sandbox", "plan code (denar admin plan list): sandbox, starter, business, enterprise, …")
+	var owners stringList
+	fs.Var(&owners, "owner-email", "an owner's e-mail address, mailed when a webhook endpoint is disabled; repeat for several")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := a.parse(ctx, fs, args); err != nil {
 		return err
@@ -175,8 +179,14 @@ func (a *admin) accountCreate(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("account create: %w", err)
 	}
+	if len(owners) > 0 {
+		if err := a.auth.SetOwners(ctx, acct.ID, owners); err != nil {
+			return fmt.Errorf("account create: account %s created, but: %w", acct.ID, err)
+		}
+	}
 	if *asJSON {
-		return a.printJSON(map[string]any{"id": acct.ID, "name": acct.Name, "plan": acct.Plan, "productionEnabled": acct.ProductionEnabled})
+		return a.printJSON(map[string]any{"id": acct.ID, "name": acct.Name, "plan": acct.Plan, "productionEnabled": acct.ProductionEnabled,
+			"ownerEmails": []string(owners)})
 	}
 	fmt.Fprintf(a.stdout, "created account %s (%s, plan %s)\n", acct.ID, acct.Name, acct.Plan)
 	return nil
@@ -195,14 +205,15 @@ func (a *admin) accountList(ctx context.Context, args []string) error {
 	if *asJSON {
 		out := []map[string]any{}
 		for _, r := range rows {
-			out = append(out, map[string]any{"id": r.ID, "name": r.Name, "plan": r.Plan, "productionEnabled": r.ProductionEnabled, "createdAt": r.CreatedAt})
+			out = append(out, map[string]any{"id": r.ID, "name": r.Name, "plan": r.Plan, "productionEnabled": r.ProductionEnabled,
+				"ownerEmails": strings.Fields(r.OwnerEmails), "createdAt": r.CreatedAt})
 		}
 		return a.printJSON(out)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tPLAN\tCREATED")
+	fmt.Fprintln(tw, "ID\tNAME\tPLAN\tOWNERS\tCREATED")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Plan, r.CreatedAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Plan, strings.ReplaceAll(r.OwnerEmails, " ", ","), r.CreatedAt.Format(time.RFC3339))
 	}
 	return tw.Flush()
 }
@@ -278,6 +289,25 @@ func (a *admin) planSet(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "plan %s: %d documents included, %s %s per extra document, production %v\n",
 		p.Code, p.IncludedDocuments, p.ExtraDocumentPrice, p.Currency, p.Production)
+	return nil
+}
+
+// accountOwners sets who is mailed when one of the account's webhook
+// endpoints is disabled; no address clears the list.
+func (a *admin) accountOwners(ctx context.Context, args []string) error {
+	fs := a.flags("account owners")
+	if err := a.parseArgs(ctx, fs, args, 1, -1); err != nil {
+		return err
+	}
+	args = fs.Args()
+	if err := a.auth.SetOwners(ctx, args[0], args[1:]); err != nil {
+		return fmt.Errorf("account owners: %w", err)
+	}
+	if len(args) == 1 {
+		fmt.Fprintf(a.stdout, "account %s has no owner addresses now\n", args[0])
+		return nil
+	}
+	fmt.Fprintf(a.stdout, "account %s owners: %s\n", args[0], strings.Join(args[1:], ", "))
 	return nil
 }
 

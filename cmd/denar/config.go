@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	netmail "net/mail"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/denar-mk/denar/internal/blob"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
@@ -99,6 +101,13 @@ type Config struct {
 	S3SecretKey      string        `env:"DENAR_S3_SECRET_ACCESS_KEY"`
 	S3Prefix         string        `env:"DENAR_S3_PREFIX" envDefault:"denar/"`
 	S3PathStyle      bool          `env:"DENAR_S3_PATH_STYLE" envDefault:"true"`
+	// Webhooks (docs/webhooks.md). WebhookSecretKey seals endpoint secrets
+	// at rest; see webhookSecrets for what happens when it is unset.
+	WebhookSecretKey           string        `env:"DENAR_WEBHOOK_SECRET_KEY"`
+	WebhookTimeout             time.Duration `env:"DENAR_WEBHOOK_TIMEOUT" envDefault:"15s"`
+	WebhookAllowPrivateSandbox bool          `env:"DENAR_WEBHOOK_ALLOW_PRIVATE_SANDBOX" envDefault:"false"`
+	WebhookWorkers             int           `env:"DENAR_WEBHOOK_WORKERS" envDefault:"16"`
+	OperatorEmail              string        `env:"DENAR_OPERATOR_EMAIL"`
 }
 
 // LoadConfig reads and checks the configuration. Its errors are one line
@@ -231,6 +240,22 @@ func LoadConfig() (Config, error) {
 	for _, d := range c.EInvoiceRetryDelays {
 		if d <= 0 {
 			return c, fmt.Errorf("configuration: DENAR_EINVOICE_RETRY_DELAYS must list positive durations")
+		}
+	}
+	if c.WebhookSecretKey != "" {
+		if _, err := einvoicing.ParseSecretKey(c.WebhookSecretKey); err != nil {
+			return c, fmt.Errorf("configuration: DENAR_WEBHOOK_SECRET_KEY %v", err)
+		}
+	}
+	if c.WebhookTimeout < time.Second || c.WebhookTimeout > 5*time.Minute {
+		return c, fmt.Errorf("configuration: DENAR_WEBHOOK_TIMEOUT must be between 1s and 5m, not %s", c.WebhookTimeout)
+	}
+	if c.WebhookWorkers < 1 || c.WebhookWorkers > 256 {
+		return c, fmt.Errorf("configuration: DENAR_WEBHOOK_WORKERS must be between 1 and 256, not %d", c.WebhookWorkers)
+	}
+	if c.OperatorEmail != "" {
+		if a, err := netmail.ParseAddress(c.OperatorEmail); err != nil || a.Address != c.OperatorEmail {
+			return c, fmt.Errorf("configuration: DENAR_OPERATOR_EMAIL must be a bare e-mail address, not %q", c.OperatorEmail)
 		}
 	}
 	if c.UJPSignerInterval < 0 {

@@ -94,8 +94,14 @@ func baseEnv(t *testing.T, dbURL string) []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "DENAR_DATABASE_URL="+dbURL, "DENAR_DATA_DIR="+t.TempDir(), "DENAR_LOG_FORMAT=json")
+	return append(env, "DENAR_DATABASE_URL="+dbURL, "DENAR_DATA_DIR="+t.TempDir(), "DENAR_LOG_FORMAT=json",
+		"DENAR_WEBHOOK_SECRET_KEY="+testWebhookKey)
 }
+
+// testWebhookKey seals webhook secrets in end-to-end tests: one key, so
+// that several processes on one database open each other's secrets (as in
+// production, where PostgreSQL requires the key).
+const testWebhookKey = "3q2+7wABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGho="
 
 // startServer starts denar serve and waits until both services answer.
 func startServer(t *testing.T, env []string) *server {
@@ -414,6 +420,10 @@ func TestBadConfiguration(t *testing.T) {
 		{"bootstrap", "DENAR_BOOTSTRAP=maybe", "DENAR_BOOTSTRAP"},
 		{"mail attempts", "DENAR_MAIL_MAX_ATTEMPTS=0", "DENAR_MAIL_MAX_ATTEMPTS"},
 		{"mail retry delays", "DENAR_MAIL_RETRY_DELAYS=1m,-1s", "DENAR_MAIL_RETRY_DELAYS"},
+		{"webhook key", "DENAR_WEBHOOK_SECRET_KEY=short", "DENAR_WEBHOOK_SECRET_KEY"},
+		{"webhook timeout", "DENAR_WEBHOOK_TIMEOUT=0s", "DENAR_WEBHOOK_TIMEOUT"},
+		{"webhook workers", "DENAR_WEBHOOK_WORKERS=0", "DENAR_WEBHOOK_WORKERS"},
+		{"operator e-mail", "DENAR_OPERATOR_EMAIL=Ops <ops@example.mk>", "DENAR_OPERATOR_EMAIL"},
 	}
 	for _, tt := range tests {
 		cmd := exec.Command(denarBin, "serve")

@@ -49,7 +49,7 @@ func runOpenAPI(args []string, stdout, stderr io.Writer) error {
 // openAPIDocuments renders both services' documents without a store.
 func openAPIDocuments() (map[string][]byte, error) {
 	cfg := Config{DocsURL: "https://docs.denar.mk/errors"}
-	payroll, einvoice, _ := services(nil, cfg, slog.New(slog.DiscardHandler), nil, nil)
+	payroll, einvoice, _ := services(nil, cfg, slog.New(slog.DiscardHandler), nil, nil, nil)
 	out := map[string][]byte{}
 	for name, s := range map[string]interface{ OpenAPIJSON() ([]byte, error) }{"payroll": payroll, "einvoice": einvoice} {
 		b, err := s.OpenAPIJSON()

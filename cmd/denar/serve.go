@@ -6,9 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/denar-mk/denar/internal/auth"
@@ -27,7 +30,7 @@ import (
 // services builds the e-invoicing application layer and both HTTP
 // services on db (nil for documentation only); reg is the UJP side (nil for
 // documentation only).
-func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blobs blob.Store) (payroll, einvoice *httpx.Service, app *einvoicing.Service) {
+func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blobs blob.Store, secrets *einvoicing.SecretBox) (payroll, einvoice *httpx.Service, app *einvoicing.Service) {
 	authStore := &auth.Store{DB: db}
 	rl := httpx.RateLimit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}
 	var keeper *idempotency.Keeper
@@ -38,7 +41,7 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	}
 	payroll = payrollapi.New(payrollapi.Deps{Auth: authStore, Companies: auth.Employers{DB: db}, Idempotency: keeper,
 		Ready: ready, DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, HeavyConcurrency: cfg.heavyConcurrency()})
-	d := einvoicing.Deps{DB: db, Log: log, Blobs: blobs}
+	d := einvoicing.Deps{DB: db, Log: log, Blobs: blobs, Secrets: secrets}
 	if reg != nil {
 		d.Registry = reg
 		d.Sandbox = reg.sandbox
@@ -47,6 +50,8 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	}
 	app = einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
 		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
+		Webhooks: einvoicing.WebhookConfig{Timeout: cfg.WebhookTimeout, AllowPrivateSandbox: cfg.WebhookAllowPrivateSandbox,
+			OperatorEmail: cfg.OperatorEmail},
 		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays},
 		Archive: einvoicing.ArchiveConfig{Retention: cfg.ArchiveRetention}})
@@ -112,6 +117,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log := newLogger(cfg, stderr)
 	slog.SetDefault(log)
+	dialect, _, err := store.ParseURL(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	// Before anything is created: a refused key leaves no trace behind.
+	secrets, err := webhookSecrets(cfg, dialect, log)
+	if err != nil {
+		return err
+	}
 
 	// Bind both listeners before anything else, so a busy port fails the
 	// start with one clear line.
@@ -152,7 +166,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("archive blob store: %w", err)
 	}
-	payroll, einvoice, app := services(db, cfg, log, &reg, blobs)
+	payroll, einvoice, app := services(db, cfg, log, &reg, blobs, secrets)
 	runner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease})
 	registerHousekeeping(runner, db, cfg)
 	if reg.sim != nil {
@@ -168,6 +182,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	app.RegisterJobs(runner)
 	if err := runner.Start(ctx); err != nil {
 		return fmt.Errorf("job runner: %w", err)
+	}
+	// Webhook deliveries wait on other people's servers (up to
+	// DENAR_WEBHOOK_TIMEOUT each): they get a runner and workers of their
+	// own, so a slow receiver never holds up submissions or mail.
+	hookRunner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease,
+		Workers: cfg.WebhookWorkers})
+	app.RegisterWebhookJobs(hookRunner)
+	if err := hookRunner.Start(ctx); err != nil {
+		return fmt.Errorf("webhook runner: %w", err)
 	}
 
 	servers := []*httpx.Server{
@@ -203,8 +226,57 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := runner.Stop(shutdownCtx); err != nil {
 		log.Error("job runner shutdown", "err", err)
 	}
+	if err := hookRunner.Stop(shutdownCtx); err != nil {
+		log.Error("webhook runner shutdown", "err", err)
+	}
 	log.Info("stopped")
 	return serveErr
+}
+
+// webhookSecrets returns the box that seals webhook endpoint secrets, with
+// the key of DENAR_WEBHOOK_SECRET_KEY. Unset, on SQLite (one process, the
+// embedded default) a key is generated once and kept in
+// $DENAR_DATA_DIR/webhook-secret.key (mode 0600); on PostgreSQL, where
+// several processes must all open the same secrets, the start is refused.
+func webhookSecrets(cfg Config, dialect store.Dialect, log *slog.Logger) (*einvoicing.SecretBox, error) {
+	if cfg.WebhookSecretKey != "" {
+		key, err := einvoicing.ParseSecretKey(cfg.WebhookSecretKey)
+		if err != nil {
+			return nil, fmt.Errorf("configuration: DENAR_WEBHOOK_SECRET_KEY %v", err)
+		}
+		return einvoicing.NewSecretBox(key)
+	}
+	if dialect == store.Postgres {
+		return nil, errors.New("configuration: DENAR_WEBHOOK_SECRET_KEY is required with PostgreSQL: every process must seal " +
+			"and open webhook secrets with the same key (generate one with: openssl rand -base64 32)")
+	}
+	path := filepath.Join(cfg.DataDir, "webhook-secret.key")
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("webhook secret key: %w", err)
+		}
+		f, cerr := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		switch {
+		case cerr == nil:
+			_, werr := f.WriteString(einvoicing.NewSecretKey() + "\n")
+			if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
+				return nil, fmt.Errorf("webhook secret key: write %s: %w", path, err)
+			}
+			log.Info("generated the webhook secret key; set DENAR_WEBHOOK_SECRET_KEY to manage it yourself", "file", path)
+		case !errors.Is(cerr, fs.ErrExist):
+			return nil, fmt.Errorf("webhook secret key: create %s: %w", path, cerr)
+		}
+		raw, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("webhook secret key: read %s: %w", path, err)
+	}
+	key, err := einvoicing.ParseSecretKey(string(raw))
+	if err != nil {
+		return nil, fmt.Errorf("webhook secret key in %s %v", path, err)
+	}
+	return einvoicing.NewSecretBox(key)
 }
 
 // registerHousekeeping schedules the periodic clean-ups every process

@@ -6,7 +6,7 @@
 // all share one definition of what a valid document is.
 //
 // Field names are UJP's, unrenamed: a renamed field fails at UJP with an
-// opaque schema error (E4013). Amounts are shopspring decimals and travel as
+// opaque schema error (E4013). Amounts are money.Amount values and travel as
 // JSON numbers, as in UJP's examples.
 //
 // Where UJP's published texts leave a choice open, this package decides, and

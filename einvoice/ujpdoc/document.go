@@ -5,44 +5,50 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
-// Amount is a decimal that marshals as a bare JSON number, as UJP's examples
-// write amounts, and unmarshals from a number or a numeric string.
-type Amount struct{ decimal.Decimal }
+// Amount is a money.Amount that marshals as a bare JSON number, as UJP's
+// examples write amounts, and unmarshals from a number or a numeric string.
+type Amount struct{ money.Amount }
 
 // A returns the Amount of a decimal string; it panics on a malformed literal
 // and is meant for tests and constants.
-func A(s string) Amount { return Amount{decimal.RequireFromString(s)} }
+func A(s string) Amount { return Amount{money.MustParse(s)} }
 
-// Dec wraps a decimal.
-func Dec(d decimal.Decimal) Amount { return Amount{d} }
+// Dec wraps a money amount.
+func Dec(d money.Amount) Amount { return Amount{d} }
 
-// MarshalJSON writes the amount as a JSON number.
-func (a Amount) MarshalJSON() ([]byte, error) { return []byte(a.Decimal.String()), nil }
+// MarshalJSON writes the amount as a JSON number, without trailing zeros.
+func (a Amount) MarshalJSON() ([]byte, error) { return a.Amount.Trim().Append(nil), nil }
 
 // UnmarshalJSON reads a JSON number or a numeric string; null leaves zero.
 func (a *Amount) UnmarshalJSON(b []byte) error {
 	if bytes.Equal(b, []byte("null")) {
-		a.Decimal = decimal.Zero
+		a.Amount = money.Amount{}
 		return nil
 	}
-	var d decimal.Decimal
 	if len(b) > 64 {
 		return fmt.Errorf("amount %s: too long", truncate(b))
 	}
-	if err := d.UnmarshalJSON(b); err != nil {
+	text := string(b)
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		text = text[1 : len(text)-1]
+	}
+	d, err := money.Parse(text)
+	if err != nil {
 		return fmt.Errorf("amount %s: %w", truncate(b), err)
 	}
-	// An exponent like 1e999999999 is a valid number that would make every
-	// later rounding allocate without bound; no invoice amount needs it.
-	if e := d.Exponent(); e > 18 || e < -18 || d.Coefficient().BitLen() > 128 {
+	// An amount with more than 18 decimals, or beyond 10^38, is no invoice
+	// amount: refusing it keeps every later product small.
+	if d.Trim().Scale() > 18 || d.Abs().GreaterThan(maxAmount) {
 		return fmt.Errorf("amount %s: out of range", truncate(b))
 	}
-	a.Decimal = d
+	a.Amount = d
 	return nil
 }
+
+var maxAmount = money.New(1, -38)
 
 func truncate(b []byte) string {
 	if len(b) > 40 {

@@ -3,7 +3,7 @@ package ujpdoc
 import (
 	"fmt"
 
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // Rounding. UJP publishes the formulas but not the rounding; its examples
@@ -36,9 +36,9 @@ const (
 	TotalScale = 2
 )
 
-var hundred = decimal.NewFromInt(100)
+var hundred = money.FromInt(100)
 
-func round(d decimal.Decimal, places int32) Amount { return Amount{d.Round(places)} }
+func round(d money.Amount, places int32) Amount { return Amount{d.Round(places)} }
 
 // MKD converts an amount in the document currency to denars at the
 // document's exchange rate, rounded to two decimals. For a document in MKD
@@ -47,7 +47,7 @@ func MKD(a Amount, rate *Amount) Amount {
 	if rate == nil {
 		return a
 	}
-	return round(a.Mul(rate.Decimal), TotalScale)
+	return round(a.Mul(rate.Amount), TotalScale)
 }
 
 // ComputeTotals fills every computed field of the document from the lines'
@@ -60,7 +60,7 @@ func ComputeTotals(d *Document, cb *Codebooks) error {
 	var order []key
 	groups := map[key]*VatTotal{}
 	impacts := map[key]VatImpact{}
-	var net, disc, vat decimal.Decimal
+	var net, disc, vat money.Amount
 	for i := range d.DocItems {
 		it := &d.DocItems[i]
 		g, ok := cb.TaxGroup(it.DocItemVatGroup)
@@ -72,14 +72,14 @@ func ComputeTotals(d *Document, cb *Codebooks) error {
 			return fmt.Errorf("docItems[%d].docItemTaxIndicator: unknown tax indicator %q", i, it.DocItemTaxIndicator)
 		}
 		computeLine(it, g, ti)
-		net = net.Add(it.DocItemTotalOriginalPriceWoVat.Decimal)
-		disc = disc.Add(it.DocItemQty.Mul(it.DocItemUnitDiscountAmount.Decimal).Round(TotalScale))
-		vat = vat.Add(it.DocItemTotalVat.Decimal)
+		net = net.Add(it.DocItemTotalOriginalPriceWoVat.Amount)
+		disc = disc.Add(it.DocItemQty.Mul(it.DocItemUnitDiscountAmount.Amount).Round(TotalScale))
+		vat = vat.Add(it.DocItemTotalVat.Amount)
 
 		k := key{g.Code, ti.Code}
 		vt, ok := groups[k]
 		if !ok {
-			vt = &VatTotal{VatTaxIndicator: ti.Code, VatCode: g.Code, VatPercent: Amount{decimal.NewFromInt(int64(g.Percent))}}
+			vt = &VatTotal{VatTaxIndicator: ti.Code, VatCode: g.Code, VatPercent: Amount{money.FromInt(int64(g.Percent))}}
 			if ti.Note != "" {
 				note := ti.Note
 				vt.VatTaxIndicatorNote = &note
@@ -88,16 +88,16 @@ func ComputeTotals(d *Document, cb *Codebooks) error {
 			impacts[k] = ti.VatImpact
 			order = append(order, k)
 		}
-		vt.VatTaxableAmount = Amount{vt.VatTaxableAmount.Add(it.DocItemTotalPriceWoVat.Decimal)}
-		vt.VatAmount = Amount{vt.VatAmount.Add(it.DocItemTotalVat.Decimal)}
+		vt.VatTaxableAmount = Amount{vt.VatTaxableAmount.Add(it.DocItemTotalPriceWoVat.Amount)}
+		vt.VatAmount = Amount{vt.VatAmount.Add(it.DocItemTotalVat.Amount)}
 	}
 	d.VatTotals = d.VatTotals[:0]
 	for _, k := range order {
 		vt := groups[k]
 		if impacts[k] == ImpactPrenesen {
-			vt.VatAmount = round(vt.VatTaxableAmount.Mul(vt.VatPercent.Decimal).Div(hundred), TotalScale)
+			vt.VatAmount = Amount{vt.VatTaxableAmount.MulDiv(vt.VatPercent.Amount, hundred, TotalScale)}
 		}
-		vt.VatTotalAmount = Amount{vt.VatTaxableAmount.Add(vt.VatAmount.Decimal)}
+		vt.VatTotalAmount = Amount{vt.VatTaxableAmount.Add(vt.VatAmount.Amount)}
 		d.VatTotals = append(d.VatTotals, *vt)
 	}
 	t := &d.DocTotals
@@ -107,24 +107,24 @@ func ComputeTotals(d *Document, cb *Codebooks) error {
 	t.DocVatAmount = Amount{vat}
 	t.DocGrossAmount = Amount{t.DocNetAmountDisc.Add(vat)}
 	t.DocGrossAmountR = t.DocGrossAmount
-	t.DocAvansAmount = round(t.DocAvansAmount.Decimal, TotalScale)
-	t.DocFinalAmount = Amount{t.DocGrossAmountR.Sub(t.DocAvansAmount.Decimal)}
+	t.DocAvansAmount = round(t.DocAvansAmount.Amount, TotalScale)
+	t.DocFinalAmount = Amount{t.DocGrossAmountR.Sub(t.DocAvansAmount.Amount)}
 	return nil
 }
 
 func computeLine(it *Item, g TaxGroup, ti TaxIndicator) {
-	rate := decimal.NewFromInt(int64(g.Percent))
+	rate := money.FromInt(int64(g.Percent))
 	it.DocItemVat = Amount{rate}
-	it.DocItemUnitPriceWoVat = round(it.DocItemUnitOriginalPriceWoVat.Sub(it.DocItemUnitDiscountAmount.Decimal), UnitScale)
+	it.DocItemUnitPriceWoVat = round(it.DocItemUnitOriginalPriceWoVat.Sub(it.DocItemUnitDiscountAmount.Amount), UnitScale)
 	it.DocItemUnitVat = Amount{}
 	if ti.VatImpact == ImpactStandard {
-		it.DocItemUnitVat = round(it.DocItemUnitPriceWoVat.Mul(rate).Div(hundred), UnitScale)
+		it.DocItemUnitVat = Amount{it.DocItemUnitPriceWoVat.MulDiv(rate, hundred, UnitScale)}
 	}
-	q := it.DocItemQty.Decimal
-	it.DocItemTotalOriginalPriceWoVat = round(q.Mul(it.DocItemUnitOriginalPriceWoVat.Decimal), TotalScale)
-	it.DocItemTotalPriceWoVat = round(q.Mul(it.DocItemUnitPriceWoVat.Decimal), TotalScale)
-	it.DocItemTotalVat = round(q.Mul(it.DocItemUnitVat.Decimal), TotalScale)
-	it.DocItemTotalPriceWVat = Amount{it.DocItemTotalPriceWoVat.Add(it.DocItemTotalVat.Decimal)}
+	q := it.DocItemQty.Amount
+	it.DocItemTotalOriginalPriceWoVat = round(q.Mul(it.DocItemUnitOriginalPriceWoVat.Amount), TotalScale)
+	it.DocItemTotalPriceWoVat = round(q.Mul(it.DocItemUnitPriceWoVat.Amount), TotalScale)
+	it.DocItemTotalVat = round(q.Mul(it.DocItemUnitVat.Amount), TotalScale)
+	it.DocItemTotalPriceWVat = Amount{it.DocItemTotalPriceWoVat.Add(it.DocItemTotalVat.Amount)}
 }
 
 // Negate turns a copy of an original document's lines and totals into a

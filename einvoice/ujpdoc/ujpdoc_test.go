@@ -107,7 +107,7 @@ func TestComputeTotals(t *testing.T) {
 				want string
 			}{{"net", tt.DocNetAmount, tc.net}, {"discount", tt.DocDiscountAmount, tc.disc}, {"vat", tt.DocVatAmount, tc.vat},
 				{"gross", tt.DocGrossAmount, tc.gross}, {"grossR", tt.DocGrossAmountR, tc.gross}, {"final", tt.DocFinalAmount, tc.fin}} {
-				if !c.got.Equal(A(c.want).Decimal) {
+				if !c.got.Equal(A(c.want).Amount) {
 					t.Errorf("%s = %s, want %s", c.name, c.got, c.want)
 				}
 			}
@@ -116,14 +116,14 @@ func TestComputeTotals(t *testing.T) {
 			}
 			for i, w := range tc.vats {
 				g := d.VatTotals[i]
-				if g.VatCode != w.group || g.VatTaxIndicator != w.indicator || !g.VatTaxableAmount.Equal(A(w.taxable).Decimal) ||
-					!g.VatAmount.Equal(A(w.vat).Decimal) || !g.VatTotalAmount.Equal(A(w.total).Decimal) {
+				if g.VatCode != w.group || g.VatTaxIndicator != w.indicator || !g.VatTaxableAmount.Equal(A(w.taxable).Amount) ||
+					!g.VatAmount.Equal(A(w.vat).Amount) || !g.VatTotalAmount.Equal(A(w.total).Amount) {
 					t.Errorf("vatTotals[%d] = %s/%s %s %s %s, want %v", i, g.VatCode, g.VatTaxIndicator, g.VatTaxableAmount, g.VatAmount, g.VatTotalAmount, w)
 				}
 			}
 			if tc.unitPrice0 != "" {
 				it := d.DocItems[0]
-				if !it.DocItemUnitPriceWoVat.Equal(A(tc.unitPrice0).Decimal) || !it.DocItemUnitVat.Equal(A(tc.unitVat0).Decimal) || !it.DocItemTotalPriceWVat.Equal(A(tc.line0).Decimal) {
+				if !it.DocItemUnitPriceWoVat.Equal(A(tc.unitPrice0).Amount) || !it.DocItemUnitVat.Equal(A(tc.unitVat0).Amount) || !it.DocItemTotalPriceWVat.Equal(A(tc.line0).Amount) {
 					t.Errorf("line 1: unit %s, unit VAT %s, total with VAT %s; want %s %s %s", it.DocItemUnitPriceWoVat, it.DocItemUnitVat, it.DocItemTotalPriceWVat, tc.unitPrice0, tc.unitVat0, tc.line0)
 				}
 			}
@@ -155,7 +155,7 @@ func TestForeignCurrency(t *testing.T) {
 	if ps := Validate(d, cb); len(ps) != 0 {
 		t.Fatalf("EUR with a rate: %+v", ps)
 	}
-	if got := MKD(d.DocTotals.DocGrossAmount, d.DocPayment.DocCurrencyExchRate); !got.Equal(A("7280.01").Decimal) {
+	if got := MKD(d.DocTotals.DocGrossAmount, d.DocPayment.DocCurrencyExchRate); !got.Equal(A("7280.01").Amount) {
 		t.Errorf("118 EUR at 61.695 = %s MKD, want 7280.01", got)
 	}
 }

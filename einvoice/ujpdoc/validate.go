@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar"
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 )
 
 // Problem is one reason UJP would refuse a document. Code is the error code
@@ -355,7 +355,7 @@ func (c *checker) items(d *Document) {
 		if gok && !contains(ti.TaxGroupCodes, g.Code) {
 			c.add(CodeTaxIndicatorNotFound, p+".docItemTaxIndicator", CBTaxIndicators, "tax indicator %s is used with tax group %s, not %s", ti.Code, strings.Join(ti.TaxGroupCodes, " or "), g.Code)
 		}
-		if gok && !it.DocItemVat.Equal(decimal.NewFromInt(int64(g.Percent))) {
+		if gok && !it.DocItemVat.Equal(money.FromInt(int64(g.Percent))) {
 			c.add(CodeItemTotals, p+".docItemVat", CBTaxGroups, "rate of %s is %d", g.Code, g.Percent)
 		}
 	}
@@ -382,7 +382,7 @@ func CheckTotals(d *Document, cb *Codebooks) Problems {
 	}
 	var ps Problems
 	cmp := func(code, path string, got, exp Amount) {
-		if !got.Equal(exp.Decimal) {
+		if !got.Equal(exp.Amount) {
 			ps = append(ps, Problem{Path: path, Code: code, Message: fmt.Sprintf("is %s; the formula gives %s", got.String(), exp.String())})
 		}
 	}
@@ -403,11 +403,11 @@ func CheckTotals(d *Document, cb *Codebooks) Problems {
 	cmp(CodeDocTotals, "docTotals.docVatAmount", gt.DocVatAmount, wt.DocVatAmount)
 	cmp(CodeDocTotals, "docTotals.docGrossAmount", gt.DocGrossAmount, wt.DocGrossAmount)
 	whole := wt.DocGrossAmount.Round(0)
-	if !gt.DocGrossAmountR.Equal(wt.DocGrossAmount.Decimal) && !gt.DocGrossAmountR.Equal(whole) {
+	if !gt.DocGrossAmountR.Equal(wt.DocGrossAmount.Amount) && !gt.DocGrossAmountR.Equal(whole) {
 		ps = append(ps, Problem{Path: "docTotals.docGrossAmountR", Code: CodeDocTotals, Message: fmt.Sprintf("is %s; expected %s or %s", gt.DocGrossAmountR, wt.DocGrossAmount, whole)})
 	}
-	cmp(CodeDocTotals, "docTotals.docFinalAmount", gt.DocFinalAmount, Amount{gt.DocGrossAmountR.Sub(gt.DocAvansAmount.Decimal)})
-	if d.Header.DocStorno != StornoVoid && (gt.DocAvansAmount.IsNegative() || gt.DocAvansAmount.GreaterThan(gt.DocGrossAmountR.Decimal)) {
+	cmp(CodeDocTotals, "docTotals.docFinalAmount", gt.DocFinalAmount, Amount{gt.DocGrossAmountR.Sub(gt.DocAvansAmount.Amount)})
+	if d.Header.DocStorno != StornoVoid && (gt.DocAvansAmount.IsNegative() || gt.DocAvansAmount.GreaterThan(gt.DocGrossAmountR.Amount)) {
 		ps = append(ps, Problem{Path: "docTotals.docAvansAmount", Code: CodeDocTotals, Message: "an advance is between 0 and the gross amount"})
 	}
 	if len(d.VatTotals) != len(want.VatTotals) {

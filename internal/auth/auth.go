@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/mail"
 	"slices"
 	"strings"
 
@@ -70,6 +71,11 @@ type Principal struct {
 	Scopes            []string
 	CompanyIDs        []string // allow-list; empty means every company of the account
 	ProductionEnabled bool
+	// employerIDs are up to two employer companies of the account, read
+	// with a payroll key without allow-list (employersRead) when it is kept
+	// (keyCache), so that resolving X-Company-Id needs no lookup of its own.
+	employerIDs   []string
+	employersRead bool
 }
 
 // HasScope reports whether the credential carries scope.
@@ -119,7 +125,10 @@ func NewKeySecret(env string) string {
 }
 
 // Store wraps the database with the account and credential operations.
-type Store struct{ DB *store.DB }
+type Store struct {
+	DB    *store.DB
+	cache keyCache
+}
 
 // CreateAccount creates an account on plan ("sandbox" when empty).
 func (s *Store) CreateAccount(ctx context.Context, name, plan string) (dbq.Account, error) {
@@ -147,6 +156,26 @@ func CreateAccountTx(ctx context.Context, tx *store.Tx, name, plan string) (dbq.
 	return tx.CreateAccount(ctx, dbq.CreateAccountParams{
 		ID: denar.NewID("acct"), Name: name, Plan: plan, ProductionEnabled: p.Production, CreatedAt: tx.Now,
 	})
+}
+
+// SetOwners sets the e-mail addresses of the account's owners: who is
+// mailed about the account's webhook endpoints being disabled. None clears
+// them (the operator address, if configured, is mailed instead).
+func (s *Store) SetOwners(ctx context.Context, account string, emails []string) error {
+	for _, e := range emails {
+		a, err := mail.ParseAddress(e)
+		if err != nil || a.Address != e {
+			return fmt.Errorf("%q is not an e-mail address", e)
+		}
+	}
+	n, err := s.DB.Writer().SetAccountOwners(ctx, dbq.SetAccountOwnersParams{ID: account, OwnerEmails: strings.Join(emails, " ")})
+	if err != nil {
+		return fmt.Errorf("set owners of %s: %w", account, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("no account %q", account)
+	}
+	return nil
 }
 
 // KeyParams describe a new API key.
@@ -244,6 +273,7 @@ func (s *Store) RevokeKey(ctx context.Context, id string) error {
 		}
 		return fmt.Errorf("API key %q is already revoked", id)
 	}
+	s.DB.AccessChanged() // before returning: no process may still accept the key
 	return nil
 }
 
@@ -257,7 +287,14 @@ func (s *Store) Authenticate(ctx context.Context, service, secret string) (*Prin
 	if strings.HasPrefix(secret, tokenPrefix) {
 		return s.authenticateToken(ctx, service, secret)
 	}
-	key, err := s.DB.Reader().GetAPIKeyByHash(ctx, Hash(secret))
+	hash := Hash(secret)
+	epoch, cacheable := s.DB.AccessEpoch()
+	if cacheable {
+		if p, ok := s.cache.get(hash, epoch); ok && p.Service == service {
+			return p, nil
+		}
+	}
+	key, err := s.DB.Reader().GetAPIKeyByHash(ctx, hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrUnauthenticated
 	}
@@ -274,12 +311,23 @@ func (s *Store) Authenticate(ctx context.Context, service, secret string) (*Prin
 	if err != nil {
 		return nil, fmt.Errorf("auth: look up account: %w", err)
 	}
-	return &Principal{
+	p := &Principal{
 		AccountID: key.AccountID, CredentialID: key.ID, Kind: KindAPIKey,
 		Service: key.Service, Environment: key.Environment,
 		Scopes: strings.Fields(key.Scopes), CompanyIDs: strings.Fields(key.CompanyIds),
 		ProductionEnabled: acct.Production,
-	}, nil
+	}
+	if cacheable {
+		if p.Service == ServicePayroll && len(p.CompanyIDs) == 0 {
+			ids, err := s.DB.Reader().ListEmployerIDs(ctx, dbq.ListEmployerIDsParams{AccountID: p.AccountID, Lim: 2})
+			if err != nil {
+				return nil, fmt.Errorf("auth: list employers: %w", err)
+			}
+			p.employerIDs, p.employersRead = ids, true
+		}
+		s.cache.put(hash, epoch, p)
+	}
+	return p, nil
 }
 
 // Employers answer the payroll service's X-Company-Id questions: its
@@ -299,8 +347,12 @@ func (e Employers) CompanyEnvironment(ctx context.Context, p *Principal, id stri
 	return p.Environment, true, nil
 }
 
-// CompanyIDs implements httpx.Companies.
+// CompanyIDs implements httpx.Companies. A kept payroll key carries its
+// account's first two employers, read at the same access epoch.
 func (e Employers) CompanyIDs(ctx context.Context, p *Principal, limit int) ([]string, error) {
+	if p.employersRead && limit <= 2 {
+		return p.employerIDs[:min(len(p.employerIDs), limit)], nil
+	}
 	ids, err := e.DB.Reader().ListEmployerIDs(ctx, dbq.ListEmployerIDsParams{AccountID: p.AccountID, Lim: int64(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("employers of %s: %w", p.AccountID, err)

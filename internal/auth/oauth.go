@@ -78,6 +78,7 @@ func (s *Store) RevokeClient(ctx context.Context, id string) error {
 	if n == 0 {
 		return fmt.Errorf("no unrevoked OAuth client %q", id)
 	}
+	s.DB.AccessChanged()
 	return nil
 }
 

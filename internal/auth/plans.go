@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/shopspring/decimal"
+	"github.com/denar-mk/denar/money"
 
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -65,11 +65,11 @@ func (s *Store) PutPlan(ctx context.Context, p Plan) (Plan, error) {
 	if p.IncludedDocuments < 0 || p.IncludedDocuments > 1<<30 {
 		return Plan{}, fmt.Errorf("included documents %d out of range", p.IncludedDocuments)
 	}
-	price, err := decimal.NewFromString(strings.TrimSpace(p.ExtraDocumentPrice))
-	if err != nil || price.IsNegative() || price.Exponent() < -4 {
+	price, err := money.Parse(strings.TrimSpace(p.ExtraDocumentPrice))
+	if err != nil || price.IsNegative() || price.Scale() > 4 {
 		return Plan{}, fmt.Errorf("extra document price %q: a non-negative decimal amount with at most 4 decimals", p.ExtraDocumentPrice)
 	}
-	p.ExtraDocumentPrice = price.StringFixed(max(2, -price.Exponent()))
+	p.ExtraDocumentPrice = price.StringFixed(max(2, price.Scale()))
 	if p.Currency == "" {
 		p.Currency = "MKD"
 	}

@@ -63,6 +63,8 @@ func New(d Deps) *httpx.Service {
 	h.registerEvents(s)
 	h.registerUsage(s)
 	h.registerArchive(s)
+	h.registerWebhooks(s)
+	h.documentWebhooks(s)
 	return s
 }
 

@@ -44,6 +44,11 @@ type pipeEnv struct {
 	authz   string // Agent header
 	cert    testCert
 	svc     *einvoicing.Service
+	// hooks runs webhook deliveries (RegisterWebhookJobs), stepped apart
+	// from the pipeline.
+	hooks *jobs.Runner
+	// frozen, when set, is the clock's base instead of the real time.
+	frozen time.Time
 }
 
 // lossyGateway forwards to UJP but can lose the answer of the next sends,
@@ -78,18 +83,41 @@ func (e *pipeEnv) simDocs() []ujpsim.Document {
 	return docs
 }
 
-func (e *pipeEnv) now() time.Time { return time.Now().UTC().Add(time.Duration(e.clock.Load())) }
+func (e *pipeEnv) now() time.Time {
+	base := e.frozen
+	if base.IsZero() {
+		base = time.Now().UTC()
+	}
+	return base.Add(time.Duration(e.clock.Load()))
+}
 
-func newPipeEnv(t *testing.T, db *store.DB) *pipeEnv {
+// pipeOption adjusts a pipeEnv before its service is built.
+type pipeOption func(e *pipeEnv, cfg *einvoicing.Config)
+
+// frozenClock makes the environment's clock move only when the test
+// advances it.
+func frozenClock(e *pipeEnv, _ *einvoicing.Config) {
+	e.frozen = time.Now().UTC().Truncate(time.Second)
+}
+
+func newPipeEnv(t *testing.T, db *store.DB, opts ...pipeOption) *pipeEnv {
 	t.Helper()
-	return newPipeEnvWith(t, db, nil)
+	return newPipeEnvWith(t, db, nil, opts...)
 }
 
 // newPipeEnvWith is newPipeEnv with the service's configuration adjusted
 // by tune (nil: as newPipeEnv).
-func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config)) *pipeEnv {
+func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config), opts ...pipeOption) *pipeEnv {
 	t.Helper()
 	e := &pipeEnv{t: t, db: db}
+	cfg := einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}},
+		Webhooks: einvoicing.WebhookConfig{AllowPrivateSandbox: true}}
+	if tune != nil {
+		tune(&cfg)
+	}
+	for _, o := range opts {
+		o(e, &cfg)
+	}
 	db.Now = e.now
 	sim, err := ujpsim.New(db, ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "pipeline-test",
 		SlowRegistryDelay: slowRegistry})
@@ -103,19 +131,18 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config)) *
 		t.Fatal(err)
 	}
 	e.gw = &lossyGateway{Gateway: client}
-	cfg := einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}}}
-	if tune != nil {
-		tune(&cfg)
-	}
 	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim,
-		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}}, cfg)
+		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}, Secrets: testSecrets(t)}, cfg)
 	e.svc = svc
 	e.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(e.srv.Close)
 	e.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
 	svc.RegisterJobs(e.runner)
+	e.hooks = jobs.NewRunner(db, jobs.Config{Workers: 8, Logger: slog.New(slog.DiscardHandler)})
+	svc.RegisterWebhookJobs(e.hooks)
 
-	e.company, e.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read", "signing:agent")
+	e.company, e.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read",
+		"webhooks:write", "signing:agent")
 	se := &signEnv{t: t, db: db, srv: e.srv, key: e.key, company: e.company}
 	e.cert = newTestCert(t)
 	e.agent, e.authz = se.pair(e.cert)

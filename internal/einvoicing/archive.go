@@ -43,7 +43,6 @@ const (
 	KindArchiveBuild = "archive.build"
 	KindArchivePurge = "archive.purge"
 
-	EventArchiveExportReady  = "archive.export_ready"
 	EventArchiveExportFailed = "archive.export_failed"
 )
 

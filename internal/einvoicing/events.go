@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/denar-mk/denar"
@@ -14,7 +16,8 @@ import (
 )
 
 // Event types. Each is written in the transaction of the change that
-// causes it, with the resource as GET returns it after the change.
+// causes it, with the resource as GET returns it after the change, and is
+// listed in the catalogue (EventKinds).
 const (
 	EventValidatedFailed    = "einvoice.validated_failed"
 	EventSignatureRequired  = "einvoice.signature_required"
@@ -28,13 +31,23 @@ const (
 	EventHeld               = "einvoice.held"
 	EventSigningAgentOnline = "signing_agent.online"
 	EventSigningAgentOff    = "signing_agent.offline"
+	// EventSigningAgentOffline is EventSigningAgentOff by its full name.
+	EventSigningAgentOffline = EventSigningAgentOff
+	// Emitted by the inbox and the archive when they move.
+	EventInboxReceived            = "inbox.received"
+	EventInboxDeadlineApproaching = "inbox.deadline_approaching"
+	EventInboxAutoAccepted        = "inbox.auto_accepted"
+	EventArchiveExportReady       = "archive.export_ready"
+	// EventWebhookTest is the sample event of POST
+	// /v1/webhook-endpoints/{id}/test; it is never stored as an event.
+	EventWebhookTest = "webhook_endpoint.test"
 )
 
-// Event is one entry of GET /v1/events.
+// Event is one entry of GET /v1/events, and the body of a webhook.
 type Event struct {
 	ID          string          `json:"id" doc:"Prefix evt_."`
 	Object      string          `json:"object" enum:"event"`
-	Type        string          `json:"type" doc:"See the event catalogue."`
+	Type        string          `json:"type" doc:"See GET /v1/event-types."`
 	CreatedAt   time.Time       `json:"createdAt"`
 	Environment string          `json:"environment" enum:"sandbox,production"`
 	CompanyID   string          `json:"companyId"`
@@ -47,7 +60,7 @@ type eventData struct {
 }
 
 // writeEvent stores one event about object (rendered now, in tx) of a
-// company.
+// company, and a webhook delivery for each endpoint that wants it.
 func writeEvent(ctx context.Context, tx *store.Tx, account, companyID, env, typ, objectID string, object any) error {
 	return writeEventAt(ctx, tx, account, companyID, env, typ, objectID, object, tx.Now)
 }
@@ -55,15 +68,21 @@ func writeEvent(ctx context.Context, tx *store.Tx, account, companyID, env, typ,
 // writeEventAt is writeEvent for a change that happened at at (an agent
 // found to have gone quiet earlier).
 func writeEventAt(ctx context.Context, tx *store.Tx, account, companyID, env, typ, objectID string, object any, at time.Time) error {
+	if k, ok := EventKindOf(typ); !ok || typ == EventWebhookTest {
+		return fmt.Errorf("event %s of %s: not a type of the event catalogue", typ, objectID)
+	} else if r, _ := EventResources()[k.Resource]; r != nil && reflect.TypeOf(r) != reflect.TypeOf(object) {
+		return fmt.Errorf("event %s of %s: data.object is %T, the catalogue says %s", typ, objectID, object, k.Resource)
+	}
 	b, err := json.Marshal(eventData{Object: object})
 	if err != nil {
 		return fmt.Errorf("event %s data: %w", typ, err)
 	}
-	if err := tx.CreateEvent(ctx, dbq.CreateEventParams{ID: denar.NewID("evt"), AccountID: account, CompanyID: companyID,
-		Environment: env, Type: typ, ObjectID: objectID, Payload: string(b), CreatedAt: at}); err != nil {
+	ev := dbq.CreateEventParams{ID: denar.NewID("evt"), AccountID: account, CompanyID: companyID,
+		Environment: env, Type: typ, ObjectID: objectID, Payload: string(b), CreatedAt: at.UTC()}
+	if err := tx.CreateEvent(ctx, ev); err != nil {
 		return fmt.Errorf("event %s of %s: %w", typ, objectID, err)
 	}
-	return nil
+	return fanOut(ctx, tx, ev)
 }
 
 func eventView(r dbq.Event) Event {
@@ -71,25 +90,62 @@ func eventView(r dbq.Event) Event {
 		CompanyID: r.CompanyID, Data: json.RawMessage(r.Payload)}
 }
 
-// EventFilter selects events.
+// EventFilter selects events. Zero fields select everything.
 type EventFilter struct {
-	Type     string
-	ObjectID string
-	// CompanyID, when set, is a company the caller may act for (the guard
-	// checked X-Company-Id).
+	Type      string
+	ObjectID  string
 	CompanyID string
+	// CreatedFrom (inclusive) and CreatedTo (exclusive) bound createdAt.
+	CreatedFrom, CreatedTo time.Time
+}
+
+// bounds returns the createdAt bounds of the queries (null: none).
+func (f EventFilter) bounds() (from, to sql.NullTime) {
+	if !f.CreatedFrom.IsZero() {
+		from = validTime(f.CreatedFrom.UTC().Truncate(time.Microsecond))
+	}
+	if !f.CreatedTo.IsZero() {
+		to = validTime(f.CreatedTo.UTC().Truncate(time.Microsecond))
+	}
+	return from, to
+}
+
+// check refuses a filter the caller may not use: a company outside its
+// allow-list or account (403 company_not_allowed) or of the other
+// environment (403 environment_mismatch), as X-Company-Id would be.
+func (f EventFilter) check(ctx context.Context, q *dbq.Queries, p *auth.Principal) error {
+	if f.CompanyID != "" {
+		c, err := q.GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: f.CompanyID, AccountID: p.AccountID})
+		switch {
+		case errors.Is(err, sql.ErrNoRows) || (err == nil && !p.AllowsCompany(f.CompanyID)):
+			return denar.Errorf("company_not_allowed", "The credential may not read events of company %s.", f.CompanyID)
+		case err != nil:
+			return fmt.Errorf("company %s: %w", f.CompanyID, err)
+		case c.Environment != p.Environment:
+			return denar.Errorf("environment_mismatch", "Company %s belongs to %s; this is a %s credential.", f.CompanyID, c.Environment, p.Environment)
+		}
+	}
+	if !f.CreatedFrom.IsZero() && !f.CreatedTo.IsZero() && !f.CreatedFrom.Before(f.CreatedTo) {
+		return denar.Invalid(denar.FieldError{Path: "query.createdTo", Message: "must be after createdFrom"})
+	}
+	return nil
 }
 
 // Events returns up to limit+1 events of the caller's account and
 // environment within its allow-list, newest first, after the id after.
 func (s *Service) Events(ctx context.Context, p *auth.Principal, f EventFilter, after string, limit int) ([]Event, error) {
 	q := s.db.Reader()
+	if err := f.check(ctx, q, p); err != nil {
+		return nil, err
+	}
+	from, to := f.bounds()
 	out := make([]Event, 0, limit+1)
 	// Events of companies outside the allow-list are skipped, so read on
 	// until the page (plus one) is full.
 	for len(out) <= limit {
 		rows, err := q.ListEvents(ctx, dbq.ListEventsParams{AccountID: p.AccountID, Environment: p.Environment,
-			AfterID: after, Type: optional(f.Type), ObjectID: optional(f.ObjectID), CompanyID: optional(f.CompanyID), Lim: int64(limit + 1)})
+			AfterID: after, Type: optional(f.Type), ObjectID: optional(f.ObjectID), CompanyID: optional(f.CompanyID),
+			CreatedFrom: from, CreatedTo: to, Lim: int64(limit + 1)})
 		if err != nil {
 			return nil, fmt.Errorf("list events: %w", err)
 		}
@@ -104,6 +160,34 @@ func (s *Service) Events(ctx context.Context, p *auth.Principal, f EventFilter, 
 		}
 	}
 	return out, nil
+}
+
+// Event returns one event of the caller's account and environment: 404
+// outside the account, 403 for another environment or a company outside
+// the allow-list.
+func (s *Service) Event(ctx context.Context, p *auth.Principal, id string) (Event, error) {
+	r, err := accountEvent(ctx, s.db.Reader(), p, id)
+	if err != nil {
+		return Event{}, err
+	}
+	return eventView(r), nil
+}
+
+func accountEvent(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Event, error) {
+	r, err := q.GetAccountEvent(ctx, dbq.GetAccountEventParams{ID: id, AccountID: p.AccountID})
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, denar.Errorf(denar.ECodeNotFound, "No event %s in this account.", id)
+	}
+	if err != nil {
+		return r, fmt.Errorf("load event %s: %w", id, err)
+	}
+	if r.Environment != p.Environment {
+		return r, denar.Errorf("environment_mismatch", "Event %s belongs to %s; this is a %s credential.", id, r.Environment, p.Environment)
+	}
+	if !p.AllowsCompany(r.CompanyID) {
+		return r, denar.Errorf("company_not_allowed", "The credential may not read events of company %s.", r.CompanyID)
+	}
+	return r, nil
 }
 
 func optional(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }

@@ -3,6 +3,8 @@ package einvoicing
 import (
 	"context"
 	"log/slog"
+	"net"
+	"net/http"
 	"sync"
 	"time"
 
@@ -37,6 +39,12 @@ type Deps struct {
 	// Received reads received documents for archive exports (the inbox);
 	// nil while there is no inbox.
 	Received ReceivedArchive
+	// Secrets seals webhook endpoint secrets; nil makes creating an
+	// endpoint 503 webhooks_unavailable (cmd/denar always provides one).
+	Secrets *SecretBox
+	// Resolver looks up webhook hosts, at registration and when a delivery
+	// connects; nil is net.DefaultResolver.
+	Resolver Resolver
 }
 
 // Config tunes the service; zero values take the defaults.
@@ -59,6 +67,8 @@ type Config struct {
 	RefusalBackoff time.Duration
 	// Archive tunes archive exports.
 	Archive ArchiveConfig
+	// Webhooks tunes webhook delivery.
+	Webhooks WebhookConfig
 }
 
 // DefaultMandateTTL is how long a mandate link works.
@@ -79,6 +89,7 @@ func (c Config) withDefaults() Config {
 	}
 	c.Pipeline = c.Pipeline.withDefaults()
 	c.Archive = c.Archive.withDefaults()
+	c.Webhooks = c.Webhooks.withDefaults()
 	return c
 }
 
@@ -102,15 +113,27 @@ type Service struct {
 	pipe     *Pipeline
 	blobs    blob.Store
 	received ReceivedArchive
+	secrets  *SecretBox
+	resolver Resolver
+	// hooks are the webhook HTTP clients by environment.
+	hooks map[string]*http.Client
 }
 
 // New builds the service.
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
 		books: d.Codebooks, snapshot: sync.OnceValue(ujpdoc.Snapshot), sandbox: d.Sandbox, gateways: d.Gateways,
-		blobs: d.Blobs, received: d.Received}
+		blobs: d.Blobs, received: d.Received,
+		secrets: d.Secrets, resolver: d.Resolver}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if s.resolver == nil {
+		s.resolver = net.DefaultResolver
+	}
+	s.hooks = map[string]*http.Client{
+		auth.EnvSandbox:    newWebhookClient(s.policy(auth.EnvSandbox), s.resolver, s.cfg.Webhooks.Timeout),
+		auth.EnvProduction: newWebhookClient(s.policy(auth.EnvProduction), s.resolver, s.cfg.Webhooks.Timeout),
 	}
 	s.pipe = &Pipeline{svc: s, db: d.DB, gateways: d.Gateways, cfg: s.cfg.Pipeline, log: s.log}
 	return s
@@ -152,7 +175,9 @@ func (s *Service) Now() time.Time { return s.db.Now() }
 // RegisterJobs registers the job kinds of the service on r: the
 // submission pipeline, the change-feed polls, UJP reads, and the periodic
 // expiry and purge of signing requests, archive builds and the periodic
-// deletion of expired archives.
+// deletion of expired archives. Webhook deliveries have their own
+// registration (RegisterWebhookJobs), so that cmd/denar can give them a
+// runner, and workers, of their own.
 func (s *Service) RegisterJobs(r *jobs.Runner) {
 	s.pipe.holder = r.ID()
 	s.pipe.register(r)

@@ -74,7 +74,7 @@ func Codes() []Code {
 		p(denar.ECodeInternal, http.StatusInternalServerError, ServiceBoth, "Internal error", "A bug or an outage on our side; logged with the request id (instance)."),
 
 		// Payroll.
-		p("mpin_validation_failed", http.StatusUnprocessableEntity, ServicePayroll, "МПИН validation failed", "The МПИН file has blocking issues (listed in issues); pass force to write it anyway."),
+		p("mpin_validation_failed", http.StatusUnprocessableEntity, ServicePayroll, "МПИН checks failed", "The МПИН file has blocking issues (listed in issues); pass force to write it anyway."),
 		p("server_busy", http.StatusServiceUnavailable, ServicePayroll, "Server busy", "The service already works on DENAR_HEAVY_CONCURRENCY file and batch requests; Retry-After says when to retry. The body is not read."),
 
 		// E-invoicing: the specification's table.
@@ -108,6 +108,10 @@ func Codes() []Code {
 			Meaning: "A document of the range lacks what the archive must hold (its signature, a readable JWS or PDF); message names it."},
 		{Code: "archive_store_missing", In: InArchiveFailure, Service: ServiceEInvoice, Title: "No blob store",
 			Meaning: "The server runs without a blob store for archives."},
+		p("webhook_url_refused", http.StatusUnprocessableEntity, ServiceEInvoice, "Webhook URL refused", "The endpoint URL is not https in production, carries credentials, a fragment or an IPv6 zone, does not resolve, or resolves to a loopback, private, shared, link-local, metadata, multicast or reserved address (errors[].path url)."),
+		p("webhook_endpoint_disabled", http.StatusConflict, ServiceEInvoice, "Webhook endpoint disabled", "Replay to, or recovery of, a disabled endpoint: enable it first (PATCH with enabled: true)."),
+		p("webhook_endpoint_limit", http.StatusConflict, ServiceEInvoice, "Too many webhook endpoints", "The account has 20 webhook endpoints in this environment, the most it may have."),
+		p("webhooks_unavailable", http.StatusServiceUnavailable, ServiceEInvoice, "Webhooks unavailable", "The service has no DENAR_WEBHOOK_SECRET_KEY to seal endpoint secrets with (denar serve always has one)."),
 
 		// Items of an e-invoice's problems.
 		{Code: "signature_refused", In: InEInvoiceProblems, Service: ServiceEInvoice, Title: "Signature refused",

@@ -160,10 +160,10 @@ func outer(service, docsURL string, mux, upgrades *http.ServeMux, m *Metrics, lo
 		w.Header().Set("X-Request-Id", id)
 		setSecurityHeaders(w.Header())
 		rec := &recorder{ResponseWriter: w}
-		// Only the idempotency layer reads the copy of the response, and
-		// only for a request that carries a key: a file of tens of
-		// megabytes is not held twice for nothing.
-		if r.Method == http.MethodPost && r.Header.Get("Idempotency-Key") != "" {
+		// Only a response that may be stored under an Idempotency-Key is
+		// copied; the others are written once, straight to the client.
+		if (r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut || r.Method == http.MethodDelete) &&
+			r.Header.Get("Idempotency-Key") != "" {
 			rec.capture = &bytes.Buffer{}
 		}
 		ctx := context.WithValue(r.Context(), requestIDKey, id)

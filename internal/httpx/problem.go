@@ -261,10 +261,10 @@ func fieldErrors(msg string, errs []error) []denar.FieldError {
 			out = append(out, denar.FieldError{Path: fieldPath(loc), Message: msg})
 			continue
 		}
-		out = append(out, denar.FieldError{Path: "body", Message: e.Error()})
+		out = append(out, denar.FieldError{Path: "", Message: e.Error()})
 	}
 	if len(out) == 0 {
-		out = append(out, denar.FieldError{Path: "body", Message: msg})
+		out = append(out, denar.FieldError{Path: "", Message: msg})
 	}
 	return out
 }
@@ -285,12 +285,14 @@ func missingProperty(msg string) (string, bool) {
 }
 
 // fieldPath turns huma's "body.inputs[7].grossSalary" into the client's
-// "inputs[7].grossSalary"; query and header locations keep their prefix so
-// the client knows where to look ("query.limit", "header.X-Company-Id").
+// "inputs[7].grossSalary", and the body itself into "" (the root of the
+// JSON document, as for a malformed or missing body); query and header
+// locations keep their prefix so the client knows where to look
+// ("query.limit", "header.X-Company-Id").
 func fieldPath(loc string) string {
 	switch {
 	case loc == "body" || loc == "":
-		return "body"
+		return ""
 	case strings.HasPrefix(loc, "body."):
 		return strings.TrimPrefix(loc, "body.")
 	case strings.HasPrefix(loc, "body["):

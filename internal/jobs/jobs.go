@@ -49,6 +49,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/denar-mk/denar/internal/store"
@@ -144,6 +145,21 @@ func Enqueue(ctx context.Context, tx *store.Tx, s Spec) (Enqueued, error) {
 	}
 }
 
+// Reschedule moves the waiting job (available or retryable) that holds
+// uniqueKey to run at runAt, inside the caller's transaction: a retry
+// brought forward because a person asked for it now. It reports whether
+// such a job was waiting; a running or finished job is left alone.
+func Reschedule(ctx context.Context, tx *store.Tx, uniqueKey string, runAt time.Time) (bool, error) {
+	if uniqueKey == "" {
+		return false, errors.New("jobs: reschedule: empty unique key")
+	}
+	n, err := tx.RescheduleJob(ctx, dbq.RescheduleJobParams{UniqueKey: sql.NullString{String: uniqueKey, Valid: true}, RunAt: utc(runAt)})
+	if err != nil {
+		return false, fmt.Errorf("jobs: reschedule %s: %w", uniqueKey, err)
+	}
+	return n > 0, nil
+}
+
 func encodeArgs(v any) (string, error) {
 	switch a := v.(type) {
 	case nil:
@@ -179,6 +195,9 @@ type Job struct {
 	UniqueKey string
 	// LastError is the error of the previous failed attempt, if any.
 	LastError string
+
+	runner  *Runner      // that claimed it (Settle)
+	settled *atomic.Bool // Settle's transaction committed
 }
 
 // DecodeArgs unmarshals the job's JSON arguments into v.

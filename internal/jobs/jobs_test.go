@@ -378,7 +378,7 @@ func TestExpiredLeaseRecovered(t *testing.T) {
 		b.Register("long", wb, Options{})
 		id := enqueue(t, db, Spec{Kind: "long", MaxAttempts: 2}).ID
 
-		claimed, err := a.claim(ctx, 1)
+		claimed, err := a.claim(ctx, 1, true)
 		if err != nil || len(claimed) != 1 {
 			t.Fatalf("claim = %v, %v", claimed, err)
 		}
@@ -417,7 +417,7 @@ func TestExpiredLeaseOnLastAttempt(t *testing.T) {
 		a.Register("k", &recorder{}, Options{})
 		b.Register("k", wb, Options{})
 		id := enqueue(t, db, Spec{Kind: "k", MaxAttempts: 1}).ID
-		if _, err := a.claim(context.Background(), 1); err != nil {
+		if _, err := a.claim(context.Background(), 1, true); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(time.Hour)
@@ -841,6 +841,93 @@ func TestLostLeaseCancelsAttempt(t *testing.T) {
 		}
 		if j := getJob(t, db, id); j.State != StateCompleted || j.LastError != "" || j.Attempt != 2 {
 			t.Errorf("job = %+v", j)
+		}
+	})
+}
+
+// TestSettleInTheWorkersTransaction: a worker that records its result with
+// its own writes (Settle) commits both together, and the runner records
+// nothing more; a worker whose lease was taken over cannot commit its
+// writes at all; a retry settled in the transaction follows the backoff.
+func TestSettleInTheWorkersTransaction(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		clock := useFakeClock(db)
+		write := func(j *Job, result error) error {
+			return db.InTx(ctx, func(tx *store.Tx) error {
+				if _, err := tx.ClaimSetting(ctx, dbq.ClaimSettingParams{Name: fmt.Sprintf("work-%d-%d", j.ID, j.Attempt), Value: "done", UpdatedAt: tx.Now}); err != nil {
+					return err
+				}
+				return j.Settle(ctx, tx, result)
+			})
+		}
+		r := NewRunner(db, quietConfig("settler"))
+		var returned []error
+		r.Register("k", WorkerFunc(func(ctx context.Context, j *Job) error {
+			err := errors.New("temporary")
+			if j.Attempt == 2 {
+				err = nil
+			}
+			if serr := write(j, err); serr != nil {
+				return serr
+			}
+			// What Work returns after settling no longer counts.
+			returned = append(returned, Cancel(errors.New("ignored")))
+			return Cancel(errors.New("ignored"))
+		}), Options{Backoff: Schedule(time.Minute)})
+		id := enqueue(t, db, Spec{Kind: "k"}).ID
+		runOnce(t, r, 1)
+		if j := getJob(t, db, id); j.State != StateRetryable || j.LastError != "temporary" || !j.RunAt.Equal(t0.Add(time.Minute)) {
+			t.Fatalf("after a settled failure: %+v", j)
+		}
+		clock.Advance(time.Minute)
+		runOnce(t, r, 1)
+		if j := getJob(t, db, id); j.State != StateCompleted || j.LastError != "" || j.Attempt != 2 {
+			t.Fatalf("after a settled success: %+v", j)
+		}
+		written := func(name string) bool {
+			var n int
+			if err := db.ReadDB().QueryRowContext(ctx, "SELECT COUNT(*) FROM instance_settings WHERE name = $1", name).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n == 1
+		}
+		for _, name := range []string{fmt.Sprintf("work-%d-1", id), fmt.Sprintf("work-%d-2", id)} {
+			if !written(name) {
+				t.Fatalf("the work's write %s is missing", name)
+			}
+		}
+		if len(returned) != 2 {
+			t.Fatalf("%d runs", len(returned))
+		}
+
+		// A lease taken over: the late worker's writes roll back.
+		a, b := NewRunner(db, quietConfig("late-a")), NewRunner(db, quietConfig("b"))
+		started, release := make(chan *Job, 1), make(chan struct{})
+		var late error
+		a.Register("slow", WorkerFunc(func(ctx context.Context, j *Job) error {
+			started <- j
+			<-release
+			late = write(j, nil)
+			return late
+		}), Options{})
+		b.Register("slow", WorkerFunc(func(ctx context.Context, j *Job) error { return write(j, nil) }), Options{})
+		id = enqueue(t, db, Spec{Kind: "slow"}).ID
+		done := make(chan struct{})
+		go func() { _, _ = a.RunOnce(context.Background()); close(done) }()
+		<-started
+		clock.Advance(time.Hour)
+		runOnce(t, b, 1)
+		close(release)
+		<-done
+		if !errors.Is(late, ErrLeaseLost) {
+			t.Fatalf("late Settle: %v", late)
+		}
+		if written(fmt.Sprintf("work-%d-1", id)) {
+			t.Fatal("the late worker's write committed")
+		}
+		if j := getJob(t, db, id); j.State != StateCompleted || j.Attempt != 2 {
+			t.Fatalf("job %+v", j)
 		}
 	})
 }

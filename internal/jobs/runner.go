@@ -228,9 +228,16 @@ func (r *Runner) loop(ctx context.Context) {
 	defer close(r.loopDone)
 	t := time.NewTicker(r.cfg.PollInterval)
 	defer t.Stop()
+	// Jobs of dead runners are looked for once a poll interval, not on
+	// every wake-up: a busy runner wakes once per finished job.
+	var lastExpiredScan time.Time
 	for {
 		if free := r.cfg.Workers - int(r.running.Load()); free > 0 {
-			claimed, err := r.claim(ctx, free)
+			scan := time.Since(lastExpiredScan) >= r.cfg.PollInterval
+			if scan {
+				lastExpiredScan = time.Now()
+			}
+			claimed, err := r.claim(ctx, free, scan)
 			if err != nil {
 				r.log.Error("jobs: claim failed", "err", err)
 			}
@@ -258,7 +265,7 @@ func (r *Runner) loop(ctx context.Context) {
 // returns when all have finished, with the number run. It is the step
 // function for tests and tools; do not mix it with Start on one Runner.
 func (r *Runner) RunOnce(ctx context.Context) (int, error) {
-	claimed, err := r.claim(ctx, r.cfg.Workers)
+	claimed, err := r.claim(ctx, r.cfg.Workers, true)
 	if err != nil {
 		return 0, err
 	}
@@ -270,48 +277,93 @@ func (r *Runner) RunOnce(ctx context.Context) (int, error) {
 	return len(claimed), nil
 }
 
-// The claim is the one statement whose text differs by dialect. It takes
-// due jobs (available or retryable with run_at passed) and jobs whose lease
-// ran out (their runner died), oldest first, of the kinds this runner
-// knows. $1 runner id, $2 new lease end, $3 now, $4 JSON array of kinds,
-// $5 limit.
+// The claim is the one statement whose text differs by dialect. It runs in
+// two parts: first jobs whose lease ran out (their runner died), found by
+// the state index among the few running jobs; then due jobs (available or
+// retryable with run_at passed), oldest first, walked in order on the
+// partial index jobs_due (run_at, id) of waiting jobs, so that a claim
+// reads only the rows it takes, however many jobs wait. Both take only
+// kinds this runner knows. $1 runner id, $2 new lease end, $3 now, $4 JSON
+// array of kinds, $5 limit.
 const (
 	// FOR UPDATE SKIP LOCKED lets concurrent runners pass over rows another
 	// claim is taking; a row claimed and committed meanwhile is re-checked
 	// against the WHERE clause (it is running with a live lease) and skipped.
-	claimPostgres = `UPDATE jobs SET state = 'running', attempt = attempt + 1, locked_by = $1, locked_until = $2
+	claimExpiredPostgres = `UPDATE jobs SET state = 'running', attempt = attempt + 1, locked_by = $1, locked_until = $2
 WHERE id IN (
   SELECT id FROM jobs
-  WHERE ((state IN ('available', 'retryable') AND run_at <= $3)
-      OR (state = 'running' AND locked_until <= $3))
+  WHERE state = 'running' AND locked_until <= $3
+    AND kind IN (SELECT jsonb_array_elements_text($4::jsonb))
+  ORDER BY run_at, id
+  LIMIT $5
+  FOR UPDATE SKIP LOCKED)
+RETURNING id, kind, args, attempt, max_attempts, run_at, created_at, unique_key, last_error`
+	claimDuePostgres = `UPDATE jobs SET state = 'running', attempt = attempt + 1, locked_by = $1, locked_until = $2
+WHERE id IN (
+  SELECT id FROM jobs
+  WHERE state IN ('available', 'retryable') AND run_at <= $3
     AND kind IN (SELECT jsonb_array_elements_text($4::jsonb))
   ORDER BY run_at, id
   LIMIT $5
   FOR UPDATE SKIP LOCKED)
 RETURNING id, kind, args, attempt, max_attempts, run_at, created_at, unique_key, last_error`
 
-	// SQLite has a single writer, so the statement is atomic as it is.
-	claimSQLite = `UPDATE jobs SET state = 'running', attempt = attempt + 1, locked_by = $1, locked_until = $2
+	// SQLite has a single writer, so the statements are atomic as they are.
+	claimExpiredSQLite = `UPDATE jobs SET state = 'running', attempt = attempt + 1, locked_by = $1, locked_until = $2
 WHERE id IN (
   SELECT id FROM jobs
-  WHERE ((state IN ('available', 'retryable') AND run_at <= $3)
-      OR (state = 'running' AND locked_until <= $3))
+  WHERE state = 'running' AND locked_until <= $3
+    AND kind IN (SELECT value FROM json_each($4))
+  ORDER BY run_at, id
+  LIMIT $5)
+RETURNING id, kind, args, attempt, max_attempts, run_at, created_at, unique_key, last_error`
+	claimDueSQLite = `UPDATE jobs SET state = 'running', attempt = attempt + 1, locked_by = $1, locked_until = $2
+WHERE id IN (
+  SELECT id FROM jobs
+  WHERE state IN ('available', 'retryable') AND run_at <= $3
     AND kind IN (SELECT value FROM json_each($4))
   ORDER BY run_at, id
   LIMIT $5)
 RETURNING id, kind, args, attempt, max_attempts, run_at, created_at, unique_key, last_error`
 )
 
-func (r *Runner) claim(ctx context.Context, limit int) ([]*Job, error) {
+func (r *Runner) claim(ctx context.Context, limit int, scanExpired bool) ([]*Job, error) {
 	if limit <= 0 || len(r.kinds) == 0 {
 		return nil, nil
 	}
-	q := claimSQLite
+	expired, due := claimExpiredSQLite, claimDueSQLite
 	if r.db.Dialect() == store.Postgres {
-		q = claimPostgres
+		expired, due = claimExpiredPostgres, claimDuePostgres
+	}
+	queries := []string{due}
+	if scanExpired {
+		queries = []string{expired, due}
 	}
 	now := utc(r.db.Now())
-	rows, err := r.db.WriteDB().QueryContext(ctx, q, r.cfg.ID, now.Add(r.cfg.Lease), now, r.kindsJ, limit)
+	var out []*Job
+	for _, q := range queries {
+		got, err := r.claimWith(ctx, q, now, limit-len(out))
+		out = append(out, got...)
+		if err != nil {
+			// Jobs claimed by the first statement run all the same.
+			return out, err
+		}
+		if len(out) >= limit {
+			break
+		}
+	}
+	// RETURNING has no defined order.
+	slices.SortFunc(out, func(a, b *Job) int {
+		if c := a.RunAt.Compare(b.RunAt); c != 0 {
+			return c
+		}
+		return int(a.ID - b.ID)
+	})
+	return out, nil
+}
+
+func (r *Runner) claimWith(ctx context.Context, q string, now time.Time, limit int) ([]*Job, error) {
+	rows, err := r.db.QueryWrite(ctx, q, r.cfg.ID, now.Add(r.cfg.Lease), now, r.kindsJ, limit)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: claim: %w", err)
 	}
@@ -326,23 +378,17 @@ func (r *Runner) claim(ctx context.Context, limit int) ([]*Job, error) {
 			key     sql.NullString
 		)
 		if err := rows.Scan(&j.ID, &j.Kind, &args, &attempt, &maxAtt, &j.RunAt, &j.CreatedAt, &key, &j.LastError); err != nil {
-			return nil, fmt.Errorf("jobs: claim: scan: %w", err)
+			return out, fmt.Errorf("jobs: claim: scan: %w", err)
 		}
 		j.Args = json.RawMessage(args)
+		j.runner, j.settled = r, new(atomic.Bool)
 		j.Attempt, j.MaxAttempts, j.UniqueKey = int(attempt), int(maxAtt), key.String
 		j.RunAt, j.CreatedAt = j.RunAt.UTC(), j.CreatedAt.UTC()
 		out = append(out, &j)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("jobs: claim: %w", err)
+		return out, fmt.Errorf("jobs: claim: %w", err)
 	}
-	// RETURNING has no defined order.
-	slices.SortFunc(out, func(a, b *Job) int {
-		if c := a.RunAt.Compare(b.RunAt); c != 0 {
-			return c
-		}
-		return int(a.ID - b.ID)
-	})
 	return out, nil
 }
 
@@ -373,6 +419,9 @@ func (r *Runner) execute(ctx context.Context, j *Job) {
 	shutdown := workCtx.Err() != nil && ctx.Err() != nil && r.stopping.Load()
 	cancel()
 	<-hbDone
+	if j.settled != nil && j.settled.Load() {
+		return // the worker recorded the result with its own writes
+	}
 	if shutdown && err != nil {
 		err = Snooze(0) // cut short by Stop: not the job's fault
 	}
@@ -402,6 +451,9 @@ func (r *Runner) heartbeat(ctx context.Context, cancel context.CancelFunc, j *Jo
 			return
 		case <-t.C:
 		}
+		if j.settled != nil && j.settled.Load() {
+			return
+		}
 		n, err := r.db.Writer().ExtendJobLease(ctx, dbq.ExtendJobLeaseParams{
 			LockedUntil: sql.NullTime{Time: utc(r.db.Now()).Add(r.cfg.Lease), Valid: true},
 			ID:          j.ID, LockedBy: r.cfg.ID, Attempt: int32(j.Attempt),
@@ -421,10 +473,44 @@ func (r *Runner) heartbeat(ctx context.Context, cancel context.CancelFunc, j *Jo
 // response body quoted in an error is not.
 const maxErrorLen = 4000
 
+// ErrLeaseLost is returned by Job.Settle when another runner took the job
+// over (its lease ran out): the caller's transaction must roll back, and
+// the other runner's attempt is the one that counts.
+var ErrLeaseLost = errors.New("jobs: the job's lease was lost to another runner")
+
+// Settle records the result of this attempt — what Work would return: nil,
+// Snooze, Cancel or an error to retry — inside the caller's transaction,
+// fenced by the claim: the work's own writes and the job's outcome commit
+// together or not at all, and they never commit if another runner has
+// taken the job over (ErrLeaseLost). Once tx commits, the runner records
+// nothing more for the attempt, whatever Work returns.
+func (j *Job) Settle(ctx context.Context, tx *store.Tx, result error) error {
+	if j.runner == nil {
+		return errors.New("jobs: Settle on a job that no runner claimed")
+	}
+	if err := j.runner.settleTx(ctx, tx, j, result); err != nil {
+		return err
+	}
+	tx.AfterCommit(func() { j.settled.Store(true) })
+	return nil
+}
+
 // finish records the attempt's result. It runs even when ctx was cancelled
 // by Stop, so a finished attempt is never left to lease expiry.
 func (r *Runner) finish(ctx context.Context, j *Job, workErr error) {
 	ctx = context.WithoutCancel(ctx)
+	err := r.db.InTx(ctx, func(tx *store.Tx) error { return r.settleTx(ctx, tx, j, workErr) })
+	switch {
+	case errors.Is(err, ErrLeaseLost):
+		r.log.Warn("jobs: result dropped, lease was lost", "job", j.ID, "kind", j.Kind, "attempt", j.Attempt, "err", workErr)
+	case err != nil:
+		// The lease will run out and another attempt will follow.
+		r.log.Error("jobs: record result failed", "job", j.ID, "kind", j.Kind, "attempt", j.Attempt, "err", err, "work_err", workErr)
+	}
+}
+
+// settleTx records workErr as the result of j's attempt in tx.
+func (r *Runner) settleTx(ctx context.Context, tx *store.Tx, j *Job, workErr error) error {
 	var (
 		snooze *snoozeError
 		cancel *cancelError
@@ -437,50 +523,44 @@ func (r *Runner) finish(ctx context.Context, j *Job, workErr error) {
 		}
 	}
 	k := r.kinds[j.Kind]
-	err := r.db.InTx(ctx, func(tx *store.Tx) error {
-		now := utc(tx.Now)
-		hold := func(n int64, err error) error {
-			if err == nil && n == 0 {
-				r.log.Warn("jobs: result dropped, lease was lost", "job", j.ID, "kind", j.Kind, "attempt", j.Attempt, "err", workErr)
-			}
-			return err
+	now := utc(tx.Now)
+	hold := func(n int64, err error) error {
+		if err == nil && n == 0 {
+			return ErrLeaseLost
 		}
-		end := func(state string) error {
-			n, err := tx.FinishJob(ctx, dbq.FinishJobParams{
-				State: state, LastError: msg, FinishedAt: sql.NullTime{Time: now, Valid: true},
-				ID: j.ID, LockedBy: r.cfg.ID, Attempt: int32(j.Attempt),
-			})
-			if err != nil || n == 0 || k.opts.Every <= 0 {
-				return hold(n, err)
-			}
-			next := utc(j.RunAt).Add(k.opts.Every)
-			if !next.After(now) {
-				next = now.Add(k.opts.Every)
-			}
-			_, err = Enqueue(ctx, tx, periodicSpec(j.Kind, k.opts, next))
-			return err
+		return err
+	}
+	end := func(state string) error {
+		n, err := tx.FinishJob(ctx, dbq.FinishJobParams{
+			State: state, LastError: msg, FinishedAt: sql.NullTime{Time: now, Valid: true},
+			ID: j.ID, LockedBy: r.cfg.ID, Attempt: int32(j.Attempt),
+		})
+		if err != nil || n == 0 || k.opts.Every <= 0 {
+			return hold(n, err)
 		}
-		switch {
-		case workErr == nil:
-			return end(StateCompleted)
-		case errors.As(workErr, &snooze):
-			return hold(tx.SnoozeJob(ctx, dbq.SnoozeJobParams{
-				RunAt: now.Add(snooze.d), ID: j.ID, LockedBy: r.cfg.ID, Attempt: int32(j.Attempt),
-			}))
-		case errors.As(workErr, &cancel):
-			return end(StateCancelled)
-		case j.Attempt >= j.MaxAttempts:
-			return end(StateDiscarded)
-		default:
-			return hold(tx.RetryJob(ctx, dbq.RetryJobParams{
-				LastError: msg, RunAt: now.Add(k.opts.Backoff(j.Attempt)),
-				ID: j.ID, LockedBy: r.cfg.ID, Attempt: int32(j.Attempt),
-			}))
+		next := utc(j.RunAt).Add(k.opts.Every)
+		if !next.After(now) {
+			next = now.Add(k.opts.Every)
 		}
-	})
-	if err != nil {
-		// The lease will run out and another attempt will follow.
-		r.log.Error("jobs: record result failed", "job", j.ID, "kind", j.Kind, "attempt", j.Attempt, "err", err, "work_err", workErr)
+		_, err = Enqueue(ctx, tx, periodicSpec(j.Kind, k.opts, next))
+		return err
+	}
+	switch {
+	case workErr == nil:
+		return end(StateCompleted)
+	case errors.As(workErr, &snooze):
+		return hold(tx.SnoozeJob(ctx, dbq.SnoozeJobParams{
+			RunAt: now.Add(snooze.d), ID: j.ID, LockedBy: r.cfg.ID, Attempt: int32(j.Attempt),
+		}))
+	case errors.As(workErr, &cancel):
+		return end(StateCancelled)
+	case j.Attempt >= j.MaxAttempts:
+		return end(StateDiscarded)
+	default:
+		return hold(tx.RetryJob(ctx, dbq.RetryJobParams{
+			LastError: msg, RunAt: now.Add(k.opts.Backoff(j.Attempt)),
+			ID: j.ID, LockedBy: r.cfg.ID, Attempt: int32(j.Attempt),
+		}))
 	}
 }
 

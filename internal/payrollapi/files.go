@@ -6,13 +6,15 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/shopspring/decimal"
 
+	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/filing"
 	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/money"
 	"github.com/denar-mk/denar/payroll"
 )
 
@@ -23,31 +25,24 @@ type statutory struct{}
 
 func (statutory) On(d time.Time) (filing.Rates, error) {
 	rates := payroll.RatesOn(d)
-	pct := func(k string) decimal.Decimal {
-		v, _ := decimal.NewFromString(rates[k])
-		return v.Div(decimal.NewFromInt(100))
-	}
 	if rates[payroll.KeyPension] == "" {
 		return filing.Rates{}, errors.New("no contribution rates on " + d.Format(time.DateOnly))
 	}
-	r := filing.Rates{
+	amount := func(k string) money.Amount {
+		v, _ := money.Parse(rates[k])
+		return v
+	}
+	// 18.8 % is 0.188, exactly.
+	pct := func(k string) money.Amount { v := amount(k); return v.Div(money.FromInt(100), v.Scale()+2) }
+	return filing.Rates{
 		Pension: pct(payroll.KeyPension), Health: pct(payroll.KeyHealth),
 		Injury: pct(payroll.KeyAdditionalHealth), Employment: pct(payroll.KeyEmployment),
-	}
-	r.Allowance, _ = decimal.NewFromString(rates[payroll.KeyPersonalAllowance])
-	// The engine takes contributions on the actual gross and reports the
-	// minimum-base shortfall as separate top-ups, so the checks must not
-	// raise the base to the minimum; the cap applies as published.
-	r.MaxBase, _ = decimal.NewFromString(rates[payroll.KeyMaxBase])
-	return r, nil
-}
-
-func (statutory) MonthHours(year, month int) (decimal.Decimal, error) {
-	h, err := payroll.MonthFundHours(year, time.Month(month))
-	if err != nil {
-		return decimal.Zero, err
-	}
-	return decimal.New(h, -4), nil
+		Allowance: amount(payroll.KeyPersonalAllowance),
+		// The engine takes contributions on the actual gross and reports the
+		// minimum-base shortfall as separate top-ups; the cap applies as
+		// published, prorated by paid hours in the checks as in the engine.
+		MaxBase: amount(payroll.KeyMaxBase),
+	}, nil
 }
 
 // MaxFileBody is the body limit of the file endpoints (МПИН validate, XML,
@@ -103,7 +98,11 @@ func (h *handlers) registerFiles(s *httpx.Service) {
 			Tags:      []string{"Files"},
 			Responses: map[string]*huma.Response{"200": {Description: "The file.", Content: map[string]*huma.MediaType{mediaType: {Schema: &huma.Schema{Type: "string", Format: "binary"}}}}}}
 		httpx.Register(s, op, spec, fn)
-		documentBody(s, path, body)
+		if strings.Contains(path, "/mpin/") {
+			documentBody(s, path, body, filing.CodeMpinValidationFailed)
+		} else {
+			documentBody(s, path, body)
+		}
 	}
 	file("mpinXML", "/v1/files/mpin/xml", "МПИН as XML",
 		"The monthly МПИН filing in the XML layout UJP accepts. Runs the validate checks first: 422 mpin_validation_failed lists the blocking issues unless force is true.",
@@ -127,33 +126,93 @@ func (h *handlers) registerFiles(s *httpx.Service) {
 }
 
 // documentBody writes the request body of a streamed operation into the
-// OpenAPI document: the JSON schema of the type the handler decodes.
-func documentBody(s *httpx.Service, path string, body any) {
+// OpenAPI document (the JSON schema of the type the handler decodes),
+// and documents the 422 problem codes of the operation (docs/errors.md).
+func documentBody(s *httpx.Service, path string, body any, codes ...string) {
 	item := s.API.OpenAPI().Paths[path]
 	if item == nil || item.Post == nil {
 		return
 	}
 	schema := s.API.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(body), true, "")
 	item.Post.RequestBody = &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: schema}}}
+	codes = append([]string{denar.ECodeValidation}, codes...)
+	desc := "A problem with code " + strings.Join(codes, " or ") + " (docs/errors.md): every wrong field is in errors with its path"
+	if len(codes) > 1 {
+		desc += "; the blocking МПИН issues are also in issues"
+	}
+	if item.Post.Responses == nil {
+		item.Post.Responses = map[string]*huma.Response{}
+	}
+	// The problem's schema is the one the plumbing documents for every
+	// error of the operation.
+	var problem *huma.Schema
+	if d := item.Post.Responses["default"]; d != nil && d.Content["application/problem+json"] != nil {
+		problem = d.Content["application/problem+json"].Schema
+	}
+	item.Post.Responses["422"] = &huma.Response{Description: desc + ".",
+		Content: map[string]*huma.MediaType{"application/problem+json": {Schema: problem}}}
+	if item.Post.Extensions == nil {
+		item.Post.Extensions = map[string]any{}
+	}
+	item.Post.Extensions["x-problem-codes"] = codes
 }
 
-// fileError maps the filing package's blocking error to its problem.
-func fileError(err error) error {
+// nullable marks properties of a registered schema as accepting null, as
+// the spec says they do: a property holding a $ref (an object) becomes
+// oneOf the object and null, any other gets type [T, "null"]. huma's
+// nullable tag does not reach object references.
+func nullable(s *httpx.Service, schema string, props ...string) {
+	sc := s.API.OpenAPI().Components.Schemas.Map()[schema]
+	if sc == nil {
+		panic("payrollapi: no schema " + schema)
+	}
+	for _, name := range props {
+		ps := sc.Properties[name]
+		if ps == nil {
+			panic("payrollapi: schema " + schema + " has no property " + name)
+		}
+		if ps.Ref != "" {
+			sc.Properties[name] = &huma.Schema{Description: ps.Description, OneOf: []*huma.Schema{{Ref: ps.Ref}, {Type: "null"}}}
+			continue
+		}
+		ps.Nullable = true
+	}
+}
+
+// fail turns an error of the domain into the service's problem, worded
+// alike on every endpoint and as the plumbing words its own: a validation
+// problem's detail is "The request has invalid fields." and every field is
+// in errors with its path; the МПИН blocking issues keep their own member,
+// issues, and are listed in errors too.
+func fail(ctx context.Context, err error) error {
 	var b *filing.BlockingError
 	if errors.As(err, &b) {
-		return b.AsDenarError()
+		err = b.AsDenarError()
 	}
-	return err
+	var de *denar.Error
+	if !errors.As(err, &de) {
+		return err
+	}
+	detail := de.Message
+	if de.Code == denar.ECodeValidation {
+		detail = "The request has invalid fields."
+	}
+	p := httpx.NewProblem(de.Code, detail, de.Fields...)
+	if len(de.Detail) > 0 {
+		p.Extra = de.Detail
+	}
+	p.Instance = httpx.RequestID(ctx)
+	return p
 }
 
 func (h *handlers) mpinXML(ctx context.Context, in *fileInput) (*fileOutput, error) {
 	req, err := filing.DecodeMpinFrom(in.body)
 	if err != nil {
-		return nil, err
+		return nil, fail(ctx, err)
 	}
 	b, err := filing.MpinXML(req, statutory{})
 	if err != nil {
-		return nil, fileError(err)
+		return nil, fail(ctx, err)
 	}
 	return &fileOutput{ContentType: "application/xml; charset=utf-8",
 		ContentDisposition: filing.ContentDisposition(filing.FileName(&req.Company, &req.Batch, "xml")), Body: b}, nil
@@ -162,11 +221,11 @@ func (h *handlers) mpinXML(ctx context.Context, in *fileInput) (*fileOutput, err
 func (h *handlers) mpinTXT(ctx context.Context, in *fileInput) (*fileOutput, error) {
 	req, err := filing.DecodeMpinFrom(in.body)
 	if err != nil {
-		return nil, err
+		return nil, fail(ctx, err)
 	}
 	b, err := filing.MpinTXT(req, statutory{})
 	if err != nil {
-		return nil, fileError(err)
+		return nil, fail(ctx, err)
 	}
 	return &fileOutput{ContentType: "text/plain; charset=utf-16le",
 		ContentDisposition: filing.ContentDisposition(filing.FileName(&req.Company, &req.Batch, "txt")), Body: b}, nil
@@ -175,11 +234,11 @@ func (h *handlers) mpinTXT(ctx context.Context, in *fileInput) (*fileOutput, err
 func (h *handlers) combined(ctx context.Context, in *fileInput) (*fileOutput, error) {
 	req, err := filing.DecodeCombinedFrom(in.body)
 	if err != nil {
-		return nil, err
+		return nil, fail(ctx, err)
 	}
 	b, err := filing.CombinedTXT(req, statutory{})
 	if err != nil {
-		return nil, fileError(err)
+		return nil, fail(ctx, err)
 	}
 	return &fileOutput{ContentType: "text/plain; charset=utf-16le",
 		ContentDisposition: filing.ContentDisposition(filing.FileName(&req.Company, &req.Batch, "txt")), Body: b}, nil
@@ -188,11 +247,11 @@ func (h *handlers) combined(ctx context.Context, in *fileInput) (*fileOutput, er
 func (h *handlers) pddgi(ctx context.Context, in *fileInput) (*fileOutput, error) {
 	var req filing.PddgiRequest
 	if err := filing.DecodeJSONFrom(in.body, &req); err != nil {
-		return nil, err
+		return nil, fail(ctx, err)
 	}
 	b, err := filing.Pddgi(&req)
 	if err != nil {
-		return nil, err
+		return nil, fail(ctx, err)
 	}
 	return &fileOutput{ContentType: "application/xml; charset=utf-8", ContentDisposition: filing.ContentDisposition("PDD-GI.xml"), Body: b}, nil
 }
@@ -200,11 +259,11 @@ func (h *handlers) pddgi(ctx context.Context, in *fileInput) (*fileOutput, error
 func (h *handlers) epdd(ctx context.Context, in *fileInput) (*fileOutput, error) {
 	var req filing.EppdRequest
 	if err := filing.DecodeJSONFrom(in.body, &req); err != nil {
-		return nil, err
+		return nil, fail(ctx, err)
 	}
 	b, err := filing.Eppd(&req)
 	if err != nil {
-		return nil, err
+		return nil, fail(ctx, err)
 	}
 	return &fileOutput{ContentType: "application/xml; charset=utf-8", ContentDisposition: filing.ContentDisposition("e-PPD.xml"), Body: b}, nil
 }
@@ -212,7 +271,7 @@ func (h *handlers) epdd(ctx context.Context, in *fileInput) (*fileOutput, error)
 func (h *handlers) validate(ctx context.Context, in *fileInput) (*validateOutput, error) {
 	req, err := filing.DecodeMpinFrom(in.body)
 	if err != nil {
-		return nil, err
+		return nil, fail(ctx, err)
 	}
 	res := filing.Validate(req, statutory{})
 	if res.Issues == nil {
@@ -224,11 +283,11 @@ func (h *handlers) validate(ctx context.Context, in *fileInput) (*validateOutput
 func (h *handlers) grossFromNet(ctx context.Context, in *fileInput) (*grossFromNetOutput, error) {
 	var req filing.GrossFromNetRequest
 	if err := filing.DecodeJSONFrom(in.body, &req); err != nil {
-		return nil, err
+		return nil, fail(ctx, err)
 	}
 	res, err := filing.GrossFromNet(&req)
 	if err != nil {
-		return nil, err
+		return nil, fail(ctx, err)
 	}
 	return &grossFromNetOutput{Body: res}, nil
 }

@@ -8,6 +8,7 @@ package payrollapi
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/denar-mk/denar/internal/auth"
@@ -47,7 +48,7 @@ func New(d Deps) *httpx.Service {
 		Auth: d.Auth, Companies: d.Companies, Idempotency: d.Idempotency, Ready: d.Ready, DocsURL: d.DocsURL, Log: d.Log,
 		RateLimit: d.RateLimit, HeavyConcurrency: d.HeavyConcurrency,
 	})
-	h := &handlers{now: d.Now}
+	h := &handlers{now: d.Now, buffers: make(chan *buffer, 2*runtime.GOMAXPROCS(0))}
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -57,5 +58,6 @@ func New(d Deps) *httpx.Service {
 }
 
 type handlers struct {
-	now func() time.Time
+	now     func() time.Time
+	buffers chan *buffer // free list of response bodies of calculations
 }

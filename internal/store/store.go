@@ -52,8 +52,12 @@ type DB struct {
 	dialect Dialect
 	write   *sql.DB
 	read    *sql.DB
+	// SQLite only: prepared statements of the generated queries per pool.
+	writeStmts, readStmts *stmtCache
 	// Now is the clock every query that records time uses. Tests replace it.
 	Now func() time.Time
+	// epoch is the SQLite access epoch (epoch.go); nil on PostgreSQL.
+	epoch *epoch
 }
 
 // Open connects to the database named by rawURL without migrating it.
@@ -72,7 +76,10 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 			return nil, fmt.Errorf("store: open postgres: %w", err)
 		}
 		pool.SetMaxOpenConns(20)
-		pool.SetMaxIdleConns(10)
+		// As many idle as open: a connection closed for being one too many
+		// idle is a new server process (and its statement cache) at the next
+		// burst.
+		pool.SetMaxIdleConns(20)
 		pool.SetConnMaxIdleTime(5 * time.Minute)
 		db.write, db.read = pool, pool
 	case SQLite:
@@ -99,7 +106,15 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 			return nil, fmt.Errorf("store: open sqlite reader: %w", err)
 		}
 		r.SetMaxOpenConns(8)
+		// Keep them all: a connection closed when idle is reopened (the
+		// file, its pragmas, its prepared statements) by the next reader.
+		r.SetMaxIdleConns(8)
 		db.write, db.read = w, r
+		db.writeStmts, db.readStmts = newStmtCache(w), newStmtCache(r)
+		if db.epoch, err = openEpoch(target); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -149,6 +164,11 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	for _, c := range []*stmtCache{db.writeStmts, db.readStmts} {
+		if c != nil {
+			c.close()
+		}
+	}
 	var errs []error
 	if db.write != nil {
 		errs = append(errs, db.write.Close())
@@ -156,6 +176,8 @@ func (db *DB) Close() error {
 	if db.read != nil && db.read != db.write {
 		errs = append(errs, db.read.Close())
 	}
+	errs = append(errs, db.epoch.close())
+	db.epoch = nil
 	return errors.Join(errs...)
 }
 
@@ -224,7 +246,12 @@ func MigrationsDigest(d Dialect) (string, error) {
 
 // Reader returns queries on the read pool. Use it for anything that does not
 // write; on SQLite it never waits for the writer.
-func (db *DB) Reader() *dbq.Queries { return dbq.New(db.read) }
+func (db *DB) Reader() *dbq.Queries {
+	if db.readStmts != nil {
+		return dbq.New(cachedDB{db.readStmts})
+	}
+	return dbq.New(db.read)
+}
 
 // ReadDB exposes the read pool for the few hand-written queries (dynamic
 // list filters) that sqlc cannot express.
@@ -263,7 +290,11 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			_ = sqlTx.Rollback()
 		}
 	}()
-	tx := &Tx{Queries: dbq.New(sqlTx), Tx: sqlTx, Dialect: db.dialect, Now: db.Now()}
+	q := dbq.New(sqlTx)
+	if db.writeStmts != nil {
+		q = dbq.New(cachedTx{db.writeStmts, sqlTx})
+	}
+	tx := &Tx{Queries: q, Tx: sqlTx, Dialect: db.dialect, Now: db.Now()}
 	if err = fn(tx); err != nil {
 		return err
 	}
@@ -271,7 +302,11 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err = sqlTx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	db.AccessChanged() // whatever the transaction wrote, kept reads of access are stale
 	crashpoint.Hit(crashpoint.StoreAfterCommit)
+	if db.writeStmts != nil {
+		db.writeStmts.prepareWanted(ctx)
+	}
 	for _, fn := range tx.afterCommit {
 		fn()
 	}
@@ -280,7 +315,21 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 
 // Writer returns queries on the write pool outside any transaction, for
 // single statements whose atomicity the engine already guarantees.
-func (db *DB) Writer() *dbq.Queries { return dbq.New(db.write) }
+func (db *DB) Writer() *dbq.Queries {
+	if db.writeStmts != nil {
+		return dbq.New(cachedDB{db.writeStmts})
+	}
+	return dbq.New(db.write)
+}
+
+// QueryWrite runs a query on the write pool outside any transaction (the
+// job claim's UPDATE … RETURNING); on SQLite the statement is prepared once.
+func (db *DB) QueryWrite(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if db.writeStmts != nil {
+		return cachedDB{db.writeStmts}.QueryContext(ctx, query, args...)
+	}
+	return db.write.QueryContext(ctx, query, args...)
+}
 
 // WriteDB exposes the write pool for adapters with dialect-specific statements.
 func (db *DB) WriteDB() *sql.DB { return db.write }

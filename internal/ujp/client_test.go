@@ -270,7 +270,7 @@ func TestInvoiceTrip(t *testing.T) {
 		t.Errorf("send result: %+v", res)
 	}
 	st, err := e.client.CurrentStatus(ctx, sellerKey.Identity(), sign(t, sellerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
-	if err != nil || st.StatusCode != ujp.StatusSent || !st.DocGrossAmountR.Equal(ujpdoc.A("1770").Decimal) {
+	if err != nil || st.StatusCode != ujp.StatusSent || !st.DocGrossAmountR.Equal(ujpdoc.A("1770").Amount) {
 		t.Fatalf("CurrentStatus = %+v, %v", st, err)
 	}
 

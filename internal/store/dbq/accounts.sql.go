@@ -44,7 +44,7 @@ func (q *Queries) CountAccounts(ctx context.Context) (int64, error) {
 const createAccount = `-- name: CreateAccount :one
 INSERT INTO accounts (id, name, plan, production_enabled, created_at)
 VALUES ($1, $2, $3, $4, $5)
-RETURNING id, name, plan, production_enabled, created_at
+RETURNING id, name, plan, production_enabled, created_at, owner_emails
 `
 
 type CreateAccountParams struct {
@@ -70,6 +70,7 @@ func (q *Queries) CreateAccount(ctx context.Context, arg CreateAccountParams) (A
 		&i.Plan,
 		&i.ProductionEnabled,
 		&i.CreatedAt,
+		&i.OwnerEmails,
 	)
 	return i, err
 }
@@ -119,7 +120,7 @@ func (q *Queries) CreateCompanyRecord(ctx context.Context, arg CreateCompanyReco
 }
 
 const getAccount = `-- name: GetAccount :one
-SELECT id, name, plan, production_enabled, created_at FROM accounts WHERE id = $1
+SELECT id, name, plan, production_enabled, created_at, owner_emails FROM accounts WHERE id = $1
 `
 
 func (q *Queries) GetAccount(ctx context.Context, id string) (Account, error) {
@@ -131,6 +132,7 @@ func (q *Queries) GetAccount(ctx context.Context, id string) (Account, error) {
 		&i.Plan,
 		&i.ProductionEnabled,
 		&i.CreatedAt,
+		&i.OwnerEmails,
 	)
 	return i, err
 }
@@ -152,7 +154,7 @@ func (q *Queries) GetEmployer(ctx context.Context, arg GetEmployerParams) (strin
 }
 
 const listAccounts = `-- name: ListAccounts :many
-SELECT id, name, plan, production_enabled, created_at FROM accounts ORDER BY id
+SELECT id, name, plan, production_enabled, created_at, owner_emails FROM accounts ORDER BY id
 `
 
 func (q *Queries) ListAccounts(ctx context.Context) ([]Account, error) {
@@ -170,6 +172,7 @@ func (q *Queries) ListAccounts(ctx context.Context) ([]Account, error) {
 			&i.Plan,
 			&i.ProductionEnabled,
 			&i.CreatedAt,
+			&i.OwnerEmails,
 		); err != nil {
 			return nil, err
 		}

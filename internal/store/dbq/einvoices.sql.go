@@ -534,66 +534,6 @@ func (q *Queries) ListEInvoicesWithoutRequest(ctx context.Context, companyID str
 	return items, nil
 }
 
-const listEvents = `-- name: ListEvents :many
-SELECT id, account_id, company_id, environment, type, object_id, payload, created_at FROM events
-WHERE account_id = $1 AND environment = $2
-  AND (CAST($3 AS TEXT) = '' OR id < $3)
-  AND (CAST($4 AS TEXT) IS NULL OR type = $4)
-  AND (CAST($5 AS TEXT) IS NULL OR object_id = $5)
-  AND (CAST($6 AS TEXT) IS NULL OR company_id = $6)
-ORDER BY id DESC LIMIT CAST($7 AS BIGINT)
-`
-
-type ListEventsParams struct {
-	AccountID   string
-	Environment string
-	AfterID     string
-	Type        sql.NullString
-	ObjectID    sql.NullString
-	CompanyID   sql.NullString
-	Lim         int64
-}
-
-func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event, error) {
-	rows, err := q.db.QueryContext(ctx, listEvents,
-		arg.AccountID,
-		arg.Environment,
-		arg.AfterID,
-		arg.Type,
-		arg.ObjectID,
-		arg.CompanyID,
-		arg.Lim,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []Event{}
-	for rows.Next() {
-		var i Event
-		if err := rows.Scan(
-			&i.ID,
-			&i.AccountID,
-			&i.CompanyID,
-			&i.Environment,
-			&i.Type,
-			&i.ObjectID,
-			&i.Payload,
-			&i.CreatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const setEInvoiceDelivered = `-- name: SetEInvoiceDelivered :execrows
 UPDATE einvoices SET status = $1, euid = $2, qr_link = $3,
        updated_at = $4

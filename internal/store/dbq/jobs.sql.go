@@ -248,6 +248,26 @@ func (q *Queries) ReleaseJobUniqueKey(ctx context.Context, uniqueKey sql.NullStr
 	return err
 }
 
+const rescheduleJob = `-- name: RescheduleJob :execrows
+UPDATE jobs SET run_at = $1
+WHERE unique_key = $2 AND state IN ('available', 'retryable')
+`
+
+type RescheduleJobParams struct {
+	RunAt     time.Time
+	UniqueKey sql.NullString
+}
+
+// Moves the waiting job that holds a unique key to run_at (a retry brought
+// forward by a person); a running or finished job is left alone.
+func (q *Queries) RescheduleJob(ctx context.Context, arg RescheduleJobParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, rescheduleJob, arg.RunAt, arg.UniqueKey)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const retryJob = `-- name: RetryJob :execrows
 UPDATE jobs
 SET state = 'retryable', last_error = $1, run_at = $2,

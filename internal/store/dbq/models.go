@@ -15,6 +15,7 @@ type Account struct {
 	Plan              string
 	ProductionEnabled bool
 	CreatedAt         time.Time
+	OwnerEmails       string
 }
 
 type AgentPairingCode struct {
@@ -149,6 +150,12 @@ type Event struct {
 	ObjectID    string
 	Payload     string
 	CreatedAt   time.Time
+	Seq         sql.NullInt64
+}
+
+type EventSequence struct {
+	ID   int32
+	Last int64
 }
 
 type IdempotencyKey struct {
@@ -383,4 +390,60 @@ type UsageDocument struct {
 	Day              string
 	SigningRequestID sql.NullString
 	At               time.Time
+}
+
+type WebhookAttempt struct {
+	ID           string
+	DeliveryID   string
+	Number       int32
+	Trigger      string
+	StartedAt    time.Time
+	DurationMs   int32
+	StatusCode   sql.NullInt32
+	Error        string
+	ResponseBody string
+	Succeeded    bool
+}
+
+type WebhookDelivery struct {
+	ID              string
+	AccountID       string
+	Environment     string
+	EndpointID      string
+	EventID         string
+	EventType       string
+	CompanyID       string
+	TestBody        sql.NullString
+	State           string
+	MaxAttempts     int32
+	Attempts        int32
+	NextManual      bool
+	NextAttemptAt   sql.NullTime
+	LastAttemptAt   sql.NullTime
+	LastStatusCode  sql.NullInt32
+	LastStatusClass string
+	AbandonedReason string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+type WebhookEndpoint struct {
+	ID                      string
+	AccountID               string
+	Environment             string
+	Url                     string
+	Description             string
+	EventTypes              string
+	CompanyIds              string
+	Enabled                 bool
+	Secret                  string
+	PreviousSecret          string
+	PreviousSecretExpiresAt sql.NullTime
+	LastSuccessAt           sql.NullTime
+	LastFailureAt           sql.NullTime
+	FailingSince            sql.NullTime
+	DisabledAt              sql.NullTime
+	DisabledReason          string
+	CreatedAt               time.Time
+	UpdatedAt               time.Time
 }

@@ -60,14 +60,6 @@ INSERT INTO events (id, account_id, company_id, environment, type, object_id, pa
 VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(environment), sqlc.arg(type),
         sqlc.arg(object_id), sqlc.arg(payload), sqlc.arg(created_at));
 
--- name: ListEvents :many
-SELECT * FROM events
-WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
-  AND (CAST(sqlc.arg(after_id) AS TEXT) = '' OR id < sqlc.arg(after_id))
-  AND (CAST(sqlc.narg(type) AS TEXT) IS NULL OR type = sqlc.narg(type))
-  AND (CAST(sqlc.narg(object_id) AS TEXT) IS NULL OR object_id = sqlc.narg(object_id))
-  AND (CAST(sqlc.narg(company_id) AS TEXT) IS NULL OR company_id = sqlc.narg(company_id))
-ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
 
 -- name: SetEInvoiceSigningRequest :exec
 UPDATE einvoices SET signing_request_id = sqlc.narg(signing_request_id) WHERE id = sqlc.arg(id);

@@ -67,3 +67,9 @@ WHERE id = sqlc.arg(id) AND state = 'running'
 -- Retention: finished jobs older than the cutoff are history nobody needs.
 DELETE FROM jobs
 WHERE state IN ('completed', 'cancelled', 'discarded') AND finished_at < sqlc.arg(before);
+
+-- name: RescheduleJob :execrows
+-- Moves the waiting job that holds a unique key to run_at (a retry brought
+-- forward by a person); a running or finished job is left alone.
+UPDATE jobs SET run_at = sqlc.arg(run_at)
+WHERE unique_key = sqlc.arg(unique_key) AND state IN ('available', 'retryable');

@@ -1,0 +1,308 @@
+package denar
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// DecodeJSON decodes a request body strictly into v (a pointer to a
+// struct): unknown fields, values of the wrong JSON type, values a field's
+// own UnmarshalJSON refuses, malformed JSON and trailing data are a
+// validation_failed *Error listing every problem with its path as a client
+// writes it ("records[3].salaryGross", "deductions[0].description"). The
+// well-formed case costs one encoding/json decode; the paths are worked
+// out only when it fails.
+func DecodeJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, terr := dec.Token(); terr == io.EOF {
+			return nil
+		}
+		return Invalid(FieldError{Path: "", Message: "trailing data after the JSON value"})
+	}
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return Invalid(syntaxError(data))
+	}
+	var tree any
+	tdec := json.NewDecoder(bytes.NewReader(data))
+	tdec.UseNumber()
+	if terr := tdec.Decode(&tree); terr != nil {
+		return Invalid(syntaxError(data))
+	}
+	var fe FieldErrors
+	walk(&fe, "", tree, reflect.TypeOf(v).Elem())
+	if len(fe) == 0 {
+		// Not found by the walk (a case it does not model): report what
+		// encoding/json said, at the root.
+		fe.Add("", "%s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return fe.Err()
+}
+
+// syntaxError locates malformed JSON: the path of the value being read
+// when the tokenizer failed, and the byte offset.
+func syntaxError(data []byte) FieldError {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	type frame struct {
+		array bool
+		index int
+		key   string
+		want  bool // object: the next string token is a key
+	}
+	var stack []frame
+	path := func() string {
+		var b strings.Builder
+		for _, f := range stack {
+			if f.array {
+				b.WriteString("[" + strconv.Itoa(f.index) + "]")
+			} else if f.key != "" {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(f.key)
+			}
+		}
+		return b.String()
+	}
+	// value records that a complete value was read in the current container.
+	value := func() {
+		if n := len(stack); n > 0 {
+			if stack[n-1].array {
+				stack[n-1].index++
+			} else {
+				stack[n-1].want = true
+			}
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return FieldError{Path: "", Message: "malformed JSON: the body is empty"}
+		}
+		if err != nil {
+			msg := strings.TrimPrefix(err.Error(), "json: ")
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				msg = "unexpected end of the body"
+			}
+			return FieldError{Path: path(), Message: fmt.Sprintf("malformed JSON at byte %d: %s", dec.InputOffset(), msg)}
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, frame{want: true})
+			case '[':
+				stack = append(stack, frame{array: true})
+			default:
+				stack = stack[:len(stack)-1]
+				value()
+				if len(stack) == 0 {
+					if _, err := dec.Token(); err != io.EOF {
+						return FieldError{Path: "", Message: fmt.Sprintf("malformed JSON at byte %d: trailing data after the JSON value", dec.InputOffset())}
+					}
+					return FieldError{Path: "", Message: "malformed JSON"}
+				}
+			}
+		case string:
+			if n := len(stack); n > 0 && !stack[n-1].array && stack[n-1].want {
+				stack[n-1].key, stack[n-1].want = t, false
+				continue
+			}
+			value()
+		default:
+			value()
+		}
+	}
+}
+
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	rawMessageType      = reflect.TypeFor[json.RawMessage]()
+)
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// walk compares the generic JSON value v with the Go type t and records
+// every mismatch under path.
+func walk(fe *FieldErrors, path string, v any, t reflect.Type) {
+	for t.Kind() == reflect.Pointer {
+		if v == nil {
+			return // null into a pointer: nil
+		}
+		t = t.Elem()
+	}
+	if t == rawMessageType {
+		return
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		raw, _ := json.Marshal(v)
+		if err := json.Unmarshal(raw, reflect.New(t).Interface()); err != nil {
+			fe.Add(path, "%s", leafMessage(err, t))
+		}
+		return
+	}
+	if v == nil {
+		return // null leaves the zero value
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			fe.Add(path, "must be a JSON object, not %s", jsonKind(v))
+			return
+		}
+		fields := structFields(t)
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			f, ok := fields[k]
+			if !ok {
+				fe.Add(join(path, k), "unknown field")
+				continue
+			}
+			walk(fe, join(path, k), obj[k], f)
+		}
+	case reflect.Slice, reflect.Array:
+		arr, ok := v.([]any)
+		if !ok {
+			fe.Add(path, "must be a JSON array, not %s", jsonKind(v))
+			return
+		}
+		for i, e := range arr {
+			walk(fe, path+"["+strconv.Itoa(i)+"]", e, t.Elem())
+		}
+	case reflect.Map:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			fe.Add(path, "must be a JSON object, not %s", jsonKind(v))
+			return
+		}
+		for k, e := range obj {
+			walk(fe, join(path, k), e, t.Elem())
+		}
+	case reflect.Interface:
+	default:
+		raw, _ := json.Marshal(v)
+		if err := json.Unmarshal(raw, reflect.New(t).Interface()); err != nil {
+			fe.Add(path, "%s", leafMessage(err, t))
+		}
+	}
+}
+
+// leafMessage words a leaf's decoding error without Go type names.
+func leafMessage(err error, t reflect.Type) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		want := "a JSON " + goKind(t)
+		if te.Value == "number" && goKind(t) == "integer" {
+			return "must be a whole number"
+		}
+		return "must be " + want + ", not " + article(te.Value)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func article(kind string) string {
+	switch kind {
+	case "object", "array":
+		return "an " + kind
+	case "null":
+		return "null"
+	}
+	if strings.HasPrefix(kind, "number ") {
+		return "the number " + strings.TrimPrefix(kind, "number ")
+	}
+	return "a " + kind
+}
+
+func goKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	}
+	return "object"
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return "null"
+}
+
+// structFields maps the JSON names of t's fields (as encoding/json sees
+// them, embedded structs flattened) to their types.
+func structFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	var add func(t reflect.Type)
+	add = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, _, _ := strings.Cut(tag, ",")
+			if f.Anonymous && name == "" {
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if ft.Kind() == reflect.Struct {
+					add(ft)
+					continue
+				}
+			}
+			if !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if _, dup := out[name]; !dup {
+				out[name] = f.Type
+			}
+		}
+	}
+	add(t)
+	return out
+}

@@ -1,0 +1,73 @@
+package einvoicing
+
+import "slices"
+
+// Resources an event's data.object can be: the object names GET returns.
+const (
+	ResourceEInvoice        = "einvoice"
+	ResourceInboxDocument   = "inbox_document"
+	ResourceSigningAgent    = "signing_agent"
+	ResourceArchiveExport   = "archive_export"
+	ResourceWebhookEndpoint = "webhook_endpoint"
+)
+
+// EventKind is one type of the event catalogue (GET /v1/event-types).
+type EventKind struct {
+	Object      string `json:"object" enum:"event_type"`
+	Type        string `json:"type" doc:"The event's type, as in Event.type and in a webhook endpoint's events."`
+	Resource    string `json:"resource" enum:"einvoice,inbox_document,signing_agent,archive_export,webhook_endpoint" doc:"What data.object is: the resource as GET returns it right after the change."`
+	Description string `json:"description" doc:"When the event is sent."`
+}
+
+// EventKinds is the catalogue: every type of event the service writes, in
+// the order the documentation lists them. A new kind is one line here (and
+// its constant); writeEvent refuses a type that is not in it, and the
+// OpenAPI document describes each kind's payload from its Resource.
+func EventKinds() []EventKind {
+	k := func(typ, resource, desc string) EventKind {
+		return EventKind{Object: "event_type", Type: typ, Resource: resource, Description: desc}
+	}
+	return []EventKind{
+		k(EventValidatedFailed, ResourceEInvoice, "Issuance or validation failed the tax authority rules: the e-invoice is invalid, see its problems."),
+		k(EventSignatureRequired, ResourceEInvoice, "A signing request for the e-invoice waits for the company's signing agent (issued, or issued again)."),
+		k(EventSubmitted, ResourceEInvoice, "The tax authority assigned an EUID: the e-invoice is delivered."),
+		k(EventAccepted, ResourceEInvoice, "The buyer accepted the e-invoice explicitly."),
+		k(EventAutoAccepted, ResourceEInvoice, "The buyer's decision deadline passed in silence: accepted by the tax authority."),
+		k(EventRejected, ResourceEInvoice, "The buyer rejected the e-invoice, with a reason (in problems)."),
+		k(EventCancelledByStorno, ResourceEInvoice, "A storno of the e-invoice was submitted: the original is cancelled_by_storno."),
+		k(EventCorrected, ResourceEInvoice, "A correction of the e-invoice was submitted: the original is corrected."),
+		k(EventFailed, ResourceEInvoice, "The e-invoice failed for good (terminal error); see problems."),
+		k(EventHeld, ResourceEInvoice, "The tax authority is unavailable: the e-invoice is held and will be resubmitted within the legal window."),
+		k(EventInboxReceived, ResourceInboxDocument, "A new incoming e-invoice arrived in the inbox."),
+		k(EventInboxDeadlineApproaching, ResourceInboxDocument, "5, 2 or 1 days are left before the incoming e-invoice's decision deadline."),
+		k(EventInboxAutoAccepted, ResourceInboxDocument, "The incoming e-invoice's deadline passed without a decision: auto-accepted."),
+		k(EventSigningAgentOffline, ResourceSigningAgent, "A signing agent of the company stopped answering (one event per company it signs for)."),
+		k(EventSigningAgentOnline, ResourceSigningAgent, "A signing agent of the company is reachable again (one event per company it signs for)."),
+		k(EventArchiveExportReady, ResourceArchiveExport, "A bulk archive export finished and can be downloaded."),
+		k(EventArchiveExportFailed, ResourceArchiveExport, "A bulk archive export failed for good; its failure says why. Ask for a new one."),
+		k(EventWebhookTest, ResourceWebhookEndpoint, "Sent only by POST /v1/webhook-endpoints/{id}/test, to that endpoint; never listed in GET /v1/events."),
+	}
+}
+
+// EventKindOf returns the catalogue entry of typ.
+func EventKindOf(typ string) (EventKind, bool) {
+	kinds := EventKinds()
+	i := slices.IndexFunc(kinds, func(k EventKind) bool { return k.Type == typ })
+	if i < 0 {
+		return EventKind{}, false
+	}
+	return kinds[i], true
+}
+
+// EventResources maps each Resource of the catalogue to the Go type GET
+// renders it as (a zero value), for the OpenAPI document; nil while the
+// resource's own endpoints are not part of this build.
+func EventResources() map[string]any {
+	return map[string]any{
+		ResourceEInvoice:        EInvoice{},
+		ResourceSigningAgent:    SigningAgent{},
+		ResourceWebhookEndpoint: WebhookEndpoint{},
+		ResourceInboxDocument:   nil,
+		ResourceArchiveExport:   ArchiveExport{},
+	}
+}

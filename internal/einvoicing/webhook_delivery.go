@@ -1,0 +1,601 @@
+package einvoicing
+
+// Webhook delivery. An event is written with one delivery row per endpoint
+// that wants it, in the transaction of the change (fanOut), and each
+// delivery has one webhook.deliver job at a time (unique key whd:<id>).
+// The job's attempts are the delivery's attempts: the runner's backoff is
+// the spec's ladder (1 min, 5 min, 30 min, 2 h, 6 h, 12 h), and after the
+// seventh attempt the delivery is abandoned. A job is claimed by one
+// runner across every process (package jobs), so an attempt is never made
+// twice; a runner that dies mid-attempt loses its lease and the next
+// runner's try counts as the next attempt.
+//
+// Each attempt signs the event afresh (Service-Signature, t = the time of
+// sending) with every secret still valid, POSTs it without following
+// redirects, and records in one transaction the attempt (time, duration,
+// status, the first 2 KB of the answer), the delivery's new state and the
+// endpoint's health. An endpoint that has been failing continuously for
+// DisableAfter (72 h) is disabled by the failure that finds it so, its
+// waiting deliveries are abandoned and its account's owners are mailed,
+// all in that same transaction.
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/jobs"
+	"github.com/denar-mk/denar/internal/mail"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+)
+
+// KindWebhookDeliver is the job that carries one delivery.
+const KindWebhookDeliver = "webhook.deliver"
+
+// WebhookRetryDelays is the ladder of waits after failed attempts (spec,
+// Limits): about 21 hours in all.
+func WebhookRetryDelays() []time.Duration {
+	return []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour, 12 * time.Hour}
+}
+
+// webhookAttempts is the first attempt and one per rung of the ladder.
+const webhookAttempts = 7
+
+// deliveryJobCeiling is the job's own attempt ceiling: above any chain, so
+// that the worker, not the runner, ends a delivery (as abandoned) even
+// when runners died in the middle of attempts.
+const deliveryJobCeiling = webhookAttempts + 5
+
+// ResponseBodyLimit is how much of an answer the delivery log keeps.
+const ResponseBodyLimit = 2048
+
+// States of a delivery.
+const (
+	DeliveryPending   = "pending"
+	DeliveryFailed    = "failed"
+	DeliverySucceeded = "succeeded"
+	DeliveryAbandoned = "abandoned"
+)
+
+// Why a delivery was abandoned.
+const (
+	AbandonedRetriesExhausted = "retries_exhausted"
+	AbandonedEndpointDisabled = "endpoint_disabled"
+)
+
+// RegisterWebhookJobs registers webhook delivery on r. Every process may
+// register it; each delivery's job is claimed by one runner at a time.
+func (s *Service) RegisterWebhookJobs(r *jobs.Runner) {
+	r.Register(KindWebhookDeliver, jobs.WorkerFunc(s.deliverWebhook), jobs.Options{
+		Backoff: jobs.Schedule(WebhookRetryDelays()...),
+		// The HTTP timeout bounds the call; the rest is the store.
+		Timeout: s.cfg.Webhooks.Timeout + 30*time.Second,
+	})
+}
+
+type deliveryArgs struct {
+	ID string `json:"deliveryId"`
+}
+
+func deliveryKey(id string) string { return "whd:" + id }
+
+// deliverySpec describes a new delivery.
+type deliverySpec struct {
+	AccountID, Environment, EndpointID string
+	EventID, EventType, CompanyID      string
+	// TestBody is the sample event of a test delivery (no events row).
+	TestBody    string
+	MaxAttempts int
+	Manual      bool
+	// Disabled records the delivery as abandoned (endpoint_disabled),
+	// without a job: the endpoint is disabled, and recover re-opens it.
+	Disabled bool
+}
+
+// newDelivery writes a delivery and its job in tx.
+func newDelivery(ctx context.Context, tx *store.Tx, d deliverySpec) (dbq.WebhookDelivery, error) {
+	id := denar.NewID("whd")
+	p := dbq.CreateWebhookDeliveryParams{ID: id, AccountID: d.AccountID,
+		Environment: d.Environment, EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
+		CompanyID: d.CompanyID, TestBody: sql.NullString{String: d.TestBody, Valid: d.TestBody != ""},
+		State: DeliveryPending, MaxAttempts: int32(d.MaxAttempts), NextManual: d.Manual, NextAttemptAt: validTime(tx.Now), CreatedAt: tx.Now}
+	if d.Disabled {
+		p.State, p.AbandonedReason, p.NextAttemptAt = DeliveryAbandoned, AbandonedEndpointDisabled, sql.NullTime{}
+	}
+	if err := tx.CreateWebhookDelivery(ctx, p); err != nil {
+		return dbq.WebhookDelivery{}, fmt.Errorf("delivery of %s to %s: %w", d.EventID, d.EndpointID, err)
+	}
+	if !d.Disabled {
+		if _, err := enqueueDelivery(ctx, tx, id); err != nil {
+			return dbq.WebhookDelivery{}, err
+		}
+	}
+	return tx.GetWebhookDelivery(ctx, id)
+}
+
+func enqueueDelivery(ctx context.Context, tx *store.Tx, id string) (jobs.Enqueued, error) {
+	e, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindWebhookDeliver, Args: deliveryArgs{ID: id},
+		MaxAttempts: deliveryJobCeiling, UniqueKey: deliveryKey(id)})
+	if err != nil {
+		return e, fmt.Errorf("delivery %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// fanOut writes a delivery of ev to each endpoint of its account and
+// environment that subscribes to its type and covers its company: due now
+// for an enabled endpoint, abandoned (for recover) for a disabled one.
+func fanOut(ctx context.Context, tx *store.Tx, ev dbq.CreateEventParams) error {
+	eps, err := tx.ListFanOutEndpoints(ctx, dbq.ListFanOutEndpointsParams{AccountID: ev.AccountID, Environment: ev.Environment})
+	if err != nil {
+		return fmt.Errorf("webhook endpoints of %s: %w", ev.AccountID, err)
+	}
+	for _, ep := range eps {
+		if !subscribes(ep.EventTypes, ev.Type) || !covers(ep.CompanyIds, ev.CompanyID) {
+			continue
+		}
+		if _, err := newDelivery(ctx, tx, deliverySpec{AccountID: ev.AccountID, Environment: ev.Environment, EndpointID: ep.ID,
+			EventID: ev.ID, EventType: ev.Type, CompanyID: ev.CompanyID, MaxAttempts: webhookAttempts, Disabled: !ep.Enabled}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SignWebhook returns the Service-Signature header of body sent at t: the
+// Unix time and one v1= per secret, each the hex HMAC-SHA256, keyed with
+// the whole secret string (whsec_ included), of "<t>.<body>".
+func SignWebhook(t time.Time, body []byte, secrets ...string) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	var b strings.Builder
+	b.WriteString("t=")
+	b.WriteString(ts)
+	for _, sec := range secrets {
+		m := hmac.New(sha256.New, []byte(sec))
+		m.Write([]byte(ts))
+		m.Write([]byte{'.'})
+		m.Write(body)
+		b.WriteString(",v1=")
+		b.WriteString(hex.EncodeToString(m.Sum(nil)))
+	}
+	return b.String()
+}
+
+// WebhookAttempt is one HTTP attempt of a delivery.
+type WebhookAttempt struct {
+	Number       int       `json:"number" doc:"1 for the first attempt of the delivery; replays and recoveries go on counting."`
+	Trigger      string    `json:"trigger" enum:"scheduled,manual" doc:"manual: asked for by replay, recover or test; scheduled: the first delivery or a retry of the ladder."`
+	At           time.Time `json:"at" doc:"When the request was sent."`
+	DurationMs   int       `json:"durationMs" doc:"From sending to the answer (or the error)."`
+	StatusCode   *int      `json:"statusCode" doc:"The HTTP status; null when no answer came (connection refused, timeout, refused address)."`
+	StatusClass  string    `json:"statusClass" enum:"1xx,2xx,3xx,4xx,5xx,none"`
+	Error        *string   `json:"error" doc:"Why there was no answer, or why it does not count as one."`
+	ResponseBody string    `json:"responseBody" doc:"The first 2 KB of the answer's body, as text (invalid UTF-8 replaced)."`
+	Succeeded    bool      `json:"succeeded" doc:"A 2xx answer within the timeout. Anything else, redirects included, failed."`
+}
+
+// WebhookDelivery is the delivery of one event to one endpoint with its
+// attempts.
+type WebhookDelivery struct {
+	ID              string           `json:"id" doc:"Prefix whd_."`
+	Object          string           `json:"object" enum:"webhook_delivery"`
+	EndpointID      string           `json:"endpointId"`
+	EventID         string           `json:"eventId"`
+	EventType       string           `json:"eventType"`
+	CompanyID       *string          `json:"companyId" doc:"Null for a test delivery."`
+	Test            bool             `json:"test" doc:"A sample event sent by POST /v1/webhook-endpoints/{id}/test (not in GET /v1/events)."`
+	State           string           `json:"state" enum:"pending,failed,succeeded,abandoned" doc:"pending: due (first attempt, or re-opened by replay or recover); failed: the last attempt failed and a retry is due at nextAttemptAt; succeeded; abandoned: see abandonedReason."`
+	AbandonedReason *string          `json:"abandonedReason" enum:"retries_exhausted,endpoint_disabled"`
+	NextAttemptAt   *time.Time       `json:"nextAttemptAt"`
+	Attempts        []WebhookAttempt `json:"attempts" doc:"Oldest first."`
+	CreatedAt       time.Time        `json:"createdAt"`
+	UpdatedAt       time.Time        `json:"updatedAt"`
+}
+
+func statusClass(code sql.NullInt32) string {
+	if !code.Valid || code.Int32 < 100 || code.Int32 > 599 {
+		return "none"
+	}
+	return strconv.Itoa(int(code.Int32)/100) + "xx"
+}
+
+func deliveryView(d dbq.WebhookDelivery, attempts []dbq.WebhookAttempt) WebhookDelivery {
+	v := WebhookDelivery{ID: d.ID, Object: "webhook_delivery", EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
+		Test: d.TestBody.Valid, State: d.State, NextAttemptAt: nullTime(d.NextAttemptAt), Attempts: []WebhookAttempt{},
+		CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC()}
+	if d.CompanyID != "" {
+		v.CompanyID = &d.CompanyID
+	}
+	if d.AbandonedReason != "" {
+		v.AbandonedReason = &d.AbandonedReason
+	}
+	if d.State == DeliverySucceeded || d.State == DeliveryAbandoned {
+		v.NextAttemptAt = nil
+	}
+	for _, a := range attempts {
+		w := WebhookAttempt{Number: int(a.Number), Trigger: a.Trigger, At: a.StartedAt.UTC(), DurationMs: int(a.DurationMs),
+			StatusClass: statusClass(a.StatusCode), ResponseBody: a.ResponseBody, Succeeded: a.Succeeded}
+		if a.StatusCode.Valid {
+			c := int(a.StatusCode.Int32)
+			w.StatusCode = &c
+		}
+		if a.Error != "" {
+			w.Error = &a.Error
+		}
+		v.Attempts = append(v.Attempts, w)
+	}
+	return v
+}
+
+// DeliveryFilter selects deliveries of the log.
+type DeliveryFilter struct {
+	State       string // pending, failed, succeeded, abandoned; "" for all
+	StatusClass string // of the last attempt: 2xx … 5xx, none; "" for all
+}
+
+func (f DeliveryFilter) params() (sql.NullString, sql.NullString) {
+	return optional(f.State), optional(f.StatusClass)
+}
+
+// withAttempts renders deliveries with their attempts.
+func withAttempts(ctx context.Context, q *dbq.Queries, rows []dbq.WebhookDelivery) ([]WebhookDelivery, error) {
+	out := make([]WebhookDelivery, 0, len(rows))
+	for _, d := range rows {
+		att, err := q.ListWebhookAttempts(ctx, d.ID)
+		if err != nil {
+			return nil, fmt.Errorf("attempts of %s: %w", d.ID, err)
+		}
+		out = append(out, deliveryView(d, att))
+	}
+	return out, nil
+}
+
+// EventDeliveries returns up to limit+1 deliveries of an event, newest
+// first, after the id after.
+func (s *Service) EventDeliveries(ctx context.Context, p *auth.Principal, eventID string, f DeliveryFilter, after string, limit int) ([]WebhookDelivery, error) {
+	q := s.db.Reader()
+	if _, err := accountEvent(ctx, q, p, eventID); err != nil {
+		return nil, err
+	}
+	st, class := f.params()
+	rows, err := q.ListEventDeliveries(ctx, dbq.ListEventDeliveriesParams{EventID: eventID, AccountID: p.AccountID,
+		After: after, State: st, StatusClass: class, Lim: int64(limit + 1)})
+	if err != nil {
+		return nil, fmt.Errorf("deliveries of %s: %w", eventID, err)
+	}
+	return withAttempts(ctx, q, rows)
+}
+
+// EndpointDeliveries returns up to limit+1 deliveries to an endpoint,
+// newest first, after the id after.
+func (s *Service) EndpointDeliveries(ctx context.Context, p *auth.Principal, endpointID string, f DeliveryFilter, after string, limit int) ([]WebhookDelivery, error) {
+	q := s.db.Reader()
+	if _, err := endpoint(ctx, q, p, endpointID); err != nil {
+		return nil, err
+	}
+	st, class := f.params()
+	rows, err := q.ListEndpointDeliveries(ctx, dbq.ListEndpointDeliveriesParams{EndpointID: endpointID,
+		After: after, State: st, StatusClass: class, Lim: int64(limit + 1)})
+	if err != nil {
+		return nil, fmt.Errorf("deliveries to %s: %w", endpointID, err)
+	}
+	return withAttempts(ctx, q, rows)
+}
+
+// deliverWebhook is the worker of KindWebhookDeliver: one attempt.
+func (s *Service) deliverWebhook(ctx context.Context, job *jobs.Job) error {
+	var a deliveryArgs
+	if err := job.DecodeArgs(&a); err != nil {
+		return jobs.Cancel(err)
+	}
+	w, err := s.db.Reader().GetWebhookDeliveryWork(ctx, a.ID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // its endpoint was deleted
+	}
+	if err != nil {
+		return fmt.Errorf("delivery %s: %w", a.ID, err)
+	}
+	d, ep := w.WebhookDelivery, w.WebhookEndpoint
+	if d.State != DeliveryPending && d.State != DeliveryFailed {
+		return nil // finished by an attempt whose runner died before finishing the job
+	}
+	rec := context.WithoutCancel(ctx)
+	test := d.TestBody.Valid
+	if !ep.Enabled && !test {
+		_, err := s.db.Writer().AbandonWebhookDelivery(rec, dbq.AbandonWebhookDeliveryParams{ID: d.ID,
+			Reason: AbandonedEndpointDisabled, Now: s.db.Now()})
+		return err
+	}
+	if job.Attempt > int(d.MaxAttempts) {
+		// The last allowed attempt ended with its runner's death.
+		_, err := s.db.Writer().AbandonWebhookDelivery(rec, dbq.AbandonWebhookDeliveryParams{ID: d.ID,
+			Reason: AbandonedRetriesExhausted, Now: s.db.Now()})
+		if err != nil {
+			return err
+		}
+		return jobs.Cancel(fmt.Errorf("delivery %s: %d attempts used (the last one was interrupted)", d.ID, d.MaxAttempts))
+	}
+	body, err := deliveryBody(d, w.EventPayload, w.EventCreatedAt)
+	if err != nil {
+		return err
+	}
+	secrets, err := s.signingSecrets(ep, s.db.Now())
+	if err != nil {
+		// Nothing an attempt can fix: the operator's key is wrong.
+		s.log.ErrorContext(ctx, "webhook: cannot open the endpoint's secret", "endpoint", ep.ID, "err", err)
+		return err
+	}
+
+	sentAt := s.db.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.Url, bytes.NewReader(body))
+	if err != nil {
+		return jobs.Cancel(fmt.Errorf("delivery %s: %w", d.ID, err))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "denar-webhooks/1")
+	req.Header.Set("Service-Signature", SignWebhook(sentAt, body, secrets...))
+	req.Header.Set("Service-Delivery-Id", d.ID)
+	req.Header.Set("Service-Event-Type", d.EventType)
+	start := time.Now()
+	resp, herr := s.hooks[ep.Environment].Do(req)
+	var (
+		code     sql.NullInt32
+		snippet  string
+		failure  string
+		duration time.Duration
+	)
+	if herr == nil {
+		code = sql.NullInt32{Int32: int32(resp.StatusCode), Valid: true}
+		snippet = readSnippet(resp.Body)
+		duration = time.Since(start)
+		// Drain a little more so the connection can be reused, then close.
+		_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
+		resp.Body.Close()
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			failure = fmt.Sprintf("HTTP %d", resp.StatusCode)
+			if loc := resp.Header.Get("Location"); resp.StatusCode >= 300 && resp.StatusCode < 400 && loc != "" {
+				failure += " (redirects are not followed; Location: " + truncateText(loc, 200) + ")"
+			}
+		}
+	} else {
+		duration = time.Since(start)
+		failure = truncateText(herr.Error(), 500)
+		if ctx.Err() != nil && errors.Is(herr, ctx.Err()) && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// Stopped mid-attempt (shutdown, lost lease): the runner
+			// decides what it counts for; nothing is recorded.
+			return herr
+		}
+	}
+	return s.recordAttempt(rec, job, d, ep, attemptResult{number: int(d.Attempts) + 1, jobAttempt: job.Attempt,
+		manual: d.NextManual, sentAt: sentAt, duration: duration, code: code, failure: failure, body: snippet, ok: failure == ""})
+}
+
+// deliveryBody is the request body: the event as GET /v1/events/{id}
+// returns it, or a test delivery's sample event.
+func deliveryBody(d dbq.WebhookDelivery, payload sql.NullString, created sql.NullTime) ([]byte, error) {
+	if d.TestBody.Valid {
+		return []byte(d.TestBody.String), nil
+	}
+	if !payload.Valid {
+		return nil, jobs.Cancel(fmt.Errorf("delivery %s: event %s is gone", d.ID, d.EventID))
+	}
+	return jsonMarshal(eventView(dbq.Event{ID: d.EventID, CompanyID: d.CompanyID, Environment: d.Environment,
+		Type: d.EventType, Payload: payload.String, CreatedAt: created.Time}))
+}
+
+// signingSecrets returns the endpoint's current secret and, within
+// SecretOverlap of a rotation, the previous one.
+func (s *Service) signingSecrets(ep dbq.WebhookEndpoint, now time.Time) ([]string, error) {
+	if s.secrets == nil {
+		return nil, errors.New("webhook: DENAR_WEBHOOK_SECRET_KEY is not configured")
+	}
+	cur, err := s.secrets.Open(ep.Secret, ep.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{cur}
+	if ep.PreviousSecret != "" && ep.PreviousSecretExpiresAt.Valid && now.Before(ep.PreviousSecretExpiresAt.Time) {
+		prev, err := s.secrets.Open(ep.PreviousSecret, ep.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, prev)
+	}
+	return out, nil
+}
+
+type attemptResult struct {
+	number, jobAttempt int
+	manual             bool
+	sentAt             time.Time
+	duration           time.Duration
+	code               sql.NullInt32
+	failure, body      string
+	ok                 bool
+}
+
+// recordAttempt writes, in one transaction, the attempt, the delivery's
+// new state, the endpoint's health (disabling it, with its mail, when
+// this failure finds it failing for DisableAfter) and the job's outcome
+// (jobs.Job.Settle): all of it commits only while this runner still holds
+// the job, so an attempt is never recorded twice. It returns what the
+// worker returns.
+func (s *Service) recordAttempt(ctx context.Context, job *jobs.Job, d dbq.WebhookDelivery, ep dbq.WebhookEndpoint, r attemptResult) error {
+	var result error
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		now := tx.Now
+		trigger := "scheduled"
+		if r.manual {
+			trigger = "manual"
+		}
+		if err := tx.CreateWebhookAttempt(ctx, dbq.CreateWebhookAttemptParams{ID: denar.NewID("wha"), DeliveryID: d.ID,
+			Number: int32(r.number), Trigger: trigger, StartedAt: r.sentAt, DurationMs: int32(r.duration.Milliseconds()),
+			StatusCode: r.code, Error: r.failure, ResponseBody: r.body, Succeeded: r.ok}); err != nil {
+			return fmt.Errorf("attempt of %s: %w", d.ID, err)
+		}
+		p := dbq.SetWebhookDeliveryOutcomeParams{ID: d.ID, SeenAttempts: d.Attempts, Now: validTime(now),
+			LastStatusCode: r.code, LastStatusClass: statusClass(r.code)}
+		delays := WebhookRetryDelays()
+		switch {
+		case r.ok:
+			p.State = DeliverySucceeded
+		case r.jobAttempt >= int(d.MaxAttempts) || r.jobAttempt > len(delays):
+			p.State, p.AbandonedReason = DeliveryAbandoned, AbandonedRetriesExhausted
+			result = jobs.Cancel(fmt.Errorf("delivery %s: %s (%s)", d.ID, r.failure, AbandonedRetriesExhausted))
+		default:
+			p.State = DeliveryFailed
+			p.NextAttemptAt = validTime(now.Add(delays[r.jobAttempt-1]))
+			result = fmt.Errorf("delivery %s: %s", d.ID, r.failure)
+		}
+		n, err := tx.SetWebhookDeliveryOutcome(ctx, p)
+		if err != nil {
+			return fmt.Errorf("outcome of %s: %w", d.ID, err)
+		}
+		if n == 0 {
+			return errStaleAttempt
+		}
+		if !d.TestBody.Valid { // a test says nothing about the endpoint's health
+			stale := now.Add(-time.Second)
+			switch {
+			case r.ok:
+				// Skipped when nothing would change (the endpoint row is not
+				// rewritten, and locked, by every delivery).
+				if ep.FailingSince.Valid || !ep.LastSuccessAt.Valid || ep.LastSuccessAt.Time.Before(stale) {
+					if err := tx.RecordWebhookSuccess(ctx, dbq.RecordWebhookSuccessParams{ID: ep.ID, Now: validTime(now), StaleBefore: validTime(stale)}); err != nil {
+						return err
+					}
+				}
+			default:
+				if err := tx.RecordWebhookFailure(ctx, dbq.RecordWebhookFailureParams{ID: ep.ID, Now: validTime(now), StaleBefore: validTime(stale)}); err != nil {
+					return err
+				}
+				disabled, err := s.disableIfFailing(ctx, tx, ep, r.failure)
+				if err != nil {
+					return err
+				}
+				if disabled && p.State == DeliveryFailed {
+					result = jobs.Cancel(fmt.Errorf("delivery %s: %s (%s)", d.ID, r.failure, AbandonedEndpointDisabled))
+				}
+			}
+		}
+		return job.Settle(ctx, tx, result)
+	})
+	if errors.Is(err, errStaleAttempt) {
+		// The delivery moved on while the attempt ran (the endpoint was
+		// disabled or deleted meanwhile): nothing more for this job.
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return result
+}
+
+var errStaleAttempt = errors.New("webhook: the delivery moved on while the attempt ran")
+
+// disableIfFailing disables ep when it has been failing since before
+// DisableAfter ago, abandons what waits for it and mails its account's
+// owners, in tx. Only the transaction that flips it does so.
+func (s *Service) disableIfFailing(ctx context.Context, tx *store.Tx, ep dbq.WebhookEndpoint, lastErr string) (bool, error) {
+	n, err := tx.AutoDisableWebhookEndpoint(ctx, dbq.AutoDisableWebhookEndpointParams{ID: ep.ID, Now: validTime(tx.Now),
+		Reason: DisabledFailing, Cutoff: sql.NullTime{Time: tx.Now.Add(-s.cfg.Webhooks.DisableAfter), Valid: true}})
+	if err != nil || n == 0 {
+		return false, err
+	}
+	if _, err := tx.AbandonEndpointDeliveries(ctx, dbq.AbandonEndpointDeliveriesParams{EndpointID: ep.ID,
+		Reason: AbandonedEndpointDisabled, Now: tx.Now}); err != nil {
+		return true, fmt.Errorf("abandon deliveries of %s: %w", ep.ID, err)
+	}
+	cur, err := tx.GetWebhookEndpointByID(ctx, ep.ID)
+	if err != nil {
+		return true, err
+	}
+	acct, err := tx.GetAccount(ctx, ep.AccountID)
+	if err != nil {
+		return true, fmt.Errorf("account of %s: %w", ep.ID, err)
+	}
+	to := strings.Fields(acct.OwnerEmails)
+	if len(to) == 0 && s.cfg.Webhooks.OperatorEmail != "" {
+		to = []string{s.cfg.Webhooks.OperatorEmail}
+	}
+	s.log.WarnContext(ctx, "webhook endpoint disabled after failing continuously", "endpoint", ep.ID, "account", ep.AccountID,
+		"failing_since", cur.FailingSince.Time, "mailed", to)
+	if len(to) == 0 {
+		s.log.WarnContext(ctx, "webhook endpoint disabled but nobody to mail: the account has no owner e-mail and DENAR_OPERATOR_EMAIL is unset",
+			"endpoint", ep.ID, "account", ep.AccountID)
+	}
+	msg := disabledMail(acct, cur, lastErr, s.cfg.Webhooks.DisableAfter)
+	for _, addr := range to {
+		msg.To = addr
+		if _, err := mail.Queue(ctx, tx, msg); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+func disabledMail(acct dbq.Account, ep dbq.WebhookEndpoint, lastErr string, after time.Duration) mail.Message {
+	since := ep.FailingSince.Time.UTC().Format(time.RFC3339)
+	body := fmt.Sprintf(`Hello,
+
+the webhook endpoint %s of your denar account %q (%s) has been disabled:
+every delivery to it has failed for %s, since %s.
+
+  URL:          %s
+  Environment:  %s
+  Last error:   %s
+
+Events keep being recorded; they are not sent to this endpoint while it is
+disabled. Once the receiver works again:
+
+  1. enable the endpoint:  PATCH /v1/webhook-endpoints/%s  {"enabled": true}
+  2. send what it missed:  POST /v1/webhook-endpoints/%s/recover  {"since": "%s"}
+
+The delivery log (GET /v1/webhook-endpoints/%s/deliveries) shows each attempt
+with the answer it got. Clients that cannot receive webhooks can read the
+same events from GET /v1/events?after=<cursor>.
+
+denar
+`, ep.ID, acct.Name, acct.ID, after, since, ep.Url, ep.Environment, lastErr, ep.ID, ep.ID, since, ep.ID)
+	return mail.Message{Subject: "Webhook endpoint disabled: " + truncateText(ep.Url, 100), Body: body}
+}
+
+// readSnippet reads the first ResponseBodyLimit bytes of an answer as
+// storable text.
+func readSnippet(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, ResponseBodyLimit))
+	return strings.ToValidUTF8(strings.ReplaceAll(string(b), "\x00", ""), "\uFFFD")
+}
+
+// validTime is t as a non-null column value.
+func validTime(t time.Time) sql.NullTime { return sql.NullTime{Time: t, Valid: true} }
+
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// jsonMarshal is json.Marshal with an error that says what failed.
+func jsonMarshal(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode %T: %w", v, err)
+	}
+	return b, nil
+}

@@ -1,0 +1,278 @@
+package einvoicing
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/jobs"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/sdk/webhook"
+)
+
+func testBox(t testing.TB) *SecretBox {
+	t.Helper()
+	b, err := NewSecretBox(bytes.Repeat([]byte{0x42}, SecretKeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// countingReceiver verifies every request and counts them by event id.
+type countingReceiver struct {
+	srv    *httptest.Server
+	secret atomic.Value // string
+	mu     sync.Mutex
+	byID   map[string]int
+	bad    atomic.Int64
+	total  atomic.Int64
+	onHit  atomic.Pointer[func(total int64)]
+}
+
+func newCountingReceiver(t testing.TB) *countingReceiver {
+	r := &countingReceiver{byID: map[string]int{}}
+	r.secret.Store("")
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		if webhook.Verify(body, req.Header.Get(webhook.Header), r.secret.Load().(string), webhook.Tolerance, time.Now()) != nil {
+			r.bad.Add(1)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		var ev struct{ ID string }
+		_ = json.Unmarshal(body, &ev)
+		r.mu.Lock()
+		r.byID[ev.ID]++
+		r.mu.Unlock()
+		n := r.total.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+		if f := r.onHit.Load(); f != nil {
+			(*f)(n)
+		}
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// writeEvents writes n events of company co, in transactions of 500.
+func writeEvents(t testing.TB, db *store.DB, acct, co, env string, n int) []string {
+	t.Helper()
+	var ids []string
+	for done := 0; done < n; {
+		batch := min(500, n-done)
+		err := db.InTx(context.Background(), func(tx *store.Tx) error {
+			for i := range batch {
+				view := EInvoice{ID: fmt.Sprintf("einv_%d", done+i), Object: "einvoice", Status: "delivered", Problems: json.RawMessage("[]"),
+					Document: json.RawMessage("{}"), CreatedAt: tx.Now, UpdatedAt: tx.Now}
+				if err := writeEvent(context.Background(), tx, acct, co, env, EventSubmitted, view.ID, view); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done += batch
+	}
+	rows, err := db.Reader().ListEvents(context.Background(), listAll(acct, env, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+// TestWebhookFanOut: an event goes to the endpoints of its account and
+// environment that subscribe to its type and cover its company, and to no
+// other.
+func TestWebhookFanOut(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		res := mapResolver{"hooks.example.mk": {"93.184.215.14"}}
+		s := New(Deps{DB: db, Secrets: testBox(t), Resolver: res}, Config{})
+		acct, cos := seedAccount(t, db, 2)
+		other, _ := seedAccount(t, db, 0)
+		sb := &auth.Principal{AccountID: acct, Environment: auth.EnvSandbox}
+		pr := &auth.Principal{AccountID: acct, Environment: auth.EnvProduction}
+		mk := func(p *auth.Principal, events, companies []string) string {
+			t.Helper()
+			ep, err := s.CreateWebhookEndpoint(ctx, Caller{Principal: p}, CreateWebhookEndpoint{URL: "https://hooks.example.mk/x", Events: events, CompanyIDs: companies})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ep.ID
+		}
+		all := mk(sb, []string{"*"}, nil)
+		submitted := mk(sb, []string{EventSubmitted}, nil)
+		onlyB := mk(sb, []string{EventSubmitted, EventAccepted}, []string{cos[1]})
+		prod := mk(pr, []string{"*"}, nil)
+		mk(&auth.Principal{AccountID: other, Environment: auth.EnvSandbox}, []string{"*"}, nil)
+		write := func(co, env, typ string) string {
+			t.Helper()
+			var id string
+			if err := db.InTx(ctx, func(tx *store.Tx) error {
+				if err := writeEvent(ctx, tx, acct, co, env, typ, "einv_x", EInvoice{ID: "einv_x"}); err != nil {
+					return err
+				}
+				rows, err := tx.ListEvents(ctx, listAll(acct, env, 1))
+				id = rows[0].ID
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		for _, tc := range []struct {
+			co, env, typ string
+			want         []string
+		}{
+			{cos[0], auth.EnvSandbox, EventSubmitted, []string{all, submitted}},
+			{cos[1], auth.EnvSandbox, EventSubmitted, []string{all, submitted, onlyB}},
+			{cos[1], auth.EnvSandbox, EventAccepted, []string{all, onlyB}},
+			{cos[0], auth.EnvSandbox, EventRejected, []string{all}},
+			{cos[0], auth.EnvProduction, EventSubmitted, []string{prod}},
+		} {
+			ev := write(tc.co, tc.env, tc.typ)
+			rows, err := db.Reader().ListEventDeliveries(ctx, listDeliveries(ev, acct))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]bool{}
+			for _, r := range rows {
+				got[r.EndpointID] = true
+				if r.State != DeliveryPending || r.EventType != tc.typ {
+					t.Fatalf("delivery %+v", r)
+				}
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("%s %s of %s went to %v, want %v", tc.env, tc.typ, tc.co, got, tc.want)
+			}
+			for _, w := range tc.want {
+				if !got[w] {
+					t.Fatalf("%s %s of %s went to %v, want %v", tc.env, tc.typ, tc.co, got, tc.want)
+				}
+			}
+		}
+		// A type outside the catalogue is a programming error.
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			return writeEvent(ctx, tx, acct, cos[0], auth.EnvSandbox, "einvoice.paid", "einv_x", EInvoice{})
+		})
+		if err == nil {
+			t.Fatal("an event type outside the catalogue was written")
+		}
+	})
+}
+
+// TestWebhookTwoProcessesExactlyOnce: two processes (two pools, two
+// runners) on one PostgreSQL database deliver 500 events to a receiver,
+// each exactly once.
+func TestWebhookTwoProcessesExactlyOnce(t *testing.T) {
+	url := storetest.PostgresURL(t)
+	ctx := t.Context()
+	open := func() *store.DB {
+		db, err := store.Open(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		if err := db.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	dbs := []*store.DB{open(), open()}
+	recv := newCountingReceiver(t)
+	cfg := Config{Webhooks: WebhookConfig{AllowPrivateSandbox: true}}
+	var svcs []*Service
+	for _, db := range dbs {
+		svcs = append(svcs, New(Deps{DB: db, Secrets: testBox(t), Log: slog.New(slog.DiscardHandler)}, cfg))
+	}
+	acct, cos := seedAccount(t, dbs[0], 1)
+	ep, err := svcs[0].CreateWebhookEndpoint(ctx, Caller{Principal: &auth.Principal{AccountID: acct, Environment: auth.EnvSandbox}},
+		CreateWebhookEndpoint{URL: recv.srv.URL, Events: []string{"*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv.secret.Store(*ep.Secret)
+	const n = 500
+	ids := writeEvents(t, dbs[0], acct, cos[0], auth.EnvSandbox, n)
+	all := make(chan struct{})
+	hit := func(total int64) {
+		if total == n {
+			close(all)
+		}
+	}
+	recv.onHit.Store(&hit)
+	var runners []*jobs.Runner
+	for i, s := range svcs {
+		r := jobs.NewRunner(dbs[i], jobs.Config{ID: fmt.Sprintf("process-%d", i+1), Workers: 8, PollInterval: 5 * time.Millisecond,
+			Logger: slog.New(slog.DiscardHandler)})
+		s.RegisterWebhookJobs(r)
+		runners = append(runners, r)
+	}
+	for _, r := range runners {
+		if err := r.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-all:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("%d of %d delivered", recv.total.Load(), n)
+	}
+	// Wait until every outcome is recorded, then stop both.
+	for {
+		var left int
+		if err := dbs[0].ReadDB().QueryRowContext(ctx, "SELECT COUNT(*) FROM jobs WHERE kind = $1 AND state <> 'completed'", KindWebhookDeliver).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, r := range runners {
+		if err := r.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if recv.bad.Load() != 0 || recv.total.Load() != n {
+		t.Fatalf("%d requests, %d with a bad signature", recv.total.Load(), recv.bad.Load())
+	}
+	for _, id := range ids {
+		if recv.byID[id] != 1 {
+			t.Errorf("event %s delivered %d times", id, recv.byID[id])
+		}
+	}
+	var attempts, deliveries int
+	if err := dbs[1].ReadDB().QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(SUM(attempts), 0) FROM webhook_deliveries WHERE state = 'succeeded'").Scan(&deliveries, &attempts); err != nil {
+		t.Fatal(err)
+	}
+	if deliveries != n || attempts != n {
+		t.Fatalf("%d succeeded deliveries with %d attempts, want %d and %d", deliveries, attempts, n, n)
+	}
+}
+
+func listAll(acct, env string, n int) dbq.ListEventsParams {
+	return dbq.ListEventsParams{AccountID: acct, Environment: env, Lim: int64(n)}
+}
+
+func listDeliveries(event, acct string) dbq.ListEventDeliveriesParams {
+	return dbq.ListEventDeliveriesParams{EventID: event, AccountID: acct, Lim: 100}
+}

@@ -1,0 +1,619 @@
+package einvoicing
+
+// Webhook endpoints: the use cases of /v1/webhook-endpoints and of event
+// replay. Delivery itself is in webhook_delivery.go, the URL rules in
+// webhook_url.go, the sealing of secrets in webhook_secret.go.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/jobs"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+)
+
+// WebhookConfig tunes webhooks; zero values take the defaults.
+type WebhookConfig struct {
+	// Timeout bounds one delivery attempt, connection to last response
+	// byte read; default 15 s.
+	Timeout time.Duration
+	// AllowPrivateSandbox lets sandbox endpoints use loopback and private
+	// addresses (and plain http, which the sandbox always accepts).
+	AllowPrivateSandbox bool
+	// DisableAfter is how long an endpoint may fail continuously before it
+	// is disabled; default 72 h.
+	DisableAfter time.Duration
+	// OperatorEmail is mailed when an endpoint of an account without owner
+	// addresses is disabled; empty: nobody (the log says so).
+	OperatorEmail string
+	// MaxEndpoints bounds the endpoints of an account in one environment;
+	// default 20.
+	MaxEndpoints int
+}
+
+func (c WebhookConfig) withDefaults() WebhookConfig {
+	if c.Timeout <= 0 {
+		c.Timeout = 15 * time.Second
+	}
+	if c.DisableAfter <= 0 {
+		c.DisableAfter = 72 * time.Hour
+	}
+	if c.MaxEndpoints <= 0 {
+		c.MaxEndpoints = 20
+	}
+	return c
+}
+
+// SecretOverlap is how long the previous secret keeps signing after a
+// rotation.
+const SecretOverlap = 24 * time.Hour
+
+// WebhookEndpoint is the public endpoint object.
+type WebhookEndpoint struct {
+	ID          string   `json:"id" doc:"Prefix whe_."`
+	Object      string   `json:"object" enum:"webhook_endpoint"`
+	URL         string   `json:"url"`
+	Description string   `json:"description"`
+	Events      []string `json:"events" doc:"Event types delivered here (see GET /v1/event-types); [\"*\"] for all."`
+	CompanyIDs  []string `json:"companyIds" doc:"Only events of these companies; empty for every company of the account in this environment."`
+	Environment string   `json:"environment" enum:"sandbox,production"`
+	Enabled     bool     `json:"enabled" doc:"Disabled endpoints receive nothing; an endpoint failing continuously for 72 hours is disabled automatically. PATCH enabled: true re-enables it."`
+	Secret      *string  `json:"secret" doc:"The signing secret (whsec_…): only in the answer to create and rotate-secret, null everywhere else, also when an Idempotency-Key replays that answer."`
+	// PreviousSecretExpiresAt is when the secret replaced by the last
+	// rotation stops signing.
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt" doc:"Until then deliveries carry a second v1= signature made with the previous secret; null when there is none."`
+	LastSuccessAt           *time.Time `json:"lastSuccessAt" doc:"The last 2xx answer (to within a second)."`
+	LastFailureAt           *time.Time `json:"lastFailureAt" doc:"The last failed attempt (to within a second)."`
+	FailingSince            *time.Time `json:"failingSince" doc:"The first failure since the last success; null while healthy."`
+	DisabledAt              *time.Time `json:"disabledAt"`
+	DisabledReason          *string    `json:"disabledReason" doc:"Why the endpoint is disabled: failing_72h (automatic), or disabled_by_api."`
+	CreatedAt               time.Time  `json:"createdAt"`
+	UpdatedAt               time.Time  `json:"updatedAt"`
+}
+
+// Path is the endpoint's path in the API.
+func (e WebhookEndpoint) Path() string { return "/v1/webhook-endpoints/" + e.ID }
+
+// Reasons an endpoint is disabled.
+const (
+	DisabledFailing = "failing_72h"
+	DisabledByAPI   = "disabled_by_api"
+)
+
+func endpointView(r dbq.WebhookEndpoint) WebhookEndpoint {
+	v := WebhookEndpoint{ID: r.ID, Object: "webhook_endpoint", URL: r.Url, Description: r.Description,
+		Events: strings.Fields(r.EventTypes), CompanyIDs: strings.Fields(r.CompanyIds), Environment: r.Environment,
+		Enabled: r.Enabled, PreviousSecretExpiresAt: nullTime(r.PreviousSecretExpiresAt), LastSuccessAt: nullTime(r.LastSuccessAt),
+		LastFailureAt: nullTime(r.LastFailureAt), FailingSince: nullTime(r.FailingSince), DisabledAt: nullTime(r.DisabledAt),
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+	if r.DisabledReason != "" {
+		v.DisabledReason = &r.DisabledReason
+	}
+	if r.PreviousSecret == "" {
+		v.PreviousSecretExpiresAt = nil
+	}
+	return v
+}
+
+// canManage reports whether p may see and manage an endpoint limited to
+// companies (space-separated; empty for all): a credential with a company
+// allow-list reaches only endpoints limited to companies of its list.
+func canManage(p *auth.Principal, companies string) bool {
+	if len(p.CompanyIDs) == 0 {
+		return true
+	}
+	ids := strings.Fields(companies)
+	if len(ids) == 0 {
+		return false
+	}
+	for _, id := range ids {
+		if !p.AllowsCompany(id) {
+			return false
+		}
+	}
+	return true
+}
+
+// endpoint loads an endpoint the caller may manage.
+func endpoint(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.WebhookEndpoint, error) {
+	r, err := q.GetWebhookEndpoint(ctx, dbq.GetWebhookEndpointParams{ID: id, AccountID: p.AccountID})
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, denar.Errorf(denar.ECodeNotFound, "No webhook endpoint %s in this account.", id)
+	}
+	if err != nil {
+		return r, fmt.Errorf("load webhook endpoint %s: %w", id, err)
+	}
+	if r.Environment != p.Environment {
+		return r, denar.Errorf("environment_mismatch", "Webhook endpoint %s belongs to %s; this is a %s credential.", id, r.Environment, p.Environment)
+	}
+	if !canManage(p, r.CompanyIds) {
+		return r, denar.Errorf("company_not_allowed", "Webhook endpoint %s receives events of companies this credential may not act for.", id)
+	}
+	return r, nil
+}
+
+// subscribes reports whether an endpoint's types (space-separated) take typ.
+func subscribes(types, typ string) bool {
+	for _, t := range strings.Fields(types) {
+		if t == "*" || t == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// covers reports whether an endpoint's companies (space-separated, empty
+// for all) include company.
+func covers(companies, company string) bool {
+	ids := strings.Fields(companies)
+	return len(ids) == 0 || slices.Contains(ids, company)
+}
+
+// checkEventTypes validates a subscription list.
+func checkEventTypes(types []string, fe *denar.FieldErrors) []string {
+	if len(types) == 0 {
+		fe.Add("events", "name at least one event type, or \"*\" for all")
+		return nil
+	}
+	if len(types) > 50 {
+		fe.Add("events", "at most 50 event types")
+		return nil
+	}
+	var out []string
+	for i, t := range types {
+		if _, ok := EventKindOf(t); !ok && t != "*" {
+			fe.Add(fmt.Sprintf("events[%d]", i), "%q is not an event type (see GET /v1/event-types)", t)
+			continue
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	if slices.Contains(out, "*") {
+		out = []string{"*"}
+	}
+	return out
+}
+
+// checkEndpointCompanies validates the companies an endpoint is limited
+// to: companies of the account in the caller's environment, within its
+// allow-list; a credential with an allow-list must name some.
+func checkEndpointCompanies(ctx context.Context, q *dbq.Queries, p *auth.Principal, ids []string, fe *denar.FieldErrors) ([]string, error) {
+	if len(ids) == 0 && len(p.CompanyIDs) > 0 {
+		return nil, denar.Errorf("company_not_allowed", "A credential limited to companies must limit the endpoint to companies of its allow-list (companyIds).")
+	}
+	if len(ids) > 100 {
+		fe.Add("companyIds", "at most 100 companies")
+		return nil, nil
+	}
+	var out []string
+	for i, id := range ids {
+		if !p.AllowsCompany(id) {
+			return nil, denar.Errorf("company_not_allowed", "The credential may not act for company %s.", id)
+		}
+		c, err := q.GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: id, AccountID: p.AccountID})
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && (c.Environment != p.Environment || c.PayrollEmployer)) {
+			fe.Add(fmt.Sprintf("companyIds[%d]", i), "no company %s in this account's %s environment", id, p.Environment)
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("company %s: %w", id, err)
+		}
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// writeRedacted is write for answers that carry a secret: the caller gets
+// it, but the response stored for an Idempotency-Key replay has secret
+// null, so the secret is never kept in clear.
+func writeRedacted(ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (WebhookEndpoint, error)) (WebhookEndpoint, error) {
+	var out WebhookEndpoint
+	ctx = context.WithoutCancel(ctx)
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		v, err := fn(tx)
+		if err != nil {
+			return err
+		}
+		stored := v
+		stored.Secret = nil
+		if err := c.Claim.Complete(ctx, tx, stored); err != nil {
+			return err
+		}
+		out = v
+		return nil
+	})
+	return out, err
+}
+
+func (s *Service) needSecrets() error {
+	if s.secrets == nil {
+		return denar.Errorf("webhooks_unavailable", "Webhooks are not available: the operator has not configured DENAR_WEBHOOK_SECRET_KEY.")
+	}
+	return nil
+}
+
+// CreateWebhookEndpoint is the command of POST /v1/webhook-endpoints.
+type CreateWebhookEndpoint struct {
+	URL         string
+	Events      []string
+	Description string
+	CompanyIDs  []string
+}
+
+// CreateWebhookEndpoint registers an endpoint of the caller's account and
+// environment and returns it with its secret, which is shown this once.
+func (s *Service) CreateWebhookEndpoint(ctx context.Context, c Caller, cmd CreateWebhookEndpoint) (WebhookEndpoint, error) {
+	if err := s.needSecrets(); err != nil {
+		return WebhookEndpoint{}, err
+	}
+	p := c.Principal
+	var fe denar.FieldErrors
+	types := checkEventTypes(cmd.Events, &fe)
+	companies, err := checkEndpointCompanies(ctx, s.db.Reader(), p, cmd.CompanyIDs, &fe)
+	if err != nil {
+		return WebhookEndpoint{}, err
+	}
+	if len(cmd.Description) > 500 {
+		fe.Add("description", "at most 500 characters")
+	}
+	if err := fe.Err(); err != nil {
+		return WebhookEndpoint{}, err
+	}
+	u, err := s.checkWebhookURL(ctx, p.Environment, cmd.URL)
+	if err != nil {
+		return WebhookEndpoint{}, err
+	}
+	return writeRedacted(ctx, s, c, func(tx *store.Tx) (WebhookEndpoint, error) {
+		n, err := tx.CountWebhookEndpoints(ctx, dbq.CountWebhookEndpointsParams{AccountID: p.AccountID, Environment: p.Environment})
+		if err != nil {
+			return WebhookEndpoint{}, fmt.Errorf("count webhook endpoints: %w", err)
+		}
+		if n >= int64(s.cfg.Webhooks.MaxEndpoints) {
+			return WebhookEndpoint{}, denar.Errorf("webhook_endpoint_limit", "The account has %d webhook endpoints in %s, the most it may have; delete one first.", n, p.Environment)
+		}
+		id := denar.NewID("whe")
+		secret := newWebhookSecret()
+		row, err := tx.CreateWebhookEndpoint(ctx, dbq.CreateWebhookEndpointParams{ID: id, AccountID: p.AccountID, Environment: p.Environment,
+			Url: u, Description: cmd.Description, EventTypes: strings.Join(types, " "), CompanyIds: strings.Join(companies, " "),
+			Secret: s.secrets.Seal(secret, id), CreatedAt: tx.Now})
+		if err != nil {
+			return WebhookEndpoint{}, fmt.Errorf("create webhook endpoint: %w", err)
+		}
+		v := endpointView(row)
+		v.Secret = &secret
+		return v, nil
+	})
+}
+
+// WebhookEndpoint returns one endpoint.
+func (s *Service) WebhookEndpoint(ctx context.Context, p *auth.Principal, id string) (WebhookEndpoint, error) {
+	r, err := endpoint(ctx, s.db.Reader(), p, id)
+	if err != nil {
+		return WebhookEndpoint{}, err
+	}
+	return endpointView(r), nil
+}
+
+// WebhookEndpoints returns up to limit+1 endpoints of the caller's account
+// and environment that it may manage, newest first, after the id after.
+func (s *Service) WebhookEndpoints(ctx context.Context, p *auth.Principal, after string, limit int) ([]WebhookEndpoint, error) {
+	q := s.db.Reader()
+	out := make([]WebhookEndpoint, 0, limit+1)
+	for len(out) <= limit {
+		rows, err := q.ListWebhookEndpoints(ctx, dbq.ListWebhookEndpointsParams{AccountID: p.AccountID, Environment: p.Environment,
+			After: after, Lim: int64(limit + 1)})
+		if err != nil {
+			return nil, fmt.Errorf("list webhook endpoints: %w", err)
+		}
+		for _, r := range rows {
+			after = r.ID
+			if canManage(p, r.CompanyIds) && len(out) <= limit {
+				out = append(out, endpointView(r))
+			}
+		}
+		if len(rows) < limit+1 {
+			break
+		}
+	}
+	return out, nil
+}
+
+// UpdateWebhookEndpoint is the command of PATCH /v1/webhook-endpoints/{id};
+// unset fields stay as they are.
+type UpdateWebhookEndpoint struct {
+	URL         *string
+	Events      []string // nil: unchanged
+	Description *string
+	CompanyIDs  Optional[[]string]
+	Enabled     *bool
+}
+
+// UpdateWebhookEndpoint changes an endpoint. Enabling a disabled endpoint
+// restarts its failure clock; disabling one abandons the deliveries still
+// waiting for it (POST …/recover re-opens them once it is enabled again).
+func (s *Service) UpdateWebhookEndpoint(ctx context.Context, c Caller, id string, cmd UpdateWebhookEndpoint) (WebhookEndpoint, error) {
+	p := c.Principal
+	cur, err := endpoint(ctx, s.db.Reader(), p, id)
+	if err != nil {
+		return WebhookEndpoint{}, err
+	}
+	var fe denar.FieldErrors
+	types := strings.Fields(cur.EventTypes)
+	if cmd.Events != nil {
+		types = checkEventTypes(cmd.Events, &fe)
+	}
+	companies := strings.Fields(cur.CompanyIds)
+	if cmd.CompanyIDs.Set {
+		var ids []string
+		if cmd.CompanyIDs.Value != nil {
+			ids = *cmd.CompanyIDs.Value
+		}
+		if companies, err = checkEndpointCompanies(ctx, s.db.Reader(), p, ids, &fe); err != nil {
+			return WebhookEndpoint{}, err
+		}
+	}
+	desc := cur.Description
+	if cmd.Description != nil {
+		desc = *cmd.Description
+		if len(desc) > 500 {
+			fe.Add("description", "at most 500 characters")
+		}
+	}
+	if err := fe.Err(); err != nil {
+		return WebhookEndpoint{}, err
+	}
+	u := cur.Url
+	if cmd.URL != nil {
+		if u, err = s.checkWebhookURL(ctx, p.Environment, *cmd.URL); err != nil {
+			return WebhookEndpoint{}, err
+		}
+	}
+	return write(ctx, s, c, func(tx *store.Tx) (WebhookEndpoint, error) {
+		if _, err := endpoint(ctx, tx.Queries, p, id); err != nil {
+			return WebhookEndpoint{}, err
+		}
+		if _, err := tx.UpdateWebhookEndpoint(ctx, dbq.UpdateWebhookEndpointParams{ID: id, Url: u, Description: desc,
+			EventTypes: strings.Join(types, " "), CompanyIds: strings.Join(companies, " "), UpdatedAt: tx.Now}); err != nil {
+			return WebhookEndpoint{}, fmt.Errorf("update webhook endpoint %s: %w", id, err)
+		}
+		if cmd.Enabled != nil && *cmd.Enabled {
+			if _, err := tx.EnableWebhookEndpoint(ctx, dbq.EnableWebhookEndpointParams{ID: id, UpdatedAt: tx.Now}); err != nil {
+				return WebhookEndpoint{}, fmt.Errorf("enable webhook endpoint %s: %w", id, err)
+			}
+		}
+		if cmd.Enabled != nil && !*cmd.Enabled {
+			n, err := tx.DisableWebhookEndpoint(ctx, dbq.DisableWebhookEndpointParams{ID: id, Now: validTime(tx.Now), Reason: DisabledByAPI})
+			if err != nil {
+				return WebhookEndpoint{}, fmt.Errorf("disable webhook endpoint %s: %w", id, err)
+			}
+			if n > 0 {
+				if _, err := tx.AbandonEndpointDeliveries(ctx, dbq.AbandonEndpointDeliveriesParams{EndpointID: id,
+					Reason: AbandonedEndpointDisabled, Now: tx.Now}); err != nil {
+					return WebhookEndpoint{}, fmt.Errorf("abandon deliveries of %s: %w", id, err)
+				}
+			}
+		}
+		r, err := tx.GetWebhookEndpointByID(ctx, id)
+		if err != nil {
+			return WebhookEndpoint{}, fmt.Errorf("reload webhook endpoint %s: %w", id, err)
+		}
+		return endpointView(r), nil
+	})
+}
+
+// DeleteWebhookEndpoint removes an endpoint with its delivery log; the
+// deliveries still waiting for it are dropped.
+func (s *Service) DeleteWebhookEndpoint(ctx context.Context, c Caller, id string) error {
+	_, err := write(ctx, s, c, func(tx *store.Tx) (struct{}, error) {
+		if _, err := endpoint(ctx, tx.Queries, c.Principal, id); err != nil {
+			return struct{}{}, err
+		}
+		if _, err := tx.DeleteWebhookEndpoint(ctx, id); err != nil {
+			return struct{}{}, fmt.Errorf("delete webhook endpoint %s: %w", id, err)
+		}
+		return struct{}{}, nil
+	})
+	return err
+}
+
+// RotateWebhookSecret gives the endpoint a new secret, returned this once.
+// The secret it replaces keeps signing for SecretOverlap (deliveries carry
+// one v1= per valid secret); a secret replaced earlier stops at once.
+func (s *Service) RotateWebhookSecret(ctx context.Context, c Caller, id string) (WebhookEndpoint, error) {
+	if err := s.needSecrets(); err != nil {
+		return WebhookEndpoint{}, err
+	}
+	return writeRedacted(ctx, s, c, func(tx *store.Tx) (WebhookEndpoint, error) {
+		cur, err := endpoint(ctx, tx.Queries, c.Principal, id)
+		if err != nil {
+			return WebhookEndpoint{}, err
+		}
+		secret := newWebhookSecret()
+		row, err := tx.RotateWebhookSecret(ctx, dbq.RotateWebhookSecretParams{ID: id, Secret: s.secrets.Seal(secret, id),
+			PreviousSecret: cur.Secret, PreviousSecretExpiresAt: sql.NullTime{Time: tx.Now.Add(SecretOverlap), Valid: true}, UpdatedAt: tx.Now})
+		if err != nil {
+			return WebhookEndpoint{}, fmt.Errorf("rotate secret of %s: %w", id, err)
+		}
+		v := endpointView(row)
+		v.Secret = &secret
+		return v, nil
+	})
+}
+
+// TestWebhookEndpoint sends the endpoint a sample event of type
+// webhook_endpoint.test (its data.object is the endpoint), once, also when
+// the endpoint is disabled; the attempt is in the delivery log and does
+// not count toward the endpoint's health.
+func (s *Service) TestWebhookEndpoint(ctx context.Context, c Caller, id string) (WebhookDelivery, error) {
+	if err := s.needSecrets(); err != nil {
+		return WebhookDelivery{}, err
+	}
+	return write(ctx, s, c, func(tx *store.Tx) (WebhookDelivery, error) {
+		ep, err := endpoint(ctx, tx.Queries, c.Principal, id)
+		if err != nil {
+			return WebhookDelivery{}, err
+		}
+		ev := Event{ID: denar.NewID("evt"), Object: "event", Type: EventWebhookTest, CreatedAt: tx.Now.UTC(),
+			Environment: ep.Environment, CompanyID: ""}
+		data, err := jsonMarshal(eventData{Object: endpointView(ep)})
+		if err != nil {
+			return WebhookDelivery{}, err
+		}
+		ev.Data = data
+		body, err := jsonMarshal(ev)
+		if err != nil {
+			return WebhookDelivery{}, err
+		}
+		d, err := newDelivery(ctx, tx, deliverySpec{AccountID: ep.AccountID, Environment: ep.Environment, EndpointID: ep.ID,
+			EventID: ev.ID, EventType: ev.Type, TestBody: string(body), MaxAttempts: 1, Manual: true})
+		if err != nil {
+			return WebhookDelivery{}, err
+		}
+		return deliveryView(d, nil), nil
+	})
+}
+
+// ReplayResult is the answer to POST /v1/events/{id}/replay.
+type ReplayResult struct {
+	Data []WebhookDelivery `json:"data" doc:"The deliveries queued: one per endpoint, each due now."`
+}
+
+// ReplayEvent delivers an event again now: to endpointID when given
+// (whatever its subscriptions), else to every enabled endpoint subscribed
+// to the event's type and company. A delivery that already exists for an
+// (event, endpoint) is re-opened: a retry waiting for its time is brought
+// forward; a finished one gets a new chain of attempts.
+func (s *Service) ReplayEvent(ctx context.Context, c Caller, eventID, endpointID string) (ReplayResult, error) {
+	p := c.Principal
+	return write(ctx, s, c, func(tx *store.Tx) (ReplayResult, error) {
+		ev, err := accountEvent(ctx, tx.Queries, p, eventID)
+		if err != nil {
+			return ReplayResult{}, err
+		}
+		var targets []dbq.WebhookEndpoint
+		if endpointID != "" {
+			ep, err := endpoint(ctx, tx.Queries, p, endpointID)
+			if err != nil {
+				return ReplayResult{}, err
+			}
+			if !ep.Enabled {
+				return ReplayResult{}, errEndpointDisabled(ep.ID)
+			}
+			targets = append(targets, ep)
+		} else {
+			rows, err := tx.ListFanOutEndpoints(ctx, dbq.ListFanOutEndpointsParams{AccountID: p.AccountID, Environment: p.Environment})
+			if err != nil {
+				return ReplayResult{}, fmt.Errorf("endpoints: %w", err)
+			}
+			for _, r := range rows {
+				if r.Enabled && subscribes(r.EventTypes, ev.Type) && covers(r.CompanyIds, ev.CompanyID) && canManage(p, r.CompanyIds) {
+					ep, err := tx.GetWebhookEndpointByID(ctx, r.ID)
+					if err != nil {
+						return ReplayResult{}, fmt.Errorf("endpoint %s: %w", r.ID, err)
+					}
+					targets = append(targets, ep)
+				}
+			}
+		}
+		out := ReplayResult{Data: []WebhookDelivery{}}
+		for _, ep := range targets {
+			d, err := redeliver(ctx, tx, ep, ev)
+			if err != nil {
+				return ReplayResult{}, err
+			}
+			out.Data = append(out.Data, deliveryView(d, nil))
+		}
+		return out, nil
+	})
+}
+
+func errEndpointDisabled(id string) error {
+	return denar.Errorf("webhook_endpoint_disabled", "Webhook endpoint %s is disabled; enable it first (PATCH with enabled: true).", id)
+}
+
+// redeliver re-opens the delivery of ev to ep (or creates it), due now.
+func redeliver(ctx context.Context, tx *store.Tx, ep dbq.WebhookEndpoint, ev dbq.Event) (dbq.WebhookDelivery, error) {
+	d, err := tx.GetWebhookDeliveryOf(ctx, dbq.GetWebhookDeliveryOfParams{EventID: ev.ID, EndpointID: ep.ID})
+	if errors.Is(err, sql.ErrNoRows) {
+		return newDelivery(ctx, tx, deliverySpec{AccountID: ev.AccountID, Environment: ev.Environment, EndpointID: ep.ID,
+			EventID: ev.ID, EventType: ev.Type, CompanyID: ev.CompanyID, MaxAttempts: webhookAttempts, Manual: true})
+	}
+	if err != nil {
+		return d, fmt.Errorf("delivery of %s to %s: %w", ev.ID, ep.ID, err)
+	}
+	if err := reopen(ctx, tx, d.ID); err != nil {
+		return d, err
+	}
+	return tx.GetWebhookDelivery(ctx, d.ID)
+}
+
+// reopen makes a delivery due now, its next attempt manual: its waiting
+// job is brought forward, or a new job starts a new chain of attempts.
+func reopen(ctx context.Context, tx *store.Tx, id string) error {
+	if _, err := tx.ReopenWebhookDelivery(ctx, dbq.ReopenWebhookDeliveryParams{ID: id, Now: validTime(tx.Now)}); err != nil {
+		return fmt.Errorf("re-open delivery %s: %w", id, err)
+	}
+	e, err := enqueueDelivery(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	if e.Duplicate {
+		if _, err := jobs.Reschedule(ctx, tx, deliveryKey(id), tx.Now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Recovery is the answer to POST /v1/webhook-endpoints/{id}/recover.
+type Recovery struct {
+	Object     string    `json:"object" enum:"webhook_recovery"`
+	EndpointID string    `json:"endpointId"`
+	Since      time.Time `json:"since"`
+	Requeued   int       `json:"requeued" doc:"Failed or abandoned deliveries made due now."`
+	More       bool      `json:"more" doc:"True when more remain than one call re-queues (1000): call again."`
+}
+
+// recoverBatch bounds the deliveries one recover call re-queues.
+const recoverBatch = 1000
+
+// RecoverWebhookEndpoint re-queues, due now, every failed or abandoned
+// delivery to an enabled endpoint created since a time (up to 1000 a call).
+func (s *Service) RecoverWebhookEndpoint(ctx context.Context, c Caller, id string, since time.Time) (Recovery, error) {
+	return write(ctx, s, c, func(tx *store.Tx) (Recovery, error) {
+		ep, err := endpoint(ctx, tx.Queries, c.Principal, id)
+		if err != nil {
+			return Recovery{}, err
+		}
+		if !ep.Enabled {
+			return Recovery{}, errEndpointDisabled(ep.ID)
+		}
+		ids, err := tx.ListRecoverableDeliveries(ctx, dbq.ListRecoverableDeliveriesParams{EndpointID: id,
+			Since: since.UTC().Truncate(time.Microsecond), Lim: recoverBatch + 1})
+		if err != nil {
+			return Recovery{}, fmt.Errorf("recoverable deliveries of %s: %w", id, err)
+		}
+		out := Recovery{Object: "webhook_recovery", EndpointID: id, Since: since.UTC()}
+		if len(ids) > recoverBatch {
+			ids, out.More = ids[:recoverBatch], true
+		}
+		for _, d := range ids {
+			if err := reopen(ctx, tx, d); err != nil {
+				return Recovery{}, err
+			}
+		}
+		out.Requeued = len(ids)
+		return out, nil
+	})
+}
