@@ -190,18 +190,3 @@ func PeriodClosed(issueDate string, filedFor *int) error {
 	}
 	return nil
 }
-
-// DecideBy is the buyer's decision deadline for a document whose
-// transaction (turnover) date is txDate: the 10th of the following month,
-// inclusive (research §1.8). Silence past it is auto-acceptance.
-func DecideBy(txDate time.Time) time.Time {
-	y, m, _ := txDate.Date()
-	return time.Date(y, m+1, 10, 0, 0, 0, 0, time.UTC)
-}
-
-// DaysLeft is the number of whole days from today until decideBy,
-// counting decideBy itself as still open (0 on the day, negative after).
-func DaysLeft(today, decideBy time.Time) int {
-	t := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)
-	return int(decideBy.Sub(t).Hours() / 24)
-}

@@ -3,7 +3,6 @@ package einvoice
 import (
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
@@ -165,28 +164,5 @@ func TestPeriodClosed(t *testing.T) {
 	}
 	if err := PeriodClosed("31.12.2025", nil); err == nil {
 		t.Error("bad date accepted")
-	}
-}
-
-func TestDecideBy(t *testing.T) {
-	d := func(s string) time.Time { t, _ := time.Parse(time.DateOnly, s); return t }
-	for _, tc := range []struct{ tx, want string }{
-		{"2026-01-15", "2026-02-10"},
-		{"2026-01-31", "2026-02-10"},
-		{"2026-12-01", "2027-01-10"},
-		{"2026-02-10", "2026-03-10"},
-	} {
-		if got := DecideBy(d(tc.tx)); !got.Equal(d(tc.want)) {
-			t.Errorf("DecideBy(%s) = %s; want %s", tc.tx, got.Format(time.DateOnly), tc.want)
-		}
-	}
-	by := d("2026-02-10")
-	for _, tc := range []struct {
-		today string
-		want  int
-	}{{"2026-02-10", 0}, {"2026-02-09", 1}, {"2026-02-11", -1}, {"2026-01-31", 10}} {
-		if got := DaysLeft(d(tc.today).Add(15*time.Hour), by); got != tc.want {
-			t.Errorf("DaysLeft(%s) = %d; want %d", tc.today, got, tc.want)
-		}
 	}
 }

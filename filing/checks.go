@@ -111,11 +111,11 @@ func (c *checker) add(sev, code, field, path, format string, args ...any) {
 // Validate runs every МПИН check on req. It never fails: a problem reaching
 // the statutory tables becomes an issue too, because the caller still needs
 // to know why a file could not be checked.
-func Validate(req *MpinRequest, st Statutory) Result { return validate(req, st, nil) }
+func Validate(req *MpinRequest, st Statutory) Result { return validate(req, st, nil, parallelMin) }
 
 // validate is Validate; with hours not nil (len(req.Records)) it also keeps
 // every record's hours there, so that the file need not work them out again.
-func validate(req *MpinRequest, st Statutory, hours []hoursOf) Result {
+func validate(req *MpinRequest, st Statutory, hours []hoursOf, from int) Result {
 	c := &checker{}
 	c.company(&req.Company)
 	c.batch(&req.Batch)
@@ -157,7 +157,7 @@ func validate(req *MpinRequest, st Statutory, hours []hoursOf) Result {
 		}
 	}
 	ended := endedContracts(req.Records)
-	parts := inParallel(len(req.Records), func(lo, hi int) []Issue {
+	parts := inParallel(len(req.Records), from, func(lo, hi int) []Issue {
 		pc := &checker{ended: ended, hours: hours}
 		for i := lo; i < hi; i++ {
 			pc.record(req, i, "records["+strconv.Itoa(i)+"]", haveRates, rates, dupOf[i])
@@ -496,9 +496,9 @@ func (e *BlockingError) AsDenarError() *denar.Error {
 
 // gate runs the checks and returns a *BlockingError when one blocks and
 // force is false.
-func gate(req *MpinRequest, st Statutory) ([]hoursOf, error) {
+func gate(req *MpinRequest, st Statutory, from int) ([]hoursOf, error) {
 	hours := make([]hoursOf, len(req.Records))
-	res := validate(req, st, hours)
+	res := validate(req, st, hours, from)
 	if res.OK || req.Force {
 		return hours, nil
 	}

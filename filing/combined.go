@@ -86,7 +86,7 @@ func CombinedTXT(req *CombinedRequest, st Statutory) ([]byte, error) {
 	}
 	m := req.Merged()
 	m.Records = sortRecords(m.Records)
-	return txtOf(buildDoc(m, allowanceFor(m, st), nil))
+	return txtOf(buildDoc(m, allowanceFor(m, st), nil, parallelMin))
 }
 
 // recordKey identifies an employment in a filing: ЕМБГ and contract number.

@@ -71,23 +71,27 @@ func BenchmarkCombinedSort10k(b *testing.B) {
 	}
 }
 
-func BenchmarkMpinXML10k(b *testing.B) {
+func BenchmarkMpinXML10k(b *testing.B) { benchmarkMpinXML10k(b, parallelMin) }
+
+func benchmarkMpinXML10k(b *testing.B, from int) {
 	req := fixtureRegular()
 	req.Records, req.Force = manyRecords(10000), true
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := MpinXML(req, stat2026{}); err != nil {
+		if _, err := mpinXML(req, stat2026{}, from); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-func BenchmarkMpinTXT10k(b *testing.B) {
+func BenchmarkMpinTXT10k(b *testing.B) { benchmarkMpinTXT10k(b, parallelMin) }
+
+func benchmarkMpinTXT10k(b *testing.B, from int) {
 	req := fixtureRegular()
 	req.Records, req.Force = manyRecords(10000), true
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := MpinTXT(req, stat2026{}); err != nil {
+		if _, err := mpinTXT(req, stat2026{}, from); err != nil {
 			b.Fatal(err)
 		}
 	}

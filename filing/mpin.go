@@ -2,6 +2,7 @@ package filing
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -20,13 +21,16 @@ var amountNames = [15]string{
 // doc is one МПИН filing after formatting decisions are made and before it
 // is serialised; XML and TXT both render it, so they cannot disagree.
 type doc struct {
-	EDB         string
-	VidObvrznik string
-	VidObvrska  string
-	Month, Year int
-	PayerName   string
-	Totals      [15]int64
-	Emps        []emp
+	// parallelFrom is the batch size from which the encoders spread
+	// their work (splitChunks).
+	parallelFrom int
+	EDB          string
+	VidObvrznik  string
+	VidObvrska   string
+	Month, Year  int
+	PayerName    string
+	Totals       [15]int64
+	Emps         []emp
 }
 
 type emp struct {
@@ -61,14 +65,23 @@ type detail struct {
 func whole(d money.Amount) int64 { return d.Whole() }
 
 // parallelMin is the batch size from which work is spread over the CPUs;
-// below it one goroutine is faster. Tests raise it to compare the two.
-var parallelMin = 512
+// below it one goroutine is faster. The unexported entry points take the
+// size as a parameter, so that tests compare the two paths.
+const parallelMin = 512
+
+// sequential is a parallelMin no batch reaches: everything on one
+// goroutine.
+const sequential = math.MaxInt
 
 // splitChunks splits [0, n) into one contiguous chunk per CPU (at most 8),
 // or a single chunk for small n.
-func splitChunks(n int) [][2]int {
+// from is the batch size from which it splits (parallelMin when 0).
+func splitChunks(n, from int) [][2]int {
+	if from <= 0 {
+		from = parallelMin
+	}
 	workers := runtime.GOMAXPROCS(0)
-	if n < parallelMin || workers < 2 {
+	if n < from || workers < 2 {
 		return [][2]int{{0, n}}
 	}
 	workers = min(workers, 8)
@@ -96,8 +109,8 @@ func forChunks(ch [][2]int, fn func(c, lo, hi int)) {
 // inParallel runs fn on the chunks of [0, n) and returns the results in
 // chunk order, so callers that concatenate them get what one loop from 0
 // to n would have produced.
-func inParallel[T any](n int, fn func(lo, hi int) T) []T {
-	ch := splitChunks(n)
+func inParallel[T any](n, from int, fn func(lo, hi int) T) []T {
+	ch := splitChunks(n, from)
 	out := make([]T, len(ch))
 	forChunks(ch, func(c, lo, hi int) { out[c] = fn(lo, hi) })
 	return out
@@ -113,15 +126,16 @@ func defaulted(p *string, def string) string {
 // buildDoc formats req into a doc. allowance is the monthly personal
 // allowance used for DanocnoOslob when a record carries none; hours, when
 // not nil, are the records' hours as the checks worked them out.
-func buildDoc(req *MpinRequest, allowance money.Amount, hours []hoursOf) *doc {
+func buildDoc(req *MpinRequest, allowance money.Amount, hours []hoursOf, from int) *doc {
 	b := &req.Batch
 	d := &doc{
-		EDB:         str(req.Company.TaxID),
-		VidObvrznik: defaulted(b.VidObvrznik, "110"),
-		VidObvrska:  defaulted(b.VidObvrska, "101"),
-		Month:       b.PeriodMonth,
-		Year:        b.PeriodYear,
-		PayerName:   defaulted(req.Company.NameCyr, strings.TrimSpace(req.Company.Name)),
+		parallelFrom: from,
+		EDB:          str(req.Company.TaxID),
+		VidObvrznik:  defaulted(b.VidObvrznik, "110"),
+		VidObvrska:   defaulted(b.VidObvrska, "101"),
+		Month:        b.PeriodMonth,
+		Year:         b.PeriodYear,
+		PayerName:    defaulted(req.Company.NameCyr, strings.TrimSpace(req.Company.Name)),
 	}
 	variant := defaulted(b.FilingVariant, VariantRegular)
 	if variant == VariantVid700 {
@@ -136,7 +150,7 @@ func buildDoc(req *MpinRequest, allowance money.Amount, hours []hoursOf) *doc {
 		days = daysIn(b.PeriodYear, b.PeriodMonth)
 	}
 	d.Emps = make([]emp, len(req.Records))
-	inParallel(len(req.Records), func(lo, hi int) struct{} {
+	inParallel(len(req.Records), from, func(lo, hi int) struct{} {
 		for i := lo; i < hi; i++ {
 			var h hoursOf
 			if hours != nil {

@@ -169,7 +169,7 @@ func encodeTXT(d *doc) ([]byte, error) {
 	if err := w.header(d); err != nil {
 		return nil, fmt.Errorf("header: %w", err)
 	}
-	chunks := splitChunks(len(d.Emps))
+	chunks := splitChunks(len(d.Emps), d.parallelFrom)
 	starts := make([]int, len(chunks))
 	off := w.p
 	for c, r := range chunks {
@@ -274,12 +274,14 @@ func (w *txtw) employee(e *emp, i int) error {
 // MpinTXT runs the checks and renders req in the legacy fixed-width TXT.
 // A value too wide for its field is a validation error (only reachable with
 // force or absurd input), never a truncated number.
-func MpinTXT(req *MpinRequest, st Statutory) ([]byte, error) {
-	hours, err := gate(req, st)
+func MpinTXT(req *MpinRequest, st Statutory) ([]byte, error) { return mpinTXT(req, st, parallelMin) }
+
+func mpinTXT(req *MpinRequest, st Statutory, from int) ([]byte, error) {
+	hours, err := gate(req, st, from)
 	if err != nil {
 		return nil, err
 	}
-	return txtOf(buildDoc(req, allowanceFor(req, st), hours))
+	return txtOf(buildDoc(req, allowanceFor(req, st), hours, from))
 }
 
 func txtOf(d *doc) ([]byte, error) {

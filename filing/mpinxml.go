@@ -13,12 +13,14 @@ import (
 // a fixed element order, whole-denar amounts, dates as j.m.Y and empty
 // elements written as <Tag></Tag>. Blocking issues return a *BlockingError
 // unless req.Force.
-func MpinXML(req *MpinRequest, st Statutory) ([]byte, error) {
-	hours, err := gate(req, st)
+func MpinXML(req *MpinRequest, st Statutory) ([]byte, error) { return mpinXML(req, st, parallelMin) }
+
+func mpinXML(req *MpinRequest, st Statutory, from int) ([]byte, error) {
+	hours, err := gate(req, st, from)
 	if err != nil {
 		return nil, err
 	}
-	return renderXML(buildDoc(req, allowanceFor(req, st), hours)), nil
+	return renderXML(buildDoc(req, allowanceFor(req, st), hours, from)), nil
 }
 
 type xw struct {
@@ -83,7 +85,7 @@ func renderXML(d *doc) []byte {
 	w.el(i1, "Zabeleska", "")
 	const footer = "</MpinCalculation>\n"
 
-	chunks := splitChunks(len(d.Emps))
+	chunks := splitChunks(len(d.Emps), d.parallelFrom)
 	ends := make([]int, len(chunks)) // end offset of each chunk in the file
 	forChunks(chunks, func(c, lo, hi int) {
 		n := 0

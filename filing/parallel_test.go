@@ -32,23 +32,20 @@ func variedRecords(n int) []Record {
 func TestParallelOutputIsSequentialOutput(t *testing.T) {
 	req := fixtureRegular()
 	req.Records, req.Force = variedRecords(3000), true
-	run := func() (Result, []byte, []byte) {
-		res := Validate(req, stat2026{})
-		x, err := MpinXML(req, stat2026{})
+	run := func(from int) (Result, []byte, []byte) {
+		res := validate(req, stat2026{}, nil, from)
+		x, err := mpinXML(req, stat2026{}, from)
 		if err != nil {
 			t.Fatal(err)
 		}
-		y, err := MpinTXT(req, stat2026{})
+		y, err := mpinTXT(req, stat2026{}, from)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res, x, y
 	}
-	pres, px, py := run()
-	old := parallelMin
-	parallelMin = 1 << 30
-	sres, sx, sy := run()
-	parallelMin = old
+	pres, px, py := run(parallelMin)
+	sres, sx, sy := run(sequential)
 	if !reflect.DeepEqual(pres, sres) {
 		t.Fatalf("issues differ: %d parallel, %d sequential", len(pres.Issues), len(sres.Issues))
 	}
@@ -63,17 +60,11 @@ func TestParallelOutputIsSequentialOutput(t *testing.T) {
 // BenchmarkMpinXML10kSequential is the baseline for BenchmarkMpinXML10k in
 // the same run: the same file on one goroutine.
 func BenchmarkMpinXML10kSequential(b *testing.B) {
-	old := parallelMin
-	parallelMin = 1 << 30
-	defer func() { parallelMin = old }()
-	BenchmarkMpinXML10k(b)
+	benchmarkMpinXML10k(b, sequential)
 }
 
 // BenchmarkMpinTXT10kSequential is the one-goroutine baseline of
 // BenchmarkMpinTXT10k.
 func BenchmarkMpinTXT10kSequential(b *testing.B) {
-	old := parallelMin
-	parallelMin = 1 << 30
-	defer func() { parallelMin = old }()
-	BenchmarkMpinTXT10k(b)
+	benchmarkMpinTXT10k(b, sequential)
 }

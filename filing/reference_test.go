@@ -261,7 +261,7 @@ func testDocs(t testing.TB) []*doc {
 	big.Records = manyRecords(2000)
 	reqs = append(reqs, big)
 	for _, req := range reqs {
-		out = append(out, buildDoc(req, allowanceFor(req, stat2026{}), nil))
+		out = append(out, buildDoc(req, allowanceFor(req, stat2026{}), nil, parallelMin))
 	}
 	return out
 }
@@ -271,12 +271,10 @@ func testDocs(t testing.TB) []*doc {
 // size computed ahead is the size written.
 func TestEncodersMatchReference(t *testing.T) {
 	for _, seq := range []bool{false, true} {
-		if seq {
-			old := parallelMin
-			parallelMin = 1 << 30
-			defer func() { parallelMin = old }()
-		}
 		for n, d := range testDocs(t) {
+			if seq {
+				d.parallelFrom = sequential
+			}
 			sameEncodings(t, fmt.Sprintf("doc %d (sequential %v)", n, seq), d)
 		}
 	}
@@ -443,7 +441,7 @@ func encodingXML(d *doc) ([]byte, error) {
 // bytes for the benchmark batch, so the ratio compares like with like.
 func TestEncodingXMLBaselineIsTheSameDocument(t *testing.T) {
 	req := benchRequest()
-	got, err := encodingXML(buildDoc(req, allowanceFor(req, stat2026{}), nil))
+	got, err := encodingXML(buildDoc(req, allowanceFor(req, stat2026{}), nil, parallelMin))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +478,7 @@ func BenchmarkMpin10kVsBaseline(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	d := buildDoc(req, allowanceFor(req, stat2026{}), nil)
+	d := buildDoc(req, allowanceFor(req, stat2026{}), nil, parallelMin)
 	for b.Loop() {
 		lap(&tv, func() { Validate(req, stat2026{}) })
 		lap(&tx, func() { must(MpinXML(req, stat2026{})) })

@@ -82,7 +82,15 @@ type Config struct {
 	// a held document, the last one repeating.
 	EInvoiceRetryDelays []time.Duration `env:"DENAR_EINVOICE_RETRY_DELAYS" envSeparator:"," envDefault:"10s,30s,1m,2m,5m,10m,30m"`
 	JobPollInterval     time.Duration   `env:"DENAR_JOB_POLL_INTERVAL" envDefault:"1s"`
-	JobLease            time.Duration   `env:"DENAR_JOB_LEASE" envDefault:"1m"`
+	// InboxDeadlineInterval is how often the inbox's deadline job looks for
+	// reminders and auto-acceptances due.
+	InboxDeadlineInterval time.Duration `env:"DENAR_INBOX_DEADLINE_INTERVAL" envDefault:"1m"`
+	// ClockOffset shifts the service's clock (every recorded time, every
+	// deadline, every requestTimestamp) for rehearsals and tests of
+	// date-dependent behaviour in the sandbox; refused with
+	// DENAR_UJP_PRODUCTION_URL.
+	ClockOffset time.Duration `env:"DENAR_CLOCK_OFFSET" envDefault:"0s"`
+	JobLease    time.Duration `env:"DENAR_JOB_LEASE" envDefault:"1m"`
 
 	// Mail delivery (a job per message): attempts before a message is
 	// dead, and the waits between them, the last one repeating.
@@ -231,7 +239,7 @@ func LoadConfig() (Config, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"DENAR_UJP_CALL_TIMEOUT", c.UJPCallTimeout}, {"DENAR_UJP_POLL_INTERVAL", c.UJPPollInterval},
+	}{{"DENAR_UJP_CALL_TIMEOUT", c.UJPCallTimeout}, {"DENAR_UJP_POLL_INTERVAL", c.UJPPollInterval}, {"DENAR_INBOX_DEADLINE_INTERVAL", c.InboxDeadlineInterval},
 		{"DENAR_EINVOICE_HOLD_WINDOW", c.EInvoiceHoldWindow}, {"DENAR_JOB_POLL_INTERVAL", c.JobPollInterval}, {"DENAR_JOB_LEASE", c.JobLease}} {
 		if d.v <= 0 {
 			return c, fmt.Errorf("configuration: %s must be positive, not %s", d.name, d.v)
@@ -260,6 +268,9 @@ func LoadConfig() (Config, error) {
 	}
 	if c.UJPSignerInterval < 0 {
 		return c, fmt.Errorf("configuration: DENAR_UJP_SIGNER_INTERVAL must not be negative")
+	}
+	if c.ClockOffset != 0 && c.UJPProductionURL != "" {
+		return c, errors.New("configuration: DENAR_CLOCK_OFFSET shifts the clock for sandbox rehearsals; it is refused together with DENAR_UJP_PRODUCTION_URL")
 	}
 	return c, nil
 }

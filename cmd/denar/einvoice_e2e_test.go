@@ -28,9 +28,11 @@ import (
 
 // simProcess is `denar ujp-sim` on a loopback port.
 type simProcess struct {
-	url string
-	cmd *exec.Cmd
-	out *syncBuffer
+	url   string
+	addr  string
+	dbURL string
+	cmd   *exec.Cmd
+	out   *syncBuffer
 }
 
 // simToken is the control token (DENAR_UJP_SIM_TOKEN) of the `denar
@@ -52,10 +54,16 @@ func simEnv(t *testing.T) []string {
 // startSimProcess starts `denar ujp-sim` on its own store at dbURL.
 func startSimProcess(t *testing.T, dbURL string) *simProcess {
 	t.Helper()
-	addr := freeAddr(t)
-	p := &simProcess{url: "http://" + addr, out: &syncBuffer{}}
+	return startSimProcessAt(t, dbURL, freeAddr(t))
+}
+
+// startSimProcessAt starts `denar ujp-sim` on addr with its store at
+// dbURL and extra environment (a restart keeps both).
+func startSimProcessAt(t *testing.T, dbURL, addr string, extraEnv ...string) *simProcess {
+	t.Helper()
+	p := &simProcess{url: "http://" + addr, addr: addr, dbURL: dbURL, out: &syncBuffer{}}
 	p.cmd = exec.Command(denarBin, "ujp-sim", "-addr", addr, "-db", dbURL)
-	p.cmd.Env = simEnv(t)
+	p.cmd.Env = append(simEnv(t), extraEnv...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -219,7 +227,7 @@ func (w *einvoiceWorld) setup() {
 		t.Fatal(err)
 	}
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "Тест Продавач ДООЕЛ Скопје"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(certValidity)}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &w.rsaKey.PublicKey, w.rsaKey)
 	if err != nil {
 		t.Fatal(err)
@@ -234,6 +242,10 @@ func (w *einvoiceWorld) setup() {
 	}
 	w.startWorker()
 }
+
+// certValidity is how long the worlds' signing certificates are valid: long
+// enough for tests that move the clock to a document's deadline.
+const certValidity = 120 * 24 * time.Hour
 
 // dbURL is the database of the world's servers.
 func (w *einvoiceWorld) dbURL() string {

@@ -84,11 +84,11 @@ func newRegistry(cfg Config, log *slog.Logger, db *store.DB) (ujpRegistry, error
 		// token is made here and never leaves the process. The simulate
 		// endpoint calls the simulator's methods directly.
 		token := rand.Text()
-		sim, err := ujpsim.New(db, ujpsim.Options{Logger: log, ControlToken: token})
+		sim, err := ujpsim.New(db, ujpsim.Options{Logger: log, ControlToken: token, Now: db.Now})
 		if err != nil {
 			return r, fmt.Errorf("embedded UJP simulator: %w", err)
 		}
-		c, err := ujp.NewClient(ujp.Config{BaseURL: ujpsim.InProcessBaseURL, Timeout: timeout, SandboxToken: token,
+		c, err := ujp.NewClient(ujp.Config{BaseURL: ujpsim.InProcessBaseURL, Timeout: timeout, SandboxToken: token, Now: db.Now,
 			HTTPClient: &http.Client{Transport: sim.Transport(), Timeout: timeout}})
 		if err != nil {
 			return r, err
@@ -96,14 +96,14 @@ func newRegistry(cfg Config, log *slog.Logger, db *store.DB) (ujpRegistry, error
 		r.gateways[auth.EnvSandbox] = c
 		r.sandbox, r.sim = sim, sim
 	case backendUJPSim:
-		c, err := ujp.NewClient(ujp.Config{BaseURL: cfg.UJPSandboxURL, Timeout: timeout, SandboxToken: cfg.UJPSimToken})
+		c, err := ujp.NewClient(ujp.Config{BaseURL: cfg.UJPSandboxURL, Timeout: timeout, SandboxToken: cfg.UJPSimToken, Now: db.Now})
 		if err != nil {
 			return r, fmt.Errorf("DENAR_UJP_SANDBOX_URL: %w", err)
 		}
 		r.gateways[auth.EnvSandbox] = c
 		r.sandbox = ujpsim.Control{BaseURL: cfg.UJPSandboxURL, HTTP: &http.Client{Timeout: timeout}, Token: cfg.UJPSimToken}
 	case backendUJP:
-		c, err := ujp.NewClient(ujp.Config{BaseURL: cfg.UJPSandboxURL, Timeout: timeout})
+		c, err := ujp.NewClient(ujp.Config{BaseURL: cfg.UJPSandboxURL, Timeout: timeout, Now: db.Now})
 		if err != nil {
 			return r, fmt.Errorf("DENAR_UJP_SANDBOX_URL: %w", err)
 		}

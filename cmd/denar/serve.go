@@ -52,6 +52,7 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
 		Webhooks: einvoicing.WebhookConfig{Timeout: cfg.WebhookTimeout, AllowPrivateSandbox: cfg.WebhookAllowPrivateSandbox,
 			OperatorEmail: cfg.OperatorEmail},
+		InboxDeadlineEvery: cfg.InboxDeadlineInterval,
 		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays},
 		Archive: einvoicing.ArchiveConfig{Retention: cfg.ArchiveRetention}})
@@ -64,6 +65,9 @@ func openStore(ctx context.Context, cfg Config) (*store.DB, error) {
 	db, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
+	}
+	if off := cfg.ClockOffset; off != 0 {
+		db.Now = func() time.Time { return time.Now().UTC().Add(off) }
 	}
 	if err := db.Migrate(ctx); err != nil {
 		db.Close()
@@ -208,6 +212,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log.Info("denar serving", "payroll", "http://"+pl.Addr().String(), "einvoice", "http://"+el.Addr().String(),
 		"store", string(db.Dialect()), "sandboxUJP", sandboxDescription(cfg))
+	if cfg.ClockOffset != 0 {
+		log.Warn("the clock is shifted (DENAR_CLOCK_OFFSET): every time recorded and every deadline counts from it", "offset", cfg.ClockOffset, "now", db.Now())
+	}
 
 	var serveErr error
 	select {

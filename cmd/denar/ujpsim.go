@@ -24,7 +24,7 @@ import (
 // API on its own listener, so the service can be tested against a network
 // peer that is slow, fails, or goes away. Its state is in its own store
 // (-db), and its own job runner applies the retention rule there.
-const ujpSimUsage = `Usage: denar ujp-sim [-addr ADDR] [-db URL] [-retention D] [-qr-base URL] [-json]
+const ujpSimUsage = `Usage: denar ujp-sim [-addr ADDR] [-db URL] [-retention D] [-qr-base URL] [-clock-offset D] [-json]
 
 Serves the sandbox simulator of UJP's e-Faktura API as its own process, with
 its state in its own store. DENAR_UJP_SIM_TOKEN (at least 16 characters) is
@@ -51,6 +51,16 @@ func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.DurationVar(&retention, "retention", retention, "how long stored documents are kept (at least 1h; default DENAR_UJP_SIM_RETENTION or 90 days)")
 	qr := fs.String("qr-base", "", "base of qr_link (default https://efakturatest.ujp.gov.mk)")
 	jsonLogs := fs.Bool("json", false, "log as JSON")
+	offset := time.Duration(0)
+	if v := os.Getenv("DENAR_CLOCK_OFFSET"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("configuration: DENAR_CLOCK_OFFSET: %v", err)
+		}
+		offset = d
+	}
+	fs.DurationVar(&offset, "clock-offset", offset, "shift the simulator's clock (requestTimestamp checks, receipt times, deadlines) by this much, "+
+		"to rehearse dates with a denar serve given the same DENAR_CLOCK_OFFSET (default DENAR_CLOCK_OFFSET or 0)")
 	if err := cli.Parse(fs, args, 0, 0, ujpSimUsage, stdout, stderr); err != nil {
 		return err
 	}
@@ -81,10 +91,14 @@ func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("ujp-sim: %w", err)
 	}
 	defer db.Close()
+	if offset != 0 {
+		db.Now = func() time.Time { return time.Now().UTC().Add(offset) }
+		log.Warn("ujp-sim: the clock is shifted", "offset", offset, "now", db.Now())
+	}
 	if err := db.Migrate(ctx); err != nil {
 		return fmt.Errorf("ujp-sim: %w", err)
 	}
-	sim, err := ujpsim.New(db, ujpsim.Options{QRBase: *qr, Logger: log, ControlToken: token})
+	sim, err := ujpsim.New(db, ujpsim.Options{QRBase: *qr, Logger: log, ControlToken: token, Now: db.Now})
 	if err != nil {
 		return fmt.Errorf("ujp-sim: %w", err)
 	}

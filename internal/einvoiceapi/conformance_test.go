@@ -157,7 +157,8 @@ func TestIdempotencyKeyOnEveryPOST(t *testing.T) {
 		}
 		sort.Strings(checked)
 		for _, want := range []string{"/v1/agents/pair", "/v1/agents/{id}/certificates", "/v1/signing-requests/{id}/claim",
-			"/v1/signing-requests/{id}/signature", "/v1/signing-requests/{id}/refuse", "/v1/einvoices", "/v1/companies"} {
+			"/v1/signing-requests/{id}/signature", "/v1/signing-requests/{id}/refuse", "/v1/einvoices", "/v1/companies",
+			"/v1/inbox/{id}/accept", "/v1/inbox/{id}/reject", "/v1/sandbox/inbox"} {
 			if sort.SearchStrings(checked, want) == len(checked) || checked[sort.SearchStrings(checked, want)] != want {
 				t.Errorf("%s was not checked (checked %v)", want, checked)
 			}

@@ -60,6 +60,7 @@ func New(d Deps) *httpx.Service {
 	h.registerSigningRequests(s)
 	h.registerSigningWS(s)
 	h.registerEInvoices(s)
+	h.registerInbox(s)
 	h.registerEvents(s)
 	h.registerUsage(s)
 	h.registerArchive(s)

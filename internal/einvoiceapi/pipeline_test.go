@@ -142,7 +142,7 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config), o
 	svc.RegisterWebhookJobs(e.hooks)
 
 	e.company, e.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read",
-		"webhooks:write", "signing:agent")
+		"webhooks:write", "signing:agent", "inbox:read", "inbox:write")
 	se := &signEnv{t: t, db: db, srv: e.srv, key: e.key, company: e.company}
 	e.cert = newTestCert(t)
 	e.agent, e.authz = se.pair(e.cert)

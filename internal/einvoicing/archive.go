@@ -285,8 +285,7 @@ type ReceivedFiles struct {
 }
 
 // ReceivedArchive gives the archive the files of a received document as
-// of a moment. The inbox implements it (Deps.Received); until then the
-// ledger holds no received documents.
+// of a moment. The inbox implements it (inbox_archive.go).
 type ReceivedArchive interface {
 	ReceivedFiles(ctx context.Context, q *dbq.Queries, documentID string, asOf time.Time) (ReceivedFiles, error)
 }

@@ -33,11 +33,9 @@ const (
 	EventSigningAgentOff    = "signing_agent.offline"
 	// EventSigningAgentOffline is EventSigningAgentOff by its full name.
 	EventSigningAgentOffline = EventSigningAgentOff
-	// Emitted by the inbox and the archive when they move.
-	EventInboxReceived            = "inbox.received"
-	EventInboxDeadlineApproaching = "inbox.deadline_approaching"
-	EventInboxAutoAccepted        = "inbox.auto_accepted"
-	EventArchiveExportReady       = "archive.export_ready"
+	// Emitted by the archive when an export is ready (the inbox's are in
+	// inbox.go, the failed export's in archive.go).
+	EventArchiveExportReady = "archive.export_ready"
 	// EventWebhookTest is the sample event of POST
 	// /v1/webhook-endpoints/{id}/test; it is never stored as an event.
 	EventWebhookTest = "webhook_endpoint.test"

@@ -41,6 +41,12 @@ func EventKinds() []EventKind {
 		k(EventInboxReceived, ResourceInboxDocument, "A new incoming e-invoice arrived in the inbox."),
 		k(EventInboxDeadlineApproaching, ResourceInboxDocument, "5, 2 or 1 days are left before the incoming e-invoice's decision deadline."),
 		k(EventInboxAutoAccepted, ResourceInboxDocument, "The incoming e-invoice's deadline passed without a decision: auto-accepted."),
+		k(EventInboxSignatureRequired, ResourceInboxDocument, "A decision on the incoming e-invoice waits for the company's signing agent."),
+		k(EventInboxAccepted, ResourceInboxDocument, "The company's acceptance of the incoming e-invoice reached UJP."),
+		k(EventInboxRejected, ResourceInboxDocument, "The company's rejection of the incoming e-invoice reached UJP."),
+		k(EventInboxDecisionFailed, ResourceInboxDocument, "A decision on the incoming e-invoice did not reach UJP (refused, not signed in time, or too late); see its problems."),
+		k(EventInboxCancelledByStorno, ResourceInboxDocument, "The seller cancelled the incoming e-invoice with a storno."),
+		k(EventInboxCorrected, ResourceInboxDocument, "The seller corrected the incoming e-invoice."),
 		k(EventSigningAgentOffline, ResourceSigningAgent, "A signing agent of the company stopped answering (one event per company it signs for)."),
 		k(EventSigningAgentOnline, ResourceSigningAgent, "A signing agent of the company is reachable again (one event per company it signs for)."),
 		k(EventArchiveExportReady, ResourceArchiveExport, "A bulk archive export finished and can be downloaded."),
@@ -67,7 +73,7 @@ func EventResources() map[string]any {
 		ResourceEInvoice:        EInvoice{},
 		ResourceSigningAgent:    SigningAgent{},
 		ResourceWebhookEndpoint: WebhookEndpoint{},
-		ResourceInboxDocument:   nil,
+		ResourceInboxDocument:   InboxDocument{},
 		ResourceArchiveExport:   ArchiveExport{},
 	}
 }

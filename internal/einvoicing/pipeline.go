@@ -593,15 +593,28 @@ func RequestPDF(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
 	return err
 }
 
-// pollAll is the periodic worker: it schedules a change-feed read for every
-// company with documents waiting on UJP.
+// pollAll is the periodic worker: it schedules a read of UJP for every
+// company with documents waiting on UJP (the sales change feed) and every
+// active company with a ready signer (the inbox: UJP's purchase side).
 func (p *Pipeline) pollAll(ctx context.Context, _ *jobs.Job) error {
-	ids, err := p.db.Reader().CompaniesAwaitingUJP(ctx)
+	q := p.db.Reader()
+	ids, err := q.CompaniesAwaitingUJP(ctx)
 	if err != nil {
 		return err
 	}
+	now := p.db.Now()
+	inbox, err := q.CompaniesForInboxSync(ctx, dbq.CompaniesForInboxSyncParams{Now: now,
+		SeenAfter: sql.NullTime{Time: now.Add(-AgentOnlineTTL), Valid: true}})
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
-		for _, id := range ids {
+		for _, id := range append(ids, inbox...) {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
 			if err := EnqueuePoll(ctx, tx, id); err != nil {
 				return err
 			}
@@ -610,6 +623,8 @@ func (p *Pipeline) pollAll(ctx context.Context, _ *jobs.Job) error {
 	})
 }
 
+// EnqueuePoll asks, in tx, for a read of UJP for companyID (once: a poll
+// already waiting for it is the same).
 func EnqueuePoll(ctx context.Context, tx *store.Tx, companyID string) error {
 	_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindPollCompany, Args: pollArgs{CompanyID: companyID}, MaxAttempts: 3,
 		UniqueKey: KindPollCompany + ":" + companyID})
@@ -656,27 +671,45 @@ func (p *Pipeline) pollOne(ctx context.Context, j *jobs.Job) error {
 	if from.After(today) {
 		from = today
 	}
+	awaiting, err := p.db.Reader().CompanyAwaitingUJP(ctx, co.ID)
+	if err != nil {
+		return err
+	}
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
-		for d := from; !d.After(today); d = d.AddDate(0, 0, 1) {
-			day := d.Format(time.DateOnly)
-			link := SigningLink{Type: linkChanges, ID: co.ID + "/" + day}
-			if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link.Type, LinkID: link.ID, Now: tx.Now}); err == nil {
-				continue
-			} else if !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-			payload, err := json.Marshal(ujp.ChangesRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), Date: day})
-			if err != nil {
-				return err
-			}
-			if _, err := RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, link); errors.Is(err, ErrNoSigner) {
-				return nil
-			} else if err != nil {
+		if awaiting > 0 {
+			if err := p.requestSalesChanges(ctx, tx, co, from, today); err != nil {
 				return err
 			}
 		}
+		if inboxSyncDue(co) {
+			return p.startInboxSync(ctx, tx, co, today)
+		}
 		return nil
 	})
+}
+
+// requestSalesChanges asks the signer to sign the sales change-feed reads
+// of the days from from to today.
+func (p *Pipeline) requestSalesChanges(ctx context.Context, tx *store.Tx, co dbq.Company, from, today time.Time) error {
+	for d := from; !d.After(today); d = d.AddDate(0, 0, 1) {
+		day := d.Format(time.DateOnly)
+		link := SigningLink{Type: linkChanges, ID: co.ID + "/" + day}
+		if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link.Type, LinkID: link.ID, Now: tx.Now}); err == nil {
+			continue
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		payload, err := json.Marshal(ujp.ChangesRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), Date: day})
+		if err != nil {
+			return err
+		}
+		if _, err := RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, link); errors.Is(err, ErrNoSigner) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // query runs a signed read once its signature is recorded.
@@ -716,6 +749,9 @@ func (p *Pipeline) query(ctx context.Context, j *jobs.Job) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()
+	if handled, err := p.inboxQuery(ctx, cctx, gw, who, sr, co); handled {
+		return err
+	}
 	switch sr.LinkType {
 	case linkChanges:
 		changes, err := gw.SalesChanges(cctx, who.id, sr.Jws)

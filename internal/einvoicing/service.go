@@ -36,8 +36,8 @@ type Deps struct {
 	// Blobs keeps archive exports (the database's own store by default);
 	// nil fails every export.
 	Blobs blob.Store
-	// Received reads received documents for archive exports (the inbox);
-	// nil while there is no inbox.
+	// Received reads received documents for archive exports; nil is the
+	// inbox of this service (the archive tests give documents of their own).
 	Received ReceivedArchive
 	// Secrets seals webhook endpoint secrets; nil makes creating an
 	// endpoint 503 webhooks_unavailable (cmd/denar always provides one).
@@ -69,6 +69,9 @@ type Config struct {
 	Archive ArchiveConfig
 	// Webhooks tunes webhook delivery.
 	Webhooks WebhookConfig
+	// InboxDeadlineEvery is how often the inbox's deadline job looks for
+	// reminders and auto-acceptances due; default 1 minute.
+	InboxDeadlineEvery time.Duration
 }
 
 // DefaultMandateTTL is how long a mandate link works.
@@ -86,6 +89,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RefusalBackoff <= 0 {
 		c.RefusalBackoff = 5 * time.Minute
+	}
+	if c.InboxDeadlineEvery <= 0 {
+		c.InboxDeadlineEvery = time.Minute
 	}
 	c.Pipeline = c.Pipeline.withDefaults()
 	c.Archive = c.Archive.withDefaults()
@@ -125,6 +131,9 @@ func New(d Deps, cfg Config) *Service {
 		books: d.Codebooks, snapshot: sync.OnceValue(ujpdoc.Snapshot), sandbox: d.Sandbox, gateways: d.Gateways,
 		blobs: d.Blobs, received: d.Received,
 		secrets: d.Secrets, resolver: d.Resolver}
+	if s.received == nil {
+		s.received = inboxArchive{}
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -173,14 +182,16 @@ func write[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.T
 func (s *Service) Now() time.Time { return s.db.Now() }
 
 // RegisterJobs registers the job kinds of the service on r: the
-// submission pipeline, the change-feed polls, UJP reads, and the periodic
-// expiry and purge of signing requests, archive builds and the periodic
-// deletion of expired archives. Webhook deliveries have their own
-// registration (RegisterWebhookJobs), so that cmd/denar can give them a
-// runner, and workers, of their own.
+// submission pipeline, the change-feed polls (sales and the inbox), UJP
+// reads and decisions, the inbox's deadlines, the periodic expiry and purge
+// of signing requests, archive builds and the periodic deletion of expired
+// archives. Webhook deliveries have their own registration
+// (RegisterWebhookJobs), so that cmd/denar can give them a runner, and
+// workers, of their own.
 func (s *Service) RegisterJobs(r *jobs.Runner) {
 	s.pipe.holder = r.ID()
 	s.pipe.register(r)
+	r.Register(KindInboxDeadlines, jobs.WorkerFunc(s.inboxDeadlines), jobs.Options{Every: s.cfg.InboxDeadlineEvery})
 	r.Register(KindArchiveBuild, jobs.WorkerFunc(s.buildArchive), jobs.Options{
 		Backoff: jobs.Schedule(5*time.Second, 30*time.Second, 2*time.Minute, 10*time.Minute)})
 	r.Register(KindArchivePurge, jobs.WorkerFunc(s.purgeArchives), jobs.Options{Every: s.cfg.Archive.PurgeEvery})

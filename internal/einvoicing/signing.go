@@ -218,7 +218,7 @@ func GetSigningRequest(ctx context.Context, q *dbq.Queries, id string) (SigningR
 
 // AfterSigned is what a recorded signature sets off, in the transaction
 // that records it, by what the request was for: an e-invoice moves to
-// queued, a signed UJP read runs. Returning an error rolls the signature
+// queued, a signed UJP read runs, a signed decision is sent to UJP. Returning an error rolls the signature
 // back (the agent sees an error and may resubmit). Expired requests are
 // replaced with a new request with the same link, so this sees the
 // replacement's id, not the original's.
@@ -226,7 +226,9 @@ func AfterSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
 	switch r.linkType() {
 	case LinkEInvoice:
 		return einvoiceSigned(ctx, tx, r)
-	case linkChanges, LinkPDF:
+	case linkChanges, LinkPDF, LinkInboxDecision, linkInboxStatus, LinkInboxPDF,
+		linkPurchaseIDs, linkPurchasePayloads, linkPurchaseChanges:
+		// A signed read, or a signed decision: a job sends it to UJP.
 		return enqueueQuery(ctx, tx, r)
 	}
 	return nil

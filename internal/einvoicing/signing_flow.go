@@ -351,8 +351,13 @@ func (s *Service) RefuseSigningRequest(ctx context.Context, c Caller, id, reason
 		if n == 0 {
 			return denar.Errorf("signing_request_finished", "The request was finished concurrently.")
 		}
-		if r.LinkType == LinkEInvoice {
+		switch r.LinkType {
+		case LinkEInvoice:
 			return s.documentRefused(ctx, tx, r, reason, message)
+		case LinkInboxDecision, linkInboxStatus:
+			// A decision is the company's act: any refusal, passing or
+			// not, ends it with a problem; deciding again asks afresh.
+			return s.decisionSignatureFailed(ctx, tx, r, false, reason, message)
 		}
 		return nil
 	})
@@ -487,7 +492,9 @@ func documentAsked(ctx context.Context, tx *store.Tx, id, sr string) error {
 // expire marks r expired and, for what still needs the signature (an
 // e-invoice's document), issues its replacement with the company's current
 // certificate. Requests of UJP reads are not replaced: the poller and the
-// PDF fetch ask afresh when they need one. It returns r as it is now.
+// PDF fetch ask afresh when they need one. A decision's request is not
+// replaced either: the decision fails back to pending with a problem. It
+// returns r as it is now.
 func (s *Service) expire(ctx context.Context, tx *store.Tx, r dbq.SigningRequest) (dbq.SigningRequest, error) {
 	replacement := ""
 	if r.LinkType == LinkEInvoice {
@@ -545,6 +552,14 @@ func (s *Service) expire(ctx context.Context, tx *store.Tx, r dbq.SigningRequest
 			if err := tx.SetEInvoiceSigningRequest(ctx, dbq.SetEInvoiceSigningRequestParams{ID: inv.ID}); err != nil {
 				return r, err
 			}
+		}
+	}
+	if r.LinkType == LinkInboxDecision || r.LinkType == linkInboxStatus {
+		// A decision is not replaced: it goes back to pending with a
+		// problem and inbox.decision_failed, so nobody mistakes a decision
+		// nobody signs for one on its way while the deadline runs out.
+		if err := s.decisionSignatureFailed(ctx, tx, r, true, "", ""); err != nil {
+			return r, err
 		}
 	}
 	r.State, r.ReplacedBy, r.UpdatedAt = StateExpired, replacement, tx.Now

@@ -18,6 +18,10 @@ const (
 	InEInvoiceProblems = "einvoice.problems"
 	// InArchiveFailure: the code of a failed archive export's failure.
 	InArchiveFailure = "archiveExport.failure"
+	// InInboxProblems: the code of an item of an inbox document's problems
+	// (why the last decision did not reach UJP); UJP's own codes (E1016,
+	// …) appear there too, unrenamed.
+	InInboxProblems = "inbox_document.problems"
 	// InOAuth: the error member of an RFC 6749 §5.2 answer of POST
 	// /v1/oauth/token.
 	InOAuth = "oauth"
@@ -88,11 +92,13 @@ func Codes() []Code {
 		p("certificate_mismatch", http.StatusUnprocessableEntity, ServiceEInvoice, "Certificate mismatch", "The JWS x5c leaf is not the request's certificate (claim first: the claim issues the header for your certificate)."),
 		p("totals_mismatch", http.StatusUnprocessableEntity, ServiceEInvoice, "Totals mismatch", "expectedTotals differ from the totals computed by UJP's formulas."),
 		p("ujp_unavailable", http.StatusServiceUnavailable, ServiceEInvoice, "UJP unavailable", "UJP's registry did not answer the company pre-flight in time; nothing was created."),
+		p("decision_deadline_passed", http.StatusConflict, ServiceEInvoice, "Decision deadline passed", "An accept or reject after the inbox document's decideBy (Europe/Skopje, inclusive) or once UJP reported it auto-accepted (04); decideBy in the problem."),
 
 		// E-invoicing: ours.
 		p("einvoice_state_conflict", http.StatusConflict, ServiceEInvoice, "E-invoice not in a state that allows this", "The e-invoice's status does not allow the operation (storno or correction before delivery, a decision on an undelivered document, a move another worker made first)."),
 		p("supersede_pending", http.StatusConflict, ServiceEInvoice, "Storno or correction already on its way", "A storno or correction of this e-invoice is still on its way to UJP."),
-		p("sandbox_only", http.StatusForbidden, ServiceEInvoice, "Sandbox only", "POST /v1/sandbox/…/simulate on a production company, or with a sandbox that is not the UJP simulator."),
+		p("inbox_state_conflict", http.StatusConflict, ServiceEInvoice, "Inbox document not in a state that allows this", "An accept or reject of an inbox document already decided, with a decision on its way, or no longer in status 01 at UJP (voided or corrected by its seller); a sandbox action the simulator refuses (with UJP's code)."),
+		p("sandbox_only", http.StatusForbidden, ServiceEInvoice, "Sandbox only", "POST /v1/sandbox/… (simulate, an incoming invoice) for a production company, or with a sandbox that is not the UJP simulator."),
 		p("signer_not_ready", http.StatusConflict, ServiceEInvoice, "No signer", "The company has no valid signing certificate; pair an agent and register one."),
 		p("company_exists", http.StatusConflict, ServiceEInvoice, "Company already onboarded", "The account already has a company with this ЕДБ in this environment (its id in companyId)."),
 		p("signing_request_finished", http.StatusConflict, ServiceEInvoice, "Signing request already finished", "The signing request is signed, refused or expired; a request is answered once."),
@@ -118,6 +124,20 @@ func Codes() []Code {
 			Meaning: "The signer refused (reason: user_declined, policy or payload_invalid fail the e-invoice; token_missing or pin_locked keep it waiting and ask again after the refusal backoff). Carries reason, message and signingRequestId."},
 		{Code: "hold_window_exceeded", In: InEInvoiceProblems, Service: ServiceEInvoice, Title: "Hold window exceeded",
 			Meaning: "UJP stayed unreachable for longer than the hold window (DENAR_EINVOICE_HOLD_WINDOW); the document failed undelivered."},
+
+		// Items of an inbox document's problems.
+		{Code: "decision_refused", In: InInboxProblems, Service: ServiceEInvoice, Title: "Decision refused by the signer",
+			Meaning: "The signer refused the decision's signing request (any reason); nothing reached UJP and the decision is pending again. Carries reason and signingRequestId."},
+		{Code: "decision_expired", In: InInboxProblems, Service: ServiceEInvoice, Title: "Decision not signed in time",
+			Meaning: "The decision's signing request expired unsigned (it is not replaced); nothing reached UJP and the decision is pending again."},
+		{Code: "decision_late", In: InInboxProblems, Service: ServiceEInvoice, Title: "Deadline passed before the decision reached UJP",
+			Meaning: "The deadline passed, or UJP auto-accepted the document, while the decision waited for its signature or for UJP."},
+		{Code: "decided_elsewhere", In: InInboxProblems, Service: ServiceEInvoice, Title: "Decided elsewhere",
+			Meaning: "UJP reports another decision (made in its portal or by another system) before ours reached it; UJP's decision is recorded."},
+		{Code: "decision_signer_missing", In: InInboxProblems, Service: ServiceEInvoice, Title: "No signer to sign the decision again",
+			Meaning: "The signed decision was too old for UJP (its 5-minute window) and the company has no valid certificate to sign it again."},
+		{Code: "payload_unreadable", In: InInboxProblems, Service: ServiceEInvoice, Title: "Payload unreadable",
+			Meaning: "UJP's payload of the document is not a UJP document; it is kept unmodified (GET …/payload) but its fields could not be read."},
 
 		// OAuth token endpoint (RFC 6749 §5.2).
 		{Code: "invalid_request", In: InOAuth, Status: http.StatusBadRequest, Service: ServiceEInvoice, Title: "Invalid request",

@@ -50,6 +50,7 @@ type usedCode struct {
 const (
 	kindProblem = httpx.InProblem
 	kindItem    = httpx.InEInvoiceProblems
+	kindInbox   = httpx.InInboxProblems
 	kindOAuth   = httpx.InOAuth
 )
 
@@ -160,6 +161,8 @@ func sourceCodes(t *testing.T) []usedCode {
 				return kindProblem
 			case q == "einvoicing" && n == "problemItem":
 				return kindItem
+			case q == "einvoicing" && n == "inboxProblem":
+				return kindInbox
 			case q == "auth" && n == "OAuthError":
 				return kindOAuth
 			}
@@ -261,7 +264,8 @@ func TestCodesDocumented(t *testing.T) {
 	// The scan must see the codes it is meant to guard (no vacuous pass).
 	var missing []string
 	for _, want := range []string{"company_exists", "einvoice_state_conflict", "pairing_code_invalid", "signature_refused",
-		"hold_window_exceeded", "invalid_client", "mpin_validation_failed", "validation_failed", "unauthenticated"} {
+		"hold_window_exceeded", "invalid_client", "mpin_validation_failed", "validation_failed", "unauthenticated",
+		"decision_deadline_passed", "inbox_state_conflict", "decided_elsewhere", "payload_unreadable"} {
 		if !seen[want] {
 			missing = append(missing, want)
 		}

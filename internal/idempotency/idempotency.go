@@ -188,6 +188,18 @@ func (c *Claim) store(ctx context.Context, q *dbq.Queries, resp Response) error 
 // Done reports whether the claim's outcome is stored and committed.
 func (c *Claim) Done() bool { return c != nil && c.done }
 
+// StableID is a digest of the claim's scope and key: the same for every
+// attempt of one request (a retry after a crash included) and different for
+// every other key, so work that reaches outside the store can be named by
+// it and done once. "" for a nil claim.
+func (c *Claim) StableID() string {
+	if c == nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(c.scope.Account + "\x00" + c.scope.Environment + "\x00" + c.scope.Credential + "\x00" + c.key))
+	return hex.EncodeToString(sum[:16])
+}
+
 // Response is the stored response once Done.
 func (c *Claim) Response() *Response { return c.response }
 

@@ -360,6 +360,17 @@ func (c *Client) PurchasePayload(ctx context.Context, caller Identity, jws strin
 	return []byte(out.Payload), nil
 }
 
+// PurchasePayloads implements Gateway.
+func (c *Client) PurchasePayloads(ctx context.Context, caller Identity, jws string) ([]Payload, error) {
+	var out struct {
+		Invoices []Payload `json:"invoices"`
+	}
+	if err := c.do(ctx, "PurchasePayloads", http.MethodPost, PathPurchasePayloadList, caller, nil, c.signedBody(jws), &out); err != nil {
+		return nil, err
+	}
+	return out.Invoices, nil
+}
+
 // PurchaseChanges implements Gateway.
 func (c *Client) PurchaseChanges(ctx context.Context, caller Identity, jws string) ([]StatusChange, error) {
 	return c.history(ctx, "PurchaseChanges", PathPurchaseChanges, caller, jws)

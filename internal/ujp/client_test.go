@@ -290,6 +290,14 @@ func TestInvoiceTrip(t *testing.T) {
 	if r, err := ujpdoc.Decode(payload); err != nil || r.Document.Header.DocID != "trip-1" {
 		t.Fatalf("payload: %v", err)
 	}
+	// The list read: the same bytes; an EUID the buyer does not hold is left out.
+	list, err := e.client.PurchasePayloads(ctx, buyerKey.Identity(), sign(t, buyerKey,
+		ujp.EUIDsRequest{RequestTimestamp: ts(), EUIDs: []string{res.EUID, "019b8d43-7840-7433-b358-08891b53605c"}}))
+	if err != nil || len(list) != 1 || list[0].EUID != res.EUID || list[0].Payload != string(payload) {
+		t.Fatalf("payload list = %+v, %v", list, err)
+	}
+	_, err = e.client.PurchasePayloads(ctx, buyerKey.Identity(), sign(t, buyerKey, ujp.EUIDsRequest{RequestTimestamp: ts(), EUIDs: []string{}}))
+	wantRejected(t, err, "E4010")
 	// The seller cannot read the buyer's side, and the buyer not the seller's.
 	_, err = e.client.CurrentStatus(ctx, buyerKey.Identity(), sign(t, buyerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
 	wantRejected(t, err, "E4008")

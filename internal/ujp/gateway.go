@@ -75,6 +75,10 @@ type Gateway interface {
 	// PurchasePayload is the seller's document JSON, unmodified (payload
 	// EUIDRequest).
 	PurchasePayload(ctx context.Context, caller Identity, jws string) ([]byte, error)
+	// PurchasePayloads is the seller's document JSON of several received
+	// documents at once, each unmodified (payload EUIDsRequest). A document
+	// UJP does not hold for the caller is left out of the answer.
+	PurchasePayloads(ctx context.Context, caller Identity, jws string) ([]Payload, error)
 	// PurchaseChanges lists status changes of received documents on a day
 	// (payload ChangesRequest).
 	PurchaseChanges(ctx context.Context, caller Identity, jws string) ([]StatusChange, error)
@@ -199,6 +203,11 @@ type (
 		DateFrom         string `json:"dateFrom"`
 		DateTo           string `json:"dateTo"`
 	}
+	// EUIDsRequest names several documents.
+	EUIDsRequest struct {
+		RequestTimestamp string   `json:"requestTimestamp"`
+		EUIDs            []string `json:"euids"`
+	}
 	// ChangesRequest asks for the changes of one day (YYYY-MM-DD, or a
 	// timestamp whose date part counts).
 	ChangesRequest struct {
@@ -215,6 +224,13 @@ type (
 		Comment          *string `json:"comment"`
 	}
 )
+
+// Payload is one document of a payload list: its EUID and the seller's
+// document JSON, as UJP gives it (a JSON string on the wire).
+type Payload struct {
+	EUID    string `json:"euid"`
+	Payload string `json:"payload"`
+}
 
 // SignedBody is the HTTP body of every signed call: the compact JWS and,
 // outside it, the same requestTimestamp.
@@ -256,6 +272,7 @@ const (
 	PathPurchaseIDs           = APIPrefix + "/documents/purchase-invoice/ids"
 	PathPurchaseCurrentStatus = APIPrefix + "/documents/purchase-invoice/current-status"
 	PathPurchasePayload       = APIPrefix + "/documents/purchase-invoice/payload"
+	PathPurchasePayloadList   = APIPrefix + "/documents/purchase-invoice/payload/list"
 	PathPurchaseChanges       = APIPrefix + "/documents/purchase-invoice/changes"
 	PathPurchasePDF           = APIPrefix + "/documents/purchase-invoice/pdf"
 	PathAcceptReject          = APIPrefix + "/documents/purchase-invoice/accept-reject"

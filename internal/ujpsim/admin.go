@@ -141,6 +141,37 @@ func (s *Sim) adminRoutes(mux *http.ServeMux) {
 		}
 		s.writeFaults(w, r)
 	})
+	admin("POST /_sim/buyers/{edb}/incoming", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			TransactionDate string `json:"transactionDate"`
+			IssueDate       string `json:"issueDate"`
+			DocID           string `json:"docId"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		d, err := s.DropIncoming(r.Context(), Incoming{BuyerTin: r.PathValue("edb"), TransactionDate: req.TransactionDate,
+			IssueDate: req.IssueDate, DocID: req.DocID})
+		if err != nil {
+			s.fail(w, r, s.asSimError("incoming", err))
+			return
+		}
+		writeJSON(w, 200, d)
+	})
+	admin("POST /_sim/documents/{euid}/seller-storno", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Reason string `json:"reason"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		d, err := s.SellerStorno(r.Context(), r.PathValue("euid"), req.Reason)
+		if err != nil {
+			s.fail(w, r, s.asSimError("seller storno", err))
+			return
+		}
+		writeJSON(w, 200, d)
+	})
 	admin("POST /_sim/documents/{euid}/auto-accept", func(w http.ResponseWriter, r *http.Request) {
 		euid := r.PathValue("euid")
 		if err := s.ForceAutoAccept(r.Context(), euid); err != nil {

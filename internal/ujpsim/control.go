@@ -61,7 +61,28 @@ func (c Control) RejectNextSend(ctx context.Context, edb, code, message string) 
 		ForcedRejection{Code: code, Message: message, Count: 1})
 }
 
+// SendToBuyer drops an invoice from the fictitious supplier into buyerTin's
+// inbox and returns its EUID (docID "" for a new one).
+func (c Control) SendToBuyer(ctx context.Context, buyerTin, docID, transactionDate, issueDate string) (string, error) {
+	var d Document
+	err := c.postFor(ctx, "/_sim/buyers/"+url.PathEscape(buyerTin)+"/incoming",
+		map[string]string{"transactionDate": transactionDate, "issueDate": issueDate, "docId": docID}, &d)
+	return d.EUID, err
+}
+
+// VoidBySeller stornos a document as its seller and returns the storno's
+// EUID.
+func (c Control) VoidBySeller(ctx context.Context, euid, reason string) (string, error) {
+	var d Document
+	err := c.postFor(ctx, "/_sim/documents/"+url.PathEscape(euid)+"/seller-storno", map[string]string{"reason": reason}, &d)
+	return d.EUID, err
+}
+
 func (c Control) post(ctx context.Context, path string, body any) error {
+	return c.postFor(ctx, path, body, nil)
+}
+
+func (c Control) postFor(ctx context.Context, path string, body, out any) error {
 	var rd io.Reader = http.NoBody
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -89,6 +110,11 @@ func (c Control) post(ctx context.Context, path string, body any) error {
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode/100 == 2 {
+		if out != nil {
+			if err := json.Unmarshal(raw, out); err != nil {
+				return fmt.Errorf("ujp-sim: %s: decode answer: %w", path, err)
+			}
+		}
 		return nil
 	}
 	var env struct {

@@ -46,6 +46,7 @@ func (s *Sim) Handler() http.Handler {
 	api("POST "+ujp.PathPurchaseIDs, s.signed(s.ids(true)))
 	api("POST "+ujp.PathPurchaseCurrentStatus, s.signed(s.currentStatus(true)))
 	api("POST "+ujp.PathPurchasePayload, s.signed(s.payload))
+	api("POST "+ujp.PathPurchasePayloadList, s.signed(s.payloadList))
 	api("POST "+ujp.PathPurchaseChanges, s.signed(s.changes(true)))
 	api("POST "+ujp.PathPurchasePDF, s.signed(s.pdf(true)))
 	api("POST "+ujp.PathAcceptReject, s.signed(s.acceptReject))
@@ -771,6 +772,34 @@ func (s *Sim) payload(c *call) (map[string]any, *simError) {
 		return nil, e
 	}
 	return map[string]any{"payload": string(d.Payload)}, nil
+}
+
+// maxPayloadList bounds the EUIDs of one payload/list call (UJP publishes
+// no limit; one answer of this many documents stays a few megabytes).
+const maxPayloadList = 100
+
+// payloadList answers the payloads of the caller's received documents
+// among the EUIDs asked for; others are left out, as a list read does.
+func (s *Sim) payloadList(c *call) (map[string]any, *simError) {
+	var req ujp.EUIDsRequest
+	if e := decodeInto(c, &req); e != nil {
+		return nil, e
+	}
+	if len(req.EUIDs) == 0 || len(req.EUIDs) > maxPayloadList {
+		return nil, &simError{status: 400, code: "E4010", msg: fmt.Sprintf("Invalid value type provided in request: 1 to %d euids", maxPayloadList), prop: "euids"}
+	}
+	out := make([]ujp.Payload, 0, len(req.EUIDs))
+	for _, euid := range req.EUIDs {
+		d, e := s.own(c, euid, true)
+		if e != nil && e.code == "E4008" {
+			continue
+		}
+		if e != nil {
+			return nil, e
+		}
+		out = append(out, ujp.Payload{EUID: d.EUID, Payload: string(d.Payload)})
+	}
+	return map[string]any{"invoices": out}, nil
 }
 
 func (s *Sim) acceptReject(c *call) (map[string]any, *simError) {

@@ -44,6 +44,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -83,9 +84,11 @@ const DefaultSlowRegistryDelay = 3 * time.Second
 
 // Well-known sandbox tax numbers (docs/sandbox.md).
 const (
-	TaxSeller       = "4030000000001" // active VAT payer, Skopje
-	TaxBuyer        = "4030000000002" // active VAT payer, Skopje
-	TaxSmallBiz     = "4030000000003" // registered, not a VAT payer, Bitola
+	TaxSeller   = "4030000000001" // active VAT payer, Skopje
+	TaxBuyer    = "4030000000002" // active VAT payer, Skopje
+	TaxSmallBiz = "4030000000003" // registered, not a VAT payer, Bitola
+	// TaxSupplier (buyer.go) = "4030000000005": the fictitious supplier of
+	// DropIncoming's invoices, a VAT payer in Tetovo.
 	TaxNeverExisted = "4039999999999" // never registered: E1000
 	TaxNoAnswer     = "4039999999998" // the registry never answers
 	TaxSlowRegistry = "4030000000004" // the registry answers after SlowRegistryDelay
@@ -104,6 +107,8 @@ func SeedCompanies() []ujp.Company {
 			Address: ujp.CompanyAddress{Street: "ул. Широк Сокак", Number: "3", City: "Битола", Zip: "7000"}, CountryID: &skopje, Golemina: "0", CountryCode: "MK"},
 		{TaxNumber: TaxSlowRegistry, VatNumber: vat("МК" + TaxSlowRegistry), RegistrationNumber: "7000004", Name: "Тест Бавен Купувач ДОО Куманово",
 			Address: ujp.CompanyAddress{Street: "ул. Октомвриска", Number: "4", City: "Куманово", Zip: "1300"}, CountryID: &skopje, Golemina: "2", CountryCode: "MK"},
+		{TaxNumber: TaxSupplier, VatNumber: vat("МК" + TaxSupplier), RegistrationNumber: "7000005", Name: "Тест Добавувач ДООЕЛ Тетово",
+			Address: ujp.CompanyAddress{Street: "ул. Илинденска", Number: "5", City: "Тетово", Zip: "1200"}, CountryID: &skopje, Golemina: "1", CountryCode: "MK"},
 	}
 }
 
@@ -653,9 +658,10 @@ func errNotNew() *simError {
 
 func strp(s string) *string { return &s }
 
-// decideByFor is the buyer's deadline: the end of the 10th day of the month
-// after the supply (docTurnoverDate, else docDate), Skopje time. UJP does not
-// publish its rule (research §6.1); this is our spec's.
+// decideByFor is the instant the buyer's deadline ends: the end of the
+// day einvoice.DecideBy names for the supply (docTurnoverDate, else docDate),
+// Skopje time. UJP does not publish its rule (research §6.1); this is our
+// spec's, the same function the service counts days with.
 func decideByFor(doc *ujpdoc.Document, received time.Time) time.Time {
 	day := doc.Header.DocTurnoverDate
 	if day == "" {
@@ -665,7 +671,7 @@ func decideByFor(doc *ujpdoc.Document, received time.Time) time.Time {
 	if err != nil {
 		t = received.In(ujpdoc.Skopje)
 	}
-	return time.Date(t.Year(), t.Month()+1, 11, 0, 0, 0, 0, ujpdoc.Skopje)
+	return einvoice.DeadlineEnd(einvoice.DecideBy(t))
 }
 
 // sweepBatch bounds the documents one sweep transaction moves.
@@ -685,8 +691,15 @@ func (s *Sim) sweep(ctx context.Context, now time.Time) error {
 		}
 		err = s.db.InTx(ctx, func(tx *store.Tx) error {
 			for _, d := range due {
+				// The move is recorded when the deadline ended, or when
+				// the document arrived if it arrived later (a late
+				// invoice): a change never precedes its document.
+				at := d.DecideBy
+				if d.ReceivedAt.After(at) {
+					at = d.ReceivedAt
+				}
 				if _, err := s.move(ctx, tx, docRef{d.Euid, d.SellerTin, d.BuyerTin}, ujp.StatusSent, ujp.StatusAutoAccepted,
-					d.DecideBy, ujp.StatusChange{Comment: strp("Document auto accept after expiration date")}); err != nil {
+					at, ujp.StatusChange{Comment: strp("Document auto accept after expiration date")}); err != nil {
 					return err
 				}
 			}

@@ -174,6 +174,52 @@ type IdempotencyKey struct {
 	CreatedAt    time.Time
 }
 
+type InboxDocument struct {
+	ID                string
+	AccountID         string
+	CompanyID         string
+	Environment       string
+	Euid              string
+	Kind              string
+	OriginalEuid      sql.NullString
+	DocumentType      string
+	Number            string
+	IssueDate         string
+	TransactionDate   string
+	Seller            string
+	TotalNet          string
+	TotalVat          string
+	TotalGross        string
+	Currency          string
+	UjpStatus         string
+	UjpStatusName     string
+	UjpStatusAt       time.Time
+	DecisionState     string
+	DecisionRequested string
+	DecisionReason    sql.NullString
+	DecisionComment   sql.NullString
+	DecidedAt         sql.NullTime
+	SigningRequestID  sql.NullString
+	Problems          string
+	DecideBy          string
+	Payload           []byte
+	ReceivedAt        time.Time
+	UpdatedAt         time.Time
+	Version           int32
+}
+
+type InboxPdf struct {
+	DocumentID string
+	Pdf        string
+	CreatedAt  time.Time
+}
+
+type InboxReminder struct {
+	DocumentID string
+	Days       int32
+	SentAt     time.Time
+}
+
 type InstanceSetting struct {
 	Name      string
 	Value     string
@@ -297,6 +343,14 @@ type UjpChangeCursor struct {
 	Environment   string
 	PolledThrough string
 	UpdatedAt     time.Time
+}
+
+type UjpPurchaseCursor struct {
+	CompanyID         string
+	Environment       string
+	PolledThrough     string
+	DiscoveredThrough string
+	UpdatedAt         time.Time
 }
 
 type UjpSlot struct {

@@ -68,6 +68,18 @@ func (q *Queries) CompaniesAwaitingUJP(ctx context.Context) ([]string, error) {
 	return items, nil
 }
 
+const companyAwaitingUJP = `-- name: CompanyAwaitingUJP :one
+SELECT COUNT(*) FROM einvoices WHERE company_id = $1 AND status IN ('delivered', 'registered', 'draft_at_ujp')
+`
+
+// Whether a company has documents whose next status only UJP can tell.
+func (q *Queries) CompanyAwaitingUJP(ctx context.Context, companyID string) (int64, error) {
+	row := q.db.QueryRowContext(ctx, companyAwaitingUJP, companyID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const getChangeCursor = `-- name: GetChangeCursor :one
 SELECT company_id, environment, polled_through, updated_at FROM ujp_change_cursors WHERE company_id = $1 AND environment = $2
 `
@@ -299,13 +311,14 @@ func (q *Queries) PendingSupersede(ctx context.Context, originalID sql.NullStrin
 
 const purgeSignedReads = `-- name: PurgeSignedReads :execrows
 DELETE FROM signing_requests
-WHERE link_type IN ('ujp_changes', 'einvoice_pdf') AND state IN ('signed', 'refused', 'expired')
+WHERE link_type IN ('ujp_changes', 'einvoice_pdf', 'ujp_purchase_ids', 'ujp_purchase_payloads', 'ujp_purchase_changes',
+                    'inbox_pdf', 'inbox_status') AND state IN ('signed', 'refused', 'expired')
   AND updated_at < $1
 `
 
-// Finished signing requests of UJP reads (change feeds, PDFs) older than
-// before. Document signatures are kept: they are the record of what was
-// issued.
+// Finished signing requests of UJP reads (change feeds, PDFs, the inbox's
+// reads) older than before. Document and decision signatures are kept: they
+// are the record of what was issued and decided.
 func (q *Queries) PurgeSignedReads(ctx context.Context, before time.Time) (int64, error) {
 	result, err := q.db.ExecContext(ctx, purgeSignedReads, before)
 	if err != nil {

@@ -758,7 +758,7 @@ func (q *Queries) TakeUJPSimSellerRejectSend(ctx context.Context, edb string) (T
 }
 
 const uJPSimDueDocuments = `-- name: UJPSimDueDocuments :many
-SELECT euid, seller_tin, buyer_tin, decide_by FROM ujpsim_documents
+SELECT euid, seller_tin, buyer_tin, decide_by, received_at FROM ujpsim_documents
 WHERE status = '01' AND decide_by <= $1 AND doc_storno <> 1
 ORDER BY decide_by, euid
 LIMIT $2
@@ -770,10 +770,11 @@ type UJPSimDueDocumentsParams struct {
 }
 
 type UJPSimDueDocumentsRow struct {
-	Euid      string
-	SellerTin string
-	BuyerTin  string
-	DecideBy  time.Time
+	Euid       string
+	SellerTin  string
+	BuyerTin   string
+	DecideBy   time.Time
+	ReceivedAt time.Time
 }
 
 // Documents still in 01 whose buyer's deadline has passed (a storno is
@@ -792,6 +793,7 @@ func (q *Queries) UJPSimDueDocuments(ctx context.Context, arg UJPSimDueDocuments
 			&i.SellerTin,
 			&i.BuyerTin,
 			&i.DecideBy,
+			&i.ReceivedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -83,9 +83,14 @@ WHERE state IN ('pending', 'claimed') AND expires_at <= sqlc.arg(now)
 ORDER BY expires_at LIMIT 500;
 
 -- name: PurgeSignedReads :execrows
--- Finished signing requests of UJP reads (change feeds, PDFs) older than
--- before. Document signatures are kept: they are the record of what was
--- issued.
+-- Finished signing requests of UJP reads (change feeds, PDFs, the inbox's
+-- reads) older than before. Document and decision signatures are kept: they
+-- are the record of what was issued and decided.
 DELETE FROM signing_requests
-WHERE link_type IN ('ujp_changes', 'einvoice_pdf') AND state IN ('signed', 'refused', 'expired')
+WHERE link_type IN ('ujp_changes', 'einvoice_pdf', 'ujp_purchase_ids', 'ujp_purchase_payloads', 'ujp_purchase_changes',
+                    'inbox_pdf', 'inbox_status') AND state IN ('signed', 'refused', 'expired')
   AND updated_at < sqlc.arg(before);
+
+-- name: CompanyAwaitingUJP :one
+-- Whether a company has documents whose next status only UJP can tell.
+SELECT COUNT(*) FROM einvoices WHERE company_id = sqlc.arg(company_id) AND status IN ('delivered', 'registered', 'draft_at_ujp');

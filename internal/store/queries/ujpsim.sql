@@ -171,7 +171,7 @@ ORDER BY euid;
 -- name: UJPSimDueDocuments :many
 -- Documents still in 01 whose buyer's deadline has passed (a storno is
 -- never decided on).
-SELECT euid, seller_tin, buyer_tin, decide_by FROM ujpsim_documents
+SELECT euid, seller_tin, buyer_tin, decide_by, received_at FROM ujpsim_documents
 WHERE status = '01' AND decide_by <= sqlc.arg(now) AND doc_storno <> 1
 ORDER BY decide_by, euid
 LIMIT sqlc.arg(max_rows);

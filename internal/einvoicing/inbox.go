@@ -1,0 +1,374 @@
+package einvoicing
+
+// The inbox: incoming e-invoices of a company, read from UJP's purchase side
+// (inbox_sync.go), and the company's accept/reject decision, which is signed
+// on the company's device and reaches UJP only with that signature
+// (inbox_decide.go). The decision deadline, its reminders and the
+// auto-acceptance are in inbox_deadline.go; the rules themselves (DecideBy,
+// DaysLeft, reject reasons) are the domain's, in package einvoice.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/einvoice"
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/ujp"
+)
+
+// Events of the inbox. The first three are the spec's; the others tell
+// what happened to a decision and to a document the seller replaced.
+const (
+	EventInboxReceived            = "inbox.received"
+	EventInboxDeadlineApproaching = "inbox.deadline_approaching"
+	EventInboxAutoAccepted        = "inbox.auto_accepted"
+	EventInboxSignatureRequired   = "inbox.signature_required"
+	EventInboxAccepted            = "inbox.accepted"
+	EventInboxRejected            = "inbox.rejected"
+	EventInboxDecisionFailed      = "inbox.decision_failed"
+	EventInboxCancelledByStorno   = "inbox.cancelled_by_storno"
+	EventInboxCorrected           = "inbox.corrected"
+)
+
+// Signing-link types of the inbox: the decision itself (purpose decision)
+// and the signed reads (purpose query).
+const (
+	LinkInboxDecision     = "inbox_decision"        // id: the inbox document
+	linkInboxStatus       = "inbox_status"          // id: the inbox document (current-status after E1016)
+	LinkInboxPDF          = "inbox_pdf"             // id: the inbox document
+	linkPurchaseIDs       = "ujp_purchase_ids"      // id: the company
+	linkPurchasePayloads  = "ujp_purchase_payloads" // id: company/to/started (unix ms)
+	linkPurchaseChanges   = "ujp_purchase_changes"  // id: the company
+	decisionAccept        = "accept"
+	decisionReject        = "reject"
+	inboxDocumentPrefix   = "inbd"
+	inboxPageSize         = 25
+	maxPayloadsPerRequest = 100
+)
+
+// InboxDocument is the public incoming e-invoice (spec, InboxDocument).
+// kind, originalEuid, problems and updatedAt, and decision.requested and
+// decision.signingRequestId, are additions to the spec's fields (docs/inbox.md).
+type InboxDocument struct {
+	ID              string          `json:"id" doc:"Prefix inbd_."`
+	Object          string          `json:"object" enum:"inbox_document"`
+	CompanyID       string          `json:"companyId"`
+	EUID            string          `json:"euid" doc:"UJP's id of the document."`
+	Kind            string          `json:"kind" enum:"invoice,storno,correction" doc:"From the seller's docStorno: a storno voids and a correction replaces the document originalEuid names."`
+	OriginalEUID    *string         `json:"originalEuid" doc:"The EUID a storno or correction refers to (its SYS reference); null for an invoice."`
+	DocumentType    string          `json:"documentType" doc:"UJP document-types code (100 invoice, …)."`
+	Number          string          `json:"number" doc:"The seller's document number."`
+	IssueDate       string          `json:"issueDate" format:"date"`
+	TransactionDate string          `json:"transactionDate" format:"date" doc:"docTurnoverDate (docDate when the seller left it empty); decideBy follows from it."`
+	Seller          InboxSeller     `json:"seller"`
+	Totals          einvoice.Totals `json:"totals" doc:"net (after discounts), vat, gross, in the document currency, as the seller's document states them."`
+	UJPStatus       UJPStatus       `json:"ujpStatus"`
+	Decision        InboxDecision   `json:"decision"`
+	DecideBy        string          `json:"decideBy" format:"date" doc:"The last day to decide (inclusive, Europe/Skopje): the 10th of the month after transactionDate, never moved for weekends or holidays."`
+	DaysLeft        int             `json:"daysLeft" doc:"Days from today (Europe/Skopje, when the response is made) to decideBy: 0 on decideBy, negative after it."`
+	Problems        json.RawMessage `json:"problems" doc:"Why the last decision did not reach UJP: [{code, message, reason, signingRequestId}] (refused or expired signature, UJP's refusal with its own code, the deadline)."`
+	ReceivedAt      time.Time       `json:"receivedAt" doc:"When the service found the document at UJP."`
+	UpdatedAt       time.Time       `json:"updatedAt"`
+	Links           InboxLinks      `json:"links"`
+}
+
+// Path is the document's path in the API.
+func (d InboxDocument) Path() string { return "/v1/inbox/" + d.ID }
+
+// InboxSeller is the seller as its document states it.
+type InboxSeller struct {
+	Country        string       `json:"country" doc:"Countries codebook code (MK)."`
+	TaxNumber      string       `json:"taxNumber"`
+	VatNumber      *string      `json:"vatNumber"`
+	Name           string       `json:"name"`
+	Address        InboxAddress `json:"address"`
+	SubsidiaryCode *string      `json:"subsidiaryCode"`
+	SubsidiaryName *string      `json:"subsidiaryName"`
+	Contact        *string      `json:"contact"`
+	Email          *string      `json:"email"`
+}
+
+// InboxAddress is the seller's address.
+type InboxAddress struct {
+	Street     string `json:"street"`
+	Number     string `json:"number"`
+	PostalCode string `json:"postalCode"`
+	City       string `json:"city"`
+}
+
+// UJPStatus is the document's status at UJP.
+type UJPStatus struct {
+	Code string    `json:"code" doc:"Two digits: 01 sent (awaiting the buyer), 03 accepted, 04 auto-accepted, 05 rejected, 07 voided by storno, 09 corrected, …"`
+	Name string    `json:"name" doc:"UJP's name of the status."`
+	At   time.Time `json:"at" doc:"When the service learnt it: UJP's time of the change when UJP gives one."`
+}
+
+// InboxDecision is the company's decision on the document.
+type InboxDecision struct {
+	State            string     `json:"state" enum:"pending,accepted,auto_accepted,rejected"`
+	Requested        *string    `json:"requested" enum:"accept,reject" doc:"A decision on its way: waiting for its signature, or for UJP. null when none."`
+	ReasonCode       *string    `json:"reasonCode" doc:"The reject reason (UJP's code, in UJP's spelling), of the decision made or on its way."`
+	Comment          *string    `json:"comment"`
+	DecidedAt        *time.Time `json:"decidedAt" doc:"When the decision took effect: UJP's time when it reports one, else when the service learnt it; for an auto-acceptance the service records itself, the end of decideBy. null until decided."`
+	SigningRequestID *string    `json:"signingRequestId" doc:"The signing request the decision on its way waits on."`
+}
+
+// InboxLinks are the relative paths of the document's contents.
+type InboxLinks struct {
+	Payload string `json:"payload"`
+	PDF     string `json:"pdf"`
+}
+
+func inboxView(r dbq.InboxDocument, now time.Time) InboxDocument {
+	var seller InboxSeller
+	_ = json.Unmarshal([]byte(r.Seller), &seller)
+	problems := r.Problems
+	if problems == "" {
+		problems = "[]"
+	}
+	by, _ := time.Parse(time.DateOnly, r.DecideBy)
+	out := InboxDocument{ID: r.ID, Object: "inbox_document", CompanyID: r.CompanyID, EUID: r.Euid, Kind: r.Kind,
+		OriginalEUID: nullable(r.OriginalEuid), DocumentType: r.DocumentType, Number: r.Number, IssueDate: r.IssueDate,
+		TransactionDate: r.TransactionDate, Seller: seller,
+		Totals:    einvoice.Totals{Net: r.TotalNet, Vat: r.TotalVat, Gross: r.TotalGross, Currency: r.Currency},
+		UJPStatus: UJPStatus{Code: r.UjpStatus, Name: r.UjpStatusName, At: r.UjpStatusAt.UTC()},
+		Decision: InboxDecision{State: r.DecisionState, ReasonCode: nullable(r.DecisionReason), Comment: nullable(r.DecisionComment),
+			DecidedAt: nullTime(r.DecidedAt), SigningRequestID: nullable(r.SigningRequestID)},
+		DecideBy: r.DecideBy, DaysLeft: einvoice.DaysLeft(now, by), Problems: json.RawMessage(problems),
+		ReceivedAt: r.ReceivedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		Links: InboxLinks{Payload: "/v1/inbox/" + r.ID + "/payload", PDF: "/v1/inbox/" + r.ID + "/pdf"}}
+	if r.DecisionRequested != "" {
+		req := r.DecisionRequested
+		out.Decision.Requested = &req
+	}
+	return out
+}
+
+// inboxEvent writes an event about d as GET returns it now.
+func inboxEvent(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, typ string) error {
+	return writeEvent(ctx, tx, d.AccountID, d.CompanyID, d.Environment, typ, d.ID, inboxView(d, tx.Now))
+}
+
+// errInboxChanged is a write over a version another transaction changed
+// first; the use case reads again and retries.
+var errInboxChanged = errors.New("inbox document changed concurrently")
+
+// saveInbox writes d's changing columns over the version it was read in
+// and returns the document as stored.
+func saveInbox(ctx context.Context, tx *store.Tx, d dbq.InboxDocument) (dbq.InboxDocument, error) {
+	n, err := tx.UpdateInboxDocument(ctx, dbq.UpdateInboxDocumentParams{UjpStatus: d.UjpStatus, UjpStatusName: d.UjpStatusName,
+		UjpStatusAt: d.UjpStatusAt, DecisionState: d.DecisionState, DecisionRequested: d.DecisionRequested,
+		DecisionReason: d.DecisionReason, DecisionComment: d.DecisionComment, DecidedAt: d.DecidedAt,
+		SigningRequestID: d.SigningRequestID, Problems: d.Problems, UpdatedAt: tx.Now, ID: d.ID, Version: d.Version})
+	if err != nil {
+		return d, fmt.Errorf("save inbox document %s: %w", d.ID, err)
+	}
+	if n == 0 {
+		return d, errInboxChanged
+	}
+	return tx.GetInboxDocument(ctx, d.ID)
+}
+
+// retryInbox runs fn again (a fresh transaction) while it lost a race for a
+// document, a few times.
+func retryInbox[T any](fn func() (T, error)) (T, error) {
+	for attempt := 0; ; attempt++ {
+		v, err := fn()
+		if errors.Is(err, errInboxChanged) && attempt < 5 {
+			continue
+		}
+		return v, err
+	}
+}
+
+// inboxInTx is db.InTx retried while it lost a race for a document.
+func (s *Service) inboxInTx(ctx context.Context, fn func(tx *store.Tx) error) error {
+	_, err := retryInbox(func() (struct{}, error) {
+		return struct{}{}, s.db.InTx(ctx, fn)
+	})
+	return err
+}
+
+// inboxRow loads an inbox document of companyID in the caller's account and
+// environment; any other is 404.
+func inboxRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, companyID, id string) (dbq.InboxDocument, error) {
+	r, err := q.GetInboxDocument(ctx, id)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && (r.AccountID != p.AccountID || r.CompanyID != companyID || r.Environment != p.Environment)) {
+		return dbq.InboxDocument{}, denar.Errorf(denar.ECodeNotFound, "No inbox document %s for this company.", id)
+	}
+	if err != nil {
+		return dbq.InboxDocument{}, fmt.Errorf("load inbox document %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// InboxFilter selects inbox documents; empty fields do not filter.
+type InboxFilter struct {
+	// Status is a decision state (pending, accepted, auto_accepted,
+	// rejected).
+	Status string
+	// DeadlineBefore (YYYY-MM-DD) keeps documents whose decideBy is before
+	// it.
+	DeadlineBefore string
+}
+
+// InboxPageSize is the fixed page size of GET /v1/inbox.
+const InboxPageSize = inboxPageSize
+
+// Inbox returns up to InboxPageSize+1 documents of companyID, newest first,
+// after the id after.
+func (s *Service) Inbox(ctx context.Context, p *auth.Principal, companyID string, f InboxFilter, after string) ([]InboxDocument, error) {
+	var fe denar.FieldErrors
+	if f.Status != "" && !contains(einvoice.DecisionStates, f.Status) {
+		fe.Add("status", "must be one of pending, accepted, auto_accepted, rejected")
+	}
+	if _, err := time.Parse(time.DateOnly, f.DeadlineBefore); f.DeadlineBefore != "" && err != nil {
+		fe.Add("deadlineBefore", "must be a date YYYY-MM-DD")
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.Reader().ListInboxDocuments(ctx, dbq.ListInboxDocumentsParams{AccountID: p.AccountID, CompanyID: companyID,
+		AfterID: after, DecisionState: optional(f.Status), DeadlineBefore: optional(f.DeadlineBefore), Lim: inboxPageSize + 1})
+	if err != nil {
+		return nil, fmt.Errorf("list inbox: %w", err)
+	}
+	now := s.db.Now()
+	out := make([]InboxDocument, 0, len(rows))
+	for _, r := range rows {
+		if r.Environment == p.Environment {
+			out = append(out, inboxView(r, now))
+		}
+	}
+	return out, nil
+}
+
+// InboxDocument returns one inbox document of companyID.
+func (s *Service) InboxDocument(ctx context.Context, p *auth.Principal, companyID, id string) (InboxDocument, error) {
+	r, err := inboxRow(ctx, s.db.Reader(), p, companyID, id)
+	if err != nil {
+		return InboxDocument{}, err
+	}
+	return inboxView(r, s.db.Now()), nil
+}
+
+// InboxPayload returns the seller's document JSON exactly as UJP gave it.
+func (s *Service) InboxPayload(ctx context.Context, p *auth.Principal, companyID, id string) ([]byte, error) {
+	r, err := inboxRow(ctx, s.db.Reader(), p, companyID, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.Payload, nil
+}
+
+// InboxPDF returns UJP's rendering of an inbox document. It is fetched by a
+// signed read the first time it is asked for; until it is here, 409
+// pdf_not_ready (and the read is asked for, once at a time).
+func (s *Service) InboxPDF(ctx context.Context, p *auth.Principal, companyID, id string) ([]byte, error) {
+	q := s.db.Reader()
+	d, err := inboxRow(ctx, q, p, companyID, id)
+	if err != nil {
+		return nil, err
+	}
+	row, err := q.GetInboxPDF(ctx, d.ID)
+	if errors.Is(err, sql.ErrNoRows) {
+		err := s.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+			link := SigningLink{Type: LinkInboxPDF, ID: d.ID}
+			if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link.Type, LinkID: link.ID, Now: tx.Now}); err == nil {
+				return nil
+			} else if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			payload, err := json.Marshal(ujp.EUIDRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUID: d.Euid})
+			if err != nil {
+				return err
+			}
+			_, err = RequestSignature(ctx, tx, d.CompanyID, PurposeQuery, payload, link)
+			if errors.Is(err, ErrNoSigner) {
+				return nil // asked again on the next request, once a signer is there
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return nil, denar.Errorf("pdf_not_ready", "UJP's PDF of %s is not here yet: it is fetched with a read the company's signer signs; ask again shortly.", d.ID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pdf of %s: %w", d.ID, err)
+	}
+	pdf, err := base64.StdEncoding.DecodeString(row.Pdf)
+	if err != nil {
+		return nil, fmt.Errorf("stored pdf of %s: %w", d.ID, err)
+	}
+	return pdf, nil
+}
+
+// newInboxDocument makes the row of a document UJP gave for company co:
+// what the API shows is read from the payload, which is stored unmodified.
+// A payload that is not a readable UJP document is still recorded (its
+// fields empty) with a problem saying so.
+func newInboxDocument(co dbq.Company, euid string, payload []byte, now time.Time, statusName string) dbq.InsertInboxDocumentParams {
+	row := dbq.InsertInboxDocumentParams{ID: denar.NewID(inboxDocumentPrefix), AccountID: co.AccountID, CompanyID: co.ID,
+		Environment: co.Environment, Euid: euid, Kind: "invoice", Payload: payload, UjpStatus: ujp.StatusSent,
+		UjpStatusName: statusName, UjpStatusAt: now, DecisionState: einvoice.DecisionPending, Problems: "[]", ReceivedAt: now,
+		Seller: "{}", TotalNet: "0.00", TotalVat: "0.00", TotalGross: "0.00"}
+	var req ujpdoc.Request
+	if err := json.Unmarshal(payload, &req); err != nil {
+		b, _ := json.Marshal([]inboxProblem{{Code: "payload_unreadable", Message: "UJP's payload of this document is not a UJP document: " + err.Error()}})
+		row.Problems = string(b)
+		row.IssueDate, row.TransactionDate = now.In(ujpdoc.Skopje).Format(time.DateOnly), now.In(ujpdoc.Skopje).Format(time.DateOnly)
+		row.DecideBy = einvoice.DecideBy(einvoice.Today(now)).Format(time.DateOnly)
+		return row
+	}
+	d := req.Document
+	h := d.Header
+	switch h.DocStorno {
+	case ujpdoc.StornoVoid:
+		row.Kind = "storno"
+	case ujpdoc.StornoCorrection:
+		row.Kind = "correction"
+	}
+	if ref := ujpdoc.SystemReference(&d); ref != "" && h.DocStorno != ujpdoc.StornoNone {
+		row.OriginalEuid = sql.NullString{String: ref, Valid: true}
+	}
+	row.DocumentType, row.Number, row.IssueDate = h.DocType, h.DocNumber, h.DocDate
+	row.TransactionDate = h.DocTurnoverDate
+	if row.TransactionDate == "" {
+		row.TransactionDate = h.DocDate
+	}
+	if by, err := einvoice.DecideByDate(row.TransactionDate); err == nil {
+		row.DecideBy = by
+	} else {
+		// No readable date: count from when it arrived rather than never.
+		row.DecideBy = einvoice.DecideBy(einvoice.Today(now)).Format(time.DateOnly)
+	}
+	sl := d.Seller
+	seller := InboxSeller{Country: sl.SellerCCode, TaxNumber: sl.SellerTin, VatNumber: sl.SellerVatNumber, Name: sl.SellerName,
+		Address: InboxAddress{Street: sl.SellerAddress.StreetAddress, Number: sl.SellerAddress.StreetNumber,
+			PostalCode: sl.SellerAddress.PostalCode, City: sl.SellerAddress.City},
+		SubsidiaryCode: sl.SellerSubsidiaryCode, SubsidiaryName: sl.SellerSubsidiaryName, Contact: sl.SellerContact, Email: sl.SellerEmail}
+	if b, err := json.Marshal(seller); err == nil {
+		row.Seller = string(b)
+	}
+	t := einvoice.DocTotals(&d)
+	row.TotalNet, row.TotalVat, row.TotalGross, row.Currency = t.Net, t.Vat, t.Gross, t.Currency
+	return row
+}
+
+// statusName is UJP's name of a document status in env's code lists.
+func (s *Service) statusName(env, code string) string {
+	if c, ok := s.codebooks(env).Lookup(ujpdoc.CBDocumentStatuses, code); ok {
+		return c.Name
+	}
+	return ""
+}

@@ -1,0 +1,422 @@
+package einvoicing
+
+// Reading UJP's purchase side into the inbox. It is part of the pipeline's
+// change-feed poll (pollAll → pollOne → signed reads run by the query job,
+// through the signer's UJP slot), and it follows one cursor per company in
+// the store (ujp_purchase_cursors):
+//
+//	ids [polled_through … today] ──▶ payload/list of the EUIDs not stored yet (≤100 a call)
+//	    ──▶ discovered_through = the last day whose received documents are all stored
+//	    ──▶ changes(polled_through) ──▶ polled_through+1 ──▶ changes(next day) … until today
+//
+// Every step is a signing request of purpose query that the company's
+// signer signs; its result is applied in one transaction, and the next
+// step is asked for in that same transaction, so a crash at any point
+// leaves either the step to redo or the next one waiting. A day is done
+// only when its documents were all stored by a read that started after the
+// day ended (with UJP's 5-minute clock margin), and its status changes were
+// applied by a read that started after it ended; the cursor then moves one
+// day, only from that day (a conditional update), so no day is skipped
+// whatever order reads finish in, and every day from the cursor on is read
+// again until it is done. A document is stored once: (company, EUID) is
+// unique, and inbox.received is written with the row that inserted it.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/ujp"
+)
+
+// completionMargin is how long after a day ends (in Skopje) a read must
+// start for that day to count as read completely. UJP refuses a
+// requestTimestamp more than 5 minutes off its clock, so our clock and
+// UJP's agree within that.
+const completionMargin = ujpdoc.TimestampWindow
+
+// firstInboxDay is where a company's first sync starts: the first day of
+// the month before today, so that every document whose deadline (the 10th
+// of the month after its transaction) may still be open is found.
+func firstInboxDay(today time.Time) time.Time {
+	return time.Date(today.Year(), today.Month()-1, 1, 0, 0, 0, 0, ujpdoc.Skopje)
+}
+
+// skopjeDay is the Skopje calendar day of t, at 00:00 Skopje.
+func skopjeDay(t time.Time) time.Time {
+	y, m, d := t.In(ujpdoc.Skopje).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, ujpdoc.Skopje)
+}
+
+// lastCompleteDay is the last day a read that started at started saw
+// completely.
+func lastCompleteDay(started time.Time) string {
+	return skopjeDay(started.Add(-completionMargin)).AddDate(0, 0, -1).Format(time.DateOnly)
+}
+
+func parseDay(s string) (time.Time, error) {
+	return time.ParseInLocation(time.DateOnly, s, ujpdoc.Skopje)
+}
+
+// decodeSigned reads the JSON payload a signing request signed.
+func decodeSigned(sr dbq.SigningRequest, v any) error {
+	raw, err := base64.RawURLEncoding.DecodeString(sr.Payload)
+	if err != nil {
+		return fmt.Errorf("signed payload of %s: %w", sr.ID, err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("signed payload of %s: %w", sr.ID, err)
+	}
+	return nil
+}
+
+// startInboxSync asks for the first read of a sync of co's purchase side
+// (in the poll's transaction), unless a read of it still waits for its
+// signer.
+func (p *Pipeline) startInboxSync(ctx context.Context, tx *store.Tx, co dbq.Company, today time.Time) error {
+	if _, err := tx.OpenInboxSyncRequest(ctx, dbq.OpenInboxSyncRequestParams{CompanyID: co.ID, Now: tx.Now}); err == nil {
+		return nil
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	cur, err := purchaseCursor(ctx, tx, co, today)
+	if err != nil {
+		return err
+	}
+	from, err := parseDay(cur.PolledThrough)
+	if err != nil {
+		return fmt.Errorf("purchase cursor of %s: %w", co.ID, err)
+	}
+	return requestPurchaseIDs(ctx, tx, co, from, today)
+}
+
+// purchaseCursor returns co's cursor, starting it at firstInboxDay.
+func purchaseCursor(ctx context.Context, tx *store.Tx, co dbq.Company, today time.Time) (dbq.UjpPurchaseCursor, error) {
+	key := dbq.GetPurchaseCursorParams{CompanyID: co.ID, Environment: co.Environment}
+	cur, err := tx.GetPurchaseCursor(ctx, key)
+	if errors.Is(err, sql.ErrNoRows) {
+		if err := tx.InitPurchaseCursor(ctx, dbq.InitPurchaseCursorParams{CompanyID: co.ID, Environment: co.Environment,
+			PolledThrough: firstInboxDay(today).Format(time.DateOnly), UpdatedAt: tx.Now}); err != nil {
+			return cur, err
+		}
+		cur, err = tx.GetPurchaseCursor(ctx, key)
+	}
+	return cur, err
+}
+
+// requestPurchaseIDs asks for the read of the EUIDs received from from to
+// today, at most a month (UJP's E4014) per read.
+func requestPurchaseIDs(ctx context.Context, tx *store.Tx, co dbq.Company, from, today time.Time) error {
+	if from.After(today) {
+		from = today
+	}
+	to := from.AddDate(0, 1, -1)
+	if to.After(today) {
+		to = today
+	}
+	payload, err := json.Marshal(ujp.DateRangeRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now),
+		DateFrom: from.Format(time.DateOnly), DateTo: to.Format(time.DateOnly)})
+	if err != nil {
+		return err
+	}
+	_, err = RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, SigningLink{Type: linkPurchaseIDs, ID: co.ID})
+	if errors.Is(err, ErrNoSigner) {
+		return nil
+	}
+	return err
+}
+
+// requestPurchaseChanges asks for the read of co's purchase change feed of
+// day, unless one waits for its signer already.
+func requestPurchaseChanges(ctx context.Context, tx *store.Tx, co dbq.Company, day string) error {
+	link := SigningLink{Type: linkPurchaseChanges, ID: co.ID}
+	if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link.Type, LinkID: link.ID, Now: tx.Now}); err == nil {
+		return nil
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	payload, err := json.Marshal(ujp.ChangesRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), Date: day})
+	if err != nil {
+		return err
+	}
+	_, err = RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, link)
+	if errors.Is(err, ErrNoSigner) {
+		return nil
+	}
+	return err
+}
+
+// inboxQuery runs the inbox's signed reads and decisions for the query
+// job; handled is false for a link type that is not the inbox's.
+func (p *Pipeline) inboxQuery(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) (handled bool, err error) {
+	switch sr.LinkType {
+	case linkPurchaseIDs:
+		started := p.db.Now()
+		ids, err := gw.PurchaseIDs(cctx, who.id, sr.Jws)
+		if err != nil {
+			return true, p.queryFailed(err)
+		}
+		return true, p.purchaseIDsRead(ctx, co, sr, ids, started)
+	case linkPurchasePayloads:
+		list, err := gw.PurchasePayloads(cctx, who.id, sr.Jws)
+		if err != nil {
+			return true, p.queryFailed(err)
+		}
+		return true, p.purchasePayloadsRead(ctx, co, sr, list)
+	case linkPurchaseChanges:
+		started := p.db.Now()
+		changes, err := gw.PurchaseChanges(cctx, who.id, sr.Jws)
+		if err != nil {
+			return true, p.queryFailed(err)
+		}
+		return true, p.purchaseChangesRead(ctx, co, sr, changes, started)
+	case LinkInboxPDF:
+		pdf, err := gw.PurchasePDF(cctx, who.id, sr.Jws)
+		if err != nil {
+			return true, p.queryFailed(err)
+		}
+		return true, p.db.Writer().PutInboxPDF(ctx, dbq.PutInboxPDFParams{DocumentID: sr.LinkID,
+			Pdf: base64.StdEncoding.EncodeToString(pdf), CreatedAt: p.db.Now()})
+	case linkInboxStatus:
+		st, err := gw.PurchaseCurrentStatus(cctx, who.id, sr.Jws)
+		if err != nil {
+			return true, p.queryFailed(err)
+		}
+		return true, p.svc.inboxInTx(ctx, func(tx *store.Tx) error {
+			return p.svc.decisionStatusRead(ctx, tx, sr.LinkID, sr.ID, st)
+		})
+	case LinkInboxDecision:
+		return true, p.sendDecision(ctx, gw, who, sr)
+	}
+	return false, nil
+}
+
+// purchaseIDsRead asks for the payloads of the EUIDs not stored yet, or,
+// when every one is stored, records the discovery and goes on to the
+// change feed.
+func (p *Pipeline) purchaseIDsRead(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, ids []string, started time.Time) error {
+	var req ujp.DateRangeRequest
+	if err := decodeSigned(sr, &req); err != nil {
+		return err
+	}
+	return p.db.InTx(ctx, func(tx *store.Tx) error {
+		seen := map[string]bool{}
+		var fresh []string
+		for _, euid := range ids {
+			if seen[euid] || euid == "" {
+				continue
+			}
+			seen[euid] = true
+			if _, err := tx.GetInboxDocumentByEUID(ctx, dbq.GetInboxDocumentByEUIDParams{CompanyID: co.ID, Euid: euid}); errors.Is(err, sql.ErrNoRows) {
+				fresh = append(fresh, euid)
+			} else if err != nil {
+				return err
+			}
+		}
+		if len(fresh) == 0 {
+			return p.discoveryDone(ctx, tx, co, req.DateTo, started)
+		}
+		batch := fresh[:min(len(fresh), maxPayloadsPerRequest)]
+		payload, err := json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUIDs: batch})
+		if err != nil {
+			return err
+		}
+		// The next step needs the range's end and when this read started.
+		link := SigningLink{Type: linkPurchasePayloads, ID: fmt.Sprintf("%s/%s/%d", co.ID, req.DateTo, started.UnixMilli())}
+		_, err = RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, link)
+		if errors.Is(err, ErrNoSigner) {
+			return nil
+		}
+		return err
+	})
+}
+
+// purchasePayloadsRead stores the documents UJP gave (each with
+// inbox.received), then reads the EUIDs again if there may be more, or
+// records the discovery.
+func (p *Pipeline) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, list []ujp.Payload) error {
+	var req ujp.EUIDsRequest
+	if err := decodeSigned(sr, &req); err != nil {
+		return err
+	}
+	parts := strings.Split(sr.LinkID, "/")
+	if len(parts) != 3 {
+		return fmt.Errorf("payload read %s: link %q", sr.ID, sr.LinkID)
+	}
+	to := parts[1]
+	ms, err := strconv.ParseInt(parts[2], 10, 64)
+	if err != nil {
+		return fmt.Errorf("payload read %s: link %q: %w", sr.ID, sr.LinkID, err)
+	}
+	started := time.UnixMilli(ms)
+	name := p.svc.statusName(co.Environment, ujp.StatusSent)
+	asked := map[string]bool{}
+	for _, e := range req.EUIDs {
+		asked[e] = true
+	}
+	return p.db.InTx(ctx, func(tx *store.Tx) error {
+		got := map[string]bool{}
+		for _, it := range list {
+			if !asked[it.EUID] || got[it.EUID] {
+				continue
+			}
+			got[it.EUID] = true
+			d, err := tx.InsertInboxDocument(ctx, dbq.InsertInboxDocumentParams(newInboxDocument(co, it.EUID, []byte(it.Payload), tx.Now, name)))
+			if errors.Is(err, sql.ErrNoRows) {
+				continue // stored by another read
+			}
+			if err != nil {
+				return fmt.Errorf("store inbox document %s: %w", it.EUID, err)
+			}
+			if _, err := CountReceived(ctx, tx, ReceivedDocument{ID: d.ID, AccountID: d.AccountID, CompanyID: d.CompanyID,
+				Environment: d.Environment, ReceivedAt: d.ReceivedAt}); err != nil {
+				return fmt.Errorf("count inbox document %s: %w", d.ID, err)
+			}
+			if err := inboxEvent(ctx, tx, d, EventInboxReceived); err != nil {
+				return err
+			}
+		}
+		for _, e := range req.EUIDs {
+			if got[e] {
+				continue
+			}
+			if _, err := tx.GetInboxDocumentByEUID(ctx, dbq.GetInboxDocumentByEUIDParams{CompanyID: co.ID, Euid: e}); errors.Is(err, sql.ErrNoRows) {
+				// UJP listed it and did not give it: the discovery is not
+				// complete; the next poll asks again.
+				p.log.Warn("UJP listed an incoming document but gave no payload; asking again at the next poll", "company", co.ID, "euid", e)
+				return nil
+			} else if err != nil {
+				return err
+			}
+		}
+		if len(req.EUIDs) >= maxPayloadsPerRequest {
+			// There may be more than one batch: read the EUIDs again.
+			cur, err := purchaseCursor(ctx, tx, co, skopjeDay(tx.Now))
+			if err != nil {
+				return err
+			}
+			from, err := parseDay(cur.PolledThrough)
+			if err != nil {
+				return err
+			}
+			end, err := parseDay(to)
+			if err != nil {
+				return err
+			}
+			return requestPurchaseIDs(ctx, tx, co, from, end)
+		}
+		return p.discoveryDone(ctx, tx, co, to, started)
+	})
+}
+
+// discoveryDone records that every document received up to to, as far as
+// a read started at started can tell, is stored, and asks for the change
+// feed of the first day not done.
+func (p *Pipeline) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Company, to string, started time.Time) error {
+	through := lastCompleteDay(started)
+	if to < through {
+		through = to
+	}
+	if err := tx.SetPurchaseDiscovered(ctx, dbq.SetPurchaseDiscoveredParams{Through: through, UpdatedAt: tx.Now,
+		CompanyID: co.ID, Environment: co.Environment}); err != nil {
+		return err
+	}
+	if today := skopjeDay(tx.Now); through == to && to < today.Format(time.DateOnly) {
+		// The read covered a month of a longer way to today: read the
+		// next stretch at once.
+		end, err := parseDay(to)
+		if err != nil {
+			return err
+		}
+		if err := requestPurchaseIDs(ctx, tx, co, end.AddDate(0, 0, 1), today); err != nil {
+			return err
+		}
+	}
+	cur, err := purchaseCursor(ctx, tx, co, skopjeDay(tx.Now))
+	if err != nil {
+		return err
+	}
+	if n, err := tx.CountInboxDocuments(ctx, co.ID); err != nil {
+		return err
+	} else if n == 0 && cur.PolledThrough <= through {
+		// No document in the inbox: no change of those days can concern
+		// it, so they are done without reading their feeds.
+		last, err := parseDay(through)
+		if err != nil {
+			return err
+		}
+		_, err = tx.AdvancePurchaseCursor(ctx, dbq.AdvancePurchaseCursorParams{Next: last.AddDate(0, 0, 1).Format(time.DateOnly),
+			UpdatedAt: tx.Now, CompanyID: co.ID, Environment: co.Environment, FromDay: cur.PolledThrough})
+		return err
+	}
+	return requestPurchaseChanges(ctx, tx, co, cur.PolledThrough)
+}
+
+// purchaseChangesRead applies a day's status changes (oldest first; a
+// change of a document not in the inbox is skipped), moves the cursor past
+// the day when the day is done, and asks for the next day's feed.
+func (p *Pipeline) purchaseChangesRead(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, changes []ujp.StatusChange, started time.Time) error {
+	var req ujp.ChangesRequest
+	if err := decodeSigned(sr, &req); err != nil {
+		return err
+	}
+	day := req.Date
+	if len(day) > len(time.DateOnly) {
+		day = day[:len(time.DateOnly)]
+	}
+	return p.svc.inboxInTx(ctx, func(tx *store.Tx) error {
+		for i := range changes {
+			ch := changes[i]
+			d, err := tx.GetInboxDocumentByEUID(ctx, dbq.GetInboxDocumentByEUIDParams{CompanyID: co.ID, Euid: ch.EUID})
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			at, err := ujpdoc.ParseTimestamp(ch.Timestamp)
+			if err != nil {
+				at = tx.Now
+			}
+			if _, err := p.svc.applyUJPStatus(ctx, tx, d, ch.NewStatus.Code, ch.NewStatus.Name, at.UTC(), &ch); err != nil {
+				return err
+			}
+		}
+		cur, err := purchaseCursor(ctx, tx, co, skopjeDay(tx.Now))
+		if err != nil {
+			return err
+		}
+		if cur.PolledThrough != day || day > cur.DiscoveredThrough || day > lastCompleteDay(started) {
+			return nil // not the cursor's day, or not done yet: read again at the next poll
+		}
+		d, err := parseDay(day)
+		if err != nil {
+			return err
+		}
+		next := d.AddDate(0, 0, 1).Format(time.DateOnly)
+		n, err := tx.AdvancePurchaseCursor(ctx, dbq.AdvancePurchaseCursorParams{Next: next, UpdatedAt: tx.Now,
+			CompanyID: co.ID, Environment: co.Environment, FromDay: day})
+		if err != nil || n == 0 {
+			return err
+		}
+		if next > skopjeDay(tx.Now).Format(time.DateOnly) {
+			return nil
+		}
+		return requestPurchaseChanges(ctx, tx, co, next)
+	})
+}
+
+// inboxSyncDue reports whether co's purchase side is read at all: an active
+// client company (not a payroll employer).
+func inboxSyncDue(co dbq.Company) bool {
+	return co.Status == "active" && !co.PayrollEmployer
+}
