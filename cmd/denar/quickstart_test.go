@@ -108,3 +108,21 @@ func TestQuickstart(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeLinksEveryDoc keeps the README's documentation table complete.
+func TestReadmeLinksEveryDoc(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := filepath.Glob("../../docs/*.md")
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("docs: %v %v", docs, err)
+	}
+	for _, d := range docs {
+		if link := "](docs/" + filepath.Base(d) + ")"; !bytes.Contains(readme, []byte(link)) {
+			t.Errorf("README.md does not link docs/%s", filepath.Base(d))
+		}
+	}
+}
