@@ -58,6 +58,8 @@ type DB struct {
 	Now func() time.Time
 	// epoch is the SQLite access epoch (epoch.go); nil on PostgreSQL.
 	epoch *epoch
+	// group runs concurrent SQLite transactions in one commit (group.go).
+	group grouper
 }
 
 // Open connects to the database named by rawURL without migrating it.
@@ -276,7 +278,16 @@ func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, f
 // InTx runs fn in one write transaction and commits it when fn returns nil.
 // Everything a request changes goes through one InTx call, so a failure
 // anywhere leaves nothing half-written.
-func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if db.dialect == SQLite && db.writeStmts != nil {
+		return db.groupTx(ctx, fn)
+	}
+	return db.singleTx(ctx, fn, true)
+}
+
+// singleTx runs fn in a transaction of its own; runAfter runs the
+// functions fn registered with AfterCommit.
+func (db *DB) singleTx(ctx context.Context, fn func(tx *Tx) error, runAfter bool) (err error) {
 	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
@@ -307,8 +318,10 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if db.writeStmts != nil {
 		db.writeStmts.prepareWanted(ctx)
 	}
-	for _, fn := range tx.afterCommit {
-		fn()
+	if runAfter {
+		for _, fn := range tx.afterCommit {
+			fn()
+		}
 	}
 	return nil
 }
