@@ -4,12 +4,17 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"strings"
 	"testing"
@@ -279,7 +284,21 @@ func (p *prodWorld) setup() {
 		t.Fatal(err)
 	}
 	const eujp = "e2e-production-signer"
-	der := base64.StdEncoding.EncodeToString(w.cert.Raw)
+	// Production takes no self-signed certificate: the same key, certified
+	// by a test authority.
+	caKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "Тест CA"}, IsCA: true, BasicConstraintsValid: true,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), KeyUsage: x509.KeyUsageCertSign}
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "Тест Продавач ДООЕЛ Скопје"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &w.rsaKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der := base64.StdEncoding.EncodeToString(leafDER)
 	r = call(t, "POST", w.srv.einvoice+"/v1/agents/"+creds.AgentID+"/certificates", "", map[string]string{
 		"Authorization": "Agent " + creds.AgentID + "." + creds.Secret, "Idempotency-Key": "prod-cert"},
 		fmt.Sprintf(`{"certificateDer":%q,"companyId":%q,"eujpId":%q}`, der, p.company, eujp))
