@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,7 +77,9 @@ func (r resp) json(t *testing.T) map[string]any {
 	return m
 }
 
-var idemSeq int
+// idemSeq numbers the Idempotency-Keys of every test of the package, which
+// run in parallel.
+var idemSeq atomic.Int64
 
 func (c *capi) do(method, path, bearer, body string) resp {
 	c.t.Helper()
@@ -92,8 +95,8 @@ func (c *capi) do(method, path, bearer, body string) resp {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if method == "POST" {
-		idemSeq++
-		req.Header.Set("Idempotency-Key", "k"+time.Now().Format("150405.000000")+string(rune('a'+idemSeq%26))+strings.Repeat("x", idemSeq%7))
+		n := int(idemSeq.Add(1))
+		req.Header.Set("Idempotency-Key", "k"+time.Now().Format("150405.000000")+string(rune('a'+n%26))+strings.Repeat("x", n%7))
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
