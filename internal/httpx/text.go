@@ -46,8 +46,8 @@ func CredentialText(s string) bool { return credentialText(s) }
 // has its own code (invalid_idempotency_key) and is checked where it is
 // read. The body is read here, within the route's limit, and put back for
 // huma; operations that stream their body (Spec.StreamedBody) check it as
-// they decode it.
-func checkRequestText(r *http.Request, op *huma.Operation) *Problem {
+// they decode it. maxString is the service's MaxStringLength.
+func checkRequestText(r *http.Request, op *huma.Operation, maxString int) *Problem {
 	invalid := func(path, msg string) *Problem {
 		return NewProblem(denar.ECodeValidation, "The request has invalid fields.", denar.FieldError{Path: path, Message: msg})
 	}
@@ -97,66 +97,18 @@ func checkRequestText(r *http.Request, op *huma.Operation) *Problem {
 		return bodyReadProblem(err)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(raw))
-	maxString := 0 // huma checks each field's maxLength
+	// huma checks each field's maxLength against the schema; a body the
+	// handler decodes from its bytes gets the service's MaxStringLength
+	// (denar.DefaultMaxStringLength when the service sets none) here.
+	limit := 0
 	if rawBody, _ := op.Metadata[metaRaw].(bool); rawBody {
-		maxString = denar.DefaultMaxStringLength
+		limit = maxString
+		if limit <= 0 {
+			limit = denar.DefaultMaxStringLength
+		}
 	}
-	if fe := denar.CheckJSONText(raw, "", maxString); fe != nil {
+	if fe := denar.CheckJSONText(raw, "", limit); fe != nil {
 		return invalid(fe.Path, fe.Message)
 	}
 	return nil
 }
-
-// boundStrings gives every string of a request (body fields at any depth,
-// parameters) that declares neither maxLength nor an enum the default
-// maxLength, denar.DefaultMaxStringLength: huma then enforces it and the
-// OpenAPI document shows it. It runs once, after every operation is
-// registered and before the first request or rendering.
-func (s *Service) boundStrings() {
-	oapi := s.API.OpenAPI()
-	seen := map[*huma.Schema]bool{}
-	var walk func(sc *huma.Schema)
-	walk = func(sc *huma.Schema) {
-		if sc == nil || seen[sc] {
-			return
-		}
-		seen[sc] = true
-		if sc.Ref != "" {
-			walk(oapi.Components.Schemas.SchemaFromRef(sc.Ref))
-			return
-		}
-		if isStringSchema(sc) && sc.MaxLength == nil && len(sc.Enum) == 0 {
-			sc.MaxLength = ptr(denar.DefaultMaxStringLength)
-			sc.PrecomputeMessages()
-		}
-		for _, p := range sc.Properties {
-			walk(p)
-		}
-		walk(sc.Items)
-		if ap, ok := sc.AdditionalProperties.(*huma.Schema); ok {
-			walk(ap)
-		}
-		for _, list := range [][]*huma.Schema{sc.OneOf, sc.AnyOf, sc.AllOf} {
-			for _, x := range list {
-				walk(x)
-			}
-		}
-	}
-	for _, item := range oapi.Paths {
-		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
-			if op == nil {
-				continue
-			}
-			for _, p := range op.Parameters {
-				walk(p.Schema)
-			}
-			if op.RequestBody != nil {
-				for _, mt := range op.RequestBody.Content {
-					walk(mt.Schema)
-				}
-			}
-		}
-	}
-}
-
-func isStringSchema(sc *huma.Schema) bool { return sc.Type == "string" }
