@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -33,6 +36,9 @@ const adminUsage = `Usage:
   denar admin key revoke KEY_ID
   denar admin client create --account ACCOUNT --env sandbox|production
                             [--scope SCOPE]... [--company COMPANY]... [--json]
+  denar admin user create --account ACCOUNT --email EMAIL --role owner|staff|viewer
+                          [--password-stdin] [--json]
+  denar admin user list --account ACCOUNT [--json]
   denar admin mail list [--state queued|sent|logged|dead] [--limit N] [--show-body] [--json]
   denar admin mail retry MAIL_ID
 
@@ -66,7 +72,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer db.Close()
-	a := &admin{db: db, auth: &auth.Store{DB: db}, stdout: stdout, stderr: stderr}
+	a := &admin{db: db, auth: &auth.Store{DB: db}, stdin: os.Stdin, stdout: stdout, stderr: stderr}
 	cmd := args[0] + " " + args[1]
 	rest := args[2:]
 	switch cmd {
@@ -92,6 +98,10 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return a.keyRevoke(ctx, rest)
 	case "client create":
 		return a.clientCreate(ctx, rest)
+	case "user create":
+		return a.userCreate(ctx, rest)
+	case "user list":
+		return a.userList(ctx, rest)
 	case "mail list":
 		return a.mailList(ctx, rest)
 	case "mail retry":
@@ -104,6 +114,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 type admin struct {
 	db     *store.DB
 	auth   *auth.Store
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 }
@@ -516,4 +527,72 @@ func (a *admin) mailRetry(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "queued %s for delivery again\n", args[0])
 	return nil
+}
+
+// userCreate adds a dashboard user. The password is read from standard
+// input (--password-stdin, one line) or generated and printed once.
+func (a *admin) userCreate(ctx context.Context, args []string) error {
+	fs := a.flags("user create")
+	account := fs.String("account", "", "account id (required)")
+	email := fs.String("email", "", "the user's e-mail address, the sign-in name (required)")
+	role := fs.String("role", "", "owner, staff or viewer (required)")
+	fromStdin := fs.Bool("password-stdin", false, "read the password from standard input instead of generating one")
+	asJSON := fs.Bool("json", false, `print {"id":…,"email":…,"role":…,"password":…}`)
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if *account == "" || *email == "" || *role == "" {
+		return fmt.Errorf("user create: --account, --email and --role are required")
+	}
+	password, generated := "", false
+	if *fromStdin {
+		line, err := bufio.NewReader(a.stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("user create: read the password: %w", err)
+		}
+		password = strings.TrimRight(line, "\r\n")
+	} else {
+		password, generated = auth.RandomToken(20), true
+	}
+	u, err := (&auth.Users{DB: a.db}).CreateUser(ctx, *account, *email, *role, password)
+	if err != nil {
+		return fmt.Errorf("user create: %w", err)
+	}
+	if *asJSON {
+		out := map[string]string{"id": u.ID, "email": u.Email, "role": u.Role}
+		if generated {
+			out["password"] = password
+		}
+		return json.NewEncoder(a.stdout).Encode(out)
+	}
+	fmt.Fprintf(a.stdout, "created %s user %s (%s) of %s\n", u.Role, u.Email, u.ID, u.AccountID)
+	if generated {
+		fmt.Fprintf(a.stdout, "\n  password: %s\n\nThe password is shown only now; hand it to the user over a safe channel.\n", password)
+	}
+	return nil
+}
+
+func (a *admin) userList(ctx context.Context, args []string) error {
+	fs := a.flags("user list")
+	account := fs.String("account", "", "account id (required)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if *account == "" {
+		return fmt.Errorf("user list: --account is required")
+	}
+	users, err := (&auth.Users{DB: a.db}).AccountUsers(ctx, &auth.Principal{AccountID: *account})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return a.printJSON(users)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tEMAIL\tROLE\tTOTP\tCREATED")
+	for _, u := range users {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\n", u.ID, u.Email, u.Role, u.TOTPEnabled, u.CreatedAt.Format(time.RFC3339))
+	}
+	return tw.Flush()
 }
