@@ -500,6 +500,7 @@ type usageData struct {
 	base
 	Bars     []bar
 	Plan     einvoicing.UsagePlan
+	ShowPlan bool
 	PlanY    int
 	Width    int
 	Height   int
@@ -533,13 +534,24 @@ func (d *Dashboard) usage(q *req) {
 		data.Plan = u.Plan
 		data.Bars = append(data.Bars, bar{Period: period, Sent: u.Totals.Sent, Received: u.Totals.Received, Billable: u.Totals.Billable})
 	}
-	top := data.Plan.IncludedDocuments
+	// The plan's allowance counts production documents only: the line is
+	// drawn (and scales the chart) in production.
+	top := 1
+	if q.s.Environment == auth.EnvProduction {
+		top = max(top, data.Plan.IncludedDocuments)
+		data.ShowPlan = data.Plan.IncludedDocuments > 0
+	}
 	for _, b := range data.Bars {
 		top = max(top, b.Sent, b.Received)
 	}
-	top = max(top, 1)
 	data.Max = top
-	scale := func(n int) int { return n * chartH / top }
+	scale := func(n int) int {
+		h := n * chartH / top
+		if n > 0 && h < 2 {
+			h = 2 // a month with documents is never an empty bar
+		}
+		return h
+	}
 	for i := range data.Bars {
 		b := &data.Bars[i]
 		b.X = chartLeft + i*groupW
