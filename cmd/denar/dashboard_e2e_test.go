@@ -193,8 +193,7 @@ func TestDashboardBrowser(t *testing.T) {
 
 		// The inbox, most urgent first: the document due soonest on top.
 		run("inbox", chromedp.Navigate(base+"/inbox"), chromedp.WaitVisible(chromedp.CSS("#inbox")))
-		var first string
-		first = attr("tr.inbox-row", "data-id")
+		first := attr("tr.inbox-row", "data-id")
 		if first != soonID {
 			t.Fatalf("first inbox row %s, want the document due soonest %s", first, soonID)
 		}
@@ -206,8 +205,7 @@ func TestDashboardBrowser(t *testing.T) {
 		run("reject", chromedp.SetValue(chromedp.CSS("#reject-reason"), "O-2"),
 			chromedp.SendKeys(chromedp.CSS("#reject-comment"), "погрешна количина"),
 			chromedp.Click(chromedp.CSS("#reject")), chromedp.WaitVisible(chromedp.CSS("#signing-request")))
-		var srState string
-		srState = attr("#signing-request", "data-state")
+		srState := attr("#signing-request", "data-state")
 		if srState != "pending" || !strings.Contains(text("#requested"), "одбивање") {
 			t.Fatalf("after reject: signing request %q, requested %q", srState, text("#requested"))
 		}
@@ -240,8 +238,7 @@ func TestDashboardBrowser(t *testing.T) {
 		if g := text("#total-gross"); g != "3186.00" {
 			t.Fatalf("gross %q, want 3186.00 (3 × 900 + 18 %%)", g)
 		}
-		var pdfHref string
-		pdfHref = attr("#pdf", "href")
+		pdfHref := attr("#pdf", "href")
 		shot("einvoice-detail")
 		pdfOK := dashboardFetch(t, w.srv.einvoice, user.Email, user.Password, pdfHref)
 		if !pdfOK {
@@ -252,8 +249,7 @@ func TestDashboardBrowser(t *testing.T) {
 		run("keys", chromedp.Navigate(base+"/keys"), chromedp.WaitVisible(chromedp.CSS("#create-key")))
 		run("create key", chromedp.Click(chromedp.CSS("#create-key")), chromedp.WaitVisible(chromedp.CSS("#new-key")))
 		secret := text("#new-key")
-		var keyID string
-		keyID = attr("#new-key", "data-id")
+		keyID := attr("#new-key", "data-id")
 		if !strings.HasPrefix(secret, "dn_test_") {
 			t.Fatalf("new key %q", secret)
 		}
@@ -299,8 +295,7 @@ func TestDashboardBrowser(t *testing.T) {
 		run("usage", chromedp.Navigate(base+"/usage"), chromedp.WaitVisible(chromedp.CSS("#usage-chart")))
 		shot("usage")
 		run("english", chromedp.Click(chromedp.CSS("#lang-switch")), chromedp.WaitVisible(chromedp.CSS("#usage-chart")))
-		var lang string
-		lang = attr("html", "lang")
+		lang := attr("html", "lang")
 		if lang != "en" || !strings.Contains(text("h1"), "Usage") {
 			t.Fatalf("after the switch: lang %q, title %q", lang, text("h1"))
 		}

@@ -22,8 +22,8 @@ type PasswordParams struct {
 	Threads   uint8
 }
 
-// DefaultPasswordParams are used by HashPassword.
-var DefaultPasswordParams = PasswordParams{MemoryKiB: 19 * 1024, Time: 2, Threads: 1}
+// defaultPasswordParams are used by HashPassword.
+var defaultPasswordParams = PasswordParams{MemoryKiB: 19 * 1024, Time: 2, Threads: 1}
 
 const (
 	saltLen = 16
@@ -36,7 +36,7 @@ const (
 // parameters: $argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash> (base64, no
 // padding).
 func HashPassword(password string) string {
-	return hashPassword(password, DefaultPasswordParams)
+	return hashPassword(password, defaultPasswordParams)
 }
 
 func hashPassword(password string, p PasswordParams) string {

@@ -13,6 +13,7 @@ import (
 	"net/mail"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/denar-mk/denar"
@@ -216,7 +217,7 @@ func (u *Users) fail(ctx context.Context, email, addr string) error {
 
 // dummyHash is checked against when the address is unknown, so that the
 // answer takes as long as for a known address.
-var dummyHash = hashPassword("denar-no-such-user", DefaultPasswordParams)
+var dummyHash = sync.OnceValue(func() string { return hashPassword("denar-no-such-user", defaultPasswordParams) })
 
 // SignIn checks email and password from the client address addr. It
 // refuses with ErrThrottled once the address or the e-mail had too many
@@ -241,7 +242,7 @@ func (u *Users) SignIn(ctx context.Context, email, password, addr, previous stri
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return Session{}, fmt.Errorf("sign-in: %w", err)
 	}
-	hash := dummyHash
+	hash := dummyHash()
 	if found {
 		hash = row.PasswordHash
 	}
