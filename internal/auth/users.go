@@ -505,6 +505,73 @@ func (u *Users) RevokeAccountKey(ctx context.Context, p *Principal, id string, a
 	return err
 }
 
+// OAuthClient is an OAuth client as the dashboard lists it (never its
+// secret).
+type OAuthClient struct {
+	ID, Environment string
+	Scopes          []string
+	CreatedAt       time.Time
+	RevokedAt       *time.Time
+}
+
+// AccountClients lists the OAuth clients of the principal's account,
+// newest first.
+func (u *Users) AccountClients(ctx context.Context, p *Principal) ([]OAuthClient, error) {
+	rows, err := u.DB.Reader().ListAccountOAuthClients(ctx, p.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]OAuthClient, 0, len(rows))
+	for _, r := range rows {
+		c := OAuthClient{ID: r.ID, Environment: r.Environment, Scopes: strings.Fields(r.Scopes), CreatedAt: r.CreatedAt}
+		if r.RevokedAt.Valid {
+			t := r.RevokedAt.Time
+			c.RevokedAt = &t
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// CreateAccountClient creates OAuth client credentials of the principal's
+// account in its environment (the default scopes), audited, in one
+// transaction; the secret is returned once.
+func (u *Users) CreateAccountClient(ctx context.Context, p *Principal, a *AuditEntry) (OAuthClient, string, error) {
+	var out OAuthClient
+	var secret string
+	err := u.DB.InTx(ctx, func(tx *store.Tx) error {
+		c, sec, err := createClientTx(ctx, tx, ClientParams{AccountID: p.AccountID, Environment: p.Environment})
+		if err != nil {
+			return err
+		}
+		out = OAuthClient{ID: c.ID, Environment: c.Environment, Scopes: strings.Fields(c.Scopes), CreatedAt: c.CreatedAt}
+		secret = sec
+		if a != nil {
+			a.Target = c.ID
+		}
+		return RecordAuditTx(ctx, tx, p, a)
+	})
+	return out, secret, err
+}
+
+// RevokeAccountClient revokes an OAuth client of the principal's account
+// (its tokens stop working at once), audited; ErrUserNotFound for another
+// account's, an unknown or a revoked client.
+func (u *Users) RevokeAccountClient(ctx context.Context, p *Principal, id string, a *AuditEntry) error {
+	err := u.DB.InTx(ctx, func(tx *store.Tx) error {
+		n, err := tx.RevokeAccountOAuthClient(ctx, dbq.RevokeAccountOAuthClientParams{ID: id, AccountID: p.AccountID,
+			RevokedAt: sql.NullTime{Time: tx.Now, Valid: true}})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrUserNotFound
+		}
+		return RecordAuditTx(ctx, tx, p, a)
+	})
+	return err
+}
+
 // AuditEntry is what a dashboard act records: the action, its object and
 // a detail, and the client's address. Who and where come from the
 // principal.

@@ -131,6 +131,8 @@ func (d *Dashboard) Register(mux *http.ServeMux) {
 	mux.Handle("GET /dashboard/keys", d.user(ownerRole, d.keys))
 	mux.Handle("POST /dashboard/keys", d.user(ownerRole, d.createKey))
 	mux.Handle("POST /dashboard/keys/{id}/revoke", d.user(ownerRole, d.revokeKey))
+	mux.Handle("POST /dashboard/clients", d.user(ownerRole, d.createClient))
+	mux.Handle("POST /dashboard/clients/{id}/revoke", d.user(ownerRole, d.revokeClient))
 	mux.Handle("GET /dashboard/usage", d.user(anyRole, d.usage))
 	mux.Handle("GET /dashboard/security", d.user(anyRole, d.security))
 	mux.Handle("POST /dashboard/security/totp", d.user(anyRole, d.totpStart))

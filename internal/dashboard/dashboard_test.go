@@ -370,6 +370,104 @@ func TestDashboardSecurity(t *testing.T) {
 	})
 }
 
+// TestDashboardTOTPAndTwoProcesses enrols a second factor through the
+// pages, signs in with it, and uses the session on a second dashboard on
+// the same database (as a second process would); creates and revokes an
+// OAuth client.
+func TestDashboardTOTPAndTwoProcesses(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		w := newWorld(t, db)
+		b := w.browser()
+		b.signIn("staff@a.mk")
+		p := b.do("POST", "/dashboard/security/totp", url.Values{"csrf": {b.csrf()}})
+		m := regexp.MustCompile(`id="totp-secret">([A-Z2-7]+)<`).FindStringSubmatch(p.body)
+		if p.status != http.StatusOK || m == nil || !strings.Contains(p.body, "otpauth://totp/denar:staff@a.mk?") {
+			t.Fatalf("enrolment page: %d", p.status)
+		}
+		code := func() string {
+			c, err := auth.TOTPCode(m[1], auth.TOTPStep(db.Now()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		if p := b.do("POST", "/dashboard/security/totp/confirm", url.Values{"csrf": {b.csrf()}, "code": {"12345"}}); p.status != http.StatusUnprocessableEntity {
+			t.Fatalf("a wrong code: %d", p.status)
+		}
+		if p := b.do("POST", "/dashboard/security/totp/confirm", url.Values{"csrf": {b.csrf()}, "code": {code()}}); p.status != http.StatusOK {
+			t.Fatalf("confirm: %d", p.status)
+		}
+		if p := b.do("POST", "/dashboard/logout", url.Values{"csrf": {b.csrf()}}); p.status != http.StatusSeeOther {
+			t.Fatalf("sign out: %d", p.status)
+		}
+
+		// The password alone no longer signs in: it leads to the code.
+		c := w.browser()
+		login := c.do("GET", "/dashboard/login", nil)
+		p = c.do("POST", "/dashboard/login", url.Values{"csrf": {csrfOf(t, login)}, "email": {"staff@a.mk"}, "password": {password}})
+		if p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), "/dashboard/login/totp") {
+			t.Fatalf("password step: %d %s", p.status, p.header.Get("Location"))
+		}
+		mfa := c.cookie("dn_session")
+		if p := c.do("GET", "/dashboard/companies", nil); p.status != http.StatusSeeOther {
+			t.Fatalf("a page between the password and the code: %d", p.status)
+		}
+		// The code just used to confirm is refused (one use per step).
+		form := c.do("GET", "/dashboard/login/totp", nil)
+		if p := c.do("POST", "/dashboard/login/totp", url.Values{"csrf": {csrfOf(t, form)}, "code": {code()}}); p.status != http.StatusUnauthorized {
+			t.Fatalf("the used code: %d", p.status)
+		}
+		// Sign in on a "second process": another dashboard on the same store.
+		svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler)}, einvoicing.Config{})
+		mux := http.NewServeMux()
+		dashboard.New(dashboard.Deps{Service: svc, Users: &auth.Users{DB: db}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+		second := httptest.NewServer(mux)
+		defer second.Close()
+		next := auth.TOTPStep(db.Now()) + 1
+		nextCode, _ := auth.TOTPCode(m[1], next)
+		c2 := *c
+		c2.w = &world{t: t, srv: second}
+		form = c2.do("GET", "/dashboard/login/totp", nil)
+		// The double-submit cookie is the first server's: the jar sends it
+		// to the second (same host), so the form token matches.
+		p = c2.do("POST", "/dashboard/login/totp", url.Values{"csrf": {csrfOf(t, form)}, "code": {nextCode}})
+		if p.status != http.StatusSeeOther || c2.cookie("dn_session") == mfa || c2.cookie("dn_session") == "" {
+			t.Fatalf("code step on the second server: %d", p.status)
+		}
+		if p := c.do("GET", "/dashboard/companies", nil); p.status != http.StatusOK || !strings.Contains(p.body, "staff@a.mk") {
+			t.Fatalf("the session on the first server: %d", p.status)
+		}
+
+		// OAuth clients: created once shown, revoked.
+		o := w.browser()
+		o.signIn("owner@a.mk")
+		p = o.do("POST", "/dashboard/clients", url.Values{"csrf": {o.csrf()}})
+		cm := regexp.MustCompile(`id="new-client" data-id="([^"]+)"`).FindStringSubmatch(p.body)
+		if p.status != http.StatusCreated || cm == nil || !strings.Contains(p.body, "dncs_") {
+			t.Fatalf("create client: %d", p.status)
+		}
+		if again := o.do("GET", "/dashboard/keys", nil); strings.Contains(again.body, "dncs_") {
+			t.Fatal("the client secret is shown again")
+		}
+		sec := regexp.MustCompile(`id="new-client-secret">([^<]+)<`).FindStringSubmatch(p.body)
+		as := &auth.Store{DB: db}
+		if _, err := as.IssueToken(t.Context(), cm[1], sec[1], nil); err != nil {
+			t.Fatalf("the new client: %v", err)
+		}
+		if p := o.do("POST", "/dashboard/clients/"+cm[1]+"/revoke", url.Values{"csrf": {o.csrf()}}); p.status != http.StatusSeeOther {
+			t.Fatalf("revoke client: %d", p.status)
+		}
+		if p := o.do("POST", "/dashboard/clients/"+cm[1]+"/revoke", url.Values{"csrf": {o.csrf()}}); p.status != http.StatusNotFound {
+			t.Fatalf("revoke twice: %d", p.status)
+		}
+		if _, err := as.IssueToken(t.Context(), cm[1], sec[1], nil); err == nil {
+			t.Fatal("a revoked client gets tokens")
+		}
+	})
+}
+
 var (
 	inputTag = regexp.MustCompile(`<(input|select|textarea)\b[^>]*>`)
 	idAttr   = regexp.MustCompile(`\bid="([^"]+)"`)

@@ -429,16 +429,19 @@ func (d *Dashboard) replay(q *req) {
 
 type keysData struct {
 	base
-	Keys   []auth.APIKey
-	Secret string
-	NewID  string
+	Keys    []auth.APIKey
+	Clients []auth.OAuthClient
+	Secret  string // a new key's secret, shown once
+	NewID   string
+	// ClientSecret and NewClient are a new OAuth client's, shown once.
+	ClientSecret, NewClient string
 }
 
 func (d *Dashboard) keys(q *req) {
-	d.showKeys(q, http.StatusOK, "", "")
+	d.showKeys(q, http.StatusOK, keysData{})
 }
 
-func (d *Dashboard) showKeys(q *req, status int, newID, secret string) {
+func (d *Dashboard) showKeys(q *req, status int, data keysData) {
 	ks, err := d.d.Users.AccountKeys(q.r.Context(), q.principal())
 	if err != nil {
 		d.failErr(q, err)
@@ -447,7 +450,15 @@ func (d *Dashboard) showKeys(q *req, status int, newID, secret string) {
 	if len(ks) > 2*pageSize {
 		ks = ks[:2*pageSize]
 	}
-	data := keysData{base: d.baseFor(q, "keys", "keys.title"), Keys: ks, Secret: secret, NewID: newID}
+	cs, err := d.d.Users.AccountClients(q.r.Context(), q.principal())
+	if err != nil {
+		d.failErr(q, err)
+		return
+	}
+	if len(cs) > pageSize {
+		cs = cs[:pageSize]
+	}
+	data.base, data.Keys, data.Clients = d.baseFor(q, "keys", "keys.title"), ks, cs
 	if q.r.URL.Query().Get("done") != "" {
 		data.Message = data.T("done")
 	}
@@ -465,7 +476,36 @@ func (d *Dashboard) createKey(q *req) {
 		d.failErr(q, err)
 		return
 	}
-	d.showKeys(q, http.StatusCreated, k.ID, secret)
+	d.showKeys(q, http.StatusCreated, keysData{NewID: k.ID, Secret: secret})
+}
+
+func (d *Dashboard) createClient(q *req) {
+	if !d.confirmed(q) {
+		return
+	}
+	c, secret, err := d.d.Users.CreateAccountClient(q.r.Context(), q.principal(), q.audit("oauth_client.create", "", ""))
+	if err != nil {
+		d.failErr(q, err)
+		return
+	}
+	d.showKeys(q, http.StatusCreated, keysData{NewClient: c.ID, ClientSecret: secret})
+}
+
+func (d *Dashboard) revokeClient(q *req) {
+	if !d.confirmed(q) {
+		return
+	}
+	id := q.r.PathValue("id")
+	err := d.d.Users.RevokeAccountClient(q.r.Context(), q.principal(), id, q.audit("oauth_client.revoke", id, ""))
+	if err == auth.ErrUserNotFound {
+		d.failUser(q, http.StatusNotFound, "notfound")
+		return
+	}
+	if err != nil {
+		d.failErr(q, err)
+		return
+	}
+	http.Redirect(q.w, q.r, "/dashboard/keys?done=1", http.StatusSeeOther)
 }
 
 func (d *Dashboard) revokeKey(q *req) {

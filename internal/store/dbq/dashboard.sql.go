@@ -269,6 +269,42 @@ func (q *Queries) ListAccountAPIKeys(ctx context.Context, arg ListAccountAPIKeys
 	return items, nil
 }
 
+const listAccountOAuthClients = `-- name: ListAccountOAuthClients :many
+SELECT id, account_id, environment, secret_hash, scopes, company_ids, created_at, revoked_at FROM oauth_clients WHERE account_id = $1 ORDER BY created_at DESC, id DESC
+`
+
+func (q *Queries) ListAccountOAuthClients(ctx context.Context, accountID string) ([]OauthClient, error) {
+	rows, err := q.db.QueryContext(ctx, listAccountOAuthClients, accountID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OauthClient{}
+	for rows.Next() {
+		var i OauthClient
+		if err := rows.Scan(
+			&i.ID,
+			&i.AccountID,
+			&i.Environment,
+			&i.SecretHash,
+			&i.Scopes,
+			&i.CompanyIds,
+			&i.CreatedAt,
+			&i.RevokedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listAccountUsers = `-- name: ListAccountUsers :many
 SELECT id, account_id, email, role, password_hash, totp_secret, totp_enabled, totp_last_step, created_at, disabled_at FROM users WHERE account_id = $1 ORDER BY email
 `
@@ -434,6 +470,25 @@ type RevokeAccountAPIKeyParams struct {
 
 func (q *Queries) RevokeAccountAPIKey(ctx context.Context, arg RevokeAccountAPIKeyParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, revokeAccountAPIKey, arg.RevokedAt, arg.ID, arg.AccountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const revokeAccountOAuthClient = `-- name: RevokeAccountOAuthClient :execrows
+UPDATE oauth_clients SET revoked_at = $1
+WHERE id = $2 AND account_id = $3 AND revoked_at IS NULL
+`
+
+type RevokeAccountOAuthClientParams struct {
+	RevokedAt sql.NullTime
+	ID        string
+	AccountID string
+}
+
+func (q *Queries) RevokeAccountOAuthClient(ctx context.Context, arg RevokeAccountOAuthClientParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, revokeAccountOAuthClient, arg.RevokedAt, arg.ID, arg.AccountID)
 	if err != nil {
 		return 0, err
 	}

@@ -74,3 +74,10 @@ ORDER BY created_at DESC, id DESC;
 -- name: RevokeAccountAPIKey :execrows
 UPDATE api_keys SET revoked_at = sqlc.arg(revoked_at)
 WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) AND revoked_at IS NULL;
+
+-- name: ListAccountOAuthClients :many
+SELECT * FROM oauth_clients WHERE account_id = sqlc.arg(account_id) ORDER BY created_at DESC, id DESC;
+
+-- name: RevokeAccountOAuthClient :execrows
+UPDATE oauth_clients SET revoked_at = sqlc.arg(revoked_at)
+WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) AND revoked_at IS NULL;
