@@ -128,6 +128,8 @@ func (d *Dashboard) Register(mux *http.ServeMux) {
 	mux.Handle("GET /dashboard/events", d.user(anyRole, d.events))
 	mux.Handle("GET /dashboard/events/{id}", d.user(anyRole, d.event))
 	mux.Handle("POST /dashboard/events/{id}/replay", d.user(ownerRole, d.replay))
+	mux.Handle("GET /dashboard/webhooks", d.user(ownerRole, d.webhooks))
+	mux.Handle("GET /dashboard/webhooks/{id}", d.user(ownerRole, d.webhook))
 	mux.Handle("GET /dashboard/keys", d.user(ownerRole, d.keys))
 	mux.Handle("POST /dashboard/keys", d.user(ownerRole, d.createKey))
 	mux.Handle("POST /dashboard/keys/{id}/revoke", d.user(ownerRole, d.revokeKey))

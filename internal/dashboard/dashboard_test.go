@@ -485,7 +485,7 @@ func TestDashboardPagesSizeAndLabels(t *testing.T) {
 	b.signIn("owner@a.mk")
 	pages = append(pages, "/dashboard/companies", "/dashboard/einvoices", "/dashboard/inbox",
 		"/dashboard/inbox/"+w.companyA+"/"+w.docA, "/dashboard/events", "/dashboard/keys", "/dashboard/usage",
-		"/dashboard/security", "/dashboard/audit", "/dashboard/users")
+		"/dashboard/security", "/dashboard/audit", "/dashboard/users", "/dashboard/webhooks")
 	for _, lang := range []string{"mk", "en"} {
 		b.do("GET", "/dashboard/lang/"+lang, nil)
 		for _, path := range pages {

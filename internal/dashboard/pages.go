@@ -635,3 +635,57 @@ func (d *Dashboard) users(q *req) {
 	}
 	d.render(q.w, http.StatusOK, "users", usersData{base: d.baseFor(q, "users", "users.title"), Users: us})
 }
+
+type webhooksData struct {
+	base
+	Endpoints []einvoicing.WebhookEndpoint
+}
+
+// webhooks lists the account's endpoints of the environment.
+func (d *Dashboard) webhooks(q *req) {
+	eps, err := d.d.Service.WebhookEndpoints(q.r.Context(), q.principal(), "", pageSize)
+	if err != nil {
+		d.failErr(q, err)
+		return
+	}
+	if len(eps) > pageSize {
+		eps = eps[:pageSize]
+	}
+	d.render(q.w, http.StatusOK, "webhooks", webhooksData{base: d.baseFor(q, "webhooks", "webhooks.title"), Endpoints: eps})
+}
+
+type webhookData struct {
+	base
+	Endpoint   einvoicing.WebhookEndpoint
+	State      string
+	States     []string
+	Deliveries []einvoicing.WebhookDelivery
+	Next       string
+}
+
+// webhook shows one endpoint's deliveries, newest first, by state, each
+// with its attempts and a replay of its event to this endpoint.
+func (d *Dashboard) webhook(q *req) {
+	ctx, p := q.r.Context(), q.principal()
+	id := q.r.PathValue("id")
+	ep, err := d.d.Service.WebhookEndpoint(ctx, p, id)
+	if err != nil {
+		d.failErr(q, err)
+		return
+	}
+	v := q.r.URL.Query()
+	data := webhookData{base: d.baseFor(q, "webhooks", "webhooks.title"), Endpoint: ep, State: v.Get("state"),
+		States: []string{"pending", "failed", "succeeded", "abandoned"}}
+	data.Title = ep.URL
+	ds, err := d.d.Service.EndpointDeliveries(ctx, p, id, einvoicing.DeliveryFilter{State: data.State}, v.Get("after"), pageSize)
+	if err != nil {
+		d.failErr(q, err)
+		return
+	}
+	if len(ds) > pageSize {
+		ds = ds[:pageSize]
+		data.Next = "/dashboard/webhooks/" + url.PathEscape(id) + "?state=" + url.QueryEscape(data.State) + "&after=" + url.QueryEscape(ds[len(ds)-1].ID)
+	}
+	data.Deliveries = ds
+	d.render(q.w, http.StatusOK, "webhook", data)
+}
