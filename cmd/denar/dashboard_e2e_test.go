@@ -49,6 +49,10 @@ func artifactsDir(t *testing.T) string {
 		return t.TempDir()
 	}
 	dir := filepath.Join(base, strings.ReplaceAll(t.Name(), "/", "_"))
+	// This run's screenshots only.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -184,8 +188,9 @@ func TestDashboardBrowser(t *testing.T) {
 		// Sign in.
 		run("open the sign-in page", chromedp.Navigate(base+"/login"), chromedp.WaitVisible(chromedp.CSS("#email")))
 		shot("sign-in")
-		run("sign in", chromedp.SendKeys(chromedp.CSS("#email"), user.Email), chromedp.SendKeys(chromedp.CSS("#password"), user.Password),
-			chromedp.Click(chromedp.CSS("#signin")), chromedp.WaitVisible(chromedp.CSS("#companies")))
+		// By keyboard only: type the address, Tab to the password, Enter.
+		run("sign in", chromedp.SendKeys(chromedp.CSS("#email"), user.Email+"\t"+user.Password+"\r"),
+			chromedp.WaitVisible(chromedp.CSS("#companies")))
 		if s := text("#env-banner"); !strings.Contains(s, "sandbox") {
 			t.Fatalf("sandbox banner: %q", s)
 		}
@@ -230,10 +235,16 @@ func TestDashboardBrowser(t *testing.T) {
 
 		// The issue side: the e-invoice's detail with history and PDF.
 		run("e-invoices", chromedp.Navigate(base+"/einvoices?company="+w.company+"&number=DASH-1"), chromedp.WaitVisible(chromedp.CSS("#einvoices")))
+		if l := text("#einvoices"); !strings.Contains(l, "Тест Купувач ДОО Скопје") {
+			t.Fatalf("e-invoice list without the buyer: %q", l)
+		}
 		shot("einvoices")
 		run("detail", chromedp.Click(chromedp.CSS("#einvoices a")), chromedp.WaitVisible(chromedp.CSS("#history")))
 		if h := text("#history"); !strings.Contains(h, "delivered") || !strings.Contains(h, "awaiting_signature") {
 			t.Fatalf("history: %q", h)
+		}
+		if l := text("#lines"); !strings.Contains(l, "Услуга\t3\t900\t486\t3186") {
+			t.Fatalf("lines: %q", l)
 		}
 		if g := text("#total-gross"); g != "3186.00" {
 			t.Fatalf("gross %q, want 3186.00 (3 × 900 + 18 %%)", g)
@@ -244,6 +255,14 @@ func TestDashboardBrowser(t *testing.T) {
 		if !pdfOK {
 			t.Fatal("the PDF link never answered with a PDF")
 		}
+
+		// Storno of the issued e-invoice, from its page (S-1 from UJP's list).
+		run("storno", chromedp.SetValue(chromedp.CSS("#storno-reason"), "S-1"), chromedp.Click(chromedp.CSS("#storno")),
+			chromedp.WaitVisible(chromedp.CSS("#history")))
+		if k := text("#summary"); !strings.Contains(k, "storno") || !strings.Contains(k, issued.ID) || !strings.Contains(k, "-3186.00") {
+			t.Fatalf("after the storno: %q", k)
+		}
+		shot("storno")
 
 		// A key: created, shown once, works; revoked, refused.
 		run("keys", chromedp.Navigate(base+"/keys"), chromedp.WaitVisible(chromedp.CSS("#create-key")))
@@ -291,6 +310,10 @@ func TestDashboardBrowser(t *testing.T) {
 		}
 		shot("event-replayed")
 
+		run("webhooks", chromedp.Navigate(base+"/webhooks"), chromedp.WaitVisible(chromedp.CSS("#endpoints")),
+			chromedp.Click(chromedp.CSS("#endpoints a")), chromedp.WaitVisible(chromedp.CSS("tr.delivery")))
+		shot("webhook-endpoint")
+
 		// Usage and the English switch; the audit log names what was done.
 		run("usage", chromedp.Navigate(base+"/usage"), chromedp.WaitVisible(chromedp.CSS("#usage-chart")))
 		shot("usage")
@@ -302,7 +325,7 @@ func TestDashboardBrowser(t *testing.T) {
 		shot("usage-en")
 		run("audit", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS("#audit")))
 		audit := text("#audit")
-		for _, a := range []string{"inbox.reject", "key.create", "key.revoke", "event.replay"} {
+		for _, a := range []string{"inbox.reject", "einvoice.storno", "key.create", "key.revoke", "event.replay"} {
 			if !strings.Contains(audit, a) {
 				t.Errorf("audit log lacks %s:\n%s", a, audit)
 			}

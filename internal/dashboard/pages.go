@@ -91,13 +91,15 @@ func (d *Dashboard) einvoices(q *req) {
 		}
 		data.Rows = rows
 		for _, r := range rows {
-			var doc struct {
-				Buyer struct {
-					BuyerName string `json:"buyerName"`
-				} `json:"buyer"`
+			var req struct {
+				Document struct {
+					Buyer struct {
+						BuyerName string `json:"buyerName"`
+					} `json:"buyer"`
+				} `json:"document"`
 			}
-			_ = json.Unmarshal(r.Document, &doc)
-			data.Buyers[r.ID] = doc.Buyer.BuyerName
+			_ = json.Unmarshal(r.Document, &req)
+			data.Buyers[r.ID] = req.Document.Buyer.BuyerName
 		}
 	}
 	d.render(q.w, http.StatusOK, "einvoices", data)
@@ -129,7 +131,11 @@ func (d *Dashboard) einvoice(q *req) {
 	}
 	data := einvoiceData{base: d.baseFor(q, "einvoices", "einvoices.title"), Inv: inv, History: hist}
 	data.Title = inv.Number
-	_ = json.Unmarshal(inv.Document, &data.Doc)
+	// The stored document is UJP's request: {requestTimestamp, document}.
+	var req ujpdoc.Request
+	if err := json.Unmarshal(inv.Document, &req); err == nil {
+		data.Doc = req.Document
+	}
 	_ = json.Unmarshal(inv.Problems, &data.Problems)
 	if inv.SigningRequestID != nil {
 		if sr, err := d.d.Service.SigningRequest(ctx, p, *inv.SigningRequestID); err == nil {
