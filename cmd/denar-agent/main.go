@@ -6,6 +6,7 @@
 //	denar-agent pair --server URL --code CODE [--name NAME]
 //	denar-agent register-certificate --company cmp_… KEY FLAGS
 //	denar-agent run [--auto | --auto-purposes query] KEY FLAGS
+//	denar-agent run --sandbox-self-signed --company cmp_… [--server URL]
 //
 // KEY FLAGS select the key source: --key key.pem --cert cert.pem, or
 // --p12 file.p12 (password in DENAR_AGENT_P12_PASSWORD), or a smart card /
@@ -19,6 +20,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -29,14 +31,110 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/internal/agent"
+	"github.com/denar-mk/denar/internal/cli"
 	"github.com/denar-mk/denar/sdk/signer"
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "denar-agent:", err)
-		os.Exit(1)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if code := cli.ExitCode(err); code != 0 {
+		if code == 1 {
+			fmt.Fprintln(os.Stderr, "denar-agent:", err)
+		}
+		os.Exit(code)
 	}
+}
+
+const usage = `denar-agent: the signing bridge of the denar e-invoicing API
+
+Usage:
+  denar-agent pair --server URL --code CODE [--name NAME]
+  denar-agent register-certificate --company cmp_… KEY FLAGS
+  denar-agent run [--auto | --auto-purposes query] KEY FLAGS
+  denar-agent run --sandbox-self-signed --company cmp_… [--server URL]
+                                    sandbox: a throw-away key and certificate, registered and signing
+  denar-agent help [COMMAND]        this text, or a command's ("denar-agent COMMAND -h" too)
+
+KEY FLAGS select the key: --key key.pem --cert cert.pem, or --p12 file.p12
+(password in DENAR_AGENT_P12_PASSWORD), or a PKCS#11 token with
+--pkcs11-module, --pkcs11-token, --pkcs11-key and --cert (PIN in
+DENAR_AGENT_PIN; binaries built with -tags pkcs11). See docs/signing.md.
+Exit status: 0 success, 1 failure, 2 a wrong command line.
+`
+
+const pairUsage = `Usage: denar-agent pair --server URL --code CODE [--name NAME]
+
+Pairs this machine with the e-invoicing service using a pairing code from
+POST /v1/agents/pairing-codes, and saves the agent's credentials (0600).
+`
+
+const registerUsage = `Usage: denar-agent register-certificate --company cmp_… KEY FLAGS
+
+Registers the signing certificate of the key for a company of the paired
+agent's account; the agent then receives that company's signing requests.
+`
+
+const runUsage = `Usage:
+  denar-agent run [--auto | --auto-purposes query] KEY FLAGS
+  denar-agent run --sandbox-self-signed --company cmp_… [--server URL]
+
+Signs the signing requests of the companies this agent registered a
+certificate for: over a WebSocket, else by long-polling; reconnects by
+itself. Purposes not signed automatically are asked on the terminal. Every
+signature is logged.
+
+With --sandbox-self-signed (sandbox companies only) it makes a throw-away
+RSA key and self-signed certificate in memory, registers the certificate for
+--company and signs every request. With --server it first pairs a new agent
+using the e-invoicing API key in DENAR_API_KEY (scope companies:write);
+without, it uses the paired agent of --credentials.
+`
+
+// sandboxSigner prepares the sandbox signer: the agent's credentials (a new
+// agent paired with DENAR_API_KEY when server is given, else the
+// credentials file), refused unless they are the sandbox's, and a
+// throw-away key whose self-signed certificate it registers for company.
+// The service refuses such a certificate for a production company too.
+func sandboxSigner(ctx context.Context, client *http.Client, credPath, server, company string, stdout io.Writer,
+	log *slog.Logger) (signer.Credentials, agent.Key, error) {
+	var c signer.Credentials
+	var err error
+	if server != "" {
+		apiKey := os.Getenv("DENAR_API_KEY")
+		if apiKey == "" {
+			return c, agent.Key{}, errors.New("--server needs an e-invoicing API key in DENAR_API_KEY (scope companies:write) to pair")
+		}
+		code, err := signer.NewPairingCode(ctx, client, server, apiKey)
+		if err != nil {
+			return c, agent.Key{}, fmt.Errorf("pairing code: %w", err)
+		}
+		host, _ := os.Hostname()
+		if c, err = signer.Pair(ctx, client, server, code, "sandbox signer on "+host); err != nil {
+			return c, agent.Key{}, fmt.Errorf("pair: %w", err)
+		}
+		log.Info("paired a sandbox agent (its credentials are kept in memory only)", "agent", c.AgentID)
+	} else if c, err = agent.LoadCredentials(credPath); err != nil {
+		return c, agent.Key{}, err
+	}
+	if c.Environment != "" && c.Environment != "sandbox" {
+		return c, agent.Key{}, fmt.Errorf("--sandbox-self-signed signs for sandbox companies only; agent %s was paired in %s", c.AgentID, c.Environment)
+	}
+	key, err := agent.SandboxKey(company)
+	if err != nil {
+		return c, agent.Key{}, err
+	}
+	if err := signer.RegisterCertificate(ctx, client, c, key.Cert, company); err != nil {
+		var apiErr *signer.APIError
+		if errors.As(err, &apiErr) && (apiErr.Code == "self_signed_certificate" || apiErr.Code == "environment_mismatch") {
+			return c, agent.Key{}, fmt.Errorf("--sandbox-self-signed signs for sandbox companies only: %w", err)
+		}
+		return c, agent.Key{}, fmt.Errorf("register certificate: %w", err)
+	}
+	fmt.Fprintf(stdout, "sandbox signer: self-signed certificate %s registered for %s; signing every request (Ctrl-C stops)\n",
+		key.Cert.SerialNumber, company)
+	return c, key, nil
 }
 
 func defaultCredentials() string {
@@ -69,27 +167,32 @@ func (k *keyFlags) load() (agent.Key, error) {
 	return agent.Key{}, errors.New("choose a key: --key and --cert, or --p12")
 }
 
-func run(args []string) error {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: denar-agent pair|register-certificate|run [flags]")
+		return cli.Fail(stderr, usage, nil, "denar-agent: no command given")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	if cli.IsHelp(args[0]) {
+		if args[0] == "help" && len(args) > 1 && !cli.IsHelp(args[1]) {
+			return run(ctx, []string{args[1], "-h"}, stdout, stderr)
+		}
+		fmt.Fprint(stdout, usage)
+		return cli.ErrHelp
+	}
 	fs := flag.NewFlagSet("denar-agent "+args[0], flag.ContinueOnError)
 	credPath := fs.String("credentials", defaultCredentials(), "credentials file (0600)")
 	client := &http.Client{Timeout: 90 * time.Second}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log := slog.New(slog.NewTextHandler(stderr, nil))
 	switch args[0] {
 	case "pair":
 		server := fs.String("server", "", "e-invoicing API base URL")
 		code := fs.String("code", "", "pairing code from POST /v1/agents/pairing-codes")
 		host, _ := os.Hostname()
 		name := fs.String("name", host, "name shown for this agent")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := cli.Parse(fs, args[1:], 0, 0, pairUsage, stdout, stderr); err != nil {
 			return err
 		}
 		if *server == "" || *code == "" {
-			return errors.New("pair needs --server and --code")
+			return cli.Fail(stderr, pairUsage, fs, "denar-agent pair: --server and --code are required")
 		}
 		c, err := signer.Pair(ctx, client, *server, *code, *name)
 		if err != nil {
@@ -98,13 +201,13 @@ func run(args []string) error {
 		if err := agent.SaveCredentials(*credPath, c); err != nil {
 			return err
 		}
-		fmt.Printf("paired as %s; credentials in %s\n", c.AgentID, *credPath)
+		fmt.Fprintf(stdout, "paired as %s; credentials in %s\n", c.AgentID, *credPath)
 		return nil
 	case "register-certificate":
 		var k keyFlags
 		k.register(fs)
 		company := fs.String("company", "", "company id (cmp_…)")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := cli.Parse(fs, args[1:], 0, 0, registerUsage, stdout, stderr); err != nil {
 			return err
 		}
 		c, err := agent.LoadCredentials(*credPath)
@@ -119,34 +222,51 @@ func run(args []string) error {
 		if err := signer.RegisterCertificate(ctx, client, c, key.Cert, *company); err != nil {
 			return fmt.Errorf("register certificate: %w", err)
 		}
-		fmt.Printf("certificate %s registered for %s\n", key.Cert.SerialNumber, *company)
+		fmt.Fprintf(stdout, "certificate %s registered for %s\n", key.Cert.SerialNumber, *company)
 		return nil
 	case "run":
 		var k keyFlags
 		k.register(fs)
 		auto := fs.Bool("auto", false, "sign every purpose without asking (servers)")
 		autoPurposes := fs.String("auto-purposes", "query", "purposes signed without asking, comma-separated")
-		if err := fs.Parse(args[1:]); err != nil {
+		sandbox := fs.Bool("sandbox-self-signed", false, "sandbox only: make a throw-away key and self-signed certificate, register it for --company and sign everything")
+		company := fs.String("company", "", "with --sandbox-self-signed: the sandbox company (cmp_…)")
+		server := fs.String("server", "", "with --sandbox-self-signed: pair a new agent with this e-invoicing API (API key in DENAR_API_KEY) instead of using --credentials")
+		if err := cli.Parse(fs, args[1:], 0, 0, runUsage, stdout, stderr); err != nil {
 			return err
 		}
-		c, err := agent.LoadCredentials(*credPath)
-		if err != nil {
-			return err
-		}
-		key, err := k.load()
-		if err != nil {
-			return err
+		var c signer.Credentials
+		var key agent.Key
+		var err error
+		if *sandbox {
+			if k != (keyFlags{}) || *auto || *company == "" {
+				return cli.Fail(stderr, runUsage, fs, "denar-agent run: --sandbox-self-signed takes --company and no key flags (it signs everything itself)")
+			}
+			c, key, err = sandboxSigner(ctx, client, *credPath, *server, *company, stdout, log)
+			if err != nil {
+				return err
+			}
+		} else {
+			if *company != "" || *server != "" {
+				return cli.Fail(stderr, runUsage, fs, "denar-agent run: --company and --server go with --sandbox-self-signed")
+			}
+			if c, err = agent.LoadCredentials(*credPath); err != nil {
+				return err
+			}
+			if key, err = k.load(); err != nil {
+				return err
+			}
 		}
 		defer key.Close()
 		allowed := map[string]bool{}
 		for _, p := range strings.Split(*autoPurposes, ",") {
 			allowed[strings.TrimSpace(p)] = true
 		}
-		if *auto {
+		if *auto || *sandbox {
 			allowed = map[string]bool{"document": true, "decision": true, "query": true}
 		}
 		w := &signer.Worker{Creds: c, Signer: key.Signer, HTTP: client, Log: log,
-			Policy: agent.TerminalPolicy(os.Stdin, os.Stdout, allowed),
+			Policy: agent.TerminalPolicy(os.Stdin, stdout, allowed),
 			OnSigned: func(r signer.Request, jws string) {
 				log.Info("signature made", "request", r.ID, "purpose", r.Purpose, "company", r.CompanyID,
 					"links", r.Links, "certificate", key.Cert.SerialNumber.String(), "jws_bytes", len(jws))
@@ -157,5 +277,5 @@ func run(args []string) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown command %q", args[0])
+	return cli.Fail(stderr, usage, nil, fmt.Sprintf("denar-agent: unknown command %q", args[0]))
 }

@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/cli"
 	"github.com/denar-mk/denar/internal/payrollapi"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/payroll"
@@ -63,54 +64,74 @@ type options struct {
 	cpuProfile, mutexProfile, blockProf string
 }
 
+const usage = `Usage:
+  denar-load [-clients 8,32,128] [-duration 4s] [-rounds 8] [-batch-runs 30]
+             [-cpuprofile F] [-mutexprofile F] [-blockprofile F]
+  denar-load -files [-bin ./denar] [-records 10000] [-concurrent 4] [-endpoints …] [-server-env DENAR_X=v]…
+
+Measures POST /v1/calculations against a plain JSON handler in the same run
+and prints the rates and their ratio (target at least 0.5), then a 500-input
+batch against the engine (target at most 3×); with -files, the peak resident
+memory of a real denar serve under maximum-size МПИН requests. Exit status:
+0 targets met, 1 failure, 2 a wrong command line, 3 a target missed.
+`
+
 func main() {
+	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// command runs denar-load with args and returns the exit status.
+func command(args []string, stdout, stderr io.Writer) int {
 	var o options
-	clients := flag.String("clients", "8,32,128", "comma-separated numbers of concurrent clients")
-	flag.DurationVar(&o.duration, "duration", 4*time.Second, "load per target and level (at most 60s)")
-	flag.IntVar(&o.rounds, "rounds", 8, "alternations of the two targets per level, so that both see the same background load")
-	flag.IntVar(&o.batchRuns, "batch-runs", 30, "500-input batches timed over HTTP and in the engine")
-	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the calculation load to this file")
-	flag.StringVar(&o.mutexProfile, "mutexprofile", "", "write a mutex contention profile to this file")
-	flag.StringVar(&o.blockProf, "blockprofile", "", "write a blocking profile to this file")
-	files := flag.Bool("files", false, "measure the peak memory of denar serve under maximum-size file requests instead")
-	bin := flag.String("bin", "", "with -files: the denar binary to start (default: go build it)")
-	records := flag.Int("records", 10000, "with -files: records per МПИН request")
-	concurrent := flag.Int("concurrent", 4, "with -files: requests sent at once to each endpoint")
-	endpoints := flag.String("endpoints", "/v1/files/mpin/validate,/v1/files/mpin/xml,/v1/files/mpin/txt", "with -files: the endpoints, comma-separated")
+	fs := flag.NewFlagSet("denar-load", flag.ContinueOnError)
+	clients := fs.String("clients", "8,32,128", "comma-separated numbers of concurrent clients")
+	fs.DurationVar(&o.duration, "duration", 4*time.Second, "load per target and level (at most 60s)")
+	fs.IntVar(&o.rounds, "rounds", 8, "alternations of the two targets per level, so that both see the same background load")
+	fs.IntVar(&o.batchRuns, "batch-runs", 30, "500-input batches timed over HTTP and in the engine")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the calculation load to this file")
+	fs.StringVar(&o.mutexProfile, "mutexprofile", "", "write a mutex contention profile to this file")
+	fs.StringVar(&o.blockProf, "blockprofile", "", "write a blocking profile to this file")
+	files := fs.Bool("files", false, "measure the peak memory of denar serve under maximum-size file requests instead")
+	bin := fs.String("bin", "", "with -files: the denar binary to start (default: go build it)")
+	records := fs.Int("records", 10000, "with -files: records per МПИН request")
+	concurrent := fs.Int("concurrent", 4, "with -files: requests sent at once to each endpoint")
+	endpoints := fs.String("endpoints", "/v1/files/mpin/validate,/v1/files/mpin/xml,/v1/files/mpin/txt", "with -files: the endpoints, comma-separated")
 	var serverEnv []string
-	flag.Func("server-env", "with -files: a DENAR_*=value setting for the server (repeatable), e.g. DENAR_HEAVY_CONCURRENCY=4", func(s string) error {
+	fs.Func("server-env", "with -files: a DENAR_*=value setting for the server (repeatable), e.g. DENAR_HEAVY_CONCURRENCY=4", func(s string) error {
 		if !strings.HasPrefix(s, "DENAR_") || !strings.Contains(s, "=") {
 			return fmt.Errorf("want DENAR_NAME=value, not %q", s)
 		}
 		serverEnv = append(serverEnv, s)
 		return nil
 	})
-	flag.Parse()
+	if err := cli.Parse(fs, args, 0, 0, usage, stdout, stderr); err != nil {
+		return cli.ExitCode(err)
+	}
 	if *files {
 		err := runFiles(filesConfig{bin: *bin, serverEnv: serverEnv, records: *records, concurrent: *concurrent, endpoints: strings.Split(*endpoints, ",")})
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "denar-load:", err)
-			os.Exit(1)
+			fmt.Fprintln(stderr, "denar-load:", err)
+			return 1
 		}
-		return
+		return 0
 	}
 	o.duration = min(o.duration, time.Minute)
 	for _, c := range strings.Split(*clients, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(c))
 		if err != nil || n < 1 || n > 4096 {
-			fmt.Fprintln(os.Stderr, "denar-load: -clients wants numbers from 1 to 4096")
-			os.Exit(2)
+			return cli.ExitCode(cli.Fail(stderr, usage, fs, "denar-load: -clients wants numbers from 1 to 4096"))
 		}
 		o.clients = append(o.clients, n)
 	}
 	ok, err := run(o)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "denar-load:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "denar-load:", err)
+		return 1
 	}
 	if !ok {
-		os.Exit(3)
+		return 3
 	}
+	return 0
 }
 
 // echo is the baseline: a plain net/http handler that decodes the body as

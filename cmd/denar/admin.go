@@ -16,34 +16,65 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/cli"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 )
 
-const adminUsage = `Usage:
-  denar admin account create --name NAME [--plan sandbox|starter|business|enterprise]
-                             [--owner-email EMAIL]... [--json]
-  denar admin account list [--json]
-  denar admin account set-plan --account ACCOUNT --plan PLAN [--json]
-  denar admin plan list [--json]
-  denar admin plan set --code CODE --included N --extra-price AMOUNT [--currency MKD] [--production=true|false] [--json]
-  denar admin account owners ACCOUNT [EMAIL]...
-  denar admin company create --account ACCOUNT --name NAME --tax-number EDB [--json]
-  denar admin key create --account ACCOUNT --service payroll|einvoice --env sandbox|production
-                         [--scope SCOPE]... [--company COMPANY]... [--json]
-  denar admin key list [--account ACCOUNT] [--json]
-  denar admin key revoke KEY_ID
-  denar admin client create --account ACCOUNT --env sandbox|production
-                            [--scope SCOPE]... [--company COMPANY]... [--json]
-  denar admin user create --account ACCOUNT --email EMAIL --role owner|staff|viewer
-                          [--password-stdin] [--json]
-  denar admin user list --account ACCOUNT [--json]
-  denar admin mail list [--state queued|sent|logged|dead] [--limit N] [--show-body] [--json]
-  denar admin mail retry MAIL_ID
+// adminCommand is one "denar admin GROUP VERB" command.
+type adminCommand struct {
+	name     string // "account create"
+	synopsis string // its arguments, as in the usage
+	about    string
+	run      func(a *admin, ctx context.Context, args []string) error
+}
 
-Admin commands use DENAR_DATABASE_URL and work while the server runs.
-`
+var adminCommands = []adminCommand{
+	{"account create", "--name NAME [--plan sandbox|starter|business|enterprise]\n                             [--owner-email EMAIL]... [--json]",
+		"Creates an account on a plan of \"denar admin plan list\"; owners are mailed when a webhook endpoint is disabled.", (*admin).accountCreate},
+	{"account list", "[--json]", "Lists accounts.", (*admin).accountList},
+	{"account set-plan", "--account ACCOUNT --plan PLAN [--json]",
+		"Moves an account to another plan; production credentials follow the plan from the next request.", (*admin).accountSetPlan},
+	{"account owners", "ACCOUNT [EMAIL]...",
+		"Sets who is mailed when one of the account's webhook endpoints is disabled; no address clears the list.", (*admin).accountOwners},
+	{"plan list", "[--json]", "Lists plans: included documents, price of an extra document, production.", (*admin).planList},
+	{"plan set", "--code CODE --included N --extra-price AMOUNT [--currency MKD] [--production=true|false] [--json]",
+		"Creates or changes a plan.", (*admin).planSet},
+	{"company create", "--account ACCOUNT --name NAME --tax-number EDB [--json]",
+		"Registers an employer company (payroll).", (*admin).companyCreate},
+	{"key create", "--account ACCOUNT --service payroll|einvoice --env sandbox|production\n                         [--scope SCOPE]... [--company COMPANY]... [--json]",
+		"Creates an API key and prints it once.", (*admin).keyCreate},
+	{"key list", "[--account ACCOUNT] [--json]", "Lists API keys (never their secrets).", (*admin).keyList},
+	{"key revoke", "KEY_ID", "Revokes an API key.", (*admin).keyRevoke},
+	{"client create", "--account ACCOUNT --env sandbox|production\n                            [--scope SCOPE]... [--company COMPANY]... [--json]",
+		"Creates OAuth client credentials for the e-invoicing service and prints the secret once.", (*admin).clientCreate},
+	{"user create", "--account ACCOUNT --email EMAIL --role owner|staff|viewer\n                          [--password-stdin] [--json]",
+		"Creates a dashboard user; prints a generated password once, or reads one line from standard input with --password-stdin.", (*admin).userCreate},
+	{"user list", "--account ACCOUNT [--json]", "Lists the account's dashboard users.", (*admin).userList},
+	{"mail list", "[--state queued|sent|logged|dead] [--limit N] [--show-body] [--json]",
+		"Shows the mail outbox, newest first; bodies (which hold mandate links) only with --show-body.", (*admin).mailList},
+	{"mail retry", "MAIL_ID", "Queues a mail that was not sent for delivery again, with fresh attempts.", (*admin).mailRetry},
+}
+
+// adminUsage lists the commands whose name starts with prefix ("" for all).
+func adminUsage(prefix string) string {
+	var b strings.Builder
+	b.WriteString("Usage:\n")
+	for _, c := range adminCommands {
+		if strings.HasPrefix(c.name, prefix) {
+			fmt.Fprintf(&b, "  denar admin %s %s\n", c.name, c.synopsis)
+		}
+	}
+	b.WriteString("\nAdmin commands use DENAR_DATABASE_URL and work while the server runs.\n" +
+		"\"denar admin GROUP VERB -h\" explains one command.\n")
+	return b.String()
+}
+
+func (c adminCommand) usage() string {
+	return fmt.Sprintf("Usage: denar admin %s %s\n\n%s\n\nAdmin commands use DENAR_DATABASE_URL and work while the server runs.\n",
+		c.name, c.synopsis, c.about)
+}
 
 // stringList is a repeatable flag.
 type stringList []string
@@ -59,59 +90,39 @@ func (s *stringList) Set(v string) error {
 }
 
 func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) < 2 {
-		fmt.Fprint(stderr, adminUsage)
-		return errUsage
+	if len(args) == 0 {
+		return cli.Fail(stderr, adminUsage(""), nil, "denar admin: no command given")
 	}
-	cfg, err := LoadConfig()
-	if err != nil {
-		return err
+	if cli.IsHelp(args[0]) {
+		fmt.Fprint(stdout, adminUsage(""))
+		return cli.ErrHelp
 	}
-	db, err := openStore(ctx, cfg)
-	if err != nil {
-		return err
+	group := args[0] + " "
+	if len(args) >= 2 {
+		for _, c := range adminCommands {
+			if c.name == group+args[1] {
+				a := &admin{cmd: c, stdin: os.Stdin, stdout: stdout, stderr: stderr}
+				defer a.close()
+				return c.run(a, ctx, args[2:])
+			}
+		}
 	}
-	defer db.Close()
-	a := &admin{db: db, auth: &auth.Store{DB: db}, stdin: os.Stdin, stdout: stdout, stderr: stderr}
-	cmd := args[0] + " " + args[1]
-	rest := args[2:]
-	switch cmd {
-	case "account create":
-		return a.accountCreate(ctx, rest)
-	case "account list":
-		return a.accountList(ctx, rest)
-	case "account set-plan":
-		return a.accountSetPlan(ctx, rest)
-	case "plan list":
-		return a.planList(ctx, rest)
-	case "plan set":
-		return a.planSet(ctx, rest)
-	case "account owners":
-		return a.accountOwners(ctx, rest)
-	case "company create":
-		return a.companyCreate(ctx, rest)
-	case "key create":
-		return a.keyCreate(ctx, rest)
-	case "key list":
-		return a.keyList(ctx, rest)
-	case "key revoke":
-		return a.keyRevoke(ctx, rest)
-	case "client create":
-		return a.clientCreate(ctx, rest)
-	case "user create":
-		return a.userCreate(ctx, rest)
-	case "user list":
-		return a.userList(ctx, rest)
-	case "mail list":
-		return a.mailList(ctx, rest)
-	case "mail retry":
-		return a.mailRetry(ctx, rest)
+	if !strings.Contains(adminUsage(group), "denar admin "+group) {
+		return cli.Fail(stderr, adminUsage(""), nil, fmt.Sprintf("denar admin: unknown command %q", args[0]))
 	}
-	fmt.Fprintf(stderr, "denar admin: unknown command %q\n\n%s", cmd, adminUsage)
-	return errUsage
+	switch {
+	case len(args) == 1:
+		return cli.Fail(stderr, adminUsage(group), nil, fmt.Sprintf("denar admin %s: which command?", args[0]))
+	case cli.IsHelp(args[1]):
+		fmt.Fprint(stdout, adminUsage(group))
+		return cli.ErrHelp
+	}
+	return cli.Fail(stderr, adminUsage(group), nil, fmt.Sprintf("denar admin: unknown command %q", group+args[1]))
 }
 
+// admin runs one command; its store is opened once the command line parsed.
 type admin struct {
+	cmd    adminCommand
 	db     *store.DB
 	auth   *auth.Store
 	stdin  io.Reader
@@ -120,9 +131,36 @@ type admin struct {
 }
 
 func (a *admin) flags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet("denar admin "+name, flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
-	return fs
+	return flag.NewFlagSet("denar admin "+name, flag.ContinueOnError)
+}
+
+// parse parses a command's flags (no positional arguments) and opens the
+// store.
+func (a *admin) parse(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	return a.parseArgs(ctx, fs, args, 0, 0)
+}
+
+// parseArgs is parse for commands with between min and max positional
+// arguments.
+func (a *admin) parseArgs(ctx context.Context, fs *flag.FlagSet, args []string, min, max int) error {
+	if err := cli.Parse(fs, args, min, max, a.cmd.usage(), a.stdout, a.stderr); err != nil {
+		return err
+	}
+	cfg, err := LoadConfig()
+	if err != nil {
+		return err
+	}
+	if a.db, err = openStore(ctx, cfg); err != nil {
+		return err
+	}
+	a.auth = &auth.Store{DB: a.db}
+	return nil
+}
+
+func (a *admin) close() {
+	if a.db != nil {
+		a.db.Close()
+	}
 }
 
 func (a *admin) printJSON(v any) error {
@@ -138,8 +176,8 @@ func (a *admin) accountCreate(ctx context.Context, args []string) error {
 	var owners stringList
 	fs.Var(&owners, "owner-email", "an owner's e-mail address, mailed when a webhook endpoint is disabled; repeat for several")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := a.parse(ctx, fs, args); err != nil {
+		return err
 	}
 	if *name == "" {
 		return fmt.Errorf("account create: --name is required")
@@ -164,8 +202,8 @@ func (a *admin) accountCreate(ctx context.Context, args []string) error {
 func (a *admin) accountList(ctx context.Context, args []string) error {
 	fs := a.flags("account list")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := a.parse(ctx, fs, args); err != nil {
+		return err
 	}
 	rows, err := a.db.Reader().ListAccounts(ctx)
 	if err != nil {
@@ -195,8 +233,8 @@ func (a *admin) accountSetPlan(ctx context.Context, args []string) error {
 	account := fs.String("account", "", "account id (required)")
 	plan := fs.String("plan", "", "plan code (required; denar admin plan list)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := a.parse(ctx, fs, args); err != nil {
+		return err
 	}
 	if *account == "" || *plan == "" {
 		return fmt.Errorf("account set-plan: --account and --plan are required")
@@ -216,8 +254,8 @@ func (a *admin) accountSetPlan(ctx context.Context, args []string) error {
 func (a *admin) planList(ctx context.Context, args []string) error {
 	fs := a.flags("plan list")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := a.parse(ctx, fs, args); err != nil {
+		return err
 	}
 	plans, err := a.auth.Plans(ctx)
 	if err != nil {
@@ -242,8 +280,8 @@ func (a *admin) planSet(ctx context.Context, args []string) error {
 	currency := fs.String("currency", "MKD", "currency of the price")
 	production := fs.Bool("production", true, "whether production credentials work on this plan")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := a.parse(ctx, fs, args); err != nil {
+		return err
 	}
 	if *code == "" || *included < 0 || *price == "" {
 		return fmt.Errorf("plan set: --code, --included and --extra-price are required")
@@ -264,9 +302,11 @@ func (a *admin) planSet(ctx context.Context, args []string) error {
 // accountOwners sets who is mailed when one of the account's webhook
 // endpoints is disabled; no address clears the list.
 func (a *admin) accountOwners(ctx context.Context, args []string) error {
-	if len(args) < 1 || strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("account owners: usage: denar admin account owners ACCOUNT [EMAIL]…")
+	fs := a.flags("account owners")
+	if err := a.parseArgs(ctx, fs, args, 1, -1); err != nil {
+		return err
 	}
+	args = fs.Args()
 	if err := a.auth.SetOwners(ctx, args[0], args[1:]); err != nil {
 		return fmt.Errorf("account owners: %w", err)
 	}
@@ -284,8 +324,8 @@ func (a *admin) companyCreate(ctx context.Context, args []string) error {
 	name := fs.String("name", "", "company name (required)")
 	tax := fs.String("tax-number", "", "ЕДБ, 13 digits (required)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := a.parse(ctx, fs, args); err != nil {
+		return err
 	}
 	if *account == "" || *name == "" || *tax == "" {
 		return fmt.Errorf("company create: --account, --name and --tax-number are required")
@@ -320,8 +360,8 @@ func (a *admin) keyCreate(ctx context.Context, args []string) error {
 	fs.Var(&scopes, "scope", "scope; repeat for several (default: the service's default scopes)")
 	fs.Var(&companies, "company", "company the key may act for; repeat for several (default: every company)")
 	asJSON := fs.Bool("json", false, `print {"id":…,"key":…}`)
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := a.parse(ctx, fs, args); err != nil {
+		return err
 	}
 	if *account == "" || *service == "" || *env == "" {
 		return fmt.Errorf("key create: --account, --service and --env are required")
@@ -344,8 +384,8 @@ func (a *admin) keyList(ctx context.Context, args []string) error {
 	fs := a.flags("key list")
 	account := fs.String("account", "", "only keys of this account")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := a.parse(ctx, fs, args); err != nil {
+		return err
 	}
 	rows, err := a.db.Reader().ListAPIKeys(ctx)
 	if err != nil {
@@ -394,9 +434,11 @@ func (a *admin) keyList(ctx context.Context, args []string) error {
 }
 
 func (a *admin) keyRevoke(ctx context.Context, args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("key revoke: give exactly one key id")
+	fs := a.flags("key revoke")
+	if err := a.parseArgs(ctx, fs, args, 1, 1); err != nil {
+		return err
 	}
+	args = fs.Args()
 	if err := a.auth.RevokeKey(ctx, args[0]); err != nil {
 		return fmt.Errorf("key revoke: %w", err)
 	}
@@ -413,8 +455,8 @@ func (a *admin) clientCreate(ctx context.Context, args []string) error {
 	fs.Var(&scopes, "scope", "scope; repeat for several (default: the e-invoicing default scopes)")
 	fs.Var(&companies, "company", "company the client may act for; repeat for several (default: every company)")
 	asJSON := fs.Bool("json", false, `print {"client_id":…,"client_secret":…}`)
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := a.parse(ctx, fs, args); err != nil {
+		return err
 	}
 	if *account == "" || *env == "" {
 		return fmt.Errorf("client create: --account and --env are required")
@@ -442,8 +484,8 @@ func (a *admin) mailList(ctx context.Context, args []string) error {
 	limit := fs.Int("limit", 100, "at most this many messages")
 	showBody := fs.Bool("show-body", false, "also print each message's body (it may hold a mandate link)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := a.parse(ctx, fs, args); err != nil {
+		return err
 	}
 	if *state != "" && !mail.ValidState(*state) {
 		return fmt.Errorf("mail list: --state must be queued, sent, logged or dead, not %q", *state)
@@ -519,9 +561,11 @@ func (a *admin) mailList(ctx context.Context, args []string) error {
 
 // mailRetry queues a message that was not sent for delivery again.
 func (a *admin) mailRetry(ctx context.Context, args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("mail retry: give exactly one mail id")
+	fs := a.flags("mail retry")
+	if err := a.parseArgs(ctx, fs, args, 1, 1); err != nil {
+		return err
 	}
+	args = fs.Args()
 	if err := mail.Retry(ctx, a.db, args[0]); err != nil {
 		return err
 	}
@@ -538,8 +582,8 @@ func (a *admin) userCreate(ctx context.Context, args []string) error {
 	role := fs.String("role", "", "owner, staff or viewer (required)")
 	fromStdin := fs.Bool("password-stdin", false, "read the password from standard input instead of generating one")
 	asJSON := fs.Bool("json", false, `print {"id":…,"email":…,"role":…,"password":…}`)
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := a.parse(ctx, fs, args); err != nil {
+		return err
 	}
 	if *account == "" || *email == "" || *role == "" {
 		return fmt.Errorf("user create: --account, --email and --role are required")
@@ -576,8 +620,8 @@ func (a *admin) userList(ctx context.Context, args []string) error {
 	fs := a.flags("user list")
 	account := fs.String("account", "", "account id (required)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := a.parse(ctx, fs, args); err != nil {
+		return err
 	}
 	if *account == "" {
 		return fmt.Errorf("user list: --account is required")

@@ -12,7 +12,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,20 +19,22 @@ import (
 	"os/signal"
 	"syscall"
 	_ "time/tzdata" // Europe/Skopje for "today", also on machines without a tz database
+
+	"github.com/denar-mk/denar/internal/cli"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, errUsage) {
+	err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	if code := cli.ExitCode(err); code != 0 {
+		if code == 1 {
 			fmt.Fprintln(os.Stderr, "denar:", err)
 		}
-		os.Exit(1)
+		stop()
+		os.Exit(code)
 	}
 }
-
-var errUsage = errors.New("usage")
 
 const usage = `denar: payroll and e-invoicing API for North Macedonia
 
@@ -41,34 +42,40 @@ Usage:
   denar serve                 start both services (payroll and e-invoicing)
   denar migrate               apply database migrations
   denar openapi [-dir DIR]    write the OpenAPI documents (default: api)
-  denar admin COMMAND         manage accounts, credentials and mail; "denar admin" lists commands
+  denar admin COMMAND         manage accounts, plans, credentials and mail ("denar admin help" lists them)
   denar ujp-sim [-addr A] [-db URL] [-retention D]
                               serve the sandbox simulator of the tax authority's e-Faktura API
+  denar help [COMMAND]        this text, or a command's ("denar COMMAND -h" too)
+
+Configuration comes from DENAR_* environment variables (see the README).
+Exit status: 0 success, 1 failure, 2 a wrong command line.
 `
 
 // Run executes one denar command; tests call it directly.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return errUsage
+		return cli.Fail(stderr, usage, nil, "denar: no command given")
 	}
 	switch args[0] {
 	case "serve":
 		return runServe(ctx, args[1:], stdout, stderr)
 	case "migrate":
-		return runMigrate(ctx, args[1:], stdout)
+		return runMigrate(ctx, args[1:], stdout, stderr)
 	case "openapi":
-		return runOpenAPI(args[1:], stdout)
+		return runOpenAPI(args[1:], stdout, stderr)
 	case "admin":
 		return runAdmin(ctx, args[1:], stdout, stderr)
 	case "ujp-sim":
 		return runUJPSim(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "--help":
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" && !cli.IsHelp(args[1]) {
+			// denar help COMMAND… is COMMAND… -h.
+			return Run(ctx, append(append([]string{}, args[1:]...), "-h"), stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
-		return nil
+		return cli.ErrHelp
 	}
-	fmt.Fprintf(stderr, "denar: unknown command %q\n\n%s", args[0], usage)
-	return errUsage
+	return cli.Fail(stderr, usage, nil, fmt.Sprintf("denar: unknown command %q", args[0]))
 }
 
 func newLogger(cfg Config, w io.Writer) *slog.Logger {

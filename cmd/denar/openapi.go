@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"github.com/denar-mk/denar/internal/cli"
 )
 
 // OpenAPI file names under api/, one per service.
@@ -15,11 +17,17 @@ var openAPIFiles = map[string]string{
 	"einvoice": "einvoice.openapi.json",
 }
 
-func runOpenAPI(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("openapi", flag.ContinueOnError)
+const openAPIUsage = `Usage: denar openapi [-dir DIR]
+
+Writes each service's OpenAPI 3.1 document (payroll.openapi.json and
+einvoice.openapi.json) to DIR; no store or server is needed.
+`
+
+func runOpenAPI(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("denar openapi", flag.ContinueOnError)
 	dir := fs.String("dir", "api", "directory to write the documents to")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := cli.Parse(fs, args, 0, 0, openAPIUsage, stdout, stderr); err != nil {
+		return err
 	}
 	docs, err := openAPIDocuments()
 	if err != nil {

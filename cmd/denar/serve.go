@@ -16,6 +16,7 @@ import (
 
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/blob"
+	"github.com/denar-mk/denar/internal/cli"
 	"github.com/denar-mk/denar/internal/dashboard"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
@@ -85,10 +86,16 @@ func openStore(ctx context.Context, cfg Config) (*store.DB, error) {
 	return db, nil
 }
 
-func runMigrate(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+const migrateUsage = `Usage: denar migrate
+
+Applies the database migrations to DENAR_DATABASE_URL (default: the SQLite
+database under DENAR_DATA_DIR) and exits. denar serve does the same at start.
+`
+
+func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("denar migrate", flag.ContinueOnError)
+	if err := cli.Parse(fs, args, 0, 0, migrateUsage, stdout, stderr); err != nil {
+		return err
 	}
 	cfg, err := LoadConfig()
 	if err != nil {
@@ -103,11 +110,20 @@ func runMigrate(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
+const serveUsage = `Usage: denar serve
+
+Starts both services, each on its own listener: payroll on DENAR_PAYROLL_ADDR
+(default 127.0.0.1:8080) and e-invoicing on DENAR_EINVOICE_ADDR (default
+127.0.0.1:8081), after applying the migrations. The first start on an empty
+store prints a sandbox account's two API keys on standard output. Logs go to
+standard error. SIGINT or SIGTERM stops it after in-flight requests finish.
+Every setting is a DENAR_* environment variable (see the README).
+`
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	fs := flag.NewFlagSet("denar serve", flag.ContinueOnError)
+	if err := cli.Parse(fs, args, 0, 0, serveUsage, stdout, stderr); err != nil {
+		return err
 	}
 	cfg, err := LoadConfig()
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/denar-mk/denar/internal/cli"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -23,9 +24,15 @@ import (
 // API on its own listener, so the service can be tested against a network
 // peer that is slow, fails, or goes away. Its state is in its own store
 // (-db), and its own job runner applies the retention rule there.
+const ujpSimUsage = `Usage: denar ujp-sim [-addr ADDR] [-db URL] [-retention D] [-qr-base URL] [-clock-offset D] [-json]
+
+Serves the sandbox simulator of UJP's e-Faktura API as its own process, with
+its state in its own store. DENAR_UJP_SIM_TOKEN (at least 16 characters) is
+the bearer token of its /_sim control API and must be set. See docs/sandbox.md.
+`
+
 func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("ujp-sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := flag.NewFlagSet("denar ujp-sim", flag.ContinueOnError)
 	dataDir := os.Getenv("DENAR_DATA_DIR")
 	if dataDir == "" {
 		dataDir = "./denar-data"
@@ -54,8 +61,8 @@ func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fs.DurationVar(&offset, "clock-offset", offset, "shift the simulator's clock (requestTimestamp checks, receipt times, deadlines) by this much, "+
 		"to rehearse dates with a denar serve given the same DENAR_CLOCK_OFFSET (default DENAR_CLOCK_OFFSET or 0)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := cli.Parse(fs, args, 0, 0, ujpSimUsage, stdout, stderr); err != nil {
+		return err
 	}
 	token := os.Getenv("DENAR_UJP_SIM_TOKEN")
 	if len(token) < minSimToken {

@@ -4,12 +4,17 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,11 +31,13 @@ import (
 // ujp-sim` and production on another (DENAR_UJP_PRODUCTION_URL), an
 // account on a production plan with a company in each environment: issue,
 // an outage that holds a document until its resubmission, and a storno in
-// both; GET /v1/usage then shows each document once, per environment, with
+// both, and an invoice received in the sandbox company's inbox; GET
+// /v1/usage then shows each document once, per environment, with
 // billable against the plan in production and 0 in the sandbox. Moving the
 // account to a plan without production makes every production call 403
 // production_not_enabled. An archive export of the production company is
-// downloaded and checked file by file against its manifest.
+// downloaded and checked file by file against its manifest, and the
+// sandbox company's holds the received invoice byte for byte.
 func TestUsageEndToEnd(t *testing.T) {
 	storetest.EachURL(t, func(t *testing.T, dbURL string) {
 		prodDB := storetest.SQLiteURL(t)
@@ -90,6 +97,36 @@ func TestUsageEndToEnd(t *testing.T) {
 		_ = json.Unmarshal(r.body, &storno)
 		w.waitStatus(storno.ID, "delivered", 20*time.Second)
 
+		// Received: an invoice from a fictitious supplier arrives in the
+		// sandbox company's inbox, read from UJP's purchase side with the
+		// company's signature (twice asked for: it counts once).
+		today := time.Now().In(ujpdoc.Skopje).Format(time.DateOnly)
+		drop := call(t, "POST", w.srv.einvoice+"/v1/sandbox/inbox", sandboxKey,
+			map[string]string{"X-Company-Id": w.company, "Idempotency-Key": "usage-drop"}, `{"transactionDate":"`+today+`"}`)
+		var dropped struct{ EUID string }
+		if err := json.Unmarshal(drop.body, &dropped); err != nil || drop.status != 202 || dropped.EUID == "" {
+			t.Fatalf("sandbox inbox drop: %d %s", drop.status, drop.body)
+		}
+		inboxDeadline := time.Now().Add(30 * time.Second)
+		var inboxID string
+		for inboxID == "" {
+			r := call(t, "GET", w.srv.einvoice+"/v1/inbox", sandboxKey, map[string]string{"X-Company-Id": w.company}, "")
+			var page struct{ Data []struct{ ID, EUID string } }
+			_ = json.Unmarshal(r.body, &page)
+			for _, d := range page.Data {
+				if d.EUID == dropped.EUID {
+					inboxID = d.ID
+				}
+			}
+			if inboxID != "" {
+				break
+			}
+			if time.Now().After(inboxDeadline) {
+				t.Fatalf("the dropped invoice never reached the inbox: %d %s\n%s", r.status, r.body, tail(w.srv.stderr.String(), 3000))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+
 		period := time.Now().In(ujpdoc.Skopje).Format("2006-01")
 		usage := func(key, query string) (int, map[string]any) {
 			r := call(t, "GET", w.srv.einvoice+"/v1/usage?period="+period+query, key, nil, "")
@@ -104,8 +141,8 @@ func TestUsageEndToEnd(t *testing.T) {
 			t.Fatalf("production usage: %d\n got %s\nwant %s", status, got, want)
 		}
 		status, u = usage(sandboxKey, "&environment=sandbox")
-		want = fmt.Sprintf(`{"byCompany":[{"companyId":%q,"received":0,"sent":3}],"environment":"sandbox","object":"usage","period":%q,`+
-			`"plan":{"code":"e2e","currency":"MKD","extraDocumentPrice":"10.50","includedDocuments":2},"totals":{"billable":0,"received":0,"sent":3}}`, w.company, period)
+		want = fmt.Sprintf(`{"byCompany":[{"companyId":%q,"received":1,"sent":3}],"environment":"sandbox","object":"usage","period":%q,`+
+			`"plan":{"code":"e2e","currency":"MKD","extraDocumentPrice":"10.50","includedDocuments":2},"totals":{"billable":0,"received":1,"sent":3}}`, w.company, period)
 		if got, _ := json.Marshal(u); status != 200 || string(got) != want {
 			t.Fatalf("sandbox usage: %d\n got %s\nwant %s", status, got, want)
 		}
@@ -118,7 +155,6 @@ func TestUsageEndToEnd(t *testing.T) {
 
 		// An archive of the production company's day: three documents,
 		// every file as the manifest says.
-		today := time.Now().In(ujpdoc.Skopje).Format(time.DateOnly)
 		r = prod.post("/v1/archive-exports", fmt.Sprintf(`{"companyId":%q,"from":%q,"to":%q}`, prod.company, today, today))
 		var arx struct {
 			ID, State, Sha256 string
@@ -153,6 +189,33 @@ func TestUsageEndToEnd(t *testing.T) {
 			if len(parts) != 3 || err != nil || !bytes.Equal(doc, files["sent/"+id+"/document.json"]) || !strings.Contains(string(doc), id) {
 				t.Fatalf("%s: document.json is not the payload of its JWS", id)
 			}
+		}
+
+		// The sandbox company's archive holds the received invoice as UJP
+		// gave it, byte for byte what GET /v1/inbox/{id}/payload answers.
+		r = call(t, "POST", w.srv.einvoice+"/v1/archive-exports", sandboxKey, map[string]string{"Idempotency-Key": "usage-sandbox-archive"},
+			fmt.Sprintf(`{"companyId":%q,"from":%q,"to":%q}`, w.company, today, today))
+		if err := json.Unmarshal(r.body, &arx); err != nil || r.status != 202 {
+			t.Fatalf("sandbox export: %d %s", r.status, r.body)
+		}
+		for deadline := time.Now().Add(60 * time.Second); arx.State == "pending"; time.Sleep(200 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("sandbox export still pending\n%s", tail(w.srv.stderr.String(), 3000))
+			}
+			r = call(t, "GET", w.srv.einvoice+"/v1/archive-exports/"+arx.ID, sandboxKey, nil, "")
+			_ = json.Unmarshal(r.body, &arx)
+		}
+		if arx.State != "ready" || arx.Counts.Sent != 3 || arx.Counts.Received != 1 {
+			t.Fatalf("sandbox export: %s", r.body)
+		}
+		r = call(t, "GET", w.srv.einvoice+"/v1/archive-exports/"+arx.ID+"/download", sandboxKey, nil, "")
+		files = verifyZip(t, r.body)
+		payload := call(t, "GET", w.srv.einvoice+"/v1/inbox/"+inboxID+"/payload", sandboxKey, map[string]string{"X-Company-Id": w.company}, "")
+		if got := files["received/"+inboxID+"/document.json"]; payload.status != 200 || len(got) == 0 || !bytes.Equal(got, payload.body) {
+			t.Fatalf("received document in the archive: %d bytes, payload %d %d bytes", len(got), payload.status, len(payload.body))
+		}
+		if len(files["received/"+inboxID+"/status-history.json"]) == 0 {
+			t.Fatal("the received document has no status history in the archive")
 		}
 
 		// Off the production plan: every production call is refused.
@@ -226,7 +289,7 @@ func (p *simProcess) control(t *testing.T, path, body string) {
 
 func (w *einvoiceWorld) newKey(acct, env string) string {
 	args := []string{"key", "create", "--account", acct, "--service", "einvoice", "--env", env, "--json"}
-	for _, s := range []string{"companies:read", "companies:write", "einvoices:read", "einvoices:write", "usage:read", "events:read"} {
+	for _, s := range []string{"companies:read", "companies:write", "einvoices:read", "einvoices:write", "usage:read", "events:read", "inbox:read", "inbox:write"} {
 		args = append(args, "--scope", s)
 	}
 	var key struct{ Key string }
@@ -279,7 +342,21 @@ func (p *prodWorld) setup() {
 		t.Fatal(err)
 	}
 	const eujp = "e2e-production-signer"
-	der := base64.StdEncoding.EncodeToString(w.cert.Raw)
+	// Production takes no self-signed certificate: the same key, certified
+	// by a test authority.
+	caKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "Тест CA"}, IsCA: true, BasicConstraintsValid: true,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), KeyUsage: x509.KeyUsageCertSign}
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "Тест Продавач ДООЕЛ Скопје"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &w.rsaKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der := base64.StdEncoding.EncodeToString(leafDER)
 	r = call(t, "POST", w.srv.einvoice+"/v1/agents/"+creds.AgentID+"/certificates", "", map[string]string{
 		"Authorization": "Agent " + creds.AgentID + "." + creds.Secret, "Idempotency-Key": "prod-cert"},
 		fmt.Sprintf(`{"certificateDer":%q,"companyId":%q,"eujpId":%q}`, der, p.company, eujp))

@@ -155,6 +155,18 @@ func CheckCertificate(der []byte, now time.Time) (*x509.Certificate, error) {
 	return cert, nil
 }
 
+// SelfSigned reports whether cert names itself as its issuer and is signed
+// by its own key: a certificate no certification authority vouches for,
+// such as the throw-away ones of the sandbox signer. UJP accepts only
+// qualified certificates issued by an authority, so production refuses
+// these at registration.
+func SelfSigned(cert *x509.Certificate) bool {
+	if !bytes.Equal(cert.RawIssuer, cert.RawSubject) {
+		return false
+	}
+	return cert.CheckSignature(cert.SignatureAlgorithm, cert.RawTBSCertificate, cert.Signature) == nil
+}
+
 // ParseAgentAuthorization splits an "Authorization: Agent <id>.<secret>"
 // header value. The id is "agt_…" and never contains a dot; the secret is
 // everything after the first dot. Scheme matching is case-insensitive (RFC

@@ -243,3 +243,42 @@ func FuzzParseAgentAuthorization(f *testing.F) {
 		}
 	})
 }
+
+func TestSelfSigned(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	self := newSigner(t, 2048, now.Add(-time.Hour), now.Add(time.Hour))
+	caKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "Test CA"}, NotBefore: now.Add(-time.Hour),
+		NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	issue := func(subject string, parent *x509.Certificate) *x509.Certificate {
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: subject}, NotBefore: now.Add(-time.Hour),
+			NotAfter: now.Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &self.key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		cert *x509.Certificate
+		want bool
+	}{
+		{"self-signed", self.cert, true},
+		{"issued by a CA", issue("Тест Продавач ДООЕЛ", caTmpl), false},
+		// Named like its issuer, but signed by the issuer's key, not its own.
+		{"issuer's name, issuer's signature", issue("Test CA", caTmpl), false},
+	} {
+		if got := SelfSigned(tc.cert); got != tc.want {
+			t.Errorf("%s: SelfSigned = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -107,7 +107,8 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "registerAgentCertificate", Method: http.MethodPost, Path: "/v1/agents/{id}/certificates",
 		Summary: "Register the agent's signing certificate for a company", Tags: tags, DefaultStatus: http.StatusCreated,
-		Description: "Checks the certificate (valid now, RSA of at least 2048 bits) and links it to a company of the agent's " +
+		Description: "Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, " +
+			"else `422 self_signed_certificate`) and links it to a company of the agent's " +
 			"account and environment. From then on the agent receives the company's signing requests; several agents " +
 			"of one company all receive them, and the first to claim a request signs it with its own certificate.",
 	}, httpx.Spec{Auth: httpx.AuthAgent}, func(ctx context.Context, in *certificateInput) (*certificateOutput, error) {

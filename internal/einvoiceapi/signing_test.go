@@ -322,3 +322,80 @@ func TestRegisterCertificateRejects(t *testing.T) {
 		}
 	})
 }
+
+// TestProductionRefusesSelfSignedCertificates: the sandbox signer's
+// throw-away certificates (self-signed) sign only for sandbox companies; a
+// production company takes a certificate an authority issued.
+func TestProductionRefusesSelfSignedCertificates(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newSignEnv(t, db)
+		ctx := t.Context()
+		as := &auth.Store{DB: db}
+		acct, err := as.CreateAccount(ctx, "Биро во продукција", "business")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var company string
+		err = db.InTx(ctx, func(tx *store.Tx) error {
+			c, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: acct.ID, Name: "Тест ДООЕЛ",
+				TaxNumber: "4030000000001", Status: "active", SigningMode: "bridge", Environment: auth.EnvProduction, Address: "{}", CreatedAt: tx.Now})
+			company = c.ID
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, key, err := as.CreateKey(ctx, auth.KeyParams{AccountID: acct.ID, Service: auth.ServiceEInvoice, Environment: auth.EnvProduction,
+			Scopes: []string{"companies:read", "companies:write"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, m := e.do("POST", "/v1/agents/pairing-codes", "Bearer "+key, nil)
+		if st != 201 {
+			t.Fatalf("pairing code: %d %v", st, m)
+		}
+		st, m = e.do("POST", "/v1/agents/pair", "", map[string]string{"code": m["code"].(string), "name": "server"})
+		if st != 201 || m["environment"] != "production" {
+			t.Fatalf("pair: %d %v", st, m)
+		}
+		agent, authz := m["agentId"].(string), "Agent "+m["agentId"].(string)+"."+m["agentSecret"].(string)
+
+		self := newTestCert(t)
+		caKey, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "Тест CA"}, IsCA: true, BasicConstraintsValid: true,
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageCertSign}
+		leaf := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "Тест ДООЕЛ"},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+		issuedDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &self.key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name    string
+			der     []byte
+			company string
+			status  int
+			code    string
+		}{
+			{"self-signed for production", self.cert.Raw, company, 422, "self_signed_certificate"},
+			{"issued by an authority", issuedDER, company, 201, ""},
+		} {
+			st, m := e.do("POST", "/v1/agents/"+agent+"/certificates", authz, map[string]string{
+				"certificateDer": base64.StdEncoding.EncodeToString(tc.der), "companyId": tc.company, "eujpId": "prod-user"})
+			if st != tc.status || (tc.code != "" && m["code"] != tc.code) {
+				t.Fatalf("%s: %d %v", tc.name, st, m)
+			}
+			if tc.code != "" {
+				errs, _ := m["errors"].([]any)
+				if len(errs) != 1 || errs[0].(map[string]any)["path"] != "certificateDer" {
+					t.Fatalf("%s: errors %v", tc.name, m["errors"])
+				}
+			}
+		}
+		// The same self-signed certificate is fine for a sandbox company.
+		e.pair(self)
+	})
+}

@@ -240,8 +240,12 @@ type RegisterCertificate struct {
 	EUJPID         string
 }
 
+// ECodeSelfSignedCertificate is the code of a self-signed certificate
+// registered for a production company.
+const ECodeSelfSignedCertificate = "self_signed_certificate"
+
 // RegisterCertificate checks a certificate (valid now, RSA of at least
-// 2048 bits) and links it to a company of the agent's account; the agent
+// 2048 bits; for a production company, not self-signed) and links it to a company of the agent's account; the agent
 // then receives that company's signing requests.
 func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd RegisterCertificate) (SigningCertificate, error) {
 	if !isAgent(c.Principal) {
@@ -266,6 +270,11 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 		}
 		if co.Environment != c.Environment {
 			return SigningCertificate{}, denar.Errorf("environment_mismatch", "Company %s belongs to %s; this agent was paired in %s.", co.ID, co.Environment, c.Environment)
+		}
+		if co.Environment == auth.EnvProduction && jwsverify.SelfSigned(cert) {
+			return SigningCertificate{}, &denar.Error{Code: ECodeSelfSignedCertificate,
+				Message: "Company " + co.ID + " is a production company: a self-signed certificate (such as the sandbox signer's) cannot sign for it; register the qualified certificate a certification authority issued.",
+				Fields:  []denar.FieldError{{Path: "certificateDer", Message: "is self-signed"}}}
 		}
 		eujpID := strings.TrimSpace(cmd.EUJPID)
 		if eujpID == "" && co.Environment == auth.EnvProduction {

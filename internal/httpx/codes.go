@@ -102,6 +102,7 @@ func Codes() []Code {
 		p("signer_not_ready", http.StatusConflict, ServiceEInvoice, "No signer", "The company has no valid signing certificate; pair an agent and register one."),
 		p("company_exists", http.StatusConflict, ServiceEInvoice, "Company already onboarded", "The account already has a company with this ЕДБ in this environment (its id in companyId)."),
 		p("signing_request_finished", http.StatusConflict, ServiceEInvoice, "Signing request already finished", "The signing request is signed, refused or expired; a request is answered once."),
+		p("self_signed_certificate", http.StatusUnprocessableEntity, ServiceEInvoice, "Self-signed certificate", "A self-signed certificate (such as denar-agent run --sandbox-self-signed makes) registered for a production company; production needs the qualified certificate a certification authority issued. errors[] names certificateDer."),
 		p("pairing_code_invalid", http.StatusUnprocessableEntity, ServiceEInvoice, "Pairing code invalid", "The pairing code is unknown, used or expired."),
 		p("archive_export_not_ready", http.StatusConflict, ServiceEInvoice, "Archive export not ready", "Download of an archive export that is pending or failed."),
 		p("archive_export_expired", http.StatusGone, ServiceEInvoice, "Archive export expired", "The archive export is past its expiresAt (DENAR_ARCHIVE_RETENTION); ask for a new one."),

@@ -24,6 +24,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/httpx/apidocs"
 	"github.com/denar-mk/denar/internal/idempotency"
 )
 
@@ -118,8 +119,8 @@ type Agents interface {
 	AuthenticateAgent(ctx context.Context, id, secret string) (*auth.Principal, error)
 }
 
-// NewService builds a service with its health, readiness, metrics and
-// OpenAPI routes.
+// NewService builds a service with its health, readiness, metrics, OpenAPI
+// and API reference (/docs) routes.
 func NewService(o Options) *Service {
 	installProblems()
 	if o.DocsURL == "" {
@@ -172,6 +173,9 @@ func NewService(o Options) *Service {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.Metrics.Registry, promhttp.HandlerOpts{}))
+	// The API reference page, rendered from /v1/openapi.json by the
+	// embedded Redoc bundle.
+	apidocs.Register(mux, o.Title)
 	mux.HandleFunc("GET /v1/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		b, err := s.OpenAPIJSON()
 		if err != nil {

@@ -101,45 +101,69 @@ type Claim struct {
 // or ErrInProgress.
 func (k *Keeper) Begin(ctx context.Context, sc Scope, key, fingerprint string, render Render) (*Claim, *Response, error) {
 	c := &Claim{keeper: k, scope: sc, key: key, token: newToken(), render: render, fingerprint: fingerprint}
-	now := k.db.Now()
-	q := k.db.Writer()
-	n, err := q.InsertIdempotencyKey(ctx, dbq.InsertIdempotencyKeyParams{
-		AccountID: sc.Account, Environment: sc.Environment, CredentialID: sc.Credential, IdemKey: key,
-		Fingerprint: fingerprint, Token: c.token, LockedUntil: now.Add(k.lease), CreatedAt: now,
+	var claimed bool
+	var replay *Response
+	var outcome error
+	// One short transaction: on SQLite it shares its commit with the other
+	// transactions of the moment (store.DB.InTx), and the read and the
+	// take-over see the row the insert found.
+	err := k.db.InTx(ctx, func(tx *store.Tx) error {
+		now := tx.Now
+		n, err := tx.InsertIdempotencyKey(ctx, dbq.InsertIdempotencyKeyParams{
+			AccountID: sc.Account, Environment: sc.Environment, CredentialID: sc.Credential, IdemKey: key,
+			Fingerprint: fingerprint, Token: c.token, LockedUntil: now.Add(k.lease), CreatedAt: now,
+		})
+		if err != nil {
+			return fmt.Errorf("idempotency: claim: %w", err)
+		}
+		if n == 1 {
+			claimed = true
+			return nil
+		}
+		row, err := tx.GetIdempotencyKey(ctx, dbq.GetIdempotencyKeyParams{
+			AccountID: sc.Account, Environment: sc.Environment, CredentialID: sc.Credential, IdemKey: key})
+		if errors.Is(err, sql.ErrNoRows) {
+			// Released between our insert and read: the first request
+			// failed and its client may be retrying right now.
+			outcome = ErrInProgress
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("idempotency: read: %w", err)
+		}
+		if row.Fingerprint != fingerprint {
+			outcome = ErrConflict
+			return nil
+		}
+		if row.State == "done" {
+			replay = &Response{Status: int(row.StatusCode), ContentType: row.ContentType, Location: row.Location, Body: row.Body}
+			return nil
+		}
+		taken, err := tx.TakeOverIdempotencyKey(ctx, dbq.TakeOverIdempotencyKeyParams{
+			AccountID: sc.Account, Environment: sc.Environment, CredentialID: sc.Credential, IdemKey: key,
+			LockedUntil: now.Add(k.lease), Token: c.token, Now: now,
+		})
+		if err != nil {
+			return fmt.Errorf("idempotency: take over: %w", err)
+		}
+		if taken == 0 {
+			outcome = ErrInProgress
+			return nil
+		}
+		claimed = true
+		return nil
 	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("idempotency: claim: %w", err)
-	}
-	if n == 1 {
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case outcome != nil:
+		return nil, nil, outcome
+	case replay != nil:
+		return nil, replay, nil
+	case claimed:
 		return c, nil, nil
 	}
-	row, err := q.GetIdempotencyKey(ctx, dbq.GetIdempotencyKeyParams{
-		AccountID: sc.Account, Environment: sc.Environment, CredentialID: sc.Credential, IdemKey: key})
-	if errors.Is(err, sql.ErrNoRows) {
-		// Released between our insert and read: the first request failed
-		// and its client may be retrying right now.
-		return nil, nil, ErrInProgress
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("idempotency: read: %w", err)
-	}
-	if row.Fingerprint != fingerprint {
-		return nil, nil, ErrConflict
-	}
-	if row.State == "done" {
-		return nil, &Response{Status: int(row.StatusCode), ContentType: row.ContentType, Location: row.Location, Body: row.Body}, nil
-	}
-	taken, err := q.TakeOverIdempotencyKey(ctx, dbq.TakeOverIdempotencyKeyParams{
-		AccountID: sc.Account, Environment: sc.Environment, CredentialID: sc.Credential, IdemKey: key,
-		LockedUntil: now.Add(k.lease), Token: c.token, Now: now,
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("idempotency: take over: %w", err)
-	}
-	if taken == 0 {
-		return nil, nil, ErrInProgress
-	}
-	return c, nil, nil
+	return nil, nil, ErrInProgress
 }
 
 // Complete stores the response to v as the key's outcome, inside tx, the

@@ -62,17 +62,18 @@ var errNoMapping = errors.New("store: shared memory mapping not supported")
 // has none (PostgreSQL, or a platform without shared mappings): then
 // nothing about access may be kept between requests.
 func (db *DB) AccessEpoch() (uint64, bool) {
-	if db.epoch == nil {
+	e := db.epoch.Load()
+	if e == nil {
 		return 0, false
 	}
-	return db.epoch.counter.Load(), true
+	return e.counter.Load(), true
 }
 
 // AccessChanged raises the access epoch. InTx calls it after every commit;
 // code that changes access outside a transaction (a revocation through
 // Writer) calls it after the change, before reporting success.
 func (db *DB) AccessChanged() {
-	if db.epoch != nil {
-		db.epoch.counter.Add(1)
+	if e := db.epoch.Load(); e != nil {
+		e.counter.Add(1)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -57,7 +58,9 @@ type DB struct {
 	// Now is the clock every query that records time uses. Tests replace it.
 	Now func() time.Time
 	// epoch is the SQLite access epoch (epoch.go); nil on PostgreSQL.
-	epoch *epoch
+	epoch atomic.Pointer[epoch]
+	// group runs concurrent SQLite transactions in one commit (group.go).
+	group grouper
 }
 
 // Open connects to the database named by rawURL without migrating it.
@@ -111,10 +114,12 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		r.SetMaxIdleConns(8)
 		db.write, db.read = w, r
 		db.writeStmts, db.readStmts = newStmtCache(w), newStmtCache(r)
-		if db.epoch, err = openEpoch(target); err != nil {
+		e, err := openEpoch(target)
+		if err != nil {
 			db.Close()
 			return nil, err
 		}
+		db.epoch.Store(e)
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -176,8 +181,9 @@ func (db *DB) Close() error {
 	if db.read != nil && db.read != db.write {
 		errs = append(errs, db.read.Close())
 	}
-	errs = append(errs, db.epoch.close())
-	db.epoch = nil
+	// A request still finishing while the store closes may read it: the
+	// pointer goes first.
+	errs = append(errs, db.epoch.Swap(nil).close())
 	return errors.Join(errs...)
 }
 
@@ -276,7 +282,16 @@ func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, f
 // InTx runs fn in one write transaction and commits it when fn returns nil.
 // Everything a request changes goes through one InTx call, so a failure
 // anywhere leaves nothing half-written.
-func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if db.dialect == SQLite && db.writeStmts != nil {
+		return db.groupTx(ctx, fn)
+	}
+	return db.singleTx(ctx, fn, true)
+}
+
+// singleTx runs fn in a transaction of its own; runAfter runs the
+// functions fn registered with AfterCommit.
+func (db *DB) singleTx(ctx context.Context, fn func(tx *Tx) error, runAfter bool) (err error) {
 	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
@@ -307,8 +322,10 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if db.writeStmts != nil {
 		db.writeStmts.prepareWanted(ctx)
 	}
-	for _, fn := range tx.afterCommit {
-		fn()
+	if runAfter {
+		for _, fn := range tx.afterCommit {
+			fn()
+		}
 	}
 	return nil
 }

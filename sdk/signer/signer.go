@@ -60,6 +60,9 @@ type Credentials struct {
 	Server  string `json:"server"`
 	AgentID string `json:"agentId"`
 	Secret  string `json:"agentSecret"`
+	// Environment is the pairing code's, sandbox or production (empty in
+	// credentials saved before it was recorded).
+	Environment string `json:"environment,omitempty"`
 }
 
 // Worker signs requests for one agent.
@@ -96,6 +99,23 @@ func Pair(ctx context.Context, client *http.Client, server, code, name string) (
 	err := call(ctx, client, http.MethodPost, strings.TrimRight(server, "/")+"/v1/agents/pair", "", key, map[string]string{"code": code, "name": name}, &out)
 	out.Server = strings.TrimRight(server, "/")
 	return out, err
+}
+
+// NewPairingCode asks for a pairing code with an e-invoicing API key
+// (scope companies:write), as POST /v1/agents/pairing-codes; the code pairs
+// one agent in the key's account and environment within 10 minutes.
+func NewPairingCode(ctx context.Context, client *http.Client, server, apiKey string) (string, error) {
+	var out struct{ Code string }
+	// Every call asks for a new code; a retry of a lost answer gets another
+	// one, and the unused code expires.
+	var nonce [12]byte
+	_, _ = rand.Read(nonce[:])
+	err := call(ctx, client, http.MethodPost, strings.TrimRight(server, "/")+"/v1/agents/pairing-codes", "Bearer "+apiKey,
+		"pairing-code:"+hex.EncodeToString(nonce[:]), nil, &out)
+	if err == nil && out.Code == "" {
+		err = errors.New("pairing code: the answer holds no code")
+	}
+	return out.Code, err
 }
 
 // RegisterCertificate links cert to companyID for this agent.

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/denar-mk/denar/internal/agent"
+	"github.com/denar-mk/denar/internal/cli"
+	"github.com/denar-mk/denar/sdk/signer"
+)
+
+// TestEveryCommandExplainsItself runs the agent's command line the way main
+// does (run, then cli.ExitCode for the exit status).
+func TestEveryCommandExplainsItself(t *testing.T) {
+	t.Parallel()
+	exec := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		err := run(t.Context(), args, &stdout, &stderr)
+		return cli.ExitCode(err), stdout.String(), stderr.String()
+	}
+	for _, path := range [][]string{{}, {"pair"}, {"register-certificate"}, {"run"}} {
+		name := strings.Join(append([]string{"denar-agent"}, path...), " ")
+		for _, ask := range []string{"-h", "--help", "help"} {
+			t.Run(name+" "+ask, func(t *testing.T) {
+				t.Parallel()
+				code, out, errOut := exec(append(append([]string{}, path...), ask)...)
+				if code != 0 || errOut != "" || !strings.Contains(out, "Usage") || !strings.Contains(out, name) {
+					t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+				}
+			})
+		}
+		if len(path) > 0 {
+			t.Run("denar-agent help "+path[0], func(t *testing.T) {
+				t.Parallel()
+				if code, out, _ := exec("help", path[0]); code != 0 || !strings.Contains(out, name) {
+					t.Fatalf("exit %d:\n%s", code, out)
+				}
+			})
+		}
+	}
+	for _, args := range [][]string{
+		{}, {"frobnicate"}, {"help", "frobnicate"}, {"--no-such-flag"},
+		{"pair", "--no-such-flag"}, {"register-certificate", "--no-such-flag"}, {"run", "--no-such-flag"},
+		{"run", "extra"}, {"pair"}, // pair without --server and --code
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			code, out, errOut := exec(args...)
+			if code != 2 || out != "" || !strings.Contains(errOut, "Usage") {
+				t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+			}
+		})
+	}
+}
+
+// TestSandboxSignerRefusesProduction: credentials paired in production are
+// refused before anything is made or sent (the server refuses a
+// self-signed certificate for a production company as well).
+func TestSandboxSignerRefusesProduction(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "credentials.json")
+	if err := agent.SaveCredentials(path, signer.Credentials{Server: "http://127.0.0.1:1", AgentID: "agt_x", Secret: "s",
+		Environment: "production"}); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"run", "--sandbox-self-signed", "--company", "cmp_x", "--credentials", path}, &stdout, &stderr)
+	if cli.ExitCode(err) != 1 || !strings.Contains(err.Error(), "sandbox companies only") {
+		t.Fatalf("err %v", err)
+	}
+	for _, args := range [][]string{
+		{"run", "--sandbox-self-signed", "--credentials", path},                                 // no --company
+		{"run", "--sandbox-self-signed", "--company", "cmp_x", "--key", "k.pem", "--cert", "c"}, // key flags
+		{"run", "--company", "cmp_x", "--key", "k.pem", "--cert", "c.pem"},                      // --company without sandbox
+	} {
+		stdout.Reset()
+		stderr.Reset()
+		if code := cli.ExitCode(run(t.Context(), args, &stdout, &stderr)); code != 2 || !strings.Contains(stderr.String(), "Usage") {
+			t.Errorf("%v: exit %d, stderr %s", args, code, stderr.String())
+		}
+	}
+}
