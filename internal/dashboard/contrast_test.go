@@ -36,7 +36,7 @@ func contrast(t *testing.T, fg, bg string) float64 {
 // TestContrast checks every CSS rule of the layout that sets both a text
 // colour and a background meets WCAG AA for normal text (4.5:1), and so do
 // links and plain text on the page's white.
-func TestContrast(t *testing.T) {
+func TestDashboardContrast(t *testing.T) {
 	t.Parallel()
 	css, err := templateFS.ReadFile("templates/layout.html")
 	if err != nil {

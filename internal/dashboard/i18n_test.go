@@ -11,7 +11,7 @@ import (
 // TestCatalogueComplete checks every string a template or handler asks for
 // exists in both languages, and that neither language has keys the other
 // lacks.
-func TestCatalogueComplete(t *testing.T) {
+func TestDashboardCatalogueComplete(t *testing.T) {
 	t.Parallel()
 	cat := newCatalogue()
 	used := map[string]bool{}
