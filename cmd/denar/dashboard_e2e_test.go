@@ -257,8 +257,9 @@ func TestDashboardBrowser(t *testing.T) {
 		}
 
 		// Storno of the issued e-invoice, from its page (S-1 from UJP's list).
+		// (#message is only on the page the storno leads to.)
 		run("storno", chromedp.SetValue(chromedp.CSS("#storno-reason"), "S-1"), chromedp.Click(chromedp.CSS("#storno")),
-			chromedp.WaitVisible(chromedp.CSS("#history")))
+			chromedp.WaitVisible(chromedp.CSS("#message")))
 		if k := text("#summary"); !strings.Contains(k, "storno") || !strings.Contains(k, issued.ID) || !strings.Contains(k, "-3186.00") {
 			t.Fatalf("after the storno: %q", k)
 		}
@@ -317,7 +318,7 @@ func TestDashboardBrowser(t *testing.T) {
 		// Usage and the English switch; the audit log names what was done.
 		run("usage", chromedp.Navigate(base+"/usage"), chromedp.WaitVisible(chromedp.CSS("#usage-chart")))
 		shot("usage")
-		run("english", chromedp.Click(chromedp.CSS("#lang-switch")), chromedp.WaitVisible(chromedp.CSS("#usage-chart")))
+		run("english", chromedp.Click(chromedp.CSS("#lang-switch")), chromedp.WaitVisible(chromedp.CSS(`html[lang="en"] #usage-chart`)))
 		lang := attr("html", "lang")
 		if lang != "en" || !strings.Contains(text("h1"), "Usage") {
 			t.Fatalf("after the switch: lang %q, title %q", lang, text("h1"))

@@ -266,14 +266,15 @@ func (u *Users) SignIn(ctx context.Context, email, password, addr, previous stri
 			return err
 		}
 		var err error
-		s, err = startSession(ctx, tx, row, state, EnvSandbox, ttl, previous)
+		s, err = startSession(ctx, tx, row, state, EnvSandbox, ttl, previous, addr)
 		return err
 	})
 	return s, err
 }
 
-// startSession ends previous (if any) and creates a session for row.
-func startSession(ctx context.Context, tx *store.Tx, row dbq.User, state, env string, ttl time.Duration, previous string) (Session, error) {
+// startSession ends previous (if any) and creates a session for row; an
+// active one is a sign-in, audited with the client address addr.
+func startSession(ctx context.Context, tx *store.Tx, row dbq.User, state, env string, ttl time.Duration, previous, addr string) (Session, error) {
 	if previous != "" {
 		if _, err := tx.DeleteUserSession(ctx, Hash(previous)); err != nil {
 			return Session{}, fmt.Errorf("end the previous session: %w", err)
@@ -289,8 +290,14 @@ func startSession(ctx context.Context, tx *store.Tx, row dbq.User, state, env st
 	if err != nil {
 		return Session{}, fmt.Errorf("session account: %w", err)
 	}
-	return Session{Token: tok, User: userOf(row), State: state, CSRF: csrf, Environment: env,
-		ProductionEnabled: acct.Production, ExpiresAt: exp}, nil
+	s := Session{Token: tok, User: userOf(row), State: state, CSRF: csrf, Environment: env,
+		ProductionEnabled: acct.Production, ExpiresAt: exp}
+	if state == SessionActive {
+		if err := RecordAuditTx(ctx, tx, s.Principal(), &AuditEntry{Action: "session.sign_in", Target: row.ID, RemoteAddr: addr}); err != nil {
+			return Session{}, err
+		}
+	}
+	return s, nil
 }
 
 // SecondFactor completes a sign-in in state mfa with a TOTP code: the mfa
@@ -325,7 +332,7 @@ func (u *Users) SecondFactor(ctx context.Context, token, code, addr string) (Ses
 		} else if n == 0 {
 			return ErrBadCode
 		}
-		out, err = startSession(ctx, tx, row, SessionActive, EnvSandbox, u.sessionTTL(), token)
+		out, err = startSession(ctx, tx, row, SessionActive, EnvSandbox, u.sessionTTL(), token, addr)
 		return err
 	})
 	if errors.Is(err, ErrBadCode) {
@@ -356,10 +363,14 @@ func (u *Users) Session(ctx context.Context, token string) (Session, error) {
 		State: r.State, CSRF: r.Csrf, Environment: r.Environment, ProductionEnabled: r.ProductionEnabled, ExpiresAt: r.ExpiresAt}, nil
 }
 
-// SignOut ends the session of a cookie value.
-func (u *Users) SignOut(ctx context.Context, token string) error {
-	_, err := u.DB.Writer().DeleteUserSession(ctx, Hash(token))
-	return err
+// SignOut ends session s, audited.
+func (u *Users) SignOut(ctx context.Context, s Session, a *AuditEntry) error {
+	return u.DB.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.DeleteUserSession(ctx, Hash(s.Token)); err != nil {
+			return err
+		}
+		return RecordAuditTx(ctx, tx, s.Principal(), a)
+	})
 }
 
 // ErrProductionNotEnabled refuses switching to production on a plan

@@ -163,9 +163,18 @@ func TestUsersAndSessions(t *testing.T) {
 		if _, err := u.Session(ctx, m.Token); !errors.Is(err, auth.ErrNoSession) {
 			t.Fatalf("the mfa session survived: %v", err)
 		}
-		log, err := u.AuditLog(ctx, p, 10)
-		if err != nil || len(log) != 1 || log[0].Action != "totp.enable" || log[0].UserEmail != "ana@example.mk" {
-			t.Fatalf("audit: %+v %v", log, err)
+		log, err := u.AuditLog(ctx, p, 20)
+		var actions []string
+		for _, e := range log {
+			actions = append(actions, e.Action)
+			if e.UserEmail != "ana@example.mk" || e.AccountID != acct.ID {
+				t.Errorf("audit row of someone else: %+v", e)
+			}
+		}
+		// Newest first: the sign-in after the code, the enrolment, and the
+		// three password sign-ins before (the mfa step is not a sign-in).
+		if err != nil || strings.Join(actions, ",") != "session.sign_in,totp.enable,session.sign_in,session.sign_in,session.sign_in" {
+			t.Fatalf("audit: %v %v", actions, err)
 		}
 
 		// Keys: created and revoked only within the account.

@@ -95,7 +95,8 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 // one was ended by the sign-in) and goes on to the second factor or the
 // page asked for.
 func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, s auth.Session) {
-	http.SetCookie(w, d.cookie(r, sessionCookie, s.Token, time.Until(s.ExpiresAt)))
+	// The lifetime by the store's clock (DENAR_CLOCK_OFFSET may shift it).
+	http.SetCookie(w, d.cookie(r, sessionCookie, s.Token, s.ExpiresAt.Sub(d.d.Service.Now())))
 	next := r.PostForm.Get("next")
 	if !localPath(next) {
 		next = "/dashboard/companies"
@@ -158,7 +159,7 @@ func (d *Dashboard) totp(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *Dashboard) logout(q *req) {
-	if err := d.d.Users.SignOut(q.r.Context(), q.s.Token); err != nil {
+	if err := d.d.Users.SignOut(q.r.Context(), q.s, q.audit("session.sign_out", q.s.User.ID, "")); err != nil {
 		d.failErr(q, err)
 		return
 	}
