@@ -64,6 +64,24 @@ func New(d Deps) *Dashboard {
 	funcs := template.FuncMap{
 		"date":  func(t time.Time) string { return t.In(skopje).Format("02.01.2006 15:04") },
 		"datep": func(t *time.Time) string { return fmtTimePtr(t) },
+		// short cuts a text shown in a list (an attempt's error) to 120
+		// characters.
+		"short": func(s *string) string {
+			if s == nil {
+				return ""
+			}
+			if r := []rune(*s); len(r) > 120 {
+				return string(r[:120]) + "…"
+			}
+			return *s
+		},
+		// clip cuts a name or description shown in a list to n characters.
+		"clip": func(n int, s string) string {
+			if r := []rune(s); len(r) > n {
+				return string(r[:n]) + "…"
+			}
+			return s
+		},
 		"deref": func(s *string) string {
 			if s == nil {
 				return ""
@@ -294,7 +312,11 @@ type base struct {
 	Nav        string
 	Message    string
 	Error      string
-	cat        catalogue
+	// Refresh > 0 reloads the page every that many seconds (a document
+	// waiting for its signature or UJP shows its progress without
+	// JavaScript).
+	Refresh int
+	cat     catalogue
 }
 
 // T is the page's string of key.

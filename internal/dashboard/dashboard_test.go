@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -466,6 +467,78 @@ func TestDashboardTOTPAndTwoProcesses(t *testing.T) {
 			t.Fatal("a revoked client gets tokens")
 		}
 	})
+}
+
+// TestDashboardLargestPagesStayUnder100KB fills the longest pages to their
+// limits — an e-invoice of 1,000 lines with long descriptions, an inbox of
+// more documents than a page across companies — and checks each stays
+// under 100 KB.
+func TestDashboardLargestPagesStayUnder100KB(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t)
+	w := newWorld(t, db)
+	ctx := t.Context()
+	long := strings.Repeat("Консултантска услуга по договор ", 10) // 320 characters
+	items := make([]string, 0, 1000)
+	for i := range 1000 {
+		items = append(items, fmt.Sprintf(`{"docItemLineNo":%d,"docItemDesc":%q,"docItemQty":"1000000.0000","docItemUnitPriceWoVat":"999999999.9999","docItemTotalVat":"179999999999.99","docItemTotalPriceWVat":"1179999999999.99"}`, i+1, long))
+	}
+	doc := `{"requestTimestamp":"x","document":{"buyer":{"buyerTin":"4030000000002","buyerName":"` + long + `"},"docItems":[` + strings.Join(items, ",") + `]}}`
+	inv := denar.NewID("einv")
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.CreateEInvoice(ctx, dbq.CreateEInvoiceParams{ID: inv, AccountID: w.acctA, CompanyID: w.companyA,
+			Environment: auth.EnvSandbox, Kind: "invoice", Status: "delivered", DocumentType: "100", Number: "F-1",
+			IssueDate: "2026-03-02", Document: doc, UjpDocID: inv, TotalNet: "1", TotalVat: "0", TotalGross: "1",
+			Currency: "MKD", Problems: "[]", Fingerprint: "f", CreatedAt: tx.Now, UpdatedAt: tx.Now}); err != nil {
+			return err
+		}
+		// Sixty more companies, the first four with a full inbox page each.
+		for c := range 60 {
+			co, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: w.acctA, Name: long,
+				TaxNumber: fmt.Sprintf("40300000001%02d", c), Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox,
+				Address: "{}", CreatedAt: tx.Now})
+			if err != nil {
+				return err
+			}
+			for i := range einvoicing.InboxPageSize + 1 {
+				if c >= 4 {
+					break
+				}
+				if _, err := tx.InsertInboxDocument(ctx, dbq.InsertInboxDocumentParams{ID: denar.NewID("inbd"), AccountID: w.acctA,
+					CompanyID: co.ID, Environment: auth.EnvSandbox, Euid: fmt.Sprintf("E-%d-%d", c, i), Kind: "invoice", DocumentType: "100",
+					Number: strings.Repeat("Ф", 40), IssueDate: "2026-03-02", TransactionDate: "2026-03-02",
+					Seller:   `{"country":"MK","taxNumber":"4030000000005","name":"` + long + `","address":{}}`,
+					TotalNet: "999999999999.99", TotalVat: "0", TotalGross: "999999999999.99", Currency: "MKD", UjpStatus: "01",
+					UjpStatusName: "Испратена", UjpStatusAt: tx.Now, DecisionState: "pending", Problems: "[]", DecideBy: "2026-04-10",
+					Payload: []byte(`{}`), ReceivedAt: tx.Now}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := w.browser()
+	b.signIn("owner@a.mk")
+	for _, path := range []string{"/dashboard/einvoices/" + w.companyA + "/" + inv, "/dashboard/inbox", "/dashboard/companies",
+		"/dashboard/einvoices?company=" + w.companyA} {
+		p := b.do("GET", path, nil)
+		if p.status != http.StatusOK || len(p.body) >= 100<<10 {
+			t.Errorf("%s: %d, %d bytes", path, p.status, len(p.body))
+		}
+		t.Logf("%s: %d bytes", path, len(p.body))
+	}
+	if p := b.do("GET", "/dashboard/einvoices/"+w.companyA+"/"+inv, nil); !strings.Contains(p.body, `id="more-lines">+ 900 `) {
+		t.Error("the page does not say 900 more lines")
+	}
+	if p := b.do("GET", "/dashboard/companies", nil); strings.Count(p.body, "<tr><td>") != 50 || !strings.Contains(p.body, "/dashboard/companies?after=") {
+		t.Errorf("%d company rows, want a page of 50 and a link to the next", strings.Count(p.body, "<tr><td>"))
+	}
+	if p := b.do("GET", "/dashboard/inbox", nil); strings.Count(p.body, `class="inbox-row"`) != 50 {
+		t.Errorf("%d inbox rows, want the cap of 50", strings.Count(p.body, `class="inbox-row"`))
+	}
 }
 
 var (

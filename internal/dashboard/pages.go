@@ -19,6 +19,28 @@ import (
 // pageSize bounds every list: a page stays well under 100 KB.
 const pageSize = 50
 
+// maxLines is how many lines of an e-invoice its page shows (an e-invoice
+// may have 1,000; the PDF has them all); maxAttempts how many of a
+// delivery's latest attempts.
+const (
+	// progressRefresh is the reload interval, in seconds, of a page whose
+	// document is on its way (no JavaScript: a meta refresh).
+	progressRefresh = 5
+
+	maxLines     = 100
+	maxAttempts  = 5
+	deliveryPage = 20
+)
+
+// latestAttempts keeps each delivery's last maxAttempts attempts.
+func latestAttempts(ds []einvoicing.WebhookDelivery) {
+	for i := range ds {
+		if a := ds[i].Attempts; len(a) > maxAttempts {
+			ds[i].Attempts = a[len(a)-maxAttempts:]
+		}
+	}
+}
+
 func queryEscape(s string) string { return url.QueryEscape(s) }
 
 // companyList is the companies of the session's environment (the first
@@ -34,15 +56,22 @@ func (d *Dashboard) companyList(q *req) ([]einvoicing.Company, error) {
 type companiesData struct {
 	base
 	Companies []einvoicing.Company
+	Next      string
 }
 
 func (d *Dashboard) companies(q *req) {
-	cs, err := d.companyList(q)
+	cs, err := d.d.Service.Companies(q.r.Context(), q.principal(), q.r.URL.Query().Get("after"), pageSize)
 	if err != nil {
 		d.failErr(q, err)
 		return
 	}
-	d.render(q.w, http.StatusOK, "companies", companiesData{base: d.baseFor(q, "companies", "companies.title"), Companies: cs})
+	data := companiesData{base: d.baseFor(q, "companies", "companies.title")}
+	if len(cs) > pageSize {
+		cs = cs[:pageSize]
+		data.Next = "/dashboard/companies?after=" + url.QueryEscape(cs[len(cs)-1].ID)
+	}
+	data.Companies = cs
+	d.render(q.w, http.StatusOK, "companies", data)
 }
 
 type einvoicesData struct {
@@ -109,6 +138,7 @@ type einvoiceData struct {
 	base
 	Inv         einvoicing.EInvoice
 	Doc         ujpdoc.Document
+	MoreLines   int // lines not shown (the page shows the first maxLines)
 	History     []einvoicing.StatusChange
 	Problems    []map[string]any
 	Signing     *einvoicing.SigningRequest
@@ -136,6 +166,9 @@ func (d *Dashboard) einvoice(q *req) {
 	if err := json.Unmarshal(inv.Document, &req); err == nil {
 		data.Doc = req.Document
 	}
+	if n := len(data.Doc.DocItems); n > maxLines {
+		data.Doc.DocItems, data.MoreLines = data.Doc.DocItems[:maxLines], n-maxLines
+	}
 	_ = json.Unmarshal(inv.Problems, &data.Problems)
 	if inv.SigningRequestID != nil {
 		if sr, err := d.d.Service.SigningRequest(ctx, p, *inv.SigningRequestID); err == nil {
@@ -145,6 +178,8 @@ func (d *Dashboard) einvoice(q *req) {
 	switch inv.Status {
 	case "delivered", "accepted", "auto_accepted":
 		data.CanStorno = inv.Kind != "storno" && data.Staff()
+	case "validating", "awaiting_signature", "queued", "submitting":
+		data.Refresh = progressRefresh
 	}
 	if data.CanStorno {
 		data.VoidReasons = d.d.Service.CodeLists(q.s.Environment).VoidReasons
@@ -254,8 +289,8 @@ func (d *Dashboard) inbox(q *req) {
 		}
 		return a.ReceivedAt.After(b.ReceivedAt)
 	})
-	if len(data.Rows) > 2*pageSize {
-		data.Rows = data.Rows[:2*pageSize]
+	if len(data.Rows) > pageSize {
+		data.Rows = data.Rows[:pageSize]
 	}
 	d.render(q.w, http.StatusOK, "inbox", data)
 }
@@ -285,6 +320,9 @@ func (d *Dashboard) inboxDoc(q *req) {
 		}
 	}
 	data.CanDecide = data.Staff() && doc.Decision.State == "pending" && doc.Decision.Requested == nil && doc.DaysLeft >= 0
+	if doc.Decision.Requested != nil {
+		data.Refresh = progressRefresh
+	}
 	if data.CanDecide {
 		data.Reasons = d.d.Service.CodeLists(q.s.Environment).RejectReasons
 	}
@@ -399,14 +437,15 @@ func (d *Dashboard) event(q *req) {
 		d.failErr(q, err)
 		return
 	}
-	ds, err := d.d.Service.EventDeliveries(ctx, p, id, einvoicing.DeliveryFilter{}, "", pageSize)
+	ds, err := d.d.Service.EventDeliveries(ctx, p, id, einvoicing.DeliveryFilter{}, "", deliveryPage)
 	if err != nil {
 		d.failErr(q, err)
 		return
 	}
-	if len(ds) > pageSize {
-		ds = ds[:pageSize]
+	if len(ds) > deliveryPage {
+		ds = ds[:deliveryPage]
 	}
+	latestAttempts(ds)
 	data := eventData{base: d.baseFor(q, "events", "events.title"), Ev: ev, Deliveries: ds}
 	data.Title = ev.Type
 	var pretty strings.Builder
@@ -683,15 +722,16 @@ func (d *Dashboard) webhook(q *req) {
 	data := webhookData{base: d.baseFor(q, "webhooks", "webhooks.title"), Endpoint: ep, State: v.Get("state"),
 		States: []string{"pending", "failed", "succeeded", "abandoned"}}
 	data.Title = ep.URL
-	ds, err := d.d.Service.EndpointDeliveries(ctx, p, id, einvoicing.DeliveryFilter{State: data.State}, v.Get("after"), pageSize)
+	ds, err := d.d.Service.EndpointDeliveries(ctx, p, id, einvoicing.DeliveryFilter{State: data.State}, v.Get("after"), deliveryPage)
 	if err != nil {
 		d.failErr(q, err)
 		return
 	}
-	if len(ds) > pageSize {
-		ds = ds[:pageSize]
+	if len(ds) > deliveryPage {
+		ds = ds[:deliveryPage]
 		data.Next = "/dashboard/webhooks/" + url.PathEscape(id) + "?state=" + url.QueryEscape(data.State) + "&after=" + url.QueryEscape(ds[len(ds)-1].ID)
 	}
+	latestAttempts(ds)
 	data.Deliveries = ds
 	d.render(q.w, http.StatusOK, "webhook", data)
 }
