@@ -585,18 +585,40 @@ func (u *Users) RevokeAccountClient(ctx context.Context, p *Principal, id string
 
 // AuditEntry is what a dashboard act records: the action, its object and
 // a detail, and the client's address. Who and where come from the
-// principal.
+// principal. Nonce, when set, is the token of the form that asked for the
+// act: a second act with the same nonce by the same user fails with
+// ErrAlreadyDone, and its transaction (the act included) rolls back.
 type AuditEntry struct {
 	Action, Target, Detail, RemoteAddr string
+	Nonce                              string
 }
 
+// ErrAlreadyDone refuses a form submitted a second time.
+var ErrAlreadyDone = errors.New("this form was already submitted; its action was done once")
+
 // RecordAuditTx writes a to the audit log in tx, as p (nil a: nothing).
+// The unique (user, nonce) index settles two concurrent submissions of one
+// form; the look-up before gives the usual case its own error.
 func RecordAuditTx(ctx context.Context, tx *store.Tx, p *Principal, a *AuditEntry) error {
 	if a == nil {
 		return nil
 	}
+	nonce := sql.NullString{String: a.Nonce, Valid: a.Nonce != ""}
+	if nonce.Valid {
+		n, err := tx.AuditNonceUsed(ctx, dbq.AuditNonceUsedParams{UserID: p.CredentialID, FormNonce: nonce})
+		if err != nil {
+			return fmt.Errorf("audit %s: %w", a.Action, err)
+		}
+		if n > 0 {
+			return ErrAlreadyDone
+		}
+	}
 	if err := tx.RecordAudit(ctx, dbq.RecordAuditParams{AccountID: p.AccountID, UserID: p.CredentialID, UserEmail: p.UserEmail,
-		Environment: p.Environment, Action: a.Action, Target: a.Target, Detail: a.Detail, RemoteAddr: a.RemoteAddr, At: tx.Now}); err != nil {
+		Environment: p.Environment, Action: a.Action, Target: a.Target, Detail: a.Detail, RemoteAddr: a.RemoteAddr,
+		FormNonce: nonce, At: tx.Now}); err != nil {
+		if nonce.Valid && store.IsUniqueViolation(err) {
+			return ErrAlreadyDone // the same form, committed meanwhile
+		}
 		return fmt.Errorf("audit %s: %w", a.Action, err)
 	}
 	return nil

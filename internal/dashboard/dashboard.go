@@ -185,7 +185,8 @@ func (q *req) caller(action, target, detail string) einvoicing.Caller {
 }
 
 func (q *req) audit(action, target, detail string) *auth.AuditEntry {
-	return &auth.AuditEntry{Action: action, Target: target, Detail: detail, RemoteAddr: clientAddr(q.r)}
+	return &auth.AuditEntry{Action: action, Target: target, Detail: detail, RemoteAddr: clientAddr(q.r),
+		Nonce: q.r.PostForm.Get("nonce")}
 }
 
 // user wraps a handler that needs a signed-in user with one of roles: no
@@ -308,10 +309,13 @@ type base struct {
 	Production bool
 	CanProd    bool
 	CSRF       string
-	Path       string
-	Nav        string
-	Message    string
-	Error      string
+	// Nonce is the token of this page's forms that change something: the
+	// same form submitted twice acts once (auth.AuditEntry.Nonce).
+	Nonce   string
+	Path    string
+	Nav     string
+	Message string
+	Error   string
 	// Refresh > 0 reloads the page every that many seconds (a document
 	// waiting for its signature or UJP shows its progress without
 	// JavaScript).
@@ -358,7 +362,7 @@ func (b base) Other() string {
 func (d *Dashboard) baseFor(q *req, nav, titleKey string) base {
 	u := q.s.User
 	return base{Lang: q.lang, User: &u, Env: q.s.Environment, Production: q.s.Environment == auth.EnvProduction,
-		CanProd: q.s.ProductionEnabled, CSRF: q.s.CSRF, Path: q.r.URL.RequestURI(), Nav: nav,
+		CanProd: q.s.ProductionEnabled, CSRF: q.s.CSRF, Nonce: auth.RandomToken(20), Path: q.r.URL.RequestURI(), Nav: nav,
 		Title: d.cat.text(q.lang, titleKey), cat: d.cat}
 }
 
@@ -404,6 +408,10 @@ func (d *Dashboard) failUser(q *req, status int, key string) {
 // failErr renders an application error: its status (404 for another
 // account's resources, 409 conflicts, 422 invalid input) and message.
 func (d *Dashboard) failErr(q *req, err error) {
+	if errors.Is(err, auth.ErrAlreadyDone) {
+		d.failUser(q, http.StatusConflict, "form.again")
+		return
+	}
 	p := httpx.FromError(err)
 	if p.Status >= 500 {
 		d.d.Log.ErrorContext(q.r.Context(), "dashboard", "path", q.r.URL.Path, "err", err)

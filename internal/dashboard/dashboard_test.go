@@ -341,6 +341,61 @@ func TestDashboardSecurity(t *testing.T) {
 			}
 		})
 
+		t.Run("a form submitted twice acts once", func(t *testing.T) {
+			b := w.browser()
+			b.signIn("owner@a.mk")
+			count := func() int {
+				ks, err := w.users.AccountKeys(ctx, &auth.Principal{AccountID: w.acctA})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(ks)
+			}
+			page := b.do("GET", "/dashboard/keys", nil)
+			nonce := regexp.MustCompile(`name="nonce" value="([^"]+)"`).FindStringSubmatch(page.body)
+			if nonce == nil {
+				t.Fatal("the key form has no nonce")
+			}
+			before := count()
+			form := url.Values{"csrf": {csrfOf(t, page)}, "nonce": {nonce[1]}}
+			if p := b.do("POST", "/dashboard/keys", form); p.status != http.StatusCreated {
+				t.Fatalf("first submission: %d", p.status)
+			}
+			if p := b.do("POST", "/dashboard/keys", form); p.status != http.StatusConflict || strings.Contains(p.body, "dn_test_") {
+				t.Fatalf("the same form again: %d", p.status)
+			}
+			// Concurrently, one form eight times: one key.
+			page = b.do("GET", "/dashboard/keys", nil)
+			nonce = regexp.MustCompile(`name="nonce" value="([^"]+)"`).FindStringSubmatch(page.body)
+			form = url.Values{"csrf": {csrfOf(t, page)}, "nonce": {nonce[1]}}
+			statuses := make(chan int, 8)
+			for range 8 {
+				go func() {
+					// Not b.do: no t.Fatal off the test's goroutine.
+					resp, err := b.c.PostForm(w.srv.URL+"/dashboard/keys", form)
+					if err != nil {
+						statuses <- 0
+						return
+					}
+					resp.Body.Close()
+					statuses <- resp.StatusCode
+				}()
+			}
+			created := 0
+			for range 8 {
+				switch st := <-statuses; st {
+				case http.StatusCreated:
+					created++
+				case http.StatusConflict:
+				default:
+					t.Errorf("a concurrent submission answered %d", st)
+				}
+			}
+			if created != 1 || count() != before+2 {
+				t.Fatalf("%d answers created a key; keys %d → %d, want +2", created, before, count())
+			}
+		})
+
 		t.Run("production asks for confirmation", func(t *testing.T) {
 			b := w.browser()
 			b.signIn("owner@a.mk")

@@ -84,7 +84,7 @@ func newCatalogue() catalogue {
 			"users.title": "Корисници", "user.email": "Е-пошта", "user.role": "Улога", "user.totp": "TOTP",
 			"confirm.title": "Потврдете дејство во продукција", "confirm.text": "Ова дејство ќе важи пред УЈП. Дали сте сигурни?",
 			"confirm.yes": "Да, продолжи", "confirm.no": "Откажи",
-			"done": "Готово.", "yes": "да", "no": "не", "empty": "Нема записи.",
+			"done": "Готово.", "form.again": "Овој формулар е веќе испратен; дејството е направено еднаш.", "yes": "да", "no": "не", "empty": "Нема записи.",
 		},
 		"en": {
 			"title":             "denar — e-invoicing console",
@@ -148,7 +148,7 @@ func newCatalogue() catalogue {
 			"users.title": "Users", "user.email": "E-mail", "user.role": "Role", "user.totp": "TOTP",
 			"confirm.title": "Confirm a production action", "confirm.text": "This action counts at UJP. Are you sure?",
 			"confirm.yes": "Yes, go on", "confirm.no": "Cancel",
-			"done": "Done.", "yes": "yes", "no": "no", "empty": "Nothing here.",
+			"done": "Done.", "form.again": "This form was already submitted; its action was done once.", "yes": "yes", "no": "no", "empty": "Nothing here.",
 		},
 	}
 }

@@ -11,6 +11,22 @@ import (
 	"time"
 )
 
+const auditNonceUsed = `-- name: AuditNonceUsed :one
+SELECT COUNT(*) FROM audit_log WHERE user_id = $1 AND form_nonce = $2
+`
+
+type AuditNonceUsedParams struct {
+	UserID    string
+	FormNonce sql.NullString
+}
+
+func (q *Queries) AuditNonceUsed(ctx context.Context, arg AuditNonceUsedParams) (int64, error) {
+	row := q.db.QueryRowContext(ctx, auditNonceUsed, arg.UserID, arg.FormNonce)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const countSignInFailures = `-- name: CountSignInFailures :one
 SELECT COUNT(*) FROM sign_in_failures WHERE throttle = $1 AND at > $2
 `
@@ -344,7 +360,7 @@ func (q *Queries) ListAccountUsers(ctx context.Context, accountID string) ([]Use
 }
 
 const listAudit = `-- name: ListAudit :many
-SELECT id, account_id, user_id, user_email, environment, action, target, detail, remote_addr, at FROM audit_log WHERE account_id = $1 ORDER BY id DESC LIMIT CAST($2 AS BIGINT)
+SELECT id, account_id, user_id, user_email, environment, action, target, detail, remote_addr, form_nonce, at FROM audit_log WHERE account_id = $1 ORDER BY id DESC LIMIT CAST($2 AS BIGINT)
 `
 
 type ListAuditParams struct {
@@ -371,6 +387,7 @@ func (q *Queries) ListAudit(ctx context.Context, arg ListAuditParams) ([]AuditLo
 			&i.Target,
 			&i.Detail,
 			&i.RemoteAddr,
+			&i.FormNonce,
 			&i.At,
 		); err != nil {
 			return nil, err
@@ -411,9 +428,9 @@ func (q *Queries) PurgeUserSessions(ctx context.Context, before time.Time) (int6
 }
 
 const recordAudit = `-- name: RecordAudit :exec
-INSERT INTO audit_log (account_id, user_id, user_email, environment, action, target, detail, remote_addr, at)
+INSERT INTO audit_log (account_id, user_id, user_email, environment, action, target, detail, remote_addr, form_nonce, at)
 VALUES ($1, $2, $3, $4, $5,
-        $6, $7, $8, $9)
+        $6, $7, $8, $9, $10)
 `
 
 type RecordAuditParams struct {
@@ -425,6 +442,7 @@ type RecordAuditParams struct {
 	Target      string
 	Detail      string
 	RemoteAddr  string
+	FormNonce   sql.NullString
 	At          time.Time
 }
 
@@ -438,6 +456,7 @@ func (q *Queries) RecordAudit(ctx context.Context, arg RecordAuditParams) error 
 		arg.Target,
 		arg.Detail,
 		arg.RemoteAddr,
+		arg.FormNonce,
 		arg.At,
 	)
 	return err

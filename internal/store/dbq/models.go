@@ -73,6 +73,7 @@ type AuditLog struct {
 	Target      string
 	Detail      string
 	RemoteAddr  string
+	FormNonce   sql.NullString
 	At          time.Time
 }
 

@@ -60,9 +60,12 @@ DELETE FROM sign_in_failures WHERE throttle = sqlc.arg(throttle);
 DELETE FROM sign_in_failures WHERE at < sqlc.arg(before);
 
 -- name: RecordAudit :exec
-INSERT INTO audit_log (account_id, user_id, user_email, environment, action, target, detail, remote_addr, at)
+INSERT INTO audit_log (account_id, user_id, user_email, environment, action, target, detail, remote_addr, form_nonce, at)
 VALUES (sqlc.arg(account_id), sqlc.arg(user_id), sqlc.arg(user_email), sqlc.arg(environment), sqlc.arg(action),
-        sqlc.arg(target), sqlc.arg(detail), sqlc.arg(remote_addr), sqlc.arg(at));
+        sqlc.arg(target), sqlc.arg(detail), sqlc.arg(remote_addr), sqlc.narg(form_nonce), sqlc.arg(at));
+
+-- name: AuditNonceUsed :one
+SELECT COUNT(*) FROM audit_log WHERE user_id = sqlc.arg(user_id) AND form_nonce = sqlc.arg(form_nonce);
 
 -- name: ListAudit :many
 SELECT * FROM audit_log WHERE account_id = sqlc.arg(account_id) ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);

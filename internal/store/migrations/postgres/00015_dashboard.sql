@@ -48,6 +48,10 @@ CREATE TABLE sign_in_failures (
 CREATE INDEX sign_in_failures_key ON sign_in_failures(throttle, at);
 
 -- Who did what through the dashboard, written in the transaction of the act.
+-- form_nonce is the random token of the form that asked for the act: unique
+-- per user, so a form submitted twice (a browser's resubmission, a double
+-- click) acts once — the second transaction cannot write its row and rolls
+-- back with everything it did.
 CREATE TABLE audit_log (
     id          BIGSERIAL PRIMARY KEY,
     account_id  TEXT NOT NULL REFERENCES accounts(id),
@@ -58,9 +62,11 @@ CREATE TABLE audit_log (
     target      TEXT NOT NULL,
     detail      TEXT NOT NULL,
     remote_addr TEXT NOT NULL,
+    form_nonce  TEXT,
     at          TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX audit_log_account ON audit_log(account_id, id);
+CREATE UNIQUE INDEX audit_log_nonce ON audit_log(user_id, form_nonce);
 
 -- +goose Down
 DROP TABLE audit_log;
