@@ -33,9 +33,9 @@ type Request struct {
 	Notes           *string     `json:"notes,omitempty"`
 	Buyer           Party       `json:"buyer"`
 	Sender          *Party      `json:"sender,omitempty"`
-	References      []Reference `json:"references"`
+	References      []Reference `json:"references" maxItems:"100"`
 	Payment         Payment     `json:"payment"`
-	Lines           []Line      `json:"lines"`
+	Lines           []Line      `json:"lines" maxItems:"10000"`
 	Advance         *Advance    `json:"advance,omitempty"`
 	ExpectedTotals  *Totals     `json:"expectedTotals,omitempty"`
 }

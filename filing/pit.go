@@ -143,7 +143,7 @@ type PddgiRequest struct {
 	Company PddgiCompany  `json:"company"`
 	Month   int           `json:"month"`
 	Year    int           `json:"year"`
-	Records []PddgiRecord `json:"records"`
+	Records []PddgiRecord `json:"records" maxItems:"100000"`
 }
 
 func checkPerson(fe *denar.FieldErrors, p string, embg *string, required bool, acct *string) {
@@ -277,7 +277,7 @@ type EppdRequest struct {
 	PeriodFrom string     `json:"periodFrom"`
 	PeriodTo   string     `json:"periodTo"`
 	Comment    *string    `json:"comment" required:"false"`
-	Rows       []EppdRow  `json:"rows"`
+	Rows       []EppdRow  `json:"rows" maxItems:"100000"`
 }
 
 // Eppd renders an е-ППД as our XML (docs/filing-formats.md, api/xsd/eppd.xsd).

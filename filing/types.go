@@ -234,20 +234,20 @@ type Record struct {
 type MpinRequest struct {
 	Company Company  `json:"company"`
 	Batch   Batch    `json:"batch"`
-	Records []Record `json:"records"`
+	Records []Record `json:"records" maxItems:"100000"`
 	Force   bool     `json:"force" required:"false"`
 }
 
 // BatchRecords is one batch of a combined filing.
 type BatchRecords struct {
-	Records []Record `json:"records"`
+	Records []Record `json:"records" maxItems:"100000"`
 }
 
 // CombinedRequest merges several batches of the same payer and period.
 type CombinedRequest struct {
 	Company Company        `json:"company"`
 	Batch   Batch          `json:"batch"`
-	Batches []BatchRecords `json:"batches"`
+	Batches []BatchRecords `json:"batches" maxItems:"100"`
 	Force   bool           `json:"force" required:"false"`
 }
 

@@ -20,6 +20,7 @@ import (
 // crash, every file matching the manifest, and that the crashed attempt's
 // partial zip is gone.
 func TestArchiveCrashEndToEnd(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("crash test in -short mode")
 	}

@@ -123,6 +123,7 @@ type crashRound struct {
 // every e-invoice delivered once (one →delivered move) and one document
 // per docId at UJP.
 func TestCrashExactlyOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("crash test in -short mode")
 	}

@@ -84,6 +84,7 @@ func createCompany(t *testing.T, s *server, key, tax, email string) {
 // such until `denar admin mail retry`; the mandate token never appears in
 // the access log.
 func TestMandateMailEndToEnd(t *testing.T) {
+	t.Parallel()
 	t.Run("without SMTP", func(t *testing.T) {
 		storetest.EachURL(t, func(t *testing.T, dbURL string) {
 			s := startServer(t, append(baseEnv(t, dbURL), "DENAR_JOB_POLL_INTERVAL=50ms"))
@@ -200,6 +201,7 @@ func TestMandateMailEndToEnd(t *testing.T) {
 // acknowledged it); after a restart the job's lease runs out, the mail is
 // sent by the new process, and the SMTP server has it exactly once.
 func TestMandateMailSurvivesAKill(t *testing.T) {
+	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, dbURL string) {
 		inData := make(chan struct{}, 1)
 		release := make(chan struct{})

@@ -39,6 +39,7 @@ import (
 // downloaded and checked file by file against its manifest, and the
 // sandbox company's holds the received invoice byte for byte.
 func TestUsageEndToEnd(t *testing.T) {
+	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, dbURL string) {
 		prodDB := storetest.SQLiteURL(t)
 		if strings.HasPrefix(dbURL, "postgres") {

@@ -24,6 +24,7 @@ import (
 // data directory (mode 0600) and opens the same secrets after a restart;
 // on PostgreSQL it refuses to start without the key.
 func TestWebhooksServe(t *testing.T) {
+	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, dbURL string) {
 		env := baseEnv(t, dbURL)
 		sqlite := strings.HasPrefix(dbURL, "sqlite:")

@@ -227,6 +227,7 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "getSigningRequest", Method: http.MethodGet, Path: "/v1/signing-requests/{id}",
 		Summary: "Get a signing request", Tags: tags,
+		Description: "One signing request: what to sign (docs/signing.md) and its state.",
 	}, httpx.Spec{Auth: httpx.AuthSigner, Scope: "signing:agent"}, func(ctx context.Context, in *SigningRequestPath) (*signingRequestOutput, error) {
 		r, err := h.svc.SigningRequest(ctx, httpx.PrincipalFrom(ctx), in.ID)
 		if err != nil {

@@ -58,6 +58,7 @@ func (h *handlers) registerArchive(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "getArchiveExport", Method: http.MethodGet, Path: "/v1/archive-exports/{id}",
 		Summary: "Get an archive export", Tags: tags,
+		Description: "The export's state; once ready, its download link (GET /v1/archive-exports/{id}/download), or its failure.",
 	}, httpx.Spec{Scope: archiveScope}, func(ctx context.Context, in *archiveIDInput) (*archiveOutput, error) {
 		a, err := h.svc.ArchiveExport(ctx, httpx.PrincipalFrom(ctx), in.ID)
 		if err != nil {

@@ -134,6 +134,7 @@ func (h *handlers) registerCompanies(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "getCompany", Method: http.MethodGet, Path: "/v1/companies/{id}",
 		Summary: "Get a company", Tags: tags,
+		Description: "One company the credential can reach, with its onboarding (mandate) state and settings.",
 	}, httpx.Spec{Scope: "companies:read"}, func(ctx context.Context, in *companyIDInput) (*companyOutput, error) {
 		c, err := h.svc.Company(ctx, httpx.PrincipalFrom(ctx), in.ID)
 		if err != nil {

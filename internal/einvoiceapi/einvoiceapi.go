@@ -10,6 +10,8 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
@@ -35,6 +37,10 @@ type Deps struct {
 	PublicURL string
 }
 
+// MaxStringLength bounds every string of a request body that no schema
+// bounds otherwise (httpx.Options.MaxStringLength).
+const MaxStringLength = 1000
+
 // New builds the e-invoicing service with all its operations.
 func New(d Deps) *httpx.Service {
 	if d.Log == nil {
@@ -51,6 +57,20 @@ func New(d Deps) *httpx.Service {
 		IdempotencyRequired: true,
 		EffectsInTx:         true,
 		RateLimit:           d.RateLimit,
+		Servers:             []*huma.Server{{URL: "http://127.0.0.1:8081", Description: "A local denar serve (DENAR_EINVOICE_ADDR's default)."}},
+		Tags: []*huma.Tag{
+			{Name: "Companies", Description: "Client companies: onboarding with the UJP mandate, settings, annual accounts."},
+			{Name: "OAuth", Description: "Access tokens for OAuth clients (client credentials grant)."},
+			{Name: "Signing", Description: "Signing agents and signing requests: e-invoices are signed on the company's own device (docs/signing.md)."},
+			{Name: "E-invoices", Description: "Issue e-invoices, follow them to delivered, correct and storno them."},
+			{Name: "Inbox", Description: "Incoming e-invoices and the company's decision on them (accept or reject)."},
+			{Name: "Events", Description: "The account's event log, read by cursor or long-poll."},
+			{Name: "Webhooks", Description: "Webhook endpoints, their deliveries, and the events POSTed to them (docs/webhooks.md)."},
+			{Name: "Usage", Description: "Metered usage of the account."},
+			{Name: "Archive exports", Description: "Bulk exports of a company's archived e-invoices."},
+			{Name: "Sandbox", Description: "Sandbox-only operations that play UJP's part: simulate outcomes and incoming invoices."},
+		},
+		MaxStringLength: MaxStringLength,
 	})
 	h := &handlers{svc: d.Service, deps: d}
 	h.registerCompanies(s)

@@ -124,6 +124,7 @@ func (h *handlers) registerEInvoices(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "getEInvoiceStatusHistory", Method: http.MethodGet, Path: "/v1/einvoices/{id}/status-history",
 		Summary: "Status history of an e-invoice", Tags: tags,
+		Description: "The ordered trail of every status the e-invoice went through, oldest first.",
 	}, httpx.Spec{Scope: "einvoices:read", Company: true}, func(ctx context.Context, in *einvoiceIDInput) (*statusHistoryOutput, error) {
 		rows, err := h.svc.StatusHistory(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx), in.ID)
 		if err != nil {

@@ -6,7 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -15,6 +17,10 @@ import (
 
 // maxTokenForm bounds the token request body; a real one is a few hundred bytes.
 const maxTokenForm = 8 << 10
+
+// maxTokenParam bounds each parameter of the token request (documented as
+// its maxLength).
+const maxTokenParam = 1000
 
 // tokenResponse is the RFC 6749 §5.1 success body.
 type tokenResponse struct {
@@ -45,6 +51,11 @@ func parseTokenRequest(contentType string, body []byte, basicUser, basicPass str
 	for name, vs := range form {
 		if len(vs) > 1 {
 			return tokenRequest{}, &auth.OAuthError{Code: "invalid_request", Description: "The parameter " + name + " is repeated."}
+		}
+	}
+	for name, vs := range form {
+		if utf8.RuneCountInString(vs[0]) > maxTokenParam {
+			return tokenRequest{}, &auth.OAuthError{Code: "invalid_request", Description: "The parameter " + name + " is longer than " + strconv.Itoa(maxTokenParam) + " characters."}
 		}
 	}
 	req := tokenRequest{GrantType: form.Get("grant_type"), ClientID: form.Get("client_id"), ClientSecret: form.Get("client_secret")}
@@ -79,6 +90,7 @@ func (h *handlers) registerOAuth(s interface {
 	HandleFunc(string, func(http.ResponseWriter, *http.Request))
 }, api huma.API) {
 	s.HandleFunc("POST /v1/oauth/token", h.token)
+	maxParam := maxTokenParam
 	oauthErr := &huma.Schema{Type: "object", Required: []string{"error"}, Properties: map[string]*huma.Schema{
 		"error":             {Type: "string", Enum: []any{"invalid_request", "invalid_client", "invalid_scope", "unsupported_grant_type"}},
 		"error_description": {Type: "string"},
@@ -92,9 +104,9 @@ func (h *handlers) registerOAuth(s interface {
 		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
 			"application/x-www-form-urlencoded": {Schema: &huma.Schema{Type: "object", Required: []string{"grant_type"}, Properties: map[string]*huma.Schema{
 				"grant_type":    {Type: "string", Enum: []any{"client_credentials"}},
-				"client_id":     {Type: "string"},
-				"client_secret": {Type: "string"},
-				"scope":         {Type: "string", Description: "Space-separated scopes; all the client's scopes when absent."},
+				"client_id":     {Type: "string", MaxLength: &maxParam},
+				"client_secret": {Type: "string", MaxLength: &maxParam},
+				"scope":         {Type: "string", MaxLength: &maxParam, Description: "Space-separated scopes; all the client's scopes when absent."},
 			}}},
 		}},
 		Responses: map[string]*huma.Response{

@@ -136,6 +136,7 @@ func (h *handlers) registerWebhooks(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "getWebhookEndpoint", Method: http.MethodGet, Path: "/v1/webhook-endpoints/{id}",
 		Summary: "Get a webhook endpoint", Tags: tags,
+		Description: "One webhook endpoint of the account: its URL, subscribed events, companies and state (never its secret).",
 	}, spec, func(ctx context.Context, in *webhookEndpointIDInput) (*webhookEndpointOutput, error) {
 		ep, err := h.svc.WebhookEndpoint(ctx, httpx.PrincipalFrom(ctx), in.ID)
 		if err != nil {

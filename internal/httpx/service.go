@@ -81,6 +81,17 @@ type Options struct {
 	// (Spec.Heavy) run at once; more are answered 503 server_busy.
 	// Default DefaultHeavyConcurrency; negative: no limit.
 	HeavyConcurrency int
+	// Servers are the document's servers (the default local address of
+	// the service).
+	Servers []*huma.Server
+	// Tags are the document's tags, one for each tag an operation names,
+	// with its description.
+	Tags []*huma.Tag
+	// MaxStringLength is the maxLength given to every string of a request
+	// body whose schema bounds it in no other way (no maxLength, enum, or
+	// date or time format): written into the document and enforced by the
+	// schema validation like any other maxLength. 0: none.
+	MaxStringLength int
 }
 
 // Service is one HTTP service: its mux, its huma API and its metrics.
@@ -93,7 +104,9 @@ type Service struct {
 	limiter  *limiter
 	upgrades *http.ServeMux
 	limits   *routeLimits
-	docOnce  sync.Once // documentDefaultLimits, before the first rendering
+	// finish completes the document and the schemas once every operation
+	// is registered: before the first rendering or the first request.
+	finish sync.Once
 }
 
 // Operation metadata keys read by the middleware.
@@ -141,6 +154,9 @@ func NewService(o Options) *Service {
 	cfg.SchemasPath = ""
 	cfg.CreateHooks = nil // no $schema member or Link header in responses
 	cfg.Info.Description = o.Description
+	cfg.Info.Contact = &huma.Contact{Name: "denar", URL: "https://github.com/denar-mk/denar"}
+	cfg.Servers = o.Servers
+	cfg.Tags = o.Tags
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key (dn_test_… or dn_live_…) or an OAuth access token."},
 	}
@@ -190,6 +206,7 @@ func NewService(o Options) *Service {
 
 // Handler returns the service's complete handler.
 func (s *Service) Handler() http.Handler {
+	s.finish.Do(s.finishRegistration)
 	return outer(s.Name, s.opts.DocsURL, s.Mux, s.upgrades, s.Metrics, s.opts.Log, s.limits)
 }
 
@@ -206,7 +223,7 @@ func (s *Service) HandleUpgrade(pattern string, h http.Handler) {
 // OpenAPIJSON renders the service's OpenAPI 3.1 document, indented, as
 // committed under api/.
 func (s *Service) OpenAPIJSON() ([]byte, error) {
-	s.docOnce.Do(s.documentDefaultLimits)
+	s.finish.Do(s.finishRegistration)
 	raw, err := json.Marshal(s.API.OpenAPI())
 	if err != nil {
 		return nil, err
@@ -311,13 +328,13 @@ func Register[I, O any](s *Service, op huma.Operation, spec Spec, handler func(c
 		op.Parameters = append(op.Parameters, &huma.Param{
 			Name: "X-Company-Id", In: "header",
 			Description: "The company the request acts for. Required when the credential can reach more than one company.",
-			Schema:      &huma.Schema{Type: "string"},
+			Schema:      &huma.Schema{Type: "string", MaxLength: ptr(100)},
 		})
 	} else if spec.CompanyFilter {
 		op.Parameters = append(op.Parameters, &huma.Param{
 			Name: "X-Company-Id", In: "header",
 			Description: "Optional: only this company. A company the credential cannot reach is 403 company_not_allowed; one of the other environment 403 environment_mismatch.",
-			Schema:      &huma.Schema{Type: "string"},
+			Schema:      &huma.Schema{Type: "string", MaxLength: ptr(100)},
 		})
 	}
 	if op.Method == http.MethodPost && !spec.NoIdempotency {
@@ -330,8 +347,83 @@ func Register[I, O any](s *Service, op huma.Operation, spec Spec, handler func(c
 			Description: desc, Schema: &huma.Schema{Type: "string", MaxLength: ptr(255)},
 		})
 	}
+	if spec.Auth != AuthNone {
+		if op.Responses == nil {
+			op.Responses = map[string]*huma.Response{}
+		}
+		if op.Responses["401"] == nil {
+			op.Responses["401"] = s.problemResponse("unauthenticated: missing, malformed or expired credentials; key_revoked: the API key or OAuth client was revoked.")
+		}
+	}
 	huma.Register(s.API, op, handler)
 	documentLimits(s, op.Method, op.Path, limit, declared, spec.Heavy)
+}
+
+// problemResponse is a problem+json response of the schema huma documents
+// for its own errors, found the way huma finds it.
+func (s *Service) problemResponse(desc string) *huma.Response {
+	errType := reflect.TypeOf(huma.NewError(0, ""))
+	for errType.Kind() == reflect.Pointer {
+		errType = errType.Elem()
+	}
+	schema := s.API.OpenAPI().Components.Schemas.Schema(errType, true, "Error")
+	return &huma.Response{Description: desc, Content: map[string]*huma.MediaType{"application/problem+json": {Schema: schema}}}
+}
+
+// finishRegistration runs once every operation is registered.
+func (s *Service) finishRegistration() {
+	s.documentDefaultLimits()
+	s.boundStrings()
+}
+
+// boundStrings gives every string of a request body that is bounded in no
+// other way (maxLength, enum, a date or time format) the service's
+// MaxStringLength, in the shared schemas huma
+// validates with, so the limit is both documented and enforced.
+func (s *Service) boundStrings() {
+	if s.opts.MaxStringLength <= 0 {
+		return
+	}
+	reg := s.API.OpenAPI().Components.Schemas
+	seen := map[*huma.Schema]bool{}
+	var walk func(*huma.Schema)
+	walk = func(sc *huma.Schema) {
+		if sc == nil || seen[sc] {
+			return
+		}
+		seen[sc] = true
+		if sc.Ref != "" {
+			walk(reg.SchemaFromRef(sc.Ref))
+			return
+		}
+		timeFormat := sc.Format == "date" || sc.Format == "date-time" || sc.Format == "time"
+		if sc.Type == "string" && sc.MaxLength == nil && len(sc.Enum) == 0 && !timeFormat {
+			sc.MaxLength = ptr(s.opts.MaxStringLength)
+			sc.PrecomputeMessages()
+		}
+		for _, p := range sc.Properties {
+			walk(p)
+		}
+		walk(sc.Items)
+		if ap, ok := sc.AdditionalProperties.(*huma.Schema); ok {
+			walk(ap)
+		}
+		for _, list := range [][]*huma.Schema{sc.OneOf, sc.AnyOf, sc.AllOf} {
+			for _, x := range list {
+				walk(x)
+			}
+		}
+	}
+	for _, item := range s.API.OpenAPI().Paths {
+		for _, op := range []*huma.Operation{item.Post, item.Put, item.Patch, item.Delete} {
+			if op == nil || op.RequestBody == nil {
+				continue
+			}
+			for _, mt := range op.RequestBody.Content {
+				walk(mt.Schema)
+			}
+		}
+	}
 }
 
 // documentDefaultLimits documents the default body limit of operations that
@@ -374,16 +466,7 @@ func documentLimits(s *Service, method, path string, limit int64, declared, heav
 	if op == nil || (op.RequestBody == nil && !declared) {
 		return
 	}
-	// The schema of the problems huma documents itself (its default
-	// error response), found the way huma finds it.
-	errType := reflect.TypeOf(huma.NewError(0, ""))
-	for errType.Kind() == reflect.Pointer {
-		errType = errType.Elem()
-	}
-	schema := s.API.OpenAPI().Components.Schemas.Schema(errType, true, "Error")
-	problem := func(desc string) *huma.Response {
-		return &huma.Response{Description: desc, Content: map[string]*huma.MediaType{"application/problem+json": {Schema: schema}}}
-	}
+	problem := s.problemResponse
 	if op.Extensions == nil {
 		op.Extensions = map[string]any{}
 	}

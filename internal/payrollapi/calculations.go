@@ -38,7 +38,7 @@ type convertOutput struct {
 }
 
 type ratesInput struct {
-	Date string `query:"date" doc:"YYYY-MM-DD; default today in Europe/Skopje."`
+	Date string `query:"date" maxLength:"10" doc:"YYYY-MM-DD; default today in Europe/Skopje."`
 }
 
 type ratesOutput struct {
@@ -82,16 +82,19 @@ func (h *handlers) registerCalculations(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "convert", Method: http.MethodPost, Path: "/v1/calculations/convert",
 		Summary: "Convert between a base gross and net", Tags: []string{"Calculations"},
-		Responses: jsonOut(reflect.TypeFor[payroll.ConvertResult](), "Both figures and the date whose rates were used."),
+		Description: "Give gross or net (one of them): the other figure, denar-exact, under the rates in force on effectiveDate.",
+		Responses:   jsonOut(reflect.TypeFor[payroll.ConvertResult](), "Both figures and the date whose rates were used."),
 	}, spec, h.convert)
 	documentBody(s, "/v1/calculations/convert", payroll.ConvertInput{})
 	httpx.Register(s, huma.Operation{
 		OperationID: "getRates", Method: http.MethodGet, Path: "/v1/rates",
 		Summary: "Statutory rates in force on a date", Tags: []string{"Rates"},
+		Description: "Every statutory rate key with the value in force on date (default today), and its source.",
 	}, httpx.Spec{Scope: "rates:read"}, h.rates)
 	httpx.Register(s, huma.Operation{
 		OperationID: "getRateHistory", Method: http.MethodGet, Path: "/v1/rates/history",
 		Summary: "Every version of every rate key, with its source", Tags: []string{"Rates"},
+		Description: "The full history of the statutory rates: each key's versions with the date each took effect and its source.",
 	}, httpx.Spec{Scope: "rates:read"}, h.history)
 }
 

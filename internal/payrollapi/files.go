@@ -118,10 +118,12 @@ func (h *handlers) registerFiles(s *httpx.Service) {
 	file("epdd", "/v1/files/epdd", "е-ППД XML", "Personal income tax on a payment outside any payroll batch.",
 		filing.EppdRequest{}, "application/xml", h.epdd)
 	httpx.Register(s, huma.Operation{OperationID: "mpinValidate", Method: http.MethodPost, Path: "/v1/files/mpin/validate",
-		Summary: "Run the МПИН checks without producing a file", Tags: []string{"Files"}}, spec, h.validate)
+		Summary: "Run the МПИН checks without producing a file", Tags: []string{"Files"},
+		Description: "The same checks as the МПИН files run, answered as {ok, issues} instead of a file."}, spec, h.validate)
 	documentBody(s, "/v1/files/mpin/validate", filing.MpinRequest{})
 	httpx.Register(s, huma.Operation{OperationID: "epddGrossFromNet", Method: http.MethodPost, Path: "/v1/files/epdd/gross-from-net",
-		Summary: "Gross up a net payment for е-ППД (R11)", Tags: []string{"Files"}}, httpx.Spec{Scope: "files:write", Company: true}, h.grossFromNet)
+		Summary: "Gross up a net payment for е-ППД (R11)", Tags: []string{"Files"},
+		Description: "The gross income whose personal income tax leaves the given net, for an е-ППД row (R11)."}, httpx.Spec{Scope: "files:write", Company: true}, h.grossFromNet)
 	documentBody(s, "/v1/files/epdd/gross-from-net", filing.GrossFromNetRequest{})
 }
 

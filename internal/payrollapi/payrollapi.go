@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -36,6 +38,10 @@ type Deps struct {
 	HeavyConcurrency int
 }
 
+// MaxStringLength bounds every string of a request body that no schema
+// bounds otherwise (httpx.Options.MaxStringLength).
+const MaxStringLength = 1000
+
 // New builds the payroll service with all its operations.
 func New(d Deps) *httpx.Service {
 	s := httpx.NewService(httpx.Options{
@@ -47,6 +53,13 @@ func New(d Deps) *httpx.Service {
 			"Money is always a string of denars.",
 		Auth: d.Auth, Companies: d.Companies, Idempotency: d.Idempotency, Ready: d.Ready, DocsURL: d.DocsURL, Log: d.Log,
 		RateLimit: d.RateLimit, HeavyConcurrency: d.HeavyConcurrency,
+		Servers: []*huma.Server{{URL: "http://127.0.0.1:8080", Description: "A local denar serve (DENAR_PAYROLL_ADDR's default)."}},
+		Tags: []*huma.Tag{
+			{Name: "Calculations", Description: "Gross to net and net to gross for one employee, a batch, or a conversion."},
+			{Name: "Files", Description: "The files employers upload to UJP: МПИН (XML and TXT), ПДД-ГИ and е-ППД, and МПИН validation."},
+			{Name: "Rates", Description: "The statutory rates in force on a date, and their history."},
+		},
+		MaxStringLength: MaxStringLength,
 	})
 	h := &handlers{now: d.Now, buffers: make(chan *buffer, 2*runtime.GOMAXPROCS(0))}
 	if h.now == nil {

@@ -139,7 +139,7 @@ func (db *DB) runGroup(batch []*member) {
 			return
 		}
 		tx := &Tx{Queries: q, Tx: sqlTx, Dialect: db.dialect, Now: db.Now()}
-		fnErr, panicked, pv := runMember(m.fn, tx)
+		panicked, pv, fnErr := runMember(m.fn, tx)
 		if fnErr != nil || panicked {
 			m.err, m.panicked, m.panicVal = fnErr, panicked, pv
 			if _, err := sqlTx.Exec("ROLLBACK TO denar_member"); err != nil {
@@ -184,7 +184,7 @@ func (db *DB) fallBack(sqlTx *sql.Tx, members []*member, _ error) {
 	for _, m := range members {
 		m.after = nil
 		m.err = db.singleTx(m.ctx, func(tx *Tx) error {
-			err, panicked, pv := runMember(m.fn, tx)
+			panicked, pv, err := runMember(m.fn, tx)
 			if panicked {
 				m.panicked, m.panicVal = true, pv
 				return errGroupAborted
@@ -198,13 +198,13 @@ func (db *DB) fallBack(sqlTx *sql.Tx, members []*member, _ error) {
 	}
 }
 
-func runMember(fn func(*Tx) error, tx *Tx) (err error, panicked bool, pv any) {
+func runMember(fn func(*Tx) error, tx *Tx) (panicked bool, pv any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			panicked, pv = true, p
 		}
 	}()
-	return fn(tx), false, nil
+	return false, nil, fn(tx)
 }
 
 // detachedTx runs a group member's statements without its caller's
