@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -52,6 +55,9 @@ var adminCommands = []adminCommand{
 	{"agent list", "[--account ACCOUNT] [--json]", "Lists signing agents: account, environment, name, last seen, revoked.", (*admin).agentList},
 	{"agent revoke", "AGENT_ID",
 		"Revokes a signing agent: its credential stops working, its claims go back to pending, its open WebSocket and long-poll end within a second.", (*admin).agentRevoke},
+	{"user create", "--account ACCOUNT --email EMAIL --role owner|staff|viewer\n                          [--password-stdin] [--json]",
+		"Creates a dashboard user; prints a generated password once, or reads one line from standard input with --password-stdin.", (*admin).userCreate},
+	{"user list", "--account ACCOUNT [--json]", "Lists the account's dashboard users.", (*admin).userList},
 	{"mail list", "[--state queued|sent|logged|dead] [--limit N] [--show-body] [--json]",
 		"Shows the mail outbox, newest first; bodies (which hold mandate links) only with --show-body.", (*admin).mailList},
 	{"mail retry", "MAIL_ID", "Queues a mail that was not sent for delivery again, with fresh attempts.", (*admin).mailRetry},
@@ -101,7 +107,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) >= 2 {
 		for _, c := range adminCommands {
 			if c.name == group+args[1] {
-				a := &admin{cmd: c, stdout: stdout, stderr: stderr}
+				a := &admin{cmd: c, stdin: os.Stdin, stdout: stdout, stderr: stderr}
 				defer a.close()
 				return c.run(a, ctx, args[2:])
 			}
@@ -125,6 +131,7 @@ type admin struct {
 	cmd    adminCommand
 	db     *store.DB
 	auth   *auth.Store
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 }
@@ -688,4 +695,72 @@ func (a *admin) mailRetry(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "queued %s for delivery again\n", args[0])
 	return nil
+}
+
+// userCreate adds a dashboard user. The password is read from standard
+// input (--password-stdin, one line) or generated and printed once.
+func (a *admin) userCreate(ctx context.Context, args []string) error {
+	fs := a.flags("user create")
+	account := fs.String("account", "", "account id (required)")
+	email := fs.String("email", "", "the user's e-mail address, the sign-in name (required)")
+	role := fs.String("role", "", "owner, staff or viewer (required)")
+	fromStdin := fs.Bool("password-stdin", false, "read the password from standard input instead of generating one")
+	asJSON := fs.Bool("json", false, `print {"id":…,"email":…,"role":…,"password":…}`)
+	if err := a.parse(ctx, fs, args); err != nil {
+		return err
+	}
+	if *account == "" || *email == "" || *role == "" {
+		return fmt.Errorf("user create: --account, --email and --role are required")
+	}
+	password, generated := "", false
+	if *fromStdin {
+		line, err := bufio.NewReader(a.stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("user create: read the password: %w", err)
+		}
+		password = strings.TrimRight(line, "\r\n")
+	} else {
+		password, generated = auth.RandomToken(20), true
+	}
+	u, err := (&auth.Users{DB: a.db}).CreateUser(ctx, *account, *email, *role, password)
+	if err != nil {
+		return fmt.Errorf("user create: %w", err)
+	}
+	if *asJSON {
+		out := map[string]string{"id": u.ID, "email": u.Email, "role": u.Role}
+		if generated {
+			out["password"] = password
+		}
+		return json.NewEncoder(a.stdout).Encode(out)
+	}
+	fmt.Fprintf(a.stdout, "created %s user %s (%s) of %s\n", u.Role, u.Email, u.ID, u.AccountID)
+	if generated {
+		fmt.Fprintf(a.stdout, "\n  password: %s\n\nThe password is shown only now; hand it to the user over a safe channel.\n", password)
+	}
+	return nil
+}
+
+func (a *admin) userList(ctx context.Context, args []string) error {
+	fs := a.flags("user list")
+	account := fs.String("account", "", "account id (required)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := a.parse(ctx, fs, args); err != nil {
+		return err
+	}
+	if *account == "" {
+		return fmt.Errorf("user list: --account is required")
+	}
+	users, err := (&auth.Users{DB: a.db}).AccountUsers(ctx, &auth.Principal{AccountID: *account})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return a.printJSON(users)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tEMAIL\tROLE\tTOTP\tCREATED")
+	for _, u := range users {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\n", u.ID, u.Email, u.Role, u.TOTPEnabled, u.CreatedAt.Format(time.RFC3339))
+	}
+	return tw.Flush()
 }

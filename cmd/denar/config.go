@@ -118,6 +118,9 @@ type Config struct {
 	WebhookAllowPrivateSandbox bool          `env:"DENAR_WEBHOOK_ALLOW_PRIVATE_SANDBOX" envDefault:"false"`
 	WebhookWorkers             int           `env:"DENAR_WEBHOOK_WORKERS" envDefault:"16"`
 	OperatorEmail              string        `env:"DENAR_OPERATOR_EMAIL"`
+	// The dashboard (/dashboard on the e-invoicing service).
+	DashboardSecureCookies bool          `env:"DENAR_DASHBOARD_SECURE_COOKIES" envDefault:"false"`
+	DashboardSessionTTL    time.Duration `env:"DENAR_DASHBOARD_SESSION_TTL" envDefault:"12h"`
 }
 
 // LoadConfig reads and checks the configuration. Its errors are one line

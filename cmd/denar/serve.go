@@ -17,6 +17,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/blob"
 	"github.com/denar-mk/denar/internal/cli"
+	"github.com/denar-mk/denar/internal/dashboard"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
@@ -65,7 +66,16 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 		Archive: einvoicing.ArchiveConfig{Retention: cfg.ArchiveRetention}})
 	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL})
+	// The web console shares the e-invoicing service's listener and outer
+	// middleware (request ids, access log, limits); it has no OpenAPI
+	// operations.
+	dashboard.New(dashboard.Deps{Service: app, Users: dashboardUsers(db, cfg), Log: log,
+		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
 	return payroll, einvoice, app
+}
+
+func dashboardUsers(db *store.DB, cfg Config) *auth.Users {
+	return &auth.Users{DB: db, SessionTTL: cfg.DashboardSessionTTL}
 }
 
 func openStore(ctx context.Context, cfg Config) (*store.DB, error) {
@@ -305,6 +315,10 @@ func registerHousekeeping(r *jobs.Runner, db *store.DB, cfg Config) {
 		_, err := auth.RateWindows{DB: db}.Purge(ctx, db.Now().Add(-time.Minute).Unix())
 		return err
 	}), jobs.Options{Every: time.Minute})
+	users := dashboardUsers(db, cfg)
+	r.Register("dashboard.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+		return users.PurgeSessions(ctx)
+	}), jobs.Options{Every: time.Hour})
 	r.Register("jobs.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
 		_, err := jobs.PurgeFinished(ctx, db, db.Now().Add(-7*24*time.Hour))
 		return err

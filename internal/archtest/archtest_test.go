@@ -55,11 +55,12 @@ var forbiddenInDomain = []string{
 	"github.com/jackc/pgx/", "modernc.org/sqlite", "github.com/pressly/goose/",
 }
 
-// httpPackage reports whether pkg is an HTTP adapter: the shared plumbing
-// or one service's API.
+// httpPackage reports whether pkg is an HTTP adapter: the shared plumbing,
+// one service's API, or the web dashboard.
 func httpPackage(pkg string) bool {
 	rel := strings.TrimPrefix(pkg, module+"/internal/")
-	return rel != pkg && (rel == "httpx" || (strings.HasSuffix(rel, "api") && !strings.Contains(rel, "/")))
+	return rel != pkg && (rel == "httpx" || rel == "dashboard" || strings.HasPrefix(rel, "dashboard/") ||
+		(strings.HasSuffix(rel, "api") && !strings.Contains(rel, "/")))
 }
 
 // storeImports lists what an HTTP package must not import directly: it
@@ -98,6 +99,7 @@ func TestHTTPRuleCatchesAHandlerImportingTheStore(t *testing.T) {
 		{module + "/internal/httpx", []string{module + "/internal/idempotency", module + "/internal/auth"}, 0},
 		{module + "/internal/inboxapi", []string{module + "/internal/store"}, 1},
 		{module + "/internal/einvoicing", []string{module + "/internal/store"}, 0},
+		{module + "/internal/dashboard", []string{module + "/internal/store", module + "/internal/auth"}, 1},
 	} {
 		if got := httpViolations(tc.pkg, tc.imports); len(got) != tc.want {
 			t.Errorf("%s importing %v: violations %v, want %d", tc.pkg, tc.imports, got, tc.want)

@@ -71,6 +71,9 @@ type Principal struct {
 	Scopes            []string
 	CompanyIDs        []string // allow-list; empty means every company of the account
 	ProductionEnabled bool
+	// UserEmail is the signed-in person's address (KindUser only), for the
+	// audit log.
+	UserEmail string
 	// employerIDs are up to two employer companies of the account, read
 	// with a payroll key without allow-list (employersRead) when it is kept
 	// (keyCache), so that resolving X-Company-Id needs no lookup of its own.

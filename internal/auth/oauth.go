@@ -49,25 +49,30 @@ type ClientParams struct {
 // CreateClient creates OAuth client credentials for the e-invoicing service
 // and returns the row and the secret, which is not stored.
 func (s *Store) CreateClient(ctx context.Context, p ClientParams) (dbq.OauthClient, string, error) {
-	if len(p.Scopes) == 0 {
-		p.Scopes = EInvoiceDefaultScopes
-	}
 	// The key rules (environment, scopes, account, allow-list) are the
-	// same; reuse them by validating as a key would be.
+	// same; createClientTx validates as a key would be.
 	var c dbq.OauthClient
 	var secret string
 	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
-		if err := validateCredential(ctx, tx, ServiceEInvoice, p.AccountID, p.Environment, p.Scopes, p.CompanyIDs); err != nil {
-			return err
-		}
-		secret = "dncs_" + RandomToken(40)
 		var err error
-		c, err = tx.CreateOAuthClient(ctx, dbq.CreateOAuthClientParams{
-			ID: denar.NewID("cli"), AccountID: p.AccountID, Environment: p.Environment,
-			SecretHash: Hash(secret), Scopes: strings.Join(p.Scopes, " "),
-			CompanyIds: strings.Join(p.CompanyIDs, " "), CreatedAt: tx.Now,
-		})
+		c, secret, err = createClientTx(ctx, tx, p)
 		return err
+	})
+	return c, secret, err
+}
+
+func createClientTx(ctx context.Context, tx *store.Tx, p ClientParams) (dbq.OauthClient, string, error) {
+	if len(p.Scopes) == 0 {
+		p.Scopes = EInvoiceDefaultScopes
+	}
+	if err := validateCredential(ctx, tx, ServiceEInvoice, p.AccountID, p.Environment, p.Scopes, p.CompanyIDs); err != nil {
+		return dbq.OauthClient{}, "", err
+	}
+	secret := "dncs_" + RandomToken(40)
+	c, err := tx.CreateOAuthClient(ctx, dbq.CreateOAuthClientParams{
+		ID: denar.NewID("cli"), AccountID: p.AccountID, Environment: p.Environment,
+		SecretHash: Hash(secret), Scopes: strings.Join(p.Scopes, " "),
+		CompanyIds: strings.Join(p.CompanyIDs, " "), CreatedAt: tx.Now,
 	})
 	return c, secret, err
 }

@@ -108,6 +108,10 @@ func (s *Service) codebooks(env string) *ujpdoc.Codebooks {
 	return s.snapshot()
 }
 
+// CodeLists returns UJP's code lists of env as validation uses them (the
+// dashboard offers the reject and void reasons from them).
+func (s *Service) CodeLists(env string) *ujpdoc.Codebooks { return s.codebooks(env) }
+
 // withBuyerError adds the registry's field error to the outcome of
 // building the document: to its field errors when validation failed too,
 // alone when it did not. Other failures (totals_mismatch) stand as they are.

@@ -55,6 +55,9 @@ func (s *Service) EInvoice(ctx context.Context, p *auth.Principal, companyID, id
 // EInvoiceFilter selects e-invoices; empty fields do not filter.
 type EInvoiceFilter struct {
 	Status, DocumentType, IssuedFrom, IssuedTo, ClientReference, EUID string
+	// Number is the document number, exactly; BuyerTaxNumber the buyer's
+	// ЕДБ (digits).
+	Number, BuyerTaxNumber string
 }
 
 // EInvoices returns up to limit+1 e-invoices of companyID, newest first,
@@ -66,12 +69,16 @@ func (s *Service) EInvoices(ctx context.Context, p *auth.Principal, companyID st
 			fe.Add(d[0], "must be a date YYYY-MM-DD")
 		}
 	}
+	if b := f.BuyerTaxNumber; b != "" && (len(b) > 20 || strings.Trim(b, "0123456789") != "") {
+		fe.Add("buyerTaxNumber", "must be digits")
+	}
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
 	rows, err := s.db.Reader().ListEInvoices(ctx, dbq.ListEInvoicesParams{AccountID: p.AccountID, CompanyID: companyID,
 		AfterID: after, Status: optional(f.Status), DocumentType: optional(f.DocumentType), IssuedFrom: optional(f.IssuedFrom),
-		IssuedTo: optional(f.IssuedTo), ClientReference: optional(f.ClientReference), Euid: optional(f.EUID), Lim: int64(limit + 1)})
+		IssuedTo: optional(f.IssuedTo), ClientReference: optional(f.ClientReference), Euid: optional(f.EUID),
+		Number: optional(f.Number), BuyerTin: optional(f.BuyerTaxNumber), Lim: int64(limit + 1)})
 	if err != nil {
 		return nil, fmt.Errorf("list einvoices: %w", err)
 	}

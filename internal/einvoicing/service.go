@@ -154,6 +154,9 @@ func New(d Deps, cfg Config) *Service {
 type Caller struct {
 	*auth.Principal
 	Claim *idempotency.Claim
+	// Audit, when set (a person acting through the dashboard), is written
+	// to the audit log in the use case's transaction.
+	Audit *auth.AuditEntry
 }
 
 // write runs fn in one transaction and, when the caller holds an
@@ -170,6 +173,9 @@ func write[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.T
 			return err
 		}
 		if err := c.Claim.Complete(ctx, tx, v); err != nil {
+			return err
+		}
+		if err := auth.RecordAuditTx(ctx, tx, c.Principal, c.Audit); err != nil {
 			return err
 		}
 		out = v

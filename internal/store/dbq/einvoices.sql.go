@@ -392,7 +392,11 @@ WHERE account_id = $1 AND company_id = $2
   AND (CAST($7 AS TEXT) IS NULL OR issue_date <= $7)
   AND (CAST($8 AS TEXT) IS NULL OR client_reference = $8)
   AND (CAST($9 AS TEXT) IS NULL OR euid = $9)
-ORDER BY id DESC LIMIT CAST($10 AS BIGINT)
+  AND (CAST($10 AS TEXT) IS NULL OR number = $10)
+  -- The buyer's ЕДБ (digits only, checked by the caller) as the built
+  -- document states it.
+  AND (CAST($11 AS TEXT) IS NULL OR document LIKE '%"buyerTin":"' || CAST($11 AS TEXT) || '"%')
+ORDER BY id DESC LIMIT CAST($12 AS BIGINT)
 `
 
 type ListEInvoicesParams struct {
@@ -405,6 +409,8 @@ type ListEInvoicesParams struct {
 	IssuedTo        sql.NullString
 	ClientReference sql.NullString
 	Euid            sql.NullString
+	Number          sql.NullString
+	BuyerTin        sql.NullString
 	Lim             int64
 }
 
@@ -421,6 +427,8 @@ func (q *Queries) ListEInvoices(ctx context.Context, arg ListEInvoicesParams) ([
 		arg.IssuedTo,
 		arg.ClientReference,
 		arg.Euid,
+		arg.Number,
+		arg.BuyerTin,
 		arg.Lim,
 	)
 	if err != nil {

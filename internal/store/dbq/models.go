@@ -63,6 +63,20 @@ type ArchiveExport struct {
 	ExpiresAt      time.Time
 }
 
+type AuditLog struct {
+	ID          int64
+	AccountID   string
+	UserID      string
+	UserEmail   string
+	Environment string
+	Action      string
+	Target      string
+	Detail      string
+	RemoteAddr  string
+	FormNonce   sql.NullString
+	At          time.Time
+}
+
 type Blob struct {
 	Key       string
 	Size      int64
@@ -298,6 +312,12 @@ type RateWindow struct {
 	Hits        int64
 }
 
+type SignInFailure struct {
+	ID       int64
+	Throttle string
+	At       time.Time
+}
+
 type SigningAgent struct {
 	ID          string
 	AccountID   string
@@ -450,6 +470,29 @@ type UsageDocument struct {
 	Day              string
 	SigningRequestID sql.NullString
 	At               time.Time
+}
+
+type User struct {
+	ID           string
+	AccountID    string
+	Email        string
+	Role         string
+	PasswordHash string
+	TotpSecret   string
+	TotpEnabled  bool
+	TotpLastStep int64
+	CreatedAt    time.Time
+	DisabledAt   sql.NullTime
+}
+
+type UserSession struct {
+	IDHash      string
+	UserID      string
+	State       string
+	Csrf        string
+	Environment string
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
 }
 
 type WebhookAttempt struct {

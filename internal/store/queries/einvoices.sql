@@ -32,6 +32,10 @@ WHERE account_id = sqlc.arg(account_id) AND company_id = sqlc.arg(company_id)
   AND (CAST(sqlc.narg(issued_to) AS TEXT) IS NULL OR issue_date <= sqlc.narg(issued_to))
   AND (CAST(sqlc.narg(client_reference) AS TEXT) IS NULL OR client_reference = sqlc.narg(client_reference))
   AND (CAST(sqlc.narg(euid) AS TEXT) IS NULL OR euid = sqlc.narg(euid))
+  AND (CAST(sqlc.narg(number) AS TEXT) IS NULL OR number = sqlc.narg(number))
+  -- The buyer's ЕДБ (digits only, checked by the caller) as the built
+  -- document states it.
+  AND (CAST(sqlc.narg(buyer_tin) AS TEXT) IS NULL OR document LIKE '%"buyerTin":"' || CAST(sqlc.narg(buyer_tin) AS TEXT) || '"%')
 ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
 
 -- name: SetEInvoiceStatus :execrows
