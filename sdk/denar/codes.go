@@ -8,7 +8,7 @@ package denar
 const (
 	// unauthenticated (problem, 401): Missing, malformed or expired credentials (API key, access token or agent credentials).
 	CodeUnauthenticated = "unauthenticated"
-	// key_revoked (problem, 401): The API key, or the OAuth client of the access token, was revoked.
+	// key_revoked (problem, 401): The API key, the OAuth client of the access token, or the signing agent was revoked (denar admin key|client|agent revoke, POST /v1/agents/{id}/revoke).
 	CodeKeyRevoked = "key_revoked"
 	// insufficient_scope (problem, 403): The credential lacks the scope the operation needs (x-required-scope).
 	CodeInsufficientScope = "insufficient_scope"
@@ -22,7 +22,7 @@ const (
 	CodeCompanyRequired = "company_required"
 	// idempotency_key_required (problem, 400): A POST without Idempotency-Key (every e-invoicing POST but /v1/oauth/token).
 	CodeIdempotencyKeyRequired = "idempotency_key_required"
-	// invalid_idempotency_key (problem, 400): The Idempotency-Key header is longer than 255 characters.
+	// invalid_idempotency_key (problem, 400): The Idempotency-Key header is longer than 255 characters, or contains NUL or invalid UTF-8.
 	CodeInvalidIdempotencyKey = "invalid_idempotency_key"
 	// bad_request (problem, 400): The request body could not be read (the connection broke while sending it).
 	CodeBadRequest = "bad_request"
@@ -32,7 +32,7 @@ const (
 	CodeIdempotencyInProgress = "idempotency_in_progress"
 	// validation_failed (problem, 422): Field errors: malformed JSON, unknown fields, schema and business rules; each in errors[] with its path (and codebook when the rule is UJP's).
 	CodeValidationFailed = "validation_failed"
-	// rate_limited (problem, 429): Over the credential's rate; Retry-After says when to retry.
+	// rate_limited (problem, 429): Over the credential's rate (shared by all processes on PostgreSQL), or, on the unauthenticated routes, over the client address's rate; Retry-After says when to retry.
 	CodeRateLimited = "rate_limited"
 	// not_found (problem, 404): No such resource for this caller (also ids of other accounts), or no such path.
 	CodeNotFound = "not_found"

@@ -3764,6 +3764,9 @@ type SigningAgent struct {
 
 	// Online Reachable within the last 90 seconds.
 	Online bool `json:"online"`
+
+	// RevokedAt When the agent was revoked; absent while it is not.
+	RevokedAt *time.Time `json:"revokedAt,omitempty"`
 }
 
 // SigningAgentEnvironment defines model for SigningAgent.Environment.
@@ -4212,6 +4215,12 @@ type RegisterAgentCertificateParams struct {
 	IdempotencyKey string `json:"Idempotency-Key"`
 }
 
+// RevokeAgentParams defines parameters for RevokeAgent.
+type RevokeAgentParams struct {
+	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
+	IdempotencyKey string `json:"Idempotency-Key"`
+}
+
 // ListAgentSigningRequestsParams defines parameters for ListAgentSigningRequests.
 type ListAgentSigningRequestsParams struct {
 	// Wait Seconds to wait for a request when none is pending (long-poll).
@@ -4422,6 +4431,7 @@ type RejectInboxDocumentParams struct {
 
 // CreateTokenFormdataBody defines parameters for CreateToken.
 type CreateTokenFormdataBody struct {
+	// ClientId Printable ASCII; anything else is invalid_client before any look-up.
 	ClientId     *string                          `form:"client_id,omitempty" json:"client_id,omitempty"`
 	ClientSecret *string                          `form:"client_secret,omitempty" json:"client_secret,omitempty"`
 	GrantType    CreateTokenFormdataBodyGrantType `form:"grant_type" json:"grant_type"`
@@ -5106,6 +5116,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/agents/{id}/certificates (the `RegisterAgentCertificate` operationId).
 	RegisterAgentCertificate(ctx context.Context, id string, params *RegisterAgentCertificateParams, body RegisterAgentCertificateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RevokeAgent Revoke a signing agent
+	//
+	// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
+	//
+	// Corresponds with POST /v1/agents/{id}/revoke (the `RevokeAgent` operationId).
+	RevokeAgent(ctx context.Context, id string, params *RevokeAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListAgentSigningRequests Signing requests for this agent (long-poll)
 	//
 	// Returns the pending requests of every company this agent holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
@@ -5714,6 +5731,23 @@ func (c *Client) RegisterAgentCertificateWithBody(ctx context.Context, id string
 // Corresponds with POST /v1/agents/{id}/certificates (the `RegisterAgentCertificate` operationId).
 func (c *Client) RegisterAgentCertificate(ctx context.Context, id string, params *RegisterAgentCertificateParams, body RegisterAgentCertificateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRegisterAgentCertificateRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeAgent Revoke a signing agent
+//
+// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
+//
+// Corresponds with POST /v1/agents/{id}/revoke (the `RevokeAgent` operationId).
+func (c *Client) RevokeAgent(ctx context.Context, id string, params *RevokeAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeAgentRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7024,6 +7058,53 @@ func NewRegisterAgentCertificateRequestWithBody(server string, id string, params
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewRevokeAgentRequest constructs an http.Request for the RevokeAgent method
+func NewRevokeAgentRequest(server string, id string, params *RevokeAgentParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/agents/%s/revoke", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -9938,6 +10019,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/agents/{id}/certificates (the `RegisterAgentCertificate` operationId).
 	RegisterAgentCertificateWithResponse(ctx context.Context, id string, params *RegisterAgentCertificateParams, body RegisterAgentCertificateJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterAgentCertificateResponse, error)
 
+	// RevokeAgentWithResponse Revoke a signing agent
+	//
+	// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/agents/{id}/revoke (the `RevokeAgent` operationId).
+	RevokeAgentWithResponse(ctx context.Context, id string, params *RevokeAgentParams, reqEditors ...RequestEditorFn) (*RevokeAgentResponse, error)
+
 	// ListAgentSigningRequestsWithResponse Signing requests for this agent (long-poll)
 	//
 	// Returns the pending requests of every company this agent holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
@@ -10685,6 +10775,54 @@ func (r RegisterAgentCertificateResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RegisterAgentCertificateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RevokeAgentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningAgent
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevokeAgentResponse) GetJSON200() *SigningAgent {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RevokeAgentResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeAgentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeAgentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeAgentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeAgentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13349,6 +13487,21 @@ func (c *ClientWithResponses) RegisterAgentCertificateWithResponse(ctx context.C
 	return ParseRegisterAgentCertificateResponse(rsp)
 }
 
+// RevokeAgentWithResponse Revoke a signing agent
+//
+// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/agents/{id}/revoke (the `RevokeAgent` operationId).
+func (c *ClientWithResponses) RevokeAgentWithResponse(ctx context.Context, id string, params *RevokeAgentParams, reqEditors ...RequestEditorFn) (*RevokeAgentResponse, error) {
+	rsp, err := c.RevokeAgent(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeAgentResponse(rsp)
+}
+
 // ListAgentSigningRequestsWithResponse Signing requests for this agent (long-poll)
 //
 // Returns the pending requests of every company this agent holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
@@ -14434,6 +14587,39 @@ func ParseRegisterAgentCertificateResponse(rsp *http.Response) (*RegisterAgentCe
 			return nil, err
 		}
 		response.ApplicationproblemJSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRevokeAgentResponse parses an HTTP response from a RevokeAgentWithResponse call
+func ParseRevokeAgentResponse(rsp *http.Response) (*RevokeAgentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeAgentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SigningAgent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
 
 	}
 
