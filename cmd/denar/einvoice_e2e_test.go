@@ -261,7 +261,11 @@ func (w *einvoiceWorld) dbURL() string {
 func (w *einvoiceWorld) startWorker() {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.stop = cancel
+	// A worker started before this one may still be signing its last
+	// request: the map is replaced under the lock it counts under.
+	w.mu.Lock()
 	w.signed = map[string]int{}
+	w.mu.Unlock()
 	worker := &signer.Worker{Creds: w.creds, Signer: w.rsaKey, Wait: 1, HTTP: &http.Client{Timeout: 10 * time.Second},
 		OnSigned: func(r signer.Request, _ string) {
 			w.mu.Lock()
