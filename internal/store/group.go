@@ -127,6 +127,10 @@ func (db *DB) runGroup(batch []*member) {
 		}
 		return
 	}
+	// Whatever ends this function early (a goroutine ended inside a
+	// member's function, say) must not leave the one writer connection in
+	// an open transaction; after a commit or a rollback this is a no-op.
+	defer func() { _ = sqlTx.Rollback() }()
 	q := dbq.New(detachedTx{cachedTx{db.writeStmts, sqlTx}})
 	var ok []*member
 	for i, m := range batch {
