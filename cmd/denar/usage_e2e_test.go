@@ -165,15 +165,20 @@ func TestUsageEndToEnd(t *testing.T) {
 		if err := json.Unmarshal(r.body, &arx); err != nil || r.status != 202 || arx.State != "pending" || r.header.Get("Location") != "/v1/archive-exports/"+arx.ID {
 			t.Fatalf("export: %d %s", r.status, r.body)
 		}
-		deadline := time.Now().Add(60 * time.Second)
-		for arx.State == "pending" {
-			if time.Now().After(deadline) {
-				t.Fatalf("export still pending\n%s", tail(w.srv.stderr.String(), 3000))
+		// awaitExport polls the export in arx until it leaves pending.
+		awaitExport := func(key string) httpReply {
+			t.Helper()
+			var r httpReply
+			for deadline := time.Now().Add(60 * time.Second); arx.State == "pending"; time.Sleep(200 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("export %s still pending\n%s", arx.ID, tail(w.srv.stderr.String(), 3000))
+				}
+				r = call(t, "GET", w.srv.einvoice+"/v1/archive-exports/"+arx.ID, key, nil, "")
+				_ = json.Unmarshal(r.body, &arx)
 			}
-			time.Sleep(200 * time.Millisecond)
-			r = call(t, "GET", w.srv.einvoice+"/v1/archive-exports/"+arx.ID, prodKey, nil, "")
-			_ = json.Unmarshal(r.body, &arx)
+			return r
 		}
+		r = awaitExport(prodKey)
 		if arx.State != "ready" || arx.Counts.Sent != 3 || arx.Counts.Received != 0 {
 			t.Fatalf("export: %s", r.body)
 		}
@@ -199,13 +204,7 @@ func TestUsageEndToEnd(t *testing.T) {
 		if err := json.Unmarshal(r.body, &arx); err != nil || r.status != 202 {
 			t.Fatalf("sandbox export: %d %s", r.status, r.body)
 		}
-		for deadline := time.Now().Add(60 * time.Second); arx.State == "pending"; time.Sleep(200 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("sandbox export still pending\n%s", tail(w.srv.stderr.String(), 3000))
-			}
-			r = call(t, "GET", w.srv.einvoice+"/v1/archive-exports/"+arx.ID, sandboxKey, nil, "")
-			_ = json.Unmarshal(r.body, &arx)
-		}
+		r = awaitExport(sandboxKey)
 		if arx.State != "ready" || arx.Counts.Sent != 3 || arx.Counts.Received != 1 {
 			t.Fatalf("sandbox export: %s", r.body)
 		}

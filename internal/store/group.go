@@ -139,7 +139,7 @@ func (db *DB) runGroup(batch []*member) {
 			continue
 		}
 		if _, err := sqlTx.Exec("SAVEPOINT denar_member"); err != nil {
-			db.fallBack(sqlTx, append(ok, batch[i:]...), err)
+			db.fallBack(sqlTx, append(ok, batch[i:]...))
 			return
 		}
 		tx := &Tx{Queries: q, Tx: sqlTx, Dialect: db.dialect, Now: db.Now()}
@@ -148,18 +148,18 @@ func (db *DB) runGroup(batch []*member) {
 			m.err, m.panicked, m.panicVal = fnErr, panicked, pv
 			if _, err := sqlTx.Exec("ROLLBACK TO denar_member"); err != nil {
 				// SQLite ended the whole transaction (an I/O error, say).
-				db.fallBack(sqlTx, append(ok, batch[i+1:]...), err)
+				db.fallBack(sqlTx, append(ok, batch[i+1:]...))
 				return
 			}
 		} else {
 			m.after = tx.afterCommit
 		}
-		if _, err := sqlTx.Exec("RELEASE denar_member"); err != nil {
-			db.fallBack(sqlTx, append(ok, batch[i+1:]...), err)
-			return
-		}
 		if fnErr == nil && !panicked {
 			ok = append(ok, m)
+		}
+		if _, err := sqlTx.Exec("RELEASE denar_member"); err != nil {
+			db.fallBack(sqlTx, append(ok, batch[i+1:]...))
+			return
 		}
 	}
 	if len(ok) == 0 {
@@ -183,7 +183,7 @@ func (db *DB) runGroup(batch []*member) {
 
 // fallBack abandons a group the engine broke and runs each member that had
 // not failed on its own, in a transaction of its own.
-func (db *DB) fallBack(sqlTx *sql.Tx, members []*member, _ error) {
+func (db *DB) fallBack(sqlTx *sql.Tx, members []*member) {
 	_ = sqlTx.Rollback()
 	for _, m := range members {
 		m.after = nil
