@@ -215,6 +215,22 @@ type Worker interface {
 	Work(ctx context.Context, job *Job) error
 }
 
+// BatchWorker runs a batch of claimed jobs of one kind (Runner.RegisterBatch)
+// and returns one result per job, in order, each what Work would return for
+// that job. ctx ends as it does for Work (the kind's Timeout then applies to
+// the whole batch). A job the worker settles itself, with its own writes
+// (Job.Settle, any number of jobs in one transaction), keeps that outcome;
+// the runner records the others' results together in one transaction.
+type BatchWorker interface {
+	WorkBatch(ctx context.Context, batch []*Job) []error
+}
+
+// BatchWorkerFunc adapts a function to BatchWorker.
+type BatchWorkerFunc func(ctx context.Context, batch []*Job) []error
+
+// WorkBatch calls f.
+func (f BatchWorkerFunc) WorkBatch(ctx context.Context, batch []*Job) []error { return f(ctx, batch) }
+
 // WorkerFunc adapts a function to Worker.
 type WorkerFunc func(ctx context.Context, job *Job) error
 
