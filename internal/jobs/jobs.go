@@ -21,6 +21,12 @@
 // runners in several processes never take the same job; SQLite has a single
 // writer, so the same statement without it is already atomic.
 //
+// Kinds whose jobs are many and short (webhook deliveries) can be
+// registered with RegisterBatch instead: the runner claims up to BatchSize
+// of their jobs in one statement and hands them to one BatchWorker call,
+// which returns a result per job and may record them, with its own writes,
+// in one transaction through SettleAll.
+//
 // Every time the package records comes from store.DB.Now (and store.Tx.Now
 // inside Enqueue), so tests replace that clock and step the runner with
 // RunOnce instead of sleeping.
