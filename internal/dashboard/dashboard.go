@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
@@ -81,6 +82,11 @@ func New(d Deps) *Dashboard {
 				return string(r[:n]) + "…"
 			}
 			return s
+		},
+		// pwField describes a password input of a form: its label and its
+		// error, if any.
+		"pwField": func(page fieldPage, name, id, labelKey, auto string) fieldView {
+			return fieldView{Name: name, ID: id, Label: page.T(labelKey), Auto: auto, Err: page.FieldErr(name)}
 		},
 		"deref": func(s *string) string {
 			if s == nil {
@@ -159,6 +165,12 @@ func (d *Dashboard) Register(mux *http.ServeMux) {
 	mux.Handle("POST /dashboard/security/totp/confirm", d.user(anyRole, d.totpConfirm))
 	mux.Handle("GET /dashboard/audit", d.user(ownerRole, d.audit))
 	mux.Handle("GET /dashboard/users", d.user(ownerRole, d.users))
+	mux.Handle("POST /dashboard/users/{id}/role", d.user(ownerRole, d.setRole))
+	mux.Handle("POST /dashboard/users/{id}/remove", d.user(ownerRole, d.removeUser))
+	mux.Handle("POST /dashboard/security/password", d.user(anyRole, d.changePassword))
+	mux.Handle("POST /dashboard/webhooks", d.user(ownerRole, d.createWebhook))
+	mux.Handle("POST /dashboard/webhooks/{id}/enabled", d.user(ownerRole, d.setWebhookEnabled))
+	mux.Handle("POST /dashboard/webhooks/{id}/rotate", d.user(ownerRole, d.rotateWebhook))
 }
 
 // Role requirements of routes.
@@ -320,8 +332,23 @@ type base struct {
 	// waiting for its signature or UJP shows its progress without
 	// JavaScript).
 	Refresh int
-	cat     catalogue
+	// Errs are a form's field errors by field path, shown next to the
+	// fields (FieldErr).
+	Errs map[string]string
+	cat  catalogue
 }
+
+// fieldPage is a page's data with form fields.
+type fieldPage interface {
+	T(key string) string
+	FieldErr(path string) string
+}
+
+// fieldView is one input of a form as a template draws it.
+type fieldView struct{ Name, ID, Label, Auto, Err string }
+
+// FieldErr is the error of the form field at path, or "".
+func (b base) FieldErr(path string) string { return b.Errs[path] }
 
 // T is the page's string of key.
 func (b base) T(key string) string { return b.cat.text(b.Lang, key) }
@@ -403,6 +430,22 @@ func (d *Dashboard) failUser(q *req, status int, key string) {
 	b := d.baseFor(q, "", "error")
 	b.Error = b.T(key)
 	d.render(q.w, status, "error", struct{ base }{b})
+}
+
+// fieldErrs returns the field errors of an invalid-input error (422) by
+// path, the first message of each; nil for any other error.
+func fieldErrs(err error) map[string]string {
+	var de *denar.Error
+	if !errors.As(err, &de) || len(de.Fields) == 0 || httpx.FromError(err).Status != http.StatusUnprocessableEntity {
+		return nil
+	}
+	m := map[string]string{}
+	for _, f := range de.Fields {
+		if _, ok := m[f.Path]; !ok {
+			m[f.Path] = f.Message
+		}
+	}
+	return m
 }
 
 // failErr renders an application error: its status (404 for another
