@@ -36,7 +36,7 @@ func TestDashboardCatalogueComplete(t *testing.T) {
 	for _, k := range []string{"decision.accept", "decision.reject", "status.active", "status.pending_mandate",
 		"sr.pending", "sr.claimed", "sr.signed", "sr.refused", "sr.expired", "env.sandbox", "env.production",
 		"role.owner", "role.staff", "role.viewer", "user.lastowner", "user.self", "user.badrole",
-		"password.current", "password.new", "password.repeat", "password.mismatch", "password.wrong", "password.short", "password.done"} {
+		"password.current", "password.new", "password.repeat", "password.mismatch", "password.wrong", "password.short", "password.done", "key.scopes.none"} {
 		used[k] = true
 	}
 	if len(used) < 50 {

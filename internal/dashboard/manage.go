@@ -39,6 +39,14 @@ func (d *Dashboard) createKey(q *req) {
 	}
 	k, secret, err := d.d.Users.CreateAccountKey(q.r.Context(), q.principal(), choice, q.audit("key.create", "", ""))
 	if errs := fieldErrs(err); errs != nil {
+		for k, v := range errs {
+			if strings.HasPrefix(k, "scopes[") {
+				errs["scopes"] = v
+			}
+		}
+		if len(choice.Scopes) == 0 {
+			errs["scopes"] = d.cat.text(q.lang, "key.scopes.none")
+		}
 		data := keysData{Scopes: scopeChoices(choice.Scopes), KeyEnv: choice.Environment}
 		data.Errs = errs
 		d.showKeys(q, http.StatusUnprocessableEntity, data)
