@@ -88,6 +88,7 @@ func New(d Deps) *Dashboard {
 		"pwField": func(page fieldPage, name, id, labelKey, auto string) fieldView {
 			return fieldView{Name: name, ID: id, Label: page.T(labelKey), Auto: auto, Err: page.FieldErr(name)}
 		},
+		"inc": func(i int) int { return i + 1 },
 		"deref": func(s *string) string {
 			if s == nil {
 				return ""
@@ -145,6 +146,8 @@ func (d *Dashboard) Register(mux *http.ServeMux) {
 	mux.Handle("GET /dashboard/einvoices/{company}/{id}", d.user(anyRole, d.einvoice))
 	mux.Handle("GET /dashboard/einvoices/{company}/{id}/pdf", d.user(anyRole, d.einvoicePDF))
 	mux.Handle("POST /dashboard/einvoices/{company}/{id}/storno", d.user(staffRole, d.storno))
+	mux.Handle("GET /dashboard/einvoices/{company}/{id}/correction", d.user(staffRole, d.correctionForm))
+	mux.Handle("POST /dashboard/einvoices/{company}/{id}/correction", d.userForm(staffRole, 256<<10, d.correct))
 	mux.Handle("GET /dashboard/inbox", d.user(anyRole, d.inbox))
 	mux.Handle("GET /dashboard/inbox/{company}/{id}", d.user(anyRole, d.inboxDoc))
 	mux.Handle("GET /dashboard/inbox/{company}/{id}/pdf", d.user(anyRole, d.inboxPDF))
@@ -205,6 +208,12 @@ func (q *req) audit(action, target, detail string) *auth.AuditEntry {
 // session redirects to the sign-in page; a POST without the session's
 // CSRF token is refused (403); a role not in roles is refused (403).
 func (d *Dashboard) user(roles []string, h func(*req)) http.Handler {
+	return d.userForm(roles, 64<<10, h)
+}
+
+// userForm is user for a form whose body may have up to limit bytes (the
+// correction form's 33 rows of lines, percent-encoded, can pass 64 KB).
+func (d *Dashboard) userForm(roles []string, limit int64, h func(*req)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := r.Cookie(sessionCookie)
 		var s auth.Session
@@ -231,7 +240,7 @@ func (d *Dashboard) user(roles []string, h func(*req)) http.Handler {
 		s.Token = c.Value
 		q := &req{w: w, r: r, s: s, lang: lang}
 		if r.Method == http.MethodPost {
-			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
 			if err := r.ParseForm(); err != nil {
 				d.fail(w, r, lang, http.StatusBadRequest, "error")
 				return

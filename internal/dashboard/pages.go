@@ -144,6 +144,9 @@ type einvoiceData struct {
 	Signing     *einvoicing.SigningRequest
 	VoidReasons []ujpdoc.Code
 	CanStorno   bool
+	// CanCorrect offers the correction form (a document of up to
+	// maxFormLines lines; a longer one is corrected through the API).
+	CanCorrect bool
 }
 
 func (d *Dashboard) einvoice(q *req) {
@@ -166,6 +169,7 @@ func (d *Dashboard) einvoice(q *req) {
 	if err := json.Unmarshal(inv.Document, &req); err == nil {
 		data.Doc = req.Document
 	}
+	data.CanCorrect = data.Staff() && correctable(inv) && fitsForm(&data.Doc)
 	if n := len(data.Doc.DocItems); n > maxLines {
 		data.Doc.DocItems, data.MoreLines = data.Doc.DocItems[:maxLines], n-maxLines
 	}
