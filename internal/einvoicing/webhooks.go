@@ -236,6 +236,9 @@ func writeRedacted(ctx context.Context, s *Service, c Caller, fn func(tx *store.
 		if err := c.Claim.Complete(ctx, tx, stored); err != nil {
 			return err
 		}
+		if err := auth.RecordAuditTx(ctx, tx, c.Principal, c.Audit); err != nil {
+			return err
+		}
 		out = v
 		return nil
 	})
