@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/internal/ujpsim"
@@ -194,6 +196,27 @@ func types(evs []map[string]any) string {
 
 // dropAtSim has the simulator's supplier send the buyer an invoice through
 // the simulator's admin API (no denar serve involved).
+// jobsFinished reads denar_jobs_finished_total of kind and outcome from the
+// server's /metrics (0 before the first).
+func (w *inboxWorld) jobsFinished(kind, outcome string) int {
+	w.t.Helper()
+	r := call(w.t, "GET", w.srv.einvoice+"/metrics", "", nil, "")
+	if r.status != 200 {
+		w.t.Fatalf("metrics: %d", r.status)
+	}
+	prefix := `denar_jobs_finished_total{kind="` + kind + `",outcome="` + outcome + `"} `
+	for line := range strings.Lines(string(r.body)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				w.t.Fatalf("metrics line %q: %v", line, err)
+			}
+			return int(n)
+		}
+	}
+	return 0
+}
+
 func (w *inboxWorld) dropAtSim() string {
 	w.t.Helper()
 	r := call(w.t, "POST", w.sim.url+"/_sim/buyers/"+ujpsim.TaxBuyer+"/incoming", simToken, nil, `{}`)
@@ -311,7 +334,21 @@ func TestInboxEndToEnd(t *testing.T) {
 		w.waitInbox(all, 30*time.Second)
 		w.sim.faults(t, `{"outage":true}`)
 		all = append(all, w.dropAtSim(), w.dropAtSim())
-		time.Sleep(1500 * time.Millisecond) // several polls fail meanwhile
+		// Polls fail meanwhile (two, so that a retry fails too).
+		failedPolls := func() int {
+			n := 0
+			for _, k := range []string{einvoicing.KindPollChanges, einvoicing.KindPollCompany} {
+				n += w.jobsFinished(k, "retryable") + w.jobsFinished(k, "snoozed")
+			}
+			return n
+		}
+		before := failedPolls()
+		for deadline := time.Now().Add(30 * time.Second); failedPolls() < before+2; {
+			if time.Now().After(deadline) {
+				t.Fatalf("polls failed %d times during the outage, want 2", failedPolls()-before)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 		w.sim.faults(t, `{"outage":false}`)
 		got := w.waitInbox(all, 30*time.Second)
 		if len(got) != len(all) {
@@ -357,7 +394,15 @@ func TestInboxEndToEnd(t *testing.T) {
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
-			time.Sleep(time.Second) // five more runs of the deadline job: nothing more
+			// Five more runs of the deadline job: nothing more.
+			runs := w.jobsFinished(einvoicing.KindInboxDeadlines, "completed")
+			deadline = time.Now().Add(30 * time.Second)
+			for w.jobsFinished(einvoicing.KindInboxDeadlines, "completed") < runs+5 {
+				if time.Now().After(deadline) {
+					t.Fatalf("the deadline job did not run five more times (%d runs)", w.jobsFinished(einvoicing.KindInboxDeadlines, "completed")-runs)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
 			if got := reminders(); got != step.want {
 				t.Fatalf("at %s: reminders %q after more runs, want %q", step.at, got, step.want)
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/payrollapi"
 	"github.com/denar-mk/denar/internal/store"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // services builds the e-invoicing application layer and both HTTP
@@ -188,7 +189,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("archive blob store: %w", err)
 	}
 	payroll, einvoice, app := services(db, cfg, log, &reg, blobs, secrets)
-	runner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease})
+	// Both runners' outcomes are counted on the e-invoicing listener's
+	// /metrics (mail and housekeeping included).
+	jobsFinished := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denar_jobs_finished_total",
+		Help: "Job attempts run by this process, by kind and outcome (completed, retryable, snoozed, cancelled, discarded), counted once recorded."},
+		[]string{"kind", "outcome"})
+	einvoice.Metrics.Registry.MustRegister(jobsFinished)
+	observe := func(kind, outcome string) { jobsFinished.WithLabelValues(kind, outcome).Inc() }
+	runner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease, Observe: observe})
 	registerHousekeeping(runner, db, cfg)
 	if reg.sim != nil {
 		reg.sim.RegisterPurge(runner, cfg.UJPSimRetention)
@@ -211,7 +219,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// are read and recorded while others' requests are in flight; the
 	// requests in flight are DENAR_WEBHOOK_WORKERS (WebhookConfig.Concurrency).
 	hookRunner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease,
-		Workers: 4 * einvoicing.WebhookBatch})
+		Workers: 4 * einvoicing.WebhookBatch, Observe: observe})
 	app.RegisterWebhookJobs(hookRunner)
 	if err := hookRunner.Start(ctx); err != nil {
 		return fmt.Errorf("webhook runner: %w", err)

@@ -178,3 +178,39 @@ func TestSettleAll(t *testing.T) {
 		}
 	})
 }
+
+// TestObserve: Config.Observe hears of each committed outcome, whether the
+// runner, a worker's Settle or SettleAll recorded it, and never of a
+// result dropped with a lost lease.
+func TestObserve(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		useFakeClock(db)
+		var mu sync.Mutex
+		seen := map[string]int{}
+		cfg := quietConfig("r")
+		cfg.Observe = func(kind, outcome string) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen[kind+" "+outcome]++
+		}
+		r := NewRunner(db, cfg)
+		single := &recorder{results: []error{errors.New("flaky"), Snooze(time.Minute), Cancel(errors.New("no"))}}
+		r.Register("mail", single, Options{})
+		r.RegisterBatch("hook", &batchRecorder{}, Options{})
+		for range 4 {
+			enqueue(t, db, Spec{Kind: "mail", MaxAttempts: 1})
+		}
+		for range 3 {
+			enqueue(t, db, Spec{Kind: "hook"})
+		}
+		runOnce(t, r, 4) // the four mail jobs, one at a time each
+		runOnce(t, r, 3) // the batch
+		want := map[string]int{"mail discarded": 1, "mail snoozed": 1, "mail cancelled": 1, "mail completed": 1, "hook completed": 3}
+		mu.Lock()
+		defer mu.Unlock()
+		if fmt.Sprint(seen) != fmt.Sprint(want) {
+			t.Errorf("observed %v, want %v", seen, want)
+		}
+	})
+}

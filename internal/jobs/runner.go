@@ -38,7 +38,20 @@ type Config struct {
 	Lease time.Duration
 	// Logger receives failures the runner cannot return; default slog.Default().
 	Logger *slog.Logger
+	// Observe, if set, is told of every attempt's outcome once it is
+	// committed: the kind and one of the Outcome* values (for metrics).
+	Observe func(kind, outcome string)
 }
+
+// Outcomes of an attempt, as Config.Observe reports them: the job's new
+// state, or snoozed (due again, the attempt not counted).
+const (
+	OutcomeCompleted = StateCompleted
+	OutcomeRetryable = StateRetryable
+	OutcomeCancelled = StateCancelled
+	OutcomeDiscarded = StateDiscarded
+	OutcomeSnoozed   = "snoozed"
+)
 
 // Options configure one kind.
 type Options struct {
@@ -759,6 +772,10 @@ func SettleAll(ctx context.Context, tx *store.Tx, batch []*Job, results []error)
 		}
 		for _, i := range part {
 			held[i] = ids[batch[i].ID]
+			if held[i] && r.cfg.Observe != nil {
+				kind := batch[i].Kind
+				tx.AfterCommit(func() { r.cfg.Observe(kind, OutcomeCompleted) })
+			}
 		}
 	}
 	for i, j := range batch {
@@ -832,6 +849,12 @@ func (r *Runner) settleTx(ctx context.Context, tx *store.Tx, j *Job, workErr err
 	}
 	k := r.kinds[j.Kind]
 	now := utc(tx.Now)
+	outcome := ""
+	defer func() {
+		if outcome != "" && r.cfg.Observe != nil {
+			tx.AfterCommit(func() { r.cfg.Observe(j.Kind, outcome) })
+		}
+	}()
 	hold := func(n int64, err error) error {
 		if err == nil && n == 0 {
 			return ErrLeaseLost
@@ -843,6 +866,9 @@ func (r *Runner) settleTx(ctx context.Context, tx *store.Tx, j *Job, workErr err
 			State: state, LastError: msg, FinishedAt: sql.NullTime{Time: now, Valid: true},
 			ID: j.ID, LockedBy: r.cfg.ID, Attempt: int32(j.Attempt),
 		})
+		if err == nil && n == 1 {
+			outcome = state
+		}
 		if err != nil || n == 0 || k.opts.Every <= 0 {
 			return hold(n, err)
 		}
@@ -857,18 +883,26 @@ func (r *Runner) settleTx(ctx context.Context, tx *store.Tx, j *Job, workErr err
 	case workErr == nil:
 		return end(StateCompleted)
 	case errors.As(workErr, &snooze):
-		return hold(tx.SnoozeJob(ctx, dbq.SnoozeJobParams{
+		n, err := tx.SnoozeJob(ctx, dbq.SnoozeJobParams{
 			RunAt: now.Add(snooze.d), ID: j.ID, LockedBy: r.cfg.ID, Attempt: int32(j.Attempt),
-		}))
+		})
+		if err == nil && n == 1 {
+			outcome = OutcomeSnoozed
+		}
+		return hold(n, err)
 	case errors.As(workErr, &cancel):
 		return end(StateCancelled)
 	case j.Attempt >= j.MaxAttempts:
 		return end(StateDiscarded)
 	default:
-		return hold(tx.RetryJob(ctx, dbq.RetryJobParams{
+		n, err := tx.RetryJob(ctx, dbq.RetryJobParams{
 			LastError: msg, RunAt: now.Add(k.opts.Backoff(j.Attempt)),
 			ID: j.ID, LockedBy: r.cfg.ID, Attempt: int32(j.Attempt),
-		}))
+		})
+		if err == nil && n == 1 {
+			outcome = OutcomeRetryable
+		}
+		return hold(n, err)
 	}
 }
 
