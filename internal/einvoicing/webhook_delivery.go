@@ -86,12 +86,16 @@ const (
 // flight), read in one query, sent with at most WebhookConfig.Concurrency
 // requests in flight in the process, and their attempts are recorded
 // together (see deliverWebhooks). Each request is bounded by
-// WebhookConfig.Timeout; a batch as a whole is not, since its requests may
-// wait for others' to finish.
+// WebhookConfig.Timeout; a batch as a whole by the time its requests could
+// take if every one of four batches' requests waited for the one before it
+// to time out, and half a minute for the store, as a safety net against a
+// batch that hangs.
 func (s *Service) RegisterWebhookJobs(r *jobs.Runner) {
+	rounds := 4*WebhookBatch/s.cfg.Webhooks.Concurrency + 1
 	r.RegisterBatch(KindWebhookDeliver, jobs.BatchWorkerFunc(s.deliverWebhooks), jobs.Options{
 		Backoff:   jobs.Schedule(WebhookRetryDelays()...),
 		BatchSize: WebhookBatch,
+		Timeout:   time.Duration(rounds)*s.cfg.Webhooks.Timeout + 30*time.Second,
 	})
 }
 
