@@ -41,10 +41,6 @@ func (ps Problems) Err() error {
 	}
 	fe := make(denar.FieldErrors, 0, len(ps))
 	for _, p := range ps {
-		if f, args := p.Format(); f != "" {
-			fe.AddCodebook(p.Path, p.Codebook, f, args...)
-			continue
-		}
 		fe = append(fe, denar.FieldError{Path: p.Path, Message: p.Message, Codebook: p.Codebook})
 	}
 	return fe.Err()
