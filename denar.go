@@ -26,11 +26,25 @@ const (
 // with dots and brackets, as a client would write it: "inputs[7].grossSalary",
 // "deductions[2].amount". Codebook names the tax authority codebook a rule
 // comes from, when it comes from one.
+//
+// A FieldError recorded with FieldErrors.Add or AddCodebook also keeps the
+// format and arguments its Message was made of (Format), so that a user
+// interface can word the message in another language; they are not part of
+// the JSON form. Compare FieldErrors by Path, Message and Codebook.
 type FieldError struct {
 	Path     string `json:"path"`
 	Message  string `json:"message"`
 	Codebook string `json:"codebook,omitempty"`
+
+	format string
+	args   []any
 }
+
+// Format returns the format and arguments Message was made of
+// (Message == fmt.Sprintf(format, args...)), or "" and nil when the error
+// was built without FieldErrors.Add or AddCodebook (then Message is the
+// whole text).
+func (f FieldError) Format() (string, []any) { return f.format, f.args }
 
 // Error is the one error type domain packages return when the caller, not the
 // service, is at fault (and for the few service-side conditions with a code
@@ -103,12 +117,12 @@ type FieldErrors []FieldError
 
 // Add records a problem at path.
 func (fe *FieldErrors) Add(path, format string, args ...any) {
-	*fe = append(*fe, FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
+	*fe = append(*fe, FieldError{Path: path, Message: fmt.Sprintf(format, args...), format: format, args: args})
 }
 
 // AddCodebook records a problem at path that comes from a tax authority codebook.
 func (fe *FieldErrors) AddCodebook(path, codebook, format string, args ...any) {
-	*fe = append(*fe, FieldError{Path: path, Message: fmt.Sprintf(format, args...), Codebook: codebook})
+	*fe = append(*fe, FieldError{Path: path, Message: fmt.Sprintf(format, args...), Codebook: codebook, format: format, args: args})
 }
 
 // Err returns nil when nothing was recorded, else a validation_failed *Error.

@@ -165,6 +165,10 @@ type Totals struct {
 // MaxLines bounds the lines of one request (spec, Limits).
 const MaxLines = 1000
 
+// UJPCodeSuffix is added to the format of a UJP rule's problem (ujpdoc.Validate)
+// when it becomes a field error of a request: the argument is UJP's code.
+const UJPCodeSuffix = " (UJP %s)"
+
 // Decode parses a request body strictly: unknown fields, trailing data and
 // wrong types are a validation_failed error, never a panic.
 func Decode(r io.Reader) (*Request, error) {
@@ -323,6 +327,10 @@ func (r *Request) Build(seller ujpdoc.Seller, docID string, cb *ujpdoc.Codebooks
 	}
 	if ps := ujpdoc.Validate(d, cb); len(ps) > 0 {
 		for _, p := range ps {
+			if f, args := p.Format(); f != "" {
+				fe.AddCodebook(requestPath(p.Path), p.Codebook, f+UJPCodeSuffix, append(args[:len(args):len(args)], p.Code)...)
+				continue
+			}
 			fe = append(fe, denar.FieldError{Path: requestPath(p.Path), Message: p.Message + " (UJP " + p.Code + ")", Codebook: p.Codebook})
 		}
 		return nil, fe.Err()

@@ -166,13 +166,16 @@ func (s Storno) Validate(cb *ujpdoc.Codebooks) error {
 // CheckCorrectionReason checks a correction reason (C0x) against the
 // correction-reason codebook; path is where it sits in the request.
 func CheckCorrectionReason(path, reason string, cb *ujpdoc.Codebooks) *denar.FieldError {
+	var fe denar.FieldErrors
 	if reason == "" {
-		return &denar.FieldError{Path: path, Message: "is required", Codebook: ujpdoc.CBCorrectionReasons}
+		fe.AddCodebook(path, ujpdoc.CBCorrectionReasons, "is required")
+	} else if _, ok := cb.Lookup(ujpdoc.CBCorrectionReasons, reason); !ok {
+		fe.AddCodebook(path, ujpdoc.CBCorrectionReasons, "%q is not a correction reason", reason)
 	}
-	if _, ok := cb.Lookup(ujpdoc.CBCorrectionReasons, reason); !ok {
-		return &denar.FieldError{Path: path, Message: fmt.Sprintf("%q is not a correction reason", reason), Codebook: ujpdoc.CBCorrectionReasons}
+	if len(fe) == 0 {
+		return nil
 	}
-	return nil
+	return &fe[0]
 }
 
 // PeriodClosed returns a period_closed error when the company's annual

@@ -13,12 +13,22 @@ import (
 // Problem is one reason UJP would refuse a document. Code is the error code
 // UJP's JSON Receiver answers for it (E4019, E1009, E10201, …), kept as UJP
 // writes it; Codebook names the code list a rule comes from.
+//
+// A problem of the rule checks also keeps the format and arguments of its
+// Message (Format), not serialised, as denar.FieldError does.
 type Problem struct {
 	Path     string `json:"path"`
 	Message  string `json:"message"`
 	Codebook string `json:"codebook,omitempty"`
 	Code     string `json:"code"`
+
+	format string
+	args   []any
 }
+
+// Format returns the format and arguments Message was made of, or "" and
+// nil when Message is the whole text.
+func (p Problem) Format() (string, []any) { return p.format, p.args }
 
 // Problems is the list Validate returns.
 type Problems []Problem
@@ -93,7 +103,7 @@ type checker struct {
 }
 
 func (c *checker) add(code, path, cbName, format string, args ...any) {
-	c.ps = append(c.ps, Problem{Path: path, Message: fmt.Sprintf(format, args...), Codebook: cbName, Code: code})
+	c.ps = append(c.ps, Problem{Path: path, Message: fmt.Sprintf(format, args...), Codebook: cbName, Code: code, format: format, args: args})
 }
 
 func (c *checker) required(path, v string) bool {

@@ -263,7 +263,7 @@ func (d *Dashboard) correct(q *req) {
 	company, id := q.r.PathValue("company"), q.r.PathValue("id")
 	out, err := d.d.Service.CorrectEInvoice(q.r.Context(), q.caller("einvoice.correction", id, data.Reason),
 		einvoicing.Correction{CompanyID: company, ID: id, Request: &cr})
-	if errs := fieldErrs(err); errs != nil {
+	if errs := d.fieldErrs(q, err); errs != nil {
 		data.Errs = map[string]string{}
 		for path, msg := range errs {
 			path = formPath(path, rowOf)

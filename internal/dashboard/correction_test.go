@@ -296,3 +296,45 @@ func TestDashboardCorrectionPageSize(t *testing.T) {
 
 // maxRows are the rows of a full form: 20 lines and 3 empty rows.
 const maxRows = 23
+
+// TestDashboardCorrectionErrorsInLanguage submits a correction with a
+// quantity that is no number, a line without a description and a supply
+// date that is no date: the application layer's messages appear next to
+// those fields in Macedonian, and in English after the switch.
+func TestDashboardCorrectionErrorsInLanguage(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		w := newWorld(t, db)
+		orig := w.delivered("F-88", []einvoice.Line{
+			{Description: "Консултантски услуги", Quantity: "3", UnitPrice: "1000", VatPercent: "18", TaxIndicator: "DDV-A"},
+			{Description: "Книга", Quantity: "2", UnitPrice: "300", VatPercent: "5", TaxIndicator: "DDV-B"},
+		})
+		path := "/dashboard/einvoices/" + w.companyA + "/" + orig + "/correction"
+		s := w.browser()
+		s.signIn("staff@a.mk")
+		want := map[string]map[string]string{
+			"mk": {"l0q-e": "не е децимален број", "l1d-e": "е задолжително", "c-supply-e": "мора да биде датум ГГГГ-ММ-ДД"},
+			"en": {"l0q-e": "is not a decimal number", "l1d-e": "is required", "c-supply-e": "must be a date YYYY-MM-DD"},
+		}
+		for _, lang := range []string{"mk", "en"} {
+			s.do("GET", "/dashboard/lang/"+lang, nil)
+			bad := correctionForm(t, s.do("GET", path, nil))
+			bad.Set("lines[0].quantity", "три")
+			bad.Set("lines[1].description", "")
+			bad.Set("supplyDate", "31.12.2026")
+			p := s.do("POST", path, bad)
+			if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, `<html lang="`+lang+`">`) {
+				t.Fatalf("%s: %d", lang, p.status)
+			}
+			for id, msg := range want[lang] {
+				if span := `<span class="ferr" id="` + id + `">` + msg + `</span>`; !strings.Contains(p.body, span) {
+					t.Errorf("%s: no %s; errors: %q", lang, span, regexp.MustCompile(`<span class="ferr" id="[^"]*">[^<]*`).FindAllString(p.body, -1))
+				}
+			}
+			if len(w.corrections(orig)) != 0 {
+				t.Fatalf("%s: an invalid correction was created", lang)
+			}
+		}
+	})
+}

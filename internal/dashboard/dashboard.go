@@ -43,6 +43,9 @@ type Dashboard struct {
 	d     Deps
 	pages map[string]*template.Template
 	cat   catalogue
+	// fieldsMK words the application layer's field errors in Macedonian
+	// (fieldMessage).
+	fieldsMK map[string]string
 }
 
 //go:embed templates/*.html
@@ -61,7 +64,7 @@ func New(d Deps) *Dashboard {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	db := &Dashboard{d: d, pages: map[string]*template.Template{}, cat: newCatalogue()}
+	db := &Dashboard{d: d, pages: map[string]*template.Template{}, cat: newCatalogue(), fieldsMK: fieldMessagesMK()}
 	funcs := template.FuncMap{
 		"date":  func(t time.Time) string { return t.In(skopje).Format("02.01.2006 15:04") },
 		"datep": func(t *time.Time) string { return fmtTimePtr(t) },
@@ -442,8 +445,9 @@ func (d *Dashboard) failUser(q *req, status int, key string) {
 }
 
 // fieldErrs returns the field errors of an invalid-input error (422) by
-// path, the first message of each; nil for any other error.
-func fieldErrs(err error) map[string]string {
+// path, the first message of each in the request's language; nil for any
+// other error.
+func (d *Dashboard) fieldErrs(q *req, err error) map[string]string {
 	var de *denar.Error
 	if !errors.As(err, &de) || len(de.Fields) == 0 || httpx.FromError(err).Status != http.StatusUnprocessableEntity {
 		return nil
@@ -451,7 +455,7 @@ func fieldErrs(err error) map[string]string {
 	m := map[string]string{}
 	for _, f := range de.Fields {
 		if _, ok := m[f.Path]; !ok {
-			m[f.Path] = f.Message
+			m[f.Path] = fieldMessage(d.fieldsMK, q.lang, f)
 		}
 	}
 	return m
@@ -477,7 +481,7 @@ func (d *Dashboard) failErr(q *req, err error) {
 	default:
 		msg := p.Detail
 		for _, fe := range p.Errors {
-			msg += " " + fe.Path + ": " + fe.Message
+			msg += " " + fe.Path + ": " + fieldMessage(d.fieldsMK, q.lang, fe)
 		}
 		b.Error = msg
 	}

@@ -38,7 +38,7 @@ func (d *Dashboard) createKey(q *req) {
 		return
 	}
 	k, secret, err := d.d.Users.CreateAccountKey(q.r.Context(), q.principal(), choice, q.audit("key.create", "", ""))
-	if errs := fieldErrs(err); errs != nil {
+	if errs := d.fieldErrs(q, err); errs != nil {
 		for k, v := range errs {
 			if strings.HasPrefix(k, "scopes[") {
 				errs["scopes"] = v
@@ -99,7 +99,7 @@ func (d *Dashboard) userErr(q *req, err error) {
 		d.showUsers(q, http.StatusConflict, "", "user.lastowner")
 	case errors.Is(err, auth.ErrSelf):
 		d.showUsers(q, http.StatusConflict, "", "user.self")
-	case fieldErrs(err) != nil:
+	case d.fieldErrs(q, err) != nil:
 		d.showUsers(q, http.StatusUnprocessableEntity, "", "user.badrole")
 	default:
 		d.failErr(q, err)
@@ -148,7 +148,7 @@ func (d *Dashboard) changePassword(q *req) {
 	case errors.Is(err, auth.ErrThrottled):
 		q.w.Header().Set("Retry-After", "900")
 		show(http.StatusTooManyRequests, nil, "login.throttled")
-	case fieldErrs(err) != nil:
+	case d.fieldErrs(q, err) != nil:
 		show(http.StatusUnprocessableEntity, map[string]string{"new": d.cat.text(q.lang, "password.short")}, "")
 	case err != nil:
 		d.failErr(q, err)
@@ -185,7 +185,7 @@ func (d *Dashboard) createWebhook(q *req) {
 	cmd := einvoicing.CreateWebhookEndpoint{URL: strings.TrimSpace(f.Get("url")), Events: f["event"],
 		Description: strings.TrimSpace(f.Get("description"))}
 	ep, err := d.d.Service.CreateWebhookEndpoint(q.r.Context(), q.caller("webhook.create", "", cmd.URL), cmd)
-	if errs := fieldErrs(err); errs != nil {
+	if errs := d.fieldErrs(q, err); errs != nil {
 		// The events' errors are per item (events[i]); the form shows them
 		// at the list.
 		for k, v := range errs {
