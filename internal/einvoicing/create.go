@@ -12,6 +12,7 @@ import (
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/jwsverify"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -88,6 +89,23 @@ func (n *NewEInvoice) encode(now time.Time) error {
 	return nil
 }
 
+// issuer reads, in one query, the company id the caller issues for (with
+// company's rules) and its current certificate at now, for a NewEInvoice
+// built before its transaction: no certificate is ErrNoSigner, reported by
+// createEInvoice.
+func issuer(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, now time.Time) (dbq.Company, *dbq.SigningCertificate, error, error) {
+	r, err := q.GetAccountCompanySigner(ctx, dbq.GetAccountCompanySignerParams{ID: id, AccountID: p.AccountID, Now: now})
+	co, err := actingFor(p, id, r.Company, err)
+	if err != nil {
+		return co, nil, nil, err
+	}
+	if !r.CertID.Valid {
+		return co, &dbq.SigningCertificate{}, ErrNoSigner, nil
+	}
+	// What createEInvoice uses of a certificate: its id, company and DER.
+	return co, &dbq.SigningCertificate{ID: r.CertID.String, CompanyID: co.ID, Der: r.CertDer.String}, nil, nil
+}
+
 // signer reads the company's current certificate for n ahead of the
 // transaction, at now, so that the transaction does not have to; no
 // certificate is ErrNoSigner, reported by createEInvoice.
@@ -146,15 +164,24 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		ref = sql.NullString{String: *n.ClientReference, Valid: true}
 	}
 	t := n.totals
-	out, err := tx.CreateEInvoice(ctx, dbq.CreateEInvoiceParams{ID: n.ID, AccountID: n.Account, CompanyID: n.Company.ID,
+	p := dbq.InsertEInvoiceParams{ID: n.ID, AccountID: n.Account, CompanyID: n.Company.ID,
 		Environment: n.Company.Environment, Kind: n.Kind, Status: string(status), DocumentType: n.Doc.Header.DocType,
 		Number: n.Doc.Header.DocNumber, IssueDate: n.Doc.Header.DocDate, Document: string(n.docJSON), UjpDocID: n.ID,
 		TotalNet: t.Net, TotalVat: t.Vat, TotalGross: t.Gross, Currency: t.Currency, Problems: "[]",
 		ClientReference: ref, Fingerprint: n.Fingerprint, OriginalID: sql.NullString{String: n.OriginalID, Valid: n.OriginalID != ""},
-		SigningRequestID: sgr, CreatedAt: tx.Now, UpdatedAt: tx.Now})
-	if err != nil {
-		return out, fmt.Errorf("store einvoice: %w", err)
+		SigningRequestID: sgr, CreatedAt: tx.Now, UpdatedAt: tx.Now}
+	if err := tx.InsertEInvoice(ctx, p); err != nil {
+		return dbq.Einvoice{}, fmt.Errorf("store einvoice: %w", err)
 	}
+	// The row as stored: the values written, the other columns at their
+	// defaults (no euid, QR link, hold or delivery yet). Reading it back
+	// would return the document just written.
+	out := dbq.Einvoice{ID: p.ID, AccountID: p.AccountID, CompanyID: p.CompanyID, Environment: p.Environment,
+		Kind: p.Kind, Status: p.Status, DocumentType: p.DocumentType, Number: p.Number, IssueDate: p.IssueDate,
+		Document: p.Document, UjpDocID: p.UjpDocID, TotalNet: p.TotalNet, TotalVat: p.TotalVat, TotalGross: p.TotalGross,
+		Currency: p.Currency, Problems: p.Problems, ClientReference: p.ClientReference, Fingerprint: p.Fingerprint,
+		OriginalID: p.OriginalID, CreatedAt: tx.Stored(p.CreatedAt), UpdatedAt: tx.Stored(p.UpdatedAt),
+		SigningRequestID: p.SigningRequestID}
 	if err := tx.AddEInvoiceStatus(ctx, dbq.AddEInvoiceStatusParams{ID: denar.NewID("esh"), EinvoiceID: n.ID,
 		ToStatus: out.Status, Cause: "issued", At: tx.Now}); err != nil {
 		return out, fmt.Errorf("history: %w", err)

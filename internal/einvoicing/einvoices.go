@@ -124,7 +124,9 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 	req := cmd.Request
 	sum := sha256.Sum256(req.Fingerprint())
 	fingerprint := hex.EncodeToString(sum[:])
-	co, err := company(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
+	// The company and its signer's certificate, in one read, as of now.
+	now := s.db.Now()
+	co, cert, certErr, err := issuer(ctx, s.db.Reader(), c.Principal, cmd.CompanyID, now)
 	if err != nil {
 		return EInvoice{}, err
 	}
@@ -138,11 +140,10 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 	n := NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
 		ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating}
 	if buildErr == nil {
-		now := s.db.Now()
-		if err := n.encode(now); err != nil {
+		if err := n.encode(s.db.Now()); err != nil {
 			return EInvoice{}, err
 		}
-		n.signer(ctx, s.db.Reader(), now)
+		n.cert, n.certErr = cert, certErr
 	}
 	// The company was checked above, and what the transaction writes
 	// depends only on what never changes in it (id, account, environment);

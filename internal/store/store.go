@@ -280,6 +280,17 @@ type Tx struct {
 	afterCommit []func()
 }
 
+// Stored returns t as the engine keeps a timestamp and reads it back:
+// PostgreSQL keeps microseconds (the driver drops the rest), SQLite the
+// time as written. A row built from the values written, instead of read
+// back, carries its times through Stored.
+func (tx *Tx) Stored(t time.Time) time.Time {
+	if tx.Dialect == Postgres {
+		return t.Truncate(time.Microsecond)
+	}
+	return t
+}
+
 // AfterCommit registers fn to run once the transaction has committed, in
 // the order registered. fn must not fail: by then the change is durable,
 // and anything fallible belongs inside the transaction.

@@ -347,6 +347,72 @@ func (q *Queries) GetEInvoiceByID(ctx context.Context, id string) (Einvoice, err
 	return i, err
 }
 
+const insertEInvoice = `-- name: InsertEInvoice :exec
+INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
+                       document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
+                       client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5,
+        $6, $7, $8, $9, $10,
+        $11, $12, $13, $14, $15,
+        $16, $17, $18, $19,
+        $20, $21, $22)
+`
+
+type InsertEInvoiceParams struct {
+	ID               string
+	AccountID        string
+	CompanyID        string
+	Environment      string
+	Kind             string
+	Status           string
+	DocumentType     string
+	Number           string
+	IssueDate        string
+	Document         string
+	UjpDocID         string
+	TotalNet         string
+	TotalVat         string
+	TotalGross       string
+	Currency         string
+	Problems         string
+	ClientReference  sql.NullString
+	Fingerprint      string
+	OriginalID       sql.NullString
+	SigningRequestID sql.NullString
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+// CreateEInvoice for a caller that holds every value of the row (the
+// columns it does not name start at their defaults) and needs none back.
+func (q *Queries) InsertEInvoice(ctx context.Context, arg InsertEInvoiceParams) error {
+	_, err := q.db.ExecContext(ctx, insertEInvoice,
+		arg.ID,
+		arg.AccountID,
+		arg.CompanyID,
+		arg.Environment,
+		arg.Kind,
+		arg.Status,
+		arg.DocumentType,
+		arg.Number,
+		arg.IssueDate,
+		arg.Document,
+		arg.UjpDocID,
+		arg.TotalNet,
+		arg.TotalVat,
+		arg.TotalGross,
+		arg.Currency,
+		arg.Problems,
+		arg.ClientReference,
+		arg.Fingerprint,
+		arg.OriginalID,
+		arg.SigningRequestID,
+		arg.CreatedAt,
+		arg.UpdatedAt,
+	)
+	return err
+}
+
 const listEInvoiceStatus = `-- name: ListEInvoiceStatus :many
 SELECT id, einvoice_id, from_status, to_status, cause, ujp_code, at FROM einvoice_status_history WHERE einvoice_id = $1 ORDER BY id
 `

@@ -11,6 +11,18 @@ VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(envir
         sqlc.narg(signing_request_id), sqlc.arg(created_at), sqlc.arg(updated_at))
 RETURNING *;
 
+-- name: InsertEInvoice :exec
+-- CreateEInvoice for a caller that holds every value of the row (the
+-- columns it does not name start at their defaults) and needs none back.
+INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
+                       document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
+                       client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
+VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(environment), sqlc.arg(kind),
+        sqlc.arg(status), sqlc.arg(document_type), sqlc.arg(number), sqlc.arg(issue_date), sqlc.arg(document),
+        sqlc.arg(ujp_doc_id), sqlc.arg(total_net), sqlc.arg(total_vat), sqlc.arg(total_gross), sqlc.arg(currency),
+        sqlc.arg(problems), sqlc.narg(client_reference), sqlc.arg(fingerprint), sqlc.narg(original_id),
+        sqlc.narg(signing_request_id), sqlc.arg(created_at), sqlc.arg(updated_at));
+
 -- name: GetEInvoice :one
 SELECT * FROM einvoices WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) AND company_id = sqlc.arg(company_id);
 
