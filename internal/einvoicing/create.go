@@ -134,17 +134,17 @@ func currentCertificate(ctx context.Context, q *dbq.Queries, companyID string, n
 // company must have a signer all the same). A company without a valid
 // certificate is ErrNoSigner. n is encoded and its certificate read here,
 // at the transaction's time, unless the caller did it before.
-func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoice) (dbq.Einvoice, error) {
+func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoice) (EInvoice, error) {
 	if n.docJSON == nil {
 		if err := n.encode(tx.Now); err != nil {
-			return dbq.Einvoice{}, err
+			return EInvoice{}, err
 		}
 	}
 	if n.cert == nil {
 		n.signer(ctx, tx.Queries, tx.Now)
 	}
 	if n.certErr != nil {
-		return dbq.Einvoice{}, n.certErr
+		return EInvoice{}, n.certErr
 	}
 	status, sgr := einvoice.AwaitingSignature, sql.NullString{}
 	if n.Validating {
@@ -152,11 +152,11 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 	} else {
 		header, err := s.headers.get(*n.cert)
 		if err != nil {
-			return dbq.Einvoice{}, err
+			return EInvoice{}, err
 		}
 		sgr = sql.NullString{String: denar.NewID("sgr"), Valid: true}
 		if _, err := createRequest(ctx, tx, sgr.String, n.Account, *n.cert, header, PurposeDocument, n.payload, SigningLink{Type: LinkEInvoice, ID: n.ID}); err != nil {
-			return dbq.Einvoice{}, err
+			return EInvoice{}, err
 		}
 	}
 	ref := sql.NullString{}
@@ -171,7 +171,7 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		ClientReference: ref, Fingerprint: n.Fingerprint, OriginalID: sql.NullString{String: n.OriginalID, Valid: n.OriginalID != ""},
 		SigningRequestID: sgr, CreatedAt: tx.Now, UpdatedAt: tx.Now}
 	if err := tx.InsertEInvoice(ctx, p); err != nil {
-		return dbq.Einvoice{}, fmt.Errorf("store einvoice: %w", err)
+		return EInvoice{}, fmt.Errorf("store einvoice: %w", err)
 	}
 	// The row as stored: the values written, the other columns at their
 	// defaults (no euid, QR link, hold or delivery yet). Reading it back
@@ -184,11 +184,17 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		SigningRequestID: p.SigningRequestID}
 	if err := tx.AddEInvoiceStatus(ctx, dbq.AddEInvoiceStatusParams{ID: denar.NewID("esh"), EinvoiceID: n.ID,
 		ToStatus: out.Status, Cause: "issued", At: tx.Now}); err != nil {
-		return out, fmt.Errorf("history: %w", err)
+		return EInvoice{}, fmt.Errorf("history: %w", err)
+	}
+	// Rendered once: the event's object, the answer and its stored
+	// idempotent response are these bytes.
+	view, err := renderedView(out)
+	if err != nil {
+		return EInvoice{}, err
 	}
 	if n.Validating {
 		_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindValidate, Args: validateArgs{EInvoiceID: out.ID}, MaxAttempts: validateAttempts})
-		return out, err
+		return view, err
 	}
-	return out, einvoiceEvent(ctx, tx, out, EventSignatureRequired)
+	return view, writeEInvoiceEvent(ctx, tx, view, out.AccountID, EventSignatureRequired)
 }

@@ -156,8 +156,7 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 		if buildErr != nil {
 			return EInvoice{}, buildErr
 		}
-		out, err := s.createEInvoice(ctx, tx, n)
-		return einvoiceView(out), err
+		return s.createEInvoice(ctx, tx, n)
 	})
 }
 
@@ -316,9 +315,8 @@ func (s *Service) StornoEInvoice(ctx context.Context, c Caller, cmd Storno) (EIn
 		if err != nil {
 			return EInvoice{}, err
 		}
-		out, err := s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "storno", Doc: doc,
+		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "storno", Doc: doc,
 			OriginalID: orig.ID, Fingerprint: hex.EncodeToString(sum[:])})
-		return einvoiceView(out), err
 	})
 }
 
@@ -358,9 +356,8 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 			return EInvoice{}, buildErr
 		}
 		ujpdoc.MarkCorrection(doc, orig.Euid.String, orig.IssueDate, req.Reason, req.Comment, cb)
-		out, err := s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
+		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
 			OriginalID: orig.ID, ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating})
-		return einvoiceView(out), err
 	})
 }
 
