@@ -81,14 +81,28 @@ func writeEventAt(ctx context.Context, tx *store.Tx, account, companyID, env, ty
 // (renderedView): its data is made from those bytes, as json.Marshal
 // would make it, instead of rendering the e-invoice again.
 func writeEInvoiceEvent(ctx context.Context, tx *store.Tx, inv EInvoice, account, typ string) error {
-	if err := checkEventObject(typ, inv.ID, inv); err != nil {
+	ev, err := eventParams(tx, account, typ, inv)
+	if err != nil {
 		return err
+	}
+	if err := tx.CreateEvent(ctx, ev); err != nil {
+		return fmt.Errorf("event %s of %s: %w", typ, inv.ID, err)
+	}
+	return fanOut(ctx, tx, ev)
+}
+
+// eventParams is the event row of writeEInvoiceEvent, at tx.Now, for a
+// caller that stores it itself (and then fans it out).
+func eventParams(tx *store.Tx, account, typ string, inv EInvoice) (dbq.CreateEventParams, error) {
+	if err := checkEventObject(typ, inv.ID, inv); err != nil {
+		return dbq.CreateEventParams{}, err
 	}
 	obj, err := inv.MarshalJSON()
 	if err != nil {
-		return fmt.Errorf("event %s data: %w", typ, err)
+		return dbq.CreateEventParams{}, fmt.Errorf("event %s data: %w", typ, err)
 	}
-	return storeEvent(ctx, tx, account, inv.CompanyID, inv.Environment, typ, inv.ID, eventDataOf(obj), tx.Now)
+	return dbq.CreateEventParams{ID: denar.NewID("evt"), AccountID: account, CompanyID: inv.CompanyID,
+		Environment: inv.Environment, Type: typ, ObjectID: inv.ID, Payload: eventDataOf(obj), CreatedAt: tx.Now.UTC()}, nil
 }
 
 // eventDataOf is json.Marshal(eventData{Object: o}) for o whose JSON, as
