@@ -63,6 +63,10 @@ func (e EInvoice) MarshalJSON() ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
+// RenderedJSON is what MarshalJSON answers for an e-invoice that carries
+// its JSON (renderedView), nil for any other (httpx.Rendered).
+func (e EInvoice) RenderedJSON() []byte { return e.rendered }
+
 // renderedView is einvoiceView carrying its JSON.
 func renderedView(r dbq.Einvoice) (EInvoice, error) {
 	v := einvoiceView(r)
