@@ -16,18 +16,19 @@ type Rendered interface{ RenderedJSON() []byte }
 
 // jsonFormat is huma's JSON format, with the bytes of a Rendered value
 // written as they are.
-var jsonFormat = huma.Format{
-	Marshal: func(w io.Writer, v any) error {
-		if r, ok := v.(Rendered); ok {
-			if b := r.RenderedJSON(); b != nil {
-				if _, err := w.Write(b); err != nil {
-					return err
-				}
-				_, err := w.Write([]byte{'\n'}) // as json.Encoder ends a value
+func jsonFormat() huma.Format {
+	return huma.Format{Marshal: marshalJSON, Unmarshal: huma.DefaultJSONFormat.Unmarshal}
+}
+
+func marshalJSON(w io.Writer, v any) error {
+	if r, ok := v.(Rendered); ok {
+		if b := r.RenderedJSON(); b != nil {
+			if _, err := w.Write(b); err != nil {
 				return err
 			}
+			_, err := w.Write([]byte{'\n'}) // as json.Encoder ends a value
+			return err
 		}
-		return huma.DefaultJSONFormat.Marshal(w, v)
-	},
-	Unmarshal: huma.DefaultJSONFormat.Unmarshal,
+	}
+	return huma.DefaultJSONFormat.Marshal(w, v)
 }

@@ -25,7 +25,7 @@ func TestJSONFormatRendered(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got bytes.Buffer
-	if err := jsonFormat.Marshal(&got, v); err != nil {
+	if err := jsonFormat().Marshal(&got, v); err != nil {
 		t.Fatal(err)
 	}
 	if got.String() != want.String() {
@@ -34,7 +34,7 @@ func TestJSONFormatRendered(t *testing.T) {
 	v.raw = bytes.TrimSuffix(want.Bytes(), []byte("\n"))
 	v.Name = "ignored: the carried bytes are written"
 	got.Reset()
-	if err := jsonFormat.Marshal(&got, v); err != nil {
+	if err := jsonFormat().Marshal(&got, v); err != nil {
 		t.Fatal(err)
 	}
 	if got.String() != want.String() {
