@@ -90,12 +90,13 @@ func (n *NewEInvoice) encode(now time.Time) error {
 }
 
 // issuer reads, in one query, the company id the caller issues for (with
-// company's rules) and its current certificate at now, for a NewEInvoice
-// built before its transaction: no certificate is ErrNoSigner, reported by
-// createEInvoice.
-func issuer(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, now time.Time) (dbq.Company, *dbq.SigningCertificate, error, error) {
+// company's rules: err) and its current certificate at now for a
+// NewEInvoice; no certificate is certErr ErrNoSigner, which createEInvoice
+// reports unless the request is answered otherwise (a clientReference
+// seen before, an invalid document).
+func issuer(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, now time.Time) (co dbq.Company, cert *dbq.SigningCertificate, certErr, err error) {
 	r, err := q.GetAccountCompanySigner(ctx, dbq.GetAccountCompanySignerParams{ID: id, AccountID: p.AccountID, Now: now})
-	co, err := actingFor(p, id, r.Company, err)
+	co, err = actingFor(p, id, r.Company, err)
 	if err != nil {
 		return co, nil, nil, err
 	}

@@ -124,39 +124,41 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 	req := cmd.Request
 	sum := sha256.Sum256(req.Fingerprint())
 	fingerprint := hex.EncodeToString(sum[:])
-	// The company and its signer's certificate, in one read, as of now.
-	now := s.db.Now()
-	co, cert, certErr, err := issuer(ctx, s.db.Reader(), c.Principal, cmd.CompanyID, now)
-	if err != nil {
-		return EInvoice{}, err
-	}
-	// Everything that needs no lock happens before the transaction: the
-	// registry check (cached), building and validating the document.
-	id := denar.NewID("einv")
+	// The buyer's registry check may wait for UJP, so it runs before the
+	// transaction, in the credential's environment: the guard has matched
+	// the company's to it (X-Company-Id), and the company is checked again
+	// below.
+	buyerFE, buyerErr := s.checkBuyer(ctx, c.Environment, req.Buyer, s.cfg.ValidationBudget)
 	// The e-invoice id is UJP's docId: fixed now, so every submission
 	// attempt of this document carries it and UJP refuses a copy.
-	doc, buildErr := req.Build(sellerOf(co), id, s.codebooks(co.Environment))
-	buildErr, validating := s.inlineBuyerCheck(ctx, co.Environment, buildErr, req.Buyer)
-	n := NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
-		ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating}
-	if buildErr == nil {
-		if err := n.encode(s.db.Now()); err != nil {
+	id := denar.NewID("einv")
+	// The rest is one transaction: the company and its signer's
+	// certificate are read in it (one query; on SQLite the writer's pages
+	// are warm, where a reader's are dropped at every commit), and the
+	// document is built from them and stamped at its time.
+	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
+		co, cert, certErr, err := issuer(ctx, tx.Queries, c.Principal, cmd.CompanyID, tx.Now)
+		if err != nil {
 			return EInvoice{}, err
 		}
-		n.cert, n.certErr = cert, certErr
-	}
-	// The company was checked above, and what the transaction writes
-	// depends only on what never changes in it (id, account, environment);
-	// the certificate is the company's current one as of just now. The
-	// transaction only writes.
-	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
 		if prev, found, err := byClientReference(ctx, tx, co.ID, req.ClientReference, fingerprint); err != nil || found {
 			return einvoiceView(prev), err
+		}
+		doc, buildErr := req.Build(sellerOf(co), id, s.codebooks(co.Environment))
+		validating := false
+		if buyerErr != nil && buildErr == nil {
+			// UJP did not answer in time: the validation job finishes
+			// the check.
+			s.log.InfoContext(ctx, "buyer registry check continues after the answer", "taxNumber", req.Buyer.TaxNumber, "err", buyerErr)
+			validating = true
+		} else if buyerErr == nil {
+			buildErr = withBuyerError(buildErr, buyerFE)
 		}
 		if buildErr != nil {
 			return EInvoice{}, buildErr
 		}
-		return s.createEInvoice(ctx, tx, n)
+		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
+			ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating, cert: cert, certErr: certErr})
 	})
 }
 
