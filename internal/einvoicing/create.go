@@ -216,7 +216,7 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		}
 		return view, fanOut(ctx, tx, ev)
 	}
-	if _, err := createRequest(ctx, tx, sgr.String, n.Account, *n.cert, header, PurposeDocument, n.payload, link); err != nil {
+	if _, err := insertRequest(ctx, tx, sgr.String, n.Account, *n.cert, header, PurposeDocument, n.payload, link); err != nil {
 		return EInvoice{}, err
 	}
 	if err := tx.InsertEInvoice(ctx, p); err != nil {
