@@ -256,6 +256,19 @@ func TestDashboardBrowser(t *testing.T) {
 			t.Fatal("the PDF link never answered with a PDF")
 		}
 
+		// The correction form, filled from the e-invoice: a quantity that is
+		// no number is refused next to its field, and nothing is issued.
+		corrHref := attr("#correction", "href")
+		run("correction form", chromedp.Click(chromedp.CSS("#correction")), chromedp.WaitVisible(chromedp.CSS("#correction-form")))
+		if q := attr("#l0q", "value"); q != "3" {
+			t.Fatalf("the correction form's first quantity %q, want the original's 3", q)
+		}
+		run("correction refused", chromedp.SetValue(chromedp.CSS("#l0q"), "три"), chromedp.Click(chromedp.CSS("#correct")),
+			chromedp.WaitVisible(chromedp.CSS("#l0q-e")))
+		shot("correction-form-error")
+		run("back to the e-invoice", chromedp.Navigate(w.srv.einvoice+strings.TrimSuffix(corrHref, "/correction")),
+			chromedp.WaitVisible(chromedp.CSS("#storno-reason")))
+
 		// Storno of the issued e-invoice, from its page (S-1 from UJP's list).
 		// (#message is only on the page the storno leads to.)
 		run("storno", chromedp.SetValue(chromedp.CSS("#storno-reason"), "S-1"), chromedp.Click(chromedp.CSS("#storno")),
@@ -314,6 +327,15 @@ func TestDashboardBrowser(t *testing.T) {
 		run("webhooks", chromedp.Navigate(base+"/webhooks"), chromedp.WaitVisible(chromedp.CSS("#endpoints")),
 			chromedp.Click(chromedp.CSS("#endpoints a")), chromedp.WaitVisible(chromedp.CSS("tr.delivery")))
 		shot("webhook-endpoint")
+		// A new secret for the endpoint, shown once.
+		run("rotate secret", chromedp.Navigate(base+"/webhooks"), chromedp.WaitVisible(chromedp.CSS("#endpoints")),
+			chromedp.Click(chromedp.CSS("tr.endpoint button.rotate")), chromedp.WaitVisible(chromedp.CSS("#new-secret")))
+		if s := text("#new-secret"); !strings.HasPrefix(s, "whsec_") {
+			t.Fatalf("rotated secret %q", s)
+		}
+		shot("webhook-secret-rotated")
+		run("users", chromedp.Navigate(base+"/users"), chromedp.WaitVisible(chromedp.CSS("#users")))
+		shot("users")
 
 		// Usage and the English switch; the audit log names what was done.
 		run("usage", chromedp.Navigate(base+"/usage"), chromedp.WaitVisible(chromedp.CSS("#usage-chart")))
@@ -326,7 +348,7 @@ func TestDashboardBrowser(t *testing.T) {
 		shot("usage-en")
 		run("audit", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS("#audit")))
 		audit := text("#audit")
-		for _, a := range []string{"inbox.reject", "einvoice.storno", "key.create", "key.revoke", "event.replay"} {
+		for _, a := range []string{"inbox.reject", "einvoice.storno", "key.create", "key.revoke", "event.replay", "webhook.rotate_secret"} {
 			if !strings.Contains(audit, a) {
 				t.Errorf("audit log lacks %s:\n%s", a, audit)
 			}

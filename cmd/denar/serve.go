@@ -59,7 +59,7 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	app = einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
 		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
 		Webhooks: einvoicing.WebhookConfig{Timeout: cfg.WebhookTimeout, AllowPrivateSandbox: cfg.WebhookAllowPrivateSandbox,
-			OperatorEmail: cfg.OperatorEmail},
+			OperatorEmail: cfg.OperatorEmail, Concurrency: cfg.WebhookWorkers},
 		InboxDeadlineEvery: cfg.InboxDeadlineInterval,
 		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays},
@@ -207,8 +207,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Webhook deliveries wait on other people's servers (up to
 	// DENAR_WEBHOOK_TIMEOUT each): they get a runner and workers of their
 	// own, so a slow receiver never holds up submissions or mail.
+	// Its workers are claimed deliveries: four batches, so that batches
+	// are read and recorded while others' requests are in flight; the
+	// requests in flight are DENAR_WEBHOOK_WORKERS (WebhookConfig.Concurrency).
 	hookRunner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease,
-		Workers: cfg.WebhookWorkers})
+		Workers: 4 * einvoicing.WebhookBatch})
 	app.RegisterWebhookJobs(hookRunner)
 	if err := hookRunner.Start(ctx); err != nil {
 		return fmt.Errorf("webhook runner: %w", err)

@@ -474,14 +474,58 @@ func (u *Users) AccountKeys(ctx context.Context, p *Principal) ([]APIKey, error)
 	return out, nil
 }
 
+// KeyChoice is what an owner picks for a new key: its environment (the
+// principal's when empty) and scopes (a subset of EInvoiceScopes, at least
+// one).
+type KeyChoice struct {
+	Environment string
+	Scopes      []string
+}
+
+// check validates the choice for p: field errors "environment" (unknown,
+// or production on a plan without it) and "scopes" / "scopes[i]".
+func (c *KeyChoice) check(p *Principal) error {
+	var fe denar.FieldErrors
+	if c.Environment == "" {
+		c.Environment = p.Environment
+	}
+	switch c.Environment {
+	case EnvSandbox:
+	case EnvProduction:
+		if !p.ProductionEnabled {
+			fe.Add("environment", "the account's plan does not include production")
+		}
+	default:
+		fe.Add("environment", "%q is not an environment (sandbox or production)", c.Environment)
+	}
+	if len(c.Scopes) == 0 {
+		fe.Add("scopes", "choose at least one scope")
+	}
+	var scopes []string
+	for i, sc := range c.Scopes {
+		switch {
+		case !slices.Contains(EInvoiceScopes, sc):
+			fe.Add(fmt.Sprintf("scopes[%d]", i), "%q is not a scope of the e-invoicing service", sc)
+		case !slices.Contains(scopes, sc):
+			scopes = append(scopes, sc)
+		}
+	}
+	c.Scopes = scopes
+	return fe.Err()
+}
+
 // CreateAccountKey creates an e-invoicing API key of the principal's
-// account in the principal's environment (the default scopes), audited,
-// in one transaction. The secret is returned once.
-func (u *Users) CreateAccountKey(ctx context.Context, p *Principal, a *AuditEntry) (APIKey, string, error) {
+// account with the environment and scopes of choice, audited, in one
+// transaction. The secret is returned once.
+func (u *Users) CreateAccountKey(ctx context.Context, p *Principal, choice KeyChoice, a *AuditEntry) (APIKey, string, error) {
+	if err := choice.check(p); err != nil {
+		return APIKey{}, "", err
+	}
 	var out APIKey
 	var secret string
 	err := u.DB.InTx(ctx, func(tx *store.Tx) error {
-		k, sec, err := CreateKeyTx(ctx, tx, KeyParams{AccountID: p.AccountID, Service: ServiceEInvoice, Environment: p.Environment})
+		k, sec, err := CreateKeyTx(ctx, tx, KeyParams{AccountID: p.AccountID, Service: ServiceEInvoice, Environment: choice.Environment,
+			Scopes: choice.Scopes})
 		if err != nil {
 			return err
 		}
@@ -489,6 +533,7 @@ func (u *Users) CreateAccountKey(ctx context.Context, p *Principal, a *AuditEntr
 		secret = sec
 		if a != nil {
 			a.Target = k.ID
+			a.Detail = k.Environment + " " + k.Scopes
 		}
 		return RecordAuditTx(ctx, tx, p, a)
 	})

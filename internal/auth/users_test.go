@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -179,7 +180,7 @@ func TestUsersAndSessions(t *testing.T) {
 
 		// Keys: created and revoked only within the account.
 		other, _ := s.CreateAccount(ctx, "Друго", "")
-		k, secretKey, err := u.CreateAccountKey(ctx, p, &auth.AuditEntry{Action: "key.create"})
+		k, secretKey, err := u.CreateAccountKey(ctx, p, auth.KeyChoice{Scopes: auth.EInvoiceDefaultScopes}, &auth.AuditEntry{Action: "key.create"})
 		if err != nil || !strings.HasPrefix(secretKey, "dn_test_") {
 			t.Fatal(k, err)
 		}
@@ -202,6 +203,159 @@ func TestUsersAndSessions(t *testing.T) {
 		}
 		if err := u.PurgeSessions(ctx); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// TestUserManagement changes roles, removes users and changes a password,
+// keeping the account's last owner, within the account only.
+func TestUserManagement(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := t.Context()
+		s := &auth.Store{DB: db}
+		acct, _ := s.CreateAccount(ctx, "Биро", "business")
+		other, _ := s.CreateAccount(ctx, "Друго", "business")
+		u := &auth.Users{DB: db}
+		const pw = "долга лозинка 123"
+		mk := func(acct, email, role string) auth.User {
+			usr, err := u.CreateUser(ctx, acct, email, role, pw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return usr
+		}
+		owner, owner2, staff := mk(acct.ID, "o1@b.mk", auth.RoleOwner), mk(acct.ID, "o2@b.mk", auth.RoleOwner), mk(acct.ID, "s@b.mk", auth.RoleStaff)
+		foreign := mk(other.ID, "x@c.mk", auth.RoleOwner)
+		sess, err := u.SignIn(ctx, "o1@b.mk", pw, "10.0.0.1", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := sess.Principal()
+
+		if _, err := u.SetUserRole(ctx, p, foreign.ID, auth.RoleViewer, nil); !errors.Is(err, auth.ErrUserNotFound) {
+			t.Fatalf("another account's user: %v", err)
+		}
+		if _, err := u.SetUserRole(ctx, p, staff.ID, "admin", nil); err == nil || !strings.Contains(fmt.Sprint(err), "role") {
+			t.Fatalf("unknown role: %v", err)
+		}
+		if got, err := u.SetUserRole(ctx, p, staff.ID, auth.RoleViewer, &auth.AuditEntry{Action: "user.role"}); err != nil || got.Role != auth.RoleViewer {
+			t.Fatalf("staff to viewer: %+v %v", got, err)
+		}
+		// Two owners demote each other at once: one keeps the role.
+		errs := make(chan error, 2)
+		go func() { _, err := u.SetUserRole(ctx, p, owner2.ID, auth.RoleStaff, nil); errs <- err }()
+		go func() { _, err := u.SetUserRole(ctx, p, owner.ID, auth.RoleStaff, nil); errs <- err }()
+		e1, e2 := <-errs, <-errs
+		if (e1 == nil) == (e2 == nil) || (!errors.Is(e1, auth.ErrLastOwner) && !errors.Is(e2, auth.ErrLastOwner)) {
+			t.Fatalf("two owners demoted at once: %v, %v", e1, e2)
+		}
+		us, _ := u.AccountUsers(ctx, p)
+		owners := 0
+		for _, x := range us {
+			if x.Role == auth.RoleOwner {
+				owners++
+			}
+		}
+		if owners != 1 {
+			t.Fatalf("%d owners left", owners)
+		}
+		// Put both back as owners for the removal cases.
+		for _, id := range []string{owner.ID, owner2.ID} {
+			if _, err := u.SetUserRole(ctx, p, id, auth.RoleOwner, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := u.RemoveUser(ctx, p, owner.ID, nil); !errors.Is(err, auth.ErrSelf) {
+			t.Fatalf("removing oneself: %v", err)
+		}
+		if err := u.RemoveUser(ctx, p, foreign.ID, nil); !errors.Is(err, auth.ErrUserNotFound) {
+			t.Fatalf("removing another account's user: %v", err)
+		}
+		s2, _ := u.SignIn(ctx, "o2@b.mk", pw, "10.0.0.1", "")
+		if err := u.RemoveUser(ctx, p, owner2.ID, &auth.AuditEntry{Action: "user.remove"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.Session(ctx, s2.Token); !errors.Is(err, auth.ErrNoSession) {
+			t.Fatalf("a removed user's session: %v", err)
+		}
+		// Now o1 is the last owner: another principal of the account (o2 is
+		// gone; use staff promoted) cannot remove or demote it.
+		if _, err := u.SetUserRole(ctx, p, staff.ID, auth.RoleOwner, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := u.RemoveUser(ctx, p, staff.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.SetUserRole(ctx, p, owner.ID, auth.RoleStaff, nil); !errors.Is(err, auth.ErrLastOwner) {
+			t.Fatalf("demoting the last owner: %v", err)
+		}
+		// The address of a removed user may be used again.
+		if _, err := u.CreateUser(ctx, acct.ID, "o2@b.mk", auth.RoleViewer, pw); err != nil {
+			t.Fatalf("the removed user's address: %v", err)
+		}
+
+		// Password: the current one is required, the new one is long
+		// enough, other sessions end, this one stays.
+		other1, _ := u.SignIn(ctx, "o1@b.mk", pw, "10.0.0.2", "")
+		if err := u.ChangePassword(ctx, sess, "10.0.0.1", "not the password", "новата лозинка 2026", nil); !errors.Is(err, auth.ErrWrongPassword) {
+			t.Fatalf("wrong current password: %v", err)
+		}
+		if err := u.ChangePassword(ctx, sess, "10.0.0.1", pw, "short", nil); err == nil || !strings.Contains(err.Error(), "at least 12") {
+			t.Fatalf("a short password: %v", err)
+		}
+		if err := u.ChangePassword(ctx, sess, "10.0.0.1", pw, "новата лозинка 2026", &auth.AuditEntry{Action: "user.password"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.Session(ctx, other1.Token); !errors.Is(err, auth.ErrNoSession) {
+			t.Fatalf("another session survived the change: %v", err)
+		}
+		if _, err := u.Session(ctx, sess.Token); err != nil {
+			t.Fatalf("the changing session ended: %v", err)
+		}
+		if _, err := u.SignIn(ctx, "o1@b.mk", pw, "10.0.0.3", ""); !errors.Is(err, auth.ErrBadCredentials) {
+			t.Fatalf("the old password: %v", err)
+		}
+		if _, err := u.SignIn(ctx, "o1@b.mk", "новата лозинка 2026", "10.0.0.3", ""); err != nil {
+			t.Fatalf("the new password: %v", err)
+		}
+		log, _ := u.AuditLog(ctx, p, 50)
+		seen := map[string]bool{}
+		for _, e := range log {
+			seen[e.Action] = true
+		}
+		for _, a := range []string{"user.role", "user.remove", "user.password"} {
+			if !seen[a] {
+				t.Errorf("no %s in the audit log", a)
+			}
+		}
+
+		// Keys: the environment and scopes of choice, checked.
+		for _, tc := range []struct {
+			c    auth.KeyChoice
+			want string
+		}{
+			{auth.KeyChoice{Scopes: nil}, "scopes"},
+			{auth.KeyChoice{Scopes: []string{"einvoices:read", "root"}}, "scopes[1]"},
+			{auth.KeyChoice{Environment: "staging", Scopes: []string{"einvoices:read"}}, "environment"},
+		} {
+			if _, _, err := u.CreateAccountKey(ctx, p, tc.c, nil); err == nil || !strings.Contains(fmt.Sprint(err), tc.want) {
+				t.Errorf("key %+v: %v, want an error of %s", tc.c, err, tc.want)
+			}
+		}
+		k, sec, err := u.CreateAccountKey(ctx, p, auth.KeyChoice{Environment: auth.EnvProduction, Scopes: []string{"einvoices:read", "signing:agent"}}, nil)
+		if err != nil || !strings.HasPrefix(sec, "dn_live_") || strings.Join(k.Scopes, " ") != "einvoices:read signing:agent" {
+			t.Fatalf("production key: %+v %v", k, err)
+		}
+		kp, err := s.Authenticate(ctx, auth.ServiceEInvoice, sec)
+		if err != nil || kp.Environment != auth.EnvProduction || !kp.HasScope("signing:agent") || kp.HasScope("einvoices:write") {
+			t.Fatalf("the key's principal: %+v %v", kp, err)
+		}
+		sandboxOnly := *p
+		sandboxOnly.ProductionEnabled = false
+		if _, _, err := u.CreateAccountKey(ctx, &sandboxOnly, auth.KeyChoice{Environment: auth.EnvProduction, Scopes: []string{"einvoices:read"}}, nil); err == nil {
+			t.Fatal("a production key on a plan without production")
 		}
 	})
 }

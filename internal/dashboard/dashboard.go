@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
@@ -82,6 +83,12 @@ func New(d Deps) *Dashboard {
 			}
 			return s
 		},
+		// pwField describes a password input of a form: its label and its
+		// error, if any.
+		"pwField": func(page fieldPage, name, id, labelKey, auto string) fieldView {
+			return fieldView{Name: name, ID: id, Label: page.T(labelKey), Auto: auto, Err: page.FieldErr(name)}
+		},
+		"inc": func(i int) int { return i + 1 },
 		"deref": func(s *string) string {
 			if s == nil {
 				return ""
@@ -139,6 +146,8 @@ func (d *Dashboard) Register(mux *http.ServeMux) {
 	mux.Handle("GET /dashboard/einvoices/{company}/{id}", d.user(anyRole, d.einvoice))
 	mux.Handle("GET /dashboard/einvoices/{company}/{id}/pdf", d.user(anyRole, d.einvoicePDF))
 	mux.Handle("POST /dashboard/einvoices/{company}/{id}/storno", d.user(staffRole, d.storno))
+	mux.Handle("GET /dashboard/einvoices/{company}/{id}/correction", d.user(staffRole, d.correctionForm))
+	mux.Handle("POST /dashboard/einvoices/{company}/{id}/correction", d.userForm(staffRole, 256<<10, d.correct))
 	mux.Handle("GET /dashboard/inbox", d.user(anyRole, d.inbox))
 	mux.Handle("GET /dashboard/inbox/{company}/{id}", d.user(anyRole, d.inboxDoc))
 	mux.Handle("GET /dashboard/inbox/{company}/{id}/pdf", d.user(anyRole, d.inboxPDF))
@@ -159,6 +168,12 @@ func (d *Dashboard) Register(mux *http.ServeMux) {
 	mux.Handle("POST /dashboard/security/totp/confirm", d.user(anyRole, d.totpConfirm))
 	mux.Handle("GET /dashboard/audit", d.user(ownerRole, d.audit))
 	mux.Handle("GET /dashboard/users", d.user(ownerRole, d.users))
+	mux.Handle("POST /dashboard/users/{id}/role", d.user(ownerRole, d.setRole))
+	mux.Handle("POST /dashboard/users/{id}/remove", d.user(ownerRole, d.removeUser))
+	mux.Handle("POST /dashboard/security/password", d.user(anyRole, d.changePassword))
+	mux.Handle("POST /dashboard/webhooks", d.user(ownerRole, d.createWebhook))
+	mux.Handle("POST /dashboard/webhooks/{id}/enabled", d.user(ownerRole, d.setWebhookEnabled))
+	mux.Handle("POST /dashboard/webhooks/{id}/rotate", d.user(ownerRole, d.rotateWebhook))
 }
 
 // Role requirements of routes.
@@ -193,6 +208,12 @@ func (q *req) audit(action, target, detail string) *auth.AuditEntry {
 // session redirects to the sign-in page; a POST without the session's
 // CSRF token is refused (403); a role not in roles is refused (403).
 func (d *Dashboard) user(roles []string, h func(*req)) http.Handler {
+	return d.userForm(roles, 64<<10, h)
+}
+
+// userForm is user for a form whose body may have up to limit bytes (the
+// correction form's 33 rows of lines, percent-encoded, can pass 64 KB).
+func (d *Dashboard) userForm(roles []string, limit int64, h func(*req)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := r.Cookie(sessionCookie)
 		var s auth.Session
@@ -219,7 +240,7 @@ func (d *Dashboard) user(roles []string, h func(*req)) http.Handler {
 		s.Token = c.Value
 		q := &req{w: w, r: r, s: s, lang: lang}
 		if r.Method == http.MethodPost {
-			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
 			if err := r.ParseForm(); err != nil {
 				d.fail(w, r, lang, http.StatusBadRequest, "error")
 				return
@@ -320,8 +341,23 @@ type base struct {
 	// waiting for its signature or UJP shows its progress without
 	// JavaScript).
 	Refresh int
-	cat     catalogue
+	// Errs are a form's field errors by field path, shown next to the
+	// fields (FieldErr).
+	Errs map[string]string
+	cat  catalogue
 }
+
+// fieldPage is a page's data with form fields.
+type fieldPage interface {
+	T(key string) string
+	FieldErr(path string) string
+}
+
+// fieldView is one input of a form as a template draws it.
+type fieldView struct{ Name, ID, Label, Auto, Err string }
+
+// FieldErr is the error of the form field at path, or "".
+func (b base) FieldErr(path string) string { return b.Errs[path] }
 
 // T is the page's string of key.
 func (b base) T(key string) string { return b.cat.text(b.Lang, key) }
@@ -403,6 +439,22 @@ func (d *Dashboard) failUser(q *req, status int, key string) {
 	b := d.baseFor(q, "", "error")
 	b.Error = b.T(key)
 	d.render(q.w, status, "error", struct{ base }{b})
+}
+
+// fieldErrs returns the field errors of an invalid-input error (422) by
+// path, the first message of each; nil for any other error.
+func fieldErrs(err error) map[string]string {
+	var de *denar.Error
+	if !errors.As(err, &de) || len(de.Fields) == 0 || httpx.FromError(err).Status != http.StatusUnprocessableEntity {
+		return nil
+	}
+	m := map[string]string{}
+	for _, f := range de.Fields {
+		if _, ok := m[f.Path]; !ok {
+			m[f.Path] = f.Message
+		}
+	}
+	return m
 }
 
 // failErr renders an application error: its status (404 for another

@@ -34,6 +34,7 @@ type world struct {
 	db              *store.DB
 	srv             *httptest.Server
 	users           *auth.Users
+	svc             *einvoicing.Service
 	acctA, acctB    string
 	companyA, compB string
 	docA, docB      string
@@ -88,7 +89,13 @@ func newWorld(t *testing.T, db *store.DB) *world {
 			t.Fatal(err)
 		}
 	}
-	svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler)}, einvoicing.Config{})
+	box, err := einvoicing.NewSecretBox(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box},
+		einvoicing.Config{Webhooks: einvoicing.WebhookConfig{AllowPrivateSandbox: true}})
+	w.svc = svc
 	mux := http.NewServeMux()
 	dashboard.New(dashboard.Deps{Service: svc, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
 	w.srv = httptest.NewServer(mux)
@@ -205,10 +212,10 @@ func TestDashboardSecurity(t *testing.T) {
 			// Another session's token is no good either.
 			other := w.browser()
 			other.signIn("staff@a.mk")
-			if p := b.do("POST", "/dashboard/keys", url.Values{"csrf": {other.csrf()}}); p.status != http.StatusForbidden {
+			if p := b.do("POST", "/dashboard/keys", url.Values{"scope": {"einvoices:read"}, "csrf": {other.csrf()}}); p.status != http.StatusForbidden {
 				t.Fatalf("another session's token: %d", p.status)
 			}
-			if p := b.do("POST", "/dashboard/keys", url.Values{"csrf": {b.csrf()}}); p.status != http.StatusCreated {
+			if p := b.do("POST", "/dashboard/keys", url.Values{"scope": {"einvoices:read"}, "csrf": {b.csrf()}}); p.status != http.StatusCreated {
 				t.Fatalf("with the token: %d", p.status)
 			}
 		})
@@ -357,7 +364,7 @@ func TestDashboardSecurity(t *testing.T) {
 				t.Fatal("the key form has no nonce")
 			}
 			before := count()
-			form := url.Values{"csrf": {csrfOf(t, page)}, "nonce": {nonce[1]}}
+			form := url.Values{"scope": {"einvoices:read"}, "csrf": {csrfOf(t, page)}, "nonce": {nonce[1]}}
 			if p := b.do("POST", "/dashboard/keys", form); p.status != http.StatusCreated {
 				t.Fatalf("first submission: %d", p.status)
 			}
@@ -367,7 +374,7 @@ func TestDashboardSecurity(t *testing.T) {
 			// Concurrently, one form eight times: one key.
 			page = b.do("GET", "/dashboard/keys", nil)
 			nonce = regexp.MustCompile(`name="nonce" value="([^"]+)"`).FindStringSubmatch(page.body)
-			form = url.Values{"csrf": {csrfOf(t, page)}, "nonce": {nonce[1]}}
+			form = url.Values{"scope": {"einvoices:read"}, "csrf": {csrfOf(t, page)}, "nonce": {nonce[1]}}
 			statuses := make(chan int, 8)
 			for range 8 {
 				go func() {
@@ -407,14 +414,14 @@ func TestDashboardSecurity(t *testing.T) {
 				t.Fatal("no production banner")
 			}
 			before, _ := w.users.AccountKeys(ctx, &auth.Principal{AccountID: w.acctA})
-			p := b.do("POST", "/dashboard/keys", url.Values{"csrf": {b.csrf()}})
+			p := b.do("POST", "/dashboard/keys", url.Values{"scope": {"einvoices:read"}, "csrf": {b.csrf()}})
 			if p.status != http.StatusOK || !strings.Contains(p.body, `name="confirm" value="yes"`) {
 				t.Fatalf("unconfirmed production action: %d", p.status)
 			}
 			if after, _ := w.users.AccountKeys(ctx, &auth.Principal{AccountID: w.acctA}); len(after) != len(before) {
 				t.Fatal("the unconfirmed action happened")
 			}
-			p = b.do("POST", "/dashboard/keys", url.Values{"csrf": {b.csrf()}, "confirm": {"yes"}})
+			p = b.do("POST", "/dashboard/keys", url.Values{"scope": {"einvoices:read"}, "csrf": {b.csrf()}, "confirm": {"yes"}})
 			if p.status != http.StatusCreated || !strings.Contains(p.body, "dn_live_") {
 				t.Fatalf("confirmed: %d", p.status)
 			}

@@ -34,7 +34,10 @@ func TestDashboardCatalogueComplete(t *testing.T) {
 		used["decision."+s] = true
 	}
 	for _, k := range []string{"decision.accept", "decision.reject", "status.active", "status.pending_mandate",
-		"sr.pending", "sr.claimed", "sr.signed", "sr.refused", "sr.expired", "env.sandbox", "env.production"} {
+		"sr.pending", "sr.claimed", "sr.signed", "sr.refused", "sr.expired", "env.sandbox", "env.production",
+		"role.owner", "role.staff", "role.viewer", "user.lastowner", "user.self", "user.badrole",
+		"password.current", "password.new", "password.repeat", "password.mismatch", "password.wrong", "password.short", "password.done", "key.scopes.none",
+		"corr.notnow", "corr.toolong", "corr.description", "corr.unit", "corr.quantity", "corr.unitPrice", "corr.unitDiscount", "corr.vatPercent", "corr.taxIndicator", "corr.line", "corr.long"} {
 		used[k] = true
 	}
 	if len(used) < 50 {

@@ -144,6 +144,9 @@ type einvoiceData struct {
 	Signing     *einvoicing.SigningRequest
 	VoidReasons []ujpdoc.Code
 	CanStorno   bool
+	// CanCorrect offers the correction form (a document of up to
+	// maxFormLines lines; a longer one is corrected through the API).
+	CanCorrect bool
 }
 
 func (d *Dashboard) einvoice(q *req) {
@@ -166,6 +169,7 @@ func (d *Dashboard) einvoice(q *req) {
 	if err := json.Unmarshal(inv.Document, &req); err == nil {
 		data.Doc = req.Document
 	}
+	data.CanCorrect = data.Staff() && correctable(inv) && fitsForm(&data.Doc)
 	if n := len(data.Doc.DocItems); n > maxLines {
 		data.Doc.DocItems, data.MoreLines = data.Doc.DocItems[:maxLines], n-maxLines
 	}
@@ -369,8 +373,12 @@ type confirmData struct {
 // confirmed reports whether the POST may go ahead: always in the sandbox;
 // in production only with confirm=yes, else it answers with a page that
 // repeats the form with confirm=yes (no JavaScript needed).
-func (d *Dashboard) confirmed(q *req) bool {
-	if q.s.Environment != auth.EnvProduction || q.r.PostForm.Get("confirm") == "yes" {
+func (d *Dashboard) confirmed(q *req) bool { return d.confirmedFor(q, false) }
+
+// confirmedFor is confirmed for an act that is a production one also when
+// the session is in the sandbox (prod: creating a production key).
+func (d *Dashboard) confirmedFor(q *req, prod bool) bool {
+	if (q.s.Environment != auth.EnvProduction && !prod) || q.r.PostForm.Get("confirm") == "yes" {
 		return true
 	}
 	data := confirmData{base: d.baseFor(q, "", "confirm.title"), Action: q.r.URL.Path, Back: q.r.Referer()}
@@ -480,6 +488,9 @@ type keysData struct {
 	NewID   string
 	// ClientSecret and NewClient are a new OAuth client's, shown once.
 	ClientSecret, NewClient string
+	// Scopes are the key form's checkboxes; KeyEnv its environment.
+	Scopes []scopeChoice
+	KeyEnv string
 }
 
 func (d *Dashboard) keys(q *req) {
@@ -503,25 +514,19 @@ func (d *Dashboard) showKeys(q *req, status int, data keysData) {
 	if len(cs) > pageSize {
 		cs = cs[:pageSize]
 	}
+	errs := data.Errs
 	data.base, data.Keys, data.Clients = d.baseFor(q, "keys", "keys.title"), ks, cs
+	data.Errs = errs
+	if data.Scopes == nil {
+		data.Scopes = scopeChoices(auth.EInvoiceDefaultScopes)
+	}
+	if data.KeyEnv == "" {
+		data.KeyEnv = q.s.Environment
+	}
 	if q.r.URL.Query().Get("done") != "" {
 		data.Message = data.T("done")
 	}
 	d.render(q.w, status, "keys", data)
-}
-
-// createKey shows the new key's secret once, in the answer to the POST
-// (never in a URL, never again).
-func (d *Dashboard) createKey(q *req) {
-	if !d.confirmed(q) {
-		return
-	}
-	k, secret, err := d.d.Users.CreateAccountKey(q.r.Context(), q.principal(), q.audit("key.create", "", ""))
-	if err != nil {
-		d.failErr(q, err)
-		return
-	}
-	d.showKeys(q, http.StatusCreated, keysData{NewID: k.ID, Secret: secret})
 }
 
 func (d *Dashboard) createClient(q *req) {
@@ -665,38 +670,6 @@ func (d *Dashboard) audit(q *req) {
 		return
 	}
 	d.render(q.w, http.StatusOK, "audit", auditData{base: d.baseFor(q, "audit", "audit.title"), Rows: rows})
-}
-
-type usersData struct {
-	base
-	Users []auth.User
-}
-
-func (d *Dashboard) users(q *req) {
-	us, err := d.d.Users.AccountUsers(q.r.Context(), q.principal())
-	if err != nil {
-		d.failErr(q, err)
-		return
-	}
-	d.render(q.w, http.StatusOK, "users", usersData{base: d.baseFor(q, "users", "users.title"), Users: us})
-}
-
-type webhooksData struct {
-	base
-	Endpoints []einvoicing.WebhookEndpoint
-}
-
-// webhooks lists the account's endpoints of the environment.
-func (d *Dashboard) webhooks(q *req) {
-	eps, err := d.d.Service.WebhookEndpoints(q.r.Context(), q.principal(), "", pageSize)
-	if err != nil {
-		d.failErr(q, err)
-		return
-	}
-	if len(eps) > pageSize {
-		eps = eps[:pageSize]
-	}
-	d.render(q.w, http.StatusOK, "webhooks", webhooksData{base: d.baseFor(q, "webhooks", "webhooks.title"), Endpoints: eps})
 }
 
 type webhookData struct {

@@ -195,6 +195,9 @@ type securityData struct {
 
 func (d *Dashboard) security(q *req) {
 	b := d.baseFor(q, "security", "security.title")
+	if q.r.URL.Query().Get("done") == "password" {
+		b.Message = b.T("password.done")
+	}
 	d.render(q.w, http.StatusOK, "security", securityData{base: b, TOTPOn: q.s.User.TOTPEnabled})
 }
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,7 +62,8 @@ func TestSDKWorkerSurvivesRestart(t *testing.T) {
 		var mu sync.Mutex
 		signedCount := map[string]int{}
 		got := make(chan string, 10)
-		w := &signer.Worker{Creds: creds, Signer: c.key, Wait: 2, Log: slog.New(slog.DiscardHandler),
+		lost := &lostCounter{}
+		w := &signer.Worker{Creds: creds, Signer: c.key, Wait: 2, Log: slog.New(lost),
 			HTTP: &http.Client{Timeout: 10 * time.Second},
 			OnSigned: func(r signer.Request, _ string) {
 				mu.Lock()
@@ -97,7 +99,15 @@ func TestSDKWorkerSurvivesRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		second := e.request(einvoicing.PurposeQuery, `{"n":2}`)
-		time.Sleep(1500 * time.Millisecond)
+		// Start again only once the worker has lost its connection and
+		// failed to reconnect at least once, so that its retry is tested.
+		before := lost.n.Load()
+		for deadline := time.Now().Add(20 * time.Second); lost.n.Load() < before+2; {
+			if time.Now().After(deadline) {
+				t.Fatalf("the worker did not notice the server stopping (%d warnings)", lost.n.Load()-before)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		l2, err := net.Listen("tcp", addr)
 		if err != nil {
 			t.Skipf("cannot listen again on %s: %v", addr, err)
@@ -123,6 +133,20 @@ func TestSDKWorkerSurvivesRestart(t *testing.T) {
 		}
 	})
 }
+
+// lostCounter is a log handler that counts the signing worker's
+// "signing connection lost" warnings.
+type lostCounter struct{ n atomic.Int64 }
+
+func (*lostCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (h *lostCounter) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "signing connection lost" {
+		h.n.Add(1)
+	}
+	return nil
+}
+func (h *lostCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *lostCounter) WithGroup(string) slog.Handler      { return h }
 
 // TestDenarAgentBinary builds cmd/denar-agent and drives it as a customer
 // would: pair with a code, register a PEM certificate, run --auto, sign.

@@ -123,6 +123,9 @@ type Service struct {
 	resolver Resolver
 	// hooks are the webhook HTTP clients by environment.
 	hooks map[string]*http.Client
+	// sending holds a token per delivery request in flight
+	// (WebhookConfig.Concurrency).
+	sending chan struct{}
 }
 
 // New builds the service.
@@ -140,6 +143,7 @@ func New(d Deps, cfg Config) *Service {
 	if s.resolver == nil {
 		s.resolver = net.DefaultResolver
 	}
+	s.sending = make(chan struct{}, s.cfg.Webhooks.Concurrency)
 	s.hooks = map[string]*http.Client{
 		auth.EnvSandbox:    newWebhookClient(s.policy(auth.EnvSandbox), s.resolver, s.cfg.Webhooks.Timeout),
 		auth.EnvProduction: newWebhookClient(s.policy(auth.EnvProduction), s.resolver, s.cfg.Webhooks.Timeout),

@@ -33,6 +33,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/denar-mk/denar"
@@ -79,13 +80,28 @@ const (
 
 // RegisterWebhookJobs registers webhook delivery on r. Every process may
 // register it; each delivery's job is claimed by one runner at a time.
+// Deliveries are claimed in batches of up to WebhookBatch (never more than
+// the runner's free workers: give the runner a few batches' worth, so
+// that one batch is claimed and recorded while another's requests are in
+// flight), read in one query, sent with at most WebhookConfig.Concurrency
+// requests in flight in the process, and their attempts are recorded
+// together (see deliverWebhooks). Each request is bounded by
+// WebhookConfig.Timeout; a batch as a whole is not, since its requests may
+// wait for others' to finish.
 func (s *Service) RegisterWebhookJobs(r *jobs.Runner) {
-	r.Register(KindWebhookDeliver, jobs.WorkerFunc(s.deliverWebhook), jobs.Options{
-		Backoff: jobs.Schedule(WebhookRetryDelays()...),
-		// The HTTP timeout bounds the call; the rest is the store.
-		Timeout: s.cfg.Webhooks.Timeout + 30*time.Second,
+	r.RegisterBatch(KindWebhookDeliver, jobs.BatchWorkerFunc(s.deliverWebhooks), jobs.Options{
+		Backoff:   jobs.Schedule(WebhookRetryDelays()...),
+		BatchSize: WebhookBatch,
 	})
 }
+
+// WebhookBatch is the most deliveries claimed together.
+const WebhookBatch = 64
+
+// recordWithin bounds how long a finished attempt waits for the others of
+// its batch before it is recorded: a slow receiver in a batch does not
+// hold back the outcomes of the fast ones.
+const recordWithin = 100 * time.Millisecond
 
 type deliveryArgs struct {
 	ID string `json:"deliveryId"`
@@ -296,58 +312,230 @@ func (s *Service) EndpointDeliveries(ctx context.Context, p *auth.Principal, end
 	return withAttempts(ctx, q, rows)
 }
 
-// deliverWebhook is the worker of KindWebhookDeliver: one attempt.
-func (s *Service) deliverWebhook(ctx context.Context, job *jobs.Job) error {
-	var a deliveryArgs
-	if err := job.DecodeArgs(&a); err != nil {
-		return jobs.Cancel(err)
-	}
-	w, err := s.db.Reader().GetWebhookDeliveryWork(ctx, a.ID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil // its endpoint was deleted
-	}
+// deliverWebhooks is the batch worker of KindWebhookDeliver: one attempt
+// of each delivery, all sent at once. Attempts are recorded as they finish,
+// in groups (one transaction for every attempt that finished within
+// recordWithin of the first one waiting), each with its job's outcome.
+func (s *Service) deliverWebhooks(ctx context.Context, batch []*jobs.Job) []error {
+	results := make([]error, len(batch))
+	work, err := s.loadDeliveries(ctx, batch)
 	if err != nil {
-		return fmt.Errorf("delivery %s: %w", a.ID, err)
+		for i := range results {
+			results[i] = err
+		}
+		return results
 	}
-	d, ep := w.WebhookDelivery, w.WebhookEndpoint
+	finished := make(chan *sentAttempt, len(batch))
+	secrets := map[string][]string{}
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex // secrets
+	)
+	for i, job := range batch {
+		w := work[i]
+		if w.skip || w.err != nil {
+			results[i] = w.err
+			continue
+		}
+		wg.Go(func() {
+			a, err := s.sendAttempt(ctx, job, w, func(ep dbq.WebhookEndpoint) ([]string, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				key := ep.ID + "\x00" + ep.Secret + "\x00" + ep.PreviousSecret
+				if v, ok := secrets[key]; ok {
+					return v, nil
+				}
+				v, err := s.signingSecrets(ep, s.db.Now())
+				if err == nil {
+					secrets[key] = v
+				}
+				return v, err
+			})
+			if a == nil {
+				results[i] = err
+				return
+			}
+			a.i = i
+			finished <- a
+		})
+	}
+	go func() { wg.Wait(); close(finished) }()
+	rec := context.WithoutCancel(ctx)
+	var (
+		waiting []*sentAttempt
+		timer   <-chan time.Time
+	)
+	flush := func() {
+		for k, err := range s.recordAttempts(rec, waiting) {
+			results[waiting[k].i] = err
+		}
+		waiting, timer = waiting[:0], nil
+	}
+	for {
+		select {
+		case a, ok := <-finished:
+			if !ok {
+				if len(waiting) > 0 {
+					flush()
+				}
+				return results
+			}
+			waiting = append(waiting, a)
+			if timer == nil {
+				timer = time.After(recordWithin)
+			}
+		case <-timer:
+			flush()
+		}
+	}
+}
+
+// deliveryWork is what an attempt needs: the delivery, the event's payload
+// and the endpoint.
+type deliveryWork struct {
+	d              dbq.WebhookDelivery
+	ep             dbq.WebhookEndpoint
+	payload        sql.NullString
+	eventCreatedAt sql.NullTime
+	// skip: nothing to send (the delivery or its endpoint is gone, or it
+	// is finished), with err as the job's result.
+	skip bool
+	err  error
+}
+
+// loadDeliveries reads the deliveries of a batch's jobs with one query,
+// and each endpoint once.
+func (s *Service) loadDeliveries(ctx context.Context, batch []*jobs.Job) ([]*deliveryWork, error) {
+	out := make([]*deliveryWork, len(batch))
+	ids := make([]any, 0, len(batch))
+	for i, job := range batch {
+		var a deliveryArgs
+		if err := job.DecodeArgs(&a); err != nil {
+			out[i] = &deliveryWork{skip: true, err: jobs.Cancel(err)}
+			continue
+		}
+		out[i] = &deliveryWork{d: dbq.WebhookDelivery{ID: a.ID}, skip: true} // until found
+		ids = append(ids, a.ID)
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := store.NewArgs(s.db.Dialect())
+	var q strings.Builder
+	q.WriteString(`SELECT d.id, d.account_id, d.environment, d.endpoint_id, d.event_id, d.event_type,
+    d.company_id, d.test_body, d.state, d.max_attempts, d.attempts, d.next_manual, ev.payload, ev.created_at
+FROM webhook_deliveries d
+LEFT JOIN events ev ON ev.id = d.event_id
+WHERE d.id IN `)
+	args.Row(&q, ids...)
+	rows, err := s.db.QueryRead(ctx, q.String(), args.List()...)
+	if err != nil {
+		return nil, fmt.Errorf("deliveries of a batch: %w", err)
+	}
+	found := map[string]*deliveryWork{}
+	for rows.Next() {
+		w := &deliveryWork{}
+		d := &w.d
+		if err := rows.Scan(&d.ID, &d.AccountID, &d.Environment, &d.EndpointID, &d.EventID, &d.EventType, &d.CompanyID,
+			&d.TestBody, &d.State, &d.MaxAttempts, &d.Attempts, &d.NextManual, &w.payload, &w.eventCreatedAt); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("deliveries of a batch: %w", err)
+		}
+		found[d.ID] = w
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("deliveries of a batch: %w", err)
+	}
+	endpoints := map[string]*dbq.WebhookEndpoint{}
+	for i, w := range out {
+		if w.err != nil {
+			continue
+		}
+		f := found[w.d.ID]
+		if f == nil {
+			continue // its endpoint was deleted, and the delivery with it
+		}
+		ep, ok := endpoints[f.d.EndpointID]
+		if !ok {
+			e, err := s.db.Reader().GetWebhookEndpointByID(ctx, f.d.EndpointID)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+			case err != nil:
+				return nil, fmt.Errorf("endpoint %s: %w", f.d.EndpointID, err)
+			default:
+				ep = &e
+			}
+			endpoints[f.d.EndpointID] = ep
+		}
+		if ep == nil {
+			continue // deleted meanwhile
+		}
+		f.ep = *ep
+		out[i] = f
+	}
+	return out, nil
+}
+
+// sentAttempt is an attempt made, waiting to be recorded.
+type sentAttempt struct {
+	i   int // in the batch
+	job *jobs.Job
+	d   dbq.WebhookDelivery
+	ep  dbq.WebhookEndpoint
+	r   attemptResult
+}
+
+// sendAttempt makes one attempt of the job's delivery. It returns the
+// attempt to record, or nil and the job's result when there was nothing to
+// send (the delivery is finished, or abandoned here) or the attempt was
+// cut short by shutdown.
+func (s *Service) sendAttempt(ctx context.Context, job *jobs.Job, w *deliveryWork, secretsOf func(dbq.WebhookEndpoint) ([]string, error)) (*sentAttempt, error) {
+	d, ep := w.d, w.ep
 	if d.State != DeliveryPending && d.State != DeliveryFailed {
-		return nil // finished by an attempt whose runner died before finishing the job
+		return nil, nil // finished by an attempt whose runner died before finishing the job
 	}
 	rec := context.WithoutCancel(ctx)
 	test := d.TestBody.Valid
 	if !ep.Enabled && !test {
 		_, err := s.db.Writer().AbandonWebhookDelivery(rec, dbq.AbandonWebhookDeliveryParams{ID: d.ID,
 			Reason: AbandonedEndpointDisabled, Now: s.db.Now()})
-		return err
+		return nil, err
 	}
 	if job.Attempt > int(d.MaxAttempts) {
 		// The last allowed attempt ended with its runner's death.
 		_, err := s.db.Writer().AbandonWebhookDelivery(rec, dbq.AbandonWebhookDeliveryParams{ID: d.ID,
 			Reason: AbandonedRetriesExhausted, Now: s.db.Now()})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		return jobs.Cancel(fmt.Errorf("delivery %s: %d attempts used (the last one was interrupted)", d.ID, d.MaxAttempts))
+		return nil, jobs.Cancel(fmt.Errorf("delivery %s: %d attempts used (the last one was interrupted)", d.ID, d.MaxAttempts))
 	}
-	body, err := deliveryBody(d, w.EventPayload, w.EventCreatedAt)
+	body, err := deliveryBody(d, w.payload, w.eventCreatedAt)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	secrets, err := s.signingSecrets(ep, s.db.Now())
+	keys, err := secretsOf(ep)
 	if err != nil {
 		// Nothing an attempt can fix: the operator's key is wrong.
 		s.log.ErrorContext(ctx, "webhook: cannot open the endpoint's secret", "endpoint", ep.ID, "err", err)
-		return err
+		return nil, err
+	}
+	select {
+	case s.sending <- struct{}{}:
+		defer func() { <-s.sending }()
+	case <-ctx.Done():
+		return nil, ctx.Err() // stopped before sending: nothing happened
 	}
 
 	sentAt := s.db.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.Url, bytes.NewReader(body))
 	if err != nil {
-		return jobs.Cancel(fmt.Errorf("delivery %s: %w", d.ID, err))
+		return nil, jobs.Cancel(fmt.Errorf("delivery %s: %w", d.ID, err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "denar-webhooks/1")
-	req.Header.Set("Service-Signature", SignWebhook(sentAt, body, secrets...))
+	req.Header.Set("Service-Signature", SignWebhook(sentAt, body, keys...))
 	req.Header.Set("Service-Delivery-Id", d.ID)
 	req.Header.Set("Service-Event-Type", d.EventType)
 	start := time.Now()
@@ -377,11 +565,11 @@ func (s *Service) deliverWebhook(ctx context.Context, job *jobs.Job) error {
 		if ctx.Err() != nil && errors.Is(herr, ctx.Err()) && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			// Stopped mid-attempt (shutdown, lost lease): the runner
 			// decides what it counts for; nothing is recorded.
-			return herr
+			return nil, herr
 		}
 	}
-	return s.recordAttempt(rec, job, d, ep, attemptResult{number: int(d.Attempts) + 1, jobAttempt: job.Attempt,
-		manual: d.NextManual, sentAt: sentAt, duration: duration, code: code, failure: failure, body: snippet, ok: failure == ""})
+	return &sentAttempt{job: job, d: d, ep: ep, r: attemptResult{number: int(d.Attempts) + 1, jobAttempt: job.Attempt,
+		manual: d.NextManual, sentAt: sentAt, duration: duration, code: code, failure: failure, body: snippet, ok: failure == ""}}, nil
 }
 
 // deliveryBody is the request body: the event as GET /v1/events/{id}
@@ -428,84 +616,237 @@ type attemptResult struct {
 	ok                 bool
 }
 
-// recordAttempt writes, in one transaction, the attempt, the delivery's
-// new state, the endpoint's health (disabling it, with its mail, when
-// this failure finds it failing for DisableAfter) and the job's outcome
-// (jobs.Job.Settle): all of it commits only while this runner still holds
-// the job, so an attempt is never recorded twice. It returns what the
-// worker returns.
-func (s *Service) recordAttempt(ctx context.Context, job *jobs.Job, d dbq.WebhookDelivery, ep dbq.WebhookEndpoint, r attemptResult) error {
-	var result error
+// recordAttempts writes the attempts in one transaction: for each, the
+// job's outcome (jobs.Job.Settle, fenced by the claim: an attempt whose job
+// was taken over by another runner is not recorded), the delivery's new
+// state, the attempt, and the endpoint's health (disabling it, with its
+// mail, when a failure finds it failing for DisableAfter). It returns each
+// attempt's result as the worker returns it. When the transaction fails,
+// each attempt is tried again in a transaction of its own, so one that
+// cannot be written does not take the others with it.
+func (s *Service) recordAttempts(ctx context.Context, sent []*sentAttempt) []error {
+	results := make([]error, len(sent))
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		now := tx.Now
-		trigger := "scheduled"
-		if r.manual {
-			trigger = "manual"
+		// What this transaction last wrote of each endpoint's health.
+		health := map[string]bool{}
+		if err := s.recordSuccesses(ctx, tx, sent, health); err != nil {
+			return err
 		}
-		if err := tx.CreateWebhookAttempt(ctx, dbq.CreateWebhookAttemptParams{ID: denar.NewID("wha"), DeliveryID: d.ID,
-			Number: int32(r.number), Trigger: trigger, StartedAt: r.sentAt, DurationMs: int32(r.duration.Milliseconds()),
-			StatusCode: r.code, Error: r.failure, ResponseBody: r.body, Succeeded: r.ok}); err != nil {
-			return fmt.Errorf("attempt of %s: %w", d.ID, err)
-		}
-		p := dbq.SetWebhookDeliveryOutcomeParams{ID: d.ID, SeenAttempts: d.Attempts, Now: validTime(now),
-			LastStatusCode: r.code, LastStatusClass: statusClass(r.code)}
-		delays := WebhookRetryDelays()
-		switch {
-		case r.ok:
-			p.State = DeliverySucceeded
-		case r.jobAttempt >= int(d.MaxAttempts) || r.jobAttempt > len(delays):
-			p.State, p.AbandonedReason = DeliveryAbandoned, AbandonedRetriesExhausted
-			result = jobs.Cancel(fmt.Errorf("delivery %s: %s (%s)", d.ID, r.failure, AbandonedRetriesExhausted))
-		default:
-			p.State = DeliveryFailed
-			p.NextAttemptAt = validTime(now.Add(delays[r.jobAttempt-1]))
-			result = fmt.Errorf("delivery %s: %s", d.ID, r.failure)
-		}
-		n, err := tx.SetWebhookDeliveryOutcome(ctx, p)
-		if err != nil {
-			return fmt.Errorf("outcome of %s: %w", d.ID, err)
-		}
-		if n == 0 {
-			return errStaleAttempt
-		}
-		if !d.TestBody.Valid { // a test says nothing about the endpoint's health
-			stale := now.Add(-time.Second)
-			switch {
-			case r.ok:
-				// Skipped when nothing would change (the endpoint row is not
-				// rewritten, and locked, by every delivery).
-				if ep.FailingSince.Valid || !ep.LastSuccessAt.Valid || ep.LastSuccessAt.Time.Before(stale) {
-					if err := tx.RecordWebhookSuccess(ctx, dbq.RecordWebhookSuccessParams{ID: ep.ID, Now: validTime(now), StaleBefore: validTime(stale)}); err != nil {
-						return err
-					}
-				}
-			default:
-				if err := tx.RecordWebhookFailure(ctx, dbq.RecordWebhookFailureParams{ID: ep.ID, Now: validTime(now), StaleBefore: validTime(stale)}); err != nil {
-					return err
-				}
-				disabled, err := s.disableIfFailing(ctx, tx, ep, r.failure)
-				if err != nil {
-					return err
-				}
-				if disabled && p.State == DeliveryFailed {
-					result = jobs.Cancel(fmt.Errorf("delivery %s: %s (%s)", d.ID, r.failure, AbandonedEndpointDisabled))
-				}
+		for k, a := range sent {
+			if a.r.ok {
+				continue
+			}
+			var err error
+			results[k], err = s.recordAttempt(ctx, tx, a, health)
+			if err != nil {
+				return err
 			}
 		}
-		return job.Settle(ctx, tx, result)
+		return nil
 	})
-	if errors.Is(err, errStaleAttempt) {
-		// The delivery moved on while the attempt ran (the endpoint was
-		// disabled or deleted meanwhile): nothing more for this job.
+	if err == nil {
+		return results
+	}
+	if len(sent) == 1 {
+		return []error{err}
+	}
+	s.log.WarnContext(ctx, "webhook: recording a group of attempts failed; recording them one by one", "attempts", len(sent), "err", err)
+	for k, a := range sent {
+		results[k] = s.recordAttempts(ctx, []*sentAttempt{a})[0]
+	}
+	return results
+}
+
+// recordSuccesses writes the successful attempts of sent, the common case,
+// with a statement per table rather than per attempt: the jobs completed
+// (those whose lease was lost are left out), the deliveries succeeded
+// (fenced like SetWebhookDeliveryOutcome), their attempts, and each
+// endpoint's health once.
+func (s *Service) recordSuccesses(ctx context.Context, tx *store.Tx, sent []*sentAttempt, health map[string]bool) error {
+	var ok []*sentAttempt
+	for _, a := range sent {
+		if a.r.ok {
+			ok = append(ok, a)
+		}
+	}
+	if len(ok) == 0 {
 		return nil
 	}
+	batch := make([]*jobs.Job, len(ok))
+	for k, a := range ok {
+		batch[k] = a.job
+	}
+	held, err := jobs.SettleAll(ctx, tx, batch, make([]error, len(ok)))
 	if err != nil {
 		return err
 	}
-	return result
+	args := store.NewArgs(tx.Dialect)
+	var q strings.Builder
+	now := validTime(tx.Now)
+	q.WriteString("UPDATE webhook_deliveries\nSET state = 'succeeded', attempts = attempts + 1, next_manual = FALSE, next_attempt_at = NULL, last_attempt_at = " +
+		args.Add(now) + ",\n    last_status_code = v.column3, last_status_class = v.column4, abandoned_reason = '', updated_at = " + args.Add(now) +
+		"\nFROM (VALUES ")
+	n := 0
+	for k, a := range ok {
+		if !held[k] {
+			continue
+		}
+		if n > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(" + args.Cast(a.d.ID, "TEXT") + ", " + args.Cast(a.d.Attempts, "INTEGER") + ", " +
+			args.Cast(a.r.code, "INTEGER") + ", " + args.Cast(statusClass(a.r.code), "TEXT") + ")")
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	q.WriteString(`) AS v
+WHERE webhook_deliveries.id = v.column1 AND webhook_deliveries.attempts = v.column2
+  AND webhook_deliveries.state IN ('pending', 'failed')
+RETURNING id`)
+	rows, err := tx.Query(ctx, q.String(), args.List()...)
+	if err != nil {
+		return fmt.Errorf("outcomes of %d deliveries: %w", n, err)
+	}
+	updated := make(map[string]bool, n)
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("outcomes: %w", err)
+		}
+		updated[id] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("outcomes: %w", err)
+	}
+	// A delivery that moved on while its attempt ran (its endpoint was
+	// disabled or deleted) gets nothing more; its job has completed.
+	args = store.NewArgs(tx.Dialect)
+	q.Reset()
+	q.WriteString(`INSERT INTO webhook_attempts (id, delivery_id, number, trigger, started_at,
+    duration_ms, status_code, error, response_body, succeeded)
+VALUES `)
+	n = 0
+	for _, a := range ok {
+		if !updated[a.d.ID] {
+			continue
+		}
+		trigger := "scheduled"
+		if a.r.manual {
+			trigger = "manual"
+		}
+		if n > 0 {
+			q.WriteString(", ")
+		}
+		args.Row(&q, denar.NewID("wha"), a.d.ID, int32(a.r.number), trigger, a.r.sentAt,
+			int32(a.r.duration.Milliseconds()), a.r.code, a.r.failure, a.r.body, true)
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, q.String(), args.List()...); err != nil {
+		return fmt.Errorf("attempts of %d deliveries: %w", n, err)
+	}
+	stale := tx.Now.Add(-time.Second)
+	for _, a := range ok {
+		ep := a.ep
+		if !updated[a.d.ID] || a.d.TestBody.Valid || health[ep.ID] {
+			continue // a test says nothing about the endpoint's health
+		}
+		if ep.FailingSince.Valid || !ep.LastSuccessAt.Valid || ep.LastSuccessAt.Time.Before(stale) {
+			if err := tx.RecordWebhookSuccess(ctx, dbq.RecordWebhookSuccessParams{ID: ep.ID, Now: now, StaleBefore: validTime(stale)}); err != nil {
+				return err
+			}
+		}
+		health[ep.ID] = true
+	}
+	return nil
 }
 
-var errStaleAttempt = errors.New("webhook: the delivery moved on while the attempt ran")
+// recordAttempt writes one attempt in tx and returns the job's result; an
+// error ends the transaction. health holds, per endpoint, whether the last
+// health this transaction wrote was a success.
+func (s *Service) recordAttempt(ctx context.Context, tx *store.Tx, a *sentAttempt, health map[string]bool) (result, err error) {
+	d, ep, r := a.d, a.ep, a.r
+	now := tx.Now
+	p := dbq.SetWebhookDeliveryOutcomeParams{ID: d.ID, SeenAttempts: d.Attempts, Now: validTime(now),
+		LastStatusCode: r.code, LastStatusClass: statusClass(r.code)}
+	delays := WebhookRetryDelays()
+	switch {
+	case r.ok:
+		p.State = DeliverySucceeded
+	case r.jobAttempt >= int(d.MaxAttempts) || r.jobAttempt > len(delays):
+		p.State, p.AbandonedReason = DeliveryAbandoned, AbandonedRetriesExhausted
+		result = jobs.Cancel(fmt.Errorf("delivery %s: %s (%s)", d.ID, r.failure, AbandonedRetriesExhausted))
+	default:
+		p.State = DeliveryFailed
+		p.NextAttemptAt = validTime(now.Add(delays[r.jobAttempt-1]))
+		result = fmt.Errorf("delivery %s: %s", d.ID, r.failure)
+	}
+	// The job first: without its lease, nothing of the attempt is written.
+	switch err = a.job.Settle(ctx, tx, result); {
+	case errors.Is(err, jobs.ErrLeaseLost):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	n, err := tx.SetWebhookDeliveryOutcome(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("outcome of %s: %w", d.ID, err)
+	}
+	if n == 0 {
+		// The delivery moved on while the attempt ran (the endpoint was
+		// disabled or deleted meanwhile): nothing is recorded; if the job
+		// was settled for a retry, that run will find it finished.
+		return nil, nil
+	}
+	trigger := "scheduled"
+	if r.manual {
+		trigger = "manual"
+	}
+	if err := tx.CreateWebhookAttempt(ctx, dbq.CreateWebhookAttemptParams{ID: denar.NewID("wha"), DeliveryID: d.ID,
+		Number: int32(r.number), Trigger: trigger, StartedAt: r.sentAt, DurationMs: int32(r.duration.Milliseconds()),
+		StatusCode: r.code, Error: r.failure, ResponseBody: r.body, Succeeded: r.ok}); err != nil {
+		return nil, fmt.Errorf("attempt of %s: %w", d.ID, err)
+	}
+	if d.TestBody.Valid { // a test says nothing about the endpoint's health
+		return result, nil
+	}
+	stale := now.Add(-time.Second)
+	if r.ok {
+		// Skipped when nothing would change (the endpoint row is not
+		// rewritten, and locked, by every delivery).
+		ok, written := health[ep.ID]
+		if written && ok {
+			return result, nil
+		}
+		if written || ep.FailingSince.Valid || !ep.LastSuccessAt.Valid || ep.LastSuccessAt.Time.Before(stale) {
+			if err := tx.RecordWebhookSuccess(ctx, dbq.RecordWebhookSuccessParams{ID: ep.ID, Now: validTime(now), StaleBefore: validTime(stale)}); err != nil {
+				return nil, err
+			}
+		}
+		health[ep.ID] = true
+		return result, nil
+	}
+	health[ep.ID] = false
+	if err := tx.RecordWebhookFailure(ctx, dbq.RecordWebhookFailureParams{ID: ep.ID, Now: validTime(now), StaleBefore: validTime(stale)}); err != nil {
+		return nil, err
+	}
+	disabled, err := s.disableIfFailing(ctx, tx, ep, r.failure)
+	if err != nil {
+		return nil, err
+	}
+	if disabled && p.State == DeliveryFailed {
+		// The job was settled for a retry; that run finds the delivery
+		// abandoned and ends.
+		result = jobs.Cancel(fmt.Errorf("delivery %s: %s (%s)", d.ID, r.failure, AbandonedEndpointDisabled))
+	}
+	return result, nil
+}
 
 // disableIfFailing disables ep when it has been failing since before
 // DisableAfter ago, abandons what waits for it and mails its account's

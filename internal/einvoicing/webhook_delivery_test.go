@@ -278,3 +278,116 @@ func listAll(acct, env string, n int) dbq.ListEventsParams {
 func listDeliveries(event, acct string) dbq.ListEventDeliveriesParams {
 	return dbq.ListEventDeliveriesParams{EventID: event, AccountID: acct, Lim: 100}
 }
+
+// TestWebhookBatchOutcomes: one batch holds deliveries that succeed, that
+// fail, and one that moves on while its request is in flight. Each is
+// recorded as a single attempt would be: successes with their attempt, the
+// job completed and the endpoint healthy; failures retried on the ladder
+// with the endpoint failing; the moved-on delivery keeps its new state and
+// gets no attempt.
+func TestWebhookBatchOutcomes(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		var moveOn atomic.Value // delivery id abandoned by the receiver before it answers
+		moveOn.Store("")
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			id := r.Header.Get("Service-Delivery-Id")
+			if id == moveOn.Load().(string) {
+				if _, err := db.Writer().AbandonWebhookDelivery(context.Background(), dbq.AbandonWebhookDeliveryParams{ID: id,
+					Reason: AbandonedEndpointDisabled, Now: db.Now()}); err != nil {
+					t.Error(err)
+				}
+			}
+			if r.URL.Path == "/fail" {
+				http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		t.Cleanup(srv.Close)
+		s := New(Deps{DB: db, Secrets: testBox(t), Log: slog.New(slog.DiscardHandler)},
+			Config{Webhooks: WebhookConfig{AllowPrivateSandbox: true, Concurrency: 3}})
+		acct, cos := seedAccount(t, db, 1)
+		p := Caller{Principal: &auth.Principal{AccountID: acct, Environment: auth.EnvSandbox}}
+		ok, err := s.CreateWebhookEndpoint(ctx, p, CreateWebhookEndpoint{URL: srv.URL + "/ok", Events: []string{"*"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad, err := s.CreateWebhookEndpoint(ctx, p, CreateWebhookEndpoint{URL: srv.URL + "/fail", Events: []string{"*"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		events := writeEvents(t, db, acct, cos[0], auth.EnvSandbox, 4)
+		deliveryTo := func(ev, ep string) dbq.WebhookDelivery {
+			t.Helper()
+			rows, err := db.Reader().ListEventDeliveries(ctx, listDeliveries(ev, acct))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range rows {
+				if d.EndpointID == ep {
+					return d
+				}
+			}
+			t.Fatalf("no delivery of %s to %s", ev, ep)
+			return dbq.WebhookDelivery{}
+		}
+		moved := deliveryTo(events[3], ok.ID).ID
+		moveOn.Store(moved)
+
+		r := jobs.NewRunner(db, jobs.Config{Workers: 64, Logger: slog.New(slog.DiscardHandler)})
+		s.RegisterWebhookJobs(r)
+		if n, err := r.RunOnce(ctx); err != nil || n != 8 {
+			t.Fatalf("RunOnce = %d, %v; want the 8 deliveries in one batch", n, err)
+		}
+		for _, ev := range events {
+			for _, ep := range []string{ok.ID, bad.ID} {
+				d := deliveryTo(ev, ep)
+				att, err := db.Reader().ListWebhookAttempts(ctx, d.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case d.ID == moved:
+					if d.State != DeliveryAbandoned || d.Attempts != 0 || len(att) != 0 {
+						t.Errorf("moved-on delivery: %+v, %d attempts", d, len(att))
+					}
+				case ep == ok.ID:
+					if d.State != DeliverySucceeded || d.Attempts != 1 || d.LastStatusClass != "2xx" || len(att) != 1 ||
+						!att[0].Succeeded || att[0].StatusCode.Int32 != 204 || att[0].Trigger != "scheduled" || att[0].Number != 1 {
+						t.Errorf("succeeded delivery: %+v, attempts %+v", d, att)
+					}
+				default:
+					if d.State != DeliveryFailed || d.Attempts != 1 || !d.NextAttemptAt.Valid || !d.NextAttemptAt.Time.Equal(d.LastAttemptAt.Time.Add(time.Minute)) ||
+						len(att) != 1 || att[0].Succeeded || att[0].StatusCode.Int32 != 503 || att[0].ResponseBody != "down for maintenance\n" {
+						t.Errorf("failed delivery: %+v, attempts %+v", d, att)
+					}
+				}
+			}
+		}
+		states := map[string]int{}
+		js, err := db.Reader().ListJobsByKind(ctx, KindWebhookDeliver)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range js {
+			states[j.State]++
+		}
+		if states[jobs.StateCompleted] != 4 || states[jobs.StateRetryable] != 4 {
+			t.Errorf("jobs by state = %v, want 4 completed (3 delivered, 1 moved on) and 4 retryable", states)
+		}
+		okEp, err := db.Reader().GetWebhookEndpointByID(ctx, ok.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		badEp, err := db.Reader().GetWebhookEndpointByID(ctx, bad.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !okEp.LastSuccessAt.Valid || okEp.FailingSince.Valid || badEp.LastSuccessAt.Valid || !badEp.FailingSince.Valid {
+			t.Errorf("health: ok %+v, failing %+v", okEp, badEp)
+		}
+	})
+}

@@ -37,6 +37,9 @@ type WebhookConfig struct {
 	// MaxEndpoints bounds the endpoints of an account in one environment;
 	// default 20.
 	MaxEndpoints int
+	// Concurrency bounds the delivery requests in flight at once in this
+	// process, across batches; default 16.
+	Concurrency int
 }
 
 func (c WebhookConfig) withDefaults() WebhookConfig {
@@ -48,6 +51,9 @@ func (c WebhookConfig) withDefaults() WebhookConfig {
 	}
 	if c.MaxEndpoints <= 0 {
 		c.MaxEndpoints = 20
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 16
 	}
 	return c
 }
@@ -228,6 +234,9 @@ func writeRedacted(ctx context.Context, s *Service, c Caller, fn func(tx *store.
 		stored := v
 		stored.Secret = nil
 		if err := c.Claim.Complete(ctx, tx, stored); err != nil {
+			return err
+		}
+		if err := auth.RecordAuditTx(ctx, tx, c.Principal, c.Audit); err != nil {
 			return err
 		}
 		out = v

@@ -21,6 +21,12 @@
 // runners in several processes never take the same job; SQLite has a single
 // writer, so the same statement without it is already atomic.
 //
+// Kinds whose jobs are many and short (webhook deliveries) can be
+// registered with RegisterBatch instead: the runner claims up to BatchSize
+// of their jobs in one statement and hands them to one BatchWorker call,
+// which returns a result per job and may record them, with its own writes,
+// in one transaction through SettleAll.
+//
 // Every time the package records comes from store.DB.Now (and store.Tx.Now
 // inside Enqueue), so tests replace that clock and step the runner with
 // RunOnce instead of sleeping.
@@ -214,6 +220,22 @@ func (j *Job) DecodeArgs(v any) error {
 type Worker interface {
 	Work(ctx context.Context, job *Job) error
 }
+
+// BatchWorker runs a batch of claimed jobs of one kind (Runner.RegisterBatch)
+// and returns one result per job, in order, each what Work would return for
+// that job. ctx ends as it does for Work (the kind's Timeout then applies to
+// the whole batch). A job the worker settles itself, with its own writes
+// (Job.Settle, any number of jobs in one transaction), keeps that outcome;
+// the runner records the others' results together in one transaction.
+type BatchWorker interface {
+	WorkBatch(ctx context.Context, batch []*Job) []error
+}
+
+// BatchWorkerFunc adapts a function to BatchWorker.
+type BatchWorkerFunc func(ctx context.Context, batch []*Job) []error
+
+// WorkBatch calls f.
+func (f BatchWorkerFunc) WorkBatch(ctx context.Context, batch []*Job) []error { return f(ctx, batch) }
 
 // WorkerFunc adapts a function to Worker.
 type WorkerFunc func(ctx context.Context, job *Job) error

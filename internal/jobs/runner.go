@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,11 +54,16 @@ type Options struct {
 	Every time.Duration
 	// MaxAttempts of the periodic instance; default DefaultMaxAttempts.
 	MaxAttempts int
+	// BatchSize is, for a kind registered with RegisterBatch, the most jobs
+	// claimed together and handed to one WorkBatch call; default 32.
+	BatchSize int
 }
 
 type kind struct {
 	worker Worker
+	batch  BatchWorker // set for kinds registered with RegisterBatch
 	opts   Options
+	claimJ string // JSON array of this one kind, for a batch claim
 }
 
 // Runner claims and runs due jobs of its registered kinds.
@@ -66,7 +72,8 @@ type Runner struct {
 	cfg    Config
 	log    *slog.Logger
 	kinds  map[string]kind
-	kindsJ string // JSON array of the registered kinds, for the claim filter
+	kindsJ string   // JSON array of the kinds run one job at a time, for the claim filter
+	batchK []string // kinds run in batches, sorted
 
 	wake    chan struct{}
 	running atomic.Int64
@@ -121,6 +128,30 @@ func (r *Runner) ID() string { return r.cfg.ID }
 // Register sets the worker for kind. It panics when called twice for one
 // kind or after Start: both are programming errors found at start-up.
 func (r *Runner) Register(kindName string, w Worker, opts Options) {
+	if w == nil {
+		panic("jobs: Register needs a worker")
+	}
+	r.register(kindName, kind{worker: w, opts: opts})
+}
+
+// RegisterBatch sets a batch worker for kind: the runner claims up to
+// opts.BatchSize due jobs of the kind in one statement (never more than its
+// free workers: each job of a batch counts as one of Config.Workers) and
+// hands them to one WorkBatch call. It is for kinds whose jobs are many and
+// short, where a claim and a transaction per job would cost more than the
+// work. It panics like Register.
+func (r *Runner) RegisterBatch(kindName string, w BatchWorker, opts Options) {
+	if w == nil {
+		panic("jobs: RegisterBatch needs a worker")
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 32
+	}
+	b, _ := json.Marshal([]string{kindName})
+	r.register(kindName, kind{batch: w, opts: opts, claimJ: string(b)})
+}
+
+func (r *Runner) register(kindName string, k kind) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.started {
@@ -129,19 +160,25 @@ func (r *Runner) Register(kindName string, w Worker, opts Options) {
 	if _, dup := r.kinds[kindName]; dup {
 		panic("jobs: kind registered twice: " + kindName)
 	}
-	if w == nil || kindName == "" {
-		panic("jobs: Register needs a kind and a worker")
+	if kindName == "" {
+		panic("jobs: Register needs a kind")
 	}
-	if opts.Backoff == nil {
-		opts.Backoff = DefaultBackoff
+	if k.opts.Backoff == nil {
+		k.opts.Backoff = DefaultBackoff
 	}
-	r.kinds[kindName] = kind{worker: w, opts: opts}
-	names := make([]string, 0, len(r.kinds))
-	for k := range r.kinds {
-		names = append(names, k)
+	r.kinds[kindName] = k
+	single := []string{}
+	r.batchK = r.batchK[:0]
+	for name, k := range r.kinds {
+		if k.batch != nil {
+			r.batchK = append(r.batchK, name)
+		} else {
+			single = append(single, name)
+		}
 	}
-	slices.Sort(names)
-	b, _ := json.Marshal(names)
+	slices.Sort(single)
+	slices.Sort(r.batchK)
+	b, _ := json.Marshal(single)
 	r.kindsJ = string(b)
 }
 
@@ -237,11 +274,11 @@ func (r *Runner) loop(ctx context.Context) {
 			if scan {
 				lastExpiredScan = time.Now()
 			}
-			claimed, err := r.claim(ctx, free, scan)
+			singles, batches, err := r.claimAll(ctx, free, scan)
 			if err != nil {
 				r.log.Error("jobs: claim failed", "err", err)
 			}
-			for _, j := range claimed {
+			for _, j := range singles {
 				r.running.Add(1)
 				r.jobsWG.Add(1)
 				go func() {
@@ -249,6 +286,16 @@ func (r *Runner) loop(ctx context.Context) {
 					r.execute(ctx, j)
 					r.running.Add(-1)
 					r.Wake() // a slot is free
+				}()
+			}
+			for _, b := range batches {
+				r.running.Add(int64(len(b)))
+				r.jobsWG.Add(1)
+				go func() {
+					defer r.jobsWG.Done()
+					r.executeBatch(ctx, b)
+					r.running.Add(-int64(len(b)))
+					r.Wake() // slots are free
 				}()
 			}
 		}
@@ -261,20 +308,58 @@ func (r *Runner) loop(ctx context.Context) {
 	}
 }
 
+// claimAll claims up to free jobs: first of the kinds run one at a time,
+// then batches of each batch kind in turn. Every batch holds jobs of one
+// kind.
+func (r *Runner) claimAll(ctx context.Context, free int, scan bool) (singles []*Job, batches [][]*Job, err error) {
+	if r.kindsJ != "[]" {
+		singles, err = r.claim(ctx, r.kindsJ, free, scan)
+		free -= len(singles)
+		if err != nil {
+			return singles, nil, err
+		}
+	}
+	for _, name := range r.batchK {
+		k := r.kinds[name]
+		// While jobs run, a batch is claimed once half of one can be:
+		// claims of a job or two, one per slot freed, would cost more
+		// than the batch saves.
+		if running := r.cfg.Workers - free; running > 0 && free < (min(k.opts.BatchSize, r.cfg.Workers)+1)/2 {
+			continue
+		}
+		for free > 0 {
+			b, err := r.claim(ctx, k.claimJ, min(free, k.opts.BatchSize), scan)
+			if len(b) > 0 {
+				batches = append(batches, b)
+				free -= len(b)
+			}
+			if err != nil {
+				return singles, batches, err
+			}
+			if len(b) < k.opts.BatchSize {
+				break // nothing more is due
+			}
+		}
+	}
+	return singles, batches, nil
+}
+
 // RunOnce claims up to Config.Workers due jobs, runs them concurrently and
 // returns when all have finished, with the number run. It is the step
 // function for tests and tools; do not mix it with Start on one Runner.
 func (r *Runner) RunOnce(ctx context.Context) (int, error) {
-	claimed, err := r.claim(ctx, r.cfg.Workers, true)
-	if err != nil {
-		return 0, err
-	}
+	singles, batches, err := r.claimAll(ctx, r.cfg.Workers, true)
+	n := len(singles)
 	var wg sync.WaitGroup
-	for _, j := range claimed {
+	for _, j := range singles {
 		wg.Go(func() { r.execute(ctx, j) })
 	}
+	for _, b := range batches {
+		n += len(b)
+		wg.Go(func() { r.executeBatch(ctx, b) })
+	}
 	wg.Wait()
-	return len(claimed), nil
+	return n, err
 }
 
 // The claim is the one statement whose text differs by dialect. It runs in
@@ -327,7 +412,8 @@ WHERE id IN (
 RETURNING id, kind, args, attempt, max_attempts, run_at, created_at, unique_key, last_error`
 )
 
-func (r *Runner) claim(ctx context.Context, limit int, scanExpired bool) ([]*Job, error) {
+// claim claims up to limit due jobs of the kinds in kindsJ (a JSON array).
+func (r *Runner) claim(ctx context.Context, kindsJ string, limit int, scanExpired bool) ([]*Job, error) {
 	if limit <= 0 || len(r.kinds) == 0 {
 		return nil, nil
 	}
@@ -342,7 +428,7 @@ func (r *Runner) claim(ctx context.Context, limit int, scanExpired bool) ([]*Job
 	now := utc(r.db.Now())
 	var out []*Job
 	for _, q := range queries {
-		got, err := r.claimWith(ctx, q, now, limit-len(out))
+		got, err := r.claimWith(ctx, q, kindsJ, now, limit-len(out))
 		out = append(out, got...)
 		if err != nil {
 			// Jobs claimed by the first statement run all the same.
@@ -362,8 +448,8 @@ func (r *Runner) claim(ctx context.Context, limit int, scanExpired bool) ([]*Job
 	return out, nil
 }
 
-func (r *Runner) claimWith(ctx context.Context, q string, now time.Time, limit int) ([]*Job, error) {
-	rows, err := r.db.QueryWrite(ctx, q, r.cfg.ID, now.Add(r.cfg.Lease), now, r.kindsJ, limit)
+func (r *Runner) claimWith(ctx context.Context, q, kindsJ string, now time.Time, limit int) ([]*Job, error) {
+	rows, err := r.db.QueryWrite(ctx, q, r.cfg.ID, now.Add(r.cfg.Lease), now, kindsJ, limit)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: claim: %w", err)
 	}
@@ -426,6 +512,145 @@ func (r *Runner) execute(ctx context.Context, j *Job) {
 		err = Snooze(0) // cut short by Stop: not the job's fault
 	}
 	r.finish(ctx, j, err)
+}
+
+// executeBatch runs a batch: jobs whose last attempt died with their runner
+// are discarded without running, the rest go to the kind's BatchWorker, and
+// every result the worker did not settle itself is recorded in one
+// transaction.
+func (r *Runner) executeBatch(ctx context.Context, batch []*Job) {
+	k := r.kinds[batch[0].Kind]
+	results := make([]error, len(batch))
+	live := make([]*Job, 0, len(batch))
+	idx := make([]int, 0, len(batch))
+	for i, j := range batch {
+		if j.Attempt > j.MaxAttempts {
+			results[i] = errLeaseExpiredLast
+			continue
+		}
+		live = append(live, j)
+		idx = append(idx, i)
+	}
+	if len(live) > 0 {
+		workCtx, cancel := context.WithCancel(ctx)
+		if k.opts.Timeout > 0 {
+			workCtx, cancel = context.WithTimeout(ctx, k.opts.Timeout)
+		}
+		hbDone := make(chan struct{})
+		go func() {
+			defer close(hbDone)
+			r.heartbeatBatch(workCtx, cancel, live)
+		}()
+		got := r.workBatch(workCtx, k.batch, live)
+		shutdown := workCtx.Err() != nil && ctx.Err() != nil && r.stopping.Load()
+		cancel()
+		<-hbDone
+		for n, i := range idx {
+			err := errors.New("jobs: the batch worker returned no result for this job")
+			if n < len(got) {
+				err = got[n]
+			}
+			if shutdown && err != nil {
+				err = Snooze(0) // cut short by Stop: not the job's fault
+			}
+			results[i] = err
+		}
+	}
+	r.finishBatch(ctx, batch, results)
+}
+
+// workBatch runs the batch worker; a panic becomes every job's error.
+func (r *Runner) workBatch(ctx context.Context, w BatchWorker, batch []*Job) (out []error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err := fmt.Errorf("jobs: panic in %s batch worker: %v\n%s", batch[0].Kind, p, debug.Stack())
+			out = make([]error, len(batch))
+			for i := range out {
+				out[i] = err
+			}
+		}
+	}()
+	return w.WorkBatch(ctx, batch)
+}
+
+// heartbeatBatch extends the leases of a batch's jobs every Lease/3 until
+// ctx ends. A job whose lease was lost stays in the batch (its outcome will
+// not be recorded: Settle and finishBatch are fenced by the lease); when
+// every job of the batch is lost, the work is cancelled.
+func (r *Runner) heartbeatBatch(ctx context.Context, cancel context.CancelFunc, batch []*Job) {
+	t := time.NewTicker(r.cfg.Lease / 3)
+	defer t.Stop()
+	lost := make([]bool, len(batch))
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		held := 0
+		for i, j := range batch {
+			if lost[i] || j.settled.Load() {
+				continue
+			}
+			n, err := r.db.Writer().ExtendJobLease(ctx, dbq.ExtendJobLeaseParams{
+				LockedUntil: sql.NullTime{Time: utc(r.db.Now()).Add(r.cfg.Lease), Valid: true},
+				ID:          j.ID, LockedBy: r.cfg.ID, Attempt: int32(j.Attempt),
+			})
+			switch {
+			case err != nil && ctx.Err() == nil:
+				r.log.Warn("jobs: extend lease failed", "job", j.ID, "kind", j.Kind, "err", err)
+				held++
+			case err == nil && n == 0:
+				r.log.Warn("jobs: lease lost; the job's result in this batch will be dropped", "job", j.ID, "kind", j.Kind, "attempt", j.Attempt)
+				lost[i] = true
+			default:
+				held++
+			}
+		}
+		if held == 0 { // every job not yet settled is lost
+			cancel()
+			return
+		}
+	}
+}
+
+// finishBatch records, in one transaction, the results of the batch's jobs
+// that the worker did not settle. A job whose lease was lost is skipped;
+// the others are recorded all the same.
+func (r *Runner) finishBatch(ctx context.Context, batch []*Job, results []error) {
+	ctx = context.WithoutCancel(ctx)
+	var (
+		open    []*Job
+		openRes []error
+	)
+	for i, j := range batch {
+		if !j.settled.Load() {
+			open, openRes = append(open, j), append(openRes, results[i])
+		}
+	}
+	if len(open) == 0 {
+		return
+	}
+	var held []bool
+	err := r.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		held, err = SettleAll(ctx, tx, open, openRes)
+		return err
+	})
+	if err != nil {
+		// The leases will run out and other attempts will follow.
+		r.log.Error("jobs: record batch results failed", "kind", batch[0].Kind, "jobs", len(open), "err", err)
+		return
+	}
+	var lost []int64
+	for i, ok := range held {
+		if !ok {
+			lost = append(lost, open[i].ID)
+		}
+	}
+	if len(lost) > 0 {
+		r.log.Warn("jobs: results dropped, leases were lost", "kind", batch[0].Kind, "jobs", lost)
+	}
 }
 
 // work runs the worker, turning a panic into an error so that one bad job
@@ -493,6 +718,89 @@ func (j *Job) Settle(ctx context.Context, tx *store.Tx, result error) error {
 	}
 	tx.AfterCommit(func() { j.settled.Store(true) })
 	return nil
+}
+
+// SettleAll is Settle for several jobs claimed by one runner, in tx:
+// jobs that completed (a nil result) are ended in one statement, the
+// others one by one. It returns, for each job, whether its lease was still
+// held: false means another runner took the job over and nothing was
+// recorded for it (the caller must not write the attempt's effects).
+func SettleAll(ctx context.Context, tx *store.Tx, batch []*Job, results []error) ([]bool, error) {
+	held := make([]bool, len(batch))
+	var (
+		r    *Runner
+		done []int
+	)
+	for i, j := range batch {
+		if j.runner == nil {
+			return nil, errors.New("jobs: SettleAll on a job that no runner claimed")
+		}
+		if r == nil {
+			r = j.runner
+		}
+		if results[i] == nil && j.runner == r && r.kinds[j.Kind].opts.Every <= 0 {
+			done = append(done, i)
+			continue
+		}
+		switch err := j.runner.settleTx(ctx, tx, j, results[i]); {
+		case errors.Is(err, ErrLeaseLost):
+		case err != nil:
+			return nil, err
+		default:
+			held[i] = true
+		}
+	}
+	for len(done) > 0 {
+		part := done[:min(len(done), 400)]
+		done = done[len(part):]
+		ids, err := r.completeAll(ctx, tx, batch, part)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range part {
+			held[i] = ids[batch[i].ID]
+		}
+	}
+	for i, j := range batch {
+		if held[i] {
+			tx.AfterCommit(func() { j.settled.Store(true) })
+		}
+	}
+	return held, nil
+}
+
+// completeAll ends the jobs batch[part] as completed in one statement,
+// fenced like FinishJob, and returns the ids it ended.
+func (r *Runner) completeAll(ctx context.Context, tx *store.Tx, batch []*Job, part []int) (map[int64]bool, error) {
+	a := store.NewArgs(tx.Dialect)
+	var q strings.Builder
+	q.WriteString("UPDATE jobs SET state = 'completed', last_error = '', finished_at = " +
+		a.Add(sql.NullTime{Time: utc(tx.Now), Valid: true}) + ", locked_by = '', locked_until = NULL\n" +
+		"WHERE state = 'running' AND locked_by = " + a.Add(r.cfg.ID) + " AND (id, attempt) IN (VALUES ")
+	for k, i := range part {
+		if k > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(" + a.Cast(batch[i].ID, "BIGINT") + ", " + a.Cast(int32(batch[i].Attempt), "INTEGER") + ")")
+	}
+	q.WriteString(")\nRETURNING id")
+	rows, err := tx.Query(ctx, q.String(), a.List()...)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: complete %d jobs: %w", len(part), err)
+	}
+	defer rows.Close()
+	ids := make(map[int64]bool, len(part))
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("jobs: complete: %w", err)
+		}
+		ids[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("jobs: complete: %w", err)
+	}
+	return ids, nil
 }
 
 // finish records the attempt's result. It runs even when ctx was cancelled

@@ -131,7 +131,8 @@ func (db *DB) runGroup(batch []*member) {
 	// member's function, say) must not leave the one writer connection in
 	// an open transaction; after a commit or a rollback this is a no-op.
 	defer func() { _ = sqlTx.Rollback() }()
-	q := dbq.New(detachedTx{cachedTx{db.writeStmts, sqlTx}})
+	conn := detachedTx{cachedTx{db.writeStmts, sqlTx}}
+	q := dbq.New(conn)
 	var ok []*member
 	for i, m := range batch {
 		if err := m.ctx.Err(); err != nil {
@@ -142,7 +143,7 @@ func (db *DB) runGroup(batch []*member) {
 			db.fallBack(sqlTx, append(ok, batch[i:]...))
 			return
 		}
-		tx := &Tx{Queries: q, Tx: sqlTx, Dialect: db.dialect, Now: db.Now()}
+		tx := &Tx{Queries: q, Tx: sqlTx, Dialect: db.dialect, Now: db.Now(), conn: conn}
 		panicked, pv, fnErr := runMember(m.fn, tx)
 		if fnErr != nil || panicked {
 			m.err, m.panicked, m.panicVal = fnErr, panicked, pv

@@ -277,6 +277,7 @@ type Tx struct {
 	Dialect Dialect
 	Now     time.Time
 
+	conn        dbq.DBTX // what the generated queries run on
 	afterCommit []func()
 }
 
@@ -289,6 +290,18 @@ func (tx *Tx) Stored(t time.Time) time.Time {
 		return t.Truncate(time.Microsecond)
 	}
 	return t
+}
+
+// Exec runs a statement of the caller's own in the transaction (a
+// multi-row write the generated queries cannot express), through the same
+// statement cache as the generated queries.
+func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return tx.conn.ExecContext(ctx, query, args...)
+}
+
+// Query is Exec for a statement that returns rows.
+func (tx *Tx) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return tx.conn.QueryContext(ctx, query, args...)
 }
 
 // AfterCommit registers fn to run once the transaction has committed, in
@@ -322,11 +335,11 @@ func (db *DB) singleTx(ctx context.Context, fn func(tx *Tx) error, runAfter bool
 			_ = sqlTx.Rollback()
 		}
 	}()
-	q := dbq.New(sqlTx)
+	var conn dbq.DBTX = sqlTx
 	if db.writeStmts != nil {
-		q = dbq.New(cachedTx{db.writeStmts, sqlTx})
+		conn = cachedTx{db.writeStmts, sqlTx}
 	}
-	tx := &Tx{Queries: q, Tx: sqlTx, Dialect: db.dialect, Now: db.Now()}
+	tx := &Tx{Queries: dbq.New(conn), Tx: sqlTx, Dialect: db.dialect, Now: db.Now(), conn: conn}
 	if err = fn(tx); err != nil {
 		return err
 	}
@@ -354,6 +367,16 @@ func (db *DB) Writer() *dbq.Queries {
 		return dbq.New(cachedDB{db.writeStmts})
 	}
 	return dbq.New(db.write)
+}
+
+// QueryRead runs a hand-written query on the read pool (a read of many
+// rows by a list of ids, which the generated queries cannot express); on
+// SQLite the statement is prepared once.
+func (db *DB) QueryRead(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if db.readStmts != nil {
+		return cachedDB{db.readStmts}.QueryContext(ctx, query, args...)
+	}
+	return db.read.QueryContext(ctx, query, args...)
 }
 
 // QueryWrite runs a query on the write pool outside any transaction (the

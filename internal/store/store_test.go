@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,4 +163,17 @@ func TestPagingStableUnderInserts(t *testing.T) {
 			}
 		}
 	})
+}
+
+func ExampleArgs() {
+	for _, d := range []store.Dialect{store.Postgres, store.SQLite} {
+		a := store.NewArgs(d)
+		var b strings.Builder
+		b.WriteString("SELECT id FROM jobs WHERE locked_by = " + a.Add("runner-1") + " AND id IN ")
+		a.Row(&b, 7, 9)
+		fmt.Println(b.String(), a.List())
+	}
+	// Output:
+	// SELECT id FROM jobs WHERE locked_by = $1 AND id IN ($2, $3) [runner-1 7 9]
+	// SELECT id FROM jobs WHERE locked_by = ? AND id IN (?, ?) [runner-1 7 9]
 }

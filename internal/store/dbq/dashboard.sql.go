@@ -27,6 +27,17 @@ func (q *Queries) AuditNonceUsed(ctx context.Context, arg AuditNonceUsedParams) 
 	return count, err
 }
 
+const countAccountOwners = `-- name: CountAccountOwners :one
+SELECT COUNT(*) FROM users WHERE account_id = $1 AND role = 'owner' AND disabled_at IS NULL
+`
+
+func (q *Queries) CountAccountOwners(ctx context.Context, accountID string) (int64, error) {
+	row := q.db.QueryRowContext(ctx, countAccountOwners, accountID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const countSignInFailures = `-- name: CountSignInFailures :one
 SELECT COUNT(*) FROM sign_in_failures WHERE throttle = $1 AND at > $2
 `
@@ -112,12 +123,47 @@ func (q *Queries) CreateUserSession(ctx context.Context, arg CreateUserSessionPa
 	return err
 }
 
+const deleteUser = `-- name: DeleteUser :execrows
+DELETE FROM users WHERE id = $1 AND account_id = $2
+`
+
+type DeleteUserParams struct {
+	ID        string
+	AccountID string
+}
+
+func (q *Queries) DeleteUser(ctx context.Context, arg DeleteUserParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, deleteUser, arg.ID, arg.AccountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const deleteUserSession = `-- name: DeleteUserSession :execrows
 DELETE FROM user_sessions WHERE id_hash = $1
 `
 
 func (q *Queries) DeleteUserSession(ctx context.Context, idHash string) (int64, error) {
 	result, err := q.db.ExecContext(ctx, deleteUserSession, idHash)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const deleteUserSessionsExcept = `-- name: DeleteUserSessionsExcept :execrows
+DELETE FROM user_sessions WHERE user_id = $1 AND id_hash <> $2
+`
+
+type DeleteUserSessionsExceptParams struct {
+	UserID string
+	Keep   string
+}
+
+// Ends every session of a user but the one whose hash is keep (” ends all).
+func (q *Queries) DeleteUserSessionsExcept(ctx context.Context, arg DeleteUserSessionsExceptParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, deleteUserSessionsExcept, arg.UserID, arg.Keep)
 	if err != nil {
 		return 0, err
 	}
@@ -403,6 +449,22 @@ func (q *Queries) ListAudit(ctx context.Context, arg ListAuditParams) ([]AuditLo
 	return items, nil
 }
 
+const lockAccountUsers = `-- name: LockAccountUsers :execrows
+UPDATE accounts SET name = name WHERE id = $1
+`
+
+// Serialises changes to an account's users, so that two owners demoting or
+// removing each other at once cannot leave the account without an owner
+// (the account row's lock on PostgreSQL; SQLite's single writer already
+// serialises).
+func (q *Queries) LockAccountUsers(ctx context.Context, id string) (int64, error) {
+	result, err := q.db.ExecContext(ctx, lockAccountUsers, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const purgeSignInFailures = `-- name: PurgeSignInFailures :execrows
 DELETE FROM sign_in_failures WHERE at < $1
 `
@@ -525,6 +587,44 @@ type SetSessionEnvironmentParams struct {
 
 func (q *Queries) SetSessionEnvironment(ctx context.Context, arg SetSessionEnvironmentParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, setSessionEnvironment, arg.Environment, arg.IDHash)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const setUserPasswordIf = `-- name: SetUserPasswordIf :execrows
+UPDATE users SET password_hash = $1 WHERE id = $2 AND password_hash = $3
+`
+
+type SetUserPasswordIfParams struct {
+	PasswordHash string
+	ID           string
+	Previous     string
+}
+
+// Replaces the password hash only if it is still previous (the one the
+// current password was checked against).
+func (q *Queries) SetUserPasswordIf(ctx context.Context, arg SetUserPasswordIfParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, setUserPasswordIf, arg.PasswordHash, arg.ID, arg.Previous)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const setUserRole = `-- name: SetUserRole :execrows
+UPDATE users SET role = $1 WHERE id = $2 AND account_id = $3
+`
+
+type SetUserRoleParams struct {
+	Role      string
+	ID        string
+	AccountID string
+}
+
+func (q *Queries) SetUserRole(ctx context.Context, arg SetUserRoleParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, setUserRole, arg.Role, arg.ID, arg.AccountID)
 	if err != nil {
 		return 0, err
 	}

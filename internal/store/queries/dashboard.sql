@@ -84,3 +84,28 @@ SELECT * FROM oauth_clients WHERE account_id = sqlc.arg(account_id) ORDER BY cre
 -- name: RevokeAccountOAuthClient :execrows
 UPDATE oauth_clients SET revoked_at = sqlc.arg(revoked_at)
 WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) AND revoked_at IS NULL;
+
+-- name: LockAccountUsers :execrows
+-- Serialises changes to an account's users, so that two owners demoting or
+-- removing each other at once cannot leave the account without an owner
+-- (the account row's lock on PostgreSQL; SQLite's single writer already
+-- serialises).
+UPDATE accounts SET name = name WHERE id = sqlc.arg(id);
+
+-- name: CountAccountOwners :one
+SELECT COUNT(*) FROM users WHERE account_id = sqlc.arg(account_id) AND role = 'owner' AND disabled_at IS NULL;
+
+-- name: SetUserRole :execrows
+UPDATE users SET role = sqlc.arg(role) WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id);
+
+-- name: DeleteUser :execrows
+DELETE FROM users WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id);
+
+-- name: SetUserPasswordIf :execrows
+-- Replaces the password hash only if it is still previous (the one the
+-- current password was checked against).
+UPDATE users SET password_hash = sqlc.arg(password_hash) WHERE id = sqlc.arg(id) AND password_hash = sqlc.arg(previous);
+
+-- name: DeleteUserSessionsExcept :execrows
+-- Ends every session of a user but the one whose hash is keep ('' ends all).
+DELETE FROM user_sessions WHERE user_id = sqlc.arg(user_id) AND id_hash <> sqlc.arg(keep);
