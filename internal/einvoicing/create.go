@@ -71,8 +71,8 @@ type NewEInvoice struct {
 	docJSON []byte // the request UJP receives: the document and its requestTimestamp
 	payload string // docJSON in base64url: what the signer signs
 	totals  einvoice.Totals
-	// Set by signer: the company's certificate as read before the
-	// transaction (nil: read it in the transaction).
+	// Set by issuer (IssueEInvoice) or signer: the company's certificate
+	// (nil: createEInvoice reads it).
 	cert    *dbq.SigningCertificate
 	certErr error
 }
@@ -107,8 +107,7 @@ func issuer(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, n
 	return co, &dbq.SigningCertificate{ID: r.CertID.String, CompanyID: co.ID, Der: r.CertDer.String}, nil, nil
 }
 
-// signer reads the company's current certificate for n ahead of the
-// transaction, at now, so that the transaction does not have to; no
+// signer reads the company's current certificate for n at now; no
 // certificate is ErrNoSigner, reported by createEInvoice.
 func (n *NewEInvoice) signer(ctx context.Context, q *dbq.Queries, now time.Time) {
 	cert, err := currentCertificate(ctx, q, n.Company.ID, now)
