@@ -116,6 +116,12 @@ func companyView(ctx context.Context, q *dbq.Queries, r dbq.Company, prodPlan bo
 // credential's allow-list or environment.
 func company(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
 	r, err := q.GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: id, AccountID: p.AccountID})
+	return actingFor(p, id, r, err)
+}
+
+// actingFor applies company's rules to the result of reading company id
+// of p's account.
+func actingFor(p *auth.Principal, id string, r dbq.Company, err error) (dbq.Company, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return dbq.Company{}, denar.Errorf(denar.ECodeNotFound, "No company %s in this account.", id)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/jwsverify"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -70,8 +71,8 @@ type NewEInvoice struct {
 	docJSON []byte // the request UJP receives: the document and its requestTimestamp
 	payload string // docJSON in base64url: what the signer signs
 	totals  einvoice.Totals
-	// Set by signer: the company's certificate as read before the
-	// transaction (nil: read it in the transaction).
+	// Set by issuer (IssueEInvoice) or signer: the company's certificate
+	// (nil: createEInvoice reads it).
 	cert    *dbq.SigningCertificate
 	certErr error
 }
@@ -88,8 +89,25 @@ func (n *NewEInvoice) encode(now time.Time) error {
 	return nil
 }
 
-// signer reads the company's current certificate for n ahead of the
-// transaction, at now, so that the transaction does not have to; no
+// issuer reads, in one query, the company id the caller issues for (with
+// company's rules: err) and its current certificate at now for a
+// NewEInvoice; no certificate is certErr ErrNoSigner, which createEInvoice
+// reports unless the request is answered otherwise (a clientReference
+// seen before, an invalid document).
+func issuer(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, now time.Time) (co dbq.Company, cert *dbq.SigningCertificate, certErr, err error) {
+	r, err := q.GetAccountCompanySigner(ctx, dbq.GetAccountCompanySignerParams{ID: id, AccountID: p.AccountID, Now: now})
+	co, err = actingFor(p, id, r.Company, err)
+	if err != nil {
+		return co, nil, nil, err
+	}
+	if !r.CertID.Valid {
+		return co, &dbq.SigningCertificate{}, ErrNoSigner, nil
+	}
+	// What createEInvoice uses of a certificate: its id, company and DER.
+	return co, &dbq.SigningCertificate{ID: r.CertID.String, CompanyID: co.ID, Der: r.CertDer.String}, nil, nil
+}
+
+// signer reads the company's current certificate for n at now; no
 // certificate is ErrNoSigner, reported by createEInvoice.
 func (n *NewEInvoice) signer(ctx context.Context, q *dbq.Queries, now time.Time) {
 	cert, err := currentCertificate(ctx, q, n.Company.ID, now)
@@ -116,52 +134,96 @@ func currentCertificate(ctx context.Context, q *dbq.Queries, companyID string, n
 // company must have a signer all the same). A company without a valid
 // certificate is ErrNoSigner. n is encoded and its certificate read here,
 // at the transaction's time, unless the caller did it before.
-func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoice) (dbq.Einvoice, error) {
+func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoice) (EInvoice, error) {
 	if n.docJSON == nil {
 		if err := n.encode(tx.Now); err != nil {
-			return dbq.Einvoice{}, err
+			return EInvoice{}, err
 		}
 	}
 	if n.cert == nil {
 		n.signer(ctx, tx.Queries, tx.Now)
 	}
 	if n.certErr != nil {
-		return dbq.Einvoice{}, n.certErr
+		return EInvoice{}, n.certErr
 	}
-	status, sgr := einvoice.AwaitingSignature, sql.NullString{}
+	status, sgr, header := einvoice.AwaitingSignature, sql.NullString{}, ""
 	if n.Validating {
 		status = einvoice.Validating
 	} else {
-		header, err := s.headers.get(*n.cert)
-		if err != nil {
-			return dbq.Einvoice{}, err
+		var err error
+		if header, err = s.headers.get(*n.cert); err != nil {
+			return EInvoice{}, err
 		}
 		sgr = sql.NullString{String: denar.NewID("sgr"), Valid: true}
-		if _, err := createRequest(ctx, tx, sgr.String, n.Account, *n.cert, header, PurposeDocument, n.payload, SigningLink{Type: LinkEInvoice, ID: n.ID}); err != nil {
-			return dbq.Einvoice{}, err
-		}
 	}
 	ref := sql.NullString{}
 	if n.ClientReference != nil {
 		ref = sql.NullString{String: *n.ClientReference, Valid: true}
 	}
 	t := n.totals
-	out, err := tx.CreateEInvoice(ctx, dbq.CreateEInvoiceParams{ID: n.ID, AccountID: n.Account, CompanyID: n.Company.ID,
+	p := dbq.InsertEInvoiceParams{ID: n.ID, AccountID: n.Account, CompanyID: n.Company.ID,
 		Environment: n.Company.Environment, Kind: n.Kind, Status: string(status), DocumentType: n.Doc.Header.DocType,
 		Number: n.Doc.Header.DocNumber, IssueDate: n.Doc.Header.DocDate, Document: string(n.docJSON), UjpDocID: n.ID,
 		TotalNet: t.Net, TotalVat: t.Vat, TotalGross: t.Gross, Currency: t.Currency, Problems: "[]",
 		ClientReference: ref, Fingerprint: n.Fingerprint, OriginalID: sql.NullString{String: n.OriginalID, Valid: n.OriginalID != ""},
-		SigningRequestID: sgr, CreatedAt: tx.Now, UpdatedAt: tx.Now})
+		SigningRequestID: sgr, CreatedAt: tx.Now, UpdatedAt: tx.Now}
+	// The row as stored: the values written, the other columns at their
+	// defaults (no euid, QR link, hold or delivery yet). Reading it back
+	// would return the document just written.
+	out := dbq.Einvoice{ID: p.ID, AccountID: p.AccountID, CompanyID: p.CompanyID, Environment: p.Environment,
+		Kind: p.Kind, Status: p.Status, DocumentType: p.DocumentType, Number: p.Number, IssueDate: p.IssueDate,
+		Document: p.Document, UjpDocID: p.UjpDocID, TotalNet: p.TotalNet, TotalVat: p.TotalVat, TotalGross: p.TotalGross,
+		Currency: p.Currency, Problems: p.Problems, ClientReference: p.ClientReference, Fingerprint: p.Fingerprint,
+		OriginalID: p.OriginalID, CreatedAt: tx.Stored(p.CreatedAt), UpdatedAt: tx.Stored(p.UpdatedAt),
+		SigningRequestID: p.SigningRequestID}
+	// Rendered once: the event's object, the answer and its stored
+	// idempotent response are these bytes.
+	view, err := renderedView(out)
 	if err != nil {
-		return out, fmt.Errorf("store einvoice: %w", err)
+		return EInvoice{}, err
 	}
-	if err := tx.AddEInvoiceStatus(ctx, dbq.AddEInvoiceStatusParams{ID: denar.NewID("esh"), EinvoiceID: n.ID,
-		ToStatus: out.Status, Cause: "issued", At: tx.Now}); err != nil {
-		return out, fmt.Errorf("history: %w", err)
-	}
+	historyID := denar.NewID("esh")
 	if n.Validating {
+		if err := tx.InsertEInvoice(ctx, p); err != nil {
+			return EInvoice{}, fmt.Errorf("store einvoice: %w", err)
+		}
+		if err := tx.AddEInvoiceStatus(ctx, dbq.AddEInvoiceStatusParams{ID: historyID, EinvoiceID: n.ID,
+			ToStatus: out.Status, Cause: "issued", At: tx.Now}); err != nil {
+			return EInvoice{}, fmt.Errorf("history: %w", err)
+		}
 		_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindValidate, Args: validateArgs{EInvoiceID: out.ID}, MaxAttempts: validateAttempts})
-		return out, err
+		return view, err
 	}
-	return out, einvoiceEvent(ctx, tx, out, EventSignatureRequired)
+	link := SigningLink{Type: LinkEInvoice, ID: n.ID}
+	if tx.Dialect == store.Postgres {
+		// The four rows in one statement: a round trip each is most of
+		// what they cost on PostgreSQL.
+		ev, err := eventParams(tx, out.AccountID, EventSignatureRequired, view)
+		if err != nil {
+			return EInvoice{}, err
+		}
+		if err := tx.IssueEInvoiceRows(ctx, dbq.IssueEInvoiceRowsParams{ID: p.ID, AccountID: p.AccountID,
+			CompanyID: p.CompanyID, Environment: p.Environment, CreatedAt: tx.Now,
+			SrID: sgr.String, SrCertificateID: n.cert.ID, SrPurpose: PurposeDocument, SrProtectedHeader: header,
+			SrPayload: n.payload, SrLinkType: link.Type, SrExpiresAt: tx.Now.Add(signingTTL),
+			Kind: p.Kind, Status: p.Status, DocumentType: p.DocumentType, Number: p.Number, IssueDate: p.IssueDate,
+			Document: p.Document, UjpDocID: p.UjpDocID, TotalNet: p.TotalNet, TotalVat: p.TotalVat,
+			TotalGross: p.TotalGross, Currency: p.Currency, Problems: p.Problems, ClientReference: p.ClientReference,
+			Fingerprint: p.Fingerprint, OriginalID: p.OriginalID, HistoryID: historyID, HistoryCause: "issued",
+			EventID: ev.ID, EventType: ev.Type, EventPayload: ev.Payload}); err != nil {
+			return EInvoice{}, fmt.Errorf("store einvoice: %w", err)
+		}
+		return view, fanOut(ctx, tx, ev)
+	}
+	if _, err := insertRequest(ctx, tx, sgr.String, n.Account, *n.cert, header, PurposeDocument, n.payload, link); err != nil {
+		return EInvoice{}, err
+	}
+	if err := tx.InsertEInvoice(ctx, p); err != nil {
+		return EInvoice{}, fmt.Errorf("store einvoice: %w", err)
+	}
+	if err := tx.AddEInvoiceStatus(ctx, dbq.AddEInvoiceStatusParams{ID: historyID, EinvoiceID: n.ID,
+		ToStatus: out.Status, Cause: "issued", At: tx.Now}); err != nil {
+		return EInvoice{}, fmt.Errorf("history: %w", err)
+	}
+	return view, writeEInvoiceEvent(ctx, tx, view, out.AccountID, EventSignatureRequired)
 }

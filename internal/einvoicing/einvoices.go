@@ -124,39 +124,41 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 	req := cmd.Request
 	sum := sha256.Sum256(req.Fingerprint())
 	fingerprint := hex.EncodeToString(sum[:])
-	co, err := company(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
-	if err != nil {
-		return EInvoice{}, err
-	}
-	// Everything that needs no lock happens before the transaction: the
-	// registry check (cached), building and validating the document.
-	id := denar.NewID("einv")
+	// The buyer's registry check may wait for UJP, so it runs before the
+	// transaction, in the credential's environment: the guard has matched
+	// the company's to it (X-Company-Id), and the company is checked again
+	// below.
+	buyerFE, buyerErr := s.checkBuyer(ctx, c.Environment, req.Buyer, s.cfg.ValidationBudget)
 	// The e-invoice id is UJP's docId: fixed now, so every submission
 	// attempt of this document carries it and UJP refuses a copy.
-	doc, buildErr := req.Build(sellerOf(co), id, s.codebooks(co.Environment))
-	buildErr, validating := s.inlineBuyerCheck(ctx, co.Environment, buildErr, req.Buyer)
-	n := NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
-		ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating}
-	if buildErr == nil {
-		now := s.db.Now()
-		if err := n.encode(now); err != nil {
+	id := denar.NewID("einv")
+	// The rest is one transaction: the company and its signer's
+	// certificate are read in it (one query; on SQLite the writer's pages
+	// are warm, where a reader's are dropped at every commit), and the
+	// document is built from them and stamped at its time.
+	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
+		co, cert, certErr, err := issuer(ctx, tx.Queries, c.Principal, cmd.CompanyID, tx.Now)
+		if err != nil {
 			return EInvoice{}, err
 		}
-		n.signer(ctx, s.db.Reader(), now)
-	}
-	// The company was checked above, and what the transaction writes
-	// depends only on what never changes in it (id, account, environment);
-	// the certificate is the company's current one as of just now. The
-	// transaction only writes.
-	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
 		if prev, found, err := byClientReference(ctx, tx, co.ID, req.ClientReference, fingerprint); err != nil || found {
 			return einvoiceView(prev), err
+		}
+		doc, buildErr := req.Build(sellerOf(co), id, s.codebooks(co.Environment))
+		validating := false
+		if buyerErr != nil && buildErr == nil {
+			// UJP did not answer in time: the validation job finishes
+			// the check.
+			s.log.InfoContext(ctx, "buyer registry check continues after the answer", "taxNumber", req.Buyer.TaxNumber, "err", buyerErr)
+			validating = true
+		} else if buyerErr == nil {
+			buildErr = withBuyerError(buildErr, buyerFE)
 		}
 		if buildErr != nil {
 			return EInvoice{}, buildErr
 		}
-		out, err := s.createEInvoice(ctx, tx, n)
-		return einvoiceView(out), err
+		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
+			ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating, cert: cert, certErr: certErr})
 	})
 }
 
@@ -315,9 +317,8 @@ func (s *Service) StornoEInvoice(ctx context.Context, c Caller, cmd Storno) (EIn
 		if err != nil {
 			return EInvoice{}, err
 		}
-		out, err := s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "storno", Doc: doc,
+		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "storno", Doc: doc,
 			OriginalID: orig.ID, Fingerprint: hex.EncodeToString(sum[:])})
-		return einvoiceView(out), err
 	})
 }
 
@@ -357,9 +358,8 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 			return EInvoice{}, buildErr
 		}
 		ujpdoc.MarkCorrection(doc, orig.Euid.String, orig.IssueDate, req.Reason, req.Comment, cb)
-		out, err := s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
+		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
 			OriginalID: orig.ID, ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating})
-		return einvoiceView(out), err
 	})
 }
 

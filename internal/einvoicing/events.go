@@ -1,6 +1,7 @@
 package einvoicing
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -66,17 +67,72 @@ func writeEvent(ctx context.Context, tx *store.Tx, account, companyID, env, typ,
 // writeEventAt is writeEvent for a change that happened at at (an agent
 // found to have gone quiet earlier).
 func writeEventAt(ctx context.Context, tx *store.Tx, account, companyID, env, typ, objectID string, object any, at time.Time) error {
-	if k, ok := EventKindOf(typ); !ok || typ == EventWebhookTest {
-		return fmt.Errorf("event %s of %s: not a type of the event catalogue", typ, objectID)
-	} else if r, _ := EventResources()[k.Resource]; r != nil && reflect.TypeOf(r) != reflect.TypeOf(object) {
-		return fmt.Errorf("event %s of %s: data.object is %T, the catalogue says %s", typ, objectID, object, k.Resource)
+	if err := checkEventObject(typ, objectID, object); err != nil {
+		return err
 	}
 	b, err := json.Marshal(eventData{Object: object})
 	if err != nil {
 		return fmt.Errorf("event %s data: %w", typ, err)
 	}
+	return storeEvent(ctx, tx, account, companyID, env, typ, objectID, string(b), at)
+}
+
+// writeEInvoiceEvent is writeEvent for an e-invoice rendered already
+// (renderedView): its data is made from those bytes, as json.Marshal
+// would make it, instead of rendering the e-invoice again.
+func writeEInvoiceEvent(ctx context.Context, tx *store.Tx, inv EInvoice, account, typ string) error {
+	ev, err := eventParams(tx, account, typ, inv)
+	if err != nil {
+		return err
+	}
+	if err := tx.CreateEvent(ctx, ev); err != nil {
+		return fmt.Errorf("event %s of %s: %w", typ, inv.ID, err)
+	}
+	return fanOut(ctx, tx, ev)
+}
+
+// eventParams is the event row of writeEInvoiceEvent, at tx.Now, for a
+// caller that stores it itself (and then fans it out).
+func eventParams(tx *store.Tx, account, typ string, inv EInvoice) (dbq.CreateEventParams, error) {
+	if err := checkEventObject(typ, inv.ID, inv); err != nil {
+		return dbq.CreateEventParams{}, err
+	}
+	obj, err := inv.MarshalJSON()
+	if err != nil {
+		return dbq.CreateEventParams{}, fmt.Errorf("event %s data: %w", typ, err)
+	}
+	return dbq.CreateEventParams{ID: denar.NewID("evt"), AccountID: account, CompanyID: inv.CompanyID,
+		Environment: inv.Environment, Type: typ, ObjectID: inv.ID, Payload: eventDataOf(obj), CreatedAt: tx.Now.UTC()}, nil
+}
+
+// eventDataOf is json.Marshal(eventData{Object: o}) for o whose JSON, as
+// the API renders it, is obj: json.Marshal escapes <, > and & in strings,
+// which the API's rendering leaves as they are.
+func eventDataOf(obj []byte) string {
+	var b bytes.Buffer
+	b.Grow(len(obj) + 16)
+	b.WriteString(`{"object":`)
+	json.HTMLEscape(&b, obj)
+	b.WriteByte('}')
+	return b.String()
+}
+
+// checkEventObject refuses an event type outside the catalogue, or an
+// object of another resource than the catalogue's.
+func checkEventObject(typ, objectID string, object any) error {
+	if k, ok := EventKindOf(typ); !ok || typ == EventWebhookTest {
+		return fmt.Errorf("event %s of %s: not a type of the event catalogue", typ, objectID)
+	} else if r, _ := EventResources()[k.Resource]; r != nil && reflect.TypeOf(r) != reflect.TypeOf(object) {
+		return fmt.Errorf("event %s of %s: data.object is %T, the catalogue says %s", typ, objectID, object, k.Resource)
+	}
+	return nil
+}
+
+// storeEvent stores an event with its data and fans it out to the
+// webhook endpoints that want it.
+func storeEvent(ctx context.Context, tx *store.Tx, account, companyID, env, typ, objectID, payload string, at time.Time) error {
 	ev := dbq.CreateEventParams{ID: denar.NewID("evt"), AccountID: account, CompanyID: companyID,
-		Environment: env, Type: typ, ObjectID: objectID, Payload: string(b), CreatedAt: at.UTC()}
+		Environment: env, Type: typ, ObjectID: objectID, Payload: payload, CreatedAt: at.UTC()}
 	if err := tx.CreateEvent(ctx, ev); err != nil {
 		return fmt.Errorf("event %s of %s: %w", typ, objectID, err)
 	}

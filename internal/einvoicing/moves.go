@@ -1,6 +1,7 @@
 package einvoicing
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -38,6 +39,43 @@ type EInvoice struct {
 	SettledAt        *time.Time      `json:"settledAt" doc:"When the buyer's outcome (accepted, auto_accepted, rejected) was learnt; null before."`
 	CreatedAt        time.Time       `json:"createdAt"`
 	UpdatedAt        time.Time       `json:"updatedAt"`
+
+	// rendered, when set, is the JSON of the fields above (see
+	// MarshalJSON); only renderedView sets it, on a value it made.
+	rendered []byte
+}
+
+// MarshalJSON renders e's fields as the API writes JSON (encoding/json,
+// HTML characters unescaped). An e-invoice just issued carries the bytes
+// its event was made from, so its answer, the stored idempotent response
+// and the body on the wire are not rendered from the fields once each.
+func (e EInvoice) MarshalJSON() ([]byte, error) {
+	if e.rendered != nil {
+		return e.rendered, nil
+	}
+	type fields EInvoice // the same fields without this method
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(fields(e)); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// RenderedJSON is what MarshalJSON answers for an e-invoice that carries
+// its JSON (renderedView), nil for any other (httpx.Rendered).
+func (e EInvoice) RenderedJSON() []byte { return e.rendered }
+
+// renderedView is einvoiceView carrying its JSON.
+func renderedView(r dbq.Einvoice) (EInvoice, error) {
+	v := einvoiceView(r)
+	raw, err := v.MarshalJSON()
+	if err != nil {
+		return EInvoice{}, fmt.Errorf("render einvoice %s: %w", r.ID, err)
+	}
+	v.rendered = raw
+	return v, nil
 }
 
 // Path is the e-invoice's path in the API.

@@ -139,15 +139,30 @@ func CreateRequest(ctx context.Context, tx *store.Tx, account string, cert dbq.S
 // createRequest inserts a pending signing request with the given id and
 // protected header (base64url).
 func createRequest(ctx context.Context, tx *store.Tx, id, account string, cert dbq.SigningCertificate, header, purpose, payloadB64 string, link SigningLink) (SigningRequest, error) {
-	row, err := tx.CreateSigningRequest(ctx, dbq.CreateSigningRequestParams{
+	row, err := insertRequest(ctx, tx, id, account, cert, header, purpose, payloadB64, link)
+	if err != nil {
+		return SigningRequest{}, err
+	}
+	return SigningRequestFrom(row), nil
+}
+
+// insertRequest is createRequest answering with the row.
+func insertRequest(ctx context.Context, tx *store.Tx, id, account string, cert dbq.SigningCertificate, header, purpose, payloadB64 string, link SigningLink) (dbq.SigningRequest, error) {
+	// The row is the values written (the rest start at their defaults):
+	// nothing is read back.
+	row := dbq.SigningRequest{ID: id, AccountID: account, CompanyID: cert.CompanyID, CertificateID: cert.ID,
+		Purpose: purpose, State: StatePending, ProtectedHeader: header, Payload: payloadB64,
+		LinkType: link.Type, LinkID: link.ID, ExpiresAt: tx.Stored(tx.Now.Add(signingTTL)),
+		CreatedAt: tx.Stored(tx.Now), UpdatedAt: tx.Stored(tx.Now)}
+	err := tx.InsertSigningRequest(ctx, dbq.InsertSigningRequestParams{
 		ID: id, AccountID: account, CompanyID: cert.CompanyID, CertificateID: cert.ID,
 		Purpose: purpose, ProtectedHeader: header, Payload: payloadB64,
 		LinkType: link.Type, LinkID: link.ID, ExpiresAt: tx.Now.Add(signingTTL), CreatedAt: tx.Now,
 	})
 	if err != nil {
-		return SigningRequest{}, fmt.Errorf("signing: create request: %w", err)
+		return row, fmt.Errorf("signing: create request: %w", err)
 	}
-	return SigningRequestFrom(row), nil
+	return row, nil
 }
 
 // protectedHeader is the base64url JWS protected header that carries cert.

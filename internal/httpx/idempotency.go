@@ -75,6 +75,9 @@ func (s *Service) idempotent(ctx huma.Context, r *http.Request, w http.ResponseW
 	}
 	render := func(v any) (idempotency.Response, error) {
 		var buf bytes.Buffer
+		if r, ok := v.(Rendered); ok {
+			buf.Grow(len(r.RenderedJSON()) + 1)
+		}
 		if err := s.API.Marshal(&buf, "application/json", v); err != nil {
 			return idempotency.Response{}, err
 		}

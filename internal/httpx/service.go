@@ -159,6 +159,7 @@ func NewService(o Options) *Service {
 	cfg.DocsPath = ""
 	cfg.SchemasPath = ""
 	cfg.CreateHooks = nil // no $schema member or Link header in responses
+	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat(), "json": jsonFormat()}
 	cfg.Info.Description = o.Description
 	cfg.Info.Contact = &huma.Contact{Name: "denar", URL: "https://github.com/denar-mk/denar"}
 	cfg.Servers = o.Servers

@@ -94,10 +94,16 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		// busy_timeout first: the other pragmas may already need the lock.
 		// _txlock=immediate makes every transaction take the write lock at
 		// BEGIN, so a read-then-write transaction never fails with
-		// SQLITE_BUSY halfway through.
+		// SQLITE_BUSY halfway through. temp_store(memory) on the writer
+		// keeps the statement sub-journal in memory: every member of a
+		// group commit (group.go) runs in a savepoint, which copies each
+		// page it changes there first, and with the default the copy spills
+		// to a temporary file past 64 KiB — a write(2) per page for every
+		// transaction larger than a few rows. One savepoint's pages at a time
+		// is all it holds.
 		common := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
 			"&_pragma=foreign_keys(1)&_time_format=sqlite"
-		w, err := sql.Open("sqlite", "file:"+target+"?"+common+"&_txlock=immediate")
+		w, err := sql.Open("sqlite", "file:"+target+"?"+common+"&_pragma=temp_store(memory)&_txlock=immediate")
 		if err != nil {
 			return nil, fmt.Errorf("store: open sqlite: %w", err)
 		}
@@ -273,6 +279,17 @@ type Tx struct {
 
 	conn        dbq.DBTX // what the generated queries run on
 	afterCommit []func()
+}
+
+// Stored returns t as the engine keeps a timestamp and reads it back:
+// PostgreSQL keeps microseconds (the driver drops the rest), SQLite the
+// time as written. A row built from the values written, instead of read
+// back, carries its times through Stored.
+func (tx *Tx) Stored(t time.Time) time.Time {
+	if tx.Dialect == Postgres {
+		return t.Truncate(time.Microsecond)
+	}
+	return t
 }
 
 // Exec runs a statement of the caller's own in the transaction (a

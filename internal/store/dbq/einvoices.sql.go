@@ -347,6 +347,175 @@ func (q *Queries) GetEInvoiceByID(ctx context.Context, id string) (Einvoice, err
 	return i, err
 }
 
+const insertEInvoice = `-- name: InsertEInvoice :exec
+INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
+                       document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
+                       client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5,
+        $6, $7, $8, $9, $10,
+        $11, $12, $13, $14, $15,
+        $16, $17, $18, $19,
+        $20, $21, $22)
+`
+
+type InsertEInvoiceParams struct {
+	ID               string
+	AccountID        string
+	CompanyID        string
+	Environment      string
+	Kind             string
+	Status           string
+	DocumentType     string
+	Number           string
+	IssueDate        string
+	Document         string
+	UjpDocID         string
+	TotalNet         string
+	TotalVat         string
+	TotalGross       string
+	Currency         string
+	Problems         string
+	ClientReference  sql.NullString
+	Fingerprint      string
+	OriginalID       sql.NullString
+	SigningRequestID sql.NullString
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+// CreateEInvoice for a caller that holds every value of the row (the
+// columns it does not name start at their defaults) and needs none back.
+func (q *Queries) InsertEInvoice(ctx context.Context, arg InsertEInvoiceParams) error {
+	_, err := q.db.ExecContext(ctx, insertEInvoice,
+		arg.ID,
+		arg.AccountID,
+		arg.CompanyID,
+		arg.Environment,
+		arg.Kind,
+		arg.Status,
+		arg.DocumentType,
+		arg.Number,
+		arg.IssueDate,
+		arg.Document,
+		arg.UjpDocID,
+		arg.TotalNet,
+		arg.TotalVat,
+		arg.TotalGross,
+		arg.Currency,
+		arg.Problems,
+		arg.ClientReference,
+		arg.Fingerprint,
+		arg.OriginalID,
+		arg.SigningRequestID,
+		arg.CreatedAt,
+		arg.UpdatedAt,
+	)
+	return err
+}
+
+const issueEInvoiceRows = `-- name: IssueEInvoiceRows :exec
+WITH sr AS (
+  INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
+                                link_type, link_id, expires_at, created_at, updated_at)
+  VALUES ($9, $2, $3, $10, $11,
+          'pending', $12, $13, $14, $6,
+          $15, $8, $8)
+), inv AS (
+  INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
+                         document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
+                         client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
+  VALUES ($6, $2, $3, $4, $16,
+          $17, $18, $19, $20, $21,
+          $22, $23, $24, $25, $26,
+          $27, $28, $29, $30,
+          $9, $8, $8)
+), hist AS (
+  INSERT INTO einvoice_status_history (id, einvoice_id, from_status, to_status, cause, ujp_code, at)
+  VALUES ($31, $6, NULL, $17, $32, NULL, $8)
+)
+INSERT INTO events (id, account_id, company_id, environment, type, object_id, payload, created_at)
+VALUES ($1, $2, $3, $4, $5,
+        $6, $7, $8)
+`
+
+type IssueEInvoiceRowsParams struct {
+	EventID           string
+	AccountID         string
+	CompanyID         string
+	Environment       string
+	EventType         string
+	ID                string
+	EventPayload      string
+	CreatedAt         time.Time
+	SrID              string
+	SrCertificateID   string
+	SrPurpose         string
+	SrProtectedHeader string
+	SrPayload         string
+	SrLinkType        string
+	SrExpiresAt       time.Time
+	Kind              string
+	Status            string
+	DocumentType      string
+	Number            string
+	IssueDate         string
+	Document          string
+	UjpDocID          string
+	TotalNet          string
+	TotalVat          string
+	TotalGross        string
+	Currency          string
+	Problems          string
+	ClientReference   sql.NullString
+	Fingerprint       string
+	OriginalID        sql.NullString
+	HistoryID         string
+	HistoryCause      string
+}
+
+// PostgreSQL only (SQLite has no INSERT inside WITH): a new e-invoice's
+// signing request, the e-invoice, its first history row and its event in
+// one statement — one round trip instead of four. The rows are the ones
+// InsertSigningRequest, InsertEInvoice, AddEInvoiceStatus and CreateEvent
+// write; the foreign keys are checked at the end of the statement.
+func (q *Queries) IssueEInvoiceRows(ctx context.Context, arg IssueEInvoiceRowsParams) error {
+	_, err := q.db.ExecContext(ctx, issueEInvoiceRows,
+		arg.EventID,
+		arg.AccountID,
+		arg.CompanyID,
+		arg.Environment,
+		arg.EventType,
+		arg.ID,
+		arg.EventPayload,
+		arg.CreatedAt,
+		arg.SrID,
+		arg.SrCertificateID,
+		arg.SrPurpose,
+		arg.SrProtectedHeader,
+		arg.SrPayload,
+		arg.SrLinkType,
+		arg.SrExpiresAt,
+		arg.Kind,
+		arg.Status,
+		arg.DocumentType,
+		arg.Number,
+		arg.IssueDate,
+		arg.Document,
+		arg.UjpDocID,
+		arg.TotalNet,
+		arg.TotalVat,
+		arg.TotalGross,
+		arg.Currency,
+		arg.Problems,
+		arg.ClientReference,
+		arg.Fingerprint,
+		arg.OriginalID,
+		arg.HistoryID,
+		arg.HistoryCause,
+	)
+	return err
+}
+
 const listEInvoiceStatus = `-- name: ListEInvoiceStatus :many
 SELECT id, einvoice_id, from_status, to_status, cause, ujp_code, at FROM einvoice_status_history WHERE einvoice_id = $1 ORDER BY id
 `

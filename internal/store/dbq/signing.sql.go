@@ -360,6 +360,57 @@ func (q *Queries) FinishSigningRequest(ctx context.Context, arg FinishSigningReq
 	return result.RowsAffected()
 }
 
+const getAccountCompanySigner = `-- name: GetAccountCompanySigner :one
+SELECT co.id, co.account_id, co.name, co.tax_number, co.created_at, co.vat_number, co.external_ref, co.status, co.signing_mode, co.environment, co.address, co.annual_account_filed_for, co.representative_name, co.representative_email, co.payroll_employer, c.id AS cert_id, c.der AS cert_der
+FROM companies co
+LEFT JOIN signing_certificates c ON c.id = (
+  SELECT c2.id FROM signing_certificates c2 JOIN signing_agents a ON a.id = c2.agent_id
+  WHERE c2.company_id = co.id AND c2.not_before <= $1 AND c2.not_after > $1
+    AND a.revoked_at IS NULL
+  ORDER BY c2.created_at DESC, c2.id DESC LIMIT 1)
+WHERE co.id = $2 AND co.account_id = $3
+`
+
+type GetAccountCompanySignerParams struct {
+	Now       time.Time
+	ID        string
+	AccountID string
+}
+
+type GetAccountCompanySignerRow struct {
+	Company Company
+	CertID  sql.NullString
+	CertDer sql.NullString
+}
+
+// A company of the account and, in the same read, the id and DER of its
+// current certificate as CurrentSigningCertificate chooses it (NULL when it
+// has none): what issuing a document needs before its transaction.
+func (q *Queries) GetAccountCompanySigner(ctx context.Context, arg GetAccountCompanySignerParams) (GetAccountCompanySignerRow, error) {
+	row := q.db.QueryRowContext(ctx, getAccountCompanySigner, arg.Now, arg.ID, arg.AccountID)
+	var i GetAccountCompanySignerRow
+	err := row.Scan(
+		&i.Company.ID,
+		&i.Company.AccountID,
+		&i.Company.Name,
+		&i.Company.TaxNumber,
+		&i.Company.CreatedAt,
+		&i.Company.VatNumber,
+		&i.Company.ExternalRef,
+		&i.Company.Status,
+		&i.Company.SigningMode,
+		&i.Company.Environment,
+		&i.Company.Address,
+		&i.Company.AnnualAccountFiledFor,
+		&i.Company.RepresentativeName,
+		&i.Company.RepresentativeEmail,
+		&i.Company.PayrollEmployer,
+		&i.CertID,
+		&i.CertDer,
+	)
+	return i, err
+}
+
 const getAccountSigningRequest = `-- name: GetAccountSigningRequest :one
 SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests WHERE id = $1 AND account_id = $2
 `
@@ -466,6 +517,47 @@ func (q *Queries) GetSigningRequest(ctx context.Context, id string) (SigningRequ
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const insertSigningRequest = `-- name: InsertSigningRequest :exec
+INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
+                              link_type, link_id, expires_at, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, 'pending',
+        $6, $7, $8, $9,
+        $10, $11, $11)
+`
+
+type InsertSigningRequestParams struct {
+	ID              string
+	AccountID       string
+	CompanyID       string
+	CertificateID   string
+	Purpose         string
+	ProtectedHeader string
+	Payload         string
+	LinkType        string
+	LinkID          string
+	ExpiresAt       time.Time
+	CreatedAt       time.Time
+}
+
+// CreateSigningRequest for a caller that holds every value of the row and
+// needs none back.
+func (q *Queries) InsertSigningRequest(ctx context.Context, arg InsertSigningRequestParams) error {
+	_, err := q.db.ExecContext(ctx, insertSigningRequest,
+		arg.ID,
+		arg.AccountID,
+		arg.CompanyID,
+		arg.CertificateID,
+		arg.Purpose,
+		arg.ProtectedHeader,
+		arg.Payload,
+		arg.LinkType,
+		arg.LinkID,
+		arg.ExpiresAt,
+		arg.CreatedAt,
+	)
+	return err
 }
 
 const listAgentPendingRequests = `-- name: ListAgentPendingRequests :many

@@ -11,6 +11,47 @@ VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(envir
         sqlc.narg(signing_request_id), sqlc.arg(created_at), sqlc.arg(updated_at))
 RETURNING *;
 
+-- name: InsertEInvoice :exec
+-- CreateEInvoice for a caller that holds every value of the row (the
+-- columns it does not name start at their defaults) and needs none back.
+INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
+                       document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
+                       client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
+VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(environment), sqlc.arg(kind),
+        sqlc.arg(status), sqlc.arg(document_type), sqlc.arg(number), sqlc.arg(issue_date), sqlc.arg(document),
+        sqlc.arg(ujp_doc_id), sqlc.arg(total_net), sqlc.arg(total_vat), sqlc.arg(total_gross), sqlc.arg(currency),
+        sqlc.arg(problems), sqlc.narg(client_reference), sqlc.arg(fingerprint), sqlc.narg(original_id),
+        sqlc.narg(signing_request_id), sqlc.arg(created_at), sqlc.arg(updated_at));
+
+-- name: IssueEInvoiceRows :exec
+-- PostgreSQL only (SQLite has no INSERT inside WITH): a new e-invoice's
+-- signing request, the e-invoice, its first history row and its event in
+-- one statement — one round trip instead of four. The rows are the ones
+-- InsertSigningRequest, InsertEInvoice, AddEInvoiceStatus and CreateEvent
+-- write; the foreign keys are checked at the end of the statement.
+WITH sr AS (
+  INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
+                                link_type, link_id, expires_at, created_at, updated_at)
+  VALUES (sqlc.arg(sr_id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(sr_certificate_id), sqlc.arg(sr_purpose),
+          'pending', sqlc.arg(sr_protected_header), sqlc.arg(sr_payload), sqlc.arg(sr_link_type), sqlc.arg(id),
+          sqlc.arg(sr_expires_at), sqlc.arg(created_at), sqlc.arg(created_at))
+), inv AS (
+  INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
+                         document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
+                         client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
+  VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(environment), sqlc.arg(kind),
+          sqlc.arg(status), sqlc.arg(document_type), sqlc.arg(number), sqlc.arg(issue_date), sqlc.arg(document),
+          sqlc.arg(ujp_doc_id), sqlc.arg(total_net), sqlc.arg(total_vat), sqlc.arg(total_gross), sqlc.arg(currency),
+          sqlc.arg(problems), sqlc.narg(client_reference), sqlc.arg(fingerprint), sqlc.narg(original_id),
+          sqlc.arg(sr_id), sqlc.arg(created_at), sqlc.arg(created_at))
+), hist AS (
+  INSERT INTO einvoice_status_history (id, einvoice_id, from_status, to_status, cause, ujp_code, at)
+  VALUES (sqlc.arg(history_id), sqlc.arg(id), NULL, sqlc.arg(status), sqlc.arg(history_cause), NULL, sqlc.arg(created_at))
+)
+INSERT INTO events (id, account_id, company_id, environment, type, object_id, payload, created_at)
+VALUES (sqlc.arg(event_id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(environment), sqlc.arg(event_type),
+        sqlc.arg(id), sqlc.arg(event_payload), sqlc.arg(created_at));
+
 -- name: GetEInvoice :one
 SELECT * FROM einvoices WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) AND company_id = sqlc.arg(company_id);
 

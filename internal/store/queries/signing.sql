@@ -66,6 +66,15 @@ VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(certi
         sqlc.arg(expires_at), sqlc.arg(created_at), sqlc.arg(created_at))
 RETURNING *;
 
+-- name: InsertSigningRequest :exec
+-- CreateSigningRequest for a caller that holds every value of the row and
+-- needs none back.
+INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
+                              link_type, link_id, expires_at, created_at, updated_at)
+VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(certificate_id), sqlc.arg(purpose), 'pending',
+        sqlc.arg(protected_header), sqlc.arg(payload), sqlc.arg(link_type), sqlc.arg(link_id),
+        sqlc.arg(expires_at), sqlc.arg(created_at), sqlc.arg(created_at));
+
 -- name: GetSigningRequest :one
 SELECT * FROM signing_requests WHERE id = sqlc.arg(id);
 
@@ -117,3 +126,16 @@ WHERE id = sqlc.arg(id) AND state = 'pending';
 UPDATE signing_requests SET state = sqlc.arg(state), jws = sqlc.arg(jws), refusal_reason = sqlc.arg(refusal_reason),
     refusal_message = sqlc.arg(refusal_message), replaced_by = sqlc.arg(replaced_by), updated_at = sqlc.arg(now)
 WHERE id = sqlc.arg(id) AND state IN ('pending', 'claimed');
+
+-- name: GetAccountCompanySigner :one
+-- A company of the account and, in the same read, the id and DER of its
+-- current certificate as CurrentSigningCertificate chooses it (NULL when it
+-- has none): what issuing a document needs before its transaction.
+SELECT sqlc.embed(co), c.id AS cert_id, c.der AS cert_der
+FROM companies co
+LEFT JOIN signing_certificates c ON c.id = (
+  SELECT c2.id FROM signing_certificates c2 JOIN signing_agents a ON a.id = c2.agent_id
+  WHERE c2.company_id = co.id AND c2.not_before <= sqlc.arg(now) AND c2.not_after > sqlc.arg(now)
+    AND a.revoked_at IS NULL
+  ORDER BY c2.created_at DESC, c2.id DESC LIMIT 1)
+WHERE co.id = sqlc.arg(id) AND co.account_id = sqlc.arg(account_id);
