@@ -585,8 +585,31 @@ func deliveryBody(d dbq.WebhookDelivery, payload sql.NullString, created sql.Nul
 	if !payload.Valid {
 		return nil, jobs.Cancel(fmt.Errorf("delivery %s: event %s is gone", d.ID, d.EventID))
 	}
-	return jsonMarshal(eventView(dbq.Event{ID: d.EventID, CompanyID: d.CompanyID, Environment: d.Environment,
+	return eventJSON(eventView(dbq.Event{ID: d.EventID, CompanyID: d.CompanyID, Environment: d.Environment,
 		Type: d.EventType, Payload: payload.String, CreatedAt: created.Time}))
+}
+
+// eventJSON is json.Marshal(e), with e.Data, the stored payload, copied as
+// it is: it was written by json.Marshal, so it is valid, compact and
+// escaped as Marshal would make it, and checking it again for every
+// delivery costs in proportion to the document it carries.
+func eventJSON(e Event) ([]byte, error) {
+	head, err := jsonMarshal(struct {
+		ID          string    `json:"id"`
+		Object      string    `json:"object"`
+		Type        string    `json:"type"`
+		CreatedAt   time.Time `json:"createdAt"`
+		Environment string    `json:"environment"`
+		CompanyID   string    `json:"companyId"`
+	}{e.ID, e.Object, e.Type, e.CreatedAt, e.Environment, e.CompanyID})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(head)+len(`,"data":`)+len(e.Data))
+	out = append(out, head[:len(head)-1]...) // without its closing brace
+	out = append(out, `,"data":`...)
+	out = append(out, e.Data...)
+	return append(out, '}'), nil
 }
 
 // signingSecrets returns the endpoint's current secret and, within

@@ -391,3 +391,33 @@ func TestWebhookBatchOutcomes(t *testing.T) {
 		}
 	})
 }
+
+// TestEventJSON: a delivery's body is byte for byte what json.Marshal makes
+// of the event, for payloads as the service stores them.
+func TestEventJSON(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 23, 9, 0, 0, 123456000, time.UTC)
+	for _, data := range []any{
+		map[string]any{"object": map[string]any{"id": "einv_1", "buyer": "Тест <ДООЕЛ> & син", "line": "a\u2028b"}},
+		map[string]any{"object": map[string]any{}},
+		map[string]any{"object": []int{1, 2, 3}},
+	} {
+		payload, err := json.Marshal(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := eventView(dbq.Event{ID: "evt_1", CompanyID: "co_1", Environment: auth.EnvSandbox, Type: EventSubmitted,
+			Payload: string(payload), CreatedAt: at})
+		want, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := eventJSON(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("eventJSON:\n%s\nwant\n%s", got, want)
+		}
+	}
+}

@@ -98,7 +98,7 @@ func TestBatchPanicAndExpiredLast(t *testing.T) {
 		dead := NewRunner(db, quietConfig("dead"))
 		dead.RegisterBatch("hook", &batchRecorder{}, Options{})
 		last := enqueue(t, db, Spec{Kind: "hook", MaxAttempts: 1}).ID
-		if _, err := dead.claim(context.Background(), dead.kinds["hook"].claimJ, 1, true); err != nil {
+		if _, err := dead.claim(context.Background(), "", "hook", 1, true); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(time.Hour)
@@ -145,13 +145,13 @@ func TestSettleAll(t *testing.T) {
 		for range 3 {
 			ids = append(ids, enqueue(t, db, Spec{Kind: "hook", MaxAttempts: 5}).ID)
 		}
-		claimed, err := a.claim(ctx, a.kinds["hook"].claimJ, 3, true)
+		claimed, err := a.claim(ctx, "", "hook", 3, true)
 		if err != nil || len(claimed) != 3 {
 			t.Fatalf("claim: %v %v", claimed, err)
 		}
 		// a's lease runs out (no heartbeat here) and b takes the first job.
 		clock.Advance(time.Minute)
-		if taken, err := b.claim(ctx, b.kinds["hook"].claimJ, 1, true); err != nil || len(taken) != 1 || taken[0].ID != ids[0] {
+		if taken, err := b.claim(ctx, "", "hook", 1, true); err != nil || len(taken) != 1 || taken[0].ID != ids[0] {
 			t.Fatalf("b's claim: %v %v", taken, err)
 		}
 		var held []bool

@@ -378,7 +378,7 @@ func TestExpiredLeaseRecovered(t *testing.T) {
 		b.Register("long", wb, Options{})
 		id := enqueue(t, db, Spec{Kind: "long", MaxAttempts: 2}).ID
 
-		claimed, err := a.claim(ctx, a.kindsJ, 1, true)
+		claimed, err := a.claim(ctx, a.kindsJ, "", 1, true)
 		if err != nil || len(claimed) != 1 {
 			t.Fatalf("claim = %v, %v", claimed, err)
 		}
@@ -417,7 +417,7 @@ func TestExpiredLeaseOnLastAttempt(t *testing.T) {
 		a.Register("k", &recorder{}, Options{})
 		b.Register("k", wb, Options{})
 		id := enqueue(t, db, Spec{Kind: "k", MaxAttempts: 1}).ID
-		if _, err := a.claim(context.Background(), a.kindsJ, 1, true); err != nil {
+		if _, err := a.claim(context.Background(), a.kindsJ, "", 1, true); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(time.Hour)

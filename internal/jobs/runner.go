@@ -76,7 +76,6 @@ type kind struct {
 	worker Worker
 	batch  BatchWorker // set for kinds registered with RegisterBatch
 	opts   Options
-	claimJ string // JSON array of this one kind, for a batch claim
 }
 
 // Runner claims and runs due jobs of its registered kinds.
@@ -160,8 +159,7 @@ func (r *Runner) RegisterBatch(kindName string, w BatchWorker, opts Options) {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 32
 	}
-	b, _ := json.Marshal([]string{kindName})
-	r.register(kindName, kind{batch: w, opts: opts, claimJ: string(b)})
+	r.register(kindName, kind{batch: w, opts: opts})
 }
 
 func (r *Runner) register(kindName string, k kind) {
@@ -326,7 +324,7 @@ func (r *Runner) loop(ctx context.Context) {
 // kind.
 func (r *Runner) claimAll(ctx context.Context, free int, scan bool) (singles []*Job, batches [][]*Job, err error) {
 	if r.kindsJ != "[]" {
-		singles, err = r.claim(ctx, r.kindsJ, free, scan)
+		singles, err = r.claim(ctx, r.kindsJ, "", free, scan)
 		free -= len(singles)
 		if err != nil {
 			return singles, nil, err
@@ -341,7 +339,7 @@ func (r *Runner) claimAll(ctx context.Context, free int, scan bool) (singles []*
 			continue
 		}
 		for free > 0 {
-			b, err := r.claim(ctx, k.claimJ, min(free, k.opts.BatchSize), scan)
+			b, err := r.claim(ctx, "", name, min(free, k.opts.BatchSize), scan)
 			if len(b) > 0 {
 				batches = append(batches, b)
 				free -= len(b)
@@ -425,23 +423,33 @@ WHERE id IN (
 RETURNING id, kind, args, attempt, max_attempts, run_at, created_at, unique_key, last_error`
 )
 
-// claim claims up to limit due jobs of the kinds in kindsJ (a JSON array).
-func (r *Runner) claim(ctx context.Context, kindsJ string, limit int, scanExpired bool) ([]*Job, error) {
+// claim claims up to limit due jobs of the kinds in kindsJ (a JSON array),
+// or, when one is set, of that one kind (a batch claim).
+func (r *Runner) claim(ctx context.Context, kindsJ, one string, limit int, scanExpired bool) ([]*Job, error) {
 	if limit <= 0 || len(r.kinds) == 0 {
 		return nil, nil
 	}
-	expired, due := claimExpiredSQLite, claimDueSQLite
+	expired, due, filter := claimExpiredSQLite, claimDueSQLite, "kind IN (SELECT value FROM json_each($4))"
 	if r.db.Dialect() == store.Postgres {
-		expired, due = claimExpiredPostgres, claimDuePostgres
+		expired, due, filter = claimExpiredPostgres, claimDuePostgres, "kind IN (SELECT jsonb_array_elements_text($4::jsonb))"
 	}
 	queries := []string{due}
 	if scanExpired {
 		queries = []string{expired, due}
 	}
+	kinds := kindsJ
+	if one != "" {
+		// A plain comparison: SQLite compiles a statement whose filter is
+		// a table-valued function of a parameter again at every run.
+		kinds = one
+		for i, q := range queries {
+			queries[i] = strings.Replace(q, filter, "kind = $4", 1)
+		}
+	}
 	now := utc(r.db.Now())
 	var out []*Job
 	for _, q := range queries {
-		got, err := r.claimWith(ctx, q, kindsJ, now, limit-len(out))
+		got, err := r.claimWith(ctx, q, kinds, now, limit-len(out))
 		out = append(out, got...)
 		if err != nil {
 			// Jobs claimed by the first statement run all the same.
