@@ -317,7 +317,8 @@ func (s *Service) EndpointDeliveries(ctx context.Context, p *auth.Principal, end
 }
 
 // deliverWebhooks is the batch worker of KindWebhookDeliver: one attempt
-// of each delivery, all sent at once. Attempts are recorded as they finish,
+// of each delivery, sent concurrently (at most WebhookConfig.Concurrency
+// requests in flight in the process). Attempts are recorded as they finish,
 // in groups (one transaction for every attempt that finished within
 // recordWithin of the first one waiting), each with its job's outcome.
 func (s *Service) deliverWebhooks(ctx context.Context, batch []*jobs.Job) []error {
