@@ -64,7 +64,9 @@ func keepsAnOwner(ctx context.Context, tx *store.Tx, row dbq.User) error {
 // The user's sessions take the new role at their next request.
 func (u *Users) SetUserRole(ctx context.Context, p *Principal, id, role string, a *AuditEntry) (User, error) {
 	if !slices.Contains(Roles, role) {
-		return User{}, denar.FieldErrors{{Path: "role", Message: fmt.Sprintf("%q is not a role (owner, staff or viewer)", role)}}.Err()
+		var fe denar.FieldErrors
+		fe.Add("role", "%q is not a role (owner, staff or viewer)", role)
+		return User{}, fe.Err()
 	}
 	var out User
 	err := u.DB.InTx(ctx, func(tx *store.Tx) error {
@@ -126,7 +128,9 @@ func (u *Users) RemoveUser(ctx context.Context, p *Principal, id string, a *Audi
 // MinPasswordLen is a field error of "new".
 func (u *Users) ChangePassword(ctx context.Context, s Session, addr, current, next string, a *AuditEntry) error {
 	if n := len([]rune(next)); n < MinPasswordLen {
-		return denar.FieldErrors{{Path: "new", Message: fmt.Sprintf("has %d characters; at least %d are required", n, MinPasswordLen)}}.Err()
+		var fe denar.FieldErrors
+		fe.Add("new", "has %d characters; at least %d are required", n, MinPasswordLen)
+		return fe.Err()
 	}
 	email := s.User.Email
 	if t, err := u.throttled(ctx, u.DB.Reader(), u.DB.Now(), email, addr); err != nil {

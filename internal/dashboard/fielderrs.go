@@ -75,6 +75,8 @@ func fieldMessagesMK() map[string]string {
 		"is not a field of this request":                                                                     "не е поле на ова барање",
 		"is not an e-mail address":                                                                           "не е адреса на е-пошта",
 		"is required":                                                                                        "е задолжително",
+		"%q is not a role (owner, staff or viewer)":                                                          "%q не е улога (сопственик, вработен или преглед)",
+		"has %d characters; at least %d are required":                                                        "има %d знаци; потребни се најмалку %d",
 		"is required for a currency other than MKD":                                                          "е задолжително за валута различна од МКД",
 		"is required for a party in MK":                                                                      "е задолжително за субјект во Македонија",
 		"is required for a production company: UJP identifies the signer by it":                              "е задолжително за компанија во продукција: според него УЈП го препознава потпишувачот",
