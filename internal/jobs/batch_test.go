@@ -214,3 +214,52 @@ func TestObserve(t *testing.T) {
 		}
 	})
 }
+
+// TestBatchHeartbeat: a running batch's leases are extended; a job of the
+// batch taken over by another runner meanwhile is left to it (its result
+// from the batch is dropped) while the others' results are recorded.
+func TestBatchHeartbeat(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		clock := useFakeClock(db)
+		cfg := quietConfig("r1")
+		cfg.Lease = 60 * time.Millisecond // heartbeat every 20ms of real time
+		r := NewRunner(db, cfg)
+		release := make(chan struct{})
+		started := make(chan struct{})
+		r.RegisterBatch("hook", BatchWorkerFunc(func(ctx context.Context, batch []*Job) []error {
+			close(started)
+			<-release
+			return make([]error, len(batch))
+		}), Options{})
+		a := enqueue(t, db, Spec{Kind: "hook"}).ID
+		b := enqueue(t, db, Spec{Kind: "hook"}).ID
+		done := make(chan error, 1)
+		go func() { _, err := r.RunOnce(context.Background()); done <- err }()
+		<-started
+		// Another runner's claim of b: as if its lease had run out.
+		if _, err := db.WriteDB().Exec("UPDATE jobs SET locked_by = 'r2', attempt = attempt + 1 WHERE id = $1", b); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(time.Hour)
+		want := clock.Now().Add(cfg.Lease)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if j := getJob(t, db, a); j.LockedUntil.Valid && j.LockedUntil.Time.Equal(want) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("lease not extended: %+v", getJob(t, db, a))
+			}
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if j := getJob(t, db, a); j.State != StateCompleted {
+			t.Errorf("job a = %+v", j)
+		}
+		if j := getJob(t, db, b); j.State != StateRunning || j.LockedBy != "r2" || j.LockedUntil.Time.Equal(want) {
+			t.Errorf("job b, taken over = %+v", j)
+		}
+	})
+}
