@@ -644,6 +644,14 @@ type attemptResult struct {
 	ok                 bool
 }
 
+// trigger is the attempt's trigger as the delivery log shows it.
+func (r attemptResult) trigger() string {
+	if r.manual {
+		return "manual"
+	}
+	return "scheduled"
+}
+
 // recordAttempts writes the attempts in one transaction: for each, the
 // job's outcome (jobs.Job.Settle, fenced by the claim: an attempt whose job
 // was taken over by another runner is not recorded), the delivery's new
@@ -655,9 +663,9 @@ type attemptResult struct {
 func (s *Service) recordAttempts(ctx context.Context, sent []*sentAttempt) []error {
 	results := make([]error, len(sent))
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		// What this transaction last wrote of each endpoint's health.
-		health := map[string]bool{}
-		if err := s.recordSuccesses(ctx, tx, sent, health); err != nil {
+		// Successes first, so that a failure to the same endpoint in this
+		// group leaves its failure clock running.
+		if err := s.recordSuccesses(ctx, tx, sent); err != nil {
 			return err
 		}
 		for k, a := range sent {
@@ -665,7 +673,7 @@ func (s *Service) recordAttempts(ctx context.Context, sent []*sentAttempt) []err
 				continue
 			}
 			var err error
-			results[k], err = s.recordAttempt(ctx, tx, a, health)
+			results[k], err = s.recordFailure(ctx, tx, a)
 			if err != nil {
 				return err
 			}
@@ -690,7 +698,7 @@ func (s *Service) recordAttempts(ctx context.Context, sent []*sentAttempt) []err
 // (those whose lease was lost are left out), the deliveries succeeded
 // (fenced like SetWebhookDeliveryOutcome), their attempts, and each
 // endpoint's health once.
-func (s *Service) recordSuccesses(ctx context.Context, tx *store.Tx, sent []*sentAttempt, health map[string]bool) error {
+func (s *Service) recordSuccesses(ctx context.Context, tx *store.Tx, sent []*sentAttempt) error {
 	var ok []*sentAttempt
 	for _, a := range sent {
 		if a.r.ok {
@@ -762,14 +770,10 @@ VALUES `)
 		if !updated[a.d.ID] {
 			continue
 		}
-		trigger := "scheduled"
-		if a.r.manual {
-			trigger = "manual"
-		}
 		if n > 0 {
 			q.WriteString(", ")
 		}
-		args.Row(&q, denar.NewID("wha"), a.d.ID, int32(a.r.number), trigger, a.r.sentAt,
+		args.Row(&q, denar.NewID("wha"), a.d.ID, int32(a.r.number), a.r.trigger(), a.r.sentAt,
 			int32(a.r.duration.Milliseconds()), a.r.code, a.r.failure, a.r.body, true)
 		n++
 	}
@@ -779,34 +783,36 @@ VALUES `)
 	if _, err := tx.Exec(ctx, q.String(), args.List()...); err != nil {
 		return fmt.Errorf("attempts of %d deliveries: %w", n, err)
 	}
+	// Each endpoint's health once, and only when it would change (the
+	// endpoint row is not rewritten, and locked, by every delivery).
 	stale := tx.Now.Add(-time.Second)
+	seen := map[string]bool{}
 	for _, a := range ok {
 		ep := a.ep
-		if !updated[a.d.ID] || a.d.TestBody.Valid || health[ep.ID] {
+		if !updated[a.d.ID] || a.d.TestBody.Valid || seen[ep.ID] {
 			continue // a test says nothing about the endpoint's health
 		}
+		seen[ep.ID] = true
 		if ep.FailingSince.Valid || !ep.LastSuccessAt.Valid || ep.LastSuccessAt.Time.Before(stale) {
 			if err := tx.RecordWebhookSuccess(ctx, dbq.RecordWebhookSuccessParams{ID: ep.ID, Now: now, StaleBefore: validTime(stale)}); err != nil {
 				return err
 			}
 		}
-		health[ep.ID] = true
 	}
 	return nil
 }
 
-// recordAttempt writes one attempt in tx and returns the job's result; an
-// error ends the transaction. health holds, per endpoint, whether the last
-// health this transaction wrote was a success.
-func (s *Service) recordAttempt(ctx context.Context, tx *store.Tx, a *sentAttempt, health map[string]bool) (result, err error) {
+// recordFailure writes one failed attempt in tx — the job's outcome, the
+// delivery's, the attempt, the endpoint's failure clock and, when it finds
+// the endpoint failing for DisableAfter, its disabling — and returns the
+// job's result; an error ends the transaction.
+func (s *Service) recordFailure(ctx context.Context, tx *store.Tx, a *sentAttempt) (result, err error) {
 	d, ep, r := a.d, a.ep, a.r
 	now := tx.Now
 	p := dbq.SetWebhookDeliveryOutcomeParams{ID: d.ID, SeenAttempts: d.Attempts, Now: validTime(now),
 		LastStatusCode: r.code, LastStatusClass: statusClass(r.code)}
 	delays := WebhookRetryDelays()
 	switch {
-	case r.ok:
-		p.State = DeliverySucceeded
 	case r.jobAttempt >= int(d.MaxAttempts) || r.jobAttempt > len(delays):
 		p.State, p.AbandonedReason = DeliveryAbandoned, AbandonedRetriesExhausted
 		result = jobs.Cancel(fmt.Errorf("delivery %s: %s (%s)", d.ID, r.failure, AbandonedRetriesExhausted))
@@ -832,35 +838,15 @@ func (s *Service) recordAttempt(ctx context.Context, tx *store.Tx, a *sentAttemp
 		// was settled for a retry, that run will find it finished.
 		return nil, nil
 	}
-	trigger := "scheduled"
-	if r.manual {
-		trigger = "manual"
-	}
 	if err := tx.CreateWebhookAttempt(ctx, dbq.CreateWebhookAttemptParams{ID: denar.NewID("wha"), DeliveryID: d.ID,
-		Number: int32(r.number), Trigger: trigger, StartedAt: r.sentAt, DurationMs: int32(r.duration.Milliseconds()),
-		StatusCode: r.code, Error: r.failure, ResponseBody: r.body, Succeeded: r.ok}); err != nil {
+		Number: int32(r.number), Trigger: r.trigger(), StartedAt: r.sentAt, DurationMs: int32(r.duration.Milliseconds()),
+		StatusCode: r.code, Error: r.failure, ResponseBody: r.body, Succeeded: false}); err != nil {
 		return nil, fmt.Errorf("attempt of %s: %w", d.ID, err)
 	}
 	if d.TestBody.Valid { // a test says nothing about the endpoint's health
 		return result, nil
 	}
 	stale := now.Add(-time.Second)
-	if r.ok {
-		// Skipped when nothing would change (the endpoint row is not
-		// rewritten, and locked, by every delivery).
-		ok, written := health[ep.ID]
-		if written && ok {
-			return result, nil
-		}
-		if written || ep.FailingSince.Valid || !ep.LastSuccessAt.Valid || ep.LastSuccessAt.Time.Before(stale) {
-			if err := tx.RecordWebhookSuccess(ctx, dbq.RecordWebhookSuccessParams{ID: ep.ID, Now: validTime(now), StaleBefore: validTime(stale)}); err != nil {
-				return nil, err
-			}
-		}
-		health[ep.ID] = true
-		return result, nil
-	}
-	health[ep.ID] = false
 	if err := tx.RecordWebhookFailure(ctx, dbq.RecordWebhookFailureParams{ID: ep.ID, Now: validTime(now), StaleBefore: validTime(stale)}); err != nil {
 		return nil, err
 	}

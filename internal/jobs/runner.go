@@ -520,7 +520,7 @@ func (r *Runner) execute(ctx context.Context, j *Job) {
 	hbDone := make(chan struct{})
 	go func() {
 		defer close(hbDone)
-		r.heartbeat(workCtx, cancel, j)
+		r.heartbeat(workCtx, cancel, []*Job{j})
 	}()
 	err := r.work(workCtx, k.worker, j)
 	shutdown := workCtx.Err() != nil && ctx.Err() != nil && r.stopping.Load()
@@ -560,7 +560,7 @@ func (r *Runner) executeBatch(ctx context.Context, batch []*Job) {
 		hbDone := make(chan struct{})
 		go func() {
 			defer close(hbDone)
-			r.heartbeatBatch(workCtx, cancel, live)
+			r.heartbeat(workCtx, cancel, live)
 		}()
 		got := r.workBatch(workCtx, k.batch, live)
 		shutdown := workCtx.Err() != nil && ctx.Err() != nil && r.stopping.Load()
@@ -594,11 +594,13 @@ func (r *Runner) workBatch(ctx context.Context, w BatchWorker, batch []*Job) (ou
 	return w.WorkBatch(ctx, batch)
 }
 
-// heartbeatBatch extends the leases of a batch's jobs every Lease/3 until
-// ctx ends. A job whose lease was lost stays in the batch (its outcome will
-// not be recorded: Settle and finishBatch are fenced by the lease); when
-// every job of the batch is lost, the work is cancelled.
-func (r *Runner) heartbeatBatch(ctx context.Context, cancel context.CancelFunc, batch []*Job) {
+// heartbeat extends the leases of the jobs of an attempt (one job, or a
+// batch) every Lease/3 until ctx ends. A job whose lease turns out to be
+// lost (another runner took it over, and that runner's attempt is the one
+// that counts) is no longer extended, and its result will not be recorded:
+// Settle and the runner's own recording are fenced by the lease. When every
+// job not yet settled is lost, the work is cancelled.
+func (r *Runner) heartbeat(ctx context.Context, cancel context.CancelFunc, batch []*Job) {
 	t := time.NewTicker(r.cfg.Lease / 3)
 	defer t.Stop()
 	lost := make([]bool, len(batch))
@@ -608,9 +610,13 @@ func (r *Runner) heartbeatBatch(ctx context.Context, cancel context.CancelFunc, 
 			return
 		case <-t.C:
 		}
-		held := 0
+		held, lostNow := 0, 0
 		for i, j := range batch {
-			if lost[i] || j.settled.Load() {
+			if lost[i] {
+				lostNow++
+				continue
+			}
+			if j.settled.Load() {
 				continue
 			}
 			n, err := r.db.Writer().ExtendJobLease(ctx, dbq.ExtendJobLeaseParams{
@@ -622,15 +628,18 @@ func (r *Runner) heartbeatBatch(ctx context.Context, cancel context.CancelFunc, 
 				r.log.Warn("jobs: extend lease failed", "job", j.ID, "kind", j.Kind, "err", err)
 				held++
 			case err == nil && n == 0:
-				r.log.Warn("jobs: lease lost; the job's result in this batch will be dropped", "job", j.ID, "kind", j.Kind, "attempt", j.Attempt)
+				r.log.Warn("jobs: lease lost; the attempt's result will be dropped", "job", j.ID, "kind", j.Kind, "attempt", j.Attempt)
 				lost[i] = true
+				lostNow++
 			default:
 				held++
 			}
 		}
-		if held == 0 { // every job not yet settled is lost
-			cancel()
-			return
+		if held == 0 {
+			if lostNow > 0 {
+				cancel()
+			}
+			return // nothing left to extend
 		}
 	}
 }
@@ -683,36 +692,6 @@ func (r *Runner) work(ctx context.Context, w Worker, j *Job) (err error) {
 		}
 	}()
 	return w.Work(ctx, j)
-}
-
-// heartbeat extends the lease every Lease/3 until ctx ends. When the lease
-// turns out to be lost (another runner took the job over) it cancels the
-// work: the other runner's attempt is the one that counts.
-func (r *Runner) heartbeat(ctx context.Context, cancel context.CancelFunc, j *Job) {
-	t := time.NewTicker(r.cfg.Lease / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if j.settled != nil && j.settled.Load() {
-			return
-		}
-		n, err := r.db.Writer().ExtendJobLease(ctx, dbq.ExtendJobLeaseParams{
-			LockedUntil: sql.NullTime{Time: utc(r.db.Now()).Add(r.cfg.Lease), Valid: true},
-			ID:          j.ID, LockedBy: r.cfg.ID, Attempt: int32(j.Attempt),
-		})
-		switch {
-		case err != nil && ctx.Err() == nil:
-			r.log.Warn("jobs: extend lease failed", "job", j.ID, "kind", j.Kind, "err", err)
-		case err == nil && n == 0:
-			r.log.Warn("jobs: lease lost; cancelling attempt", "job", j.ID, "kind", j.Kind, "attempt", j.Attempt)
-			cancel()
-			return
-		}
-	}
 }
 
 // maxErrorLen bounds last_error: a stack trace is useful, a megabyte
