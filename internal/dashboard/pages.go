@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -547,7 +548,7 @@ func (d *Dashboard) revokeClient(q *req) {
 	}
 	id := q.r.PathValue("id")
 	err := d.d.Users.RevokeAccountClient(q.r.Context(), q.principal(), id, q.audit("oauth_client.revoke", id, ""))
-	if err == auth.ErrUserNotFound {
+	if errors.Is(err, auth.ErrUserNotFound) {
 		d.failUser(q, http.StatusNotFound, "notfound")
 		return
 	}
@@ -564,7 +565,7 @@ func (d *Dashboard) revokeKey(q *req) {
 	}
 	id := q.r.PathValue("id")
 	err := d.d.Users.RevokeAccountKey(q.r.Context(), q.principal(), id, q.audit("key.revoke", id, ""))
-	if err == auth.ErrUserNotFound {
+	if errors.Is(err, auth.ErrUserNotFound) {
 		d.failUser(q, http.StatusNotFound, "notfound")
 		return
 	}

@@ -513,19 +513,8 @@ func (r *Runner) execute(ctx context.Context, j *Job) {
 		r.finish(ctx, j, errLeaseExpiredLast)
 		return
 	}
-	workCtx, cancel := context.WithCancel(ctx)
-	if k.opts.Timeout > 0 {
-		workCtx, cancel = context.WithTimeout(ctx, k.opts.Timeout)
-	}
-	hbDone := make(chan struct{})
-	go func() {
-		defer close(hbDone)
-		r.heartbeat(workCtx, cancel, []*Job{j})
-	}()
-	err := r.work(workCtx, k.worker, j)
-	shutdown := workCtx.Err() != nil && ctx.Err() != nil && r.stopping.Load()
-	cancel()
-	<-hbDone
+	var err error
+	shutdown := r.attempt(ctx, k, []*Job{j}, func(workCtx context.Context) { err = r.work(workCtx, k.worker, j) })
 	if j.settled != nil && j.settled.Load() {
 		return // the worker recorded the result with its own writes
 	}
@@ -533,6 +522,25 @@ func (r *Runner) execute(ctx context.Context, j *Job) {
 		err = Snooze(0) // cut short by Stop: not the job's fault
 	}
 	r.finish(ctx, j, err)
+}
+
+// attempt runs work under the kind's timeout while the jobs' leases are
+// kept (heartbeat), and reports whether Stop cut it short.
+func (r *Runner) attempt(ctx context.Context, k kind, jobs []*Job, work func(context.Context)) (shutdown bool) {
+	workCtx, cancel := context.WithCancel(ctx)
+	if k.opts.Timeout > 0 {
+		workCtx, cancel = context.WithTimeout(ctx, k.opts.Timeout)
+	}
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		r.heartbeat(workCtx, cancel, jobs)
+	}()
+	work(workCtx)
+	shutdown = workCtx.Err() != nil && ctx.Err() != nil && r.stopping.Load()
+	cancel()
+	<-hbDone
+	return shutdown
 }
 
 // executeBatch runs a batch: jobs whose last attempt died with their runner
@@ -553,19 +561,8 @@ func (r *Runner) executeBatch(ctx context.Context, batch []*Job) {
 		idx = append(idx, i)
 	}
 	if len(live) > 0 {
-		workCtx, cancel := context.WithCancel(ctx)
-		if k.opts.Timeout > 0 {
-			workCtx, cancel = context.WithTimeout(ctx, k.opts.Timeout)
-		}
-		hbDone := make(chan struct{})
-		go func() {
-			defer close(hbDone)
-			r.heartbeat(workCtx, cancel, live)
-		}()
-		got := r.workBatch(workCtx, k.batch, live)
-		shutdown := workCtx.Err() != nil && ctx.Err() != nil && r.stopping.Load()
-		cancel()
-		<-hbDone
+		var got []error
+		shutdown := r.attempt(ctx, k, live, func(workCtx context.Context) { got = r.workBatch(workCtx, k.batch, live) })
 		for n, i := range idx {
 			err := errors.New("jobs: the batch worker returned no result for this job")
 			if n < len(got) {
