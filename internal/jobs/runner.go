@@ -771,13 +771,18 @@ func SettleAll(ctx context.Context, tx *store.Tx, batch []*Job, results []error)
 }
 
 // completeAll ends the jobs batch[part] as completed in one statement,
-// fenced like FinishJob, and returns the ids it ended.
+// fenced like FinishJob, and returns the ids it ended. The fence leaves out
+// FinishJob's state = 'running': every way out of running clears locked_by,
+// so this runner's name and the attempt already imply it, and without it
+// PostgreSQL looks the rows up by primary key instead of walking jobs_ready's
+// running entries, most of them dead versions of jobs finished moments ago
+// (measured: 0.28 ms instead of 1.7 ms for 16 rows).
 func (r *Runner) completeAll(ctx context.Context, tx *store.Tx, batch []*Job, part []int) (map[int64]bool, error) {
 	a := store.NewArgs(tx.Dialect)
 	var q strings.Builder
 	q.WriteString("UPDATE jobs SET state = 'completed', last_error = '', finished_at = " +
 		a.Add(sql.NullTime{Time: utc(tx.Now), Valid: true}) + ", locked_by = '', locked_until = NULL\n" +
-		"WHERE state = 'running' AND locked_by = " + a.Add(r.cfg.ID) + " AND (id, attempt) IN (VALUES ")
+		"WHERE locked_by = " + a.Add(r.cfg.ID) + " AND (id, attempt) IN (VALUES ")
 	for k, i := range part {
 		if k > 0 {
 			q.WriteString(", ")
