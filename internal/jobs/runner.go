@@ -771,25 +771,27 @@ func SettleAll(ctx context.Context, tx *store.Tx, batch []*Job, results []error)
 }
 
 // completeAll ends the jobs batch[part] as completed in one statement,
-// fenced like FinishJob, and returns the ids it ended. The fence leaves out
-// FinishJob's state = 'running': every way out of running clears locked_by,
-// so this runner's name and the attempt already imply it, and without it
-// PostgreSQL looks the rows up by primary key instead of walking jobs_ready's
-// running entries, most of them dead versions of jobs finished moments ago
-// (measured: 0.28 ms instead of 1.7 ms for 16 rows).
+// fenced like FinishJob, and returns the ids it ended. The rows are found
+// by primary key, joined to the list of (id, attempt): a row-value IN list
+// makes SQLite scan the table. The fence leaves out FinishJob's
+// state = 'running': every way out of running clears locked_by, so this
+// runner's name and the attempt imply it, and with it PostgreSQL walks
+// jobs_ready's running entries instead, most of them dead versions of jobs
+// finished moments ago (measured: 1.7 ms instead of 0.5 ms for 16 rows).
 func (r *Runner) completeAll(ctx context.Context, tx *store.Tx, batch []*Job, part []int) (map[int64]bool, error) {
 	a := store.NewArgs(tx.Dialect)
 	var q strings.Builder
 	q.WriteString("UPDATE jobs SET state = 'completed', last_error = '', finished_at = " +
 		a.Add(sql.NullTime{Time: utc(tx.Now), Valid: true}) + ", locked_by = '', locked_until = NULL\n" +
-		"WHERE locked_by = " + a.Add(r.cfg.ID) + " AND (id, attempt) IN (VALUES ")
+		"FROM (VALUES ")
 	for k, i := range part {
 		if k > 0 {
 			q.WriteString(", ")
 		}
 		q.WriteString("(" + a.Cast(batch[i].ID, "BIGINT") + ", " + a.Cast(int32(batch[i].Attempt), "INTEGER") + ")")
 	}
-	q.WriteString(")\nRETURNING id")
+	q.WriteString(") AS v\nWHERE jobs.id = v.column1 AND jobs.attempt = v.column2 AND jobs.locked_by = " + a.Add(r.cfg.ID) +
+		"\nRETURNING jobs.id")
 	rows, err := tx.Query(ctx, q.String(), a.List()...)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: complete %d jobs: %w", len(part), err)
