@@ -590,27 +590,45 @@ func deliveryBody(d dbq.WebhookDelivery, payload sql.NullString, created sql.Nul
 		Type: d.EventType, Payload: payload.String, CreatedAt: created.Time}))
 }
 
-// eventJSON is json.Marshal(e), with e.Data, the stored payload, copied as
-// it is: it was written by json.Marshal, so it is valid, compact and
-// escaped as Marshal would make it, and checking it again for every
-// delivery costs in proportion to the document it carries.
+// eventJSON is json.Marshal(e), written by hand: e.Data, the stored
+// payload, is copied as it is (it was written by json.Marshal, so it is
+// valid, compact and escaped as Marshal would make it, and checking it
+// again for every delivery costs in proportion to the document it
+// carries), and the head's few strings are quoted directly when they need
+// no escaping, as ids and types do (reflection cost a delivery 5 µs).
 func eventJSON(e Event) ([]byte, error) {
-	head, err := jsonMarshal(struct {
-		ID          string    `json:"id"`
-		Object      string    `json:"object"`
-		Type        string    `json:"type"`
-		CreatedAt   time.Time `json:"createdAt"`
-		Environment string    `json:"environment"`
-		CompanyID   string    `json:"companyId"`
-	}{e.ID, e.Object, e.Type, e.CreatedAt, e.Environment, e.CompanyID})
+	created, err := e.CreatedAt.MarshalJSON()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("encode event %s: %w", e.ID, err)
 	}
-	out := make([]byte, 0, len(head)+len(`,"data":`)+len(e.Data))
-	out = append(out, head[:len(head)-1]...) // without its closing brace
+	out := make([]byte, 0, 160+len(e.Data))
+	out = appendJSONField(out, `{"id":`, e.ID)
+	out = appendJSONField(out, `,"object":`, e.Object)
+	out = appendJSONField(out, `,"type":`, e.Type)
+	out = append(out, `,"createdAt":`...)
+	out = append(out, created...)
+	out = appendJSONField(out, `,"environment":`, e.Environment)
+	out = appendJSONField(out, `,"companyId":`, e.CompanyID)
 	out = append(out, `,"data":`...)
 	out = append(out, e.Data...)
 	return append(out, '}'), nil
+}
+
+// appendJSONField appends key and s as encoding/json writes a string: as
+// it is between quotes when no byte needs escaping (printable ASCII other
+// than the quote, the backslash and the HTML characters json escapes),
+// through json.Marshal otherwise.
+func appendJSONField(dst []byte, key, s string) []byte {
+	dst = append(dst, key...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(dst, q...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // signingSecrets returns the endpoint's current secret and, within

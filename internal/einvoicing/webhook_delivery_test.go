@@ -406,18 +406,26 @@ func TestEventJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev := eventView(dbq.Event{ID: "evt_1", CompanyID: "co_1", Environment: auth.EnvSandbox, Type: EventSubmitted,
-			Payload: string(payload), CreatedAt: at})
-		want, err := json.Marshal(ev)
-		if err != nil {
-			t.Fatal(err)
+		// The head's strings are quoted by hand when nothing in them needs
+		// escaping: events whose strings each hold one byte that does.
+		evs := []Event{eventView(dbq.Event{ID: "evt_1", CompanyID: "co_1", Environment: auth.EnvSandbox, Type: EventSubmitted,
+			Payload: string(payload), CreatedAt: at})}
+		for i, odd := range []string{"<", ">", "&", `"`, `\`, "\x01", "\x7f", "т", "\u2028", "\xff"} {
+			evs = append(evs, eventView(dbq.Event{ID: "evt_" + odd, CompanyID: "co" + odd, Environment: odd, Type: EventSubmitted + odd,
+				Payload: string(payload), CreatedAt: at.In(time.FixedZone("", i*3600))}))
 		}
-		got, err := eventJSON(ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("eventJSON:\n%s\nwant\n%s", got, want)
+		for _, ev := range evs {
+			want, err := json.Marshal(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := eventJSON(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("eventJSON:\n%s\nwant\n%s", got, want)
+			}
 		}
 	}
 }
