@@ -178,6 +178,7 @@ func (db *DB) runGroup(batch []*member) {
 		m.err = nil
 	}
 	db.AccessChanged()
+	db.ckpt.poke()
 	crashpoint.Hit(crashpoint.StoreAfterCommit)
 	db.writeStmts.prepareWanted(context.Background())
 }

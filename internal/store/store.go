@@ -61,6 +61,9 @@ type DB struct {
 	epoch atomic.Pointer[epoch]
 	// group runs concurrent SQLite transactions in one commit (group.go).
 	group grouper
+	// ckpt copies SQLite's write-ahead log into the database file off the
+	// writer (checkpoint.go); nil on PostgreSQL.
+	ckpt *checkpointer
 }
 
 // Open connects to the database named by rawURL without migrating it.
@@ -100,10 +103,12 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		// page it changes there first, and with the default the copy spills
 		// to a temporary file past 64 KiB — a write(2) per page for every
 		// transaction larger than a few rows. One savepoint's pages at a time
-		// is all it holds.
+		// is all it holds. The writer's auto-checkpoint is only a backstop:
+		// the checkpointer copies the log back (checkpoint.go).
 		common := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
 			"&_pragma=foreign_keys(1)&_time_format=sqlite"
-		w, err := sql.Open("sqlite", "file:"+target+"?"+common+"&_pragma=temp_store(memory)&_txlock=immediate")
+		w, err := sql.Open("sqlite", "file:"+target+"?"+common+"&_pragma=temp_store(memory)&_txlock=immediate"+
+			fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)", checkpointBackstop))
 		if err != nil {
 			return nil, fmt.Errorf("store: open sqlite: %w", err)
 		}
@@ -126,6 +131,10 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 			return nil, err
 		}
 		db.epoch.Store(e)
+		if db.ckpt, err = startCheckpointer("file:" + target + "?" + common); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -175,12 +184,14 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	// The checkpointer first: its checkpoint must not outlive the pools.
+	ckptErr := db.ckpt.close()
 	for _, c := range []*stmtCache{db.writeStmts, db.readStmts} {
 		if c != nil {
 			c.close()
 		}
 	}
-	var errs []error
+	errs := []error{ckptErr}
 	if db.write != nil {
 		errs = append(errs, db.write.Close())
 	}
@@ -348,6 +359,7 @@ func (db *DB) singleTx(ctx context.Context, fn func(tx *Tx) error, runAfter bool
 		return fmt.Errorf("store: commit: %w", err)
 	}
 	db.AccessChanged() // whatever the transaction wrote, kept reads of access are stale
+	db.ckpt.poke()
 	crashpoint.Hit(crashpoint.StoreAfterCommit)
 	if db.writeStmts != nil {
 		db.writeStmts.prepareWanted(ctx)
