@@ -16,9 +16,11 @@ import (
 // its own instead (docs/decisions.md, "Checkpoints off the writer"): each
 // commit pokes the checkpointer, which copies what the log holds (PASSIVE:
 // it never blocks the writer or a reader) at most once per checkpointGap.
-// The writer keeps an auto-checkpoint at checkpointBackstop pages, far
-// above what the checkpointer lets the log reach, for the case where it
-// falls behind.
+// The writer keeps an auto-checkpoint at checkpointBackstop pages of log.
+// The log only starts again from its beginning when no reader still
+// holds an older snapshot, so under steady reads it can reach that size;
+// the writer's checkpoint then finds the checkpointer's work done and has
+// little to copy, unless the checkpointer has fallen behind.
 //
 // It is part of the SQLite adapter, like the engine's own background
 // writer would be, not application work: one per open store, and a store
