@@ -196,13 +196,14 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 	}
 	link := SigningLink{Type: LinkEInvoice, ID: n.ID}
 	if tx.Dialect == store.Postgres {
-		// The four rows in one statement: a round trip each is most of
-		// what they cost on PostgreSQL.
+		// The four rows, and the read of the endpoints the event may go
+		// to, in one statement: a round trip each is most of what they
+		// cost on PostgreSQL.
 		ev, err := eventParams(tx, out.AccountID, EventSignatureRequired, view)
 		if err != nil {
 			return EInvoice{}, err
 		}
-		if err := tx.IssueEInvoiceRows(ctx, dbq.IssueEInvoiceRowsParams{ID: p.ID, AccountID: p.AccountID,
+		rows, err := tx.IssueEInvoiceRows(ctx, dbq.IssueEInvoiceRowsParams{ID: p.ID, AccountID: p.AccountID,
 			CompanyID: p.CompanyID, Environment: p.Environment, CreatedAt: tx.Now,
 			SrID: sgr.String, SrCertificateID: n.cert.ID, SrPurpose: PurposeDocument, SrProtectedHeader: header,
 			SrPayload: n.payload, SrLinkType: link.Type, SrExpiresAt: tx.Now.Add(signingTTL),
@@ -210,10 +211,15 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 			Document: p.Document, UjpDocID: p.UjpDocID, TotalNet: p.TotalNet, TotalVat: p.TotalVat,
 			TotalGross: p.TotalGross, Currency: p.Currency, Problems: p.Problems, ClientReference: p.ClientReference,
 			Fingerprint: p.Fingerprint, OriginalID: p.OriginalID, HistoryID: historyID, HistoryCause: "issued",
-			EventID: ev.ID, EventType: ev.Type, EventPayload: ev.Payload}); err != nil {
+			EventID: ev.ID, EventType: ev.Type, EventPayload: ev.Payload})
+		if err != nil {
 			return EInvoice{}, fmt.Errorf("store einvoice: %w", err)
 		}
-		return view, fanOut(ctx, tx, ev)
+		eps := make([]dbq.ListFanOutEndpointsRow, len(rows))
+		for i, r := range rows {
+			eps[i] = dbq.ListFanOutEndpointsRow(r)
+		}
+		return view, fanOutTo(ctx, tx, ev, eps)
 	}
 	if _, err := insertRequest(ctx, tx, sgr.String, n.Account, *n.cert, header, PurposeDocument, n.payload, link); err != nil {
 		return EInvoice{}, err

@@ -164,6 +164,12 @@ func fanOut(ctx context.Context, tx *store.Tx, ev dbq.CreateEventParams) error {
 	if err != nil {
 		return fmt.Errorf("webhook endpoints of %s: %w", ev.AccountID, err)
 	}
+	return fanOutTo(ctx, tx, ev, eps)
+}
+
+// fanOutTo is fanOut to the endpoints eps, read by the caller
+// (ListFanOutEndpoints, or the statement that wrote ev).
+func fanOutTo(ctx context.Context, tx *store.Tx, ev dbq.CreateEventParams, eps []dbq.ListFanOutEndpointsRow) error {
 	for _, ep := range eps {
 		if !subscribes(ep.EventTypes, ev.Type) || !covers(ep.CompanyIds, ev.CompanyID) {
 			continue

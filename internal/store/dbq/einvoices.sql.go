@@ -413,47 +413,48 @@ func (q *Queries) InsertEInvoice(ctx context.Context, arg InsertEInvoiceParams) 
 	return err
 }
 
-const issueEInvoiceRows = `-- name: IssueEInvoiceRows :exec
+const issueEInvoiceRows = `-- name: IssueEInvoiceRows :many
 WITH sr AS (
   INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
                                 link_type, link_id, expires_at, created_at, updated_at)
-  VALUES ($9, $2, $3, $10, $11,
-          'pending', $12, $13, $14, $6,
-          $15, $8, $8)
+  VALUES ($3, $1, $4, $5, $6,
+          'pending', $7, $8, $9, $10,
+          $11, $12, $12)
 ), inv AS (
   INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
                          document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
                          client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
-  VALUES ($6, $2, $3, $4, $16,
-          $17, $18, $19, $20, $21,
-          $22, $23, $24, $25, $26,
-          $27, $28, $29, $30,
-          $9, $8, $8)
+  VALUES ($10, $1, $4, $2, $13,
+          $14, $15, $16, $17, $18,
+          $19, $20, $21, $22, $23,
+          $24, $25, $26, $27,
+          $3, $12, $12)
 ), hist AS (
   INSERT INTO einvoice_status_history (id, einvoice_id, from_status, to_status, cause, ujp_code, at)
-  VALUES ($31, $6, NULL, $17, $32, NULL, $8)
+  VALUES ($28, $10, NULL, $14, $29, NULL, $12)
+), ev AS (
+  INSERT INTO events (id, account_id, company_id, environment, type, object_id, payload, created_at)
+  VALUES ($30, $1, $4, $2, $31,
+          $10, $32, $12)
 )
-INSERT INTO events (id, account_id, company_id, environment, type, object_id, payload, created_at)
-VALUES ($1, $2, $3, $4, $5,
-        $6, $7, $8)
+SELECT we.id, we.event_types, we.company_ids, we.enabled FROM webhook_endpoints we
+WHERE we.account_id = $1 AND we.environment = $2
+ORDER BY we.id
 `
 
 type IssueEInvoiceRowsParams struct {
-	EventID           string
 	AccountID         string
-	CompanyID         string
 	Environment       string
-	EventType         string
-	ID                string
-	EventPayload      string
-	CreatedAt         time.Time
 	SrID              string
+	CompanyID         string
 	SrCertificateID   string
 	SrPurpose         string
 	SrProtectedHeader string
 	SrPayload         string
 	SrLinkType        string
+	ID                string
 	SrExpiresAt       time.Time
+	CreatedAt         time.Time
 	Kind              string
 	Status            string
 	DocumentType      string
@@ -471,30 +472,40 @@ type IssueEInvoiceRowsParams struct {
 	OriginalID        sql.NullString
 	HistoryID         string
 	HistoryCause      string
+	EventID           string
+	EventType         string
+	EventPayload      string
+}
+
+type IssueEInvoiceRowsRow struct {
+	ID         string
+	EventTypes string
+	CompanyIds string
+	Enabled    bool
 }
 
 // PostgreSQL only (SQLite has no INSERT inside WITH): a new e-invoice's
 // signing request, the e-invoice, its first history row and its event in
-// one statement — one round trip instead of four. The rows are the ones
+// one statement — one round trip instead of five. The rows are the ones
 // InsertSigningRequest, InsertEInvoice, AddEInvoiceStatus and CreateEvent
-// write; the foreign keys are checked at the end of the statement.
-func (q *Queries) IssueEInvoiceRows(ctx context.Context, arg IssueEInvoiceRowsParams) error {
-	_, err := q.db.ExecContext(ctx, issueEInvoiceRows,
-		arg.EventID,
+// write; the foreign keys are checked at the end of the statement. It
+// answers with what ListFanOutEndpoints reads, the endpoints the event may
+// go to (PostgreSQL runs every data-modifying WITH once, whether or not
+// the query reads it).
+func (q *Queries) IssueEInvoiceRows(ctx context.Context, arg IssueEInvoiceRowsParams) ([]IssueEInvoiceRowsRow, error) {
+	rows, err := q.db.QueryContext(ctx, issueEInvoiceRows,
 		arg.AccountID,
-		arg.CompanyID,
 		arg.Environment,
-		arg.EventType,
-		arg.ID,
-		arg.EventPayload,
-		arg.CreatedAt,
 		arg.SrID,
+		arg.CompanyID,
 		arg.SrCertificateID,
 		arg.SrPurpose,
 		arg.SrProtectedHeader,
 		arg.SrPayload,
 		arg.SrLinkType,
+		arg.ID,
 		arg.SrExpiresAt,
+		arg.CreatedAt,
 		arg.Kind,
 		arg.Status,
 		arg.DocumentType,
@@ -512,8 +523,34 @@ func (q *Queries) IssueEInvoiceRows(ctx context.Context, arg IssueEInvoiceRowsPa
 		arg.OriginalID,
 		arg.HistoryID,
 		arg.HistoryCause,
+		arg.EventID,
+		arg.EventType,
+		arg.EventPayload,
 	)
-	return err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []IssueEInvoiceRowsRow{}
+	for rows.Next() {
+		var i IssueEInvoiceRowsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventTypes,
+			&i.CompanyIds,
+			&i.Enabled,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listEInvoiceStatus = `-- name: ListEInvoiceStatus :many

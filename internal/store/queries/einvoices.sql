@@ -23,12 +23,15 @@ VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(envir
         sqlc.arg(problems), sqlc.narg(client_reference), sqlc.arg(fingerprint), sqlc.narg(original_id),
         sqlc.narg(signing_request_id), sqlc.arg(created_at), sqlc.arg(updated_at));
 
--- name: IssueEInvoiceRows :exec
+-- name: IssueEInvoiceRows :many
 -- PostgreSQL only (SQLite has no INSERT inside WITH): a new e-invoice's
 -- signing request, the e-invoice, its first history row and its event in
--- one statement — one round trip instead of four. The rows are the ones
+-- one statement — one round trip instead of five. The rows are the ones
 -- InsertSigningRequest, InsertEInvoice, AddEInvoiceStatus and CreateEvent
--- write; the foreign keys are checked at the end of the statement.
+-- write; the foreign keys are checked at the end of the statement. It
+-- answers with what ListFanOutEndpoints reads, the endpoints the event may
+-- go to (PostgreSQL runs every data-modifying WITH once, whether or not
+-- the query reads it).
 WITH sr AS (
   INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
                                 link_type, link_id, expires_at, created_at, updated_at)
@@ -47,10 +50,14 @@ WITH sr AS (
 ), hist AS (
   INSERT INTO einvoice_status_history (id, einvoice_id, from_status, to_status, cause, ujp_code, at)
   VALUES (sqlc.arg(history_id), sqlc.arg(id), NULL, sqlc.arg(status), sqlc.arg(history_cause), NULL, sqlc.arg(created_at))
+), ev AS (
+  INSERT INTO events (id, account_id, company_id, environment, type, object_id, payload, created_at)
+  VALUES (sqlc.arg(event_id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(environment), sqlc.arg(event_type),
+          sqlc.arg(id), sqlc.arg(event_payload), sqlc.arg(created_at))
 )
-INSERT INTO events (id, account_id, company_id, environment, type, object_id, payload, created_at)
-VALUES (sqlc.arg(event_id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(environment), sqlc.arg(event_type),
-        sqlc.arg(id), sqlc.arg(event_payload), sqlc.arg(created_at));
+SELECT we.id, we.event_types, we.company_ids, we.enabled FROM webhook_endpoints we
+WHERE we.account_id = sqlc.arg(account_id) AND we.environment = sqlc.arg(environment)
+ORDER BY we.id;
 
 -- name: GetEInvoice :one
 SELECT * FROM einvoices WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) AND company_id = sqlc.arg(company_id);
