@@ -429,3 +429,68 @@ func TestEventJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestDeliveryOutcomeIsHOT delivers events on PostgreSQL and expects every
+// update of their deliveries to have been HOT (migration 00016): an
+// outcome writes no index entry. An index on a column the outcome changes
+// (state, say), or a fillfactor that leaves no room in the page, fails it.
+func TestDeliveryOutcomeIsHOT(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t)
+	ctx := t.Context()
+	recv := newCountingReceiver(t)
+	s := New(Deps{DB: db, Secrets: testBox(t), Log: slog.New(slog.DiscardHandler)},
+		Config{Webhooks: WebhookConfig{AllowPrivateSandbox: true, Concurrency: 8}})
+	acct, cos := seedAccount(t, db, 1)
+	ep, err := s.CreateWebhookEndpoint(ctx, Caller{Principal: &auth.Principal{AccountID: acct, Environment: auth.EnvSandbox}},
+		CreateWebhookEndpoint{URL: recv.srv.URL, Events: []string{"*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv.secret.Store(*ep.Secret)
+	const n = 100
+	writeEvents(t, db, acct, cos[0], auth.EnvSandbox, n)
+	r := jobs.NewRunner(db, jobs.Config{Workers: 2 * WebhookBatch, PollInterval: 5 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	s.RegisterWebhookJobs(r)
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var done int64
+		if err := db.WriteDB().QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'succeeded'`).Scan(&done); err != nil {
+			t.Fatal(err)
+		}
+		if done == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d deliveries succeeded after 30 s", done, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := r.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A backend reports its counts when it has been idle a while, or when
+	// it exits: the idle connections are closed so that they do.
+	db.WriteDB().SetMaxIdleConns(0)
+	db.WriteDB().SetMaxIdleConns(2)
+	var upd, hot int64
+	for {
+		if err := db.WriteDB().QueryRowContext(ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
+WHERE relname = 'webhook_deliveries'`).Scan(&upd, &hot); err != nil {
+			t.Fatal(err)
+		}
+		if upd >= n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d deliveries updated after 30 s (%d received)", upd, n, recv.total.Load())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if upd != n || hot != upd {
+		t.Fatalf("webhook_deliveries: %d updates, %d of them HOT; want %d, all HOT", upd, hot, n)
+	}
+}
