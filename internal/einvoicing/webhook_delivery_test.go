@@ -455,20 +455,13 @@ func TestDeliveryOutcomeIsHOT(t *testing.T) {
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitFor(t, "every delivery succeeded", func() bool {
 		var done int64
 		if err := db.WriteDB().QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'succeeded'`).Scan(&done); err != nil {
 			t.Fatal(err)
 		}
-		if done == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d deliveries succeeded after 30 s", done, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return done == n
+	})
 	if err := r.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -477,20 +470,26 @@ func TestDeliveryOutcomeIsHOT(t *testing.T) {
 	db.WriteDB().SetMaxIdleConns(0)
 	db.WriteDB().SetMaxIdleConns(2)
 	var upd, hot int64
-	for {
+	waitFor(t, "the updates counted", func() bool {
 		if err := db.WriteDB().QueryRowContext(ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
 WHERE relname = 'webhook_deliveries'`).Scan(&upd, &hot); err != nil {
 			t.Fatal(err)
 		}
-		if upd >= n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d deliveries updated after 30 s (%d received)", upd, n, recv.total.Load())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return upd >= n
+	})
 	if upd != n || hot != upd {
 		t.Fatalf("webhook_deliveries: %d updates, %d of them HOT; want %d, all HOT", upd, hot, n)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after 30 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30 s for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
