@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -65,9 +66,9 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 					body, _ := jsonMarshal(eventView(r))
 					bodies = append(bodies, body)
 				}
-				c0 := processCPU()
+				c0 := einvoicingtest.ProcessCPU()
 				rawBefore := rawRate(b, recv.srv.URL, secret, bodies, workers)
-				rawCPU = processCPU() - c0
+				rawCPU = einvoicingtest.ProcessCPU() - c0
 
 				// Deliveries: the events written above, each with its job.
 				recv.total.Store(0)
@@ -81,7 +82,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 				recv.onHit.Store(&hit)
 				r := jobs.NewRunner(db, jobs.Config{Workers: 4 * WebhookBatch, PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 				s.RegisterWebhookJobs(r)
-				start, c1 := time.Now(), processCPU()
+				start, c1 := time.Now(), einvoicingtest.ProcessCPU()
 				if err := r.Start(ctx); err != nil {
 					b.Fatal(err)
 				}
@@ -91,7 +92,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 					b.Fatalf("%d of %d delivered", recv.total.Load(), n)
 				}
 				deliveries = n / time.Since(start).Seconds()
-				deliveryCPU = processCPU() - c1
+				deliveryCPU = einvoicingtest.ProcessCPU() - c1
 				if err := r.Stop(ctx); err != nil {
 					b.Fatal(err)
 				}
@@ -101,9 +102,9 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 				}
 				// The raw rate again after the deliveries, and the mean of
 				// the two: the load of a shared machine changes within a run.
-				c2 := processCPU()
+				c2 := einvoicingtest.ProcessCPU()
 				raw = (rawBefore + rawRate(b, recv.srv.URL, secret, bodies, workers)) / 2
-				rawCPU = (rawCPU + processCPU() - c2) / 2
+				rawCPU = (rawCPU + einvoicingtest.ProcessCPU() - c2) / 2
 			}
 			b.ReportMetric(deliveries, "deliveries/s")
 			b.ReportMetric(raw, "receiver-raw-req/s")

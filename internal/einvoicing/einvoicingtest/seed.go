@@ -2,8 +2,9 @@
 // tests and benchmarks that need many of them (usage at 100,000 documents,
 // archives of 10,000): the rows the submission pipeline leaves behind —
 // the e-invoice, its signed signing request, its status history, UJP's PDF
-// and its usage ledger row — written directly, in batches. It is never
-// imported by production code.
+// and its usage ledger row — written directly, in batches — and it tells
+// benchmarks how much CPU time the process has used (ProcessCPU). It is
+// never imported by production code.
 package einvoicingtest
 
 import (

@@ -1,14 +1,14 @@
 //go:build unix
 
-package einvoicing
+package einvoicingtest
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time this process has used (user and system).
-func processCPU() time.Duration {
+// ProcessCPU is the CPU time this process has used (user and system).
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
