@@ -169,6 +169,12 @@ type Caller struct {
 // cancellation: once the work starts, a client that hangs up does not
 // decide its outcome.
 func write[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (T, error)) (T, error) {
+	return writeStoring(ctx, s, c, fn, nil)
+}
+
+// writeStoring is write whose stored response is stored(v) rather than v
+// itself (nil stored: v), for answers that must not be kept as they are.
+func writeStoring[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (T, error), stored func(T) T) (T, error) {
 	var out T
 	ctx = context.WithoutCancel(ctx)
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -176,7 +182,11 @@ func write[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.T
 		if err != nil {
 			return err
 		}
-		if err := c.Claim.Complete(ctx, tx, v); err != nil {
+		kept := v
+		if stored != nil {
+			kept = stored(v)
+		}
+		if err := c.Claim.Complete(ctx, tx, kept); err != nil {
 			return err
 		}
 		if err := auth.RecordAuditTx(ctx, tx, c.Principal, c.Audit); err != nil {

@@ -46,17 +46,16 @@ type addressPolicy struct {
 	allowPrivate bool
 }
 
-// Ranges no webhook may reach, whatever the policy, with the reason given.
-func refusedRanges() []struct {
+// addrRange is a range of addresses and why a webhook may not reach it.
+type addrRange struct {
 	p      netip.Prefix
 	reason string
-} {
-	type r = struct {
-		p      netip.Prefix
-		reason string
-	}
+}
+
+// Ranges no webhook may reach, whatever the policy, with the reason given.
+func refusedRanges() []addrRange {
 	m := netip.MustParsePrefix
-	return []r{
+	return []addrRange{
 		{m("0.0.0.0/8"), "a reserved address (this network)"},
 		{m("169.254.0.0/16"), "a link-local address (cloud metadata services answer there)"},
 		{m("192.0.0.0/24"), "a reserved address (IETF protocol assignments)"},
@@ -78,16 +77,9 @@ func refusedRanges() []struct {
 }
 
 // Ranges only the sandbox's private policy admits.
-func privateRanges() []struct {
-	p      netip.Prefix
-	reason string
-} {
-	type r = struct {
-		p      netip.Prefix
-		reason string
-	}
+func privateRanges() []addrRange {
 	m := netip.MustParsePrefix
-	return []r{
+	return []addrRange{
 		{m("127.0.0.0/8"), "a loopback address"},
 		{m("::1/128"), "a loopback address"},
 		{m("10.0.0.0/8"), "a private address"},

@@ -224,25 +224,10 @@ func checkEndpointCompanies(ctx context.Context, q *dbq.Queries, p *auth.Princip
 // it, but the response stored for an Idempotency-Key replay has secret
 // null, so the secret is never kept in clear.
 func writeRedacted(ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (WebhookEndpoint, error)) (WebhookEndpoint, error) {
-	var out WebhookEndpoint
-	ctx = context.WithoutCancel(ctx)
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		v, err := fn(tx)
-		if err != nil {
-			return err
-		}
-		stored := v
-		stored.Secret = nil
-		if err := c.Claim.Complete(ctx, tx, stored); err != nil {
-			return err
-		}
-		if err := auth.RecordAuditTx(ctx, tx, c.Principal, c.Audit); err != nil {
-			return err
-		}
-		out = v
-		return nil
+	return writeStoring(ctx, s, c, fn, func(v WebhookEndpoint) WebhookEndpoint {
+		v.Secret = nil
+		return v
 	})
-	return out, err
 }
 
 func (s *Service) needSecrets() error {
