@@ -206,7 +206,7 @@ func BenchmarkIssueEInvoice(b *testing.B) {
 					cb, ci = cb+c1-c0, ci+einvoicingtest.ProcessCPU()-c1
 				}
 				baseRate, issueRate = float64(nb)/tb.Seconds(), float64(ni)/ti.Seconds()
-				baseCPU, issueCPU = cb/time.Duration(nb), ci/time.Duration(ni)
+				baseCPU, issueCPU = cb/time.Duration(max(nb, 1)), ci/time.Duration(max(ni, 1))
 			}
 			b.ReportMetric(issueRate, "invoices/s")
 			b.ReportMetric(baseRate, "baseline-writes/s")
