@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -112,6 +113,23 @@ func TestOnboardingEndToEnd(t *testing.T) {
 		link := regexp.MustCompile(regexp.QuoteMeta(s.einvoice) + `/mandates/\S+`).FindString(mails[0].Body)
 		if link == "" {
 			t.Fatalf("no mandate link to %s in:\n%s", s.einvoice, mails[0].Body)
+		}
+
+		// Before the representative accepts, the service does not act for
+		// the company at UJP: an e-invoice is refused and nothing is stored.
+		issue := func() httpReply {
+			n++
+			return call(t, "POST", s.einvoice+"/v1/einvoices", token, map[string]string{"Idempotency-Key": "e2e-inv-" + strconv.Itoa(n), "X-Company-Id": id},
+				`{"number":"M-1","issueDate":"2026-11-20","buyer":{"taxNumber":"4030000000002","name":"Тест Купувач ДОО Скопје",`+
+					`"address":{"street":"Широк сокак","number":"5","postalCode":"1000","city":"Скопје"}},"references":[],`+
+					`"payment":{"typeCode":"P12","currency":"MKD"},"lines":[{"description":"Услуга","quantity":"1","unitPrice":"100",`+
+					`"vatPercent":"18","taxIndicator":"DDV-A"}]}`)
+		}
+		if r := issue(); r.status != 409 || !strings.Contains(string(r.body), `"code":"mandate_pending"`) {
+			t.Fatalf("e-invoice before the mandate: %d %s", r.status, r.body)
+		}
+		if l := call(t, "GET", s.einvoice+"/v1/einvoices", token, map[string]string{"X-Company-Id": id}, ""); !strings.Contains(string(l.body), `"data":[]`) {
+			t.Fatalf("e-invoices after the refusal: %s", l.body)
 		}
 
 		t.Run("accept in Chromium", func(t *testing.T) {

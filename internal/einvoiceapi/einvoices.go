@@ -144,7 +144,8 @@ func (h *handlers) registerEInvoices(s *httpx.Service) {
 			"budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: " +
 			"invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field " +
 			"errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another " +
-			"body: 409 client_reference_conflict; with the same body, the existing e-invoice. No valid signing certificate: 409 " +
+			"body: 409 client_reference_conflict; with the same body, the existing e-invoice. A company whose representative " +
+			"has not accepted the mandate (pending_mandate): 409 mandate_pending. No valid signing certificate: 409 " +
 			"signer_not_ready.",
 	}, httpx.Spec{Scope: "einvoices:write", Company: true}, func(ctx context.Context, in *issueEInvoiceInput) (*einvoiceOutput, error) {
 		e, err := h.svc.IssueEInvoice(ctx, caller(ctx), einvoicing.IssueEInvoice{CompanyID: httpx.CompanyFrom(ctx), Request: &in.Body})
@@ -161,7 +162,8 @@ func (h *handlers) registerEInvoices(s *httpx.Service) {
 			"submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only " +
 			"while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another " +
 			"storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is " +
-			"filed (409 period_closed). The original is never modified by this call. 202 with the storno.",
+			"filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is " +
+			"never modified by this call. 202 with the storno.",
 	}, httpx.Spec{Scope: "einvoices:write", Company: true}, func(ctx context.Context, in *stornoInput) (*einvoiceOutput, error) {
 		b := in.Body
 		e, err := h.svc.StornoEInvoice(ctx, caller(ctx), einvoicing.Storno{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID,

@@ -109,7 +109,8 @@ func (h *handlers) registerInbox(s *httpx.Service) {
 		"accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to " +
 		"pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) " +
 		"or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the " +
-		"seller voided or corrected it; 409 signer_not_ready without a valid signing certificate."
+		"seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 " +
+		"signer_not_ready without a valid signing certificate."
 	httpx.Register(s, huma.Operation{
 		OperationID: "acceptInboxDocument", Method: http.MethodPost, Path: "/v1/inbox/{id}/accept",
 		Summary: "Accept an incoming e-invoice", Tags: tags, DefaultStatus: http.StatusAccepted,

@@ -97,6 +97,9 @@ func (n *NewEInvoice) encode(now time.Time) error {
 func issuer(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, now time.Time) (co dbq.Company, cert *dbq.SigningCertificate, certErr, err error) {
 	r, err := q.GetAccountCompanySigner(ctx, dbq.GetAccountCompanySignerParams{ID: id, AccountID: p.AccountID, Now: now})
 	co, err = actingFor(p, id, r.Company, err)
+	if err == nil {
+		err = mandated(co)
+	}
 	if err != nil {
 		return co, nil, nil, err
 	}

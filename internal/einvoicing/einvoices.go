@@ -232,6 +232,9 @@ func supersedable(ctx context.Context, tx *store.Tx, p *auth.Principal, companyI
 		return orig, dbq.Company{}, err
 	}
 	co, err := company(ctx, tx.Queries, p, orig.CompanyID)
+	if err == nil {
+		err = mandated(co)
+	}
 	if err != nil {
 		return orig, co, err
 	}
@@ -339,6 +342,9 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 	sum := sha256.Sum256(append([]byte("correction:"+cmd.ID+":"), req.Fingerprint()...))
 	fingerprint := hex.EncodeToString(sum[:])
 	co, err := company(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
+	if err == nil {
+		err = mandated(co)
+	}
 	if err != nil {
 		return EInvoice{}, err
 	}

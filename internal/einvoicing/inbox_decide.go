@@ -48,6 +48,9 @@ type DecideInbox struct {
 // signer_not_ready without a valid certificate.
 func (s *Service) DecideInbox(ctx context.Context, c Caller, cmd DecideInbox) (InboxDocument, error) {
 	co, err := company(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
+	if err == nil {
+		err = mandated(co)
+	}
 	if err != nil {
 		return InboxDocument{}, err
 	}
