@@ -206,7 +206,7 @@ type signingRequestPage struct {
 }
 
 type listSigningInput struct {
-	State     string `query:"state" enum:"pending,claimed,signed,refused,expired," doc:"Only requests in this state."`
+	State     string `query:"state" enum:"pending,claimed,signed,refused,expired" doc:"Only requests in this state."`
 	CompanyID string `query:"companyId" maxLength:"100" doc:"Only requests of this company."`
 	Limit     int    `query:"limit" minimum:"1" maximum:"100" default:"20"`
 	Cursor    string `query:"cursor" maxLength:"200"`

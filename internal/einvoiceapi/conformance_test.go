@@ -11,6 +11,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
@@ -104,6 +105,46 @@ func TestProblemsCarryInstance(t *testing.T) {
 			if st != tc.status || m["code"] != tc.code || rid == "" || m["instance"] != rid ||
 				!strings.HasSuffix(m["type"].(string), "#"+tc.code) || h.Get("Content-Type") != "application/problem+json" {
 				t.Errorf("%s: %d %v (X-Request-Id %q, Content-Type %q), want %d %s with instance", tc.name, st, m, rid, h.Get("Content-Type"), tc.status, tc.code)
+			}
+		}
+
+		// Problems found by trying the API from outside: each names the
+		// query parameter it is about, or says what is wrong.
+		plain := map[string]string{"Authorization": "Bearer " + e.key}
+		text := key(map[string]string{"Authorization": "Bearer " + e.key, "X-Company-Id": e.company, "Content-Type": "text/plain"})
+		for _, tc := range []struct {
+			name, method, path string
+			header             map[string]string
+			body               string
+			status             int
+			code, field        string
+		}{
+			{"content type", "POST", "/v1/einvoices", text, `{}`, 415, "unsupported_media_type", ""},
+			{"event type", "GET", "/v1/events?type=einvoice.nope", bearer, "", 422, "validation_failed", "query.type"},
+			{"event type in the feed", "GET", "/v1/events?after=start&type=nope", bearer, "", 422, "validation_failed", "query.type"},
+			{"list cursor", "GET", "/v1/einvoices?cursor=garbage", bearer, "", 422, "validation_failed", "query.cursor"},
+			{"list cursor of other filters", "GET", "/v1/companies?cursor=" + httpx.EncodeCursor("x", "other"), bearer, "", 422, "validation_failed", "query.cursor"},
+			{"signing request state", "GET", "/v1/signing-requests?state=bogus", bearer, "", 422, "validation_failed", "query.state"},
+			// A company named as a parameter outside the account is 403, as
+			// X-Company-Id is (404 is for the resource of the path).
+			{"signing requests of a foreign company", "GET", "/v1/signing-requests?companyId=cmp_nope", plain, "", 403, "company_not_allowed", ""},
+			{"archive of a foreign company", "POST", "/v1/archive-exports", key(map[string]string{"Authorization": "Bearer " + e.key}),
+				`{"companyId":"cmp_nope","from":"2026-01-01","to":"2026-01-31"}`, 403, "company_not_allowed", ""},
+		} {
+			st, _, m := raw(t, tc.method, e.srv.URL+tc.path, tc.header, tc.body)
+			if st != tc.status || m["code"] != tc.code {
+				t.Errorf("%s: %d %v, want %d %s", tc.name, st, m, tc.status, tc.code)
+				continue
+			}
+			if d, _ := m["detail"].(string); d == "" || d == "validation failed" {
+				t.Errorf("%s: detail %q says nothing", tc.name, d)
+			}
+			if tc.field == "" {
+				continue
+			}
+			errs, _ := m["errors"].([]any)
+			if len(errs) == 0 || errs[0].(map[string]any)["path"] != tc.field {
+				t.Errorf("%s: errors %v, want one at %s", tc.name, m["errors"], tc.field)
 			}
 		}
 	})

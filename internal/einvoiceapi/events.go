@@ -16,7 +16,7 @@ import (
 )
 
 type listEventsInput struct {
-	Type        string `query:"type" maxLength:"100" doc:"Only events of this type (see GET /v1/event-types)."`
+	Type        string `query:"type" maxLength:"100" doc:"Only events of this type (see GET /v1/event-types); a type outside the catalogue is 422 at query.type."`
 	ObjectID    string `query:"objectId" maxLength:"100" doc:"Only events about this object (an e-invoice, an agent, …)."`
 	CompanyID   string `query:"companyId" maxLength:"100" doc:"Only events of this company (as X-Company-Id; a company the credential cannot reach is 403 company_not_allowed, one of the other environment 403 environment_mismatch)."`
 	CreatedFrom string `query:"createdFrom" maxLength:"40" format:"date-time" doc:"Only events created at or after this time (RFC 3339)."`

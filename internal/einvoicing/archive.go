@@ -182,12 +182,8 @@ func (s *Service) CreateArchiveExport(ctx context.Context, c Caller, cmd CreateA
 		return ArchiveExport{}, denar.Invalid(fe...)
 	}
 	return write(ctx, s, c, func(tx *store.Tx) (ArchiveExport, error) {
-		co, err := company(ctx, tx.Queries, c.Principal, cmd.CompanyID)
+		co, err := companyRef(ctx, tx.Queries, c.Principal, cmd.CompanyID)
 		if err != nil {
-			var de *denar.Error
-			if errors.As(err, &de) && de.Code == denar.ECodeNotFound {
-				de.Fields = []denar.FieldError{{Path: "companyId", Message: "no such company in this account"}}
-			}
 			return ArchiveExport{}, err
 		}
 		now := ledgerTime(tx.Now)

@@ -119,6 +119,20 @@ func company(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) 
 	return actingFor(p, id, r, err)
 }
 
+// companyRef is company for an id the caller names as a parameter (a
+// companyId filter or body field) rather than as the resource of the path:
+// outside the account it is 403 company_not_allowed, as X-Company-Id is,
+// so the answer to a reference does not depend on whether it exists in
+// another account.
+func companyRef(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
+	co, err := company(ctx, q, p, id)
+	var de *denar.Error
+	if errors.As(err, &de) && de.Code == denar.ECodeNotFound {
+		return co, denar.Errorf("company_not_allowed", "The credential may not act for company %s.", id)
+	}
+	return co, err
+}
+
 // actingFor applies company's rules to the result of reading company id
 // of p's account.
 func actingFor(p *auth.Principal, id string, r dbq.Company, err error) (dbq.Company, error) {

@@ -164,10 +164,16 @@ func (f EventFilter) bounds() (from, to sql.NullTime) {
 	return from, to
 }
 
-// check refuses a filter the caller may not use: a company outside its
+// check refuses a filter the caller may not use: a type outside the
+// catalogue (422 at query.type), a company outside its
 // allow-list or account (403 company_not_allowed) or of the other
 // environment (403 environment_mismatch), as X-Company-Id would be.
 func (f EventFilter) check(ctx context.Context, q *dbq.Queries, p *auth.Principal) error {
+	if _, ok := EventKindOf(f.Type); f.Type != "" && !ok {
+		// As a webhook endpoint's events are: a misspelt type would
+		// otherwise read as "no such events" for ever.
+		return denar.Invalid(denar.FieldError{Path: "query.type", Message: fmt.Sprintf("%q is not an event type (see GET /v1/event-types)", f.Type)})
+	}
 	if f.CompanyID != "" {
 		c, err := q.GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: f.CompanyID, AccountID: p.AccountID})
 		switch {

@@ -52,9 +52,9 @@ type SigningRequestFilter struct {
 // after, up to limit+1.
 func (s *Service) SigningRequests(ctx context.Context, p *auth.Principal, f SigningRequestFilter, after string, limit int) ([]SigningRequest, error) {
 	if f.CompanyID != "" {
-		// 404 outside the account, 403 outside the allow-list or the
-		// credential's environment: never an empty list.
-		if _, err := company(ctx, s.db.Reader(), p, f.CompanyID); err != nil {
+		// 403 outside the account, the allow-list or the credential's
+		// environment: never an empty list.
+		if _, err := companyRef(ctx, s.db.Reader(), p, f.CompanyID); err != nil {
 			return nil, err
 		}
 	}

@@ -196,7 +196,7 @@ func TestUsage(t *testing.T) {
 				want: Usage{Totals: UsageTotals{Sent: 1, Received: 2}, ByCompany: []CompanyUsage{{sb.CompanyID, 1, 2}}}},
 			{name: "sandbox key reading production", p: principal(a, auth.EnvSandbox), q: UsageQuery{Period: "2026-03"}, wantErr: "environment_mismatch"},
 			{name: "company outside the allow-list", p: principal(a, auth.EnvProduction, a.CompanyID), q: UsageQuery{Period: "2026-03", CompanyID: b.CompanyID}, wantErr: "company_not_allowed"},
-			{name: "company of another account", p: principal(a, auth.EnvProduction), q: UsageQuery{Period: "2026-03", CompanyID: other.CompanyID}, wantErr: "not_found"},
+			{name: "company of another account", p: principal(a, auth.EnvProduction), q: UsageQuery{Period: "2026-03", CompanyID: other.CompanyID}, wantErr: "company_not_allowed"},
 			{name: "sandbox company with a production key", p: principal(a, auth.EnvProduction), q: UsageQuery{Period: "2026-03", CompanyID: sb.CompanyID}, wantErr: "environment_mismatch"},
 			{name: "not a month", p: principal(a, auth.EnvProduction), q: UsageQuery{Period: "2026-13"}, wantErr: "validation_failed"},
 		} {

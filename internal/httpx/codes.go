@@ -99,6 +99,7 @@ func Codes() []Code {
 		p("supersede_pending", http.StatusConflict, ServiceEInvoice, "Storno or correction already on its way", "A storno or correction of this e-invoice is still on its way to UJP."),
 		p("inbox_state_conflict", http.StatusConflict, ServiceEInvoice, "Inbox document not in a state that allows this", "An accept or reject of an inbox document already decided, with a decision on its way, or no longer in status 01 at UJP (voided or corrected by its seller); a sandbox action the simulator refuses (with UJP's code)."),
 		p("sandbox_only", http.StatusForbidden, ServiceEInvoice, "Sandbox only", "POST /v1/sandbox/… (simulate, an incoming invoice) for a production company, or with a sandbox that is not the UJP simulator."),
+		p("mandate_pending", http.StatusConflict, ServiceEInvoice, "Mandate not accepted", "The company is pending_mandate: its representative has not accepted the mandate, so the service does not act for it at UJP (issue, storno, correction, inbox decisions) until they do."),
 		p("signer_not_ready", http.StatusConflict, ServiceEInvoice, "No signer", "The company has no valid signing certificate; pair an agent and register one."),
 		p("company_exists", http.StatusConflict, ServiceEInvoice, "Company already onboarded", "The account already has a company with this ЕДБ in this environment (its id in companyId)."),
 		p("signing_request_finished", http.StatusConflict, ServiceEInvoice, "Signing request already finished", "The signing request is signed, refused or expired; a request is answered once."),

@@ -37,7 +37,7 @@ var errBadCursor = errors.New("malformed cursor")
 
 // DecodeCursor returns the id a cursor continues after. An empty cursor
 // means the first page. A cursor that was not made by EncodeCursor for the
-// same filter is a validation error on "cursor".
+// same filter is a validation error on "query.cursor".
 func DecodeCursor(s, filter string) (string, error) {
 	if s == "" {
 		return "", nil
@@ -55,14 +55,14 @@ func DecodeCursor(s, filter string) (string, error) {
 	}
 	if c.Filter != filter {
 		return "", &denar.Error{Code: denar.ECodeValidation, Message: "the cursor belongs to a list with other filters",
-			Fields: []denar.FieldError{{Path: "cursor", Message: "this cursor was issued for different filters; start again without a cursor"}}}
+			Fields: []denar.FieldError{{Path: "query.cursor", Message: "this cursor was issued for different filters; start again without a cursor"}}}
 	}
 	return c.After, nil
 }
 
 func invalidCursor() error {
 	return &denar.Error{Code: denar.ECodeValidation, Message: errBadCursor.Error(),
-		Fields: []denar.FieldError{{Path: "cursor", Message: "not a cursor returned by this API; pass nextCursor back unchanged"}}}
+		Fields: []denar.FieldError{{Path: "query.cursor", Message: "not a cursor returned by this API; pass nextCursor back unchanged"}}}
 }
 
 // NewPage builds a page from rows fetched with limit+1: the extra row only

@@ -213,7 +213,8 @@ func humaProblem(ctx huma.Context, status int, msg string, errs ...error) huma.S
 		case status == http.StatusRequestTimeout:
 			p = NewProblem("request_timeout", "The request body did not arrive in time.")
 		case status == http.StatusUnsupportedMediaType:
-			p = NewProblem("unsupported_media_type", msg)
+			// huma's own message here is a bare "validation failed".
+			p = NewProblem("unsupported_media_type", "The body's Content-Type is not one this operation reads (application/json unless its OpenAPI requestBody says otherwise).")
 		case status == http.StatusNotAcceptable:
 			p = NewProblem("not_acceptable", msg)
 		case status == http.StatusNotFound:

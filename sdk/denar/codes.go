@@ -82,6 +82,8 @@ const (
 	CodeInboxStateConflict = "inbox_state_conflict"
 	// sandbox_only (problem, 403): POST /v1/sandbox/… (simulate, an incoming invoice) for a production company, or with a sandbox that is not the UJP simulator.
 	CodeSandboxOnly = "sandbox_only"
+	// mandate_pending (problem, 409): The company is pending_mandate: its representative has not accepted the mandate, so the service does not act for it at UJP (issue, storno, correction, inbox decisions) until they do.
+	CodeMandatePending = "mandate_pending"
 	// signer_not_ready (problem, 409): The company has no valid signing certificate; pair an agent and register one.
 	CodeSignerNotReady = "signer_not_ready"
 	// company_exists (problem, 409): The account already has a company with this ЕДБ in this environment (its id in companyId).

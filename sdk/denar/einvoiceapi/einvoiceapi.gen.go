@@ -2298,7 +2298,6 @@ func (e CreateToken401JSONResponseBodyError) Valid() bool {
 // Defines values for ListSigningRequestsParamsState.
 const (
 	ListSigningRequestsParamsStateClaimed ListSigningRequestsParamsState = "claimed"
-	ListSigningRequestsParamsStateEmpty   ListSigningRequestsParamsState = ""
 	ListSigningRequestsParamsStateExpired ListSigningRequestsParamsState = "expired"
 	ListSigningRequestsParamsStatePending ListSigningRequestsParamsState = "pending"
 	ListSigningRequestsParamsStateRefused ListSigningRequestsParamsState = "refused"
@@ -2309,8 +2308,6 @@ const (
 func (e ListSigningRequestsParamsState) Valid() bool {
 	switch e {
 	case ListSigningRequestsParamsStateClaimed:
-		return true
-	case ListSigningRequestsParamsStateEmpty:
 		return true
 	case ListSigningRequestsParamsStateExpired:
 		return true
@@ -4324,7 +4321,7 @@ type StornoEInvoiceParams struct {
 
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
-	// Type Only events of this type (see GET /v1/event-types).
+	// Type Only events of this type (see GET /v1/event-types); a type outside the catalogue is 422 at query.type.
 	Type *string `form:"type,omitempty" json:"type,omitempty"`
 
 	// ObjectId Only events about this object (an e-invoice, an agent, …).
@@ -5228,7 +5225,7 @@ type ClientInterface interface {
 
 	// IssueEInvoiceWithBody Issue an e-invoice
 	//
-	// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. No valid signing certificate: 409 signer_not_ready.
+	// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. A company whose representative has not accepted the mandate (pending_mandate): 409 mandate_pending. No valid signing certificate: 409 signer_not_ready.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5237,7 +5234,7 @@ type ClientInterface interface {
 
 	// IssueEInvoice Issue an e-invoice
 	//
-	// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. No valid signing certificate: 409 signer_not_ready.
+	// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. A company whose representative has not accepted the mandate (pending_mandate): 409 mandate_pending. No valid signing certificate: 409 signer_not_ready.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5285,7 +5282,7 @@ type ClientInterface interface {
 
 	// StornoEInvoiceWithBody Void an e-invoice (storno)
 	//
-	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed). The original is never modified by this call. 202 with the storno.
+	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5294,7 +5291,7 @@ type ClientInterface interface {
 
 	// StornoEInvoice Void an e-invoice (storno)
 	//
-	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed). The original is never modified by this call. 202 with the storno.
+	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5367,7 +5364,7 @@ type ClientInterface interface {
 
 	// AcceptInboxDocumentWithBody Accept an incoming e-invoice
 	//
-	// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+	// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5376,7 +5373,7 @@ type ClientInterface interface {
 
 	// AcceptInboxDocument Accept an incoming e-invoice
 	//
-	// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+	// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5399,7 +5396,7 @@ type ClientInterface interface {
 
 	// RejectInboxDocumentWithBody Reject an incoming e-invoice
 	//
-	// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+	// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5408,7 +5405,7 @@ type ClientInterface interface {
 
 	// RejectInboxDocument Reject an incoming e-invoice
 	//
-	// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+	// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5993,7 +5990,7 @@ func (c *Client) ListEInvoices(ctx context.Context, params *ListEInvoicesParams,
 
 // IssueEInvoiceWithBody Issue an e-invoice
 //
-// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. No valid signing certificate: 409 signer_not_ready.
+// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. A company whose representative has not accepted the mandate (pending_mandate): 409 mandate_pending. No valid signing certificate: 409 signer_not_ready.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6012,7 +6009,7 @@ func (c *Client) IssueEInvoiceWithBody(ctx context.Context, params *IssueEInvoic
 
 // IssueEInvoice Issue an e-invoice
 //
-// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. No valid signing certificate: 409 signer_not_ready.
+// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. A company whose representative has not accepted the mandate (pending_mandate): 409 mandate_pending. No valid signing certificate: 409 signer_not_ready.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6120,7 +6117,7 @@ func (c *Client) GetEInvoiceStatusHistory(ctx context.Context, id string, params
 
 // StornoEInvoiceWithBody Void an e-invoice (storno)
 //
-// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed). The original is never modified by this call. 202 with the storno.
+// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6139,7 +6136,7 @@ func (c *Client) StornoEInvoiceWithBody(ctx context.Context, id string, params *
 
 // StornoEInvoice Void an e-invoice (storno)
 //
-// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed). The original is never modified by this call. 202 with the storno.
+// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6302,7 +6299,7 @@ func (c *Client) GetInboxDocument(ctx context.Context, id string, params *GetInb
 
 // AcceptInboxDocumentWithBody Accept an incoming e-invoice
 //
-// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6321,7 +6318,7 @@ func (c *Client) AcceptInboxDocumentWithBody(ctx context.Context, id string, par
 
 // AcceptInboxDocument Accept an incoming e-invoice
 //
-// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6374,7 +6371,7 @@ func (c *Client) GetInboxDocumentPDF(ctx context.Context, id string, params *Get
 
 // RejectInboxDocumentWithBody Reject an incoming e-invoice
 //
-// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6393,7 +6390,7 @@ func (c *Client) RejectInboxDocumentWithBody(ctx context.Context, id string, par
 
 // RejectInboxDocument Reject an incoming e-invoice
 //
-// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10147,7 +10144,7 @@ type ClientWithResponsesInterface interface {
 
 	// IssueEInvoiceWithBodyWithResponse Issue an e-invoice
 	//
-	// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. No valid signing certificate: 409 signer_not_ready.
+	// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. A company whose representative has not accepted the mandate (pending_mandate): 409 mandate_pending. No valid signing certificate: 409 signer_not_ready.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10156,7 +10153,7 @@ type ClientWithResponsesInterface interface {
 
 	// IssueEInvoiceWithResponse Issue an e-invoice
 	//
-	// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. No valid signing certificate: 409 signer_not_ready.
+	// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. A company whose representative has not accepted the mandate (pending_mandate): 409 mandate_pending. No valid signing certificate: 409 signer_not_ready.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10210,7 +10207,7 @@ type ClientWithResponsesInterface interface {
 
 	// StornoEInvoiceWithBodyWithResponse Void an e-invoice (storno)
 	//
-	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed). The original is never modified by this call. 202 with the storno.
+	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10219,7 +10216,7 @@ type ClientWithResponsesInterface interface {
 
 	// StornoEInvoiceWithResponse Void an e-invoice (storno)
 	//
-	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed). The original is never modified by this call. 202 with the storno.
+	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10304,7 +10301,7 @@ type ClientWithResponsesInterface interface {
 
 	// AcceptInboxDocumentWithBodyWithResponse Accept an incoming e-invoice
 	//
-	// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+	// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10313,7 +10310,7 @@ type ClientWithResponsesInterface interface {
 
 	// AcceptInboxDocumentWithResponse Accept an incoming e-invoice
 	//
-	// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+	// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10340,7 +10337,7 @@ type ClientWithResponsesInterface interface {
 
 	// RejectInboxDocumentWithBodyWithResponse Reject an incoming e-invoice
 	//
-	// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+	// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10349,7 +10346,7 @@ type ClientWithResponsesInterface interface {
 
 	// RejectInboxDocumentWithResponse Reject an incoming e-invoice
 	//
-	// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+	// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13699,7 +13696,7 @@ func (c *ClientWithResponses) ListEInvoicesWithResponse(ctx context.Context, par
 
 // IssueEInvoiceWithBodyWithResponse Issue an e-invoice
 //
-// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. No valid signing certificate: 409 signer_not_ready.
+// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. A company whose representative has not accepted the mandate (pending_mandate): 409 mandate_pending. No valid signing certificate: 409 signer_not_ready.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13714,7 +13711,7 @@ func (c *ClientWithResponses) IssueEInvoiceWithBodyWithResponse(ctx context.Cont
 
 // IssueEInvoiceWithResponse Issue an e-invoice
 //
-// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. No valid signing certificate: 409 signer_not_ready.
+// Builds UJP's document from the body (seller = the company), computes totals by UJP's formulas (unit amounts 4 decimals, totals 2, half-up), validates against the code lists (each field error names its codebook) and checks a Macedonian buyer against UJP's registry, then answers 202 in awaiting_signature with a signing request for the company's agent (einvoice.signature_required). When the registry does not answer within the validation budget (DENAR_EINVOICE_VALIDATION_BUDGET, 1 s), it answers 202 in validating instead and a job finishes the check: invalid with problems (einvoice.validated_failed), or on to awaiting_signature. Shape, code-list and registry field errors known in time are 422. expectedTotals that differ: 422 totals_mismatch. clientReference reused with another body: 409 client_reference_conflict; with the same body, the existing e-invoice. A company whose representative has not accepted the mandate (pending_mandate): 409 mandate_pending. No valid signing certificate: 409 signer_not_ready.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13804,7 +13801,7 @@ func (c *ClientWithResponses) GetEInvoiceStatusHistoryWithResponse(ctx context.C
 
 // StornoEInvoiceWithBodyWithResponse Void an e-invoice (storno)
 //
-// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed). The original is never modified by this call. 202 with the storno.
+// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13819,7 +13816,7 @@ func (c *ClientWithResponses) StornoEInvoiceWithBodyWithResponse(ctx context.Con
 
 // StornoEInvoiceWithResponse Void an e-invoice (storno)
 //
-// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed). The original is never modified by this call. 202 with the storno.
+// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13958,7 +13955,7 @@ func (c *ClientWithResponses) GetInboxDocumentWithResponse(ctx context.Context, 
 
 // AcceptInboxDocumentWithBodyWithResponse Accept an incoming e-invoice
 //
-// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13973,7 +13970,7 @@ func (c *ClientWithResponses) AcceptInboxDocumentWithBodyWithResponse(ctx contex
 
 // AcceptInboxDocumentWithResponse Accept an incoming e-invoice
 //
-// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+// No reason is needed; the body may be omitted. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14018,7 +14015,7 @@ func (c *ClientWithResponses) GetInboxDocumentPDFWithResponse(ctx context.Contex
 
 // RejectInboxDocumentWithBodyWithResponse Reject an incoming e-invoice
 //
-// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14033,7 +14030,7 @@ func (c *ClientWithResponses) RejectInboxDocumentWithBodyWithResponse(ctx contex
 
 // RejectInboxDocumentWithResponse Reject an incoming e-invoice
 //
-// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 signer_not_ready without a valid signing certificate.
+// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
