@@ -120,6 +120,8 @@ func TestProblemsCarryInstance(t *testing.T) {
 			code, field        string
 		}{
 			{"content type", "POST", "/v1/einvoices", text, `{}`, 415, "unsupported_media_type", ""},
+			{"accept", "GET", "/v1/einvoices", map[string]string{"Authorization": "Bearer " + e.key, "X-Company-Id": e.company, "Accept": "text/csv"}, "", 406, "not_acceptable", ""},
+			{"accept on the PDF", "GET", "/v1/einvoices/" + id + "/pdf", map[string]string{"Authorization": "Bearer " + e.key, "X-Company-Id": e.company, "Accept": "application/json"}, "", 406, "not_acceptable", ""},
 			{"event type", "GET", "/v1/events?type=einvoice.nope", bearer, "", 422, "validation_failed", "query.type"},
 			{"event type in the feed", "GET", "/v1/events?after=start&type=nope", bearer, "", 422, "validation_failed", "query.type"},
 			{"list cursor", "GET", "/v1/einvoices?cursor=garbage", bearer, "", 422, "validation_failed", "query.cursor"},

@@ -535,6 +535,10 @@ func (s *Service) guard(ctx huma.Context, next func(huma.Context)) {
 	r, w := humago.Unwrap(ctx)
 	mode, _ := op.Metadata[metaAuth].(string)
 	idempotent := r.Method == http.MethodPost && op.Metadata[metaIdempotency] != "none"
+	if accept := strings.Join(r.Header.Values("Accept"), ","); accept != "" && !acceptable(accept, responseTypes(op)) {
+		WriteProblem(w, r, NewProblem("not_acceptable", "This operation answers with "+strings.Join(responseTypes(op), " or ")+", which the Accept header does not admit."))
+		return
+	}
 	if mode == AuthNone {
 		if perr := checkRequestText(r, op, s.opts.MaxStringLength); perr != nil {
 			WriteProblem(w, r, perr)
