@@ -488,16 +488,28 @@ func (a Amount) Int64() (int64, bool) {
 }
 
 // Whole returns a rounded half away from zero to an integer, saturated at
-// the int64 range.
+// the int64 range: for figures already bounded far inside it (the payroll
+// engine's). A figure written to a file must use RoundInt64, which says
+// when it does not fit instead of writing another number.
 func (a Amount) Whole() int64 {
-	r := a.Round(0)
-	if r.b == nil {
-		return r.v
-	}
-	if r.b.Sign() < 0 {
+	v, ok := a.RoundInt64()
+	switch {
+	case ok:
+		return v
+	case a.IsNegative():
 		return math.MinInt64
 	}
 	return math.MaxInt64
+}
+
+// RoundInt64 returns a rounded half away from zero to an integer, and
+// whether that integer fits an int64; when it does not, the result is 0.
+func (a Amount) RoundInt64() (int64, bool) {
+	r := a.Round(0)
+	if r.b != nil {
+		return 0, false
+	}
+	return r.v, true
 }
 
 // errSyntax is returned by Parse for text that is not a decimal number.

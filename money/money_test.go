@@ -87,6 +87,28 @@ func TestRoundHalfAwayFromZero(t *testing.T) {
 	}
 }
 
+// TestRoundInt64: a whole number that does not fit int64 is reported, not
+// replaced by the nearest one that does (Whole's saturation).
+func TestRoundInt64(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"36037.5", 36038, true}, {"-1501.5", -1502, true}, {"0", 0, true},
+		{"9223372036854775807", math.MaxInt64, true}, {"9223372036854775807.4", math.MaxInt64, true},
+		{"-9223372036854775808", math.MinInt64, true},
+		{"9223372036854775807.5", 0, false}, {"9223372036854775808", 0, false},
+		{"-9223372036854775809", 0, false}, {"9999999999999999999999999", 0, false},
+	} {
+		got, ok := money.MustParse(tt.in).RoundInt64()
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%s: %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
 func TestMulDiv(t *testing.T) {
 	t.Parallel()
 	m := money.MustParse
