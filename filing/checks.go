@@ -497,6 +497,11 @@ func (e *BlockingError) AsDenarError() *denar.Error {
 // gate runs the checks and returns a *BlockingError when one blocks and
 // force is false.
 func gate(req *MpinRequest, st Statutory, from int) ([]hoursOf, error) {
+	var fe denar.FieldErrors
+	checkRanges(&fe, &req.Batch, "records", req.Records)
+	if err := fe.Err(); err != nil {
+		return nil, err // force or not: a figure beyond the bounds is not filed
+	}
 	hours := make([]hoursOf, len(req.Records))
 	res := validate(req, st, hours, from)
 	if res.OK || req.Force {

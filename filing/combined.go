@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/text/collate"
 	"golang.org/x/text/language"
+
+	"github.com/denar-mk/denar"
 )
 
 // SortKeys returns, for each record, its Macedonian collation key: Cyrillic
@@ -74,6 +76,13 @@ func ValidateCombined(req *CombinedRequest, st Statutory) Result {
 // earlier batch with the same ЕМБГ and contract number: one employment is
 // filed once.
 func CombinedTXT(req *CombinedRequest, st Statutory) ([]byte, error) {
+	var fe denar.FieldErrors
+	for i, b := range req.Batches {
+		checkRanges(&fe, &req.Batch, fmt.Sprintf("batches[%d].records", i), b.Records)
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
 	res := ValidateCombined(req, st)
 	if !res.OK && !req.Force {
 		var b []Issue
@@ -86,7 +95,11 @@ func CombinedTXT(req *CombinedRequest, st Statutory) ([]byte, error) {
 	}
 	m := req.Merged()
 	m.Records = sortRecords(m.Records)
-	return txtOf(buildDoc(m, allowanceFor(m, st), nil, parallelMin))
+	d, err := buildDoc(m, allowanceFor(m, st), nil, parallelMin)
+	if err != nil {
+		return nil, err
+	}
+	return txtOf(d, "batches", false)
 }
 
 // recordKey identifies an employment in a filing: ЕМБГ and contract number.

@@ -136,3 +136,12 @@ func fixtureCorrection() *MpinRequest {
 		Records: []Record{r},
 	}
 }
+
+// testDoc is buildDoc for a request the tests know to be within bounds.
+func testDoc(req *MpinRequest) *doc {
+	d, err := buildDoc(req, allowanceFor(req, stat2026{}), nil, parallelMin)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}

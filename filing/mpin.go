@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/money"
 )
 
@@ -62,7 +63,19 @@ type detail struct {
 
 // whole rounds half away from zero to whole denars (or hours), the only
 // precision the form accepts (research §3.1); corrections are negative.
-func whole(d money.Amount) int64 { return d.Whole() }
+// buildDoc takes only records whose figures are within the bounds of a
+// request (checkRanges: money within ±10^9, hours within 10^9), so every
+// figure whole sees, a record's sums included, fits an int64 by nine
+// orders of magnitude. One that did not would be a bug: it panics rather
+// than write a number other than the one computed (money.Amount.Whole
+// would saturate to the int64 range).
+func whole(d money.Amount) int64 {
+	v, ok := d.RoundInt64()
+	if !ok {
+		panic("filing: " + d.String() + " reached a file past checkRanges")
+	}
+	return v
+}
 
 // parallelMin is the batch size from which work is spread over the CPUs;
 // below it one goroutine is faster. The unexported entry points take the
@@ -125,8 +138,16 @@ func defaulted(p *string, def string) string {
 
 // buildDoc formats req into a doc. allowance is the monthly personal
 // allowance used for DanocnoOslob when a record carries none; hours, when
-// not nil, are the records' hours as the checks worked them out.
-func buildDoc(req *MpinRequest, allowance money.Amount, hours []hoursOf, from int) *doc {
+// not nil, are the records' hours as the checks worked them out. A figure
+// beyond the bounds of a request is a validation error (the generators
+// check first, with the request's own paths; this check makes whole safe
+// whoever calls).
+func buildDoc(req *MpinRequest, allowance money.Amount, hours []hoursOf, from int) (*doc, error) {
+	var fe denar.FieldErrors
+	checkRanges(&fe, &req.Batch, "records", req.Records)
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
 	b := &req.Batch
 	d := &doc{
 		parallelFrom: from,
@@ -162,12 +183,15 @@ func buildDoc(req *MpinRequest, allowance money.Amount, hours []hoursOf, from in
 		}
 		return struct{}{}
 	})
+	// Each amount is within ±10^9: the sum of 9.2 billion records would be
+	// needed to leave the int64 range; the TXT's narrower fields are
+	// checked where it is written (txtOf).
 	for i := range d.Emps {
 		for k := range d.Emps[i].Amounts {
 			d.Totals[k] += d.Emps[i].Amounts[k]
 		}
 	}
-	return d
+	return d, nil
 }
 
 // buildEmp is one employee of the document, from record i alone.

@@ -180,7 +180,7 @@ func TestTXTRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := buildDoc(req, allowanceFor(req, stat2026{}), nil, parallelMin)
+	want := testDoc(req)
 	want.Emps[1].FirstName, want.Emps[1].LastName = "Ана", "Ѓорѓиевска"
 	again, err := encodeTXT(d)
 	if err != nil {

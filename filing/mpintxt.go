@@ -78,6 +78,55 @@ var (
 // errOverflow marks a value that does not fit its field.
 var errOverflow = errors.New("value does not fit its field")
 
+// overflowError is a number too wide for its field; it is errOverflow.
+type overflowError struct {
+	name  string // the layout's field name
+	v     int64
+	width int
+	emp   int // index of the employee record in the file, -1 in the header
+}
+
+func (e *overflowError) Error() string {
+	return fmt.Sprintf("%s = %d: %v (%d characters)", e.name, e.v, errOverflow, e.width)
+}
+
+func (e *overflowError) Unwrap() error { return errOverflow }
+
+// atEmployee marks an overflow in the records of employee i.
+func atEmployee(err error, i int) error {
+	var oe *overflowError
+	if errors.As(err, &oe) {
+		oe.emp = i
+	}
+	return err
+}
+
+// amountSources names, for each of the fifteen amounts, the record field
+// it is filed from (docs/filing-formats.md §1), so that a total too wide
+// for the TXT is explained in the request's terms.
+var amountSources = [15]string{
+	"salaryGross", "pension", "pensionTopUp", "health", "healthTopUp", "additionalHealth", "disabilityTopUp",
+	"employmentContrib", "employmentTopUp", "", "", "pit", "salaryNet", "netPaid (else salaryNet)", "personalAllowance",
+}
+
+// explain words the overflow for the client: which figure, its value, and
+// the field's limit.
+func (e *overflowError) explain() string {
+	fit := fmt.Sprintf("too large for the TXT field of %d characters (at most %s)", e.width, strings.Repeat("9", e.width))
+	if e.v < 0 {
+		fit = fmt.Sprintf("too small for the TXT field of %d characters (at least -%s)", e.width, strings.Repeat("9", e.width-1))
+	}
+	if e.emp >= 0 {
+		return fmt.Sprintf("%s of employee %d of the file is %d, %s", e.name, e.emp+1, e.v, fit)
+	}
+	for k, n := range amountNames {
+		if n+"Vk" == e.name && amountSources[k] != "" {
+			return fmt.Sprintf("the total of %s over the records (%s) is %d, %s", amountSources[k], e.name, e.v, fit)
+		}
+	}
+	return fmt.Sprintf("%s is %d, %s", e.name, e.v, fit)
+}
+
 // txtw writes fixed-width fields as UTF-16LE straight into a buffer that
 // already has the file's exact size: every record's width is fixed, so
 // every record's offset is known before anything is written.
@@ -135,7 +184,7 @@ func (w *txtw) num(v int64, n int, name string) error {
 		pad--
 	}
 	if pad < 0 {
-		return fmt.Errorf("%s = %d: %w (%d characters)", name, v, errOverflow, n)
+		return &overflowError{name: name, v: v, width: n, emp: -1}
 	}
 	if v < 0 {
 		w.unit('-')
@@ -223,21 +272,21 @@ func (w *txtw) employee(e *emp, i int) error {
 	l := layoutE
 	w.text("E", 1)
 	if err := w.num(int64(e.No), l[1].width, l[1].name); err != nil {
-		return fmt.Errorf("record %d: %w", i, err)
+		return fmt.Errorf("record %d: %w", i, atEmployee(err, i))
 	}
 	w.text(e.EMBG, l[2].width)
 	w.text(e.Municipality, l[3].width)
 	w.text(e.Account, l[4].width)
 	if err := w.num(int64(e.Days), l[5].width, l[5].name); err != nil {
-		return fmt.Errorf("record %d: %w", i, err)
+		return fmt.Errorf("record %d: %w", i, atEmployee(err, i))
 	}
 	for k := range e.Amounts {
 		if err := w.num(e.Amounts[k], l[6+k].width, l[6+k].name); err != nil {
-			return fmt.Errorf("record %d: %w", i, err)
+			return fmt.Errorf("record %d: %w", i, atEmployee(err, i))
 		}
 	}
 	if err := w.num(e.Hours, l[21].width, l[21].name); err != nil {
-		return fmt.Errorf("record %d: %w", i, err)
+		return fmt.Errorf("record %d: %w", i, atEmployee(err, i))
 	}
 	w.text(e.LastName, l[22].width)
 	w.text(e.FirstName, l[23].width)
@@ -252,7 +301,7 @@ func (w *txtw) employee(e *emp, i int) error {
 				continue
 			}
 			if err := w.num(v, l[1+k].width, l[1+k].name); err != nil {
-				return fmt.Errorf("record %d, hours %d: %w", i, j+1, err)
+				return fmt.Errorf("record %d, hours %d: %w", i, j+1, atEmployee(err, i))
 			}
 		}
 		w.text(dt.HourType, l[8].width)
@@ -261,10 +310,10 @@ func (w *txtw) employee(e *emp, i int) error {
 		w.text(dt.Exemption, l[11].width)
 		w.text(dt.Body, l[12].width)
 		if err := w.num(dt.Hours, l[13].width, l[13].name); err != nil {
-			return fmt.Errorf("record %d, hours %d: %w", i, j+1, err)
+			return fmt.Errorf("record %d, hours %d: %w", i, j+1, atEmployee(err, i))
 		}
 		if err := w.num(dt.Amount, l[14].width, l[14].name); err != nil {
-			return fmt.Errorf("record %d, hours %d: %w", i, j+1, err)
+			return fmt.Errorf("record %d, hours %d: %w", i, j+1, atEmployee(err, i))
 		}
 		w.crlf()
 	}
@@ -272,8 +321,8 @@ func (w *txtw) employee(e *emp, i int) error {
 }
 
 // MpinTXT runs the checks and renders req in the legacy fixed-width TXT.
-// A value too wide for its field is a validation error (only reachable with
-// force or absurd input), never a truncated number.
+// A value too wide for its field is a validation error (a total of many
+// large records, or forced input), never a truncated number.
 func MpinTXT(req *MpinRequest, st Statutory) ([]byte, error) { return mpinTXT(req, st, parallelMin) }
 
 func mpinTXT(req *MpinRequest, st Statutory, from int) ([]byte, error) {
@@ -281,15 +330,28 @@ func mpinTXT(req *MpinRequest, st Statutory, from int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return txtOf(buildDoc(req, allowanceFor(req, st), hours, from))
+	d, err := buildDoc(req, allowanceFor(req, st), hours, from)
+	if err != nil {
+		return nil, err
+	}
+	return txtOf(d, "records", true)
 }
 
-func txtOf(d *doc) ([]byte, error) {
+// txtOf encodes d; a number too wide for its field is a validation error
+// at path (the request's records, or batches for a combined file), or at
+// the record itself when the file's employees are the request's records
+// in order (byRecord).
+func txtOf(d *doc, path string, byRecord bool) ([]byte, error) {
 	b, err := encodeTXT(d)
-	if err != nil {
-		if errors.Is(err, errOverflow) {
-			return nil, denar.Invalid(denar.FieldError{Path: "records", Message: "mpin txt: " + err.Error()})
+	var oe *overflowError
+	switch {
+	case errors.As(err, &oe):
+		p := path
+		if byRecord && oe.emp >= 0 {
+			p = path + "[" + strconv.Itoa(oe.emp) + "]"
 		}
+		return nil, denar.Invalid(denar.FieldError{Path: p, Message: oe.explain()})
+	case err != nil:
 		return nil, fmt.Errorf("mpin txt: %w", err)
 	}
 	return b, nil

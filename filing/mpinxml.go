@@ -20,7 +20,11 @@ func mpinXML(req *MpinRequest, st Statutory, from int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return renderXML(buildDoc(req, allowanceFor(req, st), hours, from)), nil
+	d, err := buildDoc(req, allowanceFor(req, st), hours, from)
+	if err != nil {
+		return nil, err
+	}
+	return renderXML(d), nil
 }
 
 type xw struct {

@@ -82,9 +82,6 @@ func GrossFromNet(req *GrossFromNetRequest) (*GrossFromNetResponse, error) {
 	if req.Net.Set && !req.Net.D.IsPositive() {
 		fe.Add("net", "must be positive")
 	}
-	if req.Net.Set && req.Net.D.GreaterThan(money.FromInt(1_000_000_000_000)) {
-		fe.Add("net", "is out of range")
-	}
 	cents(&fe, "net", req.Net)
 	_, costs := subtypeCosts(req.SubtypeIncome, "subtypeIncome", &fe)
 	if err := fe.Err(); err != nil {

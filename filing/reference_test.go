@@ -261,7 +261,7 @@ func testDocs(t testing.TB) []*doc {
 	big.Records = manyRecords(2000)
 	reqs = append(reqs, big)
 	for _, req := range reqs {
-		out = append(out, buildDoc(req, allowanceFor(req, stat2026{}), nil, parallelMin))
+		out = append(out, testDoc(req))
 	}
 	return out
 }
@@ -441,7 +441,7 @@ func encodingXML(d *doc) ([]byte, error) {
 // bytes for the benchmark batch, so the ratio compares like with like.
 func TestEncodingXMLBaselineIsTheSameDocument(t *testing.T) {
 	req := benchRequest()
-	got, err := encodingXML(buildDoc(req, allowanceFor(req, stat2026{}), nil, parallelMin))
+	got, err := encodingXML(testDoc(req))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,7 +478,7 @@ func BenchmarkMpin10kVsBaseline(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	d := buildDoc(req, allowanceFor(req, stat2026{}), nil, parallelMin)
+	d := testDoc(req)
 	for b.Loop() {
 		lap(&tv, func() { Validate(req, stat2026{}) })
 		lap(&tx, func() { must(MpinXML(req, stat2026{})) })

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/denar-mk/denar"
@@ -72,6 +73,17 @@ type Num struct {
 }
 
 var maxNum = money.FromInt(1_000_000_000)
+
+// maxMoney bounds every money field of a file request, in either sign (an
+// МПИН correction is negative): docs/payroll.md ("Limits") caps money at
+// 1,000,000,000 denars and the calculations refuse more (payroll's
+// parseMoney, in the same words). A file then holds only figures a
+// calculation could have produced, and every whole-denar figure of a record
+// and every sum of them fits the files' integers with room to spare.
+var (
+	maxMoney = money.FromInt(1_000_000_000)
+	minMoney = maxMoney.Neg()
+)
 
 // N returns a Num from a decimal literal (tests and constants).
 func N(s string) Num { return Num{D: money.MustParse(s), Set: true} }
@@ -340,12 +352,27 @@ func shapeBatch(fe *denar.FieldErrors, p string, b *Batch) {
 	}
 }
 
+// moneyField reports a money field that was refused on decoding, is
+// missing while required, or is beyond the cap.
 func moneyField(fe *denar.FieldErrors, p string, m Money, required bool) {
 	switch {
 	case m.bad != nil:
 		fe.Add(p, "%s", *m.bad)
 	case required && !m.Set:
 		fe.Add(p, "is required")
+	default:
+		moneyRange(fe, p, m)
+	}
+}
+
+// moneyRange reports a money field beyond ±1,000,000,000 denars (maxMoney).
+func moneyRange(fe *denar.FieldErrors, p string, m Money) {
+	switch {
+	case !m.Set:
+	case m.D.GreaterThan(maxMoney):
+		fe.Add(p, "exceeds 1,000,000,000 denars")
+	case m.D.LessThan(minMoney):
+		fe.Add(p, "is below -1,000,000,000 denars")
 	}
 }
 
@@ -357,6 +384,77 @@ func num(fe *denar.FieldErrors, p string, n Num, required bool) {
 		fe.Add(p, "is required")
 	case n.Set && n.D.IsNegative():
 		fe.Add(p, "must not be negative")
+	default:
+		numRange(fe, p, n)
+	}
+}
+
+// numRange reports hours or a rate beyond a billion (maxNum), as decoding
+// does.
+func numRange(fe *denar.FieldErrors, p string, n Num) {
+	if n.Set && n.D.Abs().GreaterThan(maxNum) {
+		fe.Add(p, "is out of range")
+	}
+}
+
+type namedMoney struct {
+	name     string
+	m        Money
+	required bool
+}
+
+// recordMoney is every money field of r with its JSON name.
+func recordMoney(r *Record) [30]namedMoney {
+	return [30]namedMoney{
+		{"salaryGross", r.SalaryGross, true}, {"salaryNet", r.SalaryNet, true}, {"pension", r.Pension, true},
+		{"health", r.Health, true}, {"additionalHealth", r.AdditionalHealth, true},
+		{"employmentContrib", r.EmploymentContrib, true}, {"pit", r.PIT, true},
+		{"personalAllowance", r.PersonalAllowance, false}, {"overtimePay", r.OvertimePay, false},
+		{"nightPay", r.NightPay, false}, {"holidayPay", r.HolidayPay, false}, {"sundayPay", r.SundayPay, false},
+		{"holidayNightPay", r.HolidayNightPay, false}, {"sundayNightPay", r.SundayNightPay, false},
+		{"sundayHolidayPay", r.SundayHolidayPay, false}, {"shift1Pay", r.Shift1Pay, false},
+		{"shift2Pay", r.Shift2Pay, false}, {"shift3Pay", r.Shift3Pay, false}, {"specialPay", r.SpecialPay, false},
+		{"seniority", r.Seniority, false}, {"bonusAmount", r.BonusAmount, false},
+		{"sickFundPay", r.SickFundPay, false}, {"sickCompanyPay", r.SickCompanyPay, false},
+		{"pensionTopUp", r.PensionTopUp, false}, {"healthTopUp", r.HealthTopUp, false},
+		{"disabilityTopUp", r.DisabilityTopUp, false}, {"employmentTopUp", r.EmploymentTopUp, false},
+		{"sickFundBase", r.SickFundBase, false}, {"maternityBase", r.MaternityBase, false}, {"netPaid", r.NetPaid, false},
+	}
+}
+
+type namedNum struct {
+	name string
+	n    Num
+}
+
+// recordNums is every hours, days and rate field of r with its JSON name.
+func recordNums(r *Record) [22]namedNum {
+	return [22]namedNum{
+		{"overtimeHours", r.OvertimeHours}, {"nightHours", r.NightHours}, {"holidayHours", r.HolidayHours},
+		{"sundayHours", r.SundayHours}, {"holidayNightHours", r.HolidayNightHours}, {"sundayNightHours", r.SundayNightHours},
+		{"sundayHolidayHours", r.SundayHolidayHours}, {"shift1Hours", r.Shift1Hours}, {"shift2Hours", r.Shift2Hours},
+		{"shift3Hours", r.Shift3Hours}, {"specialHours", r.SpecialHours},
+		{"workingHours", r.WorkingHours}, {"fundHours", r.FundHours}, {"sickFundHours", r.SickFundHours},
+		{"sickFundRate", r.SickFundRate}, {"sickCompanyHours", r.SickCompanyHours}, {"sickCompanyRate", r.SickCompanyRate},
+		{"unpaidHours", r.UnpaidHours}, {"serviceDays", r.ServiceDays}, {"maternityHours", r.MaternityHours},
+		{"maternityPartialHours", r.MaternityPartialHours}, {"absentHours", r.AbsentHours},
+	}
+}
+
+// checkRanges reports every figure of an МПИН request outside the bounds
+// decoding enforces (money within ±1,000,000,000 denars, hours within a
+// billion), with its path: the generators take requests built in Go too,
+// and write no figure they were not given. p is the path of recs.
+func checkRanges(fe *denar.FieldErrors, b *Batch, p string, recs []Record) {
+	numRange(fe, "batch.workingHours", b.WorkingHours)
+	for i := range recs {
+		rp := p + "[" + strconv.Itoa(i) + "]."
+		for _, f := range recordMoney(&recs[i]) {
+			moneyRange(fe, rp+f.name, f.m)
+		}
+		for _, f := range recordNums(&recs[i]) {
+			numRange(fe, rp+f.name, f.n)
+		}
 	}
 }
 
@@ -367,41 +465,11 @@ func shapeRecords(fe *denar.FieldErrors, p string, recs []Record) {
 	for i := range recs {
 		r := &recs[i]
 		rp := fmt.Sprintf("%s[%d].", p, i)
-		for _, f := range []struct {
-			n   string
-			m   Money
-			req bool
-		}{
-			{"salaryGross", r.SalaryGross, true}, {"salaryNet", r.SalaryNet, true}, {"pension", r.Pension, true},
-			{"health", r.Health, true}, {"additionalHealth", r.AdditionalHealth, true},
-			{"employmentContrib", r.EmploymentContrib, true}, {"pit", r.PIT, true},
-			{"personalAllowance", r.PersonalAllowance, false}, {"overtimePay", r.OvertimePay, false},
-			{"nightPay", r.NightPay, false}, {"holidayPay", r.HolidayPay, false}, {"sundayPay", r.SundayPay, false},
-			{"holidayNightPay", r.HolidayNightPay, false}, {"sundayNightPay", r.SundayNightPay, false},
-			{"sundayHolidayPay", r.SundayHolidayPay, false}, {"shift1Pay", r.Shift1Pay, false},
-			{"shift2Pay", r.Shift2Pay, false}, {"shift3Pay", r.Shift3Pay, false}, {"specialPay", r.SpecialPay, false},
-			{"seniority", r.Seniority, false}, {"bonusAmount", r.BonusAmount, false},
-			{"sickFundPay", r.SickFundPay, false}, {"sickCompanyPay", r.SickCompanyPay, false},
-			{"pensionTopUp", r.PensionTopUp, false}, {"healthTopUp", r.HealthTopUp, false},
-			{"disabilityTopUp", r.DisabilityTopUp, false}, {"employmentTopUp", r.EmploymentTopUp, false},
-			{"sickFundBase", r.SickFundBase, false}, {"maternityBase", r.MaternityBase, false}, {"netPaid", r.NetPaid, false},
-		} {
-			moneyField(fe, rp+f.n, f.m, f.req)
+		for _, f := range recordMoney(r) {
+			moneyField(fe, rp+f.name, f.m, f.required)
 		}
-		for _, f := range []struct {
-			n string
-			v Num
-		}{
-			{"overtimeHours", r.OvertimeHours}, {"nightHours", r.NightHours}, {"holidayHours", r.HolidayHours},
-			{"sundayHours", r.SundayHours}, {"holidayNightHours", r.HolidayNightHours}, {"sundayNightHours", r.SundayNightHours},
-			{"sundayHolidayHours", r.SundayHolidayHours}, {"shift1Hours", r.Shift1Hours}, {"shift2Hours", r.Shift2Hours},
-			{"shift3Hours", r.Shift3Hours}, {"specialHours", r.SpecialHours},
-			{"workingHours", r.WorkingHours}, {"fundHours", r.FundHours}, {"sickFundHours", r.SickFundHours},
-			{"sickFundRate", r.SickFundRate}, {"sickCompanyHours", r.SickCompanyHours}, {"sickCompanyRate", r.SickCompanyRate},
-			{"unpaidHours", r.UnpaidHours}, {"serviceDays", r.ServiceDays}, {"maternityHours", r.MaternityHours},
-			{"maternityPartialHours", r.MaternityPartialHours}, {"absentHours", r.AbsentHours},
-		} {
-			num(fe, rp+f.n, f.v, false)
+		for _, f := range recordNums(r) {
+			num(fe, rp+f.name, f.n, false)
 		}
 		if strings.TrimSpace(r.Employee.FirstName) == "" {
 			fe.Add(rp+"employee.firstName", "is required")

@@ -129,3 +129,62 @@ func TestGrossFromNet(t *testing.T) {
 		}
 	}
 }
+
+// problemAt is the message of the problem's field error at path.
+func problemAt(p map[string]any, path string) (string, bool) {
+	errs, _ := p["errors"].([]any)
+	for _, e := range errs {
+		if m, _ := e.(map[string]any); m["path"] == path {
+			msg, _ := m["message"].(string)
+			return msg, true
+		}
+	}
+	return "", false
+}
+
+// TestFilesRefuseMoneyOverCap: every file endpoint refuses a money input
+// above the 1,000,000,000 denars of docs/payroll.md ("Limits") as the
+// calculations do (validation_failed, the field's path, the same words),
+// force or not; nothing is clamped into the file.
+func TestFilesRefuseMoneyOverCap(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	status, calc, raw := e.post(t, "/v1/calculations", `{"grossSalary":"1000000000.01"}`)
+	want, _ := problemAt(calc, "grossSalary")
+	if status != 422 || calc["code"] != "validation_failed" || want == "" {
+		t.Fatalf("calculation over the cap: %d %s", status, raw)
+	}
+	mpin := strings.Replace(mpinBody(t, e, true), `"salaryGross":"36037"`, `"salaryGross":"9999999999999999999999999"`, 1)
+	if !strings.Contains(mpin, "9999999999999999999999999") {
+		t.Fatal("the МПИН body has no salaryGross 36037")
+	}
+	var req map[string]any
+	if err := json.Unmarshal([]byte(mpin), &req); err != nil {
+		t.Fatal(err)
+	}
+	req["batches"] = []any{map[string]any{"records": []any{}}, map[string]any{"records": req["records"]}}
+	delete(req, "records")
+	combinedJSON, _ := json.Marshal(req)
+	combined := string(combinedJSON)
+	const person = `"employee":{"embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска"}`
+	for _, tt := range []struct{ path, body, field string }{
+		{"/v1/files/mpin/xml", mpin, "records[0].salaryGross"},
+		{"/v1/files/mpin/txt", mpin, "records[0].salaryGross"},
+		{"/v1/files/mpin/validate", mpin, "records[0].salaryGross"},
+		{"/v1/files/mpin/txt/combined", combined, "batches[1].records[0].salaryGross"},
+		{"/v1/files/pddgi", `{"company":{"name":"Д","taxId":"4030990123456"},"month":10,"year":2026,"records":[{"salaryGross":"99999999999999999999",` + person + `}]}`,
+			"records[0].salaryGross"},
+		{"/v1/files/epdd", `{"issuer":{"edb":"4030990123456","name":"Д"},"periodFrom":"2026-10-01","periodTo":"2026-10-31","rows":[{"embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска","grossIncome":"` +
+			strings.Repeat("9", 40) + `"}]}`, "rows[0].grossIncome"},
+		{"/v1/files/epdd/gross-from-net", `{"net":"1000000000.01"}`, "net"},
+	} {
+		status, p, raw := e.post(t, tt.path, tt.body)
+		msg, _ := problemAt(p, tt.field)
+		if status != 422 || p["code"] != "validation_failed" || msg != want {
+			t.Errorf("%s: %d %s; want 422 validation_failed %q at %s", tt.path, status, raw, want, tt.field)
+		}
+		if bytes.Contains(raw, []byte("9223372036854775807")) {
+			t.Errorf("%s: a clamped figure: %s", tt.path, raw)
+		}
+	}
+}
