@@ -31,7 +31,8 @@ func quickstartScript(t *testing.T, page []byte) string {
 
 // TestQuickstart runs the commands of docs/quickstart.md as written, in one
 // bash with -e, in a fresh directory that holds the module's sources (so
-// `go build ./cmd/…` builds them there): payroll calculation, МПИН file,
+// `go build ./cmd/…` builds them there): payroll calculation, МПИН file and
+// its checks (no issue at all),
 // a sandbox company whose mandate link is taken from the log, the sandbox
 // signer, an e-invoice watched until delivered. Only the default ports are
 // replaced by free ones, so runs do not collide.
@@ -52,7 +53,7 @@ func TestQuickstart(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := quickstartScript(t, page)
-	for _, want := range []string{"denar serve", "/v1/calculations", "/v1/files/mpin/xml", "/v1/companies", "/mandates/",
+	for _, want := range []string{"denar serve", "/v1/calculations", "/v1/files/mpin/xml", "/v1/files/mpin/validate", "/v1/companies", "/mandates/",
 		"denar-agent run --sandbox-self-signed", "/v1/einvoices", `"status":"delivered"`} {
 		if !strings.Contains(script, want) {
 			t.Fatalf("the quickstart's commands lack %q", want)
@@ -102,7 +103,9 @@ func TestQuickstart(t *testing.T) {
 		t.Fatalf("the quickstart failed: %v\nstdout:\n%s\nstderr:\n%s", err, tail(stdout.String(), 4000), tail(stderr.String(), 4000))
 	}
 	out := stdout.String()
-	for _, want := range []string{`"salaryNet":"20533"`, "<NetoIznosVk>20533</NetoIznosVk>", `"to":"delivered"`} {
+	// The МПИН example is clean: the checks find neither an error nor a
+	// warning (a fund of hours other than the month's would be 105).
+	for _, want := range []string{`"salaryNet":"20533"`, "<NetoIznosVk>20533</NetoIznosVk>", `{"ok":true,"issues":[]}`, `"to":"delivered"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the quickstart's output lacks %s:\n%s", want, out)
 		}
