@@ -76,6 +76,15 @@ func checkJSONText(raw []byte, base string, maxString int) (*FieldError, bool) {
 	return nil, s.pos == len(raw)
 }
 
+// RepeatedMember is the message of a member name given again in an object:
+// first as given before, name as given now.
+func RepeatedMember(first, name string) string {
+	if first == name {
+		return "is given more than once"
+	}
+	return `is given more than once (also as "` + first + `": member names are matched regardless of case)`
+}
+
 // manyMembers is how many members an object may have before its names
 // are kept in a map rather than compared one by one.
 const manyMembers = 32
@@ -342,11 +351,7 @@ func (s *jsonScanner) member() bool {
 		}
 	}
 	if first != nil {
-		msg := "is given more than once"
-		if !bytes.Equal(first, name) {
-			msg = `is given more than once (also as "` + string(first) + `": member names are matched regardless of case)`
-		}
-		return s.fail(s.path(), msg)
+		return s.fail(s.path(), RepeatedMember(string(first), string(name)))
 	}
 	s.names = append(s.names, name)
 	return true

@@ -111,7 +111,9 @@ func newStreamDecoder(r io.Reader) streamDecoder {
 
 // object reads an object, calling member for each key with the decoder
 // before its value. A null leaves the target as it is, as json.Unmarshal
-// does.
+// does. A member given twice (names compared regardless of case, as
+// encoding/json matches them) is refused as denar.CheckJSONText refuses it
+// in the values below.
 func (d streamDecoder) object(path string, member func(key string) error) error {
 	tok, err := d.Token()
 	if err != nil {
@@ -123,12 +125,19 @@ func (d streamDecoder) object(path string, member func(key string) error) error 
 	if delim, ok := tok.(json.Delim); !ok || delim != '{' {
 		return typeError(path, "must be a JSON object")
 	}
+	var seen []string
 	for d.More() {
 		tok, err := d.Token()
 		if err != nil {
 			return d.fail(path, err)
 		}
 		key, _ := tok.(string)
+		for _, k := range seen {
+			if strings.EqualFold(k, key) {
+				return denar.Invalid(denar.FieldError{Path: join(path, key), Message: denar.RepeatedMember(k, key)})
+			}
+		}
+		seen = append(seen, key)
 		if err := member(key); err != nil {
 			return err
 		}

@@ -85,6 +85,11 @@ func TestDecodeFromPaths(t *testing.T) {
 		{`{"records":[`, "records"},
 		{`{"records":[]} {}`, ""},
 		{`{"records":[{"employee":{"age":1}}]}`, "records[0].employee.age"},
+		{`{"company":{"name":"a"},"records":[],"company":{"name":"b"}}`, "company"},
+		{`{"records":[],"Records":[]}`, "Records"},
+		{`{"batches":[{"records":[]},{"records":[],"records":[]}]}`, "batches[1].records"},
+		{`{"records":[{},{"employee":{"firstName":"a","firstName":"b"}}]}`, "records[1].employee.firstName"},
+		{`{"records":[{"employee":{"firstName":"\ud800"}}]}`, "records[0].employee.firstName"},
 	} {
 		_, err := DecodeMpinFrom(strings.NewReader(tt.body))
 		if strings.Contains(tt.body, "batches") {
