@@ -67,7 +67,7 @@ func Codes() []Code {
 		p("bad_request", http.StatusBadRequest, ServiceBoth, "Bad request", "The request body could not be read (the connection broke while sending it)."),
 		p("idempotency_conflict", http.StatusConflict, ServiceBoth, "Idempotency key reused with another request", "The Idempotency-Key was used with another method, path, X-Company-Id or body."),
 		p("idempotency_in_progress", http.StatusConflict, ServiceBoth, "Request with this idempotency key still in progress", "A request with this Idempotency-Key is still running; retry after a moment."),
-		p(denar.ECodeValidation, http.StatusUnprocessableEntity, ServiceBoth, "Validation failed", "Field errors: malformed JSON, unknown fields, schema and business rules; each in errors[] with its path (and codebook when the rule is UJP's)."),
+		p(denar.ECodeValidation, http.StatusUnprocessableEntity, ServiceBoth, "Validation failed", "Field errors: malformed JSON, unknown fields, a member given twice in one object (names compared regardless of case), NUL or invalid UTF-8 (an unpaired surrogate escape included) in a string, schema and business rules; each in errors[] with its path (and codebook when the rule is UJP's)."),
 		p("rate_limited", http.StatusTooManyRequests, ServiceBoth, "Too many requests", "Over the credential's rate (shared by all processes on PostgreSQL), or, on the unauthenticated routes, over the client address's rate; Retry-After says when to retry."),
 		p(denar.ECodeNotFound, http.StatusNotFound, ServiceBoth, "Not found", "No such resource for this caller (also ids of other accounts), or no such path."),
 		p("method_not_allowed", http.StatusMethodNotAllowed, ServiceBoth, "Method not allowed", "The path exists for other methods, listed in Allow."),
