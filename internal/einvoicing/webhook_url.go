@@ -239,8 +239,10 @@ func (s *Service) checkWebhookURL(ctx context.Context, env, raw string) (string,
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
 	switch {
-	case u.Scheme != "https" && u.Scheme != "http":
+	case u.Scheme != "https" && u.Scheme != "http" && env == auth.EnvProduction:
 		return "", errURL("the scheme must be https")
+	case u.Scheme != "https" && u.Scheme != "http":
+		return "", errURL("the scheme must be https (or http, in the sandbox)")
 	case u.Scheme == "http" && env == auth.EnvProduction:
 		return "", errURL("production endpoints must use https")
 	case u.User != nil:
