@@ -91,7 +91,7 @@ func Errorf(code, format string, args ...any) *Error {
 
 // Invalid returns a validation_failed error listing every field problem.
 func Invalid(fields ...FieldError) *Error {
-	msg := "the request has invalid fields"
+	msg := "The request has invalid fields."
 	if len(fields) == 1 {
 		msg = fields[0].Path + ": " + fields[0].Message
 	}
