@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -328,10 +329,10 @@ func (r *Request) Build(seller ujpdoc.Seller, docID string, cb *ujpdoc.Codebooks
 	if ps := ujpdoc.Validate(d, cb); len(ps) > 0 {
 		for _, p := range ps {
 			if f, args := p.Format(); f != "" {
-				fe.AddCodebook(requestPath(p.Path), p.Codebook, f+UJPCodeSuffix, append(args[:len(args):len(args)], p.Code)...)
+				fe.AddCodebook(r.requestPath(p.Path), p.Codebook, f+UJPCodeSuffix, append(args[:len(args):len(args)], p.Code)...)
 				continue
 			}
-			fe = append(fe, denar.FieldError{Path: requestPath(p.Path), Message: p.Message + " (UJP " + p.Code + ")", Codebook: p.Codebook})
+			fe = append(fe, denar.FieldError{Path: r.requestPath(p.Path), Message: p.Message + " (UJP " + p.Code + ")", Codebook: p.Codebook})
 		}
 		return nil, fe.Err()
 	}
@@ -380,17 +381,67 @@ func checkExpected(exp, got Totals) error {
 	return &denar.Error{Code: "totals_mismatch", Message: "expectedTotals differ from the totals computed by UJP's formulas", Fields: fe}
 }
 
-// requestPath turns a ujpdoc problem path back into the request's terms
-// where the mapping is one to one; the rest keep UJP's name under
-// "document." so nothing is lost.
-func requestPath(p string) string {
-	for _, m := range [][2]string{{"docItems[", "lines["}, {"docReferences[", "references["}, {"buyer.", "buyer."}, {"sender.", "sender."}, {"docPayment.", "payment."}} {
-		if strings.HasPrefix(p, m[0]) {
-			return m[1] + strings.TrimPrefix(p, m[0])
+// requestPath turns a ujpdoc problem path back into the request field it
+// comes from ("docItems[2].docItemUnitDiscountAmount" is
+// "lines[2].unitDiscount", "docTotals.docAvansAmount" is "advance.amount"),
+// so a client is never pointed at a field it did not send. What no request
+// field gives (the seller, which is the company, computed amounts, docId)
+// keeps UJP's name under "document.".
+func (r *Request) requestPath(p string) string {
+	var idx []string
+	key := indexRE.ReplaceAllStringFunc(p, func(m string) string {
+		idx = append(idx, m)
+		return "[]"
+	})
+	to, ok := docToRequest[key]
+	if key == "header.docTurnoverDate" && r.SupplyDate == nil {
+		to = "issueDate" // the turnover date is the issue date then
+	}
+	if !ok {
+		return "document." + p
+	}
+	for _, m := range idx {
+		to = strings.Replace(to, "[]", m, 1)
+	}
+	return to
+}
+
+var indexRE = regexp.MustCompile(`\[\d+\]`)
+
+// docToRequest maps the paths of UJP's document (indices as "[]") to the
+// request fields Build fills them from.
+var docToRequest = func() map[string]string {
+	m := map[string]string{
+		"header.docType": "documentType", "header.docTypeName": "documentType", "header.docNumber": "number",
+		"header.docDate": "issueDate", "header.docTurnoverDate": "supplyDate", "header.docNotes": "notes",
+		"header.correctionReasonCode": "reason", "header.correctionComment": "comment",
+		"docReferences": "references", "docReferences[]": "references[]",
+		"docReferences[].docTypeRef": "references[].type", "docReferences[].docNameRef": "references[].type",
+		"docReferences[].docNumberRef": "references[].number", "docReferences[].docDateRef": "references[].date",
+		"docPayment.docPaymentTypeCode": "payment.typeCode", "docPayment.docPaymentTypeDesc": "payment.typeCode",
+		"docPayment.docPaymentTypeDueDays": "payment.dueDays", "docPayment.docPaymentTypeDueDate": "payment.dueDate",
+		"docPayment.docPaymentTerms": "payment.terms", "docPayment.docPaymentNote": "payment.note",
+		"docPayment.docCurrency": "payment.currency", "docPayment.docCurrencyCode": "payment.currency",
+		"docPayment.docCurrencyDate": "payment.exchangeRateDate", "docPayment.docCurrencyExchRate": "payment.exchangeRate",
+		"docItems": "lines", "docItems[]": "lines[]",
+		"docItems[].docItemDesc": "lines[].description", "docItems[].docItemSku": "lines[].sku",
+		"docItems[].docItemMUnit": "lines[].unit", "docItems[].docItemQty": "lines[].quantity",
+		"docItems[].docItemUnitOriginalPriceWoVat": "lines[].unitPrice", "docItems[].docItemUnitDiscountAmount": "lines[].unitDiscount",
+		"docItems[].docItemVat": "lines[].vatPercent", "docItems[].docItemVatGroup": "lines[].vatPercent",
+		"docItems[].docItemTaxIndicator": "lines[].taxIndicator", "docTotals.docAvansAmount": "advance.amount", "docTotals.docAvansDate": "advance.date", "docTotals.docAvansDesc": "advance.description",
+	}
+	for _, party := range []string{"buyer", "sender"} {
+		for ujp, req := range map[string]string{"CCode": "country", "CName": "country", "Tin": "taxNumber",
+			"ForeignTin": "foreignTaxNumber", "VatNumber": "vatNumber", "Name": "name", "Address": "address",
+			"SubsidiaryCode": "subsidiaryCode", "SubsidiaryName": "subsidiaryName", "Contact": "contact", "Email": "email"} {
+			m[party+"."+party+ujp] = party + "." + req
+		}
+		for ujp, req := range map[string]string{"streetAddress": "street", "streetNumber": "number", "postalCode": "postalCode", "city": "city"} {
+			m[party+"."+party+"Address."+ujp] = party + ".address." + req
 		}
 	}
-	return "document." + p
-}
+	return m
+}()
 
 type builtParty struct {
 	country, countryName string
@@ -434,12 +485,19 @@ func line(fe *denar.FieldErrors, i int, l Line, cb *ujpdoc.Codebooks) ujpdoc.Ite
 	if v, ok := amount(fe, p+".quantity", l.Quantity, true); ok {
 		it.DocItemQty = ujpdoc.Dec(v)
 	}
-	if v, ok := amount(fe, p+".unitPrice", l.UnitPrice, false); ok {
+	v, priceOK := amount(fe, p+".unitPrice", l.UnitPrice, false)
+	if priceOK {
 		it.DocItemUnitOriginalPriceWoVat = ujpdoc.Dec(v.Round(ujpdoc.UnitScale))
 	}
 	if l.UnitDiscount != "" {
 		if v, ok := amount(fe, p+".unitDiscount", l.UnitDiscount, false); ok {
 			it.DocItemUnitDiscountAmount = ujpdoc.Dec(v.Round(ujpdoc.UnitScale))
+			// UJP's unit price after discount is price − discount
+			// (docItemUnitPriceWoVat), and its unit prices are never
+			// negative: a discount may take the whole price, not more.
+			if price := it.DocItemUnitOriginalPriceWoVat; priceOK && it.DocItemUnitDiscountAmount.GreaterThan(price.Amount) {
+				fe.Add(p+".unitDiscount", "is more than the unit price %s: the price after discount would be negative", price.String())
+			}
 		}
 	}
 	if pct, ok := amount(fe, p+".vatPercent", l.VatPercent, false); ok {

@@ -131,6 +131,9 @@ func TestBuildFieldErrors(t *testing.T) {
 		{"indicator", func(r *Request) { r.Lines[1].TaxIndicator = "NOPE" }, "lines[1].taxIndicator", ujpdoc.CBTaxIndicators},
 		{"indicator vs rate", func(r *Request) { r.Lines[1].TaxIndicator = "DDV-A" }, "lines[1].taxIndicator", ujpdoc.CBTaxIndicators},
 		{"reference type", func(r *Request) { r.References = []Reference{{Type: "SYS", Number: "x"}} }, "references[0].type", ujpdoc.CBRefDocumentTypes},
+		{"discount above price", func(r *Request) { r.Lines[0].UnitDiscount = "1000.01" }, "lines[0].unitDiscount", ""},
+		{"discount far above price", func(r *Request) { r.Lines[1].UnitDiscount = "2000" }, "lines[1].unitDiscount", ""},
+		{"advance above gross", func(r *Request) { r.Advance = &Advance{Amount: "5000"} }, "advance.amount", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := validRequest()
@@ -148,6 +151,61 @@ func TestBuildFieldErrors(t *testing.T) {
 			}
 			t.Errorf("fields %+v; want %s (codebook %q)", de.Fields, tc.path, tc.codebook)
 		})
+	}
+}
+
+// TestBuildFullDiscount: a discount may take the whole unit price (a line
+// given free), not more.
+func TestBuildFullDiscount(t *testing.T) {
+	req := validRequest()
+	req.Lines = append([]Line(nil), req.Lines...)
+	req.Lines[0].UnitDiscount = "1000"
+	if _, err := req.Build(seller(), "einv_x", ujpdoc.Snapshot()); err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+}
+
+// TestRequestPath: a problem of UJP's document is reported at the request
+// field it was built from; what no request field gives stays under
+// "document.".
+func TestRequestPath(t *testing.T) {
+	r := validRequest()
+	withSupply := validRequest()
+	withSupply.SupplyDate = ptr("2026-11-19")
+	for _, tc := range []struct {
+		req       *Request
+		doc, want string
+	}{
+		{&r, "docTotals.docAvansAmount", "advance.amount"},
+		{&r, "docTotals.docAvansDate", "advance.date"},
+		{&r, "docItems[12].docItemUnitDiscountAmount", "lines[12].unitDiscount"},
+		{&r, "docItems[0].docItemUnitOriginalPriceWoVat", "lines[0].unitPrice"},
+		{&r, "docItems[3].docItemQty", "lines[3].quantity"},
+		{&r, "docItems[1].docItemVatGroup", "lines[1].vatPercent"},
+		{&r, "docItems[1].docItemDesc", "lines[1].description"},
+		{&r, "docItems", "lines"},
+		{&r, "docReferences[2].docDateRef", "references[2].date"},
+		{&r, "docReferences", "references"},
+		{&r, "header.docNumber", "number"},
+		{&r, "header.docDate", "issueDate"},
+		{&r, "header.docTurnoverDate", "issueDate"},
+		{&withSupply, "header.docTurnoverDate", "supplyDate"},
+		{&r, "buyer.buyerTin", "buyer.taxNumber"},
+		{&r, "buyer.buyerCName", "buyer.country"},
+		{&r, "buyer.buyerAddress.streetAddress", "buyer.address.street"},
+		{&r, "buyer.buyerAddress.streetNumber", "buyer.address.number"},
+		{&r, "sender.senderAddress.city", "sender.address.city"},
+		{&r, "docPayment.docCurrencyExchRate", "payment.exchangeRate"},
+		{&r, "docPayment.docPaymentTypeDueDate", "payment.dueDate"},
+		{&r, "seller.sellerName", "document.seller.sellerName"},
+		{&r, "docTotals.docGrossAmount", "document.docTotals.docGrossAmount"},
+		{&r, "docItems[0].docItemTotalVat", "document.docItems[0].docItemTotalVat"},
+		{&r, "vatTotals[0].vatAmount", "document.vatTotals[0].vatAmount"},
+		{&r, "header.docId", "document.header.docId"},
+	} {
+		if got := tc.req.requestPath(tc.doc); got != tc.want {
+			t.Errorf("requestPath(%s) = %s; want %s", tc.doc, got, tc.want)
+		}
 	}
 }
 

@@ -201,6 +201,12 @@ func TestValidate(t *testing.T) {
 		{"unknown reference type", func(d *Document) {
 			d.DocReferences = []Reference{{DocTypeRef: "XYZ", DocNumberRef: "1"}}
 		}, "docReferences[0].docTypeRef", "E1021", CBRefDocumentTypes},
+		{"discount above the unit price", func(d *Document) {
+			d.DocItems[0].DocItemUnitDiscountAmount = A("1000.01")
+			if err := ComputeTotals(d, Snapshot()); err != nil {
+				panic(err)
+			}
+		}, "docItems[0].docItemUnitDiscountAmount", "E5011", ""},
 		{"advance above gross", func(d *Document) {
 			d.DocTotals.DocAvansAmount = A("5000")
 			d.DocTotals.DocFinalAmount = A("-3820")

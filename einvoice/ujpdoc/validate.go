@@ -347,6 +347,9 @@ func (c *checker) items(d *Document) {
 		if it.DocItemUnitOriginalPriceWoVat.IsNegative() {
 			c.add(CodeInvalidValue, p+".docItemUnitOriginalPriceWoVat", "", "unit prices are not negative; a storno negates quantities")
 		}
+		if disc, price := it.DocItemUnitDiscountAmount, it.DocItemUnitOriginalPriceWoVat; disc.IsNegative() || disc.GreaterThan(price.Amount) {
+			c.add(CodeInvalidValue, p+".docItemUnitDiscountAmount", "", "a unit discount is between 0 and the unit price %s", price.String())
+		}
 		var g TaxGroup
 		var gok bool
 		if c.required(p+".docItemVatGroup", it.DocItemVatGroup) {

@@ -38,13 +38,23 @@ func TestIssueEInvoiceErrors(t *testing.T) {
 			name, extra, code string
 			status            int
 			field, codebook   string
+			replace           []string // old, new pairs applied to the body
 		}{
-			{"no signer", "", "signer_not_ready", 409, "", ""},
-			{"totals", `,"expectedTotals":{"net":"2700","vat":"486.01","gross":"3186"}`, "totals_mismatch", 422, "expectedTotals.vat", ""},
-			{"codebook", `,"documentType":"999"`, "validation_failed", 422, "documentType", "document-types"},
+			{"no signer", "", "signer_not_ready", 409, "", "", nil},
+			{"totals", `,"expectedTotals":{"net":"2700","vat":"486.01","gross":"3186"}`, "totals_mismatch", 422, "expectedTotals.vat", "", nil},
+			{"codebook", `,"documentType":"999"`, "validation_failed", 422, "documentType", "document-types", nil},
+			// Problems of the built document are reported at the request
+			// field they come from, never at a field the client did not send.
+			{"discount above price", "", "validation_failed", 422, "lines[0].unitDiscount", "", []string{`"unitDiscount":"100"`, `"unitDiscount":"1000.01"`}},
+			{"discount far above price", "", "validation_failed", 422, "lines[0].unitDiscount", "", []string{`"unitDiscount":"100"`, `"unitDiscount":"2000"`}},
+			{"advance above gross", `,"advance":{"amount":"5000"}`, "validation_failed", 422, "advance.amount", "", nil},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				r := c.do("POST", "/v1/einvoices", key, strings.Replace(issueBody, "%s", tc.extra, 1))
+				body := strings.Replace(issueBody, "%s", tc.extra, 1)
+				for i := 0; i+1 < len(tc.replace); i += 2 {
+					body = strings.Replace(body, tc.replace[i], tc.replace[i+1], 1)
+				}
+				r := c.do("POST", "/v1/einvoices", key, body)
 				m := r.json(t)
 				if r.status != tc.status || m["code"] != tc.code {
 					t.Fatalf("%d %s", r.status, r.body)
@@ -54,6 +64,9 @@ func TestIssueEInvoiceErrors(t *testing.T) {
 				}
 				for _, f := range m["errors"].([]any) {
 					fm := f.(map[string]any)
+					if strings.HasPrefix(fm["path"].(string), "document.") {
+						t.Errorf("field error at a path the client never sent: %v", fm)
+					}
 					if fm["path"] == tc.field && (tc.codebook == "" || fm["codebook"] == tc.codebook) {
 						return
 					}
