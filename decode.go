@@ -215,12 +215,24 @@ func leafMessage(err error, t reflect.Type) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		want := "a JSON " + goKind(t)
-		if te.Value == "number" && goKind(t) == "integer" {
-			return "must be a whole number"
+		if goKind(t) == "integer" && (te.Value == "number" || strings.HasPrefix(te.Value, "number ")) {
+			// A fraction, or a whole number the field cannot hold.
+			lo, hi := intRange(t)
+			return "must be a whole number from " + lo + " to " + hi
 		}
 		return "must be " + want + ", not " + article(te.Value)
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// intRange gives the bounds of an integer kind, as text.
+func intRange(t reflect.Type) (string, string) {
+	bits := t.Bits()
+	switch t.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "0", strconv.FormatUint(1<<bits-1, 10)
+	}
+	return strconv.FormatInt(-1<<(bits-1), 10), strconv.FormatInt(1<<(bits-1)-1, 10)
 }
 
 func article(kind string) string {

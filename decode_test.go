@@ -102,3 +102,22 @@ func FuzzDecodeJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeJSONNumberMessages: a number an integer field cannot hold is
+// reported at its path in plain words, without Go type names.
+func TestDecodeJSONNumberMessages(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ body, path, msg string }{
+		{`{"items":[{"count":100000000000000000000}]}`, "items[0].count", "must be a whole number from -9223372036854775808 to 9223372036854775807"},
+		{`{"items":[{},{"count":1.5}]}`, "items[1].count", "must be a whole number from -9223372036854775808 to 9223372036854775807"},
+		{`{"items":[{"count":-1e30}]}`, "items[0].count", "must be a whole number from -9223372036854775808 to 9223372036854775807"},
+		{`{"items":[{"count":"2"}]}`, "items[0].count", "must be a JSON integer, not a string"},
+	} {
+		var v decBody
+		err := denar.DecodeJSON([]byte(tc.body), &v)
+		var e *denar.Error
+		if !errors.As(err, &e) || len(e.Fields) != 1 || e.Fields[0].Path != tc.path || e.Fields[0].Message != tc.msg {
+			t.Errorf("%s: %v; want %q at %s", tc.body, err, tc.msg, tc.path)
+		}
+	}
+}

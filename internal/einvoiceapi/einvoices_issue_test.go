@@ -48,6 +48,9 @@ func TestIssueEInvoiceErrors(t *testing.T) {
 			{"discount above price", "", "validation_failed", 422, "lines[0].unitDiscount", "", []string{`"unitDiscount":"100"`, `"unitDiscount":"1000.01"`}},
 			{"discount far above price", "", "validation_failed", 422, "lines[0].unitDiscount", "", []string{`"unitDiscount":"100"`, `"unitDiscount":"2000"`}},
 			{"advance above gross", `,"advance":{"amount":"5000"}`, "validation_failed", 422, "advance.amount", "", nil},
+			// A number the schema allows (an integer) that the field cannot
+			// hold is reported at its path, in words without Go types.
+			{"due days out of range", "", "validation_failed", 422, "payment.dueDays", "", []string{`"currency":"MKD"}`, `"currency":"MKD","dueDays":100000000000000000000}`}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				body := strings.Replace(issueBody, "%s", tc.extra, 1)
@@ -61,6 +64,9 @@ func TestIssueEInvoiceErrors(t *testing.T) {
 				}
 				if tc.field == "" {
 					return
+				}
+				if b := string(r.body); strings.Contains(b, "Go struct") || strings.Contains(b, "of type ") {
+					t.Errorf("Go decoding error leaked: %s", r.body)
 				}
 				for _, f := range m["errors"].([]any) {
 					fm := f.(map[string]any)

@@ -31,6 +31,10 @@ type thingBody struct {
 	Name  string `json:"name" minLength:"1"`
 	Panic bool   `json:"panic,omitempty"`
 	Fail  bool   `json:"fail,omitempty"`
+	Terms *struct {
+		Days *int `json:"days,omitempty"`
+	} `json:"terms,omitempty"`
+	Counts []int8 `json:"counts,omitempty"`
 }
 
 type thingIn struct {
@@ -362,6 +366,10 @@ func TestRequestProblems(t *testing.T) {
 			{"malformed JSON", `{"name":`, 422, "validation_failed", ""},
 			{"unknown field", `{"name":"a","colour":"red"}`, 422, "validation_failed", "colour"},
 			{"schema violation", `{"name":""}`, 422, "validation_failed", "name"},
+			// Valid by the schema (an integer) but beyond what the field
+			// holds: encoding/json's error names Go types and no path.
+			{"integer out of range", `{"name":"a","terms":{"days":100000000000000000000}}`, 422, "validation_failed", "terms.days"},
+			{"integer out of range in an array", `{"name":"a","counts":[1,300]}`, 422, "validation_failed", "counts[1]"},
 			{"too large", `{"name":"` + strings.Repeat("x", 2000) + `"}`, 413, "payload_too_large", ""},
 			{"panic", `{"name":"a","panic":true}`, 500, "internal", ""},
 		}
@@ -377,6 +385,9 @@ func TestRequestProblems(t *testing.T) {
 			}
 			if tt.path != "" && !strings.Contains(string(r.body), `"path":"`+tt.path) {
 				t.Errorf("%s: no field error at %q: %s", tt.name, tt.path, r.body)
+			}
+			if strings.Contains(string(r.body), "Go struct") || strings.Contains(string(r.body), "of type int") || strings.Contains(string(r.body), `"path":"","message":"json:`) {
+				t.Errorf("%s: Go decoding error leaked: %s", tt.name, r.body)
 			}
 			if strings.Contains(string(r.body), "secret internals") {
 				t.Errorf("%s: internals leaked: %s", tt.name, r.body)

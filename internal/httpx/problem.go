@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -222,7 +223,7 @@ func humaProblem(ctx huma.Context, status int, msg string, errs ...error) huma.S
 		default:
 			// Schema violations (422) and unreadable bodies (400) are both
 			// the client's field errors.
-			p = NewProblem(denar.ECodeValidation, "The request has invalid fields.", fieldErrors(msg, errs)...)
+			p = NewProblem(denar.ECodeValidation, "The request has invalid fields.", fieldErrors(ctx, msg, errs)...)
 		}
 	}
 	var c context.Context
@@ -244,7 +245,7 @@ func readProblem(err error, reading bool) *Problem {
 	return bodyReadProblem(err)
 }
 
-func fieldErrors(msg string, errs []error) []denar.FieldError {
+func fieldErrors(ctx huma.Context, msg string, errs []error) []denar.FieldError {
 	var out []denar.FieldError
 	for _, e := range errs {
 		if e == nil {
@@ -253,6 +254,10 @@ func fieldErrors(msg string, errs []error) []denar.FieldError {
 		var d huma.ErrorDetailer
 		if errors.As(e, &d) {
 			det := d.ErrorDetail()
+			if fe := decodeErrors(ctx, det); fe != nil {
+				out = append(out, fe...)
+				continue
+			}
 			loc, msg := det.Location, det.Message
 			if name, ok := missingProperty(msg); ok {
 				// huma reports a missing property at its parent; the
@@ -268,6 +273,34 @@ func fieldErrors(msg string, errs []error) []denar.FieldError {
 		out = append(out, denar.FieldError{Path: "", Message: msg})
 	}
 	return out
+}
+
+// decodeErrors gives the field errors of a body that passed the schema but
+// that encoding/json could not decode into the operation's input (a number
+// an integer field cannot hold, a value its own UnmarshalJSON refuses):
+// huma reports those at the body's root with encoding/json's text, which
+// names Go types. The body is decoded again by denar.DecodeJSON, which
+// finds each such value's path and words it for the client. nil when det is
+// not such an error.
+func decodeErrors(ctx huma.Context, det *huma.ErrorDetail) []denar.FieldError {
+	body, ok := det.Value.(string)
+	if ctx == nil || det.Location != "body" || !ok || ctx.Operation() == nil {
+		return nil
+	}
+	// huma puts the whole body text in Value only for a decoding failure;
+	// a schema violation at the root carries the parsed value.
+	if b := bytes.TrimSpace([]byte(body)); len(b) == 0 || (b[0] != '{' && b[0] != '[') || !json.Valid(b) {
+		return nil
+	}
+	t, _ := ctx.Operation().Metadata[metaBodyType].(reflect.Type)
+	if t == nil {
+		return nil
+	}
+	var de *denar.Error
+	if err := denar.DecodeJSON([]byte(body), reflect.New(t).Interface()); !errors.As(err, &de) || len(de.Fields) == 0 {
+		return nil
+	}
+	return de.Fields
 }
 
 // missingProperty reads the property name out of huma's "expected

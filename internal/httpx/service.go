@@ -123,6 +123,7 @@ const (
 	metaIdempotency = "denar.idempotency" // "none" opts a POST out
 	metaStream      = "denar.stream"      // true: the handler decodes (and checks) the body itself
 	metaRaw         = "denar.raw"         // true: the handler decodes the body's bytes; strings get the default maxLength here
+	metaBodyType    = "denar.bodytype"    // reflect.Type of the input's Body, for the paths of its decoding errors
 )
 
 // Authentication modes of an operation.
@@ -316,6 +317,9 @@ func Register[I, O any](s *Service, op huma.Operation, spec Spec, handler func(c
 	}
 	op.Metadata[metaStream] = spec.StreamedBody
 	op.Metadata[metaRaw] = spec.RawBody
+	if f, ok := reflect.TypeFor[I]().FieldByName("Body"); ok && !spec.RawBody && !spec.StreamedBody {
+		op.Metadata[metaBodyType] = f.Type
+	}
 	declared := spec.MaxBodyBytes != 0 || op.MaxBodyBytes != 0
 	limit := spec.MaxBodyBytes
 	if limit == 0 {
