@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
@@ -29,8 +30,10 @@ type Request struct {
 	IssueDate  string  `json:"issueDate"`
 	SupplyDate *string `json:"supplyDate,omitempty"`
 	// ClientReference is the caller's idempotency handle, unique per
-	// company: the same body again returns the existing e-invoice.
-	ClientReference *string     `json:"clientReference,omitempty"`
+	// company: the same body again returns the existing e-invoice. 1 to
+	// MaxClientReference characters, not all white space: an empty one
+	// would be one more handle all such invoices share.
+	ClientReference *string     `json:"clientReference,omitempty" minLength:"1" maxLength:"200" pattern:"\\S" doc:"Your own reference for this e-invoice, unique per company: the same body again returns the existing e-invoice, another body 409 client_reference_conflict. 1 to 200 characters (the clientReference filter of GET /v1/einvoices takes as many), not only white space."`
 	Notes           *string     `json:"notes,omitempty"`
 	Buyer           Party       `json:"buyer"`
 	Sender          *Party      `json:"sender,omitempty"`
@@ -163,6 +166,10 @@ type Totals struct {
 	Currency string `json:"currency" required:"false" doc:"Optional in expectedTotals."`
 }
 
+// MaxClientReference bounds clientReference, in characters: the
+// clientReference filter of GET /v1/einvoices takes no longer one.
+const MaxClientReference = 200
+
 // MaxLines bounds the lines of one request (spec, Limits).
 const MaxLines = 1000
 
@@ -234,6 +241,14 @@ func (r *Request) Build(seller ujpdoc.Seller, docID string, cb *ujpdoc.Codebooks
 		h.DocTurnoverDate = date(&fe, "supplyDate", *r.SupplyDate, true)
 	}
 	h.DocNotes = r.Notes
+	if ref := r.ClientReference; ref != nil {
+		switch {
+		case strings.TrimSpace(*ref) == "":
+			fe.Add("clientReference", "must not be empty or only white space")
+		case utf8.RuneCountInString(*ref) > MaxClientReference:
+			fe.Add("clientReference", "is longer than %d characters", MaxClientReference)
+		}
+	}
 
 	b := party(&fe, "buyer", r.Buyer, cb)
 	d.Buyer = ujpdoc.Buyer{BuyerCCode: b.country, BuyerCName: b.countryName, BuyerTin: r.Buyer.TaxNumber,

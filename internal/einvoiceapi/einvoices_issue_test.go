@@ -48,6 +48,11 @@ func TestIssueEInvoiceErrors(t *testing.T) {
 			{"discount above price", "", "validation_failed", 422, "lines[0].unitDiscount", "", []string{`"unitDiscount":"100"`, `"unitDiscount":"1000.01"`}},
 			{"discount far above price", "", "validation_failed", 422, "lines[0].unitDiscount", "", []string{`"unitDiscount":"100"`, `"unitDiscount":"2000"`}},
 			{"advance above gross", `,"advance":{"amount":"5000"}`, "validation_failed", 422, "advance.amount", "", nil},
+			// An empty clientReference would be one handle shared by
+			// every invoice that sends it.
+			{"empty client reference", "", "validation_failed", 422, "clientReference", "", []string{`"clientReference":"order-1"`, `"clientReference":""`}},
+			{"blank client reference", "", "validation_failed", 422, "clientReference", "", []string{`"clientReference":"order-1"`, `"clientReference":"  "`}},
+			{"long client reference", "", "validation_failed", 422, "clientReference", "", []string{`"clientReference":"order-1"`, `"clientReference":"` + strings.Repeat("r", 201) + `"`}},
 			// A number the schema allows (an integer) that the field cannot
 			// hold is reported at its path, in words without Go types.
 			{"due days out of range", "", "validation_failed", 422, "payment.dueDays", "", []string{`"currency":"MKD"}`, `"currency":"MKD","dueDays":100000000000000000000}`}},
