@@ -129,7 +129,7 @@ type Payment struct {
 	Terms            *string `json:"terms,omitempty"`
 	Note             *string `json:"note,omitempty"`
 	Currency         string  `json:"currency"`
-	ExchangeRate     *string `json:"exchangeRate,omitempty"`
+	ExchangeRate     *string `json:"exchangeRate,omitempty" pattern:"^-?[0-9]+(\\.[0-9]+)?$"`
 	ExchangeRateDate *string `json:"exchangeRateDate,omitempty"`
 }
 
@@ -140,10 +140,10 @@ type Line struct {
 	Sku             *string `json:"sku,omitempty"`
 	Description     string  `json:"description"`
 	Unit            *string `json:"unit,omitempty"`
-	Quantity        string  `json:"quantity"`
-	UnitPrice       string  `json:"unitPrice"`
-	UnitDiscount    string  `json:"unitDiscount,omitempty"`
-	VatPercent      string  `json:"vatPercent"`
+	Quantity        string  `json:"quantity" pattern:"^-?[0-9]+(\\.[0-9]+)?$" doc:"A decimal number (digits, optionally a point and decimals; no exponent or plus sign), greater than zero, at most 4 decimals."`
+	UnitPrice       string  `json:"unitPrice" pattern:"^-?[0-9]+(\\.[0-9]+)?$" doc:"Without VAT; at most 4 decimals."`
+	UnitDiscount    string  `json:"unitDiscount,omitempty" pattern:"^-?[0-9]+(\\.[0-9]+)?$" doc:"Per unit, at most the unit price; at most 4 decimals."`
+	VatPercent      string  `json:"vatPercent" pattern:"^-?[0-9]+(\\.[0-9]+)?$" doc:"The rate of a tax group: 18, 10, 5 or 0."`
 	TaxIndicator    string  `json:"taxIndicator"`
 	DomesticProduct *bool   `json:"domesticProduct,omitempty"`
 }
@@ -151,7 +151,7 @@ type Line struct {
 // Advance is an advance already paid and invoiced, deducted from the
 // amount to pay.
 type Advance struct {
-	Amount      string  `json:"amount"`
+	Amount      string  `json:"amount" pattern:"^-?[0-9]+(\\.[0-9]+)?$" doc:"At most the gross amount; at most 2 decimals."`
 	Date        *string `json:"date,omitempty"`
 	Description *string `json:"description,omitempty"`
 }
@@ -160,9 +160,9 @@ type Advance struct {
 // strings at two decimals; the shape of both expectedTotals and the
 // e-invoice's totals.
 type Totals struct {
-	Net      string `json:"net"`
-	Vat      string `json:"vat"`
-	Gross    string `json:"gross"`
+	Net      string `json:"net" pattern:"^-?[0-9]+(\\.[0-9]+)?$"`
+	Vat      string `json:"vat" pattern:"^-?[0-9]+(\\.[0-9]+)?$"`
+	Gross    string `json:"gross" pattern:"^-?[0-9]+(\\.[0-9]+)?$"`
 	Currency string `json:"currency" required:"false" doc:"Optional in expectedTotals."`
 }
 
@@ -304,7 +304,7 @@ func (r *Request) Build(seller ujpdoc.Seller, docID string, cb *ujpdoc.Codebooks
 	if r.Payment.Currency != "" && r.Payment.Currency != "MKD" {
 		if r.Payment.ExchangeRate == nil {
 			fe.Add("payment.exchangeRate", "is required for a currency other than MKD")
-		} else if v, ok := amount(&fe, "payment.exchangeRate", *r.Payment.ExchangeRate, true); ok {
+		} else if v, ok := amount(&fe, "payment.exchangeRate", *r.Payment.ExchangeRate, true, anyScale); ok {
 			a := ujpdoc.Dec(v)
 			pm.DocCurrencyExchRate = &a
 		}
@@ -326,13 +326,20 @@ func (r *Request) Build(seller ujpdoc.Seller, docID string, cb *ujpdoc.Codebooks
 		d.DocItems = append(d.DocItems, line(&fe, i, l, cb))
 	}
 	if r.Advance != nil {
-		if v, ok := amount(&fe, "advance.amount", r.Advance.Amount, false); ok {
+		if v, ok := amount(&fe, "advance.amount", r.Advance.Amount, false, ujpdoc.TotalScale); ok {
 			d.DocTotals.DocAvansAmount = ujpdoc.Dec(v)
 		}
 		d.DocTotals.DocAvansDesc = r.Advance.Description
 		if r.Advance.Date != nil {
 			v := date(&fe, "advance.date", *r.Advance.Date, true)
 			d.DocTotals.DocAvansDate = &v
+		}
+	}
+	if t := r.ExpectedTotals; t != nil {
+		for _, c := range [][2]string{{"expectedTotals.net", t.Net}, {"expectedTotals.vat", t.Vat}, {"expectedTotals.gross", t.Gross}} {
+			if _, ok := parseDecimal(c[1]); c[1] != "" && !ok {
+				fe.Add(c[0], "is not a decimal number: %s", decimalGrammar)
+			}
 		}
 	}
 	if err := fe.Err(); err != nil {
@@ -378,9 +385,9 @@ func checkExpected(exp, got Totals) error {
 		if c.exp == "" {
 			continue
 		}
-		e, err := money.Parse(c.exp)
-		if err != nil {
-			fe.Add(c.path, "is not a decimal number")
+		e, ok := parseDecimal(c.exp)
+		if !ok {
+			fe.Add(c.path, "is not a decimal number: %s", decimalGrammar)
 			continue
 		}
 		if !e.Equal(money.MustParse(c.got)) {
@@ -497,16 +504,16 @@ func line(fe *denar.FieldErrors, i int, l Line, cb *ujpdoc.Codebooks) ujpdoc.Ite
 	if strings.TrimSpace(l.Description) == "" {
 		fe.Add(p+".description", "is required")
 	}
-	if v, ok := amount(fe, p+".quantity", l.Quantity, true); ok {
+	if v, ok := amount(fe, p+".quantity", l.Quantity, true, ujpdoc.QtyScale); ok {
 		it.DocItemQty = ujpdoc.Dec(v)
 	}
-	v, priceOK := amount(fe, p+".unitPrice", l.UnitPrice, false)
+	v, priceOK := amount(fe, p+".unitPrice", l.UnitPrice, false, ujpdoc.UnitScale)
 	if priceOK {
-		it.DocItemUnitOriginalPriceWoVat = ujpdoc.Dec(v.Round(ujpdoc.UnitScale))
+		it.DocItemUnitOriginalPriceWoVat = ujpdoc.Dec(v)
 	}
 	if l.UnitDiscount != "" {
-		if v, ok := amount(fe, p+".unitDiscount", l.UnitDiscount, false); ok {
-			it.DocItemUnitDiscountAmount = ujpdoc.Dec(v.Round(ujpdoc.UnitScale))
+		if v, ok := amount(fe, p+".unitDiscount", l.UnitDiscount, false, ujpdoc.UnitScale); ok {
+			it.DocItemUnitDiscountAmount = ujpdoc.Dec(v)
 			// UJP's unit price after discount is price − discount
 			// (docItemUnitPriceWoVat), and its unit prices are never
 			// negative: a discount may take the whole price, not more.
@@ -515,7 +522,7 @@ func line(fe *denar.FieldErrors, i int, l Line, cb *ujpdoc.Codebooks) ujpdoc.Ite
 			}
 		}
 	}
-	if pct, ok := amount(fe, p+".vatPercent", l.VatPercent, false); ok {
+	if pct, ok := amount(fe, p+".vatPercent", l.VatPercent, false, anyScale); ok {
 		found := false
 		for _, g := range cb.TaxGroups {
 			if money.FromInt(int64(g.Percent)).Equal(pct) {
@@ -548,21 +555,54 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// amount parses a decimal string; negative values are refused (a storno is
-// built from its original, never posted with negative lines) and positive
-// requires > 0.
-func amount(fe *denar.FieldErrors, path, s string, positive bool) (money.Amount, bool) {
+// anyScale: amount puts no bound on the decimals (the value itself is
+// checked otherwise: a VAT rate must be a group's, an exchange rate is the
+// bank's).
+const anyScale = -1
+
+// decimalRE is the one grammar of the request's decimal strings: digits,
+// optionally a point and more digits, optionally a leading minus; no plus
+// sign, no exponent, no bare point ("3.", ".5"). money.Parse alone would
+// take "1e3".
+var decimalRE = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
+
+// decimalGrammar words decimalRE for a client.
+const decimalGrammar = `digits, optionally a point and decimals, such as "1234.50"; no exponent or plus sign`
+
+// parseDecimal reads a request's decimal string by decimalRE.
+func parseDecimal(s string) (money.Amount, bool) {
+	if len(s) > 32 || !decimalRE.MatchString(s) {
+		return money.Amount{}, false
+	}
+	v, err := money.Parse(s)
+	return v, err == nil
+}
+
+// amount parses a decimal string of the request; negative values are
+// refused (a storno is built from its original, never posted with
+// negative lines), positive requires > 0, and a value with more than
+// places decimals (trailing zeros aside) is refused rather than rounded,
+// unless places is anyScale.
+func amount(fe *denar.FieldErrors, path, s string, positive bool, places int32) (money.Amount, bool) {
 	if s == "" {
 		fe.Add(path, "is required")
 		return money.Amount{}, false
 	}
-	v, err := money.Parse(s)
-	if err != nil || len(s) > 32 {
-		fe.Add(path, "is not a decimal number")
+	v, ok := parseDecimal(s)
+	if !ok {
+		fe.Add(path, "is not a decimal number: %s", decimalGrammar)
 		return money.Amount{}, false
 	}
 	if v.IsNegative() || (positive && v.IsZero()) {
-		fe.Add(path, "must be greater than zero")
+		if positive {
+			fe.Add(path, "must be greater than zero")
+		} else {
+			fe.Add(path, "must not be negative")
+		}
+		return money.Amount{}, false
+	}
+	if places != anyScale && v.Trim().Scale() > places {
+		fe.Add(path, "has more than %d decimals, the most UJP's document carries here", places)
 		return money.Amount{}, false
 	}
 	return v, true

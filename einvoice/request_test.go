@@ -131,6 +131,26 @@ func TestBuildFieldErrors(t *testing.T) {
 		{"indicator", func(r *Request) { r.Lines[1].TaxIndicator = "NOPE" }, "lines[1].taxIndicator", ujpdoc.CBTaxIndicators},
 		{"indicator vs rate", func(r *Request) { r.Lines[1].TaxIndicator = "DDV-A" }, "lines[1].taxIndicator", ujpdoc.CBTaxIndicators},
 		{"reference type", func(r *Request) { r.References = []Reference{{Type: "SYS", Number: "x"}} }, "references[0].type", ujpdoc.CBRefDocumentTypes},
+		// One decimal grammar for every decimal field, and no more
+		// decimals than UJP's document carries (refused, not rounded).
+		{"tiny quantity", func(r *Request) { r.Lines[0].Quantity = "0.0000001" }, "lines[0].quantity", ""},
+		{"quantity with 5 decimals", func(r *Request) { r.Lines[0].Quantity = "1.00001" }, "lines[0].quantity", ""},
+		{"quantity with an exponent", func(r *Request) { r.Lines[0].Quantity = "1e3" }, "lines[0].quantity", ""},
+		{"quantity with a plus", func(r *Request) { r.Lines[0].Quantity = "+3" }, "lines[0].quantity", ""},
+		{"quantity with a bare point", func(r *Request) { r.Lines[0].Quantity = "3." }, "lines[0].quantity", ""},
+		{"quantity with a leading point", func(r *Request) { r.Lines[0].Quantity = ".5" }, "lines[0].quantity", ""},
+		{"negative quantity", func(r *Request) { r.Lines[0].Quantity = "-3" }, "lines[0].quantity", ""},
+		{"unit price with 5 decimals", func(r *Request) { r.Lines[0].UnitPrice = "1000.00001" }, "lines[0].unitPrice", ""},
+		{"unit price with an exponent", func(r *Request) { r.Lines[0].UnitPrice = "1E3" }, "lines[0].unitPrice", ""},
+		{"discount with an exponent", func(r *Request) { r.Lines[0].UnitDiscount = "1e2" }, "lines[0].unitDiscount", ""},
+		{"negative discount", func(r *Request) { r.Lines[0].UnitDiscount = "-1" }, "lines[0].unitDiscount", ""},
+		{"vat percent with an exponent", func(r *Request) { r.Lines[0].VatPercent = "1.8e1" }, "lines[0].vatPercent", ""},
+		{"advance with 3 decimals", func(r *Request) { r.Advance = &Advance{Amount: "1.001"} }, "advance.amount", ""},
+		{"advance with an exponent", func(r *Request) { r.Advance = &Advance{Amount: "1e2"} }, "advance.amount", ""},
+		{"rate with an exponent", func(r *Request) {
+			r.Payment.Currency, r.Payment.ExchangeRate, r.Payment.ExchangeRateDate = "EUR", ptr("6.1695e1"), ptr("2026-11-19")
+		}, "payment.exchangeRate", ""},
+		{"expected net with an exponent", func(r *Request) { r.ExpectedTotals = &Totals{Net: "3.36667e3", Vat: "519.33", Gross: "3886"} }, "expectedTotals.net", ""},
 		{"empty client reference", func(r *Request) { r.ClientReference = ptr("") }, "clientReference", ""},
 		{"blank client reference", func(r *Request) { r.ClientReference = ptr(" \t") }, "clientReference", ""},
 		{"long client reference", func(r *Request) { r.ClientReference = ptr(strings.Repeat("я", 201)) }, "clientReference", ""},
@@ -154,6 +174,21 @@ func TestBuildFieldErrors(t *testing.T) {
 			}
 			t.Errorf("fields %+v; want %s (codebook %q)", de.Fields, tc.path, tc.codebook)
 		})
+	}
+}
+
+// TestBuildDecimals: trailing zeros are no precision, so "1.50000" is a
+// quantity of 1.5; the document writes what was asked for.
+func TestBuildDecimals(t *testing.T) {
+	req := validRequest()
+	req.Lines = append([]Line(nil), req.Lines...)
+	req.Lines[0].Quantity, req.Lines[0].UnitPrice = "1.50000", "999.99990"
+	d, err := req.Build(seller(), "einv_x", ujpdoc.Snapshot())
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if q, p := d.DocItems[0].DocItemQty.String(), d.DocItems[0].DocItemUnitOriginalPriceWoVat.String(); q != "1.5" || p != "999.9999" {
+		t.Errorf("quantity %s, unit price %s", q, p)
 	}
 }
 

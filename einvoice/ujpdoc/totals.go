@@ -34,6 +34,12 @@ import (
 const (
 	UnitScale  = 4
 	TotalScale = 2
+	// QtyScale is the most decimals a quantity (docItemQty) carries. UJP
+	// publishes none (its field codebook lists no docItemQty precision and
+	// its examples use whole quantities); 4, as on unit amounts, keeps a
+	// quantity × unit price product exact at 8 decimals, and a smaller
+	// quantity would round every line total to 0.00.
+	QtyScale = 4
 )
 
 var hundred = money.FromInt(100)

@@ -48,6 +48,12 @@ func TestIssueEInvoiceErrors(t *testing.T) {
 			{"discount above price", "", "validation_failed", 422, "lines[0].unitDiscount", "", []string{`"unitDiscount":"100"`, `"unitDiscount":"1000.01"`}},
 			{"discount far above price", "", "validation_failed", 422, "lines[0].unitDiscount", "", []string{`"unitDiscount":"100"`, `"unitDiscount":"2000"`}},
 			{"advance above gross", `,"advance":{"amount":"5000"}`, "validation_failed", 422, "advance.amount", "", nil},
+			// Decimals: one grammar, and no more decimals than UJP's
+			// document carries (refused, not rounded).
+			{"tiny quantity", "", "validation_failed", 422, "lines[0].quantity", "", []string{`"quantity":"3"`, `"quantity":"0.0000001"`}},
+			{"quantity with an exponent", "", "validation_failed", 422, "lines[0].quantity", "", []string{`"quantity":"3"`, `"quantity":"1e3"`}},
+			{"price with a plus", "", "validation_failed", 422, "lines[0].unitPrice", "", []string{`"unitPrice":"1000"`, `"unitPrice":"+1000"`}},
+			{"advance with an exponent", `,"advance":{"amount":"1E2"}`, "validation_failed", 422, "advance.amount", "", nil},
 			// An empty clientReference would be one handle shared by
 			// every invoice that sends it.
 			{"empty client reference", "", "validation_failed", 422, "clientReference", "", []string{`"clientReference":"order-1"`, `"clientReference":""`}},
