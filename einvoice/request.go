@@ -294,6 +294,10 @@ func (r *Request) Build(seller ujpdoc.Seller, docID string, cb *ujpdoc.Codebooks
 	if r.Payment.DueDate != nil {
 		v := date(&fe, "payment.dueDate", *r.Payment.DueDate, true)
 		pm.DocPaymentTypeDueDate = &v
+		// Both dates parsed: YYYY-MM-DD compares as text.
+		if validDate(v) && validDate(h.DocDate) && v < h.DocDate {
+			fe.Add("payment.dueDate", "is before the issue date %s", h.DocDate)
+		}
 	}
 	pm.DocCurrencyCode = r.Payment.Currency
 	if c, ok := cb.Lookup(ujpdoc.CBCurrencies, r.Payment.Currency); ok {
@@ -606,6 +610,11 @@ func amount(fe *denar.FieldErrors, path, s string, positive bool, places int32) 
 		return money.Amount{}, false
 	}
 	return v, true
+}
+
+func validDate(s string) bool {
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil
 }
 
 func date(fe *denar.FieldErrors, path, s string, required bool) string {

@@ -151,6 +151,7 @@ func TestBuildFieldErrors(t *testing.T) {
 			r.Payment.Currency, r.Payment.ExchangeRate, r.Payment.ExchangeRateDate = "EUR", ptr("6.1695e1"), ptr("2026-11-19")
 		}, "payment.exchangeRate", ""},
 		{"expected net with an exponent", func(r *Request) { r.ExpectedTotals = &Totals{Net: "3.36667e3", Vat: "519.33", Gross: "3886"} }, "expectedTotals.net", ""},
+		{"due date before the issue date", func(r *Request) { r.Payment.DueDate = ptr("2026-11-19") }, "payment.dueDate", ""},
 		{"empty client reference", func(r *Request) { r.ClientReference = ptr("") }, "clientReference", ""},
 		{"blank client reference", func(r *Request) { r.ClientReference = ptr(" \t") }, "clientReference", ""},
 		{"long client reference", func(r *Request) { r.ClientReference = ptr(strings.Repeat("я", 201)) }, "clientReference", ""},
@@ -189,6 +190,17 @@ func TestBuildDecimals(t *testing.T) {
 	}
 	if q, p := d.DocItems[0].DocItemQty.String(), d.DocItems[0].DocItemUnitOriginalPriceWoVat.String(); q != "1.5" || p != "999.9999" {
 		t.Errorf("quantity %s, unit price %s", q, p)
+	}
+}
+
+// TestBuildDueDate: payment is due on the issue date at the earliest.
+func TestBuildDueDate(t *testing.T) {
+	for _, due := range []string{"2026-11-20", "2026-12-20"} {
+		req := validRequest()
+		req.Payment.DueDate = ptr(due)
+		if _, err := req.Build(seller(), "einv_x", ujpdoc.Snapshot()); err != nil {
+			t.Errorf("due %s: %v", due, err)
+		}
 	}
 }
 

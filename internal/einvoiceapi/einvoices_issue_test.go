@@ -54,6 +54,7 @@ func TestIssueEInvoiceErrors(t *testing.T) {
 			{"quantity with an exponent", "", "validation_failed", 422, "lines[0].quantity", "", []string{`"quantity":"3"`, `"quantity":"1e3"`}},
 			{"price with a plus", "", "validation_failed", 422, "lines[0].unitPrice", "", []string{`"unitPrice":"1000"`, `"unitPrice":"+1000"`}},
 			{"advance with an exponent", `,"advance":{"amount":"1E2"}`, "validation_failed", 422, "advance.amount", "", nil},
+			{"due date before the issue date", "", "validation_failed", 422, "payment.dueDate", "", []string{`"currency":"MKD"}`, `"currency":"MKD","dueDate":"2026-11-19"}`}},
 			// An empty clientReference would be one handle shared by
 			// every invoice that sends it.
 			{"empty client reference", "", "validation_failed", 422, "clientReference", "", []string{`"clientReference":"order-1"`, `"clientReference":""`}},
