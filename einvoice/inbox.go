@@ -140,7 +140,7 @@ func UJPStatusRank(code string) int {
 // MaxDecisionComment bounds the free text sent with a decision.
 const MaxDecisionComment = 500
 
-// Rejection checks a reject reason against UJP's reject-reason codebook and
+// Rejection checks a reject reason against UJP's reject-reasons codebook and
 // returns the code as UJP lists it. UJP's list spells О-6 and О-7 with a
 // Cyrillic О; a Latin O-6 or O-7 is accepted and sent in UJP's own
 // spelling, and the Cyrillic spelling of O-1…O-5 likewise. The reason

@@ -46,7 +46,7 @@ type Request struct {
 
 // CorrectionRequest is the body of POST /v1/einvoices/{id}/correction, as
 // the spec gives it: the issue body (the complete replacement document)
-// with docStorno 2, the correction reason (correction-reason codebook,
+// with docStorno 2, the correction reason (correction-reasons codebook,
 // C0x) and an optional comment, all at the top level.
 type CorrectionRequest struct {
 	Request

@@ -294,6 +294,10 @@ func TestCorrectionBuild(t *testing.T) {
 			var got []string
 			for _, f := range de.Fields {
 				got = append(got, f.Path)
+				// Codebook names are plural, as void-reasons is.
+				if f.Path == "reason" && f.Codebook != "correction-reasons" {
+					t.Errorf("reason's codebook %q; want correction-reasons", f.Codebook)
+				}
 			}
 			for _, p := range tc.paths {
 				if !slices.Contains(got, p) {

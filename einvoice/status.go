@@ -164,7 +164,7 @@ func (s Storno) Validate(cb *ujpdoc.Codebooks) error {
 }
 
 // CheckCorrectionReason checks a correction reason (C0x) against the
-// correction-reason codebook; path is where it sits in the request.
+// correction-reasons codebook; path is where it sits in the request.
 func CheckCorrectionReason(path, reason string, cb *ujpdoc.Codebooks) *denar.FieldError {
 	var fe denar.FieldErrors
 	if reason == "" {

@@ -8,17 +8,19 @@ import (
 	"time"
 )
 
-// Codebook names, as UJP's code-list endpoints name them. Field errors carry
-// them so that a client can tell which list a code was checked against.
+// Codebook names: field errors carry them so that a client can tell which
+// list a code was checked against. They are plural nouns throughout (UJP's
+// endpoints mix /currency, /correction-reason and /void-reasons; ours do
+// not), and each is its snapshot file's name under codebooks/.
 const (
 	CBDocumentTypes     = "document-types"
 	CBRefDocumentTypes  = "ref-document-types"
 	CBPaymentTypes      = "payment-types"
-	CBCurrencies        = "currency"
+	CBCurrencies        = "currencies"
 	CBCountries         = "countries"
 	CBVoidReasons       = "void-reasons"
-	CBCorrectionReasons = "correction-reason"
-	CBRejectReasons     = "reject-reason"
+	CBCorrectionReasons = "correction-reasons"
+	CBRejectReasons     = "reject-reasons"
 	CBTaxGroups         = "tax-groups"
 	CBTaxIndicators     = "tax-indicators"
 	CBDocumentStatuses  = "document-statuses"
@@ -97,19 +99,20 @@ var snapshotFS embed.FS
 // for where each list comes from). Each call returns a fresh copy.
 func Snapshot() *Codebooks {
 	cb := &Codebooks{}
-	for file, dst := range map[string]any{
-		"document-types.json":     &cb.DocumentTypes,
-		"ref-document-types.json": &cb.RefDocumentTypes,
-		"payment-types.json":      &cb.PaymentTypes,
-		"currencies.json":         &cb.Currencies,
-		"countries.json":          &cb.Countries,
-		"void-reasons.json":       &cb.VoidReasons,
-		"correction-reasons.json": &cb.CorrectionReasons,
-		"reject-reasons.json":     &cb.RejectReasons,
-		"tax-groups.json":         &cb.TaxGroups,
-		"tax-indicators.json":     &cb.TaxIndicators,
-		"document-statuses.json":  &cb.DocumentStatuses,
+	for name, dst := range map[string]any{
+		CBDocumentTypes:     &cb.DocumentTypes,
+		CBRefDocumentTypes:  &cb.RefDocumentTypes,
+		CBPaymentTypes:      &cb.PaymentTypes,
+		CBCurrencies:        &cb.Currencies,
+		CBCountries:         &cb.Countries,
+		CBVoidReasons:       &cb.VoidReasons,
+		CBCorrectionReasons: &cb.CorrectionReasons,
+		CBRejectReasons:     &cb.RejectReasons,
+		CBTaxGroups:         &cb.TaxGroups,
+		CBTaxIndicators:     &cb.TaxIndicators,
+		CBDocumentStatuses:  &cb.DocumentStatuses,
 	} {
+		file := name + ".json"
 		b, err := snapshotFS.ReadFile("codebooks/" + file)
 		if err != nil {
 			panic(fmt.Sprintf("ujpdoc: embedded codebook %s: %v", file, err))

@@ -98,3 +98,15 @@ func FuzzDocumentNumbers(f *testing.F) {
 		}
 	})
 }
+
+// TestCodebookNames: every codebook name a field error carries is a plural
+// noun, and names an embedded snapshot file (Snapshot reads them by name).
+func TestCodebookNames(t *testing.T) {
+	for _, n := range []string{CBDocumentTypes, CBRefDocumentTypes, CBPaymentTypes, CBCurrencies, CBCountries, CBVoidReasons,
+		CBCorrectionReasons, CBRejectReasons, CBTaxGroups, CBTaxIndicators, CBDocumentStatuses} {
+		if !regexp.MustCompile(`^[a-z-]+s$`).MatchString(n) {
+			t.Errorf("codebook %q is not a plural name", n)
+		}
+	}
+	_ = Snapshot()
+}

@@ -40,7 +40,7 @@ type acceptInput struct {
 
 // RejectBody is the body of POST /v1/inbox/{id}/reject.
 type RejectBody struct {
-	ReasonCode string  `json:"reasonCode" minLength:"1" maxLength:"10" doc:"A code of UJP's reject-reason codebook, O-1 to O-7. UJP spells О-6 and О-7 with a Cyrillic О; either spelling is accepted and UJP's own is sent."`
+	ReasonCode string  `json:"reasonCode" minLength:"1" maxLength:"10" doc:"A code of UJP's reject-reasons codebook, O-1 to O-7. UJP spells О-6 and О-7 with a Cyrillic О; either spelling is accepted and UJP's own is sent."`
 	Comment    *string `json:"comment,omitempty" maxLength:"500" nullable:"true" doc:"Free text sent with the rejection; required with О-7 (other)."`
 }
 
@@ -129,7 +129,7 @@ func (h *handlers) registerInbox(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "rejectInboxDocument", Method: http.MethodPost, Path: "/v1/inbox/{id}/reject",
 		Summary: "Reject an incoming e-invoice", Tags: tags, DefaultStatus: http.StatusAccepted,
-		Description: "reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode " +
+		Description: "reasonCode from UJP's reject-reasons codebook (O-1 to O-7; 422 validation_failed on reasonCode " +
 			"otherwise, naming the codebook); О-7 needs a comment." + decisionDoc,
 	}, httpx.Spec{Scope: "inbox:write", Company: true}, func(ctx context.Context, in *rejectInput) (*inboxOutput, error) {
 		d, err := h.svc.DecideInbox(ctx, caller(ctx), einvoicing.DecideInbox{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID,
