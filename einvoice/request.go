@@ -39,7 +39,7 @@ type Request struct {
 	Sender          *Party      `json:"sender,omitempty"`
 	References      []Reference `json:"references" maxItems:"100"`
 	Payment         Payment     `json:"payment"`
-	Lines           []Line      `json:"lines" maxItems:"10000"`
+	Lines           []Line      `json:"lines" maxItems:"1000"`
 	Advance         *Advance    `json:"advance,omitempty"`
 	ExpectedTotals  *Totals     `json:"expectedTotals,omitempty"`
 }

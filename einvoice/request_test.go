@@ -6,7 +6,9 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -370,4 +372,13 @@ func FuzzDecodeBuild(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLinesSchemaBound: the schema's maxItems on lines (the OpenAPI
+// document, huma's validation) is the MaxLines Build enforces.
+func TestLinesSchemaBound(t *testing.T) {
+	f, _ := reflect.TypeFor[Request]().FieldByName("Lines")
+	if got := f.Tag.Get("maxItems"); got != strconv.Itoa(MaxLines) {
+		t.Errorf("lines maxItems %q; Build allows %d", got, MaxLines)
+	}
 }
