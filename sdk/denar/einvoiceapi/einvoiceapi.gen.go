@@ -2410,6 +2410,7 @@ type Address struct {
 
 // Advance defines model for Advance.
 type Advance struct {
+	// Amount At most the gross amount; at most 2 decimals.
 	Amount      string  `json:"amount"`
 	Date        *string `json:"date,omitempty"`
 	Description *string `json:"description,omitempty"`
@@ -2622,9 +2623,11 @@ type CompanyUsage struct {
 
 // CorrectionRequest defines model for CorrectionRequest.
 type CorrectionRequest struct {
-	Advance         *Advance `json:"advance,omitempty"`
-	Buyer           Party    `json:"buyer"`
-	ClientReference *string  `json:"clientReference,omitempty"`
+	Advance *Advance `json:"advance,omitempty"`
+	Buyer   Party    `json:"buyer"`
+
+	// ClientReference Your own reference for this e-invoice, unique per company: the same body again returns the existing e-invoice, another body 409 client_reference_conflict. 1 to 200 characters (the clientReference filter of GET /v1/einvoices takes as many), not only white space.
+	ClientReference *string `json:"clientReference,omitempty"`
 
 	// Comment Free text sent with the reason (UJP's correctionComment).
 	Comment *string `json:"comment,omitempty"`
@@ -3453,15 +3456,23 @@ type InboxSimulationObject string
 
 // Line defines model for Line.
 type Line struct {
-	Description     string  `json:"description"`
-	DomesticProduct *bool   `json:"domesticProduct,omitempty"`
-	Quantity        string  `json:"quantity"`
-	Sku             *string `json:"sku,omitempty"`
-	TaxIndicator    string  `json:"taxIndicator"`
-	Unit            *string `json:"unit,omitempty"`
-	UnitDiscount    *string `json:"unitDiscount,omitempty"`
-	UnitPrice       string  `json:"unitPrice"`
-	VatPercent      string  `json:"vatPercent"`
+	Description     string `json:"description"`
+	DomesticProduct *bool  `json:"domesticProduct,omitempty"`
+
+	// Quantity A decimal number (digits, optionally a point and decimals; no exponent or plus sign), greater than zero, at most 4 decimals.
+	Quantity     string  `json:"quantity"`
+	Sku          *string `json:"sku,omitempty"`
+	TaxIndicator string  `json:"taxIndicator"`
+	Unit         *string `json:"unit,omitempty"`
+
+	// UnitDiscount Per unit, at most the unit price; at most 4 decimals.
+	UnitDiscount *string `json:"unitDiscount,omitempty"`
+
+	// UnitPrice Without VAT; at most 4 decimals.
+	UnitPrice string `json:"unitPrice"`
+
+	// VatPercent The rate of a tax group: 18, 10, 5 or 0.
+	VatPercent string `json:"vatPercent"`
 }
 
 // PageCompany defines model for PageCompany.
@@ -3650,7 +3661,7 @@ type RejectBody struct {
 	// Comment Free text sent with the rejection; required with О-7 (other).
 	Comment *string `json:"comment,omitempty"`
 
-	// ReasonCode A code of UJP's reject-reason codebook, O-1 to O-7. UJP spells О-6 and О-7 with a Cyrillic О; either spelling is accepted and UJP's own is sent.
+	// ReasonCode A code of UJP's reject-reasons codebook, O-1 to O-7. UJP spells О-6 and О-7 with a Cyrillic О; either spelling is accepted and UJP's own is sent.
 	ReasonCode string `json:"reasonCode"`
 }
 
@@ -3674,8 +3685,10 @@ type Representative struct {
 
 // Request defines model for Request.
 type Request struct {
-	Advance         *Advance     `json:"advance,omitempty"`
-	Buyer           Party        `json:"buyer"`
+	Advance *Advance `json:"advance,omitempty"`
+	Buyer   Party    `json:"buyer"`
+
+	// ClientReference Your own reference for this e-invoice, unique per company: the same body again returns the existing e-invoice, another body 409 client_reference_conflict. 1 to 200 characters (the clientReference filter of GET /v1/einvoices takes as many), not only white space.
 	ClientReference *string      `json:"clientReference,omitempty"`
 	DocumentType    *string      `json:"documentType,omitempty"`
 	ExpectedTotals  *Totals      `json:"expectedTotals,omitempty"`
@@ -5396,7 +5409,7 @@ type ClientInterface interface {
 
 	// RejectInboxDocumentWithBody Reject an incoming e-invoice
 	//
-	// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
+	// reasonCode from UJP's reject-reasons codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5405,7 +5418,7 @@ type ClientInterface interface {
 
 	// RejectInboxDocument Reject an incoming e-invoice
 	//
-	// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
+	// reasonCode from UJP's reject-reasons codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6371,7 +6384,7 @@ func (c *Client) GetInboxDocumentPDF(ctx context.Context, id string, params *Get
 
 // RejectInboxDocumentWithBody Reject an incoming e-invoice
 //
-// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
+// reasonCode from UJP's reject-reasons codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6390,7 +6403,7 @@ func (c *Client) RejectInboxDocumentWithBody(ctx context.Context, id string, par
 
 // RejectInboxDocument Reject an incoming e-invoice
 //
-// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
+// reasonCode from UJP's reject-reasons codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10337,7 +10350,7 @@ type ClientWithResponsesInterface interface {
 
 	// RejectInboxDocumentWithBodyWithResponse Reject an incoming e-invoice
 	//
-	// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
+	// reasonCode from UJP's reject-reasons codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10346,7 +10359,7 @@ type ClientWithResponsesInterface interface {
 
 	// RejectInboxDocumentWithResponse Reject an incoming e-invoice
 	//
-	// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
+	// reasonCode from UJP's reject-reasons codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14015,7 +14028,7 @@ func (c *ClientWithResponses) GetInboxDocumentPDFWithResponse(ctx context.Contex
 
 // RejectInboxDocumentWithBodyWithResponse Reject an incoming e-invoice
 //
-// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
+// reasonCode from UJP's reject-reasons codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14030,7 +14043,7 @@ func (c *ClientWithResponses) RejectInboxDocumentWithBodyWithResponse(ctx contex
 
 // RejectInboxDocumentWithResponse Reject an incoming e-invoice
 //
-// reasonCode from UJP's reject-reason codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
+// reasonCode from UJP's reject-reasons codebook (O-1 to O-7; 422 validation_failed on reasonCode otherwise, naming the codebook); О-7 needs a comment. The decision is signed on the company's device: the answer is 202 with the document in its pending-decision form (decision.state pending, decision.requested, decision.signingRequestId); it moves to accepted or rejected when UJP confirms. A refused or expired signature, or UJP's refusal, puts it back to pending with a problem and inbox.decision_failed. 409 decision_deadline_passed after decideBy (Europe/Skopje) or once UJP reports 04; 409 inbox_state_conflict when it is already decided, a decision is on its way, or the seller voided or corrected it; 409 mandate_pending for a company whose mandate is not accepted; 409 signer_not_ready without a valid signing certificate.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
