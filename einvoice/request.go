@@ -342,7 +342,7 @@ func (r *Request) Build(seller ujpdoc.Seller, docID string, cb *ujpdoc.Codebooks
 	if t := r.ExpectedTotals; t != nil {
 		for _, c := range [][2]string{{"expectedTotals.net", t.Net}, {"expectedTotals.vat", t.Vat}, {"expectedTotals.gross", t.Gross}} {
 			if _, ok := parseDecimal(c[1]); c[1] != "" && !ok {
-				fe.Add(c[0], "is not a decimal number: %s", decimalGrammar)
+				fe.Add(c[0], "is not a decimal number "+decimalGrammar)
 			}
 		}
 	}
@@ -391,7 +391,7 @@ func checkExpected(exp, got Totals) error {
 		}
 		e, ok := parseDecimal(c.exp)
 		if !ok {
-			fe.Add(c.path, "is not a decimal number: %s", decimalGrammar)
+			fe.Add(c.path, "is not a decimal number "+decimalGrammar)
 			continue
 		}
 		if !e.Equal(money.MustParse(c.got)) {
@@ -571,7 +571,7 @@ const anyScale = -1
 var decimalRE = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
 
 // decimalGrammar words decimalRE for a client.
-const decimalGrammar = `digits, optionally a point and decimals, such as "1234.50"; no exponent or plus sign`
+const decimalGrammar = `such as "1234.50" (no exponent or plus sign)`
 
 // parseDecimal reads a request's decimal string by decimalRE.
 func parseDecimal(s string) (money.Amount, bool) {
@@ -594,7 +594,7 @@ func amount(fe *denar.FieldErrors, path, s string, positive bool, places int32) 
 	}
 	v, ok := parseDecimal(s)
 	if !ok {
-		fe.Add(path, "is not a decimal number: %s", decimalGrammar)
+		fe.Add(path, "is not a decimal number "+decimalGrammar)
 		return money.Amount{}, false
 	}
 	if v.IsNegative() || (positive && v.IsZero()) {

@@ -314,8 +314,8 @@ func TestDashboardCorrectionErrorsInLanguage(t *testing.T) {
 		s := w.browser()
 		s.signIn("staff@a.mk")
 		want := map[string]map[string]string{
-			"mk": {"l0q-e": "не е децимален број", "l1d-e": "е задолжително", "c-supply-e": "мора да биде датум ГГГГ-ММ-ДД"},
-			"en": {"l0q-e": "is not a decimal number", "l1d-e": "is required", "c-supply-e": "must be a date YYYY-MM-DD"},
+			"mk": {"l0q-e": "не е децимален број како „1234.50“ (без експонент или знак плус)", "l1d-e": "е задолжително", "c-supply-e": "мора да биде датум ГГГГ-ММ-ДД"},
+			"en": {"l0q-e": "is not a decimal number such as &#34;1234.50&#34; (no exponent or plus sign)", "l1d-e": "is required", "c-supply-e": "must be a date YYYY-MM-DD"},
 		}
 		for _, lang := range []string{"mk", "en"} {
 			s.do("GET", "/dashboard/lang/"+lang, nil)

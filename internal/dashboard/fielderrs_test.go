@@ -243,7 +243,7 @@ func TestFieldErrorFormatsTranslated(t *testing.T) {
 func TestFieldMessage(t *testing.T) {
 	t.Parallel()
 	var fe denar.FieldErrors
-	fe.Add("lines[0].quantity", "is not a decimal number")
+	fe.Add("lines[0].quantity", "must not be empty or only white space")
 	fe.Add("lines[0].description", "is longer than %d characters", 400)
 	fe.Add("x", "no such format anywhere %d", 3)
 	lit := denar.FieldError{Path: "inputs", Message: "is required"}
@@ -252,8 +252,8 @@ func TestFieldMessage(t *testing.T) {
 		f          denar.FieldError
 		lang, want string
 	}{
-		{fe[0], "mk", "не е децимален број"},
-		{fe[0], "en", "is not a decimal number"},
+		{fe[0], "mk", "не смее да биде празно или само празни места"},
+		{fe[0], "en", "must not be empty or only white space"},
 		{fe[1], "mk", "е подолг од 400 знаци"},
 		{fe[1], "en", "is longer than 400 characters"},
 		{fe[2], "mk", "no such format anywhere 3"},
