@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -77,14 +79,47 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// freeAddr returns a loopback address no socket holds now, for a server
+// a test starts (and may kill and start again on the same address). It is
+// taken below the kernel's ephemeral range where there is room: a port
+// from that range (what ":0" hands out) can be taken meanwhile as the
+// local end of any outgoing connection of a parallel test, and a
+// restarted server then fails to bind.
 func freeAddr(t *testing.T) string {
 	t.Helper()
+	if lo := ephemeralLow(); lo > 2048 {
+		for range 100 {
+			port := 1024 + rand.IntN(lo-1024)
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+			if err != nil {
+				continue
+			}
+			addr := l.Addr().String()
+			_ = l.Close()
+			return addr
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// ephemeralLow is the first port of Linux's ephemeral range, 0 when it
+// cannot be read (another system).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	lo, _ := strconv.Atoi(f[0])
+	return lo
 }
 
 func baseEnv(t *testing.T, dbURL string) []string {
