@@ -119,6 +119,20 @@ func company(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) 
 	return actingFor(p, id, r, err)
 }
 
+// ErrMandatePending refuses what the service would do for a company before
+// its representative accepted the mandate: the company is active only then
+// (spec, "Onboarding"), and until then the service may not act for it at
+// UJP.
+var ErrMandatePending = denar.Errorf("mandate_pending", "The company's representative has not accepted the mandate yet; the service acts for the company at UJP once they have.")
+
+// mandated answers ErrMandatePending unless co is active.
+func mandated(co dbq.Company) error {
+	if co.Status != "active" {
+		return ErrMandatePending
+	}
+	return nil
+}
+
 // companyRef is company for an id the caller names as a parameter (a
 // companyId filter or body field) rather than as the resource of the path:
 // outside the account it is 403 company_not_allowed, as X-Company-Id is,

@@ -100,20 +100,6 @@ func SigningRequestFrom(r dbq.SigningRequest) SigningRequest {
 // certificate registered.
 var ErrNoSigner = denar.Errorf("signer_not_ready", "The company has no valid signing certificate; pair an agent and register one.")
 
-// ErrMandatePending refuses what the service would do for a company before
-// its representative accepted the mandate: the company is active only then
-// (spec, "Onboarding"), and until then the service may not act for it at
-// UJP.
-var ErrMandatePending = denar.Errorf("mandate_pending", "The company's representative has not accepted the mandate yet; the service acts for the company at UJP once they have.")
-
-// mandated answers ErrMandatePending unless co is active.
-func mandated(co dbq.Company) error {
-	if co.Status != "active" {
-		return ErrMandatePending
-	}
-	return nil
-}
-
 // RequestSignature creates a pending signing request for companyID inside
 // the caller's transaction: payload is the exact bytes to be signed (for an
 // e-invoice, the UJP document JSON), link the object it belongs to. The
