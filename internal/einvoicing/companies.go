@@ -120,9 +120,8 @@ func company(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) 
 }
 
 // ErrMandatePending refuses what the service would do for a company before
-// its representative accepted the mandate: the company is active only then
-// (spec, "Onboarding"), and until then the service may not act for it at
-// UJP.
+// its representative accepted the mandate: the spec makes the company
+// active only then, and until then the service may not act for it at UJP.
 var ErrMandatePending = denar.Errorf("mandate_pending", "The company's representative has not accepted the mandate yet; the service acts for the company at UJP once they have.")
 
 // mandated answers ErrMandatePending unless co is active.
