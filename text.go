@@ -44,6 +44,9 @@ func BadText(s string) string {
 //     pair): "is not valid UTF-8" ("has a member name that …" for a key);
 //   - a string holding NUL, raw or escaped as \u0000: "contains a NUL
 //     character";
+//   - a string holding another control character than tab, line feed and
+//     carriage return (escaped: \b, \f, \u0001 …), or U+FFFE or U+FFFF,
+//     none of which XML can carry: ControlCharMessage;
 //   - a member name given twice in one object, compared as encoding/json
 //     matches names to fields, regardless of case: "is given more than
 //     once", at the path of the repeated member;
@@ -363,7 +366,7 @@ func (s *jsonScanner) member() bool {
 // string, a control character other than NUL, a bad escape.
 func (s *jsonScanner) str() (str jsonString, ok bool) {
 	raw := s.raw
-	utf8OK, nul, ascii := true, false, true
+	utf8OK, nul, ctrl, ascii := true, false, false, true
 	i := s.pos + 1
 	for {
 		if i >= len(raw) {
@@ -373,14 +376,18 @@ func (s *jsonScanner) str() (str jsonString, ok bool) {
 		switch {
 		case c == '"':
 			str.end = i + 1
-			if !ascii && !utf8.Valid(raw[s.pos:str.end]) {
-				utf8OK = false
+			if !ascii {
+				seg := raw[s.pos:str.end]
+				utf8OK = utf8OK && utf8.Valid(seg)
+				ctrl = ctrl || bytes.Contains(seg, nonCharFFFE) || bytes.Contains(seg, nonCharFFFF)
 			}
 			switch {
 			case !utf8OK:
 				str.bad = "is not valid UTF-8"
 			case nul:
 				str.bad = "contains a NUL character"
+			case ctrl:
+				str.bad = ControlCharMessage
 			}
 			return str, true
 		case c == '\\':
@@ -390,7 +397,11 @@ func (s *jsonScanner) str() (str jsonString, ok bool) {
 				return str, false
 			}
 			switch raw[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'b', 'f':
+				ctrl = true
+				i += 2
+				continue
+			case '"', '\\', '/', 'n', 'r', 't':
 				i += 2
 				continue
 			case 'u':
@@ -405,6 +416,8 @@ func (s *jsonScanner) str() (str jsonString, ok bool) {
 			switch {
 			case r == 0:
 				nul = true
+			case r < 0x20 && r != '\t' && r != '\n' && r != '\r', r == 0xfffe, r == 0xffff:
+				ctrl = true
 			case utf16.IsSurrogate(rune(r)):
 				// A high half followed by an escaped low half is one
 				// character; anything else is what encoding/json turns
@@ -437,6 +450,15 @@ func (s *jsonScanner) str() (str jsonString, ok bool) {
 		}
 	}
 }
+
+// ControlCharMessage is the field error of a string holding a character
+// XML 1.0 cannot carry, which the files for UJP and UJP's own documents are
+// made of: a control character other than tab, line feed and carriage
+// return (JSON can only send them escaped), or U+FFFE or U+FFFF.
+const ControlCharMessage = "contains a control character other than tab, line feed or carriage return"
+
+// The UTF-8 of U+FFFE and U+FFFF.
+var nonCharFFFE, nonCharFFFF = []byte{0xef, 0xbf, 0xbe}, []byte{0xef, 0xbf, 0xbf}
 
 // hex4 is the value of the four hex digits at raw[i:], or -1.
 func hex4(raw []byte, i int) int {

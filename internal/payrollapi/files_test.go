@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/denar-mk/denar"
 	"io"
 	"net/http"
 	"strings"
@@ -185,6 +186,27 @@ func TestFilesRefuseMoneyOverCap(t *testing.T) {
 		}
 		if bytes.Contains(raw, []byte("9223372036854775807")) {
 			t.Errorf("%s: a clamped figure: %s", tt.path, raw)
+		}
+	}
+}
+
+// TestFilesRefuseControlCharacters: a control character XML cannot carry
+// (U+0001, a vertical tab) in a name of a file request is a field error at
+// its path, not a file that no XML parser reads.
+func TestFilesRefuseControlCharacters(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	const person = `"employee":{"embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска"}`
+	for _, tt := range []struct{ path, body, field string }{
+		{"/v1/files/epdd", `{"issuer":{"edb":"4030990123456","name":"a\u0001b"},"periodFrom":"2026-10-01","periodTo":"2026-10-31","rows":[{"embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска","grossIncome":"1000"}]}`,
+			"issuer.name"},
+		{"/v1/files/pddgi", `{"company":{"name":"Д","taxId":"4030990123456","contactPerson":"a\u000bb"},"month":10,"year":2026,"records":[{"salaryGross":"30000",` + person + `}]}`,
+			"company.contactPerson"},
+		{"/v1/files/mpin/xml", strings.Replace(mpinBody(t, e, true), `"firstName":"`, `"firstName":"\f`, 1), "records[0].employee.firstName"},
+	} {
+		status, p, raw := e.post(t, tt.path, tt.body)
+		if msg, _ := problemAt(p, tt.field); status != 422 || msg != denar.ControlCharMessage {
+			t.Errorf("%s: %d %s; want 422 at %s", tt.path, status, raw, tt.field)
 		}
 	}
 }

@@ -30,7 +30,7 @@ const (
 	CodeIdempotencyConflict = "idempotency_conflict"
 	// idempotency_in_progress (problem, 409): A request with this Idempotency-Key is still running; retry after a moment.
 	CodeIdempotencyInProgress = "idempotency_in_progress"
-	// validation_failed (problem, 422): Field errors: malformed JSON, unknown fields, a member given twice in one object (names compared regardless of case), NUL or invalid UTF-8 (an unpaired surrogate escape included) in a string, values of the wrong JSON type or beyond what the field holds (a number too large for an integer), schema and business rules; each in errors[] with the path of the request field (and codebook when the rule is UJP's).
+	// validation_failed (problem, 422): Field errors: malformed JSON, unknown fields, a member given twice in one object (names compared regardless of case), NUL, another control character than tab, line feed and carriage return, U+FFFE/U+FFFF, or invalid UTF-8 (an unpaired surrogate escape included) in a string, values of the wrong JSON type or beyond what the field holds (a number too large for an integer), schema and business rules; each in errors[] with the path of the request field (and codebook when the rule is UJP's).
 	CodeValidationFailed = "validation_failed"
 	// rate_limited (problem, 429): Over the credential's rate (shared by all processes on PostgreSQL), or, on the unauthenticated routes, over the client address's rate; Retry-After says when to retry.
 	CodeRateLimited = "rate_limited"
