@@ -91,10 +91,14 @@ func TestPddgiGolden(t *testing.T) {
 		t.Errorf("bad ЕМБГ: %v", err)
 	}
 	// embg may be null (spec, ПДД-ГИ request).
+	// It is written empty, and the file still passes its schema.
 	ok := fixturePddgi()
 	ok.Records[1].Employee.EMBG = nil
-	if _, err := Pddgi(ok); err != nil {
+	if x, err := Pddgi(ok); err != nil {
 		t.Errorf("null ЕМБГ: %v", err)
+	} else {
+		golden(t, "pddgi-no-embg.xml", x)
+		xmllint(t, "pddgi-no-embg.xml", "pddgi.xsd")
 	}
 	ok.Records[1].SalaryGross = M("1.005")
 	if _, err := Pddgi(ok); err == nil || !strings.Contains(err.Error(), "records[1].salaryGross") {
