@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/denar-mk/denar"
@@ -32,6 +33,11 @@ type ConvertResult struct {
 	Net           money.Amount `json:"net" doc:"The net of that gross, in whole denars."`
 	Contractor    bool         `json:"contractor"`
 	EffectiveDate string       `json:"effectiveDate"`
+	// As a calculation says it: a figure of the date not published yet was
+	// carried forward.
+	Provisional        bool          `json:"provisional" doc:"True when a statutory figure of the date is not published yet and the last published one was used."`
+	ProvisionalFigures []Provisional `json:"provisionalFigures" doc:"The carried-forward figures the conversion used, with their sources."`
+	Warnings           []Warning     `json:"warnings" doc:"Findings that do not stop the conversion (provisional_figure)."`
 }
 
 // Convert converts a base salary between gross and net. Given net, gross
@@ -54,12 +60,17 @@ func Convert(in *ConvertInput, now time.Time) (*ConvertResult, error) {
 	if err != nil {
 		var e *denar.Error
 		if errors.As(err, &e) {
-			for i := range e.Fields {
-				switch e.Fields[i].Path {
+			for i, f := range e.Fields {
+				switch f.Path {
 				case "grossSalary":
 					e.Fields[i].Path = "gross"
 				case "targetNet":
 					e.Fields[i].Path = "net"
+				case KeyAverageSalary, KeyPersonalAllowance:
+					// A figure the service does not know: convert takes
+					// it only as a rate override.
+					e.Fields[i] = denar.FieldError{Path: "rateOverrides." + f.Path,
+						Message: strings.ReplaceAll(f.Message, "pass "+f.Path, "pass rateOverrides."+f.Path)}
 				}
 			}
 		}
@@ -72,7 +83,8 @@ func Convert(in *ConvertInput, now time.Time) (*ConvertResult, error) {
 		gross, _ = parseMoney(*in.Gross)
 	}
 	return &ConvertResult{Gross: gross, Net: r.SalaryNet, Contractor: in.Contractor,
-		EffectiveDate: date.Format(time.DateOnly)}, nil
+		EffectiveDate: date.Format(time.DateOnly), Provisional: r.Provisional,
+		ProvisionalFigures: r.ProvisionalFigures, Warnings: append([]Warning{}, r.Warnings...)}, nil
 }
 
 // BatchInput is the body of POST /v1/calculations/batch.

@@ -55,6 +55,26 @@ func TestConvert(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", tt.name, g, tt.want)
 		}
 	}
+	// A date whose figures are not published yet converts on the last
+	// published ones and says so, as a calculation does.
+	carried, err := payroll.Convert(&payroll.ConvertInput{Net: s("20533"), EffectiveDate: s("2027-03-01")}, today)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if carried.Gross.String() != "29999" || !carried.Provisional || len(carried.ProvisionalFigures) == 0 ||
+		len(carried.Warnings) != len(carried.ProvisionalFigures) || carried.Warnings[0].Code != "provisional_figure" {
+		t.Errorf("2027: %+v, want 29999 marked provisional with its figures and warnings", carried)
+	}
+	if now, _ := payroll.Convert(&payroll.ConvertInput{Gross: s("30000")}, today); now.Provisional || now.Warnings == nil || now.ProvisionalFigures == nil {
+		t.Errorf("today: %+v, want not provisional, empty lists", now)
+	}
+	// A figure the service does not know is asked for where convert
+	// takes it: a rate override.
+	_, err = payroll.Convert(&payroll.ConvertInput{Gross: s("30000"), EffectiveDate: s("2023-03-01")}, today)
+	if e, ok := err.(*denar.Error); !ok || len(e.Fields) == 0 || e.Fields[0].Path != "rateOverrides.averageSalary" ||
+		!strings.Contains(e.Fields[0].Message, "pass rateOverrides.averageSalary") {
+		t.Errorf("2023: %v, want a field error at rateOverrides.averageSalary", err)
+	}
 	for _, bad := range []payroll.ConvertInput{{}, {Gross: s("1"), Net: s("1")}, {Net: s("-1")}} {
 		_, err := payroll.Convert(&bad, today)
 		e, ok := err.(*denar.Error)

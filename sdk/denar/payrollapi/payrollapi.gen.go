@@ -141,6 +141,15 @@ type ConvertResult struct {
 
 	// Net The net of that gross, in whole denars.
 	Net string `json:"net"`
+
+	// Provisional True when a statutory figure of the date is not published yet and the last published one was used.
+	Provisional bool `json:"provisional"`
+
+	// ProvisionalFigures The carried-forward figures the conversion used, with their sources.
+	ProvisionalFigures *[]Provisional `json:"provisionalFigures"`
+
+	// Warnings Findings that do not stop the conversion (provisional_figure).
+	Warnings *[]Warning `json:"warnings"`
 }
 
 // Deduction defines model for Deduction.
