@@ -100,7 +100,9 @@ func Verify(compact string, header, payload []byte, registered *x509.Certificate
 			ErrCertificateMismatch, registered.SerialNumber)
 	}
 	if _, err := jws.Verify(pub); err != nil {
-		return fmt.Errorf("%w: %v", ErrSignatureInvalid, err)
+		// go-jose's own words ("go-jose/go-jose: error in cryptographic
+		// primitive") name a library, not what is wrong.
+		return fmt.Errorf("%w: the signature does not verify with the request's certificate", ErrSignatureInvalid)
 	}
 	if parts[0] != B64(header) {
 		return fmt.Errorf("%w: protected header differs from the one issued", ErrPayloadMismatch)
@@ -147,7 +149,7 @@ func CheckCertificate(der []byte, now time.Time) (*x509.Certificate, error) {
 	}
 	pub, ok := cert.PublicKey.(*rsa.PublicKey)
 	if !ok {
-		return nil, fmt.Errorf("certificate key is %T, RSA required", cert.PublicKey)
+		return nil, fmt.Errorf("the certificate's key is %s; UJP's signatures are RS256, an RSA key is required", cert.PublicKeyAlgorithm)
 	}
 	if pub.N.BitLen() < MinRSABits {
 		return nil, fmt.Errorf("RSA key has %d bits, at least %d required", pub.N.BitLen(), MinRSABits)

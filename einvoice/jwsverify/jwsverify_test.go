@@ -128,7 +128,7 @@ func TestCheckCertificate(t *testing.T) {
 		{"rsa 1024", newSigner(t, 1024, now.Add(-time.Hour), now.Add(time.Hour)).cert.Raw, "at least 2048"},
 		{"expired", newSigner(t, 2048, now.Add(-2*time.Hour), now.Add(-time.Hour)).cert.Raw, "expired"},
 		{"not yet valid", newSigner(t, 2048, now.Add(time.Hour), now.Add(2*time.Hour)).cert.Raw, "not valid before"},
-		{"ecdsa", ecDER, "RSA required"},
+		{"ecdsa", ecDER, "key is ECDSA; UJP's signatures are RS256, an RSA key is required"},
 		{"garbage", []byte("not a certificate"), "parse certificate"},
 	}
 	for _, tc := range tests {
