@@ -108,6 +108,18 @@ func TestProblemsCarryInstance(t *testing.T) {
 			}
 		}
 
+		// A 401 challenges with the scheme the operation takes.
+		for _, tc := range []struct{ path, authz, want string }{
+			{"/v1/agents/" + e.agent + "/signing-requests?wait=0", "Agent agt_nope.secret", `Agent realm="denar"`},
+			{"/v1/companies", "Bearer nope", `Bearer realm="denar"`},
+			{"/v1/signing-requests/sgr_nope", "Bearer nope", `Agent realm="denar", Bearer realm="denar"`},
+		} {
+			st, h, m := raw(t, "GET", e.srv.URL+tc.path, map[string]string{"Authorization": tc.authz}, "")
+			if st != 401 || h.Get("WWW-Authenticate") != tc.want {
+				t.Errorf("%s: %d %v, WWW-Authenticate %q, want 401 with %q", tc.path, st, m, h.Get("WWW-Authenticate"), tc.want)
+			}
+		}
+
 		// Problems found by trying the API from outside: each names the
 		// query parameter it is about, or says what is wrong.
 		plain := map[string]string{"Authorization": "Bearer " + e.key}

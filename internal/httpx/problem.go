@@ -168,7 +168,7 @@ func WriteProblem(w http.ResponseWriter, r *http.Request, p *Problem) {
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")
-	if p.Status == http.StatusUnauthorized {
+	if p.Status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="denar"`)
 	}
 	w.WriteHeader(p.Status)

@@ -557,6 +557,14 @@ func (s *Service) guard(ctx huma.Context, next func(huma.Context)) {
 	}
 	p, err := s.authenticate(r, mode)
 	if err != nil {
+		// The challenge names the scheme the operation takes (RFC 9110
+		// §11.6.1): an agent's, a key's, or either.
+		switch mode {
+		case AuthAgent:
+			w.Header().Set("WWW-Authenticate", `Agent realm="denar"`)
+		case AuthSigner:
+			w.Header().Set("WWW-Authenticate", `Agent realm="denar", Bearer realm="denar"`)
+		}
 		WriteProblem(w, r, FromError(err))
 		return
 	}
