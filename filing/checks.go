@@ -244,7 +244,10 @@ func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rate
 	r := &req.Records[i]
 	e := &r.Employee
 	embg := str(e.EMBG)
-	if err := ident.EMBG(embg); err != nil {
+	if e.EMBG == nil || embg == "" {
+		// An МПИН record is one person's: the ЕМБГ is what UJP files it by.
+		c.add(SeverityError, CodeEMBG, "3.1", p+".employee.embg", "is required: the 13-digit ЕМБГ of the employee")
+	} else if err := ident.EMBG(embg); err != nil {
 		c.add(SeverityError, CodeEMBG, "3.1", p+".employee.embg", "%v", err)
 	}
 	contract := 1

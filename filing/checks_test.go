@@ -21,6 +21,7 @@ func TestChecks(t *testing.T) {
 		{"payer ЕДБ length", func(r *MpinRequest) { r.Company.TaxID = sp("403099012345") }, SeverityError, CodeEDB, "2.1", "company.taxId"},
 		{"payer ЕДБ missing", func(r *MpinRequest) { r.Company.TaxID = nil }, SeverityError, CodeEDB, "2.1", "company.taxId"},
 		{"ЕМБГ check digit", func(r *MpinRequest) { r.Records[0].Employee.EMBG = sp("1505985412340") }, SeverityError, CodeEMBG, "3.1", "records[0].employee.embg"},
+		{"ЕМБГ missing", func(r *MpinRequest) { r.Records[0].Employee.EMBG = nil }, SeverityError, CodeEMBG, "3.1", "records[0].employee.embg"},
 		{"ЕМБГ date", func(r *MpinRequest) { r.Records[0].Employee.EMBG = sp("3102985412340") }, SeverityError, CodeEMBG, "3.1", "records[0].employee.embg"},
 		{"duplicate ЕМБГ", func(r *MpinRequest) { r.Records[1].Employee.EMBG = r.Records[0].Employee.EMBG }, SeverityError, CodeEMBGDuplicate, "3.1", "records[1].employee.embg"},
 		{"bank account", func(r *MpinRequest) { r.Records[0].Employee.BankAccount = sp("300000000211885") }, SeverityError, CodeBankAccount, "3.32", "records[0].employee.bankAccount"},
