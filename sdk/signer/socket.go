@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -67,7 +68,14 @@ func (w *Worker) runSocket(ctx context.Context) error {
 		if resp != nil {
 			switch resp.StatusCode {
 			case http.StatusUnauthorized:
-				return &APIError{Status: resp.StatusCode, Code: "unauthenticated", Detail: "the server rejected the agent credentials"}
+				// The problem says why (key_revoked: pair again); the
+				// handshake's response keeps the first KiB of it readable.
+				p := struct{ Code, Detail string }{"unauthenticated", "the server rejected the agent credentials"}
+				if resp.Body != nil {
+					raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+					_ = json.Unmarshal(raw, &p)
+				}
+				return &APIError{Status: resp.StatusCode, Code: p.Code, Detail: p.Detail}
 			case http.StatusSwitchingProtocols:
 			default:
 				return fmt.Errorf("%w (HTTP %d)", errNoSocket, resp.StatusCode)

@@ -1,6 +1,12 @@
 package signer
 
-import "testing"
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
 
 // FuzzDecodeMessage: any bytes decode or fail cleanly, and a decoded
 // signing_request always carries a usable request.
@@ -30,5 +36,23 @@ func TestSocketURL(t *testing.T) {
 		if got := socketURL(in, "agt_1"); got != want {
 			t.Errorf("%s: %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestSocketRefusalSaysWhy: a refused handshake reports the server's
+// problem (a revoked agent is told to pair again), not a generic one.
+func TestSocketRefusalSaysWhy(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"code":"key_revoked","detail":"The agent was revoked. Pair the agent again.","status":401}`))
+	}))
+	defer srv.Close()
+	w := &Worker{Creds: Credentials{Server: srv.URL, AgentID: "agt_1", Secret: "s"}}
+	err := w.runSocket(t.Context())
+	var api *APIError
+	if !errors.As(err, &api) || api.Code != "key_revoked" || !strings.Contains(api.Detail, "Pair the agent again") {
+		t.Fatalf("%v, want the server's key_revoked", err)
 	}
 }
