@@ -45,6 +45,7 @@ const (
 	CodeNetWrong           = "110" // 3.13 not correctly calculated from 3.14
 	CodeDaysWrong          = "8"   // 3.5 does not match the employment period
 	CodeRatesUnavailable   = "rates_unavailable"
+	CodeProvisional        = "provisional_figure"
 	CodeEDB                = "edb_invalid"
 	CodeEMBG               = "embg_invalid"
 	CodeEMBGDuplicate      = "embg_duplicate"
@@ -131,6 +132,11 @@ func validate(req *MpinRequest, st Statutory, hours []hoursOf, from int) Result 
 			c.add(SeverityError, CodeRatesUnavailable, "1.2", "batch", "no statutory figures for %02d/%d: %v", req.Batch.PeriodMonth, req.Batch.PeriodYear, err)
 		} else {
 			haveRates = true
+			if len(rates.Provisional) > 0 {
+				c.add(SeverityWarning, CodeProvisional, "1.2", "batch",
+					"the %02d/%d figures %s are not published yet: the checks used the last published ones, carried forward",
+					req.Batch.PeriodMonth, req.Batch.PeriodYear, strings.Join(rates.Provisional, ", "))
+			}
 		}
 	}
 	// Duplicates are the one check across records: find them first, in

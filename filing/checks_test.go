@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestChecks is one row per check: a mutation of the valid May 2026 fixture
@@ -256,5 +257,37 @@ func TestPartialMonthCap(t *testing.T) {
 	}
 	if !codes[CodePensionWrong] || !codes[CodeHealthWrong] {
 		t.Errorf("full-month record with partial-month contributions passes: %v", res.Issues)
+	}
+}
+
+// carried is stat2026 with its figures marked carried forward, as the
+// service's tables mark a year not published yet.
+type carried struct{ stat2026 }
+
+func (c carried) On(d time.Time) (Rates, error) {
+	r, err := c.stat2026.On(d)
+	r.Provisional = []string{"maxBase", "personalAllowance"}
+	return r, err
+}
+
+// TestChecksSayProvisional: checks run on carried-forward figures say so
+// in a warning, and the filing is not blocked by it.
+func TestChecksSayProvisional(t *testing.T) {
+	t.Parallel()
+	res := Validate(fixtureRegular(), carried{})
+	var warned []Issue
+	for _, is := range res.Issues {
+		if is.Code == CodeProvisional {
+			warned = append(warned, is)
+		}
+	}
+	if len(warned) != 1 || warned[0].Severity != SeverityWarning || warned[0].Path != "batch" ||
+		!strings.Contains(warned[0].Message, "maxBase, personalAllowance") || !res.OK {
+		t.Errorf("issues %+v (ok %v), want one provisional_figure warning naming the figures", res.Issues, res.OK)
+	}
+	for _, is := range Validate(fixtureRegular(), stat2026{}).Issues {
+		if is.Code == CodeProvisional {
+			t.Errorf("published figures: %+v", is)
+		}
 	}
 }

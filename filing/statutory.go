@@ -21,6 +21,10 @@ type Rates struct {
 	// actual gross below the minimum base (the shortfall is a separate
 	// top-up), so the minimum base is not needed.
 	MaxBase money.Amount
+	// Provisional are the keys of the figures in force that are carried
+	// forward because the period's are not published yet (payroll's rate
+	// keys: personalAllowance, maxBase, …); the checks say so in a warning.
+	Provisional []string
 }
 
 // Statutory supplies the figures in force. The HTTP layer adapts the payroll

@@ -41,8 +41,18 @@ func (statutory) On(d time.Time) (filing.Rates, error) {
 		// The engine takes contributions on the actual gross and reports the
 		// minimum-base shortfall as separate top-ups; the cap applies as
 		// published, prorated by paid hours in the checks as in the engine.
-		MaxBase: amount(payroll.KeyMaxBase),
+		MaxBase:     amount(payroll.KeyMaxBase),
+		Provisional: provisionalKeys(d),
 	}, nil
+}
+
+// provisionalKeys are the keys of the figures carried forward on d.
+func provisionalKeys(d time.Time) []string {
+	var keys []string
+	for _, p := range payroll.ProvisionalOn(d) {
+		keys = append(keys, p.Key)
+	}
+	return keys
 }
 
 // MaxFileBody is the body limit of the file endpoints (МПИН validate, XML,

@@ -210,3 +210,24 @@ func TestFilesRefuseControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestMpinCheckSaysProvisional: a filing for a month whose figures are
+// not published yet is checked on the carried ones and says so.
+func TestMpinCheckSaysProvisional(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	body := strings.Replace(mpinBody(t, e, true), `"periodYear":2026`, `"periodYear":2027`, 1)
+	if !strings.Contains(body, `"periodYear":2027`) {
+		t.Fatal("the МПИН body has no periodYear 2026")
+	}
+	status, res, raw := e.post(t, "/v1/files/mpin/validate", body)
+	issues, _ := res["issues"].([]any)
+	found := false
+	for _, is := range issues {
+		m := is.(map[string]any)
+		found = found || (m["code"] == "provisional_figure" && m["severity"] == "warning" && strings.Contains(m["message"].(string), "personalAllowance"))
+	}
+	if status != 200 || !found {
+		t.Errorf("%d %s; want a provisional_figure warning naming personalAllowance", status, raw)
+	}
+}
