@@ -124,6 +124,7 @@ const (
 	metaStream      = "denar.stream"      // true: the handler decodes (and checks) the body itself
 	metaRaw         = "denar.raw"         // true: the handler decodes the body's bytes; strings get the default maxLength here
 	metaBodyType    = "denar.bodytype"    // reflect.Type of the input's Body, for the paths of its decoding errors
+	metaRespTypes   = "denar.resptypes"   // []string: the media types of the success responses, for Accept
 )
 
 // Authentication modes of an operation.
@@ -412,6 +413,20 @@ func (s *Service) problemResponse(desc string) *huma.Response {
 func (s *Service) finishRegistration() {
 	s.documentDefaultLimits()
 	s.boundStrings()
+	s.noteResponseTypes()
+}
+
+// noteResponseTypes keeps each operation's success media types in its
+// metadata once huma has filled in its responses, so the guard's Accept
+// check reads them instead of working them out on every request.
+func (s *Service) noteResponseTypes() {
+	for _, item := range s.API.OpenAPI().Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if op != nil && op.Metadata != nil {
+				op.Metadata[metaRespTypes] = responseTypes(op)
+			}
+		}
+	}
 }
 
 // boundStrings gives every string of a request (body and parameters) that
@@ -539,9 +554,11 @@ func (s *Service) guard(ctx huma.Context, next func(huma.Context)) {
 	r, w := humago.Unwrap(ctx)
 	mode, _ := op.Metadata[metaAuth].(string)
 	idempotent := r.Method == http.MethodPost && op.Metadata[metaIdempotency] != "none"
-	if accept := strings.Join(r.Header.Values("Accept"), ","); accept != "" && !acceptable(accept, responseTypes(op)) {
-		WriteProblem(w, r, NewProblem("not_acceptable", "This operation answers with "+strings.Join(responseTypes(op), " or ")+", which the Accept header does not admit."))
-		return
+	if accept := strings.Join(r.Header.Values("Accept"), ","); accept != "" {
+		if types, _ := op.Metadata[metaRespTypes].([]string); !acceptable(accept, types) {
+			WriteProblem(w, r, NewProblem("not_acceptable", "This operation answers with "+strings.Join(types, " or ")+", which the Accept header does not admit."))
+			return
+		}
 	}
 	if mode == AuthNone {
 		if perr := checkRequestText(r, op, s.opts.MaxStringLength); perr != nil {
