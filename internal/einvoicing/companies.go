@@ -124,12 +124,19 @@ func company(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) 
 // active only then, and until then the service may not act for it at UJP.
 var ErrMandatePending = denar.Errorf("mandate_pending", "The company's representative has not accepted the mandate yet; the service acts for the company at UJP once they have.")
 
-// mandated answers ErrMandatePending unless co is active.
-func mandated(co dbq.Company) error {
-	if co.Status != "active" {
-		return ErrMandatePending
+// actingCompany is company for what the service does at UJP on the
+// company's behalf: ErrMandatePending unless it is active.
+func actingCompany(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
+	return mandated(company(ctx, q, p, id))
+}
+
+// mandated passes on a company read (co, err), ErrMandatePending in place
+// of a company that is not active.
+func mandated(co dbq.Company, err error) (dbq.Company, error) {
+	if err == nil && co.Status != "active" {
+		err = ErrMandatePending
 	}
-	return nil
+	return co, err
 }
 
 // companyRef is company for an id the caller names as a parameter (a

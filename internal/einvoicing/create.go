@@ -96,10 +96,7 @@ func (n *NewEInvoice) encode(now time.Time) error {
 // seen before, an invalid document).
 func issuer(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, now time.Time) (co dbq.Company, cert *dbq.SigningCertificate, certErr, err error) {
 	r, err := q.GetAccountCompanySigner(ctx, dbq.GetAccountCompanySignerParams{ID: id, AccountID: p.AccountID, Now: now})
-	co, err = actingFor(p, id, r.Company, err)
-	if err == nil {
-		err = mandated(co)
-	}
+	co, err = mandated(actingFor(p, id, r.Company, err))
 	if err != nil {
 		return co, nil, nil, err
 	}

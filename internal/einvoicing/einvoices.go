@@ -231,10 +231,7 @@ func supersedable(ctx context.Context, tx *store.Tx, p *auth.Principal, companyI
 	if err != nil {
 		return orig, dbq.Company{}, err
 	}
-	co, err := company(ctx, tx.Queries, p, orig.CompanyID)
-	if err == nil {
-		err = mandated(co)
-	}
+	co, err := actingCompany(ctx, tx.Queries, p, orig.CompanyID)
 	if err != nil {
 		return orig, co, err
 	}
@@ -341,10 +338,7 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 	req := cmd.Request
 	sum := sha256.Sum256(append([]byte("correction:"+cmd.ID+":"), req.Fingerprint()...))
 	fingerprint := hex.EncodeToString(sum[:])
-	co, err := company(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
-	if err == nil {
-		err = mandated(co)
-	}
+	co, err := actingCompany(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
 	if err != nil {
 		return EInvoice{}, err
 	}

@@ -47,10 +47,7 @@ type DecideInbox struct {
 // its seller), 422 for a reject reason outside UJP's list, 409
 // signer_not_ready without a valid certificate.
 func (s *Service) DecideInbox(ctx context.Context, c Caller, cmd DecideInbox) (InboxDocument, error) {
-	co, err := company(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
-	if err == nil {
-		err = mandated(co)
-	}
+	co, err := actingCompany(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
 	if err != nil {
 		return InboxDocument{}, err
 	}
