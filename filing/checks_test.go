@@ -291,3 +291,20 @@ func TestChecksSayProvisional(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingEMBG: a record without an ЕМБГ is told it is required, not
+// that it has the wrong length.
+func TestMissingEMBG(t *testing.T) {
+	t.Parallel()
+	req := fixtureRegular()
+	req.Records[0].Employee.EMBG = nil
+	for _, is := range Validate(req, stat2026{}).Issues {
+		if is.Path == "records[0].employee.embg" {
+			if !strings.HasPrefix(is.Message, "is required") {
+				t.Errorf("message %q", is.Message)
+			}
+			return
+		}
+	}
+	t.Error("no issue at records[0].employee.embg")
+}
