@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/denar-mk/denar/internal/ujp"
 )
 
 // CodeUnauthorized is the simulator's own error code (not UJP's) for a
@@ -34,7 +32,95 @@ func (s *Sim) adminRoutes(mux *http.ServeMux) {
 		}
 		s.writeFaults(w, r)
 	})
-	admin("POST "+ujp.PathSandboxCertificates, func(w http.ResponseWriter, r *http.Request) {
+	admin("POST /_sim/users", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			EUJPID string `json:"eujpId"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		if err := s.AddUser(r.Context(), req.EUJPID); err != nil {
+			s.fail(w, r, s.asSimError("add user", err))
+			return
+		}
+		s.ok(w, r, map[string]any{"eujpId": req.EUJPID})
+	})
+	admin("GET /_sim/users/{eujpId}/privileges", func(w http.ResponseWriter, r *http.Request) {
+		ps, err := s.Privileges(r.Context(), r.PathValue("eujpId"))
+		if err != nil {
+			s.fail(w, r, s.asSimError("privileges", err))
+			return
+		}
+		s.ok(w, r, map[string]any{"privileges": ps})
+	})
+	for _, grant := range []bool{true, false} {
+		path := "POST /_sim/privileges/grant"
+		if !grant {
+			path = "POST /_sim/privileges/revoke"
+		}
+		admin(path, func(w http.ResponseWriter, r *http.Request) {
+			var req struct {
+				EUJPID     string   `json:"eujpId"`
+				EDB        string   `json:"edb"`
+				Privileges []string `json:"privileges"`
+			}
+			if !readJSON(w, r, &req) {
+				return
+			}
+			err := s.Grant(r.Context(), req.EUJPID, req.EDB, req.Privileges...)
+			if !grant {
+				err = s.Revoke(r.Context(), req.EUJPID, req.EDB, req.Privileges...)
+			}
+			if err != nil {
+				s.fail(w, r, s.asSimError("privileges", err))
+				return
+			}
+			ps, err := s.Privileges(r.Context(), req.EUJPID)
+			if err != nil {
+				s.fail(w, r, s.asSimError("privileges", err))
+				return
+			}
+			s.ok(w, r, map[string]any{"privileges": ps})
+		})
+	}
+	admin("POST /_sim/sellers/{edb}/fail-next", func(w http.ResponseWriter, r *http.Request) {
+		var req CallFault
+		if !readJSON(w, r, &req) {
+			return
+		}
+		if err := s.FailNextCalls(r.Context(), r.PathValue("edb"), req); err != nil {
+			s.fail(w, r, s.asSimError("call fault", err))
+			return
+		}
+		s.writeFaults(w, r)
+	})
+	admin("POST /_sim/sellers/{edb}/code-lists", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Changed bool `json:"changed"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		if err := s.SetCodeListsChanged(r.Context(), r.PathValue("edb"), req.Changed); err != nil {
+			s.fail(w, r, s.asSimError("code lists", err))
+			return
+		}
+		s.writeFaults(w, r)
+	})
+	admin("POST /_sim/users/{eujpId}/rate-limit-burst", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Count int `json:"count"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		if err := s.BurstRateLimit(r.Context(), r.PathValue("eujpId"), req.Count); err != nil {
+			s.fail(w, r, s.asSimError("burst", err))
+			return
+		}
+		s.ok(w, r, map[string]any{"count": req.Count})
+	})
+	admin("POST /_sim/certificates", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			EUJPID         string `json:"eujpId"`
 			EDB            string `json:"edb"`
@@ -56,7 +142,7 @@ func (s *Sim) adminRoutes(mux *http.ServeMux) {
 		s.ok(w, r, map[string]any{"serialNumber": serial})
 	})
 	admin("POST /_sim/companies", func(w http.ResponseWriter, r *http.Request) {
-		var c ujp.Company
+		var c Company
 		if !readJSON(w, r, &c) {
 			return
 		}
@@ -229,29 +315,30 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		writeJSON(w, 400, map[string]any{"success": false, "errorStatus": ujp.ErrorStatus{ErrorCode: "E4000", ErrorMessage: "Bad request: " + err.Error()}})
+		writeJSON(w, 400, map[string]any{"success": false, "errorStatus": ErrorStatus{ErrorCode: "E4000", ErrorMessage: "Bad request: " + err.Error()}})
 		return false
 	}
 	return true
 }
 
-// faultsWire is Faults on the admin API, with latency in milliseconds.
+// faultsWire is Faults on the control API, with latency in milliseconds.
 type faultsWire struct {
-	Outage        bool                       `json:"outage"`
-	LatencyMs     int64                      `json:"latencyMs"`
-	ErrorRate     float64                    `json:"errorRate"`
-	RateLimit     bool                       `json:"rateLimit"`
-	RejectSends   *ForcedRejection           `json:"rejectSends,omitempty"`
-	OutageSellers map[string]bool            `json:"outageSellers,omitempty"`
-	RejectSellers map[string]ForcedRejection `json:"rejectSellers,omitempty"`
+	Outage           bool                       `json:"outage"`
+	LatencyMs        int64                      `json:"latencyMs"`
+	ErrorRate        float64                    `json:"errorRate"`
+	RejectSends      *ForcedRejection           `json:"rejectSends,omitempty"`
+	OutageSellers    map[string]bool            `json:"outageSellers,omitempty"`
+	RejectSellers    map[string]ForcedRejection `json:"rejectSellers,omitempty"`
+	CallFaults       map[string]CallFault       `json:"callFaults,omitempty"`
+	CodeListsChanged map[string]bool            `json:"codeListsChanged,omitempty"`
 }
 
 func (f faultsWire) faults() Faults {
-	return Faults{Outage: f.Outage, Latency: time.Duration(f.LatencyMs) * time.Millisecond, ErrorRate: f.ErrorRate, RateLimit: f.RateLimit, RejectSends: f.RejectSends,
-		OutageSellers: f.OutageSellers, RejectSellers: f.RejectSellers}
+	return Faults{Outage: f.Outage, Latency: time.Duration(f.LatencyMs) * time.Millisecond, ErrorRate: f.ErrorRate, RejectSends: f.RejectSends,
+		OutageSellers: f.OutageSellers, RejectSellers: f.RejectSellers, CallFaults: f.CallFaults, CodeListsChanged: f.CodeListsChanged}
 }
 
 func toWire(f Faults) faultsWire {
-	return faultsWire{Outage: f.Outage, LatencyMs: f.Latency.Milliseconds(), ErrorRate: f.ErrorRate, RateLimit: f.RateLimit, RejectSends: f.RejectSends,
-		OutageSellers: f.OutageSellers, RejectSellers: f.RejectSellers}
+	return faultsWire{Outage: f.Outage, LatencyMs: f.Latency.Milliseconds(), ErrorRate: f.ErrorRate, RejectSends: f.RejectSends,
+		OutageSellers: f.OutageSellers, RejectSellers: f.RejectSellers, CallFaults: f.CallFaults, CodeListsChanged: f.CodeListsChanged}
 }

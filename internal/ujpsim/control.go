@@ -3,6 +3,7 @@ package ujpsim
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -76,6 +77,33 @@ func (c Control) VoidBySeller(ctx context.Context, euid, reason string) (string,
 	var d Document
 	err := c.postFor(ctx, "/_sim/documents/"+url.PathEscape(euid)+"/seller-storno", map[string]string{"reason": reason}, &d)
 	return d.EUID, err
+}
+
+// AddUser registers a user (an EUJP id) at the simulator.
+func (c Control) AddUser(ctx context.Context, eujpID string) error {
+	return c.post(ctx, "/_sim/users", map[string]string{"eujpId": eujpID})
+}
+
+// RegisterCertificate registers a signing certificate (DER) of a user for a
+// company, adding the user if unknown, and returns the serial number as
+// X-SERIAL-NUMBER must carry it.
+func (c Control) RegisterCertificate(ctx context.Context, eujpID, edb string, der []byte) (string, error) {
+	var out struct {
+		SerialNumber string `json:"serialNumber"`
+	}
+	err := c.postFor(ctx, "/_sim/certificates", map[string]string{"eujpId": eujpID, "edb": edb,
+		"certificateDer": base64.StdEncoding.EncodeToString(der)}, &out)
+	return out.SerialNumber, err
+}
+
+// Grant gives a user portal privileges (DP, RD, DA) for a company.
+func (c Control) Grant(ctx context.Context, eujpID, edb string, privileges ...string) error {
+	return c.post(ctx, "/_sim/privileges/grant", map[string]any{"eujpId": eujpID, "edb": edb, "privileges": privileges})
+}
+
+// Revoke takes portal privileges away.
+func (c Control) Revoke(ctx context.Context, eujpID, edb string, privileges ...string) error {
+	return c.post(ctx, "/_sim/privileges/revoke", map[string]any{"eujpId": eujpID, "edb": edb, "privileges": privileges})
 }
 
 func (c Control) post(ctx context.Context, path string, body any) error {

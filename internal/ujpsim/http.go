@@ -5,85 +5,85 @@ import (
 	"context"
 	"crypto/rsa"
 	"crypto/x509"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"math"
+	"math/big"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
-	"github.com/google/uuid"
 
-	"github.com/denar-mk/denar/einvoice/ujpdoc"
-	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
-	"github.com/denar-mk/denar/internal/ujp"
 )
 
 // Handler returns the simulator's HTTP handler: UJP's API under
-// /einvoice_api and /JSONReceiver, and the admin API under /_sim (which
+// /einvoice_api and /JSONReceiver, and the control API under /_sim (which
 // requires Options.ControlToken).
 func (s *Sim) Handler() http.Handler {
 	mux := http.NewServeMux()
-	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.withFaults(h)) }
+	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.api(h)) }
 
-	api("GET "+ujp.PathServerTime, s.serverTime)
-	api("GET "+ujp.PathCompanies+"{tax}", s.companyLookup)
-	for path, key := range ujp.CodeListPaths() {
-		api("GET "+path, s.codeList(key))
+	api("GET "+pathServerTime, s.serverTime)
+	api("GET "+pathCompanies+"{tax}", s.companyLookup)
+	api("GET "+pathSubsidiary+"{tax}", s.subsidiaries)
+	api("POST "+pathExchangeRate, s.exchangeRate)
+	for _, f := range codeListFiles {
+		if f.path != "" {
+			api("GET "+apiPrefix+f.path, s.codeList(f.file))
+		}
 	}
-	api("POST "+ujp.PathSend, s.signed(s.send))
-	api("POST "+ujp.PathSalesCurrentStatus, s.signed(s.currentStatus(false)))
-	api("POST "+ujp.PathSalesStatusHistory, s.signed(s.statusHistory))
-	api("POST "+ujp.PathSalesChanges, s.signed(s.changes(false)))
-	api("POST "+ujp.PathSalesPDF, s.signed(s.pdf(false)))
-	api("POST "+ujp.PathSalesIDs, s.signed(s.ids(false)))
-	api("POST "+ujp.PathPurchaseIDs, s.signed(s.ids(true)))
-	api("POST "+ujp.PathPurchaseCurrentStatus, s.signed(s.currentStatus(true)))
-	api("POST "+ujp.PathPurchasePayload, s.signed(s.payload))
-	api("POST "+ujp.PathPurchasePayloadList, s.signed(s.payloadList))
-	api("POST "+ujp.PathPurchaseChanges, s.signed(s.changes(true)))
-	api("POST "+ujp.PathPurchasePDF, s.signed(s.pdf(true)))
-	api("POST "+ujp.PathAcceptReject, s.signed(s.acceptReject))
+	api("GET "+pathCorrectionDate+"{date}", s.correctionReasonsOn)
+	api("GET "+pathPurchaseTaxDay+"{date}", s.purchaseTaxOn)
+	api("POST "+pathCountriesList, s.countriesPage)
+	api("GET "+pathDocTypeTax+"{docType}", s.docTypeTax)
+	api("POST "+pathDocTypeTaxList, s.docTypeTaxPage)
+
+	api("POST "+PathSend, s.signed("", s.send))
+	for _, side := range []struct {
+		prefix   string
+		purchase bool
+	}{{pathSales, false}, {pathPurchase, true}} {
+		p := side.purchase
+		api("POST "+side.prefix+"ids", s.signed("", s.ids(p)))
+		api("POST "+side.prefix+"invoices-status", s.signed("", s.invoicesStatus(p)))
+		api("POST "+side.prefix+"current-status", s.signed("", s.currentStatus(p)))
+		api("POST "+side.prefix+"changes", s.signed("", s.changes(p)))
+		api("POST "+side.prefix+"pdf", s.signed(PrivilegePDF, s.pdf(p)))
+		api("POST "+side.prefix+"payload", s.signed(PrivilegePayload, s.payload(p)))
+		api("POST "+side.prefix+"payload/list", s.signed(PrivilegePayload, s.payloadList(p)))
+		api("POST "+side.prefix+"payload/date-range", s.signed(PrivilegePayload, s.payloadRange(p)))
+	}
+	api("POST "+pathSales+"status", s.signed("", s.statusHistory))
+	api("POST "+pathPurchase+"accept-reject", s.signed("", s.acceptReject))
+	api("POST "+pathASiC, s.signed(PrivilegeASiC, s.asic))
 	s.adminRoutes(mux)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, &simError{status: 404, code: "E4004", msg: "No handler found for " + r.Method + " " + r.URL.Path})
-	})
+	mux.Handle("/", s.api(func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, &simError{status: 404, code: "E4004", msg: "No handler found for HTTP method and URL: " + r.Method + " " + r.URL.Path})
+	}))
 	return mux
 }
 
-// withFaults applies the injected faults before a UJP call is handled. It
-// reads the faults and the clock once (one query) and hands the clock on in
-// the request's context.
-func (s *Sim) withFaults(h http.HandlerFunc) http.Handler {
+// api wraps every UJP endpoint: it stamps the arrival time first thing,
+// then applies the injected faults (what happens in front of UJP's
+// application), the identity headers every service requires
+// (api-specification.txt:106-108), the per-user rate limit (one request
+// per Options.Window, api-specification.txt:111) and the user's
+// registration (E1010).
+func (s *Sim) api(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived := s.opts.Now()
 		ctx := r.Context()
-		st, err := s.db.Reader().GetUJPSimState(ctx, lookupKey(r.Header.Get("X-EDB")))
+		user, edb := r.Header.Get("X-EUJP-ID"), r.Header.Get("X-EDB")
+		st, err := s.db.Reader().GetUJPSimState(ctx, lookupKey(edb))
 		if err != nil {
 			s.fail(w, r, s.internal("read faults", err))
 			return
-		}
-		limited := false
-		if st.RateLimit {
-			user := r.Header.Get("X-EUJP-ID")
-			if user == "" {
-				user = r.RemoteAddr
-			}
-			// One slot per user in the store: the limit holds across every
-			// simulator (process) sharing it.
-			now := s.opts.Now()
-			n, err := s.db.Writer().TakeUJPSimRateSlot(ctx, dbq.TakeUJPSimRateSlotParams{EujpID: lookupKey(user),
-				NextAt: dbTime(now.Add(time.Second)), Now: dbTime(now)})
-			if err != nil {
-				s.fail(w, r, s.internal("rate limit", err))
-				return
-			}
-			limited = n == 0
 		}
 		if st.LatencyNs > 0 {
 			select {
@@ -97,16 +97,71 @@ func (s *Sim) withFaults(h http.HandlerFunc) http.Handler {
 			w.Header().Set("Content-Type", "text/html")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			io.WriteString(w, "<html><body>503 Service Temporarily Unavailable</body></html>")
+			return
 		case st.ErrorRate > 0 && rand.Float64() < st.ErrorRate:
 			s.fail(w, r, &simError{status: 500, code: "E5000", msg: "Internal server error"})
-		case limited:
-			w.Header().Set("Retry-After", "1")
-			s.fail(w, r, &simError{status: http.StatusTooManyRequests, code: ujp.CodeRateLimited, msg: "Rate limit exceeded"})
-		default:
-			h(w, r.WithContext(context.WithValue(ctx, callKey{}, callState{clockOffset: time.Duration(st.ClockOffsetNs),
-				pendingRejects: st.RejectCount > 0 || st.SellerRejectCount > 0})))
+			return
 		}
+		cf, err := s.takeCallFault(ctx, lookupKey(edb), r.URL.Path, callFaultView{st.CallCount, st.CallPath, st.CallKind}, FaultStatus, FaultHang)
+		if err != nil {
+			s.fail(w, r, s.internal("call fault", err))
+			return
+		}
+		if cf != nil {
+			if cf.Kind == FaultHang {
+				<-ctx.Done()
+				return
+			}
+			s.writeFault(w, r, cf)
+			return
+		}
+
+		switch {
+		case user == "" || edb == "":
+			s.fail(w, r, &simError{status: 400, code: "E4016", msg: "Missing required request headers: X-EUJP-ID and X-EDB"})
+			return
+		case !edbRE.MatchString(edb):
+			s.fail(w, r, &simError{status: 400, code: "E4023", msg: "Invalid X-EDB", prop: "X-EDB"})
+			return
+		case !validEUJPID(user):
+			s.fail(w, r, &simError{status: 400, code: "E4022", msg: "Invalid X-EUJP-ID", prop: "X-EUJP-ID"})
+			return
+		}
+		q := s.db.Writer()
+		if n, err := q.TakeUJPSimBurst(ctx, user); err != nil {
+			s.fail(w, r, s.internal("rate limit", err))
+			return
+		} else if n > 0 {
+			s.rateLimited(w, r)
+			return
+		}
+		// One slot per user in the store: the limit holds across every
+		// simulator (process) sharing it, judged on arrival times.
+		n, err := q.TakeUJPSimRateSlot(ctx, dbq.TakeUJPSimRateSlotParams{EujpID: user, NextAt: dbTime(arrived.Add(s.opts.Window)), Now: dbTime(arrived)})
+		if err != nil {
+			s.fail(w, r, s.internal("rate limit", err))
+			return
+		}
+		if n == 0 {
+			s.rateLimited(w, r)
+			return
+		}
+		if known, err := s.userKnown(ctx, user); err != nil {
+			s.fail(w, r, s.internal("user", err))
+			return
+		} else if !known {
+			s.fail(w, r, &simError{status: 401, code: "E1010", msg: "User not found", prop: "X-EUJP-ID"})
+			return
+		}
+		h(w, r.WithContext(context.WithValue(ctx, callKey{}, callState{arrived: arrived, clockOffset: time.Duration(st.ClockOffsetNs),
+			pendingRejects: st.RejectCount > 0 || st.SellerRejectCount > 0, changedLists: st.CodelistsChanged})))
 	})
+}
+
+// rateLimited answers UJP's E4007 with Retry-After in whole seconds.
+func (s *Sim) rateLimited(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(s.opts.Window.Seconds())))))
+	s.fail(w, r, &simError{status: http.StatusTooManyRequests, code: "E4007", msg: "Rate limit exceeded"})
 }
 
 // internal logs a failure of the store and answers UJP's E5001.
@@ -127,9 +182,9 @@ func (s *Sim) asSimError(op string, err error) *simError {
 func (s *Sim) createdDate(ctx context.Context) string {
 	now, err := s.now(ctx)
 	if err != nil {
-		now = s.opts.Now() // the answer is an error already; the offset is a detail
+		now = s.opts.Now()
 	}
-	return ujpdoc.FormatTimestamp(now)
+	return FormatTimestamp(now)
 }
 
 // ok writes a success envelope with the given fields.
@@ -141,12 +196,15 @@ func (s *Sim) ok(w http.ResponseWriter, r *http.Request, fields map[string]any) 
 	writeJSON(w, http.StatusOK, body)
 }
 
+// fail writes UJP's error envelope: the first code (E1020 when any totals
+// problem is among them), a property map, and the simulator's errorList of
+// every problem.
 func (s *Sim) fail(w http.ResponseWriter, r *http.Request, e *simError) {
-	st := ujp.ErrorStatus{ErrorCode: e.code, ErrorMessage: e.msg, ErrorList: e.items}
+	st := ErrorStatus{ErrorCode: e.code, ErrorMessage: e.msg, ErrorList: e.items}
 	if e.prop != "" {
 		st.ErrorPropertyMap = map[string]string{e.prop: e.msg}
 		if len(st.ErrorList) == 0 {
-			st.ErrorList = []ujp.ErrorItem{{ErrorCode: e.code, ErrorMessage: e.msg, Property: e.prop, Codebook: e.codebook}}
+			st.ErrorList = []ErrorItem{{ErrorCode: e.code, ErrorMessage: e.msg, Property: e.prop, Codebook: e.codebook}}
 		}
 	}
 	for _, it := range e.items {
@@ -154,7 +212,9 @@ func (s *Sim) fail(w http.ResponseWriter, r *http.Request, e *simError) {
 			if st.ErrorPropertyMap == nil {
 				st.ErrorPropertyMap = map[string]string{}
 			}
-			st.ErrorPropertyMap[it.Property] = it.ErrorCode + ": " + it.ErrorMessage
+			if _, dup := st.ErrorPropertyMap[it.Property]; !dup {
+				st.ErrorPropertyMap[it.Property] = it.ErrorCode + ": " + it.ErrorMessage
+			}
 		}
 	}
 	writeJSON(w, e.status, map[string]any{"success": false, "createdDate": s.createdDate(r.Context()), "errorStatus": st})
@@ -166,32 +226,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// serverTime is the clock requestTimestamp is judged by: the real one, not
-// the advanced business clock.
+// serverTime is the clock requestTimestamp is judged by
+// (api-specification.txt:112-120): the real one, not the business clock.
 func (s *Sim) serverTime(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"timestamp": ujpdoc.FormatTimestamp(s.opts.Now())})
-}
-
-func requireCaller(r *http.Request) *simError {
-	if r.Header.Get("X-EUJP-ID") == "" || r.Header.Get("X-EDB") == "" {
-		return &simError{status: 400, code: "E4016", msg: "Missing required request headers: X-EUJP-ID and X-EDB"}
-	}
-	return nil
+	writeJSON(w, http.StatusOK, map[string]string{"timestamp": FormatTimestamp(s.opts.Now())})
 }
 
 func (s *Sim) companyLookup(w http.ResponseWriter, r *http.Request) {
-	if e := requireCaller(r); e != nil {
-		s.fail(w, r, e)
-		return
-	}
 	tax := r.PathValue("tax")
-	if tax == TaxNoAnswer {
-		// The registry that never answers: hold the request until the
-		// caller gives up.
-		<-r.Context().Done()
+	switch tax {
+	case TaxNoAnswer:
+		<-r.Context().Done() // the registry that never answers
 		return
-	}
-	if tax == TaxSlowRegistry {
+	case TaxSlowRegistry:
 		select {
 		case <-time.After(s.opts.SlowRegistryDelay):
 		case <-r.Context().Done():
@@ -210,43 +257,265 @@ func (s *Sim) companyLookup(w http.ResponseWriter, r *http.Request) {
 	s.ok(w, r, map[string]any{"company": c})
 }
 
-func (s *Sim) codeList(key string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if e := requireCaller(r); e != nil {
-			s.fail(w, r, e)
-			return
-		}
-		items, err := ujp.EncodeCodeList(s.cb, key)
-		if err != nil {
-			s.fail(w, r, &simError{status: 500, code: "E5001", msg: err.Error()})
-			return
-		}
-		s.ok(w, r, map[string]any{key: items})
+// subsidiaries serves /subsidiary/{tax}: one subsidiary for the sandbox
+// seller, none for another registered company.
+func (s *Sim) subsidiaries(w http.ResponseWriter, r *http.Request) {
+	tax := r.PathValue("tax")
+	c, ok, err := s.company(r.Context(), tax)
+	if err != nil {
+		s.fail(w, r, s.internal("registry", err))
+		return
 	}
+	if !ok {
+		s.fail(w, r, &simError{status: 404, code: "E1000", msg: "Company not found", prop: "tax_number"})
+		return
+	}
+	out := []subsidiary{}
+	if tax == TaxSeller {
+		out = append(out, subsidiary{TaxPayerID: 1, TaxNumber: tax, SubsidiaryCode: "25000", SubsidiaryName: c.Name + " – Продавница Центар",
+			SubsidiaryStreet: "ул. Македонија", SubsidiaryNumber: "12", SubsidiaryCity: "Скопје", CountryID: 132, Zip: "1000",
+			TaxpayerSubsidiaryCode: "10", TaxpayerSubsidiaryType: "0", CountryCode: "MK"})
+	}
+	s.ok(w, r, map[string]any{"subsidiary": out})
+}
+
+// middleRates are the simulator's fixed NBRM-style middle rates, denars per
+// unit (EUR as in api-specification.txt:173).
+var middleRates = map[string]struct {
+	id, numeric string
+	rate        float64
+	country     string
+}{
+	"EUR": {"76", "978", 61.695, "EMU"}, "USD": {"77", "840", 56.4, "USA"}, "GBP": {"78", "826", 72.1, "GBR"},
+	"CHF": {"79", "756", 64.2, "CHE"}, "SEK": {"80", "752", 5.4, "SWE"}, "NOK": {"81", "578", 5.3, "NOR"},
+	"JPY": {"82", "392", 0.38, "JPN"}, "DKK": {"83", "208", 8.27, "DNK"}, "CAD": {"84", "124", 41.2, "CAN"},
+	"AUD": {"85", "036", 37.1, "AUS"}, "BGN": {"86", "975", 31.54, "BGR"}, "CZK": {"87", "203", 2.45, "CZE"},
+	"MKD": {"88", "807", 1, "MKD"},
+}
+
+// exchangeRate serves POST /currency-exchange/rate (api-specification.txt:151-175).
+func (s *Sim) exchangeRate(w http.ResponseWriter, r *http.Request) {
+	var req exchangeRateRequest
+	if e := s.readBody(r, &req); e != nil {
+		s.fail(w, r, e)
+		return
+	}
+	day, ok := parseDate(req.Date)
+	m, known := middleRates[req.CurrencyName]
+	if !ok || !known {
+		s.fail(w, r, &simError{status: 404, code: "E4008", msg: "Requested resource not found: currencyName and a date YYYY-MM-DD"})
+		return
+	}
+	id, _ := strconv.Atoi(m.id)
+	s.ok(w, r, map[string]any{"currencyExcange": map[string]any{"id": 3700 + id, "currencyId": id, "country": m.country, "code": m.numeric,
+		"name": req.CurrencyName, "date": day.Format(time.DateOnly), "middleRate": m.rate}})
+}
+
+// readBody decodes an unsigned JSON body strictly and checks its
+// requestTimestamp (api-specification.txt:19-34).
+func (s *Sim) readBody(r *http.Request, v any) *simError {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil || len(bytes.TrimSpace(raw)) == 0 {
+		return &simError{status: 400, code: "E4011", msg: "Required request body is missing"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &simError{status: 400, code: "E4013", msg: "JSON schema validation failed: " + err.Error()}
+	}
+	var ts struct {
+		RequestTimestamp string `json:"requestTimestamp"`
+	}
+	_ = json.Unmarshal(raw, &ts)
+	st, _ := stateOf(r.Context())
+	return checkTimestamp(ts.RequestTimestamp, st.arrived)
+}
+
+func (s *Sim) codeList(file string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		cl := s.listsFor(r.Context())
+		var v any
+		key := ""
+		switch file {
+		case "document-types":
+			key, v = "documentTypesList", cl.DocumentTypes
+		case "ref-document-types":
+			key, v = "refDocumentTypes", cl.RefDocumentTypes
+		case "payment-types":
+			key, v = "paymentTypeList", cl.PaymentTypes
+		case "currency":
+			key, v = "currencyList", cl.Currencies
+		case "countries":
+			key, v = "countryList", cl.Countries
+		case "void-reasons":
+			key, v = "voidReasonList", cl.VoidReasons
+		case "correction-reason":
+			key, v = "correctionReasonList", cl.CorrectionReasons
+		case "reject-reason":
+			key, v = "rejectReasonList", cl.RejectReasons
+		case "tax-groups":
+			key, v = "taxGroupList", cl.TaxGroups
+		case "tax-indicators":
+			key, v = "taxIndicators", cl.TaxIndicators
+		case "document-statuses":
+			key, v = "statusList", cl.Statuses
+		case "purchase-tax-indicators":
+			key, v = "purchaseTaxIndicators", cl.PurchaseTax
+		}
+		s.ok(w, r, map[string]any{key: v})
+	}
+}
+
+// validOn reports whether an entry valid from from (a date-time in one of
+// UJP's forms) is valid on day.
+func validOn(from string, day time.Time) bool {
+	if len(from) < 10 {
+		return true
+	}
+	start, ok := parseDate(from[:10])
+	return !ok || !start.After(day)
+}
+
+func (s *Sim) correctionReasonsOn(w http.ResponseWriter, r *http.Request) {
+	day, ok := parseDate(r.PathValue("date"))
+	if !ok {
+		s.fail(w, r, &simError{status: 400, code: "E4010", msg: "Invalid value type provided in request: date is YYYY-MM-DD", prop: "date"})
+		return
+	}
+	out := []correctionReasonEntry{}
+	for _, c := range s.listsFor(r.Context()).CorrectionReasons {
+		if validOn(c.ValidDateFrom, day) {
+			out = append(out, c)
+		}
+	}
+	s.ok(w, r, map[string]any{"correctionReasonList": out})
+}
+
+func (s *Sim) purchaseTaxOn(w http.ResponseWriter, r *http.Request) {
+	day, ok := parseDate(r.PathValue("date"))
+	if !ok {
+		s.fail(w, r, &simError{status: 400, code: "E4010", msg: "Invalid value type provided in request: date is YYYY-MM-DD", prop: "date"})
+		return
+	}
+	out := []purchaseTaxEntry{}
+	for _, c := range s.listsFor(r.Context()).PurchaseTax {
+		if validOn(c.ValidDateFrom, day) {
+			out = append(out, c)
+		}
+	}
+	s.ok(w, r, map[string]any{"purchaseTaxIndicators": out})
+}
+
+func (s *Sim) docTypeTax(w http.ResponseWriter, r *http.Request) {
+	cl := s.listsFor(r.Context())
+	code := r.PathValue("docType")
+	if _, ok := cl.docType(code); !ok {
+		s.fail(w, r, &simError{status: 404, code: "E1017", msg: "Document type not found", prop: "docTypeCode"})
+		return
+	}
+	s.ok(w, r, map[string]any{"docTypeXTaxIndicatorList": cl.docTypeTax(code)})
+}
+
+// pageParams reads a paged request (api-specification.txt:181-188).
+func (s *Sim) pageParams(r *http.Request, sortable ...string) (pageRequest, *simError) {
+	var req pageRequest
+	if e := s.readBody(r, &req); e != nil {
+		return req, e
+	}
+	bad := func(msg string) *simError {
+		return &simError{status: 400, code: "E4010", msg: "Invalid value type provided in request: " + msg}
+	}
+	if req.Page == nil || *req.Page < 0 {
+		return req, bad("page is 0 or more")
+	}
+	if req.Size == nil || *req.Size < 1 || *req.Size > 1000 {
+		return req, bad("size is 1 to 1000")
+	}
+	if req.SortDirection == "" {
+		req.SortDirection = "ASC"
+	}
+	if req.SortDirection != "ASC" && req.SortDirection != "DESC" {
+		return req, bad("sortDirection is ASC or DESC")
+	}
+	if req.SortBy == "" {
+		req.SortBy = sortable[0]
+	}
+	for _, f := range sortable {
+		if req.SortBy == f {
+			return req, nil
+		}
+	}
+	return req, bad("sortBy is one of " + strings.Join(sortable, ", "))
+}
+
+func (s *Sim) countriesPage(w http.ResponseWriter, r *http.Request) {
+	req, e := s.pageParams(r, "code", "name")
+	if e != nil {
+		s.fail(w, r, e)
+		return
+	}
+	less := func(a, b countryEntry) bool { return a.Code < b.Code }
+	if req.SortBy == "name" {
+		less = func(a, b countryEntry) bool { return a.Name < b.Name }
+	}
+	p := pageOf(s.listsFor(r.Context()).Countries, *req.Page, *req.Size, less, req.SortDirection == "DESC")
+	s.ok(w, r, map[string]any{"content": p.Content, "pageNumber": p.PageNumber, "pageSize": p.PageSize,
+		"totalElements": p.TotalElements, "totalPages": p.TotalPages, "last": p.Last})
+}
+
+func (s *Sim) docTypeTaxPage(w http.ResponseWriter, r *http.Request) {
+	req, e := s.pageParams(r, "id", "docTypeCode", "taxIndicatorCode")
+	if e != nil {
+		s.fail(w, r, e)
+		return
+	}
+	all := s.listsFor(r.Context()).docTypeTax("")
+	type indexed struct {
+		i int
+		e docTypeTaxEntry
+	}
+	items := make([]indexed, len(all))
+	for i, x := range all {
+		items[i] = indexed{i, x}
+	}
+	less := func(a, b indexed) bool { return a.i < b.i }
+	switch req.SortBy {
+	case "docTypeCode":
+		less = func(a, b indexed) bool { return a.e.DocTypeCode < b.e.DocTypeCode }
+	case "taxIndicatorCode":
+		less = func(a, b indexed) bool { return a.e.TaxIndicatorCode < b.e.TaxIndicatorCode }
+	}
+	p := pageOf(items, *req.Page, *req.Size, less, req.SortDirection == "DESC")
+	content := []docTypeTaxEntry{}
+	for _, x := range p.Content.([]indexed) {
+		content = append(content, x.e)
+	}
+	s.ok(w, r, map[string]any{"content": content, "pageNumber": p.PageNumber, "pageSize": p.PageSize,
+		"totalElements": p.TotalElements, "totalPages": p.TotalPages, "last": p.Last})
 }
 
 // call is a verified signed request.
 type call struct {
-	id      ujp.Identity
-	payload []byte // the verified JWS payload
-	r       *http.Request
-	now     time.Time // the business clock when the call arrived
+	user, edb string
+	payload   []byte // the verified JWS payload
+	r         *http.Request
+	now       time.Time // the business clock when the call arrived
 }
 
-// signed verifies a signed call (headers, envelope, certificate, JWS,
-// requestTimestamp) before handing it to h.
-func (s *Sim) signed(h func(c *call) (map[string]any, *simError)) http.HandlerFunc {
+// signed verifies a signed call (X-SERIAL-NUMBER, envelope, certificate,
+// JWS, requestTimestamp, the portal privilege priv when not "") before
+// handing it to h. A handler that answers by itself returns nil fields and
+// no error.
+func (s *Sim) signed(priv string, h func(w http.ResponseWriter, c *call) (map[string]any, *simError)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c, e := s.verify(r)
+		c, e := s.verify(r, priv)
 		if e == nil {
 			var fields map[string]any
-			fields, e = h(c)
+			fields, e = h(w, c)
 			if e == nil {
-				if raw, ok := fields["_raw"]; ok {
-					writeJSON(w, http.StatusOK, raw)
-					return
+				if fields != nil {
+					s.ok(w, r, fields)
 				}
-				s.ok(w, r, fields)
 				return
 			}
 		}
@@ -254,38 +523,39 @@ func (s *Sim) signed(h func(c *call) (map[string]any, *simError)) http.HandlerFu
 	}
 }
 
-func (s *Sim) verify(r *http.Request) (*call, *simError) {
+func (s *Sim) verify(r *http.Request, priv string) (*call, *simError) {
 	ctx := r.Context()
-	id := ujp.Identity{EUJPID: r.Header.Get("X-EUJP-ID"), EDB: r.Header.Get("X-EDB"), SerialNumber: r.Header.Get("X-SERIAL-NUMBER")}
-	if id.EUJPID == "" || id.EDB == "" || id.SerialNumber == "" {
-		return nil, &simError{status: 400, code: "E4016", msg: "Missing required request headers: X-EUJP-ID, X-EDB and X-SERIAL-NUMBER"}
+	st, _ := stateOf(ctx)
+	user, edb, serialHdr := r.Header.Get("X-EUJP-ID"), r.Header.Get("X-EDB"), r.Header.Get("X-SERIAL-NUMBER")
+	if serialHdr == "" {
+		return nil, &simError{status: 400, code: "E4016", msg: "Missing required request headers: X-SERIAL-NUMBER"}
 	}
-	if !storable(id.EUJPID) || !storable(id.EDB) || !storable(id.SerialNumber) {
-		return nil, &simError{status: 400, code: "E4010", msg: "Invalid value type provided in request: X-EUJP-ID, X-EDB and X-SERIAL-NUMBER are UTF-8 text"}
+	serial, ok := s.parseSerial(serialHdr)
+	if !ok {
+		return nil, &simError{status: 400, code: "E4021", msg: "Invalid X-SERIAL-NUMBER: want the certificate's serial number in " + s.opts.SerialFormat, prop: "X-SERIAL-NUMBER"}
 	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
 	if err != nil || len(bytes.TrimSpace(raw)) == 0 {
 		return nil, &simError{status: 400, code: "E4011", msg: "Required request body is missing"}
 	}
-	var body ujp.SignedBody
+	var body signedBody
 	if err := json.Unmarshal(raw, &body); err != nil || body.JWS == "" {
 		return nil, &simError{status: 400, code: "E4024", msg: "Invalid request body: want {requestTimestamp, jws}"}
 	}
-	// The replay window is judged on the real clock, not the advanced one:
-	// advancing the clock is for deadlines, and callers keep signing with
-	// their own clocks.
-	now := s.opts.Now()
+	// The replay window is judged on the arrival time, on the real clock
+	// (advancing the business clock is for deadlines).
+	now := st.arrived
 	if e := checkTimestamp(body.RequestTimestamp, now); e != nil {
 		return nil, e
 	}
-	certs, err := s.db.Reader().ListUJPSimCertificatesBySerial(ctx, id.SerialNumber)
+	certs, err := s.db.Reader().ListUJPSimCertificatesBySerial(ctx, serial.String())
 	if err != nil {
 		return nil, s.internal("certificate", err)
 	}
 	var cert *dbq.UjpsimCertificate
 	otherCompany := false
 	for i := range certs {
-		if certs[i].Edb == id.EDB {
+		if certs[i].Edb == edb {
 			cert = &certs[i]
 		} else {
 			otherCompany = true
@@ -293,10 +563,10 @@ func (s *Sim) verify(r *http.Request) (*call, *simError) {
 	}
 	switch {
 	case cert == nil && otherCompany:
-		return nil, &simError{status: 403, code: "E1013", msg: "User is not authorized to sign documents for this company"}
+		return nil, &simError{status: 403, code: "E1013", msg: "User is not authorized to sign documents for this company", prop: "X-EDB"}
 	case cert == nil:
 		return nil, &simError{status: 401, code: "E1012", msg: "Certificate not found", prop: "X-SERIAL-NUMBER"}
-	case cert.EujpID != id.EUJPID:
+	case cert.EujpID != user:
 		return nil, &simError{status: 403, code: "E1013", msg: "User is not authorized to sign documents for this company", prop: "X-EUJP-ID"}
 	}
 	x, err := x509.ParseCertificate(cert.Der)
@@ -309,13 +579,13 @@ func (s *Sim) verify(r *http.Request) (*call, *simError) {
 	case now.Before(x.NotBefore):
 		return nil, &simError{status: 401, code: "E5004", msg: "Certificate validation failed: not yet valid"}
 	}
-	// Only RS256 is accepted: an allow-list, so "none" or an HMAC keyed
-	// with the public key can never pass.
+	// Only RS256: an allow-list, so "none" or an HMAC keyed with the
+	// public key never passes.
 	obj, err := jose.ParseSignedCompact(body.JWS, []jose.SignatureAlgorithm{jose.RS256})
 	if err != nil {
 		return nil, &simError{status: 401, code: "E5005", msg: "JWS validation failed: " + err.Error()}
 	}
-	if serial, ok := x5cSerial(body.JWS); ok && serial != id.SerialNumber {
+	if xs, ok := x5cSerial(body.JWS); ok && xs.Cmp(serial) != 0 {
 		return nil, &simError{status: 401, code: "E5012", msg: "Certificate serial mismatch", prop: "X-SERIAL-NUMBER"}
 	}
 	pub, ok := x.PublicKey.(*rsa.PublicKey)
@@ -338,19 +608,28 @@ func (s *Sim) verify(r *http.Request) (*call, *simError) {
 	if inner.RequestTimestamp != body.RequestTimestamp {
 		return nil, &simError{status: 400, code: "E4012", msg: "Request timestamp validation failed: the body's requestTimestamp differs from the signed one", prop: "requestTimestamp"}
 	}
+	if priv != "" {
+		has, err := s.hasPrivilege(ctx, user, edb, priv)
+		if err != nil {
+			return nil, s.internal("privilege", err)
+		}
+		if !has {
+			return nil, &simError{status: 403, code: "E1011", msg: "Privilege not found: " + priv, prop: "X-EUJP-ID"}
+		}
+	}
 	business, err := s.now(ctx)
 	if err != nil {
 		return nil, s.internal("clock", err)
 	}
-	return &call{id: id, payload: payload, r: r, now: business}, nil
+	return &call{user: user, edb: edb, payload: payload, r: r, now: business}, nil
 }
 
 func checkTimestamp(ts string, now time.Time) *simError {
-	t, err := ujpdoc.ParseTimestamp(ts)
+	t, err := parseTimestamp(ts)
 	if err != nil {
 		return &simError{status: 400, code: "E40121", msg: "Problem parsing requestTimestamp", prop: "requestTimestamp"}
 	}
-	if d := t.Sub(now); d > ujpdoc.TimestampWindow || d < -ujpdoc.TimestampWindow {
+	if d := t.Sub(now); d > timestampWindow || d < -timestampWindow {
 		return &simError{status: 400, code: "E40122", msg: "The requestTimestamp difference is greater than 5 minutes", prop: "requestTimestamp"}
 	}
 	return nil
@@ -365,502 +644,31 @@ func decodeInto(c *call, v any) *simError {
 	return nil
 }
 
-// referenceProblem is why a storno or correction cannot replace a
-// document in status, or nil when it can (01, 03, 04, 05).
-func referenceProblem(status string) *ujp.ErrorItem {
-	item := func(code, msg string) *ujp.ErrorItem {
-		return &ujp.ErrorItem{ErrorCode: code, ErrorMessage: msg, Property: "docReferences"}
-	}
-	switch status {
-	case ujp.StatusSent, ujp.StatusAccepted, ujp.StatusAutoAccepted, ujp.StatusRejected:
-		return nil
-	case ujp.StatusVoided:
-		return item("E1026", "Referenced document is voided")
-	case ujp.StatusCorrected:
-		return item("E1028", "Referenced document is corrected")
-	}
-	return item("E1022", "Document status cannot be changed")
-}
-
-// movedError rolls a send back when its original was voided or corrected
-// by another call between validation and the write.
-type movedError struct{ item ujp.ErrorItem }
-
-func (e *movedError) Error() string { return "ujpsim: referenced document: " + e.item.ErrorCode }
-
-func (s *Sim) send(c *call) (map[string]any, *simError) {
-	ctx := c.r.Context()
-	req, err := ujpdoc.Decode(c.payload)
-	if err != nil {
-		return nil, &simError{status: 400, code: "E4013", msg: "JSON schema validation failed: " + err.Error()}
-	}
-	doc := &req.Document
-	if dt := c.r.Header.Get("X-DOC-TYPE-CODE"); dt != "" && dt != doc.Header.DocType {
-		return nil, &simError{status: 400, code: "E50079", msg: "Document type mismatch", prop: "X-DOC-TYPE-CODE"}
-	}
-	if doc.Seller.SellerTin != c.id.EDB {
-		return nil, &simError{status: 403, code: "E4023", msg: "Invalid X-EDB: it is not the seller's tax number", prop: "seller.sellerTin"}
-	}
-	for prop, v := range map[string]string{"header.docId": doc.Header.DocID, "header.docType": doc.Header.DocType, "buyer.buyerTin": doc.Buyer.BuyerTin} {
-		if !storable(v) {
-			return nil, &simError{status: 400, code: "E4013", msg: "JSON schema validation failed: " + prop + " holds a NUL character", prop: prop}
-		}
-	}
-	if err := s.sweep(ctx, c.now); err != nil {
-		return nil, s.internal("sweep", err)
-	}
-	q := s.db.Reader()
-	if euid, err := q.GetUJPSimDocumentByDocID(ctx, dbq.GetUJPSimDocumentByDocIDParams{SellerTin: doc.Seller.SellerTin, DocID: doc.Header.DocID}); err == nil {
-		return nil, duplicate(euid)
-	} else if !errors.Is(err, sql.ErrNoRows) {
-		return nil, s.internal("docId", err)
-	}
-	var items []ujp.ErrorItem
-	add := func(code, prop, msg, codebook string) {
-		items = append(items, ujp.ErrorItem{ErrorCode: code, ErrorMessage: msg, Property: prop, Codebook: codebook})
-	}
-	for _, p := range ujpdoc.Validate(doc, s.cb) {
-		add(p.Code, p.Path, p.Message, p.Codebook)
-	}
-	// Parties against the registry, under the same name and tax number.
-	parties, err := s.companies(ctx, doc.Seller.SellerTin, doc.Buyer.BuyerTin)
-	if err != nil {
-		return nil, s.internal("registry", err)
-	}
-	if co, ok := parties[doc.Seller.SellerTin]; !ok {
-		add("E1000", "seller.sellerTin", "Company not found", "")
-	} else if strings.TrimSpace(doc.Seller.SellerName) != co.Name {
-		add("E10002", "seller.sellerName", fmt.Sprintf("An incorrect company name was provided; the registry has %q", co.Name), "")
-	}
-	buyerRegistered := false
-	if doc.Buyer.BuyerCCode == "MK" && doc.Buyer.BuyerTin != "" {
-		if co, ok := parties[doc.Buyer.BuyerTin]; !ok {
-			add("E1014", "buyer.buyerTin", "Tax payer not found", "")
-		} else {
-			buyerRegistered = true
-			if strings.TrimSpace(doc.Buyer.BuyerName) != co.Name {
-				add("E10006", "buyer.buyerName", fmt.Sprintf("An incorrect company name was provided; the registry has %q", co.Name), "")
-			}
-		}
-	}
-	var original *dbq.UjpsimDocument
-	if doc.Header.DocStorno != ujpdoc.StornoNone {
-		ref := ujpdoc.SystemReference(doc)
-		var o dbq.UjpsimDocument
-		found := false
-		if ref != "" && storable(ref) {
-			o, err = q.GetUJPSimDocument(ctx, ref)
-			switch {
-			case err == nil:
-				found = true
-			case !errors.Is(err, sql.ErrNoRows):
-				return nil, s.internal("referenced document", err)
-			}
-		}
-		switch {
-		case ref == "":
-			// ujpdoc.Validate already reported the missing reference.
-		case !found || o.SellerTin != doc.Seller.SellerTin:
-			code := "E1021"
-			if doc.Header.DocStorno == ujpdoc.StornoCorrection {
-				code = "E1030"
-			}
-			add(code, "docReferences", "Document reference not found: "+ref, ujpdoc.CBRefDocumentTypes)
-		case referenceProblem(o.Status) != nil:
-			p := referenceProblem(o.Status)
-			add(p.ErrorCode, p.Property, p.ErrorMessage, "")
-		default:
-			original = &o
-			if doc.Header.DocStorno == ujpdoc.StornoVoid {
-				var od ujpdoc.Request
-				if json.Unmarshal(o.Payload, &od) == nil && !doc.DocTotals.DocGrossAmount.Equal(od.Document.DocTotals.DocGrossAmount.Neg()) {
-					add("E1025", "docTotals.docGrossAmount", "Invalid void request: a storno negates the whole original, gross "+od.Document.DocTotals.DocGrossAmount.String(), "")
-				}
-			}
-		}
-	}
-	if len(items) > 0 {
-		head := items[0].ErrorCode
-		for _, it := range items {
-			if strings.HasPrefix(it.ErrorCode, "E1020") {
-				head = "E1020" // UJP's umbrella code for totals
-				break
-			}
-		}
-		return nil, &simError{status: http.StatusUnprocessableEntity, code: head, msg: "Document validation failed", items: items}
-	}
-
-	id, err := uuid.NewV7()
-	if err != nil {
-		return nil, &simError{status: 500, code: "E5001", msg: "generate EUID: " + err.Error()}
-	}
-	now := c.now
-	d := dbq.InsertUJPSimDocumentParams{Euid: id.String(), SellerTin: doc.Seller.SellerTin, DocID: doc.Header.DocID, DocType: doc.Header.DocType,
-		DocStorno: int32(doc.Header.DocStorno), BuyerTin: doc.Buyer.BuyerTin, Status: ujp.StatusSent, QrLink: s.opts.QRBase + "/euid/" + id.String(),
-		ReceivedAt: dbTime(now), DecideBy: dbTime(decideByFor(doc, now)), Payload: c.payload, CreatedAt: dbTime(s.opts.Now())}
-	if original != nil {
-		d.ReferencesEuid = original.Euid
-	}
-	// A forced rejection is consumed, or the document stored with its
-	// history and the original's move, in one transaction: a rejection
-	// is never spent on a document that is also stored, and two calls
-	// with one docId store one document (the unique key), whichever
-	// process they reach.
-	// (A send looks for a forced rejection only when the call saw one
-	// waiting as it arrived.)
-	st, known := ctx.Value(callKey{}).(callState)
-	lookForRejection := !known || st.pendingRejects
-	var forced *simError
-	var dup string
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		forced, dup = nil, ""
-		if lookForRejection {
-			if r, err := tx.TakeUJPSimSellerRejectSend(ctx, c.id.EDB); err == nil {
-				forced = forcedRejection(r.RejectCode, r.RejectMessage)
-				return nil
-			} else if !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-			if r, err := tx.TakeUJPSimRejectSend(ctx); err == nil {
-				forced = forcedRejection(r.RejectCode, r.RejectMessage)
-				return nil
-			} else if !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-		}
-		if _, err := tx.InsertUJPSimDocument(ctx, d); errors.Is(err, sql.ErrNoRows) {
-			// Another call stored this docId since the check above.
-			dup, err = tx.GetUJPSimDocumentByDocID(ctx, dbq.GetUJPSimDocumentByDocIDParams{SellerTin: d.SellerTin, DocID: d.DocID})
-			return err
-		} else if err != nil {
-			return err
-		}
-		ref := docRef{d.Euid, d.SellerTin, d.BuyerTin}
-		if err := s.record(ctx, tx, ref, "", ujp.StatusSent, now, ujp.StatusChange{}); err != nil {
-			return err
-		}
-		if original == nil {
-			return nil
-		}
-		ch := ujp.StatusChange{}
-		to := ujp.StatusCorrected
-		if doc.Header.DocStorno == ujpdoc.StornoVoid {
-			to = ujp.StatusVoided
-			ch.VoidReasonCode = doc.Header.VoidReasonCode
-			if r, ok := s.cb.Lookup(ujpdoc.CBVoidReasons, deref(doc.Header.VoidReasonCode)); ok {
-				ch.VoidReason = strp(r.Name)
-			}
-			ch.VoidComment = doc.Header.VoidComment
-		} else {
-			ch.Comment = doc.Header.CorrectionComment
-		}
-		// The original moves from the status it has now: if a decision
-		// or the deadline moved it since validation, it is read again.
-		from := original.Status
-		for range 3 {
-			moved, err := s.move(ctx, tx, docRef{original.Euid, original.SellerTin, original.BuyerTin}, from, to, now, ch)
-			if err != nil || moved {
-				return err
-			}
-			o, err := tx.GetUJPSimDocument(ctx, original.Euid)
-			if err != nil {
-				return err
-			}
-			if p := referenceProblem(o.Status); p != nil {
-				return &movedError{*p}
-			}
-			from = o.Status
-		}
-		return &movedError{ujp.ErrorItem{ErrorCode: "E1022", ErrorMessage: "Document status cannot be changed", Property: "docReferences"}}
-	})
-	var moved *movedError
-	switch {
-	case errors.As(err, &moved):
-		return nil, &simError{status: http.StatusUnprocessableEntity, code: moved.item.ErrorCode, msg: "Document validation failed",
-			items: []ujp.ErrorItem{moved.item}}
-	case err != nil:
-		return nil, s.internal("store document", err)
-	case forced != nil:
-		return nil, forced
-	case dup != "":
-		return nil, duplicate(dup)
-	}
-	s.log.Debug("ujpsim: document accepted", "euid", d.Euid, "docId", d.DocID, "seller", d.SellerTin)
-	return map[string]any{"_raw": ujp.SendResult{EUID: d.Euid, Message: "Фактура успешно зачувана", QRLink: d.QrLink, Status: 200,
-		EInvoiceUser: buyerRegistered, Timestamp: now.UTC().Format("2006-01-02T15:04:05.000Z")}}, nil
-}
-
-func duplicate(euid string) *simError {
-	return &simError{status: 409, code: "E1023", msg: "Invoice already exists for that ID: " + euid, prop: "header.docId"}
-}
-
-func forcedRejection(code, msg string) *simError {
-	if msg == "" {
-		msg = "Document validation failed (forced by the simulator)"
-	}
-	return &simError{status: http.StatusUnprocessableEntity, code: code, msg: msg}
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
-// own finds a document the caller may read: as seller for sales calls, as
-// buyer for purchase calls.
-func (s *Sim) own(c *call, euid string, purchase bool) (Document, *simError) {
-	notFound := &simError{status: 404, code: "E4008", msg: "The requested resource could not be found", prop: "euid"}
-	d, err := s.document(c.r.Context(), s.db.Reader(), euid)
-	if errors.Is(err, ErrNotFound) {
-		return Document{}, notFound
-	}
-	if err != nil {
-		return Document{}, s.internal("document", err)
-	}
-	if (!purchase && d.SellerTin != c.id.EDB) || (purchase && d.BuyerTin != c.id.EDB) {
-		return Document{}, notFound
-	}
-	return d, nil
-}
-
-func (s *Sim) docStatus(d *Document) ujp.DocStatus {
-	var req ujpdoc.Request
-	_ = json.Unmarshal(d.Payload, &req)
-	h, t := req.Document.Header, req.Document.DocTotals
-	return ujp.DocStatus{EUID: d.EUID, StatusCode: d.Status, StatusName: s.statusName(d.Status), DocNumber: h.DocNumber, DocDate: h.DocDate,
-		DocDeliveryDate: deref(h.DocDeliveryDate), DocNetAmount: t.DocNetAmount, DocVatAmount: t.DocVatAmount, DocGrossAmountR: t.DocGrossAmountR,
-		DocAvansAmount: t.DocAvansAmount, DocFinalAmount: t.DocFinalAmount, SellerTin: d.SellerTin, BuyerTin: d.BuyerTin}
-}
-
-func (s *Sim) currentStatus(purchase bool) func(c *call) (map[string]any, *simError) {
-	return func(c *call) (map[string]any, *simError) {
-		var req ujp.EUIDRequest
-		if e := decodeInto(c, &req); e != nil {
-			return nil, e
-		}
-		if err := s.sweep(c.r.Context(), c.now); err != nil {
-			return nil, s.internal("sweep", err)
-		}
-		d, e := s.own(c, req.EUID, purchase)
-		if e != nil {
-			return nil, e
-		}
-		return map[string]any{"docStatus": s.docStatus(&d)}, nil
-	}
-}
-
-func (s *Sim) statusHistory(c *call) (map[string]any, *simError) {
-	var req ujp.StatusHistoryRequest
-	if e := decodeInto(c, &req); e != nil {
-		return nil, e
-	}
-	if err := s.sweep(c.r.Context(), c.now); err != nil {
-		return nil, s.internal("sweep", err)
-	}
-	d, e := s.own(c, req.EUID, false)
-	if e != nil {
-		return nil, e
-	}
-	var from time.Time
-	if req.DateFrom != nil && *req.DateFrom != "" {
-		var err error
-		if from, err = parseDateOrTimestamp(*req.DateFrom); err != nil {
-			return nil, &simError{status: 400, code: "E4010", msg: "Invalid value type provided in request", prop: "dateFrom"}
-		}
-	}
-	out := []ujp.StatusChange{}
-	for _, h := range d.History {
-		if t, _ := ujpdoc.ParseTimestamp(h.Timestamp); !t.Before(from) {
-			out = append(out, h)
-		}
-	}
-	return map[string]any{"statusHistory": out}, nil
-}
-
-func parseDateOrTimestamp(s string) (time.Time, error) {
-	if t, err := time.ParseInLocation(time.DateOnly, s, ujpdoc.Skopje); err == nil {
-		return t, nil
-	}
-	return ujpdoc.ParseTimestamp(s)
-}
-
-// endOfFeed stands for "no upper bound" in the change-feed queries.
-var endOfFeed = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// changes serves the change feeds. A date (YYYY-MM-DD) asks for that Skopje
-// day's changes; a timestamp asks for every change at or after it, which is
-// what a poller wants.
-func (s *Sim) changes(purchase bool) func(c *call) (map[string]any, *simError) {
-	return func(c *call) (map[string]any, *simError) {
-		var req ujp.ChangesRequest
-		if e := decodeInto(c, &req); e != nil {
-			return nil, e
-		}
-		from, err := parseDateOrTimestamp(req.Date)
-		if err != nil {
-			return nil, &simError{status: 400, code: "E4010", msg: "Invalid value type provided in request", prop: "date"}
-		}
-		to := endOfFeed
-		if len(req.Date) == len(time.DateOnly) {
-			to = from.AddDate(0, 0, 1)
-		}
-		ctx := c.r.Context()
-		if err := s.sweep(ctx, c.now); err != nil {
-			return nil, s.internal("sweep", err)
-		}
-		var rows []dbq.UjpsimHistory
-		if purchase {
-			rows, err = s.db.Reader().UJPSimPurchaseChanges(ctx, dbq.UJPSimPurchaseChangesParams{BuyerTin: c.id.EDB, FromAt: dbTime(from), UntilAt: dbTime(to)})
-		} else {
-			rows, err = s.db.Reader().UJPSimSalesChanges(ctx, dbq.UJPSimSalesChangesParams{SellerTin: c.id.EDB, FromAt: dbTime(from), UntilAt: dbTime(to)})
-		}
-		if err != nil {
-			return nil, s.internal("changes", err)
-		}
-		out := make([]ujp.StatusChange, 0, len(rows))
-		for _, h := range rows {
-			ch, err := toChange(h)
-			if err != nil {
-				return nil, s.internal("changes", err)
-			}
-			out = append(out, ch)
-		}
-		return map[string]any{"statusHistory": out}, nil
-	}
-}
-
-func (s *Sim) ids(purchase bool) func(c *call) (map[string]any, *simError) {
-	return func(c *call) (map[string]any, *simError) {
-		var req ujp.DateRangeRequest
-		if e := decodeInto(c, &req); e != nil {
-			return nil, e
-		}
-		from, err1 := time.ParseInLocation(time.DateOnly, req.DateFrom, ujpdoc.Skopje)
-		to, err2 := time.ParseInLocation(time.DateOnly, req.DateTo, ujpdoc.Skopje)
-		if err1 != nil || err2 != nil || to.Before(from) {
-			return nil, &simError{status: 400, code: "E4010", msg: "Invalid value type provided in request: dateFrom, dateTo are YYYY-MM-DD, from ≤ to"}
-		}
-		if to.After(from.AddDate(0, 1, 0)) {
-			return nil, &simError{status: 400, code: "E4014", msg: "The allowed date range is 1 month."}
-		}
-		to = to.AddDate(0, 0, 1)
-		ctx := c.r.Context()
-		var out []string
-		var err error
-		// EUIDs are UUIDv7: their order is their time order.
-		if purchase {
-			out, err = s.db.Reader().UJPSimPurchaseIDs(ctx, dbq.UJPSimPurchaseIDsParams{BuyerTin: c.id.EDB, FromAt: dbTime(from), UntilAt: dbTime(to)})
-		} else {
-			out, err = s.db.Reader().UJPSimSalesIDs(ctx, dbq.UJPSimSalesIDsParams{SellerTin: c.id.EDB, FromAt: dbTime(from), UntilAt: dbTime(to)})
-		}
-		if err != nil {
-			return nil, s.internal("ids", err)
-		}
-		return map[string]any{"euids": out}, nil
-	}
-}
-
-func (s *Sim) payload(c *call) (map[string]any, *simError) {
-	var req ujp.EUIDRequest
-	if e := decodeInto(c, &req); e != nil {
-		return nil, e
-	}
-	d, e := s.own(c, req.EUID, true)
-	if e != nil {
-		return nil, e
-	}
-	return map[string]any{"payload": string(d.Payload)}, nil
-}
-
-// maxPayloadList bounds the EUIDs of one payload/list call (UJP publishes
-// no limit; one answer of this many documents stays a few megabytes).
-const maxPayloadList = 100
-
-// payloadList answers the payloads of the caller's received documents
-// among the EUIDs asked for; others are left out, as a list read does.
-func (s *Sim) payloadList(c *call) (map[string]any, *simError) {
-	var req ujp.EUIDsRequest
-	if e := decodeInto(c, &req); e != nil {
-		return nil, e
-	}
-	if len(req.EUIDs) == 0 || len(req.EUIDs) > maxPayloadList {
-		return nil, &simError{status: 400, code: "E4010", msg: fmt.Sprintf("Invalid value type provided in request: 1 to %d euids", maxPayloadList), prop: "euids"}
-	}
-	out := make([]ujp.Payload, 0, len(req.EUIDs))
-	for _, euid := range req.EUIDs {
-		d, e := s.own(c, euid, true)
-		if e != nil && e.code == "E4008" {
-			continue
-		}
-		if e != nil {
-			return nil, e
-		}
-		out = append(out, ujp.Payload{EUID: d.EUID, Payload: string(d.Payload)})
-	}
-	return map[string]any{"invoices": out}, nil
-}
-
-func (s *Sim) acceptReject(c *call) (map[string]any, *simError) {
-	var req ujp.AcceptRejectRequest
-	if e := decodeInto(c, &req); e != nil {
-		return nil, e
-	}
-	ctx := c.r.Context()
-	if err := s.sweep(ctx, c.now); err != nil {
-		return nil, s.internal("sweep", err)
-	}
-	if err := s.decide(ctx, c.now, req.EUID, c.id.EDB, req.IsAccepted, deref(req.RejectReasonCode), deref(req.Comment)); err != nil {
-		return nil, s.asSimError("decide", err)
-	}
-	return map[string]any{}, nil
-}
-
-func (s *Sim) pdf(purchase bool) func(c *call) (map[string]any, *simError) {
-	return func(c *call) (map[string]any, *simError) {
-		var req ujp.EUIDRequest
-		if e := decodeInto(c, &req); e != nil {
-			return nil, e
-		}
-		d, e := s.own(c, req.EUID, purchase)
-		if e != nil {
-			return nil, e
-		}
-		b, err := renderPDF(&d, s.statusName(d.Status))
-		if err != nil {
-			return nil, &simError{status: 500, code: "E5001", msg: "render PDF: " + err.Error()}
-		}
-		return map[string]any{"pdfBase64": base64.StdEncoding.EncodeToString(b)}, nil
-	}
-}
-
-// x5cSerial reads the serial of the leaf certificate a JWS header carries in
-// x5c (as the live integration sends it), without trusting it: the signature
-// is verified against the registered certificate, and a different x5c only
-// means the caller named the wrong certificate.
-func x5cSerial(compact string) (string, bool) {
+// x5cSerial reads the serial of the leaf certificate a JWS header carries
+// in x5c, without trusting it: the signature is verified against the
+// registered certificate; a different x5c only names the wrong one.
+func x5cSerial(compact string) (*big.Int, bool) {
 	head, _, ok := strings.Cut(compact, ".")
 	if !ok {
-		return "", false
+		return nil, false
 	}
 	b, err := base64.RawURLEncoding.DecodeString(head)
 	if err != nil {
-		return "", false
+		return nil, false
 	}
 	var h struct {
 		X5C []string `json:"x5c"`
 	}
 	if json.Unmarshal(b, &h) != nil || len(h.X5C) == 0 {
-		return "", false
+		return nil, false
 	}
 	der, err := base64.StdEncoding.DecodeString(h.X5C[0])
 	if err != nil {
-		return "", false
+		return nil, false
 	}
 	c, err := x509.ParseCertificate(der)
 	if err != nil {
-		return "", false
+		return nil, false
 	}
-	return c.SerialNumber.String(), true
+	return c.SerialNumber, true
 }

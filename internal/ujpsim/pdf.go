@@ -9,8 +9,6 @@ import (
 	"golang.org/x/image/font/gofont/gobold"
 	"golang.org/x/image/font/gofont/goregular"
 	"rsc.io/qr"
-
-	"github.com/denar-mk/denar/einvoice/ujpdoc"
 )
 
 // renderPDF draws the simulator's rendering of a document: the parties, the
@@ -18,7 +16,7 @@ import (
 // code, as UJP requires them on the printed document. The Go fonts cover
 // Cyrillic, so no font files are needed at run time.
 func renderPDF(d *Document, statusName string) ([]byte, error) {
-	var req ujpdoc.Request
+	var req sendRequest
 	if err := json.Unmarshal(d.Payload, &req); err != nil {
 		return nil, fmt.Errorf("stored payload: %w", err)
 	}
@@ -37,18 +35,18 @@ func renderPDF(d *Document, statusName string) ([]byte, error) {
 	p.SetFont("go", "B", 16)
 	title := doc.Header.DocTypeName
 	switch doc.Header.DocStorno {
-	case ujpdoc.StornoVoid:
+	case stornoVoid:
 		title = "СТОРНО – " + title
-	case ujpdoc.StornoCorrection:
+	case stornoCorrection:
 		title = "КОРЕКЦИЈА – " + title
 	}
 	p.CellFormat(0, 9, title+" бр. "+doc.Header.DocNumber, "", 1, "L", false, 0, "")
 	p.SetFont("go", "", 9)
 	p.CellFormat(0, 5, "ПЕСОЧНИК (SANDBOX) – документот нема правно дејство", "", 1, "L", false, 0, "")
-	p.CellFormat(0, 5, "Датум: "+doc.Header.DocDate+"   Датум на промет: "+doc.Header.DocTurnoverDate+"   Статус: "+d.Status+" "+statusName, "", 1, "L", false, 0, "")
+	p.CellFormat(0, 5, "Датум: "+doc.Header.DocDate+"   Датум на промет: "+deref(doc.Header.DocTurnoverDate)+"   Статус: "+d.Status+" "+statusName, "", 1, "L", false, 0, "")
 	p.Ln(3)
 
-	party := func(label, name, tin string, a ujpdoc.Address) {
+	party := func(label, name, tin string, a address) {
 		p.SetFont("go", "B", 10)
 		p.CellFormat(0, 5, label, "", 1, "L", false, 0, "")
 		p.SetFont("go", "", 10)
@@ -68,8 +66,8 @@ func renderPDF(d *Document, statusName string) ([]byte, error) {
 	p.Ln(-1)
 	p.SetFont("go", "", 8)
 	for _, it := range doc.DocItems {
-		cells := []string{fmt.Sprint(it.DocItemLineNo), it.DocItemDesc, it.DocItemQty.String(), it.DocItemUnitPriceWoVat.StringFixed(2),
-			it.DocItemVat.String(), it.DocItemTotalVat.StringFixed(2), it.DocItemTotalPriceWVat.StringFixed(2)}
+		cells := []string{fmt.Sprint(it.DocItemLineNo), it.DocItemDesc, it.DocItemQty.V.String(), it.DocItemUnitPriceWoVat.V.StringFixed(2),
+			it.DocItemVat.V.String(), it.DocItemTotalVat.V.StringFixed(2), it.DocItemTotalPriceWVat.V.StringFixed(2)}
 		for i, c := range cells {
 			align := "R"
 			if i == 1 {
@@ -80,11 +78,14 @@ func renderPDF(d *Document, statusName string) ([]byte, error) {
 		p.Ln(-1)
 	}
 	p.Ln(3)
-	cur := doc.DocPayment.DocCurrencyCode
+	cur := deref(doc.DocPayment.DocCurrencyCode)
+	if cur == "" {
+		cur = "MKD"
+	}
 	t := doc.DocTotals
 	p.SetFont("go", "", 10)
-	for _, row := range [][2]string{{"Износ без ДДВ", t.DocNetAmountDisc.StringFixed(2)}, {"ДДВ", t.DocVatAmount.StringFixed(2)},
-		{"Вкупно за плаќање", t.DocGrossAmountR.StringFixed(2)}, {"Аванс", t.DocAvansAmount.StringFixed(2)}, {"Преостанато", t.DocFinalAmount.StringFixed(2)}} {
+	for _, row := range [][2]string{{"Износ без ДДВ", t.DocNetAmountDisc.V.StringFixed(2)}, {"ДДВ", t.DocVatAmount.V.StringFixed(2)},
+		{"Вкупно за плаќање", t.DocGrossAmountR.V.StringFixed(2)}, {"Аванс", t.DocAvansAmount.V.StringFixed(2)}, {"Преостанато", t.DocFinalAmount.V.StringFixed(2)}} {
 		p.CellFormat(140, 6, row[0], "", 0, "R", false, 0, "")
 		p.CellFormat(50, 6, row[1]+" "+cur, "", 1, "R", false, 0, "")
 	}
@@ -97,7 +98,7 @@ func renderPDF(d *Document, statusName string) ([]byte, error) {
 	p.CellFormat(0, 6, "EUID: "+d.EUID, "", 2, "L", false, 0, "")
 	p.SetFont("go", "", 8)
 	p.CellFormat(0, 5, d.QRLink, "", 2, "L", false, 0, "")
-	p.CellFormat(0, 5, "Примено: "+ujpdoc.FormatTimestamp(d.ReceivedAt), "", 2, "L", false, 0, "")
+	p.CellFormat(0, 5, "Примено: "+FormatTimestamp(d.ReceivedAt), "", 2, "L", false, 0, "")
 
 	var buf bytes.Buffer
 	if err := p.Output(&buf); err != nil {

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
-
-	"github.com/denar-mk/denar/internal/ujp"
 )
 
 // SandboxSigner is a throw-away signer for the sandbox: an RSA key and a
@@ -59,10 +57,9 @@ func NewSandboxSigner(eujpID, edb string) (*SandboxSigner, error) {
 	return &SandboxSigner{EUJPID: eujpID, EDB: edb, Key: key, Cert: cert, X5C: true}, nil
 }
 
-// Identity is the caller identity for calls signed by this signer.
-func (s *SandboxSigner) Identity() ujp.Identity {
-	return ujp.Identity{EUJPID: s.EUJPID, EDB: s.EDB, SerialNumber: s.Cert.SerialNumber.String()}
-}
+// Serial is the certificate's serial number in decimal (X-SERIAL-NUMBER
+// of a simulator with the default SerialFormat).
+func (s *SandboxSigner) Serial() string { return s.Cert.SerialNumber.String() }
 
 // Sign marshals payload (or takes it as is when it is []byte) and returns a
 // compact RS256 JWS.

@@ -425,17 +425,31 @@ type UjpsimHistory struct {
 	Change    string
 }
 
+type UjpsimPrivilege struct {
+	EujpID    string
+	Edb       string
+	Privilege string
+}
+
 type UjpsimRate struct {
 	EujpID string
 	NextAt time.Time
+	Burst  int32
 }
 
 type UjpsimSellerFault struct {
-	Edb           string
-	Outage        bool
-	RejectCode    string
-	RejectMessage string
-	RejectCount   int32
+	Edb              string
+	Outage           bool
+	RejectCode       string
+	RejectMessage    string
+	RejectCount      int32
+	CallCount        int32
+	CallPath         string
+	CallKind         string
+	CallStatus       int32
+	CallCode         string
+	CallShape        string
+	CodelistsChanged bool
 }
 
 type UjpsimSetting struct {
@@ -448,6 +462,11 @@ type UjpsimSetting struct {
 	RejectCode    string
 	RejectMessage string
 	RejectCount   int32
+}
+
+type UjpsimUser struct {
+	EujpID    string
+	CreatedAt time.Time
 }
 
 type UsageCounter struct {

@@ -33,6 +33,34 @@ func (q *Queries) CountUJPSimDocuments(ctx context.Context) (int64, error) {
 	return count, err
 }
 
+const countUJPSimPrivilege = `-- name: CountUJPSimPrivilege :one
+SELECT COUNT(*) FROM ujpsim_privileges WHERE eujp_id = $1 AND edb = $2 AND privilege = $3
+`
+
+type CountUJPSimPrivilegeParams struct {
+	EujpID    string
+	Edb       string
+	Privilege string
+}
+
+func (q *Queries) CountUJPSimPrivilege(ctx context.Context, arg CountUJPSimPrivilegeParams) (int64, error) {
+	row := q.db.QueryRowContext(ctx, countUJPSimPrivilege, arg.EujpID, arg.Edb, arg.Privilege)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const countUJPSimUser = `-- name: CountUJPSimUser :one
+SELECT COUNT(*) FROM ujpsim_users WHERE eujp_id = $1
+`
+
+func (q *Queries) CountUJPSimUser(ctx context.Context, eujpID string) (int64, error) {
+	row := q.db.QueryRowContext(ctx, countUJPSimUser, eujpID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const deleteUJPSimCertificatesExpiredBefore = `-- name: DeleteUJPSimCertificatesExpiredBefore :execrows
 DELETE FROM ujpsim_certificates WHERE not_after < $1
 `
@@ -64,6 +92,21 @@ func (q *Queries) DeleteUJPSimDocumentsBefore(ctx context.Context, arg DeleteUJP
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const deleteUJPSimPrivilege = `-- name: DeleteUJPSimPrivilege :exec
+DELETE FROM ujpsim_privileges WHERE eujp_id = $1 AND edb = $2 AND privilege = $3
+`
+
+type DeleteUJPSimPrivilegeParams struct {
+	EujpID    string
+	Edb       string
+	Privilege string
+}
+
+func (q *Queries) DeleteUJPSimPrivilege(ctx context.Context, arg DeleteUJPSimPrivilegeParams) error {
+	_, err := q.db.ExecContext(ctx, deleteUJPSimPrivilege, arg.EujpID, arg.Edb, arg.Privilege)
+	return err
 }
 
 const deleteUJPSimRateBefore = `-- name: DeleteUJPSimRateBefore :execrows
@@ -151,9 +194,11 @@ func (q *Queries) GetUJPSimSettings(ctx context.Context) (UjpsimSetting, error) 
 
 const getUJPSimState = `-- name: GetUJPSimState :one
 
-SELECT s.clock_offset_ns, s.outage, s.latency_ns, s.error_rate, s.rate_limit,
+SELECT s.clock_offset_ns, s.outage, s.latency_ns, s.error_rate,
        s.reject_code, s.reject_message, s.reject_count,
-       COALESCE(f.outage, FALSE) AS seller_outage, COALESCE(f.reject_count, 0) AS seller_reject_count
+       COALESCE(f.outage, FALSE) AS seller_outage, COALESCE(f.reject_count, 0) AS seller_reject_count,
+       COALESCE(f.call_count, 0) AS call_count, COALESCE(f.call_path, '') AS call_path,
+       COALESCE(f.call_kind, '') AS call_kind, COALESCE(f.codelists_changed, FALSE) AS codelists_changed
 FROM ujpsim_settings s
 LEFT JOIN ujpsim_seller_faults f ON f.edb = $1
 WHERE s.id = 1
@@ -164,12 +209,15 @@ type GetUJPSimStateRow struct {
 	Outage            bool
 	LatencyNs         int64
 	ErrorRate         float64
-	RateLimit         bool
 	RejectCode        string
 	RejectMessage     string
 	RejectCount       int32
 	SellerOutage      bool
 	SellerRejectCount int32
+	CallCount         int32
+	CallPath          string
+	CallKind          string
+	CodelistsChanged  bool
 }
 
 // The sandbox simulator of UJP (package internal/ujpsim). Every write that
@@ -187,12 +235,15 @@ func (q *Queries) GetUJPSimState(ctx context.Context, edb string) (GetUJPSimStat
 		&i.Outage,
 		&i.LatencyNs,
 		&i.ErrorRate,
-		&i.RateLimit,
 		&i.RejectCode,
 		&i.RejectMessage,
 		&i.RejectCount,
 		&i.SellerOutage,
 		&i.SellerRejectCount,
+		&i.CallCount,
+		&i.CallPath,
+		&i.CallKind,
+		&i.CodelistsChanged,
 	)
 	return i, err
 }
@@ -449,8 +500,35 @@ func (q *Queries) ListUJPSimHistoryBySeller(ctx context.Context, sellerTin strin
 	return items, nil
 }
 
+const listUJPSimPrivileges = `-- name: ListUJPSimPrivileges :many
+SELECT eujp_id, edb, privilege FROM ujpsim_privileges WHERE eujp_id = $1 ORDER BY edb, privilege
+`
+
+func (q *Queries) ListUJPSimPrivileges(ctx context.Context, eujpID string) ([]UjpsimPrivilege, error) {
+	rows, err := q.db.QueryContext(ctx, listUJPSimPrivileges, eujpID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UjpsimPrivilege{}
+	for rows.Next() {
+		var i UjpsimPrivilege
+		if err := rows.Scan(&i.EujpID, &i.Edb, &i.Privilege); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listUJPSimSellerFaults = `-- name: ListUJPSimSellerFaults :many
-SELECT edb, outage, reject_code, reject_message, reject_count FROM ujpsim_seller_faults ORDER BY edb
+SELECT edb, outage, reject_code, reject_message, reject_count, call_count, call_path, call_kind, call_status, call_code, call_shape, codelists_changed FROM ujpsim_seller_faults ORDER BY edb
 `
 
 func (q *Queries) ListUJPSimSellerFaults(ctx context.Context) ([]UjpsimSellerFault, error) {
@@ -468,6 +546,13 @@ func (q *Queries) ListUJPSimSellerFaults(ctx context.Context) ([]UjpsimSellerFau
 			&i.RejectCode,
 			&i.RejectMessage,
 			&i.RejectCount,
+			&i.CallCount,
+			&i.CallPath,
+			&i.CallKind,
+			&i.CallStatus,
+			&i.CallCode,
+			&i.CallShape,
+			&i.CodelistsChanged,
 		); err != nil {
 			return nil, err
 		}
@@ -548,19 +633,48 @@ func (q *Queries) PutUJPSimCompany(ctx context.Context, arg PutUJPSimCompanyPara
 	return err
 }
 
+const putUJPSimPrivilege = `-- name: PutUJPSimPrivilege :exec
+INSERT INTO ujpsim_privileges (eujp_id, edb, privilege) VALUES ($1, $2, $3)
+ON CONFLICT (eujp_id, edb, privilege) DO NOTHING
+`
+
+type PutUJPSimPrivilegeParams struct {
+	EujpID    string
+	Edb       string
+	Privilege string
+}
+
+func (q *Queries) PutUJPSimPrivilege(ctx context.Context, arg PutUJPSimPrivilegeParams) error {
+	_, err := q.db.ExecContext(ctx, putUJPSimPrivilege, arg.EujpID, arg.Edb, arg.Privilege)
+	return err
+}
+
 const putUJPSimSellerFaults = `-- name: PutUJPSimSellerFaults :exec
-INSERT INTO ujpsim_seller_faults (edb, outage, reject_code, reject_message, reject_count)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO ujpsim_seller_faults (edb, outage, reject_code, reject_message, reject_count,
+    call_count, call_path, call_kind, call_status, call_code, call_shape, codelists_changed)
+VALUES ($1, $2, $3, $4, $5,
+    $6, $7, $8, $9, $10,
+    $11, $12)
 ON CONFLICT (edb) DO UPDATE SET outage = excluded.outage, reject_code = excluded.reject_code,
-    reject_message = excluded.reject_message, reject_count = excluded.reject_count
+    reject_message = excluded.reject_message, reject_count = excluded.reject_count,
+    call_count = excluded.call_count, call_path = excluded.call_path, call_kind = excluded.call_kind,
+    call_status = excluded.call_status, call_code = excluded.call_code, call_shape = excluded.call_shape,
+    codelists_changed = excluded.codelists_changed
 `
 
 type PutUJPSimSellerFaultsParams struct {
-	Edb           string
-	Outage        bool
-	RejectCode    string
-	RejectMessage string
-	RejectCount   int32
+	Edb              string
+	Outage           bool
+	RejectCode       string
+	RejectMessage    string
+	RejectCount      int32
+	CallCount        int32
+	CallPath         string
+	CallKind         string
+	CallStatus       int32
+	CallCode         string
+	CallShape        string
+	CodelistsChanged bool
 }
 
 func (q *Queries) PutUJPSimSellerFaults(ctx context.Context, arg PutUJPSimSellerFaultsParams) error {
@@ -570,7 +684,46 @@ func (q *Queries) PutUJPSimSellerFaults(ctx context.Context, arg PutUJPSimSeller
 		arg.RejectCode,
 		arg.RejectMessage,
 		arg.RejectCount,
+		arg.CallCount,
+		arg.CallPath,
+		arg.CallKind,
+		arg.CallStatus,
+		arg.CallCode,
+		arg.CallShape,
+		arg.CodelistsChanged,
 	)
+	return err
+}
+
+const putUJPSimUser = `-- name: PutUJPSimUser :exec
+INSERT INTO ujpsim_users (eujp_id, created_at) VALUES ($1, $2)
+ON CONFLICT (eujp_id) DO NOTHING
+`
+
+type PutUJPSimUserParams struct {
+	EujpID    string
+	CreatedAt time.Time
+}
+
+func (q *Queries) PutUJPSimUser(ctx context.Context, arg PutUJPSimUserParams) error {
+	_, err := q.db.ExecContext(ctx, putUJPSimUser, arg.EujpID, arg.CreatedAt)
+	return err
+}
+
+const setUJPSimBurst = `-- name: SetUJPSimBurst :exec
+INSERT INTO ujpsim_rate (eujp_id, next_at, burst) VALUES ($1, $2, $3)
+ON CONFLICT (eujp_id) DO UPDATE SET burst = excluded.burst
+`
+
+type SetUJPSimBurstParams struct {
+	EujpID string
+	NextAt time.Time
+	Burst  int32
+}
+
+// The next burst calls of a user are answered E4007.
+func (q *Queries) SetUJPSimBurst(ctx context.Context, arg SetUJPSimBurstParams) error {
+	_, err := q.db.ExecContext(ctx, setUJPSimBurst, arg.EujpID, arg.NextAt, arg.Burst)
 	return err
 }
 
@@ -586,8 +739,8 @@ func (q *Queries) SetUJPSimErrorRate(ctx context.Context, errorRate float64) err
 const setUJPSimFaults = `-- name: SetUJPSimFaults :exec
 UPDATE ujpsim_settings
 SET outage = $1, latency_ns = $2, error_rate = $3,
-    rate_limit = $4, reject_code = $5,
-    reject_message = $6, reject_count = $7
+    reject_code = $4,
+    reject_message = $5, reject_count = $6
 WHERE id = 1
 `
 
@@ -595,7 +748,6 @@ type SetUJPSimFaultsParams struct {
 	Outage        bool
 	LatencyNs     int64
 	ErrorRate     float64
-	RateLimit     bool
 	RejectCode    string
 	RejectMessage string
 	RejectCount   int32
@@ -606,7 +758,6 @@ func (q *Queries) SetUJPSimFaults(ctx context.Context, arg SetUJPSimFaultsParams
 		arg.Outage,
 		arg.LatencyNs,
 		arg.ErrorRate,
-		arg.RateLimit,
 		arg.RejectCode,
 		arg.RejectMessage,
 		arg.RejectCount,
@@ -632,15 +783,6 @@ func (q *Queries) SetUJPSimOutage(ctx context.Context, outage bool) error {
 	return err
 }
 
-const setUJPSimRateLimit = `-- name: SetUJPSimRateLimit :exec
-UPDATE ujpsim_settings SET rate_limit = $1 WHERE id = 1
-`
-
-func (q *Queries) SetUJPSimRateLimit(ctx context.Context, rateLimit bool) error {
-	_, err := q.db.ExecContext(ctx, setUJPSimRateLimit, rateLimit)
-	return err
-}
-
 const setUJPSimRejectSends = `-- name: SetUJPSimRejectSends :exec
 UPDATE ujpsim_settings
 SET reject_code = $1, reject_message = $2, reject_count = $3
@@ -655,6 +797,53 @@ type SetUJPSimRejectSendsParams struct {
 
 func (q *Queries) SetUJPSimRejectSends(ctx context.Context, arg SetUJPSimRejectSendsParams) error {
 	_, err := q.db.ExecContext(ctx, setUJPSimRejectSends, arg.RejectCode, arg.RejectMessage, arg.RejectCount)
+	return err
+}
+
+const setUJPSimSellerCallFault = `-- name: SetUJPSimSellerCallFault :exec
+INSERT INTO ujpsim_seller_faults (edb, call_count, call_path, call_kind, call_status, call_code, call_shape)
+VALUES ($1, $2, $3, $4, $5,
+    $6, $7)
+ON CONFLICT (edb) DO UPDATE SET call_count = excluded.call_count, call_path = excluded.call_path,
+    call_kind = excluded.call_kind, call_status = excluded.call_status, call_code = excluded.call_code,
+    call_shape = excluded.call_shape
+`
+
+type SetUJPSimSellerCallFaultParams struct {
+	Edb        string
+	CallCount  int32
+	CallPath   string
+	CallKind   string
+	CallStatus int32
+	CallCode   string
+	CallShape  string
+}
+
+func (q *Queries) SetUJPSimSellerCallFault(ctx context.Context, arg SetUJPSimSellerCallFaultParams) error {
+	_, err := q.db.ExecContext(ctx, setUJPSimSellerCallFault,
+		arg.Edb,
+		arg.CallCount,
+		arg.CallPath,
+		arg.CallKind,
+		arg.CallStatus,
+		arg.CallCode,
+		arg.CallShape,
+	)
+	return err
+}
+
+const setUJPSimSellerCodeLists = `-- name: SetUJPSimSellerCodeLists :exec
+INSERT INTO ujpsim_seller_faults (edb, codelists_changed) VALUES ($1, $2)
+ON CONFLICT (edb) DO UPDATE SET codelists_changed = excluded.codelists_changed
+`
+
+type SetUJPSimSellerCodeListsParams struct {
+	Edb              string
+	CodelistsChanged bool
+}
+
+func (q *Queries) SetUJPSimSellerCodeLists(ctx context.Context, arg SetUJPSimSellerCodeListsParams) error {
+	_, err := q.db.ExecContext(ctx, setUJPSimSellerCodeLists, arg.Edb, arg.CodelistsChanged)
 	return err
 }
 
@@ -695,6 +884,18 @@ func (q *Queries) SetUJPSimSellerRejects(ctx context.Context, arg SetUJPSimSelle
 		arg.RejectCount,
 	)
 	return err
+}
+
+const takeUJPSimBurst = `-- name: TakeUJPSimBurst :execrows
+UPDATE ujpsim_rate SET burst = burst - 1 WHERE eujp_id = $1 AND burst > 0
+`
+
+func (q *Queries) TakeUJPSimBurst(ctx context.Context, eujpID string) (int64, error) {
+	result, err := q.db.ExecContext(ctx, takeUJPSimBurst, eujpID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const takeUJPSimRateSlot = `-- name: TakeUJPSimRateSlot :execrows
@@ -738,6 +939,41 @@ func (q *Queries) TakeUJPSimRejectSend(ctx context.Context) (TakeUJPSimRejectSen
 	return i, err
 }
 
+const takeUJPSimSellerCallFault = `-- name: TakeUJPSimSellerCallFault :one
+UPDATE ujpsim_seller_faults SET call_count = call_count - 1
+WHERE edb = $1 AND call_count > 0 AND (call_kind = $2 OR call_kind = $3)
+RETURNING call_path, call_kind, call_status, call_code, call_shape
+`
+
+type TakeUJPSimSellerCallFaultParams struct {
+	Edb   string
+	KindA string
+	KindB string
+}
+
+type TakeUJPSimSellerCallFaultRow struct {
+	CallPath   string
+	CallKind   string
+	CallStatus int32
+	CallCode   string
+	CallShape  string
+}
+
+// Consumes one call fault of a seller of one of two kinds; no row when
+// none is left.
+func (q *Queries) TakeUJPSimSellerCallFault(ctx context.Context, arg TakeUJPSimSellerCallFaultParams) (TakeUJPSimSellerCallFaultRow, error) {
+	row := q.db.QueryRowContext(ctx, takeUJPSimSellerCallFault, arg.Edb, arg.KindA, arg.KindB)
+	var i TakeUJPSimSellerCallFaultRow
+	err := row.Scan(
+		&i.CallPath,
+		&i.CallKind,
+		&i.CallStatus,
+		&i.CallCode,
+		&i.CallShape,
+	)
+	return i, err
+}
+
 const takeUJPSimSellerRejectSend = `-- name: TakeUJPSimSellerRejectSend :one
 UPDATE ujpsim_seller_faults SET reject_count = reject_count - 1
 WHERE edb = $1 AND reject_count > 0
@@ -759,7 +995,7 @@ func (q *Queries) TakeUJPSimSellerRejectSend(ctx context.Context, edb string) (T
 
 const uJPSimDueDocuments = `-- name: UJPSimDueDocuments :many
 SELECT euid, seller_tin, buyer_tin, decide_by, received_at FROM ujpsim_documents
-WHERE status = '01' AND decide_by <= $1 AND doc_storno <> 1
+WHERE status = '01' AND decide_by <= $1
 ORDER BY decide_by, euid
 LIMIT $2
 `
@@ -777,8 +1013,8 @@ type UJPSimDueDocumentsRow struct {
 	ReceivedAt time.Time
 }
 
-// Documents still in 01 whose buyer's deadline has passed (a storno is
-// never decided on).
+// Documents still in 01 whose buyer's deadline has passed (a storno too:
+// its auto-acceptance voids its original).
 func (q *Queries) UJPSimDueDocuments(ctx context.Context, arg UJPSimDueDocumentsParams) ([]UJPSimDueDocumentsRow, error) {
 	rows, err := q.db.QueryContext(ctx, uJPSimDueDocuments, arg.Now, arg.MaxRows)
 	if err != nil {
@@ -837,6 +1073,55 @@ func (q *Queries) UJPSimPurchaseChanges(ctx context.Context, arg UJPSimPurchaseC
 			&i.BuyerTin,
 			&i.At,
 			&i.Change,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const uJPSimPurchaseDocuments = `-- name: UJPSimPurchaseDocuments :many
+SELECT euid, seller_tin, doc_id, doc_type, doc_storno, buyer_tin, status, qr_link, received_at, decide_by, references_euid, payload, created_at FROM ujpsim_documents
+WHERE buyer_tin = $1 AND received_at >= $2 AND received_at < $3
+ORDER BY euid
+`
+
+type UJPSimPurchaseDocumentsParams struct {
+	BuyerTin string
+	FromAt   time.Time
+	UntilAt  time.Time
+}
+
+func (q *Queries) UJPSimPurchaseDocuments(ctx context.Context, arg UJPSimPurchaseDocumentsParams) ([]UjpsimDocument, error) {
+	rows, err := q.db.QueryContext(ctx, uJPSimPurchaseDocuments, arg.BuyerTin, arg.FromAt, arg.UntilAt)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UjpsimDocument{}
+	for rows.Next() {
+		var i UjpsimDocument
+		if err := rows.Scan(
+			&i.Euid,
+			&i.SellerTin,
+			&i.DocID,
+			&i.DocType,
+			&i.DocStorno,
+			&i.BuyerTin,
+			&i.Status,
+			&i.QrLink,
+			&i.ReceivedAt,
+			&i.DecideBy,
+			&i.ReferencesEuid,
+			&i.Payload,
+			&i.CreatedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -931,6 +1216,55 @@ func (q *Queries) UJPSimSalesChanges(ctx context.Context, arg UJPSimSalesChanges
 	return items, nil
 }
 
+const uJPSimSalesDocuments = `-- name: UJPSimSalesDocuments :many
+SELECT euid, seller_tin, doc_id, doc_type, doc_storno, buyer_tin, status, qr_link, received_at, decide_by, references_euid, payload, created_at FROM ujpsim_documents
+WHERE seller_tin = $1 AND received_at >= $2 AND received_at < $3
+ORDER BY euid
+`
+
+type UJPSimSalesDocumentsParams struct {
+	SellerTin string
+	FromAt    time.Time
+	UntilAt   time.Time
+}
+
+func (q *Queries) UJPSimSalesDocuments(ctx context.Context, arg UJPSimSalesDocumentsParams) ([]UjpsimDocument, error) {
+	rows, err := q.db.QueryContext(ctx, uJPSimSalesDocuments, arg.SellerTin, arg.FromAt, arg.UntilAt)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UjpsimDocument{}
+	for rows.Next() {
+		var i UjpsimDocument
+		if err := rows.Scan(
+			&i.Euid,
+			&i.SellerTin,
+			&i.DocID,
+			&i.DocType,
+			&i.DocStorno,
+			&i.BuyerTin,
+			&i.Status,
+			&i.QrLink,
+			&i.ReceivedAt,
+			&i.DecideBy,
+			&i.ReferencesEuid,
+			&i.Payload,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const uJPSimSalesIDs = `-- name: UJPSimSalesIDs :many
 SELECT euid FROM ujpsim_documents
 WHERE seller_tin = $1 AND received_at >= $2 AND received_at < $3
@@ -956,6 +1290,48 @@ func (q *Queries) UJPSimSalesIDs(ctx context.Context, arg UJPSimSalesIDsParams) 
 			return nil, err
 		}
 		items = append(items, euid)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const uJPSimStornosOf = `-- name: UJPSimStornosOf :many
+SELECT euid, seller_tin, doc_id, doc_type, doc_storno, buyer_tin, status, qr_link, received_at, decide_by, references_euid, payload, created_at FROM ujpsim_documents WHERE references_euid = $1 ORDER BY euid
+`
+
+// The stornos and corrections that reference a document, oldest first.
+func (q *Queries) UJPSimStornosOf(ctx context.Context, euid string) ([]UjpsimDocument, error) {
+	rows, err := q.db.QueryContext(ctx, uJPSimStornosOf, euid)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UjpsimDocument{}
+	for rows.Next() {
+		var i UjpsimDocument
+		if err := rows.Scan(
+			&i.Euid,
+			&i.SellerTin,
+			&i.DocID,
+			&i.DocType,
+			&i.DocStorno,
+			&i.BuyerTin,
+			&i.Status,
+			&i.QrLink,
+			&i.ReceivedAt,
+			&i.DecideBy,
+			&i.ReferencesEuid,
+			&i.Payload,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err

@@ -7,9 +7,11 @@
 -- name: GetUJPSimState :one
 -- The global faults, the clock and the faults of one seller (X-EDB), read
 -- once per API call.
-SELECT s.clock_offset_ns, s.outage, s.latency_ns, s.error_rate, s.rate_limit,
+SELECT s.clock_offset_ns, s.outage, s.latency_ns, s.error_rate,
        s.reject_code, s.reject_message, s.reject_count,
-       COALESCE(f.outage, FALSE) AS seller_outage, COALESCE(f.reject_count, 0) AS seller_reject_count
+       COALESCE(f.outage, FALSE) AS seller_outage, COALESCE(f.reject_count, 0) AS seller_reject_count,
+       COALESCE(f.call_count, 0) AS call_count, COALESCE(f.call_path, '') AS call_path,
+       COALESCE(f.call_kind, '') AS call_kind, COALESCE(f.codelists_changed, FALSE) AS codelists_changed
 FROM ujpsim_settings s
 LEFT JOIN ujpsim_seller_faults f ON f.edb = sqlc.arg(edb)
 WHERE s.id = 1;
@@ -20,7 +22,7 @@ SELECT * FROM ujpsim_settings WHERE id = 1;
 -- name: SetUJPSimFaults :exec
 UPDATE ujpsim_settings
 SET outage = sqlc.arg(outage), latency_ns = sqlc.arg(latency_ns), error_rate = sqlc.arg(error_rate),
-    rate_limit = sqlc.arg(rate_limit), reject_code = sqlc.arg(reject_code),
+    reject_code = sqlc.arg(reject_code),
     reject_message = sqlc.arg(reject_message), reject_count = sqlc.arg(reject_count)
 WHERE id = 1;
 
@@ -32,9 +34,6 @@ UPDATE ujpsim_settings SET latency_ns = sqlc.arg(latency_ns) WHERE id = 1;
 
 -- name: SetUJPSimErrorRate :exec
 UPDATE ujpsim_settings SET error_rate = sqlc.arg(error_rate) WHERE id = 1;
-
--- name: SetUJPSimRateLimit :exec
-UPDATE ujpsim_settings SET rate_limit = sqlc.arg(rate_limit) WHERE id = 1;
 
 -- name: SetUJPSimRejectSends :exec
 UPDATE ujpsim_settings
@@ -58,10 +57,35 @@ SELECT * FROM ujpsim_seller_faults ORDER BY edb;
 DELETE FROM ujpsim_seller_faults;
 
 -- name: PutUJPSimSellerFaults :exec
-INSERT INTO ujpsim_seller_faults (edb, outage, reject_code, reject_message, reject_count)
-VALUES (sqlc.arg(edb), sqlc.arg(outage), sqlc.arg(reject_code), sqlc.arg(reject_message), sqlc.arg(reject_count))
+INSERT INTO ujpsim_seller_faults (edb, outage, reject_code, reject_message, reject_count,
+    call_count, call_path, call_kind, call_status, call_code, call_shape, codelists_changed)
+VALUES (sqlc.arg(edb), sqlc.arg(outage), sqlc.arg(reject_code), sqlc.arg(reject_message), sqlc.arg(reject_count),
+    sqlc.arg(call_count), sqlc.arg(call_path), sqlc.arg(call_kind), sqlc.arg(call_status), sqlc.arg(call_code),
+    sqlc.arg(call_shape), sqlc.arg(codelists_changed))
 ON CONFLICT (edb) DO UPDATE SET outage = excluded.outage, reject_code = excluded.reject_code,
-    reject_message = excluded.reject_message, reject_count = excluded.reject_count;
+    reject_message = excluded.reject_message, reject_count = excluded.reject_count,
+    call_count = excluded.call_count, call_path = excluded.call_path, call_kind = excluded.call_kind,
+    call_status = excluded.call_status, call_code = excluded.call_code, call_shape = excluded.call_shape,
+    codelists_changed = excluded.codelists_changed;
+
+-- name: SetUJPSimSellerCallFault :exec
+INSERT INTO ujpsim_seller_faults (edb, call_count, call_path, call_kind, call_status, call_code, call_shape)
+VALUES (sqlc.arg(edb), sqlc.arg(call_count), sqlc.arg(call_path), sqlc.arg(call_kind), sqlc.arg(call_status),
+    sqlc.arg(call_code), sqlc.arg(call_shape))
+ON CONFLICT (edb) DO UPDATE SET call_count = excluded.call_count, call_path = excluded.call_path,
+    call_kind = excluded.call_kind, call_status = excluded.call_status, call_code = excluded.call_code,
+    call_shape = excluded.call_shape;
+
+-- name: TakeUJPSimSellerCallFault :one
+-- Consumes one call fault of a seller of one of two kinds; no row when
+-- none is left.
+UPDATE ujpsim_seller_faults SET call_count = call_count - 1
+WHERE edb = sqlc.arg(edb) AND call_count > 0 AND (call_kind = sqlc.arg(kind_a) OR call_kind = sqlc.arg(kind_b))
+RETURNING call_path, call_kind, call_status, call_code, call_shape;
+
+-- name: SetUJPSimSellerCodeLists :exec
+INSERT INTO ujpsim_seller_faults (edb, codelists_changed) VALUES (sqlc.arg(edb), sqlc.arg(codelists_changed))
+ON CONFLICT (edb) DO UPDATE SET codelists_changed = excluded.codelists_changed;
 
 -- name: SetUJPSimSellerOutage :exec
 INSERT INTO ujpsim_seller_faults (edb, outage) VALUES (sqlc.arg(edb), sqlc.arg(outage))
@@ -78,6 +102,34 @@ ON CONFLICT (edb) DO UPDATE SET reject_code = excluded.reject_code, reject_messa
 UPDATE ujpsim_seller_faults SET reject_count = reject_count - 1
 WHERE edb = sqlc.arg(edb) AND reject_count > 0
 RETURNING reject_code, reject_message;
+
+-- name: SetUJPSimBurst :exec
+-- The next burst calls of a user are answered E4007.
+INSERT INTO ujpsim_rate (eujp_id, next_at, burst) VALUES (sqlc.arg(eujp_id), sqlc.arg(next_at), sqlc.arg(burst))
+ON CONFLICT (eujp_id) DO UPDATE SET burst = excluded.burst;
+
+-- name: TakeUJPSimBurst :execrows
+UPDATE ujpsim_rate SET burst = burst - 1 WHERE eujp_id = sqlc.arg(eujp_id) AND burst > 0;
+
+-- name: PutUJPSimUser :exec
+INSERT INTO ujpsim_users (eujp_id, created_at) VALUES (sqlc.arg(eujp_id), sqlc.arg(created_at))
+ON CONFLICT (eujp_id) DO NOTHING;
+
+-- name: CountUJPSimUser :one
+SELECT COUNT(*) FROM ujpsim_users WHERE eujp_id = sqlc.arg(eujp_id);
+
+-- name: PutUJPSimPrivilege :exec
+INSERT INTO ujpsim_privileges (eujp_id, edb, privilege) VALUES (sqlc.arg(eujp_id), sqlc.arg(edb), sqlc.arg(privilege))
+ON CONFLICT (eujp_id, edb, privilege) DO NOTHING;
+
+-- name: DeleteUJPSimPrivilege :exec
+DELETE FROM ujpsim_privileges WHERE eujp_id = sqlc.arg(eujp_id) AND edb = sqlc.arg(edb) AND privilege = sqlc.arg(privilege);
+
+-- name: CountUJPSimPrivilege :one
+SELECT COUNT(*) FROM ujpsim_privileges WHERE eujp_id = sqlc.arg(eujp_id) AND edb = sqlc.arg(edb) AND privilege = sqlc.arg(privilege);
+
+-- name: ListUJPSimPrivileges :many
+SELECT * FROM ujpsim_privileges WHERE eujp_id = sqlc.arg(eujp_id) ORDER BY edb, privilege;
 
 -- name: TakeUJPSimRateSlot :execrows
 -- UJP's one request per second per user: 1 row when the user's slot was
@@ -168,11 +220,25 @@ SELECT euid FROM ujpsim_documents
 WHERE buyer_tin = sqlc.arg(buyer_tin) AND received_at >= sqlc.arg(from_at) AND received_at < sqlc.arg(until_at)
 ORDER BY euid;
 
+-- name: UJPSimSalesDocuments :many
+SELECT * FROM ujpsim_documents
+WHERE seller_tin = sqlc.arg(seller_tin) AND received_at >= sqlc.arg(from_at) AND received_at < sqlc.arg(until_at)
+ORDER BY euid;
+
+-- name: UJPSimPurchaseDocuments :many
+SELECT * FROM ujpsim_documents
+WHERE buyer_tin = sqlc.arg(buyer_tin) AND received_at >= sqlc.arg(from_at) AND received_at < sqlc.arg(until_at)
+ORDER BY euid;
+
+-- name: UJPSimStornosOf :many
+-- The stornos and corrections that reference a document, oldest first.
+SELECT * FROM ujpsim_documents WHERE references_euid = sqlc.arg(euid) ORDER BY euid;
+
 -- name: UJPSimDueDocuments :many
--- Documents still in 01 whose buyer's deadline has passed (a storno is
--- never decided on).
+-- Documents still in 01 whose buyer's deadline has passed (a storno too:
+-- its auto-acceptance voids its original).
 SELECT euid, seller_tin, buyer_tin, decide_by, received_at FROM ujpsim_documents
-WHERE status = '01' AND decide_by <= sqlc.arg(now) AND doc_storno <> 1
+WHERE status = '01' AND decide_by <= sqlc.arg(now)
 ORDER BY decide_by, euid
 LIMIT sqlc.arg(max_rows);
 
