@@ -42,7 +42,7 @@ func (n Num) MarshalJSON() ([]byte, error) {
 
 // maxNum bounds amounts: nothing on an invoice reaches 10^18, and a bound
 // keeps every product small.
-var maxNum = money.New(1, 18)
+var maxNum = money.MustParse("1000000000000000000")
 
 // UnmarshalJSON reads a JSON number (a string is a type error, E4013).
 func (n *Num) UnmarshalJSON(b []byte) error {
