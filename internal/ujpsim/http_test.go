@@ -256,7 +256,9 @@ func TestRateLimitAcrossSimulators(t *testing.T) {
 		s, buy := signers(t)
 		who := map[string]string{"X-EUJP-ID": s.EUJPID, "X-EDB": ujpsim.TaxSeller}
 		other := map[string]string{"X-EUJP-ID": buy.EUJPID, "X-EDB": ujpsim.TaxBuyer}
-		get := func(e *env, h map[string]string) answer { return e.raw("GET", api+"/server-time", h, nil, 10*time.Second) }
+		get := func(e *env, h map[string]string) answer {
+			return e.raw("GET", api+"/server-time", h, nil, 10*time.Second)
+		}
 		if r := get(a, who); r.status != 200 {
 			t.Fatalf("first call: %d %s", r.status, r.body)
 		}
