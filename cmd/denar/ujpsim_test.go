@@ -53,10 +53,10 @@ func TestUJPSimCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := client.RegisterCertificate(ctx, s.Identity(), s.Cert.Raw); err != nil {
+		if _, err := client.RegisterCertificate(ctx, ujp.Identity{EUJPID: s.EUJPID, EDB: s.EDB, SerialNumber: s.Serial()}, s.Cert.Raw); err != nil {
 			t.Fatal(err)
 		}
-		res, err := client.Send(ctx, s.Identity(), "100", signedDoc(t, s, "cmd-1"))
+		res, err := client.Send(ctx, ujp.Identity{EUJPID: s.EUJPID, EDB: s.EDB, SerialNumber: s.Serial()}, "100", signedDoc(t, s, "cmd-1"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func TestUJPSimCommand(t *testing.T) {
 		if err := json.Unmarshal(r.body, &d); r.status != 200 || err != nil || d.DocID != "cmd-1" || d.Status != ujp.StatusSent {
 			t.Fatalf("document after the restart: %d %s", r.status, r.body)
 		}
-		if _, err := client.Send(ctx, s.Identity(), "100", signedDoc(t, s, "cmd-1")); !ujp.IsDuplicate(err) {
+		if _, err := client.Send(ctx, ujp.Identity{EUJPID: s.EUJPID, EDB: s.EDB, SerialNumber: s.Serial()}, "100", signedDoc(t, s, "cmd-1")); !ujp.IsDuplicate(err) {
 			t.Fatalf("the docId after the restart: %v, want E1023", err)
 		}
 		db, err := store.Open(ctx, dbURL)

@@ -107,6 +107,40 @@ func TestHTTPRuleCatchesAHandlerImportingTheStore(t *testing.T) {
 	}
 }
 
+// ujpsimViolations returns what of deps the simulator must not depend on:
+// the gateway's document and application code and its UJP client.
+func ujpsimViolations(deps []string) []string {
+	var bad []string
+	for _, d := range deps {
+		if d == module+"/einvoice" || strings.HasPrefix(d, module+"/einvoice/") ||
+			d == module+"/internal/einvoicing" || d == module+"/internal/ujp" {
+			bad = append(bad, d)
+		}
+	}
+	return bad
+}
+
+// gatewayPackage reports whether pkg is part of the gateway's reading of
+// UJP, which must not lean on the simulator (cmd/denar may wire both).
+func gatewayPackage(pkg string) bool {
+	return pkg == module+"/internal/ujp" || pkg == module+"/internal/einvoicing" || pkg == module+"/einvoice" ||
+		strings.HasPrefix(pkg, module+"/einvoice/")
+}
+
+// TestSimulatorRuleCatchesTheGatewaysCode shows the rule would fail a
+// simulator that reaches for the gateway's packages.
+func TestSimulatorRuleCatchesTheGatewaysCode(t *testing.T) {
+	t.Parallel()
+	deps := []string{"context", module + "/money", module + "/internal/store", module + "/einvoice/ujpdoc", module + "/internal/ujp",
+		module + "/internal/einvoicing", module + "/einvoice", module + "/internal/ujpsim"}
+	if got := ujpsimViolations(deps); len(got) != 4 {
+		t.Fatalf("violations %v, want the four gateway packages", got)
+	}
+	if !gatewayPackage(module+"/einvoice/ujpdoc") || gatewayPackage(module+"/cmd/denar") || gatewayPackage(module+"/internal/ujpsim") {
+		t.Fatal("gatewayPackage misclassifies")
+	}
+}
+
 func TestImportRules(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Deps " "}}|{{join .Imports " "}}`, module+"/...").Output()
@@ -152,6 +186,16 @@ func TestImportRules(t *testing.T) {
 				if strings.HasPrefix(d, module+"/internal/httpx") || strings.HasPrefix(d, module+"/internal/einvoiceapi") ||
 					strings.HasPrefix(d, "github.com/danielgtaylor/huma") {
 					t.Errorf("application package %s depends on %s", pkg, d)
+				}
+			}
+		case pkg == module+"/internal/ujpsim":
+			for _, bad := range ujpsimViolations(deps) {
+				t.Errorf("simulator package %s depends on %s: it is an independent reading of UJP (docs/decisions.md)", pkg, bad)
+			}
+		case gatewayPackage(pkg):
+			for _, d := range deps {
+				if d == module+"/internal/ujpsim" {
+					t.Errorf("gateway package %s depends on the simulator outside its tests", pkg)
 				}
 			}
 		case pkg == module+"/cmd/denar-agent" || strings.HasPrefix(pkg, module+"/internal/agent"):

@@ -100,8 +100,8 @@ func newEnv(t *testing.T, cfg ujp.Config) *env {
 	}
 	e := &env{sim: sim, srv: srv, client: c, patient: patient}
 	for _, s := range []*ujpsim.SandboxSigner{sellerKey, buyerKey} {
-		serial, err := patient.RegisterCertificate(context.Background(), s.Identity(), s.Cert.Raw)
-		if err != nil || serial != s.Identity().SerialNumber {
+		serial, err := patient.RegisterCertificate(context.Background(), signerID(s), s.Cert.Raw)
+		if err != nil || serial != signerID(s).SerialNumber {
 			t.Fatalf("register certificate: %q, %v", serial, err)
 		}
 	}
@@ -144,7 +144,7 @@ func (e *env) sendWith(t *testing.T, c *ujp.Client, s *ujpsim.SandboxSigner, d *
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.Send(context.Background(), s.Identity(), d.Header.DocType, jws)
+	return c.Send(context.Background(), signerID(s), d.Header.DocType, jws)
 }
 
 func sign(t *testing.T, s *ujpsim.SandboxSigner, payload any) string {
@@ -269,21 +269,21 @@ func TestInvoiceTrip(t *testing.T) {
 	if res.QRLink != "https://efakturatest.ujp.gov.mk/euid/"+res.EUID || res.Status != 200 || !res.EInvoiceUser {
 		t.Errorf("send result: %+v", res)
 	}
-	st, err := e.client.CurrentStatus(ctx, sellerKey.Identity(), sign(t, sellerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
+	st, err := e.client.CurrentStatus(ctx, signerID(sellerKey), sign(t, sellerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
 	if err != nil || st.StatusCode != ujp.StatusSent || !st.DocGrossAmountR.Equal(ujpdoc.A("1770").Amount) {
 		t.Fatalf("CurrentStatus = %+v, %v", st, err)
 	}
 
 	today := time.Now().In(ujpdoc.Skopje).Format(time.DateOnly)
-	ids, err := e.client.PurchaseIDs(ctx, buyerKey.Identity(), sign(t, buyerKey, ujp.DateRangeRequest{RequestTimestamp: ts(), DateFrom: today, DateTo: today}))
+	ids, err := e.client.PurchaseIDs(ctx, signerID(buyerKey), sign(t, buyerKey, ujp.DateRangeRequest{RequestTimestamp: ts(), DateFrom: today, DateTo: today}))
 	if err != nil || len(ids) != 1 || ids[0] != res.EUID {
 		t.Fatalf("buyer inbox = %v, %v", ids, err)
 	}
-	sold, err := e.client.SalesIDs(ctx, sellerKey.Identity(), sign(t, sellerKey, ujp.DateRangeRequest{RequestTimestamp: ts(), DateFrom: today, DateTo: today}))
+	sold, err := e.client.SalesIDs(ctx, signerID(sellerKey), sign(t, sellerKey, ujp.DateRangeRequest{RequestTimestamp: ts(), DateFrom: today, DateTo: today}))
 	if err != nil || len(sold) != 1 || sold[0] != res.EUID {
 		t.Fatalf("seller's issued ids = %v, %v", sold, err)
 	}
-	payload, err := e.client.PurchasePayload(ctx, buyerKey.Identity(), sign(t, buyerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
+	payload, err := e.client.PurchasePayload(ctx, signerID(buyerKey), sign(t, buyerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,25 +291,25 @@ func TestInvoiceTrip(t *testing.T) {
 		t.Fatalf("payload: %v", err)
 	}
 	// The list read: the same bytes; an EUID the buyer does not hold is left out.
-	list, err := e.client.PurchasePayloads(ctx, buyerKey.Identity(), sign(t, buyerKey,
+	list, err := e.client.PurchasePayloads(ctx, signerID(buyerKey), sign(t, buyerKey,
 		ujp.EUIDsRequest{RequestTimestamp: ts(), EUIDs: []string{res.EUID, "019b8d43-7840-7433-b358-08891b53605c"}}))
 	if err != nil || len(list) != 1 || list[0].EUID != res.EUID || list[0].Payload != string(payload) {
 		t.Fatalf("payload list = %+v, %v", list, err)
 	}
-	_, err = e.client.PurchasePayloads(ctx, buyerKey.Identity(), sign(t, buyerKey, ujp.EUIDsRequest{RequestTimestamp: ts(), EUIDs: []string{}}))
+	_, err = e.client.PurchasePayloads(ctx, signerID(buyerKey), sign(t, buyerKey, ujp.EUIDsRequest{RequestTimestamp: ts(), EUIDs: []string{}}))
 	wantRejected(t, err, "E4010")
 	// The seller cannot read the buyer's side, and the buyer not the seller's.
-	_, err = e.client.CurrentStatus(ctx, buyerKey.Identity(), sign(t, buyerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
+	_, err = e.client.CurrentStatus(ctx, signerID(buyerKey), sign(t, buyerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
 	wantRejected(t, err, "E4008")
 
 	accept := ujp.AcceptRejectRequest{RequestTimestamp: ts(), EUID: res.EUID, IsAccepted: true}
-	if err := e.client.AcceptReject(ctx, buyerKey.Identity(), sign(t, buyerKey, accept)); err != nil {
+	if err := e.client.AcceptReject(ctx, signerID(buyerKey), sign(t, buyerKey, accept)); err != nil {
 		t.Fatal(err)
 	}
-	err = e.client.AcceptReject(ctx, buyerKey.Identity(), sign(t, buyerKey, accept))
+	err = e.client.AcceptReject(ctx, signerID(buyerKey), sign(t, buyerKey, accept))
 	wantRejected(t, err, "E1016")
 
-	st, err = e.client.PurchaseCurrentStatus(ctx, buyerKey.Identity(), sign(t, buyerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
+	st, err = e.client.PurchaseCurrentStatus(ctx, signerID(buyerKey), sign(t, buyerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
 	if err != nil || st.StatusCode != ujp.StatusAccepted {
 		t.Fatalf("after accept: %+v, %v", st, err)
 	}
@@ -317,20 +317,20 @@ func TestInvoiceTrip(t *testing.T) {
 		s  *ujpsim.SandboxSigner
 		fn func(context.Context, ujp.Identity, string) ([]ujp.StatusChange, error)
 	}{{sellerKey, e.client.SalesChanges}, {buyerKey, e.client.PurchaseChanges}} {
-		chs, err := feed.fn(ctx, feed.s.Identity(), sign(t, feed.s, ujp.ChangesRequest{RequestTimestamp: ts(), Date: today}))
+		chs, err := feed.fn(ctx, signerID(feed.s), sign(t, feed.s, ujp.ChangesRequest{RequestTimestamp: ts(), Date: today}))
 		if err != nil || len(chs) != 2 || chs[1].OldStatus.Code != "01" || chs[1].NewStatus.Code != "03" || chs[1].NewStatus.Name != "Прифатена" {
 			t.Fatalf("change feed = %+v, %v", chs, err)
 		}
 	}
-	hist, err := e.client.StatusHistory(ctx, sellerKey.Identity(), sign(t, sellerKey, ujp.StatusHistoryRequest{RequestTimestamp: ts(), EUID: res.EUID}))
+	hist, err := e.client.StatusHistory(ctx, signerID(sellerKey), sign(t, sellerKey, ujp.StatusHistoryRequest{RequestTimestamp: ts(), EUID: res.EUID}))
 	if err != nil || len(hist) != 2 {
 		t.Fatalf("history = %+v, %v", hist, err)
 	}
-	pdf, err := e.client.SalesPDF(ctx, sellerKey.Identity(), sign(t, sellerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
+	pdf, err := e.client.SalesPDF(ctx, signerID(sellerKey), sign(t, sellerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID}))
 	if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF-")) {
 		t.Fatalf("PDF: %d bytes, %v", len(pdf), err)
 	}
-	if _, err := e.client.PurchasePDF(ctx, buyerKey.Identity(), sign(t, buyerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID})); err != nil {
+	if _, err := e.client.PurchasePDF(ctx, signerID(buyerKey), sign(t, buyerKey, ujp.EUIDRequest{RequestTimestamp: ts(), EUID: res.EUID})); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -350,9 +350,9 @@ func TestRejectAndAutoAccept(t *testing.T) {
 	// A rejection needs a reason from the list; a Latin O-7 finds UJP's
 	// Cyrillic О-7.
 	bad := ujp.AcceptRejectRequest{RequestTimestamp: ts(), EUID: a.EUID, RejectReasonCode: sp("O-9")}
-	wantRejected(t, e.client.AcceptReject(ctx, buyerKey.Identity(), sign(t, buyerKey, bad)), "E1002")
+	wantRejected(t, e.client.AcceptReject(ctx, signerID(buyerKey), sign(t, buyerKey, bad)), "E1002")
 	rej := ujp.AcceptRejectRequest{RequestTimestamp: ts(), EUID: a.EUID, RejectReasonCode: sp("O-7"), Comment: sp("Погрешна цена")}
-	if err := e.client.AcceptReject(ctx, buyerKey.Identity(), sign(t, buyerKey, rej)); err != nil {
+	if err := e.client.AcceptReject(ctx, signerID(buyerKey), sign(t, buyerKey, rej)); err != nil {
 		t.Fatal(err)
 	}
 	doc, _ := e.sim.Document(context.Background(), a.EUID)
@@ -397,7 +397,7 @@ func TestSendRejections(t *testing.T) {
 		wantRejected(t, err, "E1012")
 	})
 	t.Run("certificate of another company", func(t *testing.T) {
-		id := buyerKey.Identity()
+		id := signerID(buyerKey)
 		id.EDB = ujpsim.TaxSeller
 		jws := sign(t, buyerKey, ujpdoc.Request{RequestTimestamp: ts(), Document: *invoice(t, "cert-2")})
 		_, err := e.client.Send(ctx, id, "100", jws)
@@ -407,18 +407,18 @@ func TestSendRejections(t *testing.T) {
 		mixed := *sellerKey
 		mixed.Cert = strangerKey.Cert
 		jws := sign(t, &mixed, ujpdoc.Request{RequestTimestamp: ts(), Document: *invoice(t, "cert-3")})
-		_, err := e.client.Send(ctx, sellerKey.Identity(), "100", jws)
+		_, err := e.client.Send(ctx, signerID(sellerKey), "100", jws)
 		wantRejected(t, err, "E5012")
 	})
 	t.Run("not RS256", func(t *testing.T) {
 		// header {"alg":"none"}: the allow-list refuses it before any key is tried.
 		payload := base64.RawURLEncoding.EncodeToString([]byte(`{"requestTimestamp":"` + ts() + `"}`))
-		_, err := e.client.Send(ctx, sellerKey.Identity(), "100", "eyJhbGciOiJub25lIn0."+payload+".")
+		_, err := e.client.Send(ctx, signerID(sellerKey), "100", "eyJhbGciOiJub25lIn0."+payload+".")
 		wantRejected(t, err, "E5005")
 	})
 	t.Run("stale requestTimestamp", func(t *testing.T) {
 		jws := sign(t, sellerKey, ujpdoc.Request{RequestTimestamp: ujpdoc.FormatTimestamp(time.Now().Add(-6 * time.Minute)), Document: *invoice(t, "ts-1")})
-		_, err := e.client.Send(ctx, sellerKey.Identity(), "100", jws)
+		_, err := e.client.Send(ctx, signerID(sellerKey), "100", jws)
 		wantRejected(t, err, "E40122")
 	})
 	t.Run("totals that do not add up", func(t *testing.T) {
@@ -514,7 +514,7 @@ func TestUnavailable(t *testing.T) {
 func TestRateLimit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, ujp.Config{})
-	must(t, e.sim.SetRateLimit(context.Background(), true))
+	// The simulator's rate limit is always on.
 	ctx := context.Background()
 	caller := ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}
 	if _, err := e.client.Company(ctx, caller, ujpsim.TaxSeller); err != nil {
@@ -616,7 +616,7 @@ func TestStornoAndCorrection(t *testing.T) {
 func TestDateRangeLimit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, ujp.Config{})
-	_, err := e.client.PurchaseIDs(context.Background(), buyerKey.Identity(),
+	_, err := e.client.PurchaseIDs(context.Background(), signerID(buyerKey),
 		sign(t, buyerKey, ujp.DateRangeRequest{RequestTimestamp: ts(), DateFrom: "2026-01-01", DateTo: "2026-03-01"}))
 	wantRejected(t, err, "E4014")
 }
@@ -627,7 +627,7 @@ func TestSignedBodyCarriesTheSignedTimestamp(t *testing.T) {
 	// A payload without requestTimestamp: the envelope gets the client's
 	// clock, the signed payload has none, and the simulator refuses it.
 	jws := sign(t, sellerKey, map[string]string{"euid": "x"})
-	_, err := e.client.CurrentStatus(context.Background(), sellerKey.Identity(), jws)
+	_, err := e.client.CurrentStatus(context.Background(), signerID(sellerKey), jws)
 	wantRejected(t, err, "E40121")
 	if !strings.Contains(err.Error(), "requestTimestamp") {
 		t.Errorf("error does not say what is wrong: %v", err)
@@ -654,7 +654,7 @@ func TestConcurrentSends(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				_, err = e.client.Send(context.Background(), sellerKey.Identity(), "100", jws)
+				_, err = e.client.Send(context.Background(), signerID(sellerKey), "100", jws)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -775,4 +775,9 @@ func TestCodebooksWaitOutRateLimit(t *testing.T) {
 	if d := time.Since(start); d < time.Second {
 		t.Errorf("did not wait out Retry-After: %s", d)
 	}
+}
+
+// signerID is the identity of a sandbox signer's calls.
+func signerID(s *ujpsim.SandboxSigner) ujp.Identity {
+	return ujp.Identity{EUJPID: s.EUJPID, EDB: s.EDB, SerialNumber: s.Serial()}
 }
