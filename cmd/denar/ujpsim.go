@@ -24,7 +24,8 @@ import (
 // API on its own listener, so the service can be tested against a network
 // peer that is slow, fails, or goes away. Its state is in its own store
 // (-db), and its own job runner applies the retention rule there.
-const ujpSimUsage = `Usage: denar ujp-sim [-addr ADDR] [-db URL] [-retention D] [-qr-base URL] [-clock-offset D] [-json]
+const ujpSimUsage = `Usage: denar ujp-sim [-addr ADDR] [-db URL] [-retention D] [-qr-base URL] [-clock-offset D] [-window D] [-serial-format decimal|hex] [-json]
+       denar ujp-sim user add | certificate add | grant | revoke | privileges ...  (denar ujp-sim user add -h)
 
 Serves the sandbox simulator of UJP's e-Faktura API as its own process, with
 its state in its own store. DENAR_UJP_SIM_TOKEN (at least 16 characters) is
@@ -32,6 +33,9 @@ the bearer token of its /_sim control API and must be set. See docs/sandbox.md.
 `
 
 func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if ok, err := ujpSimAdmin(ctx, args, stdout, stderr); ok {
+		return err
+	}
 	fs := flag.NewFlagSet("denar ujp-sim", flag.ContinueOnError)
 	dataDir := os.Getenv("DENAR_DATA_DIR")
 	if dataDir == "" {
@@ -51,6 +55,8 @@ func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.DurationVar(&retention, "retention", retention, "how long stored documents are kept (at least 1h; default DENAR_UJP_SIM_RETENTION or 90 days)")
 	qr := fs.String("qr-base", "", "base of qr_link (default https://efakturatest.ujp.gov.mk)")
 	jsonLogs := fs.Bool("json", false, "log as JSON")
+	window := fs.Duration("window", ujpsim.DefaultWindow, "the per-user rate window: one request per window per X-EUJP-ID (never off)")
+	serialFormat := fs.String("serial-format", ujpsim.SerialDecimal, "how X-SERIAL-NUMBER must be written: decimal or hex")
 	offset := time.Duration(0)
 	if v := os.Getenv("DENAR_CLOCK_OFFSET"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -98,7 +104,8 @@ func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := db.Migrate(ctx); err != nil {
 		return fmt.Errorf("ujp-sim: %w", err)
 	}
-	sim, err := ujpsim.New(db, ujpsim.Options{QRBase: *qr, Logger: log, ControlToken: token, Now: db.Now})
+	sim, err := ujpsim.New(db, ujpsim.Options{QRBase: *qr, Logger: log, ControlToken: token, Now: db.Now,
+		Window: *window, SerialFormat: *serialFormat})
 	if err != nil {
 		return fmt.Errorf("ujp-sim: %w", err)
 	}

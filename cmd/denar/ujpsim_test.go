@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -154,4 +156,64 @@ func signedDoc(t *testing.T, s *ujpsim.SandboxSigner, docID string) string {
 		t.Fatal(err)
 	}
 	return jws
+}
+
+// TestUJPSimOperatorCommands: `denar ujp-sim user add`, `certificate add`,
+// `grant`, `revoke` and `privileges` act on the simulator's store, on both
+// engines, as UJP's portal does out of band; a bad privilege or a user
+// never registered is refused.
+func TestUJPSimOperatorCommands(t *testing.T) {
+	t.Parallel()
+	storetest.EachURL(t, func(t *testing.T, dbURL string) {
+		run := func(args ...string) (string, error) {
+			cmd := exec.Command(denarBin, append([]string{"ujp-sim"}, args...)...)
+			cmd.Env = simEnv(t)
+			out, err := cmd.CombinedOutput()
+			return string(out), err
+		}
+		s, err := ujpsim.NewSandboxSigner("EUJP-OPERATOR", ujpsim.TaxSeller)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pemFile := t.TempDir() + "/cert.pem"
+		if err := os.WriteFile(pemFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Cert.Raw}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := run("user", "add", "-db", dbURL, "OPERATOR-1"); err != nil || !strings.Contains(out, "OPERATOR-1") {
+			t.Fatalf("user add: %v\n%s", err, out)
+		}
+		out, err := run("certificate", "add", "-db", dbURL, "-eujp-id", s.EUJPID, "-edb", s.EDB, "-cert", pemFile)
+		if err != nil || !strings.Contains(out, s.Serial()) {
+			t.Fatalf("certificate add: %v\n%s", err, out)
+		}
+		if out, err := run("certificate", "add", "-db", dbURL, "-serial-format", "hex", "-eujp-id", s.EUJPID, "-edb", s.EDB, "-cert", pemFile); err != nil ||
+			!strings.Contains(out, strings.ToUpper(s.Cert.SerialNumber.Text(16))) {
+			t.Fatalf("certificate add, hex: %v\n%s", err, out)
+		}
+		if out, err := run("grant", "-db", dbURL, "-eujp-id", s.EUJPID, "-edb", s.EDB, "DP", "RD", "DA"); err != nil || !strings.Contains(out, s.EDB+":RD") {
+			t.Fatalf("grant: %v\n%s", err, out)
+		}
+		if out, err := run("revoke", "-db", dbURL, "-eujp-id", s.EUJPID, "-edb", s.EDB, "RD"); err != nil || strings.Contains(out, ":RD") {
+			t.Fatalf("revoke: %v\n%s", err, out)
+		}
+		if out, err := run("grant", "-db", dbURL, "-eujp-id", s.EUJPID, "-edb", s.EDB, "XX"); err == nil {
+			t.Fatalf("an unknown privilege: %s", out)
+		}
+		if out, err := run("grant", "-db", dbURL, "-eujp-id", "NOBODY", "-edb", s.EDB, "DP"); err == nil || !strings.Contains(out, "E1010") {
+			t.Fatalf("a user never registered: %v\n%s", err, out)
+		}
+		db, err := store.Open(context.Background(), dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		sim, err := ujpsim.New(db, ujpsim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := sim.Privileges(context.Background(), s.EUJPID)
+		if err != nil || strings.Join(ps, ",") != s.EDB+":DA,"+s.EDB+":DP" {
+			t.Fatalf("privileges in the store: %v %v", ps, err)
+		}
+	})
 }
