@@ -62,7 +62,7 @@ type Company struct {
 	ID                    string       `json:"id" doc:"Prefix cmp_."`
 	Object                string       `json:"object" enum:"company"`
 	Name                  string       `json:"name" doc:"Legal name from the tax authority's registry."`
-	TaxNumber             string       `json:"taxNumber" doc:"ЕДБ, 13 digits."`
+	TaxNumber             string       `json:"taxNumber" doc:"ЕДБ: 13 digits, the 13th a check digit."`
 	VATNumber             *string      `json:"vatNumber" doc:"From the registry; null when the company is not a VAT payer."`
 	Address               Address      `json:"address" doc:"From the registry."`
 	ExternalRef           *string      `json:"externalRef"`

@@ -2598,7 +2598,7 @@ type Company struct {
 	SigningMode CompanySigningMode `json:"signingMode"`
 	Status      CompanyStatus      `json:"status"`
 
-	// TaxNumber ЕДБ, 13 digits.
+	// TaxNumber ЕДБ: 13 digits, the 13th a check digit.
 	TaxNumber string `json:"taxNumber"`
 
 	// VatNumber From the registry; null when the company is not a VAT payer.
@@ -2658,7 +2658,7 @@ type CreateCompanyBody struct {
 	Representative Representative                `json:"representative"`
 	SigningMode    *CreateCompanyBodySigningMode `json:"signingMode,omitempty"`
 
-	// TaxNumber ЕДБ, 13 digits.
+	// TaxNumber The company's ЕДБ: the bare 13 digits (no MK prefix), the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong check digit is 422 validation_failed at taxNumber, before UJP's registry is asked.
 	TaxNumber string `json:"taxNumber"`
 }
 
@@ -3568,8 +3568,10 @@ type Party struct {
 	Name             string       `json:"name"`
 	SubsidiaryCode   *string      `json:"subsidiaryCode,omitempty"`
 	SubsidiaryName   *string      `json:"subsidiaryName,omitempty"`
-	TaxNumber        string       `json:"taxNumber"`
-	VatNumber        *string      `json:"vatNumber,omitempty"`
+
+	// TaxNumber For a party in MK (the default country), required: its ЕДБ, the bare 13 digits, the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong length or check digit is 422 validation_failed at this field (UJP E5011). Not checked for a party of another country.
+	TaxNumber string  `json:"taxNumber"`
+	VatNumber *string `json:"vatNumber,omitempty"`
 }
 
 // PartyAddress defines model for PartyAddress.
