@@ -53,7 +53,7 @@ func TestWebhookEndpointAccess(t *testing.T) {
 			}
 			return id
 		}
-		sbA, sbB, prod := company(auth.EnvSandbox, "4030000000001"), company(auth.EnvSandbox, "4030000000003"), company(auth.EnvProduction, "4030000000001")
+		sbA, sbB, prod := company(auth.EnvSandbox, "4030000000001"), company(auth.EnvSandbox, "4030000000028"), company(auth.EnvProduction, "4030000000001")
 		sandbox := c.key(acct, auth.EnvSandbox, nil, nil)
 		production := c.key(acct, auth.EnvProduction, nil, nil)
 		limited := c.key(acct, auth.EnvSandbox, nil, []string{sbA})

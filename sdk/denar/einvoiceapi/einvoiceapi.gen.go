@@ -2598,7 +2598,7 @@ type Company struct {
 	SigningMode CompanySigningMode `json:"signingMode"`
 	Status      CompanyStatus      `json:"status"`
 
-	// TaxNumber ЕДБ, 13 digits.
+	// TaxNumber ЕДБ: 13 digits, the 13th a check digit.
 	TaxNumber string `json:"taxNumber"`
 
 	// VatNumber From the registry; null when the company is not a VAT payer.
@@ -2658,7 +2658,7 @@ type CreateCompanyBody struct {
 	Representative Representative                `json:"representative"`
 	SigningMode    *CreateCompanyBodySigningMode `json:"signingMode,omitempty"`
 
-	// TaxNumber ЕДБ, 13 digits.
+	// TaxNumber The company's ЕДБ: the bare 13 digits (no MK prefix), the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong check digit is 422 validation_failed at taxNumber, before UJP's registry is asked.
 	TaxNumber string `json:"taxNumber"`
 }
 
@@ -3568,8 +3568,10 @@ type Party struct {
 	Name             string       `json:"name"`
 	SubsidiaryCode   *string      `json:"subsidiaryCode,omitempty"`
 	SubsidiaryName   *string      `json:"subsidiaryName,omitempty"`
-	TaxNumber        string       `json:"taxNumber"`
-	VatNumber        *string      `json:"vatNumber,omitempty"`
+
+	// TaxNumber For a party in MK (the default country), required: its ЕДБ, the bare 13 digits, the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong length or check digit is 422 validation_failed at this field (UJP E5011). Not checked for a party of another country.
+	TaxNumber string  `json:"taxNumber"`
+	VatNumber *string `json:"vatNumber,omitempty"`
 }
 
 // PartyAddress defines model for PartyAddress.
@@ -3714,7 +3716,7 @@ type SandboxIncoming struct {
 	IssueDate openapi_types.Date    `json:"issueDate"`
 	Object    SandboxIncomingObject `json:"object"`
 
-	// SellerTaxNumber The fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово).
+	// SellerTaxNumber The fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово).
 	SellerTaxNumber string             `json:"sellerTaxNumber"`
 	TransactionDate openapi_types.Date `json:"transactionDate"`
 }
@@ -5463,7 +5465,7 @@ type ClientInterface interface {
 
 	// SandboxDropIncomingWithBody Drop an incoming invoice into a sandbox company's inbox
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5472,7 +5474,7 @@ type ClientInterface interface {
 
 	// SandboxDropIncoming Drop an incoming invoice into a sandbox company's inbox
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6498,7 +6500,7 @@ func (c *Client) SimulateEInvoice(ctx context.Context, id string, params *Simula
 
 // SandboxDropIncomingWithBody Drop an incoming invoice into a sandbox company's inbox
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6517,7 +6519,7 @@ func (c *Client) SandboxDropIncomingWithBody(ctx context.Context, params *Sandbo
 
 // SandboxDropIncoming Drop an incoming invoice into a sandbox company's inbox
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10404,7 +10406,7 @@ type ClientWithResponsesInterface interface {
 
 	// SandboxDropIncomingWithBodyWithResponse Drop an incoming invoice into a sandbox company's inbox
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10413,7 +10415,7 @@ type ClientWithResponsesInterface interface {
 
 	// SandboxDropIncomingWithResponse Drop an incoming invoice into a sandbox company's inbox
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14118,7 +14120,7 @@ func (c *ClientWithResponses) SimulateEInvoiceWithResponse(ctx context.Context, 
 
 // SandboxDropIncomingWithBodyWithResponse Drop an incoming invoice into a sandbox company's inbox
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14133,7 +14135,7 @@ func (c *ClientWithResponses) SandboxDropIncomingWithBodyWithResponse(ctx contex
 
 // SandboxDropIncomingWithResponse Drop an incoming invoice into a sandbox company's inbox
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
