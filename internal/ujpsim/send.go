@@ -155,6 +155,15 @@ func (s *Sim) callFaultOf(ctx context.Context, edb string) callFaultView {
 // the original's move to 09, in tx. *dup is set when another call stored
 // the docId first.
 func (s *Sim) store(ctx context.Context, tx *store.Tx, row dbq.InsertUJPSimDocumentParams, doc *document, original *dbq.UjpsimDocument, dup *bool) error {
+	if original != nil {
+		// First the original's row lock: two replacements of one
+		// original (one at each simulator) are stored one after the
+		// other, and the second reads what the first committed
+		// (PostgreSQL reads committed data per statement).
+		if _, err := tx.LockUJPSimDocument(ctx, original.Euid); err != nil {
+			return err
+		}
+	}
 	if _, err := tx.InsertUJPSimDocument(ctx, row); errors.Is(err, sql.ErrNoRows) {
 		*dup = true
 		return nil
@@ -193,6 +202,13 @@ func (s *Sim) store(ctx context.Context, tx *store.Tx, row dbq.InsertUJPSimDocum
 		return err
 	}
 	if !moved {
+		// Moved meanwhile (the lock makes this a defence only): report
+		// what it is now.
+		if now, err := tx.GetUJPSimDocument(ctx, o.Euid); err == nil {
+			if p := referenceProblem(now.Status, doc.Header.DocStorno); p != nil {
+				return &movedError{*p}
+			}
+		}
 		return &movedError{ErrorItem{ErrorCode: "E1022", ErrorMessage: "Document status cannot be changed", Property: "docReferences"}}
 	}
 	return nil

@@ -567,6 +567,22 @@ func (q *Queries) ListUJPSimSellerFaults(ctx context.Context) ([]UjpsimSellerFau
 	return items, nil
 }
 
+const lockUJPSimDocument = `-- name: LockUJPSimDocument :execrows
+UPDATE ujpsim_documents SET status = status WHERE euid = $1
+`
+
+// Takes a document's row lock for the rest of the transaction (a write
+// that changes nothing): a storno or correction of it waits for another
+// being stored, and then reads what that one committed. On SQLite, the
+// one writer already runs them one after the other.
+func (q *Queries) LockUJPSimDocument(ctx context.Context, euid string) (int64, error) {
+	result, err := q.db.ExecContext(ctx, lockUJPSimDocument, euid)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const moveUJPSimDocument = `-- name: MoveUJPSimDocument :execrows
 UPDATE ujpsim_documents SET status = $1
 WHERE euid = $2 AND status = $3

@@ -173,6 +173,13 @@ VALUES (sqlc.arg(euid), sqlc.arg(seller_tin), sqlc.arg(doc_id), sqlc.arg(doc_typ
 ON CONFLICT (seller_tin, doc_id) DO NOTHING
 RETURNING euid;
 
+-- name: LockUJPSimDocument :execrows
+-- Takes a document's row lock for the rest of the transaction (a write
+-- that changes nothing): a storno or correction of it waits for another
+-- being stored, and then reads what that one committed. On SQLite, the
+-- one writer already runs them one after the other.
+UPDATE ujpsim_documents SET status = status WHERE euid = sqlc.arg(euid);
+
 -- name: MoveUJPSimDocument :execrows
 -- A status move from the status the caller read; 0 rows means another
 -- call moved it first.
