@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	_ "time/tzdata" // Skopje's zone resolves on hosts without tzdata
+	_ "time/tzdata"
+	"unicode/utf8" // Skopje's zone resolves on hosts without tzdata
 
 	"github.com/denar-mk/denar/money"
 )
@@ -238,6 +239,9 @@ const maxItems = 10000
 // decodeSend parses a send payload strictly (unknown fields, trailing data
 // and wrong types fail: E4013).
 func decodeSend(b []byte) (*sendRequest, error) {
+	if !utf8.Valid(b) {
+		return nil, errors.New("the payload is not UTF-8 text")
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var r sendRequest

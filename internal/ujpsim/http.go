@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-jose/go-jose/v4"
 
@@ -318,6 +319,9 @@ func (s *Sim) readBody(r *http.Request, v any) *simError {
 	if err != nil || len(bytes.TrimSpace(raw)) == 0 {
 		return &simError{status: 400, code: "E4011", msg: "Required request body is missing"}
 	}
+	if !utf8.Valid(raw) {
+		return &simError{status: 400, code: "E4013", msg: "JSON schema validation failed: the body is not UTF-8 text"}
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -539,7 +543,7 @@ func (s *Sim) verify(r *http.Request, priv string) (*call, *simError) {
 		return nil, &simError{status: 400, code: "E4011", msg: "Required request body is missing"}
 	}
 	var body signedBody
-	if err := json.Unmarshal(raw, &body); err != nil || body.JWS == "" {
+	if err := json.Unmarshal(raw, &body); err != nil || body.JWS == "" || !utf8.Valid(raw) {
 		return nil, &simError{status: 400, code: "E4024", msg: "Invalid request body: want {requestTimestamp, jws}"}
 	}
 	// The replay window is judged on the arrival time, on the real clock
@@ -599,7 +603,9 @@ func (s *Sim) verify(r *http.Request, priv string) (*call, *simError) {
 	var inner struct {
 		RequestTimestamp string `json:"requestTimestamp"`
 	}
-	if err := json.Unmarshal(payload, &inner); err != nil {
+	// JSON is UTF-8 text (RFC 8259): a payload that is not is refused,
+	// not read with replacement characters and stored.
+	if err := json.Unmarshal(payload, &inner); err != nil || !utf8.Valid(payload) {
 		return nil, &simError{status: 400, code: "E40131", msg: "Badly formatted JSON in JWS"}
 	}
 	if e := checkTimestamp(inner.RequestTimestamp, now); e != nil {
