@@ -1,23 +1,45 @@
 package ujpsim
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // CodeUnauthorized is the simulator's own error code (not UJP's) for a
 // /_sim request without the control token: 401 with WWW-Authenticate.
 const CodeUnauthorized = "SIM401"
 
-// adminRoutes serve /_sim: the sandbox's control panel. Every route
-// requires the control token (Options.ControlToken) as a bearer token.
-// Faults never apply to it.
+// controlRoute is a route of the control API: a ServeMux pattern and its
+// handler, before the token check.
+type controlRoute struct {
+	pattern string
+	handler http.HandlerFunc
+}
+
+// adminRoutes serve /_sim: the sandbox's control panel. Every route, and
+// every other path under /_sim/, requires the control token
+// (Options.ControlToken) as a bearer token. Faults never apply to it.
 func (s *Sim) adminRoutes(mux *http.ServeMux) {
-	admin := func(pattern string, h http.HandlerFunc) { mux.HandleFunc(pattern, s.requireToken(h)) }
+	for _, r := range s.controlRoutes() {
+		mux.HandleFunc(r.pattern, s.requireToken(r.handler))
+	}
+}
+
+// controlRoutes lists the control API. A path under /_sim/ that none of
+// them serves is 404 E4004, with the token.
+func (s *Sim) controlRoutes() []controlRoute {
+	var routes []controlRoute
+	admin := func(pattern string, h http.HandlerFunc) { routes = append(routes, controlRoute{pattern, h}) }
+	admin("/_sim/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, &simError{status: http.StatusNotFound, code: "E4004", msg: "No handler found for HTTP method and URL: " + r.Method + " " + r.URL.Path})
+	})
 	admin("GET /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
 		s.writeFaults(w, r)
 	})
@@ -266,6 +288,7 @@ func (s *Sim) adminRoutes(mux *http.ServeMux) {
 		}
 		s.writeDocument(w, r, euid)
 	})
+	return routes
 }
 
 // requireToken answers 401 unless the request carries the control token.
@@ -311,12 +334,27 @@ func (s *Sim) writeDocument(w http.ResponseWriter, r *http.Request, euid string)
 	writeJSON(w, 200, d)
 }
 
+// readJSON decodes a control request's body strictly: JSON text (valid
+// UTF-8), no unknown field, nothing after it.
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	bad := func(msg string) bool {
+		writeJSON(w, 400, map[string]any{"success": false, "errorStatus": ErrorStatus{ErrorCode: "E4000", ErrorMessage: "Bad request: " + msg}})
+		return false
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+	switch {
+	case err != nil:
+		return bad(err.Error())
+	case !utf8.Valid(raw):
+		return bad("the body is not UTF-8 text")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		writeJSON(w, 400, map[string]any{"success": false, "errorStatus": ErrorStatus{ErrorCode: "E4000", ErrorMessage: "Bad request: " + err.Error()}})
-		return false
+		return bad(err.Error())
+	}
+	if dec.More() {
+		return bad("data after the JSON value")
 	}
 	return true
 }
