@@ -40,6 +40,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/denar-mk/denar/ident"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 )
@@ -271,10 +272,30 @@ func (s *Sim) AdvanceClock(ctx context.Context, d time.Duration) error {
 	return s.sweep(ctx, s.opts.Now().Add(time.Duration(off)))
 }
 
-// AddCompany adds or replaces a registry entry.
+// checkEDB refuses what an operator gives as a company's tax number unless
+// it is an ЕДБ: 13 digits, the 13th the check digit of the first twelve
+// (ident.EDB; docs/decisions.md, "ЕДБ check digits"). UJP's portal knows
+// only real companies; the documents the simulator receives are checked
+// by its own reading of UJP, which states no such rule.
+func checkEDB(field, edb string) *simError {
+	if err := ident.EDB(edb); err != nil {
+		msg := "is not an ЕДБ: 13 digits"
+		if errors.Is(err, ident.ErrChecksum) {
+			msg = "does not carry its check digit"
+		}
+		return badRequest(fmt.Sprintf("%s %q %s (the 13th digit is the check digit of the first twelve)", field, edb, msg))
+	}
+	return nil
+}
+
+// AddCompany adds or replaces a registry entry; its taxNumber must be an
+// ЕДБ with its check digit.
 func (s *Sim) AddCompany(ctx context.Context, c Company) error {
-	if !storable(c.TaxNumber) || !edbRE.MatchString(c.TaxNumber) || c.Name == "" || !storable(c.Name) {
-		return badRequest("a 13-digit taxNumber and a name are required")
+	if e := checkEDB("taxNumber", c.TaxNumber); e != nil {
+		return e
+	}
+	if c.Name == "" || !storable(c.Name) {
+		return badRequest("a name is required")
 	}
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -344,12 +365,16 @@ func (s *Sim) userKnown(ctx context.Context, eujpID string) (bool, error) {
 }
 
 // RegisterCertificate registers a signing certificate (DER) of user eujpID
-// for company edb, adding the user if unknown, and returns its serial
-// number as X-SERIAL-NUMBER must carry it (Options.SerialFormat).
-// Registering the same certificate again is a no-op.
+// for company edb (an ЕДБ with its check digit), adding the user if
+// unknown, and returns its serial number as X-SERIAL-NUMBER must carry it
+// (Options.SerialFormat). Registering the same certificate again is a
+// no-op.
 func (s *Sim) RegisterCertificate(ctx context.Context, eujpID, edb string, der []byte) (string, error) {
-	if !validEUJPID(eujpID) || !edbRE.MatchString(edb) {
-		return "", badRequest("an EUJP id and a 13-digit tax number (edb) are required")
+	if !validEUJPID(eujpID) {
+		return "", badRequest("an EUJP id is 1 to 100 characters of text without surrounding spaces")
+	}
+	if e := checkEDB("edb", edb); e != nil {
+		return "", e
 	}
 	c, err := x509.ParseCertificate(der)
 	if err != nil {
@@ -418,8 +443,11 @@ func (s *Sim) Revoke(ctx context.Context, eujpID, edb string, privileges ...stri
 }
 
 func (s *Sim) privileges(ctx context.Context, eujpID, edb string, privileges []string, grant bool) error {
-	if !validEUJPID(eujpID) || !edbRE.MatchString(edb) || len(privileges) == 0 {
-		return badRequest("an EUJP id, a 13-digit tax number and at least one privilege (DP, RD, DA) are required")
+	if !validEUJPID(eujpID) || len(privileges) == 0 {
+		return badRequest("an EUJP id and at least one privilege (DP, RD, DA) are required")
+	}
+	if e := checkEDB("edb", edb); e != nil {
+		return e
 	}
 	for _, p := range privileges {
 		if !validPrivilege(p) {
@@ -591,8 +619,11 @@ func (s *Sim) ForceAutoAccept(ctx context.Context, euid string) error {
 	if err != nil {
 		return err
 	}
+	if !storable(euid) {
+		return errNotFound()
+	}
 	row, err := s.db.Reader().GetUJPSimDocument(ctx, euid)
-	if errors.Is(err, sql.ErrNoRows) || !storable(euid) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return errNotFound()
 	}
 	if err != nil {
