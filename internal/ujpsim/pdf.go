@@ -28,6 +28,7 @@ func renderPDF(d *Document, statusName string) ([]byte, error) {
 	p := fpdf.New("P", "mm", "A4", "")
 	p.SetCreator("denar ujp-sim", true)
 	p.SetTitle("е-Фактура "+doc.Header.DocNumber, true)
+	p.SetSubject("EUID "+d.EUID, true)
 	p.AddUTF8FontFromBytes("go", "", goregular.TTF)
 	p.AddUTF8FontFromBytes("go", "B", gobold.TTF)
 	p.AddPage()

@@ -1,6 +1,8 @@
 package ujpsim
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -38,10 +40,19 @@ func (t transport) RoundTrip(req *http.Request) (resp *http.Response, err error)
 	t.h.ServeHTTP(rec, req)
 	if err := req.Context().Err(); err != nil {
 		// The caller gave up while the handler ran; a network transport
-		// would report the same.
-		return nil, fmt.Errorf("ujpsim in-process: %w", err)
+		// would report the same, a deadline as a timeout (net.Error).
+		return nil, inProcessError{err}
 	}
 	resp = rec.Result()
 	resp.Request = req
 	return resp, nil
 }
+
+// inProcessError is the caller's context ending while the handler ran. Like
+// a network transport's error it says Timeout() for a deadline, so that
+// url.Error and http.Client report a timeout as one.
+type inProcessError struct{ err error }
+
+func (e inProcessError) Error() string { return "ujpsim in-process: " + e.err.Error() }
+func (e inProcessError) Unwrap() error { return e.err }
+func (e inProcessError) Timeout() bool { return errors.Is(e.err, context.DeadlineExceeded) }
