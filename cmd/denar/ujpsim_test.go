@@ -12,38 +12,46 @@ import (
 	"testing"
 	"time"
 
-	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
-	"github.com/denar-mk/denar/internal/ujp"
 	"github.com/denar-mk/denar/internal/ujpsim"
 )
 
 // TestUJPSimCommand starts `denar ujp-sim` as its own process on its own
-// store, on both engines, and speaks to it with the gateway's HTTP client,
-// as `denar serve` does with DENAR_UJP_SANDBOX_BACKEND=ujp-sim: the
-// registry answers, /_sim refuses requests without the control token, a
-// document sent before a restart is there after it (and its docId is still
-// taken), and the retention job is scheduled in the simulator's store.
+// store, on both engines, and speaks UJP's API to it over HTTP, as a
+// gateway does: users and certificates exist only once registered out of
+// band (the control API here), the registry answers a registered user,
+// /_sim refuses requests without the control token, a document sent before
+// a restart is there after it (and its docId is still taken: E1023), and
+// the retention job is scheduled in the simulator's store.
 func TestUJPSimCommand(t *testing.T) {
 	t.Parallel()
 	storetest.EachURL(t, func(t *testing.T, dbURL string) {
 		ctx := context.Background()
 		p := startSimProcess(t, dbURL)
-		client, err := ujp.NewClient(ujp.Config{BaseURL: p.url, Timeout: 30 * time.Second, SandboxToken: simToken})
-		if err != nil {
-			t.Fatal(err)
+		ctl := ujpsim.Control{BaseURL: p.url, Token: simToken}
+		// One user per call that could meet another's rate window (one
+		// request per second per user, always on).
+		lookup := func(user, tax string) httpReply {
+			return call(t, "GET", p.url+"/einvoice_api/api/v1/companies/"+tax, "", map[string]string{"X-EUJP-ID": user, "X-EDB": ujpsim.TaxSeller}, "")
 		}
-		caller := ujp.Identity{EUJPID: "test", EDB: ujpsim.TaxSeller}
-		company, err := client.Company(ctx, caller, ujpsim.TaxBuyer)
-		if err != nil {
-			t.Fatalf("registry look-up against denar ujp-sim: %v\n%s", err, p.out.String())
+		if r := lookup("NOBODY", ujpsim.TaxBuyer); r.status != 401 || !strings.Contains(string(r.body), "E1010") {
+			t.Fatalf("a user never registered: %d %s\n%s", r.status, r.body, p.out.String())
 		}
-		if company.TaxNumber != ujpsim.TaxBuyer || company.Name == "" {
-			t.Fatalf("registry answered %+v", company)
+		for _, u := range []string{"OPERATOR-1", "OPERATOR-2"} {
+			if err := ctl.AddUser(ctx, u); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if _, err := client.Company(ctx, caller, ujpsim.TaxNeverExisted); !ujp.IsNotFound(err) {
-			t.Fatalf("never-registered tax number: %v, want UJP's not-found", err)
+		r := lookup("OPERATOR-1", ujpsim.TaxBuyer)
+		var company struct {
+			Company ujpsim.Company `json:"company"`
+		}
+		if err := json.Unmarshal(r.body, &company); r.status != 200 || err != nil || company.Company.TaxNumber != ujpsim.TaxBuyer || company.Company.Name == "" {
+			t.Fatalf("registry look-up against denar ujp-sim: %d %s\n%s", r.status, r.body, p.out.String())
+		}
+		if r := lookup("OPERATOR-2", ujpsim.TaxNeverExisted); r.status != 404 || !strings.Contains(string(r.body), "E1000") {
+			t.Fatalf("never-registered tax number: %d %s", r.status, r.body)
 		}
 		for _, tok := range []string{"", "not-the-token-at-all"} {
 			if r := call(t, "GET", p.url+"/_sim/faults", tok, nil, ""); r.status != 401 || !strings.Contains(string(r.body), ujpsim.CodeUnauthorized) {
@@ -51,16 +59,22 @@ func TestUJPSimCommand(t *testing.T) {
 			}
 		}
 
-		s, err := ujpsim.NewSandboxSigner("EUJP-CMD", ujpsim.TaxSeller)
-		if err != nil {
-			t.Fatal(err)
+		var signers []*ujpsim.SandboxSigner
+		for _, id := range []string{"EUJP-CMD-1", "EUJP-CMD-2"} {
+			s, err := ujpsim.NewSandboxSigner(id, ujpsim.TaxSeller)
+			if err != nil {
+				t.Fatal(err)
+			}
+			serial, err := ctl.RegisterCertificate(ctx, s.EUJPID, s.EDB, s.Cert.Raw)
+			if err != nil || serial != s.Serial() {
+				t.Fatalf("register %s: %q %v", id, serial, err)
+			}
+			signers = append(signers, s)
 		}
-		if _, err := client.RegisterCertificate(ctx, ujp.Identity{EUJPID: s.EUJPID, EDB: s.EDB, SerialNumber: s.Serial()}, s.Cert.Raw); err != nil {
-			t.Fatal(err)
-		}
-		res, err := client.Send(ctx, ujp.Identity{EUJPID: s.EUJPID, EDB: s.EDB, SerialNumber: s.Serial()}, "100", signedDoc(t, s, "cmd-1"))
-		if err != nil {
-			t.Fatal(err)
+		res := sendSigned(t, p.url, signers[0], "cmd-1")
+		euid, _ := res.m["euid"].(string)
+		if res.status != 200 || euid == "" {
+			t.Fatalf("send: %d %s", res.status, res.body)
 		}
 
 		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -70,14 +84,16 @@ func TestUJPSimCommand(t *testing.T) {
 			t.Fatalf("ujp-sim did not stop cleanly: %v\n%s", err, p.out.String())
 		}
 		p = startSimProcess(t, dbURL)
-		client, _ = ujp.NewClient(ujp.Config{BaseURL: p.url, Timeout: 30 * time.Second, SandboxToken: simToken})
-		r := call(t, "GET", p.url+"/_sim/documents/"+res.EUID, simToken, nil, "")
+		r = call(t, "GET", p.url+"/_sim/documents/"+euid, simToken, nil, "")
 		var d ujpsim.Document
-		if err := json.Unmarshal(r.body, &d); r.status != 200 || err != nil || d.DocID != "cmd-1" || d.Status != ujp.StatusSent {
+		if err := json.Unmarshal(r.body, &d); r.status != 200 || err != nil || d.DocID != "cmd-1" || d.Status != "01" {
 			t.Fatalf("document after the restart: %d %s", r.status, r.body)
 		}
-		if _, err := client.Send(ctx, ujp.Identity{EUJPID: s.EUJPID, EDB: s.EDB, SerialNumber: s.Serial()}, "100", signedDoc(t, s, "cmd-1")); !ujp.IsDuplicate(err) {
-			t.Fatalf("the docId after the restart: %v, want E1023", err)
+		// Another user of the seller: the certificate registered before the
+		// restart verifies, and the docId is taken.
+		if again := sendSigned(t, p.url, signers[1], "cmd-1"); again.status != 409 || !strings.Contains(string(again.body), "E1023") ||
+			strings.Contains(string(again.body), euid) {
+			t.Fatalf("the docId after the restart: %d %s, want E1023 without the EUID", again.status, again.body)
 		}
 		db, err := store.Open(ctx, dbURL)
 		if err != nil {
@@ -133,29 +149,44 @@ func TestUJPSimCommandRequiresToken(t *testing.T) {
 	}
 }
 
-// signedDoc is a valid invoice from the sandbox seller to the sandbox
-// buyer, signed by s.
-func signedDoc(t *testing.T, s *ujpsim.SandboxSigner, docID string) string {
+type simReply struct {
+	status int
+	body   []byte
+	m      map[string]any
+}
+
+// sendSigned sends the simulator's own valid example invoice (from the
+// sandbox seller to the sandbox buyer, dated today) with docID, signed by
+// s, to the JSON Receiver at base.
+func sendSigned(t *testing.T, base string, s *ujpsim.SandboxSigner, docID string) simReply {
 	t.Helper()
-	today := time.Now().In(ujpdoc.Skopje).Format(time.DateOnly)
-	d := ujpdoc.Document{
-		Header: ujpdoc.Header{DocType: "100", DocTypeName: "Фактура", DocDate: today, DocTurnoverDate: today, DocNumber: "F-" + docID, DocID: docID},
-		Seller: ujpdoc.Seller{SellerCCode: "MK", SellerCName: "Северна Македонија", SellerTin: ujpsim.TaxSeller, SellerName: "Тест Продавач ДООЕЛ Скопје",
-			SellerAddress: ujpdoc.Address{StreetAddress: "бул. Партизански одреди", StreetNumber: "1", PostalCode: "1000", City: "Скопје"}},
-		Buyer: ujpdoc.Buyer{BuyerCCode: "MK", BuyerCName: "Северна Македонија", BuyerTin: ujpsim.TaxBuyer, BuyerName: "Тест Купувач ДОО Скопје",
-			BuyerAddress: ujpdoc.Address{StreetAddress: "ул. Македонија", StreetNumber: "2", PostalCode: "1000", City: "Скопје"}},
-		DocPayment: ujpdoc.Payment{DocPaymentTypeCode: "P10", DocPaymentTypeDesc: "Плаќање во готово", DocCurrency: "MKD", DocCurrencyCode: "MKD"},
-		DocItems: []ujpdoc.Item{{DocItemLineNo: 1, DocItemDesc: "Леб", DocItemQty: ujpdoc.A("10"), DocItemUnitOriginalPriceWoVat: ujpdoc.A("40"),
-			DocItemVatGroup: "DDV-B", DocItemTaxIndicator: "DDV-B"}},
-	}
-	if err := ujpdoc.ComputeTotals(&d, ujpdoc.Snapshot()); err != nil {
-		t.Fatal(err)
-	}
-	jws, err := s.Sign(ujpdoc.Request{RequestTimestamp: ujpdoc.FormatTimestamp(time.Now()), Document: d})
+	b, err := os.ReadFile("../../internal/ujpsim/testdata/documents/valid/type-100.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return jws
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	skopje, err := time.LoadLocation("Europe/Skopje")
+	if err != nil {
+		t.Fatal(err)
+	}
+	today := time.Now().In(skopje).Format(time.DateOnly)
+	h := doc["document"].(map[string]any)["header"].(map[string]any)
+	h["docId"], h["docDate"], h["docTurnoverDate"] = docID, today, today
+	ts := ujpsim.FormatTimestamp(time.Now())
+	doc["requestTimestamp"] = ts
+	jws, err := s.Sign(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]string{"requestTimestamp": ts, "jws": jws})
+	r := call(t, "POST", base+ujpsim.PathSend, "", map[string]string{"X-EUJP-ID": s.EUJPID, "X-EDB": s.EDB,
+		"X-SERIAL-NUMBER": s.Serial(), "X-DOC-TYPE-CODE": "100", "Content-Type": "application/json"}, string(body))
+	out := simReply{status: r.status, body: r.body}
+	_ = json.Unmarshal(r.body, &out.m)
+	return out
 }
 
 // TestUJPSimOperatorCommands: `denar ujp-sim user add`, `certificate add`,
@@ -201,6 +232,17 @@ func TestUJPSimOperatorCommands(t *testing.T) {
 		}
 		if out, err := run("grant", "-db", dbURL, "-eujp-id", "NOBODY", "-edb", s.EDB, "DP"); err == nil || !strings.Contains(out, "E1010") {
 			t.Fatalf("a user never registered: %v\n%s", err, out)
+		}
+		// An ЕДБ whose 13th digit is not its check digit, wherever one is
+		// taken.
+		for _, args := range [][]string{
+			{"certificate", "add", "-db", dbURL, "-eujp-id", s.EUJPID, "-edb", "4030000000002", "-cert", pemFile},
+			{"grant", "-db", dbURL, "-eujp-id", s.EUJPID, "-edb", "4030000000002", "DP"},
+			{"revoke", "-db", dbURL, "-eujp-id", s.EUJPID, "-edb", "4030000000002", "DP"},
+		} {
+			if out, err := run(args...); err == nil || !strings.Contains(out, "check digit") {
+				t.Errorf("%s with ЕДБ 4030000000002: %v\n%s", strings.Join(args[:2], " "), err, out)
+			}
 		}
 		db, err := store.Open(context.Background(), dbURL)
 		if err != nil {
