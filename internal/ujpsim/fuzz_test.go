@@ -80,7 +80,9 @@ func FuzzSend(f *testing.F) {
 // FuzzSignedDocument signs whatever payload it is given with the seller's
 // registered key, so every byte reaches the strict decoding, validation
 // and store of a send: the answer is UJP's envelope and never a 5xx, and
-// a document is stored exactly when the send is accepted.
+// a document is stored exactly when the send is accepted. Each input is
+// signed (RSA) and stored, so an execution takes milliseconds: give the
+// fuzzer time, and -fuzzminimizetime a few seconds.
 func FuzzSignedDocument(f *testing.F) {
 	sim, h, s := fuzzSim(f)
 	for _, name := range []string{"type-100", "storno", "impact-prenesen", "advance"} {

@@ -13,7 +13,8 @@ import (
 
 // renderPDF draws the simulator's rendering of a document: the parties, the
 // lines and totals in Cyrillic, the EUID as text and the qr_link as a QR
-// code, as UJP requires them on the printed document. The Go fonts cover
+// code, as UJP requires them on the printed document; its information names
+// the document number (title) and the EUID (subject). The Go fonts cover
 // Cyrillic, so no font files are needed at run time.
 func renderPDF(d *Document, statusName string) ([]byte, error) {
 	var req sendRequest
