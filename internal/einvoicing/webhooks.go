@@ -72,7 +72,7 @@ type WebhookEndpoint struct {
 	CompanyIDs  []string `json:"companyIds" doc:"Only events of these companies; empty for every company of the account in this environment."`
 	Environment string   `json:"environment" enum:"sandbox,production"`
 	Enabled     bool     `json:"enabled" doc:"Disabled endpoints receive nothing; an endpoint failing continuously for 72 hours is disabled automatically. PATCH enabled: true re-enables it."`
-	Secret      *string  `json:"secret" doc:"The signing secret (whsec_…): only in the answer to create and rotate-secret, null everywhere else, also when an Idempotency-Key replays that answer."`
+	Secret      *string  `json:"secret" doc:"The signing secret (whsec_…): only in the answer to create and rotate-secret, null everywhere else. Shown once: an Idempotency-Key replay of those answers is 409 secret_already_shown (rotate the secret for a new one)."`
 	// PreviousSecretExpiresAt is when the secret replaced by the last
 	// rotation stops signing.
 	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt" doc:"Until then deliveries carry a second v1= signature made with the previous secret; null when there is none."`
@@ -220,14 +220,12 @@ func checkEndpointCompanies(ctx context.Context, q *dbq.Queries, p *auth.Princip
 	return out, nil
 }
 
-// writeRedacted is write for answers that carry a secret: the caller gets
-// it, but the response stored for an Idempotency-Key replay has secret
-// null, so the secret is never kept in clear.
-func writeRedacted(ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (WebhookEndpoint, error)) (WebhookEndpoint, error) {
-	return writeStoring(ctx, s, c, fn, func(v WebhookEndpoint) WebhookEndpoint {
-		v.Secret = nil
-		return v
-	})
+// shownOnceEndpoint is the problem a replay of an answer that carried an
+// endpoint's secret gets: the secret was shown once; rotating it gives a
+// new one.
+func shownOnceEndpoint(v WebhookEndpoint) *denar.Error {
+	return shownOnce("webhook_endpoint", v.ID, "The secret of webhook endpoint "+v.ID+" was in the first answer to this request and is not kept; "+
+		"rotate it (POST /v1/webhook-endpoints/"+v.ID+"/rotate-secret) for a new one.")
 }
 
 func (s *Service) needSecrets() error {
@@ -268,7 +266,7 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, c Caller, cmd Creat
 	if err != nil {
 		return WebhookEndpoint{}, err
 	}
-	return writeRedacted(ctx, s, c, func(tx *store.Tx) (WebhookEndpoint, error) {
+	return writeShownOnce(ctx, s, c, func(tx *store.Tx) (WebhookEndpoint, error) {
 		n, err := tx.CountWebhookEndpoints(ctx, dbq.CountWebhookEndpointsParams{AccountID: p.AccountID, Environment: p.Environment})
 		if err != nil {
 			return WebhookEndpoint{}, fmt.Errorf("count webhook endpoints: %w", err)
@@ -287,7 +285,7 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, c Caller, cmd Creat
 		v := endpointView(row)
 		v.Secret = &secret
 		return v, nil
-	})
+	}, shownOnceEndpoint)
 }
 
 // WebhookEndpoint returns one endpoint.
@@ -428,7 +426,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, c Caller, id string) 
 	if err := s.needSecrets(); err != nil {
 		return WebhookEndpoint{}, err
 	}
-	return writeRedacted(ctx, s, c, func(tx *store.Tx) (WebhookEndpoint, error) {
+	return writeShownOnce(ctx, s, c, func(tx *store.Tx) (WebhookEndpoint, error) {
 		cur, err := endpoint(ctx, tx.Queries, c.Principal, id)
 		if err != nil {
 			return WebhookEndpoint{}, err
@@ -442,7 +440,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, c Caller, id string) 
 		v := endpointView(row)
 		v.Secret = &secret
 		return v, nil
-	})
+	}, shownOnceEndpoint)
 }
 
 // TestWebhookEndpoint sends the endpoint a sample event of type
