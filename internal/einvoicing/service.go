@@ -42,7 +42,7 @@ type Deps struct {
 	Received ReceivedArchive
 	// Secrets seals webhook endpoint secrets; nil makes creating an
 	// endpoint 503 webhooks_unavailable (cmd/denar always provides one).
-	Secrets *SecretBox
+	Secrets *auth.SecretBox
 	// Resolver looks up webhook hosts, at registration and when a delivery
 	// connects; nil is net.DefaultResolver.
 	Resolver Resolver
@@ -120,7 +120,7 @@ type Service struct {
 	pipe     *Pipeline
 	blobs    blob.Store
 	received ReceivedArchive
-	secrets  *SecretBox
+	secrets  *auth.SecretBox
 	resolver Resolver
 	// hooks are the webhook HTTP clients by environment.
 	hooks map[string]*http.Client

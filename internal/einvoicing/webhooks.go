@@ -191,7 +191,11 @@ func checkEventTypes(types []string, fe *denar.FieldErrors) []string {
 
 // checkEndpointCompanies validates the companies an endpoint is limited
 // to: companies of the account in the caller's environment, within its
-// allow-list; a credential with an allow-list must name some.
+// allow-list; a credential with an allow-list must name some. A company
+// the credential cannot reach is refused as X-Company-Id is, with the
+// field's path: 403 company_not_allowed outside the allow-list or the
+// account (or not an e-invoicing company), 403 environment_mismatch in the
+// other environment.
 func checkEndpointCompanies(ctx context.Context, q *dbq.Queries, p *auth.Principal, ids []string, fe *denar.FieldErrors) ([]string, error) {
 	if len(ids) == 0 && len(p.CompanyIDs) > 0 {
 		return nil, denar.Errorf("company_not_allowed", "A credential limited to companies must limit the endpoint to companies of its allow-list (companyIds).")
@@ -202,16 +206,23 @@ func checkEndpointCompanies(ctx context.Context, q *dbq.Queries, p *auth.Princip
 	}
 	var out []string
 	for i, id := range ids {
+		path := fmt.Sprintf("companyIds[%d]", i)
+		notAllowed := &denar.Error{Code: "company_not_allowed", Message: "The credential may not act for company " + id + ".",
+			Fields: []denar.FieldError{{Path: path, Message: "not a company this credential may act for"}}}
 		if !p.AllowsCompany(id) {
-			return nil, denar.Errorf("company_not_allowed", "The credential may not act for company %s.", id)
+			return nil, notAllowed
 		}
 		c, err := q.GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: id, AccountID: p.AccountID})
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && (c.Environment != p.Environment || c.PayrollEmployer)) {
-			fe.Add(fmt.Sprintf("companyIds[%d]", i), "no company %s in this account's %s environment", id, p.Environment)
-			continue
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && c.PayrollEmployer) {
+			return nil, notAllowed
 		}
 		if err != nil {
 			return nil, fmt.Errorf("company %s: %w", id, err)
+		}
+		if c.Environment != p.Environment {
+			return nil, &denar.Error{Code: "environment_mismatch",
+				Message: fmt.Sprintf("Company %s belongs to %s; this is a %s credential.", id, c.Environment, p.Environment),
+				Fields:  []denar.FieldError{{Path: path, Message: "belongs to the other environment"}}}
 		}
 		if !slices.Contains(out, id) {
 			out = append(out, id)
@@ -227,6 +238,10 @@ func shownOnceEndpoint(v WebhookEndpoint) *denar.Error {
 	return shownOnce("webhook_endpoint", v.ID, "The secret of webhook endpoint "+v.ID+" was in the first answer to this request and is not kept; "+
 		"rotate it (POST /v1/webhook-endpoints/"+v.ID+"/rotate-secret) for a new one.")
 }
+
+// newWebhookSecret returns a fresh endpoint secret: whsec_ and 40 base62
+// characters (238 bits).
+func newWebhookSecret() string { return "whsec_" + auth.RandomToken(40) }
 
 func (s *Service) needSecrets() error {
 	if s.secrets == nil {
