@@ -99,9 +99,12 @@ func (s *Service) idempotent(ctx huma.Context, r *http.Request, w http.ResponseW
 	} else {
 		// A public operation (agent pairing) has no credential: its keys
 		// live among requests with the same body, whose secret (a pairing
-		// code) is the authority.
+		// code) is the authority. The key is kept as its digest: clients
+		// name it after that secret (pair:<CODE>).
 		sum := sha256.Sum256(body)
 		scope = idempotency.Scope{Credential: "public:" + op.OperationID + ":" + hex.EncodeToString(sum[:16])}
+		ks := sha256.Sum256([]byte(key))
+		key = "sha256:" + hex.EncodeToString(ks[:])
 	}
 	claim, replay, err := keeper.Begin(c, scope, key, fp, render)
 	if err != nil {
