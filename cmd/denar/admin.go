@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -641,6 +642,16 @@ func (a *admin) mailList(ctx context.Context, args []string) error {
 		v := t.Time.UTC()
 		return &v
 	}
+	// Mandate mails are kept sealed; the operator's key opens them.
+	var box *auth.SecretBox
+	var boxErr error
+	if *showBody {
+		cfg, err := LoadConfig()
+		if err != nil {
+			return err
+		}
+		box, boxErr = webhookSecrets(cfg, a.db.Dialect(), slog.New(slog.DiscardHandler))
+	}
 	out := make([]mailView, 0, len(rows))
 	for _, r := range rows {
 		v := mailView{ID: r.ID, To: r.Recipient, Subject: r.Subject, State: r.State, Attempts: int(r.Attempts),
@@ -649,7 +660,11 @@ func (a *admin) mailList(ctx context.Context, args []string) error {
 			v.NextAttemptAt = opt(r.JobRunAt)
 		}
 		if *showBody {
-			v.Body = &r.Body
+			body, _, err := mail.Opened(box, r.ID, r.Body, r.Link)
+			if err != nil {
+				body = fmt.Sprintf("(sealed; cannot open it: %v)", errors.Join(boxErr, err))
+			}
+			v.Body = &body
 		}
 		out = append(out, v)
 	}

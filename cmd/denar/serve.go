@@ -211,7 +211,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if reg.sim != nil {
 		reg.sim.RegisterPurge(runner, cfg.UJPSimRetention)
 	}
-	mailCfg := mail.WorkerConfig{MaxAttempts: cfg.MailMaxAttempts, RetryDelays: cfg.MailRetryDelays, Log: log}
+	mailCfg := mail.WorkerConfig{MaxAttempts: cfg.MailMaxAttempts, RetryDelays: cfg.MailRetryDelays, Log: log, Secrets: secrets}
 	if cfg.SMTPURL != "" {
 		if mailCfg.SMTP, err = mail.ParseSMTPURL(cfg.SMTPURL, cfg.MailFrom); err != nil {
 			return fmt.Errorf("configuration: DENAR_SMTP_URL: %w", err)
