@@ -53,7 +53,7 @@ var adminCommands = []adminCommand{
 		"Creates OAuth client credentials for the e-invoicing service and prints the secret once.", (*admin).clientCreate},
 	{"client list", "[--account ACCOUNT] [--json]", "Lists OAuth clients (never their secrets).", (*admin).clientList},
 	{"client revoke", "CLIENT_ID", "Revokes OAuth client credentials; the access tokens issued to the client stop working at once.", (*admin).clientRevoke},
-	{"agent list", "[--account ACCOUNT] [--json]", "Lists signing agents: account, environment, name, last seen, revoked.", (*admin).agentList},
+	{"agent list", "[--account ACCOUNT] [--json]", "Lists signing agents: account, environment, name, last seen, revoked; --json adds the companies an agent may act for (none: all).", (*admin).agentList},
 	{"agent revoke", "AGENT_ID",
 		"Revokes a signing agent: its credential stops working, its claims go back to pending, its open WebSocket and long-poll end within a second.", (*admin).agentRevoke},
 	{"user create", "--account ACCOUNT --email EMAIL --role owner|staff|viewer\n                          [--password-stdin] [--json]",
@@ -549,7 +549,8 @@ func (a *admin) agentList(ctx context.Context, args []string) error {
 			continue
 		}
 		out = append(out, credentialView{ID: r.ID, Account: r.AccountID, Environment: r.Environment, Name: r.Name,
-			LastSeenAt: nullTimePtr(r.LastSeenAt), CreatedAt: r.CreatedAt.UTC(), RevokedAt: nullTimePtr(r.RevokedAt)})
+			Companies: strings.Fields(r.CompanyIds), LastSeenAt: nullTimePtr(r.LastSeenAt), CreatedAt: r.CreatedAt.UTC(),
+			RevokedAt: nullTimePtr(r.RevokedAt)})
 	}
 	return a.printCredentials(out, *asJSON, "NAME", func(v credentialView) string { return v.Name })
 }

@@ -73,7 +73,7 @@ func TestAgentReachIsItsCreators(t *testing.T) {
 		}
 		code := m["code"].(string)
 		pairKey := "pair:" + code
-		st, raw, h := e.raw("POST", "/v1/agents/pair", "", pairKey, map[string]string{"code": code, "name": "limited"})
+		st, raw, _ := e.raw("POST", "/v1/agents/pair", "", pairKey, map[string]string{"code": code, "name": "limited"})
 		var creds struct {
 			AgentID, AgentSecret string
 			CompanyIDs           []string
@@ -82,7 +82,7 @@ func TestAgentReachIsItsCreators(t *testing.T) {
 			t.Fatalf("pair: %d %s", st, raw)
 		}
 		agent, authz := creds.AgentID, "Agent "+creds.AgentID+"."+creds.AgentSecret
-		st, raw, h = e.raw("POST", "/v1/agents/pair", "", pairKey, map[string]string{"code": code, "name": "limited"})
+		st, raw, h := e.raw("POST", "/v1/agents/pair", "", pairKey, map[string]string{"code": code, "name": "limited"})
 		var replay map[string]any
 		_ = json.Unmarshal(raw, &replay)
 		if st != 409 || replay["code"] != "secret_already_shown" || replay["objectId"] != agent || h.Get("Idempotent-Replayed") != "true" ||
