@@ -3,6 +3,7 @@ package einvoiceapi_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/sdk/signer"
 )
 
 // TestAgentReachIsItsCreators: an agent paired with a code that a key
@@ -200,6 +202,20 @@ func TestAgentReachIsItsCreators(t *testing.T) {
 		}
 		if st, m := e.do("POST", "/v1/agents/"+wide+"/revoke", "Bearer "+e.key, nil); st != 200 || !sameIDs(m["companyIds"]) {
 			t.Fatalf("unrestricted key revokes the account-wide agent: %d %v", st, m)
+		}
+
+		// The SDK's pairing: a second run with the same code (its answer
+		// lost) is told to pair again with a new code.
+		st, m = e.do("POST", "/v1/agents/pairing-codes", onlyA, nil)
+		if st != 201 {
+			t.Fatalf("pairing code: %d %v", st, m)
+		}
+		again := m["code"].(string)
+		if c, err := signer.Pair(ctx, nil, e.srv.URL, again, "sdk"); err != nil || c.Secret == "" {
+			t.Fatalf("SDK pairing: %+v %v", c, err)
+		}
+		if _, err := signer.Pair(ctx, nil, e.srv.URL, again, "sdk"); !errors.Is(err, signer.ErrPairingAnswerLost) {
+			t.Fatalf("SDK pairing again with the code: %v", err)
 		}
 
 		// An OAuth client's allow-list scopes its pairing codes alike.
