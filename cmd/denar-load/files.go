@@ -247,7 +247,7 @@ func maxMpinRequest(n int) ([]byte, error) {
 	m := func(s string) filing.Money { return filing.M(s) }
 	num := func(s string) filing.Num { return filing.N(s) }
 	company := filing.Company{
-		Name: "DIZAJNIJA DOOEL SKOPJE", NameCyr: sp("Дизајнија ДООЕЛ Скопје"), TaxID: sp("4030990123456"),
+		Name: "DIZAJNIJA DOOEL SKOPJE", NameCyr: sp("Дизајнија ДООЕЛ Скопје"), TaxID: sp("4030990123455"),
 		RegistrationNumber: sp("1234567"), Address: sp("Булевар Партизански одреди 101"), AddressStreet: sp("Булевар Партизански одреди"),
 		AddressNumber: sp("101"), AddressArea: sp("Карпош"), PostalCode: sp("1000"), Fax: sp("023100100"), City: sp("Скопје"),
 		MunicipalityCode: sp("179"), ManagerName: sp("Марија Николовска"), Phone: sp("023100101"), Email: sp("plati@dizajnija.mk"),
@@ -291,7 +291,7 @@ func maxMpinRequest(n int) ([]byte, error) {
 			SickFundHours: num("0"), SickFundRate: num("0"), SickCompanyHours: num("0"), SickCompanyRate: num("0"),
 			UnpaidHours: num("0"), ServiceDays: num("0"), MaternityHours: num("16"), MaternityPartialHours: num("0.5"), AbsentHours: num("0"),
 			HireDay: ip(1), LeaveDay: ip(31), ContractNo: ip(1),
-			InsuranceCode: sp("0047"), SickFundCode: sp("140"), ClientTaxID: sp("4030990123456"),
+			InsuranceCode: sp("0047"), SickFundCode: sp("140"), ClientTaxID: sp("4030990123455"),
 		}
 	}
 	return json.Marshal(req)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/ident"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/cli"
 	"github.com/denar-mk/denar/internal/einvoicing"
@@ -329,13 +330,16 @@ func (a *admin) companyCreate(ctx context.Context, args []string) error {
 	fs := a.flags("company create")
 	account := fs.String("account", "", "account id (required)")
 	name := fs.String("name", "", "company name (required)")
-	tax := fs.String("tax-number", "", "ЕДБ, 13 digits (required)")
+	tax := fs.String("tax-number", "", "ЕДБ, 13 digits with a valid check digit (required)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := a.parse(ctx, fs, args); err != nil {
 		return err
 	}
 	if *account == "" || *name == "" || *tax == "" {
 		return fmt.Errorf("company create: --account, --name and --tax-number are required")
+	}
+	if err := ident.EDB(*tax); err != nil {
+		return fmt.Errorf("company create: --tax-number %q is not an ЕДБ: %w", *tax, err)
 	}
 	var c dbq.Company
 	err := a.db.InTx(ctx, func(tx *store.Tx) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/caarlos0/env/v11"
 
+	"github.com/denar-mk/denar/ident"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/blob"
 	"github.com/denar-mk/denar/internal/httpx"
@@ -240,6 +241,11 @@ func LoadConfig() (Config, error) {
 	}
 	if c.UJPRegistryTimeout <= 0 {
 		return c, fmt.Errorf("configuration: DENAR_UJP_REGISTRY_TIMEOUT must be positive")
+	}
+	if c.UJPEDB != "" {
+		if err := ident.EDB(c.UJPEDB); err != nil {
+			return c, fmt.Errorf("configuration: DENAR_UJP_EDB must be an ЕДБ, 13 digits with a valid check digit, not %q (%v)", c.UJPEDB, err)
+		}
 	}
 	if c.EInvoiceValidationBudget <= 0 || c.EInvoiceValidationBudget > c.UJPRegistryTimeout {
 		return c, fmt.Errorf("configuration: DENAR_EINVOICE_VALIDATION_BUDGET must be positive and at most DENAR_UJP_REGISTRY_TIMEOUT (%s), not %s", c.UJPRegistryTimeout, c.EInvoiceValidationBudget)

@@ -54,3 +54,28 @@ func TestSandboxBackendConfig(t *testing.T) {
 		}
 	})
 }
+
+// TestConfigUJPEDB: the operator's ЕДБ is checked at start-up, check digit
+// included, so a mistyped number is one clear line instead of UJP refusing
+// every call that carries it.
+func TestConfigUJPEDB(t *testing.T) {
+	for _, tc := range []struct {
+		edb     string
+		wantErr bool
+	}{
+		{"", false},
+		{"4030000000001", false},
+		{"4030000375897", false},
+		{"4030000000002", true}, // wrong check digit
+		{"403000000001", true},
+		{"MK4030000000001", true},
+	} {
+		t.Run(tc.edb, func(t *testing.T) {
+			t.Setenv("DENAR_UJP_EDB", tc.edb)
+			_, err := LoadConfig()
+			if tc.wantErr != (err != nil && strings.Contains(err.Error(), "DENAR_UJP_EDB")) {
+				t.Fatalf("DENAR_UJP_EDB=%q: %v", tc.edb, err)
+			}
+		})
+	}
+}

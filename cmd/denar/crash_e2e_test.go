@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/internal/crashpoint"
+	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/internal/ujpsim"
@@ -166,7 +167,7 @@ func crashExactlyOnce(t *testing.T, bin, dbURL string, rounds []crashRound) {
 	}
 	taxes := map[string]int{}
 	for i := range nCompanies {
-		tax := fmt.Sprintf("40350000%05d", i+1)
+		tax := einvoicingtest.TaxNumber("40350000", i+1)
 		taxes[tax] = i
 		w.sim.addCompany(t, tax, fmt.Sprintf("Тест Клиент %02d ДООЕЛ", i+1))
 		clients = append(clients, &crashClient{path: "/v1/companies", key: fmt.Sprintf("crash-cmp-%02d", i),

@@ -370,6 +370,23 @@ func TestEndToEnd(t *testing.T) {
 			}
 		})
 
+		t.Run("admin company create checks the ЕДБ", func(t *testing.T) {
+			var acct struct{ ID string }
+			if err := json.Unmarshal([]byte(runAdminCmd(t, s.env, "account", "create", "--name", "Плати ДООЕЛ", "--json")), &acct); err != nil || acct.ID == "" {
+				t.Fatalf("account create: %v", err)
+			}
+			cmd := exec.Command(denarBin, "admin", "company", "create", "--account", acct.ID, "--name", "Работодавач", "--tax-number", "4030000000002")
+			cmd.Env = s.env
+			if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "check digit") {
+				t.Fatalf("a wrong check digit: %v: %s", err, out)
+			}
+			var co struct{ ID, TaxNumber string }
+			out := runAdminCmd(t, s.env, "company", "create", "--account", acct.ID, "--name", "Работодавач", "--tax-number", "4030000000010", "--json")
+			if err := json.Unmarshal([]byte(out), &co); err != nil || co.TaxNumber != "4030000000010" {
+				t.Fatalf("company create printed %q: %v", out, err)
+			}
+		})
+
 		t.Run("idempotency", func(t *testing.T) {
 			calc := s.payroll + "/v1/calculations"
 			key := map[string]string{"Idempotency-Key": "e2e-1"}

@@ -78,6 +78,8 @@ func fieldMessagesMK() map[string]string {
 		"is longer than %d characters":                                                                       "е подолг од %d знаци",
 		"is longer than 500 characters":                                                                      "е подолг од 500 знаци",
 		"is not a field of this request":                                                                     "не е поле на ова барање",
+		"is not a valid ЕДБ: the 13th digit is not the check digit of the first 12":                          "не е важечки ЕДБ: 13-тата цифра не е контролната цифра на првите 12",
+		"is not a valid ЕДБ: the 13th digit is not the check digit of the first 12 (UJP %s)":                 "не е важечки ЕДБ: 13-тата цифра не е контролната цифра на првите 12 (УЈП %s)",
 		"is not an e-mail address":                                                                           "не е адреса на е-пошта",
 		"is required":                                                                                        "е задолжително",
 		"%q is not a role (owner, staff or viewer)":                                                          "%q не е улога (сопственик, вработен или преглед)",

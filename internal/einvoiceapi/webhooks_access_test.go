@@ -58,7 +58,7 @@ func TestWebhookEndpointAccess(t *testing.T) {
 			}
 			return id
 		}
-		sbA, sbB, prod := company(auth.EnvSandbox, "4030000000001"), company(auth.EnvSandbox, "4030000000003"), company(auth.EnvProduction, "4030000000001")
+		sbA, sbB, prod := company(auth.EnvSandbox, "4030000000001"), company(auth.EnvSandbox, "4030000000028"), company(auth.EnvProduction, "4030000000001")
 		other := c.account("business")
 		foreign := denar.NewID("cmp")
 		if err := db.InTx(ctx, func(tx *store.Tx) error {

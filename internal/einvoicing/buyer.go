@@ -11,6 +11,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/ident"
 )
 
 // CBRegistry names UJP's company registry (GET /companies/{tax}) in field
@@ -60,6 +61,11 @@ func (c *buyerCache) put(key string, e buyerEntry) {
 // buyer is neither accepted nor refused. Answers are cached.
 func (s *Service) checkBuyer(ctx context.Context, env string, b einvoice.Party, timeout time.Duration) (*denar.FieldError, error) {
 	if s.registry == nil || (b.Country != "" && b.Country != "MK") || b.TaxNumber == "" {
+		return nil, nil
+	}
+	if ident.EDB(b.TaxNumber) != nil {
+		// Not an ЕДБ: building the document reports it at buyer.taxNumber,
+		// and the registry is not asked about a number it cannot hold.
 		return nil, nil
 	}
 	key := env + "/" + b.TaxNumber

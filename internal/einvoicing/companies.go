@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/ident"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -62,7 +62,7 @@ type Company struct {
 	ID                    string       `json:"id" doc:"Prefix cmp_."`
 	Object                string       `json:"object" enum:"company"`
 	Name                  string       `json:"name" doc:"Legal name from the tax authority's registry."`
-	TaxNumber             string       `json:"taxNumber" doc:"ЕДБ, 13 digits."`
+	TaxNumber             string       `json:"taxNumber" doc:"ЕДБ: 13 digits, the 13th a check digit."`
 	VATNumber             *string      `json:"vatNumber" doc:"From the registry; null when the company is not a VAT payer."`
 	Address               Address      `json:"address" doc:"From the registry."`
 	ExternalRef           *string      `json:"externalRef"`
@@ -286,8 +286,6 @@ type OnboardCompany struct {
 	Representative Representative
 }
 
-var edbPattern = regexp.MustCompile(`^[0-9]{13}$`)
-
 // OnboardCompany looks the tax number up in UJP's registry (name, address
 // and VAT number come only from there), then creates the company in
 // pending_mandate with its mandate and the mandate mail, in one
@@ -300,7 +298,10 @@ func (s *Service) OnboardCompany(ctx context.Context, c Caller, cmd OnboardCompa
 		return Company{}, denar.Errorf("company_not_allowed", "A credential limited to an allow-list of companies cannot onboard new companies.")
 	}
 	var fe denar.FieldErrors
-	if !edbPattern.MatchString(cmd.TaxNumber) {
+	switch err := ident.EDB(cmd.TaxNumber); {
+	case errors.Is(err, ident.ErrChecksum):
+		fe.Add("taxNumber", "is not a valid ЕДБ: the 13th digit is not the check digit of the first 12")
+	case err != nil:
 		fe.Add("taxNumber", "must be 13 digits (ЕДБ)")
 	}
 	addr, err := mail.ParseAddress(cmd.Representative.Email)

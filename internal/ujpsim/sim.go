@@ -85,13 +85,13 @@ const DefaultSlowRegistryDelay = 3 * time.Second
 // Well-known sandbox tax numbers (docs/sandbox.md).
 const (
 	TaxSeller   = "4030000000001" // active VAT payer, Skopje
-	TaxBuyer    = "4030000000002" // active VAT payer, Skopje
-	TaxSmallBiz = "4030000000003" // registered, not a VAT payer, Bitola
-	// TaxSupplier (buyer.go) = "4030000000005": the fictitious supplier of
+	TaxBuyer    = "4030000000010" // active VAT payer, Skopje
+	TaxSmallBiz = "4030000000028" // registered, not a VAT payer, Bitola
+	// TaxSupplier (buyer.go) = "4030000000044": the fictitious supplier of
 	// DropIncoming's invoices, a VAT payer in Tetovo.
-	TaxNeverExisted = "4039999999999" // never registered: E1000
-	TaxNoAnswer     = "4039999999998" // the registry never answers
-	TaxSlowRegistry = "4030000000004" // the registry answers after SlowRegistryDelay
+	TaxNeverExisted = "4039999999997" // never registered: E1000
+	TaxNoAnswer     = "4039999999989" // the registry never answers
+	TaxSlowRegistry = "4030000000036" // the registry answers after SlowRegistryDelay
 )
 
 // SeedCompanies is the fictitious registry every simulator starts with.

@@ -2601,7 +2601,7 @@ type Company struct {
 	SigningMode CompanySigningMode `json:"signingMode"`
 	Status      CompanyStatus      `json:"status"`
 
-	// TaxNumber ЕДБ, 13 digits.
+	// TaxNumber ЕДБ: 13 digits, the 13th a check digit.
 	TaxNumber string `json:"taxNumber"`
 
 	// VatNumber From the registry; null when the company is not a VAT payer.
@@ -2661,7 +2661,7 @@ type CreateCompanyBody struct {
 	Representative Representative                `json:"representative"`
 	SigningMode    *CreateCompanyBodySigningMode `json:"signingMode,omitempty"`
 
-	// TaxNumber ЕДБ, 13 digits.
+	// TaxNumber The company's ЕДБ: the bare 13 digits (no MK prefix), the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong check digit is 422 validation_failed at taxNumber, before UJP's registry is asked.
 	TaxNumber string `json:"taxNumber"`
 }
 
@@ -3574,8 +3574,10 @@ type Party struct {
 	Name             string       `json:"name"`
 	SubsidiaryCode   *string      `json:"subsidiaryCode,omitempty"`
 	SubsidiaryName   *string      `json:"subsidiaryName,omitempty"`
-	TaxNumber        string       `json:"taxNumber"`
-	VatNumber        *string      `json:"vatNumber,omitempty"`
+
+	// TaxNumber For a party in MK (the default country), required: its ЕДБ, the bare 13 digits, the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong length or check digit is 422 validation_failed at this field (UJP E5011). Not checked for a party of another country.
+	TaxNumber string  `json:"taxNumber"`
+	VatNumber *string `json:"vatNumber,omitempty"`
 }
 
 // PartyAddress defines model for PartyAddress.
@@ -3720,7 +3722,7 @@ type SandboxIncoming struct {
 	IssueDate openapi_types.Date    `json:"issueDate"`
 	Object    SandboxIncomingObject `json:"object"`
 
-	// SellerTaxNumber The fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово).
+	// SellerTaxNumber The fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово).
 	SellerTaxNumber string             `json:"sellerTaxNumber"`
 	TransactionDate openapi_types.Date `json:"transactionDate"`
 }
@@ -5471,7 +5473,7 @@ type ClientInterface interface {
 
 	// SandboxDropIncomingWithBody Drop an incoming invoice into a sandbox company's inbox
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5480,7 +5482,7 @@ type ClientInterface interface {
 
 	// SandboxDropIncoming Drop an incoming invoice into a sandbox company's inbox
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6506,7 +6508,7 @@ func (c *Client) SimulateEInvoice(ctx context.Context, id string, params *Simula
 
 // SandboxDropIncomingWithBody Drop an incoming invoice into a sandbox company's inbox
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6525,7 +6527,7 @@ func (c *Client) SandboxDropIncomingWithBody(ctx context.Context, params *Sandbo
 
 // SandboxDropIncoming Drop an incoming invoice into a sandbox company's inbox
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10412,7 +10414,7 @@ type ClientWithResponsesInterface interface {
 
 	// SandboxDropIncomingWithBodyWithResponse Drop an incoming invoice into a sandbox company's inbox
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10421,7 +10423,7 @@ type ClientWithResponsesInterface interface {
 
 	// SandboxDropIncomingWithResponse Drop an incoming invoice into a sandbox company's inbox
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14126,7 +14128,7 @@ func (c *ClientWithResponses) SimulateEInvoiceWithResponse(ctx context.Context, 
 
 // SandboxDropIncomingWithBodyWithResponse Drop an incoming invoice into a sandbox company's inbox
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14141,7 +14143,7 @@ func (c *ClientWithResponses) SandboxDropIncomingWithBodyWithResponse(ctx contex
 
 // SandboxDropIncomingWithResponse Drop an incoming invoice into a sandbox company's inbox
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
