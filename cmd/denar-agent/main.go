@@ -68,6 +68,9 @@ const pairUsage = `Usage: denar-agent pair --server URL --code CODE [--name NAME
 
 Pairs this machine with the e-invoicing service using a pairing code from
 POST /v1/agents/pairing-codes, and saves the agent's credentials (0600).
+The agent may act for the companies the credential that created the code
+may. The credentials are shown once: if the answer was lost, running pair
+again with the same code says so; create a new code and pair again.
 `
 
 const registerUsage = `Usage: denar-agent register-certificate --company cmp_… KEY FLAGS

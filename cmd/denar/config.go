@@ -14,8 +14,8 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/denar-mk/denar/ident"
+	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/blob"
-	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
@@ -265,7 +265,7 @@ func LoadConfig() (Config, error) {
 		}
 	}
 	if c.WebhookSecretKey != "" {
-		if _, err := einvoicing.ParseSecretKey(c.WebhookSecretKey); err != nil {
+		if _, err := auth.ParseSecretKey(c.WebhookSecretKey); err != nil {
 			return c, fmt.Errorf("configuration: DENAR_WEBHOOK_SECRET_KEY %v", err)
 		}
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
@@ -110,9 +112,26 @@ func TestOnboardingEndToEnd(t *testing.T) {
 		if err != nil || len(mails) != 1 || mails[0].Recipient != "marija@example.mk" {
 			t.Fatalf("outbox: %v %v", mails, err)
 		}
-		link := regexp.MustCompile(regexp.QuoteMeta(s.einvoice) + `/mandates/\S+`).FindString(mails[0].Body)
+		// Kept sealed (the mandate link is a credential): opened with the
+		// server's key.
+		if strings.Contains(mails[0].Body, "/mandates/") || strings.Contains(mails[0].Link, "/mandates/") {
+			t.Fatalf("the outbox keeps the mandate link in clear: %+v", mails[0])
+		}
+		key, err := auth.ParseSecretKey(testWebhookKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		box, err := auth.NewSecretBox(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mailBody, _, err := mail.Opened(box, mails[0].ID, mails[0].Body, mails[0].Link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		link := regexp.MustCompile(regexp.QuoteMeta(s.einvoice) + `/mandates/\S+`).FindString(mailBody)
 		if link == "" {
-			t.Fatalf("no mandate link to %s in:\n%s", s.einvoice, mails[0].Body)
+			t.Fatalf("no mandate link to %s in:\n%s", s.einvoice, mailBody)
 		}
 
 		// Before the representative accepts, the service does not act for

@@ -45,7 +45,11 @@ type world struct {
 func newWorld(t *testing.T, db *store.DB) *world {
 	t.Helper()
 	ctx := t.Context()
-	w := &world{t: t, db: db, users: &auth.Users{DB: db}}
+	box, err := auth.NewSecretBox(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{t: t, db: db, users: &auth.Users{DB: db, Secrets: box}}
 	as := &auth.Store{DB: db}
 	for _, a := range []*string{&w.acctA, &w.acctB} {
 		acct, err := as.CreateAccount(ctx, "Биро", "business")
@@ -89,10 +93,6 @@ func newWorld(t *testing.T, db *store.DB) *world {
 		if _, err := w.users.CreateUser(ctx, u.acct, u.email, u.role, password); err != nil {
 			t.Fatal(err)
 		}
-	}
-	box, err := einvoicing.NewSecretBox(make([]byte, 32))
-	if err != nil {
-		t.Fatal(err)
 	}
 	svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box},
 		einvoicing.Config{Webhooks: einvoicing.WebhookConfig{AllowPrivateSandbox: true}})
@@ -486,7 +486,8 @@ func TestDashboardTOTPAndTwoProcesses(t *testing.T) {
 		// Sign in on a "second process": another dashboard on the same store.
 		svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler)}, einvoicing.Config{})
 		mux := http.NewServeMux()
-		dashboard.New(dashboard.Deps{Service: svc, Users: &auth.Users{DB: db}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+		// The second process seals and opens TOTP seeds with the same key.
+		dashboard.New(dashboard.Deps{Service: svc, Users: &auth.Users{DB: db, Secrets: w.users.Secrets}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
 		second := httptest.NewServer(mux)
 		defer second.Close()
 		next := auth.TOTPStep(db.Now()) + 1

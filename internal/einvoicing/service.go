@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/blob"
@@ -41,7 +42,7 @@ type Deps struct {
 	Received ReceivedArchive
 	// Secrets seals webhook endpoint secrets; nil makes creating an
 	// endpoint 503 webhooks_unavailable (cmd/denar always provides one).
-	Secrets *SecretBox
+	Secrets *auth.SecretBox
 	// Resolver looks up webhook hosts, at registration and when a delivery
 	// connects; nil is net.DefaultResolver.
 	Resolver Resolver
@@ -119,7 +120,7 @@ type Service struct {
 	pipe     *Pipeline
 	blobs    blob.Store
 	received ReceivedArchive
-	secrets  *SecretBox
+	secrets  *auth.SecretBox
 	resolver Resolver
 	// hooks are the webhook HTTP clients by environment.
 	hooks map[string]*http.Client
@@ -172,9 +173,34 @@ func write[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.T
 	return writeStoring(ctx, s, c, fn, nil)
 }
 
+// writeShownOnce is write for answers that carry a secret shown once (a
+// pairing code, an agent's secret, a webhook endpoint's secret): the
+// caller gets fn's answer, but what the key keeps for a replay is the
+// problem shown(v) (secret_already_shown) — never v, so the secret is in
+// clear nowhere but in that one answer.
+func writeShownOnce[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (T, error), shown func(T) *denar.Error) (T, error) {
+	return writeStoring(ctx, s, c, fn, func(v T) any { return shown(v) })
+}
+
+// ECodeSecretAlreadyShown answers the replay of an answer that carried a
+// secret shown once.
+const ECodeSecretAlreadyShown = "secret_already_shown"
+
+// shownOnce is the problem an Idempotency-Key replay of an answer with a
+// secret gets: which object it was (objectId, when it has an id) and what
+// to do instead.
+func shownOnce(object, id, msg string) *denar.Error {
+	detail := map[string]any{"object": object}
+	if id != "" {
+		detail["objectId"] = id
+	}
+	return &denar.Error{Code: ECodeSecretAlreadyShown, Message: msg, Detail: detail}
+}
+
 // writeStoring is write whose stored response is stored(v) rather than v
-// itself (nil stored: v), for answers that must not be kept as they are.
-func writeStoring[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (T, error), stored func(T) T) (T, error) {
+// itself (nil stored: v): an answer of another shape, or an error value,
+// which the HTTP layer keeps as the problem a replay answers.
+func writeStoring[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (T, error), stored func(T) any) (T, error) {
 	var out T
 	ctx = context.WithoutCancel(ctx)
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -182,7 +208,7 @@ func writeStoring[T any](ctx context.Context, s *Service, c Caller, fn func(tx *
 		if err != nil {
 			return err
 		}
-		kept := v
+		var kept any = v
 		if stored != nil {
 			kept = stored(v)
 		}

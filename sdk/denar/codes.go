@@ -12,7 +12,7 @@ const (
 	CodeKeyRevoked = "key_revoked"
 	// insufficient_scope (problem, 403): The credential lacks the scope the operation needs (x-required-scope).
 	CodeInsufficientScope = "insufficient_scope"
-	// company_not_allowed (problem, 403): The company is outside the key's allow-list, or not one of the account's; a credential limited to an allow-list cannot onboard companies.
+	// company_not_allowed (problem, 403): The company is outside the credential's allow-list (a signing agent's: the companies of its pairing code), or not one of the account's; a credential limited to an allow-list cannot onboard companies, nor revoke an agent that may act for companies outside its list.
 	CodeCompanyNotAllowed = "company_not_allowed"
 	// environment_mismatch (problem, 403): A sandbox credential on a production company or the reverse, X-Company-Id and list filters included.
 	CodeEnvironmentMismatch = "environment_mismatch"
@@ -92,6 +92,8 @@ const (
 	CodeSigningRequestFinished = "signing_request_finished"
 	// self_signed_certificate (problem, 422): A self-signed certificate (such as denar-agent run --sandbox-self-signed makes) registered for a production company; production needs the qualified certificate a certification authority issued. errors[] names certificateDer.
 	CodeSelfSignedCertificate = "self_signed_certificate"
+	// secret_already_shown (problem, 409): An Idempotency-Key replay of an answer that carried a secret shown once (a pairing code, an agent's credentials, a webhook endpoint's secret): the secret is not kept, so the replay cannot show it. object and objectId name what was created; pair again with a new code, or rotate the endpoint's secret.
+	CodeSecretAlreadyShown = "secret_already_shown"
 	// pairing_code_invalid (problem, 422): The pairing code is unknown, used or expired.
 	CodePairingCodeInvalid = "pairing_code_invalid"
 	// archive_export_not_ready (problem, 409): Download of an archive export that is pending or failed.

@@ -90,13 +90,26 @@ type APIError struct {
 
 func (e *APIError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Detail) }
 
+// ErrPairingAnswerLost is what Pair returns (wrapped with the server's
+// problem) when an earlier attempt with the same code paired an agent
+// whose answer never arrived: the agent's secret was shown once, in that
+// answer, and the server does not keep it. Create a new pairing code and
+// pair again.
+var ErrPairingAnswerLost = errors.New("an earlier attempt with this code paired an agent but its answer was lost, " +
+	"and the agent's secret is shown only once: create a new pairing code and pair again")
+
 // Pair exchanges a pairing code for agent credentials.
 func Pair(ctx context.Context, client *http.Client, server, code, name string) (Credentials, error) {
 	var out Credentials
-	// The key follows the code, so running pair again with the same code
-	// after a lost answer fetches the same credentials.
+	// The key follows the code: running pair again with the same code
+	// after a lost answer is recognised as the same pairing, and answered
+	// secret_already_shown (ErrPairingAnswerLost) rather than a used code.
 	key := "pair:" + strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(code))
 	err := call(ctx, client, http.MethodPost, strings.TrimRight(server, "/")+"/v1/agents/pair", "", key, map[string]string{"code": code, "name": name}, &out)
+	var api *APIError
+	if errors.As(err, &api) && api.Code == "secret_already_shown" {
+		err = fmt.Errorf("%w (%w)", ErrPairingAnswerLost, err)
+	}
 	out.Server = strings.TrimRight(server, "/")
 	return out, err
 }

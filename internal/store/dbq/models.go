@@ -25,6 +25,7 @@ type AgentPairingCode struct {
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
 	UsedAt      sql.NullTime
+	CompanyIds  string
 }
 
 type ApiKey struct {
@@ -327,6 +328,7 @@ type SigningAgent struct {
 	CreatedAt   time.Time
 	LastSeenAt  sql.NullTime
 	RevokedAt   sql.NullTime
+	CompanyIds  string
 }
 
 type SigningCertificate struct {

@@ -123,14 +123,15 @@ func (q *Queries) CompanySignerReady(ctx context.Context, arg CompanySignerReady
 }
 
 const createPairingCode = `-- name: CreatePairingCode :exec
-INSERT INTO agent_pairing_codes (code_hash, account_id, environment, created_at, expires_at)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO agent_pairing_codes (code_hash, account_id, environment, company_ids, created_at, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6)
 `
 
 type CreatePairingCodeParams struct {
 	CodeHash    string
 	AccountID   string
 	Environment string
+	CompanyIds  string
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
 }
@@ -140,6 +141,7 @@ func (q *Queries) CreatePairingCode(ctx context.Context, arg CreatePairingCodePa
 		arg.CodeHash,
 		arg.AccountID,
 		arg.Environment,
+		arg.CompanyIds,
 		arg.CreatedAt,
 		arg.ExpiresAt,
 	)
@@ -147,9 +149,10 @@ func (q *Queries) CreatePairingCode(ctx context.Context, arg CreatePairingCodePa
 }
 
 const createSigningAgent = `-- name: CreateSigningAgent :one
-INSERT INTO signing_agents (id, account_id, environment, name, secret_hash, created_at)
-VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at
+INSERT INTO signing_agents (id, account_id, environment, name, secret_hash, company_ids, created_at)
+VALUES ($1, $2, $3, $4, $5, $6,
+        $7)
+RETURNING id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at, company_ids
 `
 
 type CreateSigningAgentParams struct {
@@ -158,6 +161,7 @@ type CreateSigningAgentParams struct {
 	Environment string
 	Name        string
 	SecretHash  string
+	CompanyIds  string
 	CreatedAt   time.Time
 }
 
@@ -168,6 +172,7 @@ func (q *Queries) CreateSigningAgent(ctx context.Context, arg CreateSigningAgent
 		arg.Environment,
 		arg.Name,
 		arg.SecretHash,
+		arg.CompanyIds,
 		arg.CreatedAt,
 	)
 	var i SigningAgent
@@ -180,6 +185,7 @@ func (q *Queries) CreateSigningAgent(ctx context.Context, arg CreateSigningAgent
 		&i.CreatedAt,
 		&i.LastSeenAt,
 		&i.RevokedAt,
+		&i.CompanyIds,
 	)
 	return i, err
 }
@@ -447,7 +453,7 @@ func (q *Queries) GetAccountSigningRequest(ctx context.Context, arg GetAccountSi
 }
 
 const getSigningAgent = `-- name: GetSigningAgent :one
-SELECT id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at FROM signing_agents WHERE id = $1
+SELECT id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at, company_ids FROM signing_agents WHERE id = $1
 `
 
 func (q *Queries) GetSigningAgent(ctx context.Context, id string) (SigningAgent, error) {
@@ -462,6 +468,7 @@ func (q *Queries) GetSigningAgent(ctx context.Context, id string) (SigningAgent,
 		&i.CreatedAt,
 		&i.LastSeenAt,
 		&i.RevokedAt,
+		&i.CompanyIds,
 	)
 	return i, err
 }
@@ -622,7 +629,7 @@ func (q *Queries) ListAgentPendingRequests(ctx context.Context, arg ListAgentPen
 }
 
 const listSigningAgents = `-- name: ListSigningAgents :many
-SELECT id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at FROM signing_agents ORDER BY account_id, id
+SELECT id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at, company_ids FROM signing_agents ORDER BY account_id, id
 `
 
 // Every agent, for denar admin agent list.
@@ -644,6 +651,7 @@ func (q *Queries) ListSigningAgents(ctx context.Context) ([]SigningAgent, error)
 			&i.CreatedAt,
 			&i.LastSeenAt,
 			&i.RevokedAt,
+			&i.CompanyIds,
 		); err != nil {
 			return nil, err
 		}
@@ -748,7 +756,7 @@ func (q *Queries) ReleaseAgentClaims(ctx context.Context, arg ReleaseAgentClaims
 const revokeSigningAgent = `-- name: RevokeSigningAgent :one
 UPDATE signing_agents SET revoked_at = $1, last_seen_at = NULL
 WHERE id = $2 AND revoked_at IS NULL
-RETURNING id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at
+RETURNING id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at, company_ids
 `
 
 type RevokeSigningAgentParams struct {
@@ -770,6 +778,7 @@ func (q *Queries) RevokeSigningAgent(ctx context.Context, arg RevokeSigningAgent
 		&i.CreatedAt,
 		&i.LastSeenAt,
 		&i.RevokedAt,
+		&i.CompanyIds,
 	)
 	return i, err
 }
@@ -791,7 +800,7 @@ func (q *Queries) TouchSigningAgent(ctx context.Context, arg TouchSigningAgentPa
 const usePairingCode = `-- name: UsePairingCode :one
 UPDATE agent_pairing_codes SET used_at = $1
 WHERE code_hash = $2 AND used_at IS NULL AND expires_at > $1
-RETURNING code_hash, account_id, environment, created_at, expires_at, used_at
+RETURNING code_hash, account_id, environment, created_at, expires_at, used_at, company_ids
 `
 
 type UsePairingCodeParams struct {
@@ -809,6 +818,7 @@ func (q *Queries) UsePairingCode(ctx context.Context, arg UsePairingCodeParams) 
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.UsedAt,
+		&i.CompanyIds,
 	)
 	return i, err
 }

@@ -2421,8 +2421,11 @@ type AgentCredentials struct {
 	// AgentId AGENT_ID, prefix agt_.
 	AgentId string `json:"agentId"`
 
-	// AgentSecret AGENT_SECRET. Shown once; stored only as a hash.
-	AgentSecret string                      `json:"agentSecret"`
+	// AgentSecret AGENT_SECRET. Shown once; stored only as a hash. An Idempotency-Key replay of this answer is 409 secret_already_shown: pair again with a new code.
+	AgentSecret string `json:"agentSecret"`
+
+	// CompanyIds The companies this agent may act for (the pairing code's); empty: every company of the account in the environment.
+	CompanyIds  *[]string                   `json:"companyIds"`
 	Environment AgentCredentialsEnvironment `json:"environment"`
 	Object      AgentCredentialsObject      `json:"object"`
 }
@@ -3549,10 +3552,13 @@ type PairInputBody struct {
 
 // PairingCode defines model for PairingCode.
 type PairingCode struct {
-	// Code Enter in denar-agent pair --code. Single use.
-	Code      string            `json:"code"`
-	ExpiresAt time.Time         `json:"expiresAt"`
-	Object    PairingCodeObject `json:"object"`
+	// Code Enter in denar-agent pair --code. Single use. Shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown.
+	Code string `json:"code"`
+
+	// CompanyIds The companies the agent paired with this code may act for: the creating credential's allow-list. Empty: every company of the account in the environment.
+	CompanyIds *[]string         `json:"companyIds"`
+	ExpiresAt  time.Time         `json:"expiresAt"`
+	Object     PairingCodeObject `json:"object"`
 }
 
 // PairingCodeObject defines model for PairingCode.Object.
@@ -3765,6 +3771,8 @@ type SignatureInputBody struct {
 
 // SigningAgent defines model for SigningAgent.
 type SigningAgent struct {
+	// CompanyIds The companies the agent may act for, fixed at pairing (the allow-list of the credential that created its pairing code); empty: every company of the account in the environment.
+	CompanyIds  *[]string               `json:"companyIds"`
 	CreatedAt   time.Time               `json:"createdAt"`
 	Environment SigningAgentEnvironment `json:"environment"`
 
@@ -4170,7 +4178,7 @@ type WebhookEndpoint struct {
 	// PreviousSecretExpiresAt Until then deliveries carry a second v1= signature made with the previous secret; null when there is none.
 	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"`
 
-	// Secret The signing secret (whsec_…): only in the answer to create and rotate-secret, null everywhere else, also when an Idempotency-Key replays that answer.
+	// Secret The signing secret (whsec_…): only in the answer to create and rotate-secret, null everywhere else. Shown once: an Idempotency-Key replay of those answers is 409 secret_already_shown (rotate the secret for a new one).
 	Secret    *string   `json:"secret"`
 	UpdatedAt time.Time `json:"updatedAt"`
 	Url       string    `json:"url"`
@@ -5087,7 +5095,7 @@ type ClientInterface interface {
 
 	// PairAgentWithBody Pair a signing agent
 	//
-	// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+	// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5096,7 +5104,7 @@ type ClientInterface interface {
 
 	// PairAgent Pair a signing agent
 	//
-	// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+	// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5105,14 +5113,14 @@ type ClientInterface interface {
 
 	// CreateAgentPairingCode Create a pairing code for a signing agent
 	//
-	// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this key's account and environment; nothing else can attach an agent.
+	// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this credential's account and environment, with this credential's reach: an agent paired with a code of a credential limited to some companies (an allow-listed key or OAuth client) may act for those companies only (companyIds), for ever; a code of an unrestricted credential pairs an agent for every company of the account in the environment. Nothing else can attach an agent. The code is shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown (create another code).
 	//
 	// Corresponds with POST /v1/agents/pairing-codes (the `CreateAgentPairingCode` operationId).
 	CreateAgentPairingCode(ctx context.Context, params *CreateAgentPairingCodeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RegisterAgentCertificateWithBody Register the agent's signing certificate for a company
 	//
-	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5121,7 +5129,7 @@ type ClientInterface interface {
 
 	// RegisterAgentCertificate Register the agent's signing certificate for a company
 	//
-	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5130,14 +5138,14 @@ type ClientInterface interface {
 
 	// RevokeAgent Revoke a signing agent
 	//
-	// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
+	// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. A credential limited to some companies may revoke only agents limited to companies of its own list (403 company_not_allowed otherwise): an account-wide agent is revoked by an unrestricted key or OAuth client. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
 	//
 	// Corresponds with POST /v1/agents/{id}/revoke (the `RevokeAgent` operationId).
 	RevokeAgent(ctx context.Context, id string, params *RevokeAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListAgentSigningRequests Signing requests for this agent (long-poll)
 	//
-	// Returns the pending requests of every company this agent holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
+	// Returns the pending requests of every company of the agent's companyIds it holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
 	//
 	// Corresponds with GET /v1/agents/{id}/signing-requests (the `ListAgentSigningRequests` operationId).
 	ListAgentSigningRequests(ctx context.Context, id string, params *ListAgentSigningRequestsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5508,7 +5516,7 @@ type ClientInterface interface {
 
 	// GetSigningRequest Get a signing request
 	//
-	// One signing request: what to sign (docs/signing.md) and its state.
+	// One signing request: what to sign (docs/signing.md) and its state. A request of a company outside the caller's reach (an agent's companyIds and certificates, a key's environment and allow-list) is 404, here and on claim, signature and refusal.
 	//
 	// Corresponds with GET /v1/signing-requests/{id} (the `GetSigningRequest` operationId).
 	GetSigningRequest(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5662,7 +5670,7 @@ type ClientInterface interface {
 
 // PairAgentWithBody Pair a signing agent
 //
-// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5681,7 +5689,7 @@ func (c *Client) PairAgentWithBody(ctx context.Context, params *PairAgentParams,
 
 // PairAgent Pair a signing agent
 //
-// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5700,7 +5708,7 @@ func (c *Client) PairAgent(ctx context.Context, params *PairAgentParams, body Pa
 
 // CreateAgentPairingCode Create a pairing code for a signing agent
 //
-// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this key's account and environment; nothing else can attach an agent.
+// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this credential's account and environment, with this credential's reach: an agent paired with a code of a credential limited to some companies (an allow-listed key or OAuth client) may act for those companies only (companyIds), for ever; a code of an unrestricted credential pairs an agent for every company of the account in the environment. Nothing else can attach an agent. The code is shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown (create another code).
 //
 // Corresponds with POST /v1/agents/pairing-codes (the `CreateAgentPairingCode` operationId).
 func (c *Client) CreateAgentPairingCode(ctx context.Context, params *CreateAgentPairingCodeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5717,7 +5725,7 @@ func (c *Client) CreateAgentPairingCode(ctx context.Context, params *CreateAgent
 
 // RegisterAgentCertificateWithBody Register the agent's signing certificate for a company
 //
-// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5736,7 +5744,7 @@ func (c *Client) RegisterAgentCertificateWithBody(ctx context.Context, id string
 
 // RegisterAgentCertificate Register the agent's signing certificate for a company
 //
-// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5755,7 +5763,7 @@ func (c *Client) RegisterAgentCertificate(ctx context.Context, id string, params
 
 // RevokeAgent Revoke a signing agent
 //
-// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
+// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. A credential limited to some companies may revoke only agents limited to companies of its own list (403 company_not_allowed otherwise): an account-wide agent is revoked by an unrestricted key or OAuth client. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
 //
 // Corresponds with POST /v1/agents/{id}/revoke (the `RevokeAgent` operationId).
 func (c *Client) RevokeAgent(ctx context.Context, id string, params *RevokeAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5772,7 +5780,7 @@ func (c *Client) RevokeAgent(ctx context.Context, id string, params *RevokeAgent
 
 // ListAgentSigningRequests Signing requests for this agent (long-poll)
 //
-// Returns the pending requests of every company this agent holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
+// Returns the pending requests of every company of the agent's companyIds it holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
 //
 // Corresponds with GET /v1/agents/{id}/signing-requests (the `ListAgentSigningRequests` operationId).
 func (c *Client) ListAgentSigningRequests(ctx context.Context, id string, params *ListAgentSigningRequestsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6593,7 +6601,7 @@ func (c *Client) ListSigningRequests(ctx context.Context, params *ListSigningReq
 
 // GetSigningRequest Get a signing request
 //
-// One signing request: what to sign (docs/signing.md) and its state.
+// One signing request: what to sign (docs/signing.md) and its state. A request of a company outside the caller's reach (an agent's companyIds and certificates, a key's environment and allow-list) is 404, here and on claim, signature and refusal.
 //
 // Corresponds with GET /v1/signing-requests/{id} (the `GetSigningRequest` operationId).
 func (c *Client) GetSigningRequest(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9988,7 +9996,7 @@ type ClientWithResponsesInterface interface {
 
 	// PairAgentWithBodyWithResponse Pair a signing agent
 	//
-	// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+	// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9997,7 +10005,7 @@ type ClientWithResponsesInterface interface {
 
 	// PairAgentWithResponse Pair a signing agent
 	//
-	// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+	// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10006,7 +10014,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAgentPairingCodeWithResponse Create a pairing code for a signing agent
 	//
-	// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this key's account and environment; nothing else can attach an agent.
+	// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this credential's account and environment, with this credential's reach: an agent paired with a code of a credential limited to some companies (an allow-listed key or OAuth client) may act for those companies only (companyIds), for ever; a code of an unrestricted credential pairs an agent for every company of the account in the environment. Nothing else can attach an agent. The code is shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown (create another code).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10015,7 +10023,7 @@ type ClientWithResponsesInterface interface {
 
 	// RegisterAgentCertificateWithBodyWithResponse Register the agent's signing certificate for a company
 	//
-	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10024,7 +10032,7 @@ type ClientWithResponsesInterface interface {
 
 	// RegisterAgentCertificateWithResponse Register the agent's signing certificate for a company
 	//
-	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10033,7 +10041,7 @@ type ClientWithResponsesInterface interface {
 
 	// RevokeAgentWithResponse Revoke a signing agent
 	//
-	// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
+	// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. A credential limited to some companies may revoke only agents limited to companies of its own list (403 company_not_allowed otherwise): an account-wide agent is revoked by an unrestricted key or OAuth client. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10042,7 +10050,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAgentSigningRequestsWithResponse Signing requests for this agent (long-poll)
 	//
-	// Returns the pending requests of every company this agent holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
+	// Returns the pending requests of every company of the agent's companyIds it holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10451,7 +10459,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetSigningRequestWithResponse Get a signing request
 	//
-	// One signing request: what to sign (docs/signing.md) and its state.
+	// One signing request: what to sign (docs/signing.md) and its state. A request of a company outside the caller's reach (an agent's companyIds and certificates, a key's environment and allow-list) is 404, here and on claim, signature and refusal.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13426,7 +13434,7 @@ func (r TestWebhookEndpointResponse) ContentType() string {
 
 // PairAgentWithBodyWithResponse Pair a signing agent
 //
-// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13441,7 +13449,7 @@ func (c *ClientWithResponses) PairAgentWithBodyWithResponse(ctx context.Context,
 
 // PairAgentWithResponse Pair a signing agent
 //
-// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13456,7 +13464,7 @@ func (c *ClientWithResponses) PairAgentWithResponse(ctx context.Context, params 
 
 // CreateAgentPairingCodeWithResponse Create a pairing code for a signing agent
 //
-// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this key's account and environment; nothing else can attach an agent.
+// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this credential's account and environment, with this credential's reach: an agent paired with a code of a credential limited to some companies (an allow-listed key or OAuth client) may act for those companies only (companyIds), for ever; a code of an unrestricted credential pairs an agent for every company of the account in the environment. Nothing else can attach an agent. The code is shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown (create another code).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13471,7 +13479,7 @@ func (c *ClientWithResponses) CreateAgentPairingCodeWithResponse(ctx context.Con
 
 // RegisterAgentCertificateWithBodyWithResponse Register the agent's signing certificate for a company
 //
-// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13486,7 +13494,7 @@ func (c *ClientWithResponses) RegisterAgentCertificateWithBodyWithResponse(ctx c
 
 // RegisterAgentCertificateWithResponse Register the agent's signing certificate for a company
 //
-// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13501,7 +13509,7 @@ func (c *ClientWithResponses) RegisterAgentCertificateWithResponse(ctx context.C
 
 // RevokeAgentWithResponse Revoke a signing agent
 //
-// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
+// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. A credential limited to some companies may revoke only agents limited to companies of its own list (403 company_not_allowed otherwise): an account-wide agent is revoked by an unrestricted key or OAuth client. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13516,7 +13524,7 @@ func (c *ClientWithResponses) RevokeAgentWithResponse(ctx context.Context, id st
 
 // ListAgentSigningRequestsWithResponse Signing requests for this agent (long-poll)
 //
-// Returns the pending requests of every company this agent holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
+// Returns the pending requests of every company of the agent's companyIds it holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14195,7 +14203,7 @@ func (c *ClientWithResponses) ListSigningRequestsWithResponse(ctx context.Contex
 
 // GetSigningRequestWithResponse Get a signing request
 //
-// One signing request: what to sign (docs/signing.md) and its state.
+// One signing request: what to sign (docs/signing.md) and its state. A request of a company outside the caller's reach (an agent's companyIds and certificates, a key's environment and allow-list) is 404, here and on claim, signature and refusal.
 //
 // Returns a wrapper object for the known response body format(s).
 //
