@@ -297,6 +297,54 @@ func TestIdempotency(t *testing.T) {
 	})
 }
 
+// TestIdempotencyLargeResponse: an answer too large to store (a payroll
+// file) is not kept under its key, which is released: the same request
+// with the key runs again instead of being replayed; a small answer of the
+// same operation is replayed.
+func TestIdempotencyLargeResponse(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newAccount(t, db, "sandbox")
+		s := httpx.NewService(httpx.Options{
+			Name: auth.ServiceEInvoice, Title: "test", Version: "1", Auth: &auth.Store{DB: db},
+			Companies: auth.Employers{DB: db}, Idempotency: idempotency.New(db, 0), Ready: db.Ping,
+			Log: slog.New(slog.DiscardHandler),
+		})
+		var runs atomic.Int64
+		type blobOut struct {
+			Body []byte
+		}
+		httpx.Register(s, huma.Operation{OperationID: "makeBlob", Method: http.MethodPost, Path: "/v1/blobs"}, httpx.Spec{},
+			func(ctx context.Context, in *thingIn) (*blobOut, error) {
+				runs.Add(1)
+				n := 10
+				if in.Body.Name == "large" {
+					n = 5 << 20
+				}
+				return &blobOut{Body: bytes.Repeat([]byte("x"), n)}, nil
+			})
+		srv := httptest.NewServer(s.Handler())
+		t.Cleanup(srv.Close)
+		h := func(key string) map[string]string {
+			return map[string]string{"Authorization": "Bearer " + f.key, "Idempotency-Key": key}
+		}
+		for range 2 {
+			if r := do(t, srv.URL, "POST", "/v1/blobs", h("large"), `{"name":"large"}`); r.status != 200 || len(r.body) != 5<<20 || r.header.Get("Idempotent-Replayed") != "" {
+				t.Fatalf("large: %d, %d bytes, replayed %q", r.status, len(r.body), r.header.Get("Idempotent-Replayed"))
+			}
+		}
+		if n := runs.Load(); n != 2 {
+			t.Fatalf("the large request ran %d times, want 2 (not replayed)", n)
+		}
+		for i := range 2 {
+			r := do(t, srv.URL, "POST", "/v1/blobs", h("small"), `{"name":"small"}`)
+			if r.status != 200 || len(r.body) != 10 || (r.header.Get("Idempotent-Replayed") == "true") != (i == 1) {
+				t.Fatalf("small #%d: %d, %d bytes, replayed %q", i, r.status, len(r.body), r.header.Get("Idempotent-Replayed"))
+			}
+		}
+	})
+}
+
 // TestIdempotencyInProgress runs two service instances on two connections
 // to one database, as two server processes would, and sends the same key
 // to both while the first request is still running.
