@@ -55,6 +55,7 @@ Usage:
   denar-agent run [--auto | --auto-purposes query] KEY FLAGS
   denar-agent run --sandbox-self-signed --company cmp_… [--server URL]
                                     sandbox: a throw-away key and certificate, registered and signing
+  denar-agent version               the build's version and commit
   denar-agent help [COMMAND]        this text, or a command's ("denar-agent COMMAND -h" too)
 
 KEY FLAGS select the key: --key key.pem --cert cert.pem, or --p12 file.p12
@@ -62,6 +63,12 @@ KEY FLAGS select the key: --key key.pem --cert cert.pem, or --p12 file.p12
 --pkcs11-module, --pkcs11-token, --pkcs11-key and --cert (PIN in
 DENAR_AGENT_PIN; binaries built with -tags pkcs11). See docs/signing.md.
 Exit status: 0 success, 1 failure, 2 a wrong command line.
+`
+
+const versionUsage = `Usage: denar-agent version
+
+Prints the build's module version, the commit it was built from (with its
+time and whether the tree had uncommitted changes) and the Go version.
 `
 
 const pairUsage = `Usage: denar-agent pair --server URL --code CODE [--name NAME]
@@ -183,6 +190,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	client := &http.Client{Timeout: 90 * time.Second}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	switch args[0] {
+	case "version":
+		if err := cli.Parse(fs, args[1:], 0, 0, versionUsage, stdout, stderr); err != nil {
+			return err
+		}
+		fmt.Fprint(stdout, cli.Version("denar-agent"))
+		return nil
 	case "pair":
 		server := fs.String("server", "", "e-invoicing API base URL")
 		code := fs.String("code", "", "pairing code from POST /v1/agents/pairing-codes")

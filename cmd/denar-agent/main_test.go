@@ -20,7 +20,7 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		err := run(t.Context(), args, &stdout, &stderr)
 		return cli.ExitCode(err), stdout.String(), stderr.String()
 	}
-	for _, path := range [][]string{{}, {"pair"}, {"register-certificate"}, {"run"}} {
+	for _, path := range [][]string{{}, {"pair"}, {"register-certificate"}, {"run"}, {"version"}} {
 		name := strings.Join(append([]string{"denar-agent"}, path...), " ")
 		for _, ask := range []string{"-h", "--help", "help"} {
 			t.Run(name+" "+ask, func(t *testing.T) {
@@ -44,6 +44,7 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		{}, {"frobnicate"}, {"help", "frobnicate"}, {"--no-such-flag"},
 		{"pair", "--no-such-flag"}, {"register-certificate", "--no-such-flag"}, {"run", "--no-such-flag"},
 		{"run", "extra"}, {"pair"}, // pair without --server and --code
+		{"version", "extra"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			t.Parallel()
@@ -52,6 +53,17 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 				t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
 			}
 		})
+	}
+}
+
+// TestVersion: denar-agent version prints the build (cli.FormatVersion
+// words it; the denar binary's end-to-end test checks the commit).
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"version"}, &stdout, &stderr)
+	if cli.ExitCode(err) != 0 || stderr.Len() > 0 || !strings.HasPrefix(stdout.String(), "denar-agent ") || !strings.Contains(stdout.String(), "\ncommit ") {
+		t.Fatalf("%v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
 	}
 }
 
