@@ -389,6 +389,19 @@ func TestInboxSellerToBuyer(t *testing.T) {
 			ar.RejectReasonCode == nil || *ar.RejectReasonCode != "O-2" || ar.Comment == nil || *ar.Comment != "Погрешна цена" {
 			t.Fatalf("decision request: purpose %s, payload %s (%v)", purpose, signed, err)
 		}
+		// What its signer is shown: the buyer company, what signing does,
+		// the incoming document, its seller and total.
+		var raw2 string
+		if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT summary FROM signing_requests WHERE id = $1", sr).Scan(&raw2); err != nil {
+			t.Fatal(err)
+		}
+		var sum einvoicing.SigningSummary
+		number := deref(d, "number")
+		if err := json.Unmarshal([]byte(raw2), &sum); err != nil || number == nil || sum.Purpose != "reject incoming invoice "+number.(string)+" (O-2)" ||
+			sum.SellerName == nil || *sum.SellerName != deref(d, "seller", "name") || sum.DocumentNumber == nil || *sum.DocumentNumber != number ||
+			sum.GrossTotal == nil || *sum.GrossTotal != deref(d, "totals", "gross") || sum.CompanyName == "" || sum.BuyerName != nil {
+			t.Fatalf("decision summary %s (%v)", raw2, err)
+		}
 		// Nothing reaches UJP before the signature.
 		if n := e.dg.decisions.Load(); n != 0 {
 			t.Fatalf("%d decisions sent before the signature", n)

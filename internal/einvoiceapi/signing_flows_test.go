@@ -90,7 +90,7 @@ func (e *pipeEnv) runExpiry() {
 }
 
 // TestRefusalReasons: each refusal reason through the agent's HTTP calls.
-// token_missing and pin_locked keep the e-invoice waiting with the refusal
+// token_missing, pin_locked and unattended keep the e-invoice waiting with the refusal
 // in problems and ask again after the configured backoff (with
 // einvoice.signature_required); user_declined, policy and payload_invalid
 // fail it with problem signature_refused and einvoice.failed.
@@ -103,6 +103,7 @@ func TestRefusalReasons(t *testing.T) {
 	}{
 		{"token_missing", true},
 		{"pin_locked", true},
+		{"unattended", true}, // nobody was there to ask: never final
 		{"user_declined", false},
 		{"policy", false},
 		{"payload_invalid", false},
@@ -550,4 +551,37 @@ func TestRefusedFreshSignature(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestSigningRequestSummary: a document's signing request says what a
+// signer must see (the company, what signing does, the number, the buyer,
+// the gross total and currency), written where it is made, on the issuing
+// path and on the expiry replacement alike.
+func TestSigningRequestSummary(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnv(t, db)
+		id := e.issue("F-SUM-1")
+		inv := e.einvoice(id)
+		first := inv["signingRequestId"].(string)
+		check := func(sr string) {
+			t.Helper()
+			st, m := e.agentDo("GET", "/v1/signing-requests/"+sr, e.authz, nil)
+			sum, _ := m["summary"].(map[string]any)
+			totals := inv["totals"].(map[string]any)
+			if st != 200 || sum == nil || sum["companyName"] != "Тест Продавач ДООЕЛ Скопје" || sum["purpose"] != "issue e-invoice F-SUM-1" ||
+				sum["documentNumber"] != "F-SUM-1" || sum["buyerName"] != "Тест Купувач ДОО Скопје" ||
+				sum["grossTotal"] != totals["gross"] || sum["currency"] != "MKD" || sum["sellerName"] != nil {
+				t.Fatalf("signing request %s: %d summary %v (e-invoice totals %v)", sr, st, m["summary"], totals)
+			}
+		}
+		check(first)
+		e.advance(16 * time.Minute)
+		e.runExpiry()
+		next := e.einvoice(id)["signingRequestId"].(string)
+		if next == first {
+			t.Fatal("the request was not replaced")
+		}
+		check(next)
+	})
 }

@@ -122,7 +122,7 @@ func Codes() []Code {
 
 		// Items of an e-invoice's problems.
 		{Code: "signature_refused", In: InEInvoiceProblems, Service: ServiceEInvoice, Title: "Signature refused",
-			Meaning: "The signer refused (reason: user_declined, policy or payload_invalid fail the e-invoice; token_missing or pin_locked keep it waiting and ask again after the refusal backoff). Carries reason, message and signingRequestId."},
+			Meaning: "The signer refused (reason: user_declined, policy or payload_invalid fail the e-invoice; token_missing, pin_locked or unattended keep it waiting and ask again after the refusal backoff). Carries reason, message and signingRequestId."},
 		{Code: "hold_window_exceeded", In: InEInvoiceProblems, Service: ServiceEInvoice, Title: "Hold window exceeded",
 			Meaning: "UJP stayed unreachable for longer than the hold window (DENAR_EINVOICE_HOLD_WINDOW); the document failed undelivered."},
 

@@ -112,7 +112,7 @@ const (
 	CodeWebhookEndpointLimit = "webhook_endpoint_limit"
 	// webhooks_unavailable (problem, 503): The service has no DENAR_WEBHOOK_SECRET_KEY to seal endpoint secrets with (denar serve always has one).
 	CodeWebhooksUnavailable = "webhooks_unavailable"
-	// signature_refused (einvoice.problems): The signer refused (reason: user_declined, policy or payload_invalid fail the e-invoice; token_missing or pin_locked keep it waiting and ask again after the refusal backoff). Carries reason, message and signingRequestId.
+	// signature_refused (einvoice.problems): The signer refused (reason: user_declined, policy or payload_invalid fail the e-invoice; token_missing, pin_locked or unattended keep it waiting and ask again after the refusal backoff). Carries reason, message and signingRequestId.
 	CodeSignatureRefused = "signature_refused"
 	// hold_window_exceeded (einvoice.problems): UJP stayed unreachable for longer than the hold window (DENAR_EINVOICE_HOLD_WINDOW); the document failed undelivered.
 	CodeHoldWindowExceeded = "hold_window_exceeded"

@@ -41,11 +41,30 @@ type Request struct {
 	SigningInput    string            `json:"signingInput"`
 	ExpiresAt       time.Time         `json:"expiresAt"`
 	Links           map[string]string `json:"links"`
+	// Summary is what a person is shown before signing; nil from a server
+	// that does not send it.
+	Summary *Summary `json:"summary"`
+}
+
+// Summary is what a signer is shown before signing (the payload is UJP's
+// JSON, which no person reads): the company, what the signature does, and
+// for a document its number, buyer (or, for a decision on an incoming
+// invoice, seller) and gross total. Fields that do not apply are nil.
+type Summary struct {
+	CompanyName    string  `json:"companyName"`
+	Purpose        string  `json:"purpose"`
+	DocumentNumber *string `json:"documentNumber"`
+	BuyerName      *string `json:"buyerName"`
+	SellerName     *string `json:"sellerName"`
+	GrossTotal     *string `json:"grossTotal"`
+	Currency       *string `json:"currency"`
 }
 
 // Decision is what a Policy says about a request: sign it, or refuse with
 // one of the API's reasons (user_declined, policy, token_missing,
-// pin_locked, payload_invalid).
+// pin_locked, payload_invalid, unattended). token_missing, pin_locked and
+// unattended (nobody was there to ask) keep an e-invoice waiting and ask
+// again later; the others fail it.
 type Decision struct {
 	Sign    bool
 	Reason  string

@@ -416,26 +416,26 @@ func (q *Queries) InsertEInvoice(ctx context.Context, arg InsertEInvoiceParams) 
 const issueEInvoiceRows = `-- name: IssueEInvoiceRows :many
 WITH sr AS (
   INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
-                                link_type, link_id, expires_at, created_at, updated_at)
+                                link_type, link_id, expires_at, created_at, updated_at, summary)
   VALUES ($3, $1, $4, $5, $6,
           'pending', $7, $8, $9, $10,
-          $11, $12, $12)
+          $11, $12, $12, $13)
 ), inv AS (
   INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
                          document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
                          client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
-  VALUES ($10, $1, $4, $2, $13,
-          $14, $15, $16, $17, $18,
-          $19, $20, $21, $22, $23,
-          $24, $25, $26, $27,
+  VALUES ($10, $1, $4, $2, $14,
+          $15, $16, $17, $18, $19,
+          $20, $21, $22, $23, $24,
+          $25, $26, $27, $28,
           $3, $12, $12)
 ), hist AS (
   INSERT INTO einvoice_status_history (id, einvoice_id, from_status, to_status, cause, ujp_code, at)
-  VALUES ($28, $10, NULL, $14, $29, NULL, $12)
+  VALUES ($29, $10, NULL, $15, $30, NULL, $12)
 ), ev AS (
   INSERT INTO events (id, account_id, company_id, environment, type, object_id, payload, created_at)
-  VALUES ($30, $1, $4, $2, $31,
-          $10, $32, $12)
+  VALUES ($31, $1, $4, $2, $32,
+          $10, $33, $12)
 )
 SELECT we.id, we.event_types, we.company_ids, we.enabled FROM webhook_endpoints we
 WHERE we.account_id = $1 AND we.environment = $2
@@ -455,6 +455,7 @@ type IssueEInvoiceRowsParams struct {
 	ID                string
 	SrExpiresAt       time.Time
 	CreatedAt         time.Time
+	SrSummary         string
 	Kind              string
 	Status            string
 	DocumentType      string
@@ -506,6 +507,7 @@ func (q *Queries) IssueEInvoiceRows(ctx context.Context, arg IssueEInvoiceRowsPa
 		arg.ID,
 		arg.SrExpiresAt,
 		arg.CreatedAt,
+		arg.SrSummary,
 		arg.Kind,
 		arg.Status,
 		arg.DocumentType,

@@ -362,6 +362,7 @@ type SigningRequest struct {
 	ExpiresAt       time.Time
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
+	Summary         string
 }
 
 type UjpChangeCursor struct {

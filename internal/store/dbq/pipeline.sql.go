@@ -169,7 +169,7 @@ func (q *Queries) GetUJPSlot(ctx context.Context, key string) (UjpSlot, error) {
 }
 
 const latestSignedRequestForLink = `-- name: LatestSignedRequestForLink :one
-SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests
+SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at, summary FROM signing_requests
 WHERE link_type = $1 AND link_id = $2 AND state = 'signed'
 ORDER BY id DESC LIMIT 1
 `
@@ -201,12 +201,13 @@ func (q *Queries) LatestSignedRequestForLink(ctx context.Context, arg LatestSign
 		&i.ExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Summary,
 	)
 	return i, err
 }
 
 const listExpiredSigningRequests = `-- name: ListExpiredSigningRequests :many
-SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests
+SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at, summary FROM signing_requests
 WHERE state IN ('pending', 'claimed') AND expires_at <= $1
 ORDER BY expires_at LIMIT 500
 `
@@ -240,6 +241,7 @@ func (q *Queries) ListExpiredSigningRequests(ctx context.Context, now time.Time)
 			&i.ExpiresAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Summary,
 		); err != nil {
 			return nil, err
 		}
@@ -255,7 +257,7 @@ func (q *Queries) ListExpiredSigningRequests(ctx context.Context, now time.Time)
 }
 
 const openSigningRequestForLink = `-- name: OpenSigningRequestForLink :one
-SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests
+SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at, summary FROM signing_requests
 WHERE link_type = $1 AND link_id = $2 AND state IN ('pending', 'claimed')
   AND expires_at > $3
 ORDER BY id DESC LIMIT 1
@@ -290,6 +292,7 @@ func (q *Queries) OpenSigningRequestForLink(ctx context.Context, arg OpenSigning
 		&i.ExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Summary,
 	)
 	return i, err
 }

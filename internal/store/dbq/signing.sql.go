@@ -234,11 +234,11 @@ func (q *Queries) CreateSigningCertificate(ctx context.Context, arg CreateSignin
 
 const createSigningRequest = `-- name: CreateSigningRequest :one
 INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
-                              link_type, link_id, expires_at, created_at, updated_at)
+                              link_type, link_id, expires_at, created_at, updated_at, summary)
 VALUES ($1, $2, $3, $4, $5, 'pending',
         $6, $7, $8, $9,
-        $10, $11, $11)
-RETURNING id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at
+        $10, $11, $11, $12)
+RETURNING id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at, summary
 `
 
 type CreateSigningRequestParams struct {
@@ -253,6 +253,7 @@ type CreateSigningRequestParams struct {
 	LinkID          string
 	ExpiresAt       time.Time
 	CreatedAt       time.Time
+	Summary         string
 }
 
 func (q *Queries) CreateSigningRequest(ctx context.Context, arg CreateSigningRequestParams) (SigningRequest, error) {
@@ -268,6 +269,7 @@ func (q *Queries) CreateSigningRequest(ctx context.Context, arg CreateSigningReq
 		arg.LinkID,
 		arg.ExpiresAt,
 		arg.CreatedAt,
+		arg.Summary,
 	)
 	var i SigningRequest
 	err := row.Scan(
@@ -289,6 +291,7 @@ func (q *Queries) CreateSigningRequest(ctx context.Context, arg CreateSigningReq
 		&i.ExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Summary,
 	)
 	return i, err
 }
@@ -412,7 +415,7 @@ func (q *Queries) GetAccountCompanySigner(ctx context.Context, arg GetAccountCom
 }
 
 const getAccountSigningRequest = `-- name: GetAccountSigningRequest :one
-SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests WHERE id = $1 AND account_id = $2
+SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at, summary FROM signing_requests WHERE id = $1 AND account_id = $2
 `
 
 type GetAccountSigningRequestParams struct {
@@ -442,6 +445,7 @@ func (q *Queries) GetAccountSigningRequest(ctx context.Context, arg GetAccountSi
 		&i.ExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Summary,
 	)
 	return i, err
 }
@@ -490,7 +494,7 @@ func (q *Queries) GetSigningCertificate(ctx context.Context, id string) (Signing
 }
 
 const getSigningRequest = `-- name: GetSigningRequest :one
-SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests WHERE id = $1
+SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at, summary FROM signing_requests WHERE id = $1
 `
 
 func (q *Queries) GetSigningRequest(ctx context.Context, id string) (SigningRequest, error) {
@@ -515,16 +519,17 @@ func (q *Queries) GetSigningRequest(ctx context.Context, id string) (SigningRequ
 		&i.ExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Summary,
 	)
 	return i, err
 }
 
 const insertSigningRequest = `-- name: InsertSigningRequest :exec
 INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
-                              link_type, link_id, expires_at, created_at, updated_at)
+                              link_type, link_id, expires_at, created_at, updated_at, summary)
 VALUES ($1, $2, $3, $4, $5, 'pending',
         $6, $7, $8, $9,
-        $10, $11, $11)
+        $10, $11, $11, $12)
 `
 
 type InsertSigningRequestParams struct {
@@ -539,6 +544,7 @@ type InsertSigningRequestParams struct {
 	LinkID          string
 	ExpiresAt       time.Time
 	CreatedAt       time.Time
+	Summary         string
 }
 
 // CreateSigningRequest for a caller that holds every value of the row and
@@ -556,17 +562,18 @@ func (q *Queries) InsertSigningRequest(ctx context.Context, arg InsertSigningReq
 		arg.LinkID,
 		arg.ExpiresAt,
 		arg.CreatedAt,
+		arg.Summary,
 	)
 	return err
 }
 
 const listAgentPendingRequests = `-- name: ListAgentPendingRequests :many
-SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at FROM signing_requests r
+SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at, r.summary FROM signing_requests r
 WHERE r.state = 'pending' AND r.expires_at > $1
   AND r.company_id IN (SELECT c.company_id FROM signing_certificates c
                        WHERE c.agent_id = $2 AND c.not_before <= $1 AND c.not_after > $1)
 UNION ALL
-SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at FROM signing_requests r
+SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at, r.summary FROM signing_requests r
 WHERE r.state = 'claimed' AND r.claimed_by = $2 AND r.expires_at > $1
 ORDER BY id LIMIT 50
 `
@@ -607,6 +614,7 @@ func (q *Queries) ListAgentPendingRequests(ctx context.Context, arg ListAgentPen
 			&i.ExpiresAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Summary,
 		); err != nil {
 			return nil, err
 		}
@@ -659,7 +667,7 @@ func (q *Queries) ListSigningAgents(ctx context.Context) ([]SigningAgent, error)
 }
 
 const listSigningRequests = `-- name: ListSigningRequests :many
-SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at FROM signing_requests r JOIN companies c ON c.id = r.company_id
+SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at, r.summary FROM signing_requests r JOIN companies c ON c.id = r.company_id
 WHERE r.account_id = $1 AND c.environment = $2
   AND (CAST($3 AS TEXT) = '' OR r.state = CAST($3 AS TEXT))
   AND (CAST($4 AS TEXT) = '' OR r.company_id = CAST($4 AS TEXT))
@@ -711,6 +719,7 @@ func (q *Queries) ListSigningRequests(ctx context.Context, arg ListSigningReques
 			&i.ExpiresAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Summary,
 		); err != nil {
 			return nil, err
 		}

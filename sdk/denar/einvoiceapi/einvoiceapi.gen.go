@@ -1530,6 +1530,7 @@ const (
 	RefuseInputBodyReasonPinLocked      RefuseInputBodyReason = "pin_locked"
 	RefuseInputBodyReasonPolicy         RefuseInputBodyReason = "policy"
 	RefuseInputBodyReasonTokenMissing   RefuseInputBodyReason = "token_missing"
+	RefuseInputBodyReasonUnattended     RefuseInputBodyReason = "unattended"
 	RefuseInputBodyReasonUserDeclined   RefuseInputBodyReason = "user_declined"
 )
 
@@ -1543,6 +1544,8 @@ func (e RefuseInputBodyReason) Valid() bool {
 	case RefuseInputBodyReasonPolicy:
 		return true
 	case RefuseInputBodyReasonTokenMissing:
+		return true
+	case RefuseInputBodyReasonUnattended:
 		return true
 	case RefuseInputBodyReasonUserDeclined:
 		return true
@@ -1716,6 +1719,7 @@ const (
 	SigningRefusalReasonPinLocked      SigningRefusalReason = "pin_locked"
 	SigningRefusalReasonPolicy         SigningRefusalReason = "policy"
 	SigningRefusalReasonTokenMissing   SigningRefusalReason = "token_missing"
+	SigningRefusalReasonUnattended     SigningRefusalReason = "unattended"
 	SigningRefusalReasonUserDeclined   SigningRefusalReason = "user_declined"
 )
 
@@ -1729,6 +1733,8 @@ func (e SigningRefusalReason) Valid() bool {
 	case SigningRefusalReasonPolicy:
 		return true
 	case SigningRefusalReasonTokenMissing:
+		return true
+	case SigningRefusalReasonUnattended:
 		return true
 	case SigningRefusalReasonUserDeclined:
 		return true
@@ -3649,11 +3655,11 @@ type Reference struct {
 type RefuseInputBody struct {
 	Message *string `json:"message,omitempty"`
 
-	// Reason token_missing and pin_locked: the document keeps waiting and is asked for again after a while; the others fail it (signature_refused).
+	// Reason token_missing, pin_locked and unattended (nobody was there to ask): the document keeps waiting and is asked for again after a while; the others fail it (signature_refused).
 	Reason RefuseInputBodyReason `json:"reason"`
 }
 
-// RefuseInputBodyReason token_missing and pin_locked: the document keeps waiting and is asked for again after a while; the others fail it (signature_refused).
+// RefuseInputBodyReason token_missing, pin_locked and unattended (nobody was there to ask): the document keeps waiting and is asked for again after a while; the others fail it (signature_refused).
 type RefuseInputBodyReason string
 
 // RejectBody defines model for RejectBody.
@@ -3905,7 +3911,10 @@ type SigningRequest struct {
 	// SigningInput protectedHeader + '.' + payload: the ASCII bytes RS256 signs.
 	SigningInput string              `json:"signingInput"`
 	State        SigningRequestState `json:"state"`
-	UpdatedAt    time.Time           `json:"updatedAt"`
+
+	// Summary What a signer is shown before signing: the company, the document, its buyer or seller, its total and what the signature does. Null for requests made before it was kept.
+	Summary   SigningSummary `json:"summary"`
+	UpdatedAt time.Time      `json:"updatedAt"`
 }
 
 // SigningRequestObject defines model for SigningRequest.Object.
@@ -3920,6 +3929,30 @@ type SigningRequestState string
 // SigningRequestListBody defines model for SigningRequestListBody.
 type SigningRequestListBody struct {
 	Data *[]SigningRequest `json:"data"`
+}
+
+// SigningSummary defines model for SigningSummary.
+type SigningSummary struct {
+	// BuyerName The buyer of an e-invoice the company issues.
+	BuyerName *string `json:"buyerName"`
+
+	// CompanyName The company the signature is made for.
+	CompanyName string `json:"companyName"`
+
+	// Currency ISO 4217 code of grossTotal.
+	Currency *string `json:"currency"`
+
+	// DocumentNumber The document's number (an e-invoice of the company, or an incoming one).
+	DocumentNumber *string `json:"documentNumber"`
+
+	// GrossTotal The document's gross total, a decimal string, in currency.
+	GrossTotal *string `json:"grossTotal"`
+
+	// Purpose What the signature does, in words: issue an e-invoice, accept or reject an incoming one, or read from UJP.
+	Purpose string `json:"purpose"`
+
+	// SellerName The seller of an incoming e-invoice the company decides on.
+	SellerName *string `json:"sellerName"`
 }
 
 // SimulateInboxInputBody defines model for SimulateInboxInputBody.
@@ -5520,7 +5553,7 @@ type ClientInterface interface {
 
 	// RefuseSigningRequestWithBody Refuse a signing request
 	//
-	// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+	// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5529,7 +5562,7 @@ type ClientInterface interface {
 
 	// RefuseSigningRequest Refuse a signing request
 	//
-	// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+	// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6625,7 +6658,7 @@ func (c *Client) ClaimSigningRequest(ctx context.Context, id string, params *Cla
 
 // RefuseSigningRequestWithBody Refuse a signing request
 //
-// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 //
 // Takes any type of body and a specified content type.
 //
@@ -6644,7 +6677,7 @@ func (c *Client) RefuseSigningRequestWithBody(ctx context.Context, id string, pa
 
 // RefuseSigningRequest Refuse a signing request
 //
-// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10467,7 +10500,7 @@ type ClientWithResponsesInterface interface {
 
 	// RefuseSigningRequestWithBodyWithResponse Refuse a signing request
 	//
-	// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+	// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10476,7 +10509,7 @@ type ClientWithResponsesInterface interface {
 
 	// RefuseSigningRequestWithResponse Refuse a signing request
 	//
-	// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+	// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14223,7 +14256,7 @@ func (c *ClientWithResponses) ClaimSigningRequestWithResponse(ctx context.Contex
 
 // RefuseSigningRequestWithBodyWithResponse Refuse a signing request
 //
-// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14238,7 +14271,7 @@ func (c *ClientWithResponses) RefuseSigningRequestWithBodyWithResponse(ctx conte
 
 // RefuseSigningRequestWithResponse Refuse a signing request
 //
-// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
