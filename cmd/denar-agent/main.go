@@ -37,7 +37,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if code := cli.ExitCode(err); code != 0 {
 		if code == 1 {
@@ -89,8 +89,11 @@ const runUsage = `Usage:
 
 Signs the signing requests of the companies this agent registered a
 certificate for: over a WebSocket, else by long-polling; reconnects by
-itself. Purposes not signed automatically are asked on the terminal. Every
-signature is logged.
+itself. Purposes not signed automatically (--auto-purposes, default query;
+--auto: all) are asked on the terminal, showing the company, the document,
+its buyer and total and when the request expires; without a terminal (a
+service, a pipe) it refuses to start unless --auto or --auto-purposes
+covers document, decision and query. Every signature is logged.
 
 With --sandbox-self-signed (sandbox companies only) it makes a throw-away
 RSA key and self-signed certificate in memory, registers the certificate for
@@ -174,13 +177,15 @@ func (k *keyFlags) load() (agent.Key, error) {
 	return agent.Key{}, errors.New("choose a key: --key and --cert, or --p12")
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// run runs one command; stdin is where a person is asked before a
+// signature.
+func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return cli.Fail(stderr, usage, nil, "denar-agent: no command given")
 	}
 	if cli.IsHelp(args[0]) {
 		if args[0] == "help" && len(args) > 1 && !cli.IsHelp(args[1]) {
-			return run(ctx, []string{args[1], "-h"}, stdout, stderr)
+			return run(ctx, []string{args[1], "-h"}, stdin, stdout, stderr)
 		}
 		fmt.Fprint(stdout, usage)
 		return cli.ErrHelp
@@ -248,6 +253,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := cli.Parse(fs, args[1:], 0, 0, runUsage, stdout, stderr); err != nil {
 			return err
 		}
+		allowed := map[string]bool{}
+		for _, p := range strings.Split(*autoPurposes, ",") {
+			allowed[strings.TrimSpace(p)] = true
+		}
+		if *auto || *sandbox {
+			allowed = map[string]bool{"document": true, "decision": true, "query": true}
+		}
+		var asked []string
+		for _, p := range []string{"document", "decision", "query"} {
+			if !allowed[p] {
+				asked = append(asked, p)
+			}
+		}
+		if len(asked) > 0 && !cli.IsTerminal(stdin) {
+			// Nobody would answer: every such request would be refused.
+			return cli.Fail(stderr, runUsage, fs, fmt.Sprintf("denar-agent run: no terminal to ask whether to sign %s requests on; "+
+				"run it at a terminal, or pass --auto to sign every request (a server), or --auto-purposes document,decision,query",
+				strings.Join(asked, " and ")))
+		}
 		var c signer.Credentials
 		var key agent.Key
 		var err error
@@ -271,15 +295,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		defer key.Close()
-		allowed := map[string]bool{}
-		for _, p := range strings.Split(*autoPurposes, ",") {
-			allowed[strings.TrimSpace(p)] = true
-		}
-		if *auto || *sandbox {
-			allowed = map[string]bool{"document": true, "decision": true, "query": true}
-		}
 		w := &signer.Worker{Creds: c, Signer: key.Signer, HTTP: client, Log: log,
-			Policy: agent.TerminalPolicy(os.Stdin, stdout, allowed),
+			Policy: agent.TerminalPolicy(stdin, stdout, allowed),
 			OnSigned: func(r signer.Request, jws string) {
 				log.Info("signature made", "request", r.ID, "purpose", r.Purpose, "company", r.CompanyID,
 					"links", r.Links, "certificate", key.Cert.SerialNumber.String(), "jws_bytes", len(jws))
