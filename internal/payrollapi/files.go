@@ -56,10 +56,11 @@ func provisionalKeys(d time.Time) []string {
 }
 
 // MaxFileBody is the body limit of the file endpoints (МПИН validate, XML,
-// TXT and combined TXT, ПДД-ГИ, е-ППД): an МПИН request of 10,000 records
-// with every field present and names as long as the TXT allows is 12.1 MB
-// (1,206 bytes a record; go run ./cmd/denar-load -files), and 16 MiB leaves
-// a third more for longer addresses and looser formatting.
+// TXT and combined TXT, ПДД-ГИ, е-ППД): it holds about 10,700 МПИН records
+// with every field present and names as long as the TXT allows, 63,000
+// with only the required fields (go run ./cmd/denar-load -files). Requests
+// of that size are worked out and answered in bounded memory
+// (docs/filing-formats.md §6).
 const MaxFileBody = 16 << 20
 
 // fileInput streams the body: the filing package decodes it as it arrives
