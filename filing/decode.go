@@ -45,7 +45,9 @@ func DecodeCombinedFrom(r io.Reader) (*CombinedRequest, error) {
 func DecodeJSONFrom(r io.Reader, v any) error {
 	dec := newStreamDecoder(r)
 	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
+	if err := dec.Decode(&raw); err == io.EOF && dec.InputOffset() == 0 {
+		return denar.Invalid(denar.MalformedJSON(nil)) // the body is empty
+	} else if err != nil {
 		return dec.fail("", err)
 	}
 	trailing := dec.end()
@@ -76,6 +78,9 @@ func newStreamDecoder(r io.Reader) streamDecoder {
 // in the values below.
 func (d streamDecoder) object(path string, member func(key string) error) error {
 	tok, err := d.Token()
+	if err == io.EOF && path == "" && d.InputOffset() == 0 {
+		return denar.Invalid(denar.MalformedJSON(nil)) // the body is empty
+	}
 	if err != nil {
 		return d.fail(path, err)
 	}
@@ -191,7 +196,11 @@ func (d streamDecoder) fail(path string, err error) error {
 		key := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		return denar.Invalid(denar.FieldError{Path: join(path, key), Message: "unknown field"})
 	case errors.As(err, &se), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), strings.HasPrefix(err.Error(), "json: "):
-		return denar.Invalid(denar.FieldError{Path: path, Message: "malformed JSON: " + err.Error()})
+		// Malformed JSON is reported as every operation reports it: at the
+		// root, with the byte offset of the token that failed (found in
+		// the unread bytes, from the value being read).
+		rest, _ := io.ReadAll(d.Buffered())
+		return denar.Invalid(denar.MalformedJSONAt(rest, d.InputOffset()))
 	}
 	return fmt.Errorf("filing: reading the request: %w", err)
 }

@@ -6,7 +6,7 @@ package denar
 // inbox document's problems, an archive export's failure or an OAuth error
 // (docs/errors.md).
 const (
-	// unauthenticated (problem, 401): Missing, malformed or expired credentials (API key, access token or agent credentials).
+	// unauthenticated (problem, 401): Missing, malformed or expired credentials (API key, access token or agent credentials). A credential of the other service (a payroll key sent to the e-invoicing service, or the reverse) is answered so, with the detail naming the service it belongs to and where that service listens.
 	CodeUnauthenticated = "unauthenticated"
 	// key_revoked (problem, 401): The API key, the OAuth client of the access token, or the signing agent was revoked (denar admin key|client|agent revoke, POST /v1/agents/{id}/revoke).
 	CodeKeyRevoked = "key_revoked"
@@ -18,7 +18,7 @@ const (
 	CodeEnvironmentMismatch = "environment_mismatch"
 	// production_not_enabled (problem, 403): A production key of an account without an active production plan.
 	CodeProductionNotEnabled = "production_not_enabled"
-	// company_required (problem, 400): The credential reaches several companies and the request names none in X-Company-Id.
+	// company_required (problem, 400): The credential reaches several companies and the request names none in X-Company-Id; the detail lists their ids when there are at most five, else says where to find them (GET /v1/companies).
 	CodeCompanyRequired = "company_required"
 	// idempotency_key_required (problem, 400): A POST without Idempotency-Key (every e-invoicing POST but /v1/oauth/token).
 	CodeIdempotencyKeyRequired = "idempotency_key_required"
@@ -30,7 +30,7 @@ const (
 	CodeIdempotencyConflict = "idempotency_conflict"
 	// idempotency_in_progress (problem, 409): A request with this Idempotency-Key is still running; retry after a moment.
 	CodeIdempotencyInProgress = "idempotency_in_progress"
-	// validation_failed (problem, 422): Field errors: malformed JSON, unknown fields, a member given twice in one object (names compared regardless of case), NUL, another control character than tab, line feed and carriage return, U+FFFE/U+FFFF, or invalid UTF-8 (an unpaired surrogate escape included) in a string, values of the wrong JSON type or beyond what the field holds (a number too large for an integer), schema and business rules; each in errors[] with the path of the request field (and codebook when the rule is UJP's).
+	// validation_failed (problem, 422): Field errors: malformed JSON, unknown fields, a member given twice in one object (names compared regardless of case), NUL, another control character than tab, line feed and carriage return, U+FFFE/U+FFFF, or invalid UTF-8 (an unpaired surrogate escape included) in a string, values of the wrong JSON type or beyond what the field holds (a number too large for an integer), schema and business rules; each in errors[] with the path of the request field (and codebook when the rule is UJP's). Malformed JSON is one error at the root (path "") with the byte offset where reading failed ("malformed JSON at byte 25: …", "malformed JSON: the body is empty"), on every operation of both services.
 	CodeValidationFailed = "validation_failed"
 	// rate_limited (problem, 429): Over the credential's rate (shared by all processes on PostgreSQL), or, on the unauthenticated routes, over the client address's rate; Retry-After says when to retry.
 	CodeRateLimited = "rate_limited"
