@@ -3,6 +3,7 @@ package einvoiceapi_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/internal/ujpsim"
 )
 
 // The signing flows of issue 11, each through the HTTP API on both stores:
@@ -583,5 +585,39 @@ func TestSigningRequestSummary(t *testing.T) {
 			t.Fatal("the request was not replaced")
 		}
 		check(next)
+	})
+}
+
+// TestNotAVATPayerShowsNoVAT: a company UJP's registry knows without a VAT
+// number may not issue a line with VAT: 422 at the line's vatPercent
+// (ЗДДВ член 51 став 3, DDV-G); without VAT the same invoice is issued.
+func TestNotAVATPayerShowsNoVAT(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnv(t, db)
+		if _, err := db.WriteDB().ExecContext(t.Context(), "UPDATE companies SET vat_number = '' WHERE id = $1", e.company); err != nil {
+			t.Fatal(err)
+		}
+		body := func(vat, indicator string) map[string]any {
+			var v map[string]any
+			raw := fmt.Sprintf(`{"number":"M-1","issueDate":%q,
+ "buyer":{"taxNumber":%q,"name":"Тест Купувач ДОО Скопје","address":{"street":"Широк сокак","number":"5","postalCode":"1000","city":"Скопје"}},
+ "references":[],"payment":{"typeCode":"P12","currency":"MKD"},
+ "lines":[{"description":"Услуга","quantity":"3","unitPrice":"1000","vatPercent":%q,"taxIndicator":%q}]}`,
+				e.now().Format(time.DateOnly), ujpsim.TaxBuyer, vat, indicator)
+			if err := json.Unmarshal([]byte(raw), &v); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		st, m, raw := e.call("POST", "/v1/einvoices", body("18", "DDV-A"))
+		errs, _ := m["errors"].([]any)
+		if st != 422 || m["code"] != "validation_failed" || len(errs) != 1 ||
+			errs[0].(map[string]any)["path"] != "lines[0].vatPercent" || !strings.Contains(errs[0].(map[string]any)["message"].(string), "not registered for VAT") {
+			t.Fatalf("an 18%% line of a company that is not a VAT payer: %d %s", st, raw)
+		}
+		if st, _, raw := e.call("POST", "/v1/einvoices", body("0", "DDV-G")); st != 202 {
+			t.Fatalf("the same invoice without VAT: %d %s", st, raw)
+		}
 	})
 }

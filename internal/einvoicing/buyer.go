@@ -11,6 +11,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/store/dbq"
 )
 
 // CBRegistry names UJP's company registry (GET /companies/{tax}) in field
@@ -127,6 +128,19 @@ func withBuyerError(buildErr error, fe *denar.FieldError) error {
 		out := *de
 		out.Fields = append(append([]denar.FieldError{}, de.Fields...), *fe)
 		return &out
+	}
+	return buildErr
+}
+
+// withVATPayerErrors adds to buildErr the lines that show VAT when the
+// company is not registered for VAT (no VAT number in UJP's registry):
+// einvoice.Request.NoVATShown.
+func withVATPayerErrors(buildErr error, co dbq.Company, req *einvoice.Request) error {
+	if co.VatNumber != "" {
+		return buildErr
+	}
+	for _, fe := range req.NoVATShown() {
+		buildErr = withBuyerError(buildErr, &fe)
 	}
 	return buildErr
 }

@@ -145,6 +145,7 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 			return einvoiceView(prev), err
 		}
 		doc, buildErr := req.Build(sellerOf(co), id, s.codebooks(co.Environment))
+		buildErr = withVATPayerErrors(buildErr, co, req)
 		validating := false
 		if buyerErr != nil && buildErr == nil {
 			// UJP did not answer in time: the validation job finishes
@@ -345,6 +346,7 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 	id := denar.NewID("einv")
 	cb := s.codebooks(co.Environment)
 	doc, buildErr := req.Build(sellerOf(co), id, cb)
+	buildErr = withVATPayerErrors(buildErr, co, &req.Request)
 	buildErr, validating := s.inlineBuyerCheck(ctx, co.Environment, buildErr, req.Buyer)
 	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
 		if prev, found, err := byClientReference(ctx, tx, co.ID, req.ClientReference, fingerprint); err != nil || found {
