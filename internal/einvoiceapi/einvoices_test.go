@@ -26,7 +26,7 @@ func TestEInvoiceReads(t *testing.T) {
 		err := db.InTx(ctx, func(tx *store.Tx) error {
 			for i, id := range []string{co, other} {
 				if _, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: id, AccountID: acct, Name: "Продавач", TaxNumber: fmt.Sprint("403000000000", i+1),
-					Status: "active", SigningMode: "bridge", Environment: "sandbox", Address: "{}", CreatedAt: tx.Now}); err != nil {
+					VatNumber: fmt.Sprint("МК403000000000", i+1), Status: "active", SigningMode: "bridge", Environment: "sandbox", Address: "{}", CreatedAt: tx.Now}); err != nil {
 					return err
 				}
 			}

@@ -56,7 +56,7 @@ func newSignEnv(t *testing.T, db *store.DB) *signEnv {
 	e.account = acct.ID
 	err = db.InTx(ctx, func(tx *store.Tx) error {
 		c, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: acct.ID, Name: "Тест ДООЕЛ",
-			TaxNumber: "4030000000001", Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox, Address: "{}", CreatedAt: tx.Now})
+			TaxNumber: "4030000000001", VatNumber: "МК4030000000001", Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox, Address: "{}", CreatedAt: tx.Now})
 		e.company = c.ID
 		return err
 	})
@@ -342,7 +342,7 @@ func TestProductionRefusesSelfSignedCertificates(t *testing.T) {
 		var company string
 		err = db.InTx(ctx, func(tx *store.Tx) error {
 			c, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: acct.ID, Name: "Тест ДООЕЛ",
-				TaxNumber: "4030000000001", Status: "active", SigningMode: "bridge", Environment: auth.EnvProduction, Address: "{}", CreatedAt: tx.Now})
+				TaxNumber: "4030000000001", VatNumber: "МК4030000000001", Status: "active", SigningMode: "bridge", Environment: auth.EnvProduction, Address: "{}", CreatedAt: tx.Now})
 			company = c.ID
 			return err
 		})
