@@ -54,6 +54,9 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	if reg != nil {
 		d.Registry = reg
 		d.Sandbox = reg.sandbox
+		if reg.setup != nil {
+			d.SandboxSetup = reg.setup
+		}
 		d.Codebooks = reg.Codebooks
 		d.Gateways = reg.gateways
 	}
@@ -210,6 +213,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	registerHousekeeping(runner, db, cfg)
 	if reg.sim != nil {
 		reg.sim.RegisterPurge(runner, cfg.UJPSimRetention)
+	}
+	if reg.setup != nil {
+		if err := reg.setup.register(ctx, runner, db); err != nil {
+			return fmt.Errorf("sandbox set-up: %w", err)
+		}
 	}
 	mailCfg := mail.WorkerConfig{MaxAttempts: cfg.MailMaxAttempts, RetryDelays: cfg.MailRetryDelays, Log: log, Secrets: secrets}
 	if cfg.SMTPURL != "" {

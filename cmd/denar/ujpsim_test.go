@@ -28,7 +28,7 @@ func TestUJPSimCommand(t *testing.T) {
 	storetest.EachURL(t, func(t *testing.T, dbURL string) {
 		ctx := context.Background()
 		p := startSimProcess(t, dbURL)
-		client, err := ujp.NewClient(ujp.Config{BaseURL: p.url, Timeout: 30 * time.Second, SandboxToken: simToken})
+		client, err := ujp.NewClient(ujp.Config{BaseURL: p.url, Timeout: 30 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,10 @@ func TestUJPSimCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := client.RegisterCertificate(ctx, s.Identity(), s.Cert.Raw); err != nil {
+		// Out of band, as UJP's portal: the control API (what denar
+		// serve's sandbox set-up uses with this backend).
+		ctl := ujpsim.Control{BaseURL: p.url, Token: simToken}
+		if _, err := ctl.RegisterCertificate(ctx, s.EUJPID, s.EDB, s.Cert.Raw); err != nil {
 			t.Fatal(err)
 		}
 		res, err := client.Send(ctx, s.Identity(), "100", signedDoc(t, s, "cmd-1"))
@@ -68,7 +71,7 @@ func TestUJPSimCommand(t *testing.T) {
 			t.Fatalf("ujp-sim did not stop cleanly: %v\n%s", err, p.out.String())
 		}
 		p = startSimProcess(t, dbURL)
-		client, _ = ujp.NewClient(ujp.Config{BaseURL: p.url, Timeout: 30 * time.Second, SandboxToken: simToken})
+		client, _ = ujp.NewClient(ujp.Config{BaseURL: p.url, Timeout: 30 * time.Second})
 		r := call(t, "GET", p.url+"/_sim/documents/"+res.EUID, simToken, nil, "")
 		var d ujpsim.Document
 		if err := json.Unmarshal(r.body, &d); r.status != 200 || err != nil || d.DocID != "cmd-1" || d.Status != ujp.StatusSent {

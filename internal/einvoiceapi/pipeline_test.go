@@ -119,19 +119,12 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config), o
 		o(e, &cfg)
 	}
 	db.Now = e.now
-	sim, err := ujpsim.New(db, ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "pipeline-test",
+	sim, client := newSimGateway(t, db, ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "pipeline-test",
 		SlowRegistryDelay: slowRegistry})
-	if err != nil {
-		t.Fatal(err)
-	}
 	e.sim = sim
-	hc := &http.Client{Transport: sim.Transport()}
-	client, err := ujp.NewClient(ujp.Config{BaseURL: "http://ujp-sim.invalid", HTTPClient: hc, Now: e.now, SandboxToken: "pipeline-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	e.gw = &lossyGateway{Gateway: client}
-	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim,
+	cfg.Pipeline.SignerInterval = simWindow
+	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
 		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}, Secrets: testSecrets(t)}, cfg)
 	e.svc = svc
 	e.srv = httptest.NewServer(api.Handler())
@@ -146,7 +139,28 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config), o
 	se := &signEnv{t: t, db: db, srv: e.srv, key: e.key, company: e.company}
 	e.cert = newTestCert(t)
 	e.agent, e.authz = se.pair(e.cert)
+	e.registerSigners()
 	return e
+}
+
+// registerSigners runs the sandbox set-up's jobs: the simulator learns the
+// certificates registered, as UJP's portal knows a real signer's before
+// the first call.
+func (e *pipeEnv) registerSigners() {
+	e.t.Helper()
+	for {
+		var n int
+		if err := e.db.ReadDB().QueryRowContext(e.t.Context(), "SELECT COUNT(*) FROM jobs WHERE kind = $1 AND state IN ('available', 'retryable', 'running')",
+			einvoicing.KindSandboxSigner).Scan(&n); err != nil {
+			e.t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if _, err := e.runner.RunOnce(e.t.Context()); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 }
 
 // seedSeller creates an account with the simulator's seller as an active
@@ -260,12 +274,13 @@ func (e *pipeEnv) settle() {
 			e.t.Fatal(err)
 		}
 		if signed == 0 && ran == 0 {
-			// A job snoozed for a signer slot is due within moments; let
-			// the clock reach it. Anything later is a real wait the test
-			// steps itself.
+			// A job snoozed for its signer's turn at UJP is due within
+			// moments; let the clock reach it. Anything later is a real
+			// wait the test steps itself.
 			var next sql.NullString
 			if err := e.db.ReadDB().QueryRowContext(e.t.Context(), `SELECT CAST(MIN(run_at) AS TEXT) FROM jobs
-				WHERE state IN ('available', 'retryable') AND kind = $1`, einvoicing.KindSubmit).Scan(&next); err != nil {
+				WHERE state IN ('available', 'retryable') AND kind IN ($1, $2, $3)`,
+				einvoicing.KindSubmit, einvoicing.KindUJPQuery, einvoicing.KindSandboxSigner).Scan(&next); err != nil {
 				e.t.Fatal(err)
 			}
 			var due time.Time
@@ -519,9 +534,10 @@ func TestPipelineOutageHeldThenDelivered(t *testing.T) {
 }
 
 // TestPipelineLostAnswerAndStaleSignature: a send whose answer was lost is
-// resubmitted with the same docId and UJP's E1023 proves it landed (one
-// document, its EUID); a signature older than UJP's window is refreshed by
-// the signer before sending.
+// not sent again: UJP's records (invoices-status, then the payloads matched
+// on docId) show it landed, and it is delivered with UJP's EUID, one
+// document at UJP, one send; a signature older than UJP's window is
+// refreshed by the signer before sending.
 func TestPipelineLostAnswerAndStaleSignature(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -537,8 +553,16 @@ func TestPipelineLostAnswerAndStaleSignature(t *testing.T) {
 		if len(docs) != 1 || docs[0].EUID != m["euid"] {
 			t.Fatalf("UJP holds %d documents; euid %v", len(docs), m["euid"])
 		}
-		if h := e.history(lost); h[len(h)-1] != "submitting→delivered:submitted_earlier" {
+		if n := e.gw.sends.Load(); n != 1 {
+			t.Fatalf("%d sends: a document UJP held was sent again", n)
+		}
+		want := []string{"→awaiting_signature:issued", "awaiting_signature→queued:signed", "queued→submitting:submission",
+			"submitting→held:ujp_outage", "held→delivered:submitted_earlier"}
+		if h := e.history(lost); !equal(h, want) {
 			t.Fatalf("history %v", h)
+		}
+		if n := e.countLinks("ujp_sales_lookup", "ujp_sales_lookup_payloads"); n != 2 {
+			t.Fatalf("%d look-up reads, want the status read and the payload read", n)
 		}
 
 		stale := e.issue("F-stale")
@@ -557,6 +581,20 @@ func TestPipelineLostAnswerAndStaleSignature(t *testing.T) {
 		e.settle()
 		e.wantStatus(stale, "delivered")
 	})
+}
+
+// countLinks counts the signing requests of the link types.
+func (e *pipeEnv) countLinks(types ...string) int {
+	e.t.Helper()
+	n := 0
+	for _, typ := range types {
+		var c int
+		if err := e.db.ReadDB().QueryRowContext(e.t.Context(), "SELECT COUNT(*) FROM signing_requests WHERE link_type = $1", typ).Scan(&c); err != nil {
+			e.t.Fatal(err)
+		}
+		n += c
+	}
+	return n
 }
 
 // TestPipelineTerminalFailure: UJP's terminal refusal fails the document
@@ -628,8 +666,8 @@ func TestSimulateSandboxOnly(t *testing.T) {
 // simRegistry is the registry look-up against the simulator.
 type simRegistry struct{ gw ujp.Gateway }
 
-func (r simRegistry) LookupCompany(ctx context.Context, env, tax string) (einvoicing.RegistryCompany, error) {
-	c, err := r.gw.Company(ctx, ujp.Identity{EUJPID: "test", EDB: tax}, tax)
+func (r simRegistry) LookupCompany(ctx context.Context, env, as, tax string) (einvoicing.RegistryCompany, error) {
+	c, err := r.gw.Company(ctx, ujp.Identity{EUJPID: testOperator, EDB: as}, tax)
 	if ujp.IsNotFound(err) {
 		return einvoicing.RegistryCompany{}, einvoicing.ErrRegistryNotFound
 	}
@@ -672,8 +710,10 @@ func TestIssueChecksBuyerRegistry(t *testing.T) {
 }
 
 // TestStornoAndCorrection: each creates a new linked document that is
-// signed and submitted; when UJP accepts it the original moves to
-// cancelled_by_storno / corrected with its event, and never before. Every
+// signed and submitted; the original moves to cancelled_by_storno /
+// corrected with its event when UJP reports 07 / 09 for it (the change
+// feed), not when the storno or correction is delivered. A storno UJP
+// refuses fails with UJP's code and leaves the original as it was. Every
 // refusal of the two endpoints comes from a real request.
 func TestStornoAndCorrection(t *testing.T) {
 	t.Parallel()
@@ -694,7 +734,27 @@ func TestStornoAndCorrection(t *testing.T) {
 			m["errors"].([]any)[0].(map[string]any)["codebook"] != ujpdoc.CBVoidReasons {
 			t.Fatalf("bad void reason: %d %v", st, m)
 		}
-		st, m, raw := e.call("POST", "/v1/einvoices/"+voided+"/storno", map[string]any{"reason": reason, "comment": "двојно фактурирано"})
+		// UJP refuses a storno (E1016: the original is not NEW there any
+		// more, say): the storno fails with UJP's code, the original is
+		// untouched, and another storno may be made.
+		st, m, raw := e.call("POST", "/v1/einvoices/"+voided+"/storno", map[string]any{"reason": reason})
+		if st != 202 {
+			t.Fatalf("storno: %d %s", st, raw)
+		}
+		refused := m["id"].(string)
+		if st, m := e.simulate(refused, "terminal_error", map[string]any{"ujpCode": "E1016"}); st != 202 {
+			t.Fatalf("terminal: %d %v", st, m)
+		}
+		e.settle()
+		if p := e.wantStatus(refused, "failed")["problems"].([]any); len(p) != 1 || p[0].(map[string]any)["code"] != "E1016" {
+			t.Fatalf("refused storno's problems %v", p)
+		}
+		e.pollNow()
+		e.wantStatus(voided, "delivered")
+		if ev := e.events(voided); !equal(ev, []string{"einvoice.signature_required", "einvoice.submitted"}) {
+			t.Fatalf("original's events after a refused storno %v", ev)
+		}
+		st, m, raw = e.call("POST", "/v1/einvoices/"+voided+"/storno", map[string]any{"reason": reason, "comment": "двојно фактурирано"})
 		if st != 202 || m["kind"] != "storno" || m["originalId"] != voided || m["status"] != "awaiting_signature" {
 			t.Fatalf("storno: %d %s", st, raw)
 		}
@@ -709,11 +769,17 @@ func TestStornoAndCorrection(t *testing.T) {
 		e.wantStatus(voided, "delivered") // untouched until UJP takes the storno
 		e.settle()
 		e.wantStatus(storno, "delivered")
+		// Delivered is not voided: the original moves when UJP says so.
+		e.wantStatus(voided, "delivered")
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+voided+"/storno", map[string]any{"reason": reason}); st != 409 || m["code"] != "supersede_pending" {
+			t.Fatalf("storno while the first is at UJP: %d %v", st, m)
+		}
+		e.pollNow()
 		e.wantStatus(voided, "cancelled_by_storno")
 		if ev := e.events(voided); !equal(ev, []string{"einvoice.signature_required", "einvoice.submitted", "einvoice.cancelled_by_storno"}) {
 			t.Fatalf("original's events %v", ev)
 		}
-		if h := e.history(voided); h[len(h)-1] != "delivered→cancelled_by_storno:storno_delivered" {
+		if h := e.history(voided); h[len(h)-1] != "delivered→cancelled_by_storno:ujp_voided" {
 			t.Fatalf("original's history %v", h)
 		}
 		if d, _ := e.sim.Document(context.Background(), orig["euid"].(string)); d.Status != ujp.StatusVoided {
@@ -783,6 +849,8 @@ func TestStornoAndCorrection(t *testing.T) {
 		}
 		e.settle()
 		e.wantStatus(correction, "delivered")
+		e.wantStatus(corrected, "delivered")
+		e.pollNow()
 		e.wantStatus(corrected, "corrected")
 		if ev := e.events(corrected); !equal(ev, []string{"einvoice.signature_required", "einvoice.submitted", "einvoice.corrected"}) {
 			t.Fatalf("corrected events %v", ev)

@@ -490,7 +490,7 @@ func TestCertificateAsksAgain(t *testing.T) {
 		se := &signEnv{t: t, db: db, srv: e.srv, key: e.key, company: e.company}
 		fresh := newTestCert(t)
 		if st, m := se.do("POST", "/v1/agents/"+e.agent+"/certificates", e.authz, map[string]string{
-			"certificateDer": base64.StdEncoding.EncodeToString(fresh.cert.Raw), "companyId": e.company}); st != 201 {
+			"certificateDer": base64.StdEncoding.EncodeToString(fresh.cert.Raw), "companyId": e.company, "eujpId": "EUJP-FRESH"}); st != 201 {
 			t.Fatalf("certificate: %d %v", st, m)
 		}
 		reqs := e.docRequests(id)

@@ -12,6 +12,7 @@ import (
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/ident"
+	"github.com/denar-mk/denar/internal/store/dbq"
 )
 
 // CBRegistry names UJP's company registry (GET /companies/{tax}) in field
@@ -58,8 +59,10 @@ func (c *buyerCache) put(key string, e buyerEntry) {
 // registry's), so the caller learns it now as a field error instead of as
 // a failed document later. It waits for the registry at most timeout; err
 // is not nil when the registry did not answer (in time), and then the
-// buyer is neither accepted nor refused. Answers are cached.
-func (s *Service) checkBuyer(ctx context.Context, env string, b einvoice.Party, timeout time.Duration) (*denar.FieldError, error) {
+// buyer is neither accepted nor refused. Answers are cached. The look-up is
+// made as the seller (UJP's X-EDB), whose tax number seller gives when a
+// look-up is needed.
+func (s *Service) checkBuyer(ctx context.Context, env string, seller func() (string, error), b einvoice.Party, timeout time.Duration) (*denar.FieldError, error) {
 	if s.registry == nil || (b.Country != "" && b.Country != "MK") || b.TaxNumber == "" {
 		return nil, nil
 	}
@@ -72,8 +75,12 @@ func (s *Service) checkBuyer(ctx context.Context, env string, b einvoice.Party, 
 	now := time.Now()
 	e, ok := s.buyers.get(key, now)
 	if !ok {
+		as, err := seller()
+		if err != nil {
+			return nil, err
+		}
 		lctx, cancel := context.WithTimeout(ctx, timeout)
-		c, err := s.registry.LookupCompany(lctx, env, b.TaxNumber)
+		c, err := s.registry.LookupCompany(lctx, env, as, b.TaxNumber)
 		cancel()
 		switch {
 		case errors.Is(err, ErrRegistryNotFound):
@@ -100,6 +107,18 @@ func (s *Service) checkBuyer(ctx context.Context, env string, b einvoice.Party, 
 // buyerOf is the buyer of a built document as the registry check reads it.
 func buyerOf(d *ujpdoc.Document) einvoice.Party {
 	return einvoice.Party{Country: d.Buyer.BuyerCCode, TaxNumber: d.Buyer.BuyerTin, Name: d.Buyer.BuyerName}
+}
+
+// sellerTax returns the tax number of company id of account, read when a
+// buyer check needs it.
+func (s *Service) sellerTax(ctx context.Context, account, id string) func() (string, error) {
+	return func() (string, error) {
+		co, err := s.db.Reader().GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: id, AccountID: account})
+		if err != nil {
+			return "", fmt.Errorf("seller %s: %w", id, err)
+		}
+		return co.TaxNumber, nil
+	}
 }
 
 // codebooks returns the code lists validation uses in env: UJP's current

@@ -56,7 +56,8 @@ func (s *Service) validate(ctx context.Context, j *jobs.Job) error {
 	if err := json.Unmarshal([]byte(inv.Document), &req); err != nil {
 		return jobs.Cancel(fmt.Errorf("validate %s: stored document: %w", inv.ID, err))
 	}
-	fe, lookupErr := s.checkBuyer(ctx, inv.Environment, buyerOf(&req.Document), s.cfg.RegistryTimeout)
+	seller := func() (string, error) { return req.Document.Seller.SellerTin, nil }
+	fe, lookupErr := s.checkBuyer(ctx, inv.Environment, seller, buyerOf(&req.Document), s.cfg.RegistryTimeout)
 	if lookupErr != nil {
 		if j.Attempt < j.MaxAttempts {
 			return lookupErr

@@ -131,12 +131,25 @@ func NewPairingCode(ctx context.Context, client *http.Client, server, apiKey str
 	return out.Code, err
 }
 
-// RegisterCertificate links cert to companyID for this agent.
+// RegisterCertificate links cert to companyID for this agent, without an
+// EUJP id: only a sandbox company whose UJP is the service's simulator
+// accepts that (the service makes one up). Use RegisterCertificateAs
+// everywhere UJP itself is called.
 func RegisterCertificate(ctx context.Context, client *http.Client, c Credentials, cert *x509.Certificate, companyID string) error {
+	return RegisterCertificateAs(ctx, client, c, cert, companyID, "")
+}
+
+// RegisterCertificateAs links cert to companyID for this agent, as the UJP
+// user eujpID: the EUJP id of the certificate holder's e-UJP registration,
+// which UJP identifies the signer by (X-EUJP-ID).
+func RegisterCertificateAs(ctx context.Context, client *http.Client, c Credentials, cert *x509.Certificate, companyID, eujpID string) error {
 	sum := sha256.Sum256(cert.Raw)
-	key := "certificate:" + companyID + ":" + hex.EncodeToString(sum[:16])
-	return call(ctx, client, http.MethodPost, c.Server+"/v1/agents/"+c.AgentID+"/certificates", c.authz(), key,
-		map[string]string{"certificateDer": base64.StdEncoding.EncodeToString(cert.Raw), "companyId": companyID}, nil)
+	key := "certificate:" + companyID + ":" + eujpID + ":" + hex.EncodeToString(sum[:16])
+	body := map[string]string{"certificateDer": base64.StdEncoding.EncodeToString(cert.Raw), "companyId": companyID}
+	if eujpID != "" {
+		body["eujpId"] = eujpID
+	}
+	return call(ctx, client, http.MethodPost, c.Server+"/v1/agents/"+c.AgentID+"/certificates", c.authz(), key, body, nil)
 }
 
 func (c Credentials) authz() string { return "Agent " + c.AgentID + "." + c.Secret }

@@ -12,7 +12,7 @@ import (
 )
 
 const agentCertificate = `-- name: AgentCertificate :one
-SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id, ujp_registered_at FROM signing_certificates
+SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id FROM signing_certificates
 WHERE agent_id = $1 AND company_id = $2
   AND not_before <= $3 AND not_after > $3
 ORDER BY created_at DESC, id DESC LIMIT 1
@@ -39,7 +39,6 @@ func (q *Queries) AgentCertificate(ctx context.Context, arg AgentCertificatePara
 		&i.NotAfter,
 		&i.CreatedAt,
 		&i.EujpID,
-		&i.UjpRegisteredAt,
 	)
 	return i, err
 }
@@ -194,7 +193,7 @@ const createSigningCertificate = `-- name: CreateSigningCertificate :one
 INSERT INTO signing_certificates (id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at)
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9)
-RETURNING id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id, ujp_registered_at
+RETURNING id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id
 `
 
 type CreateSigningCertificateParams struct {
@@ -233,7 +232,6 @@ func (q *Queries) CreateSigningCertificate(ctx context.Context, arg CreateSignin
 		&i.NotAfter,
 		&i.CreatedAt,
 		&i.EujpID,
-		&i.UjpRegisteredAt,
 	)
 	return i, err
 }
@@ -300,7 +298,7 @@ func (q *Queries) CreateSigningRequest(ctx context.Context, arg CreateSigningReq
 }
 
 const currentSigningCertificate = `-- name: CurrentSigningCertificate :one
-SELECT c.id, c.agent_id, c.company_id, c.der, c.serial, c.subject, c.not_before, c.not_after, c.created_at, c.eujp_id, c.ujp_registered_at FROM signing_certificates c JOIN signing_agents a ON a.id = c.agent_id
+SELECT c.id, c.agent_id, c.company_id, c.der, c.serial, c.subject, c.not_before, c.not_after, c.created_at, c.eujp_id FROM signing_certificates c JOIN signing_agents a ON a.id = c.agent_id
 WHERE c.company_id = $1 AND c.not_before <= $2 AND c.not_after > $2
   AND a.revoked_at IS NULL
 ORDER BY c.created_at DESC, c.id DESC LIMIT 1
@@ -327,7 +325,6 @@ func (q *Queries) CurrentSigningCertificate(ctx context.Context, arg CurrentSign
 		&i.NotAfter,
 		&i.CreatedAt,
 		&i.EujpID,
-		&i.UjpRegisteredAt,
 	)
 	return i, err
 }
@@ -367,7 +364,7 @@ func (q *Queries) FinishSigningRequest(ctx context.Context, arg FinishSigningReq
 }
 
 const getAccountCompanySigner = `-- name: GetAccountCompanySigner :one
-SELECT co.id, co.account_id, co.name, co.tax_number, co.created_at, co.vat_number, co.external_ref, co.status, co.signing_mode, co.environment, co.address, co.annual_account_filed_for, co.representative_name, co.representative_email, co.payroll_employer, c.id AS cert_id, c.der AS cert_der
+SELECT co.id, co.account_id, co.name, co.tax_number, co.created_at, co.vat_number, co.external_ref, co.status, co.signing_mode, co.environment, co.address, co.annual_account_filed_for, co.representative_name, co.representative_email, co.payroll_employer, co.ujp_problems, c.id AS cert_id, c.der AS cert_der
 FROM companies co
 LEFT JOIN signing_certificates c ON c.id = (
   SELECT c2.id FROM signing_certificates c2 JOIN signing_agents a ON a.id = c2.agent_id
@@ -411,6 +408,7 @@ func (q *Queries) GetAccountCompanySigner(ctx context.Context, arg GetAccountCom
 		&i.Company.RepresentativeName,
 		&i.Company.RepresentativeEmail,
 		&i.Company.PayrollEmployer,
+		&i.Company.UjpProblems,
 		&i.CertID,
 		&i.CertDer,
 	)
@@ -474,7 +472,7 @@ func (q *Queries) GetSigningAgent(ctx context.Context, id string) (SigningAgent,
 }
 
 const getSigningCertificate = `-- name: GetSigningCertificate :one
-SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id, ujp_registered_at FROM signing_certificates WHERE id = $1
+SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id FROM signing_certificates WHERE id = $1
 `
 
 func (q *Queries) GetSigningCertificate(ctx context.Context, id string) (SigningCertificate, error) {
@@ -491,7 +489,6 @@ func (q *Queries) GetSigningCertificate(ctx context.Context, id string) (Signing
 		&i.NotAfter,
 		&i.CreatedAt,
 		&i.EujpID,
-		&i.UjpRegisteredAt,
 	)
 	return i, err
 }
