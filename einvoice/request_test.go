@@ -165,6 +165,11 @@ func TestBuildFieldErrors(t *testing.T) {
 		{"discount above price", func(r *Request) { r.Lines[0].UnitDiscount = "1000.01" }, "lines[0].unitDiscount", ""},
 		{"discount far above price", func(r *Request) { r.Lines[1].UnitDiscount = "2000" }, "lines[1].unitDiscount", ""},
 		{"advance above gross", func(r *Request) { r.Advance = &Advance{Amount: "5000"} }, "advance.amount", ""},
+		// UJP's E50072 and E50073, at the request's fields.
+		{"supply after the issue date", func(r *Request) { r.SupplyDate = ptr("2026-11-21") }, "supplyDate", ""},
+		{"reference dated after the issue date", func(r *Request) {
+			r.References = []Reference{{Type: "NAR", Number: "N-1", Date: ptr("2026-11-21")}}
+		}, "references[0].date", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := validRequest()
