@@ -77,8 +77,8 @@ func newInboxEnv(t *testing.T, db *store.DB) *inboxEnv {
 	t.Helper()
 	p := &pipeEnv{t: t, db: db}
 	db.Now = p.now
-	sim, client := newSimGateway(t, db, ujpsim.Options{Now: p.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "inbox-test"})
-	p.sim = sim
+	sim, client, tr := newSimGateway(t, db, ujpsim.Options{Now: p.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "inbox-test"})
+	p.sim, p.tr = sim, tr
 	dg := &decisionGateway{Gateway: client}
 	p.gw = &lossyGateway{Gateway: dg}
 	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},

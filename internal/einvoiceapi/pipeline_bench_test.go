@@ -55,7 +55,7 @@ func newBenchWorld(b testing.TB, db *store.DB) *benchWorld {
 	w := &benchWorld{b: b, db: db, http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	b.Cleanup(w.http.CloseIdleConnections)
 	log := slog.New(slog.DiscardHandler)
-	sim, client := newSimGateway(b, db, ujpsim.Options{Logger: log, ControlToken: "bench"})
+	sim, client, _ := newSimGateway(b, db, ujpsim.Options{Logger: log, ControlToken: "bench"})
 	w.gw = client
 	svc, api := newAPI(db, einvoicing.Deps{Log: log, Gateways: map[string]ujp.Gateway{auth.EnvSandbox: w.gw}, SandboxSetup: simSetup{sim}},
 		einvoicing.Config{Pipeline: einvoicing.PipelineConfig{SignerInterval: simWindow}})

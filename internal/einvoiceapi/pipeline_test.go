@@ -37,6 +37,7 @@ type pipeEnv struct {
 	sim     *ujpsim.Sim
 	runner  *jobs.Runner
 	gw      *lossyGateway
+	tr      *simTransport // the way to the simulator: canned answers, recorded calls
 	clock   atomic.Int64
 	key     string // e-invoicing key of the company
 	company string
@@ -52,15 +53,29 @@ type pipeEnv struct {
 }
 
 // lossyGateway forwards to UJP but can lose the answer of the next sends,
-// as a timeout after UJP already stored the document would.
+// as a timeout after UJP already stored the document would, or send the
+// next ones twice, as a client that retried on its own after a lost
+// answer would (the second answer is then UJP's E1023).
 type lossyGateway struct {
 	ujp.Gateway
-	loseNext atomic.Int32
-	sends    atomic.Int32
+	loseNext   atomic.Int32
+	doubleNext atomic.Int32
+	sends      atomic.Int32
 }
 
 func (g *lossyGateway) Send(ctx context.Context, caller ujp.Identity, docType, jws string) (*ujp.SendResult, error) {
 	g.sends.Add(1)
+	if g.doubleNext.Load() > 0 {
+		g.doubleNext.Add(-1)
+		if _, err := g.Gateway.Send(ctx, caller, docType, jws); err != nil {
+			return nil, err
+		}
+		turn, err := g.Gateway.Turn(ctx, caller, ujp.PrioritySend)
+		if err != nil {
+			return nil, err
+		}
+		ctx = turn
+	}
 	res, err := g.Gateway.Send(ctx, caller, docType, jws)
 	if err == nil && g.loseNext.Load() > 0 {
 		g.loseNext.Add(-1)
@@ -119,9 +134,9 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config), o
 		o(e, &cfg)
 	}
 	db.Now = e.now
-	sim, client := newSimGateway(t, db, ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "pipeline-test",
+	sim, client, tr := newSimGateway(t, db, ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "pipeline-test",
 		SlowRegistryDelay: slowRegistry})
-	e.sim = sim
+	e.sim, e.tr = sim, tr
 	e.gw = &lossyGateway{Gateway: client}
 	cfg.Pipeline.SignerInterval = simWindow
 	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},

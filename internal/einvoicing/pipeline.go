@@ -265,6 +265,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job) error {
 	if err != nil {
 		return fmt.Errorf("submit %s: turn: %w", inv.ID, err)
 	}
+	defer ujp.ReleaseTurn(turn) // when the send does not happen after all
 	if status != einvoice.Submitting {
 		if inv, err = p.startSubmission(ctx, inv); err != nil {
 			var de *denar.Error

@@ -43,13 +43,22 @@ const (
 // asked for: the first is still being made (its job retries an outage).
 const lookupAgain = 2 * time.Minute
 
-// startLookup asks for the look-up of inv, unless one is on its way.
+// startLookup asks for the look-up of inv, unless one is on its way. A
+// read that waited for its signer longer than UJP's timestamp window
+// would be refused: it is expired and asked for afresh.
 func (p *Pipeline) startLookup(ctx context.Context, inv dbq.Einvoice) error {
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
 		for _, link := range []string{linkSalesLookup, linkSalesLookupPayloads} {
-			if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link, LinkID: inv.ID, Now: tx.Now}); err == nil {
-				return nil
-			} else if !errors.Is(err, sql.ErrNoRows) {
+			open, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link, LinkID: inv.ID, Now: tx.Now})
+			switch {
+			case err == nil:
+				if stale, _ := p.stale(open); !stale {
+					return nil
+				}
+				if _, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: open.ID, State: StateExpired, Now: tx.Now}); err != nil {
+					return err
+				}
+			case !errors.Is(err, sql.ErrNoRows):
 				return err
 			}
 			sr, err := tx.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: link, LinkID: inv.ID})
@@ -100,6 +109,9 @@ func (p *Pipeline) lookupQuery(ctx, cctx context.Context, gw ujp.Gateway, who si
 	switch sr.LinkType {
 	case linkSalesLookup:
 		list, err := gw.SalesInvoicesStatus(cctx, who.id, sr.Jws)
+		if staleRead(err) {
+			return true, p.lookupAfresh(ctx, sr)
+		}
 		if err != nil {
 			return true, p.queryFailed(ctx, co, err)
 		}
@@ -123,6 +135,9 @@ func (p *Pipeline) lookupQuery(ctx, cctx context.Context, gw ujp.Gateway, who si
 				return p.requestLookup(ctx, tx, inv)
 			})
 		}
+		if staleRead(err) {
+			return true, p.lookupAfresh(ctx, sr)
+		}
 		if err != nil {
 			return true, p.queryFailed(ctx, co, err)
 		}
@@ -132,6 +147,24 @@ func (p *Pipeline) lookupQuery(ctx, cctx context.Context, gw ujp.Gateway, who si
 		return true, p.accessOK(ctx, co.ID, ujp.PrivilegePayloads)
 	}
 	return false, nil
+}
+
+// staleRead reports UJP refusing a read's requestTimestamp (signed too long
+// before it was sent).
+func staleRead(err error) bool {
+	var rej *ujp.RejectedError
+	return errors.As(err, &rej) && timestampCodes[rej.Code]
+}
+
+// lookupAfresh asks for the look-up again from its start, signed now.
+func (p *Pipeline) lookupAfresh(ctx context.Context, sr dbq.SigningRequest) error {
+	return p.db.InTx(ctx, func(tx *store.Tx) error {
+		inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
+		if err != nil || !ok {
+			return err
+		}
+		return p.requestLookup(ctx, tx, inv)
+	})
 }
 
 // lookingUp returns e-invoice id when it still waits for its look-up.

@@ -48,9 +48,11 @@ type Turns interface {
 	// Defer moves the next turn of key to no earlier than at (UJP's
 	// Retry-After of an E4007).
 	Defer(ctx context.Context, key string, at time.Time) error
-	// Start says that the call of a turn of key taken earlier (Client.Turn)
-	// starts now: the next turn is a spacing from now, not from when the
-	// turn was taken.
+	// Hold holds the next turn of key back until the call of the turn just
+	// taken starts (Start), or until lapses if it never does (Client.Turn).
+	Hold(ctx context.Context, key string, lapses time.Time) error
+	// Start says that the call of a turn of key held (Hold) starts now: the
+	// next turn is a spacing from now.
 	Start(ctx context.Context, key string) error
 }
 
@@ -81,8 +83,19 @@ func WithTurnWait(ctx context.Context, d time.Duration) context.Context {
 
 // heldTurn is a turn taken ahead of its call (Client.Turn).
 type heldTurn struct {
-	key  string
-	used atomic.Bool
+	key     string
+	used    atomic.Bool
+	release func()
+}
+
+// ReleaseTurn gives back the turn Turn took for ctx if no call used it
+// (the work it was taken for did not happen): the user's next turn is a
+// spacing from now rather than when the hold lapses. Calling it after the
+// call did use the turn does nothing.
+func ReleaseTurn(ctx context.Context) {
+	if h, ok := ctx.Value(heldTurnKey{}).(*heldTurn); ok && h.used.CompareAndSwap(false, true) && h.release != nil {
+		h.release()
+	}
 }
 
 func (c *Client) turnKey(id Identity) string {
@@ -127,5 +140,16 @@ func (c *Client) Turn(ctx context.Context, caller Identity, pri Priority) (conte
 	if err := c.takeTurn(WithPriority(ctx, pri), "Turn", caller); err != nil {
 		return ctx, err
 	}
-	return context.WithValue(ctx, heldTurnKey{}, &heldTurn{key: c.turnKey(caller)}), nil
+	// Nobody else of the user goes until the held call starts (or the
+	// hold lapses, if it never does).
+	key := c.turnKey(caller)
+	if err := c.turns.Hold(ctx, key, c.now().Add(turnHold)); err != nil {
+		return ctx, err
+	}
+	release := func() { _ = c.turns.Start(context.WithoutCancel(ctx), key) }
+	return context.WithValue(ctx, heldTurnKey{}, &heldTurn{key: key, release: release}), nil
 }
+
+// turnHold is how long a turn taken ahead of its call (Turn) holds the
+// user's next turn back when the call never comes.
+const turnHold = 5 * time.Second

@@ -66,6 +66,7 @@ func (s *Sim) Handler() http.Handler {
 func (s *Sim) withFaults(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
+		arrived := s.opts.Now() // the rate limit judges the arrival
 		st, err := s.db.Reader().GetUJPSimState(ctx, lookupKey(r.Header.Get("X-EDB")))
 		if err != nil {
 			s.fail(w, r, s.internal("read faults", err))
@@ -79,9 +80,8 @@ func (s *Sim) withFaults(h http.HandlerFunc) http.Handler {
 			}
 			// One slot per user in the store: the limit holds across every
 			// simulator (process) sharing it.
-			now := s.opts.Now()
 			n, err := s.db.Writer().TakeUJPSimRateSlot(ctx, dbq.TakeUJPSimRateSlotParams{EujpID: lookupKey(user),
-				NextAt: dbTime(now.Add(s.opts.Window)), Now: dbTime(now)})
+				NextAt: dbTime(arrived.Add(s.opts.Window)), Now: dbTime(arrived)})
 			if err != nil {
 				s.fail(w, r, s.internal("rate limit", err))
 				return

@@ -132,9 +132,14 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 			}
 		}
 		due := max(slot.Until.Sub(now), 0)
+		if slot.Holder == heldBy {
+			// A call about to start holds the slot: its next turn is a
+			// spacing after it, not when the hold lapses.
+			due = min(due, t.spacing)
+		}
 		left := time.Until(deadline)
 		if due > left || left <= 0 {
-			return t.busy(ctx, key, pri, waiter, since, now, slot.Until)
+			return t.busy(ctx, key, pri, waiter, since, now, now.Add(due))
 		}
 		sleep := min(max(due, time.Millisecond), t.poll, left)
 		select {
@@ -208,7 +213,21 @@ func (t *Turns) Defer(ctx context.Context, key string, at time.Time) error {
 	return nil
 }
 
+// heldBy marks the holder of a slot whose turn was taken ahead of its call.
+const heldBy = "held"
+
+// Hold implements ujp.Turns.
+func (t *Turns) Hold(ctx context.Context, key string, lapses time.Time) error {
+	if err := t.db.Writer().HoldUJPSlot(ctx, dbq.HoldUJPSlotParams{Key: key, Until: dbTime(lapses), Holder: heldBy}); err != nil {
+		return fmt.Errorf("ujp turns %s: %w", key, err)
+	}
+	return nil
+}
+
 // Start implements ujp.Turns.
 func (t *Turns) Start(ctx context.Context, key string) error {
-	return t.Defer(ctx, key, t.now().Add(t.spacing))
+	if err := t.db.Writer().StartUJPSlot(ctx, dbq.StartUJPSlotParams{Key: key, NextAt: dbTime(t.now().Add(t.spacing))}); err != nil {
+		return fmt.Errorf("ujp turns %s: %w", key, err)
+	}
+	return nil
 }

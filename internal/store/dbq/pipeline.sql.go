@@ -219,6 +219,23 @@ func (q *Queries) GetUJPWaiter(ctx context.Context, arg GetUJPWaiterParams) (Ujp
 	return i, err
 }
 
+const holdUJPSlot = `-- name: HoldUJPSlot :exec
+UPDATE ujp_slots SET until = $1, holder = $2 WHERE key = $3
+`
+
+type HoldUJPSlotParams struct {
+	Until  time.Time
+	Holder string
+	Key    string
+}
+
+// A turn taken ahead of its call holds the next one back until its call
+// starts (StartUJPSlot), or until lapses.
+func (q *Queries) HoldUJPSlot(ctx context.Context, arg HoldUJPSlotParams) error {
+	_, err := q.db.ExecContext(ctx, holdUJPSlot, arg.Until, arg.Holder, arg.Key)
+	return err
+}
+
 const latestSignedRequestForLink = `-- name: LatestSignedRequestForLink :one
 SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests
 WHERE link_type = $1 AND link_id = $2 AND state = 'signed'
@@ -598,6 +615,22 @@ func (q *Queries) StartEInvoiceSubmission(ctx context.Context, arg StartEInvoice
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const startUJPSlot = `-- name: StartUJPSlot :exec
+UPDATE ujp_slots SET until = $1, holder = '' WHERE key = $2
+`
+
+type StartUJPSlotParams struct {
+	NextAt time.Time
+	Key    string
+}
+
+// The call of a turn taken earlier starts now: the next turn is at next_at,
+// replacing the hold the taker put on the slot.
+func (q *Queries) StartUJPSlot(ctx context.Context, arg StartUJPSlotParams) error {
+	_, err := q.db.ExecContext(ctx, startUJPSlot, arg.NextAt, arg.Key)
+	return err
 }
 
 const takeUJPTurn = `-- name: TakeUJPTurn :execrows

@@ -145,3 +145,13 @@ UPDATE companies SET ujp_problems = sqlc.arg(problems) WHERE id = sqlc.arg(id);
 -- name: ListQueuedEInvoiceIDs :many
 -- A company's documents waiting to be sent.
 SELECT id FROM einvoices WHERE company_id = sqlc.arg(company_id) AND status = 'queued' ORDER BY id;
+
+-- name: StartUJPSlot :exec
+-- The call of a turn taken earlier starts now: the next turn is at next_at,
+-- replacing the hold the taker put on the slot.
+UPDATE ujp_slots SET until = sqlc.arg(next_at), holder = '' WHERE key = sqlc.arg(key);
+
+-- name: HoldUJPSlot :exec
+-- A turn taken ahead of its call holds the next one back until its call
+-- starts (StartUJPSlot), or until lapses.
+UPDATE ujp_slots SET until = sqlc.arg(until), holder = sqlc.arg(holder) WHERE key = sqlc.arg(key);
