@@ -82,6 +82,10 @@ type Config struct {
 	UJPSandboxBackend string        `env:"DENAR_UJP_SANDBOX_BACKEND" envDefault:"embedded"`
 	UJPSimToken       string        `env:"DENAR_UJP_SIM_TOKEN"`
 	UJPSimRetention   time.Duration `env:"DENAR_UJP_SIM_RETENTION" envDefault:"2160h"`
+	// UJPSimWindow is the embedded simulator's per-user rate window: one
+	// call per window per X-EUJP-ID, as UJP's one a second (tests shorten
+	// it together with DENAR_UJP_SIGNER_INTERVAL).
+	UJPSimWindow time.Duration `env:"DENAR_UJP_SIM_WINDOW" envDefault:"1s"`
 
 	// The submission pipeline (docs/einvoices.md, "Pipeline").
 	UJPSignerInterval  time.Duration `env:"DENAR_UJP_SIGNER_INTERVAL" envDefault:"1s"`
@@ -368,6 +372,13 @@ func checkSandboxBackend(c Config) error {
 	}
 	if c.UJPSimRetention < time.Hour {
 		return fmt.Errorf("configuration: DENAR_UJP_SIM_RETENTION must be at least 1h, not %s", c.UJPSimRetention)
+	}
+	if c.UJPSimWindow <= 0 {
+		return fmt.Errorf("configuration: DENAR_UJP_SIM_WINDOW must be positive, not %s", c.UJPSimWindow)
+	}
+	if c.UJPSandboxBackend == backendEmbedded && c.UJPSignerInterval < c.UJPSimWindow {
+		return fmt.Errorf("configuration: DENAR_UJP_SIGNER_INTERVAL (%s) is shorter than the embedded simulator's rate window DENAR_UJP_SIM_WINDOW (%s): the simulator would refuse calls (E4007); shorten both together",
+			c.UJPSignerInterval, c.UJPSimWindow)
 	}
 	return nil
 }

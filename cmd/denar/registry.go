@@ -102,7 +102,7 @@ func newRegistry(cfg Config, log *slog.Logger, db *store.DB) (ujpRegistry, error
 		// The simulate endpoint and the sandbox's set-up call the
 		// simulator's methods directly; its control API has a token made
 		// here that never leaves the process.
-		sim, err := ujpsim.New(db, ujpsim.Options{Logger: log, ControlToken: rand.Text(), Now: db.Now})
+		sim, err := ujpsim.New(db, ujpsim.Options{Logger: log, ControlToken: rand.Text(), Now: db.Now, Window: cfg.UJPSimWindow})
 		if err != nil {
 			return r, fmt.Errorf("embedded UJP simulator: %w", err)
 		}

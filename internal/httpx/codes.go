@@ -22,6 +22,9 @@ const (
 	// (why the last decision did not reach UJP); UJP's own codes (E1016,
 	// …) appear there too, unrenamed.
 	InInboxProblems = "inbox_document.problems"
+	// InCompanyProblems: the code of an item of a company's problems (what
+	// UJP refuses the service for the company: access or a privilege).
+	InCompanyProblems = "company.problems"
 	// InOAuth: the error member of an RFC 6749 §5.2 answer of POST
 	// /v1/oauth/token.
 	InOAuth = "oauth"
@@ -125,7 +128,15 @@ func Codes() []Code {
 		{Code: "signature_refused", In: InEInvoiceProblems, Service: ServiceEInvoice, Title: "Signature refused",
 			Meaning: "The signer refused (reason: user_declined, policy or payload_invalid fail the e-invoice; token_missing or pin_locked keep it waiting and ask again after the refusal backoff). Carries reason, message and signingRequestId."},
 		{Code: "hold_window_exceeded", In: InEInvoiceProblems, Service: ServiceEInvoice, Title: "Hold window exceeded",
-			Meaning: "UJP stayed unreachable for longer than the hold window (DENAR_EINVOICE_HOLD_WINDOW); the document failed undelivered."},
+			Meaning: "UJP stayed unreachable for longer than the hold window (DENAR_EINVOICE_HOLD_WINDOW) and never received the document; the document failed undelivered. A document UJP may hold (a send without an answer) is never failed by the window: it is looked up in UJP's records."},
+		{Code: "ujp_unexpected_answer", In: InEInvoiceProblems, Service: ServiceEInvoice, Title: "UJP answered in an unknown shape",
+			Meaning: "UJP (or something in front of it) refused the document with a 4xx whose body is not UJP's error shape (a proxy's page, a framework's default error JSON); message holds the HTTP status and the body, truncated. A 5xx of that shape holds the document instead."},
+
+		// Items of a company's problems.
+		{Code: "ujp_access_missing", In: InCompanyProblems, Service: ServiceEInvoice, Title: "UJP refuses the signer",
+			Meaning: "UJP refused the company's signer: the user is unknown (E1010), the certificate is not registered (E1012), the user may not sign for the company (E1013), or an identity header's value (E4021, E4022, E4023). Documents wait in queued and are sent again; cleared by the next call UJP accepts."},
+		{Code: "ujp_privilege_missing", In: InCompanyProblems, Service: ServiceEInvoice, Title: "UJP portal privilege missing",
+			Meaning: "UJP refused a call for a portal privilege the signer's user lacks for the company (E1011); privilege names it: DP for UJP's PDFs, RD for document JSON (incoming documents; finding a send whose answer was lost), DA for archives. No document fails for it; cleared by the next call of that privilege UJP accepts."},
 
 		// Items of an inbox document's problems.
 		{Code: "decision_refused", In: InInboxProblems, Service: ServiceEInvoice, Title: "Decision refused by the signer",

@@ -252,6 +252,45 @@ func (e CompanyStatus) Valid() bool {
 	}
 }
 
+// Defines values for CompanyProblemCode.
+const (
+	UjpAccessMissing    CompanyProblemCode = "ujp_access_missing"
+	UjpPrivilegeMissing CompanyProblemCode = "ujp_privilege_missing"
+)
+
+// Valid indicates whether the value is a known member of the CompanyProblemCode enum.
+func (e CompanyProblemCode) Valid() bool {
+	switch e {
+	case UjpAccessMissing:
+		return true
+	case UjpPrivilegeMissing:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CompanyProblemPrivilege.
+const (
+	DA CompanyProblemPrivilege = "DA"
+	DP CompanyProblemPrivilege = "DP"
+	RD CompanyProblemPrivilege = "RD"
+)
+
+// Valid indicates whether the value is a known member of the CompanyProblemPrivilege enum.
+func (e CompanyProblemPrivilege) Valid() bool {
+	switch e {
+	case DA:
+		return true
+	case DP:
+		return true
+	case RD:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CorrectionRequestDocStorno.
 const (
 	N2 CorrectionRequestDocStorno = 2
@@ -2596,8 +2635,11 @@ type Company struct {
 	Id string `json:"id"`
 
 	// Name Legal name from the tax authority's registry.
-	Name        string             `json:"name"`
-	Object      CompanyObject      `json:"object"`
+	Name   string        `json:"name"`
+	Object CompanyObject `json:"object"`
+
+	// Problems What UJP refuses the service for this company (access or a portal privilege missing); empty when nothing is wrong. Each is cleared by the next call of its kind that UJP accepts. See docs/going-live.md.
+	Problems    *[]CompanyProblem  `json:"problems"`
 	SigningMode CompanySigningMode `json:"signingMode"`
 	Status      CompanyStatus      `json:"status"`
 
@@ -2616,6 +2658,30 @@ type CompanySigningMode string
 
 // CompanyStatus defines model for Company.Status.
 type CompanyStatus string
+
+// CompanyProblem defines model for CompanyProblem.
+type CompanyProblem struct {
+	Code CompanyProblemCode `json:"code"`
+
+	// LastSeenAt When UJP last refused.
+	LastSeenAt time.Time `json:"lastSeenAt"`
+	Message    string    `json:"message"`
+
+	// Privilege The portal privilege missing (ujp_privilege_missing): DP for UJP's PDFs, RD for document JSON (incoming documents, looking up a send whose answer was lost), DA for archives.
+	Privilege *CompanyProblemPrivilege `json:"privilege,omitempty"`
+
+	// Since When UJP first refused.
+	Since time.Time `json:"since"`
+
+	// UjpCode UJP's error code, as UJP wrote it (E1010, E1011, E1012, E1013, E4021, E4022, E4023).
+	UjpCode string `json:"ujpCode"`
+}
+
+// CompanyProblemCode defines model for CompanyProblem.Code.
+type CompanyProblemCode string
+
+// CompanyProblemPrivilege The portal privilege missing (ujp_privilege_missing): DP for UJP's PDFs, RD for document JSON (incoming documents, looking up a send whose answer was lost), DA for archives.
+type CompanyProblemPrivilege string
 
 // CompanyUsage defines model for CompanyUsage.
 type CompanyUsage struct {
@@ -3855,7 +3921,7 @@ type SigningCertificate struct {
 	CompanyId string    `json:"companyId"`
 	CreatedAt time.Time `json:"createdAt"`
 
-	// EujpId UJP user id of the holder; empty means the sandbox default.
+	// EujpId The holder's UJP user id (X-EUJP-ID), from their e-UJP registration. A sandbox certificate registered without one, with the sandbox's simulator, gets denar-<certificate id>.
 	EujpId string `json:"eujpId"`
 
 	// Id Prefix crt_.
@@ -3864,7 +3930,7 @@ type SigningCertificate struct {
 	NotBefore time.Time                `json:"notBefore"`
 	Object    SigningCertificateObject `json:"object"`
 
-	// SerialNumber Decimal, as UJP's X-SERIAL-NUMBER.
+	// SerialNumber The certificate's serial number, in decimal (sent to UJP as X-SERIAL-NUMBER in the format DENAR_UJP_SERIAL_FORMAT names).
 	SerialNumber string `json:"serialNumber"`
 	Subject      string `json:"subject"`
 }
