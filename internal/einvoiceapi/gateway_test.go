@@ -277,8 +277,10 @@ func TestPollSurvivesWithoutServerTime(t *testing.T) {
 
 // TestIdentityOnUJPCalls: registry look-ups go as the operator's user
 // with X-EDB the company they are made for (the buyer check: the seller;
-// onboarding: the company onboarded), server time as the signer, and every
-// call of the pipeline carries X-EUJP-ID and X-EDB.
+// onboarding: the company onboarded), server time as the signer, every
+// call of the pipeline carries X-EUJP-ID and X-EDB, and none is a path
+// only the simulator has (the certificate was registered with it out of
+// band, by the sandbox's set-up).
 func TestIdentityOnUJPCalls(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -308,6 +310,9 @@ func TestIdentityOnUJPCalls(t *testing.T) {
 		e.tr.mu.Lock()
 		defer e.tr.mu.Unlock()
 		for _, c := range e.tr.calls {
+			if strings.HasPrefix(c.path, "/_sim") {
+				t.Errorf("the gateway called the simulator's %s: UJP has no such path", c.path)
+			}
 			if c.header.Get("X-EUJP-ID") == "" || c.header.Get("X-EDB") == "" {
 				t.Errorf("%s without X-EUJP-ID or X-EDB", c.path)
 			}

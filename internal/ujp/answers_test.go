@@ -7,13 +7,16 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/internal/ujp"
+	"github.com/denar-mk/denar/internal/ujpturns"
 )
 
 // fakeUJP answers every request with what answer returns for its path,
@@ -387,5 +390,61 @@ func TestCodebookCacheKeepsReferenceRates(t *testing.T) {
 	ti, _ := cache.Get().TaxIndicator("DDV-14-4")
 	if strings.Join(ti.TaxGroupCodes, ",") != "DDV-V,DDV-B" {
 		t.Fatalf("DDV-14-4 in the cache: %v", ti.TaxGroupCodes)
+	}
+}
+
+// TestEveryCallTakesATurn: with turns in the store, the code-list refresh
+// (a dozen lists) and every other call of one user start at least the
+// interval apart; another user's calls are not counted with them.
+func TestEveryCallTakesATurn(t *testing.T) {
+	t.Parallel()
+	const interval = 40 * time.Millisecond
+	turns := ujpturns.New(storetest.SQLite(t), ujpturns.Config{Interval: interval})
+	var mu sync.Mutex
+	arrived := map[string][]time.Time{}
+	lists := codeListFake(true)
+	_, c := newFake(t, ujp.Config{Turns: turns, Scope: "sandbox"}, func(r *http.Request) (int, map[string]string, string) {
+		mu.Lock()
+		arrived[r.Header.Get("X-EUJP-ID")] = append(arrived[r.Header.Get("X-EUJP-ID")], time.Now())
+		mu.Unlock()
+		if strings.HasSuffix(r.URL.Path, "/server-time") {
+			return 200, nil, `{"timestamp":"2026-01-05T12:00:00"}`
+		}
+		return lists(r)
+	})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := c.Codebooks(ctx, operator); err != nil {
+			t.Error(err)
+		}
+	})
+	for range 3 {
+		wg.Go(func() {
+			if _, err := c.ServerTime(ctx, operator); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if _, err := c.ServerTime(ctx, signer); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	times := arrived[operator.EUJPID]
+	if len(times) != 11+2+3 {
+		t.Fatalf("%d calls of the operator", len(times))
+	}
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	for i := 1; i < len(times); i++ {
+		// Turns start interval + margin apart; the margin absorbs what
+		// sits between a turn and the request's arrival.
+		if d := times[i].Sub(times[i-1]); d < interval {
+			t.Errorf("call %d came %s after the one before", i, d)
+		}
+	}
+	if len(arrived[signer.EUJPID]) != 1 {
+		t.Errorf("the signer's call: %d", len(arrived[signer.EUJPID]))
 	}
 }
