@@ -405,8 +405,5 @@ func checkUJPIdentity(c Config) error {
 		return fmt.Errorf("configuration: %s talks to UJP, which needs the operator's identity on every call: set DENAR_UJP_USER (your EUJP id) and DENAR_UJP_EDB (your firm's ЕДБ); see docs/going-live.md",
 			strings.Join(real, " and "))
 	}
-	if c.UJPEDB != "" && ident.EDB(c.UJPEDB) != nil {
-		return fmt.Errorf("configuration: DENAR_UJP_EDB must be an ЕДБ: %v", ident.EDB(c.UJPEDB))
-	}
 	return nil
 }

@@ -101,7 +101,6 @@ func TestUJPIdentityConfig(t *testing.T) {
 		{"production with it", func(c *Config) {
 			c.UJPProductionURL, c.UJPUser, c.UJPEDB = "https://efaktura.ujp.gov.mk", "EUJP-OPERATOR", "4030000375897"
 		}, ""},
-		{"a tax number that is none", func(c *Config) { c.UJPUser, c.UJPEDB = "EUJP-OPERATOR", "MK403" }, "DENAR_UJP_EDB"},
 		{"hex serials", func(c *Config) { c.UJPSerialFormat = "hex" }, ""},
 		{"octal serials", func(c *Config) { c.UJPSerialFormat = "octal" }, "DENAR_UJP_SERIAL_FORMAT"},
 	} {
