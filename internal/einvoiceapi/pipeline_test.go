@@ -789,6 +789,11 @@ func TestStornoAndCorrection(t *testing.T) {
 		if st, m, _ := e.call("POST", "/v1/einvoices/"+voided+"/storno", map[string]any{"reason": reason}); st != 409 || m["code"] != "supersede_pending" {
 			t.Fatalf("storno while the first is at UJP: %d %v", st, m)
 		}
+		// The buyer confirms the storno (UJP's strict reading moves the
+		// original to 07 only then); the change feed reports the original.
+		if st, m := e.simulate(storno, "buyer_accepts", nil); st != 202 {
+			t.Fatalf("the buyer accepts the storno: %d %v", st, m)
+		}
 		e.pollNow()
 		e.wantStatus(voided, "cancelled_by_storno")
 		if ev := e.events(voided); !equal(ev, []string{"einvoice.signature_required", "einvoice.submitted", "einvoice.cancelled_by_storno"}) {

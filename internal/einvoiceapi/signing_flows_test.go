@@ -499,6 +499,7 @@ func TestCertificateAsksAgain(t *testing.T) {
 		}
 		e.wantOneEventPerRequest(id)
 		e.cert = fresh
+		e.registerSigners() // the simulator knows the fresh certificate, as UJP's portal would
 		e.settle()
 		e.wantStatus(id, "delivered")
 	})

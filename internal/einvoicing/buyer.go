@@ -13,6 +13,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/ident"
 	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/ujp"
 )
 
 // CBRegistry names UJP's company registry (GET /companies/{tax}) in field
@@ -79,7 +80,9 @@ func (s *Service) checkBuyer(ctx context.Context, env string, seller func() (str
 		if err != nil {
 			return nil, err
 		}
-		lctx, cancel := context.WithTimeout(ctx, timeout)
+		// The look-up waits for the operator's turn at UJP as long as the
+		// caller waits for the answer.
+		lctx, cancel := context.WithTimeout(ujp.WithTurnWait(ctx, timeout), timeout)
 		c, err := s.registry.LookupCompany(lctx, env, as, b.TaxNumber)
 		cancel()
 		switch {

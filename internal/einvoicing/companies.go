@@ -16,6 +16,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/ujp"
 )
 
 // Registry is the part of the tax authority the company pre-flight and the
@@ -388,7 +389,7 @@ func (s *Service) lookup(ctx context.Context, env, asTaxNumber, taxNumber string
 	if s.registry == nil {
 		return RegistryCompany{}, unavailable
 	}
-	lctx, cancel := context.WithTimeout(ctx, s.cfg.RegistryTimeout)
+	lctx, cancel := context.WithTimeout(ujp.WithTurnWait(ctx, s.cfg.RegistryTimeout), s.cfg.RegistryTimeout)
 	defer cancel()
 	type result struct {
 		c   RegistryCompany

@@ -397,16 +397,27 @@ func (p *Pipeline) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoi
 		// UJP refused the caller, not the document: it waits, and the
 		// company carries the problem.
 		r := ujp.AccessProblem(err)
+		var since time.Time
 		if err := p.db.InTx(ctx, func(tx *store.Tx) error {
 			if err := recordAccessProblem(ctx, tx, co.ID, r); err != nil {
 				return err
+			}
+			since = tx.Now
+			if raw, err := tx.GetCompanyUJPProblems(ctx, co.ID); err == nil {
+				for _, q := range companyProblems(raw) {
+					if q.UJPCode == r.Code && q.Since.Before(since) {
+						since = q.Since
+					}
+				}
 			}
 			_, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: problemOf(r, tx.Now).Code, UJPCode: r.Code})
 			return err
 		}); err != nil {
 			return err
 		}
-		return p.retryLater(inv)
+		// The ladder follows how long UJP has refused, so a problem left
+		// for days is tried every half hour, not every ten seconds.
+		return jobs.Snooze(retryDelay(p.cfg.RetryDelays, sql.NullTime{Time: since, Valid: true}, p.db.Now()))
 	case errors.As(err, &rej) && timestampCodes[rej.Code]:
 		return p.resign(ctx, inv, einvoice.Submitting)
 	case errors.As(err, &rej) && rej.Unrecognised():

@@ -336,7 +336,7 @@ func (c *Client) ServerTime(ctx context.Context, caller Identity) (time.Time, er
 	var out struct {
 		Timestamp string `json:"timestamp"`
 	}
-	if err := c.do(ctx, opServerTime, http.MethodGet, PathServerTime, caller, nil, nil, &out); err != nil {
+	if err := c.get(ctx, opServerTime, PathServerTime, caller, &out); err != nil {
 		return time.Time{}, err
 	}
 	t, err := ujpdoc.ParseTimestamp(out.Timestamp)
@@ -346,18 +346,31 @@ func (c *Client) ServerTime(ctx context.Context, caller Identity) (time.Time, er
 	return t, nil
 }
 
-// Company implements Gateway.
+// Company implements Gateway. A GET asks nothing of UJP but an answer, so
+// UJP's E4007 (it counted another call of the user) is waited out once,
+// through the user's turns, within the caller's deadline.
 func (c *Client) Company(ctx context.Context, caller Identity, taxNumber string) (*Company, error) {
 	var out struct {
 		Company *Company `json:"company"`
 	}
-	if err := c.do(ctx, opCompany, http.MethodGet, PathCompanies+url.PathEscape(taxNumber), caller, nil, nil, &out); err != nil {
+	if err := c.get(ctx, opCompany, PathCompanies+url.PathEscape(taxNumber), caller, &out); err != nil {
 		return nil, err
 	}
 	if out.Company == nil {
 		return nil, &RejectedError{Op: opCompany, HTTPStatus: http.StatusOK, Code: "E1000", Message: "Company not found"}
 	}
 	return out.Company, nil
+}
+
+// get is a GET that waits out one E4007: when the client keeps turns, the
+// next turn is already after UJP's Retry-After.
+func (c *Client) get(ctx context.Context, op, path string, caller Identity, out any) error {
+	err := c.do(ctx, op, http.MethodGet, path, caller, nil, nil, out)
+	var rl *RateLimitedError
+	if !errors.As(err, &rl) || c.turns == nil {
+		return err
+	}
+	return c.do(ctx, op, http.MethodGet, path, caller, nil, nil, out)
 }
 
 // Codebooks implements Gateway: every list of codeListPaths, then the tax
