@@ -344,3 +344,43 @@ func TestManyDocumentsOneSigner(t *testing.T) {
 		}
 	})
 }
+
+// TestPipelineInterruptedAttempt: a document left in submitting by a
+// process that died during its send is not sent blindly again: its attempt
+// may have reached UJP, so UJP's records are read; it had, and the document
+// is delivered with UJP's EUID, one document at UJP.
+func TestPipelineInterruptedAttempt(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnv(t, db)
+		id := e.issue("F-crash")
+		e.signAll()
+		// The dead process's send: it reached UJP, and the row says
+		// submitting.
+		var jws, eujp, serial string
+		if err := db.ReadDB().QueryRowContext(t.Context(), `SELECT r.jws, c.eujp_id, c.serial FROM signing_requests r
+			JOIN signing_certificates c ON c.id = r.certificate_id WHERE r.link_id = $1 AND r.state = 'signed'`, id).Scan(&jws, &eujp, &serial); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.gw.Gateway.Send(t.Context(), ujp.Identity{EUJPID: eujp, EDB: ujpsim.TaxSeller, SerialNumber: serial}, "100", jws); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.WriteDB().ExecContext(t.Context(), "UPDATE einvoices SET status = 'submitting', updated_at = $1 WHERE id = $2",
+			e.now().Add(-5*time.Minute), id); err != nil {
+			t.Fatal(err)
+		}
+		e.settle()
+		e.advance(61 * time.Second)
+		e.settle()
+		m := e.wantStatus(id, "delivered")
+		if docs := e.simDocs(); len(docs) != 1 || docs[0].EUID != m["euid"] {
+			t.Fatalf("%d documents at UJP", len(docs))
+		}
+		if n := e.gw.sends.Load(); n != 0 {
+			t.Fatalf("the pipeline sent %d times", n)
+		}
+		if h := e.history(id); h[len(h)-2] != "submitting→held:attempt_interrupted" || h[len(h)-1] != "held→delivered:submitted_earlier" {
+			t.Fatalf("history %v", h)
+		}
+	})
+}

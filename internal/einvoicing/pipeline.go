@@ -11,10 +11,13 @@ package einvoicing
 //     device, and the JWS holds a requestTimestamp UJP refuses when it is more
 //     than 5 minutes off; a document that waited longer is signed again (the
 //     same docId and content, a fresh timestamp);
-//   - header.docId is fixed when the e-invoice is created, so a resubmission
-//     after a lost answer gets E1023 and can never create a second document;
-//   - UJP allows one request per second per user, so calls of one signer go
-//     through a slot in the store (ujp_slots) shared by every process.
+//   - header.docId is fixed when the e-invoice is created, so UJP refuses a
+//     second document (E1023); a send whose outcome is unknown is looked up
+//     in UJP's records before it is sent again (pipeline_lookup.go), and
+//     never failed meanwhile;
+//   - UJP allows one request per second per user, so every call takes a
+//     turn of its user from the store (ujp.Turns, internal/ujpturns), shared
+//     by every process; a job without a turn soon snoozes.
 
 import (
 	"context"
@@ -53,9 +56,10 @@ const (
 
 // PipelineConfig tunes the pipeline; zero values take the defaults.
 type PipelineConfig struct {
-	// SignerInterval is the pause between two calls of one UJP user. UJP
-	// allows one request per second, so production wants 1s; zero (tests,
-	// the simulator) only keeps calls of one signer from overlapping.
+	// SignerInterval is the least time between two calls of one UJP user
+	// (UJP allows one request per second). The gateway's client spaces the
+	// calls (ujp.Turns); the pipeline waits at least this long after UJP's
+	// E4007.
 	SignerInterval time.Duration
 	// HoldWindow is how long a held document keeps being resubmitted
 	// before it fails; default 72h.
@@ -136,7 +140,7 @@ type pollArgs struct {
 }
 
 // enqueueSubmit asks for a submission of id in tx. Duplicates are harmless:
-// the worker starts from the row's status and the signer slot keeps calls
+// the worker starts from the row's status and the signer's turns keep calls
 // apart, so no unique key is needed (and one would race a finishing job).
 func enqueueSubmit(ctx context.Context, tx *store.Tx, id string) error {
 	_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindSubmit, Args: submitArgs{EInvoiceID: id}, MaxAttempts: 20})
@@ -242,6 +246,16 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job) error {
 			return p.retryLater(inv)
 		}
 	}
+	if status == einvoice.Submitting {
+		// An attempt is open: another worker's send in flight, or one
+		// whose process died before it learnt the answer. The first is
+		// left alone; the second may have reached UJP, so UJP's records
+		// tell before anything is sent again.
+		if open := p.db.Now().Sub(inv.UpdatedAt); open < 2*p.cfg.CallTimeout {
+			return jobs.Snooze(2*p.cfg.CallTimeout - open)
+		}
+		return p.sendUnknown(ctx, inv, statusMove{To: einvoice.Held, Cause: "attempt_interrupted"})
+	}
 	if unknown {
 		// UJP may hold the document: its records are read before
 		// anything else is sent (pipeline_lookup.go).
@@ -266,14 +280,12 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job) error {
 		return fmt.Errorf("submit %s: turn: %w", inv.ID, err)
 	}
 	defer ujp.ReleaseTurn(turn) // when the send does not happen after all
-	if status != einvoice.Submitting {
-		if inv, err = p.startSubmission(ctx, inv); err != nil {
-			var de *denar.Error
-			if errors.As(err, &de) {
-				return nil // another worker moved it first
-			}
-			return err
+	if inv, err = p.startSubmission(ctx, inv); err != nil {
+		var de *denar.Error
+		if errors.As(err, &de) {
+			return nil // another worker moved it first
 		}
+		return err
 	}
 	res, err := p.send(turn, gw, who, inv, sr.Jws)
 	return p.afterSend(ctx, co, inv, res, err)
