@@ -689,7 +689,11 @@ func (r simRegistry) LookupCompany(ctx context.Context, env, as, tax string) (ei
 	if err != nil {
 		return einvoicing.RegistryCompany{}, err
 	}
-	return einvoicing.RegistryCompany{Name: c.Name}, nil
+	out := einvoicing.RegistryCompany{Name: c.Name}
+	if c.VatNumber != nil {
+		out.VATNumber = *c.VatNumber
+	}
+	return out, nil
 }
 
 // TestIssueChecksBuyerRegistry: a buyer UJP's registry does not know, or
@@ -707,11 +711,18 @@ func TestIssueChecksBuyerRegistry(t *testing.T) {
  "lines":[{"description":"Услуга","quantity":"1","unitPrice":"100","vatPercent":"18","taxIndicator":"DDV-A"}]}`, tax, name)), &v)
 			return v
 		}
-		for _, tc := range []struct{ tax, name, path string }{
-			{ujpsim.TaxNeverExisted, "Некој ДОО", "buyer.taxNumber"},
-			{ujpsim.TaxBuyer, "Купувач со друго име", "buyer.name"},
+		for _, tc := range []struct{ tax, name, vat, path string }{
+			{ujpsim.TaxNeverExisted, "Некој ДОО", "", "buyer.taxNumber"},
+			{ujpsim.TaxBuyer, "Купувач со друго име", "", "buyer.name"},
+			// A VAT number other than the registry's (UJP: E10007).
+			{ujpsim.TaxBuyer, "Тест Купувач ДОО Скопје", "МК4030000375897", "buyer.vatNumber"},
+			{ujpsim.TaxSmallBiz, "Тест Занаетчија Битола", "МК" + ujpsim.TaxSmallBiz, "buyer.vatNumber"},
 		} {
-			st, m, raw := e.call("POST", "/v1/einvoices", body(tc.tax, tc.name))
+			b := body(tc.tax, tc.name).(map[string]any)
+			if tc.vat != "" {
+				b["buyer"].(map[string]any)["vatNumber"] = tc.vat
+			}
+			st, m, raw := e.call("POST", "/v1/einvoices", b)
 			errs, _ := m["errors"].([]any)
 			if st != 422 || len(errs) != 1 || errs[0].(map[string]any)["path"] != tc.path || errs[0].(map[string]any)["codebook"] != einvoicing.CBRegistry {
 				t.Fatalf("%s: %d %s", tc.path, st, raw)
@@ -720,6 +731,14 @@ func TestIssueChecksBuyerRegistry(t *testing.T) {
 		var n int
 		if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM einvoices").Scan(&n); err != nil || n != 0 {
 			t.Fatalf("%d e-invoices after refusals (%v)", n, err)
+		}
+		// Left out, the VAT number is the registry's (UJP refuses a VAT
+		// payer's document without it: E10008).
+		st, m, raw := e.call("POST", "/v1/einvoices", body(ujpsim.TaxBuyer, "Тест Купувач ДОО Скопје"))
+		var doc ujpdoc.Request
+		if b, _ := json.Marshal(m["document"]); st != 202 || json.Unmarshal(b, &doc) != nil ||
+			doc.Document.Buyer.BuyerVatNumber == nil || *doc.Document.Buyer.BuyerVatNumber != "МК"+ujpsim.TaxBuyer {
+			t.Fatalf("the registry's VAT number: %d %s", st, raw)
 		}
 	})
 }

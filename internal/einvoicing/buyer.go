@@ -26,6 +26,7 @@ const buyerCacheTTL = 10 * time.Minute
 
 type buyerEntry struct {
 	name    string
+	vat     string // "" when the buyer is not a VAT payer
 	missing bool
 	until   time.Time
 }
@@ -91,7 +92,7 @@ func (s *Service) checkBuyer(ctx context.Context, env string, seller func() (str
 		case err != nil:
 			return nil, fmt.Errorf("buyer %s in UJP's registry: %w", b.TaxNumber, err)
 		default:
-			e = buyerEntry{name: c.Name}
+			e = buyerEntry{name: c.Name, vat: c.VATNumber}
 		}
 		e.until = now.Add(buyerCacheTTL)
 		s.buyers.put(key, e)
@@ -104,12 +105,41 @@ func (s *Service) checkBuyer(ctx context.Context, env string, seller func() (str
 		return &denar.FieldError{Path: "buyer.name", Codebook: CBRegistry,
 			Message: fmt.Sprintf("must be the name in UJP's registry, %q (UJP refuses another with E10006)", e.name)}, nil
 	}
+	// A VAT payer's VAT number goes on the document
+	// (sifrarnici-field-codebook.txt:620-625): one omitted is taken from
+	// the registry (buyerVAT), one given must be the registry's (UJP's
+	// E10007; without one there, E10008).
+	if b.VatNumber != nil && *b.VatNumber != "" && *b.VatNumber != e.vat {
+		msg := "the buyer is not a VAT payer in UJP's registry; leave vatNumber out (UJP refuses it with E10007)"
+		if e.vat != "" {
+			msg = fmt.Sprintf("must be the VAT number in UJP's registry, %q, or left out (UJP refuses another with E10007)", e.vat)
+		}
+		return &denar.FieldError{Path: "buyer.vatNumber", Codebook: CBRegistry, Message: msg}, nil
+	}
 	return nil, nil
+}
+
+// fillBuyerVAT puts the buyer's VAT number from UJP's registry on d when
+// the request left it out, once checkBuyer accepted the buyer: UJP refuses
+// a VAT payer's document without it (E10008).
+func (s *Service) fillBuyerVAT(env string, d *ujpdoc.Document) {
+	if d == nil || d.Buyer.BuyerTin == "" || (d.Buyer.BuyerVatNumber != nil && *d.Buyer.BuyerVatNumber != "") {
+		return
+	}
+	if d.Buyer.BuyerCCode != "" && d.Buyer.BuyerCCode != "MK" {
+		return
+	}
+	e, ok := s.buyers.get(env+"/"+d.Buyer.BuyerTin, time.Now())
+	if !ok || e.missing || e.vat == "" {
+		return
+	}
+	v := e.vat
+	d.Buyer.BuyerVatNumber = &v
 }
 
 // buyerOf is the buyer of a built document as the registry check reads it.
 func buyerOf(d *ujpdoc.Document) einvoice.Party {
-	return einvoice.Party{Country: d.Buyer.BuyerCCode, TaxNumber: d.Buyer.BuyerTin, Name: d.Buyer.BuyerName}
+	return einvoice.Party{Country: d.Buyer.BuyerCCode, TaxNumber: d.Buyer.BuyerTin, Name: d.Buyer.BuyerName, VatNumber: d.Buyer.BuyerVatNumber}
 }
 
 // sellerTax returns the tax number of company id of account, read when a

@@ -157,6 +157,9 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 		if buildErr != nil {
 			return EInvoice{}, buildErr
 		}
+		if !validating {
+			s.fillBuyerVAT(co.Environment, doc)
+		}
 		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
 			ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating, cert: cert, certErr: certErr})
 	})
@@ -359,6 +362,9 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 			return EInvoice{}, buildErr
 		}
 		ujpdoc.MarkCorrection(doc, orig.Euid.String, orig.IssueDate, req.Reason, req.Comment, cb)
+		if !validating {
+			s.fillBuyerVAT(co.Environment, doc)
+		}
 		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
 			OriginalID: orig.ID, ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating})
 	})

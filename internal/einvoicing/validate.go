@@ -84,6 +84,20 @@ func (s *Service) validate(ctx context.Context, j *jobs.Job) error {
 		if err != nil {
 			return err
 		}
+		if lookupErr == nil {
+			// The registry answered: a VAT number the request left out is
+			// the registry's (stored with the fresh timestamp below).
+			var doc ujpdoc.Request
+			if err := json.Unmarshal([]byte(cur.Document), &doc); err != nil {
+				return err
+			}
+			s.fillBuyerVAT(cur.Environment, &doc.Document)
+			b, err := json.Marshal(doc)
+			if err != nil {
+				return err
+			}
+			cur.Document = string(b)
+		}
 		payload, err := refreshedDocument(ctx, tx, cur)
 		if err != nil {
 			return err
