@@ -437,12 +437,11 @@ func TestEveryCallTakesATurn(t *testing.T) {
 		t.Fatalf("%d calls of the operator", len(times))
 	}
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
-	for i := 1; i < len(times); i++ {
-		// Turns start interval + margin apart; the margin absorbs what
-		// sits between a turn and the request's arrival.
-		if d := times[i].Sub(times[i-1]); d < interval {
-			t.Errorf("call %d came %s after the one before", i, d)
-		}
+	// Turns start interval + margin apart; what sits between a turn and
+	// the request's arrival (a connection, a busy machine) shifts single
+	// arrivals, never the pace: n calls span at least n-1 intervals.
+	if span, least := times[len(times)-1].Sub(times[0]), time.Duration(len(times)-1)*interval; span < least {
+		t.Errorf("%d calls of one user in %s; one per %s takes at least %s", len(times), span, interval, least)
 	}
 	if len(arrived[signer.EUJPID]) != 1 {
 		t.Errorf("the signer's call: %d", len(arrived[signer.EUJPID]))
