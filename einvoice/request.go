@@ -93,7 +93,7 @@ func (c *CorrectionRequest) Build(seller ujpdoc.Seller, docID string, cb *ujpdoc
 // "MK" when empty; TaxNumber (ЕДБ) is required for MK parties.
 type Party struct {
 	Country          string       `json:"country,omitempty"`
-	TaxNumber        string       `json:"taxNumber"`
+	TaxNumber        string       `json:"taxNumber" doc:"For a party in MK (the default country), required: its ЕДБ, the bare 13 digits, the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong length or check digit is 422 validation_failed at this field (UJP E5011). Not checked for a party of another country."`
 	ForeignTaxNumber *string      `json:"foreignTaxNumber,omitempty"`
 	VatNumber        *string      `json:"vatNumber,omitempty"`
 	Name             string       `json:"name"`

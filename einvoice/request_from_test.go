@@ -20,9 +20,9 @@ func TestRequestOfRebuildsTheDocument(t *testing.T) {
 	foreign.SupplyDate = ptr("2026-11-18")
 	foreign.Notes = ptr("Белешка")
 	foreign.Payment.DueDate, foreign.Payment.Terms, foreign.Payment.Note = ptr("2026-12-05"), ptr("30 дена"), ptr("Уплата на сметка")
-	foreign.Buyer.VatNumber, foreign.Buyer.Contact, foreign.Buyer.Email = ptr("MK4030000000002"), ptr("Ана"), ptr("ana@kupuvac.mk")
+	foreign.Buyer.VatNumber, foreign.Buyer.Contact, foreign.Buyer.Email = ptr("MK4030000000010"), ptr("Ана"), ptr("ana@kupuvac.mk")
 	foreign.Buyer.Address.Number = nil
-	foreign.Sender = &Party{TaxNumber: "4030000000003", Name: "Испраќач ДООЕЛ", Address: PartyAddress{Street: ptr("Кеј"), Number: ptr("2"), PostalCode: ptr("6000"), City: ptr("Охрид")}}
+	foreign.Sender = &Party{TaxNumber: "4030000000028", Name: "Испраќач ДООЕЛ", Address: PartyAddress{Street: ptr("Кеј"), Number: ptr("2"), PostalCode: ptr("6000"), City: ptr("Охрид")}}
 	foreign.References = []Reference{{Type: cb.RefDocumentTypes[0].Code, Number: "P-1", Date: ptr("2026-10-01")}}
 	foreign.Lines[1].Sku = ptr("978-608")
 	if foreign.References[0].Type == ujpdoc.RefTypeSystem {

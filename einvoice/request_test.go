@@ -30,7 +30,7 @@ func seller() ujpdoc.Seller {
 func validRequest() Request {
 	return Request{
 		Number: "F-2026-0001", IssueDate: "2026-11-20", ClientReference: ptr("order-1"),
-		Buyer: Party{TaxNumber: "4030000000002", Name: "Тест Купувач ДОО Битола",
+		Buyer: Party{TaxNumber: "4030000000010", Name: "Тест Купувач ДОО Битола",
 			Address: PartyAddress{Street: ptr("Широк сокак"), Number: ptr("5"), PostalCode: ptr("7000"), City: ptr("Битола")}},
 		Payment: Payment{TypeCode: "P12", Currency: "MKD", DueDays: ptr(15)},
 		Lines: []Line{
@@ -123,6 +123,11 @@ func TestBuildFieldErrors(t *testing.T) {
 		{"issue date", func(r *Request) { r.IssueDate = "20.11.2026" }, "issueDate", ""},
 		{"buyer name", func(r *Request) { r.Buyer.Name = "" }, "buyer.name", ""},
 		{"buyer tin", func(r *Request) { r.Buyer.TaxNumber = "" }, "buyer.taxNumber", ""},
+		{"buyer tin check digit", func(r *Request) { r.Buyer.TaxNumber = "4030000000011" }, "buyer.taxNumber", ""},
+		{"buyer tin length", func(r *Request) { r.Buyer.TaxNumber = "403000000001" }, "buyer.taxNumber", ""},
+		{"sender tin check digit", func(r *Request) {
+			r.Sender = &Party{TaxNumber: "4030000000002", Name: "Испраќач", Address: PartyAddress{Street: ptr("Кеј"), City: ptr("Охрид")}}
+		}, "sender.taxNumber", ""},
 		{"buyer country", func(r *Request) { r.Buyer.Country = "XX" }, "buyer.country", ujpdoc.CBCountries},
 		{"payment type", func(r *Request) { r.Payment.TypeCode = "zz" }, "payment.typeCode", ujpdoc.CBPaymentTypes},
 		{"currency", func(r *Request) { r.Payment.Currency = "XXX" }, "payment.currency", ujpdoc.CBCurrencies},
@@ -161,6 +166,11 @@ func TestBuildFieldErrors(t *testing.T) {
 		{"discount above price", func(r *Request) { r.Lines[0].UnitDiscount = "1000.01" }, "lines[0].unitDiscount", ""},
 		{"discount far above price", func(r *Request) { r.Lines[1].UnitDiscount = "2000" }, "lines[1].unitDiscount", ""},
 		{"advance above gross", func(r *Request) { r.Advance = &Advance{Amount: "5000"} }, "advance.amount", ""},
+		// UJP's E50072 and E50073, at the request's fields.
+		{"supply after the issue date", func(r *Request) { r.SupplyDate = ptr("2026-11-21") }, "supplyDate", ""},
+		{"reference dated after the issue date", func(r *Request) {
+			r.References = []Reference{{Type: "NAR", Number: "N-1", Date: ptr("2026-11-21")}}
+		}, "references[0].date", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := validRequest()

@@ -255,6 +255,13 @@ func (c *checker) record(batch *Batch, r *Record, p string, haveRates bool, rate
 			c.add(SeverityError, CodeBankAccount, "3.32", p+".employee.bankAccount", "%v", err)
 		}
 	}
+	if t := str(r.ClientTaxID); t != "" {
+		// Not written to any file, but an ЕДБ that cannot exist is still
+		// refused rather than kept.
+		if err := ident.EDB(t); err != nil {
+			c.add(SeverityError, CodeEDB, "", p+".clientTaxId", "client ЕДБ: %v", err)
+		}
+	}
 	if m := str(e.MunicipalityCode); m != "" && !municipalityCode(m) {
 		c.add(SeverityError, CodeMunicipality, "3.4ц", p+".employee.municipalityCode", "%q is not in UJP's municipality list (101–185, 999)", m)
 	}

@@ -21,6 +21,8 @@ func TestChecks(t *testing.T) {
 	}{
 		{"payer ЕДБ length", func(r *MpinRequest) { r.Company.TaxID = sp("403099012345") }, SeverityError, CodeEDB, "2.1", "company.taxId"},
 		{"payer ЕДБ missing", func(r *MpinRequest) { r.Company.TaxID = nil }, SeverityError, CodeEDB, "2.1", "company.taxId"},
+		{"payer ЕДБ check digit", func(r *MpinRequest) { r.Company.TaxID = sp("4030990123456") }, SeverityError, CodeEDB, "2.1", "company.taxId"},
+		{"client ЕДБ check digit", func(r *MpinRequest) { r.Records[0].ClientTaxID = sp("4030000000002") }, SeverityError, CodeEDB, "", "records[0].clientTaxId"},
 		{"ЕМБГ check digit", func(r *MpinRequest) { r.Records[0].Employee.EMBG = sp("1505985412340") }, SeverityError, CodeEMBG, "3.1", "records[0].employee.embg"},
 		{"ЕМБГ missing", func(r *MpinRequest) { r.Records[0].Employee.EMBG = nil }, SeverityError, CodeEMBG, "3.1", "records[0].employee.embg"},
 		{"ЕМБГ date", func(r *MpinRequest) { r.Records[0].Employee.EMBG = sp("3102985412340") }, SeverityError, CodeEMBG, "3.1", "records[0].employee.embg"},

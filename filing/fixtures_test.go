@@ -75,7 +75,7 @@ func calcShare(gross string, first, last string, paid, fund int64) Record {
 
 func fixtureCompany() Company {
 	return Company{
-		Name: "DIZAJNIJA DOOEL", NameCyr: sp("Дизајнија ДООЕЛ"), TaxID: sp("4030990123456"),
+		Name: "DIZAJNIJA DOOEL", NameCyr: sp("Дизајнија ДООЕЛ"), TaxID: sp("4030990123455"),
 		City: sp("Скопје"), MunicipalityCode: sp("179"), RegistrationNumber: sp("1234567"),
 	}
 }

@@ -40,11 +40,11 @@ func TestMoneyCapOnDecode(t *testing.T) {
 		return `{"company":{"name":"x"},"batch":{"periodMonth":10,"periodYear":2026},"batches":[{"records":[]},{"records":[{"` + field + `":"` + v + `"}]}]}`
 	}
 	pddgi := func(v string) string {
-		return `{"company":{"name":"Д","taxId":"4030990123456"},"month":10,"year":2026,"records":[{"salaryGross":"` + v +
+		return `{"company":{"name":"Д","taxId":"4030990123455"},"month":10,"year":2026,"records":[{"salaryGross":"` + v +
 			`","employee":{"embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска"}}]}`
 	}
 	eppd := func(v string) string {
-		return `{"issuer":{"edb":"4030990123456","name":"Д"},"periodFrom":"2026-10-01","periodTo":"2026-10-31","rows":[{"embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска","grossIncome":"` + v + `"}]}`
+		return `{"issuer":{"edb":"4030990123455","name":"Д"},"periodFrom":"2026-10-01","periodTo":"2026-10-31","rows":[{"embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска","grossIncome":"` + v + `"}]}`
 	}
 	decodeMpin := func(body string) error {
 		_, err := DecodeMpin([]byte(body))
@@ -150,11 +150,11 @@ func TestGeneratorsRefuseOverCap(t *testing.T) {
 				Batches: []BatchRecords{{reg.Records}, {cor.Records}}}, stat2026{})
 		}, "batches[1].records[0].pit"},
 		{"pddgi", func() ([]byte, error) {
-			return Pddgi(&PddgiRequest{Company: PddgiCompany{Name: "Д", TaxID: sp("4030990123456")}, Month: 10, Year: 2026,
+			return Pddgi(&PddgiRequest{Company: PddgiCompany{Name: "Д", TaxID: sp("4030990123455")}, Month: 10, Year: 2026,
 				Records: []PddgiRecord{{SalaryGross: huge, Employee: PddgiEmployee{FirstName: "Ана", LastName: "Ангеловска"}}}})
 		}, "records[0].salaryGross"},
 		{"eppd", func() ([]byte, error) {
-			return Eppd(&EppdRequest{Issuer: EppdIssuer{EDB: "4030990123456", Name: "Д"}, PeriodFrom: "2026-10-01", PeriodTo: "2026-10-31",
+			return Eppd(&EppdRequest{Issuer: EppdIssuer{EDB: "4030990123455", Name: "Д"}, PeriodFrom: "2026-10-01", PeriodTo: "2026-10-31",
 				Rows: []EppdRow{{EMBG: "1505985412349", FirstName: "Ана", LastName: "Ангеловска", GrossIncome: huge}}})
 		}, "rows[0].grossIncome"},
 	} {

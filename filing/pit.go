@@ -113,7 +113,7 @@ func cents(fe *denar.FieldErrors, p string, m Money) {
 // PddgiCompany is the payer of a ПДД-ГИ.
 type PddgiCompany struct {
 	Name             string  `json:"name"`
-	TaxID            *string `json:"taxId" required:"false"`
+	TaxID            *string `json:"taxId" required:"false" doc:"The payer's ЕДБ: 13 digits, the 13th the mod-11 check digit of the first 12; anything else is 422 validation_failed at company.taxId."`
 	Email            *string `json:"email" required:"false"`
 	Phone            *string `json:"phone" required:"false"`
 	ContactPerson    *string `json:"contactPerson" required:"false"`
@@ -276,7 +276,7 @@ func orRaw(cyr, raw string) string {
 
 // EppdIssuer is the payer of an е-ППД.
 type EppdIssuer struct {
-	EDB         string  `json:"edb"`
+	EDB         string  `json:"edb" doc:"The payer's ЕДБ: 13 digits, the 13th the mod-11 check digit of the first 12; anything else is 422 validation_failed at issuer.edb."`
 	Name        string  `json:"name"`
 	BankAccount *string `json:"bankAccount" required:"false"`
 	Email       *string `json:"email" required:"false"`

@@ -58,7 +58,7 @@ func must[T any](v T, err error) T {
 
 func fixturePddgi() *PddgiRequest {
 	return &PddgiRequest{
-		Company: PddgiCompany{Name: "Дизајнија ДООЕЛ", TaxID: sp("4030990123456"), MunicipalityCode: sp("179"), ContactPerson: sp("Марко Петровски")},
+		Company: PddgiCompany{Name: "Дизајнија ДООЕЛ", TaxID: sp("4030990123455"), MunicipalityCode: sp("179"), ContactPerson: sp("Марко Петровски")},
 		Month:   5, Year: 2026,
 		Records: []PddgiRecord{
 			{SalaryGross: M("11111.00"), Employee: PddgiEmployee{EMBG: sp(testEMBG("150598541234")), FirstName: "Џемаил", LastName: "Шабани", BankAccount: sp(testAccount("3000000002118"))}},
@@ -69,7 +69,7 @@ func fixturePddgi() *PddgiRequest {
 
 func fixtureEppd() *EppdRequest {
 	return &EppdRequest{
-		Issuer:     EppdIssuer{EDB: "4030990123456", Name: "Дизајнија ДООЕЛ", BankAccount: sp(testAccount("3000000002118"))},
+		Issuer:     EppdIssuer{EDB: "4030990123455", Name: "Дизајнија ДООЕЛ", BankAccount: sp(testAccount("3000000002118"))},
 		PeriodFrom: "2026-05-01", PeriodTo: "2026-05-31", Comment: sp("Договор за дело бр. 12/2026"),
 		Rows: []EppdRow{
 			{EMBG: testEMBG("150598541234"), FirstName: "Марко", LastName: "Петровски", GrossIncome: M("11111"), MunicipalityCode: sp("179")},
@@ -89,6 +89,11 @@ func TestPddgiGolden(t *testing.T) {
 	bad.Records[1].Employee.EMBG = sp("1")
 	if _, err := Pddgi(bad); err == nil || !strings.Contains(err.Error(), "records[1].employee.embg") {
 		t.Errorf("bad ЕМБГ: %v", err)
+	}
+	bad = fixturePddgi()
+	bad.Company.TaxID = sp("4030990123456") // wrong check digit
+	if _, err := Pddgi(bad); err == nil || !strings.Contains(err.Error(), "company.taxId") {
+		t.Errorf("bad ЕДБ: %v", err)
 	}
 	// embg may be null (spec, ПДД-ГИ request).
 	// It is written empty, and the file still passes its schema.
@@ -118,10 +123,15 @@ func TestEppdGolden(t *testing.T) {
 	if _, err := Eppd(bad); err == nil || !strings.Contains(err.Error(), "rows[0].subtypeIncome") || !strings.Contains(err.Error(), "periodTo") {
 		t.Errorf("bad request: %v", err)
 	}
+	bad = fixtureEppd()
+	bad.Issuer.EDB = "4030990123456" // wrong check digit
+	if _, err := Eppd(bad); err == nil || !strings.Contains(err.Error(), "issuer.edb") {
+		t.Errorf("bad ЕДБ: %v", err)
+	}
 }
 
 func FuzzPIT(f *testing.F) {
-	f.Add([]byte(`{"company":{"name":"X","taxId":"4030990123456"},"month":5,"year":2026,"records":[{"salaryGross":"1","employee":{"embg":"1505985412349","firstName":"a","lastName":"b"}}]}`))
+	f.Add([]byte(`{"company":{"name":"X","taxId":"4030990123455"},"month":5,"year":2026,"records":[{"salaryGross":"1","employee":{"embg":"1505985412349","firstName":"a","lastName":"b"}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var p PddgiRequest
 		if json.Unmarshal(data, &p) == nil {

@@ -313,7 +313,7 @@ func firstDiff(a, b []byte) int {
 // numbers (invalid UTF-8, XML metacharacters, characters outside the BMP,
 // numbers of any width) and compares the fast encoders with the reference.
 func FuzzEncodersMatchReference(f *testing.F) {
-	f.Add("4030990123456", "Дизајнија <&> \"ДООЕЛ\"", "1505985412345", "179", "Петровски\r\n😀", "Ана\xff", "0050", "4061", int64(36037), int64(-5), int64(12345678901234), 5, 2026, 3, 17)
+	f.Add("4030990123455", "Дизајнија <&> \"ДООЕЛ\"", "1505985412345", "179", "Петровски\r\n😀", "Ана\xff", "0050", "4061", int64(36037), int64(-5), int64(12345678901234), 5, 2026, 3, 17)
 	f.Add("", "", "", "", "", "", "", "", int64(0), int64(0), int64(0), 0, 0, 0, 0)
 	f.Add("\t'", "\x00\x01", "&amp;", "<", ">", "\"", "'", "\r", int64(-9223372036854775808), int64(9223372036854775807), int64(-1), -1, 99999, 10, 0)
 	f.Fuzz(func(t *testing.T, edb, payer, embg, mun, last, first, staz, fzom string, a, b, c int64, month, year, day, no int) {

@@ -123,7 +123,7 @@ func (n Num) MarshalJSON() ([]byte, error) {
 // Company is the payer of an МПИН filing (Part 2 of the form).
 type Company struct {
 	Name               string  `json:"name"`
-	TaxID              *string `json:"taxId" required:"false"`
+	TaxID              *string `json:"taxId" required:"false" doc:"МПИН 2.1, the payer's ЕДБ: 13 digits, the 13th the mod-11 check digit of the first 12 (an individual's ЕМБГ passes the same check). Missing, another length or a wrong check digit is the blocking issue edb_invalid."`
 	RegistrationNumber *string `json:"registrationNumber" required:"false"`
 	NameCyr            *string `json:"nameCyr" required:"false"`
 	Address            *string `json:"address" required:"false"`
@@ -239,7 +239,7 @@ type Record struct {
 	ExemptionCode *string `json:"exemptionCode" required:"false"`
 	SickFundCode  *string `json:"sickFundCode" required:"false"`
 	SpecialCode   *string `json:"specialCode" required:"false"`
-	ClientTaxID   *string `json:"clientTaxId" required:"false"`
+	ClientTaxID   *string `json:"clientTaxId" required:"false" doc:"An ЕДБ, not written to the files; when given, another length or a wrong check digit is the blocking issue edb_invalid."`
 }
 
 // MpinRequest is the body of validate, МПИН XML and МПИН TXT.

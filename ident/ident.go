@@ -80,14 +80,39 @@ func EMBGBirthDate(s string) (time.Time, error) {
 	return t, nil
 }
 
-// EDB checks a ЕДБ (tax number): 13 digits. The check-digit rule is not
-// published in any source we could cite, so only length and digits are
-// checked; a stricter rule would reject numbers UJP accepts.
+// EDB checks a ЕДБ (tax number): exactly 13 digits, the last a mod-11 check
+// digit over the first twelve with weights 7,6,5,4,3,2,7,6,5,4,3,2: the
+// check digit is (−Σ dᵢ·wᵢ mod 11) mod 10, so a remainder giving 10 maps to
+// 0. This is python-stdnum's mk.edb rule, which it tests against real
+// numbers such as 4030000375897. The caller passes the bare digits: no
+// "MK" prefix, spaces or dashes (see EDBCheckDigit for building one).
 func EDB(s string) error {
 	if err := digitsOnly(s, 13); err != nil {
 		return fmt.Errorf("edb: %w", err)
 	}
+	if s[12] != edbCheck(s[:12]) {
+		return fmt.Errorf("edb: %w", ErrChecksum)
+	}
 	return nil
+}
+
+// EDBCheckDigit returns the check digit that completes a 12-digit ЕДБ
+// prefix into a valid ЕДБ.
+func EDBCheckDigit(prefix string) (string, error) {
+	if err := digitsOnly(prefix, 12); err != nil {
+		return "", fmt.Errorf("edb prefix: %w", err)
+	}
+	return string(edbCheck(prefix)), nil
+}
+
+// edbCheck computes the check digit of twelve digits (already checked).
+func edbCheck(p string) byte {
+	w := [12]int{7, 6, 5, 4, 3, 2, 7, 6, 5, 4, 3, 2}
+	sum := 0
+	for i := 0; i < 12; i++ {
+		sum += int(p[i]-'0') * w[i]
+	}
+	return byte('0' + (11-sum%11)%11%10)
 }
 
 // BankAccount checks a Macedonian account number: 15 digits (3-digit bank

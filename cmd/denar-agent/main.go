@@ -75,12 +75,18 @@ const pairUsage = `Usage: denar-agent pair --server URL --code CODE [--name NAME
 
 Pairs this machine with the e-invoicing service using a pairing code from
 POST /v1/agents/pairing-codes, and saves the agent's credentials (0600).
+The agent may act for the companies the credential that created the code
+may. The credentials are shown once: if the answer was lost, running pair
+again with the same code says so; create a new code and pair again.
 `
 
-const registerUsage = `Usage: denar-agent register-certificate --company cmp_… KEY FLAGS
+const registerUsage = `Usage: denar-agent register-certificate --company cmp_… --eujp-id ID KEY FLAGS
 
 Registers the signing certificate of the key for a company of the paired
 agent's account; the agent then receives that company's signing requests.
+--eujp-id is the certificate holder's EUJP id from their e-UJP registration,
+which UJP knows the signer by; only a sandbox company whose UJP is the
+service's simulator does without it.
 `
 
 const runUsage = `Usage:
@@ -225,6 +231,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		var k keyFlags
 		k.register(fs)
 		company := fs.String("company", "", "company id (cmp_…)")
+		eujpID := fs.String("eujp-id", "", "the certificate holder's EUJP id (from their e-UJP registration); required unless the company's UJP is the sandbox simulator")
 		if err := cli.Parse(fs, args[1:], 0, 0, registerUsage, stdout, stderr); err != nil {
 			return err
 		}
@@ -237,7 +244,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 			return err
 		}
 		defer key.Close()
-		if err := signer.RegisterCertificate(ctx, client, c, key.Cert, *company); err != nil {
+		if err := signer.RegisterCertificateAs(ctx, client, c, key.Cert, *company, *eujpID); err != nil {
 			return fmt.Errorf("register certificate: %w", err)
 		}
 		fmt.Fprintf(stdout, "certificate %s registered for %s\n", key.Cert.SerialNumber, *company)

@@ -363,7 +363,7 @@ func sp(s string) *string { return &s }
 // payer is the employer of every generated МПИН request, every field filled.
 func payer() filing.Company {
 	return filing.Company{
-		Name: "DIZAJNIJA DOOEL SKOPJE", NameCyr: sp("Дизајнија ДООЕЛ Скопје"), TaxID: sp("4030990123456"),
+		Name: "DIZAJNIJA DOOEL SKOPJE", NameCyr: sp("Дизајнија ДООЕЛ Скопје"), TaxID: sp("4030990123455"),
 		RegistrationNumber: sp("1234567"), Address: sp("Булевар Партизански одреди 101"), AddressStreet: sp("Булевар Партизански одреди"),
 		AddressNumber: sp("101"), AddressArea: sp("Карпош"), PostalCode: sp("1000"), Fax: sp("023100100"), City: sp("Скопје"),
 		MunicipalityCode: sp("179"), ManagerName: sp("Марија Николовска"), Phone: sp("023100101"), Email: sp("plati@dizajnija.mk"),
@@ -464,7 +464,7 @@ func fullRecord(i int) (json.RawMessage, error) {
 		SickFundHours: num("0"), SickFundRate: num("0"), SickCompanyHours: num("0"), SickCompanyRate: num("0"),
 		UnpaidHours: num("0"), ServiceDays: num("0"), MaternityHours: num("16"), MaternityPartialHours: num("0.5"), AbsentHours: num("0"),
 		HireDay: ip(1), LeaveDay: ip(31), ContractNo: ip(1),
-		InsuranceCode: sp("0047"), SickFundCode: sp("140"), ClientTaxID: sp("4030990123456"),
+		InsuranceCode: sp("0047"), SickFundCode: sp("140"), ClientTaxID: sp("4030990123455"),
 	})
 }
 
@@ -501,7 +501,7 @@ func pddgiRecord(i int, full bool) (json.RawMessage, error) {
 }
 
 func pddgiBody(recs []json.RawMessage) ([]byte, error) {
-	company, err := json.Marshal(filing.PddgiCompany{Name: "Дизајнија ДООЕЛ Скопје", TaxID: sp("4030990123456"), Email: sp("plati@dizajnija.mk"),
+	company, err := json.Marshal(filing.PddgiCompany{Name: "Дизајнија ДООЕЛ Скопје", TaxID: sp("4030990123455"), Email: sp("plati@dizajnija.mk"),
 		Phone: sp("023100101"), ContactPerson: sp("Марија Николовска"), MunicipalityCode: sp("179")})
 	if err != nil {
 		return nil, err
@@ -535,7 +535,7 @@ func eppdRow(i int, full bool) (json.RawMessage, error) {
 }
 
 func eppdBody(rows []json.RawMessage) ([]byte, error) {
-	issuer, err := json.Marshal(filing.EppdIssuer{EDB: "4030990123456", Name: "Дизајнија ДООЕЛ Скопје", Email: sp("plati@dizajnija.mk"), Phone: sp("023100101")})
+	issuer, err := json.Marshal(filing.EppdIssuer{EDB: "4030990123455", Name: "Дизајнија ДООЕЛ Скопје", Email: sp("plati@dizajnija.mk"), Phone: sp("023100101")})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/ident"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/cli"
 	"github.com/denar-mk/denar/internal/einvoicing"
@@ -54,7 +56,7 @@ var adminCommands = []adminCommand{
 		"Creates OAuth client credentials for the e-invoicing service and prints the secret once.", (*admin).clientCreate},
 	{"client list", "[--account ACCOUNT] [--json]", "Lists OAuth clients (never their secrets).", (*admin).clientList},
 	{"client revoke", "CLIENT_ID", "Revokes OAuth client credentials; the access tokens issued to the client stop working at once.", (*admin).clientRevoke},
-	{"agent list", "[--account ACCOUNT] [--json]", "Lists signing agents: account, environment, name, last seen, revoked.", (*admin).agentList},
+	{"agent list", "[--account ACCOUNT] [--json]", "Lists signing agents: account, environment, name, last seen, revoked; --json adds the companies an agent may act for (none: all).", (*admin).agentList},
 	{"agent revoke", "AGENT_ID",
 		"Revokes a signing agent: its credential stops working, its claims go back to pending, its open WebSocket and long-poll end within a second.", (*admin).agentRevoke},
 	{"user create", "--account ACCOUNT --email EMAIL --role owner|staff|viewer\n                          [--password-stdin] [--json]",
@@ -422,13 +424,16 @@ func (a *admin) companyCreate(ctx context.Context, args []string) error {
 	fs := a.flags("company create")
 	account := fs.String("account", "", "account id (required)")
 	name := fs.String("name", "", "company name (required)")
-	tax := fs.String("tax-number", "", "ЕДБ, 13 digits (required)")
+	tax := fs.String("tax-number", "", "ЕДБ, 13 digits with a valid check digit (required)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := a.parse(ctx, fs, args); err != nil {
 		return err
 	}
 	if *account == "" || *name == "" || *tax == "" {
 		return fmt.Errorf("company create: --account, --name and --tax-number are required")
+	}
+	if err := ident.EDB(*tax); err != nil {
+		return fmt.Errorf("company create: --tax-number %q is not an ЕДБ: %w", *tax, err)
 	}
 	var c dbq.Company
 	err := a.db.InTx(ctx, func(tx *store.Tx) error {
@@ -642,7 +647,8 @@ func (a *admin) agentList(ctx context.Context, args []string) error {
 			continue
 		}
 		out = append(out, credentialView{ID: r.ID, Account: r.AccountID, Environment: r.Environment, Name: r.Name,
-			LastSeenAt: nullTimePtr(r.LastSeenAt), CreatedAt: r.CreatedAt.UTC(), RevokedAt: nullTimePtr(r.RevokedAt)})
+			Companies: strings.Fields(r.CompanyIds), LastSeenAt: nullTimePtr(r.LastSeenAt), CreatedAt: r.CreatedAt.UTC(),
+			RevokedAt: nullTimePtr(r.RevokedAt)})
 	}
 	return a.printCredentials(out, *asJSON, "NAME", func(v credentialView) string { return v.Name })
 }
@@ -735,6 +741,16 @@ func (a *admin) mailList(ctx context.Context, args []string) error {
 		v := t.Time.UTC()
 		return &v
 	}
+	// Mandate mails are kept sealed; the operator's key opens them.
+	var box *auth.SecretBox
+	var boxErr error
+	if *showBody {
+		cfg, err := LoadConfig()
+		if err != nil {
+			return err
+		}
+		box, boxErr = webhookSecrets(cfg, a.db.Dialect(), slog.New(slog.DiscardHandler))
+	}
 	out := make([]mailView, 0, len(rows))
 	for _, r := range rows {
 		v := mailView{ID: r.ID, To: r.Recipient, Subject: r.Subject, State: r.State, Attempts: int(r.Attempts),
@@ -743,7 +759,11 @@ func (a *admin) mailList(ctx context.Context, args []string) error {
 			v.NextAttemptAt = opt(r.JobRunAt)
 		}
 		if *showBody {
-			v.Body = &r.Body
+			body, _, err := mail.Opened(box, r.ID, r.Body, r.Link)
+			if err != nil {
+				body = fmt.Sprintf("(sealed; cannot open it: %v)", errors.Join(boxErr, err))
+			}
+			v.Body = &body
 		}
 		out = append(out, v)
 	}

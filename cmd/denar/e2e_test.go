@@ -22,6 +22,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
 
@@ -130,7 +131,29 @@ func baseEnv(t *testing.T, dbURL string) []string {
 		}
 	}
 	return append(env, "DENAR_DATABASE_URL="+dbURL, "DENAR_DATA_DIR="+t.TempDir(), "DENAR_LOG_FORMAT=json",
-		"DENAR_WEBHOOK_SECRET_KEY="+testWebhookKey)
+		"DENAR_WEBHOOK_SECRET_KEY="+testWebhookKey,
+		// UJP's rate limit, shortened (never off): the simulator's window
+		// and the signer interval together.
+		"DENAR_UJP_SIM_WINDOW="+e2eWindow.String(), "DENAR_UJP_SIGNER_INTERVAL="+e2eWindow.String())
+}
+
+// e2eWindow is the simulators' per-user rate window in end-to-end tests,
+// and the signer interval with it.
+const e2eWindow = 50 * time.Millisecond
+
+// simRateLimitOn turns the rate limit of the simulator kept in the
+// database at dbURL on. The simulator of today enforces it as a fault; the
+// strict simulator always does, and this goes.
+func simRateLimitOn(t *testing.T, dbURL string) {
+	t.Helper()
+	db, err := store.Open(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Writer().SetUJPSimRateLimit(t.Context(), true); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // testWebhookKey seals webhook secrets in end-to-end tests: one key, so
@@ -165,6 +188,12 @@ func startServerBin(t *testing.T, bin string, env []string) *server {
 	s.payroll, s.einvoice = "http://"+pa, "http://"+ea
 	s.cmd = exec.Command(bin, "serve")
 	s.cmd.Env = s.env
+	embedded := true
+	for _, kv := range s.env {
+		if strings.HasPrefix(kv, "DENAR_UJP_SANDBOX_BACKEND=") && kv != "DENAR_UJP_SANDBOX_BACKEND=embedded" {
+			embedded = false
+		}
+	}
 	s.cmd.Stdout = s.stdout
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {
@@ -200,6 +229,13 @@ func startServerBin(t *testing.T, bin string, env []string) *server {
 	waitFor(t, "the server to log that it serves", func() bool { return strings.Contains(s.stderr.String(), "denar serving") })
 	if strings.Contains(s.stderr.String(), "first-run bootstrap") {
 		waitFor(t, "the first-run banner", func() bool { return strings.Contains(s.stdout.String(), "Try it:") })
+	}
+	if embedded {
+		for _, kv := range s.env {
+			if v, ok := strings.CutPrefix(kv, "DENAR_DATABASE_URL="); ok {
+				simRateLimitOn(t, v)
+			}
+		}
 	}
 	out := s.stdout.String()
 	if m := regexp.MustCompile(`payroll API key \(sandbox\):\s+(\S+)`).FindStringSubmatch(out); m != nil {
@@ -370,6 +406,23 @@ func TestEndToEnd(t *testing.T) {
 			}
 		})
 
+		t.Run("admin company create checks the ЕДБ", func(t *testing.T) {
+			var acct struct{ ID string }
+			if err := json.Unmarshal([]byte(runAdminCmd(t, s.env, "account", "create", "--name", "Плати ДООЕЛ", "--json")), &acct); err != nil || acct.ID == "" {
+				t.Fatalf("account create: %v", err)
+			}
+			cmd := exec.Command(denarBin, "admin", "company", "create", "--account", acct.ID, "--name", "Работодавач", "--tax-number", "4030000000002")
+			cmd.Env = s.env
+			if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "check digit") {
+				t.Fatalf("a wrong check digit: %v: %s", err, out)
+			}
+			var co struct{ ID, TaxNumber string }
+			out := runAdminCmd(t, s.env, "company", "create", "--account", acct.ID, "--name", "Работодавач", "--tax-number", "4030000000010", "--json")
+			if err := json.Unmarshal([]byte(out), &co); err != nil || co.TaxNumber != "4030000000010" {
+				t.Fatalf("company create printed %q: %v", out, err)
+			}
+		})
+
 		t.Run("idempotency", func(t *testing.T) {
 			calc := s.payroll + "/v1/calculations"
 			key := map[string]string{"Idempotency-Key": "e2e-1"}
@@ -459,6 +512,9 @@ func TestBadConfiguration(t *testing.T) {
 		{"webhook timeout", "DENAR_WEBHOOK_TIMEOUT=0s", "DENAR_WEBHOOK_TIMEOUT"},
 		{"webhook workers", "DENAR_WEBHOOK_WORKERS=0", "DENAR_WEBHOOK_WORKERS"},
 		{"operator e-mail", "DENAR_OPERATOR_EMAIL=Ops <ops@example.mk>", "DENAR_OPERATOR_EMAIL"},
+		{"UJP without the operator", "DENAR_UJP_PRODUCTION_URL=https://efaktura.ujp.gov.mk", "DENAR_UJP_USER"},
+		{"serial format", "DENAR_UJP_SERIAL_FORMAT=octal", "DENAR_UJP_SERIAL_FORMAT"},
+		{"signer interval under the simulator's window", "DENAR_UJP_SIM_WINDOW=2s", "DENAR_UJP_SIGNER_INTERVAL"},
 	}
 	for _, tt := range tests {
 		cmd := exec.Command(denarBin, "serve")

@@ -326,7 +326,7 @@ func dialSmallWindow(t *testing.T, addr string) net.Conn {
 func minimalMpin(n int) string {
 	rec := `{"salaryGross":"30000","salaryNet":"21000","pension":"5640","health":"2250","additionalHealth":"150",` +
 		`"employmentContrib":"360","pit":"600","employee":{"firstName":"Ана","lastName":"Ангеловска"}}`
-	return `{"company":{"name":"Дизајнија ДООЕЛ","taxId":"4030990123456"},"batch":{"periodMonth":5,"periodYear":2026},"force":true,"records":[` +
+	return `{"company":{"name":"Дизајнија ДООЕЛ","taxId":"4030990123455"},"batch":{"periodMonth":5,"periodYear":2026},"force":true,"records":[` +
 		strings.TrimSuffix(strings.Repeat(rec+",", n), ",") + `]}`
 }
 

@@ -166,7 +166,7 @@ func TestMandateMailEndToEnd(t *testing.T) {
 				return len(m) == 1 && m[0].Attempts == 1
 			})
 
-			createCompany(t, s, s.einvoiceKey, "4030000000002", "refused@example.mk")
+			createCompany(t, s, s.einvoiceKey, "4030000000010", "refused@example.mk")
 			var dead []mailView
 			eventually(t, "the refused mail dead", func() bool {
 				dead = listMail(t, s.env, "--state", "dead")

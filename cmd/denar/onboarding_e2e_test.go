@@ -15,6 +15,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
@@ -110,9 +112,26 @@ func TestOnboardingEndToEnd(t *testing.T) {
 		if err != nil || len(mails) != 1 || mails[0].Recipient != "marija@example.mk" {
 			t.Fatalf("outbox: %v %v", mails, err)
 		}
-		link := regexp.MustCompile(regexp.QuoteMeta(s.einvoice) + `/mandates/\S+`).FindString(mails[0].Body)
+		// Kept sealed (the mandate link is a credential): opened with the
+		// server's key.
+		if strings.Contains(mails[0].Body, "/mandates/") || strings.Contains(mails[0].Link, "/mandates/") {
+			t.Fatalf("the outbox keeps the mandate link in clear: %+v", mails[0])
+		}
+		key, err := auth.ParseSecretKey(testWebhookKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		box, err := auth.NewSecretBox(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mailBody, _, err := mail.Opened(box, mails[0].ID, mails[0].Body, mails[0].Link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		link := regexp.MustCompile(regexp.QuoteMeta(s.einvoice) + `/mandates/\S+`).FindString(mailBody)
 		if link == "" {
-			t.Fatalf("no mandate link to %s in:\n%s", s.einvoice, mails[0].Body)
+			t.Fatalf("no mandate link to %s in:\n%s", s.einvoice, mailBody)
 		}
 
 		// Before the representative accepts, the service does not act for
@@ -120,7 +139,7 @@ func TestOnboardingEndToEnd(t *testing.T) {
 		issue := func() httpReply {
 			n++
 			return call(t, "POST", s.einvoice+"/v1/einvoices", token, map[string]string{"Idempotency-Key": "e2e-inv-" + strconv.Itoa(n), "X-Company-Id": id},
-				`{"number":"M-1","issueDate":"2026-11-20","buyer":{"taxNumber":"4030000000002","name":"Тест Купувач ДОО Скопје",`+
+				`{"number":"M-1","issueDate":"2026-11-20","buyer":{"taxNumber":"4030000000010","name":"Тест Купувач ДОО Скопје",`+
 					`"address":{"street":"Широк сокак","number":"5","postalCode":"1000","city":"Скопје"}},"references":[],`+
 					`"payment":{"typeCode":"P12","currency":"MKD"},"lines":[{"description":"Услуга","quantity":"1","unitPrice":"100",`+
 					`"vatPercent":"18","taxIndicator":"DDV-A"}]}`)
@@ -144,7 +163,7 @@ func TestOnboardingEndToEnd(t *testing.T) {
 		})
 
 		t.Run("pagination", func(t *testing.T) {
-			if r := post(token, body("4030000000002")); r.status != 201 {
+			if r := post(token, body("4030000000010")); r.status != 201 {
 				t.Fatalf("second company: %d %s", r.status, r.body)
 			}
 			seen := 0
@@ -186,7 +205,7 @@ func TestOnboardingEndToEnd(t *testing.T) {
 			_ = json.Unmarshal([]byte(runAdminCmd(t, s.env, "key", "create", "--account", other.ID, "--service", "einvoice", "--env", "sandbox", "--json")), &ok)
 			var otherProd struct{ ID, Key string }
 			_ = json.Unmarshal([]byte(runAdminCmd(t, s.env, "key", "create", "--account", other.ID, "--service", "einvoice", "--env", "production", "--json")), &otherProd)
-			r2 := post(ok.Key, body("4030000000003"))
+			r2 := post(ok.Key, body("4030000000028"))
 			var otherCo map[string]any
 			_ = json.Unmarshal(r2.body, &otherCo)
 			limited := ""
@@ -204,8 +223,9 @@ func TestOnboardingEndToEnd(t *testing.T) {
 				status       int
 				code         string
 			}{
-				{"unknown tax number", "POST", "/v1/companies", token, body("4039999999999"), map[string]string{"Idempotency-Key": "e1"}, 422, "validation_failed"},
-				{"registry silent", "POST", "/v1/companies", token, body("4039999999998"), map[string]string{"Idempotency-Key": "e2"}, 503, "ujp_unavailable"},
+				{"unknown tax number", "POST", "/v1/companies", token, body("4039999999997"), map[string]string{"Idempotency-Key": "e1"}, 422, "validation_failed"},
+				{"registry silent", "POST", "/v1/companies", token, body("4039999999989"), map[string]string{"Idempotency-Key": "e2"}, 503, "ujp_unavailable"},
+				{"wrong check digit", "POST", "/v1/companies", token, body("4030000000002"), map[string]string{"Idempotency-Key": "e4"}, 422, "validation_failed"},
 				{"no idempotency key", "POST", "/v1/companies", token, body("4030000000001"), nil, 400, "idempotency_key_required"},
 				{"no credential", "GET", "/v1/companies", "", "", nil, 401, "unauthenticated"},
 				{"revoked key", "GET", "/v1/companies", rk.Key, "", nil, 401, "key_revoked"},
@@ -215,7 +235,7 @@ func TestOnboardingEndToEnd(t *testing.T) {
 				{"other account's allow-listed key", "GET", "/v1/companies/" + id, limited, "", nil, 404, "not_found"},
 				{"allow-listed key onboarding", "POST", "/v1/companies", limited, body("4030000000001"), map[string]string{"Idempotency-Key": "e3"}, 403, "company_not_allowed"},
 				{"production key without a production plan", "GET", "/v1/companies", otherProd.Key, "", nil, 403, "production_not_enabled"},
-				{"patch other field", "PATCH", "/v1/companies/" + id, token, `{"taxNumber":"4030000000002"}`, nil, 422, "validation_failed"},
+				{"patch other field", "PATCH", "/v1/companies/" + id, token, `{"taxNumber":"4030000000010"}`, nil, 422, "validation_failed"},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					r := call(t, tc.method, s.einvoice+tc.path, tc.bearer, tc.headers, tc.body)
@@ -225,8 +245,11 @@ func TestOnboardingEndToEnd(t *testing.T) {
 					if c := r.code(t); c != tc.code {
 						t.Fatalf("code %s, want %s", c, tc.code)
 					}
-					if tc.name == "unknown tax number" && !strings.Contains(string(r.body), `"path":"taxNumber"`) {
+					if (tc.name == "unknown tax number" || tc.name == "wrong check digit") && !strings.Contains(string(r.body), `"path":"taxNumber"`) {
 						t.Fatalf("422 does not name taxNumber: %s", r.body)
+					}
+					if tc.name == "wrong check digit" && !strings.Contains(string(r.body), "check digit") {
+						t.Fatalf("422 does not say the check digit is wrong: %s", r.body)
 					}
 				})
 			}

@@ -32,7 +32,7 @@ import (
 // services builds the e-invoicing application layer and both HTTP
 // services on db (nil for documentation only); reg is the UJP side (nil for
 // documentation only).
-func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blobs blob.Store, secrets *einvoicing.SecretBox) (payroll, einvoice *httpx.Service, app *einvoicing.Service) {
+func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blobs blob.Store, secrets *auth.SecretBox) (payroll, einvoice *httpx.Service, app *einvoicing.Service) {
 	authStore := &auth.Store{DB: db}
 	rl := httpx.RateLimit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst, Log: log}
 	if db != nil && db.Dialect() == store.Postgres {
@@ -56,6 +56,9 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	if reg != nil {
 		d.Registry = reg
 		d.Sandbox = reg.sandbox
+		if reg.setup != nil {
+			d.SandboxSetup = reg.setup
+		}
 		d.Codebooks = reg.Codebooks
 		d.Gateways = reg.gateways
 	}
@@ -72,13 +75,15 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	// The web console shares the e-invoicing service's listener and outer
 	// middleware (request ids, access log, limits); it has no OpenAPI
 	// operations.
-	dashboard.New(dashboard.Deps{Service: app, Users: dashboardUsers(db, cfg), Log: log,
+	dashboard.New(dashboard.Deps{Service: app, Users: dashboardUsers(db, cfg, secrets), Log: log,
 		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
 	return payroll, einvoice, app
 }
 
-func dashboardUsers(db *store.DB, cfg Config) *auth.Users {
-	return &auth.Users{DB: db, SessionTTL: cfg.DashboardSessionTTL}
+// dashboardUsers are the dashboard's people; secrets seals their TOTP
+// seeds (nil where none is enrolled: the housekeeping jobs).
+func dashboardUsers(db *store.DB, cfg Config, secrets *auth.SecretBox) *auth.Users {
+	return &auth.Users{DB: db, SessionTTL: cfg.DashboardSessionTTL, Secrets: secrets}
 }
 
 func openStore(ctx context.Context, cfg Config) (*store.DB, error) {
@@ -169,6 +174,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer db.Close()
+	warnOpenFiles(log, cfg, dialect)
+	// TOTP seeds stored in clear by an earlier version are sealed now;
+	// sign-in reads both forms, so nobody is locked out meanwhile.
+	if n, err := dashboardUsers(db, cfg, secrets).SealTOTPSeeds(ctx); err != nil {
+		return fmt.Errorf("seal TOTP seeds: %w", err)
+	} else if n > 0 {
+		log.Info("sealed TOTP seeds stored in clear", "users", n)
+	}
 
 	if cfg.Bootstrap == "on" {
 		b, err := auth.Bootstrap(ctx, db)
@@ -203,7 +216,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if reg.sim != nil {
 		reg.sim.RegisterPurge(runner, cfg.UJPSimRetention)
 	}
-	mailCfg := mail.WorkerConfig{MaxAttempts: cfg.MailMaxAttempts, RetryDelays: cfg.MailRetryDelays, Log: log}
+	if reg.setup != nil {
+		if err := reg.setup.register(ctx, runner, db); err != nil {
+			return fmt.Errorf("sandbox set-up: %w", err)
+		}
+	}
+	mailCfg := mail.WorkerConfig{MaxAttempts: cfg.MailMaxAttempts, RetryDelays: cfg.MailRetryDelays, Log: log, Secrets: secrets}
 	if cfg.SMTPURL != "" {
 		if mailCfg.SMTP, err = mail.ParseSMTPURL(cfg.SMTPURL, cfg.MailFrom); err != nil {
 			return fmt.Errorf("configuration: DENAR_SMTP_URL: %w", err)
@@ -275,13 +293,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // embedded default) a key is generated once and kept in
 // $DENAR_DATA_DIR/webhook-secret.key (mode 0600); on PostgreSQL, where
 // several processes must all open the same secrets, the start is refused.
-func webhookSecrets(cfg Config, dialect store.Dialect, log *slog.Logger) (*einvoicing.SecretBox, error) {
+func webhookSecrets(cfg Config, dialect store.Dialect, log *slog.Logger) (*auth.SecretBox, error) {
 	if cfg.WebhookSecretKey != "" {
-		key, err := einvoicing.ParseSecretKey(cfg.WebhookSecretKey)
+		key, err := auth.ParseSecretKey(cfg.WebhookSecretKey)
 		if err != nil {
 			return nil, fmt.Errorf("configuration: DENAR_WEBHOOK_SECRET_KEY %v", err)
 		}
-		return einvoicing.NewSecretBox(key)
+		return auth.NewSecretBox(key)
 	}
 	if dialect == store.Postgres {
 		return nil, errors.New("configuration: DENAR_WEBHOOK_SECRET_KEY is required with PostgreSQL: every process must seal " +
@@ -290,13 +308,13 @@ func webhookSecrets(cfg Config, dialect store.Dialect, log *slog.Logger) (*einvo
 	path := filepath.Join(cfg.DataDir, "webhook-secret.key")
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("webhook secret key: %w", err)
 		}
 		f, cerr := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		switch {
 		case cerr == nil:
-			_, werr := f.WriteString(einvoicing.NewSecretKey() + "\n")
+			_, werr := f.WriteString(auth.NewSecretKey() + "\n")
 			if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
 				return nil, fmt.Errorf("webhook secret key: write %s: %w", path, err)
 			}
@@ -309,11 +327,55 @@ func webhookSecrets(cfg Config, dialect store.Dialect, log *slog.Logger) (*einvo
 	if err != nil {
 		return nil, fmt.Errorf("webhook secret key: read %s: %w", path, err)
 	}
-	key, err := einvoicing.ParseSecretKey(string(raw))
+	key, err := auth.ParseSecretKey(string(raw))
 	if err != nil {
 		return nil, fmt.Errorf("webhook secret key in %s %v", path, err)
 	}
-	return einvoicing.NewSecretBox(key)
+	return auth.NewSecretBox(key)
+}
+
+// warnOpenFiles warns, at start, about every directory and file of the
+// data directory (and of an SQLite database kept elsewhere) that anyone but
+// its owner may read, write or enter: the store holds hashed and sealed
+// credentials, the secret key may sit beside it, and the documents are
+// the clients'. denar creates them 0700 and 0600; a wider mode was set by
+// someone else (or an earlier version) and is left as it is.
+func warnOpenFiles(log *slog.Logger, cfg Config, dialect store.Dialect) {
+	seen := map[string]bool{}
+	check := func(path string, info fs.FileInfo) {
+		path = filepath.Clean(path)
+		if seen[path] || info.Mode()&fs.ModeSymlink != 0 {
+			return
+		}
+		seen[path] = true
+		if perm := info.Mode().Perm(); perm&0o077 != 0 {
+			want := "0600"
+			if info.IsDir() {
+				want = "0700"
+			}
+			log.Warn("a data file is open to other users than its owner; restrict it (chmod "+want+")",
+				"path", path, "mode", fmt.Sprintf("%#o", perm))
+		}
+	}
+	_ = filepath.WalkDir(cfg.DataDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // absent (PostgreSQL needs none) or unreadable: nothing to judge
+		}
+		if info, err := d.Info(); err == nil {
+			check(path, info)
+		}
+		return nil
+	})
+	if dialect != store.SQLite {
+		return
+	}
+	if _, target, err := store.ParseURL(cfg.DatabaseURL); err == nil {
+		for _, p := range []string{filepath.Dir(target), target, target + "-wal", target + "-shm", target + "-access"} {
+			if info, err := os.Lstat(p); err == nil {
+				check(p, info)
+			}
+		}
+	}
 }
 
 // registerHousekeeping schedules the periodic clean-ups every process
@@ -328,7 +390,7 @@ func registerHousekeeping(r *jobs.Runner, db *store.DB, cfg Config) {
 		_, err := auth.RateWindows{DB: db}.Purge(ctx, db.Now().Add(-time.Minute).Unix())
 		return err
 	}), jobs.Options{Every: time.Minute})
-	users := dashboardUsers(db, cfg)
+	users := dashboardUsers(db, cfg, nil)
 	r.Register("dashboard.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
 		return users.PurgeSessions(ctx)
 	}), jobs.Options{Every: time.Hour})

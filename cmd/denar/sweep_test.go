@@ -21,7 +21,6 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -90,7 +89,7 @@ func newSweepWorld(t *testing.T, db *store.DB) *sweepWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets, err := einvoicing.NewSecretBox(mustSecretKey(t))
+	secrets, err := auth.NewSecretBox(mustSecretKey(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +124,7 @@ func newSweepWorld(t *testing.T, db *store.DB) *sweepWorld {
 	// without the header, so requests get as far as they can.
 	err = db.InTx(ctx, func(tx *store.Tx) error {
 		e, err := tx.CreateCompanyRecord(ctx, dbq.CreateCompanyRecordParams{ID: denar.NewID("cmp"), AccountID: acct.ID,
-			Name: "Работодавач ДООЕЛ", TaxNumber: "4030000000002", CreatedAt: tx.Now})
+			Name: "Работодавач ДООЕЛ", TaxNumber: "4030000000010", CreatedAt: tx.Now})
 		if err != nil {
 			return err
 		}
@@ -637,7 +636,7 @@ func (w *sweepWorld) sweepCredentials(t *testing.T) int {
 
 func mustSecretKey(t *testing.T) []byte {
 	t.Helper()
-	key, err := einvoicing.ParseSecretKey(einvoicing.NewSecretKey())
+	key, err := auth.ParseSecretKey(auth.NewSecretKey())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 // API on its own listener, so the service can be tested against a network
 // peer that is slow, fails, or goes away. Its state is in its own store
 // (-db), and its own job runner applies the retention rule there.
-const ujpSimUsage = `Usage: denar ujp-sim [-addr ADDR] [-db URL] [-retention D] [-qr-base URL] [-clock-offset D] [-json]
+const ujpSimUsage = `Usage: denar ujp-sim [-addr ADDR] [-db URL] [-retention D] [-window D] [-qr-base URL] [-clock-offset D] [-json]
 
 Serves the sandbox simulator of UJP's e-Faktura API as its own process, with
 its state in its own store. DENAR_UJP_SIM_TOKEN (at least 16 characters) is
@@ -45,6 +45,15 @@ func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		retention = d
 	}
+	window := time.Second
+	if v := os.Getenv("DENAR_UJP_SIM_WINDOW"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("configuration: DENAR_UJP_SIM_WINDOW must be a positive duration, not %q", v)
+		}
+		window = d
+	}
+	fs.DurationVar(&window, "window", window, "the per-user rate window: one call per window per X-EUJP-ID (default DENAR_UJP_SIM_WINDOW or 1s, UJP's)")
 	addr := fs.String("addr", "127.0.0.1:8090", "listen address")
 	dbURL := fs.String("db", "sqlite://"+filepath.Join(dataDir, "ujp-sim.db"),
 		"the simulator's own store: sqlite://PATH or postgres://… (not denar serve's database)")
@@ -98,7 +107,10 @@ func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := db.Migrate(ctx); err != nil {
 		return fmt.Errorf("ujp-sim: %w", err)
 	}
-	sim, err := ujpsim.New(db, ujpsim.Options{QRBase: *qr, Logger: log, ControlToken: token, Now: db.Now})
+	if window <= 0 {
+		return fmt.Errorf("configuration: -window must be positive, not %s", window)
+	}
+	sim, err := ujpsim.New(db, ujpsim.Options{QRBase: *qr, Logger: log, ControlToken: token, Now: db.Now, Window: window})
 	if err != nil {
 		return fmt.Errorf("ujp-sim: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/internal/ujp"
 	"github.com/denar-mk/denar/internal/ujpsim"
+	"github.com/denar-mk/denar/internal/ujpturns"
 )
 
 // TestUJPSimCommand starts `denar ujp-sim` as its own process on its own
@@ -28,7 +29,10 @@ func TestUJPSimCommand(t *testing.T) {
 	storetest.EachURL(t, func(t *testing.T, dbURL string) {
 		ctx := context.Background()
 		p := startSimProcess(t, dbURL)
-		client, err := ujp.NewClient(ujp.Config{BaseURL: p.url, Timeout: 30 * time.Second, SandboxToken: simToken})
+		// The client takes its turns as denar serve's: the simulator
+		// holds every user to one call per window.
+		turns := ujpturns.New(storetest.SQLite(t), ujpturns.Config{Interval: e2eWindow})
+		client, err := ujp.NewClient(ujp.Config{BaseURL: p.url, Timeout: 30 * time.Second, Turns: turns})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +57,10 @@ func TestUJPSimCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := client.RegisterCertificate(ctx, s.Identity(), s.Cert.Raw); err != nil {
+		// Out of band, as UJP's portal: the control API (what denar
+		// serve's sandbox set-up uses with this backend).
+		ctl := ujpsim.Control{BaseURL: p.url, Token: simToken}
+		if _, err := ctl.RegisterCertificate(ctx, s.EUJPID, s.EDB, s.Cert.Raw); err != nil {
 			t.Fatal(err)
 		}
 		res, err := client.Send(ctx, s.Identity(), "100", signedDoc(t, s, "cmd-1"))
@@ -68,7 +75,7 @@ func TestUJPSimCommand(t *testing.T) {
 			t.Fatalf("ujp-sim did not stop cleanly: %v\n%s", err, p.out.String())
 		}
 		p = startSimProcess(t, dbURL)
-		client, _ = ujp.NewClient(ujp.Config{BaseURL: p.url, Timeout: 30 * time.Second, SandboxToken: simToken})
+		client, _ = ujp.NewClient(ujp.Config{BaseURL: p.url, Timeout: 30 * time.Second, Turns: turns})
 		r := call(t, "GET", p.url+"/_sim/documents/"+res.EUID, simToken, nil, "")
 		var d ujpsim.Document
 		if err := json.Unmarshal(r.body, &d); r.status != 200 || err != nil || d.DocID != "cmd-1" || d.Status != ujp.StatusSent {

@@ -27,7 +27,7 @@ func testDoc(lines ...line) *Document {
 		Header: Header{DocType: "100", DocTypeName: "Фактура", DocDate: "2026-11-20", DocTurnoverDate: "2026-11-20", DocNumber: "F-2026-0001", DocID: "doc-0001"},
 		Seller: Seller{SellerCCode: "MK", SellerCName: "Северна Македонија", SellerTin: "4030000000001", SellerName: "Тест Продавач ДООЕЛ Скопје",
 			SellerAddress: Address{StreetAddress: "бул. Партизански одреди", StreetNumber: "1", PostalCode: "1000", City: "Скопје"}},
-		Buyer: Buyer{BuyerCCode: "MK", BuyerCName: "Северна Македонија", BuyerTin: "4030000000002", BuyerName: "Тест Купувач ДОО Скопје",
+		Buyer: Buyer{BuyerCCode: "MK", BuyerCName: "Северна Македонија", BuyerTin: "4030000000010", BuyerName: "Тест Купувач ДОО Скопје",
 			BuyerAddress: Address{StreetAddress: "ул. Македонија", StreetNumber: "2", PostalCode: "1000", City: "Скопје"}},
 		DocPayment: Payment{DocPaymentTypeCode: "P12", DocPaymentTypeDesc: "Плаќање преку банка", DocCurrency: "MKD", DocCurrencyCode: "MKD"},
 	}
@@ -184,6 +184,13 @@ func TestValidate(t *testing.T) {
 		{"wrong VAT group total", func(d *Document) { d.VatTotals[0].VatAmount = A("18.01") }, "vatTotals[0].vatAmount", "E10202", ""},
 		{"missing VAT group", func(d *Document) { d.VatTotals = nil }, "vatTotals", "E10202", ""},
 		{"resident buyer without a tax number", func(d *Document) { d.Buyer.BuyerTin = "" }, "buyer.buyerTin", "E10001", ""},
+		{"buyer ЕДБ of 12 digits", func(d *Document) { d.Buyer.BuyerTin = "403000000001" }, "buyer.buyerTin", "E5011", ""},
+		{"buyer ЕДБ with a wrong check digit", func(d *Document) { d.Buyer.BuyerTin = "4030000000002" }, "buyer.buyerTin", "E5011", ""},
+		{"seller ЕДБ with a wrong check digit", func(d *Document) { d.Seller.SellerTin = "4030000375890" }, "seller.sellerTin", "E5011", ""},
+		{"sender ЕДБ with a wrong check digit", func(d *Document) {
+			d.Sender = &Sender{SenderCCode: "MK", SenderCName: "Северна Македонија", SenderTin: "4030000000003", SenderName: "Испраќач",
+				SenderAddress: Address{StreetAddress: "ул. 1", City: "Битола"}}
+		}, "sender.senderTin", "E5011", ""},
 		{"payment description mismatch", func(d *Document) { d.DocPayment.DocPaymentTypeDesc = "Готово" }, "docPayment.docPaymentTypeDesc", "E50075", CBPaymentTypes},
 		{"unknown payment type", func(d *Document) { d.DocPayment.DocPaymentTypeCode = "1020" }, "docPayment.docPaymentTypeCode", "E50074", CBPaymentTypes},
 		{"unknown currency", func(d *Document) { d.DocPayment.DocCurrencyCode = "МКД" }, "docPayment.docCurrencyCode", "E50076", CBCurrencies},
@@ -192,6 +199,13 @@ func TestValidate(t *testing.T) {
 		{"unknown document type", func(d *Document) { d.Header.DocType = "999" }, "header.docType", "E1017", CBDocumentTypes},
 		{"missing docId", func(d *Document) { d.Header.DocID = "" }, "header.docId", "E4019", ""},
 		{"bad date", func(d *Document) { d.Header.DocDate = "20.11.2026" }, "header.docDate", "E5011", ""},
+		// Dates after the document's own (error-codes.txt E50071-3); the
+		// same day is the base document's, and passes.
+		{"delivery after the document", func(d *Document) { d.Header.DocDeliveryDate = sp("2026-11-21") }, "header.docDeliveryDate", "E50071", ""},
+		{"turnover after the document", func(d *Document) { d.Header.DocTurnoverDate = "2026-11-21" }, "header.docTurnoverDate", "E50072", ""},
+		{"referenced document after this one", func(d *Document) {
+			d.DocReferences = []Reference{{DocTypeRef: "NAR", DocNumberRef: "N-1", DocDateRef: sp("2026-12-01")}}
+		}, "docReferences[0].docDateRef", "E50073", ""},
 		{"storno without a reference", func(d *Document) { d.Header.DocStorno = StornoVoid; d.Header.VoidReasonCode = sp("S-1") }, "docReferences", "E1024", CBRefDocumentTypes},
 		{"storno with an unknown reason", func(d *Document) {
 			d.Header.DocStorno = StornoVoid
@@ -401,7 +415,7 @@ func TestSender(t *testing.T) {
 	if err := ComputeTotals(d, cb); err != nil {
 		t.Fatal(err)
 	}
-	d.Sender = &Sender{SenderCCode: "MK", SenderCName: "Македонија", SenderTin: "4030000000003", SenderName: "Испраќач",
+	d.Sender = &Sender{SenderCCode: "MK", SenderCName: "Македонија", SenderTin: "4030000000028", SenderName: "Испраќач",
 		SenderAddress: Address{StreetAddress: "ул. 1", City: "Битола"}}
 	ps := Validate(d, cb)
 	if len(ps) != 1 || ps[0].Path != "sender.senderCName" || ps[0].Codebook != CBCountries {
@@ -410,5 +424,25 @@ func TestSender(t *testing.T) {
 	b, _ := json.Marshal(d)
 	if _, err := Decode([]byte(`{"requestTimestamp":"x","document":` + string(b) + `}`)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestValidateForeignTaxNumber: only a Macedonian party's tax number is an
+// ЕДБ; a foreign one is not held to its length or check digit.
+func TestValidateForeignTaxNumber(t *testing.T) {
+	cb := Snapshot()
+	d := testDoc(line{"1", "1000", "", "DDV-A", "DDV-A"})
+	if err := ComputeTotals(d, cb); err != nil {
+		t.Fatal(err)
+	}
+	de, ok := cb.Lookup(CBCountries, "DE")
+	if !ok {
+		t.Fatal("no DE in the snapshot")
+	}
+	d.Buyer.BuyerCCode, d.Buyer.BuyerCName, d.Buyer.BuyerTin = "DE", de.Name, "DE123456789"
+	for _, p := range Validate(d, cb) {
+		if p.Path == "buyer.buyerTin" {
+			t.Fatalf("foreign tax number refused: %+v", p)
+		}
 	}
 }

@@ -1,12 +1,13 @@
 package ujpdoc
 
 import (
+	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/ident"
 	"github.com/denar-mk/denar/money"
 )
 
@@ -95,6 +96,9 @@ const (
 	CodeInvalidValue         = "E5011"
 	CodeDocumentValidation   = "E5007"
 	CodeReferenceNotFound    = "E1021"
+	CodeDeliveryAfterDoc     = "E50071"
+	CodeTurnoverAfterDoc     = "E50072"
+	CodeDateRefAfterDoc      = "E50073"
 )
 
 type checker struct {
@@ -132,7 +136,36 @@ func (c *checker) date(path string, v *string, required bool) {
 	}
 }
 
-var tinRE = regexp.MustCompile(`^\d{13}$`)
+// edb checks a Macedonian party's tax number (ЕДБ) at path: 13 digits, the
+// last the mod-11 check digit of ident.EDB. UJP's answer to a wrong check
+// digit is not published; E5011 (Invalid value for field) is its code for a
+// malformed value.
+func (c *checker) edb(path, v string) {
+	switch err := ident.EDB(v); {
+	case errors.Is(err, ident.ErrChecksum):
+		c.add(CodeInvalidValue, path, "", "is not a valid ЕДБ: the 13th digit is not the check digit of the first 12")
+	case err != nil:
+		c.add(CodeInvalidValue, path, "", "a Macedonian tax number (ЕДБ) has 13 digits")
+	}
+}
+
+// notAfterDocDate is UJP's E50071/E50072/E50073 (error-codes.txt, JSON
+// Receiver): the delivery date, the turnover date and a referenced
+// document's date may not be after the document's own date. The same day
+// is allowed: UJP's own status example has docDate = docDeliveryDate
+// (api-specification.txt:1009-1010). Dates that do not parse are reported
+// by date.
+func (c *checker) notAfterDocDate(code, path, name string, v *string, docDate string) {
+	if v == nil || *v == "" {
+		return
+	}
+	t, err1 := time.Parse(time.DateOnly, *v)
+	doc, err2 := time.Parse(time.DateOnly, docDate)
+	if err1 != nil || err2 != nil || !t.After(doc) {
+		return
+	}
+	c.add(code, path, "", "%s %s is after the document's date %s", name, *v, docDate)
+}
 
 // Validate checks a document as UJP's JSON Receiver does before it assigns
 // an EUID: required fields by document type, codebook codes (and the names
@@ -178,6 +211,8 @@ func (c *checker) header(d *Document) {
 	c.date("header.docDeliveryDate", h.DocDeliveryDate, false)
 	c.date("header.docPeriodStartDate", h.DocPeriodStartDate, false)
 	c.date("header.docPeriodEndDate", h.DocPeriodEndDate, false)
+	c.notAfterDocDate(CodeDeliveryAfterDoc, "header.docDeliveryDate", "docDeliveryDate", h.DocDeliveryDate, h.DocDate)
+	c.notAfterDocDate(CodeTurnoverAfterDoc, "header.docTurnoverDate", "docTurnoverDate", &h.DocTurnoverDate, h.DocDate)
 	if c.required("header.docNumber", h.DocNumber) {
 		c.maxLen("header.docNumber", h.DocNumber, 50)
 	}
@@ -242,6 +277,7 @@ func (c *checker) references(d *Document) {
 		}
 		c.required(p+".docNumberRef", r.DocNumberRef)
 		c.date(p+".docDateRef", r.DocDateRef, false)
+		c.notAfterDocDate(CodeDateRefAfterDoc, p+".docDateRef", "docDateRef", r.DocDateRef, d.Header.DocDate)
 	}
 }
 
@@ -271,8 +307,8 @@ func (c *checker) address(path string, a Address) {
 func (c *checker) parties(d *Document) {
 	s := d.Seller
 	c.country("seller.sellerCCode", s.SellerCCode, "seller.sellerCName", s.SellerCName)
-	if c.required("seller.sellerTin", s.SellerTin) && s.SellerCCode == "MK" && !tinRE.MatchString(s.SellerTin) {
-		c.add(CodeInvalidValue, "seller.sellerTin", "", "a Macedonian tax number (ЕДБ) has 13 digits")
+	if c.required("seller.sellerTin", s.SellerTin) && s.SellerCCode == "MK" {
+		c.edb("seller.sellerTin", s.SellerTin)
 	}
 	c.required("seller.sellerName", s.SellerName)
 	c.maxLen("seller.sellerName", s.SellerName, 80)
@@ -283,13 +319,15 @@ func (c *checker) parties(d *Document) {
 	if b.BuyerCCode == "MK" {
 		if strings.TrimSpace(b.BuyerTin) == "" {
 			c.add(CodeMissingTIN, "buyer.buyerTin", "", "required for a resident buyer")
-		} else if !tinRE.MatchString(b.BuyerTin) {
-			c.add(CodeInvalidValue, "buyer.buyerTin", "", "a Macedonian tax number (ЕДБ) has 13 digits")
+		} else {
+			c.edb("buyer.buyerTin", b.BuyerTin)
 		}
 	}
 	if sn := d.Sender; sn != nil {
 		c.country("sender.senderCCode", sn.SenderCCode, "sender.senderCName", sn.SenderCName)
-		c.required("sender.senderTin", sn.SenderTin)
+		if c.required("sender.senderTin", sn.SenderTin) && sn.SenderCCode == "MK" {
+			c.edb("sender.senderTin", sn.SenderTin)
+		}
 		c.required("sender.senderName", sn.SenderName)
 		c.address("sender.senderAddress", sn.SenderAddress)
 	}

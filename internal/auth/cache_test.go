@@ -94,7 +94,7 @@ func TestCompaniesKeptWithTheKey(t *testing.T) {
 func createCompany(ctx context.Context, db *store.DB, account, name string) (string, error) {
 	id := denar.NewID("cmp")
 	err := db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := tx.CreateCompanyRecord(ctx, dbq.CreateCompanyRecordParams{ID: id, AccountID: account, Name: name, TaxNumber: "4030990123456", CreatedAt: tx.Now})
+		_, err := tx.CreateCompanyRecord(ctx, dbq.CreateCompanyRecordParams{ID: id, AccountID: account, Name: name, TaxNumber: "4030990123455", CreatedAt: tx.Now})
 		return err
 	})
 	return id, err

@@ -78,6 +78,54 @@ type Users struct {
 	// PerEmail and PerAddress are the failures allowed in the window for
 	// one e-mail address and one client address; defaults 5 and 20.
 	PerEmail, PerAddress int
+	// Secrets seals TOTP seeds at rest (the webhook secrets' box, the
+	// key of DENAR_WEBHOOK_SECRET_KEY); without it no second factor can be
+	// enrolled (denar serve always has one).
+	Secrets *SecretBox
+}
+
+// ErrNoSecretKey refuses a TOTP enrolment without a key to seal the seed.
+var ErrNoSecretKey = errors.New("auth: no secret key to seal TOTP seeds with (DENAR_WEBHOOK_SECRET_KEY)")
+
+// totpSeed returns the base32 seed of user id as stored: sealed, or (a
+// seed stored before seeds were sealed and not yet sealed by
+// SealTOTPSeeds) in clear. "" when none.
+func (u *Users) totpSeed(id, stored string) (string, error) {
+	if stored == "" || !Sealed(stored) {
+		return stored, nil
+	}
+	if u.Secrets == nil {
+		return "", ErrNoSecretKey
+	}
+	seed, err := u.Secrets.Open(stored, id)
+	if err != nil {
+		return "", fmt.Errorf("TOTP seed of %s: %w", id, err)
+	}
+	return seed, nil
+}
+
+// SealTOTPSeeds seals every TOTP seed still stored in clear (from before
+// seeds were sealed) and returns how many it sealed. denar serve runs it at
+// start; a seed that changed meanwhile is left to its writer, which seals.
+// Reading accepts both forms, so nobody is locked out at any moment.
+func (u *Users) SealTOTPSeeds(ctx context.Context) (int, error) {
+	if u.Secrets == nil {
+		return 0, ErrNoSecretKey
+	}
+	rows, err := u.DB.Reader().ListClearTOTPSecrets(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("clear TOTP seeds: %w", err)
+	}
+	sealed := 0
+	for _, r := range rows {
+		n, err := u.DB.Writer().SealUserTOTPSecret(ctx, dbq.SealUserTOTPSecretParams{ID: r.ID, Clear: r.TotpSecret,
+			Sealed: u.Secrets.Seal(r.TotpSecret, r.ID)})
+		if err != nil {
+			return sealed, fmt.Errorf("seal the TOTP seed of %s: %w", r.ID, err)
+		}
+		sealed += int(n)
+	}
+	return sealed, nil
 }
 
 func (u *Users) sessionTTL() time.Duration {
@@ -323,7 +371,11 @@ func (u *Users) SecondFactor(ctx context.Context, token, code, addr string) (Ses
 		if err != nil {
 			return fmt.Errorf("user %s: %w", s.User.ID, err)
 		}
-		step := matchTOTP(row.TotpSecret, code, tx.Now)
+		seed, err := u.totpSeed(row.ID, row.TotpSecret)
+		if err != nil {
+			return err
+		}
+		step := matchTOTP(seed, code, tx.Now)
 		if step == 0 {
 			return ErrBadCode
 		}
@@ -397,11 +449,16 @@ func (u *Users) SetEnvironment(ctx context.Context, s Session, env string, a *Au
 }
 
 // StartTOTP gives the user a new TOTP secret (until a code confirms it, the
-// second factor stays off) and returns it. A user whose second factor is
-// on gets ErrBadCode: it is not replaced from a session.
+// second factor stays off) and returns it; it is stored sealed. A user
+// whose second factor is on gets ErrBadCode: it is not replaced from a
+// session.
 func (u *Users) StartTOTP(ctx context.Context, p *Principal) (string, error) {
+	if u.Secrets == nil {
+		return "", ErrNoSecretKey
+	}
 	secret := NewTOTPSecret()
-	n, err := u.DB.Writer().SetUserTOTPSecret(ctx, dbq.SetUserTOTPSecretParams{ID: p.CredentialID, TotpSecret: secret})
+	n, err := u.DB.Writer().SetUserTOTPSecret(ctx, dbq.SetUserTOTPSecretParams{ID: p.CredentialID,
+		TotpSecret: u.Secrets.Seal(secret, p.CredentialID)})
 	if err != nil {
 		return "", err
 	}
@@ -419,7 +476,11 @@ func (u *Users) ConfirmTOTP(ctx context.Context, p *Principal, code string, a *A
 		if err != nil {
 			return fmt.Errorf("user %s: %w", p.CredentialID, err)
 		}
-		step := matchTOTP(row.TotpSecret, code, tx.Now)
+		seed, err := u.totpSeed(row.ID, row.TotpSecret)
+		if err != nil {
+			return err
+		}
+		step := matchTOTP(seed, code, tx.Now)
 		if step == 0 || row.TotpEnabled {
 			return ErrBadCode
 		}

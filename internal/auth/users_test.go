@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -76,7 +77,7 @@ func TestUsersAndSessions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u := &auth.Users{DB: db, PerEmail: 3, PerAddress: 5}
+		u := &auth.Users{DB: db, PerEmail: 3, PerAddress: 5, Secrets: testBox(t)}
 		const pw = "долга лозинка 123"
 		for _, tc := range []struct{ email, role, pw, want string }{
 			{"Ana@Example.mk", auth.RoleOwner, pw, ""},
@@ -140,6 +141,11 @@ func TestUsersAndSessions(t *testing.T) {
 		secret, err := u.StartTOTP(ctx, p)
 		if err != nil {
 			t.Fatal(err)
+		}
+		var stored string
+		if err := db.ReadDB().QueryRowContext(ctx, "SELECT totp_secret FROM users WHERE id = $1", p.CredentialID).Scan(&stored); err != nil ||
+			!strings.HasPrefix(stored, "v1.") || strings.Contains(stored, secret) {
+			t.Fatalf("stored TOTP seed %q (%v): not sealed", stored, err)
 		}
 		code, _ := auth.TOTPCode(secret, auth.TOTPStep(now))
 		if err := u.ConfirmTOTP(ctx, p, "000000", nil); !errors.Is(err, auth.ErrBadCode) && code != "000000" {
@@ -356,6 +362,72 @@ func TestUserManagement(t *testing.T) {
 		sandboxOnly.ProductionEnabled = false
 		if _, _, err := u.CreateAccountKey(ctx, &sandboxOnly, auth.KeyChoice{Environment: auth.EnvProduction, Scopes: []string{"einvoices:read"}}, nil); err == nil {
 			t.Fatal("a production key on a plan without production")
+		}
+	})
+}
+
+func testBox(t testing.TB) *auth.SecretBox {
+	t.Helper()
+	b, err := auth.NewSecretBox(bytes.Repeat([]byte{0x24}, auth.SecretKeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestTOTPSeedsSealedInPlace: a seed stored in clear before seeds were
+// sealed keeps working (sign-in with a code) before SealTOTPSeeds runs and
+// after; SealTOTPSeeds seals it (and only it: a second run seals nothing),
+// and without a key no enrolment starts.
+func TestTOTPSeedsSealedInPlace(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := t.Context()
+		now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+		db.Now = func() time.Time { return now }
+		acct, err := (&auth.Store{DB: db}).CreateAccount(ctx, "Биро", "business")
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &auth.Users{DB: db, Secrets: testBox(t)}
+		const pw = "долга лозинка 123"
+		usr, err := u.CreateUser(ctx, acct.ID, "old@example.mk", auth.RoleOwner, pw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed := auth.NewTOTPSecret()
+		if _, err := db.WriteDB().ExecContext(ctx, "UPDATE users SET totp_secret = $1, totp_enabled = TRUE WHERE id = $2", seed, usr.ID); err != nil {
+			t.Fatal(err)
+		}
+		signIn := func() {
+			t.Helper()
+			now = now.Add(time.Minute)
+			m, err := u.SignIn(ctx, "old@example.mk", pw, "10.0.0.1", "")
+			if err != nil || m.State != auth.SessionMFA {
+				t.Fatalf("sign-in: %+v %v", m, err)
+			}
+			code, _ := auth.TOTPCode(seed, auth.TOTPStep(now))
+			if s, err := u.SecondFactor(ctx, m.Token, code, "10.0.0.1"); err != nil || s.State != auth.SessionActive {
+				t.Fatalf("second factor: %+v %v", s, err)
+			}
+		}
+		signIn() // a clear seed, as stored before
+		if n, err := u.SealTOTPSeeds(ctx); err != nil || n != 1 {
+			t.Fatalf("sealed %d, %v", n, err)
+		}
+		if n, err := u.SealTOTPSeeds(ctx); err != nil || n != 0 {
+			t.Fatalf("second run sealed %d, %v", n, err)
+		}
+		var stored string
+		if err := db.ReadDB().QueryRowContext(ctx, "SELECT totp_secret FROM users WHERE id = $1", usr.ID).Scan(&stored); err != nil ||
+			!strings.HasPrefix(stored, "v1.") || strings.Contains(stored, seed) {
+			t.Fatalf("stored %q %v", stored, err)
+		}
+		signIn() // sealed now
+		noKey := &auth.Users{DB: db}
+		if _, err := noKey.StartTOTP(ctx, &auth.Principal{CredentialID: usr.ID}); !errors.Is(err, auth.ErrNoSecretKey) {
+			t.Fatalf("enrolment without a key: %v", err)
 		}
 	})
 }

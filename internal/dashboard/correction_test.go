@@ -36,7 +36,7 @@ func (w *world) delivered(number string, lines []einvoice.Line) string {
 	id := denar.NewID("einv")
 	today := w.db.Now().In(ujpdoc.Skopje).Format(time.DateOnly)
 	req := einvoice.Request{Number: number, IssueDate: today,
-		Buyer: einvoice.Party{TaxNumber: "4030000000002", Name: "Купувач ДОО Битола",
+		Buyer: einvoice.Party{TaxNumber: "4030000000010", Name: "Купувач ДОО Битола",
 			Address: einvoice.PartyAddress{Street: ptr("Широк сокак"), Number: ptr("5"), PostalCode: ptr("7000"), City: ptr("Битола")}},
 		Payment: einvoice.Payment{TypeCode: "P12", Currency: "MKD"}, Lines: lines}
 	seller := ujpdoc.Seller{SellerCCode: "MK", SellerCName: "Северна Македонија", SellerTin: "4030000000001", SellerName: "Фирма",

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -413,6 +414,24 @@ func pageHeaders(w http.ResponseWriter) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+}
+
+// sendDocument answers with a document (a PDF, an export) as a download:
+// never kept by a cache or a proxy, never framed, never run as anything
+// active in the dashboard's origin (a sandbox with nothing allowed), and
+// saved rather than shown, so that what a third party wrote (a supplier's
+// PDF) is not rendered under the dashboard's origin.
+func sendDocument(w http.ResponseWriter, contentType, filename string, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Disposition", `attachment; filename="`+filename+`"`)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'; sandbox")
+	_, _ = w.Write(body)
 }
 
 func (d *Dashboard) render(w http.ResponseWriter, status int, page string, data any) {

@@ -18,6 +18,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/dashboard"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -44,7 +45,11 @@ type world struct {
 func newWorld(t *testing.T, db *store.DB) *world {
 	t.Helper()
 	ctx := t.Context()
-	w := &world{t: t, db: db, users: &auth.Users{DB: db}}
+	box, err := auth.NewSecretBox(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{t: t, db: db, users: &auth.Users{DB: db, Secrets: box}}
 	as := &auth.Store{DB: db}
 	for _, a := range []*string{&w.acctA, &w.acctB} {
 		acct, err := as.CreateAccount(ctx, "Биро", "business")
@@ -57,7 +62,7 @@ func newWorld(t *testing.T, db *store.DB) *world {
 		acct         string
 		company, doc *string
 		tax          string
-	}{{w.acctA, &w.companyA, &w.docA, "4030000000001"}, {w.acctB, &w.compB, &w.docB, "4030000000002"}} {
+	}{{w.acctA, &w.companyA, &w.docA, "4030000000001"}, {w.acctB, &w.compB, &w.docB, "4030000000010"}} {
 		err := db.InTx(ctx, func(tx *store.Tx) error {
 			co, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: c.acct, Name: "Фирма " + c.tax,
 				TaxNumber: c.tax, VatNumber: "МК" + c.tax, Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox,
@@ -69,7 +74,7 @@ func newWorld(t *testing.T, db *store.DB) *world {
 			d, err := tx.InsertInboxDocument(ctx, dbq.InsertInboxDocumentParams{ID: denar.NewID("inbd"), AccountID: c.acct, CompanyID: co.ID,
 				Environment: auth.EnvSandbox, Euid: "EUID-" + c.tax, Kind: "invoice", DocumentType: "100", Number: "Ф-" + string(rune('1'+i)),
 				IssueDate: tx.Now.Format(time.DateOnly), TransactionDate: tx.Now.Format(time.DateOnly),
-				Seller:   `{"country":"MK","taxNumber":"4030000000005","name":"Добавувач ДООЕЛ","address":{}}`,
+				Seller:   `{"country":"MK","taxNumber":"4030000000044","name":"Добавувач ДООЕЛ","address":{}}`,
 				TotalNet: "100.00", TotalVat: "18.00", TotalGross: "118.00", Currency: "MKD", UjpStatus: "01", UjpStatusName: "Испратена",
 				UjpStatusAt: tx.Now, DecisionState: "pending", Problems: "[]", DecideBy: tx.Now.AddDate(0, 1, 0).Format(time.DateOnly),
 				Payload: []byte(`{}`), ReceivedAt: tx.Now})
@@ -88,10 +93,6 @@ func newWorld(t *testing.T, db *store.DB) *world {
 		if _, err := w.users.CreateUser(ctx, u.acct, u.email, u.role, password); err != nil {
 			t.Fatal(err)
 		}
-	}
-	box, err := einvoicing.NewSecretBox(make([]byte, 32))
-	if err != nil {
-		t.Fatal(err)
 	}
 	svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box},
 		einvoicing.Config{Webhooks: einvoicing.WebhookConfig{AllowPrivateSandbox: true}})
@@ -485,7 +486,8 @@ func TestDashboardTOTPAndTwoProcesses(t *testing.T) {
 		// Sign in on a "second process": another dashboard on the same store.
 		svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler)}, einvoicing.Config{})
 		mux := http.NewServeMux()
-		dashboard.New(dashboard.Deps{Service: svc, Users: &auth.Users{DB: db}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+		// The second process seals and opens TOTP seeds with the same key.
+		dashboard.New(dashboard.Deps{Service: svc, Users: &auth.Users{DB: db, Secrets: w.users.Secrets}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
 		second := httptest.NewServer(mux)
 		defer second.Close()
 		next := auth.TOTPStep(db.Now()) + 1
@@ -545,7 +547,7 @@ func TestDashboardLargestPagesStayUnder100KB(t *testing.T) {
 	for i := range 1000 {
 		items = append(items, fmt.Sprintf(`{"docItemLineNo":%d,"docItemDesc":%q,"docItemQty":"1000000.0000","docItemUnitPriceWoVat":"999999999.9999","docItemTotalVat":"179999999999.99","docItemTotalPriceWVat":"1179999999999.99"}`, i+1, long))
 	}
-	doc := `{"requestTimestamp":"x","document":{"buyer":{"buyerTin":"4030000000002","buyerName":"` + long + `"},"docItems":[` + strings.Join(items, ",") + `]}}`
+	doc := `{"requestTimestamp":"x","document":{"buyer":{"buyerTin":"4030000000010","buyerName":"` + long + `"},"docItems":[` + strings.Join(items, ",") + `]}}`
 	inv := denar.NewID("einv")
 	err := db.InTx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.CreateEInvoice(ctx, dbq.CreateEInvoiceParams{ID: inv, AccountID: w.acctA, CompanyID: w.companyA,
@@ -557,7 +559,7 @@ func TestDashboardLargestPagesStayUnder100KB(t *testing.T) {
 		// Sixty more companies, the first four with a full inbox page each.
 		for c := range 60 {
 			co, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: w.acctA, Name: long,
-				TaxNumber: fmt.Sprintf("40300000001%02d", c), Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox,
+				TaxNumber: einvoicingtest.TaxNumber("4030000001", c), Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox,
 				Address: "{}", CreatedAt: tx.Now})
 			if err != nil {
 				return err
@@ -569,7 +571,7 @@ func TestDashboardLargestPagesStayUnder100KB(t *testing.T) {
 				if _, err := tx.InsertInboxDocument(ctx, dbq.InsertInboxDocumentParams{ID: denar.NewID("inbd"), AccountID: w.acctA,
 					CompanyID: co.ID, Environment: auth.EnvSandbox, Euid: fmt.Sprintf("E-%d-%d", c, i), Kind: "invoice", DocumentType: "100",
 					Number: strings.Repeat("Ф", 40), IssueDate: "2026-03-02", TransactionDate: "2026-03-02",
-					Seller:   `{"country":"MK","taxNumber":"4030000000005","name":"` + long + `","address":{}}`,
+					Seller:   `{"country":"MK","taxNumber":"4030000000044","name":"` + long + `","address":{}}`,
 					TotalNet: "999999999999.99", TotalVat: "0", TotalGross: "999999999999.99", Currency: "MKD", UjpStatus: "01",
 					UjpStatusName: "Испратена", UjpStatusAt: tx.Now, DecisionState: "pending", Problems: "[]", DecideBy: "2026-04-10",
 					Payload: []byte(`{}`), ReceivedAt: tx.Now}); err != nil {

@@ -247,9 +247,7 @@ func (d *Dashboard) einvoicePDF(q *req) {
 		d.failErr(q, err)
 		return
 	}
-	q.w.Header().Set("Content-Type", "application/pdf")
-	q.w.Header().Set("Content-Disposition", `inline; filename="`+q.r.PathValue("id")+`.pdf"`)
-	_, _ = q.w.Write(pdf)
+	sendDocument(q.w, "application/pdf", q.r.PathValue("id")+".pdf", pdf)
 }
 
 func (d *Dashboard) inboxPDF(q *req) {
@@ -258,9 +256,7 @@ func (d *Dashboard) inboxPDF(q *req) {
 		d.failErr(q, err)
 		return
 	}
-	q.w.Header().Set("Content-Type", "application/pdf")
-	q.w.Header().Set("Content-Disposition", `inline; filename="`+q.r.PathValue("id")+`.pdf"`)
-	_, _ = q.w.Write(pdf)
+	sendDocument(q.w, "application/pdf", q.r.PathValue("id")+".pdf", pdf)
 }
 
 func optionalText(s string) *string {

@@ -86,7 +86,11 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 		OperationID: "createAgentPairingCode", Method: http.MethodPost, Path: "/v1/agents/pairing-codes",
 		Summary: "Create a pairing code for a signing agent", Tags: tags, DefaultStatus: http.StatusCreated,
 		Description: "Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent " +
-			"to this key's account and environment; nothing else can attach an agent.",
+			"to this credential's account and environment, with this credential's reach: an agent paired with a code of a " +
+			"credential limited to some companies (an allow-listed key or OAuth client) may act for those companies only " +
+			"(companyIds), for ever; a code of an unrestricted credential pairs an agent for every company of the account in " +
+			"the environment. Nothing else can attach an agent. The code is shown once: an Idempotency-Key replay of this " +
+			"answer is 409 secret_already_shown (create another code).",
 	}, httpx.Spec{Scope: "companies:write"}, func(ctx context.Context, _ *struct{}) (*pairingCodeOutput, error) {
 		pc, err := h.svc.CreatePairingCode(ctx, caller(ctx))
 		if err != nil {
@@ -98,9 +102,11 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "pairAgent", Method: http.MethodPost, Path: "/v1/agents/pair",
 		Summary: "Pair a signing agent", Tags: tags, DefaultStatus: http.StatusCreated,
-		Description: "Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. " +
-			"An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an " +
-			"answer lost on the way can be fetched again with the same key and code for 24 hours.",
+		Description: "Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is " +
+			"the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is " +
+			"shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again " +
+			"answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the " +
+			"way therefore means pairing again with a new code (and revoking the agent it created).",
 	}, httpx.Spec{Auth: httpx.AuthNone}, func(ctx context.Context, in *pairInput) (*pairOutput, error) {
 		c := einvoicing.Caller{Claim: httpx.ClaimFrom(ctx)}
 		a, err := h.svc.PairAgent(ctx, c, einvoicing.PairAgent{Code: in.Body.Code, Name: in.Body.Name})
@@ -118,7 +124,9 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 			"and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with " +
 			"1008 policy violation, reason \"agent revoked\") and long-poll (401 key_revoked) end within about a second, in " +
 			"whichever server process holds them. An agent of another account is 404; of the other environment 403 " +
-			"environment_mismatch. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.",
+			"environment_mismatch. A credential limited to some companies may revoke only agents limited to companies of " +
+			"its own list (403 company_not_allowed otherwise): an account-wide agent is revoked by an unrestricted key or " +
+			"OAuth client. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.",
 	}, httpx.Spec{Scope: "companies:write"}, func(ctx context.Context, in *revokeAgentInput) (*agentOutput, error) {
 		a, err := h.svc.RevokeAgent(ctx, caller(ctx), in.ID)
 		if err != nil {
@@ -132,7 +140,8 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 		Summary: "Register the agent's signing certificate for a company", Tags: tags, DefaultStatus: http.StatusCreated,
 		Description: "Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, " +
 			"else `422 self_signed_certificate`) and links it to a company of the agent's " +
-			"account and environment. From then on the agent receives the company's signing requests; several agents " +
+			"account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at " +
+			"companyId). From then on the agent receives the company's signing requests; several agents " +
 			"of one company all receive them, and the first to claim a request signs it with its own certificate.",
 	}, httpx.Spec{Auth: httpx.AuthAgent}, func(ctx context.Context, in *certificateInput) (*certificateOutput, error) {
 		if _, err := agentOf(ctx, in.ID); err != nil {
@@ -149,8 +158,8 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "listAgentSigningRequests", Method: http.MethodGet, Path: "/v1/agents/{id}/signing-requests",
 		Summary: "Signing requests for this agent (long-poll)", Tags: tags,
-		Description: "Returns the pending requests of every company this agent holds a valid certificate for, and those it " +
-			"claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with " +
+		Description: "Returns the pending requests of every company of the agent's companyIds it holds a valid certificate " +
+			"for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with " +
 			"`Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages " +
 			"`{\"type\":\"hello\",\"agentId\",\"serverTime\"}` first and then `{\"type\":\"signing_request\",\"request\":{SigningRequest}}` " +
 			"for each pending request, once per connection, as they appear; claims and signatures stay on the REST " +
@@ -259,7 +268,9 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "getSigningRequest", Method: http.MethodGet, Path: "/v1/signing-requests/{id}",
 		Summary: "Get a signing request", Tags: tags,
-		Description: "One signing request: what to sign (docs/signing.md) and its state.",
+		Description: "One signing request: what to sign (docs/signing.md) and its state. A request of a company outside the " +
+			"caller's reach (an agent's companyIds and certificates, a key's environment and allow-list) is 404, here and on " +
+			"claim, signature and refusal.",
 	}, httpx.Spec{Auth: httpx.AuthSigner, Scope: "signing:agent"}, func(ctx context.Context, in *SigningRequestPath) (*signingRequestOutput, error) {
 		r, err := h.svc.SigningRequest(ctx, httpx.PrincipalFrom(ctx), in.ID)
 		if err != nil {

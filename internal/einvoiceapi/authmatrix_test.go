@@ -25,7 +25,7 @@ func TestAuthMatrix(t *testing.T) {
 			t.Fatal(r.status, string(r.body))
 		}
 		id := r.json(t)["id"].(string)
-		r = c.do("POST", "/v1/companies", good, strings.Replace(body1, "4030000000001", "4030000000002", 1))
+		r = c.do("POST", "/v1/companies", good, strings.Replace(body1, "4030000000001", "4030000000010", 1))
 		other := r.json(t)["id"].(string)
 
 		revokedKey, revokedSecret, _ := c.auth.CreateKey(ctx, auth.KeyParams{AccountID: acct, Service: auth.ServiceEInvoice, Environment: auth.EnvSandbox})

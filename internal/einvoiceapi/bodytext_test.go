@@ -46,11 +46,11 @@ func TestBodyTextRefused(t *testing.T) {
 				return st, raw
 			}},
 			{"duplicate taxNumber", "taxNumber", "is given more than once", func() (int, []byte) {
-				r := c.do("POST", "/v1/companies", key, `{"taxNumber":"4030000000001","taxNumber":"4030000000002","representative":{"name":"Ана Петровска","email":"ana@example.mk"}}`)
+				r := c.do("POST", "/v1/companies", key, `{"taxNumber":"4030000000001","taxNumber":"4030000000010","representative":{"name":"Ана Петровска","email":"ana@example.mk"}}`)
 				return r.status, r.body
 			}},
 			{"taxNumber by case", "TaxNumber", `also as "taxNumber"`, func() (int, []byte) {
-				r := c.do("POST", "/v1/companies", key, `{"taxNumber":"4030000000001","TaxNumber":"4030000000002","representative":{"name":"Ана Петровска","email":"ana@example.mk"}}`)
+				r := c.do("POST", "/v1/companies", key, `{"taxNumber":"4030000000001","TaxNumber":"4030000000010","representative":{"name":"Ана Петровска","email":"ana@example.mk"}}`)
 				return r.status, r.body
 			}},
 		} {

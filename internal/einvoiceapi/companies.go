@@ -27,7 +27,7 @@ type representative struct {
 
 // createCompanyBody is the POST /v1/companies body.
 type createCompanyBody struct {
-	TaxNumber      string         `json:"taxNumber" doc:"ЕДБ, 13 digits." pattern:"^[0-9]{13}$"`
+	TaxNumber      string         `json:"taxNumber" doc:"The company's ЕДБ: the bare 13 digits (no MK prefix), the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong check digit is 422 validation_failed at taxNumber, before UJP's registry is asked." pattern:"^[0-9]{13}$"`
 	ExternalRef    *string        `json:"externalRef,omitempty" maxLength:"200" nullable:"true"`
 	SigningMode    string         `json:"signingMode,omitempty" enum:"bridge,sdk" default:"bridge"`
 	Representative representative `json:"representative"`

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,28 +13,34 @@ import (
 	"testing"
 	"time"
 
+	"github.com/denar-mk/denar/ident"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
 
-// fakeRegistry knows two companies, never answers for 4039999999998 and
-// fails for 4039999999997.
+// fakeRegistry knows two companies, never answers for 4039999999989 and
+// fails for 4039999999962 and for any number with a wrong check digit (the
+// service must not ask about those).
 type fakeRegistry struct{}
 
-func (fakeRegistry) LookupCompany(ctx context.Context, env, tax string) (einvoicing.RegistryCompany, error) {
+func (fakeRegistry) LookupCompany(ctx context.Context, env, as, tax string) (einvoicing.RegistryCompany, error) {
 	switch tax {
 	case "4030000000001":
 		return einvoicing.RegistryCompany{Name: "Тест Трговија ДООЕЛ Скопје", VATNumber: "MK4030000000001",
 			Address: einvoicing.Address{Street: "Партизанска", Number: "1", City: "Скопје", Zip: "1000"}}, nil
-	case "4030000000002":
+	case "4030000000010":
 		return einvoicing.RegistryCompany{Name: "Тест Услуги ДОО Скопје"}, nil
-	case "4039999999998":
+	case "4039999999989":
 		<-ctx.Done()
 		return einvoicing.RegistryCompany{}, ctx.Err()
-	case "4039999999997":
+	case "4039999999962":
 		return einvoicing.RegistryCompany{}, errors.New("connection refused")
+	}
+	if ident.EDB(tax) != nil {
+		return einvoicing.RegistryCompany{}, errors.New("asked about a number that is not an ЕДБ")
 	}
 	if strings.HasPrefix(tax, "40310") {
 		return einvoicing.RegistryCompany{Name: "Тест Фирма " + tax}, nil
@@ -192,7 +197,7 @@ func TestCompaniesOnboarding(t *testing.T) {
 		}
 
 		// Expiry: a second company's link after 14 days.
-		if r := c.do("POST", "/v1/companies", key, strings.Replace(body1, "4030000000001", "4030000000002", 1)); r.status != 201 {
+		if r := c.do("POST", "/v1/companies", key, strings.Replace(body1, "4030000000001", "4030000000010", 1)); r.status != 201 {
 			t.Fatalf("create 2: %d %s", r.status, r.body)
 		}
 		mails, _ = db.Reader().ListOutboxMail(t.Context())
@@ -207,22 +212,32 @@ func TestCompaniesOnboarding(t *testing.T) {
 		for _, tc := range []struct {
 			name, body, code string
 			status           int
+			path, message    string // of the one field error, when set
 		}{
-			{"unknown tax number", strings.Replace(body1, "4030000000001", "4039999999999", 1), "validation_failed", 422},
-			{"registry silent", strings.Replace(body1, "4030000000001", "4039999999998", 1), "ujp_unavailable", 503},
-			{"registry failing", strings.Replace(body1, "4030000000001", "4039999999997", 1), "ujp_unavailable", 503},
-			{"short tax number", strings.Replace(body1, "4030000000001", "403", 1), "validation_failed", 422},
-			{"bad email", strings.Replace(body1, "ana@example.mk", "ana", 1), "validation_failed", 422},
-			{"name in body", strings.Replace(body1, `"externalRef"`, `"name":"X","externalRef"`, 1), "validation_failed", 422},
-			{"bad signing mode", strings.Replace(body1, `"externalRef"`, `"signingMode":"hsm","externalRef"`, 1), "validation_failed", 422},
+			{"unknown tax number", strings.Replace(body1, "4030000000001", "4039999999997", 1), "validation_failed", 422, "taxNumber", "not found in UJP's registry"},
+			{"wrong check digit", strings.Replace(body1, "4030000000001", "4030000000002", 1), "validation_failed", 422, "taxNumber", "is not a valid ЕДБ: the 13th digit is not the check digit of the first 12"},
+			{"registry silent", strings.Replace(body1, "4030000000001", "4039999999989", 1), "ujp_unavailable", 503, "", ""},
+			{"registry failing", strings.Replace(body1, "4030000000001", "4039999999962", 1), "ujp_unavailable", 503, "", ""},
+			{"short tax number", strings.Replace(body1, "4030000000001", "403", 1), "validation_failed", 422, "", ""},
+			{"bad email", strings.Replace(body1, "ana@example.mk", "ana", 1), "validation_failed", 422, "", ""},
+			{"name in body", strings.Replace(body1, `"externalRef"`, `"name":"X","externalRef"`, 1), "validation_failed", 422, "", ""},
+			{"bad signing mode", strings.Replace(body1, `"externalRef"`, `"signingMode":"hsm","externalRef"`, 1), "validation_failed", 422, "", ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				r := c.do("POST", "/v1/companies", key, tc.body)
-				if r.status != tc.status || r.json(t)["code"] != tc.code {
+				m := r.json(t)
+				if r.status != tc.status || m["code"] != tc.code {
 					t.Fatalf("%d %s", r.status, r.body)
 				}
-				if tc.name == "unknown tax number" && !strings.Contains(string(r.body), `"taxNumber"`) {
-					t.Fatalf("422 does not name taxNumber: %s", r.body)
+				if tc.path == "" {
+					return
+				}
+				errs, _ := m["errors"].([]any)
+				if len(errs) != 1 {
+					t.Fatalf("want one field error at %s: %s", tc.path, r.body)
+				}
+				if e := errs[0].(map[string]any); e["path"] != tc.path || e["message"] != tc.message {
+					t.Fatalf("field error %v, want %s: %q", e, tc.path, tc.message)
 				}
 			})
 		}
@@ -271,7 +286,7 @@ func TestCompaniesPagination(t *testing.T) {
 		acct := c.account("")
 		key := c.key(acct, auth.EnvSandbox, nil, nil)
 		for i := range 5 {
-			if r := c.do("POST", "/v1/companies", key, strings.Replace(body1, "4030000000001", fmt.Sprintf("40310000000%02d", i), 1)); r.status != 201 {
+			if r := c.do("POST", "/v1/companies", key, strings.Replace(body1, "4030000000001", einvoicingtest.TaxNumber("4031000000", i), 1)); r.status != 201 {
 				t.Fatal(r.status, string(r.body))
 			}
 		}

@@ -11,7 +11,7 @@ import (
 )
 
 const issueBody = `{"number":"F-1","issueDate":"2026-11-20","clientReference":"order-1",
- "buyer":{"taxNumber":"4030000000002","name":"Тест Услуги ДОО Скопје","address":{"street":"Широк сокак","number":"5","postalCode":"7000","city":"Битола"}},
+ "buyer":{"taxNumber":"4030000000010","name":"Тест Услуги ДОО Скопје","address":{"street":"Широк сокак","number":"5","postalCode":"7000","city":"Битола"}},
  "references":[],"payment":{"typeCode":"P12","currency":"MKD"},
  "lines":[{"description":"Услуга","quantity":"3","unitPrice":"1000","unitDiscount":"100","vatPercent":"18","taxIndicator":"DDV-A"}]%s}`
 
@@ -48,6 +48,8 @@ func TestIssueEInvoiceErrors(t *testing.T) {
 			{"discount above price", "", "validation_failed", 422, "lines[0].unitDiscount", "", []string{`"unitDiscount":"100"`, `"unitDiscount":"1000.01"`}},
 			{"discount far above price", "", "validation_failed", 422, "lines[0].unitDiscount", "", []string{`"unitDiscount":"100"`, `"unitDiscount":"2000"`}},
 			{"advance above gross", `,"advance":{"amount":"5000"}`, "validation_failed", 422, "advance.amount", "", nil},
+			// An ЕДБ whose 13th digit is not the check digit of the others.
+			{"buyer ЕДБ check digit", "", "validation_failed", 422, "buyer.taxNumber", "", []string{`"taxNumber":"4030000000010"`, `"taxNumber":"4030000000011"`}},
 			// Decimals: one grammar, and no more decimals than UJP's
 			// document carries (refused, not rounded).
 			{"tiny quantity", "", "validation_failed", 422, "lines[0].quantity", "", []string{`"quantity":"3"`, `"quantity":"0.0000001"`}},

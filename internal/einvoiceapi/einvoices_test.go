@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -25,8 +26,9 @@ func TestEInvoiceReads(t *testing.T) {
 		var ids []string
 		err := db.InTx(ctx, func(tx *store.Tx) error {
 			for i, id := range []string{co, other} {
-				if _, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: id, AccountID: acct, Name: "Продавач", TaxNumber: fmt.Sprint("403000000000", i+1),
-					VatNumber: fmt.Sprint("МК403000000000", i+1), Status: "active", SigningMode: "bridge", Environment: "sandbox", Address: "{}", CreatedAt: tx.Now}); err != nil {
+				if _, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: id, AccountID: acct, Name: "Продавач", TaxNumber: einvoicingtest.TaxNumber("4030000000", i+1),
+					VatNumber: "МК" + einvoicingtest.TaxNumber("4030000000", i+1),
+					Status: "active", SigningMode: "bridge", Environment: "sandbox", Address: "{}", CreatedAt: tx.Now}); err != nil {
 					return err
 				}
 			}

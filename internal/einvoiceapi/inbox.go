@@ -173,7 +173,7 @@ func (h *handlers) registerInbox(s *httpx.Service) {
 		OperationID: "sandboxDropIncoming", Method: http.MethodPost, Path: "/v1/sandbox/inbox",
 		Summary: "Drop an incoming invoice into a sandbox company's inbox", Tags: sandbox, DefaultStatus: http.StatusAccepted,
 		Description: "Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious " +
-			"supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at " +
+			"supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at " +
 			"18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date " +
 			"in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) " +
 			"once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.",

@@ -493,7 +493,7 @@ func TestCertificateAsksAgain(t *testing.T) {
 		se := &signEnv{t: t, db: db, srv: e.srv, key: e.key, company: e.company}
 		fresh := newTestCert(t)
 		if st, m := se.do("POST", "/v1/agents/"+e.agent+"/certificates", e.authz, map[string]string{
-			"certificateDer": base64.StdEncoding.EncodeToString(fresh.cert.Raw), "companyId": e.company}); st != 201 {
+			"certificateDer": base64.StdEncoding.EncodeToString(fresh.cert.Raw), "companyId": e.company, "eujpId": "EUJP-FRESH"}); st != 201 {
 			t.Fatalf("certificate: %d %v", st, m)
 		}
 		reqs := e.docRequests(id)
@@ -502,6 +502,7 @@ func TestCertificateAsksAgain(t *testing.T) {
 		}
 		e.wantOneEventPerRequest(id)
 		e.cert = fresh
+		e.registerSigners() // the simulator knows the fresh certificate, as UJP's portal would
 		e.settle()
 		e.wantStatus(id, "delivered")
 	})

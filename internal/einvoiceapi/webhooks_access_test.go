@@ -22,8 +22,13 @@ import (
 type publicResolver struct{}
 
 func (publicResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if host == "internal.example.mk" {
+	switch host {
+	case "internal.example.mk":
 		return []netip.Addr{netip.MustParseAddr("10.1.2.3")}, nil
+	case "wire.example.mk": // one public address, one Azure WireServer
+		return []netip.Addr{netip.MustParseAddr("93.184.215.14"), netip.MustParseAddr("168.63.129.16")}, nil
+	case "imds6.example.mk":
+		return []netip.Addr{netip.MustParseAddr("fd00:ec2::254")}, nil
 	}
 	if strings.HasSuffix(host, ".invalid") {
 		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
@@ -53,7 +58,16 @@ func TestWebhookEndpointAccess(t *testing.T) {
 			}
 			return id
 		}
-		sbA, sbB, prod := company(auth.EnvSandbox, "4030000000001"), company(auth.EnvSandbox, "4030000000003"), company(auth.EnvProduction, "4030000000001")
+		sbA, sbB, prod := company(auth.EnvSandbox, "4030000000001"), company(auth.EnvSandbox, "4030000000028"), company(auth.EnvProduction, "4030000000001")
+		other := c.account("business")
+		foreign := denar.NewID("cmp")
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: foreign, AccountID: other, Name: "Туѓа", TaxNumber: "4030000000001",
+				Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox, Address: "{}", CreatedAt: tx.Now})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
 		sandbox := c.key(acct, auth.EnvSandbox, nil, nil)
 		production := c.key(acct, auth.EnvProduction, nil, nil)
 		limited := c.key(acct, auth.EnvSandbox, nil, []string{sbA})
@@ -84,8 +98,11 @@ func TestWebhookEndpointAccess(t *testing.T) {
 			{"limited key, endpoint for every company", limited, "GET", "/v1/webhook-endpoints/" + all, "", 403, "company_not_allowed", ""},
 			{"limited key without companyIds", limited, "POST", "/v1/webhook-endpoints", body("https://hooks.example.mk/a", ""), 403, "company_not_allowed", ""},
 			{"limited key, other company", limited, "POST", "/v1/webhook-endpoints", body("https://hooks.example.mk/a", `,"companyIds":["`+sbB+`"]`), 403, "company_not_allowed", ""},
-			{"unknown company", sandbox, "POST", "/v1/webhook-endpoints", body("https://hooks.example.mk/a", `,"companyIds":["cmp_nope"]`), 422, "validation_failed", "companyIds[0]"},
-			{"company of the other environment", sandbox, "POST", "/v1/webhook-endpoints", body("https://hooks.example.mk/a", `,"companyIds":["`+prod+`"]`), 422, "validation_failed", "companyIds[0]"},
+			{"unknown company", sandbox, "POST", "/v1/webhook-endpoints", body("https://hooks.example.mk/a", `,"companyIds":["cmp_nope"]`), 403, "company_not_allowed", "companyIds[0]"},
+			{"another account's company", sandbox, "POST", "/v1/webhook-endpoints", body("https://hooks.example.mk/a", `,"companyIds":["`+sbA+`","`+foreign+`"]`), 403, "company_not_allowed", "companyIds[1]"},
+			{"company of the other environment", sandbox, "POST", "/v1/webhook-endpoints", body("https://hooks.example.mk/a", `,"companyIds":["`+prod+`"]`), 403, "environment_mismatch", "companyIds[0]"},
+			{"patch to another account's company", sandbox, "PATCH", "/v1/webhook-endpoints/" + all, `{"companyIds":["` + foreign + `"]}`, 403, "company_not_allowed", "companyIds[0]"},
+			{"patch to the other environment's company", sandbox, "PATCH", "/v1/webhook-endpoints/" + all, `{"companyIds":["` + prod + `"]}`, 403, "environment_mismatch", "companyIds[0]"},
 			{"unknown event type", sandbox, "POST", "/v1/webhook-endpoints", `{"url":"https://hooks.example.mk/a","events":["einvoice.submitted","invoice.paid"]}`, 422, "validation_failed", "events[1]"},
 			{"no event types", sandbox, "POST", "/v1/webhook-endpoints", `{"url":"https://hooks.example.mk/a","events":[]}`, 422, "validation_failed", "events"},
 			{"no url", sandbox, "POST", "/v1/webhook-endpoints", `{"events":["*"]}`, 422, "validation_failed", ""},
@@ -93,6 +110,15 @@ func TestWebhookEndpointAccess(t *testing.T) {
 			{"production over http", production, "POST", "/v1/webhook-endpoints", body("http://hooks.example.mk/a", ""), 422, "webhook_url_refused", "url"},
 			{"production, private name", production, "POST", "/v1/webhook-endpoints", body("https://internal.example.mk/a", ""), 422, "webhook_url_refused", "url"},
 			{"sandbox, metadata address", sandbox, "POST", "/v1/webhook-endpoints", body("http://169.254.169.254/latest", ""), 422, "webhook_url_refused", "url"},
+			{"sandbox, Azure WireServer", sandbox, "POST", "/v1/webhook-endpoints", body("http://168.63.129.16/machine", ""), 422, "webhook_url_refused", "url"},
+			{"production, Azure WireServer", production, "POST", "/v1/webhook-endpoints", body("https://168.63.129.16/", ""), 422, "webhook_url_refused", "url"},
+			{"production, a name resolving to Azure WireServer", production, "POST", "/v1/webhook-endpoints", body("https://wire.example.mk/", ""), 422, "webhook_url_refused", "url"},
+			{"sandbox, a name resolving to AWS IMDS over IPv6", sandbox, "POST", "/v1/webhook-endpoints", body("http://imds6.example.mk/", ""), 422, "webhook_url_refused", "url"},
+			{"sandbox, AWS IMDS over IPv6", sandbox, "POST", "/v1/webhook-endpoints", body("http://[fd00:ec2::254]/latest/meta-data", ""), 422, "webhook_url_refused", "url"},
+			{"production, Alibaba metadata", production, "POST", "/v1/webhook-endpoints", body("https://100.100.100.200/", ""), 422, "webhook_url_refused", "url"},
+			{"production, Google metadata name", production, "POST", "/v1/webhook-endpoints", body("https://metadata.google.internal/", ""), 422, "webhook_url_refused", "url"},
+			{"sandbox, metadata.goog", sandbox, "POST", "/v1/webhook-endpoints", body("http://metadata.goog/", ""), 422, "webhook_url_refused", "url"},
+			{"patch to Azure WireServer", sandbox, "PATCH", "/v1/webhook-endpoints/" + all, `{"url":"http://168.63.129.16/"}`, 422, "webhook_url_refused", "url"},
 			{"sandbox, loopback not allowed here", sandbox, "POST", "/v1/webhook-endpoints", body("http://127.0.0.1:8080/", ""), 422, "webhook_url_refused", "url"},
 			{"unresolvable", sandbox, "POST", "/v1/webhook-endpoints", body("https://nowhere.invalid/", ""), 422, "webhook_url_refused", "url"},
 			{"patch to a refused url", sandbox, "PATCH", "/v1/webhook-endpoints/" + all, `{"url":"https://10.0.0.1/"}`, 422, "webhook_url_refused", "url"},

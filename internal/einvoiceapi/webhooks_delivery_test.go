@@ -3,6 +3,7 @@ package einvoiceapi_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -393,8 +394,8 @@ func TestWebhookReplayAndRecover(t *testing.T) {
 
 // TestWebhookSecretRotation: after a rotation deliveries carry two
 // signatures, each verifying with one secret, for 24 hours; then only the
-// new secret signs. Secrets are never shown again, not even by an
-// Idempotency-Key replay.
+// new secret signs. Secrets are never shown again: an Idempotency-Key
+// replay of create or rotate answers 409 secret_already_shown.
 func TestWebhookSecretRotation(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -407,8 +408,9 @@ func TestWebhookSecretRotation(t *testing.T) {
 			t.Fatalf("create: %d %v", st, m)
 		}
 		ep, old := m["id"].(string), m["secret"].(string)
-		if st, again, h := e.callKey("POST", "/v1/webhook-endpoints", key, body); st != 201 || h.Get("Idempotent-Replayed") != "true" ||
-			again["id"] != ep || again["secret"] != nil || h.Get("Location") != "/v1/webhook-endpoints/"+ep {
+		if st, again, h := e.callKey("POST", "/v1/webhook-endpoints", key, body); st != 409 || h.Get("Idempotent-Replayed") != "true" ||
+			again["code"] != "secret_already_shown" || again["objectId"] != ep || again["object"] != "webhook_endpoint" ||
+			strings.Contains(fmt.Sprint(again), old) || h.Get("Location") != "" {
 			t.Fatalf("replayed create: %d %v %v", st, again, h)
 		}
 		r.setSecrets(old)
@@ -430,8 +432,9 @@ func TestWebhookSecretRotation(t *testing.T) {
 		if st != 200 || !strings.HasPrefix(fresh, "whsec_") || fresh == old || !at(t, m["previousSecretExpiresAt"]).Equal(e.now().Add(24*time.Hour)) {
 			t.Fatalf("rotate: %d %v", st, m)
 		}
-		if st, again, h := e.callKey("POST", "/v1/webhook-endpoints/"+ep+"/rotate-secret", rotKey, nil); st != 200 ||
-			h.Get("Idempotent-Replayed") != "true" || again["secret"] != nil {
+		if st, again, h := e.callKey("POST", "/v1/webhook-endpoints/"+ep+"/rotate-secret", rotKey, nil); st != 409 ||
+			h.Get("Idempotent-Replayed") != "true" || again["code"] != "secret_already_shown" || again["objectId"] != ep ||
+			strings.Contains(fmt.Sprint(again), fresh) {
 			t.Fatalf("replayed rotation: %d %v", st, again)
 		}
 		t1 := e.now()

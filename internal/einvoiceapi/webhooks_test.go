@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -22,9 +23,9 @@ import (
 )
 
 // testSecrets seals webhook secrets in tests.
-func testSecrets(t testing.TB) *einvoicing.SecretBox {
+func testSecrets(t testing.TB) *auth.SecretBox {
 	t.Helper()
-	box, err := einvoicing.NewSecretBox(bytes.Repeat([]byte{0x5a}, einvoicing.SecretKeySize))
+	box, err := auth.NewSecretBox(bytes.Repeat([]byte{0x5a}, auth.SecretKeySize))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,21 +35,30 @@ const (
 
 // PairingCode is a single-use code that attaches an agent to an account.
 type PairingCode struct {
-	Object    string    `json:"object" enum:"agent_pairing_code"`
-	Code      string    `json:"code" doc:"Enter in denar-agent pair --code. Single use."`
-	ExpiresAt time.Time `json:"expiresAt"`
+	Object     string    `json:"object" enum:"agent_pairing_code"`
+	Code       string    `json:"code" doc:"Enter in denar-agent pair --code. Single use. Shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown."`
+	CompanyIDs []string  `json:"companyIds" doc:"The companies the agent paired with this code may act for: the creating credential's allow-list. Empty: every company of the account in the environment."`
+	ExpiresAt  time.Time `json:"expiresAt"`
 }
 
 // CreatePairingCode returns a code valid for 10 minutes that attaches an
-// agent to the caller's account and environment.
+// agent to the caller's account and environment, with the caller's reach:
+// the agent may act for the companies of the caller's allow-list only
+// (every company when it has none).
 func (s *Service) CreatePairingCode(ctx context.Context, c Caller) (PairingCode, error) {
+	if c.Principal == nil || isAgent(c.Principal) {
+		return PairingCode{}, auth.ErrUnauthenticated
+	}
 	code := newPairingCode()
-	return write(ctx, s, c, func(tx *store.Tx) (PairingCode, error) {
+	scope := agentScope(c.CompanyIDs)
+	return writeShownOnce(ctx, s, c, func(tx *store.Tx) (PairingCode, error) {
 		if err := tx.CreatePairingCode(ctx, dbq.CreatePairingCodeParams{CodeHash: auth.Hash(code), AccountID: c.AccountID,
-			Environment: c.Environment, CreatedAt: tx.Now, ExpiresAt: tx.Now.Add(pairingTTL)}); err != nil {
+			Environment: c.Environment, CompanyIds: strings.Join(scope, " "), CreatedAt: tx.Now, ExpiresAt: tx.Now.Add(pairingTTL)}); err != nil {
 			return PairingCode{}, fmt.Errorf("create pairing code: %w", err)
 		}
-		return PairingCode{Object: "agent_pairing_code", Code: code, ExpiresAt: tx.Now.Add(pairingTTL).UTC()}, nil
+		return PairingCode{Object: "agent_pairing_code", Code: code, CompanyIDs: scope, ExpiresAt: tx.Now.Add(pairingTTL).UTC()}, nil
+	}, func(PairingCode) *denar.Error {
+		return shownOnce("agent_pairing_code", "", "The pairing code was in the first answer to this request and is not kept; create a new pairing code.")
 	})
 }
 
@@ -73,10 +82,11 @@ func normalizePairingCode(s string) string {
 
 // AgentCredentials are an agent's credentials, shown once.
 type AgentCredentials struct {
-	Object      string `json:"object" enum:"signing_agent"`
-	AgentID     string `json:"agentId" doc:"AGENT_ID, prefix agt_."`
-	AgentSecret string `json:"agentSecret" doc:"AGENT_SECRET. Shown once; stored only as a hash."`
-	Environment string `json:"environment" enum:"sandbox,production"`
+	Object      string   `json:"object" enum:"signing_agent"`
+	AgentID     string   `json:"agentId" doc:"AGENT_ID, prefix agt_."`
+	AgentSecret string   `json:"agentSecret" doc:"AGENT_SECRET. Shown once; stored only as a hash. An Idempotency-Key replay of this answer is 409 secret_already_shown: pair again with a new code."`
+	Environment string   `json:"environment" enum:"sandbox,production"`
+	CompanyIDs  []string `json:"companyIds" doc:"The companies this agent may act for (the pairing code's); empty: every company of the account in the environment."`
 }
 
 // PairAgent is the command of POST /v1/agents/pair.
@@ -87,14 +97,16 @@ type PairAgent struct {
 
 // PairAgent exchanges a pairing code for an agent's credentials. There is
 // no principal: the code is the authority. c carries only the
-// idempotency claim (its key scoped by the code), so a pairing whose
-// answer was lost can be asked again with the same key and code.
+// idempotency claim (its key scoped by the code). The secret is shown
+// once: the same key and code again answer 409 secret_already_shown (the
+// code is used up; a lost answer means pairing again with a new code).
+// The agent inherits the code's company scope.
 func (s *Service) PairAgent(ctx context.Context, c Caller, cmd PairAgent) (AgentCredentials, error) {
 	name := strings.TrimSpace(cmd.Name)
 	if name == "" {
 		return AgentCredentials{}, denar.Invalid(denar.FieldError{Path: "name", Message: "is required"})
 	}
-	return write(ctx, s, c, func(tx *store.Tx) (AgentCredentials, error) {
+	return writeShownOnce(ctx, s, c, func(tx *store.Tx) (AgentCredentials, error) {
 		pc, err := tx.UsePairingCode(ctx, dbq.UsePairingCodeParams{CodeHash: auth.Hash(normalizePairingCode(cmd.Code)), Now: sql.NullTime{Time: tx.Now, Valid: true}})
 		if errors.Is(err, sql.ErrNoRows) {
 			return AgentCredentials{}, &denar.Error{Code: "pairing_code_invalid", Message: "The pairing code is unknown, used or expired; create a new one.",
@@ -105,11 +117,16 @@ func (s *Service) PairAgent(ctx context.Context, c Caller, cmd PairAgent) (Agent
 		}
 		secret := auth.RandomToken(agentSecretLen)
 		a, err := tx.CreateSigningAgent(ctx, dbq.CreateSigningAgentParams{ID: denar.NewID("agt"), AccountID: pc.AccountID,
-			Environment: pc.Environment, Name: name, SecretHash: auth.Hash(secret), CreatedAt: tx.Now})
+			Environment: pc.Environment, Name: name, SecretHash: auth.Hash(secret), CompanyIds: pc.CompanyIds, CreatedAt: tx.Now})
 		if err != nil {
 			return AgentCredentials{}, fmt.Errorf("create agent: %w", err)
 		}
-		return AgentCredentials{Object: "signing_agent", AgentID: a.ID, AgentSecret: secret, Environment: a.Environment}, nil
+		return AgentCredentials{Object: "signing_agent", AgentID: a.ID, AgentSecret: secret, Environment: a.Environment,
+			CompanyIDs: strings.Fields(a.CompanyIds)}, nil
+	}, func(v AgentCredentials) *denar.Error {
+		return shownOnce("signing_agent", v.AgentID, "Agent "+v.AgentID+" was paired by an earlier request with this Idempotency-Key and code; "+
+			"its secret was shown once, in that answer, and is not kept. The code is used up: create a new pairing code and pair again "+
+			"(and revoke "+v.AgentID+" if its credentials are lost).")
 	})
 }
 
@@ -150,7 +167,7 @@ func (s *Service) AuthenticateAgent(ctx context.Context, id, secret string) (*au
 		}
 	}
 	return &auth.Principal{AccountID: a.AccountID, CredentialID: a.ID, Kind: auth.KindAgent, Service: auth.ServiceEInvoice,
-		Environment: a.Environment}, nil
+		Environment: a.Environment, CompanyIDs: strings.Fields(a.CompanyIds)}, nil
 }
 
 // TouchAgent records that agent id is reachable now; an agent unseen for
@@ -205,6 +222,7 @@ type SigningAgent struct {
 	Object      string     `json:"object" enum:"signing_agent"`
 	Name        string     `json:"name"`
 	Environment string     `json:"environment" enum:"sandbox,production"`
+	CompanyIDs  []string   `json:"companyIds" doc:"The companies the agent may act for, fixed at pairing (the allow-list of the credential that created its pairing code); empty: every company of the account in the environment."`
 	Online      bool       `json:"online" doc:"Reachable within the last 90 seconds."`
 	LastSeenAt  *time.Time `json:"lastSeenAt"`
 	CreatedAt   time.Time  `json:"createdAt"`
@@ -213,7 +231,7 @@ type SigningAgent struct {
 
 // agentView is the public form of row a.
 func agentView(a dbq.SigningAgent, now time.Time) SigningAgent {
-	v := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment,
+	v := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, CompanyIDs: strings.Fields(a.CompanyIds),
 		LastSeenAt: nullTime(a.LastSeenAt), CreatedAt: a.CreatedAt.UTC(), RevokedAt: nullTime(a.RevokedAt)}
 	v.Online = !a.RevokedAt.Valid && a.LastSeenAt.Valid && now.Sub(a.LastSeenAt.Time) <= AgentOnlineTTL
 	return v
@@ -259,6 +277,9 @@ func (s *Service) RevokeAgent(ctx context.Context, c Caller, id string) (Signing
 		}
 		if a.Environment != c.Environment {
 			return SigningAgent{}, denar.Errorf("environment_mismatch", "Agent %s was paired in %s; this is a %s credential.", a.ID, a.Environment, c.Environment)
+		}
+		if !scopeCovers(c.CompanyIDs, strings.Fields(a.CompanyIds)) {
+			return SigningAgent{}, errAgentBeyondReach(a.ID)
 		}
 		return revokeAgentTx(ctx, tx, a)
 	})
@@ -318,8 +339,8 @@ func agentEvent(ctx context.Context, tx *store.Tx, a dbq.SigningAgent, typ strin
 	if err != nil {
 		return fmt.Errorf("companies of agent %s: %w", a.ID, err)
 	}
-	view := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, Online: online,
-		CreatedAt: a.CreatedAt.UTC()}
+	view := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, CompanyIDs: strings.Fields(a.CompanyIds),
+		Online: online, CreatedAt: a.CreatedAt.UTC()}
 	if online {
 		t := at.UTC()
 		view.LastSeenAt = &t
@@ -341,8 +362,8 @@ type SigningCertificate struct {
 	Object       string    `json:"object" enum:"signing_certificate"`
 	AgentID      string    `json:"agentId"`
 	CompanyID    string    `json:"companyId"`
-	SerialNumber string    `json:"serialNumber" doc:"Decimal, as UJP's X-SERIAL-NUMBER."`
-	EUJPID       string    `json:"eujpId" doc:"UJP user id of the holder; empty means the sandbox default."`
+	SerialNumber string    `json:"serialNumber" doc:"The certificate's serial number, in decimal (sent to UJP as X-SERIAL-NUMBER in the format DENAR_UJP_SERIAL_FORMAT names)."`
+	EUJPID       string    `json:"eujpId" doc:"The holder's UJP user id (X-EUJP-ID), from their e-UJP registration. A sandbox certificate registered without one, with the sandbox's simulator, gets denar-<certificate id>."`
 	Subject      string    `json:"subject"`
 	NotBefore    time.Time `json:"notBefore"`
 	NotAfter     time.Time `json:"notAfter"`
@@ -361,8 +382,12 @@ type RegisterCertificate struct {
 const ECodeSelfSignedCertificate = "self_signed_certificate"
 
 // RegisterCertificate checks a certificate (valid now, RSA of at least
-// 2048 bits; for a production company, not self-signed) and links it to a company of the agent's account; the agent
-// then receives that company's signing requests.
+// 2048 bits; for a production company, not self-signed) and links it to a
+// company of the agent's account; the agent then receives that company's
+// signing requests. UJP knows a signer by the EUJP id of their e-UJP
+// registration, so it is required, except for a sandbox company whose UJP
+// is the simulator: there one is made up, and the certificate is registered
+// with the simulator, with every portal privilege, by a job.
 func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd RegisterCertificate) (SigningCertificate, error) {
 	if !isAgent(c.Principal) {
 		return SigningCertificate{}, auth.ErrUnauthenticated
@@ -374,6 +399,9 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 	cert, err := jwsverify.CheckCertificate(der, s.db.Now())
 	if err != nil {
 		return SigningCertificate{}, denar.Invalid(denar.FieldError{Path: "certificateDer", Message: "cannot be used for signing: " + err.Error()})
+	}
+	if !c.AllowsCompany(cmd.CompanyID) {
+		return SigningCertificate{}, errOutsideAgentScope(c.CredentialID, cmd.CompanyID)
 	}
 	return write(ctx, s, c, func(tx *store.Tx) (SigningCertificate, error) {
 		co, err := tx.GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: cmd.CompanyID, AccountID: c.AccountID})
@@ -393,8 +421,10 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 				Fields:  []denar.FieldError{{Path: "certificateDer", Message: "is self-signed"}}}
 		}
 		eujpID := strings.TrimSpace(cmd.EUJPID)
-		if eujpID == "" && co.Environment == auth.EnvProduction {
-			return SigningCertificate{}, denar.Invalid(denar.FieldError{Path: "eujpId", Message: "is required for a production company: UJP identifies the signer by it"})
+		simulated := co.Environment == auth.EnvSandbox && s.sandboxSetup != nil
+		if eujpID == "" && !simulated {
+			return SigningCertificate{}, denar.Invalid(denar.FieldError{Path: "eujpId",
+				Message: "is required: UJP identifies the signer by the EUJP id of their e-UJP registration (only the sandbox's simulator makes one up)"})
 		}
 		_, err = tx.AgentCertificate(ctx, dbq.AgentCertificateParams{AgentID: c.CredentialID, CompanyID: co.ID, Now: tx.Now})
 		firstForCompany := errors.Is(err, sql.ErrNoRows)
@@ -407,8 +437,16 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 		if err != nil {
 			return SigningCertificate{}, fmt.Errorf("store certificate: %w", err)
 		}
-		if eujpID != "" {
-			if err := tx.SetCertificateEUJPID(ctx, dbq.SetCertificateEUJPIDParams{ID: row.ID, EujpID: eujpID}); err != nil {
+		if eujpID == "" {
+			eujpID = "denar-" + row.ID
+		}
+		if err := tx.SetCertificateEUJPID(ctx, dbq.SetCertificateEUJPIDParams{ID: row.ID, EujpID: eujpID}); err != nil {
+			return SigningCertificate{}, err
+		}
+		if simulated {
+			// What UJP's portal does for a real signer, the sandbox's
+			// simulator is told by a job: nothing fallible after commit.
+			if err := enqueueSandboxSigner(ctx, tx, row.ID); err != nil {
 				return SigningCertificate{}, err
 			}
 		}
@@ -419,8 +457,8 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 			if err != nil {
 				return SigningCertificate{}, err
 			}
-			view := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, Online: true,
-				LastSeenAt: nullTime(a.LastSeenAt), CreatedAt: a.CreatedAt.UTC()}
+			view := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, CompanyIDs: strings.Fields(a.CompanyIds),
+				Online: true, LastSeenAt: nullTime(a.LastSeenAt), CreatedAt: a.CreatedAt.UTC()}
 			if err := writeEvent(ctx, tx, a.AccountID, co.ID, a.Environment, EventSigningAgentOnline, a.ID, view); err != nil {
 				return SigningCertificate{}, err
 			}
@@ -459,7 +497,9 @@ func (s *Service) PendingForAgent(ctx context.Context, p *auth.Principal) ([]Sig
 	}
 	out := make([]SigningRequest, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, SigningRequestFrom(r))
+		if p.AllowsCompany(r.CompanyID) { // its scope, whatever certificates it holds
+			out = append(out, SigningRequestFrom(r))
+		}
 	}
 	return out, nil
 }

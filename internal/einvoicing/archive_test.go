@@ -140,7 +140,7 @@ func TestArchiveExport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		other, _ := einvoicingtest.NewCompany(ctx, db, c.AccountID, "", auth.EnvProduction, "4030000000002")
+		other, _ := einvoicingtest.NewCompany(ctx, db, c.AccountID, "", auth.EnvProduction, "4030000000010")
 		may := func(i int) time.Time { return time.Date(2026, 5, 1+i*5, 10, 0, 0, 0, time.UTC) }
 		sent, err := einvoicingtest.Delivered(ctx, db, c, 5, einvoicingtest.Options{At: may, PDFSize: 5000})
 		if err != nil {

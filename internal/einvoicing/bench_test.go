@@ -78,13 +78,13 @@ func median(d []time.Duration) time.Duration {
 func BenchmarkUsage100k(b *testing.B) {
 	stores(b, func(b *testing.B, db *store.DB) {
 		ctx := b.Context()
-		c, err := einvoicingtest.NewCompany(ctx, db, "", "business", auth.EnvProduction, "4030000000000")
+		c, err := einvoicingtest.NewCompany(ctx, db, "", "business", auth.EnvProduction, einvoicingtest.TaxNumber("4030000000", 0))
 		if err != nil {
 			b.Fatal(err)
 		}
 		companies := []string{c.CompanyID}
 		for i := 1; i < 20; i++ {
-			o, err := einvoicingtest.NewCompany(ctx, db, c.AccountID, "", auth.EnvProduction, fmt.Sprintf("40300000000%02d", i))
+			o, err := einvoicingtest.NewCompany(ctx, db, c.AccountID, "", auth.EnvProduction, einvoicingtest.TaxNumber("4030000000", i))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -28,7 +28,7 @@ func TestEInvoiceFilterNumberAndBuyer(t *testing.T) {
 		}
 		ids := map[string]string{}
 		for _, d := range []struct{ number, buyer string }{
-			{"F-1", "4030000000002"}, {"F-2", "4030000000002"}, {"F-3", "4030000000003"}, {"F-10", "40300000000021"},
+			{"F-1", "4030000000010"}, {"F-2", "4030000000010"}, {"F-3", "4030000000028"}, {"F-10", "40300000000101"},
 		} {
 			err := db.InTx(ctx, func(tx *store.Tx) error {
 				id := denar.NewID("einv")
@@ -51,9 +51,9 @@ func TestEInvoiceFilterNumberAndBuyer(t *testing.T) {
 			want []string
 		}{
 			{EInvoiceFilter{Number: "F-1"}, []string{"F-1"}},
-			{EInvoiceFilter{BuyerTaxNumber: "4030000000002"}, []string{"F-1", "F-2"}},
-			{EInvoiceFilter{BuyerTaxNumber: "4030000000002", Number: "F-2"}, []string{"F-2"}},
-			{EInvoiceFilter{BuyerTaxNumber: "403000000000"}, nil},
+			{EInvoiceFilter{BuyerTaxNumber: "4030000000010"}, []string{"F-1", "F-2"}},
+			{EInvoiceFilter{BuyerTaxNumber: "4030000000010", Number: "F-2"}, []string{"F-2"}},
+			{EInvoiceFilter{BuyerTaxNumber: "403000000001"}, nil},
 			{EInvoiceFilter{}, []string{"F-1", "F-10", "F-2", "F-3"}},
 		} {
 			rows, err := svc.EInvoices(ctx, p, c.CompanyID, tc.f, "", 10)

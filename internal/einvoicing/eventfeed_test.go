@@ -2,7 +2,6 @@ package einvoicing
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -28,7 +28,7 @@ func seedAccount(t testing.TB, db *store.DB, n int) (string, []string) {
 		for i := range n {
 			co := denar.NewID("cmp")
 			if _, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: co, AccountID: acct, Name: "Продавач",
-				TaxNumber: fmt.Sprintf("40300000000%02d", i), Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox,
+				TaxNumber: einvoicingtest.TaxNumber("4030000000", i), Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox,
 				Address: "{}", CreatedAt: tx.Now}); err != nil {
 				return err
 			}

@@ -65,7 +65,7 @@ func TestInboxArchiveFiles(t *testing.T) {
 		var doc dbq.InboxDocument
 		if err := db.InTx(ctx, func(tx *store.Tx) error {
 			co, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: acct.ID, Name: "Купувач",
-				TaxNumber: "4030000000002", VatNumber: "МК4030000000002", Status: "active", SigningMode: "bridge",
+				TaxNumber: "4030000000010", VatNumber: "МК4030000000010", Status: "active", SigningMode: "bridge",
 				Environment: auth.EnvSandbox, Address: `{}`, CreatedAt: tx.Now})
 			if err != nil {
 				return err

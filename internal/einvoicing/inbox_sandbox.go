@@ -38,7 +38,7 @@ type SandboxIncoming struct {
 	Object          string `json:"object" enum:"sandbox_incoming"`
 	CompanyID       string `json:"companyId"`
 	EUID            string `json:"euid" doc:"The invoice's EUID at the simulator; it appears in GET /v1/inbox with this euid once the company's signer has signed the reads."`
-	SellerTaxNumber string `json:"sellerTaxNumber" doc:"The fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово)."`
+	SellerTaxNumber string `json:"sellerTaxNumber" doc:"The fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово)."`
 	TransactionDate string `json:"transactionDate" format:"date"`
 	IssueDate       string `json:"issueDate" format:"date"`
 	DecideBy        string `json:"decideBy" format:"date" doc:"The deadline the inbox document will carry."`
@@ -101,7 +101,7 @@ func (s *Service) SandboxDropIncoming(ctx context.Context, c Caller, cmd Sandbox
 }
 
 // sandboxSupplier is the simulator's fictitious supplier (ujpsim.TaxSupplier).
-const sandboxSupplier = "4030000000005"
+const sandboxSupplier = "4030000000044"
 
 // Simulate actions of the sandbox for an inbox document.
 const (

@@ -41,7 +41,8 @@ func (s *Service) sendMandate(ctx context.Context, tx *store.Tx, c dbq.Company, 
 	}); err != nil {
 		return fmt.Errorf("render mandate mail: %w", err)
 	}
-	if _, err := mail.Queue(ctx, tx, mail.Message{
+	// The link is the mandate's credential: the outbox keeps it sealed.
+	if _, err := mail.QueueSealed(ctx, tx, s.secrets, mail.Message{
 		To: c.RepresentativeEmail, Subject: "Овластување за е-фактури: " + c.Name + " (e-invoicing mandate)", Body: b.String(), Link: link,
 	}); err != nil {
 		return fmt.Errorf("queue mandate mail: %w", err)

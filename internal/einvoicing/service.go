@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/blob"
@@ -30,6 +31,10 @@ type Deps struct {
 	// Sandbox drives the UJP simulator behind the sandbox environment; nil
 	// when the sandbox talks to something else (simulate answers 403).
 	Sandbox SandboxUJP
+	// SandboxSetup registers sandbox certificates with the simulator; nil
+	// when the sandbox talks to UJP's own test environment (sandbox
+	// certificates then need their EUJP id, as production ones do).
+	SandboxSetup SandboxSetup
 	// Gateways are UJP by environment (auth.EnvSandbox, auth.EnvProduction);
 	// a missing one makes that environment's documents wait in held.
 	Gateways map[string]ujp.Gateway
@@ -41,7 +46,7 @@ type Deps struct {
 	Received ReceivedArchive
 	// Secrets seals webhook endpoint secrets; nil makes creating an
 	// endpoint 503 webhooks_unavailable (cmd/denar always provides one).
-	Secrets *SecretBox
+	Secrets *auth.SecretBox
 	// Resolver looks up webhook hosts, at registration and when a delivery
 	// connects; nil is net.DefaultResolver.
 	Resolver Resolver
@@ -112,15 +117,17 @@ type Service struct {
 	books    func(env string) *ujpdoc.Codebooks
 	snapshot func() *ujpdoc.Codebooks // the embedded lists, decoded once
 	sandbox  SandboxUJP
-	gateways map[string]ujp.Gateway
-	buyers   buyerCache
-	headers  headerCache
-	homes    homeCache
-	pipe     *Pipeline
-	blobs    blob.Store
-	received ReceivedArchive
-	secrets  *SecretBox
-	resolver Resolver
+	// sandboxSetup registers sandbox certificates with the simulator.
+	sandboxSetup SandboxSetup
+	gateways     map[string]ujp.Gateway
+	buyers       buyerCache
+	headers      headerCache
+	homes        homeCache
+	pipe         *Pipeline
+	blobs        blob.Store
+	received     ReceivedArchive
+	secrets      *auth.SecretBox
+	resolver     Resolver
 	// hooks are the webhook HTTP clients by environment.
 	hooks map[string]*http.Client
 	// sending holds a token per delivery request in flight
@@ -131,7 +138,7 @@ type Service struct {
 // New builds the service.
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
-		books: d.Codebooks, snapshot: sync.OnceValue(ujpdoc.Snapshot), sandbox: d.Sandbox, gateways: d.Gateways,
+		books: d.Codebooks, snapshot: sync.OnceValue(ujpdoc.Snapshot), sandbox: d.Sandbox, sandboxSetup: d.SandboxSetup, gateways: d.Gateways,
 		blobs: d.Blobs, received: d.Received,
 		secrets: d.Secrets, resolver: d.Resolver}
 	if s.received == nil {
@@ -172,9 +179,34 @@ func write[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.T
 	return writeStoring(ctx, s, c, fn, nil)
 }
 
+// writeShownOnce is write for answers that carry a secret shown once (a
+// pairing code, an agent's secret, a webhook endpoint's secret): the
+// caller gets fn's answer, but what the key keeps for a replay is the
+// problem shown(v) (secret_already_shown) — never v, so the secret is in
+// clear nowhere but in that one answer.
+func writeShownOnce[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (T, error), shown func(T) *denar.Error) (T, error) {
+	return writeStoring(ctx, s, c, fn, func(v T) any { return shown(v) })
+}
+
+// ECodeSecretAlreadyShown answers the replay of an answer that carried a
+// secret shown once.
+const ECodeSecretAlreadyShown = "secret_already_shown"
+
+// shownOnce is the problem an Idempotency-Key replay of an answer with a
+// secret gets: which object it was (objectId, when it has an id) and what
+// to do instead.
+func shownOnce(object, id, msg string) *denar.Error {
+	detail := map[string]any{"object": object}
+	if id != "" {
+		detail["objectId"] = id
+	}
+	return &denar.Error{Code: ECodeSecretAlreadyShown, Message: msg, Detail: detail}
+}
+
 // writeStoring is write whose stored response is stored(v) rather than v
-// itself (nil stored: v), for answers that must not be kept as they are.
-func writeStoring[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (T, error), stored func(T) T) (T, error) {
+// itself (nil stored: v): an answer of another shape, or an error value,
+// which the HTTP layer keeps as the problem a replay answers.
+func writeStoring[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (T, error), stored func(T) any) (T, error) {
 	var out T
 	ctx = context.WithoutCancel(ctx)
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -182,7 +214,7 @@ func writeStoring[T any](ctx context.Context, s *Service, c Caller, fn func(tx *
 		if err != nil {
 			return err
 		}
-		kept := v
+		var kept any = v
 		if stored != nil {
 			kept = stored(v)
 		}
@@ -209,9 +241,12 @@ func (s *Service) Now() time.Time { return s.db.Now() }
 // (RegisterWebhookJobs), so that cmd/denar can give them a runner, and
 // workers, of their own.
 func (s *Service) RegisterJobs(r *jobs.Runner) {
-	s.pipe.holder = r.ID()
 	s.pipe.register(r)
 	r.Register(KindInboxDeadlines, jobs.WorkerFunc(s.inboxDeadlines), jobs.Options{Every: s.cfg.InboxDeadlineEvery})
+	if s.sandboxSetup != nil {
+		r.Register(KindSandboxSigner, jobs.WorkerFunc(s.registerSandboxSigner), jobs.Options{
+			Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})
+	}
 	r.Register(KindArchiveBuild, jobs.WorkerFunc(s.buildArchive), jobs.Options{
 		Backoff: jobs.Schedule(5*time.Second, 30*time.Second, 2*time.Minute, 10*time.Minute)})
 	r.Register(KindArchivePurge, jobs.WorkerFunc(s.purgeArchives), jobs.Options{Every: s.cfg.Archive.PurgeEvery})

@@ -249,7 +249,7 @@ func AfterSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
 	case LinkEInvoice:
 		return einvoiceSigned(ctx, tx, r)
 	case linkChanges, LinkPDF, LinkInboxDecision, linkInboxStatus, LinkInboxPDF,
-		linkPurchaseIDs, linkPurchasePayloads, linkPurchaseChanges:
+		linkPurchaseIDs, linkPurchasePayloads, linkPurchaseChanges, linkSalesLookup, linkSalesLookupPayloads:
 		// A signed read, or a signed decision: a job sends it to UJP.
 		return enqueueQuery(ctx, tx, r)
 	}

@@ -97,9 +97,10 @@ func (s *Service) SigningRequest(ctx context.Context, p *auth.Principal, id stri
 
 // requestForSigner returns the request and the certificate the caller
 // signs it with, if the caller may see it: same account; an agent only for
-// companies it holds a valid certificate for; a key only for companies of
-// its environment and allow-list. Anything else is 404, not 403, so ids do
-// not leak across accounts.
+// companies of its scope for which it holds a valid certificate; a key
+// only for companies of its environment and allow-list. Anything else is
+// 404, not 403: the request is the resource of the path, and ids do not
+// leak across accounts or scopes.
 func (s *Service) requestForSigner(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, now time.Time) (dbq.SigningRequest, dbq.SigningCertificate, error) {
 	notFound := denar.Errorf(denar.ECodeNotFound, "Signing request %s not found.", id)
 	r, err := q.GetAccountSigningRequest(ctx, dbq.GetAccountSigningRequestParams{ID: id, AccountID: p.AccountID})
@@ -110,6 +111,9 @@ func (s *Service) requestForSigner(ctx context.Context, q *dbq.Queries, p *auth.
 		return r, dbq.SigningCertificate{}, fmt.Errorf("signing request %s: %w", id, err)
 	}
 	if isAgent(p) {
+		if !p.AllowsCompany(r.CompanyID) {
+			return r, dbq.SigningCertificate{}, notFound
+		}
 		c, err := q.AgentCertificate(ctx, dbq.AgentCertificateParams{AgentID: p.CredentialID, CompanyID: r.CompanyID, Now: now})
 		if errors.Is(err, sql.ErrNoRows) {
 			return r, c, notFound

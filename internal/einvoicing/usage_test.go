@@ -104,7 +104,7 @@ func TestUsage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := einvoicingtest.NewCompany(ctx, db, a.AccountID, "", auth.EnvProduction, "4030000000002")
+		b, _ := einvoicingtest.NewCompany(ctx, db, a.AccountID, "", auth.EnvProduction, "4030000000010")
 		sb, _ := einvoicingtest.NewCompany(ctx, db, a.AccountID, "", auth.EnvSandbox, "4030000000001")
 		other, _ := einvoicingtest.NewCompany(ctx, db, "", "tiny", auth.EnvProduction, "4030000000001")
 

@@ -22,9 +22,9 @@ import (
 	"github.com/denar-mk/denar/sdk/webhook"
 )
 
-func testBox(t testing.TB) *SecretBox {
+func testBox(t testing.TB) *auth.SecretBox {
 	t.Helper()
-	b, err := NewSecretBox(bytes.Repeat([]byte{0x42}, SecretKeySize))
+	b, err := auth.NewSecretBox(bytes.Repeat([]byte{0x42}, auth.SecretKeySize))
 	if err != nil {
 		t.Fatal(err)
 	}

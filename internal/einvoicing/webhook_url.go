@@ -12,6 +12,10 @@ package einvoicing
 // and to 127.0.0.1 later (DNS rebinding) is still refused. Redirects are
 // never followed.
 //
+// Cloud platforms' metadata and platform addresses (168.63.129.16,
+// 100.100.100.200, fd00:ec2::254, …) and metadata host names are refused
+// in every environment.
+//
 // In the sandbox, the operator may allow loopback and private addresses
 // (DENAR_WEBHOOK_ALLOW_PRIVATE_SANDBOX), so that people can try webhooks
 // against a receiver on their own machine; link-local, metadata,
@@ -72,8 +76,14 @@ func refusedRanges() []addrRange {
 		{m("203.0.113.0/24"), "a documentation address"},
 		{m("224.0.0.0/4"), "a multicast address"},
 		{m("240.0.0.0/4"), "a reserved address"},
-		{m("100.100.100.200/32"), "a cloud metadata address"},
-		{m("fd00:ec2::254/128"), "a cloud metadata address"},
+		// Cloud platforms' metadata and platform services outside the
+		// link-local range (docs/decisions.md, "Security: reach, secrets
+		// and files"), refused even where private addresses are allowed.
+		{m("168.63.129.16/32"), "a cloud platform address (Azure WireServer)"},
+		{m("100.100.100.200/32"), "a cloud metadata address (Alibaba Cloud)"},
+		{m("fd00:ec2::/32"), "a cloud platform address (AWS: instance metadata fd00:ec2::254, DNS, time)"},
+		{m("fd20:ce::254/128"), "a cloud metadata address (Google Cloud, IPv6)"},
+		{m("fd00:a9fe:a9fe::/48"), "a cloud metadata address (Akamai/Linode, IPv6)"},
 		{m("::/128"), "the unspecified address"},
 		{m("100::/64"), "a discard-only address"},
 		{m("2001::/23"), "a reserved address (IETF protocol assignments, Teredo)"},
@@ -81,6 +91,28 @@ func refusedRanges() []addrRange {
 		{m("fe80::/10"), "a link-local address"},
 		{m("ff00::/8"), "a multicast address"},
 	}
+}
+
+// metadataNames are host names of cloud metadata services, refused
+// whatever they resolve to (and their subdomains): most resolve to a
+// refused address anyway, but inside the cloud only, and Equinix Metal's
+// answers on public addresses, recognising the instance by its own.
+var metadataNames = []string{
+	"metadata.google.internal", "metadata.goog", "metadata", // Google Cloud (metadata through the search domain)
+	"instance-data", "instance-data.ec2.internal", // AWS
+	"metadata.tencentyun.com",                             // Tencent Cloud
+	"metadata.platformequinix.com", "metadata.packet.net", // Equinix Metal
+}
+
+// metadataName reports whether host (lower case, no trailing dot) names a
+// cloud metadata service.
+func metadataName(host string) bool {
+	for _, n := range metadataNames {
+		if host == n || strings.HasSuffix(host, "."+n) {
+			return true
+		}
+	}
+	return false
 }
 
 // Ranges only the sandbox's private policy admits.
@@ -166,6 +198,9 @@ func (p addressPolicy) dialContext(r Resolver, timeout time.Duration) func(ctx c
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, err
+		}
+		if metadataName(strings.TrimSuffix(strings.ToLower(host), ".")) {
+			return nil, fmt.Errorf("webhook: refusing to connect to %s: a cloud metadata service", host)
 		}
 		addrs, err := resolve(ctx, r, host)
 		if err != nil {
@@ -274,6 +309,9 @@ func (s *Service) checkWebhookURL(ctx context.Context, env, raw string) (string,
 		return "", errURL("not a valid URL once normalised")
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if metadataName(host) {
+		return "", errURL("%s is a cloud metadata service", host)
+	}
 	pol := s.policy(env)
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		if err := pol.check(netip.MustParseAddr("127.0.0.1")); err != nil {

@@ -59,7 +59,20 @@ func TestAddressPolicy(t *testing.T) {
 		{"fe80::1", false, false},
 		{"fe80::1%eth0", false, false},
 		{"fd00:ec2::254", false, false},
+		{"fd00:ec2::253", false, false},
+		{"fd00:ec2::23", false, false},
 		{"100.100.100.200", false, false},
+		{"168.63.129.16", false, false},
+		{"::ffff:168.63.129.16", false, false},
+		{"64:ff9b::a83f:8110", false, false}, // NAT64 of 168.63.129.16
+		{"2002:a83f:8110::1", false, false},  // 6to4 of 168.63.129.16
+		{"168.63.129.15", true, true},
+		{"168.63.129.17", true, true},
+		{"fd20:ce::254", false, false},
+		{"fd00:a9fe:a9fe::1", false, false},
+		{"169.254.170.2", false, false},
+		{"169.254.42.42", false, false},
+		{"169.254.0.23", false, false},
 		{"192.0.0.192", false, false},
 		{"0.0.0.0", false, false},
 		{"::", false, false},
@@ -99,12 +112,16 @@ func TestAddressPolicy(t *testing.T) {
 func TestCheckWebhookURL(t *testing.T) {
 	t.Parallel()
 	res := mapResolver{
-		"hooks.example.com":        {"93.184.215.14"},
-		"dual.example.com":         {"93.184.215.14", "10.0.0.5"},
-		"metadata.google.internal": {"169.254.169.254"},
-		"internal.example.com":     {"192.168.0.10"},
-		"v6.example.com":           {"2606:4700:4700::1111"},
-		"localhost":                {"127.0.0.1"},
+		"hooks.example.com":            {"93.184.215.14"},
+		"dual.example.com":             {"93.184.215.14", "10.0.0.5"},
+		"metadata.google.internal":     {"169.254.169.254"},
+		"internal.example.com":         {"192.168.0.10"},
+		"v6.example.com":               {"2606:4700:4700::1111"},
+		"localhost":                    {"127.0.0.1"},
+		"wire.example.com":             {"93.184.215.14", "168.63.129.16"},
+		"imds6.example.com":            {"fd00:ec2::254"},
+		"metadata.goog":                {"169.254.169.254"},
+		"metadata.platformequinix.com": {"145.40.1.1"},
 	}
 	strict := &Service{resolver: res, cfg: Config{}.withDefaults()}
 	open := &Service{resolver: res, cfg: Config{Webhooks: WebhookConfig{AllowPrivateSandbox: true}}.withDefaults()}
@@ -134,7 +151,7 @@ func TestCheckWebhookURL(t *testing.T) {
 		{strict, auth.EnvProduction, "https://internal.example.com/", "private"},
 		{strict, auth.EnvProduction, "https://dual.example.com/", "private"},
 		{strict, auth.EnvProduction, "https://169.254.169.254/latest/meta-data", "link-local"},
-		{strict, auth.EnvProduction, "https://metadata.google.internal/", "link-local"},
+		{strict, auth.EnvProduction, "https://metadata.google.internal/", "metadata service"},
 		{strict, auth.EnvProduction, "https://[fe80::1]/", "link-local"},
 		{strict, auth.EnvProduction, "https://[fe80::1%25eth0]/", "zone"},
 		{strict, auth.EnvProduction, "https://100.64.1.1/", "shared"},
@@ -151,8 +168,23 @@ func TestCheckWebhookURL(t *testing.T) {
 		{open, auth.EnvSandbox, "http://localhost:9000/", ""},
 		{open, auth.EnvSandbox, "http://192.168.0.10/", ""},
 		{open, auth.EnvSandbox, "http://169.254.169.254/", "link-local"},
-		{open, auth.EnvSandbox, "http://metadata.google.internal/", "link-local"},
+		{open, auth.EnvSandbox, "http://metadata.google.internal/", "metadata service"},
 		{open, auth.EnvProduction, "https://127.0.0.1/", "loopback"},
+		// Cloud metadata and platform addresses, everywhere.
+		{strict, auth.EnvProduction, "https://168.63.129.16/", "Azure"},
+		{open, auth.EnvSandbox, "http://168.63.129.16/machine?comp=goalstate", "Azure"},
+		{open, auth.EnvSandbox, "http://100.100.100.200/latest/meta-data", "Alibaba"},
+		{open, auth.EnvSandbox, "http://[fd00:ec2::254]/latest/meta-data", "AWS"},
+		{open, auth.EnvSandbox, "http://[fd20:ce::254]/computeMetadata/v1/", "Google"},
+		{open, auth.EnvSandbox, "http://[fd00:a9fe:a9fe::1]/v1/token", "Linode"},
+		{strict, auth.EnvProduction, "https://wire.example.com/", "Azure"},
+		{open, auth.EnvSandbox, "http://wire.example.com/", "Azure"},
+		{open, auth.EnvSandbox, "http://imds6.example.com/", "AWS"},
+		{strict, auth.EnvProduction, "https://metadata.goog/", "metadata service"},
+		{open, auth.EnvSandbox, "http://metadata/computeMetadata/v1/", "metadata service"},
+		{open, auth.EnvSandbox, "http://METADATA.GOOGLE.INTERNAL./", "metadata service"},
+		{strict, auth.EnvProduction, "https://metadata.platformequinix.com/metadata", "metadata service"},
+		{strict, auth.EnvProduction, "https://instance-data.ec2.internal/", "metadata service"},
 		{open, auth.EnvProduction, "https://internal.example.com/", "private"},
 	} {
 		_, err := tc.svc.checkWebhookURL(t.Context(), tc.env, tc.url)
@@ -210,6 +242,40 @@ func TestDialRefusesRebinding(t *testing.T) {
 	resp.Body.Close()
 	if hits != 1 {
 		t.Fatalf("%d requests reached the receiver, want 1 (the allowed one)", hits)
+	}
+}
+
+// TestDialRefusesMetadata: at connection time, even where private
+// addresses are allowed, a name that now resolves to a cloud platform's
+// address, or a metadata host name, is not connected to; nor is the
+// address itself dialed directly.
+func TestDialRefusesMetadata(t *testing.T) {
+	t.Parallel()
+	res := mapResolver{"hooks.example.com": {"93.184.215.14"}}
+	s := &Service{resolver: res, cfg: Config{Webhooks: WebhookConfig{AllowPrivateSandbox: true}}.withDefaults()}
+	if _, err := s.checkWebhookURL(t.Context(), auth.EnvSandbox, "http://hooks.example.com/"); err != nil {
+		t.Fatalf("registration: %v", err)
+	}
+	for _, tc := range []struct{ url, addr, want string }{
+		{"http://hooks.example.com/", "168.63.129.16", "Azure"},
+		{"http://hooks.example.com/", "fd00:ec2::254", "AWS"},
+		{"http://hooks.example.com/", "100.100.100.200", "Alibaba"},
+		{"http://hooks.example.com/", "169.254.169.254", "link-local"},
+		{"http://metadata.google.internal/", "93.184.215.14", "metadata service"},
+	} {
+		res["hooks.example.com"] = []string{tc.addr}
+		res["metadata.google.internal"] = []string{tc.addr}
+		client := newWebhookClient(s.policy(auth.EnvSandbox), res, time.Second)
+		_, err := client.Post(tc.url, "application/json", strings.NewReader("{}"))
+		if err == nil || !strings.Contains(err.Error(), "refusing to connect") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s resolving to %s: %v", tc.url, tc.addr, err)
+		}
+	}
+	d := net.Dialer{Control: addressPolicy{allowPrivate: true}.control, Timeout: time.Second}
+	for _, a := range []string{"168.63.129.16:80", "[fd00:ec2::254]:80", "100.100.100.200:80"} {
+		if _, err := d.Dial("tcp", a); err == nil || !strings.Contains(err.Error(), "refusing to connect") {
+			t.Errorf("Control let %s through: %v", a, err)
+		}
 	}
 }
 

@@ -72,7 +72,7 @@ type WebhookEndpoint struct {
 	CompanyIDs  []string `json:"companyIds" doc:"Only events of these companies; empty for every company of the account in this environment."`
 	Environment string   `json:"environment" enum:"sandbox,production"`
 	Enabled     bool     `json:"enabled" doc:"Disabled endpoints receive nothing; an endpoint failing continuously for 72 hours is disabled automatically. PATCH enabled: true re-enables it."`
-	Secret      *string  `json:"secret" doc:"The signing secret (whsec_…): only in the answer to create and rotate-secret, null everywhere else, also when an Idempotency-Key replays that answer."`
+	Secret      *string  `json:"secret" doc:"The signing secret (whsec_…): only in the answer to create and rotate-secret, null everywhere else. Shown once: an Idempotency-Key replay of those answers is 409 secret_already_shown (rotate the secret for a new one)."`
 	// PreviousSecretExpiresAt is when the secret replaced by the last
 	// rotation stops signing.
 	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt" doc:"Until then deliveries carry a second v1= signature made with the previous secret; null when there is none."`
@@ -191,7 +191,11 @@ func checkEventTypes(types []string, fe *denar.FieldErrors) []string {
 
 // checkEndpointCompanies validates the companies an endpoint is limited
 // to: companies of the account in the caller's environment, within its
-// allow-list; a credential with an allow-list must name some.
+// allow-list; a credential with an allow-list must name some. A company
+// the credential cannot reach is refused as X-Company-Id is, with the
+// field's path: 403 company_not_allowed outside the allow-list or the
+// account (or not an e-invoicing company), 403 environment_mismatch in the
+// other environment.
 func checkEndpointCompanies(ctx context.Context, q *dbq.Queries, p *auth.Principal, ids []string, fe *denar.FieldErrors) ([]string, error) {
 	if len(ids) == 0 && len(p.CompanyIDs) > 0 {
 		return nil, denar.Errorf("company_not_allowed", "A credential limited to companies must limit the endpoint to companies of its allow-list (companyIds).")
@@ -202,16 +206,23 @@ func checkEndpointCompanies(ctx context.Context, q *dbq.Queries, p *auth.Princip
 	}
 	var out []string
 	for i, id := range ids {
+		path := fmt.Sprintf("companyIds[%d]", i)
+		notAllowed := &denar.Error{Code: "company_not_allowed", Message: "The credential may not act for company " + id + ".",
+			Fields: []denar.FieldError{{Path: path, Message: "not a company this credential may act for"}}}
 		if !p.AllowsCompany(id) {
-			return nil, denar.Errorf("company_not_allowed", "The credential may not act for company %s.", id)
+			return nil, notAllowed
 		}
 		c, err := q.GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: id, AccountID: p.AccountID})
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && (c.Environment != p.Environment || c.PayrollEmployer)) {
-			fe.Add(fmt.Sprintf("companyIds[%d]", i), "no company %s in this account's %s environment", id, p.Environment)
-			continue
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && c.PayrollEmployer) {
+			return nil, notAllowed
 		}
 		if err != nil {
 			return nil, fmt.Errorf("company %s: %w", id, err)
+		}
+		if c.Environment != p.Environment {
+			return nil, &denar.Error{Code: "environment_mismatch",
+				Message: fmt.Sprintf("Company %s belongs to %s; this is a %s credential.", id, c.Environment, p.Environment),
+				Fields:  []denar.FieldError{{Path: path, Message: "belongs to the other environment"}}}
 		}
 		if !slices.Contains(out, id) {
 			out = append(out, id)
@@ -220,15 +231,17 @@ func checkEndpointCompanies(ctx context.Context, q *dbq.Queries, p *auth.Princip
 	return out, nil
 }
 
-// writeRedacted is write for answers that carry a secret: the caller gets
-// it, but the response stored for an Idempotency-Key replay has secret
-// null, so the secret is never kept in clear.
-func writeRedacted(ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (WebhookEndpoint, error)) (WebhookEndpoint, error) {
-	return writeStoring(ctx, s, c, fn, func(v WebhookEndpoint) WebhookEndpoint {
-		v.Secret = nil
-		return v
-	})
+// shownOnceEndpoint is the problem a replay of an answer that carried an
+// endpoint's secret gets: the secret was shown once; rotating it gives a
+// new one.
+func shownOnceEndpoint(v WebhookEndpoint) *denar.Error {
+	return shownOnce("webhook_endpoint", v.ID, "The secret of webhook endpoint "+v.ID+" was in the first answer to this request and is not kept; "+
+		"rotate it (POST /v1/webhook-endpoints/"+v.ID+"/rotate-secret) for a new one.")
 }
+
+// newWebhookSecret returns a fresh endpoint secret: whsec_ and 40 base62
+// characters (238 bits).
+func newWebhookSecret() string { return "whsec_" + auth.RandomToken(40) }
 
 func (s *Service) needSecrets() error {
 	if s.secrets == nil {
@@ -268,7 +281,7 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, c Caller, cmd Creat
 	if err != nil {
 		return WebhookEndpoint{}, err
 	}
-	return writeRedacted(ctx, s, c, func(tx *store.Tx) (WebhookEndpoint, error) {
+	return writeShownOnce(ctx, s, c, func(tx *store.Tx) (WebhookEndpoint, error) {
 		n, err := tx.CountWebhookEndpoints(ctx, dbq.CountWebhookEndpointsParams{AccountID: p.AccountID, Environment: p.Environment})
 		if err != nil {
 			return WebhookEndpoint{}, fmt.Errorf("count webhook endpoints: %w", err)
@@ -287,7 +300,7 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, c Caller, cmd Creat
 		v := endpointView(row)
 		v.Secret = &secret
 		return v, nil
-	})
+	}, shownOnceEndpoint)
 }
 
 // WebhookEndpoint returns one endpoint.
@@ -428,7 +441,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, c Caller, id string) 
 	if err := s.needSecrets(); err != nil {
 		return WebhookEndpoint{}, err
 	}
-	return writeRedacted(ctx, s, c, func(tx *store.Tx) (WebhookEndpoint, error) {
+	return writeShownOnce(ctx, s, c, func(tx *store.Tx) (WebhookEndpoint, error) {
 		cur, err := endpoint(ctx, tx.Queries, c.Principal, id)
 		if err != nil {
 			return WebhookEndpoint{}, err
@@ -442,7 +455,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, c Caller, id string) 
 		v := endpointView(row)
 		v.Secret = &secret
 		return v, nil
-	})
+	}, shownOnceEndpoint)
 }
 
 // TestWebhookEndpoint sends the endpoint a sample event of type

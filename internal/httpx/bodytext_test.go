@@ -56,16 +56,16 @@ func TestBodyText(t *testing.T) {
 		status     int
 		path, msg  string // msg: a part of the message
 	}{
-		{"clean", `{"taxNumber":"4030000000003","lines":[{"description":"X\ud83d\ude00Y"}]}`, 200, "", ""},
+		{"clean", `{"taxNumber":"4030000000028","lines":[{"description":"X\ud83d\ude00Y"}]}`, 200, "", ""},
 		{"lone surrogate", `{"taxNumber":"1","lines":[{"description":"X\ud800Y"}]}`, 422, "lines[0].description", "is not valid UTF-8"},
 		{"invalid UTF-8", "{\"taxNumber\":\"1\",\"lines\":[{\"description\":\"X\xffY\"}]}", 422, "lines[0].description", "is not valid UTF-8"},
 		{"lone surrogate in a key", `{"taxNumber":"1","\udc00":1}`, 422, "", "has a member name that is not valid UTF-8"},
 		{"escaped NUL", `{"taxNumber":"a\u0000b"}`, 422, "taxNumber", "contains a NUL character"},
 		{"raw NUL", "{\"taxNumber\":\"a\x00b\"}", 422, "taxNumber", "contains a NUL character"},
-		{"duplicate", `{"taxNumber":"4030000000003","taxNumber":"4030000000004"}`, 422, "taxNumber", "is given more than once"},
+		{"duplicate", `{"taxNumber":"4030000000028","taxNumber":"4030000000036"}`, 422, "taxNumber", "is given more than once"},
 		{"duplicate deep", `{"taxNumber":"1","lines":[{"description":"a","quantity":"1","quantity":"2"}]}`, 422, "lines[0].quantity", "is given more than once"},
-		{"duplicate by case", `{"taxNumber":"4030000000003","TaxNumber":"4030000000004"}`, 422, "TaxNumber", `also as "taxNumber"`},
-		{"duplicate by escape", `{"taxNumber":"4030000000003","tax\u004eumber":"4030000000004"}`, 422, "taxNumber", "is given more than once"},
+		{"duplicate by case", `{"taxNumber":"4030000000028","TaxNumber":"4030000000036"}`, 422, "TaxNumber", `also as "taxNumber"`},
+		{"duplicate by escape", `{"taxNumber":"4030000000028","tax\u004eumber":"4030000000036"}`, 422, "taxNumber", "is given more than once"},
 		{"duplicate unknown", `{"taxNumber":"1","x":1,"x":2}`, 422, "x", "is given more than once"},
 	} {
 		for _, route := range []string{"/schema", "/raw"} {
@@ -91,8 +91,8 @@ func TestBodyText(t *testing.T) {
 	// would reach the same field, and huma's validation and the decoder need
 	// not even pick the same one.
 	for _, route := range []string{"/schema", "/raw"} {
-		status, _, raw := postBody(t, srv.URL+route, `{"TaxNumber":"4030000000003"}`)
-		if status != 200 || !strings.Contains(string(raw), `"taxNumber":"4030000000003"`) {
+		status, _, raw := postBody(t, srv.URL+route, `{"TaxNumber":"4030000000028"}`)
+		if status != 200 || !strings.Contains(string(raw), `"taxNumber":"4030000000028"`) {
 			t.Errorf("%s, TaxNumber alone: %d %s", route, status, raw)
 		}
 	}

@@ -5,13 +5,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/denar-mk/denar"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/idempotency"
 )
@@ -79,6 +80,11 @@ func (s *Service) idempotent(ctx huma.Context, r *http.Request, w http.ResponseW
 		status = http.StatusOK
 	}
 	render := func(v any) (idempotency.Response, error) {
+		if e, ok := v.(error); ok {
+			// An answer that must not be kept (it carried a secret shown
+			// once) is kept as the problem its replay answers.
+			return storedProblem(r.Context(), e)
+		}
 		var buf bytes.Buffer
 		if r, ok := v.(Rendered); ok {
 			buf.Grow(len(r.RenderedJSON()) + 1)
@@ -98,9 +104,12 @@ func (s *Service) idempotent(ctx huma.Context, r *http.Request, w http.ResponseW
 	} else {
 		// A public operation (agent pairing) has no credential: its keys
 		// live among requests with the same body, whose secret (a pairing
-		// code) is the authority.
+		// code) is the authority. The key is kept as its digest: clients
+		// name it after that secret (pair:<CODE>).
 		sum := sha256.Sum256(body)
 		scope = idempotency.Scope{Credential: "public:" + op.OperationID + ":" + hex.EncodeToString(sum[:16])}
+		ks := sha256.Sum256([]byte(key))
+		key = "sha256:" + hex.EncodeToString(ks[:])
 	}
 	claim, replay, err := keeper.Begin(c, scope, key, fp, render)
 	if err != nil {
@@ -108,6 +117,11 @@ func (s *Service) idempotent(ctx huma.Context, r *http.Request, w http.ResponseW
 		return
 	}
 	if replay != nil {
+		if p, ok := replayedProblem(replay); ok {
+			w.Header().Set("Idempotent-Replayed", "true")
+			WriteProblem(w, r, p)
+			return
+		}
 		if replay.ContentType != "" {
 			w.Header().Set("Content-Type", replay.ContentType)
 		}
@@ -160,4 +174,46 @@ func (s *Service) idempotent(ctx huma.Context, r *http.Request, w http.ResponseW
 	if err != nil {
 		s.opts.Log.Error("idempotency: record outcome", "err", err, "request_id", RequestID(r.Context()))
 	}
+}
+
+// problemType is the media type of a stored problem.
+const problemType = "application/problem+json"
+
+// storedProblem renders err as the problem kept for a key's replays.
+func storedProblem(ctx context.Context, err error) (idempotency.Response, error) {
+	p := finish(ctx, FromError(err))
+	body, merr := json.Marshal(p)
+	if merr != nil {
+		return idempotency.Response{}, merr
+	}
+	return idempotency.Response{Status: p.Status, ContentType: problemType, Body: body}, nil
+}
+
+// replayedProblem reads a stored problem back, to be answered again with
+// the replaying request's own id (instance).
+func replayedProblem(resp *idempotency.Response) (*Problem, bool) {
+	if resp.ContentType != problemType {
+		return nil, false
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(resp.Body, &members); err != nil {
+		return nil, false
+	}
+	var code, detail string
+	var fields []denar.FieldError
+	if json.Unmarshal(members["code"], &code) != nil || json.Unmarshal(members["detail"], &detail) != nil {
+		return nil, false
+	}
+	_ = json.Unmarshal(members["errors"], &fields)
+	p := NewProblem(code, detail, fields...)
+	for _, std := range []string{"type", "title", "status", "detail", "instance", "code", "errors"} {
+		delete(members, std)
+	}
+	if len(members) > 0 {
+		p.Extra = map[string]any{}
+		for k, v := range members {
+			p.Extra[k] = v
+		}
+	}
+	return p, true
 }

@@ -17,6 +17,9 @@
 //     canonical JSON form, so re-serialising the same request is no conflict.
 //   - Only 2xx responses are stored and replayed; any other outcome wrote
 //     nothing, so the key is released and a corrected retry runs afresh.
+//     One exception: an answer that carries a secret shown once is never
+//     stored; the operation stores in its place the problem its replays
+//     answer (409 secret_already_shown), in the same transaction.
 package idempotency
 
 import (

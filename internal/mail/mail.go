@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -86,12 +87,27 @@ func uniqueKey(id string) string { return "mail:" + id }
 // Queue stores m and enqueues its delivery as part of tx, and returns the
 // message's id. Nothing is sent unless tx commits.
 func Queue(ctx context.Context, tx *store.Tx, m Message) (string, error) {
+	return QueueSealed(ctx, tx, nil, m)
+}
+
+// QueueSealed is Queue for a message that carries a credential (a mandate
+// link): its body and link are stored sealed with box, the message's id as
+// additional data, and opened only to be sent (WorkerConfig.Secrets) or
+// shown to the operator. A nil box stores them as they are.
+func QueueSealed(ctx context.Context, tx *store.Tx, box *auth.SecretBox, m Message) (string, error) {
 	if strings.TrimSpace(m.To) == "" {
 		return "", errors.New("mail: queue: no recipient")
 	}
 	id := denar.NewID("mail")
+	body, link := m.Body, m.Link
+	if box != nil {
+		body = box.Seal(body, id)
+		if link != "" {
+			link = box.Seal(link, id)
+		}
+	}
 	if err := tx.CreateOutboxMail(ctx, dbq.CreateOutboxMailParams{
-		ID: id, Recipient: m.To, Subject: m.Subject, Body: m.Body, Link: m.Link, CreatedAt: tx.Now,
+		ID: id, Recipient: m.To, Subject: m.Subject, Body: body, Link: link, CreatedAt: tx.Now,
 	}); err != nil {
 		return "", fmt.Errorf("mail: queue: %w", err)
 	}
@@ -101,6 +117,29 @@ func Queue(ctx context.Context, tx *store.Tx, m Message) (string, error) {
 		return "", fmt.Errorf("mail: queue: %w", err)
 	}
 	return id, nil
+}
+
+// Opened returns the body and link of a stored message (its id and
+// columns), opening them with box when they are sealed.
+func Opened(box *auth.SecretBox, id, body, link string) (string, string, error) {
+	open := func(v string) (string, error) {
+		if !auth.Sealed(v) {
+			return v, nil
+		}
+		if box == nil {
+			return "", fmt.Errorf("mail %s: sealed, and no DENAR_WEBHOOK_SECRET_KEY to open it", id)
+		}
+		return box.Open(v, id)
+	}
+	b, err := open(body)
+	if err != nil {
+		return "", "", err
+	}
+	l, err := open(link)
+	if err != nil {
+		return "", "", err
+	}
+	return b, l, nil
 }
 
 // Errors of Retry.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/mail/smtptest"
@@ -573,6 +574,63 @@ func FuzzParseSMTPURL(f *testing.F) {
 		}
 		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
 			t.Fatalf("%q: port %q", raw, port)
+		}
+	})
+}
+
+// TestSealedMessage: a message queued sealed keeps neither its body nor
+// its link in clear in the outbox; the worker opens them to send (the
+// receiver gets the link) or, without SMTP, to log the link; a worker
+// without the key cannot send it and says why.
+func TestSealedMessage(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		box, err := auth.NewSecretBox(bytes.Repeat([]byte{9}, auth.SecretKeySize))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan smtptest.Message, 1)
+		srv := smtptest.Start(t, smtptest.Options{Data: func(m smtptest.Message) smtptest.Reply { got <- m; return smtptest.Reply{} }})
+		link := "http://x/mandates/mdt_SEALEDTOKEN123"
+		queueSealed := func(box *auth.SecretBox) string {
+			t.Helper()
+			var id string
+			if err := db.InTx(t.Context(), func(tx *store.Tx) error {
+				var err error
+				id, err = mail.QueueSealed(t.Context(), tx, box, mail.Message{To: "rep@example.mk", Subject: "Овластување",
+					Body: "Почитувани,\n\n" + link + "\n", Link: link})
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		id := queueSealed(box)
+		if m := row(t, db, id); strings.Contains(m.Body, "SEALEDTOKEN") || strings.Contains(m.Link, "SEALEDTOKEN") ||
+			!auth.Sealed(m.Body) || !auth.Sealed(m.Link) {
+			t.Fatalf("stored %+v", m)
+		}
+		// Without the key: not sent, retried.
+		keyless := runner(db, mail.WorkerConfig{SMTP: smtpTo(t, srv.URL())})
+		step(t, keyless, 1)
+		if m := row(t, db, id); m.State != mail.StateQueued {
+			t.Fatalf("without the key: %+v", m)
+		}
+		_, _ = db.WriteDB().ExecContext(t.Context(), "UPDATE jobs SET run_at = $1 WHERE unique_key = $2", db.Now(), "mail:"+id)
+		r := runner(db, mail.WorkerConfig{SMTP: smtpTo(t, srv.URL()), Secrets: box})
+		step(t, r, 1)
+		m := <-got
+		body, _ := m.Body()
+		if !strings.Contains(body, link) {
+			t.Fatalf("sent body %q lacks the link", body)
+		}
+		if m := row(t, db, id); m.State != mail.StateSent {
+			t.Fatalf("after sending: %+v", m)
+		}
+		b, l, err := mail.Opened(box, id, row(t, db, id).Body, row(t, db, id).Link)
+		if err != nil || !strings.Contains(b, link) || l != link {
+			t.Fatalf("opened %q %q %v", b, l, err)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -34,6 +35,8 @@ type WorkerConfig struct {
 	RetryDelays []time.Duration
 	// Log receives one line per outcome; default slog.Default().
 	Log *slog.Logger
+	// Secrets opens the messages queued sealed (QueueSealed).
+	Secrets *auth.SecretBox
 }
 
 // attemptTimeout bounds one delivery, connection included (go-mail's own
@@ -82,6 +85,9 @@ func (w *worker) Work(ctx context.Context, job *jobs.Job) error {
 		// The outcome was recorded by an attempt whose runner died before
 		// it could finish the job.
 		return nil
+	}
+	if m.Body, m.Link, err = Opened(w.cfg.Secrets, m.ID, m.Body, m.Link); err != nil {
+		return fmt.Errorf("mail %s: %w", a.ID, err)
 	}
 	log := w.cfg.Log.With("mail", m.ID, "to", m.Recipient)
 	// Outcomes are recorded even when ctx ends right after the send.

@@ -105,7 +105,7 @@ func TestNullsAndFormats(t *testing.T) {
 	if status != 200 || m["net"] != "10000" || m["gross"] != "11111" || m["pit"] != "1111" {
 		t.Errorf("gross-from-net 10000: %d %s", status, raw)
 	}
-	pddgi := `{"company":{"name":"Дизајнија","taxId":"4030990123456","email":null,"phone":null,"contactPerson":null,"municipalityCode":null},
+	pddgi := `{"company":{"name":"Дизајнија","taxId":"4030990123455","email":null,"phone":null,"contactPerson":null,"municipalityCode":null},
 		"month":5,"year":2026,"records":[{"salaryGross":"11111","employee":{"embg":null,"firstName":"Ана","lastName":"Ристова","bankAccount":null}}]}`
 	resp, x := e.postRaw(t, "/v1/files/pddgi", pddgi)
 	if resp.StatusCode != 200 || !strings.Contains(string(x), "<Danok>1111.00</Danok>") || !strings.Contains(string(x), "<Neto>10000.00</Neto>") {

@@ -61,7 +61,7 @@ func mpinBody(t *testing.T, e env, force bool) string {
 		record[k] = calc[k]
 	}
 	req := map[string]any{
-		"company": map[string]any{"name": "Дизајнија ДООЕЛ", "taxId": "4030990123456", "city": "Скопје", "municipalityCode": "182"},
+		"company": map[string]any{"name": "Дизајнија ДООЕЛ", "taxId": "4030990123455", "city": "Скопје", "municipalityCode": "182"},
 		"batch":   map[string]any{"periodMonth": 5, "periodYear": 2026, "workingHours": 152},
 		"records": []any{record},
 		"force":   force,
@@ -173,9 +173,9 @@ func TestFilesRefuseMoneyOverCap(t *testing.T) {
 		{"/v1/files/mpin/txt", mpin, "records[0].salaryGross"},
 		{"/v1/files/mpin/validate", mpin, "records[0].salaryGross"},
 		{"/v1/files/mpin/txt/combined", combined, "batches[1].records[0].salaryGross"},
-		{"/v1/files/pddgi", `{"company":{"name":"Д","taxId":"4030990123456"},"month":10,"year":2026,"records":[{"salaryGross":"99999999999999999999",` + person + `}]}`,
+		{"/v1/files/pddgi", `{"company":{"name":"Д","taxId":"4030990123455"},"month":10,"year":2026,"records":[{"salaryGross":"99999999999999999999",` + person + `}]}`,
 			"records[0].salaryGross"},
-		{"/v1/files/epdd", `{"issuer":{"edb":"4030990123456","name":"Д"},"periodFrom":"2026-10-01","periodTo":"2026-10-31","rows":[{"embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска","grossIncome":"` +
+		{"/v1/files/epdd", `{"issuer":{"edb":"4030990123455","name":"Д"},"periodFrom":"2026-10-01","periodTo":"2026-10-31","rows":[{"embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска","grossIncome":"` +
 			strings.Repeat("9", 40) + `"}]}`, "rows[0].grossIncome"},
 		{"/v1/files/epdd/gross-from-net", `{"net":"1000000000.01"}`, "net"},
 	} {
@@ -198,9 +198,9 @@ func TestFilesRefuseControlCharacters(t *testing.T) {
 	e := setup(t)
 	const person = `"employee":{"embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска"}`
 	for _, tt := range []struct{ path, body, field string }{
-		{"/v1/files/epdd", `{"issuer":{"edb":"4030990123456","name":"a\u0001b"},"periodFrom":"2026-10-01","periodTo":"2026-10-31","rows":[{"embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска","grossIncome":"1000"}]}`,
+		{"/v1/files/epdd", `{"issuer":{"edb":"4030990123455","name":"a\u0001b"},"periodFrom":"2026-10-01","periodTo":"2026-10-31","rows":[{"embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска","grossIncome":"1000"}]}`,
 			"issuer.name"},
-		{"/v1/files/pddgi", `{"company":{"name":"Д","taxId":"4030990123456","contactPerson":"a\u000bb"},"month":10,"year":2026,"records":[{"salaryGross":"30000",` + person + `}]}`,
+		{"/v1/files/pddgi", `{"company":{"name":"Д","taxId":"4030990123455","contactPerson":"a\u000bb"},"month":10,"year":2026,"records":[{"salaryGross":"30000",` + person + `}]}`,
 			"company.contactPerson"},
 		{"/v1/files/mpin/xml", strings.Replace(mpinBody(t, e, true), `"firstName":"`, `"firstName":"\f`, 1), "records[0].employee.firstName"},
 	} {

@@ -203,7 +203,7 @@ func TestEveryResultFiles(t *testing.T) {
 		rec := recordFrom(t, r, employee)
 		date, _ := payroll.EffectiveDate(&in, now)
 		req := map[string]any{
-			"company": map[string]any{"name": "Дизајнија ДООЕЛ", "taxId": "4030990123456", "city": "Скопје"},
+			"company": map[string]any{"name": "Дизајнија ДООЕЛ", "taxId": "4030990123455", "city": "Скопје"},
 			"batch":   map[string]any{"periodMonth": int(date.Month()), "periodYear": date.Year(), "workingHours": json.RawMessage(r.FundHours.String())},
 			"records": []any{rec},
 		}
@@ -268,7 +268,7 @@ func TestAcceptedFileFromCalculation(t *testing.T) {
 	rec := recordFrom(t, r, map[string]any{"firstName": "Марија", "lastName": "Петровска", "embg": "0101990450006",
 		"municipalityCode": "130", "bankAccount": "300000000000036"})
 	body, _ := json.Marshal(map[string]any{
-		"company": map[string]any{"name": "Дизајнија ДООЕЛ", "taxId": "4080000000000", "city": "Скопје"},
+		"company": map[string]any{"name": "Дизајнија ДООЕЛ", "taxId": "4080000000009", "city": "Скопје"},
 		"batch":   map[string]any{"periodMonth": 5, "periodYear": 2026, "workingHours": 168},
 		"records": []any{rec},
 	})

@@ -89,10 +89,8 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		pool.SetConnMaxIdleTime(5 * time.Minute)
 		db.write, db.read = pool, pool
 	case SQLite:
-		if dir := filepath.Dir(target); dir != "" {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, fmt.Errorf("store: create directory for %s: %w", target, err)
-			}
+		if err := createPrivate(target); err != nil {
+			return nil, err
 		}
 		// busy_timeout first: the other pragmas may already need the lock.
 		// _txlock=immediate makes every transaction take the write lock at
@@ -143,6 +141,28 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		return nil, fmt.Errorf("store: connect to %s: %w", dialect, err)
 	}
 	return db, nil
+}
+
+// createPrivate makes the directory of an SQLite database (0700) and the
+// database file (0600) when they do not exist yet, so that what the store
+// holds — hashes, sealed secrets, documents — is readable by its owner
+// only. SQLite gives the files it adds beside the database (-wal, -shm)
+// the database file's mode, and the access epoch is created 0600 too.
+// Existing files keep their mode (denar serve warns about wide ones).
+func createPrivate(target string) error {
+	if dir := filepath.Dir(target); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("store: create directory for %s: %w", target, err)
+		}
+	}
+	f, err := os.OpenFile(target, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case err == nil:
+		return f.Close()
+	case errors.Is(err, fs.ErrExist):
+		return nil
+	}
+	return fmt.Errorf("store: create %s: %w", target, err)
 }
 
 // ParseURL splits a database URL into its dialect and the driver's data

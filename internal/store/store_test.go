@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -176,4 +178,49 @@ func ExampleArgs() {
 	// Output:
 	// SELECT id FROM jobs WHERE locked_by = $1 AND id IN ($2, $3) [runner-1 7 9]
 	// SELECT id FROM jobs WHERE locked_by = ? AND id IN (?, ?) [runner-1 7 9]
+}
+
+// TestSQLiteFilesPrivate: a fresh SQLite store is a 0700 directory whose
+// files (the database, its -wal and -shm, the access epoch) are 0600,
+// whatever the process's umask lets through.
+func TestSQLiteFilesPrivate(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data", "nested")
+	target := filepath.Join(dir, "denar.db")
+	db, err := store.Open(t.Context(), "sqlite://"+target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("directory %s: %v %v, want 0700", d, fi.Mode(), err)
+		}
+	}
+	files := 0
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files++
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, want 0600", e.Name(), fi.Mode())
+		}
+	}
+	for _, want := range []string{"denar.db", "denar.db-wal", "denar.db-shm", "denar.db-access"} {
+		if _, err := os.Stat(filepath.Join(dir, want)); err != nil {
+			t.Errorf("%s: %v", want, err)
+		}
+	}
+	if files < 4 {
+		t.Errorf("%d files in %s", files, dir)
+	}
 }

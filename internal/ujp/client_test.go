@@ -89,24 +89,28 @@ func newEnv(t *testing.T, cfg ujp.Config) *env {
 	}
 	srv := httptest.NewServer(sim.Handler())
 	t.Cleanup(srv.Close)
-	cfg.BaseURL, cfg.SandboxToken = srv.URL, simToken
+	cfg.BaseURL = srv.URL
 	c, err := ujp.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	patient, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, SandboxToken: simToken})
+	patient, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &env{sim: sim, srv: srv, client: c, patient: patient}
+	// Out of band, as UJP's portal does: the client never registers.
 	for _, s := range []*ujpsim.SandboxSigner{sellerKey, buyerKey} {
-		serial, err := patient.RegisterCertificate(context.Background(), s.Identity(), s.Cert.Raw)
+		serial, err := sim.RegisterCertificate(context.Background(), s.EUJPID, s.EDB, s.Cert.Raw)
 		if err != nil || serial != s.Identity().SerialNumber {
 			t.Fatalf("register certificate: %q, %v", serial, err)
 		}
 	}
 	return e
 }
+
+// operator is the service's own identity for server time and code lists.
+var operator = ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}
 
 func ts() string { return ujpdoc.FormatTimestamp(time.Now()) }
 
@@ -207,7 +211,7 @@ func TestServerTimeAndCodebooks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, ujp.Config{})
 	ctx := context.Background()
-	st, err := e.client.ServerTime(ctx)
+	st, err := e.client.ServerTime(ctx, operator)
 	if err != nil || time.Since(st).Abs() > 5*time.Second {
 		t.Fatalf("ServerTime = %v, %v", st, err)
 	}
@@ -507,7 +511,7 @@ func TestUnavailable(t *testing.T) {
 
 	// A server that is gone entirely.
 	dead, _ := ujp.NewClient(ujp.Config{BaseURL: "http://127.0.0.1:1", Timeout: 200 * time.Millisecond})
-	_, err = dead.ServerTime(ctx)
+	_, err = dead.ServerTime(ctx, operator)
 	wantUnavailable(t, err)
 }
 
@@ -688,7 +692,7 @@ func TestAdvancedClockKeepsTheReplayWindow(t *testing.T) {
 	if _, err := e.send(t, sellerKey, invoice(t, "clock-1")); err != nil {
 		t.Fatal(err)
 	}
-	st, err := e.client.ServerTime(context.Background())
+	st, err := e.client.ServerTime(context.Background(), operator)
 	if err != nil || time.Since(st).Abs() > 5*time.Second {
 		t.Fatalf("server time after advancing: %v, %v", st, err)
 	}
@@ -763,7 +767,7 @@ func TestCodebooksWaitOutRateLimit(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	c, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, CodeListPause: 10 * time.Millisecond})
+	c, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}

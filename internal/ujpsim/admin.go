@@ -34,7 +34,35 @@ func (s *Sim) adminRoutes(mux *http.ServeMux) {
 		}
 		s.writeFaults(w, r)
 	})
-	admin("POST "+ujp.PathSandboxCertificates, func(w http.ResponseWriter, r *http.Request) {
+	admin("POST /_sim/users", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			EUJPID string `json:"eujpId"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		if err := s.AddUser(r.Context(), req.EUJPID); err != nil {
+			s.fail(w, r, s.asSimError("add user", err))
+			return
+		}
+		s.ok(w, r, map[string]any{"eujpId": req.EUJPID})
+	})
+	admin("POST /_sim/grants", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			EUJPID     string   `json:"eujpId"`
+			EDB        string   `json:"edb"`
+			Privileges []string `json:"privileges"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		if err := s.Grant(r.Context(), req.EUJPID, req.EDB, req.Privileges...); err != nil {
+			s.fail(w, r, s.asSimError("grant", err))
+			return
+		}
+		s.ok(w, r, map[string]any{})
+	})
+	admin("POST /_sim/certificates", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			EUJPID         string `json:"eujpId"`
 			EDB            string `json:"edb"`

@@ -30,7 +30,7 @@ import (
 
 // TaxSupplier is the fictitious supplier whose invoices DropIncoming makes
 // (docs/sandbox.md).
-const TaxSupplier = "4030000000005"
+const TaxSupplier = "4030000000044"
 
 // Incoming describes an invoice DropIncoming puts in a buyer's inbox.
 type Incoming struct {

@@ -3,6 +3,7 @@ package ujpsim
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -76,6 +77,27 @@ func (c Control) VoidBySeller(ctx context.Context, euid, reason string) (string,
 	var d Document
 	err := c.postFor(ctx, "/_sim/documents/"+url.PathEscape(euid)+"/seller-storno", map[string]string{"reason": reason}, &d)
 	return d.EUID, err
+}
+
+// AddUser makes eujpID a user the simulator knows.
+func (c Control) AddUser(ctx context.Context, eujpID string) error {
+	return c.post(ctx, "/_sim/users", map[string]string{"eujpId": eujpID})
+}
+
+// RegisterCertificate registers a signing certificate (DER) of user eujpID
+// for company edb and returns its serial (decimal).
+func (c Control) RegisterCertificate(ctx context.Context, eujpID, edb string, der []byte) (string, error) {
+	var out struct {
+		SerialNumber string `json:"serialNumber"`
+	}
+	err := c.postFor(ctx, "/_sim/certificates", map[string]string{"eujpId": eujpID, "edb": edb,
+		"certificateDer": base64.StdEncoding.EncodeToString(der)}, &out)
+	return out.SerialNumber, err
+}
+
+// Grant gives eujpID portal privileges (DP, RD, DA) for company edb.
+func (c Control) Grant(ctx context.Context, eujpID, edb string, privileges ...string) error {
+	return c.post(ctx, "/_sim/grants", map[string]any{"eujpId": eujpID, "edb": edb, "privileges": privileges})
 }
 
 func (c Control) post(ctx context.Context, path string, body any) error {

@@ -37,12 +37,15 @@ func (s *Sim) Handler() http.Handler {
 	for path, key := range ujp.CodeListPaths() {
 		api("GET "+path, s.codeList(key))
 	}
+	api("GET "+ujp.PathDocTypeTaxIndicators+"{docType}", s.docTypeTaxIndicators)
 	api("POST "+ujp.PathSend, s.signed(s.send))
 	api("POST "+ujp.PathSalesCurrentStatus, s.signed(s.currentStatus(false)))
 	api("POST "+ujp.PathSalesStatusHistory, s.signed(s.statusHistory))
 	api("POST "+ujp.PathSalesChanges, s.signed(s.changes(false)))
 	api("POST "+ujp.PathSalesPDF, s.signed(s.pdf(false)))
 	api("POST "+ujp.PathSalesIDs, s.signed(s.ids(false)))
+	api("POST "+ujp.PathSalesInvoicesStatus, s.signed(s.invoicesStatus))
+	api("POST "+ujp.PathSalesPayloadList, s.signed(s.salesPayloadList))
 	api("POST "+ujp.PathPurchaseIDs, s.signed(s.ids(true)))
 	api("POST "+ujp.PathPurchaseCurrentStatus, s.signed(s.currentStatus(true)))
 	api("POST "+ujp.PathPurchasePayload, s.signed(s.payload))
@@ -63,6 +66,7 @@ func (s *Sim) Handler() http.Handler {
 func (s *Sim) withFaults(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
+		arrived := s.opts.Now() // the rate limit judges the arrival
 		st, err := s.db.Reader().GetUJPSimState(ctx, lookupKey(r.Header.Get("X-EDB")))
 		if err != nil {
 			s.fail(w, r, s.internal("read faults", err))
@@ -76,9 +80,8 @@ func (s *Sim) withFaults(h http.HandlerFunc) http.Handler {
 			}
 			// One slot per user in the store: the limit holds across every
 			// simulator (process) sharing it.
-			now := s.opts.Now()
 			n, err := s.db.Writer().TakeUJPSimRateSlot(ctx, dbq.TakeUJPSimRateSlotParams{EujpID: lookupKey(user),
-				NextAt: dbTime(now.Add(time.Second)), Now: dbTime(now)})
+				NextAt: dbTime(arrived.Add(s.opts.Window)), Now: dbTime(arrived)})
 			if err != nil {
 				s.fail(w, r, s.internal("rate limit", err))
 				return
@@ -216,13 +219,27 @@ func (s *Sim) codeList(key string) http.HandlerFunc {
 			s.fail(w, r, e)
 			return
 		}
-		items, err := ujp.EncodeCodeList(s.cb, key)
+		items, err := encodeCodeList(s.cb, key)
 		if err != nil {
 			s.fail(w, r, &simError{status: 500, code: "E5001", msg: err.Error()})
 			return
 		}
 		s.ok(w, r, map[string]any{key: items})
 	}
+}
+
+// docTypeTaxIndicators serves doc-type-x-tax-indicator/{docType}.
+func (s *Sim) docTypeTaxIndicators(w http.ResponseWriter, r *http.Request) {
+	if e := requireCaller(r); e != nil {
+		s.fail(w, r, e)
+		return
+	}
+	items, ok := docTypeIndicators(s.cb, r.PathValue("docType"))
+	if !ok {
+		s.fail(w, r, &simError{status: 404, code: "E1017", msg: "Document type not found", prop: "docTypeCode"})
+		return
+	}
+	s.ok(w, r, map[string]any{"docTypeXTaxIndicatorList": items})
 }
 
 // call is a verified signed request.
@@ -760,6 +777,52 @@ func (s *Sim) ids(purchase bool) func(c *call) (map[string]any, *simError) {
 		}
 		return map[string]any{"euids": out}, nil
 	}
+}
+
+// invoicesStatus lists the seller's documents received in a date range
+// (at most a month), each with its current status.
+func (s *Sim) invoicesStatus(c *call) (map[string]any, *simError) {
+	res, e := s.ids(false)(c)
+	if e != nil {
+		return nil, e
+	}
+	ctx := c.r.Context()
+	if err := s.sweep(ctx, c.now); err != nil {
+		return nil, s.internal("sweep", err)
+	}
+	out := []ujp.DocStatus{}
+	for _, euid := range res["euids"].([]string) {
+		d, e := s.own(c, euid, false)
+		if e != nil {
+			return nil, e
+		}
+		out = append(out, s.docStatus(&d))
+	}
+	return map[string]any{"invoices": out}, nil
+}
+
+// salesPayloadList answers the payloads of the caller's issued documents
+// among the EUIDs asked for.
+func (s *Sim) salesPayloadList(c *call) (map[string]any, *simError) {
+	var req ujp.EUIDsRequest
+	if e := decodeInto(c, &req); e != nil {
+		return nil, e
+	}
+	if len(req.EUIDs) == 0 || len(req.EUIDs) > maxPayloadList {
+		return nil, &simError{status: 400, code: "E4010", msg: fmt.Sprintf("Invalid value type provided in request: 1 to %d euids", maxPayloadList), prop: "euids"}
+	}
+	out := make([]ujp.Payload, 0, len(req.EUIDs))
+	for _, euid := range req.EUIDs {
+		d, e := s.own(c, euid, false)
+		if e != nil && e.code == "E4008" {
+			continue
+		}
+		if e != nil {
+			return nil, e
+		}
+		out = append(out, ujp.Payload{EUID: d.EUID, Payload: string(d.Payload)})
+	}
+	return map[string]any{"invoices": out}, nil
 }
 
 func (s *Sim) payload(c *call) (map[string]any, *simError) {

@@ -31,7 +31,7 @@ func TestTwoSimulatorsAreOneUJP(t *testing.T) {
 		s := signer(t)
 		simA, _, a := start(t, openAgain(t, url), ujpsim.Options{})
 		simB, _, b := start(t, openAgain(t, url), ujpsim.Options{})
-		if _, err := a.RegisterCertificate(ctx, s.Identity(), s.Cert.Raw); err != nil {
+		if _, err := simA.RegisterCertificate(ctx, s.EUJPID, s.EDB, s.Cert.Raw); err != nil {
 			t.Fatal(err)
 		}
 
@@ -243,7 +243,7 @@ func TestRetention(t *testing.T) {
 		var clock atomic.Int64
 		now := func() time.Time { return time.Now().Add(time.Duration(clock.Load())) }
 		sim, _, c := start(t, db, ujpsim.Options{Now: now})
-		if _, err := c.RegisterCertificate(ctx, s.Identity(), s.Cert.Raw); err != nil {
+		if _, err := sim.RegisterCertificate(ctx, s.EUJPID, s.EDB, s.Cert.Raw); err != nil {
 			t.Fatal(err)
 		}
 		old, err := send(t, c, s, "old-1")

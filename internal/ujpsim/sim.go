@@ -75,6 +75,9 @@ type Options struct {
 	// SlowRegistryDelay is how long the registry takes to answer for
 	// TaxSlowRegistry; default DefaultSlowRegistryDelay.
 	SlowRegistryDelay time.Duration
+	// Window is the per-user rate window of the rate-limit fault: one
+	// request per Window per X-EUJP-ID (default 1 s, UJP's).
+	Window time.Duration
 }
 
 // DefaultSlowRegistryDelay is how long the registry takes for
@@ -85,13 +88,13 @@ const DefaultSlowRegistryDelay = 3 * time.Second
 // Well-known sandbox tax numbers (docs/sandbox.md).
 const (
 	TaxSeller   = "4030000000001" // active VAT payer, Skopje
-	TaxBuyer    = "4030000000002" // active VAT payer, Skopje
-	TaxSmallBiz = "4030000000003" // registered, not a VAT payer, Bitola
-	// TaxSupplier (buyer.go) = "4030000000005": the fictitious supplier of
+	TaxBuyer    = "4030000000010" // active VAT payer, Skopje
+	TaxSmallBiz = "4030000000028" // registered, not a VAT payer, Bitola
+	// TaxSupplier (buyer.go) = "4030000000044": the fictitious supplier of
 	// DropIncoming's invoices, a VAT payer in Tetovo.
-	TaxNeverExisted = "4039999999999" // never registered: E1000
-	TaxNoAnswer     = "4039999999998" // the registry never answers
-	TaxSlowRegistry = "4030000000004" // the registry answers after SlowRegistryDelay
+	TaxNeverExisted = "4039999999997" // never registered: E1000
+	TaxNoAnswer     = "4039999999989" // the registry never answers
+	TaxSlowRegistry = "4030000000036" // the registry answers after SlowRegistryDelay
 )
 
 // SeedCompanies is the fictitious registry every simulator starts with.
@@ -182,6 +185,9 @@ func New(db *store.DB, opts Options) (*Sim, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Window <= 0 {
+		opts.Window = time.Second
 	}
 	if opts.SlowRegistryDelay <= 0 {
 		opts.SlowRegistryDelay = DefaultSlowRegistryDelay
@@ -494,6 +500,33 @@ func (s *Sim) RegisterCertificate(ctx context.Context, eujpID, edb string, der [
 		return "", fmt.Errorf("ujpsim: register certificate: %w", err)
 	}
 	return serial, nil
+}
+
+// AddUser makes eujpID a user UJP knows (out of band, as UJP's portal
+// does). This simulator does not check users yet; the call is accepted so
+// that the service's sandbox set-up can make it.
+func (s *Sim) AddUser(ctx context.Context, eujpID string) error {
+	if !storable(eujpID) || eujpID == "" {
+		return badRequest("eujpId is required, as text without NUL")
+	}
+	return nil
+}
+
+// Grant gives eujpID portal privileges (DP, RD, DA) for company edb. This
+// simulator does not check privileges yet; the call is accepted so that the
+// service's sandbox set-up can make it.
+func (s *Sim) Grant(ctx context.Context, eujpID, edb string, privileges ...string) error {
+	if !storable(eujpID) || !storable(edb) || eujpID == "" || edb == "" {
+		return badRequest("eujpId and edb are required, as text without NUL")
+	}
+	for _, p := range privileges {
+		switch p {
+		case "DP", "RD", "DA":
+		default:
+			return badRequest("privileges are DP, RD and DA")
+		}
+	}
+	return nil
 }
 
 // Document returns the record of a document; ErrNotFound when the

@@ -64,7 +64,7 @@ func start(t *testing.T, db *store.DB, opts ujpsim.Options) (*ujpsim.Sim, *httpt
 	sim := newSim(t, db, opts)
 	srv := httptest.NewServer(sim.Handler())
 	t.Cleanup(srv.Close)
-	c, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, Timeout: 30 * time.Second, SandboxToken: controlToken})
+	c, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +123,8 @@ func TestStateSurvivesRestart(t *testing.T) {
 	storetest.EachURL(t, func(t *testing.T, url string) {
 		s := signer(t)
 		ctx := context.Background()
-		_, _, c1 := start(t, openAgain(t, url), ujpsim.Options{})
-		if _, err := c1.RegisterCertificate(ctx, s.Identity(), s.Cert.Raw); err != nil {
+		sim1, _, c1 := start(t, openAgain(t, url), ujpsim.Options{})
+		if _, err := sim1.RegisterCertificate(ctx, s.EUJPID, s.EDB, s.Cert.Raw); err != nil {
 			t.Fatal(err)
 		}
 		res, err := send(t, c1, s, "persist-1")
@@ -268,7 +268,7 @@ func TestControlRequiresToken(t *testing.T) {
 	routes := []struct{ method, path, body string }{
 		{"GET", "/_sim/faults", ""},
 		{"PUT", "/_sim/faults", `{"outage":true}`},
-		{"POST", ujp.PathSandboxCertificates, `{"eujpId":"X","edb":"1","certificateDer":""}`},
+		{"POST", "/_sim/certificates", `{"eujpId":"X","edb":"1","certificateDer":""}`},
 		{"POST", "/_sim/companies", `{"taxNumber":"4030000000009","name":"X"}`},
 		{"GET", "/_sim/clock", ""},
 		{"POST", "/_sim/clock/advance", `{"seconds":1}`},
@@ -310,16 +310,13 @@ func TestControlRequiresToken(t *testing.T) {
 
 	// The clients send it.
 	s := signer(t)
-	bare, _ := ujp.NewClient(ujp.Config{BaseURL: srv.URL})
-	var rej *ujp.RejectedError
-	if _, err := bare.RegisterCertificate(ctx, s.Identity(), s.Cert.Raw); !errors.As(err, &rej) || rej.Code != ujpsim.CodeUnauthorized {
+	var ce *ujpsim.ControlError
+	if _, err := (ujpsim.Control{BaseURL: srv.URL}).RegisterCertificate(ctx, s.EUJPID, s.EDB, s.Cert.Raw); !errors.As(err, &ce) || ce.Code != ujpsim.CodeUnauthorized {
 		t.Fatalf("certificate registration without the token: %v", err)
 	}
-	withToken, _ := ujp.NewClient(ujp.Config{BaseURL: srv.URL, SandboxToken: controlToken})
-	if _, err := withToken.RegisterCertificate(ctx, s.Identity(), s.Cert.Raw); err != nil {
+	if _, err := (ujpsim.Control{BaseURL: srv.URL, Token: controlToken}).RegisterCertificate(ctx, s.EUJPID, s.EDB, s.Cert.Raw); err != nil {
 		t.Fatalf("certificate registration with the token: %v", err)
 	}
-	var ce *ujpsim.ControlError
 	if err := (ujpsim.Control{BaseURL: srv.URL}).SetSellerOutage(ctx, ujpsim.TaxSeller, true); !errors.As(err, &ce) || ce.Status != 401 {
 		t.Fatalf("Control without the token: %v", err)
 	}
@@ -363,12 +360,12 @@ func TestInProcessTransport(t *testing.T) {
 	t.Parallel()
 	s := signer(t)
 	sim := newSim(t, storetest.SQLite(t), ujpsim.Options{})
-	c, err := ujp.NewClient(ujp.Config{BaseURL: ujpsim.InProcessBaseURL, SandboxToken: controlToken,
+	c, err := ujp.NewClient(ujp.Config{BaseURL: ujpsim.InProcessBaseURL,
 		HTTPClient: &http.Client{Transport: sim.Transport(), Timeout: 30 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.RegisterCertificate(context.Background(), s.Identity(), s.Cert.Raw); err != nil {
+	if _, err := sim.RegisterCertificate(context.Background(), s.EUJPID, s.EDB, s.Cert.Raw); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := send(t, c, s, "inproc-1"); err != nil {
@@ -390,7 +387,7 @@ func TestSlowRegistry(t *testing.T) {
 	sim := newSim(t, storetest.SQLite(t), ujpsim.Options{SlowRegistryDelay: 300 * time.Millisecond})
 	who := ujp.Identity{EUJPID: "X", EDB: ujpsim.TaxSeller}
 	client := func(timeout time.Duration) *ujp.Client {
-		c, err := ujp.NewClient(ujp.Config{BaseURL: ujpsim.InProcessBaseURL, SandboxToken: controlToken, HTTPClient: &http.Client{Transport: sim.Transport(), Timeout: timeout}})
+		c, err := ujp.NewClient(ujp.Config{BaseURL: ujpsim.InProcessBaseURL, HTTPClient: &http.Client{Transport: sim.Transport(), Timeout: timeout}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -458,7 +455,7 @@ func TestBadText(t *testing.T) {
 			{"POST", "/_sim/sellers/%00/outage", `{"on":true}`},
 			{"POST", "/_sim/sellers/%ff/reject-next", `{"code":"E5007","count":1}`},
 			{"POST", "/_sim/companies", `{"taxNumber":"403\u0000","name":"X"}`},
-			{"POST", ujp.PathSandboxCertificates, `{"eujpId":"\u0000","edb":"1","certificateDer":"AA=="}`},
+			{"POST", "/_sim/certificates", `{"eujpId":"\u0000","edb":"1","certificateDer":"AA=="}`},
 			{"PUT", "/_sim/faults", `{"outageSellers":{"\u0000":true}}`},
 			{"PUT", "/_sim/faults", `{"rejectSends":{"code":"E\u0000","count":1}}`},
 			{"PUT", "/_sim/faults", `{"rejectSends":{"code":"E5007","count":5000000000}}`},

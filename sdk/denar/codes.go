@@ -12,7 +12,7 @@ const (
 	CodeKeyRevoked = "key_revoked"
 	// insufficient_scope (problem, 403): The credential lacks the scope the operation needs (x-required-scope).
 	CodeInsufficientScope = "insufficient_scope"
-	// company_not_allowed (problem, 403): The company is outside the key's allow-list, or not one of the account's; a credential limited to an allow-list cannot onboard companies.
+	// company_not_allowed (problem, 403): The company is outside the credential's allow-list (a signing agent's: the companies of its pairing code), or not one of the account's; a credential limited to an allow-list cannot onboard companies, nor revoke an agent that may act for companies outside its list.
 	CodeCompanyNotAllowed = "company_not_allowed"
 	// environment_mismatch (problem, 403): A sandbox credential on a production company or the reverse, X-Company-Id and list filters included.
 	CodeEnvironmentMismatch = "environment_mismatch"
@@ -92,6 +92,8 @@ const (
 	CodeSigningRequestFinished = "signing_request_finished"
 	// self_signed_certificate (problem, 422): A self-signed certificate (such as denar-agent run --sandbox-self-signed makes) registered for a production company; production needs the qualified certificate a certification authority issued. errors[] names certificateDer.
 	CodeSelfSignedCertificate = "self_signed_certificate"
+	// secret_already_shown (problem, 409): An Idempotency-Key replay of an answer that carried a secret shown once (a pairing code, an agent's credentials, a webhook endpoint's secret): the secret is not kept, so the replay cannot show it. object and objectId name what was created; pair again with a new code, or rotate the endpoint's secret.
+	CodeSecretAlreadyShown = "secret_already_shown"
 	// pairing_code_invalid (problem, 422): The pairing code is unknown, used or expired.
 	CodePairingCodeInvalid = "pairing_code_invalid"
 	// archive_export_not_ready (problem, 409): Download of an archive export that is pending or failed.
@@ -114,8 +116,14 @@ const (
 	CodeWebhooksUnavailable = "webhooks_unavailable"
 	// signature_refused (einvoice.problems): The signer refused (reason: user_declined, policy or payload_invalid fail the e-invoice; token_missing, pin_locked or unattended keep it waiting and ask again after the refusal backoff). Carries reason, message and signingRequestId.
 	CodeSignatureRefused = "signature_refused"
-	// hold_window_exceeded (einvoice.problems): UJP stayed unreachable for longer than the hold window (DENAR_EINVOICE_HOLD_WINDOW); the document failed undelivered.
+	// hold_window_exceeded (einvoice.problems): UJP stayed unreachable for longer than the hold window (DENAR_EINVOICE_HOLD_WINDOW) and never received the document; the document failed undelivered. A document UJP may hold (a send without an answer) is never failed by the window: it is looked up in UJP's records.
 	CodeHoldWindowExceeded = "hold_window_exceeded"
+	// ujp_unexpected_answer (einvoice.problems): UJP (or something in front of it) refused the document with a 4xx whose body is not UJP's error shape (a proxy's page, a framework's default error JSON); message holds the HTTP status and the body, truncated. A 5xx of that shape holds the document instead.
+	CodeUjpUnexpectedAnswer = "ujp_unexpected_answer"
+	// ujp_access_missing (company.problems): UJP refused the company's signer: the user is unknown (E1010), the certificate is not registered (E1012), the user may not sign for the company (E1013), or an identity header's value (E4021, E4022, E4023). Documents wait in queued and are sent again; cleared by the next call UJP accepts.
+	CodeUjpAccessMissing = "ujp_access_missing"
+	// ujp_privilege_missing (company.problems): UJP refused a call for a portal privilege the signer's user lacks for the company (E1011); privilege names it: DP for UJP's PDFs, RD for document JSON (incoming documents; finding a send whose answer was lost), DA for archives. No document fails for it; cleared by the next call of that privilege UJP accepts.
+	CodeUjpPrivilegeMissing = "ujp_privilege_missing"
 	// decision_refused (inbox_document.problems): The signer refused the decision's signing request (any reason); nothing reached UJP and the decision is pending again. Carries reason and signingRequestId.
 	CodeDecisionRefused = "decision_refused"
 	// decision_expired (inbox_document.problems): The decision's signing request expired unsigned (it is not replaced); nothing reached UJP and the decision is pending again.

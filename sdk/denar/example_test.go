@@ -62,7 +62,7 @@ func ExamplePayroll_CalculateBatch() {
 
 func ExamplePayroll_MpinXML() {
 	xml, err := payroll().MpinXML(context.Background(), payrollapi.MpinRequest{
-		Company: payrollapi.Company{Name: "Дизајнија ДООЕЛ", TaxId: ptr("4030990123456"), City: ptr("Скопје"), MunicipalityCode: ptr("182")},
+		Company: payrollapi.Company{Name: "Дизајнија ДООЕЛ", TaxId: ptr("4030990123455"), City: ptr("Скопје"), MunicipalityCode: ptr("182")},
 		Batch:   payrollapi.Batch{PeriodMonth: 10, PeriodYear: 2026, WorkingHours: ptr(160.0)},
 		Records: &[]payrollapi.Record{{
 			Employee:     payrollapi.Employee{FirstName: "Ана", LastName: "Ангеловска", Embg: ptr("1505985412349"), MunicipalityCode: ptr("182")},
@@ -89,7 +89,7 @@ func ExampleProblem() {
 
 func ExampleEInvoice_CreateCompany() {
 	co, err := einvoice().CreateCompany(context.Background(), einvoiceapi.CreateCompanyBody{
-		TaxNumber:      "4030000000003",
+		TaxNumber:      "4030000000028",
 		Representative: einvoiceapi.Representative{Name: "Петар Петровски", Email: "petar@example.mk"},
 	})
 	if err != nil {
@@ -103,7 +103,7 @@ func invoice(number string) einvoiceapi.Request {
 	skopje, _ := time.LoadLocation("Europe/Skopje")
 	return einvoiceapi.Request{
 		Number: number, IssueDate: time.Now().In(skopje).Format(time.DateOnly),
-		Buyer: einvoiceapi.Party{TaxNumber: "4030000000002", Name: "Тест Купувач ДОО Скопје",
+		Buyer: einvoiceapi.Party{TaxNumber: "4030000000010", Name: "Тест Купувач ДОО Скопје",
 			Address: einvoiceapi.PartyAddress{Street: ptr("ул. Македонија"), Number: ptr("2"), PostalCode: ptr("1000"), City: ptr("Скопје")}},
 		Payment: einvoiceapi.Payment{TypeCode: "P12", Currency: "MKD"},
 		Lines:   &[]einvoiceapi.Line{{Description: "Консултантски услуги", Quantity: "3", UnitPrice: "1000", VatPercent: "18", TaxIndicator: "DDV-A"}},
@@ -179,7 +179,7 @@ func ExampleEInvoice_Reject() {
 		panic(err)
 	}
 	fmt.Println(d.Seller.TaxNumber, *d.Decision.ReasonCode)
-	// Output: 4030000000005 O-2
+	// Output: 4030000000044 O-2
 }
 
 func ExampleVerifySignature() {

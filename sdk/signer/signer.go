@@ -109,13 +109,26 @@ type APIError struct {
 
 func (e *APIError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Detail) }
 
+// ErrPairingAnswerLost is what Pair returns (wrapped with the server's
+// problem) when an earlier attempt with the same code paired an agent
+// whose answer never arrived: the agent's secret was shown once, in that
+// answer, and the server does not keep it. Create a new pairing code and
+// pair again.
+var ErrPairingAnswerLost = errors.New("an earlier attempt with this code paired an agent but its answer was lost, " +
+	"and the agent's secret is shown only once: create a new pairing code and pair again")
+
 // Pair exchanges a pairing code for agent credentials.
 func Pair(ctx context.Context, client *http.Client, server, code, name string) (Credentials, error) {
 	var out Credentials
-	// The key follows the code, so running pair again with the same code
-	// after a lost answer fetches the same credentials.
+	// The key follows the code: running pair again with the same code
+	// after a lost answer is recognised as the same pairing, and answered
+	// secret_already_shown (ErrPairingAnswerLost) rather than a used code.
 	key := "pair:" + strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(code))
 	err := call(ctx, client, http.MethodPost, strings.TrimRight(server, "/")+"/v1/agents/pair", "", key, map[string]string{"code": code, "name": name}, &out)
+	var api *APIError
+	if errors.As(err, &api) && api.Code == "secret_already_shown" {
+		err = fmt.Errorf("%w (%w)", ErrPairingAnswerLost, err)
+	}
 	out.Server = strings.TrimRight(server, "/")
 	return out, err
 }
@@ -137,12 +150,25 @@ func NewPairingCode(ctx context.Context, client *http.Client, server, apiKey str
 	return out.Code, err
 }
 
-// RegisterCertificate links cert to companyID for this agent.
+// RegisterCertificate links cert to companyID for this agent, without an
+// EUJP id: only a sandbox company whose UJP is the service's simulator
+// accepts that (the service makes one up). Use RegisterCertificateAs
+// everywhere UJP itself is called.
 func RegisterCertificate(ctx context.Context, client *http.Client, c Credentials, cert *x509.Certificate, companyID string) error {
+	return RegisterCertificateAs(ctx, client, c, cert, companyID, "")
+}
+
+// RegisterCertificateAs links cert to companyID for this agent, as the UJP
+// user eujpID: the EUJP id of the certificate holder's e-UJP registration,
+// which UJP identifies the signer by (X-EUJP-ID).
+func RegisterCertificateAs(ctx context.Context, client *http.Client, c Credentials, cert *x509.Certificate, companyID, eujpID string) error {
 	sum := sha256.Sum256(cert.Raw)
-	key := "certificate:" + companyID + ":" + hex.EncodeToString(sum[:16])
-	return call(ctx, client, http.MethodPost, c.Server+"/v1/agents/"+c.AgentID+"/certificates", c.authz(), key,
-		map[string]string{"certificateDer": base64.StdEncoding.EncodeToString(cert.Raw), "companyId": companyID}, nil)
+	key := "certificate:" + companyID + ":" + eujpID + ":" + hex.EncodeToString(sum[:16])
+	body := map[string]string{"certificateDer": base64.StdEncoding.EncodeToString(cert.Raw), "companyId": companyID}
+	if eujpID != "" {
+		body["eujpId"] = eujpID
+	}
+	return call(ctx, client, http.MethodPost, c.Server+"/v1/agents/"+c.AgentID+"/certificates", c.authz(), key, body, nil)
 }
 
 func (c Credentials) authz() string { return "Agent " + c.AgentID + "." + c.Secret }

@@ -449,6 +449,39 @@ func (q *Queries) ListAudit(ctx context.Context, arg ListAuditParams) ([]AuditLo
 	return items, nil
 }
 
+const listClearTOTPSecrets = `-- name: ListClearTOTPSecrets :many
+SELECT id, totp_secret FROM users WHERE totp_secret <> '' AND totp_secret NOT LIKE 'v1.%' ORDER BY id
+`
+
+type ListClearTOTPSecretsRow struct {
+	ID         string
+	TotpSecret string
+}
+
+// TOTP seeds stored before seeds were sealed (a sealed one starts v1.).
+func (q *Queries) ListClearTOTPSecrets(ctx context.Context) ([]ListClearTOTPSecretsRow, error) {
+	rows, err := q.db.QueryContext(ctx, listClearTOTPSecrets)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListClearTOTPSecretsRow{}
+	for rows.Next() {
+		var i ListClearTOTPSecretsRow
+		if err := rows.Scan(&i.ID, &i.TotpSecret); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const lockAccountUsers = `-- name: LockAccountUsers :execrows
 UPDATE accounts SET name = name WHERE id = $1
 `
@@ -570,6 +603,25 @@ type RevokeAccountOAuthClientParams struct {
 
 func (q *Queries) RevokeAccountOAuthClient(ctx context.Context, arg RevokeAccountOAuthClientParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, revokeAccountOAuthClient, arg.RevokedAt, arg.ID, arg.AccountID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const sealUserTOTPSecret = `-- name: SealUserTOTPSecret :execrows
+UPDATE users SET totp_secret = $1 WHERE id = $2 AND totp_secret = $3
+`
+
+type SealUserTOTPSecretParams struct {
+	Sealed string
+	ID     string
+	Clear  string
+}
+
+// Replaces a clear seed by its sealed form, unless it changed meanwhile.
+func (q *Queries) SealUserTOTPSecret(ctx context.Context, arg SealUserTOTPSecretParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, sealUserTOTPSecret, arg.Sealed, arg.ID, arg.Clear)
 	if err != nil {
 		return 0, err
 	}

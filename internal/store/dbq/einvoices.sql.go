@@ -49,7 +49,7 @@ VALUES ($1, $2, $3, $4, $5,
         $11, $12, $13, $14, $15,
         $16, $17, $18, $19,
         $20, $21, $22)
-RETURNING id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id
+RETURNING id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since
 `
 
 type CreateEInvoiceParams struct {
@@ -134,6 +134,7 @@ func (q *Queries) CreateEInvoice(ctx context.Context, arg CreateEInvoiceParams) 
 		&i.DeliveredAt,
 		&i.SettledAt,
 		&i.SigningRequestID,
+		&i.SendUnknownSince,
 	)
 	return i, err
 }
@@ -170,7 +171,7 @@ func (q *Queries) CreateEvent(ctx context.Context, arg CreateEventParams) error 
 }
 
 const getAccountEInvoice = `-- name: GetAccountEInvoice :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices WHERE id = $1 AND account_id = $2
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices WHERE id = $1 AND account_id = $2
 `
 
 type GetAccountEInvoiceParams struct {
@@ -212,12 +213,13 @@ func (q *Queries) GetAccountEInvoice(ctx context.Context, arg GetAccountEInvoice
 		&i.DeliveredAt,
 		&i.SettledAt,
 		&i.SigningRequestID,
+		&i.SendUnknownSince,
 	)
 	return i, err
 }
 
 const getEInvoice = `-- name: GetEInvoice :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices WHERE id = $1 AND account_id = $2 AND company_id = $3
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices WHERE id = $1 AND account_id = $2 AND company_id = $3
 `
 
 type GetEInvoiceParams struct {
@@ -258,12 +260,13 @@ func (q *Queries) GetEInvoice(ctx context.Context, arg GetEInvoiceParams) (Einvo
 		&i.DeliveredAt,
 		&i.SettledAt,
 		&i.SigningRequestID,
+		&i.SendUnknownSince,
 	)
 	return i, err
 }
 
 const getEInvoiceByClientReference = `-- name: GetEInvoiceByClientReference :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices WHERE company_id = $1 AND client_reference = $2
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices WHERE company_id = $1 AND client_reference = $2
 `
 
 type GetEInvoiceByClientReferenceParams struct {
@@ -303,12 +306,13 @@ func (q *Queries) GetEInvoiceByClientReference(ctx context.Context, arg GetEInvo
 		&i.DeliveredAt,
 		&i.SettledAt,
 		&i.SigningRequestID,
+		&i.SendUnknownSince,
 	)
 	return i, err
 }
 
 const getEInvoiceByID = `-- name: GetEInvoiceByID :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices WHERE id = $1
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices WHERE id = $1
 `
 
 func (q *Queries) GetEInvoiceByID(ctx context.Context, id string) (Einvoice, error) {
@@ -343,6 +347,7 @@ func (q *Queries) GetEInvoiceByID(ctx context.Context, id string) (Einvoice, err
 		&i.DeliveredAt,
 		&i.SettledAt,
 		&i.SigningRequestID,
+		&i.SendUnknownSince,
 	)
 	return i, err
 }
@@ -591,7 +596,7 @@ func (q *Queries) ListEInvoiceStatus(ctx context.Context, einvoiceID string) ([]
 }
 
 const listEInvoices = `-- name: ListEInvoices :many
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices
 WHERE account_id = $1 AND company_id = $2
   AND (CAST($3 AS TEXT) = '' OR id < $3)
   AND (CAST($4 AS TEXT) IS NULL OR status = $4)
@@ -675,6 +680,7 @@ func (q *Queries) ListEInvoices(ctx context.Context, arg ListEInvoicesParams) ([
 			&i.DeliveredAt,
 			&i.SettledAt,
 			&i.SigningRequestID,
+			&i.SendUnknownSince,
 		); err != nil {
 			return nil, err
 		}
@@ -690,7 +696,7 @@ func (q *Queries) ListEInvoices(ctx context.Context, arg ListEInvoicesParams) ([
 }
 
 const listEInvoicesWithoutRequest = `-- name: ListEInvoicesWithoutRequest :many
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices
 WHERE company_id = $1 AND status = 'awaiting_signature' AND signing_request_id IS NULL
 ORDER BY id LIMIT 500
 `
@@ -736,6 +742,7 @@ func (q *Queries) ListEInvoicesWithoutRequest(ctx context.Context, companyID str
 			&i.DeliveredAt,
 			&i.SettledAt,
 			&i.SigningRequestID,
+			&i.SendUnknownSince,
 		); err != nil {
 			return nil, err
 		}

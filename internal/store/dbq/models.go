@@ -25,6 +25,7 @@ type AgentPairingCode struct {
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
 	UsedAt      sql.NullTime
+	CompanyIds  string
 }
 
 type ApiKey struct {
@@ -106,6 +107,7 @@ type Company struct {
 	RepresentativeName    string
 	RepresentativeEmail   string
 	PayrollEmployer       bool
+	UjpProblems           string
 }
 
 type Einvoice struct {
@@ -137,6 +139,7 @@ type Einvoice struct {
 	DeliveredAt      sql.NullTime
 	SettledAt        sql.NullTime
 	SigningRequestID sql.NullString
+	SendUnknownSince sql.NullTime
 }
 
 type EinvoicePdf struct {
@@ -327,20 +330,20 @@ type SigningAgent struct {
 	CreatedAt   time.Time
 	LastSeenAt  sql.NullTime
 	RevokedAt   sql.NullTime
+	CompanyIds  string
 }
 
 type SigningCertificate struct {
-	ID              string
-	AgentID         string
-	CompanyID       string
-	Der             string
-	Serial          string
-	Subject         string
-	NotBefore       time.Time
-	NotAfter        time.Time
-	CreatedAt       time.Time
-	EujpID          string
-	UjpRegisteredAt sql.NullTime
+	ID        string
+	AgentID   string
+	CompanyID string
+	Der       string
+	Serial    string
+	Subject   string
+	NotBefore time.Time
+	NotAfter  time.Time
+	CreatedAt time.Time
+	EujpID    string
 }
 
 type SigningRequest struct {
@@ -384,6 +387,14 @@ type UjpSlot struct {
 	Key    string
 	Holder string
 	Until  time.Time
+}
+
+type UjpWaiter struct {
+	Key      string
+	Waiter   string
+	Priority int32
+	Since    time.Time
+	SeenAt   time.Time
 }
 
 type UjpsimCertificate struct {

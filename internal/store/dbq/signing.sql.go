@@ -12,7 +12,7 @@ import (
 )
 
 const agentCertificate = `-- name: AgentCertificate :one
-SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id, ujp_registered_at FROM signing_certificates
+SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id FROM signing_certificates
 WHERE agent_id = $1 AND company_id = $2
   AND not_before <= $3 AND not_after > $3
 ORDER BY created_at DESC, id DESC LIMIT 1
@@ -39,7 +39,6 @@ func (q *Queries) AgentCertificate(ctx context.Context, arg AgentCertificatePara
 		&i.NotAfter,
 		&i.CreatedAt,
 		&i.EujpID,
-		&i.UjpRegisteredAt,
 	)
 	return i, err
 }
@@ -123,14 +122,15 @@ func (q *Queries) CompanySignerReady(ctx context.Context, arg CompanySignerReady
 }
 
 const createPairingCode = `-- name: CreatePairingCode :exec
-INSERT INTO agent_pairing_codes (code_hash, account_id, environment, created_at, expires_at)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO agent_pairing_codes (code_hash, account_id, environment, company_ids, created_at, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6)
 `
 
 type CreatePairingCodeParams struct {
 	CodeHash    string
 	AccountID   string
 	Environment string
+	CompanyIds  string
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
 }
@@ -140,6 +140,7 @@ func (q *Queries) CreatePairingCode(ctx context.Context, arg CreatePairingCodePa
 		arg.CodeHash,
 		arg.AccountID,
 		arg.Environment,
+		arg.CompanyIds,
 		arg.CreatedAt,
 		arg.ExpiresAt,
 	)
@@ -147,9 +148,10 @@ func (q *Queries) CreatePairingCode(ctx context.Context, arg CreatePairingCodePa
 }
 
 const createSigningAgent = `-- name: CreateSigningAgent :one
-INSERT INTO signing_agents (id, account_id, environment, name, secret_hash, created_at)
-VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at
+INSERT INTO signing_agents (id, account_id, environment, name, secret_hash, company_ids, created_at)
+VALUES ($1, $2, $3, $4, $5, $6,
+        $7)
+RETURNING id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at, company_ids
 `
 
 type CreateSigningAgentParams struct {
@@ -158,6 +160,7 @@ type CreateSigningAgentParams struct {
 	Environment string
 	Name        string
 	SecretHash  string
+	CompanyIds  string
 	CreatedAt   time.Time
 }
 
@@ -168,6 +171,7 @@ func (q *Queries) CreateSigningAgent(ctx context.Context, arg CreateSigningAgent
 		arg.Environment,
 		arg.Name,
 		arg.SecretHash,
+		arg.CompanyIds,
 		arg.CreatedAt,
 	)
 	var i SigningAgent
@@ -180,6 +184,7 @@ func (q *Queries) CreateSigningAgent(ctx context.Context, arg CreateSigningAgent
 		&i.CreatedAt,
 		&i.LastSeenAt,
 		&i.RevokedAt,
+		&i.CompanyIds,
 	)
 	return i, err
 }
@@ -188,7 +193,7 @@ const createSigningCertificate = `-- name: CreateSigningCertificate :one
 INSERT INTO signing_certificates (id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at)
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9)
-RETURNING id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id, ujp_registered_at
+RETURNING id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id
 `
 
 type CreateSigningCertificateParams struct {
@@ -227,7 +232,6 @@ func (q *Queries) CreateSigningCertificate(ctx context.Context, arg CreateSignin
 		&i.NotAfter,
 		&i.CreatedAt,
 		&i.EujpID,
-		&i.UjpRegisteredAt,
 	)
 	return i, err
 }
@@ -297,7 +301,7 @@ func (q *Queries) CreateSigningRequest(ctx context.Context, arg CreateSigningReq
 }
 
 const currentSigningCertificate = `-- name: CurrentSigningCertificate :one
-SELECT c.id, c.agent_id, c.company_id, c.der, c.serial, c.subject, c.not_before, c.not_after, c.created_at, c.eujp_id, c.ujp_registered_at FROM signing_certificates c JOIN signing_agents a ON a.id = c.agent_id
+SELECT c.id, c.agent_id, c.company_id, c.der, c.serial, c.subject, c.not_before, c.not_after, c.created_at, c.eujp_id FROM signing_certificates c JOIN signing_agents a ON a.id = c.agent_id
 WHERE c.company_id = $1 AND c.not_before <= $2 AND c.not_after > $2
   AND a.revoked_at IS NULL
 ORDER BY c.created_at DESC, c.id DESC LIMIT 1
@@ -324,7 +328,6 @@ func (q *Queries) CurrentSigningCertificate(ctx context.Context, arg CurrentSign
 		&i.NotAfter,
 		&i.CreatedAt,
 		&i.EujpID,
-		&i.UjpRegisteredAt,
 	)
 	return i, err
 }
@@ -364,7 +367,7 @@ func (q *Queries) FinishSigningRequest(ctx context.Context, arg FinishSigningReq
 }
 
 const getAccountCompanySigner = `-- name: GetAccountCompanySigner :one
-SELECT co.id, co.account_id, co.name, co.tax_number, co.created_at, co.vat_number, co.external_ref, co.status, co.signing_mode, co.environment, co.address, co.annual_account_filed_for, co.representative_name, co.representative_email, co.payroll_employer, c.id AS cert_id, c.der AS cert_der
+SELECT co.id, co.account_id, co.name, co.tax_number, co.created_at, co.vat_number, co.external_ref, co.status, co.signing_mode, co.environment, co.address, co.annual_account_filed_for, co.representative_name, co.representative_email, co.payroll_employer, co.ujp_problems, c.id AS cert_id, c.der AS cert_der
 FROM companies co
 LEFT JOIN signing_certificates c ON c.id = (
   SELECT c2.id FROM signing_certificates c2 JOIN signing_agents a ON a.id = c2.agent_id
@@ -408,6 +411,7 @@ func (q *Queries) GetAccountCompanySigner(ctx context.Context, arg GetAccountCom
 		&i.Company.RepresentativeName,
 		&i.Company.RepresentativeEmail,
 		&i.Company.PayrollEmployer,
+		&i.Company.UjpProblems,
 		&i.CertID,
 		&i.CertDer,
 	)
@@ -451,7 +455,7 @@ func (q *Queries) GetAccountSigningRequest(ctx context.Context, arg GetAccountSi
 }
 
 const getSigningAgent = `-- name: GetSigningAgent :one
-SELECT id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at FROM signing_agents WHERE id = $1
+SELECT id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at, company_ids FROM signing_agents WHERE id = $1
 `
 
 func (q *Queries) GetSigningAgent(ctx context.Context, id string) (SigningAgent, error) {
@@ -466,12 +470,13 @@ func (q *Queries) GetSigningAgent(ctx context.Context, id string) (SigningAgent,
 		&i.CreatedAt,
 		&i.LastSeenAt,
 		&i.RevokedAt,
+		&i.CompanyIds,
 	)
 	return i, err
 }
 
 const getSigningCertificate = `-- name: GetSigningCertificate :one
-SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id, ujp_registered_at FROM signing_certificates WHERE id = $1
+SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id FROM signing_certificates WHERE id = $1
 `
 
 func (q *Queries) GetSigningCertificate(ctx context.Context, id string) (SigningCertificate, error) {
@@ -488,7 +493,6 @@ func (q *Queries) GetSigningCertificate(ctx context.Context, id string) (Signing
 		&i.NotAfter,
 		&i.CreatedAt,
 		&i.EujpID,
-		&i.UjpRegisteredAt,
 	)
 	return i, err
 }
@@ -630,7 +634,7 @@ func (q *Queries) ListAgentPendingRequests(ctx context.Context, arg ListAgentPen
 }
 
 const listSigningAgents = `-- name: ListSigningAgents :many
-SELECT id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at FROM signing_agents ORDER BY account_id, id
+SELECT id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at, company_ids FROM signing_agents ORDER BY account_id, id
 `
 
 // Every agent, for denar admin agent list.
@@ -652,6 +656,7 @@ func (q *Queries) ListSigningAgents(ctx context.Context) ([]SigningAgent, error)
 			&i.CreatedAt,
 			&i.LastSeenAt,
 			&i.RevokedAt,
+			&i.CompanyIds,
 		); err != nil {
 			return nil, err
 		}
@@ -757,7 +762,7 @@ func (q *Queries) ReleaseAgentClaims(ctx context.Context, arg ReleaseAgentClaims
 const revokeSigningAgent = `-- name: RevokeSigningAgent :one
 UPDATE signing_agents SET revoked_at = $1, last_seen_at = NULL
 WHERE id = $2 AND revoked_at IS NULL
-RETURNING id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at
+RETURNING id, account_id, environment, name, secret_hash, created_at, last_seen_at, revoked_at, company_ids
 `
 
 type RevokeSigningAgentParams struct {
@@ -779,6 +784,7 @@ func (q *Queries) RevokeSigningAgent(ctx context.Context, arg RevokeSigningAgent
 		&i.CreatedAt,
 		&i.LastSeenAt,
 		&i.RevokedAt,
+		&i.CompanyIds,
 	)
 	return i, err
 }
@@ -800,7 +806,7 @@ func (q *Queries) TouchSigningAgent(ctx context.Context, arg TouchSigningAgentPa
 const usePairingCode = `-- name: UsePairingCode :one
 UPDATE agent_pairing_codes SET used_at = $1
 WHERE code_hash = $2 AND used_at IS NULL AND expires_at > $1
-RETURNING code_hash, account_id, environment, created_at, expires_at, used_at
+RETURNING code_hash, account_id, environment, created_at, expires_at, used_at, company_ids
 `
 
 type UsePairingCodeParams struct {
@@ -818,6 +824,7 @@ func (q *Queries) UsePairingCode(ctx context.Context, arg UsePairingCodeParams) 
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.UsedAt,
+		&i.CompanyIds,
 	)
 	return i, err
 }

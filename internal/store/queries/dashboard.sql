@@ -16,6 +16,14 @@ SELECT * FROM users WHERE account_id = sqlc.arg(account_id) ORDER BY email;
 UPDATE users SET totp_secret = sqlc.arg(totp_secret), totp_enabled = FALSE
 WHERE id = sqlc.arg(id) AND NOT totp_enabled;
 
+-- name: ListClearTOTPSecrets :many
+-- TOTP seeds stored before seeds were sealed (a sealed one starts v1.).
+SELECT id, totp_secret FROM users WHERE totp_secret <> '' AND totp_secret NOT LIKE 'v1.%' ORDER BY id;
+
+-- name: SealUserTOTPSecret :execrows
+-- Replaces a clear seed by its sealed form, unless it changed meanwhile.
+UPDATE users SET totp_secret = sqlc.arg(sealed) WHERE id = sqlc.arg(id) AND totp_secret = sqlc.arg(clear);
+
 -- name: EnableUserTOTP :execrows
 -- Turns the second factor on with the step of the code that confirmed it.
 UPDATE users SET totp_enabled = TRUE, totp_last_step = sqlc.arg(step)

@@ -1,6 +1,6 @@
 -- name: CreatePairingCode :exec
-INSERT INTO agent_pairing_codes (code_hash, account_id, environment, created_at, expires_at)
-VALUES (sqlc.arg(code_hash), sqlc.arg(account_id), sqlc.arg(environment), sqlc.arg(created_at), sqlc.arg(expires_at));
+INSERT INTO agent_pairing_codes (code_hash, account_id, environment, company_ids, created_at, expires_at)
+VALUES (sqlc.arg(code_hash), sqlc.arg(account_id), sqlc.arg(environment), sqlc.arg(company_ids), sqlc.arg(created_at), sqlc.arg(expires_at));
 
 -- name: UsePairingCode :one
 UPDATE agent_pairing_codes SET used_at = sqlc.arg(now)
@@ -8,8 +8,9 @@ WHERE code_hash = sqlc.arg(code_hash) AND used_at IS NULL AND expires_at > sqlc.
 RETURNING *;
 
 -- name: CreateSigningAgent :one
-INSERT INTO signing_agents (id, account_id, environment, name, secret_hash, created_at)
-VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(environment), sqlc.arg(name), sqlc.arg(secret_hash), sqlc.arg(created_at))
+INSERT INTO signing_agents (id, account_id, environment, name, secret_hash, company_ids, created_at)
+VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(environment), sqlc.arg(name), sqlc.arg(secret_hash), sqlc.arg(company_ids),
+        sqlc.arg(created_at))
 RETURNING *;
 
 -- name: GetSigningAgent :one

@@ -252,6 +252,45 @@ func (e CompanyStatus) Valid() bool {
 	}
 }
 
+// Defines values for CompanyProblemCode.
+const (
+	UjpAccessMissing    CompanyProblemCode = "ujp_access_missing"
+	UjpPrivilegeMissing CompanyProblemCode = "ujp_privilege_missing"
+)
+
+// Valid indicates whether the value is a known member of the CompanyProblemCode enum.
+func (e CompanyProblemCode) Valid() bool {
+	switch e {
+	case UjpAccessMissing:
+		return true
+	case UjpPrivilegeMissing:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CompanyProblemPrivilege.
+const (
+	DA CompanyProblemPrivilege = "DA"
+	DP CompanyProblemPrivilege = "DP"
+	RD CompanyProblemPrivilege = "RD"
+)
+
+// Valid indicates whether the value is a known member of the CompanyProblemPrivilege enum.
+func (e CompanyProblemPrivilege) Valid() bool {
+	switch e {
+	case DA:
+		return true
+	case DP:
+		return true
+	case RD:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CorrectionRequestDocStorno.
 const (
 	N2 CorrectionRequestDocStorno = 2
@@ -2427,8 +2466,11 @@ type AgentCredentials struct {
 	// AgentId AGENT_ID, prefix agt_.
 	AgentId string `json:"agentId"`
 
-	// AgentSecret AGENT_SECRET. Shown once; stored only as a hash.
-	AgentSecret string                      `json:"agentSecret"`
+	// AgentSecret AGENT_SECRET. Shown once; stored only as a hash. An Idempotency-Key replay of this answer is 409 secret_already_shown: pair again with a new code.
+	AgentSecret string `json:"agentSecret"`
+
+	// CompanyIds The companies this agent may act for (the pairing code's); empty: every company of the account in the environment.
+	CompanyIds  *[]string                   `json:"companyIds"`
 	Environment AgentCredentialsEnvironment `json:"environment"`
 	Object      AgentCredentialsObject      `json:"object"`
 }
@@ -2599,12 +2641,15 @@ type Company struct {
 	Id string `json:"id"`
 
 	// Name Legal name from the tax authority's registry.
-	Name        string             `json:"name"`
-	Object      CompanyObject      `json:"object"`
+	Name   string        `json:"name"`
+	Object CompanyObject `json:"object"`
+
+	// Problems What UJP refuses the service for this company (access or a portal privilege missing); empty when nothing is wrong. Each is cleared by the next call of its kind that UJP accepts. See docs/going-live.md.
+	Problems    *[]CompanyProblem  `json:"problems"`
 	SigningMode CompanySigningMode `json:"signingMode"`
 	Status      CompanyStatus      `json:"status"`
 
-	// TaxNumber ЕДБ, 13 digits.
+	// TaxNumber ЕДБ: 13 digits, the 13th a check digit.
 	TaxNumber string `json:"taxNumber"`
 
 	// VatNumber From the registry; null when the company is not a VAT payer.
@@ -2619,6 +2664,30 @@ type CompanySigningMode string
 
 // CompanyStatus defines model for Company.Status.
 type CompanyStatus string
+
+// CompanyProblem defines model for CompanyProblem.
+type CompanyProblem struct {
+	Code CompanyProblemCode `json:"code"`
+
+	// LastSeenAt When UJP last refused.
+	LastSeenAt time.Time `json:"lastSeenAt"`
+	Message    string    `json:"message"`
+
+	// Privilege The portal privilege missing (ujp_privilege_missing): DP for UJP's PDFs, RD for document JSON (incoming documents, looking up a send whose answer was lost), DA for archives.
+	Privilege *CompanyProblemPrivilege `json:"privilege,omitempty"`
+
+	// Since When UJP first refused.
+	Since time.Time `json:"since"`
+
+	// UjpCode UJP's error code, as UJP wrote it (E1010, E1011, E1012, E1013, E4021, E4022, E4023).
+	UjpCode string `json:"ujpCode"`
+}
+
+// CompanyProblemCode defines model for CompanyProblem.Code.
+type CompanyProblemCode string
+
+// CompanyProblemPrivilege The portal privilege missing (ujp_privilege_missing): DP for UJP's PDFs, RD for document JSON (incoming documents, looking up a send whose answer was lost), DA for archives.
+type CompanyProblemPrivilege string
 
 // CompanyUsage defines model for CompanyUsage.
 type CompanyUsage struct {
@@ -2664,7 +2733,7 @@ type CreateCompanyBody struct {
 	Representative Representative                `json:"representative"`
 	SigningMode    *CreateCompanyBodySigningMode `json:"signingMode,omitempty"`
 
-	// TaxNumber ЕДБ, 13 digits.
+	// TaxNumber The company's ЕДБ: the bare 13 digits (no MK prefix), the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong check digit is 422 validation_failed at taxNumber, before UJP's registry is asked.
 	TaxNumber string `json:"taxNumber"`
 }
 
@@ -3555,10 +3624,13 @@ type PairInputBody struct {
 
 // PairingCode defines model for PairingCode.
 type PairingCode struct {
-	// Code Enter in denar-agent pair --code. Single use.
-	Code      string            `json:"code"`
-	ExpiresAt time.Time         `json:"expiresAt"`
-	Object    PairingCodeObject `json:"object"`
+	// Code Enter in denar-agent pair --code. Single use. Shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown.
+	Code string `json:"code"`
+
+	// CompanyIds The companies the agent paired with this code may act for: the creating credential's allow-list. Empty: every company of the account in the environment.
+	CompanyIds *[]string         `json:"companyIds"`
+	ExpiresAt  time.Time         `json:"expiresAt"`
+	Object     PairingCodeObject `json:"object"`
 }
 
 // PairingCodeObject defines model for PairingCode.Object.
@@ -3574,8 +3646,10 @@ type Party struct {
 	Name             string       `json:"name"`
 	SubsidiaryCode   *string      `json:"subsidiaryCode,omitempty"`
 	SubsidiaryName   *string      `json:"subsidiaryName,omitempty"`
-	TaxNumber        string       `json:"taxNumber"`
-	VatNumber        *string      `json:"vatNumber,omitempty"`
+
+	// TaxNumber For a party in MK (the default country), required: its ЕДБ, the bare 13 digits, the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong length or check digit is 422 validation_failed at this field (UJP E5011). Not checked for a party of another country.
+	TaxNumber string  `json:"taxNumber"`
+	VatNumber *string `json:"vatNumber,omitempty"`
 }
 
 // PartyAddress defines model for PartyAddress.
@@ -3720,7 +3794,7 @@ type SandboxIncoming struct {
 	IssueDate openapi_types.Date    `json:"issueDate"`
 	Object    SandboxIncomingObject `json:"object"`
 
-	// SellerTaxNumber The fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово).
+	// SellerTaxNumber The fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово).
 	SellerTaxNumber string             `json:"sellerTaxNumber"`
 	TransactionDate openapi_types.Date `json:"transactionDate"`
 }
@@ -3769,6 +3843,8 @@ type SignatureInputBody struct {
 
 // SigningAgent defines model for SigningAgent.
 type SigningAgent struct {
+	// CompanyIds The companies the agent may act for, fixed at pairing (the allow-list of the credential that created its pairing code); empty: every company of the account in the environment.
+	CompanyIds  *[]string               `json:"companyIds"`
 	CreatedAt   time.Time               `json:"createdAt"`
 	Environment SigningAgentEnvironment `json:"environment"`
 
@@ -3851,7 +3927,7 @@ type SigningCertificate struct {
 	CompanyId string    `json:"companyId"`
 	CreatedAt time.Time `json:"createdAt"`
 
-	// EujpId UJP user id of the holder; empty means the sandbox default.
+	// EujpId The holder's UJP user id (X-EUJP-ID), from their e-UJP registration. A sandbox certificate registered without one, with the sandbox's simulator, gets denar-<certificate id>.
 	EujpId string `json:"eujpId"`
 
 	// Id Prefix crt_.
@@ -3860,7 +3936,7 @@ type SigningCertificate struct {
 	NotBefore time.Time                `json:"notBefore"`
 	Object    SigningCertificateObject `json:"object"`
 
-	// SerialNumber Decimal, as UJP's X-SERIAL-NUMBER.
+	// SerialNumber The certificate's serial number, in decimal (sent to UJP as X-SERIAL-NUMBER in the format DENAR_UJP_SERIAL_FORMAT names).
 	SerialNumber string `json:"serialNumber"`
 	Subject      string `json:"subject"`
 }
@@ -4201,7 +4277,7 @@ type WebhookEndpoint struct {
 	// PreviousSecretExpiresAt Until then deliveries carry a second v1= signature made with the previous secret; null when there is none.
 	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"`
 
-	// Secret The signing secret (whsec_…): only in the answer to create and rotate-secret, null everywhere else, also when an Idempotency-Key replays that answer.
+	// Secret The signing secret (whsec_…): only in the answer to create and rotate-secret, null everywhere else. Shown once: an Idempotency-Key replay of those answers is 409 secret_already_shown (rotate the secret for a new one).
 	Secret    *string   `json:"secret"`
 	UpdatedAt time.Time `json:"updatedAt"`
 	Url       string    `json:"url"`
@@ -5118,7 +5194,7 @@ type ClientInterface interface {
 
 	// PairAgentWithBody Pair a signing agent
 	//
-	// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+	// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5127,7 +5203,7 @@ type ClientInterface interface {
 
 	// PairAgent Pair a signing agent
 	//
-	// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+	// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5136,14 +5212,14 @@ type ClientInterface interface {
 
 	// CreateAgentPairingCode Create a pairing code for a signing agent
 	//
-	// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this key's account and environment; nothing else can attach an agent.
+	// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this credential's account and environment, with this credential's reach: an agent paired with a code of a credential limited to some companies (an allow-listed key or OAuth client) may act for those companies only (companyIds), for ever; a code of an unrestricted credential pairs an agent for every company of the account in the environment. Nothing else can attach an agent. The code is shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown (create another code).
 	//
 	// Corresponds with POST /v1/agents/pairing-codes (the `CreateAgentPairingCode` operationId).
 	CreateAgentPairingCode(ctx context.Context, params *CreateAgentPairingCodeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RegisterAgentCertificateWithBody Register the agent's signing certificate for a company
 	//
-	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5152,7 +5228,7 @@ type ClientInterface interface {
 
 	// RegisterAgentCertificate Register the agent's signing certificate for a company
 	//
-	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5161,14 +5237,14 @@ type ClientInterface interface {
 
 	// RevokeAgent Revoke a signing agent
 	//
-	// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
+	// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. A credential limited to some companies may revoke only agents limited to companies of its own list (403 company_not_allowed otherwise): an account-wide agent is revoked by an unrestricted key or OAuth client. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
 	//
 	// Corresponds with POST /v1/agents/{id}/revoke (the `RevokeAgent` operationId).
 	RevokeAgent(ctx context.Context, id string, params *RevokeAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListAgentSigningRequests Signing requests for this agent (long-poll)
 	//
-	// Returns the pending requests of every company this agent holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
+	// Returns the pending requests of every company of the agent's companyIds it holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
 	//
 	// Corresponds with GET /v1/agents/{id}/signing-requests (the `ListAgentSigningRequests` operationId).
 	ListAgentSigningRequests(ctx context.Context, id string, params *ListAgentSigningRequestsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5496,7 +5572,7 @@ type ClientInterface interface {
 
 	// SandboxDropIncomingWithBody Drop an incoming invoice into a sandbox company's inbox
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5505,7 +5581,7 @@ type ClientInterface interface {
 
 	// SandboxDropIncoming Drop an incoming invoice into a sandbox company's inbox
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5539,7 +5615,7 @@ type ClientInterface interface {
 
 	// GetSigningRequest Get a signing request
 	//
-	// One signing request: what to sign (docs/signing.md) and its state.
+	// One signing request: what to sign (docs/signing.md) and its state. A request of a company outside the caller's reach (an agent's companyIds and certificates, a key's environment and allow-list) is 404, here and on claim, signature and refusal.
 	//
 	// Corresponds with GET /v1/signing-requests/{id} (the `GetSigningRequest` operationId).
 	GetSigningRequest(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5693,7 +5769,7 @@ type ClientInterface interface {
 
 // PairAgentWithBody Pair a signing agent
 //
-// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5712,7 +5788,7 @@ func (c *Client) PairAgentWithBody(ctx context.Context, params *PairAgentParams,
 
 // PairAgent Pair a signing agent
 //
-// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5731,7 +5807,7 @@ func (c *Client) PairAgent(ctx context.Context, params *PairAgentParams, body Pa
 
 // CreateAgentPairingCode Create a pairing code for a signing agent
 //
-// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this key's account and environment; nothing else can attach an agent.
+// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this credential's account and environment, with this credential's reach: an agent paired with a code of a credential limited to some companies (an allow-listed key or OAuth client) may act for those companies only (companyIds), for ever; a code of an unrestricted credential pairs an agent for every company of the account in the environment. Nothing else can attach an agent. The code is shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown (create another code).
 //
 // Corresponds with POST /v1/agents/pairing-codes (the `CreateAgentPairingCode` operationId).
 func (c *Client) CreateAgentPairingCode(ctx context.Context, params *CreateAgentPairingCodeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5748,7 +5824,7 @@ func (c *Client) CreateAgentPairingCode(ctx context.Context, params *CreateAgent
 
 // RegisterAgentCertificateWithBody Register the agent's signing certificate for a company
 //
-// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5767,7 +5843,7 @@ func (c *Client) RegisterAgentCertificateWithBody(ctx context.Context, id string
 
 // RegisterAgentCertificate Register the agent's signing certificate for a company
 //
-// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5786,7 +5862,7 @@ func (c *Client) RegisterAgentCertificate(ctx context.Context, id string, params
 
 // RevokeAgent Revoke a signing agent
 //
-// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
+// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. A credential limited to some companies may revoke only agents limited to companies of its own list (403 company_not_allowed otherwise): an account-wide agent is revoked by an unrestricted key or OAuth client. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
 //
 // Corresponds with POST /v1/agents/{id}/revoke (the `RevokeAgent` operationId).
 func (c *Client) RevokeAgent(ctx context.Context, id string, params *RevokeAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5803,7 +5879,7 @@ func (c *Client) RevokeAgent(ctx context.Context, id string, params *RevokeAgent
 
 // ListAgentSigningRequests Signing requests for this agent (long-poll)
 //
-// Returns the pending requests of every company this agent holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
+// Returns the pending requests of every company of the agent's companyIds it holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
 //
 // Corresponds with GET /v1/agents/{id}/signing-requests (the `ListAgentSigningRequests` operationId).
 func (c *Client) ListAgentSigningRequests(ctx context.Context, id string, params *ListAgentSigningRequestsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6531,7 +6607,7 @@ func (c *Client) SimulateEInvoice(ctx context.Context, id string, params *Simula
 
 // SandboxDropIncomingWithBody Drop an incoming invoice into a sandbox company's inbox
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6550,7 +6626,7 @@ func (c *Client) SandboxDropIncomingWithBody(ctx context.Context, params *Sandbo
 
 // SandboxDropIncoming Drop an incoming invoice into a sandbox company's inbox
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6624,7 +6700,7 @@ func (c *Client) ListSigningRequests(ctx context.Context, params *ListSigningReq
 
 // GetSigningRequest Get a signing request
 //
-// One signing request: what to sign (docs/signing.md) and its state.
+// One signing request: what to sign (docs/signing.md) and its state. A request of a company outside the caller's reach (an agent's companyIds and certificates, a key's environment and allow-list) is 404, here and on claim, signature and refusal.
 //
 // Corresponds with GET /v1/signing-requests/{id} (the `GetSigningRequest` operationId).
 func (c *Client) GetSigningRequest(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10019,7 +10095,7 @@ type ClientWithResponsesInterface interface {
 
 	// PairAgentWithBodyWithResponse Pair a signing agent
 	//
-	// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+	// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10028,7 +10104,7 @@ type ClientWithResponsesInterface interface {
 
 	// PairAgentWithResponse Pair a signing agent
 	//
-	// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+	// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10037,7 +10113,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAgentPairingCodeWithResponse Create a pairing code for a signing agent
 	//
-	// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this key's account and environment; nothing else can attach an agent.
+	// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this credential's account and environment, with this credential's reach: an agent paired with a code of a credential limited to some companies (an allow-listed key or OAuth client) may act for those companies only (companyIds), for ever; a code of an unrestricted credential pairs an agent for every company of the account in the environment. Nothing else can attach an agent. The code is shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown (create another code).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10046,7 +10122,7 @@ type ClientWithResponsesInterface interface {
 
 	// RegisterAgentCertificateWithBodyWithResponse Register the agent's signing certificate for a company
 	//
-	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10055,7 +10131,7 @@ type ClientWithResponsesInterface interface {
 
 	// RegisterAgentCertificateWithResponse Register the agent's signing certificate for a company
 	//
-	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+	// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10064,7 +10140,7 @@ type ClientWithResponsesInterface interface {
 
 	// RevokeAgentWithResponse Revoke a signing agent
 	//
-	// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
+	// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. A credential limited to some companies may revoke only agents limited to companies of its own list (403 company_not_allowed otherwise): an account-wide agent is revoked by an unrestricted key or OAuth client. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10073,7 +10149,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAgentSigningRequestsWithResponse Signing requests for this agent (long-poll)
 	//
-	// Returns the pending requests of every company this agent holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
+	// Returns the pending requests of every company of the agent's companyIds it holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10437,7 +10513,7 @@ type ClientWithResponsesInterface interface {
 
 	// SandboxDropIncomingWithBodyWithResponse Drop an incoming invoice into a sandbox company's inbox
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10446,7 +10522,7 @@ type ClientWithResponsesInterface interface {
 
 	// SandboxDropIncomingWithResponse Drop an incoming invoice into a sandbox company's inbox
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10482,7 +10558,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetSigningRequestWithResponse Get a signing request
 	//
-	// One signing request: what to sign (docs/signing.md) and its state.
+	// One signing request: what to sign (docs/signing.md) and its state. A request of a company outside the caller's reach (an agent's companyIds and certificates, a key's environment and allow-list) is 404, here and on claim, signature and refusal.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13457,7 +13533,7 @@ func (r TestWebhookEndpointResponse) ContentType() string {
 
 // PairAgentWithBodyWithResponse Pair a signing agent
 //
-// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13472,7 +13548,7 @@ func (c *ClientWithResponses) PairAgentWithBodyWithResponse(ctx context.Context,
 
 // PairAgentWithResponse Pair a signing agent
 //
-// Exchanges a pairing code for the agent's credentials. The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The Idempotency-Key is scoped to the body, so an answer lost on the way can be fetched again with the same key and code for 24 hours.
+// Exchanges a pairing code for the agent's credentials and its companyIds (the code's reach). The code is the authority: no credential is sent. An unknown, used or expired code is 422 pairing_code_invalid. The secret is shown once and stored only as a hash: the Idempotency-Key is scoped to the body, and the same key and code again answer 409 secret_already_shown (objectId names the agent paired) rather than the secret. An answer lost on the way therefore means pairing again with a new code (and revoking the agent it created).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13487,7 +13563,7 @@ func (c *ClientWithResponses) PairAgentWithResponse(ctx context.Context, params 
 
 // CreateAgentPairingCodeWithResponse Create a pairing code for a signing agent
 //
-// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this key's account and environment; nothing else can attach an agent.
+// Returns a single-use code valid for 10 minutes. Entered in `denar-agent pair`, it attaches the agent to this credential's account and environment, with this credential's reach: an agent paired with a code of a credential limited to some companies (an allow-listed key or OAuth client) may act for those companies only (companyIds), for ever; a code of an unrestricted credential pairs an agent for every company of the account in the environment. Nothing else can attach an agent. The code is shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown (create another code).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13502,7 +13578,7 @@ func (c *ClientWithResponses) CreateAgentPairingCodeWithResponse(ctx context.Con
 
 // RegisterAgentCertificateWithBodyWithResponse Register the agent's signing certificate for a company
 //
-// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13517,7 +13593,7 @@ func (c *ClientWithResponses) RegisterAgentCertificateWithBodyWithResponse(ctx c
 
 // RegisterAgentCertificateWithResponse Register the agent's signing certificate for a company
 //
-// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment. From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
+// Checks the certificate (valid now, RSA of at least 2048 bits; for a production company not self-signed, else `422 self_signed_certificate`) and links it to a company of the agent's account and environment within the agent's companyIds (a company outside them is 403 company_not_allowed at companyId). From then on the agent receives the company's signing requests; several agents of one company all receive them, and the first to claim a request signs it with its own certificate.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13532,7 +13608,7 @@ func (c *ClientWithResponses) RegisterAgentCertificateWithResponse(ctx context.C
 
 // RevokeAgentWithResponse Revoke a signing agent
 //
-// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
+// Revokes an agent of this credential's account and environment at once: its credentials answer 401 key_revoked from then on, its certificates are no longer used for new signing requests, the requests it claimed and did not finish go back to pending for another agent of the company, and its open WebSocket (closed with 1008 policy violation, reason "agent revoked") and long-poll (401 key_revoked) end within about a second, in whichever server process holds them. An agent of another account is 404; of the other environment 403 environment_mismatch. A credential limited to some companies may revoke only agents limited to companies of its own list (403 company_not_allowed otherwise): an account-wide agent is revoked by an unrestricted key or OAuth client. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13547,7 +13623,7 @@ func (c *ClientWithResponses) RevokeAgentWithResponse(ctx context.Context, id st
 
 // ListAgentSigningRequestsWithResponse Signing requests for this agent (long-poll)
 //
-// Returns the pending requests of every company this agent holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
+// Returns the pending requests of every company of the agent's companyIds it holds a valid certificate for, and those it claimed and has not finished. With none, waits up to `wait` seconds for one. The same path with `Upgrade: websocket` is the normal delivery: a WebSocket on which the server sends JSON text messages `{"type":"hello","agentId","serverTime"}` first and then `{"type":"signing_request","request":{SigningRequest}}` for each pending request, once per connection, as they appear; claims and signatures stay on the REST operations. Unknown message types are to be ignored. See docs/signing.md.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14151,7 +14227,7 @@ func (c *ClientWithResponses) SimulateEInvoiceWithResponse(ctx context.Context, 
 
 // SandboxDropIncomingWithBodyWithResponse Drop an incoming invoice into a sandbox company's inbox
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14166,7 +14242,7 @@ func (c *ClientWithResponses) SandboxDropIncomingWithBodyWithResponse(ctx contex
 
 // SandboxDropIncomingWithResponse Drop an incoming invoice into a sandbox company's inbox
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000005, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). The simulator's fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово) sends the company a realistic invoice (three lines at 18% and 5% VAT) with the chosen transaction date, so deadline behaviour can be tried today: a transaction date in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14226,7 +14302,7 @@ func (c *ClientWithResponses) ListSigningRequestsWithResponse(ctx context.Contex
 
 // GetSigningRequestWithResponse Get a signing request
 //
-// One signing request: what to sign (docs/signing.md) and its state.
+// One signing request: what to sign (docs/signing.md) and its state. A request of a company outside the caller's reach (an agent's companyIds and certificates, a key's environment and allow-list) is 404, here and on claim, signature and refusal.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -110,7 +110,9 @@ type Company struct {
 	Phone              *string `json:"phone,omitempty"`
 	PostalCode         *string `json:"postalCode,omitempty"`
 	RegistrationNumber *string `json:"registrationNumber,omitempty"`
-	TaxId              *string `json:"taxId,omitempty"`
+
+	// TaxId МПИН 2.1, the payer's ЕДБ: 13 digits, the 13th the mod-11 check digit of the first 12 (an individual's ЕМБГ passes the same check). Missing, another length or a wrong check digit is the blocking issue edb_invalid.
+	TaxId *string `json:"taxId,omitempty"`
 }
 
 // ConvertInput defines model for ConvertInput.
@@ -173,10 +175,12 @@ type Employee struct {
 // EppdIssuer defines model for EppdIssuer.
 type EppdIssuer struct {
 	BankAccount *string `json:"bankAccount,omitempty"`
-	Edb         string  `json:"edb"`
-	Email       *string `json:"email,omitempty"`
-	Name        string  `json:"name"`
-	Phone       *string `json:"phone,omitempty"`
+
+	// Edb The payer's ЕДБ: 13 digits, the 13th the mod-11 check digit of the first 12; anything else is 422 validation_failed at issuer.edb.
+	Edb   string  `json:"edb"`
+	Email *string `json:"email,omitempty"`
+	Name  string  `json:"name"`
+	Phone *string `json:"phone,omitempty"`
 }
 
 // EppdRequest defines model for EppdRequest.
@@ -404,7 +408,9 @@ type PddgiCompany struct {
 	MunicipalityCode *string `json:"municipalityCode,omitempty"`
 	Name             string  `json:"name"`
 	Phone            *string `json:"phone,omitempty"`
-	TaxId            *string `json:"taxId,omitempty"`
+
+	// TaxId The payer's ЕДБ: 13 digits, the 13th the mod-11 check digit of the first 12; anything else is 422 validation_failed at company.taxId.
+	TaxId *string `json:"taxId,omitempty"`
 }
 
 // PddgiEmployee defines model for PddgiEmployee.
@@ -475,9 +481,11 @@ type RatesOutputBody struct {
 
 // Record defines model for Record.
 type Record struct {
-	AbsentHours           *float64 `json:"absentHours,omitempty"`
-	AdditionalHealth      string   `json:"additionalHealth"`
-	BonusAmount           *string  `json:"bonusAmount,omitempty"`
+	AbsentHours      *float64 `json:"absentHours,omitempty"`
+	AdditionalHealth string   `json:"additionalHealth"`
+	BonusAmount      *string  `json:"bonusAmount,omitempty"`
+
+	// ClientTaxId An ЕДБ, not written to the files; when given, another length or a wrong check digit is the blocking issue edb_invalid.
 	ClientTaxId           *string  `json:"clientTaxId,omitempty"`
 	ContractNo            *int64   `json:"contractNo,omitempty"`
 	DisabilityTopUp       *string  `json:"disabilityTopUp,omitempty"`

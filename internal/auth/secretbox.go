@@ -1,4 +1,4 @@
-package einvoicing
+package auth
 
 import (
 	"crypto/aes"
@@ -10,16 +10,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/denar-mk/denar/internal/auth"
 )
 
-// SecretBox seals webhook secrets for storage with AES-256-GCM under the
-// operator's key (DENAR_WEBHOOK_SECRET_KEY). A sealed secret reads
+// SecretBox seals secrets that must be read back (webhook endpoint
+// secrets, TOTP seeds) for storage, with AES-256-GCM under the operator's
+// key (DENAR_WEBHOOK_SECRET_KEY). A sealed secret reads
 // "v1.<key id>.<base64url(nonce ‖ ciphertext ‖ tag)>": the key id (the
 // first 8 hex digits of SHA-256 of the key) tells a wrong key from a
-// damaged value, and the endpoint's id is the additional data, so a sealed
-// secret copied onto another endpoint does not open.
+// damaged value, and the id of the row it belongs to (the endpoint's, the
+// user's) is the additional data, so a sealed secret copied onto another
+// row does not open.
 type SecretBox struct {
 	aead  cipher.AEAD
 	keyID string
@@ -31,15 +31,15 @@ const SecretKeySize = 32
 // NewSecretBox returns a box sealing with key (32 bytes).
 func NewSecretBox(key []byte) (*SecretBox, error) {
 	if len(key) != SecretKeySize {
-		return nil, fmt.Errorf("webhook secret key: %d bytes, want %d", len(key), SecretKeySize)
+		return nil, fmt.Errorf("secret key: %d bytes, want %d", len(key), SecretKeySize)
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
-		return nil, fmt.Errorf("webhook secret key: %w", err)
+		return nil, fmt.Errorf("secret key: %w", err)
 	}
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
-		return nil, fmt.Errorf("webhook secret key: %w", err)
+		return nil, fmt.Errorf("secret key: %w", err)
 	}
 	sum := sha256.Sum256(key)
 	return &SecretBox{aead: aead, keyID: hex.EncodeToString(sum[:4])}, nil
@@ -70,7 +70,7 @@ func NewSecretKey() string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
-// Seal encrypts a secret of endpoint id.
+// Seal encrypts a secret of the row id.
 func (b *SecretBox) Seal(secret, id string) string {
 	nonce := make([]byte, b.aead.NonceSize(), b.aead.NonceSize()+len(secret)+b.aead.Overhead())
 	_, _ = rand.Read(nonce)
@@ -80,29 +80,29 @@ func (b *SecretBox) Seal(secret, id string) string {
 
 // ErrWrongSecretKey means a secret was sealed under another key than the
 // configured one.
-var ErrWrongSecretKey = errors.New("webhook secret was sealed with another DENAR_WEBHOOK_SECRET_KEY")
+var ErrWrongSecretKey = errors.New("the secret was sealed with another DENAR_WEBHOOK_SECRET_KEY")
 
-// Open decrypts a sealed secret of endpoint id.
+// Sealed reports whether a stored value is in the sealed form (values
+// stored before sealing are not).
+func Sealed(v string) bool { return strings.HasPrefix(v, "v1.") }
+
+// Open decrypts a sealed secret of the row id.
 func (b *SecretBox) Open(sealed, id string) (string, error) {
 	parts := strings.SplitN(sealed, ".", 3)
 	if len(parts) != 3 || parts[0] != "v1" {
-		return "", errors.New("webhook secret: not a sealed secret")
+		return "", errors.New("sealed secret: not a sealed secret")
 	}
 	if parts[1] != b.keyID {
 		return "", ErrWrongSecretKey
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil || len(raw) < b.aead.NonceSize() {
-		return "", errors.New("webhook secret: damaged")
+		return "", errors.New("sealed secret: damaged")
 	}
 	n := b.aead.NonceSize()
 	plain, err := b.aead.Open(nil, raw[:n], raw[n:], []byte(id))
 	if err != nil {
-		return "", errors.New("webhook secret: does not open (damaged, or sealed for another endpoint)")
+		return "", errors.New("sealed secret: does not open (damaged, or sealed for another row)")
 	}
 	return string(plain), nil
 }
-
-// newWebhookSecret returns a fresh endpoint secret: whsec_ and 40 base62
-// characters (238 bits).
-func newWebhookSecret() string { return "whsec_" + auth.RandomToken(40) }
