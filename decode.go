@@ -50,79 +50,53 @@ func DecodeJSON(data []byte, v any) error {
 	return fe.Err()
 }
 
-// syntaxError locates malformed JSON: the path of the value being read
-// when the tokenizer failed, and the byte offset.
-func syntaxError(data []byte) FieldError {
+// syntaxError locates malformed JSON (MalformedJSON).
+func syntaxError(data []byte) FieldError { return MalformedJSON(data) }
+
+// MalformedJSON is the field error of a body that is not JSON, as every
+// operation of both services reports it: at the root (path "": the text
+// is not fields yet) with the byte offset where reading it failed, for
+// example "malformed JSON at byte 25: invalid character '}' looking for
+// beginning of value", or "malformed JSON: the body is empty".
+func MalformedJSON(data []byte) FieldError { return MalformedJSONAt(data, 0) }
+
+// MalformedJSONAt is MalformedJSON for data that begins at byte base of the
+// body (a streaming decoder's unread bytes, from the value that failed).
+func MalformedJSONAt(data []byte, base int64) FieldError {
+	at := func(off int64, msg string) FieldError {
+		return FieldError{Path: "", Message: fmt.Sprintf("malformed JSON at byte %d: %s", base+off, msg)}
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	type frame struct {
-		array bool
-		index int
-		key   string
-		want  bool // object: the next string token is a key
-	}
-	var stack []frame
-	path := func() string {
-		var b strings.Builder
-		for _, f := range stack {
-			if f.array {
-				b.WriteString("[" + strconv.Itoa(f.index) + "]")
-			} else if f.key != "" {
-				if b.Len() > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(f.key)
-			}
-		}
-		return b.String()
-	}
-	// value records that a complete value was read in the current container.
-	value := func() {
-		if n := len(stack); n > 0 {
-			if stack[n-1].array {
-				stack[n-1].index++
-			} else {
-				stack[n-1].want = true
-			}
-		}
-	}
+	depth, read := 0, false
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
-			return FieldError{Path: "", Message: "malformed JSON: the body is empty"}
+			if !read && base == 0 {
+				return FieldError{Path: "", Message: "malformed JSON: the body is empty"}
+			}
+			return at(dec.InputOffset(), "unexpected end of the body")
 		}
 		if err != nil {
 			msg := strings.TrimPrefix(err.Error(), "json: ")
 			if errors.Is(err, io.ErrUnexpectedEOF) {
 				msg = "unexpected end of the body"
 			}
-			return FieldError{Path: path(), Message: fmt.Sprintf("malformed JSON at byte %d: %s", dec.InputOffset(), msg)}
+			return at(dec.InputOffset(), msg)
 		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				stack = append(stack, frame{want: true})
-			case '[':
-				stack = append(stack, frame{array: true})
-			default:
-				stack = stack[:len(stack)-1]
-				value()
-				if len(stack) == 0 {
-					if _, err := dec.Token(); err != io.EOF {
-						return FieldError{Path: "", Message: fmt.Sprintf("malformed JSON at byte %d: trailing data after the JSON value", dec.InputOffset())}
-					}
-					return FieldError{Path: "", Message: "malformed JSON"}
-				}
+		read = true
+		if d, ok := tok.(json.Delim); ok {
+			if d == '{' || d == '[' {
+				depth++
+			} else {
+				depth--
 			}
-		case string:
-			if n := len(stack); n > 0 && !stack[n-1].array && stack[n-1].want {
-				stack[n-1].key, stack[n-1].want = t, false
-				continue
+		}
+		if depth == 0 {
+			if _, err := dec.Token(); err != io.EOF {
+				return at(dec.InputOffset(), "trailing data after the JSON value")
 			}
-			value()
-		default:
-			value()
+			return FieldError{Path: "", Message: "malformed JSON"}
 		}
 	}
 }

@@ -488,7 +488,13 @@ func party(fe *denar.FieldErrors, path string, p Party, cb *ujpdoc.Codebooks) bu
 		fe.Add(path+".name", "is required")
 	}
 	if b.country == "MK" && strings.TrimSpace(p.TaxNumber) == "" {
-		fe.Add(path+".taxNumber", "is required for a party in MK")
+		// country defaults to MK: a foreign party sent without one lands
+		// here, and is told what it needs instead.
+		if p.ForeignTaxNumber != nil && strings.TrimSpace(*p.ForeignTaxNumber) != "" {
+			fe.Add(path+".taxNumber", "is required for a party in MK; for a foreign party with a foreignTaxNumber, give its country (a countries code such as \"DE\")")
+		} else {
+			fe.Add(path+".taxNumber", "is required for a party in MK; a foreign party gives its country (a countries code such as \"DE\") and foreignTaxNumber instead")
+		}
 	}
 	s := func(v *string) string {
 		if v == nil {
@@ -628,4 +634,19 @@ func date(fe *denar.FieldErrors, path, s string, required bool) string {
 		fe.Add(path, "must be a date YYYY-MM-DD")
 	}
 	return s
+}
+
+// NoVATShown reports the lines that show VAT, for a seller not registered
+// for VAT: such a taxpayer owes no VAT on its supplies and may not state
+// VAT separately on its invoices (ЗДДВ член 51 став 3, UJP's tax indicator
+// DDV-G, "Не е ДДВ обврзник"), so a line must have vatPercent 0 and
+// taxIndicator DDV-G. A vatPercent that is not a number is left to Build.
+func (r *Request) NoVATShown() denar.FieldErrors {
+	var fe denar.FieldErrors
+	for i, l := range r.Lines {
+		if v, err := money.Parse(strings.TrimSpace(l.VatPercent)); err == nil && !v.IsZero() {
+			fe.Add(fmt.Sprintf("lines[%d].vatPercent", i), "is %s%%, but the company is not registered for VAT and may not show VAT (ЗДДВ член 51 став 3): use vatPercent 0 with taxIndicator DDV-G", l.VatPercent)
+		}
+	}
+	return fe
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"reflect"
 	"slices"
@@ -165,6 +166,11 @@ func TestBuildFieldErrors(t *testing.T) {
 		{"discount above price", func(r *Request) { r.Lines[0].UnitDiscount = "1000.01" }, "lines[0].unitDiscount", ""},
 		{"discount far above price", func(r *Request) { r.Lines[1].UnitDiscount = "2000" }, "lines[1].unitDiscount", ""},
 		{"advance above gross", func(r *Request) { r.Advance = &Advance{Amount: "5000"} }, "advance.amount", ""},
+		// UJP's E50072 and E50073, at the request's fields.
+		{"supply after the issue date", func(r *Request) { r.SupplyDate = ptr("2026-11-21") }, "supplyDate", ""},
+		{"reference dated after the issue date", func(r *Request) {
+			r.References = []Reference{{Type: "NAR", Number: "N-1", Date: ptr("2026-11-21")}}
+		}, "references[0].date", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := validRequest()
@@ -385,5 +391,65 @@ func TestLinesSchemaBound(t *testing.T) {
 	f, _ := reflect.TypeFor[Request]().FieldByName("Lines")
 	if got := f.Tag.Get("maxItems"); got != strconv.Itoa(MaxLines) {
 		t.Errorf("lines maxItems %q; Build allows %d", got, MaxLines)
+	}
+}
+
+// TestForeignPartyWithoutCountry: country defaults to MK, so a foreign
+// buyer sent without one is refused at taxNumber, with what it needs.
+func TestForeignPartyWithoutCountry(t *testing.T) {
+	t.Parallel()
+	cb := ujpdoc.Snapshot()
+	for _, tt := range []struct {
+		name string
+		edit func(*Party)
+		want string
+	}{
+		{"no tax number at all", func(p *Party) { p.TaxNumber = "" }, "a foreign party gives its country (a countries code such as \"DE\") and foreignTaxNumber instead"},
+		{"a foreign tax number, no country", func(p *Party) { p.TaxNumber, p.ForeignTaxNumber = "", ptr("DE123456789") },
+			"for a foreign party with a foreignTaxNumber, give its country"},
+	} {
+		req := validRequest()
+		tt.edit(&req.Buyer)
+		_, err := req.Build(seller(), "einv_x", cb)
+		var de *denar.Error
+		if !errors.As(err, &de) || len(de.Fields) != 1 || de.Fields[0].Path != "buyer.taxNumber" || !strings.Contains(de.Fields[0].Message, tt.want) {
+			t.Errorf("%s: %v, want buyer.taxNumber saying %q", tt.name, err, tt.want)
+		}
+	}
+	// With its country, a foreign buyer needs no ЕДБ.
+	req := validRequest()
+	req.Buyer.TaxNumber, req.Buyer.ForeignTaxNumber, req.Buyer.Country = "", ptr("DE123456789"), "DE"
+	if _, err := req.Build(seller(), "einv_x", cb); err != nil {
+		t.Errorf("a foreign buyer with its country: %v", err)
+	}
+}
+
+// TestNoVATShown: a seller not registered for VAT may not show VAT on a
+// line (ЗДДВ член 51 став 3, DDV-G).
+func TestNoVATShown(t *testing.T) {
+	t.Parallel()
+	req := validRequest()
+	fe := req.NoVATShown()
+	var paths []string
+	for _, f := range fe {
+		paths = append(paths, f.Path)
+		if !strings.Contains(f.Message, "not registered for VAT") || !strings.Contains(f.Message, "DDV-G") {
+			t.Errorf("%s: %s", f.Path, f.Message)
+		}
+	}
+	var want []string
+	for i, l := range req.Lines {
+		if l.VatPercent != "0" && l.VatPercent != "" {
+			want = append(want, fmt.Sprintf("lines[%d].vatPercent", i))
+		}
+	}
+	if len(want) == 0 || strings.Join(paths, ",") != strings.Join(want, ",") {
+		t.Fatalf("paths %v, want %v", paths, want)
+	}
+	for i := range req.Lines {
+		req.Lines[i].VatPercent, req.Lines[i].TaxIndicator = "0", "DDV-G"
+	}
+	if fe := req.NoVATShown(); len(fe) != 0 {
+		t.Errorf("lines without VAT: %v", fe)
 	}
 }

@@ -65,14 +65,16 @@ func (s Status) Terminal() bool {
 
 // moves is the table of allowed transitions. It is wider than the spec's
 // table where the spec says "from-states other than those stated: not
-// shown": a held document goes back through queued, and UJP may report 00
-// or 10 for a document we sent, which we show as it is.
+// shown": a held document goes back through queued; a queued or held
+// document whose earlier send UJP turns out to hold is delivered from
+// there; and UJP may report 00 or 10 for a document we sent, which we show
+// as it is.
 var moves = map[Status][]Status{
 	Validating:        {Invalid, AwaitingSignature, Queued, Failed},
 	AwaitingSignature: {Queued, Invalid, Failed},
-	Queued:            {Submitting, Held, Failed},
+	Queued:            {Submitting, Held, Failed, Delivered},
 	Submitting:        {Delivered, Held, Failed, Queued, Registered, DraftAtUJP},
-	Held:              {Queued, Submitting, Failed},
+	Held:              {Queued, Submitting, Failed, Delivered},
 	DraftAtUJP:        {Delivered, Registered, Failed},
 	Registered:        {Delivered, Accepted, AutoAccepted, Rejected, CancelledByStorno, Corrected},
 	Delivered:         {Accepted, AutoAccepted, Rejected, CancelledByStorno, Corrected, Registered},

@@ -82,107 +82,92 @@ var tolerance = money.FromInt(1)
 // error 110 is not published (research §7.7).
 var netTolerance = money.MustParse("3.5")
 
+// checker collects the issues of a run of records in order.
 type checker struct {
 	issues []Issue
-	ended  map[string]bool // "embg/contract" of contracts ending this month, built on first need
-	hours  []hoursOf       // when not nil, each record's hours are kept here for the file
+	// errorsOnly keeps only the blocking issues (a file generator needs
+	// no warnings: it reports the errors when they block, nothing when not).
+	errorsOnly bool
+	// pending are the re-hire checks, which need every record of the batch
+	// (the contract before may end later in the request): resolved when
+	// the batch is complete (resolveContracts).
+	pending []pendingContract
 }
 
-// endedContracts indexes the contracts that end inside the month, so that a
-// re-hire check is a lookup rather than a scan of every record.
-func endedContracts(recs []Record) map[string]bool {
-	m := map[string]bool{}
-	for i := range recs {
-		if recs[i].LeaveDay == nil {
-			continue
-		}
-		n := 1
-		if recs[i].ContractNo != nil {
-			n = *recs[i].ContractNo
-		}
-		m[str(recs[i].Employee.EMBG)+"/"+strconv.Itoa(n)] = true
-	}
-	return m
+// pendingContract is a re-hire check waiting for the whole batch: its
+// issue goes at index at of the issues if the contract before did not end
+// this month, or the record has no hire day.
+type pendingContract struct {
+	at     int
+	key    string // "embg/contract" of the contract that must end this month
+	noHire bool
+	issue  Issue
 }
 
 func (c *checker) add(sev, code, field, path, format string, args ...any) {
+	if c.errorsOnly && sev != SeverityError {
+		return
+	}
 	c.issues = append(c.issues, Issue{Severity: sev, Code: code, Field: field, Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+// resolveContracts returns issues with the pending re-hire checks that
+// fail inserted where they belong; ended holds the "embg/contract" of the
+// batch's contracts that end inside the month.
+func resolveContracts(issues []Issue, pending []pendingContract, ended map[string]bool) []Issue {
+	var fail []pendingContract
+	for _, pc := range pending {
+		if !ended[pc.key] || pc.noHire {
+			fail = append(fail, pc)
+		}
+	}
+	if len(fail) == 0 {
+		return issues
+	}
+	out := make([]Issue, 0, len(issues)+len(fail))
+	from := 0
+	for _, pc := range fail {
+		out = append(out, issues[from:pc.at]...)
+		out = append(out, pc.issue)
+		from = pc.at
+	}
+	return append(out, issues[from:]...)
 }
 
 // Validate runs every МПИН check on req. It never fails: a problem reaching
 // the statutory tables becomes an issue too, because the caller still needs
 // to know why a file could not be checked.
-func Validate(req *MpinRequest, st Statutory) Result { return validate(req, st, nil, parallelMin) }
+func Validate(req *MpinRequest, st Statutory) Result { return validate(req, st, parallelMin) }
 
-// validate is Validate; with hours not nil (len(req.Records)) it also keeps
-// every record's hours there, so that the file need not work them out again.
-func validate(req *MpinRequest, st Statutory, hours []hoursOf, from int) Result {
-	c := &checker{}
-	c.company(&req.Company)
-	c.batch(&req.Batch)
-	if len(req.Records) == 0 {
-		c.add(SeverityError, CodeNoRecords, "1.5", "records", "an МПИН filing needs at least one record")
+func validate(req *MpinRequest, st Statutory, from int) Result {
+	b := newMpinBuild(&req.Company, &req.Batch, st, buildOptions{from: from})
+	b.add(req.Records)
+	return b.result()
+}
+
+// checkHeader adds the issues of the company and the batch.
+func (c *checker) checkHeader(co *Company, b *Batch) {
+	c.company(co)
+	c.batch(b)
+}
+
+// ratesFor looks up the statutory figures of the batch's period, adding
+// an issue when they are missing or carried forward.
+func (c *checker) ratesFor(b *Batch, st Statutory) (Rates, bool) {
+	if b.PeriodMonth < 1 || b.PeriodMonth > 12 || st == nil {
+		return Rates{}, false
 	}
-	var rates Rates
-	haveRates := false
-	if req.Batch.PeriodMonth >= 1 && req.Batch.PeriodMonth <= 12 && st != nil {
-		var err error
-		rates, err = st.On(periodEnd(req.Batch.PeriodYear, req.Batch.PeriodMonth))
-		if err != nil {
-			c.add(SeverityError, CodeRatesUnavailable, "1.2", "batch", "no statutory figures for %02d/%d: %v", req.Batch.PeriodMonth, req.Batch.PeriodYear, err)
-		} else {
-			haveRates = true
-			if len(rates.Provisional) > 0 {
-				c.add(SeverityWarning, CodeProvisional, "1.2", "batch",
-					"the %02d/%d figures %s are not published yet: the checks used the last published ones, carried forward",
-					req.Batch.PeriodMonth, req.Batch.PeriodYear, strings.Join(rates.Provisional, ", "))
-			}
-		}
+	rates, err := st.On(periodEnd(b.PeriodYear, b.PeriodMonth))
+	if err != nil {
+		c.add(SeverityError, CodeRatesUnavailable, "1.2", "batch", "no statutory figures for %02d/%d: %v", b.PeriodMonth, b.PeriodYear, err)
+		return Rates{}, false
 	}
-	// Duplicates are the one check across records: find them first, in
-	// order, so the per-record checks can run on every core and still
-	// report exactly what a single pass would, in the same order.
-	dupOf := make([]int, len(req.Records))
-	seen := make(map[string]int, len(req.Records))
-	for i := range req.Records {
-		dupOf[i] = -1
-		r := &req.Records[i]
-		embg := str(r.Employee.EMBG)
-		if embg == "" {
-			continue
-		}
-		contract := 1
-		if r.ContractNo != nil {
-			contract = *r.ContractNo
-		}
-		key := embg + "/" + strconv.Itoa(contract)
-		if j, dup := seen[key]; dup {
-			dupOf[i] = j
-		} else {
-			seen[key] = i
-		}
+	if len(rates.Provisional) > 0 {
+		c.add(SeverityWarning, CodeProvisional, "1.2", "batch",
+			"the %02d/%d figures %s are not published yet: the checks used the last published ones, carried forward",
+			b.PeriodMonth, b.PeriodYear, strings.Join(rates.Provisional, ", "))
 	}
-	ended := endedContracts(req.Records)
-	parts := inParallel(len(req.Records), from, func(lo, hi int) []Issue {
-		pc := &checker{ended: ended, hours: hours}
-		for i := lo; i < hi; i++ {
-			pc.record(req, i, "records["+strconv.Itoa(i)+"]", haveRates, rates, dupOf[i])
-		}
-		return pc.issues
-	})
-	for _, is := range parts {
-		c.issues = append(c.issues, is...)
-	}
-	ok := true
-	for _, is := range c.issues {
-		if is.Severity == SeverityError {
-			ok = false
-		}
-	}
-	if c.issues == nil {
-		c.issues = []Issue{}
-	}
-	return Result{OK: ok, Issues: c.issues}
+	return rates, true
 }
 
 func str(p *string) string {
@@ -246,8 +231,10 @@ func hrs(n Num) money.Amount {
 	return n.D
 }
 
-func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rates Rates, dupOf int) {
-	r := &req.Records[i]
+// record checks one record at path p; dupOf is the index of an earlier
+// record of the batch with the same ЕМБГ and contract, or -1. It returns
+// the record's hours, which the file is built from.
+func (c *checker) record(batch *Batch, r *Record, p string, haveRates bool, rates Rates, dupOf int) hoursOf {
 	e := &r.Employee
 	embg := str(e.EMBG)
 	if e.EMBG == nil || embg == "" {
@@ -310,7 +297,7 @@ func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rate
 	}
 
 	// Days of the month.
-	y, mo := req.Batch.PeriodYear, req.Batch.PeriodMonth
+	y, mo := batch.PeriodYear, batch.PeriodMonth
 	if mo >= 1 && mo <= 12 {
 		days := daysIn(y, mo)
 		for _, d := range []struct {
@@ -336,22 +323,16 @@ func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rate
 		if *r.ContractNo < 1 {
 			c.add(SeverityError, CodeContractNo, "3.30", p+".contractNo", "must be 1 or more")
 		} else if *r.ContractNo >= 2 {
-			if c.ended == nil {
-				c.ended = endedContracts(req.Records)
-			}
-			if !c.ended[embg+"/"+strconv.Itoa(*r.ContractNo-1)] || r.HireDay == nil {
-				c.add(SeverityError, CodeContractNo, "3.30", p+".contractNo", "contract %d needs a hire day and contract %d of the same ЕМБГ ending this month", *r.ContractNo, *r.ContractNo-1)
-			}
+			c.pending = append(c.pending, pendingContract{at: len(c.issues), key: embg + "/" + strconv.Itoa(*r.ContractNo-1), noHire: r.HireDay == nil,
+				issue: Issue{Severity: SeverityError, Code: CodeContractNo, Field: "3.30", Path: p + ".contractNo",
+					Message: fmt.Sprintf("contract %d needs a hire day and contract %d of the same ЕМБГ ending this month", *r.ContractNo, *r.ContractNo-1)}})
 		}
 	}
 
 	// Hours: every kind inside the fund, absent hours included, must fit
 	// the record's fund, and the record's fund the batch's.
-	h := recordHours(r, &req.Batch)
-	if c.hours != nil {
-		c.hours[i] = h
-	}
-	bf := batchFund(&req.Batch)
+	h := recordHours(r, batch)
+	bf := batchFund(batch)
 	switch {
 	case h.fund.GreaterThan(bf):
 		c.add(SeverityError, CodeHoursWrong, "3.6", p+".workingHours", "the record's fund of %s hours is more than the month's fund of %s (batch.workingHours); overtime goes in overtimeHours", h.fund, bf)
@@ -383,12 +364,13 @@ func (c *checker) record(req *MpinRequest, i int, p string, haveRates bool, rate
 	if r.NetPaid.Set && r.SalaryNet.Set && r.NetPaid.D.GreaterThan(r.SalaryNet.D) {
 		c.add(SeverityError, CodeNetPaidAboveNet, "3.31", p+".netPaid", "the net paid %s is more than the net %s", r.NetPaid.D, r.SalaryNet.D)
 	}
-	if selfEmployed(&req.Batch) && r.NetPaid.Set && !r.NetPaid.D.IsZero() {
+	if selfEmployed(batch) && r.NetPaid.Set && !r.NetPaid.D.IsZero() {
 		c.add(SeverityWarning, CodeSelfEmployed, "3.31", p+".netPaid", "a self-employed payer (вид на обврзник 111) files the effective net as 0 (the UJP-accepted January 2026 filing); netPaid is %s", r.NetPaid.D)
 	}
 	if haveRates {
-		c.amounts(r, p, rates, h, selfEmployed(&req.Batch))
+		c.amounts(r, p, rates, h, selfEmployed(batch))
 	}
+	return h
 }
 
 // selfEmployed reports a payer of вид на обврзник 111 (self-employed,
@@ -508,26 +490,4 @@ func (e *BlockingError) AsDenarError() *denar.Error {
 		fields[i] = denar.FieldError{Path: is.Path, Message: "МПИН " + is.Field + ", check " + is.Code + ": " + is.Message}
 	}
 	return &denar.Error{Code: CodeMpinValidationFailed, Message: e.Detail(), Fields: fields, Detail: map[string]any{"issues": e.Issues}}
-}
-
-// gate runs the checks and returns a *BlockingError when one blocks and
-// force is false.
-func gate(req *MpinRequest, st Statutory, from int) ([]hoursOf, error) {
-	var fe denar.FieldErrors
-	checkRanges(&fe, &req.Batch, "records", req.Records)
-	if err := fe.Err(); err != nil {
-		return nil, err // force or not: a figure beyond the bounds is not filed
-	}
-	hours := make([]hoursOf, len(req.Records))
-	res := validate(req, st, hours, from)
-	if res.OK || req.Force {
-		return hours, nil
-	}
-	var b []Issue
-	for _, is := range res.Issues {
-		if is.Severity == SeverityError {
-			b = append(b, is)
-		}
-	}
-	return nil, &BlockingError{Issues: b}
 }

@@ -1,41 +1,22 @@
 package filing
 
-import (
-	"fmt"
-	"sort"
-	"strconv"
-	"strings"
+import "strconv"
 
-	"golang.org/x/text/collate"
-	"golang.org/x/text/language"
-
-	"github.com/denar-mk/denar"
-)
-
-// SortKeys returns, for each record, its Macedonian collation key: Cyrillic
-// surname, then first name, then ЕМБГ and contract so the order is total.
-// Byte order would put Ѓ (U+0403) before А and Ј after Я; the Macedonian
-// collation puts them where the alphabet does.
+// sortRecords orders records as a combined file orders its employees
+// (sortEmps): by Cyrillic surname, first name and ЕМБГ under Macedonian
+// collation.
 func sortRecords(recs []Record) []Record {
-	col := collate.New(language.Macedonian)
-	var buf collate.Buffer
-	keys := make([][]byte, len(recs))
+	emps := make([]emp, len(recs))
 	for i := range recs {
 		e := &recs[i].Employee
-		last, _ := cyrName(e.LastNameCyr, e.LastName)
-		first, _ := cyrName(e.FirstNameCyr, e.FirstName)
-		k := col.KeyFromString(&buf, last+"\x00"+first)
-		keys[i] = append(append([]byte(nil), k...), str(e.EMBG)...)
-		buf.Reset()
+		emps[i].No = i
+		emps[i].LastName, _ = cyrName(e.LastNameCyr, e.LastName)
+		emps[i].FirstName, _ = cyrName(e.FirstNameCyr, e.FirstName)
+		emps[i].EMBG = str(e.EMBG)
 	}
-	idx := make([]int, len(recs))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return string(keys[idx[a]]) < string(keys[idx[b]]) })
 	out := make([]Record, len(recs))
-	for i, j := range idx {
-		out[i] = recs[j]
+	for i, e := range sortEmps(emps) {
+		out[i] = recs[e.No]
 	}
 	return out
 }
@@ -43,28 +24,14 @@ func sortRecords(recs []Record) []Record {
 // ValidateCombined runs the МПИН checks on each batch of a combined request
 // (a correction repeats employees of the regular run, so duplicates are
 // looked for within a batch) and reports paths as "batches[1].records[0]…".
+// The company's and the batch's issues are reported once.
 func ValidateCombined(req *CombinedRequest, st Statutory) Result {
-	res := Result{OK: true, Issues: []Issue{}}
+	m := newMpinBuild(&req.Company, &req.Batch, st, buildOptions{combined: true, from: parallelMin})
 	for i, b := range req.Batches {
-		one := &MpinRequest{Company: req.Company, Batch: req.Batch, Records: b.Records}
-		r := Validate(one, st)
-		for _, is := range r.Issues {
-			if strings.HasPrefix(is.Path, "records") {
-				is.Path = fmt.Sprintf("batches[%d].%s", i, is.Path)
-			} else if i > 0 {
-				continue // company and batch issues are the same for every batch
-			}
-			if is.Severity == SeverityError {
-				res.OK = false
-			}
-			res.Issues = append(res.Issues, is)
-		}
+		m.beginBatch(i)
+		m.add(b.Records)
 	}
-	if len(req.Batches) == 0 {
-		r := Validate(&MpinRequest{Company: req.Company, Batch: req.Batch}, st)
-		res = r
-	}
-	return res
+	return m.result()
 }
 
 // CombinedTXT merges the batches of one payer and period into a single TXT
@@ -76,26 +43,12 @@ func ValidateCombined(req *CombinedRequest, st Statutory) Result {
 // earlier batch with the same ЕМБГ and contract number: one employment is
 // filed once.
 func CombinedTXT(req *CombinedRequest, st Statutory) ([]byte, error) {
-	var fe denar.FieldErrors
+	m := newMpinBuild(&req.Company, &req.Batch, st, buildOptions{file: true, ranges: true, combined: true, from: parallelMin})
 	for i, b := range req.Batches {
-		checkRanges(&fe, &req.Batch, fmt.Sprintf("batches[%d].records", i), b.Records)
+		m.beginBatch(i)
+		m.add(b.Records)
 	}
-	if err := fe.Err(); err != nil {
-		return nil, err
-	}
-	res := ValidateCombined(req, st)
-	if !res.OK && !req.Force {
-		var b []Issue
-		for _, is := range res.Issues {
-			if is.Severity == SeverityError {
-				b = append(b, is)
-			}
-		}
-		return nil, &BlockingError{Issues: b}
-	}
-	m := req.Merged()
-	m.Records = sortRecords(m.Records)
-	d, err := buildDoc(m, allowanceFor(m, st), nil, parallelMin)
+	d, err := m.doc(req.Force)
 	if err != nil {
 		return nil, err
 	}

@@ -18,82 +18,44 @@ import (
 // "records.hireDay"). An error of r itself (a body over its limit, a read
 // deadline) is returned wrapped, not as a validation error.
 func DecodeMpinFrom(r io.Reader) (*MpinRequest, error) {
-	var req MpinRequest
-	dec := newStreamDecoder(r)
-	err := dec.object("", func(key string) error {
-		switch {
-		case strings.EqualFold(key, "company"):
-			return dec.value("company", &req.Company)
-		case strings.EqualFold(key, "batch"):
-			return dec.value("batch", &req.Batch)
-		case strings.EqualFold(key, "force"):
-			return dec.value("force", &req.Force)
-		case strings.EqualFold(key, "records"):
-			recs, err := dec.records("records")
-			req.Records = recs
-			return err
-		}
-		return dec.unknown("", key)
-	})
-	if err == nil {
-		err = dec.end()
-	}
-	if err != nil {
+	rd := &mpinReader{keep: true}
+	if err := rd.read(r); err != nil {
 		return nil, err
 	}
-	var fe denar.FieldErrors
-	shapeCompany(&fe, "company", &req.Company)
-	shapeBatch(&fe, "batch", &req.Batch)
-	shapeRecords(&fe, "records", req.Records)
-	return &req, fe.Err()
+	return &MpinRequest{Company: rd.h.Company, Batch: rd.h.Batch, Force: rd.h.Force, Records: rd.kept}, nil
 }
 
 // DecodeCombinedFrom is DecodeCombined reading the request from r as it
 // arrives, record by record (see DecodeMpinFrom).
 func DecodeCombinedFrom(r io.Reader) (*CombinedRequest, error) {
-	var req CombinedRequest
-	dec := newStreamDecoder(r)
-	err := dec.object("", func(key string) error {
-		switch {
-		case strings.EqualFold(key, "company"):
-			return dec.value("company", &req.Company)
-		case strings.EqualFold(key, "batch"):
-			return dec.value("batch", &req.Batch)
-		case strings.EqualFold(key, "force"):
-			return dec.value("force", &req.Force)
-		case strings.EqualFold(key, "batches"):
-			batches, err := dec.batches("batches")
-			req.Batches = batches
-			return err
-		}
-		return dec.unknown("", key)
-	})
-	if err == nil {
-		err = dec.end()
-	}
-	if err != nil {
+	rd := &mpinReader{keep: true, o: buildOptions{combined: true}}
+	if err := rd.read(r); err != nil {
 		return nil, err
 	}
-	var fe denar.FieldErrors
-	shapeCompany(&fe, "company", &req.Company)
-	shapeBatch(&fe, "batch", &req.Batch)
-	if len(req.Batches) == 0 {
-		fe.Add("batches", "at least one batch is required")
+	req := &CombinedRequest{Company: rd.h.Company, Batch: rd.h.Batch, Force: rd.h.Force, Batches: rd.keptB}
+	if rd.records && req.Batches == nil {
+		req.Batches = []BatchRecords{}
 	}
-	for i, b := range req.Batches {
-		shapeRecords(&fe, fmt.Sprintf("batches[%d].records", i), b.Records)
-	}
-	return &req, fe.Err()
+	return req, nil
 }
 
-// DecodeJSONFrom is DecodeJSON reading from r, without a copy of the body
-// next to the decoder's own buffer.
+// DecodeJSONFrom is DecodeJSON reading from r. The value is read whole
+// (these requests are decoded as one value), and the reading decoder, whose
+// buffer grows to twice the body, is let go before the value is decoded.
 func DecodeJSONFrom(r io.Reader, v any) error {
 	dec := newStreamDecoder(r)
-	if err := dec.value("", v); err != nil {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err == io.EOF && dec.InputOffset() == 0 {
+		return denar.Invalid(denar.MalformedJSON(nil)) // the body is empty
+	} else if err != nil {
+		return dec.fail("", err)
+	}
+	trailing := dec.end()
+	dec = streamDecoder{}
+	if err := decodeValue("", raw, v); err != nil {
 		return err
 	}
-	return dec.end()
+	return trailing
 }
 
 // streamDecoder walks a JSON request token by token, decoding the values it
@@ -116,6 +78,9 @@ func newStreamDecoder(r io.Reader) streamDecoder {
 // in the values below.
 func (d streamDecoder) object(path string, member func(key string) error) error {
 	tok, err := d.Token()
+	if err == io.EOF && path == "" && d.InputOffset() == 0 {
+		return denar.Invalid(denar.MalformedJSON(nil)) // the body is empty
+	}
 	if err != nil {
 		return d.fail(path, err)
 	}
@@ -172,38 +137,6 @@ func (d streamDecoder) array(path string, elem func(i int) error) (isNull bool, 
 	return false, nil
 }
 
-func (d streamDecoder) records(path string) ([]Record, error) {
-	recs := []Record{}
-	isNull, err := d.array(path, func(i int) error {
-		recs = append(recs, Record{})
-		return d.value(fmt.Sprintf("%s[%d]", path, i), &recs[i])
-	})
-	if isNull || err != nil {
-		return nil, err
-	}
-	return recs, nil
-}
-
-func (d streamDecoder) batches(path string) ([]BatchRecords, error) {
-	out := []BatchRecords{}
-	isNull, err := d.array(path, func(i int) error {
-		out = append(out, BatchRecords{})
-		p := fmt.Sprintf("%s[%d]", path, i)
-		return d.object(p, func(key string) error {
-			if !strings.EqualFold(key, "records") {
-				return d.unknown(p, key)
-			}
-			recs, err := d.records(p + ".records")
-			out[i].Records = recs
-			return err
-		})
-	})
-	if isNull || err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // value decodes the next value into v. The value is taken whole (one
 // record, the company, the batch: small) and its text checked first (see
 // denar.CheckJSONText): a string with NUL or invalid UTF-8 (which
@@ -216,6 +149,11 @@ func (d streamDecoder) value(path string, v any) error {
 	if err := d.Decode(&raw); err != nil {
 		return d.fail(path, err)
 	}
+	return decodeValue(path, raw, v)
+}
+
+// decodeValue is value for the value's text, raw.
+func decodeValue(path string, raw []byte, v any) error {
 	if fe := denar.CheckJSONText(raw, path, denar.DefaultMaxStringLength); fe != nil {
 		return denar.Invalid(*fe)
 	}
@@ -258,7 +196,11 @@ func (d streamDecoder) fail(path string, err error) error {
 		key := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		return denar.Invalid(denar.FieldError{Path: join(path, key), Message: "unknown field"})
 	case errors.As(err, &se), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), strings.HasPrefix(err.Error(), "json: "):
-		return denar.Invalid(denar.FieldError{Path: path, Message: "malformed JSON: " + err.Error()})
+		// Malformed JSON is reported as every operation reports it: at the
+		// root, with the byte offset of the token that failed (found in
+		// the unread bytes, from the value being read).
+		rest, _ := io.ReadAll(d.Buffered())
+		return denar.Invalid(denar.MalformedJSONAt(rest, d.InputOffset()))
 	}
 	return fmt.Errorf("filing: reading the request: %w", err)
 }

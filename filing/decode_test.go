@@ -70,6 +70,32 @@ func TestDecodeFromMatchesDecode(t *testing.T) {
 	}
 }
 
+// TestMalformedJSONAlike: malformed JSON is one error at the root with the
+// byte offset of the token that failed, the same from the streaming
+// decoder as from decoding the body whole.
+func TestMalformedJSONAlike(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{
+		``, `   `, `{`, `{"records":[`, `{"records":[{"salaryGross":}]}`, `{"company":{"name":"x",}}`,
+		`{"records":[{},{"employee":{"firstName":"a" "lastName":"b"}}]}`, `{"batch":{"periodMonth":5,"periodYear":20x6}}`,
+		`{"records":[{"hireDay":1}]`, `{"force":tru}`,
+	} {
+		_, whole := DecodeMpin([]byte(body))
+		_, streamed := DecodeMpinFrom(strings.NewReader(body))
+		var w, s *denar.Error
+		if !errors.As(whole, &w) || !errors.As(streamed, &s) || len(w.Fields) != 1 || len(s.Fields) != 1 {
+			t.Errorf("%q: %v / %v", body, whole, streamed)
+			continue
+		}
+		if w.Fields[0].Path != s.Fields[0].Path || w.Fields[0].Message != s.Fields[0].Message {
+			t.Errorf("%q: whole %+v, streamed %+v", body, w.Fields[0], s.Fields[0])
+		}
+		if f := s.Fields[0]; f.Path != "" || !strings.HasPrefix(f.Message, "malformed JSON") || (body != "" && body != "   " && !strings.Contains(f.Message, "at byte ")) {
+			t.Errorf("%q: %+v, want malformed JSON at the root with its byte", body, f)
+		}
+	}
+}
+
 // TestDecodeFromPaths: the streaming decoder names the record of a bad
 // field.
 func TestDecodeFromPaths(t *testing.T) {
@@ -82,7 +108,7 @@ func TestDecodeFromPaths(t *testing.T) {
 		{`{"force":"yes"}`, "force"},
 		{`{"records":5}`, "records"},
 		{`{"batches":[{"records":[{"leaveDay":true}]}]}`, "batches[0].records[0].leaveDay"},
-		{`{"records":[`, "records"},
+		{`{"records":[`, ""}, // malformed JSON: at the root
 		{`{"records":[]} {}`, ""},
 		{`{"records":[{"employee":{"age":1}}]}`, "records[0].employee.age"},
 		{`{"company":{"name":"a"},"records":[],"company":{"name":"b"}}`, "company"},

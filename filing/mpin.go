@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/money"
 )
 
@@ -36,6 +35,7 @@ type doc struct {
 
 type emp struct {
 	No           int
+	contract     int // of the record (the details' Contract), to merge batches
 	EMBG         string
 	Municipality string
 	Account      string
@@ -64,7 +64,7 @@ type detail struct {
 // whole rounds half away from zero to whole denars (or hours), the only
 // precision the form accepts (research §3.1); corrections are negative.
 // buildDoc takes only records whose figures are within the bounds of a
-// request (checkRanges: money within ±10^9, hours within 10^9), so every
+// request (rangeRecord: money within ±10^9, hours within 10^9), so every
 // figure whole sees, a record's sums included, fits an int64 by nine
 // orders of magnitude. One that did not would be a bug: it panics rather
 // than write a number other than the one computed (money.Amount.Whole
@@ -72,7 +72,7 @@ type detail struct {
 func whole(d money.Amount) int64 {
 	v, ok := d.RoundInt64()
 	if !ok {
-		panic("filing: " + d.String() + " reached a file past checkRanges")
+		panic("filing: " + d.String() + " reached a file past rangeRecord")
 	}
 	return v
 }
@@ -136,68 +136,9 @@ func defaulted(p *string, def string) string {
 	return def
 }
 
-// buildDoc formats req into a doc. allowance is the monthly personal
-// allowance used for DanocnoOslob when a record carries none; hours, when
-// not nil, are the records' hours as the checks worked them out. A figure
-// beyond the bounds of a request is a validation error (the generators
-// check first, with the request's own paths; this check makes whole safe
-// whoever calls).
-func buildDoc(req *MpinRequest, allowance money.Amount, hours []hoursOf, from int) (*doc, error) {
-	var fe denar.FieldErrors
-	checkRanges(&fe, &req.Batch, "records", req.Records)
-	if err := fe.Err(); err != nil {
-		return nil, err
-	}
-	b := &req.Batch
-	d := &doc{
-		parallelFrom: from,
-		EDB:          str(req.Company.TaxID),
-		VidObvrznik:  defaulted(b.VidObvrznik, "110"),
-		VidObvrska:   defaulted(b.VidObvrska, "101"),
-		Month:        b.PeriodMonth,
-		Year:         b.PeriodYear,
-		PayerName:    defaulted(req.Company.NameCyr, strings.TrimSpace(req.Company.Name)),
-	}
-	variant := defaulted(b.FilingVariant, VariantRegular)
-	if variant == VariantVid700 {
-		d.VidObvrska = "700"
-	}
-	companyFzom := str(req.Company.FzomBranch)
-	if companyFzom == "" {
-		companyFzom = DeriveFzomBranch(str(req.Company.City))
-	}
-	days := 31
-	if b.PeriodMonth >= 1 && b.PeriodMonth <= 12 {
-		days = daysIn(b.PeriodYear, b.PeriodMonth)
-	}
-	d.Emps = make([]emp, len(req.Records))
-	inParallel(len(req.Records), from, func(lo, hi int) struct{} {
-		for i := lo; i < hi; i++ {
-			var h hoursOf
-			if hours != nil {
-				h = hours[i]
-			} else {
-				h = recordHours(&req.Records[i], b)
-			}
-			d.Emps[i] = buildEmp(req, i, h, allowance, variant, companyFzom, days)
-		}
-		return struct{}{}
-	})
-	// Each amount is within ±10^9: the sum of 9.2 billion records would be
-	// needed to leave the int64 range; the TXT's narrower fields are
-	// checked where it is written (txtOf).
-	for i := range d.Emps {
-		for k := range d.Emps[i].Amounts {
-			d.Totals[k] += d.Emps[i].Amounts[k]
-		}
-	}
-	return d, nil
-}
-
-// buildEmp is one employee of the document, from record i alone.
-func buildEmp(req *MpinRequest, i int, h hoursOf, allowance money.Amount, variant, companyFzom string, days int) emp {
-	b := &req.Batch
-	r := &req.Records[i]
+// buildEmp is the employee of the document from r, record i of batch b,
+// alone.
+func buildEmp(b *Batch, r *Record, i int, h hoursOf, allowance money.Amount, variant, companyFzom string, days int) emp {
 	self := selfEmployed(b)
 	e := emp{
 		No:           i + 1,
@@ -265,6 +206,7 @@ func buildEmp(req *MpinRequest, i int, h hoursOf, allowance money.Amount, varian
 	if r.ContractNo != nil {
 		contract = *r.ContractNo
 	}
+	e.contract = contract
 	fz := str(r.Employee.FzomBranch)
 	if fz == "" {
 		fz = companyFzom
@@ -500,11 +442,11 @@ func sickCompanyCode(rate Num) string {
 
 // allowanceFor returns the monthly allowance in force at the period end, or
 // zero when the statutory figures are unavailable (only reachable with force).
-func allowanceFor(req *MpinRequest, st Statutory) money.Amount {
-	if st == nil || req.Batch.PeriodMonth < 1 || req.Batch.PeriodMonth > 12 {
+func allowanceFor(b *Batch, st Statutory) money.Amount {
+	if st == nil || b.PeriodMonth < 1 || b.PeriodMonth > 12 {
 		return money.Amount{}
 	}
-	r, err := st.On(periodEnd(req.Batch.PeriodYear, req.Batch.PeriodMonth))
+	r, err := st.On(periodEnd(b.PeriodYear, b.PeriodMonth))
 	if err != nil {
 		return money.Amount{}
 	}

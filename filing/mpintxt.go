@@ -1,8 +1,11 @@
 package filing
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -128,20 +131,28 @@ func (e *overflowError) explain() string {
 }
 
 // txtw writes fixed-width fields as UTF-16LE straight into a buffer that
-// already has the file's exact size: every record's width is fixed, so
-// every record's offset is known before anything is written.
+// already has the exact size of what is written: every record's width is
+// fixed, so every record's offset is known before anything is written.
+// With b nil it writes nothing and only checks that every number fits its
+// field (checkTXT).
 type txtw struct {
 	b []byte
 	p int // next byte to write
 }
 
 func (w *txtw) unit(u uint16) {
-	w.b[w.p], w.b[w.p+1] = byte(u), byte(u>>8)
+	if w.b != nil {
+		w.b[w.p], w.b[w.p+1] = byte(u), byte(u>>8)
+	}
 	w.p += 2
 }
 
 // text writes s left-aligned in n units, truncated or padded with spaces.
 func (w *txtw) text(s string, n int) {
+	if w.b == nil {
+		w.p += 2 * n
+		return
+	}
 	c := 0
 	for i := 0; i < len(s) && c < n; c++ {
 		if b := s[i]; b < utf8.RuneSelf {
@@ -186,6 +197,10 @@ func (w *txtw) num(v int64, n int, name string) error {
 	if pad < 0 {
 		return &overflowError{name: name, v: v, width: n, emp: -1}
 	}
+	if w.b == nil {
+		w.p += 2 * n
+		return nil
+	}
 	if v < 0 {
 		w.unit('-')
 	}
@@ -202,35 +217,99 @@ func (w *txtw) num(v int64, n int, name string) error {
 }
 
 func (w *txtw) crlf() {
-	w.b[w.p], w.b[w.p+1], w.b[w.p+2], w.b[w.p+3] = '\r', 0, '\n', 0
+	if w.b != nil {
+		w.b[w.p], w.b[w.p+1], w.b[w.p+2], w.b[w.p+3] = '\r', 0, '\n', 0
+	}
 	w.p += 4
 }
 
-// encodeTXT renders d as UTF-16LE bytes with BOM. The employees are
-// written on every CPU, each into its region of the one output buffer.
-func encodeTXT(d *doc) ([]byte, error) {
-	units := WidthH + 2
-	for i := range d.Emps {
-		units += WidthE + 2 + len(d.Emps[i].Details)*(WidthD+2)
-	}
-	w := &txtw{b: make([]byte, 2+2*units), p: 2}
-	w.b[0], w.b[1] = 0xFF, 0xFE
+// txtSegment is how many employees are encoded at a time when the TXT is
+// written out.
+const txtSegment = 2048
+
+// txtEmpSize is the bytes of employee e in the TXT: its E record and its D
+// records, each with CRLF.
+func txtEmpSize(e *emp) int { return 2 * (WidthE + 2 + len(e.Details)*(WidthD+2)) }
+
+// checkTXT finds what encoding d would refuse: a number too wide for its
+// field, in the header first, then in the first employee that has one.
+func checkTXT(d *doc) error {
+	w := &txtw{}
 	if err := w.header(d); err != nil {
-		return nil, fmt.Errorf("header: %w", err)
+		return fmt.Errorf("header: %w", err)
 	}
-	chunks := splitChunks(len(d.Emps), d.parallelFrom)
-	starts := make([]int, len(chunks))
-	off := w.p
-	for c, r := range chunks {
-		starts[c] = off
-		for i := r[0]; i < r[1]; i++ {
-			off += 2 * (WidthE + 2 + len(d.Emps[i].Details)*(WidthD+2))
+	for i := range d.Emps {
+		if err := w.employee(&d.Emps[i], i); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// encodeTXT renders d as UTF-16LE bytes with BOM, in one buffer of the
+// file's exact size.
+func encodeTXT(d *doc) ([]byte, error) {
+	if err := checkTXT(d); err != nil {
+		return nil, err
+	}
+	return encodeCheckedTXT(d)
+}
+
+// encodeCheckedTXT is encodeTXT for d that checkTXT passed.
+func encodeCheckedTXT(d *doc) ([]byte, error) {
+	n := 2 + 2*(WidthH+2)
+	for i := range d.Emps {
+		n += txtEmpSize(&d.Emps[i])
+	}
+	b := bytes.NewBuffer(make([]byte, 0, n))
+	if err := writeTXT(b, d); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// writeTXT writes d, which checkTXT passed, to w as UTF-16LE with BOM, the
+// employees txtSegment at a time, each segment written on every CPU into
+// its region of one buffer.
+func writeTXT(w io.Writer, d *doc) error {
+	hw := &txtw{b: make([]byte, 2+2*(WidthH+2)), p: 2}
+	hw.b[0], hw.b[1] = 0xFF, 0xFE
+	if err := hw.header(d); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	if _, err := w.Write(hw.b); err != nil {
+		return err
+	}
+	var buf []byte
+	for lo := 0; lo < len(d.Emps); lo += txtSegment {
+		hi := min(lo+txtSegment, len(d.Emps))
+		var err error
+		if buf, err = encodeTXTEmps(buf[:0], d, lo, hi); err != nil {
+			return err
+		}
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encodeTXTEmps appends employees lo to hi of d to b.
+func encodeTXTEmps(b []byte, d *doc, lo, hi int) ([]byte, error) {
+	chunks := splitChunks(hi-lo, d.parallelFrom)
+	starts := make([]int, len(chunks))
+	off := len(b)
+	for c, r := range chunks {
+		starts[c] = off
+		for i := lo + r[0]; i < lo+r[1]; i++ {
+			off += txtEmpSize(&d.Emps[i])
+		}
+	}
+	b = slices.Grow(b, off-len(b))[:off]
 	errs := make([]error, len(chunks))
-	forChunks(chunks, func(c, lo, hi int) {
-		cw := &txtw{b: w.b, p: starts[c]}
-		for i := lo; i < hi; i++ {
+	forChunks(chunks, func(c, clo, chi int) {
+		cw := &txtw{b: b, p: starts[c]}
+		for i := lo + clo; i < lo+chi; i++ {
 			if err := cw.employee(&d.Emps[i], i); err != nil {
 				errs[c] = err
 				return
@@ -242,7 +321,7 @@ func encodeTXT(d *doc) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return w.b, nil
+	return b, nil
 }
 
 func (w *txtw) header(d *doc) error {
@@ -326,23 +405,31 @@ func (w *txtw) employee(e *emp, i int) error {
 func MpinTXT(req *MpinRequest, st Statutory) ([]byte, error) { return mpinTXT(req, st, parallelMin) }
 
 func mpinTXT(req *MpinRequest, st Statutory, from int) ([]byte, error) {
-	hours, err := gate(req, st, from)
-	if err != nil {
-		return nil, err
-	}
-	d, err := buildDoc(req, allowanceFor(req, st), hours, from)
+	d, err := fileDoc(req, st, from)
 	if err != nil {
 		return nil, err
 	}
 	return txtOf(d, "records", true)
 }
 
-// txtOf encodes d; a number too wide for its field is a validation error
-// at path (the request's records, or batches for a combined file), or at
-// the record itself when the file's employees are the request's records
-// in order (byRecord).
+// txtOf encodes d (see txtFits).
 func txtOf(d *doc, path string, byRecord bool) ([]byte, error) {
-	b, err := encodeTXT(d)
+	if err := txtFits(d, path, byRecord); err != nil {
+		return nil, err
+	}
+	b, err := encodeCheckedTXT(d)
+	if err != nil {
+		return nil, fmt.Errorf("mpin txt: %w", err)
+	}
+	return b, nil
+}
+
+// txtFits reports a number of d too wide for its TXT field as a
+// validation error at path (the request's records, or batches for a
+// combined file), or at the record itself when the file's employees are
+// the request's records in order (byRecord).
+func txtFits(d *doc, path string, byRecord bool) error {
+	err := checkTXT(d)
 	var oe *overflowError
 	switch {
 	case errors.As(err, &oe):
@@ -350,11 +437,11 @@ func txtOf(d *doc, path string, byRecord bool) ([]byte, error) {
 		if byRecord && oe.emp >= 0 {
 			p = path + "[" + strconv.Itoa(oe.emp) + "]"
 		}
-		return nil, denar.Invalid(denar.FieldError{Path: p, Message: oe.explain()})
+		return denar.Invalid(denar.FieldError{Path: p, Message: oe.explain()})
 	case err != nil:
-		return nil, fmt.Errorf("mpin txt: %w", err)
+		return fmt.Errorf("mpin txt: %w", err)
 	}
-	return b, nil
+	return nil
 }
 
 // decodeTXT parses what encodeTXT writes; it is the reference reader used by

@@ -3,6 +3,8 @@ package filing
 import (
 	"bytes"
 	"encoding/xml"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,15 +18,19 @@ import (
 func MpinXML(req *MpinRequest, st Statutory) ([]byte, error) { return mpinXML(req, st, parallelMin) }
 
 func mpinXML(req *MpinRequest, st Statutory, from int) ([]byte, error) {
-	hours, err := gate(req, st, from)
-	if err != nil {
-		return nil, err
-	}
-	d, err := buildDoc(req, allowanceFor(req, st), hours, from)
+	d, err := fileDoc(req, st, from)
 	if err != nil {
 		return nil, err
 	}
 	return renderXML(d), nil
+}
+
+// fileDoc runs a generator's checks on req (the figures' bounds, then the
+// МПИН checks, which block unless req.Force) and builds its document.
+func fileDoc(req *MpinRequest, st Statutory, from int) (*doc, error) {
+	m := newMpinBuild(&req.Company, &req.Batch, st, buildOptions{file: true, ranges: true, from: from})
+	m.add(req.Records)
+	return m.doc(req.Force)
 }
 
 type xw struct {
@@ -65,12 +71,14 @@ func pad2(n int) string {
 	return strconv.Itoa(n)
 }
 
-// renderXML writes d as МПИН XML. The employees, nearly all of the file,
-// are written straight into one buffer of the exact final size: their sizes
-// are computed first (xmlEmpSize), then every CPU renders a contiguous run
-// of them into its own region of that buffer. The header is written
-// with xw, as is every file of this package.
-func renderXML(d *doc) []byte {
+// xmlSegment is how many employees are rendered at a time when the XML is
+// written out: a few megabytes, whatever the size of the file.
+const xmlSegment = 2048
+
+const xmlFooter = "</MpinCalculation>\n"
+
+// xmlHead is the file up to the first employee.
+func xmlHead(d *doc) []byte {
 	w := &xw{}
 	w.Grow(4096)
 	w.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n")
@@ -87,48 +95,87 @@ func renderXML(d *doc) []byte {
 		w.int(i1, amountTagsVk[k], d.Totals[k])
 	}
 	w.el(i1, "Zabeleska", "")
-	const footer = "</MpinCalculation>\n"
+	return w.Bytes()
+}
 
-	chunks := splitChunks(len(d.Emps), d.parallelFrom)
-	ends := make([]int, len(chunks)) // end offset of each chunk in the file
+// renderXML is d as МПИН XML, in one buffer of the file's exact size.
+func renderXML(d *doc) []byte {
+	head := xmlHead(d)
+	n := len(head) + len(xmlFooter)
+	for _, c := range inParallel(len(d.Emps), d.parallelFrom, func(lo, hi int) int {
+		s := 0
+		for i := lo; i < hi; i++ {
+			s += xmlEmpSize(d, &d.Emps[i])
+		}
+		return s
+	}) {
+		n += c
+	}
+	b := bytes.NewBuffer(make([]byte, 0, n))
+	_ = writeXML(b, d, head)
+	return b.Bytes()
+}
+
+// writeXML writes d as МПИН XML to w after head (xmlHead), the employees
+// xmlSegment at a time.
+func writeXML(w io.Writer, d *doc, head []byte) error {
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	var buf []byte
+	for lo := 0; lo < len(d.Emps); lo += xmlSegment {
+		buf = appendXMLEmps(buf[:0], d, d.Emps[lo:min(lo+xmlSegment, len(d.Emps))])
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, xmlFooter)
+	return err
+}
+
+// appendXMLEmps appends the employees emps. They are written straight
+// into b grown to their exact size: their sizes are computed first
+// (xmlEmpSize), then every CPU renders a contiguous run of them into its
+// own region.
+func appendXMLEmps(b []byte, d *doc, emps []emp) []byte {
+	chunks := splitChunks(len(emps), d.parallelFrom)
+	ends := make([]int, len(chunks)) // end offset of each chunk in b
 	forChunks(chunks, func(c, lo, hi int) {
 		n := 0
 		for i := lo; i < hi; i++ {
-			n += xmlEmpSize(d, &d.Emps[i])
+			n += xmlEmpSize(d, &emps[i])
 		}
 		ends[c] = n
 	})
-	total := w.Len()
+	start := len(b)
+	total := start
 	for c := range ends {
 		total += ends[c]
 		ends[c] = total
 	}
-	out := make([]byte, total+len(footer))
-	copy(out, w.Bytes())
+	out := slices.Grow(b, total-start)[:total]
 	var bad atomic.Bool
 	forChunks(chunks, func(c, lo, hi int) {
-		start := w.Len()
+		from := start
 		if c > 0 {
-			start = ends[c-1]
+			from = ends[c-1]
 		}
-		b := out[start:start:ends[c]]
+		p := out[from:from:ends[c]]
 		for i := lo; i < hi; i++ {
-			b = appendXMLEmp(b, d, &d.Emps[i])
+			p = appendXMLEmp(p, d, &emps[i])
 		}
 		// The sizes are exact by construction (TestXMLEmpSize); should one
-		// ever be wrong, append would have moved b elsewhere.
-		if len(b) != ends[c]-start || (len(b) > 0 && &b[0] != &out[start]) {
+		// ever be wrong, append would have moved p elsewhere.
+		if len(p) != ends[c]-from || (len(p) > 0 && &p[0] != &out[from]) {
 			bad.Store(true)
 		}
 	})
 	if bad.Load() {
-		b := append(out[:0:0], w.Bytes()...)
-		for i := range d.Emps {
-			b = appendXMLEmp(b, d, &d.Emps[i])
+		out = out[:start]
+		for i := range emps {
+			out = appendXMLEmp(out, d, &emps[i])
 		}
-		return append(b, footer...)
 	}
-	copy(out[total:], footer)
 	return out
 }
 

@@ -33,7 +33,7 @@ func TestParallelOutputIsSequentialOutput(t *testing.T) {
 	req := fixtureRegular()
 	req.Records, req.Force = variedRecords(3000), true
 	run := func(from int) (Result, []byte, []byte) {
-		res := validate(req, stat2026{}, nil, from)
+		res := validate(req, stat2026{}, from)
 		x, err := mpinXML(req, stat2026{}, from)
 		if err != nil {
 			t.Fatal(err)

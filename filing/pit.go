@@ -1,8 +1,8 @@
 package filing
 
 import (
-	"bytes"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,7 +59,7 @@ type GrossFromNetResponse struct {
 func subtypeCosts(p *string, path string, fe *denar.FieldErrors) (string, money.Amount) {
 	st := defaulted(p, DefaultSubtype)
 	c, ok := normativeCosts[st]
-	if !ok {
+	if !ok && fe != nil {
 		fe.Add(path, "sub-type %q is not supported (supported: %s)", st, strings.Join(SupportedSubtypes(), ", "))
 	}
 	return st, c
@@ -156,10 +156,8 @@ func checkPerson(fe *denar.FieldErrors, p string, embg *string, required bool, a
 	}
 }
 
-// Pddgi renders contractor payments as our ПДД-ГИ XML (docs/filing-formats.md,
-// api/xsd/pddgi.xsd): 10 % PIT on gross, no contributions, no allowance (R4).
-// The legacy form has no public XML; the layout is ours.
-func Pddgi(req *PddgiRequest) ([]byte, error) {
+// checkPddgi reports every wrong field of a ПДД-ГИ request.
+func checkPddgi(req *PddgiRequest) (*PddgiRequest, error) {
 	var fe denar.FieldErrors
 	if strings.TrimSpace(req.Company.Name) == "" {
 		fe.Add("company.name", "is required")
@@ -197,48 +195,76 @@ func Pddgi(req *PddgiRequest) ([]byte, error) {
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	w := &xw{}
-	w.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n<PddGi>\n")
-	w.WriteString("  <Isplatitel>\n")
-	w.el("    ", "Edb", str(req.Company.TaxID))
-	w.el("    ", "Naziv", req.Company.Name)
-	w.el("    ", "SifraOpstina", str(req.Company.MunicipalityCode))
-	w.el("    ", "KontaktLice", str(req.Company.ContactPerson))
-	w.el("    ", "Telefon", str(req.Company.Phone))
-	w.el("    ", "Email", str(req.Company.Email))
-	w.WriteString("  </Isplatitel>\n")
-	w.el("  ", "Mesec", pad2(req.Month))
-	w.el("  ", "Godina", strconv.Itoa(req.Year))
-	var gross, pit money.Amount
-	var rows bytes.Buffer
-	for i, r := range req.Records {
-		// R4: 10 % of the gross, in whole denars like the contractor
-		// calculation and е-ППД.
-		g := r.SalaryGross.D
-		t := g.Mul(pitRate).Round(0)
-		gross, pit = gross.Add(g), pit.Add(t)
-		rw := &xw{}
-		rw.WriteString("  <Primac>\n")
-		rw.int("    ", "RedenBroj", int64(i+1))
-		rw.el("    ", "Embg", str(r.Employee.EMBG))
-		last, _ := cyrName(nil, r.Employee.LastName)
-		first, _ := cyrName(nil, r.Employee.FirstName)
-		rw.el("    ", "Prezime", orRaw(last, r.Employee.LastName))
-		rw.el("    ", "Ime", orRaw(first, r.Employee.FirstName))
-		rw.el("    ", "TransakciskaSmetka", str(r.Employee.BankAccount))
-		rw.el("    ", "Bruto", g.StringFixed(2))
-		rw.el("    ", "Danok", t.StringFixed(2))
-		rw.el("    ", "Neto", g.Sub(t).StringFixed(2))
-		rw.WriteString("  </Primac>\n")
-		rows.Write(rw.Bytes())
+	return req, nil
+}
+
+// Pddgi renders contractor payments as our ПДД-ГИ XML (docs/filing-formats.md,
+// api/xsd/pddgi.xsd): 10 % PIT on gross, no contributions, no allowance (R4).
+// The legacy form has no public XML; the layout is ours.
+func Pddgi(req *PddgiRequest) ([]byte, error) {
+	f, err := PddgiFile(req)
+	if err != nil {
+		return nil, err
 	}
-	w.int("  ", "BrojPrimaci", int64(len(req.Records)))
-	w.el("  ", "BrutoVk", gross.StringFixed(2))
-	w.el("  ", "DanokVk", pit.StringFixed(2))
-	w.el("  ", "NetoVk", gross.Sub(pit).StringFixed(2))
-	w.Write(rows.Bytes())
-	w.WriteString("</PddGi>\n")
-	return w.Bytes(), nil
+	return f.Bytes(), nil
+}
+
+// PddgiFile is Pddgi as a File, written row by row.
+func PddgiFile(req *PddgiRequest) (*File, error) {
+	if _, err := checkPddgi(req); err != nil {
+		return nil, err
+	}
+	// R4: 10 % of the gross, in whole denars like the contractor
+	// calculation and е-ППД.
+	tax := func(g money.Amount) money.Amount { return g.Mul(pitRate).Round(0) }
+	var gross, pit money.Amount
+	for _, r := range req.Records {
+		g := r.SalaryGross.D
+		gross, pit = gross.Add(g), pit.Add(tax(g))
+	}
+	return &File{Name: "PDD-GI.xml", write: func(out io.Writer) error {
+		w := &xw{}
+		w.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n<PddGi>\n")
+		w.WriteString("  <Isplatitel>\n")
+		w.el("    ", "Edb", str(req.Company.TaxID))
+		w.el("    ", "Naziv", req.Company.Name)
+		w.el("    ", "SifraOpstina", str(req.Company.MunicipalityCode))
+		w.el("    ", "KontaktLice", str(req.Company.ContactPerson))
+		w.el("    ", "Telefon", str(req.Company.Phone))
+		w.el("    ", "Email", str(req.Company.Email))
+		w.WriteString("  </Isplatitel>\n")
+		w.el("  ", "Mesec", pad2(req.Month))
+		w.el("  ", "Godina", strconv.Itoa(req.Year))
+		w.int("  ", "BrojPrimaci", int64(len(req.Records)))
+		w.el("  ", "BrutoVk", gross.StringFixed(2))
+		w.el("  ", "DanokVk", pit.StringFixed(2))
+		w.el("  ", "NetoVk", gross.Sub(pit).StringFixed(2))
+		for i, r := range req.Records {
+			g := r.SalaryGross.D
+			t := tax(g)
+			w.WriteString("  <Primac>\n")
+			w.int("    ", "RedenBroj", int64(i+1))
+			w.el("    ", "Embg", str(r.Employee.EMBG))
+			last, _ := cyrName(nil, r.Employee.LastName)
+			first, _ := cyrName(nil, r.Employee.FirstName)
+			w.el("    ", "Prezime", orRaw(last, r.Employee.LastName))
+			w.el("    ", "Ime", orRaw(first, r.Employee.FirstName))
+			w.el("    ", "TransakciskaSmetka", str(r.Employee.BankAccount))
+			w.el("    ", "Bruto", g.StringFixed(2))
+			w.el("    ", "Danok", t.StringFixed(2))
+			w.el("    ", "Neto", g.Sub(t).StringFixed(2))
+			w.WriteString("  </Primac>\n")
+			if w.Len() >= 32<<10 {
+				if _, err := out.Write(w.Bytes()); err != nil {
+					return err
+				}
+				w.Reset()
+			}
+		}
+		w.WriteString("</PddGi>\n")
+		_, err := out.Write(w.Bytes())
+		return err
+	}}, nil
 }
 
 func orRaw(cyr, raw string) string {
@@ -282,6 +308,52 @@ type EppdRequest struct {
 // the layout is ours. Per row: normative costs by sub-type, tax base, 10 %
 // PIT rounded to whole denars, net.
 func Eppd(req *EppdRequest) ([]byte, error) {
+	f, err := EppdFile(req)
+	if err != nil {
+		return nil, err
+	}
+	return f.Bytes(), nil
+}
+
+// eppdCalc is the figures of an е-ППД row.
+type eppdCalc struct {
+	sub                          string
+	gross, costs, base, pit, net money.Amount
+}
+
+// eppdRowCalc works out row r's figures; fe, when not nil, gets the row's
+// wrong fields.
+func eppdRowCalc(fe *denar.FieldErrors, i int, r *EppdRow) eppdCalc {
+	var p string
+	if fe != nil {
+		p = fmt.Sprintf("rows[%d]", i)
+		e := r.EMBG
+		checkPerson(fe, p, &e, true, r.BankAccount)
+		if strings.TrimSpace(r.FirstName) == "" {
+			fe.Add(p+".firstName", "is required")
+		}
+		if strings.TrimSpace(r.LastName) == "" {
+			fe.Add(p+".lastName", "is required")
+		}
+		moneyField(fe, p+".grossIncome", r.GrossIncome, true)
+		cents(fe, p+".grossIncome", r.GrossIncome)
+		if r.GrossIncome.Set && r.GrossIncome.D.IsNegative() {
+			fe.Add(p+".grossIncome", "must not be negative")
+		}
+		if m := str(r.MunicipalityCode); m != "" && !municipalityCode(m) {
+			fe.AddCodebook(p+".municipalityCode", "opstina", "%q is not in UJP's municipality list", m)
+		}
+	}
+	sub, c := subtypeCosts(r.SubtypeIncome, p+".subtypeIncome", fe)
+	g := r.GrossIncome.D
+	costs := g.Mul(c).Round(2)
+	base := g.Sub(costs)
+	t := base.Mul(pitRate).Round(0)
+	return eppdCalc{sub, g, costs, base, t, g.Sub(t)}
+}
+
+// EppdFile is Eppd as a File, written row by row.
+func EppdFile(req *EppdRequest) (*File, error) {
 	var fe denar.FieldErrors
 	if err := ident.EDB(strings.TrimSpace(req.Issuer.EDB)); err != nil {
 		fe.Add("issuer.edb", "%v", err)
@@ -308,78 +380,59 @@ func Eppd(req *EppdRequest) ([]byte, error) {
 	if len(req.Rows) == 0 {
 		fe.Add("rows", "at least one row is required")
 	}
-	type row struct {
-		sub                          string
-		gross, costs, base, pit, net money.Amount
-	}
-	calc := make([]row, len(req.Rows))
-	for i, r := range req.Rows {
-		p := fmt.Sprintf("rows[%d]", i)
-		e := r.EMBG
-		checkPerson(&fe, p, &e, true, r.BankAccount)
-		if strings.TrimSpace(r.FirstName) == "" {
-			fe.Add(p+".firstName", "is required")
-		}
-		if strings.TrimSpace(r.LastName) == "" {
-			fe.Add(p+".lastName", "is required")
-		}
-		moneyField(&fe, p+".grossIncome", r.GrossIncome, true)
-		cents(&fe, p+".grossIncome", r.GrossIncome)
-		if r.GrossIncome.Set && r.GrossIncome.D.IsNegative() {
-			fe.Add(p+".grossIncome", "must not be negative")
-		}
-		if m := str(r.MunicipalityCode); m != "" && !municipalityCode(m) {
-			fe.AddCodebook(p+".municipalityCode", "opstina", "%q is not in UJP's municipality list", m)
-		}
-		sub, c := subtypeCosts(r.SubtypeIncome, p+".subtypeIncome", &fe)
-		g := r.GrossIncome.D
-		costs := g.Mul(c).Round(2)
-		base := g.Sub(costs)
-		t := base.Mul(pitRate).Round(0)
-		calc[i] = row{sub, g, costs, base, t, g.Sub(t)}
-	}
-	if err := fe.Err(); err != nil {
-		return nil, err
-	}
-	w := &xw{}
-	w.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n<EPpd>\n")
-	w.WriteString("  <Isplatitel>\n")
-	w.el("    ", "Edb", strings.TrimSpace(req.Issuer.EDB))
-	w.el("    ", "Naziv", req.Issuer.Name)
-	w.el("    ", "TransakciskaSmetka", str(req.Issuer.BankAccount))
-	w.el("    ", "Email", str(req.Issuer.Email))
-	w.el("    ", "Telefon", str(req.Issuer.Phone))
-	w.WriteString("  </Isplatitel>\n")
-	w.el("  ", "PeriodOd", from.Format("2006-01-02"))
-	w.el("  ", "PeriodDo", to.Format("2006-01-02"))
-	w.el("  ", "Komentar", str(req.Comment))
 	var tot [5]money.Amount
-	for _, c := range calc {
+	for i := range req.Rows {
+		c := eppdRowCalc(&fe, i, &req.Rows[i])
 		for k, v := range []money.Amount{c.gross, c.costs, c.base, c.pit, c.net} {
 			tot[k] = tot[k].Add(v)
 		}
 	}
-	w.int("  ", "BrojRedovi", int64(len(calc)))
-	for k, n := range []string{"BrutoVk", "NormiraniTrosociVk", "DanocnaOsnovaVk", "DanokVk", "NetoVk"} {
-		w.el("  ", n, tot[k].StringFixed(2))
+	if err := fe.Err(); err != nil {
+		return nil, err
 	}
-	for i, r := range req.Rows {
-		c := calc[i]
-		w.WriteString("  <Red>\n")
-		w.int("    ", "RedenBroj", int64(i+1))
-		w.el("    ", "Embg", r.EMBG)
-		last, _ := cyrName(nil, r.LastName)
-		first, _ := cyrName(nil, r.FirstName)
-		w.el("    ", "Prezime", orRaw(last, r.LastName))
-		w.el("    ", "Ime", orRaw(first, r.FirstName))
-		w.el("    ", "SifraOpstina", str(r.MunicipalityCode))
-		w.el("    ", "PodvidPrihod", c.sub)
-		w.el("    ", "TransakciskaSmetka", str(r.BankAccount))
-		for k, n := range []string{"Bruto", "NormiraniTrosoci", "DanocnaOsnova", "Danok", "Neto"} {
-			w.el("    ", n, []money.Amount{c.gross, c.costs, c.base, c.pit, c.net}[k].StringFixed(2))
+	return &File{Name: "e-PPD.xml", write: func(out io.Writer) error {
+		w := &xw{}
+		w.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n<EPpd>\n")
+		w.WriteString("  <Isplatitel>\n")
+		w.el("    ", "Edb", strings.TrimSpace(req.Issuer.EDB))
+		w.el("    ", "Naziv", req.Issuer.Name)
+		w.el("    ", "TransakciskaSmetka", str(req.Issuer.BankAccount))
+		w.el("    ", "Email", str(req.Issuer.Email))
+		w.el("    ", "Telefon", str(req.Issuer.Phone))
+		w.WriteString("  </Isplatitel>\n")
+		w.el("  ", "PeriodOd", from.Format("2006-01-02"))
+		w.el("  ", "PeriodDo", to.Format("2006-01-02"))
+		w.el("  ", "Komentar", str(req.Comment))
+		w.int("  ", "BrojRedovi", int64(len(req.Rows)))
+		for k, n := range []string{"BrutoVk", "NormiraniTrosociVk", "DanocnaOsnovaVk", "DanokVk", "NetoVk"} {
+			w.el("  ", n, tot[k].StringFixed(2))
 		}
-		w.WriteString("  </Red>\n")
-	}
-	w.WriteString("</EPpd>\n")
-	return w.Bytes(), nil
+		for i := range req.Rows {
+			r := &req.Rows[i]
+			c := eppdRowCalc(nil, i, r)
+			w.WriteString("  <Red>\n")
+			w.int("    ", "RedenBroj", int64(i+1))
+			w.el("    ", "Embg", r.EMBG)
+			last, _ := cyrName(nil, r.LastName)
+			first, _ := cyrName(nil, r.FirstName)
+			w.el("    ", "Prezime", orRaw(last, r.LastName))
+			w.el("    ", "Ime", orRaw(first, r.FirstName))
+			w.el("    ", "SifraOpstina", str(r.MunicipalityCode))
+			w.el("    ", "PodvidPrihod", c.sub)
+			w.el("    ", "TransakciskaSmetka", str(r.BankAccount))
+			for k, n := range []string{"Bruto", "NormiraniTrosoci", "DanocnaOsnova", "Danok", "Neto"} {
+				w.el("    ", n, []money.Amount{c.gross, c.costs, c.base, c.pit, c.net}[k].StringFixed(2))
+			}
+			w.WriteString("  </Red>\n")
+			if w.Len() >= 32<<10 {
+				if _, err := out.Write(w.Bytes()); err != nil {
+					return err
+				}
+				w.Reset()
+			}
+		}
+		w.WriteString("</EPpd>\n")
+		_, err := out.Write(w.Bytes())
+		return err
+	}}, nil
 }

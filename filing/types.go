@@ -371,6 +371,11 @@ func moneyField(fe *denar.FieldErrors, p string, m Money, required bool) {
 	}
 }
 
+// moneyInRange reports that moneyRange finds nothing.
+func moneyInRange(m Money) bool {
+	return !m.Set || (!m.D.GreaterThan(maxMoney) && !m.D.LessThan(minMoney))
+}
+
 // moneyRange reports a money field beyond ±1,000,000,000 denars (maxMoney).
 func moneyRange(fe *denar.FieldErrors, p string, m Money) {
 	switch {
@@ -394,6 +399,9 @@ func num(fe *denar.FieldErrors, p string, n Num, required bool) {
 		numRange(fe, p, n)
 	}
 }
+
+// numInRange reports that numRange finds nothing.
+func numInRange(n Num) bool { return !n.Set || !n.D.Abs().GreaterThan(maxNum) }
 
 // numRange reports hours or a rate beyond a billion (maxNum), as decoding
 // does.
@@ -447,19 +455,35 @@ func recordNums(r *Record) [22]namedNum {
 	}
 }
 
-// checkRanges reports every figure of an МПИН request outside the bounds
+// recordPath is the path of a record's fields, p[i].field, made on the
+// record's first error: a well-formed record costs no string.
+type recordPath struct {
+	p  string
+	i  int
+	rp string
+}
+
+func (r *recordPath) field(name string) string {
+	if r.rp == "" {
+		r.rp = r.p + "[" + strconv.Itoa(r.i) + "]."
+	}
+	return r.rp + name
+}
+
+// rangeRecord reports every figure of record i of p outside the bounds
 // decoding enforces (money within ±1,000,000,000 denars, hours within a
 // billion), with its path: the generators take requests built in Go too,
-// and write no figure they were not given. p is the path of recs.
-func checkRanges(fe *denar.FieldErrors, b *Batch, p string, recs []Record) {
-	numRange(fe, "batch.workingHours", b.WorkingHours)
-	for i := range recs {
-		rp := p + "[" + strconv.Itoa(i) + "]."
-		for _, f := range recordMoney(&recs[i]) {
-			moneyRange(fe, rp+f.name, f.m)
+// and write no figure they were not given.
+func rangeRecord(fe *denar.FieldErrors, p string, i int, r *Record) {
+	rp := recordPath{p: p, i: i}
+	for _, f := range recordMoney(r) {
+		if !moneyInRange(f.m) {
+			moneyRange(fe, rp.field(f.name), f.m)
 		}
-		for _, f := range recordNums(&recs[i]) {
-			numRange(fe, rp+f.name, f.n)
+	}
+	for _, f := range recordNums(r) {
+		if !numInRange(f.n) {
+			numRange(fe, rp.field(f.name), f.n)
 		}
 	}
 }
@@ -469,19 +493,27 @@ func shapeRecords(fe *denar.FieldErrors, p string, recs []Record) {
 		fe.Add(p, "is required")
 	}
 	for i := range recs {
-		r := &recs[i]
-		rp := fmt.Sprintf("%s[%d].", p, i)
-		for _, f := range recordMoney(r) {
-			moneyField(fe, rp+f.name, f.m, f.required)
+		shapeRecord(fe, p, i, &recs[i])
+	}
+}
+
+// shapeRecord is shapeRecords for record i of p.
+func shapeRecord(fe *denar.FieldErrors, p string, i int, r *Record) {
+	rp := recordPath{p: p, i: i}
+	for _, f := range recordMoney(r) {
+		if f.m.bad != nil || (f.required && !f.m.Set) || !moneyInRange(f.m) {
+			moneyField(fe, rp.field(f.name), f.m, f.required)
 		}
-		for _, f := range recordNums(r) {
-			num(fe, rp+f.name, f.n, false)
+	}
+	for _, f := range recordNums(r) {
+		if f.n.bad != nil || (f.n.Set && f.n.D.IsNegative()) || !numInRange(f.n) {
+			num(fe, rp.field(f.name), f.n, false)
 		}
-		if strings.TrimSpace(r.Employee.FirstName) == "" {
-			fe.Add(rp+"employee.firstName", "is required")
-		}
-		if strings.TrimSpace(r.Employee.LastName) == "" {
-			fe.Add(rp+"employee.lastName", "is required")
-		}
+	}
+	if strings.TrimSpace(r.Employee.FirstName) == "" {
+		fe.Add(rp.field("employee.firstName"), "is required")
+	}
+	if strings.TrimSpace(r.Employee.LastName) == "" {
+		fe.Add(rp.field("employee.lastName"), "is required")
 	}
 }

@@ -37,7 +37,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if code := cli.ExitCode(err); code != 0 {
 		if code == 1 {
@@ -55,6 +55,7 @@ Usage:
   denar-agent run [--auto | --auto-purposes query] KEY FLAGS
   denar-agent run --sandbox-self-signed --company cmp_… [--server URL]
                                     sandbox: a throw-away key and certificate, registered and signing
+  denar-agent version               the build's version and commit
   denar-agent help [COMMAND]        this text, or a command's ("denar-agent COMMAND -h" too)
 
 KEY FLAGS select the key: --key key.pem --cert cert.pem, or --p12 file.p12
@@ -62,6 +63,12 @@ KEY FLAGS select the key: --key key.pem --cert cert.pem, or --p12 file.p12
 --pkcs11-module, --pkcs11-token, --pkcs11-key and --cert (PIN in
 DENAR_AGENT_PIN; binaries built with -tags pkcs11). See docs/signing.md.
 Exit status: 0 success, 1 failure, 2 a wrong command line.
+`
+
+const versionUsage = `Usage: denar-agent version
+
+Prints the build's module version, the commit it was built from (with its
+time and whether the tree had uncommitted changes) and the Go version.
 `
 
 const pairUsage = `Usage: denar-agent pair --server URL --code CODE [--name NAME]
@@ -73,10 +80,13 @@ may. The credentials are shown once: if the answer was lost, running pair
 again with the same code says so; create a new code and pair again.
 `
 
-const registerUsage = `Usage: denar-agent register-certificate --company cmp_… KEY FLAGS
+const registerUsage = `Usage: denar-agent register-certificate --company cmp_… --eujp-id ID KEY FLAGS
 
 Registers the signing certificate of the key for a company of the paired
 agent's account; the agent then receives that company's signing requests.
+--eujp-id is the certificate holder's EUJP id from their e-UJP registration,
+which UJP knows the signer by; only a sandbox company whose UJP is the
+service's simulator does without it.
 `
 
 const runUsage = `Usage:
@@ -85,8 +95,11 @@ const runUsage = `Usage:
 
 Signs the signing requests of the companies this agent registered a
 certificate for: over a WebSocket, else by long-polling; reconnects by
-itself. Purposes not signed automatically are asked on the terminal. Every
-signature is logged.
+itself. Purposes not signed automatically (--auto-purposes, default query;
+--auto: all) are asked on the terminal, showing the company, the document,
+its buyer and total and when the request expires; without a terminal (a
+service, a pipe) it refuses to start unless --auto or --auto-purposes
+covers document, decision and query. Every signature is logged.
 
 With --sandbox-self-signed (sandbox companies only) it makes a throw-away
 RSA key and self-signed certificate in memory, registers the certificate for
@@ -170,13 +183,15 @@ func (k *keyFlags) load() (agent.Key, error) {
 	return agent.Key{}, errors.New("choose a key: --key and --cert, or --p12")
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// run runs one command; stdin is where a person is asked before a
+// signature.
+func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return cli.Fail(stderr, usage, nil, "denar-agent: no command given")
 	}
 	if cli.IsHelp(args[0]) {
 		if args[0] == "help" && len(args) > 1 && !cli.IsHelp(args[1]) {
-			return run(ctx, []string{args[1], "-h"}, stdout, stderr)
+			return run(ctx, []string{args[1], "-h"}, stdin, stdout, stderr)
 		}
 		fmt.Fprint(stdout, usage)
 		return cli.ErrHelp
@@ -186,6 +201,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	client := &http.Client{Timeout: 90 * time.Second}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	switch args[0] {
+	case "version":
+		if err := cli.Parse(fs, args[1:], 0, 0, versionUsage, stdout, stderr); err != nil {
+			return err
+		}
+		fmt.Fprint(stdout, cli.Version("denar-agent"))
+		return nil
 	case "pair":
 		server := fs.String("server", "", "e-invoicing API base URL")
 		code := fs.String("code", "", "pairing code from POST /v1/agents/pairing-codes")
@@ -210,6 +231,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		var k keyFlags
 		k.register(fs)
 		company := fs.String("company", "", "company id (cmp_…)")
+		eujpID := fs.String("eujp-id", "", "the certificate holder's EUJP id (from their e-UJP registration); required unless the company's UJP is the sandbox simulator")
 		if err := cli.Parse(fs, args[1:], 0, 0, registerUsage, stdout, stderr); err != nil {
 			return err
 		}
@@ -222,7 +244,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer key.Close()
-		if err := signer.RegisterCertificate(ctx, client, c, key.Cert, *company); err != nil {
+		if err := signer.RegisterCertificateAs(ctx, client, c, key.Cert, *company, *eujpID); err != nil {
 			return fmt.Errorf("register certificate: %w", err)
 		}
 		fmt.Fprintf(stdout, "certificate %s registered for %s\n", key.Cert.SerialNumber, *company)
@@ -237,6 +259,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		server := fs.String("server", "", "with --sandbox-self-signed: pair a new agent with this e-invoicing API (API key in DENAR_API_KEY) instead of using --credentials")
 		if err := cli.Parse(fs, args[1:], 0, 0, runUsage, stdout, stderr); err != nil {
 			return err
+		}
+		allowed := map[string]bool{}
+		for _, p := range strings.Split(*autoPurposes, ",") {
+			allowed[strings.TrimSpace(p)] = true
+		}
+		if *auto || *sandbox {
+			allowed = map[string]bool{"document": true, "decision": true, "query": true}
+		}
+		var asked []string
+		for _, p := range []string{"document", "decision", "query"} {
+			if !allowed[p] {
+				asked = append(asked, p)
+			}
+		}
+		if len(asked) > 0 && !cli.IsTerminal(stdin) {
+			// Nobody would answer: every such request would be refused.
+			return cli.Fail(stderr, runUsage, fs, fmt.Sprintf("denar-agent run: no terminal to ask whether to sign %s requests on; "+
+				"run it at a terminal, or pass --auto to sign every request (a server), or --auto-purposes document,decision,query",
+				strings.Join(asked, " and ")))
 		}
 		var c signer.Credentials
 		var key agent.Key
@@ -261,15 +302,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		defer key.Close()
-		allowed := map[string]bool{}
-		for _, p := range strings.Split(*autoPurposes, ",") {
-			allowed[strings.TrimSpace(p)] = true
-		}
-		if *auto || *sandbox {
-			allowed = map[string]bool{"document": true, "decision": true, "query": true}
-		}
 		w := &signer.Worker{Creds: c, Signer: key.Signer, HTTP: client, Log: log,
-			Policy: agent.TerminalPolicy(os.Stdin, stdout, allowed),
+			Policy: agent.TerminalPolicy(stdin, stdout, allowed),
 			OnSigned: func(r signer.Request, jws string) {
 				log.Info("signature made", "request", r.ID, "purpose", r.Purpose, "company", r.CompanyID,
 					"links", r.Links, "certificate", key.Cert.SerialNumber.String(), "jws_bytes", len(jws))

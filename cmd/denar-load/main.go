@@ -17,10 +17,10 @@
 //	go run ./cmd/denar-load -duration 5s -clients 8,32,128 -cpuprofile cpu.out -mutexprofile mutex.out -blockprofile block.out
 //
 // With -files it measures memory instead: the peak resident memory of a
-// real `denar serve` process answering several maximum-size file requests
-// at once (see files.go).
+// real `denar serve` process answering several maximum-size requests to
+// each file endpoint at once, against the target of 400 MB (see files.go).
 //
-//	go run ./cmd/denar-load -files [-bin ./denar] [-records 10000] [-concurrent 4]
+//	go run ./cmd/denar-load -files [-bin ./denar] [-records N] [-concurrent 4] [-shapes lean,full]
 package main
 
 import (
@@ -67,12 +67,14 @@ type options struct {
 const usage = `Usage:
   denar-load [-clients 8,32,128] [-duration 4s] [-rounds 8] [-batch-runs 30]
              [-cpuprofile F] [-mutexprofile F] [-blockprofile F]
-  denar-load -files [-bin ./denar] [-records 10000] [-concurrent 4] [-endpoints …] [-server-env DENAR_X=v]…
+  denar-load -files [-bin ./denar] [-records N] [-concurrent 4] [-endpoints …] [-shapes lean,full] [-idempotency-key]
+             [-server-env DENAR_X=v]…
 
 Measures POST /v1/calculations against a plain JSON handler in the same run
 and prints the rates and their ratio (target at least 0.5), then a 500-input
 batch against the engine (target at most 3×); with -files, the peak resident
-memory of a real denar serve under maximum-size МПИН requests. Exit status:
+memory of a real denar serve under four maximum-size requests at once to
+each file endpoint (target under 400 MB). Exit status:
 0 targets met, 1 failure, 2 a wrong command line, 3 a target missed.
 `
 
@@ -93,13 +95,16 @@ func command(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.blockProf, "blockprofile", "", "write a blocking profile to this file")
 	files := fs.Bool("files", false, "measure the peak memory of denar serve under maximum-size file requests instead")
 	bin := fs.String("bin", "", "with -files: the denar binary to start (default: go build it)")
-	records := fs.Int("records", 10000, "with -files: records per МПИН request")
+	records := fs.Int("records", 0, "with -files: records per request (default: as many as the body limit admits)")
 	concurrent := fs.Int("concurrent", 4, "with -files: requests sent at once to each endpoint")
-	endpoints := fs.String("endpoints", "/v1/files/mpin/validate,/v1/files/mpin/xml,/v1/files/mpin/txt", "with -files: the endpoints, comma-separated")
+	endpoints := fs.String("endpoints", strings.Join(fileEndpoints, ","), "with -files: the endpoints, comma-separated")
+	idempotent := fs.Bool("idempotency-key", false, "with -files: send each request with its own Idempotency-Key, as the SDK does")
+	shapes := fs.String("shapes", "lean,full", "with -files: the record shapes, comma-separated: lean (required fields: the most records) and full (every field)")
 	var serverEnv []string
-	fs.Func("server-env", "with -files: a DENAR_*=value setting for the server (repeatable), e.g. DENAR_HEAVY_CONCURRENCY=4", func(s string) error {
-		if !strings.HasPrefix(s, "DENAR_") || !strings.Contains(s, "=") {
-			return fmt.Errorf("want DENAR_NAME=value, not %q", s)
+	fs.Func("server-env", "with -files: a DENAR_*=value, GOMEMLIMIT=value or GOGC=value setting for the server (repeatable), e.g. DENAR_HEAVY_CONCURRENCY=4", func(s string) error {
+		name, _, ok := strings.Cut(s, "=")
+		if !ok || (!strings.HasPrefix(name, "DENAR_") && name != "GOMEMLIMIT" && name != "GOGC") {
+			return fmt.Errorf("want DENAR_NAME=value, GOMEMLIMIT=value or GOGC=value, not %q", s)
 		}
 		serverEnv = append(serverEnv, s)
 		return nil
@@ -108,10 +113,23 @@ func command(args []string, stdout, stderr io.Writer) int {
 		return cli.ExitCode(err)
 	}
 	if *files {
-		err := runFiles(filesConfig{bin: *bin, serverEnv: serverEnv, records: *records, concurrent: *concurrent, endpoints: strings.Split(*endpoints, ",")})
+		c := filesConfig{bin: *bin, serverEnv: serverEnv, records: *records, limit: payrollapi.MaxFileBody,
+			concurrent: *concurrent, endpoints: strings.Split(*endpoints, ","), shapes: strings.Split(*shapes, ","), idempotent: *idempotent}
+		for _, s := range c.shapes {
+			if s != "lean" && s != "full" {
+				return cli.ExitCode(cli.Fail(stderr, usage, fs, "denar-load: -shapes takes lean and full"))
+			}
+		}
+		if c.records < 0 || c.concurrent < 1 {
+			return cli.ExitCode(cli.Fail(stderr, usage, fs, "denar-load: -records and -concurrent want positive numbers"))
+		}
+		ok, err := runFiles(c)
 		if err != nil {
 			fmt.Fprintln(stderr, "denar-load:", err)
 			return 1
+		}
+		if !ok {
+			return 3
 		}
 		return 0
 	}

@@ -9,8 +9,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -74,14 +76,21 @@ func adminUsage(prefix string) string {
 			fmt.Fprintf(&b, "  denar admin %s %s\n", c.name, c.synopsis)
 		}
 	}
-	b.WriteString("\nAdmin commands use DENAR_DATABASE_URL and work while the server runs.\n" +
-		"\"denar admin GROUP VERB -h\" explains one command.\n")
+	b.WriteString("\n" + adminStoreNote + "\"denar admin GROUP VERB -h\" explains one command.\n")
 	return b.String()
 }
 
+// adminStoreNote says which store the admin commands use.
+const adminStoreNote = `Admin commands use DENAR_DATABASE_URL (default: denar.db in DENAR_DATA_DIR,
+./denar-data) and work while the server runs. They name the database they
+use on standard error, and do not create a SQLite database that is not
+there (run from another directory, ./denar-data is another one): pass
+--create-database to start a new, empty one; on a terminal they ask.
+`
+
 func (c adminCommand) usage() string {
-	return fmt.Sprintf("Usage: denar admin %s %s\n\n%s\n\nAdmin commands use DENAR_DATABASE_URL and work while the server runs.\n",
-		c.name, c.synopsis, c.about)
+	return fmt.Sprintf("Usage: denar admin %s %s [--create-database]\n\n%s\n\n%s",
+		c.name, c.synopsis, c.about, adminStoreNote)
 }
 
 // stringList is a repeatable flag.
@@ -109,7 +118,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) >= 2 {
 		for _, c := range adminCommands {
 			if c.name == group+args[1] {
-				a := &admin{cmd: c, stdin: os.Stdin, stdout: stdout, stderr: stderr}
+				a := &admin{cmd: c, stdin: os.Stdin, stdout: stdout, stderr: stderr, terminal: func() bool { return cli.IsTerminal(os.Stdin) }}
 				defer a.close()
 				return c.run(a, ctx, args[2:])
 			}
@@ -136,10 +145,92 @@ type admin struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// terminal reports that a person can be asked on stdin.
+	terminal func() bool
+	create   *bool // --create-database
 }
 
+// flags is the command's flag set, with --create-database, which every
+// admin command takes.
 func (a *admin) flags(name string) *flag.FlagSet {
-	return flag.NewFlagSet("denar admin "+name, flag.ContinueOnError)
+	fs := flag.NewFlagSet("denar admin "+name, flag.ContinueOnError)
+	a.create = fs.Bool("create-database", false, "create the SQLite database when it does not exist yet (a new, empty one)")
+	return fs
+}
+
+// checkStore names the store the command is about to use on standard
+// error and refuses a SQLite database that does not exist, unless
+// --create-database asks for it or a person at the terminal says yes: a
+// command run from another directory would otherwise create an empty
+// ./denar-data and report an empty system.
+func (a *admin) checkStore(cfg Config) error {
+	dialect, target, err := store.ParseURL(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	if dialect != store.SQLite {
+		fmt.Fprintf(a.stderr, "denar admin: database %s\n", redactURL(cfg.DatabaseURL))
+		return nil
+	}
+	path, err := filepath.Abs(target)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(path); err == nil {
+		fmt.Fprintf(a.stderr, "denar admin: database %s\n", path)
+		return nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	from := "DENAR_DATABASE_URL"
+	if os.Getenv("DENAR_DATABASE_URL") == "" {
+		from = fmt.Sprintf("DENAR_DATA_DIR %q", cfg.DataDir)
+		if !filepath.IsAbs(cfg.DataDir) {
+			wd, _ := os.Getwd()
+			from += " in " + wd
+		}
+	}
+	switch {
+	case a.create != nil && *a.create:
+		fmt.Fprintf(a.stderr, "denar admin: creating a new, empty database %s\n", path)
+		return nil
+	case a.terminal != nil && a.terminal():
+		fmt.Fprintf(a.stderr, "denar admin: there is no database at %s (%s).\nCreate a new, empty one? [y/N] ", path, from)
+		if answer := strings.ToLower(strings.TrimSpace(readLine(a.stdin))); answer == "y" || answer == "yes" {
+			return nil
+		}
+		return fmt.Errorf("no database created at %s", path)
+	}
+	return fmt.Errorf("there is no database at %s (%s): run denar admin where denar serve keeps its data, or set DENAR_DATA_DIR or DENAR_DATABASE_URL to it; --create-database starts a new, empty one", path, from)
+}
+
+// readLine reads one line from r a byte at a time, so that nothing after
+// it (a password given on stdin) is consumed.
+func readLine(r io.Reader) string {
+	var b []byte
+	one := make([]byte, 1)
+	for {
+		n, err := r.Read(one)
+		if n == 1 {
+			if one[0] == '\n' {
+				break
+			}
+			b = append(b, one[0])
+		}
+		if err != nil {
+			break
+		}
+	}
+	return string(b)
+}
+
+// redactURL is a database URL without its password.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 // parse parses a command's flags (no positional arguments) and opens the
@@ -156,6 +247,9 @@ func (a *admin) parseArgs(ctx context.Context, fs *flag.FlagSet, args []string, 
 	}
 	cfg, err := LoadConfig()
 	if err != nil {
+		return err
+	}
+	if err := a.checkStore(cfg); err != nil {
 		return err
 	}
 	if a.db, err = openStore(ctx, cfg); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/ujp"
 )
 
 // Config is every setting denar reads from the environment. The README
@@ -59,9 +60,15 @@ type Config struct {
 	MailFrom              string        `env:"DENAR_MAIL_FROM" envDefault:"denar <no-reply@denar.mk>"`
 	UJPSandboxURL         string        `env:"DENAR_UJP_SANDBOX_URL"`
 	UJPProductionURL      string        `env:"DENAR_UJP_PRODUCTION_URL"`
-	UJPUser               string        `env:"DENAR_UJP_USER" envDefault:"denar"`
-	UJPEDB                string        `env:"DENAR_UJP_EDB"`
-	UJPRegistryTimeout    time.Duration `env:"DENAR_UJP_REGISTRY_TIMEOUT" envDefault:"10s"`
+	// The operator's own UJP identity (X-EUJP-ID, X-EDB) for the calls
+	// made as no signer: UJP's code lists and, with X-EDB the company the
+	// look-up is for, registry look-ups. Required whenever a real UJP is
+	// configured (checkUJPIdentity).
+	UJPUser string `env:"DENAR_UJP_USER"`
+	UJPEDB  string `env:"DENAR_UJP_EDB"`
+	// UJPSerialFormat is how X-SERIAL-NUMBER is written: decimal or hex.
+	UJPSerialFormat    string        `env:"DENAR_UJP_SERIAL_FORMAT" envDefault:"decimal"`
+	UJPRegistryTimeout time.Duration `env:"DENAR_UJP_REGISTRY_TIMEOUT" envDefault:"10s"`
 	// How long POST /v1/einvoices waits for the buyer's registry check
 	// before it answers 202 validating.
 	EInvoiceValidationBudget time.Duration `env:"DENAR_EINVOICE_VALIDATION_BUDGET" envDefault:"1s"`
@@ -75,6 +82,10 @@ type Config struct {
 	UJPSandboxBackend string        `env:"DENAR_UJP_SANDBOX_BACKEND" envDefault:"embedded"`
 	UJPSimToken       string        `env:"DENAR_UJP_SIM_TOKEN"`
 	UJPSimRetention   time.Duration `env:"DENAR_UJP_SIM_RETENTION" envDefault:"2160h"`
+	// UJPSimWindow is the embedded simulator's per-user rate window: one
+	// call per window per X-EUJP-ID, as UJP's one a second (tests shorten
+	// it together with DENAR_UJP_SIGNER_INTERVAL).
+	UJPSimWindow time.Duration `env:"DENAR_UJP_SIM_WINDOW" envDefault:"1s"`
 
 	// The submission pipeline (docs/einvoices.md, "Pipeline").
 	UJPSignerInterval  time.Duration `env:"DENAR_UJP_SIGNER_INTERVAL" envDefault:"1s"`
@@ -283,6 +294,9 @@ func LoadConfig() (Config, error) {
 	if c.UJPSignerInterval < 0 {
 		return c, fmt.Errorf("configuration: DENAR_UJP_SIGNER_INTERVAL must not be negative")
 	}
+	if err := checkUJPIdentity(c); err != nil {
+		return c, err
+	}
 	if c.ClockOffset != 0 && c.UJPProductionURL != "" {
 		return c, errors.New("configuration: DENAR_CLOCK_OFFSET shifts the clock for sandbox rehearsals; it is refused together with DENAR_UJP_PRODUCTION_URL")
 	}
@@ -358,6 +372,38 @@ func checkSandboxBackend(c Config) error {
 	}
 	if c.UJPSimRetention < time.Hour {
 		return fmt.Errorf("configuration: DENAR_UJP_SIM_RETENTION must be at least 1h, not %s", c.UJPSimRetention)
+	}
+	if c.UJPSimWindow <= 0 {
+		return fmt.Errorf("configuration: DENAR_UJP_SIM_WINDOW must be positive, not %s", c.UJPSimWindow)
+	}
+	if c.UJPSandboxBackend == backendEmbedded && c.UJPSignerInterval < c.UJPSimWindow {
+		return fmt.Errorf("configuration: DENAR_UJP_SIGNER_INTERVAL (%s) is shorter than the embedded simulator's rate window DENAR_UJP_SIM_WINDOW (%s): the simulator would refuse calls (E4007); shorten both together",
+			c.UJPSignerInterval, c.UJPSimWindow)
+	}
+	return nil
+}
+
+// checkUJPIdentity checks the operator's UJP identity and the serial
+// format. A real UJP (DENAR_UJP_SANDBOX_BACKEND=ujp, or
+// DENAR_UJP_PRODUCTION_URL) needs DENAR_UJP_USER and DENAR_UJP_EDB: UJP
+// wants X-EUJP-ID and X-EDB on every service (api-specification.txt:106-108),
+// and there is no default that would be someone's.
+func checkUJPIdentity(c Config) error {
+	switch c.UJPSerialFormat {
+	case ujp.SerialDecimal, ujp.SerialHex:
+	default:
+		return fmt.Errorf("configuration: DENAR_UJP_SERIAL_FORMAT must be decimal or hex, not %q", c.UJPSerialFormat)
+	}
+	var real []string
+	if c.UJPSandboxBackend == backendUJP {
+		real = append(real, "DENAR_UJP_SANDBOX_BACKEND=ujp")
+	}
+	if c.UJPProductionURL != "" {
+		real = append(real, "DENAR_UJP_PRODUCTION_URL")
+	}
+	if len(real) > 0 && (c.UJPUser == "" || c.UJPEDB == "") {
+		return fmt.Errorf("configuration: %s talks to UJP, which needs the operator's identity on every call: set DENAR_UJP_USER (your EUJP id) and DENAR_UJP_EDB (your firm's ЕДБ); see docs/going-live.md",
+			strings.Join(real, " and "))
 	}
 	return nil
 }

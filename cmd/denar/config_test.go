@@ -11,7 +11,7 @@ import (
 // line naming the variable.
 func TestSandboxBackendConfig(t *testing.T) {
 	token := strings.Repeat("t", minSimToken)
-	base := Config{UJPSandboxBackend: backendEmbedded, UJPSimRetention: 90 * 24 * time.Hour}
+	base := Config{UJPSandboxBackend: backendEmbedded, UJPSimRetention: 90 * 24 * time.Hour, UJPSimWindow: time.Second, UJPSignerInterval: time.Second}
 	for _, tc := range []struct {
 		name    string
 		change  func(*Config)
@@ -75,6 +75,44 @@ func TestConfigUJPEDB(t *testing.T) {
 			_, err := LoadConfig()
 			if tc.wantErr != (err != nil && strings.Contains(err.Error(), "DENAR_UJP_EDB")) {
 				t.Fatalf("DENAR_UJP_EDB=%q: %v", tc.edb, err)
+			}
+		})
+	}
+}
+
+// TestUJPIdentityConfig: a real UJP (UJP's test environment as the
+// sandbox, or production) needs the operator's identity, with no default
+// that would be someone else's; the serial format is one of two.
+func TestUJPIdentityConfig(t *testing.T) {
+	base := Config{UJPSandboxBackend: backendEmbedded, UJPSerialFormat: "decimal"}
+	for _, tc := range []struct {
+		name    string
+		change  func(*Config)
+		wantErr string
+	}{
+		{"embedded needs none", func(*Config) {}, ""},
+		{"ujp-sim needs none", func(c *Config) { c.UJPSandboxBackend = backendUJPSim }, ""},
+		{"ujp without the user", func(c *Config) { c.UJPSandboxBackend, c.UJPEDB = backendUJP, "4030000375897" }, "DENAR_UJP_USER"},
+		{"ujp without the tax number", func(c *Config) { c.UJPSandboxBackend, c.UJPUser = backendUJP, "EUJP-OPERATOR" }, "DENAR_UJP_EDB"},
+		{"ujp with both", func(c *Config) {
+			c.UJPSandboxBackend, c.UJPUser, c.UJPEDB = backendUJP, "EUJP-OPERATOR", "4030000375897"
+		}, ""},
+		{"production without the identity", func(c *Config) { c.UJPProductionURL = "https://efaktura.ujp.gov.mk" }, "DENAR_UJP_PRODUCTION_URL"},
+		{"production with it", func(c *Config) {
+			c.UJPProductionURL, c.UJPUser, c.UJPEDB = "https://efaktura.ujp.gov.mk", "EUJP-OPERATOR", "4030000375897"
+		}, ""},
+		{"hex serials", func(c *Config) { c.UJPSerialFormat = "hex" }, ""},
+		{"octal serials", func(c *Config) { c.UJPSerialFormat = "octal" }, "DENAR_UJP_SERIAL_FORMAT"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base
+			tc.change(&c)
+			err := checkUJPIdentity(c)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("got %v, want an error with %q", err, tc.wantErr)
 			}
 		})
 	}

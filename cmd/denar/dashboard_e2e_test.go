@@ -190,11 +190,23 @@ func TestDashboardBrowser(t *testing.T) {
 		shot("sign-in")
 		// By keyboard only: type the address, Tab to the password, Enter.
 		run("sign in", chromedp.SendKeys(chromedp.CSS("#email"), user.Email+"\t"+user.Password+"\r"),
-			chromedp.WaitVisible(chromedp.CSS("#companies")))
-		if s := text("#env-banner"); !strings.Contains(s, "sandbox") {
+			chromedp.WaitVisible(chromedp.CSS("#deadlines")))
+		if s := text("#env-banner"); !strings.Contains(s, "ТЕСТ") {
 			t.Fatalf("sandbox banner: %q", s)
 		}
+		// The home page: what needs attention, the invoice due in 5 days first.
+		if id := attr("tr.deadline", "data-id"); id != soonID {
+			t.Fatalf("home's first deadline %s, want the document due soonest %s", id, soonID)
+		}
+		shot("home")
+		run("companies", chromedp.Navigate(base+"/companies"), chromedp.WaitVisible(chromedp.CSS("#companies")))
 		shot("companies")
+		// A URL that is none: a page in Macedonian with the way back.
+		run("unknown page", chromedp.Navigate(base+"/no-such-page"), chromedp.WaitVisible(chromedp.CSS("#back")))
+		if s := text("#error"); !strings.Contains(s, "Нема страница") {
+			t.Fatalf("unknown page: %q", s)
+		}
+		shot("not-found")
 
 		// The inbox, most urgent first: the document due soonest on top.
 		run("inbox", chromedp.Navigate(base+"/inbox"), chromedp.WaitVisible(chromedp.CSS("#inbox")))
@@ -207,6 +219,17 @@ func TestDashboardBrowser(t *testing.T) {
 		// Reject it with O-2 while the signer is away: the signing request waits.
 		w.stop()
 		run("open the document", chromedp.Click(chromedp.CSS("tr.inbox-row a")), chromedp.WaitVisible(chromedp.CSS("#reject-reason")))
+		// О-7 needs a comment: without one, the error is next to the
+		// comment, in Macedonian, the reason still chosen.
+		run("reject with О-7 and no comment", chromedp.SetValue(chromedp.CSS("#reject-reason"), "О-7"),
+			chromedp.Click(chromedp.CSS("#reject")), chromedp.WaitVisible(chromedp.CSS("#reject-comment-err")))
+		if s := text("#reject-comment-err"); !strings.Contains(s, "задолжително") {
+			t.Fatalf("the comment's error: %q", s)
+		}
+		if v := attr("#reject-reason option[selected]", "value"); v != "О-7" {
+			t.Fatalf("the reason after the error: %q", v)
+		}
+		shot("reject-needs-comment")
 		run("reject", chromedp.SetValue(chromedp.CSS("#reject-reason"), "O-2"),
 			chromedp.SendKeys(chromedp.CSS("#reject-comment"), "погрешна количина"),
 			chromedp.Click(chromedp.CSS("#reject")), chromedp.WaitVisible(chromedp.CSS("#signing-request")))
@@ -240,7 +263,7 @@ func TestDashboardBrowser(t *testing.T) {
 		}
 		shot("einvoices")
 		run("detail", chromedp.Click(chromedp.CSS("#einvoices a")), chromedp.WaitVisible(chromedp.CSS("#history")))
-		if h := text("#history"); !strings.Contains(h, "delivered") || !strings.Contains(h, "awaiting_signature") {
+		if h := text("#history"); !strings.Contains(h, "доставена") || !strings.Contains(h, "чека потпис") || strings.Contains(h, "awaiting_signature") {
 			t.Fatalf("history: %q", h)
 		}
 		if l := text("#lines"); !strings.Contains(l, "Услуга\t3\t900\t486\t3186") {
@@ -273,7 +296,7 @@ func TestDashboardBrowser(t *testing.T) {
 		// (#message is only on the page the storno leads to.)
 		run("storno", chromedp.SetValue(chromedp.CSS("#storno-reason"), "S-1"), chromedp.Click(chromedp.CSS("#storno")),
 			chromedp.WaitVisible(chromedp.CSS("#message")))
-		if k := text("#summary"); !strings.Contains(k, "storno") || !strings.Contains(k, issued.ID) || !strings.Contains(k, "-3186.00") {
+		if k := text("#summary"); !strings.Contains(k, "сторно") || !strings.Contains(k, issued.ID) || !strings.Contains(k, "-3186.00") {
 			t.Fatalf("after the storno: %q", k)
 		}
 		shot("storno")
@@ -309,6 +332,12 @@ func TestDashboardBrowser(t *testing.T) {
 			return hits[evID]
 		}
 		waitFor(t, "the rejection's webhook delivery", func() bool { return delivered() >= 1 })
+		// The events: each with the object it is about and its company.
+		run("events", chromedp.Navigate(base+"/events"), chromedp.WaitVisible(chromedp.CSS("tr.event")))
+		if o, c := text(`tr.event[data-id="`+evID+`"] td.object`), text(`tr.event[data-id="`+evID+`"] td.company`); o == "" || c == "" {
+			t.Fatalf("the rejection's event row: object %q, company %q", o, c)
+		}
+		shot("events")
 		run("event", chromedp.Navigate(base+"/events/"+evID), chromedp.WaitVisible(chromedp.CSS("tr.delivery")))
 		shot("event-deliveries")
 		before := delivered()

@@ -130,8 +130,15 @@ func baseEnv(t *testing.T, dbURL string) []string {
 		}
 	}
 	return append(env, "DENAR_DATABASE_URL="+dbURL, "DENAR_DATA_DIR="+t.TempDir(), "DENAR_LOG_FORMAT=json",
-		"DENAR_WEBHOOK_SECRET_KEY="+testWebhookKey)
+		"DENAR_WEBHOOK_SECRET_KEY="+testWebhookKey,
+		// UJP's rate limit, shortened (never off): the simulator's window
+		// and the signer interval together.
+		"DENAR_UJP_SIM_WINDOW="+e2eWindow.String(), "DENAR_UJP_SIGNER_INTERVAL="+e2eWindow.String())
 }
+
+// e2eWindow is the simulators' per-user rate window in end-to-end tests,
+// and the signer interval with it.
+const e2eWindow = 50 * time.Millisecond
 
 // testWebhookKey seals webhook secrets in end-to-end tests: one key, so
 // that several processes on one database open each other's secrets (as in
@@ -476,6 +483,9 @@ func TestBadConfiguration(t *testing.T) {
 		{"webhook timeout", "DENAR_WEBHOOK_TIMEOUT=0s", "DENAR_WEBHOOK_TIMEOUT"},
 		{"webhook workers", "DENAR_WEBHOOK_WORKERS=0", "DENAR_WEBHOOK_WORKERS"},
 		{"operator e-mail", "DENAR_OPERATOR_EMAIL=Ops <ops@example.mk>", "DENAR_OPERATOR_EMAIL"},
+		{"UJP without the operator", "DENAR_UJP_PRODUCTION_URL=https://efaktura.ujp.gov.mk", "DENAR_UJP_USER"},
+		{"serial format", "DENAR_UJP_SERIAL_FORMAT=octal", "DENAR_UJP_SERIAL_FORMAT"},
+		{"signer interval under the simulator's window", "DENAR_UJP_SIM_WINDOW=2s", "DENAR_UJP_SIGNER_INTERVAL"},
 	}
 	for _, tt := range tests {
 		cmd := exec.Command(denarBin, "serve")

@@ -48,7 +48,7 @@ func simEnv(t *testing.T) []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "DENAR_UJP_SIM_TOKEN="+simToken, "DENAR_DATA_DIR="+t.TempDir())
+	return append(env, "DENAR_UJP_SIM_TOKEN="+simToken, "DENAR_DATA_DIR="+t.TempDir(), "DENAR_UJP_SIM_WINDOW="+e2eWindow.String())
 }
 
 // startSimProcess starts `denar ujp-sim` on its own store at dbURL.
@@ -82,6 +82,7 @@ func startSimProcessAt(t *testing.T, dbURL, addr string, extraEnv ...string) *si
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
+				p.faults(t, `{}`) // the rate limit on
 				return p
 			}
 		}
@@ -103,6 +104,8 @@ func (p *simProcess) addCompany(t *testing.T, tax, name string) {
 	}
 }
 
+// faults sets the simulator's faults (a PUT of all of them). UJP's rate
+// limit is not one of them: it is always on.
 func (p *simProcess) faults(t *testing.T, body string) {
 	t.Helper()
 	r := call(t, "PUT", p.url+"/_sim/faults", simToken, nil, body)
@@ -169,7 +172,7 @@ func newEInvoiceWorldBin(t *testing.T, bin, dbURL string, extraEnv ...string) *e
 	}
 	w.sim = startSimProcess(t, simDB)
 	w.env = append(append(baseEnv(t, dbURL), "DENAR_UJP_SANDBOX_BACKEND=ujp-sim", "DENAR_UJP_SANDBOX_URL="+w.sim.url,
-		"DENAR_UJP_SIM_TOKEN="+simToken, "DENAR_UJP_SIGNER_INTERVAL=0s",
+		"DENAR_UJP_SIM_TOKEN="+simToken,
 		"DENAR_UJP_POLL_INTERVAL=300ms", "DENAR_JOB_POLL_INTERVAL=100ms", "DENAR_EINVOICE_RETRY_DELAYS=1s",
 		"DENAR_UJP_CALL_TIMEOUT=3s", "DENAR_JOB_LEASE=3s", "DENAR_UJP_EDB="+ujpsim.TaxSeller, "DENAR_RATE_LIMIT_RPS=10000", "DENAR_RATE_LIMIT_BURST=10000"), extraEnv...)
 	w.srv = startServerBin(t, bin, w.env)
@@ -237,6 +240,8 @@ func (w *einvoiceWorld) setup() {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Without an EUJP id: the sandbox's simulator makes one up, and denar
+	// serve's sandbox set-up registers the certificate there.
 	if err := signer.RegisterCertificate(t.Context(), http.DefaultClient, w.creds, w.cert, w.company); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // commandPaths is every command of the denar binary, from the tables the
 // binary itself dispatches on (a new admin command is covered by adding it).
 func commandPaths() [][]string {
-	paths := [][]string{{}, {"serve"}, {"migrate"}, {"openapi"}, {"ujp-sim"}, {"admin"}}
+	paths := [][]string{{}, {"serve"}, {"migrate"}, {"openapi"}, {"ujp-sim"}, {"version"}, {"admin"}}
 	groups := map[string]bool{}
 	for _, c := range adminCommands {
 		g, _, _ := strings.Cut(c.name, " ")
@@ -120,6 +120,7 @@ func TestUnknownCommandsAreUsageErrors(t *testing.T) {
 		{"admin", "account", "list", "extra"},
 		{"serve", "extra"},
 		{"openapi", "-dir"}, // a flag without its value
+		{"version", "extra"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			t.Parallel()
@@ -128,5 +129,42 @@ func TestUnknownCommandsAreUsageErrors(t *testing.T) {
 				t.Fatalf("exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
 			}
 		})
+	}
+}
+
+// TestVersion: denar version prints the module version and the commit the
+// binary was built from, as the build recorded them (go version -m reads
+// the same record; go build stamps the commit in a git checkout, not in a
+// git worktree or with -buildvcs=false, and the binary then says so).
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	r := runDenar(t, "version")
+	if r.code != 0 || r.stderr != "" || !strings.HasPrefix(r.stdout, "denar ") || !strings.Contains(r.stdout, "\ngo1.") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	out, err := exec.Command("go", "version", "-m", denarBin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rev, mod string
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 2 && f[0] == "build" && strings.HasPrefix(f[1], "vcs.revision="):
+			rev = strings.TrimPrefix(f[1], "vcs.revision=")
+		case len(f) >= 3 && f[0] == "mod":
+			mod = f[2]
+		}
+	}
+	want := []string{"denar " + mod + "\n", "\ncommit unknown"}
+	if rev != "" {
+		want[1] = "\ncommit " + rev + " ("
+	} else {
+		t.Logf("the test binary records no commit (built in a git worktree or with -buildvcs=false)")
+	}
+	for _, w := range want {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("%q lacks %q", r.stdout, w)
+		}
 	}
 }

@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -45,10 +46,17 @@ Usage:
   denar admin COMMAND         manage accounts, plans, credentials and mail ("denar admin help" lists them)
   denar ujp-sim [-addr A] [-db URL] [-retention D]
                               serve the sandbox simulator of the tax authority's e-Faktura API
+  denar version               the build's version and commit
   denar help [COMMAND]        this text, or a command's ("denar COMMAND -h" too)
 
 Configuration comes from DENAR_* environment variables (see the README).
 Exit status: 0 success, 1 failure, 2 a wrong command line.
+`
+
+const versionUsage = `Usage: denar version
+
+Prints the build's module version, the commit it was built from (with its
+time and whether the tree had uncommitted changes) and the Go version.
 `
 
 // Run executes one denar command; tests call it directly.
@@ -67,6 +75,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runAdmin(ctx, args[1:], stdout, stderr)
 	case "ujp-sim":
 		return runUJPSim(ctx, args[1:], stdout, stderr)
+	case "version":
+		if err := cli.Parse(flag.NewFlagSet("denar version", flag.ContinueOnError), args[1:], 0, 0, versionUsage, stdout, stderr); err != nil {
+			return err
+		}
+		fmt.Fprint(stdout, cli.Version("denar"))
+		return nil
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[0] == "help" && !cli.IsHelp(args[1]) {
 			// denar help COMMAND… is COMMAND… -h.

@@ -12,19 +12,27 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/ujp"
 	"github.com/denar-mk/denar/internal/ujpsim"
+	"github.com/denar-mk/denar/internal/ujpturns"
 )
 
 // ujpRegistry adapts the UJP gateways (one per environment) to the company
-// pre-flight of the e-invoicing API.
+// pre-flight of the e-invoicing API, and holds the sandbox's set-up.
 type ujpRegistry struct {
 	gateways map[string]ujp.Gateway // by environment; a missing one is unavailable
-	caller   string                 // our X-EUJP-ID for registry look-ups
+	// operators are the operator's own UJP identity per environment, for
+	// the calls made as no signer (code lists; registry look-ups, with
+	// X-EDB the company the look-up is for).
+	operators map[string]ujp.Identity
 	// sandbox drives the simulator behind the sandbox environment (the
 	// simulate endpoint); nil when the sandbox backend is UJP itself.
 	sandbox einvoicing.SandboxUJP
+	// setup registers signers (and the operator) at the sandbox's
+	// simulator, as UJP's portal does for real ones; nil for UJP itself.
+	setup *sandboxSetup
 	// sim is the embedded simulator (backend "embedded"), whose retention
 	// job serve registers; nil for the other backends.
 	sim *ujpsim.Sim
@@ -47,12 +55,12 @@ func (r ujpRegistry) Codebooks(env string) *ujpdoc.Codebooks {
 	return nil
 }
 
-func (r ujpRegistry) LookupCompany(ctx context.Context, env, taxNumber string) (einvoicing.RegistryCompany, error) {
+func (r ujpRegistry) LookupCompany(ctx context.Context, env, as, taxNumber string) (einvoicing.RegistryCompany, error) {
 	gw, ok := r.gateways[env]
 	if !ok {
 		return einvoicing.RegistryCompany{}, fmt.Errorf("no UJP endpoint configured for %s (DENAR_UJP_PRODUCTION_URL)", env)
 	}
-	c, err := gw.Company(ctx, ujp.Identity{EUJPID: r.caller, EDB: taxNumber}, taxNumber)
+	c, err := gw.Company(ctx, ujp.Identity{EUJPID: r.operators[env].EUJPID, EDB: as}, taxNumber)
 	if ujp.IsNotFound(err) {
 		return einvoicing.RegistryCompany{}, einvoicing.ErrRegistryNotFound
 	}
@@ -68,42 +76,54 @@ func (r ujpRegistry) LookupCompany(ctx context.Context, env, taxNumber string) (
 	return out, nil
 }
 
+// sandboxOperator is the operator's identity at a sandbox simulator when
+// DENAR_UJP_USER is not set: the sandbox's set-up registers it there.
+var sandboxOperator = ujp.Identity{EUJPID: "denar-sandbox-operator", EDB: ujpsim.TaxSeller}
+
 // newRegistry builds the gateways. Sandbox talks to what
 // DENAR_UJP_SANDBOX_BACKEND names: the simulator embedded in this process,
 // with its state in db (the documented default, for the sandbox only), a
 // `denar ujp-sim` at DENAR_UJP_SANDBOX_URL, or UJP's test environment there.
 // Production talks to DENAR_UJP_PRODUCTION_URL only, never to a simulator,
-// and is unavailable when that is unset.
+// and is unavailable when that is unset. Every client takes its turns from
+// the store (ujpturns), so the calls of one UJP user, from every process,
+// stay within UJP's one request a second.
 func newRegistry(cfg Config, log *slog.Logger, db *store.DB) (ujpRegistry, error) {
-	r := ujpRegistry{gateways: map[string]ujp.Gateway{}, caller: cfg.UJPUser}
+	r := ujpRegistry{gateways: map[string]ujp.Gateway{}, operators: map[string]ujp.Identity{}}
 	timeout := max(cfg.UJPRegistryTimeout, cfg.UJPCallTimeout)
+	turns := ujpturns.New(db, ujpturns.Config{Interval: cfg.UJPSignerInterval})
+	client := func(env, base string, hc *http.Client) (*ujp.Client, error) {
+		return ujp.NewClient(ujp.Config{BaseURL: base, Timeout: timeout, Now: db.Now, HTTPClient: hc,
+			SerialFormat: cfg.UJPSerialFormat, Turns: turns, Scope: env})
+	}
+	operator := ujp.Identity{EUJPID: cfg.UJPUser, EDB: cfg.UJPEDB}
 	switch cfg.UJPSandboxBackend {
 	case backendEmbedded:
-		// The control API of the embedded simulator is reached in-process
-		// only, by our own gateway registering sandbox certificates; its
-		// token is made here and never leaves the process. The simulate
-		// endpoint calls the simulator's methods directly.
-		token := rand.Text()
-		sim, err := ujpsim.New(db, ujpsim.Options{Logger: log, ControlToken: token, Now: db.Now})
+		// The simulate endpoint and the sandbox's set-up call the
+		// simulator's methods directly; its control API has a token made
+		// here that never leaves the process.
+		sim, err := ujpsim.New(db, ujpsim.Options{Logger: log, ControlToken: rand.Text(), Now: db.Now, Window: cfg.UJPSimWindow})
 		if err != nil {
 			return r, fmt.Errorf("embedded UJP simulator: %w", err)
 		}
-		c, err := ujp.NewClient(ujp.Config{BaseURL: ujpsim.InProcessBaseURL, Timeout: timeout, SandboxToken: token, Now: db.Now,
-			HTTPClient: &http.Client{Transport: sim.Transport(), Timeout: timeout}})
+		c, err := client(auth.EnvSandbox, ujpsim.InProcessBaseURL, &http.Client{Transport: sim.Transport(), Timeout: timeout})
 		if err != nil {
 			return r, err
 		}
 		r.gateways[auth.EnvSandbox] = c
 		r.sandbox, r.sim = sim, sim
+		r.setup = &sandboxSetup{sim: sim}
 	case backendUJPSim:
-		c, err := ujp.NewClient(ujp.Config{BaseURL: cfg.UJPSandboxURL, Timeout: timeout, SandboxToken: cfg.UJPSimToken, Now: db.Now})
+		c, err := client(auth.EnvSandbox, cfg.UJPSandboxURL, nil)
 		if err != nil {
 			return r, fmt.Errorf("DENAR_UJP_SANDBOX_URL: %w", err)
 		}
 		r.gateways[auth.EnvSandbox] = c
-		r.sandbox = ujpsim.Control{BaseURL: cfg.UJPSandboxURL, HTTP: &http.Client{Timeout: timeout}, Token: cfg.UJPSimToken}
+		ctl := ujpsim.Control{BaseURL: cfg.UJPSandboxURL, HTTP: &http.Client{Timeout: timeout}, Token: cfg.UJPSimToken}
+		r.sandbox = ctl
+		r.setup = &sandboxSetup{sim: ctl}
 	case backendUJP:
-		c, err := ujp.NewClient(ujp.Config{BaseURL: cfg.UJPSandboxURL, Timeout: timeout, Now: db.Now})
+		c, err := client(auth.EnvSandbox, cfg.UJPSandboxURL, nil)
 		if err != nil {
 			return r, fmt.Errorf("DENAR_UJP_SANDBOX_URL: %w", err)
 		}
@@ -111,23 +131,77 @@ func newRegistry(cfg Config, log *slog.Logger, db *store.DB) (ujpRegistry, error
 	default:
 		return r, fmt.Errorf("DENAR_UJP_SANDBOX_BACKEND %q", cfg.UJPSandboxBackend)
 	}
+	r.operators[auth.EnvSandbox] = operator
+	if r.setup != nil {
+		if operator.EUJPID == "" {
+			operator.EUJPID = sandboxOperator.EUJPID
+		}
+		if operator.EDB == "" {
+			operator.EDB = sandboxOperator.EDB
+		}
+		r.operators[auth.EnvSandbox] = operator
+		r.setup.operator = operator.EUJPID
+	}
 	if cfg.UJPProductionURL != "" {
-		c, err := ujp.NewClient(ujp.Config{BaseURL: cfg.UJPProductionURL, Timeout: timeout})
+		c, err := client(auth.EnvProduction, cfg.UJPProductionURL, nil)
 		if err != nil {
 			return r, fmt.Errorf("DENAR_UJP_PRODUCTION_URL: %w", err)
 		}
 		r.gateways[auth.EnvProduction] = c
+		r.operators[auth.EnvProduction] = ujp.Identity{EUJPID: cfg.UJPUser, EDB: cfg.UJPEDB}
 	}
 	if len(r.gateways) == 0 {
 		return r, errors.New("no UJP gateway")
 	}
 	r.codebooks = map[string]*ujp.CodebookCache{}
-	if cfg.UJPEDB != "" {
-		// UJP serves its code lists only to an identified caller; without
-		// our own tax number validation uses the embedded snapshot.
-		for env, gw := range r.gateways {
-			r.codebooks[env] = ujp.NewCodebookCache(gw, ujp.Identity{EUJPID: cfg.UJPUser, EDB: cfg.UJPEDB}, 6*time.Hour, log)
-		}
+	for env, gw := range r.gateways {
+		r.codebooks[env] = ujp.NewCodebookCache(gw, r.operators[env], 6*time.Hour, log)
 	}
 	return r, nil
+}
+
+// simulatorSetup is what the sandbox's set-up asks of a simulator: the
+// embedded one's Go methods (*ujpsim.Sim) or a denar ujp-sim's control API
+// (ujpsim.Control).
+type simulatorSetup interface {
+	AddUser(ctx context.Context, eujpID string) error
+	RegisterCertificate(ctx context.Context, eujpID, edb string, der []byte) (string, error)
+	Grant(ctx context.Context, eujpID, edb string, privileges ...string) error
+}
+
+// sandboxSetup does at the sandbox's simulator what UJP's portal does for
+// a real firm: the operator's user is registered, and every signer's
+// certificate, with every portal privilege for its company. It runs in
+// jobs (KindSandboxOperator, einvoicing.KindSandboxSigner), never on the
+// gateway's path; the ujp backend has none.
+type sandboxSetup struct {
+	sim      simulatorSetup
+	operator string // the operator's EUJP id
+}
+
+// RegisterSigner implements einvoicing.SandboxSetup.
+func (s *sandboxSetup) RegisterSigner(ctx context.Context, eujpID, edb string, der []byte) error {
+	if _, err := s.sim.RegisterCertificate(ctx, eujpID, edb, der); err != nil {
+		return fmt.Errorf("sandbox: register certificate of %s for %s: %w", eujpID, edb, err)
+	}
+	if err := s.sim.Grant(ctx, eujpID, edb, ujp.PrivilegePDF, ujp.PrivilegePayloads, ujp.PrivilegeArchive); err != nil {
+		return fmt.Errorf("sandbox: grant %s for %s: %w", eujpID, edb, err)
+	}
+	return nil
+}
+
+// KindSandboxOperator registers the operator's user at the sandbox's
+// simulator; denar serve enqueues it at start.
+const KindSandboxOperator = "sandbox.register_operator"
+
+// register registers the set-up's job on r and asks for the operator's
+// registration (once, whatever the number of processes starting).
+func (s *sandboxSetup) register(ctx context.Context, r *jobs.Runner, db *store.DB) error {
+	r.Register(KindSandboxOperator, jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+		return s.sim.AddUser(ctx, s.operator)
+	}), jobs.Options{Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})
+	return db.InTx(ctx, func(tx *store.Tx) error {
+		_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindSandboxOperator, UniqueKey: KindSandboxOperator, MaxAttempts: 20})
+		return err
+	})
 }

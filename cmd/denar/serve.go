@@ -48,12 +48,17 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 		keeper = idempotency.New(db, cfg.IdempotencyLease)
 		ready = db.Ping
 	}
+	// Where each service listens, for the 401 to a credential of the other.
+	urls := map[string]string{auth.ServicePayroll: "http://" + cfg.PayrollAddr, auth.ServiceEInvoice: cfg.PublicEInvoiceURL}
 	payroll = payrollapi.New(payrollapi.Deps{Auth: authStore, Companies: auth.Employers{DB: db}, Idempotency: keeper,
-		Ready: ready, DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, HeavyConcurrency: cfg.heavyConcurrency()})
+		Ready: ready, DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, HeavyConcurrency: cfg.heavyConcurrency(), ServiceURLs: urls})
 	d := einvoicing.Deps{DB: db, Log: log, Blobs: blobs, Secrets: secrets}
 	if reg != nil {
 		d.Registry = reg
 		d.Sandbox = reg.sandbox
+		if reg.setup != nil {
+			d.SandboxSetup = reg.setup
+		}
 		d.Codebooks = reg.Codebooks
 		d.Gateways = reg.gateways
 	}
@@ -66,7 +71,7 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays},
 		Archive: einvoicing.ArchiveConfig{Retention: cfg.ArchiveRetention}})
 	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app, Auth: authStore, Idempotency: keeper, Ready: ready,
-		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL})
+		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
 	// The web console shares the e-invoicing service's listener and outer
 	// middleware (request ids, access log, limits); it has no OpenAPI
 	// operations.
@@ -210,6 +215,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	registerHousekeeping(runner, db, cfg)
 	if reg.sim != nil {
 		reg.sim.RegisterPurge(runner, cfg.UJPSimRetention)
+	}
+	if reg.setup != nil {
+		if err := reg.setup.register(ctx, runner, db); err != nil {
+			return fmt.Errorf("sandbox set-up: %w", err)
+		}
 	}
 	mailCfg := mail.WorkerConfig{MaxAttempts: cfg.MailMaxAttempts, RetryDelays: cfg.MailRetryDelays, Log: log, Secrets: secrets}
 	if cfg.SMTPURL != "" {

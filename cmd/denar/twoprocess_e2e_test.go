@@ -25,7 +25,7 @@ import (
 func TestTwoServesOneSandboxUJP(t *testing.T) {
 	t.Parallel()
 	dbURL := storetest.PostgresURL(t)
-	env := append(baseEnv(t, dbURL), "DENAR_LOG_LEVEL=debug", "DENAR_UJP_SIGNER_INTERVAL=0s", "DENAR_UJP_POLL_INTERVAL=300ms",
+	env := append(baseEnv(t, dbURL), "DENAR_LOG_LEVEL=debug", "DENAR_UJP_POLL_INTERVAL=300ms",
 		"DENAR_JOB_POLL_INTERVAL=100ms", "DENAR_UJP_CALL_TIMEOUT=5s", "DENAR_RATE_LIMIT_RPS=10000", "DENAR_RATE_LIMIT_BURST=10000")
 	a := startServer(t, env)
 	b := startServer(t, env)

@@ -49,13 +49,21 @@ func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		retention = d
 	}
+	window := ujpsim.DefaultWindow
+	if v := os.Getenv("DENAR_UJP_SIM_WINDOW"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("configuration: DENAR_UJP_SIM_WINDOW must be a positive duration, not %q", v)
+		}
+		window = d
+	}
+	fs.DurationVar(&window, "window", window, "the per-user rate window: one request per window per X-EUJP-ID, never off (default DENAR_UJP_SIM_WINDOW or 1s, UJP's)")
 	addr := fs.String("addr", "127.0.0.1:8090", "listen address")
 	dbURL := fs.String("db", "sqlite://"+filepath.Join(dataDir, "ujp-sim.db"),
 		"the simulator's own store: sqlite://PATH or postgres://… (not denar serve's database)")
 	fs.DurationVar(&retention, "retention", retention, "how long stored documents are kept (at least 1h; default DENAR_UJP_SIM_RETENTION or 90 days)")
 	qr := fs.String("qr-base", "", "base of qr_link (default https://efakturatest.ujp.gov.mk)")
 	jsonLogs := fs.Bool("json", false, "log as JSON")
-	window := fs.Duration("window", ujpsim.DefaultWindow, "the per-user rate window: one request per window per X-EUJP-ID (never off)")
 	serialFormat := fs.String("serial-format", ujpsim.SerialDecimal, "how X-SERIAL-NUMBER must be written: decimal or hex")
 	offset := time.Duration(0)
 	if v := os.Getenv("DENAR_CLOCK_OFFSET"); v != "" {
@@ -104,8 +112,11 @@ func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := db.Migrate(ctx); err != nil {
 		return fmt.Errorf("ujp-sim: %w", err)
 	}
+	if window <= 0 {
+		return fmt.Errorf("configuration: -window must be positive (the rate limit is never off), not %s", window)
+	}
 	sim, err := ujpsim.New(db, ujpsim.Options{QRBase: *qr, Logger: log, ControlToken: token, Now: db.Now,
-		Window: *window, SerialFormat: *serialFormat})
+		Window: window, SerialFormat: *serialFormat})
 	if err != nil {
 		return fmt.Errorf("ujp-sim: %w", err)
 	}

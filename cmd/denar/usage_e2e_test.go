@@ -46,7 +46,11 @@ func TestUsageEndToEnd(t *testing.T) {
 			prodDB = storetest.PostgresURL(t)
 		}
 		prodSim := startSimProcess(t, prodDB)
-		w := newEInvoiceWorld(t, dbURL, "DENAR_UJP_PRODUCTION_URL="+prodSim.url)
+		// UJP's portal knows the operator's user (production needs it:
+		// code lists and registry look-ups go as it).
+		const operator = "denar-e2e-operator"
+		prodSim.control(t, "/_sim/users", `{"eujpId":"`+operator+`"}`)
+		w := newEInvoiceWorld(t, dbURL, "DENAR_UJP_PRODUCTION_URL="+prodSim.url, "DENAR_UJP_USER="+operator)
 		env := w.srv.env
 		acct := w.account
 

@@ -199,6 +199,13 @@ func TestValidate(t *testing.T) {
 		{"unknown document type", func(d *Document) { d.Header.DocType = "999" }, "header.docType", "E1017", CBDocumentTypes},
 		{"missing docId", func(d *Document) { d.Header.DocID = "" }, "header.docId", "E4019", ""},
 		{"bad date", func(d *Document) { d.Header.DocDate = "20.11.2026" }, "header.docDate", "E5011", ""},
+		// Dates after the document's own (error-codes.txt E50071-3); the
+		// same day is the base document's, and passes.
+		{"delivery after the document", func(d *Document) { d.Header.DocDeliveryDate = sp("2026-11-21") }, "header.docDeliveryDate", "E50071", ""},
+		{"turnover after the document", func(d *Document) { d.Header.DocTurnoverDate = "2026-11-21" }, "header.docTurnoverDate", "E50072", ""},
+		{"referenced document after this one", func(d *Document) {
+			d.DocReferences = []Reference{{DocTypeRef: "NAR", DocNumberRef: "N-1", DocDateRef: sp("2026-12-01")}}
+		}, "docReferences[0].docDateRef", "E50073", ""},
 		{"storno without a reference", func(d *Document) { d.Header.DocStorno = StornoVoid; d.Header.VoidReasonCode = sp("S-1") }, "docReferences", "E1024", CBRefDocumentTypes},
 		{"storno with an unknown reason", func(d *Document) {
 			d.Header.DocStorno = StornoVoid

@@ -96,6 +96,9 @@ const (
 	CodeInvalidValue         = "E5011"
 	CodeDocumentValidation   = "E5007"
 	CodeReferenceNotFound    = "E1021"
+	CodeDeliveryAfterDoc     = "E50071"
+	CodeTurnoverAfterDoc     = "E50072"
+	CodeDateRefAfterDoc      = "E50073"
 )
 
 type checker struct {
@@ -146,6 +149,24 @@ func (c *checker) edb(path, v string) {
 	}
 }
 
+// notAfterDocDate is UJP's E50071/E50072/E50073 (error-codes.txt, JSON
+// Receiver): the delivery date, the turnover date and a referenced
+// document's date may not be after the document's own date. The same day
+// is allowed: UJP's own status example has docDate = docDeliveryDate
+// (api-specification.txt:1009-1010). Dates that do not parse are reported
+// by date.
+func (c *checker) notAfterDocDate(code, path, name string, v *string, docDate string) {
+	if v == nil || *v == "" {
+		return
+	}
+	t, err1 := time.Parse(time.DateOnly, *v)
+	doc, err2 := time.Parse(time.DateOnly, docDate)
+	if err1 != nil || err2 != nil || !t.After(doc) {
+		return
+	}
+	c.add(code, path, "", "%s %s is after the document's date %s", name, *v, docDate)
+}
+
 // Validate checks a document as UJP's JSON Receiver does before it assigns
 // an EUID: required fields by document type, codebook codes (and the names
 // UJP expects next to them), storno and correction rules, and every computed
@@ -190,6 +211,8 @@ func (c *checker) header(d *Document) {
 	c.date("header.docDeliveryDate", h.DocDeliveryDate, false)
 	c.date("header.docPeriodStartDate", h.DocPeriodStartDate, false)
 	c.date("header.docPeriodEndDate", h.DocPeriodEndDate, false)
+	c.notAfterDocDate(CodeDeliveryAfterDoc, "header.docDeliveryDate", "docDeliveryDate", h.DocDeliveryDate, h.DocDate)
+	c.notAfterDocDate(CodeTurnoverAfterDoc, "header.docTurnoverDate", "docTurnoverDate", &h.DocTurnoverDate, h.DocDate)
 	if c.required("header.docNumber", h.DocNumber) {
 		c.maxLen("header.docNumber", h.DocNumber, 50)
 	}
@@ -254,6 +277,7 @@ func (c *checker) references(d *Document) {
 		}
 		c.required(p+".docNumberRef", r.DocNumberRef)
 		c.date(p+".docDateRef", r.DocDateRef, false)
+		c.notAfterDocDate(CodeDateRefAfterDoc, p+".docDateRef", "docDateRef", r.DocDateRef, d.Header.DocDate)
 	}
 }
 

@@ -17,8 +17,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/crypto/pkcs12"
 
@@ -125,7 +127,10 @@ func matched(key any, cert *x509.Certificate) (Key, error) {
 
 // TerminalPolicy signs the purposes in auto without asking and asks on the
 // terminal for the others (document and decision by default: they commit
-// the company; query only reads). With no terminal, it refuses with policy.
+// the company; query only reads), showing what the request signs
+// (Prompt). When nobody can be asked (the input is closed) it refuses with
+// unattended, which keeps a document waiting, never with policy, which
+// would fail it.
 func TerminalPolicy(in io.Reader, out io.Writer, auto map[string]bool) signer.Policy {
 	var mu sync.Mutex
 	rd := bufio.NewReader(in)
@@ -135,15 +140,71 @@ func TerminalPolicy(in io.Reader, out io.Writer, auto map[string]bool) signer.Po
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(out, "Sign %s %s for company %s (links %v, expires %s)? [y/N] ",
-			r.Purpose, r.ID, r.CompanyID, r.Links, r.ExpiresAt.Format("15:04:05"))
+		fmt.Fprint(out, Prompt(r, time.Local))
 		line, err := rd.ReadString('\n')
 		if err != nil && line == "" {
-			return signer.Decision{Reason: "policy", Message: "no terminal to ask on; run with --auto or --auto-purposes"}
+			return signer.Decision{Reason: "unattended", Message: "nobody to ask: the agent's input is closed; run it at a terminal, or with --auto or --auto-purposes"}
 		}
 		if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" || a == "да" {
 			return signer.Decision{Sign: true}
 		}
 		return signer.Decision{Reason: "user_declined", Message: "declined on the terminal"}
 	}
+}
+
+// purposeWords say what a purpose signs when the request has no summary.
+var purposeWords = map[string]string{
+	"document": "issue a document", "decision": "accept or reject an incoming invoice", "query": "read from UJP",
+}
+
+// Prompt is the question asked before signing r: for whom, what the
+// signature does, the document's number, buyer or seller and total, and
+// when the request expires in loc's time; a request without a summary
+// (an older server) is described by its purpose and ids.
+func Prompt(r signer.Request, loc *time.Location) string {
+	var b strings.Builder
+	line := func(label string, v *string) {
+		if v != nil && *v != "" {
+			fmt.Fprintf(&b, "  %-8s %s\n", label, *v)
+		}
+	}
+	if s := r.Summary; s != nil {
+		fmt.Fprintf(&b, "Sign for %s: %s\n", s.CompanyName, s.Purpose)
+		line("number", s.DocumentNumber)
+		line("buyer", s.BuyerName)
+		line("seller", s.SellerName)
+		if s.GrossTotal != nil {
+			total := *s.GrossTotal
+			if s.Currency != nil {
+				total += " " + *s.Currency
+			}
+			line("total", &total)
+		}
+	} else {
+		what := purposeWords[r.Purpose]
+		if what == "" {
+			what = r.Purpose
+		}
+		fmt.Fprintf(&b, "Sign for company %s: %s\n", r.CompanyID, what)
+		types := make([]string, 0, len(r.Links))
+		for typ := range r.Links {
+			types = append(types, typ)
+		}
+		slices.Sort(types)
+		for _, typ := range types {
+			fmt.Fprintf(&b, "  %-8s %s %s\n", "for", typ, r.Links[typ])
+		}
+	}
+	at := r.ExpiresAt.In(loc)
+	expires := at.Format("15:04")
+	if y, m, d := at.Date(); y != time.Now().In(loc).Year() || m != time.Now().In(loc).Month() || d != time.Now().In(loc).Day() {
+		expires = at.Format("2 Jan 2006 15:04")
+	}
+	zone := "local time"
+	if loc != time.Local {
+		zone = loc.String() + " time"
+	}
+	fmt.Fprintf(&b, "  %-8s %s (%s)\n", "expires", expires, zone)
+	b.WriteString("Sign? [y/N] ")
+	return b.String()
 }

@@ -75,12 +75,52 @@ func TestTerminalPolicy(t *testing.T) {
 		{"document", "y\n", true, ""},
 		{"decision", "да\n", true, ""},
 		{"document", "n\n", false, "user_declined"},
-		{"document", "", false, "policy"},
+		// Nobody to ask: a passing refusal, which keeps the document
+		// waiting, never policy, which fails it.
+		{"document", "", false, "unattended"},
 	} {
 		var out strings.Builder
 		d := TerminalPolicy(strings.NewReader(tc.input), &out, map[string]bool{"query": true})(context.Background(), signer.Request{ID: "sgr_1", Purpose: tc.purpose})
 		if d.Sign != tc.sign || d.Reason != tc.reason {
 			t.Errorf("%s %q: %+v", tc.purpose, tc.input, d)
 		}
+	}
+}
+
+// TestPrompt: the question shows what a signer must see (the company, what
+// the signature does, the number, the buyer or seller, the total and the
+// local time it expires), not ids and Go maps.
+func TestPrompt(t *testing.T) {
+	t.Parallel()
+	skopje, err := time.LoadLocation("Europe/Skopje")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := func(v string) *string { return &v }
+	expires := time.Now().UTC().Add(10 * time.Minute).Truncate(time.Minute)
+	doc := signer.Request{ID: "sgr_1", CompanyID: "cmp_1", Purpose: "document", ExpiresAt: expires,
+		Links: map[string]string{"einvoice": "inv_1"},
+		Summary: &signer.Summary{CompanyName: "Тест Продавач ДООЕЛ Скопје", Purpose: "issue e-invoice 2026-0042",
+			DocumentNumber: s("2026-0042"), BuyerName: s("Тест Купувач ДОО Скопје"), GrossTotal: s("1180.00"), Currency: s("MKD")}}
+	got := Prompt(doc, skopje)
+	for _, want := range []string{"Sign for Тест Продавач ДООЕЛ Скопје: issue e-invoice 2026-0042\n", "Тест Купувач ДОО Скопје",
+		"1180.00 MKD", expires.In(skopje).Format("15:04") + " (Europe/Skopje time)", "[y/N]"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("prompt %q lacks %q", got, want)
+		}
+	}
+	for _, not := range []string{"sgr_1", "cmp_1", "inv_1", "map["} {
+		if strings.Contains(got, not) {
+			t.Errorf("prompt %q shows %q", got, not)
+		}
+	}
+	if got := Prompt(doc, time.Local); !strings.Contains(got, "(local time)") {
+		t.Errorf("prompt %q does not say the time is local", got)
+	}
+	// From a server without summaries: the purpose in words and the ids,
+	// never a Go map.
+	doc.Summary = nil
+	if got := Prompt(doc, skopje); !strings.Contains(got, "issue a document") || !strings.Contains(got, "einvoice inv_1") || strings.Contains(got, "map[") {
+		t.Errorf("prompt without a summary %q", got)
 	}
 }

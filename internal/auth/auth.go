@@ -280,9 +280,24 @@ func (s *Store) RevokeKey(ctx context.Context, id string) error {
 	return nil
 }
 
+// OtherServiceError is a valid credential of the other service: the
+// caller sent its payroll key to the e-invoicing service, or the reverse.
+// It is unauthenticated here, and says where the credential belongs.
+type OtherServiceError struct {
+	Service string // the credential's: ServicePayroll or ServiceEInvoice
+}
+
+func (e *OtherServiceError) Error() string {
+	return "a credential of the " + e.Service + " service"
+}
+
+// Is makes it ErrUnauthenticated to errors.Is.
+func (e *OtherServiceError) Is(target error) bool { return target == ErrUnauthenticated }
+
 // Authenticate resolves a bearer secret presented to service into a
-// principal. A key of the other service is unknown here: it is answered
-// exactly like a key that does not exist.
+// principal. A key (or access token) of the other service is an
+// *OtherServiceError, so that the answer can say where it belongs; a
+// revoked one is answered as revoked only by its own service.
 func (s *Store) Authenticate(ctx context.Context, service, secret string) (*Principal, error) {
 	if secret == "" {
 		return nil, ErrUnauthenticated
@@ -305,7 +320,7 @@ func (s *Store) Authenticate(ctx context.Context, service, secret string) (*Prin
 		return nil, fmt.Errorf("auth: look up key: %w", err)
 	}
 	if key.Service != service {
-		return nil, ErrUnauthenticated
+		return nil, &OtherServiceError{Service: key.Service}
 	}
 	if key.RevokedAt.Valid {
 		return nil, ErrRevoked

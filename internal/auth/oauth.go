@@ -143,10 +143,11 @@ func (s *Store) IssueToken(ctx context.Context, clientID, secret string, scopes 
 }
 
 // authenticateToken resolves an access token. Tokens exist only for the
-// e-invoicing service; presented to another service they are unknown.
+// e-invoicing service, which their prefix says: presented to another
+// service one is an *OtherServiceError.
 func (s *Store) authenticateToken(ctx context.Context, service, tok string) (*Principal, error) {
 	if service != ServiceEInvoice {
-		return nil, ErrUnauthenticated
+		return nil, &OtherServiceError{Service: ServiceEInvoice}
 	}
 	t, err := s.DB.Reader().GetOAuthToken(ctx, Hash(tok))
 	if errors.Is(err, sql.ErrNoRows) {

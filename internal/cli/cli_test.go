@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -77,4 +78,29 @@ func ExampleParse() {
 	// Output:
 	// Ана 0
 	// 2
+}
+
+func TestIsTerminal(t *testing.T) {
+	t.Parallel()
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	file, err := os.CreateTemp(t.TempDir(), "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	for name, f := range map[string]*os.File{"the null device": null, "a file": file, "a pipe": r} {
+		if IsTerminal(f) {
+			t.Errorf("%s is taken for a terminal", name)
+		}
+	}
 }

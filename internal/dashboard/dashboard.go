@@ -132,11 +132,12 @@ func fmtTimePtr(t *time.Time) string {
 // Register adds the dashboard's routes to mux.
 func (d *Dashboard) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /dashboard", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/dashboard/companies", http.StatusSeeOther)
+		http.Redirect(w, r, "/dashboard/", http.StatusSeeOther)
 	})
-	mux.HandleFunc("GET /dashboard/{$}", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/dashboard/companies", http.StatusSeeOther)
-	})
+	mux.Handle("GET /dashboard/{$}", d.user(anyRole, d.home))
+	// Any other /dashboard URL: an HTML page, in the user's language, with
+	// the way back (the service's own 404 is a JSON problem).
+	mux.HandleFunc("/dashboard/", d.notFound)
 	mux.HandleFunc("GET /dashboard/login", d.loginPage)
 	mux.HandleFunc("POST /dashboard/login", d.login)
 	mux.HandleFunc("GET /dashboard/login/totp", d.totpPage)
@@ -303,7 +304,7 @@ func (d *Dashboard) setLang(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, d.cookie(r, langCookie, lang, 365*24*time.Hour))
 	next := r.URL.Query().Get("next")
 	if !localPath(next) {
-		next = "/dashboard/companies"
+		next = "/dashboard/"
 	}
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
@@ -499,6 +500,9 @@ func (d *Dashboard) failErr(q *req, err error) {
 		b.Error = b.T("error") + " (" + p.Code + ")"
 	default:
 		msg := p.Detail
+		if s, ok := b.cat[q.lang]["code."+p.Code]; ok {
+			msg = s // the problem's words in the page's language
+		}
 		for _, fe := range p.Errors {
 			msg += " " + fe.Path + ": " + fieldMessage(d.fieldsMK, q.lang, fe)
 		}

@@ -65,7 +65,7 @@ func newWorld(t *testing.T, db *store.DB) *world {
 	}{{w.acctA, &w.companyA, &w.docA, "4030000000001"}, {w.acctB, &w.compB, &w.docB, "4030000000010"}} {
 		err := db.InTx(ctx, func(tx *store.Tx) error {
 			co, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: c.acct, Name: "Фирма " + c.tax,
-				TaxNumber: c.tax, Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox,
+				TaxNumber: c.tax, VatNumber: "МК" + c.tax, Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox,
 				Address: `{"street":"Широк сокак","number":"1","city":"Битола","zip":"7000"}`, CreatedAt: tx.Now})
 			if err != nil {
 				return err

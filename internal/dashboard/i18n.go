@@ -21,17 +21,24 @@ func (c catalogue) text(lang, key string) string {
 }
 
 func newCatalogue() catalogue {
-	return catalogue{
+	c := catalogue{
 		"mk": {
 			"title":             "denar — конзола за е-фактури",
-			"sandbox.banner":    "ТЕСТ (sandbox): документите не одат до УЈП како вистински.",
+			"sandbox.banner":    "ТЕСТ-СРЕДИНА: документите не одат до УЈП како вистински.",
 			"production.banner": "ПРОДУКЦИЈА: секое дејство важи пред УЈП.",
-			"nav.companies":     "Компании", "nav.einvoices": "Е-фактури", "nav.inbox": "Влезни",
-			"nav.events": "Настани", "nav.keys": "API клучеви", "nav.usage": "Потрошувачка",
+			"nav.companies":     "Компании", "nav.einvoices": "Е-фактури", "nav.inbox": "Влезни", "nav.home": "Почетна",
+			"home.title": "Што бара внимание", "home.quiet": "Ништо не бара внимание сега.",
+			"home.deadlines": "Влезни фактури со рок за одлука во следните 5 дена", "home.stuck": "Неуспешни или задржани е-фактури",
+			"home.offline": "Компании без подготвен потпишувач", "home.offline.hint": "Без потпишувач, е-фактурите чекаат потпис и влезните не се читаат од УЈП: стартувајте го denar-agent на компјутерот со клучот.",
+			"home.failing": "Webhook крајни точки што не успеваат", "home.disabled": "исклучена",
+			"home.checks": "Проблеми од последната проверка", "home.back": "Назад на почетната",
+			"notfound.title": "Страницата не постои", "notfound.page": "Нема страница на оваа адреса.",
+			"form.invalid": "Барањето има неисправни полиња.",
+			"nav.events":   "Настани", "nav.keys": "API клучеви", "nav.usage": "Потрошувачка",
 			"nav.security": "Безбедност", "nav.webhooks": "Webhooks",
 			"webhooks.title": "Webhook крајни точки", "webhook.url": "URL", "webhook.events": "Настани", "webhook.enabled": "Вклучена",
 			"webhook.lastok": "Последен успех", "webhook.failing": "Не успева од", "webhook.event": "Настан", "nav.audit": "Дневник", "nav.users": "Корисници",
-			"signout": "Одјава", "env.switch": "Средина", "env.sandbox": "тест (sandbox)", "env.production": "продукција",
+			"signout": "Одјава", "env.switch": "Средина", "env.sandbox": "тест-средина", "env.production": "продукција",
 			"env.go":      "Промени",
 			"login.title": "Најава", "login.email": "Е-пошта", "login.password": "Лозинка", "login.submit": "Најави се",
 			"login.failed": "Погрешна е-пошта или лозинка.", "login.throttled": "Премногу неуспешни обиди. Обидете се подоцна.",
@@ -116,8 +123,15 @@ func newCatalogue() catalogue {
 			"title":             "denar — e-invoicing console",
 			"sandbox.banner":    "SANDBOX: documents do not reach UJP for real.",
 			"production.banner": "PRODUCTION: every action counts at UJP.",
-			"nav.companies":     "Companies", "nav.einvoices": "E-invoices", "nav.inbox": "Inbox",
-			"nav.events": "Events", "nav.keys": "API keys", "nav.usage": "Usage",
+			"nav.companies":     "Companies", "nav.einvoices": "E-invoices", "nav.inbox": "Inbox", "nav.home": "Home",
+			"home.title": "What needs attention", "home.quiet": "Nothing needs attention now.",
+			"home.deadlines": "Incoming invoices with a decision deadline in the next 5 days", "home.stuck": "Failed or held e-invoices",
+			"home.offline": "Companies without a ready signer", "home.offline.hint": "Without a signer, e-invoices wait for their signature and incoming ones are not read from UJP: start denar-agent on the computer with the key.",
+			"home.failing": "Webhook endpoints failing", "home.disabled": "disabled",
+			"home.checks": "Problems of the last check", "home.back": "Back to the home page",
+			"notfound.title": "No such page", "notfound.page": "There is no page at this address.",
+			"form.invalid": "The request has invalid fields.",
+			"nav.events":   "Events", "nav.keys": "API keys", "nav.usage": "Usage",
 			"nav.security": "Security", "nav.webhooks": "Webhooks",
 			"webhooks.title": "Webhook endpoints", "webhook.url": "URL", "webhook.events": "Events", "webhook.enabled": "Enabled",
 			"webhook.lastok": "Last success", "webhook.failing": "Failing since", "webhook.event": "Event", "nav.audit": "Audit log", "nav.users": "Users",
@@ -203,4 +217,6 @@ func newCatalogue() catalogue {
 			"done": "Done.", "form.again": "This form was already submitted; its action was done once.", "yes": "yes", "no": "no", "empty": "Nothing here.",
 		},
 	}
+	addEnumWords(c)
+	return c
 }

@@ -83,12 +83,29 @@ type einvoicesData struct {
 	Statuses  []string
 	Rows      []einvoicing.EInvoice
 	Buyers    map[string]string
-	Next      string
+	// Names are the companies' names by id (the company column).
+	Names map[string]string
+	Next  string
 }
 
-var einvoiceStatuses = []string{"validating", "invalid", "awaiting_signature", "queued", "submitting", "held", "delivered",
-	"accepted", "auto_accepted", "rejected", "cancelled_by_storno", "corrected", "failed"}
+// einvoiceStatuses are the statuses the filter offers, in the order a
+// document goes through them.
+var einvoiceStatuses = []string{"validating", "invalid", "awaiting_signature", "queued", "submitting", "held", "draft_at_ujp",
+	"registered", "delivered", "accepted", "auto_accepted", "rejected", "cancelled_by_storno", "corrected", "failed"}
 
+// companyNames are the names of companies by id.
+func companyNames(cs []einvoicing.Company) map[string]string {
+	m := make(map[string]string, len(cs))
+	for _, c := range cs {
+		m[c.ID] = c.Name
+	}
+	return m
+}
+
+// einvoices lists the e-invoices of every company of the environment the
+// user may see (or of the company chosen), newest first. Each company's
+// newest page after the cursor is read and the pages merged: ids sort by
+// creation time, so the cursor (the last id shown) is one for all.
 func (d *Dashboard) einvoices(q *req) {
 	cs, err := d.companyList(q)
 	if err != nil {
@@ -97,46 +114,59 @@ func (d *Dashboard) einvoices(q *req) {
 	}
 	v := q.r.URL.Query()
 	data := einvoicesData{base: d.baseFor(q, "einvoices", "einvoices.title"), Companies: cs, Statuses: einvoiceStatuses,
-		Company: v.Get("company"), Buyers: map[string]string{},
+		Company: v.Get("company"), Buyers: map[string]string{}, Names: companyNames(cs),
 		F: einvoicing.EInvoiceFilter{Status: v.Get("status"), IssuedFrom: v.Get("from"), IssuedTo: v.Get("to"),
 			BuyerTaxNumber: strings.TrimSpace(v.Get("buyer")), Number: strings.TrimSpace(v.Get("number"))}}
-	if data.Company == "" && len(cs) > 0 {
-		data.Company = cs[0].ID
-	}
-	if data.Company != "" {
-		rows, err := d.d.Service.EInvoices(q.r.Context(), q.principal(), data.Company, data.F, v.Get("after"), pageSize)
+	var rows []einvoicing.EInvoice
+	for _, c := range cs {
+		if data.Company != "" && c.ID != data.Company {
+			continue
+		}
+		page, err := d.d.Service.EInvoices(q.r.Context(), q.principal(), c.ID, data.F, v.Get("after"), pageSize)
+		if errs := d.fieldErrs(q, err); errs != nil {
+			data.Errs = errs
+			d.render(q.w, http.StatusUnprocessableEntity, "einvoices", data)
+			return
+		}
 		if err != nil {
 			d.failErr(q, err)
 			return
 		}
-		if len(rows) > pageSize {
-			rows = rows[:pageSize]
-			nv := url.Values{}
-			for k, vs := range v {
-				nv[k] = vs
-			}
-			nv.Set("after", rows[len(rows)-1].ID)
-			nv.Set("company", data.Company)
-			data.Next = "/dashboard/einvoices?" + nv.Encode()
+		rows = append(rows, page...)
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].ID > rows[j].ID })
+	if len(rows) > pageSize {
+		rows = rows[:pageSize]
+		nv := url.Values{}
+		for k, vs := range v {
+			nv[k] = vs
 		}
-		data.Rows = rows
-		for _, r := range rows {
-			var req struct {
-				Document struct {
-					Buyer struct {
-						BuyerName string `json:"buyerName"`
-					} `json:"buyer"`
-				} `json:"document"`
-			}
-			_ = json.Unmarshal(r.Document, &req)
-			data.Buyers[r.ID] = req.Document.Buyer.BuyerName
+		nv.Set("after", rows[len(rows)-1].ID)
+		data.Next = "/dashboard/einvoices?" + nv.Encode()
+	}
+	data.Rows = rows
+	for _, r := range rows {
+		var req struct {
+			Document struct {
+				Buyer struct {
+					BuyerName string `json:"buyerName"`
+				} `json:"buyer"`
+			} `json:"document"`
 		}
+		_ = json.Unmarshal(r.Document, &req)
+		data.Buyers[r.ID] = req.Document.Buyer.BuyerName
 	}
 	d.render(q.w, http.StatusOK, "einvoices", data)
 }
 
+// stornoForm is what the storno form was sent with, shown again with its
+// errors.
+type stornoForm struct{ Reason, Comment string }
+
 type einvoiceData struct {
 	base
+	CompanyName string
+	Form        stornoForm
 	Inv         einvoicing.EInvoice
 	Doc         ujpdoc.Document
 	MoreLines   int // lines not shown (the page shows the first maxLines)
@@ -151,6 +181,20 @@ type einvoiceData struct {
 }
 
 func (d *Dashboard) einvoice(q *req) {
+	d.showEInvoice(q, http.StatusOK, stornoForm{}, nil)
+}
+
+// companyName is the name of company id, or the id when it cannot be read.
+func (d *Dashboard) companyName(q *req, id string) string {
+	if c, err := d.d.Service.Company(q.r.Context(), q.principal(), id); err == nil {
+		return c.Name
+	}
+	return id
+}
+
+// showEInvoice renders an e-invoice's page; form and errs are a storno
+// form sent back with its field errors.
+func (d *Dashboard) showEInvoice(q *req, status int, form stornoForm, errs map[string]string) {
 	ctx, p := q.r.Context(), q.principal()
 	company, id := q.r.PathValue("company"), q.r.PathValue("id")
 	inv, err := d.d.Service.EInvoice(ctx, p, company, id)
@@ -163,7 +207,9 @@ func (d *Dashboard) einvoice(q *req) {
 		d.failErr(q, err)
 		return
 	}
-	data := einvoiceData{base: d.baseFor(q, "einvoices", "einvoices.title"), Inv: inv, History: hist}
+	data := einvoiceData{base: d.baseFor(q, "einvoices", "einvoices.title"), Inv: inv, History: hist, Form: form,
+		CompanyName: d.companyName(q, inv.CompanyID)}
+	data.Errs = errs
 	data.Title = inv.Number
 	// The stored document is UJP's request: {requestTimestamp, document}.
 	var req ujpdoc.Request
@@ -192,7 +238,7 @@ func (d *Dashboard) einvoice(q *req) {
 	if q.r.URL.Query().Get("done") != "" {
 		data.Message = data.T("done")
 	}
-	d.render(q.w, http.StatusOK, "einvoice", data)
+	d.render(q.w, status, "einvoice", data)
 }
 
 func (d *Dashboard) einvoicePDF(q *req) {
@@ -229,6 +275,11 @@ func (d *Dashboard) storno(q *req) {
 	reason := f.Get("reason")
 	st, err := d.d.Service.StornoEInvoice(q.r.Context(), q.caller("einvoice.storno", id, reason),
 		einvoicing.Storno{CompanyID: company, ID: id, Reason: reason, Comment: optionalText(f.Get("comment"))})
+	if errs := d.fieldErrs(q, err); errs != nil {
+		// Next to the fields, in the page's language, with what was typed.
+		d.showEInvoice(q, http.StatusUnprocessableEntity, stornoForm{Reason: reason, Comment: f.Get("comment")}, errs)
+		return
+	}
 	if err != nil {
 		d.failErr(q, err)
 		return
@@ -296,23 +347,36 @@ func (d *Dashboard) inbox(q *req) {
 	d.render(q.w, http.StatusOK, "inbox", data)
 }
 
+// decideForm is what a decision form was sent with, shown again with its
+// errors.
+type decideForm struct{ Decision, Reason, Comment string }
+
 type inboxDocData struct {
 	base
-	Doc       einvoicing.InboxDocument
-	Problems  []map[string]any
-	Signing   *einvoicing.SigningRequest
-	Reasons   []ujpdoc.Code
-	CanDecide bool
+	CompanyName string
+	Form        decideForm
+	Doc         einvoicing.InboxDocument
+	Problems    []map[string]any
+	Signing     *einvoicing.SigningRequest
+	Reasons     []ujpdoc.Code
+	CanDecide   bool
 }
 
 func (d *Dashboard) inboxDoc(q *req) {
+	d.showInboxDoc(q, http.StatusOK, decideForm{}, nil)
+}
+
+// showInboxDoc renders an incoming document's page; form and errs are a
+// decision form sent back with its field errors.
+func (d *Dashboard) showInboxDoc(q *req, status int, form decideForm, errs map[string]string) {
 	ctx, p := q.r.Context(), q.principal()
 	doc, err := d.d.Service.InboxDocument(ctx, p, q.r.PathValue("company"), q.r.PathValue("id"))
 	if err != nil {
 		d.failErr(q, err)
 		return
 	}
-	data := inboxDocData{base: d.baseFor(q, "inbox", "inbox.title"), Doc: doc}
+	data := inboxDocData{base: d.baseFor(q, "inbox", "inbox.title"), Doc: doc, Form: form, CompanyName: d.companyName(q, doc.CompanyID)}
+	data.Errs = errs
 	data.Title = doc.Number
 	_ = json.Unmarshal(doc.Problems, &data.Problems)
 	if doc.Decision.SigningRequestID != nil {
@@ -330,7 +394,7 @@ func (d *Dashboard) inboxDoc(q *req) {
 	if q.r.URL.Query().Get("done") != "" {
 		data.Message = data.T("done")
 	}
-	d.render(q.w, http.StatusOK, "inboxdoc", data)
+	d.render(q.w, status, "inboxdoc", data)
 }
 
 // decide accepts or rejects an incoming document: the same use case as
@@ -351,7 +415,15 @@ func (d *Dashboard) decide(q *req) {
 	if !accept {
 		cmd.ReasonCode = f.Get("reason")
 	}
-	if _, err := d.d.Service.DecideInbox(q.r.Context(), q.caller(action, id, detail), cmd); err != nil {
+	_, err := d.d.Service.DecideInbox(q.r.Context(), q.caller(action, id, detail), cmd)
+	if errs := d.fieldErrs(q, err); errs != nil {
+		// Next to the fields of the form that was sent, in the page's
+		// language, with what was typed (an О-7 rejection needs a comment).
+		form := decideForm{Decision: f.Get("decision"), Reason: f.Get("reason"), Comment: f.Get("comment")}
+		d.showInboxDoc(q, http.StatusUnprocessableEntity, form, errs)
+		return
+	}
+	if err != nil {
 		d.failErr(q, err)
 		return
 	}
@@ -380,7 +452,7 @@ func (d *Dashboard) confirmedFor(q *req, prod bool) bool {
 	}
 	data := confirmData{base: d.baseFor(q, "", "confirm.title"), Action: q.r.URL.Path, Back: q.r.Referer()}
 	if !localPath(strings.TrimPrefix(data.Back, "http://"+q.r.Host)) {
-		data.Back = "/dashboard/companies"
+		data.Back = "/dashboard/"
 	}
 	keys := make([]string, 0, len(q.r.PostForm))
 	for k := range q.r.PostForm {
@@ -401,14 +473,55 @@ func (d *Dashboard) confirmedFor(q *req, prod bool) bool {
 type eventsData struct {
 	base
 	Type   string
+	Types  []string
 	Rows   []einvoicing.Event
 	Next   string
-	Object map[string]string
+	Object map[string]eventObject
+	Names  map[string]string
+}
+
+// eventObject is what an event is about: the resource's id and, for a
+// document, its number (the page links to it).
+type eventObject struct {
+	ID, Number, Link string
+}
+
+// objectOf reads the resource of an event's data ({"object": {...}}).
+func objectOf(data json.RawMessage) eventObject {
+	var d struct {
+		Object struct {
+			ID        string `json:"id"`
+			Object    string `json:"object"`
+			Number    string `json:"number"`
+			CompanyID string `json:"companyId"`
+		} `json:"object"`
+	}
+	_ = json.Unmarshal(data, &d)
+	o := d.Object
+	out := eventObject{ID: o.ID, Number: o.Number}
+	switch o.Object {
+	case einvoicing.ResourceEInvoice:
+		out.Link = "/dashboard/einvoices/" + url.PathEscape(o.CompanyID) + "/" + url.PathEscape(o.ID)
+	case einvoicing.ResourceInboxDocument:
+		out.Link = "/dashboard/inbox/" + url.PathEscape(o.CompanyID) + "/" + url.PathEscape(o.ID)
+	}
+	return out
 }
 
 func (d *Dashboard) events(q *req) {
 	v := q.r.URL.Query()
-	data := eventsData{base: d.baseFor(q, "events", "events.title"), Type: v.Get("type"), Object: map[string]string{}}
+	cs, err := d.companyList(q)
+	if err != nil {
+		d.failErr(q, err)
+		return
+	}
+	data := eventsData{base: d.baseFor(q, "events", "events.title"), Type: v.Get("type"), Object: map[string]eventObject{},
+		Names: companyNames(cs)}
+	for _, k := range einvoicing.EventKinds() {
+		if k.Type != einvoicing.EventWebhookTest {
+			data.Types = append(data.Types, k.Type)
+		}
+	}
 	rows, err := d.d.Service.Events(q.r.Context(), q.principal(), einvoicing.EventFilter{Type: data.Type}, v.Get("after"), pageSize)
 	if err != nil {
 		d.failErr(q, err)
@@ -420,18 +533,18 @@ func (d *Dashboard) events(q *req) {
 	}
 	data.Rows = rows
 	for _, e := range rows {
-		var o struct{ ID string }
-		_ = json.Unmarshal(e.Data, &o)
-		data.Object[e.ID] = o.ID
+		data.Object[e.ID] = objectOf(e.Data)
 	}
 	d.render(q.w, http.StatusOK, "events", data)
 }
 
 type eventData struct {
 	base
-	Ev         einvoicing.Event
-	Data       string
-	Deliveries []einvoicing.WebhookDelivery
+	Ev          einvoicing.Event
+	CompanyName string
+	Object      eventObject
+	Data        string
+	Deliveries  []einvoicing.WebhookDelivery
 }
 
 func (d *Dashboard) event(q *req) {
@@ -451,8 +564,11 @@ func (d *Dashboard) event(q *req) {
 		ds = ds[:deliveryPage]
 	}
 	latestAttempts(ds)
-	data := eventData{base: d.baseFor(q, "events", "events.title"), Ev: ev, Deliveries: ds}
-	data.Title = ev.Type
+	data := eventData{base: d.baseFor(q, "events", "events.title"), Ev: ev, Deliveries: ds, Object: objectOf(ev.Data)}
+	if ev.CompanyID != "" {
+		data.CompanyName = d.companyName(q, ev.CompanyID)
+	}
+	data.Title = data.EnumText("event", ev.Type)
 	var pretty strings.Builder
 	if b, err := json.MarshalIndent(json.RawMessage(ev.Data), "", "  "); err == nil && len(b) < 16<<10 {
 		pretty.Write(b)

@@ -99,7 +99,7 @@ func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, s auth.
 	http.SetCookie(w, d.cookie(r, sessionCookie, s.Token, s.ExpiresAt.Sub(d.d.Service.Now())))
 	next := r.PostForm.Get("next")
 	if !localPath(next) {
-		next = "/dashboard/companies"
+		next = "/dashboard/"
 	}
 	if s.State == auth.SessionMFA {
 		http.Redirect(w, r, "/dashboard/login/totp?next="+queryEscape(next), http.StatusSeeOther)
@@ -182,7 +182,7 @@ func (d *Dashboard) switchEnv(q *req) {
 	}
 	next := q.r.PostForm.Get("next")
 	if !localPath(next) {
-		next = "/dashboard/companies"
+		next = "/dashboard/"
 	}
 	http.Redirect(q.w, q.r, next, http.StatusSeeOther)
 }

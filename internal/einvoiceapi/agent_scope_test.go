@@ -64,7 +64,7 @@ func TestAgentReachIsItsCreators(t *testing.T) {
 		wide, wideAuthz := e.pair(newTestCert(t))
 		wideCert := newTestCert(t)
 		if st, m := e.do("POST", "/v1/agents/"+wide+"/certificates", wideAuthz, map[string]string{
-			"certificateDer": base64.StdEncoding.EncodeToString(wideCert.cert.Raw), "companyId": compB}); st != 201 {
+			"certificateDer": base64.StdEncoding.EncodeToString(wideCert.cert.Raw), "companyId": compB, "eujpId": "EUJP-WIDE"}); st != 201 {
 			t.Fatalf("account-wide agent for B: %d %v", st, m)
 		}
 
@@ -96,7 +96,7 @@ func TestAgentReachIsItsCreators(t *testing.T) {
 		cert := newTestCert(t)
 		register := func(company string) (int, map[string]any) {
 			return e.do("POST", "/v1/agents/"+agent+"/certificates", authz, map[string]string{
-				"certificateDer": base64.StdEncoding.EncodeToString(cert.cert.Raw), "companyId": company})
+				"certificateDer": base64.StdEncoding.EncodeToString(cert.cert.Raw), "companyId": company, "eujpId": "EUJP-LIMITED"})
 		}
 		if st, m := register(compA); st != 201 {
 			t.Fatalf("certificate for A: %d %v", st, m)

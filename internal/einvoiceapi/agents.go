@@ -231,7 +231,7 @@ type signatureInput struct {
 type refuseInput struct {
 	SigningRequestPath
 	Body struct {
-		Reason  string  `json:"reason" enum:"user_declined,policy,token_missing,pin_locked,payload_invalid" doc:"token_missing and pin_locked: the document keeps waiting and is asked for again after a while; the others fail it (signature_refused)."`
+		Reason  string  `json:"reason" enum:"user_declined,policy,token_missing,pin_locked,payload_invalid,unattended" doc:"token_missing, pin_locked and unattended (nobody was there to ask): the document keeps waiting and is asked for again after a while; the others fail it (signature_refused)."`
 		Message *string `json:"message,omitempty" maxLength:"1000" nullable:"true"`
 	}
 }
@@ -311,7 +311,7 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "refuseSigningRequest", Method: http.MethodPost, Path: "/v1/signing-requests/{id}/refuse",
 		Summary: "Refuse a signing request", Tags: tags,
-		Description: "Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the " +
+		Description: "Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the " +
 			"refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and " +
 			"payload_invalid move it to failed with problem signature_refused (einvoice.failed).",
 	}, httpx.Spec{Auth: httpx.AuthSigner, Scope: "signing:agent"}, func(ctx context.Context, in *refuseInput) (*signingRequestOutput, error) {

@@ -26,7 +26,7 @@ import (
 // service must not ask about those).
 type fakeRegistry struct{}
 
-func (fakeRegistry) LookupCompany(ctx context.Context, env, tax string) (einvoicing.RegistryCompany, error) {
+func (fakeRegistry) LookupCompany(ctx context.Context, env, as, tax string) (einvoicing.RegistryCompany, error) {
 	switch tax {
 	case "4030000000001":
 		return einvoicing.RegistryCompany{Name: "Тест Трговија ДООЕЛ Скопје", VATNumber: "MK4030000000001",

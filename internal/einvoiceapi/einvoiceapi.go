@@ -38,6 +38,8 @@ type Deps struct {
 	// PublicURL is the public base of the service (mandate pages check a
 	// form's Origin against it).
 	PublicURL string
+	// ServiceURLs are where each service listens (httpx.Options.ServiceURLs).
+	ServiceURLs map[string]string
 }
 
 // MaxStringLength bounds every string of a request body that no schema
@@ -55,7 +57,7 @@ func New(d Deps) *httpx.Service {
 		Version: "1.0.0",
 		Description: "Onboard client companies, issue e-invoices signed on the customer's own device and submitted " +
 			"to the tax authority (UJP), and decide on incoming invoices. Every POST takes an Idempotency-Key.",
-		Auth: d.Auth, Agents: d.Service, Companies: d.Service, Idempotency: d.Idempotency, Ready: d.Ready,
+		Auth: d.Auth, Agents: d.Service, Companies: d.Service, Idempotency: d.Idempotency, Ready: d.Ready, ServiceURLs: d.ServiceURLs,
 		DocsURL: d.DocsURL, Log: d.Log,
 		IdempotencyRequired: true,
 		EffectsInTx:         true,

@@ -26,7 +26,7 @@ func TestIssueEInvoiceErrors(t *testing.T) {
 		co := denar.NewID("co")
 		err := db.InTx(t.Context(), func(tx *store.Tx) error {
 			_, err := tx.CreateCompany(t.Context(), dbq.CreateCompanyParams{ID: co, AccountID: acct, Name: "Продавач ДООЕЛ",
-				TaxNumber: "4030000000001", Status: "active", SigningMode: "bridge", Environment: "sandbox",
+				TaxNumber: "4030000000001", VatNumber: "МК4030000000001", Status: "active", SigningMode: "bridge", Environment: "sandbox",
 				Address: `{"street":"Партизанска","number":"1","city":"Скопје","zip":"1000"}`, CreatedAt: tx.Now})
 			return err
 		})

@@ -55,15 +55,10 @@ func newBenchWorld(b testing.TB, db *store.DB) *benchWorld {
 	w := &benchWorld{b: b, db: db, http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	b.Cleanup(w.http.CloseIdleConnections)
 	log := slog.New(slog.DiscardHandler)
-	sim, err := ujpsim.New(db, ujpsim.Options{Logger: log, ControlToken: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	w.gw, err = ujp.NewClient(ujp.Config{BaseURL: "http://ujp-sim.invalid", HTTPClient: &http.Client{Transport: sim.Transport()}, SandboxToken: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	svc, api := newAPI(db, einvoicing.Deps{Log: log, Gateways: map[string]ujp.Gateway{auth.EnvSandbox: w.gw}}, einvoicing.Config{})
+	sim, client, _ := newSimGateway(b, db, ujpsim.Options{Logger: log, ControlToken: "bench"})
+	w.gw = client
+	svc, api := newAPI(db, einvoicing.Deps{Log: log, Gateways: map[string]ujp.Gateway{auth.EnvSandbox: w.gw}, SandboxSetup: simSetup{sim}},
+		einvoicing.Config{Pipeline: einvoicing.PipelineConfig{SignerInterval: simWindow}})
 	w.srv = httptest.NewServer(api.Handler())
 	b.Cleanup(w.srv.Close)
 	w.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, PollInterval: 5 * time.Millisecond, Logger: log})
@@ -75,6 +70,7 @@ func newBenchWorld(b testing.TB, db *store.DB) *benchWorld {
 	var pair struct{ AgentID, AgentSecret string }
 	w.post("/v1/agents/pair", "", `{"code":"`+pc.Code+`","name":"bench"}`, 201, &pair)
 	w.agent, w.authz = pair.AgentID, "Agent "+pair.AgentID+"."+pair.AgentSecret
+	var err error
 	w.rsaKey, err = rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		b.Fatal(err)

@@ -37,6 +37,7 @@ type pipeEnv struct {
 	sim     *ujpsim.Sim
 	runner  *jobs.Runner
 	gw      *lossyGateway
+	tr      *simTransport // the way to the simulator: canned answers, recorded calls
 	clock   atomic.Int64
 	key     string // e-invoicing key of the company
 	company string
@@ -52,15 +53,29 @@ type pipeEnv struct {
 }
 
 // lossyGateway forwards to UJP but can lose the answer of the next sends,
-// as a timeout after UJP already stored the document would.
+// as a timeout after UJP already stored the document would, or send the
+// next ones twice, as a client that retried on its own after a lost
+// answer would (the second answer is then UJP's E1023).
 type lossyGateway struct {
 	ujp.Gateway
-	loseNext atomic.Int32
-	sends    atomic.Int32
+	loseNext   atomic.Int32
+	doubleNext atomic.Int32
+	sends      atomic.Int32
 }
 
 func (g *lossyGateway) Send(ctx context.Context, caller ujp.Identity, docType, jws string) (*ujp.SendResult, error) {
 	g.sends.Add(1)
+	if g.doubleNext.Load() > 0 {
+		g.doubleNext.Add(-1)
+		if _, err := g.Gateway.Send(ctx, caller, docType, jws); err != nil {
+			return nil, err
+		}
+		turn, err := g.Gateway.Turn(ctx, caller, ujp.PrioritySend)
+		if err != nil {
+			return nil, err
+		}
+		ctx = turn
+	}
 	res, err := g.Gateway.Send(ctx, caller, docType, jws)
 	if err == nil && g.loseNext.Load() > 0 {
 		g.loseNext.Add(-1)
@@ -119,19 +134,12 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config), o
 		o(e, &cfg)
 	}
 	db.Now = e.now
-	sim, err := ujpsim.New(db, ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "pipeline-test",
+	sim, client, tr := newSimGateway(t, db, ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "pipeline-test",
 		SlowRegistryDelay: slowRegistry})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.sim = sim
-	hc := &http.Client{Transport: sim.Transport()}
-	client, err := ujp.NewClient(ujp.Config{BaseURL: "http://ujp-sim.invalid", HTTPClient: hc, Now: e.now, SandboxToken: "pipeline-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.sim, e.tr = sim, tr
 	e.gw = &lossyGateway{Gateway: client}
-	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim,
+	cfg.Pipeline.SignerInterval = simWindow
+	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
 		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}, Secrets: testSecrets(t)}, cfg)
 	e.svc = svc
 	e.srv = httptest.NewServer(api.Handler())
@@ -146,7 +154,28 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config), o
 	se := &signEnv{t: t, db: db, srv: e.srv, key: e.key, company: e.company}
 	e.cert = newTestCert(t)
 	e.agent, e.authz = se.pair(e.cert)
+	e.registerSigners()
 	return e
+}
+
+// registerSigners runs the sandbox set-up's jobs: the simulator learns the
+// certificates registered, as UJP's portal knows a real signer's before
+// the first call.
+func (e *pipeEnv) registerSigners() {
+	e.t.Helper()
+	for {
+		var n int
+		if err := e.db.ReadDB().QueryRowContext(e.t.Context(), "SELECT COUNT(*) FROM jobs WHERE kind = $1 AND state IN ('available', 'retryable', 'running')",
+			einvoicing.KindSandboxSigner).Scan(&n); err != nil {
+			e.t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if _, err := e.runner.RunOnce(e.t.Context()); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 }
 
 // seedSeller creates an account with the simulator's seller as an active
@@ -260,12 +289,13 @@ func (e *pipeEnv) settle() {
 			e.t.Fatal(err)
 		}
 		if signed == 0 && ran == 0 {
-			// A job snoozed for a signer slot is due within moments; let
-			// the clock reach it. Anything later is a real wait the test
-			// steps itself.
+			// A job snoozed for its signer's turn at UJP is due within
+			// moments; let the clock reach it. Anything later is a real
+			// wait the test steps itself.
 			var next sql.NullString
 			if err := e.db.ReadDB().QueryRowContext(e.t.Context(), `SELECT CAST(MIN(run_at) AS TEXT) FROM jobs
-				WHERE state IN ('available', 'retryable') AND kind = $1`, einvoicing.KindSubmit).Scan(&next); err != nil {
+				WHERE state IN ('available', 'retryable') AND kind IN ($1, $2, $3)`,
+				einvoicing.KindSubmit, einvoicing.KindUJPQuery, einvoicing.KindSandboxSigner).Scan(&next); err != nil {
 				e.t.Fatal(err)
 			}
 			var due time.Time
@@ -519,9 +549,10 @@ func TestPipelineOutageHeldThenDelivered(t *testing.T) {
 }
 
 // TestPipelineLostAnswerAndStaleSignature: a send whose answer was lost is
-// resubmitted with the same docId and UJP's E1023 proves it landed (one
-// document, its EUID); a signature older than UJP's window is refreshed by
-// the signer before sending.
+// not sent again: UJP's records (invoices-status, then the payloads matched
+// on docId) show it landed, and it is delivered with UJP's EUID, one
+// document at UJP, one send; a signature older than UJP's window is
+// refreshed by the signer before sending.
 func TestPipelineLostAnswerAndStaleSignature(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -537,8 +568,16 @@ func TestPipelineLostAnswerAndStaleSignature(t *testing.T) {
 		if len(docs) != 1 || docs[0].EUID != m["euid"] {
 			t.Fatalf("UJP holds %d documents; euid %v", len(docs), m["euid"])
 		}
-		if h := e.history(lost); h[len(h)-1] != "submitting→delivered:submitted_earlier" {
+		if n := e.gw.sends.Load(); n != 1 {
+			t.Fatalf("%d sends: a document UJP held was sent again", n)
+		}
+		want := []string{"→awaiting_signature:issued", "awaiting_signature→queued:signed", "queued→submitting:submission",
+			"submitting→held:ujp_outage", "held→delivered:submitted_earlier"}
+		if h := e.history(lost); !equal(h, want) {
 			t.Fatalf("history %v", h)
+		}
+		if n := e.countLinks("ujp_sales_lookup", "ujp_sales_lookup_payloads"); n != 2 {
+			t.Fatalf("%d look-up reads, want the status read and the payload read", n)
 		}
 
 		stale := e.issue("F-stale")
@@ -557,6 +596,20 @@ func TestPipelineLostAnswerAndStaleSignature(t *testing.T) {
 		e.settle()
 		e.wantStatus(stale, "delivered")
 	})
+}
+
+// countLinks counts the signing requests of the link types.
+func (e *pipeEnv) countLinks(types ...string) int {
+	e.t.Helper()
+	n := 0
+	for _, typ := range types {
+		var c int
+		if err := e.db.ReadDB().QueryRowContext(e.t.Context(), "SELECT COUNT(*) FROM signing_requests WHERE link_type = $1", typ).Scan(&c); err != nil {
+			e.t.Fatal(err)
+		}
+		n += c
+	}
+	return n
 }
 
 // TestPipelineTerminalFailure: UJP's terminal refusal fails the document
@@ -628,15 +681,19 @@ func TestSimulateSandboxOnly(t *testing.T) {
 // simRegistry is the registry look-up against the simulator.
 type simRegistry struct{ gw ujp.Gateway }
 
-func (r simRegistry) LookupCompany(ctx context.Context, env, tax string) (einvoicing.RegistryCompany, error) {
-	c, err := r.gw.Company(ctx, ujp.Identity{EUJPID: "test", EDB: tax}, tax)
+func (r simRegistry) LookupCompany(ctx context.Context, env, as, tax string) (einvoicing.RegistryCompany, error) {
+	c, err := r.gw.Company(ctx, ujp.Identity{EUJPID: testOperator, EDB: as}, tax)
 	if ujp.IsNotFound(err) {
 		return einvoicing.RegistryCompany{}, einvoicing.ErrRegistryNotFound
 	}
 	if err != nil {
 		return einvoicing.RegistryCompany{}, err
 	}
-	return einvoicing.RegistryCompany{Name: c.Name}, nil
+	out := einvoicing.RegistryCompany{Name: c.Name}
+	if c.VatNumber != nil {
+		out.VATNumber = *c.VatNumber
+	}
+	return out, nil
 }
 
 // TestIssueChecksBuyerRegistry: a buyer UJP's registry does not know, or
@@ -654,11 +711,18 @@ func TestIssueChecksBuyerRegistry(t *testing.T) {
  "lines":[{"description":"Услуга","quantity":"1","unitPrice":"100","vatPercent":"18","taxIndicator":"DDV-A"}]}`, tax, name)), &v)
 			return v
 		}
-		for _, tc := range []struct{ tax, name, path string }{
-			{ujpsim.TaxNeverExisted, "Некој ДОО", "buyer.taxNumber"},
-			{ujpsim.TaxBuyer, "Купувач со друго име", "buyer.name"},
+		for _, tc := range []struct{ tax, name, vat, path string }{
+			{ujpsim.TaxNeverExisted, "Некој ДОО", "", "buyer.taxNumber"},
+			{ujpsim.TaxBuyer, "Купувач со друго име", "", "buyer.name"},
+			// A VAT number other than the registry's (UJP: E10007).
+			{ujpsim.TaxBuyer, "Тест Купувач ДОО Скопје", "МК4030000375897", "buyer.vatNumber"},
+			{ujpsim.TaxSmallBiz, "Тест Занаетчија Битола", "МК" + ujpsim.TaxSmallBiz, "buyer.vatNumber"},
 		} {
-			st, m, raw := e.call("POST", "/v1/einvoices", body(tc.tax, tc.name))
+			b := body(tc.tax, tc.name).(map[string]any)
+			if tc.vat != "" {
+				b["buyer"].(map[string]any)["vatNumber"] = tc.vat
+			}
+			st, m, raw := e.call("POST", "/v1/einvoices", b)
 			errs, _ := m["errors"].([]any)
 			if st != 422 || len(errs) != 1 || errs[0].(map[string]any)["path"] != tc.path || errs[0].(map[string]any)["codebook"] != einvoicing.CBRegistry {
 				t.Fatalf("%s: %d %s", tc.path, st, raw)
@@ -668,12 +732,22 @@ func TestIssueChecksBuyerRegistry(t *testing.T) {
 		if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM einvoices").Scan(&n); err != nil || n != 0 {
 			t.Fatalf("%d e-invoices after refusals (%v)", n, err)
 		}
+		// Left out, the VAT number is the registry's (UJP refuses a VAT
+		// payer's document without it: E10008).
+		st, m, raw := e.call("POST", "/v1/einvoices", body(ujpsim.TaxBuyer, "Тест Купувач ДОО Скопје"))
+		var doc ujpdoc.Request
+		if b, _ := json.Marshal(m["document"]); st != 202 || json.Unmarshal(b, &doc) != nil ||
+			doc.Document.Buyer.BuyerVatNumber == nil || *doc.Document.Buyer.BuyerVatNumber != "МК"+ujpsim.TaxBuyer {
+			t.Fatalf("the registry's VAT number: %d %s", st, raw)
+		}
 	})
 }
 
 // TestStornoAndCorrection: each creates a new linked document that is
-// signed and submitted; when UJP accepts it the original moves to
-// cancelled_by_storno / corrected with its event, and never before. Every
+// signed and submitted; the original moves to cancelled_by_storno /
+// corrected with its event when UJP reports 07 / 09 for it (the change
+// feed), not when the storno or correction is delivered. A storno UJP
+// refuses fails with UJP's code and leaves the original as it was. Every
 // refusal of the two endpoints comes from a real request.
 func TestStornoAndCorrection(t *testing.T) {
 	t.Parallel()
@@ -694,7 +768,27 @@ func TestStornoAndCorrection(t *testing.T) {
 			m["errors"].([]any)[0].(map[string]any)["codebook"] != ujpdoc.CBVoidReasons {
 			t.Fatalf("bad void reason: %d %v", st, m)
 		}
-		st, m, raw := e.call("POST", "/v1/einvoices/"+voided+"/storno", map[string]any{"reason": reason, "comment": "двојно фактурирано"})
+		// UJP refuses a storno (E1016: the original is not NEW there any
+		// more, say): the storno fails with UJP's code, the original is
+		// untouched, and another storno may be made.
+		st, m, raw := e.call("POST", "/v1/einvoices/"+voided+"/storno", map[string]any{"reason": reason})
+		if st != 202 {
+			t.Fatalf("storno: %d %s", st, raw)
+		}
+		refused := m["id"].(string)
+		if st, m := e.simulate(refused, "terminal_error", map[string]any{"ujpCode": "E1016"}); st != 202 {
+			t.Fatalf("terminal: %d %v", st, m)
+		}
+		e.settle()
+		if p := e.wantStatus(refused, "failed")["problems"].([]any); len(p) != 1 || p[0].(map[string]any)["code"] != "E1016" {
+			t.Fatalf("refused storno's problems %v", p)
+		}
+		e.pollNow()
+		e.wantStatus(voided, "delivered")
+		if ev := e.events(voided); !equal(ev, []string{"einvoice.signature_required", "einvoice.submitted"}) {
+			t.Fatalf("original's events after a refused storno %v", ev)
+		}
+		st, m, raw = e.call("POST", "/v1/einvoices/"+voided+"/storno", map[string]any{"reason": reason, "comment": "двојно фактурирано"})
 		if st != 202 || m["kind"] != "storno" || m["originalId"] != voided || m["status"] != "awaiting_signature" {
 			t.Fatalf("storno: %d %s", st, raw)
 		}
@@ -709,11 +803,22 @@ func TestStornoAndCorrection(t *testing.T) {
 		e.wantStatus(voided, "delivered") // untouched until UJP takes the storno
 		e.settle()
 		e.wantStatus(storno, "delivered")
+		// Delivered is not voided: the original moves when UJP says so.
+		e.wantStatus(voided, "delivered")
+		if st, m, _ := e.call("POST", "/v1/einvoices/"+voided+"/storno", map[string]any{"reason": reason}); st != 409 || m["code"] != "supersede_pending" {
+			t.Fatalf("storno while the first is at UJP: %d %v", st, m)
+		}
+		// The buyer confirms the storno (UJP's strict reading moves the
+		// original to 07 only then); the change feed reports the original.
+		if st, m := e.simulate(storno, "buyer_accepts", nil); st != 202 {
+			t.Fatalf("the buyer accepts the storno: %d %v", st, m)
+		}
+		e.pollNow()
 		e.wantStatus(voided, "cancelled_by_storno")
 		if ev := e.events(voided); !equal(ev, []string{"einvoice.signature_required", "einvoice.submitted", "einvoice.cancelled_by_storno"}) {
 			t.Fatalf("original's events %v", ev)
 		}
-		if h := e.history(voided); h[len(h)-1] != "delivered→cancelled_by_storno:storno_delivered" {
+		if h := e.history(voided); h[len(h)-1] != "delivered→cancelled_by_storno:ujp_voided" {
 			t.Fatalf("original's history %v", h)
 		}
 		if d, _ := e.sim.Document(context.Background(), orig["euid"].(string)); d.Status != ujp.StatusVoided {
@@ -783,6 +888,8 @@ func TestStornoAndCorrection(t *testing.T) {
 		}
 		e.settle()
 		e.wantStatus(correction, "delivered")
+		e.wantStatus(corrected, "delivered")
+		e.pollNow()
 		e.wantStatus(corrected, "corrected")
 		if ev := e.events(corrected); !equal(ev, []string{"einvoice.signature_required", "einvoice.submitted", "einvoice.corrected"}) {
 			t.Fatalf("corrected events %v", ev)

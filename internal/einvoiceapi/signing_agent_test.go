@@ -55,7 +55,7 @@ func TestSDKWorkerSurvivesRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := signer.RegisterCertificate(t.Context(), http.DefaultClient, creds, c.cert, e.company); err != nil {
+		if err := signer.RegisterCertificateAs(t.Context(), http.DefaultClient, creds, c.cert, e.company, "EUJP-SERVER"); err != nil {
 			t.Fatal(err)
 		}
 
@@ -170,7 +170,7 @@ func TestDenarAgentBinary(t *testing.T) {
 		_, m := e.do("POST", "/v1/agents/pairing-codes", "Bearer "+e.key, nil)
 		for _, args := range [][]string{
 			{"pair", "--credentials", creds, "--server", e.srv.URL, "--code", m["code"].(string)},
-			{"register-certificate", "--credentials", creds, "--company", e.company, "--key", keyPath, "--cert", certPath},
+			{"register-certificate", "--credentials", creds, "--company", e.company, "--eujp-id", "EUJP-AGENT", "--key", keyPath, "--cert", certPath},
 		} {
 			if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 				t.Fatalf("%v: %v\n%s", args, err, out)

@@ -3,6 +3,7 @@ package einvoiceapi_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/internal/ujpsim"
 )
 
 // The signing flows of issue 11, each through the HTTP API on both stores:
@@ -90,7 +92,7 @@ func (e *pipeEnv) runExpiry() {
 }
 
 // TestRefusalReasons: each refusal reason through the agent's HTTP calls.
-// token_missing and pin_locked keep the e-invoice waiting with the refusal
+// token_missing, pin_locked and unattended keep the e-invoice waiting with the refusal
 // in problems and ask again after the configured backoff (with
 // einvoice.signature_required); user_declined, policy and payload_invalid
 // fail it with problem signature_refused and einvoice.failed.
@@ -103,6 +105,7 @@ func TestRefusalReasons(t *testing.T) {
 	}{
 		{"token_missing", true},
 		{"pin_locked", true},
+		{"unattended", true}, // nobody was there to ask: never final
 		{"user_declined", false},
 		{"policy", false},
 		{"payload_invalid", false},
@@ -490,7 +493,7 @@ func TestCertificateAsksAgain(t *testing.T) {
 		se := &signEnv{t: t, db: db, srv: e.srv, key: e.key, company: e.company}
 		fresh := newTestCert(t)
 		if st, m := se.do("POST", "/v1/agents/"+e.agent+"/certificates", e.authz, map[string]string{
-			"certificateDer": base64.StdEncoding.EncodeToString(fresh.cert.Raw), "companyId": e.company}); st != 201 {
+			"certificateDer": base64.StdEncoding.EncodeToString(fresh.cert.Raw), "companyId": e.company, "eujpId": "EUJP-FRESH"}); st != 201 {
 			t.Fatalf("certificate: %d %v", st, m)
 		}
 		reqs := e.docRequests(id)
@@ -499,6 +502,7 @@ func TestCertificateAsksAgain(t *testing.T) {
 		}
 		e.wantOneEventPerRequest(id)
 		e.cert = fresh
+		e.registerSigners() // the simulator knows the fresh certificate, as UJP's portal would
 		e.settle()
 		e.wantStatus(id, "delivered")
 	})
@@ -550,4 +554,71 @@ func TestRefusedFreshSignature(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestSigningRequestSummary: a document's signing request says what a
+// signer must see (the company, what signing does, the number, the buyer,
+// the gross total and currency), written where it is made, on the issuing
+// path and on the expiry replacement alike.
+func TestSigningRequestSummary(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnv(t, db)
+		id := e.issue("F-SUM-1")
+		inv := e.einvoice(id)
+		first := inv["signingRequestId"].(string)
+		check := func(sr string) {
+			t.Helper()
+			st, m := e.agentDo("GET", "/v1/signing-requests/"+sr, e.authz, nil)
+			sum, _ := m["summary"].(map[string]any)
+			totals := inv["totals"].(map[string]any)
+			if st != 200 || sum == nil || sum["companyName"] != "Тест Продавач ДООЕЛ Скопје" || sum["purpose"] != "issue e-invoice F-SUM-1" ||
+				sum["documentNumber"] != "F-SUM-1" || sum["buyerName"] != "Тест Купувач ДОО Скопје" ||
+				sum["grossTotal"] != totals["gross"] || sum["currency"] != "MKD" || sum["sellerName"] != nil {
+				t.Fatalf("signing request %s: %d summary %v (e-invoice totals %v)", sr, st, m["summary"], totals)
+			}
+		}
+		check(first)
+		e.advance(16 * time.Minute)
+		e.runExpiry()
+		next := e.einvoice(id)["signingRequestId"].(string)
+		if next == first {
+			t.Fatal("the request was not replaced")
+		}
+		check(next)
+	})
+}
+
+// TestNotAVATPayerShowsNoVAT: a company UJP's registry knows without a VAT
+// number may not issue a line with VAT: 422 at the line's vatPercent
+// (ЗДДВ член 51 став 3, DDV-G); without VAT the same invoice is issued.
+func TestNotAVATPayerShowsNoVAT(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnv(t, db)
+		if _, err := db.WriteDB().ExecContext(t.Context(), "UPDATE companies SET vat_number = '' WHERE id = $1", e.company); err != nil {
+			t.Fatal(err)
+		}
+		body := func(vat, indicator string) map[string]any {
+			var v map[string]any
+			raw := fmt.Sprintf(`{"number":"M-1","issueDate":%q,
+ "buyer":{"taxNumber":%q,"name":"Тест Купувач ДОО Скопје","address":{"street":"Широк сокак","number":"5","postalCode":"1000","city":"Скопје"}},
+ "references":[],"payment":{"typeCode":"P12","currency":"MKD"},
+ "lines":[{"description":"Услуга","quantity":"3","unitPrice":"1000","vatPercent":%q,"taxIndicator":%q}]}`,
+				e.now().Format(time.DateOnly), ujpsim.TaxBuyer, vat, indicator)
+			if err := json.Unmarshal([]byte(raw), &v); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		st, m, raw := e.call("POST", "/v1/einvoices", body("18", "DDV-A"))
+		errs, _ := m["errors"].([]any)
+		if st != 422 || m["code"] != "validation_failed" || len(errs) != 1 ||
+			errs[0].(map[string]any)["path"] != "lines[0].vatPercent" || !strings.Contains(errs[0].(map[string]any)["message"].(string), "not registered for VAT") {
+			t.Fatalf("an 18%% line of a company that is not a VAT payer: %d %s", st, raw)
+		}
+		if st, _, raw := e.call("POST", "/v1/einvoices", body("0", "DDV-G")); st != 202 {
+			t.Fatalf("the same invoice without VAT: %d %s", st, raw)
+		}
+	})
 }

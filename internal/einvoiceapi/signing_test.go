@@ -56,7 +56,7 @@ func newSignEnv(t *testing.T, db *store.DB) *signEnv {
 	e.account = acct.ID
 	err = db.InTx(ctx, func(tx *store.Tx) error {
 		c, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: acct.ID, Name: "Тест ДООЕЛ",
-			TaxNumber: "4030000000001", Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox, Address: "{}", CreatedAt: tx.Now})
+			TaxNumber: "4030000000001", VatNumber: "МК4030000000001", Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox, Address: "{}", CreatedAt: tx.Now})
 		e.company = c.ID
 		return err
 	})
@@ -145,7 +145,7 @@ func (e *signEnv) pair(c testCert) (string, string) {
 		e.t.Fatalf("code reused: %d %v", st, m)
 	}
 	st, m = e.do("POST", "/v1/agents/"+id+"/certificates", authz, map[string]string{
-		"certificateDer": base64.StdEncoding.EncodeToString(c.cert.Raw), "companyId": e.company})
+		"certificateDer": base64.StdEncoding.EncodeToString(c.cert.Raw), "companyId": e.company, "eujpId": "EUJP-" + id})
 	if st != 201 || m["serialNumber"] != c.cert.SerialNumber.String() {
 		e.t.Fatalf("certificate: %d %v", st, m)
 	}
@@ -319,10 +319,17 @@ func TestRegisterCertificateRejects(t *testing.T) {
 			{"no credentials", good, e.company, "", 401, "unauthenticated"},
 			{"api key instead of agent", good, e.company, "Bearer " + e.key, 401, "unauthenticated"},
 		} {
-			st, m := e.do("POST", "/v1/agents/"+agent+"/certificates", tc.authz, map[string]string{"certificateDer": tc.der, "companyId": tc.company})
+			st, m := e.do("POST", "/v1/agents/"+agent+"/certificates", tc.authz, map[string]string{"certificateDer": tc.der, "companyId": tc.company,
+				"eujpId": "EUJP-1"})
 			if st != tc.status || m["code"] != tc.code {
 				t.Errorf("%s: %d %v", tc.name, st, m)
 			}
+		}
+		// A sandbox whose UJP is not the simulator (UJP's test environment)
+		// talks to a real UJP: the certificate needs the signer's EUJP id.
+		st, m := e.do("POST", "/v1/agents/"+agent+"/certificates", authz, map[string]string{"certificateDer": good, "companyId": e.company})
+		if errs, _ := m["errors"].([]any); st != 422 || m["code"] != "validation_failed" || len(errs) != 1 || errs[0].(map[string]any)["path"] != "eujpId" {
+			t.Errorf("without eujpId: %d %v", st, m)
 		}
 	})
 }
@@ -342,7 +349,7 @@ func TestProductionRefusesSelfSignedCertificates(t *testing.T) {
 		var company string
 		err = db.InTx(ctx, func(tx *store.Tx) error {
 			c, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: acct.ID, Name: "Тест ДООЕЛ",
-				TaxNumber: "4030000000001", Status: "active", SigningMode: "bridge", Environment: auth.EnvProduction, Address: "{}", CreatedAt: tx.Now})
+				TaxNumber: "4030000000001", VatNumber: "МК4030000000001", Status: "active", SigningMode: "bridge", Environment: auth.EnvProduction, Address: "{}", CreatedAt: tx.Now})
 			company = c.ID
 			return err
 		})

@@ -148,7 +148,7 @@ func TestWorkerFallsBackToLongPoll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := signer.RegisterCertificate(t.Context(), nil, creds, c.cert, e.company); err != nil {
+		if err := signer.RegisterCertificateAs(t.Context(), nil, creds, c.cert, e.company, "EUJP-PROXIED"); err != nil {
 			t.Fatal(err)
 		}
 		got := make(chan string, 1)

@@ -362,8 +362,8 @@ type SigningCertificate struct {
 	Object       string    `json:"object" enum:"signing_certificate"`
 	AgentID      string    `json:"agentId"`
 	CompanyID    string    `json:"companyId"`
-	SerialNumber string    `json:"serialNumber" doc:"Decimal, as UJP's X-SERIAL-NUMBER."`
-	EUJPID       string    `json:"eujpId" doc:"UJP user id of the holder; empty means the sandbox default."`
+	SerialNumber string    `json:"serialNumber" doc:"The certificate's serial number, in decimal (sent to UJP as X-SERIAL-NUMBER in the format DENAR_UJP_SERIAL_FORMAT names)."`
+	EUJPID       string    `json:"eujpId" doc:"The holder's UJP user id (X-EUJP-ID), from their e-UJP registration. A sandbox certificate registered without one, with the sandbox's simulator, gets denar-<certificate id>."`
 	Subject      string    `json:"subject"`
 	NotBefore    time.Time `json:"notBefore"`
 	NotAfter     time.Time `json:"notAfter"`
@@ -382,8 +382,12 @@ type RegisterCertificate struct {
 const ECodeSelfSignedCertificate = "self_signed_certificate"
 
 // RegisterCertificate checks a certificate (valid now, RSA of at least
-// 2048 bits; for a production company, not self-signed) and links it to a company of the agent's account; the agent
-// then receives that company's signing requests.
+// 2048 bits; for a production company, not self-signed) and links it to a
+// company of the agent's account; the agent then receives that company's
+// signing requests. UJP knows a signer by the EUJP id of their e-UJP
+// registration, so it is required, except for a sandbox company whose UJP
+// is the simulator: there one is made up, and the certificate is registered
+// with the simulator, with every portal privilege, by a job.
 func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd RegisterCertificate) (SigningCertificate, error) {
 	if !isAgent(c.Principal) {
 		return SigningCertificate{}, auth.ErrUnauthenticated
@@ -417,8 +421,10 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 				Fields:  []denar.FieldError{{Path: "certificateDer", Message: "is self-signed"}}}
 		}
 		eujpID := strings.TrimSpace(cmd.EUJPID)
-		if eujpID == "" && co.Environment == auth.EnvProduction {
-			return SigningCertificate{}, denar.Invalid(denar.FieldError{Path: "eujpId", Message: "is required for a production company: UJP identifies the signer by it"})
+		simulated := co.Environment == auth.EnvSandbox && s.sandboxSetup != nil
+		if eujpID == "" && !simulated {
+			return SigningCertificate{}, denar.Invalid(denar.FieldError{Path: "eujpId",
+				Message: "is required: UJP identifies the signer by the EUJP id of their e-UJP registration (only the sandbox's simulator makes one up)"})
 		}
 		_, err = tx.AgentCertificate(ctx, dbq.AgentCertificateParams{AgentID: c.CredentialID, CompanyID: co.ID, Now: tx.Now})
 		firstForCompany := errors.Is(err, sql.ErrNoRows)
@@ -431,8 +437,16 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 		if err != nil {
 			return SigningCertificate{}, fmt.Errorf("store certificate: %w", err)
 		}
-		if eujpID != "" {
-			if err := tx.SetCertificateEUJPID(ctx, dbq.SetCertificateEUJPIDParams{ID: row.ID, EujpID: eujpID}); err != nil {
+		if eujpID == "" {
+			eujpID = "denar-" + row.ID
+		}
+		if err := tx.SetCertificateEUJPID(ctx, dbq.SetCertificateEUJPIDParams{ID: row.ID, EujpID: eujpID}); err != nil {
+			return SigningCertificate{}, err
+		}
+		if simulated {
+			// What UJP's portal does for a real signer, the sandbox's
+			// simulator is told by a job: nothing fallible after commit.
+			if err := enqueueSandboxSigner(ctx, tx, row.ID); err != nil {
 				return SigningCertificate{}, err
 			}
 		}

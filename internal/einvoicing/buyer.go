@@ -12,6 +12,8 @@ import (
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/ident"
+	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/ujp"
 )
 
 // CBRegistry names UJP's company registry (GET /companies/{tax}) in field
@@ -24,6 +26,7 @@ const buyerCacheTTL = 10 * time.Minute
 
 type buyerEntry struct {
 	name    string
+	vat     string // "" when the buyer is not a VAT payer
 	missing bool
 	until   time.Time
 }
@@ -58,8 +61,10 @@ func (c *buyerCache) put(key string, e buyerEntry) {
 // registry's), so the caller learns it now as a field error instead of as
 // a failed document later. It waits for the registry at most timeout; err
 // is not nil when the registry did not answer (in time), and then the
-// buyer is neither accepted nor refused. Answers are cached.
-func (s *Service) checkBuyer(ctx context.Context, env string, b einvoice.Party, timeout time.Duration) (*denar.FieldError, error) {
+// buyer is neither accepted nor refused. Answers are cached. The look-up is
+// made as the seller (UJP's X-EDB), whose tax number seller gives when a
+// look-up is needed.
+func (s *Service) checkBuyer(ctx context.Context, env string, seller func() (string, error), b einvoice.Party, timeout time.Duration) (*denar.FieldError, error) {
 	if s.registry == nil || (b.Country != "" && b.Country != "MK") || b.TaxNumber == "" {
 		return nil, nil
 	}
@@ -72,8 +77,14 @@ func (s *Service) checkBuyer(ctx context.Context, env string, b einvoice.Party, 
 	now := time.Now()
 	e, ok := s.buyers.get(key, now)
 	if !ok {
-		lctx, cancel := context.WithTimeout(ctx, timeout)
-		c, err := s.registry.LookupCompany(lctx, env, b.TaxNumber)
+		as, err := seller()
+		if err != nil {
+			return nil, err
+		}
+		// The look-up waits for the operator's turn at UJP as long as the
+		// caller waits for the answer.
+		lctx, cancel := context.WithTimeout(ujp.WithTurnWait(ctx, timeout), timeout)
+		c, err := s.registry.LookupCompany(lctx, env, as, b.TaxNumber)
 		cancel()
 		switch {
 		case errors.Is(err, ErrRegistryNotFound):
@@ -81,7 +92,7 @@ func (s *Service) checkBuyer(ctx context.Context, env string, b einvoice.Party, 
 		case err != nil:
 			return nil, fmt.Errorf("buyer %s in UJP's registry: %w", b.TaxNumber, err)
 		default:
-			e = buyerEntry{name: c.Name}
+			e = buyerEntry{name: c.Name, vat: c.VATNumber}
 		}
 		e.until = now.Add(buyerCacheTTL)
 		s.buyers.put(key, e)
@@ -94,12 +105,53 @@ func (s *Service) checkBuyer(ctx context.Context, env string, b einvoice.Party, 
 		return &denar.FieldError{Path: "buyer.name", Codebook: CBRegistry,
 			Message: fmt.Sprintf("must be the name in UJP's registry, %q (UJP refuses another with E10006)", e.name)}, nil
 	}
+	// A VAT payer's VAT number goes on the document
+	// (sifrarnici-field-codebook.txt:620-625): one omitted is taken from
+	// the registry (buyerVAT), one given must be the registry's (UJP's
+	// E10007; without one there, E10008).
+	if b.VatNumber != nil && *b.VatNumber != "" && *b.VatNumber != e.vat {
+		msg := "the buyer is not a VAT payer in UJP's registry; leave vatNumber out (UJP refuses it with E10007)"
+		if e.vat != "" {
+			msg = fmt.Sprintf("must be the VAT number in UJP's registry, %q, or left out (UJP refuses another with E10007)", e.vat)
+		}
+		return &denar.FieldError{Path: "buyer.vatNumber", Codebook: CBRegistry, Message: msg}, nil
+	}
 	return nil, nil
+}
+
+// fillBuyerVAT puts the buyer's VAT number from UJP's registry on d when
+// the request left it out, once checkBuyer accepted the buyer: UJP refuses
+// a VAT payer's document without it (E10008).
+func (s *Service) fillBuyerVAT(env string, d *ujpdoc.Document) {
+	if d == nil || d.Buyer.BuyerTin == "" || (d.Buyer.BuyerVatNumber != nil && *d.Buyer.BuyerVatNumber != "") {
+		return
+	}
+	if d.Buyer.BuyerCCode != "" && d.Buyer.BuyerCCode != "MK" {
+		return
+	}
+	e, ok := s.buyers.get(env+"/"+d.Buyer.BuyerTin, time.Now())
+	if !ok || e.missing || e.vat == "" {
+		return
+	}
+	v := e.vat
+	d.Buyer.BuyerVatNumber = &v
 }
 
 // buyerOf is the buyer of a built document as the registry check reads it.
 func buyerOf(d *ujpdoc.Document) einvoice.Party {
-	return einvoice.Party{Country: d.Buyer.BuyerCCode, TaxNumber: d.Buyer.BuyerTin, Name: d.Buyer.BuyerName}
+	return einvoice.Party{Country: d.Buyer.BuyerCCode, TaxNumber: d.Buyer.BuyerTin, Name: d.Buyer.BuyerName, VatNumber: d.Buyer.BuyerVatNumber}
+}
+
+// sellerTax returns the tax number of company id of account, read when a
+// buyer check needs it.
+func (s *Service) sellerTax(ctx context.Context, account, id string) func() (string, error) {
+	return func() (string, error) {
+		co, err := s.db.Reader().GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: id, AccountID: account})
+		if err != nil {
+			return "", fmt.Errorf("seller %s: %w", id, err)
+		}
+		return co.TaxNumber, nil
+	}
 }
 
 // codebooks returns the code lists validation uses in env: UJP's current
@@ -133,6 +185,19 @@ func withBuyerError(buildErr error, fe *denar.FieldError) error {
 		out := *de
 		out.Fields = append(append([]denar.FieldError{}, de.Fields...), *fe)
 		return &out
+	}
+	return buildErr
+}
+
+// withVATPayerErrors adds to buildErr the lines that show VAT when the
+// company is not registered for VAT (no VAT number in UJP's registry):
+// einvoice.Request.NoVATShown.
+func withVATPayerErrors(buildErr error, co dbq.Company, req *einvoice.Request) error {
+	if co.VatNumber != "" {
+		return buildErr
+	}
+	for _, fe := range req.NoVATShown() {
+		buildErr = withBuyerError(buildErr, &fe)
 	}
 	return buildErr
 }

@@ -12,7 +12,7 @@ import (
 // countingRegistry knows every number and counts the look-ups.
 type countingRegistry struct{ calls atomic.Int64 }
 
-func (r *countingRegistry) LookupCompany(context.Context, string, string) (RegistryCompany, error) {
+func (r *countingRegistry) LookupCompany(context.Context, string, string, string) (RegistryCompany, error) {
 	r.calls.Add(1)
 	return RegistryCompany{Name: "Купувач"}, nil
 }
@@ -34,7 +34,8 @@ func TestCheckBuyerAsksOnlyAboutAnEDB(t *testing.T) {
 	} {
 		reg := &countingRegistry{}
 		s := New(Deps{Registry: reg}, Config{})
-		fe, err := s.checkBuyer(t.Context(), "sandbox", tc.party, time.Second)
+		seller := func() (string, error) { return "4030000000001", nil }
+		fe, err := s.checkBuyer(t.Context(), "sandbox", seller, tc.party, time.Second)
 		if fe != nil || err != nil {
 			t.Errorf("%s: %v, %v", tc.party.TaxNumber, fe, err)
 		}

@@ -16,15 +16,19 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/ujp"
 )
 
 // Registry is the part of the tax authority the company pre-flight and the
 // buyer check need. cmd/denar adapts the UJP gateway (internal/ujp) to it.
 type Registry interface {
 	// LookupCompany returns the registry entry of taxNumber in env
-	// (sandbox or production). An unknown number is ErrRegistryNotFound;
-	// any other error means the registry could not answer.
-	LookupCompany(ctx context.Context, env, taxNumber string) (RegistryCompany, error)
+	// (sandbox or production), asked for the company asTaxNumber (UJP's
+	// X-EDB is the company performing the supply: the company being
+	// onboarded, or the seller whose buyer is checked). An unknown number
+	// is ErrRegistryNotFound; any other error means the registry could not
+	// answer.
+	LookupCompany(ctx context.Context, env, asTaxNumber, taxNumber string) (RegistryCompany, error)
 }
 
 // ErrRegistryNotFound is the registry's "no such tax number".
@@ -59,18 +63,19 @@ type Environments struct {
 
 // Company is the public form of a client company.
 type Company struct {
-	ID                    string       `json:"id" doc:"Prefix cmp_."`
-	Object                string       `json:"object" enum:"company"`
-	Name                  string       `json:"name" doc:"Legal name from the tax authority's registry."`
-	TaxNumber             string       `json:"taxNumber" doc:"ЕДБ: 13 digits, the 13th a check digit."`
-	VATNumber             *string      `json:"vatNumber" doc:"From the registry; null when the company is not a VAT payer."`
-	Address               Address      `json:"address" doc:"From the registry."`
-	ExternalRef           *string      `json:"externalRef"`
-	Status                string       `json:"status" enum:"pending_mandate,active"`
-	SigningMode           string       `json:"signingMode" enum:"bridge,sdk"`
-	Environments          Environments `json:"environments"`
-	AnnualAccountFiledFor *int         `json:"annualAccountFiledFor" doc:"Latest year whose annual account is filed; storno and correction are blocked up to it."`
-	CreatedAt             time.Time    `json:"createdAt"`
+	ID                    string           `json:"id" doc:"Prefix cmp_."`
+	Object                string           `json:"object" enum:"company"`
+	Name                  string           `json:"name" doc:"Legal name from the tax authority's registry."`
+	TaxNumber             string           `json:"taxNumber" doc:"ЕДБ: 13 digits, the 13th a check digit."`
+	VATNumber             *string          `json:"vatNumber" doc:"From the registry; null when the company is not a VAT payer."`
+	Address               Address          `json:"address" doc:"From the registry."`
+	ExternalRef           *string          `json:"externalRef"`
+	Status                string           `json:"status" enum:"pending_mandate,active"`
+	SigningMode           string           `json:"signingMode" enum:"bridge,sdk"`
+	Environments          Environments     `json:"environments"`
+	AnnualAccountFiledFor *int             `json:"annualAccountFiledFor" doc:"Latest year whose annual account is filed; storno and correction are blocked up to it."`
+	Problems              []CompanyProblem `json:"problems" doc:"What UJP refuses the service for this company (access or a portal privilege missing); empty when nothing is wrong. Each is cleared by the next call of its kind that UJP accepts. See docs/going-live.md."`
+	CreatedAt             time.Time        `json:"createdAt"`
 }
 
 // Path is the company's path in the API.
@@ -99,6 +104,7 @@ func companyView(ctx context.Context, q *dbq.Queries, r dbq.Company, prodPlan bo
 		y := int(r.AnnualAccountFiledFor.Int32)
 		c.AnnualAccountFiledFor = &y
 	}
+	c.Problems = companyProblems(r.UjpProblems)
 	ready, err := SignerReady(ctx, q, r.ID, now)
 	if err != nil {
 		return c, err
@@ -324,7 +330,7 @@ func (s *Service) OnboardCompany(ctx context.Context, c Caller, cmd OnboardCompa
 	if err := s.companyExists(ctx, s.db.Reader(), p, cmd.TaxNumber); err != nil {
 		return Company{}, err
 	}
-	reg, err := s.lookup(ctx, p.Environment, cmd.TaxNumber)
+	reg, err := s.lookup(ctx, p.Environment, cmd.TaxNumber, cmd.TaxNumber)
 	if err != nil {
 		return Company{}, err
 	}
@@ -376,13 +382,14 @@ func (s *Service) companyExists(ctx context.Context, q *dbq.Queries, p *auth.Pri
 		Fields: []denar.FieldError{{Path: "taxNumber", Message: "already onboarded as " + r.ID}}, Detail: map[string]any{"companyId": r.ID}}
 }
 
-// lookup runs the registry pre-flight within the configured timeout.
-func (s *Service) lookup(ctx context.Context, env, taxNumber string) (RegistryCompany, error) {
+// lookup runs the registry pre-flight within the configured timeout, as
+// the company asTaxNumber.
+func (s *Service) lookup(ctx context.Context, env, asTaxNumber, taxNumber string) (RegistryCompany, error) {
 	unavailable := denar.Errorf("ujp_unavailable", "UJP's registry did not answer in time; nothing was created. Retry with the same Idempotency-Key.")
 	if s.registry == nil {
 		return RegistryCompany{}, unavailable
 	}
-	lctx, cancel := context.WithTimeout(ctx, s.cfg.RegistryTimeout)
+	lctx, cancel := context.WithTimeout(ujp.WithTurnWait(ctx, s.cfg.RegistryTimeout), s.cfg.RegistryTimeout)
 	defer cancel()
 	type result struct {
 		c   RegistryCompany
@@ -390,7 +397,7 @@ func (s *Service) lookup(ctx context.Context, env, taxNumber string) (RegistryCo
 	}
 	done := make(chan result, 1)
 	go func() {
-		c, err := s.registry.LookupCompany(lctx, env, taxNumber)
+		c, err := s.registry.LookupCompany(lctx, env, asTaxNumber, taxNumber)
 		done <- result{c, err}
 	}()
 	var res result

@@ -195,6 +195,7 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		return view, err
 	}
 	link := SigningLink{Type: LinkEInvoice, ID: n.ID}
+	summary := documentSummary(n.Company.Name, n.Kind, p.Number, n.Doc.Buyer.BuyerName, t.Gross, t.Currency)
 	if tx.Dialect == store.Postgres {
 		// The four rows, and the read of the endpoints the event may go
 		// to, in one statement: a round trip each is most of what they
@@ -206,7 +207,7 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		rows, err := tx.IssueEInvoiceRows(ctx, dbq.IssueEInvoiceRowsParams{ID: p.ID, AccountID: p.AccountID,
 			CompanyID: p.CompanyID, Environment: p.Environment, CreatedAt: tx.Now,
 			SrID: sgr.String, SrCertificateID: n.cert.ID, SrPurpose: PurposeDocument, SrProtectedHeader: header,
-			SrPayload: n.payload, SrLinkType: link.Type, SrExpiresAt: tx.Now.Add(signingTTL),
+			SrPayload: n.payload, SrLinkType: link.Type, SrExpiresAt: tx.Now.Add(signingTTL), SrSummary: encodeSummary(summary),
 			Kind: p.Kind, Status: p.Status, DocumentType: p.DocumentType, Number: p.Number, IssueDate: p.IssueDate,
 			Document: p.Document, UjpDocID: p.UjpDocID, TotalNet: p.TotalNet, TotalVat: p.TotalVat,
 			TotalGross: p.TotalGross, Currency: p.Currency, Problems: p.Problems, ClientReference: p.ClientReference,
@@ -221,7 +222,7 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		}
 		return view, fanOutTo(ctx, tx, ev, eps)
 	}
-	if _, err := insertRequest(ctx, tx, sgr.String, n.Account, *n.cert, header, PurposeDocument, n.payload, link); err != nil {
+	if _, err := insertRequest(ctx, tx, sgr.String, n.Account, *n.cert, header, PurposeDocument, n.payload, link, summary); err != nil {
 		return EInvoice{}, err
 	}
 	if err := tx.InsertEInvoice(ctx, p); err != nil {

@@ -128,7 +128,7 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 	// transaction, in the credential's environment: the guard has matched
 	// the company's to it (X-Company-Id), and the company is checked again
 	// below.
-	buyerFE, buyerErr := s.checkBuyer(ctx, c.Environment, req.Buyer, s.cfg.ValidationBudget)
+	buyerFE, buyerErr := s.checkBuyer(ctx, c.Environment, s.sellerTax(ctx, c.AccountID, cmd.CompanyID), req.Buyer, s.cfg.ValidationBudget)
 	// The e-invoice id is UJP's docId: fixed now, so every submission
 	// attempt of this document carries it and UJP refuses a copy.
 	id := denar.NewID("einv")
@@ -145,6 +145,7 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 			return einvoiceView(prev), err
 		}
 		doc, buildErr := req.Build(sellerOf(co), id, s.codebooks(co.Environment))
+		buildErr = withVATPayerErrors(buildErr, co, req)
 		validating := false
 		if buyerErr != nil && buildErr == nil {
 			// UJP did not answer in time: the validation job finishes
@@ -157,6 +158,9 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 		if buildErr != nil {
 			return EInvoice{}, buildErr
 		}
+		if !validating {
+			s.fillBuyerVAT(co.Environment, doc)
+		}
 		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
 			ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating, cert: cert, certErr: certErr})
 	})
@@ -168,8 +172,9 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 // registry does not answer in time and nothing else is wrong, validating
 // is true: the document is stored in validating and the validation job
 // finishes the check.
-func (s *Service) inlineBuyerCheck(ctx context.Context, env string, buildErr error, buyer einvoice.Party) (error, bool) {
-	fe, err := s.checkBuyer(ctx, env, buyer, s.cfg.ValidationBudget)
+func (s *Service) inlineBuyerCheck(ctx context.Context, co dbq.Company, buildErr error, buyer einvoice.Party) (error, bool) {
+	seller := func() (string, error) { return co.TaxNumber, nil }
+	fe, err := s.checkBuyer(ctx, co.Environment, seller, buyer, s.cfg.ValidationBudget)
 	if err != nil {
 		if buildErr != nil {
 			return buildErr, false
@@ -345,7 +350,8 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 	id := denar.NewID("einv")
 	cb := s.codebooks(co.Environment)
 	doc, buildErr := req.Build(sellerOf(co), id, cb)
-	buildErr, validating := s.inlineBuyerCheck(ctx, co.Environment, buildErr, req.Buyer)
+	buildErr = withVATPayerErrors(buildErr, co, &req.Request)
+	buildErr, validating := s.inlineBuyerCheck(ctx, co, buildErr, req.Buyer)
 	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
 		if prev, found, err := byClientReference(ctx, tx, co.ID, req.ClientReference, fingerprint); err != nil || found {
 			return einvoiceView(prev), err
@@ -358,6 +364,9 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 			return EInvoice{}, buildErr
 		}
 		ujpdoc.MarkCorrection(doc, orig.Euid.String, orig.IssueDate, req.Reason, req.Comment, cb)
+		if !validating {
+			s.fillBuyerVAT(co.Environment, doc)
+		}
 		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
 			OriginalID: orig.ID, ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating})
 	})

@@ -224,22 +224,35 @@ func (p *Pipeline) sendDecision(ctx context.Context, gw ujp.Gateway, who signer,
 		})
 	}
 	if stale, err := p.stale(sr); err != nil || stale {
-		return p.reaskDecision(ctx, gw, d.ID, sr)
+		return p.reaskDecision(ctx, gw, who, d.ID, sr)
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	err = gw.AcceptReject(cctx, who.id, sr.Jws)
 	cancel()
 	var rej *ujp.RejectedError
 	var rl *ujp.RateLimitedError
+	if wait, ok := busy(err); ok {
+		return jobs.Snooze(wait) // nothing was sent
+	}
 	switch {
 	case err == nil:
-		return p.svc.inboxInTx(ctx, func(tx *store.Tx) error {
+		if err := p.svc.inboxInTx(ctx, func(tx *store.Tx) error {
 			return p.svc.decisionConfirmed(ctx, tx, d.ID, sr.ID)
-		})
+		}); err != nil {
+			return err
+		}
+		return p.accessOK(ctx, d.CompanyID, "")
 	case errors.As(err, &rl):
 		return jobs.Snooze(max(rl.RetryAfter, p.cfg.SignerInterval))
+	case ujp.AccessProblem(err) != nil:
+		// UJP refused the caller, not the decision: it stays on its way
+		// (the deadline still rules), and the company carries the problem.
+		if _, err := p.accessProblem(ctx, d.CompanyID, err); err != nil {
+			return err
+		}
+		return jobs.Snooze(retryDelay(p.cfg.RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, p.db.Now()))
 	case errors.As(err, &rej) && timestampCodes[rej.Code]:
-		return p.reaskDecision(ctx, gw, d.ID, sr)
+		return p.reaskDecision(ctx, gw, who, d.ID, sr)
 	case errors.As(err, &rej) && rej.Code == "E1016":
 		// Not NEW at UJP: decided elsewhere, auto-accepted, voided — or
 		// our own earlier attempt whose answer was lost. Read what UJP
@@ -267,10 +280,13 @@ func (p *Pipeline) sendDecision(ctx context.Context, gw ujp.Gateway, who signer,
 // reaskDecision asks the signer again for the same decision with a fresh
 // requestTimestamp (UJP refuses one more than 5 minutes off) — once UJP
 // answers, so an outage does not ask the signer every few minutes.
-func (p *Pipeline) reaskDecision(ctx context.Context, gw ujp.Gateway, id string, sr dbq.SigningRequest) error {
+func (p *Pipeline) reaskDecision(ctx context.Context, gw ujp.Gateway, who signer, id string, sr dbq.SigningRequest) error {
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
-	_, err := gw.ServerTime(cctx)
+	_, err := gw.ServerTime(cctx, who.id)
 	cancel()
+	if d, ok := busy(err); ok {
+		return jobs.Snooze(d)
+	}
 	if ujp.Retryable(err) {
 		return jobs.Snooze(retryDelay(p.cfg.RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, p.db.Now()))
 	}

@@ -79,10 +79,18 @@ func decodeSigned(sr dbq.SigningRequest, v any) error {
 	return nil
 }
 
+// rdRetryEvery is how often the inbox of a company whose signer lacks the
+// RD privilege is tried again: the documents cannot be read without it,
+// and the next success clears the company's problem.
+const rdRetryEvery = time.Hour
+
 // startInboxSync asks for the first read of a sync of co's purchase side
 // (in the poll's transaction), unless a read of it still waits for its
-// signer.
+// signer, or UJP refused its payloads (no RD) within the last hour.
 func (p *Pipeline) startInboxSync(ctx context.Context, tx *store.Tx, co dbq.Company, today time.Time) error {
+	if prob, missing := privilegeMissing(co, ujp.PrivilegePayloads); missing && tx.Now.Sub(prob.LastSeenAt) < rdRetryEvery {
+		return nil
+	}
 	if _, err := tx.OpenInboxSyncRequest(ctx, dbq.OpenInboxSyncRequestParams{CompanyID: co.ID, Now: tx.Now}); err == nil {
 		return nil
 	} else if !errors.Is(err, sql.ErrNoRows) {
@@ -163,33 +171,39 @@ func (p *Pipeline) inboxQuery(ctx, cctx context.Context, gw ujp.Gateway, who sig
 		started := p.db.Now()
 		ids, err := gw.PurchaseIDs(cctx, who.id, sr.Jws)
 		if err != nil {
-			return true, p.queryFailed(err)
+			return true, p.queryFailed(ctx, co, err)
 		}
 		return true, p.purchaseIDsRead(ctx, co, sr, ids, started)
 	case linkPurchasePayloads:
 		list, err := gw.PurchasePayloads(cctx, who.id, sr.Jws)
 		if err != nil {
-			return true, p.queryFailed(err)
+			return true, p.queryFailed(ctx, co, err)
 		}
-		return true, p.purchasePayloadsRead(ctx, co, sr, list)
+		if err := p.purchasePayloadsRead(ctx, co, sr, list); err != nil {
+			return true, err
+		}
+		return true, p.accessOK(ctx, co.ID, ujp.PrivilegePayloads)
 	case linkPurchaseChanges:
 		started := p.db.Now()
 		changes, err := gw.PurchaseChanges(cctx, who.id, sr.Jws)
 		if err != nil {
-			return true, p.queryFailed(err)
+			return true, p.queryFailed(ctx, co, err)
 		}
 		return true, p.purchaseChangesRead(ctx, co, sr, changes, started)
 	case LinkInboxPDF:
 		pdf, err := gw.PurchasePDF(cctx, who.id, sr.Jws)
 		if err != nil {
-			return true, p.queryFailed(err)
+			return true, p.queryFailed(ctx, co, err)
 		}
-		return true, p.db.Writer().PutInboxPDF(ctx, dbq.PutInboxPDFParams{DocumentID: sr.LinkID,
-			Pdf: base64.StdEncoding.EncodeToString(pdf), CreatedAt: p.db.Now()})
+		if err := p.db.Writer().PutInboxPDF(ctx, dbq.PutInboxPDFParams{DocumentID: sr.LinkID,
+			Pdf: base64.StdEncoding.EncodeToString(pdf), CreatedAt: p.db.Now()}); err != nil {
+			return true, err
+		}
+		return true, p.accessOK(ctx, co.ID, ujp.PrivilegePDF)
 	case linkInboxStatus:
 		st, err := gw.PurchaseCurrentStatus(cctx, who.id, sr.Jws)
 		if err != nil {
-			return true, p.queryFailed(err)
+			return true, p.queryFailed(ctx, co, err)
 		}
 		return true, p.svc.inboxInTx(ctx, func(tx *store.Tx) error {
 			return p.svc.decisionStatusRead(ctx, tx, sr.LinkID, sr.ID, st)

@@ -11,10 +11,13 @@ package einvoicing
 //     device, and the JWS holds a requestTimestamp UJP refuses when it is more
 //     than 5 minutes off; a document that waited longer is signed again (the
 //     same docId and content, a fresh timestamp);
-//   - header.docId is fixed when the e-invoice is created, so a resubmission
-//     after a lost answer gets E1023 and can never create a second document;
-//   - UJP allows one request per second per user, so calls of one signer go
-//     through a slot in the store (ujp_slots) shared by every process.
+//   - header.docId is fixed when the e-invoice is created, so UJP refuses a
+//     second document (E1023); a send whose outcome is unknown is looked up
+//     in UJP's records before it is sent again (pipeline_lookup.go), and
+//     never failed meanwhile;
+//   - UJP allows one request per second per user, so every call takes a
+//     turn of its user from the store (ujp.Turns, internal/ujpturns), shared
+//     by every process; a job without a turn soon snoozes.
 
 import (
 	"context"
@@ -31,7 +34,6 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
-	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -54,9 +56,10 @@ const (
 
 // PipelineConfig tunes the pipeline; zero values take the defaults.
 type PipelineConfig struct {
-	// SignerInterval is the pause between two calls of one UJP user. UJP
-	// allows one request per second, so production wants 1s; zero (tests,
-	// the simulator) only keeps calls of one signer from overlapping.
+	// SignerInterval is the least time between two calls of one UJP user
+	// (UJP allows one request per second). The gateway's client spaces the
+	// calls (ujp.Turns); the pipeline waits at least this long after UJP's
+	// E4007.
 	SignerInterval time.Duration
 	// HoldWindow is how long a held document keeps being resubmitted
 	// before it fails; default 72h.
@@ -101,7 +104,6 @@ type Pipeline struct {
 	gateways map[string]ujp.Gateway
 	cfg      PipelineConfig
 	log      *slog.Logger
-	holder   string
 }
 
 // register registers the pipeline's job kinds on r.
@@ -138,7 +140,7 @@ type pollArgs struct {
 }
 
 // enqueueSubmit asks for a submission of id in tx. Duplicates are harmless:
-// the worker starts from the row's status and the signer slot keeps calls
+// the worker starts from the row's status and the signer's turns keep calls
 // apart, so no unique key is needed (and one would race a finishing job).
 func enqueueSubmit(ctx context.Context, tx *store.Tx, id string) error {
 	_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindSubmit, Args: submitArgs{EInvoiceID: id}, MaxAttempts: 20})
@@ -152,88 +154,35 @@ type signer struct {
 	cert dbq.SigningCertificate
 }
 
+// errNoEUJPID is a certificate without the UJP user of its holder: UJP
+// cannot be called with it.
+var errNoEUJPID = errors.New("the certificate has no EUJP id (register it again with eujpId)")
+
 func (p *Pipeline) signerOf(ctx context.Context, q *dbq.Queries, sr dbq.SigningRequest, co dbq.Company) (signer, error) {
 	cert, err := q.GetSigningCertificate(ctx, sr.CertificateID)
 	if err != nil {
 		return signer{}, fmt.Errorf("certificate %s: %w", sr.CertificateID, err)
 	}
-	eujp := cert.EujpID
-	if eujp == "" {
-		// Sandbox only (production certificates must carry one): a stable
-		// user id of our own, registered with the simulator below.
-		eujp = "denar-" + cert.ID
+	if cert.EujpID == "" {
+		return signer{}, fmt.Errorf("certificate %s: %w", cert.ID, errNoEUJPID)
 	}
-	return signer{id: ujp.Identity{EUJPID: eujp, EDB: co.TaxNumber, SerialNumber: cert.Serial}, cert: cert}, nil
+	return signer{id: ujp.Identity{EUJPID: cert.EujpID, EDB: co.TaxNumber, SerialNumber: cert.Serial}, cert: cert}, nil
 }
 
-// ensureRegistered registers a sandbox certificate with the simulator once;
-// on the real UJP certificates are registered in its portal.
-func (p *Pipeline) ensureRegistered(ctx context.Context, gw ujp.Gateway, co dbq.Company, s signer, force bool) error {
-	if co.Environment != auth.EnvSandbox || (s.cert.UjpRegisteredAt.Valid && !force) {
-		return nil
-	}
-	der, err := base64.StdEncoding.DecodeString(s.cert.Der)
-	if err != nil {
-		return fmt.Errorf("certificate %s: %w", s.cert.ID, err)
-	}
-	if _, err := gw.RegisterCertificate(ctx, s.id, der); err != nil {
-		return err
-	}
-	return p.db.Writer().SetCertificateUJPRegistered(ctx, dbq.SetCertificateUJPRegisteredParams{ID: s.cert.ID,
-		At: sql.NullTime{Time: p.db.Now(), Valid: true}})
+// waiter names a job as a waiter for UJP turns, so that it keeps its place
+// in the user's queue from one attempt to the next.
+func waiter(ctx context.Context, j *jobs.Job) context.Context {
+	return ujp.WithWaiter(ctx, fmt.Sprintf("job-%d", j.ID))
 }
 
-// slot takes the signer's UJP slot, waiting up to about a second for it;
-// when it stays busy, wait says when to look again.
-func (p *Pipeline) slot(ctx context.Context, key string) (ok bool, wait time.Duration, err error) {
-	deadline := time.Now().Add(time.Second)
-	for {
-		ok, wait, err = p.trySlot(ctx, key)
-		if ok || err != nil || wait > 100*time.Millisecond || time.Now().Add(wait).After(deadline) {
-			return ok, wait, err
-		}
-		select {
-		case <-ctx.Done():
-			return false, 0, ctx.Err()
-		case <-time.After(wait):
-		}
+// busy reports a *ujp.BusyError: the user had no turn soon; nothing was
+// sent. The job looks again when a turn may be free.
+func busy(err error) (time.Duration, bool) {
+	var b *ujp.BusyError
+	if errors.As(err, &b) {
+		return b.RetryIn, true
 	}
-}
-
-func (p *Pipeline) trySlot(ctx context.Context, key string) (ok bool, wait time.Duration, err error) {
-	now := p.db.Now()
-	_, err = p.db.Writer().AcquireUJPSlot(ctx, dbq.AcquireUJPSlotParams{Key: key, Holder: p.holder,
-		Until: now.Add(2*p.cfg.CallTimeout + p.cfg.SignerInterval), Now: now})
-	if err == nil {
-		return true, 0, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return false, 0, fmt.Errorf("ujp slot %s: %w", key, err)
-	}
-	s, err := p.db.Writer().GetUJPSlot(ctx, key)
-	if err != nil {
-		return false, 0, fmt.Errorf("ujp slot %s: %w", key, err)
-	}
-	wait = s.Until.Sub(now)
-	if wait > p.cfg.SignerInterval {
-		// A call is in flight (its lease reaches past any pause): look
-		// again soon rather than at the lease's end.
-		wait = 10 * time.Millisecond
-	}
-	wait = max(wait, 5*time.Millisecond)
-	return false, wait, nil
-}
-
-func (p *Pipeline) releaseSlot(key string, started time.Time) {
-	next := started.Add(p.cfg.SignerInterval)
-	if now := p.db.Now(); next.Before(now) {
-		next = now
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := p.db.Writer().ReleaseUJPSlot(ctx, dbq.ReleaseUJPSlotParams{Key: key, Holder: p.holder, NextAt: next}); err != nil {
-		p.log.Error("release UJP slot", "key", key, "err", err)
-	}
+	return 0, false
 }
 
 // submit is the worker of KindSubmit: one attempt to get an e-invoice to
@@ -243,6 +192,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job) error {
 	if err := json.Unmarshal(j.Args, &a); err != nil {
 		return jobs.Cancel(fmt.Errorf("submit: args: %w", err))
 	}
+	ctx = waiter(ctx, j)
 	q := p.db.Writer()
 	inv, err := q.GetEInvoiceByID(ctx, a.EInvoiceID)
 	if err != nil {
@@ -263,7 +213,10 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job) error {
 	if err != nil {
 		return fmt.Errorf("submit %s: company: %w", inv.ID, err)
 	}
-	if status == einvoice.Held && inv.HeldSince.Valid && p.db.Now().Sub(inv.HeldSince.Time) > p.cfg.HoldWindow {
+	unknown := inv.SendUnknownSince.Valid
+	if status == einvoice.Held && !unknown && inv.HeldSince.Valid && p.db.Now().Sub(inv.HeldSince.Time) > p.cfg.HoldWindow {
+		// Only a document UJP cannot hold: one whose last send's outcome
+		// is unknown is looked up for as long as it takes.
 		return p.fail(ctx, inv, "hold_window_exceeded", "", []problemItem{{Code: "hold_window_exceeded",
 			Message: fmt.Sprintf("UJP was unreachable for longer than the hold window (%s); the document was not delivered.", p.cfg.HoldWindow)}})
 	}
@@ -272,19 +225,44 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job) error {
 		return p.hold(ctx, inv, "ujp_not_configured", "")
 	}
 	who, err := p.signerOf(ctx, q, sr, co)
+	if errors.Is(err, errNoEUJPID) {
+		p.log.Warn("e-invoice waits: its signer's certificate has no EUJP id", "einvoice", inv.ID, "certificate", sr.CertificateID)
+		return p.retryLater(inv)
+	}
 	if err != nil {
 		return err
 	}
-	if status == einvoice.Held {
+	if status == einvoice.Held || unknown {
 		// Probe with an unsigned call as the company first (its own
-		// registry entry), so an outage does not ask the signer for a fresh
-		// signature on every retry.
+		// registry entry), so an outage does not ask the signer for a
+		// fresh signature, or a signed look-up, on every retry.
 		cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 		_, err := gw.Company(cctx, who.id, co.TaxNumber)
 		cancel()
+		if d, ok := busy(err); ok {
+			return jobs.Snooze(d)
+		}
 		if ujp.Retryable(err) {
 			return p.retryLater(inv)
 		}
+	}
+	if status == einvoice.Submitting {
+		// An attempt is open: another worker's send in flight, or one
+		// whose process died before it learnt the answer. The first is
+		// left alone; the second may have reached UJP, so UJP's records
+		// tell before anything is sent again.
+		if open := p.db.Now().Sub(inv.UpdatedAt); open < 2*p.cfg.CallTimeout {
+			return jobs.Snooze(2*p.cfg.CallTimeout - open)
+		}
+		return p.sendUnknown(ctx, inv, statusMove{To: einvoice.Held, Cause: "attempt_interrupted"})
+	}
+	if unknown {
+		// UJP may hold the document: its records are read before
+		// anything else is sent (pipeline_lookup.go).
+		if err := p.startLookup(ctx, inv); err != nil {
+			return err
+		}
+		return p.retryLater(inv)
 	}
 	if stale, err := p.stale(sr); err != nil || stale {
 		if err != nil {
@@ -292,42 +270,25 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job) error {
 		}
 		return p.resign(ctx, inv, status)
 	}
-	key := "ujp:" + co.Environment + ":" + who.id.EUJPID
-	got, wait, err := p.slot(ctx, key)
+	// The signer's turn at UJP before the attempt is recorded: a document
+	// moves to submitting only when its send goes now.
+	turn, err := gw.Turn(ctx, who.id, ujp.PrioritySend)
+	if d, ok := busy(err); ok {
+		return jobs.Snooze(d)
+	}
 	if err != nil {
+		return fmt.Errorf("submit %s: turn: %w", inv.ID, err)
+	}
+	defer ujp.ReleaseTurn(turn) // when the send does not happen after all
+	if inv, err = p.startSubmission(ctx, inv); err != nil {
+		var de *denar.Error
+		if errors.As(err, &de) {
+			return nil // another worker moved it first
+		}
 		return err
 	}
-	if !got {
-		return jobs.Snooze(wait)
-	}
-	started := p.db.Now()
-	defer p.releaseSlot(key, started)
-
-	if err := p.ensureRegistered(ctx, gw, co, who, false); err != nil {
-		if ujp.Retryable(err) {
-			return p.hold(ctx, inv, "ujp_outage", "")
-		}
-		return fmt.Errorf("submit %s: register certificate: %w", inv.ID, err)
-	}
-	if status != einvoice.Submitting {
-		if inv, err = p.startSubmission(ctx, inv); err != nil {
-			var de *denar.Error
-			if errors.As(err, &de) {
-				return nil // another worker moved it first
-			}
-			return err
-		}
-	}
-	res, err := p.send(ctx, gw, who, inv, sr.Jws)
-	var rej *ujp.RejectedError
-	if errors.As(err, &rej) && rej.Code == "E1012" && co.Environment == auth.EnvSandbox {
-		// The simulator forgot the certificate (a restart without a state
-		// file): register it again and retry once.
-		if rerr := p.ensureRegistered(ctx, gw, co, who, true); rerr == nil {
-			res, err = p.send(ctx, gw, who, inv, sr.Jws)
-		}
-	}
-	return p.afterSend(ctx, inv, res, err)
+	res, err := p.send(turn, gw, who, inv, sr.Jws)
+	return p.afterSend(ctx, co, inv, res, err)
 }
 
 func (p *Pipeline) send(ctx context.Context, gw ujp.Gateway, who signer, inv dbq.Einvoice, jws string) (*ujp.SendResult, error) {
@@ -409,28 +370,71 @@ func (p *Pipeline) startSubmission(ctx context.Context, inv dbq.Einvoice) (dbq.E
 	return inv, err
 }
 
-// existingEUID reads the EUID out of E1023's message ("Invoice already
-// exists for that ID: <euid>").
+// existingEUID reads an EUID out of E1023's message, when UJP gives one (a
+// fast path: UJP's published text, "Invoice already exists for that ID",
+// carries none, and the document is then looked up in UJP's records).
 var existingEUID = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
 
 // timestampCodes are UJP's refusals of a stale or mismatched
 // requestTimestamp: the cure is a fresh signature, not a failure.
 var timestampCodes = map[string]bool{"E4012": true, "E40121": true, "E40122": true}
 
-func (p *Pipeline) afterSend(ctx context.Context, inv dbq.Einvoice, res *ujp.SendResult, err error) error {
+// Problem codes of ours in an e-invoice's problems.
+const (
+	// ProblemUnexpectedAnswer: UJP (or something in front of it) answered
+	// a 4xx in a shape that is not UJP's; the body is kept in message.
+	ProblemUnexpectedAnswer = "ujp_unexpected_answer"
+)
+
+func (p *Pipeline) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoice, res *ujp.SendResult, err error) error {
 	var rej *ujp.RejectedError
 	var rl *ujp.RateLimitedError
+	var un *ujp.UnavailableError
 	switch {
 	case err == nil:
-		return p.deliver(ctx, inv, res.EUID, res.QRLink, "submitted")
-	case errors.As(err, &rej) && ujp.IsDuplicate(err):
+		if err := p.deliver(ctx, inv, res.EUID, res.QRLink, "submitted"); err != nil {
+			return err
+		}
+		return p.accessOK(ctx, co.ID, "")
+	case ujp.IsDuplicate(err):
+		errors.As(err, &rej)
 		if euid := existingEUID.FindString(rej.Message); euid != "" {
 			// An earlier attempt landed and its answer was lost.
 			return p.deliver(ctx, inv, euid, "", "submitted_earlier")
 		}
-		return p.fail(ctx, inv, "ujp_rejected", rej.Code, rejectionProblems(rej))
+		// UJP holds a document with this docId and did not say which:
+		// its records tell (pipeline_lookup.go).
+		return p.sendUnknown(ctx, inv, statusMove{To: einvoice.Queued, Cause: "ujp_duplicate", UJPCode: rej.Code})
+	case ujp.AccessProblem(err) != nil:
+		// UJP refused the caller, not the document: it waits, and the
+		// company carries the problem.
+		r := ujp.AccessProblem(err)
+		var since time.Time
+		if err := p.db.InTx(ctx, func(tx *store.Tx) error {
+			if err := recordAccessProblem(ctx, tx, co.ID, r); err != nil {
+				return err
+			}
+			since = tx.Now
+			if raw, err := tx.GetCompanyUJPProblems(ctx, co.ID); err == nil {
+				for _, q := range companyProblems(raw) {
+					if q.UJPCode == r.Code && q.Since.Before(since) {
+						since = q.Since
+					}
+				}
+			}
+			_, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: problemOf(r, tx.Now).Code, UJPCode: r.Code})
+			return err
+		}); err != nil {
+			return err
+		}
+		// The ladder follows how long UJP has refused, so a problem left
+		// for days is tried every half hour, not every ten seconds.
+		return jobs.Snooze(retryDelay(p.cfg.RetryDelays, sql.NullTime{Time: since, Valid: true}, p.db.Now()))
 	case errors.As(err, &rej) && timestampCodes[rej.Code]:
 		return p.resign(ctx, inv, einvoice.Submitting)
+	case errors.As(err, &rej) && rej.Unrecognised():
+		return p.fail(ctx, inv, "ujp_rejected", "", []problemItem{{Code: ProblemUnexpectedAnswer,
+			Message: fmt.Sprintf("UJP answered HTTP %d with a body that is not UJP's: %s", rej.HTTPStatus, rej.Body)}})
 	case errors.As(err, &rej):
 		return p.fail(ctx, inv, "ujp_rejected", rej.Code, rejectionProblems(rej))
 	case errors.As(err, &rl):
@@ -438,9 +442,23 @@ func (p *Pipeline) afterSend(ctx context.Context, inv dbq.Einvoice, res *ujp.Sen
 			return err
 		}
 		return jobs.Snooze(max(rl.RetryAfter, p.cfg.SignerInterval))
+	case errors.As(err, &un) && un.Refused():
+		// A certificate check UJP could not make: it did not take the
+		// document in.
+		p.log.Warn("UJP could not check the certificate; e-invoice held", "einvoice", inv.ID, "err", err)
+		return p.hold(ctx, inv, "ujp_outage", un.Code)
 	default:
-		p.log.Warn("UJP unavailable; e-invoice held", "einvoice", inv.ID, "err", err)
-		return p.hold(ctx, inv, "ujp_outage", unavailableCode(err))
+		if d, ok := busy(err); ok {
+			// Not sent (no turn after all): back in the queue.
+			if err := p.move(ctx, inv, statusMove{To: einvoice.Queued, Cause: "ujp_busy"}); err != nil {
+				return err
+			}
+			return jobs.Snooze(d)
+		}
+		// No answer, or UJP's "not now": whether the document landed is
+		// unknown.
+		p.log.Warn("UJP gave no answer; e-invoice held until UJP's records tell whether it landed", "einvoice", inv.ID, "err", err)
+		return p.sendUnknown(ctx, inv, statusMove{To: einvoice.Held, Cause: "ujp_outage", UJPCode: unavailableCode(err)})
 	}
 }
 
@@ -532,52 +550,79 @@ func (p *Pipeline) fail(ctx context.Context, inv dbq.Einvoice, cause, code strin
 	return p.move(ctx, inv, statusMove{To: einvoice.Failed, Cause: cause, UJPCode: code, Problems: b})
 }
 
-// deliver records the EUID, supersedes the original of a storno or
-// correction, and asks for a signature to fetch UJP's PDF.
+// deliver records the EUID and asks for a signature to fetch UJP's PDF.
+// The original of a storno or correction is not moved here: it moves when
+// UJP reports its 07 or 09 (applyChanges), which UJP may do later than it
+// takes the storno, or never (a storno it refuses fails on its own).
+// cause submitted_earlier (UJP held the document from an earlier send) may
+// deliver a document waiting in queued or held.
 func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, cause string) error {
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
 		cur, err := tx.GetEInvoiceByID(ctx, inv.ID)
 		if err != nil {
 			return err
 		}
-		if cur.Status != string(einvoice.Submitting) {
+		switch einvoice.Status(cur.Status) {
+		case einvoice.Submitting:
+		case einvoice.Queued, einvoice.Held:
+			if cause != "submitted_earlier" {
+				return nil
+			}
+		default:
 			return nil
 		}
 		d, err := moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.Delivered, Cause: cause, UJPCode: ujp.StatusSent, EUID: euid, QRLink: qr})
 		if err != nil {
 			return err
 		}
-		if err := supersedeOriginal(ctx, tx, d); err != nil {
+		if cur.SendUnknownSince.Valid {
+			if err := tx.SetEInvoiceSendUnknown(ctx, dbq.SetEInvoiceSendUnknownParams{ID: cur.ID}); err != nil {
+				return err
+			}
+		}
+		co, err := tx.GetCompany(ctx, d.CompanyID)
+		if err != nil {
 			return err
+		}
+		if _, missing := privilegeMissing(co, ujp.PrivilegePDF); missing {
+			// UJP refuses this company's PDFs (no DP): asking for every
+			// document's would only collect refusals. GET …/pdf asks.
+			return nil
 		}
 		return RequestPDF(ctx, tx, d)
 	})
 }
 
-// supersedeOriginal moves the original of a delivered storno or correction:
-// UJP voided or corrected it the moment it accepted the new document.
-func supersedeOriginal(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
-	if !d.OriginalID.Valid {
+// sendUnknown records that UJP may hold inv (a send without an answer, or
+// UJP's E1023 without the EUID) with the move m, and schedules the next
+// look: UJP's records are read before the document is sent again, and it
+// is never failed while its outcome is unknown.
+func (p *Pipeline) sendUnknown(ctx context.Context, inv dbq.Einvoice, m statusMove) error {
+	err := p.db.InTx(ctx, func(tx *store.Tx) error {
+		moved, err := moveEInvoice(ctx, tx, inv, m)
+		if err != nil {
+			return err
+		}
+		if !inv.SendUnknownSince.Valid {
+			if err := tx.SetEInvoiceSendUnknown(ctx, dbq.SetEInvoiceSendUnknownParams{ID: inv.ID,
+				Since: sql.NullTime{Time: tx.Now, Valid: true}}); err != nil {
+				return err
+			}
+		}
+		if m.To == einvoice.Queued {
+			// UJP answered: look it up now.
+			return p.requestLookup(ctx, tx, moved)
+		}
 		return nil
-	}
-	to, cause := einvoice.CancelledByStorno, "storno_delivered"
-	code := ujp.StatusVoided
-	switch d.Kind {
-	case "storno":
-	case "correction":
-		to, cause, code = einvoice.Corrected, "correction_delivered", ujp.StatusCorrected
-	default:
-		return nil
-	}
-	orig, err := tx.GetEInvoiceByID(ctx, d.OriginalID.String)
+	})
 	if err != nil {
-		return fmt.Errorf("original %s of %s: %w", d.OriginalID.String, d.ID, err)
+		return err
 	}
-	if orig.Status == string(to) {
-		return nil
+	cur, err := p.db.Reader().GetEInvoiceByID(ctx, inv.ID)
+	if err != nil {
+		return err
 	}
-	_, err = moveEInvoice(ctx, tx, orig, statusMove{To: to, Cause: cause, UJPCode: code})
-	return err
+	return p.retryLater(cur)
 }
 
 // RequestPDF asks the signer to sign the read of UJP's PDF of d.
@@ -646,13 +691,7 @@ func (p *Pipeline) pollOne(ctx context.Context, j *jobs.Job) error {
 	if !ok {
 		return nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
-	now, err := gw.ServerTime(cctx)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("poll %s: UJP time: %w", co.ID, err)
-	}
-	today := now.In(ujpdoc.Skopje)
+	today := p.ujpNow(ctx, gw, co).In(ujpdoc.Skopje)
 	today = time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, ujpdoc.Skopje)
 	// From the first day not read to the end (the cursor), else yesterday
 	// (a move just before midnight); never more than a week back, never
@@ -688,6 +727,24 @@ func (p *Pipeline) pollOne(ctx context.Context, j *jobs.Job) error {
 	})
 }
 
+// ujpNow is UJP's clock, read as the company's signer, or, when it cannot
+// be read (no signer, no turn soon, UJP not answering), ours: a poll never
+// stops for want of UJP's time. Both are read in Skopje time.
+func (p *Pipeline) ujpNow(ctx context.Context, gw ujp.Gateway, co dbq.Company) time.Time {
+	cert, err := p.db.Reader().CurrentSigningCertificate(ctx, dbq.CurrentSigningCertificateParams{CompanyID: co.ID, Now: p.db.Now()})
+	if err != nil || cert.EujpID == "" {
+		return p.db.Now()
+	}
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+	defer cancel()
+	t, err := gw.ServerTime(cctx, ujp.Identity{EUJPID: cert.EujpID, EDB: co.TaxNumber})
+	if err != nil {
+		p.log.Info("UJP's time not read; polling by our clock", "company", co.ID, "err", err)
+		return p.db.Now()
+	}
+	return t
+}
+
 // requestSalesChanges asks the signer to sign the sales change-feed reads
 // of the days from from to today.
 func (p *Pipeline) requestSalesChanges(ctx context.Context, tx *store.Tx, co dbq.Company, from, today time.Time) error {
@@ -718,6 +775,7 @@ func (p *Pipeline) query(ctx context.Context, j *jobs.Job) error {
 	if err := json.Unmarshal(j.Args, &a); err != nil {
 		return jobs.Cancel(err)
 	}
+	ctx = waiter(ctx, j)
 	q := p.db.Reader()
 	sr, err := q.GetSigningRequest(ctx, a.SigningRequestID)
 	if err != nil {
@@ -733,50 +791,67 @@ func (p *Pipeline) query(ctx context.Context, j *jobs.Job) error {
 	}
 	who, err := p.signerOf(ctx, q, sr, co)
 	if err != nil {
-		return err
-	}
-	key := "ujp:" + co.Environment + ":" + who.id.EUJPID
-	got, wait, err := p.slot(ctx, key)
-	if err != nil {
-		return err
-	}
-	if !got {
-		return jobs.Snooze(wait)
-	}
-	defer p.releaseSlot(key, p.db.Now())
-	if err := p.ensureRegistered(ctx, gw, co, who, false); err != nil {
-		return err
+		return jobs.Cancel(err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()
+	err = p.runQuery(ctx, cctx, gw, who, sr, co)
+	if d, ok := busy(err); ok {
+		return jobs.Snooze(d)
+	}
+	var rl *ujp.RateLimitedError
+	if errors.As(err, &rl) {
+		return jobs.Snooze(max(rl.RetryAfter, p.cfg.SignerInterval))
+	}
+	return err
+}
+
+// runQuery makes the signed read (or decision) sr and applies its answer.
+func (p *Pipeline) runQuery(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) error {
 	if handled, err := p.inboxQuery(ctx, cctx, gw, who, sr, co); handled {
+		return err
+	}
+	if handled, err := p.lookupQuery(ctx, cctx, gw, who, sr, co); handled {
 		return err
 	}
 	switch sr.LinkType {
 	case linkChanges:
 		changes, err := gw.SalesChanges(cctx, who.id, sr.Jws)
 		if err != nil {
-			return p.queryFailed(err)
+			return p.queryFailed(ctx, co, err)
 		}
 		companyID, day, _ := strings.Cut(sr.LinkID, "/")
-		return p.applyChanges(ctx, companyID, co.Environment, day, changes)
+		if err := p.applyChanges(ctx, companyID, co.Environment, day, changes); err != nil {
+			return err
+		}
+		return p.accessOK(ctx, co.ID, "")
 	case LinkPDF:
 		pdf, err := gw.SalesPDF(cctx, who.id, sr.Jws)
 		if err != nil {
-			return p.queryFailed(err)
+			return p.queryFailed(ctx, co, err)
 		}
-		return p.db.Writer().PutEInvoicePDF(ctx, dbq.PutEInvoicePDFParams{EinvoiceID: sr.LinkID,
-			Pdf: base64.StdEncoding.EncodeToString(pdf), CreatedAt: p.db.Now()})
+		if err := p.db.Writer().PutEInvoicePDF(ctx, dbq.PutEInvoicePDFParams{EinvoiceID: sr.LinkID,
+			Pdf: base64.StdEncoding.EncodeToString(pdf), CreatedAt: p.db.Now()}); err != nil {
+			return err
+		}
+		return p.accessOK(ctx, co.ID, ujp.PrivilegePDF)
 	}
 	return jobs.Cancel(fmt.Errorf("unknown signed read %s", sr.LinkType))
 }
 
-// queryFailed retries an unavailable UJP; a refusal (a stale timestamp
-// included) ends the read: the next poll, or the next PDF request, signs a
-// new one.
-func (p *Pipeline) queryFailed(err error) error {
+// queryFailed retries an unavailable UJP; an access refusal is the
+// company's problem and ends the read quietly; another refusal (a stale
+// timestamp included) ends the read: the next poll, or the next PDF
+// request, signs a new one.
+func (p *Pipeline) queryFailed(ctx context.Context, co dbq.Company, err error) error {
+	if _, ok := busy(err); ok {
+		return err
+	}
 	if ujp.Retryable(err) {
 		return err
+	}
+	if access, rerr := p.accessProblem(ctx, co.ID, err); access || rerr != nil {
+		return rerr
 	}
 	return jobs.Cancel(err)
 }
@@ -786,8 +861,8 @@ var ujpCauses = map[einvoice.Status]string{
 	einvoice.Accepted:          "buyer_accepted",
 	einvoice.Rejected:          "buyer_rejected",
 	einvoice.AutoAccepted:      "deadline_passed",
-	einvoice.CancelledByStorno: "storno_delivered",
-	einvoice.Corrected:         "correction_delivered",
+	einvoice.CancelledByStorno: "ujp_voided",
+	einvoice.Corrected:         "ujp_corrected",
 }
 
 // applyChanges moves the company's documents as the change feed of day

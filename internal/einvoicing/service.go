@@ -31,6 +31,10 @@ type Deps struct {
 	// Sandbox drives the UJP simulator behind the sandbox environment; nil
 	// when the sandbox talks to something else (simulate answers 403).
 	Sandbox SandboxUJP
+	// SandboxSetup registers sandbox certificates with the simulator; nil
+	// when the sandbox talks to UJP's own test environment (sandbox
+	// certificates then need their EUJP id, as production ones do).
+	SandboxSetup SandboxSetup
 	// Gateways are UJP by environment (auth.EnvSandbox, auth.EnvProduction);
 	// a missing one makes that environment's documents wait in held.
 	Gateways map[string]ujp.Gateway
@@ -113,15 +117,17 @@ type Service struct {
 	books    func(env string) *ujpdoc.Codebooks
 	snapshot func() *ujpdoc.Codebooks // the embedded lists, decoded once
 	sandbox  SandboxUJP
-	gateways map[string]ujp.Gateway
-	buyers   buyerCache
-	headers  headerCache
-	homes    homeCache
-	pipe     *Pipeline
-	blobs    blob.Store
-	received ReceivedArchive
-	secrets  *auth.SecretBox
-	resolver Resolver
+	// sandboxSetup registers sandbox certificates with the simulator.
+	sandboxSetup SandboxSetup
+	gateways     map[string]ujp.Gateway
+	buyers       buyerCache
+	headers      headerCache
+	homes        homeCache
+	pipe         *Pipeline
+	blobs        blob.Store
+	received     ReceivedArchive
+	secrets      *auth.SecretBox
+	resolver     Resolver
 	// hooks are the webhook HTTP clients by environment.
 	hooks map[string]*http.Client
 	// sending holds a token per delivery request in flight
@@ -132,7 +138,7 @@ type Service struct {
 // New builds the service.
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
-		books: d.Codebooks, snapshot: sync.OnceValue(ujpdoc.Snapshot), sandbox: d.Sandbox, gateways: d.Gateways,
+		books: d.Codebooks, snapshot: sync.OnceValue(ujpdoc.Snapshot), sandbox: d.Sandbox, sandboxSetup: d.SandboxSetup, gateways: d.Gateways,
 		blobs: d.Blobs, received: d.Received,
 		secrets: d.Secrets, resolver: d.Resolver}
 	if s.received == nil {
@@ -235,9 +241,12 @@ func (s *Service) Now() time.Time { return s.db.Now() }
 // (RegisterWebhookJobs), so that cmd/denar can give them a runner, and
 // workers, of their own.
 func (s *Service) RegisterJobs(r *jobs.Runner) {
-	s.pipe.holder = r.ID()
 	s.pipe.register(r)
 	r.Register(KindInboxDeadlines, jobs.WorkerFunc(s.inboxDeadlines), jobs.Options{Every: s.cfg.InboxDeadlineEvery})
+	if s.sandboxSetup != nil {
+		r.Register(KindSandboxSigner, jobs.WorkerFunc(s.registerSandboxSigner), jobs.Options{
+			Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})
+	}
 	r.Register(KindArchiveBuild, jobs.WorkerFunc(s.buildArchive), jobs.Options{
 		Backoff: jobs.Schedule(5*time.Second, 30*time.Second, 2*time.Minute, 10*time.Minute)})
 	r.Register(KindArchivePurge, jobs.WorkerFunc(s.purgeArchives), jobs.Options{Every: s.cfg.Archive.PurgeEvery})

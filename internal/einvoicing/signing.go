@@ -64,13 +64,14 @@ type SigningRequest struct {
 	Refusal         *SigningRefusal   `json:"refusal"`
 	ReplacedBy      *string           `json:"replacedBy" doc:"The request issued in place of this expired one."`
 	Links           map[string]string `json:"links" doc:"The object this request belongs to, by type."`
+	Summary         *SigningSummary   `json:"summary" doc:"What a signer is shown before signing: the company, the document, its buyer or seller, its total and what the signature does. Null for requests made before it was kept."`
 	CreatedAt       time.Time         `json:"createdAt"`
 	UpdatedAt       time.Time         `json:"updatedAt"`
 }
 
 // SigningRefusal is why an agent declined.
 type SigningRefusal struct {
-	Reason  string `json:"reason" enum:"user_declined,policy,token_missing,pin_locked,payload_invalid"`
+	Reason  string `json:"reason" enum:"user_declined,policy,token_missing,pin_locked,payload_invalid,unattended"`
 	Message string `json:"message"`
 }
 
@@ -79,7 +80,7 @@ func SigningRequestFrom(r dbq.SigningRequest) SigningRequest {
 		ID: r.ID, Object: "signing_request", CompanyID: r.CompanyID, Purpose: r.Purpose, State: r.State,
 		ProtectedHeader: r.ProtectedHeader, Payload: r.Payload, SigningInput: r.ProtectedHeader + "." + r.Payload,
 		ExpiresAt: r.ExpiresAt.UTC(), Links: map[string]string{r.LinkType: r.LinkID},
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Summary: decodeSummary(r.Summary),
 	}
 	if r.ClaimedBy != "" {
 		out.ClaimedBy = &r.ClaimedBy
@@ -123,23 +124,28 @@ func RequestSignature(ctx context.Context, tx *store.Tx, companyID, purpose stri
 	if err != nil {
 		return SigningRequest{}, fmt.Errorf("signing: certificate of %s: %w", companyID, err)
 	}
-	return CreateRequest(ctx, tx, company.AccountID, cert, purpose, jwsverify.B64(payload), link)
+	summary, err := summaryFor(ctx, tx, company, purpose, link, payload)
+	if err != nil {
+		return SigningRequest{}, err
+	}
+	return CreateRequest(ctx, tx, company.AccountID, cert, purpose, jwsverify.B64(payload), link, summary)
 }
 
 // CreateRequest creates a pending signing request for cert's company
-// inside tx, with the protected header of cert.
-func CreateRequest(ctx context.Context, tx *store.Tx, account string, cert dbq.SigningCertificate, purpose, payloadB64 string, link SigningLink) (SigningRequest, error) {
+// inside tx, with the protected header of cert; summary is what its
+// signer is shown.
+func CreateRequest(ctx context.Context, tx *store.Tx, account string, cert dbq.SigningCertificate, purpose, payloadB64 string, link SigningLink, summary SigningSummary) (SigningRequest, error) {
 	header, err := protectedHeader(cert)
 	if err != nil {
 		return SigningRequest{}, err
 	}
-	return createRequest(ctx, tx, denar.NewID("sgr"), account, cert, header, purpose, payloadB64, link)
+	return createRequest(ctx, tx, denar.NewID("sgr"), account, cert, header, purpose, payloadB64, link, summary)
 }
 
 // createRequest inserts a pending signing request with the given id and
 // protected header (base64url).
-func createRequest(ctx context.Context, tx *store.Tx, id, account string, cert dbq.SigningCertificate, header, purpose, payloadB64 string, link SigningLink) (SigningRequest, error) {
-	row, err := insertRequest(ctx, tx, id, account, cert, header, purpose, payloadB64, link)
+func createRequest(ctx context.Context, tx *store.Tx, id, account string, cert dbq.SigningCertificate, header, purpose, payloadB64 string, link SigningLink, summary SigningSummary) (SigningRequest, error) {
+	row, err := insertRequest(ctx, tx, id, account, cert, header, purpose, payloadB64, link, summary)
 	if err != nil {
 		return SigningRequest{}, err
 	}
@@ -147,17 +153,18 @@ func createRequest(ctx context.Context, tx *store.Tx, id, account string, cert d
 }
 
 // insertRequest is createRequest answering with the row.
-func insertRequest(ctx context.Context, tx *store.Tx, id, account string, cert dbq.SigningCertificate, header, purpose, payloadB64 string, link SigningLink) (dbq.SigningRequest, error) {
+func insertRequest(ctx context.Context, tx *store.Tx, id, account string, cert dbq.SigningCertificate, header, purpose, payloadB64 string, link SigningLink, summary SigningSummary) (dbq.SigningRequest, error) {
 	// The row is the values written (the rest start at their defaults):
 	// nothing is read back.
+	sum := encodeSummary(summary)
 	row := dbq.SigningRequest{ID: id, AccountID: account, CompanyID: cert.CompanyID, CertificateID: cert.ID,
 		Purpose: purpose, State: StatePending, ProtectedHeader: header, Payload: payloadB64,
 		LinkType: link.Type, LinkID: link.ID, ExpiresAt: tx.Stored(tx.Now.Add(signingTTL)),
-		CreatedAt: tx.Stored(tx.Now), UpdatedAt: tx.Stored(tx.Now)}
+		CreatedAt: tx.Stored(tx.Now), UpdatedAt: tx.Stored(tx.Now), Summary: sum}
 	err := tx.InsertSigningRequest(ctx, dbq.InsertSigningRequestParams{
 		ID: id, AccountID: account, CompanyID: cert.CompanyID, CertificateID: cert.ID,
 		Purpose: purpose, ProtectedHeader: header, Payload: payloadB64,
-		LinkType: link.Type, LinkID: link.ID, ExpiresAt: tx.Now.Add(signingTTL), CreatedAt: tx.Now,
+		LinkType: link.Type, LinkID: link.ID, ExpiresAt: tx.Now.Add(signingTTL), CreatedAt: tx.Now, Summary: sum,
 	})
 	if err != nil {
 		return row, fmt.Errorf("signing: create request: %w", err)
@@ -242,7 +249,7 @@ func AfterSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
 	case LinkEInvoice:
 		return einvoiceSigned(ctx, tx, r)
 	case linkChanges, LinkPDF, LinkInboxDecision, linkInboxStatus, LinkInboxPDF,
-		linkPurchaseIDs, linkPurchasePayloads, linkPurchaseChanges:
+		linkPurchaseIDs, linkPurchasePayloads, linkPurchaseChanges, linkSalesLookup, linkSalesLookupPayloads:
 		// A signed read, or a signed decision: a job sends it to UJP.
 		return enqueueQuery(ctx, tx, r)
 	}

@@ -20,22 +20,25 @@ import (
 )
 
 // Refusal reasons an agent may give. token_missing and pin_locked are
-// passing troubles of the device: the document keeps waiting and a new
-// request follows after the refusal backoff. The others are a decision:
-// the document fails with problem signature_refused.
+// passing troubles of the device, and unattended says nobody was there to
+// ask (an agent asked to ask a person who is not there): the document
+// keeps waiting and a new request follows after the refusal backoff. The
+// others are a decision: the document fails with problem
+// signature_refused.
 const (
 	RefuseUserDeclined   = "user_declined"
 	RefusePolicy         = "policy"
 	RefuseTokenMissing   = "token_missing"
 	RefusePINLocked      = "pin_locked"
 	RefusePayloadInvalid = "payload_invalid"
+	RefuseUnattended     = "unattended"
 )
 
 // RefusalReasons lists them.
-var RefusalReasons = []string{RefuseUserDeclined, RefusePolicy, RefuseTokenMissing, RefusePINLocked, RefusePayloadInvalid}
+var RefusalReasons = []string{RefuseUserDeclined, RefusePolicy, RefuseTokenMissing, RefusePINLocked, RefusePayloadInvalid, RefuseUnattended}
 
 func transientRefusal(reason string) bool {
-	return reason == RefuseTokenMissing || reason == RefusePINLocked
+	return reason == RefuseTokenMissing || reason == RefusePINLocked || reason == RefuseUnattended
 }
 
 // isAgent reports whether p is a signing agent's credential.
@@ -329,14 +332,14 @@ func (s *Service) SubmitSignature(ctx context.Context, c Caller, id, jws string)
 }
 
 // RefuseSigningRequest records the agent's refusal. For an e-invoice's
-// document: token_missing and pin_locked keep it in awaiting_signature with
+// document: token_missing, pin_locked and unattended keep it in awaiting_signature with
 // the refusal in problems, and a new request follows after the refusal
 // backoff (with einvoice.signature_required); user_declined, policy and
 // payload_invalid fail it with problem signature_refused
 // (einvoice.failed).
 func (s *Service) RefuseSigningRequest(ctx context.Context, c Caller, id, reason, message string) (SigningRequest, error) {
 	if !contains(RefusalReasons, reason) {
-		return SigningRequest{}, denar.Invalid(denar.FieldError{Path: "reason", Message: "must be one of user_declined, policy, token_missing, pin_locked, payload_invalid"})
+		return SigningRequest{}, denar.Invalid(denar.FieldError{Path: "reason", Message: "must be one of user_declined, policy, token_missing, pin_locked, payload_invalid, unattended"})
 	}
 	return s.signerTransition(ctx, c, id, func(tx *store.Tx, r dbq.SigningRequest, _ dbq.SigningCertificate) error {
 		switch {
@@ -528,7 +531,11 @@ func (s *Service) expire(ctx context.Context, tx *store.Tx, r dbq.SigningRequest
 				}
 				payload = jwsverify.B64(b)
 			}
-			next, err := CreateRequest(ctx, tx, r.AccountID, cur, r.Purpose, payload, SigningLink{Type: r.LinkType, ID: r.LinkID})
+			summary, err := replacementSummary(ctx, tx, r)
+			if err != nil {
+				return r, err
+			}
+			next, err := CreateRequest(ctx, tx, r.AccountID, cur, r.Purpose, payload, SigningLink{Type: r.LinkType, ID: r.LinkID}, summary)
 			if err != nil {
 				return r, err
 			}

@@ -56,7 +56,8 @@ func (s *Service) validate(ctx context.Context, j *jobs.Job) error {
 	if err := json.Unmarshal([]byte(inv.Document), &req); err != nil {
 		return jobs.Cancel(fmt.Errorf("validate %s: stored document: %w", inv.ID, err))
 	}
-	fe, lookupErr := s.checkBuyer(ctx, inv.Environment, buyerOf(&req.Document), s.cfg.RegistryTimeout)
+	seller := func() (string, error) { return req.Document.Seller.SellerTin, nil }
+	fe, lookupErr := s.checkBuyer(ctx, inv.Environment, seller, buyerOf(&req.Document), s.cfg.RegistryTimeout)
 	if lookupErr != nil {
 		if j.Attempt < j.MaxAttempts {
 			return lookupErr
@@ -82,6 +83,20 @@ func (s *Service) validate(ctx context.Context, j *jobs.Job) error {
 		cur, err = moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.AwaitingSignature, Cause: "validated"})
 		if err != nil {
 			return err
+		}
+		if lookupErr == nil {
+			// The registry answered: a VAT number the request left out is
+			// the registry's (stored with the fresh timestamp below).
+			var doc ujpdoc.Request
+			if err := json.Unmarshal([]byte(cur.Document), &doc); err != nil {
+				return err
+			}
+			s.fillBuyerVAT(cur.Environment, &doc.Document)
+			b, err := json.Marshal(doc)
+			if err != nil {
+				return err
+			}
+			cur.Document = string(b)
 		}
 		payload, err := refreshedDocument(ctx, tx, cur)
 		if err != nil {

@@ -48,7 +48,14 @@ type addressPolicy struct {
 	// allowPrivate admits loopback, private (RFC 1918, ULA) and shared
 	// (CGNAT) addresses: the sandbox, when the operator allows it.
 	allowPrivate bool
+	// sandbox: a refusal of such an address names the setting that
+	// admits it.
+	sandbox bool
 }
+
+// allowPrivateHint is what a sandbox refusal of a loopback or private
+// address adds: the operator's setting that admits it.
+const allowPrivateHint = " (the sandbox admits loopback and private addresses when the operator starts denar with DENAR_WEBHOOK_ALLOW_PRIVATE_SANDBOX=true)"
 
 // addrRange is a range of addresses and why a webhook may not reach it.
 type addrRange struct {
@@ -157,6 +164,9 @@ func (p addressPolicy) check(a netip.Addr) error {
 		if r.p.Contains(a) {
 			if p.allowPrivate {
 				return nil
+			}
+			if p.sandbox {
+				return fmt.Errorf("%s is %s%s", a, r.reason, allowPrivateHint)
 			}
 			return fmt.Errorf("%s is %s", a, r.reason)
 		}
@@ -305,6 +315,9 @@ func (s *Service) checkWebhookURL(ctx context.Context, env, raw string) (string,
 	pol := s.policy(env)
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		if err := pol.check(netip.MustParseAddr("127.0.0.1")); err != nil {
+			if pol.sandbox {
+				return "", errURL("%s is a loopback name%s", host, allowPrivateHint)
+			}
 			return "", errURL("%s is a loopback name", host)
 		}
 	}
@@ -328,5 +341,5 @@ func (s *Service) checkWebhookURL(ctx context.Context, env, raw string) (string,
 
 // policy returns the address policy of an environment.
 func (s *Service) policy(env string) addressPolicy {
-	return addressPolicy{allowPrivate: env == auth.EnvSandbox && s.cfg.Webhooks.AllowPrivateSandbox}
+	return addressPolicy{allowPrivate: env == auth.EnvSandbox && s.cfg.Webhooks.AllowPrivateSandbox, sandbox: env == auth.EnvSandbox}
 }

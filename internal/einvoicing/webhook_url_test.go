@@ -160,8 +160,10 @@ func TestCheckWebhookURL(t *testing.T) {
 		{strict, auth.EnvProduction, "https://nowhere.example.com/", "resolve"},
 		{strict, auth.EnvProduction, "https://" + strings.Repeat("a", 2050) + ".com/", "longer"},
 		{strict, auth.EnvSandbox, "http://hooks.example.com/", ""},
-		{strict, auth.EnvSandbox, "http://127.0.0.1:9000/", "loopback"},
-		{strict, auth.EnvSandbox, "http://localhost:9000/", "loopback"},
+		// Refused in the sandbox, the setting that admits them is named.
+		{strict, auth.EnvSandbox, "http://127.0.0.1:9000/", "loopback address (the sandbox admits loopback and private addresses when the operator starts denar with DENAR_WEBHOOK_ALLOW_PRIVATE_SANDBOX=true)"},
+		{strict, auth.EnvSandbox, "http://localhost:9000/", "loopback name (the sandbox admits loopback and private addresses when the operator starts denar with DENAR_WEBHOOK_ALLOW_PRIVATE_SANDBOX=true)"},
+		{strict, auth.EnvSandbox, "http://internal.example.com/", "private address (the sandbox admits"},
 		{open, auth.EnvSandbox, "http://127.0.0.1:9000/", ""},
 		{open, auth.EnvSandbox, "http://localhost:9000/", ""},
 		{open, auth.EnvSandbox, "http://192.168.0.10/", ""},
@@ -196,6 +198,10 @@ func TestCheckWebhookURL(t *testing.T) {
 		if !errors.As(err, &de) || de.Code != "webhook_url_refused" || len(de.Fields) != 1 || de.Fields[0].Path != "url" ||
 			!strings.Contains(de.Message, tc.want) {
 			t.Errorf("%s %.60s: %v, want webhook_url_refused at url mentioning %q", tc.env, tc.url, err, tc.want)
+		}
+		// Production never admits them: no setting is named there.
+		if tc.env == auth.EnvProduction && strings.Contains(de.Message, "DENAR_WEBHOOK_ALLOW_PRIVATE_SANDBOX") {
+			t.Errorf("%s %.60s: %v names the sandbox's setting", tc.env, tc.url, err)
 		}
 	}
 }

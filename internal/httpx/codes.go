@@ -22,6 +22,9 @@ const (
 	// (why the last decision did not reach UJP); UJP's own codes (E1016,
 	// …) appear there too, unrenamed.
 	InInboxProblems = "inbox_document.problems"
+	// InCompanyProblems: the code of an item of a company's problems (what
+	// UJP refuses the service for the company: access or a privilege).
+	InCompanyProblems = "company.problems"
 	// InOAuth: the error member of an RFC 6749 §5.2 answer of POST
 	// /v1/oauth/token.
 	InOAuth = "oauth"
@@ -55,19 +58,19 @@ func Codes() []Code {
 	}
 	return []Code{
 		// Both services.
-		p("unauthenticated", http.StatusUnauthorized, ServiceBoth, "Authentication required", "Missing, malformed or expired credentials (API key, access token or agent credentials)."),
+		p("unauthenticated", http.StatusUnauthorized, ServiceBoth, "Authentication required", "Missing, malformed or expired credentials (API key, access token or agent credentials). A credential of the other service (a payroll key sent to the e-invoicing service, or the reverse) is answered so, with the detail naming the service it belongs to and where that service listens."),
 		p("key_revoked", http.StatusUnauthorized, ServiceBoth, "API key revoked", "The API key, the OAuth client of the access token, or the signing agent was revoked (denar admin key|client|agent revoke, POST /v1/agents/{id}/revoke)."),
 		p("insufficient_scope", http.StatusForbidden, ServiceBoth, "Insufficient scope", "The credential lacks the scope the operation needs (x-required-scope)."),
 		p("company_not_allowed", http.StatusForbidden, ServiceBoth, "Company not allowed", "The company is outside the credential's allow-list (a signing agent's: the companies of its pairing code), or not one of the account's; a credential limited to an allow-list cannot onboard companies, nor revoke an agent that may act for companies outside its list."),
 		p("environment_mismatch", http.StatusForbidden, ServiceBoth, "Environment mismatch", "A sandbox credential on a production company or the reverse, X-Company-Id and list filters included."),
 		p("production_not_enabled", http.StatusForbidden, ServiceBoth, "Production not enabled", "A production key of an account without an active production plan."),
-		p("company_required", http.StatusBadRequest, ServiceBoth, "Company required", "The credential reaches several companies and the request names none in X-Company-Id."),
+		p("company_required", http.StatusBadRequest, ServiceBoth, "Company required", "The credential reaches several companies and the request names none in X-Company-Id; the detail lists their ids when there are at most five, else says where to find them (GET /v1/companies)."),
 		p("idempotency_key_required", http.StatusBadRequest, ServiceEInvoice, "Idempotency-Key required", "A POST without Idempotency-Key (every e-invoicing POST but /v1/oauth/token)."),
 		p("invalid_idempotency_key", http.StatusBadRequest, ServiceBoth, "Invalid Idempotency-Key", "The Idempotency-Key header is longer than 255 characters, or contains NUL or invalid UTF-8."),
 		p("bad_request", http.StatusBadRequest, ServiceBoth, "Bad request", "The request body could not be read (the connection broke while sending it)."),
 		p("idempotency_conflict", http.StatusConflict, ServiceBoth, "Idempotency key reused with another request", "The Idempotency-Key was used with another method, path, X-Company-Id or body."),
 		p("idempotency_in_progress", http.StatusConflict, ServiceBoth, "Request with this idempotency key still in progress", "A request with this Idempotency-Key is still running; retry after a moment."),
-		p(denar.ECodeValidation, http.StatusUnprocessableEntity, ServiceBoth, "Validation failed", "Field errors: malformed JSON, unknown fields, a member given twice in one object (names compared regardless of case), NUL, another control character than tab, line feed and carriage return, U+FFFE/U+FFFF, or invalid UTF-8 (an unpaired surrogate escape included) in a string, values of the wrong JSON type or beyond what the field holds (a number too large for an integer), schema and business rules; each in errors[] with the path of the request field (and codebook when the rule is UJP's)."),
+		p(denar.ECodeValidation, http.StatusUnprocessableEntity, ServiceBoth, "Validation failed", "Field errors: malformed JSON, unknown fields, a member given twice in one object (names compared regardless of case), NUL, another control character than tab, line feed and carriage return, U+FFFE/U+FFFF, or invalid UTF-8 (an unpaired surrogate escape included) in a string, values of the wrong JSON type or beyond what the field holds (a number too large for an integer), schema and business rules; each in errors[] with the path of the request field (and codebook when the rule is UJP's). Malformed JSON is one error at the root (path \"\") with the byte offset where reading failed (\"malformed JSON at byte 25: …\", \"malformed JSON: the body is empty\"), on every operation of both services."),
 		p("rate_limited", http.StatusTooManyRequests, ServiceBoth, "Too many requests", "Over the credential's rate (shared by all processes on PostgreSQL), or, on the unauthenticated routes, over the client address's rate; Retry-After says when to retry."),
 		p(denar.ECodeNotFound, http.StatusNotFound, ServiceBoth, "Not found", "No such resource for this caller (also ids of other accounts), or no such path."),
 		p("method_not_allowed", http.StatusMethodNotAllowed, ServiceBoth, "Method not allowed", "The path exists for other methods, listed in Allow."),
@@ -123,9 +126,17 @@ func Codes() []Code {
 
 		// Items of an e-invoice's problems.
 		{Code: "signature_refused", In: InEInvoiceProblems, Service: ServiceEInvoice, Title: "Signature refused",
-			Meaning: "The signer refused (reason: user_declined, policy or payload_invalid fail the e-invoice; token_missing or pin_locked keep it waiting and ask again after the refusal backoff). Carries reason, message and signingRequestId."},
+			Meaning: "The signer refused (reason: user_declined, policy or payload_invalid fail the e-invoice; token_missing, pin_locked or unattended keep it waiting and ask again after the refusal backoff). Carries reason, message and signingRequestId."},
 		{Code: "hold_window_exceeded", In: InEInvoiceProblems, Service: ServiceEInvoice, Title: "Hold window exceeded",
-			Meaning: "UJP stayed unreachable for longer than the hold window (DENAR_EINVOICE_HOLD_WINDOW); the document failed undelivered."},
+			Meaning: "UJP stayed unreachable for longer than the hold window (DENAR_EINVOICE_HOLD_WINDOW) and never received the document; the document failed undelivered. A document UJP may hold (a send without an answer) is never failed by the window: it is looked up in UJP's records."},
+		{Code: "ujp_unexpected_answer", In: InEInvoiceProblems, Service: ServiceEInvoice, Title: "UJP answered in an unknown shape",
+			Meaning: "UJP (or something in front of it) refused the document with a 4xx whose body is not UJP's error shape (a proxy's page, a framework's default error JSON); message holds the HTTP status and the body, truncated. A 5xx of that shape holds the document instead."},
+
+		// Items of a company's problems.
+		{Code: "ujp_access_missing", In: InCompanyProblems, Service: ServiceEInvoice, Title: "UJP refuses the signer",
+			Meaning: "UJP refused the company's signer: the user is unknown (E1010), the certificate is not registered (E1012), the user may not sign for the company (E1013), or an identity header's value (E4021, E4022, E4023). Documents wait in queued and are sent again; cleared by the next call UJP accepts."},
+		{Code: "ujp_privilege_missing", In: InCompanyProblems, Service: ServiceEInvoice, Title: "UJP portal privilege missing",
+			Meaning: "UJP refused a call for a portal privilege the signer's user lacks for the company (E1011); privilege names it: DP for UJP's PDFs, RD for document JSON (incoming documents; finding a send whose answer was lost), DA for archives. No document fails for it; cleared by the next call of that privilege UJP accepts."},
 
 		// Items of an inbox document's problems.
 		{Code: "decision_refused", In: InInboxProblems, Service: ServiceEInvoice, Title: "Decision refused by the signer",

@@ -51,6 +51,7 @@ const (
 	kindProblem = httpx.InProblem
 	kindItem    = httpx.InEInvoiceProblems
 	kindInbox   = httpx.InInboxProblems
+	kindCompany = httpx.InCompanyProblems
 	kindOAuth   = httpx.InOAuth
 )
 
@@ -163,6 +164,8 @@ func sourceCodes(t *testing.T) []usedCode {
 				return kindItem
 			case q == "einvoicing" && n == "inboxProblem":
 				return kindInbox
+			case q == "einvoicing" && n == "CompanyProblem":
+				return kindCompany
 			case q == "auth" && n == "OAuthError":
 				return kindOAuth
 			}

@@ -66,6 +66,7 @@ func newBench(t *testing.T, db *store.DB, required bool, rl httpx.RateLimit) *be
 		Name: auth.ServiceEInvoice, Title: "test", Version: "1", Auth: &auth.Store{DB: db},
 		Companies: auth.Employers{DB: db}, Idempotency: idempotency.New(db, 0), Ready: db.Ping,
 		Log: slog.New(slog.DiscardHandler), IdempotencyRequired: required, RateLimit: rl, MaxBodyBytes: 1024,
+		ServiceURLs: map[string]string{auth.ServicePayroll: "http://payroll.example:8080"},
 	})
 	httpx.Register(s, huma.Operation{OperationID: "createThing", Method: http.MethodPost, Path: "/v1/things", DefaultStatus: 201},
 		httpx.Spec{Scope: "einvoices:write", Company: true},
@@ -184,20 +185,25 @@ func TestAuthentication(t *testing.T) {
 		_, noScope, _ := a.CreateKey(ctx, auth.KeyParams{AccountID: f.account, Service: auth.ServiceEInvoice, Environment: auth.EnvSandbox, Scopes: []string{"einvoices:read"}})
 		_, prodKey, _ := a.CreateKey(ctx, auth.KeyParams{AccountID: f.account, Service: auth.ServiceEInvoice, Environment: auth.EnvProduction})
 
+		// A key of the other service says where it belongs; an unknown
+		// one does not.
+		otherDetail := "This credential belongs to the payroll and filing service, which listens at http://payroll.example:8080; " +
+			"this is the e-invoicing service."
 		tests := []struct {
 			name   string
 			auth   string
 			status int
 			code   string
+			detail string // a prefix of the detail, or "" for any but otherDetail
 		}{
-			{"missing", "", 401, "unauthenticated"},
-			{"malformed", "Basic abc", 401, "unauthenticated"},
-			{"empty bearer", "Bearer ", 401, "unauthenticated"},
-			{"unknown", "Bearer dn_test_nope", 401, "unauthenticated"},
-			{"other service", "Bearer " + payrollKey, 401, "unauthenticated"},
-			{"revoked", "Bearer " + revoked, 401, "key_revoked"},
-			{"missing scope", "Bearer " + noScope, 403, "insufficient_scope"},
-			{"production without plan", "Bearer " + prodKey, 403, "production_not_enabled"},
+			{"missing", "", 401, "unauthenticated", ""},
+			{"malformed", "Basic abc", 401, "unauthenticated", ""},
+			{"empty bearer", "Bearer ", 401, "unauthenticated", ""},
+			{"unknown", "Bearer dn_test_nope", 401, "unauthenticated", ""},
+			{"other service", "Bearer " + payrollKey, 401, "unauthenticated", otherDetail},
+			{"revoked", "Bearer " + revoked, 401, "key_revoked", ""},
+			{"missing scope", "Bearer " + noScope, 403, "insufficient_scope", ""},
+			{"production without plan", "Bearer " + prodKey, 403, "production_not_enabled", ""},
 		}
 		for _, tt := range tests {
 			r := do(t, b.srv.URL, "POST", "/v1/things", map[string]string{"Authorization": tt.auth, "Idempotency-Key": "k-" + tt.name}, `{"name":"x"}`)
@@ -205,8 +211,12 @@ func TestAuthentication(t *testing.T) {
 				t.Errorf("%s: status %d, want %d (%s)", tt.name, r.status, tt.status, r.body)
 				continue
 			}
-			if p := r.problem(t); p.Code != tt.code {
+			p := r.problem(t)
+			if p.Code != tt.code {
 				t.Errorf("%s: code %q, want %q", tt.name, p.Code, tt.code)
+			}
+			if tt.detail != "" && !strings.HasPrefix(p.Detail, tt.detail) || tt.detail == "" && strings.HasPrefix(p.Detail, otherDetail[:30]) {
+				t.Errorf("%s: detail %q", tt.name, p.Detail)
 			}
 		}
 		if b.runs.Load() != 0 {
@@ -230,8 +240,18 @@ func TestCompanyResolution(t *testing.T) {
 			t.Fatalf("single company not used implicitly: %d %s", r.status, r.body)
 		}
 		c2 := addCompany(t, db, f.account)
-		if r := do(t, b.srv.URL, "POST", "/v1/things", bearer, `{"name":"two"}`); r.status != 400 || r.problem(t).Code != "company_required" {
+		// A few companies are listed; more are to be looked up.
+		r = do(t, b.srv.URL, "POST", "/v1/things", bearer, `{"name":"two"}`)
+		if p := r.problem(t); r.status != 400 || p.Code != "company_required" || !strings.Contains(p.Detail, c1) || !strings.Contains(p.Detail, c2) {
 			t.Fatalf("two companies without header: %d %s", r.status, r.body)
+		}
+		var more []string
+		for range 4 {
+			more = append(more, addCompany(t, db, f.account))
+		}
+		r = do(t, b.srv.URL, "POST", "/v1/things", bearer, `{"name":"six"}`)
+		if p := r.problem(t); r.status != 400 || p.Code != "company_required" || !strings.Contains(p.Detail, "GET /v1/companies") || strings.Contains(p.Detail, more[3]) {
+			t.Fatalf("six companies without header: %d %s", r.status, r.body)
 		}
 		with := map[string]string{"Authorization": "Bearer " + f.key, "X-Company-Id": c2}
 		if r := do(t, b.srv.URL, "POST", "/v1/things", with, `{"name":"two"}`); r.status != 201 || !bytes.Contains(r.body, []byte(c2)) {
@@ -293,6 +313,54 @@ func TestIdempotency(t *testing.T) {
 		}
 		if r := do(t, b.srv.URL, "POST", "/v1/things", h("k2"), `{"name":"a"}`); r.status != 201 || r.header.Get("Idempotent-Replayed") != "" {
 			t.Fatalf("retry after failure: %d %s", r.status, r.body)
+		}
+	})
+}
+
+// TestIdempotencyLargeResponse: an answer too large to store (a payroll
+// file) is not kept under its key, which is released: the same request
+// with the key runs again instead of being replayed; a small answer of the
+// same operation is replayed.
+func TestIdempotencyLargeResponse(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newAccount(t, db, "sandbox")
+		s := httpx.NewService(httpx.Options{
+			Name: auth.ServiceEInvoice, Title: "test", Version: "1", Auth: &auth.Store{DB: db},
+			Companies: auth.Employers{DB: db}, Idempotency: idempotency.New(db, 0), Ready: db.Ping,
+			Log: slog.New(slog.DiscardHandler),
+		})
+		var runs atomic.Int64
+		type blobOut struct {
+			Body []byte
+		}
+		httpx.Register(s, huma.Operation{OperationID: "makeBlob", Method: http.MethodPost, Path: "/v1/blobs"}, httpx.Spec{},
+			func(ctx context.Context, in *thingIn) (*blobOut, error) {
+				runs.Add(1)
+				n := 10
+				if in.Body.Name == "large" {
+					n = 5 << 20
+				}
+				return &blobOut{Body: bytes.Repeat([]byte("x"), n)}, nil
+			})
+		srv := httptest.NewServer(s.Handler())
+		t.Cleanup(srv.Close)
+		h := func(key string) map[string]string {
+			return map[string]string{"Authorization": "Bearer " + f.key, "Idempotency-Key": key}
+		}
+		for range 2 {
+			if r := do(t, srv.URL, "POST", "/v1/blobs", h("large"), `{"name":"large"}`); r.status != 200 || len(r.body) != 5<<20 || r.header.Get("Idempotent-Replayed") != "" {
+				t.Fatalf("large: %d, %d bytes, replayed %q", r.status, len(r.body), r.header.Get("Idempotent-Replayed"))
+			}
+		}
+		if n := runs.Load(); n != 2 {
+			t.Fatalf("the large request ran %d times, want 2 (not replayed)", n)
+		}
+		for i := range 2 {
+			r := do(t, srv.URL, "POST", "/v1/blobs", h("small"), `{"name":"small"}`)
+			if r.status != 200 || len(r.body) != 10 || (r.header.Get("Idempotent-Replayed") == "true") != (i == 1) {
+				t.Fatalf("small #%d: %d, %d bytes, replayed %q", i, r.status, len(r.body), r.header.Get("Idempotent-Replayed"))
+			}
 		}
 	})
 }
@@ -388,6 +456,13 @@ func TestRequestProblems(t *testing.T) {
 			}
 			if strings.Contains(string(r.body), "Go struct") || strings.Contains(string(r.body), "of type int") || strings.Contains(string(r.body), `"path":"","message":"json:`) {
 				t.Errorf("%s: Go decoding error leaked: %s", tt.name, r.body)
+			}
+			if tt.name == "malformed JSON" {
+				// At the root with the byte offset, as the payroll
+				// service's decoders say it too (denar.MalformedJSON).
+				if len(p.Errors) != 1 || p.Errors[0].Path != "" || p.Errors[0].Message != "malformed JSON at byte 8: unexpected end of the body" {
+					t.Errorf("malformed JSON: %s", r.body)
+				}
 			}
 			if strings.Contains(string(r.body), "secret internals") {
 				t.Errorf("%s: internals leaked: %s", tt.name, r.body)

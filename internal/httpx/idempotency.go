@@ -55,7 +55,12 @@ func (s *Service) idempotent(ctx huma.Context, r *http.Request, w http.ResponseW
 		return
 	}
 	limit := op.MaxBodyBytes
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	var buf bytes.Buffer
+	if r.ContentLength > 0 && r.ContentLength <= limit {
+		buf.Grow(int(r.ContentLength) + bytes.MinRead) // read in one allocation, not grown by doubling
+	}
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
+	body := buf.Bytes()
 	if err != nil {
 		WriteProblem(w, r, bodyReadProblem(err))
 		return
@@ -150,7 +155,13 @@ func (s *Service) idempotent(ctx huma.Context, r *http.Request, w http.ResponseW
 			out = rec.capture.Bytes()
 		}
 	}
-	if got >= 200 && got < 300 && rec != nil {
+	if got >= 200 && got < 300 && rec != nil && rec.overCapture {
+		// Too large to keep (maxStoredResponse): released, so that a retry
+		// with the key runs again, which gives the same bytes.
+		s.opts.Log.Info("idempotency: response too large to store; key released",
+			"operation", op.OperationID, "bytes", rec.size, "request_id", RequestID(r.Context()))
+		err = keeper.Release(c, claim)
+	} else if got >= 200 && got < 300 && rec != nil {
 		if s.opts.EffectsInTx {
 			s.opts.Log.Error("idempotency: operation answered 2xx without storing its response with its effect",
 				"operation", op.OperationID, "request_id", RequestID(r.Context()))

@@ -86,7 +86,16 @@ type recorder struct {
 	status  int
 	size    int
 	capture *bytes.Buffer
+	// overCapture: the response outgrew maxStoredResponse, so it is not
+	// copied (and not stored under its Idempotency-Key).
+	overCapture bool
 }
+
+// maxStoredResponse is the largest response of an operation without an
+// effect that is stored under its Idempotency-Key: a payroll file can be
+// a hundred megabytes, which would be held in memory twice and kept in the
+// database for a day; running such a request again gives the same bytes.
+const maxStoredResponse = 4 << 20
 
 func (rw *recorder) WriteHeader(code int) {
 	if rw.status == 0 {
@@ -101,7 +110,11 @@ func (rw *recorder) Write(b []byte) (int, error) {
 		rw.status = http.StatusOK
 	}
 	if rw.capture != nil {
-		rw.capture.Write(b)
+		if rw.capture.Len()+len(b) > maxStoredResponse {
+			rw.capture, rw.overCapture = nil, true
+		} else {
+			rw.capture.Write(b)
+		}
 	}
 	n, err := rw.ResponseWriter.Write(b)
 	rw.size += n

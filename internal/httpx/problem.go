@@ -289,7 +289,13 @@ func decodeErrors(ctx huma.Context, det *huma.ErrorDetail) []denar.FieldError {
 	}
 	// huma puts the whole body text in Value only for a decoding failure;
 	// a schema violation at the root carries the parsed value.
-	if b := bytes.TrimSpace([]byte(body)); len(b) == 0 || (b[0] != '{' && b[0] != '[') || !json.Valid(b) {
+	b := bytes.TrimSpace([]byte(body))
+	if len(b) > 0 && !json.Valid(b) {
+		// Malformed JSON, reported as every operation reports it: at the
+		// root, with the byte offset.
+		return []denar.FieldError{denar.MalformedJSON([]byte(body))}
+	}
+	if len(b) == 0 || (b[0] != '{' && b[0] != '[') {
 		return nil
 	}
 	t, _ := ctx.Operation().Metadata[metaBodyType].(reflect.Type)

@@ -10,6 +10,7 @@ package httpx
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -85,6 +86,10 @@ type Options struct {
 	// (Spec.Heavy) run at once; more are answered 503 server_busy.
 	// Default DefaultHeavyConcurrency; negative: no limit.
 	HeavyConcurrency int
+	// ServiceURLs are where each service listens (auth.ServicePayroll,
+	// auth.ServiceEInvoice → base URL), named in the 401 to a credential of
+	// the other service.
+	ServiceURLs map[string]string
 	// Servers are the document's servers (the default local address of
 	// the service).
 	Servers []*huma.Server
@@ -582,6 +587,11 @@ func (s *Service) guard(ctx huma.Context, next func(huma.Context)) {
 		case AuthSigner:
 			w.Header().Set("WWW-Authenticate", `Agent realm="denar", Bearer realm="denar"`)
 		}
+		var other *auth.OtherServiceError
+		if errors.As(err, &other) {
+			WriteProblem(w, r, s.otherService(other.Service))
+			return
+		}
 		WriteProblem(w, r, FromError(err))
 		return
 	}
@@ -659,6 +669,20 @@ func (s *Service) authenticate(r *http.Request, mode string) (*auth.Principal, e
 	return nil, auth.ErrUnauthenticated
 }
 
+// serviceNames name the services in messages.
+var serviceNames = map[string]string{auth.ServicePayroll: "payroll and filing", auth.ServiceEInvoice: "e-invoicing"}
+
+// otherService is the 401 to a credential of service, not this one: which
+// service it belongs to and where that one listens.
+func (s *Service) otherService(service string) *Problem {
+	msg := "This credential belongs to the " + serviceNames[service] + " service"
+	if u := s.opts.ServiceURLs[service]; u != "" {
+		msg += ", which listens at " + u
+	}
+	msg += "; this is the " + serviceNames[s.Name] + " service. Send the request there, or use a credential of this service (denar admin key create --service " + s.Name + ")."
+	return NewProblem("unauthenticated", msg)
+}
+
 var errAgentCredential = denar.Errorf("unauthenticated", "Send Authorization: Agent <AGENT_ID>.<AGENT_SECRET> as printed by denar-agent pair.")
 
 // PrincipalFrom returns the authenticated principal of a request.
@@ -710,5 +734,30 @@ func (s *Service) resolveCompany(r *http.Request, p *auth.Principal) (string, *P
 	case 1:
 		return reachable[0], nil
 	}
-	return "", NewProblem("company_required", "The credential reaches more than one company; name one in the X-Company-Id header.")
+	return "", s.companyRequired(r, p)
+}
+
+// fewCompanies is how many companies company_required lists.
+const fewCompanies = 5
+
+// companyRequired is the 400 to a request that names no company of the
+// several its credential reaches: their ids when they are few, else how
+// to find them.
+func (s *Service) companyRequired(r *http.Request, p *auth.Principal) *Problem {
+	ids := p.CompanyIDs
+	if len(ids) == 0 {
+		var err error
+		if ids, err = s.opts.Companies.CompanyIDs(r.Context(), p, fewCompanies+1); err != nil {
+			ids = nil
+		}
+	}
+	msg := "The credential reaches more than one company; name one in the X-Company-Id header"
+	if len(ids) > 1 && len(ids) <= fewCompanies {
+		msg += ": " + strings.Join(ids, ", ") + "."
+	} else if s.Name == auth.ServiceEInvoice {
+		msg += " (GET /v1/companies lists their ids)."
+	} else {
+		msg += " (the ids denar admin company create printed for the account's employers)."
+	}
+	return NewProblem("company_required", msg)
 }

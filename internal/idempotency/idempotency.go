@@ -33,6 +33,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/denar-mk/denar"
@@ -265,26 +268,141 @@ func newToken() string {
 func Fingerprint(method, path, company string, body []byte) string {
 	h := sha256.New()
 	h.Write([]byte(method + "\n" + path + "\n" + company + "\n"))
-	h.Write(canonicalJSON(body))
+	writeCanonicalJSON(h, body)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// canonicalJSON re-encodes a JSON body with sorted keys and no insignificant
-// white space; numbers keep their exact text. A body that is not JSON is
-// used as it is.
-func canonicalJSON(body []byte) []byte {
+// writeCanonicalJSON writes a JSON body re-encoded with sorted keys and no
+// insignificant white space to w; numbers keep their exact text. A body
+// that is not JSON is written as it is. The bytes are those of decoding the
+// body into an any (numbers as json.Number) and marshalling it back, but
+// worked out token by token: a body of 16 MiB decoded into maps would take
+// hundreds of megabytes.
+func writeCanonicalJSON(w io.Writer, body []byte) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return body
+	c := canonicalizer{dec: dec}
+	v, ok := c.value()
+	if ok {
+		if _, err := dec.Token(); err != io.EOF {
+			ok = false
+		}
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return body
+	if !ok {
+		_, _ = w.Write(body)
+		return
 	}
-	out, err := json.Marshal(v)
+	v.writeTo(w)
+}
+
+// maxDepth is encoding/json's limit of nested arrays and objects: a body
+// deeper than this does not decode, and is used as it is.
+const maxDepth = 10000
+
+// canonicalizer reads one JSON value from dec into its canonical form.
+type canonicalizer struct {
+	dec   *json.Decoder
+	depth int
+}
+
+// canonical is a value in canonical form: its bytes, or an object's
+// members, kept apart so that the largest object (the body itself) is
+// written member by member rather than copied once more.
+type canonical struct {
+	text    []byte
+	members []member // an object, when text is nil
+}
+
+type member struct {
+	name  string
+	value canonical
+}
+
+func (v canonical) writeTo(w io.Writer) {
+	if v.text != nil {
+		_, _ = w.Write(v.text)
+		return
+	}
+	_, _ = io.WriteString(w, "{")
+	for i, m := range v.members {
+		if i > 0 {
+			_, _ = io.WriteString(w, ",")
+		}
+		name, _ := json.Marshal(m.name)
+		_, _ = w.Write(name)
+		_, _ = io.WriteString(w, ":")
+		m.value.writeTo(w)
+	}
+	_, _ = io.WriteString(w, "}")
+}
+
+// value reads the next value; ok is false when the body is not JSON (or
+// nests deeper than encoding/json decodes).
+func (c *canonicalizer) value() (canonical, bool) {
+	tok, err := c.dec.Token()
 	if err != nil {
-		return body
+		return canonical{}, false
 	}
-	return out
+	switch t := tok.(type) {
+	case json.Delim:
+		if c.depth++; c.depth > maxDepth {
+			return canonical{}, false
+		}
+		defer func() { c.depth-- }()
+		if t == '[' {
+			var b bytes.Buffer
+			b.WriteByte('[')
+			for i := 0; c.dec.More(); i++ {
+				e, ok := c.value()
+				if !ok {
+					return canonical{}, false
+				}
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				e.writeTo(&b)
+			}
+			if _, err := c.dec.Token(); err != nil {
+				return canonical{}, false
+			}
+			b.WriteByte(']')
+			return canonical{text: b.Bytes()}, true
+		}
+		members := []member{}
+		for c.dec.More() {
+			tok, err := c.dec.Token()
+			name, isName := tok.(string)
+			if err != nil || !isName {
+				return canonical{}, false
+			}
+			v, ok := c.value()
+			if !ok {
+				return canonical{}, false
+			}
+			members = append(members, member{name, v})
+		}
+		if _, err := c.dec.Token(); err != nil {
+			return canonical{}, false
+		}
+		// As a map: keys in order, a key given again keeps its last value.
+		slices.SortStableFunc(members, func(a, b member) int { return strings.Compare(a.name, b.name) })
+		out := members[:0]
+		for i, m := range members {
+			if i+1 < len(members) && members[i+1].name == m.name {
+				continue
+			}
+			out = append(out, m)
+		}
+		return canonical{members: out}, true
+	case string:
+		b, _ := json.Marshal(t)
+		return canonical{text: b}, true
+	case json.Number:
+		return canonical{text: []byte(t.String())}, true
+	case bool:
+		return canonical{text: []byte(strconv.FormatBool(t))}, true
+	case nil:
+		return canonical{text: []byte("null")}, true
+	}
+	return canonical{}, false
 }

@@ -32,7 +32,11 @@ func TestProblemsNameTheField(t *testing.T) {
 			"validation_failed", []string{"deductions[0].description"}},
 		{"hours as a string", "/v1/calculations", `{"grossSalary":"30000","nightHours":"8"}`, "validation_failed", []string{"nightHours"}},
 		{"empty body", "/v1/calculations", ``, "validation_failed", []string{""}},
-		{"malformed inside an object", "/v1/calculations", `{"grossSalary":"30000","period":{"year":2026,"month":}}`, "validation_failed", []string{"period.month"}},
+		// Malformed JSON is one error at the root, with the byte offset,
+		// on every endpoint (and on the e-invoicing service).
+		{"malformed inside an object", "/v1/calculations", `{"grossSalary":"30000","period":{"year":2026,"month":}}`, "validation_failed", []string{""}},
+		{"malformed inside a record", "/v1/files/mpin/xml", mpin(`{"salaryGross":}`), "validation_failed", []string{""}},
+		{"malformed ПДД-ГИ", "/v1/files/pddgi", `{"company":{"name":"x"},"month":1,"year":2026,"records":[{"salaryGross":"1",}]}`, "validation_failed", []string{""}},
 		{"contractor with hours", "/v1/calculations", `{"grossSalary":"30000","contractor":true,"nightHours":8,"seniorityPercentage":5}`,
 			"validation_failed", []string{"nightHours", "seniorityPercentage"}},
 		{"period and effectiveDate disagree", "/v1/calculations", `{"grossSalary":"30000","period":{"year":2026,"month":3},"effectiveDate":"2026-04-01"}`,

@@ -56,10 +56,11 @@ func provisionalKeys(d time.Time) []string {
 }
 
 // MaxFileBody is the body limit of the file endpoints (МПИН validate, XML,
-// TXT and combined TXT, ПДД-ГИ, е-ППД): an МПИН request of 10,000 records
-// with every field present and names as long as the TXT allows is 12.1 MB
-// (1,206 bytes a record; go run ./cmd/denar-load -files), and 16 MiB leaves
-// a third more for longer addresses and looser formatting.
+// TXT and combined TXT, ПДД-ГИ, е-ППД): it holds about 10,700 МПИН records
+// with every field present and names as long as the TXT allows, 63,000
+// with only the required fields (go run ./cmd/denar-load -files). Requests
+// of that size are worked out and answered in bounded memory
+// (docs/filing-formats.md §6).
 const MaxFileBody = 16 << 20
 
 // fileInput streams the body: the filing package decodes it as it arrives
@@ -77,10 +78,23 @@ func (in *fileInput) Resolve(ctx huma.Context) []error {
 	return nil
 }
 
+// fileOutput is a generated file, written to the client as it is rendered
+// (filing.File): an МПИН file of the largest admitted request is tens of
+// megabytes, which the service never holds whole.
 type fileOutput struct {
 	ContentType        string `header:"Content-Type"`
 	ContentDisposition string `header:"Content-Disposition"`
-	Body               []byte
+	Body               func(huma.Context)
+}
+
+func fileResponse(contentType string, f *filing.File) *fileOutput {
+	return &fileOutput{ContentType: contentType, ContentDisposition: filing.ContentDisposition(f.Name),
+		Body: func(ctx huma.Context) {
+			ctx.SetStatus(http.StatusOK)
+			// A write fails only when the client went away: nothing is
+			// left to tell it.
+			_, _ = f.WriteTo(ctx.BodyWriter())
+		}}
 }
 
 // ValidationResult is the validate endpoint's body (filing.Result under a
@@ -218,42 +232,27 @@ func fail(ctx context.Context, err error) error {
 }
 
 func (h *handlers) mpinXML(ctx context.Context, in *fileInput) (*fileOutput, error) {
-	req, err := filing.DecodeMpinFrom(in.body)
+	f, err := filing.MpinXMLFrom(in.body, statutory{})
 	if err != nil {
 		return nil, fail(ctx, err)
 	}
-	b, err := filing.MpinXML(req, statutory{})
-	if err != nil {
-		return nil, fail(ctx, err)
-	}
-	return &fileOutput{ContentType: "application/xml; charset=utf-8",
-		ContentDisposition: filing.ContentDisposition(filing.FileName(&req.Company, &req.Batch, "xml")), Body: b}, nil
+	return fileResponse("application/xml; charset=utf-8", f), nil
 }
 
 func (h *handlers) mpinTXT(ctx context.Context, in *fileInput) (*fileOutput, error) {
-	req, err := filing.DecodeMpinFrom(in.body)
+	f, err := filing.MpinTXTFrom(in.body, statutory{})
 	if err != nil {
 		return nil, fail(ctx, err)
 	}
-	b, err := filing.MpinTXT(req, statutory{})
-	if err != nil {
-		return nil, fail(ctx, err)
-	}
-	return &fileOutput{ContentType: "text/plain; charset=utf-16le",
-		ContentDisposition: filing.ContentDisposition(filing.FileName(&req.Company, &req.Batch, "txt")), Body: b}, nil
+	return fileResponse("text/plain; charset=utf-16le", f), nil
 }
 
 func (h *handlers) combined(ctx context.Context, in *fileInput) (*fileOutput, error) {
-	req, err := filing.DecodeCombinedFrom(in.body)
+	f, err := filing.CombinedTXTFrom(in.body, statutory{})
 	if err != nil {
 		return nil, fail(ctx, err)
 	}
-	b, err := filing.CombinedTXT(req, statutory{})
-	if err != nil {
-		return nil, fail(ctx, err)
-	}
-	return &fileOutput{ContentType: "text/plain; charset=utf-16le",
-		ContentDisposition: filing.ContentDisposition(filing.FileName(&req.Company, &req.Batch, "txt")), Body: b}, nil
+	return fileResponse("text/plain; charset=utf-16le", f), nil
 }
 
 func (h *handlers) pddgi(ctx context.Context, in *fileInput) (*fileOutput, error) {
@@ -261,11 +260,11 @@ func (h *handlers) pddgi(ctx context.Context, in *fileInput) (*fileOutput, error
 	if err := filing.DecodeJSONFrom(in.body, &req); err != nil {
 		return nil, fail(ctx, err)
 	}
-	b, err := filing.Pddgi(&req)
+	f, err := filing.PddgiFile(&req)
 	if err != nil {
 		return nil, fail(ctx, err)
 	}
-	return &fileOutput{ContentType: "application/xml; charset=utf-8", ContentDisposition: filing.ContentDisposition("PDD-GI.xml"), Body: b}, nil
+	return fileResponse("application/xml; charset=utf-8", f), nil
 }
 
 func (h *handlers) epdd(ctx context.Context, in *fileInput) (*fileOutput, error) {
@@ -273,21 +272,17 @@ func (h *handlers) epdd(ctx context.Context, in *fileInput) (*fileOutput, error)
 	if err := filing.DecodeJSONFrom(in.body, &req); err != nil {
 		return nil, fail(ctx, err)
 	}
-	b, err := filing.Eppd(&req)
+	f, err := filing.EppdFile(&req)
 	if err != nil {
 		return nil, fail(ctx, err)
 	}
-	return &fileOutput{ContentType: "application/xml; charset=utf-8", ContentDisposition: filing.ContentDisposition("e-PPD.xml"), Body: b}, nil
+	return fileResponse("application/xml; charset=utf-8", f), nil
 }
 
 func (h *handlers) validate(ctx context.Context, in *fileInput) (*validateOutput, error) {
-	req, err := filing.DecodeMpinFrom(in.body)
+	res, err := filing.ValidateFrom(in.body, statutory{})
 	if err != nil {
 		return nil, fail(ctx, err)
-	}
-	res := filing.Validate(req, statutory{})
-	if res.Issues == nil {
-		res.Issues = []filing.Issue{}
 	}
 	return &validateOutput{Body: ValidationResult{OK: res.OK, Issues: res.Issues}}, nil
 }

@@ -36,6 +36,8 @@ type Deps struct {
 	// HeavyConcurrency is how many file and batch requests run at once
 	// (httpx.Options.HeavyConcurrency).
 	HeavyConcurrency int
+	// ServiceURLs are where each service listens (httpx.Options.ServiceURLs).
+	ServiceURLs map[string]string
 }
 
 // MaxStringLength bounds every string of a request body that no schema
@@ -52,7 +54,7 @@ func New(d Deps) *httpx.Service {
 			"statutory rates) and the files employers upload to the tax authority (МПИН, ПДД-ГИ, е-ППД). " +
 			"Money is always a string of denars.",
 		Auth: d.Auth, Companies: d.Companies, Idempotency: d.Idempotency, Ready: d.Ready, DocsURL: d.DocsURL, Log: d.Log,
-		RateLimit: d.RateLimit, HeavyConcurrency: d.HeavyConcurrency,
+		RateLimit: d.RateLimit, HeavyConcurrency: d.HeavyConcurrency, ServiceURLs: d.ServiceURLs,
 		Servers: []*huma.Server{{URL: "http://127.0.0.1:8080", Description: "A local denar serve (DENAR_PAYROLL_ADDR's default)."}},
 		Tags: []*huma.Tag{
 			{Name: "Calculations", Description: "Gross to net and net to gross for one employee, a batch, or a conversion."},

@@ -3,6 +3,7 @@ package ujp
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,6 +21,9 @@ type CodebookCache struct {
 	interval time.Duration
 	log      *slog.Logger
 
+	// ref is the embedded snapshot, written from UJP's published lists.
+	ref *ujpdoc.Codebooks
+
 	mu      sync.RWMutex
 	cur     *ujpdoc.Codebooks
 	fetched bool
@@ -34,7 +38,7 @@ func NewCodebookCache(gw Gateway, caller Identity, interval time.Duration, log *
 	if log == nil {
 		log = slog.Default()
 	}
-	return &CodebookCache{gw: gw, caller: caller, interval: interval, log: log, cur: ujpdoc.Snapshot()}
+	return &CodebookCache{gw: gw, caller: caller, interval: interval, log: log, cur: ujpdoc.Snapshot(), ref: ujpdoc.Snapshot()}
 }
 
 // Get returns the current code lists. The value is shared: do not modify it.
@@ -70,6 +74,8 @@ func (c *CodebookCache) Refresh(ctx context.Context) error {
 	}
 	if len(merged.TaxIndicators) == 0 {
 		merged.TaxIndicators = prev.TaxIndicators
+	} else {
+		merged.TaxIndicators = withReferenceGroups(merged.TaxIndicators, c.ref.TaxIndicators)
 	}
 	for _, p := range []struct{ dst, old *[]ujpdoc.Code }{
 		{&merged.RefDocumentTypes, &prev.RefDocumentTypes}, {&merged.PaymentTypes, &prev.PaymentTypes},
@@ -105,4 +111,29 @@ func (c *CodebookCache) Run(ctx context.Context) {
 		case <-time.After(wait):
 		}
 	}
+}
+
+// withReferenceGroups adds to each live indicator the tax groups the
+// published list of tax indicators gives it (tax-indicators.txt: DDV-14-4,
+// DDV-14-5 and DDV-uvoz are used at several rates) when UJP's live lists
+// named fewer: UJP's list entries carry one taxGroupCode each
+// (api-specification.txt:712), so a single-entry list would otherwise make
+// a lawful rate a local refusal. UJP still judges the document it is sent.
+func withReferenceGroups(live, ref []ujpdoc.TaxIndicator) []ujpdoc.TaxIndicator {
+	out := make([]ujpdoc.TaxIndicator, len(live))
+	for i, t := range live {
+		t.TaxGroupCodes = slices.Clone(t.TaxGroupCodes)
+		for _, r := range ref {
+			if r.Code != t.Code {
+				continue
+			}
+			for _, g := range r.TaxGroupCodes {
+				if !slices.Contains(t.TaxGroupCodes, g) {
+					t.TaxGroupCodes = append(t.TaxGroupCodes, g)
+				}
+			}
+		}
+		out[i] = t
+	}
+	return out
 }

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -20,6 +18,7 @@ import (
 	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/internal/ujp"
 	"github.com/denar-mk/denar/internal/ujpsim"
+	"github.com/denar-mk/denar/internal/ujpturns"
 )
 
 // The two sandbox signers are expensive to make (RSA keys), so every test
@@ -48,6 +47,10 @@ func signers(t *testing.T) {
 		t.Fatal("signers not made")
 	}
 }
+
+// simWindow is the simulators' rate window in these tests: UJP's one call
+// per second per user, shortened, never off.
+const simWindow = 20 * time.Millisecond
 
 // simToken is the simulators' control token in these tests.
 const simToken = "client-test-token"
@@ -83,30 +86,44 @@ type env struct {
 func newEnv(t *testing.T, cfg ujp.Config) *env {
 	t.Helper()
 	signers(t)
-	sim, err := ujpsim.New(storetest.SQLite(t), ujpsim.Options{ControlToken: simToken})
+	db := storetest.SQLite(t)
+	sim, err := ujpsim.New(db, ujpsim.Options{ControlToken: simToken, Window: simWindow})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(sim.Handler())
 	t.Cleanup(srv.Close)
-	cfg.BaseURL, cfg.SandboxToken = srv.URL, simToken
+	// Every client of the test takes its turns from one store, as the
+	// service's processes do: the simulator holds each user to one call
+	// per window, always.
+	turns := ujpturns.New(db, ujpturns.Config{Interval: simWindow})
+	cfg.BaseURL = srv.URL
+	if cfg.Turns == nil {
+		cfg.Turns = turns
+	}
 	c, err := ujp.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	patient, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, SandboxToken: simToken})
+	patient, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, Turns: turns, TurnWait: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &env{sim: sim, srv: srv, client: c, patient: patient}
+	// Out of band, as UJP's portal does: the client never registers.
+	must(t, sim.AddUser(context.Background(), operator.EUJPID))
 	for _, s := range []*ujpsim.SandboxSigner{sellerKey, buyerKey} {
-		serial, err := patient.RegisterCertificate(context.Background(), signerID(s), s.Cert.Raw)
+		serial, err := sim.RegisterCertificate(context.Background(), s.EUJPID, s.EDB, s.Cert.Raw)
 		if err != nil || serial != signerID(s).SerialNumber {
 			t.Fatalf("register certificate: %q, %v", serial, err)
 		}
+		must(t, sim.Grant(context.Background(), s.EUJPID, s.EDB, ujpsim.PrivilegePDF, ujpsim.PrivilegePayload, ujpsim.PrivilegeASiC))
 	}
 	return e
 }
+
+// operator is the service's own identity for server time and code lists.
+var operator = ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}
 
 func ts() string { return ujpdoc.FormatTimestamp(time.Now()) }
 
@@ -119,9 +136,9 @@ func invoice(t *testing.T, docID string) *ujpdoc.Document {
 	d := &ujpdoc.Document{
 		Header: ujpdoc.Header{DocType: "100", DocTypeName: "Фактура", DocDate: time.Now().In(ujpdoc.Skopje).Format(time.DateOnly),
 			DocTurnoverDate: time.Now().In(ujpdoc.Skopje).Format(time.DateOnly), DocNumber: "F-" + docID, DocID: docID},
-		Seller: ujpdoc.Seller{SellerCCode: "MK", SellerCName: "Северна Македонија", SellerTin: ujpsim.TaxSeller, SellerName: "Тест Продавач ДООЕЛ Скопје",
+		Seller: ujpdoc.Seller{SellerCCode: "MK", SellerCName: "Северна Македонија", SellerTin: ujpsim.TaxSeller, SellerVatNumber: sp("МК" + ujpsim.TaxSeller), SellerName: "Тест Продавач ДООЕЛ Скопје",
 			SellerAddress: ujpdoc.Address{StreetAddress: "бул. Партизански одреди", StreetNumber: "1", PostalCode: "1000", City: "Скопје"}},
-		Buyer: ujpdoc.Buyer{BuyerCCode: "MK", BuyerCName: "Северна Македонија", BuyerTin: ujpsim.TaxBuyer, BuyerName: "Тест Купувач ДОО Скопје",
+		Buyer: ujpdoc.Buyer{BuyerCCode: "MK", BuyerCName: "Северна Македонија", BuyerTin: ujpsim.TaxBuyer, BuyerVatNumber: sp("МК" + ujpsim.TaxBuyer), BuyerName: "Тест Купувач ДОО Скопје",
 			BuyerAddress: ujpdoc.Address{StreetAddress: "ул. Македонија", StreetNumber: "2", PostalCode: "1000", City: "Скопје"}},
 		DocPayment: ujpdoc.Payment{DocPaymentTypeCode: "P12", DocPaymentTypeDesc: "Плаќање преку банка", DocCurrency: "MKD", DocCurrencyCode: "MKD"},
 		DocItems: []ujpdoc.Item{{DocItemLineNo: 1, DocItemDesc: "Консултантски услуги", DocItemQty: ujpdoc.A("3"),
@@ -207,7 +224,7 @@ func TestServerTimeAndCodebooks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, ujp.Config{})
 	ctx := context.Background()
-	st, err := e.client.ServerTime(ctx)
+	st, err := e.client.ServerTime(ctx, operator)
 	if err != nil || time.Since(st).Abs() > 5*time.Second {
 		t.Fatalf("ServerTime = %v, %v", st, err)
 	}
@@ -347,11 +364,11 @@ func TestRejectAndAutoAccept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A rejection needs a reason from the list; a Latin O-7 finds UJP's
-	// Cyrillic О-7.
+	// A rejection needs a reason from the list, spelt as UJP lists it (О-7
+	// with a Cyrillic О; the gateway sends that spelling, einvoice/inbox.go).
 	bad := ujp.AcceptRejectRequest{RequestTimestamp: ts(), EUID: a.EUID, RejectReasonCode: sp("O-9")}
 	wantRejected(t, e.client.AcceptReject(ctx, signerID(buyerKey), sign(t, buyerKey, bad)), "E1002")
-	rej := ujp.AcceptRejectRequest{RequestTimestamp: ts(), EUID: a.EUID, RejectReasonCode: sp("O-7"), Comment: sp("Погрешна цена")}
+	rej := ujp.AcceptRejectRequest{RequestTimestamp: ts(), EUID: a.EUID, RejectReasonCode: sp("\u041e-7"), Comment: sp("Погрешна цена")}
 	if err := e.client.AcceptReject(ctx, signerID(buyerKey), sign(t, buyerKey, rej)); err != nil {
 		t.Fatal(err)
 	}
@@ -438,8 +455,17 @@ func TestSendRejections(t *testing.T) {
 		d := invoice(t, "cb-1")
 		d.DocItems[0].DocItemTaxIndicator = "DDV-18"
 		_, err := e.send(t, sellerKey, d)
-		r := wantRejected(t, err, "E1009")
-		if r.Items[0].Codebook != ujpdoc.CBTaxIndicators {
+		// UJP answers one code (here the totals it cannot work out); the
+		// list names every problem, the indicator with its codebook.
+		var r *ujp.RejectedError
+		if !errors.As(err, &r) {
+			t.Fatalf("want a rejection, got %v", err)
+		}
+		found := false
+		for _, it := range r.Items {
+			found = found || (it.ErrorCode == "E1009" && it.Codebook == ujpdoc.CBTaxIndicators && it.Property == "docItems[0].docItemTaxIndicator")
+		}
+		if !found {
 			t.Fatalf("items: %+v", r.Items)
 		}
 	})
@@ -456,8 +482,10 @@ func TestSendRejections(t *testing.T) {
 		wantRejected(t, err, "E10002")
 	})
 	t.Run("X-EDB is not the seller", func(t *testing.T) {
+		// E4020 "Request header mismatch" (error-codes.txt:125); E4023 is
+		// an X-EDB that is not a tax number at all.
 		_, err := e.send(t, buyerKey, invoice(t, "edb-1"))
-		wantRejected(t, err, "E4023")
+		wantRejected(t, err, "E4020")
 	})
 	t.Run("forced terminal rejection, once", func(t *testing.T) {
 		must(t, e.sim.RejectNextSends(context.Background(), 1, "E5007", ""))
@@ -507,41 +535,73 @@ func TestUnavailable(t *testing.T) {
 
 	// A server that is gone entirely.
 	dead, _ := ujp.NewClient(ujp.Config{BaseURL: "http://127.0.0.1:1", Timeout: 200 * time.Millisecond})
-	_, err = dead.ServerTime(ctx)
+	_, err = dead.ServerTime(ctx, operator)
 	wantUnavailable(t, err)
 }
 
 func TestRateLimit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, ujp.Config{})
-	// The simulator's rate limit is always on.
 	ctx := context.Background()
 	caller := ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}
-	if _, err := e.client.Company(ctx, caller, ujpsim.TaxSeller); err != nil {
-		t.Fatal(err)
-	}
-	_, err := e.client.Company(ctx, caller, ujpsim.TaxBuyer)
+	// A client without turns, and UJP answering the user's next two calls
+	// E4007 whatever their timing.
+	bare, err := ujp.NewClient(ujp.Config{BaseURL: e.srv.URL})
+	must(t, err)
+	must(t, e.sim.BurstRateLimit(ctx, caller.EUJPID, 2))
+	_, err = bare.Company(ctx, caller, ujpsim.TaxBuyer)
 	var rl *ujp.RateLimitedError
 	if !errors.As(err, &rl) || rl.RetryAfter != time.Second || !ujp.Retryable(err) || errors.Is(err, ujp.ErrUnavailable) {
-		t.Fatalf("second request within a second: %v", err)
+		t.Fatalf("a call over the user's limit: %v", err)
 	}
-	// Another user has a bucket of its own.
-	if _, err := e.client.Company(ctx, ujp.Identity{EUJPID: "OTHER", EDB: ujpsim.TaxBuyer}, ujpsim.TaxBuyer); err != nil {
+	// Another user has a budget of its own.
+	other := ujp.Identity{EUJPID: "OTHER", EDB: ujpsim.TaxBuyer}
+	must(t, e.sim.AddUser(ctx, other.EUJPID))
+	if _, err := bare.Company(ctx, other, ujpsim.TaxBuyer); err != nil {
 		t.Fatal(err)
 	}
-	// The bucket refills after the second it named; a refused request
-	// takes no token, so asking until it answers is safe.
-	refill := time.Now().Add(rl.RetryAfter)
+	// A refused request uses up nothing but its own turn: asking until it
+	// answers is safe.
+	deadline := time.Now().Add(10 * time.Second)
 	for {
-		_, err := e.client.Company(ctx, caller, ujpsim.TaxBuyer)
+		_, err := bare.Company(ctx, caller, ujpsim.TaxBuyer)
 		if err == nil {
 			break
 		}
-		if !errors.As(err, &rl) || time.Now().After(refill.Add(5*time.Second)) {
-			t.Fatalf("after Retry-After: %v", err)
+		if !errors.As(err, &rl) || time.Now().After(deadline) {
+			t.Fatalf("after the burst: %v", err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(simWindow)
 	}
+}
+
+// TestTurnsKeepEveryCallWithinTheLimit: with turns, every kind of call of
+// one user, made at once from many goroutines, gets no E4007 from a
+// simulator that allows one call per window.
+func TestTurnsKeepEveryCallWithinTheLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, ujp.Config{TurnWait: 30 * time.Second})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := 0; i < 12; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			switch i % 3 {
+			case 0:
+				_, err = e.client.ServerTime(ctx, signerID(sellerKey))
+			case 1:
+				_, err = e.client.Company(ctx, signerID(sellerKey), ujpsim.TaxBuyer)
+			default:
+				_, err = e.send(t, sellerKey, invoice(t, "turn-"+strconv.Itoa(i)))
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func storno(t *testing.T, orig *ujpdoc.Document, euid, docID string) *ujpdoc.Document {
@@ -574,6 +634,16 @@ func TestStornoAndCorrection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// UJP's stricter reading (statuses.txt: 07 "со претходна потврда од
+	// страна на Примачот"): the original stays 01 until the buyer accepts
+	// the storno, and a second storno meanwhile is refused.
+	if doc, _ := e.sim.Document(context.Background(), a.EUID); doc.Status != ujp.StatusSent {
+		t.Fatalf("original before the buyer confirmed the storno: %s", doc.Status)
+	}
+	_, err = e.send(t, sellerKey, storno(t, orig, a.EUID, "st-1b"))
+	wantRejected(t, err, "E1022")
+	must(t, e.client.AcceptReject(context.Background(), signerID(buyerKey),
+		sign(t, buyerKey, ujp.AcceptRejectRequest{RequestTimestamp: ts(), EUID: st.EUID, IsAccepted: true})))
 	doc, _ := e.sim.Document(context.Background(), a.EUID)
 	last := doc.History[len(doc.History)-1]
 	if doc.Status != ujp.StatusVoided || last.VoidReasonCode == nil || *last.VoidReasonCode != "S-2" || *last.VoidComment != "Договорот е поништен" {
@@ -638,7 +708,8 @@ func TestSignedBodyCarriesTheSignedTimestamp(t *testing.T) {
 // exactly one document per docId, the others E1023.
 func TestConcurrentSends(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, ujp.Config{})
+	// 60 sends of one user, one per window: the last waits for the others.
+	e := newEnv(t, ujp.Config{TurnWait: 60 * time.Second})
 	const n = 20
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -688,7 +759,7 @@ func TestAdvancedClockKeepsTheReplayWindow(t *testing.T) {
 	if _, err := e.send(t, sellerKey, invoice(t, "clock-1")); err != nil {
 		t.Fatal(err)
 	}
-	st, err := e.client.ServerTime(context.Background())
+	st, err := e.client.ServerTime(context.Background(), operator)
 	if err != nil || time.Since(st).Abs() > 5*time.Second {
 		t.Fatalf("server time after advancing: %v, %v", st, err)
 	}
@@ -742,33 +813,12 @@ func (g *watchedGateway) Codebooks(ctx context.Context, caller ujp.Identity) (*u
 // fetching eleven lists; it waits Retry-After and asks again.
 func TestCodebooksWaitOutRateLimit(t *testing.T) {
 	t.Parallel()
-	signers(t)
-	sim, err := ujpsim.New(storetest.SQLite(t), ujpsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := sim.Handler()
-	var once sync.Once
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limited := false
-		if strings.HasSuffix(r.URL.Path, "/currency") {
-			once.Do(func() { limited = true })
-		}
-		if limited {
-			w.Header().Set("Retry-After", "1")
-			w.WriteHeader(http.StatusTooManyRequests)
-			io.WriteString(w, `{"success":false,"errorStatus":{"errorCode":"E4007","errorMessage":"Rate limit exceeded"}}`)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	c, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, CodeListPause: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEnv(t, ujp.Config{})
+	// UJP answers the operator's next call E4007 (Retry-After: 1),
+	// whatever its timing.
+	must(t, e.sim.BurstRateLimit(context.Background(), operator.EUJPID, 1))
 	start := time.Now()
-	cb, err := c.Codebooks(context.Background(), ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller})
+	cb, err := e.client.Codebooks(context.Background(), operator)
 	if err != nil || len(cb.Currencies) != 13 {
 		t.Fatalf("Codebooks = %v", err)
 	}
@@ -777,7 +827,7 @@ func TestCodebooksWaitOutRateLimit(t *testing.T) {
 	}
 }
 
-// signerID is the identity of a sandbox signer's calls.
+// signerID is the identity a sandbox signer's calls carry.
 func signerID(s *ujpsim.SandboxSigner) ujp.Identity {
 	return ujp.Identity{EUJPID: s.EUJPID, EDB: s.EDB, SerialNumber: s.Serial()}
 }

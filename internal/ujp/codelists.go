@@ -3,6 +3,7 @@ package ujp
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 )
@@ -28,73 +29,89 @@ type CodeListItem struct {
 	CategoryName         string   `json:"categoryName,omitempty"`
 	Note                 *string  `json:"note,omitempty"`
 	VatImpact            string   `json:"vatImpact,omitempty"`
-	TaxGroupCode         string   `json:"taxGroupCode,omitempty"`
-	// TaxGroupCodes is the simulator's addition: every group an indicator
-	// may be used with, where UJP's list names one.
-	TaxGroupCodes []string `json:"taxGroupCodes,omitempty"`
-	IsActive      *bool    `json:"isActive,omitempty"`
-	ValidDateFrom *string  `json:"validDateFrom,omitempty"`
-	ValidDateTo   *string  `json:"validDateTo,omitempty"`
+	// TaxGroupCode is the one tax group an entry of the tax-indicator
+	// lists names (api-specification.txt:712); an indicator used with
+	// several groups comes as several entries, or as one.
+	TaxGroupCode  string  `json:"taxGroupCode,omitempty"`
+	IsActive      *bool   `json:"isActive,omitempty"`
+	ValidDateFrom *string `json:"validDateFrom,omitempty"`
+	ValidDateTo   *string `json:"validDateTo,omitempty"`
+	// An entry of doc-type-x-tax-indicator (api-specification.txt:455-477):
+	// the indicator, and the pair's own codes and activity.
+	TaxIndicator     *CodeListItem `json:"taxIndicator,omitempty"`
+	DocTypeCode      string        `json:"docTypeCode,omitempty"`
+	TaxIndicatorCode string        `json:"taxIndicatorCode,omitempty"`
+	Active           *bool         `json:"active,omitempty"`
 }
 
-func ptr[T any](v T) *T { return &v }
+// indicatorUnion gathers the tax indicators of /tax-indicators and of
+// every /doc-type-x-tax-indicator/{docType}, in first-seen order, with the
+// union of the tax groups named for each.
+type indicatorUnion struct {
+	order []string
+	by    map[string]*ujpdoc.TaxIndicator
+}
 
-// EncodeCodeList renders one list of cb in the shape UJP serves under key
-// (a value of CodeListPaths).
-func EncodeCodeList(cb *ujpdoc.Codebooks, key string) ([]CodeListItem, error) {
-	var out []CodeListItem
-	simple := func(list []ujpdoc.Code, f func(c ujpdoc.Code) CodeListItem) {
-		for _, c := range list {
-			it := f(c)
-			it.IsActive = ptr(true)
-			out = append(out, it)
-		}
+func newIndicatorUnion() *indicatorUnion {
+	return &indicatorUnion{by: map[string]*ujpdoc.TaxIndicator{}}
+}
+
+func (u *indicatorUnion) add(it CodeListItem) {
+	if it.Code == "" || (it.IsActive != nil && !*it.IsActive) {
+		return
 	}
-	switch key {
-	case "documentTypesList":
-		for _, d := range cb.DocumentTypes {
-			out = append(out, CodeListItem{Code: d.Code, Name: d.Name, Type: ptr(1), NeedSignature: ptr(true), HasItems: ptr(d.HasItems),
-				HasReference: ptr(d.HasReference), IsReferenceMandatory: ptr(d.IsReferenceMandatory), IsActive: ptr(true)})
+	t, ok := u.by[it.Code]
+	if !ok {
+		note := ""
+		if it.Note != nil {
+			note = *it.Note
 		}
-	case "refDocumentTypes":
-		simple(cb.RefDocumentTypes, func(c ujpdoc.Code) CodeListItem {
-			return CodeListItem{Code: c.Code, Name: c.Name, Description: c.Description}
-		})
-	case "paymentTypeList":
-		simple(cb.PaymentTypes, func(c ujpdoc.Code) CodeListItem { return CodeListItem{Code: c.Code, Description: c.Name} })
-	case "currencyList":
-		simple(cb.Currencies, func(c ujpdoc.Code) CodeListItem {
-			return CodeListItem{Code: c.Code, Name: c.Name, Description: c.Description}
-		})
-	case "countryList":
-		simple(cb.Countries, func(c ujpdoc.Code) CodeListItem { return CodeListItem{Code: c.Code, Name: c.Name, Tin: c.Code + "001"} })
-	case "voidReasonList":
-		simple(cb.VoidReasons, func(c ujpdoc.Code) CodeListItem { return CodeListItem{Code: c.Code, VoidReason: c.Name} })
-	case "correctionReasonList":
-		simple(cb.CorrectionReasons, func(c ujpdoc.Code) CodeListItem { return CodeListItem{Code: c.Code, CorrectionReason: c.Name} })
-	case "rejectReasonList":
-		simple(cb.RejectReasons, func(c ujpdoc.Code) CodeListItem { return CodeListItem{Code: c.Code, RejectReason: c.Name} })
-	case "statusList":
-		simple(cb.DocumentStatuses, func(c ujpdoc.Code) CodeListItem {
-			return CodeListItem{Code: c.Code, Name: c.Name, Description: c.Description}
-		})
-	case "taxGroupList":
-		for _, g := range cb.TaxGroups {
-			out = append(out, CodeListItem{Code: g.Code, Name: g.Name, Percent: ptr(float64(g.Percent)), IsActive: ptr(true)})
-		}
-	case "taxIndicators":
-		for _, t := range cb.TaxIndicators {
-			it := CodeListItem{Code: t.Code, CategoryCode: t.Code, CategoryName: t.CategoryName, Note: ptr(t.Note), VatImpact: string(t.VatImpact),
-				TaxGroupCodes: t.TaxGroupCodes, IsActive: ptr(true)}
-			if len(t.TaxGroupCodes) > 0 {
-				it.TaxGroupCode = t.TaxGroupCodes[0]
-			}
-			out = append(out, it)
-		}
-	default:
-		return nil, fmt.Errorf("unknown code list %q", key)
+		t = &ujpdoc.TaxIndicator{Code: it.Code, CategoryName: it.CategoryName, Note: note, VatImpact: ujpdoc.VatImpact(it.VatImpact)}
+		u.by[it.Code] = t
+		u.order = append(u.order, it.Code)
 	}
-	return out, nil
+	if g := it.TaxGroupCode; g != "" && !slices.Contains(t.TaxGroupCodes, g) {
+		t.TaxGroupCodes = append(t.TaxGroupCodes, g)
+	}
+}
+
+// addList reads /tax-indicators.
+func (u *indicatorUnion) addList(raw json.RawMessage) error {
+	var items []CodeListItem
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return fmt.Errorf("code list %s: %w", keyTaxIndicators, err)
+	}
+	for _, it := range items {
+		u.add(it)
+	}
+	return nil
+}
+
+// addDocTypeList reads one /doc-type-x-tax-indicator/{docType}.
+func (u *indicatorUnion) addDocTypeList(raw json.RawMessage) error {
+	var items []CodeListItem
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return fmt.Errorf("code list %s: %w", keyDocTypeTaxIndicators, err)
+	}
+	for _, it := range items {
+		if it.TaxIndicator == nil || (it.Active != nil && !*it.Active) {
+			continue
+		}
+		ti := *it.TaxIndicator
+		if ti.Code == "" {
+			ti.Code = it.TaxIndicatorCode
+		}
+		u.add(ti)
+	}
+	return nil
+}
+
+func (u *indicatorUnion) indicators() []ujpdoc.TaxIndicator {
+	out := make([]ujpdoc.TaxIndicator, 0, len(u.order))
+	for _, c := range u.order {
+		out = append(out, *u.by[c])
+	}
+	return out
 }
 
 // decodeCodeList adds one list, as UJP served it under key, to cb. Inactive
@@ -150,17 +167,6 @@ func decodeCodeList(cb *ujpdoc.Codebooks, key string, raw json.RawMessage) error
 				p = int(*it.Percent)
 			}
 			cb.TaxGroups = append(cb.TaxGroups, ujpdoc.TaxGroup{Code: it.Code, Name: it.Name, Percent: p})
-		case "taxIndicators":
-			groups := it.TaxGroupCodes
-			if len(groups) == 0 && it.TaxGroupCode != "" {
-				groups = []string{it.TaxGroupCode}
-			}
-			note := ""
-			if it.Note != nil {
-				note = *it.Note
-			}
-			cb.TaxIndicators = append(cb.TaxIndicators, ujpdoc.TaxIndicator{Code: it.Code, CategoryName: it.CategoryName, Note: note,
-				VatImpact: ujpdoc.VatImpact(it.VatImpact), TaxGroupCodes: groups})
 		default:
 			return fmt.Errorf("unknown code list %q", key)
 		}

@@ -12,13 +12,23 @@
 // DateRangeRequest, …) live here so that the service and the simulator agree
 // on them.
 //
-// Errors fall into three kinds the caller must treat differently:
+// Errors are judged by UJP's code first (error-codes.txt), whatever the
+// HTTP status, and only when the body is not UJP's by the status. They fall
+// into four kinds the caller must treat differently:
 //   - *UnavailableError (errors.Is(err, ErrUnavailable)): no answer, a
-//     timeout or a 5xx. Nothing is known; retry later with the same docId.
+//     timeout, one of UJP's "try again" codes, or a 5xx whose body is not
+//     UJP's. Whether a send landed is unknown: read UJP's records before
+//     sending the same docId again.
 //   - *RateLimitedError (E4007): UJP allows one request per second per
 //     user; retry after RetryAfter.
+//   - *BusyError: the user had no turn free soon (Turns); nothing was sent.
 //   - *RejectedError: UJP answered and refused. Terminal for this payload;
-//     Code is UJP's own error code, never renamed.
+//     Code is UJP's own error code, never renamed. AccessProblem picks out
+//     the refusals of the caller's access (user, privilege, certificate),
+//     which are configuration, not a fault of the payload.
+//
+// Every call waits for a turn of its UJP user (Config.Turns) before it is
+// sent, at the priority of what it is (sends first, code lists last).
 package ujp
 
 import (
@@ -28,10 +38,11 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 )
 
-// Identity is who makes a call: the signer's EUJP-ID (X-EUJP-ID), the tax
+// Identity is who makes a call: the user's EUJP-ID (X-EUJP-ID), the tax
 // number of the company making the supply (X-EDB), and, on signed calls, the
-// serial number of the certificate that signed (X-SERIAL-NUMBER, as the
-// certificate's serial in decimal).
+// serial number of the certificate that signed, in decimal (the client
+// writes X-SERIAL-NUMBER in its configured format). UJP wants X-EUJP-ID and
+// X-EDB on every service (api-specification.txt:106-110).
 type Identity struct {
 	EUJPID       string
 	EDB          string
@@ -43,7 +54,7 @@ type Identity struct {
 // implement it in memory.
 type Gateway interface {
 	// ServerTime is UJP's clock, to source requestTimestamp when ours drifts.
-	ServerTime(ctx context.Context) (time.Time, error)
+	ServerTime(ctx context.Context, caller Identity) (time.Time, error)
 	// Company looks a tax number up in UJP's registry (GET
 	// /api/v1/companies/{tax}). An unknown number is a *RejectedError with
 	// IsNotFound true.
@@ -62,8 +73,16 @@ type Gateway interface {
 	// (payload ChangesRequest); UJP has no push, so the service polls it.
 	SalesChanges(ctx context.Context, caller Identity, jws string) ([]StatusChange, error)
 	// SalesIDs lists EUIDs of documents issued in a date range (payload
-	// DateRangeRequest), to reconcile after a lost response.
+	// DateRangeRequest).
 	SalesIDs(ctx context.Context, caller Identity, jws string) ([]string, error)
+	// SalesInvoicesStatus lists the documents issued in a date range, each
+	// with its status, number, date and amounts (payload DateRangeRequest,
+	// at most a month: E4014); what a send whose answer was lost is looked
+	// for in.
+	SalesInvoicesStatus(ctx context.Context, caller Identity, jws string) ([]DocStatus, error)
+	// SalesPayloads is the document JSON of issued documents (payload
+	// EUIDsRequest); it needs the RD privilege.
+	SalesPayloads(ctx context.Context, caller Identity, jws string) ([]Payload, error)
 	// SalesPDF is UJP's rendering of an issued document (payload EUIDRequest).
 	SalesPDF(ctx context.Context, caller Identity, jws string) ([]byte, error)
 
@@ -88,11 +107,11 @@ type Gateway interface {
 	// only from status 01, else E1016.
 	AcceptReject(ctx context.Context, caller Identity, jws string) error
 
-	// RegisterCertificate registers a signing certificate (DER) for the
-	// caller's EUJP-ID and EDB and returns its serial for X-SERIAL-NUMBER.
-	// Sandbox only: on the real UJP this is done in its portal, and the
-	// call is refused there (a *RejectedError).
-	RegisterCertificate(ctx context.Context, caller Identity, certDER []byte) (serial string, err error)
+	// Turn takes the caller's next turn now, at priority pri, and returns
+	// a context whose next call as caller uses it instead of waiting for
+	// another: for work that must know it has its turn before it commits
+	// to the call. No turn soon is a *BusyError.
+	Turn(ctx context.Context, caller Identity, pri Priority) (context.Context, error)
 }
 
 // Company is a registry entry.
@@ -239,8 +258,9 @@ type SignedBody struct {
 	JWS              string `json:"jws"`
 }
 
-// ErrorStatus is UJP's error object. ErrorList is the simulator's addition
-// (UJP's own /send error body is unpublished) carrying every problem found.
+// ErrorStatus is UJP's error object. ErrorList is read when present (UJP's
+// own /send error body is unpublished; the reference says a failed
+// validation names every problem, api-specification.txt:54).
 type ErrorStatus struct {
 	ErrorCode        string            `json:"errorCode"`
 	ErrorMessage     string            `json:"errorMessage"`
@@ -269,6 +289,8 @@ const (
 	PathSalesChanges          = APIPrefix + "/documents/sales-invoice/changes"
 	PathSalesPDF              = APIPrefix + "/documents/sales-invoice/pdf"
 	PathSalesIDs              = APIPrefix + "/documents/sales-invoice/ids"
+	PathSalesInvoicesStatus   = APIPrefix + "/documents/sales-invoice/invoices-status"
+	PathSalesPayloadList      = APIPrefix + "/documents/sales-invoice/payload/list"
 	PathPurchaseIDs           = APIPrefix + "/documents/purchase-invoice/ids"
 	PathPurchaseCurrentStatus = APIPrefix + "/documents/purchase-invoice/current-status"
 	PathPurchasePayload       = APIPrefix + "/documents/purchase-invoice/payload"
@@ -276,10 +298,15 @@ const (
 	PathPurchaseChanges       = APIPrefix + "/documents/purchase-invoice/changes"
 	PathPurchasePDF           = APIPrefix + "/documents/purchase-invoice/pdf"
 	PathAcceptReject          = APIPrefix + "/documents/purchase-invoice/accept-reject"
+	// PathDocTypeTaxIndicators + a document-type code: the tax indicators
+	// of that document type (api-specification.txt:445).
+	PathDocTypeTaxIndicators = APIPrefix + "/doc-type-x-tax-indicator/"
+)
 
-	// PathSandboxCertificates is the simulator's stand-in for UJP's
-	// certificate-registration portal.
-	PathSandboxCertificates = "/_sim/certificates"
+// Keys of the lists in code-list answers that are read specially.
+const (
+	keyTaxIndicators        = "taxIndicators"
+	keyDocTypeTaxIndicators = "docTypeXTaxIndicatorList"
 )
 
 // Code-list paths and the key of the list in each response.
@@ -293,12 +320,12 @@ var codeListPaths = []struct{ path, key string }{
 	{APIPrefix + "/correction-reason", "correctionReasonList"},
 	{APIPrefix + "/reject-reason", "rejectReasonList"},
 	{APIPrefix + "/tax-groups", "taxGroupList"},
-	{APIPrefix + "/tax-indicators", "taxIndicators"},
+	{APIPrefix + "/tax-indicators", keyTaxIndicators},
 	{APIPrefix + "/document-statuses", "statusList"},
 }
 
-// CodeListPaths returns the code-list endpoints and the response key of each
-// list, for the simulator to serve the same shapes.
+// CodeListPaths returns the code-list endpoints the client reads (besides
+// PathDocTypeTaxIndicators) and the response key of each list.
 func CodeListPaths() map[string]string {
 	m := make(map[string]string, len(codeListPaths))
 	for _, p := range codeListPaths {

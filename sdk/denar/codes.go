@@ -6,7 +6,7 @@ package denar
 // inbox document's problems, an archive export's failure or an OAuth error
 // (docs/errors.md).
 const (
-	// unauthenticated (problem, 401): Missing, malformed or expired credentials (API key, access token or agent credentials).
+	// unauthenticated (problem, 401): Missing, malformed or expired credentials (API key, access token or agent credentials). A credential of the other service (a payroll key sent to the e-invoicing service, or the reverse) is answered so, with the detail naming the service it belongs to and where that service listens.
 	CodeUnauthenticated = "unauthenticated"
 	// key_revoked (problem, 401): The API key, the OAuth client of the access token, or the signing agent was revoked (denar admin key|client|agent revoke, POST /v1/agents/{id}/revoke).
 	CodeKeyRevoked = "key_revoked"
@@ -18,7 +18,7 @@ const (
 	CodeEnvironmentMismatch = "environment_mismatch"
 	// production_not_enabled (problem, 403): A production key of an account without an active production plan.
 	CodeProductionNotEnabled = "production_not_enabled"
-	// company_required (problem, 400): The credential reaches several companies and the request names none in X-Company-Id.
+	// company_required (problem, 400): The credential reaches several companies and the request names none in X-Company-Id; the detail lists their ids when there are at most five, else says where to find them (GET /v1/companies).
 	CodeCompanyRequired = "company_required"
 	// idempotency_key_required (problem, 400): A POST without Idempotency-Key (every e-invoicing POST but /v1/oauth/token).
 	CodeIdempotencyKeyRequired = "idempotency_key_required"
@@ -30,7 +30,7 @@ const (
 	CodeIdempotencyConflict = "idempotency_conflict"
 	// idempotency_in_progress (problem, 409): A request with this Idempotency-Key is still running; retry after a moment.
 	CodeIdempotencyInProgress = "idempotency_in_progress"
-	// validation_failed (problem, 422): Field errors: malformed JSON, unknown fields, a member given twice in one object (names compared regardless of case), NUL, another control character than tab, line feed and carriage return, U+FFFE/U+FFFF, or invalid UTF-8 (an unpaired surrogate escape included) in a string, values of the wrong JSON type or beyond what the field holds (a number too large for an integer), schema and business rules; each in errors[] with the path of the request field (and codebook when the rule is UJP's).
+	// validation_failed (problem, 422): Field errors: malformed JSON, unknown fields, a member given twice in one object (names compared regardless of case), NUL, another control character than tab, line feed and carriage return, U+FFFE/U+FFFF, or invalid UTF-8 (an unpaired surrogate escape included) in a string, values of the wrong JSON type or beyond what the field holds (a number too large for an integer), schema and business rules; each in errors[] with the path of the request field (and codebook when the rule is UJP's). Malformed JSON is one error at the root (path "") with the byte offset where reading failed ("malformed JSON at byte 25: …", "malformed JSON: the body is empty"), on every operation of both services.
 	CodeValidationFailed = "validation_failed"
 	// rate_limited (problem, 429): Over the credential's rate (shared by all processes on PostgreSQL), or, on the unauthenticated routes, over the client address's rate; Retry-After says when to retry.
 	CodeRateLimited = "rate_limited"
@@ -114,10 +114,16 @@ const (
 	CodeWebhookEndpointLimit = "webhook_endpoint_limit"
 	// webhooks_unavailable (problem, 503): The service has no DENAR_WEBHOOK_SECRET_KEY to seal endpoint secrets with (denar serve always has one).
 	CodeWebhooksUnavailable = "webhooks_unavailable"
-	// signature_refused (einvoice.problems): The signer refused (reason: user_declined, policy or payload_invalid fail the e-invoice; token_missing or pin_locked keep it waiting and ask again after the refusal backoff). Carries reason, message and signingRequestId.
+	// signature_refused (einvoice.problems): The signer refused (reason: user_declined, policy or payload_invalid fail the e-invoice; token_missing, pin_locked or unattended keep it waiting and ask again after the refusal backoff). Carries reason, message and signingRequestId.
 	CodeSignatureRefused = "signature_refused"
-	// hold_window_exceeded (einvoice.problems): UJP stayed unreachable for longer than the hold window (DENAR_EINVOICE_HOLD_WINDOW); the document failed undelivered.
+	// hold_window_exceeded (einvoice.problems): UJP stayed unreachable for longer than the hold window (DENAR_EINVOICE_HOLD_WINDOW) and never received the document; the document failed undelivered. A document UJP may hold (a send without an answer) is never failed by the window: it is looked up in UJP's records.
 	CodeHoldWindowExceeded = "hold_window_exceeded"
+	// ujp_unexpected_answer (einvoice.problems): UJP (or something in front of it) refused the document with a 4xx whose body is not UJP's error shape (a proxy's page, a framework's default error JSON); message holds the HTTP status and the body, truncated. A 5xx of that shape holds the document instead.
+	CodeUjpUnexpectedAnswer = "ujp_unexpected_answer"
+	// ujp_access_missing (company.problems): UJP refused the company's signer: the user is unknown (E1010), the certificate is not registered (E1012), the user may not sign for the company (E1013), or an identity header's value (E4021, E4022, E4023). Documents wait in queued and are sent again; cleared by the next call UJP accepts.
+	CodeUjpAccessMissing = "ujp_access_missing"
+	// ujp_privilege_missing (company.problems): UJP refused a call for a portal privilege the signer's user lacks for the company (E1011); privilege names it: DP for UJP's PDFs, RD for document JSON (incoming documents; finding a send whose answer was lost), DA for archives. No document fails for it; cleared by the next call of that privilege UJP accepts.
+	CodeUjpPrivilegeMissing = "ujp_privilege_missing"
 	// decision_refused (inbox_document.problems): The signer refused the decision's signing request (any reason); nothing reached UJP and the decision is pending again. Carries reason and signingRequestId.
 	CodeDecisionRefused = "decision_refused"
 	// decision_expired (inbox_document.problems): The decision's signing request expired unsigned (it is not replaced); nothing reached UJP and the decision is pending again.

@@ -41,11 +41,30 @@ type Request struct {
 	SigningInput    string            `json:"signingInput"`
 	ExpiresAt       time.Time         `json:"expiresAt"`
 	Links           map[string]string `json:"links"`
+	// Summary is what a person is shown before signing; nil from a server
+	// that does not send it.
+	Summary *Summary `json:"summary"`
+}
+
+// Summary is what a signer is shown before signing (the payload is UJP's
+// JSON, which no person reads): the company, what the signature does, and
+// for a document its number, buyer (or, for a decision on an incoming
+// invoice, seller) and gross total. Fields that do not apply are nil.
+type Summary struct {
+	CompanyName    string  `json:"companyName"`
+	Purpose        string  `json:"purpose"`
+	DocumentNumber *string `json:"documentNumber"`
+	BuyerName      *string `json:"buyerName"`
+	SellerName     *string `json:"sellerName"`
+	GrossTotal     *string `json:"grossTotal"`
+	Currency       *string `json:"currency"`
 }
 
 // Decision is what a Policy says about a request: sign it, or refuse with
 // one of the API's reasons (user_declined, policy, token_missing,
-// pin_locked, payload_invalid).
+// pin_locked, payload_invalid, unattended). token_missing, pin_locked and
+// unattended (nobody was there to ask) keep an e-invoice waiting and ask
+// again later; the others fail it.
 type Decision struct {
 	Sign    bool
 	Reason  string
@@ -131,12 +150,25 @@ func NewPairingCode(ctx context.Context, client *http.Client, server, apiKey str
 	return out.Code, err
 }
 
-// RegisterCertificate links cert to companyID for this agent.
+// RegisterCertificate links cert to companyID for this agent, without an
+// EUJP id: only a sandbox company whose UJP is the service's simulator
+// accepts that (the service makes one up). Use RegisterCertificateAs
+// everywhere UJP itself is called.
 func RegisterCertificate(ctx context.Context, client *http.Client, c Credentials, cert *x509.Certificate, companyID string) error {
+	return RegisterCertificateAs(ctx, client, c, cert, companyID, "")
+}
+
+// RegisterCertificateAs links cert to companyID for this agent, as the UJP
+// user eujpID: the EUJP id of the certificate holder's e-UJP registration,
+// which UJP identifies the signer by (X-EUJP-ID).
+func RegisterCertificateAs(ctx context.Context, client *http.Client, c Credentials, cert *x509.Certificate, companyID, eujpID string) error {
 	sum := sha256.Sum256(cert.Raw)
-	key := "certificate:" + companyID + ":" + hex.EncodeToString(sum[:16])
-	return call(ctx, client, http.MethodPost, c.Server+"/v1/agents/"+c.AgentID+"/certificates", c.authz(), key,
-		map[string]string{"certificateDer": base64.StdEncoding.EncodeToString(cert.Raw), "companyId": companyID}, nil)
+	key := "certificate:" + companyID + ":" + eujpID + ":" + hex.EncodeToString(sum[:16])
+	body := map[string]string{"certificateDer": base64.StdEncoding.EncodeToString(cert.Raw), "companyId": companyID}
+	if eujpID != "" {
+		body["eujpId"] = eujpID
+	}
+	return call(ctx, client, http.MethodPost, c.Server+"/v1/agents/"+c.AgentID+"/certificates", c.authz(), key, body, nil)
 }
 
 func (c Credentials) authz() string { return "Agent " + c.AgentID + "." + c.Secret }

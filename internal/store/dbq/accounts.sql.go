@@ -78,7 +78,7 @@ func (q *Queries) CreateAccount(ctx context.Context, arg CreateAccountParams) (A
 const createCompanyRecord = `-- name: CreateCompanyRecord :one
 INSERT INTO companies (id, account_id, name, tax_number, payroll_employer, created_at)
 VALUES ($1, $2, $3, $4, TRUE, $5)
-RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer
+RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer, ujp_problems
 `
 
 type CreateCompanyRecordParams struct {
@@ -115,6 +115,7 @@ func (q *Queries) CreateCompanyRecord(ctx context.Context, arg CreateCompanyReco
 		&i.RepresentativeName,
 		&i.RepresentativeEmail,
 		&i.PayrollEmployer,
+		&i.UjpProblems,
 	)
 	return i, err
 }
@@ -188,7 +189,7 @@ func (q *Queries) ListAccounts(ctx context.Context) ([]Account, error) {
 }
 
 const listCompanies = `-- name: ListCompanies :many
-SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer FROM companies
+SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer, ujp_problems FROM companies
 WHERE account_id = $1 AND ($2 = '' OR id < $2)
 ORDER BY id DESC LIMIT CAST($3 AS BIGINT)
 `
@@ -225,6 +226,7 @@ func (q *Queries) ListCompanies(ctx context.Context, arg ListCompaniesParams) ([
 			&i.RepresentativeName,
 			&i.RepresentativeEmail,
 			&i.PayrollEmployer,
+			&i.UjpProblems,
 		); err != nil {
 			return nil, err
 		}

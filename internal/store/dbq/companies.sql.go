@@ -17,7 +17,7 @@ INSERT INTO companies (id, account_id, name, tax_number, vat_number, external_re
 VALUES ($1, $2, $3, $4, $5,
         $6, $7, $8, $9,
         $10, $11, $12, $13)
-RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer
+RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer, ujp_problems
 `
 
 type CreateCompanyParams struct {
@@ -69,6 +69,7 @@ func (q *Queries) CreateCompany(ctx context.Context, arg CreateCompanyParams) (C
 		&i.RepresentativeName,
 		&i.RepresentativeEmail,
 		&i.PayrollEmployer,
+		&i.UjpProblems,
 	)
 	return i, err
 }
@@ -98,7 +99,7 @@ func (q *Queries) CreateMandate(ctx context.Context, arg CreateMandateParams) er
 }
 
 const getAccountCompany = `-- name: GetAccountCompany :one
-SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer FROM companies WHERE id = $1 AND account_id = $2
+SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer, ujp_problems FROM companies WHERE id = $1 AND account_id = $2
 `
 
 type GetAccountCompanyParams struct {
@@ -125,12 +126,13 @@ func (q *Queries) GetAccountCompany(ctx context.Context, arg GetAccountCompanyPa
 		&i.RepresentativeName,
 		&i.RepresentativeEmail,
 		&i.PayrollEmployer,
+		&i.UjpProblems,
 	)
 	return i, err
 }
 
 const getCompany = `-- name: GetCompany :one
-SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer FROM companies WHERE id = $1
+SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer, ujp_problems FROM companies WHERE id = $1
 `
 
 // Unscoped: for jobs and the signing path, which start from rows already
@@ -154,12 +156,13 @@ func (q *Queries) GetCompany(ctx context.Context, id string) (Company, error) {
 		&i.RepresentativeName,
 		&i.RepresentativeEmail,
 		&i.PayrollEmployer,
+		&i.UjpProblems,
 	)
 	return i, err
 }
 
 const getCompanyByTaxNumber = `-- name: GetCompanyByTaxNumber :one
-SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer FROM companies
+SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer, ujp_problems FROM companies
 WHERE account_id = $1 AND environment = $2 AND tax_number = $3
 ORDER BY payroll_employer, id LIMIT 1
 `
@@ -189,6 +192,7 @@ func (q *Queries) GetCompanyByTaxNumber(ctx context.Context, arg GetCompanyByTax
 		&i.RepresentativeName,
 		&i.RepresentativeEmail,
 		&i.PayrollEmployer,
+		&i.UjpProblems,
 	)
 	return i, err
 }
@@ -212,7 +216,7 @@ func (q *Queries) GetMandate(ctx context.Context, tokenHash string) (Mandate, er
 }
 
 const listAccountCompanies = `-- name: ListAccountCompanies :many
-SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer FROM companies
+SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer, ujp_problems FROM companies
 WHERE account_id = $1 AND environment = $2
   AND ($3 = '' OR id < $3)
 ORDER BY id DESC LIMIT CAST($4 AS BIGINT)
@@ -256,6 +260,7 @@ func (q *Queries) ListAccountCompanies(ctx context.Context, arg ListAccountCompa
 			&i.RepresentativeName,
 			&i.RepresentativeEmail,
 			&i.PayrollEmployer,
+			&i.UjpProblems,
 		); err != nil {
 			return nil, err
 		}
@@ -306,7 +311,7 @@ func (q *Queries) ListAccountCompanyIDs(ctx context.Context, arg ListAccountComp
 
 const setCompanyAnnualAccount = `-- name: SetCompanyAnnualAccount :one
 UPDATE companies SET annual_account_filed_for = $1
-WHERE id = $2 AND account_id = $3 RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer
+WHERE id = $2 AND account_id = $3 RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer, ujp_problems
 `
 
 type SetCompanyAnnualAccountParams struct {
@@ -334,6 +339,7 @@ func (q *Queries) SetCompanyAnnualAccount(ctx context.Context, arg SetCompanyAnn
 		&i.RepresentativeName,
 		&i.RepresentativeEmail,
 		&i.PayrollEmployer,
+		&i.UjpProblems,
 	)
 	return i, err
 }
@@ -354,7 +360,7 @@ func (q *Queries) SetCompanyStatus(ctx context.Context, arg SetCompanyStatusPara
 
 const updateCompanySettings = `-- name: UpdateCompanySettings :one
 UPDATE companies SET external_ref = $1, signing_mode = $2
-WHERE id = $3 AND account_id = $4 RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer
+WHERE id = $3 AND account_id = $4 RETURNING id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer, ujp_problems
 `
 
 type UpdateCompanySettingsParams struct {
@@ -388,6 +394,7 @@ func (q *Queries) UpdateCompanySettings(ctx context.Context, arg UpdateCompanySe
 		&i.RepresentativeName,
 		&i.RepresentativeEmail,
 		&i.PayrollEmployer,
+		&i.UjpProblems,
 	)
 	return i, err
 }

@@ -49,7 +49,7 @@ VALUES ($1, $2, $3, $4, $5,
         $11, $12, $13, $14, $15,
         $16, $17, $18, $19,
         $20, $21, $22)
-RETURNING id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id
+RETURNING id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since
 `
 
 type CreateEInvoiceParams struct {
@@ -134,6 +134,7 @@ func (q *Queries) CreateEInvoice(ctx context.Context, arg CreateEInvoiceParams) 
 		&i.DeliveredAt,
 		&i.SettledAt,
 		&i.SigningRequestID,
+		&i.SendUnknownSince,
 	)
 	return i, err
 }
@@ -170,7 +171,7 @@ func (q *Queries) CreateEvent(ctx context.Context, arg CreateEventParams) error 
 }
 
 const getAccountEInvoice = `-- name: GetAccountEInvoice :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices WHERE id = $1 AND account_id = $2
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices WHERE id = $1 AND account_id = $2
 `
 
 type GetAccountEInvoiceParams struct {
@@ -212,12 +213,13 @@ func (q *Queries) GetAccountEInvoice(ctx context.Context, arg GetAccountEInvoice
 		&i.DeliveredAt,
 		&i.SettledAt,
 		&i.SigningRequestID,
+		&i.SendUnknownSince,
 	)
 	return i, err
 }
 
 const getEInvoice = `-- name: GetEInvoice :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices WHERE id = $1 AND account_id = $2 AND company_id = $3
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices WHERE id = $1 AND account_id = $2 AND company_id = $3
 `
 
 type GetEInvoiceParams struct {
@@ -258,12 +260,13 @@ func (q *Queries) GetEInvoice(ctx context.Context, arg GetEInvoiceParams) (Einvo
 		&i.DeliveredAt,
 		&i.SettledAt,
 		&i.SigningRequestID,
+		&i.SendUnknownSince,
 	)
 	return i, err
 }
 
 const getEInvoiceByClientReference = `-- name: GetEInvoiceByClientReference :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices WHERE company_id = $1 AND client_reference = $2
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices WHERE company_id = $1 AND client_reference = $2
 `
 
 type GetEInvoiceByClientReferenceParams struct {
@@ -303,12 +306,13 @@ func (q *Queries) GetEInvoiceByClientReference(ctx context.Context, arg GetEInvo
 		&i.DeliveredAt,
 		&i.SettledAt,
 		&i.SigningRequestID,
+		&i.SendUnknownSince,
 	)
 	return i, err
 }
 
 const getEInvoiceByID = `-- name: GetEInvoiceByID :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices WHERE id = $1
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices WHERE id = $1
 `
 
 func (q *Queries) GetEInvoiceByID(ctx context.Context, id string) (Einvoice, error) {
@@ -343,6 +347,7 @@ func (q *Queries) GetEInvoiceByID(ctx context.Context, id string) (Einvoice, err
 		&i.DeliveredAt,
 		&i.SettledAt,
 		&i.SigningRequestID,
+		&i.SendUnknownSince,
 	)
 	return i, err
 }
@@ -416,26 +421,26 @@ func (q *Queries) InsertEInvoice(ctx context.Context, arg InsertEInvoiceParams) 
 const issueEInvoiceRows = `-- name: IssueEInvoiceRows :many
 WITH sr AS (
   INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
-                                link_type, link_id, expires_at, created_at, updated_at)
+                                link_type, link_id, expires_at, created_at, updated_at, summary)
   VALUES ($3, $1, $4, $5, $6,
           'pending', $7, $8, $9, $10,
-          $11, $12, $12)
+          $11, $12, $12, $13)
 ), inv AS (
   INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
                          document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
                          client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
-  VALUES ($10, $1, $4, $2, $13,
-          $14, $15, $16, $17, $18,
-          $19, $20, $21, $22, $23,
-          $24, $25, $26, $27,
+  VALUES ($10, $1, $4, $2, $14,
+          $15, $16, $17, $18, $19,
+          $20, $21, $22, $23, $24,
+          $25, $26, $27, $28,
           $3, $12, $12)
 ), hist AS (
   INSERT INTO einvoice_status_history (id, einvoice_id, from_status, to_status, cause, ujp_code, at)
-  VALUES ($28, $10, NULL, $14, $29, NULL, $12)
+  VALUES ($29, $10, NULL, $15, $30, NULL, $12)
 ), ev AS (
   INSERT INTO events (id, account_id, company_id, environment, type, object_id, payload, created_at)
-  VALUES ($30, $1, $4, $2, $31,
-          $10, $32, $12)
+  VALUES ($31, $1, $4, $2, $32,
+          $10, $33, $12)
 )
 SELECT we.id, we.event_types, we.company_ids, we.enabled FROM webhook_endpoints we
 WHERE we.account_id = $1 AND we.environment = $2
@@ -455,6 +460,7 @@ type IssueEInvoiceRowsParams struct {
 	ID                string
 	SrExpiresAt       time.Time
 	CreatedAt         time.Time
+	SrSummary         string
 	Kind              string
 	Status            string
 	DocumentType      string
@@ -506,6 +512,7 @@ func (q *Queries) IssueEInvoiceRows(ctx context.Context, arg IssueEInvoiceRowsPa
 		arg.ID,
 		arg.SrExpiresAt,
 		arg.CreatedAt,
+		arg.SrSummary,
 		arg.Kind,
 		arg.Status,
 		arg.DocumentType,
@@ -589,7 +596,7 @@ func (q *Queries) ListEInvoiceStatus(ctx context.Context, einvoiceID string) ([]
 }
 
 const listEInvoices = `-- name: ListEInvoices :many
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices
 WHERE account_id = $1 AND company_id = $2
   AND (CAST($3 AS TEXT) = '' OR id < $3)
   AND (CAST($4 AS TEXT) IS NULL OR status = $4)
@@ -673,6 +680,7 @@ func (q *Queries) ListEInvoices(ctx context.Context, arg ListEInvoicesParams) ([
 			&i.DeliveredAt,
 			&i.SettledAt,
 			&i.SigningRequestID,
+			&i.SendUnknownSince,
 		); err != nil {
 			return nil, err
 		}
@@ -688,7 +696,7 @@ func (q *Queries) ListEInvoices(ctx context.Context, arg ListEInvoicesParams) ([
 }
 
 const listEInvoicesWithoutRequest = `-- name: ListEInvoicesWithoutRequest :many
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices
 WHERE company_id = $1 AND status = 'awaiting_signature' AND signing_request_id IS NULL
 ORDER BY id LIMIT 500
 `
@@ -734,6 +742,7 @@ func (q *Queries) ListEInvoicesWithoutRequest(ctx context.Context, companyID str
 			&i.DeliveredAt,
 			&i.SettledAt,
 			&i.SigningRequestID,
+			&i.SendUnknownSince,
 		); err != nil {
 			return nil, err
 		}

@@ -107,6 +107,7 @@ type Company struct {
 	RepresentativeName    string
 	RepresentativeEmail   string
 	PayrollEmployer       bool
+	UjpProblems           string
 }
 
 type Einvoice struct {
@@ -138,6 +139,7 @@ type Einvoice struct {
 	DeliveredAt      sql.NullTime
 	SettledAt        sql.NullTime
 	SigningRequestID sql.NullString
+	SendUnknownSince sql.NullTime
 }
 
 type EinvoicePdf struct {
@@ -332,17 +334,16 @@ type SigningAgent struct {
 }
 
 type SigningCertificate struct {
-	ID              string
-	AgentID         string
-	CompanyID       string
-	Der             string
-	Serial          string
-	Subject         string
-	NotBefore       time.Time
-	NotAfter        time.Time
-	CreatedAt       time.Time
-	EujpID          string
-	UjpRegisteredAt sql.NullTime
+	ID        string
+	AgentID   string
+	CompanyID string
+	Der       string
+	Serial    string
+	Subject   string
+	NotBefore time.Time
+	NotAfter  time.Time
+	CreatedAt time.Time
+	EujpID    string
 }
 
 type SigningRequest struct {
@@ -364,6 +365,7 @@ type SigningRequest struct {
 	ExpiresAt       time.Time
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
+	Summary         string
 }
 
 type UjpChangeCursor struct {
@@ -385,6 +387,14 @@ type UjpSlot struct {
 	Key    string
 	Holder string
 	Until  time.Time
+}
+
+type UjpWaiter struct {
+	Key      string
+	Waiter   string
+	Priority int32
+	Since    time.Time
+	SeenAt   time.Time
 }
 
 type UjpsimCertificate struct {

@@ -11,34 +11,6 @@ import (
 	"time"
 )
 
-const acquireUJPSlot = `-- name: AcquireUJPSlot :one
-INSERT INTO ujp_slots (key, holder, until) VALUES ($1, $2, $3)
-ON CONFLICT (key) DO UPDATE SET holder = excluded.holder, until = excluded.until
-WHERE ujp_slots.until <= $4
-RETURNING key
-`
-
-type AcquireUJPSlotParams struct {
-	Key    string
-	Holder string
-	Until  time.Time
-	Now    time.Time
-}
-
-// Takes the signer's slot when it is free (until passed); no row when
-// another call holds it or the signer's pause since its last call runs.
-func (q *Queries) AcquireUJPSlot(ctx context.Context, arg AcquireUJPSlotParams) (string, error) {
-	row := q.db.QueryRowContext(ctx, acquireUJPSlot,
-		arg.Key,
-		arg.Holder,
-		arg.Until,
-		arg.Now,
-	)
-	var key string
-	err := row.Scan(&key)
-	return key, err
-}
-
 const companiesAwaitingUJP = `-- name: CompaniesAwaitingUJP :many
 SELECT DISTINCT company_id FROM einvoices WHERE status IN ('delivered', 'registered', 'draft_at_ujp')
 `
@@ -80,6 +52,51 @@ func (q *Queries) CompanyAwaitingUJP(ctx context.Context, companyID string) (int
 	return count, err
 }
 
+const deferUJPSlot = `-- name: DeferUJPSlot :exec
+UPDATE ujp_slots SET until = $1 WHERE key = $2 AND until < $1
+`
+
+type DeferUJPSlotParams struct {
+	At  time.Time
+	Key string
+}
+
+// Pushes the user's next turn to at (UJP's Retry-After), never earlier.
+func (q *Queries) DeferUJPSlot(ctx context.Context, arg DeferUJPSlotParams) error {
+	_, err := q.db.ExecContext(ctx, deferUJPSlot, arg.At, arg.Key)
+	return err
+}
+
+const deleteUJPWaiter = `-- name: DeleteUJPWaiter :exec
+DELETE FROM ujp_waiters WHERE key = $1 AND waiter = $2
+`
+
+type DeleteUJPWaiterParams struct {
+	Key    string
+	Waiter string
+}
+
+func (q *Queries) DeleteUJPWaiter(ctx context.Context, arg DeleteUJPWaiterParams) error {
+	_, err := q.db.ExecContext(ctx, deleteUJPWaiter, arg.Key, arg.Waiter)
+	return err
+}
+
+const ensureUJPSlot = `-- name: EnsureUJPSlot :exec
+INSERT INTO ujp_slots (key, holder, until) VALUES ($1, '', $2)
+ON CONFLICT (key) DO NOTHING
+`
+
+type EnsureUJPSlotParams struct {
+	Key   string
+	Until time.Time
+}
+
+// The user's slot, free since long ago, unless it exists.
+func (q *Queries) EnsureUJPSlot(ctx context.Context, arg EnsureUJPSlotParams) error {
+	_, err := q.db.ExecContext(ctx, ensureUJPSlot, arg.Key, arg.Until)
+	return err
+}
+
 const getChangeCursor = `-- name: GetChangeCursor :one
 SELECT company_id, environment, polled_through, updated_at FROM ujp_change_cursors WHERE company_id = $1 AND environment = $2
 `
@@ -101,8 +118,19 @@ func (q *Queries) GetChangeCursor(ctx context.Context, arg GetChangeCursorParams
 	return i, err
 }
 
+const getCompanyUJPProblems = `-- name: GetCompanyUJPProblems :one
+SELECT ujp_problems FROM companies WHERE id = $1
+`
+
+func (q *Queries) GetCompanyUJPProblems(ctx context.Context, id string) (string, error) {
+	row := q.db.QueryRowContext(ctx, getCompanyUJPProblems, id)
+	var ujp_problems string
+	err := row.Scan(&ujp_problems)
+	return ujp_problems, err
+}
+
 const getEInvoiceByEUID = `-- name: GetEInvoiceByEUID :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id FROM einvoices WHERE company_id = $1 AND euid = $2
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices WHERE company_id = $1 AND euid = $2
 `
 
 type GetEInvoiceByEUIDParams struct {
@@ -142,6 +170,7 @@ func (q *Queries) GetEInvoiceByEUID(ctx context.Context, arg GetEInvoiceByEUIDPa
 		&i.DeliveredAt,
 		&i.SettledAt,
 		&i.SigningRequestID,
+		&i.SendUnknownSince,
 	)
 	return i, err
 }
@@ -168,8 +197,47 @@ func (q *Queries) GetUJPSlot(ctx context.Context, key string) (UjpSlot, error) {
 	return i, err
 }
 
+const getUJPWaiter = `-- name: GetUJPWaiter :one
+SELECT key, waiter, priority, since, seen_at FROM ujp_waiters WHERE key = $1 AND waiter = $2
+`
+
+type GetUJPWaiterParams struct {
+	Key    string
+	Waiter string
+}
+
+func (q *Queries) GetUJPWaiter(ctx context.Context, arg GetUJPWaiterParams) (UjpWaiter, error) {
+	row := q.db.QueryRowContext(ctx, getUJPWaiter, arg.Key, arg.Waiter)
+	var i UjpWaiter
+	err := row.Scan(
+		&i.Key,
+		&i.Waiter,
+		&i.Priority,
+		&i.Since,
+		&i.SeenAt,
+	)
+	return i, err
+}
+
+const holdUJPSlot = `-- name: HoldUJPSlot :exec
+UPDATE ujp_slots SET until = $1, holder = $2 WHERE key = $3
+`
+
+type HoldUJPSlotParams struct {
+	Until  time.Time
+	Holder string
+	Key    string
+}
+
+// A turn taken ahead of its call holds the next one back until its call
+// starts (StartUJPSlot), or until lapses.
+func (q *Queries) HoldUJPSlot(ctx context.Context, arg HoldUJPSlotParams) error {
+	_, err := q.db.ExecContext(ctx, holdUJPSlot, arg.Until, arg.Holder, arg.Key)
+	return err
+}
+
 const latestSignedRequestForLink = `-- name: LatestSignedRequestForLink :one
-SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests
+SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at, summary FROM signing_requests
 WHERE link_type = $1 AND link_id = $2 AND state = 'signed'
 ORDER BY id DESC LIMIT 1
 `
@@ -201,12 +269,13 @@ func (q *Queries) LatestSignedRequestForLink(ctx context.Context, arg LatestSign
 		&i.ExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Summary,
 	)
 	return i, err
 }
 
 const listExpiredSigningRequests = `-- name: ListExpiredSigningRequests :many
-SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests
+SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at, summary FROM signing_requests
 WHERE state IN ('pending', 'claimed') AND expires_at <= $1
 ORDER BY expires_at LIMIT 500
 `
@@ -240,6 +309,7 @@ func (q *Queries) ListExpiredSigningRequests(ctx context.Context, now time.Time)
 			&i.ExpiresAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Summary,
 		); err != nil {
 			return nil, err
 		}
@@ -254,8 +324,36 @@ func (q *Queries) ListExpiredSigningRequests(ctx context.Context, now time.Time)
 	return items, nil
 }
 
+const listQueuedEInvoiceIDs = `-- name: ListQueuedEInvoiceIDs :many
+SELECT id FROM einvoices WHERE company_id = $1 AND status = 'queued' ORDER BY id
+`
+
+// A company's documents waiting to be sent.
+func (q *Queries) ListQueuedEInvoiceIDs(ctx context.Context, companyID string) ([]string, error) {
+	rows, err := q.db.QueryContext(ctx, listQueuedEInvoiceIDs, companyID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const openSigningRequestForLink = `-- name: OpenSigningRequestForLink :one
-SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests
+SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at, summary FROM signing_requests
 WHERE link_type = $1 AND link_id = $2 AND state IN ('pending', 'claimed')
   AND expires_at > $3
 ORDER BY id DESC LIMIT 1
@@ -290,18 +388,24 @@ func (q *Queries) OpenSigningRequestForLink(ctx context.Context, arg OpenSigning
 		&i.ExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Summary,
 	)
 	return i, err
 }
 
 const pendingSupersede = `-- name: PendingSupersede :one
-SELECT id FROM einvoices
-WHERE original_id = $1 AND kind IN ('storno', 'correction')
-  AND status IN ('validating', 'awaiting_signature', 'queued', 'submitting', 'held')
-ORDER BY id LIMIT 1
+SELECT e.id FROM einvoices e
+JOIN einvoices o ON o.id = e.original_id
+WHERE e.original_id = $1 AND e.kind IN ('storno', 'correction')
+  AND e.status NOT IN ('invalid', 'failed', 'rejected')
+  AND o.status NOT IN ('cancelled_by_storno', 'corrected')
+ORDER BY e.id LIMIT 1
 `
 
-// A storno or correction of original_id still on its way to UJP.
+// A storno or correction of original_id on its way to UJP, or at UJP while
+// the original has not moved yet (UJP reports the original's 07 or 09, and
+// may do so only once the buyer confirms a storno); one that failed, was
+// found invalid, or was rejected by the buyer leaves the original as it is.
 func (q *Queries) PendingSupersede(ctx context.Context, originalID sql.NullString) (string, error) {
 	row := q.db.QueryRowContext(ctx, pendingSupersede, originalID)
 	var id string
@@ -312,7 +416,8 @@ func (q *Queries) PendingSupersede(ctx context.Context, originalID sql.NullStrin
 const purgeSignedReads = `-- name: PurgeSignedReads :execrows
 DELETE FROM signing_requests
 WHERE link_type IN ('ujp_changes', 'einvoice_pdf', 'ujp_purchase_ids', 'ujp_purchase_payloads', 'ujp_purchase_changes',
-                    'inbox_pdf', 'inbox_status') AND state IN ('signed', 'refused', 'expired')
+                    'inbox_pdf', 'inbox_status', 'ujp_sales_lookup', 'ujp_sales_lookup_payloads')
+  AND state IN ('signed', 'refused', 'expired')
   AND updated_at < $1
 `
 
@@ -325,6 +430,21 @@ func (q *Queries) PurgeSignedReads(ctx context.Context, before time.Time) (int64
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const purgeUJPWaiters = `-- name: PurgeUJPWaiters :exec
+DELETE FROM ujp_waiters WHERE key = $1 AND seen_at < $2
+`
+
+type PurgeUJPWaitersParams struct {
+	Key    string
+	Before time.Time
+}
+
+// Waiters gone for good (a process that died waiting, a job discarded).
+func (q *Queries) PurgeUJPWaiters(ctx context.Context, arg PurgeUJPWaitersParams) error {
+	_, err := q.db.ExecContext(ctx, purgeUJPWaiters, arg.Key, arg.Before)
+	return err
 }
 
 const putEInvoicePDF = `-- name: PutEInvoicePDF :exec
@@ -343,19 +463,30 @@ func (q *Queries) PutEInvoicePDF(ctx context.Context, arg PutEInvoicePDFParams) 
 	return err
 }
 
-const releaseUJPSlot = `-- name: ReleaseUJPSlot :exec
-UPDATE ujp_slots SET until = $1 WHERE key = $2 AND holder = $3
+const putUJPWaiter = `-- name: PutUJPWaiter :exec
+INSERT INTO ujp_waiters (key, waiter, priority, since, seen_at)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (key, waiter) DO UPDATE SET priority = excluded.priority, seen_at = excluded.seen_at
 `
 
-type ReleaseUJPSlotParams struct {
-	NextAt time.Time
-	Key    string
-	Holder string
+type PutUJPWaiterParams struct {
+	Key      string
+	Waiter   string
+	Priority int32
+	Since    time.Time
+	SeenAt   time.Time
 }
 
-// Ends a call: the slot stays closed until next_at (the signer's pause).
-func (q *Queries) ReleaseUJPSlot(ctx context.Context, arg ReleaseUJPSlotParams) error {
-	_, err := q.db.ExecContext(ctx, releaseUJPSlot, arg.NextAt, arg.Key, arg.Holder)
+// A waiter for a turn of key says it is still waiting (seen_at), keeping
+// the moment it started waiting (since) from its first ask.
+func (q *Queries) PutUJPWaiter(ctx context.Context, arg PutUJPWaiterParams) error {
+	_, err := q.db.ExecContext(ctx, putUJPWaiter,
+		arg.Key,
+		arg.Waiter,
+		arg.Priority,
+		arg.Since,
+		arg.SeenAt,
+	)
 	return err
 }
 
@@ -370,20 +501,6 @@ type SetCertificateEUJPIDParams struct {
 
 func (q *Queries) SetCertificateEUJPID(ctx context.Context, arg SetCertificateEUJPIDParams) error {
 	_, err := q.db.ExecContext(ctx, setCertificateEUJPID, arg.EujpID, arg.ID)
-	return err
-}
-
-const setCertificateUJPRegistered = `-- name: SetCertificateUJPRegistered :exec
-UPDATE signing_certificates SET ujp_registered_at = $1 WHERE id = $2
-`
-
-type SetCertificateUJPRegisteredParams struct {
-	At sql.NullTime
-	ID string
-}
-
-func (q *Queries) SetCertificateUJPRegistered(ctx context.Context, arg SetCertificateUJPRegisteredParams) error {
-	_, err := q.db.ExecContext(ctx, setCertificateUJPRegistered, arg.At, arg.ID)
 	return err
 }
 
@@ -408,6 +525,20 @@ func (q *Queries) SetChangeCursor(ctx context.Context, arg SetChangeCursorParams
 		arg.PolledThrough,
 		arg.UpdatedAt,
 	)
+	return err
+}
+
+const setCompanyUJPProblems = `-- name: SetCompanyUJPProblems :exec
+UPDATE companies SET ujp_problems = $1 WHERE id = $2
+`
+
+type SetCompanyUJPProblemsParams struct {
+	Problems string
+	ID       string
+}
+
+func (q *Queries) SetCompanyUJPProblems(ctx context.Context, arg SetCompanyUJPProblemsParams) error {
+	_, err := q.db.ExecContext(ctx, setCompanyUJPProblems, arg.Problems, arg.ID)
 	return err
 }
 
@@ -436,6 +567,22 @@ type SetEInvoiceHeldSinceParams struct {
 
 func (q *Queries) SetEInvoiceHeldSince(ctx context.Context, arg SetEInvoiceHeldSinceParams) error {
 	_, err := q.db.ExecContext(ctx, setEInvoiceHeldSince, arg.HeldSince, arg.ID)
+	return err
+}
+
+const setEInvoiceSendUnknown = `-- name: SetEInvoiceSendUnknown :exec
+UPDATE einvoices SET send_unknown_since = $1 WHERE id = $2
+`
+
+type SetEInvoiceSendUnknownParams struct {
+	Since sql.NullTime
+	ID    string
+}
+
+// A send got no answer (or UJP's E1023 without the EUID): UJP may hold the
+// document. NULL once UJP's records were read.
+func (q *Queries) SetEInvoiceSendUnknown(ctx context.Context, arg SetEInvoiceSendUnknownParams) error {
+	_, err := q.db.ExecContext(ctx, setEInvoiceSendUnknown, arg.Since, arg.ID)
 	return err
 }
 
@@ -471,4 +618,88 @@ func (q *Queries) StartEInvoiceSubmission(ctx context.Context, arg StartEInvoice
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const startUJPSlot = `-- name: StartUJPSlot :exec
+UPDATE ujp_slots SET until = $1, holder = '' WHERE key = $2
+`
+
+type StartUJPSlotParams struct {
+	NextAt time.Time
+	Key    string
+}
+
+// The call of a turn taken earlier starts now: the next turn is at next_at,
+// replacing the hold the taker put on the slot.
+func (q *Queries) StartUJPSlot(ctx context.Context, arg StartUJPSlotParams) error {
+	_, err := q.db.ExecContext(ctx, startUJPSlot, arg.NextAt, arg.Key)
+	return err
+}
+
+const takeUJPTurn = `-- name: TakeUJPTurn :execrows
+UPDATE ujp_slots SET until = $1, holder = $2
+WHERE ujp_slots.key = $3 AND ujp_slots.until <= $4
+  AND NOT EXISTS (
+    SELECT 1 FROM ujp_waiters w
+    WHERE w.key = $3 AND w.waiter <> $2 AND w.seen_at > $5
+      AND (w.priority > $6
+        OR (w.priority = $6 AND (w.since < $7 OR (w.since = $7 AND w.waiter < $2)))))
+`
+
+type TakeUJPTurnParams struct {
+	NextAt     time.Time
+	Waiter     string
+	Key        string
+	Now        time.Time
+	FreshAfter time.Time
+	Priority   int32
+	Since      time.Time
+}
+
+// Takes the user's turn when it is due and no waiter still waiting (seen
+// after fresh_after) goes first: a higher priority, or the same priority
+// waiting since earlier (then the smaller waiter name). The next turn is
+// then next_at.
+func (q *Queries) TakeUJPTurn(ctx context.Context, arg TakeUJPTurnParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, takeUJPTurn,
+		arg.NextAt,
+		arg.Waiter,
+		arg.Key,
+		arg.Now,
+		arg.FreshAfter,
+		arg.Priority,
+		arg.Since,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const uJPWaitersAhead = `-- name: UJPWaitersAhead :one
+SELECT COUNT(*) FROM ujp_waiters w
+WHERE w.key = $1 AND w.waiter <> $2 AND w.seen_at > $3
+  AND (w.priority > $4 OR (w.priority = $4 AND w.since < $5))
+`
+
+type UJPWaitersAheadParams struct {
+	Key        string
+	Waiter     string
+	FreshAfter time.Time
+	Priority   int32
+	Since      time.Time
+}
+
+// How many fresh waiters go before one of priority and since.
+func (q *Queries) UJPWaitersAhead(ctx context.Context, arg UJPWaitersAheadParams) (int64, error) {
+	row := q.db.QueryRowContext(ctx, uJPWaitersAhead,
+		arg.Key,
+		arg.Waiter,
+		arg.FreshAfter,
+		arg.Priority,
+		arg.Since,
+	)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }

@@ -12,7 +12,7 @@ import (
 )
 
 const agentCertificate = `-- name: AgentCertificate :one
-SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id, ujp_registered_at FROM signing_certificates
+SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id FROM signing_certificates
 WHERE agent_id = $1 AND company_id = $2
   AND not_before <= $3 AND not_after > $3
 ORDER BY created_at DESC, id DESC LIMIT 1
@@ -39,7 +39,6 @@ func (q *Queries) AgentCertificate(ctx context.Context, arg AgentCertificatePara
 		&i.NotAfter,
 		&i.CreatedAt,
 		&i.EujpID,
-		&i.UjpRegisteredAt,
 	)
 	return i, err
 }
@@ -194,7 +193,7 @@ const createSigningCertificate = `-- name: CreateSigningCertificate :one
 INSERT INTO signing_certificates (id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at)
 VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9)
-RETURNING id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id, ujp_registered_at
+RETURNING id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id
 `
 
 type CreateSigningCertificateParams struct {
@@ -233,18 +232,17 @@ func (q *Queries) CreateSigningCertificate(ctx context.Context, arg CreateSignin
 		&i.NotAfter,
 		&i.CreatedAt,
 		&i.EujpID,
-		&i.UjpRegisteredAt,
 	)
 	return i, err
 }
 
 const createSigningRequest = `-- name: CreateSigningRequest :one
 INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
-                              link_type, link_id, expires_at, created_at, updated_at)
+                              link_type, link_id, expires_at, created_at, updated_at, summary)
 VALUES ($1, $2, $3, $4, $5, 'pending',
         $6, $7, $8, $9,
-        $10, $11, $11)
-RETURNING id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at
+        $10, $11, $11, $12)
+RETURNING id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at, summary
 `
 
 type CreateSigningRequestParams struct {
@@ -259,6 +257,7 @@ type CreateSigningRequestParams struct {
 	LinkID          string
 	ExpiresAt       time.Time
 	CreatedAt       time.Time
+	Summary         string
 }
 
 func (q *Queries) CreateSigningRequest(ctx context.Context, arg CreateSigningRequestParams) (SigningRequest, error) {
@@ -274,6 +273,7 @@ func (q *Queries) CreateSigningRequest(ctx context.Context, arg CreateSigningReq
 		arg.LinkID,
 		arg.ExpiresAt,
 		arg.CreatedAt,
+		arg.Summary,
 	)
 	var i SigningRequest
 	err := row.Scan(
@@ -295,12 +295,13 @@ func (q *Queries) CreateSigningRequest(ctx context.Context, arg CreateSigningReq
 		&i.ExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Summary,
 	)
 	return i, err
 }
 
 const currentSigningCertificate = `-- name: CurrentSigningCertificate :one
-SELECT c.id, c.agent_id, c.company_id, c.der, c.serial, c.subject, c.not_before, c.not_after, c.created_at, c.eujp_id, c.ujp_registered_at FROM signing_certificates c JOIN signing_agents a ON a.id = c.agent_id
+SELECT c.id, c.agent_id, c.company_id, c.der, c.serial, c.subject, c.not_before, c.not_after, c.created_at, c.eujp_id FROM signing_certificates c JOIN signing_agents a ON a.id = c.agent_id
 WHERE c.company_id = $1 AND c.not_before <= $2 AND c.not_after > $2
   AND a.revoked_at IS NULL
 ORDER BY c.created_at DESC, c.id DESC LIMIT 1
@@ -327,7 +328,6 @@ func (q *Queries) CurrentSigningCertificate(ctx context.Context, arg CurrentSign
 		&i.NotAfter,
 		&i.CreatedAt,
 		&i.EujpID,
-		&i.UjpRegisteredAt,
 	)
 	return i, err
 }
@@ -367,7 +367,7 @@ func (q *Queries) FinishSigningRequest(ctx context.Context, arg FinishSigningReq
 }
 
 const getAccountCompanySigner = `-- name: GetAccountCompanySigner :one
-SELECT co.id, co.account_id, co.name, co.tax_number, co.created_at, co.vat_number, co.external_ref, co.status, co.signing_mode, co.environment, co.address, co.annual_account_filed_for, co.representative_name, co.representative_email, co.payroll_employer, c.id AS cert_id, c.der AS cert_der
+SELECT co.id, co.account_id, co.name, co.tax_number, co.created_at, co.vat_number, co.external_ref, co.status, co.signing_mode, co.environment, co.address, co.annual_account_filed_for, co.representative_name, co.representative_email, co.payroll_employer, co.ujp_problems, c.id AS cert_id, c.der AS cert_der
 FROM companies co
 LEFT JOIN signing_certificates c ON c.id = (
   SELECT c2.id FROM signing_certificates c2 JOIN signing_agents a ON a.id = c2.agent_id
@@ -411,6 +411,7 @@ func (q *Queries) GetAccountCompanySigner(ctx context.Context, arg GetAccountCom
 		&i.Company.RepresentativeName,
 		&i.Company.RepresentativeEmail,
 		&i.Company.PayrollEmployer,
+		&i.Company.UjpProblems,
 		&i.CertID,
 		&i.CertDer,
 	)
@@ -418,7 +419,7 @@ func (q *Queries) GetAccountCompanySigner(ctx context.Context, arg GetAccountCom
 }
 
 const getAccountSigningRequest = `-- name: GetAccountSigningRequest :one
-SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests WHERE id = $1 AND account_id = $2
+SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at, summary FROM signing_requests WHERE id = $1 AND account_id = $2
 `
 
 type GetAccountSigningRequestParams struct {
@@ -448,6 +449,7 @@ func (q *Queries) GetAccountSigningRequest(ctx context.Context, arg GetAccountSi
 		&i.ExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Summary,
 	)
 	return i, err
 }
@@ -474,7 +476,7 @@ func (q *Queries) GetSigningAgent(ctx context.Context, id string) (SigningAgent,
 }
 
 const getSigningCertificate = `-- name: GetSigningCertificate :one
-SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id, ujp_registered_at FROM signing_certificates WHERE id = $1
+SELECT id, agent_id, company_id, der, serial, subject, not_before, not_after, created_at, eujp_id FROM signing_certificates WHERE id = $1
 `
 
 func (q *Queries) GetSigningCertificate(ctx context.Context, id string) (SigningCertificate, error) {
@@ -491,13 +493,12 @@ func (q *Queries) GetSigningCertificate(ctx context.Context, id string) (Signing
 		&i.NotAfter,
 		&i.CreatedAt,
 		&i.EujpID,
-		&i.UjpRegisteredAt,
 	)
 	return i, err
 }
 
 const getSigningRequest = `-- name: GetSigningRequest :one
-SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at FROM signing_requests WHERE id = $1
+SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at, summary FROM signing_requests WHERE id = $1
 `
 
 func (q *Queries) GetSigningRequest(ctx context.Context, id string) (SigningRequest, error) {
@@ -522,16 +523,17 @@ func (q *Queries) GetSigningRequest(ctx context.Context, id string) (SigningRequ
 		&i.ExpiresAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Summary,
 	)
 	return i, err
 }
 
 const insertSigningRequest = `-- name: InsertSigningRequest :exec
 INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
-                              link_type, link_id, expires_at, created_at, updated_at)
+                              link_type, link_id, expires_at, created_at, updated_at, summary)
 VALUES ($1, $2, $3, $4, $5, 'pending',
         $6, $7, $8, $9,
-        $10, $11, $11)
+        $10, $11, $11, $12)
 `
 
 type InsertSigningRequestParams struct {
@@ -546,6 +548,7 @@ type InsertSigningRequestParams struct {
 	LinkID          string
 	ExpiresAt       time.Time
 	CreatedAt       time.Time
+	Summary         string
 }
 
 // CreateSigningRequest for a caller that holds every value of the row and
@@ -563,17 +566,18 @@ func (q *Queries) InsertSigningRequest(ctx context.Context, arg InsertSigningReq
 		arg.LinkID,
 		arg.ExpiresAt,
 		arg.CreatedAt,
+		arg.Summary,
 	)
 	return err
 }
 
 const listAgentPendingRequests = `-- name: ListAgentPendingRequests :many
-SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at FROM signing_requests r
+SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at, r.summary FROM signing_requests r
 WHERE r.state = 'pending' AND r.expires_at > $1
   AND r.company_id IN (SELECT c.company_id FROM signing_certificates c
                        WHERE c.agent_id = $2 AND c.not_before <= $1 AND c.not_after > $1)
 UNION ALL
-SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at FROM signing_requests r
+SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at, r.summary FROM signing_requests r
 WHERE r.state = 'claimed' AND r.claimed_by = $2 AND r.expires_at > $1
 ORDER BY id LIMIT 50
 `
@@ -614,6 +618,7 @@ func (q *Queries) ListAgentPendingRequests(ctx context.Context, arg ListAgentPen
 			&i.ExpiresAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Summary,
 		); err != nil {
 			return nil, err
 		}
@@ -667,7 +672,7 @@ func (q *Queries) ListSigningAgents(ctx context.Context) ([]SigningAgent, error)
 }
 
 const listSigningRequests = `-- name: ListSigningRequests :many
-SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at FROM signing_requests r JOIN companies c ON c.id = r.company_id
+SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at, r.summary FROM signing_requests r JOIN companies c ON c.id = r.company_id
 WHERE r.account_id = $1 AND c.environment = $2
   AND (CAST($3 AS TEXT) = '' OR r.state = CAST($3 AS TEXT))
   AND (CAST($4 AS TEXT) = '' OR r.company_id = CAST($4 AS TEXT))
@@ -719,6 +724,7 @@ func (q *Queries) ListSigningRequests(ctx context.Context, arg ListSigningReques
 			&i.ExpiresAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Summary,
 		); err != nil {
 			return nil, err
 		}

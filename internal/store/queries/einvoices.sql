@@ -34,10 +34,10 @@ VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(envir
 -- the query reads it).
 WITH sr AS (
   INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
-                                link_type, link_id, expires_at, created_at, updated_at)
+                                link_type, link_id, expires_at, created_at, updated_at, summary)
   VALUES (sqlc.arg(sr_id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(sr_certificate_id), sqlc.arg(sr_purpose),
           'pending', sqlc.arg(sr_protected_header), sqlc.arg(sr_payload), sqlc.arg(sr_link_type), sqlc.arg(id),
-          sqlc.arg(sr_expires_at), sqlc.arg(created_at), sqlc.arg(created_at))
+          sqlc.arg(sr_expires_at), sqlc.arg(created_at), sqlc.arg(created_at), sqlc.arg(sr_summary))
 ), inv AS (
   INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
                          document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,

@@ -1,14 +1,47 @@
--- name: AcquireUJPSlot :one
--- Takes the signer's slot when it is free (until passed); no row when
--- another call holds it or the signer's pause since its last call runs.
-INSERT INTO ujp_slots (key, holder, until) VALUES (sqlc.arg(key), sqlc.arg(holder), sqlc.arg(until))
-ON CONFLICT (key) DO UPDATE SET holder = excluded.holder, until = excluded.until
-WHERE ujp_slots.until <= sqlc.arg(now)
-RETURNING key;
+-- name: EnsureUJPSlot :exec
+-- The user's slot, free since long ago, unless it exists.
+INSERT INTO ujp_slots (key, holder, until) VALUES (sqlc.arg(key), '', sqlc.arg(until))
+ON CONFLICT (key) DO NOTHING;
 
--- name: ReleaseUJPSlot :exec
--- Ends a call: the slot stays closed until next_at (the signer's pause).
-UPDATE ujp_slots SET until = sqlc.arg(next_at) WHERE key = sqlc.arg(key) AND holder = sqlc.arg(holder);
+-- name: PutUJPWaiter :exec
+-- A waiter for a turn of key says it is still waiting (seen_at), keeping
+-- the moment it started waiting (since) from its first ask.
+INSERT INTO ujp_waiters (key, waiter, priority, since, seen_at)
+VALUES (sqlc.arg(key), sqlc.arg(waiter), sqlc.arg(priority), sqlc.arg(since), sqlc.arg(seen_at))
+ON CONFLICT (key, waiter) DO UPDATE SET priority = excluded.priority, seen_at = excluded.seen_at;
+
+-- name: GetUJPWaiter :one
+SELECT * FROM ujp_waiters WHERE key = sqlc.arg(key) AND waiter = sqlc.arg(waiter);
+
+-- name: TakeUJPTurn :execrows
+-- Takes the user's turn when it is due and no waiter still waiting (seen
+-- after fresh_after) goes first: a higher priority, or the same priority
+-- waiting since earlier (then the smaller waiter name). The next turn is
+-- then next_at.
+UPDATE ujp_slots SET until = sqlc.arg(next_at), holder = sqlc.arg(waiter)
+WHERE ujp_slots.key = sqlc.arg(key) AND ujp_slots.until <= sqlc.arg(now)
+  AND NOT EXISTS (
+    SELECT 1 FROM ujp_waiters w
+    WHERE w.key = sqlc.arg(key) AND w.waiter <> sqlc.arg(waiter) AND w.seen_at > sqlc.arg(fresh_after)
+      AND (w.priority > sqlc.arg(priority)
+        OR (w.priority = sqlc.arg(priority) AND (w.since < sqlc.arg(since) OR (w.since = sqlc.arg(since) AND w.waiter < sqlc.arg(waiter))))));
+
+-- name: DeleteUJPWaiter :exec
+DELETE FROM ujp_waiters WHERE key = sqlc.arg(key) AND waiter = sqlc.arg(waiter);
+
+-- name: PurgeUJPWaiters :exec
+-- Waiters gone for good (a process that died waiting, a job discarded).
+DELETE FROM ujp_waiters WHERE key = sqlc.arg(key) AND seen_at < sqlc.arg(before);
+
+-- name: UJPWaitersAhead :one
+-- How many fresh waiters go before one of priority and since.
+SELECT COUNT(*) FROM ujp_waiters w
+WHERE w.key = sqlc.arg(key) AND w.waiter <> sqlc.arg(waiter) AND w.seen_at > sqlc.arg(fresh_after)
+  AND (w.priority > sqlc.arg(priority) OR (w.priority = sqlc.arg(priority) AND w.since < sqlc.arg(since)));
+
+-- name: DeferUJPSlot :exec
+-- Pushes the user's next turn to at (UJP's Retry-After), never earlier.
+UPDATE ujp_slots SET until = sqlc.arg(at) WHERE key = sqlc.arg(key) AND until < sqlc.arg(at);
 
 -- name: GetUJPSlot :one
 SELECT * FROM ujp_slots WHERE key = sqlc.arg(key);
@@ -24,9 +57,6 @@ SELECT * FROM signing_requests
 WHERE link_type = sqlc.arg(link_type) AND link_id = sqlc.arg(link_id) AND state IN ('pending', 'claimed')
   AND expires_at > sqlc.arg(now)
 ORDER BY id DESC LIMIT 1;
-
--- name: SetCertificateUJPRegistered :exec
-UPDATE signing_certificates SET ujp_registered_at = sqlc.arg(at) WHERE id = sqlc.arg(id);
 
 -- name: SetCertificateEUJPID :exec
 UPDATE signing_certificates SET eujp_id = sqlc.arg(eujp_id) WHERE id = sqlc.arg(id);
@@ -70,11 +100,16 @@ ON CONFLICT (einvoice_id) DO UPDATE SET pdf = excluded.pdf, created_at = exclude
 SELECT * FROM einvoice_pdfs WHERE einvoice_id = sqlc.arg(einvoice_id);
 
 -- name: PendingSupersede :one
--- A storno or correction of original_id still on its way to UJP.
-SELECT id FROM einvoices
-WHERE original_id = sqlc.arg(original_id) AND kind IN ('storno', 'correction')
-  AND status IN ('validating', 'awaiting_signature', 'queued', 'submitting', 'held')
-ORDER BY id LIMIT 1;
+-- A storno or correction of original_id on its way to UJP, or at UJP while
+-- the original has not moved yet (UJP reports the original's 07 or 09, and
+-- may do so only once the buyer confirms a storno); one that failed, was
+-- found invalid, or was rejected by the buyer leaves the original as it is.
+SELECT e.id FROM einvoices e
+JOIN einvoices o ON o.id = e.original_id
+WHERE e.original_id = sqlc.arg(original_id) AND e.kind IN ('storno', 'correction')
+  AND e.status NOT IN ('invalid', 'failed', 'rejected')
+  AND o.status NOT IN ('cancelled_by_storno', 'corrected')
+ORDER BY e.id LIMIT 1;
 
 -- name: ListExpiredSigningRequests :many
 -- Requests past their expiry that nobody signed or refused.
@@ -88,9 +123,35 @@ ORDER BY expires_at LIMIT 500;
 -- are the record of what was issued and decided.
 DELETE FROM signing_requests
 WHERE link_type IN ('ujp_changes', 'einvoice_pdf', 'ujp_purchase_ids', 'ujp_purchase_payloads', 'ujp_purchase_changes',
-                    'inbox_pdf', 'inbox_status') AND state IN ('signed', 'refused', 'expired')
+                    'inbox_pdf', 'inbox_status', 'ujp_sales_lookup', 'ujp_sales_lookup_payloads')
+  AND state IN ('signed', 'refused', 'expired')
   AND updated_at < sqlc.arg(before);
 
 -- name: CompanyAwaitingUJP :one
 -- Whether a company has documents whose next status only UJP can tell.
 SELECT COUNT(*) FROM einvoices WHERE company_id = sqlc.arg(company_id) AND status IN ('delivered', 'registered', 'draft_at_ujp');
+
+-- name: SetEInvoiceSendUnknown :exec
+-- A send got no answer (or UJP's E1023 without the EUID): UJP may hold the
+-- document. NULL once UJP's records were read.
+UPDATE einvoices SET send_unknown_since = sqlc.narg(since) WHERE id = sqlc.arg(id);
+
+-- name: GetCompanyUJPProblems :one
+SELECT ujp_problems FROM companies WHERE id = sqlc.arg(id);
+
+-- name: SetCompanyUJPProblems :exec
+UPDATE companies SET ujp_problems = sqlc.arg(problems) WHERE id = sqlc.arg(id);
+
+-- name: ListQueuedEInvoiceIDs :many
+-- A company's documents waiting to be sent.
+SELECT id FROM einvoices WHERE company_id = sqlc.arg(company_id) AND status = 'queued' ORDER BY id;
+
+-- name: StartUJPSlot :exec
+-- The call of a turn taken earlier starts now: the next turn is at next_at,
+-- replacing the hold the taker put on the slot.
+UPDATE ujp_slots SET until = sqlc.arg(next_at), holder = '' WHERE key = sqlc.arg(key);
+
+-- name: HoldUJPSlot :exec
+-- A turn taken ahead of its call holds the next one back until its call
+-- starts (StartUJPSlot), or until lapses.
+UPDATE ujp_slots SET until = sqlc.arg(until), holder = sqlc.arg(holder) WHERE key = sqlc.arg(key);

@@ -61,20 +61,20 @@ WHERE c.company_id = sqlc.arg(company_id) AND c.not_before <= sqlc.arg(now) AND 
 
 -- name: CreateSigningRequest :one
 INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
-                              link_type, link_id, expires_at, created_at, updated_at)
+                              link_type, link_id, expires_at, created_at, updated_at, summary)
 VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(certificate_id), sqlc.arg(purpose), 'pending',
         sqlc.arg(protected_header), sqlc.arg(payload), sqlc.arg(link_type), sqlc.arg(link_id),
-        sqlc.arg(expires_at), sqlc.arg(created_at), sqlc.arg(created_at))
+        sqlc.arg(expires_at), sqlc.arg(created_at), sqlc.arg(created_at), sqlc.arg(summary))
 RETURNING *;
 
 -- name: InsertSigningRequest :exec
 -- CreateSigningRequest for a caller that holds every value of the row and
 -- needs none back.
 INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
-                              link_type, link_id, expires_at, created_at, updated_at)
+                              link_type, link_id, expires_at, created_at, updated_at, summary)
 VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(certificate_id), sqlc.arg(purpose), 'pending',
         sqlc.arg(protected_header), sqlc.arg(payload), sqlc.arg(link_type), sqlc.arg(link_id),
-        sqlc.arg(expires_at), sqlc.arg(created_at), sqlc.arg(created_at));
+        sqlc.arg(expires_at), sqlc.arg(created_at), sqlc.arg(created_at), sqlc.arg(summary));
 
 -- name: GetSigningRequest :one
 SELECT * FROM signing_requests WHERE id = sqlc.arg(id);

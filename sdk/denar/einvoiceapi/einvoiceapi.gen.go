@@ -252,6 +252,45 @@ func (e CompanyStatus) Valid() bool {
 	}
 }
 
+// Defines values for CompanyProblemCode.
+const (
+	UjpAccessMissing    CompanyProblemCode = "ujp_access_missing"
+	UjpPrivilegeMissing CompanyProblemCode = "ujp_privilege_missing"
+)
+
+// Valid indicates whether the value is a known member of the CompanyProblemCode enum.
+func (e CompanyProblemCode) Valid() bool {
+	switch e {
+	case UjpAccessMissing:
+		return true
+	case UjpPrivilegeMissing:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CompanyProblemPrivilege.
+const (
+	DA CompanyProblemPrivilege = "DA"
+	DP CompanyProblemPrivilege = "DP"
+	RD CompanyProblemPrivilege = "RD"
+)
+
+// Valid indicates whether the value is a known member of the CompanyProblemPrivilege enum.
+func (e CompanyProblemPrivilege) Valid() bool {
+	switch e {
+	case DA:
+		return true
+	case DP:
+		return true
+	case RD:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CorrectionRequestDocStorno.
 const (
 	N2 CorrectionRequestDocStorno = 2
@@ -1530,6 +1569,7 @@ const (
 	RefuseInputBodyReasonPinLocked      RefuseInputBodyReason = "pin_locked"
 	RefuseInputBodyReasonPolicy         RefuseInputBodyReason = "policy"
 	RefuseInputBodyReasonTokenMissing   RefuseInputBodyReason = "token_missing"
+	RefuseInputBodyReasonUnattended     RefuseInputBodyReason = "unattended"
 	RefuseInputBodyReasonUserDeclined   RefuseInputBodyReason = "user_declined"
 )
 
@@ -1543,6 +1583,8 @@ func (e RefuseInputBodyReason) Valid() bool {
 	case RefuseInputBodyReasonPolicy:
 		return true
 	case RefuseInputBodyReasonTokenMissing:
+		return true
+	case RefuseInputBodyReasonUnattended:
 		return true
 	case RefuseInputBodyReasonUserDeclined:
 		return true
@@ -1716,6 +1758,7 @@ const (
 	SigningRefusalReasonPinLocked      SigningRefusalReason = "pin_locked"
 	SigningRefusalReasonPolicy         SigningRefusalReason = "policy"
 	SigningRefusalReasonTokenMissing   SigningRefusalReason = "token_missing"
+	SigningRefusalReasonUnattended     SigningRefusalReason = "unattended"
 	SigningRefusalReasonUserDeclined   SigningRefusalReason = "user_declined"
 )
 
@@ -1729,6 +1772,8 @@ func (e SigningRefusalReason) Valid() bool {
 	case SigningRefusalReasonPolicy:
 		return true
 	case SigningRefusalReasonTokenMissing:
+		return true
+	case SigningRefusalReasonUnattended:
 		return true
 	case SigningRefusalReasonUserDeclined:
 		return true
@@ -2596,8 +2641,11 @@ type Company struct {
 	Id string `json:"id"`
 
 	// Name Legal name from the tax authority's registry.
-	Name        string             `json:"name"`
-	Object      CompanyObject      `json:"object"`
+	Name   string        `json:"name"`
+	Object CompanyObject `json:"object"`
+
+	// Problems What UJP refuses the service for this company (access or a portal privilege missing); empty when nothing is wrong. Each is cleared by the next call of its kind that UJP accepts. See docs/going-live.md.
+	Problems    *[]CompanyProblem  `json:"problems"`
 	SigningMode CompanySigningMode `json:"signingMode"`
 	Status      CompanyStatus      `json:"status"`
 
@@ -2616,6 +2664,30 @@ type CompanySigningMode string
 
 // CompanyStatus defines model for Company.Status.
 type CompanyStatus string
+
+// CompanyProblem defines model for CompanyProblem.
+type CompanyProblem struct {
+	Code CompanyProblemCode `json:"code"`
+
+	// LastSeenAt When UJP last refused.
+	LastSeenAt time.Time `json:"lastSeenAt"`
+	Message    string    `json:"message"`
+
+	// Privilege The portal privilege missing (ujp_privilege_missing): DP for UJP's PDFs, RD for document JSON (incoming documents, looking up a send whose answer was lost), DA for archives.
+	Privilege *CompanyProblemPrivilege `json:"privilege,omitempty"`
+
+	// Since When UJP first refused.
+	Since time.Time `json:"since"`
+
+	// UjpCode UJP's error code, as UJP wrote it (E1010, E1011, E1012, E1013, E4021, E4022, E4023).
+	UjpCode string `json:"ujpCode"`
+}
+
+// CompanyProblemCode defines model for CompanyProblem.Code.
+type CompanyProblemCode string
+
+// CompanyProblemPrivilege The portal privilege missing (ujp_privilege_missing): DP for UJP's PDFs, RD for document JSON (incoming documents, looking up a send whose answer was lost), DA for archives.
+type CompanyProblemPrivilege string
 
 // CompanyUsage defines model for CompanyUsage.
 type CompanyUsage struct {
@@ -3657,11 +3729,11 @@ type Reference struct {
 type RefuseInputBody struct {
 	Message *string `json:"message,omitempty"`
 
-	// Reason token_missing and pin_locked: the document keeps waiting and is asked for again after a while; the others fail it (signature_refused).
+	// Reason token_missing, pin_locked and unattended (nobody was there to ask): the document keeps waiting and is asked for again after a while; the others fail it (signature_refused).
 	Reason RefuseInputBodyReason `json:"reason"`
 }
 
-// RefuseInputBodyReason token_missing and pin_locked: the document keeps waiting and is asked for again after a while; the others fail it (signature_refused).
+// RefuseInputBodyReason token_missing, pin_locked and unattended (nobody was there to ask): the document keeps waiting and is asked for again after a while; the others fail it (signature_refused).
 type RefuseInputBodyReason string
 
 // RejectBody defines model for RejectBody.
@@ -3855,7 +3927,7 @@ type SigningCertificate struct {
 	CompanyId string    `json:"companyId"`
 	CreatedAt time.Time `json:"createdAt"`
 
-	// EujpId UJP user id of the holder; empty means the sandbox default.
+	// EujpId The holder's UJP user id (X-EUJP-ID), from their e-UJP registration. A sandbox certificate registered without one, with the sandbox's simulator, gets denar-<certificate id>.
 	EujpId string `json:"eujpId"`
 
 	// Id Prefix crt_.
@@ -3864,7 +3936,7 @@ type SigningCertificate struct {
 	NotBefore time.Time                `json:"notBefore"`
 	Object    SigningCertificateObject `json:"object"`
 
-	// SerialNumber Decimal, as UJP's X-SERIAL-NUMBER.
+	// SerialNumber The certificate's serial number, in decimal (sent to UJP as X-SERIAL-NUMBER in the format DENAR_UJP_SERIAL_FORMAT names).
 	SerialNumber string `json:"serialNumber"`
 	Subject      string `json:"subject"`
 }
@@ -3915,7 +3987,10 @@ type SigningRequest struct {
 	// SigningInput protectedHeader + '.' + payload: the ASCII bytes RS256 signs.
 	SigningInput string              `json:"signingInput"`
 	State        SigningRequestState `json:"state"`
-	UpdatedAt    time.Time           `json:"updatedAt"`
+
+	// Summary What a signer is shown before signing: the company, the document, its buyer or seller, its total and what the signature does. Null for requests made before it was kept.
+	Summary   SigningSummary `json:"summary"`
+	UpdatedAt time.Time      `json:"updatedAt"`
 }
 
 // SigningRequestObject defines model for SigningRequest.Object.
@@ -3930,6 +4005,30 @@ type SigningRequestState string
 // SigningRequestListBody defines model for SigningRequestListBody.
 type SigningRequestListBody struct {
 	Data *[]SigningRequest `json:"data"`
+}
+
+// SigningSummary defines model for SigningSummary.
+type SigningSummary struct {
+	// BuyerName The buyer of an e-invoice the company issues.
+	BuyerName *string `json:"buyerName"`
+
+	// CompanyName The company the signature is made for.
+	CompanyName string `json:"companyName"`
+
+	// Currency ISO 4217 code of grossTotal.
+	Currency *string `json:"currency"`
+
+	// DocumentNumber The document's number (an e-invoice of the company, or an incoming one).
+	DocumentNumber *string `json:"documentNumber"`
+
+	// GrossTotal The document's gross total, a decimal string, in currency.
+	GrossTotal *string `json:"grossTotal"`
+
+	// Purpose What the signature does, in words: issue an e-invoice, accept or reject an incoming one, or read from UJP.
+	Purpose string `json:"purpose"`
+
+	// SellerName The seller of an incoming e-invoice the company decides on.
+	SellerName *string `json:"sellerName"`
 }
 
 // SimulateInboxInputBody defines model for SimulateInboxInputBody.
@@ -5530,7 +5629,7 @@ type ClientInterface interface {
 
 	// RefuseSigningRequestWithBody Refuse a signing request
 	//
-	// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+	// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5539,7 +5638,7 @@ type ClientInterface interface {
 
 	// RefuseSigningRequest Refuse a signing request
 	//
-	// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+	// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6635,7 +6734,7 @@ func (c *Client) ClaimSigningRequest(ctx context.Context, id string, params *Cla
 
 // RefuseSigningRequestWithBody Refuse a signing request
 //
-// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 //
 // Takes any type of body and a specified content type.
 //
@@ -6654,7 +6753,7 @@ func (c *Client) RefuseSigningRequestWithBody(ctx context.Context, id string, pa
 
 // RefuseSigningRequest Refuse a signing request
 //
-// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10477,7 +10576,7 @@ type ClientWithResponsesInterface interface {
 
 	// RefuseSigningRequestWithBodyWithResponse Refuse a signing request
 	//
-	// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+	// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10486,7 +10585,7 @@ type ClientWithResponsesInterface interface {
 
 	// RefuseSigningRequestWithResponse Refuse a signing request
 	//
-	// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+	// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14233,7 +14332,7 @@ func (c *ClientWithResponses) ClaimSigningRequestWithResponse(ctx context.Contex
 
 // RefuseSigningRequestWithBodyWithResponse Refuse a signing request
 //
-// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14248,7 +14347,7 @@ func (c *ClientWithResponses) RefuseSigningRequestWithBodyWithResponse(ctx conte
 
 // RefuseSigningRequestWithResponse Refuse a signing request
 //
-// Records the refusal. For an e-invoice: token_missing and pin_locked keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
+// Records the refusal. For an e-invoice: token_missing, pin_locked and unattended keep it in awaiting_signature with the refusal in problems and ask again after a backoff (einvoice.signature_required); user_declined, policy and payload_invalid move it to failed with problem signature_refused (einvoice.failed).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -1,0 +1,103 @@
+package dashboard
+
+// The home page: what needs an accountant's attention now, across the
+// companies of the environment.
+
+import (
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/denar-mk/denar/internal/einvoicing"
+)
+
+// soonDays is how near an incoming invoice's decision deadline must be to
+// need attention (the reminders go at 5, 2 and 1 days).
+const soonDays = 5
+
+// homeLimit bounds each list of the home page.
+const homeLimit = 10
+
+type homeData struct {
+	base
+	// Deadlines are pending incoming invoices whose deadline is within
+	// soonDays, soonest first.
+	Deadlines []inboxRow
+	// Stuck are e-invoices that failed or are held, newest first.
+	Stuck []einvoicing.EInvoice
+	Names map[string]string
+	// Offline are the companies whose signer is not ready.
+	Offline []einvoicing.Company
+	// Failing are the webhook endpoints failing or disabled (owners only).
+	Failing []einvoicing.WebhookEndpoint
+	// Checks would be the last go-live or reconciliation problems: no such
+	// check exists yet, so it is always empty and shows nothing.
+	Checks []string
+	// Quiet: nothing needs attention.
+	Quiet bool
+}
+
+func (d *Dashboard) home(q *req) {
+	ctx, p := q.r.Context(), q.principal()
+	cs, err := d.companyList(q)
+	if err != nil {
+		d.failErr(q, err)
+		return
+	}
+	data := homeData{base: d.baseFor(q, "home", "home.title"), Names: companyNames(cs)}
+	before := time.Now().In(skopje).AddDate(0, 0, soonDays+1).Format(time.DateOnly) // decideBy before it: within soonDays
+	if t := d.d.Service.Now(); !t.IsZero() {
+		before = t.In(skopje).AddDate(0, 0, soonDays+1).Format(time.DateOnly)
+	}
+	for _, c := range cs {
+		if !c.Environments.Sandbox.SignerReady && !c.Environments.Production.SignerReady && c.Status == "active" {
+			data.Offline = append(data.Offline, c)
+		}
+		docs, err := d.d.Service.Inbox(ctx, p, c.ID, einvoicing.InboxFilter{Status: "pending", DeadlineBefore: before}, "")
+		if err != nil {
+			d.failErr(q, err)
+			return
+		}
+		for _, doc := range docs {
+			if doc.Decision.Requested == nil {
+				data.Deadlines = append(data.Deadlines, inboxRow{InboxDocument: doc, CompanyName: c.Name})
+			}
+		}
+		for _, st := range []string{"failed", "held"} {
+			rows, err := d.d.Service.EInvoices(ctx, p, c.ID, einvoicing.EInvoiceFilter{Status: st}, "", homeLimit)
+			if err != nil {
+				d.failErr(q, err)
+				return
+			}
+			data.Stuck = append(data.Stuck, rows...)
+		}
+	}
+	sort.SliceStable(data.Deadlines, func(i, j int) bool { return data.Deadlines[i].DecideBy < data.Deadlines[j].DecideBy })
+	sort.Slice(data.Stuck, func(i, j int) bool { return data.Stuck[i].ID > data.Stuck[j].ID })
+	data.Deadlines = data.Deadlines[:min(len(data.Deadlines), homeLimit)]
+	data.Stuck = data.Stuck[:min(len(data.Stuck), homeLimit)]
+	if data.Owner() {
+		eps, err := d.d.Service.WebhookEndpoints(ctx, p, "", pageSize)
+		if err != nil {
+			d.failErr(q, err)
+			return
+		}
+		for _, ep := range eps {
+			if ep.Environment == q.s.Environment && (!ep.Enabled || ep.FailingSince != nil) {
+				data.Failing = append(data.Failing, ep)
+			}
+		}
+	}
+	data.Quiet = len(data.Deadlines)+len(data.Stuck)+len(data.Offline)+len(data.Failing)+len(data.Checks) == 0
+	d.render(q.w, http.StatusOK, "home", data)
+}
+
+// notFound is the page of a /dashboard URL that is none: in the user's
+// language, with the way back.
+func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request) {
+	lang := d.lang(r)
+	b := base{Lang: lang, cat: d.cat, Path: r.URL.RequestURI()}
+	b.Title = b.T("notfound.title")
+	b.Error = b.T("notfound.page")
+	d.render(w, http.StatusNotFound, "error", struct{ base }{b})
+}

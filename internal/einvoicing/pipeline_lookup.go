@@ -1,0 +1,307 @@
+package einvoicing
+
+// Looking a document up in UJP's records. A send that got no answer (a
+// timeout, a lost connection, a 5xx), or UJP's E1023 "Invoice already
+// exists for that ID" without the EUID (error-codes.txt, JSON Receiver),
+// leaves the document possibly at UJP. Before it is sent again, and instead
+// of ever failing it, UJP's own records are read, with reads the company's
+// signer signs like every other:
+//
+//	invoices-status [docDate … today] (≤ a month a read, E4014)
+//	    ──▶ candidates: the seller's documents with our number and date
+//	    ──▶ payload/list of the candidates (needs RD) ──▶ header.docId is ours?
+//	        (without RD: number + date + gross + buyer, exactly one)
+//	──▶ found: delivered with UJP's EUID (cause submitted_earlier)
+//	──▶ not found: sent again (signed again first if the signature is old)
+//
+// The document's send_unknown_since marks it meanwhile: the submit job
+// keeps probing and asking for the look-up on its retry ladder, and the
+// hold window never fails it.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/denar-mk/denar/einvoice"
+	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/ujp"
+)
+
+// Signing-link types of the look-up's reads; their id is the e-invoice's.
+const (
+	linkSalesLookup         = "ujp_sales_lookup"
+	linkSalesLookupPayloads = "ujp_sales_lookup_payloads"
+)
+
+// lookupAgain is how long after a look-up read was signed another is not
+// asked for: the first is still being made (its job retries an outage).
+const lookupAgain = 2 * time.Minute
+
+// startLookup asks for the look-up of inv, unless one is on its way. A
+// read that waited for its signer longer than UJP's timestamp window
+// would be refused: it is expired and asked for afresh.
+func (p *Pipeline) startLookup(ctx context.Context, inv dbq.Einvoice) error {
+	return p.db.InTx(ctx, func(tx *store.Tx) error {
+		for _, link := range []string{linkSalesLookup, linkSalesLookupPayloads} {
+			open, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link, LinkID: inv.ID, Now: tx.Now})
+			switch {
+			case err == nil:
+				if stale, _ := p.stale(open); !stale {
+					return nil
+				}
+				if _, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: open.ID, State: StateExpired, Now: tx.Now}); err != nil {
+					return err
+				}
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+			sr, err := tx.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: link, LinkID: inv.ID})
+			if err == nil && tx.Now.Sub(sr.UpdatedAt) < lookupAgain {
+				return nil
+			} else if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		return p.requestLookup(ctx, tx, inv)
+	})
+}
+
+// requestLookup asks the signer to sign the read of the seller's documents
+// from inv's date on.
+func (p *Pipeline) requestLookup(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
+	from, err := parseDay(inv.IssueDate)
+	if err != nil {
+		return fmt.Errorf("look-up of %s: issue date: %w", inv.ID, err)
+	}
+	return requestLookupFrom(ctx, tx, inv, from)
+}
+
+func requestLookupFrom(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, from time.Time) error {
+	today := skopjeDay(tx.Now)
+	if from.After(today) {
+		from = today
+	}
+	to := from.AddDate(0, 1, -1)
+	if to.After(today) {
+		to = today
+	}
+	payload, err := json.Marshal(ujp.DateRangeRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now),
+		DateFrom: from.Format(time.DateOnly), DateTo: to.Format(time.DateOnly)})
+	if err != nil {
+		return err
+	}
+	_, err = RequestSignature(ctx, tx, inv.CompanyID, PurposeQuery, payload, SigningLink{Type: linkSalesLookup, ID: inv.ID})
+	if errors.Is(err, ErrNoSigner) {
+		return nil // the submit job asks again
+	}
+	return err
+}
+
+// lookupQuery runs the look-up's signed reads for the query job; handled
+// is false for a link type that is not the look-up's.
+func (p *Pipeline) lookupQuery(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) (handled bool, err error) {
+	switch sr.LinkType {
+	case linkSalesLookup:
+		list, err := gw.SalesInvoicesStatus(cctx, who.id, sr.Jws)
+		if staleRead(err) {
+			return true, p.lookupAfresh(ctx, sr)
+		}
+		if err != nil {
+			return true, p.queryFailed(ctx, co, err)
+		}
+		if err := p.lookupStatuses(ctx, co, sr, list); err != nil {
+			return true, err
+		}
+		return true, p.accessOK(ctx, co.ID, "")
+	case linkSalesLookupPayloads:
+		list, err := gw.SalesPayloads(cctx, who.id, sr.Jws)
+		if r := ujp.AccessProblem(err); r != nil && r.Privilege == ujp.PrivilegePayloads {
+			// No RD: recorded on the company, and the look-up starts over
+			// to match without the payloads.
+			if _, err := p.accessProblem(ctx, co.ID, err); err != nil {
+				return true, err
+			}
+			return true, p.db.InTx(ctx, func(tx *store.Tx) error {
+				inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
+				if err != nil || !ok {
+					return err
+				}
+				return p.requestLookup(ctx, tx, inv)
+			})
+		}
+		if staleRead(err) {
+			return true, p.lookupAfresh(ctx, sr)
+		}
+		if err != nil {
+			return true, p.queryFailed(ctx, co, err)
+		}
+		if err := p.lookupPayloads(ctx, sr, list); err != nil {
+			return true, err
+		}
+		return true, p.accessOK(ctx, co.ID, ujp.PrivilegePayloads)
+	}
+	return false, nil
+}
+
+// staleRead reports UJP refusing a read's requestTimestamp (signed too long
+// before it was sent).
+func staleRead(err error) bool {
+	var rej *ujp.RejectedError
+	return errors.As(err, &rej) && timestampCodes[rej.Code]
+}
+
+// lookupAfresh asks for the look-up again from its start, signed now.
+func (p *Pipeline) lookupAfresh(ctx context.Context, sr dbq.SigningRequest) error {
+	return p.db.InTx(ctx, func(tx *store.Tx) error {
+		inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
+		if err != nil || !ok {
+			return err
+		}
+		return p.requestLookup(ctx, tx, inv)
+	})
+}
+
+// lookingUp returns e-invoice id when it still waits for its look-up.
+func lookingUp(ctx context.Context, tx *store.Tx, id string) (dbq.Einvoice, bool, error) {
+	inv, err := tx.GetEInvoiceByID(ctx, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return inv, false, nil
+	}
+	if err != nil {
+		return inv, false, err
+	}
+	st := einvoice.Status(inv.Status)
+	return inv, inv.SendUnknownSince.Valid && (st == einvoice.Queued || st == einvoice.Held), nil
+}
+
+// lookupStatuses reads the answer of invoices-status: the seller's
+// documents with inv's number and date are the candidates.
+func (p *Pipeline) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, list []ujp.DocStatus) error {
+	var req ujp.DateRangeRequest
+	if err := decodeSigned(sr, &req); err != nil {
+		return err
+	}
+	var found string
+	err := p.db.InTx(ctx, func(tx *store.Tx) error {
+		inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
+		if err != nil || !ok {
+			return err
+		}
+		doc, err := storedDocument(inv)
+		if err != nil {
+			return err
+		}
+		h := doc.Header
+		var candidates []ujp.DocStatus
+		for _, st := range list {
+			if st.DocNumber == h.DocNumber && st.DocDate == h.DocDate && (st.SellerTin == "" || st.SellerTin == co.TaxNumber) {
+				candidates = append(candidates, st)
+			}
+		}
+		if len(candidates) == 0 {
+			if next, err := parseDay(req.DateTo); err == nil && next.Before(skopjeDay(tx.Now)) {
+				// A month was read and UJP's today is further on.
+				return requestLookupFrom(ctx, tx, inv, next.AddDate(0, 0, 1))
+			}
+			return p.notAtUJP(ctx, tx, inv)
+		}
+		if _, missing := privilegeMissing(co, ujp.PrivilegePayloads); !missing {
+			euids := make([]string, 0, min(len(candidates), maxPayloadsPerRequest))
+			for _, c := range candidates[:min(len(candidates), maxPayloadsPerRequest)] {
+				euids = append(euids, c.EUID)
+			}
+			payload, err := json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUIDs: euids})
+			if err != nil {
+				return err
+			}
+			_, err = RequestSignature(ctx, tx, inv.CompanyID, PurposeQuery, payload, SigningLink{Type: linkSalesLookupPayloads, ID: inv.ID})
+			if errors.Is(err, ErrNoSigner) {
+				return nil
+			}
+			return err
+		}
+		// Without RD the payloads cannot be read: the document is UJP's
+		// one with our number, date, gross amount and buyer, if exactly
+		// one matches.
+		var match []ujp.DocStatus
+		for _, c := range candidates {
+			if c.DocGrossAmountR.Equal(doc.DocTotals.DocGrossAmountR.Amount) && c.BuyerTin == doc.Buyer.BuyerTin {
+				match = append(match, c)
+			}
+		}
+		switch len(match) {
+		case 0:
+			return p.notAtUJP(ctx, tx, inv)
+		case 1:
+			found = match[0].EUID
+			return nil
+		}
+		p.log.Warn("UJP holds several documents with this number, date, amount and buyer; without RD they cannot be told apart, the look-up is tried again later",
+			"einvoice", inv.ID, "matches", len(match))
+		return nil
+	})
+	if err != nil || found == "" {
+		return err
+	}
+	inv, err := p.db.Reader().GetEInvoiceByID(ctx, sr.LinkID)
+	if err != nil {
+		return err
+	}
+	return p.deliver(ctx, inv, found, "", "submitted_earlier")
+}
+
+// lookupPayloads reads the candidates' payloads: the one whose header.docId
+// is the e-invoice's is it.
+func (p *Pipeline) lookupPayloads(ctx context.Context, sr dbq.SigningRequest, list []ujp.Payload) error {
+	var found string
+	err := p.db.InTx(ctx, func(tx *store.Tx) error {
+		inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
+		if err != nil || !ok {
+			return err
+		}
+		for _, pl := range list {
+			if payloadDocID(pl.Payload) == inv.UjpDocID {
+				found = pl.EUID
+				return nil
+			}
+		}
+		return p.notAtUJP(ctx, tx, inv)
+	})
+	if err != nil || found == "" {
+		return err
+	}
+	inv, err := p.db.Reader().GetEInvoiceByID(ctx, sr.LinkID)
+	if err != nil {
+		return err
+	}
+	return p.deliver(ctx, inv, found, "", "submitted_earlier")
+}
+
+// payloadDocID is header.docId of a document JSON as UJP returns it: the
+// signed request ({requestTimestamp, document}) or the document itself.
+func payloadDocID(payload string) string {
+	var req ujpdoc.Request
+	if json.Unmarshal([]byte(payload), &req) == nil && req.Document.Header.DocID != "" {
+		return req.Document.Header.DocID
+	}
+	var doc ujpdoc.Document
+	if json.Unmarshal([]byte(payload), &doc) == nil {
+		return doc.Header.DocID
+	}
+	return ""
+}
+
+// notAtUJP records that UJP does not hold inv: it is sent again.
+func (p *Pipeline) notAtUJP(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
+	p.log.Info("UJP does not hold the document; sending it again", "einvoice", inv.ID)
+	if err := tx.SetEInvoiceSendUnknown(ctx, dbq.SetEInvoiceSendUnknownParams{ID: inv.ID}); err != nil {
+		return err
+	}
+	return enqueueSubmit(ctx, tx, inv.ID)
+}

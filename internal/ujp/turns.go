@@ -1,0 +1,155 @@
+package ujp
+
+import (
+	"context"
+	"crypto/rand"
+	"sync/atomic"
+	"time"
+)
+
+// Priority orders the calls of one UJP user that wait for a turn: a higher
+// priority goes first, and among equals the one waiting longest.
+type Priority int
+
+// The priorities of the client's calls. Registry look-ups and server time
+// count as status reads; PriorityBackground (below every call the client
+// makes on its own) is for work that can always wait, such as a later
+// reconciliation.
+const (
+	PriorityBackground Priority = 10
+	PriorityCodeList   Priority = 20
+	PriorityPDF        Priority = 30
+	PriorityRead       Priority = 40
+	PriorityDecision   Priority = 50
+	PrioritySend       Priority = 60
+)
+
+// opPriority is the priority of each call.
+var opPriority = map[string]Priority{
+	opSend:         PrioritySend,
+	opAcceptReject: PriorityDecision,
+	opSalesPDF:     PriorityPDF, opPurchasePDF: PriorityPDF,
+	opCodebooks: PriorityCodeList,
+	// Everything else is a read: status, changes, ids, payloads, the
+	// registry, server time.
+}
+
+// Turns hands out the turns of UJP users. UJP allows each user (X-EUJP-ID)
+// one request a second, on every service (api-specification.txt:111); a
+// Turns shared by every process that calls UJP as the same users keeps
+// them all within it. internal/ujpturns keeps the turns in the store.
+type Turns interface {
+	// Take waits up to wait for the next turn of key at priority pri and
+	// takes it: the call may start now. waiter names who waits; the same
+	// waiter keeps its place among the waiters of its priority from one
+	// Take to the next. When no turn comes within wait it returns a
+	// *BusyError saying when to ask again.
+	Take(ctx context.Context, key string, pri Priority, waiter string, wait time.Duration) error
+	// Defer moves the next turn of key to no earlier than at (UJP's
+	// Retry-After of an E4007).
+	Defer(ctx context.Context, key string, at time.Time) error
+	// Hold holds the next turn of key back until the call of the turn just
+	// taken starts (Start), or until lapses if it never does (Client.Turn).
+	Hold(ctx context.Context, key string, lapses time.Time) error
+	// Start says that the call of a turn of key held (Hold) starts now: the
+	// next turn is a spacing from now.
+	Start(ctx context.Context, key string) error
+}
+
+type (
+	priorityKey struct{}
+	waiterKey   struct{}
+	turnWaitKey struct{}
+	heldTurnKey struct{}
+)
+
+// WithPriority makes the calls made with ctx wait for their turn at p
+// instead of their own priority.
+func WithPriority(ctx context.Context, p Priority) context.Context {
+	return context.WithValue(ctx, priorityKey{}, p)
+}
+
+// WithWaiter names who waits for the turns of the calls made with ctx (a
+// job's id, say), so that it keeps its place in the queue from one attempt
+// to the next; without it each call waits as a newcomer.
+func WithWaiter(ctx context.Context, waiter string) context.Context {
+	return context.WithValue(ctx, waiterKey{}, waiter)
+}
+
+// WithTurnWait sets how long the calls made with ctx wait for a turn.
+func WithTurnWait(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, turnWaitKey{}, d)
+}
+
+// heldTurn is a turn taken ahead of its call (Client.Turn).
+type heldTurn struct {
+	key     string
+	used    atomic.Bool
+	release func()
+}
+
+// ReleaseTurn gives back the turn Turn took for ctx if no call used it
+// (the work it was taken for did not happen): the user's next turn is a
+// spacing from now rather than when the hold lapses. Calling it after the
+// call did use the turn does nothing.
+func ReleaseTurn(ctx context.Context) {
+	if h, ok := ctx.Value(heldTurnKey{}).(*heldTurn); ok && h.used.CompareAndSwap(false, true) && h.release != nil {
+		h.release()
+	}
+}
+
+func (c *Client) turnKey(id Identity) string {
+	return c.scope + "/" + id.EUJPID
+}
+
+// takeTurn waits for the caller's turn before a request of op.
+func (c *Client) takeTurn(ctx context.Context, op string, id Identity) error {
+	if c.turns == nil {
+		return nil
+	}
+	key := c.turnKey(id)
+	if h, ok := ctx.Value(heldTurnKey{}).(*heldTurn); ok && h.key == key && h.used.CompareAndSwap(false, true) {
+		return c.turns.Start(context.WithoutCancel(ctx), key)
+	}
+	pri, ok := ctx.Value(priorityKey{}).(Priority)
+	if !ok {
+		if pri, ok = opPriority[op]; !ok {
+			pri = PriorityRead
+		}
+	}
+	waiter, _ := ctx.Value(waiterKey{}).(string)
+	if waiter == "" {
+		waiter = rand.Text()
+	}
+	wait, ok := ctx.Value(turnWaitKey{}).(time.Duration)
+	if !ok {
+		wait = c.turnWait
+	}
+	err := c.turns.Take(ctx, key, pri, waiter, wait)
+	if b, ok := err.(*BusyError); ok {
+		b.Op = op
+	}
+	return err
+}
+
+// Turn implements Gateway.
+func (c *Client) Turn(ctx context.Context, caller Identity, pri Priority) (context.Context, error) {
+	if c.turns == nil {
+		return ctx, nil
+	}
+	if err := c.takeTurn(WithPriority(ctx, pri), "Turn", caller); err != nil {
+		return ctx, err
+	}
+	// Nobody else of the user goes until the held call starts (or the
+	// hold lapses, if it never does).
+	key := c.turnKey(caller)
+	if err := c.turns.Hold(ctx, key, c.now().Add(turnHold)); err != nil {
+		return ctx, err
+	}
+	release := func() { _ = c.turns.Start(context.WithoutCancel(ctx), key) }
+	return context.WithValue(ctx, heldTurnKey{}, &heldTurn{key: key, release: release}), nil
+}
+
+// turnHold is how long a turn taken ahead of its call (Turn) holds the
+// user's next turn back when the call never comes.
+const turnHold = 5 * time.Second

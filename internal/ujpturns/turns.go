@@ -1,0 +1,233 @@
+// Package ujpturns keeps the turns of UJP users in the store, shared by
+// every process on it: the ujp.Turns the gateway's client asks before each
+// call. UJP allows each user (X-EUJP-ID) one request a second on every
+// service (api-specification.txt:111), signed or not, so the calls of one
+// user, whichever process makes them, start at least Spacing apart, and
+// when several wait, the most urgent goes first (ujp.Priority: sends, then
+// decisions, then status reads, then PDFs, then code lists), and among
+// equals the one waiting longest.
+//
+// The state is two tables: ujp_slots, one row per user with the earliest
+// start of its next call, and ujp_waiters, the calls waiting. Taking a turn
+// is one conditional UPDATE of the user's row (it is due, and no fresh
+// waiter goes first), so two processes never take the same turn on either
+// engine. A waiter refreshes its row while it waits; one that stopped
+// asking (its process died, it gave up) is passed over once its row is
+// older than StaleAfter, and keeps its place for when it asks again.
+package ujpturns
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/ujp"
+)
+
+// DefaultMargin is added to the interval between the starts of two calls
+// of one user: what separates the start we record from the moment UJP
+// stamps the call's arrival (the work between taking a turn and sending,
+// the network's jitter, clocks of two hosts apart).
+const DefaultMargin = 50 * time.Millisecond
+
+// Config tunes Turns.
+type Config struct {
+	// Interval is the least time between the starts of two calls of one
+	// user (DENAR_UJP_SIGNER_INTERVAL; UJP's limit is one a second).
+	Interval time.Duration
+	// Margin is added to Interval (default DefaultMargin; negative: none).
+	Margin time.Duration
+	// Now is the clock (default the store's).
+	Now func() time.Time
+	// Poll is how often a waiter looks again while the turn is not due
+	// (default 20 ms).
+	Poll time.Duration
+	// StaleAfter is how long a waiter that stopped asking still holds its
+	// place ahead of others (default 1 s); a waiter asks again every
+	// StaleAfter/4 while it waits.
+	StaleAfter time.Duration
+}
+
+// Turns is ujp.Turns on the store.
+type Turns struct {
+	db      *store.DB
+	spacing time.Duration
+	now     func() time.Time
+	poll    time.Duration
+	stale   time.Duration
+}
+
+var _ ujp.Turns = (*Turns)(nil)
+
+// New returns the turns of the UJP users kept in db.
+func New(db *store.DB, cfg Config) *Turns {
+	switch {
+	case cfg.Margin == 0:
+		cfg.Margin = DefaultMargin
+	case cfg.Margin < 0:
+		cfg.Margin = 0
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 20 * time.Millisecond
+	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = time.Second
+	}
+	t := &Turns{db: db, spacing: max(cfg.Interval, 0) + cfg.Margin, now: cfg.Now, poll: cfg.Poll, stale: cfg.StaleAfter}
+	if t.now == nil {
+		t.now = func() time.Time { return db.Now() }
+	}
+	return t
+}
+
+// Spacing is the least time between the starts of two calls of one user.
+func (t *Turns) Spacing() time.Duration { return t.spacing }
+
+// dbTime is a time as stored: UTC (SQLite compares timestamps as text) and
+// microseconds (what PostgreSQL keeps).
+func dbTime(x time.Time) time.Time { return x.UTC().Truncate(time.Microsecond) }
+
+// longAgo is when a new user's slot was last taken.
+var longAgo = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// forgetAfter is when a waiter's row, not seen for that long, is deleted.
+const forgetAfter = time.Hour
+
+// Take implements ujp.Turns.
+func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter string, wait time.Duration) error {
+	q := t.db.Writer()
+	if err := q.EnsureUJPSlot(ctx, dbq.EnsureUJPSlotParams{Key: key, Until: longAgo}); err != nil {
+		return fmt.Errorf("ujp turns %s: %w", key, err)
+	}
+	now := t.now()
+	since := dbTime(now)
+	if w, err := t.db.Reader().GetUJPWaiter(ctx, dbq.GetUJPWaiterParams{Key: key, Waiter: waiter}); err == nil {
+		since = w.Since // its place from an earlier ask
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("ujp turns %s: %w", key, err)
+	}
+	deadline := time.Now().Add(max(wait, 0)) // real time: the wait is the caller's
+	var seen time.Time
+	for {
+		now = t.now()
+		if now.Sub(seen) >= t.stale/4 {
+			if err := q.PutUJPWaiter(ctx, dbq.PutUJPWaiterParams{Key: key, Waiter: waiter, Priority: int32(pri),
+				Since: since, SeenAt: dbTime(now)}); err != nil {
+				return fmt.Errorf("ujp turns %s: %w", key, err)
+			}
+			seen = now
+		}
+		slot, err := t.db.Reader().GetUJPSlot(ctx, key)
+		if err != nil {
+			return fmt.Errorf("ujp turns %s: %w", key, err)
+		}
+		if !slot.Until.After(now) {
+			took, err := t.take(ctx, key, pri, waiter, since, now)
+			if err != nil || took {
+				return err
+			}
+		}
+		due := max(slot.Until.Sub(now), 0)
+		if slot.Holder == heldBy {
+			// A call about to start holds the slot: its next turn is a
+			// spacing after it, not when the hold lapses.
+			due = min(due, t.spacing)
+		}
+		left := time.Until(deadline)
+		if due > left || left <= 0 {
+			return t.busy(ctx, key, pri, waiter, since, now, now.Add(due))
+		}
+		sleep := min(max(due, time.Millisecond), t.poll, left)
+		select {
+		case <-ctx.Done():
+			t.leave(key, waiter)
+			return &ujp.UnavailableError{Op: "Turn", Err: ctx.Err()}
+		case <-time.After(sleep):
+		}
+	}
+}
+
+// take tries to take the turn now, in one transaction with the waiter's
+// leaving the queue.
+func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter string, since, now time.Time) (bool, error) {
+	took := false
+	err := t.db.InTx(ctx, func(tx *store.Tx) error {
+		n, err := tx.TakeUJPTurn(ctx, dbq.TakeUJPTurnParams{NextAt: dbTime(now.Add(t.spacing)), Waiter: waiter, Key: key,
+			Now: dbTime(now), FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since})
+		if err != nil || n == 0 {
+			return err
+		}
+		took = true
+		if err := tx.DeleteUJPWaiter(ctx, dbq.DeleteUJPWaiterParams{Key: key, Waiter: waiter}); err != nil {
+			return err
+		}
+		return tx.PurgeUJPWaiters(ctx, dbq.PurgeUJPWaitersParams{Key: key, Before: dbTime(now.Add(-forgetAfter))})
+	})
+	if err != nil {
+		return false, fmt.Errorf("ujp turns %s: %w", key, err)
+	}
+	return took, nil
+}
+
+// busy gives up waiting: the waiter's row stays, marked as no longer
+// asking (so it holds nobody up), with its place for the next ask; the
+// error says when a turn may be free for it.
+func (t *Turns) busy(ctx context.Context, key string, pri ujp.Priority, waiter string, since, now, until time.Time) error {
+	ahead, err := t.db.Reader().UJPWaitersAhead(ctx, dbq.UJPWaitersAheadParams{Key: key, Waiter: waiter,
+		FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since})
+	if err != nil {
+		return fmt.Errorf("ujp turns %s: %w", key, err)
+	}
+	t.leave(key, waiter)
+	retry := max(until.Sub(now), 0) + time.Duration(ahead)*t.spacing
+	return &ujp.BusyError{Key: key, RetryIn: max(retry, t.spacing)}
+}
+
+// leave marks a waiter as no longer asking, keeping its since.
+func (t *Turns) leave(key, waiter string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	w, err := t.db.Reader().GetUJPWaiter(ctx, dbq.GetUJPWaiterParams{Key: key, Waiter: waiter})
+	if err != nil {
+		return
+	}
+	// Seen a staleness ago: passed over now, forgotten only after
+	// forgetAfter.
+	_ = t.db.Writer().PutUJPWaiter(ctx, dbq.PutUJPWaiterParams{Key: key, Waiter: waiter, Priority: w.Priority,
+		Since: w.Since, SeenAt: dbTime(t.now().Add(-t.stale))})
+}
+
+// Defer implements ujp.Turns.
+func (t *Turns) Defer(ctx context.Context, key string, at time.Time) error {
+	q := t.db.Writer()
+	if err := q.EnsureUJPSlot(ctx, dbq.EnsureUJPSlotParams{Key: key, Until: longAgo}); err != nil {
+		return fmt.Errorf("ujp turns %s: %w", key, err)
+	}
+	if err := q.DeferUJPSlot(ctx, dbq.DeferUJPSlotParams{Key: key, At: dbTime(at)}); err != nil {
+		return fmt.Errorf("ujp turns %s: %w", key, err)
+	}
+	return nil
+}
+
+// heldBy marks the holder of a slot whose turn was taken ahead of its call.
+const heldBy = "held"
+
+// Hold implements ujp.Turns.
+func (t *Turns) Hold(ctx context.Context, key string, lapses time.Time) error {
+	if err := t.db.Writer().HoldUJPSlot(ctx, dbq.HoldUJPSlotParams{Key: key, Until: dbTime(lapses), Holder: heldBy}); err != nil {
+		return fmt.Errorf("ujp turns %s: %w", key, err)
+	}
+	return nil
+}
+
+// Start implements ujp.Turns.
+func (t *Turns) Start(ctx context.Context, key string) error {
+	if err := t.db.Writer().StartUJPSlot(ctx, dbq.StartUJPSlotParams{Key: key, NextAt: dbTime(t.now().Add(t.spacing))}); err != nil {
+		return fmt.Errorf("ujp turns %s: %w", key, err)
+	}
+	return nil
+}

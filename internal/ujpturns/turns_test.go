@@ -1,0 +1,239 @@
+package ujpturns_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/internal/ujp"
+	"github.com/denar-mk/denar/internal/ujpturns"
+)
+
+func TestMain(m *testing.M) { storetest.Main(m) }
+
+func open(t *testing.T, url string) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// waitRow waits until waiter is in the queue of key.
+func waitRow(t *testing.T, db *store.DB, key, waiter string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		var n int
+		if err := db.ReadDB().QueryRowContext(context.Background(), "SELECT COUNT(*) FROM ujp_waiters WHERE key = $1 AND waiter = $2", key, waiter).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("%s never queued", waiter)
+}
+
+// TestTurnsByPriorityThenFIFO: while the user's turn is not due, calls of
+// every priority queue up; they then go one a spacing apart, the highest
+// priority first and, within a priority, in the order they came — whichever
+// of two processes (two stores on one database) each waits in.
+func TestTurnsByPriorityThenFIFO(t *testing.T) {
+	t.Parallel()
+	storetest.EachMigratedURL(t, func(t *testing.T, url string) {
+		dbs := []*store.DB{open(t, url), open(t, url)}
+		cfg := ujpturns.Config{Interval: 30 * time.Millisecond, Margin: -1}
+		turns := []*ujpturns.Turns{ujpturns.New(dbs[0], cfg), ujpturns.New(dbs[1], cfg)}
+		ctx := context.Background()
+		const key = "sandbox/EUJP-1"
+		// The user's next turn is a while away, as after UJP's E4007.
+		if err := turns[0].Defer(ctx, key, time.Now().Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		callers := []struct {
+			name string
+			pri  ujp.Priority
+		}{
+			{"codelist-1", ujp.PriorityCodeList}, {"read-1", ujp.PriorityRead}, {"send-1", ujp.PrioritySend},
+			{"pdf-1", ujp.PriorityPDF}, {"read-2", ujp.PriorityRead}, {"send-2", ujp.PrioritySend},
+			{"decision-1", ujp.PriorityDecision}, {"background-1", ujp.PriorityBackground}, {"send-3", ujp.PrioritySend},
+		}
+		var mu sync.Mutex
+		var order []string
+		var wg sync.WaitGroup
+		for i, c := range callers {
+			wg.Go(func() {
+				if err := turns[i%2].Take(ctx, key, c.pri, c.name, 20*time.Second); err != nil {
+					t.Error(c.name, err)
+					return
+				}
+				mu.Lock()
+				order = append(order, c.name)
+				mu.Unlock()
+			})
+			waitRow(t, dbs[0], key, c.name)
+			time.Sleep(2 * time.Millisecond) // distinct since
+		}
+		wg.Wait()
+		want := "send-1,send-2,send-3,decision-1,read-1,read-2,pdf-1,codelist-1,background-1"
+		if got := strings.Join(order, ","); got != want {
+			t.Fatalf("turns went %s, want %s", got, want)
+		}
+		var left int
+		if err := dbs[0].ReadDB().QueryRowContext(ctx, "SELECT COUNT(*) FROM ujp_waiters").Scan(&left); err != nil || left != 0 {
+			t.Fatalf("%d waiters left (%v)", left, err)
+		}
+	})
+}
+
+// TestTurnsExclusiveAcrossProcesses: calls of one user from two processes
+// never start closer than the spacing: n turns take at least n-1 spacings.
+func TestTurnsExclusiveAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	storetest.EachMigratedURL(t, func(t *testing.T, url string) {
+		const spacing = 25 * time.Millisecond
+		const perProcess = 10
+		cfg := ujpturns.Config{Interval: spacing, Margin: -1}
+		a, b := ujpturns.New(open(t, url), cfg), ujpturns.New(open(t, url), cfg)
+		var mu sync.Mutex
+		var taken []time.Time
+		var wg sync.WaitGroup
+		for i := range 2 * perProcess {
+			turns := a
+			if i%2 == 1 {
+				turns = b
+			}
+			wg.Go(func() {
+				if err := turns.Take(context.Background(), "production/EUJP-9", ujp.PrioritySend, fmt.Sprint("w", i), 30*time.Second); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				taken = append(taken, time.Now())
+				mu.Unlock()
+			})
+		}
+		// Another user is not held up by them: its turn comes before
+		// theirs are all done.
+		if err := a.Take(context.Background(), "production/EUJP-OTHER", ujp.PriorityRead, "o", 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		otherAt := time.Now()
+		wg.Wait()
+		if len(taken) != 2*perProcess {
+			t.Fatalf("%d turns", len(taken))
+		}
+		first, last := taken[0], taken[0]
+		for _, x := range taken {
+			if x.Before(first) {
+				first = x
+			}
+			if x.After(last) {
+				last = x
+			}
+		}
+		if !otherAt.Before(last) {
+			t.Errorf("another user's turn came after all %d of the busy user's", len(taken))
+		}
+		// The last turn started at least 2n-1 spacings after the first;
+		// the first's own return may have been late by up to one.
+		if span, least := last.Sub(first), time.Duration(2*perProcess-2)*spacing; span < least {
+			t.Fatalf("%d turns in %s; at one per %s they take at least %s", len(taken), span, spacing, least)
+		}
+	})
+}
+
+// TestBusyKeepsThePlace: a call that cannot have a turn soon gets a
+// BusyError saying when to ask again, holds nobody up meanwhile, and,
+// asking again, goes before a call of its priority that came after it.
+func TestBusyKeepsThePlace(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		turns := ujpturns.New(db, ujpturns.Config{Interval: 20 * time.Millisecond, Margin: -1})
+		ctx := context.Background()
+		const key = "sandbox/EUJP-2"
+		if err := turns.Defer(ctx, key, time.Now().Add(400*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		err := turns.Take(ctx, key, ujp.PrioritySend, "early", 10*time.Millisecond)
+		var busy *ujp.BusyError
+		if !errors.As(err, &busy) || busy.RetryIn < 300*time.Millisecond || busy.RetryIn > time.Second || !ujp.Retryable(err) {
+			t.Fatalf("busy: %v", err)
+		}
+		// A lower priority is not held up by the send that gave up.
+		if err := turns.Take(ctx, key, ujp.PriorityCodeList, "lists", 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if err := turns.Defer(ctx, key, time.Now().Add(300*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var order []string
+		var wg sync.WaitGroup
+		for _, w := range []string{"late", "early"} {
+			wg.Go(func() {
+				if err := turns.Take(ctx, key, ujp.PrioritySend, w, 5*time.Second); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				order = append(order, w)
+				mu.Unlock()
+			})
+			waitRow(t, db, key, w)
+		}
+		wg.Wait()
+		if got := strings.Join(order, ","); got != "early,late" {
+			t.Fatalf("order %s: the send that asked first lost its place", got)
+		}
+	})
+}
+
+// TestHeldTurn: a turn taken ahead of its call holds the user's next turn
+// back until the call starts, and only a spacing after it.
+func TestHeldTurn(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const spacing = 30 * time.Millisecond
+		turns := ujpturns.New(db, ujpturns.Config{Interval: spacing, Margin: -1})
+		ctx := context.Background()
+		const key = "sandbox/EUJP-3"
+		if err := turns.Take(ctx, key, ujp.PrioritySend, "sender", time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if err := turns.Hold(ctx, key, time.Now().Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan time.Time, 1)
+		go func() {
+			if err := turns.Take(ctx, key, ujp.PriorityRead, "reader", 5*time.Second); err != nil {
+				t.Error(err)
+			}
+			got <- time.Now()
+		}()
+		time.Sleep(200 * time.Millisecond) // the held call is slow to start
+		select {
+		case <-got:
+			t.Fatal("a turn went while the held call had not started")
+		default:
+		}
+		started := time.Now()
+		if err := turns.Start(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		at := <-got
+		if d := at.Sub(started); d < spacing || d > time.Second {
+			t.Fatalf("the next turn came %s after the held call started", d)
+		}
+	})
+}
