@@ -618,9 +618,14 @@ func TestInboxDecisions(t *testing.T) {
 		if st, m, _, _ := e.buyerDo("POST", "/v1/inbox/"+id+"/accept", nil); st != 409 || m["code"] != "decision_deadline_passed" {
 			t.Fatalf("accept past the deadline: %d %v", st, m)
 		}
-		// Voided by its seller: 409 inbox_state_conflict.
+		// Voided by its seller, the storno confirmed by the buyer at UJP
+		// (07): 409 inbox_state_conflict.
 		id, euid = e.dropAndSync(today)
-		if _, err := e.sim.SellerStorno(t.Context(), euid, ""); err != nil {
+		sd, err := e.sim.SellerStorno(t.Context(), euid, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.sim.Decide(t.Context(), sd.EUID, true, "", ""); err != nil {
 			t.Fatal(err)
 		}
 		e.syncBuyer()
@@ -878,7 +883,13 @@ func TestInboxDeadline(t *testing.T) {
 		id, euid := e.dropAndSync(txDate)
 		waiting, _ := e.dropAndSync(txDate)
 		voided, voidedEUID := e.dropAndSync(txDate)
-		if _, err := e.sim.SellerStorno(t.Context(), voidedEUID, ""); err != nil {
+		// Its seller voids it and the buyer confirms the storno at UJP
+		// (its portal): UJP moves the original to 07.
+		sd, err := e.sim.SellerStorno(t.Context(), voidedEUID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.sim.Decide(t.Context(), sd.EUID, true, "", ""); err != nil {
 			t.Fatal(err)
 		}
 		e.syncBuyer()
@@ -1069,22 +1080,35 @@ func TestInboxSandboxAndAccess(t *testing.T) {
 			t.Fatalf("deadline_passes twice: %d %v", st, m)
 		}
 
-		// seller_stornos: the original 07, the storno arrives.
+		// seller_stornos: the storno arrives; UJP voids the original (07)
+		// once the buyer accepts the storno (statuses.txt's stricter
+		// reading), not before.
 		other, otherEUID := e.dropAndSync("")
 		st, m, raw, _ := e.buyerDo("POST", "/v1/sandbox/inbox/"+other+"/simulate", map[string]any{"action": "seller_stornos"})
 		if st != 202 || m["stornoEuid"] == nil {
 			t.Fatalf("seller_stornos: %d %s", st, raw)
 		}
 		e.settleAll()
-		if d := e.doc(other); deref(d, "ujpStatus", "code") != "07" || deref(d, "decision", "state") != "pending" {
-			t.Fatalf("after the storno: %v %v", d["ujpStatus"], d["decision"])
-		}
-		if ev := e.buyerEvents(other); !equal(ev, []string{"inbox.received", "inbox.cancelled_by_storno"}) {
-			t.Fatalf("events %v", ev)
+		if d := e.doc(other); deref(d, "ujpStatus", "code") != "01" || deref(d, "decision", "state") != "pending" {
+			t.Fatalf("after the storno, before the buyer accepted it: %v %v", d["ujpStatus"], d["decision"])
 		}
 		storno := e.inbox()[m["stornoEuid"].(string)]
 		if storno == nil || storno["kind"] != "storno" || storno["originalEuid"] != otherEUID || !strings.HasPrefix(deref(storno, "totals", "gross").(string), "-") {
 			t.Fatalf("the storno in the inbox: %v", storno)
+		}
+		if st, _, raw, _ := e.buyerDo("POST", "/v1/inbox/"+storno["id"].(string)+"/accept", nil); st != 202 {
+			t.Fatalf("accept the storno: %d %s", st, raw)
+		}
+		e.settleAll()
+		e.syncBuyer()
+		if d := e.doc(storno["id"].(string)); deref(d, "decision", "state") != "accepted" || deref(d, "ujpStatus", "code") != "03" {
+			t.Fatalf("the storno after the buyer accepted it: %v %v", d["decision"], d["ujpStatus"])
+		}
+		if d := e.doc(other); deref(d, "ujpStatus", "code") != "07" || deref(d, "decision", "state") != "pending" {
+			t.Fatalf("after the storno was accepted: %v %v", d["ujpStatus"], d["decision"])
+		}
+		if ev := e.buyerEvents(other); !equal(ev, []string{"inbox.received", "inbox.cancelled_by_storno"}) {
+			t.Fatalf("events %v", ev)
 		}
 		if st, m, _, _ := e.buyerDo("POST", "/v1/inbox/"+other+"/accept", nil); st != 409 || m["code"] != "inbox_state_conflict" {
 			t.Fatalf("accept a voided document: %d %v", st, m)

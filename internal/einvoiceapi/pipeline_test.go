@@ -803,8 +803,13 @@ func TestStornoAndCorrection(t *testing.T) {
 		e.wantStatus(voided, "delivered") // untouched until UJP takes the storno
 		e.settle()
 		e.wantStatus(storno, "delivered")
-		// Delivered is not voided: the original moves when UJP says so.
+		// Delivered is not voided: the original moves when UJP says so,
+		// and UJP keeps it in 01 until the buyer confirms the storno.
+		e.pollNow()
 		e.wantStatus(voided, "delivered")
+		if d, _ := e.sim.Document(context.Background(), orig["euid"].(string)); d.Status != ujp.StatusSent {
+			t.Fatalf("UJP's original before the buyer confirmed the storno: %s", d.Status)
+		}
 		if st, m, _ := e.call("POST", "/v1/einvoices/"+voided+"/storno", map[string]any{"reason": reason}); st != 409 || m["code"] != "supersede_pending" {
 			t.Fatalf("storno while the first is at UJP: %d %v", st, m)
 		}

@@ -244,9 +244,11 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		e.simulate(ids["accept"], "buyer_accepts", nil)
 		e.simulate(ids["reject"], "buyer_rejects", map[string]any{"rejectReasonCode": firstRejectReason(t)})
 		e.simulate(ids["deadline"], "deadline_passes", nil)
-		if st, _, raw := e.call("POST", "/v1/einvoices/"+ids["void"]+"/storno", map[string]any{"reason": ujpdoc.Snapshot().VoidReasons[0].Code}); st != 202 {
+		st, m, raw := e.call("POST", "/v1/einvoices/"+ids["void"]+"/storno", map[string]any{"reason": ujpdoc.Snapshot().VoidReasons[0].Code})
+		if st != 202 {
 			t.Fatalf("storno: %d %s", st, raw)
 		}
+		ids["storno"] = m["id"].(string)
 		corr := map[string]any{}
 		_ = json.Unmarshal([]byte(`{"number":"F-correct-2","issueDate":"`+e.now().Format(time.DateOnly)+`",
  "buyer":{"taxNumber":"`+ujpsim.TaxBuyer+`","name":"Тест Купувач ДОО Скопје","address":{"street":"Широк сокак","number":"5","postalCode":"1000","city":"Скопје"}},
@@ -257,8 +259,17 @@ func TestWebhooksEndToEnd(t *testing.T) {
 			t.Fatalf("correction: %d %s", st, raw)
 		}
 		e.settle()
+		// UJP moves the original of a storno to 07 once the buyer confirms
+		// the storno (statuses.txt's stricter reading): until then it is
+		// delivered.
+		e.wantStatus(ids["storno"], "delivered")
+		e.wantStatus(ids["void"], "delivered")
+		if st, m := e.simulate(ids["storno"], "buyer_accepts", nil); st != 202 {
+			t.Fatalf("the buyer accepts the storno: %d %v", st, m)
+		}
+		e.settle()
 		for n, want := range map[string]string{"accept": "accepted", "reject": "rejected", "deadline": "auto_accepted",
-			"void": "cancelled_by_storno", "correct": "corrected"} {
+			"void": "cancelled_by_storno", "storno": "accepted", "correct": "corrected"} {
 			e.wantStatus(ids[n], want)
 		}
 		// The agent goes quiet, and comes back.
