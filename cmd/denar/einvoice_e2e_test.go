@@ -371,7 +371,7 @@ func TestEInvoiceEndToEnd(t *testing.T) {
 		t.Parallel()
 		w := newEInvoiceWorld(t, dbURL)
 		ids := map[string]string{}
-		for _, n := range []string{"accept", "reject", "deadline"} {
+		for _, n := range []string{"accept", "reject", "deadline", "void"} {
 			ids[n] = w.issue("E2E-" + n)
 		}
 		for n, id := range ids {
@@ -405,17 +405,31 @@ func TestEInvoiceEndToEnd(t *testing.T) {
 			t.Fatalf("history: %v", moves)
 		}
 
-		// Storno of the accepted invoice, correction of the auto-accepted one.
-		r := w.post("/v1/einvoices/"+ids["accept"]+"/storno", `{"reason":"`+ujpdoc.Snapshot().VoidReasons[0].Code+`","comment":"двојно"}`)
+		// Storno of the accepted invoice: UJP voids only a document still
+		// NEW (E1016, error-codes.txt), so the storno fails with UJP's
+		// code and the original is untouched.
+		void := ujpdoc.Snapshot().VoidReasons[0].Code
+		r := w.post("/v1/einvoices/"+ids["accept"]+"/storno", `{"reason":"`+void+`","comment":"двојно"}`)
+		if r.status != 202 {
+			t.Fatalf("storno: %d %s", r.status, r.body)
+		}
+		var refused struct{ ID string }
+		_ = json.Unmarshal(r.body, &refused)
+		if r := w.post("/v1/einvoices/"+ids["accept"]+"/storno", `{"reason":"`+void+`"}`); r.status != 409 ||
+			!strings.Contains(string(r.body), "supersede_pending") {
+			t.Fatalf("second storno: %d %s", r.status, r.body)
+		}
+		if m := w.waitStatus(refused.ID, "failed", 20*time.Second); !strings.Contains(fmt.Sprint(m["problems"]), "E1016") {
+			t.Fatalf("the refused storno's problems: %v", m["problems"])
+		}
+		// Storno of the delivered one (still NEW at UJP), correction of
+		// the auto-accepted one.
+		r = w.post("/v1/einvoices/"+ids["void"]+"/storno", `{"reason":"`+void+`","comment":"двојно"}`)
 		if r.status != 202 {
 			t.Fatalf("storno: %d %s", r.status, r.body)
 		}
 		var storno struct{ ID string }
 		_ = json.Unmarshal(r.body, &storno)
-		if r := w.post("/v1/einvoices/"+ids["accept"]+"/storno", `{"reason":"`+ujpdoc.Snapshot().VoidReasons[0].Code+`"}`); r.status != 409 ||
-			!strings.Contains(string(r.body), "supersede_pending") {
-			t.Fatalf("second storno: %d %s", r.status, r.body)
-		}
 		corr := strings.Replace(invoiceBody("E2E-deadline-2", `,"docStorno":2,"reason":"`+ujpdoc.Snapshot().CorrectionReasons[0].Code+`"`), `"quantity":"3"`, `"quantity":"2"`, 1)
 		r = w.post("/v1/einvoices/"+ids["deadline"]+"/correction", corr)
 		if r.status != 202 {
@@ -425,10 +439,21 @@ func TestEInvoiceEndToEnd(t *testing.T) {
 		_ = json.Unmarshal(r.body, &correction)
 		w.waitStatus(storno.ID, "delivered", 20*time.Second)
 		w.waitStatus(correction.ID, "delivered", 20*time.Second)
-		w.waitStatus(ids["accept"], "cancelled_by_storno", 20*time.Second)
 		w.waitStatus(ids["deadline"], "corrected", 20*time.Second)
-		if ev := w.eventTypes(ids["accept"]); strings.Join(ev, ",") != "einvoice.signature_required,einvoice.submitted,einvoice.accepted,einvoice.cancelled_by_storno" {
+		// The original moves when UJP voids it: once the buyer confirms
+		// the storno (statuses.txt, 07).
+		if _, m := w.get("/v1/einvoices/" + ids["void"]); m["status"] != "delivered" {
+			t.Fatalf("the storno's original before the buyer confirmed: %v", m["status"])
+		}
+		if r := w.simulate(storno.ID, `{"action":"buyer_accepts"}`); r.status != 202 {
+			t.Fatalf("the buyer accepts the storno: %d %s", r.status, r.body)
+		}
+		w.waitStatus(ids["void"], "cancelled_by_storno", 20*time.Second)
+		if ev := w.eventTypes(ids["void"]); strings.Join(ev, ",") != "einvoice.signature_required,einvoice.submitted,einvoice.cancelled_by_storno" {
 			t.Fatalf("events of the voided invoice: %v", ev)
+		}
+		if _, m := w.get("/v1/einvoices/" + ids["accept"]); m["status"] != "accepted" {
+			t.Fatalf("the original of the refused storno: %v", m["status"])
 		}
 		// A filed annual account closes the year for both.
 		closed := w.issue("E2E-closed")

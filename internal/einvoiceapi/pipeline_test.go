@@ -689,7 +689,8 @@ func (r simRegistry) LookupCompany(ctx context.Context, env, as, tax string) (ei
 	if err != nil {
 		return einvoicing.RegistryCompany{}, err
 	}
-	out := einvoicing.RegistryCompany{Name: c.Name}
+	out := einvoicing.RegistryCompany{Name: c.Name, Address: einvoicing.Address{Street: c.Address.Street, Number: c.Address.Number,
+		City: c.Address.City, Zip: c.Address.Zip}}
 	if c.VatNumber != nil {
 		out.VATNumber = *c.VatNumber
 	}
@@ -697,8 +698,10 @@ func (r simRegistry) LookupCompany(ctx context.Context, env, as, tax string) (ei
 }
 
 // TestIssueChecksBuyerRegistry: a buyer UJP's registry does not know, or
-// names differently, is a field error naming the registry, and nothing is
-// created.
+// names differently, or with another VAT number, city or postal code (what
+// UJP compares, E10004-E10007), is a field error naming the registry, and
+// nothing is created; a VAT number or postal code left out is the
+// registry's.
 func TestIssueChecksBuyerRegistry(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -717,10 +720,23 @@ func TestIssueChecksBuyerRegistry(t *testing.T) {
 			// A VAT number other than the registry's (UJP: E10007).
 			{ujpsim.TaxBuyer, "Тест Купувач ДОО Скопје", "МК4030000375897", "buyer.vatNumber"},
 			{ujpsim.TaxSmallBiz, "Тест Занаетчија Битола", "МК" + ujpsim.TaxSmallBiz, "buyer.vatNumber"},
+			// The registry's buyer is in Скопје, 1000 (UJP: E10004, E10005).
+			{ujpsim.TaxBuyer, "Тест Купувач ДОО Скопје", "", "buyer.address.city"},
+			{ujpsim.TaxBuyer, "Тест Купувач ДОО Скопје", "", "buyer.address.postalCode"},
 		} {
 			b := body(tc.tax, tc.name).(map[string]any)
 			if tc.vat != "" {
 				b["buyer"].(map[string]any)["vatNumber"] = tc.vat
+			}
+			if tc.tax == ujpsim.TaxSmallBiz { // registered in Битола
+				b["buyer"].(map[string]any)["address"].(map[string]any)["city"] = "Битола"
+				b["buyer"].(map[string]any)["address"].(map[string]any)["postalCode"] = "7000"
+			}
+			switch tc.path {
+			case "buyer.address.city":
+				b["buyer"].(map[string]any)["address"].(map[string]any)["city"] = "Битола"
+			case "buyer.address.postalCode":
+				b["buyer"].(map[string]any)["address"].(map[string]any)["postalCode"] = "1010"
 			}
 			st, m, raw := e.call("POST", "/v1/einvoices", b)
 			errs, _ := m["errors"].([]any)
@@ -733,12 +749,19 @@ func TestIssueChecksBuyerRegistry(t *testing.T) {
 			t.Fatalf("%d e-invoices after refusals (%v)", n, err)
 		}
 		// Left out, the VAT number is the registry's (UJP refuses a VAT
-		// payer's document without it: E10008).
-		st, m, raw := e.call("POST", "/v1/einvoices", body(ujpsim.TaxBuyer, "Тест Купувач ДОО Скопје"))
+		// payer's document without it: E10008), and so are a postal code
+		// and street number sent as null (UJP requires them).
+		b := body(ujpsim.TaxBuyer, "Тест Купувач ДОО Скопје").(map[string]any)
+		addr := b["buyer"].(map[string]any)["address"].(map[string]any)
+		addr["postalCode"], addr["number"] = nil, nil
+		st, m, raw := e.call("POST", "/v1/einvoices", b)
 		var doc ujpdoc.Request
 		if b, _ := json.Marshal(m["document"]); st != 202 || json.Unmarshal(b, &doc) != nil ||
 			doc.Document.Buyer.BuyerVatNumber == nil || *doc.Document.Buyer.BuyerVatNumber != "МК"+ujpsim.TaxBuyer {
 			t.Fatalf("the registry's VAT number: %d %s", st, raw)
+		}
+		if a := doc.Document.Buyer.BuyerAddress; a.PostalCode != "1000" || a.StreetNumber != "2" || a.StreetAddress != "Широк сокак" || a.City != "Скопје" {
+			t.Fatalf("the buyer's address: %+v", a)
 		}
 	})
 }

@@ -27,6 +27,7 @@ const buyerCacheTTL = 10 * time.Minute
 type buyerEntry struct {
 	name    string
 	vat     string // "" when the buyer is not a VAT payer
+	addr    Address
 	missing bool
 	until   time.Time
 }
@@ -57,14 +58,14 @@ func (c *buyerCache) put(key string, e buyerEntry) {
 }
 
 // checkBuyer compares a Macedonian buyer with UJP's registry the way UJP
-// will on submission (the tax number must exist, the name must be the
-// registry's), so the caller learns it now as a field error instead of as
-// a failed document later. It waits for the registry at most timeout; err
+// will on submission (the tax number must exist; the name, a VAT number,
+// city and postal code given must be the registry's), so the caller learns
+// it now as field errors instead of as a failed document later. It waits for the registry at most timeout; err
 // is not nil when the registry did not answer (in time), and then the
 // buyer is neither accepted nor refused. Answers are cached. The look-up is
 // made as the seller (UJP's X-EDB), whose tax number seller gives when a
 // look-up is needed.
-func (s *Service) checkBuyer(ctx context.Context, env string, seller func() (string, error), b einvoice.Party, timeout time.Duration) (*denar.FieldError, error) {
+func (s *Service) checkBuyer(ctx context.Context, env string, seller func() (string, error), b einvoice.Party, timeout time.Duration) ([]denar.FieldError, error) {
 	if s.registry == nil || (b.Country != "" && b.Country != "MK") || b.TaxNumber == "" {
 		return nil, nil
 	}
@@ -92,54 +93,92 @@ func (s *Service) checkBuyer(ctx context.Context, env string, seller func() (str
 		case err != nil:
 			return nil, fmt.Errorf("buyer %s in UJP's registry: %w", b.TaxNumber, err)
 		default:
-			e = buyerEntry{name: c.Name, vat: c.VATNumber}
+			e = buyerEntry{name: c.Name, vat: c.VATNumber, addr: c.Address}
 		}
 		e.until = now.Add(buyerCacheTTL)
 		s.buyers.put(key, e)
 	}
 	if e.missing {
-		return &denar.FieldError{Path: "buyer.taxNumber", Codebook: CBRegistry,
-			Message: "not found in UJP's registry (UJP refuses it with E1014)"}, nil
+		return []denar.FieldError{{Path: "buyer.taxNumber", Codebook: CBRegistry,
+			Message: "not found in UJP's registry (UJP refuses it with E1014)"}}, nil
 	}
+	var out []denar.FieldError
 	if strings.TrimSpace(b.Name) != e.name {
-		return &denar.FieldError{Path: "buyer.name", Codebook: CBRegistry,
-			Message: fmt.Sprintf("must be the name in UJP's registry, %q (UJP refuses another with E10006)", e.name)}, nil
+		out = append(out, denar.FieldError{Path: "buyer.name", Codebook: CBRegistry,
+			Message: fmt.Sprintf("must be the name in UJP's registry, %q (UJP refuses another with E10006)", e.name)})
 	}
 	// A VAT payer's VAT number goes on the document
 	// (sifrarnici-field-codebook.txt:620-625): one omitted is taken from
-	// the registry (buyerVAT), one given must be the registry's (UJP's
+	// the registry (fillBuyer), one given must be the registry's (UJP's
 	// E10007; without one there, E10008).
 	if b.VatNumber != nil && *b.VatNumber != "" && *b.VatNumber != e.vat {
 		msg := "the buyer is not a VAT payer in UJP's registry; leave vatNumber out (UJP refuses it with E10007)"
 		if e.vat != "" {
 			msg = fmt.Sprintf("must be the VAT number in UJP's registry, %q, or left out (UJP refuses another with E10007)", e.vat)
 		}
-		return &denar.FieldError{Path: "buyer.vatNumber", Codebook: CBRegistry, Message: msg}, nil
+		out = append(out, denar.FieldError{Path: "buyer.vatNumber", Codebook: CBRegistry, Message: msg})
 	}
-	return nil, nil
+	// UJP compares the city and the postal code with the registry
+	// (error-codes.txt:64-65, E10004 and E10005); one left out is taken
+	// from it (fillBuyer).
+	if v := text(b.Address.City); v != "" && e.addr.City != "" && v != e.addr.City {
+		out = append(out, denar.FieldError{Path: "buyer.address.city", Codebook: CBRegistry,
+			Message: fmt.Sprintf("must be the city in UJP's registry, %q (UJP refuses another with E10004)", e.addr.City)})
+	}
+	if v := text(b.Address.PostalCode); v != "" && e.addr.Zip != "" && v != e.addr.Zip {
+		out = append(out, denar.FieldError{Path: "buyer.address.postalCode", Codebook: CBRegistry,
+			Message: fmt.Sprintf("must be the postal code in UJP's registry, %q, or left out (UJP refuses another with E10005)", e.addr.Zip)})
+	}
+	return out, nil
 }
 
-// fillBuyerVAT puts the buyer's VAT number from UJP's registry on d when
-// the request left it out, once checkBuyer accepted the buyer: UJP refuses
-// a VAT payer's document without it (E10008).
-func (s *Service) fillBuyerVAT(env string, d *ujpdoc.Document) {
-	if d == nil || d.Buyer.BuyerTin == "" || (d.Buyer.BuyerVatNumber != nil && *d.Buyer.BuyerVatNumber != "") {
+// text is the trimmed value of an optional field.
+func text(v *string) string {
+	if v == nil {
+		return ""
+	}
+	return strings.TrimSpace(*v)
+}
+
+// fillBuyer puts on d what UJP requires of a registered buyer and the
+// request left out, from UJP's registry, once checkBuyer accepted the
+// buyer: a VAT payer's VAT number (UJP refuses its document without it,
+// E10008), and the street, number and postal code of the address (required
+// fields, sifrarnici-field-codebook.txt:642-660; the postal code is the one
+// UJP checks, E10005).
+func (s *Service) fillBuyer(env string, d *ujpdoc.Document) {
+	if d == nil || d.Buyer.BuyerTin == "" {
 		return
 	}
 	if d.Buyer.BuyerCCode != "" && d.Buyer.BuyerCCode != "MK" {
 		return
 	}
 	e, ok := s.buyers.get(env+"/"+d.Buyer.BuyerTin, time.Now())
-	if !ok || e.missing || e.vat == "" {
+	if !ok || e.missing {
 		return
 	}
-	v := e.vat
-	d.Buyer.BuyerVatNumber = &v
+	if e.vat != "" && (d.Buyer.BuyerVatNumber == nil || *d.Buyer.BuyerVatNumber == "") {
+		v := e.vat
+		d.Buyer.BuyerVatNumber = &v
+	}
+	a := &d.Buyer.BuyerAddress
+	for _, f := range []struct {
+		to   *string
+		from string
+	}{
+		{&a.StreetAddress, e.addr.Street}, {&a.StreetNumber, e.addr.Number}, {&a.PostalCode, e.addr.Zip}, {&a.City, e.addr.City},
+	} {
+		if strings.TrimSpace(*f.to) == "" && f.from != "" {
+			*f.to = f.from
+		}
+	}
 }
 
 // buyerOf is the buyer of a built document as the registry check reads it.
 func buyerOf(d *ujpdoc.Document) einvoice.Party {
-	return einvoice.Party{Country: d.Buyer.BuyerCCode, TaxNumber: d.Buyer.BuyerTin, Name: d.Buyer.BuyerName, VatNumber: d.Buyer.BuyerVatNumber}
+	a := d.Buyer.BuyerAddress
+	return einvoice.Party{Country: d.Buyer.BuyerCCode, TaxNumber: d.Buyer.BuyerTin, Name: d.Buyer.BuyerName, VatNumber: d.Buyer.BuyerVatNumber,
+		Address: einvoice.PartyAddress{Street: &a.StreetAddress, Number: &a.StreetNumber, PostalCode: &a.PostalCode, City: &a.City}}
 }
 
 // sellerTax returns the tax number of company id of account, read when a
@@ -170,20 +209,20 @@ func (s *Service) codebooks(env string) *ujpdoc.Codebooks {
 // dashboard offers the reject and void reasons from them).
 func (s *Service) CodeLists(env string) *ujpdoc.Codebooks { return s.codebooks(env) }
 
-// withBuyerError adds the registry's field error to the outcome of
+// withBuyerError adds the registry's field errors to the outcome of
 // building the document: to its field errors when validation failed too,
 // alone when it did not. Other failures (totals_mismatch) stand as they are.
-func withBuyerError(buildErr error, fe *denar.FieldError) error {
-	if fe == nil {
+func withBuyerError(buildErr error, fes ...denar.FieldError) error {
+	if len(fes) == 0 {
 		return buildErr
 	}
 	if buildErr == nil {
-		return denar.Invalid(*fe)
+		return denar.Invalid(fes...)
 	}
 	var de *denar.Error
 	if errors.As(buildErr, &de) && de.Code == denar.ECodeValidation {
 		out := *de
-		out.Fields = append(append([]denar.FieldError{}, de.Fields...), *fe)
+		out.Fields = append(append([]denar.FieldError{}, de.Fields...), fes...)
 		return &out
 	}
 	return buildErr
@@ -197,7 +236,7 @@ func withVATPayerErrors(buildErr error, co dbq.Company, req *einvoice.Request) e
 		return buildErr
 	}
 	for _, fe := range req.NoVATShown() {
-		buildErr = withBuyerError(buildErr, &fe)
+		buildErr = withBuyerError(buildErr, fe)
 	}
 	return buildErr
 }

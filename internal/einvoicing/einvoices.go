@@ -153,13 +153,13 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 			s.log.InfoContext(ctx, "buyer registry check continues after the answer", "taxNumber", req.Buyer.TaxNumber, "err", buyerErr)
 			validating = true
 		} else if buyerErr == nil {
-			buildErr = withBuyerError(buildErr, buyerFE)
+			buildErr = withBuyerError(buildErr, buyerFE...)
 		}
 		if buildErr != nil {
 			return EInvoice{}, buildErr
 		}
 		if !validating {
-			s.fillBuyerVAT(co.Environment, doc)
+			s.fillBuyer(co.Environment, doc)
 		}
 		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
 			ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating, cert: cert, certErr: certErr})
@@ -182,7 +182,7 @@ func (s *Service) inlineBuyerCheck(ctx context.Context, co dbq.Company, buildErr
 		s.log.InfoContext(ctx, "buyer registry check continues after the answer", "taxNumber", buyer.TaxNumber, "err", err)
 		return nil, true
 	}
-	return withBuyerError(buildErr, fe), false
+	return withBuyerError(buildErr, fe...), false
 }
 
 // sellerOf fills UJP's seller from the company's registry data.
@@ -365,7 +365,7 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 		}
 		ujpdoc.MarkCorrection(doc, orig.Euid.String, orig.IssueDate, req.Reason, req.Comment, cb)
 		if !validating {
-			s.fillBuyerVAT(co.Environment, doc)
+			s.fillBuyer(co.Environment, doc)
 		}
 		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
 			OriginalID: orig.ID, ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating})

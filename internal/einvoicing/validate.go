@@ -72,8 +72,12 @@ func (s *Service) validate(ctx context.Context, j *jobs.Job) error {
 		if cur.Status != string(einvoice.Validating) {
 			return nil
 		}
-		if fe != nil {
-			problems, err := json.Marshal([]problemItem{{Path: fe.Path, Message: fe.Message, Codebook: fe.Codebook}})
+		if len(fe) > 0 {
+			items := make([]problemItem, 0, len(fe))
+			for _, f := range fe {
+				items = append(items, problemItem{Path: f.Path, Message: f.Message, Codebook: f.Codebook})
+			}
+			problems, err := json.Marshal(items)
 			if err != nil {
 				return err
 			}
@@ -85,13 +89,14 @@ func (s *Service) validate(ctx context.Context, j *jobs.Job) error {
 			return err
 		}
 		if lookupErr == nil {
-			// The registry answered: a VAT number the request left out is
-			// the registry's (stored with the fresh timestamp below).
+			// The registry answered: a VAT number or address part the
+			// request left out is the registry's (stored with the fresh
+			// timestamp below).
 			var doc ujpdoc.Request
 			if err := json.Unmarshal([]byte(cur.Document), &doc); err != nil {
 				return err
 			}
-			s.fillBuyerVAT(cur.Environment, &doc.Document)
+			s.fillBuyer(cur.Environment, &doc.Document)
 			b, err := json.Marshal(doc)
 			if err != nil {
 				return err
