@@ -190,8 +190,21 @@ func (s *sandboxSetup) RegisterSigner(ctx context.Context, eujpID, edb string, d
 	return nil
 }
 
+// registerOperator registers the operator's user at the sandbox's
+// simulator now, before the first code-list fetch or registry look-up goes
+// as it (a strict simulator answers an unknown user E1010). A simulator
+// that cannot be reached yet is left to the job (KindSandboxOperator).
+func (s *sandboxSetup) registerOperator(ctx context.Context, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.sim.AddUser(ctx, s.operator); err != nil {
+		log.Warn("sandbox: the operator's user is not registered at the simulator yet; a job retries", "eujpId", s.operator, "err", err)
+	}
+}
+
 // KindSandboxOperator registers the operator's user at the sandbox's
-// simulator; denar serve enqueues it at start.
+// simulator; denar serve enqueues it at start, in case the registration
+// made at start (registerOperator) did not reach the simulator.
 const KindSandboxOperator = "sandbox.register_operator"
 
 // register registers the set-up's job on r and asks for the operator's

@@ -198,6 +198,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if reg.setup != nil {
+		reg.setup.registerOperator(ctx, log)
+	}
 	reg.run(ctx)
 	blobs, err := blobStore(ctx, cfg, db)
 	if err != nil {
