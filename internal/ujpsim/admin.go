@@ -67,6 +67,18 @@ func (s *Sim) controlRoutes() []controlRoute {
 		}
 		s.ok(w, r, map[string]any{"eujpId": req.EUJPID})
 	})
+	admin("GET /_sim/rate-limited", func(w http.ResponseWriter, r *http.Request) {
+		users, err := s.RateLimited(r.Context())
+		if err != nil {
+			s.fail(w, r, s.asSimError("rate limited", err))
+			return
+		}
+		total := int64(0)
+		for _, n := range users {
+			total += n
+		}
+		s.ok(w, r, map[string]any{"total": total, "users": users})
+	})
 	admin("GET /_sim/users/{eujpId}/privileges", func(w http.ResponseWriter, r *http.Request) {
 		ps, err := s.Privileges(r.Context(), r.PathValue("eujpId"))
 		if err != nil {

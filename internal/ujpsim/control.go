@@ -106,11 +106,25 @@ func (c Control) Revoke(ctx context.Context, eujpID, edb string, privileges ...s
 	return c.post(ctx, "/_sim/privileges/revoke", map[string]any{"eujpId": eujpID, "edb": edb, "privileges": privileges})
 }
 
+// RateLimited says how many calls of each user the simulator answered
+// E4007.
+func (c Control) RateLimited(ctx context.Context) (map[string]int64, error) {
+	var out struct {
+		Users map[string]int64 `json:"users"`
+	}
+	err := c.do(ctx, http.MethodGet, "/_sim/rate-limited", nil, &out)
+	return out.Users, err
+}
+
 func (c Control) post(ctx context.Context, path string, body any) error {
 	return c.postFor(ctx, path, body, nil)
 }
 
 func (c Control) postFor(ctx context.Context, path string, body, out any) error {
+	return c.do(ctx, http.MethodPost, path, body, out)
+}
+
+func (c Control) do(ctx context.Context, method, path string, body, out any) error {
 	var rd io.Reader = http.NoBody
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -119,7 +133,7 @@ func (c Control) postFor(ctx context.Context, path string, body, out any) error 
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.BaseURL, "/")+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.BaseURL, "/")+path, rd)
 	if err != nil {
 		return err
 	}

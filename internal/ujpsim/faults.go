@@ -326,6 +326,22 @@ func (s *Sim) BurstRateLimit(ctx context.Context, eujpID string, n int) error {
 		NextAt: dbTime(time.Unix(0, 0)), Burst: int32(n)}))
 }
 
+// RateLimited says how many calls of each user the simulator answered
+// 429 E4007 (too soon for the window, or a burst): users with none are
+// left out. Every simulator on the store counts into the same numbers;
+// Purge forgets the users it forgets the slots of.
+func (s *Sim) RateLimited(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.db.Reader().ListUJPSimRefusals(ctx)
+	if err != nil {
+		return nil, wrap("rate limited", err)
+	}
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.EujpID] = r.Refused
+	}
+	return out, nil
+}
+
 // takeCallFault consumes the caller's call fault when one of kinds waits
 // for this path.
 func (s *Sim) takeCallFault(ctx context.Context, edb, path string, st callFaultView, kinds ...string) (*CallFault, error) {

@@ -133,7 +133,7 @@ func (s *Sim) api(h http.HandlerFunc) http.Handler {
 			s.fail(w, r, s.internal("rate limit", err))
 			return
 		} else if n > 0 {
-			s.rateLimited(w, r)
+			s.rateLimited(w, r, user)
 			return
 		}
 		// One slot per user in the store: the limit holds across every
@@ -144,7 +144,7 @@ func (s *Sim) api(h http.HandlerFunc) http.Handler {
 			return
 		}
 		if n == 0 {
-			s.rateLimited(w, r)
+			s.rateLimited(w, r, user)
 			return
 		}
 		if known, err := s.userKnown(ctx, user); err != nil {
@@ -159,8 +159,12 @@ func (s *Sim) api(h http.HandlerFunc) http.Handler {
 	})
 }
 
-// rateLimited answers UJP's E4007 with Retry-After in whole seconds.
-func (s *Sim) rateLimited(w http.ResponseWriter, r *http.Request) {
+// rateLimited answers UJP's E4007 with Retry-After in whole seconds, and
+// counts the refusal against the user (RateLimited).
+func (s *Sim) rateLimited(w http.ResponseWriter, r *http.Request, user string) {
+	if err := s.db.Writer().CountUJPSimRefusal(r.Context(), user); err != nil {
+		s.log.Error("ujpsim: count a refusal", "err", err)
+	}
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(s.opts.Window.Seconds())))))
 	s.fail(w, r, &simError{status: http.StatusTooManyRequests, code: "E4007", msg: "Rate limit exceeded"})
 }

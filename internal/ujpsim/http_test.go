@@ -312,6 +312,14 @@ func TestRateLimitAcrossSimulators(t *testing.T) {
 		if r := get(a, who); r.status != 200 {
 			t.Fatalf("after the burst: %d", r.status)
 		}
+		// Every refusal is counted against its user, by both simulators.
+		if got, err := b.sim.RateLimited(context.Background()); err != nil || len(got) != 1 || got[s.EUJPID] != 4 {
+			t.Fatalf("refusals counted: %v, %v", got, err)
+		}
+		a1 := a.control("GET", "/_sim/rate-limited", controlToken, "")
+		if a1.status != 200 || a1.m["total"] != float64(4) {
+			t.Fatalf("GET /_sim/rate-limited: %d %s", a1.status, a1.body)
+		}
 	})
 }
 

@@ -257,6 +257,7 @@ func TestControlRequiresToken(t *testing.T) {
 	routes := []struct{ method, path, body string }{
 		{"GET", "/_sim/faults", ""},
 		{"PUT", "/_sim/faults", `{"outage":true}`},
+		{"GET", "/_sim/rate-limited", ""},
 		{"POST", "/_sim/users", `{"eujpId":"INTRUDER"}`},
 		{"GET", "/_sim/users/" + s.EUJPID + "/privileges", ""},
 		{"POST", "/_sim/privileges/grant", `{"eujpId":"` + s.EUJPID + `","edb":"` + s.EDB + `","privileges":["DP"]}`},

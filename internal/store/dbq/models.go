@@ -444,9 +444,10 @@ type UjpsimPrivilege struct {
 }
 
 type UjpsimRate struct {
-	EujpID string
-	NextAt time.Time
-	Burst  int32
+	EujpID  string
+	NextAt  time.Time
+	Burst   int32
+	Refused int64
 }
 
 type UjpsimSellerFault struct {

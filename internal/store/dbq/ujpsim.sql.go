@@ -50,6 +50,16 @@ func (q *Queries) CountUJPSimPrivilege(ctx context.Context, arg CountUJPSimPrivi
 	return count, err
 }
 
+const countUJPSimRefusal = `-- name: CountUJPSimRefusal :exec
+UPDATE ujpsim_rate SET refused = refused + 1 WHERE eujp_id = $1
+`
+
+// One more call of the user answered E4007.
+func (q *Queries) CountUJPSimRefusal(ctx context.Context, eujpID string) error {
+	_, err := q.db.ExecContext(ctx, countUJPSimRefusal, eujpID)
+	return err
+}
+
 const countUJPSimUser = `-- name: CountUJPSimUser :one
 SELECT COUNT(*) FROM ujpsim_users WHERE eujp_id = $1
 `
@@ -514,6 +524,39 @@ func (q *Queries) ListUJPSimPrivileges(ctx context.Context, eujpID string) ([]Uj
 	for rows.Next() {
 		var i UjpsimPrivilege
 		if err := rows.Scan(&i.EujpID, &i.Edb, &i.Privilege); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listUJPSimRefusals = `-- name: ListUJPSimRefusals :many
+SELECT eujp_id, refused FROM ujpsim_rate WHERE refused > 0 ORDER BY eujp_id
+`
+
+type ListUJPSimRefusalsRow struct {
+	EujpID  string
+	Refused int64
+}
+
+// The users with calls answered E4007, and how many.
+func (q *Queries) ListUJPSimRefusals(ctx context.Context) ([]ListUJPSimRefusalsRow, error) {
+	rows, err := q.db.QueryContext(ctx, listUJPSimRefusals)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListUJPSimRefusalsRow{}
+	for rows.Next() {
+		var i ListUJPSimRefusalsRow
+		if err := rows.Scan(&i.EujpID, &i.Refused); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -111,6 +111,14 @@ ON CONFLICT (eujp_id) DO UPDATE SET burst = excluded.burst;
 -- name: TakeUJPSimBurst :execrows
 UPDATE ujpsim_rate SET burst = burst - 1 WHERE eujp_id = sqlc.arg(eujp_id) AND burst > 0;
 
+-- name: CountUJPSimRefusal :exec
+-- One more call of the user answered E4007.
+UPDATE ujpsim_rate SET refused = refused + 1 WHERE eujp_id = sqlc.arg(eujp_id);
+
+-- name: ListUJPSimRefusals :many
+-- The users with calls answered E4007, and how many.
+SELECT eujp_id, refused FROM ujpsim_rate WHERE refused > 0 ORDER BY eujp_id;
+
 -- name: PutUJPSimUser :exec
 INSERT INTO ujpsim_users (eujp_id, created_at) VALUES (sqlc.arg(eujp_id), sqlc.arg(created_at))
 ON CONFLICT (eujp_id) DO NOTHING;

@@ -22,6 +22,9 @@ CREATE TABLE ujpsim_privileges (
 
 -- The next burst calls of the user are answered E4007 whatever the timing.
 ALTER TABLE ujpsim_rate ADD COLUMN burst INTEGER NOT NULL DEFAULT 0;
+-- How many calls of the user were answered E4007 (too soon, or a burst):
+-- what an operator looks at to see that a client keeps within the limit.
+ALTER TABLE ujpsim_rate ADD COLUMN refused BIGINT NOT NULL DEFAULT 0;
 
 -- Faults of one company's calls: the next call_count calls (whose path ends
 -- with call_path, '' for any) fail as call_kind says: 'status' answers
@@ -46,6 +49,7 @@ ALTER TABLE ujpsim_seller_faults DROP COLUMN call_status;
 ALTER TABLE ujpsim_seller_faults DROP COLUMN call_kind;
 ALTER TABLE ujpsim_seller_faults DROP COLUMN call_path;
 ALTER TABLE ujpsim_seller_faults DROP COLUMN call_count;
+ALTER TABLE ujpsim_rate DROP COLUMN refused;
 ALTER TABLE ujpsim_rate DROP COLUMN burst;
 DROP TABLE ujpsim_privileges;
 DROP TABLE ujpsim_users;
