@@ -156,6 +156,14 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter string, since, now time.Time) (bool, error) {
 	took := false
 	err := t.db.InTx(ctx, func(tx *store.Tx) error {
+		// The spacing counts from when the turn is really taken: a busy
+		// store can keep a writer waiting longer than the margin, and a
+		// call stamped before the wait would start that much closer to
+		// the next one than UJP allows.
+		if err := tx.LockUJPSlot(ctx, key); err != nil {
+			return err
+		}
+		now = t.now()
 		n, err := tx.TakeUJPTurn(ctx, dbq.TakeUJPTurnParams{NextAt: dbTime(now.Add(t.spacing)), Waiter: waiter, Key: key,
 			Now: dbTime(now), FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since})
 		if err != nil || n == 0 {
@@ -226,7 +234,14 @@ func (t *Turns) Hold(ctx context.Context, key string, lapses time.Time) error {
 
 // Start implements ujp.Turns.
 func (t *Turns) Start(ctx context.Context, key string) error {
-	if err := t.db.Writer().StartUJPSlot(ctx, dbq.StartUJPSlotParams{Key: key, NextAt: dbTime(t.now().Add(t.spacing))}); err != nil {
+	// Stamped once the slot is locked, as take does.
+	err := t.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.LockUJPSlot(ctx, key); err != nil {
+			return err
+		}
+		return tx.StartUJPSlot(ctx, dbq.StartUJPSlotParams{Key: key, NextAt: dbTime(t.now().Add(t.spacing))})
+	})
+	if err != nil {
 		return fmt.Errorf("ujp turns %s: %w", key, err)
 	}
 	return nil

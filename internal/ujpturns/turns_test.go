@@ -237,3 +237,62 @@ func TestHeldTurn(t *testing.T) {
 		}
 	})
 }
+
+// TestTurnCountsFromWhenItIsTaken: a store busy with another writer keeps
+// a taker waiting; the next turn is a spacing after the turn was really
+// taken (and after a held turn's call really started), not after the
+// moment the taker asked, or the next call would start closer to this one
+// than UJP allows.
+func TestTurnCountsFromWhenItIsTaken(t *testing.T) {
+	t.Parallel()
+	storetest.EachMigratedURL(t, func(t *testing.T, url string) {
+		db := open(t, url)
+		const spacing = 100 * time.Millisecond
+		turns := ujpturns.New(db, ujpturns.Config{Interval: spacing, Margin: -1})
+		ctx := context.Background()
+		const key = "sandbox/EUJP-BUSY"
+		// The slot exists (a first turn), and is due again.
+		if err := turns.Take(ctx, key, ujp.PriorityRead, "first", time.Second); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(spacing)
+		for _, step := range []struct {
+			name string
+			run  func() error
+		}{
+			{"take", func() error { return turns.Take(ctx, key, ujp.PriorityRead, "second", 5*time.Second) }},
+			{"start", func() error { return turns.Start(ctx, key) }},
+		} {
+			// Another writer holds the slot's row (the database, on
+			// SQLite) for a while.
+			locked, release := make(chan struct{}), make(chan struct{})
+			go func() {
+				_ = db.InTx(ctx, func(tx *store.Tx) error {
+					if err := tx.LockUJPSlot(ctx, key); err != nil {
+						return err
+					}
+					close(locked)
+					<-release
+					return nil
+				})
+			}()
+			<-locked
+			time.AfterFunc(300*time.Millisecond, func() { close(release) })
+			if err := step.run(); err != nil {
+				t.Fatal(err)
+			}
+			done := time.Now()
+			slot, err := db.Reader().GetUJPSlot(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			until := slot.Until
+			// Within the commit's own time of done + spacing; before the
+			// change it was 300 ms earlier.
+			if lag := done.Add(spacing).Sub(until); lag > 50*time.Millisecond {
+				t.Fatalf("%s: the next turn is at %s, %s before a spacing after the turn was taken", step.name, until.Format("15:04:05.000"), lag)
+			}
+			time.Sleep(spacing)
+		}
+	})
+}

@@ -352,6 +352,18 @@ func (q *Queries) ListQueuedEInvoiceIDs(ctx context.Context, companyID string) (
 	return items, nil
 }
 
+const lockUJPSlot = `-- name: LockUJPSlot :exec
+UPDATE ujp_slots SET holder = holder WHERE key = $1
+`
+
+// Locks the user's slot for the rest of the transaction (the row on
+// PostgreSQL, the database on SQLite), so that the turn taken or started
+// next is stamped with the time it is really taken.
+func (q *Queries) LockUJPSlot(ctx context.Context, key string) error {
+	_, err := q.db.ExecContext(ctx, lockUJPSlot, key)
+	return err
+}
+
 const openSigningRequestForLink = `-- name: OpenSigningRequestForLink :one
 SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at, summary FROM signing_requests
 WHERE link_type = $1 AND link_id = $2 AND state IN ('pending', 'claimed')

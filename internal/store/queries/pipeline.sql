@@ -13,6 +13,12 @@ ON CONFLICT (key, waiter) DO UPDATE SET priority = excluded.priority, seen_at = 
 -- name: GetUJPWaiter :one
 SELECT * FROM ujp_waiters WHERE key = sqlc.arg(key) AND waiter = sqlc.arg(waiter);
 
+-- name: LockUJPSlot :exec
+-- Locks the user's slot for the rest of the transaction (the row on
+-- PostgreSQL, the database on SQLite), so that the turn taken or started
+-- next is stamped with the time it is really taken.
+UPDATE ujp_slots SET holder = holder WHERE key = sqlc.arg(key);
+
 -- name: TakeUJPTurn :execrows
 -- Takes the user's turn when it is due and no waiter still waiting (seen
 -- after fresh_after) goes first: a higher priority, or the same priority
