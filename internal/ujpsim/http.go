@@ -137,8 +137,11 @@ func (s *Sim) api(h http.HandlerFunc) http.Handler {
 			return
 		}
 		// One slot per user in the store: the limit holds across every
-		// simulator (process) sharing it, judged on arrival times.
-		n, err := q.TakeUJPSimRateSlot(ctx, dbq.TakeUJPSimRateSlotParams{EujpID: user, NextAt: dbTime(arrived.Add(s.opts.Window)), Now: dbTime(arrived)})
+		// simulator (process) sharing it, judged on arrival times (also
+		// when the store applies two calls in another order than they
+		// arrived).
+		n, err := q.TakeUJPSimRateSlot(ctx, dbq.TakeUJPSimRateSlotParams{EujpID: user, NextAt: dbTime(arrived.Add(s.opts.Window)), Now: dbTime(arrived),
+			Early: dbTime(arrived.Add(2 * s.opts.Window))})
 		if err != nil {
 			s.fail(w, r, s.internal("rate limit", err))
 			return

@@ -299,6 +299,22 @@ func TestRateLimitAcrossSimulators(t *testing.T) {
 			t.Fatalf("a window later: %d %s", r.status, r.body)
 		}
 		wantCode(t, "again at the first simulator", get(a, who), 429, "E4007")
+		// Calls the store applies in another order than they arrived are
+		// judged on their arrivals too: one that arrived a window before
+		// the latest accepted call passes, one within a window of it not.
+		latest := clock.Load()
+		clock.Store(latest - int64(250*time.Millisecond))
+		if r := get(a, who); r.status != 200 {
+			t.Fatalf("a call that arrived a window before the latest: %d %s", r.status, r.body)
+		}
+		clock.Store(latest - int64(150*time.Millisecond))
+		wantCode(t, "a call that arrived within a window before the latest", get(b, who), 429, "E4007")
+		clock.Store(latest + int64(150*time.Millisecond))
+		wantCode(t, "within a window after the latest", get(b, who), 429, "E4007")
+		clock.Store(latest + int64(200*time.Millisecond))
+		if r := get(b, who); r.status != 200 {
+			t.Fatalf("a window after the latest: %d %s", r.status, r.body)
+		}
 
 		if err := a.sim.BurstRateLimit(context.Background(), s.EUJPID, 2); err != nil {
 			t.Fatal(err)
@@ -313,11 +329,11 @@ func TestRateLimitAcrossSimulators(t *testing.T) {
 			t.Fatalf("after the burst: %d", r.status)
 		}
 		// Every refusal is counted against its user, by both simulators.
-		if got, err := b.sim.RateLimited(context.Background()); err != nil || len(got) != 1 || got[s.EUJPID] != 4 {
+		if got, err := b.sim.RateLimited(context.Background()); err != nil || len(got) != 1 || got[s.EUJPID] != 6 {
 			t.Fatalf("refusals counted: %v, %v", got, err)
 		}
 		a1 := a.control("GET", "/_sim/rate-limited", controlToken, "")
-		if a1.status != 200 || a1.m["total"] != float64(4) {
+		if a1.status != 200 || a1.m["total"] != float64(6) {
 			t.Fatalf("GET /_sim/rate-limited: %d %s", a1.status, a1.body)
 		}
 	})

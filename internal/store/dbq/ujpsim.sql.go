@@ -959,20 +959,32 @@ func (q *Queries) TakeUJPSimBurst(ctx context.Context, eujpID string) (int64, er
 
 const takeUJPSimRateSlot = `-- name: TakeUJPSimRateSlot :execrows
 INSERT INTO ujpsim_rate (eujp_id, next_at) VALUES ($1, $2)
-ON CONFLICT (eujp_id) DO UPDATE SET next_at = excluded.next_at
-WHERE ujpsim_rate.next_at <= $3
+ON CONFLICT (eujp_id) DO UPDATE
+SET next_at = CASE WHEN ujpsim_rate.next_at > excluded.next_at THEN ujpsim_rate.next_at ELSE excluded.next_at END
+WHERE ujpsim_rate.next_at <= $3 OR ujpsim_rate.next_at >= $4
 `
 
 type TakeUJPSimRateSlotParams struct {
 	EujpID string
 	NextAt time.Time
 	Now    time.Time
+	Early  time.Time
 }
 
-// UJP's one request per second per user: 1 row when the user's slot was
-// free (and is now taken until next_at), 0 when a call came too soon.
+// UJP's one request per window per user, judged on arrival times: 1 row
+// when the call (arrived at now; next_at = now + window) came at least a
+// window after the user's latest accepted call (ujpsim_rate.next_at, that
+// call's arrival + window, is not after now) or at least a window before it
+// (the store may apply two calls in another order than they arrived:
+// ujpsim_rate.next_at >= early, now + two windows); the latest accepted
+// arrival is kept. 0 when the call came within a window of it.
 func (q *Queries) TakeUJPSimRateSlot(ctx context.Context, arg TakeUJPSimRateSlotParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, takeUJPSimRateSlot, arg.EujpID, arg.NextAt, arg.Now)
+	result, err := q.db.ExecContext(ctx, takeUJPSimRateSlot,
+		arg.EujpID,
+		arg.NextAt,
+		arg.Now,
+		arg.Early,
+	)
 	if err != nil {
 		return 0, err
 	}

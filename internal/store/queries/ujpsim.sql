@@ -140,11 +140,17 @@ SELECT COUNT(*) FROM ujpsim_privileges WHERE eujp_id = sqlc.arg(eujp_id) AND edb
 SELECT * FROM ujpsim_privileges WHERE eujp_id = sqlc.arg(eujp_id) ORDER BY edb, privilege;
 
 -- name: TakeUJPSimRateSlot :execrows
--- UJP's one request per second per user: 1 row when the user's slot was
--- free (and is now taken until next_at), 0 when a call came too soon.
+-- UJP's one request per window per user, judged on arrival times: 1 row
+-- when the call (arrived at now; next_at = now + window) came at least a
+-- window after the user's latest accepted call (ujpsim_rate.next_at, that
+-- call's arrival + window, is not after now) or at least a window before it
+-- (the store may apply two calls in another order than they arrived:
+-- ujpsim_rate.next_at >= early, now + two windows); the latest accepted
+-- arrival is kept. 0 when the call came within a window of it.
 INSERT INTO ujpsim_rate (eujp_id, next_at) VALUES (sqlc.arg(eujp_id), sqlc.arg(next_at))
-ON CONFLICT (eujp_id) DO UPDATE SET next_at = excluded.next_at
-WHERE ujpsim_rate.next_at <= sqlc.arg(now);
+ON CONFLICT (eujp_id) DO UPDATE
+SET next_at = CASE WHEN ujpsim_rate.next_at > excluded.next_at THEN ujpsim_rate.next_at ELSE excluded.next_at END
+WHERE ujpsim_rate.next_at <= sqlc.arg(now) OR ujpsim_rate.next_at >= sqlc.arg(early);
 
 -- name: ListUJPSimCompanies :many
 -- The registry entries added through /_sim among two tax numbers (a
