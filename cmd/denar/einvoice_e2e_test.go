@@ -82,7 +82,6 @@ func startSimProcessAt(t *testing.T, dbURL, addr string, extraEnv ...string) *si
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				p.faults(t, `{}`) // the rate limit on
 				return p
 			}
 		}

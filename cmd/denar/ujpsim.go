@@ -152,16 +152,19 @@ func runUJPSim(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 // logRequests logs one line per request to the simulator: what it was asked
-// (method, path, the caller's X-EDB) and what it answered, so an operator or
-// a test can follow the traffic of a sandbox.
+// (method, path, the caller's X-EUJP-ID and X-EDB), when it arrived, and
+// what it answered, so an operator or a test can follow the traffic of a
+// sandbox (and see which call came too soon for the rate window).
 func logRequests(h http.Handler, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		h.ServeHTTP(sw, r)
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		log.Info("ujp-sim request", "method", r.Method, "path", r.URL.Path, "edb", r.Header.Get("X-EDB"), "status", sw.status)
+		log.Info("ujp-sim request", "method", r.Method, "path", r.URL.Path, "user", r.Header.Get("X-EUJP-ID"), "edb", r.Header.Get("X-EDB"),
+			"arrived", arrived.UTC().Format("15:04:05.000000"), "status", sw.status)
 	})
 }
 
