@@ -159,7 +159,9 @@ func (h *handlers) registerEInvoices(s *httpx.Service) {
 		Summary: "Void an e-invoice (storno)", Tags: tags, DefaultStatus: http.StatusAccepted,
 		Description: "Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities " +
 			"negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and " +
-			"submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only " +
+			"submitted like any e-invoice; the original moves to cancelled_by_storno when UJP reports it voided (07), which " +
+			"UJP may do only once the buyer confirms the storno; a storno UJP refuses (E1016 for an original the buyer " +
+			"already decided on) fails with UJP's code and leaves the original as it was. Allowed only " +
 			"while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another " +
 			"storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is " +
 			"filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is " +
@@ -208,7 +210,8 @@ func (h *handlers) registerEInvoices(s *httpx.Service) {
 		Description: "Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects " +
 			"and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and " +
 			"schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon " +
-			"as the signer signs that read. outage_starts and outage_ends make UJP unreachable for this company only " +
+			"as the signer signs that read; buyer_accepts on a delivered storno is the buyer's confirmation that voids its " +
+			"original (07). outage_starts and outage_ends make UJP unreachable for this company only " +
 			"(submissions go to held and are resubmitted after the outage). terminal_error makes the company's next " +
 			"submission fail with ujpCode (failed, with UJP's code in problems).",
 	}, httpx.Spec{Scope: "einvoices:write", Company: true}, func(ctx context.Context, in *simulateInput) (*simulateOutput, error) {

@@ -194,7 +194,8 @@ func (h *handlers) registerInbox(s *httpx.Service) {
 		Description: "Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP " +
 			"auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) " +
 			"with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller " +
-			"voids it (07, inbox.cancelled_by_storno) and its storno arrives as a document of kind storno. A document the " +
+			"sends a storno of it (only of a document still in 01), which arrives as a document of kind storno; UJP voids the " +
+			"original (07, inbox.cancelled_by_storno) once the company accepts the storno. A document the " +
 			"simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.",
 	}, httpx.Spec{Scope: "inbox:write", Company: true}, func(ctx context.Context, in *simulateInboxInput) (*simulateInboxOutput, error) {
 		out, err := h.svc.SimulateInbox(ctx, caller(ctx), einvoicing.SimulateInboxCommand{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID,

@@ -125,14 +125,15 @@ type InboxSimulation struct {
 	Action   string        `json:"action"`
 	Document InboxDocument `json:"document" doc:"The document as it is now; the move arrives with the next read of UJP's purchase side."`
 	// StornoEUID is the seller's storno document (seller_stornos).
-	StornoEUID *string `json:"stornoEuid" doc:"seller_stornos: the storno's EUID; it arrives in the inbox as a document of kind storno."`
+	StornoEUID *string `json:"stornoEuid" doc:"seller_stornos: the storno's EUID; it arrives in the inbox as a document of kind storno, and UJP voids the original (07) once the company accepts it."`
 }
 
 // SimulateInbox drives the simulator as UJP or the seller would, for an
 // inbox document of a sandbox company on the simulator (403 sandbox_only
 // otherwise): deadline_passes auto-accepts it at UJP now (04), whatever
-// its decideBy; seller_stornos voids it as its seller (07) and sends the
-// storno. A document the simulator no longer allows it for is 409
+// its decideBy; seller_stornos sends a storno of it as its seller (the
+// simulator voids the original, 07, once the company accepts the storno).
+// A document the simulator no longer allows it for is 409
 // inbox_state_conflict with UJP's code.
 func (s *Service) SimulateInbox(ctx context.Context, c Caller, cmd SimulateInboxCommand) (InboxSimulation, error) {
 	co, err := s.sandboxCompany(ctx, c.Principal, cmd.CompanyID)

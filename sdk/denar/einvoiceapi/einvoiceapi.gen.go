@@ -3522,7 +3522,7 @@ type InboxSimulation struct {
 	Document InboxDocument         `json:"document"`
 	Object   InboxSimulationObject `json:"object"`
 
-	// StornoEuid seller_stornos: the storno's EUID; it arrives in the inbox as a document of kind storno.
+	// StornoEuid seller_stornos: the storno's EUID; it arrives in the inbox as a document of kind storno, and UJP voids the original (07) once the company accepts it.
 	StornoEuid *string `json:"stornoEuid"`
 }
 
@@ -5404,7 +5404,7 @@ type ClientInterface interface {
 
 	// StornoEInvoiceWithBody Void an e-invoice (storno)
 	//
-	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
+	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; the original moves to cancelled_by_storno when UJP reports it voided (07), which UJP may do only once the buyer confirms the storno; a storno UJP refuses (E1016 for an original the buyer already decided on) fails with UJP's code and leaves the original as it was. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5413,7 +5413,7 @@ type ClientInterface interface {
 
 	// StornoEInvoice Void an e-invoice (storno)
 	//
-	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
+	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; the original moves to cancelled_by_storno when UJP reports it voided (07), which UJP may do only once the buyer confirms the storno; a storno UJP refuses (E1016 for an original the buyer already decided on) fails with UJP's code and leaves the original as it was. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5554,7 +5554,7 @@ type ClientInterface interface {
 
 	// SimulateEInvoiceWithBody Drive a sandbox e-invoice through a UJP transition
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read. outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read; buyer_accepts on a delivered storno is the buyer's confirmation that voids its original (07). outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5563,7 +5563,7 @@ type ClientInterface interface {
 
 	// SimulateEInvoice Drive a sandbox e-invoice through a UJP transition
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read. outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read; buyer_accepts on a delivered storno is the buyer's confirmation that voids its original (07). outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5590,7 +5590,7 @@ type ClientInterface interface {
 
 	// SimulateInboxDocumentWithBody Drive a sandbox inbox document through a UJP transition
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller voids it (07, inbox.cancelled_by_storno) and its storno arrives as a document of kind storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller sends a storno of it (only of a document still in 01), which arrives as a document of kind storno; UJP voids the original (07, inbox.cancelled_by_storno) once the company accepts the storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5599,7 +5599,7 @@ type ClientInterface interface {
 
 	// SimulateInboxDocument Drive a sandbox inbox document through a UJP transition
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller voids it (07, inbox.cancelled_by_storno) and its storno arrives as a document of kind storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller sends a storno of it (only of a document still in 01), which arrives as a document of kind storno; UJP voids the original (07, inbox.cancelled_by_storno) once the company accepts the storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6239,7 +6239,7 @@ func (c *Client) GetEInvoiceStatusHistory(ctx context.Context, id string, params
 
 // StornoEInvoiceWithBody Void an e-invoice (storno)
 //
-// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
+// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; the original moves to cancelled_by_storno when UJP reports it voided (07), which UJP may do only once the buyer confirms the storno; a storno UJP refuses (E1016 for an original the buyer already decided on) fails with UJP's code and leaves the original as it was. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6258,7 +6258,7 @@ func (c *Client) StornoEInvoiceWithBody(ctx context.Context, id string, params *
 
 // StornoEInvoice Void an e-invoice (storno)
 //
-// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
+// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; the original moves to cancelled_by_storno when UJP reports it voided (07), which UJP may do only once the buyer confirms the storno; a storno UJP refuses (E1016 for an original the buyer already decided on) fails with UJP's code and leaves the original as it was. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6569,7 +6569,7 @@ func (c *Client) CreateTokenWithFormdataBody(ctx context.Context, body CreateTok
 
 // SimulateEInvoiceWithBody Drive a sandbox e-invoice through a UJP transition
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read. outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read; buyer_accepts on a delivered storno is the buyer's confirmation that voids its original (07). outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
 //
 // Takes any type of body and a specified content type.
 //
@@ -6588,7 +6588,7 @@ func (c *Client) SimulateEInvoiceWithBody(ctx context.Context, id string, params
 
 // SimulateEInvoice Drive a sandbox e-invoice through a UJP transition
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read. outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read; buyer_accepts on a delivered storno is the buyer's confirmation that voids its original (07). outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6645,7 +6645,7 @@ func (c *Client) SandboxDropIncoming(ctx context.Context, params *SandboxDropInc
 
 // SimulateInboxDocumentWithBody Drive a sandbox inbox document through a UJP transition
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller voids it (07, inbox.cancelled_by_storno) and its storno arrives as a document of kind storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller sends a storno of it (only of a document still in 01), which arrives as a document of kind storno; UJP voids the original (07, inbox.cancelled_by_storno) once the company accepts the storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6664,7 +6664,7 @@ func (c *Client) SimulateInboxDocumentWithBody(ctx context.Context, id string, p
 
 // SimulateInboxDocument Drive a sandbox inbox document through a UJP transition
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller voids it (07, inbox.cancelled_by_storno) and its storno arrives as a document of kind storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller sends a storno of it (only of a document still in 01), which arrives as a document of kind storno; UJP voids the original (07, inbox.cancelled_by_storno) once the company accepts the storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10329,7 +10329,7 @@ type ClientWithResponsesInterface interface {
 
 	// StornoEInvoiceWithBodyWithResponse Void an e-invoice (storno)
 	//
-	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
+	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; the original moves to cancelled_by_storno when UJP reports it voided (07), which UJP may do only once the buyer confirms the storno; a storno UJP refuses (E1016 for an original the buyer already decided on) fails with UJP's code and leaves the original as it was. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10338,7 +10338,7 @@ type ClientWithResponsesInterface interface {
 
 	// StornoEInvoiceWithResponse Void an e-invoice (storno)
 	//
-	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
+	// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; the original moves to cancelled_by_storno when UJP reports it voided (07), which UJP may do only once the buyer confirms the storno; a storno UJP refuses (E1016 for an original the buyer already decided on) fails with UJP's code and leaves the original as it was. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10495,7 +10495,7 @@ type ClientWithResponsesInterface interface {
 
 	// SimulateEInvoiceWithBodyWithResponse Drive a sandbox e-invoice through a UJP transition
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read. outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read; buyer_accepts on a delivered storno is the buyer's confirmation that voids its original (07). outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10504,7 +10504,7 @@ type ClientWithResponsesInterface interface {
 
 	// SimulateEInvoiceWithResponse Drive a sandbox e-invoice through a UJP transition
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read. outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read; buyer_accepts on a delivered storno is the buyer's confirmation that voids its original (07). outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10531,7 +10531,7 @@ type ClientWithResponsesInterface interface {
 
 	// SimulateInboxDocumentWithBodyWithResponse Drive a sandbox inbox document through a UJP transition
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller voids it (07, inbox.cancelled_by_storno) and its storno arrives as a document of kind storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller sends a storno of it (only of a document still in 01), which arrives as a document of kind storno; UJP voids the original (07, inbox.cancelled_by_storno) once the company accepts the storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10540,7 +10540,7 @@ type ClientWithResponsesInterface interface {
 
 	// SimulateInboxDocumentWithResponse Drive a sandbox inbox document through a UJP transition
 	//
-	// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller voids it (07, inbox.cancelled_by_storno) and its storno arrives as a document of kind storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
+	// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller sends a storno of it (only of a document still in 01), which arrives as a document of kind storno; UJP voids the original (07, inbox.cancelled_by_storno) once the company accepts the storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13923,7 +13923,7 @@ func (c *ClientWithResponses) GetEInvoiceStatusHistoryWithResponse(ctx context.C
 
 // StornoEInvoiceWithBodyWithResponse Void an e-invoice (storno)
 //
-// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
+// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; the original moves to cancelled_by_storno when UJP reports it voided (07), which UJP may do only once the buyer confirms the storno; a storno UJP refuses (E1016 for an original the buyer already decided on) fails with UJP's code and leaves the original as it was. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13938,7 +13938,7 @@ func (c *ClientWithResponses) StornoEInvoiceWithBodyWithResponse(ctx context.Con
 
 // StornoEInvoiceWithResponse Void an e-invoice (storno)
 //
-// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; when UJP accepts it, the original moves to cancelled_by_storno. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
+// Creates the storno: a new document (docStorno 1) with the original's parties and lines, quantities negated, totals recomputed, the void reason, and a reference to the original's EUID. It is signed and submitted like any e-invoice; the original moves to cancelled_by_storno when UJP reports it voided (07), which UJP may do only once the buyer confirms the storno; a storno UJP refuses (E1016 for an original the buyer already decided on) fails with UJP's code and leaves the original as it was. Allowed only while the original is delivered, accepted or auto_accepted (409 einvoice_state_conflict), not while another storno or correction of it is on its way (409 supersede_pending), and not for a year whose annual account is filed (409 period_closed), nor for a company whose mandate is not accepted (409 mandate_pending). The original is never modified by this call. 202 with the storno.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14197,7 +14197,7 @@ func (c *ClientWithResponses) CreateTokenWithFormdataBodyWithResponse(ctx contex
 
 // SimulateEInvoiceWithBodyWithResponse Drive a sandbox e-invoice through a UJP transition
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read. outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read; buyer_accepts on a delivered storno is the buyer's confirmation that voids its original (07). outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14212,7 +14212,7 @@ func (c *ClientWithResponses) SimulateEInvoiceWithBodyWithResponse(ctx context.C
 
 // SimulateEInvoiceWithResponse Drive a sandbox e-invoice through a UJP transition
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read. outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). buyer_accepts, buyer_rejects and deadline_passes act at the simulator on a delivered document (409 einvoice_state_conflict otherwise) and schedule a read of the change feed at once, so the e-invoice moves to accepted, rejected or auto_accepted as soon as the signer signs that read; buyer_accepts on a delivered storno is the buyer's confirmation that voids its original (07). outage_starts and outage_ends make UJP unreachable for this company only (submissions go to held and are resubmitted after the outage). terminal_error makes the company's next submission fail with ujpCode (failed, with UJP's code in problems).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14257,7 +14257,7 @@ func (c *ClientWithResponses) SandboxDropIncomingWithResponse(ctx context.Contex
 
 // SimulateInboxDocumentWithBodyWithResponse Drive a sandbox inbox document through a UJP transition
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller voids it (07, inbox.cancelled_by_storno) and its storno arrives as a document of kind storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller sends a storno of it (only of a document still in 01), which arrives as a document of kind storno; UJP voids the original (07, inbox.cancelled_by_storno) once the company accepts the storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14272,7 +14272,7 @@ func (c *ClientWithResponses) SimulateInboxDocumentWithBodyWithResponse(ctx cont
 
 // SimulateInboxDocumentWithResponse Drive a sandbox inbox document through a UJP transition
 //
-// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller voids it (07, inbox.cancelled_by_storno) and its storno arrives as a document of kind storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
+// Sandbox companies on the simulator only (403 sandbox_only otherwise). deadline_passes: UJP auto-accepts the document now (04), whatever its decideBy; the inbox shows auto_accepted (inbox.auto_accepted) with the next read, and a later accept or reject is 409 decision_deadline_passed. seller_stornos: the seller sends a storno of it (only of a document still in 01), which arrives as a document of kind storno; UJP voids the original (07, inbox.cancelled_by_storno) once the company accepts the storno. A document the simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
