@@ -9,9 +9,11 @@ package einvoiceapi
 import (
 	"context"
 	"log/slog"
+	"slices"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
@@ -74,9 +76,16 @@ func New(d Deps) *httpx.Service {
 			{Name: "Webhooks", Description: "Webhook endpoints, their deliveries, and the events POSTed to them (docs/webhooks.md)."},
 			{Name: "Usage", Description: "Metered usage of the account."},
 			{Name: "Archive exports", Description: "Bulk exports of a company's archived e-invoices."},
+			{Name: "Codebooks", Description: "UJP's code lists: the values of tax indicators, payment types, void, correction and reject reasons and the rest (docs/codebooks.md)."},
 			{Name: "Sandbox", Description: "Sandbox-only operations that play UJP's part: simulate outcomes and incoming invoices."},
 		},
 		MaxStringLength: MaxStringLength,
+		CodebookURL: func(name string) string {
+			if slices.Contains(einvoice.CodebookNames(), name) {
+				return "GET /v1/codebooks/" + name
+			}
+			return ""
+		},
 	})
 	h := &handlers{svc: d.Service, deps: d}
 	h.registerCompanies(s)
@@ -90,6 +99,7 @@ func New(d Deps) *httpx.Service {
 	h.registerInbox(s)
 	h.registerEvents(s)
 	h.registerUsage(s)
+	h.registerCodebooks(s)
 	h.registerArchive(s)
 	h.registerWebhooks(s)
 	h.documentWebhooks(s)

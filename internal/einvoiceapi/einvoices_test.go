@@ -28,7 +28,7 @@ func TestEInvoiceReads(t *testing.T) {
 			for i, id := range []string{co, other} {
 				if _, err := tx.CreateCompany(ctx, dbq.CreateCompanyParams{ID: id, AccountID: acct, Name: "Продавач", TaxNumber: einvoicingtest.TaxNumber("4030000000", i+1),
 					VatNumber: "МК" + einvoicingtest.TaxNumber("4030000000", i+1),
-					Status: "active", SigningMode: "bridge", Environment: "sandbox", Address: "{}", CreatedAt: tx.Now}); err != nil {
+					Status:    "active", SigningMode: "bridge", Environment: "sandbox", Address: "{}", CreatedAt: tx.Now}); err != nil {
 					return err
 				}
 			}

@@ -101,6 +101,12 @@ type Options struct {
 	// date or time format): written into the document and enforced by the
 	// schema validation like any other maxLength. 0: none.
 	MaxStringLength int
+	// CodebookURL, when set, is where the values of a code list are
+	// listed ("GET /v1/codebooks/tax-indicators"), "" for a list the
+	// service does not serve: a field error naming a codebook gets it in
+	// its message, so a caller told a code is wrong learns where the
+	// right ones are.
+	CodebookURL func(codebook string) string
 }
 
 // Service is one HTTP service: its mux, its huma API and its metrics.
@@ -225,7 +231,13 @@ func NewService(o Options) *Service {
 // registered by then.
 func (s *Service) Handler() http.Handler {
 	s.finish.Do(s.finishRegistration)
-	return outer(s.Name, s.opts.DocsURL, s.Mux, s.upgrades, s.Metrics, s.opts.Log, s.limits)
+	h := outer(s.Name, s.opts.DocsURL, s.Mux, s.upgrades, s.Metrics, s.opts.Log, s.limits)
+	if url := s.opts.CodebookURL; url != nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), codebookKey, url)))
+		})
+	}
+	return h
 }
 
 // LimitByAddress puts routes the service serves outside Register (plain

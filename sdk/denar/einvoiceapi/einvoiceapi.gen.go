@@ -201,6 +201,132 @@ func (e ArchiveExportReadyEventType) Valid() bool {
 	}
 }
 
+// Defines values for CodebookEnvironment.
+const (
+	CodebookEnvironmentProduction CodebookEnvironment = "production"
+	CodebookEnvironmentSandbox    CodebookEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CodebookEnvironment enum.
+func (e CodebookEnvironment) Valid() bool {
+	switch e {
+	case CodebookEnvironmentProduction:
+		return true
+	case CodebookEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodebookObject.
+const (
+	CodebookObjectCodebook CodebookObject = "codebook"
+)
+
+// Valid indicates whether the value is a known member of the CodebookObject enum.
+func (e CodebookObject) Valid() bool {
+	switch e {
+	case CodebookObjectCodebook:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodebookSource.
+const (
+	CodebookSourceSnapshot CodebookSource = "snapshot"
+	CodebookSourceUjp      CodebookSource = "ujp"
+)
+
+// Valid indicates whether the value is a known member of the CodebookSource enum.
+func (e CodebookSource) Valid() bool {
+	switch e {
+	case CodebookSourceSnapshot:
+		return true
+	case CodebookSourceUjp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodebookListEnvironment.
+const (
+	CodebookListEnvironmentProduction CodebookListEnvironment = "production"
+	CodebookListEnvironmentSandbox    CodebookListEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CodebookListEnvironment enum.
+func (e CodebookListEnvironment) Valid() bool {
+	switch e {
+	case CodebookListEnvironmentProduction:
+		return true
+	case CodebookListEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodebookListObject.
+const (
+	List CodebookListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the CodebookListObject enum.
+func (e CodebookListObject) Valid() bool {
+	switch e {
+	case List:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodebookListSource.
+const (
+	CodebookListSourceSnapshot CodebookListSource = "snapshot"
+	CodebookListSourceUjp      CodebookListSource = "ujp"
+)
+
+// Valid indicates whether the value is a known member of the CodebookListSource enum.
+func (e CodebookListSource) Valid() bool {
+	switch e {
+	case CodebookListSourceSnapshot:
+		return true
+	case CodebookListSourceUjp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodebookValueVatImpact.
+const (
+	NULA      CodebookValueVatImpact = "NULA"
+	OSLOBODEN CodebookValueVatImpact = "OSLOBODEN"
+	PRENESEN  CodebookValueVatImpact = "PRENESEN"
+	STANDARD  CodebookValueVatImpact = "STANDARD"
+)
+
+// Valid indicates whether the value is a known member of the CodebookValueVatImpact enum.
+func (e CodebookValueVatImpact) Valid() bool {
+	switch e {
+	case NULA:
+		return true
+	case OSLOBODEN:
+		return true
+	case PRENESEN:
+		return true
+	case STANDARD:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CompanyObject.
 const (
 	CompanyObjectCompany CompanyObject = "company"
@@ -2625,6 +2751,191 @@ type CertificateInputBody struct {
 	// EujpId The certificate holder's UJP user id (X-EUJP-ID on every call signed with it). Required for production companies; in the sandbox the service uses one of its own when omitted.
 	EujpId *string `json:"eujpId,omitempty"`
 }
+
+// Codebook defines model for Codebook.
+type Codebook struct {
+	// Count How many values the list has.
+	//
+	// Examples: 96
+	Count int64 `json:"count"`
+
+	// Description How the codes are used, and what to watch for.
+	//
+	// Examples: How a line's supply is taxed. Each indicator may be used only with the VAT rates listed in its vatPercents.
+	Description string `json:"description"`
+
+	// Environment The credential's environment, whose list this is.
+	//
+	// Examples: sandbox
+	Environment CodebookEnvironment `json:"environment"`
+
+	// FetchedAt When the list was read from UJP; null for the snapshot.
+	//
+	// Examples: 2026-05-04T06:00:00Z
+	FetchedAt *time.Time `json:"fetchedAt"`
+
+	// Fields The request fields that take a code of this list, each as 'METHOD path field'; empty for a list that is only read (document-statuses).
+	//
+	// Examples: ["POST /v1/einvoices lines[].taxIndicator"]
+	Fields *[]string `json:"fields"`
+
+	// Name The list's name: the codebook member of a field error that refers to it, and the {name} of GET /v1/codebooks/{name}.
+	//
+	// Examples: tax-indicators
+	Name string `json:"name"`
+
+	// Object Always codebook.
+	Object CodebookObject `json:"object"`
+
+	// Source ujp: the list UJP served at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
+	//
+	// Examples: ujp
+	Source CodebookSource `json:"source"`
+
+	// Title What the list is, in a few words.
+	//
+	// Examples: Tax indicators
+	Title string `json:"title"`
+
+	// Values Every value the service accepts, in UJP's order.
+	Values *[]CodebookValue `json:"values"`
+}
+
+// CodebookEnvironment The credential's environment, whose list this is.
+//
+// Examples: sandbox
+type CodebookEnvironment string
+
+// CodebookObject Always codebook.
+type CodebookObject string
+
+// CodebookSource ujp: the list UJP served at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
+//
+// Examples: ujp
+type CodebookSource string
+
+// CodebookInfo defines model for CodebookInfo.
+type CodebookInfo struct {
+	// Count How many values the list has.
+	//
+	// Examples: 96
+	Count int64 `json:"count"`
+
+	// Description How the codes are used, and what to watch for.
+	//
+	// Examples: How a line's supply is taxed. Each indicator may be used only with the VAT rates listed in its vatPercents.
+	Description string `json:"description"`
+
+	// Fields The request fields that take a code of this list, each as 'METHOD path field'; empty for a list that is only read (document-statuses).
+	//
+	// Examples: ["POST /v1/einvoices lines[].taxIndicator"]
+	Fields *[]string `json:"fields"`
+
+	// Name The list's name: the codebook member of a field error that refers to it, and the {name} of GET /v1/codebooks/{name}.
+	//
+	// Examples: tax-indicators
+	Name string `json:"name"`
+
+	// Title What the list is, in a few words.
+	//
+	// Examples: Tax indicators
+	Title string `json:"title"`
+}
+
+// CodebookList defines model for CodebookList.
+type CodebookList struct {
+	// Data The lists, each with the request fields that take its codes.
+	Data *[]CodebookInfo `json:"data"`
+
+	// Environment The credential's environment, whose lists these are.
+	//
+	// Examples: sandbox
+	Environment CodebookListEnvironment `json:"environment"`
+
+	// FetchedAt When the lists were read from UJP; null for the snapshot.
+	//
+	// Examples: 2026-05-04T06:00:00Z
+	FetchedAt *time.Time `json:"fetchedAt"`
+
+	// Object Always list.
+	Object CodebookListObject `json:"object"`
+
+	// Source ujp: the lists UJP served at fetchedAt (refreshed every six hours; a list UJP served empty keeps its earlier values); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
+	//
+	// Examples: ujp
+	Source CodebookListSource `json:"source"`
+}
+
+// CodebookListEnvironment The credential's environment, whose lists these are.
+//
+// Examples: sandbox
+type CodebookListEnvironment string
+
+// CodebookListObject Always list.
+type CodebookListObject string
+
+// CodebookListSource ujp: the lists UJP served at fetchedAt (refreshed every six hours; a list UJP served empty keeps its earlier values); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
+//
+// Examples: ujp
+type CodebookListSource string
+
+// CodebookValue defines model for CodebookValue.
+type CodebookValue struct {
+	// Code The code to send, verbatim (some of UJP's codes contain Cyrillic letters that look Latin, such as the О of О-6: copy them from here).
+	//
+	// Examples: DDV-A
+	Code string `json:"code"`
+
+	// Description UJP's note on the value (for a tax indicator: the text printed on the invoice for its lines), when it has one.
+	//
+	// Examples: ДДВ не е пресметан согласно член 51 став 3 од ЗДДВ
+	Description *string `json:"description,omitempty"`
+
+	// HasItems document-types: the document has lines.
+	//
+	// Examples: true
+	HasItems *bool `json:"hasItems,omitempty"`
+
+	// HasReference document-types: the document may refer to another (references[]).
+	//
+	// Examples: false
+	HasReference *bool `json:"hasReference,omitempty"`
+
+	// Name UJP's name of the value, in Macedonian.
+	//
+	// Examples: Стандардно оданочување со општа даночна стапка од 18%
+	Name string `json:"name"`
+
+	// Percent tax-groups: the VAT rate of the group, in percent; a line's vatPercent picks its group by this rate.
+	//
+	// Examples: 18
+	Percent *int64 `json:"percent,omitempty"`
+
+	// ReferenceRequired document-types: the document must refer to another.
+	//
+	// Examples: false
+	ReferenceRequired *bool `json:"referenceRequired,omitempty"`
+
+	// TaxGroups tax-indicators: the tax groups (VAT rates) the indicator may be used with.
+	//
+	// Examples: ["DDV-A"]
+	TaxGroups *[]string `json:"taxGroups,omitempty"`
+
+	// VatImpact tax-indicators: how the lines are taxed. STANDARD: VAT at the rate, computed and shown; NULA: 0% rate; OSLOBODEN: exempt, no VAT; PRENESEN: reverse charge, the buyer accounts for the VAT (none on the lines).
+	//
+	// Examples: STANDARD
+	VatImpact *CodebookValueVatImpact `json:"vatImpact,omitempty"`
+
+	// VatPercents tax-indicators: the vatPercent values a line with this indicator may have (the rates of taxGroups).
+	//
+	// Examples: [18]
+	VatPercents *[]int64 `json:"vatPercents,omitempty"`
+}
+
+// CodebookValueVatImpact tax-indicators: how the lines are taxed. STANDARD: VAT at the rate, computed and shown; NULA: 0% rate; OSLOBODEN: exempt, no VAT; PRENESEN: reverse charge, the buyer accounts for the VAT (none on the lines).
+//
+// Examples: STANDARD
+type CodebookValueVatImpact string
 
 // Company defines model for Company.
 type Company struct {
@@ -5281,6 +5592,20 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/archive-exports/{id}/download (the `DownloadArchiveExport` operationId).
 	DownloadArchiveExport(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListCodebooks List UJP's code lists
+	//
+	// The code lists (codebooks) whose values e-invoices and decisions must use: what each is, which request fields take its codes and how many values it has. source says whether they are UJP's lists (read at fetchedAt) or the snapshot the service ships (docs/codebooks.md). Any credential of the service may read them; the lists are those of its environment.
+	//
+	// Corresponds with GET /v1/codebooks (the `ListCodebooks` operationId).
+	ListCodebooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCodebook Get the values of a code list
+	//
+	// Every value of one code list, as the service checks requests against it right now. A field error with a codebook member (422 validation_failed) names the list to read here. Tax indicators carry their vatImpact and the VAT rates (vatPercents) a line may have with them. A name that is no list is 404 not_found.
+	//
+	// Corresponds with GET /v1/codebooks/{name} (the `GetCodebook` operationId).
+	GetCodebook(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListCompanies List companies
 	//
 	// Newest first. A credential sees the companies of its environment within its allow-list.
@@ -5956,6 +6281,40 @@ func (c *Client) GetArchiveExport(ctx context.Context, id string, reqEditors ...
 // Corresponds with GET /v1/archive-exports/{id}/download (the `DownloadArchiveExport` operationId).
 func (c *Client) DownloadArchiveExport(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDownloadArchiveExportRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCodebooks List UJP's code lists
+//
+// The code lists (codebooks) whose values e-invoices and decisions must use: what each is, which request fields take its codes and how many values it has. source says whether they are UJP's lists (read at fetchedAt) or the snapshot the service ships (docs/codebooks.md). Any credential of the service may read them; the lists are those of its environment.
+//
+// Corresponds with GET /v1/codebooks (the `ListCodebooks` operationId).
+func (c *Client) ListCodebooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCodebooksRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCodebook Get the values of a code list
+//
+// Every value of one code list, as the service checks requests against it right now. A field error with a codebook member (422 validation_failed) names the list to read here. Tax indicators carry their vatImpact and the VAT rates (vatPercents) a line may have with them. A name that is no list is 404 not_found.
+//
+// Corresponds with GET /v1/codebooks/{name} (the `GetCodebook` operationId).
+func (c *Client) GetCodebook(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCodebookRequest(c.Server, name)
 	if err != nil {
 		return nil, err
 	}
@@ -7406,6 +7765,67 @@ func NewDownloadArchiveExportRequest(server string, id string) (*http.Request, e
 	}
 
 	operationPath := fmt.Sprintf("/v1/archive-exports/%s/download", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListCodebooksRequest constructs an http.Request for the ListCodebooks method
+func NewListCodebooksRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/codebooks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCodebookRequest constructs an http.Request for the GetCodebook method
+func NewGetCodebookRequest(server string, name string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/codebooks/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -10192,6 +10612,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/archive-exports/{id}/download (the `DownloadArchiveExport` operationId).
 	DownloadArchiveExportWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DownloadArchiveExportResponse, error)
 
+	// ListCodebooksWithResponse List UJP's code lists
+	//
+	// The code lists (codebooks) whose values e-invoices and decisions must use: what each is, which request fields take its codes and how many values it has. source says whether they are UJP's lists (read at fetchedAt) or the snapshot the service ships (docs/codebooks.md). Any credential of the service may read them; the lists are those of its environment.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/codebooks (the `ListCodebooks` operationId).
+	ListCodebooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListCodebooksResponse, error)
+
+	// GetCodebookWithResponse Get the values of a code list
+	//
+	// Every value of one code list, as the service checks requests against it right now. A field error with a codebook member (422 validation_failed) names the list to read here. Tax indicators carry their vatImpact and the VAT rates (vatPercents) a line may have with them. A name that is no list is 404 not_found.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/codebooks/{name} (the `GetCodebook` operationId).
+	GetCodebookWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*GetCodebookResponse, error)
+
 	// ListCompaniesWithResponse List companies
 	//
 	// Newest first. A credential sees the companies of its environment within its allow-list.
@@ -11155,6 +11593,102 @@ func (r DownloadArchiveExportResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DownloadArchiveExportResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListCodebooksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CodebookList
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCodebooksResponse) GetJSON200() *CodebookList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListCodebooksResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCodebooksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCodebooksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCodebooksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCodebooksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetCodebookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Codebook
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCodebookResponse) GetJSON200() *Codebook {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCodebookResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCodebookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCodebookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCodebookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCodebookResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13696,6 +14230,36 @@ func (c *ClientWithResponses) DownloadArchiveExportWithResponse(ctx context.Cont
 	return ParseDownloadArchiveExportResponse(rsp)
 }
 
+// ListCodebooksWithResponse List UJP's code lists
+//
+// The code lists (codebooks) whose values e-invoices and decisions must use: what each is, which request fields take its codes and how many values it has. source says whether they are UJP's lists (read at fetchedAt) or the snapshot the service ships (docs/codebooks.md). Any credential of the service may read them; the lists are those of its environment.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/codebooks (the `ListCodebooks` operationId).
+func (c *ClientWithResponses) ListCodebooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListCodebooksResponse, error) {
+	rsp, err := c.ListCodebooks(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCodebooksResponse(rsp)
+}
+
+// GetCodebookWithResponse Get the values of a code list
+//
+// Every value of one code list, as the service checks requests against it right now. A field error with a codebook member (422 validation_failed) names the list to read here. Tax indicators carry their vatImpact and the VAT rates (vatPercents) a line may have with them. A name that is no list is 404 not_found.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/codebooks/{name} (the `GetCodebook` operationId).
+func (c *ClientWithResponses) GetCodebookWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*GetCodebookResponse, error) {
+	rsp, err := c.GetCodebook(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCodebookResponse(rsp)
+}
+
 // ListCompaniesWithResponse List companies
 //
 // Newest first. A credential sees the companies of its environment within its allow-list.
@@ -14898,6 +15462,72 @@ func ParseDownloadArchiveExportResponse(rsp *http.Response) (*DownloadArchiveExp
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListCodebooksResponse parses an HTTP response from a ListCodebooksWithResponse call
+func ParseListCodebooksResponse(rsp *http.Response) (*ListCodebooksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCodebooksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CodebookList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetCodebookResponse parses an HTTP response from a GetCodebookWithResponse call
+func ParseGetCodebookResponse(rsp *http.Response) (*GetCodebookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCodebookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Codebook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest SentProblem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
