@@ -21,7 +21,7 @@ type listInboxOutput struct {
 }
 
 type inboxIDInput struct {
-	ID string `path:"id" maxLength:"100"`
+	ID string `path:"id" maxLength:"100" example:"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The incoming e-invoice's id (inbd_…), as GET /v1/inbox lists it."`
 }
 
 type inboxOutput struct {
@@ -34,7 +34,7 @@ type AcceptBody struct {
 }
 
 type acceptInput struct {
-	ID   string      `path:"id" maxLength:"100"`
+	ID   string      `path:"id" maxLength:"100" example:"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The incoming e-invoice's id (inbd_…)."`
 	Body *AcceptBody `required:"false"`
 }
 
@@ -45,7 +45,7 @@ type RejectBody struct {
 }
 
 type rejectInput struct {
-	ID   string `path:"id" maxLength:"100"`
+	ID   string `path:"id" maxLength:"100" example:"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The incoming e-invoice's id (inbd_…)."`
 	Body RejectBody
 }
 
@@ -65,7 +65,7 @@ type sandboxIncomingInput struct {
 type sandboxIncomingOutput struct{ Body einvoicing.SandboxIncoming }
 
 type simulateInboxInput struct {
-	ID   string `path:"id" maxLength:"100"`
+	ID   string `path:"id" maxLength:"100" example:"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The id (inbd_…) of a sandbox incoming e-invoice."`
 	Body struct {
 		Action     string `json:"action" enum:"deadline_passes,seller_stornos" doc:"The transition to drive."`
 		VoidReason string `json:"voidReason,omitempty" maxLength:"10" doc:"seller_stornos: the seller's void reason (S-x); default the first of UJP's list."`

@@ -38,7 +38,7 @@ const (
 	CodeNotFound = "not_found"
 	// method_not_allowed (problem, 405): The path exists for other methods, listed in Allow.
 	CodeMethodNotAllowed = "method_not_allowed"
-	// payload_too_large (problem, 413): The body is larger than the operation accepts (x-body-limit; 64 KiB unless documented otherwise). A declared Content-Length over it is refused before the body is read or the credential checked; the connection is closed. Was request_too_large before issue 12.
+	// payload_too_large (problem, 413): The body is larger than the operation accepts (x-body-limit; 64 KiB unless documented otherwise). A declared Content-Length over it is refused before the body is read or the credential checked; the connection is closed. Earlier versions answered request_too_large.
 	CodePayloadTooLarge = "payload_too_large"
 	// request_timeout (problem, 408): The body did not arrive within DENAR_HTTP_READ_TIMEOUT of the request's first byte; the connection is closed.
 	CodeRequestTimeout = "request_timeout"
