@@ -126,7 +126,7 @@ type PddgiEmployee struct {
 	EMBG        *string `json:"embg" required:"false" example:"1505985412349" doc:"The recipient's ЕМБГ (13 digits, valid date and check digit); may be null."`
 	FirstName   string  `json:"firstName" example:"Петар" doc:"The recipient's first name."`
 	LastName    string  `json:"lastName" example:"Петровски" doc:"The recipient's last name."`
-	BankAccount *string `json:"bankAccount" required:"false" example:"300000000012345" doc:"The recipient's bank account (15 digits, mod 97-10)."`
+	BankAccount *string `json:"bankAccount" required:"false" example:"300000000012355" doc:"The recipient's bank account (15 digits, mod 97-10)."`
 }
 
 // PddgiRecord is one contractor payment.
@@ -278,7 +278,7 @@ func orRaw(cyr, raw string) string {
 type EppdIssuer struct {
 	EDB         string  `json:"edb" doc:"The payer's ЕДБ: 13 digits, the 13th the mod-11 check digit of the first 12; anything else is 422 validation_failed at issuer.edb."`
 	Name        string  `json:"name" example:"Дизајнија ДООЕЛ" doc:"The payer's name."`
-	BankAccount *string `json:"bankAccount" required:"false" example:"300000000012345" doc:"The payer's bank account (15 digits, mod 97-10)."`
+	BankAccount *string `json:"bankAccount" required:"false" example:"300000000012355" doc:"The payer's bank account (15 digits, mod 97-10)."`
 	Email       *string `json:"email" required:"false" example:"plati@dizajnija.mk" doc:"The payer's e-mail address."`
 	Phone       *string `json:"phone" required:"false" example:"02 3111 111" doc:"The payer's phone number."`
 }
@@ -291,7 +291,7 @@ type EppdRow struct {
 	GrossIncome      Money   `json:"grossIncome" example:"10000" doc:"The gross income paid, in denars, a decimal string."`
 	MunicipalityCode *string `json:"municipalityCode" required:"false" example:"182" doc:"The recipient's municipality, a code of UJP's municipality list."`
 	SubtypeIncome    *string `json:"subtypeIncome" required:"false" example:"7.3" doc:"The income sub-type: 7.1, 7.2, 7.3, 13.1 or 13.2; default the request's, else 7.3."`
-	BankAccount      *string `json:"bankAccount" required:"false" example:"300000000012345" doc:"The recipient's bank account (15 digits, mod 97-10)."`
+	BankAccount      *string `json:"bankAccount" required:"false" example:"300000000012355" doc:"The recipient's bank account (15 digits, mod 97-10)."`
 }
 
 // EppdRequest is the body of the е-ППД endpoint.

@@ -165,7 +165,7 @@ type Employee struct {
 	EMBG             *string `json:"embg" required:"false" example:"1505985412349" doc:"The employee's ЕМБГ: 13 digits, with a valid date and mod-11 check digit (embg_invalid otherwise)."`
 	FirstNameCyr     *string `json:"firstNameCyr" required:"false" example:"Ана" doc:"The first name in Cyrillic, written to the files instead of firstName."`
 	LastNameCyr      *string `json:"lastNameCyr" required:"false" example:"Ангеловска" doc:"The last name in Cyrillic."`
-	BankAccount      *string `json:"bankAccount" required:"false" example:"300000000012345" doc:"The employee's bank account: 15 digits, ISO 7064 mod 97-10 (bank_account_invalid otherwise)."`
+	BankAccount      *string `json:"bankAccount" required:"false" example:"300000000012355" doc:"The employee's bank account: 15 digits, ISO 7064 mod 97-10 (bank_account_invalid otherwise)."`
 	MunicipalityCode *string `json:"municipalityCode" required:"false" example:"182" doc:"The employee's municipality of residence, a code of UJP's municipality list."`
 	FzomBranch       *string `json:"fzomBranch" required:"false" example:"4061" doc:"The ФЗОМ unit of the employee, when it differs from the payer's."`
 }

@@ -102,6 +102,7 @@ func New(d Deps) *httpx.Service {
 	h.registerCodebooks(s)
 	h.registerArchive(s)
 	h.registerWebhooks(s)
+	registerExamples(s)
 	h.documentWebhooks(s)
 	return s
 }

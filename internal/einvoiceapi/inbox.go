@@ -145,7 +145,8 @@ func (h *handlers) registerInbox(s *httpx.Service) {
 		Description: "application/json: the seller's document JSON exactly as UJP gave it, byte for byte (UJP's own " +
 			"field names; for UJP, the signed payload with its requestTimestamp).",
 		Responses: map[string]*huma.Response{"200": {Description: "The document, unmodified.", Content: map[string]*huma.MediaType{
-			"application/json": {Schema: &huma.Schema{Type: "object", Description: "UJP's document JSON, unmodified."}}}}},
+			"application/json": {Schema: &huma.Schema{Type: "object", Description: "UJP's document JSON, unmodified.",
+				Examples: []any{exEInvoiceOf().Document}}}}}},
 	}, httpx.Spec{Scope: "inbox:read", Company: true}, func(ctx context.Context, in *inboxIDInput) (*rawOutput, error) {
 		b, err := h.svc.InboxPayload(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx), in.ID)
 		if err != nil {

@@ -34,6 +34,7 @@ func (h *handlers) documentWebhooks(s *httpx.Service) {
 		name := eventSchemaName(k.Type)
 		reg.Map()[name] = &huma.Schema{
 			Type: "object", Description: "The body of the " + k.Type + " webhook, and the event as GET /v1/events returns it. " + k.Description,
+			Examples:             []any{eventExample(k)},
 			Required:             []string{"id", "object", "type", "createdAt", "environment", "companyId", "data"},
 			AdditionalProperties: false,
 			Properties: map[string]*huma.Schema{

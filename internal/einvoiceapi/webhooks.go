@@ -15,7 +15,7 @@ import (
 // CreateWebhookEndpointBody is the body of POST /v1/webhook-endpoints.
 type CreateWebhookEndpointBody struct {
 	URL         string   `json:"url" minLength:"1" maxLength:"2048" example:"https://erp.example.mk/hooks/denar" doc:"Where events are POSTed. Production: https, and the host must resolve to public addresses. Sandbox: http or https; loopback and private addresses only when the operator allows them."`
-	Events      []string `json:"events" minItems:"1" maxItems:"50" example:"[\"einvoice.delivered\",\"einvoice.rejected\",\"inbox.received\"]" doc:"Event types to deliver (GET /v1/event-types), or [\"*\"] for all."`
+	Events      []string `json:"events" minItems:"1" maxItems:"50" example:"[\"einvoice.submitted\",\"einvoice.rejected\",\"inbox.received\"]" doc:"Event types to deliver (GET /v1/event-types), or [\"*\"] for all."`
 	Description string   `json:"description,omitempty" maxLength:"500" example:"ERP — продажба" doc:"Your note about the endpoint, up to 500 characters."`
 	CompanyIDs  []string `json:"companyIds,omitempty" maxItems:"100" doc:"Only events of these companies; absent or empty for every company. A credential limited to companies must name some of its own."`
 }

@@ -36,7 +36,7 @@ const (
 // PairingCode is a single-use code that attaches an agent to an account.
 type PairingCode struct {
 	Object     string    `json:"object" enum:"agent_pairing_code" example:"agent_pairing_code" doc:"Always agent_pairing_code."`
-	Code       string    `json:"code" example:"K7QM-4TXP" doc:"Enter in denar-agent pair --code. Single use. Shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown."`
+	Code       string    `json:"code" example:"K7QM4TXPR2" doc:"Enter in denar-agent pair --code. Single use. Shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown."`
 	CompanyIDs []string  `json:"companyIds" doc:"The companies the agent paired with this code may act for: the creating credential's allow-list. Empty: every company of the account in the environment."`
 	ExpiresAt  time.Time `json:"expiresAt" example:"2026-05-04T09:10:00Z" doc:"When the code stops working: 10 minutes after it was made."`
 }

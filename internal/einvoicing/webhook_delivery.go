@@ -221,7 +221,7 @@ type WebhookDelivery struct {
 	Object          string           `json:"object" enum:"webhook_delivery" example:"webhook_delivery" doc:"Always webhook_delivery."`
 	EndpointID      string           `json:"endpointId" example:"whe_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The endpoint delivered to (whe_…)."`
 	EventID         string           `json:"eventId" example:"evt_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The event delivered (evt_…)."`
-	EventType       string           `json:"eventType" example:"einvoice.delivered" doc:"The event's type."`
+	EventType       string           `json:"eventType" example:"einvoice.submitted" doc:"The event's type."`
 	CompanyID       *string          `json:"companyId" doc:"Null for a test delivery."`
 	Test            bool             `json:"test" doc:"A sample event sent by POST /v1/webhook-endpoints/{id}/test (not in GET /v1/events)."`
 	State           string           `json:"state" enum:"pending,failed,succeeded,abandoned" doc:"pending: due (first attempt, or re-opened by replay or recover); failed: the last attempt failed and a retry is due at nextAttemptAt; succeeded; abandoned: see abandonedReason."`

@@ -90,7 +90,7 @@ type Batch struct {
 	WorkingHours *float64 `json:"workingHours,omitempty"`
 }
 
-// BatchInput defines model for BatchInput.
+// BatchInput Examples: {"inputs":[{"grossSalary":"30000","period":{"month":5,"year":2026}},{"period":{"month":5,"year":2026},"targetNet":"25000"}]}
 type BatchInput struct {
 	// Inputs 1 to 500 calculations.
 	Inputs *[]Input `json:"inputs"`
@@ -102,13 +102,13 @@ type BatchRecords struct {
 	Records *[]Record `json:"records"`
 }
 
-// BatchResults defines model for BatchResults.
+// BatchResults Examples: {"data":[{"absentHours":0,"additionalHealth":"150","baseGross":"30000","bonusAmount":"0","bonusBasis":"net","deductionsTotal":"0","disabilityTopUp":"0","employmentContrib":"360","employmentTopUp":"0","fundHours":168,"health":"2250","healthTopUp":"0","hireDay":null,"holidayHours":0,"holidayNightHours":0,"holidayNightPay":"0","holidayNightRate":185,"holidayPay":"0","insuranceCode":"0050","leaveDay":null,"maternityHours":0,"netPaid":"20533","nightHours":0,"nightPay":"0","overtimeHours":0,"overtimePay":"0","pension":"5640","pensionTopUp":"0","personalAllowance":"10932","pit":"1067","provisional":false,"provisionalFigures":[],"salaryGross":"30000","salaryNet":"20533","seniority":"0","seniorityPercentage":0,"serviceDays":null,"shift1Hours":0,"shift1Pay":"0","shift1Rate":100,"shift2Hours":0,"shift2Pay":"0","shift2Rate":100,"shift3Hours":0,"shift3Pay":"0","shift3Rate":135,"sickCompanyHours":0,"sickCompanyPay":"0","sickCompanyRate":70,"sickFundHours":0,"sickFundPay":"0","sickFundRate":70,"sickHours":0,"sickPay":"0","sickRate":70,"specialHours":0,"specialPay":"0","specialRate":100,"sundayHolidayHours":0,"sundayHolidayPay":"0","sundayHolidayRate":200,"sundayHours":0,"sundayNightHours":0,"sundayNightPay":"0","sundayNightRate":185,"sundayPay":"0","taxableIncome":"10668","totalContributions":"8400","unpaidHours":0,"warnings":[],"workingHours":168},{"absentHours":0,"additionalHealth":"184","baseGross":"36893","bonusAmount":"0","bonusBasis":"net","deductionsTotal":"0","disabilityTopUp":"0","employmentContrib":"443","employmentTopUp":"0","fundHours":168,"health":"2767","healthTopUp":"0","hireDay":null,"holidayHours":0,"holidayNightHours":0,"holidayNightPay":"0","holidayNightRate":185,"holidayPay":"0","insuranceCode":"0050","leaveDay":null,"maternityHours":0,"netPaid":"25000","nightHours":0,"nightPay":"0","overtimeHours":0,"overtimePay":"0","pension":"6936","pensionTopUp":"0","personalAllowance":"10932","pit":"1563","provisional":false,"provisionalFigures":[],"salaryGross":"36893","salaryNet":"25000","seniority":"0","seniorityPercentage":0,"serviceDays":null,"shift1Hours":0,"shift1Pay":"0","shift1Rate":100,"shift2Hours":0,"shift2Pay":"0","shift2Rate":100,"shift3Hours":0,"shift3Pay":"0","shift3Rate":135,"sickCompanyHours":0,"sickCompanyPay":"0","sickCompanyRate":70,"sickFundHours":0,"sickFundPay":"0","sickFundRate":70,"sickHours":0,"sickPay":"0","sickRate":70,"specialHours":0,"specialPay":"0","specialRate":100,"sundayHolidayHours":0,"sundayHolidayPay":"0","sundayHolidayRate":200,"sundayHours":0,"sundayNightHours":0,"sundayNightPay":"0","sundayNightRate":185,"sundayPay":"0","taxableIncome":"15631","totalContributions":"10330","unpaidHours":0,"warnings":[],"workingHours":168}]}
 type BatchResults struct {
 	// Data One result per input, in input order.
 	Data *[]Result `json:"data"`
 }
 
-// CombinedRequest defines model for CombinedRequest.
+// CombinedRequest Examples: {"batch":{"periodMonth":5,"periodYear":2026,"workingHours":168},"batches":[{"records":[{"additionalHealth":"150","employee":{"bankAccount":"300000000012355","embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска","municipalityCode":"182"},"employmentContrib":"360","fundHours":168,"health":"2250","insuranceCode":"0050","netPaid":"20533","pension":"5640","personalAllowance":"10932","pit":"1067","salaryGross":"30000","salaryNet":"20533","workingHours":168}]},{"records":[{"additionalHealth":"210","employee":{"bankAccount":"300000000012355","embg":"2207990051004","firstName":"Марко","lastName":"Марковски","municipalityCode":"182"},"employmentContrib":"504","fundHours":168,"health":"3150","insuranceCode":"0050","netPaid":"28309","pension":"7896","personalAllowance":"10932","pit":"1931","salaryGross":"42000","salaryNet":"28309","workingHours":168}]}],"company":{"addressNumber":"10","addressStreet":"бул. Илинден","city":"Скопје","email":"plati@dizajnija.mk","municipalityCode":"182","name":"Дизајнија ДООЕЛ","phone":"02 3111 111","postalCode":"1000","taxId":"4030000000001"}}
 type CombinedRequest struct {
 	// Batch The period and kind of the filing.
 	Batch Batch `json:"batch"`
@@ -213,7 +213,7 @@ type Company struct {
 	TaxId *string `json:"taxId,omitempty"`
 }
 
-// ConvertInput defines model for ConvertInput.
+// ConvertInput Examples: {"effectiveDate":"2026-05-31","gross":"30000"}
 type ConvertInput struct {
 	// Contractor A contract for work: a flat 10% PIT on the gross, no contributions (net = gross × 0.9).
 	//
@@ -239,7 +239,7 @@ type ConvertInput struct {
 	RateOverrides *map[string]interface{} `json:"rateOverrides,omitempty"`
 }
 
-// ConvertResult defines model for ConvertResult.
+// ConvertResult Examples: {"contractor":false,"effectiveDate":"2026-05-31","gross":"30000","net":"20533","provisional":false,"provisionalFigures":[],"warnings":[]}
 type ConvertResult struct {
 	// Contractor Whether the figures are a contractor's (flat 10% PIT).
 	//
@@ -288,7 +288,7 @@ type Deduction struct {
 type Employee struct {
 	// BankAccount The employee's bank account: 15 digits, ISO 7064 mod 97-10 (bank_account_invalid otherwise).
 	//
-	// Examples: 300000000012345
+	// Examples: 300000000012355
 	BankAccount *string `json:"bankAccount,omitempty"`
 
 	// Embg The employee's ЕМБГ: 13 digits, with a valid date and mod-11 check digit (embg_invalid otherwise).
@@ -331,7 +331,7 @@ type Employee struct {
 type EppdIssuer struct {
 	// BankAccount The payer's bank account (15 digits, mod 97-10).
 	//
-	// Examples: 300000000012345
+	// Examples: 300000000012355
 	BankAccount *string `json:"bankAccount,omitempty"`
 
 	// Edb The payer's ЕДБ: 13 digits, the 13th the mod-11 check digit of the first 12; anything else is 422 validation_failed at issuer.edb.
@@ -353,7 +353,7 @@ type EppdIssuer struct {
 	Phone *string `json:"phone,omitempty"`
 }
 
-// EppdRequest defines model for EppdRequest.
+// EppdRequest Examples: {"comment":"Хонорари за мај","issuer":{"bankAccount":"300000000012355","edb":"4030000000001","email":"plati@dizajnija.mk","name":"Дизајнија ДООЕЛ","phone":"02 3111 111"},"periodFrom":"2026-05-01","periodTo":"2026-05-31","rows":[{"bankAccount":"300000000012355","embg":"2207990050008","firstName":"Петар","grossIncome":"10000","lastName":"Петровски","municipalityCode":"182","subtypeIncome":"7.3"}]}
 type EppdRequest struct {
 	// Comment Free text written to the file.
 	//
@@ -381,7 +381,7 @@ type EppdRequest struct {
 type EppdRow struct {
 	// BankAccount The recipient's bank account (15 digits, mod 97-10).
 	//
-	// Examples: 300000000012345
+	// Examples: 300000000012355
 	BankAccount *string `json:"bankAccount,omitempty"`
 
 	// Embg The recipient's ЕМБГ (13 digits, valid date and check digit).
@@ -487,7 +487,7 @@ type FieldError struct {
 	Path string `json:"path"`
 }
 
-// GrossFromNetRequest defines model for GrossFromNetRequest.
+// GrossFromNetRequest Examples: {"net":"9000","subtypeIncome":"7.3"}
 type GrossFromNetRequest struct {
 	// Net The net the recipient is to get, in denars, a decimal string.
 	//
@@ -500,7 +500,7 @@ type GrossFromNetRequest struct {
 	SubtypeIncome *string `json:"subtypeIncome,omitempty"`
 }
 
-// GrossFromNetResponse defines model for GrossFromNetResponse.
+// GrossFromNetResponse Examples: {"gross":"10000","net":"9000","pit":"1000"}
 type GrossFromNetResponse struct {
 	// Gross The gross income that leaves that net after PIT.
 	//
@@ -545,13 +545,13 @@ type History struct {
 	Value *string `json:"value"`
 }
 
-// HistoryOutputBody defines model for HistoryOutputBody.
+// HistoryOutputBody Examples: {"data":[{"effectiveFrom":"2009-01-01","effectiveTo":"2009-12-31","key":"pension","provisional":false,"source":"UJP guide ujp.gov.mk/mk/vodic/category/641 and /en/vodic/category/700","value":"19"},{"effectiveFrom":"2010-01-01","effectiveTo":"2018-12-31","key":"pension","provisional":false,"source":"UJP guide ujp.gov.mk/mk/vodic/category/641 and /en/vodic/category/700; akademik.mk 2010–2015","value":"18"},{"effectiveFrom":"2019-01-01","effectiveTo":"2019-12-31","key":"pension","provisional":false,"source":"Закон за изменување на ЗПЗСО, Сл. весник 247/2018 (rates for 2019)","value":"18.4"},{"effectiveFrom":"2020-01-01","effectiveTo":"2026-06-30","key":"pension","provisional":false,"source":"Orbitax 2020 'North Macedonia Social Security' (rates apply from the January 2020 salary)","value":"18.8"},{"effectiveFrom":"2026-07-01","effectiveTo":null,"key":"pension","provisional":false,"source":"Draft law amending ЗПЗСО (2026): pension 19.9%, employment 0.1% from the July 2026 salary; no Official Gazette number found (research/payroll.md §1, §7.1)","value":"19.9"}]}
 type HistoryOutputBody struct {
 	// Data Every version of every rate key, by key and then date.
 	Data *[]History `json:"data"`
 }
 
-// Input defines model for Input.
+// Input Examples: {"deductions":[{"amount":"2000","description":"Задршка по решение И-123/26"}],"grossSalary":"30000","nightHours":16,"overtimeHours":10,"period":{"month":5,"year":2026},"seniority":{"asOf":"2026-05-31","months":125}}
 type Input struct {
 	// AbsentHours Hours outside the employment window in a partial month: unpaid, and they reduce the paid-hours ratio (computed from placements when period is given).
 	//
@@ -837,7 +837,7 @@ type Issue struct {
 	Severity string `json:"severity"`
 }
 
-// MpinRequest defines model for MpinRequest.
+// MpinRequest Examples: {"batch":{"periodMonth":5,"periodYear":2026,"workingHours":168},"company":{"addressNumber":"10","addressStreet":"бул. Илинден","city":"Скопје","email":"plati@dizajnija.mk","municipalityCode":"182","name":"Дизајнија ДООЕЛ","phone":"02 3111 111","postalCode":"1000","taxId":"4030000000001"},"records":[{"additionalHealth":"150","employee":{"bankAccount":"300000000012355","embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска","municipalityCode":"182"},"employmentContrib":"360","fundHours":168,"health":"2250","insuranceCode":"0050","netPaid":"20533","pension":"5640","personalAllowance":"10932","pit":"1067","salaryGross":"30000","salaryNet":"20533","workingHours":168}]}
 type MpinRequest struct {
 	// Batch The period and kind of the filing (Part 1).
 	Batch Batch `json:"batch"`
@@ -889,7 +889,7 @@ type PddgiCompany struct {
 type PddgiEmployee struct {
 	// BankAccount The recipient's bank account (15 digits, mod 97-10).
 	//
-	// Examples: 300000000012345
+	// Examples: 300000000012355
 	BankAccount *string `json:"bankAccount,omitempty"`
 
 	// Embg The recipient's ЕМБГ (13 digits, valid date and check digit); may be null.
@@ -919,7 +919,7 @@ type PddgiRecord struct {
 	SalaryGross string `json:"salaryGross"`
 }
 
-// PddgiRequest defines model for PddgiRequest.
+// PddgiRequest Examples: {"company":{"contactPerson":"Ана Ангеловска","email":"plati@dizajnija.mk","municipalityCode":"182","name":"Дизајнија ДООЕЛ","phone":"02 3111 111","taxId":"4030000000001"},"month":5,"records":[{"employee":{"bankAccount":"300000000012355","embg":"2207990050008","firstName":"Петар","lastName":"Петровски"},"salaryGross":"11111"}],"year":2026}
 type PddgiRequest struct {
 	// Company The payer.
 	Company PddgiCompany `json:"company"`
@@ -982,7 +982,7 @@ type Provisional struct {
 	Value string `json:"value"`
 }
 
-// RatesOutputBody defines model for RatesOutputBody.
+// RatesOutputBody Examples: {"effectiveDate":"2026-05-31","provisional":[],"rates":{"additionalHealth":"0.5","averageSalary":"69141","employment":"1.2","health":"7.5","maxBase":"1106256","maxBaseMultiplier":"16","minBase":"34571","pension":"18.8","personalAllowance":"10932","pit":"10"}}
 type RatesOutputBody struct {
 	// EffectiveDate The date the rates are in force on, YYYY-MM-DD (the date asked for, else today in Europe/Skopje).
 	//
@@ -1300,7 +1300,7 @@ type Record struct {
 	WorkingHours *float64 `json:"workingHours,omitempty"`
 }
 
-// Result defines model for Result.
+// Result Examples: {"absentHours":0,"additionalHealth":"175","baseGross":"30000","bonusAmount":"0","bonusBasis":"net","deductionsTotal":"2000","disabilityTopUp":"0","employmentContrib":"419","employmentTopUp":"0","fundHours":168,"health":"2618","healthTopUp":"0","hireDay":null,"holidayHours":0,"holidayNightHours":0,"holidayNightPay":"0","holidayNightRate":185,"holidayPay":"0","insuranceCode":"0050","leaveDay":null,"maternityHours":0,"netPaid":"21715","nightHours":16,"nightPay":"3857","overtimeHours":10,"overtimePay":"2411","pension":"6563","pensionTopUp":"0","personalAllowance":"10932","pit":"1420","provisional":false,"provisionalFigures":[],"salaryGross":"34911","salaryNet":"23715","seniority":"1500","seniorityPercentage":5,"serviceDays":null,"shift1Hours":0,"shift1Pay":"0","shift1Rate":100,"shift2Hours":0,"shift2Pay":"0","shift2Rate":100,"shift3Hours":0,"shift3Pay":"0","shift3Rate":135,"sickCompanyHours":0,"sickCompanyPay":"0","sickCompanyRate":70,"sickFundHours":0,"sickFundPay":"0","sickFundRate":70,"sickHours":0,"sickPay":"0","sickRate":70,"specialHours":0,"specialPay":"0","specialRate":100,"sundayHolidayHours":0,"sundayHolidayPay":"0","sundayHolidayRate":200,"sundayHours":0,"sundayNightHours":0,"sundayNightPay":"0","sundayNightRate":185,"sundayPay":"0","taxableIncome":"14204","totalContributions":"9775","unpaidHours":0,"warnings":[],"workingHours":168}
 type Result struct {
 	// AbsentHours Hours outside the employment window (unpaid).
 	//
@@ -1693,7 +1693,7 @@ type SentProblem struct {
 	Type string `json:"type"`
 }
 
-// ValidationResult defines model for ValidationResult.
+// ValidationResult Examples: {"issues":[],"ok":true}
 type ValidationResult struct {
 	// Issues Every finding: severity error (blocks) or warning, code (UJP's number where one exists), МПИН field, path and message.
 	Issues *[]Issue `json:"issues"`
