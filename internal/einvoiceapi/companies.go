@@ -168,3 +168,25 @@ func (h *handlers) registerCompanies(s *httpx.Service) {
 		return &companyOutput{Body: c}, nil
 	})
 }
+
+type mandateLinkOutput struct{ Body einvoicing.SandboxMandateLink }
+
+// registerSandboxMandate adds the sandbox's mandate link: the sandbox's
+// representatives are fictitious and read no mail, so a program finishing
+// a sandbox onboarding asks for the link instead of reading the log.
+func (h *handlers) registerSandboxMandate(s *httpx.Service) {
+	httpx.Register(s, huma.Operation{
+		OperationID: "sandboxMandateLink", Method: http.MethodPost, Path: "/v1/sandbox/companies/{id}/mandate-link",
+		Summary: "Get a mandate link of a sandbox company", Tags: []string{"Sandbox"}, DefaultStatus: http.StatusCreated,
+		Description: "A fresh mandate link of a sandbox company in pending_mandate, as the representative's e-mail carries it: " +
+			"POST to it (an empty form) or open it in a browser to accept the mandate, and the company becomes active. " +
+			"The link is shown once. A production company is 403 sandbox_only (its representative gets the link by e-mail only); " +
+			"an active company is 409 mandate_already_accepted.",
+	}, httpx.Spec{Scope: "companies:write"}, func(ctx context.Context, in *companyIDInput) (*mandateLinkOutput, error) {
+		l, err := h.svc.SandboxMandateLink(ctx, caller(ctx), in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &mandateLinkOutput{Body: l}, nil
+	})
+}

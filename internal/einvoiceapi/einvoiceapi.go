@@ -77,7 +77,7 @@ func New(d Deps) *httpx.Service {
 			{Name: "Usage", Description: "Metered usage of the account."},
 			{Name: "Archive exports", Description: "Bulk exports of a company's archived e-invoices."},
 			{Name: "Codebooks", Description: "UJP's code lists: the values of tax indicators, payment types, void, correction and reject reasons and the rest (docs/codebooks.md)."},
-			{Name: "Sandbox", Description: "Sandbox-only operations that play UJP's part: simulate outcomes and incoming invoices."},
+			{Name: "Sandbox", Description: "Sandbox-only operations that play UJP's and the representative's part: mandate links, simulated outcomes and incoming invoices."},
 		},
 		MaxStringLength: MaxStringLength,
 		CodebookURL: func(name string) string {
@@ -89,6 +89,7 @@ func New(d Deps) *httpx.Service {
 	})
 	h := &handlers{svc: d.Service, deps: d}
 	h.registerCompanies(s)
+	h.registerSandboxMandate(s)
 	h.registerOAuth(s.Mux, s.API)
 	h.registerMandates(s.Mux)
 	s.LimitByAddress("POST /v1/oauth/token", "GET /mandates/{token}", "POST /mandates/{token}")

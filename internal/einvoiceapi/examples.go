@@ -169,6 +169,8 @@ func registerExamples(s *httpx.Service) {
 	s.ExampleJSON(reflect.TypeFor[patchCompanyBody](), `{"externalRef":"crm-1042","signingMode":"sdk"}`)
 	s.Example(exCompanyObject())
 	s.Example(httpx.Page[einvoicing.Company]{Data: []einvoicing.Company{exCompanyObject()}, NextCursor: nil})
+	s.Example(einvoicing.SandboxMandateLink{Object: "sandbox_mandate_link", CompanyID: exCompany,
+		URL: "http://127.0.0.1:8081/mandates/mdt_3Fq8Zr1Kx7LmN2pW9sVb4Tc6Hd0Ye5Uj1Gf7Io3We8Ra", ExpiresAt: time.Date(2026, 5, 11, 9, 0, 0, 0, time.UTC)})
 
 	// Signing.
 	s.Example(einvoicing.PairingCode{Object: "agent_pairing_code", Code: "K7QM4TXPR2", CompanyIDs: []string{}, ExpiresAt: exTime("09:10:00")})

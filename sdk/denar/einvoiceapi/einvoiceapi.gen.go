@@ -1734,6 +1734,21 @@ func (e SandboxIncomingObject) Valid() bool {
 	}
 }
 
+// Defines values for SandboxMandateLinkObject.
+const (
+	SandboxMandateLinkObjectSandboxMandateLink SandboxMandateLinkObject = "sandbox_mandate_link"
+)
+
+// Valid indicates whether the value is a known member of the SandboxMandateLinkObject enum.
+func (e SandboxMandateLinkObject) Valid() bool {
+	switch e {
+	case SandboxMandateLinkObjectSandboxMandateLink:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SigningAgentEnvironment.
 const (
 	SigningAgentEnvironmentProduction SigningAgentEnvironment = "production"
@@ -4990,6 +5005,34 @@ type SandboxIncomingInputBody struct {
 	TransactionDate *openapi_types.Date `json:"transactionDate,omitempty"`
 }
 
+// SandboxMandateLink Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","expiresAt":"2026-05-11T09:00:00Z","object":"sandbox_mandate_link","url":"http://127.0.0.1:8081/mandates/mdt_3Fq8Zr1Kx7LmN2pW9sVb4Tc6Hd0Ye5Uj1Gf7Io3We8Ra"}
+type SandboxMandateLink struct {
+	// CompanyId The company (cmp_…) the mandate is for.
+	//
+	// Examples: cmp_01jv8k2n3p4q5r6s7t8v9w0xyz
+	CompanyId string `json:"companyId"`
+
+	// ExpiresAt When the link stops working (the mandate mail's lifetime).
+	//
+	// Examples: 2026-05-11T09:00:00Z
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Object Always sandbox_mandate_link.
+	//
+	// Examples: sandbox_mandate_link
+	Object SandboxMandateLinkObject `json:"object"`
+
+	// Url The mandate page, as the representative's e-mail carries it: open it in a browser, or POST to it (an empty form) to accept the mandate as the representative would; the company becomes active. Single use, and shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown (ask for another link).
+	//
+	// Examples: http://127.0.0.1:8081/mandates/mdt_3Fq8…
+	Url string `json:"url"`
+}
+
+// SandboxMandateLinkObject Always sandbox_mandate_link.
+//
+// Examples: sandbox_mandate_link
+type SandboxMandateLinkObject string
+
 // SentProblem defines model for SentProblem.
 type SentProblem struct {
 	// Code A stable machine-readable code; clients branch on it.
@@ -6031,6 +6074,12 @@ type CreateToken400JSONResponseBodyError string
 // CreateToken401JSONResponseBodyError defines parameters for CreateToken.
 type CreateToken401JSONResponseBodyError string
 
+// SandboxMandateLinkParams defines parameters for SandboxMandateLink.
+type SandboxMandateLinkParams struct {
+	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
+	IdempotencyKey string `json:"Idempotency-Key"`
+}
+
 // SimulateEInvoiceParams defines parameters for SimulateEInvoice.
 type SimulateEInvoiceParams struct {
 	// XCompanyId The company the request acts for. Required when the credential can reach more than one company.
@@ -7033,6 +7082,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/oauth/token (the `CreateToken` operationId).
 	CreateTokenWithFormdataBody(ctx context.Context, body CreateTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SandboxMandateLink Get a mandate link of a sandbox company
+	//
+	// A fresh mandate link of a sandbox company in pending_mandate, as the representative's e-mail carries it: POST to it (an empty form) or open it in a browser to accept the mandate, and the company becomes active. The link is shown once. A production company is 403 sandbox_only (its representative gets the link by e-mail only); an active company is 409 mandate_already_accepted.
+	//
+	// Corresponds with POST /v1/sandbox/companies/{id}/mandate-link (the `SandboxMandateLink` operationId).
+	SandboxMandateLink(ctx context.Context, id string, params *SandboxMandateLinkParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SimulateEInvoiceWithBody Drive a sandbox e-invoice through a UJP transition
 	//
@@ -8073,6 +8129,23 @@ func (c *Client) CreateTokenWithBody(ctx context.Context, contentType string, bo
 // Corresponds with POST /v1/oauth/token (the `CreateToken` operationId).
 func (c *Client) CreateTokenWithFormdataBody(ctx context.Context, body CreateTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateTokenRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SandboxMandateLink Get a mandate link of a sandbox company
+//
+// A fresh mandate link of a sandbox company in pending_mandate, as the representative's e-mail carries it: POST to it (an empty form) or open it in a browser to accept the mandate, and the company becomes active. The link is shown once. A production company is 403 sandbox_only (its representative gets the link by e-mail only); an active company is 409 mandate_already_accepted.
+//
+// Corresponds with POST /v1/sandbox/companies/{id}/mandate-link (the `SandboxMandateLink` operationId).
+func (c *Client) SandboxMandateLink(ctx context.Context, id string, params *SandboxMandateLinkParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSandboxMandateLinkRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10555,6 +10628,53 @@ func NewCreateTokenRequestWithBody(server string, contentType string, body io.Re
 	return req, nil
 }
 
+// NewSandboxMandateLinkRequest constructs an http.Request for the SandboxMandateLink method
+func NewSandboxMandateLinkRequest(server string, id string, params *SandboxMandateLinkParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandbox/companies/%s/mandate-link", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
 // NewSimulateEInvoiceRequest calls the generic SimulateEInvoice builder with application/json body
 func NewSimulateEInvoiceRequest(server string, id string, params *SimulateEInvoiceParams, body SimulateEInvoiceJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -12087,6 +12207,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/oauth/token (the `CreateToken` operationId).
 	CreateTokenWithFormdataBodyWithResponse(ctx context.Context, body CreateTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*CreateTokenResponse, error)
+
+	// SandboxMandateLinkWithResponse Get a mandate link of a sandbox company
+	//
+	// A fresh mandate link of a sandbox company in pending_mandate, as the representative's e-mail carries it: POST to it (an empty form) or open it in a browser to accept the mandate, and the company becomes active. The link is shown once. A production company is 403 sandbox_only (its representative gets the link by e-mail only); an active company is 409 mandate_already_accepted.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/sandbox/companies/{id}/mandate-link (the `SandboxMandateLink` operationId).
+	SandboxMandateLinkWithResponse(ctx context.Context, id string, params *SandboxMandateLinkParams, reqEditors ...RequestEditorFn) (*SandboxMandateLinkResponse, error)
 
 	// SimulateEInvoiceWithBodyWithResponse Drive a sandbox e-invoice through a UJP transition
 	//
@@ -14251,6 +14380,54 @@ func (r CreateTokenResponse) ContentType() string {
 	return ""
 }
 
+type SandboxMandateLinkResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *SandboxMandateLink
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r SandboxMandateLinkResponse) GetJSON201() *SandboxMandateLink {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SandboxMandateLinkResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r SandboxMandateLinkResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SandboxMandateLinkResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SandboxMandateLinkResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SandboxMandateLinkResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type SimulateEInvoiceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -15940,6 +16117,21 @@ func (c *ClientWithResponses) CreateTokenWithFormdataBodyWithResponse(ctx contex
 		return nil, err
 	}
 	return ParseCreateTokenResponse(rsp)
+}
+
+// SandboxMandateLinkWithResponse Get a mandate link of a sandbox company
+//
+// A fresh mandate link of a sandbox company in pending_mandate, as the representative's e-mail carries it: POST to it (an empty form) or open it in a browser to accept the mandate, and the company becomes active. The link is shown once. A production company is 403 sandbox_only (its representative gets the link by e-mail only); an active company is 409 mandate_already_accepted.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/sandbox/companies/{id}/mandate-link (the `SandboxMandateLink` operationId).
+func (c *ClientWithResponses) SandboxMandateLinkWithResponse(ctx context.Context, id string, params *SandboxMandateLinkParams, reqEditors ...RequestEditorFn) (*SandboxMandateLinkResponse, error) {
+	rsp, err := c.SandboxMandateLink(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSandboxMandateLinkResponse(rsp)
 }
 
 // SimulateEInvoiceWithBodyWithResponse Drive a sandbox e-invoice through a UJP transition
@@ -17816,6 +18008,39 @@ func ParseCreateTokenResponse(rsp *http.Response) (*CreateTokenResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSandboxMandateLinkResponse parses an HTTP response from a SandboxMandateLinkWithResponse call
+func ParseSandboxMandateLinkResponse(rsp *http.Response) (*SandboxMandateLinkResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SandboxMandateLinkResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest SandboxMandateLink
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
 
 	}
 
