@@ -32,9 +32,9 @@ const (
 // interface can word the message in another language; they are not part of
 // the JSON form. Compare FieldErrors by Path, Message and Codebook.
 type FieldError struct {
-	Path     string `json:"path"`
-	Message  string `json:"message"`
-	Codebook string `json:"codebook,omitempty"`
+	Path     string `json:"path" example:"lines[0].taxIndicator" doc:"The request field at fault, with dots and brackets as you would write it (lines[0].taxIndicator); query.X and header.X for parameters; empty for the body as a whole (malformed JSON)."`
+	Message  string `json:"message" example:"\"DDV-X\" is not a tax indicator (allowed values: GET /v1/codebooks/tax-indicators)" doc:"What is wrong with it, in words."`
+	Codebook string `json:"codebook,omitempty" example:"tax-indicators" doc:"The code list the value was checked against, when the rule is one (GET /v1/codebooks/{codebook} lists its values; companies is UJP's registry)."`
 
 	format string
 	args   []any

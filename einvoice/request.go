@@ -22,26 +22,26 @@ import (
 type Request struct {
 	// DocumentType is a code of the document-types codebook; "100"
 	// (invoice) when empty.
-	DocumentType string `json:"documentType,omitempty"`
+	DocumentType string `json:"documentType,omitempty" example:"100" doc:"The kind of document: a document-types code (GET /v1/codebooks/document-types). 100 (invoice) when left out."`
 	// Number is the issuer's own document number (UJP docNumber), required.
-	Number string `json:"number"`
+	Number string `json:"number" example:"F-2026-0042" doc:"Your document number, as printed on the invoice (UJP's docNumber), unique in your numbering. Required."`
 	// IssueDate (docDate) and SupplyDate (docTurnoverDate, the transaction
 	// date; IssueDate when null) are YYYY-MM-DD.
-	IssueDate  string  `json:"issueDate"`
-	SupplyDate *string `json:"supplyDate,omitempty"`
+	IssueDate  string  `json:"issueDate" example:"2026-05-04" doc:"The issue date, YYYY-MM-DD (UJP's docDate)."`
+	SupplyDate *string `json:"supplyDate,omitempty" example:"2026-04-30" doc:"The date of the supply (transaction), YYYY-MM-DD, not after issueDate (UJP's docTurnoverDate); the buyer's decision deadline counts from it. issueDate when left out."`
 	// ClientReference is the caller's idempotency handle, unique per
 	// company: the same body again returns the existing e-invoice. 1 to
 	// MaxClientReference characters, not all white space: an empty one
 	// would be one more handle all such invoices share.
-	ClientReference *string     `json:"clientReference,omitempty" minLength:"1" maxLength:"200" pattern:"\\S" doc:"Your own reference for this e-invoice, unique per company: the same body again returns the existing e-invoice, another body 409 client_reference_conflict. 1 to 200 characters (the clientReference filter of GET /v1/einvoices takes as many), not only white space."`
-	Notes           *string     `json:"notes,omitempty"`
-	Buyer           Party       `json:"buyer"`
-	Sender          *Party      `json:"sender,omitempty"`
-	References      []Reference `json:"references" maxItems:"100"`
-	Payment         Payment     `json:"payment"`
-	Lines           []Line      `json:"lines" maxItems:"1000"`
-	Advance         *Advance    `json:"advance,omitempty"`
-	ExpectedTotals  *Totals     `json:"expectedTotals,omitempty"`
+	ClientReference *string     `json:"clientReference,omitempty" minLength:"1" maxLength:"200" pattern:"\\S" example:"order-1001" doc:"Your own reference for this e-invoice, unique per company: the same body again returns the existing e-invoice, another body 409 client_reference_conflict. 1 to 200 characters (the clientReference filter of GET /v1/einvoices takes as many), not only white space."`
+	Notes           *string     `json:"notes,omitempty" example:"Рок за плаќање 15 дена од денот на издавање." doc:"Free text printed on the invoice (UJP's docNotes)."`
+	Buyer           Party       `json:"buyer" doc:"Who the invoice is to. A buyer in MK is checked against UJP's registry: taxNumber must be known there and name must be the registry's name (422 at buyer.taxNumber or buyer.name, codebook companies)."`
+	Sender          *Party      `json:"sender,omitempty" doc:"The party that ships the goods, when it is not the seller (optional)."`
+	References      []Reference `json:"references" maxItems:"100" doc:"Documents this one refers to: an order, a contract, a customs declaration (up to 100; [] for none)."`
+	Payment         Payment     `json:"payment" doc:"How and when the buyer pays, and the document's currency."`
+	Lines           []Line      `json:"lines" maxItems:"1000" doc:"The items: 1 to 1000 lines, numbered in this order."`
+	Advance         *Advance    `json:"advance,omitempty" doc:"An advance the buyer already paid (and was invoiced for), deducted from the amount to pay (optional)."`
+	ExpectedTotals  *Totals     `json:"expectedTotals,omitempty" doc:"The totals you computed (optional): when given, the service compares them with its own (UJP's formulas) and answers 422 totals_mismatch, naming each total that differs, instead of issuing a document with other amounts."`
 }
 
 // CorrectionRequest is the body of POST /v1/einvoices/{id}/correction, as
@@ -50,9 +50,9 @@ type Request struct {
 // C0x) and an optional comment, all at the top level.
 type CorrectionRequest struct {
 	Request
-	DocStorno int     `json:"docStorno" enum:"2" doc:"2: a correction (UJP's docStorno)."`
-	Reason    string  `json:"reason" maxLength:"10" doc:"A correction-reasons code (C0x) of UJP's codebook."`
-	Comment   *string `json:"comment,omitempty" maxLength:"500" nullable:"true" doc:"Free text sent with the reason (UJP's correctionComment)."`
+	DocStorno int     `json:"docStorno" enum:"2" example:"2" doc:"Always 2: marks the document as a correction (UJP's docStorno)."`
+	Reason    string  `json:"reason" maxLength:"10" example:"C01" doc:"Why the original is corrected: a correction-reasons code, C0x (GET /v1/codebooks/correction-reasons)."`
+	Comment   *string `json:"comment,omitempty" maxLength:"500" nullable:"true" example:"Погрешна цена во ставка 1" doc:"Free text sent with the reason (UJP's correctionComment), up to 500 characters."`
 }
 
 // Fingerprint is Request.Fingerprint for the whole correction body.
@@ -92,78 +92,78 @@ func (c *CorrectionRequest) Build(seller ujpdoc.Seller, docID string, cb *ujpdoc
 // Party is the spec's party object. Country is a countries codebook code,
 // "MK" when empty; TaxNumber (ЕДБ) is required for MK parties.
 type Party struct {
-	Country          string       `json:"country,omitempty"`
-	TaxNumber        string       `json:"taxNumber" doc:"For a party in MK (the default country), required: its ЕДБ, the bare 13 digits, the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong length or check digit is 422 validation_failed at this field (UJP E5011). Not checked for a party of another country."`
-	ForeignTaxNumber *string      `json:"foreignTaxNumber,omitempty"`
-	VatNumber        *string      `json:"vatNumber,omitempty"`
-	Name             string       `json:"name"`
-	Address          PartyAddress `json:"address"`
-	SubsidiaryCode   *string      `json:"subsidiaryCode,omitempty"`
-	SubsidiaryName   *string      `json:"subsidiaryName,omitempty"`
-	Contact          *string      `json:"contact,omitempty"`
-	Email            *string      `json:"email,omitempty"`
+	Country          string       `json:"country,omitempty" example:"MK" doc:"The party's country, a countries code (GET /v1/codebooks/countries). MK when left out."`
+	TaxNumber        string       `json:"taxNumber" example:"4030000000010" doc:"For a party in MK (the default country), required: its ЕДБ, the bare 13 digits, the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong length or check digit is 422 validation_failed at this field (UJP E5011). A party of another country leaves it empty and gives foreignTaxNumber."`
+	ForeignTaxNumber *string      `json:"foreignTaxNumber,omitempty" example:"DE123456789" doc:"The tax number a party of another country has there (with country set to that country's code)."`
+	VatNumber        *string      `json:"vatNumber,omitempty" example:"МК4030000000010" doc:"The party's VAT number, as UJP's registry spells it (МК and the ЕДБ, the МК in Cyrillic). For the buyer, leave it out: the service takes it from UJP's registry (one given must be the registry's, else 422 at buyer.vatNumber)."`
+	Name             string       `json:"name" example:"Тест Купувач ДОО Скопје" doc:"The party's name. For a buyer in MK, exactly as UJP's registry has it (GET /v1/companies shows your own companies' registry names)."`
+	Address          PartyAddress `json:"address" doc:"The party's address; each part may be null."`
+	SubsidiaryCode   *string      `json:"subsidiaryCode,omitempty" example:"02" doc:"The code of the party's branch (подружница) the invoice is for, if any."`
+	SubsidiaryName   *string      `json:"subsidiaryName,omitempty" example:"Продавница Центар" doc:"The name of that branch."`
+	Contact          *string      `json:"contact,omitempty" example:"Марија Николовска, 02 3123 456" doc:"A contact person or phone number."`
+	Email            *string      `json:"email,omitempty" example:"smetkovodstvo@example.mk" doc:"The party's e-mail address."`
 }
 
 // PartyAddress is the address of a party; each part may be null.
 type PartyAddress struct {
-	Street     *string `json:"street"`
-	Number     *string `json:"number"`
-	PostalCode *string `json:"postalCode"`
-	City       *string `json:"city"`
+	Street     *string `json:"street" example:"ул. Македонија" doc:"Street name."`
+	Number     *string `json:"number" example:"2" doc:"House number."`
+	PostalCode *string `json:"postalCode" example:"1000" doc:"Postal code."`
+	City       *string `json:"city" example:"Скопје" doc:"City."`
 }
 
 // Reference is a related document: Type from the ref-document-types
 // codebook (SYS is reserved for storno and correction).
 type Reference struct {
-	Type   string  `json:"type"`
-	Number string  `json:"number"`
-	Date   *string `json:"date,omitempty"`
+	Type   string  `json:"type" example:"NAR" doc:"What the referred document is: a ref-document-types code (GET /v1/codebooks/ref-document-types), such as NAR (order) or DOG (contract). SYS (another e-invoice) is set by the service on a storno or correction and cannot be sent."`
+	Number string  `json:"number" example:"НР-2026-117" doc:"The referred document's number."`
+	Date   *string `json:"date,omitempty" example:"2026-04-28" doc:"The referred document's date, YYYY-MM-DD, not after issueDate."`
 }
 
 // Payment terms and currency. ExchangeRate (denars per unit, decimal
 // string) and ExchangeRateDate are required for a currency other than MKD.
 type Payment struct {
-	TypeCode         string  `json:"typeCode"`
-	DueDate          *string `json:"dueDate,omitempty"`
-	DueDays          *int    `json:"dueDays,omitempty"`
-	Terms            *string `json:"terms,omitempty"`
-	Note             *string `json:"note,omitempty"`
-	Currency         string  `json:"currency"`
-	ExchangeRate     *string `json:"exchangeRate,omitempty" pattern:"^-?[0-9]+(\\.[0-9]+)?$"`
-	ExchangeRateDate *string `json:"exchangeRateDate,omitempty"`
+	TypeCode         string  `json:"typeCode" example:"P12" doc:"How the buyer pays: a payment-types code (GET /v1/codebooks/payment-types); P12 is a bank transfer."`
+	DueDate          *string `json:"dueDate,omitempty" example:"2026-05-19" doc:"The payment due date, YYYY-MM-DD, not before issueDate."`
+	DueDays          *int    `json:"dueDays,omitempty" example:"15" doc:"Days the buyer has to pay, counted from issueDate (0 or more)."`
+	Terms            *string `json:"terms,omitempty" example:"Плаќање на трансакциска сметка 300-0000000123-45" doc:"Payment terms as printed on the invoice."`
+	Note             *string `json:"note,omitempty" example:"Повикувачки број 2026-0042" doc:"A note about the payment."`
+	Currency         string  `json:"currency" example:"MKD" doc:"The document's currency: a currencies code (GET /v1/codebooks/currencies). Every amount of the document is in it."`
+	ExchangeRate     *string `json:"exchangeRate,omitempty" pattern:"^-?[0-9]+(\\.[0-9]+)?$" example:"61.6950" doc:"Denars per unit of currency, a decimal string; required for a currency other than MKD."`
+	ExchangeRateDate *string `json:"exchangeRateDate,omitempty" example:"2026-05-04" doc:"The date of exchangeRate, YYYY-MM-DD; required for a currency other than MKD."`
 }
 
 // Line is one item. Quantity, UnitPrice (without VAT), UnitDiscount (per
 // unit, default 0) and VatPercent are decimal strings; VatPercent picks the
 // tax group (18 → DDV-A, 5 → DDV-B, 10 → DDV-V, 0 → DDV-G).
 type Line struct {
-	Sku             *string `json:"sku,omitempty"`
-	Description     string  `json:"description"`
-	Unit            *string `json:"unit,omitempty"`
-	Quantity        string  `json:"quantity" pattern:"^-?[0-9]+(\\.[0-9]+)?$" doc:"A decimal number (digits, optionally a point and decimals; no exponent or plus sign), greater than zero, at most 4 decimals."`
-	UnitPrice       string  `json:"unitPrice" pattern:"^-?[0-9]+(\\.[0-9]+)?$" doc:"Without VAT; at most 4 decimals."`
-	UnitDiscount    string  `json:"unitDiscount,omitempty" pattern:"^-?[0-9]+(\\.[0-9]+)?$" doc:"Per unit, at most the unit price; at most 4 decimals."`
-	VatPercent      string  `json:"vatPercent" pattern:"^-?[0-9]+(\\.[0-9]+)?$" doc:"The rate of a tax group: 18, 10, 5 or 0."`
-	TaxIndicator    string  `json:"taxIndicator"`
-	DomesticProduct *bool   `json:"domesticProduct,omitempty"`
+	Sku             *string `json:"sku,omitempty" example:"CONS-01" doc:"Your article code (SKU), if you have one."`
+	Description     string  `json:"description" example:"Консултантски услуги" doc:"What is supplied. Required."`
+	Unit            *string `json:"unit,omitempty" example:"час" doc:"The unit of measure as printed on the invoice: free text, not a code list."`
+	Quantity        string  `json:"quantity" pattern:"^-?[0-9]+(\\.[0-9]+)?$" example:"3" doc:"A decimal number (digits, optionally a point and decimals; no exponent or plus sign), greater than zero, at most 4 decimals."`
+	UnitPrice       string  `json:"unitPrice" pattern:"^-?[0-9]+(\\.[0-9]+)?$" example:"1000" doc:"The price of one unit without VAT, a decimal string, at most 4 decimals."`
+	UnitDiscount    string  `json:"unitDiscount,omitempty" pattern:"^-?[0-9]+(\\.[0-9]+)?$" example:"100" doc:"A discount per unit, a decimal string of at most 4 decimals, at most the unit price; 0 when left out."`
+	VatPercent      string  `json:"vatPercent" pattern:"^-?[0-9]+(\\.[0-9]+)?$" example:"18" doc:"The VAT rate in percent: 18, 10, 5 or 0. It picks the tax group (GET /v1/codebooks/tax-groups), which must be one the taxIndicator allows."`
+	TaxIndicator    string  `json:"taxIndicator" example:"DDV-A" doc:"How the line is taxed: a tax-indicators code (GET /v1/codebooks/tax-indicators) allowed with vatPercent; DDV-A for a supply at the standard 18%."`
+	DomesticProduct *bool   `json:"domesticProduct,omitempty" example:"true" doc:"Whether the goods are made in North Macedonia. Accepted and kept, not sent to UJP (its codebook gives the field no values)."`
 }
 
 // Advance is an advance already paid and invoiced, deducted from the
 // amount to pay.
 type Advance struct {
-	Amount      string  `json:"amount" pattern:"^-?[0-9]+(\\.[0-9]+)?$" doc:"At most the gross amount; at most 2 decimals."`
-	Date        *string `json:"date,omitempty"`
-	Description *string `json:"description,omitempty"`
+	Amount      string  `json:"amount" pattern:"^-?[0-9]+(\\.[0-9]+)?$" example:"1000" doc:"The advance paid, in the document's currency, a decimal string of at most 2 decimals, at most the gross amount."`
+	Date        *string `json:"date,omitempty" example:"2026-04-15" doc:"When the advance was paid, YYYY-MM-DD."`
+	Description *string `json:"description,omitempty" example:"Аванс по авансна фактура А-2026-0007" doc:"Which advance invoice it was, as printed."`
 }
 
 // Totals are the document totals in the document currency, as decimal
 // strings at two decimals; the shape of both expectedTotals and the
 // e-invoice's totals.
 type Totals struct {
-	Net      string `json:"net" pattern:"^-?[0-9]+(\\.[0-9]+)?$"`
-	Vat      string `json:"vat" pattern:"^-?[0-9]+(\\.[0-9]+)?$"`
-	Gross    string `json:"gross" pattern:"^-?[0-9]+(\\.[0-9]+)?$"`
-	Currency string `json:"currency" required:"false" doc:"Optional in expectedTotals."`
+	Net      string `json:"net" pattern:"^-?[0-9]+(\\.[0-9]+)?$" example:"2700.00" doc:"The net amount after discounts, a decimal string (2 decimals in answers)."`
+	Vat      string `json:"vat" pattern:"^-?[0-9]+(\\.[0-9]+)?$" example:"486.00" doc:"The VAT, a decimal string."`
+	Gross    string `json:"gross" pattern:"^-?[0-9]+(\\.[0-9]+)?$" example:"3186.00" doc:"The amount with VAT, net + vat, a decimal string."`
+	Currency string `json:"currency" required:"false" example:"MKD" doc:"The currency code of the amounts. Optional in expectedTotals (when given, it must be the document's)."`
 }
 
 // MaxClientReference bounds clientReference, in characters: the

@@ -20,11 +20,11 @@ const (
 // UJP has one (research §4.1), else a stable snake_case code of ours. Field is
 // the МПИН field number ("3.17"); Path points into the request.
 type Issue struct {
-	Severity string `json:"severity"`
-	Code     string `json:"code"`
-	Field    string `json:"field"`
-	Path     string `json:"path"`
-	Message  string `json:"message"`
+	Severity string `json:"severity" example:"error" doc:"error: blocks the file (unless force); warning: check it, the file is built."`
+	Code     string `json:"code" example:"embg_invalid" doc:"A stable code: UJP's numeric МПИН check codes (66, 16, …) or ours (edb_invalid, embg_invalid, …); docs/filing-formats.md lists them."`
+	Field    string `json:"field" example:"3.1" doc:"The МПИН form field it concerns (3.1, 2.1, …)."`
+	Path     string `json:"path" example:"records[3].employee.embg" doc:"The request field, with its index (records[3].employee.embg)."`
+	Message  string `json:"message" example:"embg: check digit does not match" doc:"What is wrong, in words."`
 }
 
 // Result is the body of the validate endpoint.

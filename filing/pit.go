@@ -43,17 +43,17 @@ func SupportedSubtypes() []string {
 
 // GrossFromNetRequest is the body of gross-from-net.
 type GrossFromNetRequest struct {
-	Net           Money   `json:"net"`
-	SubtypeIncome *string `json:"subtypeIncome" required:"false"`
+	Net           Money   `json:"net" example:"9000" doc:"The net the recipient is to get, in denars, a decimal string."`
+	SubtypeIncome *string `json:"subtypeIncome" required:"false" example:"7.3" doc:"The е-ППД income sub-type, whose normative costs lower the tax base: 7.1, 7.2, 7.3 (default), 13.1 or 13.2."`
 }
 
 // GrossFromNetResponse is its answer: the net as given, the gross that
 // pays it and the whole-denar PIT (UJP's calculator rounds the tax to
 // whole denars).
 type GrossFromNetResponse struct {
-	Net   Money `json:"net"`
-	Gross Money `json:"gross"`
-	PIT   Money `json:"pit"`
+	Net   Money `json:"net" example:"9000" doc:"The net as given."`
+	Gross Money `json:"gross" example:"10000" doc:"The gross income that leaves that net after PIT."`
+	PIT   Money `json:"pit" example:"1000" doc:"The personal income tax, in whole denars."`
 }
 
 func subtypeCosts(p *string, path string, fe *denar.FieldErrors) (string, money.Amount) {
@@ -112,35 +112,35 @@ func cents(fe *denar.FieldErrors, p string, m Money) {
 
 // PddgiCompany is the payer of a ПДД-ГИ.
 type PddgiCompany struct {
-	Name             string  `json:"name"`
+	Name             string  `json:"name" example:"Дизајнија ДООЕЛ" doc:"The payer's name."`
 	TaxID            *string `json:"taxId" required:"false" doc:"The payer's ЕДБ: 13 digits, the 13th the mod-11 check digit of the first 12; anything else is 422 validation_failed at company.taxId."`
-	Email            *string `json:"email" required:"false"`
-	Phone            *string `json:"phone" required:"false"`
-	ContactPerson    *string `json:"contactPerson" required:"false"`
-	MunicipalityCode *string `json:"municipalityCode" required:"false"`
+	Email            *string `json:"email" required:"false" example:"plati@dizajnija.mk" doc:"The payer's e-mail address."`
+	Phone            *string `json:"phone" required:"false" example:"02 3111 111" doc:"The payer's phone number."`
+	ContactPerson    *string `json:"contactPerson" required:"false" example:"Ана Ангеловска" doc:"The person to contact about the filing."`
+	MunicipalityCode *string `json:"municipalityCode" required:"false" example:"182" doc:"The payer's municipality, a code of UJP's municipality list."`
 }
 
 // PddgiEmployee is the recipient of a contractor payment; embg may be
 // null (spec, ПДД-ГИ request).
 type PddgiEmployee struct {
-	EMBG        *string `json:"embg" required:"false"`
-	FirstName   string  `json:"firstName"`
-	LastName    string  `json:"lastName"`
-	BankAccount *string `json:"bankAccount" required:"false"`
+	EMBG        *string `json:"embg" required:"false" example:"1505985412349" doc:"The recipient's ЕМБГ (13 digits, valid date and check digit); may be null."`
+	FirstName   string  `json:"firstName" example:"Петар" doc:"The recipient's first name."`
+	LastName    string  `json:"lastName" example:"Петровски" doc:"The recipient's last name."`
+	BankAccount *string `json:"bankAccount" required:"false" example:"300000000012355" doc:"The recipient's bank account (15 digits, mod 97-10)."`
 }
 
 // PddgiRecord is one contractor payment.
 type PddgiRecord struct {
-	SalaryGross Money         `json:"salaryGross"`
-	Employee    PddgiEmployee `json:"employee"`
+	SalaryGross Money         `json:"salaryGross" example:"11111" doc:"The gross paid, in denars, a decimal string."`
+	Employee    PddgiEmployee `json:"employee" doc:"Who was paid."`
 }
 
 // PddgiRequest is the body of the ПДД-ГИ endpoint.
 type PddgiRequest struct {
-	Company PddgiCompany  `json:"company"`
-	Month   int           `json:"month"`
-	Year    int           `json:"year"`
-	Records []PddgiRecord `json:"records" maxItems:"100000"`
+	Company PddgiCompany  `json:"company" doc:"The payer."`
+	Month   int           `json:"month" example:"10" doc:"The month of the payments, 1 to 12."`
+	Year    int           `json:"year" example:"2026" doc:"The year."`
+	Records []PddgiRecord `json:"records" maxItems:"100000" doc:"One record per payment."`
 }
 
 func checkPerson(fe *denar.FieldErrors, p string, embg *string, required bool, acct *string) {
@@ -277,30 +277,30 @@ func orRaw(cyr, raw string) string {
 // EppdIssuer is the payer of an е-ППД.
 type EppdIssuer struct {
 	EDB         string  `json:"edb" doc:"The payer's ЕДБ: 13 digits, the 13th the mod-11 check digit of the first 12; anything else is 422 validation_failed at issuer.edb."`
-	Name        string  `json:"name"`
-	BankAccount *string `json:"bankAccount" required:"false"`
-	Email       *string `json:"email" required:"false"`
-	Phone       *string `json:"phone" required:"false"`
+	Name        string  `json:"name" example:"Дизајнија ДООЕЛ" doc:"The payer's name."`
+	BankAccount *string `json:"bankAccount" required:"false" example:"300000000012355" doc:"The payer's bank account (15 digits, mod 97-10)."`
+	Email       *string `json:"email" required:"false" example:"plati@dizajnija.mk" doc:"The payer's e-mail address."`
+	Phone       *string `json:"phone" required:"false" example:"02 3111 111" doc:"The payer's phone number."`
 }
 
 // EppdRow is one payment of an е-ППД.
 type EppdRow struct {
-	EMBG             string  `json:"embg"`
-	FirstName        string  `json:"firstName"`
-	LastName         string  `json:"lastName"`
-	GrossIncome      Money   `json:"grossIncome"`
-	MunicipalityCode *string `json:"municipalityCode" required:"false"`
-	SubtypeIncome    *string `json:"subtypeIncome" required:"false"`
-	BankAccount      *string `json:"bankAccount" required:"false"`
+	EMBG             string  `json:"embg" example:"1505985412349" doc:"The recipient's ЕМБГ (13 digits, valid date and check digit)."`
+	FirstName        string  `json:"firstName" example:"Петар" doc:"The recipient's first name."`
+	LastName         string  `json:"lastName" example:"Петровски" doc:"The recipient's last name."`
+	GrossIncome      Money   `json:"grossIncome" example:"10000" doc:"The gross income paid, in denars, a decimal string."`
+	MunicipalityCode *string `json:"municipalityCode" required:"false" example:"182" doc:"The recipient's municipality, a code of UJP's municipality list."`
+	SubtypeIncome    *string `json:"subtypeIncome" required:"false" example:"7.3" doc:"The income sub-type: 7.1, 7.2, 7.3, 13.1 or 13.2; default the request's, else 7.3."`
+	BankAccount      *string `json:"bankAccount" required:"false" example:"300000000012355" doc:"The recipient's bank account (15 digits, mod 97-10)."`
 }
 
 // EppdRequest is the body of the е-ППД endpoint.
 type EppdRequest struct {
-	Issuer     EppdIssuer `json:"issuer"`
-	PeriodFrom string     `json:"periodFrom"`
-	PeriodTo   string     `json:"periodTo"`
-	Comment    *string    `json:"comment" required:"false"`
-	Rows       []EppdRow  `json:"rows" maxItems:"100000"`
+	Issuer     EppdIssuer `json:"issuer" doc:"The payer."`
+	PeriodFrom string     `json:"periodFrom" example:"2026-10-01" doc:"First day of the period, YYYY-MM-DD."`
+	PeriodTo   string     `json:"periodTo" example:"2026-10-31" doc:"Last day of the period, YYYY-MM-DD, not before periodFrom."`
+	Comment    *string    `json:"comment" required:"false" example:"Хонорари за октомври" doc:"Free text written to the file."`
+	Rows       []EppdRow  `json:"rows" maxItems:"100000" doc:"One row per payment."`
 }
 
 // Eppd renders an е-ППД as our XML (docs/filing-formats.md, api/xsd/eppd.xsd).

@@ -122,23 +122,23 @@ func (n Num) MarshalJSON() ([]byte, error) {
 
 // Company is the payer of an МПИН filing (Part 2 of the form).
 type Company struct {
-	Name               string  `json:"name"`
-	TaxID              *string `json:"taxId" required:"false" doc:"МПИН 2.1, the payer's ЕДБ: 13 digits, the 13th the mod-11 check digit of the first 12 (an individual's ЕМБГ passes the same check). Missing, another length or a wrong check digit is the blocking issue edb_invalid."`
-	RegistrationNumber *string `json:"registrationNumber" required:"false"`
-	NameCyr            *string `json:"nameCyr" required:"false"`
-	Address            *string `json:"address" required:"false"`
-	AddressStreet      *string `json:"addressStreet" required:"false"`
-	AddressNumber      *string `json:"addressNumber" required:"false"`
-	AddressArea        *string `json:"addressArea" required:"false"`
-	PostalCode         *string `json:"postalCode" required:"false"`
-	Fax                *string `json:"fax" required:"false"`
-	City               *string `json:"city" required:"false"`
-	MunicipalityCode   *string `json:"municipalityCode" required:"false"`
-	ManagerName        *string `json:"managerName" required:"false"`
-	Phone              *string `json:"phone" required:"false"`
-	Email              *string `json:"email" required:"false"`
-	AreaCode           *string `json:"areaCode" required:"false"`
-	FzomBranch         *string `json:"fzomBranch" required:"false"`
+	Name               string  `json:"name" example:"Дизајнија ДООЕЛ" doc:"The payer's name as registered (Latin or Cyrillic); the files take nameCyr when given."`
+	TaxID              *string `json:"taxId" required:"false" example:"4030000000001" doc:"МПИН 2.1, the payer's ЕДБ: 13 digits, the 13th the mod-11 check digit of the first 12 (an individual's ЕМБГ passes the same check). Missing, another length or a wrong check digit is the blocking issue edb_invalid."`
+	RegistrationNumber *string `json:"registrationNumber" required:"false" example:"7654321" doc:"The payer's registration number (ЕМБС) in the Central Register."`
+	NameCyr            *string `json:"nameCyr" required:"false" example:"Дизајнија ДООЕЛ Скопје" doc:"The payer's name in Cyrillic, written to the files instead of name."`
+	Address            *string `json:"address" required:"false" example:"бул. Илинден 10, Скопје" doc:"The payer's address as one line, when it is not given in parts."`
+	AddressStreet      *string `json:"addressStreet" required:"false" example:"бул. Илинден" doc:"Street of the payer's address."`
+	AddressNumber      *string `json:"addressNumber" required:"false" example:"10" doc:"House number of the payer's address."`
+	AddressArea        *string `json:"addressArea" required:"false" example:"Карпош" doc:"Area or settlement of the payer's address."`
+	PostalCode         *string `json:"postalCode" required:"false" example:"1000" doc:"Postal code of the payer's address."`
+	Fax                *string `json:"fax" required:"false" example:"02 3111 112" doc:"The payer's fax number."`
+	City               *string `json:"city" required:"false" example:"Скопје" doc:"The payer's city; the ФЗОМ unit (fzomBranch) and dialling code (areaCode) are derived from it when not given."`
+	MunicipalityCode   *string `json:"municipalityCode" required:"false" example:"182" doc:"The payer's municipality, a code of UJP's municipality list (101 to 185, or 999); another is the blocking issue 66."`
+	ManagerName        *string `json:"managerName" required:"false" example:"Ана Ангеловска" doc:"The payer's responsible person."`
+	Phone              *string `json:"phone" required:"false" example:"02 3111 111" doc:"The payer's phone number."`
+	Email              *string `json:"email" required:"false" example:"plati@dizajnija.mk" doc:"The payer's e-mail address."`
+	AreaCode           *string `json:"areaCode" required:"false" example:"02" doc:"МПИН 2.3, the dialling code of the payer's seat; derived from city when absent."`
+	FzomBranch         *string `json:"fzomBranch" required:"false" example:"4061" doc:"МПИН 3.4б, the health fund's (ФЗОМ) area unit: 4 digits, or 6 for a business unit within one; derived from city when absent."`
 }
 
 // Filing variants (spec "Filing batch").
@@ -150,24 +150,24 @@ const (
 
 // Batch is the period and kind of an МПИН filing (Part 1).
 type Batch struct {
-	PeriodMonth   int     `json:"periodMonth"`
-	PeriodYear    int     `json:"periodYear"`
-	WorkingHours  Num     `json:"workingHours" required:"false"`
-	VidObvrska    *string `json:"vidObvrska" required:"false"`
-	VidObvrznik   *string `json:"vidObvrznik" required:"false"`
-	FilingVariant *string `json:"filingVariant" required:"false"`
+	PeriodMonth   int     `json:"periodMonth" example:"10" doc:"The month the salaries are for, 1 to 12."`
+	PeriodYear    int     `json:"periodYear" example:"2026" doc:"The year, four digits."`
+	WorkingHours  Num     `json:"workingHours" required:"false" example:"176" doc:"The month's fund of hours for every record that gives none (weekdays × 8, public holidays included); default 176."`
+	VidObvrska    *string `json:"vidObvrska" required:"false" example:"101" doc:"МПИН 1.3, вид на обврска: the kind of obligation; default 101 (salary). Another code of UJP's list is accepted (100, 102, 103, …)."`
+	VidObvrznik   *string `json:"vidObvrznik" required:"false" example:"110" doc:"МПИН 1.4, вид на обврзник: the kind of payer (110 legal entity, 111 self-employed, …); a code not among the public ones is a warning only."`
+	FilingVariant *string `json:"filingVariant" required:"false" example:"regular" doc:"regular (default); no_payment_declared: the salaries are calculated but not paid (the paid net is written as 0); vid_700: a filing with obligation kind 700."`
 }
 
 // Employee names the insured person of a record.
 type Employee struct {
-	FirstName        string  `json:"firstName"`
-	LastName         string  `json:"lastName"`
-	EMBG             *string `json:"embg" required:"false"`
-	FirstNameCyr     *string `json:"firstNameCyr" required:"false"`
-	LastNameCyr      *string `json:"lastNameCyr" required:"false"`
-	BankAccount      *string `json:"bankAccount" required:"false"`
-	MunicipalityCode *string `json:"municipalityCode" required:"false"`
-	FzomBranch       *string `json:"fzomBranch" required:"false"`
+	FirstName        string  `json:"firstName" example:"Ана" doc:"The employee's first name."`
+	LastName         string  `json:"lastName" example:"Ангеловска" doc:"The employee's last name."`
+	EMBG             *string `json:"embg" required:"false" example:"1505985412349" doc:"The employee's ЕМБГ: 13 digits, with a valid date and mod-11 check digit (embg_invalid otherwise)."`
+	FirstNameCyr     *string `json:"firstNameCyr" required:"false" example:"Ана" doc:"The first name in Cyrillic, written to the files instead of firstName."`
+	LastNameCyr      *string `json:"lastNameCyr" required:"false" example:"Ангеловска" doc:"The last name in Cyrillic."`
+	BankAccount      *string `json:"bankAccount" required:"false" example:"300000000012355" doc:"The employee's bank account: 15 digits, ISO 7064 mod 97-10 (bank_account_invalid otherwise)."`
+	MunicipalityCode *string `json:"municipalityCode" required:"false" example:"182" doc:"The employee's municipality of residence, a code of UJP's municipality list."`
+	FzomBranch       *string `json:"fzomBranch" required:"false" example:"4061" doc:"The ФЗОМ unit of the employee, when it differs from the payer's."`
 }
 
 // Record is one employee's row of an МПИН filing: normally the matching fields
@@ -175,92 +175,92 @@ type Employee struct {
 // other fields are not part of a record). Zero hours and zero amounts mean
 // "none".
 type Record struct {
-	SalaryGross       Money    `json:"salaryGross"`
-	SalaryNet         Money    `json:"salaryNet"`
-	Pension           Money    `json:"pension"`
-	Health            Money    `json:"health"`
-	AdditionalHealth  Money    `json:"additionalHealth"`
-	EmploymentContrib Money    `json:"employmentContrib"`
-	PIT               Money    `json:"pit"`
-	Employee          Employee `json:"employee"`
+	SalaryGross       Money    `json:"salaryGross" example:"30000" doc:"МПИН gross salary, in denars, a decimal string (the calculation's salaryGross)."`
+	SalaryNet         Money    `json:"salaryNet" example:"20533" doc:"Net salary (salaryNet)."`
+	Pension           Money    `json:"pension" example:"5970" doc:"Pension and disability contribution (pension)."`
+	Health            Money    `json:"health" example:"2250" doc:"Health insurance contribution (health)."`
+	AdditionalHealth  Money    `json:"additionalHealth" example:"150" doc:"Work-injury contribution (additionalHealth)."`
+	EmploymentContrib Money    `json:"employmentContrib" example:"30" doc:"Unemployment contribution (employmentContrib)."`
+	PIT               Money    `json:"pit" example:"1067" doc:"Personal income tax (pit)."`
+	Employee          Employee `json:"employee" doc:"The insured person."`
 
-	PersonalAllowance Money `json:"personalAllowance" required:"false"`
-	OvertimePay       Money `json:"overtimePay" required:"false"`
-	NightPay          Money `json:"nightPay" required:"false"`
-	HolidayPay        Money `json:"holidayPay" required:"false"`
-	SundayPay         Money `json:"sundayPay" required:"false"`
-	HolidayNightPay   Money `json:"holidayNightPay" required:"false"`
-	SundayNightPay    Money `json:"sundayNightPay" required:"false"`
-	SundayHolidayPay  Money `json:"sundayHolidayPay" required:"false"`
-	Shift1Pay         Money `json:"shift1Pay" required:"false"`
-	Shift2Pay         Money `json:"shift2Pay" required:"false"`
-	Shift3Pay         Money `json:"shift3Pay" required:"false"`
-	SpecialPay        Money `json:"specialPay" required:"false"`
-	Seniority         Money `json:"seniority" required:"false"`
-	BonusAmount       Money `json:"bonusAmount" required:"false"`
-	SickFundPay       Money `json:"sickFundPay" required:"false"`
-	SickCompanyPay    Money `json:"sickCompanyPay" required:"false"`
-	PensionTopUp      Money `json:"pensionTopUp" required:"false"`
-	HealthTopUp       Money `json:"healthTopUp" required:"false"`
-	DisabilityTopUp   Money `json:"disabilityTopUp" required:"false"`
-	EmploymentTopUp   Money `json:"employmentTopUp" required:"false"`
-	SickFundBase      Money `json:"sickFundBase" required:"false"`
-	MaternityBase     Money `json:"maternityBase" required:"false"`
-	NetPaid           Money `json:"netPaid" required:"false"`
+	PersonalAllowance Money `json:"personalAllowance" required:"false" example:"10932" doc:"The personal allowance applied; default the allowance in force, prorated by paid hours."`
+	OvertimePay       Money `json:"overtimePay" required:"false" example:"0" doc:"Pay for overtime hours (row 005)."`
+	NightPay          Money `json:"nightPay" required:"false" example:"0" doc:"Pay for night hours (row 003)."`
+	HolidayPay        Money `json:"holidayPay" required:"false" example:"0" doc:"Pay for holiday hours (row 007)."`
+	SundayPay         Money `json:"sundayPay" required:"false" example:"0" doc:"Pay for Sunday hours (row 044)."`
+	HolidayNightPay   Money `json:"holidayNightPay" required:"false" example:"0" doc:"Pay for holiday night hours (row 045)."`
+	SundayNightPay    Money `json:"sundayNightPay" required:"false" example:"0" doc:"Pay for Sunday night hours (row 047)."`
+	SundayHolidayPay  Money `json:"sundayHolidayPay" required:"false" example:"0" doc:"Pay for Sunday-holiday hours (row 007)."`
+	Shift1Pay         Money `json:"shift1Pay" required:"false" example:"0" doc:"Pay for first-shift hours (row 100)."`
+	Shift2Pay         Money `json:"shift2Pay" required:"false" example:"0" doc:"Pay for second-shift hours (row 100)."`
+	Shift3Pay         Money `json:"shift3Pay" required:"false" example:"0" doc:"Pay for third-shift hours (row 100)."`
+	SpecialPay        Money `json:"specialPay" required:"false" example:"0" doc:"Pay for special hours (row specialCode)."`
+	Seniority         Money `json:"seniority" required:"false" example:"0" doc:"Seniority pay (row 037)."`
+	BonusAmount       Money `json:"bonusAmount" required:"false" example:"0" doc:"Bonus (row 099)."`
+	SickFundPay       Money `json:"sickFundPay" required:"false" example:"0" doc:"Sick pay by the health fund (row sickFundCode)."`
+	SickCompanyPay    Money `json:"sickCompanyPay" required:"false" example:"0" doc:"Employer-paid sick pay (row 125 to 128 by sickCompanyRate)."`
+	PensionTopUp      Money `json:"pensionTopUp" required:"false" example:"0" doc:"Pension contribution of the minimum-base shortfall (employer cost)."`
+	HealthTopUp       Money `json:"healthTopUp" required:"false" example:"0" doc:"Health contribution of the minimum-base shortfall."`
+	DisabilityTopUp   Money `json:"disabilityTopUp" required:"false" example:"0" doc:"Work-injury contribution of the minimum-base shortfall."`
+	EmploymentTopUp   Money `json:"employmentTopUp" required:"false" example:"0" doc:"Unemployment contribution of the minimum-base shortfall."`
+	SickFundBase      Money `json:"sickFundBase" required:"false" example:"0" doc:"The base the health fund pays sick leave on."`
+	MaternityBase     Money `json:"maternityBase" required:"false" example:"0" doc:"The health fund's base of maternity leave (row 128; not part of the gross)."`
+	NetPaid           Money `json:"netPaid" required:"false" example:"20533" doc:"The net actually paid (EfektivnoNeto); default salaryNet."`
 
-	OvertimeHours         Num `json:"overtimeHours" required:"false"`
-	NightHours            Num `json:"nightHours" required:"false"`
-	HolidayHours          Num `json:"holidayHours" required:"false"`
-	SundayHours           Num `json:"sundayHours" required:"false"`
-	HolidayNightHours     Num `json:"holidayNightHours" required:"false"`
-	SundayNightHours      Num `json:"sundayNightHours" required:"false"`
-	SundayHolidayHours    Num `json:"sundayHolidayHours" required:"false"`
-	Shift1Hours           Num `json:"shift1Hours" required:"false"`
-	Shift2Hours           Num `json:"shift2Hours" required:"false"`
-	Shift3Hours           Num `json:"shift3Hours" required:"false"`
-	SpecialHours          Num `json:"specialHours" required:"false"`
-	WorkingHours          Num `json:"workingHours" required:"false" nullable:"true"`
-	FundHours             Num `json:"fundHours" required:"false" nullable:"true"`
-	SickFundHours         Num `json:"sickFundHours" required:"false" nullable:"true"`
-	SickFundRate          Num `json:"sickFundRate" required:"false" nullable:"true"`
-	SickCompanyHours      Num `json:"sickCompanyHours" required:"false" nullable:"true"`
-	SickCompanyRate       Num `json:"sickCompanyRate" required:"false" nullable:"true"`
-	UnpaidHours           Num `json:"unpaidHours" required:"false" nullable:"true"`
-	ServiceDays           Num `json:"serviceDays" required:"false" nullable:"true"`
-	MaternityHours        Num `json:"maternityHours" required:"false" nullable:"true"`
-	MaternityPartialHours Num `json:"maternityPartialHours" required:"false" nullable:"true"`
-	AbsentHours           Num `json:"absentHours" required:"false" nullable:"true"`
+	OvertimeHours         Num `json:"overtimeHours" required:"false" example:"0" doc:"Overtime hours, on top of the fund."`
+	NightHours            Num `json:"nightHours" required:"false" example:"0" doc:"Night hours."`
+	HolidayHours          Num `json:"holidayHours" required:"false" example:"0" doc:"Hours worked on public holidays."`
+	SundayHours           Num `json:"sundayHours" required:"false" example:"0" doc:"Hours worked on Sundays."`
+	HolidayNightHours     Num `json:"holidayNightHours" required:"false" example:"0" doc:"Night hours on public holidays."`
+	SundayNightHours      Num `json:"sundayNightHours" required:"false" example:"0" doc:"Night hours on Sundays."`
+	SundayHolidayHours    Num `json:"sundayHolidayHours" required:"false" example:"0" doc:"Hours on a public holiday falling on a Sunday."`
+	Shift1Hours           Num `json:"shift1Hours" required:"false" example:"0" doc:"First-shift hours."`
+	Shift2Hours           Num `json:"shift2Hours" required:"false" example:"0" doc:"Second-shift hours."`
+	Shift3Hours           Num `json:"shift3Hours" required:"false" example:"0" doc:"Third-shift hours."`
+	SpecialHours          Num `json:"specialHours" required:"false" example:"0" doc:"Special hours."`
+	WorkingHours          Num `json:"workingHours" required:"false" nullable:"true" example:"176" doc:"The record's fund of hours (the calculation's workingHours); default the batch's."`
+	FundHours             Num `json:"fundHours" required:"false" nullable:"true" example:"176" doc:"The full-time fund the paid-hours ratio is taken of (part-time contracts); default workingHours."`
+	SickFundHours         Num `json:"sickFundHours" required:"false" nullable:"true" example:"0" doc:"Sick hours paid by the health fund."`
+	SickFundRate          Num `json:"sickFundRate" required:"false" nullable:"true" example:"0" doc:"The health fund's sick-pay rate, in percent."`
+	SickCompanyHours      Num `json:"sickCompanyHours" required:"false" nullable:"true" example:"0" doc:"Sick hours paid by the employer."`
+	SickCompanyRate       Num `json:"sickCompanyRate" required:"false" nullable:"true" example:"70" doc:"The employer's sick-pay rate: 70, 80, 90 or 100, which picks the row code 125 to 128."`
+	UnpaidHours           Num `json:"unpaidHours" required:"false" nullable:"true" example:"0" doc:"Unpaid leave hours (row 023)."`
+	ServiceDays           Num `json:"serviceDays" required:"false" nullable:"true" example:"31" doc:"МПИН 3.5: calendar days of service in the month; default the days between the start and end dates."`
+	MaternityHours        Num `json:"maternityHours" required:"false" nullable:"true" example:"0" doc:"Maternity leave hours (row 128)."`
+	MaternityPartialHours Num `json:"maternityPartialHours" required:"false" nullable:"true" example:"0" doc:"Partial maternity leave hours (row 129)."`
+	AbsentHours           Num `json:"absentHours" required:"false" nullable:"true" example:"0" doc:"Hours outside the employment in a partial month (no row)."`
 
-	HireDay    *int `json:"hireDay" required:"false"`
-	LeaveDay   *int `json:"leaveDay" required:"false"`
-	ContractNo *int `json:"contractNo" required:"false"`
+	HireDay    *int `json:"hireDay" required:"false" example:"12" doc:"МПИН 3.27: day of the month the employment started, when inside the month."`
+	LeaveDay   *int `json:"leaveDay" required:"false" example:"30" doc:"МПИН 3.28: day of the month the employment ended, when inside the month."`
+	ContractNo *int `json:"contractNo" required:"false" example:"1" doc:"The contract number for a second contract of the same employee in the month (a re-hire): 2, 3, …"`
 
-	InsuranceCode *string `json:"insuranceCode" required:"false"`
-	ExemptionCode *string `json:"exemptionCode" required:"false"`
-	SickFundCode  *string `json:"sickFundCode" required:"false"`
-	SpecialCode   *string `json:"specialCode" required:"false"`
+	InsuranceCode *string `json:"insuranceCode" required:"false" example:"0050" doc:"МПИН 3.17, вид на стаж: 0050 full time (default), 0047 part time, or another code of UJP's list."`
+	ExemptionCode *string `json:"exemptionCode" required:"false" example:"003" doc:"МПИН 3.17б, exemption code (001 self-employed, 003 pensioner, …), written on every row."`
+	SickFundCode  *string `json:"sickFundCode" required:"false" example:"140" doc:"МПИН 3.23, the code of the health fund's sick pay; default 140."`
+	SpecialCode   *string `json:"specialCode" required:"false" example:"001" doc:"The row code of special hours; default 001."`
 	ClientTaxID   *string `json:"clientTaxId" required:"false" doc:"An ЕДБ, not written to the files; when given, another length or a wrong check digit is the blocking issue edb_invalid."`
 }
 
 // MpinRequest is the body of validate, МПИН XML and МПИН TXT.
 type MpinRequest struct {
-	Company Company  `json:"company"`
-	Batch   Batch    `json:"batch"`
-	Records []Record `json:"records" maxItems:"100000"`
-	Force   bool     `json:"force" required:"false"`
+	Company Company  `json:"company" doc:"The payer (Part 2 of the МПИН form)."`
+	Batch   Batch    `json:"batch" doc:"The period and kind of the filing (Part 1)."`
+	Records []Record `json:"records" maxItems:"100000" doc:"One record per employee (and contract), normally the matching fields of a calculation result copied one for one."`
+	Force   bool     `json:"force" required:"false" example:"false" doc:"Build the file despite blocking issues (the validate endpoint's errors); a figure beyond the limits is refused all the same."`
 }
 
 // BatchRecords is one batch of a combined filing.
 type BatchRecords struct {
-	Records []Record `json:"records" maxItems:"100000"`
+	Records []Record `json:"records" maxItems:"100000" doc:"The records of this batch."`
 }
 
 // CombinedRequest merges several batches of the same payer and period.
 type CombinedRequest struct {
-	Company Company        `json:"company"`
-	Batch   Batch          `json:"batch"`
-	Batches []BatchRecords `json:"batches" maxItems:"100"`
-	Force   bool           `json:"force" required:"false"`
+	Company Company        `json:"company" doc:"The payer."`
+	Batch   Batch          `json:"batch" doc:"The period and kind of the filing."`
+	Batches []BatchRecords `json:"batches" maxItems:"100" doc:"The batches to merge, in order: a record of a later batch replaces one of an earlier batch with the same ЕМБГ and contract number."`
+	Force   bool           `json:"force" required:"false" example:"false" doc:"Build the file despite blocking issues."`
 }
 
 // Merged returns the combined request as one МПИН request whose records are

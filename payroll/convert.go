@@ -19,20 +19,20 @@ const MaxBatch = 500
 // ConvertInput is the body of POST /v1/calculations/convert: a base salary
 // (no special hours, no seniority, no bonus) given as gross or as net.
 type ConvertInput struct {
-	Gross         *string                    `json:"gross,omitempty" doc:"Base gross to convert to net. Give exactly one of gross and net."`
-	Net           *string                    `json:"net,omitempty" doc:"Agreed net to convert to the smallest whole-denar gross that pays it."`
-	Contractor    bool                       `json:"contractor,omitempty" doc:"R4/R11: flat 10% PIT, no contributions (net = gross × 0.9)."`
+	Gross         *string                    `json:"gross,omitempty" example:"30000" doc:"Base gross to convert to net, in denars, a decimal string. Give exactly one of gross and net."`
+	Net           *string                    `json:"net,omitempty" example:"20533" doc:"Agreed net, in denars, to convert to the smallest whole-denar gross that pays it."`
+	Contractor    bool                       `json:"contractor,omitempty" example:"false" doc:"A contract for work: a flat 10% PIT on the gross, no contributions (net = gross × 0.9)."`
 	RateOverrides map[string]json.RawMessage `json:"rateOverrides,omitempty" doc:"Rate keys to override, as in CalculationInput."`
-	EffectiveDate *string                    `json:"effectiveDate,omitempty" doc:"YYYY-MM-DD; default today in Europe/Skopje."`
+	EffectiveDate *string                    `json:"effectiveDate,omitempty" example:"2026-05-31" doc:"YYYY-MM-DD selecting the statutory rates in force; default today in Europe/Skopje."`
 }
 
 // ConvertResult is the answer of the convert endpoint: both figures in
 // whole denars and the date whose rates were used.
 type ConvertResult struct {
-	Gross         money.Amount `json:"gross" doc:"The gross: as given, or the smallest whole-denar gross that pays the net."`
-	Net           money.Amount `json:"net" doc:"The net of that gross, in whole denars."`
-	Contractor    bool         `json:"contractor"`
-	EffectiveDate string       `json:"effectiveDate"`
+	Gross         money.Amount `json:"gross" example:"30000" doc:"The gross: as given, or the smallest whole-denar gross that pays the net."`
+	Net           money.Amount `json:"net" example:"20533" doc:"The net of that gross, in whole denars."`
+	Contractor    bool         `json:"contractor" example:"false" doc:"Whether the figures are a contractor's (flat 10% PIT)."`
+	EffectiveDate string       `json:"effectiveDate" example:"2026-05-31" doc:"The date whose statutory rates were used, YYYY-MM-DD."`
 	// As a calculation says it: a figure of the date not published yet was
 	// carried forward.
 	Provisional        bool          `json:"provisional" doc:"True when a statutory figure of the date is not published yet and the last published one was used."`

@@ -132,7 +132,7 @@ func (p *plan) compute(base, bonus money.Amount, extra *[numKinds]money.Amount, 
 				if extra != nil {
 					a.pays[k] = extra[k]
 					if e != nil && a.pays[k].IsPositive() {
-						e.line(kindNames[k], "priced off the net hourly rate (R10): the gross that raises the net by net ÷ workingHours × "+kindInfo[k].hours+" × its premium, split over the kinds in proportion",
+						e.line(kindNames[k], "priced off the net hourly rate: the gross that raises the net by net ÷ workingHours × "+kindInfo[k].hours+" × its premium, split over the kinds in proportion",
 							a.pays[k], a.pays[k], roundCents, hoursIn(kindInfo[k].hours, p.hours[k]), pctIn(kindInfo[k].rate, p.rates[k]))
 					}
 				} else {
@@ -177,7 +177,7 @@ func (p *plan) compute(base, bonus money.Amount, extra *[numKinds]money.Amount, 
 		a.taxBase = a.gross
 		a.net = a.gross.Sub(a.pit)
 		if e != nil {
-			e.line("pit", "contractor (R4): salaryGross × pit; no contributions, no allowance", a.gross.Mul(p.st.pit).Div(hundred, 12), a.pit, roundCents,
+			e.line("pit", "contractor: salaryGross × pit; no contributions, no allowance", a.gross.Mul(p.st.pit).Div(hundred, 12), a.pit, roundCents,
 				denarsIn("salaryGross", a.gross), e.statutoryIn(KeyPIT, p.st.pit))
 			e.line("salaryNet", "salaryGross − pit", a.net, a.net, roundNone)
 		}
@@ -190,9 +190,9 @@ func (p *plan) compute(base, bonus money.Amount, extra *[numKinds]money.Amount, 
 	cb := money.Min(a.gross, maxBase)
 	if e != nil {
 		e.line("paidHours", "workingHours − unpaid, absent, health-fund sick and maternity hours", paid, paid, roundNone, hoursIn("workingHours", p.wh))
-		e.line("maxBase", "maximum contribution base × paidHours ÷ fund (prorated by hours, research §2.1)", p.st.maxBase.Mul(paid).Div(p.fundRef, 12), maxBase, roundCents,
+		e.line("maxBase", "maximum contribution base × paidHours ÷ fund (prorated by hours)", p.st.maxBase.Mul(paid).Div(p.fundRef, 12), maxBase, roundCents,
 			e.statutoryIn(KeyMaxBase, p.st.maxBase), hoursIn("paidHours", paid), hoursIn("fund", p.fundRef))
-		e.line("contributionBase", "the smaller of salaryGross and the maximum base (R2)", cb, cb, roundNone, denarsIn("salaryGross", a.gross), denarsIn("prorated maximum base", maxBase))
+		e.line("contributionBase", "the smaller of salaryGross and the maximum base", cb, cb, roundNone, denarsIn("salaryGross", a.gross), denarsIn("prorated maximum base", maxBase))
 	}
 	keys := [4]string{KeyPension, KeyHealth, KeyAdditionalHealth, KeyEmployment}
 	fields := [4]string{"pension", "health", "additionalHealth", "employmentContrib"}
@@ -200,7 +200,7 @@ func (p *plan) compute(base, bonus money.Amount, extra *[numKinds]money.Amount, 
 		a.contrib[i] = applyRate(cb, r)
 		a.totalContrib = a.totalContrib.Add(a.contrib[i])
 		if e != nil {
-			e.line(fields[i], "contribution base × "+keys[i]+" rate (R1)", cb.Mul(r).Div(hundred, 12), a.contrib[i], roundCents,
+			e.line(fields[i], "contribution base × "+keys[i]+" rate", cb.Mul(r).Div(hundred, 12), a.contrib[i], roundCents,
 				denarsIn("contributionBase", cb), e.statutoryIn(keys[i], r))
 		}
 	}
@@ -213,7 +213,7 @@ func (p *plan) compute(base, bonus money.Amount, extra *[numKinds]money.Amount, 
 		// example does (research §5 E4: 15,296 / 184 × 92 = 7,648).
 		minBase := ratio(p.st.minBase).Round(0).Round(2)
 		if e != nil {
-			e.line("minBase", "minimum contribution base × paidHours ÷ fund, in whole denars (UJP's example, research §5 E4); minBaseMode "+p.mode,
+			e.line("minBase", "minimum contribution base × paidHours ÷ fund, in whole denars (as UJP's own example rounds it); minBaseMode "+p.mode,
 				p.st.minBase.Mul(paid).Div(p.fundRef, 12), minBase, roundWhole, e.statutoryIn(KeyMinBase, p.st.minBase), hoursIn("paidHours", paid), hoursIn("fund", p.fundRef))
 		}
 		if a.gross.LessThan(minBase) {
@@ -222,7 +222,7 @@ func (p *plan) compute(base, bonus money.Amount, extra *[numKinds]money.Amount, 
 				a.topUp[i] = applyRate(short, r)
 				if e != nil {
 					e.line([4]string{"pensionTopUp", "healthTopUp", "disabilityTopUp", "employmentTopUp"}[i],
-						"(minimum base − salaryGross) × "+keys[i]+" rate: the employer's top-up, not deducted from the employee (R2)",
+						"(minimum base − salaryGross) × "+keys[i]+" rate: the employer's top-up, not deducted from the employee",
 						short.Mul(r).Div(hundred, 12), a.topUp[i], roundCents, denarsIn("shortfall", short), e.statutoryIn(keys[i], r))
 				}
 			}
@@ -231,7 +231,7 @@ func (p *plan) compute(base, bonus money.Amount, extra *[numKinds]money.Amount, 
 	if !p.noAllowance {
 		a.allowance = ratio(p.st.allowance)
 		if e != nil {
-			e.line("personalAllowance", "monthly personal allowance × paidHours ÷ fund (R3)", p.st.allowance.Mul(paid).Div(p.fundRef, 12), a.allowance, roundCents,
+			e.line("personalAllowance", "monthly personal allowance × paidHours ÷ fund", p.st.allowance.Mul(paid).Div(p.fundRef, 12), a.allowance, roundCents,
 				e.statutoryIn(KeyPersonalAllowance, p.st.allowance), hoursIn("paidHours", paid), hoursIn("fund", p.fundRef))
 		}
 	}
@@ -245,9 +245,9 @@ func (p *plan) compute(base, bonus money.Amount, extra *[numKinds]money.Amount, 
 	}
 	a.net = a.gross.Sub(a.totalContrib).Sub(a.pit)
 	if e != nil {
-		e.line("taxableIncome", "salaryGross − totalContributions − personalAllowance, at least 0 (R3)", a.taxBase, a.taxBase, roundNone,
+		e.line("taxableIncome", "salaryGross − totalContributions − personalAllowance, at least 0", a.taxBase, a.taxBase, roundNone,
 			denarsIn("salaryGross", a.gross), denarsIn("totalContributions", a.totalContrib), denarsIn("allowance used", a.allowance))
-		formula := "taxableIncome × pit (R3)"
+		formula := "taxableIncome × pit"
 		if p.pitExempt {
 			formula = "pitExempt: no PIT"
 		}
@@ -418,7 +418,7 @@ func (p *plan) run(r *Result, ex *explainer) error {
 		}
 		base = denars(x)
 		if ex != nil {
-			ex.note("baseGross", "targetNet (net first): the smallest whole-denar base gross whose net, rounded to whole denars, reaches targetNet; found by a secant search from (N − pit × A) ÷ ((1 − pit)(1 − contributions)) (research §3.2)",
+			ex.note("baseGross", "targetNet (net first): the smallest whole-denar base gross whose net, rounded to whole denars, reaches targetNet; found by a secant search from (N − pit × A) ÷ ((1 − pit)(1 − contributions))",
 				base.String(), roundSearch, denarsIn("targetNet", p.target),
 				denarsIn("net at this gross", p.compute(base, zero, nil, nil).net), denarsIn("net one denar lower", p.compute(denars(x-1), zero, nil, nil).net))
 		}
@@ -446,7 +446,7 @@ func (p *plan) run(r *Result, ex *explainer) error {
 			}
 			bonus = denars(x)
 			if ex != nil {
-				ex.note("bonusAmount", "bonusBasis net (R7): the smallest whole-denar gross bonus that raises the reported net by bonusAmount",
+				ex.note("bonusAmount", "bonusBasis net: the smallest whole-denar gross bonus that raises the reported net by bonusAmount",
 					bonus.String(), roundSearch, denarsIn("bonusAmount (net)", p.bonus), denarsIn("reported net without the bonus", denars(before/100)))
 			}
 		} else {
@@ -466,10 +466,10 @@ func (p *plan) run(r *Result, ex *explainer) error {
 	p.result(a, r)
 	if ex != nil {
 		if p.deductions.IsPositive() {
-			ex.line("deductionsTotal", "the sum of deductions (R8): they reduce only netPaid", p.deductions, p.deductions, roundNone)
+			ex.line("deductionsTotal", "the sum of deductions: they reduce only netPaid", p.deductions, p.deductions, roundNone)
 		}
-		ex.line("netPaid", "salaryNet − deductionsTotal (R8)", a.net.Sub(p.deductions), a.net.Sub(p.deductions), roundNone)
-		ex.note("reported", "every money figure of the result is the 2-decimal figure above rounded on its own to whole denars, half up (МПИН client's rule, research §3.1): totals are not re-summed from rounded parts",
+		ex.line("netPaid", "salaryNet − deductionsTotal", a.net.Sub(p.deductions), a.net.Sub(p.deductions), roundNone)
+		ex.note("reported", "every money figure of the result is the 2-decimal figure above rounded on its own to whole denars, half up (the rule of UJP's МПИН client): totals are not re-summed from rounded parts",
 			r.SalaryNet.String(), roundWhole)
 		r.Explain = &Explanation{EffectiveDate: p.date.Format(time.DateOnly), Lines: ex.lines}
 	}

@@ -10,8 +10,8 @@ import (
 // Explanation is every line of a calculation in the order it was computed:
 // what a payroll clerk shows an inspector to account for each denar.
 type Explanation struct {
-	EffectiveDate string        `json:"effectiveDate" doc:"The date whose statutory figures were used (R6)."`
-	Lines         []ExplainLine `json:"lines"`
+	EffectiveDate string        `json:"effectiveDate" example:"2026-05-31" doc:"The date whose statutory figures were used."`
+	Lines         []ExplainLine `json:"lines" doc:"The steps of the computation, in the order they were taken."`
 }
 
 // ExplainLine is one step: its formula in words, the figures it took (with
@@ -28,8 +28,8 @@ type ExplainLine struct {
 
 // ExplainInput is one figure a step took.
 type ExplainInput struct {
-	Name          string `json:"name"`
-	Value         string `json:"value"`
+	Name          string `json:"name" example:"pension" doc:"The figure's name: a rate key, an input field or an earlier step."`
+	Value         string `json:"value" example:"19.9" doc:"Its value, as decimal text."`
 	Unit          string `json:"unit" doc:"denars, hours, % or days."`
 	EffectiveFrom string `json:"effectiveFrom,omitempty" doc:"For a statutory figure: the date its version took effect."`
 	Source        string `json:"source,omitempty" doc:"For a statutory figure: where it comes from; for an override, the request field."`
@@ -147,7 +147,7 @@ func (e *explainer) fundLine(in *Input) {
 		e.note("workingHours", fmt.Sprintf("the fund of %04d-%02d: weekdays × 8, public holidays counted as paid hours (UJP's МПИН client)", in.Period.Year, in.Period.Month),
 			p.wh.String(), roundNone, ExplainInput{Name: "weekdays", Value: p.wh.Div(money.FromInt(8), 0).String(), Unit: "days"})
 	default:
-		e.note("workingHours", "the default fund of hours (R12)", p.wh.String(), roundNone)
+		e.note("workingHours", "the default fund of hours (176)", p.wh.String(), roundNone)
 	}
 	if p.fundRef.GreaterThan(p.wh) {
 		e.note("fundHours", "the full-time fund of the month, as given: the paid share is taken of it (part time)", p.fundRef.String(), roundNone, hoursIn("fundHours", p.fundRef))

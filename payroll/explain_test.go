@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -28,6 +29,8 @@ var explainCases = []struct{ name, body string }{
 	{"premiums_seniority_net_bonus", `{"grossSalary":"30000","effectiveDate":"2026-11-22","nightHours":16,"overtimeHours":10,"sickCompanyHours":8,"seniority":{"months":125},"bonusAmount":"5000","deductions":[{"description":"кредит","amount":"1200.50"}]}`},
 	{"january_2027_provisional", `{"grossSalary":"30000","effectiveDate":"2027-01-20"}`},
 }
+
+var workLog = regexp.MustCompile(`\bR[0-9]+\b|research §|[Ii]ssue [0-9]`)
 
 // TestExplainGolden: every worked example's explanation is pinned in
 // testdata/explain, and its lines agree with the result: each line that
@@ -58,6 +61,12 @@ func TestExplainGolden(t *testing.T) {
 			}
 		} else if want, err := os.ReadFile(path); err != nil || !bytes.Equal(raw.Bytes(), want) {
 			t.Errorf("%s differs from %s (go test ./payroll -run Explain -update, and review the diff)", tc.name, path)
+		}
+		// The explanation is read by payroll accountants: it cites the
+		// rules in words, never the project's own labels (R1…R12) or its
+		// research notes.
+		if m := workLog.Find(raw.Bytes()); m != nil {
+			t.Errorf("%s: the explanation says %q", tc.name, m)
 		}
 		var fields map[string]any
 		_ = json.Unmarshal(r.AppendJSON(nil), &fields)

@@ -195,11 +195,11 @@ var tableByDate = func() []dated {
 
 // History is one version of a rate key.
 type History struct {
-	Key           string  `json:"key"`
+	Key           string  `json:"key" example:"pension" doc:"The rate key (also a key of rateOverrides)."`
 	Value         *string `json:"value" doc:"Decimal text; null where the figure is not known for the period. For a provisional version, the earlier figure carried forward."`
-	EffectiveFrom string  `json:"effectiveFrom"`
+	EffectiveFrom string  `json:"effectiveFrom" example:"2026-07-01" doc:"First day the version is in force, YYYY-MM-DD."`
 	EffectiveTo   *string `json:"effectiveTo" doc:"Last day in force; null while current."`
-	Source        string  `json:"source"`
+	Source        string  `json:"source" example:"Закон за задолжително социјално осигурување" doc:"Where the figure is published (law, gazette, the fund's notice)."`
 	Provisional   bool    `json:"provisional" doc:"True for a yearly figure not published yet: calculations carry the previous figure forward and mark their result provisional."`
 }
 

@@ -54,12 +54,13 @@ func TestOpenAPILintRules(t *testing.T) {
 					"post": map[string]any{
 						"operationId": "makeThing", "summary": "Make a thing", "description": "Makes one.",
 						"tags": []any{"Things"},
-						"parameters": []any{map[string]any{"name": "id", "in": "path", "required": true,
+						"parameters": []any{map[string]any{"name": "id", "in": "path", "required": true, "description": "The thing.",
 							"schema": map[string]any{"type": "string", "maxLength": 10}}},
 						"requestBody": map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{
 							"schema": map[string]any{"$ref": "#/components/schemas/Thing"}}}},
 						"responses": map[string]any{
-							"200": map[string]any{"description": "ok"},
+							"200": map[string]any{"description": "ok", "content": map[string]any{"application/json": map[string]any{
+								"schema": map[string]any{"$ref": "#/components/schemas/Thing"}}}},
 							"422": map[string]any{"description": "bad", "content": map[string]any{"application/problem+json": map[string]any{
 								"schema": map[string]any{"$ref": "#/components/schemas/Problem"}}}},
 						},
@@ -67,11 +68,16 @@ func TestOpenAPILintRules(t *testing.T) {
 				},
 			},
 			"components": map[string]any{"schemas": map[string]any{
-				"Thing": map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{
-					"name": map[string]any{"type": "string", "maxLength": 5},
-					"tags": map[string]any{"type": []any{"array", "null"}, "maxItems": 3, "items": map[string]any{"type": "string", "maxLength": 5}},
+				"Thing": map[string]any{"type": "object", "additionalProperties": false,
+					"examples": []any{map[string]any{"name": "box", "tags": []any{"red"}}},
+					"properties": map[string]any{
+						"name": map[string]any{"type": "string", "maxLength": 5, "description": "Its name."},
+						"tags": map[string]any{"type": []any{"array", "null"}, "maxItems": 3, "description": "Its tags.",
+							"items": map[string]any{"type": "string", "maxLength": 5}},
+					}},
+				"Problem": map[string]any{"type": "object", "properties": map[string]any{
+					"code": map[string]any{"type": "string", "description": "What went wrong."},
 				}},
-				"Problem": map[string]any{"type": "object"},
 			}},
 		}
 	}
@@ -111,6 +117,29 @@ func TestOpenAPILintRules(t *testing.T) {
 			d["components"].(map[string]any)["schemas"].(map[string]any)["Spare"] = map[string]any{"type": "object"}
 		}},
 		{"no-script-tags-in-markdown", func(d map[string]any) { op(d)["description"] = "<script>x</script>" }},
+		{"parameter-description", func(d map[string]any) {
+			delete(op(d)["parameters"].([]any)[0].(map[string]any), "description")
+		}},
+		{"property-description", func(d map[string]any) { delete(thing(d)["name"].(map[string]any), "description") }},
+		{"property-description", func(d map[string]any) {
+			problem := d["components"].(map[string]any)["schemas"].(map[string]any)["Problem"].(map[string]any)
+			delete(problem["properties"].(map[string]any)["code"].(map[string]any), "description")
+		}},
+		// An inline schema's properties too.
+		{"property-description", func(d map[string]any) {
+			op(d)["responses"].(map[string]any)["200"].(map[string]any)["content"].(map[string]any)["application/json"] =
+				map[string]any{"example": map[string]any{"n": 1}, "schema": map[string]any{"type": "object",
+					"properties": map[string]any{"n": map[string]any{"type": "integer"}}}}
+		}},
+		{"body-example", func(d map[string]any) {
+			delete(d["components"].(map[string]any)["schemas"].(map[string]any)["Thing"].(map[string]any), "examples")
+		}},
+		// A response body of its own needs one as much as a request body.
+		{"body-example", func(d map[string]any) {
+			op(d)["responses"].(map[string]any)["200"].(map[string]any)["content"].(map[string]any)["application/json"] =
+				map[string]any{"schema": map[string]any{"type": "object",
+					"properties": map[string]any{"n": map[string]any{"type": "integer", "description": "n"}}}}
+		}},
 	}
 	for _, tc := range tests {
 		d := base()
@@ -299,6 +328,9 @@ func lintOpenAPI(doc []byte) []string {
 				if p.Value == nil {
 					continue
 				}
+				if p.Value.Description == "" {
+					report("parameter-description", where, "%s parameter %s: no description", p.Value.In, p.Value.Name)
+				}
 				if p.Value.In == "path" {
 					declared[p.Value.Name] = true
 				}
@@ -327,8 +359,132 @@ func lintOpenAPI(doc []byte) []string {
 			}
 		}
 	}
+	lintDescriptionsAndExamples(raw, schemas, report)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// binaryMedia are the body types an example cannot usefully show.
+var binaryMedia = map[string]bool{"application/pdf": true, "application/zip": true, "application/octet-stream": true}
+
+// lintDescriptionsAndExamples checks what a reader of the reference needs
+// to call an operation without guessing: every property of every schema
+// (components and inline ones, of operations and webhooks) says what it is,
+// every parameter of a webhook too, and every request body and success
+// response body carries an example, on its media type or on its schema, so
+// the /docs pages show a real body instead of one made of "string".
+func lintDescriptionsAndExamples(raw map[string]any, schemas map[string]any, report func(rule, where, format string, args ...any)) {
+	names := make([]string, 0, len(schemas))
+	for n := range schemas {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s, _ := schemas[n].(map[string]any)
+		lintPropertyDescriptions(s, "components.schemas."+n, report)
+	}
+	hasExample := func(media map[string]any) bool {
+		if media["example"] != nil || media["examples"] != nil {
+			return true
+		}
+		s, _ := media["schema"].(map[string]any)
+		for range 10 {
+			if s == nil {
+				return false
+			}
+			if ex, ok := s["examples"].([]any); ok && len(ex) > 0 {
+				return true
+			}
+			ref, ok := s["$ref"].(string)
+			if !ok {
+				return false
+			}
+			s, _ = schemas[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any)
+		}
+		return false
+	}
+	for _, section := range []string{"paths", "webhooks"} {
+		items, _ := raw[section].(map[string]any)
+		keys := make([]string, 0, len(items))
+		for k := range items {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, key := range keys {
+			item, _ := items[key].(map[string]any)
+			for method, o := range item {
+				op, ok := o.(map[string]any)
+				if !ok || method == "parameters" {
+					continue
+				}
+				where := strings.ToUpper(method) + " " + key
+				if section == "webhooks" {
+					where = "webhook " + key
+					params, _ := op["parameters"].([]any)
+					for _, p := range params {
+						if p, _ := p.(map[string]any); p != nil && p["description"] == nil {
+							report("parameter-description", where, "%s parameter %s: no description", p["in"], p["name"])
+						}
+					}
+				}
+				content, _ := dig(op, "requestBody", "content").(map[string]any)
+				for media, c := range content {
+					c, _ := c.(map[string]any)
+					lintPropertyDescriptions(dig(c, "schema").(map[string]any), where+" body "+media, report)
+					if !binaryMedia[media] && !hasExample(c) {
+						report("body-example", where, "request body %s: no example on the media type or its schema", media)
+					}
+				}
+				responses, _ := op["responses"].(map[string]any)
+				for code, r := range responses {
+					content, _ := dig(r, "content").(map[string]any)
+					for media, c := range content {
+						c, _ := c.(map[string]any)
+						s, _ := dig(c, "schema").(map[string]any)
+						lintPropertyDescriptions(s, where+" "+code+" "+media, report)
+						if (strings.HasPrefix(code, "2") || strings.HasPrefix(code, "3")) && !binaryMedia[media] && !hasExample(c) {
+							report("body-example", where, "%s response %s: no example on the media type or its schema", code, media)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// lintPropertyDescriptions reports each property of s, and of the schemas
+// it holds inline, without a description ($refs are checked where they
+// point).
+func lintPropertyDescriptions(s map[string]any, where string, report func(rule, where, format string, args ...any)) {
+	if s == nil {
+		return
+	}
+	props, _ := s["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p, _ := props[n].(map[string]any)
+		if d, _ := p["description"].(string); strings.TrimSpace(d) == "" {
+			report("property-description", where+"."+n, "no description")
+		}
+		lintPropertyDescriptions(p, where+"."+n, report)
+	}
+	if items, ok := s["items"].(map[string]any); ok {
+		lintPropertyDescriptions(items, where+"[]", report)
+	}
+	if ap, ok := s["additionalProperties"].(map[string]any); ok {
+		lintPropertyDescriptions(ap, where+".*", report)
+	}
+	for _, k := range []string{"oneOf", "anyOf", "allOf"} {
+		list, _ := s[k].([]any)
+		for i, x := range list {
+			x, _ := x.(map[string]any)
+			lintPropertyDescriptions(x, fmt.Sprintf("%s.%s[%d]", where, k, i), report)
+		}
+	}
 }
 
 // lintRequestSchema checks that a request body cannot carry an unbounded

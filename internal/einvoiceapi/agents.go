@@ -52,7 +52,7 @@ type certificateInput struct {
 	AgentPath
 	Body struct {
 		CertificateDer string `json:"certificateDer" minLength:"1" maxLength:"65536" doc:"The X.509 certificate, DER, standard base64."`
-		CompanyID      string `json:"companyId" minLength:"1" maxLength:"100"`
+		CompanyID      string `json:"companyId" minLength:"1" maxLength:"100" example:"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The company (cmp_…) the certificate signs for: one the agent may act for."`
 		EUJPID         string `json:"eujpId,omitempty" maxLength:"64" doc:"The certificate holder's UJP user id (X-EUJP-ID on every call signed with it). Required for production companies; in the sandbox the service uses one of its own when omitted."`
 	}
 }
@@ -66,7 +66,7 @@ type agentRequestsInput struct {
 
 type signingRequestList struct {
 	Body struct {
-		Data []einvoicing.SigningRequest `json:"data"`
+		Data []einvoicing.SigningRequest `json:"data" doc:"The pending signing requests for this agent's companies, oldest first; empty when the wait ended without one."`
 	}
 }
 
@@ -217,8 +217,8 @@ type signingRequestPage struct {
 type listSigningInput struct {
 	State     string `query:"state" enum:"pending,claimed,signed,refused,expired" doc:"Only requests in this state."`
 	CompanyID string `query:"companyId" maxLength:"100" doc:"Only requests of this company."`
-	Limit     int    `query:"limit" minimum:"1" maximum:"100" default:"20"`
-	Cursor    string `query:"cursor" maxLength:"200"`
+	Limit     int    `query:"limit" minimum:"1" maximum:"100" default:"20" example:"20" doc:"Page size, 1 to 100."`
+	Cursor    string `query:"cursor" maxLength:"200" doc:"nextCursor of the previous page (with the same filters); absent for the first page."`
 }
 
 type signatureInput struct {
@@ -232,7 +232,7 @@ type refuseInput struct {
 	SigningRequestPath
 	Body struct {
 		Reason  string  `json:"reason" enum:"user_declined,policy,token_missing,pin_locked,payload_invalid,unattended" doc:"token_missing, pin_locked and unattended (nobody was there to ask): the document keeps waiting and is asked for again after a while; the others fail it (signature_refused)."`
-		Message *string `json:"message,omitempty" maxLength:"1000" nullable:"true"`
+		Message *string `json:"message,omitempty" maxLength:"1000" nullable:"true" example:"Износот не одговара на нарачката" doc:"The signer's own words, shown to the issuer with the refusal."`
 	}
 }
 

@@ -24,7 +24,7 @@ type createArchiveInput struct {
 }
 
 type archiveIDInput struct {
-	ID string `path:"id" maxLength:"100"`
+	ID string `path:"id" maxLength:"100" example:"arx_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The archive export's id (arx_…), as POST /v1/archive-exports answered it."`
 }
 
 type archiveOutput struct {

@@ -21,16 +21,16 @@ type listCompaniesOutput struct {
 }
 
 type representative struct {
-	Name  string `json:"name" minLength:"1" maxLength:"200"`
-	Email string `json:"email" minLength:"3" maxLength:"254" format:"email"`
+	Name  string `json:"name" minLength:"1" maxLength:"200" example:"Марија Николовска" doc:"The full name of the person who may grant the mandate for the company (its manager or owner)."`
+	Email string `json:"email" minLength:"3" maxLength:"254" format:"email" example:"marija@example.mk" doc:"Where the mandate link is mailed: the person opens it and accepts the mandate to make the company active."`
 }
 
 // createCompanyBody is the POST /v1/companies body.
 type createCompanyBody struct {
-	TaxNumber      string         `json:"taxNumber" doc:"The company's ЕДБ: the bare 13 digits (no MK prefix), the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong check digit is 422 validation_failed at taxNumber, before UJP's registry is asked." pattern:"^[0-9]{13}$"`
-	ExternalRef    *string        `json:"externalRef,omitempty" maxLength:"200" nullable:"true"`
-	SigningMode    string         `json:"signingMode,omitempty" enum:"bridge,sdk" default:"bridge"`
-	Representative representative `json:"representative"`
+	TaxNumber      string         `json:"taxNumber" example:"4030000000001" doc:"The company's ЕДБ: the bare 13 digits (no MK prefix), the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong check digit is 422 validation_failed at taxNumber, before UJP's registry is asked. Its name, VAT number and address come from the registry." pattern:"^[0-9]{13}$"`
+	ExternalRef    *string        `json:"externalRef,omitempty" maxLength:"200" nullable:"true" example:"crm-1042" doc:"Your own identifier for the company (your CRM's id, say), up to 200 characters."`
+	SigningMode    string         `json:"signingMode,omitempty" enum:"bridge,sdk" default:"bridge" example:"bridge" doc:"bridge (default): documents are signed by a paired signing agent (denar-agent) on the company's device; sdk: you sign them yourself through the signing requests API (docs/signing.md)."`
+	Representative representative `json:"representative" doc:"Who grants the company's mandate: they get an e-mail with a link to accept it."`
 }
 
 type createCompanyInput struct {
@@ -43,7 +43,7 @@ type companyOutput struct {
 }
 
 type companyIDInput struct {
-	ID string `path:"id" maxLength:"100"`
+	ID string `path:"id" maxLength:"100" example:"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The company's id (cmp_…), as POST /v1/companies answered it."`
 }
 
 // nullableString is a PATCH field that tells absent from null.
@@ -76,18 +76,18 @@ func (nullableString) Schema(huma.Registry) *huma.Schema {
 func ptr[T any](v T) *T { return &v }
 
 type patchCompanyBody struct {
-	ExternalRef nullableString `json:"externalRef,omitempty" required:"false"`
-	SigningMode string         `json:"signingMode,omitempty" enum:"bridge,sdk"`
+	ExternalRef nullableString `json:"externalRef,omitempty" required:"false" doc:"Your own identifier for the company, up to 200 characters. Absent leaves it; null or an empty string clears it."`
+	SigningMode string         `json:"signingMode,omitempty" enum:"bridge,sdk" example:"sdk" doc:"bridge or sdk (see POST /v1/companies); absent leaves it."`
 }
 
 type patchCompanyInput struct {
-	ID   string `path:"id" maxLength:"100"`
+	ID   string `path:"id" maxLength:"100" example:"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The company's id (cmp_…)."`
 	Body patchCompanyBody
 }
 
 type annualAccountInput struct {
-	ID   string `path:"id" maxLength:"100"`
-	Year int    `path:"year" minimum:"2000" maximum:"2100"`
+	ID   string `path:"id" maxLength:"100" example:"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The company's id (cmp_…)."`
+	Year int    `path:"year" minimum:"2000" maximum:"2100" example:"2025" doc:"The year whose annual account was filed, 2000 to 2100."`
 }
 
 func (h *handlers) registerCompanies(s *httpx.Service) {
@@ -166,5 +166,27 @@ func (h *handlers) registerCompanies(s *httpx.Service) {
 			return nil, err
 		}
 		return &companyOutput{Body: c}, nil
+	})
+}
+
+type mandateLinkOutput struct{ Body einvoicing.SandboxMandateLink }
+
+// registerSandboxMandate adds the sandbox's mandate link: the sandbox's
+// representatives are fictitious and read no mail, so a program finishing
+// a sandbox onboarding asks for the link instead of reading the log.
+func (h *handlers) registerSandboxMandate(s *httpx.Service) {
+	httpx.Register(s, huma.Operation{
+		OperationID: "sandboxMandateLink", Method: http.MethodPost, Path: "/v1/sandbox/companies/{id}/mandate-link",
+		Summary: "Get a mandate link of a sandbox company", Tags: []string{"Sandbox"}, DefaultStatus: http.StatusCreated,
+		Description: "A fresh mandate link of a sandbox company in pending_mandate, as the representative's e-mail carries it: " +
+			"POST to it (an empty form) or open it in a browser to accept the mandate, and the company becomes active. " +
+			"The link is shown once. A production company is 403 sandbox_only (its representative gets the link by e-mail only); " +
+			"an active company is 409 mandate_already_accepted.",
+	}, httpx.Spec{Scope: "companies:write"}, func(ctx context.Context, in *companyIDInput) (*mandateLinkOutput, error) {
+		l, err := h.svc.SandboxMandateLink(ctx, caller(ctx), in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &mandateLinkOutput{Body: l}, nil
 	})
 }

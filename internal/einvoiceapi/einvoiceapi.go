@@ -9,9 +9,11 @@ package einvoiceapi
 import (
 	"context"
 	"log/slog"
+	"slices"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
@@ -74,12 +76,20 @@ func New(d Deps) *httpx.Service {
 			{Name: "Webhooks", Description: "Webhook endpoints, their deliveries, and the events POSTed to them (docs/webhooks.md)."},
 			{Name: "Usage", Description: "Metered usage of the account."},
 			{Name: "Archive exports", Description: "Bulk exports of a company's archived e-invoices."},
-			{Name: "Sandbox", Description: "Sandbox-only operations that play UJP's part: simulate outcomes and incoming invoices."},
+			{Name: "Codebooks", Description: "UJP's code lists: the values of tax indicators, payment types, void, correction and reject reasons and the rest (docs/codebooks.md)."},
+			{Name: "Sandbox", Description: "Sandbox-only operations that play UJP's and the representative's part: mandate links, simulated outcomes and incoming invoices."},
 		},
 		MaxStringLength: MaxStringLength,
+		CodebookURL: func(name string) string {
+			if slices.Contains(einvoice.CodebookNames(), name) {
+				return "GET /v1/codebooks/" + name
+			}
+			return ""
+		},
 	})
 	h := &handlers{svc: d.Service, deps: d}
 	h.registerCompanies(s)
+	h.registerSandboxMandate(s)
 	h.registerOAuth(s.Mux, s.API)
 	h.registerMandates(s.Mux)
 	s.LimitByAddress("POST /v1/oauth/token", "GET /mandates/{token}", "POST /mandates/{token}")
@@ -90,8 +100,10 @@ func New(d Deps) *httpx.Service {
 	h.registerInbox(s)
 	h.registerEvents(s)
 	h.registerUsage(s)
+	h.registerCodebooks(s)
 	h.registerArchive(s)
 	h.registerWebhooks(s)
+	registerExamples(s)
 	h.documentWebhooks(s)
 	return s
 }

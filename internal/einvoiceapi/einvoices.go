@@ -15,12 +15,12 @@ import (
 )
 
 type listEInvoicesInput struct {
-	Status          string `query:"status" enum:"validating,invalid,awaiting_signature,queued,submitting,held,delivered,accepted,auto_accepted,rejected,cancelled_by_storno,corrected,registered,draft_at_ujp,failed"`
-	DocumentType    string `query:"documentType" maxLength:"10"`
+	Status          string `query:"status" enum:"validating,invalid,awaiting_signature,queued,submitting,held,delivered,accepted,auto_accepted,rejected,cancelled_by_storno,corrected,registered,draft_at_ujp,failed" example:"delivered" doc:"Only e-invoices in this status (docs/einvoices.md describes each)."`
+	DocumentType    string `query:"documentType" maxLength:"10" example:"100" doc:"Only e-invoices of this document type, a document-types code (GET /v1/codebooks/document-types)."`
 	IssuedFrom      string `query:"issuedFrom" format:"date" doc:"Issue date on or after, YYYY-MM-DD."`
 	IssuedTo        string `query:"issuedTo" format:"date" doc:"Issue date on or before, YYYY-MM-DD."`
-	ClientReference string `query:"clientReference" maxLength:"200"`
-	EUID            string `query:"euid" maxLength:"100"`
+	ClientReference string `query:"clientReference" maxLength:"200" example:"order-1001" doc:"Only the e-invoice issued with this clientReference (at most one)."`
+	EUID            string `query:"euid" maxLength:"100" example:"019b8d43-7840-7433-b358-08891b53605c" doc:"Only the e-invoice with this EUID, UJP's unique id of the delivered document."`
 	Cursor          string `query:"cursor" maxLength:"200" doc:"nextCursor of the previous page (with the same filters)."`
 	Limit           int    `query:"limit" default:"25" minimum:"1" maximum:"200" doc:"Page size."`
 }
@@ -30,7 +30,7 @@ type listEInvoicesOutput struct {
 }
 
 type einvoiceIDInput struct {
-	ID string `path:"id" maxLength:"100"`
+	ID string `path:"id" maxLength:"100" example:"einv_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The e-invoice's id (einv_…), as POST /v1/einvoices answered it."`
 }
 
 type einvoiceOutput struct {
@@ -57,12 +57,12 @@ type StornoBody struct {
 }
 
 type stornoInput struct {
-	ID   string `path:"id" maxLength:"100"`
+	ID   string `path:"id" maxLength:"100" example:"einv_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The id (einv_…) of the delivered e-invoice to cancel."`
 	Body StornoBody
 }
 
 type correctionInput struct {
-	ID   string `path:"id" maxLength:"100"`
+	ID   string `path:"id" maxLength:"100" example:"einv_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The id (einv_…) of the delivered e-invoice to replace."`
 	Body einvoice.CorrectionRequest
 }
 
@@ -73,7 +73,7 @@ type pdfOutput struct {
 }
 
 type simulateInput struct {
-	ID   string `path:"id" maxLength:"100"`
+	ID   string `path:"id" maxLength:"100" example:"einv_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The id (einv_…) of a sandbox e-invoice."`
 	Body struct {
 		Action           string `json:"action" enum:"buyer_accepts,buyer_rejects,deadline_passes,outage_starts,outage_ends,terminal_error" doc:"The transition to drive."`
 		RejectReasonCode string `json:"rejectReasonCode,omitempty" maxLength:"10" doc:"buyer_rejects: a reject-reasons code (required)."`

@@ -43,6 +43,7 @@ func TestIssueEInvoiceErrors(t *testing.T) {
 			{"no signer", "", "signer_not_ready", 409, "", "", nil},
 			{"totals", `,"expectedTotals":{"net":"2700","vat":"486.01","gross":"3186"}`, "totals_mismatch", 422, "expectedTotals.vat", "", nil},
 			{"codebook", `,"documentType":"999"`, "validation_failed", 422, "documentType", "document-types", nil},
+			{"tax indicator", "", "validation_failed", 422, "lines[0].taxIndicator", "tax-indicators", []string{`"taxIndicator":"DDV-A"`, `"taxIndicator":"DDV-X"`}},
 			// Problems of the built document are reported at the request
 			// field they come from, never at a field the client did not send.
 			{"discount above price", "", "validation_failed", 422, "lines[0].unitDiscount", "", []string{`"unitDiscount":"100"`, `"unitDiscount":"1000.01"`}},
@@ -88,6 +89,10 @@ func TestIssueEInvoiceErrors(t *testing.T) {
 						t.Errorf("field error at a path the client never sent: %v", fm)
 					}
 					if fm["path"] == tc.field && (tc.codebook == "" || fm["codebook"] == tc.codebook) {
+						// A code outside its list names where the list is.
+						if want := "(allowed values: GET /v1/codebooks/" + tc.codebook + ")"; tc.codebook != "" && !strings.HasSuffix(fm["message"].(string), want) {
+							t.Errorf("message %q does not end in %s", fm["message"], want)
+						}
 						return
 					}
 				}

@@ -23,7 +23,7 @@ type listEventsInput struct {
 	CreatedTo   string `query:"createdTo" maxLength:"40" format:"date-time" doc:"Only events created before this time (RFC 3339)."`
 	Cursor      string `query:"cursor" maxLength:"200" doc:"List mode: nextCursor of the previous page (with the same filters)."`
 	After       string `query:"after" maxLength:"200" doc:"Feed mode: start for the oldest event, now for only what comes next, or the nextCursor of the previous feed read (with the same filters)."`
-	Limit       int    `query:"limit" default:"25" minimum:"1" maximum:"200"`
+	Limit       int    `query:"limit" default:"25" minimum:"1" maximum:"200" example:"25" doc:"Page size: 1 to 200 events."`
 }
 
 // EventPage is a page of GET /v1/events.
@@ -36,7 +36,7 @@ type EventPage struct {
 type listEventsOutput struct{ Body EventPage }
 
 type eventIDInput struct {
-	ID string `path:"id" maxLength:"100"`
+	ID string `path:"id" maxLength:"100" example:"evt_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The event's id (evt_…)."`
 }
 
 type eventOutput struct{ Body einvoicing.Event }
@@ -46,11 +46,11 @@ type eventTypesOutput struct {
 }
 
 type deliveriesInput struct {
-	ID          string `path:"id" maxLength:"100"`
+	ID          string `path:"id" maxLength:"100" example:"evt_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The event's id (evt_…)."`
 	State       string `query:"state" enum:"pending,failed,succeeded,abandoned" doc:"Only deliveries in this state."`
 	StatusClass string `query:"statusClass" enum:"1xx,2xx,3xx,4xx,5xx,none" doc:"Only deliveries whose last attempt got an answer of this class (none: no answer)."`
 	Cursor      string `query:"cursor" maxLength:"200" doc:"nextCursor of the previous page (with the same filters)."`
-	Limit       int    `query:"limit" default:"25" minimum:"1" maximum:"100"`
+	Limit       int    `query:"limit" default:"25" minimum:"1" maximum:"100" example:"25" doc:"Page size: 1 to 100 deliveries."`
 }
 
 type deliveriesOutput struct {
@@ -58,7 +58,7 @@ type deliveriesOutput struct {
 }
 
 type replayInput struct {
-	ID   string `path:"id" maxLength:"100"`
+	ID   string `path:"id" maxLength:"100" example:"evt_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The event's id (evt_…)."`
 	Body *struct {
 		EndpointID string `json:"endpointId,omitempty" maxLength:"100" doc:"Deliver only to this endpoint (also one not subscribed to the event's type). Default: every enabled endpoint subscribed to it."`
 	} `required:"false"`

@@ -21,7 +21,7 @@ type listInboxOutput struct {
 }
 
 type inboxIDInput struct {
-	ID string `path:"id" maxLength:"100"`
+	ID string `path:"id" maxLength:"100" example:"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The incoming e-invoice's id (inbd_…), as GET /v1/inbox lists it."`
 }
 
 type inboxOutput struct {
@@ -34,7 +34,7 @@ type AcceptBody struct {
 }
 
 type acceptInput struct {
-	ID   string      `path:"id" maxLength:"100"`
+	ID   string      `path:"id" maxLength:"100" example:"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The incoming e-invoice's id (inbd_…)."`
 	Body *AcceptBody `required:"false"`
 }
 
@@ -45,7 +45,7 @@ type RejectBody struct {
 }
 
 type rejectInput struct {
-	ID   string `path:"id" maxLength:"100"`
+	ID   string `path:"id" maxLength:"100" example:"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The incoming e-invoice's id (inbd_…)."`
 	Body RejectBody
 }
 
@@ -65,7 +65,7 @@ type sandboxIncomingInput struct {
 type sandboxIncomingOutput struct{ Body einvoicing.SandboxIncoming }
 
 type simulateInboxInput struct {
-	ID   string `path:"id" maxLength:"100"`
+	ID   string `path:"id" maxLength:"100" example:"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The id (inbd_…) of a sandbox incoming e-invoice."`
 	Body struct {
 		Action     string `json:"action" enum:"deadline_passes,seller_stornos" doc:"The transition to drive."`
 		VoidReason string `json:"voidReason,omitempty" maxLength:"10" doc:"seller_stornos: the seller's void reason (S-x); default the first of UJP's list."`
@@ -145,7 +145,8 @@ func (h *handlers) registerInbox(s *httpx.Service) {
 		Description: "application/json: the seller's document JSON exactly as UJP gave it, byte for byte (UJP's own " +
 			"field names; for UJP, the signed payload with its requestTimestamp).",
 		Responses: map[string]*huma.Response{"200": {Description: "The document, unmodified.", Content: map[string]*huma.MediaType{
-			"application/json": {Schema: &huma.Schema{Type: "object", Description: "UJP's document JSON, unmodified."}}}}},
+			"application/json": {Schema: &huma.Schema{Type: "object", Description: "UJP's document JSON, unmodified.",
+				Examples: []any{exEInvoiceOf().Document}}}}}},
 	}, httpx.Spec{Scope: "inbox:read", Company: true}, func(ctx context.Context, in *inboxIDInput) (*rawOutput, error) {
 		b, err := h.svc.InboxPayload(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx), in.ID)
 		if err != nil {

@@ -105,9 +105,10 @@ func (h *handlers) registerOAuth(s interface {
 	s.HandleFunc("POST /v1/oauth/token", h.token)
 	maxParam := maxTokenParam
 	oauthErr := &huma.Schema{Type: "object", Required: []string{"error"}, Properties: map[string]*huma.Schema{
-		"error":             {Type: "string", Enum: []any{"invalid_request", "invalid_client", "invalid_scope", "unsupported_grant_type"}},
-		"error_description": {Type: "string"},
-	}}
+		"error": {Type: "string", Enum: []any{"invalid_request", "invalid_client", "invalid_scope", "unsupported_grant_type"},
+			Description: "RFC 6749 §5.2's error code: invalid_client for an unknown client, a wrong secret or a revoked client."},
+		"error_description": {Type: "string", Description: "What was wrong, in words."},
+	}, Examples: []any{map[string]any{"error": "invalid_client", "error_description": "Client authentication failed."}}}
 	api.OpenAPI().AddOperation(&huma.Operation{
 		OperationID: "createToken", Method: http.MethodPost, Path: "/v1/oauth/token",
 		Summary: "Get an access token", Tags: []string{"OAuth"},
@@ -116,19 +117,26 @@ func (h *handlers) registerOAuth(s interface {
 			"Errors follow RFC 6749 §5.2, not problem JSON. No Idempotency-Key.",
 		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
 			"application/x-www-form-urlencoded": {Schema: &huma.Schema{Type: "object", Required: []string{"grant_type"}, Properties: map[string]*huma.Schema{
-				"grant_type":    {Type: "string", Enum: []any{"client_credentials"}},
-				"client_id":     {Type: "string", MaxLength: &maxParam, Description: "Printable ASCII; anything else is invalid_client before any look-up."},
-				"client_secret": {Type: "string", MaxLength: &maxParam},
+				"grant_type":    {Type: "string", Enum: []any{"client_credentials"}, Description: "Always client_credentials."},
+				"client_id":     {Type: "string", MaxLength: &maxParam, Description: "The client's id (cli_…). Printable ASCII; anything else is invalid_client before any look-up."},
+				"client_secret": {Type: "string", MaxLength: &maxParam, Description: "The client's secret (dncs_…), as denar admin client create printed it once."},
 				"scope":         {Type: "string", MaxLength: &maxParam, Description: "Space-separated scopes; all the client's scopes when absent."},
-			}}},
+			}}, Example: map[string]any{"grant_type": "client_credentials",
+				"client_id": "cli_01jv8k2n3p4q5r6s7t8v9w0xyz", "client_secret": "dncs_6fQx0LwZ3mN8pR2sT5vY9bC1dF4hJ7kA0eG3iK6nM9qS",
+				"scope": "einvoices:read einvoices:write"}},
 		}},
 		Responses: map[string]*huma.Response{
 			"200": {Description: "Token issued", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{
 				Type: "object", Required: []string{"access_token", "token_type", "expires_in", "scope"},
 				Properties: map[string]*huma.Schema{
-					"access_token": {Type: "string"}, "token_type": {Type: "string", Enum: []any{"Bearer"}},
-					"expires_in": {Type: "integer"}, "scope": {Type: "string"},
-				}}}}},
+					"access_token": {Type: "string", Description: "The token (dnat_…): send it as Authorization: Bearer <token>, like an API key."},
+					"token_type":   {Type: "string", Enum: []any{"Bearer"}, Description: "Always Bearer."},
+					"expires_in":   {Type: "integer", Description: "Seconds the token lives: 900. Ask for a new one before then."},
+					"scope":        {Type: "string", Description: "The scopes the token carries, space-separated."},
+				},
+				Examples: []any{map[string]any{"access_token": "dnat_3rZq8v2LmXk0pW9sYb4TnHc7", "token_type": "Bearer", "expires_in": 900,
+					"scope": "einvoices:read einvoices:write"}},
+			}}}},
 			"400": {Description: "invalid_request, invalid_client, invalid_scope or unsupported_grant_type", Content: map[string]*huma.MediaType{"application/json": {Schema: oauthErr}}},
 			"401": {Description: "invalid_client when the client authenticated with HTTP Basic (with WWW-Authenticate: Basic)", Content: map[string]*huma.MediaType{"application/json": {Schema: oauthErr}}},
 		},

@@ -26,6 +26,7 @@ func (h *handlers) documentWebhooks(s *httpx.Service) {
 		var obj *huma.Schema
 		if r := resources[k.Resource]; r != nil {
 			obj = reg.Schema(reflect.TypeOf(r), true, "")
+			obj.Description = "The " + strings.ReplaceAll(k.Resource, "_", " ") + " the event is about, as its GET operation returns it right after the change."
 		} else {
 			obj = &huma.Schema{Type: "object", Description: "The " + strings.ReplaceAll(k.Resource, "_", " ") +
 				" as its GET operation returns it (" + k.Resource + " in the e-invoicing specification)."}
@@ -33,16 +34,17 @@ func (h *handlers) documentWebhooks(s *httpx.Service) {
 		name := eventSchemaName(k.Type)
 		reg.Map()[name] = &huma.Schema{
 			Type: "object", Description: "The body of the " + k.Type + " webhook, and the event as GET /v1/events returns it. " + k.Description,
+			Examples:             []any{eventExample(k)},
 			Required:             []string{"id", "object", "type", "createdAt", "environment", "companyId", "data"},
 			AdditionalProperties: false,
 			Properties: map[string]*huma.Schema{
 				"id":          str("Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats."),
-				"object":      {Type: "string", Enum: []any{"event"}},
-				"type":        {Type: "string", Enum: []any{k.Type}},
+				"object":      {Type: "string", Enum: []any{"event"}, Description: "Always event."},
+				"type":        {Type: "string", Enum: []any{k.Type}, Description: "The event's type, " + k.Type + " (also in the Service-Event-Type header)."},
 				"createdAt":   {Type: "string", Format: "date-time", Description: "When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object."},
-				"environment": {Type: "string", Enum: []any{"sandbox", "production"}},
+				"environment": {Type: "string", Enum: []any{"sandbox", "production"}, Description: "The environment of the company (and of the endpoint)."},
 				"companyId":   str("The company the event is about (empty for webhook_endpoint.test)."),
-				"data": {Type: "object", Required: []string{"object"}, AdditionalProperties: false,
+				"data": {Type: "object", Required: []string{"object"}, AdditionalProperties: false, Description: "What the event is about.",
 					Properties: map[string]*huma.Schema{"object": obj}},
 			},
 		}

@@ -14,9 +14,9 @@ import (
 
 // CreateWebhookEndpointBody is the body of POST /v1/webhook-endpoints.
 type CreateWebhookEndpointBody struct {
-	URL         string   `json:"url" minLength:"1" maxLength:"2048" doc:"Where events are POSTed. Production: https, and the host must resolve to public addresses. Sandbox: http or https; loopback and private addresses only when the operator allows them."`
-	Events      []string `json:"events" minItems:"1" maxItems:"50" doc:"Event types to deliver (GET /v1/event-types), or [\"*\"] for all."`
-	Description string   `json:"description,omitempty" maxLength:"500"`
+	URL         string   `json:"url" minLength:"1" maxLength:"2048" example:"https://erp.example.mk/hooks/denar" doc:"Where events are POSTed. Production: https, and the host must resolve to public addresses. Sandbox: http or https; loopback and private addresses only when the operator allows them."`
+	Events      []string `json:"events" minItems:"1" maxItems:"50" example:"[\"einvoice.submitted\",\"einvoice.rejected\",\"inbox.received\"]" doc:"Event types to deliver (GET /v1/event-types), or [\"*\"] for all."`
+	Description string   `json:"description,omitempty" maxLength:"500" example:"ERP — продажба" doc:"Your note about the endpoint, up to 500 characters."`
 	CompanyIDs  []string `json:"companyIds,omitempty" maxItems:"100" doc:"Only events of these companies; absent or empty for every company. A credential limited to companies must name some of its own."`
 }
 
@@ -30,12 +30,12 @@ type webhookEndpointOutput struct {
 }
 
 type webhookEndpointIDInput struct {
-	ID string `path:"id" maxLength:"100"`
+	ID string `path:"id" maxLength:"100" example:"whe_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The webhook endpoint's id (whe_…)."`
 }
 
 type listWebhookEndpointsInput struct {
 	Cursor string `query:"cursor" maxLength:"200" doc:"nextCursor of the previous page."`
-	Limit  int    `query:"limit" default:"25" minimum:"1" maximum:"100"`
+	Limit  int    `query:"limit" default:"25" minimum:"1" maximum:"100" example:"25" doc:"Page size: 1 to 100 endpoints."`
 }
 
 type listWebhookEndpointsOutput struct {
@@ -71,14 +71,14 @@ func (optionalIDs) Schema(huma.Registry) *huma.Schema {
 // PatchWebhookEndpointBody is the body of PATCH /v1/webhook-endpoints/{id}.
 type PatchWebhookEndpointBody struct {
 	URL         *string     `json:"url,omitempty" minLength:"1" maxLength:"2048" doc:"Checked like a new endpoint's URL."`
-	Events      []string    `json:"events,omitempty" minItems:"1" maxItems:"50"`
-	Description *string     `json:"description,omitempty" maxLength:"500"`
-	CompanyIDs  optionalIDs `json:"companyIds,omitempty" required:"false"`
+	Events      []string    `json:"events,omitempty" minItems:"1" maxItems:"50" example:"[\"*\"]" doc:"Event types to deliver (GET /v1/event-types), or [\"*\"] for all; absent leaves them."`
+	Description *string     `json:"description,omitempty" maxLength:"500" example:"ERP — продажба и набавка" doc:"Your note about the endpoint; absent leaves it."`
+	CompanyIDs  optionalIDs `json:"companyIds,omitempty" required:"false" doc:"Only events of these companies. Absent leaves it; null or [] makes the endpoint receive events of every company."`
 	Enabled     *bool       `json:"enabled,omitempty" doc:"true re-enables a disabled endpoint (its failure clock starts afresh; POST …/recover re-sends what it missed); false disables it and abandons what waits for it."`
 }
 
 type patchWebhookEndpointInput struct {
-	ID   string `path:"id" maxLength:"100"`
+	ID   string `path:"id" maxLength:"100" example:"whe_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The webhook endpoint's id (whe_…)."`
 	Body PatchWebhookEndpointBody
 }
 
@@ -92,7 +92,7 @@ type RecoverBody struct {
 }
 
 type recoverInput struct {
-	ID   string `path:"id" maxLength:"100"`
+	ID   string `path:"id" maxLength:"100" example:"whe_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The webhook endpoint's id (whe_…)."`
 	Body RecoverBody
 }
 

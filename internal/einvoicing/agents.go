@@ -35,10 +35,10 @@ const (
 
 // PairingCode is a single-use code that attaches an agent to an account.
 type PairingCode struct {
-	Object     string    `json:"object" enum:"agent_pairing_code"`
-	Code       string    `json:"code" doc:"Enter in denar-agent pair --code. Single use. Shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown."`
+	Object     string    `json:"object" enum:"agent_pairing_code" example:"agent_pairing_code" doc:"Always agent_pairing_code."`
+	Code       string    `json:"code" example:"K7QM4TXPR2" doc:"Enter in denar-agent pair --code. Single use. Shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown."`
 	CompanyIDs []string  `json:"companyIds" doc:"The companies the agent paired with this code may act for: the creating credential's allow-list. Empty: every company of the account in the environment."`
-	ExpiresAt  time.Time `json:"expiresAt"`
+	ExpiresAt  time.Time `json:"expiresAt" example:"2026-05-04T09:10:00Z" doc:"When the code stops working: 10 minutes after it was made."`
 }
 
 // CreatePairingCode returns a code valid for 10 minutes that attaches an
@@ -82,10 +82,10 @@ func normalizePairingCode(s string) string {
 
 // AgentCredentials are an agent's credentials, shown once.
 type AgentCredentials struct {
-	Object      string   `json:"object" enum:"signing_agent"`
-	AgentID     string   `json:"agentId" doc:"AGENT_ID, prefix agt_."`
+	Object      string   `json:"object" enum:"signing_agent" example:"signing_agent" doc:"Always signing_agent."`
+	AgentID     string   `json:"agentId" example:"agt_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"AGENT_ID, prefix agt_."`
 	AgentSecret string   `json:"agentSecret" doc:"AGENT_SECRET. Shown once; stored only as a hash. An Idempotency-Key replay of this answer is 409 secret_already_shown: pair again with a new code."`
-	Environment string   `json:"environment" enum:"sandbox,production"`
+	Environment string   `json:"environment" enum:"sandbox,production" example:"sandbox" doc:"The environment the agent signs in: the pairing code's (sandbox or production)."`
 	CompanyIDs  []string `json:"companyIds" doc:"The companies this agent may act for (the pairing code's); empty: every company of the account in the environment."`
 }
 
@@ -218,14 +218,14 @@ func (s *Service) AgentGone(ctx context.Context, id string) error {
 
 // SigningAgent is the public form of a signing agent.
 type SigningAgent struct {
-	ID          string     `json:"id" doc:"Prefix agt_."`
-	Object      string     `json:"object" enum:"signing_agent"`
-	Name        string     `json:"name"`
-	Environment string     `json:"environment" enum:"sandbox,production"`
+	ID          string     `json:"id" example:"agt_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"Prefix agt_."`
+	Object      string     `json:"object" enum:"signing_agent" example:"signing_agent" doc:"Always signing_agent."`
+	Name        string     `json:"name" example:"Сметководство — лаптоп" doc:"The name given at pairing (denar-agent pair --name), to tell agents apart."`
+	Environment string     `json:"environment" enum:"sandbox,production" example:"sandbox" doc:"The environment the agent signs in."`
 	CompanyIDs  []string   `json:"companyIds" doc:"The companies the agent may act for, fixed at pairing (the allow-list of the credential that created its pairing code); empty: every company of the account in the environment."`
 	Online      bool       `json:"online" doc:"Reachable within the last 90 seconds."`
-	LastSeenAt  *time.Time `json:"lastSeenAt"`
-	CreatedAt   time.Time  `json:"createdAt"`
+	LastSeenAt  *time.Time `json:"lastSeenAt" example:"2026-05-04T09:12:31Z" doc:"When the agent last reached the service (to within 15 seconds); null if it never has since pairing."`
+	CreatedAt   time.Time  `json:"createdAt" example:"2026-05-04T09:03:12Z" doc:"When the agent was paired."`
 	RevokedAt   *time.Time `json:"revokedAt,omitempty" doc:"When the agent was revoked; absent while it is not."`
 }
 
@@ -358,16 +358,16 @@ func agentEvent(ctx context.Context, tx *store.Tx, a dbq.SigningAgent, typ strin
 
 // SigningCertificate is a certificate registered by an agent for a company.
 type SigningCertificate struct {
-	ID           string    `json:"id" doc:"Prefix crt_."`
-	Object       string    `json:"object" enum:"signing_certificate"`
-	AgentID      string    `json:"agentId"`
-	CompanyID    string    `json:"companyId"`
+	ID           string    `json:"id" example:"crt_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"Prefix crt_."`
+	Object       string    `json:"object" enum:"signing_certificate" example:"signing_certificate" doc:"Always signing_certificate."`
+	AgentID      string    `json:"agentId" example:"agt_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The agent that registered the certificate (agt_…)."`
+	CompanyID    string    `json:"companyId" example:"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The company the certificate signs for (cmp_…)."`
 	SerialNumber string    `json:"serialNumber" doc:"The certificate's serial number, in decimal (sent to UJP as X-SERIAL-NUMBER in the format DENAR_UJP_SERIAL_FORMAT names)."`
 	EUJPID       string    `json:"eujpId" doc:"The holder's UJP user id (X-EUJP-ID), from their e-UJP registration. A sandbox certificate registered without one, with the sandbox's simulator, gets denar-<certificate id>."`
-	Subject      string    `json:"subject"`
-	NotBefore    time.Time `json:"notBefore"`
-	NotAfter     time.Time `json:"notAfter"`
-	CreatedAt    time.Time `json:"createdAt"`
+	Subject      string    `json:"subject" example:"CN=Марија Николовска,O=Тест Продавач ДООЕЛ Скопје,C=MK" doc:"The certificate's subject distinguished name."`
+	NotBefore    time.Time `json:"notBefore" example:"2026-01-01T00:00:00Z" doc:"Start of the certificate's validity."`
+	NotAfter     time.Time `json:"notAfter" example:"2028-01-01T00:00:00Z" doc:"End of the certificate's validity: after it the company's signer is no longer ready."`
+	CreatedAt    time.Time `json:"createdAt" example:"2026-05-04T09:04:00Z" doc:"When the certificate was registered."`
 }
 
 // RegisterCertificate is the command of POST /v1/agents/{id}/certificates.

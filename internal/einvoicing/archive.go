@@ -93,21 +93,21 @@ func (c ArchiveConfig) withDefaults() ArchiveConfig {
 // ArchiveExport is the export object.
 type ArchiveExport struct {
 	ID          string          `json:"id" doc:"Prefix arx_."`
-	Object      string          `json:"object" enum:"archive_export"`
-	CompanyID   string          `json:"companyId"`
-	Environment string          `json:"environment" enum:"sandbox,production"`
+	Object      string          `json:"object" enum:"archive_export" example:"archive_export" doc:"Always archive_export."`
+	CompanyID   string          `json:"companyId" example:"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The company whose documents are archived (cmp_…)."`
+	Environment string          `json:"environment" enum:"sandbox,production" example:"production" doc:"The environment of the company and the credential."`
 	From        string          `json:"from" format:"date" doc:"First day (Europe/Skopje) of the documents, inclusive."`
 	To          string          `json:"to" format:"date" doc:"Last day (Europe/Skopje), inclusive."`
-	State       string          `json:"state" enum:"pending,ready,failed"`
-	Counts      ArchiveCounts   `json:"counts"`
+	State       string          `json:"state" enum:"pending,ready,failed" example:"ready" doc:"pending: being built; ready: download it from links.download; failed: see failure."`
+	Counts      ArchiveCounts   `json:"counts" doc:"What the archive holds (zero until ready)."`
 	Size        *int64          `json:"size" doc:"Bytes of the zip; null until ready."`
 	SHA256      *string         `json:"sha256" doc:"Hex SHA-256 of the zip; null until ready."`
 	Failure     *ArchiveFailure `json:"failure" doc:"Why the export failed; null otherwise."`
 	AsOf        time.Time       `json:"asOf" doc:"The archive shows the documents, status histories and PDFs recorded up to this moment (the export's creation)."`
-	CreatedAt   time.Time       `json:"createdAt"`
+	CreatedAt   time.Time       `json:"createdAt" example:"2026-05-04T09:00:00Z" doc:"When the export was asked for."`
 	CompletedAt *time.Time      `json:"completedAt" doc:"When it became ready or failed."`
 	ExpiresAt   time.Time       `json:"expiresAt" doc:"When the export and its zip are deleted (DENAR_ARCHIVE_RETENTION after it finished)."`
-	Links       ArchiveLinks    `json:"links"`
+	Links       ArchiveLinks    `json:"links" doc:"Relative paths of the export's endpoints."`
 }
 
 // ArchiveCounts says what the archive holds (zero until ready).
@@ -119,13 +119,13 @@ type ArchiveCounts struct {
 
 // ArchiveFailure is why an export failed.
 type ArchiveFailure struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    string `json:"code" example:"archive_content_missing" doc:"A stable code (docs/errors.md, failed archive exports): archive_build_failed, archive_content_missing or archive_store_missing."`
+	Message string `json:"message" example:"e-invoice einv_01jv8k2n3p4q5r6s7t8v9w0xyz has no PDF from UJP yet" doc:"What went wrong, in words."`
 }
 
 // ArchiveLinks are relative paths of the export's endpoints.
 type ArchiveLinks struct {
-	Download string `json:"download"`
+	Download string `json:"download" example:"/v1/archive-exports/arx_01jv8k2n3p4q5r6s7t8v9w0xyz/download" doc:"GET this path (with the same credential) for the zip once state is ready."`
 }
 
 // Path is the export's path in the API.

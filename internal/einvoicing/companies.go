@@ -43,10 +43,10 @@ type RegistryCompany struct {
 
 // Address is a company's registered address.
 type Address struct {
-	Street string `json:"street"`
-	Number string `json:"number"`
-	City   string `json:"city"`
-	Zip    string `json:"zip"`
+	Street string `json:"street" example:"бул. Партизански одреди" doc:"Street name, from UJP's registry."`
+	Number string `json:"number" example:"1" doc:"House number."`
+	City   string `json:"city" example:"Скопје" doc:"City."`
+	Zip    string `json:"zip" example:"1000" doc:"Postal code."`
 }
 
 // EnvironmentState is one environment of a company.
@@ -57,25 +57,25 @@ type EnvironmentState struct {
 
 // Environments of a company.
 type Environments struct {
-	Sandbox    EnvironmentState `json:"sandbox"`
-	Production EnvironmentState `json:"production"`
+	Sandbox    EnvironmentState `json:"sandbox" doc:"The company in the sandbox (UJP's simulator)."`
+	Production EnvironmentState `json:"production" doc:"The company at UJP itself."`
 }
 
 // Company is the public form of a client company.
 type Company struct {
 	ID                    string           `json:"id" doc:"Prefix cmp_."`
-	Object                string           `json:"object" enum:"company"`
+	Object                string           `json:"object" enum:"company" example:"company" doc:"Always company."`
 	Name                  string           `json:"name" doc:"Legal name from the tax authority's registry."`
 	TaxNumber             string           `json:"taxNumber" doc:"ЕДБ: 13 digits, the 13th a check digit."`
 	VATNumber             *string          `json:"vatNumber" doc:"From the registry; null when the company is not a VAT payer."`
 	Address               Address          `json:"address" doc:"From the registry."`
-	ExternalRef           *string          `json:"externalRef"`
-	Status                string           `json:"status" enum:"pending_mandate,active"`
-	SigningMode           string           `json:"signingMode" enum:"bridge,sdk"`
-	Environments          Environments     `json:"environments"`
+	ExternalRef           *string          `json:"externalRef" example:"crm-1042" doc:"Your own identifier for the company (your CRM's id, say); null when none."`
+	Status                string           `json:"status" enum:"pending_mandate,active" example:"active" doc:"pending_mandate: the representative has not yet accepted the mandate mailed to them, and the company cannot issue; active: it can."`
+	SigningMode           string           `json:"signingMode" enum:"bridge,sdk" example:"bridge" doc:"bridge: documents are signed by a paired signing agent (denar-agent) on the company's device; sdk: you sign them yourself through the signing requests API (docs/signing.md)."`
+	Environments          Environments     `json:"environments" doc:"Where the company works and whether its signer is ready there."`
 	AnnualAccountFiledFor *int             `json:"annualAccountFiledFor" doc:"Latest year whose annual account is filed; storno and correction are blocked up to it."`
 	Problems              []CompanyProblem `json:"problems" doc:"What UJP refuses the service for this company (access or a portal privilege missing); empty when nothing is wrong. Each is cleared by the next call of its kind that UJP accepts. See docs/going-live.md."`
-	CreatedAt             time.Time        `json:"createdAt"`
+	CreatedAt             time.Time        `json:"createdAt" example:"2026-05-04T09:00:00Z" doc:"When the company was onboarded."`
 }
 
 // Path is the company's path in the API.

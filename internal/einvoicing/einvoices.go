@@ -23,10 +23,10 @@ import (
 // StatusChange is one row of an e-invoice's status history.
 type StatusChange struct {
 	From    *string   `json:"from" doc:"null for the first row."`
-	To      string    `json:"to"`
+	To      string    `json:"to" example:"delivered" doc:"The status moved to."`
 	Cause   string    `json:"cause" doc:"issued, signed, submission, submitted, ujp_outage, retry, ujp_rejected, ujp_status, signature_refused, …"`
 	UJPCode *string   `json:"ujpCode" doc:"UJP's status (01, 03, …) or error code when UJP caused the move."`
-	At      time.Time `json:"at"`
+	At      time.Time `json:"at" example:"2026-05-04T09:15:02Z" doc:"When the move happened."`
 }
 
 // einvoiceRow loads an e-invoice of companyID in the caller's account and
@@ -435,8 +435,8 @@ type Simulate struct {
 
 // Simulation is the answer of a simulate call.
 type Simulation struct {
-	Object   string   `json:"object" enum:"sandbox_simulation"`
-	Action   string   `json:"action"`
+	Object   string   `json:"object" enum:"sandbox_simulation" example:"sandbox_simulation" doc:"Always sandbox_simulation."`
+	Action   string   `json:"action" example:"buyer_accepts" doc:"The transition asked for."`
 	EInvoice EInvoice `json:"einvoice" doc:"The e-invoice as it is now; the move arrives through the pipeline."`
 }
 

@@ -45,11 +45,11 @@ const (
 // Event is one entry of GET /v1/events, and the body of a webhook.
 type Event struct {
 	ID          string          `json:"id" doc:"Prefix evt_."`
-	Object      string          `json:"object" enum:"event"`
+	Object      string          `json:"object" enum:"event" example:"event" doc:"Always event."`
 	Type        string          `json:"type" doc:"See GET /v1/event-types."`
-	CreatedAt   time.Time       `json:"createdAt"`
-	Environment string          `json:"environment" enum:"sandbox,production"`
-	CompanyID   string          `json:"companyId"`
+	CreatedAt   time.Time       `json:"createdAt" example:"2026-05-04T09:15:02Z" doc:"When the event happened."`
+	Environment string          `json:"environment" enum:"sandbox,production" example:"sandbox" doc:"The environment of the company the event is about."`
+	CompanyID   string          `json:"companyId" example:"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The company the event is about (cmp_…)."`
 	Data        json.RawMessage `json:"data" doc:"{object}: the resource the event is about, as GET returns it right after the change."`
 }
 

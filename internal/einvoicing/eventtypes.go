@@ -13,7 +13,7 @@ const (
 
 // EventKind is one type of the event catalogue (GET /v1/event-types).
 type EventKind struct {
-	Object      string `json:"object" enum:"event_type"`
+	Object      string `json:"object" enum:"event_type" example:"event_type" doc:"Always event_type."`
 	Type        string `json:"type" doc:"The event's type, as in Event.type and in a webhook endpoint's events."`
 	Resource    string `json:"resource" enum:"einvoice,inbox_document,signing_agent,archive_export,webhook_endpoint" doc:"What data.object is: the resource as GET returns it right after the change."`
 	Description string `json:"description" doc:"When the event is sent."`

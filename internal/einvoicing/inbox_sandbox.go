@@ -35,12 +35,12 @@ type SandboxIncomingCommand struct {
 
 // SandboxIncoming is the answer of POST /v1/sandbox/inbox.
 type SandboxIncoming struct {
-	Object          string `json:"object" enum:"sandbox_incoming"`
-	CompanyID       string `json:"companyId"`
+	Object          string `json:"object" enum:"sandbox_incoming" example:"sandbox_incoming" doc:"Always sandbox_incoming."`
+	CompanyID       string `json:"companyId" example:"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The buying company (cmp_…) whose inbox gets the invoice."`
 	EUID            string `json:"euid" doc:"The invoice's EUID at the simulator; it appears in GET /v1/inbox with this euid once the company's signer has signed the reads."`
 	SellerTaxNumber string `json:"sellerTaxNumber" doc:"The fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово)."`
-	TransactionDate string `json:"transactionDate" format:"date"`
-	IssueDate       string `json:"issueDate" format:"date"`
+	TransactionDate string `json:"transactionDate" format:"date" example:"2026-05-04" doc:"The invoice's transaction (supply) date."`
+	IssueDate       string `json:"issueDate" format:"date" example:"2026-05-04" doc:"The invoice's issue date."`
 	DecideBy        string `json:"decideBy" format:"date" doc:"The deadline the inbox document will carry."`
 }
 
@@ -121,8 +121,8 @@ type SimulateInboxCommand struct {
 
 // InboxSimulation is the answer of an inbox simulate call.
 type InboxSimulation struct {
-	Object   string        `json:"object" enum:"sandbox_simulation"`
-	Action   string        `json:"action"`
+	Object   string        `json:"object" enum:"sandbox_simulation" example:"sandbox_simulation" doc:"Always sandbox_simulation."`
+	Action   string        `json:"action" example:"seller_stornos" doc:"The transition asked for."`
 	Document InboxDocument `json:"document" doc:"The document as it is now; the move arrives with the next read of UJP's purchase side."`
 	// StornoEUID is the seller's storno document (seller_stornos).
 	StornoEUID *string `json:"stornoEuid" doc:"seller_stornos: the storno's EUID; it arrives in the inbox as a document of kind storno, and UJP voids the original (07) once the company accepts it."`

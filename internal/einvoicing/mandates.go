@@ -10,6 +10,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
@@ -153,4 +154,51 @@ func (s *Service) loadMandate(ctx context.Context, q *dbq.Queries, tok string, n
 		v.State = MandateExpired
 	}
 	return v, m, nil
+}
+
+// SandboxMandateLink is the answer of POST
+// /v1/sandbox/companies/{id}/mandate-link.
+type SandboxMandateLink struct {
+	Object    string    `json:"object" enum:"sandbox_mandate_link" example:"sandbox_mandate_link" doc:"Always sandbox_mandate_link."`
+	CompanyID string    `json:"companyId" example:"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The company (cmp_…) the mandate is for."`
+	URL       string    `json:"url" example:"http://127.0.0.1:8081/mandates/mdt_3Fq8…" doc:"The mandate page, as the representative's e-mail carries it: open it in a browser, or POST to it (an empty form) to accept the mandate as the representative would; the company becomes active. Single use, and shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown (ask for another link)."`
+	ExpiresAt time.Time `json:"expiresAt" example:"2026-05-11T09:00:00Z" doc:"When the link stops working (the mandate mail's lifetime)."`
+}
+
+// ECodeMandateAccepted answers a mandate link asked for a company that is
+// already active.
+const ECodeMandateAccepted = "mandate_already_accepted"
+
+// SandboxMandateLink gives the caller a fresh mandate link of a sandbox
+// company that waits for its mandate, as the representative's mail would
+// carry it, so a sandbox onboarding can be finished by a program (the
+// fictitious representatives of the sandbox read no mail). Production
+// mandates reach their representative by mail only (sandbox_only).
+func (s *Service) SandboxMandateLink(ctx context.Context, c Caller, companyID string) (SandboxMandateLink, error) {
+	co, err := company(ctx, s.db.Reader(), c.Principal, companyID)
+	if err != nil {
+		return SandboxMandateLink{}, err
+	}
+	if co.Environment != auth.EnvSandbox {
+		return SandboxMandateLink{}, denar.Errorf("sandbox_only", "A mandate link is given out only for sandbox companies; in production the representative receives it by e-mail.")
+	}
+	tok := mandatePrefix + auth.RandomToken(43)
+	return writeShownOnce(ctx, s, c, func(tx *store.Tx) (SandboxMandateLink, error) {
+		co, err := company(ctx, tx.Queries, c.Principal, companyID)
+		if err != nil {
+			return SandboxMandateLink{}, err
+		}
+		if co.Status == "active" {
+			return SandboxMandateLink{}, denar.Errorf(ECodeMandateAccepted, "Company %s is active: its mandate is already accepted.", companyID)
+		}
+		exp := tx.Now.Add(s.cfg.MandateTTL)
+		if err := tx.CreateMandate(ctx, dbq.CreateMandateParams{TokenHash: auth.Hash(tok), CompanyID: co.ID, AccountID: co.AccountID,
+			CreatedAt: tx.Now, ExpiresAt: exp}); err != nil {
+			return SandboxMandateLink{}, fmt.Errorf("create mandate: %w", err)
+		}
+		return SandboxMandateLink{Object: "sandbox_mandate_link", CompanyID: co.ID,
+			URL: strings.TrimRight(s.cfg.PublicURL, "/") + MandatePath(tok), ExpiresAt: exp.UTC()}, nil
+	}, func(SandboxMandateLink) *denar.Error {
+		return shownOnce("sandbox_mandate_link", companyID, "The mandate link was in the first answer to this request and is not kept; ask for another one.")
+	})
 }

@@ -17,28 +17,28 @@ import (
 // EInvoice is the public e-invoice object.
 type EInvoice struct {
 	ID               string          `json:"id" doc:"Prefix einv_."`
-	Object           string          `json:"object" enum:"einvoice"`
-	CompanyID        string          `json:"companyId"`
-	Environment      string          `json:"environment" enum:"sandbox,production"`
+	Object           string          `json:"object" enum:"einvoice" example:"einvoice" doc:"Always einvoice."`
+	CompanyID        string          `json:"companyId" example:"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The issuing company (cmp_…), the seller."`
+	Environment      string          `json:"environment" enum:"sandbox,production" example:"sandbox" doc:"sandbox (UJP's simulator) or production (UJP)."`
 	Kind             string          `json:"kind" enum:"invoice,storno,correction" doc:"storno and correction documents link their original in originalId."`
-	Status           string          `json:"status" enum:"validating,invalid,awaiting_signature,queued,submitting,held,delivered,accepted,auto_accepted,rejected,cancelled_by_storno,corrected,registered,draft_at_ujp,failed"`
+	Status           string          `json:"status" enum:"validating,invalid,awaiting_signature,queued,submitting,held,delivered,accepted,auto_accepted,rejected,cancelled_by_storno,corrected,registered,draft_at_ujp,failed" example:"delivered" doc:"Where the document is: validating, awaiting_signature, queued, submitting on the way; delivered when UJP holds it with an EUID; accepted, auto_accepted or rejected once the buyer decided; invalid and failed are final (see problems); held waits for UJP to come back. docs/einvoices.md lists them all."`
 	DocumentType     string          `json:"documentType" doc:"UJP document-types code (100 invoice, …)."`
-	Number           string          `json:"number"`
-	IssueDate        string          `json:"issueDate" format:"date"`
-	ClientReference  *string         `json:"clientReference"`
+	Number           string          `json:"number" example:"F-2026-0042" doc:"Your document number."`
+	IssueDate        string          `json:"issueDate" format:"date" example:"2026-05-04" doc:"The issue date."`
+	ClientReference  *string         `json:"clientReference" example:"order-1001" doc:"Your reference, as sent; null when none."`
 	UJPDocID         string          `json:"ujpDocId" doc:"header.docId sent to UJP; the same on every submission attempt."`
 	EUID             *string         `json:"euid" doc:"Assigned by UJP on delivery; null before."`
 	QRLink           *string         `json:"qrLink" doc:"UJP's public link of the document (the QR code target); null before delivery."`
 	Totals           einvoice.Totals `json:"totals" doc:"net (after discounts), vat, gross, in the document currency."`
 	Problems         json.RawMessage `json:"problems" doc:"Why the document is invalid or failed, and refusals of its signature: [{path, message, codebook, code}], UJP codes unrenamed."`
-	OriginalID       *string         `json:"originalId"`
+	OriginalID       *string         `json:"originalId" example:"einv_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"For a storno or correction: the e-invoice (einv_…) it cancels or replaces; null for an invoice."`
 	SigningRequestID *string         `json:"signingRequestId" doc:"The signing request the document waits on (awaiting_signature); null when none."`
 	Document         json.RawMessage `json:"document" doc:"The UJP document as built (and signed), UJP's own JSON field names."`
 	SubmitAttempts   int             `json:"submitAttempts" doc:"Calls made to UJP's receiver for this document."`
 	DeliveredAt      *time.Time      `json:"deliveredAt" doc:"When UJP assigned the EUID; null before."`
 	SettledAt        *time.Time      `json:"settledAt" doc:"When the buyer's outcome (accepted, auto_accepted, rejected) was learnt; null before."`
-	CreatedAt        time.Time       `json:"createdAt"`
-	UpdatedAt        time.Time       `json:"updatedAt"`
+	CreatedAt        time.Time       `json:"createdAt" example:"2026-05-04T09:15:00Z" doc:"When the e-invoice was issued."`
+	UpdatedAt        time.Time       `json:"updatedAt" example:"2026-05-04T09:15:02Z" doc:"When its status or anything else last changed."`
 
 	// rendered, when set, is the JSON of the fields above (see
 	// MarshalJSON); only renderedView sets it, on a value it made.

@@ -51,28 +51,28 @@ type SigningLink struct {
 // SigningRequest is the public form of a signing request.
 type SigningRequest struct {
 	ID              string            `json:"id" doc:"Prefix sgr_."`
-	Object          string            `json:"object" enum:"signing_request"`
-	CompanyID       string            `json:"companyId"`
-	Purpose         string            `json:"purpose" enum:"document,decision,query"`
-	State           string            `json:"state" enum:"pending,claimed,signed,refused,expired"`
+	Object          string            `json:"object" enum:"signing_request" example:"signing_request" doc:"Always signing_request."`
+	CompanyID       string            `json:"companyId" example:"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The company whose certificate must sign (cmp_…)."`
+	Purpose         string            `json:"purpose" enum:"document,decision,query" example:"document" doc:"document: an e-invoice to submit; decision: an inbox accept or reject; query: a signed read of UJP (the inbox's documents)."`
+	State           string            `json:"state" enum:"pending,claimed,signed,refused,expired" example:"pending" doc:"pending: waiting for a signer; claimed: a signer took it; signed: done; refused: the signer declined (see refusal); expired: see replacedBy."`
 	ProtectedHeader string            `json:"protectedHeader" doc:"base64url of the exact JWS protected header JSON to sign with ({\"alg\":\"RS256\",\"x5c\":[…]}); use it verbatim."`
 	Payload         string            `json:"payload" doc:"base64url of the bytes to sign; use it verbatim as the JWS payload."`
 	SigningInput    string            `json:"signingInput" doc:"protectedHeader + '.' + payload: the ASCII bytes RS256 signs."`
 	ExpiresAt       time.Time         `json:"expiresAt" doc:"After this a signature is refused with 410 signature_expired and a new request is issued."`
 	ClaimedBy       *string           `json:"claimedBy" doc:"Agent id (or API key id for inline signing) that claimed it."`
 	JWS             *string           `json:"jws" doc:"The verified compact JWS once signed."`
-	Refusal         *SigningRefusal   `json:"refusal"`
+	Refusal         *SigningRefusal   `json:"refusal" doc:"Why the signer declined; null unless refused."`
 	ReplacedBy      *string           `json:"replacedBy" doc:"The request issued in place of this expired one."`
 	Links           map[string]string `json:"links" doc:"The object this request belongs to, by type."`
 	Summary         *SigningSummary   `json:"summary" doc:"What a signer is shown before signing: the company, the document, its buyer or seller, its total and what the signature does. Null for requests made before it was kept."`
-	CreatedAt       time.Time         `json:"createdAt"`
-	UpdatedAt       time.Time         `json:"updatedAt"`
+	CreatedAt       time.Time         `json:"createdAt" example:"2026-05-04T09:15:00Z" doc:"When the request was made."`
+	UpdatedAt       time.Time         `json:"updatedAt" example:"2026-05-04T09:15:01Z" doc:"When its state last changed."`
 }
 
 // SigningRefusal is why an agent declined.
 type SigningRefusal struct {
-	Reason  string `json:"reason" enum:"user_declined,policy,token_missing,pin_locked,payload_invalid,unattended"`
-	Message string `json:"message"`
+	Reason  string `json:"reason" enum:"user_declined,policy,token_missing,pin_locked,payload_invalid,unattended" example:"user_declined" doc:"Why: user_declined (the person said no), policy (the agent's rules refused), token_missing, pin_locked, payload_invalid, unattended (nobody was there to ask)."`
+	Message string `json:"message" example:"Износот не одговара на нарачката" doc:"The signer's own words, if any."`
 }
 
 func SigningRequestFrom(r dbq.SigningRequest) SigningRequest {

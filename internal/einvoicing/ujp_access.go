@@ -35,10 +35,10 @@ const (
 
 // CompanyProblem is one of a company's problems with UJP.
 type CompanyProblem struct {
-	Code       string    `json:"code" enum:"ujp_access_missing,ujp_privilege_missing"`
+	Code       string    `json:"code" enum:"ujp_access_missing,ujp_privilege_missing" example:"ujp_privilege_missing" doc:"ujp_access_missing: UJP refuses the company's signer access (its user is not registered or not authorized for the company); ujp_privilege_missing: a portal privilege is missing (see privilege)."`
 	Privilege  string    `json:"privilege,omitempty" enum:"DP,RD,DA" doc:"The portal privilege missing (ujp_privilege_missing): DP for UJP's PDFs, RD for document JSON (incoming documents, looking up a send whose answer was lost), DA for archives."`
 	UJPCode    string    `json:"ujpCode" doc:"UJP's error code, as UJP wrote it (E1010, E1011, E1012, E1013, E4021, E4022, E4023)."`
-	Message    string    `json:"message"`
+	Message    string    `json:"message" example:"Корисникот нема привилегија за преземање PDF документи" doc:"UJP's refusal, in its words."`
 	Since      time.Time `json:"since" doc:"When UJP first refused."`
 	LastSeenAt time.Time `json:"lastSeenAt" doc:"When UJP last refused."`
 }

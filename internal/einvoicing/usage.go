@@ -25,20 +25,20 @@ const (
 // Usage is the spec's Usage object: the documents of a calendar month
 // (Europe/Skopje) of the account, by company, against its plan.
 type Usage struct {
-	Object      string         `json:"object" enum:"usage"`
+	Object      string         `json:"object" enum:"usage" example:"usage" doc:"Always usage."`
 	Period      string         `json:"period" doc:"YYYY-MM, a calendar month in Europe/Skopje."`
-	Environment string         `json:"environment" enum:"sandbox,production"`
-	Plan        UsagePlan      `json:"plan"`
-	Totals      UsageTotals    `json:"totals"`
+	Environment string         `json:"environment" enum:"sandbox,production" example:"production" doc:"The environment counted: the credential's."`
+	Plan        UsagePlan      `json:"plan" doc:"The account's current plan."`
+	Totals      UsageTotals    `json:"totals" doc:"The sums over the companies shown."`
 	ByCompany   []CompanyUsage `json:"byCompany" doc:"Companies with documents in the period (or the one asked for), by id."`
 }
 
 // UsagePlan is the account's plan as usage shows it.
 type UsagePlan struct {
-	Code               string `json:"code"`
+	Code               string `json:"code" example:"business" doc:"The plan's code."`
 	IncludedDocuments  int    `json:"includedDocuments" doc:"Production documents (sent plus received) a month the plan includes."`
 	ExtraDocumentPrice string `json:"extraDocumentPrice" doc:"Price of each billable document, a decimal string in currency."`
-	Currency           string `json:"currency"`
+	Currency           string `json:"currency" example:"MKD" doc:"The currency of extraDocumentPrice."`
 }
 
 // UsageTotals sums the companies shown.
@@ -50,9 +50,9 @@ type UsageTotals struct {
 
 // CompanyUsage is one company's documents in the period.
 type CompanyUsage struct {
-	CompanyID string `json:"companyId"`
-	Sent      int    `json:"sent"`
-	Received  int    `json:"received"`
+	CompanyID string `json:"companyId" example:"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The company (cmp_…)."`
+	Sent      int    `json:"sent" example:"42" doc:"Its documents UJP assigned an EUID to in the period."`
+	Received  int    `json:"received" example:"17" doc:"Its documents that arrived in the inbox in the period."`
 }
 
 // UsageQuery selects a usage report.

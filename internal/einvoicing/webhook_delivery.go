@@ -208,7 +208,7 @@ type WebhookAttempt struct {
 	At           time.Time `json:"at" doc:"When the request was sent."`
 	DurationMs   int       `json:"durationMs" doc:"From sending to the answer (or the error)."`
 	StatusCode   *int      `json:"statusCode" doc:"The HTTP status; null when no answer came (connection refused, timeout, refused address)."`
-	StatusClass  string    `json:"statusClass" enum:"1xx,2xx,3xx,4xx,5xx,none"`
+	StatusClass  string    `json:"statusClass" enum:"1xx,2xx,3xx,4xx,5xx,none" example:"2xx" doc:"The class of the HTTP status, none when no answer came."`
 	Error        *string   `json:"error" doc:"Why there was no answer, or why it does not count as one."`
 	ResponseBody string    `json:"responseBody" doc:"The first 2 KB of the answer's body, as text (invalid UTF-8 replaced)."`
 	Succeeded    bool      `json:"succeeded" doc:"A 2xx answer within the timeout. Anything else, redirects included, failed."`
@@ -218,18 +218,18 @@ type WebhookAttempt struct {
 // attempts.
 type WebhookDelivery struct {
 	ID              string           `json:"id" doc:"Prefix whd_."`
-	Object          string           `json:"object" enum:"webhook_delivery"`
-	EndpointID      string           `json:"endpointId"`
-	EventID         string           `json:"eventId"`
-	EventType       string           `json:"eventType"`
+	Object          string           `json:"object" enum:"webhook_delivery" example:"webhook_delivery" doc:"Always webhook_delivery."`
+	EndpointID      string           `json:"endpointId" example:"whe_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The endpoint delivered to (whe_…)."`
+	EventID         string           `json:"eventId" example:"evt_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The event delivered (evt_…)."`
+	EventType       string           `json:"eventType" example:"einvoice.submitted" doc:"The event's type."`
 	CompanyID       *string          `json:"companyId" doc:"Null for a test delivery."`
 	Test            bool             `json:"test" doc:"A sample event sent by POST /v1/webhook-endpoints/{id}/test (not in GET /v1/events)."`
 	State           string           `json:"state" enum:"pending,failed,succeeded,abandoned" doc:"pending: due (first attempt, or re-opened by replay or recover); failed: the last attempt failed and a retry is due at nextAttemptAt; succeeded; abandoned: see abandonedReason."`
-	AbandonedReason *string          `json:"abandonedReason" enum:"retries_exhausted,endpoint_disabled"`
-	NextAttemptAt   *time.Time       `json:"nextAttemptAt"`
+	AbandonedReason *string          `json:"abandonedReason" enum:"retries_exhausted,endpoint_disabled" example:"retries_exhausted" doc:"Why the delivery was given up: retries_exhausted (the retry ladder ended), endpoint_disabled; null otherwise."`
+	NextAttemptAt   *time.Time       `json:"nextAttemptAt" example:"2026-05-04T09:20:00Z" doc:"When the next attempt is due; null when none is (succeeded or abandoned)."`
 	Attempts        []WebhookAttempt `json:"attempts" doc:"Oldest first."`
-	CreatedAt       time.Time        `json:"createdAt"`
-	UpdatedAt       time.Time        `json:"updatedAt"`
+	CreatedAt       time.Time        `json:"createdAt" example:"2026-05-04T09:15:02Z" doc:"When the delivery was made (with its event)."`
+	UpdatedAt       time.Time        `json:"updatedAt" example:"2026-05-04T09:15:03Z" doc:"When its state last changed."`
 }
 
 func statusClass(code sql.NullInt32) string {

@@ -65,12 +65,12 @@ const SecretOverlap = 24 * time.Hour
 // WebhookEndpoint is the public endpoint object.
 type WebhookEndpoint struct {
 	ID          string   `json:"id" doc:"Prefix whe_."`
-	Object      string   `json:"object" enum:"webhook_endpoint"`
-	URL         string   `json:"url"`
-	Description string   `json:"description"`
+	Object      string   `json:"object" enum:"webhook_endpoint" example:"webhook_endpoint" doc:"Always webhook_endpoint."`
+	URL         string   `json:"url" example:"https://erp.example.mk/hooks/denar" doc:"Where events are POSTed: https (plain http only to loopback in the sandbox, or where the operator allows it)."`
+	Description string   `json:"description" example:"ERP — продажба" doc:"Your note about the endpoint."`
 	Events      []string `json:"events" doc:"Event types delivered here (see GET /v1/event-types); [\"*\"] for all."`
 	CompanyIDs  []string `json:"companyIds" doc:"Only events of these companies; empty for every company of the account in this environment."`
-	Environment string   `json:"environment" enum:"sandbox,production"`
+	Environment string   `json:"environment" enum:"sandbox,production" example:"sandbox" doc:"The environment whose events are delivered: the creating credential's."`
 	Enabled     bool     `json:"enabled" doc:"Disabled endpoints receive nothing; an endpoint failing continuously for 72 hours is disabled automatically. PATCH enabled: true re-enables it."`
 	Secret      *string  `json:"secret" doc:"The signing secret (whsec_…): only in the answer to create and rotate-secret, null everywhere else. Shown once: an Idempotency-Key replay of those answers is 409 secret_already_shown (rotate the secret for a new one)."`
 	// PreviousSecretExpiresAt is when the secret replaced by the last
@@ -79,10 +79,10 @@ type WebhookEndpoint struct {
 	LastSuccessAt           *time.Time `json:"lastSuccessAt" doc:"The last 2xx answer (to within a second)."`
 	LastFailureAt           *time.Time `json:"lastFailureAt" doc:"The last failed attempt (to within a second)."`
 	FailingSince            *time.Time `json:"failingSince" doc:"The first failure since the last success; null while healthy."`
-	DisabledAt              *time.Time `json:"disabledAt"`
+	DisabledAt              *time.Time `json:"disabledAt" example:"2026-05-07T09:15:00Z" doc:"When the endpoint was disabled; null while enabled."`
 	DisabledReason          *string    `json:"disabledReason" doc:"Why the endpoint is disabled: failing_72h (automatic), or disabled_by_api."`
-	CreatedAt               time.Time  `json:"createdAt"`
-	UpdatedAt               time.Time  `json:"updatedAt"`
+	CreatedAt               time.Time  `json:"createdAt" example:"2026-05-04T09:00:00Z" doc:"When the endpoint was created."`
+	UpdatedAt               time.Time  `json:"updatedAt" example:"2026-05-04T09:00:00Z" doc:"When the endpoint was last changed."`
 }
 
 // Path is the endpoint's path in the API.
@@ -585,9 +585,9 @@ func reopen(ctx context.Context, tx *store.Tx, id string) error {
 
 // Recovery is the answer to POST /v1/webhook-endpoints/{id}/recover.
 type Recovery struct {
-	Object     string    `json:"object" enum:"webhook_recovery"`
-	EndpointID string    `json:"endpointId"`
-	Since      time.Time `json:"since"`
+	Object     string    `json:"object" enum:"webhook_recovery" example:"webhook_recovery" doc:"Always webhook_recovery."`
+	EndpointID string    `json:"endpointId" example:"whe_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The endpoint (whe_…)."`
+	Since      time.Time `json:"since" example:"2026-05-03T00:00:00Z" doc:"The since of the request."`
 	Requeued   int       `json:"requeued" doc:"Failed or abandoned deliveries made due now."`
 	More       bool      `json:"more" doc:"True when more remain than one call re-queues (1000): call again."`
 }

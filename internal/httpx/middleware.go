@@ -32,6 +32,7 @@ const (
 	claimKey
 	docsKey
 	serverKey
+	codebookKey
 )
 
 // RequestID returns the id given to the request in ctx ("req_…").

@@ -70,7 +70,35 @@ func finish(ctx context.Context, p *Problem) *Problem {
 	if cp.Errors == nil {
 		cp.Errors = []denar.FieldError{}
 	}
+	if ctx != nil {
+		if url, _ := ctx.Value(codebookKey).(func(string) string); url != nil {
+			cp.Errors = withCodebookURLs(cp.Errors, url)
+		}
+	}
 	return &cp
+}
+
+// withCodebookURLs adds to the message of each field error that names a
+// code list the service serves where its values are listed.
+func withCodebookURLs(fields []denar.FieldError, url func(string) string) []denar.FieldError {
+	var out []denar.FieldError
+	for i, f := range fields {
+		u := ""
+		if f.Codebook != "" {
+			u = url(f.Codebook)
+		}
+		if u == "" || strings.Contains(f.Message, u) {
+			continue
+		}
+		if out == nil {
+			out = append([]denar.FieldError{}, fields...)
+		}
+		out[i].Message += " (allowed values: " + u + ")"
+	}
+	if out == nil {
+		return fields
+	}
+	return out
 }
 
 // MarshalJSON writes the standard members followed by any extra members.

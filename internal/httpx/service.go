@@ -101,6 +101,12 @@ type Options struct {
 	// date or time format): written into the document and enforced by the
 	// schema validation like any other maxLength. 0: none.
 	MaxStringLength int
+	// CodebookURL, when set, is where the values of a code list are
+	// listed ("GET /v1/codebooks/tax-indicators"), "" for a list the
+	// service does not serve: a field error naming a codebook gets it in
+	// its message, so a caller told a code is wrong learns where the
+	// right ones are.
+	CodebookURL func(codebook string) string
 }
 
 // Service is one HTTP service: its mux, its huma API and its metrics.
@@ -116,6 +122,9 @@ type Service struct {
 	// finish completes the document and the schemas once every operation
 	// is registered: before the first rendering or the first request.
 	finish sync.Once
+	// examples are the example bodies by Go type (Example, ExampleJSON),
+	// written into their schemas by finishRegistration.
+	examples map[reflect.Type]any
 }
 
 // Operation metadata keys read by the middleware.
@@ -225,7 +234,13 @@ func NewService(o Options) *Service {
 // registered by then.
 func (s *Service) Handler() http.Handler {
 	s.finish.Do(s.finishRegistration)
-	return outer(s.Name, s.opts.DocsURL, s.Mux, s.upgrades, s.Metrics, s.opts.Log, s.limits)
+	h := outer(s.Name, s.opts.DocsURL, s.Mux, s.upgrades, s.Metrics, s.opts.Log, s.limits)
+	if url := s.opts.CodebookURL; url != nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), codebookKey, url)))
+		})
+	}
+	return h
 }
 
 // LimitByAddress puts routes the service serves outside Register (plain
@@ -414,8 +429,104 @@ func (s *Service) problemResponse(desc string) *huma.Response {
 	return &huma.Response{Description: desc, Content: map[string]*huma.MediaType{"application/problem+json": {Schema: schema}}}
 }
 
+// Example makes v the example of its type's schema: the body the
+// reference (/docs) shows for every operation that takes or answers that
+// type. A type no operation uses is a programming error, reported when the
+// document is finished.
+func (s *Service) Example(v any) {
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+		v = reflect.ValueOf(v).Elem().Interface()
+	}
+	if s.examples == nil {
+		s.examples = map[reflect.Type]any{}
+	}
+	s.examples[t] = v
+}
+
+// ExampleJSON makes the JSON text the example of type t's schema, for a
+// body type that has no name to build a value of (an operation's inline
+// struct). The text must decode into t strictly (no unknown member): it
+// panics otherwise.
+func (s *Service) ExampleJSON(t reflect.Type, text string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(reflect.New(t).Interface()); err != nil {
+		panic("httpx: example of " + t.String() + ": " + err.Error())
+	}
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		panic("httpx: example of " + t.String() + ": " + err.Error())
+	}
+	if s.examples == nil {
+		s.examples = map[reflect.Type]any{}
+	}
+	s.examples[t] = v
+}
+
+// ExampleOf returns the example given for type t, if any.
+func (s *Service) ExampleOf(t reflect.Type) (any, bool) {
+	v, ok := s.examples[t]
+	return v, ok
+}
+
+// writeExamples puts each example into its type's schema.
+func (s *Service) writeExamples() {
+	reg := s.API.OpenAPI().Components.Schemas
+	for t, v := range s.examples {
+		name := ""
+		for n := range reg.Map() {
+			if reg.TypeFromRef("#/components/schemas/"+n) == t {
+				name = n
+				break
+			}
+		}
+		if name == "" {
+			panic("httpx: an example is given for " + t.String() + ", which no operation of the " + s.Name + " service uses")
+		}
+		reg.Map()[name].Examples = []any{v}
+	}
+}
+
+// nullStructs makes the document say what the encoder writes: a field that
+// points to a struct and is not omitempty is written as null when nil, so
+// its property is oneOf the object and null (huma marks pointers to
+// scalars nullable itself, and cannot do it for an object reference).
+func (s *Service) nullStructs() {
+	reg := s.API.OpenAPI().Components.Schemas
+	var fields func(t reflect.Type, sc *huma.Schema)
+	fields = func(t reflect.Type, sc *huma.Schema) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+				fields(f.Type, sc)
+				continue
+			}
+			if name == "" || name == "-" || strings.Contains(","+opts+",", ",omitempty,") ||
+				f.Type.Kind() != reflect.Pointer || f.Type.Elem().Kind() != reflect.Struct {
+				continue
+			}
+			if ps := sc.Properties[name]; ps != nil && ps.Ref != "" {
+				sc.Properties[name] = &huma.Schema{Description: ps.Description, OneOf: []*huma.Schema{{Ref: ps.Ref}, {Type: "null"}}}
+			}
+		}
+	}
+	for name, sc := range reg.Map() {
+		if t := reg.TypeFromRef("#/components/schemas/" + name); t != nil && t.Kind() == reflect.Struct {
+			fields(t, sc)
+		}
+	}
+}
+
 // finishRegistration runs once every operation is registered.
 func (s *Service) finishRegistration() {
+	s.nullStructs()
+	s.writeExamples()
 	s.documentDefaultLimits()
 	s.boundStrings()
 	s.noteResponseTypes()

@@ -43,7 +43,7 @@ type ratesInput struct {
 
 type ratesOutput struct {
 	Body struct {
-		EffectiveDate string                `json:"effectiveDate"`
+		EffectiveDate string                `json:"effectiveDate" example:"2026-05-31" doc:"The date the rates are in force on, YYYY-MM-DD (the date asked for, else today in Europe/Skopje)."`
 		Rates         map[string]string     `json:"rates" doc:"Every rate key with a known value on the date, as decimal text: percentages for pension, health, additionalHealth, employment, pit; denars for personalAllowance, averageSalary, minBase, maxBase."`
 		Provisional   []payroll.Provisional `json:"provisional" doc:"Yearly figures of the date that are not published yet: the rates map carries the last published value, listed here with its source."`
 	}
@@ -51,7 +51,7 @@ type ratesOutput struct {
 
 type historyOutput struct {
 	Body struct {
-		Data []payroll.History `json:"data"`
+		Data []payroll.History `json:"data" doc:"Every version of every rate key, by key and then date."`
 	}
 }
 
@@ -66,7 +66,7 @@ func (h *handlers) registerCalculations(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
 		OperationID: "calculate", Method: http.MethodPost, Path: "/v1/calculations",
 		Summary: "Calculate one month's payroll", Tags: []string{"Calculations"},
-		Description: "Gross to net (or, with targetNet, net to gross) for one employee and month under rules R1–R12.",
+		Description: "Gross to net (or, with targetNet, net to gross) for one employee and month: contributions, personal allowance, PIT, premium hours, seniority, bonus and deductions, by the statutory rates in force (docs/payroll.md). ?explain=true adds every step of the computation.",
 		Responses:   jsonOut(reflect.TypeFor[payroll.Result](), "The calculation."),
 	}, spec, h.calculate)
 	documentBody(s, "/v1/calculations", payroll.Input{})

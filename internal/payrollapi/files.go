@@ -138,7 +138,7 @@ func (h *handlers) registerFiles(s *httpx.Service) {
 		"Records ordered by Cyrillic surname under Macedonian collation; totals summed from the records.",
 		filing.CombinedRequest{}, "text/plain", h.combined)
 	file("pddgi", "/v1/files/pddgi", "ПДД-ГИ XML for contractor payments",
-		"10% PIT on contractor payments of a payroll batch (R4).", filing.PddgiRequest{}, "application/xml", h.pddgi)
+		"10% PIT on contractor payments of a payroll batch: no contributions, no allowance.", filing.PddgiRequest{}, "application/xml", h.pddgi)
 	file("epdd", "/v1/files/epdd", "е-ППД XML", "Personal income tax on a payment outside any payroll batch.",
 		filing.EppdRequest{}, "application/xml", h.epdd)
 	httpx.Register(s, huma.Operation{OperationID: "mpinValidate", Method: http.MethodPost, Path: "/v1/files/mpin/validate",
@@ -146,8 +146,8 @@ func (h *handlers) registerFiles(s *httpx.Service) {
 		Description: "The same checks as the МПИН files run, answered as {ok, issues} instead of a file."}, spec, h.validate)
 	documentBody(s, "/v1/files/mpin/validate", filing.MpinRequest{})
 	httpx.Register(s, huma.Operation{OperationID: "epddGrossFromNet", Method: http.MethodPost, Path: "/v1/files/epdd/gross-from-net",
-		Summary: "Gross up a net payment for е-ППД (R11)", Tags: []string{"Files"},
-		Description: "The gross income whose personal income tax leaves the given net, for an е-ППД row (R11)."}, httpx.Spec{Scope: "files:write", Company: true, StreamedBody: true}, h.grossFromNet)
+		Summary: "Gross up a net payment for е-ППД", Tags: []string{"Files"},
+		Description: "The gross income whose personal income tax leaves the given net, for an е-ППД row: the flat 10% tax after the sub-type's normative costs."}, httpx.Spec{Scope: "files:write", Company: true, StreamedBody: true}, h.grossFromNet)
 	documentBody(s, "/v1/files/epdd/gross-from-net", filing.GrossFromNetRequest{})
 }
 

@@ -69,6 +69,7 @@ func New(d Deps) *httpx.Service {
 	}
 	h.registerCalculations(s)
 	h.registerFiles(s)
+	registerExamples(s)
 	return s
 }
 

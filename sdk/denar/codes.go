@@ -38,7 +38,7 @@ const (
 	CodeNotFound = "not_found"
 	// method_not_allowed (problem, 405): The path exists for other methods, listed in Allow.
 	CodeMethodNotAllowed = "method_not_allowed"
-	// payload_too_large (problem, 413): The body is larger than the operation accepts (x-body-limit; 64 KiB unless documented otherwise). A declared Content-Length over it is refused before the body is read or the credential checked; the connection is closed. Was request_too_large before issue 12.
+	// payload_too_large (problem, 413): The body is larger than the operation accepts (x-body-limit; 64 KiB unless documented otherwise). A declared Content-Length over it is refused before the body is read or the credential checked; the connection is closed. Earlier versions answered request_too_large.
 	CodePayloadTooLarge = "payload_too_large"
 	// request_timeout (problem, 408): The body did not arrive within DENAR_HTTP_READ_TIMEOUT of the request's first byte; the connection is closed.
 	CodeRequestTimeout = "request_timeout"
@@ -80,7 +80,7 @@ const (
 	CodeSupersedePending = "supersede_pending"
 	// inbox_state_conflict (problem, 409): An accept or reject of an inbox document already decided, with a decision on its way, or no longer in status 01 at UJP (voided or corrected by its seller); a sandbox action the simulator refuses (with UJP's code).
 	CodeInboxStateConflict = "inbox_state_conflict"
-	// sandbox_only (problem, 403): POST /v1/sandbox/… (simulate, an incoming invoice) for a production company, or with a sandbox that is not the UJP simulator.
+	// sandbox_only (problem, 403): A sandbox-only operation for a production company: POST /v1/sandbox/… (simulate, an incoming invoice, a mandate link); the simulations also need a sandbox that is the UJP simulator.
 	CodeSandboxOnly = "sandbox_only"
 	// mandate_pending (problem, 409): The company is pending_mandate: its representative has not accepted the mandate, so the service does not act for it at UJP (issue, storno, correction, inbox decisions) until they do.
 	CodeMandatePending = "mandate_pending"
@@ -88,11 +88,13 @@ const (
 	CodeSignerNotReady = "signer_not_ready"
 	// company_exists (problem, 409): The account already has a company with this ЕДБ in this environment (its id in companyId).
 	CodeCompanyExists = "company_exists"
+	// mandate_already_accepted (problem, 409): A sandbox mandate link asked for a company that is active: its mandate is accepted, there is nothing to accept.
+	CodeMandateAlreadyAccepted = "mandate_already_accepted"
 	// signing_request_finished (problem, 409): The signing request is signed, refused or expired; a request is answered once.
 	CodeSigningRequestFinished = "signing_request_finished"
 	// self_signed_certificate (problem, 422): A self-signed certificate (such as denar-agent run --sandbox-self-signed makes) registered for a production company; production needs the qualified certificate a certification authority issued. errors[] names certificateDer.
 	CodeSelfSignedCertificate = "self_signed_certificate"
-	// secret_already_shown (problem, 409): An Idempotency-Key replay of an answer that carried a secret shown once (a pairing code, an agent's credentials, a webhook endpoint's secret): the secret is not kept, so the replay cannot show it. object and objectId name what was created; pair again with a new code, or rotate the endpoint's secret.
+	// secret_already_shown (problem, 409): An Idempotency-Key replay of an answer that carried a secret shown once (a pairing code, an agent's credentials, a webhook endpoint's secret, a sandbox mandate link): the secret is not kept, so the replay cannot show it. object and objectId name what was created; pair again with a new code, rotate the endpoint's secret, or ask for another mandate link.
 	CodeSecretAlreadyShown = "secret_already_shown"
 	// pairing_code_invalid (problem, 422): The pairing code is unknown, used or expired.
 	CodePairingCodeInvalid = "pairing_code_invalid"

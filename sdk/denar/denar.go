@@ -10,7 +10,9 @@
 //     and 503, honouring Retry-After;
 //   - problems (RFC 9457) as a typed error, *Problem, with the API's codes
 //     as constants (CodeValidationFailed, …);
-//   - cursor iteration with iter.Seq2;
+//   - an iterator (iter.Seq2) for every list, following the cursors;
+//   - a client bound to one company (EInvoice.Company), so no call takes
+//     a company argument;
 //   - OAuth client credentials (ClientCredentials) or an API key;
 //   - webhook signature verification (VerifySignature).
 //
@@ -61,6 +63,9 @@ type EInvoice struct {
 	Raw *einvoiceapi.ClientWithResponses
 	// Poll is how often WaitForStatus asks; default 500 ms.
 	Poll time.Duration
+	// hc carries the requests that are not operations of the API (a
+	// sandbox mandate page), with the same retries.
+	hc *http.Client
 }
 
 // NewPayroll returns a client of the payroll service at baseURL
@@ -76,11 +81,12 @@ func NewPayroll(baseURL string, o Options) (*Payroll, error) {
 // NewEInvoice returns a client of the e-invoicing service at baseURL
 // (http://127.0.0.1:8081 for a local denar serve).
 func NewEInvoice(baseURL string, o Options) (*EInvoice, error) {
-	raw, err := einvoiceapi.NewClientWithResponses(strings.TrimSuffix(baseURL, "/"), einvoiceapi.WithHTTPClient(o.httpClient()))
+	hc := o.httpClient()
+	raw, err := einvoiceapi.NewClientWithResponses(strings.TrimSuffix(baseURL, "/"), einvoiceapi.WithHTTPClient(hc))
 	if err != nil {
 		return nil, err
 	}
-	return &EInvoice{Raw: raw}, nil
+	return &EInvoice{Raw: raw, hc: hc}, nil
 }
 
 // httpClient stacks the layers: retries outermost, so that each attempt

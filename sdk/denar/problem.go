@@ -18,12 +18,26 @@ type Problem struct {
 	Instance string       `json:"instance"`
 	Code     string       `json:"code"`
 	Errors   []FieldError `json:"errors"`
+	// Extra holds the members some codes add (company_exists: companyId;
+	// mpin_validation_failed: issues; secret_already_shown: object and
+	// objectId; docs/errors.md names them), each as JSON.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// Member decodes the extra member name into v; false when the problem has
+// no such member or it does not decode into v.
+func (p *Problem) Member(name string, v any) bool {
+	raw, ok := p.Extra[name]
+	return ok && json.Unmarshal(raw, v) == nil
 }
 
 // FieldError is one wrong field of a validation_failed problem.
 type FieldError struct {
-	Path     string `json:"path"`
-	Message  string `json:"message"`
+	Path    string `json:"path"`
+	Message string `json:"message"`
+	// Codebook names the code list the value was checked against
+	// ("tax-indicators", "reject-reasons", …); EInvoice.Codebook lists
+	// its values.
 	Codebook string `json:"codebook,omitempty"`
 }
 
@@ -60,6 +74,15 @@ func problemFrom(status int, body []byte) error {
 	}
 	if p.Status == 0 {
 		p.Status = status
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) == nil {
+		for _, k := range []string{"type", "title", "status", "detail", "instance", "code", "errors"} {
+			delete(members, k)
+		}
+		if len(members) > 0 {
+			p.Extra = members
+		}
 	}
 	return p
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,7 +57,10 @@ func runWithServer(m *testing.M) (int, error) {
 	stdout, _ := os.Create(filepath.Join(dir, "denar.out"))
 	stderr, _ := os.Create(srv.log)
 	serve := exec.Command(filepath.Join(dir, "denar"), "serve")
-	serve.Env = append(cleanEnv(), "DENAR_PAYROLL_ADDR="+pa, "DENAR_EINVOICE_ADDR="+ea, "DENAR_DATA_DIR="+filepath.Join(dir, "data"))
+	// Webhook endpoints on loopback, as a developer's own machine needs
+	// (ExampleEInvoice_CreateWebhookEndpoint, Example).
+	serve.Env = append(cleanEnv(), "DENAR_PAYROLL_ADDR="+pa, "DENAR_EINVOICE_ADDR="+ea, "DENAR_DATA_DIR="+filepath.Join(dir, "data"),
+		"DENAR_WEBHOOK_ALLOW_PRIVATE_SANDBOX=true")
 	serve.Stdout, serve.Stderr = stdout, stderr
 	serve.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := serve.Start(); err != nil {
@@ -89,11 +91,16 @@ func runWithServer(m *testing.M) (int, error) {
 		_ = agent.Wait()
 	}()
 	srv.company = id
+	// The complete program of docs/sdk.md (Example) reads its server and
+	// key from the environment, as a program of a caller does.
+	os.Setenv("DENAR_EINVOICE_URL", srv.einvoiceURL)
+	os.Setenv("DENAR_API_KEY", srv.einvoiceKey)
 	return m.Run(), nil
 }
 
 // onboard creates a sandbox company through the SDK, accepts its mandate
-// with the link the server logs, and starts a sandbox signer for it.
+// as its representative would (EInvoice.AcceptSandboxMandate), and starts
+// a sandbox signer for it.
 func onboard(ctx context.Context, taxNumber string) (string, *exec.Cmd, error) {
 	c, err := denar.NewEInvoice(srv.einvoiceURL, denar.Options{APIKey: srv.einvoiceKey})
 	if err != nil {
@@ -104,19 +111,8 @@ func onboard(ctx context.Context, taxNumber string) (string, *exec.Cmd, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	link := regexp.MustCompile(`mail logged.*?(http://\S*/mandates/\S+)`)
-	if err := waitFor(srv.log, link, 30*time.Second); err != nil {
-		return "", nil, err
-	}
-	logged, _ := os.ReadFile(srv.log)
-	ms := link.FindAllSubmatch(logged, -1)
-	resp, err := http.Post(string(ms[len(ms)-1][1]), "application/x-www-form-urlencoded", nil)
-	if err != nil {
-		return "", nil, err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		return "", nil, fmt.Errorf("mandate: %s", resp.Status)
+	if err := c.AcceptSandboxMandate(ctx, co.Id); err != nil {
+		return "", nil, fmt.Errorf("mandate: %w", err)
 	}
 	agentOut := filepath.Join(srv.dir, "agent-"+co.Id+".out")
 	f, _ := os.Create(agentOut)

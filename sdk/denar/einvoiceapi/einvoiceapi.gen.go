@@ -201,6 +201,132 @@ func (e ArchiveExportReadyEventType) Valid() bool {
 	}
 }
 
+// Defines values for CodebookEnvironment.
+const (
+	CodebookEnvironmentProduction CodebookEnvironment = "production"
+	CodebookEnvironmentSandbox    CodebookEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CodebookEnvironment enum.
+func (e CodebookEnvironment) Valid() bool {
+	switch e {
+	case CodebookEnvironmentProduction:
+		return true
+	case CodebookEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodebookObject.
+const (
+	CodebookObjectCodebook CodebookObject = "codebook"
+)
+
+// Valid indicates whether the value is a known member of the CodebookObject enum.
+func (e CodebookObject) Valid() bool {
+	switch e {
+	case CodebookObjectCodebook:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodebookSource.
+const (
+	CodebookSourceSnapshot CodebookSource = "snapshot"
+	CodebookSourceUjp      CodebookSource = "ujp"
+)
+
+// Valid indicates whether the value is a known member of the CodebookSource enum.
+func (e CodebookSource) Valid() bool {
+	switch e {
+	case CodebookSourceSnapshot:
+		return true
+	case CodebookSourceUjp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodebookListEnvironment.
+const (
+	CodebookListEnvironmentProduction CodebookListEnvironment = "production"
+	CodebookListEnvironmentSandbox    CodebookListEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CodebookListEnvironment enum.
+func (e CodebookListEnvironment) Valid() bool {
+	switch e {
+	case CodebookListEnvironmentProduction:
+		return true
+	case CodebookListEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodebookListObject.
+const (
+	List CodebookListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the CodebookListObject enum.
+func (e CodebookListObject) Valid() bool {
+	switch e {
+	case List:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodebookListSource.
+const (
+	CodebookListSourceSnapshot CodebookListSource = "snapshot"
+	CodebookListSourceUjp      CodebookListSource = "ujp"
+)
+
+// Valid indicates whether the value is a known member of the CodebookListSource enum.
+func (e CodebookListSource) Valid() bool {
+	switch e {
+	case CodebookListSourceSnapshot:
+		return true
+	case CodebookListSourceUjp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodebookValueVatImpact.
+const (
+	NULA      CodebookValueVatImpact = "NULA"
+	OSLOBODEN CodebookValueVatImpact = "OSLOBODEN"
+	PRENESEN  CodebookValueVatImpact = "PRENESEN"
+	STANDARD  CodebookValueVatImpact = "STANDARD"
+)
+
+// Valid indicates whether the value is a known member of the CodebookValueVatImpact enum.
+func (e CodebookValueVatImpact) Valid() bool {
+	switch e {
+	case NULA:
+		return true
+	case OSLOBODEN:
+		return true
+	case PRENESEN:
+		return true
+	case STANDARD:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CompanyObject.
 const (
 	CompanyObjectCompany CompanyObject = "company"
@@ -1608,6 +1734,21 @@ func (e SandboxIncomingObject) Valid() bool {
 	}
 }
 
+// Defines values for SandboxMandateLinkObject.
+const (
+	SandboxMandateLinkObjectSandboxMandateLink SandboxMandateLinkObject = "sandbox_mandate_link"
+)
+
+// Valid indicates whether the value is a known member of the SandboxMandateLinkObject enum.
+func (e SandboxMandateLinkObject) Valid() bool {
+	switch e {
+	case SandboxMandateLinkObjectSandboxMandateLink:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SigningAgentEnvironment.
 const (
 	SigningAgentEnvironmentProduction SigningAgentEnvironment = "production"
@@ -2439,7 +2580,7 @@ func (e ListWebhookEndpointDeliveriesParamsStatusClass) Valid() bool {
 	}
 }
 
-// AcceptBody defines model for AcceptBody.
+// AcceptBody Examples: {"comment":"Примено, во ред."}
 type AcceptBody struct {
 	// Comment Free text sent to UJP with the acceptance.
 	Comment *string `json:"comment,omitempty"`
@@ -2447,38 +2588,77 @@ type AcceptBody struct {
 
 // Address defines model for Address.
 type Address struct {
-	City   string `json:"city"`
+	// City City.
+	//
+	// Examples: Скопје
+	City string `json:"city"`
+
+	// Number House number.
+	//
+	// Examples: 1
 	Number string `json:"number"`
+
+	// Street Street name, from UJP's registry.
+	//
+	// Examples: бул. Партизански одреди
 	Street string `json:"street"`
-	Zip    string `json:"zip"`
+
+	// Zip Postal code.
+	//
+	// Examples: 1000
+	Zip string `json:"zip"`
 }
 
 // Advance defines model for Advance.
 type Advance struct {
-	// Amount At most the gross amount; at most 2 decimals.
-	Amount      string  `json:"amount"`
-	Date        *string `json:"date,omitempty"`
+	// Amount The advance paid, in the document's currency, a decimal string of at most 2 decimals, at most the gross amount.
+	//
+	// Examples: 1000
+	Amount string `json:"amount"`
+
+	// Date When the advance was paid, YYYY-MM-DD.
+	//
+	// Examples: 2026-04-15
+	Date *string `json:"date,omitempty"`
+
+	// Description Which advance invoice it was, as printed.
+	//
+	// Examples: Аванс по авансна фактура А-2026-0007
 	Description *string `json:"description,omitempty"`
 }
 
-// AgentCredentials defines model for AgentCredentials.
+// AgentCredentials Examples: {"agentId":"agt_01jv8k2n3p4q5r6s7t8v9w0xyz","agentSecret":"R8vQ2mX7kLp4Wz9sTb3Nc6Hd0aYe5uJ1gF7iO3wE","companyIds":[],"environment":"sandbox","object":"signing_agent"}
 type AgentCredentials struct {
 	// AgentId AGENT_ID, prefix agt_.
+	//
+	// Examples: agt_01jv8k2n3p4q5r6s7t8v9w0xyz
 	AgentId string `json:"agentId"`
 
 	// AgentSecret AGENT_SECRET. Shown once; stored only as a hash. An Idempotency-Key replay of this answer is 409 secret_already_shown: pair again with a new code.
 	AgentSecret string `json:"agentSecret"`
 
 	// CompanyIds The companies this agent may act for (the pairing code's); empty: every company of the account in the environment.
-	CompanyIds  *[]string                   `json:"companyIds"`
+	CompanyIds *[]string `json:"companyIds"`
+
+	// Environment The environment the agent signs in: the pairing code's (sandbox or production).
+	//
+	// Examples: sandbox
 	Environment AgentCredentialsEnvironment `json:"environment"`
-	Object      AgentCredentialsObject      `json:"object"`
+
+	// Object Always signing_agent.
+	//
+	// Examples: signing_agent
+	Object AgentCredentialsObject `json:"object"`
 }
 
-// AgentCredentialsEnvironment defines model for AgentCredentials.Environment.
+// AgentCredentialsEnvironment The environment the agent signs in: the pairing code's (sandbox or production).
+//
+// Examples: sandbox
 type AgentCredentialsEnvironment string
 
-// AgentCredentialsObject defines model for AgentCredentials.Object.
+// AgentCredentialsObject Always signing_agent.
+//
+// Examples: signing_agent
 type AgentCredentialsObject string
 
 // ArchiveCounts defines model for ArchiveCounts.
@@ -2493,53 +2673,83 @@ type ArchiveCounts struct {
 	Sent int64 `json:"sent"`
 }
 
-// ArchiveExport defines model for ArchiveExport.
+// ArchiveExport Examples: {"asOf":"2026-05-04T09:00:00Z","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T09:00:41Z","counts":{"files":178,"received":17,"sent":42},"createdAt":"2026-05-04T09:00:00Z","environment":"sandbox","expiresAt":"2026-05-11T09:00:41Z","failure":null,"from":"2026-04-01","id":"arx_01jv8k2n3p4q5r6s7t8v9w0xyz","links":{"download":"/v1/archive-exports/arx_01jv8k2n3p4q5r6s7t8v9w0xyz/download"},"object":"archive_export","sha256":"9f2c1e7a4b6d8f0e2a4c6e8b0d2f4a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6d8f","size":3481920,"state":"ready","to":"2026-04-30"}
 type ArchiveExport struct {
 	// AsOf The archive shows the documents, status histories and PDFs recorded up to this moment (the export's creation).
-	AsOf      time.Time `json:"asOf"`
-	CompanyId string    `json:"companyId"`
+	AsOf time.Time `json:"asOf"`
+
+	// CompanyId The company whose documents are archived (cmp_…).
+	//
+	// Examples: cmp_01jv8k2n3p4q5r6s7t8v9w0xyz
+	CompanyId string `json:"companyId"`
 
 	// CompletedAt When it became ready or failed.
-	CompletedAt *time.Time               `json:"completedAt"`
-	Counts      ArchiveCounts            `json:"counts"`
-	CreatedAt   time.Time                `json:"createdAt"`
+	CompletedAt *time.Time `json:"completedAt"`
+
+	// Counts What the archive holds (zero until ready).
+	Counts ArchiveCounts `json:"counts"`
+
+	// CreatedAt When the export was asked for.
+	//
+	// Examples: 2026-05-04T09:00:00Z
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Environment The environment of the company and the credential.
+	//
+	// Examples: production
 	Environment ArchiveExportEnvironment `json:"environment"`
 
 	// ExpiresAt When the export and its zip are deleted (DENAR_ARCHIVE_RETENTION after it finished).
 	ExpiresAt time.Time `json:"expiresAt"`
 
 	// Failure Why the export failed; null otherwise.
-	Failure ArchiveFailure `json:"failure"`
+	Failure *ArchiveFailure `json:"failure"`
 
 	// From First day (Europe/Skopje) of the documents, inclusive.
 	From openapi_types.Date `json:"from"`
 
 	// Id Prefix arx_.
-	Id     string              `json:"id"`
-	Links  ArchiveLinks        `json:"links"`
+	Id string `json:"id"`
+
+	// Links Relative paths of the export's endpoints.
+	Links ArchiveLinks `json:"links"`
+
+	// Object Always archive_export.
+	//
+	// Examples: archive_export
 	Object ArchiveExportObject `json:"object"`
 
 	// Sha256 Hex SHA-256 of the zip; null until ready.
 	Sha256 *string `json:"sha256"`
 
 	// Size Bytes of the zip; null until ready.
-	Size  *int64             `json:"size"`
+	Size *int64 `json:"size"`
+
+	// State pending: being built; ready: download it from links.download; failed: see failure.
+	//
+	// Examples: ready
 	State ArchiveExportState `json:"state"`
 
 	// To Last day (Europe/Skopje), inclusive.
 	To openapi_types.Date `json:"to"`
 }
 
-// ArchiveExportEnvironment defines model for ArchiveExport.Environment.
+// ArchiveExportEnvironment The environment of the company and the credential.
+//
+// Examples: production
 type ArchiveExportEnvironment string
 
-// ArchiveExportObject defines model for ArchiveExport.Object.
+// ArchiveExportObject Always archive_export.
+//
+// Examples: archive_export
 type ArchiveExportObject string
 
-// ArchiveExportState defines model for ArchiveExport.State.
+// ArchiveExportState pending: being built; ready: download it from links.download; failed: see failure.
+//
+// Examples: ready
 type ArchiveExportState string
 
-// ArchiveExportBody defines model for ArchiveExportBody.
+// ArchiveExportBody Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","from":"2026-04-01","to":"2026-04-30"}
 type ArchiveExportBody struct {
 	// CompanyId The company whose documents to export.
 	CompanyId string `json:"companyId"`
@@ -2552,102 +2762,349 @@ type ArchiveExportBody struct {
 }
 
 // ArchiveExportFailedEvent The body of the archive.export_failed webhook, and the event as GET /v1/events returns it. A bulk archive export failed for good; its failure says why. Ask for a new one.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"asOf":"2026-05-04T09:00:00Z","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T09:00:41Z","counts":{"files":178,"received":17,"sent":42},"createdAt":"2026-05-04T09:00:00Z","environment":"sandbox","expiresAt":"2026-05-11T09:00:41Z","failure":null,"from":"2026-04-01","id":"arx_01jv8k2n3p4q5r6s7t8v9w0xyz","links":{"download":"/v1/archive-exports/arx_01jv8k2n3p4q5r6s7t8v9w0xyz/download"},"object":"archive_export","sha256":"9f2c1e7a4b6d8f0e2a4c6e8b0d2f4a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6d8f","size":3481920,"state":"ready","to":"2026-04-30"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"archive.export_failed"}
 type ArchiveExportFailedEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The archive export the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"asOf":"2026-05-04T09:00:00Z","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T09:00:41Z","counts":{"files":178,"received":17,"sent":42},"createdAt":"2026-05-04T09:00:00Z","environment":"sandbox","expiresAt":"2026-05-11T09:00:41Z","failure":null,"from":"2026-04-01","id":"arx_01jv8k2n3p4q5r6s7t8v9w0xyz","links":{"download":"/v1/archive-exports/arx_01jv8k2n3p4q5r6s7t8v9w0xyz/download"},"object":"archive_export","sha256":"9f2c1e7a4b6d8f0e2a4c6e8b0d2f4a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6d8f","size":3481920,"state":"ready","to":"2026-04-30"}
 		Object ArchiveExport `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment ArchiveExportFailedEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                         `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object ArchiveExportFailedEventObject `json:"object"`
-	Type   ArchiveExportFailedEventType   `json:"type"`
+
+	// Type The event's type, archive.export_failed (also in the Service-Event-Type header).
+	Type ArchiveExportFailedEventType `json:"type"`
 }
 
-// ArchiveExportFailedEventEnvironment defines model for ArchiveExportFailedEvent.Environment.
+// ArchiveExportFailedEventEnvironment The environment of the company (and of the endpoint).
 type ArchiveExportFailedEventEnvironment string
 
-// ArchiveExportFailedEventObject defines model for ArchiveExportFailedEvent.Object.
+// ArchiveExportFailedEventObject Always event.
 type ArchiveExportFailedEventObject string
 
-// ArchiveExportFailedEventType defines model for ArchiveExportFailedEvent.Type.
+// ArchiveExportFailedEventType The event's type, archive.export_failed (also in the Service-Event-Type header).
 type ArchiveExportFailedEventType string
 
 // ArchiveExportReadyEvent The body of the archive.export_ready webhook, and the event as GET /v1/events returns it. A bulk archive export finished and can be downloaded.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"asOf":"2026-05-04T09:00:00Z","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T09:00:41Z","counts":{"files":178,"received":17,"sent":42},"createdAt":"2026-05-04T09:00:00Z","environment":"sandbox","expiresAt":"2026-05-11T09:00:41Z","failure":null,"from":"2026-04-01","id":"arx_01jv8k2n3p4q5r6s7t8v9w0xyz","links":{"download":"/v1/archive-exports/arx_01jv8k2n3p4q5r6s7t8v9w0xyz/download"},"object":"archive_export","sha256":"9f2c1e7a4b6d8f0e2a4c6e8b0d2f4a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6d8f","size":3481920,"state":"ready","to":"2026-04-30"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"archive.export_ready"}
 type ArchiveExportReadyEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The archive export the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"asOf":"2026-05-04T09:00:00Z","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T09:00:41Z","counts":{"files":178,"received":17,"sent":42},"createdAt":"2026-05-04T09:00:00Z","environment":"sandbox","expiresAt":"2026-05-11T09:00:41Z","failure":null,"from":"2026-04-01","id":"arx_01jv8k2n3p4q5r6s7t8v9w0xyz","links":{"download":"/v1/archive-exports/arx_01jv8k2n3p4q5r6s7t8v9w0xyz/download"},"object":"archive_export","sha256":"9f2c1e7a4b6d8f0e2a4c6e8b0d2f4a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6d8f","size":3481920,"state":"ready","to":"2026-04-30"}
 		Object ArchiveExport `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment ArchiveExportReadyEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                        `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object ArchiveExportReadyEventObject `json:"object"`
-	Type   ArchiveExportReadyEventType   `json:"type"`
+
+	// Type The event's type, archive.export_ready (also in the Service-Event-Type header).
+	Type ArchiveExportReadyEventType `json:"type"`
 }
 
-// ArchiveExportReadyEventEnvironment defines model for ArchiveExportReadyEvent.Environment.
+// ArchiveExportReadyEventEnvironment The environment of the company (and of the endpoint).
 type ArchiveExportReadyEventEnvironment string
 
-// ArchiveExportReadyEventObject defines model for ArchiveExportReadyEvent.Object.
+// ArchiveExportReadyEventObject Always event.
 type ArchiveExportReadyEventObject string
 
-// ArchiveExportReadyEventType defines model for ArchiveExportReadyEvent.Type.
+// ArchiveExportReadyEventType The event's type, archive.export_ready (also in the Service-Event-Type header).
 type ArchiveExportReadyEventType string
 
 // ArchiveFailure defines model for ArchiveFailure.
 type ArchiveFailure struct {
-	Code    string `json:"code"`
+	// Code A stable code (docs/errors.md, failed archive exports): archive_build_failed, archive_content_missing or archive_store_missing.
+	//
+	// Examples: archive_content_missing
+	Code string `json:"code"`
+
+	// Message What went wrong, in words.
+	//
+	// Examples: e-invoice einv_01jv8k2n3p4q5r6s7t8v9w0xyz has no PDF from UJP yet
 	Message string `json:"message"`
 }
 
 // ArchiveLinks defines model for ArchiveLinks.
 type ArchiveLinks struct {
+	// Download GET this path (with the same credential) for the zip once state is ready.
+	//
+	// Examples: /v1/archive-exports/arx_01jv8k2n3p4q5r6s7t8v9w0xyz/download
 	Download string `json:"download"`
 }
 
-// CertificateInputBody defines model for CertificateInputBody.
+// CertificateInputBody Examples: {"certificateDer":"MIIDdzCCAl+gAwIBAgIUW1x…","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","eujpId":"MK-EUJP-0012345"}
 type CertificateInputBody struct {
 	// CertificateDer The X.509 certificate, DER, standard base64.
 	CertificateDer string `json:"certificateDer"`
-	CompanyId      string `json:"companyId"`
+
+	// CompanyId The company (cmp_…) the certificate signs for: one the agent may act for.
+	//
+	// Examples: cmp_01jv8k2n3p4q5r6s7t8v9w0xyz
+	CompanyId string `json:"companyId"`
 
 	// EujpId The certificate holder's UJP user id (X-EUJP-ID on every call signed with it). Required for production companies; in the sandbox the service uses one of its own when omitted.
 	EujpId *string `json:"eujpId,omitempty"`
 }
 
-// Company defines model for Company.
+// Codebook Examples: {"count":96,"description":"How a line's supply is taxed: standard rate, exempt, reverse charge, not taxable in the country. Each indicator may be used only with the VAT rates in its vatPercents; DDV-A (standard 18%) is the common one.","environment":"sandbox","fetchedAt":"2026-05-04T06:00:00Z","fields":["POST /v1/einvoices lines[].taxIndicator","POST /v1/einvoices/{id}/correction lines[].taxIndicator"],"name":"tax-indicators","object":"codebook","source":"ujp","title":"Tax indicators","values":[{"code":"DDV-G","description":"ДДВ не е пресметан согласно член 51 став 3 од ЗДДВ","name":"Не е ДДВ обврзник","taxGroups":["DDV-G"],"vatImpact":"NULA","vatPercents":[0]},{"code":"DDV-A","name":"Стандардно оданочување со општа даночна стапка од 18%","taxGroups":["DDV-A"],"vatImpact":"STANDARD","vatPercents":[18]},{"code":"DDV-V","name":"Стандардно оданочување со повластена даночна стапка од 10%","taxGroups":["DDV-V"],"vatImpact":"STANDARD","vatPercents":[10]},{"code":"DDV-B","name":"Стандардно оданочување со повластена даночна стапка од 5%","taxGroups":["DDV-B"],"vatImpact":"STANDARD","vatPercents":[5]}]}
+type Codebook struct {
+	// Count How many values the list has.
+	//
+	// Examples: 96
+	Count int64 `json:"count"`
+
+	// Description How the codes are used, and what to watch for.
+	//
+	// Examples: How a line's supply is taxed. Each indicator may be used only with the VAT rates listed in its vatPercents.
+	Description string `json:"description"`
+
+	// Environment The credential's environment, whose list this is.
+	//
+	// Examples: sandbox
+	Environment CodebookEnvironment `json:"environment"`
+
+	// FetchedAt When the list was read from UJP; null for the snapshot.
+	//
+	// Examples: 2026-05-04T06:00:00Z
+	FetchedAt *time.Time `json:"fetchedAt"`
+
+	// Fields The request fields that take a code of this list, each as 'METHOD path field'; empty for a list that is only read (document-statuses).
+	//
+	// Examples: ["POST /v1/einvoices lines[].taxIndicator"]
+	Fields *[]string `json:"fields"`
+
+	// Name The list's name: the codebook member of a field error that refers to it, and the {name} of GET /v1/codebooks/{name}.
+	//
+	// Examples: tax-indicators
+	Name string `json:"name"`
+
+	// Object Always codebook.
+	Object CodebookObject `json:"object"`
+
+	// Source ujp: the list UJP served at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
+	//
+	// Examples: ujp
+	Source CodebookSource `json:"source"`
+
+	// Title What the list is, in a few words.
+	//
+	// Examples: Tax indicators
+	Title string `json:"title"`
+
+	// Values Every value the service accepts, in UJP's order.
+	Values *[]CodebookValue `json:"values"`
+}
+
+// CodebookEnvironment The credential's environment, whose list this is.
+//
+// Examples: sandbox
+type CodebookEnvironment string
+
+// CodebookObject Always codebook.
+type CodebookObject string
+
+// CodebookSource ujp: the list UJP served at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
+//
+// Examples: ujp
+type CodebookSource string
+
+// CodebookInfo defines model for CodebookInfo.
+type CodebookInfo struct {
+	// Count How many values the list has.
+	//
+	// Examples: 96
+	Count int64 `json:"count"`
+
+	// Description How the codes are used, and what to watch for.
+	//
+	// Examples: How a line's supply is taxed. Each indicator may be used only with the VAT rates listed in its vatPercents.
+	Description string `json:"description"`
+
+	// Fields The request fields that take a code of this list, each as 'METHOD path field'; empty for a list that is only read (document-statuses).
+	//
+	// Examples: ["POST /v1/einvoices lines[].taxIndicator"]
+	Fields *[]string `json:"fields"`
+
+	// Name The list's name: the codebook member of a field error that refers to it, and the {name} of GET /v1/codebooks/{name}.
+	//
+	// Examples: tax-indicators
+	Name string `json:"name"`
+
+	// Title What the list is, in a few words.
+	//
+	// Examples: Tax indicators
+	Title string `json:"title"`
+}
+
+// CodebookList Examples: {"data":[{"count":7,"description":"The kind of document an e-invoice is. 100 (invoice) when documentType is left out.","fields":["POST /v1/einvoices documentType","POST /v1/einvoices/{id}/correction documentType"],"name":"document-types","title":"Document types"},{"count":16,"description":"The kind of a related document an e-invoice refers to (an order, a contract, a customs declaration). SYS, a reference to another e-invoice by its EUID, is set by the service on a storno or correction and cannot be sent.","fields":["POST /v1/einvoices references[].type","POST /v1/einvoices/{id}/correction references[].type"],"name":"ref-document-types","title":"Reference document types"},{"count":10,"description":"How the buyer pays. P12 is a bank transfer.","fields":["POST /v1/einvoices payment.typeCode","POST /v1/einvoices/{id}/correction payment.typeCode"],"name":"payment-types","title":"Payment types"},{"count":13,"description":"The document's currency (ISO 4217). A currency other than MKD needs payment.exchangeRate (denars per unit) and payment.exchangeRateDate.","fields":["POST /v1/einvoices payment.currency","POST /v1/einvoices expectedTotals.currency","POST /v1/einvoices/{id}/correction payment.currency"],"name":"currencies","title":"Currencies"},{"count":156,"description":"A party's country (ISO 3166-1 alpha-2, Latin letters). MK when left out; a party of another country gives foreignTaxNumber instead of taxNumber.","fields":["POST /v1/einvoices buyer.country","POST /v1/einvoices sender.country","POST /v1/einvoices/{id}/correction buyer.country"],"name":"countries","title":"Countries"},{"count":4,"description":"The VAT rates. A line does not name its group: its vatPercent (18, 10, 5 or 0) picks the group of that rate.","fields":["POST /v1/einvoices lines[].vatPercent","POST /v1/einvoices/{id}/correction lines[].vatPercent"],"name":"tax-groups","title":"Tax groups (VAT rates)"},{"count":96,"description":"How a line's supply is taxed: standard rate, exempt, reverse charge, not taxable in the country. Each indicator may be used only with the VAT rates in its vatPercents; DDV-A (standard 18%) is the common one.","fields":["POST /v1/einvoices lines[].taxIndicator","POST /v1/einvoices/{id}/correction lines[].taxIndicator"],"name":"tax-indicators","title":"Tax indicators"},{"count":3,"description":"Why a delivered e-invoice is cancelled with a storno document.","fields":["POST /v1/einvoices/{id}/storno reason","POST /v1/sandbox/inbox/{id}/simulate voidReason"],"name":"void-reasons","title":"Void (storno) reasons"},{"count":3,"description":"Why a delivered e-invoice is replaced by a correction.","fields":["POST /v1/einvoices/{id}/correction reason"],"name":"correction-reasons","title":"Correction reasons"},{"count":7,"description":"Why a buyer rejects an incoming e-invoice. О-6 and О-7 are spelled with a Cyrillic О in UJP's list; a Latin O is accepted too. О-7 (other) needs a comment.","fields":["POST /v1/inbox/{id}/reject reasonCode","POST /v1/sandbox/einvoices/{id}/simulate rejectReasonCode"],"name":"reject-reasons","title":"Reject reasons"},{"count":8,"description":"UJP's own status of a document, as an incoming e-invoice's ujpStatus shows it. Never sent by a caller.","fields":[],"name":"document-statuses","title":"UJP document statuses"}],"environment":"sandbox","fetchedAt":"2026-05-04T06:00:00Z","object":"list","source":"ujp"}
+type CodebookList struct {
+	// Data The lists, each with the request fields that take its codes.
+	Data *[]CodebookInfo `json:"data"`
+
+	// Environment The credential's environment, whose lists these are.
+	//
+	// Examples: sandbox
+	Environment CodebookListEnvironment `json:"environment"`
+
+	// FetchedAt When the lists were read from UJP; null for the snapshot.
+	//
+	// Examples: 2026-05-04T06:00:00Z
+	FetchedAt *time.Time `json:"fetchedAt"`
+
+	// Object Always list.
+	Object CodebookListObject `json:"object"`
+
+	// Source ujp: the lists UJP served at fetchedAt (refreshed every six hours; a list UJP served empty keeps its earlier values); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
+	//
+	// Examples: ujp
+	Source CodebookListSource `json:"source"`
+}
+
+// CodebookListEnvironment The credential's environment, whose lists these are.
+//
+// Examples: sandbox
+type CodebookListEnvironment string
+
+// CodebookListObject Always list.
+type CodebookListObject string
+
+// CodebookListSource ujp: the lists UJP served at fetchedAt (refreshed every six hours; a list UJP served empty keeps its earlier values); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
+//
+// Examples: ujp
+type CodebookListSource string
+
+// CodebookValue defines model for CodebookValue.
+type CodebookValue struct {
+	// Code The code to send, verbatim (some of UJP's codes contain Cyrillic letters that look Latin, such as the О of О-6: copy them from here).
+	//
+	// Examples: DDV-A
+	Code string `json:"code"`
+
+	// Description UJP's note on the value (for a tax indicator: the text printed on the invoice for its lines), when it has one.
+	//
+	// Examples: ДДВ не е пресметан согласно член 51 став 3 од ЗДДВ
+	Description *string `json:"description,omitempty"`
+
+	// HasItems document-types: the document has lines.
+	//
+	// Examples: true
+	HasItems *bool `json:"hasItems,omitempty"`
+
+	// HasReference document-types: the document may refer to another (references[]).
+	//
+	// Examples: false
+	HasReference *bool `json:"hasReference,omitempty"`
+
+	// Name UJP's name of the value, in Macedonian.
+	//
+	// Examples: Стандардно оданочување со општа даночна стапка од 18%
+	Name string `json:"name"`
+
+	// Percent tax-groups: the VAT rate of the group, in percent; a line's vatPercent picks its group by this rate.
+	//
+	// Examples: 18
+	Percent *int64 `json:"percent,omitempty"`
+
+	// ReferenceRequired document-types: the document must refer to another.
+	//
+	// Examples: false
+	ReferenceRequired *bool `json:"referenceRequired,omitempty"`
+
+	// TaxGroups tax-indicators: the tax groups (VAT rates) the indicator may be used with.
+	//
+	// Examples: ["DDV-A"]
+	TaxGroups *[]string `json:"taxGroups,omitempty"`
+
+	// VatImpact tax-indicators: how the lines are taxed. STANDARD: VAT at the rate, computed and shown; NULA: 0% rate; OSLOBODEN: exempt, no VAT; PRENESEN: reverse charge, the buyer accounts for the VAT (none on the lines).
+	//
+	// Examples: STANDARD
+	VatImpact *CodebookValueVatImpact `json:"vatImpact,omitempty"`
+
+	// VatPercents tax-indicators: the vatPercent values a line with this indicator may have (the rates of taxGroups).
+	//
+	// Examples: [18]
+	VatPercents *[]int64 `json:"vatPercents,omitempty"`
+}
+
+// CodebookValueVatImpact tax-indicators: how the lines are taxed. STANDARD: VAT at the rate, computed and shown; NULA: 0% rate; OSLOBODEN: exempt, no VAT; PRENESEN: reverse charge, the buyer accounts for the VAT (none on the lines).
+//
+// Examples: STANDARD
+type CodebookValueVatImpact string
+
+// Company Examples: {"address":{"city":"Скопје","number":"1","street":"бул. Партизански одреди","zip":"1000"},"annualAccountFiledFor":null,"createdAt":"2026-05-04T09:00:00Z","environments":{"production":{"enabled":false,"signerReady":false},"sandbox":{"enabled":true,"signerReady":true}},"externalRef":"crm-1042","id":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","name":"Тест Продавач ДООЕЛ Скопје","object":"company","problems":[],"signingMode":"bridge","status":"active","taxNumber":"4030000000001","vatNumber":"МК4030000000001"}
 type Company struct {
 	// Address From the registry.
 	Address Address `json:"address"`
 
 	// AnnualAccountFiledFor Latest year whose annual account is filed; storno and correction are blocked up to it.
-	AnnualAccountFiledFor *int64       `json:"annualAccountFiledFor"`
-	CreatedAt             time.Time    `json:"createdAt"`
-	Environments          Environments `json:"environments"`
-	ExternalRef           *string      `json:"externalRef"`
+	AnnualAccountFiledFor *int64 `json:"annualAccountFiledFor"`
+
+	// CreatedAt When the company was onboarded.
+	//
+	// Examples: 2026-05-04T09:00:00Z
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Environments Where the company works and whether its signer is ready there.
+	Environments Environments `json:"environments"`
+
+	// ExternalRef Your own identifier for the company (your CRM's id, say); null when none.
+	//
+	// Examples: crm-1042
+	ExternalRef *string `json:"externalRef"`
 
 	// Id Prefix cmp_.
 	Id string `json:"id"`
 
 	// Name Legal name from the tax authority's registry.
-	Name   string        `json:"name"`
+	Name string `json:"name"`
+
+	// Object Always company.
+	//
+	// Examples: company
 	Object CompanyObject `json:"object"`
 
 	// Problems What UJP refuses the service for this company (access or a portal privilege missing); empty when nothing is wrong. Each is cleared by the next call of its kind that UJP accepts. See docs/going-live.md.
-	Problems    *[]CompanyProblem  `json:"problems"`
+	Problems *[]CompanyProblem `json:"problems"`
+
+	// SigningMode bridge: documents are signed by a paired signing agent (denar-agent) on the company's device; sdk: you sign them yourself through the signing requests API (docs/signing.md).
+	//
+	// Examples: bridge
 	SigningMode CompanySigningMode `json:"signingMode"`
-	Status      CompanyStatus      `json:"status"`
+
+	// Status pending_mandate: the representative has not yet accepted the mandate mailed to them, and the company cannot issue; active: it can.
+	//
+	// Examples: active
+	Status CompanyStatus `json:"status"`
 
 	// TaxNumber ЕДБ: 13 digits, the 13th a check digit.
 	TaxNumber string `json:"taxNumber"`
@@ -2656,22 +3113,35 @@ type Company struct {
 	VatNumber *string `json:"vatNumber"`
 }
 
-// CompanyObject defines model for Company.Object.
+// CompanyObject Always company.
+//
+// Examples: company
 type CompanyObject string
 
-// CompanySigningMode defines model for Company.SigningMode.
+// CompanySigningMode bridge: documents are signed by a paired signing agent (denar-agent) on the company's device; sdk: you sign them yourself through the signing requests API (docs/signing.md).
+//
+// Examples: bridge
 type CompanySigningMode string
 
-// CompanyStatus defines model for Company.Status.
+// CompanyStatus pending_mandate: the representative has not yet accepted the mandate mailed to them, and the company cannot issue; active: it can.
+//
+// Examples: active
 type CompanyStatus string
 
 // CompanyProblem defines model for CompanyProblem.
 type CompanyProblem struct {
+	// Code ujp_access_missing: UJP refuses the company's signer access (its user is not registered or not authorized for the company); ujp_privilege_missing: a portal privilege is missing (see privilege).
+	//
+	// Examples: ujp_privilege_missing
 	Code CompanyProblemCode `json:"code"`
 
 	// LastSeenAt When UJP last refused.
 	LastSeenAt time.Time `json:"lastSeenAt"`
-	Message    string    `json:"message"`
+
+	// Message UJP's refusal, in its words.
+	//
+	// Examples: Корисникот нема привилегија за преземање PDF документи
+	Message string `json:"message"`
 
 	// Privilege The portal privilege missing (ujp_privilege_missing): DP for UJP's PDFs, RD for document JSON (incoming documents, looking up a send whose answer was lost), DA for archives.
 	Privilege *CompanyProblemPrivilege `json:"privilege,omitempty"`
@@ -2683,7 +3153,9 @@ type CompanyProblem struct {
 	UjpCode string `json:"ujpCode"`
 }
 
-// CompanyProblemCode defines model for CompanyProblem.Code.
+// CompanyProblemCode ujp_access_missing: UJP refuses the company's signer access (its user is not registered or not authorized for the company); ujp_privilege_missing: a portal privilege is missing (see privilege).
+//
+// Examples: ujp_privilege_missing
 type CompanyProblemCode string
 
 // CompanyProblemPrivilege The portal privilege missing (ujp_privilege_missing): DP for UJP's PDFs, RD for document JSON (incoming documents, looking up a send whose answer was lost), DA for archives.
@@ -2691,73 +3163,159 @@ type CompanyProblemPrivilege string
 
 // CompanyUsage defines model for CompanyUsage.
 type CompanyUsage struct {
+	// CompanyId The company (cmp_…).
+	//
+	// Examples: cmp_01jv8k2n3p4q5r6s7t8v9w0xyz
 	CompanyId string `json:"companyId"`
-	Received  int64  `json:"received"`
-	Sent      int64  `json:"sent"`
+
+	// Received Its documents that arrived in the inbox in the period.
+	//
+	// Examples: 17
+	Received int64 `json:"received"`
+
+	// Sent Its documents UJP assigned an EUID to in the period.
+	//
+	// Examples: 42
+	Sent int64 `json:"sent"`
 }
 
-// CorrectionRequest defines model for CorrectionRequest.
+// CorrectionRequest Examples: {"buyer":{"address":{"city":"Скопје","number":"2","postalCode":"1000","street":"ул. Македонија"},"name":"Тест Купувач ДОО Скопје","taxNumber":"4030000000010"},"clientReference":"order-1001-k","comment":"Погрешна цена во ставка 1","docStorno":2,"issueDate":"2026-05-04","lines":[{"description":"Консултантски услуги","quantity":"3","taxIndicator":"DDV-A","unit":"час","unitDiscount":"100","unitPrice":"900","vatPercent":"18"},{"description":"Стручна книга","quantity":"2","taxIndicator":"DDV-B","unit":"парче","unitPrice":"950","vatPercent":"5"}],"notes":"Рок за плаќање 15 дена од денот на издавање.","number":"F-2026-0042-K","payment":{"currency":"MKD","dueDays":15,"typeCode":"P12"},"reason":"C01","references":[{"date":"2026-04-28","number":"НР-2026-117","type":"NAR"}]}
 type CorrectionRequest struct {
+	// Advance An advance the buyer already paid (and was invoiced for), deducted from the amount to pay (optional).
 	Advance *Advance `json:"advance,omitempty"`
-	Buyer   Party    `json:"buyer"`
+
+	// Buyer Who the invoice is to. A buyer in MK is checked against UJP's registry: taxNumber must be known there and name must be the registry's name (422 at buyer.taxNumber or buyer.name, codebook companies).
+	Buyer Party `json:"buyer"`
 
 	// ClientReference Your own reference for this e-invoice, unique per company: the same body again returns the existing e-invoice, another body 409 client_reference_conflict. 1 to 200 characters (the clientReference filter of GET /v1/einvoices takes as many), not only white space.
+	//
+	// Examples: order-1001
 	ClientReference *string `json:"clientReference,omitempty"`
 
-	// Comment Free text sent with the reason (UJP's correctionComment).
+	// Comment Free text sent with the reason (UJP's correctionComment), up to 500 characters.
+	//
+	// Examples: Погрешна цена во ставка 1
 	Comment *string `json:"comment,omitempty"`
 
-	// DocStorno 2: a correction (UJP's docStorno).
-	DocStorno      CorrectionRequestDocStorno `json:"docStorno"`
-	DocumentType   *string                    `json:"documentType,omitempty"`
-	ExpectedTotals *Totals                    `json:"expectedTotals,omitempty"`
-	IssueDate      string                     `json:"issueDate"`
-	Lines          *[]Line                    `json:"lines"`
-	Notes          *string                    `json:"notes,omitempty"`
-	Number         string                     `json:"number"`
-	Payment        Payment                    `json:"payment"`
+	// DocStorno Always 2: marks the document as a correction (UJP's docStorno).
+	//
+	// Examples: 2
+	DocStorno CorrectionRequestDocStorno `json:"docStorno"`
 
-	// Reason A correction-reasons code (C0x) of UJP's codebook.
-	Reason     string       `json:"reason"`
+	// DocumentType The kind of document: a document-types code (GET /v1/codebooks/document-types). 100 (invoice) when left out.
+	//
+	// Examples: 100
+	DocumentType *string `json:"documentType,omitempty"`
+
+	// ExpectedTotals The totals you computed (optional): when given, the service compares them with its own (UJP's formulas) and answers 422 totals_mismatch, naming each total that differs, instead of issuing a document with other amounts.
+	ExpectedTotals *Totals `json:"expectedTotals,omitempty"`
+
+	// IssueDate The issue date, YYYY-MM-DD (UJP's docDate).
+	//
+	// Examples: 2026-05-04
+	IssueDate string `json:"issueDate"`
+
+	// Lines The items: 1 to 1000 lines, numbered in this order.
+	Lines *[]Line `json:"lines"`
+
+	// Notes Free text printed on the invoice (UJP's docNotes).
+	//
+	// Examples: Рок за плаќање 15 дена од денот на издавање.
+	Notes *string `json:"notes,omitempty"`
+
+	// Number Your document number, as printed on the invoice (UJP's docNumber), unique in your numbering. Required.
+	//
+	// Examples: F-2026-0042
+	Number string `json:"number"`
+
+	// Payment How and when the buyer pays, and the document's currency.
+	Payment Payment `json:"payment"`
+
+	// Reason Why the original is corrected: a correction-reasons code, C0x (GET /v1/codebooks/correction-reasons).
+	//
+	// Examples: C01
+	Reason string `json:"reason"`
+
+	// References Documents this one refers to: an order, a contract, a customs declaration (up to 100; [] for none).
 	References *[]Reference `json:"references"`
-	Sender     *Party       `json:"sender,omitempty"`
-	SupplyDate *string      `json:"supplyDate,omitempty"`
+
+	// Sender The party that ships the goods, when it is not the seller (optional).
+	Sender *Party `json:"sender,omitempty"`
+
+	// SupplyDate The date of the supply (transaction), YYYY-MM-DD, not after issueDate (UJP's docTurnoverDate); the buyer's decision deadline counts from it. issueDate when left out.
+	//
+	// Examples: 2026-04-30
+	SupplyDate *string `json:"supplyDate,omitempty"`
 }
 
-// CorrectionRequestDocStorno 2: a correction (UJP's docStorno).
+// CorrectionRequestDocStorno Always 2: marks the document as a correction (UJP's docStorno).
+//
+// Examples: 2
 type CorrectionRequestDocStorno int64
 
-// CreateCompanyBody defines model for CreateCompanyBody.
+// CreateCompanyBody Examples: {"externalRef":"crm-1042","representative":{"email":"marija@example.mk","name":"Марија Николовска"},"signingMode":"bridge","taxNumber":"4030000000001"}
 type CreateCompanyBody struct {
-	ExternalRef    *string                       `json:"externalRef,omitempty"`
-	Representative Representative                `json:"representative"`
-	SigningMode    *CreateCompanyBodySigningMode `json:"signingMode,omitempty"`
+	// ExternalRef Your own identifier for the company (your CRM's id, say), up to 200 characters.
+	//
+	// Examples: crm-1042
+	ExternalRef *string `json:"externalRef,omitempty"`
 
-	// TaxNumber The company's ЕДБ: the bare 13 digits (no MK prefix), the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong check digit is 422 validation_failed at taxNumber, before UJP's registry is asked.
+	// Representative Who grants the company's mandate: they get an e-mail with a link to accept it.
+	Representative Representative `json:"representative"`
+
+	// SigningMode bridge (default): documents are signed by a paired signing agent (denar-agent) on the company's device; sdk: you sign them yourself through the signing requests API (docs/signing.md).
+	//
+	// Examples: bridge
+	SigningMode *CreateCompanyBodySigningMode `json:"signingMode,omitempty"`
+
+	// TaxNumber The company's ЕДБ: the bare 13 digits (no MK prefix), the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong check digit is 422 validation_failed at taxNumber, before UJP's registry is asked. Its name, VAT number and address come from the registry.
+	//
+	// Examples: 4030000000001
 	TaxNumber string `json:"taxNumber"`
 }
 
-// CreateCompanyBodySigningMode defines model for CreateCompanyBody.SigningMode.
+// CreateCompanyBodySigningMode bridge (default): documents are signed by a paired signing agent (denar-agent) on the company's device; sdk: you sign them yourself through the signing requests API (docs/signing.md).
+//
+// Examples: bridge
 type CreateCompanyBodySigningMode string
 
-// CreateWebhookEndpointBody defines model for CreateWebhookEndpointBody.
+// CreateWebhookEndpointBody Examples: {"description":"ERP — продажба","events":["einvoice.submitted","einvoice.rejected","inbox.received"],"url":"https://erp.example.mk/hooks/denar"}
 type CreateWebhookEndpointBody struct {
 	// CompanyIds Only events of these companies; absent or empty for every company. A credential limited to companies must name some of its own.
-	CompanyIds  *[]string `json:"companyIds,omitempty"`
-	Description *string   `json:"description,omitempty"`
+	CompanyIds *[]string `json:"companyIds,omitempty"`
+
+	// Description Your note about the endpoint, up to 500 characters.
+	//
+	// Examples: ERP — продажба
+	Description *string `json:"description,omitempty"`
 
 	// Events Event types to deliver (GET /v1/event-types), or ["*"] for all.
+	//
+	// Examples: ["einvoice.submitted","einvoice.rejected","inbox.received"]
 	Events *[]string `json:"events"`
 
 	// Url Where events are POSTed. Production: https, and the host must resolve to public addresses. Sandbox: http or https; loopback and private addresses only when the operator allows them.
+	//
+	// Examples: https://erp.example.mk/hooks/denar
 	Url string `json:"url"`
 }
 
-// EInvoice defines model for EInvoice.
+// EInvoice Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
 type EInvoice struct {
-	ClientReference *string   `json:"clientReference"`
-	CompanyId       string    `json:"companyId"`
-	CreatedAt       time.Time `json:"createdAt"`
+	// ClientReference Your reference, as sent; null when none.
+	//
+	// Examples: order-1001
+	ClientReference *string `json:"clientReference"`
+
+	// CompanyId The issuing company (cmp_…), the seller.
+	//
+	// Examples: cmp_01jv8k2n3p4q5r6s7t8v9w0xyz
+	CompanyId string `json:"companyId"`
+
+	// CreatedAt When the e-invoice was issued.
+	//
+	// Examples: 2026-05-04T09:15:00Z
+	CreatedAt time.Time `json:"createdAt"`
 
 	// DeliveredAt When UJP assigned the EUID; null before.
 	DeliveredAt *time.Time `json:"deliveredAt"`
@@ -2766,21 +3324,41 @@ type EInvoice struct {
 	Document interface{} `json:"document"`
 
 	// DocumentType UJP document-types code (100 invoice, …).
-	DocumentType string              `json:"documentType"`
-	Environment  EInvoiceEnvironment `json:"environment"`
+	DocumentType string `json:"documentType"`
+
+	// Environment sandbox (UJP's simulator) or production (UJP).
+	//
+	// Examples: sandbox
+	Environment EInvoiceEnvironment `json:"environment"`
 
 	// Euid Assigned by UJP on delivery; null before.
 	Euid *string `json:"euid"`
 
 	// Id Prefix einv_.
-	Id        string             `json:"id"`
+	Id string `json:"id"`
+
+	// IssueDate The issue date.
+	//
+	// Examples: 2026-05-04
 	IssueDate openapi_types.Date `json:"issueDate"`
 
 	// Kind storno and correction documents link their original in originalId.
-	Kind       EInvoiceKind   `json:"kind"`
-	Number     string         `json:"number"`
-	Object     EInvoiceObject `json:"object"`
-	OriginalId *string        `json:"originalId"`
+	Kind EInvoiceKind `json:"kind"`
+
+	// Number Your document number.
+	//
+	// Examples: F-2026-0042
+	Number string `json:"number"`
+
+	// Object Always einvoice.
+	//
+	// Examples: einvoice
+	Object EInvoiceObject `json:"object"`
+
+	// OriginalId For a storno or correction: the e-invoice (einv_…) it cancels or replaces; null for an invoice.
+	//
+	// Examples: einv_01jv8k2n3p4q5r6s7t8v9w0xyz
+	OriginalId *string `json:"originalId"`
 
 	// Problems Why the document is invalid or failed, and refusals of its signature: [{path, message, codebook, code}], UJP codes unrenamed.
 	Problems interface{} `json:"problems"`
@@ -2792,8 +3370,12 @@ type EInvoice struct {
 	SettledAt *time.Time `json:"settledAt"`
 
 	// SigningRequestId The signing request the document waits on (awaiting_signature); null when none.
-	SigningRequestId *string        `json:"signingRequestId"`
-	Status           EInvoiceStatus `json:"status"`
+	SigningRequestId *string `json:"signingRequestId"`
+
+	// Status Where the document is: validating, awaiting_signature, queued, submitting on the way; delivered when UJP holds it with an EUID; accepted, auto_accepted or rejected once the buyer decided; invalid and failed are final (see problems); held waits for UJP to come back. docs/einvoices.md lists them all.
+	//
+	// Examples: delivered
+	Status EInvoiceStatus `json:"status"`
 
 	// SubmitAttempts Calls made to UJP's receiver for this document.
 	SubmitAttempts int64 `json:"submitAttempts"`
@@ -2802,290 +3384,430 @@ type EInvoice struct {
 	Totals Totals `json:"totals"`
 
 	// UjpDocId header.docId sent to UJP; the same on every submission attempt.
-	UjpDocId  string    `json:"ujpDocId"`
+	UjpDocId string `json:"ujpDocId"`
+
+	// UpdatedAt When its status or anything else last changed.
+	//
+	// Examples: 2026-05-04T09:15:02Z
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-// EInvoiceEnvironment defines model for EInvoice.Environment.
+// EInvoiceEnvironment sandbox (UJP's simulator) or production (UJP).
+//
+// Examples: sandbox
 type EInvoiceEnvironment string
 
 // EInvoiceKind storno and correction documents link their original in originalId.
 type EInvoiceKind string
 
-// EInvoiceObject defines model for EInvoice.Object.
+// EInvoiceObject Always einvoice.
+//
+// Examples: einvoice
 type EInvoiceObject string
 
-// EInvoiceStatus defines model for EInvoice.Status.
+// EInvoiceStatus Where the document is: validating, awaiting_signature, queued, submitting on the way; delivered when UJP holds it with an EUID; accepted, auto_accepted or rejected once the buyer decided; invalid and failed are final (see problems); held waits for UJP to come back. docs/einvoices.md lists them all.
+//
+// Examples: delivered
 type EInvoiceStatus string
 
 // EinvoiceAcceptedEvent The body of the einvoice.accepted webhook, and the event as GET /v1/events returns it. The buyer accepted the e-invoice explicitly.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.accepted"}
 type EinvoiceAcceptedEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The einvoice the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
 		Object EInvoice `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment EinvoiceAcceptedEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                      `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object EinvoiceAcceptedEventObject `json:"object"`
-	Type   EinvoiceAcceptedEventType   `json:"type"`
+
+	// Type The event's type, einvoice.accepted (also in the Service-Event-Type header).
+	Type EinvoiceAcceptedEventType `json:"type"`
 }
 
-// EinvoiceAcceptedEventEnvironment defines model for EinvoiceAcceptedEvent.Environment.
+// EinvoiceAcceptedEventEnvironment The environment of the company (and of the endpoint).
 type EinvoiceAcceptedEventEnvironment string
 
-// EinvoiceAcceptedEventObject defines model for EinvoiceAcceptedEvent.Object.
+// EinvoiceAcceptedEventObject Always event.
 type EinvoiceAcceptedEventObject string
 
-// EinvoiceAcceptedEventType defines model for EinvoiceAcceptedEvent.Type.
+// EinvoiceAcceptedEventType The event's type, einvoice.accepted (also in the Service-Event-Type header).
 type EinvoiceAcceptedEventType string
 
 // EinvoiceAutoAcceptedEvent The body of the einvoice.auto_accepted webhook, and the event as GET /v1/events returns it. The buyer's decision deadline passed in silence: accepted by the tax authority.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.auto_accepted"}
 type EinvoiceAutoAcceptedEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The einvoice the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
 		Object EInvoice `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment EinvoiceAutoAcceptedEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                          `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object EinvoiceAutoAcceptedEventObject `json:"object"`
-	Type   EinvoiceAutoAcceptedEventType   `json:"type"`
+
+	// Type The event's type, einvoice.auto_accepted (also in the Service-Event-Type header).
+	Type EinvoiceAutoAcceptedEventType `json:"type"`
 }
 
-// EinvoiceAutoAcceptedEventEnvironment defines model for EinvoiceAutoAcceptedEvent.Environment.
+// EinvoiceAutoAcceptedEventEnvironment The environment of the company (and of the endpoint).
 type EinvoiceAutoAcceptedEventEnvironment string
 
-// EinvoiceAutoAcceptedEventObject defines model for EinvoiceAutoAcceptedEvent.Object.
+// EinvoiceAutoAcceptedEventObject Always event.
 type EinvoiceAutoAcceptedEventObject string
 
-// EinvoiceAutoAcceptedEventType defines model for EinvoiceAutoAcceptedEvent.Type.
+// EinvoiceAutoAcceptedEventType The event's type, einvoice.auto_accepted (also in the Service-Event-Type header).
 type EinvoiceAutoAcceptedEventType string
 
 // EinvoiceCancelledByStornoEvent The body of the einvoice.cancelled_by_storno webhook, and the event as GET /v1/events returns it. A storno of the e-invoice was submitted: the original is cancelled_by_storno.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.cancelled_by_storno"}
 type EinvoiceCancelledByStornoEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The einvoice the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
 		Object EInvoice `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment EinvoiceCancelledByStornoEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                               `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object EinvoiceCancelledByStornoEventObject `json:"object"`
-	Type   EinvoiceCancelledByStornoEventType   `json:"type"`
+
+	// Type The event's type, einvoice.cancelled_by_storno (also in the Service-Event-Type header).
+	Type EinvoiceCancelledByStornoEventType `json:"type"`
 }
 
-// EinvoiceCancelledByStornoEventEnvironment defines model for EinvoiceCancelledByStornoEvent.Environment.
+// EinvoiceCancelledByStornoEventEnvironment The environment of the company (and of the endpoint).
 type EinvoiceCancelledByStornoEventEnvironment string
 
-// EinvoiceCancelledByStornoEventObject defines model for EinvoiceCancelledByStornoEvent.Object.
+// EinvoiceCancelledByStornoEventObject Always event.
 type EinvoiceCancelledByStornoEventObject string
 
-// EinvoiceCancelledByStornoEventType defines model for EinvoiceCancelledByStornoEvent.Type.
+// EinvoiceCancelledByStornoEventType The event's type, einvoice.cancelled_by_storno (also in the Service-Event-Type header).
 type EinvoiceCancelledByStornoEventType string
 
 // EinvoiceCorrectedEvent The body of the einvoice.corrected webhook, and the event as GET /v1/events returns it. A correction of the e-invoice was submitted: the original is corrected.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.corrected"}
 type EinvoiceCorrectedEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The einvoice the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
 		Object EInvoice `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment EinvoiceCorrectedEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                       `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object EinvoiceCorrectedEventObject `json:"object"`
-	Type   EinvoiceCorrectedEventType   `json:"type"`
+
+	// Type The event's type, einvoice.corrected (also in the Service-Event-Type header).
+	Type EinvoiceCorrectedEventType `json:"type"`
 }
 
-// EinvoiceCorrectedEventEnvironment defines model for EinvoiceCorrectedEvent.Environment.
+// EinvoiceCorrectedEventEnvironment The environment of the company (and of the endpoint).
 type EinvoiceCorrectedEventEnvironment string
 
-// EinvoiceCorrectedEventObject defines model for EinvoiceCorrectedEvent.Object.
+// EinvoiceCorrectedEventObject Always event.
 type EinvoiceCorrectedEventObject string
 
-// EinvoiceCorrectedEventType defines model for EinvoiceCorrectedEvent.Type.
+// EinvoiceCorrectedEventType The event's type, einvoice.corrected (also in the Service-Event-Type header).
 type EinvoiceCorrectedEventType string
 
 // EinvoiceFailedEvent The body of the einvoice.failed webhook, and the event as GET /v1/events returns it. The e-invoice failed for good (terminal error); see problems.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.failed"}
 type EinvoiceFailedEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The einvoice the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
 		Object EInvoice `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment EinvoiceFailedEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                    `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object EinvoiceFailedEventObject `json:"object"`
-	Type   EinvoiceFailedEventType   `json:"type"`
+
+	// Type The event's type, einvoice.failed (also in the Service-Event-Type header).
+	Type EinvoiceFailedEventType `json:"type"`
 }
 
-// EinvoiceFailedEventEnvironment defines model for EinvoiceFailedEvent.Environment.
+// EinvoiceFailedEventEnvironment The environment of the company (and of the endpoint).
 type EinvoiceFailedEventEnvironment string
 
-// EinvoiceFailedEventObject defines model for EinvoiceFailedEvent.Object.
+// EinvoiceFailedEventObject Always event.
 type EinvoiceFailedEventObject string
 
-// EinvoiceFailedEventType defines model for EinvoiceFailedEvent.Type.
+// EinvoiceFailedEventType The event's type, einvoice.failed (also in the Service-Event-Type header).
 type EinvoiceFailedEventType string
 
 // EinvoiceHeldEvent The body of the einvoice.held webhook, and the event as GET /v1/events returns it. The tax authority is unavailable: the e-invoice is held and will be resubmitted within the legal window.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.held"}
 type EinvoiceHeldEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The einvoice the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
 		Object EInvoice `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment EinvoiceHeldEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                  `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object EinvoiceHeldEventObject `json:"object"`
-	Type   EinvoiceHeldEventType   `json:"type"`
+
+	// Type The event's type, einvoice.held (also in the Service-Event-Type header).
+	Type EinvoiceHeldEventType `json:"type"`
 }
 
-// EinvoiceHeldEventEnvironment defines model for EinvoiceHeldEvent.Environment.
+// EinvoiceHeldEventEnvironment The environment of the company (and of the endpoint).
 type EinvoiceHeldEventEnvironment string
 
-// EinvoiceHeldEventObject defines model for EinvoiceHeldEvent.Object.
+// EinvoiceHeldEventObject Always event.
 type EinvoiceHeldEventObject string
 
-// EinvoiceHeldEventType defines model for EinvoiceHeldEvent.Type.
+// EinvoiceHeldEventType The event's type, einvoice.held (also in the Service-Event-Type header).
 type EinvoiceHeldEventType string
 
 // EinvoiceRejectedEvent The body of the einvoice.rejected webhook, and the event as GET /v1/events returns it. The buyer rejected the e-invoice, with a reason (in problems).
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.rejected"}
 type EinvoiceRejectedEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The einvoice the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
 		Object EInvoice `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment EinvoiceRejectedEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                      `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object EinvoiceRejectedEventObject `json:"object"`
-	Type   EinvoiceRejectedEventType   `json:"type"`
+
+	// Type The event's type, einvoice.rejected (also in the Service-Event-Type header).
+	Type EinvoiceRejectedEventType `json:"type"`
 }
 
-// EinvoiceRejectedEventEnvironment defines model for EinvoiceRejectedEvent.Environment.
+// EinvoiceRejectedEventEnvironment The environment of the company (and of the endpoint).
 type EinvoiceRejectedEventEnvironment string
 
-// EinvoiceRejectedEventObject defines model for EinvoiceRejectedEvent.Object.
+// EinvoiceRejectedEventObject Always event.
 type EinvoiceRejectedEventObject string
 
-// EinvoiceRejectedEventType defines model for EinvoiceRejectedEvent.Type.
+// EinvoiceRejectedEventType The event's type, einvoice.rejected (also in the Service-Event-Type header).
 type EinvoiceRejectedEventType string
 
 // EinvoiceSignatureRequiredEvent The body of the einvoice.signature_required webhook, and the event as GET /v1/events returns it. A signing request for the e-invoice waits for the company's signing agent (issued, or issued again).
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.signature_required"}
 type EinvoiceSignatureRequiredEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The einvoice the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
 		Object EInvoice `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment EinvoiceSignatureRequiredEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                               `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object EinvoiceSignatureRequiredEventObject `json:"object"`
-	Type   EinvoiceSignatureRequiredEventType   `json:"type"`
+
+	// Type The event's type, einvoice.signature_required (also in the Service-Event-Type header).
+	Type EinvoiceSignatureRequiredEventType `json:"type"`
 }
 
-// EinvoiceSignatureRequiredEventEnvironment defines model for EinvoiceSignatureRequiredEvent.Environment.
+// EinvoiceSignatureRequiredEventEnvironment The environment of the company (and of the endpoint).
 type EinvoiceSignatureRequiredEventEnvironment string
 
-// EinvoiceSignatureRequiredEventObject defines model for EinvoiceSignatureRequiredEvent.Object.
+// EinvoiceSignatureRequiredEventObject Always event.
 type EinvoiceSignatureRequiredEventObject string
 
-// EinvoiceSignatureRequiredEventType defines model for EinvoiceSignatureRequiredEvent.Type.
+// EinvoiceSignatureRequiredEventType The event's type, einvoice.signature_required (also in the Service-Event-Type header).
 type EinvoiceSignatureRequiredEventType string
 
 // EinvoiceSubmittedEvent The body of the einvoice.submitted webhook, and the event as GET /v1/events returns it. The tax authority assigned an EUID: the e-invoice is delivered.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.submitted"}
 type EinvoiceSubmittedEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The einvoice the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
 		Object EInvoice `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment EinvoiceSubmittedEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                       `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object EinvoiceSubmittedEventObject `json:"object"`
-	Type   EinvoiceSubmittedEventType   `json:"type"`
+
+	// Type The event's type, einvoice.submitted (also in the Service-Event-Type header).
+	Type EinvoiceSubmittedEventType `json:"type"`
 }
 
-// EinvoiceSubmittedEventEnvironment defines model for EinvoiceSubmittedEvent.Environment.
+// EinvoiceSubmittedEventEnvironment The environment of the company (and of the endpoint).
 type EinvoiceSubmittedEventEnvironment string
 
-// EinvoiceSubmittedEventObject defines model for EinvoiceSubmittedEvent.Object.
+// EinvoiceSubmittedEventObject Always event.
 type EinvoiceSubmittedEventObject string
 
-// EinvoiceSubmittedEventType defines model for EinvoiceSubmittedEvent.Type.
+// EinvoiceSubmittedEventType The event's type, einvoice.submitted (also in the Service-Event-Type header).
 type EinvoiceSubmittedEventType string
 
 // EinvoiceValidatedFailedEvent The body of the einvoice.validated_failed webhook, and the event as GET /v1/events returns it. Issuance or validation failed the tax authority rules: the e-invoice is invalid, see its problems.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.validated_failed"}
 type EinvoiceValidatedFailedEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The einvoice the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
 		Object EInvoice `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment EinvoiceValidatedFailedEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                             `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object EinvoiceValidatedFailedEventObject `json:"object"`
-	Type   EinvoiceValidatedFailedEventType   `json:"type"`
+
+	// Type The event's type, einvoice.validated_failed (also in the Service-Event-Type header).
+	Type EinvoiceValidatedFailedEventType `json:"type"`
 }
 
-// EinvoiceValidatedFailedEventEnvironment defines model for EinvoiceValidatedFailedEvent.Environment.
+// EinvoiceValidatedFailedEventEnvironment The environment of the company (and of the endpoint).
 type EinvoiceValidatedFailedEventEnvironment string
 
-// EinvoiceValidatedFailedEventObject defines model for EinvoiceValidatedFailedEvent.Object.
+// EinvoiceValidatedFailedEventObject Always event.
 type EinvoiceValidatedFailedEventObject string
 
-// EinvoiceValidatedFailedEventType defines model for EinvoiceValidatedFailedEvent.Type.
+// EinvoiceValidatedFailedEventType The event's type, einvoice.validated_failed (also in the Service-Event-Type header).
 type EinvoiceValidatedFailedEventType string
 
 // EnvironmentState defines model for EnvironmentState.
@@ -3099,38 +3821,64 @@ type EnvironmentState struct {
 
 // Environments defines model for Environments.
 type Environments struct {
+	// Production The company at UJP itself.
 	Production EnvironmentState `json:"production"`
-	Sandbox    EnvironmentState `json:"sandbox"`
+
+	// Sandbox The company in the sandbox (UJP's simulator).
+	Sandbox EnvironmentState `json:"sandbox"`
 }
 
-// Event defines model for Event.
+// Event Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.submitted"}
 type Event struct {
-	CompanyId string    `json:"companyId"`
+	// CompanyId The company the event is about (cmp_…).
+	//
+	// Examples: cmp_01jv8k2n3p4q5r6s7t8v9w0xyz
+	CompanyId string `json:"companyId"`
+
+	// CreatedAt When the event happened.
+	//
+	// Examples: 2026-05-04T09:15:02Z
 	CreatedAt time.Time `json:"createdAt"`
 
 	// Data {object}: the resource the event is about, as GET returns it right after the change.
-	Data        interface{}      `json:"data"`
+	Data interface{} `json:"data"`
+
+	// Environment The environment of the company the event is about.
+	//
+	// Examples: sandbox
 	Environment EventEnvironment `json:"environment"`
 
 	// Id Prefix evt_.
-	Id     string      `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
+	//
+	// Examples: event
 	Object EventObject `json:"object"`
 
 	// Type See GET /v1/event-types.
 	Type string `json:"type"`
 }
 
-// EventEnvironment defines model for Event.Environment.
+// EventEnvironment The environment of the company the event is about.
+//
+// Examples: sandbox
 type EventEnvironment string
 
-// EventObject defines model for Event.Object.
+// EventObject Always event.
+//
+// Examples: event
 type EventObject string
 
 // EventKind defines model for EventKind.
 type EventKind struct {
 	// Description When the event is sent.
-	Description string          `json:"description"`
-	Object      EventKindObject `json:"object"`
+	Description string `json:"description"`
+
+	// Object Always event_type.
+	//
+	// Examples: event_type
+	Object EventKindObject `json:"object"`
 
 	// Resource What data.object is: the resource as GET returns it right after the change.
 	Resource EventKindResource `json:"resource"`
@@ -3139,13 +3887,15 @@ type EventKind struct {
 	Type string `json:"type"`
 }
 
-// EventKindObject defines model for EventKind.Object.
+// EventKindObject Always event_type.
+//
+// Examples: event_type
 type EventKindObject string
 
 // EventKindResource What data.object is: the resource as GET returns it right after the change.
 type EventKindResource string
 
-// EventPage defines model for EventPage.
+// EventPage Examples: {"data":[{"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.submitted"}],"hasMore":false,"nextCursor":"eyJ2IjoxLCJhIjoiZWludl8wMWp2OGsybjNwNHE1cjZzN3Q4djl3MHh5eiJ9"}
 type EventPage struct {
 	// Data List mode: newest first. Feed mode (after): oldest first, in feed order.
 	Data *[]Event `json:"data"`
@@ -3159,156 +3909,250 @@ type EventPage struct {
 
 // FieldError defines model for FieldError.
 type FieldError struct {
+	// Codebook The code list the value was checked against, when the rule is one (GET /v1/codebooks/{codebook} lists its values; companies is UJP's registry).
+	//
+	// Examples: tax-indicators
 	Codebook *string `json:"codebook,omitempty"`
-	Message  string  `json:"message"`
-	Path     string  `json:"path"`
+
+	// Message What is wrong with it, in words.
+	//
+	// Examples: "DDV-X" is not a tax indicator (allowed values: GET /v1/codebooks/tax-indicators)
+	Message string `json:"message"`
+
+	// Path The request field at fault, with dots and brackets as you would write it (lines[0].taxIndicator); query.X and header.X for parameters; empty for the body as a whole (malformed JSON).
+	//
+	// Examples: lines[0].taxIndicator
+	Path string `json:"path"`
 }
 
 // InboxAcceptedEvent The body of the inbox.accepted webhook, and the event as GET /v1/events returns it. The company's acceptance of the incoming e-invoice reached UJP.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"inbox.accepted"}
 type InboxAcceptedEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The inbox document the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}
 		Object InboxDocument `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment InboxAcceptedEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                   `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object InboxAcceptedEventObject `json:"object"`
-	Type   InboxAcceptedEventType   `json:"type"`
+
+	// Type The event's type, inbox.accepted (also in the Service-Event-Type header).
+	Type InboxAcceptedEventType `json:"type"`
 }
 
-// InboxAcceptedEventEnvironment defines model for InboxAcceptedEvent.Environment.
+// InboxAcceptedEventEnvironment The environment of the company (and of the endpoint).
 type InboxAcceptedEventEnvironment string
 
-// InboxAcceptedEventObject defines model for InboxAcceptedEvent.Object.
+// InboxAcceptedEventObject Always event.
 type InboxAcceptedEventObject string
 
-// InboxAcceptedEventType defines model for InboxAcceptedEvent.Type.
+// InboxAcceptedEventType The event's type, inbox.accepted (also in the Service-Event-Type header).
 type InboxAcceptedEventType string
 
 // InboxAddress defines model for InboxAddress.
 type InboxAddress struct {
-	City       string `json:"city"`
-	Number     string `json:"number"`
+	// City City.
+	//
+	// Examples: Тетово
+	City string `json:"city"`
+
+	// Number House number.
+	//
+	// Examples: 5
+	Number string `json:"number"`
+
+	// PostalCode Postal code.
+	//
+	// Examples: 1200
 	PostalCode string `json:"postalCode"`
-	Street     string `json:"street"`
+
+	// Street Street name.
+	//
+	// Examples: ул. Илинденска
+	Street string `json:"street"`
 }
 
 // InboxAutoAcceptedEvent The body of the inbox.auto_accepted webhook, and the event as GET /v1/events returns it. The incoming e-invoice's deadline passed without a decision: auto-accepted.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"inbox.auto_accepted"}
 type InboxAutoAcceptedEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The inbox document the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}
 		Object InboxDocument `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment InboxAutoAcceptedEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                       `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object InboxAutoAcceptedEventObject `json:"object"`
-	Type   InboxAutoAcceptedEventType   `json:"type"`
+
+	// Type The event's type, inbox.auto_accepted (also in the Service-Event-Type header).
+	Type InboxAutoAcceptedEventType `json:"type"`
 }
 
-// InboxAutoAcceptedEventEnvironment defines model for InboxAutoAcceptedEvent.Environment.
+// InboxAutoAcceptedEventEnvironment The environment of the company (and of the endpoint).
 type InboxAutoAcceptedEventEnvironment string
 
-// InboxAutoAcceptedEventObject defines model for InboxAutoAcceptedEvent.Object.
+// InboxAutoAcceptedEventObject Always event.
 type InboxAutoAcceptedEventObject string
 
-// InboxAutoAcceptedEventType defines model for InboxAutoAcceptedEvent.Type.
+// InboxAutoAcceptedEventType The event's type, inbox.auto_accepted (also in the Service-Event-Type header).
 type InboxAutoAcceptedEventType string
 
 // InboxCancelledByStornoEvent The body of the inbox.cancelled_by_storno webhook, and the event as GET /v1/events returns it. The seller cancelled the incoming e-invoice with a storno.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"inbox.cancelled_by_storno"}
 type InboxCancelledByStornoEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The inbox document the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}
 		Object InboxDocument `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment InboxCancelledByStornoEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                            `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object InboxCancelledByStornoEventObject `json:"object"`
-	Type   InboxCancelledByStornoEventType   `json:"type"`
+
+	// Type The event's type, inbox.cancelled_by_storno (also in the Service-Event-Type header).
+	Type InboxCancelledByStornoEventType `json:"type"`
 }
 
-// InboxCancelledByStornoEventEnvironment defines model for InboxCancelledByStornoEvent.Environment.
+// InboxCancelledByStornoEventEnvironment The environment of the company (and of the endpoint).
 type InboxCancelledByStornoEventEnvironment string
 
-// InboxCancelledByStornoEventObject defines model for InboxCancelledByStornoEvent.Object.
+// InboxCancelledByStornoEventObject Always event.
 type InboxCancelledByStornoEventObject string
 
-// InboxCancelledByStornoEventType defines model for InboxCancelledByStornoEvent.Type.
+// InboxCancelledByStornoEventType The event's type, inbox.cancelled_by_storno (also in the Service-Event-Type header).
 type InboxCancelledByStornoEventType string
 
 // InboxCorrectedEvent The body of the inbox.corrected webhook, and the event as GET /v1/events returns it. The seller corrected the incoming e-invoice.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"inbox.corrected"}
 type InboxCorrectedEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The inbox document the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}
 		Object InboxDocument `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment InboxCorrectedEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                    `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object InboxCorrectedEventObject `json:"object"`
-	Type   InboxCorrectedEventType   `json:"type"`
+
+	// Type The event's type, inbox.corrected (also in the Service-Event-Type header).
+	Type InboxCorrectedEventType `json:"type"`
 }
 
-// InboxCorrectedEventEnvironment defines model for InboxCorrectedEvent.Environment.
+// InboxCorrectedEventEnvironment The environment of the company (and of the endpoint).
 type InboxCorrectedEventEnvironment string
 
-// InboxCorrectedEventObject defines model for InboxCorrectedEvent.Object.
+// InboxCorrectedEventObject Always event.
 type InboxCorrectedEventObject string
 
-// InboxCorrectedEventType defines model for InboxCorrectedEvent.Type.
+// InboxCorrectedEventType The event's type, inbox.corrected (also in the Service-Event-Type header).
 type InboxCorrectedEventType string
 
 // InboxDeadlineApproachingEvent The body of the inbox.deadline_approaching webhook, and the event as GET /v1/events returns it. 5, 2 or 1 days are left before the incoming e-invoice's decision deadline.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"inbox.deadline_approaching"}
 type InboxDeadlineApproachingEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The inbox document the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}
 		Object InboxDocument `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment InboxDeadlineApproachingEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                              `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object InboxDeadlineApproachingEventObject `json:"object"`
-	Type   InboxDeadlineApproachingEventType   `json:"type"`
+
+	// Type The event's type, inbox.deadline_approaching (also in the Service-Event-Type header).
+	Type InboxDeadlineApproachingEventType `json:"type"`
 }
 
-// InboxDeadlineApproachingEventEnvironment defines model for InboxDeadlineApproachingEvent.Environment.
+// InboxDeadlineApproachingEventEnvironment The environment of the company (and of the endpoint).
 type InboxDeadlineApproachingEventEnvironment string
 
-// InboxDeadlineApproachingEventObject defines model for InboxDeadlineApproachingEvent.Object.
+// InboxDeadlineApproachingEventObject Always event.
 type InboxDeadlineApproachingEventObject string
 
-// InboxDeadlineApproachingEventType defines model for InboxDeadlineApproachingEvent.Type.
+// InboxDeadlineApproachingEventType The event's type, inbox.deadline_approaching (also in the Service-Event-Type header).
 type InboxDeadlineApproachingEventType string
 
 // InboxDecision defines model for InboxDecision.
 type InboxDecision struct {
+	// Comment The comment sent with the decision.
+	//
+	// Examples: Погрешна цена
 	Comment *string `json:"comment"`
 
 	// DecidedAt When the decision took effect: UJP's time when it reports one, else when the service learnt it; for an auto-acceptance the service records itself, the end of decideBy. null until decided.
@@ -3321,45 +4165,67 @@ type InboxDecision struct {
 	Requested *InboxDecisionRequested `json:"requested"`
 
 	// SigningRequestId The signing request the decision on its way waits on.
-	SigningRequestId *string            `json:"signingRequestId"`
-	State            InboxDecisionState `json:"state"`
+	SigningRequestId *string `json:"signingRequestId"`
+
+	// State pending: not decided yet; accepted or rejected: by your company; auto_accepted: by UJP, when decideBy passed without a decision.
+	//
+	// Examples: pending
+	State InboxDecisionState `json:"state"`
 }
 
 // InboxDecisionRequested A decision on its way: waiting for its signature, or for UJP. null when none.
 type InboxDecisionRequested string
 
-// InboxDecisionState defines model for InboxDecision.State.
+// InboxDecisionState pending: not decided yet; accepted or rejected: by your company; auto_accepted: by UJP, when decideBy passed without a decision.
+//
+// Examples: pending
 type InboxDecisionState string
 
 // InboxDecisionFailedEvent The body of the inbox.decision_failed webhook, and the event as GET /v1/events returns it. A decision on the incoming e-invoice did not reach UJP (refused, not signed in time, or too late); see its problems.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"inbox.decision_failed"}
 type InboxDecisionFailedEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The inbox document the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}
 		Object InboxDocument `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment InboxDecisionFailedEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                         `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object InboxDecisionFailedEventObject `json:"object"`
-	Type   InboxDecisionFailedEventType   `json:"type"`
+
+	// Type The event's type, inbox.decision_failed (also in the Service-Event-Type header).
+	Type InboxDecisionFailedEventType `json:"type"`
 }
 
-// InboxDecisionFailedEventEnvironment defines model for InboxDecisionFailedEvent.Environment.
+// InboxDecisionFailedEventEnvironment The environment of the company (and of the endpoint).
 type InboxDecisionFailedEventEnvironment string
 
-// InboxDecisionFailedEventObject defines model for InboxDecisionFailedEvent.Object.
+// InboxDecisionFailedEventObject Always event.
 type InboxDecisionFailedEventObject string
 
-// InboxDecisionFailedEventType defines model for InboxDecisionFailedEvent.Type.
+// InboxDecisionFailedEventType The event's type, inbox.decision_failed (also in the Service-Event-Type header).
 type InboxDecisionFailedEventType string
 
-// InboxDocument defines model for InboxDocument.
+// InboxDocument Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}
 type InboxDocument struct {
+	// CompanyId The buying company, yours (cmp_…).
+	//
+	// Examples: cmp_01jv8k2n3p4q5r6s7t8v9w0xyz
 	CompanyId string `json:"companyId"`
 
 	// DaysLeft Days from today (Europe/Skopje, when the response is made) to decideBy: 0 on decideBy, negative after it.
@@ -3367,7 +4233,9 @@ type InboxDocument struct {
 
 	// DecideBy The last day to decide (inclusive, Europe/Skopje): the 10th of the month after transactionDate, never moved for weekends or holidays.
 	DecideBy openapi_types.Date `json:"decideBy"`
-	Decision InboxDecision      `json:"decision"`
+
+	// Decision Your company's decision on the document: accept (POST …/accept) or reject (POST …/reject) by decideBy, or UJP accepts it for you.
+	Decision InboxDecision `json:"decision"`
 
 	// DocumentType UJP document-types code (100 invoice, …).
 	DocumentType string `json:"documentType"`
@@ -3376,15 +4244,25 @@ type InboxDocument struct {
 	Euid string `json:"euid"`
 
 	// Id Prefix inbd_.
-	Id        string             `json:"id"`
+	Id string `json:"id"`
+
+	// IssueDate The seller's issue date (docDate).
+	//
+	// Examples: 2026-05-04
 	IssueDate openapi_types.Date `json:"issueDate"`
 
 	// Kind From the seller's docStorno: a storno voids and a correction replaces the document originalEuid names.
-	Kind  InboxDocumentKind `json:"kind"`
-	Links InboxLinks        `json:"links"`
+	Kind InboxDocumentKind `json:"kind"`
+
+	// Links Relative paths of the document's contents.
+	Links InboxLinks `json:"links"`
 
 	// Number The seller's document number.
-	Number string              `json:"number"`
+	Number string `json:"number"`
+
+	// Object Always inbox_document.
+	//
+	// Examples: inbox_document
 	Object InboxDocumentObject `json:"object"`
 
 	// OriginalEuid The EUID a storno or correction refers to (its SYS reference); null for an invoice.
@@ -3394,163 +4272,286 @@ type InboxDocument struct {
 	Problems interface{} `json:"problems"`
 
 	// ReceivedAt When the service found the document at UJP.
-	ReceivedAt time.Time   `json:"receivedAt"`
-	Seller     InboxSeller `json:"seller"`
+	ReceivedAt time.Time `json:"receivedAt"`
+
+	// Seller The seller as its document states it.
+	Seller InboxSeller `json:"seller"`
 
 	// Totals net (after discounts), vat, gross, in the document currency, as the seller's document states them.
 	Totals Totals `json:"totals"`
 
 	// TransactionDate docTurnoverDate (docDate when the seller left it empty); decideBy follows from it.
 	TransactionDate openapi_types.Date `json:"transactionDate"`
-	UjpStatus       UJPStatus          `json:"ujpStatus"`
-	UpdatedAt       time.Time          `json:"updatedAt"`
+
+	// UjpStatus The document's status at UJP.
+	UjpStatus UJPStatus `json:"ujpStatus"`
+
+	// UpdatedAt When anything of the document last changed.
+	//
+	// Examples: 2026-05-04T09:20:00Z
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // InboxDocumentKind From the seller's docStorno: a storno voids and a correction replaces the document originalEuid names.
 type InboxDocumentKind string
 
-// InboxDocumentObject defines model for InboxDocument.Object.
+// InboxDocumentObject Always inbox_document.
+//
+// Examples: inbox_document
 type InboxDocumentObject string
 
 // InboxLinks defines model for InboxLinks.
 type InboxLinks struct {
+	// Payload GET this path for UJP's document JSON, unmodified.
+	//
+	// Examples: /v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload
 	Payload string `json:"payload"`
-	Pdf     string `json:"pdf"`
+
+	// Pdf GET this path for UJP's PDF of the document.
+	//
+	// Examples: /v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf
+	Pdf string `json:"pdf"`
 }
 
 // InboxReceivedEvent The body of the inbox.received webhook, and the event as GET /v1/events returns it. A new incoming e-invoice arrived in the inbox.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"inbox.received"}
 type InboxReceivedEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The inbox document the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}
 		Object InboxDocument `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment InboxReceivedEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                   `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object InboxReceivedEventObject `json:"object"`
-	Type   InboxReceivedEventType   `json:"type"`
+
+	// Type The event's type, inbox.received (also in the Service-Event-Type header).
+	Type InboxReceivedEventType `json:"type"`
 }
 
-// InboxReceivedEventEnvironment defines model for InboxReceivedEvent.Environment.
+// InboxReceivedEventEnvironment The environment of the company (and of the endpoint).
 type InboxReceivedEventEnvironment string
 
-// InboxReceivedEventObject defines model for InboxReceivedEvent.Object.
+// InboxReceivedEventObject Always event.
 type InboxReceivedEventObject string
 
-// InboxReceivedEventType defines model for InboxReceivedEvent.Type.
+// InboxReceivedEventType The event's type, inbox.received (also in the Service-Event-Type header).
 type InboxReceivedEventType string
 
 // InboxRejectedEvent The body of the inbox.rejected webhook, and the event as GET /v1/events returns it. The company's rejection of the incoming e-invoice reached UJP.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"inbox.rejected"}
 type InboxRejectedEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The inbox document the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}
 		Object InboxDocument `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment InboxRejectedEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                   `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object InboxRejectedEventObject `json:"object"`
-	Type   InboxRejectedEventType   `json:"type"`
+
+	// Type The event's type, inbox.rejected (also in the Service-Event-Type header).
+	Type InboxRejectedEventType `json:"type"`
 }
 
-// InboxRejectedEventEnvironment defines model for InboxRejectedEvent.Environment.
+// InboxRejectedEventEnvironment The environment of the company (and of the endpoint).
 type InboxRejectedEventEnvironment string
 
-// InboxRejectedEventObject defines model for InboxRejectedEvent.Object.
+// InboxRejectedEventObject Always event.
 type InboxRejectedEventObject string
 
-// InboxRejectedEventType defines model for InboxRejectedEvent.Type.
+// InboxRejectedEventType The event's type, inbox.rejected (also in the Service-Event-Type header).
 type InboxRejectedEventType string
 
 // InboxSeller defines model for InboxSeller.
 type InboxSeller struct {
+	// Address The seller's address.
 	Address InboxAddress `json:"address"`
-	Contact *string      `json:"contact"`
+
+	// Contact The seller's contact person or phone.
+	//
+	// Examples: Петар Петровски
+	Contact *string `json:"contact"`
 
 	// Country Countries codebook code (MK).
-	Country        string  `json:"country"`
-	Email          *string `json:"email"`
-	Name           string  `json:"name"`
+	Country string `json:"country"`
+
+	// Email The seller's e-mail address.
+	//
+	// Examples: faktura@example.mk
+	Email *string `json:"email"`
+
+	// Name The seller's name.
+	//
+	// Examples: Тест Добавувач ДООЕЛ Тетово
+	Name string `json:"name"`
+
+	// SubsidiaryCode The seller's branch code, if the document names one.
+	//
+	// Examples: 01
 	SubsidiaryCode *string `json:"subsidiaryCode"`
+
+	// SubsidiaryName The seller's branch name.
+	//
+	// Examples: Магацин Тетово
 	SubsidiaryName *string `json:"subsidiaryName"`
-	TaxNumber      string  `json:"taxNumber"`
-	VatNumber      *string `json:"vatNumber"`
+
+	// TaxNumber The seller's ЕДБ (13 digits), or its foreign tax number.
+	//
+	// Examples: 4030000000044
+	TaxNumber string `json:"taxNumber"`
+
+	// VatNumber The seller's VAT number; null when it is not a VAT payer.
+	//
+	// Examples: МК4030000000044
+	VatNumber *string `json:"vatNumber"`
 }
 
 // InboxSignatureRequiredEvent The body of the inbox.signature_required webhook, and the event as GET /v1/events returns it. A decision on the incoming e-invoice waits for the company's signing agent.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"inbox.signature_required"}
 type InboxSignatureRequiredEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The inbox document the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}
 		Object InboxDocument `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment InboxSignatureRequiredEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                            `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object InboxSignatureRequiredEventObject `json:"object"`
-	Type   InboxSignatureRequiredEventType   `json:"type"`
+
+	// Type The event's type, inbox.signature_required (also in the Service-Event-Type header).
+	Type InboxSignatureRequiredEventType `json:"type"`
 }
 
-// InboxSignatureRequiredEventEnvironment defines model for InboxSignatureRequiredEvent.Environment.
+// InboxSignatureRequiredEventEnvironment The environment of the company (and of the endpoint).
 type InboxSignatureRequiredEventEnvironment string
 
-// InboxSignatureRequiredEventObject defines model for InboxSignatureRequiredEvent.Object.
+// InboxSignatureRequiredEventObject Always event.
 type InboxSignatureRequiredEventObject string
 
-// InboxSignatureRequiredEventType defines model for InboxSignatureRequiredEvent.Type.
+// InboxSignatureRequiredEventType The event's type, inbox.signature_required (also in the Service-Event-Type header).
 type InboxSignatureRequiredEventType string
 
-// InboxSimulation defines model for InboxSimulation.
+// InboxSimulation Examples: {"action":"seller_stornos","document":{"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:30:00Z","code":"07","name":"Сторнирана"},"updatedAt":"2026-05-04T09:20:00Z"},"object":"sandbox_simulation","stornoEuid":"019b8e22-61a0-7c3e-8d2b-4f6a8c0e1d3b"}
 type InboxSimulation struct {
+	// Action The transition asked for.
+	//
+	// Examples: seller_stornos
 	Action string `json:"action"`
 
 	// Document The document as it is now; the move arrives with the next read of UJP's purchase side.
-	Document InboxDocument         `json:"document"`
-	Object   InboxSimulationObject `json:"object"`
+	//
+	// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}
+	Document InboxDocument `json:"document"`
+
+	// Object Always sandbox_simulation.
+	//
+	// Examples: sandbox_simulation
+	Object InboxSimulationObject `json:"object"`
 
 	// StornoEuid seller_stornos: the storno's EUID; it arrives in the inbox as a document of kind storno, and UJP voids the original (07) once the company accepts it.
 	StornoEuid *string `json:"stornoEuid"`
 }
 
-// InboxSimulationObject defines model for InboxSimulation.Object.
+// InboxSimulationObject Always sandbox_simulation.
+//
+// Examples: sandbox_simulation
 type InboxSimulationObject string
 
 // Line defines model for Line.
 type Line struct {
-	Description     string `json:"description"`
-	DomesticProduct *bool  `json:"domesticProduct,omitempty"`
+	// Description What is supplied. Required.
+	//
+	// Examples: Консултантски услуги
+	Description string `json:"description"`
+
+	// DomesticProduct Whether the goods are made in North Macedonia. Accepted and kept, not sent to UJP (its codebook gives the field no values).
+	//
+	// Examples: true
+	DomesticProduct *bool `json:"domesticProduct,omitempty"`
 
 	// Quantity A decimal number (digits, optionally a point and decimals; no exponent or plus sign), greater than zero, at most 4 decimals.
-	Quantity     string  `json:"quantity"`
-	Sku          *string `json:"sku,omitempty"`
-	TaxIndicator string  `json:"taxIndicator"`
-	Unit         *string `json:"unit,omitempty"`
+	//
+	// Examples: 3
+	Quantity string `json:"quantity"`
 
-	// UnitDiscount Per unit, at most the unit price; at most 4 decimals.
+	// Sku Your article code (SKU), if you have one.
+	//
+	// Examples: CONS-01
+	Sku *string `json:"sku,omitempty"`
+
+	// TaxIndicator How the line is taxed: a tax-indicators code (GET /v1/codebooks/tax-indicators) allowed with vatPercent; DDV-A for a supply at the standard 18%.
+	//
+	// Examples: DDV-A
+	TaxIndicator string `json:"taxIndicator"`
+
+	// Unit The unit of measure as printed on the invoice: free text, not a code list.
+	//
+	// Examples: час
+	Unit *string `json:"unit,omitempty"`
+
+	// UnitDiscount A discount per unit, a decimal string of at most 4 decimals, at most the unit price; 0 when left out.
+	//
+	// Examples: 100
 	UnitDiscount *string `json:"unitDiscount,omitempty"`
 
-	// UnitPrice Without VAT; at most 4 decimals.
+	// UnitPrice The price of one unit without VAT, a decimal string, at most 4 decimals.
+	//
+	// Examples: 1000
 	UnitPrice string `json:"unitPrice"`
 
-	// VatPercent The rate of a tax group: 18, 10, 5 or 0.
+	// VatPercent The VAT rate in percent: 18, 10, 5 or 0. It picks the tax group (GET /v1/codebooks/tax-groups), which must be one the taxIndicator allows.
+	//
+	// Examples: 18
 	VatPercent string `json:"vatPercent"`
 }
 
-// PageCompany defines model for PageCompany.
+// PageCompany Examples: {"data":[{"address":{"city":"Скопје","number":"1","street":"бул. Партизански одреди","zip":"1000"},"annualAccountFiledFor":null,"createdAt":"2026-05-04T09:00:00Z","environments":{"production":{"enabled":false,"signerReady":false},"sandbox":{"enabled":true,"signerReady":true}},"externalRef":"crm-1042","id":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","name":"Тест Продавач ДООЕЛ Скопје","object":"company","problems":[],"signingMode":"bridge","status":"active","taxNumber":"4030000000001","vatNumber":"МК4030000000001"}],"nextCursor":null}
 type PageCompany struct {
 	// Data The items of this page, newest first.
 	Data *[]Company `json:"data"`
@@ -3559,7 +4560,7 @@ type PageCompany struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
-// PageEInvoice defines model for PageEInvoice.
+// PageEInvoice Examples: {"data":[{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}],"nextCursor":"eyJ2IjoxLCJhIjoiZWludl8wMWp2OGsybjNwNHE1cjZzN3Q4djl3MHh5eiJ9"}
 type PageEInvoice struct {
 	// Data The items of this page, newest first.
 	Data *[]EInvoice `json:"data"`
@@ -3568,7 +4569,7 @@ type PageEInvoice struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
-// PageEventKind defines model for PageEventKind.
+// PageEventKind Examples: {"data":[{"description":"Issuance or validation failed the tax authority rules: the e-invoice is invalid, see its problems.","object":"event_type","resource":"einvoice","type":"einvoice.validated_failed"},{"description":"A signing request for the e-invoice waits for the company's signing agent (issued, or issued again).","object":"event_type","resource":"einvoice","type":"einvoice.signature_required"},{"description":"The tax authority assigned an EUID: the e-invoice is delivered.","object":"event_type","resource":"einvoice","type":"einvoice.submitted"}],"nextCursor":null}
 type PageEventKind struct {
 	// Data The items of this page, newest first.
 	Data *[]EventKind `json:"data"`
@@ -3577,7 +4578,7 @@ type PageEventKind struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
-// PageInboxDocument defines model for PageInboxDocument.
+// PageInboxDocument Examples: {"data":[{"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","daysLeft":37,"decideBy":"2026-06-10","decision":{"comment":null,"decidedAt":null,"reasonCode":null,"requested":null,"signingRequestId":null,"state":"pending"},"documentType":"100","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","id":"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","links":{"payload":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload","pdf":"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf"},"number":"ТД-2026-0318","object":"inbox_document","originalEuid":null,"problems":[],"receivedAt":"2026-05-04T09:20:00Z","seller":{"address":{"city":"Тетово","number":"5","postalCode":"1200","street":"ул. Илинденска"},"contact":null,"country":"MK","email":null,"name":"Тест Добавувач ДООЕЛ Тетово","subsidiaryCode":null,"subsidiaryName":null,"taxNumber":"4030000000044","vatNumber":"МК4030000000044"},"totals":{"currency":"MKD","gross":"11800.00","net":"10000.00","vat":"1800.00"},"transactionDate":"2026-05-04","ujpStatus":{"at":"2026-05-04T09:20:00Z","code":"01","name":"Испратена (Нова)"},"updatedAt":"2026-05-04T09:20:00Z"}],"nextCursor":null}
 type PageInboxDocument struct {
 	// Data The items of this page, newest first.
 	Data *[]InboxDocument `json:"data"`
@@ -3586,7 +4587,7 @@ type PageInboxDocument struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
-// PageSigningRequest defines model for PageSigningRequest.
+// PageSigningRequest Examples: {"data":[{"claimedBy":null,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","expiresAt":"2026-05-04T09:25:00Z","id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","jws":null,"links":{"einvoice":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz"},"object":"signing_request","payload":"eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","protectedHeader":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19","purpose":"document","refusal":null,"replacedBy":null,"signingInput":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","state":"pending","summary":{"buyerName":"Тест Купувач ДОО Скопје","companyName":"Тест Продавач ДООЕЛ Скопје","currency":"MKD","documentNumber":"F-2026-0042","grossTotal":"5181.00","purpose":"issue e-invoice F-2026-0042","sellerName":null},"updatedAt":"2026-05-04T09:15:00Z"}],"nextCursor":null}
 type PageSigningRequest struct {
 	// Data The items of this page, newest first.
 	Data *[]SigningRequest `json:"data"`
@@ -3595,7 +4596,7 @@ type PageSigningRequest struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
-// PageWebhookDelivery defines model for PageWebhookDelivery.
+// PageWebhookDelivery Examples: {"data":[{"abandonedReason":null,"attempts":[{"at":"2026-05-04T09:15:04Z","durationMs":84,"error":null,"number":1,"responseBody":"{\"ok\":true}","statusClass":"2xx","statusCode":200,"succeeded":true,"trigger":"scheduled"}],"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","endpointId":"whe_01jv8k2n3p4q5r6s7t8v9w0xyz","eventId":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","eventType":"einvoice.submitted","id":"whd_01jv8k2n3p4q5r6s7t8v9w0xyz","nextAttemptAt":null,"object":"webhook_delivery","state":"succeeded","test":false,"updatedAt":"2026-05-04T09:15:04Z"}],"nextCursor":null}
 type PageWebhookDelivery struct {
 	// Data The items of this page, newest first.
 	Data *[]WebhookDelivery `json:"data"`
@@ -3604,7 +4605,7 @@ type PageWebhookDelivery struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
-// PageWebhookEndpoint defines model for PageWebhookEndpoint.
+// PageWebhookEndpoint Examples: {"data":[{"companyIds":[],"createdAt":"2026-05-04T09:00:00Z","description":"ERP — продажба","disabledAt":null,"disabledReason":null,"enabled":true,"environment":"sandbox","events":["einvoice.submitted","einvoice.rejected","inbox.received"],"failingSince":null,"id":"whe_01jv8k2n3p4q5r6s7t8v9w0xyz","lastFailureAt":null,"lastSuccessAt":"2026-05-04T09:15:04Z","object":"webhook_endpoint","previousSecretExpiresAt":null,"secret":null,"updatedAt":"2026-05-04T09:00:00Z","url":"https://erp.example.mk/hooks/denar"}],"nextCursor":null}
 type PageWebhookEndpoint struct {
 	// Data The items of this page, newest first.
 	Data *[]WebhookEndpoint `json:"data"`
@@ -3613,7 +4614,7 @@ type PageWebhookEndpoint struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
-// PairInputBody defines model for PairInputBody.
+// PairInputBody Examples: {"code":"K7QM4TXPR2","name":"Сметководство — лаптоп"}
 type PairInputBody struct {
 	// Code The pairing code, as typed (any case, dashes and spaces allowed).
 	Code string `json:"code"`
@@ -3622,63 +4623,139 @@ type PairInputBody struct {
 	Name string `json:"name"`
 }
 
-// PairingCode defines model for PairingCode.
+// PairingCode Examples: {"code":"K7QM4TXPR2","companyIds":[],"expiresAt":"2026-05-04T09:10:00Z","object":"agent_pairing_code"}
 type PairingCode struct {
 	// Code Enter in denar-agent pair --code. Single use. Shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown.
+	//
+	// Examples: K7QM4TXPR2
 	Code string `json:"code"`
 
 	// CompanyIds The companies the agent paired with this code may act for: the creating credential's allow-list. Empty: every company of the account in the environment.
-	CompanyIds *[]string         `json:"companyIds"`
-	ExpiresAt  time.Time         `json:"expiresAt"`
-	Object     PairingCodeObject `json:"object"`
+	CompanyIds *[]string `json:"companyIds"`
+
+	// ExpiresAt When the code stops working: 10 minutes after it was made.
+	//
+	// Examples: 2026-05-04T09:10:00Z
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Object Always agent_pairing_code.
+	//
+	// Examples: agent_pairing_code
+	Object PairingCodeObject `json:"object"`
 }
 
-// PairingCodeObject defines model for PairingCode.Object.
+// PairingCodeObject Always agent_pairing_code.
+//
+// Examples: agent_pairing_code
 type PairingCodeObject string
 
 // Party defines model for Party.
 type Party struct {
-	Address          PartyAddress `json:"address"`
-	Contact          *string      `json:"contact,omitempty"`
-	Country          *string      `json:"country,omitempty"`
-	Email            *string      `json:"email,omitempty"`
-	ForeignTaxNumber *string      `json:"foreignTaxNumber,omitempty"`
-	Name             string       `json:"name"`
-	SubsidiaryCode   *string      `json:"subsidiaryCode,omitempty"`
-	SubsidiaryName   *string      `json:"subsidiaryName,omitempty"`
+	// Address The party's address; each part may be null.
+	Address PartyAddress `json:"address"`
 
-	// TaxNumber For a party in MK (the default country), required: its ЕДБ, the bare 13 digits, the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong length or check digit is 422 validation_failed at this field (UJP E5011). Not checked for a party of another country.
-	TaxNumber string  `json:"taxNumber"`
+	// Contact A contact person or phone number.
+	//
+	// Examples: Марија Николовска, 02 3123 456
+	Contact *string `json:"contact,omitempty"`
+
+	// Country The party's country, a countries code (GET /v1/codebooks/countries). MK when left out.
+	//
+	// Examples: MK
+	Country *string `json:"country,omitempty"`
+
+	// Email The party's e-mail address.
+	//
+	// Examples: smetkovodstvo@example.mk
+	Email *string `json:"email,omitempty"`
+
+	// ForeignTaxNumber The tax number a party of another country has there (with country set to that country's code).
+	//
+	// Examples: DE123456789
+	ForeignTaxNumber *string `json:"foreignTaxNumber,omitempty"`
+
+	// Name The party's name. For a buyer in MK, exactly as UJP's registry has it (GET /v1/companies shows your own companies' registry names).
+	//
+	// Examples: Тест Купувач ДОО Скопје
+	Name string `json:"name"`
+
+	// SubsidiaryCode The code of the party's branch (подружница) the invoice is for, if any.
+	//
+	// Examples: 02
+	SubsidiaryCode *string `json:"subsidiaryCode,omitempty"`
+
+	// SubsidiaryName The name of that branch.
+	//
+	// Examples: Продавница Центар
+	SubsidiaryName *string `json:"subsidiaryName,omitempty"`
+
+	// TaxNumber For a party in MK (the default country), required: its ЕДБ, the bare 13 digits, the 13th the mod-11 check digit of the first 12 (docs/errors.md, Tax numbers); a wrong length or check digit is 422 validation_failed at this field (UJP E5011). A party of another country leaves it empty and gives foreignTaxNumber.
+	//
+	// Examples: 4030000000010
+	TaxNumber string `json:"taxNumber"`
+
+	// VatNumber The party's VAT number, as UJP's registry spells it (МК and the ЕДБ, the МК in Cyrillic). For the buyer, leave it out: the service takes it from UJP's registry (one given must be the registry's, else 422 at buyer.vatNumber).
+	//
+	// Examples: МК4030000000010
 	VatNumber *string `json:"vatNumber,omitempty"`
 }
 
 // PartyAddress defines model for PartyAddress.
 type PartyAddress struct {
-	City       *string `json:"city"`
-	Number     *string `json:"number"`
+	// City City.
+	//
+	// Examples: Скопје
+	City *string `json:"city"`
+
+	// Number House number.
+	//
+	// Examples: 2
+	Number *string `json:"number"`
+
+	// PostalCode Postal code.
+	//
+	// Examples: 1000
 	PostalCode *string `json:"postalCode"`
-	Street     *string `json:"street"`
+
+	// Street Street name.
+	//
+	// Examples: ул. Македонија
+	Street *string `json:"street"`
 }
 
-// PatchCompanyBody defines model for PatchCompanyBody.
+// PatchCompanyBody Examples: {"externalRef":"crm-1042","signingMode":"sdk"}
 type PatchCompanyBody struct {
-	// ExternalRef Absent leaves it; null or an empty string clears it.
-	ExternalRef *string                      `json:"externalRef,omitempty"`
+	// ExternalRef Your own identifier for the company, up to 200 characters. Absent leaves it; null or an empty string clears it.
+	ExternalRef *string `json:"externalRef,omitempty"`
+
+	// SigningMode bridge or sdk (see POST /v1/companies); absent leaves it.
+	//
+	// Examples: sdk
 	SigningMode *PatchCompanyBodySigningMode `json:"signingMode,omitempty"`
 }
 
-// PatchCompanyBodySigningMode defines model for PatchCompanyBody.SigningMode.
+// PatchCompanyBodySigningMode bridge or sdk (see POST /v1/companies); absent leaves it.
+//
+// Examples: sdk
 type PatchCompanyBodySigningMode string
 
-// PatchWebhookEndpointBody defines model for PatchWebhookEndpointBody.
+// PatchWebhookEndpointBody Examples: {"enabled":true,"events":["*"]}
 type PatchWebhookEndpointBody struct {
-	// CompanyIds Absent leaves it; null or [] makes the endpoint receive events of every company.
-	CompanyIds  *[]string `json:"companyIds,omitempty"`
-	Description *string   `json:"description,omitempty"`
+	// CompanyIds Only events of these companies. Absent leaves it; null or [] makes the endpoint receive events of every company.
+	CompanyIds *[]string `json:"companyIds,omitempty"`
+
+	// Description Your note about the endpoint; absent leaves it.
+	//
+	// Examples: ERP — продажба и набавка
+	Description *string `json:"description,omitempty"`
 
 	// Enabled true re-enables a disabled endpoint (its failure clock starts afresh; POST …/recover re-sends what it missed); false disables it and abandons what waits for it.
-	Enabled *bool     `json:"enabled,omitempty"`
-	Events  *[]string `json:"events,omitempty"`
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Events Event types to deliver (GET /v1/event-types), or ["*"] for all; absent leaves them.
+	//
+	// Examples: ["*"]
+	Events *[]string `json:"events,omitempty"`
 
 	// Url Checked like a new endpoint's URL.
 	Url *string `json:"url,omitempty"`
@@ -3686,47 +4763,105 @@ type PatchWebhookEndpointBody struct {
 
 // Payment defines model for Payment.
 type Payment struct {
-	Currency         string  `json:"currency"`
-	DueDate          *string `json:"dueDate,omitempty"`
-	DueDays          *int64  `json:"dueDays,omitempty"`
-	ExchangeRate     *string `json:"exchangeRate,omitempty"`
+	// Currency The document's currency: a currencies code (GET /v1/codebooks/currencies). Every amount of the document is in it.
+	//
+	// Examples: MKD
+	Currency string `json:"currency"`
+
+	// DueDate The payment due date, YYYY-MM-DD, not before issueDate.
+	//
+	// Examples: 2026-05-19
+	DueDate *string `json:"dueDate,omitempty"`
+
+	// DueDays Days the buyer has to pay, counted from issueDate (0 or more).
+	//
+	// Examples: 15
+	DueDays *int64 `json:"dueDays,omitempty"`
+
+	// ExchangeRate Denars per unit of currency, a decimal string; required for a currency other than MKD.
+	//
+	// Examples: 61.6950
+	ExchangeRate *string `json:"exchangeRate,omitempty"`
+
+	// ExchangeRateDate The date of exchangeRate, YYYY-MM-DD; required for a currency other than MKD.
+	//
+	// Examples: 2026-05-04
 	ExchangeRateDate *string `json:"exchangeRateDate,omitempty"`
-	Note             *string `json:"note,omitempty"`
-	Terms            *string `json:"terms,omitempty"`
-	TypeCode         string  `json:"typeCode"`
+
+	// Note A note about the payment.
+	//
+	// Examples: Повикувачки број 2026-0042
+	Note *string `json:"note,omitempty"`
+
+	// Terms Payment terms as printed on the invoice.
+	//
+	// Examples: Плаќање на трансакциска сметка 300-0000000123-45
+	Terms *string `json:"terms,omitempty"`
+
+	// TypeCode How the buyer pays: a payment-types code (GET /v1/codebooks/payment-types); P12 is a bank transfer.
+	//
+	// Examples: P12
+	TypeCode string `json:"typeCode"`
 }
 
-// RecoverBody defines model for RecoverBody.
+// RecoverBody Examples: {"since":"2026-05-03T00:00:00Z"}
 type RecoverBody struct {
 	// Since Re-queue the failed and abandoned deliveries created at or after this time (RFC 3339).
 	Since time.Time `json:"since"`
 }
 
-// Recovery defines model for Recovery.
+// Recovery Examples: {"endpointId":"whe_01jv8k2n3p4q5r6s7t8v9w0xyz","more":false,"object":"webhook_recovery","requeued":12,"since":"2026-05-03T00:00:00Z"}
 type Recovery struct {
+	// EndpointId The endpoint (whe_…).
+	//
+	// Examples: whe_01jv8k2n3p4q5r6s7t8v9w0xyz
 	EndpointId string `json:"endpointId"`
 
 	// More True when more remain than one call re-queues (1000): call again.
-	More   bool           `json:"more"`
+	More bool `json:"more"`
+
+	// Object Always webhook_recovery.
+	//
+	// Examples: webhook_recovery
 	Object RecoveryObject `json:"object"`
 
 	// Requeued Failed or abandoned deliveries made due now.
-	Requeued int64     `json:"requeued"`
-	Since    time.Time `json:"since"`
+	Requeued int64 `json:"requeued"`
+
+	// Since The since of the request.
+	//
+	// Examples: 2026-05-03T00:00:00Z
+	Since time.Time `json:"since"`
 }
 
-// RecoveryObject defines model for Recovery.Object.
+// RecoveryObject Always webhook_recovery.
+//
+// Examples: webhook_recovery
 type RecoveryObject string
 
 // Reference defines model for Reference.
 type Reference struct {
-	Date   *string `json:"date,omitempty"`
-	Number string  `json:"number"`
-	Type   string  `json:"type"`
+	// Date The referred document's date, YYYY-MM-DD, not after issueDate.
+	//
+	// Examples: 2026-04-28
+	Date *string `json:"date,omitempty"`
+
+	// Number The referred document's number.
+	//
+	// Examples: НР-2026-117
+	Number string `json:"number"`
+
+	// Type What the referred document is: a ref-document-types code (GET /v1/codebooks/ref-document-types), such as NAR (order) or DOG (contract). SYS (another e-invoice) is set by the service on a storno or correction and cannot be sent.
+	//
+	// Examples: NAR
+	Type string `json:"type"`
 }
 
-// RefuseInputBody defines model for RefuseInputBody.
+// RefuseInputBody Examples: {"message":"Износот не одговара на нарачката","reason":"user_declined"}
 type RefuseInputBody struct {
+	// Message The signer's own words, shown to the issuer with the refusal.
+	//
+	// Examples: Износот не одговара на нарачката
 	Message *string `json:"message,omitempty"`
 
 	// Reason token_missing, pin_locked and unattended (nobody was there to ask): the document keeps waiting and is asked for again after a while; the others fail it (signature_refused).
@@ -3736,7 +4871,7 @@ type RefuseInputBody struct {
 // RefuseInputBodyReason token_missing, pin_locked and unattended (nobody was there to ask): the document keeps waiting and is asked for again after a while; the others fail it (signature_refused).
 type RefuseInputBodyReason string
 
-// RejectBody defines model for RejectBody.
+// RejectBody Examples: {"comment":"Погрешна цена во ставка 1","reasonCode":"O-2"}
 type RejectBody struct {
 	// Comment Free text sent with the rejection; required with О-7 (other).
 	Comment *string `json:"comment,omitempty"`
@@ -3745,13 +4880,13 @@ type RejectBody struct {
 	ReasonCode string `json:"reasonCode"`
 }
 
-// ReplayInputBody defines model for ReplayInputBody.
+// ReplayInputBody Examples: {"endpointId":"whe_01jv8k2n3p4q5r6s7t8v9w0xyz"}
 type ReplayInputBody struct {
 	// EndpointId Deliver only to this endpoint (also one not subscribed to the event's type). Default: every enabled endpoint subscribed to it.
 	EndpointId *string `json:"endpointId,omitempty"`
 }
 
-// ReplayResult defines model for ReplayResult.
+// ReplayResult Examples: {"data":[{"abandonedReason":null,"attempts":[],"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","endpointId":"whe_01jv8k2n3p4q5r6s7t8v9w0xyz","eventId":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","eventType":"einvoice.submitted","id":"whd_01jv8k2n3p4q5r6s7t8v9w0xyz","nextAttemptAt":"2026-05-04T09:40:00Z","object":"webhook_delivery","state":"pending","test":false,"updatedAt":"2026-05-04T09:15:04Z"}]}
 type ReplayResult struct {
 	// Data The deliveries queued: one per endpoint, each due now.
 	Data *[]WebhookDelivery `json:"data"`
@@ -3759,50 +4894,109 @@ type ReplayResult struct {
 
 // Representative defines model for Representative.
 type Representative struct {
+	// Email Where the mandate link is mailed: the person opens it and accepts the mandate to make the company active.
+	//
+	// Examples: marija@example.mk
 	Email openapi_types.Email `json:"email"`
-	Name  string              `json:"name"`
+
+	// Name The full name of the person who may grant the mandate for the company (its manager or owner).
+	//
+	// Examples: Марија Николовска
+	Name string `json:"name"`
 }
 
-// Request defines model for Request.
+// Request Examples: {"buyer":{"address":{"city":"Скопје","number":"2","postalCode":"1000","street":"ул. Македонија"},"name":"Тест Купувач ДОО Скопје","taxNumber":"4030000000010"},"clientReference":"order-1001","issueDate":"2026-05-04","lines":[{"description":"Консултантски услуги","quantity":"3","taxIndicator":"DDV-A","unit":"час","unitDiscount":"100","unitPrice":"1000","vatPercent":"18"},{"description":"Стручна книга","quantity":"2","taxIndicator":"DDV-B","unit":"парче","unitPrice":"950","vatPercent":"5"}],"notes":"Рок за плаќање 15 дена од денот на издавање.","number":"F-2026-0042","payment":{"currency":"MKD","dueDays":15,"typeCode":"P12"},"references":[{"date":"2026-04-28","number":"НР-2026-117","type":"NAR"}]}
 type Request struct {
+	// Advance An advance the buyer already paid (and was invoiced for), deducted from the amount to pay (optional).
 	Advance *Advance `json:"advance,omitempty"`
-	Buyer   Party    `json:"buyer"`
+
+	// Buyer Who the invoice is to. A buyer in MK is checked against UJP's registry: taxNumber must be known there and name must be the registry's name (422 at buyer.taxNumber or buyer.name, codebook companies).
+	Buyer Party `json:"buyer"`
 
 	// ClientReference Your own reference for this e-invoice, unique per company: the same body again returns the existing e-invoice, another body 409 client_reference_conflict. 1 to 200 characters (the clientReference filter of GET /v1/einvoices takes as many), not only white space.
-	ClientReference *string      `json:"clientReference,omitempty"`
-	DocumentType    *string      `json:"documentType,omitempty"`
-	ExpectedTotals  *Totals      `json:"expectedTotals,omitempty"`
-	IssueDate       string       `json:"issueDate"`
-	Lines           *[]Line      `json:"lines"`
-	Notes           *string      `json:"notes,omitempty"`
-	Number          string       `json:"number"`
-	Payment         Payment      `json:"payment"`
-	References      *[]Reference `json:"references"`
-	Sender          *Party       `json:"sender,omitempty"`
-	SupplyDate      *string      `json:"supplyDate,omitempty"`
+	//
+	// Examples: order-1001
+	ClientReference *string `json:"clientReference,omitempty"`
+
+	// DocumentType The kind of document: a document-types code (GET /v1/codebooks/document-types). 100 (invoice) when left out.
+	//
+	// Examples: 100
+	DocumentType *string `json:"documentType,omitempty"`
+
+	// ExpectedTotals The totals you computed (optional): when given, the service compares them with its own (UJP's formulas) and answers 422 totals_mismatch, naming each total that differs, instead of issuing a document with other amounts.
+	ExpectedTotals *Totals `json:"expectedTotals,omitempty"`
+
+	// IssueDate The issue date, YYYY-MM-DD (UJP's docDate).
+	//
+	// Examples: 2026-05-04
+	IssueDate string `json:"issueDate"`
+
+	// Lines The items: 1 to 1000 lines, numbered in this order.
+	Lines *[]Line `json:"lines"`
+
+	// Notes Free text printed on the invoice (UJP's docNotes).
+	//
+	// Examples: Рок за плаќање 15 дена од денот на издавање.
+	Notes *string `json:"notes,omitempty"`
+
+	// Number Your document number, as printed on the invoice (UJP's docNumber), unique in your numbering. Required.
+	//
+	// Examples: F-2026-0042
+	Number string `json:"number"`
+
+	// Payment How and when the buyer pays, and the document's currency.
+	Payment Payment `json:"payment"`
+
+	// References Documents this one refers to: an order, a contract, a customs declaration (up to 100; [] for none).
+	References *[]Reference `json:"references"`
+
+	// Sender The party that ships the goods, when it is not the seller (optional).
+	Sender *Party `json:"sender,omitempty"`
+
+	// SupplyDate The date of the supply (transaction), YYYY-MM-DD, not after issueDate (UJP's docTurnoverDate); the buyer's decision deadline counts from it. issueDate when left out.
+	//
+	// Examples: 2026-04-30
+	SupplyDate *string `json:"supplyDate,omitempty"`
 }
 
-// SandboxIncoming defines model for SandboxIncoming.
+// SandboxIncoming Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","decideBy":"2026-06-10","euid":"019b8e10-2c4d-7a11-9e3f-5b7c9d1e2f30","issueDate":"2026-05-04","object":"sandbox_incoming","sellerTaxNumber":"4030000000044","transactionDate":"2026-05-04"}
 type SandboxIncoming struct {
+	// CompanyId The buying company (cmp_…) whose inbox gets the invoice.
+	//
+	// Examples: cmp_01jv8k2n3p4q5r6s7t8v9w0xyz
 	CompanyId string `json:"companyId"`
 
 	// DecideBy The deadline the inbox document will carry.
 	DecideBy openapi_types.Date `json:"decideBy"`
 
 	// Euid The invoice's EUID at the simulator; it appears in GET /v1/inbox with this euid once the company's signer has signed the reads.
-	Euid      string                `json:"euid"`
-	IssueDate openapi_types.Date    `json:"issueDate"`
-	Object    SandboxIncomingObject `json:"object"`
+	Euid string `json:"euid"`
+
+	// IssueDate The invoice's issue date.
+	//
+	// Examples: 2026-05-04
+	IssueDate openapi_types.Date `json:"issueDate"`
+
+	// Object Always sandbox_incoming.
+	//
+	// Examples: sandbox_incoming
+	Object SandboxIncomingObject `json:"object"`
 
 	// SellerTaxNumber The fictitious supplier (4030000000044, Тест Добавувач ДООЕЛ Тетово).
-	SellerTaxNumber string             `json:"sellerTaxNumber"`
+	SellerTaxNumber string `json:"sellerTaxNumber"`
+
+	// TransactionDate The invoice's transaction (supply) date.
+	//
+	// Examples: 2026-05-04
 	TransactionDate openapi_types.Date `json:"transactionDate"`
 }
 
-// SandboxIncomingObject defines model for SandboxIncoming.Object.
+// SandboxIncomingObject Always sandbox_incoming.
+//
+// Examples: sandbox_incoming
 type SandboxIncomingObject string
 
-// SandboxIncomingInputBody defines model for SandboxIncomingInputBody.
+// SandboxIncomingInputBody Examples: {"issueDate":"2026-05-04","transactionDate":"2026-05-04"}
 type SandboxIncomingInputBody struct {
 	// IssueDate The issue date, YYYY-MM-DD; default the transaction date.
 	IssueDate *openapi_types.Date `json:"issueDate,omitempty"`
@@ -3810,6 +5004,34 @@ type SandboxIncomingInputBody struct {
 	// TransactionDate The transaction (supply) date, YYYY-MM-DD; the deadline is the 10th of the following month. Default today (Europe/Skopje).
 	TransactionDate *openapi_types.Date `json:"transactionDate,omitempty"`
 }
+
+// SandboxMandateLink Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","expiresAt":"2026-05-11T09:00:00Z","object":"sandbox_mandate_link","url":"http://127.0.0.1:8081/mandates/mdt_3Fq8Zr1Kx7LmN2pW9sVb4Tc6Hd0Ye5Uj1Gf7Io3We8Ra"}
+type SandboxMandateLink struct {
+	// CompanyId The company (cmp_…) the mandate is for.
+	//
+	// Examples: cmp_01jv8k2n3p4q5r6s7t8v9w0xyz
+	CompanyId string `json:"companyId"`
+
+	// ExpiresAt When the link stops working (the mandate mail's lifetime).
+	//
+	// Examples: 2026-05-11T09:00:00Z
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Object Always sandbox_mandate_link.
+	//
+	// Examples: sandbox_mandate_link
+	Object SandboxMandateLinkObject `json:"object"`
+
+	// Url The mandate page, as the representative's e-mail carries it: open it in a browser, or POST to it (an empty form) to accept the mandate as the representative would; the company becomes active. Single use, and shown once: an Idempotency-Key replay of this answer is 409 secret_already_shown (ask for another link).
+	//
+	// Examples: http://127.0.0.1:8081/mandates/mdt_3Fq8…
+	Url string `json:"url"`
+}
+
+// SandboxMandateLinkObject Always sandbox_mandate_link.
+//
+// Examples: sandbox_mandate_link
+type SandboxMandateLinkObject string
 
 // SentProblem defines model for SentProblem.
 type SentProblem struct {
@@ -3835,24 +5057,46 @@ type SentProblem struct {
 	Type string `json:"type"`
 }
 
-// SignatureInputBody defines model for SignatureInputBody.
+// SignatureInputBody Examples: {"jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn0.c2lnbmF0dXJl"}
 type SignatureInputBody struct {
 	// Jws Compact JWS: protectedHeader.payload.signature, header and payload exactly as issued.
 	Jws string `json:"jws"`
 }
 
-// SigningAgent defines model for SigningAgent.
+// SigningAgent Examples: {"companyIds":[],"createdAt":"2026-05-04T09:03:12Z","environment":"sandbox","id":"agt_01jv8k2n3p4q5r6s7t8v9w0xyz","lastSeenAt":"2026-05-04T09:12:31Z","name":"Сметководство — лаптоп","object":"signing_agent","online":true}
 type SigningAgent struct {
 	// CompanyIds The companies the agent may act for, fixed at pairing (the allow-list of the credential that created its pairing code); empty: every company of the account in the environment.
-	CompanyIds  *[]string               `json:"companyIds"`
-	CreatedAt   time.Time               `json:"createdAt"`
+	CompanyIds *[]string `json:"companyIds"`
+
+	// CreatedAt When the agent was paired.
+	//
+	// Examples: 2026-05-04T09:03:12Z
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Environment The environment the agent signs in.
+	//
+	// Examples: sandbox
 	Environment SigningAgentEnvironment `json:"environment"`
 
 	// Id Prefix agt_.
-	Id         string             `json:"id"`
-	LastSeenAt *time.Time         `json:"lastSeenAt"`
-	Name       string             `json:"name"`
-	Object     SigningAgentObject `json:"object"`
+	//
+	// Examples: agt_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// LastSeenAt When the agent last reached the service (to within 15 seconds); null if it never has since pairing.
+	//
+	// Examples: 2026-05-04T09:12:31Z
+	LastSeenAt *time.Time `json:"lastSeenAt"`
+
+	// Name The name given at pairing (denar-agent pair --name), to tell agents apart.
+	//
+	// Examples: Сметководство — лаптоп
+	Name string `json:"name"`
+
+	// Object Always signing_agent.
+	//
+	// Examples: signing_agent
+	Object SigningAgentObject `json:"object"`
 
 	// Online Reachable within the last 90 seconds.
 	Online bool `json:"online"`
@@ -3861,103 +5105,181 @@ type SigningAgent struct {
 	RevokedAt *time.Time `json:"revokedAt,omitempty"`
 }
 
-// SigningAgentEnvironment defines model for SigningAgent.Environment.
+// SigningAgentEnvironment The environment the agent signs in.
+//
+// Examples: sandbox
 type SigningAgentEnvironment string
 
-// SigningAgentObject defines model for SigningAgent.Object.
+// SigningAgentObject Always signing_agent.
+//
+// Examples: signing_agent
 type SigningAgentObject string
 
 // SigningAgentOfflineEvent The body of the signing_agent.offline webhook, and the event as GET /v1/events returns it. A signing agent of the company stopped answering (one event per company it signs for).
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"companyIds":[],"createdAt":"2026-05-04T09:03:12Z","environment":"sandbox","id":"agt_01jv8k2n3p4q5r6s7t8v9w0xyz","lastSeenAt":"2026-05-04T09:12:31Z","name":"Сметководство — лаптоп","object":"signing_agent","online":true}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"signing_agent.offline"}
 type SigningAgentOfflineEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The signing agent the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"companyIds":[],"createdAt":"2026-05-04T09:03:12Z","environment":"sandbox","id":"agt_01jv8k2n3p4q5r6s7t8v9w0xyz","lastSeenAt":"2026-05-04T09:12:31Z","name":"Сметководство — лаптоп","object":"signing_agent","online":true}
 		Object SigningAgent `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment SigningAgentOfflineEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                         `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object SigningAgentOfflineEventObject `json:"object"`
-	Type   SigningAgentOfflineEventType   `json:"type"`
+
+	// Type The event's type, signing_agent.offline (also in the Service-Event-Type header).
+	Type SigningAgentOfflineEventType `json:"type"`
 }
 
-// SigningAgentOfflineEventEnvironment defines model for SigningAgentOfflineEvent.Environment.
+// SigningAgentOfflineEventEnvironment The environment of the company (and of the endpoint).
 type SigningAgentOfflineEventEnvironment string
 
-// SigningAgentOfflineEventObject defines model for SigningAgentOfflineEvent.Object.
+// SigningAgentOfflineEventObject Always event.
 type SigningAgentOfflineEventObject string
 
-// SigningAgentOfflineEventType defines model for SigningAgentOfflineEvent.Type.
+// SigningAgentOfflineEventType The event's type, signing_agent.offline (also in the Service-Event-Type header).
 type SigningAgentOfflineEventType string
 
 // SigningAgentOnlineEvent The body of the signing_agent.online webhook, and the event as GET /v1/events returns it. A signing agent of the company is reachable again (one event per company it signs for).
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"companyIds":[],"createdAt":"2026-05-04T09:03:12Z","environment":"sandbox","id":"agt_01jv8k2n3p4q5r6s7t8v9w0xyz","lastSeenAt":"2026-05-04T09:12:31Z","name":"Сметководство — лаптоп","object":"signing_agent","online":true}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"signing_agent.online"}
 type SigningAgentOnlineEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The signing agent the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"companyIds":[],"createdAt":"2026-05-04T09:03:12Z","environment":"sandbox","id":"agt_01jv8k2n3p4q5r6s7t8v9w0xyz","lastSeenAt":"2026-05-04T09:12:31Z","name":"Сметководство — лаптоп","object":"signing_agent","online":true}
 		Object SigningAgent `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment SigningAgentOnlineEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                        `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object SigningAgentOnlineEventObject `json:"object"`
-	Type   SigningAgentOnlineEventType   `json:"type"`
+
+	// Type The event's type, signing_agent.online (also in the Service-Event-Type header).
+	Type SigningAgentOnlineEventType `json:"type"`
 }
 
-// SigningAgentOnlineEventEnvironment defines model for SigningAgentOnlineEvent.Environment.
+// SigningAgentOnlineEventEnvironment The environment of the company (and of the endpoint).
 type SigningAgentOnlineEventEnvironment string
 
-// SigningAgentOnlineEventObject defines model for SigningAgentOnlineEvent.Object.
+// SigningAgentOnlineEventObject Always event.
 type SigningAgentOnlineEventObject string
 
-// SigningAgentOnlineEventType defines model for SigningAgentOnlineEvent.Type.
+// SigningAgentOnlineEventType The event's type, signing_agent.online (also in the Service-Event-Type header).
 type SigningAgentOnlineEventType string
 
-// SigningCertificate defines model for SigningCertificate.
+// SigningCertificate Examples: {"agentId":"agt_01jv8k2n3p4q5r6s7t8v9w0xyz","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:04:00Z","eujpId":"MK-EUJP-0012345","id":"crt_01jv8k2n3p4q5r6s7t8v9w0xyz","notAfter":"2028-01-01T00:00:00Z","notBefore":"2026-01-01T00:00:00Z","object":"signing_certificate","serialNumber":"520978203817622936472910448203710","subject":"CN=Марија Николовска,O=Тест Продавач ДООЕЛ Скопје,C=MK"}
 type SigningCertificate struct {
-	AgentId   string    `json:"agentId"`
-	CompanyId string    `json:"companyId"`
+	// AgentId The agent that registered the certificate (agt_…).
+	//
+	// Examples: agt_01jv8k2n3p4q5r6s7t8v9w0xyz
+	AgentId string `json:"agentId"`
+
+	// CompanyId The company the certificate signs for (cmp_…).
+	//
+	// Examples: cmp_01jv8k2n3p4q5r6s7t8v9w0xyz
+	CompanyId string `json:"companyId"`
+
+	// CreatedAt When the certificate was registered.
+	//
+	// Examples: 2026-05-04T09:04:00Z
 	CreatedAt time.Time `json:"createdAt"`
 
 	// EujpId The holder's UJP user id (X-EUJP-ID), from their e-UJP registration. A sandbox certificate registered without one, with the sandbox's simulator, gets denar-<certificate id>.
 	EujpId string `json:"eujpId"`
 
 	// Id Prefix crt_.
-	Id        string                   `json:"id"`
-	NotAfter  time.Time                `json:"notAfter"`
-	NotBefore time.Time                `json:"notBefore"`
-	Object    SigningCertificateObject `json:"object"`
+	//
+	// Examples: crt_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// NotAfter End of the certificate's validity: after it the company's signer is no longer ready.
+	//
+	// Examples: 2028-01-01T00:00:00Z
+	NotAfter time.Time `json:"notAfter"`
+
+	// NotBefore Start of the certificate's validity.
+	//
+	// Examples: 2026-01-01T00:00:00Z
+	NotBefore time.Time `json:"notBefore"`
+
+	// Object Always signing_certificate.
+	//
+	// Examples: signing_certificate
+	Object SigningCertificateObject `json:"object"`
 
 	// SerialNumber The certificate's serial number, in decimal (sent to UJP as X-SERIAL-NUMBER in the format DENAR_UJP_SERIAL_FORMAT names).
 	SerialNumber string `json:"serialNumber"`
-	Subject      string `json:"subject"`
+
+	// Subject The certificate's subject distinguished name.
+	//
+	// Examples: CN=Марија Николовска,O=Тест Продавач ДООЕЛ Скопје,C=MK
+	Subject string `json:"subject"`
 }
 
-// SigningCertificateObject defines model for SigningCertificate.Object.
+// SigningCertificateObject Always signing_certificate.
+//
+// Examples: signing_certificate
 type SigningCertificateObject string
 
 // SigningRefusal defines model for SigningRefusal.
 type SigningRefusal struct {
-	Message string               `json:"message"`
-	Reason  SigningRefusalReason `json:"reason"`
+	// Message The signer's own words, if any.
+	//
+	// Examples: Износот не одговара на нарачката
+	Message string `json:"message"`
+
+	// Reason Why: user_declined (the person said no), policy (the agent's rules refused), token_missing, pin_locked, payload_invalid, unattended (nobody was there to ask).
+	//
+	// Examples: user_declined
+	Reason SigningRefusalReason `json:"reason"`
 }
 
-// SigningRefusalReason defines model for SigningRefusal.Reason.
+// SigningRefusalReason Why: user_declined (the person said no), policy (the agent's rules refused), token_missing, pin_locked, payload_invalid, unattended (nobody was there to ask).
+//
+// Examples: user_declined
 type SigningRefusalReason string
 
-// SigningRequest defines model for SigningRequest.
+// SigningRequest Examples: {"claimedBy":null,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","expiresAt":"2026-05-04T09:25:00Z","id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","jws":null,"links":{"einvoice":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz"},"object":"signing_request","payload":"eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","protectedHeader":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19","purpose":"document","refusal":null,"replacedBy":null,"signingInput":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","state":"pending","summary":{"buyerName":"Тест Купувач ДОО Скопје","companyName":"Тест Продавач ДООЕЛ Скопје","currency":"MKD","documentNumber":"F-2026-0042","grossTotal":"5181.00","purpose":"issue e-invoice F-2026-0042","sellerName":null},"updatedAt":"2026-05-04T09:15:00Z"}
 type SigningRequest struct {
 	// ClaimedBy Agent id (or API key id for inline signing) that claimed it.
-	ClaimedBy *string   `json:"claimedBy"`
-	CompanyId string    `json:"companyId"`
+	ClaimedBy *string `json:"claimedBy"`
+
+	// CompanyId The company whose certificate must sign (cmp_…).
+	//
+	// Examples: cmp_01jv8k2n3p4q5r6s7t8v9w0xyz
+	CompanyId string `json:"companyId"`
+
+	// CreatedAt When the request was made.
+	//
+	// Examples: 2026-05-04T09:15:00Z
 	CreatedAt time.Time `json:"createdAt"`
 
 	// ExpiresAt After this a signature is refused with 410 signature_expired and a new request is issued.
@@ -3970,40 +5292,65 @@ type SigningRequest struct {
 	Jws *string `json:"jws"`
 
 	// Links The object this request belongs to, by type.
-	Links  map[string]string    `json:"links"`
+	Links map[string]string `json:"links"`
+
+	// Object Always signing_request.
+	//
+	// Examples: signing_request
 	Object SigningRequestObject `json:"object"`
 
 	// Payload base64url of the bytes to sign; use it verbatim as the JWS payload.
 	Payload string `json:"payload"`
 
 	// ProtectedHeader base64url of the exact JWS protected header JSON to sign with ({"alg":"RS256","x5c":[…]}); use it verbatim.
-	ProtectedHeader string                `json:"protectedHeader"`
-	Purpose         SigningRequestPurpose `json:"purpose"`
-	Refusal         SigningRefusal        `json:"refusal"`
+	ProtectedHeader string `json:"protectedHeader"`
+
+	// Purpose document: an e-invoice to submit; decision: an inbox accept or reject; query: a signed read of UJP (the inbox's documents).
+	//
+	// Examples: document
+	Purpose SigningRequestPurpose `json:"purpose"`
+
+	// Refusal Why the signer declined; null unless refused.
+	Refusal *SigningRefusal `json:"refusal"`
 
 	// ReplacedBy The request issued in place of this expired one.
 	ReplacedBy *string `json:"replacedBy"`
 
 	// SigningInput protectedHeader + '.' + payload: the ASCII bytes RS256 signs.
-	SigningInput string              `json:"signingInput"`
-	State        SigningRequestState `json:"state"`
+	SigningInput string `json:"signingInput"`
+
+	// State pending: waiting for a signer; claimed: a signer took it; signed: done; refused: the signer declined (see refusal); expired: see replacedBy.
+	//
+	// Examples: pending
+	State SigningRequestState `json:"state"`
 
 	// Summary What a signer is shown before signing: the company, the document, its buyer or seller, its total and what the signature does. Null for requests made before it was kept.
-	Summary   SigningSummary `json:"summary"`
-	UpdatedAt time.Time      `json:"updatedAt"`
+	Summary *SigningSummary `json:"summary"`
+
+	// UpdatedAt When its state last changed.
+	//
+	// Examples: 2026-05-04T09:15:01Z
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-// SigningRequestObject defines model for SigningRequest.Object.
+// SigningRequestObject Always signing_request.
+//
+// Examples: signing_request
 type SigningRequestObject string
 
-// SigningRequestPurpose defines model for SigningRequest.Purpose.
+// SigningRequestPurpose document: an e-invoice to submit; decision: an inbox accept or reject; query: a signed read of UJP (the inbox's documents).
+//
+// Examples: document
 type SigningRequestPurpose string
 
-// SigningRequestState defines model for SigningRequest.State.
+// SigningRequestState pending: waiting for a signer; claimed: a signer took it; signed: done; refused: the signer declined (see refusal); expired: see replacedBy.
+//
+// Examples: pending
 type SigningRequestState string
 
-// SigningRequestListBody defines model for SigningRequestListBody.
+// SigningRequestListBody Examples: {"data":[{"claimedBy":null,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","expiresAt":"2026-05-04T09:25:00Z","id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","jws":null,"links":{"einvoice":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz"},"object":"signing_request","payload":"eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","protectedHeader":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19","purpose":"document","refusal":null,"replacedBy":null,"signingInput":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","state":"pending","summary":{"buyerName":"Тест Купувач ДОО Скопје","companyName":"Тест Продавач ДООЕЛ Скопје","currency":"MKD","documentNumber":"F-2026-0042","grossTotal":"5181.00","purpose":"issue e-invoice F-2026-0042","sellerName":null},"updatedAt":"2026-05-04T09:15:00Z"}]}
 type SigningRequestListBody struct {
+	// Data The pending signing requests for this agent's companies, oldest first; empty when the wait ended without one.
 	Data *[]SigningRequest `json:"data"`
 }
 
@@ -4031,7 +5378,7 @@ type SigningSummary struct {
 	SellerName *string `json:"sellerName"`
 }
 
-// SimulateInboxInputBody defines model for SimulateInboxInputBody.
+// SimulateInboxInputBody Examples: {"action":"seller_stornos","voidReason":"S-1"}
 type SimulateInboxInputBody struct {
 	// Action The transition to drive.
 	Action SimulateInboxInputBodyAction `json:"action"`
@@ -4043,7 +5390,7 @@ type SimulateInboxInputBody struct {
 // SimulateInboxInputBodyAction The transition to drive.
 type SimulateInboxInputBodyAction string
 
-// SimulateInputBody defines model for SimulateInputBody.
+// SimulateInputBody Examples: {"action":"buyer_rejects","comment":"Погрешна цена","rejectReasonCode":"O-2"}
 type SimulateInputBody struct {
 	// Action The transition to drive.
 	Action SimulateInputBodyAction `json:"action"`
@@ -4061,20 +5408,34 @@ type SimulateInputBody struct {
 // SimulateInputBodyAction The transition to drive.
 type SimulateInputBodyAction string
 
-// Simulation defines model for Simulation.
+// Simulation Examples: {"action":"buyer_rejects","einvoice":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"},"object":"sandbox_simulation"}
 type Simulation struct {
+	// Action The transition asked for.
+	//
+	// Examples: buyer_accepts
 	Action string `json:"action"`
 
 	// Einvoice The e-invoice as it is now; the move arrives through the pipeline.
-	Einvoice EInvoice         `json:"einvoice"`
-	Object   SimulationObject `json:"object"`
+	//
+	// Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
+	Einvoice EInvoice `json:"einvoice"`
+
+	// Object Always sandbox_simulation.
+	//
+	// Examples: sandbox_simulation
+	Object SimulationObject `json:"object"`
 }
 
-// SimulationObject defines model for Simulation.Object.
+// SimulationObject Always sandbox_simulation.
+//
+// Examples: sandbox_simulation
 type SimulationObject string
 
 // StatusChange defines model for StatusChange.
 type StatusChange struct {
+	// At When the move happened.
+	//
+	// Examples: 2026-05-04T09:15:02Z
 	At time.Time `json:"at"`
 
 	// Cause issued, signed, submission, submitted, ujp_outage, retry, ujp_rejected, ujp_status, signature_refused, …
@@ -4082,19 +5443,23 @@ type StatusChange struct {
 
 	// From null for the first row.
 	From *string `json:"from"`
-	To   string  `json:"to"`
+
+	// To The status moved to.
+	//
+	// Examples: delivered
+	To string `json:"to"`
 
 	// UjpCode UJP's status (01, 03, …) or error code when UJP caused the move.
 	UjpCode *string `json:"ujpCode"`
 }
 
-// StatusHistoryOutputBody defines model for StatusHistoryOutputBody.
+// StatusHistoryOutputBody Examples: {"data":[{"at":"2026-05-04T09:15:00Z","cause":"issued","from":null,"to":"awaiting_signature","ujpCode":null},{"at":"2026-05-04T09:15:01Z","cause":"signed","from":"awaiting_signature","to":"queued","ujpCode":null},{"at":"2026-05-04T09:15:02Z","cause":"submission","from":"queued","to":"submitting","ujpCode":null},{"at":"2026-05-04T09:15:03Z","cause":"submitted","from":"submitting","to":"delivered","ujpCode":"01"}]}
 type StatusHistoryOutputBody struct {
 	// Data Oldest first.
 	Data *[]StatusChange `json:"data"`
 }
 
-// StornoBody defines model for StornoBody.
+// StornoBody Examples: {"comment":"Погрешен купувач","reason":"S-1"}
 type StornoBody struct {
 	// Comment Free text sent with the void reason.
 	Comment *string `json:"comment,omitempty"`
@@ -4111,11 +5476,25 @@ type StornoBody struct {
 
 // Totals defines model for Totals.
 type Totals struct {
-	// Currency Optional in expectedTotals.
+	// Currency The currency code of the amounts. Optional in expectedTotals (when given, it must be the document's).
+	//
+	// Examples: MKD
 	Currency *string `json:"currency,omitempty"`
-	Gross    string  `json:"gross"`
-	Net      string  `json:"net"`
-	Vat      string  `json:"vat"`
+
+	// Gross The amount with VAT, net + vat, a decimal string.
+	//
+	// Examples: 3186.00
+	Gross string `json:"gross"`
+
+	// Net The net amount after discounts, a decimal string (2 decimals in answers).
+	//
+	// Examples: 2700.00
+	Net string `json:"net"`
+
+	// Vat The VAT, a decimal string.
+	//
+	// Examples: 486.00
+	Vat string `json:"vat"`
 }
 
 // UJPStatus defines model for UJPStatus.
@@ -4130,28 +5509,51 @@ type UJPStatus struct {
 	Name string `json:"name"`
 }
 
-// Usage defines model for Usage.
+// Usage Examples: {"byCompany":[{"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","received":17,"sent":42}],"environment":"production","object":"usage","period":"2026-04","plan":{"code":"business","currency":"MKD","extraDocumentPrice":"8.00","includedDocuments":1000},"totals":{"billable":0,"received":17,"sent":42}}
 type Usage struct {
 	// ByCompany Companies with documents in the period (or the one asked for), by id.
-	ByCompany   *[]CompanyUsage  `json:"byCompany"`
+	ByCompany *[]CompanyUsage `json:"byCompany"`
+
+	// Environment The environment counted: the credential's.
+	//
+	// Examples: production
 	Environment UsageEnvironment `json:"environment"`
-	Object      UsageObject      `json:"object"`
+
+	// Object Always usage.
+	//
+	// Examples: usage
+	Object UsageObject `json:"object"`
 
 	// Period YYYY-MM, a calendar month in Europe/Skopje.
-	Period string      `json:"period"`
-	Plan   UsagePlan   `json:"plan"`
+	Period string `json:"period"`
+
+	// Plan The account's current plan.
+	Plan UsagePlan `json:"plan"`
+
+	// Totals The sums over the companies shown.
 	Totals UsageTotals `json:"totals"`
 }
 
-// UsageEnvironment defines model for Usage.Environment.
+// UsageEnvironment The environment counted: the credential's.
+//
+// Examples: production
 type UsageEnvironment string
 
-// UsageObject defines model for Usage.Object.
+// UsageObject Always usage.
+//
+// Examples: usage
 type UsageObject string
 
 // UsagePlan defines model for UsagePlan.
 type UsagePlan struct {
-	Code     string `json:"code"`
+	// Code The plan's code.
+	//
+	// Examples: business
+	Code string `json:"code"`
+
+	// Currency The currency of extraDocumentPrice.
+	//
+	// Examples: MKD
 	Currency string `json:"currency"`
 
 	// ExtraDocumentPrice Price of each billable document, a decimal string in currency.
@@ -4188,8 +5590,12 @@ type WebhookAttempt struct {
 	Number int64 `json:"number"`
 
 	// ResponseBody The first 2 KB of the answer's body, as text (invalid UTF-8 replaced).
-	ResponseBody string                    `json:"responseBody"`
-	StatusClass  WebhookAttemptStatusClass `json:"statusClass"`
+	ResponseBody string `json:"responseBody"`
+
+	// StatusClass The class of the HTTP status, none when no answer came.
+	//
+	// Examples: 2xx
+	StatusClass WebhookAttemptStatusClass `json:"statusClass"`
 
 	// StatusCode The HTTP status; null when no answer came (connection refused, timeout, refused address).
 	StatusCode *int64 `json:"statusCode"`
@@ -4201,61 +5607,114 @@ type WebhookAttempt struct {
 	Trigger WebhookAttemptTrigger `json:"trigger"`
 }
 
-// WebhookAttemptStatusClass defines model for WebhookAttempt.StatusClass.
+// WebhookAttemptStatusClass The class of the HTTP status, none when no answer came.
+//
+// Examples: 2xx
 type WebhookAttemptStatusClass string
 
 // WebhookAttemptTrigger manual: asked for by replay, recover or test; scheduled: the first delivery or a retry of the ladder.
 type WebhookAttemptTrigger string
 
-// WebhookDelivery defines model for WebhookDelivery.
+// WebhookDelivery Examples: {"abandonedReason":null,"attempts":[],"companyId":null,"createdAt":"2026-05-04T09:15:03Z","endpointId":"whe_01jv8k2n3p4q5r6s7t8v9w0xyz","eventId":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","eventType":"webhook_endpoint.test","id":"whd_01jv8k2n3p4q5r6s7t8v9w0xyz","nextAttemptAt":null,"object":"webhook_delivery","state":"pending","test":true,"updatedAt":"2026-05-04T09:15:04Z"}
 type WebhookDelivery struct {
+	// AbandonedReason Why the delivery was given up: retries_exhausted (the retry ladder ended), endpoint_disabled; null otherwise.
+	//
+	// Examples: retries_exhausted
 	AbandonedReason *WebhookDeliveryAbandonedReason `json:"abandonedReason"`
 
 	// Attempts Oldest first.
 	Attempts *[]WebhookAttempt `json:"attempts"`
 
 	// CompanyId Null for a test delivery.
-	CompanyId  *string   `json:"companyId"`
-	CreatedAt  time.Time `json:"createdAt"`
-	EndpointId string    `json:"endpointId"`
-	EventId    string    `json:"eventId"`
-	EventType  string    `json:"eventType"`
+	CompanyId *string `json:"companyId"`
+
+	// CreatedAt When the delivery was made (with its event).
+	//
+	// Examples: 2026-05-04T09:15:02Z
+	CreatedAt time.Time `json:"createdAt"`
+
+	// EndpointId The endpoint delivered to (whe_…).
+	//
+	// Examples: whe_01jv8k2n3p4q5r6s7t8v9w0xyz
+	EndpointId string `json:"endpointId"`
+
+	// EventId The event delivered (evt_…).
+	//
+	// Examples: evt_01jv8k2n3p4q5r6s7t8v9w0xyz
+	EventId string `json:"eventId"`
+
+	// EventType The event's type.
+	//
+	// Examples: einvoice.submitted
+	EventType string `json:"eventType"`
 
 	// Id Prefix whd_.
-	Id            string                `json:"id"`
-	NextAttemptAt *time.Time            `json:"nextAttemptAt"`
-	Object        WebhookDeliveryObject `json:"object"`
+	Id string `json:"id"`
+
+	// NextAttemptAt When the next attempt is due; null when none is (succeeded or abandoned).
+	//
+	// Examples: 2026-05-04T09:20:00Z
+	NextAttemptAt *time.Time `json:"nextAttemptAt"`
+
+	// Object Always webhook_delivery.
+	//
+	// Examples: webhook_delivery
+	Object WebhookDeliveryObject `json:"object"`
 
 	// State pending: due (first attempt, or re-opened by replay or recover); failed: the last attempt failed and a retry is due at nextAttemptAt; succeeded; abandoned: see abandonedReason.
 	State WebhookDeliveryState `json:"state"`
 
 	// Test A sample event sent by POST /v1/webhook-endpoints/{id}/test (not in GET /v1/events).
-	Test      bool      `json:"test"`
+	Test bool `json:"test"`
+
+	// UpdatedAt When its state last changed.
+	//
+	// Examples: 2026-05-04T09:15:03Z
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-// WebhookDeliveryAbandonedReason defines model for WebhookDelivery.AbandonedReason.
+// WebhookDeliveryAbandonedReason Why the delivery was given up: retries_exhausted (the retry ladder ended), endpoint_disabled; null otherwise.
+//
+// Examples: retries_exhausted
 type WebhookDeliveryAbandonedReason string
 
-// WebhookDeliveryObject defines model for WebhookDelivery.Object.
+// WebhookDeliveryObject Always webhook_delivery.
+//
+// Examples: webhook_delivery
 type WebhookDeliveryObject string
 
 // WebhookDeliveryState pending: due (first attempt, or re-opened by replay or recover); failed: the last attempt failed and a retry is due at nextAttemptAt; succeeded; abandoned: see abandonedReason.
 type WebhookDeliveryState string
 
-// WebhookEndpoint defines model for WebhookEndpoint.
+// WebhookEndpoint Examples: {"companyIds":[],"createdAt":"2026-05-04T09:00:00Z","description":"ERP — продажба","disabledAt":null,"disabledReason":null,"enabled":true,"environment":"sandbox","events":["einvoice.submitted","einvoice.rejected","inbox.received"],"failingSince":null,"id":"whe_01jv8k2n3p4q5r6s7t8v9w0xyz","lastFailureAt":null,"lastSuccessAt":"2026-05-04T09:15:04Z","object":"webhook_endpoint","previousSecretExpiresAt":null,"secret":"whsec_4cQx9LmT2vB7nR0sW5yZ8kD1fH3jP6","updatedAt":"2026-05-04T09:00:00Z","url":"https://erp.example.mk/hooks/denar"}
 type WebhookEndpoint struct {
 	// CompanyIds Only events of these companies; empty for every company of the account in this environment.
-	CompanyIds  *[]string  `json:"companyIds"`
-	CreatedAt   time.Time  `json:"createdAt"`
-	Description string     `json:"description"`
-	DisabledAt  *time.Time `json:"disabledAt"`
+	CompanyIds *[]string `json:"companyIds"`
+
+	// CreatedAt When the endpoint was created.
+	//
+	// Examples: 2026-05-04T09:00:00Z
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Description Your note about the endpoint.
+	//
+	// Examples: ERP — продажба
+	Description string `json:"description"`
+
+	// DisabledAt When the endpoint was disabled; null while enabled.
+	//
+	// Examples: 2026-05-07T09:15:00Z
+	DisabledAt *time.Time `json:"disabledAt"`
 
 	// DisabledReason Why the endpoint is disabled: failing_72h (automatic), or disabled_by_api.
 	DisabledReason *string `json:"disabledReason"`
 
 	// Enabled Disabled endpoints receive nothing; an endpoint failing continuously for 72 hours is disabled automatically. PATCH enabled: true re-enables it.
-	Enabled     bool                       `json:"enabled"`
+	Enabled bool `json:"enabled"`
+
+	// Environment The environment whose events are delivered: the creating credential's.
+	//
+	// Examples: sandbox
 	Environment WebhookEndpointEnvironment `json:"environment"`
 
 	// Events Event types delivered here (see GET /v1/event-types); ["*"] for all.
@@ -4271,49 +5730,78 @@ type WebhookEndpoint struct {
 	LastFailureAt *time.Time `json:"lastFailureAt"`
 
 	// LastSuccessAt The last 2xx answer (to within a second).
-	LastSuccessAt *time.Time            `json:"lastSuccessAt"`
-	Object        WebhookEndpointObject `json:"object"`
+	LastSuccessAt *time.Time `json:"lastSuccessAt"`
+
+	// Object Always webhook_endpoint.
+	//
+	// Examples: webhook_endpoint
+	Object WebhookEndpointObject `json:"object"`
 
 	// PreviousSecretExpiresAt Until then deliveries carry a second v1= signature made with the previous secret; null when there is none.
 	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"`
 
 	// Secret The signing secret (whsec_…): only in the answer to create and rotate-secret, null everywhere else. Shown once: an Idempotency-Key replay of those answers is 409 secret_already_shown (rotate the secret for a new one).
-	Secret    *string   `json:"secret"`
+	Secret *string `json:"secret"`
+
+	// UpdatedAt When the endpoint was last changed.
+	//
+	// Examples: 2026-05-04T09:00:00Z
 	UpdatedAt time.Time `json:"updatedAt"`
-	Url       string    `json:"url"`
+
+	// Url Where events are POSTed: https (plain http only to loopback in the sandbox, or where the operator allows it).
+	//
+	// Examples: https://erp.example.mk/hooks/denar
+	Url string `json:"url"`
 }
 
-// WebhookEndpointEnvironment defines model for WebhookEndpoint.Environment.
+// WebhookEndpointEnvironment The environment whose events are delivered: the creating credential's.
+//
+// Examples: sandbox
 type WebhookEndpointEnvironment string
 
-// WebhookEndpointObject defines model for WebhookEndpoint.Object.
+// WebhookEndpointObject Always webhook_endpoint.
+//
+// Examples: webhook_endpoint
 type WebhookEndpointObject string
 
 // WebhookEndpointTestEvent The body of the webhook_endpoint.test webhook, and the event as GET /v1/events returns it. Sent only by POST /v1/webhook-endpoints/{id}/test, to that endpoint; never listed in GET /v1/events.
+//
+// Examples: {"companyId":"","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"companyIds":[],"createdAt":"2026-05-04T09:00:00Z","description":"ERP — продажба","disabledAt":null,"disabledReason":null,"enabled":true,"environment":"sandbox","events":["einvoice.submitted","einvoice.rejected","inbox.received"],"failingSince":null,"id":"whe_01jv8k2n3p4q5r6s7t8v9w0xyz","lastFailureAt":null,"lastSuccessAt":"2026-05-04T09:15:04Z","object":"webhook_endpoint","previousSecretExpiresAt":null,"secret":null,"updatedAt":"2026-05-04T09:00:00Z","url":"https://erp.example.mk/hooks/denar"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"webhook_endpoint.test"}
 type WebhookEndpointTestEvent struct {
 	// CompanyId The company the event is about (empty for webhook_endpoint.test).
 	CompanyId string `json:"companyId"`
 
 	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
 	CreatedAt time.Time `json:"createdAt"`
-	Data      struct {
+
+	// Data What the event is about.
+	Data struct {
+		// Object The webhook endpoint the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"companyIds":[],"createdAt":"2026-05-04T09:00:00Z","description":"ERP — продажба","disabledAt":null,"disabledReason":null,"enabled":true,"environment":"sandbox","events":["einvoice.submitted","einvoice.rejected","inbox.received"],"failingSince":null,"id":"whe_01jv8k2n3p4q5r6s7t8v9w0xyz","lastFailureAt":null,"lastSuccessAt":"2026-05-04T09:15:04Z","object":"webhook_endpoint","previousSecretExpiresAt":null,"secret":"whsec_4cQx9LmT2vB7nR0sW5yZ8kD1fH3jP6","updatedAt":"2026-05-04T09:00:00Z","url":"https://erp.example.mk/hooks/denar"}
 		Object WebhookEndpoint `json:"object"`
 	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
 	Environment WebhookEndpointTestEventEnvironment `json:"environment"`
 
 	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
-	Id     string                         `json:"id"`
+	Id string `json:"id"`
+
+	// Object Always event.
 	Object WebhookEndpointTestEventObject `json:"object"`
-	Type   WebhookEndpointTestEventType   `json:"type"`
+
+	// Type The event's type, webhook_endpoint.test (also in the Service-Event-Type header).
+	Type WebhookEndpointTestEventType `json:"type"`
 }
 
-// WebhookEndpointTestEventEnvironment defines model for WebhookEndpointTestEvent.Environment.
+// WebhookEndpointTestEventEnvironment The environment of the company (and of the endpoint).
 type WebhookEndpointTestEventEnvironment string
 
-// WebhookEndpointTestEventObject defines model for WebhookEndpointTestEvent.Object.
+// WebhookEndpointTestEventObject Always event.
 type WebhookEndpointTestEventObject string
 
-// WebhookEndpointTestEventType defines model for WebhookEndpointTestEvent.Type.
+// WebhookEndpointTestEventType The event's type, webhook_endpoint.test (also in the Service-Event-Type header).
 type WebhookEndpointTestEventType string
 
 // PairAgentParams defines parameters for PairAgent.
@@ -4372,16 +5860,23 @@ type CreateCompanyParams struct {
 
 // ListEInvoicesParams defines parameters for ListEInvoices.
 type ListEInvoicesParams struct {
-	Status       *ListEInvoicesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
-	DocumentType *string                    `form:"documentType,omitempty" json:"documentType,omitempty"`
+	// Status Only e-invoices in this status (docs/einvoices.md describes each).
+	Status *ListEInvoicesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// DocumentType Only e-invoices of this document type, a document-types code (GET /v1/codebooks/document-types).
+	DocumentType *string `form:"documentType,omitempty" json:"documentType,omitempty"`
 
 	// IssuedFrom Issue date on or after, YYYY-MM-DD.
 	IssuedFrom *openapi_types.Date `form:"issuedFrom,omitempty" json:"issuedFrom,omitempty"`
 
 	// IssuedTo Issue date on or before, YYYY-MM-DD.
-	IssuedTo        *openapi_types.Date `form:"issuedTo,omitempty" json:"issuedTo,omitempty"`
-	ClientReference *string             `form:"clientReference,omitempty" json:"clientReference,omitempty"`
-	Euid            *string             `form:"euid,omitempty" json:"euid,omitempty"`
+	IssuedTo *openapi_types.Date `form:"issuedTo,omitempty" json:"issuedTo,omitempty"`
+
+	// ClientReference Only the e-invoice issued with this clientReference (at most one).
+	ClientReference *string `form:"clientReference,omitempty" json:"clientReference,omitempty"`
+
+	// Euid Only the e-invoice with this EUID, UJP's unique id of the delivered document.
+	Euid *string `form:"euid,omitempty" json:"euid,omitempty"`
 
 	// Cursor nextCursor of the previous page (with the same filters).
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
@@ -4463,7 +5958,9 @@ type ListEventsParams struct {
 
 	// After Feed mode: start for the oldest event, now for only what comes next, or the nextCursor of the previous feed read (with the same filters).
 	After *string `form:"after,omitempty" json:"after,omitempty"`
-	Limit *int64  `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Limit Page size: 1 to 200 events.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// XCompanyId Optional: only this company. A company the credential cannot reach is 403 company_not_allowed; one of the other environment 403 environment_mismatch.
 	XCompanyId *string `json:"X-Company-Id,omitempty"`
@@ -4479,7 +5976,9 @@ type ListEventDeliveriesParams struct {
 
 	// Cursor nextCursor of the previous page (with the same filters).
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-	Limit  *int64  `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Limit Page size: 1 to 100 deliveries.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // ListEventDeliveriesParamsState defines parameters for ListEventDeliveries.
@@ -4550,10 +6049,14 @@ type RejectInboxDocumentParams struct {
 
 // CreateTokenFormdataBody defines parameters for CreateToken.
 type CreateTokenFormdataBody struct {
-	// ClientId Printable ASCII; anything else is invalid_client before any look-up.
-	ClientId     *string                          `form:"client_id,omitempty" json:"client_id,omitempty"`
-	ClientSecret *string                          `form:"client_secret,omitempty" json:"client_secret,omitempty"`
-	GrantType    CreateTokenFormdataBodyGrantType `form:"grant_type" json:"grant_type"`
+	// ClientId The client's id (cli_…). Printable ASCII; anything else is invalid_client before any look-up.
+	ClientId *string `form:"client_id,omitempty" json:"client_id,omitempty"`
+
+	// ClientSecret The client's secret (dncs_…), as denar admin client create printed it once.
+	ClientSecret *string `form:"client_secret,omitempty" json:"client_secret,omitempty"`
+
+	// GrantType Always client_credentials.
+	GrantType CreateTokenFormdataBodyGrantType `form:"grant_type" json:"grant_type"`
 
 	// Scope Space-separated scopes; all the client's scopes when absent.
 	Scope *string `form:"scope,omitempty" json:"scope,omitempty"`
@@ -4570,6 +6073,12 @@ type CreateToken400JSONResponseBodyError string
 
 // CreateToken401JSONResponseBodyError defines parameters for CreateToken.
 type CreateToken401JSONResponseBodyError string
+
+// SandboxMandateLinkParams defines parameters for SandboxMandateLink.
+type SandboxMandateLinkParams struct {
+	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
+	IdempotencyKey string `json:"Idempotency-Key"`
+}
 
 // SimulateEInvoiceParams defines parameters for SimulateEInvoice.
 type SimulateEInvoiceParams struct {
@@ -4605,8 +6114,12 @@ type ListSigningRequestsParams struct {
 
 	// CompanyId Only requests of this company.
 	CompanyId *string `form:"companyId,omitempty" json:"companyId,omitempty"`
-	Limit     *int64  `form:"limit,omitempty" json:"limit,omitempty"`
-	Cursor    *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size, 1 to 100.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor nextCursor of the previous page (with the same filters); absent for the first page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// XCompanyId Optional: only this company. A company the credential cannot reach is 403 company_not_allowed; one of the other environment 403 environment_mismatch.
 	XCompanyId *string `json:"X-Company-Id,omitempty"`
@@ -4652,7 +6165,9 @@ type GetUsageParamsEnvironment string
 type ListWebhookEndpointsParams struct {
 	// Cursor nextCursor of the previous page.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-	Limit  *int64  `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Limit Page size: 1 to 100 endpoints.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // CreateWebhookEndpointParams defines parameters for CreateWebhookEndpoint.
@@ -4671,7 +6186,9 @@ type ListWebhookEndpointDeliveriesParams struct {
 
 	// Cursor nextCursor of the previous page (with the same filters).
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-	Limit  *int64  `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Limit Page size: 1 to 100 deliveries.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // ListWebhookEndpointDeliveriesParamsState defines parameters for ListWebhookEndpointDeliveries.
@@ -5281,6 +6798,20 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/archive-exports/{id}/download (the `DownloadArchiveExport` operationId).
 	DownloadArchiveExport(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListCodebooks List UJP's code lists
+	//
+	// The code lists (codebooks) whose values e-invoices and decisions must use: what each is, which request fields take its codes and how many values it has. source says whether they are UJP's lists (read at fetchedAt) or the snapshot the service ships (docs/codebooks.md). Any credential of the service may read them; the lists are those of its environment.
+	//
+	// Corresponds with GET /v1/codebooks (the `ListCodebooks` operationId).
+	ListCodebooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCodebook Get the values of a code list
+	//
+	// Every value of one code list, as the service checks requests against it right now. A field error with a codebook member (422 validation_failed) names the list to read here. Tax indicators carry their vatImpact and the VAT rates (vatPercents) a line may have with them. A name that is no list is 404 not_found.
+	//
+	// Corresponds with GET /v1/codebooks/{name} (the `GetCodebook` operationId).
+	GetCodebook(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListCompanies List companies
 	//
 	// Newest first. A credential sees the companies of its environment within its allow-list.
@@ -5551,6 +7082,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/oauth/token (the `CreateToken` operationId).
 	CreateTokenWithFormdataBody(ctx context.Context, body CreateTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SandboxMandateLink Get a mandate link of a sandbox company
+	//
+	// A fresh mandate link of a sandbox company in pending_mandate, as the representative's e-mail carries it: POST to it (an empty form) or open it in a browser to accept the mandate, and the company becomes active. The link is shown once. A production company is 403 sandbox_only (its representative gets the link by e-mail only); an active company is 409 mandate_already_accepted.
+	//
+	// Corresponds with POST /v1/sandbox/companies/{id}/mandate-link (the `SandboxMandateLink` operationId).
+	SandboxMandateLink(ctx context.Context, id string, params *SandboxMandateLinkParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SimulateEInvoiceWithBody Drive a sandbox e-invoice through a UJP transition
 	//
@@ -5956,6 +7494,40 @@ func (c *Client) GetArchiveExport(ctx context.Context, id string, reqEditors ...
 // Corresponds with GET /v1/archive-exports/{id}/download (the `DownloadArchiveExport` operationId).
 func (c *Client) DownloadArchiveExport(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDownloadArchiveExportRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCodebooks List UJP's code lists
+//
+// The code lists (codebooks) whose values e-invoices and decisions must use: what each is, which request fields take its codes and how many values it has. source says whether they are UJP's lists (read at fetchedAt) or the snapshot the service ships (docs/codebooks.md). Any credential of the service may read them; the lists are those of its environment.
+//
+// Corresponds with GET /v1/codebooks (the `ListCodebooks` operationId).
+func (c *Client) ListCodebooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCodebooksRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCodebook Get the values of a code list
+//
+// Every value of one code list, as the service checks requests against it right now. A field error with a codebook member (422 validation_failed) names the list to read here. Tax indicators carry their vatImpact and the VAT rates (vatPercents) a line may have with them. A name that is no list is 404 not_found.
+//
+// Corresponds with GET /v1/codebooks/{name} (the `GetCodebook` operationId).
+func (c *Client) GetCodebook(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCodebookRequest(c.Server, name)
 	if err != nil {
 		return nil, err
 	}
@@ -6557,6 +8129,23 @@ func (c *Client) CreateTokenWithBody(ctx context.Context, contentType string, bo
 // Corresponds with POST /v1/oauth/token (the `CreateToken` operationId).
 func (c *Client) CreateTokenWithFormdataBody(ctx context.Context, body CreateTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateTokenRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SandboxMandateLink Get a mandate link of a sandbox company
+//
+// A fresh mandate link of a sandbox company in pending_mandate, as the representative's e-mail carries it: POST to it (an empty form) or open it in a browser to accept the mandate, and the company becomes active. The link is shown once. A production company is 403 sandbox_only (its representative gets the link by e-mail only); an active company is 409 mandate_already_accepted.
+//
+// Corresponds with POST /v1/sandbox/companies/{id}/mandate-link (the `SandboxMandateLink` operationId).
+func (c *Client) SandboxMandateLink(ctx context.Context, id string, params *SandboxMandateLinkParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSandboxMandateLinkRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7406,6 +8995,67 @@ func NewDownloadArchiveExportRequest(server string, id string) (*http.Request, e
 	}
 
 	operationPath := fmt.Sprintf("/v1/archive-exports/%s/download", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListCodebooksRequest constructs an http.Request for the ListCodebooks method
+func NewListCodebooksRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/codebooks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCodebookRequest constructs an http.Request for the GetCodebook method
+func NewGetCodebookRequest(server string, name string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/codebooks/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -8978,6 +10628,53 @@ func NewCreateTokenRequestWithBody(server string, contentType string, body io.Re
 	return req, nil
 }
 
+// NewSandboxMandateLinkRequest constructs an http.Request for the SandboxMandateLink method
+func NewSandboxMandateLinkRequest(server string, id string, params *SandboxMandateLinkParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandbox/companies/%s/mandate-link", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
 // NewSimulateEInvoiceRequest calls the generic SimulateEInvoice builder with application/json body
 func NewSimulateEInvoiceRequest(server string, id string, params *SimulateEInvoiceParams, body SimulateEInvoiceJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -10192,6 +11889,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/archive-exports/{id}/download (the `DownloadArchiveExport` operationId).
 	DownloadArchiveExportWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DownloadArchiveExportResponse, error)
 
+	// ListCodebooksWithResponse List UJP's code lists
+	//
+	// The code lists (codebooks) whose values e-invoices and decisions must use: what each is, which request fields take its codes and how many values it has. source says whether they are UJP's lists (read at fetchedAt) or the snapshot the service ships (docs/codebooks.md). Any credential of the service may read them; the lists are those of its environment.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/codebooks (the `ListCodebooks` operationId).
+	ListCodebooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListCodebooksResponse, error)
+
+	// GetCodebookWithResponse Get the values of a code list
+	//
+	// Every value of one code list, as the service checks requests against it right now. A field error with a codebook member (422 validation_failed) names the list to read here. Tax indicators carry their vatImpact and the VAT rates (vatPercents) a line may have with them. A name that is no list is 404 not_found.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/codebooks/{name} (the `GetCodebook` operationId).
+	GetCodebookWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*GetCodebookResponse, error)
+
 	// ListCompaniesWithResponse List companies
 	//
 	// Newest first. A credential sees the companies of its environment within its allow-list.
@@ -10492,6 +12207,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/oauth/token (the `CreateToken` operationId).
 	CreateTokenWithFormdataBodyWithResponse(ctx context.Context, body CreateTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*CreateTokenResponse, error)
+
+	// SandboxMandateLinkWithResponse Get a mandate link of a sandbox company
+	//
+	// A fresh mandate link of a sandbox company in pending_mandate, as the representative's e-mail carries it: POST to it (an empty form) or open it in a browser to accept the mandate, and the company becomes active. The link is shown once. A production company is 403 sandbox_only (its representative gets the link by e-mail only); an active company is 409 mandate_already_accepted.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/sandbox/companies/{id}/mandate-link (the `SandboxMandateLink` operationId).
+	SandboxMandateLinkWithResponse(ctx context.Context, id string, params *SandboxMandateLinkParams, reqEditors ...RequestEditorFn) (*SandboxMandateLinkResponse, error)
 
 	// SimulateEInvoiceWithBodyWithResponse Drive a sandbox e-invoice through a UJP transition
 	//
@@ -11155,6 +12879,102 @@ func (r DownloadArchiveExportResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DownloadArchiveExportResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListCodebooksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CodebookList
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCodebooksResponse) GetJSON200() *CodebookList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListCodebooksResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCodebooksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCodebooksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCodebooksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCodebooksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetCodebookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Codebook
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCodebookResponse) GetJSON200() *Codebook {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCodebookResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCodebookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCodebookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCodebookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCodebookResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12448,20 +14268,33 @@ type CreateTokenResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		AccessToken string                                  `json:"access_token"`
-		ExpiresIn   int                                     `json:"expires_in"`
-		Scope       string                                  `json:"scope"`
-		TokenType   CreateToken200JSONResponseBodyTokenType `json:"token_type"`
+		// AccessToken The token (dnat_…): send it as Authorization: Bearer <token>, like an API key.
+		AccessToken string `json:"access_token"`
+
+		// ExpiresIn Seconds the token lives: 900. Ask for a new one before then.
+		ExpiresIn int `json:"expires_in"`
+
+		// Scope The scopes the token carries, space-separated.
+		Scope string `json:"scope"`
+
+		// TokenType Always Bearer.
+		TokenType CreateToken200JSONResponseBodyTokenType `json:"token_type"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *struct {
-		Error            CreateToken400JSONResponseBodyError `json:"error"`
-		ErrorDescription *string                             `json:"error_description,omitempty"`
+		// Error RFC 6749 §5.2's error code: invalid_client for an unknown client, a wrong secret or a revoked client.
+		Error CreateToken400JSONResponseBodyError `json:"error"`
+
+		// ErrorDescription What was wrong, in words.
+		ErrorDescription *string `json:"error_description,omitempty"`
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *struct {
-		Error            CreateToken401JSONResponseBodyError `json:"error"`
-		ErrorDescription *string                             `json:"error_description,omitempty"`
+		// Error RFC 6749 §5.2's error code: invalid_client for an unknown client, a wrong secret or a revoked client.
+		Error CreateToken401JSONResponseBodyError `json:"error"`
+
+		// ErrorDescription What was wrong, in words.
+		ErrorDescription *string `json:"error_description,omitempty"`
 	}
 	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
 	ApplicationproblemJSON408 *SentProblem
@@ -12471,26 +14304,39 @@ type CreateTokenResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CreateTokenResponse) GetJSON200() *struct {
-	AccessToken string                                  `json:"access_token"`
-	ExpiresIn   int                                     `json:"expires_in"`
-	Scope       string                                  `json:"scope"`
-	TokenType   CreateToken200JSONResponseBodyTokenType `json:"token_type"`
+	// AccessToken The token (dnat_…): send it as Authorization: Bearer <token>, like an API key.
+	AccessToken string `json:"access_token"`
+
+	// ExpiresIn Seconds the token lives: 900. Ask for a new one before then.
+	ExpiresIn int `json:"expires_in"`
+
+	// Scope The scopes the token carries, space-separated.
+	Scope string `json:"scope"`
+
+	// TokenType Always Bearer.
+	TokenType CreateToken200JSONResponseBodyTokenType `json:"token_type"`
 } {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r CreateTokenResponse) GetJSON400() *struct {
-	Error            CreateToken400JSONResponseBodyError `json:"error"`
-	ErrorDescription *string                             `json:"error_description,omitempty"`
+	// Error RFC 6749 §5.2's error code: invalid_client for an unknown client, a wrong secret or a revoked client.
+	Error CreateToken400JSONResponseBodyError `json:"error"`
+
+	// ErrorDescription What was wrong, in words.
+	ErrorDescription *string `json:"error_description,omitempty"`
 } {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateTokenResponse) GetJSON401() *struct {
-	Error            CreateToken401JSONResponseBodyError `json:"error"`
-	ErrorDescription *string                             `json:"error_description,omitempty"`
+	// Error RFC 6749 §5.2's error code: invalid_client for an unknown client, a wrong secret or a revoked client.
+	Error CreateToken401JSONResponseBodyError `json:"error"`
+
+	// ErrorDescription What was wrong, in words.
+	ErrorDescription *string `json:"error_description,omitempty"`
 } {
 	return r.JSON401
 }
@@ -12528,6 +14374,54 @@ func (r CreateTokenResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SandboxMandateLinkResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *SandboxMandateLink
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r SandboxMandateLinkResponse) GetJSON201() *SandboxMandateLink {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SandboxMandateLinkResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r SandboxMandateLinkResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SandboxMandateLinkResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SandboxMandateLinkResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SandboxMandateLinkResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13696,6 +15590,36 @@ func (c *ClientWithResponses) DownloadArchiveExportWithResponse(ctx context.Cont
 	return ParseDownloadArchiveExportResponse(rsp)
 }
 
+// ListCodebooksWithResponse List UJP's code lists
+//
+// The code lists (codebooks) whose values e-invoices and decisions must use: what each is, which request fields take its codes and how many values it has. source says whether they are UJP's lists (read at fetchedAt) or the snapshot the service ships (docs/codebooks.md). Any credential of the service may read them; the lists are those of its environment.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/codebooks (the `ListCodebooks` operationId).
+func (c *ClientWithResponses) ListCodebooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListCodebooksResponse, error) {
+	rsp, err := c.ListCodebooks(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCodebooksResponse(rsp)
+}
+
+// GetCodebookWithResponse Get the values of a code list
+//
+// Every value of one code list, as the service checks requests against it right now. A field error with a codebook member (422 validation_failed) names the list to read here. Tax indicators carry their vatImpact and the VAT rates (vatPercents) a line may have with them. A name that is no list is 404 not_found.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/codebooks/{name} (the `GetCodebook` operationId).
+func (c *ClientWithResponses) GetCodebookWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*GetCodebookResponse, error) {
+	rsp, err := c.GetCodebook(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCodebookResponse(rsp)
+}
+
 // ListCompaniesWithResponse List companies
 //
 // Newest first. A credential sees the companies of its environment within its allow-list.
@@ -14193,6 +16117,21 @@ func (c *ClientWithResponses) CreateTokenWithFormdataBodyWithResponse(ctx contex
 		return nil, err
 	}
 	return ParseCreateTokenResponse(rsp)
+}
+
+// SandboxMandateLinkWithResponse Get a mandate link of a sandbox company
+//
+// A fresh mandate link of a sandbox company in pending_mandate, as the representative's e-mail carries it: POST to it (an empty form) or open it in a browser to accept the mandate, and the company becomes active. The link is shown once. A production company is 403 sandbox_only (its representative gets the link by e-mail only); an active company is 409 mandate_already_accepted.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/sandbox/companies/{id}/mandate-link (the `SandboxMandateLink` operationId).
+func (c *ClientWithResponses) SandboxMandateLinkWithResponse(ctx context.Context, id string, params *SandboxMandateLinkParams, reqEditors ...RequestEditorFn) (*SandboxMandateLinkResponse, error) {
+	rsp, err := c.SandboxMandateLink(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSandboxMandateLinkResponse(rsp)
 }
 
 // SimulateEInvoiceWithBodyWithResponse Drive a sandbox e-invoice through a UJP transition
@@ -14898,6 +16837,72 @@ func ParseDownloadArchiveExportResponse(rsp *http.Response) (*DownloadArchiveExp
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListCodebooksResponse parses an HTTP response from a ListCodebooksWithResponse call
+func ParseListCodebooksResponse(rsp *http.Response) (*ListCodebooksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCodebooksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CodebookList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetCodebookResponse parses an HTTP response from a GetCodebookWithResponse call
+func ParseGetCodebookResponse(rsp *http.Response) (*GetCodebookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCodebookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Codebook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest SentProblem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15947,10 +17952,17 @@ func ParseCreateTokenResponse(rsp *http.Response) (*CreateTokenResponse, error) 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			AccessToken string                                  `json:"access_token"`
-			ExpiresIn   int                                     `json:"expires_in"`
-			Scope       string                                  `json:"scope"`
-			TokenType   CreateToken200JSONResponseBodyTokenType `json:"token_type"`
+			// AccessToken The token (dnat_…): send it as Authorization: Bearer <token>, like an API key.
+			AccessToken string `json:"access_token"`
+
+			// ExpiresIn Seconds the token lives: 900. Ask for a new one before then.
+			ExpiresIn int `json:"expires_in"`
+
+			// Scope The scopes the token carries, space-separated.
+			Scope string `json:"scope"`
+
+			// TokenType Always Bearer.
+			TokenType CreateToken200JSONResponseBodyTokenType `json:"token_type"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
@@ -15959,8 +17971,11 @@ func ParseCreateTokenResponse(rsp *http.Response) (*CreateTokenResponse, error) 
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest struct {
-			Error            CreateToken400JSONResponseBodyError `json:"error"`
-			ErrorDescription *string                             `json:"error_description,omitempty"`
+			// Error RFC 6749 §5.2's error code: invalid_client for an unknown client, a wrong secret or a revoked client.
+			Error CreateToken400JSONResponseBodyError `json:"error"`
+
+			// ErrorDescription What was wrong, in words.
+			ErrorDescription *string `json:"error_description,omitempty"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
@@ -15969,8 +17984,11 @@ func ParseCreateTokenResponse(rsp *http.Response) (*CreateTokenResponse, error) 
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest struct {
-			Error            CreateToken401JSONResponseBodyError `json:"error"`
-			ErrorDescription *string                             `json:"error_description,omitempty"`
+			// Error RFC 6749 §5.2's error code: invalid_client for an unknown client, a wrong secret or a revoked client.
+			Error CreateToken401JSONResponseBodyError `json:"error"`
+
+			// ErrorDescription What was wrong, in words.
+			ErrorDescription *string `json:"error_description,omitempty"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
@@ -15990,6 +18008,39 @@ func ParseCreateTokenResponse(rsp *http.Response) (*CreateTokenResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSandboxMandateLinkResponse parses an HTTP response from a SandboxMandateLinkWithResponse call
+func ParseSandboxMandateLinkResponse(rsp *http.Response) (*SandboxMandateLinkResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SandboxMandateLinkResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest SandboxMandateLink
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
 
 	}
 

@@ -59,15 +59,38 @@ func (e InputMinBaseMode) Valid() bool {
 
 // Batch defines model for Batch.
 type Batch struct {
-	FilingVariant *string  `json:"filingVariant,omitempty"`
-	PeriodMonth   int64    `json:"periodMonth"`
-	PeriodYear    int64    `json:"periodYear"`
-	VidObvrska    *string  `json:"vidObvrska,omitempty"`
-	VidObvrznik   *string  `json:"vidObvrznik,omitempty"`
-	WorkingHours  *float64 `json:"workingHours,omitempty"`
+	// FilingVariant regular (default); no_payment_declared: the salaries are calculated but not paid (the paid net is written as 0); vid_700: a filing with obligation kind 700.
+	//
+	// Examples: regular
+	FilingVariant *string `json:"filingVariant,omitempty"`
+
+	// PeriodMonth The month the salaries are for, 1 to 12.
+	//
+	// Examples: 10
+	PeriodMonth int64 `json:"periodMonth"`
+
+	// PeriodYear The year, four digits.
+	//
+	// Examples: 2026
+	PeriodYear int64 `json:"periodYear"`
+
+	// VidObvrska МПИН 1.3, вид на обврска: the kind of obligation; default 101 (salary). Another code of UJP's list is accepted (100, 102, 103, …).
+	//
+	// Examples: 101
+	VidObvrska *string `json:"vidObvrska,omitempty"`
+
+	// VidObvrznik МПИН 1.4, вид на обврзник: the kind of payer (110 legal entity, 111 self-employed, …); a code not among the public ones is a warning only.
+	//
+	// Examples: 110
+	VidObvrznik *string `json:"vidObvrznik,omitempty"`
+
+	// WorkingHours The month's fund of hours for every record that gives none (weekdays × 8, public holidays included); default 176.
+	//
+	// Examples: 176
+	WorkingHours *float64 `json:"workingHours,omitempty"`
 }
 
-// BatchInput defines model for BatchInput.
+// BatchInput Examples: {"inputs":[{"grossSalary":"30000","period":{"month":5,"year":2026}},{"period":{"month":5,"year":2026},"targetNet":"25000"}]}
 type BatchInput struct {
 	// Inputs 1 to 500 calculations.
 	Inputs *[]Input `json:"inputs"`
@@ -75,73 +98,167 @@ type BatchInput struct {
 
 // BatchRecords defines model for BatchRecords.
 type BatchRecords struct {
+	// Records The records of this batch.
 	Records *[]Record `json:"records"`
 }
 
-// BatchResults defines model for BatchResults.
+// BatchResults Examples: {"data":[{"absentHours":0,"additionalHealth":"150","baseGross":"30000","bonusAmount":"0","bonusBasis":"net","deductionsTotal":"0","disabilityTopUp":"0","employmentContrib":"360","employmentTopUp":"0","fundHours":168,"health":"2250","healthTopUp":"0","hireDay":null,"holidayHours":0,"holidayNightHours":0,"holidayNightPay":"0","holidayNightRate":185,"holidayPay":"0","insuranceCode":"0050","leaveDay":null,"maternityHours":0,"netPaid":"20533","nightHours":0,"nightPay":"0","overtimeHours":0,"overtimePay":"0","pension":"5640","pensionTopUp":"0","personalAllowance":"10932","pit":"1067","provisional":false,"provisionalFigures":[],"salaryGross":"30000","salaryNet":"20533","seniority":"0","seniorityPercentage":0,"serviceDays":null,"shift1Hours":0,"shift1Pay":"0","shift1Rate":100,"shift2Hours":0,"shift2Pay":"0","shift2Rate":100,"shift3Hours":0,"shift3Pay":"0","shift3Rate":135,"sickCompanyHours":0,"sickCompanyPay":"0","sickCompanyRate":70,"sickFundHours":0,"sickFundPay":"0","sickFundRate":70,"sickHours":0,"sickPay":"0","sickRate":70,"specialHours":0,"specialPay":"0","specialRate":100,"sundayHolidayHours":0,"sundayHolidayPay":"0","sundayHolidayRate":200,"sundayHours":0,"sundayNightHours":0,"sundayNightPay":"0","sundayNightRate":185,"sundayPay":"0","taxableIncome":"10668","totalContributions":"8400","unpaidHours":0,"warnings":[],"workingHours":168},{"absentHours":0,"additionalHealth":"184","baseGross":"36893","bonusAmount":"0","bonusBasis":"net","deductionsTotal":"0","disabilityTopUp":"0","employmentContrib":"443","employmentTopUp":"0","fundHours":168,"health":"2767","healthTopUp":"0","hireDay":null,"holidayHours":0,"holidayNightHours":0,"holidayNightPay":"0","holidayNightRate":185,"holidayPay":"0","insuranceCode":"0050","leaveDay":null,"maternityHours":0,"netPaid":"25000","nightHours":0,"nightPay":"0","overtimeHours":0,"overtimePay":"0","pension":"6936","pensionTopUp":"0","personalAllowance":"10932","pit":"1563","provisional":false,"provisionalFigures":[],"salaryGross":"36893","salaryNet":"25000","seniority":"0","seniorityPercentage":0,"serviceDays":null,"shift1Hours":0,"shift1Pay":"0","shift1Rate":100,"shift2Hours":0,"shift2Pay":"0","shift2Rate":100,"shift3Hours":0,"shift3Pay":"0","shift3Rate":135,"sickCompanyHours":0,"sickCompanyPay":"0","sickCompanyRate":70,"sickFundHours":0,"sickFundPay":"0","sickFundRate":70,"sickHours":0,"sickPay":"0","sickRate":70,"specialHours":0,"specialPay":"0","specialRate":100,"sundayHolidayHours":0,"sundayHolidayPay":"0","sundayHolidayRate":200,"sundayHours":0,"sundayNightHours":0,"sundayNightPay":"0","sundayNightRate":185,"sundayPay":"0","taxableIncome":"15631","totalContributions":"10330","unpaidHours":0,"warnings":[],"workingHours":168}]}
 type BatchResults struct {
 	// Data One result per input, in input order.
 	Data *[]Result `json:"data"`
 }
 
-// CombinedRequest defines model for CombinedRequest.
+// CombinedRequest Examples: {"batch":{"periodMonth":5,"periodYear":2026,"workingHours":168},"batches":[{"records":[{"additionalHealth":"150","employee":{"bankAccount":"300000000012355","embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска","municipalityCode":"182"},"employmentContrib":"360","fundHours":168,"health":"2250","insuranceCode":"0050","netPaid":"20533","pension":"5640","personalAllowance":"10932","pit":"1067","salaryGross":"30000","salaryNet":"20533","workingHours":168}]},{"records":[{"additionalHealth":"210","employee":{"bankAccount":"300000000012355","embg":"2207990051004","firstName":"Марко","lastName":"Марковски","municipalityCode":"182"},"employmentContrib":"504","fundHours":168,"health":"3150","insuranceCode":"0050","netPaid":"28309","pension":"7896","personalAllowance":"10932","pit":"1931","salaryGross":"42000","salaryNet":"28309","workingHours":168}]}],"company":{"addressNumber":"10","addressStreet":"бул. Илинден","city":"Скопје","email":"plati@dizajnija.mk","municipalityCode":"182","name":"Дизајнија ДООЕЛ","phone":"02 3111 111","postalCode":"1000","taxId":"4030000000001"}}
 type CombinedRequest struct {
-	Batch   Batch           `json:"batch"`
+	// Batch The period and kind of the filing.
+	Batch Batch `json:"batch"`
+
+	// Batches The batches to merge, in order: a record of a later batch replaces one of an earlier batch with the same ЕМБГ and contract number.
 	Batches *[]BatchRecords `json:"batches"`
-	Company Company         `json:"company"`
-	Force   *bool           `json:"force,omitempty"`
+
+	// Company The payer.
+	Company Company `json:"company"`
+
+	// Force Build the file despite blocking issues.
+	//
+	// Examples: false
+	Force *bool `json:"force,omitempty"`
 }
 
 // Company defines model for Company.
 type Company struct {
-	Address            *string `json:"address,omitempty"`
-	AddressArea        *string `json:"addressArea,omitempty"`
-	AddressNumber      *string `json:"addressNumber,omitempty"`
-	AddressStreet      *string `json:"addressStreet,omitempty"`
-	AreaCode           *string `json:"areaCode,omitempty"`
-	City               *string `json:"city,omitempty"`
-	Email              *string `json:"email,omitempty"`
-	Fax                *string `json:"fax,omitempty"`
-	FzomBranch         *string `json:"fzomBranch,omitempty"`
-	ManagerName        *string `json:"managerName,omitempty"`
-	MunicipalityCode   *string `json:"municipalityCode,omitempty"`
-	Name               string  `json:"name"`
-	NameCyr            *string `json:"nameCyr,omitempty"`
-	Phone              *string `json:"phone,omitempty"`
-	PostalCode         *string `json:"postalCode,omitempty"`
+	// Address The payer's address as one line, when it is not given in parts.
+	//
+	// Examples: бул. Илинден 10, Скопје
+	Address *string `json:"address,omitempty"`
+
+	// AddressArea Area or settlement of the payer's address.
+	//
+	// Examples: Карпош
+	AddressArea *string `json:"addressArea,omitempty"`
+
+	// AddressNumber House number of the payer's address.
+	//
+	// Examples: 10
+	AddressNumber *string `json:"addressNumber,omitempty"`
+
+	// AddressStreet Street of the payer's address.
+	//
+	// Examples: бул. Илинден
+	AddressStreet *string `json:"addressStreet,omitempty"`
+
+	// AreaCode МПИН 2.3, the dialling code of the payer's seat; derived from city when absent.
+	//
+	// Examples: 02
+	AreaCode *string `json:"areaCode,omitempty"`
+
+	// City The payer's city; the ФЗОМ unit (fzomBranch) and dialling code (areaCode) are derived from it when not given.
+	//
+	// Examples: Скопје
+	City *string `json:"city,omitempty"`
+
+	// Email The payer's e-mail address.
+	//
+	// Examples: plati@dizajnija.mk
+	Email *string `json:"email,omitempty"`
+
+	// Fax The payer's fax number.
+	//
+	// Examples: 02 3111 112
+	Fax *string `json:"fax,omitempty"`
+
+	// FzomBranch МПИН 3.4б, the health fund's (ФЗОМ) area unit: 4 digits, or 6 for a business unit within one; derived from city when absent.
+	//
+	// Examples: 4061
+	FzomBranch *string `json:"fzomBranch,omitempty"`
+
+	// ManagerName The payer's responsible person.
+	//
+	// Examples: Ана Ангеловска
+	ManagerName *string `json:"managerName,omitempty"`
+
+	// MunicipalityCode The payer's municipality, a code of UJP's municipality list (101 to 185, or 999); another is the blocking issue 66.
+	//
+	// Examples: 182
+	MunicipalityCode *string `json:"municipalityCode,omitempty"`
+
+	// Name The payer's name as registered (Latin or Cyrillic); the files take nameCyr when given.
+	//
+	// Examples: Дизајнија ДООЕЛ
+	Name string `json:"name"`
+
+	// NameCyr The payer's name in Cyrillic, written to the files instead of name.
+	//
+	// Examples: Дизајнија ДООЕЛ Скопје
+	NameCyr *string `json:"nameCyr,omitempty"`
+
+	// Phone The payer's phone number.
+	//
+	// Examples: 02 3111 111
+	Phone *string `json:"phone,omitempty"`
+
+	// PostalCode Postal code of the payer's address.
+	//
+	// Examples: 1000
+	PostalCode *string `json:"postalCode,omitempty"`
+
+	// RegistrationNumber The payer's registration number (ЕМБС) in the Central Register.
+	//
+	// Examples: 7654321
 	RegistrationNumber *string `json:"registrationNumber,omitempty"`
 
 	// TaxId МПИН 2.1, the payer's ЕДБ: 13 digits, the 13th the mod-11 check digit of the first 12 (an individual's ЕМБГ passes the same check). Missing, another length or a wrong check digit is the blocking issue edb_invalid.
+	//
+	// Examples: 4030000000001
 	TaxId *string `json:"taxId,omitempty"`
 }
 
-// ConvertInput defines model for ConvertInput.
+// ConvertInput Examples: {"effectiveDate":"2026-05-31","gross":"30000"}
 type ConvertInput struct {
-	// Contractor R4/R11: flat 10% PIT, no contributions (net = gross × 0.9).
+	// Contractor A contract for work: a flat 10% PIT on the gross, no contributions (net = gross × 0.9).
+	//
+	// Examples: false
 	Contractor *bool `json:"contractor,omitempty"`
 
-	// EffectiveDate YYYY-MM-DD; default today in Europe/Skopje.
+	// EffectiveDate YYYY-MM-DD selecting the statutory rates in force; default today in Europe/Skopje.
+	//
+	// Examples: 2026-05-31
 	EffectiveDate *string `json:"effectiveDate,omitempty"`
 
-	// Gross Base gross to convert to net. Give exactly one of gross and net.
+	// Gross Base gross to convert to net, in denars, a decimal string. Give exactly one of gross and net.
+	//
+	// Examples: 30000
 	Gross *string `json:"gross,omitempty"`
 
-	// Net Agreed net to convert to the smallest whole-denar gross that pays it.
+	// Net Agreed net, in denars, to convert to the smallest whole-denar gross that pays it.
+	//
+	// Examples: 20533
 	Net *string `json:"net,omitempty"`
 
 	// RateOverrides Rate keys to override, as in CalculationInput.
 	RateOverrides *map[string]interface{} `json:"rateOverrides,omitempty"`
 }
 
-// ConvertResult defines model for ConvertResult.
+// ConvertResult Examples: {"contractor":false,"effectiveDate":"2026-05-31","gross":"30000","net":"20533","provisional":false,"provisionalFigures":[],"warnings":[]}
 type ConvertResult struct {
-	Contractor    bool   `json:"contractor"`
+	// Contractor Whether the figures are a contractor's (flat 10% PIT).
+	//
+	// Examples: false
+	Contractor bool `json:"contractor"`
+
+	// EffectiveDate The date whose statutory rates were used, YYYY-MM-DD.
+	//
+	// Examples: 2026-05-31
 	EffectiveDate string `json:"effectiveDate"`
 
 	// Gross The gross: as given, or the smallest whole-denar gross that pays the net.
+	//
+	// Examples: 30000
 	Gross string `json:"gross"`
 
 	// Net The net of that gross, in whole denars.
+	//
+	// Examples: 20533
 	Net string `json:"net"`
 
 	// Provisional True when a statutory figure of the date is not published yet and the last published one was used.
@@ -156,64 +273,167 @@ type ConvertResult struct {
 
 // Deduction defines model for Deduction.
 type Deduction struct {
-	Amount      string `json:"amount"`
+	// Amount The amount, in denars, a decimal string.
+	//
+	// Examples: 2000
+	Amount string `json:"amount"`
+
+	// Description What the deduction is for, 1 to 200 characters.
+	//
+	// Examples: Задршка по решение И-123/26
 	Description string `json:"description"`
 }
 
 // Employee defines model for Employee.
 type Employee struct {
-	BankAccount      *string `json:"bankAccount,omitempty"`
-	Embg             *string `json:"embg,omitempty"`
-	FirstName        string  `json:"firstName"`
-	FirstNameCyr     *string `json:"firstNameCyr,omitempty"`
-	FzomBranch       *string `json:"fzomBranch,omitempty"`
-	LastName         string  `json:"lastName"`
-	LastNameCyr      *string `json:"lastNameCyr,omitempty"`
+	// BankAccount The employee's bank account: 15 digits, ISO 7064 mod 97-10 (bank_account_invalid otherwise).
+	//
+	// Examples: 300000000012355
+	BankAccount *string `json:"bankAccount,omitempty"`
+
+	// Embg The employee's ЕМБГ: 13 digits, with a valid date and mod-11 check digit (embg_invalid otherwise).
+	//
+	// Examples: 1505985412349
+	Embg *string `json:"embg,omitempty"`
+
+	// FirstName The employee's first name.
+	//
+	// Examples: Ана
+	FirstName string `json:"firstName"`
+
+	// FirstNameCyr The first name in Cyrillic, written to the files instead of firstName.
+	//
+	// Examples: Ана
+	FirstNameCyr *string `json:"firstNameCyr,omitempty"`
+
+	// FzomBranch The ФЗОМ unit of the employee, when it differs from the payer's.
+	//
+	// Examples: 4061
+	FzomBranch *string `json:"fzomBranch,omitempty"`
+
+	// LastName The employee's last name.
+	//
+	// Examples: Ангеловска
+	LastName string `json:"lastName"`
+
+	// LastNameCyr The last name in Cyrillic.
+	//
+	// Examples: Ангеловска
+	LastNameCyr *string `json:"lastNameCyr,omitempty"`
+
+	// MunicipalityCode The employee's municipality of residence, a code of UJP's municipality list.
+	//
+	// Examples: 182
 	MunicipalityCode *string `json:"municipalityCode,omitempty"`
 }
 
 // EppdIssuer defines model for EppdIssuer.
 type EppdIssuer struct {
+	// BankAccount The payer's bank account (15 digits, mod 97-10).
+	//
+	// Examples: 300000000012355
 	BankAccount *string `json:"bankAccount,omitempty"`
 
 	// Edb The payer's ЕДБ: 13 digits, the 13th the mod-11 check digit of the first 12; anything else is 422 validation_failed at issuer.edb.
-	Edb   string  `json:"edb"`
+	Edb string `json:"edb"`
+
+	// Email The payer's e-mail address.
+	//
+	// Examples: plati@dizajnija.mk
 	Email *string `json:"email,omitempty"`
-	Name  string  `json:"name"`
+
+	// Name The payer's name.
+	//
+	// Examples: Дизајнија ДООЕЛ
+	Name string `json:"name"`
+
+	// Phone The payer's phone number.
+	//
+	// Examples: 02 3111 111
 	Phone *string `json:"phone,omitempty"`
 }
 
-// EppdRequest defines model for EppdRequest.
+// EppdRequest Examples: {"comment":"Хонорари за мај","issuer":{"bankAccount":"300000000012355","edb":"4030000000001","email":"plati@dizajnija.mk","name":"Дизајнија ДООЕЛ","phone":"02 3111 111"},"periodFrom":"2026-05-01","periodTo":"2026-05-31","rows":[{"bankAccount":"300000000012355","embg":"2207990050008","firstName":"Петар","grossIncome":"10000","lastName":"Петровски","municipalityCode":"182","subtypeIncome":"7.3"}]}
 type EppdRequest struct {
-	Comment    *string    `json:"comment,omitempty"`
-	Issuer     EppdIssuer `json:"issuer"`
-	PeriodFrom string     `json:"periodFrom"`
-	PeriodTo   string     `json:"periodTo"`
-	Rows       *[]EppdRow `json:"rows"`
+	// Comment Free text written to the file.
+	//
+	// Examples: Хонорари за октомври
+	Comment *string `json:"comment,omitempty"`
+
+	// Issuer The payer.
+	Issuer EppdIssuer `json:"issuer"`
+
+	// PeriodFrom First day of the period, YYYY-MM-DD.
+	//
+	// Examples: 2026-10-01
+	PeriodFrom string `json:"periodFrom"`
+
+	// PeriodTo Last day of the period, YYYY-MM-DD, not before periodFrom.
+	//
+	// Examples: 2026-10-31
+	PeriodTo string `json:"periodTo"`
+
+	// Rows One row per payment.
+	Rows *[]EppdRow `json:"rows"`
 }
 
 // EppdRow defines model for EppdRow.
 type EppdRow struct {
-	BankAccount      *string `json:"bankAccount,omitempty"`
-	Embg             string  `json:"embg"`
-	FirstName        string  `json:"firstName"`
-	GrossIncome      string  `json:"grossIncome"`
-	LastName         string  `json:"lastName"`
+	// BankAccount The recipient's bank account (15 digits, mod 97-10).
+	//
+	// Examples: 300000000012355
+	BankAccount *string `json:"bankAccount,omitempty"`
+
+	// Embg The recipient's ЕМБГ (13 digits, valid date and check digit).
+	//
+	// Examples: 1505985412349
+	Embg string `json:"embg"`
+
+	// FirstName The recipient's first name.
+	//
+	// Examples: Петар
+	FirstName string `json:"firstName"`
+
+	// GrossIncome The gross income paid, in denars, a decimal string.
+	//
+	// Examples: 10000
+	GrossIncome string `json:"grossIncome"`
+
+	// LastName The recipient's last name.
+	//
+	// Examples: Петровски
+	LastName string `json:"lastName"`
+
+	// MunicipalityCode The recipient's municipality, a code of UJP's municipality list.
+	//
+	// Examples: 182
 	MunicipalityCode *string `json:"municipalityCode,omitempty"`
-	SubtypeIncome    *string `json:"subtypeIncome,omitempty"`
+
+	// SubtypeIncome The income sub-type: 7.1, 7.2, 7.3, 13.1 or 13.2; default the request's, else 7.3.
+	//
+	// Examples: 7.3
+	SubtypeIncome *string `json:"subtypeIncome,omitempty"`
 }
 
 // ExplainInput defines model for ExplainInput.
 type ExplainInput struct {
 	// EffectiveFrom For a statutory figure: the date its version took effect.
 	EffectiveFrom *string `json:"effectiveFrom,omitempty"`
-	Name          string  `json:"name"`
+
+	// Name The figure's name: a rate key, an input field or an earlier step.
+	//
+	// Examples: pension
+	Name string `json:"name"`
 
 	// Source For a statutory figure: where it comes from; for an override, the request field.
 	Source *string `json:"source,omitempty"`
 
 	// Unit denars, hours, % or days.
-	Unit  string `json:"unit"`
+	Unit string `json:"unit"`
+
+	// Value Its value, as decimal text.
+	//
+	// Examples: 19.9
 	Value string `json:"value"`
 }
 
@@ -240,174 +460,426 @@ type ExplainLine struct {
 
 // Explanation defines model for Explanation.
 type Explanation struct {
-	// EffectiveDate The date whose statutory figures were used (R6).
-	EffectiveDate string         `json:"effectiveDate"`
-	Lines         *[]ExplainLine `json:"lines"`
+	// EffectiveDate The date whose statutory figures were used.
+	//
+	// Examples: 2026-05-31
+	EffectiveDate string `json:"effectiveDate"`
+
+	// Lines The steps of the computation, in the order they were taken.
+	Lines *[]ExplainLine `json:"lines"`
 }
 
 // FieldError defines model for FieldError.
 type FieldError struct {
+	// Codebook The code list the value was checked against, when the rule is one (GET /v1/codebooks/{codebook} lists its values; companies is UJP's registry).
+	//
+	// Examples: tax-indicators
 	Codebook *string `json:"codebook,omitempty"`
-	Message  string  `json:"message"`
-	Path     string  `json:"path"`
+
+	// Message What is wrong with it, in words.
+	//
+	// Examples: "DDV-X" is not a tax indicator (allowed values: GET /v1/codebooks/tax-indicators)
+	Message string `json:"message"`
+
+	// Path The request field at fault, with dots and brackets as you would write it (lines[0].taxIndicator); query.X and header.X for parameters; empty for the body as a whole (malformed JSON).
+	//
+	// Examples: lines[0].taxIndicator
+	Path string `json:"path"`
 }
 
-// GrossFromNetRequest defines model for GrossFromNetRequest.
+// GrossFromNetRequest Examples: {"net":"9000","subtypeIncome":"7.3"}
 type GrossFromNetRequest struct {
-	Net           string  `json:"net"`
+	// Net The net the recipient is to get, in denars, a decimal string.
+	//
+	// Examples: 9000
+	Net string `json:"net"`
+
+	// SubtypeIncome The е-ППД income sub-type, whose normative costs lower the tax base: 7.1, 7.2, 7.3 (default), 13.1 or 13.2.
+	//
+	// Examples: 7.3
 	SubtypeIncome *string `json:"subtypeIncome,omitempty"`
 }
 
-// GrossFromNetResponse defines model for GrossFromNetResponse.
+// GrossFromNetResponse Examples: {"gross":"10000","net":"9000","pit":"1000"}
 type GrossFromNetResponse struct {
+	// Gross The gross income that leaves that net after PIT.
+	//
+	// Examples: 10000
 	Gross string `json:"gross"`
-	Net   string `json:"net"`
-	Pit   string `json:"pit"`
+
+	// Net The net as given.
+	//
+	// Examples: 9000
+	Net string `json:"net"`
+
+	// Pit The personal income tax, in whole denars.
+	//
+	// Examples: 1000
+	Pit string `json:"pit"`
 }
 
 // History defines model for History.
 type History struct {
+	// EffectiveFrom First day the version is in force, YYYY-MM-DD.
+	//
+	// Examples: 2026-07-01
 	EffectiveFrom string `json:"effectiveFrom"`
 
 	// EffectiveTo Last day in force; null while current.
 	EffectiveTo *string `json:"effectiveTo"`
-	Key         string  `json:"key"`
+
+	// Key The rate key (also a key of rateOverrides).
+	//
+	// Examples: pension
+	Key string `json:"key"`
 
 	// Provisional True for a yearly figure not published yet: calculations carry the previous figure forward and mark their result provisional.
-	Provisional bool   `json:"provisional"`
-	Source      string `json:"source"`
+	Provisional bool `json:"provisional"`
+
+	// Source Where the figure is published (law, gazette, the fund's notice).
+	//
+	// Examples: Закон за задолжително социјално осигурување
+	Source string `json:"source"`
 
 	// Value Decimal text; null where the figure is not known for the period. For a provisional version, the earlier figure carried forward.
 	Value *string `json:"value"`
 }
 
-// HistoryOutputBody defines model for HistoryOutputBody.
+// HistoryOutputBody Examples: {"data":[{"effectiveFrom":"2009-01-01","effectiveTo":"2009-12-31","key":"pension","provisional":false,"source":"UJP guide ujp.gov.mk/mk/vodic/category/641 and /en/vodic/category/700","value":"19"},{"effectiveFrom":"2010-01-01","effectiveTo":"2018-12-31","key":"pension","provisional":false,"source":"UJP guide ujp.gov.mk/mk/vodic/category/641 and /en/vodic/category/700; akademik.mk 2010–2015","value":"18"},{"effectiveFrom":"2019-01-01","effectiveTo":"2019-12-31","key":"pension","provisional":false,"source":"Закон за изменување на ЗПЗСО, Сл. весник 247/2018 (rates for 2019)","value":"18.4"},{"effectiveFrom":"2020-01-01","effectiveTo":"2026-06-30","key":"pension","provisional":false,"source":"Orbitax 2020 'North Macedonia Social Security' (rates apply from the January 2020 salary)","value":"18.8"},{"effectiveFrom":"2026-07-01","effectiveTo":null,"key":"pension","provisional":false,"source":"Draft law amending ЗПЗСО (2026): pension 19.9%, employment 0.1% from the July 2026 salary; no Official Gazette number found (research/payroll.md §1, §7.1)","value":"19.9"}]}
 type HistoryOutputBody struct {
+	// Data Every version of every rate key, by key and then date.
 	Data *[]History `json:"data"`
 }
 
-// Input defines model for Input.
+// Input Examples: {"deductions":[{"amount":"2000","description":"Задршка по решение И-123/26"}],"grossSalary":"30000","nightHours":16,"overtimeHours":10,"period":{"month":5,"year":2026},"seniority":{"asOf":"2026-05-31","months":125}}
 type Input struct {
-	// AbsentHours Hours outside the employment window in a partial month: unpaid.
+	// AbsentHours Hours outside the employment window in a partial month: unpaid, and they reduce the paid-hours ratio (computed from placements when period is given).
+	//
+	// Examples: 0
 	AbsentHours *float64 `json:"absentHours,omitempty"`
 
-	// AverageSalary Average salary for the bases (min 50%, max × multiplier), replacing the published bases.
+	// AverageSalary Average salary for the bases (minimum 50%, maximum × maxBaseMultiplier), replacing the published figure; needed for a past year whose figures the service does not know.
+	//
+	// Examples: 69141
 	AverageSalary *string `json:"averageSalary,omitempty"`
-	BonusAmount   *string `json:"bonusAmount,omitempty"`
 
-	// BonusBasis R7: net (default) raises net by exactly bonusAmount; gross adds it to gross.
+	// BonusAmount A bonus, in denars, a decimal string; bonusBasis says whether it is gross or net.
+	//
+	// Examples: 5000
+	BonusAmount *string `json:"bonusAmount,omitempty"`
+
+	// BonusBasis net (default): the gross grows so that the net grows by exactly bonusAmount; gross: bonusAmount is added to the gross.
+	//
+	// Examples: net
 	BonusBasis *InputBonusBasis `json:"bonusBasis,omitempty"`
 
-	// Contractor R4: договор за дело, flat 10% PIT on gross, no contributions, no allowance.
+	// Contractor A contract for work (договор за дело): a flat 10% PIT on the gross, no contributions, no allowance, no hours model.
+	//
+	// Examples: false
 	Contractor *bool `json:"contractor,omitempty"`
 
-	// Deductions R8: post-net deductions; they change only netPaid and deductionsTotal.
+	// Deductions Deductions from the net (garnishments, loans): they change only netPaid and deductionsTotal.
 	Deductions *[]Deduction `json:"deductions,omitempty"`
 
-	// EffectiveDate YYYY-MM-DD selecting the rates in force (R6); default today in Europe/Skopje.
+	// EffectiveDate YYYY-MM-DD selecting the statutory rates in force for the month the salary is for; default the period's last day, or today in Europe/Skopje.
+	//
+	// Examples: 2026-05-31
 	EffectiveDate *string `json:"effectiveDate,omitempty"`
 
 	// FundHours Full-time fund of the month for a part-time contract; the ratio paid/fund prorates the allowance and the bases.
+	//
+	// Examples: 176
 	FundHours *float64 `json:"fundHours,omitempty"`
 
-	// GrossSalary Contracted monthly gross for the full fund of hours. One of grossSalary and targetNet is required.
-	GrossSalary       *string  `json:"grossSalary,omitempty"`
-	HolidayHours      *float64 `json:"holidayHours,omitempty"`
-	HolidayHoursRate  *float64 `json:"holidayHoursRate,omitempty"`
-	HolidayNightHours *float64 `json:"holidayNightHours,omitempty"`
-	HolidayNightRate  *float64 `json:"holidayNightRate,omitempty"`
+	// GrossSalary Contracted monthly gross for the full fund of hours, in denars, a decimal string. One of grossSalary and targetNet is required.
+	//
+	// Examples: 30000
+	GrossSalary *string `json:"grossSalary,omitempty"`
 
-	// HoursInformational R9: record premium hours without paying them.
+	// HolidayHours Hours worked on public holidays, inside the fund, paid at holidayHoursRate.
+	//
+	// Examples: 8
+	HolidayHours *float64 `json:"holidayHours,omitempty"`
+
+	// HolidayHoursRate Total rate of holiday hours, in percent; default 150.
+	//
+	// Examples: 150
+	HolidayHoursRate *float64 `json:"holidayHoursRate,omitempty"`
+
+	// HolidayNightHours Night hours on a public holiday, inside the fund, paid at holidayNightRate.
+	//
+	// Examples: 0
+	HolidayNightHours *float64 `json:"holidayNightHours,omitempty"`
+
+	// HolidayNightRate Total rate of holiday night hours, in percent; default 185.
+	//
+	// Examples: 185
+	HolidayNightRate *float64 `json:"holidayNightRate,omitempty"`
+
+	// HoursInformational Record the premium hours without paying them (they still appear in the result and the МПИН file).
+	//
+	// Examples: false
 	HoursInformational *bool `json:"hoursInformational,omitempty"`
 
 	// MaternityHours Maternity leave paid by the health fund, at no employer cost.
+	//
+	// Examples: 0
 	MaternityHours *float64 `json:"maternityHours,omitempty"`
 
-	// MinBaseMode R2: when the minimum-base top-up applies; default prorated (partial months only).
+	// MinBaseMode When the minimum-base top-up applies: prorated (default: in partial months only), always, or off.
+	//
+	// Examples: prorated
 	MinBaseMode *InputMinBaseMode `json:"minBaseMode,omitempty"`
 
-	// NetBased R10: price special hours off the net hourly rate, then re-derive the statutory gross.
-	NetBased            *bool    `json:"netBased,omitempty"`
-	NightHours          *float64 `json:"nightHours,omitempty"`
-	NightHoursRate      *float64 `json:"nightHoursRate,omitempty"`
-	NoPersonalAllowance *bool    `json:"noPersonalAllowance,omitempty"`
-	OvertimeHours       *float64 `json:"overtimeHours,omitempty"`
-	OvertimeRate        *float64 `json:"overtimeRate,omitempty"`
+	// NetBased Price the special hours (night, holiday, …) off the net hourly rate, then derive the statutory gross from the net so reached.
+	//
+	// Examples: false
+	NetBased *bool `json:"netBased,omitempty"`
 
-	// Period The payroll month; with placements, absentHours come from the working-day calendar.
+	// NightHours Night hours inside the fund, paid at nightHoursRate instead of 100%.
+	//
+	// Examples: 16
+	NightHours *float64 `json:"nightHours,omitempty"`
+
+	// NightHoursRate Total rate of night hours, in percent; default 135.
+	//
+	// Examples: 135
+	NightHoursRate *float64 `json:"nightHoursRate,omitempty"`
+
+	// NoPersonalAllowance Do not apply the personal allowance (an employee whose allowance is used at another employer).
+	//
+	// Examples: false
+	NoPersonalAllowance *bool `json:"noPersonalAllowance,omitempty"`
+
+	// OvertimeHours Overtime hours, on top of the fund, paid at overtimeRate.
+	//
+	// Examples: 10
+	OvertimeHours *float64 `json:"overtimeHours,omitempty"`
+
+	// OvertimeRate Total rate of overtime hours, in percent of the hourly rate; default 135.
+	//
+	// Examples: 135
+	OvertimeRate *float64 `json:"overtimeRate,omitempty"`
+
+	// Period The payroll month; with placements, absentHours come from the working-day calendar, and without workingHours the month's fund is the divisor.
 	Period *Period `json:"period,omitempty"`
 
-	// PersonalAllowance Monthly allowance for the full month, replacing the statutory one.
-	PersonalAllowance *string      `json:"personalAllowance,omitempty"`
-	PitExempt         *bool        `json:"pitExempt,omitempty"`
-	Placements        *[]Placement `json:"placements,omitempty"`
+	// PersonalAllowance Monthly allowance for the full month, in denars, replacing the statutory one.
+	//
+	// Examples: 10932
+	PersonalAllowance *string `json:"personalAllowance,omitempty"`
+
+	// PitExempt The employee pays no personal income tax.
+	//
+	// Examples: false
+	PitExempt *bool `json:"pitExempt,omitempty"`
+
+	// Placements Employment windows inside the period (a joiner or leaver); the weekdays they do not cover are absent hours.
+	Placements *[]Placement `json:"placements,omitempty"`
 
 	// RateOverrides Statutory rate keys (see GET /v1/rates) to override for this calculation; numbers or decimal strings.
 	RateOverrides *map[string]interface{} `json:"rateOverrides,omitempty"`
-	Seniority     *Seniority              `json:"seniority,omitempty"`
 
-	// SeniorityInformational R9: record seniority without paying it.
+	// Seniority Months of service, from which the seniority percentage is derived (instead of seniorityPercentage).
+	Seniority *Seniority `json:"seniority,omitempty"`
+
+	// SeniorityInformational Record the seniority percentage without paying it.
+	//
+	// Examples: false
 	SeniorityInformational *bool `json:"seniorityInformational,omitempty"`
 
 	// SeniorityPercentage Percentage of base pay for seniority (минат труд).
+	//
+	// Examples: 5
 	SeniorityPercentage *float64 `json:"seniorityPercentage,omitempty"`
-	Shift1Hours         *float64 `json:"shift1Hours,omitempty"`
-	Shift1Rate          *float64 `json:"shift1Rate,omitempty"`
-	Shift2Hours         *float64 `json:"shift2Hours,omitempty"`
-	Shift2Rate          *float64 `json:"shift2Rate,omitempty"`
-	Shift3Hours         *float64 `json:"shift3Hours,omitempty"`
-	Shift3Rate          *float64 `json:"shift3Rate,omitempty"`
-	SickCompanyHours    *float64 `json:"sickCompanyHours,omitempty"`
-	SickCompanyRate     *float64 `json:"sickCompanyRate,omitempty"`
-	SickFundHours       *float64 `json:"sickFundHours,omitempty"`
-	SickFundRate        *float64 `json:"sickFundRate,omitempty"`
-	SpecialHours        *float64 `json:"specialHours,omitempty"`
-	SpecialRate         *float64 `json:"specialRate,omitempty"`
-	SundayHolidayHours  *float64 `json:"sundayHolidayHours,omitempty"`
-	SundayHolidayRate   *float64 `json:"sundayHolidayRate,omitempty"`
-	SundayHours         *float64 `json:"sundayHours,omitempty"`
-	SundayHoursRate     *float64 `json:"sundayHoursRate,omitempty"`
-	SundayNightHours    *float64 `json:"sundayNightHours,omitempty"`
-	SundayNightRate     *float64 `json:"sundayNightRate,omitempty"`
 
-	// TargetNet Agreed net: the service derives the smallest whole-denar gross whose net is at least this.
-	TargetNet   *string  `json:"targetNet,omitempty"`
+	// Shift1Hours First-shift hours, inside the fund, paid at shift1Rate.
+	//
+	// Examples: 0
+	Shift1Hours *float64 `json:"shift1Hours,omitempty"`
+
+	// Shift1Rate Total rate of first-shift hours, in percent; default 100.
+	//
+	// Examples: 100
+	Shift1Rate *float64 `json:"shift1Rate,omitempty"`
+
+	// Shift2Hours Second-shift hours, inside the fund, paid at shift2Rate.
+	//
+	// Examples: 0
+	Shift2Hours *float64 `json:"shift2Hours,omitempty"`
+
+	// Shift2Rate Total rate of second-shift hours, in percent; default 100.
+	//
+	// Examples: 100
+	Shift2Rate *float64 `json:"shift2Rate,omitempty"`
+
+	// Shift3Hours Third-shift hours, inside the fund, paid at shift3Rate.
+	//
+	// Examples: 0
+	Shift3Hours *float64 `json:"shift3Hours,omitempty"`
+
+	// Shift3Rate Total rate of third-shift hours, in percent; default 135.
+	//
+	// Examples: 135
+	Shift3Rate *float64 `json:"shift3Rate,omitempty"`
+
+	// SickCompanyHours Sick leave paid by the employer (the first 30 days), inside the fund, paid at sickCompanyRate.
+	//
+	// Examples: 40
+	SickCompanyHours *float64 `json:"sickCompanyHours,omitempty"`
+
+	// SickCompanyRate Rate of employer-paid sick leave, in percent; default 70.
+	//
+	// Examples: 70
+	SickCompanyRate *float64 `json:"sickCompanyRate,omitempty"`
+
+	// SickFundHours Sick leave paid by the health fund, inside the fund: no pay and no employer cost here.
+	//
+	// Examples: 0
+	SickFundHours *float64 `json:"sickFundHours,omitempty"`
+
+	// SickFundRate The health fund's rate of sick pay, in percent, recorded for the МПИН file.
+	//
+	// Examples: 90
+	SickFundRate *float64 `json:"sickFundRate,omitempty"`
+
+	// SpecialHours Other hours with a rate of their own (specialRate), inside the fund.
+	//
+	// Examples: 0
+	SpecialHours *float64 `json:"specialHours,omitempty"`
+
+	// SpecialRate Total rate of special hours, in percent; default 100.
+	//
+	// Examples: 100
+	SpecialRate *float64 `json:"specialRate,omitempty"`
+
+	// SundayHolidayHours Hours on a public holiday that falls on a Sunday, inside the fund, paid at sundayHolidayRate.
+	//
+	// Examples: 0
+	SundayHolidayHours *float64 `json:"sundayHolidayHours,omitempty"`
+
+	// SundayHolidayRate Total rate of Sunday-holiday hours, in percent; default 200.
+	//
+	// Examples: 200
+	SundayHolidayRate *float64 `json:"sundayHolidayRate,omitempty"`
+
+	// SundayHours Hours worked on Sundays, inside the fund, paid at sundayHoursRate.
+	//
+	// Examples: 8
+	SundayHours *float64 `json:"sundayHours,omitempty"`
+
+	// SundayHoursRate Total rate of Sunday hours, in percent; default 150.
+	//
+	// Examples: 150
+	SundayHoursRate *float64 `json:"sundayHoursRate,omitempty"`
+
+	// SundayNightHours Night hours on a Sunday, inside the fund, paid at sundayNightRate.
+	//
+	// Examples: 0
+	SundayNightHours *float64 `json:"sundayNightHours,omitempty"`
+
+	// SundayNightRate Total rate of Sunday night hours, in percent; default 185.
+	//
+	// Examples: 185
+	SundayNightRate *float64 `json:"sundayNightRate,omitempty"`
+
+	// TargetNet Agreed net, in denars: the service derives the smallest whole-denar gross whose net is at least this.
+	//
+	// Examples: 20533
+	TargetNet *string `json:"targetNet,omitempty"`
+
+	// UnpaidHours Unpaid leave hours inside the fund: not paid, and they reduce the paid-hours ratio.
+	//
+	// Examples: 0
 	UnpaidHours *float64 `json:"unpaidHours,omitempty"`
 
-	// WorkingHours Contracted monthly hours; default 176 (R12), or the month's fund from period.
+	// WorkingHours Contracted monthly hours, the divisor of the hourly rate; default 176, or the month's fund (weekdays × 8, public holidays included) when period is given.
+	//
+	// Examples: 176
 	WorkingHours *float64 `json:"workingHours,omitempty"`
 }
 
-// InputBonusBasis R7: net (default) raises net by exactly bonusAmount; gross adds it to gross.
+// InputBonusBasis net (default): the gross grows so that the net grows by exactly bonusAmount; gross: bonusAmount is added to the gross.
+//
+// Examples: net
 type InputBonusBasis string
 
-// InputMinBaseMode R2: when the minimum-base top-up applies; default prorated (partial months only).
+// InputMinBaseMode When the minimum-base top-up applies: prorated (default: in partial months only), always, or off.
+//
+// Examples: prorated
 type InputMinBaseMode string
 
 // Issue defines model for Issue.
 type Issue struct {
-	Code     string `json:"code"`
-	Field    string `json:"field"`
-	Message  string `json:"message"`
-	Path     string `json:"path"`
+	// Code A stable code: UJP's numeric МПИН check codes (66, 16, …) or ours (edb_invalid, embg_invalid, …); docs/filing-formats.md lists them.
+	//
+	// Examples: embg_invalid
+	Code string `json:"code"`
+
+	// Field The МПИН form field it concerns (3.1, 2.1, …).
+	//
+	// Examples: 3.1
+	Field string `json:"field"`
+
+	// Message What is wrong, in words.
+	//
+	// Examples: embg: check digit does not match
+	Message string `json:"message"`
+
+	// Path The request field, with its index (records[3].employee.embg).
+	//
+	// Examples: records[3].employee.embg
+	Path string `json:"path"`
+
+	// Severity error: blocks the file (unless force); warning: check it, the file is built.
+	//
+	// Examples: error
 	Severity string `json:"severity"`
 }
 
-// MpinRequest defines model for MpinRequest.
+// MpinRequest Examples: {"batch":{"periodMonth":5,"periodYear":2026,"workingHours":168},"company":{"addressNumber":"10","addressStreet":"бул. Илинден","city":"Скопје","email":"plati@dizajnija.mk","municipalityCode":"182","name":"Дизајнија ДООЕЛ","phone":"02 3111 111","postalCode":"1000","taxId":"4030000000001"},"records":[{"additionalHealth":"150","employee":{"bankAccount":"300000000012355","embg":"1505985412349","firstName":"Ана","lastName":"Ангеловска","municipalityCode":"182"},"employmentContrib":"360","fundHours":168,"health":"2250","insuranceCode":"0050","netPaid":"20533","pension":"5640","personalAllowance":"10932","pit":"1067","salaryGross":"30000","salaryNet":"20533","workingHours":168}]}
 type MpinRequest struct {
-	Batch   Batch     `json:"batch"`
-	Company Company   `json:"company"`
-	Force   *bool     `json:"force,omitempty"`
+	// Batch The period and kind of the filing (Part 1).
+	Batch Batch `json:"batch"`
+
+	// Company The payer (Part 2 of the МПИН form).
+	Company Company `json:"company"`
+
+	// Force Build the file despite blocking issues (the validate endpoint's errors); a figure beyond the limits is refused all the same.
+	//
+	// Examples: false
+	Force *bool `json:"force,omitempty"`
+
+	// Records One record per employee (and contract), normally the matching fields of a calculation result copied one for one.
 	Records *[]Record `json:"records"`
 }
 
 // PddgiCompany defines model for PddgiCompany.
 type PddgiCompany struct {
-	ContactPerson    *string `json:"contactPerson,omitempty"`
-	Email            *string `json:"email,omitempty"`
+	// ContactPerson The person to contact about the filing.
+	//
+	// Examples: Ана Ангеловска
+	ContactPerson *string `json:"contactPerson,omitempty"`
+
+	// Email The payer's e-mail address.
+	//
+	// Examples: plati@dizajnija.mk
+	Email *string `json:"email,omitempty"`
+
+	// MunicipalityCode The payer's municipality, a code of UJP's municipality list.
+	//
+	// Examples: 182
 	MunicipalityCode *string `json:"municipalityCode,omitempty"`
-	Name             string  `json:"name"`
-	Phone            *string `json:"phone,omitempty"`
+
+	// Name The payer's name.
+	//
+	// Examples: Дизајнија ДООЕЛ
+	Name string `json:"name"`
+
+	// Phone The payer's phone number.
+	//
+	// Examples: 02 3111 111
+	Phone *string `json:"phone,omitempty"`
 
 	// TaxId The payer's ЕДБ: 13 digits, the 13th the mod-11 check digit of the first 12; anything else is 422 validation_failed at company.taxId.
 	TaxId *string `json:"taxId,omitempty"`
@@ -415,38 +887,80 @@ type PddgiCompany struct {
 
 // PddgiEmployee defines model for PddgiEmployee.
 type PddgiEmployee struct {
+	// BankAccount The recipient's bank account (15 digits, mod 97-10).
+	//
+	// Examples: 300000000012355
 	BankAccount *string `json:"bankAccount,omitempty"`
-	Embg        *string `json:"embg,omitempty"`
-	FirstName   string  `json:"firstName"`
-	LastName    string  `json:"lastName"`
+
+	// Embg The recipient's ЕМБГ (13 digits, valid date and check digit); may be null.
+	//
+	// Examples: 1505985412349
+	Embg *string `json:"embg,omitempty"`
+
+	// FirstName The recipient's first name.
+	//
+	// Examples: Петар
+	FirstName string `json:"firstName"`
+
+	// LastName The recipient's last name.
+	//
+	// Examples: Петровски
+	LastName string `json:"lastName"`
 }
 
 // PddgiRecord defines model for PddgiRecord.
 type PddgiRecord struct {
-	Employee    PddgiEmployee `json:"employee"`
-	SalaryGross string        `json:"salaryGross"`
+	// Employee Who was paid.
+	Employee PddgiEmployee `json:"employee"`
+
+	// SalaryGross The gross paid, in denars, a decimal string.
+	//
+	// Examples: 11111
+	SalaryGross string `json:"salaryGross"`
 }
 
-// PddgiRequest defines model for PddgiRequest.
+// PddgiRequest Examples: {"company":{"contactPerson":"Ана Ангеловска","email":"plati@dizajnija.mk","municipalityCode":"182","name":"Дизајнија ДООЕЛ","phone":"02 3111 111","taxId":"4030000000001"},"month":5,"records":[{"employee":{"bankAccount":"300000000012355","embg":"2207990050008","firstName":"Петар","lastName":"Петровски"},"salaryGross":"11111"}],"year":2026}
 type PddgiRequest struct {
-	Company PddgiCompany   `json:"company"`
-	Month   int64          `json:"month"`
+	// Company The payer.
+	Company PddgiCompany `json:"company"`
+
+	// Month The month of the payments, 1 to 12.
+	//
+	// Examples: 10
+	Month int64 `json:"month"`
+
+	// Records One record per payment.
 	Records *[]PddgiRecord `json:"records"`
-	Year    int64          `json:"year"`
+
+	// Year The year.
+	//
+	// Examples: 2026
+	Year int64 `json:"year"`
 }
 
 // Period defines model for Period.
 type Period struct {
+	// Month The month, 1 to 12.
+	//
+	// Examples: 5
 	Month int64 `json:"month"`
-	Year  int64 `json:"year"`
+
+	// Year The year, 2009 to 2100.
+	//
+	// Examples: 2026
+	Year int64 `json:"year"`
 }
 
 // Placement defines model for Placement.
 type Placement struct {
-	// EndDate YYYY-MM-DD, inclusive; null while employed.
+	// EndDate Last day of the window, YYYY-MM-DD, inclusive; null while employed.
+	//
+	// Examples: 2026-05-29
 	EndDate *string `json:"endDate,omitempty"`
 
-	// StartDate YYYY-MM-DD
+	// StartDate First day of the employment window, YYYY-MM-DD.
+	//
+	// Examples: 2026-05-11
 	StartDate string `json:"startDate"`
 }
 
@@ -468,8 +982,11 @@ type Provisional struct {
 	Value string `json:"value"`
 }
 
-// RatesOutputBody defines model for RatesOutputBody.
+// RatesOutputBody Examples: {"effectiveDate":"2026-05-31","provisional":[],"rates":{"additionalHealth":"0.5","averageSalary":"69141","employment":"1.2","health":"7.5","maxBase":"1106256","maxBaseMultiplier":"16","minBase":"34571","pension":"18.8","personalAllowance":"10932","pit":"10"}}
 type RatesOutputBody struct {
+	// EffectiveDate The date the rates are in force on, YYYY-MM-DD (the date asked for, else today in Europe/Skopje).
+	//
+	// Examples: 2026-05-31
 	EffectiveDate string `json:"effectiveDate"`
 
 	// Provisional Yearly figures of the date that are not published yet: the rates map carries the last published value, listed here with its source.
@@ -481,172 +998,672 @@ type RatesOutputBody struct {
 
 // Record defines model for Record.
 type Record struct {
-	AbsentHours      *float64 `json:"absentHours,omitempty"`
-	AdditionalHealth string   `json:"additionalHealth"`
-	BonusAmount      *string  `json:"bonusAmount,omitempty"`
+	// AbsentHours Hours outside the employment in a partial month (no row).
+	//
+	// Examples: 0
+	AbsentHours *float64 `json:"absentHours,omitempty"`
+
+	// AdditionalHealth Work-injury contribution (additionalHealth).
+	//
+	// Examples: 150
+	AdditionalHealth string `json:"additionalHealth"`
+
+	// BonusAmount Bonus (row 099).
+	//
+	// Examples: 0
+	BonusAmount *string `json:"bonusAmount,omitempty"`
 
 	// ClientTaxId An ЕДБ, not written to the files; when given, another length or a wrong check digit is the blocking issue edb_invalid.
-	ClientTaxId           *string  `json:"clientTaxId,omitempty"`
-	ContractNo            *int64   `json:"contractNo,omitempty"`
-	DisabilityTopUp       *string  `json:"disabilityTopUp,omitempty"`
-	Employee              Employee `json:"employee"`
-	EmploymentContrib     string   `json:"employmentContrib"`
-	EmploymentTopUp       *string  `json:"employmentTopUp,omitempty"`
-	ExemptionCode         *string  `json:"exemptionCode,omitempty"`
-	FundHours             *float64 `json:"fundHours,omitempty"`
-	Health                string   `json:"health"`
-	HealthTopUp           *string  `json:"healthTopUp,omitempty"`
-	HireDay               *int64   `json:"hireDay,omitempty"`
-	HolidayHours          *float64 `json:"holidayHours,omitempty"`
-	HolidayNightHours     *float64 `json:"holidayNightHours,omitempty"`
-	HolidayNightPay       *string  `json:"holidayNightPay,omitempty"`
-	HolidayPay            *string  `json:"holidayPay,omitempty"`
-	InsuranceCode         *string  `json:"insuranceCode,omitempty"`
-	LeaveDay              *int64   `json:"leaveDay,omitempty"`
-	MaternityBase         *string  `json:"maternityBase,omitempty"`
-	MaternityHours        *float64 `json:"maternityHours,omitempty"`
+	ClientTaxId *string `json:"clientTaxId,omitempty"`
+
+	// ContractNo The contract number for a second contract of the same employee in the month (a re-hire): 2, 3, …
+	//
+	// Examples: 1
+	ContractNo *int64 `json:"contractNo,omitempty"`
+
+	// DisabilityTopUp Work-injury contribution of the minimum-base shortfall.
+	//
+	// Examples: 0
+	DisabilityTopUp *string `json:"disabilityTopUp,omitempty"`
+
+	// Employee The insured person.
+	Employee Employee `json:"employee"`
+
+	// EmploymentContrib Unemployment contribution (employmentContrib).
+	//
+	// Examples: 30
+	EmploymentContrib string `json:"employmentContrib"`
+
+	// EmploymentTopUp Unemployment contribution of the minimum-base shortfall.
+	//
+	// Examples: 0
+	EmploymentTopUp *string `json:"employmentTopUp,omitempty"`
+
+	// ExemptionCode МПИН 3.17б, exemption code (001 self-employed, 003 pensioner, …), written on every row.
+	//
+	// Examples: 003
+	ExemptionCode *string `json:"exemptionCode,omitempty"`
+
+	// FundHours The full-time fund the paid-hours ratio is taken of (part-time contracts); default workingHours.
+	//
+	// Examples: 176
+	FundHours *float64 `json:"fundHours,omitempty"`
+
+	// Health Health insurance contribution (health).
+	//
+	// Examples: 2250
+	Health string `json:"health"`
+
+	// HealthTopUp Health contribution of the minimum-base shortfall.
+	//
+	// Examples: 0
+	HealthTopUp *string `json:"healthTopUp,omitempty"`
+
+	// HireDay МПИН 3.27: day of the month the employment started, when inside the month.
+	//
+	// Examples: 12
+	HireDay *int64 `json:"hireDay,omitempty"`
+
+	// HolidayHours Hours worked on public holidays.
+	//
+	// Examples: 0
+	HolidayHours *float64 `json:"holidayHours,omitempty"`
+
+	// HolidayNightHours Night hours on public holidays.
+	//
+	// Examples: 0
+	HolidayNightHours *float64 `json:"holidayNightHours,omitempty"`
+
+	// HolidayNightPay Pay for holiday night hours (row 045).
+	//
+	// Examples: 0
+	HolidayNightPay *string `json:"holidayNightPay,omitempty"`
+
+	// HolidayPay Pay for holiday hours (row 007).
+	//
+	// Examples: 0
+	HolidayPay *string `json:"holidayPay,omitempty"`
+
+	// InsuranceCode МПИН 3.17, вид на стаж: 0050 full time (default), 0047 part time, or another code of UJP's list.
+	//
+	// Examples: 0050
+	InsuranceCode *string `json:"insuranceCode,omitempty"`
+
+	// LeaveDay МПИН 3.28: day of the month the employment ended, when inside the month.
+	//
+	// Examples: 30
+	LeaveDay *int64 `json:"leaveDay,omitempty"`
+
+	// MaternityBase The health fund's base of maternity leave (row 128; not part of the gross).
+	//
+	// Examples: 0
+	MaternityBase *string `json:"maternityBase,omitempty"`
+
+	// MaternityHours Maternity leave hours (row 128).
+	//
+	// Examples: 0
+	MaternityHours *float64 `json:"maternityHours,omitempty"`
+
+	// MaternityPartialHours Partial maternity leave hours (row 129).
+	//
+	// Examples: 0
 	MaternityPartialHours *float64 `json:"maternityPartialHours,omitempty"`
-	NetPaid               *string  `json:"netPaid,omitempty"`
-	NightHours            *float64 `json:"nightHours,omitempty"`
-	NightPay              *string  `json:"nightPay,omitempty"`
-	OvertimeHours         *float64 `json:"overtimeHours,omitempty"`
-	OvertimePay           *string  `json:"overtimePay,omitempty"`
-	Pension               string   `json:"pension"`
-	PensionTopUp          *string  `json:"pensionTopUp,omitempty"`
-	PersonalAllowance     *string  `json:"personalAllowance,omitempty"`
-	Pit                   string   `json:"pit"`
-	SalaryGross           string   `json:"salaryGross"`
-	SalaryNet             string   `json:"salaryNet"`
-	Seniority             *string  `json:"seniority,omitempty"`
-	ServiceDays           *float64 `json:"serviceDays,omitempty"`
-	Shift1Hours           *float64 `json:"shift1Hours,omitempty"`
-	Shift1Pay             *string  `json:"shift1Pay,omitempty"`
-	Shift2Hours           *float64 `json:"shift2Hours,omitempty"`
-	Shift2Pay             *string  `json:"shift2Pay,omitempty"`
-	Shift3Hours           *float64 `json:"shift3Hours,omitempty"`
-	Shift3Pay             *string  `json:"shift3Pay,omitempty"`
-	SickCompanyHours      *float64 `json:"sickCompanyHours,omitempty"`
-	SickCompanyPay        *string  `json:"sickCompanyPay,omitempty"`
-	SickCompanyRate       *float64 `json:"sickCompanyRate,omitempty"`
-	SickFundBase          *string  `json:"sickFundBase,omitempty"`
-	SickFundCode          *string  `json:"sickFundCode,omitempty"`
-	SickFundHours         *float64 `json:"sickFundHours,omitempty"`
-	SickFundPay           *string  `json:"sickFundPay,omitempty"`
-	SickFundRate          *float64 `json:"sickFundRate,omitempty"`
-	SpecialCode           *string  `json:"specialCode,omitempty"`
-	SpecialHours          *float64 `json:"specialHours,omitempty"`
-	SpecialPay            *string  `json:"specialPay,omitempty"`
-	SundayHolidayHours    *float64 `json:"sundayHolidayHours,omitempty"`
-	SundayHolidayPay      *string  `json:"sundayHolidayPay,omitempty"`
-	SundayHours           *float64 `json:"sundayHours,omitempty"`
-	SundayNightHours      *float64 `json:"sundayNightHours,omitempty"`
-	SundayNightPay        *string  `json:"sundayNightPay,omitempty"`
-	SundayPay             *string  `json:"sundayPay,omitempty"`
-	UnpaidHours           *float64 `json:"unpaidHours,omitempty"`
-	WorkingHours          *float64 `json:"workingHours,omitempty"`
+
+	// NetPaid The net actually paid (EfektivnoNeto); default salaryNet.
+	//
+	// Examples: 20533
+	NetPaid *string `json:"netPaid,omitempty"`
+
+	// NightHours Night hours.
+	//
+	// Examples: 0
+	NightHours *float64 `json:"nightHours,omitempty"`
+
+	// NightPay Pay for night hours (row 003).
+	//
+	// Examples: 0
+	NightPay *string `json:"nightPay,omitempty"`
+
+	// OvertimeHours Overtime hours, on top of the fund.
+	//
+	// Examples: 0
+	OvertimeHours *float64 `json:"overtimeHours,omitempty"`
+
+	// OvertimePay Pay for overtime hours (row 005).
+	//
+	// Examples: 0
+	OvertimePay *string `json:"overtimePay,omitempty"`
+
+	// Pension Pension and disability contribution (pension).
+	//
+	// Examples: 5970
+	Pension string `json:"pension"`
+
+	// PensionTopUp Pension contribution of the minimum-base shortfall (employer cost).
+	//
+	// Examples: 0
+	PensionTopUp *string `json:"pensionTopUp,omitempty"`
+
+	// PersonalAllowance The personal allowance applied; default the allowance in force, prorated by paid hours.
+	//
+	// Examples: 10932
+	PersonalAllowance *string `json:"personalAllowance,omitempty"`
+
+	// Pit Personal income tax (pit).
+	//
+	// Examples: 1067
+	Pit string `json:"pit"`
+
+	// SalaryGross МПИН gross salary, in denars, a decimal string (the calculation's salaryGross).
+	//
+	// Examples: 30000
+	SalaryGross string `json:"salaryGross"`
+
+	// SalaryNet Net salary (salaryNet).
+	//
+	// Examples: 20533
+	SalaryNet string `json:"salaryNet"`
+
+	// Seniority Seniority pay (row 037).
+	//
+	// Examples: 0
+	Seniority *string `json:"seniority,omitempty"`
+
+	// ServiceDays МПИН 3.5: calendar days of service in the month; default the days between the start and end dates.
+	//
+	// Examples: 31
+	ServiceDays *float64 `json:"serviceDays,omitempty"`
+
+	// Shift1Hours First-shift hours.
+	//
+	// Examples: 0
+	Shift1Hours *float64 `json:"shift1Hours,omitempty"`
+
+	// Shift1Pay Pay for first-shift hours (row 100).
+	//
+	// Examples: 0
+	Shift1Pay *string `json:"shift1Pay,omitempty"`
+
+	// Shift2Hours Second-shift hours.
+	//
+	// Examples: 0
+	Shift2Hours *float64 `json:"shift2Hours,omitempty"`
+
+	// Shift2Pay Pay for second-shift hours (row 100).
+	//
+	// Examples: 0
+	Shift2Pay *string `json:"shift2Pay,omitempty"`
+
+	// Shift3Hours Third-shift hours.
+	//
+	// Examples: 0
+	Shift3Hours *float64 `json:"shift3Hours,omitempty"`
+
+	// Shift3Pay Pay for third-shift hours (row 100).
+	//
+	// Examples: 0
+	Shift3Pay *string `json:"shift3Pay,omitempty"`
+
+	// SickCompanyHours Sick hours paid by the employer.
+	//
+	// Examples: 0
+	SickCompanyHours *float64 `json:"sickCompanyHours,omitempty"`
+
+	// SickCompanyPay Employer-paid sick pay (row 125 to 128 by sickCompanyRate).
+	//
+	// Examples: 0
+	SickCompanyPay *string `json:"sickCompanyPay,omitempty"`
+
+	// SickCompanyRate The employer's sick-pay rate: 70, 80, 90 or 100, which picks the row code 125 to 128.
+	//
+	// Examples: 70
+	SickCompanyRate *float64 `json:"sickCompanyRate,omitempty"`
+
+	// SickFundBase The base the health fund pays sick leave on.
+	//
+	// Examples: 0
+	SickFundBase *string `json:"sickFundBase,omitempty"`
+
+	// SickFundCode МПИН 3.23, the code of the health fund's sick pay; default 140.
+	//
+	// Examples: 140
+	SickFundCode *string `json:"sickFundCode,omitempty"`
+
+	// SickFundHours Sick hours paid by the health fund.
+	//
+	// Examples: 0
+	SickFundHours *float64 `json:"sickFundHours,omitempty"`
+
+	// SickFundPay Sick pay by the health fund (row sickFundCode).
+	//
+	// Examples: 0
+	SickFundPay *string `json:"sickFundPay,omitempty"`
+
+	// SickFundRate The health fund's sick-pay rate, in percent.
+	//
+	// Examples: 0
+	SickFundRate *float64 `json:"sickFundRate,omitempty"`
+
+	// SpecialCode The row code of special hours; default 001.
+	//
+	// Examples: 001
+	SpecialCode *string `json:"specialCode,omitempty"`
+
+	// SpecialHours Special hours.
+	//
+	// Examples: 0
+	SpecialHours *float64 `json:"specialHours,omitempty"`
+
+	// SpecialPay Pay for special hours (row specialCode).
+	//
+	// Examples: 0
+	SpecialPay *string `json:"specialPay,omitempty"`
+
+	// SundayHolidayHours Hours on a public holiday falling on a Sunday.
+	//
+	// Examples: 0
+	SundayHolidayHours *float64 `json:"sundayHolidayHours,omitempty"`
+
+	// SundayHolidayPay Pay for Sunday-holiday hours (row 007).
+	//
+	// Examples: 0
+	SundayHolidayPay *string `json:"sundayHolidayPay,omitempty"`
+
+	// SundayHours Hours worked on Sundays.
+	//
+	// Examples: 0
+	SundayHours *float64 `json:"sundayHours,omitempty"`
+
+	// SundayNightHours Night hours on Sundays.
+	//
+	// Examples: 0
+	SundayNightHours *float64 `json:"sundayNightHours,omitempty"`
+
+	// SundayNightPay Pay for Sunday night hours (row 047).
+	//
+	// Examples: 0
+	SundayNightPay *string `json:"sundayNightPay,omitempty"`
+
+	// SundayPay Pay for Sunday hours (row 044).
+	//
+	// Examples: 0
+	SundayPay *string `json:"sundayPay,omitempty"`
+
+	// UnpaidHours Unpaid leave hours (row 023).
+	//
+	// Examples: 0
+	UnpaidHours *float64 `json:"unpaidHours,omitempty"`
+
+	// WorkingHours The record's fund of hours (the calculation's workingHours); default the batch's.
+	//
+	// Examples: 176
+	WorkingHours *float64 `json:"workingHours,omitempty"`
 }
 
-// Result defines model for Result.
+// Result Examples: {"absentHours":0,"additionalHealth":"175","baseGross":"30000","bonusAmount":"0","bonusBasis":"net","deductionsTotal":"2000","disabilityTopUp":"0","employmentContrib":"419","employmentTopUp":"0","fundHours":168,"health":"2618","healthTopUp":"0","hireDay":null,"holidayHours":0,"holidayNightHours":0,"holidayNightPay":"0","holidayNightRate":185,"holidayPay":"0","insuranceCode":"0050","leaveDay":null,"maternityHours":0,"netPaid":"21715","nightHours":16,"nightPay":"3857","overtimeHours":10,"overtimePay":"2411","pension":"6563","pensionTopUp":"0","personalAllowance":"10932","pit":"1420","provisional":false,"provisionalFigures":[],"salaryGross":"34911","salaryNet":"23715","seniority":"1500","seniorityPercentage":5,"serviceDays":null,"shift1Hours":0,"shift1Pay":"0","shift1Rate":100,"shift2Hours":0,"shift2Pay":"0","shift2Rate":100,"shift3Hours":0,"shift3Pay":"0","shift3Rate":135,"sickCompanyHours":0,"sickCompanyPay":"0","sickCompanyRate":70,"sickFundHours":0,"sickFundPay":"0","sickFundRate":70,"sickHours":0,"sickPay":"0","sickRate":70,"specialHours":0,"specialPay":"0","specialRate":100,"sundayHolidayHours":0,"sundayHolidayPay":"0","sundayHolidayRate":200,"sundayHours":0,"sundayNightHours":0,"sundayNightPay":"0","sundayNightRate":185,"sundayPay":"0","taxableIncome":"14204","totalContributions":"9775","unpaidHours":0,"warnings":[],"workingHours":168}
 type Result struct {
-	AbsentHours       float64 `json:"absentHours"`
-	AdditionalHealth  string  `json:"additionalHealth"`
-	BaseGross         string  `json:"baseGross"`
-	BonusAmount       string  `json:"bonusAmount"`
-	BonusBasis        string  `json:"bonusBasis"`
-	DeductionsTotal   string  `json:"deductionsTotal"`
-	DisabilityTopUp   string  `json:"disabilityTopUp"`
-	EmploymentContrib string  `json:"employmentContrib"`
-	EmploymentTopUp   string  `json:"employmentTopUp"`
+	// AbsentHours Hours outside the employment window (unpaid).
+	//
+	// Examples: 0
+	AbsentHours float64 `json:"absentHours"`
+
+	// AdditionalHealth Additional health contribution for work injury and occupational disease.
+	//
+	// Examples: 150
+	AdditionalHealth string `json:"additionalHealth"`
+
+	// BaseGross The gross before premiums, seniority and bonus: the contracted gross for the hours paid at 100%.
+	//
+	// Examples: 30000
+	BaseGross string `json:"baseGross"`
+
+	// BonusAmount The bonus included in the gross.
+	//
+	// Examples: 0
+	BonusAmount string `json:"bonusAmount"`
+
+	// BonusBasis How the bonus was given: net or gross.
+	//
+	// Examples: net
+	BonusBasis string `json:"bonusBasis"`
+
+	// DeductionsTotal The sum of the deductions.
+	//
+	// Examples: 0
+	DeductionsTotal string `json:"deductionsTotal"`
+
+	// DisabilityTopUp The work-injury contribution of the minimum-base shortfall (employer cost).
+	//
+	// Examples: 0
+	DisabilityTopUp string `json:"disabilityTopUp"`
+
+	// EmploymentContrib Unemployment insurance contribution.
+	//
+	// Examples: 30
+	EmploymentContrib string `json:"employmentContrib"`
+
+	// EmploymentTopUp The unemployment contribution of the minimum-base shortfall (employer cost).
+	//
+	// Examples: 0
+	EmploymentTopUp string `json:"employmentTopUp"`
 
 	// Explain Every line of the computation, with ?explain=true only.
 	Explain *Explanation `json:"explain,omitempty"`
 
 	// FundHours The full-time fund of the month the ratio of paid hours is taken against (fundHours of the input, else workingHours).
-	FundHours   float64 `json:"fundHours"`
-	Health      string  `json:"health"`
-	HealthTopUp string  `json:"healthTopUp"`
+	FundHours float64 `json:"fundHours"`
+
+	// Health Health insurance contribution.
+	//
+	// Examples: 2250
+	Health string `json:"health"`
+
+	// HealthTopUp The health contribution of the minimum-base shortfall (employer cost).
+	//
+	// Examples: 0
+	HealthTopUp string `json:"healthTopUp"`
 
 	// HireDay МПИН 3.27: day of the month the employment started, from placements; null when it started before the month.
-	HireDay           *int64  `json:"hireDay"`
-	HolidayHours      float64 `json:"holidayHours"`
+	HireDay *int64 `json:"hireDay"`
+
+	// HolidayHours Holiday hours.
+	//
+	// Examples: 0
+	HolidayHours float64 `json:"holidayHours"`
+
+	// HolidayNightHours Holiday night hours.
+	//
+	// Examples: 0
 	HolidayNightHours float64 `json:"holidayNightHours"`
-	HolidayNightPay   string  `json:"holidayNightPay"`
-	HolidayNightRate  float64 `json:"holidayNightRate"`
-	HolidayPay        string  `json:"holidayPay"`
+
+	// HolidayNightPay Pay for holiday night hours.
+	//
+	// Examples: 0
+	HolidayNightPay string `json:"holidayNightPay"`
+
+	// HolidayNightRate Rate of holiday night hours, in percent.
+	//
+	// Examples: 185
+	HolidayNightRate float64 `json:"holidayNightRate"`
+
+	// HolidayPay Pay for holiday hours.
+	//
+	// Examples: 0
+	HolidayPay string `json:"holidayPay"`
 
 	// InsuranceCode МПИН 3.17 вид на стаж the hours suggest: 0047 part-time when fundHours is above workingHours, else 0050 full-time.
 	InsuranceCode string `json:"insuranceCode"`
 
 	// LeaveDay МПИН 3.28: day of the month the employment ended, from placements; null when it continues.
-	LeaveDay          *int64  `json:"leaveDay"`
-	MaternityHours    float64 `json:"maternityHours"`
-	NetPaid           string  `json:"netPaid"`
-	NightHours        float64 `json:"nightHours"`
-	NightPay          string  `json:"nightPay"`
-	OvertimeHours     float64 `json:"overtimeHours"`
-	OvertimePay       string  `json:"overtimePay"`
-	Pension           string  `json:"pension"`
-	PensionTopUp      string  `json:"pensionTopUp"`
-	PersonalAllowance string  `json:"personalAllowance"`
-	Pit               string  `json:"pit"`
+	LeaveDay *int64 `json:"leaveDay"`
+
+	// MaternityHours Maternity hours paid by the health fund.
+	//
+	// Examples: 0
+	MaternityHours float64 `json:"maternityHours"`
+
+	// NetPaid What is paid to the employee: salaryNet − deductionsTotal.
+	//
+	// Examples: 20533
+	NetPaid string `json:"netPaid"`
+
+	// NightHours Night hours.
+	//
+	// Examples: 0
+	NightHours float64 `json:"nightHours"`
+
+	// NightPay Pay for night hours (their whole rate).
+	//
+	// Examples: 0
+	NightPay string `json:"nightPay"`
+
+	// OvertimeHours Overtime hours.
+	//
+	// Examples: 0
+	OvertimeHours float64 `json:"overtimeHours"`
+
+	// OvertimePay Pay for overtime hours.
+	//
+	// Examples: 0
+	OvertimePay string `json:"overtimePay"`
+
+	// Pension Pension and disability contribution (ПИО), on the contribution base.
+	//
+	// Examples: 5970
+	Pension string `json:"pension"`
+
+	// PensionTopUp Employer cost when the gross is below the minimum base: the shortfall × the pension rate; not deducted from the employee.
+	//
+	// Examples: 0
+	PensionTopUp string `json:"pensionTopUp"`
+
+	// PersonalAllowance The personal allowance applied (prorated by paid hours).
+	//
+	// Examples: 10932
+	PersonalAllowance string `json:"personalAllowance"`
+
+	// Pit Personal income tax.
+	//
+	// Examples: 1067
+	Pit string `json:"pit"`
 
 	// Provisional True when a statutory figure of the month is not published yet and the last published one was used.
 	Provisional bool `json:"provisional"`
 
 	// ProvisionalFigures The carried-forward figures the calculation used, with their sources.
-	ProvisionalFigures  *[]Provisional `json:"provisionalFigures"`
-	SalaryGross         string         `json:"salaryGross"`
-	SalaryNet           string         `json:"salaryNet"`
-	Seniority           string         `json:"seniority"`
-	SeniorityPercentage float64        `json:"seniorityPercentage"`
+	ProvisionalFigures *[]Provisional `json:"provisionalFigures"`
+
+	// SalaryGross The gross salary: base pay, premiums, seniority and bonus.
+	//
+	// Examples: 30000
+	SalaryGross string `json:"salaryGross"`
+
+	// SalaryNet The net salary: gross − contributions − PIT.
+	//
+	// Examples: 20533
+	SalaryNet string `json:"salaryNet"`
+
+	// Seniority Seniority pay (минат труд) included in the gross.
+	//
+	// Examples: 0
+	Seniority string `json:"seniority"`
+
+	// SeniorityPercentage The seniority percentage applied.
+	//
+	// Examples: 0
+	SeniorityPercentage float64 `json:"seniorityPercentage"`
 
 	// ServiceDays МПИН 3.5: calendar days of the month covered by placements; null without placements (the whole month).
-	ServiceDays        *int64  `json:"serviceDays"`
-	Shift1Hours        float64 `json:"shift1Hours"`
-	Shift1Pay          string  `json:"shift1Pay"`
-	Shift1Rate         float64 `json:"shift1Rate"`
-	Shift2Hours        float64 `json:"shift2Hours"`
-	Shift2Pay          string  `json:"shift2Pay"`
-	Shift2Rate         float64 `json:"shift2Rate"`
-	Shift3Hours        float64 `json:"shift3Hours"`
-	Shift3Pay          string  `json:"shift3Pay"`
-	Shift3Rate         float64 `json:"shift3Rate"`
-	SickCompanyHours   float64 `json:"sickCompanyHours"`
-	SickCompanyPay     string  `json:"sickCompanyPay"`
-	SickCompanyRate    float64 `json:"sickCompanyRate"`
-	SickFundHours      float64 `json:"sickFundHours"`
-	SickFundPay        string  `json:"sickFundPay"`
-	SickFundRate       float64 `json:"sickFundRate"`
-	SickHours          float64 `json:"sickHours"`
-	SickPay            string  `json:"sickPay"`
-	SickRate           float64 `json:"sickRate"`
-	SpecialHours       float64 `json:"specialHours"`
-	SpecialPay         string  `json:"specialPay"`
-	SpecialRate        float64 `json:"specialRate"`
+	ServiceDays *int64 `json:"serviceDays"`
+
+	// Shift1Hours First-shift hours.
+	//
+	// Examples: 0
+	Shift1Hours float64 `json:"shift1Hours"`
+
+	// Shift1Pay Pay for first-shift hours.
+	//
+	// Examples: 0
+	Shift1Pay string `json:"shift1Pay"`
+
+	// Shift1Rate Rate of first-shift hours, in percent.
+	//
+	// Examples: 100
+	Shift1Rate float64 `json:"shift1Rate"`
+
+	// Shift2Hours Second-shift hours.
+	//
+	// Examples: 0
+	Shift2Hours float64 `json:"shift2Hours"`
+
+	// Shift2Pay Pay for second-shift hours.
+	//
+	// Examples: 0
+	Shift2Pay string `json:"shift2Pay"`
+
+	// Shift2Rate Rate of second-shift hours, in percent.
+	//
+	// Examples: 100
+	Shift2Rate float64 `json:"shift2Rate"`
+
+	// Shift3Hours Third-shift hours.
+	//
+	// Examples: 0
+	Shift3Hours float64 `json:"shift3Hours"`
+
+	// Shift3Pay Pay for third-shift hours.
+	//
+	// Examples: 0
+	Shift3Pay string `json:"shift3Pay"`
+
+	// Shift3Rate Rate of third-shift hours, in percent.
+	//
+	// Examples: 135
+	Shift3Rate float64 `json:"shift3Rate"`
+
+	// SickCompanyHours Sick hours paid by the employer.
+	//
+	// Examples: 0
+	SickCompanyHours float64 `json:"sickCompanyHours"`
+
+	// SickCompanyPay Employer-paid sick pay.
+	//
+	// Examples: 0
+	SickCompanyPay string `json:"sickCompanyPay"`
+
+	// SickCompanyRate The employer sick-pay rate, in percent.
+	//
+	// Examples: 70
+	SickCompanyRate float64 `json:"sickCompanyRate"`
+
+	// SickFundHours Sick hours paid by the health fund.
+	//
+	// Examples: 0
+	SickFundHours float64 `json:"sickFundHours"`
+
+	// SickFundPay Sick pay by the health fund (recorded, not paid here).
+	//
+	// Examples: 0
+	SickFundPay string `json:"sickFundPay"`
+
+	// SickFundRate The health fund rate recorded, in percent.
+	//
+	// Examples: 0
+	SickFundRate float64 `json:"sickFundRate"`
+
+	// SickHours All sick-leave hours (employer- and fund-paid).
+	//
+	// Examples: 0
+	SickHours float64 `json:"sickHours"`
+
+	// SickPay Employer-paid sick pay.
+	//
+	// Examples: 0
+	SickPay string `json:"sickPay"`
+
+	// SickRate The employer sick-pay rate used, in percent.
+	//
+	// Examples: 70
+	SickRate float64 `json:"sickRate"`
+
+	// SpecialHours Special hours.
+	//
+	// Examples: 0
+	SpecialHours float64 `json:"specialHours"`
+
+	// SpecialPay Pay for special hours.
+	//
+	// Examples: 0
+	SpecialPay string `json:"specialPay"`
+
+	// SpecialRate Rate of special hours, in percent.
+	//
+	// Examples: 100
+	SpecialRate float64 `json:"specialRate"`
+
+	// SundayHolidayHours Sunday-holiday hours.
+	//
+	// Examples: 0
 	SundayHolidayHours float64 `json:"sundayHolidayHours"`
-	SundayHolidayPay   string  `json:"sundayHolidayPay"`
-	SundayHolidayRate  float64 `json:"sundayHolidayRate"`
-	SundayHours        float64 `json:"sundayHours"`
-	SundayNightHours   float64 `json:"sundayNightHours"`
-	SundayNightPay     string  `json:"sundayNightPay"`
-	SundayNightRate    float64 `json:"sundayNightRate"`
-	SundayPay          string  `json:"sundayPay"`
-	TaxableIncome      string  `json:"taxableIncome"`
-	TotalContributions string  `json:"totalContributions"`
-	UnpaidHours        float64 `json:"unpaidHours"`
+
+	// SundayHolidayPay Pay for Sunday-holiday hours.
+	//
+	// Examples: 0
+	SundayHolidayPay string `json:"sundayHolidayPay"`
+
+	// SundayHolidayRate Rate of Sunday-holiday hours, in percent.
+	//
+	// Examples: 200
+	SundayHolidayRate float64 `json:"sundayHolidayRate"`
+
+	// SundayHours Sunday hours.
+	//
+	// Examples: 0
+	SundayHours float64 `json:"sundayHours"`
+
+	// SundayNightHours Sunday night hours.
+	//
+	// Examples: 0
+	SundayNightHours float64 `json:"sundayNightHours"`
+
+	// SundayNightPay Pay for Sunday night hours.
+	//
+	// Examples: 0
+	SundayNightPay string `json:"sundayNightPay"`
+
+	// SundayNightRate Rate of Sunday night hours, in percent.
+	//
+	// Examples: 185
+	SundayNightRate float64 `json:"sundayNightRate"`
+
+	// SundayPay Pay for Sunday hours.
+	//
+	// Examples: 0
+	SundayPay string `json:"sundayPay"`
+
+	// TaxableIncome gross − contributions − allowance, floored at zero: the base of PIT.
+	//
+	// Examples: 10668
+	TaxableIncome string `json:"taxableIncome"`
+
+	// TotalContributions The sum of the four contributions (top-ups excluded).
+	//
+	// Examples: 8400
+	TotalContributions string `json:"totalContributions"`
+
+	// UnpaidHours Unpaid hours.
+	//
+	// Examples: 0
+	UnpaidHours float64 `json:"unpaidHours"`
 
 	// Warnings Findings that do not stop the calculation.
-	Warnings     *[]Warning `json:"warnings"`
-	WorkingHours float64    `json:"workingHours"`
+	Warnings *[]Warning `json:"warnings"`
+
+	// WorkingHours The fund of hours used as the divisor of the hourly rate.
+	//
+	// Examples: 176
+	WorkingHours float64 `json:"workingHours"`
 }
 
 // Seniority defines model for Seniority.
 type Seniority struct {
 	// AsOf YYYY-MM-DD on which months was counted; with periodYear/periodMonth the months are carried forward to the period's end.
-	AsOf        *string `json:"asOf,omitempty"`
-	Months      int64   `json:"months"`
-	PeriodMonth *int64  `json:"periodMonth,omitempty"`
-	PeriodYear  *int64  `json:"periodYear,omitempty"`
+	AsOf *string `json:"asOf,omitempty"`
+
+	// Months Completed months of service, 0 to 900.
+	//
+	// Examples: 125
+	Months int64 `json:"months"`
+
+	// PeriodMonth Month (1–12) of the payroll period.
+	//
+	// Examples: 5
+	PeriodMonth *int64 `json:"periodMonth,omitempty"`
+
+	// PeriodYear Year of the payroll period, to carry months forward from asOf to the period's end.
+	//
+	// Examples: 2026
+	PeriodYear *int64 `json:"periodYear,omitempty"`
 
 	// RatePerYear Percent per completed year; default 0.5.
 	RatePerYear *float64 `json:"ratePerYear,omitempty"`
@@ -676,7 +1693,7 @@ type SentProblem struct {
 	Type string `json:"type"`
 }
 
-// ValidationResult defines model for ValidationResult.
+// ValidationResult Examples: {"issues":[],"ok":true}
 type ValidationResult struct {
 	// Issues Every finding: severity error (blocks) or warning, code (UJP's number where one exists), МПИН field, path and message.
 	Issues *[]Issue `json:"issues"`
@@ -688,10 +1705,18 @@ type ValidationResult struct {
 // Warning defines model for Warning.
 type Warning struct {
 	// Code Stable code: provisional_figure.
-	Code    string `json:"code"`
+	//
+	// Examples: provisional_figure
+	Code string `json:"code"`
+
+	// Message What was found, in words.
+	//
+	// Examples: averageSalary for 2027 is not published yet; the 2026 figure 69141 was used.
 	Message string `json:"message"`
 
 	// Path The input field or rate key it concerns.
+	//
+	// Examples: averageSalary
 	Path string `json:"path"`
 }
 
@@ -903,7 +1928,7 @@ type ClientInterface interface {
 
 	// CalculateWithBody Calculate one month's payroll
 	//
-	// Gross to net (or, with targetNet, net to gross) for one employee and month under rules R1–R12.
+	// Gross to net (or, with targetNet, net to gross) for one employee and month: contributions, personal allowance, PIT, premium hours, seniority, bonus and deductions, by the statutory rates in force (docs/payroll.md). ?explain=true adds every step of the computation.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -912,7 +1937,7 @@ type ClientInterface interface {
 
 	// Calculate Calculate one month's payroll
 	//
-	// Gross to net (or, with targetNet, net to gross) for one employee and month under rules R1–R12.
+	// Gross to net (or, with targetNet, net to gross) for one employee and month: contributions, personal allowance, PIT, premium hours, seniority, bonus and deductions, by the statutory rates in force (docs/payroll.md). ?explain=true adds every step of the computation.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -973,18 +1998,18 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/files/epdd (the `Epdd` operationId).
 	Epdd(ctx context.Context, params *EpddParams, body EpddJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// EpddGrossFromNetWithBody Gross up a net payment for е-ППД (R11)
+	// EpddGrossFromNetWithBody Gross up a net payment for е-ППД
 	//
-	// The gross income whose personal income tax leaves the given net, for an е-ППД row (R11).
+	// The gross income whose personal income tax leaves the given net, for an е-ППД row: the flat 10% tax after the sub-type's normative costs.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/files/epdd/gross-from-net (the `EpddGrossFromNet` operationId).
 	EpddGrossFromNetWithBody(ctx context.Context, params *EpddGrossFromNetParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// EpddGrossFromNet Gross up a net payment for е-ППД (R11)
+	// EpddGrossFromNet Gross up a net payment for е-ППД
 	//
-	// The gross income whose personal income tax leaves the given net, for an е-ППД row (R11).
+	// The gross income whose personal income tax leaves the given net, for an е-ППД row: the flat 10% tax after the sub-type's normative costs.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1065,7 +2090,7 @@ type ClientInterface interface {
 
 	// PddgiWithBody ПДД-ГИ XML for contractor payments
 	//
-	// 10% PIT on contractor payments of a payroll batch (R4).
+	// 10% PIT on contractor payments of a payroll batch: no contributions, no allowance.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1074,7 +2099,7 @@ type ClientInterface interface {
 
 	// Pddgi ПДД-ГИ XML for contractor payments
 	//
-	// 10% PIT on contractor payments of a payroll batch (R4).
+	// 10% PIT on contractor payments of a payroll batch: no contributions, no allowance.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1098,7 +2123,7 @@ type ClientInterface interface {
 
 // CalculateWithBody Calculate one month's payroll
 //
-// Gross to net (or, with targetNet, net to gross) for one employee and month under rules R1–R12.
+// Gross to net (or, with targetNet, net to gross) for one employee and month: contributions, personal allowance, PIT, premium hours, seniority, bonus and deductions, by the statutory rates in force (docs/payroll.md). ?explain=true adds every step of the computation.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1117,7 +2142,7 @@ func (c *Client) CalculateWithBody(ctx context.Context, params *CalculateParams,
 
 // Calculate Calculate one month's payroll
 //
-// Gross to net (or, with targetNet, net to gross) for one employee and month under rules R1–R12.
+// Gross to net (or, with targetNet, net to gross) for one employee and month: contributions, personal allowance, PIT, premium hours, seniority, bonus and deductions, by the statutory rates in force (docs/payroll.md). ?explain=true adds every step of the computation.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1248,9 +2273,9 @@ func (c *Client) Epdd(ctx context.Context, params *EpddParams, body EpddJSONRequ
 	return c.Client.Do(req)
 }
 
-// EpddGrossFromNetWithBody Gross up a net payment for е-ППД (R11)
+// EpddGrossFromNetWithBody Gross up a net payment for е-ППД
 //
-// The gross income whose personal income tax leaves the given net, for an е-ППД row (R11).
+// The gross income whose personal income tax leaves the given net, for an е-ППД row: the flat 10% tax after the sub-type's normative costs.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1267,9 +2292,9 @@ func (c *Client) EpddGrossFromNetWithBody(ctx context.Context, params *EpddGross
 	return c.Client.Do(req)
 }
 
-// EpddGrossFromNet Gross up a net payment for е-ППД (R11)
+// EpddGrossFromNet Gross up a net payment for е-ППД
 //
-// The gross income whose personal income tax leaves the given net, for an е-ППД row (R11).
+// The gross income whose personal income tax leaves the given net, for an е-ППД row: the flat 10% tax after the sub-type's normative costs.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1440,7 +2465,7 @@ func (c *Client) MpinXML(ctx context.Context, params *MpinXMLParams, body MpinXM
 
 // PddgiWithBody ПДД-ГИ XML for contractor payments
 //
-// 10% PIT on contractor payments of a payroll batch (R4).
+// 10% PIT on contractor payments of a payroll batch: no contributions, no allowance.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1459,7 +2484,7 @@ func (c *Client) PddgiWithBody(ctx context.Context, params *PddgiParams, content
 
 // Pddgi ПДД-ГИ XML for contractor payments
 //
-// 10% PIT on contractor payments of a payroll batch (R4).
+// 10% PIT on contractor payments of a payroll batch: no contributions, no allowance.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2351,7 +3376,7 @@ type ClientWithResponsesInterface interface {
 
 	// CalculateWithBodyWithResponse Calculate one month's payroll
 	//
-	// Gross to net (or, with targetNet, net to gross) for one employee and month under rules R1–R12.
+	// Gross to net (or, with targetNet, net to gross) for one employee and month: contributions, personal allowance, PIT, premium hours, seniority, bonus and deductions, by the statutory rates in force (docs/payroll.md). ?explain=true adds every step of the computation.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2360,7 +3385,7 @@ type ClientWithResponsesInterface interface {
 
 	// CalculateWithResponse Calculate one month's payroll
 	//
-	// Gross to net (or, with targetNet, net to gross) for one employee and month under rules R1–R12.
+	// Gross to net (or, with targetNet, net to gross) for one employee and month: contributions, personal allowance, PIT, premium hours, seniority, bonus and deductions, by the statutory rates in force (docs/payroll.md). ?explain=true adds every step of the computation.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2421,18 +3446,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/files/epdd (the `Epdd` operationId).
 	EpddWithResponse(ctx context.Context, params *EpddParams, body EpddJSONRequestBody, reqEditors ...RequestEditorFn) (*EpddResponse, error)
 
-	// EpddGrossFromNetWithBodyWithResponse Gross up a net payment for е-ППД (R11)
+	// EpddGrossFromNetWithBodyWithResponse Gross up a net payment for е-ППД
 	//
-	// The gross income whose personal income tax leaves the given net, for an е-ППД row (R11).
+	// The gross income whose personal income tax leaves the given net, for an е-ППД row: the flat 10% tax after the sub-type's normative costs.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/files/epdd/gross-from-net (the `EpddGrossFromNet` operationId).
 	EpddGrossFromNetWithBodyWithResponse(ctx context.Context, params *EpddGrossFromNetParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EpddGrossFromNetResponse, error)
 
-	// EpddGrossFromNetWithResponse Gross up a net payment for е-ППД (R11)
+	// EpddGrossFromNetWithResponse Gross up a net payment for е-ППД
 	//
-	// The gross income whose personal income tax leaves the given net, for an е-ППД row (R11).
+	// The gross income whose personal income tax leaves the given net, for an е-ППД row: the flat 10% tax after the sub-type's normative costs.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2513,7 +3538,7 @@ type ClientWithResponsesInterface interface {
 
 	// PddgiWithBodyWithResponse ПДД-ГИ XML for contractor payments
 	//
-	// 10% PIT on contractor payments of a payroll batch (R4).
+	// 10% PIT on contractor payments of a payroll batch: no contributions, no allowance.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2522,7 +3547,7 @@ type ClientWithResponsesInterface interface {
 
 	// PddgiWithResponse ПДД-ГИ XML for contractor payments
 	//
-	// 10% PIT on contractor payments of a payroll batch (R4).
+	// 10% PIT on contractor payments of a payroll batch: no contributions, no allowance.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3390,7 +4415,7 @@ func (r GetRateHistoryResponse) ContentType() string {
 
 // CalculateWithBodyWithResponse Calculate one month's payroll
 //
-// Gross to net (or, with targetNet, net to gross) for one employee and month under rules R1–R12.
+// Gross to net (or, with targetNet, net to gross) for one employee and month: contributions, personal allowance, PIT, premium hours, seniority, bonus and deductions, by the statutory rates in force (docs/payroll.md). ?explain=true adds every step of the computation.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3405,7 +4430,7 @@ func (c *ClientWithResponses) CalculateWithBodyWithResponse(ctx context.Context,
 
 // CalculateWithResponse Calculate one month's payroll
 //
-// Gross to net (or, with targetNet, net to gross) for one employee and month under rules R1–R12.
+// Gross to net (or, with targetNet, net to gross) for one employee and month: contributions, personal allowance, PIT, premium hours, seniority, bonus and deductions, by the statutory rates in force (docs/payroll.md). ?explain=true adds every step of the computation.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3508,9 +4533,9 @@ func (c *ClientWithResponses) EpddWithResponse(ctx context.Context, params *Epdd
 	return ParseEpddResponse(rsp)
 }
 
-// EpddGrossFromNetWithBodyWithResponse Gross up a net payment for е-ППД (R11)
+// EpddGrossFromNetWithBodyWithResponse Gross up a net payment for е-ППД
 //
-// The gross income whose personal income tax leaves the given net, for an е-ППД row (R11).
+// The gross income whose personal income tax leaves the given net, for an е-ППД row: the flat 10% tax after the sub-type's normative costs.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3523,9 +4548,9 @@ func (c *ClientWithResponses) EpddGrossFromNetWithBodyWithResponse(ctx context.C
 	return ParseEpddGrossFromNetResponse(rsp)
 }
 
-// EpddGrossFromNetWithResponse Gross up a net payment for е-ППД (R11)
+// EpddGrossFromNetWithResponse Gross up a net payment for е-ППД
 //
-// The gross income whose personal income tax leaves the given net, for an е-ППД row (R11).
+// The gross income whose personal income tax leaves the given net, for an е-ППД row: the flat 10% tax after the sub-type's normative costs.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3660,7 +4685,7 @@ func (c *ClientWithResponses) MpinXMLWithResponse(ctx context.Context, params *M
 
 // PddgiWithBodyWithResponse ПДД-ГИ XML for contractor payments
 //
-// 10% PIT on contractor payments of a payroll batch (R4).
+// 10% PIT on contractor payments of a payroll batch: no contributions, no allowance.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3675,7 +4700,7 @@ func (c *ClientWithResponses) PddgiWithBodyWithResponse(ctx context.Context, par
 
 // PddgiWithResponse ПДД-ГИ XML for contractor payments
 //
-// 10% PIT on contractor payments of a payroll batch (R4).
+// 10% PIT on contractor payments of a payroll batch: no contributions, no allowance.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
