@@ -89,6 +89,10 @@ type Config struct {
 
 	// The submission pipeline (docs/einvoices.md, "Pipeline").
 	UJPSignerInterval  time.Duration `env:"DENAR_UJP_SIGNER_INTERVAL" envDefault:"1s"`
+	// UJPTurnMargin is added to DENAR_UJP_SIGNER_INTERVAL between the
+	// starts of two calls of one UJP user (0: none): what separates the
+	// start this service records from UJP's stamp of the call's arrival.
+	UJPTurnMargin time.Duration `env:"DENAR_UJP_TURN_MARGIN" envDefault:"50ms"`
 	UJPCallTimeout     time.Duration `env:"DENAR_UJP_CALL_TIMEOUT" envDefault:"30s"`
 	UJPPollInterval    time.Duration `env:"DENAR_UJP_POLL_INTERVAL" envDefault:"1m"`
 	EInvoiceHoldWindow time.Duration `env:"DENAR_EINVOICE_HOLD_WINDOW" envDefault:"72h"`
@@ -293,6 +297,9 @@ func LoadConfig() (Config, error) {
 	}
 	if c.UJPSignerInterval < 0 {
 		return c, fmt.Errorf("configuration: DENAR_UJP_SIGNER_INTERVAL must not be negative")
+	}
+	if c.UJPTurnMargin < 0 || (c.UJPSignerInterval > 0 && c.UJPTurnMargin > c.UJPSignerInterval) {
+		return c, fmt.Errorf("configuration: DENAR_UJP_TURN_MARGIN must be between 0 and DENAR_UJP_SIGNER_INTERVAL (%s), not %s", c.UJPSignerInterval, c.UJPTurnMargin)
 	}
 	if err := checkUJPIdentity(c); err != nil {
 		return c, err

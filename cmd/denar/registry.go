@@ -91,7 +91,7 @@ var sandboxOperator = ujp.Identity{EUJPID: "denar-sandbox-operator", EDB: ujpsim
 func newRegistry(cfg Config, log *slog.Logger, db *store.DB) (ujpRegistry, error) {
 	r := ujpRegistry{gateways: map[string]ujp.Gateway{}, operators: map[string]ujp.Identity{}}
 	timeout := max(cfg.UJPRegistryTimeout, cfg.UJPCallTimeout)
-	turns := ujpturns.New(db, ujpturns.Config{Interval: cfg.UJPSignerInterval})
+	turns := ujpturns.New(db, ujpturns.Config{Interval: cfg.UJPSignerInterval, Margin: turnMargin(cfg)})
 	client := func(env, base string, hc *http.Client) (*ujp.Client, error) {
 		return ujp.NewClient(ujp.Config{BaseURL: base, Timeout: timeout, Now: db.Now, HTTPClient: hc,
 			SerialFormat: cfg.UJPSerialFormat, Turns: turns, Scope: env})
@@ -217,4 +217,13 @@ func (s *sandboxSetup) register(ctx context.Context, r *jobs.Runner, db *store.D
 		_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindSandboxOperator, UniqueKey: KindSandboxOperator, MaxAttempts: 20})
 		return err
 	})
+}
+
+// turnMargin is DENAR_UJP_TURN_MARGIN as ujpturns.Config.Margin takes it
+// (negative: none).
+func turnMargin(cfg Config) time.Duration {
+	if cfg.UJPTurnMargin == 0 {
+		return -1
+	}
+	return cfg.UJPTurnMargin
 }

@@ -42,8 +42,9 @@ type Turns interface {
 	// Take waits up to wait for the next turn of key at priority pri and
 	// takes it: the call may start now. waiter names who waits; the same
 	// waiter keeps its place among the waiters of its priority from one
-	// Take to the next. When no turn comes within wait it returns a
-	// *BusyError saying when to ask again.
+	// Take to the next. ctx may carry the waiter's group (WithTurnGroup)
+	// and whether it stands (WithStandingTurn). When no turn comes within
+	// wait it returns a *BusyError saying when to ask again.
 	Take(ctx context.Context, key string, pri Priority, waiter string, wait time.Duration) error
 	// Defer moves the next turn of key to no earlier than at (UJP's
 	// Retry-After of an E4007).
@@ -61,6 +62,8 @@ type (
 	waiterKey   struct{}
 	turnWaitKey struct{}
 	heldTurnKey struct{}
+	groupKey    struct{}
+	standingKey struct{}
 )
 
 // WithPriority makes the calls made with ctx wait for their turn at p
@@ -74,6 +77,35 @@ func WithPriority(ctx context.Context, p Priority) context.Context {
 // to the next; without it each call waits as a newcomer.
 func WithWaiter(ctx context.Context, waiter string) context.Context {
 	return context.WithValue(ctx, waiterKey{}, waiter)
+}
+
+// WithTurnGroup makes the calls made with ctx wait for their turn as group
+// (a company): among the waiters of one priority, the group that had a
+// turn of the user least recently goes first, so companies sharing a UJP
+// user take turns; within a group, the one waiting longest.
+func WithTurnGroup(ctx context.Context, group string) context.Context {
+	return context.WithValue(ctx, groupKey{}, group)
+}
+
+// TurnGroup is the group WithTurnGroup set on ctx, or "".
+func TurnGroup(ctx context.Context) string {
+	g, _ := ctx.Value(groupKey{}).(string)
+	return g
+}
+
+// WithStandingTurn marks the calls made with ctx as those of a caller that
+// asks again as soon as its call is made (a sender working through a
+// queue): after each turn it keeps its place as a waiter for about a
+// spacing more, so a lower priority does not slip in between two of its
+// calls.
+func WithStandingTurn(ctx context.Context) context.Context {
+	return context.WithValue(ctx, standingKey{}, true)
+}
+
+// StandingTurn reports whether ctx was made by WithStandingTurn.
+func StandingTurn(ctx context.Context) bool {
+	s, _ := ctx.Value(standingKey{}).(bool)
+	return s
 }
 
 // WithTurnWait sets how long the calls made with ctx wait for a turn.

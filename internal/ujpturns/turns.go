@@ -4,8 +4,10 @@
 // service (api-specification.txt:111), signed or not, so the calls of one
 // user, whichever process makes them, start at least Spacing apart, and
 // when several wait, the most urgent goes first (ujp.Priority: sends, then
-// decisions, then status reads, then PDFs, then code lists), and among
-// equals the one waiting longest.
+// decisions, then status reads, then PDFs, then code lists); among equals,
+// the group (a company, ujp.WithTurnGroup) served least recently, so
+// companies sharing a user take turns; and within a group the one waiting
+// longest.
 //
 // The state is two tables: ujp_slots, one row per user with the earliest
 // start of its next call, and ujp_waiters, the calls waiting. Taking a turn
@@ -13,7 +15,15 @@
 // waiter goes first), so two processes never take the same turn on either
 // engine. A waiter refreshes its row while it waits; one that stopped
 // asking (its process died, it gave up) is passed over once its row is
-// older than StaleAfter, and keeps its place for when it asks again.
+// older than StaleAfter, and keeps its place for when it asks again. A
+// standing waiter (ujp.WithStandingTurn) keeps its row fresh for a spacing
+// after each turn it takes.
+//
+// Within one process the calls of a user also start at least a spacing
+// apart in real time, counted from when each turn's transaction committed:
+// a commit the store delays (SQLite's group commit) moves that call's
+// start later than the moment recorded in the slot, and the next call of
+// the process waits for it. Calls from two processes rely on the margin.
 package ujpturns
 
 import (
@@ -21,6 +31,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/denar-mk/denar/internal/store"
@@ -30,8 +41,9 @@ import (
 
 // DefaultMargin is added to the interval between the starts of two calls
 // of one user: what separates the start we record from the moment UJP
-// stamps the call's arrival (the work between taking a turn and sending,
-// the network's jitter, clocks of two hosts apart).
+// stamps the call's arrival (the network's jitter, a commit the store
+// delays when two processes call as one user). DENAR_UJP_TURN_MARGIN sets
+// it.
 const DefaultMargin = 50 * time.Millisecond
 
 // Config tunes Turns.
@@ -59,6 +71,13 @@ type Turns struct {
 	now     func() time.Time
 	poll    time.Duration
 	stale   time.Duration
+
+	// started is when the last call of each user made by this process
+	// started, in real time (see the package comment); prev is the value
+	// before a turn that was then held (Hold), whose call starts later.
+	mu      sync.Mutex
+	started map[string]time.Time
+	prev    map[string]time.Time
 }
 
 var _ ujp.Turns = (*Turns)(nil)
@@ -77,7 +96,8 @@ func New(db *store.DB, cfg Config) *Turns {
 	if cfg.StaleAfter <= 0 {
 		cfg.StaleAfter = time.Second
 	}
-	t := &Turns{db: db, spacing: max(cfg.Interval, 0) + cfg.Margin, now: cfg.Now, poll: cfg.Poll, stale: cfg.StaleAfter}
+	t := &Turns{db: db, spacing: max(cfg.Interval, 0) + cfg.Margin, now: cfg.Now, poll: cfg.Poll, stale: cfg.StaleAfter,
+		started: map[string]time.Time{}, prev: map[string]time.Time{}}
 	if t.now == nil {
 		t.now = func() time.Time { return db.Now() }
 	}
@@ -103,6 +123,7 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 	if err := q.EnsureUJPSlot(ctx, dbq.EnsureUJPSlotParams{Key: key, Until: longAgo}); err != nil {
 		return fmt.Errorf("ujp turns %s: %w", key, err)
 	}
+	group, standing := ujp.TurnGroup(ctx), ujp.StandingTurn(ctx)
 	now := t.now()
 	since := dbTime(now)
 	if w, err := t.db.Reader().GetUJPWaiter(ctx, dbq.GetUJPWaiterParams{Key: key, Waiter: waiter}); err == nil {
@@ -116,7 +137,7 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 		now = t.now()
 		if now.Sub(seen) >= t.stale/4 {
 			if err := q.PutUJPWaiter(ctx, dbq.PutUJPWaiterParams{Key: key, Waiter: waiter, Priority: int32(pri),
-				Since: since, SeenAt: dbTime(now)}); err != nil {
+				Since: since, SeenAt: dbTime(now), Grp: group}); err != nil {
 				return fmt.Errorf("ujp turns %s: %w", key, err)
 			}
 			seen = now
@@ -126,8 +147,11 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 			return fmt.Errorf("ujp turns %s: %w", key, err)
 		}
 		if !slot.Until.After(now) {
-			took, err := t.take(ctx, key, pri, waiter, since, now)
+			took, err := t.take(ctx, key, pri, waiter, group, standing, since, now)
 			if err != nil || took {
+				if took {
+					t.startNow(key, true)
+				}
 				return err
 			}
 		}
@@ -139,7 +163,7 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 		}
 		left := time.Until(deadline)
 		if due > left || left <= 0 {
-			return t.busy(ctx, key, pri, waiter, since, now, now.Add(due))
+			return t.busy(ctx, key, pri, waiter, group, since, now, now.Add(due))
 		}
 		sleep := min(max(due, time.Millisecond), t.poll, left)
 		select {
@@ -152,8 +176,9 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 }
 
 // take tries to take the turn now, in one transaction with the waiter's
-// leaving the queue.
-func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter string, since, now time.Time) (bool, error) {
+// leaving the queue (or, standing, staying in it a spacing more) and its
+// group's turn being recorded.
+func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter, group string, standing bool, since, now time.Time) (bool, error) {
 	took := false
 	err := t.db.InTx(ctx, func(tx *store.Tx) error {
 		// The spacing counts from when the turn is really taken: a busy
@@ -164,13 +189,31 @@ func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter s
 			return err
 		}
 		now = t.now()
+		served, err := t.served(ctx, tx.Queries, key, group)
+		if err != nil {
+			return err
+		}
 		n, err := tx.TakeUJPTurn(ctx, dbq.TakeUJPTurnParams{NextAt: dbTime(now.Add(t.spacing)), Waiter: waiter, Key: key,
-			Now: dbTime(now), FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since})
+			Now: dbTime(now), FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since,
+			LongAgo: longAgo, Served: served})
 		if err != nil || n == 0 {
 			return err
 		}
 		took = true
-		if err := tx.DeleteUJPWaiter(ctx, dbq.DeleteUJPWaiterParams{Key: key, Waiter: waiter}); err != nil {
+		if group != "" {
+			if err := tx.PutUJPTurnGroup(ctx, dbq.PutUJPTurnGroupParams{Key: key, Grp: group, ServedAt: dbTime(now)}); err != nil {
+				return err
+			}
+		}
+		if standing {
+			// Fresh until a spacing after the next turn is due: it asks
+			// again by then.
+			err = tx.PutUJPWaiter(ctx, dbq.PutUJPWaiterParams{Key: key, Waiter: waiter, Priority: int32(pri),
+				Since: since, SeenAt: dbTime(now.Add(t.spacing)), Grp: group})
+		} else {
+			err = tx.DeleteUJPWaiter(ctx, dbq.DeleteUJPWaiterParams{Key: key, Waiter: waiter})
+		}
+		if err != nil {
 			return err
 		}
 		return tx.PurgeUJPWaiters(ctx, dbq.PurgeUJPWaitersParams{Key: key, Before: dbTime(now.Add(-forgetAfter))})
@@ -181,12 +224,61 @@ func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter s
 	return took, nil
 }
 
+// served is when group last had a turn of key (longAgo for none).
+func (t *Turns) served(ctx context.Context, q *dbq.Queries, key, group string) (time.Time, error) {
+	if group == "" {
+		return longAgo, nil
+	}
+	at, err := q.GetUJPTurnGroup(ctx, dbq.GetUJPTurnGroupParams{Key: key, Grp: group})
+	if errors.Is(err, sql.ErrNoRows) {
+		return longAgo, nil
+	}
+	return dbTime(at), err
+}
+
+// startNow waits, in real time, until a spacing after the last call of
+// key this process started, and records the call starting now. tentative
+// keeps the value it replaces for a turn then held (Hold), whose call
+// starts later (Start).
+func (t *Turns) startNow(key string, tentative bool) {
+	t.mu.Lock()
+	last := t.started[key]
+	if wait := time.Until(last.Add(t.spacing)); wait > 0 {
+		// Reserved while this caller sleeps, so another caller of the
+		// process waits for it.
+		t.started[key] = last.Add(t.spacing)
+		t.mu.Unlock()
+		time.Sleep(wait)
+		t.mu.Lock()
+	}
+	if tentative {
+		t.prev[key] = last
+	}
+	t.started[key] = time.Now()
+	t.mu.Unlock()
+}
+
+// unstart forgets the start startNow recorded for a turn that is held:
+// its call has not started yet.
+func (t *Turns) unstart(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.prev[key]; ok {
+		t.started[key] = p
+		delete(t.prev, key)
+	}
+}
+
 // busy gives up waiting: the waiter's row stays, marked as no longer
 // asking (so it holds nobody up), with its place for the next ask; the
 // error says when a turn may be free for it.
-func (t *Turns) busy(ctx context.Context, key string, pri ujp.Priority, waiter string, since, now, until time.Time) error {
+func (t *Turns) busy(ctx context.Context, key string, pri ujp.Priority, waiter, group string, since, now, until time.Time) error {
+	served, err := t.served(ctx, t.db.Reader(), key, group)
+	if err != nil {
+		return fmt.Errorf("ujp turns %s: %w", key, err)
+	}
 	ahead, err := t.db.Reader().UJPWaitersAhead(ctx, dbq.UJPWaitersAheadParams{Key: key, Waiter: waiter,
-		FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since})
+		FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since, LongAgo: longAgo, Served: served})
 	if err != nil {
 		return fmt.Errorf("ujp turns %s: %w", key, err)
 	}
@@ -206,7 +298,7 @@ func (t *Turns) leave(key, waiter string) {
 	// Seen a staleness ago: passed over now, forgotten only after
 	// forgetAfter.
 	_ = t.db.Writer().PutUJPWaiter(ctx, dbq.PutUJPWaiterParams{Key: key, Waiter: waiter, Priority: w.Priority,
-		Since: w.Since, SeenAt: dbTime(t.now().Add(-t.stale))})
+		Since: w.Since, SeenAt: dbTime(t.now().Add(-t.stale)), Grp: w.Grp})
 }
 
 // Defer implements ujp.Turns.
@@ -226,6 +318,7 @@ const heldBy = "held"
 
 // Hold implements ujp.Turns.
 func (t *Turns) Hold(ctx context.Context, key string, lapses time.Time) error {
+	t.unstart(key)
 	if err := t.db.Writer().HoldUJPSlot(ctx, dbq.HoldUJPSlotParams{Key: key, Until: dbTime(lapses), Holder: heldBy}); err != nil {
 		return fmt.Errorf("ujp turns %s: %w", key, err)
 	}
@@ -244,5 +337,6 @@ func (t *Turns) Start(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("ujp turns %s: %w", key, err)
 	}
+	t.startNow(key, false)
 	return nil
 }

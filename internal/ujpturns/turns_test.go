@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -293,6 +295,168 @@ func TestTurnCountsFromWhenItIsTaken(t *testing.T) {
 				t.Fatalf("%s: the next turn is at %s, %s before a spacing after the turn was taken", step.name, until.Format("15:04:05.000"), lag)
 			}
 			time.Sleep(spacing)
+		}
+	})
+}
+
+// TestCompaniesTakeTurns: sends of one user wait as groups (companies):
+// a company with one send waiting goes before the second send of a company
+// that had the last turn, however many that company has queued, and the
+// busy company's own sends keep their order.
+func TestCompaniesTakeTurns(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		turns := ujpturns.New(db, ujpturns.Config{Interval: 20 * time.Millisecond, Margin: -1})
+		ctx := context.Background()
+		const key = "sandbox/EUJP-SHARED"
+		// The month-end company had a turn a moment ago.
+		if err := turns.Take(ujp.WithTurnGroup(ctx, "cmp_big"), key, ujp.PrioritySend, "big-0", time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if err := turns.Defer(ctx, key, time.Now().Add(300*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var order []string
+		var wg sync.WaitGroup
+		queue := func(group, name string) {
+			wg.Go(func() {
+				if err := turns.Take(ujp.WithTurnGroup(ctx, group), key, ujp.PrioritySend, name, 10*time.Second); err != nil {
+					t.Error(name, err)
+					return
+				}
+				mu.Lock()
+				order = append(order, name)
+				mu.Unlock()
+			})
+			waitRow(t, db, key, name)
+			time.Sleep(2 * time.Millisecond) // distinct since
+		}
+		for i := 1; i <= 4; i++ {
+			queue("cmp_big", fmt.Sprint("big-", i))
+		}
+		queue("cmp_quiet", "quiet-1")
+		queue("cmp_other", "other-1")
+		queue("cmp_other", "other-2")
+		wg.Wait()
+		// quiet and other were never served: they go first (in the order
+		// they came); then the companies alternate, the least recently
+		// served first.
+		want := "quiet-1,other-1,big-1,other-2,big-2,big-3,big-4"
+		if got := strings.Join(order, ","); got != want {
+			t.Fatalf("turns went %s, want %s", got, want)
+		}
+	})
+}
+
+// TestStandingSenderKeepsLowerPrioritiesOut: a sender working through a
+// queue (standing) takes turn after turn with a little work between them,
+// while PDF reads and a code list wait: no read slips in between two of
+// its sends, so n sends take about n spacings; the reads go once it stops.
+// Without standing, a read waiting takes the turn that comes due while the
+// sender is between two sends.
+func TestStandingSenderKeepsLowerPrioritiesOut(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		for _, standing := range []bool{true, false} {
+			const spacing = 25 * time.Millisecond
+			turns := ujpturns.New(db, ujpturns.Config{Interval: spacing, Margin: -1, StaleAfter: 200 * time.Millisecond})
+			ctx := context.Background()
+			key := fmt.Sprintf("sandbox/EUJP-STAND-%v", standing)
+			var mu sync.Mutex
+			var order []string
+			record := func(s string) {
+				mu.Lock()
+				order = append(order, s)
+				mu.Unlock()
+			}
+			sctx := ujp.WithTurnGroup(ctx, "cmp_a")
+			if standing {
+				sctx = ujp.WithStandingTurn(sctx)
+			}
+			if err := turns.Take(sctx, key, ujp.PrioritySend, "sender", time.Second); err != nil {
+				t.Fatal(err)
+			}
+			record("send")
+			var wg sync.WaitGroup
+			for _, r := range []struct {
+				name string
+				pri  ujp.Priority
+			}{{"pdf-1", ujp.PriorityPDF}, {"pdf-2", ujp.PriorityPDF}, {"codelist", ujp.PriorityCodeList}} {
+				wg.Go(func() {
+					if err := turns.Take(ctx, key, r.pri, r.name, 10*time.Second); err != nil {
+						t.Error(r.name, err)
+						return
+					}
+					record(r.name)
+				})
+				waitRow(t, db, key, r.name)
+			}
+			const sends = 8
+			start := time.Now()
+			for range sends - 1 {
+				// The work between two sends (recording the answer,
+				// picking the next document), longer than the spacing's
+				// remainder.
+				time.Sleep(spacing + 5*time.Millisecond)
+				if err := turns.Take(sctx, key, ujp.PrioritySend, "sender", time.Second); err != nil {
+					t.Fatal(err)
+				}
+				record("send")
+			}
+			took := time.Since(start)
+			wg.Wait()
+			got := strings.Join(order, ",")
+			if standing {
+				want := strings.TrimSuffix(strings.Repeat("send,", sends), ",") + ",pdf-1,pdf-2,codelist"
+				if got != want {
+					t.Fatalf("standing: turns went %s, want %s", got, want)
+				}
+				if most := time.Duration(sends-1) * (2*spacing + 15*time.Millisecond); took > most {
+					t.Fatalf("standing: %d sends took %s", sends, took)
+				}
+			} else if firstRead, lastSend := slices.IndexFunc(order, func(s string) bool { return s != "send" }), strings.Count(got, "send")-1; firstRead > lastSend {
+				t.Fatalf("without standing no read went between the sends (%s): the test shows nothing", got)
+			}
+		}
+	})
+}
+
+// TestCallsOfOneProcessStartASpacingApart: the calls a process makes as one
+// user start a spacing apart in real time, even when the store's clock
+// says the next turn is due sooner (a commit the store delayed moves a
+// call's real start later than the time the slot recorded).
+func TestCallsOfOneProcessStartASpacingApart(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const spacing = 80 * time.Millisecond
+		var skew atomic.Int64
+		turns := ujpturns.New(db, ujpturns.Config{Interval: spacing, Margin: -1,
+			Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+		ctx := context.Background()
+		const key = "sandbox/EUJP-LOCAL"
+		for _, held := range []bool{false, true} {
+			if err := turns.Take(ctx, key, ujp.PrioritySend, "a", time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if held {
+				if err := turns.Hold(ctx, key, time.Now().Add(time.Minute)); err != nil {
+					t.Fatal(err)
+				}
+				if err := turns.Start(ctx, key); err != nil {
+					t.Fatal(err)
+				}
+			}
+			first := time.Now()
+			// The store's clock jumps a spacing: its slot is due at once.
+			skew.Add(int64(spacing))
+			if err := turns.Take(ctx, key, ujp.PrioritySend, "b", time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(first); d < spacing-time.Millisecond {
+				t.Fatalf("held %v: the next call of the process started %s after the last, want at least %s", held, d, spacing)
+			}
+			skew.Add(int64(spacing))
 		}
 	})
 }

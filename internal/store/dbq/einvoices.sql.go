@@ -49,7 +49,7 @@ VALUES ($1, $2, $3, $4, $5,
         $11, $12, $13, $14, $15,
         $16, $17, $18, $19,
         $20, $21, $22)
-RETURNING id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since
+RETURNING id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since, pace_key, sign_turn_since, send_after
 `
 
 type CreateEInvoiceParams struct {
@@ -135,6 +135,9 @@ func (q *Queries) CreateEInvoice(ctx context.Context, arg CreateEInvoiceParams) 
 		&i.SettledAt,
 		&i.SigningRequestID,
 		&i.SendUnknownSince,
+		&i.PaceKey,
+		&i.SignTurnSince,
+		&i.SendAfter,
 	)
 	return i, err
 }
@@ -171,7 +174,7 @@ func (q *Queries) CreateEvent(ctx context.Context, arg CreateEventParams) error 
 }
 
 const getAccountEInvoice = `-- name: GetAccountEInvoice :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices WHERE id = $1 AND account_id = $2
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since, pace_key, sign_turn_since, send_after FROM einvoices WHERE id = $1 AND account_id = $2
 `
 
 type GetAccountEInvoiceParams struct {
@@ -214,12 +217,15 @@ func (q *Queries) GetAccountEInvoice(ctx context.Context, arg GetAccountEInvoice
 		&i.SettledAt,
 		&i.SigningRequestID,
 		&i.SendUnknownSince,
+		&i.PaceKey,
+		&i.SignTurnSince,
+		&i.SendAfter,
 	)
 	return i, err
 }
 
 const getEInvoice = `-- name: GetEInvoice :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices WHERE id = $1 AND account_id = $2 AND company_id = $3
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since, pace_key, sign_turn_since, send_after FROM einvoices WHERE id = $1 AND account_id = $2 AND company_id = $3
 `
 
 type GetEInvoiceParams struct {
@@ -261,12 +267,15 @@ func (q *Queries) GetEInvoice(ctx context.Context, arg GetEInvoiceParams) (Einvo
 		&i.SettledAt,
 		&i.SigningRequestID,
 		&i.SendUnknownSince,
+		&i.PaceKey,
+		&i.SignTurnSince,
+		&i.SendAfter,
 	)
 	return i, err
 }
 
 const getEInvoiceByClientReference = `-- name: GetEInvoiceByClientReference :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices WHERE company_id = $1 AND client_reference = $2
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since, pace_key, sign_turn_since, send_after FROM einvoices WHERE company_id = $1 AND client_reference = $2
 `
 
 type GetEInvoiceByClientReferenceParams struct {
@@ -307,12 +316,15 @@ func (q *Queries) GetEInvoiceByClientReference(ctx context.Context, arg GetEInvo
 		&i.SettledAt,
 		&i.SigningRequestID,
 		&i.SendUnknownSince,
+		&i.PaceKey,
+		&i.SignTurnSince,
+		&i.SendAfter,
 	)
 	return i, err
 }
 
 const getEInvoiceByID = `-- name: GetEInvoiceByID :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices WHERE id = $1
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since, pace_key, sign_turn_since, send_after FROM einvoices WHERE id = $1
 `
 
 func (q *Queries) GetEInvoiceByID(ctx context.Context, id string) (Einvoice, error) {
@@ -348,6 +360,9 @@ func (q *Queries) GetEInvoiceByID(ctx context.Context, id string) (Einvoice, err
 		&i.SettledAt,
 		&i.SigningRequestID,
 		&i.SendUnknownSince,
+		&i.PaceKey,
+		&i.SignTurnSince,
+		&i.SendAfter,
 	)
 	return i, err
 }
@@ -596,7 +611,7 @@ func (q *Queries) ListEInvoiceStatus(ctx context.Context, einvoiceID string) ([]
 }
 
 const listEInvoices = `-- name: ListEInvoices :many
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since, pace_key, sign_turn_since, send_after FROM einvoices
 WHERE account_id = $1 AND company_id = $2
   AND (CAST($3 AS TEXT) = '' OR id < $3)
   AND (CAST($4 AS TEXT) IS NULL OR status = $4)
@@ -681,6 +696,9 @@ func (q *Queries) ListEInvoices(ctx context.Context, arg ListEInvoicesParams) ([
 			&i.SettledAt,
 			&i.SigningRequestID,
 			&i.SendUnknownSince,
+			&i.PaceKey,
+			&i.SignTurnSince,
+			&i.SendAfter,
 		); err != nil {
 			return nil, err
 		}
@@ -696,7 +714,7 @@ func (q *Queries) ListEInvoices(ctx context.Context, arg ListEInvoicesParams) ([
 }
 
 const listEInvoicesWithoutRequest = `-- name: ListEInvoicesWithoutRequest :many
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since FROM einvoices
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since, pace_key, sign_turn_since, send_after FROM einvoices
 WHERE company_id = $1 AND status = 'awaiting_signature' AND signing_request_id IS NULL
 ORDER BY id LIMIT 500
 `
@@ -743,6 +761,9 @@ func (q *Queries) ListEInvoicesWithoutRequest(ctx context.Context, companyID str
 			&i.SettledAt,
 			&i.SigningRequestID,
 			&i.SendUnknownSince,
+			&i.PaceKey,
+			&i.SignTurnSince,
+			&i.SendAfter,
 		); err != nil {
 			return nil, err
 		}

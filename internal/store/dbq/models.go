@@ -140,12 +140,21 @@ type Einvoice struct {
 	SettledAt        sql.NullTime
 	SigningRequestID sql.NullString
 	SendUnknownSince sql.NullTime
+	PaceKey          string
+	SignTurnSince    sql.NullTime
+	SendAfter        sql.NullTime
 }
 
 type EinvoicePdf struct {
 	EinvoiceID string
 	Pdf        string
 	CreatedAt  time.Time
+}
+
+type EinvoicePdfWanted struct {
+	EinvoiceID string
+	PaceKey    string
+	At         time.Time
 }
 
 type EinvoiceStatusHistory struct {
@@ -375,6 +384,19 @@ type UjpChangeCursor struct {
 	UpdatedAt     time.Time
 }
 
+type UjpPaceCompany struct {
+	Key       string
+	CompanyID string
+	IssuedAt  time.Time
+	SentAt    time.Time
+}
+
+type UjpPacer struct {
+	Key    string
+	Active bool
+	SeenAt time.Time
+}
+
 type UjpPurchaseCursor struct {
 	CompanyID         string
 	Environment       string
@@ -389,12 +411,19 @@ type UjpSlot struct {
 	Until  time.Time
 }
 
+type UjpTurnGroup struct {
+	Key      string
+	Grp      string
+	ServedAt time.Time
+}
+
 type UjpWaiter struct {
 	Key      string
 	Waiter   string
 	Priority int32
 	Since    time.Time
 	SeenAt   time.Time
+	Grp      string
 }
 
 type UjpsimCertificate struct {
