@@ -88,11 +88,11 @@ type Config struct {
 	UJPSimWindow time.Duration `env:"DENAR_UJP_SIM_WINDOW" envDefault:"1s"`
 
 	// The submission pipeline (docs/einvoices.md, "Pipeline").
-	UJPSignerInterval  time.Duration `env:"DENAR_UJP_SIGNER_INTERVAL" envDefault:"1s"`
+	UJPSignerInterval time.Duration `env:"DENAR_UJP_SIGNER_INTERVAL" envDefault:"1s"`
 	// UJPTurnMargin is added to DENAR_UJP_SIGNER_INTERVAL between the
 	// starts of two calls of one UJP user (0: none): what separates the
 	// start this service records from UJP's stamp of the call's arrival.
-	UJPTurnMargin time.Duration `env:"DENAR_UJP_TURN_MARGIN" envDefault:"50ms"`
+	UJPTurnMargin      time.Duration `env:"DENAR_UJP_TURN_MARGIN" envDefault:"50ms"`
 	UJPCallTimeout     time.Duration `env:"DENAR_UJP_CALL_TIMEOUT" envDefault:"30s"`
 	UJPPollInterval    time.Duration `env:"DENAR_UJP_POLL_INTERVAL" envDefault:"1m"`
 	EInvoiceHoldWindow time.Duration `env:"DENAR_EINVOICE_HOLD_WINDOW" envDefault:"72h"`
