@@ -104,7 +104,7 @@ func issuer(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, n
 		return co, &dbq.SigningCertificate{}, ErrNoSigner, nil
 	}
 	// What createEInvoice uses of a certificate: its id, company and DER.
-	return co, &dbq.SigningCertificate{ID: r.CertID.String, CompanyID: co.ID, Der: r.CertDer.String}, nil, nil
+	return co, &dbq.SigningCertificate{ID: r.CertID.String, CompanyID: co.ID, Der: r.CertDer.String, EujpID: r.CertEujpID.String}, nil, nil
 }
 
 // signer reads the company's current certificate for n at now; no
@@ -135,6 +135,7 @@ func currentCertificate(ctx context.Context, q *dbq.Queries, companyID string, n
 // certificate is ErrNoSigner. n is encoded and its certificate read here,
 // at the transaction's time, unless the caller did it before.
 func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoice) (EInvoice, error) {
+	var err error
 	if n.docJSON == nil {
 		if err := n.encode(tx.Now); err != nil {
 			return EInvoice{}, err
@@ -147,10 +148,13 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		return EInvoice{}, n.certErr
 	}
 	status, sgr, header := einvoice.AwaitingSignature, sql.NullString{}, ""
+	key := paceKey(n.Company.Environment, n.cert.EujpID)
+	wait, wake := false, false
 	if n.Validating {
 		status = einvoice.Validating
-	} else {
-		var err error
+	} else if wait, wake, err = s.mustWait(ctx, tx, key); err != nil {
+		return EInvoice{}, err
+	} else if !wait {
 		if header, err = s.headers.get(*n.cert); err != nil {
 			return EInvoice{}, err
 		}
@@ -166,7 +170,10 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		Number: n.Doc.Header.DocNumber, IssueDate: n.Doc.Header.DocDate, Document: string(n.docJSON), UjpDocID: n.ID,
 		TotalNet: t.Net, TotalVat: t.Vat, TotalGross: t.Gross, Currency: t.Currency, Problems: "[]",
 		ClientReference: ref, Fingerprint: n.Fingerprint, OriginalID: sql.NullString{String: n.OriginalID, Valid: n.OriginalID != ""},
-		SigningRequestID: sgr, CreatedAt: tx.Now, UpdatedAt: tx.Now}
+		SigningRequestID: sgr, CreatedAt: tx.Now, UpdatedAt: tx.Now, PaceKey: key}
+	if wait {
+		p.SignTurnSince = sql.NullTime{Time: tx.Now, Valid: true}
+	}
 	// The row as stored: the values written, the other columns at their
 	// defaults (no euid, QR link, hold or delivery yet). Reading it back
 	// would return the document just written.
@@ -175,7 +182,7 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		Document: p.Document, UjpDocID: p.UjpDocID, TotalNet: p.TotalNet, TotalVat: p.TotalVat, TotalGross: p.TotalGross,
 		Currency: p.Currency, Problems: p.Problems, ClientReference: p.ClientReference, Fingerprint: p.Fingerprint,
 		OriginalID: p.OriginalID, CreatedAt: tx.Stored(p.CreatedAt), UpdatedAt: tx.Stored(p.UpdatedAt),
-		SigningRequestID: p.SigningRequestID}
+		SigningRequestID: p.SigningRequestID, PaceKey: p.PaceKey, SignTurnSince: p.SignTurnSince}
 	// Rendered once: the event's object, the answer and its stored
 	// idempotent response are these bytes.
 	view, err := renderedView(out)
@@ -183,13 +190,22 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		return EInvoice{}, err
 	}
 	historyID := denar.NewID("esh")
-	if n.Validating {
+	if n.Validating || wait {
 		if err := tx.InsertEInvoice(ctx, p); err != nil {
 			return EInvoice{}, fmt.Errorf("store einvoice: %w", err)
 		}
 		if err := tx.AddEInvoiceStatus(ctx, dbq.AddEInvoiceStatusParams{ID: historyID, EinvoiceID: n.ID,
 			ToStatus: out.Status, Cause: "issued", At: tx.Now}); err != nil {
 			return EInvoice{}, fmt.Errorf("history: %w", err)
+		}
+		if wait {
+			// Its signing request is issued when its turn to be sent
+			// is near (pacing.go); einvoice.signature_required says so
+			// then.
+			if wake {
+				return view, enqueuePace(ctx, tx, key)
+			}
+			return view, nil
 		}
 		_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindValidate, Args: validateArgs{EInvoiceID: out.ID}, MaxAttempts: validateAttempts})
 		return view, err
@@ -211,7 +227,7 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 			Kind: p.Kind, Status: p.Status, DocumentType: p.DocumentType, Number: p.Number, IssueDate: p.IssueDate,
 			Document: p.Document, UjpDocID: p.UjpDocID, TotalNet: p.TotalNet, TotalVat: p.TotalVat,
 			TotalGross: p.TotalGross, Currency: p.Currency, Problems: p.Problems, ClientReference: p.ClientReference,
-			Fingerprint: p.Fingerprint, OriginalID: p.OriginalID, HistoryID: historyID, HistoryCause: "issued",
+			Fingerprint: p.Fingerprint, OriginalID: p.OriginalID, HistoryID: historyID, HistoryCause: "issued", PaceKey: key,
 			EventID: ev.ID, EventType: ev.Type, EventPayload: ev.Payload})
 		if err != nil {
 			return EInvoice{}, fmt.Errorf("store einvoice: %w", err)

@@ -45,11 +45,16 @@ func einvoiceRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, company
 
 // EInvoice returns one e-invoice of companyID.
 func (s *Service) EInvoice(ctx context.Context, p *auth.Principal, companyID, id string) (EInvoice, error) {
-	r, err := einvoiceRow(ctx, s.db.Reader(), p, companyID, id)
+	q := s.db.Reader()
+	r, err := einvoiceRow(ctx, q, p, companyID, id)
 	if err != nil {
 		return EInvoice{}, err
 	}
-	return einvoiceView(r), nil
+	v := einvoiceView(r)
+	if v.Queue, err = s.queueOf(ctx, q, r); err != nil {
+		return EInvoice{}, fmt.Errorf("queue of %s: %w", id, err)
+	}
+	return v, nil
 }
 
 // EInvoiceFilter selects e-invoices; empty fields do not filter.

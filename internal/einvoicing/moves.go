@@ -39,6 +39,8 @@ type EInvoice struct {
 	SettledAt        *time.Time      `json:"settledAt" doc:"When the buyer's outcome (accepted, auto_accepted, rejected) was learnt; null before."`
 	CreatedAt        time.Time       `json:"createdAt" example:"2026-05-04T09:15:00Z" doc:"When the e-invoice was issued."`
 	UpdatedAt        time.Time       `json:"updatedAt" example:"2026-05-04T09:15:02Z" doc:"When its status or anything else last changed."`
+	// Queue is set by GET /v1/einvoices/{id} only.
+	Queue *Queue `json:"queue,omitempty" doc:"Present on GET /v1/einvoices/{id} while the document waits to be sent (awaiting_signature or queued): its place among the documents of its UJP user (signer) and when it is expected to go. UJP takes one request a second per user; see docs/signing.md, Pacing."`
 
 	// rendered, when set, is the JSON of the fields above (see
 	// MarshalJSON); only renderedView sets it, on a value it made.
@@ -176,6 +178,13 @@ func moveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, m statusM
 		FromStatus: sql.NullString{String: inv.Status, Valid: inv.Status != ""}, ToStatus: string(m.To), Cause: m.Cause,
 		UjpCode: sql.NullString{String: m.UJPCode, Valid: m.UJPCode != ""}, At: tx.Now}); err != nil {
 		return inv, fmt.Errorf("history of %s: %w", inv.ID, err)
+	}
+	if inv.PaceKey != "" && leftFlight(from, m.To) {
+		// A place of its UJP user is free: the next document's turn to
+		// be signed (pacing.go).
+		if err := enqueuePace(ctx, tx, inv.PaceKey); err != nil {
+			return inv, err
+		}
 	}
 	moved, err := tx.GetEInvoiceByID(ctx, inv.ID)
 	if err != nil {

@@ -71,6 +71,14 @@ type PipelineConfig struct {
 	// ResignAfter is the age of a signed payload after which it is signed
 	// again before sending; default 4m (UJP's window is 5 minutes).
 	ResignAfter time.Duration
+	// SignAhead is how many documents of one UJP user may have their
+	// signing request out or be signed and not yet sent (pacing.go);
+	// default what the user's budget sends in SignAheadTime, between 2
+	// and 256.
+	SignAhead int
+	// SignAheadTime is how far ahead of its send a document is signed;
+	// default 90s, well inside the 5 minutes a signature is good for.
+	SignAheadTime time.Duration
 	// RetryDelays is the ladder of waits between resubmissions of a held
 	// document, the last repeating; default 10s, 30s, 1m, 2m, 5m, 10m, 30m.
 	RetryDelays []time.Duration
@@ -89,6 +97,9 @@ func (c PipelineConfig) withDefaults() PipelineConfig {
 	}
 	if c.ResignAfter <= 0 {
 		c.ResignAfter = 4 * time.Minute
+	}
+	if c.SignAheadTime <= 0 {
+		c.SignAheadTime = 90 * time.Second
 	}
 	if len(c.RetryDelays) == 0 {
 		c.RetryDelays = []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute,
@@ -115,6 +126,8 @@ func (p *Pipeline) register(r *jobs.Runner) {
 	r.Register(KindExpireSigning, jobs.WorkerFunc(p.svc.expireSigning), jobs.Options{Every: time.Minute})
 	r.Register(KindPurgeSignedReads, jobs.WorkerFunc(p.svc.purgeSignedReads), jobs.Options{Every: 6 * time.Hour})
 	r.Register(KindAskSignature, jobs.WorkerFunc(p.svc.askSignatureAgain), jobs.Options{})
+	r.Register(KindPace, jobs.WorkerFunc(p.svc.pace), jobs.Options{Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second)})
+	r.Register(KindPaceSweep, jobs.WorkerFunc(p.svc.paceSweep), jobs.Options{Every: 15 * time.Second})
 	r.Register(KindValidate, jobs.WorkerFunc(p.svc.validate), jobs.Options{Timeout: p.svc.cfg.RegistryTimeout + 5*time.Second,
 		Backoff: validateBackoff()})
 	r.Register(KindUJPQuery, jobs.WorkerFunc(p.query), jobs.Options{Timeout: 2 * p.cfg.CallTimeout,

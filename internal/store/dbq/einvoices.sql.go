@@ -370,12 +370,14 @@ func (q *Queries) GetEInvoiceByID(ctx context.Context, id string) (Einvoice, err
 const insertEInvoice = `-- name: InsertEInvoice :exec
 INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
                        document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
-                       client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
+                       client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at,
+                       pace_key, sign_turn_since)
 VALUES ($1, $2, $3, $4, $5,
         $6, $7, $8, $9, $10,
         $11, $12, $13, $14, $15,
         $16, $17, $18, $19,
-        $20, $21, $22)
+        $20, $21, $22,
+        $23, $24)
 `
 
 type InsertEInvoiceParams struct {
@@ -401,6 +403,8 @@ type InsertEInvoiceParams struct {
 	SigningRequestID sql.NullString
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+	PaceKey          string
+	SignTurnSince    sql.NullTime
 }
 
 // CreateEInvoice for a caller that holds every value of the row (the
@@ -429,6 +433,8 @@ func (q *Queries) InsertEInvoice(ctx context.Context, arg InsertEInvoiceParams) 
 		arg.SigningRequestID,
 		arg.CreatedAt,
 		arg.UpdatedAt,
+		arg.PaceKey,
+		arg.SignTurnSince,
 	)
 	return err
 }
@@ -443,19 +449,19 @@ WITH sr AS (
 ), inv AS (
   INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
                          document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
-                         client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
+                         client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at, pace_key)
   VALUES ($10, $1, $4, $2, $14,
           $15, $16, $17, $18, $19,
           $20, $21, $22, $23, $24,
           $25, $26, $27, $28,
-          $3, $12, $12)
+          $3, $12, $12, $29)
 ), hist AS (
   INSERT INTO einvoice_status_history (id, einvoice_id, from_status, to_status, cause, ujp_code, at)
-  VALUES ($29, $10, NULL, $15, $30, NULL, $12)
+  VALUES ($30, $10, NULL, $15, $31, NULL, $12)
 ), ev AS (
   INSERT INTO events (id, account_id, company_id, environment, type, object_id, payload, created_at)
-  VALUES ($31, $1, $4, $2, $32,
-          $10, $33, $12)
+  VALUES ($32, $1, $4, $2, $33,
+          $10, $34, $12)
 )
 SELECT we.id, we.event_types, we.company_ids, we.enabled FROM webhook_endpoints we
 WHERE we.account_id = $1 AND we.environment = $2
@@ -491,6 +497,7 @@ type IssueEInvoiceRowsParams struct {
 	ClientReference   sql.NullString
 	Fingerprint       string
 	OriginalID        sql.NullString
+	PaceKey           string
 	HistoryID         string
 	HistoryCause      string
 	EventID           string
@@ -543,6 +550,7 @@ func (q *Queries) IssueEInvoiceRows(ctx context.Context, arg IssueEInvoiceRowsPa
 		arg.ClientReference,
 		arg.Fingerprint,
 		arg.OriginalID,
+		arg.PaceKey,
 		arg.HistoryID,
 		arg.HistoryCause,
 		arg.EventID,
@@ -716,6 +724,7 @@ func (q *Queries) ListEInvoices(ctx context.Context, arg ListEInvoicesParams) ([
 const listEInvoicesWithoutRequest = `-- name: ListEInvoicesWithoutRequest :many
 SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since, pace_key, sign_turn_since, send_after FROM einvoices
 WHERE company_id = $1 AND status = 'awaiting_signature' AND signing_request_id IS NULL
+  AND sign_turn_since IS NULL
 ORDER BY id LIMIT 500
 `
 

@@ -367,7 +367,7 @@ func (q *Queries) FinishSigningRequest(ctx context.Context, arg FinishSigningReq
 }
 
 const getAccountCompanySigner = `-- name: GetAccountCompanySigner :one
-SELECT co.id, co.account_id, co.name, co.tax_number, co.created_at, co.vat_number, co.external_ref, co.status, co.signing_mode, co.environment, co.address, co.annual_account_filed_for, co.representative_name, co.representative_email, co.payroll_employer, co.ujp_problems, c.id AS cert_id, c.der AS cert_der
+SELECT co.id, co.account_id, co.name, co.tax_number, co.created_at, co.vat_number, co.external_ref, co.status, co.signing_mode, co.environment, co.address, co.annual_account_filed_for, co.representative_name, co.representative_email, co.payroll_employer, co.ujp_problems, c.id AS cert_id, c.der AS cert_der, c.eujp_id AS cert_eujp_id
 FROM companies co
 LEFT JOIN signing_certificates c ON c.id = (
   SELECT c2.id FROM signing_certificates c2 JOIN signing_agents a ON a.id = c2.agent_id
@@ -384,13 +384,14 @@ type GetAccountCompanySignerParams struct {
 }
 
 type GetAccountCompanySignerRow struct {
-	Company Company
-	CertID  sql.NullString
-	CertDer sql.NullString
+	Company    Company
+	CertID     sql.NullString
+	CertDer    sql.NullString
+	CertEujpID sql.NullString
 }
 
-// A company of the account and, in the same read, the id and DER of its
-// current certificate as CurrentSigningCertificate chooses it (NULL when it
+// A company of the account and, in the same read, the id, DER and EUJP id
+// of its current certificate as CurrentSigningCertificate chooses it (NULL when it
 // has none): what issuing a document needs before its transaction.
 func (q *Queries) GetAccountCompanySigner(ctx context.Context, arg GetAccountCompanySignerParams) (GetAccountCompanySignerRow, error) {
 	row := q.db.QueryRowContext(ctx, getAccountCompanySigner, arg.Now, arg.ID, arg.AccountID)
@@ -414,6 +415,7 @@ func (q *Queries) GetAccountCompanySigner(ctx context.Context, arg GetAccountCom
 		&i.Company.UjpProblems,
 		&i.CertID,
 		&i.CertDer,
+		&i.CertEujpID,
 	)
 	return i, err
 }

@@ -16,12 +16,14 @@ RETURNING *;
 -- columns it does not name start at their defaults) and needs none back.
 INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
                        document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
-                       client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
+                       client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at,
+                       pace_key, sign_turn_since)
 VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(environment), sqlc.arg(kind),
         sqlc.arg(status), sqlc.arg(document_type), sqlc.arg(number), sqlc.arg(issue_date), sqlc.arg(document),
         sqlc.arg(ujp_doc_id), sqlc.arg(total_net), sqlc.arg(total_vat), sqlc.arg(total_gross), sqlc.arg(currency),
         sqlc.arg(problems), sqlc.narg(client_reference), sqlc.arg(fingerprint), sqlc.narg(original_id),
-        sqlc.narg(signing_request_id), sqlc.arg(created_at), sqlc.arg(updated_at));
+        sqlc.narg(signing_request_id), sqlc.arg(created_at), sqlc.arg(updated_at),
+        sqlc.arg(pace_key), sqlc.narg(sign_turn_since));
 
 -- name: IssueEInvoiceRows :many
 -- PostgreSQL only (SQLite has no INSERT inside WITH): a new e-invoice's
@@ -41,12 +43,12 @@ WITH sr AS (
 ), inv AS (
   INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
                          document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
-                         client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at)
+                         client_reference, fingerprint, original_id, signing_request_id, created_at, updated_at, pace_key)
   VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(environment), sqlc.arg(kind),
           sqlc.arg(status), sqlc.arg(document_type), sqlc.arg(number), sqlc.arg(issue_date), sqlc.arg(document),
           sqlc.arg(ujp_doc_id), sqlc.arg(total_net), sqlc.arg(total_vat), sqlc.arg(total_gross), sqlc.arg(currency),
           sqlc.arg(problems), sqlc.narg(client_reference), sqlc.arg(fingerprint), sqlc.narg(original_id),
-          sqlc.arg(sr_id), sqlc.arg(created_at), sqlc.arg(created_at))
+          sqlc.arg(sr_id), sqlc.arg(created_at), sqlc.arg(created_at), sqlc.arg(pace_key))
 ), hist AS (
   INSERT INTO einvoice_status_history (id, einvoice_id, from_status, to_status, cause, ujp_code, at)
   VALUES (sqlc.arg(history_id), sqlc.arg(id), NULL, sqlc.arg(status), sqlc.arg(history_cause), NULL, sqlc.arg(created_at))
@@ -130,4 +132,5 @@ UPDATE einvoices SET problems = sqlc.arg(problems), updated_at = sqlc.arg(update
 -- after a passing refusal): registering a certificate asks for them.
 SELECT * FROM einvoices
 WHERE company_id = sqlc.arg(company_id) AND status = 'awaiting_signature' AND signing_request_id IS NULL
+  AND sign_turn_since IS NULL
 ORDER BY id LIMIT 500;

@@ -129,10 +129,10 @@ UPDATE signing_requests SET state = sqlc.arg(state), jws = sqlc.arg(jws), refusa
 WHERE id = sqlc.arg(id) AND state IN ('pending', 'claimed');
 
 -- name: GetAccountCompanySigner :one
--- A company of the account and, in the same read, the id and DER of its
--- current certificate as CurrentSigningCertificate chooses it (NULL when it
+-- A company of the account and, in the same read, the id, DER and EUJP id
+-- of its current certificate as CurrentSigningCertificate chooses it (NULL when it
 -- has none): what issuing a document needs before its transaction.
-SELECT sqlc.embed(co), c.id AS cert_id, c.der AS cert_der
+SELECT sqlc.embed(co), c.id AS cert_id, c.der AS cert_der, c.eujp_id AS cert_eujp_id
 FROM companies co
 LEFT JOIN signing_certificates c ON c.id = (
   SELECT c2.id FROM signing_certificates c2 JOIN signing_agents a ON a.id = c2.agent_id

@@ -1,0 +1,286 @@
+package einvoicing
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/denar-mk/denar/einvoice"
+	"github.com/denar-mk/denar/internal/jobs"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+)
+
+// Just-in-time signing. UJP takes one request a second from a user and a
+// signature is good for five minutes, so a UJP user's (a signer's)
+// documents are signed in the order and at the rate its budget sends them:
+// at most SignAhead of them are "in flight" (a document signing request
+// issued and not yet sent: awaiting_signature with a request, queued,
+// submitting). The others wait in awaiting_signature with no request
+// (einvoices.sign_turn_since) until a send frees a place; the pace job
+// (KindPace) then issues the next requests, the companies sharing the user
+// taking turns (the one whose last request is oldest first), each
+// company's documents oldest first. A document is signed when about
+// SignAhead sends are ahead of it, so its signature is a minute or two old
+// when sent and nothing is signed twice.
+
+// KindPace is the job that tops up a UJP user's signing requests; its
+// args name the user (pace key). KindPaceSweep runs it for every user
+// with documents waiting, in case a top-up was missed.
+const (
+	KindPace      = "einvoice.pace"
+	KindPaceSweep = "einvoice.pace_sweep"
+)
+
+type paceArgs struct {
+	Key string `json:"key"`
+}
+
+// paceKey names the UJP user whose budget sends a company's documents:
+// its environment and its signer's EUJP id ("" when the certificate has
+// none: such documents are not paced).
+func paceKey(env, eujpID string) string {
+	if eujpID == "" {
+		return ""
+	}
+	return env + "/" + eujpID
+}
+
+// signAhead is how many documents of one UJP user may be in flight: what
+// its budget sends in SignAheadTime (one send per SignerInterval),
+// between 2 and SignAheadMax.
+func (c PipelineConfig) signAhead() int {
+	if c.SignAhead > 0 {
+		return c.SignAhead
+	}
+	if c.SignerInterval <= 0 {
+		return signAheadMax
+	}
+	return min(max(int(c.SignAheadTime/c.SignerInterval), 2), signAheadMax)
+}
+
+// signAheadMax bounds the requests open at once for one user, whatever
+// the interval (a scaled-down window would otherwise sign thousands at
+// once).
+const signAheadMax = 256
+
+// mustWait reports whether a new document of key waits for its turn to be
+// signed: when SignAhead documents are in flight, or others wait already
+// (they go first). wake is true when places are free all the same, so a
+// top-up should run.
+func (s *Service) mustWait(ctx context.Context, tx *store.Tx, key string) (wait, wake bool, err error) {
+	if key == "" {
+		return false, false, nil
+	}
+	k := s.cfg.Pipeline.signAhead()
+	st, err := tx.PaceState(ctx, dbq.PaceStateParams{Key: key, Lim: int32(k)})
+	if err != nil {
+		return false, false, fmt.Errorf("pace state of %s: %w", key, err)
+	}
+	full := st.InFlight >= int64(k)
+	return full || st.Waiting, st.Waiting && !full, nil
+}
+
+// enqueuePace asks for a top-up of key's signing requests.
+func enqueuePace(ctx context.Context, tx *store.Tx, key string) error {
+	_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindPace, Args: paceArgs{Key: key}, UniqueKey: "pace:" + key})
+	return err
+}
+
+// leftFlight reports whether a move of a paced document from from to to
+// frees a place of its user: it was sent, or left the way for another
+// reason (held, failed, refused).
+func leftFlight(from, to einvoice.Status) bool {
+	in := func(s einvoice.Status) bool {
+		return s == einvoice.AwaitingSignature || s == einvoice.Queued || s == einvoice.Submitting
+	}
+	return in(from) && !in(to)
+}
+
+// pace is the worker of KindPace.
+func (s *Service) pace(ctx context.Context, j *jobs.Job) error {
+	var a paceArgs
+	if err := j.DecodeArgs(&a); err != nil {
+		return jobs.Cancel(err)
+	}
+	return s.db.InTx(ctx, func(tx *store.Tx) error { return s.topUp(ctx, tx, a.Key) })
+}
+
+// paceSweep is the worker of KindPaceSweep.
+func (s *Service) paceSweep(ctx context.Context, _ *jobs.Job) error {
+	keys, err := s.db.Writer().PaceKeysWaiting(ctx)
+	if err != nil {
+		return err
+	}
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		for _, k := range keys {
+			if err := enqueuePace(ctx, tx, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// topUp issues document signing requests for key's waiting documents
+// until SignAhead are in flight, companies in turn.
+func (s *Service) topUp(ctx context.Context, tx *store.Tx, key string) error {
+	k := s.cfg.Pipeline.signAhead()
+	n, err := tx.InFlightCount(ctx, key)
+	if err != nil {
+		return fmt.Errorf("in flight of %s: %w", key, err)
+	}
+	free := k - int(n)
+	if free <= 0 {
+		return nil
+	}
+	counts, err := tx.WaitingCounts(ctx, key)
+	if err != nil || len(counts) == 0 {
+		return err
+	}
+	last, err := tx.PaceCompanies(ctx, key)
+	if err != nil {
+		return err
+	}
+	type co struct {
+		id      string
+		waiting int64
+		issued  time.Time
+	}
+	issued := map[string]time.Time{}
+	for _, r := range last {
+		issued[r.CompanyID] = r.IssuedAt
+	}
+	cos := make([]*co, 0, len(counts))
+	for _, c := range counts {
+		cos = append(cos, &co{id: c.CompanyID, waiting: c.N, issued: issued[c.CompanyID]})
+	}
+	at := tx.Now
+	for ; free > 0; free-- {
+		// The company whose last request is oldest, then by id.
+		sort.Slice(cos, func(i, j int) bool {
+			if !cos[i].issued.Equal(cos[j].issued) {
+				return cos[i].issued.Before(cos[j].issued)
+			}
+			return cos[i].id < cos[j].id
+		})
+		if len(cos) == 0 || cos[0].waiting == 0 {
+			break
+		}
+		c := cos[0]
+		ok, err := s.signNext(ctx, tx, key, c.id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			c.waiting = 0
+			c.issued = at.Add(24 * time.Hour) // none left: last in the order
+			free++
+			continue
+		}
+		c.waiting--
+		// Distinct instants, so the order holds across transactions.
+		at = at.Add(time.Microsecond)
+		c.issued = at
+		if err := tx.PaceCompanyIssued(ctx, dbq.PaceCompanyIssuedParams{Key: key, CompanyID: c.id, At: at}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// signNext issues the signing request of the company's oldest document of
+// key waiting for its turn; false when none waits.
+func (s *Service) signNext(ctx context.Context, tx *store.Tx, key, companyID string) (bool, error) {
+	for {
+		inv, err := tx.OldestWaitingOfCompany(ctx, dbq.OldestWaitingOfCompanyParams{Key: key, CompanyID: companyID})
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		taken, err := tx.EndSignTurnWait(ctx, inv.ID)
+		if err != nil {
+			return false, err
+		}
+		if taken == 0 {
+			continue // another transaction took it
+		}
+		if einvoice.Status(inv.Status) != einvoice.AwaitingSignature || inv.SigningRequestID.Valid {
+			return true, nil // moved on meanwhile (cancelled): nothing to sign
+		}
+		// The document was stamped when it was issued; UJP wants its
+		// requestTimestamp fresh.
+		payload, err := refreshedDocument(ctx, tx, inv)
+		if err != nil {
+			return false, err
+		}
+		if _, err := askDocumentSignature(ctx, tx, inv, payload); errors.Is(err, ErrNoSigner) {
+			s.log.WarnContext(ctx, "e-invoice's turn to be signed came but the company has no valid certificate", "einvoice", inv.ID)
+			return true, nil
+		} else if err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+}
+
+// Queue is where a document waiting to be sent stands among its UJP
+// user's documents.
+type Queue struct {
+	Position   int       `json:"position" example:"12" doc:"Documents of the same UJP user (signer) to be sent before this one, all companies sharing the signer counted; 0: it is next."`
+	ExpectedAt time.Time `json:"expectedAt" example:"2026-05-04T09:15:12Z" doc:"When it is expected to be sent to UJP, from the position and UJP's pace (one request per second per user): an estimate, not a promise."`
+	Signing    string    `json:"signing" enum:"waiting_for_turn,requested,signed" doc:"waiting_for_turn: its signing request is issued when its turn to be sent is near (so the signature is fresh when sent); requested: the signing request is out (signingRequestId); signed: it waits for its send."`
+}
+
+// queueOf tells where inv stands; nil when it is not waiting to be sent.
+func (s *Service) queueOf(ctx context.Context, q *dbq.Queries, inv dbq.Einvoice) (*Queue, error) {
+	st := einvoice.Status(inv.Status)
+	if inv.PaceKey == "" || (st != einvoice.AwaitingSignature && st != einvoice.Queued) {
+		return nil, nil
+	}
+	var pos int64
+	signing := "signed"
+	if inv.SignTurnSince.Valid {
+		signing = "waiting_for_turn"
+		flight, err := q.InFlightCount(ctx, inv.PaceKey)
+		if err != nil {
+			return nil, err
+		}
+		mine, err := q.WaitingAheadInCompany(ctx, dbq.WaitingAheadInCompanyParams{Key: inv.PaceKey, CompanyID: inv.CompanyID,
+			CreatedAt: inv.CreatedAt, ID: inv.ID})
+		if err != nil {
+			return nil, err
+		}
+		counts, err := q.WaitingCounts(ctx, inv.PaceKey)
+		if err != nil {
+			return nil, err
+		}
+		// Companies take turns: of each other company, about as many go
+		// first as of this one.
+		pos = flight + mine
+		for _, c := range counts {
+			if c.CompanyID != inv.CompanyID {
+				pos += min(c.N, mine+1)
+			}
+		}
+	} else {
+		if st == einvoice.AwaitingSignature {
+			if !inv.SigningRequestID.Valid {
+				return nil, nil // refused, or no signer: problems say why
+			}
+			signing = "requested"
+		}
+		n, err := q.InFlightAhead(ctx, dbq.InFlightAheadParams{Key: inv.PaceKey, CreatedAt: inv.CreatedAt, ID: inv.ID})
+		if err != nil {
+			return nil, err
+		}
+		pos = n
+	}
+	step := max(s.cfg.Pipeline.SignerInterval, 10*time.Millisecond)
+	return &Queue{Position: int(pos), ExpectedAt: s.db.Now().Add(time.Duration(pos+1) * step).UTC().Truncate(time.Millisecond), Signing: signing}, nil
+}

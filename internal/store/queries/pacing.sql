@@ -1,0 +1,69 @@
+-- Month-end at UJP's pace (package internal/einvoicing, pacing.go): each UJP
+-- user's (pace_key's) documents are signed just in time for their send
+-- turn. A document is "in flight" from the moment its document signing
+-- request is issued until it is sent (awaiting_signature with a request,
+-- queued, submitting); one "waiting for its turn" has no request yet
+-- (sign_turn_since set).
+
+-- name: PaceState :one
+-- The user's documents in flight, counted up to lim, and whether any waits
+-- for its turn to be signed.
+SELECT
+  (SELECT COUNT(*) FROM (
+     SELECT 1 FROM einvoices f
+     WHERE f.pace_key = sqlc.arg(key) AND f.status IN ('awaiting_signature', 'queued', 'submitting')
+       AND (f.status <> 'awaiting_signature' OR f.signing_request_id IS NOT NULL)
+     LIMIT sqlc.arg(lim)) AS t) AS in_flight,
+  EXISTS (SELECT 1 FROM einvoices w WHERE w.pace_key = sqlc.arg(key) AND w.sign_turn_since IS NOT NULL) AS waiting;
+
+-- name: OldestWaitingOfCompany :one
+-- A company's oldest document of the user waiting for its turn to be signed.
+SELECT * FROM einvoices
+WHERE pace_key = sqlc.arg(key) AND company_id = sqlc.arg(company_id) AND sign_turn_since IS NOT NULL
+ORDER BY created_at, id
+LIMIT 1;
+
+-- name: PaceCompanies :many
+-- When each company of the user last had a request issued: the order in
+-- which they take turns.
+SELECT company_id, issued_at FROM ujp_pace_companies WHERE key = sqlc.arg(key);
+
+-- name: PaceCompanyIssued :exec
+INSERT INTO ujp_pace_companies (key, company_id, issued_at, sent_at)
+VALUES (sqlc.arg(key), sqlc.arg(company_id), sqlc.arg(at), sqlc.arg(at))
+ON CONFLICT (key, company_id) DO UPDATE SET issued_at = excluded.issued_at;
+
+-- name: EndSignTurnWait :execrows
+-- The document's turn to be signed has come: 1 when it was still waiting
+-- (0: another transaction took it first).
+UPDATE einvoices SET sign_turn_since = NULL WHERE id = sqlc.arg(id) AND sign_turn_since IS NOT NULL;
+
+-- name: PaceKeysWaiting :many
+-- The users with documents waiting for their turn to be signed.
+SELECT DISTINCT pace_key FROM einvoices WHERE sign_turn_since IS NOT NULL;
+
+-- name: WaitingCounts :many
+-- The user's documents waiting for their turn, by company.
+SELECT company_id, COUNT(*) AS n FROM einvoices
+WHERE pace_key = sqlc.arg(key) AND sign_turn_since IS NOT NULL
+GROUP BY company_id;
+
+-- name: WaitingAheadInCompany :one
+-- The company's documents of the user waiting for their turn that are
+-- older than (created_at, id).
+SELECT COUNT(*) FROM einvoices
+WHERE pace_key = sqlc.arg(key) AND company_id = sqlc.arg(company_id) AND sign_turn_since IS NOT NULL
+  AND (created_at < sqlc.arg(created_at) OR (created_at = sqlc.arg(created_at) AND id < sqlc.arg(id)));
+
+-- name: InFlightAhead :one
+-- The user's documents in flight issued before (created_at, id).
+SELECT COUNT(*) FROM einvoices
+WHERE pace_key = sqlc.arg(key) AND status IN ('awaiting_signature', 'queued', 'submitting')
+  AND (status <> 'awaiting_signature' OR signing_request_id IS NOT NULL)
+  AND (created_at < sqlc.arg(created_at) OR (created_at = sqlc.arg(created_at) AND id < sqlc.arg(id)));
+
+-- name: InFlightCount :one
+-- The user's documents in flight.
+SELECT COUNT(*) FROM einvoices
+WHERE pace_key = sqlc.arg(key) AND status IN ('awaiting_signature', 'queued', 'submitting')
+  AND (status <> 'awaiting_signature' OR signing_request_id IS NOT NULL);
