@@ -1674,6 +1674,27 @@ func (e PatchCompanyBodySigningMode) Valid() bool {
 	}
 }
 
+// Defines values for QueueSigning.
+const (
+	QueueSigningRequested      QueueSigning = "requested"
+	QueueSigningSigned         QueueSigning = "signed"
+	QueueSigningWaitingForTurn QueueSigning = "waiting_for_turn"
+)
+
+// Valid indicates whether the value is a known member of the QueueSigning enum.
+func (e QueueSigning) Valid() bool {
+	switch e {
+	case QueueSigningRequested:
+		return true
+	case QueueSigningSigned:
+		return true
+	case QueueSigningWaitingForTurn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RecoveryObject.
 const (
 	WebhookRecovery RecoveryObject = "webhook_recovery"
@@ -3366,6 +3387,9 @@ type EInvoice struct {
 	// QrLink UJP's public link of the document (the QR code target); null before delivery.
 	QrLink *string `json:"qrLink"`
 
+	// Queue Present on GET /v1/einvoices/{id} while the document waits to be sent (awaiting_signature or queued): its place among the documents of its UJP user (signer) and when it is expected to go. UJP takes one request a second per user; see docs/signing.md, Pacing.
+	Queue *Queue `json:"queue,omitempty"`
+
 	// SettledAt When the buyer's outcome (accepted, auto_accepted, rejected) was learnt; null before.
 	SettledAt *time.Time `json:"settledAt"`
 
@@ -4803,6 +4827,25 @@ type Payment struct {
 	// Examples: P12
 	TypeCode string `json:"typeCode"`
 }
+
+// Queue defines model for Queue.
+type Queue struct {
+	// ExpectedAt When it is expected to be sent to UJP, from the position and UJP's pace (one request per second per user): an estimate, not a promise.
+	//
+	// Examples: 2026-05-04T09:15:12Z
+	ExpectedAt time.Time `json:"expectedAt"`
+
+	// Position Documents of the same UJP user (signer) to be sent before this one, all companies sharing the signer counted; 0: it is next.
+	//
+	// Examples: 12
+	Position int64 `json:"position"`
+
+	// Signing waiting_for_turn: its signing request is issued when its turn to be sent is near (so the signature is fresh when sent); requested: the signing request is out (signingRequestId); signed: it waits for its send.
+	Signing QueueSigning `json:"signing"`
+}
+
+// QueueSigning waiting_for_turn: its signing request is issued when its turn to be sent is near (so the signature is fresh when sent); requested: the signing request is out (signingRequestId); signed: it waits for its send.
+type QueueSigning string
 
 // RecoverBody Examples: {"since":"2026-05-03T00:00:00Z"}
 type RecoverBody struct {
