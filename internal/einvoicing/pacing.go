@@ -81,7 +81,29 @@ func (s *Service) mustWait(ctx context.Context, tx *store.Tx, key string) (wait,
 		return false, false, fmt.Errorf("pace state of %s: %w", key, err)
 	}
 	full := st.InFlight >= int64(k)
+	if !full && !st.Waiting && st.InFlight >= int64(k-lockZone) && tx.Dialect == store.Postgres {
+		// Near the last places: concurrent issues of the user take
+		// them one at a time (SQLite has one writer anyway).
+		if err := lockPace(ctx, tx, key); err != nil {
+			return false, false, err
+		}
+		if st, err = tx.PaceState(ctx, dbq.PaceStateParams{Key: key, Lim: int32(k)}); err != nil {
+			return false, false, fmt.Errorf("pace state of %s: %w", key, err)
+		}
+		full = st.InFlight >= int64(k)
+	}
 	return full || st.Waiting, st.Waiting && !full, nil
+}
+
+// lockZone is how near SignAhead a user's documents in flight are when an
+// issue takes the user's pacing lock.
+const lockZone = 16
+
+func lockPace(ctx context.Context, tx *store.Tx, key string) error {
+	if err := tx.LockPace(ctx, dbq.LockPaceParams{Key: key, Now: tx.Now}); err != nil {
+		return fmt.Errorf("pace lock of %s: %w", key, err)
+	}
+	return nil
 }
 
 // enqueuePace asks for a top-up of key's signing requests.
@@ -129,6 +151,9 @@ func (s *Service) paceSweep(ctx context.Context, _ *jobs.Job) error {
 // until SignAhead are in flight, companies in turn.
 func (s *Service) topUp(ctx context.Context, tx *store.Tx, key string) error {
 	k := s.cfg.Pipeline.signAhead()
+	if err := lockPace(ctx, tx, key); err != nil {
+		return err
+	}
 	n, err := tx.InFlightCount(ctx, key)
 	if err != nil {
 		return fmt.Errorf("in flight of %s: %w", key, err)

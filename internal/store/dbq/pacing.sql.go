@@ -59,6 +59,24 @@ func (q *Queries) InFlightCount(ctx context.Context, key string) (int64, error) 
 	return count, err
 }
 
+const lockPace = `-- name: LockPace :exec
+INSERT INTO ujp_pacers (key, active, seen_at) VALUES ($1, TRUE, $2)
+ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at
+`
+
+type LockPaceParams struct {
+	Key string
+	Now time.Time
+}
+
+// Holds the user's pacing row until the transaction ends: a transaction
+// that may issue one of the user's last places in flight takes it first,
+// so two (on PostgreSQL) do not both take the last one.
+func (q *Queries) LockPace(ctx context.Context, arg LockPaceParams) error {
+	_, err := q.db.ExecContext(ctx, lockPace, arg.Key, arg.Now)
+	return err
+}
+
 const oldestWaitingOfCompany = `-- name: OldestWaitingOfCompany :one
 SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since, pace_key, sign_turn_since, send_after FROM einvoices
 WHERE pace_key = $1 AND company_id = $2 AND sign_turn_since IS NOT NULL

@@ -67,3 +67,10 @@ WHERE pace_key = sqlc.arg(key) AND status IN ('awaiting_signature', 'queued', 's
 SELECT COUNT(*) FROM einvoices
 WHERE pace_key = sqlc.arg(key) AND status IN ('awaiting_signature', 'queued', 'submitting')
   AND (status <> 'awaiting_signature' OR signing_request_id IS NOT NULL);
+
+-- name: LockPace :exec
+-- Holds the user's pacing row until the transaction ends: a transaction
+-- that may issue one of the user's last places in flight takes it first,
+-- so two (on PostgreSQL) do not both take the last one.
+INSERT INTO ujp_pacers (key, active, seen_at) VALUES (sqlc.arg(key), TRUE, sqlc.arg(now))
+ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at;

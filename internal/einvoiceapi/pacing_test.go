@@ -1,0 +1,142 @@
+package einvoiceapi_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/storetest"
+)
+
+// TestJustInTimeSigning: a backlog of documents of one signer is signed at
+// the pace its UJP budget sends them. Issued at once, only SignAhead of
+// them get a signing request; the others wait in awaiting_signature
+// without one, and GET tells each where it stands. As sends complete, the
+// next are asked for, so every signature is fresh when sent: with a
+// re-sign age far below the time the whole backlog takes, no document is
+// signed twice, and every one is delivered.
+func TestJustInTimeSigning(t *testing.T) {
+	t.Parallel()
+	n := 1000
+	if testing.Short() {
+		n = 150
+	}
+	const ahead = 8
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnvWith(t, db, func(c *einvoicing.Config) {
+			c.Pipeline.SignAhead = ahead
+			// The backlog takes n sends of at least a window each:
+			// signed all at once, most would be older than this when
+			// their turn came, and signed again.
+			c.Pipeline.ResignAfter = 5 * time.Second
+		})
+		ids := make([]string, n)
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < n; i += 4 {
+					ids[i] = e.issue(fmt.Sprintf("JIT-%04d", i))
+				}
+			}()
+		}
+		wg.Wait()
+		if got := e.documentRequests(); got != ahead {
+			t.Fatalf("%d document signing requests after issuing %d, want %d (SignAhead)", got, n, ahead)
+		}
+		// The newest waits for its turn, everything else ahead of it.
+		var last string
+		if err := db.ReadDB().QueryRowContext(t.Context(), `SELECT id FROM einvoices ORDER BY created_at DESC, id DESC LIMIT 1`).Scan(&last); err != nil {
+			t.Fatal(err)
+		}
+		m := e.einvoice(last)
+		q, _ := m["queue"].(map[string]any)
+		if m["status"] != "awaiting_signature" || m["signingRequestId"] != nil || q["signing"] != "waiting_for_turn" || q["position"] != float64(n-1) {
+			t.Fatalf("the last of %d: status %v, request %v, queue %v", n, m["status"], m["signingRequestId"], q)
+		}
+
+		ctx, cancel := context.WithCancel(t.Context())
+		if err := e.runner.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			cancel()
+			_ = e.runner.Stop(context.Background())
+		}()
+		deadline := time.Now().Add(8 * time.Minute)
+		maxOpen := 0
+		for e.delivered() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d delivered", e.delivered(), n)
+			}
+			maxOpen = max(maxOpen, e.openDocumentRequests())
+			if e.signAll() == 0 {
+				e.agentWait()
+			}
+		}
+		cancel()
+		_ = e.runner.Stop(context.Background())
+		for _, id := range []string{ids[0], ids[n/2], ids[n-1]} {
+			if m := e.einvoice(id); m["status"] != "delivered" || m["queue"] != nil {
+				t.Errorf("%s: status %v, queue %v", id, m["status"], m["queue"])
+			}
+		}
+		if got := e.documentRequests(); got != n {
+			t.Errorf("%d document signing requests for %d documents: signed again", got, n)
+		}
+		if maxOpen > ahead {
+			t.Errorf("up to %d signing requests open at once, want at most %d", maxOpen, ahead)
+		}
+		if s := e.sends(); s != n {
+			t.Errorf("%d sends for %d documents", s, n)
+		}
+		e.noRateLimit()
+	})
+}
+
+// documentRequests counts the document signing requests of e-invoices.
+func (e *pipeEnv) documentRequests() int {
+	e.t.Helper()
+	var n int
+	if err := e.db.ReadDB().QueryRowContext(e.t.Context(), `SELECT COUNT(*) FROM signing_requests
+		WHERE purpose = 'document' AND link_type = 'einvoice'`).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+// openDocumentRequests counts the document signing requests not yet signed.
+func (e *pipeEnv) openDocumentRequests() int {
+	e.t.Helper()
+	var n int
+	if err := e.db.ReadDB().QueryRowContext(e.t.Context(), `SELECT COUNT(*) FROM signing_requests
+		WHERE purpose = 'document' AND link_type = 'einvoice' AND state IN ('pending', 'claimed')`).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+// delivered counts the delivered e-invoices.
+func (e *pipeEnv) delivered() int {
+	e.t.Helper()
+	var n int
+	if err := e.db.ReadDB().QueryRowContext(e.t.Context(), `SELECT COUNT(*) FROM einvoices WHERE status = 'delivered'`).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+// agentWait is the agent's long poll: it returns when a request is
+// pending for it, or after a second.
+func (e *pipeEnv) agentWait() {
+	e.t.Helper()
+	se := &signEnv{t: e.t, db: e.db, srv: e.srv}
+	if st, m := se.do("GET", "/v1/agents/"+e.agent+"/signing-requests?wait=1", e.authz, nil); st != 200 {
+		e.t.Fatalf("agent poll: %d %v", st, m)
+	}
+}
