@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/internal/ujpsim"
+	"github.com/denar-mk/denar/sdk/signer"
+)
+
+// TestMonthEnd is the month-end benchmark (run it with DENAR_MONTHEND=1;
+// DENAR_MONTHEND_DOCS, _WINDOW and _MARGIN change its size): denar serve
+// with the ujp backend against a strict denar ujp-sim whose per-user window
+// is scaled down, and DENAR_UJP_SIGNER_INTERVAL the same; 10 companies
+// sharing 3 signers (UJP users), each signer an auto-signing agent on the
+// WebSocket; the e-invoices issued at once, and then one of a quiet company
+// that had none. It prints the time until all are delivered against the
+// ideal (the UJP calls made for them, sends and reads, × window ÷
+// signers), signatures per document, E4007 answers, the quiet invoice's
+// wait and the agents' round trips per document.
+func TestMonthEnd(t *testing.T) {
+	if os.Getenv("DENAR_MONTHEND") == "" {
+		t.Skip("the month-end benchmark runs with DENAR_MONTHEND=1")
+	}
+	docs := envInt(t, "DENAR_MONTHEND_DOCS", 2000)
+	window := envDuration(t, "DENAR_MONTHEND_WINDOW", 20*time.Millisecond)
+	margin := envDuration(t, "DENAR_MONTHEND_MARGIN", 5*time.Millisecond)
+	storetest.EachMigratedURL(t, func(t *testing.T, dbURL string) {
+		m := newMonthEnd(t, dbURL, 10, 3, window, margin)
+		busy := m.companies[:len(m.companies)-1]
+		quiet := m.companies[len(m.companies)-1]
+
+		start := time.Now()
+		ids := make([][]string, len(busy))
+		var wg sync.WaitGroup
+		for i, co := range busy {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := i; k < docs; k += len(busy) {
+					ids[i] = append(ids[i], m.issue(co, fmt.Sprintf("ME-%d-%04d", i, k)))
+				}
+			}()
+		}
+		wg.Wait()
+		issued := time.Since(start)
+		quietAt := time.Now()
+		quietID := m.issue(quiet, "QUIET-1")
+		_, q := m.get(quiet, "/v1/einvoices/"+quietID)
+		t.Logf("the quiet company's invoice at issue: %v", q["queue"])
+
+		// Delivered: read from the store (the API would take turns with
+		// the benchmark's own reads).
+		db, err := store.Open(t.Context(), dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var quietWait time.Duration
+		deadline := time.Now().Add(20 * time.Minute)
+		for {
+			var delivered, quietDone int
+			if err := db.ReadDB().QueryRowContext(t.Context(), `SELECT COUNT(*), COALESCE(SUM(CASE WHEN id = $1 THEN 1 ELSE 0 END), 0)
+				FROM einvoices WHERE status = 'delivered'`, quietID).Scan(&delivered, &quietDone); err != nil {
+				t.Fatal(err)
+			}
+			if quietDone == 1 && quietWait == 0 {
+				quietWait = time.Since(quietAt)
+			}
+			if delivered == docs+1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d delivered after %s", delivered, docs+1, time.Since(start))
+			}
+			waitCondition(50 * time.Millisecond)
+		}
+		actual := time.Since(start)
+		// The quiet invoice's delivery as the store stamped it.
+		var qd time.Time
+		if err := db.ReadDB().QueryRowContext(t.Context(), `SELECT delivered_at FROM einvoices WHERE id = $1`, quietID).Scan(&qd); err == nil && !qd.IsZero() {
+			quietWait = qd.Sub(quietAt)
+		}
+
+		var requests, signedDocs int
+		if err := db.ReadDB().QueryRowContext(t.Context(), `SELECT COUNT(*), COUNT(DISTINCT link_id) FROM signing_requests
+			WHERE purpose = 'document' AND link_type = 'einvoice'`).Scan(&requests, &signedDocs); err != nil {
+			t.Fatal(err)
+		}
+		calls, limited := m.simCalls()
+		var need int
+		perSigner := map[string]int{}
+		for user, n := range calls {
+			perSigner[user] += n
+			need += n
+		}
+		var longest int
+		for _, n := range perSigner {
+			longest = max(longest, n)
+		}
+		ideal := time.Duration(need) * window / time.Duration(len(m.signers))
+		idealBusiest := time.Duration(longest) * window
+		n := docs + 1
+		t.Logf("MONTH-END %s: %d e-invoices, %d companies, %d signers, window %s (margin %s)", storeName(dbURL), n, len(m.companies), len(m.signers), window, margin)
+		t.Logf("  issued in %s; all delivered after %s", issued.Round(time.Millisecond), actual.Round(time.Millisecond))
+		t.Logf("  UJP calls of the signers (sends and reads): %d %v; ideal %s (busiest signer alone %s); ratio ideal/actual %.2f (busiest %.2f)",
+			need, perSigner, ideal.Round(time.Millisecond), idealBusiest.Round(time.Millisecond), ideal.Seconds()/actual.Seconds(), idealBusiest.Seconds()/actual.Seconds())
+		t.Logf("  signatures per document %.2f (%d document signing requests, %d documents); E4007 answers %d",
+			float64(requests)/float64(n), requests, signedDocs, limited)
+		t.Logf("  quiet company's single invoice delivered after %s = %.1f windows", quietWait.Round(time.Millisecond), quietWait.Seconds()/window.Seconds())
+		trips := m.roundTrips.Load()
+		t.Logf("  agent signatures per document (without batches each is at least one round trip) %.2f (%d)", float64(trips)/float64(n), trips)
+		if requests != n || limited != 0 {
+			t.Errorf("signing requests %d for %d documents, E4007 %d", requests, n, limited)
+		}
+	})
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	if v := os.Getenv(name); v != "" {
+		var n int
+		if _, err := fmt.Sscan(v, &n); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return n
+	}
+	return def
+}
+
+func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
+	if v := os.Getenv(name); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return d
+	}
+	return def
+}
+
+func storeName(dbURL string) string {
+	if strings.HasPrefix(dbURL, "postgres") {
+		return "PostgreSQL"
+	}
+	return "SQLite"
+}
+
+// waitCondition is the pause between two looks at a condition the test
+// waits on (the store's count of delivered documents).
+func waitCondition(d time.Duration) { <-time.After(d) }
+
+// monthEnd is the benchmark's world: the strict world's processes with
+// more companies and signers.
+type monthEnd struct {
+	strictUJPWorld
+	signers    []string
+	roundTrips atomic.Int64
+}
+
+func newMonthEnd(t *testing.T, dbURL string, companies, signers int, window, margin time.Duration) *monthEnd {
+	t.Helper()
+	m := &monthEnd{strictUJPWorld: strictUJPWorld{t: t, signed: map[string]int{}}}
+	u := &m.strictUJPWorld
+	u.simDB = storetest.SQLiteURL(t)
+	if strings.HasPrefix(dbURL, "postgres") {
+		u.simDB = storetest.PostgresURL(t)
+	}
+	u.sim = startSimProcessAt(t, u.simDB, freeAddr(t), "DENAR_UJP_SIM_WINDOW="+window.String())
+	u.companies = []strictCompany{{tax: ujpsim.TaxSeller, name: "Тест Продавач ДООЕЛ Скопје"}}
+	for i := 1; i < companies; i++ {
+		tax := einvoicingtest.TaxNumber("40300002", i)
+		name := fmt.Sprintf("Месечна Фирма %d ДООЕЛ Скопје", i)
+		body, _ := json.Marshal(map[string]any{"taxNumber": tax, "vatNumber": "МК" + tax, "name": name, "golemina": "1", "countryCode": "MK",
+			"registrationNumber": fmt.Sprintf("810000%d", i),
+			"address":            map[string]string{"street": "ул. Тестова", "number": fmt.Sprint(i), "city": "Скопје", "zip": "1000"}})
+		if r := call(t, "POST", u.sim.url+"/_sim/companies", simToken, nil, string(body)); r.status != 200 {
+			t.Fatalf("registry entry %s: %d %s", tax, r.status, r.body)
+		}
+		u.companies = append(u.companies, strictCompany{tax: tax, name: name})
+	}
+	operatorFirm := einvoicingtest.TaxNumber("40300009", 2)
+	u.simAdmin("user add", strictOperator)
+	env := append(baseEnv(t, dbURL), "DENAR_UJP_SANDBOX_BACKEND=ujp", "DENAR_UJP_SANDBOX_URL="+u.sim.url,
+		"DENAR_UJP_USER="+strictOperator, "DENAR_UJP_EDB="+operatorFirm,
+		"DENAR_UJP_SIGNER_INTERVAL="+window.String(), "DENAR_UJP_TURN_MARGIN="+margin.String(),
+		"DENAR_UJP_POLL_INTERVAL=1m", "DENAR_JOB_POLL_INTERVAL=100ms", "DENAR_EINVOICE_RETRY_DELAYS=1s",
+		"DENAR_UJP_CALL_TIMEOUT=5s", "DENAR_JOB_LEASE=10s", "DENAR_RATE_LIMIT_RPS=100000", "DENAR_RATE_LIMIT_BURST=100000")
+	u.srv = startServer(t, env)
+
+	var acct struct{ ID string }
+	if err := json.Unmarshal([]byte(runAdminCmd(t, u.srv.env, "account", "create", "--name", "Биро Месечно", "--plan", "business", "--json")), &acct); err != nil {
+		t.Fatal(err)
+	}
+	var key struct{ Key string }
+	args := []string{"key", "create", "--account", acct.ID, "--service", "einvoice", "--env", "sandbox", "--json"}
+	for _, s := range []string{"companies:read", "companies:write", "einvoices:read", "einvoices:write", "inbox:read", "inbox:write", "events:read"} {
+		args = append(args, "--scope", s)
+	}
+	if err := json.Unmarshal([]byte(runAdminCmd(t, u.srv.env, args...)), &key); err != nil {
+		t.Fatal(err)
+	}
+	u.key = key.Key
+	for i := range u.companies {
+		co := &u.companies[i]
+		r := u.post(strictCompany{}, "/v1/companies", fmt.Sprintf(`{"taxNumber":%q,"representative":{"name":"Марија Николовска","email":"rep%d@example.mk"}}`, co.tax, i))
+		var got struct{ ID, Name, Status string }
+		if err := json.Unmarshal(r.body, &got); r.status != 201 || err != nil || got.Status != "pending_mandate" {
+			t.Fatalf("onboard %s: %d %s", co.tax, r.status, r.body)
+		}
+		co.id = got.ID
+	}
+	u.acceptMandates(env)
+
+	// Signer s signs for companies s, s+signers, …; each is an agent of
+	// its own with one key, on the WebSocket.
+	dir := t.TempDir()
+	for s := range signers {
+		user := fmt.Sprintf("SIGNER-%d", s+1)
+		m.signers = append(m.signers, user)
+		r := u.post(u.companies[s], "/v1/agents/pairing-codes", "")
+		var pc struct{ Code string }
+		if err := json.Unmarshal(r.body, &pc); err != nil || r.status != 201 {
+			t.Fatalf("pairing code: %d %s", r.status, r.body)
+		}
+		creds, err := signer.Pair(t.Context(), http.DefaultClient, u.srv.einvoice, pc.Code, user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := s; i < len(u.companies); i += signers {
+			co := u.companies[i]
+			tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano() + int64(i)), Subject: pkix.Name{CommonName: user, Organization: []string{co.name}},
+				NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(certValidity)}
+			der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &rsaKey.PublicKey, rsaKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cert, _ := x509.ParseCertificate(der)
+			file := filepath.Join(dir, fmt.Sprintf("cert-%d.pem", i))
+			if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			u.simAdmin("certificate add", "-eujp-id", user, "-edb", co.tax, "-cert", file)
+			u.simAdmin("grant", "-eujp-id", user, "-edb", co.tax, "DP", "RD", "DA")
+			if err := signer.RegisterCertificateAs(t.Context(), http.DefaultClient, creds, cert, co.id, user); err != nil {
+				t.Fatal(err)
+			}
+		}
+		worker := &signer.Worker{Creds: creds, Signer: rsaKey, Wait: 1, HTTP: &http.Client{Timeout: 10 * time.Second},
+			OnSigned: func(r signer.Request, _ string) {
+				m.roundTrips.Add(1)
+				u.mu.Lock()
+				u.signed[r.ID]++
+				u.mu.Unlock()
+			}}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = worker.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	return m
+}
+
+// simCalls counts the calls the simulator took (not answered 429) by user
+// from its request log, the signers' only, and the E4007 answers of all.
+func (m *monthEnd) simCalls() (map[string]int, int64) {
+	signers := map[string]bool{}
+	for _, s := range m.signers {
+		signers[s] = true
+	}
+	calls := map[string]int{}
+	for _, l := range strings.Split(m.sim.out.String(), "\n") {
+		if !strings.Contains(l, "ujp-sim request") || strings.Contains(l, "status=429") || !strings.Contains(l, "path=/") {
+			continue
+		}
+		for _, f := range strings.Fields(l) {
+			if u, ok := strings.CutPrefix(f, "user="); ok && signers[u] && !strings.Contains(l, "path=/_sim") {
+				calls[u]++
+			}
+		}
+	}
+	var limited struct {
+		Total int64 `json:"total"`
+	}
+	r := call(m.t, "GET", m.sim.url+"/_sim/rate-limited", simToken, nil, "")
+	if err := json.Unmarshal(r.body, &limited); err != nil {
+		m.t.Fatal(err)
+	}
+	return calls, limited.Total
+}
