@@ -92,7 +92,12 @@ type Config struct {
 	// UJPTurnMargin is added to DENAR_UJP_SIGNER_INTERVAL between the
 	// starts of two calls of one UJP user (0: none): what separates the
 	// start this service records from UJP's stamp of the call's arrival.
-	UJPTurnMargin      time.Duration `env:"DENAR_UJP_TURN_MARGIN" envDefault:"50ms"`
+	UJPTurnMargin time.Duration `env:"DENAR_UJP_TURN_MARGIN" envDefault:"50ms"`
+	// EInvoiceSignAhead is how many documents of one UJP user may have
+	// their signing request out, or be signed and not yet sent (0: what
+	// the user's budget sends in 90 s, between 2 and 256; docs/signing.md,
+	// "Pacing").
+	EInvoiceSignAhead  int           `env:"DENAR_EINVOICE_SIGN_AHEAD" envDefault:"0"`
 	UJPCallTimeout     time.Duration `env:"DENAR_UJP_CALL_TIMEOUT" envDefault:"30s"`
 	UJPPollInterval    time.Duration `env:"DENAR_UJP_POLL_INTERVAL" envDefault:"1m"`
 	EInvoiceHoldWindow time.Duration `env:"DENAR_EINVOICE_HOLD_WINDOW" envDefault:"72h"`
@@ -300,6 +305,9 @@ func LoadConfig() (Config, error) {
 	}
 	if c.UJPTurnMargin < 0 || (c.UJPSignerInterval > 0 && c.UJPTurnMargin > c.UJPSignerInterval) {
 		return c, fmt.Errorf("configuration: DENAR_UJP_TURN_MARGIN must be between 0 and DENAR_UJP_SIGNER_INTERVAL (%s), not %s", c.UJPSignerInterval, c.UJPTurnMargin)
+	}
+	if c.EInvoiceSignAhead < 0 {
+		return c, fmt.Errorf("configuration: DENAR_EINVOICE_SIGN_AHEAD must not be negative (0: the default)")
 	}
 	if err := checkUJPIdentity(c); err != nil {
 		return c, err

@@ -27,7 +27,7 @@ import (
 )
 
 // TestMonthEnd is the month-end benchmark (run it with DENAR_MONTHEND=1;
-// DENAR_MONTHEND_DOCS, _WINDOW and _MARGIN change its size): denar serve
+// DENAR_MONTHEND_DOCS, _WINDOW, _MARGIN and _AHEAD change it): denar serve
 // with the ujp backend against a strict denar ujp-sim whose per-user window
 // is scaled down, and DENAR_UJP_SIGNER_INTERVAL the same; 10 companies
 // sharing 3 signers (UJP users), each signer an auto-signing agent on the
@@ -43,8 +43,9 @@ func TestMonthEnd(t *testing.T) {
 	docs := envInt(t, "DENAR_MONTHEND_DOCS", 2000)
 	window := envDuration(t, "DENAR_MONTHEND_WINDOW", 20*time.Millisecond)
 	margin := envDuration(t, "DENAR_MONTHEND_MARGIN", 5*time.Millisecond)
+	ahead := envInt(t, "DENAR_MONTHEND_AHEAD", 0)
 	storetest.EachMigratedURL(t, func(t *testing.T, dbURL string) {
-		m := newMonthEnd(t, dbURL, 10, 3, window, margin)
+		m := newMonthEnd(t, dbURL, 10, 3, window, margin, ahead)
 		busy := m.companies[:len(m.companies)-1]
 		quiet := m.companies[len(m.companies)-1]
 
@@ -119,7 +120,7 @@ func TestMonthEnd(t *testing.T) {
 		ideal := time.Duration(need) * window / time.Duration(len(m.signers))
 		idealBusiest := time.Duration(longest) * window
 		n := docs + 1
-		t.Logf("MONTH-END %s: %d e-invoices, %d companies, %d signers, window %s (margin %s)", storeName(dbURL), n, len(m.companies), len(m.signers), window, margin)
+		t.Logf("MONTH-END %s: %d e-invoices, %d companies, %d signers, window %s (margin %s), sign-ahead %d (0: default)", storeName(dbURL), n, len(m.companies), len(m.signers), window, margin, ahead)
 		t.Logf("  issued in %s; all delivered after %s", issued.Round(time.Millisecond), actual.Round(time.Millisecond))
 		t.Logf("  UJP calls of the signers (sends and reads): %d %v; ideal %s (busiest signer alone %s); ratio ideal/actual %.2f (busiest %.2f)",
 			need, perSigner, ideal.Round(time.Millisecond), idealBusiest.Round(time.Millisecond), ideal.Seconds()/actual.Seconds(), idealBusiest.Seconds()/actual.Seconds())
@@ -175,7 +176,7 @@ type monthEnd struct {
 	roundTrips atomic.Int64
 }
 
-func newMonthEnd(t *testing.T, dbURL string, companies, signers int, window, margin time.Duration) *monthEnd {
+func newMonthEnd(t *testing.T, dbURL string, companies, signers int, window, margin time.Duration, ahead int) *monthEnd {
 	t.Helper()
 	m := &monthEnd{strictUJPWorld: strictUJPWorld{t: t, signed: map[string]int{}}}
 	u := &m.strictUJPWorld
@@ -200,7 +201,7 @@ func newMonthEnd(t *testing.T, dbURL string, companies, signers int, window, mar
 	u.simAdmin("user add", strictOperator)
 	env := append(baseEnv(t, dbURL), "DENAR_UJP_SANDBOX_BACKEND=ujp", "DENAR_UJP_SANDBOX_URL="+u.sim.url,
 		"DENAR_UJP_USER="+strictOperator, "DENAR_UJP_EDB="+operatorFirm,
-		"DENAR_UJP_SIGNER_INTERVAL="+window.String(), "DENAR_UJP_TURN_MARGIN="+margin.String(),
+		"DENAR_UJP_SIGNER_INTERVAL="+window.String(), "DENAR_UJP_TURN_MARGIN="+margin.String(), fmt.Sprintf("DENAR_EINVOICE_SIGN_AHEAD=%d", ahead),
 		"DENAR_UJP_POLL_INTERVAL=1m", "DENAR_JOB_POLL_INTERVAL=100ms", "DENAR_EINVOICE_RETRY_DELAYS=1s",
 		"DENAR_UJP_CALL_TIMEOUT=5s", "DENAR_JOB_LEASE=10s", "DENAR_RATE_LIMIT_RPS=100000", "DENAR_RATE_LIMIT_BURST=100000")
 	u.srv = startServer(t, env)

@@ -68,7 +68,8 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 			OperatorEmail: cfg.OperatorEmail, Concurrency: cfg.WebhookWorkers},
 		InboxDeadlineEvery: cfg.InboxDeadlineInterval,
 		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
-			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays},
+			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
+			SignAhead: cfg.EInvoiceSignAhead},
 		Archive: einvoicing.ArchiveConfig{Retention: cfg.ArchiveRetention}})
 	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
