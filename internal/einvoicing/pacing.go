@@ -163,8 +163,14 @@ func (s *Service) topUp(ctx context.Context, tx *store.Tx, key string) error {
 		return nil
 	}
 	counts, err := tx.WaitingCounts(ctx, key)
-	if err != nil || len(counts) == 0 {
+	if err != nil {
 		return err
+	}
+	if len(counts) == 0 {
+		if n == 0 {
+			return s.readWantedPDFs(ctx, tx, key)
+		}
+		return nil
 	}
 	last, err := tx.PaceCompanies(ctx, key)
 	if err != nil {
@@ -213,6 +219,48 @@ func (s *Service) topUp(ctx context.Context, tx *store.Tx, key string) error {
 		if err := tx.PaceCompanyIssued(ctx, dbq.PaceCompanyIssuedParams{Key: key, CompanyID: c.id, At: at}); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// pdfBatch is how many deferred PDF reads one pace job asks for.
+const pdfBatch = 100
+
+// readWantedPDFs asks for the PDFs of key's delivered documents deferred
+// while its sends went on, up to pdfBatch, and has the pace job run again
+// for the rest.
+func (s *Service) readWantedPDFs(ctx context.Context, tx *store.Tx, key string) error {
+	ids, err := tx.WantedPDFs(ctx, dbq.WantedPDFsParams{Key: key, Lim: pdfBatch})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := tx.DeleteWantedPDF(ctx, id); err != nil {
+			return err
+		}
+		inv, err := tx.GetEInvoiceByID(ctx, id)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !inv.Euid.Valid {
+			continue
+		}
+		if _, err := tx.GetEInvoicePDF(ctx, id); err == nil {
+			continue // read meanwhile (GET …/pdf asked for it)
+		}
+		if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: LinkPDF, LinkID: id, Now: tx.Now}); err == nil {
+			continue
+		}
+		if err := RequestPDF(ctx, tx, inv); err != nil {
+			return err
+		}
+	}
+	if len(ids) == pdfBatch {
+		_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindPace, Args: paceArgs{Key: key}, RunAt: tx.Now.Add(time.Second)})
+		return err
 	}
 	return nil
 }

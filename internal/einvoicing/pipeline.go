@@ -285,7 +285,8 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job) error {
 	}
 	// The signer's turn at UJP before the attempt is recorded: a document
 	// moves to submitting only when its send goes now.
-	turn, err := gw.Turn(ctx, who.id, ujp.PrioritySend)
+	// Companies sharing the signer take turns (ujp.WithTurnGroup).
+	turn, err := gw.Turn(ujp.WithTurnGroup(ctx, inv.CompanyID), who.id, ujp.PrioritySend)
 	if d, ok := busy(err); ok {
 		return jobs.Snooze(d)
 	}
@@ -601,6 +602,11 @@ func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, caus
 			// UJP refuses this company's PDFs (no DP): asking for every
 			// document's would only collect refusals. GET …/pdf asks.
 			return nil
+		}
+		if d.PaceKey != "" {
+			// The PDF is read once the signer's sends are done: its
+			// signature and its call never go before a send (pacing.go).
+			return tx.WantPDF(ctx, dbq.WantPDFParams{EinvoiceID: d.ID, PaceKey: d.PaceKey, At: tx.Now})
 		}
 		return RequestPDF(ctx, tx, d)
 	})

@@ -10,6 +10,15 @@ import (
 	"time"
 )
 
+const deleteWantedPDF = `-- name: DeleteWantedPDF :exec
+DELETE FROM einvoice_pdf_wanted WHERE einvoice_id = $1
+`
+
+func (q *Queries) DeleteWantedPDF(ctx context.Context, einvoiceID string) error {
+	_, err := q.db.ExecContext(ctx, deleteWantedPDF, einvoiceID)
+	return err
+}
+
 const endSignTurnWait = `-- name: EndSignTurnWait :execrows
 UPDATE einvoices SET sign_turn_since = NULL WHERE id = $1 AND sign_turn_since IS NOT NULL
 `
@@ -297,6 +306,55 @@ func (q *Queries) WaitingCounts(ctx context.Context, key string) ([]WaitingCount
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const wantPDF = `-- name: WantPDF :exec
+INSERT INTO einvoice_pdf_wanted (einvoice_id, pace_key, at) VALUES ($1, $2, $3)
+ON CONFLICT (einvoice_id) DO NOTHING
+`
+
+type WantPDFParams struct {
+	EinvoiceID string
+	PaceKey    string
+	At         time.Time
+}
+
+// A delivered document whose PDF is read once its user's sends are done.
+func (q *Queries) WantPDF(ctx context.Context, arg WantPDFParams) error {
+	_, err := q.db.ExecContext(ctx, wantPDF, arg.EinvoiceID, arg.PaceKey, arg.At)
+	return err
+}
+
+const wantedPDFs = `-- name: WantedPDFs :many
+SELECT einvoice_id FROM einvoice_pdf_wanted WHERE pace_key = $1 ORDER BY at, einvoice_id LIMIT $2
+`
+
+type WantedPDFsParams struct {
+	Key string
+	Lim int32
+}
+
+func (q *Queries) WantedPDFs(ctx context.Context, arg WantedPDFsParams) ([]string, error) {
+	rows, err := q.db.QueryContext(ctx, wantedPDFs, arg.Key, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var einvoice_id string
+		if err := rows.Scan(&einvoice_id); err != nil {
+			return nil, err
+		}
+		items = append(items, einvoice_id)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err

@@ -74,3 +74,14 @@ WHERE pace_key = sqlc.arg(key) AND status IN ('awaiting_signature', 'queued', 's
 -- so two (on PostgreSQL) do not both take the last one.
 INSERT INTO ujp_pacers (key, active, seen_at) VALUES (sqlc.arg(key), TRUE, sqlc.arg(now))
 ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at;
+
+-- name: WantPDF :exec
+-- A delivered document whose PDF is read once its user's sends are done.
+INSERT INTO einvoice_pdf_wanted (einvoice_id, pace_key, at) VALUES (sqlc.arg(einvoice_id), sqlc.arg(pace_key), sqlc.arg(at))
+ON CONFLICT (einvoice_id) DO NOTHING;
+
+-- name: WantedPDFs :many
+SELECT einvoice_id FROM einvoice_pdf_wanted WHERE pace_key = sqlc.arg(key) ORDER BY at, einvoice_id LIMIT sqlc.arg(lim);
+
+-- name: DeleteWantedPDF :exec
+DELETE FROM einvoice_pdf_wanted WHERE einvoice_id = sqlc.arg(einvoice_id);
