@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/denar-mk/denar/einvoice"
@@ -176,51 +175,83 @@ func (s *Service) topUp(ctx context.Context, tx *store.Tx, key string) error {
 	if err != nil {
 		return err
 	}
-	type co struct {
-		id      string
-		waiting int64
-		issued  time.Time
-	}
 	issued := map[string]time.Time{}
 	for _, r := range last {
 		issued[r.CompanyID] = r.IssuedAt
 	}
-	cos := make([]*co, 0, len(counts))
+	waiting := map[string]int64{}
 	for _, c := range counts {
-		cos = append(cos, &co{id: c.CompanyID, waiting: c.N, issued: issued[c.CompanyID]})
+		waiting[c.CompanyID] = c.N
 	}
 	at := tx.Now
-	for ; free > 0; free-- {
-		// The company whose last request is oldest, then by id.
-		sort.Slice(cos, func(i, j int) bool {
-			if !cos[i].issued.Equal(cos[j].issued) {
-				return cos[i].issued.Before(cos[j].issued)
-			}
-			return cos[i].id < cos[j].id
-		})
-		if len(cos) == 0 || cos[0].waiting == 0 {
-			break
+	done := map[string]bool{}
+	for _, companyID := range turnOrder(waiting, issued, free) {
+		if done[companyID] {
+			continue // it had none left after all
 		}
-		c := cos[0]
-		ok, err := s.signNext(ctx, tx, key, c.id)
+		ok, err := s.signNext(ctx, tx, key, companyID)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			c.waiting = 0
-			c.issued = at.Add(24 * time.Hour) // none left: last in the order
-			free++
+			done[companyID] = true
 			continue
 		}
-		c.waiting--
 		// Distinct instants, so the order holds across transactions.
 		at = at.Add(time.Microsecond)
-		c.issued = at
-		if err := tx.PaceCompanyIssued(ctx, dbq.PaceCompanyIssuedParams{Key: key, CompanyID: c.id, At: at}); err != nil {
+		if err := tx.PaceCompanyIssued(ctx, dbq.PaceCompanyIssuedParams{Key: key, CompanyID: companyID, At: at}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// turnOrder is the order in which n places go to the companies with
+// documents waiting (waiting: how many each): the company whose last
+// request was issued longest ago (issued; none: first) takes the next
+// place, then by id, so the companies take turns, each as long as it has
+// documents waiting.
+func turnOrder(waiting map[string]int64, issued map[string]time.Time, n int) []string {
+	type co struct {
+		id   string
+		left int64
+		last time.Time
+		seq  int // places taken in this order: after every earlier one
+	}
+	cos := make([]*co, 0, len(waiting))
+	for id, w := range waiting {
+		if w > 0 {
+			cos = append(cos, &co{id: id, left: w, last: issued[id]})
+		}
+	}
+	less := func(a, b *co) bool {
+		if (a.seq == 0) != (b.seq == 0) {
+			return a.seq == 0
+		}
+		if a.seq != b.seq {
+			return a.seq < b.seq
+		}
+		if !a.last.Equal(b.last) {
+			return a.last.Before(b.last)
+		}
+		return a.id < b.id
+	}
+	var out []string
+	for seq := 1; len(out) < n; seq++ {
+		var next *co
+		for _, c := range cos {
+			if c.left > 0 && (next == nil || less(c, next)) {
+				next = c
+			}
+		}
+		if next == nil {
+			break
+		}
+		out = append(out, next.id)
+		next.left--
+		next.seq = seq
+	}
+	return out
 }
 
 // pdfBatch is how many deferred PDF reads one pace job asks for.
