@@ -75,23 +75,27 @@ func (s *Service) mustWait(ctx context.Context, tx *store.Tx, key string) (wait,
 		return false, false, nil
 	}
 	k := s.cfg.Pipeline.signAhead()
-	st, err := tx.PaceState(ctx, dbq.PaceStateParams{Key: key, Lim: int32(k)})
+	n, err := tx.PaceState(ctx, dbq.PaceStateParams{Key: key, Lim: int32(k)})
 	if err != nil {
 		return false, false, fmt.Errorf("pace state of %s: %w", key, err)
 	}
-	full := st.InFlight >= int64(k)
-	if !full && !st.Waiting && st.InFlight >= int64(k-lockZone) && tx.Dialect == store.Postgres {
+	if n < 0 {
+		return true, false, nil // others wait: they go first
+	}
+	if n >= int64(k-lockZone) && tx.Dialect == store.Postgres {
 		// Near the last places: concurrent issues of the user take
 		// them one at a time (SQLite has one writer anyway).
 		if err := lockPace(ctx, tx, key); err != nil {
 			return false, false, err
 		}
-		if st, err = tx.PaceState(ctx, dbq.PaceStateParams{Key: key, Lim: int32(k)}); err != nil {
+		if n, err = tx.PaceState(ctx, dbq.PaceStateParams{Key: key, Lim: int32(k)}); err != nil {
 			return false, false, fmt.Errorf("pace state of %s: %w", key, err)
 		}
-		full = st.InFlight >= int64(k)
+		if n < 0 {
+			return true, false, nil
+		}
 	}
-	return full || st.Waiting, st.Waiting && !full, nil
+	return n >= int64(k), false, nil
 }
 
 // lockZone is how near SignAhead a user's documents in flight are when an

@@ -220,23 +220,17 @@ func (q *Queries) PaceKeysWaiting(ctx context.Context) ([]string, error) {
 
 const paceState = `-- name: PaceState :one
 
-SELECT
-  (SELECT COUNT(*) FROM (
+SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM einvoices w WHERE w.pace_key = $1 AND w.sign_turn_since IS NOT NULL) THEN -1
+  ELSE (SELECT COUNT(*) FROM (
      SELECT 1 FROM einvoices f
      WHERE f.pace_key = $1 AND f.status IN ('awaiting_signature', 'queued', 'submitting')
        AND (f.status <> 'awaiting_signature' OR f.signing_request_id IS NOT NULL)
-     LIMIT $2) AS t) AS in_flight,
-  EXISTS (SELECT 1 FROM einvoices w WHERE w.pace_key = $1 AND w.sign_turn_since IS NOT NULL) AS waiting
+     LIMIT $2) AS t) END AS BIGINT) AS in_flight
 `
 
 type PaceStateParams struct {
 	Key string
 	Lim int32
-}
-
-type PaceStateRow struct {
-	InFlight int64
-	Waiting  bool
 }
 
 // Month-end at UJP's pace (package internal/einvoicing, pacing.go): each UJP
@@ -245,13 +239,14 @@ type PaceStateRow struct {
 // request is issued until it is sent (awaiting_signature with a request,
 // queued, submitting); one "waiting for its turn" has no request yet
 // (sign_turn_since set).
-// The user's documents in flight, counted up to lim, and whether any waits
-// for its turn to be signed.
-func (q *Queries) PaceState(ctx context.Context, arg PaceStateParams) (PaceStateRow, error) {
+// -1 when any of the user's documents waits for its turn to be signed
+// (then nothing is counted: an issue during a backlog costs one index
+// probe); otherwise its documents in flight, counted up to lim.
+func (q *Queries) PaceState(ctx context.Context, arg PaceStateParams) (int64, error) {
 	row := q.db.QueryRowContext(ctx, paceState, arg.Key, arg.Lim)
-	var i PaceStateRow
-	err := row.Scan(&i.InFlight, &i.Waiting)
-	return i, err
+	var in_flight int64
+	err := row.Scan(&in_flight)
+	return in_flight, err
 }
 
 const waitingAheadInCompany = `-- name: WaitingAheadInCompany :one

@@ -6,15 +6,15 @@
 -- (sign_turn_since set).
 
 -- name: PaceState :one
--- The user's documents in flight, counted up to lim, and whether any waits
--- for its turn to be signed.
-SELECT
-  (SELECT COUNT(*) FROM (
+-- -1 when any of the user's documents waits for its turn to be signed
+-- (then nothing is counted: an issue during a backlog costs one index
+-- probe); otherwise its documents in flight, counted up to lim.
+SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM einvoices w WHERE w.pace_key = sqlc.arg(key) AND w.sign_turn_since IS NOT NULL) THEN -1
+  ELSE (SELECT COUNT(*) FROM (
      SELECT 1 FROM einvoices f
      WHERE f.pace_key = sqlc.arg(key) AND f.status IN ('awaiting_signature', 'queued', 'submitting')
        AND (f.status <> 'awaiting_signature' OR f.signing_request_id IS NOT NULL)
-     LIMIT sqlc.arg(lim)) AS t) AS in_flight,
-  EXISTS (SELECT 1 FROM einvoices w WHERE w.pace_key = sqlc.arg(key) AND w.sign_turn_since IS NOT NULL) AS waiting;
+     LIMIT sqlc.arg(lim)) AS t) END AS BIGINT) AS in_flight;
 
 -- name: OldestWaitingOfCompany :one
 -- A company's oldest document of the user waiting for its turn to be signed.
