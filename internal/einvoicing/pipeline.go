@@ -285,8 +285,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job) error {
 	}
 	// The signer's turn at UJP before the attempt is recorded: a document
 	// moves to submitting only when its send goes now.
-	// Companies sharing the signer take turns (ujp.WithTurnGroup).
-	turn, err := gw.Turn(ujp.WithTurnGroup(ctx, inv.CompanyID), who.id, ujp.PrioritySend)
+	turn, err := gw.Turn(ctx, who.id, ujp.PrioritySend)
 	if d, ok := busy(err); ok {
 		return jobs.Snooze(d)
 	}
