@@ -29,10 +29,12 @@ func TestJustInTimeSigning(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnvWith(t, db, func(c *einvoicing.Config) {
 			c.Pipeline.SignAhead = ahead
-			// The backlog takes n sends of at least a window each:
-			// signed all at once, most would be older than this when
-			// their turn came, and signed again.
-			c.Pipeline.ResignAfter = 5 * time.Second
+			// The backlog takes n sends of at least 50 ms each (the
+			// window and the turn margin, then the PDF reads): signed
+			// all at once, most of the 1,000 would be older than this
+			// when their turn came, and signed again. (With -short's
+			// 150 the test shows the mechanism, not the need.)
+			c.Pipeline.ResignAfter = 10 * time.Second
 		})
 		ids := make([]string, n)
 		var wg sync.WaitGroup
