@@ -278,6 +278,30 @@ func (s *Sim) controlRoutes() []controlRoute {
 		}
 		writeJSON(w, 200, d)
 	})
+	admin("POST /_sim/sellers/{edb}/portal-invoice", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			BuyerTin  string `json:"buyerTin"`
+			IssueDate string `json:"issueDate"`
+			DocID     string `json:"docId"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		d, err := s.IssuedInPortal(r.Context(), Portal{SellerTin: r.PathValue("edb"), BuyerTin: req.BuyerTin, IssueDate: req.IssueDate, DocID: req.DocID})
+		if err != nil {
+			s.fail(w, r, s.asSimError("portal invoice", err))
+			return
+		}
+		writeJSON(w, 200, d)
+	})
+	admin("DELETE /_sim/documents/{euid}", func(w http.ResponseWriter, r *http.Request) {
+		euid := r.PathValue("euid")
+		if err := s.LoseDocument(r.Context(), euid); err != nil {
+			s.fail(w, r, s.asSimError("lose document", err))
+			return
+		}
+		writeJSON(w, 200, map[string]any{"euid": euid, "lost": true})
+	})
 	admin("POST /_sim/documents/{euid}/seller-storno", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Reason string `json:"reason"`

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -711,4 +713,66 @@ func TestControlAPI(t *testing.T) {
 	if a := e.raw("GET", api+"/server-time", map[string]string{"X-EUJP-ID": x.EUJPID, "X-EDB": x.EDB}, nil, 10*time.Second); a.status != 200 {
 		t.Fatalf("the registered user: %d", a.status)
 	}
+}
+
+// TestPortalAndLostDocuments: an invoice issued in UJP's portal passes the
+// simulator's own validation and shows in the seller's lists, payloads
+// and statuses; a lost document is gone from all of them, and its docId
+// is free again.
+func TestPortalAndLostDocuments(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := start(t, db, ujpsim.Options{})
+		s, _ := signers(t)
+		ctx := context.Background()
+		d, err := e.sim.IssuedInPortal(ctx, ujpsim.Portal{SellerTin: ujpsim.TaxSeller, DocID: "portal-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != "01" || d.SellerTin != ujpsim.TaxSeller || d.BuyerTin != ujpsim.TaxBuyer || d.DocID != "portal-1" {
+			t.Fatalf("portal invoice: %+v", d)
+		}
+		if again, err := e.sim.IssuedInPortal(ctx, ujpsim.Portal{SellerTin: ujpsim.TaxSeller, DocID: "portal-1"}); err != nil || again.EUID != d.EUID {
+			t.Fatalf("issued twice: %v", err)
+		}
+		day := map[string]any{"dateFrom": time.Now().AddDate(0, 0, -1).Format(time.DateOnly), "dateTo": time.Now().AddDate(0, 0, 1).Format(time.DateOnly)}
+		for _, path := range []string{"/documents/sales-invoice/ids", "/documents/sales-invoice/invoices-status"} {
+			if a := e.signed(api+path, s, maps.Clone(day), nil); a.status != 200 || !strings.Contains(string(a.body), d.EUID) {
+				t.Fatalf("%s: %d %s", path, a.status, a.body)
+			}
+		}
+		if err := e.sim.Grant(ctx, s.EUJPID, s.EDB, ujpsim.PrivilegePayload); err != nil {
+			t.Fatal(err)
+		}
+		if a := e.signed(api+"/documents/sales-invoice/payload/list", s, map[string]any{"euids": []string{d.EUID}}, nil); a.status != 200 ||
+			!strings.Contains(string(a.body), `\"docId\":\"portal-1\"`) {
+			t.Fatalf("payload list: %d %s", a.status, a.body)
+		}
+		if _, err := e.sim.IssuedInPortal(ctx, ujpsim.Portal{SellerTin: ujpsim.TaxNeverExisted}); err == nil || !strings.Contains(err.Error(), "E1014") {
+			t.Fatalf("an unknown seller: %v", err)
+		}
+
+		ctl := ujpsim.Control{BaseURL: e.url, Token: controlToken}
+		if err := ctl.LoseDocument(ctx, d.EUID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.sim.Document(ctx, d.EUID); !errors.Is(err, ujpsim.ErrNotFound) {
+			t.Fatalf("a lost document: %v", err)
+		}
+		if a := e.signed(api+"/documents/sales-invoice/ids", s, maps.Clone(day), nil); a.status != 200 || strings.Contains(string(a.body), d.EUID) {
+			t.Fatalf("ids after the loss: %d %s", a.status, a.body)
+		}
+		if a := e.signed(api+"/documents/sales-invoice/current-status", s, map[string]any{"euid": d.EUID}, nil); a.status != 404 ||
+			a.m["errorStatus"].(map[string]any)["errorCode"] != "E4008" {
+			t.Fatalf("current status of a lost document: %d %s", a.status, a.body)
+		}
+		if err := ctl.LoseDocument(ctx, d.EUID); err == nil {
+			t.Fatal("lost twice")
+		}
+		// Over the control API: a portal invoice with the freed docId.
+		again, err := ctl.IssuedInPortal(ctx, ujpsim.TaxSeller, "", "portal-1", "")
+		if err != nil || again.EUID == "" || again.EUID == d.EUID {
+			t.Fatalf("over the control API: %+v %v", again, err)
+		}
+	})
 }

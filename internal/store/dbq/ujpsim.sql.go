@@ -83,6 +83,18 @@ func (q *Queries) DeleteUJPSimCertificatesExpiredBefore(ctx context.Context, bef
 	return result.RowsAffected()
 }
 
+const deleteUJPSimDocument = `-- name: DeleteUJPSimDocument :execrows
+DELETE FROM ujpsim_documents WHERE euid = $1
+`
+
+func (q *Queries) DeleteUJPSimDocument(ctx context.Context, euid string) (int64, error) {
+	result, err := q.db.ExecContext(ctx, deleteUJPSimDocument, euid)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const deleteUJPSimDocumentsBefore = `-- name: DeleteUJPSimDocumentsBefore :execrows
 DELETE FROM ujpsim_documents
 WHERE euid IN (SELECT d.euid FROM ujpsim_documents d WHERE d.created_at < $1
@@ -102,6 +114,16 @@ func (q *Queries) DeleteUJPSimDocumentsBefore(ctx context.Context, arg DeleteUJP
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const deleteUJPSimHistoryOf = `-- name: DeleteUJPSimHistoryOf :exec
+DELETE FROM ujpsim_history WHERE euid = $1
+`
+
+// A document the simulator loses (LoseDocument): its history first.
+func (q *Queries) DeleteUJPSimHistoryOf(ctx context.Context, euid string) error {
+	_, err := q.db.ExecContext(ctx, deleteUJPSimHistoryOf, euid)
+	return err
 }
 
 const deleteUJPSimPrivilege = `-- name: DeleteUJPSimPrivilege :exec

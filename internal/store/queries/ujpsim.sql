@@ -275,3 +275,10 @@ DELETE FROM ujpsim_certificates WHERE not_after < sqlc.arg(before);
 
 -- name: DeleteUJPSimRateBefore :execrows
 DELETE FROM ujpsim_rate WHERE next_at < sqlc.arg(before);
+
+-- name: DeleteUJPSimHistoryOf :exec
+-- A document the simulator loses (LoseDocument): its history first.
+DELETE FROM ujpsim_history WHERE euid = sqlc.arg(euid);
+
+-- name: DeleteUJPSimDocument :execrows
+DELETE FROM ujpsim_documents WHERE euid = sqlc.arg(euid);
