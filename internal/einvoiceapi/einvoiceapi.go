@@ -76,6 +76,7 @@ func New(d Deps) *httpx.Service {
 			{Name: "Webhooks", Description: "Webhook endpoints, their deliveries, and the events POSTed to them (docs/webhooks.md)."},
 			{Name: "Usage", Description: "Metered usage of the account."},
 			{Name: "Archive exports", Description: "Bulk exports of a company's archived e-invoices."},
+			{Name: "Reconciliations", Description: "A company's days compared with UJP's records: repairs, documents issued elsewhere, documents UJP does not know, the inbox's gaps (docs/reconciliation.md)."},
 			{Name: "Codebooks", Description: "UJP's code lists: the values of tax indicators, payment types, void, correction and reject reasons and the rest (docs/codebooks.md)."},
 			{Name: "Sandbox", Description: "Sandbox-only operations that play UJP's and the representative's part: mandate links, simulated outcomes and incoming invoices."},
 		},
@@ -102,6 +103,7 @@ func New(d Deps) *httpx.Service {
 	h.registerUsage(s)
 	h.registerCodebooks(s)
 	h.registerArchive(s)
+	h.registerReconciliations(s)
 	h.registerWebhooks(s)
 	registerExamples(s)
 	h.documentWebhooks(s)

@@ -610,6 +610,15 @@ func (s *Service) archiveSent(ctx context.Context, q *dbq.Queries, r dbq.Archive
 		return md, nil, fmt.Errorf("sent document %s: %w", d.DocumentID, err)
 	}
 	md.EUID, md.Number, md.DocumentType, md.Kind = inv.Euid.String, inv.Number, inv.DocumentType, inv.Kind
+	if inv.Kind == KindExternal {
+		// Issued outside the service: no signature of ours; the document
+		// as UJP gave it, when its payload could be read.
+		var fs []archiveFile
+		if inv.Document != "null" {
+			fs = append(fs, archiveFile{dir + "document.json", []byte(inv.Document)})
+		}
+		return s.archiveTail(ctx, q, r, inv, md, dir, fs)
+	}
 	var sr dbq.SigningRequest
 	if d.SigningRequestID.Valid {
 		sr, err = q.GetSigningRequest(ctx, d.SigningRequestID.String)
@@ -631,6 +640,12 @@ func (s *Service) archiveSent(ctx context.Context, q *dbq.Queries, r dbq.Archive
 		return md, nil, &errArchiveContent{msg: "sent document " + inv.ID + ": JWS payload: " + err.Error()}
 	}
 	fs := []archiveFile{{dir + "document.json", doc}, {dir + "signature.jws", []byte(sr.Jws)}}
+	return s.archiveTail(ctx, q, r, inv, md, dir, fs)
+}
+
+// archiveTail adds UJP's PDF (when fetched) and the status history of a
+// sent document to its files fs.
+func (s *Service) archiveTail(ctx context.Context, q *dbq.Queries, r dbq.ArchiveExport, inv dbq.Einvoice, md manifestDocument, dir string, fs []archiveFile) (manifestDocument, []archiveFile, error) {
 	pdf, err := q.GetEInvoicePDF(ctx, inv.ID)
 	switch {
 	case err == nil && !pdf.CreatedAt.After(r.AsOf):

@@ -119,6 +119,9 @@ func (p *Pipeline) register(r *jobs.Runner) {
 		Backoff: validateBackoff()})
 	r.Register(KindUJPQuery, jobs.WorkerFunc(p.query), jobs.Options{Timeout: 2 * p.cfg.CallTimeout,
 		Backoff: jobs.Schedule(5*time.Second, 15*time.Second, 30*time.Second, time.Minute)})
+	if every := p.svc.cfg.Reconcile.Every; every > 0 {
+		r.Register(KindReconcile, jobs.WorkerFunc(p.reconcileAll), jobs.Options{Every: every})
+	}
 }
 
 // enqueueQuery runs a signed read once its signature is recorded.
@@ -812,6 +815,9 @@ func (p *Pipeline) runQuery(ctx, cctx context.Context, gw ujp.Gateway, who signe
 		return err
 	}
 	if handled, err := p.lookupQuery(ctx, cctx, gw, who, sr, co); handled {
+		return err
+	}
+	if handled, err := p.reconcileQuery(ctx, cctx, gw, who, sr, co); handled {
 		return err
 	}
 	switch sr.LinkType {

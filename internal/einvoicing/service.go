@@ -77,6 +77,8 @@ type Config struct {
 	// InboxDeadlineEvery is how often the inbox's deadline job looks for
 	// reminders and auto-acceptances due; default 1 minute.
 	InboxDeadlineEvery time.Duration
+	// Reconcile tunes the daily reconciliation with UJP's records.
+	Reconcile ReconcileConfig
 }
 
 // DefaultMandateTTL is how long a mandate link works.
@@ -99,6 +101,7 @@ func (c Config) withDefaults() Config {
 		c.InboxDeadlineEvery = time.Minute
 	}
 	c.Pipeline = c.Pipeline.withDefaults()
+	c.Reconcile = c.Reconcile.withDefaults()
 	c.Archive = c.Archive.withDefaults()
 	c.Webhooks = c.Webhooks.withDefaults()
 	return c

@@ -296,24 +296,25 @@ func (c *Client) signedBody(jws string) SignedBody {
 
 // Operation names, as errors carry them in Op.
 const (
-	opServerTime            = "ServerTime"
-	opCompany               = "Company"
-	opCodebooks             = "Codebooks"
-	opSend                  = "Send"
-	opCurrentStatus         = "CurrentStatus"
-	opStatusHistory         = "StatusHistory"
-	opSalesChanges          = "SalesChanges"
-	opSalesIDs              = "SalesIDs"
-	opSalesInvoicesStatus   = "SalesInvoicesStatus"
-	opSalesPayloads         = "SalesPayloads"
-	opSalesPDF              = "SalesPDF"
-	opPurchaseIDs           = "PurchaseIDs"
-	opPurchaseCurrentStatus = "PurchaseCurrentStatus"
-	opPurchasePayload       = "PurchasePayload"
-	opPurchasePayloads      = "PurchasePayloads"
-	opPurchaseChanges       = "PurchaseChanges"
-	opPurchasePDF           = "PurchasePDF"
-	opAcceptReject          = "AcceptReject"
+	opServerTime             = "ServerTime"
+	opCompany                = "Company"
+	opCodebooks              = "Codebooks"
+	opSend                   = "Send"
+	opCurrentStatus          = "CurrentStatus"
+	opStatusHistory          = "StatusHistory"
+	opSalesChanges           = "SalesChanges"
+	opSalesIDs               = "SalesIDs"
+	opSalesInvoicesStatus    = "SalesInvoicesStatus"
+	opSalesPayloads          = "SalesPayloads"
+	opSalesPDF               = "SalesPDF"
+	opPurchaseIDs            = "PurchaseIDs"
+	opPurchaseCurrentStatus  = "PurchaseCurrentStatus"
+	opPurchaseInvoicesStatus = "PurchaseInvoicesStatus"
+	opPurchasePayload        = "PurchasePayload"
+	opPurchasePayloads       = "PurchasePayloads"
+	opPurchaseChanges        = "PurchaseChanges"
+	opPurchasePDF            = "PurchasePDF"
+	opAcceptReject           = "AcceptReject"
 )
 
 // Portal privileges a user needs, per company, for some calls
@@ -548,6 +549,17 @@ func (c *Client) SalesPayloads(ctx context.Context, caller Identity, jws string)
 // PurchaseIDs implements Gateway.
 func (c *Client) PurchaseIDs(ctx context.Context, caller Identity, jws string) ([]string, error) {
 	return c.ids(ctx, opPurchaseIDs, PathPurchaseIDs, caller, jws)
+}
+
+// PurchaseInvoicesStatus implements Gateway.
+func (c *Client) PurchaseInvoicesStatus(ctx context.Context, caller Identity, jws string) ([]DocStatus, error) {
+	var out struct {
+		Invoices []DocStatus `json:"invoices"`
+	}
+	if err := c.do(ctx, opPurchaseInvoicesStatus, http.MethodPost, PathPurchaseInvoicesStatus, caller, nil, c.signedBody(jws), &out); err != nil {
+		return nil, err
+	}
+	return out.Invoices, nil
 }
 
 // PurchaseCurrentStatus implements Gateway.

@@ -89,6 +89,10 @@ type Gateway interface {
 	// PurchaseIDs lists EUIDs of documents received in a date range
 	// (payload DateRangeRequest).
 	PurchaseIDs(ctx context.Context, caller Identity, jws string) ([]string, error)
+	// PurchaseInvoicesStatus lists the documents received in a date range,
+	// each with its status, number, date and amounts (payload
+	// DateRangeRequest, at most a month: E4014).
+	PurchaseInvoicesStatus(ctx context.Context, caller Identity, jws string) ([]DocStatus, error)
 	// PurchaseCurrentStatus of a received document (payload EUIDRequest).
 	PurchaseCurrentStatus(ctx context.Context, caller Identity, jws string) (*DocStatus, error)
 	// PurchasePayload is the seller's document JSON, unmodified (payload
@@ -284,20 +288,21 @@ const (
 	PathServerTime = APIPrefix + "/server-time"
 	PathCompanies  = APIPrefix + "/companies/" // + tax number
 
-	PathSalesCurrentStatus    = APIPrefix + "/documents/sales-invoice/current-status"
-	PathSalesStatusHistory    = APIPrefix + "/documents/sales-invoice/status"
-	PathSalesChanges          = APIPrefix + "/documents/sales-invoice/changes"
-	PathSalesPDF              = APIPrefix + "/documents/sales-invoice/pdf"
-	PathSalesIDs              = APIPrefix + "/documents/sales-invoice/ids"
-	PathSalesInvoicesStatus   = APIPrefix + "/documents/sales-invoice/invoices-status"
-	PathSalesPayloadList      = APIPrefix + "/documents/sales-invoice/payload/list"
-	PathPurchaseIDs           = APIPrefix + "/documents/purchase-invoice/ids"
-	PathPurchaseCurrentStatus = APIPrefix + "/documents/purchase-invoice/current-status"
-	PathPurchasePayload       = APIPrefix + "/documents/purchase-invoice/payload"
-	PathPurchasePayloadList   = APIPrefix + "/documents/purchase-invoice/payload/list"
-	PathPurchaseChanges       = APIPrefix + "/documents/purchase-invoice/changes"
-	PathPurchasePDF           = APIPrefix + "/documents/purchase-invoice/pdf"
-	PathAcceptReject          = APIPrefix + "/documents/purchase-invoice/accept-reject"
+	PathSalesCurrentStatus     = APIPrefix + "/documents/sales-invoice/current-status"
+	PathSalesStatusHistory     = APIPrefix + "/documents/sales-invoice/status"
+	PathSalesChanges           = APIPrefix + "/documents/sales-invoice/changes"
+	PathSalesPDF               = APIPrefix + "/documents/sales-invoice/pdf"
+	PathSalesIDs               = APIPrefix + "/documents/sales-invoice/ids"
+	PathSalesInvoicesStatus    = APIPrefix + "/documents/sales-invoice/invoices-status"
+	PathSalesPayloadList       = APIPrefix + "/documents/sales-invoice/payload/list"
+	PathPurchaseIDs            = APIPrefix + "/documents/purchase-invoice/ids"
+	PathPurchaseCurrentStatus  = APIPrefix + "/documents/purchase-invoice/current-status"
+	PathPurchaseInvoicesStatus = APIPrefix + "/documents/purchase-invoice/invoices-status"
+	PathPurchasePayload        = APIPrefix + "/documents/purchase-invoice/payload"
+	PathPurchasePayloadList    = APIPrefix + "/documents/purchase-invoice/payload/list"
+	PathPurchaseChanges        = APIPrefix + "/documents/purchase-invoice/changes"
+	PathPurchasePDF            = APIPrefix + "/documents/purchase-invoice/pdf"
+	PathAcceptReject           = APIPrefix + "/documents/purchase-invoice/accept-reject"
 	// PathDocTypeTaxIndicators + a document-type code: the tax indicators
 	// of that document type (api-specification.txt:445).
 	PathDocTypeTaxIndicators = APIPrefix + "/doc-type-x-tax-indicator/"

@@ -315,6 +315,25 @@ type RateWindow struct {
 	Hits        int64
 }
 
+type Reconciliation struct {
+	ID          string
+	AccountID   string
+	CompanyID   string
+	Environment string
+	Day         string
+	State       string
+	Step        string
+	Seq         int32
+	Runs        int32
+	Work        string
+	Counts      string
+	Problems    string
+	StartedAt   time.Time
+	CompletedAt sql.NullTime
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 type SignInFailure struct {
 	ID       int64
 	Throttle string
