@@ -99,6 +99,13 @@ type Config struct {
 	// InboxDeadlineInterval is how often the inbox's deadline job looks for
 	// reminders and auto-acceptances due.
 	InboxDeadlineInterval time.Duration `env:"DENAR_INBOX_DEADLINE_INTERVAL" envDefault:"1m"`
+	// ReconcileInterval is how often the reconciliation job looks for days
+	// due and runs that stopped (docs/reconciliation.md); 0 turns the daily
+	// reconciliation off (POST /v1/reconciliations still runs a day).
+	ReconcileInterval time.Duration `env:"DENAR_RECONCILE_INTERVAL" envDefault:"10m"`
+	// ReconcileHour is the hour (Europe/Skopje, 0-23) from which the
+	// previous day is reconciled.
+	ReconcileHour int `env:"DENAR_RECONCILE_HOUR" envDefault:"2"`
 	// ClockOffset shifts the service's clock (every recorded time, every
 	// deadline, every requestTimestamp) for rehearsals and tests of
 	// date-dependent behaviour in the sandbox; refused with
@@ -290,6 +297,12 @@ func LoadConfig() (Config, error) {
 		if a, err := netmail.ParseAddress(c.OperatorEmail); err != nil || a.Address != c.OperatorEmail {
 			return c, fmt.Errorf("configuration: DENAR_OPERATOR_EMAIL must be a bare e-mail address, not %q", c.OperatorEmail)
 		}
+	}
+	if c.ReconcileInterval < 0 {
+		return c, fmt.Errorf("configuration: DENAR_RECONCILE_INTERVAL must not be negative (0 turns the daily reconciliation off), not %s", c.ReconcileInterval)
+	}
+	if c.ReconcileHour < 0 || c.ReconcileHour > 23 {
+		return c, fmt.Errorf("configuration: DENAR_RECONCILE_HOUR must be an hour 0-23, not %d", c.ReconcileHour)
 	}
 	if c.UJPSignerInterval < 0 {
 		return c, fmt.Errorf("configuration: DENAR_UJP_SIGNER_INTERVAL must not be negative")

@@ -67,6 +67,7 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 		Webhooks: einvoicing.WebhookConfig{Timeout: cfg.WebhookTimeout, AllowPrivateSandbox: cfg.WebhookAllowPrivateSandbox,
 			OperatorEmail: cfg.OperatorEmail, Concurrency: cfg.WebhookWorkers},
 		InboxDeadlineEvery: cfg.InboxDeadlineInterval,
+		Reconcile:          einvoicing.ReconcileConfig{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour},
 		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays},
 		Archive: einvoicing.ArchiveConfig{Retention: cfg.ArchiveRetention}})

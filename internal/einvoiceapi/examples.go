@@ -148,6 +148,14 @@ func exArchiveObject() einvoicing.ArchiveExport {
 		Links:     einvoicing.ArchiveLinks{Download: "/v1/archive-exports/" + exArchive + "/download"}}
 }
 
+func exReconciliationObject() einvoicing.Reconciliation {
+	return einvoicing.Reconciliation{ID: "rcn_01jv8k2n3p4q5r6s7t8v9w0xyz", Object: "reconciliation", Date: "2026-05-04", Environment: "sandbox",
+		CompanyID: exCompany, State: einvoicing.ReconciliationCompleted, Runs: 1,
+		Sales:    einvoicing.ReconciliationSales{AtUJP: 42, AtDenar: 41, Matched: 40, Repaired: 1, Discovered: 1},
+		Purchase: einvoicing.ReconciliationPurchase{AtUJP: 7, InInbox: 6, Added: 1}, Problems: []einvoicing.ReconciliationProblem{},
+		StartedAt: exTime("01:00:00"), CompletedAt: exPtr(exTime("01:00:09")), CreatedAt: exTime("01:00:00"), UpdatedAt: exTime("01:00:09")}
+}
+
 func exEventOf(typ string, object any) einvoicing.Event {
 	data, err := json.Marshal(map[string]any{"object": object})
 	if err != nil {
@@ -258,6 +266,9 @@ func registerExamples(s *httpx.Service) {
 		ByCompany: []einvoicing.CompanyUsage{{CompanyID: exCompany, Sent: 42, Received: 17}}})
 	s.Example(ArchiveExportBody{CompanyID: exCompany, From: "2026-04-01", To: "2026-04-30"})
 	s.Example(exArchiveObject())
+	s.Example(ReconciliationBody{CompanyID: exCompany, Date: "2026-05-04"})
+	s.Example(exReconciliationObject())
+	s.Example(httpx.Page[einvoicing.Reconciliation]{Data: []einvoicing.Reconciliation{exReconciliationObject()}})
 
 	// Codebooks.
 	list := einvoicing.CodebookList{Object: "list", Environment: "sandbox", Source: einvoicing.CodebookSourceUJP,
@@ -283,6 +294,8 @@ func eventExample(k einvoicing.EventKind) any {
 		object = exArchiveObject()
 	case einvoicing.ResourceWebhookEndpoint:
 		object = exEndpointObject()
+	case einvoicing.ResourceReconciliation:
+		object = exReconciliationObject()
 	default:
 		panic("einvoiceapi: no example object for the resource " + k.Resource)
 	}
