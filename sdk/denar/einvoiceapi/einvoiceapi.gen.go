@@ -471,6 +471,7 @@ func (e EInvoiceEnvironment) Valid() bool {
 // Defines values for EInvoiceKind.
 const (
 	EInvoiceKindCorrection EInvoiceKind = "correction"
+	EInvoiceKindExternal   EInvoiceKind = "external"
 	EInvoiceKindInvoice    EInvoiceKind = "invoice"
 	EInvoiceKindStorno     EInvoiceKind = "storno"
 )
@@ -479,6 +480,8 @@ const (
 func (e EInvoiceKind) Valid() bool {
 	switch e {
 	case EInvoiceKindCorrection:
+		return true
+	case EInvoiceKindExternal:
 		return true
 	case EInvoiceKindInvoice:
 		return true
@@ -753,6 +756,54 @@ func (e EinvoiceCorrectedEventType) Valid() bool {
 	}
 }
 
+// Defines values for EinvoiceDiscoveredEventEnvironment.
+const (
+	EinvoiceDiscoveredEventEnvironmentProduction EinvoiceDiscoveredEventEnvironment = "production"
+	EinvoiceDiscoveredEventEnvironmentSandbox    EinvoiceDiscoveredEventEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the EinvoiceDiscoveredEventEnvironment enum.
+func (e EinvoiceDiscoveredEventEnvironment) Valid() bool {
+	switch e {
+	case EinvoiceDiscoveredEventEnvironmentProduction:
+		return true
+	case EinvoiceDiscoveredEventEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EinvoiceDiscoveredEventObject.
+const (
+	EinvoiceDiscoveredEventObjectEvent EinvoiceDiscoveredEventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the EinvoiceDiscoveredEventObject enum.
+func (e EinvoiceDiscoveredEventObject) Valid() bool {
+	switch e {
+	case EinvoiceDiscoveredEventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EinvoiceDiscoveredEventType.
+const (
+	EinvoiceDiscovered EinvoiceDiscoveredEventType = "einvoice.discovered"
+)
+
+// Valid indicates whether the value is a known member of the EinvoiceDiscoveredEventType enum.
+func (e EinvoiceDiscoveredEventType) Valid() bool {
+	switch e {
+	case EinvoiceDiscovered:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EinvoiceFailedEventEnvironment.
 const (
 	EinvoiceFailedEventEnvironmentProduction EinvoiceFailedEventEnvironment = "production"
@@ -843,6 +894,54 @@ const (
 func (e EinvoiceHeldEventType) Valid() bool {
 	switch e {
 	case EinvoiceHeld:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EinvoiceMissingAtUjpEventEnvironment.
+const (
+	EinvoiceMissingAtUjpEventEnvironmentProduction EinvoiceMissingAtUjpEventEnvironment = "production"
+	EinvoiceMissingAtUjpEventEnvironmentSandbox    EinvoiceMissingAtUjpEventEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the EinvoiceMissingAtUjpEventEnvironment enum.
+func (e EinvoiceMissingAtUjpEventEnvironment) Valid() bool {
+	switch e {
+	case EinvoiceMissingAtUjpEventEnvironmentProduction:
+		return true
+	case EinvoiceMissingAtUjpEventEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EinvoiceMissingAtUjpEventObject.
+const (
+	EinvoiceMissingAtUjpEventObjectEvent EinvoiceMissingAtUjpEventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the EinvoiceMissingAtUjpEventObject enum.
+func (e EinvoiceMissingAtUjpEventObject) Valid() bool {
+	switch e {
+	case EinvoiceMissingAtUjpEventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EinvoiceMissingAtUjpEventType.
+const (
+	EinvoiceMissingAtUjp EinvoiceMissingAtUjpEventType = "einvoice.missing_at_ujp"
+)
+
+// Valid indicates whether the value is a known member of the EinvoiceMissingAtUjpEventType enum.
+func (e EinvoiceMissingAtUjpEventType) Valid() bool {
+	switch e {
+	case EinvoiceMissingAtUjp:
 		return true
 	default:
 		return false
@@ -1094,6 +1193,7 @@ const (
 	EventKindResourceArchiveExport   EventKindResource = "archive_export"
 	EventKindResourceEinvoice        EventKindResource = "einvoice"
 	EventKindResourceInboxDocument   EventKindResource = "inbox_document"
+	EventKindResourceReconciliation  EventKindResource = "reconciliation"
 	EventKindResourceSigningAgent    EventKindResource = "signing_agent"
 	EventKindResourceWebhookEndpoint EventKindResource = "webhook_endpoint"
 )
@@ -1106,6 +1206,8 @@ func (e EventKindResource) Valid() bool {
 	case EventKindResourceEinvoice:
 		return true
 	case EventKindResourceInboxDocument:
+		return true
+	case EventKindResourceReconciliation:
 		return true
 	case EventKindResourceSigningAgent:
 		return true
@@ -1668,6 +1770,183 @@ func (e PatchCompanyBodySigningMode) Valid() bool {
 	case PatchCompanyBodySigningModeBridge:
 		return true
 	case PatchCompanyBodySigningModeSdk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationEnvironment.
+const (
+	ReconciliationEnvironmentProduction ReconciliationEnvironment = "production"
+	ReconciliationEnvironmentSandbox    ReconciliationEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationEnvironment enum.
+func (e ReconciliationEnvironment) Valid() bool {
+	switch e {
+	case ReconciliationEnvironmentProduction:
+		return true
+	case ReconciliationEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationObject.
+const (
+	ReconciliationObjectReconciliation ReconciliationObject = "reconciliation"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationObject enum.
+func (e ReconciliationObject) Valid() bool {
+	switch e {
+	case ReconciliationObjectReconciliation:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationState.
+const (
+	Completed ReconciliationState = "completed"
+	Running   ReconciliationState = "running"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationState enum.
+func (e ReconciliationState) Valid() bool {
+	switch e {
+	case Completed:
+		return true
+	case Running:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationCompletedEventEnvironment.
+const (
+	ReconciliationCompletedEventEnvironmentProduction ReconciliationCompletedEventEnvironment = "production"
+	ReconciliationCompletedEventEnvironmentSandbox    ReconciliationCompletedEventEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationCompletedEventEnvironment enum.
+func (e ReconciliationCompletedEventEnvironment) Valid() bool {
+	switch e {
+	case ReconciliationCompletedEventEnvironmentProduction:
+		return true
+	case ReconciliationCompletedEventEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationCompletedEventObject.
+const (
+	ReconciliationCompletedEventObjectEvent ReconciliationCompletedEventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationCompletedEventObject enum.
+func (e ReconciliationCompletedEventObject) Valid() bool {
+	switch e {
+	case ReconciliationCompletedEventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationCompletedEventType.
+const (
+	ReconciliationCompleted ReconciliationCompletedEventType = "reconciliation.completed"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationCompletedEventType enum.
+func (e ReconciliationCompletedEventType) Valid() bool {
+	switch e {
+	case ReconciliationCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationMismatchEventEnvironment.
+const (
+	ReconciliationMismatchEventEnvironmentProduction ReconciliationMismatchEventEnvironment = "production"
+	ReconciliationMismatchEventEnvironmentSandbox    ReconciliationMismatchEventEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationMismatchEventEnvironment enum.
+func (e ReconciliationMismatchEventEnvironment) Valid() bool {
+	switch e {
+	case ReconciliationMismatchEventEnvironmentProduction:
+		return true
+	case ReconciliationMismatchEventEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationMismatchEventObject.
+const (
+	ReconciliationMismatchEventObjectEvent ReconciliationMismatchEventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationMismatchEventObject enum.
+func (e ReconciliationMismatchEventObject) Valid() bool {
+	switch e {
+	case ReconciliationMismatchEventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationMismatchEventType.
+const (
+	ReconciliationMismatch ReconciliationMismatchEventType = "reconciliation.mismatch"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationMismatchEventType enum.
+func (e ReconciliationMismatchEventType) Valid() bool {
+	switch e {
+	case ReconciliationMismatch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationProblemCode.
+const (
+	AccessRefused    ReconciliationProblemCode = "access_refused"
+	AmbiguousMatch   ReconciliationProblemCode = "ambiguous_match"
+	PayloadMissing   ReconciliationProblemCode = "payload_missing"
+	PrivilegeMissing ReconciliationProblemCode = "privilege_missing"
+	StatusConflict   ReconciliationProblemCode = "status_conflict"
+	StatusUnknown    ReconciliationProblemCode = "status_unknown"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationProblemCode enum.
+func (e ReconciliationProblemCode) Valid() bool {
+	switch e {
+	case AccessRefused:
+		return true
+	case AmbiguousMatch:
+		return true
+	case PayloadMissing:
+		return true
+	case PrivilegeMissing:
+		return true
+	case StatusConflict:
+		return true
+	case StatusUnknown:
 		return true
 	default:
 		return false
@@ -3320,7 +3599,7 @@ type EInvoice struct {
 	// DeliveredAt When UJP assigned the EUID; null before.
 	DeliveredAt *time.Time `json:"deliveredAt"`
 
-	// Document The UJP document as built (and signed), UJP's own JSON field names.
+	// Document The UJP document as built (and signed), UJP's own JSON field names. For an external document: as UJP gave it (payload/list, with the RD privilege), or null when its payload could not be read.
 	Document interface{} `json:"document"`
 
 	// DocumentType UJP document-types code (100 invoice, …).
@@ -3342,7 +3621,7 @@ type EInvoice struct {
 	// Examples: 2026-05-04
 	IssueDate openapi_types.Date `json:"issueDate"`
 
-	// Kind storno and correction documents link their original in originalId.
+	// Kind storno and correction documents link their original in originalId; external: a document UJP holds that the service never issued (issued in UJP's portal or by other software), found by reconciliation and read-only (docs/reconciliation.md).
 	Kind EInvoiceKind `json:"kind"`
 
 	// Number Your document number.
@@ -3383,7 +3662,7 @@ type EInvoice struct {
 	// Totals net (after discounts), vat, gross, in the document currency.
 	Totals Totals `json:"totals"`
 
-	// UjpDocId header.docId sent to UJP; the same on every submission attempt.
+	// UjpDocId header.docId sent to UJP; the same on every submission attempt. For an external document: ujp:<EUID> (the docId its issuer used is in document, when UJP gave its payload).
 	UjpDocId string `json:"ujpDocId"`
 
 	// UpdatedAt When its status or anything else last changed.
@@ -3397,7 +3676,7 @@ type EInvoice struct {
 // Examples: sandbox
 type EInvoiceEnvironment string
 
-// EInvoiceKind storno and correction documents link their original in originalId.
+// EInvoiceKind storno and correction documents link their original in originalId; external: a document UJP holds that the service never issued (issued in UJP's portal or by other software), found by reconciliation and read-only (docs/reconciliation.md).
 type EInvoiceKind string
 
 // EInvoiceObject Always einvoice.
@@ -3570,6 +3849,46 @@ type EinvoiceCorrectedEventObject string
 // EinvoiceCorrectedEventType The event's type, einvoice.corrected (also in the Service-Event-Type header).
 type EinvoiceCorrectedEventType string
 
+// EinvoiceDiscoveredEvent The body of the einvoice.discovered webhook, and the event as GET /v1/events returns it. Reconciliation found a document UJP holds for the company that the service never issued (issued in UJP's portal or by other software): it is imported as an e-invoice of kind external.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.discovered"}
+type EinvoiceDiscoveredEvent struct {
+	// CompanyId The company the event is about (empty for webhook_endpoint.test).
+	CompanyId string `json:"companyId"`
+
+	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Data What the event is about.
+	Data struct {
+		// Object The einvoice the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
+		Object EInvoice `json:"object"`
+	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
+	Environment EinvoiceDiscoveredEventEnvironment `json:"environment"`
+
+	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
+	Id string `json:"id"`
+
+	// Object Always event.
+	Object EinvoiceDiscoveredEventObject `json:"object"`
+
+	// Type The event's type, einvoice.discovered (also in the Service-Event-Type header).
+	Type EinvoiceDiscoveredEventType `json:"type"`
+}
+
+// EinvoiceDiscoveredEventEnvironment The environment of the company (and of the endpoint).
+type EinvoiceDiscoveredEventEnvironment string
+
+// EinvoiceDiscoveredEventObject Always event.
+type EinvoiceDiscoveredEventObject string
+
+// EinvoiceDiscoveredEventType The event's type, einvoice.discovered (also in the Service-Event-Type header).
+type EinvoiceDiscoveredEventType string
+
 // EinvoiceFailedEvent The body of the einvoice.failed webhook, and the event as GET /v1/events returns it. The e-invoice failed for good (terminal error); see problems.
 //
 // Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.failed"}
@@ -3649,6 +3968,46 @@ type EinvoiceHeldEventObject string
 
 // EinvoiceHeldEventType The event's type, einvoice.held (also in the Service-Event-Type header).
 type EinvoiceHeldEventType string
+
+// EinvoiceMissingAtUjpEvent The body of the einvoice.missing_at_ujp webhook, and the event as GET /v1/events returns it. Reconciliation found that UJP does not know a document the service shows delivered (or later): it is flagged with problem ujp_missing; nothing is sent again by itself.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.missing_at_ujp"}
+type EinvoiceMissingAtUjpEvent struct {
+	// CompanyId The company the event is about (empty for webhook_endpoint.test).
+	CompanyId string `json:"companyId"`
+
+	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Data What the event is about.
+	Data struct {
+		// Object The einvoice the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
+		Object EInvoice `json:"object"`
+	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
+	Environment EinvoiceMissingAtUjpEventEnvironment `json:"environment"`
+
+	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
+	Id string `json:"id"`
+
+	// Object Always event.
+	Object EinvoiceMissingAtUjpEventObject `json:"object"`
+
+	// Type The event's type, einvoice.missing_at_ujp (also in the Service-Event-Type header).
+	Type EinvoiceMissingAtUjpEventType `json:"type"`
+}
+
+// EinvoiceMissingAtUjpEventEnvironment The environment of the company (and of the endpoint).
+type EinvoiceMissingAtUjpEventEnvironment string
+
+// EinvoiceMissingAtUjpEventObject Always event.
+type EinvoiceMissingAtUjpEventObject string
+
+// EinvoiceMissingAtUjpEventType The event's type, einvoice.missing_at_ujp (also in the Service-Event-Type header).
+type EinvoiceMissingAtUjpEventType string
 
 // EinvoiceRejectedEvent The body of the einvoice.rejected webhook, and the event as GET /v1/events returns it. The buyer rejected the e-invoice, with a reason (in problems).
 //
@@ -4587,6 +4946,15 @@ type PageInboxDocument struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
+// PageReconciliation Examples: {"data":[{"clean":false,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T01:00:09Z","createdAt":"2026-05-04T01:00:00Z","date":"2026-05-04","environment":"sandbox","id":"rcn_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"reconciliation","problems":[],"purchase":{"added":1,"atUJP":7,"inInbox":6},"runs":1,"sales":{"atDenar":41,"atUJP":42,"discovered":1,"matched":40,"missingAtUJP":0,"repaired":1},"startedAt":"2026-05-04T01:00:00Z","state":"completed","updatedAt":"2026-05-04T01:00:09Z"}],"nextCursor":null}
+type PageReconciliation struct {
+	// Data The items of this page, newest first.
+	Data *[]Reconciliation `json:"data"`
+
+	// NextCursor Pass as cursor to get the next page; null on the last page.
+	NextCursor *string `json:"nextCursor"`
+}
+
 // PageSigningRequest Examples: {"data":[{"claimedBy":null,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","expiresAt":"2026-05-04T09:25:00Z","id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","jws":null,"links":{"einvoice":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz"},"object":"signing_request","payload":"eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","protectedHeader":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19","purpose":"document","refusal":null,"replacedBy":null,"signingInput":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","state":"pending","summary":{"buyerName":"Тест Купувач ДОО Скопје","companyName":"Тест Продавач ДООЕЛ Скопје","currency":"MKD","documentNumber":"F-2026-0042","grossTotal":"5181.00","purpose":"issue e-invoice F-2026-0042","sellerName":null},"updatedAt":"2026-05-04T09:15:00Z"}],"nextCursor":null}
 type PageSigningRequest struct {
 	// Data The items of this page, newest first.
@@ -4802,6 +5170,257 @@ type Payment struct {
 	//
 	// Examples: P12
 	TypeCode string `json:"typeCode"`
+}
+
+// Reconciliation Examples: {"clean":false,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T01:00:09Z","createdAt":"2026-05-04T01:00:00Z","date":"2026-05-04","environment":"sandbox","id":"rcn_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"reconciliation","problems":[],"purchase":{"added":1,"atUJP":7,"inInbox":6},"runs":1,"sales":{"atDenar":41,"atUJP":42,"discovered":1,"matched":40,"missingAtUJP":0,"repaired":1},"startedAt":"2026-05-04T01:00:00Z","state":"completed","updatedAt":"2026-05-04T01:00:09Z"}
+type Reconciliation struct {
+	// Clean true once completed with nothing repaired, discovered, missing at UJP or added to the inbox, and no problems: proof that the service's records of the day were complete.
+	Clean bool `json:"clean"`
+
+	// CompanyId The company (cmp_…).
+	//
+	// Examples: cmp_01jv8k2n3p4q5r6s7t8v9w0xyz
+	CompanyId string `json:"companyId"`
+
+	// CompletedAt When it completed; null while running.
+	//
+	// Examples: 2026-05-05T01:00:09Z
+	CompletedAt *time.Time `json:"completedAt"`
+
+	// CreatedAt When the day was first asked for.
+	//
+	// Examples: 2026-05-05T01:00:00Z
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Date The day reconciled (Europe/Skopje): the documents UJP received on it.
+	//
+	// Examples: 2026-05-04
+	Date openapi_types.Date `json:"date"`
+
+	// Environment The environment of the company and of the UJP it was compared with.
+	//
+	// Examples: production
+	Environment ReconciliationEnvironment `json:"environment"`
+
+	// Id Prefix rcn_.
+	//
+	// Examples: rcn_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// Object Always reconciliation.
+	//
+	// Examples: reconciliation
+	Object ReconciliationObject `json:"object"`
+
+	// Problems What the run could not settle; empty when nothing. See docs/errors.md, reconciliation problems.
+	Problems *[]ReconciliationProblem `json:"problems"`
+
+	// Purchase The documents the company received (UJP's purchase side) against the inbox.
+	Purchase ReconciliationPurchase `json:"purchase"`
+
+	// Runs How many times the day was reconciled (a completed day asked for again runs again; the figures are the last run's).
+	//
+	// Examples: 1
+	Runs int64 `json:"runs"`
+
+	// Sales The company's own documents (UJP's sales side).
+	Sales ReconciliationSales `json:"sales"`
+
+	// StartedAt When the (last) run started.
+	//
+	// Examples: 2026-05-05T01:00:00Z
+	StartedAt time.Time `json:"startedAt"`
+
+	// State running: UJP's records are being read (each read signed by the company's agent, at the lowest priority of its UJP user); completed: the figures are final.
+	//
+	// Examples: completed
+	State ReconciliationState `json:"state"`
+
+	// UpdatedAt When the run last moved.
+	//
+	// Examples: 2026-05-05T01:00:09Z
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// ReconciliationEnvironment The environment of the company and of the UJP it was compared with.
+//
+// Examples: production
+type ReconciliationEnvironment string
+
+// ReconciliationObject Always reconciliation.
+//
+// Examples: reconciliation
+type ReconciliationObject string
+
+// ReconciliationState running: UJP's records are being read (each read signed by the company's agent, at the lowest priority of its UJP user); completed: the figures are final.
+//
+// Examples: completed
+type ReconciliationState string
+
+// ReconciliationBody Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","date":"2026-05-04"}
+type ReconciliationBody struct {
+	// CompanyId The company whose day to reconcile (cmp_…).
+	//
+	// Examples: cmp_01jv8k2n3p4q5r6s7t8v9w0xyz
+	CompanyId string `json:"companyId"`
+
+	// Date The day, YYYY-MM-DD (Europe/Skopje); it must have ended at least 5 minutes ago (UJP's lists of a day are final then).
+	//
+	// Examples: 2026-05-04
+	Date openapi_types.Date `json:"date"`
+}
+
+// ReconciliationCompletedEvent The body of the reconciliation.completed webhook, and the event as GET /v1/events returns it. A reconciliation of a company's day with UJP's records finished; its figures say what it found. One with nothing to fix and no problems (clean) proves that the day's sync was complete.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clean":false,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T01:00:09Z","createdAt":"2026-05-04T01:00:00Z","date":"2026-05-04","environment":"sandbox","id":"rcn_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"reconciliation","problems":[],"purchase":{"added":1,"atUJP":7,"inInbox":6},"runs":1,"sales":{"atDenar":41,"atUJP":42,"discovered":1,"matched":40,"missingAtUJP":0,"repaired":1},"startedAt":"2026-05-04T01:00:00Z","state":"completed","updatedAt":"2026-05-04T01:00:09Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"reconciliation.completed"}
+type ReconciliationCompletedEvent struct {
+	// CompanyId The company the event is about (empty for webhook_endpoint.test).
+	CompanyId string `json:"companyId"`
+
+	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Data What the event is about.
+	Data struct {
+		// Object The reconciliation the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clean":false,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T01:00:09Z","createdAt":"2026-05-04T01:00:00Z","date":"2026-05-04","environment":"sandbox","id":"rcn_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"reconciliation","problems":[],"purchase":{"added":1,"atUJP":7,"inInbox":6},"runs":1,"sales":{"atDenar":41,"atUJP":42,"discovered":1,"matched":40,"missingAtUJP":0,"repaired":1},"startedAt":"2026-05-04T01:00:00Z","state":"completed","updatedAt":"2026-05-04T01:00:09Z"}
+		Object Reconciliation `json:"object"`
+	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
+	Environment ReconciliationCompletedEventEnvironment `json:"environment"`
+
+	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
+	Id string `json:"id"`
+
+	// Object Always event.
+	Object ReconciliationCompletedEventObject `json:"object"`
+
+	// Type The event's type, reconciliation.completed (also in the Service-Event-Type header).
+	Type ReconciliationCompletedEventType `json:"type"`
+}
+
+// ReconciliationCompletedEventEnvironment The environment of the company (and of the endpoint).
+type ReconciliationCompletedEventEnvironment string
+
+// ReconciliationCompletedEventObject Always event.
+type ReconciliationCompletedEventObject string
+
+// ReconciliationCompletedEventType The event's type, reconciliation.completed (also in the Service-Event-Type header).
+type ReconciliationCompletedEventType string
+
+// ReconciliationMismatchEvent The body of the reconciliation.mismatch webhook, and the event as GET /v1/events returns it. A reconciliation found something to fix: a document repaired to UJP's status, discovered, missing at UJP, or an incoming document added to the inbox (sent with reconciliation.completed).
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clean":false,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T01:00:09Z","createdAt":"2026-05-04T01:00:00Z","date":"2026-05-04","environment":"sandbox","id":"rcn_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"reconciliation","problems":[],"purchase":{"added":1,"atUJP":7,"inInbox":6},"runs":1,"sales":{"atDenar":41,"atUJP":42,"discovered":1,"matched":40,"missingAtUJP":0,"repaired":1},"startedAt":"2026-05-04T01:00:00Z","state":"completed","updatedAt":"2026-05-04T01:00:09Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"reconciliation.mismatch"}
+type ReconciliationMismatchEvent struct {
+	// CompanyId The company the event is about (empty for webhook_endpoint.test).
+	CompanyId string `json:"companyId"`
+
+	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Data What the event is about.
+	Data struct {
+		// Object The reconciliation the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clean":false,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T01:00:09Z","createdAt":"2026-05-04T01:00:00Z","date":"2026-05-04","environment":"sandbox","id":"rcn_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"reconciliation","problems":[],"purchase":{"added":1,"atUJP":7,"inInbox":6},"runs":1,"sales":{"atDenar":41,"atUJP":42,"discovered":1,"matched":40,"missingAtUJP":0,"repaired":1},"startedAt":"2026-05-04T01:00:00Z","state":"completed","updatedAt":"2026-05-04T01:00:09Z"}
+		Object Reconciliation `json:"object"`
+	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
+	Environment ReconciliationMismatchEventEnvironment `json:"environment"`
+
+	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
+	Id string `json:"id"`
+
+	// Object Always event.
+	Object ReconciliationMismatchEventObject `json:"object"`
+
+	// Type The event's type, reconciliation.mismatch (also in the Service-Event-Type header).
+	Type ReconciliationMismatchEventType `json:"type"`
+}
+
+// ReconciliationMismatchEventEnvironment The environment of the company (and of the endpoint).
+type ReconciliationMismatchEventEnvironment string
+
+// ReconciliationMismatchEventObject Always event.
+type ReconciliationMismatchEventObject string
+
+// ReconciliationMismatchEventType The event's type, reconciliation.mismatch (also in the Service-Event-Type header).
+type ReconciliationMismatchEventType string
+
+// ReconciliationProblem defines model for ReconciliationProblem.
+type ReconciliationProblem struct {
+	// Code A stable code (docs/errors.md, reconciliation problems).
+	//
+	// Examples: privilege_missing
+	Code ReconciliationProblemCode `json:"code"`
+
+	// EinvoiceId The e-invoice concerned (einv_…), when one is.
+	EinvoiceId *string `json:"einvoiceId,omitempty"`
+
+	// Euid UJP's EUID of the document concerned, when one is.
+	Euid *string `json:"euid,omitempty"`
+
+	// Message What happened and what to do, in words.
+	Message string `json:"message"`
+}
+
+// ReconciliationProblemCode A stable code (docs/errors.md, reconciliation problems).
+//
+// Examples: privilege_missing
+type ReconciliationProblemCode string
+
+// ReconciliationPurchase defines model for ReconciliationPurchase.
+type ReconciliationPurchase struct {
+	// Added The ones added to the inbox by the run (event inbox.received).
+	//
+	// Examples: 1
+	Added int64 `json:"added"`
+
+	// AtUJP Documents UJP lists as received by the company on the day (purchase-invoice/ids).
+	//
+	// Examples: 7
+	AtUJP int64 `json:"atUJP"`
+
+	// InInbox Of those, the ones already in the inbox.
+	//
+	// Examples: 6
+	InInbox int64 `json:"inInbox"`
+}
+
+// ReconciliationSales defines model for ReconciliationSales.
+type ReconciliationSales struct {
+	// AtDenar Of the service's own documents, those UJP lists for the day (by EUID or docId) and those delivered on the day that UJP does not list.
+	//
+	// Examples: 41
+	AtDenar int64 `json:"atDenar"`
+
+	// AtUJP Documents UJP lists as issued by the company on the day (sales-invoice/ids).
+	//
+	// Examples: 42
+	AtUJP int64 `json:"atUJP"`
+
+	// Discovered Documents UJP holds that the service never issued, imported as e-invoices of kind external (event einvoice.discovered).
+	//
+	// Examples: 1
+	Discovered int64 `json:"discovered"`
+
+	// Matched Documents UJP and the service agree on: same EUID, same status.
+	//
+	// Examples: 40
+	Matched int64 `json:"matched"`
+
+	// MissingAtUJP Documents the service shows delivered (or later) that UJP does not know, flagged with problem ujp_missing (event einvoice.missing_at_ujp).
+	//
+	// Examples: 0
+	MissingAtUJP int64 `json:"missingAtUJP"`
+
+	// Repaired Documents the service showed otherwise (queued, submitting, held, failed, or behind UJP's status) moved to UJP's status (history cause reconciled).
+	//
+	// Examples: 1
+	Repaired int64 `json:"repaired"`
 }
 
 // RecoverBody Examples: {"since":"2026-05-03T00:00:00Z"}
@@ -6074,6 +6693,30 @@ type CreateToken400JSONResponseBodyError string
 // CreateToken401JSONResponseBodyError defines parameters for CreateToken.
 type CreateToken401JSONResponseBodyError string
 
+// ListReconciliationsParams defines parameters for ListReconciliations.
+type ListReconciliationsParams struct {
+	// CompanyId Only this company's (as X-Company-Id; a company the credential cannot reach is 403 company_not_allowed, one of the other environment 403 environment_mismatch).
+	CompanyId *string `form:"companyId,omitempty" json:"companyId,omitempty"`
+
+	// Date Only the reconciliations of this day, YYYY-MM-DD.
+	Date *openapi_types.Date `form:"date,omitempty" json:"date,omitempty"`
+
+	// Limit Page size: 1 to 100.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor nextCursor of the previous page (with the same filters); absent for the first page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// XCompanyId Optional: only this company. A company the credential cannot reach is 403 company_not_allowed; one of the other environment 403 environment_mismatch.
+	XCompanyId *string `json:"X-Company-Id,omitempty"`
+}
+
+// CreateReconciliationParams defines parameters for CreateReconciliation.
+type CreateReconciliationParams struct {
+	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
+	IdempotencyKey string `json:"Idempotency-Key"`
+}
+
 // SandboxMandateLinkParams defines parameters for SandboxMandateLink.
 type SandboxMandateLinkParams struct {
 	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
@@ -6287,6 +6930,18 @@ type WebhookEinvoiceCorrectedParams struct {
 	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
 }
 
+// WebhookEinvoiceDiscoveredParams defines parameters for WebhookEinvoiceDiscovered.
+type WebhookEinvoiceDiscoveredParams struct {
+	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
+	ServiceSignature string `json:"Service-Signature"`
+
+	// ServiceDeliveryId The delivery (whd_…) in the delivery log; the same on each retry.
+	ServiceDeliveryId *string `json:"Service-Delivery-Id,omitempty"`
+
+	// ServiceEventType The event's type.
+	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
+}
+
 // WebhookEinvoiceFailedParams defines parameters for WebhookEinvoiceFailed.
 type WebhookEinvoiceFailedParams struct {
 	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
@@ -6301,6 +6956,18 @@ type WebhookEinvoiceFailedParams struct {
 
 // WebhookEinvoiceHeldParams defines parameters for WebhookEinvoiceHeld.
 type WebhookEinvoiceHeldParams struct {
+	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
+	ServiceSignature string `json:"Service-Signature"`
+
+	// ServiceDeliveryId The delivery (whd_…) in the delivery log; the same on each retry.
+	ServiceDeliveryId *string `json:"Service-Delivery-Id,omitempty"`
+
+	// ServiceEventType The event's type.
+	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
+}
+
+// WebhookEinvoiceMissingAtUjpParams defines parameters for WebhookEinvoiceMissingAtUjp.
+type WebhookEinvoiceMissingAtUjpParams struct {
 	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
 	ServiceSignature string `json:"Service-Signature"`
 
@@ -6467,6 +7134,30 @@ type WebhookInboxSignatureRequiredParams struct {
 	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
 }
 
+// WebhookReconciliationCompletedParams defines parameters for WebhookReconciliationCompleted.
+type WebhookReconciliationCompletedParams struct {
+	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
+	ServiceSignature string `json:"Service-Signature"`
+
+	// ServiceDeliveryId The delivery (whd_…) in the delivery log; the same on each retry.
+	ServiceDeliveryId *string `json:"Service-Delivery-Id,omitempty"`
+
+	// ServiceEventType The event's type.
+	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
+}
+
+// WebhookReconciliationMismatchParams defines parameters for WebhookReconciliationMismatch.
+type WebhookReconciliationMismatchParams struct {
+	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
+	ServiceSignature string `json:"Service-Signature"`
+
+	// ServiceDeliveryId The delivery (whd_…) in the delivery log; the same on each retry.
+	ServiceDeliveryId *string `json:"Service-Delivery-Id,omitempty"`
+
+	// ServiceEventType The event's type.
+	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
+}
+
 // WebhookSigningAgentOfflineParams defines parameters for WebhookSigningAgentOffline.
 type WebhookSigningAgentOfflineParams struct {
 	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
@@ -6539,6 +7230,9 @@ type RejectInboxDocumentJSONRequestBody = RejectBody
 // CreateTokenFormdataRequestBody defines body for CreateToken for application/x-www-form-urlencoded ContentType.
 type CreateTokenFormdataRequestBody CreateTokenFormdataBody
 
+// CreateReconciliationJSONRequestBody defines body for CreateReconciliation for application/json ContentType.
+type CreateReconciliationJSONRequestBody = ReconciliationBody
+
 // SimulateEInvoiceJSONRequestBody defines body for SimulateEInvoice for application/json ContentType.
 type SimulateEInvoiceJSONRequestBody = SimulateInputBody
 
@@ -6581,11 +7275,17 @@ type WebhookEinvoiceCancelledByStornoJSONRequestBody = EinvoiceCancelledByStorno
 // WebhookEinvoiceCorrectedJSONRequestBody defines body for WebhookEinvoiceCorrected for application/json ContentType.
 type WebhookEinvoiceCorrectedJSONRequestBody = EinvoiceCorrectedEvent
 
+// WebhookEinvoiceDiscoveredJSONRequestBody defines body for WebhookEinvoiceDiscovered for application/json ContentType.
+type WebhookEinvoiceDiscoveredJSONRequestBody = EinvoiceDiscoveredEvent
+
 // WebhookEinvoiceFailedJSONRequestBody defines body for WebhookEinvoiceFailed for application/json ContentType.
 type WebhookEinvoiceFailedJSONRequestBody = EinvoiceFailedEvent
 
 // WebhookEinvoiceHeldJSONRequestBody defines body for WebhookEinvoiceHeld for application/json ContentType.
 type WebhookEinvoiceHeldJSONRequestBody = EinvoiceHeldEvent
+
+// WebhookEinvoiceMissingAtUjpJSONRequestBody defines body for WebhookEinvoiceMissingAtUjp for application/json ContentType.
+type WebhookEinvoiceMissingAtUjpJSONRequestBody = EinvoiceMissingAtUjpEvent
 
 // WebhookEinvoiceRejectedJSONRequestBody defines body for WebhookEinvoiceRejected for application/json ContentType.
 type WebhookEinvoiceRejectedJSONRequestBody = EinvoiceRejectedEvent
@@ -6625,6 +7325,12 @@ type WebhookInboxRejectedJSONRequestBody = InboxRejectedEvent
 
 // WebhookInboxSignatureRequiredJSONRequestBody defines body for WebhookInboxSignatureRequired for application/json ContentType.
 type WebhookInboxSignatureRequiredJSONRequestBody = InboxSignatureRequiredEvent
+
+// WebhookReconciliationCompletedJSONRequestBody defines body for WebhookReconciliationCompleted for application/json ContentType.
+type WebhookReconciliationCompletedJSONRequestBody = ReconciliationCompletedEvent
+
+// WebhookReconciliationMismatchJSONRequestBody defines body for WebhookReconciliationMismatch for application/json ContentType.
+type WebhookReconciliationMismatchJSONRequestBody = ReconciliationMismatchEvent
 
 // WebhookSigningAgentOfflineJSONRequestBody defines body for WebhookSigningAgentOffline for application/json ContentType.
 type WebhookSigningAgentOfflineJSONRequestBody = SigningAgentOfflineEvent
@@ -7082,6 +7788,38 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/oauth/token (the `CreateToken` operationId).
 	CreateTokenWithFormdataBody(ctx context.Context, body CreateTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListReconciliations List reconciliations
+	//
+	// Reconciliations of the account in the credential's environment and within its allow-list, newest first: one per company and day. companyId (or X-Company-Id) and date narrow the list.
+	//
+	// Corresponds with GET /v1/reconciliations (the `ListReconciliations` operationId).
+	ListReconciliations(ctx context.Context, params *ListReconciliationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateReconciliationWithBody Reconcile a company's day with UJP's records
+	//
+	// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+	CreateReconciliationWithBody(ctx context.Context, params *CreateReconciliationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateReconciliation Reconcile a company's day with UJP's records
+	//
+	// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+	CreateReconciliation(ctx context.Context, params *CreateReconciliationParams, body CreateReconciliationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReconciliation Get a reconciliation
+	//
+	// The reconciliation's state and figures. clean is true once it completed with nothing to fix and no problems: proof that the service's records of that day were complete.
+	//
+	// Corresponds with GET /v1/reconciliations/{id} (the `GetReconciliation` operationId).
+	GetReconciliation(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SandboxMandateLink Get a mandate link of a sandbox company
 	//
@@ -8129,6 +8867,78 @@ func (c *Client) CreateTokenWithBody(ctx context.Context, contentType string, bo
 // Corresponds with POST /v1/oauth/token (the `CreateToken` operationId).
 func (c *Client) CreateTokenWithFormdataBody(ctx context.Context, body CreateTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateTokenRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListReconciliations List reconciliations
+//
+// Reconciliations of the account in the credential's environment and within its allow-list, newest first: one per company and day. companyId (or X-Company-Id) and date narrow the list.
+//
+// Corresponds with GET /v1/reconciliations (the `ListReconciliations` operationId).
+func (c *Client) ListReconciliations(ctx context.Context, params *ListReconciliationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListReconciliationsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateReconciliationWithBody Reconcile a company's day with UJP's records
+//
+// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+func (c *Client) CreateReconciliationWithBody(ctx context.Context, params *CreateReconciliationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateReconciliationRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateReconciliation Reconcile a company's day with UJP's records
+//
+// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+func (c *Client) CreateReconciliation(ctx context.Context, params *CreateReconciliationParams, body CreateReconciliationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateReconciliationRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReconciliation Get a reconciliation
+//
+// The reconciliation's state and figures. clean is true once it completed with nothing to fix and no problems: proof that the service's records of that day were complete.
+//
+// Corresponds with GET /v1/reconciliations/{id} (the `GetReconciliation` operationId).
+func (c *Client) GetReconciliation(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReconciliationRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -10628,6 +11438,198 @@ func NewCreateTokenRequestWithBody(server string, contentType string, body io.Re
 	return req, nil
 }
 
+// NewListReconciliationsRequest constructs an http.Request for the ListReconciliations method
+func NewListReconciliationsRequest(server string, params *ListReconciliationsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/reconciliations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.CompanyId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "companyId", *params.CompanyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Date != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "date", *params.Date, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XCompanyId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Company-Id", *params.XCompanyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Company-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCreateReconciliationRequest calls the generic CreateReconciliation builder with application/json body
+func NewCreateReconciliationRequest(server string, params *CreateReconciliationParams, body CreateReconciliationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateReconciliationRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateReconciliationRequestWithBody constructs an http.Request for the CreateReconciliation method, with any body, and a specified content type
+func NewCreateReconciliationRequestWithBody(server string, params *CreateReconciliationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/reconciliations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewGetReconciliationRequest constructs an http.Request for the GetReconciliation method
+func NewGetReconciliationRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/reconciliations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewSandboxMandateLinkRequest constructs an http.Request for the SandboxMandateLink method
 func NewSandboxMandateLinkRequest(server string, id string, params *SandboxMandateLinkParams) (*http.Request, error) {
 	var err error
@@ -12207,6 +13209,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/oauth/token (the `CreateToken` operationId).
 	CreateTokenWithFormdataBodyWithResponse(ctx context.Context, body CreateTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*CreateTokenResponse, error)
+
+	// ListReconciliationsWithResponse List reconciliations
+	//
+	// Reconciliations of the account in the credential's environment and within its allow-list, newest first: one per company and day. companyId (or X-Company-Id) and date narrow the list.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/reconciliations (the `ListReconciliations` operationId).
+	ListReconciliationsWithResponse(ctx context.Context, params *ListReconciliationsParams, reqEditors ...RequestEditorFn) (*ListReconciliationsResponse, error)
+
+	// CreateReconciliationWithBodyWithResponse Reconcile a company's day with UJP's records
+	//
+	// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+	CreateReconciliationWithBodyWithResponse(ctx context.Context, params *CreateReconciliationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateReconciliationResponse, error)
+
+	// CreateReconciliationWithResponse Reconcile a company's day with UJP's records
+	//
+	// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+	CreateReconciliationWithResponse(ctx context.Context, params *CreateReconciliationParams, body CreateReconciliationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReconciliationResponse, error)
+
+	// GetReconciliationWithResponse Get a reconciliation
+	//
+	// The reconciliation's state and figures. clean is true once it completed with nothing to fix and no problems: proof that the service's records of that day were complete.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/reconciliations/{id} (the `GetReconciliation` operationId).
+	GetReconciliationWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetReconciliationResponse, error)
 
 	// SandboxMandateLinkWithResponse Get a mandate link of a sandbox company
 	//
@@ -14380,6 +15418,178 @@ func (r CreateTokenResponse) ContentType() string {
 	return ""
 }
 
+type ListReconciliationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PageReconciliation
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListReconciliationsResponse) GetJSON200() *PageReconciliation {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListReconciliationsResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r ListReconciliationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListReconciliationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListReconciliationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListReconciliationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateReconciliationResponse202Headers the declared response headers of an HTTP 202 response for CreateReconciliation
+type CreateReconciliationResponse202Headers struct {
+	Location *string
+}
+
+type CreateReconciliationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Reconciliation
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *SentProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *SentProblem
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *CreateReconciliationResponse202Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CreateReconciliationResponse) GetJSON202() *Reconciliation {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateReconciliationResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r CreateReconciliationResponse) GetApplicationproblemJSON408() *SentProblem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateReconciliationResponse) GetApplicationproblemJSON413() *SentProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateReconciliationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateReconciliationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateReconciliationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateReconciliationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReconciliationResponse200Headers the declared response headers of an HTTP 200 response for GetReconciliation
+type GetReconciliationResponse200Headers struct {
+	Location *string
+}
+
+type GetReconciliationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Reconciliation
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetReconciliationResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReconciliationResponse) GetJSON200() *Reconciliation {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReconciliationResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReconciliationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReconciliationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReconciliationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReconciliationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type SandboxMandateLinkResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16117,6 +17327,66 @@ func (c *ClientWithResponses) CreateTokenWithFormdataBodyWithResponse(ctx contex
 		return nil, err
 	}
 	return ParseCreateTokenResponse(rsp)
+}
+
+// ListReconciliationsWithResponse List reconciliations
+//
+// Reconciliations of the account in the credential's environment and within its allow-list, newest first: one per company and day. companyId (or X-Company-Id) and date narrow the list.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/reconciliations (the `ListReconciliations` operationId).
+func (c *ClientWithResponses) ListReconciliationsWithResponse(ctx context.Context, params *ListReconciliationsParams, reqEditors ...RequestEditorFn) (*ListReconciliationsResponse, error) {
+	rsp, err := c.ListReconciliations(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListReconciliationsResponse(rsp)
+}
+
+// CreateReconciliationWithBodyWithResponse Reconcile a company's day with UJP's records
+//
+// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+func (c *ClientWithResponses) CreateReconciliationWithBodyWithResponse(ctx context.Context, params *CreateReconciliationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateReconciliationResponse, error) {
+	rsp, err := c.CreateReconciliationWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateReconciliationResponse(rsp)
+}
+
+// CreateReconciliationWithResponse Reconcile a company's day with UJP's records
+//
+// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+func (c *ClientWithResponses) CreateReconciliationWithResponse(ctx context.Context, params *CreateReconciliationParams, body CreateReconciliationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReconciliationResponse, error) {
+	rsp, err := c.CreateReconciliation(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateReconciliationResponse(rsp)
+}
+
+// GetReconciliationWithResponse Get a reconciliation
+//
+// The reconciliation's state and figures. clean is true once it completed with nothing to fix and no problems: proof that the service's records of that day were complete.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/reconciliations/{id} (the `GetReconciliation` operationId).
+func (c *ClientWithResponses) GetReconciliationWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetReconciliationResponse, error) {
+	rsp, err := c.GetReconciliation(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReconciliationResponse(rsp)
 }
 
 // SandboxMandateLinkWithResponse Get a mandate link of a sandbox company
@@ -18014,6 +19284,145 @@ func ParseCreateTokenResponse(rsp *http.Response) (*CreateTokenResponse, error) 
 	return response, nil
 }
 
+// ParseListReconciliationsResponse parses an HTTP response from a ListReconciliationsWithResponse call
+func ParseListReconciliationsResponse(rsp *http.Response) (*ListReconciliationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListReconciliationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PageReconciliation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateReconciliationResponse parses an HTTP response from a CreateReconciliationWithResponse call
+func ParseCreateReconciliationResponse(rsp *http.Response) (*CreateReconciliationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateReconciliationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Reconciliation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers CreateReconciliationResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReconciliationResponse parses an HTTP response from a GetReconciliationWithResponse call
+func ParseGetReconciliationResponse(rsp *http.Response) (*GetReconciliationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReconciliationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Reconciliation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetReconciliationResponse200Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseSandboxMandateLinkResponse parses an HTTP response from a SandboxMandateLinkWithResponse call
 func ParseSandboxMandateLinkResponse(rsp *http.Response) (*SandboxMandateLinkResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -18897,6 +20306,11 @@ type WebhookInitiatorInterface interface {
 
 	WebhookEinvoiceCorrected(ctx context.Context, targetURL string, params *WebhookEinvoiceCorrectedParams, body WebhookEinvoiceCorrectedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookEinvoiceDiscoveredWithBody fires the einvoice.discovered webhook with any body
+	WebhookEinvoiceDiscoveredWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceDiscoveredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookEinvoiceDiscovered(ctx context.Context, targetURL string, params *WebhookEinvoiceDiscoveredParams, body WebhookEinvoiceDiscoveredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookEinvoiceFailedWithBody fires the einvoice.failed webhook with any body
 	WebhookEinvoiceFailedWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceFailedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -18906,6 +20320,11 @@ type WebhookInitiatorInterface interface {
 	WebhookEinvoiceHeldWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceHeldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	WebhookEinvoiceHeld(ctx context.Context, targetURL string, params *WebhookEinvoiceHeldParams, body WebhookEinvoiceHeldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookEinvoiceMissingAtUjpWithBody fires the einvoice.missing_at_ujp webhook with any body
+	WebhookEinvoiceMissingAtUjpWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceMissingAtUjpParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookEinvoiceMissingAtUjp(ctx context.Context, targetURL string, params *WebhookEinvoiceMissingAtUjpParams, body WebhookEinvoiceMissingAtUjpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// WebhookEinvoiceRejectedWithBody fires the einvoice.rejected webhook with any body
 	WebhookEinvoiceRejectedWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceRejectedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -18971,6 +20390,16 @@ type WebhookInitiatorInterface interface {
 	WebhookInboxSignatureRequiredWithBody(ctx context.Context, targetURL string, params *WebhookInboxSignatureRequiredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	WebhookInboxSignatureRequired(ctx context.Context, targetURL string, params *WebhookInboxSignatureRequiredParams, body WebhookInboxSignatureRequiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReconciliationCompletedWithBody fires the reconciliation.completed webhook with any body
+	WebhookReconciliationCompletedWithBody(ctx context.Context, targetURL string, params *WebhookReconciliationCompletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReconciliationCompleted(ctx context.Context, targetURL string, params *WebhookReconciliationCompletedParams, body WebhookReconciliationCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReconciliationMismatchWithBody fires the reconciliation.mismatch webhook with any body
+	WebhookReconciliationMismatchWithBody(ctx context.Context, targetURL string, params *WebhookReconciliationMismatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReconciliationMismatch(ctx context.Context, targetURL string, params *WebhookReconciliationMismatchParams, body WebhookReconciliationMismatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// WebhookSigningAgentOfflineWithBody fires the signing_agent.offline webhook with any body
 	WebhookSigningAgentOfflineWithBody(ctx context.Context, targetURL string, params *WebhookSigningAgentOfflineParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -19132,6 +20561,30 @@ func (p *WebhookInitiator) WebhookEinvoiceCorrected(ctx context.Context, targetU
 	return p.Client.Do(req)
 }
 
+func (p *WebhookInitiator) WebhookEinvoiceDiscoveredWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceDiscoveredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEinvoiceDiscoveredWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEinvoiceDiscovered(ctx context.Context, targetURL string, params *WebhookEinvoiceDiscoveredParams, body WebhookEinvoiceDiscoveredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEinvoiceDiscoveredWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
 func (p *WebhookInitiator) WebhookEinvoiceFailedWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceFailedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookEinvoiceFailedWebhookRequestWithBody(targetURL, params, contentType, body)
 	if err != nil {
@@ -19170,6 +20623,30 @@ func (p *WebhookInitiator) WebhookEinvoiceHeldWithBody(ctx context.Context, targ
 
 func (p *WebhookInitiator) WebhookEinvoiceHeld(ctx context.Context, targetURL string, params *WebhookEinvoiceHeldParams, body WebhookEinvoiceHeldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookEinvoiceHeldWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEinvoiceMissingAtUjpWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceMissingAtUjpParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEinvoiceMissingAtUjpWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEinvoiceMissingAtUjp(ctx context.Context, targetURL string, params *WebhookEinvoiceMissingAtUjpParams, body WebhookEinvoiceMissingAtUjpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEinvoiceMissingAtUjpWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19482,6 +20959,54 @@ func (p *WebhookInitiator) WebhookInboxSignatureRequiredWithBody(ctx context.Con
 
 func (p *WebhookInitiator) WebhookInboxSignatureRequired(ctx context.Context, targetURL string, params *WebhookInboxSignatureRequiredParams, body WebhookInboxSignatureRequiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookInboxSignatureRequiredWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReconciliationCompletedWithBody(ctx context.Context, targetURL string, params *WebhookReconciliationCompletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReconciliationCompletedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReconciliationCompleted(ctx context.Context, targetURL string, params *WebhookReconciliationCompletedParams, body WebhookReconciliationCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReconciliationCompletedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReconciliationMismatchWithBody(ctx context.Context, targetURL string, params *WebhookReconciliationMismatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReconciliationMismatchWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReconciliationMismatch(ctx context.Context, targetURL string, params *WebhookReconciliationMismatchParams, body WebhookReconciliationMismatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReconciliationMismatchWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19954,6 +21479,71 @@ func NewWebhookEinvoiceCorrectedWebhookRequestWithBody(targetURL string, params 
 	return req, nil
 }
 
+// NewWebhookEinvoiceDiscoveredWebhookRequest builds a application/json POST request for the einvoice.discovered webhook
+func NewWebhookEinvoiceDiscoveredWebhookRequest(targetURL string, params *WebhookEinvoiceDiscoveredParams, body WebhookEinvoiceDiscoveredJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookEinvoiceDiscoveredWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookEinvoiceDiscoveredWebhookRequestWithBody builds a POST request for the einvoice.discovered webhook with any body
+func NewWebhookEinvoiceDiscoveredWebhookRequestWithBody(targetURL string, params *WebhookEinvoiceDiscoveredParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Service-Signature", params.ServiceSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Service-Signature", headerParam0)
+
+		if params.ServiceDeliveryId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Service-Delivery-Id", *params.ServiceDeliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Delivery-Id", headerParam1)
+		}
+
+		if params.ServiceEventType != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Service-Event-Type", *params.ServiceEventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Event-Type", headerParam2)
+		}
+
+	}
+	return req, nil
+}
+
 // NewWebhookEinvoiceFailedWebhookRequest builds a application/json POST request for the einvoice.failed webhook
 func NewWebhookEinvoiceFailedWebhookRequest(targetURL string, params *WebhookEinvoiceFailedParams, body WebhookEinvoiceFailedJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -20032,6 +21622,71 @@ func NewWebhookEinvoiceHeldWebhookRequest(targetURL string, params *WebhookEinvo
 
 // NewWebhookEinvoiceHeldWebhookRequestWithBody builds a POST request for the einvoice.held webhook with any body
 func NewWebhookEinvoiceHeldWebhookRequestWithBody(targetURL string, params *WebhookEinvoiceHeldParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Service-Signature", params.ServiceSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Service-Signature", headerParam0)
+
+		if params.ServiceDeliveryId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Service-Delivery-Id", *params.ServiceDeliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Delivery-Id", headerParam1)
+		}
+
+		if params.ServiceEventType != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Service-Event-Type", *params.ServiceEventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Event-Type", headerParam2)
+		}
+
+	}
+	return req, nil
+}
+
+// NewWebhookEinvoiceMissingAtUjpWebhookRequest builds a application/json POST request for the einvoice.missing_at_ujp webhook
+func NewWebhookEinvoiceMissingAtUjpWebhookRequest(targetURL string, params *WebhookEinvoiceMissingAtUjpParams, body WebhookEinvoiceMissingAtUjpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookEinvoiceMissingAtUjpWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookEinvoiceMissingAtUjpWebhookRequestWithBody builds a POST request for the einvoice.missing_at_ujp webhook with any body
+func NewWebhookEinvoiceMissingAtUjpWebhookRequestWithBody(targetURL string, params *WebhookEinvoiceMissingAtUjpParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 
@@ -20877,6 +22532,136 @@ func NewWebhookInboxSignatureRequiredWebhookRequest(targetURL string, params *We
 
 // NewWebhookInboxSignatureRequiredWebhookRequestWithBody builds a POST request for the inbox.signature_required webhook with any body
 func NewWebhookInboxSignatureRequiredWebhookRequestWithBody(targetURL string, params *WebhookInboxSignatureRequiredParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Service-Signature", params.ServiceSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Service-Signature", headerParam0)
+
+		if params.ServiceDeliveryId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Service-Delivery-Id", *params.ServiceDeliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Delivery-Id", headerParam1)
+		}
+
+		if params.ServiceEventType != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Service-Event-Type", *params.ServiceEventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Event-Type", headerParam2)
+		}
+
+	}
+	return req, nil
+}
+
+// NewWebhookReconciliationCompletedWebhookRequest builds a application/json POST request for the reconciliation.completed webhook
+func NewWebhookReconciliationCompletedWebhookRequest(targetURL string, params *WebhookReconciliationCompletedParams, body WebhookReconciliationCompletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReconciliationCompletedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReconciliationCompletedWebhookRequestWithBody builds a POST request for the reconciliation.completed webhook with any body
+func NewWebhookReconciliationCompletedWebhookRequestWithBody(targetURL string, params *WebhookReconciliationCompletedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Service-Signature", params.ServiceSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Service-Signature", headerParam0)
+
+		if params.ServiceDeliveryId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Service-Delivery-Id", *params.ServiceDeliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Delivery-Id", headerParam1)
+		}
+
+		if params.ServiceEventType != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Service-Event-Type", *params.ServiceEventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Event-Type", headerParam2)
+		}
+
+	}
+	return req, nil
+}
+
+// NewWebhookReconciliationMismatchWebhookRequest builds a application/json POST request for the reconciliation.mismatch webhook
+func NewWebhookReconciliationMismatchWebhookRequest(targetURL string, params *WebhookReconciliationMismatchParams, body WebhookReconciliationMismatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReconciliationMismatchWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReconciliationMismatchWebhookRequestWithBody builds a POST request for the reconciliation.mismatch webhook with any body
+func NewWebhookReconciliationMismatchWebhookRequestWithBody(targetURL string, params *WebhookReconciliationMismatchParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 
