@@ -376,7 +376,8 @@ func (c *Client) get(ctx context.Context, op, path string, caller Identity, out 
 // Codebooks implements Gateway: every list of codeListPaths, then the tax
 // indicators of each document type (doc-type-x-tax-indicator), each call
 // in a turn of the caller at code-list priority. The tax groups an
-// indicator may be used with are the union of every entry that names it.
+// indicator may be used with are the union of every entry that names it;
+// the indicators each document type may use are its own list's.
 func (c *Client) Codebooks(ctx context.Context, caller Identity) (*ujpdoc.Codebooks, error) {
 	if _, ok := ctx.Value(priorityKey{}).(Priority); !ok {
 		ctx = WithPriority(ctx, PriorityCodeList)
@@ -406,8 +407,17 @@ func (c *Client) Codebooks(ctx context.Context, caller Identity) (*ujpdoc.Codebo
 		if err != nil {
 			return nil, err
 		}
-		if err := u.addDocTypeList(raw[keyDocTypeTaxIndicators]); err != nil && raw[keyDocTypeTaxIndicators] != nil {
+		codes, err := u.addDocTypeList(raw[keyDocTypeTaxIndicators])
+		if err != nil && raw[keyDocTypeTaxIndicators] != nil {
 			return nil, &UnavailableError{Op: opCodebooks, Err: err}
+		}
+		// A type UJP lists no indicator for is left unrestricted: an
+		// empty list would make every line of it invalid.
+		if len(codes) > 0 {
+			if cb.DocTypeTaxIndicators == nil {
+				cb.DocTypeTaxIndicators = map[string][]string{}
+			}
+			cb.DocTypeTaxIndicators[dt.Code] = codes
 		}
 	}
 	cb.TaxIndicators = u.indicators()

@@ -245,6 +245,28 @@ func TestServerTimeAndCodebooks(t *testing.T) {
 	if ps := ujpdoc.Validate(invoice(t, "cb-1"), cb); len(ps) != 0 {
 		t.Errorf("validation with fetched code lists: %+v", ps)
 	}
+	// UJP's published lists are the snapshot's.
+	if d := ujpdoc.Diff(snap, cb); d != nil {
+		t.Errorf("the published lists differ from the snapshot: %s", ujpdoc.Summary(d, 5))
+	}
+	if len(cb.DocTypeTaxIndicators["100"]) != len(snap.TaxIndicators) {
+		t.Errorf("document type 100 allows %d indicators, want every one", len(cb.DocTypeTaxIndicators["100"]))
+	}
+
+	// UJP changes its lists: a new indicator for type 100 only, a payment
+	// type gone, a document type renamed.
+	must(t, e.sim.SetCodeListsChanged(ctx, caller.EDB, true))
+	changed, err := e.client.Codebooks(ctx, caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ujpdoc.Summary(ujpdoc.Diff(cb, changed), 5),
+		"document-types: changed 100 (name) · payment-types: removed P13 · tax-indicators: added DDV-14-3-10 · document-type-tax-indicators: added 100/DDV-14-3-10"; got != want {
+		t.Errorf("the changed lists:\n got %s\nwant %s", got, want)
+	}
+	if !changed.IndicatorAllowed("100", "DDV-14-3-10") || changed.IndicatorAllowed("110", "DDV-14-3-10") {
+		t.Errorf("DDV-14-3-10 by document type: %v", changed.IndicatorDocTypes("DDV-14-3-10"))
+	}
 }
 
 func TestCodebookCacheFallsBack(t *testing.T) {
