@@ -99,6 +99,12 @@ type Config struct {
 	// InboxDeadlineInterval is how often the inbox's deadline job looks for
 	// reminders and auto-acceptances due.
 	InboxDeadlineInterval time.Duration `env:"DENAR_INBOX_DEADLINE_INTERVAL" envDefault:"1m"`
+	// UJPCodeListInterval is how often UJP's code lists are read (by one
+	// process) and compared with the recorded ones; UJPCodeListReload how
+	// long a process validates with its copy of the recorded lists before
+	// it looks at the store again.
+	UJPCodeListInterval time.Duration `env:"DENAR_UJP_CODELIST_INTERVAL" envDefault:"6h"`
+	UJPCodeListReload   time.Duration `env:"DENAR_UJP_CODELIST_RELOAD" envDefault:"10s"`
 	// ClockOffset shifts the service's clock (every recorded time, every
 	// deadline, every requestTimestamp) for rehearsals and tests of
 	// date-dependent behaviour in the sandbox; refused with

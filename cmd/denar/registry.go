@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/jobs"
@@ -36,23 +35,6 @@ type ujpRegistry struct {
 	// sim is the embedded simulator (backend "embedded"), whose retention
 	// job serve registers; nil for the other backends.
 	sim *ujpsim.Sim
-	// codebooks are UJP's code lists per environment, refreshed by run.
-	codebooks map[string]*ujp.CodebookCache
-}
-
-// run keeps the code lists fresh until ctx ends.
-func (r ujpRegistry) run(ctx context.Context) {
-	for _, c := range r.codebooks {
-		go c.Run(ctx)
-	}
-}
-
-// Codebooks is the current code lists of env (nil: the embedded snapshot).
-func (r ujpRegistry) Codebooks(env string) *ujpdoc.Codebooks {
-	if c, ok := r.codebooks[env]; ok {
-		return c.Get()
-	}
-	return nil
 }
 
 func (r ujpRegistry) LookupCompany(ctx context.Context, env, as, taxNumber string) (einvoicing.RegistryCompany, error) {
@@ -152,10 +134,6 @@ func newRegistry(cfg Config, log *slog.Logger, db *store.DB) (ujpRegistry, error
 	}
 	if len(r.gateways) == 0 {
 		return r, errors.New("no UJP gateway")
-	}
-	r.codebooks = map[string]*ujp.CodebookCache{}
-	for env, gw := range r.gateways {
-		r.codebooks[env] = ujp.NewCodebookCache(gw, r.operators[env], 6*time.Hour, log)
 	}
 	return r, nil
 }

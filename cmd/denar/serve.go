@@ -59,14 +59,13 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 		if reg.setup != nil {
 			d.SandboxSetup = reg.setup
 		}
-		d.Codebooks = reg.Codebooks
-		d.Gateways = reg.gateways
+		d.Gateways, d.Operators = reg.gateways, reg.operators
 	}
 	app = einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
 		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
 		Webhooks: einvoicing.WebhookConfig{Timeout: cfg.WebhookTimeout, AllowPrivateSandbox: cfg.WebhookAllowPrivateSandbox,
 			OperatorEmail: cfg.OperatorEmail, Concurrency: cfg.WebhookWorkers},
-		InboxDeadlineEvery: cfg.InboxDeadlineInterval,
+		InboxDeadlineEvery: cfg.InboxDeadlineInterval, CodeListsEvery: cfg.UJPCodeListInterval, CodeListsReload: cfg.UJPCodeListReload,
 		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays},
 		Archive: einvoicing.ArchiveConfig{Retention: cfg.ArchiveRetention}})
@@ -201,7 +200,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if reg.setup != nil {
 		reg.setup.registerOperator(ctx, log)
 	}
-	reg.run(ctx)
 	blobs, err := blobStore(ctx, cfg, db)
 	if err != nil {
 		return fmt.Errorf("archive blob store: %w", err)

@@ -260,12 +260,35 @@ func registerExamples(s *httpx.Service) {
 	s.Example(exArchiveObject())
 
 	// Codebooks.
+	fresh := einvoicing.CodebookFreshness{Live: true, UnchangedSince: exPtr(time.Date(2026, 3, 1, 6, 0, 0, 0, time.UTC))}
 	list := einvoicing.CodebookList{Object: "list", Environment: "sandbox", Source: einvoicing.CodebookSourceUJP,
-		FetchedAt: exPtr(exTime("06:00:00")), Data: einvoice.Codebooks(cb)}
+		FetchedAt: exPtr(exTime("06:00:00"))}
+	for _, info := range einvoice.Codebooks(cb) {
+		list.Data = append(list.Data, einvoicing.CodebookSummary{CodebookInfo: info, CodebookFreshness: fresh})
+	}
 	s.Example(list)
 	info, values, _ := einvoice.Codebook(cb, ujpdoc.CBTaxIndicators)
 	s.Example(einvoicing.Codebook{Object: "codebook", CodebookInfo: info, Environment: "sandbox", Source: einvoicing.CodebookSourceUJP,
-		FetchedAt: exPtr(exTime("06:00:00")), Values: values[:4]})
+		FetchedAt: exPtr(exTime("06:00:00")), CodebookFreshness: fresh, Values: values[:4]})
+	s.Example(exCodeListChange())
+}
+
+// exCodeListChange is the example change of UJP's code lists: the one the
+// sandbox simulator's code-list fault makes.
+func exCodeListChange() einvoicing.CodeListChange {
+	lists := []ujpdoc.ListChange{
+		{List: ujpdoc.CBDocumentTypes, Added: []ujpdoc.CodeEntry{}, Removed: []ujpdoc.CodeEntry{},
+			Changed: []ujpdoc.CodeChange{{Code: "100", Name: "Општа Фактура", Changes: []ujpdoc.FieldChange{{Field: "name", Before: "Фактура", After: "Општа Фактура"}}}}},
+		{List: ujpdoc.CBPaymentTypes, Added: []ujpdoc.CodeEntry{}, Removed: []ujpdoc.CodeEntry{{Code: "P13", Name: "Плаќање на рати"}}, Changed: []ujpdoc.CodeChange{}},
+		{List: ujpdoc.CBTaxIndicators, Added: []ujpdoc.CodeEntry{{Code: "DDV-14-3-10",
+			Name: "Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}},
+			Removed: []ujpdoc.CodeEntry{}, Changed: []ujpdoc.CodeChange{}},
+		{List: ujpdoc.CBDocTypeTaxIndicators, Added: []ujpdoc.CodeEntry{{Code: "100/DDV-14-3-10",
+			Name: "Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}},
+			Removed: []ujpdoc.CodeEntry{}, Changed: []ujpdoc.CodeChange{}},
+	}
+	return einvoicing.CodeListChange{ID: "clc_01jv8k2n3p4q5r6s7t8v9w0xyz", Object: "codelist_change", Environment: "sandbox",
+		DetectedAt: exTime("06:00:00"), Summary: ujpdoc.Summary(lists, 10), Lists: lists}
 }
 
 // eventExample is the example body of a webhook (and event) of kind k:
@@ -283,6 +306,8 @@ func eventExample(k einvoicing.EventKind) any {
 		object = exArchiveObject()
 	case einvoicing.ResourceWebhookEndpoint:
 		object = exEndpointObject()
+	case einvoicing.ResourceCodeListChange:
+		object = exCodeListChange()
 	default:
 		panic("einvoiceapi: no example object for the resource " + k.Resource)
 	}

@@ -2,8 +2,8 @@
 // e-Faktura): the Gateway interface naming everything the service asks of
 // UJP, an HTTP client that speaks UJP's documented API (paths, X-EUJP-ID /
 // X-EDB / X-SERIAL-NUMBER headers, {requestTimestamp, jws} bodies, the
-// {success, createdDate, errorStatus, …} envelopes), its typed errors, and a
-// cache of UJP's code lists that falls back to ujpdoc's embedded snapshot.
+// {success, createdDate, errorStatus, …} envelopes), its typed errors, and
+// how UJP's code lists are merged with the previous ones (MergeCodebooks).
 //
 // The gateway never signs. Every document-level call, reads included, must
 // carry a compact JWS made on the company's own device (the service never

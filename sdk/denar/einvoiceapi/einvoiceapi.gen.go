@@ -201,6 +201,39 @@ func (e ArchiveExportReadyEventType) Valid() bool {
 	}
 }
 
+// Defines values for CodeListChangeEnvironment.
+const (
+	CodeListChangeEnvironmentProduction CodeListChangeEnvironment = "production"
+	CodeListChangeEnvironmentSandbox    CodeListChangeEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CodeListChangeEnvironment enum.
+func (e CodeListChangeEnvironment) Valid() bool {
+	switch e {
+	case CodeListChangeEnvironmentProduction:
+		return true
+	case CodeListChangeEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodeListChangeObject.
+const (
+	CodeListChangeObjectCodelistChange CodeListChangeObject = "codelist_change"
+)
+
+// Valid indicates whether the value is a known member of the CodeListChangeObject enum.
+func (e CodeListChangeObject) Valid() bool {
+	switch e {
+	case CodeListChangeObjectCodelistChange:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CodebookEnvironment.
 const (
 	CodebookEnvironmentProduction CodebookEnvironment = "production"
@@ -321,6 +354,54 @@ func (e CodebookValueVatImpact) Valid() bool {
 	case PRENESEN:
 		return true
 	case STANDARD:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodelistsChangedEventEnvironment.
+const (
+	CodelistsChangedEventEnvironmentProduction CodelistsChangedEventEnvironment = "production"
+	CodelistsChangedEventEnvironmentSandbox    CodelistsChangedEventEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CodelistsChangedEventEnvironment enum.
+func (e CodelistsChangedEventEnvironment) Valid() bool {
+	switch e {
+	case CodelistsChangedEventEnvironmentProduction:
+		return true
+	case CodelistsChangedEventEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodelistsChangedEventObject.
+const (
+	CodelistsChangedEventObjectEvent CodelistsChangedEventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the CodelistsChangedEventObject enum.
+func (e CodelistsChangedEventObject) Valid() bool {
+	switch e {
+	case CodelistsChangedEventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodelistsChangedEventType.
+const (
+	CodelistsChanged CodelistsChangedEventType = "codelists.changed"
+)
+
+// Valid indicates whether the value is a known member of the CodelistsChangedEventType enum.
+func (e CodelistsChangedEventType) Valid() bool {
+	switch e {
+	case CodelistsChanged:
 		return true
 	default:
 		return false
@@ -1092,6 +1173,7 @@ func (e EventKindObject) Valid() bool {
 // Defines values for EventKindResource.
 const (
 	EventKindResourceArchiveExport   EventKindResource = "archive_export"
+	EventKindResourceCodelistChange  EventKindResource = "codelist_change"
 	EventKindResourceEinvoice        EventKindResource = "einvoice"
 	EventKindResourceInboxDocument   EventKindResource = "inbox_document"
 	EventKindResourceSigningAgent    EventKindResource = "signing_agent"
@@ -1102,6 +1184,8 @@ const (
 func (e EventKindResource) Valid() bool {
 	switch e {
 	case EventKindResourceArchiveExport:
+		return true
+	case EventKindResourceCodelistChange:
 		return true
 	case EventKindResourceEinvoice:
 		return true
@@ -2876,7 +2960,77 @@ type CertificateInputBody struct {
 	EujpId *string `json:"eujpId,omitempty"`
 }
 
-// Codebook Examples: {"count":96,"description":"How a line's supply is taxed: standard rate, exempt, reverse charge, not taxable in the country. Each indicator may be used only with the VAT rates in its vatPercents; DDV-A (standard 18%) is the common one.","environment":"sandbox","fetchedAt":"2026-05-04T06:00:00Z","fields":["POST /v1/einvoices lines[].taxIndicator","POST /v1/einvoices/{id}/correction lines[].taxIndicator"],"name":"tax-indicators","object":"codebook","source":"ujp","title":"Tax indicators","values":[{"code":"DDV-G","description":"ДДВ не е пресметан согласно член 51 став 3 од ЗДДВ","name":"Не е ДДВ обврзник","taxGroups":["DDV-G"],"vatImpact":"NULA","vatPercents":[0]},{"code":"DDV-A","name":"Стандардно оданочување со општа даночна стапка од 18%","taxGroups":["DDV-A"],"vatImpact":"STANDARD","vatPercents":[18]},{"code":"DDV-V","name":"Стандардно оданочување со повластена даночна стапка од 10%","taxGroups":["DDV-V"],"vatImpact":"STANDARD","vatPercents":[10]},{"code":"DDV-B","name":"Стандардно оданочување со повластена даночна стапка од 5%","taxGroups":["DDV-B"],"vatImpact":"STANDARD","vatPercents":[5]}]}
+// CodeChange defines model for CodeChange.
+type CodeChange struct {
+	// Changes What changed.
+	Changes *[]FieldChange `json:"changes"`
+
+	// Code The code.
+	//
+	// Examples: 100
+	Code string `json:"code"`
+
+	// Name UJP's name of it now.
+	//
+	// Examples: Општа Фактура
+	Name string `json:"name"`
+}
+
+// CodeEntry defines model for CodeEntry.
+type CodeEntry struct {
+	// Code The code.
+	//
+	// Examples: DDV-14-3-10
+	Code string `json:"code"`
+
+	// Name UJP's name of it.
+	//
+	// Examples: Промет на услуги кон лице што не е даночен обврзник
+	Name string `json:"name"`
+}
+
+// CodeListChange Examples: {"detectedAt":"2026-05-04T06:00:00Z","environment":"sandbox","id":"clc_01jv8k2n3p4q5r6s7t8v9w0xyz","lists":[{"added":[],"changed":[{"changes":[{"after":"Општа Фактура","before":"Фактура","field":"name"}],"code":"100","name":"Општа Фактура"}],"list":"document-types","removed":[]},{"added":[],"changed":[],"list":"payment-types","removed":[{"code":"P13","name":"Плаќање на рати"}]},{"added":[{"code":"DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"tax-indicators","removed":[]},{"added":[{"code":"100/DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"document-type-tax-indicators","removed":[]}],"object":"codelist_change","summary":"document-types: changed 100 (name) · payment-types: removed P13 · tax-indicators: added DDV-14-3-10 · document-type-tax-indicators: added 100/DDV-14-3-10"}
+type CodeListChange struct {
+	// DetectedAt When the service read the changed lists from UJP; requests are checked against them from then on.
+	//
+	// Examples: 2026-09-01T06:00:00Z
+	DetectedAt time.Time `json:"detectedAt"`
+
+	// Environment The environment whose UJP changed its lists.
+	//
+	// Examples: production
+	Environment CodeListChangeEnvironment `json:"environment"`
+
+	// Id Prefix clc_: the change, the same in the event of every company.
+	//
+	// Examples: clc_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// Lists Each list that changed: the codes added, removed and changed. GET /v1/codebooks/{name} lists the values now.
+	Lists *[]ListChange `json:"lists"`
+
+	// Object Always codelist_change.
+	//
+	// Examples: codelist_change
+	Object CodeListChangeObject `json:"object"`
+
+	// Summary The change in one line.
+	//
+	// Examples: payment-types: removed P13 · tax-indicators: added DDV-14-3-10
+	Summary string `json:"summary"`
+}
+
+// CodeListChangeEnvironment The environment whose UJP changed its lists.
+//
+// Examples: production
+type CodeListChangeEnvironment string
+
+// CodeListChangeObject Always codelist_change.
+//
+// Examples: codelist_change
+type CodeListChangeObject string
+
+// Codebook Examples: {"count":96,"description":"How a line's supply is taxed: standard rate, exempt, reverse charge, not taxable in the country. Each indicator may be used only with the VAT rates in its vatPercents; DDV-A (standard 18%) is the common one.","environment":"sandbox","fetchedAt":"2026-05-04T06:00:00Z","fields":["POST /v1/einvoices lines[].taxIndicator","POST /v1/einvoices/{id}/correction lines[].taxIndicator"],"live":true,"name":"tax-indicators","object":"codebook","source":"ujp","title":"Tax indicators","unchangedSince":"2026-03-01T06:00:00Z","values":[{"code":"DDV-G","description":"ДДВ не е пресметан согласно член 51 став 3 од ЗДДВ","name":"Не е ДДВ обврзник","taxGroups":["DDV-G"],"vatImpact":"NULA","vatPercents":[0]},{"code":"DDV-A","name":"Стандардно оданочување со општа даночна стапка од 18%","taxGroups":["DDV-A"],"vatImpact":"STANDARD","vatPercents":[18]},{"code":"DDV-V","name":"Стандардно оданочување со повластена даночна стапка од 10%","taxGroups":["DDV-V"],"vatImpact":"STANDARD","vatPercents":[10]},{"code":"DDV-B","name":"Стандардно оданочување со повластена даночна стапка од 5%","taxGroups":["DDV-B"],"vatImpact":"STANDARD","vatPercents":[5]}]}
 type Codebook struct {
 	// Count How many values the list has.
 	//
@@ -2893,7 +3047,7 @@ type Codebook struct {
 	// Examples: sandbox
 	Environment CodebookEnvironment `json:"environment"`
 
-	// FetchedAt When the list was read from UJP; null for the snapshot.
+	// FetchedAt When UJP's lists were last read; null for the snapshot.
 	//
 	// Examples: 2026-05-04T06:00:00Z
 	FetchedAt *time.Time `json:"fetchedAt"`
@@ -2903,6 +3057,11 @@ type Codebook struct {
 	// Examples: ["POST /v1/einvoices lines[].taxIndicator"]
 	Fields *[]string `json:"fields"`
 
+	// Live true: the values are UJP's (read at fetchedAt, or earlier when UJP served this list empty since); false: the snapshot's.
+	//
+	// Examples: true
+	Live bool `json:"live"`
+
 	// Name The list's name: the codebook member of a field error that refers to it, and the {name} of GET /v1/codebooks/{name}.
 	//
 	// Examples: tax-indicators
@@ -2911,7 +3070,7 @@ type Codebook struct {
 	// Object Always codebook.
 	Object CodebookObject `json:"object"`
 
-	// Source ujp: the list UJP served at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
+	// Source ujp: UJP's lists, last read at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
 	//
 	// Examples: ujp
 	Source CodebookSource `json:"source"`
@@ -2920,6 +3079,11 @@ type Codebook struct {
 	//
 	// Examples: Tax indicators
 	Title string `json:"title"`
+
+	// UnchangedSince Since when UJP's list is as it is now: when the service first read it, or when it last saw it change (the event codelists.changed). Null for the snapshot.
+	//
+	// Examples: 2026-05-04T06:00:00Z
+	UnchangedSince *time.Time `json:"unchangedSince"`
 
 	// Values Every value the service accepts, in UJP's order.
 	Values *[]CodebookValue `json:"values"`
@@ -2933,13 +3097,50 @@ type CodebookEnvironment string
 // CodebookObject Always codebook.
 type CodebookObject string
 
-// CodebookSource ujp: the list UJP served at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
+// CodebookSource ujp: UJP's lists, last read at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
 //
 // Examples: ujp
 type CodebookSource string
 
-// CodebookInfo defines model for CodebookInfo.
-type CodebookInfo struct {
+// CodebookList Examples: {"data":[{"count":7,"description":"The kind of document an e-invoice is. 100 (invoice) when documentType is left out.","fields":["POST /v1/einvoices documentType","POST /v1/einvoices/{id}/correction documentType"],"live":true,"name":"document-types","title":"Document types","unchangedSince":"2026-03-01T06:00:00Z"},{"count":16,"description":"The kind of a related document an e-invoice refers to (an order, a contract, a customs declaration). SYS, a reference to another e-invoice by its EUID, is set by the service on a storno or correction and cannot be sent.","fields":["POST /v1/einvoices references[].type","POST /v1/einvoices/{id}/correction references[].type"],"live":true,"name":"ref-document-types","title":"Reference document types","unchangedSince":"2026-03-01T06:00:00Z"},{"count":10,"description":"How the buyer pays. P12 is a bank transfer.","fields":["POST /v1/einvoices payment.typeCode","POST /v1/einvoices/{id}/correction payment.typeCode"],"live":true,"name":"payment-types","title":"Payment types","unchangedSince":"2026-03-01T06:00:00Z"},{"count":13,"description":"The document's currency (ISO 4217). A currency other than MKD needs payment.exchangeRate (denars per unit) and payment.exchangeRateDate.","fields":["POST /v1/einvoices payment.currency","POST /v1/einvoices expectedTotals.currency","POST /v1/einvoices/{id}/correction payment.currency"],"live":true,"name":"currencies","title":"Currencies","unchangedSince":"2026-03-01T06:00:00Z"},{"count":156,"description":"A party's country (ISO 3166-1 alpha-2, Latin letters). MK when left out; a party of another country gives foreignTaxNumber instead of taxNumber.","fields":["POST /v1/einvoices buyer.country","POST /v1/einvoices sender.country","POST /v1/einvoices/{id}/correction buyer.country"],"live":true,"name":"countries","title":"Countries","unchangedSince":"2026-03-01T06:00:00Z"},{"count":4,"description":"The VAT rates. A line does not name its group: its vatPercent (18, 10, 5 or 0) picks the group of that rate.","fields":["POST /v1/einvoices lines[].vatPercent","POST /v1/einvoices/{id}/correction lines[].vatPercent"],"live":true,"name":"tax-groups","title":"Tax groups (VAT rates)","unchangedSince":"2026-03-01T06:00:00Z"},{"count":96,"description":"How a line's supply is taxed: standard rate, exempt, reverse charge, not taxable in the country. Each indicator may be used only with the VAT rates in its vatPercents; DDV-A (standard 18%) is the common one.","fields":["POST /v1/einvoices lines[].taxIndicator","POST /v1/einvoices/{id}/correction lines[].taxIndicator"],"live":true,"name":"tax-indicators","title":"Tax indicators","unchangedSince":"2026-03-01T06:00:00Z"},{"count":3,"description":"Why a delivered e-invoice is cancelled with a storno document.","fields":["POST /v1/einvoices/{id}/storno reason","POST /v1/sandbox/inbox/{id}/simulate voidReason"],"live":true,"name":"void-reasons","title":"Void (storno) reasons","unchangedSince":"2026-03-01T06:00:00Z"},{"count":3,"description":"Why a delivered e-invoice is replaced by a correction.","fields":["POST /v1/einvoices/{id}/correction reason"],"live":true,"name":"correction-reasons","title":"Correction reasons","unchangedSince":"2026-03-01T06:00:00Z"},{"count":7,"description":"Why a buyer rejects an incoming e-invoice. О-6 and О-7 are spelled with a Cyrillic О in UJP's list; a Latin O is accepted too. О-7 (other) needs a comment.","fields":["POST /v1/inbox/{id}/reject reasonCode","POST /v1/sandbox/einvoices/{id}/simulate rejectReasonCode"],"live":true,"name":"reject-reasons","title":"Reject reasons","unchangedSince":"2026-03-01T06:00:00Z"},{"count":8,"description":"UJP's own status of a document, as an incoming e-invoice's ujpStatus shows it. Never sent by a caller.","fields":[],"live":true,"name":"document-statuses","title":"UJP document statuses","unchangedSince":"2026-03-01T06:00:00Z"}],"environment":"sandbox","fetchedAt":"2026-05-04T06:00:00Z","object":"list","source":"ujp"}
+type CodebookList struct {
+	// Data The lists, each with the request fields that take its codes, whether it is UJP's and since when it is unchanged.
+	Data *[]CodebookSummary `json:"data"`
+
+	// Environment The credential's environment, whose lists these are.
+	//
+	// Examples: sandbox
+	Environment CodebookListEnvironment `json:"environment"`
+
+	// FetchedAt When UJP's lists were last read; null for the snapshot.
+	//
+	// Examples: 2026-05-04T06:00:00Z
+	FetchedAt *time.Time `json:"fetchedAt"`
+
+	// Object Always list.
+	Object CodebookListObject `json:"object"`
+
+	// Source ujp: UJP's lists, read by the service every six hours (fetchedAt is the last read); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
+	//
+	// Examples: ujp
+	Source CodebookListSource `json:"source"`
+}
+
+// CodebookListEnvironment The credential's environment, whose lists these are.
+//
+// Examples: sandbox
+type CodebookListEnvironment string
+
+// CodebookListObject Always list.
+type CodebookListObject string
+
+// CodebookListSource ujp: UJP's lists, read by the service every six hours (fetchedAt is the last read); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
+//
+// Examples: ujp
+type CodebookListSource string
+
+// CodebookSummary defines model for CodebookSummary.
+type CodebookSummary struct {
 	// Count How many values the list has.
 	//
 	// Examples: 96
@@ -2955,6 +3156,11 @@ type CodebookInfo struct {
 	// Examples: ["POST /v1/einvoices lines[].taxIndicator"]
 	Fields *[]string `json:"fields"`
 
+	// Live true: the values are UJP's (read at fetchedAt, or earlier when UJP served this list empty since); false: the snapshot's.
+	//
+	// Examples: true
+	Live bool `json:"live"`
+
 	// Name The list's name: the codebook member of a field error that refers to it, and the {name} of GET /v1/codebooks/{name}.
 	//
 	// Examples: tax-indicators
@@ -2964,44 +3170,12 @@ type CodebookInfo struct {
 	//
 	// Examples: Tax indicators
 	Title string `json:"title"`
-}
 
-// CodebookList Examples: {"data":[{"count":7,"description":"The kind of document an e-invoice is. 100 (invoice) when documentType is left out.","fields":["POST /v1/einvoices documentType","POST /v1/einvoices/{id}/correction documentType"],"name":"document-types","title":"Document types"},{"count":16,"description":"The kind of a related document an e-invoice refers to (an order, a contract, a customs declaration). SYS, a reference to another e-invoice by its EUID, is set by the service on a storno or correction and cannot be sent.","fields":["POST /v1/einvoices references[].type","POST /v1/einvoices/{id}/correction references[].type"],"name":"ref-document-types","title":"Reference document types"},{"count":10,"description":"How the buyer pays. P12 is a bank transfer.","fields":["POST /v1/einvoices payment.typeCode","POST /v1/einvoices/{id}/correction payment.typeCode"],"name":"payment-types","title":"Payment types"},{"count":13,"description":"The document's currency (ISO 4217). A currency other than MKD needs payment.exchangeRate (denars per unit) and payment.exchangeRateDate.","fields":["POST /v1/einvoices payment.currency","POST /v1/einvoices expectedTotals.currency","POST /v1/einvoices/{id}/correction payment.currency"],"name":"currencies","title":"Currencies"},{"count":156,"description":"A party's country (ISO 3166-1 alpha-2, Latin letters). MK when left out; a party of another country gives foreignTaxNumber instead of taxNumber.","fields":["POST /v1/einvoices buyer.country","POST /v1/einvoices sender.country","POST /v1/einvoices/{id}/correction buyer.country"],"name":"countries","title":"Countries"},{"count":4,"description":"The VAT rates. A line does not name its group: its vatPercent (18, 10, 5 or 0) picks the group of that rate.","fields":["POST /v1/einvoices lines[].vatPercent","POST /v1/einvoices/{id}/correction lines[].vatPercent"],"name":"tax-groups","title":"Tax groups (VAT rates)"},{"count":96,"description":"How a line's supply is taxed: standard rate, exempt, reverse charge, not taxable in the country. Each indicator may be used only with the VAT rates in its vatPercents; DDV-A (standard 18%) is the common one.","fields":["POST /v1/einvoices lines[].taxIndicator","POST /v1/einvoices/{id}/correction lines[].taxIndicator"],"name":"tax-indicators","title":"Tax indicators"},{"count":3,"description":"Why a delivered e-invoice is cancelled with a storno document.","fields":["POST /v1/einvoices/{id}/storno reason","POST /v1/sandbox/inbox/{id}/simulate voidReason"],"name":"void-reasons","title":"Void (storno) reasons"},{"count":3,"description":"Why a delivered e-invoice is replaced by a correction.","fields":["POST /v1/einvoices/{id}/correction reason"],"name":"correction-reasons","title":"Correction reasons"},{"count":7,"description":"Why a buyer rejects an incoming e-invoice. О-6 and О-7 are spelled with a Cyrillic О in UJP's list; a Latin O is accepted too. О-7 (other) needs a comment.","fields":["POST /v1/inbox/{id}/reject reasonCode","POST /v1/sandbox/einvoices/{id}/simulate rejectReasonCode"],"name":"reject-reasons","title":"Reject reasons"},{"count":8,"description":"UJP's own status of a document, as an incoming e-invoice's ujpStatus shows it. Never sent by a caller.","fields":[],"name":"document-statuses","title":"UJP document statuses"}],"environment":"sandbox","fetchedAt":"2026-05-04T06:00:00Z","object":"list","source":"ujp"}
-type CodebookList struct {
-	// Data The lists, each with the request fields that take its codes.
-	Data *[]CodebookInfo `json:"data"`
-
-	// Environment The credential's environment, whose lists these are.
-	//
-	// Examples: sandbox
-	Environment CodebookListEnvironment `json:"environment"`
-
-	// FetchedAt When the lists were read from UJP; null for the snapshot.
+	// UnchangedSince Since when UJP's list is as it is now: when the service first read it, or when it last saw it change (the event codelists.changed). Null for the snapshot.
 	//
 	// Examples: 2026-05-04T06:00:00Z
-	FetchedAt *time.Time `json:"fetchedAt"`
-
-	// Object Always list.
-	Object CodebookListObject `json:"object"`
-
-	// Source ujp: the lists UJP served at fetchedAt (refreshed every six hours; a list UJP served empty keeps its earlier values); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
-	//
-	// Examples: ujp
-	Source CodebookListSource `json:"source"`
+	UnchangedSince *time.Time `json:"unchangedSince"`
 }
-
-// CodebookListEnvironment The credential's environment, whose lists these are.
-//
-// Examples: sandbox
-type CodebookListEnvironment string
-
-// CodebookListObject Always list.
-type CodebookListObject string
-
-// CodebookListSource ujp: the lists UJP served at fetchedAt (refreshed every six hours; a list UJP served empty keeps its earlier values); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
-//
-// Examples: ujp
-type CodebookListSource string
 
 // CodebookValue defines model for CodebookValue.
 type CodebookValue struct {
@@ -3014,6 +3188,11 @@ type CodebookValue struct {
 	//
 	// Examples: ДДВ не е пресметан согласно член 51 став 3 од ЗДДВ
 	Description *string `json:"description,omitempty"`
+
+	// DocumentTypes tax-indicators: the document types (documentType) whose lines may use the indicator, when UJP does not allow it for every type; absent: every type may.
+	//
+	// Examples: ["100"]
+	DocumentTypes *[]string `json:"documentTypes,omitempty"`
 
 	// HasItems document-types: the document has lines.
 	//
@@ -3060,6 +3239,46 @@ type CodebookValue struct {
 //
 // Examples: STANDARD
 type CodebookValueVatImpact string
+
+// CodelistsChangedEvent The body of the codelists.changed webhook, and the event as GET /v1/events returns it. UJP changed its code lists of the environment (a new tax indicator, a removed payment type, a renamed document type, a changed rate…): requests are checked against the new lists from now on. One event per company of the environment; data.object says what changed.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"detectedAt":"2026-05-04T06:00:00Z","environment":"sandbox","id":"clc_01jv8k2n3p4q5r6s7t8v9w0xyz","lists":[{"added":[],"changed":[{"changes":[{"after":"Општа Фактура","before":"Фактура","field":"name"}],"code":"100","name":"Општа Фактура"}],"list":"document-types","removed":[]},{"added":[],"changed":[],"list":"payment-types","removed":[{"code":"P13","name":"Плаќање на рати"}]},{"added":[{"code":"DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"tax-indicators","removed":[]},{"added":[{"code":"100/DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"document-type-tax-indicators","removed":[]}],"object":"codelist_change","summary":"document-types: changed 100 (name) · payment-types: removed P13 · tax-indicators: added DDV-14-3-10 · document-type-tax-indicators: added 100/DDV-14-3-10"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"codelists.changed"}
+type CodelistsChangedEvent struct {
+	// CompanyId The company the event is about (empty for webhook_endpoint.test).
+	CompanyId string `json:"companyId"`
+
+	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Data What the event is about.
+	Data struct {
+		// Object The codelist change the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"detectedAt":"2026-05-04T06:00:00Z","environment":"sandbox","id":"clc_01jv8k2n3p4q5r6s7t8v9w0xyz","lists":[{"added":[],"changed":[{"changes":[{"after":"Општа Фактура","before":"Фактура","field":"name"}],"code":"100","name":"Општа Фактура"}],"list":"document-types","removed":[]},{"added":[],"changed":[],"list":"payment-types","removed":[{"code":"P13","name":"Плаќање на рати"}]},{"added":[{"code":"DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"tax-indicators","removed":[]},{"added":[{"code":"100/DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"document-type-tax-indicators","removed":[]}],"object":"codelist_change","summary":"document-types: changed 100 (name) · payment-types: removed P13 · tax-indicators: added DDV-14-3-10 · document-type-tax-indicators: added 100/DDV-14-3-10"}
+		Object CodeListChange `json:"object"`
+	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
+	Environment CodelistsChangedEventEnvironment `json:"environment"`
+
+	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
+	Id string `json:"id"`
+
+	// Object Always event.
+	Object CodelistsChangedEventObject `json:"object"`
+
+	// Type The event's type, codelists.changed (also in the Service-Event-Type header).
+	Type CodelistsChangedEventType `json:"type"`
+}
+
+// CodelistsChangedEventEnvironment The environment of the company (and of the endpoint).
+type CodelistsChangedEventEnvironment string
+
+// CodelistsChangedEventObject Always event.
+type CodelistsChangedEventObject string
+
+// CodelistsChangedEventType The event's type, codelists.changed (also in the Service-Event-Type header).
+type CodelistsChangedEventType string
 
 // Company Examples: {"address":{"city":"Скопје","number":"1","street":"бул. Партизански одреди","zip":"1000"},"annualAccountFiledFor":null,"createdAt":"2026-05-04T09:00:00Z","environments":{"production":{"enabled":false,"signerReady":false},"sandbox":{"enabled":true,"signerReady":true}},"externalRef":"crm-1042","id":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","name":"Тест Продавач ДООЕЛ Скопје","object":"company","problems":[],"signingMode":"bridge","status":"active","taxNumber":"4030000000001","vatNumber":"МК4030000000001"}
 type Company struct {
@@ -3907,6 +4126,24 @@ type EventPage struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
+// FieldChange defines model for FieldChange.
+type FieldChange struct {
+	// After Its value now.
+	//
+	// Examples: Општа Фактура
+	After string `json:"after"`
+
+	// Before Its value before.
+	//
+	// Examples: Фактура
+	Before string `json:"before"`
+
+	// Field The property: name, percent (tax groups), vatImpact, taxGroups or note (tax indicators), hasItems, hasReference or referenceRequired (document types).
+	//
+	// Examples: name
+	Field string `json:"field"`
+}
+
 // FieldError defines model for FieldError.
 type FieldError struct {
 	// Codebook The code list the value was checked against, when the rule is one (GET /v1/codebooks/{codebook} lists its values; companies is UJP's registry).
@@ -4549,6 +4786,23 @@ type Line struct {
 	//
 	// Examples: 18
 	VatPercent string `json:"vatPercent"`
+}
+
+// ListChange defines model for ListChange.
+type ListChange struct {
+	// Added Codes UJP lists now and did not before.
+	Added *[]CodeEntry `json:"added"`
+
+	// Changed Codes listed before and now whose name or properties changed.
+	Changed *[]CodeChange `json:"changed"`
+
+	// List The list: a codebook name of GET /v1/codebooks, or document-type-tax-indicators (the tax indicators each document type may use; codes 'documentType/indicator').
+	//
+	// Examples: tax-indicators
+	List string `json:"list"`
+
+	// Removed Codes UJP no longer lists: a request using one is refused.
+	Removed *[]CodeEntry `json:"removed"`
 }
 
 // PageCompany Examples: {"data":[{"address":{"city":"Скопје","number":"1","street":"бул. Партизански одреди","zip":"1000"},"annualAccountFiledFor":null,"createdAt":"2026-05-04T09:00:00Z","environments":{"production":{"enabled":false,"signerReady":false},"sandbox":{"enabled":true,"signerReady":true}},"externalRef":"crm-1042","id":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","name":"Тест Продавач ДООЕЛ Скопје","object":"company","problems":[],"signingMode":"bridge","status":"active","taxNumber":"4030000000001","vatNumber":"МК4030000000001"}],"nextCursor":null}
@@ -6239,6 +6493,18 @@ type WebhookArchiveExportReadyParams struct {
 	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
 }
 
+// WebhookCodelistsChangedParams defines parameters for WebhookCodelistsChanged.
+type WebhookCodelistsChangedParams struct {
+	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
+	ServiceSignature string `json:"Service-Signature"`
+
+	// ServiceDeliveryId The delivery (whd_…) in the delivery log; the same on each retry.
+	ServiceDeliveryId *string `json:"Service-Delivery-Id,omitempty"`
+
+	// ServiceEventType The event's type.
+	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
+}
+
 // WebhookEinvoiceAcceptedParams defines parameters for WebhookEinvoiceAccepted.
 type WebhookEinvoiceAcceptedParams struct {
 	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
@@ -6568,6 +6834,9 @@ type WebhookArchiveExportFailedJSONRequestBody = ArchiveExportFailedEvent
 
 // WebhookArchiveExportReadyJSONRequestBody defines body for WebhookArchiveExportReady for application/json ContentType.
 type WebhookArchiveExportReadyJSONRequestBody = ArchiveExportReadyEvent
+
+// WebhookCodelistsChangedJSONRequestBody defines body for WebhookCodelistsChanged for application/json ContentType.
+type WebhookCodelistsChangedJSONRequestBody = CodelistsChangedEvent
 
 // WebhookEinvoiceAcceptedJSONRequestBody defines body for WebhookEinvoiceAccepted for application/json ContentType.
 type WebhookEinvoiceAcceptedJSONRequestBody = EinvoiceAcceptedEvent
@@ -18877,6 +19146,11 @@ type WebhookInitiatorInterface interface {
 
 	WebhookArchiveExportReady(ctx context.Context, targetURL string, params *WebhookArchiveExportReadyParams, body WebhookArchiveExportReadyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookCodelistsChangedWithBody fires the codelists.changed webhook with any body
+	WebhookCodelistsChangedWithBody(ctx context.Context, targetURL string, params *WebhookCodelistsChangedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookCodelistsChanged(ctx context.Context, targetURL string, params *WebhookCodelistsChangedParams, body WebhookCodelistsChangedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookEinvoiceAcceptedWithBody fires the einvoice.accepted webhook with any body
 	WebhookEinvoiceAcceptedWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceAcceptedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -19026,6 +19300,30 @@ func (p *WebhookInitiator) WebhookArchiveExportReadyWithBody(ctx context.Context
 
 func (p *WebhookInitiator) WebhookArchiveExportReady(ctx context.Context, targetURL string, params *WebhookArchiveExportReadyParams, body WebhookArchiveExportReadyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookArchiveExportReadyWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookCodelistsChangedWithBody(ctx context.Context, targetURL string, params *WebhookCodelistsChangedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookCodelistsChangedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookCodelistsChanged(ctx context.Context, targetURL string, params *WebhookCodelistsChangedParams, body WebhookCodelistsChangedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookCodelistsChangedWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19642,6 +19940,71 @@ func NewWebhookArchiveExportReadyWebhookRequest(targetURL string, params *Webhoo
 
 // NewWebhookArchiveExportReadyWebhookRequestWithBody builds a POST request for the archive.export_ready webhook with any body
 func NewWebhookArchiveExportReadyWebhookRequestWithBody(targetURL string, params *WebhookArchiveExportReadyParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Service-Signature", params.ServiceSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Service-Signature", headerParam0)
+
+		if params.ServiceDeliveryId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Service-Delivery-Id", *params.ServiceDeliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Delivery-Id", headerParam1)
+		}
+
+		if params.ServiceEventType != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Service-Event-Type", *params.ServiceEventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Event-Type", headerParam2)
+		}
+
+	}
+	return req, nil
+}
+
+// NewWebhookCodelistsChangedWebhookRequest builds a application/json POST request for the codelists.changed webhook
+func NewWebhookCodelistsChangedWebhookRequest(targetURL string, params *WebhookCodelistsChangedParams, body WebhookCodelistsChangedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookCodelistsChangedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookCodelistsChangedWebhookRequestWithBody builds a POST request for the codelists.changed webhook with any body
+func NewWebhookCodelistsChangedWebhookRequestWithBody(targetURL string, params *WebhookCodelistsChangedParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 
