@@ -394,6 +394,13 @@ func TestPrivileges(t *testing.T) {
 	}
 	for _, c := range calls {
 		wantCode(t, c.path+" without "+c.priv, e.signed(c.path, c.who, c.body, nil), 403, "E1011")
+		// The privilege is judged before what is asked: a document that
+		// does not exist is E1011 too, so a harmless read probes it.
+		unknown := map[string]any{"euid": "00000000-0000-7000-8000-000000000000"}
+		if _, list := c.body["euids"]; list {
+			unknown = map[string]any{"euids": []string{"00000000-0000-7000-8000-000000000000"}}
+		}
+		wantCode(t, c.path+" of an unknown document without "+c.priv, e.signed(c.path, c.who, unknown, nil), 403, "E1011")
 	}
 	for _, c := range calls {
 		if err := e.sim.Grant(ctx, c.who.EUJPID, c.who.EDB, c.priv); err != nil {
@@ -401,6 +408,10 @@ func TestPrivileges(t *testing.T) {
 		}
 		if a := e.signed(c.path, c.who, c.body, nil); a.status != 200 {
 			t.Fatalf("%s with %s: %d %s", c.path, c.priv, a.status, a.body)
+		}
+		if _, list := c.body["euids"]; !list {
+			wantCode(t, c.path+" of an unknown document with "+c.priv,
+				e.signed(c.path, c.who, map[string]any{"euid": "00000000-0000-7000-8000-000000000000"}, nil), 404, "E4008")
 		}
 	}
 	if err := e.sim.Revoke(ctx, s.EUJPID, s.EDB, ujpsim.PrivilegePDF); err != nil {
