@@ -245,12 +245,20 @@ func (c *Client) do(ctx context.Context, op, method, path string, id Identity, h
 	if out == nil {
 		return nil
 	}
+	if rb, ok := out.(*rawBody); ok {
+		*rb = raw
+		return nil
+	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		// A 200 whose body we cannot read leaves the outcome unknown.
 		return &UnavailableError{Op: op, HTTPStatus: resp.StatusCode, Body: snippet(raw), Err: fmt.Errorf("decode response: %w", err)}
 	}
 	return nil
 }
+
+// rawBody, as do's out, receives a successful answer's body as it is
+// (an ASiC container, which is no JSON).
+type rawBody []byte
 
 func retryAfter(h string) time.Duration {
 	if s, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && s > 0 {
@@ -314,6 +322,7 @@ const (
 	opPurchaseChanges       = "PurchaseChanges"
 	opPurchasePDF           = "PurchasePDF"
 	opAcceptReject          = "AcceptReject"
+	opArchive               = "Archive"
 )
 
 // Portal privileges a user needs, per company, for some calls
@@ -329,6 +338,7 @@ const (
 var opPrivilege = map[string]string{
 	opSalesPDF: PrivilegePDF, opPurchasePDF: PrivilegePDF,
 	opSalesPayloads: PrivilegePayloads, opPurchasePayload: PrivilegePayloads, opPurchasePayloads: PrivilegePayloads,
+	opArchive: PrivilegeArchive,
 }
 
 // ServerTime implements Gateway.
@@ -600,4 +610,13 @@ func (c *Client) PurchasePDF(ctx context.Context, caller Identity, jws string) (
 // AcceptReject implements Gateway.
 func (c *Client) AcceptReject(ctx context.Context, caller Identity, jws string) error {
 	return c.do(ctx, opAcceptReject, http.MethodPost, PathAcceptReject, caller, nil, c.signedBody(jws), nil)
+}
+
+// Archive implements Gateway.
+func (c *Client) Archive(ctx context.Context, caller Identity, jws string) ([]byte, error) {
+	var out rawBody
+	if err := c.do(ctx, opArchive, http.MethodPost, PathArchive, caller, nil, c.signedBody(jws), &out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

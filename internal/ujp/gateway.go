@@ -106,6 +106,10 @@ type Gateway interface {
 	// AcceptReject records the buyer's decision (payload AcceptRejectRequest);
 	// only from status 01, else E1016.
 	AcceptReject(ctx context.Context, caller Identity, jws string) error
+	// Archive is a document, issued or received, in electronic form: an
+	// ASiC-S container (payload EUIDRequest); it needs the DA privilege
+	// (api-specification.txt:1395-1407).
+	Archive(ctx context.Context, caller Identity, jws string) ([]byte, error)
 
 	// Turn takes the caller's next turn now, at priority pri, and returns
 	// a context whose next call as caller uses it instead of waiting for
@@ -298,6 +302,7 @@ const (
 	PathPurchaseChanges       = APIPrefix + "/documents/purchase-invoice/changes"
 	PathPurchasePDF           = APIPrefix + "/documents/purchase-invoice/pdf"
 	PathAcceptReject          = APIPrefix + "/documents/purchase-invoice/accept-reject"
+	PathArchive               = APIPrefix + "/documents/invoice"
 	// PathDocTypeTaxIndicators + a document-type code: the tax indicators
 	// of that document type (api-specification.txt:445).
 	PathDocTypeTaxIndicators = APIPrefix + "/doc-type-x-tax-indicator/"
