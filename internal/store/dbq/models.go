@@ -493,6 +493,7 @@ type UjpsimSetting struct {
 	RejectCode    string
 	RejectMessage string
 	RejectCount   int32
+	ClockSkewNs   int64
 }
 
 type UjpsimUser struct {

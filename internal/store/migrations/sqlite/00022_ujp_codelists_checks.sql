@@ -27,6 +27,11 @@ CREATE TABLE ujp_checks (
 );
 CREATE INDEX ujp_checks_company ON ujp_checks (company_id, environment, created_at);
 
+-- The simulator's clock-skew fault: how far its server time (and the clock
+-- it judges requestTimestamp by) is from the real one.
+ALTER TABLE ujpsim_settings ADD COLUMN clock_skew_ns BIGINT NOT NULL DEFAULT 0;
+
 -- +goose Down
+ALTER TABLE ujpsim_settings DROP COLUMN clock_skew_ns;
 DROP TABLE ujp_checks;
 DROP TABLE ujp_codelists;
