@@ -191,15 +191,15 @@ func (s *Service) checkServerTime(ctx context.Context, gw ujp.Gateway, as ujp.Id
 		}
 		return l
 	}
-	// UJP's timestamps have whole seconds: compare with the middle of the
-	// call, rounded to the second.
+	// UJP's timestamps have whole seconds (truncated): its clock was half
+	// a second past t on average, against the middle of the call here.
 	local := before.Add(after.Sub(before) / 2)
-	skew := t.Sub(local).Round(time.Second)
+	skew := t.Add(500 * time.Millisecond).Sub(local).Round(time.Second)
 	abs := skew
 	if abs < 0 {
 		abs = -abs
 	}
-	l.Detail = fmt.Sprintf("UJP's clock reads %s; this host's clock is %s off it (a call took %s)",
+	l.Detail = fmt.Sprintf("UJP's clock reads %s; this host's clock is %s (a call took %s)",
 		t.UTC().Format(time.RFC3339), skewText(-skew), after.Sub(before).Round(time.Millisecond))
 	switch {
 	case abs > SkewWarning:
@@ -217,11 +217,11 @@ func (s *Service) checkServerTime(ctx context.Context, gw ujp.Gateway, as ujp.Id
 func skewText(d time.Duration) string {
 	switch {
 	case d > 0:
-		return d.String() + " ahead"
+		return d.String() + " ahead of it"
 	case d < 0:
-		return (-d).String() + " behind"
+		return (-d).String() + " behind it"
 	}
-	return "not"
+	return "in step with it"
 }
 
 func (s *Service) checkIdentity(ctx context.Context, gw ujp.Gateway, op ujp.Identity, co *dbq.Company) CheckLine {
