@@ -69,6 +69,7 @@ var enumWords = map[string][2]string{
 	"event.einvoice.cancelled_by_storno": {"е-фактура сторнирана", "e-invoice cancelled by a storno"},
 	"event.einvoice.corrected":           {"е-фактура коригирана", "e-invoice corrected"},
 	"event.inbox.received":               {"примена влезна фактура", "incoming invoice received"},
+	"event.codelists.changed":            {"УЈП ги смени шифрарниците", "UJP changed its code lists"},
 	"event.inbox.deadline_approaching":   {"рокот за одлука се приближува", "decision deadline approaching"},
 	"event.inbox.signature_required":     {"одлука чека потпис", "decision awaits a signature"},
 	"event.inbox.accepted":               {"влезна фактура прифатена", "incoming invoice accepted"},
