@@ -165,6 +165,39 @@ func (s *Service) CheckUJP(ctx context.Context, cmd UJPCheck) (UJPCheckReport, e
 	return rep, nil
 }
 
+// againWhenBusy makes call again, up to five times, while UJP answers
+// that the user's rate was exceeded (E4007: another process's call of the
+// same user came first) or the user had no turn soon: the check reports
+// the connection, not the load of the moment. A signed read may be sent
+// again: its requestTimestamp stays valid for 5 minutes.
+func againWhenBusy(ctx context.Context, call func() error) error {
+	var err error
+	for range 5 {
+		if err = call(); err == nil {
+			return nil
+		}
+		var rl *ujp.RateLimitedError
+		var b *ujp.BusyError
+		var wait time.Duration
+		switch {
+		case errors.As(err, &rl):
+			wait = rl.RetryAfter
+		case errors.As(err, &b):
+			wait = b.RetryIn
+		default:
+			return err
+		}
+		t := time.NewTimer(min(max(wait, 100*time.Millisecond), 5*time.Second))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+	return err
+}
+
 // refusal describes err for a line: UJP's code and message, or why no
 // answer came.
 func refusal(err error) string {
@@ -178,7 +211,12 @@ func refusal(err error) string {
 func (s *Service) checkServerTime(ctx context.Context, gw ujp.Gateway, as ujp.Identity) CheckLine {
 	l := CheckLine{Name: LineServerTime}
 	before := time.Now()
-	t, err := gw.ServerTime(ujp.WithPriority(ctx, ujp.PriorityRead), as)
+	var t time.Time
+	err := againWhenBusy(ctx, func() (err error) {
+		before = time.Now()
+		t, err = gw.ServerTime(ujp.WithPriority(ctx, ujp.PriorityRead), as)
+		return err
+	})
 	after := time.Now()
 	if err != nil {
 		l.State, l.Detail = CheckFail, "UJP's server time could not be read: "+refusal(err)
@@ -257,7 +295,10 @@ func (s *Service) checkIdentity(ctx context.Context, gw ujp.Gateway, op ujp.Iden
 	}
 	var ok, bad []string
 	for _, w := range who {
-		_, err := gw.ServerTime(ujp.WithPriority(ctx, ujp.PriorityRead), w.id)
+		err := againWhenBusy(ctx, func() error {
+			_, err := gw.ServerTime(ujp.WithPriority(ctx, ujp.PriorityRead), w.id)
+			return err
+		})
 		desc := fmt.Sprintf("%s (X-EUJP-ID %s, X-EDB %s)", w.role, w.id.EUJPID, w.id.EDB)
 		switch {
 		case err == nil:
@@ -295,7 +336,11 @@ func isHeaderRefusal(err error) bool {
 
 func (s *Service) checkCodeLists(ctx context.Context, gw ujp.Gateway, as ujp.Identity) CheckLine {
 	l := CheckLine{Name: LineCodeLists}
-	fetched, err := gw.Codebooks(ujp.WithPriority(ctx, ujp.PriorityCodeList), as)
+	var fetched *ujpdoc.Codebooks
+	err := againWhenBusy(ctx, func() (err error) {
+		fetched, err = gw.Codebooks(ujp.WithPriority(ctx, ujp.PriorityCodeList), as)
+		return err
+	})
 	if err != nil {
 		l.State, l.Detail = CheckFail, "UJP's code lists could not be read: "+refusal(err)
 		l.Action = "See the server_time and identity lines, then check again."
@@ -431,7 +476,7 @@ func (s *Service) checkSigned(ctx context.Context, gw ujp.Gateway, cmd UJPCheck,
 			cert.State, cert.Detail = CheckFail, err.Error()
 			return
 		}
-		err = p.read(ujp.WithPriority(ctx, ujp.PriorityRead), who.id, signed[i].Jws)
+		err = againWhenBusy(ctx, func() error { return p.read(ujp.WithPriority(ctx, ujp.PriorityRead), who.id, signed[i].Jws) })
 		var r *ujp.RejectedError
 		switch {
 		case err == nil || ujp.IsNotFound(err):
