@@ -220,12 +220,10 @@ func (s *Service) checkServerTime(ctx context.Context, gw ujp.Gateway, as ujp.Id
 	after := time.Now()
 	if err != nil {
 		l.State, l.Detail = CheckFail, "UJP's server time could not be read: "+refusal(err)
-		l.Action = "Check that UJP's address is right (DENAR_UJP_PRODUCTION_URL or DENAR_UJP_SANDBOX_URL) and reachable from this host; when UJP refused the identity, see the identity line."
-		if ujp.AccessProblem(err) == nil && !ujp.Retryable(err) {
-			var r *ujp.RejectedError
-			if errors.As(err, &r) {
-				l.Action = "UJP answered but refused the call; see the identity line."
-			}
+		l.Action = "Check that UJP's address is right (DENAR_UJP_PRODUCTION_URL or DENAR_UJP_SANDBOX_URL) and reachable from this host."
+		var r *ujp.RejectedError
+		if errors.As(err, &r) {
+			l.Action = "UJP answered but refused the call; see the identity line."
 		}
 		return l
 	}
@@ -269,31 +267,27 @@ func (s *Service) checkIdentity(ctx context.Context, gw ujp.Gateway, op ujp.Iden
 		id   ujp.Identity
 		fix  string
 	}{{"the operator", op, "Set DENAR_UJP_USER to the operator's EUJP id registered in UJP's portal (and DENAR_UJP_EDB to its tax number)."}}
+	var ok, bad, acts []string
 	if co != nil {
 		cert, err := s.db.Reader().CurrentSigningCertificate(ctx, dbq.CurrentSigningCertificateParams{CompanyID: co.ID, Now: s.db.Now()})
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			l.State = CheckFail
-			l.Detail = "the company has no valid signing certificate"
-			l.Action = "Pair the company's signing agent and register its certificate (denar-agent), then check again."
-			return l
+			bad = append(bad, "the company's signer: the company has no valid signing certificate")
+			acts = append(acts, "Pair the company's signing agent and register its certificate (denar-agent), then check again.")
 		case err != nil:
-			l.State, l.Detail = CheckFail, err.Error()
-			return l
+			bad = append(bad, "the company's signer: "+err.Error())
 		case cert.EujpID == "":
-			l.State = CheckFail
-			l.Detail = "the company's certificate names no EUJP user"
-			l.Action = "Register the certificate again with the EUJP id of the person it belongs to (the agent asks for it)."
-			return l
+			bad = append(bad, "the company's signer: its certificate names no EUJP user")
+			acts = append(acts, "Register the certificate again with the EUJP id of the person it belongs to (the agent asks for it).")
+		default:
+			who = append(who, struct {
+				role string
+				id   ujp.Identity
+				fix  string
+			}{"the company's signer", ujp.Identity{EUJPID: cert.EujpID, EDB: co.TaxNumber},
+				"Register the signer's user " + cert.EujpID + " in UJP's portal for company " + co.TaxNumber + ", or register the agent's certificate with the EUJP id UJP knows."})
 		}
-		who = append(who, struct {
-			role string
-			id   ujp.Identity
-			fix  string
-		}{"the company's signer", ujp.Identity{EUJPID: cert.EujpID, EDB: co.TaxNumber},
-			"Register the signer's user " + cert.EujpID + " in UJP's portal for company " + co.TaxNumber + ", or register the agent's certificate with the EUJP id UJP knows."})
 	}
-	var ok, bad []string
 	for _, w := range who {
 		err := againWhenBusy(ctx, func() error {
 			_, err := gw.ServerTime(ujp.WithPriority(ctx, ujp.PriorityRead), w.id)
@@ -305,18 +299,14 @@ func (s *Service) checkIdentity(ctx context.Context, gw ujp.Gateway, op ujp.Iden
 			ok = append(ok, desc)
 		case ujp.AccessProblem(err) != nil || isHeaderRefusal(err):
 			bad = append(bad, desc+": "+refusal(err))
-			if l.Action == "" {
-				l.Action = w.fix
-			}
+			acts = append(acts, w.fix)
 		default:
 			bad = append(bad, desc+": not checked, "+refusal(err))
-			if l.Action == "" {
-				l.Action = "UJP did not answer; see the server_time line and check again."
-			}
+			acts = append(acts, "UJP did not answer; see the server_time line and check again.")
 		}
 	}
 	if len(bad) > 0 {
-		l.State = CheckFail
+		l.State, l.Action = CheckFail, strings.Join(acts, " ")
 		l.Detail = "not accepted: " + strings.Join(bad, "; ")
 		if len(ok) > 0 {
 			l.Detail += "; accepted: " + strings.Join(ok, "; ")
@@ -425,6 +415,7 @@ func (s *Service) checkSigned(ctx context.Context, gw ujp.Gateway, cmd UJPCheck,
 		cert.Detail, privs.Detail = "not asked (--sign)", "not asked (--sign)"
 		return
 	}
+	privs.Detail = "not known: no signed read was answered (see the certificate line)"
 	probes := []struct {
 		priv string
 		read func(ctx context.Context, id ujp.Identity, jws string) error

@@ -9,6 +9,7 @@ import (
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -85,6 +86,27 @@ func TestCheckUJPClockAndLists(t *testing.T) {
 		if d := rep.Line(LineRateBudget).Detail; !strings.Contains(d, "OPERATOR: 1 waiting (1 send)") {
 			t.Fatalf("rate line: %s", d)
 		}
+		// A company whose certificate names no EUJP user: its identity
+		// fails, the operator's is still checked.
+		co, err := einvoicingtest.NewCompany(ctx, db, "", "business", auth.EnvSandbox, einvoicingtest.TaxNumber("40300003", 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := clockGateway{lists: ujpdoc.Snapshot()}
+		s := New(Deps{DB: db, Log: slog.New(slog.DiscardHandler), Gateways: map[string]ujp.Gateway{auth.EnvSandbox: g, auth.EnvProduction: g},
+			Operators: map[string]ujp.Identity{auth.EnvSandbox: {EUJPID: "OPERATOR", EDB: "4030000000001"}}}, Config{})
+		corep, err := s.CheckUJP(ctx, UJPCheck{Environment: auth.EnvSandbox, CompanyID: co.CompanyID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l := corep.Line(LineIdentity); l.State != CheckFail || !strings.Contains(l.Detail, "names no EUJP user") ||
+			!strings.Contains(l.Detail, "accepted: the operator (X-EUJP-ID OPERATOR, X-EDB "+einvoicingtest.TaxNumber("40300003", 1)) || !strings.Contains(l.Action, "EUJP id") {
+			t.Fatalf("identity of a company without an EUJP user: %+v", l)
+		}
+		if _, err := s.CheckUJP(ctx, UJPCheck{Environment: auth.EnvProduction, CompanyID: co.CompanyID}); err == nil || !strings.Contains(err.Error(), "is in sandbox") {
+			t.Fatal("a sandbox company checked in production")
+		}
+
 		last, err := db.Reader().LastUJPCheck(ctx, dbq.LastUJPCheckParams{CompanyID: "", Environment: auth.EnvSandbox})
 		if err != nil || last.ID != rep.ID || !last.Ok {
 			t.Fatalf("last stored check: %+v %v, want %s", last, err, rep.ID)
