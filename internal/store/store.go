@@ -340,6 +340,34 @@ func (tx *Tx) Query(ctx context.Context, query string, args ...any) (*sql.Rows, 
 // and anything fallible belongs inside the transaction.
 func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, fn) }
 
+// Savepoint runs fn inside a savepoint of the transaction: when fn
+// fails, what it wrote is rolled back (and the functions it registered
+// with AfterCommit are dropped), the rest of the transaction stays, and
+// fn's error is returned. For work done in one transaction whose parts
+// succeed or fail on their own (the items of a batch). A savepoint that
+// cannot be rolled back leaves the transaction unusable: that error is
+// returned instead of fn's, and the caller must end the transaction.
+func (tx *Tx) Savepoint(ctx context.Context, fn func() error) error {
+	if _, err := tx.conn.ExecContext(ctx, "SAVEPOINT denar_part"); err != nil {
+		return fmt.Errorf("store: savepoint: %w", err)
+	}
+	registered := len(tx.afterCommit)
+	if err := fn(); err != nil {
+		tx.afterCommit = tx.afterCommit[:registered]
+		if _, rerr := tx.conn.ExecContext(ctx, "ROLLBACK TO SAVEPOINT denar_part"); rerr != nil {
+			return fmt.Errorf("store: rollback to savepoint (after %v): %w", err, rerr)
+		}
+		if _, rerr := tx.conn.ExecContext(ctx, "RELEASE SAVEPOINT denar_part"); rerr != nil {
+			return fmt.Errorf("store: release savepoint (after %v): %w", err, rerr)
+		}
+		return err
+	}
+	if _, err := tx.conn.ExecContext(ctx, "RELEASE SAVEPOINT denar_part"); err != nil {
+		return fmt.Errorf("store: release savepoint: %w", err)
+	}
+	return nil
+}
+
 // InTx runs fn in one write transaction and commits it when fn returns nil.
 // Everything a request changes goes through one InTx call, so a failure
 // anywhere leaves nothing half-written.
