@@ -95,6 +95,7 @@ func New(d Deps) *httpx.Service {
 	s.LimitByAddress("POST /v1/oauth/token", "GET /mandates/{token}", "POST /mandates/{token}")
 	h.registerAgents(s)
 	h.registerSigningRequests(s)
+	h.registerSigningBatches(s)
 	h.registerSigningWS(s)
 	h.registerEInvoices(s)
 	h.registerInbox(s)

@@ -368,3 +368,11 @@ func fieldPath(loc string) string {
 	}
 	return loc
 }
+
+// ProblemOf is the problem err is answered with, as WriteProblem would
+// send it (the request's id in instance, the type under the service's
+// documentation): the problem of one item of a batch, which answers 200
+// with each item's outcome.
+func ProblemOf(ctx context.Context, err error) *Problem {
+	return finish(ctx, FromError(err))
+}

@@ -125,6 +125,9 @@ type Service struct {
 	// examples are the example bodies by Go type (Example, ExampleJSON),
 	// written into their schemas by finishRegistration.
 	examples map[reflect.Type]any
+	// dispatchTo is the complete handler Dispatch serves requests with.
+	dispatchOnce sync.Once
+	dispatchTo   http.Handler
 }
 
 // Operation metadata keys read by the middleware.
