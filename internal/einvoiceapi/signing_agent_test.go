@@ -38,9 +38,20 @@ func TestSDKWorkerSurvivesRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		addr := l.Addr().String()
+		// A stopped server's connections all end, the WebSocket's (a
+		// hijacked one, which http.Server.Close leaves open) included:
+		// as when the process stops.
+		var connMu sync.Mutex
+		var conns []net.Conn
 		serve := func(l net.Listener) *http.Server {
 			_, api := newAPI(db, einvoicing.Deps{}, einvoicing.Config{})
-			s := &http.Server{Handler: api.Handler()}
+			s := &http.Server{Handler: api.Handler(), ConnState: func(c net.Conn, st http.ConnState) {
+				if st == http.StateNew {
+					connMu.Lock()
+					conns = append(conns, c)
+					connMu.Unlock()
+				}
+			}}
 			go func() { _ = s.Serve(l) }()
 			return s
 		}
@@ -98,6 +109,12 @@ func TestSDKWorkerSurvivesRestart(t *testing.T) {
 		if err := srv.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			t.Fatal(err)
 		}
+		connMu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		conns = nil
+		connMu.Unlock()
 		second := e.request(einvoicing.PurposeQuery, `{"n":2}`)
 		// Start again only once the worker has lost its connection and
 		// failed to reconnect at least once, so that its retry is tested.

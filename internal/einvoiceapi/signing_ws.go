@@ -41,6 +41,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
@@ -82,9 +83,25 @@ const (
 )
 
 func (h *handlers) registerSigningWS(s *httpx.Service) {
+	h.wsMessages = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "denar_signing_socket_messages_total",
+		Help: "Messages on the signing agents' WebSockets, by direction (sent: to agents, received: from them) and type.",
+	}, []string{"direction", "type"})
+	s.Metrics.Registry.MustRegister(h.wsMessages)
 	s.HandleUpgrade("GET /v1/agents/{id}/signing-requests", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.agentSocket(s, w, r)
 	}))
+}
+
+// wsWrite sends m on c within 10 s and counts it.
+func (h *handlers) wsWrite(ctx context.Context, c *websocket.Conn, m WSMessage) error {
+	wctx, stop := context.WithTimeout(ctx, 10*time.Second)
+	defer stop()
+	if err := wsjson.Write(wctx, c, m); err != nil {
+		return err
+	}
+	h.wsMessages.WithLabelValues("sent", m.Type).Inc()
+	return nil
 }
 
 // legacyPushLimit is how many requests a socket without ?batch looks at
@@ -146,18 +163,14 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 			if ctx.Err() != nil {
 				continue // the socket is closing: nobody reads the answer
 			}
-			reply := h.socketAnswer(ctx, api, r, data)
-			wctx, stop := context.WithTimeout(ctx, 10*time.Second)
-			err := wsjson.Write(wctx, c, reply)
-			stop()
-			if err != nil {
+			if err := h.wsWrite(ctx, c, h.socketAnswer(ctx, api, r, data)); err != nil {
 				cancel()
 			}
 		}
 	}()
 
 	now := h.svc.Now().UTC()
-	if err := wsjson.Write(ctx, c, WSMessage{Type: "hello", AgentID: p.CredentialID, ServerTime: &now, Batch: batch}); err != nil {
+	if err := h.wsWrite(ctx, c, WSMessage{Type: "hello", AgentID: p.CredentialID, ServerTime: &now, Batch: batch}); err != nil {
 		return
 	}
 	limit := legacyPushLimit
@@ -201,10 +214,7 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 			msgs = append(msgs, WSMessage{Type: "signing_requests", Requests: fresh})
 		}
 		for _, m := range msgs {
-			wctx, stop := context.WithTimeout(ctx, 10*time.Second)
-			err := wsjson.Write(wctx, c, m)
-			stop()
-			if err != nil {
+			if err := h.wsWrite(ctx, c, m); err != nil {
 				return
 			}
 			if m.Request != nil {
@@ -267,10 +277,16 @@ func (h *handlers) socketAnswer(ctx context.Context, api *httpx.Service, up *htt
 		return reply
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
+		h.wsMessages.WithLabelValues("received", "invalid").Inc()
 		return fail(denar.Invalid(denar.MalformedJSON(data)))
 	}
 	reply.ReplyTo = m.ID
 	path, ok := wsOperations[m.Type]
+	if ok {
+		h.wsMessages.WithLabelValues("received", m.Type).Inc()
+	} else {
+		h.wsMessages.WithLabelValues("received", "invalid").Inc()
+	}
 	switch {
 	case !ok:
 		return fail(denar.Invalid(denar.FieldError{Path: "type", Message: "an agent sends claim, signatures or refusals"}))
