@@ -137,18 +137,17 @@ func (w *Worker) runSocket(ctx context.Context) error {
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	st := &socketTransport{c: c, waiting: map[string]chan Message{}, closed: make(chan struct{})}
-	batches := make(chan []Request, 16)
+	q := newQueue()
 	done := make(chan struct{})
 	var handleErr error
 	go func() {
 		defer close(done)
-		handleErr = w.handleAll(hctx, st, batches)
+		handleErr = w.handleAll(hctx, st, q)
 		cancel()
 	}()
 	defer func() {
 		st.shut() // a call waiting for its answer fails
 		cancel()
-		close(batches)
 		<-done
 	}()
 	for {
@@ -160,21 +159,62 @@ func (w *Worker) runSocket(ctx context.Context) error {
 			}
 			return err
 		}
-		var batch []Request
 		switch m.Type {
 		case "signing_requests":
-			batch = m.Requests
+			q.push(m.Requests)
 		case "signing_request":
-			batch = []Request{*m.Request}
+			q.push([]Request{*m.Request})
 		case "result":
 			st.deliver(m)
-			continue
-		default:
-			continue
 		}
+	}
+}
+
+// queue holds the pushed requests not yet handled. The socket's reader
+// never waits on it (it must go on reading the results the handler waits
+// for), and the handler takes what waits as one batch: requests pushed
+// while a person answered the last question are asked in the next one.
+type queue struct {
+	mu    sync.Mutex
+	rs    []Request
+	ready chan struct{} // has a value when rs may be non-empty
+}
+
+func newQueue() *queue { return &queue{ready: make(chan struct{}, 1)} }
+
+func (q *queue) push(rs []Request) {
+	q.mu.Lock()
+	q.rs = append(q.rs, rs...)
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take returns up to n waiting requests, waiting for one until ctx ends.
+func (q *queue) take(ctx context.Context, n int) ([]Request, bool) {
+	for {
+		q.mu.Lock()
+		if len(q.rs) > 0 {
+			k := min(n, len(q.rs))
+			out := q.rs[:k:k]
+			q.rs = q.rs[k:]
+			more := len(q.rs) > 0
+			q.mu.Unlock()
+			if more {
+				select {
+				case q.ready <- struct{}{}:
+				default:
+				}
+			}
+			return out, true
+		}
+		q.mu.Unlock()
 		select {
-		case batches <- batch:
-		case <-hctx.Done():
+		case <-q.ready:
+		case <-ctx.Done():
+			return nil, false
 		}
 	}
 }
@@ -195,12 +235,13 @@ func readMessage(ctx context.Context, c *websocket.Conn) (Message, error) {
 	}
 }
 
-// handleAll handles the pushed batches in order until batches closes or
-// one fails in a way that needs a new connection.
-func (w *Worker) handleAll(ctx context.Context, t transport, batches <-chan []Request) error {
-	for rs := range batches {
-		if ctx.Err() != nil {
-			continue // drain: the connection is going
+// handleAll handles the pushed requests, up to Batch at a time, until ctx
+// ends or a batch fails in a way that needs a new connection.
+func (w *Worker) handleAll(ctx context.Context, t transport, q *queue) error {
+	for {
+		rs, ok := q.take(ctx, w.batchSize())
+		if !ok {
+			return nil
 		}
 		if err := w.handleBatch(ctx, t, rs); err != nil {
 			// A call failed (the server restarting, say): drop the socket
@@ -208,7 +249,6 @@ func (w *Worker) handleAll(ctx context.Context, t transport, batches <-chan []Re
 			return err
 		}
 	}
-	return nil
 }
 
 // socketTransport sends the batch operations as messages on the socket
