@@ -291,7 +291,7 @@ func TestSDKWorkerBatches(t *testing.T) {
 				var signed atomic.Int64
 				ct := &countingTransport{base: http.DefaultTransport}
 				w := &signer.Worker{Creds: creds, Signer: c.key, Wait: 1, Log: slog.New(slog.DiscardHandler),
-					HTTP: &http.Client{Timeout: 10 * time.Second, Transport: ct},
+					HTTP: &http.Client{Timeout: 2 * time.Minute, Transport: ct},
 					BatchPolicy: func(_ context.Context, rs []signer.Request) []signer.Decision {
 						askedSizes.Store(asked.Add(1), len(rs))
 						out := make([]signer.Decision, len(rs))
@@ -320,7 +320,7 @@ func TestSDKWorkerBatches(t *testing.T) {
 					done := make(chan error, 1)
 					go func() { done <- w.Run(ctx) }()
 					t.Cleanup(func() { cancel(); <-done })
-					for deadline := time.Now().Add(30 * time.Second); signed.Load() < n-1 || e.state(refuse) != "refused"; {
+					for deadline := time.Now().Add(3 * time.Minute); signed.Load() < n-1 || e.state(refuse) != "refused"; {
 						if time.Now().After(deadline) {
 							t.Fatalf("signed %d of %d, the refused one %s", signed.Load(), n-1, e.state(refuse))
 						}
