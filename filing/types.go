@@ -133,7 +133,7 @@ type Company struct {
 	PostalCode         *string `json:"postalCode" required:"false" example:"1000" doc:"Postal code of the payer's address."`
 	Fax                *string `json:"fax" required:"false" example:"02 3111 112" doc:"The payer's fax number."`
 	City               *string `json:"city" required:"false" example:"Скопје" doc:"The payer's city; the ФЗОМ unit (fzomBranch) and dialling code (areaCode) are derived from it when not given."`
-	MunicipalityCode   *string `json:"municipalityCode" required:"false" example:"182" doc:"The payer's municipality, a code of UJP's municipality list (101 to 185, or 999); another is the blocking issue 66."`
+	MunicipalityCode   *string `json:"municipalityCode" required:"false" example:"182" doc:"The payer's municipality, a code of UJP's municipality list (101 to 185, or 999); another is blocking (check 66)."`
 	ManagerName        *string `json:"managerName" required:"false" example:"Ана Ангеловска" doc:"The payer's responsible person."`
 	Phone              *string `json:"phone" required:"false" example:"02 3111 111" doc:"The payer's phone number."`
 	Email              *string `json:"email" required:"false" example:"plati@dizajnija.mk" doc:"The payer's e-mail address."`
