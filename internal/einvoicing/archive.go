@@ -72,9 +72,12 @@ type ArchiveConfig struct {
 	MaxAttempts int
 }
 
+// DefaultArchiveRetention is how long a finished export is kept.
+const DefaultArchiveRetention = 7 * 24 * time.Hour
+
 func (c ArchiveConfig) withDefaults() ArchiveConfig {
 	if c.Retention <= 0 {
-		c.Retention = 7 * 24 * time.Hour
+		c.Retention = DefaultArchiveRetention
 	}
 	if c.PurgeEvery <= 0 {
 		c.PurgeEvery = time.Hour

@@ -42,9 +42,16 @@ type WebhookConfig struct {
 	Concurrency int
 }
 
+// The defaults of WebhookConfig's settings (cmd/denar reads them from
+// here).
+const (
+	DefaultWebhookTimeout     = 15 * time.Second
+	DefaultWebhookConcurrency = 16
+)
+
 func (c WebhookConfig) withDefaults() WebhookConfig {
 	if c.Timeout <= 0 {
-		c.Timeout = 15 * time.Second
+		c.Timeout = DefaultWebhookTimeout
 	}
 	if c.DisableAfter <= 0 {
 		c.DisableAfter = 72 * time.Hour
@@ -53,7 +60,7 @@ func (c WebhookConfig) withDefaults() WebhookConfig {
 		c.MaxEndpoints = 20
 	}
 	if c.Concurrency <= 0 {
-		c.Concurrency = 16
+		c.Concurrency = DefaultWebhookConcurrency
 	}
 	return c
 }
