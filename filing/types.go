@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/jsontext"
 	"github.com/denar-mk/denar/money"
 )
 
@@ -298,13 +299,13 @@ func DecodeJSON(data []byte, v any) error { return decodeStrict(data, v) }
 // decodeStrict decodes JSON into v strictly: unknown fields (a misspelt
 // field must not be dropped silently from a statutory filing), wrong JSON
 // types and malformed JSON are a validation_failed *denar.Error naming
-// every field with its path; so is what denar.CheckJSONText refuses (a
+// every field with its path; so is what jsontext.CheckJSONText refuses (a
 // member given twice, NUL, invalid UTF-8), as the streaming decoder does.
 func decodeStrict(data []byte, v any) error {
-	if fe := denar.CheckJSONText(data, "", denar.DefaultMaxStringLength); fe != nil {
+	if fe := jsontext.CheckJSONText(data, "", jsontext.DefaultMaxStringLength); fe != nil {
 		return denar.Invalid(*fe)
 	}
-	return denar.DecodeJSON(data, v)
+	return jsontext.DecodeJSON(data, v)
 }
 
 // DecodeMpin decodes an МПИН request and reports every field that is missing
