@@ -47,6 +47,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/jsontext"
 )
 
 // WSMessage is one message of the signing WebSocket, either way.
@@ -278,7 +279,7 @@ func (h *handlers) socketAnswer(ctx context.Context, api *httpx.Service, up *htt
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
 		h.wsMessages.WithLabelValues("received", "invalid").Inc()
-		return fail(denar.Invalid(denar.MalformedJSON(data)))
+		return fail(denar.Invalid(jsontext.MalformedJSON(data)))
 	}
 	reply.ReplyTo = m.ID
 	path, ok := wsOperations[m.Type]

@@ -275,11 +275,12 @@ func (s *Service) RevokeAgent(ctx context.Context, c Caller, id string) (Signing
 		if err != nil {
 			return SigningAgent{}, fmt.Errorf("agent %s: %w", id, err)
 		}
-		if a.Environment != c.Environment {
-			return SigningAgent{}, denar.Errorf("environment_mismatch", "Agent %s was paired in %s; this is a %s credential.", a.ID, a.Environment, c.Environment)
-		}
+		// reach, with the allow-list applied to the agent's whole scope.
 		if !scopeCovers(c.CompanyIDs, strings.Fields(a.CompanyIds)) {
 			return SigningAgent{}, errAgentBeyondReach(a.ID)
+		}
+		if err := reach(c.Principal, "Agent "+a.ID, a.Environment); err != nil {
+			return SigningAgent{}, err
 		}
 		return revokeAgentTx(ctx, tx, a)
 	})

@@ -79,24 +79,38 @@ type Config struct {
 	InboxDeadlineEvery time.Duration
 }
 
-// DefaultMandateTTL is how long a mandate link works.
-const DefaultMandateTTL = 14 * 24 * time.Hour
+// The defaults of Config, also the defaults of the settings that set
+// them (cmd/denar reads them from here).
+const (
+	// DefaultMandateTTL is how long a mandate link works.
+	DefaultMandateTTL = 14 * 24 * time.Hour
+	// DefaultRegistryTimeout bounds a wait for UJP's registry.
+	DefaultRegistryTimeout = 10 * time.Second
+	// DefaultValidationBudget is how long an issue waits for the buyer's
+	// registry check before it answers 202 validating.
+	DefaultValidationBudget = time.Second
+	// DefaultRefusalBackoff is how long a document waits after a signer's
+	// non-final refusal before it is asked for again.
+	DefaultRefusalBackoff = 5 * time.Minute
+	// DefaultInboxDeadlineEvery is how often the inbox's deadline job runs.
+	DefaultInboxDeadlineEvery = time.Minute
+)
 
 func (c Config) withDefaults() Config {
 	if c.MandateTTL <= 0 {
 		c.MandateTTL = DefaultMandateTTL
 	}
 	if c.RegistryTimeout <= 0 {
-		c.RegistryTimeout = 10 * time.Second
+		c.RegistryTimeout = DefaultRegistryTimeout
 	}
 	if c.ValidationBudget <= 0 {
-		c.ValidationBudget = time.Second
+		c.ValidationBudget = DefaultValidationBudget
 	}
 	if c.RefusalBackoff <= 0 {
-		c.RefusalBackoff = 5 * time.Minute
+		c.RefusalBackoff = DefaultRefusalBackoff
 	}
 	if c.InboxDeadlineEvery <= 0 {
-		c.InboxDeadlineEvery = time.Minute
+		c.InboxDeadlineEvery = DefaultInboxDeadlineEvery
 	}
 	c.Pipeline = c.Pipeline.withDefaults()
 	c.Archive = c.Archive.withDefaults()

@@ -61,16 +61,24 @@ func (s *Service) SigningRequests(ctx context.Context, p *auth.Principal, f Sign
 			return nil, err
 		}
 	}
-	rows, err := s.db.Reader().ListSigningRequests(ctx, dbq.ListSigningRequestsParams{AccountID: p.AccountID, Environment: p.Environment,
-		State: f.State, CompanyID: f.CompanyID, AfterID: after, Lim: int32(limit + 1)})
-	if err != nil {
-		return nil, fmt.Errorf("list signing requests: %w", err)
-	}
 	now := s.db.Now()
-	out := make([]SigningRequest, 0, len(rows))
-	for _, r := range rows {
-		if p.AllowsCompany(r.CompanyID) {
-			out = append(out, signingRequestView(r, now))
+	out := make([]SigningRequest, 0, limit+1)
+	// Requests of companies outside the allow-list are skipped, so read on
+	// until the page (plus one, which says there is a next page) is full.
+	for len(out) <= limit {
+		rows, err := s.db.Reader().ListSigningRequests(ctx, dbq.ListSigningRequestsParams{AccountID: p.AccountID, Environment: p.Environment,
+			State: f.State, CompanyID: f.CompanyID, AfterID: after, Lim: int32(limit + 1)})
+		if err != nil {
+			return nil, fmt.Errorf("list signing requests: %w", err)
+		}
+		for _, r := range rows {
+			after = r.ID
+			if p.AllowsCompany(r.CompanyID) && len(out) <= limit {
+				out = append(out, signingRequestView(r, now))
+			}
+		}
+		if len(rows) < limit+1 {
+			break
 		}
 	}
 	return out, nil
