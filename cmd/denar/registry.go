@@ -185,14 +185,19 @@ func (s *sandboxSetup) registerOperator(ctx context.Context, log *slog.Logger) {
 // made at start (registerOperator) did not reach the simulator.
 const KindSandboxOperator = "sandbox.register_operator"
 
+// sandboxOperatorArgs are the (empty) arguments of KindSandboxOperator.
+type sandboxOperatorArgs struct{}
+
+func (sandboxOperatorArgs) Kind() string { return KindSandboxOperator }
+
 // register registers the set-up's job on r and asks for the operator's
 // registration (once, whatever the number of processes starting).
 func (s *sandboxSetup) register(ctx context.Context, r *jobs.Runner, db *store.DB) error {
-	r.Register(KindSandboxOperator, jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+	jobs.Register(r, func(ctx context.Context, _ *jobs.Job, _ sandboxOperatorArgs) error {
 		return s.sim.AddUser(ctx, s.operator)
-	}), jobs.Options{Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})
+	}, jobs.Options{Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})
 	return db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindSandboxOperator, UniqueKey: KindSandboxOperator, MaxAttempts: 20})
+		_, err := jobs.Insert(ctx, tx, sandboxOperatorArgs{}, jobs.InsertOpts{UniqueKey: KindSandboxOperator, MaxAttempts: 20})
 		return err
 	})
 }

@@ -383,23 +383,36 @@ func warnOpenFiles(log *slog.Logger, cfg Config, dialect store.Dialect) {
 // offers to run; the jobs table makes sure one instance runs at a time.
 func registerHousekeeping(r *jobs.Runner, db *store.DB, cfg Config) {
 	keeper := idempotency.New(db, cfg.IdempotencyLease)
-	r.Register("idempotency.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+	jobs.Register(r, func(ctx context.Context, _ *jobs.Job, _ idempotencyPurge) error {
 		_, err := keeper.Purge(ctx, db.Now().Add(-cfg.IdempotencyRetention))
 		return err
-	}), jobs.Options{Every: time.Hour})
-	r.Register("ratelimit.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+	}, jobs.Options{Every: time.Hour})
+	jobs.Register(r, func(ctx context.Context, _ *jobs.Job, _ rateLimitPurge) error {
 		_, err := auth.RateWindows{DB: db}.Purge(ctx, db.Now().Add(-time.Minute).Unix())
 		return err
-	}), jobs.Options{Every: time.Minute})
+	}, jobs.Options{Every: time.Minute})
 	users := dashboardUsers(db, cfg, nil)
-	r.Register("dashboard.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+	jobs.Register(r, func(ctx context.Context, _ *jobs.Job, _ dashboardPurge) error {
 		return users.PurgeSessions(ctx)
-	}), jobs.Options{Every: time.Hour})
-	r.Register("jobs.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+	}, jobs.Options{Every: time.Hour})
+	jobs.Register(r, func(ctx context.Context, _ *jobs.Job, _ jobsPurge) error {
 		_, err := jobs.PurgeFinished(ctx, db, db.Now().Add(-7*24*time.Hour))
 		return err
-	}), jobs.Options{Every: 6 * time.Hour})
+	}, jobs.Options{Every: 6 * time.Hour})
 }
+
+// The housekeeping jobs: periodic, without arguments.
+type (
+	idempotencyPurge struct{}
+	rateLimitPurge   struct{}
+	dashboardPurge   struct{}
+	jobsPurge        struct{}
+)
+
+func (idempotencyPurge) Kind() string { return "idempotency.purge" }
+func (rateLimitPurge) Kind() string   { return "ratelimit.purge" }
+func (dashboardPurge) Kind() string   { return "dashboard.purge" }
+func (jobsPurge) Kind() string        { return "jobs.purge" }
 
 func printBootstrap(w io.Writer, b *auth.Bootstrapped, payrollAddr, einvoiceAddr string) {
 	fmt.Fprintf(w, `

@@ -66,6 +66,8 @@ func fieldMessagesMK() map[string]string {
 		"a storno needs a void reason (UJP %s)":                                                              "сторното бара причина за сторно (УЈП %s)",
 		"a storno's quantities are negative (UJP %s)":                                                        "количините на сторно се негативни (УЈП %s)",
 		"at least one line is required (UJP %s)":                                                             "задолжителна е барем една ставка (УЈП %s)",
+		"a batch names at least one request":                                                                 "пакетот наведува барем едно барање",
+		"names %s again (as item %d); a batch answers each request once":                                     "го наведува %s повторно (како ставка %d); пакетот одговара на секое барање еднаш",
 		"at most 100 companies":                                                                              "најмногу 100 компании",
 		"at most 50 event types":                                                                             "најмногу 50 видови настани",
 		"at most 500 characters":                                                                             "најмногу 500 знаци",

@@ -22,6 +22,7 @@ const (
 	exInbox    = "inbd_01jv8k2n3p4q5r6s7t8v9w0xyz"
 	exAgent    = "agt_01jv8k2n3p4q5r6s7t8v9w0xyz"
 	exSigning  = "sgr_01jv8k2n3p4q5r6s7t8v9w0xyz"
+	exSigning2 = "sgr_01jv8k2n7w1x2y3z4a5b6c7d8e"
 	exEvent    = "evt_01jv8k2n3p4q5r6s7t8v9w0xyz"
 	exEndpoint = "whe_01jv8k2n3p4q5r6s7t8v9w0xyz"
 	exDelivery = "whd_01jv8k2n3p4q5r6s7t8v9w0xyz"
@@ -192,6 +193,19 @@ func registerExamples(s *httpx.Service) {
 	s.ExampleJSON(reflect.TypeFor[signatureInput]().Field(1).Type,
 		`{"jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn0.c2lnbmF0dXJl"}`)
 	s.ExampleJSON(reflect.TypeFor[refuseInput]().Field(1).Type, `{"reason":"user_declined","message":"Износот не одговара на нарачката"}`)
+	s.ExampleJSON(reflect.TypeFor[ClaimBatchBody](), `{"ids":["`+exSigning+`","`+exSigning2+`"]}`)
+	s.ExampleJSON(reflect.TypeFor[SignatureBatchBody](), `{"items":[{"id":"`+exSigning+`","jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn0.c2lnbmF0dXJl"},`+
+		`{"id":"`+exSigning2+`","jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn1.c2lnbmF0dXJm"}]}`)
+	s.ExampleJSON(reflect.TypeFor[RefusalBatchBody](), `{"items":[{"id":"`+exSigning+`","reason":"pin_locked","message":"PIN locked after three attempts"},`+
+		`{"id":"`+exSigning2+`","reason":"pin_locked","message":"PIN locked after three attempts"}]}`)
+	claimed := exSigningRequest()
+	claimed.State, claimed.ClaimedBy, claimed.UpdatedAt = "claimed", exPtr(exAgent), exTime("09:15:02")
+	taken := httpx.NewProblem("already_claimed", "Another signer claimed this request.")
+	taken.Type, taken.Instance = httpx.DefaultDocsURL+"#already_claimed", "req_01jv8k2p9x4q5r6s7t8v9w0xyz"
+	s.Example(SigningBatch{Object: "list", Data: []SigningBatchItem{
+		{Object: "signing_request_result", ID: exSigning, Status: 200, Request: &claimed},
+		{Object: "signing_request_result", ID: exSigning2, Status: 409, Error: &BatchItemProblem{Problem: *taken}},
+	}})
 
 	// E-invoices.
 	s.Example(IssueExample())

@@ -87,30 +87,50 @@ type Config struct {
 	CodeListsReload time.Duration
 }
 
-// DefaultMandateTTL is how long a mandate link works.
-const DefaultMandateTTL = 14 * 24 * time.Hour
+// The defaults of Config, also the defaults of the settings that set
+// them (cmd/denar reads them from here).
+const (
+	// DefaultMandateTTL is how long a mandate link works.
+	DefaultMandateTTL = 14 * 24 * time.Hour
+	// DefaultRegistryTimeout bounds a wait for UJP's registry.
+	DefaultRegistryTimeout = 10 * time.Second
+	// DefaultValidationBudget is how long an issue waits for the buyer's
+	// registry check before it answers 202 validating.
+	DefaultValidationBudget = time.Second
+	// DefaultRefusalBackoff is how long a document waits after a signer's
+	// non-final refusal before it is asked for again.
+	DefaultRefusalBackoff = 5 * time.Minute
+	// DefaultInboxDeadlineEvery is how often the inbox's deadline job runs.
+	DefaultInboxDeadlineEvery = time.Minute
+	// DefaultCodeListsEvery is how often UJP's code lists are read and
+	// compared with the recorded ones.
+	DefaultCodeListsEvery = 6 * time.Hour
+	// DefaultCodeListsReload is how long a process validates with its copy
+	// of the recorded lists before it looks at the store again.
+	DefaultCodeListsReload = 10 * time.Second
+)
 
 func (c Config) withDefaults() Config {
 	if c.MandateTTL <= 0 {
 		c.MandateTTL = DefaultMandateTTL
 	}
 	if c.RegistryTimeout <= 0 {
-		c.RegistryTimeout = 10 * time.Second
+		c.RegistryTimeout = DefaultRegistryTimeout
 	}
 	if c.ValidationBudget <= 0 {
-		c.ValidationBudget = time.Second
+		c.ValidationBudget = DefaultValidationBudget
 	}
 	if c.RefusalBackoff <= 0 {
-		c.RefusalBackoff = 5 * time.Minute
+		c.RefusalBackoff = DefaultRefusalBackoff
 	}
 	if c.InboxDeadlineEvery <= 0 {
-		c.InboxDeadlineEvery = time.Minute
+		c.InboxDeadlineEvery = DefaultInboxDeadlineEvery
 	}
 	if c.CodeListsEvery <= 0 {
-		c.CodeListsEvery = 6 * time.Hour
+		c.CodeListsEvery = DefaultCodeListsEvery
 	}
 	if c.CodeListsReload <= 0 {
-		c.CodeListsReload = 10 * time.Second
+		c.CodeListsReload = DefaultCodeListsReload
 	}
 	c.Pipeline = c.Pipeline.withDefaults()
 	c.Archive = c.Archive.withDefaults()

@@ -305,13 +305,13 @@ func (e CodebookListEnvironment) Valid() bool {
 
 // Defines values for CodebookListObject.
 const (
-	List CodebookListObject = "list"
+	CodebookListObjectList CodebookListObject = "list"
 )
 
 // Valid indicates whether the value is a known member of the CodebookListObject enum.
 func (e CodebookListObject) Valid() bool {
 	switch e {
-	case List:
+	case CodebookListObjectList:
 		return true
 	default:
 		return false
@@ -1773,6 +1773,36 @@ func (e RecoveryObject) Valid() bool {
 	}
 }
 
+// Defines values for RefusalBatchEntryReason.
+const (
+	RefusalBatchEntryReasonPayloadInvalid RefusalBatchEntryReason = "payload_invalid"
+	RefusalBatchEntryReasonPinLocked      RefusalBatchEntryReason = "pin_locked"
+	RefusalBatchEntryReasonPolicy         RefusalBatchEntryReason = "policy"
+	RefusalBatchEntryReasonTokenMissing   RefusalBatchEntryReason = "token_missing"
+	RefusalBatchEntryReasonUnattended     RefusalBatchEntryReason = "unattended"
+	RefusalBatchEntryReasonUserDeclined   RefusalBatchEntryReason = "user_declined"
+)
+
+// Valid indicates whether the value is a known member of the RefusalBatchEntryReason enum.
+func (e RefusalBatchEntryReason) Valid() bool {
+	switch e {
+	case RefusalBatchEntryReasonPayloadInvalid:
+		return true
+	case RefusalBatchEntryReasonPinLocked:
+		return true
+	case RefusalBatchEntryReasonPolicy:
+		return true
+	case RefusalBatchEntryReasonTokenMissing:
+		return true
+	case RefusalBatchEntryReasonUnattended:
+		return true
+	case RefusalBatchEntryReasonUserDeclined:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RefuseInputBodyReason.
 const (
 	RefuseInputBodyReasonPayloadInvalid RefuseInputBodyReason = "payload_invalid"
@@ -1956,6 +1986,36 @@ const (
 func (e SigningAgentOnlineEventType) Valid() bool {
 	switch e {
 	case SigningAgentOnline:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SigningBatchObject.
+const (
+	SigningBatchObjectList SigningBatchObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the SigningBatchObject enum.
+func (e SigningBatchObject) Valid() bool {
+	switch e {
+	case SigningBatchObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SigningBatchItemObject.
+const (
+	SigningRequestResult SigningBatchItemObject = "signing_request_result"
+)
+
+// Valid indicates whether the value is a known member of the SigningBatchItemObject enum.
+func (e SigningBatchItemObject) Valid() bool {
+	switch e {
+	case SigningRequestResult:
 		return true
 	default:
 		return false
@@ -2946,6 +3006,31 @@ type ArchiveLinks struct {
 	Download string `json:"download"`
 }
 
+// BatchItemProblem defines model for BatchItemProblem.
+type BatchItemProblem struct {
+	// Code A stable machine-readable code; clients branch on it.
+	Code string `json:"code"`
+
+	// Detail What went wrong with this request.
+	Detail string `json:"detail"`
+
+	// Errors Field errors: the path in the request, a message, and the tax authority codebook when the rule comes from one.
+	Errors *[]FieldError `json:"errors"`
+
+	// Instance The request id, also sent in the X-Request-Id header.
+	Instance string `json:"instance"`
+
+	// Status The HTTP status code.
+	Status int64 `json:"status"`
+
+	// Title A short summary of the problem type.
+	Title string `json:"title"`
+
+	// Type A URI naming the problem type: the errors page anchored at the code.
+	Type                 string                 `json:"type"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
 // CertificateInputBody Examples: {"certificateDer":"MIIDdzCCAl+gAwIBAgIUW1x…","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","eujpId":"MK-EUJP-0012345"}
 type CertificateInputBody struct {
 	// CertificateDer The X.509 certificate, DER, standard base64.
@@ -2958,6 +3043,17 @@ type CertificateInputBody struct {
 
 	// EujpId The certificate holder's UJP user id (X-EUJP-ID on every call signed with it). Required for production companies; in the sandbox the service uses one of its own when omitted.
 	EujpId *string `json:"eujpId,omitempty"`
+}
+
+// ClaimBatchBody Examples: {"ids":["sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","sgr_01jv8k2n7w1x2y3z4a5b6c7d8e"]}
+type ClaimBatchBody struct {
+	// Ids The requests to claim (sgr_…), each answered in this order. Give ids or max.
+	Ids *[]string `json:"ids,omitempty"`
+
+	// Max Claim up to this many of the requests waiting for the caller, oldest first: for an agent, what its long-poll and WebSocket deliver (including what it claimed and has not finished); for an API key, the pending requests of its account and environment within its allow-list. Give ids or max.
+	//
+	// Examples: 100
+	Max *int64 `json:"max,omitempty"`
 }
 
 // CodeChange defines model for CodeChange.
@@ -5111,6 +5207,35 @@ type Reference struct {
 	Type string `json:"type"`
 }
 
+// RefusalBatchBody Examples: {"items":[{"id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","message":"PIN locked after three attempts","reason":"pin_locked"},{"id":"sgr_01jv8k2n7w1x2y3z4a5b6c7d8e","message":"PIN locked after three attempts","reason":"pin_locked"}]}
+type RefusalBatchBody struct {
+	// Items The refusals, one per request; a request named twice is refused (validation_failed).
+	Items *[]RefusalBatchEntry `json:"items"`
+}
+
+// RefusalBatchEntry defines model for RefusalBatchEntry.
+type RefusalBatchEntry struct {
+	// Id The signing request (sgr_…).
+	//
+	// Examples: sgr_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// Message The signer's own words, shown to the issuer with the refusal.
+	//
+	// Examples: Износот не одговара на нарачката
+	Message *string `json:"message,omitempty"`
+
+	// Reason As for a single refusal: token_missing, pin_locked and unattended keep the document waiting and ask again after a while; the others fail it (signature_refused).
+	//
+	// Examples: user_declined
+	Reason RefusalBatchEntryReason `json:"reason"`
+}
+
+// RefusalBatchEntryReason As for a single refusal: token_missing, pin_locked and unattended keep the document waiting and ask again after a while; the others fail it (signature_refused).
+//
+// Examples: user_declined
+type RefusalBatchEntryReason string
+
 // RefuseInputBody Examples: {"message":"Износот не одговара на нарачката","reason":"user_declined"}
 type RefuseInputBody struct {
 	// Message The signer's own words, shown to the issuer with the refusal.
@@ -5311,6 +5436,23 @@ type SentProblem struct {
 	Type string `json:"type"`
 }
 
+// SignatureBatchBody Examples: {"items":[{"id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn0.c2lnbmF0dXJl"},{"id":"sgr_01jv8k2n7w1x2y3z4a5b6c7d8e","jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn1.c2lnbmF0dXJm"}]}
+type SignatureBatchBody struct {
+	// Items The signatures, one per request; a request named twice is refused (validation_failed).
+	Items *[]SignatureBatchEntry `json:"items"`
+}
+
+// SignatureBatchEntry defines model for SignatureBatchEntry.
+type SignatureBatchEntry struct {
+	// Id The signing request (sgr_…).
+	//
+	// Examples: sgr_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// Jws Compact JWS of the request: protectedHeader.payload.signature, header and payload exactly as issued (as the claim answered them).
+	Jws string `json:"jws"`
+}
+
 // SignatureInputBody Examples: {"jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn0.c2lnbmF0dXJl"}
 type SignatureInputBody struct {
 	// Jws Compact JWS: protectedHeader.payload.signature, header and payload exactly as issued.
@@ -5448,6 +5590,51 @@ type SigningAgentOnlineEventObject string
 
 // SigningAgentOnlineEventType The event's type, signing_agent.online (also in the Service-Event-Type header).
 type SigningAgentOnlineEventType string
+
+// SigningBatch Examples: {"data":[{"error":null,"id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"signing_request_result","request":{"claimedBy":"agt_01jv8k2n3p4q5r6s7t8v9w0xyz","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","expiresAt":"2026-05-04T09:25:00Z","id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","jws":null,"links":{"einvoice":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz"},"object":"signing_request","payload":"eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","protectedHeader":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19","purpose":"document","refusal":null,"replacedBy":null,"signingInput":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","state":"claimed","summary":{"buyerName":"Тест Купувач ДОО Скопје","companyName":"Тест Продавач ДООЕЛ Скопје","currency":"MKD","documentNumber":"F-2026-0042","grossTotal":"5181.00","purpose":"issue e-invoice F-2026-0042","sellerName":null},"updatedAt":"2026-05-04T09:15:02Z"},"status":200},{"error":{"code":"already_claimed","detail":"Another signer claimed this request.","errors":[],"instance":"req_01jv8k2p9x4q5r6s7t8v9w0xyz","status":409,"title":"Signing request claimed by another signer","type":"https://docs.denar.mk/errors#already_claimed"},"id":"sgr_01jv8k2n7w1x2y3z4a5b6c7d8e","object":"signing_request_result","request":null,"status":409}],"object":"list"}
+type SigningBatch struct {
+	// Data One item per request of the batch, in the order the batch named them; for a claim by max, the requests claimed, oldest first.
+	Data *[]SigningBatchItem `json:"data"`
+
+	// Object Always list.
+	//
+	// Examples: list
+	Object SigningBatchObject `json:"object"`
+}
+
+// SigningBatchObject Always list.
+//
+// Examples: list
+type SigningBatchObject string
+
+// SigningBatchItem defines model for SigningBatchItem.
+type SigningBatchItem struct {
+	// Error The problem the single operation would have answered, null when the item succeeded: already_claimed (409), signing_request_finished (409), signature_invalid, payload_mismatch or certificate_mismatch (422), signature_expired (410, with replacedBy: the request to sign now, or null), not_found (404: outside the caller's reach, or no such request).
+	Error *BatchItemProblem `json:"error"`
+
+	// Id The signing request (sgr_…) this item answers.
+	//
+	// Examples: sgr_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// Object Always signing_request_result.
+	//
+	// Examples: signing_request_result
+	Object SigningBatchItemObject `json:"object"`
+
+	// Request The request as the single operation would have answered with it (for a claim: with the claimer's certificate in its protectedHeader); null when the item failed.
+	Request *SigningRequest `json:"request"`
+
+	// Status The HTTP status the single operation on this request would have answered: 200, or the status of error.
+	//
+	// Examples: 200
+	Status int64 `json:"status"`
+}
+
+// SigningBatchItemObject Always signing_request_result.
+//
+// Examples: signing_request_result
+type SigningBatchItemObject string
 
 // SigningCertificate Examples: {"agentId":"agt_01jv8k2n3p4q5r6s7t8v9w0xyz","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:04:00Z","eujpId":"MK-EUJP-0012345","id":"crt_01jv8k2n3p4q5r6s7t8v9w0xyz","notAfter":"2028-01-01T00:00:00Z","notBefore":"2026-01-01T00:00:00Z","object":"signing_certificate","serialNumber":"520978203817622936472910448203710","subject":"CN=Марија Николовска,O=Тест Продавач ДООЕЛ Скопје,C=MK"}
 type SigningCertificate struct {
@@ -5604,7 +5791,7 @@ type SigningRequestState string
 
 // SigningRequestListBody Examples: {"data":[{"claimedBy":null,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","expiresAt":"2026-05-04T09:25:00Z","id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","jws":null,"links":{"einvoice":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz"},"object":"signing_request","payload":"eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","protectedHeader":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19","purpose":"document","refusal":null,"replacedBy":null,"signingInput":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","state":"pending","summary":{"buyerName":"Тест Купувач ДОО Скопје","companyName":"Тест Продавач ДООЕЛ Скопје","currency":"MKD","documentNumber":"F-2026-0042","grossTotal":"5181.00","purpose":"issue e-invoice F-2026-0042","sellerName":null},"updatedAt":"2026-05-04T09:15:00Z"}]}
 type SigningRequestListBody struct {
-	// Data The pending signing requests for this agent's companies, oldest first; empty when the wait ended without one.
+	// Data The pending signing requests for this agent's companies (and those it claimed and has not finished), oldest first, at most limit; empty when the wait ended without one.
 	Data *[]SigningRequest `json:"data"`
 }
 
@@ -6086,6 +6273,9 @@ type RevokeAgentParams struct {
 type ListAgentSigningRequestsParams struct {
 	// Wait Seconds to wait for a request when none is pending (long-poll).
 	Wait *int64 `form:"wait,omitempty" json:"wait,omitempty"`
+
+	// Limit The most requests answered at once (a batch: claim, sign and answer them with the batch operations).
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // CreateArchiveExportParams defines parameters for CreateArchiveExport.
@@ -6381,6 +6571,24 @@ type ListSigningRequestsParams struct {
 
 // ListSigningRequestsParamsState defines parameters for ListSigningRequests.
 type ListSigningRequestsParamsState string
+
+// ClaimSigningRequestsParams defines parameters for ClaimSigningRequests.
+type ClaimSigningRequestsParams struct {
+	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
+	IdempotencyKey string `json:"Idempotency-Key"`
+}
+
+// RefuseSigningRequestsParams defines parameters for RefuseSigningRequests.
+type RefuseSigningRequestsParams struct {
+	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
+	IdempotencyKey string `json:"Idempotency-Key"`
+}
+
+// SubmitSignaturesParams defines parameters for SubmitSignatures.
+type SubmitSignaturesParams struct {
+	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
+	IdempotencyKey string `json:"Idempotency-Key"`
+}
 
 // ClaimSigningRequestParams defines parameters for ClaimSigningRequest.
 type ClaimSigningRequestParams struct {
@@ -6814,6 +7022,15 @@ type SandboxDropIncomingJSONRequestBody = SandboxIncomingInputBody
 // SimulateInboxDocumentJSONRequestBody defines body for SimulateInboxDocument for application/json ContentType.
 type SimulateInboxDocumentJSONRequestBody = SimulateInboxInputBody
 
+// ClaimSigningRequestsJSONRequestBody defines body for ClaimSigningRequests for application/json ContentType.
+type ClaimSigningRequestsJSONRequestBody = ClaimBatchBody
+
+// RefuseSigningRequestsJSONRequestBody defines body for RefuseSigningRequests for application/json ContentType.
+type RefuseSigningRequestsJSONRequestBody = RefusalBatchBody
+
+// SubmitSignaturesJSONRequestBody defines body for SubmitSignatures for application/json ContentType.
+type SubmitSignaturesJSONRequestBody = SignatureBatchBody
+
 // RefuseSigningRequestJSONRequestBody defines body for RefuseSigningRequest for application/json ContentType.
 type RefuseSigningRequestJSONRequestBody = RefuseInputBody
 
@@ -6903,6 +7120,152 @@ type WebhookSigningAgentOnlineJSONRequestBody = SigningAgentOnlineEvent
 
 // WebhookWebhookEndpointTestJSONRequestBody defines body for WebhookWebhookEndpointTest for application/json ContentType.
 type WebhookWebhookEndpointTestJSONRequestBody = WebhookEndpointTestEvent
+
+// Getter for additional properties for BatchItemProblem. Returns the specified
+// element and whether it was found
+func (a BatchItemProblem) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for BatchItemProblem
+func (a *BatchItemProblem) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for BatchItemProblem to handle AdditionalProperties
+func (a *BatchItemProblem) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["code"]; found {
+		err = json.Unmarshal(raw, &a.Code)
+		if err != nil {
+			return fmt.Errorf("error reading 'code': %w", err)
+		}
+		delete(object, "code")
+	}
+
+	if raw, found := object["detail"]; found {
+		err = json.Unmarshal(raw, &a.Detail)
+		if err != nil {
+			return fmt.Errorf("error reading 'detail': %w", err)
+		}
+		delete(object, "detail")
+	}
+
+	if raw, found := object["errors"]; found {
+		err = json.Unmarshal(raw, &a.Errors)
+		if err != nil {
+			return fmt.Errorf("error reading 'errors': %w", err)
+		}
+		delete(object, "errors")
+	}
+
+	if raw, found := object["instance"]; found {
+		err = json.Unmarshal(raw, &a.Instance)
+		if err != nil {
+			return fmt.Errorf("error reading 'instance': %w", err)
+		}
+		delete(object, "instance")
+	}
+
+	if raw, found := object["status"]; found {
+		err = json.Unmarshal(raw, &a.Status)
+		if err != nil {
+			return fmt.Errorf("error reading 'status': %w", err)
+		}
+		delete(object, "status")
+	}
+
+	if raw, found := object["title"]; found {
+		err = json.Unmarshal(raw, &a.Title)
+		if err != nil {
+			return fmt.Errorf("error reading 'title': %w", err)
+		}
+		delete(object, "title")
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &a.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+		delete(object, "type")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for BatchItemProblem to handle AdditionalProperties
+func (a BatchItemProblem) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["code"], err = json.Marshal(a.Code)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'code': %w", err)
+	}
+
+	object["detail"], err = json.Marshal(a.Detail)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'detail': %w", err)
+	}
+
+	if a.Errors != nil {
+		object["errors"], err = json.Marshal(a.Errors)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'errors': %w", err)
+		}
+	}
+
+	object["instance"], err = json.Marshal(a.Instance)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'instance': %w", err)
+	}
+
+	object["status"], err = json.Marshal(a.Status)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'status': %w", err)
+	}
+
+	object["title"], err = json.Marshal(a.Title)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'title': %w", err)
+	}
+
+	object["type"], err = json.Marshal(a.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -7419,6 +7782,60 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/signing-requests (the `ListSigningRequests` operationId).
 	ListSigningRequests(ctx context.Context, params *ListSigningRequestsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ClaimSigningRequestsWithBody Claim signing requests (batch)
+	//
+	// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+	ClaimSigningRequestsWithBody(ctx context.Context, params *ClaimSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ClaimSigningRequests Claim signing requests (batch)
+	//
+	// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+	ClaimSigningRequests(ctx context.Context, params *ClaimSigningRequestsParams, body ClaimSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefuseSigningRequestsWithBody Refuse several signing requests (batch)
+	//
+	// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+	RefuseSigningRequestsWithBody(ctx context.Context, params *RefuseSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefuseSigningRequests Refuse several signing requests (batch)
+	//
+	// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+	RefuseSigningRequests(ctx context.Context, params *RefuseSigningRequestsParams, body RefuseSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SubmitSignaturesWithBody Submit the JWS of several signing requests (batch)
+	//
+	// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+	SubmitSignaturesWithBody(ctx context.Context, params *SubmitSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SubmitSignatures Submit the JWS of several signing requests (batch)
+	//
+	// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+	SubmitSignatures(ctx context.Context, params *SubmitSignaturesParams, body SubmitSignaturesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSigningRequest Get a signing request
 	//
@@ -8556,6 +8973,120 @@ func (c *Client) ListSigningRequests(ctx context.Context, params *ListSigningReq
 	return c.Client.Do(req)
 }
 
+// ClaimSigningRequestsWithBody Claim signing requests (batch)
+//
+// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+func (c *Client) ClaimSigningRequestsWithBody(ctx context.Context, params *ClaimSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClaimSigningRequestsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClaimSigningRequests Claim signing requests (batch)
+//
+// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+func (c *Client) ClaimSigningRequests(ctx context.Context, params *ClaimSigningRequestsParams, body ClaimSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClaimSigningRequestsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefuseSigningRequestsWithBody Refuse several signing requests (batch)
+//
+// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+func (c *Client) RefuseSigningRequestsWithBody(ctx context.Context, params *RefuseSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefuseSigningRequestsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefuseSigningRequests Refuse several signing requests (batch)
+//
+// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+func (c *Client) RefuseSigningRequests(ctx context.Context, params *RefuseSigningRequestsParams, body RefuseSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefuseSigningRequestsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SubmitSignaturesWithBody Submit the JWS of several signing requests (batch)
+//
+// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+func (c *Client) SubmitSignaturesWithBody(ctx context.Context, params *SubmitSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitSignaturesRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SubmitSignatures Submit the JWS of several signing requests (batch)
+//
+// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+func (c *Client) SubmitSignatures(ctx context.Context, params *SubmitSignaturesParams, body SubmitSignaturesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitSignaturesRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetSigningRequest Get a signing request
 //
 // One signing request: what to sign (docs/signing.md) and its state. A request of a company outside the caller's reach (an agent's companyIds and certificates, a key's environment and allow-list) is 404, here and on claim, signature and refusal.
@@ -9137,6 +9668,18 @@ func NewListAgentSigningRequestsRequest(server string, id string, params *ListAg
 		if params.Wait != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11255,6 +11798,165 @@ func NewListSigningRequestsRequest(server string, params *ListSigningRequestsPar
 	return req, nil
 }
 
+// NewClaimSigningRequestsRequest calls the generic ClaimSigningRequests builder with application/json body
+func NewClaimSigningRequestsRequest(server string, params *ClaimSigningRequestsParams, body ClaimSigningRequestsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewClaimSigningRequestsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewClaimSigningRequestsRequestWithBody constructs an http.Request for the ClaimSigningRequests method, with any body, and a specified content type
+func NewClaimSigningRequestsRequestWithBody(server string, params *ClaimSigningRequestsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/signing-requests/claims")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewRefuseSigningRequestsRequest calls the generic RefuseSigningRequests builder with application/json body
+func NewRefuseSigningRequestsRequest(server string, params *RefuseSigningRequestsParams, body RefuseSigningRequestsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRefuseSigningRequestsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewRefuseSigningRequestsRequestWithBody constructs an http.Request for the RefuseSigningRequests method, with any body, and a specified content type
+func NewRefuseSigningRequestsRequestWithBody(server string, params *RefuseSigningRequestsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/signing-requests/refusals")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewSubmitSignaturesRequest calls the generic SubmitSignatures builder with application/json body
+func NewSubmitSignaturesRequest(server string, params *SubmitSignaturesParams, body SubmitSignaturesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSubmitSignaturesRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewSubmitSignaturesRequestWithBody constructs an http.Request for the SubmitSignatures method, with any body, and a specified content type
+func NewSubmitSignaturesRequestWithBody(server string, params *SubmitSignaturesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/signing-requests/signatures")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
 // NewGetSigningRequestRequest constructs an http.Request for the GetSigningRequest method
 func NewGetSigningRequestRequest(server string, id string) (*http.Request, error) {
 	var err error
@@ -12548,6 +13250,60 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/signing-requests (the `ListSigningRequests` operationId).
 	ListSigningRequestsWithResponse(ctx context.Context, params *ListSigningRequestsParams, reqEditors ...RequestEditorFn) (*ListSigningRequestsResponse, error)
+
+	// ClaimSigningRequestsWithBodyWithResponse Claim signing requests (batch)
+	//
+	// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+	ClaimSigningRequestsWithBodyWithResponse(ctx context.Context, params *ClaimSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ClaimSigningRequestsResponse, error)
+
+	// ClaimSigningRequestsWithResponse Claim signing requests (batch)
+	//
+	// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+	ClaimSigningRequestsWithResponse(ctx context.Context, params *ClaimSigningRequestsParams, body ClaimSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*ClaimSigningRequestsResponse, error)
+
+	// RefuseSigningRequestsWithBodyWithResponse Refuse several signing requests (batch)
+	//
+	// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+	RefuseSigningRequestsWithBodyWithResponse(ctx context.Context, params *RefuseSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RefuseSigningRequestsResponse, error)
+
+	// RefuseSigningRequestsWithResponse Refuse several signing requests (batch)
+	//
+	// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+	RefuseSigningRequestsWithResponse(ctx context.Context, params *RefuseSigningRequestsParams, body RefuseSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*RefuseSigningRequestsResponse, error)
+
+	// SubmitSignaturesWithBodyWithResponse Submit the JWS of several signing requests (batch)
+	//
+	// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+	SubmitSignaturesWithBodyWithResponse(ctx context.Context, params *SubmitSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitSignaturesResponse, error)
+
+	// SubmitSignaturesWithResponse Submit the JWS of several signing requests (batch)
+	//
+	// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+	SubmitSignaturesWithResponse(ctx context.Context, params *SubmitSignaturesParams, body SubmitSignaturesJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitSignaturesResponse, error)
 
 	// GetSigningRequestWithResponse Get a signing request
 	//
@@ -14931,6 +15687,192 @@ func (r ListSigningRequestsResponse) ContentType() string {
 	return ""
 }
 
+type ClaimSigningRequestsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningBatch
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *SentProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ClaimSigningRequestsResponse) GetJSON200() *SigningBatch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ClaimSigningRequestsResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ClaimSigningRequestsResponse) GetApplicationproblemJSON408() *SentProblem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ClaimSigningRequestsResponse) GetApplicationproblemJSON413() *SentProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r ClaimSigningRequestsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ClaimSigningRequestsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ClaimSigningRequestsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ClaimSigningRequestsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RefuseSigningRequestsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningBatch
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *SentProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RefuseSigningRequestsResponse) GetJSON200() *SigningBatch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RefuseSigningRequestsResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r RefuseSigningRequestsResponse) GetApplicationproblemJSON408() *SentProblem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RefuseSigningRequestsResponse) GetApplicationproblemJSON413() *SentProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r RefuseSigningRequestsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RefuseSigningRequestsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RefuseSigningRequestsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RefuseSigningRequestsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SubmitSignaturesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningBatch
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *SentProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SubmitSignaturesResponse) GetJSON200() *SigningBatch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SubmitSignaturesResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r SubmitSignaturesResponse) GetApplicationproblemJSON408() *SentProblem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SubmitSignaturesResponse) GetApplicationproblemJSON413() *SentProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r SubmitSignaturesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SubmitSignaturesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SubmitSignaturesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SubmitSignaturesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetSigningRequestResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16506,6 +17448,96 @@ func (c *ClientWithResponses) ListSigningRequestsWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseListSigningRequestsResponse(rsp)
+}
+
+// ClaimSigningRequestsWithBodyWithResponse Claim signing requests (batch)
+//
+// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+func (c *ClientWithResponses) ClaimSigningRequestsWithBodyWithResponse(ctx context.Context, params *ClaimSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ClaimSigningRequestsResponse, error) {
+	rsp, err := c.ClaimSigningRequestsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClaimSigningRequestsResponse(rsp)
+}
+
+// ClaimSigningRequestsWithResponse Claim signing requests (batch)
+//
+// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+func (c *ClientWithResponses) ClaimSigningRequestsWithResponse(ctx context.Context, params *ClaimSigningRequestsParams, body ClaimSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*ClaimSigningRequestsResponse, error) {
+	rsp, err := c.ClaimSigningRequests(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClaimSigningRequestsResponse(rsp)
+}
+
+// RefuseSigningRequestsWithBodyWithResponse Refuse several signing requests (batch)
+//
+// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+func (c *ClientWithResponses) RefuseSigningRequestsWithBodyWithResponse(ctx context.Context, params *RefuseSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RefuseSigningRequestsResponse, error) {
+	rsp, err := c.RefuseSigningRequestsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefuseSigningRequestsResponse(rsp)
+}
+
+// RefuseSigningRequestsWithResponse Refuse several signing requests (batch)
+//
+// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+func (c *ClientWithResponses) RefuseSigningRequestsWithResponse(ctx context.Context, params *RefuseSigningRequestsParams, body RefuseSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*RefuseSigningRequestsResponse, error) {
+	rsp, err := c.RefuseSigningRequests(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefuseSigningRequestsResponse(rsp)
+}
+
+// SubmitSignaturesWithBodyWithResponse Submit the JWS of several signing requests (batch)
+//
+// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+func (c *ClientWithResponses) SubmitSignaturesWithBodyWithResponse(ctx context.Context, params *SubmitSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitSignaturesResponse, error) {
+	rsp, err := c.SubmitSignaturesWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubmitSignaturesResponse(rsp)
+}
+
+// SubmitSignaturesWithResponse Submit the JWS of several signing requests (batch)
+//
+// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+func (c *ClientWithResponses) SubmitSignaturesWithResponse(ctx context.Context, params *SubmitSignaturesParams, body SubmitSignaturesJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitSignaturesResponse, error) {
+	rsp, err := c.SubmitSignatures(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubmitSignaturesResponse(rsp)
 }
 
 // GetSigningRequestWithResponse Get a signing request
@@ -18484,6 +19516,147 @@ func ParseListSigningRequestsResponse(rsp *http.Response) (*ListSigningRequestsR
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseClaimSigningRequestsResponse parses an HTTP response from a ClaimSigningRequestsWithResponse call
+func ParseClaimSigningRequestsResponse(rsp *http.Response) (*ClaimSigningRequestsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ClaimSigningRequestsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SigningBatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRefuseSigningRequestsResponse parses an HTTP response from a RefuseSigningRequestsWithResponse call
+func ParseRefuseSigningRequestsResponse(rsp *http.Response) (*RefuseSigningRequestsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RefuseSigningRequestsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SigningBatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSubmitSignaturesResponse parses an HTTP response from a SubmitSignaturesWithResponse call
+func ParseSubmitSignaturesResponse(rsp *http.Response) (*SubmitSignaturesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SubmitSignaturesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SigningBatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	}
 
