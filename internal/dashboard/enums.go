@@ -76,6 +76,7 @@ var enumWords = map[string][2]string{
 	"event.reconciliation.completed":     {"усогласувањето со УЈП заврши", "reconciliation completed"},
 	"event.reconciliation.mismatch":      {"усогласувањето најде разлики", "reconciliation found differences"},
 	"event.inbox.received":               {"примена влезна фактура", "incoming invoice received"},
+	"event.codelists.changed":            {"УЈП ги смени шифрарниците", "UJP changed its code lists"},
 	"event.inbox.deadline_approaching":   {"рокот за одлука се приближува", "decision deadline approaching"},
 	"event.inbox.signature_required":     {"одлука чека потпис", "decision awaits a signature"},
 	"event.inbox.accepted":               {"влезна фактура прифатена", "incoming invoice accepted"},

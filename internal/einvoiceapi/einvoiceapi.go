@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/internal/auth"
@@ -96,6 +97,7 @@ func New(d Deps) *httpx.Service {
 	s.LimitByAddress("POST /v1/oauth/token", "GET /mandates/{token}", "POST /mandates/{token}")
 	h.registerAgents(s)
 	h.registerSigningRequests(s)
+	h.registerSigningBatches(s)
 	h.registerSigningWS(s)
 	h.registerEInvoices(s)
 	h.registerInbox(s)
@@ -119,6 +121,8 @@ const maxDocumentBody = 1 << 20
 type handlers struct {
 	svc  *einvoicing.Service
 	deps Deps
+	// wsMessages counts the signing WebSockets' messages.
+	wsMessages *prometheus.CounterVec
 }
 
 // caller is the application layer's view of who asks: the principal and

@@ -72,9 +72,12 @@ type ArchiveConfig struct {
 	MaxAttempts int
 }
 
+// DefaultArchiveRetention is how long a finished export is kept.
+const DefaultArchiveRetention = 7 * 24 * time.Hour
+
 func (c ArchiveConfig) withDefaults() ArchiveConfig {
 	if c.Retention <= 0 {
-		c.Retention = 7 * 24 * time.Hour
+		c.Retention = DefaultArchiveRetention
 	}
 	if c.PurgeEvery <= 0 {
 		c.PurgeEvery = time.Hour
@@ -206,7 +209,7 @@ type archiveArgs struct {
 }
 
 // archiveRow loads an export the caller may see: 404 outside the account,
-// 403 outside the credential's allow-list or environment.
+// then reach.
 func archiveRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.ArchiveExport, error) {
 	r, err := q.GetArchiveExport(ctx, id)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && r.AccountID != p.AccountID) {
@@ -215,11 +218,8 @@ func archiveRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, id strin
 	if err != nil {
 		return dbq.ArchiveExport{}, fmt.Errorf("archive export %s: %w", id, err)
 	}
-	if !p.AllowsCompany(r.CompanyID) {
-		return dbq.ArchiveExport{}, denar.Errorf("company_not_allowed", "The credential may not act for company %s.", r.CompanyID)
-	}
-	if r.Environment != p.Environment {
-		return dbq.ArchiveExport{}, denar.Errorf("environment_mismatch", "Archive export %s belongs to %s; this is a %s credential.", id, r.Environment, p.Environment)
+	if err := reach(p, "Archive export "+id, r.Environment, r.CompanyID); err != nil {
+		return dbq.ArchiveExport{}, err
 	}
 	return r, nil
 }

@@ -10,13 +10,15 @@ const (
 	ResourceArchiveExport   = "archive_export"
 	ResourceWebhookEndpoint = "webhook_endpoint"
 	ResourceReconciliation  = "reconciliation"
+	// ResourceCodeListChange (codelists.go) has no endpoint of its own:
+	// GET /v1/codebooks shows the lists as they are after it.
 )
 
 // EventKind is one type of the event catalogue (GET /v1/event-types).
 type EventKind struct {
 	Object      string `json:"object" enum:"event_type" example:"event_type" doc:"Always event_type."`
 	Type        string `json:"type" doc:"The event's type, as in Event.type and in a webhook endpoint's events."`
-	Resource    string `json:"resource" enum:"einvoice,inbox_document,signing_agent,archive_export,webhook_endpoint,reconciliation" doc:"What data.object is: the resource as GET returns it right after the change."`
+	Resource    string `json:"resource" enum:"einvoice,inbox_document,signing_agent,archive_export,webhook_endpoint,codelist_change,reconciliation" doc:"What data.object is: the resource as GET returns it right after the change."`
 	Description string `json:"description" doc:"When the event is sent."`
 }
 
@@ -54,6 +56,7 @@ func EventKinds() []EventKind {
 		k(EventSigningAgentOnline, ResourceSigningAgent, "A signing agent of the company is reachable again (one event per company it signs for)."),
 		k(EventArchiveExportReady, ResourceArchiveExport, "A bulk archive export finished and can be downloaded."),
 		k(EventArchiveExportFailed, ResourceArchiveExport, "A bulk archive export failed for good; its failure says why. Ask for a new one."),
+		k(EventCodeListsChanged, ResourceCodeListChange, "UJP changed its code lists of the environment (a new tax indicator, a removed payment type, a renamed document type, a changed rate…): requests are checked against the new lists from now on. One event per company of the environment; data.object says what changed."),
 		k(EventReconciliationCompleted, ResourceReconciliation, "A reconciliation of a company's day with UJP's records finished; its figures say what it found. One with nothing to fix and no problems (clean) proves that the day's sync was complete."),
 		k(EventReconciliationMismatch, ResourceReconciliation, "A reconciliation found something to fix: a document repaired to UJP's status, discovered, missing at UJP, or an incoming document added to the inbox (sent with reconciliation.completed)."),
 		k(EventWebhookTest, ResourceWebhookEndpoint, "Sent only by POST /v1/webhook-endpoints/{id}/test, to that endpoint; never listed in GET /v1/events."),
@@ -80,6 +83,7 @@ func EventResources() map[string]any {
 		ResourceWebhookEndpoint: WebhookEndpoint{},
 		ResourceInboxDocument:   InboxDocument{},
 		ResourceArchiveExport:   ArchiveExport{},
+		ResourceCodeListChange:  CodeListChange{},
 		ResourceReconciliation:  Reconciliation{},
 	}
 }

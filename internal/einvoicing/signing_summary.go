@@ -138,6 +138,8 @@ func summaryFor(ctx context.Context, tx *store.Tx, co dbq.Company, purpose strin
 	case linkChanges:
 		s.Purpose = "read from UJP the buyers' decisions on the company's e-invoices"
 		return s, nil
+	case linkUJPCheck:
+		s.Purpose = "check the company's access to UJP (go-live check): read a document no one issued"
 	case linkReconciliation:
 		s.Purpose = "read from UJP the company's documents of a day, to reconcile them"
 		if id, _, ok := strings.Cut(link.ID, "/"); ok {

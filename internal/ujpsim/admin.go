@@ -206,6 +206,23 @@ func (s *Sim) controlRoutes() []controlRoute {
 		}
 		s.writeClock(w, r)
 	})
+	admin("POST /_sim/clock/skew", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Seconds int64 `json:"seconds"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		if req.Seconds < -86400 || req.Seconds > 86400 {
+			s.fail(w, r, badRequest("a clock skew is within a day"))
+			return
+		}
+		if err := s.SetClockSkew(r.Context(), time.Duration(req.Seconds)*time.Second); err != nil {
+			s.fail(w, r, s.asSimError("clock skew", err))
+			return
+		}
+		writeJSON(w, 200, map[string]int64{"seconds": req.Seconds})
+	})
 	admin("GET /_sim/documents/{euid}", func(w http.ResponseWriter, r *http.Request) {
 		s.writeDocument(w, r, r.PathValue("euid"))
 	})

@@ -396,6 +396,13 @@ func TestPrivileges(t *testing.T) {
 	}
 	for _, c := range calls {
 		wantCode(t, c.path+" without "+c.priv, e.signed(c.path, c.who, c.body, nil), 403, "E1011")
+		// The privilege is judged before what is asked: a document that
+		// does not exist is E1011 too, so a harmless read probes it.
+		unknown := map[string]any{"euid": "00000000-0000-7000-8000-000000000000"}
+		if _, list := c.body["euids"]; list {
+			unknown = map[string]any{"euids": []string{"00000000-0000-7000-8000-000000000000"}}
+		}
+		wantCode(t, c.path+" of an unknown document without "+c.priv, e.signed(c.path, c.who, unknown, nil), 403, "E1011")
 	}
 	for _, c := range calls {
 		if err := e.sim.Grant(ctx, c.who.EUJPID, c.who.EDB, c.priv); err != nil {
@@ -403,6 +410,10 @@ func TestPrivileges(t *testing.T) {
 		}
 		if a := e.signed(c.path, c.who, c.body, nil); a.status != 200 {
 			t.Fatalf("%s with %s: %d %s", c.path, c.priv, a.status, a.body)
+		}
+		if _, list := c.body["euids"]; !list {
+			wantCode(t, c.path+" of an unknown document with "+c.priv,
+				e.signed(c.path, c.who, map[string]any{"euid": "00000000-0000-7000-8000-000000000000"}, nil), 404, "E4008")
 		}
 	}
 	if err := e.sim.Revoke(ctx, s.EUJPID, s.EDB, ujpsim.PrivilegePDF); err != nil {
@@ -775,4 +786,48 @@ func TestPortalAndLostDocuments(t *testing.T) {
 			t.Fatalf("over the control API: %+v %v", again, err)
 		}
 	})
+}
+
+// TestClockSkew: the clock-skew fault moves UJP's real clock: server-time
+// says so, and a requestTimestamp right by the caller's clock is then
+// judged by the skewed one (E40122 beyond 5 minutes); 0 ends it. It is
+// set through the control API as well.
+func TestClockSkew(t *testing.T) {
+	t.Parallel()
+	e := start(t, storetest.SQLite(t), ujpsim.Options{})
+	s, _ := signers(t)
+	ctx := context.Background()
+	serverTime := func() time.Time {
+		t.Helper()
+		a := e.raw("GET", api+"/server-time", map[string]string{"X-EUJP-ID": s.EUJPID, "X-EDB": s.EDB}, nil, 10*time.Second)
+		ts, _ := a.m["timestamp"].(string)
+		at, err := time.ParseInLocation("2006-01-02T15:04:05", ts, skopje)
+		if a.status != 200 || err != nil {
+			t.Fatalf("server-time: %d %s", a.status, a.body)
+		}
+		return at
+	}
+	near := func(got time.Time, off time.Duration) bool {
+		d := got.Sub(time.Now().Add(off))
+		return d > -5*time.Second && d < 5*time.Second
+	}
+	if got := serverTime(); !near(got, 0) {
+		t.Fatalf("server time without a skew: %s", got)
+	}
+	if err := e.sim.SetClockSkew(ctx, 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := serverTime(); !near(got, 10*time.Minute) {
+		t.Fatalf("server time with a 10-minute skew: %s", got)
+	}
+	wantCode(t, "a timestamp 10 minutes behind UJP's clock", e.signed(api+"/documents/sales-invoice/pdf", s, map[string]any{"euid": "00000000-0000-7000-8000-000000000000"}, nil), 400, "E40122")
+	if a := e.raw("POST", "/_sim/clock/skew", map[string]string{"Authorization": "Bearer " + controlToken}, []byte(`{"seconds":0}`), 10*time.Second); a.status != 200 {
+		t.Fatalf("control API: %d %s", a.status, a.body)
+	}
+	if got := serverTime(); !near(got, 0) {
+		t.Fatalf("server time after the skew ended: %s", got)
+	}
+	if a := e.raw("POST", "/_sim/clock/skew", map[string]string{"Authorization": "Bearer " + controlToken}, []byte(`{"seconds":90000}`), 10*time.Second); a.status != 400 {
+		t.Fatalf("a skew over a day: %d %s", a.status, a.body)
+	}
 }

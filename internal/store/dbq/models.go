@@ -394,6 +394,24 @@ type UjpChangeCursor struct {
 	UpdatedAt     time.Time
 }
 
+type UjpCheck struct {
+	ID          string
+	Environment string
+	CompanyID   string
+	Ok          bool
+	Lines       string
+	CreatedAt   time.Time
+}
+
+type UjpCodelist struct {
+	Environment string
+	Lists       string
+	Digests     string
+	Version     int64
+	FetchedAt   time.Time
+	ChangedAt   time.Time
+}
+
 type UjpPurchaseCursor struct {
 	CompanyID         string
 	Environment       string
@@ -494,6 +512,7 @@ type UjpsimSetting struct {
 	RejectCode    string
 	RejectMessage string
 	RejectCount   int32
+	ClockSkewNs   int64
 }
 
 type UjpsimUser struct {

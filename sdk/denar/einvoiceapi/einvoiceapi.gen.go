@@ -201,6 +201,39 @@ func (e ArchiveExportReadyEventType) Valid() bool {
 	}
 }
 
+// Defines values for CodeListChangeEnvironment.
+const (
+	CodeListChangeEnvironmentProduction CodeListChangeEnvironment = "production"
+	CodeListChangeEnvironmentSandbox    CodeListChangeEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CodeListChangeEnvironment enum.
+func (e CodeListChangeEnvironment) Valid() bool {
+	switch e {
+	case CodeListChangeEnvironmentProduction:
+		return true
+	case CodeListChangeEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodeListChangeObject.
+const (
+	CodeListChangeObjectCodelistChange CodeListChangeObject = "codelist_change"
+)
+
+// Valid indicates whether the value is a known member of the CodeListChangeObject enum.
+func (e CodeListChangeObject) Valid() bool {
+	switch e {
+	case CodeListChangeObjectCodelistChange:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CodebookEnvironment.
 const (
 	CodebookEnvironmentProduction CodebookEnvironment = "production"
@@ -272,13 +305,13 @@ func (e CodebookListEnvironment) Valid() bool {
 
 // Defines values for CodebookListObject.
 const (
-	List CodebookListObject = "list"
+	CodebookListObjectList CodebookListObject = "list"
 )
 
 // Valid indicates whether the value is a known member of the CodebookListObject enum.
 func (e CodebookListObject) Valid() bool {
 	switch e {
-	case List:
+	case CodebookListObjectList:
 		return true
 	default:
 		return false
@@ -321,6 +354,54 @@ func (e CodebookValueVatImpact) Valid() bool {
 	case PRENESEN:
 		return true
 	case STANDARD:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodelistsChangedEventEnvironment.
+const (
+	CodelistsChangedEventEnvironmentProduction CodelistsChangedEventEnvironment = "production"
+	CodelistsChangedEventEnvironmentSandbox    CodelistsChangedEventEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CodelistsChangedEventEnvironment enum.
+func (e CodelistsChangedEventEnvironment) Valid() bool {
+	switch e {
+	case CodelistsChangedEventEnvironmentProduction:
+		return true
+	case CodelistsChangedEventEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodelistsChangedEventObject.
+const (
+	CodelistsChangedEventObjectEvent CodelistsChangedEventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the CodelistsChangedEventObject enum.
+func (e CodelistsChangedEventObject) Valid() bool {
+	switch e {
+	case CodelistsChangedEventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodelistsChangedEventType.
+const (
+	CodelistsChanged CodelistsChangedEventType = "codelists.changed"
+)
+
+// Valid indicates whether the value is a known member of the CodelistsChangedEventType enum.
+func (e CodelistsChangedEventType) Valid() bool {
+	switch e {
+	case CodelistsChanged:
 		return true
 	default:
 		return false
@@ -1191,6 +1272,7 @@ func (e EventKindObject) Valid() bool {
 // Defines values for EventKindResource.
 const (
 	EventKindResourceArchiveExport   EventKindResource = "archive_export"
+	EventKindResourceCodelistChange  EventKindResource = "codelist_change"
 	EventKindResourceEinvoice        EventKindResource = "einvoice"
 	EventKindResourceInboxDocument   EventKindResource = "inbox_document"
 	EventKindResourceReconciliation  EventKindResource = "reconciliation"
@@ -1202,6 +1284,8 @@ const (
 func (e EventKindResource) Valid() bool {
 	switch e {
 	case EventKindResourceArchiveExport:
+		return true
+	case EventKindResourceCodelistChange:
 		return true
 	case EventKindResourceEinvoice:
 		return true
@@ -1968,6 +2052,36 @@ func (e RecoveryObject) Valid() bool {
 	}
 }
 
+// Defines values for RefusalBatchEntryReason.
+const (
+	RefusalBatchEntryReasonPayloadInvalid RefusalBatchEntryReason = "payload_invalid"
+	RefusalBatchEntryReasonPinLocked      RefusalBatchEntryReason = "pin_locked"
+	RefusalBatchEntryReasonPolicy         RefusalBatchEntryReason = "policy"
+	RefusalBatchEntryReasonTokenMissing   RefusalBatchEntryReason = "token_missing"
+	RefusalBatchEntryReasonUnattended     RefusalBatchEntryReason = "unattended"
+	RefusalBatchEntryReasonUserDeclined   RefusalBatchEntryReason = "user_declined"
+)
+
+// Valid indicates whether the value is a known member of the RefusalBatchEntryReason enum.
+func (e RefusalBatchEntryReason) Valid() bool {
+	switch e {
+	case RefusalBatchEntryReasonPayloadInvalid:
+		return true
+	case RefusalBatchEntryReasonPinLocked:
+		return true
+	case RefusalBatchEntryReasonPolicy:
+		return true
+	case RefusalBatchEntryReasonTokenMissing:
+		return true
+	case RefusalBatchEntryReasonUnattended:
+		return true
+	case RefusalBatchEntryReasonUserDeclined:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RefuseInputBodyReason.
 const (
 	RefuseInputBodyReasonPayloadInvalid RefuseInputBodyReason = "payload_invalid"
@@ -2151,6 +2265,36 @@ const (
 func (e SigningAgentOnlineEventType) Valid() bool {
 	switch e {
 	case SigningAgentOnline:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SigningBatchObject.
+const (
+	SigningBatchObjectList SigningBatchObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the SigningBatchObject enum.
+func (e SigningBatchObject) Valid() bool {
+	switch e {
+	case SigningBatchObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SigningBatchItemObject.
+const (
+	SigningRequestResult SigningBatchItemObject = "signing_request_result"
+)
+
+// Valid indicates whether the value is a known member of the SigningBatchItemObject enum.
+func (e SigningBatchItemObject) Valid() bool {
+	switch e {
+	case SigningRequestResult:
 		return true
 	default:
 		return false
@@ -3141,6 +3285,31 @@ type ArchiveLinks struct {
 	Download string `json:"download"`
 }
 
+// BatchItemProblem defines model for BatchItemProblem.
+type BatchItemProblem struct {
+	// Code A stable machine-readable code; clients branch on it.
+	Code string `json:"code"`
+
+	// Detail What went wrong with this request.
+	Detail string `json:"detail"`
+
+	// Errors Field errors: the path in the request, a message, and the tax authority codebook when the rule comes from one.
+	Errors *[]FieldError `json:"errors"`
+
+	// Instance The request id, also sent in the X-Request-Id header.
+	Instance string `json:"instance"`
+
+	// Status The HTTP status code.
+	Status int64 `json:"status"`
+
+	// Title A short summary of the problem type.
+	Title string `json:"title"`
+
+	// Type A URI naming the problem type: the errors page anchored at the code.
+	Type                 string                 `json:"type"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
 // CertificateInputBody Examples: {"certificateDer":"MIIDdzCCAl+gAwIBAgIUW1x…","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","eujpId":"MK-EUJP-0012345"}
 type CertificateInputBody struct {
 	// CertificateDer The X.509 certificate, DER, standard base64.
@@ -3155,7 +3324,88 @@ type CertificateInputBody struct {
 	EujpId *string `json:"eujpId,omitempty"`
 }
 
-// Codebook Examples: {"count":96,"description":"How a line's supply is taxed: standard rate, exempt, reverse charge, not taxable in the country. Each indicator may be used only with the VAT rates in its vatPercents; DDV-A (standard 18%) is the common one.","environment":"sandbox","fetchedAt":"2026-05-04T06:00:00Z","fields":["POST /v1/einvoices lines[].taxIndicator","POST /v1/einvoices/{id}/correction lines[].taxIndicator"],"name":"tax-indicators","object":"codebook","source":"ujp","title":"Tax indicators","values":[{"code":"DDV-G","description":"ДДВ не е пресметан согласно член 51 став 3 од ЗДДВ","name":"Не е ДДВ обврзник","taxGroups":["DDV-G"],"vatImpact":"NULA","vatPercents":[0]},{"code":"DDV-A","name":"Стандардно оданочување со општа даночна стапка од 18%","taxGroups":["DDV-A"],"vatImpact":"STANDARD","vatPercents":[18]},{"code":"DDV-V","name":"Стандардно оданочување со повластена даночна стапка од 10%","taxGroups":["DDV-V"],"vatImpact":"STANDARD","vatPercents":[10]},{"code":"DDV-B","name":"Стандардно оданочување со повластена даночна стапка од 5%","taxGroups":["DDV-B"],"vatImpact":"STANDARD","vatPercents":[5]}]}
+// ClaimBatchBody Examples: {"ids":["sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","sgr_01jv8k2n7w1x2y3z4a5b6c7d8e"]}
+type ClaimBatchBody struct {
+	// Ids The requests to claim (sgr_…), each answered in this order. Give ids or max.
+	Ids *[]string `json:"ids,omitempty"`
+
+	// Max Claim up to this many of the requests waiting for the caller, oldest first: for an agent, what its long-poll and WebSocket deliver (including what it claimed and has not finished); for an API key, the pending requests of its account and environment within its allow-list. Give ids or max.
+	//
+	// Examples: 100
+	Max *int64 `json:"max,omitempty"`
+}
+
+// CodeChange defines model for CodeChange.
+type CodeChange struct {
+	// Changes What changed.
+	Changes *[]FieldChange `json:"changes"`
+
+	// Code The code.
+	//
+	// Examples: 100
+	Code string `json:"code"`
+
+	// Name UJP's name of it now.
+	//
+	// Examples: Општа Фактура
+	Name string `json:"name"`
+}
+
+// CodeEntry defines model for CodeEntry.
+type CodeEntry struct {
+	// Code The code.
+	//
+	// Examples: DDV-14-3-10
+	Code string `json:"code"`
+
+	// Name UJP's name of it.
+	//
+	// Examples: Промет на услуги кон лице што не е даночен обврзник
+	Name string `json:"name"`
+}
+
+// CodeListChange Examples: {"detectedAt":"2026-05-04T06:00:00Z","environment":"sandbox","id":"clc_01jv8k2n3p4q5r6s7t8v9w0xyz","lists":[{"added":[],"changed":[{"changes":[{"after":"Општа Фактура","before":"Фактура","field":"name"}],"code":"100","name":"Општа Фактура"}],"list":"document-types","removed":[]},{"added":[],"changed":[],"list":"payment-types","removed":[{"code":"P13","name":"Плаќање на рати"}]},{"added":[{"code":"DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"tax-indicators","removed":[]},{"added":[{"code":"100/DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"document-type-tax-indicators","removed":[]}],"object":"codelist_change","summary":"document-types: changed 100 (name) · payment-types: removed P13 · tax-indicators: added DDV-14-3-10 · document-type-tax-indicators: added 100/DDV-14-3-10"}
+type CodeListChange struct {
+	// DetectedAt When the service read the changed lists from UJP; requests are checked against them from then on.
+	//
+	// Examples: 2026-09-01T06:00:00Z
+	DetectedAt time.Time `json:"detectedAt"`
+
+	// Environment The environment whose UJP changed its lists.
+	//
+	// Examples: production
+	Environment CodeListChangeEnvironment `json:"environment"`
+
+	// Id Prefix clc_: the change, the same in the event of every company.
+	//
+	// Examples: clc_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// Lists Each list that changed: the codes added, removed and changed. GET /v1/codebooks/{name} lists the values now.
+	Lists *[]ListChange `json:"lists"`
+
+	// Object Always codelist_change.
+	//
+	// Examples: codelist_change
+	Object CodeListChangeObject `json:"object"`
+
+	// Summary The change in one line.
+	//
+	// Examples: payment-types: removed P13 · tax-indicators: added DDV-14-3-10
+	Summary string `json:"summary"`
+}
+
+// CodeListChangeEnvironment The environment whose UJP changed its lists.
+//
+// Examples: production
+type CodeListChangeEnvironment string
+
+// CodeListChangeObject Always codelist_change.
+//
+// Examples: codelist_change
+type CodeListChangeObject string
+
+// Codebook Examples: {"count":96,"description":"How a line's supply is taxed: standard rate, exempt, reverse charge, not taxable in the country. Each indicator may be used only with the VAT rates in its vatPercents; DDV-A (standard 18%) is the common one.","environment":"sandbox","fetchedAt":"2026-05-04T06:00:00Z","fields":["POST /v1/einvoices lines[].taxIndicator","POST /v1/einvoices/{id}/correction lines[].taxIndicator"],"live":true,"name":"tax-indicators","object":"codebook","source":"ujp","title":"Tax indicators","unchangedSince":"2026-03-01T06:00:00Z","values":[{"code":"DDV-G","description":"ДДВ не е пресметан согласно член 51 став 3 од ЗДДВ","name":"Не е ДДВ обврзник","taxGroups":["DDV-G"],"vatImpact":"NULA","vatPercents":[0]},{"code":"DDV-A","name":"Стандардно оданочување со општа даночна стапка од 18%","taxGroups":["DDV-A"],"vatImpact":"STANDARD","vatPercents":[18]},{"code":"DDV-V","name":"Стандардно оданочување со повластена даночна стапка од 10%","taxGroups":["DDV-V"],"vatImpact":"STANDARD","vatPercents":[10]},{"code":"DDV-B","name":"Стандардно оданочување со повластена даночна стапка од 5%","taxGroups":["DDV-B"],"vatImpact":"STANDARD","vatPercents":[5]}]}
 type Codebook struct {
 	// Count How many values the list has.
 	//
@@ -3172,7 +3422,7 @@ type Codebook struct {
 	// Examples: sandbox
 	Environment CodebookEnvironment `json:"environment"`
 
-	// FetchedAt When the list was read from UJP; null for the snapshot.
+	// FetchedAt When UJP's lists were last read; null for the snapshot.
 	//
 	// Examples: 2026-05-04T06:00:00Z
 	FetchedAt *time.Time `json:"fetchedAt"`
@@ -3182,6 +3432,11 @@ type Codebook struct {
 	// Examples: ["POST /v1/einvoices lines[].taxIndicator"]
 	Fields *[]string `json:"fields"`
 
+	// Live true: the values are UJP's (read at fetchedAt, or earlier when UJP served this list empty since); false: the snapshot's.
+	//
+	// Examples: true
+	Live bool `json:"live"`
+
 	// Name The list's name: the codebook member of a field error that refers to it, and the {name} of GET /v1/codebooks/{name}.
 	//
 	// Examples: tax-indicators
@@ -3190,7 +3445,7 @@ type Codebook struct {
 	// Object Always codebook.
 	Object CodebookObject `json:"object"`
 
-	// Source ujp: the list UJP served at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
+	// Source ujp: UJP's lists, last read at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
 	//
 	// Examples: ujp
 	Source CodebookSource `json:"source"`
@@ -3199,6 +3454,11 @@ type Codebook struct {
 	//
 	// Examples: Tax indicators
 	Title string `json:"title"`
+
+	// UnchangedSince Since when UJP's list is as it is now: when the service first read it, or when it last saw it change (the event codelists.changed). Null for the snapshot.
+	//
+	// Examples: 2026-05-04T06:00:00Z
+	UnchangedSince *time.Time `json:"unchangedSince"`
 
 	// Values Every value the service accepts, in UJP's order.
 	Values *[]CodebookValue `json:"values"`
@@ -3212,13 +3472,50 @@ type CodebookEnvironment string
 // CodebookObject Always codebook.
 type CodebookObject string
 
-// CodebookSource ujp: the list UJP served at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
+// CodebookSource ujp: UJP's lists, last read at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
 //
 // Examples: ujp
 type CodebookSource string
 
-// CodebookInfo defines model for CodebookInfo.
-type CodebookInfo struct {
+// CodebookList Examples: {"data":[{"count":7,"description":"The kind of document an e-invoice is. 100 (invoice) when documentType is left out.","fields":["POST /v1/einvoices documentType","POST /v1/einvoices/{id}/correction documentType"],"live":true,"name":"document-types","title":"Document types","unchangedSince":"2026-03-01T06:00:00Z"},{"count":16,"description":"The kind of a related document an e-invoice refers to (an order, a contract, a customs declaration). SYS, a reference to another e-invoice by its EUID, is set by the service on a storno or correction and cannot be sent.","fields":["POST /v1/einvoices references[].type","POST /v1/einvoices/{id}/correction references[].type"],"live":true,"name":"ref-document-types","title":"Reference document types","unchangedSince":"2026-03-01T06:00:00Z"},{"count":10,"description":"How the buyer pays. P12 is a bank transfer.","fields":["POST /v1/einvoices payment.typeCode","POST /v1/einvoices/{id}/correction payment.typeCode"],"live":true,"name":"payment-types","title":"Payment types","unchangedSince":"2026-03-01T06:00:00Z"},{"count":13,"description":"The document's currency (ISO 4217). A currency other than MKD needs payment.exchangeRate (denars per unit) and payment.exchangeRateDate.","fields":["POST /v1/einvoices payment.currency","POST /v1/einvoices expectedTotals.currency","POST /v1/einvoices/{id}/correction payment.currency"],"live":true,"name":"currencies","title":"Currencies","unchangedSince":"2026-03-01T06:00:00Z"},{"count":156,"description":"A party's country (ISO 3166-1 alpha-2, Latin letters). MK when left out; a party of another country gives foreignTaxNumber instead of taxNumber.","fields":["POST /v1/einvoices buyer.country","POST /v1/einvoices sender.country","POST /v1/einvoices/{id}/correction buyer.country"],"live":true,"name":"countries","title":"Countries","unchangedSince":"2026-03-01T06:00:00Z"},{"count":4,"description":"The VAT rates. A line does not name its group: its vatPercent (18, 10, 5 or 0) picks the group of that rate.","fields":["POST /v1/einvoices lines[].vatPercent","POST /v1/einvoices/{id}/correction lines[].vatPercent"],"live":true,"name":"tax-groups","title":"Tax groups (VAT rates)","unchangedSince":"2026-03-01T06:00:00Z"},{"count":96,"description":"How a line's supply is taxed: standard rate, exempt, reverse charge, not taxable in the country. Each indicator may be used only with the VAT rates in its vatPercents; DDV-A (standard 18%) is the common one.","fields":["POST /v1/einvoices lines[].taxIndicator","POST /v1/einvoices/{id}/correction lines[].taxIndicator"],"live":true,"name":"tax-indicators","title":"Tax indicators","unchangedSince":"2026-03-01T06:00:00Z"},{"count":3,"description":"Why a delivered e-invoice is cancelled with a storno document.","fields":["POST /v1/einvoices/{id}/storno reason","POST /v1/sandbox/inbox/{id}/simulate voidReason"],"live":true,"name":"void-reasons","title":"Void (storno) reasons","unchangedSince":"2026-03-01T06:00:00Z"},{"count":3,"description":"Why a delivered e-invoice is replaced by a correction.","fields":["POST /v1/einvoices/{id}/correction reason"],"live":true,"name":"correction-reasons","title":"Correction reasons","unchangedSince":"2026-03-01T06:00:00Z"},{"count":7,"description":"Why a buyer rejects an incoming e-invoice. О-6 and О-7 are spelled with a Cyrillic О in UJP's list; a Latin O is accepted too. О-7 (other) needs a comment.","fields":["POST /v1/inbox/{id}/reject reasonCode","POST /v1/sandbox/einvoices/{id}/simulate rejectReasonCode"],"live":true,"name":"reject-reasons","title":"Reject reasons","unchangedSince":"2026-03-01T06:00:00Z"},{"count":8,"description":"UJP's own status of a document, as an incoming e-invoice's ujpStatus shows it. Never sent by a caller.","fields":[],"live":true,"name":"document-statuses","title":"UJP document statuses","unchangedSince":"2026-03-01T06:00:00Z"}],"environment":"sandbox","fetchedAt":"2026-05-04T06:00:00Z","object":"list","source":"ujp"}
+type CodebookList struct {
+	// Data The lists, each with the request fields that take its codes, whether it is UJP's and since when it is unchanged.
+	Data *[]CodebookSummary `json:"data"`
+
+	// Environment The credential's environment, whose lists these are.
+	//
+	// Examples: sandbox
+	Environment CodebookListEnvironment `json:"environment"`
+
+	// FetchedAt When UJP's lists were last read; null for the snapshot.
+	//
+	// Examples: 2026-05-04T06:00:00Z
+	FetchedAt *time.Time `json:"fetchedAt"`
+
+	// Object Always list.
+	Object CodebookListObject `json:"object"`
+
+	// Source ujp: UJP's lists, read by the service every six hours (fetchedAt is the last read); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
+	//
+	// Examples: ujp
+	Source CodebookListSource `json:"source"`
+}
+
+// CodebookListEnvironment The credential's environment, whose lists these are.
+//
+// Examples: sandbox
+type CodebookListEnvironment string
+
+// CodebookListObject Always list.
+type CodebookListObject string
+
+// CodebookListSource ujp: UJP's lists, read by the service every six hours (fetchedAt is the last read); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
+//
+// Examples: ujp
+type CodebookListSource string
+
+// CodebookSummary defines model for CodebookSummary.
+type CodebookSummary struct {
 	// Count How many values the list has.
 	//
 	// Examples: 96
@@ -3234,6 +3531,11 @@ type CodebookInfo struct {
 	// Examples: ["POST /v1/einvoices lines[].taxIndicator"]
 	Fields *[]string `json:"fields"`
 
+	// Live true: the values are UJP's (read at fetchedAt, or earlier when UJP served this list empty since); false: the snapshot's.
+	//
+	// Examples: true
+	Live bool `json:"live"`
+
 	// Name The list's name: the codebook member of a field error that refers to it, and the {name} of GET /v1/codebooks/{name}.
 	//
 	// Examples: tax-indicators
@@ -3243,44 +3545,12 @@ type CodebookInfo struct {
 	//
 	// Examples: Tax indicators
 	Title string `json:"title"`
-}
 
-// CodebookList Examples: {"data":[{"count":7,"description":"The kind of document an e-invoice is. 100 (invoice) when documentType is left out.","fields":["POST /v1/einvoices documentType","POST /v1/einvoices/{id}/correction documentType"],"name":"document-types","title":"Document types"},{"count":16,"description":"The kind of a related document an e-invoice refers to (an order, a contract, a customs declaration). SYS, a reference to another e-invoice by its EUID, is set by the service on a storno or correction and cannot be sent.","fields":["POST /v1/einvoices references[].type","POST /v1/einvoices/{id}/correction references[].type"],"name":"ref-document-types","title":"Reference document types"},{"count":10,"description":"How the buyer pays. P12 is a bank transfer.","fields":["POST /v1/einvoices payment.typeCode","POST /v1/einvoices/{id}/correction payment.typeCode"],"name":"payment-types","title":"Payment types"},{"count":13,"description":"The document's currency (ISO 4217). A currency other than MKD needs payment.exchangeRate (denars per unit) and payment.exchangeRateDate.","fields":["POST /v1/einvoices payment.currency","POST /v1/einvoices expectedTotals.currency","POST /v1/einvoices/{id}/correction payment.currency"],"name":"currencies","title":"Currencies"},{"count":156,"description":"A party's country (ISO 3166-1 alpha-2, Latin letters). MK when left out; a party of another country gives foreignTaxNumber instead of taxNumber.","fields":["POST /v1/einvoices buyer.country","POST /v1/einvoices sender.country","POST /v1/einvoices/{id}/correction buyer.country"],"name":"countries","title":"Countries"},{"count":4,"description":"The VAT rates. A line does not name its group: its vatPercent (18, 10, 5 or 0) picks the group of that rate.","fields":["POST /v1/einvoices lines[].vatPercent","POST /v1/einvoices/{id}/correction lines[].vatPercent"],"name":"tax-groups","title":"Tax groups (VAT rates)"},{"count":96,"description":"How a line's supply is taxed: standard rate, exempt, reverse charge, not taxable in the country. Each indicator may be used only with the VAT rates in its vatPercents; DDV-A (standard 18%) is the common one.","fields":["POST /v1/einvoices lines[].taxIndicator","POST /v1/einvoices/{id}/correction lines[].taxIndicator"],"name":"tax-indicators","title":"Tax indicators"},{"count":3,"description":"Why a delivered e-invoice is cancelled with a storno document.","fields":["POST /v1/einvoices/{id}/storno reason","POST /v1/sandbox/inbox/{id}/simulate voidReason"],"name":"void-reasons","title":"Void (storno) reasons"},{"count":3,"description":"Why a delivered e-invoice is replaced by a correction.","fields":["POST /v1/einvoices/{id}/correction reason"],"name":"correction-reasons","title":"Correction reasons"},{"count":7,"description":"Why a buyer rejects an incoming e-invoice. О-6 and О-7 are spelled with a Cyrillic О in UJP's list; a Latin O is accepted too. О-7 (other) needs a comment.","fields":["POST /v1/inbox/{id}/reject reasonCode","POST /v1/sandbox/einvoices/{id}/simulate rejectReasonCode"],"name":"reject-reasons","title":"Reject reasons"},{"count":8,"description":"UJP's own status of a document, as an incoming e-invoice's ujpStatus shows it. Never sent by a caller.","fields":[],"name":"document-statuses","title":"UJP document statuses"}],"environment":"sandbox","fetchedAt":"2026-05-04T06:00:00Z","object":"list","source":"ujp"}
-type CodebookList struct {
-	// Data The lists, each with the request fields that take its codes.
-	Data *[]CodebookInfo `json:"data"`
-
-	// Environment The credential's environment, whose lists these are.
-	//
-	// Examples: sandbox
-	Environment CodebookListEnvironment `json:"environment"`
-
-	// FetchedAt When the lists were read from UJP; null for the snapshot.
+	// UnchangedSince Since when UJP's list is as it is now: when the service first read it, or when it last saw it change (the event codelists.changed). Null for the snapshot.
 	//
 	// Examples: 2026-05-04T06:00:00Z
-	FetchedAt *time.Time `json:"fetchedAt"`
-
-	// Object Always list.
-	Object CodebookListObject `json:"object"`
-
-	// Source ujp: the lists UJP served at fetchedAt (refreshed every six hours; a list UJP served empty keeps its earlier values); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
-	//
-	// Examples: ujp
-	Source CodebookListSource `json:"source"`
+	UnchangedSince *time.Time `json:"unchangedSince"`
 }
-
-// CodebookListEnvironment The credential's environment, whose lists these are.
-//
-// Examples: sandbox
-type CodebookListEnvironment string
-
-// CodebookListObject Always list.
-type CodebookListObject string
-
-// CodebookListSource ujp: the lists UJP served at fetchedAt (refreshed every six hours; a list UJP served empty keeps its earlier values); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
-//
-// Examples: ujp
-type CodebookListSource string
 
 // CodebookValue defines model for CodebookValue.
 type CodebookValue struct {
@@ -3293,6 +3563,11 @@ type CodebookValue struct {
 	//
 	// Examples: ДДВ не е пресметан согласно член 51 став 3 од ЗДДВ
 	Description *string `json:"description,omitempty"`
+
+	// DocumentTypes tax-indicators: the document types (documentType) whose lines may use the indicator, when UJP does not allow it for every type; absent: every type may.
+	//
+	// Examples: ["100"]
+	DocumentTypes *[]string `json:"documentTypes,omitempty"`
 
 	// HasItems document-types: the document has lines.
 	//
@@ -3339,6 +3614,46 @@ type CodebookValue struct {
 //
 // Examples: STANDARD
 type CodebookValueVatImpact string
+
+// CodelistsChangedEvent The body of the codelists.changed webhook, and the event as GET /v1/events returns it. UJP changed its code lists of the environment (a new tax indicator, a removed payment type, a renamed document type, a changed rate…): requests are checked against the new lists from now on. One event per company of the environment; data.object says what changed.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"detectedAt":"2026-05-04T06:00:00Z","environment":"sandbox","id":"clc_01jv8k2n3p4q5r6s7t8v9w0xyz","lists":[{"added":[],"changed":[{"changes":[{"after":"Општа Фактура","before":"Фактура","field":"name"}],"code":"100","name":"Општа Фактура"}],"list":"document-types","removed":[]},{"added":[],"changed":[],"list":"payment-types","removed":[{"code":"P13","name":"Плаќање на рати"}]},{"added":[{"code":"DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"tax-indicators","removed":[]},{"added":[{"code":"100/DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"document-type-tax-indicators","removed":[]}],"object":"codelist_change","summary":"document-types: changed 100 (name) · payment-types: removed P13 · tax-indicators: added DDV-14-3-10 · document-type-tax-indicators: added 100/DDV-14-3-10"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"codelists.changed"}
+type CodelistsChangedEvent struct {
+	// CompanyId The company the event is about (empty for webhook_endpoint.test).
+	CompanyId string `json:"companyId"`
+
+	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Data What the event is about.
+	Data struct {
+		// Object The codelist change the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"detectedAt":"2026-05-04T06:00:00Z","environment":"sandbox","id":"clc_01jv8k2n3p4q5r6s7t8v9w0xyz","lists":[{"added":[],"changed":[{"changes":[{"after":"Општа Фактура","before":"Фактура","field":"name"}],"code":"100","name":"Општа Фактура"}],"list":"document-types","removed":[]},{"added":[],"changed":[],"list":"payment-types","removed":[{"code":"P13","name":"Плаќање на рати"}]},{"added":[{"code":"DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"tax-indicators","removed":[]},{"added":[{"code":"100/DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"document-type-tax-indicators","removed":[]}],"object":"codelist_change","summary":"document-types: changed 100 (name) · payment-types: removed P13 · tax-indicators: added DDV-14-3-10 · document-type-tax-indicators: added 100/DDV-14-3-10"}
+		Object CodeListChange `json:"object"`
+	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
+	Environment CodelistsChangedEventEnvironment `json:"environment"`
+
+	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
+	Id string `json:"id"`
+
+	// Object Always event.
+	Object CodelistsChangedEventObject `json:"object"`
+
+	// Type The event's type, codelists.changed (also in the Service-Event-Type header).
+	Type CodelistsChangedEventType `json:"type"`
+}
+
+// CodelistsChangedEventEnvironment The environment of the company (and of the endpoint).
+type CodelistsChangedEventEnvironment string
+
+// CodelistsChangedEventObject Always event.
+type CodelistsChangedEventObject string
+
+// CodelistsChangedEventType The event's type, codelists.changed (also in the Service-Event-Type header).
+type CodelistsChangedEventType string
 
 // Company Examples: {"address":{"city":"Скопје","number":"1","street":"бул. Партизански одреди","zip":"1000"},"annualAccountFiledFor":null,"createdAt":"2026-05-04T09:00:00Z","environments":{"production":{"enabled":false,"signerReady":false},"sandbox":{"enabled":true,"signerReady":true}},"externalRef":"crm-1042","id":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","name":"Тест Продавач ДООЕЛ Скопје","object":"company","problems":[],"signingMode":"bridge","status":"active","taxNumber":"4030000000001","vatNumber":"МК4030000000001"}
 type Company struct {
@@ -4266,6 +4581,24 @@ type EventPage struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
+// FieldChange defines model for FieldChange.
+type FieldChange struct {
+	// After Its value now.
+	//
+	// Examples: Општа Фактура
+	After string `json:"after"`
+
+	// Before Its value before.
+	//
+	// Examples: Фактура
+	Before string `json:"before"`
+
+	// Field The property: name, percent (tax groups), vatImpact, taxGroups or note (tax indicators), hasItems, hasReference or referenceRequired (document types).
+	//
+	// Examples: name
+	Field string `json:"field"`
+}
+
 // FieldError defines model for FieldError.
 type FieldError struct {
 	// Codebook The code list the value was checked against, when the rule is one (GET /v1/codebooks/{codebook} lists its values; companies is UJP's registry).
@@ -4910,6 +5243,23 @@ type Line struct {
 	VatPercent string `json:"vatPercent"`
 }
 
+// ListChange defines model for ListChange.
+type ListChange struct {
+	// Added Codes UJP lists now and did not before.
+	Added *[]CodeEntry `json:"added"`
+
+	// Changed Codes listed before and now whose name or properties changed.
+	Changed *[]CodeChange `json:"changed"`
+
+	// List The list: a codebook name of GET /v1/codebooks, or document-type-tax-indicators (the tax indicators each document type may use; codes 'documentType/indicator').
+	//
+	// Examples: tax-indicators
+	List string `json:"list"`
+
+	// Removed Codes UJP no longer lists: a request using one is refused.
+	Removed *[]CodeEntry `json:"removed"`
+}
+
 // PageCompany Examples: {"data":[{"address":{"city":"Скопје","number":"1","street":"бул. Партизански одреди","zip":"1000"},"annualAccountFiledFor":null,"createdAt":"2026-05-04T09:00:00Z","environments":{"production":{"enabled":false,"signerReady":false},"sandbox":{"enabled":true,"signerReady":true}},"externalRef":"crm-1042","id":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","name":"Тест Продавач ДООЕЛ Скопје","object":"company","problems":[],"signingMode":"bridge","status":"active","taxNumber":"4030000000001","vatNumber":"МК4030000000001"}],"nextCursor":null}
 type PageCompany struct {
 	// Data The items of this page, newest first.
@@ -5476,6 +5826,35 @@ type Reference struct {
 	Type string `json:"type"`
 }
 
+// RefusalBatchBody Examples: {"items":[{"id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","message":"PIN locked after three attempts","reason":"pin_locked"},{"id":"sgr_01jv8k2n7w1x2y3z4a5b6c7d8e","message":"PIN locked after three attempts","reason":"pin_locked"}]}
+type RefusalBatchBody struct {
+	// Items The refusals, one per request; a request named twice is refused (validation_failed).
+	Items *[]RefusalBatchEntry `json:"items"`
+}
+
+// RefusalBatchEntry defines model for RefusalBatchEntry.
+type RefusalBatchEntry struct {
+	// Id The signing request (sgr_…).
+	//
+	// Examples: sgr_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// Message The signer's own words, shown to the issuer with the refusal.
+	//
+	// Examples: Износот не одговара на нарачката
+	Message *string `json:"message,omitempty"`
+
+	// Reason As for a single refusal: token_missing, pin_locked and unattended keep the document waiting and ask again after a while; the others fail it (signature_refused).
+	//
+	// Examples: user_declined
+	Reason RefusalBatchEntryReason `json:"reason"`
+}
+
+// RefusalBatchEntryReason As for a single refusal: token_missing, pin_locked and unattended keep the document waiting and ask again after a while; the others fail it (signature_refused).
+//
+// Examples: user_declined
+type RefusalBatchEntryReason string
+
 // RefuseInputBody Examples: {"message":"Износот не одговара на нарачката","reason":"user_declined"}
 type RefuseInputBody struct {
 	// Message The signer's own words, shown to the issuer with the refusal.
@@ -5676,6 +6055,23 @@ type SentProblem struct {
 	Type string `json:"type"`
 }
 
+// SignatureBatchBody Examples: {"items":[{"id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn0.c2lnbmF0dXJl"},{"id":"sgr_01jv8k2n7w1x2y3z4a5b6c7d8e","jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn1.c2lnbmF0dXJm"}]}
+type SignatureBatchBody struct {
+	// Items The signatures, one per request; a request named twice is refused (validation_failed).
+	Items *[]SignatureBatchEntry `json:"items"`
+}
+
+// SignatureBatchEntry defines model for SignatureBatchEntry.
+type SignatureBatchEntry struct {
+	// Id The signing request (sgr_…).
+	//
+	// Examples: sgr_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// Jws Compact JWS of the request: protectedHeader.payload.signature, header and payload exactly as issued (as the claim answered them).
+	Jws string `json:"jws"`
+}
+
 // SignatureInputBody Examples: {"jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn0.c2lnbmF0dXJl"}
 type SignatureInputBody struct {
 	// Jws Compact JWS: protectedHeader.payload.signature, header and payload exactly as issued.
@@ -5813,6 +6209,51 @@ type SigningAgentOnlineEventObject string
 
 // SigningAgentOnlineEventType The event's type, signing_agent.online (also in the Service-Event-Type header).
 type SigningAgentOnlineEventType string
+
+// SigningBatch Examples: {"data":[{"error":null,"id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"signing_request_result","request":{"claimedBy":"agt_01jv8k2n3p4q5r6s7t8v9w0xyz","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","expiresAt":"2026-05-04T09:25:00Z","id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","jws":null,"links":{"einvoice":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz"},"object":"signing_request","payload":"eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","protectedHeader":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19","purpose":"document","refusal":null,"replacedBy":null,"signingInput":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","state":"claimed","summary":{"buyerName":"Тест Купувач ДОО Скопје","companyName":"Тест Продавач ДООЕЛ Скопје","currency":"MKD","documentNumber":"F-2026-0042","grossTotal":"5181.00","purpose":"issue e-invoice F-2026-0042","sellerName":null},"updatedAt":"2026-05-04T09:15:02Z"},"status":200},{"error":{"code":"already_claimed","detail":"Another signer claimed this request.","errors":[],"instance":"req_01jv8k2p9x4q5r6s7t8v9w0xyz","status":409,"title":"Signing request claimed by another signer","type":"https://docs.denar.mk/errors#already_claimed"},"id":"sgr_01jv8k2n7w1x2y3z4a5b6c7d8e","object":"signing_request_result","request":null,"status":409}],"object":"list"}
+type SigningBatch struct {
+	// Data One item per request of the batch, in the order the batch named them; for a claim by max, the requests claimed, oldest first.
+	Data *[]SigningBatchItem `json:"data"`
+
+	// Object Always list.
+	//
+	// Examples: list
+	Object SigningBatchObject `json:"object"`
+}
+
+// SigningBatchObject Always list.
+//
+// Examples: list
+type SigningBatchObject string
+
+// SigningBatchItem defines model for SigningBatchItem.
+type SigningBatchItem struct {
+	// Error The problem the single operation would have answered, null when the item succeeded: already_claimed (409), signing_request_finished (409), signature_invalid, payload_mismatch or certificate_mismatch (422), signature_expired (410, with replacedBy: the request to sign now, or null), not_found (404: outside the caller's reach, or no such request).
+	Error *BatchItemProblem `json:"error"`
+
+	// Id The signing request (sgr_…) this item answers.
+	//
+	// Examples: sgr_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// Object Always signing_request_result.
+	//
+	// Examples: signing_request_result
+	Object SigningBatchItemObject `json:"object"`
+
+	// Request The request as the single operation would have answered with it (for a claim: with the claimer's certificate in its protectedHeader); null when the item failed.
+	Request *SigningRequest `json:"request"`
+
+	// Status The HTTP status the single operation on this request would have answered: 200, or the status of error.
+	//
+	// Examples: 200
+	Status int64 `json:"status"`
+}
+
+// SigningBatchItemObject Always signing_request_result.
+//
+// Examples: signing_request_result
+type SigningBatchItemObject string
 
 // SigningCertificate Examples: {"agentId":"agt_01jv8k2n3p4q5r6s7t8v9w0xyz","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:04:00Z","eujpId":"MK-EUJP-0012345","id":"crt_01jv8k2n3p4q5r6s7t8v9w0xyz","notAfter":"2028-01-01T00:00:00Z","notBefore":"2026-01-01T00:00:00Z","object":"signing_certificate","serialNumber":"520978203817622936472910448203710","subject":"CN=Марија Николовска,O=Тест Продавач ДООЕЛ Скопје,C=MK"}
 type SigningCertificate struct {
@@ -5969,7 +6410,7 @@ type SigningRequestState string
 
 // SigningRequestListBody Examples: {"data":[{"claimedBy":null,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","expiresAt":"2026-05-04T09:25:00Z","id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","jws":null,"links":{"einvoice":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz"},"object":"signing_request","payload":"eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","protectedHeader":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19","purpose":"document","refusal":null,"replacedBy":null,"signingInput":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","state":"pending","summary":{"buyerName":"Тест Купувач ДОО Скопје","companyName":"Тест Продавач ДООЕЛ Скопје","currency":"MKD","documentNumber":"F-2026-0042","grossTotal":"5181.00","purpose":"issue e-invoice F-2026-0042","sellerName":null},"updatedAt":"2026-05-04T09:15:00Z"}]}
 type SigningRequestListBody struct {
-	// Data The pending signing requests for this agent's companies, oldest first; empty when the wait ended without one.
+	// Data The pending signing requests for this agent's companies (and those it claimed and has not finished), oldest first, at most limit; empty when the wait ended without one.
 	Data *[]SigningRequest `json:"data"`
 }
 
@@ -6451,6 +6892,9 @@ type RevokeAgentParams struct {
 type ListAgentSigningRequestsParams struct {
 	// Wait Seconds to wait for a request when none is pending (long-poll).
 	Wait *int64 `form:"wait,omitempty" json:"wait,omitempty"`
+
+	// Limit The most requests answered at once (a batch: claim, sign and answer them with the batch operations).
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // CreateArchiveExportParams defines parameters for CreateArchiveExport.
@@ -6771,6 +7215,24 @@ type ListSigningRequestsParams struct {
 // ListSigningRequestsParamsState defines parameters for ListSigningRequests.
 type ListSigningRequestsParamsState string
 
+// ClaimSigningRequestsParams defines parameters for ClaimSigningRequests.
+type ClaimSigningRequestsParams struct {
+	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
+	IdempotencyKey string `json:"Idempotency-Key"`
+}
+
+// RefuseSigningRequestsParams defines parameters for RefuseSigningRequests.
+type RefuseSigningRequestsParams struct {
+	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
+	IdempotencyKey string `json:"Idempotency-Key"`
+}
+
+// SubmitSignaturesParams defines parameters for SubmitSignatures.
+type SubmitSignaturesParams struct {
+	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
+	IdempotencyKey string `json:"Idempotency-Key"`
+}
+
 // ClaimSigningRequestParams defines parameters for ClaimSigningRequest.
 type ClaimSigningRequestParams struct {
 	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
@@ -6872,6 +7334,18 @@ type WebhookArchiveExportFailedParams struct {
 
 // WebhookArchiveExportReadyParams defines parameters for WebhookArchiveExportReady.
 type WebhookArchiveExportReadyParams struct {
+	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
+	ServiceSignature string `json:"Service-Signature"`
+
+	// ServiceDeliveryId The delivery (whd_…) in the delivery log; the same on each retry.
+	ServiceDeliveryId *string `json:"Service-Delivery-Id,omitempty"`
+
+	// ServiceEventType The event's type.
+	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
+}
+
+// WebhookCodelistsChangedParams defines parameters for WebhookCodelistsChanged.
+type WebhookCodelistsChangedParams struct {
 	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
 	ServiceSignature string `json:"Service-Signature"`
 
@@ -7242,6 +7716,15 @@ type SandboxDropIncomingJSONRequestBody = SandboxIncomingInputBody
 // SimulateInboxDocumentJSONRequestBody defines body for SimulateInboxDocument for application/json ContentType.
 type SimulateInboxDocumentJSONRequestBody = SimulateInboxInputBody
 
+// ClaimSigningRequestsJSONRequestBody defines body for ClaimSigningRequests for application/json ContentType.
+type ClaimSigningRequestsJSONRequestBody = ClaimBatchBody
+
+// RefuseSigningRequestsJSONRequestBody defines body for RefuseSigningRequests for application/json ContentType.
+type RefuseSigningRequestsJSONRequestBody = RefusalBatchBody
+
+// SubmitSignaturesJSONRequestBody defines body for SubmitSignatures for application/json ContentType.
+type SubmitSignaturesJSONRequestBody = SignatureBatchBody
+
 // RefuseSigningRequestJSONRequestBody defines body for RefuseSigningRequest for application/json ContentType.
 type RefuseSigningRequestJSONRequestBody = RefuseInputBody
 
@@ -7262,6 +7745,9 @@ type WebhookArchiveExportFailedJSONRequestBody = ArchiveExportFailedEvent
 
 // WebhookArchiveExportReadyJSONRequestBody defines body for WebhookArchiveExportReady for application/json ContentType.
 type WebhookArchiveExportReadyJSONRequestBody = ArchiveExportReadyEvent
+
+// WebhookCodelistsChangedJSONRequestBody defines body for WebhookCodelistsChanged for application/json ContentType.
+type WebhookCodelistsChangedJSONRequestBody = CodelistsChangedEvent
 
 // WebhookEinvoiceAcceptedJSONRequestBody defines body for WebhookEinvoiceAccepted for application/json ContentType.
 type WebhookEinvoiceAcceptedJSONRequestBody = EinvoiceAcceptedEvent
@@ -7340,6 +7826,152 @@ type WebhookSigningAgentOnlineJSONRequestBody = SigningAgentOnlineEvent
 
 // WebhookWebhookEndpointTestJSONRequestBody defines body for WebhookWebhookEndpointTest for application/json ContentType.
 type WebhookWebhookEndpointTestJSONRequestBody = WebhookEndpointTestEvent
+
+// Getter for additional properties for BatchItemProblem. Returns the specified
+// element and whether it was found
+func (a BatchItemProblem) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for BatchItemProblem
+func (a *BatchItemProblem) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for BatchItemProblem to handle AdditionalProperties
+func (a *BatchItemProblem) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["code"]; found {
+		err = json.Unmarshal(raw, &a.Code)
+		if err != nil {
+			return fmt.Errorf("error reading 'code': %w", err)
+		}
+		delete(object, "code")
+	}
+
+	if raw, found := object["detail"]; found {
+		err = json.Unmarshal(raw, &a.Detail)
+		if err != nil {
+			return fmt.Errorf("error reading 'detail': %w", err)
+		}
+		delete(object, "detail")
+	}
+
+	if raw, found := object["errors"]; found {
+		err = json.Unmarshal(raw, &a.Errors)
+		if err != nil {
+			return fmt.Errorf("error reading 'errors': %w", err)
+		}
+		delete(object, "errors")
+	}
+
+	if raw, found := object["instance"]; found {
+		err = json.Unmarshal(raw, &a.Instance)
+		if err != nil {
+			return fmt.Errorf("error reading 'instance': %w", err)
+		}
+		delete(object, "instance")
+	}
+
+	if raw, found := object["status"]; found {
+		err = json.Unmarshal(raw, &a.Status)
+		if err != nil {
+			return fmt.Errorf("error reading 'status': %w", err)
+		}
+		delete(object, "status")
+	}
+
+	if raw, found := object["title"]; found {
+		err = json.Unmarshal(raw, &a.Title)
+		if err != nil {
+			return fmt.Errorf("error reading 'title': %w", err)
+		}
+		delete(object, "title")
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &a.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+		delete(object, "type")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for BatchItemProblem to handle AdditionalProperties
+func (a BatchItemProblem) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["code"], err = json.Marshal(a.Code)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'code': %w", err)
+	}
+
+	object["detail"], err = json.Marshal(a.Detail)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'detail': %w", err)
+	}
+
+	if a.Errors != nil {
+		object["errors"], err = json.Marshal(a.Errors)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'errors': %w", err)
+		}
+	}
+
+	object["instance"], err = json.Marshal(a.Instance)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'instance': %w", err)
+	}
+
+	object["status"], err = json.Marshal(a.Status)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'status': %w", err)
+	}
+
+	object["title"], err = json.Marshal(a.Title)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'title': %w", err)
+	}
+
+	object["type"], err = json.Marshal(a.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -7888,6 +8520,60 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/signing-requests (the `ListSigningRequests` operationId).
 	ListSigningRequests(ctx context.Context, params *ListSigningRequestsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ClaimSigningRequestsWithBody Claim signing requests (batch)
+	//
+	// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+	ClaimSigningRequestsWithBody(ctx context.Context, params *ClaimSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ClaimSigningRequests Claim signing requests (batch)
+	//
+	// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+	ClaimSigningRequests(ctx context.Context, params *ClaimSigningRequestsParams, body ClaimSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefuseSigningRequestsWithBody Refuse several signing requests (batch)
+	//
+	// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+	RefuseSigningRequestsWithBody(ctx context.Context, params *RefuseSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefuseSigningRequests Refuse several signing requests (batch)
+	//
+	// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+	RefuseSigningRequests(ctx context.Context, params *RefuseSigningRequestsParams, body RefuseSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SubmitSignaturesWithBody Submit the JWS of several signing requests (batch)
+	//
+	// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+	SubmitSignaturesWithBody(ctx context.Context, params *SubmitSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SubmitSignatures Submit the JWS of several signing requests (batch)
+	//
+	// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+	SubmitSignatures(ctx context.Context, params *SubmitSignaturesParams, body SubmitSignaturesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSigningRequest Get a signing request
 	//
@@ -9097,6 +9783,120 @@ func (c *Client) ListSigningRequests(ctx context.Context, params *ListSigningReq
 	return c.Client.Do(req)
 }
 
+// ClaimSigningRequestsWithBody Claim signing requests (batch)
+//
+// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+func (c *Client) ClaimSigningRequestsWithBody(ctx context.Context, params *ClaimSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClaimSigningRequestsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClaimSigningRequests Claim signing requests (batch)
+//
+// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+func (c *Client) ClaimSigningRequests(ctx context.Context, params *ClaimSigningRequestsParams, body ClaimSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClaimSigningRequestsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefuseSigningRequestsWithBody Refuse several signing requests (batch)
+//
+// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+func (c *Client) RefuseSigningRequestsWithBody(ctx context.Context, params *RefuseSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefuseSigningRequestsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefuseSigningRequests Refuse several signing requests (batch)
+//
+// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+func (c *Client) RefuseSigningRequests(ctx context.Context, params *RefuseSigningRequestsParams, body RefuseSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefuseSigningRequestsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SubmitSignaturesWithBody Submit the JWS of several signing requests (batch)
+//
+// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+func (c *Client) SubmitSignaturesWithBody(ctx context.Context, params *SubmitSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitSignaturesRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SubmitSignatures Submit the JWS of several signing requests (batch)
+//
+// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+func (c *Client) SubmitSignatures(ctx context.Context, params *SubmitSignaturesParams, body SubmitSignaturesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitSignaturesRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetSigningRequest Get a signing request
 //
 // One signing request: what to sign (docs/signing.md) and its state. A request of a company outside the caller's reach (an agent's companyIds and certificates, a key's environment and allow-list) is 404, here and on claim, signature and refusal.
@@ -9678,6 +10478,18 @@ func NewListAgentSigningRequestsRequest(server string, id string, params *ListAg
 		if params.Wait != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -11988,6 +12800,165 @@ func NewListSigningRequestsRequest(server string, params *ListSigningRequestsPar
 	return req, nil
 }
 
+// NewClaimSigningRequestsRequest calls the generic ClaimSigningRequests builder with application/json body
+func NewClaimSigningRequestsRequest(server string, params *ClaimSigningRequestsParams, body ClaimSigningRequestsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewClaimSigningRequestsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewClaimSigningRequestsRequestWithBody constructs an http.Request for the ClaimSigningRequests method, with any body, and a specified content type
+func NewClaimSigningRequestsRequestWithBody(server string, params *ClaimSigningRequestsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/signing-requests/claims")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewRefuseSigningRequestsRequest calls the generic RefuseSigningRequests builder with application/json body
+func NewRefuseSigningRequestsRequest(server string, params *RefuseSigningRequestsParams, body RefuseSigningRequestsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRefuseSigningRequestsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewRefuseSigningRequestsRequestWithBody constructs an http.Request for the RefuseSigningRequests method, with any body, and a specified content type
+func NewRefuseSigningRequestsRequestWithBody(server string, params *RefuseSigningRequestsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/signing-requests/refusals")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewSubmitSignaturesRequest calls the generic SubmitSignatures builder with application/json body
+func NewSubmitSignaturesRequest(server string, params *SubmitSignaturesParams, body SubmitSignaturesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSubmitSignaturesRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewSubmitSignaturesRequestWithBody constructs an http.Request for the SubmitSignatures method, with any body, and a specified content type
+func NewSubmitSignaturesRequestWithBody(server string, params *SubmitSignaturesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/signing-requests/signatures")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
 // NewGetSigningRequestRequest constructs an http.Request for the GetSigningRequest method
 func NewGetSigningRequestRequest(server string, id string) (*http.Request, error) {
 	var err error
@@ -13317,6 +14288,60 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/signing-requests (the `ListSigningRequests` operationId).
 	ListSigningRequestsWithResponse(ctx context.Context, params *ListSigningRequestsParams, reqEditors ...RequestEditorFn) (*ListSigningRequestsResponse, error)
+
+	// ClaimSigningRequestsWithBodyWithResponse Claim signing requests (batch)
+	//
+	// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+	ClaimSigningRequestsWithBodyWithResponse(ctx context.Context, params *ClaimSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ClaimSigningRequestsResponse, error)
+
+	// ClaimSigningRequestsWithResponse Claim signing requests (batch)
+	//
+	// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+	ClaimSigningRequestsWithResponse(ctx context.Context, params *ClaimSigningRequestsParams, body ClaimSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*ClaimSigningRequestsResponse, error)
+
+	// RefuseSigningRequestsWithBodyWithResponse Refuse several signing requests (batch)
+	//
+	// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+	RefuseSigningRequestsWithBodyWithResponse(ctx context.Context, params *RefuseSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RefuseSigningRequestsResponse, error)
+
+	// RefuseSigningRequestsWithResponse Refuse several signing requests (batch)
+	//
+	// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+	RefuseSigningRequestsWithResponse(ctx context.Context, params *RefuseSigningRequestsParams, body RefuseSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*RefuseSigningRequestsResponse, error)
+
+	// SubmitSignaturesWithBodyWithResponse Submit the JWS of several signing requests (batch)
+	//
+	// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+	SubmitSignaturesWithBodyWithResponse(ctx context.Context, params *SubmitSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitSignaturesResponse, error)
+
+	// SubmitSignaturesWithResponse Submit the JWS of several signing requests (batch)
+	//
+	// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+	SubmitSignaturesWithResponse(ctx context.Context, params *SubmitSignaturesParams, body SubmitSignaturesJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitSignaturesResponse, error)
 
 	// GetSigningRequestWithResponse Get a signing request
 	//
@@ -15872,6 +16897,192 @@ func (r ListSigningRequestsResponse) ContentType() string {
 	return ""
 }
 
+type ClaimSigningRequestsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningBatch
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *SentProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ClaimSigningRequestsResponse) GetJSON200() *SigningBatch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ClaimSigningRequestsResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ClaimSigningRequestsResponse) GetApplicationproblemJSON408() *SentProblem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ClaimSigningRequestsResponse) GetApplicationproblemJSON413() *SentProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r ClaimSigningRequestsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ClaimSigningRequestsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ClaimSigningRequestsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ClaimSigningRequestsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RefuseSigningRequestsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningBatch
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *SentProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RefuseSigningRequestsResponse) GetJSON200() *SigningBatch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RefuseSigningRequestsResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r RefuseSigningRequestsResponse) GetApplicationproblemJSON408() *SentProblem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RefuseSigningRequestsResponse) GetApplicationproblemJSON413() *SentProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r RefuseSigningRequestsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RefuseSigningRequestsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RefuseSigningRequestsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RefuseSigningRequestsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SubmitSignaturesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningBatch
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *SentProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SubmitSignaturesResponse) GetJSON200() *SigningBatch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SubmitSignaturesResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r SubmitSignaturesResponse) GetApplicationproblemJSON408() *SentProblem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SubmitSignaturesResponse) GetApplicationproblemJSON413() *SentProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r SubmitSignaturesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SubmitSignaturesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SubmitSignaturesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SubmitSignaturesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetSigningRequestResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -17507,6 +18718,96 @@ func (c *ClientWithResponses) ListSigningRequestsWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseListSigningRequestsResponse(rsp)
+}
+
+// ClaimSigningRequestsWithBodyWithResponse Claim signing requests (batch)
+//
+// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+func (c *ClientWithResponses) ClaimSigningRequestsWithBodyWithResponse(ctx context.Context, params *ClaimSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ClaimSigningRequestsResponse, error) {
+	rsp, err := c.ClaimSigningRequestsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClaimSigningRequestsResponse(rsp)
+}
+
+// ClaimSigningRequestsWithResponse Claim signing requests (batch)
+//
+// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+func (c *ClientWithResponses) ClaimSigningRequestsWithResponse(ctx context.Context, params *ClaimSigningRequestsParams, body ClaimSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*ClaimSigningRequestsResponse, error) {
+	rsp, err := c.ClaimSigningRequests(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClaimSigningRequestsResponse(rsp)
+}
+
+// RefuseSigningRequestsWithBodyWithResponse Refuse several signing requests (batch)
+//
+// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+func (c *ClientWithResponses) RefuseSigningRequestsWithBodyWithResponse(ctx context.Context, params *RefuseSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RefuseSigningRequestsResponse, error) {
+	rsp, err := c.RefuseSigningRequestsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefuseSigningRequestsResponse(rsp)
+}
+
+// RefuseSigningRequestsWithResponse Refuse several signing requests (batch)
+//
+// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+func (c *ClientWithResponses) RefuseSigningRequestsWithResponse(ctx context.Context, params *RefuseSigningRequestsParams, body RefuseSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*RefuseSigningRequestsResponse, error) {
+	rsp, err := c.RefuseSigningRequests(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefuseSigningRequestsResponse(rsp)
+}
+
+// SubmitSignaturesWithBodyWithResponse Submit the JWS of several signing requests (batch)
+//
+// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+func (c *ClientWithResponses) SubmitSignaturesWithBodyWithResponse(ctx context.Context, params *SubmitSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitSignaturesResponse, error) {
+	rsp, err := c.SubmitSignaturesWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubmitSignaturesResponse(rsp)
+}
+
+// SubmitSignaturesWithResponse Submit the JWS of several signing requests (batch)
+//
+// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+func (c *ClientWithResponses) SubmitSignaturesWithResponse(ctx context.Context, params *SubmitSignaturesParams, body SubmitSignaturesJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitSignaturesResponse, error) {
+	rsp, err := c.SubmitSignatures(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubmitSignaturesResponse(rsp)
 }
 
 // GetSigningRequestWithResponse Get a signing request
@@ -19630,6 +20931,147 @@ func ParseListSigningRequestsResponse(rsp *http.Response) (*ListSigningRequestsR
 	return response, nil
 }
 
+// ParseClaimSigningRequestsResponse parses an HTTP response from a ClaimSigningRequestsWithResponse call
+func ParseClaimSigningRequestsResponse(rsp *http.Response) (*ClaimSigningRequestsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ClaimSigningRequestsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SigningBatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRefuseSigningRequestsResponse parses an HTTP response from a RefuseSigningRequestsWithResponse call
+func ParseRefuseSigningRequestsResponse(rsp *http.Response) (*RefuseSigningRequestsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RefuseSigningRequestsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SigningBatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSubmitSignaturesResponse parses an HTTP response from a SubmitSignaturesWithResponse call
+func ParseSubmitSignaturesResponse(rsp *http.Response) (*SubmitSignaturesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SubmitSignaturesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SigningBatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetSigningRequestResponse parses an HTTP response from a GetSigningRequestWithResponse call
 func ParseGetSigningRequestResponse(rsp *http.Response) (*GetSigningRequestResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20286,6 +21728,11 @@ type WebhookInitiatorInterface interface {
 
 	WebhookArchiveExportReady(ctx context.Context, targetURL string, params *WebhookArchiveExportReadyParams, body WebhookArchiveExportReadyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookCodelistsChangedWithBody fires the codelists.changed webhook with any body
+	WebhookCodelistsChangedWithBody(ctx context.Context, targetURL string, params *WebhookCodelistsChangedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookCodelistsChanged(ctx context.Context, targetURL string, params *WebhookCodelistsChangedParams, body WebhookCodelistsChangedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookEinvoiceAcceptedWithBody fires the einvoice.accepted webhook with any body
 	WebhookEinvoiceAcceptedWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceAcceptedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -20455,6 +21902,30 @@ func (p *WebhookInitiator) WebhookArchiveExportReadyWithBody(ctx context.Context
 
 func (p *WebhookInitiator) WebhookArchiveExportReady(ctx context.Context, targetURL string, params *WebhookArchiveExportReadyParams, body WebhookArchiveExportReadyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookArchiveExportReadyWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookCodelistsChangedWithBody(ctx context.Context, targetURL string, params *WebhookCodelistsChangedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookCodelistsChangedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookCodelistsChanged(ctx context.Context, targetURL string, params *WebhookCodelistsChangedParams, body WebhookCodelistsChangedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookCodelistsChangedWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -21167,6 +22638,71 @@ func NewWebhookArchiveExportReadyWebhookRequest(targetURL string, params *Webhoo
 
 // NewWebhookArchiveExportReadyWebhookRequestWithBody builds a POST request for the archive.export_ready webhook with any body
 func NewWebhookArchiveExportReadyWebhookRequestWithBody(targetURL string, params *WebhookArchiveExportReadyParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Service-Signature", params.ServiceSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Service-Signature", headerParam0)
+
+		if params.ServiceDeliveryId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Service-Delivery-Id", *params.ServiceDeliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Delivery-Id", headerParam1)
+		}
+
+		if params.ServiceEventType != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Service-Event-Type", *params.ServiceEventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Event-Type", headerParam2)
+		}
+
+	}
+	return req, nil
+}
+
+// NewWebhookCodelistsChangedWebhookRequest builds a application/json POST request for the codelists.changed webhook
+func NewWebhookCodelistsChangedWebhookRequest(targetURL string, params *WebhookCodelistsChangedParams, body WebhookCodelistsChangedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookCodelistsChangedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookCodelistsChangedWebhookRequestWithBody builds a POST request for the codelists.changed webhook with any body
+func NewWebhookCodelistsChangedWebhookRequestWithBody(targetURL string, params *WebhookCodelistsChangedParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 
