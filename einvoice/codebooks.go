@@ -33,6 +33,8 @@ type CodebookValue struct {
 	VatImpact   ujpdoc.VatImpact `json:"vatImpact,omitempty" enum:"STANDARD,NULA,OSLOBODEN,PRENESEN" example:"STANDARD" doc:"tax-indicators: how the lines are taxed. STANDARD: VAT at the rate, computed and shown; NULA: 0% rate; OSLOBODEN: exempt, no VAT; PRENESEN: reverse charge, the buyer accounts for the VAT (none on the lines)."`
 	TaxGroups   []string         `json:"taxGroups,omitempty" example:"[\"DDV-A\"]" doc:"tax-indicators: the tax groups (VAT rates) the indicator may be used with."`
 	VatPercents []int            `json:"vatPercents,omitempty" example:"[18]" doc:"tax-indicators: the vatPercent values a line with this indicator may have (the rates of taxGroups)."`
+	// DocumentTypes restricts a tax indicator to some document types.
+	DocumentTypes []string `json:"documentTypes,omitempty" example:"[\"100\"]" doc:"tax-indicators: the document types (documentType) whose lines may use the indicator, when UJP does not allow it for every type; absent: every type may."`
 }
 
 // A codebook of the catalogue: its description and how to read its values.
@@ -100,7 +102,7 @@ func catalogue() []codebookEntry {
 				out := make([]CodebookValue, 0, len(cb.TaxIndicators))
 				for _, t := range cb.TaxIndicators {
 					v := CodebookValue{Code: t.Code, Name: t.CategoryName, Description: t.Note, VatImpact: t.VatImpact,
-						TaxGroups: slices.Clone(t.TaxGroupCodes), VatPercents: []int{}}
+						TaxGroups: slices.Clone(t.TaxGroupCodes), VatPercents: []int{}, DocumentTypes: cb.IndicatorDocTypes(t.Code)}
 					for _, g := range t.TaxGroupCodes {
 						if tg, ok := cb.TaxGroup(g); ok {
 							v.VatPercents = append(v.VatPercents, tg.Percent)

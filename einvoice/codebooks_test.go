@@ -104,6 +104,21 @@ Both answers say where the values come from: ` + "`source`" + ` is ` + "`ujp`" +
 ` + "`snapshot`" + ` (the copy on this page). Any API key or token of the e-invoicing service may read them; the lists
 are those of the credential's environment (sandbox or production).
 
+**When UJP changes a list.** The service compares each read with the lists it read before. A change (a
+new tax indicator, a removed payment type, a renamed document type) is checked against from that read
+on, in every process, and is told once:
+
+- every company of the environment gets the event ` + "`codelists.changed`" + ` (as a webhook and in the event feed), whose
+  object says per list which codes were ` + "`added`" + `, ` + "`removed`" + ` or ` + "`changed`" + ` (with each property
+  before and after) and gives the change in one line (` + "`summary`" + `);
+- ` + "`GET /v1/codebooks`" + ` says for each list whether its values are UJP's (` + "`live`" + `) and since when it is
+  unchanged (` + "`unchangedSince`" + `): a list that moved lately is the one to look at.
+
+A request using a code UJP removed is refused as any other unknown code (` + "`422`" + `, with the list's name);
+a code UJP added is accepted as soon as it is read. Map your ERP's codes again when the event names one
+you use. Before going live, ` + "`denar ujp check`" + ` shows how UJP's lists differ from the snapshot on this page
+(docs/going-live.md).
+
 Codes are compared verbatim. A few of UJP's codes contain Cyrillic letters that look Latin (the О of
 О-6 and О-7, the А of DDV-PNPI-А): copy them from here or from the endpoint. Reject reasons are the
 exception: a Latin O-6 or O-7 is accepted and UJP's spelling is sent.

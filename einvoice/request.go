@@ -327,7 +327,7 @@ func (r *Request) Build(seller ujpdoc.Seller, docID string, cb *ujpdoc.Codebooks
 		fe.Add("lines", "has more than %d lines", MaxLines)
 	}
 	for i, l := range r.Lines {
-		d.DocItems = append(d.DocItems, line(&fe, i, l, cb))
+		d.DocItems = append(d.DocItems, line(&fe, i, l, h.DocType, cb))
 	}
 	if r.Advance != nil {
 		if v, ok := amount(&fe, "advance.amount", r.Advance.Amount, false, ujpdoc.TotalScale); ok {
@@ -507,7 +507,7 @@ func party(fe *denar.FieldErrors, path string, p Party, cb *ujpdoc.Codebooks) bu
 	return b
 }
 
-func line(fe *denar.FieldErrors, i int, l Line, cb *ujpdoc.Codebooks) ujpdoc.Item {
+func line(fe *denar.FieldErrors, i int, l Line, docType string, cb *ujpdoc.Codebooks) ujpdoc.Item {
 	p := fmt.Sprintf("lines[%d]", i)
 	it := ujpdoc.Item{DocItemLineNo: i + 1, DocItemSku: l.Sku, DocItemDesc: l.Description, DocItemMUnit: l.Unit,
 		DocItemTaxIndicator: l.TaxIndicator}
@@ -546,6 +546,9 @@ func line(fe *denar.FieldErrors, i int, l Line, cb *ujpdoc.Codebooks) ujpdoc.Ite
 	}
 	if ti, ok := cb.TaxIndicator(l.TaxIndicator); !ok {
 		fe.AddCodebook(p+".taxIndicator", ujpdoc.CBTaxIndicators, "%q is not a tax indicator", l.TaxIndicator)
+	} else if !cb.IndicatorAllowed(docType, ti.Code) {
+		fe.AddCodebook(p+".taxIndicator", ujpdoc.CBTaxIndicators, "tax indicator %s is not used with document type %s (UJP lists it for %s)",
+			ti.Code, docType, strings.Join(cb.IndicatorDocTypes(ti.Code), ", "))
 	} else if it.DocItemVatGroup != "" && !contains(ti.TaxGroupCodes, it.DocItemVatGroup) {
 		fe.AddCodebook(p+".taxIndicator", ujpdoc.CBTaxIndicators, "tax indicator %s is used with tax group %s, not %s (%s%%)",
 			ti.Code, strings.Join(ti.TaxGroupCodes, " or "), it.DocItemVatGroup, l.VatPercent)

@@ -191,6 +191,44 @@ func TestBuildFieldErrors(t *testing.T) {
 	}
 }
 
+// TestBuildFollowsDocTypeIndicators: where UJP lists the tax indicators of
+// a document type (doc-type-x-tax-indicator), a line may use only those;
+// the type without a list (and the snapshot) allows every indicator.
+func TestBuildFollowsDocTypeIndicators(t *testing.T) {
+	cb := ujpdoc.Snapshot()
+	cb.DocTypeTaxIndicators = map[string][]string{"110": {"DDV-A"}}
+	for _, tc := range []struct {
+		docType string
+		ok      bool
+	}{{"100", true}, {"110", false}} {
+		req := validRequest()
+		req.DocumentType = tc.docType
+		_, err := req.Build(seller(), "einv_x", cb)
+		var de *denar.Error
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("document type %s: %v", tc.docType, err)
+		case !tc.ok && (!errors.As(err, &de) || len(de.Fields) != 1 || de.Fields[0].Path != "lines[1].taxIndicator" ||
+			de.Fields[0].Codebook != ujpdoc.CBTaxIndicators || !strings.Contains(de.Fields[0].Message, "document type 110")):
+			t.Errorf("document type %s: %v; want lines[1].taxIndicator refused for the type", tc.docType, err)
+		}
+		if tc.ok {
+			continue
+		}
+		plain := validRequest()
+		d, err := plain.Build(seller(), "einv_x", ujpdoc.Snapshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Header.DocType = "110"
+		if ps := ujpdoc.Validate(d, cb); !slices.ContainsFunc(ps, func(p ujpdoc.Problem) bool {
+			return p.Path == "docItems[1].docItemTaxIndicator" && p.Code == ujpdoc.CodeTaxIndicatorNotFound
+		}) {
+			t.Errorf("ujpdoc.Validate of a type-110 document with DDV-B: %+v", ps)
+		}
+	}
+}
+
 // TestBuildDecimals: trailing zeros are no precision, so "1.50000" is a
 // quantity of 1.5; the document writes what was asked for.
 func TestBuildDecimals(t *testing.T) {

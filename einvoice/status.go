@@ -106,6 +106,47 @@ func Move(from, to Status) error {
 	return nil
 }
 
+// AtUJP reports whether s mirrors a status UJP holds a document in (00,
+// 01, 03, 04, 05, 07, 09, 10).
+func (s Status) AtUJP() bool {
+	switch s {
+	case DraftAtUJP, Delivered, Accepted, AutoAccepted, Rejected, CancelledByStorno, Corrected, Registered:
+		return true
+	}
+	return false
+}
+
+// reconcilable are the statuses of a document UJP may hold without our
+// knowing: its send is queued again, in flight, held, or failed — a send
+// whose answer was lost, or a refusal by something in front of UJP after
+// UJP had taken the document in.
+var reconcilable = map[Status]bool{Queued: true, Submitting: true, Held: true, Failed: true}
+
+// CanReconcile reports whether reconciliation with UJP's records may move
+// a document from from to to, the status UJP holds it in. It is the one
+// place the table of moves is overruled: a document we show queued,
+// submitting, held or failed that UJP holds takes UJP's status, whatever
+// it is, even from failed, which no other move leaves (UJP's record is the
+// fact: the document was issued). A document we already show at UJP moves
+// only as the change feed would move it.
+func CanReconcile(from, to Status) bool {
+	if !to.AtUJP() {
+		return false
+	}
+	if reconcilable[from] {
+		return true
+	}
+	return CanMove(from, to)
+}
+
+// Reconcile is Move for reconciliation (CanReconcile).
+func Reconcile(from, to Status) error {
+	if !CanReconcile(from, to) {
+		return &denar.Error{Code: CodeStateConflict, Message: fmt.Sprintf("reconciliation cannot move an e-invoice in status %s to %s", from, to)}
+	}
+	return nil
+}
+
 // FromUJP maps a UJP document status code (the document-statuses codebook)
 // to the public status. Codes UJP may add later map to ok=false so the
 // caller keeps the current status and logs the code instead of guessing.

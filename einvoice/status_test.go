@@ -166,3 +166,49 @@ func TestPeriodClosed(t *testing.T) {
 		t.Error("bad date accepted")
 	}
 }
+
+// TestReconcile: a document UJP holds that we show queued, submitting,
+// held or failed takes UJP's status, whatever it is; one we show at UJP
+// moves only as the change feed would; nothing moves to a status of ours.
+func TestReconcile(t *testing.T) {
+	for _, tc := range []struct {
+		from, to Status
+		ok       bool
+	}{
+		{Queued, Delivered, true},
+		{Queued, Accepted, true},
+		{Held, AutoAccepted, true},
+		{Submitting, Rejected, true},
+		{Failed, Delivered, true},
+		{Failed, CancelledByStorno, true},
+		{Failed, DraftAtUJP, true},
+		{Delivered, Accepted, true},
+		{Delivered, Registered, true},
+		{Accepted, CancelledByStorno, true},
+		{Failed, Queued, false},
+		{Queued, Failed, false},
+		{Delivered, Delivered, false},
+		{Accepted, Delivered, false},
+		{Rejected, Accepted, false},
+		{CancelledByStorno, Delivered, false},
+		{AwaitingSignature, Delivered, false},
+		{Invalid, Delivered, false},
+		{Validating, Delivered, false},
+	} {
+		err := Reconcile(tc.from, tc.to)
+		if (err == nil) != tc.ok || CanReconcile(tc.from, tc.to) != tc.ok {
+			t.Errorf("Reconcile(%s, %s) = %v; want ok=%v", tc.from, tc.to, err, tc.ok)
+		}
+		var de *denar.Error
+		if err != nil && (!errors.As(err, &de) || de.Code != CodeStateConflict) {
+			t.Errorf("Reconcile(%s, %s) error %v is not a conflict", tc.from, tc.to, err)
+		}
+	}
+	for _, s := range Statuses {
+		_, mirrored := FromUJP(map[Status]string{DraftAtUJP: "00", Delivered: "01", Accepted: "03", AutoAccepted: "04", Rejected: "05",
+			CancelledByStorno: "07", Corrected: "09", Registered: "10"}[s])
+		if s.AtUJP() != mirrored {
+			t.Errorf("%s.AtUJP() = %v", s, s.AtUJP())
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/jsontext"
 )
 
 // DecodeMpinFrom is DecodeMpin reading the request from r as it arrives: the
@@ -46,7 +47,7 @@ func DecodeJSONFrom(r io.Reader, v any) error {
 	dec := newStreamDecoder(r)
 	var raw json.RawMessage
 	if err := dec.Decode(&raw); err == io.EOF && dec.InputOffset() == 0 {
-		return denar.Invalid(denar.MalformedJSON(nil)) // the body is empty
+		return denar.Invalid(jsontext.MalformedJSON(nil)) // the body is empty
 	} else if err != nil {
 		return dec.fail("", err)
 	}
@@ -74,12 +75,12 @@ func newStreamDecoder(r io.Reader) streamDecoder {
 // object reads an object, calling member for each key with the decoder
 // before its value. A null leaves the target as it is, as json.Unmarshal
 // does. A member given twice (names compared regardless of case, as
-// encoding/json matches them) is refused as denar.CheckJSONText refuses it
+// encoding/json matches them) is refused as jsontext.CheckJSONText refuses it
 // in the values below.
 func (d streamDecoder) object(path string, member func(key string) error) error {
 	tok, err := d.Token()
 	if err == io.EOF && path == "" && d.InputOffset() == 0 {
-		return denar.Invalid(denar.MalformedJSON(nil)) // the body is empty
+		return denar.Invalid(jsontext.MalformedJSON(nil)) // the body is empty
 	}
 	if err != nil {
 		return d.fail(path, err)
@@ -99,7 +100,7 @@ func (d streamDecoder) object(path string, member func(key string) error) error 
 		key, _ := tok.(string)
 		for _, k := range seen {
 			if strings.EqualFold(k, key) {
-				return denar.Invalid(denar.FieldError{Path: join(path, key), Message: denar.RepeatedMember(k, key)})
+				return denar.Invalid(denar.FieldError{Path: join(path, key), Message: jsontext.RepeatedMember(k, key)})
 			}
 		}
 		seen = append(seen, key)
@@ -139,9 +140,9 @@ func (d streamDecoder) array(path string, elem func(i int) error) (isNull bool, 
 
 // value decodes the next value into v. The value is taken whole (one
 // record, the company, the batch: small) and its text checked first (see
-// denar.CheckJSONText): a string with NUL or invalid UTF-8 (which
+// jsontext.CheckJSONText): a string with NUL or invalid UTF-8 (which
 // encoding/json would quietly replace), longer than
-// denar.DefaultMaxStringLength, or nesting too deep is a field error with
+// jsontext.DefaultMaxStringLength, or nesting too deep is a field error with
 // its path. It is then decoded as DecodeJSON decodes a body, so that every
 // wrong field in it is reported with its full path.
 func (d streamDecoder) value(path string, v any) error {
@@ -154,10 +155,10 @@ func (d streamDecoder) value(path string, v any) error {
 
 // decodeValue is value for the value's text, raw.
 func decodeValue(path string, raw []byte, v any) error {
-	if fe := denar.CheckJSONText(raw, path, denar.DefaultMaxStringLength); fe != nil {
+	if fe := jsontext.CheckJSONText(raw, path, jsontext.DefaultMaxStringLength); fe != nil {
 		return denar.Invalid(*fe)
 	}
-	err := denar.DecodeJSON(raw, v)
+	err := jsontext.DecodeJSON(raw, v)
 	var de *denar.Error
 	if errors.As(err, &de) {
 		for i := range de.Fields {
@@ -200,7 +201,7 @@ func (d streamDecoder) fail(path string, err error) error {
 		// root, with the byte offset of the token that failed (found in
 		// the unread bytes, from the value being read).
 		rest, _ := io.ReadAll(d.Buffered())
-		return denar.Invalid(denar.MalformedJSONAt(rest, d.InputOffset()))
+		return denar.Invalid(jsontext.MalformedJSONAt(rest, d.InputOffset()))
 	}
 	return fmt.Errorf("filing: reading the request: %w", err)
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/jsontext"
 	"github.com/denar-mk/denar/money"
 )
 
@@ -133,7 +134,7 @@ type Company struct {
 	PostalCode         *string `json:"postalCode" required:"false" example:"1000" doc:"Postal code of the payer's address."`
 	Fax                *string `json:"fax" required:"false" example:"02 3111 112" doc:"The payer's fax number."`
 	City               *string `json:"city" required:"false" example:"Скопје" doc:"The payer's city; the ФЗОМ unit (fzomBranch) and dialling code (areaCode) are derived from it when not given."`
-	MunicipalityCode   *string `json:"municipalityCode" required:"false" example:"182" doc:"The payer's municipality, a code of UJP's municipality list (101 to 185, or 999); another is the blocking issue 66."`
+	MunicipalityCode   *string `json:"municipalityCode" required:"false" example:"182" doc:"The payer's municipality, a code of UJP's municipality list (101 to 185, or 999); another is blocking (check 66)."`
 	ManagerName        *string `json:"managerName" required:"false" example:"Ана Ангеловска" doc:"The payer's responsible person."`
 	Phone              *string `json:"phone" required:"false" example:"02 3111 111" doc:"The payer's phone number."`
 	Email              *string `json:"email" required:"false" example:"plati@dizajnija.mk" doc:"The payer's e-mail address."`
@@ -298,13 +299,13 @@ func DecodeJSON(data []byte, v any) error { return decodeStrict(data, v) }
 // decodeStrict decodes JSON into v strictly: unknown fields (a misspelt
 // field must not be dropped silently from a statutory filing), wrong JSON
 // types and malformed JSON are a validation_failed *denar.Error naming
-// every field with its path; so is what denar.CheckJSONText refuses (a
+// every field with its path; so is what jsontext.CheckJSONText refuses (a
 // member given twice, NUL, invalid UTF-8), as the streaming decoder does.
 func decodeStrict(data []byte, v any) error {
-	if fe := denar.CheckJSONText(data, "", denar.DefaultMaxStringLength); fe != nil {
+	if fe := jsontext.CheckJSONText(data, "", jsontext.DefaultMaxStringLength); fe != nil {
 		return denar.Invalid(*fe)
 	}
-	return denar.DecodeJSON(data, v)
+	return jsontext.DecodeJSON(data, v)
 }
 
 // DecodeMpin decodes an МПИН request and reports every field that is missing

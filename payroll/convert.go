@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/jsontext"
 	"github.com/denar-mk/denar/money"
 )
 
@@ -106,7 +107,7 @@ func AppendBatchJSON(b []byte, body []byte, now time.Time, explain bool) ([]byte
 	var raw struct {
 		Inputs []json.RawMessage `json:"inputs"`
 	}
-	if err := denar.DecodeJSON(body, &raw); err != nil {
+	if err := jsontext.DecodeJSON(body, &raw); err != nil {
 		return b, err
 	}
 	if raw.Inputs == nil {
@@ -121,7 +122,7 @@ func AppendBatchJSON(b []byte, body []byte, now time.Time, explain bool) ([]byte
 	var in Input
 	for i, r := range raw.Inputs {
 		in = Input{}
-		err := denar.DecodeJSON(r, &in)
+		err := jsontext.DecodeJSON(r, &in)
 		if err == nil {
 			if i > 0 {
 				b = append(b, ',')
@@ -214,7 +215,7 @@ func appendBatchFast(b []byte, body []byte, now time.Time, explain bool) ([]byte
 // one answer lists every problem of the input.
 func AppendCalculationJSON(b []byte, body []byte, now time.Time, explain bool) ([]byte, error) {
 	var in Input
-	err := denar.DecodeJSON(body, &in)
+	err := jsontext.DecodeJSON(body, &in)
 	if err == nil {
 		return AppendCalculation(b, &in, now, explain)
 	}
@@ -259,7 +260,7 @@ func merge(a, b error) error {
 // DecodeConvert reads the body of POST /v1/calculations/convert strictly.
 func DecodeConvert(data []byte) (*ConvertInput, error) {
 	var in ConvertInput
-	if err := denar.DecodeJSON(data, &in); err != nil {
+	if err := jsontext.DecodeJSON(data, &in); err != nil {
 		return nil, err
 	}
 	return &in, nil
@@ -271,7 +272,7 @@ func DecodeConvert(data []byte) (*ConvertInput, error) {
 // ignored.
 func DecodeInput(data []byte) (*Input, error) {
 	var in Input
-	if err := denar.DecodeJSON(data, &in); err != nil {
+	if err := jsontext.DecodeJSON(data, &in); err != nil {
 		return nil, err
 	}
 	return &in, nil

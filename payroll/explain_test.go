@@ -30,7 +30,7 @@ var explainCases = []struct{ name, body string }{
 	{"january_2027_provisional", `{"grossSalary":"30000","effectiveDate":"2027-01-20"}`},
 }
 
-var workLog = regexp.MustCompile(`\bR[0-9]+\b|research §|[Ii]ssue [0-9]`)
+var workLog = regexp.MustCompile(`\bR[0-9]+\b|research(/[a-z]+\.md)? ?§|[Ii]ssue [0-9]`)
 
 // TestExplainGolden: every worked example's explanation is pinned in
 // testdata/explain, and its lines agree with the result: each line that

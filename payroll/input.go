@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/money"
-	_ "time/tzdata" // R6 needs Europe/Skopje even where the system has no tz database
 )
 
 // Input is CalculationInput of the payroll service: one employee's month.
@@ -184,15 +184,8 @@ type Warning struct {
 	Message string `json:"message" example:"averageSalary for 2027 is not published yet; the 2026 figure 69141 was used." doc:"What was found, in words."`
 }
 
-// skopje is the time zone of "today" (R6). time/tzdata embeds the tz
-// database, so the zone (with its summer time) never falls back to UTC.
-var skopje = func() *time.Location {
-	l, err := time.LoadLocation("Europe/Skopje")
-	if err != nil {
-		panic("payroll: the embedded tz database has no Europe/Skopje: " + err.Error())
-	}
-	return l
-}()
+// skopje is the time zone of "today".
+var skopje = denar.Skopje
 
 // Today returns the date in Europe/Skopje at now.
 func Today(now time.Time) time.Time {

@@ -61,7 +61,7 @@ const (
 	srcUJPMPIN   = "UJP brochure 'Месечна пресметка за интегрирана наплата' (ISBN 978-608-4592-70-9, 2016) p.7"
 	srcLaw2018   = "Закон за изменување на ЗПЗСО, Сл. весник 247/2018 (rates for 2019)"
 	srcOrbitax20 = "Orbitax 2020 'North Macedonia Social Security' (rates apply from the January 2020 salary)"
-	srcJuly2026  = "Draft law amending ЗПЗСО (2026): pension 19.9%, employment 0.1% from the July 2026 salary; no Official Gazette number found (research/payroll.md §1, §7.1)"
+	srcJuly2026  = "Draft law amending ЗПЗСО (2026): pension 19.9%, employment 0.1% from the July 2026 salary; no Official Gazette number found"
 	srcPIT       = "Закон за данокот на личен доход: flat 10% (UJP-MPIN-2016 p.7; flat again from January 2020, Mondaq 894326)"
 	srcMaxMult   = "ЗПЗСО art. 16: 16× the average salary for employees since 2018 (ohridnews 2018; PwC 2024)"
 	srcAllowance = "Monthly personal allowance published by the Minister of Finance"
@@ -129,7 +129,7 @@ var table = []version{
 	{KeyMaxBase, "545264", "2018-01-01", "ohridnews 2018, published maximum base"},
 	{KeyAverageSalary, "36017", "2019-01-01", srcAverage + " (Orbitax 2019)"},
 	{KeyMinBase, "18008", "2019-01-01", "Orbitax 2019 (published 18,008, not 18,008.5 rounded up)"},
-	{KeyMaxBase, "576272", "2019-01-01", "16 × 36,017 (research/payroll.md §2.2)"},
+	{KeyMaxBase, "576272", "2019-01-01", "16 × the 2019 average salary 36,017 (ЗПЗСО art. 16)"},
 	{KeyAverageSalary, "38319", "2020-01-01", srcAverage + " (Orbitax 2020; RSM)"},
 	{KeyMinBase, "19160", "2020-01-01", "Orbitax 2020; RSM"},
 	{KeyMaxBase, "613104", "2020-01-01", "Orbitax 2020; RSM"},

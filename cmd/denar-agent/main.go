@@ -5,7 +5,7 @@
 //
 //	denar-agent pair --server URL --code CODE [--name NAME]
 //	denar-agent register-certificate --company cmp_… KEY FLAGS
-//	denar-agent run [--auto | --auto-purposes query] KEY FLAGS
+//	denar-agent run [--auto | --auto-purposes query] [--batch N] KEY FLAGS
 //	denar-agent run --sandbox-self-signed --company cmp_… [--server URL]
 //
 // KEY FLAGS select the key source: --key key.pem --cert cert.pem, or
@@ -52,7 +52,7 @@ const usage = `denar-agent: the signing bridge of the denar e-invoicing API
 Usage:
   denar-agent pair --server URL --code CODE [--name NAME]
   denar-agent register-certificate --company cmp_… KEY FLAGS
-  denar-agent run [--auto | --auto-purposes query] KEY FLAGS
+  denar-agent run [--auto | --auto-purposes query] [--batch N] KEY FLAGS
   denar-agent run --sandbox-self-signed --company cmp_… [--server URL]
                                     sandbox: a throw-away key and certificate, registered and signing
   denar-agent version               the build's version and commit
@@ -90,14 +90,17 @@ service's simulator does without it.
 `
 
 const runUsage = `Usage:
-  denar-agent run [--auto | --auto-purposes query] KEY FLAGS
+  denar-agent run [--auto | --auto-purposes query] [--batch N] KEY FLAGS
   denar-agent run --sandbox-self-signed --company cmp_… [--server URL]
 
 Signs the signing requests of the companies this agent registered a
 certificate for: over a WebSocket, else by long-polling; reconnects by
-itself. Purposes not signed automatically (--auto-purposes, default query;
---auto: all) are asked on the terminal, showing the company, the document,
-its buyer and total and when the request expires; without a terminal (a
+itself. It takes the requests waiting in batches of up to --batch (default
+and most 100): one claim and one answer for the lot, one PIN login of a
+PKCS#11 token for it. Purposes not signed automatically (--auto-purposes,
+default query; --auto: all) are asked on the terminal in one question per
+batch listing each document's number, buyer, total, company and when its
+request expires (answer y, n, or the numbers to sign); without a terminal (a
 service, a pipe) it refuses to start unless --auto or --auto-purposes
 covers document, decision and query. Every signature is logged.
 
@@ -254,11 +257,15 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		k.register(fs)
 		auto := fs.Bool("auto", false, "sign every purpose without asking (servers)")
 		autoPurposes := fs.String("auto-purposes", "query", "purposes signed without asking, comma-separated")
+		batch := fs.Int("batch", signer.MaxBatch, fmt.Sprintf("most requests taken and answered at once, 1 to %d", signer.MaxBatch))
 		sandbox := fs.Bool("sandbox-self-signed", false, "sandbox only: make a throw-away key and self-signed certificate, register it for --company and sign everything")
 		company := fs.String("company", "", "with --sandbox-self-signed: the sandbox company (cmp_…)")
 		server := fs.String("server", "", "with --sandbox-self-signed: pair a new agent with this e-invoicing API (API key in DENAR_API_KEY) instead of using --credentials")
 		if err := cli.Parse(fs, args[1:], 0, 0, runUsage, stdout, stderr); err != nil {
 			return err
+		}
+		if *batch < 1 || *batch > signer.MaxBatch {
+			return cli.Fail(stderr, runUsage, fs, fmt.Sprintf("denar-agent run: --batch is 1 to %d", signer.MaxBatch))
 		}
 		allowed := map[string]bool{}
 		for _, p := range strings.Split(*autoPurposes, ",") {
@@ -302,8 +309,8 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 			}
 		}
 		defer key.Close()
-		w := &signer.Worker{Creds: c, Signer: key.Signer, HTTP: client, Log: log,
-			Policy: agent.TerminalPolicy(stdin, stdout, allowed),
+		w := &signer.Worker{Creds: c, Signer: key.Signer, HTTP: client, Log: log, Batch: *batch,
+			BatchPolicy: agent.TerminalPolicy(stdin, stdout, allowed),
 			OnSigned: func(r signer.Request, jws string) {
 				log.Info("signature made", "request", r.ID, "purpose", r.Purpose, "company", r.CompanyID,
 					"links", r.Links, "certificate", key.Cert.SerialNumber.String(), "jws_bytes", len(jws))

@@ -45,6 +45,7 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		{}, {"frobnicate"}, {"help", "frobnicate"}, {"--no-such-flag"},
 		{"pair", "--no-such-flag"}, {"register-certificate", "--no-such-flag"}, {"run", "--no-such-flag"},
 		{"run", "extra"}, {"pair"}, // pair without --server and --code
+		{"run", "--auto", "--batch", "0"}, {"run", "--auto", "--batch", "101"},
 		{"version", "extra"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

@@ -16,10 +16,15 @@ import (
 	"github.com/denar-mk/denar/ident"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/blob"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/internal/idempotency"
+	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/ujp"
+	"github.com/denar-mk/denar/internal/ujpsim"
+	"github.com/denar-mk/denar/internal/ujpturns"
 )
 
 // Config is every setting denar reads from the environment. The README
@@ -34,8 +39,8 @@ type Config struct {
 	Bootstrap    string `env:"DENAR_BOOTSTRAP" envDefault:"on"`
 	DocsURL      string `env:"DENAR_DOCS_URL" envDefault:"https://docs.denar.mk/errors"`
 
-	IdempotencyRetention time.Duration `env:"DENAR_IDEMPOTENCY_RETENTION" envDefault:"24h"`
-	IdempotencyLease     time.Duration `env:"DENAR_IDEMPOTENCY_LEASE" envDefault:"1m"`
+	IdempotencyRetention time.Duration `env:"DENAR_IDEMPOTENCY_RETENTION"`
+	IdempotencyLease     time.Duration `env:"DENAR_IDEMPOTENCY_LEASE"`
 	RateLimitRPS         float64       `env:"DENAR_RATE_LIMIT_RPS" envDefault:"50"`
 	RateLimitBurst       int           `env:"DENAR_RATE_LIMIT_BURST" envDefault:"100"`
 	RateLimitAddrRPS     float64       `env:"DENAR_RATE_LIMIT_ADDR_RPS" envDefault:"5"`
@@ -44,18 +49,18 @@ type Config struct {
 
 	// Slow and hostile clients (issue 12); httpx.Timeouts says what each
 	// bounds.
-	HTTPReadHeaderTimeout time.Duration `env:"DENAR_HTTP_READ_HEADER_TIMEOUT" envDefault:"10s"`
-	HTTPReadTimeout       time.Duration `env:"DENAR_HTTP_READ_TIMEOUT" envDefault:"30s"`
-	HTTPWriteTimeout      time.Duration `env:"DENAR_HTTP_WRITE_TIMEOUT" envDefault:"60s"`
-	HTTPIdleTimeout       time.Duration `env:"DENAR_HTTP_IDLE_TIMEOUT" envDefault:"2m"`
+	HTTPReadHeaderTimeout time.Duration `env:"DENAR_HTTP_READ_HEADER_TIMEOUT"`
+	HTTPReadTimeout       time.Duration `env:"DENAR_HTTP_READ_TIMEOUT"`
+	HTTPWriteTimeout      time.Duration `env:"DENAR_HTTP_WRITE_TIMEOUT"`
+	HTTPIdleTimeout       time.Duration `env:"DENAR_HTTP_IDLE_TIMEOUT"`
 	// HeavyConcurrency is how many file and batch requests the payroll
 	// service runs at once; 0 removes the limit.
 	HeavyConcurrency int `env:"DENAR_HEAVY_CONCURRENCY" envDefault:"2"`
 
 	// E-invoicing onboarding (issue 5).
 	PublicEInvoiceURL     string        `env:"DENAR_PUBLIC_EINVOICE_URL"` // default http://DENAR_EINVOICE_ADDR
-	MandateTTL            time.Duration `env:"DENAR_MANDATE_TTL" envDefault:"336h"`
-	SigningRefusalBackoff time.Duration `env:"DENAR_SIGNING_REFUSAL_BACKOFF" envDefault:"5m"`
+	MandateTTL            time.Duration `env:"DENAR_MANDATE_TTL"`
+	SigningRefusalBackoff time.Duration `env:"DENAR_SIGNING_REFUSAL_BACKOFF"`
 	SMTPURL               string        `env:"DENAR_SMTP_URL"`
 	MailFrom              string        `env:"DENAR_MAIL_FROM" envDefault:"denar <no-reply@denar.mk>"`
 	UJPSandboxURL         string        `env:"DENAR_UJP_SANDBOX_URL"`
@@ -68,10 +73,10 @@ type Config struct {
 	UJPEDB  string `env:"DENAR_UJP_EDB"`
 	// UJPSerialFormat is how X-SERIAL-NUMBER is written: decimal or hex.
 	UJPSerialFormat    string        `env:"DENAR_UJP_SERIAL_FORMAT" envDefault:"decimal"`
-	UJPRegistryTimeout time.Duration `env:"DENAR_UJP_REGISTRY_TIMEOUT" envDefault:"10s"`
+	UJPRegistryTimeout time.Duration `env:"DENAR_UJP_REGISTRY_TIMEOUT"`
 	// How long POST /v1/einvoices waits for the buyer's registry check
 	// before it answers 202 validating.
-	EInvoiceValidationBudget time.Duration `env:"DENAR_EINVOICE_VALIDATION_BUDGET" envDefault:"1s"`
+	EInvoiceValidationBudget time.Duration `env:"DENAR_EINVOICE_VALIDATION_BUDGET"`
 
 	// UJPSandboxBackend is what sandbox companies talk to (docs/sandbox.md):
 	// "embedded", the simulator inside denar serve with its state in this
@@ -81,49 +86,62 @@ type Config struct {
 	// never gets a simulator.
 	UJPSandboxBackend string        `env:"DENAR_UJP_SANDBOX_BACKEND" envDefault:"embedded"`
 	UJPSimToken       string        `env:"DENAR_UJP_SIM_TOKEN"`
-	UJPSimRetention   time.Duration `env:"DENAR_UJP_SIM_RETENTION" envDefault:"2160h"`
+	UJPSimRetention   time.Duration `env:"DENAR_UJP_SIM_RETENTION"`
 	// UJPSimWindow is the embedded simulator's per-user rate window: one
 	// call per window per X-EUJP-ID, as UJP's one a second (tests shorten
 	// it together with DENAR_UJP_SIGNER_INTERVAL).
-	UJPSimWindow time.Duration `env:"DENAR_UJP_SIM_WINDOW" envDefault:"1s"`
+	UJPSimWindow time.Duration `env:"DENAR_UJP_SIM_WINDOW"`
 
 	// The submission pipeline (docs/einvoices.md, "Pipeline").
-	UJPSignerInterval time.Duration `env:"DENAR_UJP_SIGNER_INTERVAL" envDefault:"1s"`
+	UJPSignerInterval time.Duration `env:"DENAR_UJP_SIGNER_INTERVAL"`
 	// UJPTurnMargin is added to DENAR_UJP_SIGNER_INTERVAL between the
 	// starts of two calls of one UJP user (0: none): what separates the
 	// start this service records from UJP's stamp of the call's arrival.
-	UJPTurnMargin time.Duration `env:"DENAR_UJP_TURN_MARGIN" envDefault:"50ms"`
+	UJPTurnMargin time.Duration `env:"DENAR_UJP_TURN_MARGIN"`
 	// EInvoiceSignAhead is how many documents of one UJP user may have
 	// their signing request out, or be signed and not yet sent (0: what
 	// the user's budget sends in 90 s, between 2 and 256; docs/signing.md,
 	// "Pacing").
-	EInvoiceSignAhead  int           `env:"DENAR_EINVOICE_SIGN_AHEAD" envDefault:"0"`
-	UJPCallTimeout     time.Duration `env:"DENAR_UJP_CALL_TIMEOUT" envDefault:"30s"`
-	UJPPollInterval    time.Duration `env:"DENAR_UJP_POLL_INTERVAL" envDefault:"1m"`
-	EInvoiceHoldWindow time.Duration `env:"DENAR_EINVOICE_HOLD_WINDOW" envDefault:"72h"`
+	EInvoiceSignAhead  int           `env:"DENAR_EINVOICE_SIGN_AHEAD"`
+	UJPCallTimeout     time.Duration `env:"DENAR_UJP_CALL_TIMEOUT"`
+	UJPPollInterval    time.Duration `env:"DENAR_UJP_POLL_INTERVAL"`
+	EInvoiceHoldWindow time.Duration `env:"DENAR_EINVOICE_HOLD_WINDOW"`
 	// EInvoiceRetryDelays is the ladder of waits between resubmissions of
 	// a held document, the last one repeating.
-	EInvoiceRetryDelays []time.Duration `env:"DENAR_EINVOICE_RETRY_DELAYS" envSeparator:"," envDefault:"10s,30s,1m,2m,5m,10m,30m"`
-	JobPollInterval     time.Duration   `env:"DENAR_JOB_POLL_INTERVAL" envDefault:"1s"`
+	EInvoiceRetryDelays []time.Duration `env:"DENAR_EINVOICE_RETRY_DELAYS" envSeparator:","`
+	JobPollInterval     time.Duration   `env:"DENAR_JOB_POLL_INTERVAL"`
 	// InboxDeadlineInterval is how often the inbox's deadline job looks for
 	// reminders and auto-acceptances due.
-	InboxDeadlineInterval time.Duration `env:"DENAR_INBOX_DEADLINE_INTERVAL" envDefault:"1m"`
+	InboxDeadlineInterval time.Duration `env:"DENAR_INBOX_DEADLINE_INTERVAL"`
+	// UJPCodeListInterval is how often UJP's code lists are read (by one
+	// process) and compared with the recorded ones; UJPCodeListReload how
+	// long a process validates with its copy of the recorded lists before
+	// it looks at the store again.
+	UJPCodeListInterval time.Duration `env:"DENAR_UJP_CODELIST_INTERVAL"`
+	UJPCodeListReload   time.Duration `env:"DENAR_UJP_CODELIST_RELOAD"`
+	// ReconcileInterval is how often the reconciliation job looks for days
+	// due and runs that stopped (docs/reconciliation.md); 0 turns the daily
+	// reconciliation off (POST /v1/reconciliations still runs a day).
+	ReconcileInterval time.Duration `env:"DENAR_RECONCILE_INTERVAL" envDefault:"10m"`
+	// ReconcileHour is the hour (Europe/Skopje, 0-23) from which the
+	// previous day is reconciled.
+	ReconcileHour int `env:"DENAR_RECONCILE_HOUR" envDefault:"2"`
 	// ClockOffset shifts the service's clock (every recorded time, every
 	// deadline, every requestTimestamp) for rehearsals and tests of
 	// date-dependent behaviour in the sandbox; refused with
 	// DENAR_UJP_PRODUCTION_URL.
 	ClockOffset time.Duration `env:"DENAR_CLOCK_OFFSET" envDefault:"0s"`
-	JobLease    time.Duration `env:"DENAR_JOB_LEASE" envDefault:"1m"`
+	JobLease    time.Duration `env:"DENAR_JOB_LEASE"`
 
 	// Mail delivery (a job per message): attempts before a message is
 	// dead, and the waits between them, the last one repeating.
-	MailMaxAttempts int             `env:"DENAR_MAIL_MAX_ATTEMPTS" envDefault:"10"`
-	MailRetryDelays []time.Duration `env:"DENAR_MAIL_RETRY_DELAYS" envSeparator:"," envDefault:"1m,5m,15m,30m,1h,2h,4h,8h,12h"`
+	MailMaxAttempts int             `env:"DENAR_MAIL_MAX_ATTEMPTS"`
+	MailRetryDelays []time.Duration `env:"DENAR_MAIL_RETRY_DELAYS" envSeparator:","`
 
 	// Archive exports (issue 15): where their zips live, and how long.
 	// BlobStore "db" keeps them in chunked rows of this database; "s3" in
 	// an S3-compatible bucket.
-	ArchiveRetention time.Duration `env:"DENAR_ARCHIVE_RETENTION" envDefault:"168h"`
+	ArchiveRetention time.Duration `env:"DENAR_ARCHIVE_RETENTION"`
 	BlobStore        string        `env:"DENAR_BLOB_STORE" envDefault:"db"`
 	S3Endpoint       string        `env:"DENAR_S3_ENDPOINT"`
 	S3Region         string        `env:"DENAR_S3_REGION" envDefault:"us-east-1"`
@@ -135,19 +153,57 @@ type Config struct {
 	// Webhooks (docs/webhooks.md). WebhookSecretKey seals endpoint secrets
 	// at rest; see webhookSecrets for what happens when it is unset.
 	WebhookSecretKey           string        `env:"DENAR_WEBHOOK_SECRET_KEY"`
-	WebhookTimeout             time.Duration `env:"DENAR_WEBHOOK_TIMEOUT" envDefault:"15s"`
+	WebhookTimeout             time.Duration `env:"DENAR_WEBHOOK_TIMEOUT"`
 	WebhookAllowPrivateSandbox bool          `env:"DENAR_WEBHOOK_ALLOW_PRIVATE_SANDBOX" envDefault:"false"`
-	WebhookWorkers             int           `env:"DENAR_WEBHOOK_WORKERS" envDefault:"16"`
+	WebhookWorkers             int           `env:"DENAR_WEBHOOK_WORKERS"`
 	OperatorEmail              string        `env:"DENAR_OPERATOR_EMAIL"`
 	// The dashboard (/dashboard on the e-invoicing service).
 	DashboardSecureCookies bool          `env:"DENAR_DASHBOARD_SECURE_COOKIES" envDefault:"false"`
-	DashboardSessionTTL    time.Duration `env:"DENAR_DASHBOARD_SESSION_TTL" envDefault:"12h"`
+	DashboardSessionTTL    time.Duration `env:"DENAR_DASHBOARD_SESSION_TTL"`
+}
+
+// packageDefaults are the defaults of the settings that configure a
+// package: each is written once, in its package, and read here (an
+// envDefault tag holds the defaults that belong to no package). The README
+// lists them all; TestConfigDefaults keeps the three in step.
+func packageDefaults() Config {
+	return Config{
+		IdempotencyRetention:     idempotency.DefaultRetention,
+		IdempotencyLease:         idempotency.DefaultLease,
+		HTTPReadHeaderTimeout:    httpx.DefaultReadHeaderTimeout,
+		HTTPReadTimeout:          httpx.DefaultReadTimeout,
+		HTTPWriteTimeout:         httpx.DefaultWriteTimeout,
+		HTTPIdleTimeout:          httpx.DefaultIdleTimeout,
+		MandateTTL:               einvoicing.DefaultMandateTTL,
+		SigningRefusalBackoff:    einvoicing.DefaultRefusalBackoff,
+		UJPRegistryTimeout:       einvoicing.DefaultRegistryTimeout,
+		EInvoiceValidationBudget: einvoicing.DefaultValidationBudget,
+		UJPSimRetention:          ujpsim.DefaultRetention,
+		UJPSimWindow:             ujpsim.DefaultWindow,
+		UJPSignerInterval:        ujpturns.DefaultInterval,
+		UJPTurnMargin:            ujpturns.DefaultMargin,
+		UJPCallTimeout:           einvoicing.DefaultCallTimeout,
+		UJPPollInterval:          einvoicing.DefaultPollEvery,
+		EInvoiceHoldWindow:       einvoicing.DefaultHoldWindow,
+		EInvoiceRetryDelays:      einvoicing.DefaultRetryDelays(),
+		JobPollInterval:          jobs.DefaultPollInterval,
+		InboxDeadlineInterval:    einvoicing.DefaultInboxDeadlineEvery,
+		UJPCodeListInterval:      einvoicing.DefaultCodeListsEvery,
+		UJPCodeListReload:        einvoicing.DefaultCodeListsReload,
+		JobLease:                 jobs.DefaultLease,
+		MailMaxAttempts:          mail.DefaultMaxAttempts,
+		MailRetryDelays:          mail.DefaultRetryDelays(),
+		ArchiveRetention:         einvoicing.DefaultArchiveRetention,
+		WebhookTimeout:           einvoicing.DefaultWebhookTimeout,
+		WebhookWorkers:           einvoicing.DefaultWebhookConcurrency,
+		DashboardSessionTTL:      auth.DefaultSessionTTL,
+	}
 }
 
 // LoadConfig reads and checks the configuration. Its errors are one line
 // each, meant to be printed as they are.
 func LoadConfig() (Config, error) {
-	var c Config
+	c := packageDefaults()
 	if err := env.Parse(&c); err != nil {
 		var agg env.AggregateError
 		if errors.As(err, &agg) && len(agg.Errors) > 0 {
@@ -299,6 +355,12 @@ func LoadConfig() (Config, error) {
 		if a, err := netmail.ParseAddress(c.OperatorEmail); err != nil || a.Address != c.OperatorEmail {
 			return c, fmt.Errorf("configuration: DENAR_OPERATOR_EMAIL must be a bare e-mail address, not %q", c.OperatorEmail)
 		}
+	}
+	if c.ReconcileInterval < 0 {
+		return c, fmt.Errorf("configuration: DENAR_RECONCILE_INTERVAL must not be negative (0 turns the daily reconciliation off), not %s", c.ReconcileInterval)
+	}
+	if c.ReconcileHour < 0 || c.ReconcileHour > 23 {
+		return c, fmt.Errorf("configuration: DENAR_RECONCILE_HOUR must be an hour 0-23, not %d", c.ReconcileHour)
 	}
 	if c.UJPSignerInterval < 0 {
 		return c, fmt.Errorf("configuration: DENAR_UJP_SIGNER_INTERVAL must not be negative")

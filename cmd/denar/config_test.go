@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -116,4 +120,92 @@ func TestUJPIdentityConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConfigDefaults: every setting has its default written once — an
+// envDefault tag for a setting of the command itself, or a package's
+// Default… read by packageDefaults, never both — and the README's table of
+// settings lists each with the default LoadConfig gives it.
+func TestConfigDefaults(t *testing.T) {
+	// No DENAR_* variable from the environment the test runs in.
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "DENAR_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+	t.Setenv("DENAR_DATA_DIR", "./denar-data")
+	cfg, err := LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]string{}
+	names := regexp.MustCompile("`(DENAR_[A-Z0-9_]+)`")
+	for line := range strings.Lines(string(readme)) {
+		cells := strings.Split(line, "|")
+		if !strings.HasPrefix(line, "| `DENAR_") || len(cells) < 4 {
+			continue
+		}
+		for _, m := range names.FindAllStringSubmatch(cells[1], -1) {
+			documented[m[1]] = strings.Trim(strings.TrimSpace(cells[2]), "`")
+		}
+	}
+	pkg := reflect.ValueOf(packageDefaults())
+	got := reflect.ValueOf(cfg)
+	typ := reflect.TypeFor[Config]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name := f.Tag.Get("env")
+		if name == "" {
+			continue
+		}
+		_, tagged := f.Tag.Lookup("envDefault")
+		fromPkg := !pkg.Field(i).IsZero()
+		if tagged && fromPkg {
+			t.Errorf("%s: a default in its envDefault tag and another from its package", name)
+		}
+		doc, ok := documented[name]
+		if !ok {
+			t.Errorf("%s is not in the README's table of settings", name)
+			continue
+		}
+		if !tagged && !fromPkg {
+			continue // no default: the README says so in words
+		}
+		if want := settingText(got.Field(i)); doc != want {
+			t.Errorf("%s: the README says the default is %q, the service uses %q", name, doc, want)
+		}
+	}
+}
+
+// settingText writes a setting's value as its variable would be set.
+func settingText(v reflect.Value) string {
+	switch x := v.Interface().(type) {
+	case time.Duration:
+		return durationText(x)
+	case []time.Duration:
+		parts := make([]string, len(x))
+		for i, d := range x {
+			parts[i] = durationText(d)
+		}
+		return strings.Join(parts, ",")
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+// durationText is d as the README writes it: 1m, not 1m0s; 336h, not
+// 336h0m0s.
+func durationText(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -90,6 +90,9 @@ func freeAddr(t *testing.T) string {
 	if lo := ephemeralLow(); lo > 2048 {
 		for range 100 {
 			port := 1024 + rand.IntN(lo-1024)
+			if !handOut(port) {
+				continue // given to another test of this run, which may not have bound it yet
+			}
 			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 			if err != nil {
 				continue
@@ -105,6 +108,25 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// handedOut are the ports freeAddr gave to the tests of this run: between
+// the probe's close and the server's bind another parallel test could
+// otherwise be given the same port.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// handOut reserves port for this run; false when it was given already.
+func handOut(port int) bool {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports[port] {
+		return false
+	}
+	handedOut.ports[port] = true
+	return true
 }
 
 // ephemeralLow is the first port of Linux's ephemeral range, 0 when it

@@ -6,6 +6,7 @@
 //	denar openapi [-dir D] write each service's OpenAPI document
 //	denar admin …          accounts, credentials and mail (see denar admin -h)
 //	denar ujp-sim          the sandbox simulator of the tax authority (UJP)
+//	denar ujp check        the go-live check of the connection to UJP
 //
 // Configuration comes from DENAR_* environment variables (see the README).
 package main
@@ -46,6 +47,8 @@ Usage:
   denar admin COMMAND         manage accounts, plans, credentials and mail ("denar admin help" lists them)
   denar ujp-sim [-addr A] [-db URL] [-retention D]
                               serve the sandbox simulator of the tax authority's e-Faktura API
+  denar ujp check --env E [--company C] [--sign] [--json]
+                              check the connection to UJP before going live
   denar version               the build's version and commit
   denar help [COMMAND]        this text, or a command's ("denar COMMAND -h" too)
 
@@ -75,6 +78,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runAdmin(ctx, args[1:], stdout, stderr)
 	case "ujp-sim":
 		return runUJPSim(ctx, args[1:], stdout, stderr)
+	case "ujp":
+		return runUJP(ctx, args[1:], stdout, stderr)
 	case "version":
 		if err := cli.Parse(flag.NewFlagSet("denar version", flag.ContinueOnError), args[1:], 0, 0, versionUsage, stdout, stderr); err != nil {
 			return err

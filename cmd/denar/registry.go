@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/jobs"
@@ -36,23 +35,6 @@ type ujpRegistry struct {
 	// sim is the embedded simulator (backend "embedded"), whose retention
 	// job serve registers; nil for the other backends.
 	sim *ujpsim.Sim
-	// codebooks are UJP's code lists per environment, refreshed by run.
-	codebooks map[string]*ujp.CodebookCache
-}
-
-// run keeps the code lists fresh until ctx ends.
-func (r ujpRegistry) run(ctx context.Context) {
-	for _, c := range r.codebooks {
-		go c.Run(ctx)
-	}
-}
-
-// Codebooks is the current code lists of env (nil: the embedded snapshot).
-func (r ujpRegistry) Codebooks(env string) *ujpdoc.Codebooks {
-	if c, ok := r.codebooks[env]; ok {
-		return c.Get()
-	}
-	return nil
 }
 
 func (r ujpRegistry) LookupCompany(ctx context.Context, env, as, taxNumber string) (einvoicing.RegistryCompany, error) {
@@ -153,10 +135,6 @@ func newRegistry(cfg Config, log *slog.Logger, db *store.DB) (ujpRegistry, error
 	if len(r.gateways) == 0 {
 		return r, errors.New("no UJP gateway")
 	}
-	r.codebooks = map[string]*ujp.CodebookCache{}
-	for env, gw := range r.gateways {
-		r.codebooks[env] = ujp.NewCodebookCache(gw, r.operators[env], 6*time.Hour, log)
-	}
 	return r, nil
 }
 
@@ -207,14 +185,19 @@ func (s *sandboxSetup) registerOperator(ctx context.Context, log *slog.Logger) {
 // made at start (registerOperator) did not reach the simulator.
 const KindSandboxOperator = "sandbox.register_operator"
 
+// sandboxOperatorArgs are the (empty) arguments of KindSandboxOperator.
+type sandboxOperatorArgs struct{}
+
+func (sandboxOperatorArgs) Kind() string { return KindSandboxOperator }
+
 // register registers the set-up's job on r and asks for the operator's
 // registration (once, whatever the number of processes starting).
 func (s *sandboxSetup) register(ctx context.Context, r *jobs.Runner, db *store.DB) error {
-	r.Register(KindSandboxOperator, jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+	jobs.Register(r, func(ctx context.Context, _ *jobs.Job, _ sandboxOperatorArgs) error {
 		return s.sim.AddUser(ctx, s.operator)
-	}), jobs.Options{Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})
+	}, jobs.Options{Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})
 	return db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindSandboxOperator, UniqueKey: KindSandboxOperator, MaxAttempts: 20})
+		_, err := jobs.Insert(ctx, tx, sandboxOperatorArgs{}, jobs.InsertOpts{UniqueKey: KindSandboxOperator, MaxAttempts: 20})
 		return err
 	})
 }

@@ -59,14 +59,14 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 		if reg.setup != nil {
 			d.SandboxSetup = reg.setup
 		}
-		d.Codebooks = reg.Codebooks
-		d.Gateways = reg.gateways
+		d.Gateways, d.Operators = reg.gateways, reg.operators
 	}
 	app = einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
 		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
 		Webhooks: einvoicing.WebhookConfig{Timeout: cfg.WebhookTimeout, AllowPrivateSandbox: cfg.WebhookAllowPrivateSandbox,
 			OperatorEmail: cfg.OperatorEmail, Concurrency: cfg.WebhookWorkers},
-		InboxDeadlineEvery: cfg.InboxDeadlineInterval,
+		InboxDeadlineEvery: cfg.InboxDeadlineInterval, CodeListsEvery: cfg.UJPCodeListInterval, CodeListsReload: cfg.UJPCodeListReload,
+		Reconcile: einvoicing.ReconcileConfig{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour},
 		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
 			SignAhead: cfg.EInvoiceSignAhead},
@@ -202,7 +202,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if reg.setup != nil {
 		reg.setup.registerOperator(ctx, log)
 	}
-	reg.run(ctx)
 	blobs, err := blobStore(ctx, cfg, db)
 	if err != nil {
 		return fmt.Errorf("archive blob store: %w", err)
@@ -386,23 +385,36 @@ func warnOpenFiles(log *slog.Logger, cfg Config, dialect store.Dialect) {
 // offers to run; the jobs table makes sure one instance runs at a time.
 func registerHousekeeping(r *jobs.Runner, db *store.DB, cfg Config) {
 	keeper := idempotency.New(db, cfg.IdempotencyLease)
-	r.Register("idempotency.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+	jobs.Register(r, func(ctx context.Context, _ *jobs.Job, _ idempotencyPurge) error {
 		_, err := keeper.Purge(ctx, db.Now().Add(-cfg.IdempotencyRetention))
 		return err
-	}), jobs.Options{Every: time.Hour})
-	r.Register("ratelimit.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+	}, jobs.Options{Every: time.Hour})
+	jobs.Register(r, func(ctx context.Context, _ *jobs.Job, _ rateLimitPurge) error {
 		_, err := auth.RateWindows{DB: db}.Purge(ctx, db.Now().Add(-time.Minute).Unix())
 		return err
-	}), jobs.Options{Every: time.Minute})
+	}, jobs.Options{Every: time.Minute})
 	users := dashboardUsers(db, cfg, nil)
-	r.Register("dashboard.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+	jobs.Register(r, func(ctx context.Context, _ *jobs.Job, _ dashboardPurge) error {
 		return users.PurgeSessions(ctx)
-	}), jobs.Options{Every: time.Hour})
-	r.Register("jobs.purge", jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+	}, jobs.Options{Every: time.Hour})
+	jobs.Register(r, func(ctx context.Context, _ *jobs.Job, _ jobsPurge) error {
 		_, err := jobs.PurgeFinished(ctx, db, db.Now().Add(-7*24*time.Hour))
 		return err
-	}), jobs.Options{Every: 6 * time.Hour})
+	}, jobs.Options{Every: 6 * time.Hour})
 }
+
+// The housekeeping jobs: periodic, without arguments.
+type (
+	idempotencyPurge struct{}
+	rateLimitPurge   struct{}
+	dashboardPurge   struct{}
+	jobsPurge        struct{}
+)
+
+func (idempotencyPurge) Kind() string { return "idempotency.purge" }
+func (rateLimitPurge) Kind() string   { return "ratelimit.purge" }
+func (dashboardPurge) Kind() string   { return "dashboard.purge" }
+func (jobsPurge) Kind() string        { return "jobs.purge" }
 
 func printBootstrap(w io.Writer, b *auth.Bootstrapped, payrollAddr, einvoiceAddr string) {
 	fmt.Fprintf(w, `

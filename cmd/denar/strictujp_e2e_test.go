@@ -235,6 +235,11 @@ type strictUJPWorld struct {
 	key       string
 	companies []strictCompany
 	n         int
+	// creds and signKey are the agent's: its credentials and the key of
+	// every certificate.
+	creds   signer.Credentials
+	signKey *rsa.PrivateKey
+	account string
 
 	mu     sync.Mutex
 	signed map[string]int // signing request id → signatures the agent made
@@ -285,6 +290,7 @@ func newStrictUJPWorld(t *testing.T, dbURL string) *strictUJPWorld {
 	if err := json.Unmarshal([]byte(runAdminCmd(t, u.srv.env, "account", "create", "--name", "Биро Строго", "--plan", "business", "--json")), &acct); err != nil {
 		t.Fatal(err)
 	}
+	u.account = acct.ID
 	var key struct{ Key string }
 	args := []string{"key", "create", "--account", acct.ID, "--service", "einvoice", "--env", "sandbox", "--json"}
 	for _, s := range []string{"companies:read", "companies:write", "einvoices:read", "einvoices:write", "inbox:read", "inbox:write", "events:read"} {
@@ -361,6 +367,7 @@ func newStrictUJPWorld(t *testing.T, dbURL string) *strictUJPWorld {
 			t.Fatal(err)
 		}
 	}
+	u.creds, u.signKey = creds, rsaKey
 	worker := &signer.Worker{Creds: creds, Signer: rsaKey, Wait: 1, HTTP: &http.Client{Timeout: 10 * time.Second},
 		OnSigned: func(r signer.Request, _ string) {
 			u.mu.Lock()

@@ -75,7 +75,7 @@ type sweepWorld struct {
 
 func newSweepWorld(t *testing.T, db *store.DB) *sweepWorld {
 	t.Helper()
-	var cfg Config
+	cfg := packageDefaults()
 	if err := env.ParseWithOptions(&cfg, env.Options{Environment: map[string]string{
 		"DENAR_DATA_DIR": t.TempDir(), "DENAR_RATE_LIMIT_RPS": "0", "DENAR_RATE_LIMIT_ADDR_RPS": "0", "DENAR_UJP_SIM_TOKEN": "sweep"}}); err != nil {
 		t.Fatal(err)

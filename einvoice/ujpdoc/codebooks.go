@@ -90,6 +90,47 @@ type Codebooks struct {
 	TaxGroups         []TaxGroup     `json:"taxGroups"`
 	TaxIndicators     []TaxIndicator `json:"taxIndicators"`
 	DocumentStatuses  []Code         `json:"documentStatuses"`
+	// DocTypeTaxIndicators are the tax indicators each document type may
+	// use, as UJP lists them per type (doc-type-x-tax-indicator,
+	// api-specification.txt:445-477). A type it has no entry for (and the
+	// snapshot, which has none) may use every indicator.
+	DocTypeTaxIndicators map[string][]string `json:"docTypeTaxIndicators,omitempty"`
+}
+
+// IndicatorAllowed reports whether document type docType may use tax
+// indicator code by UJP's per-type lists: true when the type has no list.
+func (cb *Codebooks) IndicatorAllowed(docType, code string) bool {
+	list, ok := cb.DocTypeTaxIndicators[docType]
+	if !ok || len(list) == 0 {
+		return true
+	}
+	for _, c := range list {
+		if c == code {
+			return true
+		}
+	}
+	return false
+}
+
+// IndicatorDocTypes lists the document types that may use tax indicator
+// code, in the order of the document-types list; nil when every type may.
+func (cb *Codebooks) IndicatorDocTypes(code string) []string {
+	var out []string
+	all := true
+	for _, d := range cb.DocumentTypes {
+		if cb.IndicatorAllowed(d.Code, code) {
+			out = append(out, d.Code)
+		} else {
+			all = false
+		}
+	}
+	if all {
+		return nil
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out
 }
 
 //go:embed codebooks/*.json

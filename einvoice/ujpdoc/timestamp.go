@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	_ "time/tzdata" // Skopje's zone must resolve even on hosts without tzdata
+
+	"github.com/denar-mk/denar"
 )
 
 // TimestampLayout is requestTimestamp's format: Skopje wall-clock time
@@ -14,16 +15,8 @@ const TimestampLayout = "2006-01-02T15:04:05"
 // TimestampWindow is how far a requestTimestamp may be from UJP's clock.
 const TimestampWindow = 5 * time.Minute
 
-// Skopje is the zone of every UJP timestamp.
-var Skopje = mustZone("Europe/Skopje")
-
-func mustZone(name string) *time.Location {
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		panic(fmt.Sprintf("ujpdoc: load %s: %v", name, err))
-	}
-	return loc
-}
+// Skopje is the zone of every UJP timestamp: denar.Skopje.
+var Skopje = denar.Skopje
 
 // FormatTimestamp writes t as a requestTimestamp (Skopje local time).
 func FormatTimestamp(t time.Time) string { return t.In(Skopje).Format(TimestampLayout) }

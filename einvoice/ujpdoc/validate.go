@@ -403,6 +403,9 @@ func (c *checker) items(d *Document) {
 			c.add(CodeTaxIndicatorNotFound, p+".docItemTaxIndicator", CBTaxIndicators, "unknown tax indicator %q", it.DocItemTaxIndicator)
 			continue
 		}
+		if !c.cb.IndicatorAllowed(d.Header.DocType, ti.Code) {
+			c.add(CodeTaxIndicatorNotFound, p+".docItemTaxIndicator", CBTaxIndicators, "tax indicator %s is not used with document type %s", ti.Code, d.Header.DocType)
+		}
 		if gok && !contains(ti.TaxGroupCodes, g.Code) {
 			c.add(CodeTaxIndicatorNotFound, p+".docItemTaxIndicator", CBTaxIndicators, "tax indicator %s is used with tax group %s, not %s", ti.Code, strings.Join(ti.TaxGroupCodes, " or "), g.Code)
 		}

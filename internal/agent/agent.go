@@ -18,8 +18,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"golang.org/x/crypto/pkcs12"
@@ -125,31 +127,96 @@ func matched(key any, cert *x509.Certificate) (Key, error) {
 	return Key{Signer: rk, Cert: cert, Close: func() error { return nil }}, nil
 }
 
-// TerminalPolicy signs the purposes in auto without asking and asks on the
-// terminal for the others (document and decision by default: they commit
-// the company; query only reads), showing what the request signs
-// (Prompt). When nobody can be asked (the input is closed) it refuses with
-// unattended, which keeps a document waiting, never with policy, which
-// would fail it.
-func TerminalPolicy(in io.Reader, out io.Writer, auto map[string]bool) signer.Policy {
+// TerminalPolicy decides a batch on the terminal: the requests whose
+// purpose is in auto are signed without asking; the others (document and
+// decision by default: they commit the company; query only reads) are
+// listed in ONE question (BatchPrompt) answered for the lot: y signs them
+// all, n (or nothing) declines them all, numbers ("1 3-5") sign those
+// lines and decline the rest. When nobody can be asked (the input is
+// closed) it refuses with unattended, which keeps a document waiting,
+// never with policy, which would fail it.
+func TerminalPolicy(in io.Reader, out io.Writer, auto map[string]bool) signer.BatchPolicy {
 	var mu sync.Mutex
 	rd := bufio.NewReader(in)
-	return func(_ context.Context, r signer.Request) signer.Decision {
-		if auto[r.Purpose] {
-			return signer.Decision{Sign: true}
+	return func(_ context.Context, rs []signer.Request) []signer.Decision {
+		ds := make([]signer.Decision, len(rs))
+		var ask []int // indexes of rs a person decides
+		for i, r := range rs {
+			if auto[r.Purpose] {
+				ds[i] = signer.Decision{Sign: true}
+			} else {
+				ask = append(ask, i)
+			}
+		}
+		if len(ask) == 0 {
+			return ds
+		}
+		shown := make([]signer.Request, len(ask))
+		for j, i := range ask {
+			shown[j] = rs[i]
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprint(out, Prompt(r, time.Local))
-		line, err := rd.ReadString('\n')
-		if err != nil && line == "" {
-			return signer.Decision{Reason: "unattended", Message: "nobody to ask: the agent's input is closed; run it at a terminal, or with --auto or --auto-purposes"}
+		fmt.Fprint(out, BatchPrompt(shown, time.Now(), time.Local))
+		for {
+			line, err := rd.ReadString('\n')
+			if err != nil && line == "" {
+				for _, i := range ask {
+					ds[i] = signer.Decision{Reason: "unattended", Message: "nobody to ask: the agent's input is closed; run it at a terminal, or with --auto or --auto-purposes"}
+				}
+				return ds
+			}
+			sign, ok := parseAnswer(line, len(ask))
+			if !ok {
+				fmt.Fprintf(out, "Answer y (sign all %d), n (sign none) or the numbers to sign, e.g. 1 3-5: ", len(ask))
+				continue
+			}
+			for j, i := range ask {
+				if sign[j] {
+					ds[i] = signer.Decision{Sign: true}
+				} else {
+					ds[i] = signer.Decision{Reason: "user_declined", Message: "declined on the terminal"}
+				}
+			}
+			return ds
 		}
-		if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" || a == "да" {
-			return signer.Decision{Sign: true}
-		}
-		return signer.Decision{Reason: "user_declined", Message: "declined on the terminal"}
 	}
+}
+
+// parseAnswer reads an answer to the batch question about n documents: y
+// (all), n or nothing (none), or line numbers and ranges ("1 3-5", "1,3").
+func parseAnswer(line string, n int) ([]bool, bool) {
+	sign := make([]bool, n)
+	a := strings.ToLower(strings.TrimSpace(line))
+	switch a {
+	case "y", "yes", "да", "д":
+		for i := range sign {
+			sign[i] = true
+		}
+		return sign, true
+	case "", "n", "no", "не", "н":
+		return sign, true
+	}
+	for _, f := range strings.FieldsFunc(a, func(r rune) bool { return r == ' ' || r == ',' }) {
+		lo, hi, isRange := strings.Cut(f, "-")
+		from, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, false
+		}
+		to := from
+		if isRange {
+			if to, err = strconv.Atoi(hi); err != nil {
+				return nil, false
+			}
+		}
+		if from < 1 || to > n || from > to {
+			return nil, false
+		}
+		for i := from; i <= to; i++ {
+			sign[i-1] = true
+		}
+	}
+	return sign, true
 }
 
 // purposeWords say what a purpose signs when the request has no summary.
@@ -157,54 +224,84 @@ var purposeWords = map[string]string{
 	"document": "issue a document", "decision": "accept or reject an incoming invoice", "query": "read from UJP",
 }
 
-// Prompt is the question asked before signing r: for whom, what the
-// signature does, the document's number, buyer or seller and total, and
-// when the request expires in loc's time; a request without a summary
-// (an older server) is described by its purpose and ids.
-func Prompt(r signer.Request, loc *time.Location) string {
+// BatchPrompt is the one question asked before signing rs: a numbered
+// line per request with its document number, buyer (or seller, for a
+// decision on an incoming invoice), total, company and the time it expires
+// in loc's time (with the date unless it is now's day), then the answer
+// expected. A request without a summary (an older server) is described by
+// its purpose and what it is for.
+func BatchPrompt(rs []signer.Request, now time.Time, loc *time.Location) string {
 	var b strings.Builder
-	line := func(label string, v *string) {
-		if v != nil && *v != "" {
-			fmt.Fprintf(&b, "  %-8s %s\n", label, *v)
-		}
-	}
-	if s := r.Summary; s != nil {
-		fmt.Fprintf(&b, "Sign for %s: %s\n", s.CompanyName, s.Purpose)
-		line("number", s.DocumentNumber)
-		line("buyer", s.BuyerName)
-		line("seller", s.SellerName)
-		if s.GrossTotal != nil {
-			total := *s.GrossTotal
-			if s.Currency != nil {
-				total += " " + *s.Currency
-			}
-			line("total", &total)
-		}
-	} else {
-		what := purposeWords[r.Purpose]
-		if what == "" {
-			what = r.Purpose
-		}
-		fmt.Fprintf(&b, "Sign for company %s: %s\n", r.CompanyID, what)
-		types := make([]string, 0, len(r.Links))
-		for typ := range r.Links {
-			types = append(types, typ)
-		}
-		slices.Sort(types)
-		for _, typ := range types {
-			fmt.Fprintf(&b, "  %-8s %s %s\n", "for", typ, r.Links[typ])
-		}
-	}
-	at := r.ExpiresAt.In(loc)
-	expires := at.Format("15:04")
-	if y, m, d := at.Date(); y != time.Now().In(loc).Year() || m != time.Now().In(loc).Month() || d != time.Now().In(loc).Day() {
-		expires = at.Format("2 Jan 2006 15:04")
-	}
 	zone := "local time"
 	if loc != time.Local {
 		zone = loc.String() + " time"
 	}
-	fmt.Fprintf(&b, "  %-8s %s (%s)\n", "expires", expires, zone)
-	b.WriteString("Sign? [y/N] ")
+	what := "documents"
+	if len(rs) == 1 {
+		what = "document"
+	}
+	fmt.Fprintf(&b, "%d %s to sign:\n", len(rs), what)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  #\tdocument\tbuyer / seller\ttotal\tcompany\texpires (%s)\n", zone)
+	y, m, d := now.In(loc).Date()
+	for i, r := range rs {
+		doc, party, total, company := "", "", "", ""
+		if s := r.Summary; s != nil {
+			company = s.CompanyName
+			doc = s.Purpose
+			if s.DocumentNumber != nil && *s.DocumentNumber != "" {
+				doc = *s.DocumentNumber
+				if r.Purpose == "decision" {
+					doc = "decision on " + doc
+				}
+			}
+			switch {
+			case s.BuyerName != nil && *s.BuyerName != "":
+				party = *s.BuyerName
+			case s.SellerName != nil && *s.SellerName != "":
+				party = "seller: " + *s.SellerName
+			}
+			if s.GrossTotal != nil {
+				total = *s.GrossTotal
+				if s.Currency != nil {
+					total += " " + *s.Currency
+				}
+			}
+		} else {
+			doc = purposeWords[r.Purpose]
+			if doc == "" {
+				doc = r.Purpose
+			}
+			types := make([]string, 0, len(r.Links))
+			for typ := range r.Links {
+				types = append(types, typ+" "+r.Links[typ])
+			}
+			slices.Sort(types)
+			if len(types) > 0 {
+				doc += " (" + strings.Join(types, ", ") + ")"
+			}
+			company = r.CompanyID
+		}
+		at := r.ExpiresAt.In(loc)
+		expires := at.Format("15:04")
+		if ay, am, ad := at.Date(); ay != y || am != m || ad != d {
+			expires = at.Format("2 Jan 2006 15:04")
+		}
+		fmt.Fprintf(tw, "%3d\t%s\t%s\t%s\t%s\t%s\n", i+1, dash(doc), dash(party), dash(total), dash(company), expires)
+	}
+	_ = tw.Flush()
+	if len(rs) == 1 {
+		b.WriteString("Sign it? [y/N] ")
+	} else {
+		fmt.Fprintf(&b, "Sign all %d? [y = all, N = none, or the numbers to sign, e.g. 1 3-5] ", len(rs))
+	}
 	return b.String()
+}
+
+// dash stands for an empty cell.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

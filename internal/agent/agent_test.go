@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"flag"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -64,63 +65,110 @@ func TestLoadPEM(t *testing.T) {
 	}
 }
 
+// TestTerminalPolicy: one question for the batch's requests that are not
+// signed automatically, answered for the lot (all, none, some by number);
+// nobody to ask refuses them with unattended.
 func TestTerminalPolicy(t *testing.T) {
 	t.Parallel()
+	batch := []signer.Request{{ID: "sgr_1", Purpose: "document"}, {ID: "sgr_2", Purpose: "query"},
+		{ID: "sgr_3", Purpose: "decision"}, {ID: "sgr_4", Purpose: "document"}}
 	for _, tc := range []struct {
-		purpose, input string
-		sign           bool
-		reason         string
+		input string
+		want  string // per request: s signed, d user_declined, u unattended
+		asks  int    // questions asked (the first and any again after a wrong answer)
 	}{
-		{"query", "", true, ""},
-		{"document", "y\n", true, ""},
-		{"decision", "да\n", true, ""},
-		{"document", "n\n", false, "user_declined"},
-		// Nobody to ask: a passing refusal, which keeps the document
-		// waiting, never policy, which fails it.
-		{"document", "", false, "unattended"},
+		{"y\n", "ssss", 1},
+		{"да\n", "ssss", 1},
+		{"n\n", "dsdd", 1},
+		{"\n", "dsdd", 1},
+		{"1 3\n", "ssds", 1},
+		{"2-3\n", "dsss", 1},
+		{"1,3-3\n", "ssds", 1},
+		{"4\nmaybe\n3\n", "dsds", 3}, // 4 is out of range, maybe no answer: asked again
+		{"", "usuu", 1},              // nobody to ask
 	} {
 		var out strings.Builder
-		d := TerminalPolicy(strings.NewReader(tc.input), &out, map[string]bool{"query": true})(context.Background(), signer.Request{ID: "sgr_1", Purpose: tc.purpose})
-		if d.Sign != tc.sign || d.Reason != tc.reason {
-			t.Errorf("%s %q: %+v", tc.purpose, tc.input, d)
+		ds := TerminalPolicy(strings.NewReader(tc.input), &out, map[string]bool{"query": true})(context.Background(), batch)
+		var got strings.Builder
+		for _, d := range ds {
+			switch {
+			case d.Sign:
+				got.WriteByte('s')
+			case d.Reason == "user_declined":
+				got.WriteByte('d')
+			case d.Reason == "unattended":
+				got.WriteByte('u')
+			default:
+				got.WriteString("?" + d.Reason)
+			}
 		}
+		if got.String() != tc.want {
+			t.Errorf("%q: %s, want %s", tc.input, got.String(), tc.want)
+		}
+		if n := strings.Count(out.String(), "3 documents to sign"); n != 1 {
+			t.Errorf("%q: the batch was listed %d times, want once:\n%s", tc.input, n, out.String())
+		}
+		if n := strings.Count(out.String(), "Answer y"); n != tc.asks-1 {
+			t.Errorf("%q: asked again %d times, want %d", tc.input, n, tc.asks-1)
+		}
+	}
+	// Only automatic purposes: nobody is asked.
+	var out strings.Builder
+	ds := TerminalPolicy(strings.NewReader(""), &out, map[string]bool{"query": true})(context.Background(), batch[1:2])
+	if !ds[0].Sign || out.Len() != 0 {
+		t.Errorf("a query batch: %+v, asked %q", ds, out.String())
 	}
 }
 
-// TestPrompt: the question shows what a signer must see (the company, what
-// the signature does, the number, the buyer or seller, the total and the
-// local time it expires), not ids and Go maps.
-func TestPrompt(t *testing.T) {
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// TestBatchPrompt: the one question before a batch shows for each document
+// what a signer must see (its number, buyer or seller, total, company and
+// the local time it expires), not ids and Go maps; golden in
+// testdata/batch_prompt.txt.
+func TestBatchPrompt(t *testing.T) {
 	t.Parallel()
 	skopje, err := time.LoadLocation("Europe/Skopje")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := func(v string) *string { return &v }
-	expires := time.Now().UTC().Add(10 * time.Minute).Truncate(time.Minute)
-	doc := signer.Request{ID: "sgr_1", CompanyID: "cmp_1", Purpose: "document", ExpiresAt: expires,
-		Links: map[string]string{"einvoice": "inv_1"},
-		Summary: &signer.Summary{CompanyName: "Тест Продавач ДООЕЛ Скопје", Purpose: "issue e-invoice 2026-0042",
-			DocumentNumber: s("2026-0042"), BuyerName: s("Тест Купувач ДОО Скопје"), GrossTotal: s("1180.00"), Currency: s("MKD")}}
-	got := Prompt(doc, skopje)
-	for _, want := range []string{"Sign for Тест Продавач ДООЕЛ Скопје: issue e-invoice 2026-0042\n", "Тест Купувач ДОО Скопје",
-		"1180.00 MKD", expires.In(skopje).Format("15:04") + " (Europe/Skopje time)", "[y/N]"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("prompt %q lacks %q", got, want)
+	now := time.Date(2026, 11, 30, 16, 2, 0, 0, time.UTC)
+	seller := "Тест Продавач ДООЕЛ Скопје"
+	rs := []signer.Request{
+		{ID: "sgr_1", CompanyID: "cmp_1", Purpose: "document", ExpiresAt: now.Add(5 * time.Minute), Links: map[string]string{"einvoice": "inv_1"},
+			Summary: &signer.Summary{CompanyName: seller, Purpose: "issue e-invoice 2026-0042",
+				DocumentNumber: s("2026-0042"), BuyerName: s("Тест Купувач ДОО Скопје"), GrossTotal: s("1180.00"), Currency: s("MKD")}},
+		{ID: "sgr_2", CompanyID: "cmp_1", Purpose: "document", ExpiresAt: now.Add(6 * time.Minute), Links: map[string]string{"einvoice": "inv_2"},
+			Summary: &signer.Summary{CompanyName: seller, Purpose: "issue e-invoice 2026-0043",
+				DocumentNumber: s("2026-0043"), BuyerName: s("Бета ДОО Битола"), GrossTotal: s("59000.00"), Currency: s("MKD")}},
+		{ID: "sgr_3", CompanyID: "cmp_2", Purpose: "decision", ExpiresAt: now.Add(8 * time.Hour), Links: map[string]string{"inbox": "inb_1"},
+			Summary: &signer.Summary{CompanyName: "Алфа Трговија ДОО", Purpose: "accept incoming invoice F-17/2026",
+				DocumentNumber: s("F-17/2026"), SellerName: s("Гама ДООЕЛ Тетово"), GrossTotal: s("2360.50"), Currency: s("EUR")}},
+		// From a server without summaries: the purpose in words.
+		{ID: "sgr_4", CompanyID: "cmp_3", Purpose: "document", ExpiresAt: now.Add(5 * time.Minute), Links: map[string]string{"einvoice": "inv_9"}},
+	}
+	got := BatchPrompt(rs, now, skopje)
+	golden := filepath.Join("testdata", "batch_prompt.txt")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
-	for _, not := range []string{"sgr_1", "cmp_1", "inv_1", "map["} {
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("prompt:\n%s\nwant (%s; -update rewrites it):\n%s", got, golden, want)
+	}
+	for _, not := range []string{"sgr_", "cmp_1", "inv_1", "map["} {
 		if strings.Contains(got, not) {
-			t.Errorf("prompt %q shows %q", got, not)
+			t.Errorf("prompt shows %q", not)
 		}
 	}
-	if got := Prompt(doc, time.Local); !strings.Contains(got, "(local time)") {
-		t.Errorf("prompt %q does not say the time is local", got)
-	}
-	// From a server without summaries: the purpose in words and the ids,
-	// never a Go map.
-	doc.Summary = nil
-	if got := Prompt(doc, skopje); !strings.Contains(got, "issue a document") || !strings.Contains(got, "einvoice inv_1") || strings.Contains(got, "map[") {
-		t.Errorf("prompt without a summary %q", got)
+	if got := BatchPrompt(rs[:1], now, time.Local); !strings.Contains(got, "(local time)") || !strings.Contains(got, "1 document to sign") ||
+		!strings.HasSuffix(got, "Sign it? [y/N] ") {
+		t.Errorf("prompt of one request: %q", got)
 	}
 }

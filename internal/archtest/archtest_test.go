@@ -19,7 +19,7 @@ func domain(pkg string) bool {
 	if rel == "" {
 		return true
 	}
-	for _, d := range []string{"/ident", "/money", "/payroll", "/filing", "/einvoice"} {
+	for _, d := range []string{"/ident", "/money", "/jsontext", "/payroll", "/filing", "/einvoice"} {
 		if rel == d || strings.HasPrefix(rel, d+"/") {
 			return true
 		}

@@ -132,8 +132,11 @@ func (u *Users) sessionTTL() time.Duration {
 	if u.SessionTTL > 0 {
 		return u.SessionTTL
 	}
-	return 12 * time.Hour
+	return DefaultSessionTTL
 }
+
+// DefaultSessionTTL is how long a dashboard session lasts from sign-in.
+const DefaultSessionTTL = 12 * time.Hour
 
 func (u *Users) mfaTTL() time.Duration {
 	if u.MFATTL > 0 {

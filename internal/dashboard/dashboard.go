@@ -115,12 +115,7 @@ func New(d Deps) *Dashboard {
 	return db
 }
 
-var skopje = func() *time.Location {
-	if l, err := time.LoadLocation("Europe/Skopje"); err == nil {
-		return l
-	}
-	return time.UTC
-}()
+var skopje = denar.Skopje
 
 func fmtTimePtr(t *time.Time) string {
 	if t == nil {

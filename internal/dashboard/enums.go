@@ -32,6 +32,7 @@ var enumWords = map[string][2]string{
 	"kind.invoice":    {"фактура", "invoice"},
 	"kind.storno":     {"сторно", "storno"},
 	"kind.correction": {"корекција", "correction"},
+	"kind.external":   {"издадена надвор од сервисот", "issued elsewhere"},
 	// Causes of a status history row.
 	"cause.issued":               {"издадена", "issued"},
 	"cause.received":             {"примена", "received"},
@@ -56,6 +57,8 @@ var enumWords = map[string][2]string{
 	"cause.storno_delivered":     {"сторното е доставено", "storno delivered"},
 	"cause.correction_delivered": {"корекцијата е доставена", "correction delivered"},
 	"cause.ujp_status":           {"статус од УЈП", "status from UJP"},
+	"cause.reconciled":           {"усогласена со УЈП", "reconciled with UJP"},
+	"cause.discovered":           {"пронајдена кај УЈП", "found at UJP"},
 	// Event types (Event.type, webhook subscriptions).
 	"event.*":                            {"сите настани", "all events"},
 	"event.einvoice.signature_required":  {"е-фактура чека потпис", "e-invoice awaits a signature"},
@@ -68,7 +71,12 @@ var enumWords = map[string][2]string{
 	"event.einvoice.rejected":            {"е-фактура одбиена", "e-invoice rejected"},
 	"event.einvoice.cancelled_by_storno": {"е-фактура сторнирана", "e-invoice cancelled by a storno"},
 	"event.einvoice.corrected":           {"е-фактура коригирана", "e-invoice corrected"},
+	"event.einvoice.discovered":          {"е-фактура пронајдена кај УЈП", "e-invoice found at UJP"},
+	"event.einvoice.missing_at_ujp":      {"е-фактура ја нема кај УЈП", "e-invoice missing at UJP"},
+	"event.reconciliation.completed":     {"усогласувањето со УЈП заврши", "reconciliation completed"},
+	"event.reconciliation.mismatch":      {"усогласувањето најде разлики", "reconciliation found differences"},
 	"event.inbox.received":               {"примена влезна фактура", "incoming invoice received"},
+	"event.codelists.changed":            {"УЈП ги смени шифрарниците", "UJP changed its code lists"},
 	"event.inbox.deadline_approaching":   {"рокот за одлука се приближува", "decision deadline approaching"},
 	"event.inbox.signature_required":     {"одлука чека потпис", "decision awaits a signature"},
 	"event.inbox.accepted":               {"влезна фактура прифатена", "incoming invoice accepted"},
@@ -107,6 +115,7 @@ var enumWords = map[string][2]string{
 	"problem.hold_window_exceeded": {"Документот не стигна до УЈП во рокот на задржување", "The document did not reach UJP within the hold window"},
 	"problem.validation_failed":    {"Документот не ја помина проверката", "The document failed validation"},
 	"problem.decision_failed":      {"Одлуката не стигна до УЈП", "The decision did not reach UJP"},
+	"problem.ujp_missing":          {"УЈП не го знае документот", "UJP does not know the document"},
 	// Problems an act of the dashboard can meet (the error page).
 	"code.validation_failed":        {"Барањето има неисправни полиња.", "The request has invalid fields."},
 	"code.inbox_state_conflict":     {"Оваа влезна фактура сега не може да се прифати или одбие.", "This incoming invoice cannot be accepted or rejected now."},

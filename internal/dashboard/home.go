@@ -30,11 +30,19 @@ type homeData struct {
 	Offline []einvoicing.Company
 	// Failing are the webhook endpoints failing or disabled (owners only).
 	Failing []einvoicing.WebhookEndpoint
-	// Checks would be the last go-live or reconciliation problems: no such
-	// check exists yet, so it is always empty and shows nothing.
-	Checks []string
+	// Checks are the last go-live check (denar ujp check) of each
+	// company that had one.
+	Checks []checkRow
 	// Quiet: nothing needs attention.
 	Quiet bool
+}
+
+// checkRow is a company's last go-live check and its lines that do not
+// hold.
+type checkRow struct {
+	einvoicing.UJPCheckReport
+	CompanyName string
+	Bad         []einvoicing.CheckLine
 }
 
 func (d *Dashboard) home(q *req) {
@@ -88,7 +96,33 @@ func (d *Dashboard) home(q *req) {
 			}
 		}
 	}
-	data.Quiet = len(data.Deadlines)+len(data.Stuck)+len(data.Offline)+len(data.Failing)+len(data.Checks) == 0
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	checks, err := d.d.Service.LastUJPChecks(ctx, p, ids)
+	if err != nil {
+		d.failErr(q, err)
+		return
+	}
+	failing := 0
+	for _, c := range cs {
+		rep, ok := checks[c.ID]
+		if !ok {
+			continue
+		}
+		row := checkRow{CompanyName: c.Name, UJPCheckReport: rep}
+		for _, l := range rep.Lines {
+			if l.State == einvoicing.CheckFail || l.State == einvoicing.CheckWarn {
+				row.Bad = append(row.Bad, l)
+			}
+		}
+		if !rep.OK {
+			failing++
+		}
+		data.Checks = append(data.Checks, row)
+	}
+	data.Quiet = len(data.Deadlines)+len(data.Stuck)+len(data.Offline)+len(data.Failing)+failing == 0
 	d.render(q.w, http.StatusOK, "home", data)
 }
 

@@ -88,10 +88,14 @@ type einvoicesData struct {
 	Next  string
 }
 
-// einvoiceStatuses are the statuses the filter offers, in the order a
-// document goes through them.
-var einvoiceStatuses = []string{"validating", "invalid", "awaiting_signature", "queued", "submitting", "held", "draft_at_ujp",
-	"registered", "delivered", "accepted", "auto_accepted", "rejected", "cancelled_by_storno", "corrected", "failed"}
+// einvoiceStatuses are the statuses the filter offers: einvoice.Statuses.
+func einvoiceStatuses() []string {
+	out := make([]string, len(einvoice.Statuses))
+	for i, st := range einvoice.Statuses {
+		out[i] = string(st)
+	}
+	return out
+}
 
 // companyNames are the names of companies by id.
 func companyNames(cs []einvoicing.Company) map[string]string {
@@ -113,7 +117,7 @@ func (d *Dashboard) einvoices(q *req) {
 		return
 	}
 	v := q.r.URL.Query()
-	data := einvoicesData{base: d.baseFor(q, "einvoices", "einvoices.title"), Companies: cs, Statuses: einvoiceStatuses,
+	data := einvoicesData{base: d.baseFor(q, "einvoices", "einvoices.title"), Companies: cs, Statuses: einvoiceStatuses(),
 		Company: v.Get("company"), Buyers: map[string]string{}, Names: companyNames(cs),
 		F: einvoicing.EInvoiceFilter{Status: v.Get("status"), IssuedFrom: v.Get("from"), IssuedTo: v.Get("to"),
 			BuyerTaxNumber: strings.TrimSpace(v.Get("buyer")), Number: strings.TrimSpace(v.Get("number"))}}

@@ -241,6 +241,34 @@ func TestHomeSaysWhatNeedsAttention(t *testing.T) {
 			t.Errorf("home shows %q", not)
 		}
 	}
+	// The last go-live check of a company (denar ujp check) shows with
+	// the lines that did not hold; B's company, of another account, not.
+	for _, c := range []struct {
+		id, company string
+		at          time.Time
+		lines       string
+	}{
+		{"uck_old", w.companyA, time.Now().Add(-time.Hour), `[{"name":"identity","state":"fail","detail":"old run","action":"x"}]`},
+		{"uck_new", w.companyA, time.Now(), `[{"name":"server_time","state":"ok","detail":"fine"},{"name":"privileges","state":"fail","detail":"granted: DP, RD; missing: DA","action":"grant DA in UJP's portal"}]`},
+		{"uck_b", w.compB, time.Now(), `[{"name":"registry","state":"fail","detail":"B's problem"}]`},
+	} {
+		if err := w.db.Writer().InsertUJPCheck(ctx, dbq.InsertUJPCheckParams{ID: c.id, Environment: auth.EnvSandbox, CompanyID: c.company,
+			Ok: false, Lines: c.lines, CreatedAt: c.at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p = a.do("GET", "/dashboard/", nil)
+	for _, want := range []string{`<tr class="check" data-company="` + w.companyA + `" data-ok="false">`, `data-line="privileges"`, "missing: DA", "grant DA in UJP&#39;s portal"} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("home's go-live checks lack %q", want)
+		}
+	}
+	for _, not := range []string{"old run", `data-line="server_time"`, "B&#39;s problem"} {
+		if strings.Contains(p.body, not) {
+			t.Errorf("home's go-live checks show %q", not)
+		}
+	}
+
 	// A viewer sees no webhook endpoints (the owner's).
 	v := w.browser()
 	v.signIn("viewer@a.mk")

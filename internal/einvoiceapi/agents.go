@@ -61,12 +61,13 @@ type certificateOutput struct{ Body einvoicing.SigningCertificate }
 
 type agentRequestsInput struct {
 	AgentPath
-	Wait int `query:"wait" minimum:"0" maximum:"55" default:"25" doc:"Seconds to wait for a request when none is pending (long-poll)."`
+	Wait  int `query:"wait" minimum:"0" maximum:"55" default:"25" doc:"Seconds to wait for a request when none is pending (long-poll)."`
+	Limit int `query:"limit" minimum:"1" maximum:"100" default:"100" example:"100" doc:"The most requests answered at once (a batch: claim, sign and answer them with the batch operations)."`
 }
 
 type signingRequestList struct {
 	Body struct {
-		Data []einvoicing.SigningRequest `json:"data" doc:"The pending signing requests for this agent's companies, oldest first; empty when the wait ended without one."`
+		Data []einvoicing.SigningRequest `json:"data" doc:"The pending signing requests for this agent's companies (and those it claimed and has not finished), oldest first, at most limit; empty when the wait ended without one."`
 	}
 }
 
@@ -182,7 +183,7 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 				}
 				checked = time.Now()
 			}
-			rows, err := h.svc.PendingForAgent(ctx, p)
+			rows, err := h.svc.PendingForAgent(ctx, p, in.Limit)
 			if err != nil {
 				return nil, err
 			}

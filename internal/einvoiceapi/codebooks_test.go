@@ -1,6 +1,7 @@
 package einvoiceapi_test
 
 import (
+	"context"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/internal/ujp"
 )
 
 // TestCodebooks: GET /v1/codebooks lists every code list a caller sends
@@ -72,21 +74,63 @@ func TestCodebooks(t *testing.T) {
 			t.Errorf("no credential: %d", r.status)
 		}
 
-		// Once UJP's lists are read, they are served, with when.
+		// Once UJP's lists are read, they are served, with when: each
+		// list is UJP's, unchanged since that first read.
 		at := time.Date(2026, 5, 4, 6, 0, 0, 0, time.UTC)
+		db.Now = func() time.Time { return at }
 		live := ujpdoc.Snapshot()
-		live.FetchedAt = at
 		live.VoidReasons = append(live.VoidReasons, ujpdoc.Code{Code: "S-4", Name: "Нова причина"})
-		_, s := newAPI(db, einvoicing.Deps{Registry: fakeRegistry{}, Codebooks: func(string) *ujpdoc.Codebooks { return live }},
+		live.PaymentTypes = nil // served empty: the snapshot's are kept
+		gw := &listsGateway{lists: live}
+		svc, s := newAPI(db, einvoicing.Deps{Registry: fakeRegistry{}, Gateways: map[string]ujp.Gateway{"sandbox": gw},
+			Operators: map[string]ujp.Identity{"sandbox": {EUJPID: "OPERATOR", EDB: "4030000000001"}}},
 			einvoicing.Config{PublicURL: "http://mandates.test"})
+		if _, err := svc.RefreshCodeLists(t.Context(), "sandbox"); err != nil {
+			t.Fatal(err)
+		}
 		srv := httptest.NewServer(s.Handler())
 		defer srv.Close()
 		c2 := *c
 		c2.srv = srv
 		r = c2.do("GET", "/v1/codebooks/void-reasons", key, "")
 		m = r.json(t)
-		if r.status != 200 || m["source"] != "ujp" || m["fetchedAt"] != "2026-05-04T06:00:00Z" || !strings.Contains(string(r.body), `"S-4"`) {
+		if r.status != 200 || m["source"] != "ujp" || m["fetchedAt"] != "2026-05-04T06:00:00Z" || !strings.Contains(string(r.body), `"S-4"`) ||
+			m["live"] != true || m["unchangedSince"] != "2026-05-04T06:00:00Z" {
 			t.Errorf("live lists: %d %s", r.status, r.body)
 		}
+		// Read again a day later, UJP's tax indicators changed: fetchedAt
+		// moves, and the list that changed is unchanged since then.
+		db.Now = func() time.Time { return at.Add(24 * time.Hour) }
+		gw.lists.TaxIndicators = gw.lists.TaxIndicators[1:]
+		if ch, err := svc.RefreshCodeLists(t.Context(), "sandbox"); err != nil || ch == nil || ch.Lists[0].List != ujpdoc.CBTaxIndicators {
+			t.Fatalf("the change: %+v, %v", ch, err)
+		}
+		r = c2.do("GET", "/v1/codebooks", key, "")
+		m = r.json(t)
+		if m["fetchedAt"] != "2026-05-05T06:00:00Z" {
+			t.Errorf("fetchedAt after the second read: %v", m["fetchedAt"])
+		}
+		byName := map[string]map[string]any{}
+		for _, x := range m["data"].([]any) {
+			byName[x.(map[string]any)["name"].(string)] = x.(map[string]any)
+		}
+		for name, want := range map[string][2]any{
+			"tax-indicators": {true, "2026-05-05T06:00:00Z"}, "void-reasons": {true, "2026-05-04T06:00:00Z"},
+			"payment-types": {false, nil}} {
+			if got := byName[name]; got["live"] != want[0] || got["unchangedSince"] != want[1] {
+				t.Errorf("%s: live %v since %v, want %v", name, got["live"], got["unchangedSince"], want)
+			}
+		}
 	})
+}
+
+// listsGateway serves code lists (a copy of lists at each read).
+type listsGateway struct {
+	ujp.Gateway
+	lists *ujpdoc.Codebooks
+}
+
+func (g *listsGateway) Codebooks(context.Context, ujp.Identity) (*ujpdoc.Codebooks, error) {
+	cb := *g.lists
+	return &cb, nil
 }

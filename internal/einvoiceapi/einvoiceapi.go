@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/internal/auth"
@@ -76,6 +77,7 @@ func New(d Deps) *httpx.Service {
 			{Name: "Webhooks", Description: "Webhook endpoints, their deliveries, and the events POSTed to them (docs/webhooks.md)."},
 			{Name: "Usage", Description: "Metered usage of the account."},
 			{Name: "Archive exports", Description: "Bulk exports of a company's archived e-invoices."},
+			{Name: "Reconciliations", Description: "A company's days compared with UJP's records: repairs, documents issued elsewhere, documents UJP does not know, the inbox's gaps (docs/reconciliation.md)."},
 			{Name: "Codebooks", Description: "UJP's code lists: the values of tax indicators, payment types, void, correction and reject reasons and the rest (docs/codebooks.md)."},
 			{Name: "Sandbox", Description: "Sandbox-only operations that play UJP's and the representative's part: mandate links, simulated outcomes and incoming invoices."},
 		},
@@ -95,6 +97,7 @@ func New(d Deps) *httpx.Service {
 	s.LimitByAddress("POST /v1/oauth/token", "GET /mandates/{token}", "POST /mandates/{token}")
 	h.registerAgents(s)
 	h.registerSigningRequests(s)
+	h.registerSigningBatches(s)
 	h.registerSigningWS(s)
 	h.registerEInvoices(s)
 	h.registerInbox(s)
@@ -102,6 +105,7 @@ func New(d Deps) *httpx.Service {
 	h.registerUsage(s)
 	h.registerCodebooks(s)
 	h.registerArchive(s)
+	h.registerReconciliations(s)
 	h.registerWebhooks(s)
 	registerExamples(s)
 	h.documentWebhooks(s)
@@ -117,6 +121,8 @@ const maxDocumentBody = 1 << 20
 type handlers struct {
 	svc  *einvoicing.Service
 	deps Deps
+	// wsMessages counts the signing WebSockets' messages.
+	wsMessages *prometheus.CounterVec
 }
 
 // caller is the application layer's view of who asks: the principal and

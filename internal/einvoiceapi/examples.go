@@ -22,6 +22,7 @@ const (
 	exInbox    = "inbd_01jv8k2n3p4q5r6s7t8v9w0xyz"
 	exAgent    = "agt_01jv8k2n3p4q5r6s7t8v9w0xyz"
 	exSigning  = "sgr_01jv8k2n3p4q5r6s7t8v9w0xyz"
+	exSigning2 = "sgr_01jv8k2n7w1x2y3z4a5b6c7d8e"
 	exEvent    = "evt_01jv8k2n3p4q5r6s7t8v9w0xyz"
 	exEndpoint = "whe_01jv8k2n3p4q5r6s7t8v9w0xyz"
 	exDelivery = "whd_01jv8k2n3p4q5r6s7t8v9w0xyz"
@@ -148,6 +149,14 @@ func exArchiveObject() einvoicing.ArchiveExport {
 		Links:     einvoicing.ArchiveLinks{Download: "/v1/archive-exports/" + exArchive + "/download"}}
 }
 
+func exReconciliationObject() einvoicing.Reconciliation {
+	return einvoicing.Reconciliation{ID: "rcn_01jv8k2n3p4q5r6s7t8v9w0xyz", Object: "reconciliation", Date: "2026-05-04", Environment: "sandbox",
+		CompanyID: exCompany, State: einvoicing.ReconciliationCompleted, Runs: 1,
+		Sales:    einvoicing.ReconciliationSales{AtUJP: 42, AtDenar: 41, Matched: 40, Repaired: 1, Discovered: 1},
+		Purchase: einvoicing.ReconciliationPurchase{AtUJP: 7, InInbox: 6, Added: 1}, Problems: []einvoicing.ReconciliationProblem{},
+		StartedAt: exTime("01:00:00"), CompletedAt: exPtr(exTime("01:00:09")), CreatedAt: exTime("01:00:00"), UpdatedAt: exTime("01:00:09")}
+}
+
 func exEventOf(typ string, object any) einvoicing.Event {
 	data, err := json.Marshal(map[string]any{"object": object})
 	if err != nil {
@@ -192,6 +201,19 @@ func registerExamples(s *httpx.Service) {
 	s.ExampleJSON(reflect.TypeFor[signatureInput]().Field(1).Type,
 		`{"jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn0.c2lnbmF0dXJl"}`)
 	s.ExampleJSON(reflect.TypeFor[refuseInput]().Field(1).Type, `{"reason":"user_declined","message":"Износот не одговара на нарачката"}`)
+	s.ExampleJSON(reflect.TypeFor[ClaimBatchBody](), `{"ids":["`+exSigning+`","`+exSigning2+`"]}`)
+	s.ExampleJSON(reflect.TypeFor[SignatureBatchBody](), `{"items":[{"id":"`+exSigning+`","jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn0.c2lnbmF0dXJl"},`+
+		`{"id":"`+exSigning2+`","jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn1.c2lnbmF0dXJm"}]}`)
+	s.ExampleJSON(reflect.TypeFor[RefusalBatchBody](), `{"items":[{"id":"`+exSigning+`","reason":"pin_locked","message":"PIN locked after three attempts"},`+
+		`{"id":"`+exSigning2+`","reason":"pin_locked","message":"PIN locked after three attempts"}]}`)
+	claimed := exSigningRequest()
+	claimed.State, claimed.ClaimedBy, claimed.UpdatedAt = "claimed", exPtr(exAgent), exTime("09:15:02")
+	taken := httpx.NewProblem("already_claimed", "Another signer claimed this request.")
+	taken.Type, taken.Instance = httpx.DefaultDocsURL+"#already_claimed", "req_01jv8k2p9x4q5r6s7t8v9w0xyz"
+	s.Example(SigningBatch{Object: "list", Data: []SigningBatchItem{
+		{Object: "signing_request_result", ID: exSigning, Status: 200, Request: &claimed},
+		{Object: "signing_request_result", ID: exSigning2, Status: 409, Error: &BatchItemProblem{Problem: *taken}},
+	}})
 
 	// E-invoices.
 	s.Example(IssueExample())
@@ -258,14 +280,40 @@ func registerExamples(s *httpx.Service) {
 		ByCompany: []einvoicing.CompanyUsage{{CompanyID: exCompany, Sent: 42, Received: 17}}})
 	s.Example(ArchiveExportBody{CompanyID: exCompany, From: "2026-04-01", To: "2026-04-30"})
 	s.Example(exArchiveObject())
+	s.Example(ReconciliationBody{CompanyID: exCompany, Date: "2026-05-04"})
+	s.Example(exReconciliationObject())
+	s.Example(httpx.Page[einvoicing.Reconciliation]{Data: []einvoicing.Reconciliation{exReconciliationObject()}})
 
 	// Codebooks.
+	fresh := einvoicing.CodebookFreshness{Live: true, UnchangedSince: exPtr(time.Date(2026, 3, 1, 6, 0, 0, 0, time.UTC))}
 	list := einvoicing.CodebookList{Object: "list", Environment: "sandbox", Source: einvoicing.CodebookSourceUJP,
-		FetchedAt: exPtr(exTime("06:00:00")), Data: einvoice.Codebooks(cb)}
+		FetchedAt: exPtr(exTime("06:00:00"))}
+	for _, info := range einvoice.Codebooks(cb) {
+		list.Data = append(list.Data, einvoicing.CodebookSummary{CodebookInfo: info, CodebookFreshness: fresh})
+	}
 	s.Example(list)
 	info, values, _ := einvoice.Codebook(cb, ujpdoc.CBTaxIndicators)
 	s.Example(einvoicing.Codebook{Object: "codebook", CodebookInfo: info, Environment: "sandbox", Source: einvoicing.CodebookSourceUJP,
-		FetchedAt: exPtr(exTime("06:00:00")), Values: values[:4]})
+		FetchedAt: exPtr(exTime("06:00:00")), CodebookFreshness: fresh, Values: values[:4]})
+	s.Example(exCodeListChange())
+}
+
+// exCodeListChange is the example change of UJP's code lists: the one the
+// sandbox simulator's code-list fault makes.
+func exCodeListChange() einvoicing.CodeListChange {
+	lists := []ujpdoc.ListChange{
+		{List: ujpdoc.CBDocumentTypes, Added: []ujpdoc.CodeEntry{}, Removed: []ujpdoc.CodeEntry{},
+			Changed: []ujpdoc.CodeChange{{Code: "100", Name: "Општа Фактура", Changes: []ujpdoc.FieldChange{{Field: "name", Before: "Фактура", After: "Општа Фактура"}}}}},
+		{List: ujpdoc.CBPaymentTypes, Added: []ujpdoc.CodeEntry{}, Removed: []ujpdoc.CodeEntry{{Code: "P13", Name: "Плаќање на рати"}}, Changed: []ujpdoc.CodeChange{}},
+		{List: ujpdoc.CBTaxIndicators, Added: []ujpdoc.CodeEntry{{Code: "DDV-14-3-10",
+			Name: "Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}},
+			Removed: []ujpdoc.CodeEntry{}, Changed: []ujpdoc.CodeChange{}},
+		{List: ujpdoc.CBDocTypeTaxIndicators, Added: []ujpdoc.CodeEntry{{Code: "100/DDV-14-3-10",
+			Name: "Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}},
+			Removed: []ujpdoc.CodeEntry{}, Changed: []ujpdoc.CodeChange{}},
+	}
+	return einvoicing.CodeListChange{ID: "clc_01jv8k2n3p4q5r6s7t8v9w0xyz", Object: "codelist_change", Environment: "sandbox",
+		DetectedAt: exTime("06:00:00"), Summary: ujpdoc.Summary(lists, 10), Lists: lists}
 }
 
 // eventExample is the example body of a webhook (and event) of kind k:
@@ -283,6 +331,10 @@ func eventExample(k einvoicing.EventKind) any {
 		object = exArchiveObject()
 	case einvoicing.ResourceWebhookEndpoint:
 		object = exEndpointObject()
+	case einvoicing.ResourceCodeListChange:
+		object = exCodeListChange()
+	case einvoicing.ResourceReconciliation:
+		object = exReconciliationObject()
 	default:
 		panic("einvoiceapi: no example object for the resource " + k.Resource)
 	}

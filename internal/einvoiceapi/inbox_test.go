@@ -43,6 +43,7 @@ type decisionGateway struct {
 	loseNext     atomic.Int32
 	decisions    atomic.Int32
 	failPayloads atomic.Int32
+	failStatus   atomic.Int32 // CurrentStatus answers lost (reconcile_test.go)
 }
 
 func (g *decisionGateway) PurchasePayloads(ctx context.Context, caller ujp.Identity, jws string) ([]ujp.Payload, error) {
@@ -73,8 +74,12 @@ type inboxEnv struct {
 	buyerKey string // inbox:read, inbox:write, events:read of the account
 }
 
-func newInboxEnv(t *testing.T, db *store.DB) *inboxEnv {
+func newInboxEnv(t *testing.T, db *store.DB, tune ...func(*einvoicing.Config)) *inboxEnv {
 	t.Helper()
+	cfg := einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}, SignerInterval: simWindow}}
+	for _, f := range tune {
+		f(&cfg)
+	}
 	p := &pipeEnv{t: t, db: db}
 	db.Now = p.now
 	sim, client, tr := newSimGateway(t, db, ujpsim.Options{Now: p.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "inbox-test"})
@@ -82,8 +87,7 @@ func newInboxEnv(t *testing.T, db *store.DB) *inboxEnv {
 	dg := &decisionGateway{Gateway: client}
 	p.gw = &lossyGateway{Gateway: dg}
 	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
-		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: p.gw}},
-		einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}, SignerInterval: simWindow}})
+		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: p.gw}}, cfg)
 	p.svc = svc
 	p.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(p.srv.Close)

@@ -7,8 +7,8 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"time"
 
+	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/httpx"
 )
@@ -26,12 +26,7 @@ type mandateView struct {
 	State     string // the mandate's, or "forbidden" and "error" of the page
 }
 
-var skopje = func() *time.Location {
-	if l, err := time.LoadLocation("Europe/Skopje"); err == nil {
-		return l
-	}
-	return time.UTC
-}()
+var skopje = denar.Skopje
 
 func view(m einvoicing.Mandate, tok string) mandateView {
 	return mandateView{Mandate: m, State: m.State, Action: "/mandates/" + url.PathEscape(tok),

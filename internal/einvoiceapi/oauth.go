@@ -12,9 +12,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/jsontext"
 )
 
 // maxTokenForm bounds the token request body; a real one is a few hundred bytes.
@@ -90,7 +90,7 @@ func parseTokenRequest(contentType string, body []byte, basicUser, basicPass str
 	}
 	req.Scopes = strings.Fields(form.Get("scope"))
 	for _, sc := range req.Scopes {
-		if bad := denar.BadText(sc); bad != "" || len(sc) > 100 {
+		if bad := jsontext.BadText(sc); bad != "" || len(sc) > 100 {
 			return tokenRequest{}, &auth.OAuthError{Code: "invalid_scope", Description: "A requested scope is not one of the service's."}
 		}
 	}

@@ -5,12 +5,15 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,9 +41,20 @@ func TestSDKWorkerSurvivesRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		addr := l.Addr().String()
+		// A stopped server's connections all end, the WebSocket's (a
+		// hijacked one, which http.Server.Close leaves open) included:
+		// as when the process stops.
+		var connMu sync.Mutex
+		var conns []net.Conn
 		serve := func(l net.Listener) *http.Server {
 			_, api := newAPI(db, einvoicing.Deps{}, einvoicing.Config{})
-			s := &http.Server{Handler: api.Handler()}
+			s := &http.Server{Handler: api.Handler(), ConnState: func(c net.Conn, st http.ConnState) {
+				if st == http.StateNew {
+					connMu.Lock()
+					conns = append(conns, c)
+					connMu.Unlock()
+				}
+			}}
 			go func() { _ = s.Serve(l) }()
 			return s
 		}
@@ -98,6 +112,12 @@ func TestSDKWorkerSurvivesRestart(t *testing.T) {
 		if err := srv.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			t.Fatal(err)
 		}
+		connMu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		conns = nil
+		connMu.Unlock()
 		second := e.request(einvoicing.PurposeQuery, `{"n":2}`)
 		// Start again only once the worker has lost its connection and
 		// failed to reconnect at least once, so that its retry is tested.
@@ -199,4 +219,140 @@ func TestDenarAgentBinary(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	})
+}
+
+// countingTransport counts the HTTP requests a client makes.
+type countingTransport struct {
+	n    atomic.Int64
+	base http.RoundTripper
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.base.RoundTrip(r)
+}
+
+// socketMessages reads the server's count of messages received from agents
+// on the signing WebSocket, by type.
+func (e *signEnv) socketMessages() map[string]int {
+	e.t.Helper()
+	resp, err := http.Get(e.srv.URL + "/metrics")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	out := map[string]int{}
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(line, `denar_signing_socket_messages_total{direction="received",type="`)
+		if !ok {
+			continue
+		}
+		typ, n, _ := strings.Cut(rest, `"} `)
+		v, _ := strconv.Atoi(n)
+		out[typ] = v
+	}
+	return out
+}
+
+// TestSDKWorkerBatches: 100 waiting requests cost the worker one claim, one
+// signatures and one refusals exchange, over the WebSocket (messages the
+// server counts) and over long-polling (HTTP requests the client counts);
+// the one request the batch policy refuses is refused and every other is
+// signed; the policy is asked once, with the whole batch.
+func TestSDKWorkerBatches(t *testing.T) {
+	t.Parallel()
+	for _, transport := range []string{"websocket", "longpoll"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				e := newSignEnv(t, db)
+				c := newTestCert(t)
+				st, m := e.do("POST", "/v1/agents/pairing-codes", "Bearer "+e.key, nil)
+				if st != 201 {
+					t.Fatalf("pairing code: %d %v", st, m)
+				}
+				creds, err := signer.Pair(t.Context(), nil, e.srv.URL, m["code"].(string), "server")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := signer.RegisterCertificateAs(t.Context(), http.DefaultClient, creds, c.cert, e.company, "EUJP-BATCH"); err != nil {
+					t.Fatal(err)
+				}
+				const n = 100
+				ids := make([]string, n)
+				for i := range ids {
+					ids[i] = e.request(einvoicing.PurposeQuery, fmt.Sprintf(`{"n":%d}`, i)).ID
+				}
+				refuse := ids[37]
+
+				var asked atomic.Int64
+				var askedSizes sync.Map
+				var signed atomic.Int64
+				ct := &countingTransport{base: http.DefaultTransport}
+				w := &signer.Worker{Creds: creds, Signer: c.key, Wait: 1, Log: slog.New(slog.DiscardHandler),
+					HTTP: &http.Client{Timeout: 2 * time.Minute, Transport: ct},
+					BatchPolicy: func(_ context.Context, rs []signer.Request) []signer.Decision {
+						askedSizes.Store(asked.Add(1), len(rs))
+						out := make([]signer.Decision, len(rs))
+						for i, r := range rs {
+							out[i] = signer.Decision{Sign: r.ID != refuse}
+							if !out[i].Sign {
+								out[i].Reason, out[i].Message = "user_declined", "not this one"
+							}
+						}
+						return out
+					},
+					OnSigned: func(signer.Request, string) { signed.Add(1) }}
+
+				switch transport {
+				case "longpoll":
+					// One interaction: the long-poll, the claim, the
+					// signatures, the refusal.
+					if err := w.Once(t.Context()); err != nil {
+						t.Fatal(err)
+					}
+					if got := ct.n.Load(); got != 4 {
+						t.Errorf("%d HTTP requests for a batch of %d, want 4 (poll, claims, signatures, refusals)", got, n)
+					}
+				case "websocket":
+					ctx, cancel := context.WithCancel(t.Context())
+					done := make(chan error, 1)
+					go func() { done <- w.Run(ctx) }()
+					t.Cleanup(func() { cancel(); <-done })
+					for deadline := time.Now().Add(3 * time.Minute); signed.Load() < n-1 || e.state(refuse) != "refused"; {
+						if time.Now().After(deadline) {
+							t.Fatalf("signed %d of %d, the refused one %s", signed.Load(), n-1, e.state(refuse))
+						}
+						time.Sleep(10 * time.Millisecond)
+					}
+					got := e.socketMessages()
+					if got["claim"] != 1 || got["signatures"] != 1 || got["refusals"] != 1 || got["invalid"] != 0 {
+						t.Errorf("agent messages for a batch of %d: %v, want one claim, one signatures, one refusals", n, got)
+					}
+					if ct.n.Load() != 1 {
+						t.Errorf("%d HTTP requests besides the socket's upgrade", ct.n.Load()-1)
+					}
+				}
+				if asked.Load() != 1 {
+					t.Errorf("the batch policy was asked %d times, want once", asked.Load())
+				}
+				if sz, _ := askedSizes.Load(int64(1)); sz != n {
+					t.Errorf("the batch policy was shown %v requests, want %d", sz, n)
+				}
+				if signed.Load() != n-1 {
+					t.Errorf("signed %d, want %d", signed.Load(), n-1)
+				}
+				for _, id := range ids {
+					want := "signed"
+					if id == refuse {
+						want = "refused"
+					}
+					if got := e.state(id); got != want {
+						t.Errorf("%s: %s, want %s", id, got, want)
+					}
+				}
+			})
+		})
+	}
 }

@@ -275,11 +275,12 @@ func (s *Service) RevokeAgent(ctx context.Context, c Caller, id string) (Signing
 		if err != nil {
 			return SigningAgent{}, fmt.Errorf("agent %s: %w", id, err)
 		}
-		if a.Environment != c.Environment {
-			return SigningAgent{}, denar.Errorf("environment_mismatch", "Agent %s was paired in %s; this is a %s credential.", a.ID, a.Environment, c.Environment)
-		}
+		// reach, with the allow-list applied to the agent's whole scope.
 		if !scopeCovers(c.CompanyIDs, strings.Fields(a.CompanyIds)) {
 			return SigningAgent{}, errAgentBeyondReach(a.ID)
+		}
+		if err := reach(c.Principal, "Agent "+a.ID, a.Environment); err != nil {
+			return SigningAgent{}, err
 		}
 		return revokeAgentTx(ctx, tx, a)
 	})
@@ -484,14 +485,17 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 	})
 }
 
-// PendingForAgent returns what agent p may sign now: the pending requests
-// of every company it holds a valid certificate for, and those it claimed
-// and has not finished.
-func (s *Service) PendingForAgent(ctx context.Context, p *auth.Principal) ([]SigningRequest, error) {
+// PendingForAgent returns what agent p may sign now, oldest first, at
+// most limit (1 to MaxSigningBatch): the pending requests of every company
+// it holds a valid certificate for, and those it claimed and has not
+// finished.
+func (s *Service) PendingForAgent(ctx context.Context, p *auth.Principal, limit int) ([]SigningRequest, error) {
 	if !isAgent(p) {
 		return nil, auth.ErrUnauthenticated
 	}
-	rows, err := s.db.Reader().ListAgentPendingRequests(ctx, dbq.ListAgentPendingRequestsParams{AgentID: p.CredentialID, Now: s.db.Now()})
+	limit = min(max(limit, 1), MaxSigningBatch)
+	rows, err := s.db.Reader().ListAgentPendingRequests(ctx, dbq.ListAgentPendingRequestsParams{AgentID: p.CredentialID, Now: s.db.Now(),
+		Lim: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("pending requests of %s: %w", p.CredentialID, err)
 	}

@@ -72,9 +72,12 @@ type ArchiveConfig struct {
 	MaxAttempts int
 }
 
+// DefaultArchiveRetention is how long a finished export is kept.
+const DefaultArchiveRetention = 7 * 24 * time.Hour
+
 func (c ArchiveConfig) withDefaults() ArchiveConfig {
 	if c.Retention <= 0 {
-		c.Retention = 7 * 24 * time.Hour
+		c.Retention = DefaultArchiveRetention
 	}
 	if c.PurgeEvery <= 0 {
 		c.PurgeEvery = time.Hour
@@ -206,7 +209,7 @@ type archiveArgs struct {
 }
 
 // archiveRow loads an export the caller may see: 404 outside the account,
-// 403 outside the credential's allow-list or environment.
+// then reach.
 func archiveRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.ArchiveExport, error) {
 	r, err := q.GetArchiveExport(ctx, id)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && r.AccountID != p.AccountID) {
@@ -215,11 +218,8 @@ func archiveRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, id strin
 	if err != nil {
 		return dbq.ArchiveExport{}, fmt.Errorf("archive export %s: %w", id, err)
 	}
-	if !p.AllowsCompany(r.CompanyID) {
-		return dbq.ArchiveExport{}, denar.Errorf("company_not_allowed", "The credential may not act for company %s.", r.CompanyID)
-	}
-	if r.Environment != p.Environment {
-		return dbq.ArchiveExport{}, denar.Errorf("environment_mismatch", "Archive export %s belongs to %s; this is a %s credential.", id, r.Environment, p.Environment)
+	if err := reach(p, "Archive export "+id, r.Environment, r.CompanyID); err != nil {
+		return dbq.ArchiveExport{}, err
 	}
 	return r, nil
 }
@@ -610,6 +610,15 @@ func (s *Service) archiveSent(ctx context.Context, q *dbq.Queries, r dbq.Archive
 		return md, nil, fmt.Errorf("sent document %s: %w", d.DocumentID, err)
 	}
 	md.EUID, md.Number, md.DocumentType, md.Kind = inv.Euid.String, inv.Number, inv.DocumentType, inv.Kind
+	if inv.Kind == KindExternal {
+		// Issued outside the service: no signature of ours; the document
+		// as UJP gave it, when its payload could be read.
+		var fs []archiveFile
+		if inv.Document != "null" {
+			fs = append(fs, archiveFile{dir + "document.json", []byte(inv.Document)})
+		}
+		return s.archiveTail(ctx, q, r, inv, md, dir, fs)
+	}
 	var sr dbq.SigningRequest
 	if d.SigningRequestID.Valid {
 		sr, err = q.GetSigningRequest(ctx, d.SigningRequestID.String)
@@ -631,6 +640,12 @@ func (s *Service) archiveSent(ctx context.Context, q *dbq.Queries, r dbq.Archive
 		return md, nil, &errArchiveContent{msg: "sent document " + inv.ID + ": JWS payload: " + err.Error()}
 	}
 	fs := []archiveFile{{dir + "document.json", doc}, {dir + "signature.jws", []byte(sr.Jws)}}
+	return s.archiveTail(ctx, q, r, inv, md, dir, fs)
+}
+
+// archiveTail adds UJP's PDF (when fetched) and the status history of a
+// sent document to its files fs.
+func (s *Service) archiveTail(ctx context.Context, q *dbq.Queries, r dbq.ArchiveExport, inv dbq.Einvoice, md manifestDocument, dir string, fs []archiveFile) (manifestDocument, []archiveFile, error) {
 	pdf, err := q.GetEInvoicePDF(ctx, inv.ID)
 	switch {
 	case err == nil && !pdf.CreatedAt.After(r.AsOf):

@@ -193,14 +193,12 @@ func (s *Service) sellerTax(ctx context.Context, account, id string) func() (str
 	}
 }
 
-// codebooks returns the code lists validation uses in env: UJP's current
-// lists when a cache is configured, else the embedded snapshot (decoded
-// once per service: decoding it is most of the CPU time of an issue).
+// codebooks returns the code lists validation uses in env: UJP's lists as
+// last recorded (codelists.go), else the embedded snapshot (decoded once
+// per service: decoding it is most of the CPU time of an issue).
 func (s *Service) codebooks(env string) *ujpdoc.Codebooks {
-	if s.books != nil {
-		if cb := s.books(env); cb != nil {
-			return cb
-		}
+	if cb, _ := s.recordedLists(env); cb != nil {
+		return cb
 	}
 	return s.snapshot()
 }

@@ -168,11 +168,8 @@ func actingFor(p *auth.Principal, id string, r dbq.Company, err error) (dbq.Comp
 	if err != nil {
 		return dbq.Company{}, fmt.Errorf("load company %s: %w", id, err)
 	}
-	if !p.AllowsCompany(id) {
-		return dbq.Company{}, denar.Errorf("company_not_allowed", "The credential may not act for company %s.", id)
-	}
-	if r.Environment != p.Environment {
-		return dbq.Company{}, denar.Errorf("environment_mismatch", "Company %s belongs to %s; this is a %s credential.", id, r.Environment, p.Environment)
+	if err := reach(p, "Company "+id, r.Environment, id); err != nil {
+		return dbq.Company{}, err
 	}
 	return r, nil
 }

@@ -248,6 +248,9 @@ func supersedable(ctx context.Context, tx *store.Tx, p *auth.Principal, companyI
 	if !einvoice.StornoAllowed(einvoice.Status(orig.Status)) || !orig.Euid.Valid {
 		return orig, co, denar.Errorf("einvoice_state_conflict", "A %s needs an e-invoice UJP holds (delivered, accepted or auto_accepted); %s is %s.", action, orig.ID, orig.Status)
 	}
+	if orig.Kind == KindExternal {
+		return orig, co, denar.Errorf("einvoice_external", "%s was issued outside the service (found at UJP by reconciliation); void or correct it where it was issued.", orig.ID)
+	}
 	if orig.Kind == "storno" {
 		return orig, co, denar.Errorf("einvoice_state_conflict", "%s is itself a storno; it cannot be voided or corrected.", orig.ID)
 	}

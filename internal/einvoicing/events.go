@@ -241,13 +241,7 @@ func accountEvent(ctx context.Context, q *dbq.Queries, p *auth.Principal, id str
 	if err != nil {
 		return r, fmt.Errorf("load event %s: %w", id, err)
 	}
-	if r.Environment != p.Environment {
-		return r, denar.Errorf("environment_mismatch", "Event %s belongs to %s; this is a %s credential.", id, r.Environment, p.Environment)
-	}
-	if !p.AllowsCompany(r.CompanyID) {
-		return r, denar.Errorf("company_not_allowed", "The credential may not read events of company %s.", r.CompanyID)
-	}
-	return r, nil
+	return r, reach(p, "Event "+id, r.Environment, r.CompanyID)
 }
 
 func optional(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }

@@ -9,13 +9,16 @@ const (
 	ResourceSigningAgent    = "signing_agent"
 	ResourceArchiveExport   = "archive_export"
 	ResourceWebhookEndpoint = "webhook_endpoint"
+	ResourceReconciliation  = "reconciliation"
+	// ResourceCodeListChange (codelists.go) has no endpoint of its own:
+	// GET /v1/codebooks shows the lists as they are after it.
 )
 
 // EventKind is one type of the event catalogue (GET /v1/event-types).
 type EventKind struct {
 	Object      string `json:"object" enum:"event_type" example:"event_type" doc:"Always event_type."`
 	Type        string `json:"type" doc:"The event's type, as in Event.type and in a webhook endpoint's events."`
-	Resource    string `json:"resource" enum:"einvoice,inbox_document,signing_agent,archive_export,webhook_endpoint" doc:"What data.object is: the resource as GET returns it right after the change."`
+	Resource    string `json:"resource" enum:"einvoice,inbox_document,signing_agent,archive_export,webhook_endpoint,codelist_change,reconciliation" doc:"What data.object is: the resource as GET returns it right after the change."`
 	Description string `json:"description" doc:"When the event is sent."`
 }
 
@@ -38,6 +41,8 @@ func EventKinds() []EventKind {
 		k(EventCorrected, ResourceEInvoice, "A correction of the e-invoice was submitted: the original is corrected."),
 		k(EventFailed, ResourceEInvoice, "The e-invoice failed for good (terminal error); see problems."),
 		k(EventHeld, ResourceEInvoice, "The tax authority is unavailable: the e-invoice is held and will be resubmitted within the legal window."),
+		k(EventDiscovered, ResourceEInvoice, "Reconciliation found a document UJP holds for the company that the service never issued (issued in UJP's portal or by other software): it is imported as an e-invoice of kind external."),
+		k(EventMissingAtUJP, ResourceEInvoice, "Reconciliation found that UJP does not know a document the service shows delivered (or later): it is flagged with problem ujp_missing; nothing is sent again by itself."),
 		k(EventInboxReceived, ResourceInboxDocument, "A new incoming e-invoice arrived in the inbox."),
 		k(EventInboxDeadlineApproaching, ResourceInboxDocument, "5, 2 or 1 days are left before the incoming e-invoice's decision deadline."),
 		k(EventInboxAutoAccepted, ResourceInboxDocument, "The incoming e-invoice's deadline passed without a decision: auto-accepted."),
@@ -51,6 +56,9 @@ func EventKinds() []EventKind {
 		k(EventSigningAgentOnline, ResourceSigningAgent, "A signing agent of the company is reachable again (one event per company it signs for)."),
 		k(EventArchiveExportReady, ResourceArchiveExport, "A bulk archive export finished and can be downloaded."),
 		k(EventArchiveExportFailed, ResourceArchiveExport, "A bulk archive export failed for good; its failure says why. Ask for a new one."),
+		k(EventCodeListsChanged, ResourceCodeListChange, "UJP changed its code lists of the environment (a new tax indicator, a removed payment type, a renamed document type, a changed rate…): requests are checked against the new lists from now on. One event per company of the environment; data.object says what changed."),
+		k(EventReconciliationCompleted, ResourceReconciliation, "A reconciliation of a company's day with UJP's records finished; its figures say what it found. One with nothing to fix and no problems (clean) proves that the day's sync was complete."),
+		k(EventReconciliationMismatch, ResourceReconciliation, "A reconciliation found something to fix: a document repaired to UJP's status, discovered, missing at UJP, or an incoming document added to the inbox (sent with reconciliation.completed)."),
 		k(EventWebhookTest, ResourceWebhookEndpoint, "Sent only by POST /v1/webhook-endpoints/{id}/test, to that endpoint; never listed in GET /v1/events."),
 	}
 }
@@ -75,5 +83,7 @@ func EventResources() map[string]any {
 		ResourceWebhookEndpoint: WebhookEndpoint{},
 		ResourceInboxDocument:   InboxDocument{},
 		ResourceArchiveExport:   ArchiveExport{},
+		ResourceCodeListChange:  CodeListChange{},
+		ResourceReconciliation:  Reconciliation{},
 	}
 }

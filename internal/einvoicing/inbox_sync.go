@@ -284,18 +284,7 @@ func (p *Pipeline) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr 
 				continue
 			}
 			got[it.EUID] = true
-			d, err := tx.InsertInboxDocument(ctx, dbq.InsertInboxDocumentParams(newInboxDocument(co, it.EUID, []byte(it.Payload), tx.Now, name)))
-			if errors.Is(err, sql.ErrNoRows) {
-				continue // stored by another read
-			}
-			if err != nil {
-				return fmt.Errorf("store inbox document %s: %w", it.EUID, err)
-			}
-			if _, err := CountReceived(ctx, tx, ReceivedDocument{ID: d.ID, AccountID: d.AccountID, CompanyID: d.CompanyID,
-				Environment: d.Environment, ReceivedAt: d.ReceivedAt}); err != nil {
-				return fmt.Errorf("count inbox document %s: %w", d.ID, err)
-			}
-			if err := inboxEvent(ctx, tx, d, EventInboxReceived); err != nil {
+			if _, _, err := storeIncoming(ctx, tx, co, it, name); err != nil {
 				return err
 			}
 		}
@@ -330,6 +319,30 @@ func (p *Pipeline) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr 
 		}
 		return p.discoveryDone(ctx, tx, co, to, started)
 	})
+}
+
+// storeIncoming stores one incoming document UJP gave (its EUID and the
+// seller's payload, unmodified) in co's inbox, counts it in usage and
+// writes inbox.received, all in tx — unless the inbox holds it already
+// (read twice, by two processes, or by the inbox sync and a
+// reconciliation): stored is false then and nothing is written. The one
+// way a document enters the inbox from UJP's lists.
+func storeIncoming(ctx context.Context, tx *store.Tx, co dbq.Company, it ujp.Payload, statusName string) (d dbq.InboxDocument, stored bool, err error) {
+	d, err = tx.InsertInboxDocument(ctx, dbq.InsertInboxDocumentParams(newInboxDocument(co, it.EUID, []byte(it.Payload), tx.Now, statusName)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, false, nil // stored by another read
+	}
+	if err != nil {
+		return d, false, fmt.Errorf("store inbox document %s: %w", it.EUID, err)
+	}
+	if _, err := CountReceived(ctx, tx, ReceivedDocument{ID: d.ID, AccountID: d.AccountID, CompanyID: d.CompanyID,
+		Environment: d.Environment, ReceivedAt: d.ReceivedAt}); err != nil {
+		return d, false, fmt.Errorf("count inbox document %s: %w", d.ID, err)
+	}
+	if err := inboxEvent(ctx, tx, d, EventInboxReceived); err != nil {
+		return d, false, err
+	}
+	return d, true, nil
 }
 
 // discoveryDone records that every document received up to to, as far as

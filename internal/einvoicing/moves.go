@@ -20,20 +20,20 @@ type EInvoice struct {
 	Object           string          `json:"object" enum:"einvoice" example:"einvoice" doc:"Always einvoice."`
 	CompanyID        string          `json:"companyId" example:"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The issuing company (cmp_…), the seller."`
 	Environment      string          `json:"environment" enum:"sandbox,production" example:"sandbox" doc:"sandbox (UJP's simulator) or production (UJP)."`
-	Kind             string          `json:"kind" enum:"invoice,storno,correction" doc:"storno and correction documents link their original in originalId."`
+	Kind             string          `json:"kind" enum:"invoice,storno,correction,external" doc:"storno and correction documents link their original in originalId; external: a document UJP holds that the service never issued (issued in UJP's portal or by other software), found by reconciliation and read-only (docs/reconciliation.md)."`
 	Status           string          `json:"status" enum:"validating,invalid,awaiting_signature,queued,submitting,held,delivered,accepted,auto_accepted,rejected,cancelled_by_storno,corrected,registered,draft_at_ujp,failed" example:"delivered" doc:"Where the document is: validating, awaiting_signature, queued, submitting on the way; delivered when UJP holds it with an EUID; accepted, auto_accepted or rejected once the buyer decided; invalid and failed are final (see problems); held waits for UJP to come back. docs/einvoices.md lists them all."`
 	DocumentType     string          `json:"documentType" doc:"UJP document-types code (100 invoice, …)."`
 	Number           string          `json:"number" example:"F-2026-0042" doc:"Your document number."`
 	IssueDate        string          `json:"issueDate" format:"date" example:"2026-05-04" doc:"The issue date."`
 	ClientReference  *string         `json:"clientReference" example:"order-1001" doc:"Your reference, as sent; null when none."`
-	UJPDocID         string          `json:"ujpDocId" doc:"header.docId sent to UJP; the same on every submission attempt."`
+	UJPDocID         string          `json:"ujpDocId" doc:"header.docId sent to UJP; the same on every submission attempt. For an external document: ujp:<EUID> (the docId its issuer used is in document, when UJP gave its payload)."`
 	EUID             *string         `json:"euid" doc:"Assigned by UJP on delivery; null before."`
 	QRLink           *string         `json:"qrLink" doc:"UJP's public link of the document (the QR code target); null before delivery."`
 	Totals           einvoice.Totals `json:"totals" doc:"net (after discounts), vat, gross, in the document currency."`
 	Problems         json.RawMessage `json:"problems" doc:"Why the document is invalid or failed, and refusals of its signature: [{path, message, codebook, code}], UJP codes unrenamed."`
 	OriginalID       *string         `json:"originalId" example:"einv_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"For a storno or correction: the e-invoice (einv_…) it cancels or replaces; null for an invoice."`
 	SigningRequestID *string         `json:"signingRequestId" doc:"The signing request the document waits on (awaiting_signature); null when none."`
-	Document         json.RawMessage `json:"document" doc:"The UJP document as built (and signed), UJP's own JSON field names."`
+	Document         json.RawMessage `json:"document" doc:"The UJP document as built (and signed), UJP's own JSON field names. For an external document: as UJP gave it (payload/list, with the RD privilege), or null when its payload could not be read."`
 	SubmitAttempts   int             `json:"submitAttempts" doc:"Calls made to UJP's receiver for this document."`
 	DeliveredAt      *time.Time      `json:"deliveredAt" doc:"When UJP assigned the EUID; null before."`
 	SettledAt        *time.Time      `json:"settledAt" doc:"When the buyer's outcome (accepted, auto_accepted, rejected) was learnt; null before."`
@@ -107,6 +107,10 @@ type statusMove struct {
 	EUID     string // set on the move to delivered
 	QRLink   string
 	Problems []byte // JSON array; nil keeps the current problems
+	// Reconciled: the move takes the document to the status UJP holds it
+	// in (cause reconciled), judged by einvoice.CanReconcile rather than
+	// the table of moves.
+	Reconciled bool
 }
 
 // eventTypes names the event each destination status emits (spec, Moves);
@@ -130,7 +134,11 @@ var eventTypes = map[einvoice.Status]string{
 // the move.
 func moveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, m statusMove) (dbq.Einvoice, error) {
 	from := einvoice.Status(inv.Status)
-	if err := einvoice.Move(from, m.To); err != nil {
+	check := einvoice.Move
+	if m.Reconciled {
+		check = einvoice.Reconcile
+	}
+	if err := check(from, m.To); err != nil {
 		return inv, err
 	}
 	problems := m.Problems
@@ -167,6 +175,15 @@ func moveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, m statusM
 		}
 	case einvoice.Accepted, einvoice.AutoAccepted, einvoice.Rejected:
 		err = tx.SetEInvoiceSettledAt(ctx, dbq.SetEInvoiceSettledAtParams{ID: inv.ID, At: now})
+	}
+	if err == nil && m.Reconciled && m.To != einvoice.Delivered && m.To.AtUJP() && !inv.DeliveredAt.Valid {
+		// UJP holds a document we never saw delivered, already past 01:
+		// it is delivered (and counted) now all the same.
+		err = tx.SetEInvoiceDeliveredAt(ctx, dbq.SetEInvoiceDeliveredAtParams{ID: inv.ID, At: now})
+		if err == nil {
+			inv.DeliveredAt = now
+			err = countSent(ctx, tx, inv)
+		}
 	}
 	if err == nil && m.To != einvoice.AwaitingSignature && inv.SigningRequestID.Valid {
 		err = tx.SetEInvoiceSigningRequest(ctx, dbq.SetEInvoiceSigningRequestParams{ID: inv.ID})

@@ -84,26 +84,41 @@ type PipelineConfig struct {
 	RetryDelays []time.Duration
 }
 
+// The defaults of PipelineConfig, also those of the settings that set
+// them (cmd/denar reads them from here).
+const (
+	DefaultHoldWindow  = 72 * time.Hour
+	DefaultPollEvery   = time.Minute
+	DefaultCallTimeout = 30 * time.Second
+	DefaultResignAfter = 4 * time.Minute
+)
+
+// DefaultRetryDelays is the default ladder of waits between resubmissions
+// of a held document, the last repeating.
+func DefaultRetryDelays() []time.Duration {
+	return []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute,
+		5 * time.Minute, 10 * time.Minute, 30 * time.Minute}
+}
+
 func (c PipelineConfig) withDefaults() PipelineConfig {
 	c.SignerInterval = max(c.SignerInterval, 0)
 	if c.HoldWindow <= 0 {
-		c.HoldWindow = 72 * time.Hour
+		c.HoldWindow = DefaultHoldWindow
 	}
 	if c.PollEvery <= 0 {
-		c.PollEvery = time.Minute
+		c.PollEvery = DefaultPollEvery
 	}
 	if c.CallTimeout <= 0 {
-		c.CallTimeout = 30 * time.Second
+		c.CallTimeout = DefaultCallTimeout
 	}
 	if c.ResignAfter <= 0 {
-		c.ResignAfter = 4 * time.Minute
+		c.ResignAfter = DefaultResignAfter
 	}
 	if c.SignAheadTime <= 0 {
 		c.SignAheadTime = 90 * time.Second
 	}
 	if len(c.RetryDelays) == 0 {
-		c.RetryDelays = []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute,
-			5 * time.Minute, 10 * time.Minute, 30 * time.Minute}
+		c.RetryDelays = DefaultRetryDelays()
 	}
 	return c
 }
@@ -132,6 +147,9 @@ func (p *Pipeline) register(r *jobs.Runner) {
 		Backoff: validateBackoff()})
 	r.Register(KindUJPQuery, jobs.WorkerFunc(p.query), jobs.Options{Timeout: 2 * p.cfg.CallTimeout,
 		Backoff: jobs.Schedule(5*time.Second, 15*time.Second, 30*time.Second, time.Minute)})
+	if every := p.svc.cfg.Reconcile.Every; every > 0 {
+		r.Register(KindReconcile, jobs.WorkerFunc(p.reconcileAll), jobs.Options{Every: every})
+	}
 }
 
 // enqueueQuery runs a signed read once its signature is recorded.
@@ -830,6 +848,9 @@ func (p *Pipeline) runQuery(ctx, cctx context.Context, gw ujp.Gateway, who signe
 		return err
 	}
 	if handled, err := p.lookupQuery(ctx, cctx, gw, who, sr, co); handled {
+		return err
+	}
+	if handled, err := p.reconcileQuery(ctx, cctx, gw, who, sr, co); handled {
 		return err
 	}
 	switch sr.LinkType {

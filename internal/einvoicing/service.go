@@ -25,9 +25,10 @@ type Deps struct {
 	// Registry answers the company pre-flight; nil makes every onboarding
 	// 503 ujp_unavailable.
 	Registry Registry
-	// Codebooks returns UJP's current code lists for an environment; nil,
-	// or a nil result, means the snapshot embedded in the binary.
-	Codebooks func(env string) *ujpdoc.Codebooks
+	// Operators are the operator's own UJP identity per environment
+	// (DENAR_UJP_USER, DENAR_UJP_EDB), as which the code lists are read; an
+	// environment without one keeps the lists recorded (or the snapshot).
+	Operators map[string]ujp.Identity
 	// Sandbox drives the UJP simulator behind the sandbox environment; nil
 	// when the sandbox talks to something else (simulate answers 403).
 	Sandbox SandboxUJP
@@ -77,28 +78,64 @@ type Config struct {
 	// InboxDeadlineEvery is how often the inbox's deadline job looks for
 	// reminders and auto-acceptances due; default 1 minute.
 	InboxDeadlineEvery time.Duration
+	// CodeListsEvery is how often UJP's code lists are read (the job
+	// KindCodeLists); default 6 hours.
+	CodeListsEvery time.Duration
+	// CodeListsReload is how long a process answers from its copy of the
+	// recorded code lists before it looks at the store again (a change
+	// recorded by another process is followed within it); default 10 s.
+	CodeListsReload time.Duration
+	// Reconcile tunes the daily reconciliation with UJP's records.
+	Reconcile ReconcileConfig
 }
 
-// DefaultMandateTTL is how long a mandate link works.
-const DefaultMandateTTL = 14 * 24 * time.Hour
+// The defaults of Config, also the defaults of the settings that set
+// them (cmd/denar reads them from here).
+const (
+	// DefaultMandateTTL is how long a mandate link works.
+	DefaultMandateTTL = 14 * 24 * time.Hour
+	// DefaultRegistryTimeout bounds a wait for UJP's registry.
+	DefaultRegistryTimeout = 10 * time.Second
+	// DefaultValidationBudget is how long an issue waits for the buyer's
+	// registry check before it answers 202 validating.
+	DefaultValidationBudget = time.Second
+	// DefaultRefusalBackoff is how long a document waits after a signer's
+	// non-final refusal before it is asked for again.
+	DefaultRefusalBackoff = 5 * time.Minute
+	// DefaultInboxDeadlineEvery is how often the inbox's deadline job runs.
+	DefaultInboxDeadlineEvery = time.Minute
+	// DefaultCodeListsEvery is how often UJP's code lists are read and
+	// compared with the recorded ones.
+	DefaultCodeListsEvery = 6 * time.Hour
+	// DefaultCodeListsReload is how long a process validates with its copy
+	// of the recorded lists before it looks at the store again.
+	DefaultCodeListsReload = 10 * time.Second
+)
 
 func (c Config) withDefaults() Config {
 	if c.MandateTTL <= 0 {
 		c.MandateTTL = DefaultMandateTTL
 	}
 	if c.RegistryTimeout <= 0 {
-		c.RegistryTimeout = 10 * time.Second
+		c.RegistryTimeout = DefaultRegistryTimeout
 	}
 	if c.ValidationBudget <= 0 {
-		c.ValidationBudget = time.Second
+		c.ValidationBudget = DefaultValidationBudget
 	}
 	if c.RefusalBackoff <= 0 {
-		c.RefusalBackoff = 5 * time.Minute
+		c.RefusalBackoff = DefaultRefusalBackoff
 	}
 	if c.InboxDeadlineEvery <= 0 {
-		c.InboxDeadlineEvery = time.Minute
+		c.InboxDeadlineEvery = DefaultInboxDeadlineEvery
+	}
+	if c.CodeListsEvery <= 0 {
+		c.CodeListsEvery = DefaultCodeListsEvery
+	}
+	if c.CodeListsReload <= 0 {
+		c.CodeListsReload = DefaultCodeListsReload
 	}
 	c.Pipeline = c.Pipeline.withDefaults()
+	c.Reconcile = c.Reconcile.withDefaults()
 	c.Archive = c.Archive.withDefaults()
 	c.Webhooks = c.Webhooks.withDefaults()
 	return c
@@ -114,9 +151,12 @@ type Service struct {
 	log      *slog.Logger
 	cfg      Config
 	registry Registry
-	books    func(env string) *ujpdoc.Codebooks
 	snapshot func() *ujpdoc.Codebooks // the embedded lists, decoded once
-	sandbox  SandboxUJP
+	// lists are this process's copies of the recorded code lists, by
+	// environment (codelists.go).
+	lists     map[string]*codeLists
+	operators map[string]ujp.Identity
+	sandbox   SandboxUJP
 	// sandboxSetup registers sandbox certificates with the simulator.
 	sandboxSetup SandboxSetup
 	gateways     map[string]ujp.Gateway
@@ -138,7 +178,7 @@ type Service struct {
 // New builds the service.
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
-		books: d.Codebooks, snapshot: sync.OnceValue(ujpdoc.Snapshot), sandbox: d.Sandbox, sandboxSetup: d.SandboxSetup, gateways: d.Gateways,
+		snapshot: sync.OnceValue(ujpdoc.Snapshot), lists: newCodeLists(), operators: d.Operators, sandbox: d.Sandbox, sandboxSetup: d.SandboxSetup, gateways: d.Gateways,
 		blobs: d.Blobs, received: d.Received,
 		secrets: d.Secrets, resolver: d.Resolver}
 	if s.received == nil {
@@ -235,13 +275,14 @@ func (s *Service) Now() time.Time { return s.db.Now() }
 
 // RegisterJobs registers the job kinds of the service on r: the
 // submission pipeline, the change-feed polls (sales and the inbox), UJP
-// reads and decisions, the inbox's deadlines, the periodic expiry and purge
-// of signing requests, archive builds and the periodic deletion of expired
-// archives. Webhook deliveries have their own registration
+// reads and decisions, the periodic read of UJP's code lists, the inbox's
+// deadlines, the periodic expiry and purge of signing requests, archive
+// builds and the periodic deletion of expired archives. Webhook deliveries have their own registration
 // (RegisterWebhookJobs), so that cmd/denar can give them a runner, and
 // workers, of their own.
 func (s *Service) RegisterJobs(r *jobs.Runner) {
 	s.pipe.register(r)
+	s.registerCodeLists(r)
 	r.Register(KindInboxDeadlines, jobs.WorkerFunc(s.inboxDeadlines), jobs.Options{Every: s.cfg.InboxDeadlineEvery})
 	if s.sandboxSetup != nil {
 		r.Register(KindSandboxSigner, jobs.WorkerFunc(s.registerSandboxSigner), jobs.Options{

@@ -252,6 +252,8 @@ func AfterSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
 		linkPurchaseIDs, linkPurchasePayloads, linkPurchaseChanges, linkSalesLookup, linkSalesLookupPayloads:
 		// A signed read, or a signed decision: a job sends it to UJP.
 		return enqueueQuery(ctx, tx, r)
+	case linkReconciliation:
+		return enqueueReconcileQuery(ctx, tx, r)
 	}
 	return nil
 }

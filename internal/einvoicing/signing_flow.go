@@ -61,16 +61,24 @@ func (s *Service) SigningRequests(ctx context.Context, p *auth.Principal, f Sign
 			return nil, err
 		}
 	}
-	rows, err := s.db.Reader().ListSigningRequests(ctx, dbq.ListSigningRequestsParams{AccountID: p.AccountID, Environment: p.Environment,
-		State: f.State, CompanyID: f.CompanyID, AfterID: after, Lim: int32(limit + 1)})
-	if err != nil {
-		return nil, fmt.Errorf("list signing requests: %w", err)
-	}
 	now := s.db.Now()
-	out := make([]SigningRequest, 0, len(rows))
-	for _, r := range rows {
-		if p.AllowsCompany(r.CompanyID) {
-			out = append(out, signingRequestView(r, now))
+	out := make([]SigningRequest, 0, limit+1)
+	// Requests of companies outside the allow-list are skipped, so read on
+	// until the page (plus one, which says there is a next page) is full.
+	for len(out) <= limit {
+		rows, err := s.db.Reader().ListSigningRequests(ctx, dbq.ListSigningRequestsParams{AccountID: p.AccountID, Environment: p.Environment,
+			State: f.State, CompanyID: f.CompanyID, AfterID: after, Lim: int32(limit + 1)})
+		if err != nil {
+			return nil, fmt.Errorf("list signing requests: %w", err)
+		}
+		for _, r := range rows {
+			after = r.ID
+			if p.AllowsCompany(r.CompanyID) && len(out) <= limit {
+				out = append(out, signingRequestView(r, now))
+			}
+		}
+		if len(rows) < limit+1 {
+			break
 		}
 	}
 	return out, nil
@@ -140,7 +148,7 @@ func (s *Service) requestForSigner(ctx context.Context, q *dbq.Queries, p *auth.
 // expiry job ran), is answered 410 signature_expired with replacedBy; a
 // request found past its time is expired first, in its own commit, so the
 // replacement exists whoever arrives late.
-func (s *Service) signerTransition(ctx context.Context, c Caller, id string, step func(tx *store.Tx, r dbq.SigningRequest, cert dbq.SigningCertificate) error) (SigningRequest, error) {
+func (s *Service) signerTransition(ctx context.Context, c Caller, id string, step signerStep) (SigningRequest, error) {
 	ctx = context.WithoutCancel(ctx)
 	for attempt := 0; ; attempt++ {
 		r, _, err := s.requestForSigner(ctx, s.db.Reader(), c.Principal, id, s.db.Now())
@@ -235,6 +243,12 @@ func (s *Service) expiredError(ctx context.Context, r dbq.SigningRequest) error 
 		}
 		current = next.ReplacedBy
 	}
+	return expiredProblem(r, current)
+}
+
+// expiredProblem is the 410 signature_expired of expired request r whose
+// newest replacement is current ("" for none).
+func expiredProblem(r dbq.SigningRequest, current string) error {
 	detail := map[string]any{"replacedBy": nil}
 	at := r.ExpiresAt.UTC().Format(time.RFC3339)
 	msg := fmt.Sprintf("The request expired at %s; nothing was signed.", at)
@@ -251,7 +265,17 @@ func (s *Service) expiredError(ctx context.Context, r dbq.SigningRequest) error 
 // protected header is issued again for it, so whichever of a company's
 // agents claims first signs.
 func (s *Service) ClaimSigningRequest(ctx context.Context, c Caller, id string) (SigningRequest, error) {
-	return s.signerTransition(ctx, c, id, func(tx *store.Tx, r dbq.SigningRequest, cert dbq.SigningCertificate) error {
+	return s.signerTransition(ctx, c, id, s.claimStep(ctx, c))
+}
+
+// signerStep is one signer's answer to a request, applied inside the
+// transaction that records it: r as read there, cert the certificate the
+// caller signs it with.
+type signerStep func(tx *store.Tx, r dbq.SigningRequest, cert dbq.SigningCertificate) error
+
+// claimStep claims a request for c.
+func (s *Service) claimStep(ctx context.Context, c Caller) signerStep {
+	return func(tx *store.Tx, r dbq.SigningRequest, cert dbq.SigningCertificate) error {
 		who := c.CredentialID
 		switch {
 		case r.State == StateClaimed && r.ClaimedBy == who:
@@ -279,7 +303,7 @@ func (s *Service) ClaimSigningRequest(ctx context.Context, c Caller, id string) 
 			return denar.Errorf("already_claimed", "Another signer claimed this request.")
 		}
 		return err
-	})
+	}
 }
 
 // SubmitSignature verifies jws (RS256 over protectedHeader.payload with
@@ -287,7 +311,12 @@ func (s *Service) ClaimSigningRequest(ctx context.Context, c Caller, id string) 
 // the same transaction. Resubmitting the identical JWS of a signed request
 // returns it.
 func (s *Service) SubmitSignature(ctx context.Context, c Caller, id, jws string) (SigningRequest, error) {
-	return s.signerTransition(ctx, c, id, func(tx *store.Tx, r dbq.SigningRequest, _ dbq.SigningCertificate) error {
+	return s.signerTransition(ctx, c, id, s.signatureStep(ctx, c, jws))
+}
+
+// signatureStep verifies and records jws as c's signature of a request.
+func (s *Service) signatureStep(ctx context.Context, c Caller, jws string) signerStep {
+	return func(tx *store.Tx, r dbq.SigningRequest, _ dbq.SigningCertificate) error {
 		switch {
 		case r.State == StateSigned && r.Jws == jws:
 			return nil
@@ -328,7 +357,7 @@ func (s *Service) SubmitSignature(ctx context.Context, c Caller, id, jws string)
 		}
 		r.State, r.Jws, r.UpdatedAt = StateSigned, jws, tx.Now
 		return AfterSigned(ctx, tx, SigningRequestFrom(r))
-	})
+	}
 }
 
 // RefuseSigningRequest records the agent's refusal. For an e-invoice's
@@ -341,7 +370,13 @@ func (s *Service) RefuseSigningRequest(ctx context.Context, c Caller, id, reason
 	if !contains(RefusalReasons, reason) {
 		return SigningRequest{}, denar.Invalid(denar.FieldError{Path: "reason", Message: "must be one of user_declined, policy, token_missing, pin_locked, payload_invalid, unattended"})
 	}
-	return s.signerTransition(ctx, c, id, func(tx *store.Tx, r dbq.SigningRequest, _ dbq.SigningCertificate) error {
+	return s.signerTransition(ctx, c, id, s.refusalStep(ctx, c, reason, message))
+}
+
+// refusalStep records c's refusal of a request and what it means for the
+// object the request was for.
+func (s *Service) refusalStep(ctx context.Context, c Caller, reason, message string) signerStep {
+	return func(tx *store.Tx, r dbq.SigningRequest, _ dbq.SigningCertificate) error {
 		switch {
 		case r.State == StateRefused && r.RefusalReason == reason:
 			return nil
@@ -367,7 +402,7 @@ func (s *Service) RefuseSigningRequest(ctx context.Context, c Caller, id, reason
 			return s.decisionSignatureFailed(ctx, tx, r, false, reason, message)
 		}
 		return nil
-	})
+	}
 }
 
 // signatureProblem is the problems item of a refused signature.

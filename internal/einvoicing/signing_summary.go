@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -136,6 +137,16 @@ func summaryFor(ctx context.Context, tx *store.Tx, co dbq.Company, purpose strin
 		return s, nil
 	case linkChanges:
 		s.Purpose = "read from UJP the buyers' decisions on the company's e-invoices"
+		return s, nil
+	case linkUJPCheck:
+		s.Purpose = "check the company's access to UJP (go-live check): read a document no one issued"
+	case linkReconciliation:
+		s.Purpose = "read from UJP the company's documents of a day, to reconcile them"
+		if id, _, ok := strings.Cut(link.ID, "/"); ok {
+			if r, err := tx.GetReconciliation(ctx, id); err == nil {
+				s.Purpose = "read from UJP the company's documents of " + r.Day + ", to reconcile them"
+			}
+		}
 		return s, nil
 	}
 	switch purpose {

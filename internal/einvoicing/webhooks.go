@@ -42,9 +42,16 @@ type WebhookConfig struct {
 	Concurrency int
 }
 
+// The defaults of WebhookConfig's settings (cmd/denar reads them from
+// here).
+const (
+	DefaultWebhookTimeout     = 15 * time.Second
+	DefaultWebhookConcurrency = 16
+)
+
 func (c WebhookConfig) withDefaults() WebhookConfig {
 	if c.Timeout <= 0 {
-		c.Timeout = 15 * time.Second
+		c.Timeout = DefaultWebhookTimeout
 	}
 	if c.DisableAfter <= 0 {
 		c.DisableAfter = 72 * time.Hour
@@ -53,7 +60,7 @@ func (c WebhookConfig) withDefaults() WebhookConfig {
 		c.MaxEndpoints = 20
 	}
 	if c.Concurrency <= 0 {
-		c.Concurrency = 16
+		c.Concurrency = DefaultWebhookConcurrency
 	}
 	return c
 }
@@ -137,13 +144,12 @@ func endpoint(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string)
 	if err != nil {
 		return r, fmt.Errorf("load webhook endpoint %s: %w", id, err)
 	}
-	if r.Environment != p.Environment {
-		return r, denar.Errorf("environment_mismatch", "Webhook endpoint %s belongs to %s; this is a %s credential.", id, r.Environment, p.Environment)
-	}
+	// reach, with the allow-list applied to every company the endpoint
+	// receives events of (all of them when it names none).
 	if !canManage(p, r.CompanyIds) {
 		return r, denar.Errorf("company_not_allowed", "Webhook endpoint %s receives events of companies this credential may not act for.", id)
 	}
-	return r, nil
+	return r, reach(p, "Webhook endpoint "+id, r.Environment)
 }
 
 // subscribes reports whether an endpoint's types (space-separated) take typ.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/httpx"
+	"github.com/denar-mk/denar/jsontext"
 )
 
 type memberLine struct {
@@ -28,7 +29,7 @@ type memberBody struct {
 
 // TestBodyText: what the edge refuses in a JSON body before either kind of
 // operation decodes it (huma against the schema, or the handler from the
-// raw bytes with denar.DecodeJSON): an unpaired surrogate escape as invalid
+// raw bytes with jsontext.DecodeJSON): an unpaired surrogate escape as invalid
 // UTF-8, NUL raw or escaped, a member given twice (also by case), each a
 // 422 validation_failed at the real field's path; and what either kind
 // does with a member name in another case than the field's.
@@ -43,7 +44,7 @@ func TestBodyText(t *testing.T) {
 	httpx.Register(s, huma.Operation{OperationID: "raw", Method: http.MethodPost, Path: "/raw"},
 		httpx.Spec{Auth: httpx.AuthNone, RawBody: true}, func(ctx context.Context, in *struct{ RawBody []byte }) (*struct{ Body memberBody }, error) {
 			var b memberBody
-			if err := denar.DecodeJSON(in.RawBody, &b); err != nil {
+			if err := jsontext.DecodeJSON(in.RawBody, &b); err != nil {
 				return nil, err
 			}
 			return echo(b), nil

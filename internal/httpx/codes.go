@@ -25,6 +25,9 @@ const (
 	// InCompanyProblems: the code of an item of a company's problems (what
 	// UJP refuses the service for the company: access or a privilege).
 	InCompanyProblems = "company.problems"
+	// InReconciliationProblems: the code of an item of a reconciliation's
+	// problems (what a run could not settle).
+	InReconciliationProblems = "reconciliation.problems"
 	// InOAuth: the error member of an RFC 6749 §5.2 answer of POST
 	// /v1/oauth/token.
 	InOAuth = "oauth"
@@ -110,6 +113,7 @@ func Codes() []Code {
 		p("self_signed_certificate", http.StatusUnprocessableEntity, ServiceEInvoice, "Self-signed certificate", "A self-signed certificate (such as denar-agent run --sandbox-self-signed makes) registered for a production company; production needs the qualified certificate a certification authority issued. errors[] names certificateDer."),
 		p("secret_already_shown", http.StatusConflict, ServiceEInvoice, "Secret already shown", "An Idempotency-Key replay of an answer that carried a secret shown once (a pairing code, an agent's credentials, a webhook endpoint's secret, a sandbox mandate link): the secret is not kept, so the replay cannot show it. object and objectId name what was created; pair again with a new code, rotate the endpoint's secret, or ask for another mandate link."),
 		p("pairing_code_invalid", http.StatusUnprocessableEntity, ServiceEInvoice, "Pairing code invalid", "The pairing code is unknown, used or expired."),
+		p("einvoice_external", http.StatusConflict, ServiceEInvoice, "E-invoice issued outside the service", "A storno or correction of an e-invoice of kind external: UJP holds it but the service never issued it (UJP's portal, other software); void or correct it where it was issued."),
 		p("archive_export_not_ready", http.StatusConflict, ServiceEInvoice, "Archive export not ready", "Download of an archive export that is pending or failed."),
 		p("archive_export_expired", http.StatusGone, ServiceEInvoice, "Archive export expired", "The archive export is past its expiresAt (DENAR_ARCHIVE_RETENTION); ask for a new one."),
 
@@ -132,6 +136,8 @@ func Codes() []Code {
 			Meaning: "UJP stayed unreachable for longer than the hold window (DENAR_EINVOICE_HOLD_WINDOW) and never received the document; the document failed undelivered. A document UJP may hold (a send without an answer) is never failed by the window: it is looked up in UJP's records."},
 		{Code: "ujp_unexpected_answer", In: InEInvoiceProblems, Service: ServiceEInvoice, Title: "UJP answered in an unknown shape",
 			Meaning: "UJP (or something in front of it) refused the document with a 4xx whose body is not UJP's error shape (a proxy's page, a framework's default error JSON); message holds the HTTP status and the body, truncated. A 5xx of that shape holds the document instead."},
+		{Code: "ujp_missing", In: InEInvoiceProblems, Service: ServiceEInvoice, Title: "Not at UJP",
+			Meaning: "Reconciliation found that UJP does not know the document (its current-status answers not found) though the service shows it delivered or later (event einvoice.missing_at_ujp). Nothing is sent again by itself; the flag goes when a later reconciliation finds the document at UJP."},
 
 		// Items of a company's problems.
 		{Code: "ujp_access_missing", In: InCompanyProblems, Service: ServiceEInvoice, Title: "UJP refuses the signer",
@@ -152,6 +158,20 @@ func Codes() []Code {
 			Meaning: "The signed decision was too old for UJP (its 5-minute window) and the company has no valid certificate to sign it again."},
 		{Code: "payload_unreadable", In: InInboxProblems, Service: ServiceEInvoice, Title: "Payload unreadable",
 			Meaning: "UJP's payload of the document is not a UJP document; it is kept unmodified (GET …/payload) but its fields could not be read."},
+
+		// Items of a reconciliation's problems.
+		{Code: "status_unknown", In: InReconciliationProblems, Service: ServiceEInvoice, Title: "Status not known",
+			Meaning: "UJP reports a document status the service does not know, or lists a document and then does not give its status; the document is left as it is (and a document the service never issued is not imported)."},
+		{Code: "status_conflict", In: InReconciliationProblems, Service: ServiceEInvoice, Title: "Status conflict",
+			Meaning: "The service shows a document in a status UJP's status cannot lead to (or holds another EUID for its docId); it is left as it is. Compare it with UJP's portal."},
+		{Code: "ambiguous_match", In: InReconciliationProblems, Service: ServiceEInvoice, Title: "Several documents match",
+			Meaning: "Without the document's payload (no RD privilege), several of the service's documents match UJP's number, date, gross amount and buyer; none was changed and nothing was imported. Grant RD and reconcile the day again."},
+		{Code: "payload_missing", In: InReconciliationProblems, Service: ServiceEInvoice, Title: "Payload not given",
+			Meaning: "UJP lists an incoming document for the day but gave no payload for it; it is not in the inbox. Reconcile the day again later."},
+		{Code: "privilege_missing", In: InReconciliationProblems, Service: ServiceEInvoice, Title: "RD privilege missing",
+			Meaning: "The signer's user lacks the RD privilege for the company: sales documents were matched by number, date, gross amount and buyer instead of their docId, and incoming documents missing from the inbox could not be read. Grant RD in UJP's portal and reconcile the day again."},
+		{Code: "access_refused", In: InReconciliationProblems, Service: ServiceEInvoice, Title: "UJP refuses the signer",
+			Meaning: "UJP refused the company's signer (E1010, E1012, E1013, E4021–E4023); the run waits, asks again hourly, and resumes once the company's access is set right (the company's problems say how)."},
 
 		// OAuth token endpoint (RFC 6749 §5.2).
 		{Code: "invalid_request", In: InOAuth, Status: http.StatusBadRequest, Service: ServiceEInvoice, Title: "Invalid request",

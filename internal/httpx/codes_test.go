@@ -52,6 +52,7 @@ const (
 	kindItem    = httpx.InEInvoiceProblems
 	kindInbox   = httpx.InInboxProblems
 	kindCompany = httpx.InCompanyProblems
+	kindRecon   = httpx.InReconciliationProblems
 	kindOAuth   = httpx.InOAuth
 )
 
@@ -166,6 +167,8 @@ func sourceCodes(t *testing.T) []usedCode {
 				return kindInbox
 			case q == "einvoicing" && n == "CompanyProblem":
 				return kindCompany
+			case q == "einvoicing" && n == "ReconciliationProblem":
+				return kindRecon
 			case q == "auth" && n == "OAuthError":
 				return kindOAuth
 			}
@@ -269,7 +272,8 @@ func TestCodesDocumented(t *testing.T) {
 	var missing []string
 	for _, want := range []string{"company_exists", "einvoice_state_conflict", "pairing_code_invalid", "signature_refused",
 		"hold_window_exceeded", "invalid_client", "mpin_validation_failed", "validation_failed", "unauthenticated",
-		"decision_deadline_passed", "inbox_state_conflict", "decided_elsewhere", "payload_unreadable"} {
+		"decision_deadline_passed", "inbox_state_conflict", "decided_elsewhere", "payload_unreadable", "ujp_missing", "status_conflict",
+		"einvoice_external"} {
 		if !seen[want] {
 			missing = append(missing, want)
 		}

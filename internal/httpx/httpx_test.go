@@ -459,7 +459,7 @@ func TestRequestProblems(t *testing.T) {
 			}
 			if tt.name == "malformed JSON" {
 				// At the root with the byte offset, as the payroll
-				// service's decoders say it too (denar.MalformedJSON).
+				// service's decoders say it too (jsontext.MalformedJSON).
 				if len(p.Errors) != 1 || p.Errors[0].Path != "" || p.Errors[0].Message != "malformed JSON at byte 8: unexpected end of the body" {
 					t.Errorf("malformed JSON: %s", r.body)
 				}

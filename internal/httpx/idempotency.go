@@ -15,6 +15,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/idempotency"
+	"github.com/denar-mk/denar/jsontext"
 )
 
 // Idempotency (docs/decisions.md, "Idempotency"): the guard claims the
@@ -50,7 +51,7 @@ func (s *Service) idempotent(ctx huma.Context, r *http.Request, w http.ResponseW
 		WriteProblem(w, r, NewProblem("invalid_idempotency_key", "The Idempotency-Key header is longer than 255 characters."))
 		return
 	}
-	if bad := denar.BadText(key); bad != "" {
+	if bad := jsontext.BadText(key); bad != "" {
 		WriteProblem(w, r, NewProblem("invalid_idempotency_key", "The Idempotency-Key header "+bad+"."))
 		return
 	}

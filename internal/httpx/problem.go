@@ -15,6 +15,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/validation"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/jsontext"
 )
 
 // DefaultDocsURL is the base of every problem's type URI (type = base +
@@ -307,7 +308,7 @@ func fieldErrors(ctx huma.Context, msg string, errs []error) []denar.FieldError 
 // that encoding/json could not decode into the operation's input (a number
 // an integer field cannot hold, a value its own UnmarshalJSON refuses):
 // huma reports those at the body's root with encoding/json's text, which
-// names Go types. The body is decoded again by denar.DecodeJSON, which
+// names Go types. The body is decoded again by jsontext.DecodeJSON, which
 // finds each such value's path and words it for the client. nil when det is
 // not such an error.
 func decodeErrors(ctx huma.Context, det *huma.ErrorDetail) []denar.FieldError {
@@ -321,7 +322,7 @@ func decodeErrors(ctx huma.Context, det *huma.ErrorDetail) []denar.FieldError {
 	if len(b) > 0 && !json.Valid(b) {
 		// Malformed JSON, reported as every operation reports it: at the
 		// root, with the byte offset.
-		return []denar.FieldError{denar.MalformedJSON([]byte(body))}
+		return []denar.FieldError{jsontext.MalformedJSON([]byte(body))}
 	}
 	if len(b) == 0 || (b[0] != '{' && b[0] != '[') {
 		return nil
@@ -331,7 +332,7 @@ func decodeErrors(ctx huma.Context, det *huma.ErrorDetail) []denar.FieldError {
 		return nil
 	}
 	var de *denar.Error
-	if err := denar.DecodeJSON([]byte(body), reflect.New(t).Interface()); !errors.As(err, &de) || len(de.Fields) == 0 {
+	if err := jsontext.DecodeJSON([]byte(body), reflect.New(t).Interface()); !errors.As(err, &de) || len(de.Fields) == 0 {
 		return nil
 	}
 	return de.Fields
@@ -367,4 +368,12 @@ func fieldPath(loc string) string {
 		return strings.TrimPrefix(loc, "body")
 	}
 	return loc
+}
+
+// ProblemOf is the problem err is answered with, as WriteProblem would
+// send it (the request's id in instance, the type under the service's
+// documentation): the problem of one item of a batch, which answers 200
+// with each item's outcome.
+func ProblemOf(ctx context.Context, err error) *Problem {
+	return finish(ctx, FromError(err))
 }

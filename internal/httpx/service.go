@@ -125,6 +125,9 @@ type Service struct {
 	// examples are the example bodies by Go type (Example, ExampleJSON),
 	// written into their schemas by finishRegistration.
 	examples map[reflect.Type]any
+	// dispatchTo is the complete handler Dispatch serves requests with.
+	dispatchOnce sync.Once
+	dispatchTo   http.Handler
 }
 
 // Operation metadata keys read by the middleware.
@@ -308,12 +311,12 @@ type Spec struct {
 	// heavy work (files, batches): over it, 503 server_busy.
 	Heavy bool
 	// StreamedBody says the handler decodes the body itself as it arrives
-	// (the file endpoints) and applies the text rules (denar.CheckJSONText)
+	// (the file endpoints) and applies the text rules (jsontext.CheckJSONText)
 	// as it goes; the guard then leaves the body unread.
 	StreamedBody bool
 	// RawBody says the handler decodes the body from its bytes (huma's
 	// RawBody) rather than huma against the documented schema: the guard
-	// then enforces denar.DefaultMaxStringLength, the maxLength the
+	// then enforces jsontext.DefaultMaxStringLength, the maxLength the
 	// document shows for strings without their own, on every string.
 	RawBody bool
 }

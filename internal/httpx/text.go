@@ -12,6 +12,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/jsontext"
 )
 
 // maxCredentialLength bounds what the credential parsers accept: every
@@ -42,7 +43,7 @@ func CredentialText(s string) bool { return credentialText(s) }
 // checkRequestText applies the text rules to everything of r the operation
 // reads: query parameters (every one sent, known or not), its path and
 // header parameters (against their maxLength too), and a JSON body (every
-// key and string, at any depth; see denar.CheckJSONText). Idempotency-Key
+// key and string, at any depth; see jsontext.CheckJSONText). Idempotency-Key
 // has its own code (invalid_idempotency_key) and is checked where it is
 // read. The body is read here, within the route's limit, and put back for
 // huma; operations that stream their body (Spec.StreamedBody) check it as
@@ -52,11 +53,11 @@ func checkRequestText(r *http.Request, op *huma.Operation, maxString int) *Probl
 		return NewProblem(denar.ECodeValidation, "The request has invalid fields.", denar.FieldError{Path: path, Message: msg})
 	}
 	for k, vs := range r.URL.Query() {
-		if bad := denar.BadText(k); bad != "" {
+		if bad := jsontext.BadText(k); bad != "" {
 			return invalid("query", "has a parameter name that "+bad)
 		}
 		for _, v := range vs {
-			if bad := denar.BadText(v); bad != "" {
+			if bad := jsontext.BadText(v); bad != "" {
 				return invalid("query."+k, bad)
 			}
 		}
@@ -76,7 +77,7 @@ func checkRequestText(r *http.Request, op *huma.Operation, maxString int) *Probl
 		default:
 			continue
 		}
-		if bad := denar.BadText(v); bad != "" {
+		if bad := jsontext.BadText(v); bad != "" {
 			return invalid(p.In+"."+p.Name, bad)
 		}
 		if p.Schema != nil && p.Schema.MaxLength != nil && utf8.RuneCountInString(v) > *p.Schema.MaxLength {
@@ -99,15 +100,15 @@ func checkRequestText(r *http.Request, op *huma.Operation, maxString int) *Probl
 	r.Body = io.NopCloser(bytes.NewReader(raw))
 	// huma checks each field's maxLength against the schema; a body the
 	// handler decodes from its bytes gets the service's MaxStringLength
-	// (denar.DefaultMaxStringLength when the service sets none) here.
+	// (jsontext.DefaultMaxStringLength when the service sets none) here.
 	limit := 0
 	if rawBody, _ := op.Metadata[metaRaw].(bool); rawBody {
 		limit = maxString
 		if limit <= 0 {
-			limit = denar.DefaultMaxStringLength
+			limit = jsontext.DefaultMaxStringLength
 		}
 	}
-	if fe := denar.CheckJSONText(raw, "", limit); fe != nil {
+	if fe := jsontext.CheckJSONText(raw, "", limit); fe != nil {
 		return invalid(fe.Path, fe.Message)
 	}
 	return nil

@@ -77,6 +77,10 @@ type Keeper struct {
 	lease time.Duration
 }
 
+// DefaultRetention is how long a stored response is kept before a purge
+// may delete it.
+const DefaultRetention = 24 * time.Hour
+
 // DefaultLease is how long a running request holds its key before a retry
 // may take it over.
 const DefaultLease = time.Minute

@@ -33,7 +33,7 @@ type Config struct {
 	// processes and of scheduled jobs coming due.
 	PollInterval time.Duration
 	// Lease is how long a claim holds a job before another runner may take
-	// it over; default 5 minutes. A running job's lease is extended every
+	// it over; default DefaultLease. A running job's lease is extended every
 	// Lease/3, so only a dead runner lets it run out.
 	Lease time.Duration
 	// Logger receives failures the runner cannot return; default slog.Default().
@@ -99,6 +99,13 @@ type Runner struct {
 	cancel   context.CancelFunc // cancels the contexts of running jobs
 }
 
+// The defaults of Config's PollInterval and Lease, also those of the
+// settings that set them (cmd/denar reads them from here).
+const (
+	DefaultPollInterval = time.Second
+	DefaultLease        = time.Minute
+)
+
 // NewRunner returns a runner on db. Register kinds before Start.
 func NewRunner(db *store.DB, cfg Config) *Runner {
 	if cfg.ID == "" {
@@ -108,10 +115,10 @@ func NewRunner(db *store.DB, cfg Config) *Runner {
 		cfg.Workers = 4
 	}
 	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = time.Second
+		cfg.PollInterval = DefaultPollInterval
 	}
 	if cfg.Lease <= 0 {
-		cfg.Lease = 5 * time.Minute
+		cfg.Lease = DefaultLease
 	}
 	log := cfg.Logger
 	if log == nil {

@@ -82,6 +82,8 @@ type jobArgs struct {
 	ID string `json:"id"`
 }
 
+func (jobArgs) Kind() string { return JobKind }
+
 func uniqueKey(id string) string { return "mail:" + id }
 
 // Queue stores m and enqueues its delivery as part of tx, and returns the
@@ -111,9 +113,7 @@ func QueueSealed(ctx context.Context, tx *store.Tx, box *auth.SecretBox, m Messa
 	}); err != nil {
 		return "", fmt.Errorf("mail: queue: %w", err)
 	}
-	if _, err := jobs.Enqueue(ctx, tx, jobs.Spec{
-		Kind: JobKind, Args: jobArgs{ID: id}, MaxAttempts: jobAttemptCeiling, UniqueKey: uniqueKey(id),
-	}); err != nil {
+	if _, err := jobs.Insert(ctx, tx, jobArgs{ID: id}, jobs.InsertOpts{MaxAttempts: jobAttemptCeiling, UniqueKey: uniqueKey(id)}); err != nil {
 		return "", fmt.Errorf("mail: queue: %w", err)
 	}
 	return id, nil
@@ -166,9 +166,7 @@ func Retry(ctx context.Context, db *store.DB, id string) error {
 			}
 			return fmt.Errorf("mail: retry %s: %w", id, ErrAlreadySent)
 		}
-		e, err := jobs.Enqueue(ctx, tx, jobs.Spec{
-			Kind: JobKind, Args: jobArgs{ID: id}, MaxAttempts: jobAttemptCeiling, UniqueKey: uniqueKey(id),
-		})
+		e, err := jobs.Insert(ctx, tx, jobArgs{ID: id}, jobs.InsertOpts{MaxAttempts: jobAttemptCeiling, UniqueKey: uniqueKey(id)})
 		if err != nil {
 			return fmt.Errorf("mail: retry %s: %w", id, err)
 		}

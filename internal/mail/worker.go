@@ -57,7 +57,7 @@ func Register(r *jobs.Runner, db *store.DB, cfg WorkerConfig) {
 		cfg.Log = slog.Default()
 	}
 	w := &worker{db: db, cfg: cfg, backoff: jobs.Schedule(cfg.RetryDelays...)}
-	r.Register(JobKind, w, jobs.Options{Backoff: w.backoff, Timeout: attemptTimeout})
+	jobs.Register(r, w.work, jobs.Options{Backoff: w.backoff, Timeout: attemptTimeout})
 }
 
 type worker struct {
@@ -69,11 +69,7 @@ type worker struct {
 // Work delivers one message. The job's attempt number is the message's: the
 // runner counts an attempt whose process died, so a message that brings its
 // runner down cannot be tried for ever.
-func (w *worker) Work(ctx context.Context, job *jobs.Job) error {
-	var a jobArgs
-	if err := job.DecodeArgs(&a); err != nil {
-		return jobs.Cancel(err)
-	}
+func (w *worker) work(ctx context.Context, job *jobs.Job, a jobArgs) error {
 	m, err := w.db.Reader().GetOutboxMail(ctx, a.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return jobs.Cancel(fmt.Errorf("mail %s: no such message", a.ID))

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/denar-mk/denar"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/denar-mk/denar/ident"
+	"github.com/denar-mk/denar/jsontext"
 )
 
 func validEMBG(prefix string) string {
@@ -205,7 +205,7 @@ func TestFilesRefuseControlCharacters(t *testing.T) {
 		{"/v1/files/mpin/xml", strings.Replace(mpinBody(t, e, true), `"firstName":"`, `"firstName":"\f`, 1), "records[0].employee.firstName"},
 	} {
 		status, p, raw := e.post(t, tt.path, tt.body)
-		if msg, _ := problemAt(p, tt.field); status != 422 || msg != denar.ControlCharMessage {
+		if msg, _ := problemAt(p, tt.field); status != 422 || msg != jsontext.ControlCharMessage {
 			t.Errorf("%s: %d %s; want 422 at %s", tt.path, status, raw, tt.field)
 		}
 	}

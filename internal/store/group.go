@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/denar-mk/denar/internal/crashpoint"
-	"github.com/denar-mk/denar/internal/store/dbq"
 )
 
 // Group commit (SQLite). SQLite has one writer, and most of a short write
@@ -132,7 +131,7 @@ func (db *DB) runGroup(batch []*member) {
 	// an open transaction; after a commit or a rollback this is a no-op.
 	defer func() { _ = sqlTx.Rollback() }()
 	conn := detachedTx{cachedTx{db.writeStmts, sqlTx}}
-	q := dbq.New(conn)
+	q := db.queries(conn)
 	var ok []*member
 	for i, m := range batch {
 		if err := m.ctx.Err(); err != nil {

@@ -64,6 +64,47 @@ type DB struct {
 	// ckpt copies SQLite's write-ahead log into the database file off the
 	// writer (checkpoint.go); nil on PostgreSQL.
 	ckpt *checkpointer
+	// observe, when set (ObserveQueries), sees every generated query run.
+	observe func(query string)
+}
+
+// ObserveQueries makes db call fn with the text of every generated query
+// it runs from now on, before running it: storetest accounts with it for
+// which queries the suite ran on which engine. Call it before db is used.
+func (db *DB) ObserveQueries(fn func(query string)) { db.observe = fn }
+
+// queries returns the generated queries on x, observed when asked.
+func (db *DB) queries(x dbq.DBTX) *dbq.Queries {
+	if db.observe != nil {
+		x = observedDB{x, db.observe}
+	}
+	return dbq.New(x)
+}
+
+// observedDB tells see of each query before running it on DBTX.
+type observedDB struct {
+	dbq.DBTX
+	see func(string)
+}
+
+func (o observedDB) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	o.see(q)
+	return o.DBTX.ExecContext(ctx, q, args...)
+}
+
+func (o observedDB) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
+	o.see(q)
+	return o.DBTX.PrepareContext(ctx, q)
+}
+
+func (o observedDB) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	o.see(q)
+	return o.DBTX.QueryContext(ctx, q, args...)
+}
+
+func (o observedDB) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	o.see(q)
+	return o.DBTX.QueryRowContext(ctx, q, args...)
 }
 
 // Open connects to the database named by rawURL without migrating it.
@@ -291,9 +332,9 @@ func MigrationsDigest(d Dialect) (string, error) {
 // write; on SQLite it never waits for the writer.
 func (db *DB) Reader() *dbq.Queries {
 	if db.readStmts != nil {
-		return dbq.New(cachedDB{db.readStmts})
+		return db.queries(cachedDB{db.readStmts})
 	}
-	return dbq.New(db.read)
+	return db.queries(db.read)
 }
 
 // ReadDB exposes the read pool for the few hand-written queries (dynamic
@@ -340,6 +381,34 @@ func (tx *Tx) Query(ctx context.Context, query string, args ...any) (*sql.Rows, 
 // and anything fallible belongs inside the transaction.
 func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, fn) }
 
+// Savepoint runs fn inside a savepoint of the transaction: when fn
+// fails, what it wrote is rolled back (and the functions it registered
+// with AfterCommit are dropped), the rest of the transaction stays, and
+// fn's error is returned. For work done in one transaction whose parts
+// succeed or fail on their own (the items of a batch). A savepoint that
+// cannot be rolled back leaves the transaction unusable: that error is
+// returned instead of fn's, and the caller must end the transaction.
+func (tx *Tx) Savepoint(ctx context.Context, fn func() error) error {
+	if _, err := tx.conn.ExecContext(ctx, "SAVEPOINT denar_part"); err != nil {
+		return fmt.Errorf("store: savepoint: %w", err)
+	}
+	registered := len(tx.afterCommit)
+	if err := fn(); err != nil {
+		tx.afterCommit = tx.afterCommit[:registered]
+		if _, rerr := tx.conn.ExecContext(ctx, "ROLLBACK TO SAVEPOINT denar_part"); rerr != nil {
+			return fmt.Errorf("store: rollback to savepoint (after %v): %w", err, rerr)
+		}
+		if _, rerr := tx.conn.ExecContext(ctx, "RELEASE SAVEPOINT denar_part"); rerr != nil {
+			return fmt.Errorf("store: release savepoint (after %v): %w", err, rerr)
+		}
+		return err
+	}
+	if _, err := tx.conn.ExecContext(ctx, "RELEASE SAVEPOINT denar_part"); err != nil {
+		return fmt.Errorf("store: release savepoint: %w", err)
+	}
+	return nil
+}
+
 // InTx runs fn in one write transaction and commits it when fn returns nil.
 // Everything a request changes goes through one InTx call, so a failure
 // anywhere leaves nothing half-written.
@@ -370,7 +439,7 @@ func (db *DB) singleTx(ctx context.Context, fn func(tx *Tx) error, runAfter bool
 	if db.writeStmts != nil {
 		conn = cachedTx{db.writeStmts, sqlTx}
 	}
-	tx := &Tx{Queries: dbq.New(conn), Tx: sqlTx, Dialect: db.dialect, Now: db.Now(), conn: conn}
+	tx := &Tx{Queries: db.queries(conn), Tx: sqlTx, Dialect: db.dialect, Now: db.Now(), conn: conn}
 	if err = fn(tx); err != nil {
 		return err
 	}
@@ -396,9 +465,9 @@ func (db *DB) singleTx(ctx context.Context, fn func(tx *Tx) error, runAfter bool
 // single statements whose atomicity the engine already guarantees.
 func (db *DB) Writer() *dbq.Queries {
 	if db.writeStmts != nil {
-		return dbq.New(cachedDB{db.writeStmts})
+		return db.queries(cachedDB{db.writeStmts})
 	}
-	return dbq.New(db.write)
+	return db.queries(db.write)
 }
 
 // QueryRead runs a hand-written query on the read pool (a read of many

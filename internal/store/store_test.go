@@ -109,6 +109,59 @@ func TestRollback(t *testing.T) {
 	})
 }
 
+// TestSavepoint: a part of a transaction that fails is rolled back on its
+// own (its AfterCommit functions dropped), the parts around it commit, and
+// a failing statement inside a part (which aborts a PostgreSQL
+// transaction) leaves the transaction usable.
+func TestSavepoint(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Now().UTC()
+		var ran []string
+		failed := fmt.Errorf("part failed")
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			for i, fail := range []string{"", "error", "statement", ""} {
+				id := fmt.Sprintf("acct_%d", i)
+				err := tx.Savepoint(ctx, func() error {
+					if _, err := tx.CreateAccount(ctx, dbq.CreateAccountParams{ID: id, Name: id, Plan: "sandbox", CreatedAt: now}); err != nil {
+						return err
+					}
+					tx.AfterCommit(func() { ran = append(ran, id) })
+					switch fail {
+					case "error":
+						return failed
+					case "statement":
+						// The same id again: a unique violation inside the part.
+						_, err := tx.CreateAccount(ctx, dbq.CreateAccountParams{ID: id, Name: id, Plan: "sandbox", CreatedAt: now})
+						if err == nil {
+							return fmt.Errorf("duplicate account accepted")
+						}
+						return failed
+					}
+					return nil
+				})
+				if (fail == "") != (err == nil) || (err != nil && err != failed) {
+					return fmt.Errorf("part %d (%q): %v", i, fail, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []bool{true, false, false, true} {
+			_, err := db.Reader().GetAccount(ctx, fmt.Sprintf("acct_%d", i))
+			if (err == nil) != want {
+				t.Errorf("account %d: %v, want kept %v", i, err, want)
+			}
+		}
+		if strings.Join(ran, ",") != "acct_0,acct_3" {
+			t.Errorf("after commit ran %v, want the parts that succeeded", ran)
+		}
+	})
+}
+
 // TestPagingStableUnderInserts pages through a company list while new
 // companies are inserted between pages: every company that existed when
 // paging began is seen exactly once.

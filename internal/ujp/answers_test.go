@@ -372,10 +372,10 @@ func TestCodebooksUnionTaxGroups(t *testing.T) {
 	}
 }
 
-// TestCodebookCacheKeepsReferenceRates: lists that name one group for a
+// TestMergeKeepsReferenceRates: lists that name one group for a
 // multi-rate indicator everywhere do not narrow it below the published
 // list's rates.
-func TestCodebookCacheKeepsReferenceRates(t *testing.T) {
+func TestMergeKeepsReferenceRates(t *testing.T) {
 	t.Parallel()
 	_, c := newFake(t, ujp.Config{}, func(r *http.Request) (int, map[string]string, string) {
 		if strings.HasSuffix(r.URL.Path, "/doc-type-x-tax-indicator/110") {
@@ -383,13 +383,17 @@ func TestCodebookCacheKeepsReferenceRates(t *testing.T) {
 		}
 		return codeListFake(false)(r)
 	})
-	cache := ujp.NewCodebookCache(c, operator, time.Hour, nil)
-	if err := cache.Refresh(context.Background()); err != nil {
+	fetched, err := c.Codebooks(context.Background(), operator)
+	if err != nil {
 		t.Fatal(err)
 	}
-	ti, _ := cache.Get().TaxIndicator("DDV-14-4")
+	merged, _ := ujp.MergeCodebooks(ujpdoc.Snapshot(), fetched)
+	ti, _ := merged.TaxIndicator("DDV-14-4")
 	if strings.Join(ti.TaxGroupCodes, ",") != "DDV-V,DDV-B" {
-		t.Fatalf("DDV-14-4 in the cache: %v", ti.TaxGroupCodes)
+		t.Fatalf("DDV-14-4 as validation uses it: %v", ti.TaxGroupCodes)
+	}
+	if _, restricted := merged.DocTypeTaxIndicators["110"]; restricted {
+		t.Errorf("a type UJP listed no indicator for is restricted: %v", merged.DocTypeTaxIndicators["110"])
 	}
 }
 

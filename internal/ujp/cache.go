@@ -1,116 +1,54 @@
 package ujp
 
 import (
-	"context"
-	"log/slog"
 	"slices"
-	"sync"
-	"time"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 )
 
-// CodebookCache holds the code lists validation uses. It starts from the
-// embedded snapshot, so validation works before UJP has ever answered, and
-// replaces it with UJP's lists on every successful refresh. A refresh that
-// fails keeps the last good set; a list UJP returns empty keeps the previous
-// one for that list, since an empty list would make every code invalid.
-type CodebookCache struct {
-	gw       Gateway
-	caller   Identity
-	interval time.Duration
-	log      *slog.Logger
-
-	// ref is the embedded snapshot, written from UJP's published lists.
-	ref *ujpdoc.Codebooks
-
-	mu      sync.RWMutex
-	cur     *ujpdoc.Codebooks
-	fetched bool
-}
-
-// NewCodebookCache returns a cache fetching through gw as caller every
-// interval (default 6 h) once Run is started.
-func NewCodebookCache(gw Gateway, caller Identity, interval time.Duration, log *slog.Logger) *CodebookCache {
-	if interval <= 0 {
-		interval = 6 * time.Hour
+// MergeCodebooks is the set of code lists validation uses after UJP served
+// next, the previous set being prev (UJP's earlier lists, or the embedded
+// snapshot before UJP was ever read): UJP's lists, except that a list UJP
+// served empty keeps prev's (an empty list would make every code invalid),
+// and each tax indicator keeps at least the tax groups the published list
+// gives it (withReferenceGroups). kept names (ujpdoc.CB…) the lists taken
+// from prev.
+func MergeCodebooks(prev, next *ujpdoc.Codebooks) (merged *ujpdoc.Codebooks, kept []string) {
+	m := *next
+	ref := ujpdoc.Snapshot()
+	if len(m.DocumentTypes) == 0 {
+		m.DocumentTypes = prev.DocumentTypes
+		kept = append(kept, ujpdoc.CBDocumentTypes)
 	}
-	if log == nil {
-		log = slog.Default()
+	if len(m.TaxGroups) == 0 {
+		m.TaxGroups = prev.TaxGroups
+		kept = append(kept, ujpdoc.CBTaxGroups)
 	}
-	return &CodebookCache{gw: gw, caller: caller, interval: interval, log: log, cur: ujpdoc.Snapshot(), ref: ujpdoc.Snapshot()}
-}
-
-// Get returns the current code lists. The value is shared: do not modify it.
-func (c *CodebookCache) Get() *ujpdoc.Codebooks {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.cur
-}
-
-// FromUJP reports whether the current lists came from UJP rather than the
-// embedded snapshot.
-func (c *CodebookCache) FromUJP() bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.fetched
-}
-
-// Refresh fetches the lists once.
-func (c *CodebookCache) Refresh(ctx context.Context) error {
-	next, err := c.gw.Codebooks(ctx, c.caller)
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	merged := *next
-	prev := c.cur
-	if len(merged.DocumentTypes) == 0 {
-		merged.DocumentTypes = prev.DocumentTypes
-	}
-	if len(merged.TaxGroups) == 0 {
-		merged.TaxGroups = prev.TaxGroups
-	}
-	if len(merged.TaxIndicators) == 0 {
-		merged.TaxIndicators = prev.TaxIndicators
+	if len(m.TaxIndicators) == 0 {
+		m.TaxIndicators = prev.TaxIndicators
+		kept = append(kept, ujpdoc.CBTaxIndicators)
 	} else {
-		merged.TaxIndicators = withReferenceGroups(merged.TaxIndicators, c.ref.TaxIndicators)
+		m.TaxIndicators = withReferenceGroups(m.TaxIndicators, ref.TaxIndicators)
 	}
-	for _, p := range []struct{ dst, old *[]ujpdoc.Code }{
-		{&merged.RefDocumentTypes, &prev.RefDocumentTypes}, {&merged.PaymentTypes, &prev.PaymentTypes},
-		{&merged.Currencies, &prev.Currencies}, {&merged.Countries, &prev.Countries},
-		{&merged.VoidReasons, &prev.VoidReasons}, {&merged.CorrectionReasons, &prev.CorrectionReasons},
-		{&merged.RejectReasons, &prev.RejectReasons}, {&merged.DocumentStatuses, &prev.DocumentStatuses},
+	if len(m.DocTypeTaxIndicators) == 0 {
+		m.DocTypeTaxIndicators = prev.DocTypeTaxIndicators
+		kept = append(kept, ujpdoc.CBDocTypeTaxIndicators)
+	}
+	for _, p := range []struct {
+		name     string
+		dst, old *[]ujpdoc.Code
+	}{
+		{ujpdoc.CBRefDocumentTypes, &m.RefDocumentTypes, &prev.RefDocumentTypes}, {ujpdoc.CBPaymentTypes, &m.PaymentTypes, &prev.PaymentTypes},
+		{ujpdoc.CBCurrencies, &m.Currencies, &prev.Currencies}, {ujpdoc.CBCountries, &m.Countries, &prev.Countries},
+		{ujpdoc.CBVoidReasons, &m.VoidReasons, &prev.VoidReasons}, {ujpdoc.CBCorrectionReasons, &m.CorrectionReasons, &prev.CorrectionReasons},
+		{ujpdoc.CBRejectReasons, &m.RejectReasons, &prev.RejectReasons}, {ujpdoc.CBDocumentStatuses, &m.DocumentStatuses, &prev.DocumentStatuses},
 	} {
 		if len(*p.dst) == 0 {
 			*p.dst = *p.old
+			kept = append(kept, p.name)
 		}
 	}
-	c.cur = &merged
-	c.fetched = true
-	return nil
-}
-
-// Run refreshes at once and then every interval until ctx ends. A failed
-// refresh is logged and retried after a minute (or the interval, if
-// shorter), never fatal.
-func (c *CodebookCache) Run(ctx context.Context) {
-	for {
-		wait := c.interval
-		if err := c.Refresh(ctx); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			c.log.Warn("ujp code lists: refresh failed, keeping the current lists", "err", err, "fromUJP", c.FromUJP())
-			wait = min(time.Minute, c.interval)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-	}
+	return &m, kept
 }
 
 // withReferenceGroups adds to each live indicator the tax groups the

@@ -245,12 +245,20 @@ func (c *Client) do(ctx context.Context, op, method, path string, id Identity, h
 	if out == nil {
 		return nil
 	}
+	if rb, ok := out.(*rawBody); ok {
+		*rb = raw
+		return nil
+	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		// A 200 whose body we cannot read leaves the outcome unknown.
 		return &UnavailableError{Op: op, HTTPStatus: resp.StatusCode, Body: snippet(raw), Err: fmt.Errorf("decode response: %w", err)}
 	}
 	return nil
 }
+
+// rawBody, as do's out, receives a successful answer's body as it is
+// (an ASiC container, which is no JSON).
+type rawBody []byte
 
 func retryAfter(h string) time.Duration {
 	if s, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && s > 0 {
@@ -296,24 +304,26 @@ func (c *Client) signedBody(jws string) SignedBody {
 
 // Operation names, as errors carry them in Op.
 const (
-	opServerTime            = "ServerTime"
-	opCompany               = "Company"
-	opCodebooks             = "Codebooks"
-	opSend                  = "Send"
-	opCurrentStatus         = "CurrentStatus"
-	opStatusHistory         = "StatusHistory"
-	opSalesChanges          = "SalesChanges"
-	opSalesIDs              = "SalesIDs"
-	opSalesInvoicesStatus   = "SalesInvoicesStatus"
-	opSalesPayloads         = "SalesPayloads"
-	opSalesPDF              = "SalesPDF"
-	opPurchaseIDs           = "PurchaseIDs"
-	opPurchaseCurrentStatus = "PurchaseCurrentStatus"
-	opPurchasePayload       = "PurchasePayload"
-	opPurchasePayloads      = "PurchasePayloads"
-	opPurchaseChanges       = "PurchaseChanges"
-	opPurchasePDF           = "PurchasePDF"
-	opAcceptReject          = "AcceptReject"
+	opServerTime             = "ServerTime"
+	opCompany                = "Company"
+	opCodebooks              = "Codebooks"
+	opSend                   = "Send"
+	opCurrentStatus          = "CurrentStatus"
+	opStatusHistory          = "StatusHistory"
+	opSalesChanges           = "SalesChanges"
+	opSalesIDs               = "SalesIDs"
+	opSalesInvoicesStatus    = "SalesInvoicesStatus"
+	opSalesPayloads          = "SalesPayloads"
+	opSalesPDF               = "SalesPDF"
+	opPurchaseIDs            = "PurchaseIDs"
+	opPurchaseCurrentStatus  = "PurchaseCurrentStatus"
+	opPurchasePayload        = "PurchasePayload"
+	opPurchasePayloads       = "PurchasePayloads"
+	opPurchaseChanges        = "PurchaseChanges"
+	opPurchasePDF            = "PurchasePDF"
+	opAcceptReject           = "AcceptReject"
+	opArchive                = "Archive"
+	opPurchaseInvoicesStatus = "PurchaseInvoicesStatus"
 )
 
 // Portal privileges a user needs, per company, for some calls
@@ -329,6 +339,7 @@ const (
 var opPrivilege = map[string]string{
 	opSalesPDF: PrivilegePDF, opPurchasePDF: PrivilegePDF,
 	opSalesPayloads: PrivilegePayloads, opPurchasePayload: PrivilegePayloads, opPurchasePayloads: PrivilegePayloads,
+	opArchive: PrivilegeArchive,
 }
 
 // ServerTime implements Gateway.
@@ -376,7 +387,8 @@ func (c *Client) get(ctx context.Context, op, path string, caller Identity, out 
 // Codebooks implements Gateway: every list of codeListPaths, then the tax
 // indicators of each document type (doc-type-x-tax-indicator), each call
 // in a turn of the caller at code-list priority. The tax groups an
-// indicator may be used with are the union of every entry that names it.
+// indicator may be used with are the union of every entry that names it;
+// the indicators each document type may use are its own list's.
 func (c *Client) Codebooks(ctx context.Context, caller Identity) (*ujpdoc.Codebooks, error) {
 	if _, ok := ctx.Value(priorityKey{}).(Priority); !ok {
 		ctx = WithPriority(ctx, PriorityCodeList)
@@ -406,8 +418,17 @@ func (c *Client) Codebooks(ctx context.Context, caller Identity) (*ujpdoc.Codebo
 		if err != nil {
 			return nil, err
 		}
-		if err := u.addDocTypeList(raw[keyDocTypeTaxIndicators]); err != nil && raw[keyDocTypeTaxIndicators] != nil {
+		codes, err := u.addDocTypeList(raw[keyDocTypeTaxIndicators])
+		if err != nil && raw[keyDocTypeTaxIndicators] != nil {
 			return nil, &UnavailableError{Op: opCodebooks, Err: err}
+		}
+		// A type UJP lists no indicator for is left unrestricted: an
+		// empty list would make every line of it invalid.
+		if len(codes) > 0 {
+			if cb.DocTypeTaxIndicators == nil {
+				cb.DocTypeTaxIndicators = map[string][]string{}
+			}
+			cb.DocTypeTaxIndicators[dt.Code] = codes
 		}
 	}
 	cb.TaxIndicators = u.indicators()
@@ -550,6 +571,17 @@ func (c *Client) PurchaseIDs(ctx context.Context, caller Identity, jws string) (
 	return c.ids(ctx, opPurchaseIDs, PathPurchaseIDs, caller, jws)
 }
 
+// PurchaseInvoicesStatus implements Gateway.
+func (c *Client) PurchaseInvoicesStatus(ctx context.Context, caller Identity, jws string) ([]DocStatus, error) {
+	var out struct {
+		Invoices []DocStatus `json:"invoices"`
+	}
+	if err := c.do(ctx, opPurchaseInvoicesStatus, http.MethodPost, PathPurchaseInvoicesStatus, caller, nil, c.signedBody(jws), &out); err != nil {
+		return nil, err
+	}
+	return out.Invoices, nil
+}
+
 // PurchaseCurrentStatus implements Gateway.
 func (c *Client) PurchaseCurrentStatus(ctx context.Context, caller Identity, jws string) (*DocStatus, error) {
 	return c.docStatus(ctx, opPurchaseCurrentStatus, PathPurchaseCurrentStatus, caller, jws)
@@ -590,4 +622,13 @@ func (c *Client) PurchasePDF(ctx context.Context, caller Identity, jws string) (
 // AcceptReject implements Gateway.
 func (c *Client) AcceptReject(ctx context.Context, caller Identity, jws string) error {
 	return c.do(ctx, opAcceptReject, http.MethodPost, PathAcceptReject, caller, nil, c.signedBody(jws), nil)
+}
+
+// Archive implements Gateway.
+func (c *Client) Archive(ctx context.Context, caller Identity, jws string) ([]byte, error) {
+	var out rawBody
+	if err := c.do(ctx, opArchive, http.MethodPost, PathArchive, caller, nil, c.signedBody(jws), &out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

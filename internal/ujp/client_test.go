@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -245,26 +246,48 @@ func TestServerTimeAndCodebooks(t *testing.T) {
 	if ps := ujpdoc.Validate(invoice(t, "cb-1"), cb); len(ps) != 0 {
 		t.Errorf("validation with fetched code lists: %+v", ps)
 	}
-}
+	// UJP's published lists are the snapshot's.
+	if d := ujpdoc.Diff(snap, cb); d != nil {
+		t.Errorf("the published lists differ from the snapshot: %s", ujpdoc.Summary(d, 5))
+	}
+	if len(cb.DocTypeTaxIndicators["100"]) != len(snap.TaxIndicators) {
+		t.Errorf("document type 100 allows %d indicators, want every one", len(cb.DocTypeTaxIndicators["100"]))
+	}
 
-func TestCodebookCacheFallsBack(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, ujp.Config{Timeout: time.Second})
-	cache := ujp.NewCodebookCache(e.client, ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}, time.Hour, nil)
-	if cache.Get() == nil || len(cache.Get().TaxGroups) != 4 || cache.FromUJP() {
-		t.Fatal("a new cache serves the embedded snapshot")
-	}
-	must(t, e.sim.SetOutage(context.Background(), true))
-	wantUnavailable(t, cache.Refresh(context.Background()))
-	if cache.FromUJP() || len(cache.Get().TaxIndicators) == 0 {
-		t.Fatal("a failed refresh must keep the snapshot")
-	}
-	must(t, e.sim.SetOutage(context.Background(), false))
-	if err := cache.Refresh(context.Background()); err != nil {
+	// UJP changes its lists: a new indicator for type 100 only, a payment
+	// type gone, a document type renamed.
+	must(t, e.sim.SetCodeListsChanged(ctx, caller.EDB, true))
+	changed, err := e.client.Codebooks(ctx, caller)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if !cache.FromUJP() || len(cache.Get().Currencies) != 13 {
-		t.Fatal("refresh did not take UJP's lists")
+	if got, want := ujpdoc.Summary(ujpdoc.Diff(cb, changed), 5),
+		"document-types: changed 100 (name) · payment-types: removed P13 · tax-indicators: added DDV-14-3-10 · document-type-tax-indicators: added 100/DDV-14-3-10"; got != want {
+		t.Errorf("the changed lists:\n got %s\nwant %s", got, want)
+	}
+	if !changed.IndicatorAllowed("100", "DDV-14-3-10") || changed.IndicatorAllowed("110", "DDV-14-3-10") {
+		t.Errorf("DDV-14-3-10 by document type: %v", changed.IndicatorDocTypes("DDV-14-3-10"))
+	}
+}
+
+// TestMergeCodebooks: a list UJP serves empty keeps the previous one (an
+// empty list would refuse every code); a multi-rate indicator keeps the
+// published groups; everything else is UJP's.
+func TestMergeCodebooks(t *testing.T) {
+	t.Parallel()
+	prev := ujpdoc.Snapshot()
+	next := &ujpdoc.Codebooks{Currencies: []ujpdoc.Code{{Code: "MKD", Name: "Денар"}},
+		TaxIndicators: []ujpdoc.TaxIndicator{{Code: "DDV-14-4", TaxGroupCodes: []string{"DDV-A"}}}}
+	m, kept := ujp.MergeCodebooks(prev, next)
+	if len(m.Currencies) != 1 || len(m.PaymentTypes) != len(prev.PaymentTypes) || len(m.TaxIndicators) != 1 {
+		t.Fatalf("merged: %d currencies, %d payment types, %d indicators", len(m.Currencies), len(m.PaymentTypes), len(m.TaxIndicators))
+	}
+	if g := m.TaxIndicators[0].TaxGroupCodes; strings.Join(g, ",") != "DDV-A,DDV-V,DDV-B" {
+		t.Errorf("DDV-14-4's groups: %v", g)
+	}
+	if slices.Contains(kept, ujpdoc.CBCurrencies) || slices.Contains(kept, ujpdoc.CBTaxIndicators) || !slices.Contains(kept, ujpdoc.CBPaymentTypes) ||
+		!slices.Contains(kept, ujpdoc.CBDocTypeTaxIndicators) || len(kept) != 10 {
+		t.Errorf("kept %v", kept)
 	}
 }
 
@@ -743,50 +766,6 @@ func TestAdvancedClockKeepsTheReplayWindow(t *testing.T) {
 	if err != nil || time.Since(st).Abs() > 5*time.Second {
 		t.Fatalf("server time after advancing: %v, %v", st, err)
 	}
-}
-
-func TestCodebookCacheRun(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, ujp.Config{Timeout: time.Second})
-	must(t, e.sim.SetOutage(context.Background(), true))
-	gw := &watchedGateway{Gateway: e.client, fetched: make(chan error, 100)}
-	cache := ujp.NewCodebookCache(gw, ujp.Identity{EUJPID: "DENAR", EDB: ujpsim.TaxSeller}, 30*time.Millisecond, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { cache.Run(ctx); close(done) }()
-	for range 2 { // two refreshes during the outage
-		if err := <-gw.fetched; err == nil {
-			t.Fatal("code lists fetched during an outage")
-		}
-	}
-	if cache.FromUJP() {
-		t.Fatal("lists from UJP during an outage")
-	}
-	must(t, e.sim.SetOutage(context.Background(), false))
-	deadline := time.Now().Add(5 * time.Second)
-	for !cache.FromUJP() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	cancel()
-	<-done
-	if !cache.FromUJP() {
-		t.Fatal("the refresh loop never recovered after the outage")
-	}
-}
-
-// watchedGateway reports the outcome of every code-list fetch.
-type watchedGateway struct {
-	ujp.Gateway
-	fetched chan error
-}
-
-func (g *watchedGateway) Codebooks(ctx context.Context, caller ujp.Identity) (*ujpdoc.Codebooks, error) {
-	cb, err := g.Gateway.Codebooks(ctx, caller)
-	select {
-	case g.fetched <- err:
-	default:
-	}
-	return cb, err
 }
 
 // TestCodebooksWaitOutRateLimit: UJP's 1 request/second limit hits a client

@@ -87,12 +87,14 @@ func (u *indicatorUnion) addList(raw json.RawMessage) error {
 	return nil
 }
 
-// addDocTypeList reads one /doc-type-x-tax-indicator/{docType}.
-func (u *indicatorUnion) addDocTypeList(raw json.RawMessage) error {
+// addDocTypeList reads one /doc-type-x-tax-indicator/{docType} and
+// returns the codes of the indicators it allows, in first-seen order.
+func (u *indicatorUnion) addDocTypeList(raw json.RawMessage) ([]string, error) {
 	var items []CodeListItem
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return fmt.Errorf("code list %s: %w", keyDocTypeTaxIndicators, err)
+		return nil, fmt.Errorf("code list %s: %w", keyDocTypeTaxIndicators, err)
 	}
+	var codes []string
 	for _, it := range items {
 		if it.TaxIndicator == nil || (it.Active != nil && !*it.Active) {
 			continue
@@ -101,9 +103,15 @@ func (u *indicatorUnion) addDocTypeList(raw json.RawMessage) error {
 		if ti.Code == "" {
 			ti.Code = it.TaxIndicatorCode
 		}
+		if ti.IsActive != nil && !*ti.IsActive {
+			continue
+		}
 		u.add(ti)
+		if ti.Code != "" && !slices.Contains(codes, ti.Code) {
+			codes = append(codes, ti.Code)
+		}
 	}
-	return nil
+	return codes, nil
 }
 
 func (u *indicatorUnion) indicators() []ujpdoc.TaxIndicator {

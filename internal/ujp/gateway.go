@@ -2,8 +2,8 @@
 // e-Faktura): the Gateway interface naming everything the service asks of
 // UJP, an HTTP client that speaks UJP's documented API (paths, X-EUJP-ID /
 // X-EDB / X-SERIAL-NUMBER headers, {requestTimestamp, jws} bodies, the
-// {success, createdDate, errorStatus, …} envelopes), its typed errors, and a
-// cache of UJP's code lists that falls back to ujpdoc's embedded snapshot.
+// {success, createdDate, errorStatus, …} envelopes), its typed errors, and
+// how UJP's code lists are merged with the previous ones (MergeCodebooks).
 //
 // The gateway never signs. Every document-level call, reads included, must
 // carry a compact JWS made on the company's own device (the service never
@@ -89,6 +89,10 @@ type Gateway interface {
 	// PurchaseIDs lists EUIDs of documents received in a date range
 	// (payload DateRangeRequest).
 	PurchaseIDs(ctx context.Context, caller Identity, jws string) ([]string, error)
+	// PurchaseInvoicesStatus lists the documents received in a date range,
+	// each with its status, number, date and amounts (payload
+	// DateRangeRequest, at most a month: E4014).
+	PurchaseInvoicesStatus(ctx context.Context, caller Identity, jws string) ([]DocStatus, error)
 	// PurchaseCurrentStatus of a received document (payload EUIDRequest).
 	PurchaseCurrentStatus(ctx context.Context, caller Identity, jws string) (*DocStatus, error)
 	// PurchasePayload is the seller's document JSON, unmodified (payload
@@ -106,6 +110,10 @@ type Gateway interface {
 	// AcceptReject records the buyer's decision (payload AcceptRejectRequest);
 	// only from status 01, else E1016.
 	AcceptReject(ctx context.Context, caller Identity, jws string) error
+	// Archive is a document, issued or received, in electronic form: an
+	// ASiC-S container (payload EUIDRequest); it needs the DA privilege
+	// (api-specification.txt:1395-1407).
+	Archive(ctx context.Context, caller Identity, jws string) ([]byte, error)
 
 	// Turn takes the caller's next turn now, at priority pri, and returns
 	// a context whose next call as caller uses it instead of waiting for
@@ -284,20 +292,22 @@ const (
 	PathServerTime = APIPrefix + "/server-time"
 	PathCompanies  = APIPrefix + "/companies/" // + tax number
 
-	PathSalesCurrentStatus    = APIPrefix + "/documents/sales-invoice/current-status"
-	PathSalesStatusHistory    = APIPrefix + "/documents/sales-invoice/status"
-	PathSalesChanges          = APIPrefix + "/documents/sales-invoice/changes"
-	PathSalesPDF              = APIPrefix + "/documents/sales-invoice/pdf"
-	PathSalesIDs              = APIPrefix + "/documents/sales-invoice/ids"
-	PathSalesInvoicesStatus   = APIPrefix + "/documents/sales-invoice/invoices-status"
-	PathSalesPayloadList      = APIPrefix + "/documents/sales-invoice/payload/list"
-	PathPurchaseIDs           = APIPrefix + "/documents/purchase-invoice/ids"
-	PathPurchaseCurrentStatus = APIPrefix + "/documents/purchase-invoice/current-status"
-	PathPurchasePayload       = APIPrefix + "/documents/purchase-invoice/payload"
-	PathPurchasePayloadList   = APIPrefix + "/documents/purchase-invoice/payload/list"
-	PathPurchaseChanges       = APIPrefix + "/documents/purchase-invoice/changes"
-	PathPurchasePDF           = APIPrefix + "/documents/purchase-invoice/pdf"
-	PathAcceptReject          = APIPrefix + "/documents/purchase-invoice/accept-reject"
+	PathSalesCurrentStatus     = APIPrefix + "/documents/sales-invoice/current-status"
+	PathSalesStatusHistory     = APIPrefix + "/documents/sales-invoice/status"
+	PathSalesChanges           = APIPrefix + "/documents/sales-invoice/changes"
+	PathSalesPDF               = APIPrefix + "/documents/sales-invoice/pdf"
+	PathSalesIDs               = APIPrefix + "/documents/sales-invoice/ids"
+	PathSalesInvoicesStatus    = APIPrefix + "/documents/sales-invoice/invoices-status"
+	PathSalesPayloadList       = APIPrefix + "/documents/sales-invoice/payload/list"
+	PathPurchaseIDs            = APIPrefix + "/documents/purchase-invoice/ids"
+	PathPurchaseCurrentStatus  = APIPrefix + "/documents/purchase-invoice/current-status"
+	PathPurchasePayload        = APIPrefix + "/documents/purchase-invoice/payload"
+	PathPurchasePayloadList    = APIPrefix + "/documents/purchase-invoice/payload/list"
+	PathPurchaseChanges        = APIPrefix + "/documents/purchase-invoice/changes"
+	PathPurchasePDF            = APIPrefix + "/documents/purchase-invoice/pdf"
+	PathAcceptReject           = APIPrefix + "/documents/purchase-invoice/accept-reject"
+	PathArchive                = APIPrefix + "/documents/invoice"
+	PathPurchaseInvoicesStatus = APIPrefix + "/documents/purchase-invoice/invoices-status"
 	// PathDocTypeTaxIndicators + a document-type code: the tax indicators
 	// of that document type (api-specification.txt:445).
 	PathDocTypeTaxIndicators = APIPrefix + "/doc-type-x-tax-indicator/"

@@ -28,7 +28,7 @@ const (
 var opPriority = map[string]Priority{
 	opSend:         PrioritySend,
 	opAcceptReject: PriorityDecision,
-	opSalesPDF:     PriorityPDF, opPurchasePDF: PriorityPDF,
+	opSalesPDF:     PriorityPDF, opPurchasePDF: PriorityPDF, opArchive: PriorityPDF,
 	opCodebooks: PriorityCodeList,
 	// Everything else is a read: status, changes, ids, payloads, the
 	// registry, server time.

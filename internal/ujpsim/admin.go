@@ -206,6 +206,23 @@ func (s *Sim) controlRoutes() []controlRoute {
 		}
 		s.writeClock(w, r)
 	})
+	admin("POST /_sim/clock/skew", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Seconds int64 `json:"seconds"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		if req.Seconds < -86400 || req.Seconds > 86400 {
+			s.fail(w, r, badRequest("a clock skew is within a day"))
+			return
+		}
+		if err := s.SetClockSkew(r.Context(), time.Duration(req.Seconds)*time.Second); err != nil {
+			s.fail(w, r, s.asSimError("clock skew", err))
+			return
+		}
+		writeJSON(w, 200, map[string]int64{"seconds": req.Seconds})
+	})
 	admin("GET /_sim/documents/{euid}", func(w http.ResponseWriter, r *http.Request) {
 		s.writeDocument(w, r, r.PathValue("euid"))
 	})
@@ -277,6 +294,30 @@ func (s *Sim) controlRoutes() []controlRoute {
 			return
 		}
 		writeJSON(w, 200, d)
+	})
+	admin("POST /_sim/sellers/{edb}/portal-invoice", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			BuyerTin  string `json:"buyerTin"`
+			IssueDate string `json:"issueDate"`
+			DocID     string `json:"docId"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		d, err := s.IssuedInPortal(r.Context(), Portal{SellerTin: r.PathValue("edb"), BuyerTin: req.BuyerTin, IssueDate: req.IssueDate, DocID: req.DocID})
+		if err != nil {
+			s.fail(w, r, s.asSimError("portal invoice", err))
+			return
+		}
+		writeJSON(w, 200, d)
+	})
+	admin("DELETE /_sim/documents/{euid}", func(w http.ResponseWriter, r *http.Request) {
+		euid := r.PathValue("euid")
+		if err := s.LoseDocument(r.Context(), euid); err != nil {
+			s.fail(w, r, s.asSimError("lose document", err))
+			return
+		}
+		writeJSON(w, 200, map[string]any{"euid": euid, "lost": true})
 	})
 	admin("POST /_sim/documents/{euid}/seller-storno", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {

@@ -109,8 +109,97 @@ func (s *Sim) DropIncoming(ctx context.Context, in Incoming) (Document, error) {
 	if !ok1 || !ok2 {
 		return Document{}, &simError{status: 404, code: "E1014", msg: "Tax payer not found", prop: "buyerTin"}
 	}
-	doc := s.incomingInvoice(sup, b, in)
+	doc := s.madeInvoice(sup, b, in.DocID, "ТД-", in.IssueDate, in.TransactionDate, "fakturi@dobavuvac.example.mk")
 	return s.storeMade(ctx, now, doc, nil, parties)
+}
+
+// Portal describes an invoice IssuedInPortal stores.
+type Portal struct {
+	// SellerTin is the issuing company's tax number; it must be in the
+	// registry (E1014 otherwise).
+	SellerTin string
+	// BuyerTin is the buyer's; default TaxBuyer (TaxSupplier when the
+	// seller is TaxBuyer).
+	BuyerTin string
+	// DocID is the seller's docId; the same DocID again answers the
+	// document already stored. Default: a new one.
+	DocID string
+	// IssueDate (docDate, and the transaction date); default today
+	// (business clock).
+	IssueDate string
+}
+
+// IssuedInPortal stores an invoice of p.SellerTin as if the seller had
+// issued it in UJP's portal (or with software other than the service's)
+// now: the same three lines as DropIncoming's, validated like a send, in
+// status 01 with its deadline. The service learns of it only from UJP's
+// lists (sales-invoice/ids, invoices-status, payload/list).
+func (s *Sim) IssuedInPortal(ctx context.Context, p Portal) (Document, error) {
+	now, err := s.now(ctx)
+	if err != nil {
+		return Document{}, err
+	}
+	if p.IssueDate == "" {
+		p.IssueDate = now.In(skopje).Format(time.DateOnly)
+	}
+	if _, ok := parseDate(p.IssueDate); !ok {
+		return Document{}, badRequest("issueDate is a date YYYY-MM-DD")
+	}
+	if p.BuyerTin == "" {
+		p.BuyerTin = TaxBuyer
+		if p.SellerTin == TaxBuyer {
+			p.BuyerTin = TaxSupplier
+		}
+	}
+	if p.DocID == "" {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return Document{}, err
+		}
+		p.DocID = "portal-" + id.String()
+	}
+	if !storable(p.DocID) || len(p.DocID) > 100 || !storable(p.SellerTin) || !storable(p.BuyerTin) {
+		return Document{}, badRequest("docId, seller and buyer are text without NUL, docId at most 100 characters")
+	}
+	parties, err := s.companies(ctx, p.SellerTin, p.BuyerTin)
+	if err != nil {
+		return Document{}, err
+	}
+	sel, ok := parties[p.SellerTin]
+	if !ok {
+		return Document{}, &simError{status: 404, code: "E1014", msg: "Tax payer not found", prop: "sellerTin"}
+	}
+	b, ok := parties[p.BuyerTin]
+	if !ok {
+		return Document{}, &simError{status: 404, code: "E1014", msg: "Tax payer not found", prop: "buyerTin"}
+	}
+	doc := s.madeInvoice(sel, b, p.DocID, "ПОРТАЛ-", p.IssueDate, p.IssueDate, "")
+	return s.storeMade(ctx, now, doc, nil, parties)
+}
+
+// LoseDocument deletes a stored document with its history, as if UJP had
+// lost it: its lists, reads and feeds no longer show it, and its docId is
+// free again. A document the simulator does not hold is ErrNotFound.
+func (s *Sim) LoseDocument(ctx context.Context, euid string) error {
+	if !storable(euid) {
+		return errNotFound()
+	}
+	var n int64
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.DeleteUJPSimHistoryOf(ctx, euid); err != nil {
+			return err
+		}
+		var err error
+		n, err = tx.DeleteUJPSimDocument(ctx, euid)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("ujpsim: lose %s: %w", euid, err)
+	}
+	if n == 0 {
+		return errNotFound()
+	}
+	return nil
 }
 
 func countryName(cl *codeLists, code string) string {
@@ -118,8 +207,14 @@ func countryName(cl *codeLists, code string) string {
 	return c.Name
 }
 
-func (s *Sim) incomingInvoice(sup, b Company, in Incoming) *document {
-	sum := sha256.Sum256([]byte(in.DocID))
+// madeInvoice is an invoice of sup to b that the simulator makes itself:
+// three lines at 18% and 5% VAT, numbered prefix + a hash of docID.
+func (s *Sim) madeInvoice(sup, b Company, docID, prefix, issueDate, transactionDate, email string) *document {
+	sum := sha256.Sum256([]byte(docID))
+	var mail *string
+	if email != "" {
+		mail = strp(email)
+	}
 	pt, _ := s.lists.paymentType("P12")
 	dt, _ := s.lists.docType("100")
 	cur, _ := s.lists.currency("MKD")
@@ -136,11 +231,11 @@ func (s *Sim) incomingInvoice(sup, b Company, in Incoming) *document {
 		return it
 	}
 	d := &document{
-		Header: header{DocType: dt.Code, DocTypeName: dt.Name, DocDate: in.IssueDate, DocTurnoverDate: strp(in.TransactionDate),
-			DocNumber: "ТД-" + strings.ToUpper(hex.EncodeToString(sum[:4])), DocID: in.DocID},
+		Header: header{DocType: dt.Code, DocTypeName: dt.Name, DocDate: issueDate, DocTurnoverDate: strp(transactionDate),
+			DocNumber: prefix + strings.ToUpper(hex.EncodeToString(sum[:4])), DocID: docID},
 		DocReferences: []reference{},
 		Seller: seller{SellerCCode: "MK", SellerCName: countryName(s.lists, "MK"), SellerTin: sup.TaxNumber, SellerVatNumber: sup.VatNumber,
-			SellerName: sup.Name, SellerAddress: addr(sup), SellerEmail: strp("fakturi@dobavuvac.example.mk")},
+			SellerName: sup.Name, SellerAddress: addr(sup), SellerEmail: mail},
 		Buyer: buyer{BuyerCCode: "MK", BuyerCName: countryName(s.lists, "MK"), BuyerTin: b.TaxNumber, BuyerVatNumber: b.VatNumber,
 			BuyerName: b.Name, BuyerAddress: addr(b)},
 		DocPayment: payment{DocPaymentTypeCode: pt.Code, DocPaymentTypeDesc: pt.Description, DocPaymentTypeDueDays: &due,

@@ -79,6 +79,21 @@ func (c Control) VoidBySeller(ctx context.Context, euid, reason string) (string,
 	return d.EUID, err
 }
 
+// IssuedInPortal stores an invoice of sellerTin as if issued in UJP's
+// portal (buyerTin, docID and issueDate optional) and returns the stored
+// record.
+func (c Control) IssuedInPortal(ctx context.Context, sellerTin, buyerTin, docID, issueDate string) (Document, error) {
+	var d Document
+	err := c.postFor(ctx, "/_sim/sellers/"+url.PathEscape(sellerTin)+"/portal-invoice",
+		map[string]string{"buyerTin": buyerTin, "docId": docID, "issueDate": issueDate}, &d)
+	return d, err
+}
+
+// LoseDocument has the simulator lose a stored document (delete it).
+func (c Control) LoseDocument(ctx context.Context, euid string) error {
+	return c.do(ctx, http.MethodDelete, "/_sim/documents/"+url.PathEscape(euid), nil, nil)
+}
+
 // AddUser registers a user (an EUJP id) at the simulator.
 func (c Control) AddUser(ctx context.Context, eujpID string) error {
 	return c.post(ctx, "/_sim/users", map[string]string{"eujpId": eujpID})

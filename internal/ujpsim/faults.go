@@ -316,6 +316,17 @@ func (s *Sim) SetCodeListsChanged(ctx context.Context, edb string, on bool) erro
 	return wrap("code lists", s.db.Writer().SetUJPSimSellerCodeLists(ctx, dbq.SetUJPSimSellerCodeListsParams{Edb: edb, CodelistsChanged: on}))
 }
 
+// SetClockSkew sets UJP's real clock off by d (negative: behind): server
+// time says so, and a requestTimestamp is judged by it, so a caller whose
+// clock is right looks d off. 0 ends the fault. It applies to every
+// caller.
+func (s *Sim) SetClockSkew(ctx context.Context, d time.Duration) error {
+	if d < -24*time.Hour || d > 24*time.Hour {
+		return badRequest("a clock skew is within a day")
+	}
+	return wrap("clock skew", s.db.Writer().SetUJPSimClockSkew(ctx, int64(d)))
+}
+
 // BurstRateLimit makes the next n calls of user eujpID answer 429 E4007,
 // whatever their timing.
 func (s *Sim) BurstRateLimit(ctx context.Context, eujpID string, n int) error {

@@ -157,7 +157,7 @@ func (s *Sim) api(h http.HandlerFunc) http.Handler {
 			s.fail(w, r, &simError{status: 401, code: "E1010", msg: "User not found", prop: "X-EUJP-ID"})
 			return
 		}
-		h(w, r.WithContext(context.WithValue(ctx, callKey{}, callState{arrived: arrived, clockOffset: time.Duration(st.ClockOffsetNs),
+		h(w, r.WithContext(context.WithValue(ctx, callKey{}, callState{arrived: arrived, skew: time.Duration(st.ClockSkewNs), clockOffset: time.Duration(st.ClockOffsetNs),
 			pendingRejects: st.RejectCount > 0 || st.SellerRejectCount > 0, changedLists: st.CodelistsChanged})))
 	})
 }
@@ -235,9 +235,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // serverTime is the clock requestTimestamp is judged by
-// (api-specification.txt:112-120): the real one, not the business clock.
+// (api-specification.txt:112-120): the real one, not the business clock
+// (off by the clock-skew fault).
 func (s *Sim) serverTime(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"timestamp": FormatTimestamp(s.opts.Now())})
+	now := s.opts.Now()
+	if st, ok := stateOf(r.Context()); ok {
+		now = now.Add(st.skew)
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"timestamp": FormatTimestamp(now)})
 }
 
 func (s *Sim) companyLookup(w http.ResponseWriter, r *http.Request) {
@@ -339,7 +344,7 @@ func (s *Sim) readBody(r *http.Request, v any) *simError {
 	}
 	_ = json.Unmarshal(raw, &ts)
 	st, _ := stateOf(r.Context())
-	return checkTimestamp(ts.RequestTimestamp, st.arrived)
+	return checkTimestamp(ts.RequestTimestamp, st.clock())
 }
 
 func (s *Sim) codeList(file string) http.HandlerFunc {
@@ -555,7 +560,7 @@ func (s *Sim) verify(r *http.Request, priv string) (*call, *simError) {
 	}
 	// The replay window is judged on the arrival time, on the real clock
 	// (advancing the business clock is for deadlines).
-	now := st.arrived
+	now := st.clock()
 	if e := checkTimestamp(body.RequestTimestamp, now); e != nil {
 		return nil, e
 	}

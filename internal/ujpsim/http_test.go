@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -394,6 +396,13 @@ func TestPrivileges(t *testing.T) {
 	}
 	for _, c := range calls {
 		wantCode(t, c.path+" without "+c.priv, e.signed(c.path, c.who, c.body, nil), 403, "E1011")
+		// The privilege is judged before what is asked: a document that
+		// does not exist is E1011 too, so a harmless read probes it.
+		unknown := map[string]any{"euid": "00000000-0000-7000-8000-000000000000"}
+		if _, list := c.body["euids"]; list {
+			unknown = map[string]any{"euids": []string{"00000000-0000-7000-8000-000000000000"}}
+		}
+		wantCode(t, c.path+" of an unknown document without "+c.priv, e.signed(c.path, c.who, unknown, nil), 403, "E1011")
 	}
 	for _, c := range calls {
 		if err := e.sim.Grant(ctx, c.who.EUJPID, c.who.EDB, c.priv); err != nil {
@@ -401,6 +410,10 @@ func TestPrivileges(t *testing.T) {
 		}
 		if a := e.signed(c.path, c.who, c.body, nil); a.status != 200 {
 			t.Fatalf("%s with %s: %d %s", c.path, c.priv, a.status, a.body)
+		}
+		if _, list := c.body["euids"]; !list {
+			wantCode(t, c.path+" of an unknown document with "+c.priv,
+				e.signed(c.path, c.who, map[string]any{"euid": "00000000-0000-7000-8000-000000000000"}, nil), 404, "E4008")
 		}
 	}
 	if err := e.sim.Revoke(ctx, s.EUJPID, s.EDB, ujpsim.PrivilegePDF); err != nil {
@@ -710,5 +723,111 @@ func TestControlAPI(t *testing.T) {
 	}
 	if a := e.raw("GET", api+"/server-time", map[string]string{"X-EUJP-ID": x.EUJPID, "X-EDB": x.EDB}, nil, 10*time.Second); a.status != 200 {
 		t.Fatalf("the registered user: %d", a.status)
+	}
+}
+
+// TestPortalAndLostDocuments: an invoice issued in UJP's portal passes the
+// simulator's own validation and shows in the seller's lists, payloads
+// and statuses; a lost document is gone from all of them, and its docId
+// is free again.
+func TestPortalAndLostDocuments(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := start(t, db, ujpsim.Options{})
+		s, _ := signers(t)
+		ctx := context.Background()
+		d, err := e.sim.IssuedInPortal(ctx, ujpsim.Portal{SellerTin: ujpsim.TaxSeller, DocID: "portal-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != "01" || d.SellerTin != ujpsim.TaxSeller || d.BuyerTin != ujpsim.TaxBuyer || d.DocID != "portal-1" {
+			t.Fatalf("portal invoice: %+v", d)
+		}
+		if again, err := e.sim.IssuedInPortal(ctx, ujpsim.Portal{SellerTin: ujpsim.TaxSeller, DocID: "portal-1"}); err != nil || again.EUID != d.EUID {
+			t.Fatalf("issued twice: %v", err)
+		}
+		day := map[string]any{"dateFrom": time.Now().AddDate(0, 0, -1).Format(time.DateOnly), "dateTo": time.Now().AddDate(0, 0, 1).Format(time.DateOnly)}
+		for _, path := range []string{"/documents/sales-invoice/ids", "/documents/sales-invoice/invoices-status"} {
+			if a := e.signed(api+path, s, maps.Clone(day), nil); a.status != 200 || !strings.Contains(string(a.body), d.EUID) {
+				t.Fatalf("%s: %d %s", path, a.status, a.body)
+			}
+		}
+		if err := e.sim.Grant(ctx, s.EUJPID, s.EDB, ujpsim.PrivilegePayload); err != nil {
+			t.Fatal(err)
+		}
+		if a := e.signed(api+"/documents/sales-invoice/payload/list", s, map[string]any{"euids": []string{d.EUID}}, nil); a.status != 200 ||
+			!strings.Contains(string(a.body), `\"docId\":\"portal-1\"`) {
+			t.Fatalf("payload list: %d %s", a.status, a.body)
+		}
+		if _, err := e.sim.IssuedInPortal(ctx, ujpsim.Portal{SellerTin: ujpsim.TaxNeverExisted}); err == nil || !strings.Contains(err.Error(), "E1014") {
+			t.Fatalf("an unknown seller: %v", err)
+		}
+
+		ctl := ujpsim.Control{BaseURL: e.url, Token: controlToken}
+		if err := ctl.LoseDocument(ctx, d.EUID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.sim.Document(ctx, d.EUID); !errors.Is(err, ujpsim.ErrNotFound) {
+			t.Fatalf("a lost document: %v", err)
+		}
+		if a := e.signed(api+"/documents/sales-invoice/ids", s, maps.Clone(day), nil); a.status != 200 || strings.Contains(string(a.body), d.EUID) {
+			t.Fatalf("ids after the loss: %d %s", a.status, a.body)
+		}
+		if a := e.signed(api+"/documents/sales-invoice/current-status", s, map[string]any{"euid": d.EUID}, nil); a.status != 404 ||
+			a.m["errorStatus"].(map[string]any)["errorCode"] != "E4008" {
+			t.Fatalf("current status of a lost document: %d %s", a.status, a.body)
+		}
+		if err := ctl.LoseDocument(ctx, d.EUID); err == nil {
+			t.Fatal("lost twice")
+		}
+		// Over the control API: a portal invoice with the freed docId.
+		again, err := ctl.IssuedInPortal(ctx, ujpsim.TaxSeller, "", "portal-1", "")
+		if err != nil || again.EUID == "" || again.EUID == d.EUID {
+			t.Fatalf("over the control API: %+v %v", again, err)
+		}
+	})
+}
+
+// TestClockSkew: the clock-skew fault moves UJP's real clock: server-time
+// says so, and a requestTimestamp right by the caller's clock is then
+// judged by the skewed one (E40122 beyond 5 minutes); 0 ends it. It is
+// set through the control API as well.
+func TestClockSkew(t *testing.T) {
+	t.Parallel()
+	e := start(t, storetest.SQLite(t), ujpsim.Options{})
+	s, _ := signers(t)
+	ctx := context.Background()
+	serverTime := func() time.Time {
+		t.Helper()
+		a := e.raw("GET", api+"/server-time", map[string]string{"X-EUJP-ID": s.EUJPID, "X-EDB": s.EDB}, nil, 10*time.Second)
+		ts, _ := a.m["timestamp"].(string)
+		at, err := time.ParseInLocation("2006-01-02T15:04:05", ts, skopje)
+		if a.status != 200 || err != nil {
+			t.Fatalf("server-time: %d %s", a.status, a.body)
+		}
+		return at
+	}
+	near := func(got time.Time, off time.Duration) bool {
+		d := got.Sub(time.Now().Add(off))
+		return d > -5*time.Second && d < 5*time.Second
+	}
+	if got := serverTime(); !near(got, 0) {
+		t.Fatalf("server time without a skew: %s", got)
+	}
+	if err := e.sim.SetClockSkew(ctx, 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := serverTime(); !near(got, 10*time.Minute) {
+		t.Fatalf("server time with a 10-minute skew: %s", got)
+	}
+	wantCode(t, "a timestamp 10 minutes behind UJP's clock", e.signed(api+"/documents/sales-invoice/pdf", s, map[string]any{"euid": "00000000-0000-7000-8000-000000000000"}, nil), 400, "E40122")
+	if a := e.raw("POST", "/_sim/clock/skew", map[string]string{"Authorization": "Bearer " + controlToken}, []byte(`{"seconds":0}`), 10*time.Second); a.status != 200 {
+		t.Fatalf("control API: %d %s", a.status, a.body)
+	}
+	if got := serverTime(); !near(got, 0) {
+		t.Fatalf("server time after the skew ended: %s", got)
+	}
+	if a := e.raw("POST", "/_sim/clock/skew", map[string]string{"Authorization": "Bearer " + controlToken}, []byte(`{"seconds":90000}`), 10*time.Second); a.status != 400 {
+		t.Fatalf("a skew over a day: %d %s", a.status, a.body)
 	}
 }

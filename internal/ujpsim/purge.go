@@ -12,6 +12,11 @@ import (
 // KindPurge is the periodic job that applies the retention rule.
 const KindPurge = "ujpsim.purge"
 
+// purgeArgs are the (empty) arguments of the retention job.
+type purgeArgs struct{}
+
+func (purgeArgs) Kind() string { return KindPurge }
+
 // DefaultRetention is how long stored documents are kept when the
 // configuration says nothing (DENAR_UJP_SIM_RETENTION): 90 days, longer
 // than any buyer's deadline (at most the 10th of the second month) and any
@@ -69,7 +74,7 @@ const PurgeEvery = time.Hour
 // process sharing the store, so it runs once however many simulators
 // there are.
 func (s *Sim) RegisterPurge(r *jobs.Runner, retention time.Duration) {
-	r.Register(KindPurge, jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
+	jobs.Register(r, func(ctx context.Context, _ *jobs.Job, _ purgeArgs) error {
 		p, err := s.Purge(ctx, s.opts.Now().Add(-retention))
 		if err != nil {
 			return err
@@ -79,5 +84,5 @@ func (s *Sim) RegisterPurge(r *jobs.Runner, retention time.Duration) {
 				"retention", retention)
 		}
 		return nil
-	}), jobs.Options{Every: PurgeEvery})
+	}, jobs.Options{Every: PurgeEvery})
 }

@@ -217,11 +217,16 @@ func lookupKey(s string) string {
 type callKey struct{}
 
 type callState struct {
-	arrived        time.Time // stamped first thing: the rate limit's clock
+	arrived        time.Time     // stamped first thing: the rate limit's clock
+	skew           time.Duration // the clock-skew fault (SetClockSkew)
 	clockOffset    time.Duration
 	pendingRejects bool
 	changedLists   bool
 }
+
+// clock is UJP's real clock at the call's arrival: what server-time says
+// and what a requestTimestamp is judged by.
+func (st callState) clock() time.Time { return st.arrived.Add(st.skew) }
 
 func stateOf(ctx context.Context) (callState, bool) {
 	st, ok := ctx.Value(callKey{}).(callState)

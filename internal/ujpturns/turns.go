@@ -46,6 +46,11 @@ import (
 // it.
 const DefaultMargin = 50 * time.Millisecond
 
+// DefaultInterval is UJP's limit, one request a second per user: the
+// default of DENAR_UJP_SIGNER_INTERVAL. Config.Interval itself has no
+// default (zero spaces calls by the margin only, for tests).
+const DefaultInterval = time.Second
+
 // Config tunes Turns.
 type Config struct {
 	// Interval is the least time between the starts of two calls of one

@@ -98,6 +98,8 @@ const (
 	CodeSecretAlreadyShown = "secret_already_shown"
 	// pairing_code_invalid (problem, 422): The pairing code is unknown, used or expired.
 	CodePairingCodeInvalid = "pairing_code_invalid"
+	// einvoice_external (problem, 409): A storno or correction of an e-invoice of kind external: UJP holds it but the service never issued it (UJP's portal, other software); void or correct it where it was issued.
+	CodeEinvoiceExternal = "einvoice_external"
 	// archive_export_not_ready (problem, 409): Download of an archive export that is pending or failed.
 	CodeArchiveExportNotReady = "archive_export_not_ready"
 	// archive_export_expired (problem, 410): The archive export is past its expiresAt (DENAR_ARCHIVE_RETENTION); ask for a new one.
@@ -122,6 +124,8 @@ const (
 	CodeHoldWindowExceeded = "hold_window_exceeded"
 	// ujp_unexpected_answer (einvoice.problems): UJP (or something in front of it) refused the document with a 4xx whose body is not UJP's error shape (a proxy's page, a framework's default error JSON); message holds the HTTP status and the body, truncated. A 5xx of that shape holds the document instead.
 	CodeUjpUnexpectedAnswer = "ujp_unexpected_answer"
+	// ujp_missing (einvoice.problems): Reconciliation found that UJP does not know the document (its current-status answers not found) though the service shows it delivered or later (event einvoice.missing_at_ujp). Nothing is sent again by itself; the flag goes when a later reconciliation finds the document at UJP.
+	CodeUjpMissing = "ujp_missing"
 	// ujp_access_missing (company.problems): UJP refused the company's signer: the user is unknown (E1010), the certificate is not registered (E1012), the user may not sign for the company (E1013), or an identity header's value (E4021, E4022, E4023). Documents wait in queued and are sent again; cleared by the next call UJP accepts.
 	CodeUjpAccessMissing = "ujp_access_missing"
 	// ujp_privilege_missing (company.problems): UJP refused a call for a portal privilege the signer's user lacks for the company (E1011); privilege names it: DP for UJP's PDFs, RD for document JSON (incoming documents; finding a send whose answer was lost), DA for archives. No document fails for it; cleared by the next call of that privilege UJP accepts.
@@ -138,6 +142,18 @@ const (
 	CodeDecisionSignerMissing = "decision_signer_missing"
 	// payload_unreadable (inbox_document.problems): UJP's payload of the document is not a UJP document; it is kept unmodified (GET …/payload) but its fields could not be read.
 	CodePayloadUnreadable = "payload_unreadable"
+	// status_unknown (reconciliation.problems): UJP reports a document status the service does not know, or lists a document and then does not give its status; the document is left as it is (and a document the service never issued is not imported).
+	CodeStatusUnknown = "status_unknown"
+	// status_conflict (reconciliation.problems): The service shows a document in a status UJP's status cannot lead to (or holds another EUID for its docId); it is left as it is. Compare it with UJP's portal.
+	CodeStatusConflict = "status_conflict"
+	// ambiguous_match (reconciliation.problems): Without the document's payload (no RD privilege), several of the service's documents match UJP's number, date, gross amount and buyer; none was changed and nothing was imported. Grant RD and reconcile the day again.
+	CodeAmbiguousMatch = "ambiguous_match"
+	// payload_missing (reconciliation.problems): UJP lists an incoming document for the day but gave no payload for it; it is not in the inbox. Reconcile the day again later.
+	CodePayloadMissing = "payload_missing"
+	// privilege_missing (reconciliation.problems): The signer's user lacks the RD privilege for the company: sales documents were matched by number, date, gross amount and buyer instead of their docId, and incoming documents missing from the inbox could not be read. Grant RD in UJP's portal and reconcile the day again.
+	CodePrivilegeMissing = "privilege_missing"
+	// access_refused (reconciliation.problems): UJP refused the company's signer (E1010, E1012, E1013, E4021–E4023); the run waits, asks again hourly, and resumes once the company's access is set right (the company's problems say how).
+	CodeAccessRefused = "access_refused"
 	// invalid_request (oauth, 400): Not a form body, a parameter missing or repeated, or credentials both in Basic and in the body.
 	CodeInvalidRequest = "invalid_request"
 	// invalid_client (oauth, 400): Unknown client, wrong or missing secret, or revoked client; 401 with WWW-Authenticate: Basic when the client authenticated with HTTP Basic.

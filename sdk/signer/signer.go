@@ -1,7 +1,11 @@
 // Package signer is the signing worker of the denar e-invoicing API for
 // customers who sign on their own server (the sdk signing mode) and the
-// loop inside denar-agent: fetch signing requests, claim, sign with a
-// crypto.Signer holding the registered certificate's key, submit.
+// loop inside denar-agent: receive signing requests, claim, sign with a
+// crypto.Signer holding the registered certificate's key, submit — in
+// batches: the requests waiting (up to Worker.Batch) are claimed in one
+// call, decided at once (BatchPolicy: one question to a person), signed in
+// one session of the key (Session: one PIN entry for a PKCS#11 token) and
+// answered in one call, so a batch of 100 costs two round trips, not 200.
 //
 // It imports nothing from the server; the wire format is the public API.
 // The server guarantees no request is signed twice (claims and signatures
@@ -41,6 +45,8 @@ type Request struct {
 	SigningInput    string            `json:"signingInput"`
 	ExpiresAt       time.Time         `json:"expiresAt"`
 	Links           map[string]string `json:"links"`
+	// JWS is the signature the server accepted, once signed.
+	JWS *string `json:"jws,omitempty"`
 	// Summary is what a person is shown before signing; nil from a server
 	// that does not send it.
 	Summary *Summary `json:"summary"`
@@ -74,6 +80,46 @@ type Decision struct {
 // Policy decides per request; nil signs everything (servers, --auto).
 type Policy func(ctx context.Context, r Request) Decision
 
+// BatchPolicy decides a batch at once — asks a person once for the lot —
+// and returns one Decision per request, in their order.
+type BatchPolicy func(ctx context.Context, rs []Request) []Decision
+
+// Session is implemented by a crypto.Signer that signs in sessions, such
+// as a PKCS#11 token that logs in once per session (one PIN entry). The
+// worker calls Begin before the first signature of a batch and End after
+// its last; the signer may keep its session open while batches keep
+// coming. An error of Begin refuses the batch's requests (with the reason
+// of a RefusalError, else token_missing).
+type Session interface {
+	Begin(ctx context.Context) error
+	End()
+}
+
+// RefusalError is an error of a signer (Sign, or Session.Begin) that says
+// how the requests it concerns are refused: pin_locked for a token whose
+// PIN is locked or refused, token_missing for a token that is gone. Any
+// other signing error refuses with token_missing, which keeps a document
+// waiting.
+type RefusalError struct {
+	Reason string
+	Err    error
+}
+
+func (e *RefusalError) Error() string { return e.Reason + ": " + e.Err.Error() }
+func (e *RefusalError) Unwrap() error { return e.Err }
+
+// refusalReason is the reason a signing error refuses with.
+func refusalReason(err error) string {
+	var re *RefusalError
+	if errors.As(err, &re) && re.Reason != "" {
+		return re.Reason
+	}
+	return "token_missing"
+}
+
+// MaxBatch is the most requests the API takes in one batch.
+const MaxBatch = 100
+
 // Credentials are what pairing returned.
 type Credentials struct {
 	Server  string `json:"server"`
@@ -87,17 +133,23 @@ type Credentials struct {
 // Worker signs requests for one agent.
 type Worker struct {
 	Creds  Credentials
-	Signer crypto.Signer // RSA key of Cert; PKCS#1 v1.5 with SHA-256 (RS256)
-	Policy Policy
-	Log    *slog.Logger
-	HTTP   *http.Client
+	Signer crypto.Signer // RSA key of Cert; PKCS#1 v1.5 with SHA-256 (RS256); may implement Session
+	// BatchPolicy decides each batch at once; without it Policy decides
+	// each request; without either every request is signed.
+	BatchPolicy BatchPolicy
+	Policy      Policy
+	Log         *slog.Logger
+	HTTP        *http.Client
 	// Wait is the long-poll wait in seconds (default 25).
 	Wait int
+	// Batch is the most requests handled at once, 1 to MaxBatch (default
+	// MaxBatch).
+	Batch int
 	// OnSigned is told after the server accepted a signature (audit log).
 	OnSigned func(r Request, jws string)
 
 	mu     sync.Mutex
-	signed map[string]string // request id → JWS submitted, for resubmission
+	signed map[string]string // request id → JWS made, until the server answered for it
 }
 
 // APIError is a problem answered by the API.
@@ -191,6 +243,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		if errors.As(err, &api) && api.Status == http.StatusUnauthorized {
 			return err // credentials revoked or wrong: retrying cannot help
 		}
+		if errors.Is(err, ErrNoBatches) {
+			return err // an older server: retrying cannot help
+		}
 		if errors.Is(err, errNoSocket) {
 			w.log().Info("server refused the WebSocket; long-polling", "err", err)
 			err = w.pollFor(ctx, longPollSpell)
@@ -230,8 +285,16 @@ func (w *Worker) pollFor(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// Once fetches pending requests (waiting up to Wait seconds) and handles
-// each of them.
+// batchSize is Batch within 1 to MaxBatch.
+func (w *Worker) batchSize() int {
+	if w.Batch < 1 || w.Batch > MaxBatch {
+		return MaxBatch
+	}
+	return w.Batch
+}
+
+// Once long-polls for the requests waiting (up to Batch, waiting up to
+// Wait seconds) and handles them as one batch.
 func (w *Worker) Once(ctx context.Context) error {
 	wait := w.Wait
 	if wait == 0 {
@@ -240,73 +303,279 @@ func (w *Worker) Once(ctx context.Context) error {
 	var list struct {
 		Data []Request `json:"data"`
 	}
-	url := fmt.Sprintf("%s/v1/agents/%s/signing-requests?wait=%d", w.Creds.Server, w.Creds.AgentID, wait)
+	url := fmt.Sprintf("%s/v1/agents/%s/signing-requests?wait=%d&limit=%d", w.Creds.Server, w.Creds.AgentID, wait, w.batchSize())
 	if err := call(ctx, w.client(), http.MethodGet, url, w.Creds.authz(), "", nil, &list); err != nil {
 		return err
 	}
-	for _, r := range list.Data {
-		if err := w.Handle(ctx, r); err != nil {
-			var api *APIError
-			if errors.As(err, &api) && (api.Status == http.StatusConflict || api.Status == http.StatusGone) {
-				w.log().Info("skipped", "request", r.ID, "reason", api.Code)
-				continue
-			}
-			return fmt.Errorf("request %s: %w", r.ID, err)
+	if len(list.Data) == 0 {
+		return nil
+	}
+	return w.HandleBatch(ctx, list.Data)
+}
+
+// Handle claims, decides, signs and submits one request (HandleBatch of
+// one, over REST).
+func (w *Worker) Handle(ctx context.Context, r Request) error {
+	return w.HandleBatch(ctx, []Request{r})
+}
+
+// HandleBatch claims, decides, signs and answers rs over REST: one call
+// for the claims, one for the signatures and one for the refusals (if
+// any). An error means the server was not reached or refused a whole call;
+// per-request outcomes (another agent claimed first, a request expired)
+// are logged, not returned.
+func (w *Worker) HandleBatch(ctx context.Context, rs []Request) error {
+	return w.handleBatch(ctx, rest{w}, rs)
+}
+
+// transport carries the batch operations: REST calls, or messages on the
+// WebSocket.
+type transport interface {
+	// do runs operation op (claim, signatures or refusals) with body and
+	// Idempotency-Key key, decoding its answer into out.
+	do(ctx context.Context, op, key string, body, out any) error
+}
+
+var opPaths = map[string]string{"claim": "/v1/signing-requests/claims", "signatures": "/v1/signing-requests/signatures",
+	"refusals": "/v1/signing-requests/refusals"}
+
+// rest is the REST transport.
+type rest struct{ w *Worker }
+
+func (t rest) do(ctx context.Context, op, key string, body, out any) error {
+	return call(ctx, t.w.client(), http.MethodPost, t.w.Creds.Server+opPaths[op], t.w.Creds.authz(), key, body, out)
+}
+
+// batchResult is the answer of a batch operation.
+type batchResult struct {
+	Data []struct {
+		ID      string       `json:"id"`
+		Status  int          `json:"status"`
+		Request *Request     `json:"request"`
+		Error   *itemProblem `json:"error"`
+	} `json:"data"`
+}
+
+// itemProblem is the problem of one item of a batch.
+type itemProblem struct {
+	Code   string `json:"code"`
+	Detail string `json:"detail"`
+}
+
+type signatureItem struct {
+	ID  string `json:"id"`
+	JWS string `json:"jws"`
+}
+
+type refusalItem struct {
+	ID      string `json:"id"`
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
+}
+
+// maxBatchBody bounds the body of one call of signatures: a batch of very
+// large documents is sent in several calls.
+const maxBatchBody = 8 << 20
+
+// opKey is the Idempotency-Key of operation op with body: the same batch
+// sent again (after a dropped connection, the worker's memory giving the
+// same signatures) is answered as the first time, item for item.
+func opKey(op string, body any) string {
+	b, _ := json.Marshal(body)
+	sum := sha256.Sum256(b)
+	return op + ":" + hex.EncodeToString(sum[:16])
+}
+
+// handleBatch is HandleBatch over transport t.
+func (w *Worker) handleBatch(ctx context.Context, t transport, rs []Request) error {
+	trips := 0
+	// Signed before a connection dropped: resubmit the same JWS.
+	var sigs []signatureItem
+	var toClaim []string
+	byID := map[string]Request{}
+	w.mu.Lock()
+	for _, r := range rs {
+		if _, dup := byID[r.ID]; dup {
+			continue
+		}
+		byID[r.ID] = r
+		if jws, ok := w.signed[r.ID]; ok {
+			sigs = append(sigs, signatureItem{r.ID, jws})
+		} else {
+			toClaim = append(toClaim, r.ID)
 		}
 	}
+	w.mu.Unlock()
+
+	// One claim for the lot; its answer carries each request as this
+	// agent signs it (its protected header names this agent's
+	// certificate). A request listed as claimed is one this agent claimed
+	// before a restart: claiming it again answers it the same.
+	var claimed []Request
+	if len(toClaim) > 0 {
+		body := map[string]any{"ids": toClaim}
+		var res batchResult
+		trips++
+		if err := t.do(ctx, "claim", opKey("claim", body), body, &res); err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		for _, it := range res.Data {
+			if it.Status == http.StatusOK && it.Request != nil && it.Request.ID == it.ID {
+				claimed = append(claimed, *it.Request)
+				continue
+			}
+			w.skipped(it.ID, it.Status, it.Error)
+		}
+	}
+
+	var refusals []refusalItem
+	if len(claimed) > 0 {
+		decisions := w.decide(ctx, claimed)
+		var toSign []Request
+		for i, r := range claimed {
+			if d := decisions[i]; !d.Sign {
+				w.log().Info("refused", "request", r.ID, "purpose", r.Purpose, "reason", d.Reason)
+				refusals = append(refusals, refusalItem{r.ID, d.Reason, d.Message})
+				continue
+			}
+			toSign = append(toSign, r)
+		}
+		made, refused := w.signAll(ctx, toSign)
+		refusals = append(refusals, refused...)
+		sigs = append(sigs, made...)
+	}
+
+	signed, failed := 0, 0
+	for len(sigs) > 0 {
+		n, size := 0, 0
+		for n < len(sigs) && n < MaxBatch && (n == 0 || size+len(sigs[n].JWS) < maxBatchBody) {
+			size += len(sigs[n].JWS)
+			n++
+		}
+		chunk := sigs[:n]
+		sigs = sigs[n:]
+		body := map[string]any{"items": chunk}
+		var res batchResult
+		trips++
+		if err := t.do(ctx, "signatures", opKey("signatures", body), body, &res); err != nil {
+			return fmt.Errorf("signatures: %w", err)
+		}
+		for _, it := range res.Data {
+			w.forget(it.ID)
+			if it.Status == http.StatusOK && it.Request != nil && it.Request.JWS != nil {
+				signed++
+				r := *it.Request
+				w.log().Info("signed", "request", r.ID, "purpose", r.Purpose, "company", r.CompanyID, "links", r.Links)
+				if w.OnSigned != nil {
+					w.OnSigned(r, *it.Request.JWS)
+				}
+				continue
+			}
+			failed++
+			w.skipped(it.ID, it.Status, it.Error)
+		}
+	}
+	if len(refusals) > 0 {
+		body := map[string]any{"items": refusals}
+		var res batchResult
+		trips++
+		if err := t.do(ctx, "refusals", opKey("refusals", body), body, &res); err != nil {
+			return fmt.Errorf("refusals: %w", err)
+		}
+		for _, it := range res.Data {
+			if it.Status != http.StatusOK {
+				w.skipped(it.ID, it.Status, it.Error)
+			}
+		}
+	}
+	w.log().Info("batch answered", "requests", len(byID), "signed", signed, "refused", len(refusals), "failed", failed, "round_trips", trips)
 	return nil
 }
 
-// Handle claims, decides, signs and submits one request.
-func (w *Worker) Handle(ctx context.Context, r Request) error {
-	base := w.Creds.Server + "/v1/signing-requests/" + r.ID
-	w.mu.Lock()
-	jws, done := w.signed[r.ID]
-	w.mu.Unlock()
-	if done {
-		// Signed before a connection dropped: resubmit the same JWS.
-		return call(ctx, w.client(), http.MethodPost, base+"/signature", w.Creds.authz(), "signature:"+r.ID, map[string]string{"jws": jws}, nil)
-	}
-	if r.State != "claimed" {
-		// A request listed as claimed is one this agent claimed before a
-		// restart and never finished: it may sign it without claiming.
-		// The claim answers with the request as this agent signs it: its
-		// protected header carries this agent's certificate.
-		var claimed Request
-		if err := call(ctx, w.client(), http.MethodPost, base+"/claim", w.Creds.authz(), "claim:"+r.ID, nil, &claimed); err != nil {
-			return err
+// decide asks the batch policy, else the policy of each request; without
+// either it signs everything.
+func (w *Worker) decide(ctx context.Context, rs []Request) []Decision {
+	out := make([]Decision, len(rs))
+	switch {
+	case w.BatchPolicy != nil:
+		got := w.BatchPolicy(ctx, rs)
+		for i := range out {
+			if i < len(got) {
+				out[i] = got[i]
+			} else {
+				out[i] = Decision{Reason: "policy", Message: "the batch policy gave no decision on this request"}
+			}
 		}
-		if claimed.ID == r.ID {
-			r = claimed
+	case w.Policy != nil:
+		for i, r := range rs {
+			out[i] = w.Policy(ctx, r)
+		}
+	default:
+		for i := range out {
+			out[i] = Decision{Sign: true}
 		}
 	}
-	d := Decision{Sign: true}
-	if w.Policy != nil {
-		d = w.Policy(ctx, r)
+	return out
+}
+
+// signAll signs rs in one session of the signer (Session), keeping each
+// JWS in the worker's memory until the server answered for it. A request
+// the signer could not sign is refused with the reason of its error
+// (RefusalError): a session that cannot begin refuses them all, a token
+// pulled out halfway refuses only what it did not sign.
+func (w *Worker) signAll(ctx context.Context, rs []Request) ([]signatureItem, []refusalItem) {
+	if len(rs) == 0 {
+		return nil, nil
 	}
-	if !d.Sign {
-		w.log().Info("refused", "request", r.ID, "purpose", r.Purpose, "reason", d.Reason)
-		return call(ctx, w.client(), http.MethodPost, base+"/refuse", w.Creds.authz(), "refuse:"+r.ID, map[string]string{"reason": d.Reason, "message": d.Message}, nil)
+	var made []signatureItem
+	var refused []refusalItem
+	if sess, ok := w.Signer.(Session); ok {
+		if err := sess.Begin(ctx); err != nil {
+			reason := refusalReason(err)
+			w.log().Warn("the signing key is not available", "err", err, "requests", len(rs), "reason", reason)
+			for _, r := range rs {
+				refused = append(refused, refusalItem{r.ID, reason, err.Error()})
+			}
+			return nil, refused
+		}
+		defer sess.End()
 	}
-	jws, err := Sign(w.Signer, r)
-	if err != nil {
-		return call(ctx, w.client(), http.MethodPost, base+"/refuse", w.Creds.authz(), "refuse:"+r.ID,
-			map[string]string{"reason": "token_missing", "message": err.Error()}, nil)
+	for _, r := range rs {
+		jws, err := Sign(w.Signer, r)
+		if err != nil {
+			refused = append(refused, refusalItem{r.ID, refusalReason(err), err.Error()})
+			continue
+		}
+		w.mu.Lock()
+		if w.signed == nil {
+			w.signed = map[string]string{}
+		}
+		w.signed[r.ID] = jws
+		w.mu.Unlock()
+		made = append(made, signatureItem{r.ID, jws})
 	}
+	return made, refused
+}
+
+// forget drops the JWS of a request the server answered for.
+func (w *Worker) forget(id string) {
 	w.mu.Lock()
-	if w.signed == nil {
-		w.signed = map[string]string{}
-	}
-	w.signed[r.ID] = jws
+	delete(w.signed, id)
 	w.mu.Unlock()
-	if err := call(ctx, w.client(), http.MethodPost, base+"/signature", w.Creds.authz(), "signature:"+r.ID, map[string]string{"jws": jws}, nil); err != nil {
-		return err
+}
+
+// skipped logs an item the server did not take: another agent claimed
+// it, it expired (a replacement follows), it is finished.
+func (w *Worker) skipped(id string, status int, p *itemProblem) {
+	code, detail := "", ""
+	if p != nil {
+		code, detail = p.Code, p.Detail
 	}
-	w.log().Info("signed", "request", r.ID, "purpose", r.Purpose, "company", r.CompanyID, "links", r.Links)
-	if w.OnSigned != nil {
-		w.OnSigned(r, jws)
+	level := slog.LevelInfo
+	if status != http.StatusConflict && status != http.StatusGone {
+		level = slog.LevelWarn
 	}
-	return nil
+	w.log().Log(context.Background(), level, "skipped", "request", id, "status", status, "reason", code, "detail", detail)
 }
 
 // Sign returns the compact JWS of r: its protected header and payload

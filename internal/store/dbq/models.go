@@ -324,6 +324,25 @@ type RateWindow struct {
 	Hits        int64
 }
 
+type Reconciliation struct {
+	ID          string
+	AccountID   string
+	CompanyID   string
+	Environment string
+	Day         string
+	State       string
+	Step        string
+	Seq         int32
+	Runs        int32
+	Work        string
+	Counts      string
+	Problems    string
+	StartedAt   time.Time
+	CompletedAt sql.NullTime
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 type SignInFailure struct {
 	ID       int64
 	Throttle string
@@ -382,6 +401,24 @@ type UjpChangeCursor struct {
 	Environment   string
 	PolledThrough string
 	UpdatedAt     time.Time
+}
+
+type UjpCheck struct {
+	ID          string
+	Environment string
+	CompanyID   string
+	Ok          bool
+	Lines       string
+	CreatedAt   time.Time
+}
+
+type UjpCodelist struct {
+	Environment string
+	Lists       string
+	Digests     string
+	Version     int64
+	FetchedAt   time.Time
+	ChangedAt   time.Time
 }
 
 type UjpPaceCompany struct {
@@ -504,6 +541,7 @@ type UjpsimSetting struct {
 	RejectCode    string
 	RejectMessage string
 	RejectCount   int32
+	ClockSkewNs   int64
 }
 
 type UjpsimUser struct {

@@ -575,16 +575,17 @@ func (q *Queries) InsertSigningRequest(ctx context.Context, arg InsertSigningReq
 
 const listAgentPendingRequests = `-- name: ListAgentPendingRequests :many
 SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at, r.summary FROM signing_requests r
-WHERE r.state = 'pending' AND r.expires_at > $1
+WHERE r.state = 'pending' AND r.expires_at > $2
   AND r.company_id IN (SELECT c.company_id FROM signing_certificates c
-                       WHERE c.agent_id = $2 AND c.not_before <= $1 AND c.not_after > $1)
+                       WHERE c.agent_id = $3 AND c.not_before <= $2 AND c.not_after > $2)
 UNION ALL
 SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at, r.summary FROM signing_requests r
-WHERE r.state = 'claimed' AND r.claimed_by = $2 AND r.expires_at > $1
-ORDER BY id LIMIT 50
+WHERE r.state = 'claimed' AND r.claimed_by = $3 AND r.expires_at > $2
+ORDER BY id LIMIT $1
 `
 
 type ListAgentPendingRequestsParams struct {
+	Lim     int32
 	Now     time.Time
 	AgentID string
 }
@@ -593,7 +594,7 @@ type ListAgentPendingRequestsParams struct {
 // holds a valid certificate (several agents of one company all see them;
 // the first claim wins), plus those it claimed and has not finished.
 func (q *Queries) ListAgentPendingRequests(ctx context.Context, arg ListAgentPendingRequestsParams) ([]SigningRequest, error) {
-	rows, err := q.db.QueryContext(ctx, listAgentPendingRequests, arg.Now, arg.AgentID)
+	rows, err := q.db.QueryContext(ctx, listAgentPendingRequests, arg.Lim, arg.Now, arg.AgentID)
 	if err != nil {
 		return nil, err
 	}

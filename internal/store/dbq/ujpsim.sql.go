@@ -83,6 +83,18 @@ func (q *Queries) DeleteUJPSimCertificatesExpiredBefore(ctx context.Context, bef
 	return result.RowsAffected()
 }
 
+const deleteUJPSimDocument = `-- name: DeleteUJPSimDocument :execrows
+DELETE FROM ujpsim_documents WHERE euid = $1
+`
+
+func (q *Queries) DeleteUJPSimDocument(ctx context.Context, euid string) (int64, error) {
+	result, err := q.db.ExecContext(ctx, deleteUJPSimDocument, euid)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const deleteUJPSimDocumentsBefore = `-- name: DeleteUJPSimDocumentsBefore :execrows
 DELETE FROM ujpsim_documents
 WHERE euid IN (SELECT d.euid FROM ujpsim_documents d WHERE d.created_at < $1
@@ -102,6 +114,16 @@ func (q *Queries) DeleteUJPSimDocumentsBefore(ctx context.Context, arg DeleteUJP
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const deleteUJPSimHistoryOf = `-- name: DeleteUJPSimHistoryOf :exec
+DELETE FROM ujpsim_history WHERE euid = $1
+`
+
+// A document the simulator loses (LoseDocument): its history first.
+func (q *Queries) DeleteUJPSimHistoryOf(ctx context.Context, euid string) error {
+	_, err := q.db.ExecContext(ctx, deleteUJPSimHistoryOf, euid)
+	return err
 }
 
 const deleteUJPSimPrivilege = `-- name: DeleteUJPSimPrivilege :exec
@@ -182,7 +204,7 @@ func (q *Queries) GetUJPSimDocumentByDocID(ctx context.Context, arg GetUJPSimDoc
 }
 
 const getUJPSimSettings = `-- name: GetUJPSimSettings :one
-SELECT id, clock_offset_ns, outage, latency_ns, error_rate, rate_limit, reject_code, reject_message, reject_count FROM ujpsim_settings WHERE id = 1
+SELECT id, clock_offset_ns, outage, latency_ns, error_rate, rate_limit, reject_code, reject_message, reject_count, clock_skew_ns FROM ujpsim_settings WHERE id = 1
 `
 
 func (q *Queries) GetUJPSimSettings(ctx context.Context) (UjpsimSetting, error) {
@@ -198,13 +220,14 @@ func (q *Queries) GetUJPSimSettings(ctx context.Context) (UjpsimSetting, error) 
 		&i.RejectCode,
 		&i.RejectMessage,
 		&i.RejectCount,
+		&i.ClockSkewNs,
 	)
 	return i, err
 }
 
 const getUJPSimState = `-- name: GetUJPSimState :one
 
-SELECT s.clock_offset_ns, s.outage, s.latency_ns, s.error_rate,
+SELECT s.clock_offset_ns, s.clock_skew_ns, s.outage, s.latency_ns, s.error_rate,
        s.reject_code, s.reject_message, s.reject_count,
        COALESCE(f.outage, FALSE) AS seller_outage, COALESCE(f.reject_count, 0) AS seller_reject_count,
        COALESCE(f.call_count, 0) AS call_count, COALESCE(f.call_path, '') AS call_path,
@@ -216,6 +239,7 @@ WHERE s.id = 1
 
 type GetUJPSimStateRow struct {
 	ClockOffsetNs     int64
+	ClockSkewNs       int64
 	Outage            bool
 	LatencyNs         int64
 	ErrorRate         float64
@@ -242,6 +266,7 @@ func (q *Queries) GetUJPSimState(ctx context.Context, edb string) (GetUJPSimStat
 	var i GetUJPSimStateRow
 	err := row.Scan(
 		&i.ClockOffsetNs,
+		&i.ClockSkewNs,
 		&i.Outage,
 		&i.LatencyNs,
 		&i.ErrorRate,
@@ -783,6 +808,15 @@ type SetUJPSimBurstParams struct {
 // The next burst calls of a user are answered E4007.
 func (q *Queries) SetUJPSimBurst(ctx context.Context, arg SetUJPSimBurstParams) error {
 	_, err := q.db.ExecContext(ctx, setUJPSimBurst, arg.EujpID, arg.NextAt, arg.Burst)
+	return err
+}
+
+const setUJPSimClockSkew = `-- name: SetUJPSimClockSkew :exec
+UPDATE ujpsim_settings SET clock_skew_ns = $1 WHERE id = 1
+`
+
+func (q *Queries) SetUJPSimClockSkew(ctx context.Context, clockSkewNs int64) error {
+	_, err := q.db.ExecContext(ctx, setUJPSimClockSkew, clockSkewNs)
 	return err
 }
 

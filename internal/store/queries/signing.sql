@@ -105,7 +105,7 @@ WHERE r.state = 'pending' AND r.expires_at > sqlc.arg(now)
 UNION ALL
 SELECT r.* FROM signing_requests r
 WHERE r.state = 'claimed' AND r.claimed_by = sqlc.arg(agent_id) AND r.expires_at > sqlc.arg(now)
-ORDER BY id LIMIT 50;
+ORDER BY id LIMIT sqlc.arg(lim);
 
 -- name: AgentCertificate :one
 -- The agent's newest certificate for a company valid at now.

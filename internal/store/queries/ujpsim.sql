@@ -7,7 +7,7 @@
 -- name: GetUJPSimState :one
 -- The global faults, the clock and the faults of one seller (X-EDB), read
 -- once per API call.
-SELECT s.clock_offset_ns, s.outage, s.latency_ns, s.error_rate,
+SELECT s.clock_offset_ns, s.clock_skew_ns, s.outage, s.latency_ns, s.error_rate,
        s.reject_code, s.reject_message, s.reject_count,
        COALESCE(f.outage, FALSE) AS seller_outage, COALESCE(f.reject_count, 0) AS seller_reject_count,
        COALESCE(f.call_count, 0) AS call_count, COALESCE(f.call_path, '') AS call_path,
@@ -25,6 +25,9 @@ SET outage = sqlc.arg(outage), latency_ns = sqlc.arg(latency_ns), error_rate = s
     reject_code = sqlc.arg(reject_code),
     reject_message = sqlc.arg(reject_message), reject_count = sqlc.arg(reject_count)
 WHERE id = 1;
+
+-- name: SetUJPSimClockSkew :exec
+UPDATE ujpsim_settings SET clock_skew_ns = sqlc.arg(clock_skew_ns) WHERE id = 1;
 
 -- name: SetUJPSimOutage :exec
 UPDATE ujpsim_settings SET outage = sqlc.arg(outage) WHERE id = 1;
@@ -275,3 +278,10 @@ DELETE FROM ujpsim_certificates WHERE not_after < sqlc.arg(before);
 
 -- name: DeleteUJPSimRateBefore :execrows
 DELETE FROM ujpsim_rate WHERE next_at < sqlc.arg(before);
+
+-- name: DeleteUJPSimHistoryOf :exec
+-- A document the simulator loses (LoseDocument): its history first.
+DELETE FROM ujpsim_history WHERE euid = sqlc.arg(euid);
+
+-- name: DeleteUJPSimDocument :execrows
+DELETE FROM ujpsim_documents WHERE euid = sqlc.arg(euid);

@@ -115,6 +115,7 @@ func open(t testing.TB, url string) *store.DB {
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
+	observe(db)
 	t.Cleanup(func() { db.Close() })
 	return db
 }

@@ -201,6 +201,39 @@ func (e ArchiveExportReadyEventType) Valid() bool {
 	}
 }
 
+// Defines values for CodeListChangeEnvironment.
+const (
+	CodeListChangeEnvironmentProduction CodeListChangeEnvironment = "production"
+	CodeListChangeEnvironmentSandbox    CodeListChangeEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CodeListChangeEnvironment enum.
+func (e CodeListChangeEnvironment) Valid() bool {
+	switch e {
+	case CodeListChangeEnvironmentProduction:
+		return true
+	case CodeListChangeEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodeListChangeObject.
+const (
+	CodeListChangeObjectCodelistChange CodeListChangeObject = "codelist_change"
+)
+
+// Valid indicates whether the value is a known member of the CodeListChangeObject enum.
+func (e CodeListChangeObject) Valid() bool {
+	switch e {
+	case CodeListChangeObjectCodelistChange:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CodebookEnvironment.
 const (
 	CodebookEnvironmentProduction CodebookEnvironment = "production"
@@ -272,13 +305,13 @@ func (e CodebookListEnvironment) Valid() bool {
 
 // Defines values for CodebookListObject.
 const (
-	List CodebookListObject = "list"
+	CodebookListObjectList CodebookListObject = "list"
 )
 
 // Valid indicates whether the value is a known member of the CodebookListObject enum.
 func (e CodebookListObject) Valid() bool {
 	switch e {
-	case List:
+	case CodebookListObjectList:
 		return true
 	default:
 		return false
@@ -321,6 +354,54 @@ func (e CodebookValueVatImpact) Valid() bool {
 	case PRENESEN:
 		return true
 	case STANDARD:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodelistsChangedEventEnvironment.
+const (
+	CodelistsChangedEventEnvironmentProduction CodelistsChangedEventEnvironment = "production"
+	CodelistsChangedEventEnvironmentSandbox    CodelistsChangedEventEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CodelistsChangedEventEnvironment enum.
+func (e CodelistsChangedEventEnvironment) Valid() bool {
+	switch e {
+	case CodelistsChangedEventEnvironmentProduction:
+		return true
+	case CodelistsChangedEventEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodelistsChangedEventObject.
+const (
+	CodelistsChangedEventObjectEvent CodelistsChangedEventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the CodelistsChangedEventObject enum.
+func (e CodelistsChangedEventObject) Valid() bool {
+	switch e {
+	case CodelistsChangedEventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CodelistsChangedEventType.
+const (
+	CodelistsChanged CodelistsChangedEventType = "codelists.changed"
+)
+
+// Valid indicates whether the value is a known member of the CodelistsChangedEventType enum.
+func (e CodelistsChangedEventType) Valid() bool {
+	switch e {
+	case CodelistsChanged:
 		return true
 	default:
 		return false
@@ -471,6 +552,7 @@ func (e EInvoiceEnvironment) Valid() bool {
 // Defines values for EInvoiceKind.
 const (
 	EInvoiceKindCorrection EInvoiceKind = "correction"
+	EInvoiceKindExternal   EInvoiceKind = "external"
 	EInvoiceKindInvoice    EInvoiceKind = "invoice"
 	EInvoiceKindStorno     EInvoiceKind = "storno"
 )
@@ -479,6 +561,8 @@ const (
 func (e EInvoiceKind) Valid() bool {
 	switch e {
 	case EInvoiceKindCorrection:
+		return true
+	case EInvoiceKindExternal:
 		return true
 	case EInvoiceKindInvoice:
 		return true
@@ -753,6 +837,54 @@ func (e EinvoiceCorrectedEventType) Valid() bool {
 	}
 }
 
+// Defines values for EinvoiceDiscoveredEventEnvironment.
+const (
+	EinvoiceDiscoveredEventEnvironmentProduction EinvoiceDiscoveredEventEnvironment = "production"
+	EinvoiceDiscoveredEventEnvironmentSandbox    EinvoiceDiscoveredEventEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the EinvoiceDiscoveredEventEnvironment enum.
+func (e EinvoiceDiscoveredEventEnvironment) Valid() bool {
+	switch e {
+	case EinvoiceDiscoveredEventEnvironmentProduction:
+		return true
+	case EinvoiceDiscoveredEventEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EinvoiceDiscoveredEventObject.
+const (
+	EinvoiceDiscoveredEventObjectEvent EinvoiceDiscoveredEventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the EinvoiceDiscoveredEventObject enum.
+func (e EinvoiceDiscoveredEventObject) Valid() bool {
+	switch e {
+	case EinvoiceDiscoveredEventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EinvoiceDiscoveredEventType.
+const (
+	EinvoiceDiscovered EinvoiceDiscoveredEventType = "einvoice.discovered"
+)
+
+// Valid indicates whether the value is a known member of the EinvoiceDiscoveredEventType enum.
+func (e EinvoiceDiscoveredEventType) Valid() bool {
+	switch e {
+	case EinvoiceDiscovered:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EinvoiceFailedEventEnvironment.
 const (
 	EinvoiceFailedEventEnvironmentProduction EinvoiceFailedEventEnvironment = "production"
@@ -843,6 +975,54 @@ const (
 func (e EinvoiceHeldEventType) Valid() bool {
 	switch e {
 	case EinvoiceHeld:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EinvoiceMissingAtUjpEventEnvironment.
+const (
+	EinvoiceMissingAtUjpEventEnvironmentProduction EinvoiceMissingAtUjpEventEnvironment = "production"
+	EinvoiceMissingAtUjpEventEnvironmentSandbox    EinvoiceMissingAtUjpEventEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the EinvoiceMissingAtUjpEventEnvironment enum.
+func (e EinvoiceMissingAtUjpEventEnvironment) Valid() bool {
+	switch e {
+	case EinvoiceMissingAtUjpEventEnvironmentProduction:
+		return true
+	case EinvoiceMissingAtUjpEventEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EinvoiceMissingAtUjpEventObject.
+const (
+	EinvoiceMissingAtUjpEventObjectEvent EinvoiceMissingAtUjpEventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the EinvoiceMissingAtUjpEventObject enum.
+func (e EinvoiceMissingAtUjpEventObject) Valid() bool {
+	switch e {
+	case EinvoiceMissingAtUjpEventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EinvoiceMissingAtUjpEventType.
+const (
+	EinvoiceMissingAtUjp EinvoiceMissingAtUjpEventType = "einvoice.missing_at_ujp"
+)
+
+// Valid indicates whether the value is a known member of the EinvoiceMissingAtUjpEventType enum.
+func (e EinvoiceMissingAtUjpEventType) Valid() bool {
+	switch e {
+	case EinvoiceMissingAtUjp:
 		return true
 	default:
 		return false
@@ -1092,8 +1272,10 @@ func (e EventKindObject) Valid() bool {
 // Defines values for EventKindResource.
 const (
 	EventKindResourceArchiveExport   EventKindResource = "archive_export"
+	EventKindResourceCodelistChange  EventKindResource = "codelist_change"
 	EventKindResourceEinvoice        EventKindResource = "einvoice"
 	EventKindResourceInboxDocument   EventKindResource = "inbox_document"
+	EventKindResourceReconciliation  EventKindResource = "reconciliation"
 	EventKindResourceSigningAgent    EventKindResource = "signing_agent"
 	EventKindResourceWebhookEndpoint EventKindResource = "webhook_endpoint"
 )
@@ -1103,9 +1285,13 @@ func (e EventKindResource) Valid() bool {
 	switch e {
 	case EventKindResourceArchiveExport:
 		return true
+	case EventKindResourceCodelistChange:
+		return true
 	case EventKindResourceEinvoice:
 		return true
 	case EventKindResourceInboxDocument:
+		return true
+	case EventKindResourceReconciliation:
 		return true
 	case EventKindResourceSigningAgent:
 		return true
@@ -1695,6 +1881,183 @@ func (e QueueSigning) Valid() bool {
 	}
 }
 
+// Defines values for ReconciliationEnvironment.
+const (
+	ReconciliationEnvironmentProduction ReconciliationEnvironment = "production"
+	ReconciliationEnvironmentSandbox    ReconciliationEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationEnvironment enum.
+func (e ReconciliationEnvironment) Valid() bool {
+	switch e {
+	case ReconciliationEnvironmentProduction:
+		return true
+	case ReconciliationEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationObject.
+const (
+	ReconciliationObjectReconciliation ReconciliationObject = "reconciliation"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationObject enum.
+func (e ReconciliationObject) Valid() bool {
+	switch e {
+	case ReconciliationObjectReconciliation:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationState.
+const (
+	Completed ReconciliationState = "completed"
+	Running   ReconciliationState = "running"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationState enum.
+func (e ReconciliationState) Valid() bool {
+	switch e {
+	case Completed:
+		return true
+	case Running:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationCompletedEventEnvironment.
+const (
+	ReconciliationCompletedEventEnvironmentProduction ReconciliationCompletedEventEnvironment = "production"
+	ReconciliationCompletedEventEnvironmentSandbox    ReconciliationCompletedEventEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationCompletedEventEnvironment enum.
+func (e ReconciliationCompletedEventEnvironment) Valid() bool {
+	switch e {
+	case ReconciliationCompletedEventEnvironmentProduction:
+		return true
+	case ReconciliationCompletedEventEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationCompletedEventObject.
+const (
+	ReconciliationCompletedEventObjectEvent ReconciliationCompletedEventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationCompletedEventObject enum.
+func (e ReconciliationCompletedEventObject) Valid() bool {
+	switch e {
+	case ReconciliationCompletedEventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationCompletedEventType.
+const (
+	ReconciliationCompleted ReconciliationCompletedEventType = "reconciliation.completed"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationCompletedEventType enum.
+func (e ReconciliationCompletedEventType) Valid() bool {
+	switch e {
+	case ReconciliationCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationMismatchEventEnvironment.
+const (
+	ReconciliationMismatchEventEnvironmentProduction ReconciliationMismatchEventEnvironment = "production"
+	ReconciliationMismatchEventEnvironmentSandbox    ReconciliationMismatchEventEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationMismatchEventEnvironment enum.
+func (e ReconciliationMismatchEventEnvironment) Valid() bool {
+	switch e {
+	case ReconciliationMismatchEventEnvironmentProduction:
+		return true
+	case ReconciliationMismatchEventEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationMismatchEventObject.
+const (
+	ReconciliationMismatchEventObjectEvent ReconciliationMismatchEventObject = "event"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationMismatchEventObject enum.
+func (e ReconciliationMismatchEventObject) Valid() bool {
+	switch e {
+	case ReconciliationMismatchEventObjectEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationMismatchEventType.
+const (
+	ReconciliationMismatch ReconciliationMismatchEventType = "reconciliation.mismatch"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationMismatchEventType enum.
+func (e ReconciliationMismatchEventType) Valid() bool {
+	switch e {
+	case ReconciliationMismatch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReconciliationProblemCode.
+const (
+	AccessRefused    ReconciliationProblemCode = "access_refused"
+	AmbiguousMatch   ReconciliationProblemCode = "ambiguous_match"
+	PayloadMissing   ReconciliationProblemCode = "payload_missing"
+	PrivilegeMissing ReconciliationProblemCode = "privilege_missing"
+	StatusConflict   ReconciliationProblemCode = "status_conflict"
+	StatusUnknown    ReconciliationProblemCode = "status_unknown"
+)
+
+// Valid indicates whether the value is a known member of the ReconciliationProblemCode enum.
+func (e ReconciliationProblemCode) Valid() bool {
+	switch e {
+	case AccessRefused:
+		return true
+	case AmbiguousMatch:
+		return true
+	case PayloadMissing:
+		return true
+	case PrivilegeMissing:
+		return true
+	case StatusConflict:
+		return true
+	case StatusUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RecoveryObject.
 const (
 	WebhookRecovery RecoveryObject = "webhook_recovery"
@@ -1704,6 +2067,36 @@ const (
 func (e RecoveryObject) Valid() bool {
 	switch e {
 	case WebhookRecovery:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RefusalBatchEntryReason.
+const (
+	RefusalBatchEntryReasonPayloadInvalid RefusalBatchEntryReason = "payload_invalid"
+	RefusalBatchEntryReasonPinLocked      RefusalBatchEntryReason = "pin_locked"
+	RefusalBatchEntryReasonPolicy         RefusalBatchEntryReason = "policy"
+	RefusalBatchEntryReasonTokenMissing   RefusalBatchEntryReason = "token_missing"
+	RefusalBatchEntryReasonUnattended     RefusalBatchEntryReason = "unattended"
+	RefusalBatchEntryReasonUserDeclined   RefusalBatchEntryReason = "user_declined"
+)
+
+// Valid indicates whether the value is a known member of the RefusalBatchEntryReason enum.
+func (e RefusalBatchEntryReason) Valid() bool {
+	switch e {
+	case RefusalBatchEntryReasonPayloadInvalid:
+		return true
+	case RefusalBatchEntryReasonPinLocked:
+		return true
+	case RefusalBatchEntryReasonPolicy:
+		return true
+	case RefusalBatchEntryReasonTokenMissing:
+		return true
+	case RefusalBatchEntryReasonUnattended:
+		return true
+	case RefusalBatchEntryReasonUserDeclined:
 		return true
 	default:
 		return false
@@ -1893,6 +2286,36 @@ const (
 func (e SigningAgentOnlineEventType) Valid() bool {
 	switch e {
 	case SigningAgentOnline:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SigningBatchObject.
+const (
+	SigningBatchObjectList SigningBatchObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the SigningBatchObject enum.
+func (e SigningBatchObject) Valid() bool {
+	switch e {
+	case SigningBatchObjectList:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SigningBatchItemObject.
+const (
+	SigningRequestResult SigningBatchItemObject = "signing_request_result"
+)
+
+// Valid indicates whether the value is a known member of the SigningBatchItemObject enum.
+func (e SigningBatchItemObject) Valid() bool {
+	switch e {
+	case SigningRequestResult:
 		return true
 	default:
 		return false
@@ -2883,6 +3306,31 @@ type ArchiveLinks struct {
 	Download string `json:"download"`
 }
 
+// BatchItemProblem defines model for BatchItemProblem.
+type BatchItemProblem struct {
+	// Code A stable machine-readable code; clients branch on it.
+	Code string `json:"code"`
+
+	// Detail What went wrong with this request.
+	Detail string `json:"detail"`
+
+	// Errors Field errors: the path in the request, a message, and the tax authority codebook when the rule comes from one.
+	Errors *[]FieldError `json:"errors"`
+
+	// Instance The request id, also sent in the X-Request-Id header.
+	Instance string `json:"instance"`
+
+	// Status The HTTP status code.
+	Status int64 `json:"status"`
+
+	// Title A short summary of the problem type.
+	Title string `json:"title"`
+
+	// Type A URI naming the problem type: the errors page anchored at the code.
+	Type                 string                 `json:"type"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
 // CertificateInputBody Examples: {"certificateDer":"MIIDdzCCAl+gAwIBAgIUW1x…","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","eujpId":"MK-EUJP-0012345"}
 type CertificateInputBody struct {
 	// CertificateDer The X.509 certificate, DER, standard base64.
@@ -2897,7 +3345,88 @@ type CertificateInputBody struct {
 	EujpId *string `json:"eujpId,omitempty"`
 }
 
-// Codebook Examples: {"count":96,"description":"How a line's supply is taxed: standard rate, exempt, reverse charge, not taxable in the country. Each indicator may be used only with the VAT rates in its vatPercents; DDV-A (standard 18%) is the common one.","environment":"sandbox","fetchedAt":"2026-05-04T06:00:00Z","fields":["POST /v1/einvoices lines[].taxIndicator","POST /v1/einvoices/{id}/correction lines[].taxIndicator"],"name":"tax-indicators","object":"codebook","source":"ujp","title":"Tax indicators","values":[{"code":"DDV-G","description":"ДДВ не е пресметан согласно член 51 став 3 од ЗДДВ","name":"Не е ДДВ обврзник","taxGroups":["DDV-G"],"vatImpact":"NULA","vatPercents":[0]},{"code":"DDV-A","name":"Стандардно оданочување со општа даночна стапка од 18%","taxGroups":["DDV-A"],"vatImpact":"STANDARD","vatPercents":[18]},{"code":"DDV-V","name":"Стандардно оданочување со повластена даночна стапка од 10%","taxGroups":["DDV-V"],"vatImpact":"STANDARD","vatPercents":[10]},{"code":"DDV-B","name":"Стандардно оданочување со повластена даночна стапка од 5%","taxGroups":["DDV-B"],"vatImpact":"STANDARD","vatPercents":[5]}]}
+// ClaimBatchBody Examples: {"ids":["sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","sgr_01jv8k2n7w1x2y3z4a5b6c7d8e"]}
+type ClaimBatchBody struct {
+	// Ids The requests to claim (sgr_…), each answered in this order. Give ids or max.
+	Ids *[]string `json:"ids,omitempty"`
+
+	// Max Claim up to this many of the requests waiting for the caller, oldest first: for an agent, what its long-poll and WebSocket deliver (including what it claimed and has not finished); for an API key, the pending requests of its account and environment within its allow-list. Give ids or max.
+	//
+	// Examples: 100
+	Max *int64 `json:"max,omitempty"`
+}
+
+// CodeChange defines model for CodeChange.
+type CodeChange struct {
+	// Changes What changed.
+	Changes *[]FieldChange `json:"changes"`
+
+	// Code The code.
+	//
+	// Examples: 100
+	Code string `json:"code"`
+
+	// Name UJP's name of it now.
+	//
+	// Examples: Општа Фактура
+	Name string `json:"name"`
+}
+
+// CodeEntry defines model for CodeEntry.
+type CodeEntry struct {
+	// Code The code.
+	//
+	// Examples: DDV-14-3-10
+	Code string `json:"code"`
+
+	// Name UJP's name of it.
+	//
+	// Examples: Промет на услуги кон лице што не е даночен обврзник
+	Name string `json:"name"`
+}
+
+// CodeListChange Examples: {"detectedAt":"2026-05-04T06:00:00Z","environment":"sandbox","id":"clc_01jv8k2n3p4q5r6s7t8v9w0xyz","lists":[{"added":[],"changed":[{"changes":[{"after":"Општа Фактура","before":"Фактура","field":"name"}],"code":"100","name":"Општа Фактура"}],"list":"document-types","removed":[]},{"added":[],"changed":[],"list":"payment-types","removed":[{"code":"P13","name":"Плаќање на рати"}]},{"added":[{"code":"DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"tax-indicators","removed":[]},{"added":[{"code":"100/DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"document-type-tax-indicators","removed":[]}],"object":"codelist_change","summary":"document-types: changed 100 (name) · payment-types: removed P13 · tax-indicators: added DDV-14-3-10 · document-type-tax-indicators: added 100/DDV-14-3-10"}
+type CodeListChange struct {
+	// DetectedAt When the service read the changed lists from UJP; requests are checked against them from then on.
+	//
+	// Examples: 2026-09-01T06:00:00Z
+	DetectedAt time.Time `json:"detectedAt"`
+
+	// Environment The environment whose UJP changed its lists.
+	//
+	// Examples: production
+	Environment CodeListChangeEnvironment `json:"environment"`
+
+	// Id Prefix clc_: the change, the same in the event of every company.
+	//
+	// Examples: clc_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// Lists Each list that changed: the codes added, removed and changed. GET /v1/codebooks/{name} lists the values now.
+	Lists *[]ListChange `json:"lists"`
+
+	// Object Always codelist_change.
+	//
+	// Examples: codelist_change
+	Object CodeListChangeObject `json:"object"`
+
+	// Summary The change in one line.
+	//
+	// Examples: payment-types: removed P13 · tax-indicators: added DDV-14-3-10
+	Summary string `json:"summary"`
+}
+
+// CodeListChangeEnvironment The environment whose UJP changed its lists.
+//
+// Examples: production
+type CodeListChangeEnvironment string
+
+// CodeListChangeObject Always codelist_change.
+//
+// Examples: codelist_change
+type CodeListChangeObject string
+
+// Codebook Examples: {"count":96,"description":"How a line's supply is taxed: standard rate, exempt, reverse charge, not taxable in the country. Each indicator may be used only with the VAT rates in its vatPercents; DDV-A (standard 18%) is the common one.","environment":"sandbox","fetchedAt":"2026-05-04T06:00:00Z","fields":["POST /v1/einvoices lines[].taxIndicator","POST /v1/einvoices/{id}/correction lines[].taxIndicator"],"live":true,"name":"tax-indicators","object":"codebook","source":"ujp","title":"Tax indicators","unchangedSince":"2026-03-01T06:00:00Z","values":[{"code":"DDV-G","description":"ДДВ не е пресметан согласно член 51 став 3 од ЗДДВ","name":"Не е ДДВ обврзник","taxGroups":["DDV-G"],"vatImpact":"NULA","vatPercents":[0]},{"code":"DDV-A","name":"Стандардно оданочување со општа даночна стапка од 18%","taxGroups":["DDV-A"],"vatImpact":"STANDARD","vatPercents":[18]},{"code":"DDV-V","name":"Стандардно оданочување со повластена даночна стапка од 10%","taxGroups":["DDV-V"],"vatImpact":"STANDARD","vatPercents":[10]},{"code":"DDV-B","name":"Стандардно оданочување со повластена даночна стапка од 5%","taxGroups":["DDV-B"],"vatImpact":"STANDARD","vatPercents":[5]}]}
 type Codebook struct {
 	// Count How many values the list has.
 	//
@@ -2914,7 +3443,7 @@ type Codebook struct {
 	// Examples: sandbox
 	Environment CodebookEnvironment `json:"environment"`
 
-	// FetchedAt When the list was read from UJP; null for the snapshot.
+	// FetchedAt When UJP's lists were last read; null for the snapshot.
 	//
 	// Examples: 2026-05-04T06:00:00Z
 	FetchedAt *time.Time `json:"fetchedAt"`
@@ -2924,6 +3453,11 @@ type Codebook struct {
 	// Examples: ["POST /v1/einvoices lines[].taxIndicator"]
 	Fields *[]string `json:"fields"`
 
+	// Live true: the values are UJP's (read at fetchedAt, or earlier when UJP served this list empty since); false: the snapshot's.
+	//
+	// Examples: true
+	Live bool `json:"live"`
+
 	// Name The list's name: the codebook member of a field error that refers to it, and the {name} of GET /v1/codebooks/{name}.
 	//
 	// Examples: tax-indicators
@@ -2932,7 +3466,7 @@ type Codebook struct {
 	// Object Always codebook.
 	Object CodebookObject `json:"object"`
 
-	// Source ujp: the list UJP served at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
+	// Source ujp: UJP's lists, last read at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
 	//
 	// Examples: ujp
 	Source CodebookSource `json:"source"`
@@ -2941,6 +3475,11 @@ type Codebook struct {
 	//
 	// Examples: Tax indicators
 	Title string `json:"title"`
+
+	// UnchangedSince Since when UJP's list is as it is now: when the service first read it, or when it last saw it change (the event codelists.changed). Null for the snapshot.
+	//
+	// Examples: 2026-05-04T06:00:00Z
+	UnchangedSince *time.Time `json:"unchangedSince"`
 
 	// Values Every value the service accepts, in UJP's order.
 	Values *[]CodebookValue `json:"values"`
@@ -2954,13 +3493,50 @@ type CodebookEnvironment string
 // CodebookObject Always codebook.
 type CodebookObject string
 
-// CodebookSource ujp: the list UJP served at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
+// CodebookSource ujp: UJP's lists, last read at fetchedAt; snapshot: the copy the service ships (docs/codebooks.md).
 //
 // Examples: ujp
 type CodebookSource string
 
-// CodebookInfo defines model for CodebookInfo.
-type CodebookInfo struct {
+// CodebookList Examples: {"data":[{"count":7,"description":"The kind of document an e-invoice is. 100 (invoice) when documentType is left out.","fields":["POST /v1/einvoices documentType","POST /v1/einvoices/{id}/correction documentType"],"live":true,"name":"document-types","title":"Document types","unchangedSince":"2026-03-01T06:00:00Z"},{"count":16,"description":"The kind of a related document an e-invoice refers to (an order, a contract, a customs declaration). SYS, a reference to another e-invoice by its EUID, is set by the service on a storno or correction and cannot be sent.","fields":["POST /v1/einvoices references[].type","POST /v1/einvoices/{id}/correction references[].type"],"live":true,"name":"ref-document-types","title":"Reference document types","unchangedSince":"2026-03-01T06:00:00Z"},{"count":10,"description":"How the buyer pays. P12 is a bank transfer.","fields":["POST /v1/einvoices payment.typeCode","POST /v1/einvoices/{id}/correction payment.typeCode"],"live":true,"name":"payment-types","title":"Payment types","unchangedSince":"2026-03-01T06:00:00Z"},{"count":13,"description":"The document's currency (ISO 4217). A currency other than MKD needs payment.exchangeRate (denars per unit) and payment.exchangeRateDate.","fields":["POST /v1/einvoices payment.currency","POST /v1/einvoices expectedTotals.currency","POST /v1/einvoices/{id}/correction payment.currency"],"live":true,"name":"currencies","title":"Currencies","unchangedSince":"2026-03-01T06:00:00Z"},{"count":156,"description":"A party's country (ISO 3166-1 alpha-2, Latin letters). MK when left out; a party of another country gives foreignTaxNumber instead of taxNumber.","fields":["POST /v1/einvoices buyer.country","POST /v1/einvoices sender.country","POST /v1/einvoices/{id}/correction buyer.country"],"live":true,"name":"countries","title":"Countries","unchangedSince":"2026-03-01T06:00:00Z"},{"count":4,"description":"The VAT rates. A line does not name its group: its vatPercent (18, 10, 5 or 0) picks the group of that rate.","fields":["POST /v1/einvoices lines[].vatPercent","POST /v1/einvoices/{id}/correction lines[].vatPercent"],"live":true,"name":"tax-groups","title":"Tax groups (VAT rates)","unchangedSince":"2026-03-01T06:00:00Z"},{"count":96,"description":"How a line's supply is taxed: standard rate, exempt, reverse charge, not taxable in the country. Each indicator may be used only with the VAT rates in its vatPercents; DDV-A (standard 18%) is the common one.","fields":["POST /v1/einvoices lines[].taxIndicator","POST /v1/einvoices/{id}/correction lines[].taxIndicator"],"live":true,"name":"tax-indicators","title":"Tax indicators","unchangedSince":"2026-03-01T06:00:00Z"},{"count":3,"description":"Why a delivered e-invoice is cancelled with a storno document.","fields":["POST /v1/einvoices/{id}/storno reason","POST /v1/sandbox/inbox/{id}/simulate voidReason"],"live":true,"name":"void-reasons","title":"Void (storno) reasons","unchangedSince":"2026-03-01T06:00:00Z"},{"count":3,"description":"Why a delivered e-invoice is replaced by a correction.","fields":["POST /v1/einvoices/{id}/correction reason"],"live":true,"name":"correction-reasons","title":"Correction reasons","unchangedSince":"2026-03-01T06:00:00Z"},{"count":7,"description":"Why a buyer rejects an incoming e-invoice. О-6 and О-7 are spelled with a Cyrillic О in UJP's list; a Latin O is accepted too. О-7 (other) needs a comment.","fields":["POST /v1/inbox/{id}/reject reasonCode","POST /v1/sandbox/einvoices/{id}/simulate rejectReasonCode"],"live":true,"name":"reject-reasons","title":"Reject reasons","unchangedSince":"2026-03-01T06:00:00Z"},{"count":8,"description":"UJP's own status of a document, as an incoming e-invoice's ujpStatus shows it. Never sent by a caller.","fields":[],"live":true,"name":"document-statuses","title":"UJP document statuses","unchangedSince":"2026-03-01T06:00:00Z"}],"environment":"sandbox","fetchedAt":"2026-05-04T06:00:00Z","object":"list","source":"ujp"}
+type CodebookList struct {
+	// Data The lists, each with the request fields that take its codes, whether it is UJP's and since when it is unchanged.
+	Data *[]CodebookSummary `json:"data"`
+
+	// Environment The credential's environment, whose lists these are.
+	//
+	// Examples: sandbox
+	Environment CodebookListEnvironment `json:"environment"`
+
+	// FetchedAt When UJP's lists were last read; null for the snapshot.
+	//
+	// Examples: 2026-05-04T06:00:00Z
+	FetchedAt *time.Time `json:"fetchedAt"`
+
+	// Object Always list.
+	Object CodebookListObject `json:"object"`
+
+	// Source ujp: UJP's lists, read by the service every six hours (fetchedAt is the last read); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
+	//
+	// Examples: ujp
+	Source CodebookListSource `json:"source"`
+}
+
+// CodebookListEnvironment The credential's environment, whose lists these are.
+//
+// Examples: sandbox
+type CodebookListEnvironment string
+
+// CodebookListObject Always list.
+type CodebookListObject string
+
+// CodebookListSource ujp: UJP's lists, read by the service every six hours (fetchedAt is the last read); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
+//
+// Examples: ujp
+type CodebookListSource string
+
+// CodebookSummary defines model for CodebookSummary.
+type CodebookSummary struct {
 	// Count How many values the list has.
 	//
 	// Examples: 96
@@ -2976,6 +3552,11 @@ type CodebookInfo struct {
 	// Examples: ["POST /v1/einvoices lines[].taxIndicator"]
 	Fields *[]string `json:"fields"`
 
+	// Live true: the values are UJP's (read at fetchedAt, or earlier when UJP served this list empty since); false: the snapshot's.
+	//
+	// Examples: true
+	Live bool `json:"live"`
+
 	// Name The list's name: the codebook member of a field error that refers to it, and the {name} of GET /v1/codebooks/{name}.
 	//
 	// Examples: tax-indicators
@@ -2985,44 +3566,12 @@ type CodebookInfo struct {
 	//
 	// Examples: Tax indicators
 	Title string `json:"title"`
-}
 
-// CodebookList Examples: {"data":[{"count":7,"description":"The kind of document an e-invoice is. 100 (invoice) when documentType is left out.","fields":["POST /v1/einvoices documentType","POST /v1/einvoices/{id}/correction documentType"],"name":"document-types","title":"Document types"},{"count":16,"description":"The kind of a related document an e-invoice refers to (an order, a contract, a customs declaration). SYS, a reference to another e-invoice by its EUID, is set by the service on a storno or correction and cannot be sent.","fields":["POST /v1/einvoices references[].type","POST /v1/einvoices/{id}/correction references[].type"],"name":"ref-document-types","title":"Reference document types"},{"count":10,"description":"How the buyer pays. P12 is a bank transfer.","fields":["POST /v1/einvoices payment.typeCode","POST /v1/einvoices/{id}/correction payment.typeCode"],"name":"payment-types","title":"Payment types"},{"count":13,"description":"The document's currency (ISO 4217). A currency other than MKD needs payment.exchangeRate (denars per unit) and payment.exchangeRateDate.","fields":["POST /v1/einvoices payment.currency","POST /v1/einvoices expectedTotals.currency","POST /v1/einvoices/{id}/correction payment.currency"],"name":"currencies","title":"Currencies"},{"count":156,"description":"A party's country (ISO 3166-1 alpha-2, Latin letters). MK when left out; a party of another country gives foreignTaxNumber instead of taxNumber.","fields":["POST /v1/einvoices buyer.country","POST /v1/einvoices sender.country","POST /v1/einvoices/{id}/correction buyer.country"],"name":"countries","title":"Countries"},{"count":4,"description":"The VAT rates. A line does not name its group: its vatPercent (18, 10, 5 or 0) picks the group of that rate.","fields":["POST /v1/einvoices lines[].vatPercent","POST /v1/einvoices/{id}/correction lines[].vatPercent"],"name":"tax-groups","title":"Tax groups (VAT rates)"},{"count":96,"description":"How a line's supply is taxed: standard rate, exempt, reverse charge, not taxable in the country. Each indicator may be used only with the VAT rates in its vatPercents; DDV-A (standard 18%) is the common one.","fields":["POST /v1/einvoices lines[].taxIndicator","POST /v1/einvoices/{id}/correction lines[].taxIndicator"],"name":"tax-indicators","title":"Tax indicators"},{"count":3,"description":"Why a delivered e-invoice is cancelled with a storno document.","fields":["POST /v1/einvoices/{id}/storno reason","POST /v1/sandbox/inbox/{id}/simulate voidReason"],"name":"void-reasons","title":"Void (storno) reasons"},{"count":3,"description":"Why a delivered e-invoice is replaced by a correction.","fields":["POST /v1/einvoices/{id}/correction reason"],"name":"correction-reasons","title":"Correction reasons"},{"count":7,"description":"Why a buyer rejects an incoming e-invoice. О-6 and О-7 are spelled with a Cyrillic О in UJP's list; a Latin O is accepted too. О-7 (other) needs a comment.","fields":["POST /v1/inbox/{id}/reject reasonCode","POST /v1/sandbox/einvoices/{id}/simulate rejectReasonCode"],"name":"reject-reasons","title":"Reject reasons"},{"count":8,"description":"UJP's own status of a document, as an incoming e-invoice's ujpStatus shows it. Never sent by a caller.","fields":[],"name":"document-statuses","title":"UJP document statuses"}],"environment":"sandbox","fetchedAt":"2026-05-04T06:00:00Z","object":"list","source":"ujp"}
-type CodebookList struct {
-	// Data The lists, each with the request fields that take its codes.
-	Data *[]CodebookInfo `json:"data"`
-
-	// Environment The credential's environment, whose lists these are.
-	//
-	// Examples: sandbox
-	Environment CodebookListEnvironment `json:"environment"`
-
-	// FetchedAt When the lists were read from UJP; null for the snapshot.
+	// UnchangedSince Since when UJP's list is as it is now: when the service first read it, or when it last saw it change (the event codelists.changed). Null for the snapshot.
 	//
 	// Examples: 2026-05-04T06:00:00Z
-	FetchedAt *time.Time `json:"fetchedAt"`
-
-	// Object Always list.
-	Object CodebookListObject `json:"object"`
-
-	// Source ujp: the lists UJP served at fetchedAt (refreshed every six hours; a list UJP served empty keeps its earlier values); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
-	//
-	// Examples: ujp
-	Source CodebookListSource `json:"source"`
+	UnchangedSince *time.Time `json:"unchangedSince"`
 }
-
-// CodebookListEnvironment The credential's environment, whose lists these are.
-//
-// Examples: sandbox
-type CodebookListEnvironment string
-
-// CodebookListObject Always list.
-type CodebookListObject string
-
-// CodebookListSource ujp: the lists UJP served at fetchedAt (refreshed every six hours; a list UJP served empty keeps its earlier values); snapshot: the copy the service ships (docs/codebooks.md), used until UJP's lists are first read.
-//
-// Examples: ujp
-type CodebookListSource string
 
 // CodebookValue defines model for CodebookValue.
 type CodebookValue struct {
@@ -3035,6 +3584,11 @@ type CodebookValue struct {
 	//
 	// Examples: ДДВ не е пресметан согласно член 51 став 3 од ЗДДВ
 	Description *string `json:"description,omitempty"`
+
+	// DocumentTypes tax-indicators: the document types (documentType) whose lines may use the indicator, when UJP does not allow it for every type; absent: every type may.
+	//
+	// Examples: ["100"]
+	DocumentTypes *[]string `json:"documentTypes,omitempty"`
 
 	// HasItems document-types: the document has lines.
 	//
@@ -3081,6 +3635,46 @@ type CodebookValue struct {
 //
 // Examples: STANDARD
 type CodebookValueVatImpact string
+
+// CodelistsChangedEvent The body of the codelists.changed webhook, and the event as GET /v1/events returns it. UJP changed its code lists of the environment (a new tax indicator, a removed payment type, a renamed document type, a changed rate…): requests are checked against the new lists from now on. One event per company of the environment; data.object says what changed.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"detectedAt":"2026-05-04T06:00:00Z","environment":"sandbox","id":"clc_01jv8k2n3p4q5r6s7t8v9w0xyz","lists":[{"added":[],"changed":[{"changes":[{"after":"Општа Фактура","before":"Фактура","field":"name"}],"code":"100","name":"Општа Фактура"}],"list":"document-types","removed":[]},{"added":[],"changed":[],"list":"payment-types","removed":[{"code":"P13","name":"Плаќање на рати"}]},{"added":[{"code":"DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"tax-indicators","removed":[]},{"added":[{"code":"100/DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"document-type-tax-indicators","removed":[]}],"object":"codelist_change","summary":"document-types: changed 100 (name) · payment-types: removed P13 · tax-indicators: added DDV-14-3-10 · document-type-tax-indicators: added 100/DDV-14-3-10"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"codelists.changed"}
+type CodelistsChangedEvent struct {
+	// CompanyId The company the event is about (empty for webhook_endpoint.test).
+	CompanyId string `json:"companyId"`
+
+	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Data What the event is about.
+	Data struct {
+		// Object The codelist change the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"detectedAt":"2026-05-04T06:00:00Z","environment":"sandbox","id":"clc_01jv8k2n3p4q5r6s7t8v9w0xyz","lists":[{"added":[],"changed":[{"changes":[{"after":"Општа Фактура","before":"Фактура","field":"name"}],"code":"100","name":"Општа Фактура"}],"list":"document-types","removed":[]},{"added":[],"changed":[],"list":"payment-types","removed":[{"code":"P13","name":"Плаќање на рати"}]},{"added":[{"code":"DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"tax-indicators","removed":[]},{"added":[{"code":"100/DDV-14-3-10","name":"Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}],"changed":[],"list":"document-type-tax-indicators","removed":[]}],"object":"codelist_change","summary":"document-types: changed 100 (name) · payment-types: removed P13 · tax-indicators: added DDV-14-3-10 · document-type-tax-indicators: added 100/DDV-14-3-10"}
+		Object CodeListChange `json:"object"`
+	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
+	Environment CodelistsChangedEventEnvironment `json:"environment"`
+
+	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
+	Id string `json:"id"`
+
+	// Object Always event.
+	Object CodelistsChangedEventObject `json:"object"`
+
+	// Type The event's type, codelists.changed (also in the Service-Event-Type header).
+	Type CodelistsChangedEventType `json:"type"`
+}
+
+// CodelistsChangedEventEnvironment The environment of the company (and of the endpoint).
+type CodelistsChangedEventEnvironment string
+
+// CodelistsChangedEventObject Always event.
+type CodelistsChangedEventObject string
+
+// CodelistsChangedEventType The event's type, codelists.changed (also in the Service-Event-Type header).
+type CodelistsChangedEventType string
 
 // Company Examples: {"address":{"city":"Скопје","number":"1","street":"бул. Партизански одреди","zip":"1000"},"annualAccountFiledFor":null,"createdAt":"2026-05-04T09:00:00Z","environments":{"production":{"enabled":false,"signerReady":false},"sandbox":{"enabled":true,"signerReady":true}},"externalRef":"crm-1042","id":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","name":"Тест Продавач ДООЕЛ Скопје","object":"company","problems":[],"signingMode":"bridge","status":"active","taxNumber":"4030000000001","vatNumber":"МК4030000000001"}
 type Company struct {
@@ -3341,7 +3935,7 @@ type EInvoice struct {
 	// DeliveredAt When UJP assigned the EUID; null before.
 	DeliveredAt *time.Time `json:"deliveredAt"`
 
-	// Document The UJP document as built (and signed), UJP's own JSON field names.
+	// Document The UJP document as built (and signed), UJP's own JSON field names. For an external document: as UJP gave it (payload/list, with the RD privilege), or null when its payload could not be read.
 	Document interface{} `json:"document"`
 
 	// DocumentType UJP document-types code (100 invoice, …).
@@ -3363,7 +3957,7 @@ type EInvoice struct {
 	// Examples: 2026-05-04
 	IssueDate openapi_types.Date `json:"issueDate"`
 
-	// Kind storno and correction documents link their original in originalId.
+	// Kind storno and correction documents link their original in originalId; external: a document UJP holds that the service never issued (issued in UJP's portal or by other software), found by reconciliation and read-only (docs/reconciliation.md).
 	Kind EInvoiceKind `json:"kind"`
 
 	// Number Your document number.
@@ -3407,7 +4001,7 @@ type EInvoice struct {
 	// Totals net (after discounts), vat, gross, in the document currency.
 	Totals Totals `json:"totals"`
 
-	// UjpDocId header.docId sent to UJP; the same on every submission attempt.
+	// UjpDocId header.docId sent to UJP; the same on every submission attempt. For an external document: ujp:<EUID> (the docId its issuer used is in document, when UJP gave its payload).
 	UjpDocId string `json:"ujpDocId"`
 
 	// UpdatedAt When its status or anything else last changed.
@@ -3421,7 +4015,7 @@ type EInvoice struct {
 // Examples: sandbox
 type EInvoiceEnvironment string
 
-// EInvoiceKind storno and correction documents link their original in originalId.
+// EInvoiceKind storno and correction documents link their original in originalId; external: a document UJP holds that the service never issued (issued in UJP's portal or by other software), found by reconciliation and read-only (docs/reconciliation.md).
 type EInvoiceKind string
 
 // EInvoiceObject Always einvoice.
@@ -3594,6 +4188,46 @@ type EinvoiceCorrectedEventObject string
 // EinvoiceCorrectedEventType The event's type, einvoice.corrected (also in the Service-Event-Type header).
 type EinvoiceCorrectedEventType string
 
+// EinvoiceDiscoveredEvent The body of the einvoice.discovered webhook, and the event as GET /v1/events returns it. Reconciliation found a document UJP holds for the company that the service never issued (issued in UJP's portal or by other software): it is imported as an e-invoice of kind external.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.discovered"}
+type EinvoiceDiscoveredEvent struct {
+	// CompanyId The company the event is about (empty for webhook_endpoint.test).
+	CompanyId string `json:"companyId"`
+
+	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Data What the event is about.
+	Data struct {
+		// Object The einvoice the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
+		Object EInvoice `json:"object"`
+	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
+	Environment EinvoiceDiscoveredEventEnvironment `json:"environment"`
+
+	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
+	Id string `json:"id"`
+
+	// Object Always event.
+	Object EinvoiceDiscoveredEventObject `json:"object"`
+
+	// Type The event's type, einvoice.discovered (also in the Service-Event-Type header).
+	Type EinvoiceDiscoveredEventType `json:"type"`
+}
+
+// EinvoiceDiscoveredEventEnvironment The environment of the company (and of the endpoint).
+type EinvoiceDiscoveredEventEnvironment string
+
+// EinvoiceDiscoveredEventObject Always event.
+type EinvoiceDiscoveredEventObject string
+
+// EinvoiceDiscoveredEventType The event's type, einvoice.discovered (also in the Service-Event-Type header).
+type EinvoiceDiscoveredEventType string
+
 // EinvoiceFailedEvent The body of the einvoice.failed webhook, and the event as GET /v1/events returns it. The e-invoice failed for good (terminal error); see problems.
 //
 // Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.failed"}
@@ -3673,6 +4307,46 @@ type EinvoiceHeldEventObject string
 
 // EinvoiceHeldEventType The event's type, einvoice.held (also in the Service-Event-Type header).
 type EinvoiceHeldEventType string
+
+// EinvoiceMissingAtUjpEvent The body of the einvoice.missing_at_ujp webhook, and the event as GET /v1/events returns it. Reconciliation found that UJP does not know a document the service shows delivered (or later): it is flagged with problem ujp_missing; nothing is sent again by itself.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"einvoice.missing_at_ujp"}
+type EinvoiceMissingAtUjpEvent struct {
+	// CompanyId The company the event is about (empty for webhook_endpoint.test).
+	CompanyId string `json:"companyId"`
+
+	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Data What the event is about.
+	Data struct {
+		// Object The einvoice the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clientReference":"order-1001","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","deliveredAt":"2026-05-04T09:15:03Z","document":{"document":{"buyer":{"buyerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"ул. Македонија","streetNumber":"2"},"buyerCCode":"MK","buyerCName":"Северна Македонија","buyerContact":null,"buyerEmail":null,"buyerForeignTin":null,"buyerName":"Тест Купувач ДОО Скопје","buyerSubsidiaryAddress":null,"buyerSubsidiaryCode":null,"buyerSubsidiaryName":null,"buyerTin":"4030000000010","buyerVatNumber":"МК4030000000010"},"docItems":[{"docItemDesc":"Консултантски услуги","docItemDomesticProduct":null,"docItemLineNo":1,"docItemMUnit":"час","docItemQty":3,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-A","docItemTotalOriginalPriceWoVat":3000,"docItemTotalPriceWVat":3186,"docItemTotalPriceWoVat":2700,"docItemTotalVat":486,"docItemUnitDiscountAmount":100,"docItemUnitOriginalPriceWoVat":1000,"docItemUnitPriceWoVat":900,"docItemUnitVat":162,"docItemVat":18,"docItemVatGroup":"DDV-A"},{"docItemDesc":"Стручна книга","docItemDomesticProduct":null,"docItemLineNo":2,"docItemMUnit":"парче","docItemQty":2,"docItemReceiverCode":null,"docItemSenderCode":null,"docItemSku":null,"docItemTaxIndicator":"DDV-B","docItemTotalOriginalPriceWoVat":1900,"docItemTotalPriceWVat":1995,"docItemTotalPriceWoVat":1900,"docItemTotalVat":95,"docItemUnitDiscountAmount":0,"docItemUnitOriginalPriceWoVat":950,"docItemUnitPriceWoVat":950,"docItemUnitVat":47.5,"docItemVat":5,"docItemVatGroup":"DDV-B"}],"docPayment":{"docCurrency":"MKD","docCurrencyCode":"MKD","docCurrencyDate":null,"docCurrencyExchRate":null,"docPaymentNote":null,"docPaymentTerms":null,"docPaymentTypeCode":"P12","docPaymentTypeDesc":"Плаќање преку банка","docPaymentTypeDueDate":null,"docPaymentTypeDueDays":15},"docReferences":[{"docDateRef":"2026-04-28","docNameRef":"Нарачка","docNumberRef":"НР-2026-117","docTypeRef":"NAR"}],"docTotals":{"docAvansAmount":0,"docAvansDate":null,"docAvansDesc":null,"docDiscountAmount":300,"docFinalAmount":5181,"docGrossAmount":5181,"docGrossAmountR":5181,"docNetAmount":4900,"docNetAmountDisc":4600,"docVatAmount":581},"header":{"docDate":"2026-05-04","docDelivery":null,"docDeliveryDate":null,"docFooter":null,"docHeader":null,"docId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","docNotes":"Рок за плаќање 15 дена од денот на издавање.","docNumber":"F-2026-0042","docPeriodEndDate":null,"docPeriodStartDate":null,"docStorno":0,"docTurnoverDate":"2026-05-04","docType":"100","docTypeName":"Фактура"},"seller":{"sellerAddress":{"city":"Скопје","postalCode":"1000","streetAddress":"бул. Партизански одреди","streetNumber":"1"},"sellerCCode":"MK","sellerCName":"Северна Македонија","sellerContact":null,"sellerEmail":null,"sellerForeignTin":null,"sellerName":"Тест Продавач ДООЕЛ Скопје","sellerSubsidiaryAddress":null,"sellerSubsidiaryCode":null,"sellerSubsidiaryName":null,"sellerTin":"4030000000001","sellerVatNumber":"МК4030000000001"},"vatTotals":[{"vatAmount":486,"vatCode":"DDV-A","vatPercent":18,"vatTaxIndicator":"DDV-A","vatTaxIndicatorNote":null,"vatTaxableAmount":2700,"vatTotalAmount":3186},{"vatAmount":95,"vatCode":"DDV-B","vatPercent":5,"vatTaxIndicator":"DDV-B","vatTaxIndicatorNote":null,"vatTaxableAmount":1900,"vatTotalAmount":1995}]},"requestTimestamp":"2026-05-04T11:15:00"},"documentType":"100","environment":"sandbox","euid":"019b8d43-7840-7433-b358-08891b53605c","id":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","issueDate":"2026-05-04","kind":"invoice","number":"F-2026-0042","object":"einvoice","originalId":null,"problems":[],"qrLink":"https://efakturatest.ujp.gov.mk/euid/019b8d43-7840-7433-b358-08891b53605c","settledAt":null,"signingRequestId":null,"status":"delivered","submitAttempts":1,"totals":{"currency":"MKD","gross":"5181.00","net":"4600.00","vat":"581.00"},"ujpDocId":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz","updatedAt":"2026-05-04T09:15:03Z"}
+		Object EInvoice `json:"object"`
+	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
+	Environment EinvoiceMissingAtUjpEventEnvironment `json:"environment"`
+
+	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
+	Id string `json:"id"`
+
+	// Object Always event.
+	Object EinvoiceMissingAtUjpEventObject `json:"object"`
+
+	// Type The event's type, einvoice.missing_at_ujp (also in the Service-Event-Type header).
+	Type EinvoiceMissingAtUjpEventType `json:"type"`
+}
+
+// EinvoiceMissingAtUjpEventEnvironment The environment of the company (and of the endpoint).
+type EinvoiceMissingAtUjpEventEnvironment string
+
+// EinvoiceMissingAtUjpEventObject Always event.
+type EinvoiceMissingAtUjpEventObject string
+
+// EinvoiceMissingAtUjpEventType The event's type, einvoice.missing_at_ujp (also in the Service-Event-Type header).
+type EinvoiceMissingAtUjpEventType string
 
 // EinvoiceRejectedEvent The body of the einvoice.rejected webhook, and the event as GET /v1/events returns it. The buyer rejected the e-invoice, with a reason (in problems).
 //
@@ -3929,6 +4603,24 @@ type EventPage struct {
 
 	// NextCursor List mode: pass as cursor for the next page; null on the last page. Feed mode: never null; pass it as after to continue, now or later.
 	NextCursor *string `json:"nextCursor"`
+}
+
+// FieldChange defines model for FieldChange.
+type FieldChange struct {
+	// After Its value now.
+	//
+	// Examples: Општа Фактура
+	After string `json:"after"`
+
+	// Before Its value before.
+	//
+	// Examples: Фактура
+	Before string `json:"before"`
+
+	// Field The property: name, percent (tax groups), vatImpact, taxGroups or note (tax indicators), hasItems, hasReference or referenceRequired (document types).
+	//
+	// Examples: name
+	Field string `json:"field"`
 }
 
 // FieldError defines model for FieldError.
@@ -4575,6 +5267,23 @@ type Line struct {
 	VatPercent string `json:"vatPercent"`
 }
 
+// ListChange defines model for ListChange.
+type ListChange struct {
+	// Added Codes UJP lists now and did not before.
+	Added *[]CodeEntry `json:"added"`
+
+	// Changed Codes listed before and now whose name or properties changed.
+	Changed *[]CodeChange `json:"changed"`
+
+	// List The list: a codebook name of GET /v1/codebooks, or document-type-tax-indicators (the tax indicators each document type may use; codes 'documentType/indicator').
+	//
+	// Examples: tax-indicators
+	List string `json:"list"`
+
+	// Removed Codes UJP no longer lists: a request using one is refused.
+	Removed *[]CodeEntry `json:"removed"`
+}
+
 // PageCompany Examples: {"data":[{"address":{"city":"Скопје","number":"1","street":"бул. Партизански одреди","zip":"1000"},"annualAccountFiledFor":null,"createdAt":"2026-05-04T09:00:00Z","environments":{"production":{"enabled":false,"signerReady":false},"sandbox":{"enabled":true,"signerReady":true}},"externalRef":"crm-1042","id":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","name":"Тест Продавач ДООЕЛ Скопје","object":"company","problems":[],"signingMode":"bridge","status":"active","taxNumber":"4030000000001","vatNumber":"МК4030000000001"}],"nextCursor":null}
 type PageCompany struct {
 	// Data The items of this page, newest first.
@@ -4606,6 +5315,15 @@ type PageEventKind struct {
 type PageInboxDocument struct {
 	// Data The items of this page, newest first.
 	Data *[]InboxDocument `json:"data"`
+
+	// NextCursor Pass as cursor to get the next page; null on the last page.
+	NextCursor *string `json:"nextCursor"`
+}
+
+// PageReconciliation Examples: {"data":[{"clean":false,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T01:00:09Z","createdAt":"2026-05-04T01:00:00Z","date":"2026-05-04","environment":"sandbox","id":"rcn_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"reconciliation","problems":[],"purchase":{"added":1,"atUJP":7,"inInbox":6},"runs":1,"sales":{"atDenar":41,"atUJP":42,"discovered":1,"matched":40,"missingAtUJP":0,"repaired":1},"startedAt":"2026-05-04T01:00:00Z","state":"completed","updatedAt":"2026-05-04T01:00:09Z"}],"nextCursor":null}
+type PageReconciliation struct {
+	// Data The items of this page, newest first.
+	Data *[]Reconciliation `json:"data"`
 
 	// NextCursor Pass as cursor to get the next page; null on the last page.
 	NextCursor *string `json:"nextCursor"`
@@ -4847,6 +5565,257 @@ type Queue struct {
 // QueueSigning waiting_for_turn: its signing request is issued when its turn to be sent is near (so the signature is fresh when sent); requested: the signing request is out (signingRequestId); signed: it waits for its send.
 type QueueSigning string
 
+// Reconciliation Examples: {"clean":false,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T01:00:09Z","createdAt":"2026-05-04T01:00:00Z","date":"2026-05-04","environment":"sandbox","id":"rcn_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"reconciliation","problems":[],"purchase":{"added":1,"atUJP":7,"inInbox":6},"runs":1,"sales":{"atDenar":41,"atUJP":42,"discovered":1,"matched":40,"missingAtUJP":0,"repaired":1},"startedAt":"2026-05-04T01:00:00Z","state":"completed","updatedAt":"2026-05-04T01:00:09Z"}
+type Reconciliation struct {
+	// Clean true once completed with nothing repaired, discovered, missing at UJP or added to the inbox, and no problems: proof that the service's records of the day were complete.
+	Clean bool `json:"clean"`
+
+	// CompanyId The company (cmp_…).
+	//
+	// Examples: cmp_01jv8k2n3p4q5r6s7t8v9w0xyz
+	CompanyId string `json:"companyId"`
+
+	// CompletedAt When it completed; null while running.
+	//
+	// Examples: 2026-05-05T01:00:09Z
+	CompletedAt *time.Time `json:"completedAt"`
+
+	// CreatedAt When the day was first asked for.
+	//
+	// Examples: 2026-05-05T01:00:00Z
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Date The day reconciled (Europe/Skopje): the documents UJP received on it.
+	//
+	// Examples: 2026-05-04
+	Date openapi_types.Date `json:"date"`
+
+	// Environment The environment of the company and of the UJP it was compared with.
+	//
+	// Examples: production
+	Environment ReconciliationEnvironment `json:"environment"`
+
+	// Id Prefix rcn_.
+	//
+	// Examples: rcn_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// Object Always reconciliation.
+	//
+	// Examples: reconciliation
+	Object ReconciliationObject `json:"object"`
+
+	// Problems What the run could not settle; empty when nothing. See docs/errors.md, reconciliation problems.
+	Problems *[]ReconciliationProblem `json:"problems"`
+
+	// Purchase The documents the company received (UJP's purchase side) against the inbox.
+	Purchase ReconciliationPurchase `json:"purchase"`
+
+	// Runs How many times the day was reconciled (a completed day asked for again runs again; the figures are the last run's).
+	//
+	// Examples: 1
+	Runs int64 `json:"runs"`
+
+	// Sales The company's own documents (UJP's sales side).
+	Sales ReconciliationSales `json:"sales"`
+
+	// StartedAt When the (last) run started.
+	//
+	// Examples: 2026-05-05T01:00:00Z
+	StartedAt time.Time `json:"startedAt"`
+
+	// State running: UJP's records are being read (each read signed by the company's agent, at the lowest priority of its UJP user); completed: the figures are final.
+	//
+	// Examples: completed
+	State ReconciliationState `json:"state"`
+
+	// UpdatedAt When the run last moved.
+	//
+	// Examples: 2026-05-05T01:00:09Z
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// ReconciliationEnvironment The environment of the company and of the UJP it was compared with.
+//
+// Examples: production
+type ReconciliationEnvironment string
+
+// ReconciliationObject Always reconciliation.
+//
+// Examples: reconciliation
+type ReconciliationObject string
+
+// ReconciliationState running: UJP's records are being read (each read signed by the company's agent, at the lowest priority of its UJP user); completed: the figures are final.
+//
+// Examples: completed
+type ReconciliationState string
+
+// ReconciliationBody Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","date":"2026-05-04"}
+type ReconciliationBody struct {
+	// CompanyId The company whose day to reconcile (cmp_…).
+	//
+	// Examples: cmp_01jv8k2n3p4q5r6s7t8v9w0xyz
+	CompanyId string `json:"companyId"`
+
+	// Date The day, YYYY-MM-DD (Europe/Skopje); it must have ended at least 5 minutes ago (UJP's lists of a day are final then).
+	//
+	// Examples: 2026-05-04
+	Date openapi_types.Date `json:"date"`
+}
+
+// ReconciliationCompletedEvent The body of the reconciliation.completed webhook, and the event as GET /v1/events returns it. A reconciliation of a company's day with UJP's records finished; its figures say what it found. One with nothing to fix and no problems (clean) proves that the day's sync was complete.
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clean":false,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T01:00:09Z","createdAt":"2026-05-04T01:00:00Z","date":"2026-05-04","environment":"sandbox","id":"rcn_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"reconciliation","problems":[],"purchase":{"added":1,"atUJP":7,"inInbox":6},"runs":1,"sales":{"atDenar":41,"atUJP":42,"discovered":1,"matched":40,"missingAtUJP":0,"repaired":1},"startedAt":"2026-05-04T01:00:00Z","state":"completed","updatedAt":"2026-05-04T01:00:09Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"reconciliation.completed"}
+type ReconciliationCompletedEvent struct {
+	// CompanyId The company the event is about (empty for webhook_endpoint.test).
+	CompanyId string `json:"companyId"`
+
+	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Data What the event is about.
+	Data struct {
+		// Object The reconciliation the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clean":false,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T01:00:09Z","createdAt":"2026-05-04T01:00:00Z","date":"2026-05-04","environment":"sandbox","id":"rcn_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"reconciliation","problems":[],"purchase":{"added":1,"atUJP":7,"inInbox":6},"runs":1,"sales":{"atDenar":41,"atUJP":42,"discovered":1,"matched":40,"missingAtUJP":0,"repaired":1},"startedAt":"2026-05-04T01:00:00Z","state":"completed","updatedAt":"2026-05-04T01:00:09Z"}
+		Object Reconciliation `json:"object"`
+	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
+	Environment ReconciliationCompletedEventEnvironment `json:"environment"`
+
+	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
+	Id string `json:"id"`
+
+	// Object Always event.
+	Object ReconciliationCompletedEventObject `json:"object"`
+
+	// Type The event's type, reconciliation.completed (also in the Service-Event-Type header).
+	Type ReconciliationCompletedEventType `json:"type"`
+}
+
+// ReconciliationCompletedEventEnvironment The environment of the company (and of the endpoint).
+type ReconciliationCompletedEventEnvironment string
+
+// ReconciliationCompletedEventObject Always event.
+type ReconciliationCompletedEventObject string
+
+// ReconciliationCompletedEventType The event's type, reconciliation.completed (also in the Service-Event-Type header).
+type ReconciliationCompletedEventType string
+
+// ReconciliationMismatchEvent The body of the reconciliation.mismatch webhook, and the event as GET /v1/events returns it. A reconciliation found something to fix: a document repaired to UJP's status, discovered, missing at UJP, or an incoming document added to the inbox (sent with reconciliation.completed).
+//
+// Examples: {"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:03Z","data":{"object":{"clean":false,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T01:00:09Z","createdAt":"2026-05-04T01:00:00Z","date":"2026-05-04","environment":"sandbox","id":"rcn_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"reconciliation","problems":[],"purchase":{"added":1,"atUJP":7,"inInbox":6},"runs":1,"sales":{"atDenar":41,"atUJP":42,"discovered":1,"matched":40,"missingAtUJP":0,"repaired":1},"startedAt":"2026-05-04T01:00:00Z","state":"completed","updatedAt":"2026-05-04T01:00:09Z"}},"environment":"sandbox","id":"evt_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"event","type":"reconciliation.mismatch"}
+type ReconciliationMismatchEvent struct {
+	// CompanyId The company the event is about (empty for webhook_endpoint.test).
+	CompanyId string `json:"companyId"`
+
+	// CreatedAt When the change happened. Deliveries are not in order: order by createdAt, and by data.object.updatedAt for the same object.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Data What the event is about.
+	Data struct {
+		// Object The reconciliation the event is about, as its GET operation returns it right after the change.
+		//
+		// Examples: {"clean":false,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","completedAt":"2026-05-04T01:00:09Z","createdAt":"2026-05-04T01:00:00Z","date":"2026-05-04","environment":"sandbox","id":"rcn_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"reconciliation","problems":[],"purchase":{"added":1,"atUJP":7,"inInbox":6},"runs":1,"sales":{"atDenar":41,"atUJP":42,"discovered":1,"matched":40,"missingAtUJP":0,"repaired":1},"startedAt":"2026-05-04T01:00:00Z","state":"completed","updatedAt":"2026-05-04T01:00:09Z"}
+		Object Reconciliation `json:"object"`
+	} `json:"data"`
+
+	// Environment The environment of the company (and of the endpoint).
+	Environment ReconciliationMismatchEventEnvironment `json:"environment"`
+
+	// Id Prefix evt_. The same event delivered twice (a retry, a replay) has the same id: use it to ignore repeats.
+	Id string `json:"id"`
+
+	// Object Always event.
+	Object ReconciliationMismatchEventObject `json:"object"`
+
+	// Type The event's type, reconciliation.mismatch (also in the Service-Event-Type header).
+	Type ReconciliationMismatchEventType `json:"type"`
+}
+
+// ReconciliationMismatchEventEnvironment The environment of the company (and of the endpoint).
+type ReconciliationMismatchEventEnvironment string
+
+// ReconciliationMismatchEventObject Always event.
+type ReconciliationMismatchEventObject string
+
+// ReconciliationMismatchEventType The event's type, reconciliation.mismatch (also in the Service-Event-Type header).
+type ReconciliationMismatchEventType string
+
+// ReconciliationProblem defines model for ReconciliationProblem.
+type ReconciliationProblem struct {
+	// Code A stable code (docs/errors.md, reconciliation problems).
+	//
+	// Examples: privilege_missing
+	Code ReconciliationProblemCode `json:"code"`
+
+	// EinvoiceId The e-invoice concerned (einv_…), when one is.
+	EinvoiceId *string `json:"einvoiceId,omitempty"`
+
+	// Euid UJP's EUID of the document concerned, when one is.
+	Euid *string `json:"euid,omitempty"`
+
+	// Message What happened and what to do, in words.
+	Message string `json:"message"`
+}
+
+// ReconciliationProblemCode A stable code (docs/errors.md, reconciliation problems).
+//
+// Examples: privilege_missing
+type ReconciliationProblemCode string
+
+// ReconciliationPurchase defines model for ReconciliationPurchase.
+type ReconciliationPurchase struct {
+	// Added The ones added to the inbox by the run (event inbox.received).
+	//
+	// Examples: 1
+	Added int64 `json:"added"`
+
+	// AtUJP Documents UJP lists as received by the company on the day (purchase-invoice/ids).
+	//
+	// Examples: 7
+	AtUJP int64 `json:"atUJP"`
+
+	// InInbox Of those, the ones already in the inbox.
+	//
+	// Examples: 6
+	InInbox int64 `json:"inInbox"`
+}
+
+// ReconciliationSales defines model for ReconciliationSales.
+type ReconciliationSales struct {
+	// AtDenar Of the service's own documents, those UJP lists for the day (by EUID or docId) and those delivered on the day that UJP does not list.
+	//
+	// Examples: 41
+	AtDenar int64 `json:"atDenar"`
+
+	// AtUJP Documents UJP lists as issued by the company on the day (sales-invoice/ids).
+	//
+	// Examples: 42
+	AtUJP int64 `json:"atUJP"`
+
+	// Discovered Documents UJP holds that the service never issued, imported as e-invoices of kind external (event einvoice.discovered).
+	//
+	// Examples: 1
+	Discovered int64 `json:"discovered"`
+
+	// Matched Documents UJP and the service agree on: same EUID, same status.
+	//
+	// Examples: 40
+	Matched int64 `json:"matched"`
+
+	// MissingAtUJP Documents the service shows delivered (or later) that UJP does not know, flagged with problem ujp_missing (event einvoice.missing_at_ujp).
+	//
+	// Examples: 0
+	MissingAtUJP int64 `json:"missingAtUJP"`
+
+	// Repaired Documents the service showed otherwise (queued, submitting, held, failed, or behind UJP's status) moved to UJP's status (history cause reconciled).
+	//
+	// Examples: 1
+	Repaired int64 `json:"repaired"`
+}
+
 // RecoverBody Examples: {"since":"2026-05-03T00:00:00Z"}
 type RecoverBody struct {
 	// Since Re-queue the failed and abandoned deliveries created at or after this time (RFC 3339).
@@ -4899,6 +5868,35 @@ type Reference struct {
 	// Examples: NAR
 	Type string `json:"type"`
 }
+
+// RefusalBatchBody Examples: {"items":[{"id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","message":"PIN locked after three attempts","reason":"pin_locked"},{"id":"sgr_01jv8k2n7w1x2y3z4a5b6c7d8e","message":"PIN locked after three attempts","reason":"pin_locked"}]}
+type RefusalBatchBody struct {
+	// Items The refusals, one per request; a request named twice is refused (validation_failed).
+	Items *[]RefusalBatchEntry `json:"items"`
+}
+
+// RefusalBatchEntry defines model for RefusalBatchEntry.
+type RefusalBatchEntry struct {
+	// Id The signing request (sgr_…).
+	//
+	// Examples: sgr_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// Message The signer's own words, shown to the issuer with the refusal.
+	//
+	// Examples: Износот не одговара на нарачката
+	Message *string `json:"message,omitempty"`
+
+	// Reason As for a single refusal: token_missing, pin_locked and unattended keep the document waiting and ask again after a while; the others fail it (signature_refused).
+	//
+	// Examples: user_declined
+	Reason RefusalBatchEntryReason `json:"reason"`
+}
+
+// RefusalBatchEntryReason As for a single refusal: token_missing, pin_locked and unattended keep the document waiting and ask again after a while; the others fail it (signature_refused).
+//
+// Examples: user_declined
+type RefusalBatchEntryReason string
 
 // RefuseInputBody Examples: {"message":"Износот не одговара на нарачката","reason":"user_declined"}
 type RefuseInputBody struct {
@@ -5100,6 +6098,23 @@ type SentProblem struct {
 	Type string `json:"type"`
 }
 
+// SignatureBatchBody Examples: {"items":[{"id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn0.c2lnbmF0dXJl"},{"id":"sgr_01jv8k2n7w1x2y3z4a5b6c7d8e","jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn1.c2lnbmF0dXJm"}]}
+type SignatureBatchBody struct {
+	// Items The signatures, one per request; a request named twice is refused (validation_failed).
+	Items *[]SignatureBatchEntry `json:"items"`
+}
+
+// SignatureBatchEntry defines model for SignatureBatchEntry.
+type SignatureBatchEntry struct {
+	// Id The signing request (sgr_…).
+	//
+	// Examples: sgr_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// Jws Compact JWS of the request: protectedHeader.payload.signature, header and payload exactly as issued (as the claim answered them).
+	Jws string `json:"jws"`
+}
+
 // SignatureInputBody Examples: {"jws":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoi4oCmIn0.c2lnbmF0dXJl"}
 type SignatureInputBody struct {
 	// Jws Compact JWS: protectedHeader.payload.signature, header and payload exactly as issued.
@@ -5237,6 +6252,51 @@ type SigningAgentOnlineEventObject string
 
 // SigningAgentOnlineEventType The event's type, signing_agent.online (also in the Service-Event-Type header).
 type SigningAgentOnlineEventType string
+
+// SigningBatch Examples: {"data":[{"error":null,"id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","object":"signing_request_result","request":{"claimedBy":"agt_01jv8k2n3p4q5r6s7t8v9w0xyz","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","expiresAt":"2026-05-04T09:25:00Z","id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","jws":null,"links":{"einvoice":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz"},"object":"signing_request","payload":"eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","protectedHeader":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19","purpose":"document","refusal":null,"replacedBy":null,"signingInput":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","state":"claimed","summary":{"buyerName":"Тест Купувач ДОО Скопје","companyName":"Тест Продавач ДООЕЛ Скопје","currency":"MKD","documentNumber":"F-2026-0042","grossTotal":"5181.00","purpose":"issue e-invoice F-2026-0042","sellerName":null},"updatedAt":"2026-05-04T09:15:02Z"},"status":200},{"error":{"code":"already_claimed","detail":"Another signer claimed this request.","errors":[],"instance":"req_01jv8k2p9x4q5r6s7t8v9w0xyz","status":409,"title":"Signing request claimed by another signer","type":"https://docs.denar.mk/errors#already_claimed"},"id":"sgr_01jv8k2n7w1x2y3z4a5b6c7d8e","object":"signing_request_result","request":null,"status":409}],"object":"list"}
+type SigningBatch struct {
+	// Data One item per request of the batch, in the order the batch named them; for a claim by max, the requests claimed, oldest first.
+	Data *[]SigningBatchItem `json:"data"`
+
+	// Object Always list.
+	//
+	// Examples: list
+	Object SigningBatchObject `json:"object"`
+}
+
+// SigningBatchObject Always list.
+//
+// Examples: list
+type SigningBatchObject string
+
+// SigningBatchItem defines model for SigningBatchItem.
+type SigningBatchItem struct {
+	// Error The problem the single operation would have answered, null when the item succeeded: already_claimed (409), signing_request_finished (409), signature_invalid, payload_mismatch or certificate_mismatch (422), signature_expired (410, with replacedBy: the request to sign now, or null), not_found (404: outside the caller's reach, or no such request).
+	Error *BatchItemProblem `json:"error"`
+
+	// Id The signing request (sgr_…) this item answers.
+	//
+	// Examples: sgr_01jv8k2n3p4q5r6s7t8v9w0xyz
+	Id string `json:"id"`
+
+	// Object Always signing_request_result.
+	//
+	// Examples: signing_request_result
+	Object SigningBatchItemObject `json:"object"`
+
+	// Request The request as the single operation would have answered with it (for a claim: with the claimer's certificate in its protectedHeader); null when the item failed.
+	Request *SigningRequest `json:"request"`
+
+	// Status The HTTP status the single operation on this request would have answered: 200, or the status of error.
+	//
+	// Examples: 200
+	Status int64 `json:"status"`
+}
+
+// SigningBatchItemObject Always signing_request_result.
+//
+// Examples: signing_request_result
+type SigningBatchItemObject string
 
 // SigningCertificate Examples: {"agentId":"agt_01jv8k2n3p4q5r6s7t8v9w0xyz","companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:04:00Z","eujpId":"MK-EUJP-0012345","id":"crt_01jv8k2n3p4q5r6s7t8v9w0xyz","notAfter":"2028-01-01T00:00:00Z","notBefore":"2026-01-01T00:00:00Z","object":"signing_certificate","serialNumber":"520978203817622936472910448203710","subject":"CN=Марија Николовска,O=Тест Продавач ДООЕЛ Скопје,C=MK"}
 type SigningCertificate struct {
@@ -5393,7 +6453,7 @@ type SigningRequestState string
 
 // SigningRequestListBody Examples: {"data":[{"claimedBy":null,"companyId":"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz","createdAt":"2026-05-04T09:15:00Z","expiresAt":"2026-05-04T09:25:00Z","id":"sgr_01jv8k2n3p4q5r6s7t8v9w0xyz","jws":null,"links":{"einvoice":"einv_01jv8k2n3p4q5r6s7t8v9w0xyz"},"object":"signing_request","payload":"eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","protectedHeader":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19","purpose":"document","refusal":null,"replacedBy":null,"signingInput":"eyJhbGciOiJSUzI1NiIsIng1YyI6WyJNSUlD4oCmIl19.eyJyZXF1ZXN0VGltZXN0YW1wIjoiMjAyNi0wNS0wNFQwOToxNTowMC4wMDArMDI6MDAiLCJkb2N1bWVudCI6e-KApn19","state":"pending","summary":{"buyerName":"Тест Купувач ДОО Скопје","companyName":"Тест Продавач ДООЕЛ Скопје","currency":"MKD","documentNumber":"F-2026-0042","grossTotal":"5181.00","purpose":"issue e-invoice F-2026-0042","sellerName":null},"updatedAt":"2026-05-04T09:15:00Z"}]}
 type SigningRequestListBody struct {
-	// Data The pending signing requests for this agent's companies, oldest first; empty when the wait ended without one.
+	// Data The pending signing requests for this agent's companies (and those it claimed and has not finished), oldest first, at most limit; empty when the wait ended without one.
 	Data *[]SigningRequest `json:"data"`
 }
 
@@ -5875,6 +6935,9 @@ type RevokeAgentParams struct {
 type ListAgentSigningRequestsParams struct {
 	// Wait Seconds to wait for a request when none is pending (long-poll).
 	Wait *int64 `form:"wait,omitempty" json:"wait,omitempty"`
+
+	// Limit The most requests answered at once (a batch: claim, sign and answer them with the batch operations).
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // CreateArchiveExportParams defines parameters for CreateArchiveExport.
@@ -6117,6 +7180,30 @@ type CreateToken400JSONResponseBodyError string
 // CreateToken401JSONResponseBodyError defines parameters for CreateToken.
 type CreateToken401JSONResponseBodyError string
 
+// ListReconciliationsParams defines parameters for ListReconciliations.
+type ListReconciliationsParams struct {
+	// CompanyId Only this company's (as X-Company-Id; a company the credential cannot reach is 403 company_not_allowed, one of the other environment 403 environment_mismatch).
+	CompanyId *string `form:"companyId,omitempty" json:"companyId,omitempty"`
+
+	// Date Only the reconciliations of this day, YYYY-MM-DD.
+	Date *openapi_types.Date `form:"date,omitempty" json:"date,omitempty"`
+
+	// Limit Page size: 1 to 100.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor nextCursor of the previous page (with the same filters); absent for the first page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// XCompanyId Optional: only this company. A company the credential cannot reach is 403 company_not_allowed; one of the other environment 403 environment_mismatch.
+	XCompanyId *string `json:"X-Company-Id,omitempty"`
+}
+
+// CreateReconciliationParams defines parameters for CreateReconciliation.
+type CreateReconciliationParams struct {
+	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
+	IdempotencyKey string `json:"Idempotency-Key"`
+}
+
 // SandboxMandateLinkParams defines parameters for SandboxMandateLink.
 type SandboxMandateLinkParams struct {
 	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
@@ -6170,6 +7257,24 @@ type ListSigningRequestsParams struct {
 
 // ListSigningRequestsParamsState defines parameters for ListSigningRequests.
 type ListSigningRequestsParamsState string
+
+// ClaimSigningRequestsParams defines parameters for ClaimSigningRequests.
+type ClaimSigningRequestsParams struct {
+	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
+	IdempotencyKey string `json:"Idempotency-Key"`
+}
+
+// RefuseSigningRequestsParams defines parameters for RefuseSigningRequests.
+type RefuseSigningRequestsParams struct {
+	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
+	IdempotencyKey string `json:"Idempotency-Key"`
+}
+
+// SubmitSignaturesParams defines parameters for SubmitSignatures.
+type SubmitSignaturesParams struct {
+	// IdempotencyKey Required. Makes the request safe to retry: the first completed response is stored for 24 hours and replayed for the same key and body.
+	IdempotencyKey string `json:"Idempotency-Key"`
+}
 
 // ClaimSigningRequestParams defines parameters for ClaimSigningRequest.
 type ClaimSigningRequestParams struct {
@@ -6282,6 +7387,18 @@ type WebhookArchiveExportReadyParams struct {
 	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
 }
 
+// WebhookCodelistsChangedParams defines parameters for WebhookCodelistsChanged.
+type WebhookCodelistsChangedParams struct {
+	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
+	ServiceSignature string `json:"Service-Signature"`
+
+	// ServiceDeliveryId The delivery (whd_…) in the delivery log; the same on each retry.
+	ServiceDeliveryId *string `json:"Service-Delivery-Id,omitempty"`
+
+	// ServiceEventType The event's type.
+	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
+}
+
 // WebhookEinvoiceAcceptedParams defines parameters for WebhookEinvoiceAccepted.
 type WebhookEinvoiceAcceptedParams struct {
 	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
@@ -6330,6 +7447,18 @@ type WebhookEinvoiceCorrectedParams struct {
 	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
 }
 
+// WebhookEinvoiceDiscoveredParams defines parameters for WebhookEinvoiceDiscovered.
+type WebhookEinvoiceDiscoveredParams struct {
+	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
+	ServiceSignature string `json:"Service-Signature"`
+
+	// ServiceDeliveryId The delivery (whd_…) in the delivery log; the same on each retry.
+	ServiceDeliveryId *string `json:"Service-Delivery-Id,omitempty"`
+
+	// ServiceEventType The event's type.
+	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
+}
+
 // WebhookEinvoiceFailedParams defines parameters for WebhookEinvoiceFailed.
 type WebhookEinvoiceFailedParams struct {
 	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
@@ -6344,6 +7473,18 @@ type WebhookEinvoiceFailedParams struct {
 
 // WebhookEinvoiceHeldParams defines parameters for WebhookEinvoiceHeld.
 type WebhookEinvoiceHeldParams struct {
+	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
+	ServiceSignature string `json:"Service-Signature"`
+
+	// ServiceDeliveryId The delivery (whd_…) in the delivery log; the same on each retry.
+	ServiceDeliveryId *string `json:"Service-Delivery-Id,omitempty"`
+
+	// ServiceEventType The event's type.
+	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
+}
+
+// WebhookEinvoiceMissingAtUjpParams defines parameters for WebhookEinvoiceMissingAtUjp.
+type WebhookEinvoiceMissingAtUjpParams struct {
 	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
 	ServiceSignature string `json:"Service-Signature"`
 
@@ -6510,6 +7651,30 @@ type WebhookInboxSignatureRequiredParams struct {
 	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
 }
 
+// WebhookReconciliationCompletedParams defines parameters for WebhookReconciliationCompleted.
+type WebhookReconciliationCompletedParams struct {
+	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
+	ServiceSignature string `json:"Service-Signature"`
+
+	// ServiceDeliveryId The delivery (whd_…) in the delivery log; the same on each retry.
+	ServiceDeliveryId *string `json:"Service-Delivery-Id,omitempty"`
+
+	// ServiceEventType The event's type.
+	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
+}
+
+// WebhookReconciliationMismatchParams defines parameters for WebhookReconciliationMismatch.
+type WebhookReconciliationMismatchParams struct {
+	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
+	ServiceSignature string `json:"Service-Signature"`
+
+	// ServiceDeliveryId The delivery (whd_…) in the delivery log; the same on each retry.
+	ServiceDeliveryId *string `json:"Service-Delivery-Id,omitempty"`
+
+	// ServiceEventType The event's type.
+	ServiceEventType *string `json:"Service-Event-Type,omitempty"`
+}
+
 // WebhookSigningAgentOfflineParams defines parameters for WebhookSigningAgentOffline.
 type WebhookSigningAgentOfflineParams struct {
 	// ServiceSignature t=<Unix time of sending>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the whole secret string (whsec_…)>; a second v1= during the 24 hours after a rotation. Refuse a t more than 300 seconds from your clock, compare in constant time.
@@ -6582,6 +7747,9 @@ type RejectInboxDocumentJSONRequestBody = RejectBody
 // CreateTokenFormdataRequestBody defines body for CreateToken for application/x-www-form-urlencoded ContentType.
 type CreateTokenFormdataRequestBody CreateTokenFormdataBody
 
+// CreateReconciliationJSONRequestBody defines body for CreateReconciliation for application/json ContentType.
+type CreateReconciliationJSONRequestBody = ReconciliationBody
+
 // SimulateEInvoiceJSONRequestBody defines body for SimulateEInvoice for application/json ContentType.
 type SimulateEInvoiceJSONRequestBody = SimulateInputBody
 
@@ -6590,6 +7758,15 @@ type SandboxDropIncomingJSONRequestBody = SandboxIncomingInputBody
 
 // SimulateInboxDocumentJSONRequestBody defines body for SimulateInboxDocument for application/json ContentType.
 type SimulateInboxDocumentJSONRequestBody = SimulateInboxInputBody
+
+// ClaimSigningRequestsJSONRequestBody defines body for ClaimSigningRequests for application/json ContentType.
+type ClaimSigningRequestsJSONRequestBody = ClaimBatchBody
+
+// RefuseSigningRequestsJSONRequestBody defines body for RefuseSigningRequests for application/json ContentType.
+type RefuseSigningRequestsJSONRequestBody = RefusalBatchBody
+
+// SubmitSignaturesJSONRequestBody defines body for SubmitSignatures for application/json ContentType.
+type SubmitSignaturesJSONRequestBody = SignatureBatchBody
 
 // RefuseSigningRequestJSONRequestBody defines body for RefuseSigningRequest for application/json ContentType.
 type RefuseSigningRequestJSONRequestBody = RefuseInputBody
@@ -6612,6 +7789,9 @@ type WebhookArchiveExportFailedJSONRequestBody = ArchiveExportFailedEvent
 // WebhookArchiveExportReadyJSONRequestBody defines body for WebhookArchiveExportReady for application/json ContentType.
 type WebhookArchiveExportReadyJSONRequestBody = ArchiveExportReadyEvent
 
+// WebhookCodelistsChangedJSONRequestBody defines body for WebhookCodelistsChanged for application/json ContentType.
+type WebhookCodelistsChangedJSONRequestBody = CodelistsChangedEvent
+
 // WebhookEinvoiceAcceptedJSONRequestBody defines body for WebhookEinvoiceAccepted for application/json ContentType.
 type WebhookEinvoiceAcceptedJSONRequestBody = EinvoiceAcceptedEvent
 
@@ -6624,11 +7804,17 @@ type WebhookEinvoiceCancelledByStornoJSONRequestBody = EinvoiceCancelledByStorno
 // WebhookEinvoiceCorrectedJSONRequestBody defines body for WebhookEinvoiceCorrected for application/json ContentType.
 type WebhookEinvoiceCorrectedJSONRequestBody = EinvoiceCorrectedEvent
 
+// WebhookEinvoiceDiscoveredJSONRequestBody defines body for WebhookEinvoiceDiscovered for application/json ContentType.
+type WebhookEinvoiceDiscoveredJSONRequestBody = EinvoiceDiscoveredEvent
+
 // WebhookEinvoiceFailedJSONRequestBody defines body for WebhookEinvoiceFailed for application/json ContentType.
 type WebhookEinvoiceFailedJSONRequestBody = EinvoiceFailedEvent
 
 // WebhookEinvoiceHeldJSONRequestBody defines body for WebhookEinvoiceHeld for application/json ContentType.
 type WebhookEinvoiceHeldJSONRequestBody = EinvoiceHeldEvent
+
+// WebhookEinvoiceMissingAtUjpJSONRequestBody defines body for WebhookEinvoiceMissingAtUjp for application/json ContentType.
+type WebhookEinvoiceMissingAtUjpJSONRequestBody = EinvoiceMissingAtUjpEvent
 
 // WebhookEinvoiceRejectedJSONRequestBody defines body for WebhookEinvoiceRejected for application/json ContentType.
 type WebhookEinvoiceRejectedJSONRequestBody = EinvoiceRejectedEvent
@@ -6669,6 +7855,12 @@ type WebhookInboxRejectedJSONRequestBody = InboxRejectedEvent
 // WebhookInboxSignatureRequiredJSONRequestBody defines body for WebhookInboxSignatureRequired for application/json ContentType.
 type WebhookInboxSignatureRequiredJSONRequestBody = InboxSignatureRequiredEvent
 
+// WebhookReconciliationCompletedJSONRequestBody defines body for WebhookReconciliationCompleted for application/json ContentType.
+type WebhookReconciliationCompletedJSONRequestBody = ReconciliationCompletedEvent
+
+// WebhookReconciliationMismatchJSONRequestBody defines body for WebhookReconciliationMismatch for application/json ContentType.
+type WebhookReconciliationMismatchJSONRequestBody = ReconciliationMismatchEvent
+
 // WebhookSigningAgentOfflineJSONRequestBody defines body for WebhookSigningAgentOffline for application/json ContentType.
 type WebhookSigningAgentOfflineJSONRequestBody = SigningAgentOfflineEvent
 
@@ -6677,6 +7869,152 @@ type WebhookSigningAgentOnlineJSONRequestBody = SigningAgentOnlineEvent
 
 // WebhookWebhookEndpointTestJSONRequestBody defines body for WebhookWebhookEndpointTest for application/json ContentType.
 type WebhookWebhookEndpointTestJSONRequestBody = WebhookEndpointTestEvent
+
+// Getter for additional properties for BatchItemProblem. Returns the specified
+// element and whether it was found
+func (a BatchItemProblem) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for BatchItemProblem
+func (a *BatchItemProblem) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for BatchItemProblem to handle AdditionalProperties
+func (a *BatchItemProblem) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["code"]; found {
+		err = json.Unmarshal(raw, &a.Code)
+		if err != nil {
+			return fmt.Errorf("error reading 'code': %w", err)
+		}
+		delete(object, "code")
+	}
+
+	if raw, found := object["detail"]; found {
+		err = json.Unmarshal(raw, &a.Detail)
+		if err != nil {
+			return fmt.Errorf("error reading 'detail': %w", err)
+		}
+		delete(object, "detail")
+	}
+
+	if raw, found := object["errors"]; found {
+		err = json.Unmarshal(raw, &a.Errors)
+		if err != nil {
+			return fmt.Errorf("error reading 'errors': %w", err)
+		}
+		delete(object, "errors")
+	}
+
+	if raw, found := object["instance"]; found {
+		err = json.Unmarshal(raw, &a.Instance)
+		if err != nil {
+			return fmt.Errorf("error reading 'instance': %w", err)
+		}
+		delete(object, "instance")
+	}
+
+	if raw, found := object["status"]; found {
+		err = json.Unmarshal(raw, &a.Status)
+		if err != nil {
+			return fmt.Errorf("error reading 'status': %w", err)
+		}
+		delete(object, "status")
+	}
+
+	if raw, found := object["title"]; found {
+		err = json.Unmarshal(raw, &a.Title)
+		if err != nil {
+			return fmt.Errorf("error reading 'title': %w", err)
+		}
+		delete(object, "title")
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &a.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+		delete(object, "type")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for BatchItemProblem to handle AdditionalProperties
+func (a BatchItemProblem) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["code"], err = json.Marshal(a.Code)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'code': %w", err)
+	}
+
+	object["detail"], err = json.Marshal(a.Detail)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'detail': %w", err)
+	}
+
+	if a.Errors != nil {
+		object["errors"], err = json.Marshal(a.Errors)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'errors': %w", err)
+		}
+	}
+
+	object["instance"], err = json.Marshal(a.Instance)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'instance': %w", err)
+	}
+
+	object["status"], err = json.Marshal(a.Status)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'status': %w", err)
+	}
+
+	object["title"], err = json.Marshal(a.Title)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'title': %w", err)
+	}
+
+	object["type"], err = json.Marshal(a.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -7126,6 +8464,38 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/oauth/token (the `CreateToken` operationId).
 	CreateTokenWithFormdataBody(ctx context.Context, body CreateTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListReconciliations List reconciliations
+	//
+	// Reconciliations of the account in the credential's environment and within its allow-list, newest first: one per company and day. companyId (or X-Company-Id) and date narrow the list.
+	//
+	// Corresponds with GET /v1/reconciliations (the `ListReconciliations` operationId).
+	ListReconciliations(ctx context.Context, params *ListReconciliationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateReconciliationWithBody Reconcile a company's day with UJP's records
+	//
+	// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+	CreateReconciliationWithBody(ctx context.Context, params *CreateReconciliationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateReconciliation Reconcile a company's day with UJP's records
+	//
+	// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+	CreateReconciliation(ctx context.Context, params *CreateReconciliationParams, body CreateReconciliationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReconciliation Get a reconciliation
+	//
+	// The reconciliation's state and figures. clean is true once it completed with nothing to fix and no problems: proof that the service's records of that day were complete.
+	//
+	// Corresponds with GET /v1/reconciliations/{id} (the `GetReconciliation` operationId).
+	GetReconciliation(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SandboxMandateLink Get a mandate link of a sandbox company
 	//
 	// A fresh mandate link of a sandbox company in pending_mandate, as the representative's e-mail carries it: POST to it (an empty form) or open it in a browser to accept the mandate, and the company becomes active. The link is shown once. A production company is 403 sandbox_only (its representative gets the link by e-mail only); an active company is 409 mandate_already_accepted.
@@ -7193,6 +8563,60 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/signing-requests (the `ListSigningRequests` operationId).
 	ListSigningRequests(ctx context.Context, params *ListSigningRequestsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ClaimSigningRequestsWithBody Claim signing requests (batch)
+	//
+	// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+	ClaimSigningRequestsWithBody(ctx context.Context, params *ClaimSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ClaimSigningRequests Claim signing requests (batch)
+	//
+	// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+	ClaimSigningRequests(ctx context.Context, params *ClaimSigningRequestsParams, body ClaimSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefuseSigningRequestsWithBody Refuse several signing requests (batch)
+	//
+	// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+	RefuseSigningRequestsWithBody(ctx context.Context, params *RefuseSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefuseSigningRequests Refuse several signing requests (batch)
+	//
+	// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+	RefuseSigningRequests(ctx context.Context, params *RefuseSigningRequestsParams, body RefuseSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SubmitSignaturesWithBody Submit the JWS of several signing requests (batch)
+	//
+	// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+	SubmitSignaturesWithBody(ctx context.Context, params *SubmitSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SubmitSignatures Submit the JWS of several signing requests (batch)
+	//
+	// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+	SubmitSignatures(ctx context.Context, params *SubmitSignaturesParams, body SubmitSignaturesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetSigningRequest Get a signing request
 	//
@@ -8182,6 +9606,78 @@ func (c *Client) CreateTokenWithFormdataBody(ctx context.Context, body CreateTok
 	return c.Client.Do(req)
 }
 
+// ListReconciliations List reconciliations
+//
+// Reconciliations of the account in the credential's environment and within its allow-list, newest first: one per company and day. companyId (or X-Company-Id) and date narrow the list.
+//
+// Corresponds with GET /v1/reconciliations (the `ListReconciliations` operationId).
+func (c *Client) ListReconciliations(ctx context.Context, params *ListReconciliationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListReconciliationsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateReconciliationWithBody Reconcile a company's day with UJP's records
+//
+// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+func (c *Client) CreateReconciliationWithBody(ctx context.Context, params *CreateReconciliationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateReconciliationRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateReconciliation Reconcile a company's day with UJP's records
+//
+// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+func (c *Client) CreateReconciliation(ctx context.Context, params *CreateReconciliationParams, body CreateReconciliationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateReconciliationRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReconciliation Get a reconciliation
+//
+// The reconciliation's state and figures. clean is true once it completed with nothing to fix and no problems: proof that the service's records of that day were complete.
+//
+// Corresponds with GET /v1/reconciliations/{id} (the `GetReconciliation` operationId).
+func (c *Client) GetReconciliation(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReconciliationRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SandboxMandateLink Get a mandate link of a sandbox company
 //
 // A fresh mandate link of a sandbox company in pending_mandate, as the representative's e-mail carries it: POST to it (an empty form) or open it in a browser to accept the mandate, and the company becomes active. The link is shown once. A production company is 403 sandbox_only (its representative gets the link by e-mail only); an active company is 409 mandate_already_accepted.
@@ -8320,6 +9816,120 @@ func (c *Client) SimulateInboxDocument(ctx context.Context, id string, params *S
 // Corresponds with GET /v1/signing-requests (the `ListSigningRequests` operationId).
 func (c *Client) ListSigningRequests(ctx context.Context, params *ListSigningRequestsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListSigningRequestsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClaimSigningRequestsWithBody Claim signing requests (batch)
+//
+// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+func (c *Client) ClaimSigningRequestsWithBody(ctx context.Context, params *ClaimSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClaimSigningRequestsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClaimSigningRequests Claim signing requests (batch)
+//
+// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+func (c *Client) ClaimSigningRequests(ctx context.Context, params *ClaimSigningRequestsParams, body ClaimSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClaimSigningRequestsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefuseSigningRequestsWithBody Refuse several signing requests (batch)
+//
+// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+func (c *Client) RefuseSigningRequestsWithBody(ctx context.Context, params *RefuseSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefuseSigningRequestsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefuseSigningRequests Refuse several signing requests (batch)
+//
+// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+func (c *Client) RefuseSigningRequests(ctx context.Context, params *RefuseSigningRequestsParams, body RefuseSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefuseSigningRequestsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SubmitSignaturesWithBody Submit the JWS of several signing requests (batch)
+//
+// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+func (c *Client) SubmitSignaturesWithBody(ctx context.Context, params *SubmitSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitSignaturesRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SubmitSignatures Submit the JWS of several signing requests (batch)
+//
+// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+func (c *Client) SubmitSignatures(ctx context.Context, params *SubmitSignaturesParams, body SubmitSignaturesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitSignaturesRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8911,6 +10521,18 @@ func NewListAgentSigningRequestsRequest(server string, id string, params *ListAg
 		if params.Wait != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -10671,6 +12293,198 @@ func NewCreateTokenRequestWithBody(server string, contentType string, body io.Re
 	return req, nil
 }
 
+// NewListReconciliationsRequest constructs an http.Request for the ListReconciliations method
+func NewListReconciliationsRequest(server string, params *ListReconciliationsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/reconciliations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.CompanyId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "companyId", *params.CompanyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Date != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "date", *params.Date, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XCompanyId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Company-Id", *params.XCompanyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Company-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCreateReconciliationRequest calls the generic CreateReconciliation builder with application/json body
+func NewCreateReconciliationRequest(server string, params *CreateReconciliationParams, body CreateReconciliationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateReconciliationRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateReconciliationRequestWithBody constructs an http.Request for the CreateReconciliation method, with any body, and a specified content type
+func NewCreateReconciliationRequestWithBody(server string, params *CreateReconciliationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/reconciliations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewGetReconciliationRequest constructs an http.Request for the GetReconciliation method
+func NewGetReconciliationRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/reconciliations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewSandboxMandateLinkRequest constructs an http.Request for the SandboxMandateLink method
 func NewSandboxMandateLinkRequest(server string, id string, params *SandboxMandateLinkParams) (*http.Request, error) {
 	var err error
@@ -11023,6 +12837,165 @@ func NewListSigningRequestsRequest(server string, params *ListSigningRequestsPar
 
 			req.Header.Set("X-Company-Id", headerParam0)
 		}
+
+	}
+
+	return req, nil
+}
+
+// NewClaimSigningRequestsRequest calls the generic ClaimSigningRequests builder with application/json body
+func NewClaimSigningRequestsRequest(server string, params *ClaimSigningRequestsParams, body ClaimSigningRequestsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewClaimSigningRequestsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewClaimSigningRequestsRequestWithBody constructs an http.Request for the ClaimSigningRequests method, with any body, and a specified content type
+func NewClaimSigningRequestsRequestWithBody(server string, params *ClaimSigningRequestsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/signing-requests/claims")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewRefuseSigningRequestsRequest calls the generic RefuseSigningRequests builder with application/json body
+func NewRefuseSigningRequestsRequest(server string, params *RefuseSigningRequestsParams, body RefuseSigningRequestsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRefuseSigningRequestsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewRefuseSigningRequestsRequestWithBody constructs an http.Request for the RefuseSigningRequests method, with any body, and a specified content type
+func NewRefuseSigningRequestsRequestWithBody(server string, params *RefuseSigningRequestsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/signing-requests/refusals")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewSubmitSignaturesRequest calls the generic SubmitSignatures builder with application/json body
+func NewSubmitSignaturesRequest(server string, params *SubmitSignaturesParams, body SubmitSignaturesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSubmitSignaturesRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewSubmitSignaturesRequestWithBody constructs an http.Request for the SubmitSignatures method, with any body, and a specified content type
+func NewSubmitSignaturesRequestWithBody(server string, params *SubmitSignaturesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/signing-requests/signatures")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
 
 	}
 
@@ -12251,6 +14224,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/oauth/token (the `CreateToken` operationId).
 	CreateTokenWithFormdataBodyWithResponse(ctx context.Context, body CreateTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*CreateTokenResponse, error)
 
+	// ListReconciliationsWithResponse List reconciliations
+	//
+	// Reconciliations of the account in the credential's environment and within its allow-list, newest first: one per company and day. companyId (or X-Company-Id) and date narrow the list.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/reconciliations (the `ListReconciliations` operationId).
+	ListReconciliationsWithResponse(ctx context.Context, params *ListReconciliationsParams, reqEditors ...RequestEditorFn) (*ListReconciliationsResponse, error)
+
+	// CreateReconciliationWithBodyWithResponse Reconcile a company's day with UJP's records
+	//
+	// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+	CreateReconciliationWithBodyWithResponse(ctx context.Context, params *CreateReconciliationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateReconciliationResponse, error)
+
+	// CreateReconciliationWithResponse Reconcile a company's day with UJP's records
+	//
+	// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+	CreateReconciliationWithResponse(ctx context.Context, params *CreateReconciliationParams, body CreateReconciliationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReconciliationResponse, error)
+
+	// GetReconciliationWithResponse Get a reconciliation
+	//
+	// The reconciliation's state and figures. clean is true once it completed with nothing to fix and no problems: proof that the service's records of that day were complete.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/reconciliations/{id} (the `GetReconciliation` operationId).
+	GetReconciliationWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetReconciliationResponse, error)
+
 	// SandboxMandateLinkWithResponse Get a mandate link of a sandbox company
 	//
 	// A fresh mandate link of a sandbox company in pending_mandate, as the representative's e-mail carries it: POST to it (an empty form) or open it in a browser to accept the mandate, and the company becomes active. The link is shown once. A production company is 403 sandbox_only (its representative gets the link by e-mail only); an active company is 409 mandate_already_accepted.
@@ -12322,6 +14331,60 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/signing-requests (the `ListSigningRequests` operationId).
 	ListSigningRequestsWithResponse(ctx context.Context, params *ListSigningRequestsParams, reqEditors ...RequestEditorFn) (*ListSigningRequestsResponse, error)
+
+	// ClaimSigningRequestsWithBodyWithResponse Claim signing requests (batch)
+	//
+	// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+	ClaimSigningRequestsWithBodyWithResponse(ctx context.Context, params *ClaimSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ClaimSigningRequestsResponse, error)
+
+	// ClaimSigningRequestsWithResponse Claim signing requests (batch)
+	//
+	// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+	ClaimSigningRequestsWithResponse(ctx context.Context, params *ClaimSigningRequestsParams, body ClaimSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*ClaimSigningRequestsResponse, error)
+
+	// RefuseSigningRequestsWithBodyWithResponse Refuse several signing requests (batch)
+	//
+	// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+	RefuseSigningRequestsWithBodyWithResponse(ctx context.Context, params *RefuseSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RefuseSigningRequestsResponse, error)
+
+	// RefuseSigningRequestsWithResponse Refuse several signing requests (batch)
+	//
+	// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+	RefuseSigningRequestsWithResponse(ctx context.Context, params *RefuseSigningRequestsParams, body RefuseSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*RefuseSigningRequestsResponse, error)
+
+	// SubmitSignaturesWithBodyWithResponse Submit the JWS of several signing requests (batch)
+	//
+	// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+	SubmitSignaturesWithBodyWithResponse(ctx context.Context, params *SubmitSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitSignaturesResponse, error)
+
+	// SubmitSignaturesWithResponse Submit the JWS of several signing requests (batch)
+	//
+	// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+	SubmitSignaturesWithResponse(ctx context.Context, params *SubmitSignaturesParams, body SubmitSignaturesJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitSignaturesResponse, error)
 
 	// GetSigningRequestWithResponse Get a signing request
 	//
@@ -14423,6 +16486,178 @@ func (r CreateTokenResponse) ContentType() string {
 	return ""
 }
 
+type ListReconciliationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PageReconciliation
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListReconciliationsResponse) GetJSON200() *PageReconciliation {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListReconciliationsResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r ListReconciliationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListReconciliationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListReconciliationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListReconciliationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateReconciliationResponse202Headers the declared response headers of an HTTP 202 response for CreateReconciliation
+type CreateReconciliationResponse202Headers struct {
+	Location *string
+}
+
+type CreateReconciliationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Reconciliation
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *SentProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *SentProblem
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *CreateReconciliationResponse202Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CreateReconciliationResponse) GetJSON202() *Reconciliation {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateReconciliationResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r CreateReconciliationResponse) GetApplicationproblemJSON408() *SentProblem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateReconciliationResponse) GetApplicationproblemJSON413() *SentProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateReconciliationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateReconciliationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateReconciliationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateReconciliationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReconciliationResponse200Headers the declared response headers of an HTTP 200 response for GetReconciliation
+type GetReconciliationResponse200Headers struct {
+	Location *string
+}
+
+type GetReconciliationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Reconciliation
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetReconciliationResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReconciliationResponse) GetJSON200() *Reconciliation {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReconciliationResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReconciliationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReconciliationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReconciliationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReconciliationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type SandboxMandateLinkResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14699,6 +16934,192 @@ func (r ListSigningRequestsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListSigningRequestsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ClaimSigningRequestsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningBatch
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *SentProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ClaimSigningRequestsResponse) GetJSON200() *SigningBatch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ClaimSigningRequestsResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ClaimSigningRequestsResponse) GetApplicationproblemJSON408() *SentProblem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ClaimSigningRequestsResponse) GetApplicationproblemJSON413() *SentProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r ClaimSigningRequestsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ClaimSigningRequestsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ClaimSigningRequestsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ClaimSigningRequestsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RefuseSigningRequestsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningBatch
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *SentProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RefuseSigningRequestsResponse) GetJSON200() *SigningBatch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RefuseSigningRequestsResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r RefuseSigningRequestsResponse) GetApplicationproblemJSON408() *SentProblem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RefuseSigningRequestsResponse) GetApplicationproblemJSON413() *SentProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r RefuseSigningRequestsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RefuseSigningRequestsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RefuseSigningRequestsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RefuseSigningRequestsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SubmitSignaturesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningBatch
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *SentProblem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *SentProblem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *SentProblem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SubmitSignaturesResponse) GetJSON200() *SigningBatch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SubmitSignaturesResponse) GetApplicationproblemJSON401() *SentProblem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r SubmitSignaturesResponse) GetApplicationproblemJSON408() *SentProblem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SubmitSignaturesResponse) GetApplicationproblemJSON413() *SentProblem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r SubmitSignaturesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SubmitSignaturesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SubmitSignaturesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SubmitSignaturesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16162,6 +18583,66 @@ func (c *ClientWithResponses) CreateTokenWithFormdataBodyWithResponse(ctx contex
 	return ParseCreateTokenResponse(rsp)
 }
 
+// ListReconciliationsWithResponse List reconciliations
+//
+// Reconciliations of the account in the credential's environment and within its allow-list, newest first: one per company and day. companyId (or X-Company-Id) and date narrow the list.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/reconciliations (the `ListReconciliations` operationId).
+func (c *ClientWithResponses) ListReconciliationsWithResponse(ctx context.Context, params *ListReconciliationsParams, reqEditors ...RequestEditorFn) (*ListReconciliationsResponse, error) {
+	rsp, err := c.ListReconciliations(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListReconciliationsResponse(rsp)
+}
+
+// CreateReconciliationWithBodyWithResponse Reconcile a company's day with UJP's records
+//
+// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+func (c *ClientWithResponses) CreateReconciliationWithBodyWithResponse(ctx context.Context, params *CreateReconciliationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateReconciliationResponse, error) {
+	rsp, err := c.CreateReconciliationWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateReconciliationResponse(rsp)
+}
+
+// CreateReconciliationWithResponse Reconcile a company's day with UJP's records
+//
+// 202 with the day's reconciliation, running: UJP's sales and purchase lists of the day are read (each read signed by the company's agent, at the lowest priority of its UJP user) and compared with the service's documents and inbox. A document UJP holds that the service shows otherwise is repaired to UJP's status; one the service never issued is imported as an e-invoice of kind external; one the service shows delivered that UJP does not know is flagged ujp_missing; an incoming document missing from the inbox is added. reconciliation.completed (and reconciliation.mismatch when anything was fixed) tell when it is done. The daily job reconciles every day on its own (docs/reconciliation.md); a day running already answers as it is, a completed day runs again. A day that has not ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without a signing certificate: 409 signer_not_ready.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/reconciliations (the `CreateReconciliation` operationId).
+func (c *ClientWithResponses) CreateReconciliationWithResponse(ctx context.Context, params *CreateReconciliationParams, body CreateReconciliationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReconciliationResponse, error) {
+	rsp, err := c.CreateReconciliation(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateReconciliationResponse(rsp)
+}
+
+// GetReconciliationWithResponse Get a reconciliation
+//
+// The reconciliation's state and figures. clean is true once it completed with nothing to fix and no problems: proof that the service's records of that day were complete.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/reconciliations/{id} (the `GetReconciliation` operationId).
+func (c *ClientWithResponses) GetReconciliationWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetReconciliationResponse, error) {
+	rsp, err := c.GetReconciliation(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReconciliationResponse(rsp)
+}
+
 // SandboxMandateLinkWithResponse Get a mandate link of a sandbox company
 //
 // A fresh mandate link of a sandbox company in pending_mandate, as the representative's e-mail carries it: POST to it (an empty form) or open it in a browser to accept the mandate, and the company becomes active. The link is shown once. A production company is 403 sandbox_only (its representative gets the link by e-mail only); an active company is 409 mandate_already_accepted.
@@ -16280,6 +18761,96 @@ func (c *ClientWithResponses) ListSigningRequestsWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseListSigningRequestsResponse(rsp)
+}
+
+// ClaimSigningRequestsWithBodyWithResponse Claim signing requests (batch)
+//
+// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+func (c *ClientWithResponses) ClaimSigningRequestsWithBodyWithResponse(ctx context.Context, params *ClaimSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ClaimSigningRequestsResponse, error) {
+	rsp, err := c.ClaimSigningRequestsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClaimSigningRequestsResponse(rsp)
+}
+
+// ClaimSigningRequestsWithResponse Claim signing requests (batch)
+//
+// Claims up to 100 signing requests for the caller in one call: those named in `ids`, or, with `max`, the oldest of those waiting for it. Each claimed item's request carries the claimer's certificate in its protectedHeader, as a single claim's answer does: sign that. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/claims (the `ClaimSigningRequests` operationId).
+func (c *ClientWithResponses) ClaimSigningRequestsWithResponse(ctx context.Context, params *ClaimSigningRequestsParams, body ClaimSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*ClaimSigningRequestsResponse, error) {
+	rsp, err := c.ClaimSigningRequests(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClaimSigningRequestsResponse(rsp)
+}
+
+// RefuseSigningRequestsWithBodyWithResponse Refuse several signing requests (batch)
+//
+// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+func (c *ClientWithResponses) RefuseSigningRequestsWithBodyWithResponse(ctx context.Context, params *RefuseSigningRequestsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RefuseSigningRequestsResponse, error) {
+	rsp, err := c.RefuseSigningRequestsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefuseSigningRequestsResponse(rsp)
+}
+
+// RefuseSigningRequestsWithResponse Refuse several signing requests (batch)
+//
+// Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason per item: a token that went missing halfway through a batch refuses only what it did not sign). Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/refusals (the `RefuseSigningRequests` operationId).
+func (c *ClientWithResponses) RefuseSigningRequestsWithResponse(ctx context.Context, params *RefuseSigningRequestsParams, body RefuseSigningRequestsJSONRequestBody, reqEditors ...RequestEditorFn) (*RefuseSigningRequestsResponse, error) {
+	rsp, err := c.RefuseSigningRequests(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefuseSigningRequestsResponse(rsp)
+}
+
+// SubmitSignaturesWithBodyWithResponse Submit the JWS of several signing requests (batch)
+//
+// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+func (c *ClientWithResponses) SubmitSignaturesWithBodyWithResponse(ctx context.Context, params *SubmitSignaturesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitSignaturesResponse, error) {
+	rsp, err := c.SubmitSignaturesWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubmitSignaturesResponse(rsp)
+}
+
+// SubmitSignaturesWithResponse Submit the JWS of several signing requests (batch)
+//
+// Verifies and records up to 100 signatures in one call, each as POST /v1/signing-requests/{id}/signature would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that item's problem, and the other documents are signed and move on. Each item is answered as the single operation on that request would have been, in `data[]` with its status and either the request or the problem: the batch answers 200 whatever its items' outcomes, and an item that fails changes nothing while the others take effect. All items are applied in one transaction that also keeps the answer for the Idempotency-Key, so a retry with the same key and body is answered item for item as the first attempt. A body that is not a valid batch (no items, more than 100, a request named twice, an unknown reason) is 422 validation_failed and changes nothing. An agent acts only for its companies: a request of another company is an item answered 404. See docs/signing.md, "Batches".
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/signing-requests/signatures (the `SubmitSignatures` operationId).
+func (c *ClientWithResponses) SubmitSignaturesWithResponse(ctx context.Context, params *SubmitSignaturesParams, body SubmitSignaturesJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitSignaturesResponse, error) {
+	rsp, err := c.SubmitSignatures(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubmitSignaturesResponse(rsp)
 }
 
 // GetSigningRequestWithResponse Get a signing request
@@ -18057,6 +20628,145 @@ func ParseCreateTokenResponse(rsp *http.Response) (*CreateTokenResponse, error) 
 	return response, nil
 }
 
+// ParseListReconciliationsResponse parses an HTTP response from a ListReconciliationsWithResponse call
+func ParseListReconciliationsResponse(rsp *http.Response) (*ListReconciliationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListReconciliationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PageReconciliation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateReconciliationResponse parses an HTTP response from a CreateReconciliationWithResponse call
+func ParseCreateReconciliationResponse(rsp *http.Response) (*CreateReconciliationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateReconciliationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Reconciliation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers CreateReconciliationResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReconciliationResponse parses an HTTP response from a GetReconciliationWithResponse call
+func ParseGetReconciliationResponse(rsp *http.Response) (*GetReconciliationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReconciliationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Reconciliation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetReconciliationResponse200Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseSandboxMandateLinkResponse parses an HTTP response from a SandboxMandateLinkWithResponse call
 func ParseSandboxMandateLinkResponse(rsp *http.Response) (*SandboxMandateLinkResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -18258,6 +20968,147 @@ func ParseListSigningRequestsResponse(rsp *http.Response) (*ListSigningRequestsR
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseClaimSigningRequestsResponse parses an HTTP response from a ClaimSigningRequestsWithResponse call
+func ParseClaimSigningRequestsResponse(rsp *http.Response) (*ClaimSigningRequestsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ClaimSigningRequestsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SigningBatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRefuseSigningRequestsResponse parses an HTTP response from a RefuseSigningRequestsWithResponse call
+func ParseRefuseSigningRequestsResponse(rsp *http.Response) (*RefuseSigningRequestsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RefuseSigningRequestsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SigningBatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSubmitSignaturesResponse parses an HTTP response from a SubmitSignaturesWithResponse call
+func ParseSubmitSignaturesResponse(rsp *http.Response) (*SubmitSignaturesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SubmitSignaturesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SigningBatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest SentProblem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	}
 
@@ -18920,6 +21771,11 @@ type WebhookInitiatorInterface interface {
 
 	WebhookArchiveExportReady(ctx context.Context, targetURL string, params *WebhookArchiveExportReadyParams, body WebhookArchiveExportReadyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookCodelistsChangedWithBody fires the codelists.changed webhook with any body
+	WebhookCodelistsChangedWithBody(ctx context.Context, targetURL string, params *WebhookCodelistsChangedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookCodelistsChanged(ctx context.Context, targetURL string, params *WebhookCodelistsChangedParams, body WebhookCodelistsChangedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookEinvoiceAcceptedWithBody fires the einvoice.accepted webhook with any body
 	WebhookEinvoiceAcceptedWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceAcceptedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -18940,6 +21796,11 @@ type WebhookInitiatorInterface interface {
 
 	WebhookEinvoiceCorrected(ctx context.Context, targetURL string, params *WebhookEinvoiceCorrectedParams, body WebhookEinvoiceCorrectedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookEinvoiceDiscoveredWithBody fires the einvoice.discovered webhook with any body
+	WebhookEinvoiceDiscoveredWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceDiscoveredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookEinvoiceDiscovered(ctx context.Context, targetURL string, params *WebhookEinvoiceDiscoveredParams, body WebhookEinvoiceDiscoveredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookEinvoiceFailedWithBody fires the einvoice.failed webhook with any body
 	WebhookEinvoiceFailedWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceFailedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -18949,6 +21810,11 @@ type WebhookInitiatorInterface interface {
 	WebhookEinvoiceHeldWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceHeldParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	WebhookEinvoiceHeld(ctx context.Context, targetURL string, params *WebhookEinvoiceHeldParams, body WebhookEinvoiceHeldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookEinvoiceMissingAtUjpWithBody fires the einvoice.missing_at_ujp webhook with any body
+	WebhookEinvoiceMissingAtUjpWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceMissingAtUjpParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookEinvoiceMissingAtUjp(ctx context.Context, targetURL string, params *WebhookEinvoiceMissingAtUjpParams, body WebhookEinvoiceMissingAtUjpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// WebhookEinvoiceRejectedWithBody fires the einvoice.rejected webhook with any body
 	WebhookEinvoiceRejectedWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceRejectedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -19015,6 +21881,16 @@ type WebhookInitiatorInterface interface {
 
 	WebhookInboxSignatureRequired(ctx context.Context, targetURL string, params *WebhookInboxSignatureRequiredParams, body WebhookInboxSignatureRequiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookReconciliationCompletedWithBody fires the reconciliation.completed webhook with any body
+	WebhookReconciliationCompletedWithBody(ctx context.Context, targetURL string, params *WebhookReconciliationCompletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReconciliationCompleted(ctx context.Context, targetURL string, params *WebhookReconciliationCompletedParams, body WebhookReconciliationCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReconciliationMismatchWithBody fires the reconciliation.mismatch webhook with any body
+	WebhookReconciliationMismatchWithBody(ctx context.Context, targetURL string, params *WebhookReconciliationMismatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReconciliationMismatch(ctx context.Context, targetURL string, params *WebhookReconciliationMismatchParams, body WebhookReconciliationMismatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookSigningAgentOfflineWithBody fires the signing_agent.offline webhook with any body
 	WebhookSigningAgentOfflineWithBody(ctx context.Context, targetURL string, params *WebhookSigningAgentOfflineParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -19069,6 +21945,30 @@ func (p *WebhookInitiator) WebhookArchiveExportReadyWithBody(ctx context.Context
 
 func (p *WebhookInitiator) WebhookArchiveExportReady(ctx context.Context, targetURL string, params *WebhookArchiveExportReadyParams, body WebhookArchiveExportReadyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookArchiveExportReadyWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookCodelistsChangedWithBody(ctx context.Context, targetURL string, params *WebhookCodelistsChangedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookCodelistsChangedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookCodelistsChanged(ctx context.Context, targetURL string, params *WebhookCodelistsChangedParams, body WebhookCodelistsChangedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookCodelistsChangedWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19175,6 +22075,30 @@ func (p *WebhookInitiator) WebhookEinvoiceCorrected(ctx context.Context, targetU
 	return p.Client.Do(req)
 }
 
+func (p *WebhookInitiator) WebhookEinvoiceDiscoveredWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceDiscoveredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEinvoiceDiscoveredWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEinvoiceDiscovered(ctx context.Context, targetURL string, params *WebhookEinvoiceDiscoveredParams, body WebhookEinvoiceDiscoveredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEinvoiceDiscoveredWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
 func (p *WebhookInitiator) WebhookEinvoiceFailedWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceFailedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookEinvoiceFailedWebhookRequestWithBody(targetURL, params, contentType, body)
 	if err != nil {
@@ -19213,6 +22137,30 @@ func (p *WebhookInitiator) WebhookEinvoiceHeldWithBody(ctx context.Context, targ
 
 func (p *WebhookInitiator) WebhookEinvoiceHeld(ctx context.Context, targetURL string, params *WebhookEinvoiceHeldParams, body WebhookEinvoiceHeldJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookEinvoiceHeldWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEinvoiceMissingAtUjpWithBody(ctx context.Context, targetURL string, params *WebhookEinvoiceMissingAtUjpParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEinvoiceMissingAtUjpWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEinvoiceMissingAtUjp(ctx context.Context, targetURL string, params *WebhookEinvoiceMissingAtUjpParams, body WebhookEinvoiceMissingAtUjpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEinvoiceMissingAtUjpWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19535,6 +22483,54 @@ func (p *WebhookInitiator) WebhookInboxSignatureRequired(ctx context.Context, ta
 	return p.Client.Do(req)
 }
 
+func (p *WebhookInitiator) WebhookReconciliationCompletedWithBody(ctx context.Context, targetURL string, params *WebhookReconciliationCompletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReconciliationCompletedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReconciliationCompleted(ctx context.Context, targetURL string, params *WebhookReconciliationCompletedParams, body WebhookReconciliationCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReconciliationCompletedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReconciliationMismatchWithBody(ctx context.Context, targetURL string, params *WebhookReconciliationMismatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReconciliationMismatchWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReconciliationMismatch(ctx context.Context, targetURL string, params *WebhookReconciliationMismatchParams, body WebhookReconciliationMismatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReconciliationMismatchWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
 func (p *WebhookInitiator) WebhookSigningAgentOfflineWithBody(ctx context.Context, targetURL string, params *WebhookSigningAgentOfflineParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookSigningAgentOfflineWebhookRequestWithBody(targetURL, params, contentType, body)
 	if err != nil {
@@ -19685,6 +22681,71 @@ func NewWebhookArchiveExportReadyWebhookRequest(targetURL string, params *Webhoo
 
 // NewWebhookArchiveExportReadyWebhookRequestWithBody builds a POST request for the archive.export_ready webhook with any body
 func NewWebhookArchiveExportReadyWebhookRequestWithBody(targetURL string, params *WebhookArchiveExportReadyParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Service-Signature", params.ServiceSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Service-Signature", headerParam0)
+
+		if params.ServiceDeliveryId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Service-Delivery-Id", *params.ServiceDeliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Delivery-Id", headerParam1)
+		}
+
+		if params.ServiceEventType != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Service-Event-Type", *params.ServiceEventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Event-Type", headerParam2)
+		}
+
+	}
+	return req, nil
+}
+
+// NewWebhookCodelistsChangedWebhookRequest builds a application/json POST request for the codelists.changed webhook
+func NewWebhookCodelistsChangedWebhookRequest(targetURL string, params *WebhookCodelistsChangedParams, body WebhookCodelistsChangedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookCodelistsChangedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookCodelistsChangedWebhookRequestWithBody builds a POST request for the codelists.changed webhook with any body
+func NewWebhookCodelistsChangedWebhookRequestWithBody(targetURL string, params *WebhookCodelistsChangedParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 
@@ -19997,6 +23058,71 @@ func NewWebhookEinvoiceCorrectedWebhookRequestWithBody(targetURL string, params 
 	return req, nil
 }
 
+// NewWebhookEinvoiceDiscoveredWebhookRequest builds a application/json POST request for the einvoice.discovered webhook
+func NewWebhookEinvoiceDiscoveredWebhookRequest(targetURL string, params *WebhookEinvoiceDiscoveredParams, body WebhookEinvoiceDiscoveredJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookEinvoiceDiscoveredWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookEinvoiceDiscoveredWebhookRequestWithBody builds a POST request for the einvoice.discovered webhook with any body
+func NewWebhookEinvoiceDiscoveredWebhookRequestWithBody(targetURL string, params *WebhookEinvoiceDiscoveredParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Service-Signature", params.ServiceSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Service-Signature", headerParam0)
+
+		if params.ServiceDeliveryId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Service-Delivery-Id", *params.ServiceDeliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Delivery-Id", headerParam1)
+		}
+
+		if params.ServiceEventType != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Service-Event-Type", *params.ServiceEventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Event-Type", headerParam2)
+		}
+
+	}
+	return req, nil
+}
+
 // NewWebhookEinvoiceFailedWebhookRequest builds a application/json POST request for the einvoice.failed webhook
 func NewWebhookEinvoiceFailedWebhookRequest(targetURL string, params *WebhookEinvoiceFailedParams, body WebhookEinvoiceFailedJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -20075,6 +23201,71 @@ func NewWebhookEinvoiceHeldWebhookRequest(targetURL string, params *WebhookEinvo
 
 // NewWebhookEinvoiceHeldWebhookRequestWithBody builds a POST request for the einvoice.held webhook with any body
 func NewWebhookEinvoiceHeldWebhookRequestWithBody(targetURL string, params *WebhookEinvoiceHeldParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Service-Signature", params.ServiceSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Service-Signature", headerParam0)
+
+		if params.ServiceDeliveryId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Service-Delivery-Id", *params.ServiceDeliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Delivery-Id", headerParam1)
+		}
+
+		if params.ServiceEventType != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Service-Event-Type", *params.ServiceEventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Event-Type", headerParam2)
+		}
+
+	}
+	return req, nil
+}
+
+// NewWebhookEinvoiceMissingAtUjpWebhookRequest builds a application/json POST request for the einvoice.missing_at_ujp webhook
+func NewWebhookEinvoiceMissingAtUjpWebhookRequest(targetURL string, params *WebhookEinvoiceMissingAtUjpParams, body WebhookEinvoiceMissingAtUjpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookEinvoiceMissingAtUjpWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookEinvoiceMissingAtUjpWebhookRequestWithBody builds a POST request for the einvoice.missing_at_ujp webhook with any body
+func NewWebhookEinvoiceMissingAtUjpWebhookRequestWithBody(targetURL string, params *WebhookEinvoiceMissingAtUjpParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 
@@ -20920,6 +24111,136 @@ func NewWebhookInboxSignatureRequiredWebhookRequest(targetURL string, params *We
 
 // NewWebhookInboxSignatureRequiredWebhookRequestWithBody builds a POST request for the inbox.signature_required webhook with any body
 func NewWebhookInboxSignatureRequiredWebhookRequestWithBody(targetURL string, params *WebhookInboxSignatureRequiredParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Service-Signature", params.ServiceSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Service-Signature", headerParam0)
+
+		if params.ServiceDeliveryId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Service-Delivery-Id", *params.ServiceDeliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Delivery-Id", headerParam1)
+		}
+
+		if params.ServiceEventType != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Service-Event-Type", *params.ServiceEventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Event-Type", headerParam2)
+		}
+
+	}
+	return req, nil
+}
+
+// NewWebhookReconciliationCompletedWebhookRequest builds a application/json POST request for the reconciliation.completed webhook
+func NewWebhookReconciliationCompletedWebhookRequest(targetURL string, params *WebhookReconciliationCompletedParams, body WebhookReconciliationCompletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReconciliationCompletedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReconciliationCompletedWebhookRequestWithBody builds a POST request for the reconciliation.completed webhook with any body
+func NewWebhookReconciliationCompletedWebhookRequestWithBody(targetURL string, params *WebhookReconciliationCompletedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Service-Signature", params.ServiceSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Service-Signature", headerParam0)
+
+		if params.ServiceDeliveryId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Service-Delivery-Id", *params.ServiceDeliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Delivery-Id", headerParam1)
+		}
+
+		if params.ServiceEventType != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Service-Event-Type", *params.ServiceEventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Service-Event-Type", headerParam2)
+		}
+
+	}
+	return req, nil
+}
+
+// NewWebhookReconciliationMismatchWebhookRequest builds a application/json POST request for the reconciliation.mismatch webhook
+func NewWebhookReconciliationMismatchWebhookRequest(targetURL string, params *WebhookReconciliationMismatchParams, body WebhookReconciliationMismatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReconciliationMismatchWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReconciliationMismatchWebhookRequestWithBody builds a POST request for the reconciliation.mismatch webhook with any body
+func NewWebhookReconciliationMismatchWebhookRequestWithBody(targetURL string, params *WebhookReconciliationMismatchParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

@@ -177,7 +177,7 @@ type Company struct {
 	// Examples: Ана Ангеловска
 	ManagerName *string `json:"managerName,omitempty"`
 
-	// MunicipalityCode The payer's municipality, a code of UJP's municipality list (101 to 185, or 999); another is the blocking issue 66.
+	// MunicipalityCode The payer's municipality, a code of UJP's municipality list (101 to 185, or 999); another is blocking (check 66).
 	//
 	// Examples: 182
 	MunicipalityCode *string `json:"municipalityCode,omitempty"`
@@ -545,7 +545,7 @@ type History struct {
 	Value *string `json:"value"`
 }
 
-// HistoryOutputBody Examples: {"data":[{"effectiveFrom":"2009-01-01","effectiveTo":"2009-12-31","key":"pension","provisional":false,"source":"UJP guide ujp.gov.mk/mk/vodic/category/641 and /en/vodic/category/700","value":"19"},{"effectiveFrom":"2010-01-01","effectiveTo":"2018-12-31","key":"pension","provisional":false,"source":"UJP guide ujp.gov.mk/mk/vodic/category/641 and /en/vodic/category/700; akademik.mk 2010–2015","value":"18"},{"effectiveFrom":"2019-01-01","effectiveTo":"2019-12-31","key":"pension","provisional":false,"source":"Закон за изменување на ЗПЗСО, Сл. весник 247/2018 (rates for 2019)","value":"18.4"},{"effectiveFrom":"2020-01-01","effectiveTo":"2026-06-30","key":"pension","provisional":false,"source":"Orbitax 2020 'North Macedonia Social Security' (rates apply from the January 2020 salary)","value":"18.8"},{"effectiveFrom":"2026-07-01","effectiveTo":null,"key":"pension","provisional":false,"source":"Draft law amending ЗПЗСО (2026): pension 19.9%, employment 0.1% from the July 2026 salary; no Official Gazette number found (research/payroll.md §1, §7.1)","value":"19.9"}]}
+// HistoryOutputBody Examples: {"data":[{"effectiveFrom":"2009-01-01","effectiveTo":"2009-12-31","key":"pension","provisional":false,"source":"UJP guide ujp.gov.mk/mk/vodic/category/641 and /en/vodic/category/700","value":"19"},{"effectiveFrom":"2010-01-01","effectiveTo":"2018-12-31","key":"pension","provisional":false,"source":"UJP guide ujp.gov.mk/mk/vodic/category/641 and /en/vodic/category/700; akademik.mk 2010–2015","value":"18"},{"effectiveFrom":"2019-01-01","effectiveTo":"2019-12-31","key":"pension","provisional":false,"source":"Закон за изменување на ЗПЗСО, Сл. весник 247/2018 (rates for 2019)","value":"18.4"},{"effectiveFrom":"2020-01-01","effectiveTo":"2026-06-30","key":"pension","provisional":false,"source":"Orbitax 2020 'North Macedonia Social Security' (rates apply from the January 2020 salary)","value":"18.8"},{"effectiveFrom":"2026-07-01","effectiveTo":null,"key":"pension","provisional":false,"source":"Draft law amending ЗПЗСО (2026): pension 19.9%, employment 0.1% from the July 2026 salary; no Official Gazette number found","value":"19.9"}]}
 type HistoryOutputBody struct {
 	// Data Every version of every rate key, by key and then date.
 	Data *[]History `json:"data"`

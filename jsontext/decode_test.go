@@ -1,4 +1,4 @@
-package denar_test
+package jsontext_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/jsontext"
 )
 
 type decItem struct {
@@ -55,7 +56,7 @@ func TestDecodeJSONPaths(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var v decBody
-		err := denar.DecodeJSON([]byte(tt.body), &v)
+		err := jsontext.DecodeJSON([]byte(tt.body), &v)
 		if tt.paths == nil {
 			if err != nil {
 				t.Errorf("%s: %v", tt.body, err)
@@ -88,7 +89,7 @@ func FuzzDecodeJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		var v decBody
-		err := denar.DecodeJSON([]byte(body), &v)
+		err := jsontext.DecodeJSON([]byte(body), &v)
 		if err != nil {
 			var e *denar.Error
 			if !errors.As(err, &e) || e.Code != denar.ECodeValidation || len(e.Fields) == 0 {
@@ -114,7 +115,7 @@ func TestDecodeJSONNumberMessages(t *testing.T) {
 		{`{"items":[{"count":"2"}]}`, "items[0].count", "must be a JSON integer, not a string"},
 	} {
 		var v decBody
-		err := denar.DecodeJSON([]byte(tc.body), &v)
+		err := jsontext.DecodeJSON([]byte(tc.body), &v)
 		var e *denar.Error
 		if !errors.As(err, &e) || len(e.Fields) != 1 || e.Fields[0].Path != tc.path || e.Fields[0].Message != tc.msg {
 			t.Errorf("%s: %v; want %q at %s", tc.body, err, tc.msg, tc.path)

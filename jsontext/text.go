@@ -1,4 +1,4 @@
-package denar
+package jsontext
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/denar-mk/denar"
 )
 
 // Limits on the text of a request, the same whatever store is behind it:
@@ -61,14 +63,14 @@ func BadText(s string) string {
 // and returns what it found before it (nil if nothing). The scan allocates
 // nothing for a body without escaped member names and without objects of
 // more than manyMembers members.
-func CheckJSONText(raw []byte, base string, maxString int) *FieldError {
+func CheckJSONText(raw []byte, base string, maxString int) *denar.FieldError {
 	fe, _ := checkJSONText(raw, base, maxString)
 	return fe
 }
 
 // checkJSONText is CheckJSONText that also reports whether the scan reached
 // the end of the text without an error of either kind.
-func checkJSONText(raw []byte, base string, maxString int) (*FieldError, bool) {
+func checkJSONText(raw []byte, base string, maxString int) (*denar.FieldError, bool) {
 	var frames [8]jsonFrame
 	var names [32][]byte
 	s := jsonScanner{raw: raw, base: base, max: maxString, stack: frames[:0], names: names[:0]}
@@ -103,7 +105,7 @@ type jsonScanner struct {
 	max   int
 	stack []jsonFrame
 	names [][]byte // decoded member names of the open objects, innermost last
-	err   *FieldError
+	err   *denar.FieldError
 }
 
 type jsonFrame struct {
@@ -135,7 +137,7 @@ func (s *jsonScanner) space() {
 
 // fail records a field error; the scan stops.
 func (s *jsonScanner) fail(path, msg string) bool {
-	s.err = &FieldError{Path: path, Message: msg}
+	s.err = &denar.FieldError{Path: path, Message: msg}
 	return false
 }
 

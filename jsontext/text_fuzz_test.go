@@ -1,4 +1,4 @@
-package denar
+package jsontext
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package denar
+package jsontext
 
 import (
 	"bytes"
@@ -11,12 +11,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/denar-mk/denar"
 )
 
 // DecodeJSON decodes a request body strictly into v (a pointer to a
 // struct): unknown fields, values of the wrong JSON type, values a field's
 // own UnmarshalJSON refuses, malformed JSON and trailing data are a
-// validation_failed *Error listing every problem with its path as a client
+// validation_failed *denar.Error listing every problem with its path as a client
 // writes it ("records[3].salaryGross", "deductions[0].description"). The
 // well-formed case costs one encoding/json decode; the paths are worked
 // out only when it fails.
@@ -28,19 +30,19 @@ func DecodeJSON(data []byte, v any) error {
 		if _, terr := dec.Token(); terr == io.EOF {
 			return nil
 		}
-		return Invalid(FieldError{Path: "", Message: "trailing data after the JSON value"})
+		return denar.Invalid(denar.FieldError{Path: "", Message: "trailing data after the JSON value"})
 	}
 	var syn *json.SyntaxError
 	if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return Invalid(syntaxError(data))
+		return denar.Invalid(syntaxError(data))
 	}
 	var tree any
 	tdec := json.NewDecoder(bytes.NewReader(data))
 	tdec.UseNumber()
 	if terr := tdec.Decode(&tree); terr != nil {
-		return Invalid(syntaxError(data))
+		return denar.Invalid(syntaxError(data))
 	}
-	var fe FieldErrors
+	var fe denar.FieldErrors
 	walk(&fe, "", tree, reflect.TypeOf(v).Elem())
 	if len(fe) == 0 {
 		// Not found by the walk (a case it does not model): report what
@@ -51,20 +53,20 @@ func DecodeJSON(data []byte, v any) error {
 }
 
 // syntaxError locates malformed JSON (MalformedJSON).
-func syntaxError(data []byte) FieldError { return MalformedJSON(data) }
+func syntaxError(data []byte) denar.FieldError { return MalformedJSON(data) }
 
 // MalformedJSON is the field error of a body that is not JSON, as every
 // operation of both services reports it: at the root (path "": the text
 // is not fields yet) with the byte offset where reading it failed, for
 // example "malformed JSON at byte 25: invalid character '}' looking for
 // beginning of value", or "malformed JSON: the body is empty".
-func MalformedJSON(data []byte) FieldError { return MalformedJSONAt(data, 0) }
+func MalformedJSON(data []byte) denar.FieldError { return MalformedJSONAt(data, 0) }
 
 // MalformedJSONAt is MalformedJSON for data that begins at byte base of the
 // body (a streaming decoder's unread bytes, from the value that failed).
-func MalformedJSONAt(data []byte, base int64) FieldError {
-	at := func(off int64, msg string) FieldError {
-		return FieldError{Path: "", Message: fmt.Sprintf("malformed JSON at byte %d: %s", base+off, msg)}
+func MalformedJSONAt(data []byte, base int64) denar.FieldError {
+	at := func(off int64, msg string) denar.FieldError {
+		return denar.FieldError{Path: "", Message: fmt.Sprintf("malformed JSON at byte %d: %s", base+off, msg)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -73,7 +75,7 @@ func MalformedJSONAt(data []byte, base int64) FieldError {
 		tok, err := dec.Token()
 		if err == io.EOF {
 			if !read && base == 0 {
-				return FieldError{Path: "", Message: "malformed JSON: the body is empty"}
+				return denar.FieldError{Path: "", Message: "malformed JSON: the body is empty"}
 			}
 			return at(dec.InputOffset(), "unexpected end of the body")
 		}
@@ -96,7 +98,7 @@ func MalformedJSONAt(data []byte, base int64) FieldError {
 			if _, err := dec.Token(); err != io.EOF {
 				return at(dec.InputOffset(), "trailing data after the JSON value")
 			}
-			return FieldError{Path: "", Message: "malformed JSON"}
+			return denar.FieldError{Path: "", Message: "malformed JSON"}
 		}
 	}
 }
@@ -116,7 +118,7 @@ func join(path, key string) string {
 
 // walk compares the generic JSON value v with the Go type t and records
 // every mismatch under path.
-func walk(fe *FieldErrors, path string, v any, t reflect.Type) {
+func walk(fe *denar.FieldErrors, path string, v any, t reflect.Type) {
 	for t.Kind() == reflect.Pointer {
 		if v == nil {
 			return // null into a pointer: nil

@@ -1,4 +1,4 @@
-package denar_test
+package jsontext_test
 
 import (
 	"fmt"
@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/jsontext"
 )
 
 func TestCheckJSONText(t *testing.T) {
 	t.Parallel()
-	deep := strings.Repeat("[", denar.MaxJSONDepth+1) + strings.Repeat("]", denar.MaxJSONDepth+1)
+	deep := strings.Repeat("[", jsontext.MaxJSONDepth+1) + strings.Repeat("]", jsontext.MaxJSONDepth+1)
 	for _, tt := range []struct {
 		name, raw, base string
 		max             int
@@ -26,18 +26,18 @@ func TestCheckJSONText(t *testing.T) {
 		{"too long", `{"a":"` + strings.Repeat("ж", 11) + `"}`, "", 10, "a", "is longer than 10 characters"},
 		{"long is fine without a maximum", `{"a":"` + strings.Repeat("ж", 11) + `"}`, "", 0, "", ""},
 		{"exactly the maximum", `{"a":"` + strings.Repeat("ж", 10) + `"}`, "", 10, "", ""},
-		{"too deep", deep, "", 0, strings.Repeat("[0]", denar.MaxJSONDepth), "nests deeper than 32 levels"},
+		{"too deep", deep, "", 0, strings.Repeat("[0]", jsontext.MaxJSONDepth), "nests deeper than 32 levels"},
 		{"malformed is the decoder's", `{"a":`, "", 0, "", ""},
 		{"valid Cyrillic", `{"име":"Ана"}`, "", 3, "", ""},
 		{"raw NUL is the escaped one", "{\"a\":[\"x\x00\"]}", "", 0, "a[0]", "contains a NUL character"},
 		{"escaped NUL in a key", `{"a":{"b\u0000":1}}`, "", 0, "a", "has a member name that contains a NUL character"},
-		{"escaped control character", `{"issuer":{"name":"a\u0001b"}}`, "", 0, "issuer.name", denar.ControlCharMessage},
-		{"vertical tab", `{"company":{"contactPerson":"a\u000Bb"}}`, "", 0, "company.contactPerson", denar.ControlCharMessage},
-		{"backspace escape", `{"a":["\b"]}`, "", 0, "a[0]", denar.ControlCharMessage},
-		{"form feed escape", `{"a":"x\f"}`, "", 0, "a", denar.ControlCharMessage},
-		{"U+FFFE escaped", `{"a":"\ufffe"}`, "", 0, "a", denar.ControlCharMessage},
-		{"U+FFFF raw", "{\"a\":\"x\uffff\"}", "", 0, "a", denar.ControlCharMessage},
-		{"control character in a key", `{"a":{"b\u001f":1}}`, "", 0, "a", "has a member name that " + denar.ControlCharMessage},
+		{"escaped control character", `{"issuer":{"name":"a\u0001b"}}`, "", 0, "issuer.name", jsontext.ControlCharMessage},
+		{"vertical tab", `{"company":{"contactPerson":"a\u000Bb"}}`, "", 0, "company.contactPerson", jsontext.ControlCharMessage},
+		{"backspace escape", `{"a":["\b"]}`, "", 0, "a[0]", jsontext.ControlCharMessage},
+		{"form feed escape", `{"a":"x\f"}`, "", 0, "a", jsontext.ControlCharMessage},
+		{"U+FFFE escaped", `{"a":"\ufffe"}`, "", 0, "a", jsontext.ControlCharMessage},
+		{"U+FFFF raw", "{\"a\":\"x\uffff\"}", "", 0, "a", jsontext.ControlCharMessage},
+		{"control character in a key", `{"a":{"b\u001f":1}}`, "", 0, "a", "has a member name that " + jsontext.ControlCharMessage},
 		{"tab, line feed and carriage return are text", `{"a":"x\ty\nz\r\u0009\u000a\u000D"}`, "", 0, "", ""},
 		{"U+FFFD is text", `{"a":"\ufffd�"}`, "", 0, "", ""},
 		{"lone high surrogate", `{"lines":[{"description":"X\ud800Y"}]}`, "", 0, "lines[0].description", "is not valid UTF-8"},
@@ -69,7 +69,7 @@ func TestCheckJSONText(t *testing.T) {
 		{"a bad escape is the decoder's", `{"a":"\x"}`, "", 0, "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			fe := denar.CheckJSONText([]byte(tt.raw), tt.base, tt.max)
+			fe := jsontext.CheckJSONText([]byte(tt.raw), tt.base, tt.max)
 			switch {
 			case tt.msg == "" && fe != nil:
 				t.Fatalf("unexpected %+v", fe)
@@ -106,7 +106,7 @@ func BenchmarkCheckJSONText(b *testing.B) {
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if fe := denar.CheckJSONText(raw, "", denar.DefaultMaxStringLength); fe != nil {
+		if fe := jsontext.CheckJSONText(raw, "", jsontext.DefaultMaxStringLength); fe != nil {
 			b.Fatal(fe)
 		}
 	}
