@@ -215,26 +215,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	einvoice.Metrics.Registry.MustRegister(jobsFinished)
 	observe := func(kind, outcome string) { jobsFinished.WithLabelValues(kind, outcome).Inc() }
 	runner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease, Observe: observe})
-	registerHousekeeping(runner, db, cfg)
-	if reg.sim != nil {
-		reg.sim.RegisterPurge(runner, cfg.UJPSimRetention)
-	}
-	if reg.setup != nil {
-		if err := reg.setup.register(ctx, runner, db); err != nil {
-			return fmt.Errorf("sandbox set-up: %w", err)
-		}
-	}
-	mailCfg := mail.WorkerConfig{MaxAttempts: cfg.MailMaxAttempts, RetryDelays: cfg.MailRetryDelays, Log: log, Secrets: secrets}
-	if cfg.SMTPURL != "" {
-		if mailCfg.SMTP, err = mail.ParseSMTPURL(cfg.SMTPURL, cfg.MailFrom); err != nil {
-			return fmt.Errorf("configuration: DENAR_SMTP_URL: %w", err)
-		}
-	}
-	mail.Register(runner, db, mailCfg)
-	app.RegisterJobs(runner)
-	if err := runner.Start(ctx); err != nil {
-		return fmt.Errorf("job runner: %w", err)
-	}
 	// Webhook deliveries wait on other people's servers (up to
 	// DENAR_WEBHOOK_TIMEOUT each): they get a runner and workers of their
 	// own, so a slow receiver never holds up submissions or mail.
@@ -243,7 +223,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// requests in flight are DENAR_WEBHOOK_WORKERS (WebhookConfig.Concurrency).
 	hookRunner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease,
 		Workers: 4 * einvoicing.WebhookBatch, Observe: observe})
-	app.RegisterWebhookJobs(hookRunner)
+	if err := registerJobs(ctx, runner, hookRunner, db, cfg, log, &reg, app, secrets); err != nil {
+		return err
+	}
+	if err := runner.Start(ctx); err != nil {
+		return fmt.Errorf("job runner: %w", err)
+	}
 	if err := hookRunner.Start(ctx); err != nil {
 		return fmt.Errorf("webhook runner: %w", err)
 	}
@@ -379,6 +364,33 @@ func warnOpenFiles(log *slog.Logger, cfg Config, dialect store.Dialect) {
 			}
 		}
 	}
+}
+
+// registerJobs is the one place where every kind of job denar serve runs
+// is registered: the main runner's (housekeeping, the simulator's
+// retention, the sandbox set-up, mail, e-invoicing) and the webhook
+// runner's. testdata/job-kinds.txt lists them (TestJobKinds).
+func registerJobs(ctx context.Context, runner, hookRunner *jobs.Runner, db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, app *einvoicing.Service, secrets *auth.SecretBox) error {
+	registerHousekeeping(runner, db, cfg)
+	if reg.sim != nil {
+		reg.sim.RegisterPurge(runner, cfg.UJPSimRetention)
+	}
+	if reg.setup != nil {
+		if err := reg.setup.register(ctx, runner, db); err != nil {
+			return fmt.Errorf("sandbox set-up: %w", err)
+		}
+	}
+	mailCfg := mail.WorkerConfig{MaxAttempts: cfg.MailMaxAttempts, RetryDelays: cfg.MailRetryDelays, Log: log, Secrets: secrets}
+	if cfg.SMTPURL != "" {
+		var err error
+		if mailCfg.SMTP, err = mail.ParseSMTPURL(cfg.SMTPURL, cfg.MailFrom); err != nil {
+			return fmt.Errorf("configuration: DENAR_SMTP_URL: %w", err)
+		}
+	}
+	mail.Register(runner, db, mailCfg)
+	app.RegisterJobs(runner)
+	app.RegisterWebhookJobs(hookRunner)
+	return nil
 }
 
 // registerHousekeeping schedules the periodic clean-ups every process

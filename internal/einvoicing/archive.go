@@ -196,8 +196,7 @@ func (s *Service) CreateArchiveExport(ctx context.Context, c Caller, cmd CreateA
 		if err != nil {
 			return ArchiveExport{}, fmt.Errorf("create export: %w", err)
 		}
-		if _, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindArchiveBuild, Args: archiveArgs{ExportID: r.ID},
-			RunAt: now.Add(s.cfg.Archive.Settle), MaxAttempts: s.cfg.Archive.MaxAttempts, UniqueKey: KindArchiveBuild + ":" + r.ID}); err != nil {
+		if _, err := jobs.Insert(ctx, tx, archiveArgs{ExportID: r.ID}, jobs.InsertOpts{RunAt: now.Add(s.cfg.Archive.Settle), MaxAttempts: s.cfg.Archive.MaxAttempts, UniqueKey: KindArchiveBuild + ":" + r.ID}); err != nil {
 			return ArchiveExport{}, err
 		}
 		return archiveView(r), nil
@@ -293,11 +292,7 @@ type errArchiveContent struct{ msg string }
 func (e *errArchiveContent) Error() string { return e.msg }
 
 // buildArchive is the worker of KindArchiveBuild.
-func (s *Service) buildArchive(ctx context.Context, j *jobs.Job) error {
-	var a archiveArgs
-	if err := j.DecodeArgs(&a); err != nil {
-		return jobs.Cancel(err)
-	}
+func (s *Service) buildArchive(ctx context.Context, j *jobs.Job, a archiveArgs) error {
 	r, err := s.db.Reader().GetArchiveExport(ctx, a.ExportID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // purged
@@ -391,7 +386,7 @@ func (s *Service) failArchive(ctx context.Context, r dbq.ArchiveExport, code, ms
 
 // purgeArchives is the periodic worker of KindArchivePurge: it deletes
 // expired exports, their zip first.
-func (s *Service) purgeArchives(ctx context.Context, _ *jobs.Job) error {
+func (s *Service) purgeArchives(ctx context.Context, _ *jobs.Job, _ archivePurgeArgs) error {
 	for {
 		rows, err := s.db.Reader().ExpiredArchiveExports(ctx, dbq.ExpiredArchiveExportsParams{Now: s.db.Now(), Lim: 100})
 		if err != nil {

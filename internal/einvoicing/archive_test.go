@@ -249,7 +249,7 @@ func TestArchiveExport(t *testing.T) {
 			t.Fatalf("download after expiry: %v", err)
 		}
 		row, _ := db.Reader().GetArchiveExport(ctx, e.ID)
-		if err := svc.purgeArchives(ctx, nil); err != nil {
+		if err := svc.purgeArchives(ctx, nil, archivePurgeArgs{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := svc.ArchiveExport(ctx, p, e.ID); denar.ErrorCode(err) != denar.ECodeNotFound {

@@ -207,7 +207,7 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 			}
 			return view, nil
 		}
-		_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindValidate, Args: validateArgs{EInvoiceID: out.ID}, MaxAttempts: validateAttempts})
+		_, err := jobs.Insert(ctx, tx, validateArgs{EInvoiceID: out.ID}, jobs.InsertOpts{MaxAttempts: validateAttempts})
 		return view, err
 	}
 	link := SigningLink{Type: LinkEInvoice, ID: n.ID}

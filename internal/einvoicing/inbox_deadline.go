@@ -29,7 +29,7 @@ import (
 const KindInboxDeadlines = "inbox.deadlines"
 
 // inboxDeadlines is the worker of KindInboxDeadlines.
-func (s *Service) inboxDeadlines(ctx context.Context, _ *jobs.Job) error {
+func (s *Service) inboxDeadlines(ctx context.Context, _ *jobs.Job, _ inboxDeadlinesArgs) error {
 	if err := s.InboxReminders(ctx); err != nil {
 		return err
 	}

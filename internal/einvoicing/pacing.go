@@ -111,7 +111,7 @@ func lockPace(ctx context.Context, tx *store.Tx, key string) error {
 
 // enqueuePace asks for a top-up of key's signing requests.
 func enqueuePace(ctx context.Context, tx *store.Tx, key string) error {
-	_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindPace, Args: paceArgs{Key: key}, UniqueKey: "pace:" + key})
+	_, err := jobs.Insert(ctx, tx, paceArgs{Key: key}, jobs.InsertOpts{UniqueKey: "pace:" + key})
 	return err
 }
 
@@ -126,16 +126,12 @@ func leftFlight(from, to einvoice.Status) bool {
 }
 
 // pace is the worker of KindPace.
-func (s *Service) pace(ctx context.Context, j *jobs.Job) error {
-	var a paceArgs
-	if err := j.DecodeArgs(&a); err != nil {
-		return jobs.Cancel(err)
-	}
+func (s *Service) pace(ctx context.Context, _ *jobs.Job, a paceArgs) error {
 	return s.db.InTx(ctx, func(tx *store.Tx) error { return s.topUp(ctx, tx, a.Key) })
 }
 
 // paceSweep is the worker of KindPaceSweep.
-func (s *Service) paceSweep(ctx context.Context, _ *jobs.Job) error {
+func (s *Service) paceSweep(ctx context.Context, _ *jobs.Job, _ paceSweepArgs) error {
 	keys, err := s.db.Writer().PaceKeysWaiting(ctx)
 	if err != nil {
 		return err
@@ -294,7 +290,7 @@ func (s *Service) readWantedPDFs(ctx context.Context, tx *store.Tx, key string) 
 		}
 	}
 	if len(ids) == pdfBatch {
-		_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindPace, Args: paceArgs{Key: key}, RunAt: tx.Now.Add(time.Second)})
+		_, err := jobs.Insert(ctx, tx, paceArgs{Key: key}, jobs.InsertOpts{RunAt: tx.Now.Add(time.Second)})
 		return err
 	}
 	return nil

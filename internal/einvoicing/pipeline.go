@@ -134,27 +134,27 @@ type Pipeline struct {
 
 // register registers the pipeline's job kinds on r.
 func (p *Pipeline) register(r *jobs.Runner) {
-	r.Register(KindSubmit, jobs.WorkerFunc(p.submit), jobs.Options{Timeout: 2 * p.cfg.CallTimeout,
+	jobs.Register(r, p.submit, jobs.Options{Timeout: 2 * p.cfg.CallTimeout,
 		Backoff: jobs.Schedule(5*time.Second, 30*time.Second, 2*time.Minute, 10*time.Minute)})
-	r.Register(KindPollChanges, jobs.WorkerFunc(p.pollAll), jobs.Options{Every: p.cfg.PollEvery})
-	r.Register(KindPollCompany, jobs.WorkerFunc(p.pollOne), jobs.Options{Timeout: p.cfg.CallTimeout})
-	r.Register(KindExpireSigning, jobs.WorkerFunc(p.svc.expireSigning), jobs.Options{Every: time.Minute})
-	r.Register(KindPurgeSignedReads, jobs.WorkerFunc(p.svc.purgeSignedReads), jobs.Options{Every: 6 * time.Hour})
-	r.Register(KindAskSignature, jobs.WorkerFunc(p.svc.askSignatureAgain), jobs.Options{})
-	r.Register(KindPace, jobs.WorkerFunc(p.svc.pace), jobs.Options{Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second)})
-	r.Register(KindPaceSweep, jobs.WorkerFunc(p.svc.paceSweep), jobs.Options{Every: 15 * time.Second})
-	r.Register(KindValidate, jobs.WorkerFunc(p.svc.validate), jobs.Options{Timeout: p.svc.cfg.RegistryTimeout + 5*time.Second,
+	jobs.Register(r, p.pollAll, jobs.Options{Every: p.cfg.PollEvery})
+	jobs.Register(r, p.pollOne, jobs.Options{Timeout: p.cfg.CallTimeout})
+	jobs.Register(r, p.svc.expireSigning, jobs.Options{Every: time.Minute})
+	jobs.Register(r, p.svc.purgeSignedReads, jobs.Options{Every: 6 * time.Hour})
+	jobs.Register(r, p.svc.askSignatureAgain, jobs.Options{})
+	jobs.Register(r, p.svc.pace, jobs.Options{Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second)})
+	jobs.Register(r, p.svc.paceSweep, jobs.Options{Every: 15 * time.Second})
+	jobs.Register(r, p.svc.validate, jobs.Options{Timeout: p.svc.cfg.RegistryTimeout + 5*time.Second,
 		Backoff: validateBackoff()})
-	r.Register(KindUJPQuery, jobs.WorkerFunc(p.query), jobs.Options{Timeout: 2 * p.cfg.CallTimeout,
+	jobs.Register(r, p.query, jobs.Options{Timeout: 2 * p.cfg.CallTimeout,
 		Backoff: jobs.Schedule(5*time.Second, 15*time.Second, 30*time.Second, time.Minute)})
 	if every := p.svc.cfg.Reconcile.Every; every > 0 {
-		r.Register(KindReconcile, jobs.WorkerFunc(p.reconcileAll), jobs.Options{Every: every})
+		jobs.Register(r, p.reconcileAll, jobs.Options{Every: every})
 	}
 }
 
 // enqueueQuery runs a signed read once its signature is recorded.
 func enqueueQuery(ctx context.Context, tx *store.Tx, r SigningRequest) error {
-	_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindUJPQuery, Args: queryArgs{SigningRequestID: r.ID}, MaxAttempts: 5})
+	_, err := jobs.Insert(ctx, tx, queryArgs{SigningRequestID: r.ID}, jobs.InsertOpts{MaxAttempts: 5})
 	return err
 }
 
@@ -174,7 +174,7 @@ type pollArgs struct {
 // the worker starts from the row's status and the signer's turns keep calls
 // apart, so no unique key is needed (and one would race a finishing job).
 func enqueueSubmit(ctx context.Context, tx *store.Tx, id string) error {
-	_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindSubmit, Args: submitArgs{EInvoiceID: id}, MaxAttempts: 20})
+	_, err := jobs.Insert(ctx, tx, submitArgs{EInvoiceID: id}, jobs.InsertOpts{MaxAttempts: 20})
 	return err
 }
 
@@ -218,11 +218,7 @@ func busy(err error) (time.Duration, bool) {
 
 // submit is the worker of KindSubmit: one attempt to get an e-invoice to
 // UJP, starting from whatever state the rows are in.
-func (p *Pipeline) submit(ctx context.Context, j *jobs.Job) error {
-	var a submitArgs
-	if err := json.Unmarshal(j.Args, &a); err != nil {
-		return jobs.Cancel(fmt.Errorf("submit: args: %w", err))
-	}
+func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error {
 	ctx = waiter(ctx, j)
 	q := p.db.Writer()
 	inv, err := q.GetEInvoiceByID(ctx, a.EInvoiceID)
@@ -677,7 +673,7 @@ func RequestPDF(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
 // pollAll is the periodic worker: it schedules a read of UJP for every
 // company with documents waiting on UJP (the sales change feed) and every
 // active company with a ready signer (the inbox: UJP's purchase side).
-func (p *Pipeline) pollAll(ctx context.Context, _ *jobs.Job) error {
+func (p *Pipeline) pollAll(ctx context.Context, _ *jobs.Job, _ pollChangesArgs) error {
 	q := p.db.Reader()
 	ids, err := q.CompaniesAwaitingUJP(ctx)
 	if err != nil {
@@ -707,18 +703,14 @@ func (p *Pipeline) pollAll(ctx context.Context, _ *jobs.Job) error {
 // EnqueuePoll asks, in tx, for a read of UJP for companyID (once: a poll
 // already waiting for it is the same).
 func EnqueuePoll(ctx context.Context, tx *store.Tx, companyID string) error {
-	_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindPollCompany, Args: pollArgs{CompanyID: companyID}, MaxAttempts: 3,
+	_, err := jobs.Insert(ctx, tx, pollArgs{CompanyID: companyID}, jobs.InsertOpts{MaxAttempts: 3,
 		UniqueKey: KindPollCompany + ":" + companyID})
 	return err
 }
 
 // pollOne asks the company's signer to sign change-feed reads for every day
 // from the company's cursor to UJP's today (at most a week per run).
-func (p *Pipeline) pollOne(ctx context.Context, j *jobs.Job) error {
-	var a pollArgs
-	if err := json.Unmarshal(j.Args, &a); err != nil {
-		return jobs.Cancel(err)
-	}
+func (p *Pipeline) pollOne(ctx context.Context, _ *jobs.Job, a pollArgs) error {
 	co, err := p.db.Reader().GetCompany(ctx, a.CompanyID)
 	if err != nil {
 		return err
@@ -806,11 +798,7 @@ func (p *Pipeline) requestSalesChanges(ctx context.Context, tx *store.Tx, co dbq
 }
 
 // query runs a signed read once its signature is recorded.
-func (p *Pipeline) query(ctx context.Context, j *jobs.Job) error {
-	var a queryArgs
-	if err := json.Unmarshal(j.Args, &a); err != nil {
-		return jobs.Cancel(err)
-	}
+func (p *Pipeline) query(ctx context.Context, j *jobs.Job, a queryArgs) error {
 	ctx = waiter(ctx, j)
 	q := p.db.Reader()
 	sr, err := q.GetSigningRequest(ctx, a.SigningRequestID)

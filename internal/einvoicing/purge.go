@@ -22,7 +22,7 @@ const SignedReadRetention = 7 * 24 * time.Hour
 // purgeSignedReads deletes what the change-feed poller and the PDF fetch
 // leave behind (one request per company and day polled, one per PDF);
 // document signatures are never deleted.
-func (s *Service) purgeSignedReads(ctx context.Context, _ *jobs.Job) error {
+func (s *Service) purgeSignedReads(ctx context.Context, _ *jobs.Job, _ purgeSignedReadsArgs) error {
 	_, err := s.db.Writer().PurgeSignedReads(ctx, s.db.Now().Add(-SignedReadRetention))
 	return err
 }

@@ -997,7 +997,7 @@ func (p *Pipeline) purchaseStatuses(ctx context.Context, tx *store.Tx, r *recon,
 // every active company with a ready signer that has no run going, the
 // latest day due not reconciled yet (one a pass, so a backlog is worked
 // through a day at a time).
-func (p *Pipeline) reconcileAll(ctx context.Context, _ *jobs.Job) error {
+func (p *Pipeline) reconcileAll(ctx context.Context, _ *jobs.Job, _ reconcileAllArgs) error {
 	cfg := p.svc.cfg.Reconcile
 	now := p.db.Now()
 	q := p.db.Reader()
@@ -1140,7 +1140,7 @@ func enqueueReconcileQuery(ctx context.Context, tx *store.Tx, r SigningRequest) 
 	for _, id := range r.Links {
 		link = id
 	}
-	_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindUJPQuery, Args: queryArgs{SigningRequestID: r.ID}, MaxAttempts: 5,
+	_, err := jobs.Insert(ctx, tx, queryArgs{SigningRequestID: r.ID}, jobs.InsertOpts{MaxAttempts: 5,
 		UniqueKey: KindUJPQuery + ":" + linkReconciliation + ":" + link})
 	return err
 }

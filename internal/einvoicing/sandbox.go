@@ -46,16 +46,12 @@ type sandboxSignerArgs struct {
 }
 
 func enqueueSandboxSigner(ctx context.Context, tx *store.Tx, certID string) error {
-	_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindSandboxSigner, Args: sandboxSignerArgs{CertificateID: certID}, MaxAttempts: 20})
+	_, err := jobs.Insert(ctx, tx, sandboxSignerArgs{CertificateID: certID}, jobs.InsertOpts{MaxAttempts: 20})
 	return err
 }
 
 // registerSandboxSigner is the worker of KindSandboxSigner.
-func (s *Service) registerSandboxSigner(ctx context.Context, j *jobs.Job) error {
-	var a sandboxSignerArgs
-	if err := j.DecodeArgs(&a); err != nil {
-		return jobs.Cancel(err)
-	}
+func (s *Service) registerSandboxSigner(ctx context.Context, _ *jobs.Job, a sandboxSignerArgs) error {
 	cert, err := s.db.Reader().GetSigningCertificate(ctx, a.CertificateID)
 	if err != nil {
 		return fmt.Errorf("sandbox signer %s: %w", a.CertificateID, err)

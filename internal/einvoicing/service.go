@@ -283,12 +283,12 @@ func (s *Service) Now() time.Time { return s.db.Now() }
 func (s *Service) RegisterJobs(r *jobs.Runner) {
 	s.pipe.register(r)
 	s.registerCodeLists(r)
-	r.Register(KindInboxDeadlines, jobs.WorkerFunc(s.inboxDeadlines), jobs.Options{Every: s.cfg.InboxDeadlineEvery})
+	jobs.Register(r, s.inboxDeadlines, jobs.Options{Every: s.cfg.InboxDeadlineEvery})
 	if s.sandboxSetup != nil {
-		r.Register(KindSandboxSigner, jobs.WorkerFunc(s.registerSandboxSigner), jobs.Options{
+		jobs.Register(r, s.registerSandboxSigner, jobs.Options{
 			Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})
 	}
-	r.Register(KindArchiveBuild, jobs.WorkerFunc(s.buildArchive), jobs.Options{
+	jobs.Register(r, s.buildArchive, jobs.Options{
 		Backoff: jobs.Schedule(5*time.Second, 30*time.Second, 2*time.Minute, 10*time.Minute)})
-	r.Register(KindArchivePurge, jobs.WorkerFunc(s.purgeArchives), jobs.Options{Every: s.cfg.Archive.PurgeEvery})
+	jobs.Register(r, s.purgeArchives, jobs.Options{Every: s.cfg.Archive.PurgeEvery})
 }

@@ -443,8 +443,7 @@ func (s *Service) documentRefused(ctx context.Context, tx *store.Tx, r dbq.Signi
 	if err := tx.SetEInvoiceSigningRequest(ctx, dbq.SetEInvoiceSigningRequestParams{ID: inv.ID}); err != nil {
 		return err
 	}
-	_, err = jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindAskSignature, Args: askArgs{EInvoiceID: inv.ID},
-		RunAt: tx.Now.Add(s.cfg.RefusalBackoff), MaxAttempts: 10})
+	_, err = jobs.Insert(ctx, tx, askArgs{EInvoiceID: inv.ID}, jobs.InsertOpts{RunAt: tx.Now.Add(s.cfg.RefusalBackoff), MaxAttempts: 10})
 	return err
 }
 
@@ -457,11 +456,7 @@ type askArgs struct {
 }
 
 // askSignatureAgain is the worker of KindAskSignature.
-func (s *Service) askSignatureAgain(ctx context.Context, j *jobs.Job) error {
-	var a askArgs
-	if err := j.DecodeArgs(&a); err != nil {
-		return jobs.Cancel(err)
-	}
+func (s *Service) askSignatureAgain(ctx context.Context, _ *jobs.Job, a askArgs) error {
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
 		inv, err := tx.GetEInvoiceByID(ctx, a.EInvoiceID)
 		if err != nil {
@@ -616,7 +611,7 @@ var errSignedMeanwhile = errors.New("signed meanwhile")
 
 // expireSigning is the periodic job that expires every request past
 // expiresAt that nobody answered, the same way a late signature does.
-func (s *Service) expireSigning(ctx context.Context, _ *jobs.Job) error {
+func (s *Service) expireSigning(ctx context.Context, _ *jobs.Job, _ expireSigningArgs) error {
 	rows, err := s.db.Reader().ListExpiredSigningRequests(ctx, s.db.Now())
 	if err != nil {
 		return err

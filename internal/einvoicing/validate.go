@@ -40,11 +40,7 @@ type validateArgs struct {
 }
 
 // validate is the worker of KindValidate.
-func (s *Service) validate(ctx context.Context, j *jobs.Job) error {
-	var a validateArgs
-	if err := j.DecodeArgs(&a); err != nil {
-		return jobs.Cancel(err)
-	}
+func (s *Service) validate(ctx context.Context, j *jobs.Job, a validateArgs) error {
 	inv, err := s.db.Reader().GetEInvoiceByID(ctx, a.EInvoiceID)
 	if err != nil {
 		return fmt.Errorf("validate %s: %w", a.EInvoiceID, err)

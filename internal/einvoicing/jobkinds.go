@@ -1,0 +1,32 @@
+package einvoicing
+
+// The arguments of the e-invoicing jobs: each type names its kind
+// (jobs.Args), so a job is registered, inserted and decoded by its type.
+
+func (submitArgs) Kind() string        { return KindSubmit }
+func (pollArgs) Kind() string          { return KindPollCompany }
+func (askArgs) Kind() string           { return KindAskSignature }
+func (paceArgs) Kind() string          { return KindPace }
+func (validateArgs) Kind() string      { return KindValidate }
+func (queryArgs) Kind() string         { return KindUJPQuery }
+func (sandboxSignerArgs) Kind() string { return KindSandboxSigner }
+func (archiveArgs) Kind() string       { return KindArchiveBuild }
+
+// The periodic jobs take no arguments.
+type (
+	pollChangesArgs      struct{}
+	expireSigningArgs    struct{}
+	purgeSignedReadsArgs struct{}
+	paceSweepArgs        struct{}
+	reconcileAllArgs     struct{}
+	inboxDeadlinesArgs   struct{}
+	archivePurgeArgs     struct{}
+)
+
+func (pollChangesArgs) Kind() string      { return KindPollChanges }
+func (expireSigningArgs) Kind() string    { return KindExpireSigning }
+func (purgeSignedReadsArgs) Kind() string { return KindPurgeSignedReads }
+func (paceSweepArgs) Kind() string        { return KindPaceSweep }
+func (reconcileAllArgs) Kind() string     { return KindReconcile }
+func (inboxDeadlinesArgs) Kind() string   { return KindInboxDeadlines }
+func (archivePurgeArgs) Kind() string     { return KindArchivePurge }
