@@ -100,7 +100,7 @@ type Config struct {
 	UJPTurnMargin time.Duration `env:"DENAR_UJP_TURN_MARGIN"`
 	// EInvoiceSignAhead is how many documents of one UJP user may have
 	// their signing request out, or be signed and not yet sent (0: what
-	// the user's budget sends in 90 s, between 2 and 256; docs/signing.md,
+	// the user's budget sends in 10 s, between 2 and 256; docs/signing.md,
 	// "Pacing").
 	EInvoiceSignAhead  int           `env:"DENAR_EINVOICE_SIGN_AHEAD"`
 	UJPCallTimeout     time.Duration `env:"DENAR_UJP_CALL_TIMEOUT"`
@@ -132,6 +132,9 @@ type Config struct {
 	// DENAR_UJP_PRODUCTION_URL.
 	ClockOffset time.Duration `env:"DENAR_CLOCK_OFFSET" envDefault:"0s"`
 	JobLease    time.Duration `env:"DENAR_JOB_LEASE"`
+	// JobWorkers is how many jobs the main runner of a process runs at
+	// once (webhook deliveries have their own runner).
+	JobWorkers int `env:"DENAR_JOB_WORKERS"`
 
 	// Mail delivery (a job per message): attempts before a message is
 	// dead, and the waits between them, the last one repeating.
@@ -191,6 +194,7 @@ func packageDefaults() Config {
 		UJPCodeListInterval:      einvoicing.DefaultCodeListsEvery,
 		UJPCodeListReload:        einvoicing.DefaultCodeListsReload,
 		JobLease:                 jobs.DefaultLease,
+		JobWorkers:               jobs.DefaultWorkers,
 		MailMaxAttempts:          mail.DefaultMaxAttempts,
 		MailRetryDelays:          mail.DefaultRetryDelays(),
 		ArchiveRetention:         einvoicing.DefaultArchiveRetention,

@@ -214,7 +214,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		[]string{"kind", "outcome"})
 	einvoice.Metrics.Registry.MustRegister(jobsFinished)
 	observe := func(kind, outcome string) { jobsFinished.WithLabelValues(kind, outcome).Inc() }
-	runner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease, Observe: observe})
+	runner := jobs.NewRunner(db, jobs.Config{Logger: log, Workers: cfg.JobWorkers, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease, Observe: observe})
 	// Webhook deliveries wait on other people's servers (up to
 	// DENAR_WEBHOOK_TIMEOUT each): they get a runner and workers of their
 	// own, so a slow receiver never holds up submissions or mail.

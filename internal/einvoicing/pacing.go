@@ -23,8 +23,8 @@ import (
 // (KindPace) then issues the next requests, the companies sharing the user
 // taking turns (the one whose last request is oldest first), each
 // company's documents oldest first. A document is signed when about
-// SignAhead sends are ahead of it, so its signature is a minute or two old
-// when sent and nothing is signed twice.
+// SignAhead sends are ahead of it, so its signature is seconds old when
+// sent and nothing is signed twice.
 
 // KindPace is the job that tops up a UJP user's signing requests; its
 // args name the user (pace key). KindPaceSweep runs it for every user

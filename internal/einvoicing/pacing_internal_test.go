@@ -44,7 +44,8 @@ func TestSignAhead(t *testing.T) {
 		cfg  PipelineConfig
 		want int
 	}{
-		{PipelineConfig{SignerInterval: time.Second}, 90},
+		{PipelineConfig{SignerInterval: time.Second}, 10},
+		{PipelineConfig{SignerInterval: 100 * time.Millisecond}, 100},
 		{PipelineConfig{SignerInterval: 20 * time.Millisecond}, signAheadMax},
 		{PipelineConfig{SignerInterval: time.Minute}, 2},
 		{PipelineConfig{}, signAheadMax},

@@ -26,7 +26,7 @@ type Config struct {
 	// ID names this runner in jobs.locked_by; default host-pid-random. Two
 	// runners must never share an ID.
 	ID string
-	// Workers is the number of jobs run at once; default 4.
+	// Workers is the number of jobs run at once; default DefaultWorkers.
 	Workers int
 	// PollInterval is how often the runner looks for due jobs when nothing
 	// woke it; default 1s. It bounds the latency of jobs enqueued by other
@@ -102,6 +102,10 @@ type Runner struct {
 // The defaults of Config's PollInterval and Lease, also those of the
 // settings that set them (cmd/denar reads them from here).
 const (
+	// DefaultWorkers: most jobs wait on UJP (a turn of a UJP user, an
+	// answer), so a process runs many at once; fewer than the signers
+	// sending at once would make signers wait for a worker, not for UJP.
+	DefaultWorkers      = 16
 	DefaultPollInterval = time.Second
 	DefaultLease        = time.Minute
 )
@@ -112,7 +116,7 @@ func NewRunner(db *store.DB, cfg Config) *Runner {
 		cfg.ID = defaultID()
 	}
 	if cfg.Workers <= 0 {
-		cfg.Workers = 4
+		cfg.Workers = DefaultWorkers
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
