@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/ujp"
@@ -163,55 +164,54 @@ func requestPurchaseChanges(ctx context.Context, tx *store.Tx, co dbq.Company, d
 	return err
 }
 
-// inboxQuery runs the inbox's signed reads and decisions for the query
-// job; handled is false for a link type that is not the inbox's.
-func (p *Pipeline) inboxQuery(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) (handled bool, err error) {
+// readInbox runs the inbox's signed reads and decisions for the query job.
+func (p *Pipeline) readInbox(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) error {
 	switch sr.LinkType {
 	case linkPurchaseIDs:
 		started := p.db.Now()
 		ids, err := gw.PurchaseIDs(cctx, who.id, sr.Jws)
 		if err != nil {
-			return true, p.queryFailed(ctx, co, err)
+			return p.queryFailed(ctx, co, err)
 		}
-		return true, p.purchaseIDsRead(ctx, co, sr, ids, started)
+		return p.purchaseIDsRead(ctx, co, sr, ids, started)
 	case linkPurchasePayloads:
 		list, err := gw.PurchasePayloads(cctx, who.id, sr.Jws)
 		if err != nil {
-			return true, p.queryFailed(ctx, co, err)
+			return p.queryFailed(ctx, co, err)
 		}
 		if err := p.purchasePayloadsRead(ctx, co, sr, list); err != nil {
-			return true, err
+			return err
 		}
-		return true, p.accessOK(ctx, co.ID, ujp.PrivilegePayloads)
+		return p.accessOK(ctx, co.ID, ujp.PrivilegePayloads)
 	case linkPurchaseChanges:
 		started := p.db.Now()
 		changes, err := gw.PurchaseChanges(cctx, who.id, sr.Jws)
 		if err != nil {
-			return true, p.queryFailed(ctx, co, err)
+			return p.queryFailed(ctx, co, err)
 		}
-		return true, p.purchaseChangesRead(ctx, co, sr, changes, started)
+		return p.purchaseChangesRead(ctx, co, sr, changes, started)
 	case LinkInboxPDF:
 		pdf, err := gw.PurchasePDF(cctx, who.id, sr.Jws)
 		if err != nil {
-			return true, p.queryFailed(ctx, co, err)
+			return p.queryFailed(ctx, co, err)
 		}
 		if err := p.db.Writer().PutInboxPDF(ctx, dbq.PutInboxPDFParams{DocumentID: sr.LinkID,
 			Pdf: base64.StdEncoding.EncodeToString(pdf), CreatedAt: p.db.Now()}); err != nil {
-			return true, err
+			return err
 		}
-		return true, p.accessOK(ctx, co.ID, ujp.PrivilegePDF)
+		return p.accessOK(ctx, co.ID, ujp.PrivilegePDF)
 	case linkInboxStatus:
 		st, err := gw.PurchaseCurrentStatus(cctx, who.id, sr.Jws)
 		if err != nil {
-			return true, p.queryFailed(ctx, co, err)
+			return p.queryFailed(ctx, co, err)
 		}
-		return true, p.svc.inboxInTx(ctx, func(tx *store.Tx) error {
+		return p.svc.inboxInTx(ctx, func(tx *store.Tx) error {
 			return p.svc.decisionStatusRead(ctx, tx, sr.LinkID, sr.ID, st)
 		})
 	case LinkInboxDecision:
-		return true, p.sendDecision(ctx, gw, who, sr)
+		return p.sendDecision(ctx, gw, who, sr)
 	}
-	return false, nil
+	return jobs.Cancel(fmt.Errorf("signed read %s: not an inbox read: %s", sr.ID, sr.LinkType))
 }
 
 // purchaseIDsRead asks for the payloads of the EUIDs not stored yet, or,

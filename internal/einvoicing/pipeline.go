@@ -839,15 +839,16 @@ func (p *Pipeline) query(ctx context.Context, j *jobs.Job, a queryArgs) error {
 
 // runQuery makes the signed read (or decision) sr and applies its answer.
 func (p *Pipeline) runQuery(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) error {
-	if handled, err := p.inboxQuery(ctx, cctx, gw, who, sr, co); handled {
-		return err
+	l, ok := linkOf(sr.LinkType)
+	if !ok || l.read == nil {
+		return jobs.Cancel(fmt.Errorf("signed read %s: link type %q has no read", sr.ID, sr.LinkType))
 	}
-	if handled, err := p.lookupQuery(ctx, cctx, gw, who, sr, co); handled {
-		return err
-	}
-	if handled, err := p.reconcileQuery(ctx, cctx, gw, who, sr, co); handled {
-		return err
-	}
+	return l.read(p, ctx, cctx, gw, who, sr, co)
+}
+
+// readSales performs the sales side's signed reads of the pipeline: the
+// change feed and a delivered document's PDF.
+func (p *Pipeline) readSales(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) error {
 	switch sr.LinkType {
 	case linkChanges:
 		changes, err := gw.SalesChanges(cctx, who.id, sr.Jws)
@@ -870,7 +871,7 @@ func (p *Pipeline) runQuery(ctx, cctx context.Context, gw ujp.Gateway, who signe
 		}
 		return p.accessOK(ctx, co.ID, ujp.PrivilegePDF)
 	}
-	return jobs.Cancel(fmt.Errorf("unknown signed read %s", sr.LinkType))
+	return jobs.Cancel(fmt.Errorf("signed read %s: not a sales read: %s", sr.ID, sr.LinkType))
 }
 
 // queryFailed retries an unavailable UJP; an access refusal is the

@@ -28,6 +28,7 @@ import (
 
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/ujp"
@@ -103,31 +104,30 @@ func requestLookupFrom(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, from
 	return err
 }
 
-// lookupQuery runs the look-up's signed reads for the query job; handled
-// is false for a link type that is not the look-up's.
-func (p *Pipeline) lookupQuery(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) (handled bool, err error) {
+// readLookup runs the look-up's signed reads for the query job.
+func (p *Pipeline) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) error {
 	switch sr.LinkType {
 	case linkSalesLookup:
 		list, err := gw.SalesInvoicesStatus(cctx, who.id, sr.Jws)
 		if staleRead(err) {
-			return true, p.lookupAfresh(ctx, sr)
+			return p.lookupAfresh(ctx, sr)
 		}
 		if err != nil {
-			return true, p.queryFailed(ctx, co, err)
+			return p.queryFailed(ctx, co, err)
 		}
 		if err := p.lookupStatuses(ctx, co, sr, list); err != nil {
-			return true, err
+			return err
 		}
-		return true, p.accessOK(ctx, co.ID, "")
+		return p.accessOK(ctx, co.ID, "")
 	case linkSalesLookupPayloads:
 		list, err := gw.SalesPayloads(cctx, who.id, sr.Jws)
 		if r := ujp.AccessProblem(err); r != nil && r.Privilege == ujp.PrivilegePayloads {
 			// No RD: recorded on the company, and the look-up starts over
 			// to match without the payloads.
 			if _, err := p.accessProblem(ctx, co.ID, err); err != nil {
-				return true, err
+				return err
 			}
-			return true, p.db.InTx(ctx, func(tx *store.Tx) error {
+			return p.db.InTx(ctx, func(tx *store.Tx) error {
 				inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
 				if err != nil || !ok {
 					return err
@@ -136,17 +136,17 @@ func (p *Pipeline) lookupQuery(ctx, cctx context.Context, gw ujp.Gateway, who si
 			})
 		}
 		if staleRead(err) {
-			return true, p.lookupAfresh(ctx, sr)
+			return p.lookupAfresh(ctx, sr)
 		}
 		if err != nil {
-			return true, p.queryFailed(ctx, co, err)
+			return p.queryFailed(ctx, co, err)
 		}
 		if err := p.lookupPayloads(ctx, sr, list); err != nil {
-			return true, err
+			return err
 		}
-		return true, p.accessOK(ctx, co.ID, ujp.PrivilegePayloads)
+		return p.accessOK(ctx, co.ID, ujp.PrivilegePayloads)
 	}
-	return false, nil
+	return jobs.Cancel(fmt.Errorf("signed read %s: not a look-up: %s", sr.ID, sr.LinkType))
 }
 
 // staleRead reports UJP refusing a read's requestTimestamp (signed too long

@@ -390,23 +390,20 @@ type reconAnswer struct {
 	refused  bool // the payloads were refused for want of RD
 }
 
-// reconcileQuery makes a run's signed read and applies its answer, for
-// the query job; handled is false for a link that is not a run's.
-func (p *Pipeline) reconcileQuery(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) (handled bool, err error) {
-	if sr.LinkType != linkReconciliation {
-		return false, nil
-	}
+// readReconciliation makes a run's signed read and applies its answer,
+// for the query job.
+func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) error {
 	id, seqText, _ := strings.Cut(sr.LinkID, "/")
 	seq, err := strconv.Atoi(seqText)
 	if err != nil {
-		return true, jobs.Cancel(fmt.Errorf("reconciliation read %s: link %q", sr.ID, sr.LinkID))
+		return jobs.Cancel(fmt.Errorf("reconciliation read %s: link %q", sr.ID, sr.LinkID))
 	}
 	row, err := p.db.Reader().GetReconciliation(ctx, id)
 	if err != nil {
-		return true, err
+		return err
 	}
 	if row.State != ReconciliationRunning || int(row.Seq) != seq {
-		return true, nil // answered already, or asked for afresh
+		return nil // answered already, or asked for afresh
 	}
 	// Reconciliation can always wait: it takes the turns nothing else of
 	// the user wants.
@@ -432,7 +429,7 @@ func (p *Pipeline) reconcileQuery(ctx, cctx context.Context, gw ujp.Gateway, who
 		}
 		if r := ujp.AccessProblem(err); r != nil && r.Privilege == ujp.PrivilegePayloads {
 			if _, err := p.accessProblem(ctx, co.ID, err); err != nil {
-				return true, err
+				return err
 			}
 			a.refused, err = true, nil
 		}
@@ -441,22 +438,22 @@ func (p *Pipeline) reconcileQuery(ctx, cctx context.Context, gw ujp.Gateway, who
 	case stepPurchaseStatus:
 		a.statuses, err = gw.PurchaseInvoicesStatus(cctx, who.id, sr.Jws)
 	default:
-		return true, jobs.Cancel(fmt.Errorf("reconciliation %s: no read at step %s", row.ID, row.Step))
+		return jobs.Cancel(fmt.Errorf("reconciliation %s: no read at step %s", row.ID, row.Step))
 	}
 	switch {
 	case staleRead(err):
-		return true, p.askAfresh(ctx, row.ID, seq)
+		return p.askAfresh(ctx, row.ID, seq)
 	case ujp.AccessProblem(err) != nil:
 		if _, rerr := p.accessProblem(ctx, co.ID, err); rerr != nil {
-			return true, rerr
+			return rerr
 		}
 		r := ujp.AccessProblem(err)
 		msg := fmt.Sprintf("UJP refused the company's signer (%s %s); the run waits until the company's access is set right in UJP's portal (see the company's problems) and resumes by itself.", r.Code, r.Message)
-		return true, p.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		return p.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 			return p.noteProblem(ctx, tx, row.ID, seq, ReconciliationProblem{Code: "access_refused", Message: msg})
 		})
 	case err != nil:
-		return true, p.queryFailed(ctx, co, err)
+		return p.queryFailed(ctx, co, err)
 	}
 	err = p.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		cur, err := tx.GetReconciliation(ctx, id)
@@ -476,12 +473,12 @@ func (p *Pipeline) reconcileQuery(ctx, cctx context.Context, gw ujp.Gateway, who
 		return p.next(ctx, tx, r)
 	})
 	if errors.Is(err, errReconMoved) {
-		return true, nil
+		return nil
 	}
 	if err != nil {
-		return true, err
+		return err
 	}
-	return true, p.accessOK(ctx, co.ID, privilege)
+	return p.accessOK(ctx, co.ID, privilege)
 }
 
 // noteProblem records a problem on a run still at seq, without moving it.

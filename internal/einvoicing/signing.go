@@ -113,6 +113,9 @@ func RequestSignature(ctx context.Context, tx *store.Tx, companyID, purpose stri
 	default:
 		return SigningRequest{}, fmt.Errorf("signing: unknown purpose %q", purpose)
 	}
+	if _, ok := linkOf(link.Type); !ok {
+		return SigningRequest{}, fmt.Errorf("signing: no handler for link type %q", link.Type)
+	}
 	company, err := tx.GetCompany(ctx, companyID)
 	if err != nil {
 		return SigningRequest{}, fmt.Errorf("signing: company %s: %w", companyID, err)
@@ -245,17 +248,11 @@ func GetSigningRequest(ctx context.Context, q *dbq.Queries, id string) (SigningR
 // replaced with a new request with the same link, so this sees the
 // replacement's id, not the original's.
 func AfterSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
-	switch r.linkType() {
-	case LinkEInvoice:
-		return einvoiceSigned(ctx, tx, r)
-	case linkChanges, LinkPDF, LinkInboxDecision, linkInboxStatus, LinkInboxPDF,
-		linkPurchaseIDs, linkPurchasePayloads, linkPurchaseChanges, linkSalesLookup, linkSalesLookupPayloads:
-		// A signed read, or a signed decision: a job sends it to UJP.
-		return enqueueQuery(ctx, tx, r)
-	case linkReconciliation:
-		return enqueueReconcileQuery(ctx, tx, r)
+	l, ok := linkOf(r.linkType())
+	if !ok {
+		return fmt.Errorf("signing: request %s: no handler for link type %q", r.ID, r.linkType())
 	}
-	return nil
+	return l.signed(ctx, tx, r)
 }
 
 // linkType is the type of the object the request belongs to.

@@ -1,0 +1,50 @@
+package einvoicing
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/store/storetest"
+)
+
+// TestSignedLinks: every link type a signing request is made for has its
+// follow-up in the one registry (a read for every signed read), and a
+// request for a type the registry does not know cannot be made, so no
+// signature is ever stored with nothing to run it.
+func TestSignedLinks(t *testing.T) {
+	t.Parallel()
+	reads := []string{linkChanges, LinkPDF, linkPurchaseIDs, linkPurchasePayloads, linkPurchaseChanges, LinkInboxPDF,
+		linkInboxStatus, LinkInboxDecision, linkSalesLookup, linkSalesLookupPayloads, linkReconciliation}
+	for _, typ := range reads {
+		l, ok := linkOf(typ)
+		if !ok || l.signed == nil || l.read == nil {
+			t.Errorf("%s: registered %v, signed %v, read %v", typ, ok, l.signed != nil, l.read != nil)
+		}
+	}
+	for _, typ := range []string{LinkEInvoice, linkUJPCheck} {
+		if l, ok := linkOf(typ); !ok || l.signed == nil || l.read != nil {
+			t.Errorf("%s: registered %v, signed %v, read %v (its signature is used without a query job)", typ, ok, l.signed != nil, l.read != nil)
+		}
+	}
+	db := storetest.SQLite(t)
+	err := db.InTx(t.Context(), func(tx *store.Tx) error {
+		acct := denar.NewID("acc")
+		if _, err := tx.CreateAccount(t.Context(), dbq.CreateAccountParams{ID: acct, Name: "Биро", Plan: "business", CreatedAt: tx.Now}); err != nil {
+			return err
+		}
+		co, err := tx.CreateCompany(t.Context(), dbq.CreateCompanyParams{ID: denar.NewID("cmp"), AccountID: acct, Name: "Тест ДООЕЛ",
+			TaxNumber: "4030000000001", VatNumber: "МК4030000000001", Status: "active", SigningMode: "bridge", Environment: auth.EnvSandbox, Address: "{}", CreatedAt: tx.Now})
+		if err != nil {
+			return err
+		}
+		_, err = RequestSignature(t.Context(), tx, co.ID, PurposeQuery, []byte(`{}`), SigningLink{Type: "ujp_unheard_of", ID: co.ID})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "no handler for link type") {
+		t.Fatalf("a request for an unknown link type: %v", err)
+	}
+}
