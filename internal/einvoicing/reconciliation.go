@@ -115,11 +115,8 @@ func reconciliationRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, i
 	if err != nil {
 		return dbq.Reconciliation{}, fmt.Errorf("reconciliation %s: %w", id, err)
 	}
-	if !p.AllowsCompany(r.CompanyID) {
-		return dbq.Reconciliation{}, denar.Errorf("company_not_allowed", "The credential may not act for company %s.", r.CompanyID)
-	}
-	if r.Environment != p.Environment {
-		return dbq.Reconciliation{}, denar.Errorf("environment_mismatch", "Reconciliation %s belongs to %s; this is a %s credential.", id, r.Environment, p.Environment)
+	if err := reach(p, "Reconciliation "+id, r.Environment, r.CompanyID); err != nil {
+		return dbq.Reconciliation{}, err
 	}
 	return r, nil
 }
@@ -155,15 +152,23 @@ func (s *Service) Reconciliations(ctx context.Context, p *auth.Principal, f Reco
 			return nil, err
 		}
 	}
-	rows, err := q.ListReconciliations(ctx, dbq.ListReconciliationsParams{AccountID: p.AccountID, Environment: p.Environment,
-		AfterID: after, CompanyID: optional(f.CompanyID), Day: optional(f.Date), Lim: int64(limit + 1)})
-	if err != nil {
-		return nil, fmt.Errorf("list reconciliations: %w", err)
-	}
-	out := make([]Reconciliation, 0, len(rows))
-	for _, r := range rows {
-		if p.AllowsCompany(r.CompanyID) {
-			out = append(out, reconciliationView(r))
+	out := make([]Reconciliation, 0, limit+1)
+	// Runs of companies outside the allow-list are skipped, so read on
+	// until the page (plus one) is full.
+	for len(out) <= limit {
+		rows, err := q.ListReconciliations(ctx, dbq.ListReconciliationsParams{AccountID: p.AccountID, Environment: p.Environment,
+			AfterID: after, CompanyID: optional(f.CompanyID), Day: optional(f.Date), Lim: int64(limit + 1)})
+		if err != nil {
+			return nil, fmt.Errorf("list reconciliations: %w", err)
+		}
+		for _, r := range rows {
+			after = r.ID
+			if p.AllowsCompany(r.CompanyID) && len(out) <= limit {
+				out = append(out, reconciliationView(r))
+			}
+		}
+		if len(rows) < limit+1 {
+			break
 		}
 	}
 	return out, nil
