@@ -8,8 +8,8 @@ import (
 // reach is the one rule of what a credential reaches of its account, for
 // the resource a path names (a company, an agent, a webhook endpoint, a
 // reconciliation, an archive export, an event), applied after the resource
-// was read with the account in the query's WHERE clause (not found there: 404 not_found, so
-// ids of other accounts are never confirmed):
+// was read with the account in the query's WHERE clause (not found there:
+// 404 not_found, so ids of other accounts are never confirmed):
 //
 //   - a company outside the credential's allow-list: 403
 //     company_not_allowed (what a credential may not act for, it learns
