@@ -32,9 +32,12 @@ func TestJustInTimeSigning(t *testing.T) {
 			// The backlog takes n sends of at least 50 ms each (the
 			// window and the turn margin, then the PDF reads): signed
 			// all at once, most of the 1,000 would be older than this
-			// when their turn came, and signed again. (With -short's
-			// 150 the test shows the mechanism, not the need.)
-			c.Pipeline.ResignAfter = 10 * time.Second
+			// when their turn came, and signed again (past the 600th).
+			// A paced document waits 8 sends: 30 s leaves room for a
+			// loaded -race run, where a send has taken over a second.
+			// (With -short's 150 the test shows the mechanism, not the
+			// need.)
+			c.Pipeline.ResignAfter = 30 * time.Second
 		})
 		ids := make([]string, n)
 		var wg sync.WaitGroup
