@@ -27,6 +27,7 @@ func TestJustInTimeSigning(t *testing.T) {
 	}
 	const ahead = 8
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Parallel() // the two stores' backlogs at once: minutes each under -race
 		e := newPipeEnvWith(t, db, func(c *einvoicing.Config) {
 			c.Pipeline.SignAhead = ahead
 			// The backlog takes n sends of at least 50 ms each (the
