@@ -247,32 +247,16 @@ func (s *Service) Company(ctx context.Context, p *auth.Principal, id string) (Co
 // ("" for the start): the extra one tells the caller there is more.
 func (s *Service) Companies(ctx context.Context, p *auth.Principal, after string, limit int) ([]Company, error) {
 	q := s.db.Reader()
-	out := make([]Company, 0, limit+1)
 	now := s.db.Now()
-	// Rows outside the allow-list are skipped, so read on until the page
-	// (plus one) is full.
-	for len(out) <= limit {
+	return page(limit, after, func(after string, lim int) ([]dbq.Company, error) {
 		rows, err := q.ListAccountCompanies(ctx, dbq.ListAccountCompaniesParams{
-			AccountID: p.AccountID, Environment: p.Environment, After: after, Lim: int64(limit + 1),
-		})
+			AccountID: p.AccountID, Environment: p.Environment, After: after, Lim: int64(lim)})
 		if err != nil {
 			return nil, fmt.Errorf("list companies: %w", err)
 		}
-		for _, r := range rows {
-			after = r.ID
-			if p.AllowsCompany(r.ID) && len(out) <= limit {
-				c, err := companyView(ctx, q, r, p.ProductionEnabled, now)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, c)
-			}
-		}
-		if len(rows) < limit+1 {
-			break
-		}
-	}
-	return out, nil
+		return rows, nil
+	}, func(r dbq.Company) string { return r.ID }, func(r dbq.Company) bool { return p.AllowsCompany(r.ID) },
+		func(r dbq.Company) (Company, error) { return companyView(ctx, q, r, p.ProductionEnabled, now) })
 }
 
 // Representative is who accepts a company's mandate.

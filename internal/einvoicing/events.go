@@ -199,27 +199,15 @@ func (s *Service) Events(ctx context.Context, p *auth.Principal, f EventFilter, 
 		return nil, err
 	}
 	from, to := f.bounds()
-	out := make([]Event, 0, limit+1)
-	// Events of companies outside the allow-list are skipped, so read on
-	// until the page (plus one) is full.
-	for len(out) <= limit {
+	return page(limit, after, func(after string, lim int) ([]dbq.Event, error) {
 		rows, err := q.ListEvents(ctx, dbq.ListEventsParams{AccountID: p.AccountID, Environment: p.Environment,
 			AfterID: after, Type: optional(f.Type), ObjectID: optional(f.ObjectID), CompanyID: optional(f.CompanyID),
-			CreatedFrom: from, CreatedTo: to, Lim: int64(limit + 1)})
+			CreatedFrom: from, CreatedTo: to, Lim: int64(lim)})
 		if err != nil {
 			return nil, fmt.Errorf("list events: %w", err)
 		}
-		for _, r := range rows {
-			after = r.ID
-			if p.AllowsCompany(r.CompanyID) && len(out) <= limit {
-				out = append(out, eventView(r))
-			}
-		}
-		if len(rows) < limit+1 {
-			break
-		}
-	}
-	return out, nil
+		return rows, nil
+	}, func(r dbq.Event) string { return r.ID }, func(r dbq.Event) bool { return p.AllowsCompany(r.CompanyID) }, plain(eventView))
 }
 
 // Event returns one event of the caller's account and environment: 404

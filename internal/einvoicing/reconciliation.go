@@ -152,26 +152,15 @@ func (s *Service) Reconciliations(ctx context.Context, p *auth.Principal, f Reco
 			return nil, err
 		}
 	}
-	out := make([]Reconciliation, 0, limit+1)
-	// Runs of companies outside the allow-list are skipped, so read on
-	// until the page (plus one) is full.
-	for len(out) <= limit {
+	return page(limit, after, func(after string, lim int) ([]dbq.Reconciliation, error) {
 		rows, err := q.ListReconciliations(ctx, dbq.ListReconciliationsParams{AccountID: p.AccountID, Environment: p.Environment,
-			AfterID: after, CompanyID: optional(f.CompanyID), Day: optional(f.Date), Lim: int64(limit + 1)})
+			AfterID: after, CompanyID: optional(f.CompanyID), Day: optional(f.Date), Lim: int64(lim)})
 		if err != nil {
 			return nil, fmt.Errorf("list reconciliations: %w", err)
 		}
-		for _, r := range rows {
-			after = r.ID
-			if p.AllowsCompany(r.CompanyID) && len(out) <= limit {
-				out = append(out, reconciliationView(r))
-			}
-		}
-		if len(rows) < limit+1 {
-			break
-		}
-	}
-	return out, nil
+		return rows, nil
+	}, func(r dbq.Reconciliation) string { return r.ID }, func(r dbq.Reconciliation) bool { return p.AllowsCompany(r.CompanyID) },
+		plain(reconciliationView))
 }
 
 // Reconcile is the command of POST /v1/reconciliations.

@@ -62,26 +62,15 @@ func (s *Service) SigningRequests(ctx context.Context, p *auth.Principal, f Sign
 		}
 	}
 	now := s.db.Now()
-	out := make([]SigningRequest, 0, limit+1)
-	// Requests of companies outside the allow-list are skipped, so read on
-	// until the page (plus one, which says there is a next page) is full.
-	for len(out) <= limit {
+	return page(limit, after, func(after string, lim int) ([]dbq.SigningRequest, error) {
 		rows, err := s.db.Reader().ListSigningRequests(ctx, dbq.ListSigningRequestsParams{AccountID: p.AccountID, Environment: p.Environment,
-			State: f.State, CompanyID: f.CompanyID, AfterID: after, Lim: int32(limit + 1)})
+			State: f.State, CompanyID: f.CompanyID, AfterID: after, Lim: int32(lim)})
 		if err != nil {
 			return nil, fmt.Errorf("list signing requests: %w", err)
 		}
-		for _, r := range rows {
-			after = r.ID
-			if p.AllowsCompany(r.CompanyID) && len(out) <= limit {
-				out = append(out, signingRequestView(r, now))
-			}
-		}
-		if len(rows) < limit+1 {
-			break
-		}
-	}
-	return out, nil
+		return rows, nil
+	}, func(r dbq.SigningRequest) string { return r.ID }, func(r dbq.SigningRequest) bool { return p.AllowsCompany(r.CompanyID) },
+		func(r dbq.SigningRequest) (SigningRequest, error) { return signingRequestView(r, now), nil })
 }
 
 // signingRequestView shows a pending or claimed request past its expiry as

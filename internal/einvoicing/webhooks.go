@@ -322,24 +322,15 @@ func (s *Service) WebhookEndpoint(ctx context.Context, p *auth.Principal, id str
 // and environment that it may manage, newest first, after the id after.
 func (s *Service) WebhookEndpoints(ctx context.Context, p *auth.Principal, after string, limit int) ([]WebhookEndpoint, error) {
 	q := s.db.Reader()
-	out := make([]WebhookEndpoint, 0, limit+1)
-	for len(out) <= limit {
+	return page(limit, after, func(after string, lim int) ([]dbq.WebhookEndpoint, error) {
 		rows, err := q.ListWebhookEndpoints(ctx, dbq.ListWebhookEndpointsParams{AccountID: p.AccountID, Environment: p.Environment,
-			After: after, Lim: int64(limit + 1)})
+			After: after, Lim: int64(lim)})
 		if err != nil {
 			return nil, fmt.Errorf("list webhook endpoints: %w", err)
 		}
-		for _, r := range rows {
-			after = r.ID
-			if canManage(p, r.CompanyIds) && len(out) <= limit {
-				out = append(out, endpointView(r))
-			}
-		}
-		if len(rows) < limit+1 {
-			break
-		}
-	}
-	return out, nil
+		return rows, nil
+	}, func(r dbq.WebhookEndpoint) string { return r.ID }, func(r dbq.WebhookEndpoint) bool { return canManage(p, r.CompanyIds) },
+		plain(endpointView))
 }
 
 // UpdateWebhookEndpoint is the command of PATCH /v1/webhook-endpoints/{id};
