@@ -17,6 +17,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/blob"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
 	"github.com/denar-mk/denar/internal/jobs"
@@ -198,8 +199,8 @@ func packageDefaults() Config {
 		MailMaxAttempts:          mail.DefaultMaxAttempts,
 		MailRetryDelays:          mail.DefaultRetryDelays(),
 		ArchiveRetention:         einvoicing.DefaultArchiveRetention,
-		WebhookTimeout:           einvoicing.DefaultWebhookTimeout,
-		WebhookWorkers:           einvoicing.DefaultWebhookConcurrency,
+		WebhookTimeout:           webhooks.DefaultTimeout,
+		WebhookWorkers:           webhooks.DefaultConcurrency,
 		DashboardSessionTTL:      auth.DefaultSessionTTL,
 	}
 }

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/getkin/kin-openapi/openapi3"
-
-	"github.com/denar-mk/denar/internal/einvoicing"
 )
 
 // TestOpenAPIExamples: every example of both committed documents is a
@@ -199,7 +198,7 @@ func TestOpenAPIExampleEventTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var known []string
-	for _, k := range einvoicing.EventKinds() {
+	for _, k := range webhooks.EventKinds() {
 		known = append(known, k.Type)
 	}
 	var raw any

@@ -20,6 +20,7 @@ import (
 	"github.com/denar-mk/denar/internal/dashboard"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
 	"github.com/denar-mk/denar/internal/jobs"
@@ -32,7 +33,22 @@ import (
 // services builds the e-invoicing application layer and both HTTP
 // services on db (nil for documentation only); reg is the UJP side (nil for
 // documentation only).
-func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blobs blob.Store, secrets *auth.SecretBox) (payroll, einvoice *httpx.Service, app *einvoicing.Service) {
+// application is the e-invoicing application layer, room by room.
+type application struct {
+	einvoicing *einvoicing.Service
+	webhooks   *webhooks.Service
+}
+
+// newWebhooks is the events and webhooks room on db: the publisher the
+// e-invoicing use cases write their events through, and the service of
+// the event log, the endpoints and their deliveries.
+func newWebhooks(db *store.DB, cfg Config, log *slog.Logger, secrets *auth.SecretBox) *webhooks.Service {
+	return webhooks.New(webhooks.Deps{DB: db, Log: log, Secrets: secrets, Resources: einvoicing.EventResources()},
+		webhooks.Config{Timeout: cfg.WebhookTimeout, AllowPrivateSandbox: cfg.WebhookAllowPrivateSandbox,
+			OperatorEmail: cfg.OperatorEmail, Concurrency: cfg.WebhookWorkers})
+}
+
+func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blobs blob.Store, secrets *auth.SecretBox) (payroll, einvoice *httpx.Service, app application) {
 	authStore := &auth.Store{DB: db}
 	rl := httpx.RateLimit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst, Log: log}
 	if db != nil && db.Dialect() == store.Postgres {
@@ -52,7 +68,8 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	urls := map[string]string{auth.ServicePayroll: "http://" + cfg.PayrollAddr, auth.ServiceEInvoice: cfg.PublicEInvoiceURL}
 	payroll = payrollapi.New(payrollapi.Deps{Auth: authStore, Companies: auth.Employers{DB: db}, Idempotency: keeper,
 		Ready: ready, DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, HeavyConcurrency: cfg.heavyConcurrency(), ServiceURLs: urls})
-	d := einvoicing.Deps{DB: db, Log: log, Blobs: blobs, Secrets: secrets}
+	hooks := newWebhooks(db, cfg, log, secrets)
+	d := einvoicing.Deps{DB: db, Log: log, Blobs: blobs, Secrets: secrets, Events: hooks}
 	if reg != nil {
 		d.Registry = reg
 		d.Sandbox = reg.sandbox
@@ -61,24 +78,22 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 		}
 		d.Gateways, d.Operators = reg.gateways, reg.operators
 	}
-	app = einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
+	svc := einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
 		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
-		Webhooks: einvoicing.WebhookConfig{Timeout: cfg.WebhookTimeout, AllowPrivateSandbox: cfg.WebhookAllowPrivateSandbox,
-			OperatorEmail: cfg.OperatorEmail, Concurrency: cfg.WebhookWorkers},
 		InboxDeadlineEvery: cfg.InboxDeadlineInterval, CodeListsEvery: cfg.UJPCodeListInterval, CodeListsReload: cfg.UJPCodeListReload,
 		Reconcile: einvoicing.ReconcileConfig{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour},
 		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
 			SignAhead: cfg.EInvoiceSignAhead},
 		Archive: einvoicing.ArchiveConfig{Retention: cfg.ArchiveRetention}})
-	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app, Auth: authStore, Idempotency: keeper, Ready: ready,
+	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
 	// The web console shares the e-invoicing service's listener and outer
 	// middleware (request ids, access log, limits); it has no OpenAPI
 	// operations.
-	dashboard.New(dashboard.Deps{Service: app, Users: dashboardUsers(db, cfg, secrets), Log: log,
+	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Users: dashboardUsers(db, cfg, secrets), Log: log,
 		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
-	return payroll, einvoice, app
+	return payroll, einvoice, application{einvoicing: svc, webhooks: hooks}
 }
 
 // dashboardUsers are the dashboard's people; secrets seals their TOTP
@@ -220,9 +235,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// own, so a slow receiver never holds up submissions or mail.
 	// Its workers are claimed deliveries: four batches, so that batches
 	// are read and recorded while others' requests are in flight; the
-	// requests in flight are DENAR_WEBHOOK_WORKERS (WebhookConfig.Concurrency).
+	// requests in flight are DENAR_WEBHOOK_WORKERS (webhooks.Config.Concurrency).
 	hookRunner := jobs.NewRunner(db, jobs.Config{Logger: log, PollInterval: cfg.JobPollInterval, Lease: cfg.JobLease,
-		Workers: 4 * einvoicing.WebhookBatch, Observe: observe})
+		Workers: 4 * webhooks.WebhookBatch, Observe: observe})
 	if err := registerJobs(ctx, runner, hookRunner, db, cfg, log, &reg, app, secrets); err != nil {
 		return err
 	}
@@ -370,7 +385,7 @@ func warnOpenFiles(log *slog.Logger, cfg Config, dialect store.Dialect) {
 // is registered: the main runner's (housekeeping, the simulator's
 // retention, the sandbox set-up, mail, e-invoicing) and the webhook
 // runner's. testdata/job-kinds.txt lists them (TestJobKinds).
-func registerJobs(ctx context.Context, runner, hookRunner *jobs.Runner, db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, app *einvoicing.Service, secrets *auth.SecretBox) error {
+func registerJobs(ctx context.Context, runner, hookRunner *jobs.Runner, db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, app application, secrets *auth.SecretBox) error {
 	registerHousekeeping(runner, db, cfg)
 	if reg.sim != nil {
 		reg.sim.RegisterPurge(runner, cfg.UJPSimRetention)
@@ -388,8 +403,8 @@ func registerJobs(ctx context.Context, runner, hookRunner *jobs.Runner, db *stor
 		}
 	}
 	mail.Register(runner, db, mailCfg)
-	app.RegisterJobs(runner)
-	app.RegisterWebhookJobs(hookRunner)
+	app.einvoicing.RegisterJobs(runner)
+	app.webhooks.RegisterJobs(hookRunner)
 	return nil
 }
 

@@ -70,7 +70,8 @@ func runUJP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	app := einvoicing.New(einvoicing.Deps{DB: db, Log: log, Registry: reg, Gateways: reg.gateways, Operators: reg.operators},
+	app := einvoicing.New(einvoicing.Deps{DB: db, Log: log, Registry: reg, Gateways: reg.gateways, Operators: reg.operators,
+		Events: newWebhooks(db, cfg, log, nil)},
 		einvoicing.Config{RegistryTimeout: cfg.UJPRegistryTimeout,
 			Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, CallTimeout: cfg.UJPCallTimeout}})
 	rep, err := app.CheckUJP(ctx, einvoicing.UJPCheck{Environment: *env, CompanyID: *company, Sign: *sign, SignWait: *wait})

@@ -25,14 +25,17 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
 
 // Deps are what the dashboard needs.
 type Deps struct {
 	Service *einvoicing.Service
-	Users   *auth.Users
-	Log     *slog.Logger
+	// Webhooks serves the event log and webhook endpoints.
+	Webhooks *webhooks.Service
+	Users    *auth.Users
+	Log      *slog.Logger
 	// SecureCookies marks cookies Secure even on a plain-HTTP connection
 	// (behind a TLS-terminating proxy). A request that arrived over TLS
 	// gets Secure cookies anyway.

@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/internal/dashboard"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -36,6 +37,7 @@ type world struct {
 	srv             *httptest.Server
 	users           *auth.Users
 	svc             *einvoicing.Service
+	hooks           *webhooks.Service
 	acctA, acctB    string
 	companyA, compB string
 	docA, docB      string
@@ -94,11 +96,12 @@ func newWorld(t *testing.T, db *store.DB) *world {
 			t.Fatal(err)
 		}
 	}
-	svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box},
-		einvoicing.Config{Webhooks: einvoicing.WebhookConfig{AllowPrivateSandbox: true}})
-	w.svc = svc
+	hooks := webhooks.New(webhooks.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box, Resources: einvoicing.EventResources()},
+		webhooks.Config{AllowPrivateSandbox: true})
+	svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box, Events: hooks}, einvoicing.Config{})
+	w.svc, w.hooks = svc, hooks
 	mux := http.NewServeMux()
-	dashboard.New(dashboard.Deps{Service: svc, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
 	w.srv = httptest.NewServer(mux)
 	t.Cleanup(w.srv.Close)
 	return w
@@ -487,10 +490,11 @@ func TestDashboardTOTPAndTwoProcesses(t *testing.T) {
 			t.Fatalf("the used code: %d", p.status)
 		}
 		// Sign in on a "second process": another dashboard on the same store.
-		svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler)}, einvoicing.Config{})
+		hooks := webhooks.New(webhooks.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Resources: einvoicing.EventResources()}, webhooks.Config{})
+		svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Events: hooks}, einvoicing.Config{})
 		mux := http.NewServeMux()
 		// The second process seals and opens TOTP seeds with the same key.
-		dashboard.New(dashboard.Deps{Service: svc, Users: &auth.Users{DB: db, Secrets: w.users.Secrets}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+		dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Users: &auth.Users{DB: db, Secrets: w.users.Secrets}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
 		second := httptest.NewServer(mux)
 		defer second.Close()
 		next := auth.TOTPStep(db.Now()) + 1

@@ -16,7 +16,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -131,7 +131,7 @@ func TestPagesShowNoRawEnums(t *testing.T) {
 			return err
 		}
 		states := of("WebhookDelivery", "state")
-		for i, k := range einvoicing.EventKinds() {
+		for i, k := range webhooks.EventKinds() {
 			ev := denar.NewID("evt")
 			data := fmt.Sprintf(`{"object":{"id":%q,"object":"einvoice","number":"F-%d","companyId":%q,"status":"failed"}}`, invs[i%len(invs)], i, w.companyA)
 			if err := tx.CreateEvent(ctx, dbq.CreateEventParams{ID: ev, AccountID: w.acctA, CompanyID: w.companyA, Environment: auth.EnvSandbox,
@@ -165,7 +165,7 @@ func TestPagesShowNoRawEnums(t *testing.T) {
 		t.Fatal(err)
 	}
 	var eventIDs []string
-	evs, err := w.svc.Events(ctx, &auth.Principal{AccountID: w.acctA, Environment: auth.EnvSandbox}, einvoicing.EventFilter{}, "", 100)
+	evs, err := w.hooks.Events(ctx, &auth.Principal{AccountID: w.acctA, Environment: auth.EnvSandbox}, webhooks.EventFilter{}, "", 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 )
 
 // soonDays is how near an incoming invoice's decision deadline must be to
@@ -29,7 +30,7 @@ type homeData struct {
 	// Offline are the companies whose signer is not ready.
 	Offline []einvoicing.Company
 	// Failing are the webhook endpoints failing or disabled (owners only).
-	Failing []einvoicing.WebhookEndpoint
+	Failing []webhooks.WebhookEndpoint
 	// Checks are the last go-live check (denar ujp check) of each
 	// company that had one.
 	Checks []checkRow
@@ -85,7 +86,7 @@ func (d *Dashboard) home(q *req) {
 	data.Deadlines = data.Deadlines[:min(len(data.Deadlines), homeLimit)]
 	data.Stuck = data.Stuck[:min(len(data.Stuck), homeLimit)]
 	if data.Owner() {
-		eps, err := d.d.Service.WebhookEndpoints(ctx, p, "", pageSize)
+		eps, err := d.d.Webhooks.WebhookEndpoints(ctx, p, "", pageSize)
 		if err != nil {
 			d.failErr(q, err)
 			return

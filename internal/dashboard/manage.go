@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 )
 
 // scopeChoice is a checkbox of the key form.
@@ -167,8 +167,8 @@ type eventChoice struct {
 // the form's "all events").
 func subscribable() []string {
 	var out []string
-	for _, k := range einvoicing.EventKinds() {
-		if k.Type != einvoicing.EventWebhookTest {
+	for _, k := range webhooks.EventKinds() {
+		if k.Type != webhooks.EventWebhookTest {
 			out = append(out, k.Type)
 		}
 	}
@@ -182,9 +182,9 @@ func (d *Dashboard) createWebhook(q *req) {
 		return
 	}
 	f := q.r.PostForm
-	cmd := einvoicing.CreateWebhookEndpoint{URL: strings.TrimSpace(f.Get("url")), Events: f["event"],
+	cmd := webhooks.CreateWebhookEndpoint{URL: strings.TrimSpace(f.Get("url")), Events: f["event"],
 		Description: strings.TrimSpace(f.Get("description"))}
-	ep, err := d.d.Service.CreateWebhookEndpoint(q.r.Context(), q.caller("webhook.create", "", cmd.URL), cmd)
+	ep, err := d.d.Webhooks.CreateWebhookEndpoint(q.r.Context(), q.caller("webhook.create", "", cmd.URL), cmd)
 	if errs := d.fieldErrs(q, err); errs != nil {
 		// The events' errors are per item (events[i]); the form shows them
 		// at the list.
@@ -215,8 +215,8 @@ func (d *Dashboard) setWebhookEnabled(q *req) {
 	if on {
 		action = "webhook.enable"
 	}
-	if _, err := d.d.Service.UpdateWebhookEndpoint(q.r.Context(), q.caller(action, id, ""), id,
-		einvoicing.UpdateWebhookEndpoint{Enabled: &on}); err != nil {
+	if _, err := d.d.Webhooks.UpdateWebhookEndpoint(q.r.Context(), q.caller(action, id, ""), id,
+		webhooks.UpdateWebhookEndpoint{Enabled: &on}); err != nil {
 		d.failErr(q, err)
 		return
 	}
@@ -229,7 +229,7 @@ func (d *Dashboard) rotateWebhook(q *req) {
 		return
 	}
 	id := q.r.PathValue("id")
-	ep, err := d.d.Service.RotateWebhookSecret(q.r.Context(), q.caller("webhook.rotate_secret", id, ""), id)
+	ep, err := d.d.Webhooks.RotateWebhookSecret(q.r.Context(), q.caller("webhook.rotate_secret", id, ""), id)
 	if err != nil {
 		d.failErr(q, err)
 		return
@@ -239,10 +239,10 @@ func (d *Dashboard) rotateWebhook(q *req) {
 
 type webhooksData struct {
 	base
-	Endpoints []einvoicing.WebhookEndpoint
+	Endpoints []webhooks.WebhookEndpoint
 	Events    []eventChoice
 	All       bool
-	Form      einvoicing.CreateWebhookEndpoint
+	Form      webhooks.CreateWebhookEndpoint
 	// NewID and Secret are a new (or rotated) endpoint's secret, shown once.
 	NewID, Secret string
 	Rotated       bool
@@ -255,7 +255,7 @@ func (d *Dashboard) webhooks(q *req) {
 }
 
 func (d *Dashboard) showWebhooks(q *req, status int, data webhooksData) {
-	eps, err := d.d.Service.WebhookEndpoints(q.r.Context(), q.principal(), "", pageSize)
+	eps, err := d.d.Webhooks.WebhookEndpoints(q.r.Context(), q.principal(), "", pageSize)
 	if err != nil {
 		d.failErr(q, err)
 		return

@@ -286,7 +286,7 @@ func TestDashboardWebhookEndpoints(t *testing.T) {
 			t.Fatalf("the same form again: %d", again.status)
 		}
 		owner := &auth.Principal{AccountID: w.acctA, Environment: auth.EnvSandbox}
-		eps, _ := w.svc.WebhookEndpoints(ctx, owner, "", 10)
+		eps, _ := w.hooks.WebhookEndpoints(ctx, owner, "", 10)
 		if len(eps) != 1 || eps[0].ID != id || strings.Join(eps[0].Events, " ") != "einvoice.submitted inbox.received" || !eps[0].Enabled {
 			t.Fatalf("endpoints: %+v", eps)
 		}
@@ -298,7 +298,7 @@ func TestDashboardWebhookEndpoints(t *testing.T) {
 			if p := o.do("POST", "/dashboard/webhooks/"+id+"/enabled", with(o.form("/dashboard/webhooks"), "enabled", on)); p.status != http.StatusSeeOther {
 				t.Fatalf("enabled=%s: %d", on, p.status)
 			}
-			ep, _ := w.svc.WebhookEndpoint(ctx, owner, id)
+			ep, _ := w.hooks.WebhookEndpoint(ctx, owner, id)
 			if ep.Enabled != (on == "true") || (on == "false" && (ep.DisabledReason == nil || *ep.DisabledReason != "disabled_by_api")) {
 				t.Fatalf("after enabled=%s: %+v", on, ep)
 			}
@@ -313,7 +313,7 @@ func TestDashboardWebhookEndpoints(t *testing.T) {
 		if again := o.do("POST", "/dashboard/webhooks/"+id+"/rotate", rf); again.status != http.StatusConflict || strings.Contains(again.body, "whsec_") {
 			t.Fatalf("the rotate form again: %d", again.status)
 		}
-		if ep, _ := w.svc.WebhookEndpoint(ctx, owner, id); ep.PreviousSecretExpiresAt == nil {
+		if ep, _ := w.hooks.WebhookEndpoint(ctx, owner, id); ep.PreviousSecretExpiresAt == nil {
 			t.Fatal("no previous secret after the rotation")
 		}
 		// Another account's endpoint is unknown.

@@ -15,6 +15,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 )
 
 // pageSize bounds every list: a page stays well under 100 KB.
@@ -34,7 +35,7 @@ const (
 )
 
 // latestAttempts keeps each delivery's last maxAttempts attempts.
-func latestAttempts(ds []einvoicing.WebhookDelivery) {
+func latestAttempts(ds []webhooks.WebhookDelivery) {
 	for i := range ds {
 		if a := ds[i].Attempts; len(a) > maxAttempts {
 			ds[i].Attempts = a[len(a)-maxAttempts:]
@@ -478,7 +479,7 @@ type eventsData struct {
 	base
 	Type   string
 	Types  []string
-	Rows   []einvoicing.Event
+	Rows   []webhooks.Event
 	Next   string
 	Object map[string]eventObject
 	Names  map[string]string
@@ -504,9 +505,9 @@ func objectOf(data json.RawMessage) eventObject {
 	o := d.Object
 	out := eventObject{ID: o.ID, Number: o.Number}
 	switch o.Object {
-	case einvoicing.ResourceEInvoice:
+	case webhooks.ResourceEInvoice:
 		out.Link = "/dashboard/einvoices/" + url.PathEscape(o.CompanyID) + "/" + url.PathEscape(o.ID)
-	case einvoicing.ResourceInboxDocument:
+	case webhooks.ResourceInboxDocument:
 		out.Link = "/dashboard/inbox/" + url.PathEscape(o.CompanyID) + "/" + url.PathEscape(o.ID)
 	}
 	return out
@@ -521,12 +522,12 @@ func (d *Dashboard) events(q *req) {
 	}
 	data := eventsData{base: d.baseFor(q, "events", "events.title"), Type: v.Get("type"), Object: map[string]eventObject{},
 		Names: companyNames(cs)}
-	for _, k := range einvoicing.EventKinds() {
-		if k.Type != einvoicing.EventWebhookTest {
+	for _, k := range webhooks.EventKinds() {
+		if k.Type != webhooks.EventWebhookTest {
 			data.Types = append(data.Types, k.Type)
 		}
 	}
-	rows, err := d.d.Service.Events(q.r.Context(), q.principal(), einvoicing.EventFilter{Type: data.Type}, v.Get("after"), pageSize)
+	rows, err := d.d.Webhooks.Events(q.r.Context(), q.principal(), webhooks.EventFilter{Type: data.Type}, v.Get("after"), pageSize)
 	if err != nil {
 		d.failErr(q, err)
 		return
@@ -544,22 +545,22 @@ func (d *Dashboard) events(q *req) {
 
 type eventData struct {
 	base
-	Ev          einvoicing.Event
+	Ev          webhooks.Event
 	CompanyName string
 	Object      eventObject
 	Data        string
-	Deliveries  []einvoicing.WebhookDelivery
+	Deliveries  []webhooks.WebhookDelivery
 }
 
 func (d *Dashboard) event(q *req) {
 	ctx, p := q.r.Context(), q.principal()
 	id := q.r.PathValue("id")
-	ev, err := d.d.Service.Event(ctx, p, id)
+	ev, err := d.d.Webhooks.Event(ctx, p, id)
 	if err != nil {
 		d.failErr(q, err)
 		return
 	}
-	ds, err := d.d.Service.EventDeliveries(ctx, p, id, einvoicing.DeliveryFilter{}, "", deliveryPage)
+	ds, err := d.d.Webhooks.EventDeliveries(ctx, p, id, webhooks.DeliveryFilter{}, "", deliveryPage)
 	if err != nil {
 		d.failErr(q, err)
 		return
@@ -590,7 +591,7 @@ func (d *Dashboard) replay(q *req) {
 	}
 	id := q.r.PathValue("id")
 	ep := q.r.PostForm.Get("endpoint")
-	if _, err := d.d.Service.ReplayEvent(q.r.Context(), q.caller("event.replay", id, ep), id, ep); err != nil {
+	if _, err := d.d.Webhooks.ReplayEvent(q.r.Context(), q.caller("event.replay", id, ep), id, ep); err != nil {
 		d.failErr(q, err)
 		return
 	}
@@ -791,10 +792,10 @@ func (d *Dashboard) audit(q *req) {
 
 type webhookData struct {
 	base
-	Endpoint   einvoicing.WebhookEndpoint
+	Endpoint   webhooks.WebhookEndpoint
 	State      string
 	States     []string
-	Deliveries []einvoicing.WebhookDelivery
+	Deliveries []webhooks.WebhookDelivery
 	Next       string
 }
 
@@ -803,7 +804,7 @@ type webhookData struct {
 func (d *Dashboard) webhook(q *req) {
 	ctx, p := q.r.Context(), q.principal()
 	id := q.r.PathValue("id")
-	ep, err := d.d.Service.WebhookEndpoint(ctx, p, id)
+	ep, err := d.d.Webhooks.WebhookEndpoint(ctx, p, id)
 	if err != nil {
 		d.failErr(q, err)
 		return
@@ -812,7 +813,7 @@ func (d *Dashboard) webhook(q *req) {
 	data := webhookData{base: d.baseFor(q, "webhooks", "webhooks.title"), Endpoint: ep, State: v.Get("state"),
 		States: []string{"pending", "failed", "succeeded", "abandoned"}}
 	data.Title = ep.URL
-	ds, err := d.d.Service.EndpointDeliveries(ctx, p, id, einvoicing.DeliveryFilter{State: data.State}, v.Get("after"), deliveryPage)
+	ds, err := d.d.Webhooks.EndpointDeliveries(ctx, p, id, webhooks.DeliveryFilter{State: data.State}, v.Get("after"), deliveryPage)
 	if err != nil {
 		d.failErr(q, err)
 		return

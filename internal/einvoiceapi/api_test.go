@@ -7,6 +7,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
 	"github.com/denar-mk/denar/internal/store"
@@ -16,6 +17,13 @@ import (
 // (DB and a silent logger filled in) and its HTTP service, as cmd/denar
 // wires them.
 func newAPI(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config) (*einvoicing.Service, *httpx.Service) {
+	svc, _, api := newAPIWith(db, d, cfg, webhooks.Deps{}, webhooks.Config{})
+	return svc, api
+}
+
+// newAPIWith is newAPI with the events and webhooks room built from hd
+// and hc (DB, Log, Secrets and Resources filled in from d), returned too.
+func newAPIWith(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config, hd webhooks.Deps, hc webhooks.Config) (*einvoicing.Service, *webhooks.Service, *httpx.Service) {
 	d.DB = db
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -23,8 +31,11 @@ func newAPI(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config) (*einvoicing
 	if cfg.RegistryTimeout == 0 {
 		cfg.RegistryTimeout = 200 * time.Millisecond
 	}
+	hd.DB, hd.Log, hd.Secrets, hd.Resources = db, d.Log, d.Secrets, einvoicing.EventResources()
+	hooks := webhooks.New(hd, hc)
+	d.Events = hooks
 	svc := einvoicing.New(d, cfg)
-	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0),
+	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0),
 		Ready: db.Ping, Log: d.Log, PublicURL: cfg.PublicURL, RateLimit: httpx.RateLimit{}})
-	return svc, api
+	return svc, hooks, api
 }

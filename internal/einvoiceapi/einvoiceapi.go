@@ -17,14 +17,19 @@ import (
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
 )
 
 // Deps are what the e-invoicing API needs from the rest of the program.
 type Deps struct {
-	// Service is the application layer every operation calls.
+	// Service is the application layer every operation calls but those of
+	// events and webhooks.
 	Service *einvoicing.Service
+	// Webhooks is the events and webhooks room of the application layer:
+	// the event log and feed, webhook endpoints and their deliveries.
+	Webhooks *webhooks.Service
 	// Auth authenticates API keys and issues OAuth tokens.
 	Auth *auth.Store
 	// Idempotency keeps Idempotency-Key claims.
@@ -89,7 +94,7 @@ func New(d Deps) *httpx.Service {
 			return ""
 		},
 	})
-	h := &handlers{svc: d.Service, deps: d}
+	h := &handlers{svc: d.Service, hooks: d.Webhooks, deps: d}
 	h.registerCompanies(s)
 	h.registerSandboxMandate(s)
 	h.registerOAuth(s.Mux, s.API)
@@ -119,8 +124,9 @@ func New(d Deps) *httpx.Service {
 const maxDocumentBody = 1 << 20
 
 type handlers struct {
-	svc  *einvoicing.Service
-	deps Deps
+	svc   *einvoicing.Service
+	hooks *webhooks.Service
+	deps  Deps
 	// wsMessages counts the signing WebSockets' messages.
 	wsMessages *prometheus.CounterVec
 }

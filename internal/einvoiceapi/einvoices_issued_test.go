@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
@@ -64,7 +65,7 @@ func TestIssuedAsStored(t *testing.T) {
 		}
 		var payload string
 		if err := db.ReadDB().QueryRow("SELECT payload FROM events WHERE object_id = $1 AND type = $2",
-			inv.ID, einvoicing.EventSignatureRequired).Scan(&payload); err != nil {
+			inv.ID, webhooks.EventSignatureRequired).Scan(&payload); err != nil {
 			t.Fatal(err)
 		}
 		if want := `{"object":` + string(bytes.TrimSpace(got)) + `}`; payload != want {

@@ -11,7 +11,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/denar-mk/denar"
-	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
 
@@ -28,9 +28,9 @@ type listEventsInput struct {
 
 // EventPage is a page of GET /v1/events.
 type EventPage struct {
-	Data       []einvoicing.Event `json:"data" doc:"List mode: newest first. Feed mode (after): oldest first, in feed order."`
-	NextCursor *string            `json:"nextCursor" doc:"List mode: pass as cursor for the next page; null on the last page. Feed mode: never null; pass it as after to continue, now or later."`
-	HasMore    bool               `json:"hasMore" doc:"More events follow right away (read again without waiting)."`
+	Data       []webhooks.Event `json:"data" doc:"List mode: newest first. Feed mode (after): oldest first, in feed order."`
+	NextCursor *string          `json:"nextCursor" doc:"List mode: pass as cursor for the next page; null on the last page. Feed mode: never null; pass it as after to continue, now or later."`
+	HasMore    bool             `json:"hasMore" doc:"More events follow right away (read again without waiting)."`
 }
 
 type listEventsOutput struct{ Body EventPage }
@@ -39,10 +39,10 @@ type eventIDInput struct {
 	ID string `path:"id" maxLength:"100" example:"evt_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The event's id (evt_…)."`
 }
 
-type eventOutput struct{ Body einvoicing.Event }
+type eventOutput struct{ Body webhooks.Event }
 
 type eventTypesOutput struct {
-	Body httpx.Page[einvoicing.EventKind]
+	Body httpx.Page[webhooks.EventKind]
 }
 
 type deliveriesInput struct {
@@ -54,7 +54,7 @@ type deliveriesInput struct {
 }
 
 type deliveriesOutput struct {
-	Body httpx.Page[einvoicing.WebhookDelivery]
+	Body httpx.Page[webhooks.WebhookDelivery]
 }
 
 type replayInput struct {
@@ -64,7 +64,7 @@ type replayInput struct {
 	} `required:"false"`
 }
 
-type replayOutput struct{ Body einvoicing.ReplayResult }
+type replayOutput struct{ Body webhooks.ReplayResult }
 
 // feedCursor is an opaque feed position bound to the filters.
 func feedCursor(seq int64, digest string) string {
@@ -76,7 +76,7 @@ func parseFeedPosition(after, digest string) (int64, error) {
 	case "start":
 		return 0, nil
 	case "now":
-		return einvoicing.FeedNow, nil
+		return webhooks.FeedNow, nil
 	}
 	raw, err := httpx.DecodeCursor(after, digest)
 	if err != nil {
@@ -146,7 +146,7 @@ func (h *handlers) registerEvents(s *httpx.Service) {
 		if err != nil {
 			return nil, err
 		}
-		f := einvoicing.EventFilter{Type: in.Type, ObjectID: in.ObjectID, CompanyID: company, CreatedFrom: from, CreatedTo: to}
+		f := webhooks.EventFilter{Type: in.Type, ObjectID: in.ObjectID, CompanyID: company, CreatedFrom: from, CreatedTo: to}
 		digest := filterDigest(in.Type, in.ObjectID, company, in.CreatedFrom, in.CreatedTo)
 		p := httpx.PrincipalFrom(ctx)
 		if in.After != "" {
@@ -157,7 +157,7 @@ func (h *handlers) registerEvents(s *httpx.Service) {
 			if err != nil {
 				return nil, err
 			}
-			page, err := h.svc.EventFeed(ctx, p, f, pos, in.Limit)
+			page, err := h.hooks.EventFeed(ctx, p, f, pos, in.Limit)
 			if err != nil {
 				return nil, err
 			}
@@ -168,11 +168,11 @@ func (h *handlers) registerEvents(s *httpx.Service) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := h.svc.Events(ctx, p, f, after, in.Limit)
+		out, err := h.hooks.Events(ctx, p, f, after, in.Limit)
 		if err != nil {
 			return nil, err
 		}
-		pg := httpx.NewPage(out, in.Limit, func(e einvoicing.Event) string { return e.ID }, digest)
+		pg := httpx.NewPage(out, in.Limit, func(e webhooks.Event) string { return e.ID }, digest)
 		return &listEventsOutput{Body: EventPage{Data: pg.Data, NextCursor: pg.NextCursor, HasMore: pg.NextCursor != nil}}, nil
 	})
 	httpx.Register(s, huma.Operation{
@@ -180,7 +180,7 @@ func (h *handlers) registerEvents(s *httpx.Service) {
 		Summary: "Get an event", Tags: tags,
 		Description: "The event exactly as webhooks deliver it.",
 	}, httpx.Spec{Scope: "events:read"}, func(ctx context.Context, in *eventIDInput) (*eventOutput, error) {
-		e, err := h.svc.Event(ctx, httpx.PrincipalFrom(ctx), in.ID)
+		e, err := h.hooks.Event(ctx, httpx.PrincipalFrom(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +192,7 @@ func (h *handlers) registerEvents(s *httpx.Service) {
 		Description: "The catalogue of event types, with the resource each carries in data.object. The payload of each " +
 			"type is described under webhooks in this document.",
 	}, httpx.Spec{Scope: "events:read"}, func(ctx context.Context, _ *struct{}) (*eventTypesOutput, error) {
-		return &eventTypesOutput{Body: httpx.Page[einvoicing.EventKind]{Data: einvoicing.EventKinds()}}, nil
+		return &eventTypesOutput{Body: httpx.Page[webhooks.EventKind]{Data: webhooks.EventKinds()}}, nil
 	})
 	httpx.Register(s, huma.Operation{
 		OperationID: "listEventDeliveries", Method: http.MethodGet, Path: "/v1/events/{id}/deliveries",
@@ -205,12 +205,12 @@ func (h *handlers) registerEvents(s *httpx.Service) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := h.svc.EventDeliveries(ctx, httpx.PrincipalFrom(ctx), in.ID,
-			einvoicing.DeliveryFilter{State: in.State, StatusClass: in.StatusClass}, after, in.Limit)
+		out, err := h.hooks.EventDeliveries(ctx, httpx.PrincipalFrom(ctx), in.ID,
+			webhooks.DeliveryFilter{State: in.State, StatusClass: in.StatusClass}, after, in.Limit)
 		if err != nil {
 			return nil, err
 		}
-		return &deliveriesOutput{Body: httpx.NewPage(out, in.Limit, func(d einvoicing.WebhookDelivery) string { return d.ID }, digest)}, nil
+		return &deliveriesOutput{Body: httpx.NewPage(out, in.Limit, func(d webhooks.WebhookDelivery) string { return d.ID }, digest)}, nil
 	})
 	httpx.Register(s, huma.Operation{
 		OperationID: "replayEvent", Method: http.MethodPost, Path: "/v1/events/{id}/replay",
@@ -224,7 +224,7 @@ func (h *handlers) registerEvents(s *httpx.Service) {
 		if in.Body != nil {
 			endpointID = in.Body.EndpointID
 		}
-		out, err := h.svc.ReplayEvent(ctx, caller(ctx), in.ID, endpointID)
+		out, err := h.hooks.ReplayEvent(ctx, caller(ctx), in.ID, endpointID)
 		if err != nil {
 			return nil, err
 		}

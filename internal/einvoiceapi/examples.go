@@ -9,6 +9,7 @@ import (
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
 
@@ -125,17 +126,17 @@ func exAgentObject() einvoicing.SigningAgent {
 		CompanyIDs: []string{}, Online: true, LastSeenAt: exPtr(exTime("09:12:31")), CreatedAt: exTime("09:03:12")}
 }
 
-func exEndpointObject() einvoicing.WebhookEndpoint {
-	return einvoicing.WebhookEndpoint{ID: exEndpoint, Object: "webhook_endpoint", URL: "https://erp.example.mk/hooks/denar",
-		Description: "ERP — продажба", Events: []string{einvoicing.EventSubmitted, einvoicing.EventRejected, einvoicing.EventInboxReceived},
+func exEndpointObject() webhooks.WebhookEndpoint {
+	return webhooks.WebhookEndpoint{ID: exEndpoint, Object: "webhook_endpoint", URL: "https://erp.example.mk/hooks/denar",
+		Description: "ERP — продажба", Events: []string{webhooks.EventSubmitted, webhooks.EventRejected, webhooks.EventInboxReceived},
 		CompanyIDs: []string{}, Environment: "sandbox", Enabled: true, LastSuccessAt: exPtr(exTime("09:15:04")),
 		CreatedAt: exTime("09:00:00"), UpdatedAt: exTime("09:00:00")}
 }
 
-func exDeliveryObject() einvoicing.WebhookDelivery {
-	return einvoicing.WebhookDelivery{ID: exDelivery, Object: "webhook_delivery", EndpointID: exEndpoint, EventID: exEvent,
-		EventType: einvoicing.EventSubmitted, CompanyID: exPtr(exCompany), State: "succeeded",
-		Attempts: []einvoicing.WebhookAttempt{{Number: 1, Trigger: "scheduled", At: exTime("09:15:04"), DurationMs: 84,
+func exDeliveryObject() webhooks.WebhookDelivery {
+	return webhooks.WebhookDelivery{ID: exDelivery, Object: "webhook_delivery", EndpointID: exEndpoint, EventID: exEvent,
+		EventType: webhooks.EventSubmitted, CompanyID: exPtr(exCompany), State: "succeeded",
+		Attempts: []webhooks.WebhookAttempt{{Number: 1, Trigger: "scheduled", At: exTime("09:15:04"), DurationMs: 84,
 			StatusCode: exPtr(200), StatusClass: "2xx", ResponseBody: `{"ok":true}`, Succeeded: true}},
 		CreatedAt: exTime("09:15:03"), UpdatedAt: exTime("09:15:04")}
 }
@@ -157,12 +158,12 @@ func exReconciliationObject() einvoicing.Reconciliation {
 		StartedAt: exTime("01:00:00"), CompletedAt: exPtr(exTime("01:00:09")), CreatedAt: exTime("01:00:00"), UpdatedAt: exTime("01:00:09")}
 }
 
-func exEventOf(typ string, object any) einvoicing.Event {
+func exEventOf(typ string, object any) webhooks.Event {
 	data, err := json.Marshal(map[string]any{"object": object})
 	if err != nil {
 		panic(err)
 	}
-	return einvoicing.Event{ID: exEvent, Object: "event", Type: typ, CreatedAt: exTime("09:15:03"), Environment: "sandbox",
+	return webhooks.Event{ID: exEvent, Object: "event", Type: typ, CreatedAt: exTime("09:15:03"), Environment: "sandbox",
 		CompanyID: exCompany, Data: data}
 }
 
@@ -250,27 +251,27 @@ func registerExamples(s *httpx.Service) {
 		StornoEUID: exPtr("019b8e22-61a0-7c3e-8d2b-4f6a8c0e1d3b")})
 
 	// Events and webhooks.
-	s.Example(exEventOf(einvoicing.EventSubmitted, inv))
-	s.Example(EventPage{Data: []einvoicing.Event{exEventOf(einvoicing.EventSubmitted, inv)}, NextCursor: exPtr(exCursor), HasMore: false})
-	kinds := einvoicing.EventKinds()
-	s.Example(httpx.Page[einvoicing.EventKind]{Data: kinds[:3]})
-	s.Example(httpx.Page[einvoicing.WebhookDelivery]{Data: []einvoicing.WebhookDelivery{exDeliveryObject()}})
+	s.Example(exEventOf(webhooks.EventSubmitted, inv))
+	s.Example(EventPage{Data: []webhooks.Event{exEventOf(webhooks.EventSubmitted, inv)}, NextCursor: exPtr(exCursor), HasMore: false})
+	kinds := webhooks.EventKinds()
+	s.Example(httpx.Page[webhooks.EventKind]{Data: kinds[:3]})
+	s.Example(httpx.Page[webhooks.WebhookDelivery]{Data: []webhooks.WebhookDelivery{exDeliveryObject()}})
 	s.ExampleJSON(reflect.TypeFor[replayInput]().Field(1).Type, `{"endpointId":"`+exEndpoint+`"}`)
 	replayed := exDeliveryObject()
-	replayed.State, replayed.Attempts, replayed.NextAttemptAt = "pending", []einvoicing.WebhookAttempt{}, exPtr(exTime("09:40:00"))
-	s.Example(einvoicing.ReplayResult{Data: []einvoicing.WebhookDelivery{replayed}})
+	replayed.State, replayed.Attempts, replayed.NextAttemptAt = "pending", []webhooks.WebhookAttempt{}, exPtr(exTime("09:40:00"))
+	s.Example(webhooks.ReplayResult{Data: []webhooks.WebhookDelivery{replayed}})
 	s.Example(CreateWebhookEndpointBody{URL: "https://erp.example.mk/hooks/denar", Description: "ERP — продажба",
-		Events: []string{einvoicing.EventSubmitted, einvoicing.EventRejected, einvoicing.EventInboxReceived}})
+		Events: []string{webhooks.EventSubmitted, webhooks.EventRejected, webhooks.EventInboxReceived}})
 	s.ExampleJSON(reflect.TypeFor[PatchWebhookEndpointBody](), `{"events":["*"],"enabled":true}`)
 	created := exEndpointObject()
 	created.Secret = exPtr("whsec_4cQx9LmT2vB7nR0sW5yZ8kD1fH3jP6")
 	s.Example(created)
-	s.Example(httpx.Page[einvoicing.WebhookEndpoint]{Data: []einvoicing.WebhookEndpoint{exEndpointObject()}})
+	s.Example(httpx.Page[webhooks.WebhookEndpoint]{Data: []webhooks.WebhookEndpoint{exEndpointObject()}})
 	s.Example(RecoverBody{Since: time.Date(2026, 5, 3, 0, 0, 0, 0, time.UTC)})
-	s.Example(einvoicing.Recovery{Object: "webhook_recovery", EndpointID: exEndpoint, Since: time.Date(2026, 5, 3, 0, 0, 0, 0, time.UTC), Requeued: 12})
+	s.Example(webhooks.Recovery{Object: "webhook_recovery", EndpointID: exEndpoint, Since: time.Date(2026, 5, 3, 0, 0, 0, 0, time.UTC), Requeued: 12})
 	test := exDeliveryObject()
-	test.EventType, test.CompanyID, test.Test = einvoicing.EventWebhookTest, nil, true
-	test.State, test.Attempts = "pending", []einvoicing.WebhookAttempt{}
+	test.EventType, test.CompanyID, test.Test = webhooks.EventWebhookTest, nil, true
+	test.State, test.Attempts = "pending", []webhooks.WebhookAttempt{}
 	s.Example(test)
 
 	// Usage and archives.
@@ -318,28 +319,28 @@ func exCodeListChange() einvoicing.CodeListChange {
 
 // eventExample is the example body of a webhook (and event) of kind k:
 // the resource's example as its data.object.
-func eventExample(k einvoicing.EventKind) any {
+func eventExample(k webhooks.EventKind) any {
 	var object any
 	switch k.Resource {
-	case einvoicing.ResourceEInvoice:
+	case webhooks.ResourceEInvoice:
 		object = exEInvoiceOf()
-	case einvoicing.ResourceInboxDocument:
+	case webhooks.ResourceInboxDocument:
 		object = exInboxDocument()
-	case einvoicing.ResourceSigningAgent:
+	case webhooks.ResourceSigningAgent:
 		object = exAgentObject()
-	case einvoicing.ResourceArchiveExport:
+	case webhooks.ResourceArchiveExport:
 		object = exArchiveObject()
-	case einvoicing.ResourceWebhookEndpoint:
+	case webhooks.ResourceWebhookEndpoint:
 		object = exEndpointObject()
-	case einvoicing.ResourceCodeListChange:
+	case webhooks.ResourceCodeListChange:
 		object = exCodeListChange()
-	case einvoicing.ResourceReconciliation:
+	case webhooks.ResourceReconciliation:
 		object = exReconciliationObject()
 	default:
 		panic("einvoiceapi: no example object for the resource " + k.Resource)
 	}
 	e := exEventOf(k.Type, object)
-	if k.Type == einvoicing.EventWebhookTest {
+	if k.Type == webhooks.EventWebhookTest {
 		e.CompanyID = ""
 	}
 	return e

@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -45,9 +46,11 @@ type pipeEnv struct {
 	authz   string // Agent header
 	cert    testCert
 	svc     *einvoicing.Service
-	// hooks runs webhook deliveries (RegisterWebhookJobs), stepped apart
+	// hooks runs webhook deliveries (webhooks.Service.RegisterJobs), stepped apart
 	// from the pipeline.
 	hooks *jobs.Runner
+	// hookCfg tunes the webhooks service (options may change it).
+	hookCfg webhooks.Config
 	// frozen, when set, is the clock's base instead of the real time.
 	frozen time.Time
 }
@@ -124,9 +127,8 @@ func newPipeEnv(t *testing.T, db *store.DB, opts ...pipeOption) *pipeEnv {
 // by tune (nil: as newPipeEnv).
 func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config), opts ...pipeOption) *pipeEnv {
 	t.Helper()
-	e := &pipeEnv{t: t, db: db}
-	cfg := einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}},
-		Webhooks: einvoicing.WebhookConfig{AllowPrivateSandbox: true}}
+	e := &pipeEnv{t: t, db: db, hookCfg: webhooks.Config{AllowPrivateSandbox: true}}
+	cfg := einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}}}
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -139,15 +141,16 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config), o
 	e.sim, e.tr = sim, tr
 	e.gw = &lossyGateway{Gateway: client}
 	cfg.Pipeline.SignerInterval = simWindow
-	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
-		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}, Secrets: testSecrets(t)}, cfg)
+	svc, hooks, api := newAPIWith(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
+		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}, Secrets: testSecrets(t)}, cfg,
+		webhooks.Deps{}, e.hookCfg)
 	e.svc = svc
 	e.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(e.srv.Close)
 	e.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
 	svc.RegisterJobs(e.runner)
 	e.hooks = jobs.NewRunner(db, jobs.Config{Workers: 8, Logger: slog.New(slog.DiscardHandler)})
-	svc.RegisterWebhookJobs(e.hooks)
+	hooks.RegisterJobs(e.hooks)
 
 	e.company, e.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read",
 		"webhooks:write", "signing:agent", "inbox:read", "inbox:write")

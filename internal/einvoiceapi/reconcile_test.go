@@ -17,6 +17,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -254,7 +255,7 @@ func TestReconciliation(t *testing.T) {
 		if !strings.Contains(fmt.Sprint(gm["problems"]), einvoicing.ProblemUJPMissing) {
 			t.Fatalf("problems of the document UJP lost: %v", gm["problems"])
 		}
-		if ev := e.events(gone); countOf(ev, einvoicing.EventMissingAtUJP) != 1 {
+		if ev := e.events(gone); countOf(ev, webhooks.EventMissingAtUJP) != 1 {
 			t.Fatalf("events of the document UJP lost: %v", ev)
 		}
 		if docs[gone] != 0 {
@@ -271,7 +272,7 @@ func TestReconciliation(t *testing.T) {
 			xm["ujpDocId"] != "ujp:"+portal.EUID {
 			t.Fatalf("the external document: %v", xm)
 		}
-		if ev := e.events(ext); !equal(ev, []string{einvoicing.EventDiscovered}) {
+		if ev := e.events(ext); !equal(ev, []string{webhooks.EventDiscovered}) {
 			t.Fatalf("events of the external document: %v", ev)
 		}
 		if h := e.history(ext); len(h) == 0 || !strings.HasSuffix(h[0], ":discovered") {
@@ -298,7 +299,7 @@ func TestReconciliation(t *testing.T) {
 		if n := e.countRows(`SELECT COUNT(*) FROM einvoices WHERE euid = $1`, portal.EUID); n != 1 {
 			t.Fatalf("%d e-invoices of the portal's document", n)
 		}
-		if ev := e.events(gone); countOf(ev, einvoicing.EventMissingAtUJP) != 1 {
+		if ev := e.events(gone); countOf(ev, webhooks.EventMissingAtUJP) != 1 {
 			t.Fatalf("the document UJP lost flagged again: %v", ev)
 		}
 		st, list, raw, _ := e.reconDo(e.srv.URL, e.company, "GET", "/v1/reconciliations?companyId="+e.company+"&date="+day0, nil, "")
@@ -330,7 +331,7 @@ func TestReconciliation(t *testing.T) {
 		if !found {
 			t.Fatal("the incoming document is not in the inbox after the reconciliation")
 		}
-		if ev := e.buyerEvents(d["id"].(string)); countOf(ev, einvoicing.EventInboxReceived) != 1 {
+		if ev := e.buyerEvents(d["id"].(string)); countOf(ev, webhooks.EventInboxReceived) != 1 {
 			t.Fatalf("events of the added document: %v", ev)
 		}
 
@@ -411,13 +412,13 @@ func TestReconciliationResumesAfterCrash(t *testing.T) {
 		if n := e.countRows(`SELECT COUNT(*) FROM einvoices WHERE euid = $1`, portal.EUID); n != 1 {
 			t.Fatalf("%d e-invoices of the portal's document", n)
 		}
-		if n := e.countRows(`SELECT COUNT(*) FROM events WHERE type = $1`, einvoicing.EventDiscovered); n != 1 {
+		if n := e.countRows(`SELECT COUNT(*) FROM events WHERE type = $1`, webhooks.EventDiscovered); n != 1 {
 			t.Fatalf("%d einvoice.discovered", n)
 		}
-		if n := e.countRows(`SELECT COUNT(*) FROM events WHERE type = $1`, einvoicing.EventMissingAtUJP); n != 1 {
+		if n := e.countRows(`SELECT COUNT(*) FROM events WHERE type = $1`, webhooks.EventMissingAtUJP); n != 1 {
 			t.Fatalf("%d einvoice.missing_at_ujp", n)
 		}
-		if n := e.countRows(`SELECT COUNT(*) FROM events WHERE type = $1 AND object_id = $2`, einvoicing.EventReconciliationCompleted, id); n != 1 {
+		if n := e.countRows(`SELECT COUNT(*) FROM events WHERE type = $1 AND object_id = $2`, webhooks.EventReconciliationCompleted, id); n != 1 {
 			t.Fatalf("%d reconciliation.completed", n)
 		}
 		if n := e.countRows(`SELECT COUNT(*) FROM reconciliations WHERE company_id = $1 AND day = $2`, e.company, day0); n != 1 {
@@ -563,10 +564,10 @@ func TestReconciliationTwoProcesses(t *testing.T) {
 		if n := e.countRows(`SELECT COUNT(*) FROM einvoices WHERE euid = $1`, portal.EUID); n != 1 {
 			t.Fatalf("%d e-invoices of the portal's document", n)
 		}
-		if n := e.countRows(`SELECT COUNT(*) FROM events WHERE type = $1`, einvoicing.EventDiscovered); n != 1 {
+		if n := e.countRows(`SELECT COUNT(*) FROM events WHERE type = $1`, webhooks.EventDiscovered); n != 1 {
 			t.Fatalf("%d einvoice.discovered", n)
 		}
-		if n := e.countRows(`SELECT COUNT(*) FROM events WHERE type = $1 AND object_id = $2`, einvoicing.EventReconciliationCompleted, ids[0]); n != 1 {
+		if n := e.countRows(`SELECT COUNT(*) FROM events WHERE type = $1 AND object_id = $2`, webhooks.EventReconciliationCompleted, ids[0]); n != 1 {
 			t.Fatalf("%d reconciliation.completed", n)
 		}
 	})

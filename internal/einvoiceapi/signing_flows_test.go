@@ -13,6 +13,7 @@ import (
 
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -66,7 +67,7 @@ func count(list []string, want string) int {
 func (e *pipeEnv) wantOneEventPerRequest(id string) {
 	e.t.Helper()
 	reqs, ev := e.docRequests(id), e.events(id)
-	if n := count(ev, einvoicing.EventSignatureRequired); n != len(reqs) {
+	if n := count(ev, webhooks.EventSignatureRequired); n != len(reqs) {
 		e.t.Fatalf("%d signing requests for %s, %d signature_required events (%v)", len(reqs), id, n, ev)
 	}
 }

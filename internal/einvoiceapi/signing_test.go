@@ -25,6 +25,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -291,7 +292,7 @@ func TestSigningEndToEnd(t *testing.T) {
 			}
 		}
 		ev, err := db.Reader().ListEvents(t.Context(), dbq.ListEventsParams{AccountID: e.account, Environment: "sandbox",
-			Type: sql.NullString{String: einvoicing.EventSigningAgentOnline, Valid: true}, Lim: 10})
+			Type: sql.NullString{String: webhooks.EventSigningAgentOnline, Valid: true}, Lim: 10})
 		if err != nil || len(ev) == 0 || ev[0].ObjectID != agent || ev[0].CompanyID != e.company {
 			t.Fatalf("events: %v %v", ev, err)
 		}

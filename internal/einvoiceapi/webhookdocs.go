@@ -7,6 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
 
@@ -22,7 +23,7 @@ func (h *handlers) documentWebhooks(s *httpx.Service) {
 	}
 	resources := einvoicing.EventResources()
 	str := func(desc string) *huma.Schema { return &huma.Schema{Type: "string", Description: desc} }
-	for _, k := range einvoicing.EventKinds() {
+	for _, k := range webhooks.EventKinds() {
 		var obj *huma.Schema
 		if r := resources[k.Resource]; r != nil {
 			obj = reg.Schema(reflect.TypeOf(r), true, "")

@@ -9,6 +9,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
 
@@ -26,7 +27,7 @@ type createWebhookEndpointInput struct {
 
 type webhookEndpointOutput struct {
 	Location string `header:"Location"`
-	Body     einvoicing.WebhookEndpoint
+	Body     webhooks.WebhookEndpoint
 }
 
 type webhookEndpointIDInput struct {
@@ -39,7 +40,7 @@ type listWebhookEndpointsInput struct {
 }
 
 type listWebhookEndpointsOutput struct {
-	Body httpx.Page[einvoicing.WebhookEndpoint]
+	Body httpx.Page[webhooks.WebhookEndpoint]
 }
 
 // optionalIDs is a PATCH list that tells absent from null.
@@ -84,7 +85,7 @@ type patchWebhookEndpointInput struct {
 
 type deleteOutput struct{}
 
-type testOutput struct{ Body einvoicing.WebhookDelivery }
+type testOutput struct{ Body webhooks.WebhookDelivery }
 
 // RecoverBody is the body of POST /v1/webhook-endpoints/{id}/recover.
 type RecoverBody struct {
@@ -96,7 +97,7 @@ type recoverInput struct {
 	Body RecoverBody
 }
 
-type recoverOutput struct{ Body einvoicing.Recovery }
+type recoverOutput struct{ Body webhooks.Recovery }
 
 func (h *handlers) registerWebhooks(s *httpx.Service) {
 	tags := []string{"Webhooks"}
@@ -111,7 +112,7 @@ func (h *handlers) registerWebhooks(s *httpx.Service) {
 			"is 409 webhook_endpoint_limit.",
 	}, spec, func(ctx context.Context, in *createWebhookEndpointInput) (*webhookEndpointOutput, error) {
 		b := in.Body
-		ep, err := h.svc.CreateWebhookEndpoint(ctx, caller(ctx), einvoicing.CreateWebhookEndpoint{URL: b.URL, Events: b.Events,
+		ep, err := h.hooks.CreateWebhookEndpoint(ctx, caller(ctx), webhooks.CreateWebhookEndpoint{URL: b.URL, Events: b.Events,
 			Description: b.Description, CompanyIDs: b.CompanyIDs})
 		if err != nil {
 			return nil, err
@@ -127,18 +128,18 @@ func (h *handlers) registerWebhooks(s *httpx.Service) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := h.svc.WebhookEndpoints(ctx, httpx.PrincipalFrom(ctx), after, in.Limit)
+		out, err := h.hooks.WebhookEndpoints(ctx, httpx.PrincipalFrom(ctx), after, in.Limit)
 		if err != nil {
 			return nil, err
 		}
-		return &listWebhookEndpointsOutput{Body: httpx.NewPage(out, in.Limit, func(e einvoicing.WebhookEndpoint) string { return e.ID }, "")}, nil
+		return &listWebhookEndpointsOutput{Body: httpx.NewPage(out, in.Limit, func(e webhooks.WebhookEndpoint) string { return e.ID }, "")}, nil
 	})
 	httpx.Register(s, huma.Operation{
 		OperationID: "getWebhookEndpoint", Method: http.MethodGet, Path: "/v1/webhook-endpoints/{id}",
 		Summary: "Get a webhook endpoint", Tags: tags,
 		Description: "One webhook endpoint of the account: its URL, subscribed events, companies and state (never its secret).",
 	}, spec, func(ctx context.Context, in *webhookEndpointIDInput) (*webhookEndpointOutput, error) {
-		ep, err := h.svc.WebhookEndpoint(ctx, httpx.PrincipalFrom(ctx), in.ID)
+		ep, err := h.hooks.WebhookEndpoint(ctx, httpx.PrincipalFrom(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -150,9 +151,9 @@ func (h *handlers) registerWebhooks(s *httpx.Service) {
 		Description: "Change url, events, description, companyIds, or enabled. Re-enable a disabled endpoint with enabled: true.",
 	}, spec, func(ctx context.Context, in *patchWebhookEndpointInput) (*webhookEndpointOutput, error) {
 		b := in.Body
-		cmd := einvoicing.UpdateWebhookEndpoint{URL: b.URL, Events: b.Events, Description: b.Description, Enabled: b.Enabled,
+		cmd := webhooks.UpdateWebhookEndpoint{URL: b.URL, Events: b.Events, Description: b.Description, Enabled: b.Enabled,
 			CompanyIDs: einvoicing.Optional[[]string]{Set: b.CompanyIDs.set, Value: b.CompanyIDs.value}}
-		ep, err := h.svc.UpdateWebhookEndpoint(ctx, caller(ctx), in.ID, cmd)
+		ep, err := h.hooks.UpdateWebhookEndpoint(ctx, caller(ctx), in.ID, cmd)
 		if err != nil {
 			return nil, err
 		}
@@ -163,7 +164,7 @@ func (h *handlers) registerWebhooks(s *httpx.Service) {
 		Summary: "Delete a webhook endpoint", Tags: tags, DefaultStatus: http.StatusNoContent,
 		Description: "Removes the endpoint and its delivery log; deliveries still waiting for it are dropped.",
 	}, spec, func(ctx context.Context, in *webhookEndpointIDInput) (*deleteOutput, error) {
-		if err := h.svc.DeleteWebhookEndpoint(ctx, caller(ctx), in.ID); err != nil {
+		if err := h.hooks.DeleteWebhookEndpoint(ctx, caller(ctx), in.ID); err != nil {
 			return nil, err
 		}
 		return &deleteOutput{}, nil
@@ -175,7 +176,7 @@ func (h *handlers) registerWebhooks(s *httpx.Service) {
 			"null). For 24 hours deliveries carry two signatures, v1= with the new secret and v1= with the old one, so " +
 			"receivers can switch at their pace; a secret replaced earlier stops signing at once.",
 	}, spec, func(ctx context.Context, in *webhookEndpointIDInput) (*webhookEndpointOutput, error) {
-		ep, err := h.svc.RotateWebhookSecret(ctx, caller(ctx), in.ID)
+		ep, err := h.hooks.RotateWebhookSecret(ctx, caller(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +189,7 @@ func (h *handlers) registerWebhooks(s *httpx.Service) {
 			"disabled endpoint. It is signed like any delivery, appears in the delivery log with test: true, is not " +
 			"in GET /v1/events, and does not count toward the endpoint's health.",
 	}, spec, func(ctx context.Context, in *webhookEndpointIDInput) (*testOutput, error) {
-		d, err := h.svc.TestWebhookEndpoint(ctx, caller(ctx), in.ID)
+		d, err := h.hooks.TestWebhookEndpoint(ctx, caller(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +202,7 @@ func (h *handlers) registerWebhooks(s *httpx.Service) {
 			"most 1000 a call; more: true asks for another call). Each starts a new chain of attempts with the retry " +
 			"schedule, its first attempt marked manual. A disabled endpoint is 409 webhook_endpoint_disabled: enable it first.",
 	}, spec, func(ctx context.Context, in *recoverInput) (*recoverOutput, error) {
-		out, err := h.svc.RecoverWebhookEndpoint(ctx, caller(ctx), in.ID, in.Body.Since)
+		out, err := h.hooks.RecoverWebhookEndpoint(ctx, caller(ctx), in.ID, in.Body.Since)
 		if err != nil {
 			return nil, err
 		}
@@ -219,11 +220,11 @@ func (h *handlers) registerWebhooks(s *httpx.Service) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := h.svc.EndpointDeliveries(ctx, httpx.PrincipalFrom(ctx), in.ID,
-			einvoicing.DeliveryFilter{State: in.State, StatusClass: in.StatusClass}, after, in.Limit)
+		out, err := h.hooks.EndpointDeliveries(ctx, httpx.PrincipalFrom(ctx), in.ID,
+			webhooks.DeliveryFilter{State: in.State, StatusClass: in.StatusClass}, after, in.Limit)
 		if err != nil {
 			return nil, err
 		}
-		return &deliveriesOutput{Body: httpx.NewPage(out, in.Limit, func(d einvoicing.WebhookDelivery) string { return d.ID }, digest)}, nil
+		return &deliveriesOutput{Body: httpx.NewPage(out, in.Limit, func(d webhooks.WebhookDelivery) string { return d.ID }, digest)}, nil
 	})
 }

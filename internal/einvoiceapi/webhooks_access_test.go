@@ -12,6 +12,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -42,7 +43,8 @@ func TestWebhookEndpointAccess(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
-		_, api := newAPI(db, einvoicing.Deps{Registry: fakeRegistry{}, Secrets: testSecrets(t), Resolver: publicResolver{}}, einvoicing.Config{})
+		_, _, api := newAPIWith(db, einvoicing.Deps{Registry: fakeRegistry{}, Secrets: testSecrets(t)}, einvoicing.Config{},
+			webhooks.Deps{Resolver: publicResolver{}}, webhooks.Config{})
 		srv := httptest.NewServer(api.Handler())
 		t.Cleanup(srv.Close)
 		c := &capi{t: t, db: db, auth: &auth.Store{DB: db}, srv: srv}
@@ -198,7 +200,7 @@ func TestWebhookEndpointAccess(t *testing.T) {
 		// The catalogue.
 		r = c.do("GET", "/v1/event-types", readOnly, "")
 		kinds := r.json(t)["data"].([]any)
-		if r.status != 200 || len(kinds) != len(einvoicing.EventKinds()) {
+		if r.status != 200 || len(kinds) != len(webhooks.EventKinds()) {
 			t.Fatalf("event types: %d %s", r.status, r.body)
 		}
 		seen := map[string]bool{}

@@ -13,6 +13,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
@@ -83,14 +84,14 @@ func (e *pipeEnv) stepTo(due time.Time) {
 func TestWebhookRetryLadder(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := newPipeEnv(t, db, frozenClock, func(_ *pipeEnv, cfg *einvoicing.Config) { cfg.Webhooks.Timeout = 300 * time.Millisecond })
+		e := newPipeEnv(t, db, frozenClock, func(e *pipeEnv, _ *einvoicing.Config) { e.hookCfg.Timeout = 300 * time.Millisecond })
 		r := newHookReceiver(t, e.now)
-		ep, secret := e.createEndpoint(r.url(), []string{einvoicing.EventSignatureRequired}, nil)
+		ep, secret := e.createEndpoint(r.url(), []string{webhooks.EventSignatureRequired}, nil)
 		r.setSecrets(secret)
 		r.answerWith(200, 500, 302, 0) // 0: answer after the timeout
 
 		inv := e.issue("F-1")
-		ev := e.eventOf(inv, einvoicing.EventSignatureRequired)
+		ev := e.eventOf(inv, webhooks.EventSignatureRequired)
 		t0 := e.now()
 		if n := e.deliver(); n != 1 {
 			t.Fatalf("%d first attempts", n)
@@ -135,13 +136,13 @@ func TestWebhookRetryLadder(t *testing.T) {
 		// Always failing: the whole ladder, then abandoned.
 		r.answerWith(503)
 		inv2 := e.issue("F-2")
-		ev2 := e.eventOf(inv2, einvoicing.EventSignatureRequired)
+		ev2 := e.eventOf(inv2, webhooks.EventSignatureRequired)
 		t1 := e.now()
 		if n := e.deliver(); n != 1 {
 			t.Fatalf("%d first attempts", n)
 		}
 		off := time.Duration(0)
-		for _, delay := range einvoicing.WebhookRetryDelays() {
+		for _, delay := range webhooks.WebhookRetryDelays() {
 			off += delay
 			e.stepTo(t1.Add(off))
 		}
@@ -196,14 +197,14 @@ func TestWebhookEndpointDisabledAfter72Hours(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := newHookReceiver(t, e.now)
-		ep, secret := e.createEndpoint(r.url(), []string{einvoicing.EventSignatureRequired}, nil)
+		ep, secret := e.createEndpoint(r.url(), []string{webhooks.EventSignatureRequired}, nil)
 		r.setSecrets(secret)
 		r.answerWith(500)
 		t0 := e.now()
 		issueAndDeliver := func(n string) string {
 			id := e.issue(n)
 			e.deliver()
-			return e.eventOf(id, einvoicing.EventSignatureRequired)
+			return e.eventOf(id, webhooks.EventSignatureRequired)
 		}
 		var evs []string
 		evs = append(evs, issueAndDeliver("F-0"))
@@ -222,7 +223,7 @@ func TestWebhookEndpointDisabledAfter72Hours(t *testing.T) {
 		e.advance(time.Second)
 		evs = append(evs, issueAndDeliver("F-72h"))
 		_, m, _ := e.call("GET", "/v1/webhook-endpoints/"+ep, nil)
-		if m["enabled"] != false || m["disabledReason"] != einvoicing.DisabledFailing || !at(t, m["disabledAt"]).Equal(t0.Add(72*time.Hour)) ||
+		if m["enabled"] != false || m["disabledReason"] != webhooks.DisabledFailing || !at(t, m["disabledAt"]).Equal(t0.Add(72*time.Hour)) ||
 			!at(t, m["failingSince"]).Equal(t0) {
 			t.Fatalf("after 72 h: %v", m)
 		}
@@ -301,11 +302,11 @@ func TestWebhookReplayAndRecover(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newPipeEnv(t, db, frozenClock)
 		r := newHookReceiver(t, e.now)
-		ep1, s1 := e.createEndpoint(r.url()+"?to=1", []string{einvoicing.EventSignatureRequired}, nil)
-		ep2, s2 := e.createEndpoint(r.url()+"?to=2", []string{einvoicing.EventAccepted}, nil)
+		ep1, s1 := e.createEndpoint(r.url()+"?to=1", []string{webhooks.EventSignatureRequired}, nil)
+		ep2, s2 := e.createEndpoint(r.url()+"?to=2", []string{webhooks.EventAccepted}, nil)
 		r.setSecrets(s1, s2)
 		t0 := e.now()
-		ev := e.eventOf(e.issue("F-1"), einvoicing.EventSignatureRequired)
+		ev := e.eventOf(e.issue("F-1"), webhooks.EventSignatureRequired)
 		if n := e.deliver(); n != 1 {
 			t.Fatalf("%d deliveries", n)
 		}
@@ -363,7 +364,7 @@ func TestWebhookReplayAndRecover(t *testing.T) {
 
 		// A retry waiting for its time, brought forward by recover.
 		r.answerWith(200, 500)
-		ev2 := e.eventOf(e.issue("F-2"), einvoicing.EventSignatureRequired)
+		ev2 := e.eventOf(e.issue("F-2"), webhooks.EventSignatureRequired)
 		e.deliver()
 		d2 := e.deliveries("/v1/events/" + ev2 + "/deliveries")[0]
 		if d2["state"] != "failed" {
@@ -402,7 +403,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 		e := newPipeEnv(t, db, frozenClock)
 		r := newHookReceiver(t, e.now)
 		key := denar.NewID("idem")
-		body := map[string]any{"url": r.url(), "events": []string{einvoicing.EventSignatureRequired}}
+		body := map[string]any{"url": r.url(), "events": []string{webhooks.EventSignatureRequired}}
 		st, m, _ := e.callKey("POST", "/v1/webhook-endpoints", key, body)
 		if st != 201 {
 			t.Fatalf("create: %d %v", st, m)
@@ -468,7 +469,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 
 		// The test event: signed like the rest, in the log, not an event.
 		st, m, raw := e.call("POST", "/v1/webhook-endpoints/"+ep+"/test", nil)
-		if st != 202 || m["test"] != true || m["eventType"] != einvoicing.EventWebhookTest || m["state"] != "pending" {
+		if st != 202 || m["test"] != true || m["eventType"] != webhooks.EventWebhookTest || m["state"] != "pending" {
 			t.Fatalf("test: %d %s", st, raw)
 		}
 		e.deliver()
@@ -480,7 +481,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 			Data struct{ Object map[string]any }
 		}
 		_ = json.Unmarshal(th.Body, &tb)
-		if th.Type != einvoicing.EventWebhookTest || len(th.Verified) != 1 || tb.Data.Object["id"] != ep || tb.Data.Object["secret"] != nil {
+		if th.Type != webhooks.EventWebhookTest || len(th.Verified) != 1 || tb.Data.Object["id"] != ep || tb.Data.Object["secret"] != nil {
 			t.Fatalf("test request %+v %s", th, th.Body)
 		}
 		if st, _, _ := e.call("GET", "/v1/events/"+tb.ID, nil); st != 404 {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
 
@@ -82,7 +82,7 @@ func TestWebhookVerifiedByPython(t *testing.T) {
 
 	want := map[string]string{} // event id → type
 	inv := e.issue("F-py-1")
-	want[e.eventOf(inv, einvoicing.EventSignatureRequired)] = einvoicing.EventSignatureRequired
+	want[e.eventOf(inv, webhooks.EventSignatureRequired)] = webhooks.EventSignatureRequired
 	if st, _, raw := e.call("POST", "/v1/webhook-endpoints/"+ep+"/test", nil); st != 202 {
 		t.Fatalf("test: %d %s", st, raw)
 	}
@@ -92,7 +92,7 @@ func TestWebhookVerifiedByPython(t *testing.T) {
 		t.Fatalf("rotate: %d %s", st, raw)
 	}
 	inv2 := e.issue("F-py-2")
-	want[e.eventOf(inv2, einvoicing.EventSignatureRequired)] = einvoicing.EventSignatureRequired
+	want[e.eventOf(inv2, webhooks.EventSignatureRequired)] = webhooks.EventSignatureRequired
 	e.deliver()
 	gotTest := false
 	for range 3 {
@@ -100,7 +100,7 @@ func TestWebhookVerifiedByPython(t *testing.T) {
 		if len(f) != 3 || f[0] != "ok" {
 			t.Fatalf("the Python receiver refused a delivery: %v", f)
 		}
-		if f[2] == einvoicing.EventWebhookTest {
+		if f[2] == webhooks.EventWebhookTest {
 			gotTest = true
 			continue
 		}
@@ -126,8 +126,8 @@ func TestWebhookVerifiedByPython(t *testing.T) {
 		body   []byte
 		want   string
 	}{
-		{"changed body", einvoicing.SignWebhook(time.Now(), body, secret), append(body, ' '), "bad mismatch"},
-		{"stale", einvoicing.SignWebhook(time.Now().Add(-301*time.Second), body, secret), body, "bad stale"},
+		{"changed body", webhooks.SignWebhook(time.Now(), body, secret), append(body, ' '), "bad mismatch"},
+		{"stale", webhooks.SignWebhook(time.Now().Add(-301*time.Second), body, secret), body, "bad stale"},
 		{"no signature", "t=1", body, "bad malformed"},
 	} {
 		req, _ := http.NewRequest("POST", hookURL, bytes.NewReader(c.body))

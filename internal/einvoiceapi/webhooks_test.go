@@ -15,7 +15,7 @@ import (
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/internal/ujpsim"
@@ -320,9 +320,9 @@ func TestWebhooksEndToEnd(t *testing.T) {
 			t.Fatalf("%d requests for %d events", len(hits), len(events))
 		}
 		t.Logf("%d events, each delivered once: %v", len(events), types)
-		for _, typ := range []string{einvoicing.EventSignatureRequired, einvoicing.EventSubmitted, einvoicing.EventAccepted,
-			einvoicing.EventAutoAccepted, einvoicing.EventRejected, einvoicing.EventHeld, einvoicing.EventFailed,
-			einvoicing.EventCancelledByStorno, einvoicing.EventCorrected, einvoicing.EventSigningAgentOffline, einvoicing.EventSigningAgentOnline} {
+		for _, typ := range []string{webhooks.EventSignatureRequired, webhooks.EventSubmitted, webhooks.EventAccepted,
+			webhooks.EventAutoAccepted, webhooks.EventRejected, webhooks.EventHeld, webhooks.EventFailed,
+			webhooks.EventCancelledByStorno, webhooks.EventCorrected, webhooks.EventSigningAgentOffline, webhooks.EventSigningAgentOnline} {
 			if types[typ] == 0 {
 				t.Errorf("no %s event in the life cycle (%v)", typ, types)
 			}

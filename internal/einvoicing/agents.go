@@ -18,8 +18,10 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice/jwsverify"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/usecase"
 )
 
 const (
@@ -51,14 +53,14 @@ func (s *Service) CreatePairingCode(ctx context.Context, c Caller) (PairingCode,
 	}
 	code := newPairingCode()
 	scope := agentScope(c.CompanyIDs)
-	return writeShownOnce(ctx, s, c, func(tx *store.Tx) (PairingCode, error) {
+	return usecase.WriteShownOnce(ctx, s.db, c, func(tx *store.Tx) (PairingCode, error) {
 		if err := tx.CreatePairingCode(ctx, dbq.CreatePairingCodeParams{CodeHash: auth.Hash(code), AccountID: c.AccountID,
 			Environment: c.Environment, CompanyIds: strings.Join(scope, " "), CreatedAt: tx.Now, ExpiresAt: tx.Now.Add(pairingTTL)}); err != nil {
 			return PairingCode{}, fmt.Errorf("create pairing code: %w", err)
 		}
 		return PairingCode{Object: "agent_pairing_code", Code: code, CompanyIDs: scope, ExpiresAt: tx.Now.Add(pairingTTL).UTC()}, nil
 	}, func(PairingCode) *denar.Error {
-		return shownOnce("agent_pairing_code", "", "The pairing code was in the first answer to this request and is not kept; create a new pairing code.")
+		return usecase.ShownOnce("agent_pairing_code", "", "The pairing code was in the first answer to this request and is not kept; create a new pairing code.")
 	})
 }
 
@@ -106,7 +108,7 @@ func (s *Service) PairAgent(ctx context.Context, c Caller, cmd PairAgent) (Agent
 	if name == "" {
 		return AgentCredentials{}, denar.Invalid(denar.FieldError{Path: "name", Message: "is required"})
 	}
-	return writeShownOnce(ctx, s, c, func(tx *store.Tx) (AgentCredentials, error) {
+	return usecase.WriteShownOnce(ctx, s.db, c, func(tx *store.Tx) (AgentCredentials, error) {
 		pc, err := tx.UsePairingCode(ctx, dbq.UsePairingCodeParams{CodeHash: auth.Hash(normalizePairingCode(cmd.Code)), Now: sql.NullTime{Time: tx.Now, Valid: true}})
 		if errors.Is(err, sql.ErrNoRows) {
 			return AgentCredentials{}, &denar.Error{Code: "pairing_code_invalid", Message: "The pairing code is unknown, used or expired; create a new one.",
@@ -124,7 +126,7 @@ func (s *Service) PairAgent(ctx context.Context, c Caller, cmd PairAgent) (Agent
 		return AgentCredentials{Object: "signing_agent", AgentID: a.ID, AgentSecret: secret, Environment: a.Environment,
 			CompanyIDs: strings.Fields(a.CompanyIds)}, nil
 	}, func(v AgentCredentials) *denar.Error {
-		return shownOnce("signing_agent", v.AgentID, "Agent "+v.AgentID+" was paired by an earlier request with this Idempotency-Key and code; "+
+		return usecase.ShownOnce("signing_agent", v.AgentID, "Agent "+v.AgentID+" was paired by an earlier request with this Idempotency-Key and code; "+
 			"its secret was shown once, in that answer, and is not kept. The code is used up: create a new pairing code and pair again "+
 			"(and revoke "+v.AgentID+" if its credentials are lost).")
 	})
@@ -185,11 +187,11 @@ func (s *Service) TouchAgent(ctx context.Context, id string) error {
 		now := tx.Now
 		if !a.LastSeenAt.Valid || now.Sub(a.LastSeenAt.Time) > AgentOnlineTTL {
 			if a.LastSeenAt.Valid {
-				if err := agentEvent(ctx, tx, a, EventSigningAgentOff, a.LastSeenAt.Time.Add(AgentOnlineTTL), false); err != nil {
+				if err := s.agentEvent(ctx, tx, a, webhooks.EventSigningAgentOff, a.LastSeenAt.Time.Add(AgentOnlineTTL), false); err != nil {
 					return err
 				}
 			}
-			if err := agentEvent(ctx, tx, a, EventSigningAgentOnline, now, true); err != nil {
+			if err := s.agentEvent(ctx, tx, a, webhooks.EventSigningAgentOnline, now, true); err != nil {
 				return err
 			}
 		}
@@ -209,7 +211,7 @@ func (s *Service) AgentGone(ctx context.Context, id string) error {
 		if !a.LastSeenAt.Valid {
 			return nil // already recorded offline
 		}
-		if err := agentEvent(ctx, tx, a, EventSigningAgentOff, tx.Now, false); err != nil {
+		if err := s.agentEvent(ctx, tx, a, webhooks.EventSigningAgentOff, tx.Now, false); err != nil {
 			return err
 		}
 		return tx.TouchSigningAgent(ctx, dbq.TouchSigningAgentParams{ID: a.ID, Now: sql.NullTime{}})
@@ -282,7 +284,7 @@ func (s *Service) RevokeAgent(ctx context.Context, c Caller, id string) (Signing
 		if err := reach(c.Principal, "Agent "+a.ID, a.Environment); err != nil {
 			return SigningAgent{}, err
 		}
-		return revokeAgentTx(ctx, tx, a)
+		return s.revokeAgentTx(ctx, tx, a)
 	})
 }
 
@@ -305,19 +307,19 @@ func (s *Service) AdminRevokeAgent(ctx context.Context, id string) (SigningAgent
 		if a.RevokedAt.Valid {
 			return fmt.Errorf("signing agent %q: %w", id, ErrAgentAlreadyRevoked)
 		}
-		out, err = revokeAgentTx(ctx, tx, a)
+		out, err = s.revokeAgentTx(ctx, tx, a)
 		return err
 	})
 	return out, err
 }
 
 // revokeAgentTx is the revocation of agent a in tx.
-func revokeAgentTx(ctx context.Context, tx *store.Tx, a dbq.SigningAgent) (SigningAgent, error) {
+func (s *Service) revokeAgentTx(ctx context.Context, tx *store.Tx, a dbq.SigningAgent) (SigningAgent, error) {
 	if a.RevokedAt.Valid {
 		return agentView(a, tx.Now), nil
 	}
 	if a.LastSeenAt.Valid && tx.Now.Sub(a.LastSeenAt.Time) <= AgentOnlineTTL {
-		if err := agentEvent(ctx, tx, a, EventSigningAgentOff, tx.Now, false); err != nil {
+		if err := s.agentEvent(ctx, tx, a, webhooks.EventSigningAgentOff, tx.Now, false); err != nil {
 			return SigningAgent{}, err
 		}
 	}
@@ -335,7 +337,7 @@ func revokeAgentTx(ctx context.Context, tx *store.Tx, a dbq.SigningAgent) (Signi
 
 // agentEvent writes an agent event for each company the agent holds a
 // certificate for: connection state matters per company (signerReady).
-func agentEvent(ctx context.Context, tx *store.Tx, a dbq.SigningAgent, typ string, at time.Time, online bool) error {
+func (s *Service) agentEvent(ctx context.Context, tx *store.Tx, a dbq.SigningAgent, typ string, at time.Time, online bool) error {
 	companies, err := tx.AgentCompanies(ctx, a.ID)
 	if err != nil {
 		return fmt.Errorf("companies of agent %s: %w", a.ID, err)
@@ -350,7 +352,7 @@ func agentEvent(ctx context.Context, tx *store.Tx, a dbq.SigningAgent, typ strin
 		view.LastSeenAt = &t
 	}
 	for _, co := range companies {
-		if err := writeEventAt(ctx, tx, a.AccountID, co, a.Environment, typ, a.ID, view, at); err != nil {
+		if err := s.writeEventAt(ctx, tx, a.AccountID, co, a.Environment, typ, a.ID, view, at); err != nil {
 			return err
 		}
 	}
@@ -460,7 +462,7 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 			}
 			view := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, CompanyIDs: strings.Fields(a.CompanyIds),
 				Online: true, LastSeenAt: nullTime(a.LastSeenAt), CreatedAt: a.CreatedAt.UTC()}
-			if err := writeEvent(ctx, tx, a.AccountID, co.ID, a.Environment, EventSigningAgentOnline, a.ID, view); err != nil {
+			if err := s.writeEvent(ctx, tx, a.AccountID, co.ID, a.Environment, webhooks.EventSigningAgentOnline, a.ID, view); err != nil {
 				return SigningCertificate{}, err
 			}
 		}
@@ -475,7 +477,7 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 			if err != nil {
 				return SigningCertificate{}, err
 			}
-			if _, err := askDocumentSignature(ctx, tx, inv, payload); err != nil {
+			if _, err := s.askDocumentSignature(ctx, tx, inv, payload); err != nil {
 				return SigningCertificate{}, err
 			}
 		}

@@ -33,17 +33,16 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/blob"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 )
 
-// Job kinds and events of archive exports.
+// Job kinds of archive exports.
 const (
 	KindArchiveBuild = "archive.build"
 	KindArchivePurge = "archive.purge"
-
-	EventArchiveExportFailed = "archive.export_failed"
 )
 
 // Export states.
@@ -352,7 +351,7 @@ func (s *Service) buildArchive(ctx context.Context, j *jobs.Job, a archiveArgs) 
 			return err
 		}
 		finished = true
-		return archiveEvent(ctx, tx, r.ID, EventArchiveExportReady)
+		return s.archiveEvent(ctx, tx, r.ID, webhooks.EventArchiveExportReady)
 	})
 	if err != nil {
 		return err
@@ -363,12 +362,12 @@ func (s *Service) buildArchive(ctx context.Context, j *jobs.Job, a archiveArgs) 
 	return nil
 }
 
-func archiveEvent(ctx context.Context, tx *store.Tx, id, typ string) error {
+func (s *Service) archiveEvent(ctx context.Context, tx *store.Tx, id, typ string) error {
 	r, err := tx.GetArchiveExport(ctx, id)
 	if err != nil {
 		return err
 	}
-	return writeEvent(ctx, tx, r.AccountID, r.CompanyID, r.Environment, typ, r.ID, archiveView(r))
+	return s.writeEvent(ctx, tx, r.AccountID, r.CompanyID, r.Environment, typ, r.ID, archiveView(r))
 }
 
 func (s *Service) failArchive(ctx context.Context, r dbq.ArchiveExport, code, msg string) error {
@@ -380,7 +379,7 @@ func (s *Service) failArchive(ctx context.Context, r dbq.ArchiveExport, code, ms
 		if err != nil || n == 0 {
 			return err
 		}
-		return archiveEvent(ctx, tx, r.ID, EventArchiveExportFailed)
+		return s.archiveEvent(ctx, tx, r.ID, webhooks.EventArchiveExportFailed)
 	})
 }
 

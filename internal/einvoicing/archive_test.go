@@ -18,6 +18,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/blob"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -159,7 +160,7 @@ func TestArchiveExport(t *testing.T) {
 				Document: []byte(fmt.Sprintf(`{"invoice":{"number":"IN-%d"}}`, i)), PDF: []byte("%PDF-1.4 in"),
 				History: []StatusChange{{To: "pending", Cause: "received", At: may(i)}}}
 		}
-		svc := New(Deps{DB: db, Blobs: blob.NewDB(db, 4096), Received: inbox}, Config{Archive: ArchiveConfig{Settle: -1}})
+		svc := New(withEvents(Deps{DB: db, Blobs: blob.NewDB(db, 4096), Received: inbox}), Config{Archive: ArchiveConfig{Settle: -1}})
 		r := jobs.NewRunner(db, jobs.Config{Workers: 1})
 		svc.RegisterJobs(r)
 		p := principal(c, auth.EnvProduction)
@@ -208,8 +209,8 @@ func TestArchiveExport(t *testing.T) {
 				t.Fatalf("received %s differs", id)
 			}
 		}
-		evs, err := svc.Events(ctx, p, EventFilter{ObjectID: e.ID}, "", 10)
-		if err != nil || len(evs) != 1 || evs[0].Type != EventArchiveExportReady {
+		evs, err := eventsOn(db).Events(ctx, p, webhooks.EventFilter{ObjectID: e.ID}, "", 10)
+		if err != nil || len(evs) != 1 || evs[0].Type != webhooks.EventArchiveExportReady {
 			t.Fatalf("events: %v %+v", err, evs)
 		}
 		var data struct{ Object ArchiveExport }
@@ -310,7 +311,7 @@ func TestArchiveResumesAfterCrash(t *testing.T) {
 		store := blob.NewDB(db, 8192)
 		p := principal(c, auth.EnvSandbox)
 		build := func(bs blob.Store) (ArchiveExport, *jobs.Runner, *Service) {
-			svc := New(Deps{DB: db, Blobs: bs}, Config{Archive: ArchiveConfig{Settle: -1}})
+			svc := New(withEvents(Deps{DB: db, Blobs: bs}), Config{Archive: ArchiveConfig{Settle: -1}})
 			r := jobs.NewRunner(db, jobs.Config{Workers: 1})
 			svc.RegisterJobs(r)
 			e, err := svc.CreateArchiveExport(ctx, Caller{Principal: p}, CreateArchiveExport{CompanyID: c.CompanyID, From: "2026-05-01", To: "2026-05-31"})
@@ -334,7 +335,7 @@ func TestArchiveResumesAfterCrash(t *testing.T) {
 			t.Fatalf("after the crash: export %s, partial blob %+v %v", row.State, partial, err)
 		}
 		// The process comes back (a runner with a working store).
-		svc = New(Deps{DB: db, Blobs: store}, Config{Archive: ArchiveConfig{Settle: -1}})
+		svc = New(withEvents(Deps{DB: db, Blobs: store}), Config{Archive: ArchiveConfig{Settle: -1}})
 		r = jobs.NewRunner(db, jobs.Config{Workers: 1})
 		svc.RegisterJobs(r)
 		runUntil(t, r, clk, func() bool { e, _ = svc.ArchiveExport(ctx, p, e.ID); return e.State == ExportReady })
@@ -358,7 +359,7 @@ func TestArchiveFailure(t *testing.T) {
 		clk := setClock(db, time.Date(2026, 6, 2, 8, 0, 0, 0, time.UTC))
 		c, _ := einvoicingtest.NewCompany(ctx, db, "", "business", auth.EnvSandbox, "4030000000001")
 		received(t, db, c, time.Date(2026, 5, 3, 8, 0, 0, 0, time.UTC))
-		svc := New(Deps{DB: db, Blobs: blob.NewDB(db, 0)}, Config{Archive: ArchiveConfig{Settle: -1}})
+		svc := New(withEvents(Deps{DB: db, Blobs: blob.NewDB(db, 0)}), Config{Archive: ArchiveConfig{Settle: -1}})
 		r := jobs.NewRunner(db, jobs.Config{Workers: 1})
 		svc.RegisterJobs(r)
 		p := principal(c, auth.EnvSandbox)
@@ -373,8 +374,8 @@ func TestArchiveFailure(t *testing.T) {
 		if _, err := svc.OpenArchive(ctx, p, e.ID); denar.ErrorCode(err) != "archive_export_not_ready" {
 			t.Fatalf("download of a failed export: %v", err)
 		}
-		evs, _ := svc.Events(ctx, p, EventFilter{ObjectID: e.ID}, "", 10)
-		if len(evs) != 1 || evs[0].Type != EventArchiveExportFailed {
+		evs, _ := eventsOn(db).Events(ctx, p, webhooks.EventFilter{ObjectID: e.ID}, "", 10)
+		if len(evs) != 1 || evs[0].Type != webhooks.EventArchiveExportFailed {
 			t.Fatalf("events %+v", evs)
 		}
 	})

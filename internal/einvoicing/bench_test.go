@@ -96,7 +96,7 @@ func BenchmarkUsage100k(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		svc := New(Deps{DB: db}, Config{})
+		svc := New(withEvents(Deps{DB: db}), Config{})
 		p := principal(c, auth.EnvProduction)
 		measure := func(period string, want int) time.Duration {
 			var ds []time.Duration
@@ -163,7 +163,7 @@ func BenchmarkArchive10k(b *testing.B) {
 			b.Fatal(err)
 		}
 		db.Now = clk.now
-		svc := New(Deps{DB: db, Blobs: blob.NewDB(db, 0)}, Config{Archive: ArchiveConfig{Settle: -1}})
+		svc := New(withEvents(Deps{DB: db, Blobs: blob.NewDB(db, 0)}), Config{Archive: ArchiveConfig{Settle: -1}})
 		r := jobs.NewRunner(db, jobs.Config{Workers: 1})
 		svc.RegisterJobs(r)
 		p := principal(c, auth.EnvProduction)

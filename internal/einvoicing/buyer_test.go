@@ -35,7 +35,7 @@ func TestCheckBuyerAsksOnlyAboutAnEDB(t *testing.T) {
 		{einvoice.Party{Country: "DE", TaxNumber: "DE123456789", Name: "Käufer"}, false},
 	} {
 		reg := &countingRegistry{}
-		s := New(Deps{Registry: reg}, Config{})
+		s := New(withEvents(Deps{Registry: reg}), Config{})
 		seller := func() (string, error) { return "4030000000001", nil }
 		fe, err := s.checkBuyer(t.Context(), "sandbox", seller, tc.party, time.Second)
 		if fe != nil || err != nil {
@@ -63,7 +63,7 @@ func (addressRegistry) LookupCompany(context.Context, string, string, string) (R
 func TestBuyerAddressAsTheRegistry(t *testing.T) {
 	t.Parallel()
 	sp := func(v string) *string { return &v }
-	s := New(Deps{Registry: addressRegistry{}}, Config{})
+	s := New(withEvents(Deps{Registry: addressRegistry{}}), Config{})
 	seller := func() (string, error) { return "4030000000001", nil }
 	for _, tc := range []struct {
 		addr  einvoice.PartyAddress

@@ -20,6 +20,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -29,13 +30,6 @@ import (
 // KindCodeLists is the periodic job that reads UJP's code lists of one
 // environment: KindCodeLists + "." + the environment.
 const KindCodeLists = "ujp.codelists"
-
-// EventCodeListsChanged is written to every company of an environment
-// when UJP's code lists of that environment change.
-const EventCodeListsChanged = "codelists.changed"
-
-// ResourceCodeListChange is the object of a codelists.changed event.
-const ResourceCodeListChange = "codelist_change"
 
 // CodeListChange is how UJP's code lists changed: the object of a
 // codelists.changed event.
@@ -290,7 +284,7 @@ func (s *Service) recordCodeLists(ctx context.Context, env string, fetched *ujpd
 		if change == nil {
 			return nil
 		}
-		return writeCodeListEvents(ctx, tx, *change)
+		return s.writeCodeListEvents(ctx, tx, *change)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ujp code lists of %s: %w", env, err)
@@ -312,32 +306,19 @@ func (s *Service) recordCodeLists(ctx context.Context, env string, fetched *ujpd
 // writeCodeListEvents tells every company of the change's environment: a
 // code list is no one company's, but what each company may send changed,
 // and events (and webhook endpoints and keys) are per company.
-func writeCodeListEvents(ctx context.Context, tx *store.Tx, c CodeListChange) error {
+func (s *Service) writeCodeListEvents(ctx context.Context, tx *store.Tx, c CodeListChange) error {
 	cos, err := tx.CompaniesOfEnvironment(ctx, c.Environment)
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(eventData{Object: c})
+	obj, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	var eps []dbq.ListFanOutEndpointsRow
-	account := ""
-	for _, co := range cos {
-		if co.AccountID != account {
-			account = co.AccountID
-			if eps, err = tx.ListFanOutEndpoints(ctx, dbq.ListFanOutEndpointsParams{AccountID: account, Environment: c.Environment}); err != nil {
-				return fmt.Errorf("webhook endpoints of %s: %w", account, err)
-			}
-		}
-		ev := dbq.CreateEventParams{ID: denar.NewID("evt"), AccountID: co.AccountID, CompanyID: co.ID, Environment: c.Environment,
-			Type: EventCodeListsChanged, ObjectID: c.ID, Payload: string(b), CreatedAt: c.DetectedAt}
-		if err := tx.CreateEvent(ctx, ev); err != nil {
-			return fmt.Errorf("event %s of %s: %w", ev.Type, co.ID, err)
-		}
-		if err := fanOutTo(ctx, tx, ev, eps); err != nil {
-			return err
-		}
+	drafts := make([]webhooks.Draft, len(cos))
+	for i, co := range cos {
+		drafts[i] = webhooks.Draft{AccountID: co.AccountID, CompanyID: co.ID, Environment: c.Environment,
+			Type: webhooks.EventCodeListsChanged, ObjectID: c.ID, Object: c, Rendered: obj, At: c.DetectedAt}
 	}
-	return nil
+	return s.events.Publish(ctx, tx, drafts...)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/internal/ujp"
@@ -81,8 +82,8 @@ func TestCodeListChanges(t *testing.T) {
 		}
 		gw := &listsGateway{lists: ujpdoc.Snapshot()}
 		process := func() *Service {
-			return New(Deps{DB: db, Log: slog.New(slog.DiscardHandler), Gateways: map[string]ujp.Gateway{auth.EnvSandbox: gw},
-				Operators: map[string]ujp.Identity{auth.EnvSandbox: {EUJPID: "OPERATOR", EDB: "4030000000001"}}},
+			return New(withEvents(Deps{DB: db, Log: slog.New(slog.DiscardHandler), Gateways: map[string]ujp.Gateway{auth.EnvSandbox: gw},
+				Operators: map[string]ujp.Identity{auth.EnvSandbox: {EUJPID: "OPERATOR", EDB: "4030000000001"}}}),
 				Config{CodeListsReload: 20 * time.Millisecond})
 		}
 		a, b := process(), process()
@@ -139,7 +140,7 @@ func TestCodeListChanges(t *testing.T) {
 
 		// One event per company of the environment, none elsewhere.
 		rows, err := db.ReadDB().QueryContext(ctx, `SELECT company_id, environment, object_id, payload FROM events WHERE type = $1 ORDER BY company_id`,
-			EventCodeListsChanged)
+			webhooks.EventCodeListsChanged)
 		if err != nil {
 			t.Fatal(err)
 		}

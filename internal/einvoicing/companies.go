@@ -17,6 +17,7 @@ import (
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/ujp"
+	"github.com/denar-mk/denar/internal/usecase"
 )
 
 // Registry is the part of the tax authority the company pre-flight and the
@@ -399,12 +400,8 @@ func (s *Service) lookup(ctx context.Context, env, asTaxNumber, taxNumber string
 	return res.c, nil
 }
 
-// Optional is a field of a partial update: Set when the request named it,
-// Value nil when it named it as null.
-type Optional[T any] struct {
-	Set   bool
-	Value *T
-}
+// Optional is a field of a partial update (usecase.Optional).
+type Optional[T any] = usecase.Optional[T]
 
 // UpdateCompany is the command of PATCH /v1/companies/{id}: only these two
 // settings may change.

@@ -13,6 +13,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/jwsverify"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -23,7 +24,7 @@ const LinkEInvoice = "einvoice"
 
 // einvoiceSigned moves a signed e-invoice to queued and asks for its
 // submission, in the transaction that records the signature.
-func einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
+func (s *Service) einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
 	inv, err := tx.GetEInvoiceByID(ctx, r.Links[LinkEInvoice])
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // not an issued e-invoice (the signing tests sign bare links)
@@ -36,7 +37,7 @@ func einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
 		// Refusals that kept it waiting (token_missing, pin_locked) are
 		// over: problems describe what is wrong now, and the refused
 		// requests keep the record.
-		if _, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signed", Problems: []byte("[]")}); err != nil {
+		if _, err := s.moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signed", Problems: []byte("[]")}); err != nil {
 			return err
 		}
 	case einvoice.Queued, einvoice.Held:
@@ -216,7 +217,11 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		// The four rows, and the read of the endpoints the event may go
 		// to, in one statement: a round trip each is most of what they
 		// cost on PostgreSQL.
-		ev, err := eventParams(tx, out.AccountID, EventSignatureRequired, view)
+		d, err := einvoiceDraft(out.AccountID, webhooks.EventSignatureRequired, view)
+		if err != nil {
+			return EInvoice{}, err
+		}
+		ev, err := s.events.Prepare(tx, d)
 		if err != nil {
 			return EInvoice{}, err
 		}
@@ -228,7 +233,7 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 			Document: p.Document, UjpDocID: p.UjpDocID, TotalNet: p.TotalNet, TotalVat: p.TotalVat,
 			TotalGross: p.TotalGross, Currency: p.Currency, Problems: p.Problems, ClientReference: p.ClientReference,
 			Fingerprint: p.Fingerprint, OriginalID: p.OriginalID, HistoryID: historyID, HistoryCause: "issued", PaceKey: key,
-			EventID: ev.ID, EventType: ev.Type, EventPayload: ev.Payload})
+			EventID: ev.ID(), EventType: ev.Type(), EventPayload: ev.Payload()})
 		if err != nil {
 			return EInvoice{}, fmt.Errorf("store einvoice: %w", err)
 		}
@@ -236,7 +241,7 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		for i, r := range rows {
 			eps[i] = dbq.ListFanOutEndpointsRow(r)
 		}
-		return view, fanOutTo(ctx, tx, ev, eps)
+		return view, s.events.Stored(ctx, tx, ev, eps)
 	}
 	if _, err := insertRequest(ctx, tx, sgr.String, n.Account, *n.cert, header, PurposeDocument, n.payload, link, summary); err != nil {
 		return EInvoice{}, err
@@ -248,5 +253,5 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		ToStatus: out.Status, Cause: "issued", At: tx.Now}); err != nil {
 		return EInvoice{}, fmt.Errorf("history: %w", err)
 	}
-	return view, writeEInvoiceEvent(ctx, tx, view, out.AccountID, EventSignatureRequired)
+	return view, s.writeEInvoiceEvent(ctx, tx, view, out.AccountID, webhooks.EventSignatureRequired)
 }

@@ -44,7 +44,7 @@ func TestEInvoiceFilterNumberAndBuyer(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		svc := New(Deps{DB: db, Log: slog.New(slog.DiscardHandler)}, Config{})
+		svc := New(withEvents(Deps{DB: db, Log: slog.New(slog.DiscardHandler)}), Config{})
 		p := &auth.Principal{AccountID: c.AccountID, Environment: auth.EnvSandbox, Kind: auth.KindUser}
 		for _, tc := range []struct {
 			f    EInvoiceFilter

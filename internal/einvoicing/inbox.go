@@ -25,20 +25,6 @@ import (
 	"github.com/denar-mk/denar/internal/ujp"
 )
 
-// Events of the inbox. The first three are the spec's; the others tell
-// what happened to a decision and to a document the seller replaced.
-const (
-	EventInboxReceived            = "inbox.received"
-	EventInboxDeadlineApproaching = "inbox.deadline_approaching"
-	EventInboxAutoAccepted        = "inbox.auto_accepted"
-	EventInboxSignatureRequired   = "inbox.signature_required"
-	EventInboxAccepted            = "inbox.accepted"
-	EventInboxRejected            = "inbox.rejected"
-	EventInboxDecisionFailed      = "inbox.decision_failed"
-	EventInboxCancelledByStorno   = "inbox.cancelled_by_storno"
-	EventInboxCorrected           = "inbox.corrected"
-)
-
 // Signing-link types of the inbox: the decision itself (purpose decision)
 // and the signed reads (purpose query).
 const (
@@ -154,8 +140,8 @@ func inboxView(r dbq.InboxDocument, now time.Time) InboxDocument {
 }
 
 // inboxEvent writes an event about d as GET returns it now.
-func inboxEvent(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, typ string) error {
-	return writeEvent(ctx, tx, d.AccountID, d.CompanyID, d.Environment, typ, d.ID, inboxView(d, tx.Now))
+func (s *Service) inboxEvent(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, typ string) error {
+	return s.writeEvent(ctx, tx, d.AccountID, d.CompanyID, d.Environment, typ, d.ID, inboxView(d, tx.Now))
 }
 
 // errInboxChanged is a write over a version another transaction changed

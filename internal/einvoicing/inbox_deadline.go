@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/einvoice"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -91,7 +92,7 @@ func (s *Service) remind(ctx context.Context, tx *store.Tx, id string, days int)
 	if err != nil || n == 0 {
 		return false, err
 	}
-	return true, inboxEvent(ctx, tx, d, EventInboxDeadlineApproaching)
+	return true, s.inboxEvent(ctx, tx, d, webhooks.EventInboxDeadlineApproaching)
 }
 
 // InboxAutoAccepts moves every document still pending after its deadline
@@ -137,7 +138,7 @@ func (s *Service) autoAccept(ctx context.Context, tx *store.Tx, id string) (bool
 		return false, nil
 	}
 	if d.DecisionRequested != "" {
-		if d, err = failDecision(ctx, tx, d, inboxProblem{Code: "decision_late",
+		if d, err = s.failDecision(ctx, tx, d, inboxProblem{Code: "decision_late",
 			Message:          fmt.Sprintf("the %s decision had not reached UJP when the deadline (%s) passed", d.DecisionRequested, d.DecideBy),
 			SigningRequestID: d.SigningRequestID.String}); err != nil {
 			return false, err
@@ -149,5 +150,5 @@ func (s *Service) autoAccept(ctx context.Context, tx *store.Tx, id string) (bool
 	if err != nil {
 		return false, err
 	}
-	return true, inboxEvent(ctx, tx, saved, EventInboxAutoAccepted)
+	return true, s.inboxEvent(ctx, tx, saved, webhooks.EventInboxAutoAccepted)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -92,7 +93,7 @@ func (s *Service) DecideInbox(ctx context.Context, c Caller, cmd DecideInbox) (I
 			if err != nil {
 				return InboxDocument{}, err
 			}
-			if err := inboxEvent(ctx, tx, saved, EventInboxSignatureRequired); err != nil {
+			if err := s.inboxEvent(ctx, tx, saved, webhooks.EventInboxSignatureRequired); err != nil {
 				return InboxDocument{}, err
 			}
 			return inboxView(saved, tx.Now), nil
@@ -146,7 +147,7 @@ func ujpNotNew() string { return "E1016" }
 
 // failDecision puts d back to a plain pending decision (or leaves the
 // decision UJP reported) with the problem, and emits inbox.decision_failed.
-func failDecision(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, p inboxProblem) (dbq.InboxDocument, error) {
+func (s *Service) failDecision(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, p inboxProblem) (dbq.InboxDocument, error) {
 	var items []problemItem
 	_ = json.Unmarshal([]byte(d.Problems), &items)
 	items = append(items, problemItem(p))
@@ -164,7 +165,7 @@ func failDecision(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, p inbo
 	if err != nil {
 		return d, err
 	}
-	return saved, inboxEvent(ctx, tx, saved, EventInboxDecisionFailed)
+	return saved, s.inboxEvent(ctx, tx, saved, webhooks.EventInboxDecisionFailed)
 }
 
 // decisionSignatureFailed applies a refused or expired signature of a
@@ -204,7 +205,7 @@ func (s *Service) decisionSignatureFailedOnce(ctx context.Context, tx *store.Tx,
 		p = inboxProblem{Code: "decision_refused", Message: msg + "; nothing reached UJP — decide again", Reason: reason}
 	}
 	p.SigningRequestID = r.ID
-	_, err = failDecision(ctx, tx, d, p)
+	_, err = s.failDecision(ctx, tx, d, p)
 	return err
 }
 
@@ -266,7 +267,7 @@ func (p *Pipeline) sendDecision(ctx context.Context, gw ujp.Gateway, who signer,
 			if err != nil || cur.SigningRequestID.String != sr.ID {
 				return err
 			}
-			_, err = failDecision(ctx, tx, cur, inboxProblem{Code: rej.Code, Message: "UJP refused the decision: " + rej.Message, SigningRequestID: sr.ID})
+			_, err = p.svc.failDecision(ctx, tx, cur, inboxProblem{Code: rej.Code, Message: "UJP refused the decision: " + rej.Message, SigningRequestID: sr.ID})
 			return err
 		})
 	default:
@@ -306,7 +307,7 @@ func (p *Pipeline) reaskDecision(ctx context.Context, gw ujp.Gateway, who signer
 		req.RequestTimestamp = ujpdoc.FormatTimestamp(tx.Now)
 		next, err := askDecisionSignature(ctx, tx, d, req)
 		if errors.Is(err, ErrNoSigner) {
-			_, err = failDecision(ctx, tx, d, inboxProblem{Code: "decision_signer_missing",
+			_, err = p.svc.failDecision(ctx, tx, d, inboxProblem{Code: "decision_signer_missing",
 				Message: "the signed decision was too old for UJP and the company has no valid certificate to sign it again", SigningRequestID: sr.ID})
 			return err
 		}
@@ -318,7 +319,7 @@ func (p *Pipeline) reaskDecision(ctx context.Context, gw ujp.Gateway, who signer
 		if err != nil {
 			return err
 		}
-		return inboxEvent(ctx, tx, saved, EventInboxSignatureRequired)
+		return p.svc.inboxEvent(ctx, tx, saved, webhooks.EventInboxSignatureRequired)
 	})
 }
 
@@ -347,7 +348,7 @@ func (s *Service) decisionLate(ctx context.Context, tx *store.Tx, id, srID strin
 	if err != nil || d.SigningRequestID.String != srID || d.DecisionRequested == "" {
 		return err
 	}
-	_, err = failDecision(ctx, tx, d, inboxProblem{Code: "decision_late",
+	_, err = s.failDecision(ctx, tx, d, inboxProblem{Code: "decision_late",
 		Message: fmt.Sprintf("the %s decision had not reached UJP when the deadline (%s) passed", d.DecisionRequested, d.DecideBy), SigningRequestID: srID})
 	return err
 }
@@ -366,7 +367,7 @@ func (s *Service) verifyDecision(ctx context.Context, tx *store.Tx, id, srID str
 	}
 	read, err := RequestSignature(ctx, tx, d.CompanyID, PurposeQuery, payload, SigningLink{Type: linkInboxStatus, ID: d.ID})
 	if errors.Is(err, ErrNoSigner) {
-		_, err = failDecision(ctx, tx, d, inboxProblem{Code: rej.Code, Message: "UJP refused the decision: " + rej.Message, SigningRequestID: srID})
+		_, err = s.failDecision(ctx, tx, d, inboxProblem{Code: rej.Code, Message: "UJP refused the decision: " + rej.Message, SigningRequestID: srID})
 		return err
 	}
 	if err != nil {
@@ -393,7 +394,7 @@ func (s *Service) decisionStatusRead(ctx context.Context, tx *store.Tx, id, srID
 	if err != nil || d.DecisionRequested == "" {
 		return err
 	}
-	_, err = failDecision(ctx, tx, d, inboxProblem{Code: ujpNotNew(),
+	_, err = s.failDecision(ctx, tx, d, inboxProblem{Code: ujpNotNew(),
 		Message: fmt.Sprintf("UJP refused the decision: the document is not in status NEW (UJP reports %s %s)", st.StatusCode, st.StatusName), SigningRequestID: srID})
 	return err
 }
@@ -441,16 +442,16 @@ func (s *Service) applyUJPStatus(ctx context.Context, tx *store.Tx, d dbq.InboxD
 			}
 			switch state {
 			case einvoice.DecisionAccepted:
-				events = append(events, EventInboxAccepted)
+				events = append(events, webhooks.EventInboxAccepted)
 			case einvoice.DecisionRejected:
-				events = append(events, EventInboxRejected)
+				events = append(events, webhooks.EventInboxRejected)
 			case einvoice.DecisionAutoAccepted:
 				if ch == nil {
 					// A status read has no time of the change: UJP's
 					// auto-acceptance took effect when the deadline ended.
 					next.DecidedAt = sql.NullTime{Time: deadlineEnd(d.DecideBy, at), Valid: true}
 				}
-				events = append(events, EventInboxAutoAccepted)
+				events = append(events, webhooks.EventInboxAutoAccepted)
 			}
 			if requested != "" && !ours {
 				p := inboxProblem{Code: "decided_elsewhere", Message: fmt.Sprintf("UJP reports the document %s (%s) before the %s decision reached it", name, code, requested),
@@ -468,9 +469,9 @@ func (s *Service) applyUJPStatus(ctx context.Context, tx *store.Tx, d dbq.InboxD
 	} else {
 		switch code {
 		case ujp.StatusVoided:
-			events = append(events, EventInboxCancelledByStorno)
+			events = append(events, webhooks.EventInboxCancelledByStorno)
 		case ujp.StatusCorrected:
-			events = append(events, EventInboxCorrected)
+			events = append(events, webhooks.EventInboxCorrected)
 		}
 		if requested != "" && (code == ujp.StatusVoided || code == ujp.StatusCorrected) {
 			p := inboxProblem{Code: ujpNotNew(), Message: fmt.Sprintf("the seller replaced the document (UJP %s %s) before the %s decision reached UJP", code, name, requested),
@@ -490,14 +491,14 @@ func (s *Service) applyUJPStatus(ctx context.Context, tx *store.Tx, d dbq.InboxD
 			return d, err
 		}
 		next.Problems = string(b)
-		events = append(events, EventInboxDecisionFailed)
+		events = append(events, webhooks.EventInboxDecisionFailed)
 	}
 	saved, err := saveInbox(ctx, tx, next)
 	if err != nil {
 		return d, err
 	}
 	for _, e := range events {
-		if err := inboxEvent(ctx, tx, saved, e); err != nil {
+		if err := s.inboxEvent(ctx, tx, saved, e); err != nil {
 			return saved, err
 		}
 	}

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -284,7 +285,7 @@ func (p *Pipeline) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr 
 				continue
 			}
 			got[it.EUID] = true
-			if _, _, err := storeIncoming(ctx, tx, co, it, name); err != nil {
+			if _, _, err := p.svc.storeIncoming(ctx, tx, co, it, name); err != nil {
 				return err
 			}
 		}
@@ -327,7 +328,7 @@ func (p *Pipeline) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr 
 // (read twice, by two processes, or by the inbox sync and a
 // reconciliation): stored is false then and nothing is written. The one
 // way a document enters the inbox from UJP's lists.
-func storeIncoming(ctx context.Context, tx *store.Tx, co dbq.Company, it ujp.Payload, statusName string) (d dbq.InboxDocument, stored bool, err error) {
+func (s *Service) storeIncoming(ctx context.Context, tx *store.Tx, co dbq.Company, it ujp.Payload, statusName string) (d dbq.InboxDocument, stored bool, err error) {
 	d, err = tx.InsertInboxDocument(ctx, dbq.InsertInboxDocumentParams(newInboxDocument(co, it.EUID, []byte(it.Payload), tx.Now, statusName)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, false, nil // stored by another read
@@ -339,7 +340,7 @@ func storeIncoming(ctx context.Context, tx *store.Tx, co dbq.Company, it ujp.Pay
 		Environment: d.Environment, ReceivedAt: d.ReceivedAt}); err != nil {
 		return d, false, fmt.Errorf("count inbox document %s: %w", d.ID, err)
 	}
-	if err := inboxEvent(ctx, tx, d, EventInboxReceived); err != nil {
+	if err := s.inboxEvent(ctx, tx, d, webhooks.EventInboxReceived); err != nil {
 		return d, false, err
 	}
 	return d, true, nil

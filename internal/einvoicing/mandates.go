@@ -15,6 +15,7 @@ import (
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/usecase"
 )
 
 // mandatePrefix marks mandate tokens; the rest is 43 base62 characters
@@ -183,7 +184,7 @@ func (s *Service) SandboxMandateLink(ctx context.Context, c Caller, companyID st
 		return SandboxMandateLink{}, denar.Errorf("sandbox_only", "A mandate link is given out only for sandbox companies; in production the representative receives it by e-mail.")
 	}
 	tok := mandatePrefix + auth.RandomToken(43)
-	return writeShownOnce(ctx, s, c, func(tx *store.Tx) (SandboxMandateLink, error) {
+	return usecase.WriteShownOnce(ctx, s.db, c, func(tx *store.Tx) (SandboxMandateLink, error) {
 		co, err := company(ctx, tx.Queries, c.Principal, companyID)
 		if err != nil {
 			return SandboxMandateLink{}, err
@@ -199,6 +200,6 @@ func (s *Service) SandboxMandateLink(ctx context.Context, c Caller, companyID st
 		return SandboxMandateLink{Object: "sandbox_mandate_link", CompanyID: co.ID,
 			URL: strings.TrimRight(s.cfg.PublicURL, "/") + MandatePath(tok), ExpiresAt: exp.UTC()}, nil
 	}, func(SandboxMandateLink) *denar.Error {
-		return shownOnce("sandbox_mandate_link", companyID, "The mandate link was in the first answer to this request and is not kept; ask for another one.")
+		return usecase.ShownOnce("sandbox_mandate_link", companyID, "The mandate link was in the first answer to this request and is not kept; ask for another one.")
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 )
@@ -116,15 +117,15 @@ type statusMove struct {
 // eventTypes names the event each destination status emits (spec, Moves);
 // moves to other statuses (queued, submitting) are in the history only.
 var eventTypes = map[einvoice.Status]string{
-	einvoice.Invalid:           EventValidatedFailed,
-	einvoice.Delivered:         EventSubmitted,
-	einvoice.Accepted:          EventAccepted,
-	einvoice.AutoAccepted:      EventAutoAccepted,
-	einvoice.Rejected:          EventRejected,
-	einvoice.CancelledByStorno: EventCancelledByStorno,
-	einvoice.Corrected:         EventCorrected,
-	einvoice.Failed:            EventFailed,
-	einvoice.Held:              EventHeld,
+	einvoice.Invalid:           webhooks.EventValidatedFailed,
+	einvoice.Delivered:         webhooks.EventSubmitted,
+	einvoice.Accepted:          webhooks.EventAccepted,
+	einvoice.AutoAccepted:      webhooks.EventAutoAccepted,
+	einvoice.Rejected:          webhooks.EventRejected,
+	einvoice.CancelledByStorno: webhooks.EventCancelledByStorno,
+	einvoice.Corrected:         webhooks.EventCorrected,
+	einvoice.Failed:            webhooks.EventFailed,
+	einvoice.Held:              webhooks.EventHeld,
 }
 
 // moveEInvoice moves inv to m.To if the domain allows it and the row is
@@ -132,7 +133,7 @@ var eventTypes = map[einvoice.Status]string{
 // update). It stamps when the document was held, delivered or settled, and
 // writes the history row and the event with the e-invoice as it is after
 // the move.
-func moveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, m statusMove) (dbq.Einvoice, error) {
+func (s *Service) moveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, m statusMove) (dbq.Einvoice, error) {
 	from := einvoice.Status(inv.Status)
 	check := einvoice.Move
 	if m.Reconciled {
@@ -208,7 +209,7 @@ func moveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, m statusM
 		return inv, fmt.Errorf("reload %s: %w", inv.ID, err)
 	}
 	if typ, ok := eventTypes[m.To]; ok {
-		if err := einvoiceEvent(ctx, tx, moved, typ); err != nil {
+		if err := s.einvoiceEvent(ctx, tx, moved, typ); err != nil {
 			return moved, err
 		}
 	}
@@ -216,6 +217,6 @@ func moveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, m statusM
 }
 
 // einvoiceEvent writes an event about inv as it is now.
-func einvoiceEvent(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, typ string) error {
-	return writeEvent(ctx, tx, inv.AccountID, inv.CompanyID, inv.Environment, typ, inv.ID, einvoiceView(inv))
+func (s *Service) einvoiceEvent(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, typ string) error {
+	return s.writeEvent(ctx, tx, inv.AccountID, inv.CompanyID, inv.Environment, typ, inv.ID, einvoiceView(inv))
 }

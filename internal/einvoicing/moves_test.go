@@ -39,6 +39,7 @@ func TestEInvoiceMoves(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
 		acct, co := denar.NewID("acct"), denar.NewID("co")
+		svc := New(withEvents(Deps{DB: db}), Config{})
 		var inv dbq.Einvoice
 		err := db.InTx(ctx, func(tx *store.Tx) error {
 			if _, err := tx.CreateAccount(ctx, dbq.CreateAccountParams{ID: acct, Name: "Биро", Plan: "test", CreatedAt: tx.Now}); err != nil {
@@ -60,7 +61,7 @@ func TestEInvoiceMoves(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				inv, err = moveEInvoice(ctx, tx, cur, m)
+				inv, err = svc.moveEInvoice(ctx, tx, cur, m)
 				return err
 			})
 		}
@@ -85,7 +86,7 @@ func TestEInvoiceMoves(t *testing.T) {
 		err = db.InTx(ctx, func(tx *store.Tx) error {
 			stale := inv
 			stale.Status = string(einvoice.Delivered)
-			_, err := moveEInvoice(ctx, tx, stale, statusMove{To: einvoice.Rejected, Cause: "ujp_status"})
+			_, err := svc.moveEInvoice(ctx, tx, stale, statusMove{To: einvoice.Rejected, Cause: "ujp_status"})
 			return err
 		})
 		if !errors.As(err, &de) || de.Code != "einvoice_state_conflict" {

@@ -323,7 +323,7 @@ func (s *Service) signNext(ctx context.Context, tx *store.Tx, key, companyID str
 		if err != nil {
 			return false, err
 		}
-		if _, err := askDocumentSignature(ctx, tx, inv, payload); errors.Is(err, ErrNoSigner) {
+		if _, err := s.askDocumentSignature(ctx, tx, inv, payload); errors.Is(err, ErrNoSigner) {
 			s.log.WarnContext(ctx, "e-invoice's turn to be signed came but the company has no valid certificate", "einvoice", inv.ID)
 			return true, nil
 		} else if err != nil {

@@ -365,11 +365,11 @@ func (p *Pipeline) resign(ctx context.Context, inv dbq.Einvoice, status einvoice
 			return fmt.Errorf("resign %s: %w", inv.ID, err)
 		}
 		if status == einvoice.Submitting {
-			if inv, err = moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signature_refresh"}); err != nil {
+			if inv, err = p.svc.moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signature_refresh"}); err != nil {
 				return err
 			}
 		}
-		_, err = askDocumentSignature(ctx, tx, inv, b)
+		_, err = p.svc.askDocumentSignature(ctx, tx, inv, b)
 		if errors.Is(err, ErrNoSigner) {
 			p.log.Warn("e-invoice needs a fresh signature but the company has no valid certificate", "einvoice", inv.ID)
 			return nil
@@ -456,7 +456,7 @@ func (p *Pipeline) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoi
 					}
 				}
 			}
-			_, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: problemOf(r, tx.Now).Code, UJPCode: r.Code})
+			_, err := p.svc.moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: problemOf(r, tx.Now).Code, UJPCode: r.Code})
 			return err
 		}); err != nil {
 			return err
@@ -506,7 +506,7 @@ func unavailableCode(err error) string {
 
 func (p *Pipeline) move(ctx context.Context, inv dbq.Einvoice, m statusMove) error {
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := moveEInvoice(ctx, tx, inv, m)
+		_, err := p.svc.moveEInvoice(ctx, tx, inv, m)
 		return err
 	})
 }
@@ -516,7 +516,7 @@ func (p *Pipeline) move(ctx context.Context, inv dbq.Einvoice, m statusMove) err
 func (p *Pipeline) hold(ctx context.Context, inv dbq.Einvoice, cause, code string) error {
 	if inv.Status != string(einvoice.Held) {
 		err := p.db.InTx(ctx, func(tx *store.Tx) error {
-			_, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Held, Cause: cause, UJPCode: code})
+			_, err := p.svc.moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Held, Cause: cause, UJPCode: code})
 			return err
 		})
 		if err != nil {
@@ -605,7 +605,7 @@ func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, caus
 		default:
 			return nil
 		}
-		d, err := moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.Delivered, Cause: cause, UJPCode: ujp.StatusSent, EUID: euid, QRLink: qr})
+		d, err := p.svc.moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.Delivered, Cause: cause, UJPCode: ujp.StatusSent, EUID: euid, QRLink: qr})
 		if err != nil {
 			return err
 		}
@@ -638,7 +638,7 @@ func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, caus
 // is never failed while its outcome is unknown.
 func (p *Pipeline) sendUnknown(ctx context.Context, inv dbq.Einvoice, m statusMove) error {
 	err := p.db.InTx(ctx, func(tx *store.Tx) error {
-		moved, err := moveEInvoice(ctx, tx, inv, m)
+		moved, err := p.svc.moveEInvoice(ctx, tx, inv, m)
 		if err != nil {
 			return err
 		}
@@ -933,7 +933,7 @@ func (p *Pipeline) applyChanges(ctx context.Context, companyID, env, day string,
 					return err
 				}
 			}
-			if _, err := moveEInvoice(ctx, tx, inv, m); err != nil {
+			if _, err := p.svc.moveEInvoice(ctx, tx, inv, m); err != nil {
 				return err
 			}
 		}

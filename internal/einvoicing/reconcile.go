@@ -49,6 +49,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -63,14 +64,6 @@ const KindReconcile = "einvoice.reconcile"
 // linkReconciliation is the signing link of a run's reads; its id is
 // "<reconciliation id>/<seq>".
 const linkReconciliation = "ujp_reconciliation"
-
-// Event types of reconciliation.
-const (
-	EventDiscovered              = "einvoice.discovered"
-	EventMissingAtUJP            = "einvoice.missing_at_ujp"
-	EventReconciliationCompleted = "reconciliation.completed"
-	EventReconciliationMismatch  = "reconciliation.mismatch"
-)
 
 // ProblemUJPMissing flags an e-invoice the service shows delivered (or
 // later) that UJP does not know.
@@ -366,11 +359,11 @@ func (p *Pipeline) complete(ctx context.Context, tx *store.Tx, r *recon) error {
 		return err
 	}
 	v := reconciliationView(row)
-	if err := writeEvent(ctx, tx, row.AccountID, row.CompanyID, row.Environment, EventReconciliationCompleted, row.ID, v); err != nil {
+	if err := p.svc.writeEvent(ctx, tx, row.AccountID, row.CompanyID, row.Environment, webhooks.EventReconciliationCompleted, row.ID, v); err != nil {
 		return err
 	}
 	if r.count.fixed() {
-		if err := writeEvent(ctx, tx, row.AccountID, row.CompanyID, row.Environment, EventReconciliationMismatch, row.ID, v); err != nil {
+		if err := p.svc.writeEvent(ctx, tx, row.AccountID, row.CompanyID, row.Environment, webhooks.EventReconciliationMismatch, row.ID, v); err != nil {
 			return err
 		}
 	}
@@ -699,7 +692,7 @@ func (p *Pipeline) settle(ctx context.Context, tx *store.Tx, r *recon, inv dbq.E
 		}
 		inv.Problems = "[]"
 	}
-	moved, err := moveEInvoice(ctx, tx, inv, m)
+	moved, err := p.svc.moveEInvoice(ctx, tx, inv, m)
 	if err != nil {
 		return err
 	}
@@ -847,7 +840,7 @@ func (p *Pipeline) importExternal(ctx context.Context, tx *store.Tx, r *recon, s
 	if err := countSent(ctx, tx, inv); err != nil {
 		return err
 	}
-	if err := einvoiceEvent(ctx, tx, inv, EventDiscovered); err != nil {
+	if err := p.svc.einvoiceEvent(ctx, tx, inv, webhooks.EventDiscovered); err != nil {
 		return err
 	}
 	r.count.Sales.Discovered++
@@ -909,7 +902,7 @@ func (p *Pipeline) flagMissing(ctx context.Context, tx *store.Tx, inv dbq.Einvoi
 		return err
 	}
 	p.log.Warn("reconciliation: UJP does not know a delivered document", "einvoice", inv.ID, "euid", inv.Euid.String)
-	return einvoiceEvent(ctx, tx, flagged, EventMissingAtUJP)
+	return p.svc.einvoiceEvent(ctx, tx, flagged, webhooks.EventMissingAtUJP)
 }
 
 // clearMissing drops the ujp_missing flag of a document UJP knows again.
@@ -950,7 +943,7 @@ func (p *Pipeline) purchasePayloads(ctx context.Context, tx *store.Tx, r *recon,
 			continue
 		}
 		got[it.EUID] = true
-		_, stored, err := storeIncoming(ctx, tx, r.co, it, name)
+		_, stored, err := p.svc.storeIncoming(ctx, tx, r.co, it, name)
 		if err != nil {
 			return err
 		}

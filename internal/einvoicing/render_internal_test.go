@@ -7,16 +7,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store/dbq"
 )
 
 // TestRenderedView: an e-invoice rendered once (renderedView) is written
 // exactly as encoding/json writes its fields, with HTML characters
 // unescaped (the API's JSON format) and escaped (json.Marshal, event
-// data), and eventDataOf is the event data json.Marshal makes.
+// data), and the event data the publisher makes of its rendering is the
+// event data json.Marshal makes.
 func TestRenderedView(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 23, 7, 51, 4, 27234607, time.UTC)
+	type eventData struct {
+		Object any `json:"object"`
+	}
+	events := eventsOn(nil)
 	for _, r := range []dbq.Einvoice{
 		{ID: "einv_1", CompanyID: "cmp_1", Environment: "sandbox", Kind: "invoice", Status: "awaiting_signature",
 			DocumentType: "100", Number: "F-1", IssueDate: "2026-11-23", Document: `{"a":1}`, UjpDocID: "einv_1",
@@ -62,7 +68,16 @@ func TestRenderedView(t *testing.T) {
 				t.Errorf("%s, json.Marshal:\n got %s\nwant %s", r.ID, got, data)
 			}
 		}
-		if got := eventDataOf(v.rendered); got != string(data) {
+		d, err := einvoiceDraft("acct_1", webhooks.EventSubmitted, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.At = at
+		ev, err := events.Prepare(nil, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ev.Payload(); got != string(data) {
 			t.Errorf("%s, event data:\n got %s\nwant %s", r.ID, got, data)
 		}
 	}

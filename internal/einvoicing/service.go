@@ -3,19 +3,16 @@ package einvoicing
 import (
 	"context"
 	"log/slog"
-	"net"
-	"net/http"
 	"sync"
 	"time"
 
-	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/blob"
-	"github.com/denar-mk/denar/internal/idempotency"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/ujp"
+	"github.com/denar-mk/denar/internal/usecase"
 )
 
 // Deps are the service's collaborators; cmd/denar builds them.
@@ -45,12 +42,12 @@ type Deps struct {
 	// Received reads received documents for archive exports; nil is the
 	// inbox of this service (the archive tests give documents of their own).
 	Received ReceivedArchive
-	// Secrets seals webhook endpoint secrets; nil makes creating an
-	// endpoint 503 webhooks_unavailable (cmd/denar always provides one).
+	// Secrets seals what a queued mail carries in confidence (a mandate
+	// link); cmd/denar always provides one.
 	Secrets *auth.SecretBox
-	// Resolver looks up webhook hosts, at registration and when a delivery
-	// connects; nil is net.DefaultResolver.
-	Resolver Resolver
+	// Events publishes the events of the use cases, in their transactions
+	// (the webhooks package's Service); required.
+	Events Publisher
 }
 
 // Config tunes the service; zero values take the defaults.
@@ -73,8 +70,6 @@ type Config struct {
 	RefusalBackoff time.Duration
 	// Archive tunes archive exports.
 	Archive ArchiveConfig
-	// Webhooks tunes webhook delivery.
-	Webhooks WebhookConfig
 	// InboxDeadlineEvery is how often the inbox's deadline job looks for
 	// reminders and auto-acceptances due; default 1 minute.
 	InboxDeadlineEvery time.Duration
@@ -137,7 +132,6 @@ func (c Config) withDefaults() Config {
 	c.Pipeline = c.Pipeline.withDefaults()
 	c.Reconcile = c.Reconcile.withDefaults()
 	c.Archive = c.Archive.withDefaults()
-	c.Webhooks = c.Webhooks.withDefaults()
 	return c
 }
 
@@ -167,107 +161,34 @@ type Service struct {
 	blobs        blob.Store
 	received     ReceivedArchive
 	secrets      *auth.SecretBox
-	resolver     Resolver
-	// hooks are the webhook HTTP clients by environment.
-	hooks map[string]*http.Client
-	// sending holds a token per delivery request in flight
-	// (WebhookConfig.Concurrency).
-	sending chan struct{}
+	events       Publisher
 }
 
 // New builds the service.
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
 		snapshot: sync.OnceValue(ujpdoc.Snapshot), lists: newCodeLists(), operators: d.Operators, sandbox: d.Sandbox, sandboxSetup: d.SandboxSetup, gateways: d.Gateways,
-		blobs: d.Blobs, received: d.Received,
-		secrets: d.Secrets, resolver: d.Resolver}
+		blobs: d.Blobs, received: d.Received, secrets: d.Secrets, events: d.Events}
 	if s.received == nil {
 		s.received = inboxArchive{}
 	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if s.resolver == nil {
-		s.resolver = net.DefaultResolver
-	}
-	s.sending = make(chan struct{}, s.cfg.Webhooks.Concurrency)
-	s.hooks = map[string]*http.Client{
-		auth.EnvSandbox:    newWebhookClient(s.policy(auth.EnvSandbox), s.resolver, s.cfg.Webhooks.Timeout),
-		auth.EnvProduction: newWebhookClient(s.policy(auth.EnvProduction), s.resolver, s.cfg.Webhooks.Timeout),
+	if s.events == nil {
+		panic("einvoicing: New needs Deps.Events, the publisher of events")
 	}
 	s.pipe = &Pipeline{svc: s, db: d.DB, gateways: d.Gateways, cfg: s.cfg.Pipeline, log: s.log}
 	return s
 }
 
-// Caller is who asks for a use case: the credential's principal and, for
-// a request with an Idempotency-Key, its claim, which the use case's
-// transaction completes with the answer.
-type Caller struct {
-	*auth.Principal
-	Claim *idempotency.Claim
-	// Audit, when set (a person acting through the dashboard), is written
-	// to the audit log in the use case's transaction.
-	Audit *auth.AuditEntry
-}
+// Caller is who asks for a use case (usecase.Caller).
+type Caller = usecase.Caller
 
-// write runs fn in one transaction and, when the caller holds an
-// idempotency claim, stores fn's answer as the key's response in that same
-// transaction. The transaction does not inherit the request's
-// cancellation: once the work starts, a client that hangs up does not
-// decide its outcome.
+// write runs fn as the caller's use case: one transaction that also
+// completes its idempotency claim and audit entry (usecase.Write).
 func write[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (T, error)) (T, error) {
-	return writeStoring(ctx, s, c, fn, nil)
-}
-
-// writeShownOnce is write for answers that carry a secret shown once (a
-// pairing code, an agent's secret, a webhook endpoint's secret): the
-// caller gets fn's answer, but what the key keeps for a replay is the
-// problem shown(v) (secret_already_shown) — never v, so the secret is in
-// clear nowhere but in that one answer.
-func writeShownOnce[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (T, error), shown func(T) *denar.Error) (T, error) {
-	return writeStoring(ctx, s, c, fn, func(v T) any { return shown(v) })
-}
-
-// ECodeSecretAlreadyShown answers the replay of an answer that carried a
-// secret shown once.
-const ECodeSecretAlreadyShown = "secret_already_shown"
-
-// shownOnce is the problem an Idempotency-Key replay of an answer with a
-// secret gets: which object it was (objectId, when it has an id) and what
-// to do instead.
-func shownOnce(object, id, msg string) *denar.Error {
-	detail := map[string]any{"object": object}
-	if id != "" {
-		detail["objectId"] = id
-	}
-	return &denar.Error{Code: ECodeSecretAlreadyShown, Message: msg, Detail: detail}
-}
-
-// writeStoring is write whose stored response is stored(v) rather than v
-// itself (nil stored: v): an answer of another shape, or an error value,
-// which the HTTP layer keeps as the problem a replay answers.
-func writeStoring[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (T, error), stored func(T) any) (T, error) {
-	var out T
-	ctx = context.WithoutCancel(ctx)
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		v, err := fn(tx)
-		if err != nil {
-			return err
-		}
-		var kept any = v
-		if stored != nil {
-			kept = stored(v)
-		}
-		if err := c.Claim.Complete(ctx, tx, kept); err != nil {
-			return err
-		}
-		if err := auth.RecordAuditTx(ctx, tx, c.Principal, c.Audit); err != nil {
-			return err
-		}
-		out = v
-		return nil
-	})
-	return out, err
+	return usecase.Write(ctx, s.db, c, fn)
 }
 
 // Now is the service's clock (the store's, which tests replace).
@@ -277,9 +198,9 @@ func (s *Service) Now() time.Time { return s.db.Now() }
 // submission pipeline, the change-feed polls (sales and the inbox), UJP
 // reads and decisions, the periodic read of UJP's code lists, the inbox's
 // deadlines, the periodic expiry and purge of signing requests, archive
-// builds and the periodic deletion of expired archives. Webhook deliveries have their own registration
-// (RegisterWebhookJobs), so that cmd/denar can give them a runner, and
-// workers, of their own.
+// builds and the periodic deletion of expired archives. Webhook deliveries
+// are the webhooks package's (webhooks.Service.RegisterJobs), on a runner
+// of their own.
 func (s *Service) RegisterJobs(r *jobs.Runner) {
 	s.pipe.register(r)
 	s.registerCodeLists(r)

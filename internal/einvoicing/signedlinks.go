@@ -14,7 +14,7 @@ import (
 // when the signature is used otherwise (an e-invoice's document is sent by
 // the submit job; the go-live check reads its own).
 type signedLink struct {
-	signed func(ctx context.Context, tx *store.Tx, r SigningRequest) error
+	signed func(s *Service, ctx context.Context, tx *store.Tx, r SigningRequest) error
 	read   readFunc
 }
 
@@ -26,12 +26,13 @@ type readFunc func(p *Pipeline, ctx, cctx context.Context, gw ujp.Gateway, who s
 // RequestSignature refuses a link type it does not know, so a request
 // that nothing would follow up cannot be made.
 func linkOf(t string) (signedLink, bool) {
-	query := func(r readFunc) signedLink { return signedLink{signed: enqueueQuery, read: r} }
+	enqueue := func(_ *Service, ctx context.Context, tx *store.Tx, r SigningRequest) error { return enqueueQuery(ctx, tx, r) }
+	query := func(r readFunc) signedLink { return signedLink{signed: enqueue, read: r} }
 	switch t {
 	case LinkEInvoice:
-		return signedLink{signed: einvoiceSigned}, true
+		return signedLink{signed: (*Service).einvoiceSigned}, true
 	case linkUJPCheck:
-		return signedLink{signed: func(context.Context, *store.Tx, SigningRequest) error { return nil }}, true
+		return signedLink{signed: func(*Service, context.Context, *store.Tx, SigningRequest) error { return nil }}, true
 	case linkChanges, LinkPDF:
 		return query((*Pipeline).readSales), true
 	case linkPurchaseIDs, linkPurchasePayloads, linkPurchaseChanges, LinkInboxPDF, linkInboxStatus, LinkInboxDecision:
@@ -39,7 +40,9 @@ func linkOf(t string) (signedLink, bool) {
 	case linkSalesLookup, linkSalesLookupPayloads:
 		return query((*Pipeline).readLookup), true
 	case linkReconciliation:
-		return signedLink{signed: enqueueReconcileQuery, read: (*Pipeline).readReconciliation}, true
+		return signedLink{signed: func(_ *Service, ctx context.Context, tx *store.Tx, r SigningRequest) error {
+			return enqueueReconcileQuery(ctx, tx, r)
+		}, read: (*Pipeline).readReconciliation}, true
 	}
 	return signedLink{}, false
 }

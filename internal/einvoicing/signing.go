@@ -247,12 +247,12 @@ func GetSigningRequest(ctx context.Context, q *dbq.Queries, id string) (SigningR
 // back (the agent sees an error and may resubmit). Expired requests are
 // replaced with a new request with the same link, so this sees the
 // replacement's id, not the original's.
-func AfterSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
+func (s *Service) AfterSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
 	l, ok := linkOf(r.linkType())
 	if !ok {
 		return fmt.Errorf("signing: request %s: no handler for link type %q", r.ID, r.linkType())
 	}
-	return l.signed(ctx, tx, r)
+	return l.signed(s, ctx, tx, r)
 }
 
 // linkType is the type of the object the request belongs to.

@@ -14,6 +14,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/jwsverify"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -345,7 +346,7 @@ func (s *Service) signatureStep(ctx context.Context, c Caller, jws string) signe
 			return denar.Errorf("signing_request_finished", "The request was finished concurrently.")
 		}
 		r.State, r.Jws, r.UpdatedAt = StateSigned, jws, tx.Now
-		return AfterSigned(ctx, tx, SigningRequestFrom(r))
+		return s.AfterSigned(ctx, tx, SigningRequestFrom(r))
 	}
 }
 
@@ -423,7 +424,7 @@ func (s *Service) documentRefused(ctx context.Context, tx *store.Tx, r dbq.Signi
 		return err
 	}
 	if !transientRefusal(reason) {
-		_, err := moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Failed, Cause: "signature_refused", Problems: problems})
+		_, err := s.moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Failed, Cause: "signature_refused", Problems: problems})
 		return err
 	}
 	if err := tx.SetEInvoiceProblems(ctx, dbq.SetEInvoiceProblemsParams{ID: inv.ID, Problems: string(problems), UpdatedAt: tx.Now}); err != nil {
@@ -465,7 +466,7 @@ func (s *Service) askSignatureAgain(ctx context.Context, _ *jobs.Job, a askArgs)
 		if err != nil {
 			return err
 		}
-		_, err = askDocumentSignature(ctx, tx, inv, payload)
+		_, err = s.askDocumentSignature(ctx, tx, inv, payload)
 		if errors.Is(err, ErrNoSigner) {
 			s.log.WarnContext(ctx, "e-invoice waits for a signature but the company has no valid certificate", "einvoice", inv.ID)
 			return nil
@@ -495,16 +496,16 @@ func refreshedDocument(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) ([]b
 // askDocumentSignature issues a document signing request for inv over
 // payload, records it on the e-invoice and emits
 // einvoice.signature_required, all in tx.
-func askDocumentSignature(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, payload []byte) (SigningRequest, error) {
+func (s *Service) askDocumentSignature(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, payload []byte) (SigningRequest, error) {
 	sr, err := RequestSignature(ctx, tx, inv.CompanyID, PurposeDocument, payload, SigningLink{Type: LinkEInvoice, ID: inv.ID})
 	if err != nil {
 		return sr, err
 	}
-	return sr, documentAsked(ctx, tx, inv.ID, sr.ID)
+	return sr, s.documentAsked(ctx, tx, inv.ID, sr.ID)
 }
 
 // documentAsked records that e-invoice id waits on request sr and says so.
-func documentAsked(ctx context.Context, tx *store.Tx, id, sr string) error {
+func (s *Service) documentAsked(ctx context.Context, tx *store.Tx, id, sr string) error {
 	if err := tx.SetEInvoiceSigningRequest(ctx, dbq.SetEInvoiceSigningRequestParams{ID: id, SigningRequestID: sql.NullString{String: sr, Valid: true}}); err != nil {
 		return fmt.Errorf("signing request of %s: %w", id, err)
 	}
@@ -512,7 +513,7 @@ func documentAsked(ctx context.Context, tx *store.Tx, id, sr string) error {
 	if err != nil {
 		return err
 	}
-	return einvoiceEvent(ctx, tx, inv, EventSignatureRequired)
+	return s.einvoiceEvent(ctx, tx, inv, webhooks.EventSignatureRequired)
 }
 
 // expire marks r expired and, for what still needs the signature (an
@@ -575,7 +576,7 @@ func (s *Service) expire(ctx context.Context, tx *store.Tx, r dbq.SigningRequest
 		case err != nil:
 			return r, err
 		case replacement != "":
-			if err := documentAsked(ctx, tx, inv.ID, replacement); err != nil {
+			if err := s.documentAsked(ctx, tx, inv.ID, replacement); err != nil {
 				return r, err
 			}
 		case inv.SigningRequestID.String == r.ID:

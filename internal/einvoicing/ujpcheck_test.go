@@ -44,8 +44,8 @@ func TestCheckUJPClockAndLists(t *testing.T) {
 		ctx := t.Context()
 		run := func(g clockGateway) UJPCheckReport {
 			t.Helper()
-			s := New(Deps{DB: db, Log: slog.New(slog.DiscardHandler), Gateways: map[string]ujp.Gateway{auth.EnvSandbox: g},
-				Operators: map[string]ujp.Identity{auth.EnvSandbox: {EUJPID: "OPERATOR", EDB: "4030000000001"}}}, Config{})
+			s := New(withEvents(Deps{DB: db, Log: slog.New(slog.DiscardHandler), Gateways: map[string]ujp.Gateway{auth.EnvSandbox: g},
+				Operators: map[string]ujp.Identity{auth.EnvSandbox: {EUJPID: "OPERATOR", EDB: "4030000000001"}}}), Config{})
 			rep, err := s.CheckUJP(ctx, UJPCheck{Environment: auth.EnvSandbox})
 			if err != nil {
 				t.Fatal(err)
@@ -93,8 +93,8 @@ func TestCheckUJPClockAndLists(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := clockGateway{lists: ujpdoc.Snapshot()}
-		s := New(Deps{DB: db, Log: slog.New(slog.DiscardHandler), Gateways: map[string]ujp.Gateway{auth.EnvSandbox: g, auth.EnvProduction: g},
-			Operators: map[string]ujp.Identity{auth.EnvSandbox: {EUJPID: "OPERATOR", EDB: "4030000000001"}}}, Config{})
+		s := New(withEvents(Deps{DB: db, Log: slog.New(slog.DiscardHandler), Gateways: map[string]ujp.Gateway{auth.EnvSandbox: g, auth.EnvProduction: g},
+			Operators: map[string]ujp.Identity{auth.EnvSandbox: {EUJPID: "OPERATOR", EDB: "4030000000001"}}}), Config{})
 		corep, err := s.CheckUJP(ctx, UJPCheck{Environment: auth.EnvSandbox, CompanyID: co.CompanyID})
 		if err != nil {
 			t.Fatal(err)

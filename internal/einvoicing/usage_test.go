@@ -23,6 +23,7 @@ import (
 // to delivered at the given moment, so the ledger row is the one the
 // pipeline writes.
 func deliverAt(t *testing.T, db *store.DB, c einvoicingtest.Company, kind string, at time.Time) dbq.Einvoice {
+	svc := New(withEvents(Deps{DB: db}), Config{})
 	t.Helper()
 	ctx := t.Context()
 	restore := db.Now
@@ -59,7 +60,7 @@ func deliverAt(t *testing.T, db *store.DB, c einvoicingtest.Company, kind string
 			if err != nil {
 				return err
 			}
-			inv, err = moveEInvoice(ctx, tx, cur, m)
+			inv, err = svc.moveEInvoice(ctx, tx, cur, m)
 			return err
 		}); err != nil {
 			t.Fatalf("move %s to %s: %v", inv.ID, m.To, err)
@@ -173,7 +174,7 @@ func TestUsage(t *testing.T) {
 			}
 		}
 
-		svc := New(Deps{DB: db}, Config{})
+		svc := New(withEvents(Deps{DB: db}), Config{})
 		for _, tc := range []struct {
 			name    string
 			p       *auth.Principal

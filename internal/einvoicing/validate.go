@@ -77,10 +77,10 @@ func (s *Service) validate(ctx context.Context, j *jobs.Job, a validateArgs) err
 			if err != nil {
 				return err
 			}
-			_, err = moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.Invalid, Cause: "validation_failed", Problems: problems})
+			_, err = s.moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.Invalid, Cause: "validation_failed", Problems: problems})
 			return err
 		}
-		cur, err = moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.AwaitingSignature, Cause: "validated"})
+		cur, err = s.moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.AwaitingSignature, Cause: "validated"})
 		if err != nil {
 			return err
 		}
@@ -103,7 +103,7 @@ func (s *Service) validate(ctx context.Context, j *jobs.Job, a validateArgs) err
 		if err != nil {
 			return err
 		}
-		_, err = askDocumentSignature(ctx, tx, cur, payload)
+		_, err = s.askDocumentSignature(ctx, tx, cur, payload)
 		if errors.Is(err, ErrNoSigner) {
 			// The certificate went away meanwhile: registering one asks.
 			s.log.WarnContext(ctx, "e-invoice validated but the company has no valid certificate", "einvoice", cur.ID)

@@ -54,3 +54,31 @@ func (r *Runner) Kinds() []string {
 	slices.Sort(out)
 	return out
 }
+
+// RegisterBatch sets the batch worker of T's kind on r (Runner.RegisterBatch).
+// The runner decodes each job's arguments into a T once, before work sees
+// them, and hands work the jobs whose arguments decode with their T at the
+// same index; a job whose arguments do not decode is cancelled without
+// reaching work. It panics like Runner.RegisterBatch.
+func RegisterBatch[T Args](r *Runner, work func(ctx context.Context, batch []*Job, args []T) []error, opts Options) {
+	var zero T
+	r.RegisterBatch(zero.Kind(), BatchWorkerFunc(func(ctx context.Context, batch []*Job) []error {
+		results := make([]error, len(batch))
+		jobs, args, at := make([]*Job, 0, len(batch)), make([]T, 0, len(batch)), make([]int, 0, len(batch))
+		for i, j := range batch {
+			var a T
+			if err := j.DecodeArgs(&a); err != nil {
+				results[i] = Cancel(err)
+				continue
+			}
+			jobs, args, at = append(jobs, j), append(args, a), append(at, i)
+		}
+		if len(jobs) == 0 {
+			return results
+		}
+		for k, err := range work(ctx, jobs, args) {
+			results[at[k]] = err
+		}
+		return results
+	}), opts)
+}

@@ -22,18 +22,21 @@ func (q *Queries) AdvanceEventSequence(ctx context.Context, last int64) error {
 const eventFeed = `-- name: EventFeed :many
 SELECT id, account_id, company_id, environment, type, object_id, payload, created_at, seq FROM events
 WHERE account_id = $1 AND environment = $2
-  AND seq > CAST($3 AS BIGINT) AND seq <= CAST($4 AS BIGINT)
-  AND (CAST($5 AS TEXT) IS NULL OR type = $5)
-  AND (CAST($6 AS TEXT) IS NULL OR object_id = $6)
-  AND (CAST($7 AS TEXT) IS NULL OR company_id = $7)
-  AND (CAST($8 AS TIMESTAMPTZ) IS NULL OR created_at >= $8)
-  AND (CAST($9 AS TIMESTAMPTZ) IS NULL OR created_at < $9)
-ORDER BY seq LIMIT CAST($10 AS BIGINT)
+  AND (CAST($3 AS TEXT) = ''
+       OR replace(CAST($3 AS TEXT), ' ' || company_id || ' ', '') <> CAST($3 AS TEXT))
+  AND seq > CAST($4 AS BIGINT) AND seq <= CAST($5 AS BIGINT)
+  AND (CAST($6 AS TEXT) IS NULL OR type = $6)
+  AND (CAST($7 AS TEXT) IS NULL OR object_id = $7)
+  AND (CAST($8 AS TEXT) IS NULL OR company_id = $8)
+  AND (CAST($9 AS TIMESTAMPTZ) IS NULL OR created_at >= $9)
+  AND (CAST($10 AS TIMESTAMPTZ) IS NULL OR created_at < $10)
+ORDER BY seq LIMIT CAST($11 AS BIGINT)
 `
 
 type EventFeedParams struct {
 	AccountID   string
 	Environment string
+	Allowed     string
 	AfterSeq    int64
 	Head        int64
 	Type        sql.NullString
@@ -44,11 +47,13 @@ type EventFeedParams struct {
 	Lim         int64
 }
 
-// Oldest first, strictly after the cursor and up to the head read before.
+// Oldest first, strictly after the cursor and up to the head read before;
+// allowed as in ListEvents.
 func (q *Queries) EventFeed(ctx context.Context, arg EventFeedParams) ([]Event, error) {
 	rows, err := q.db.QueryContext(ctx, eventFeed,
 		arg.AccountID,
 		arg.Environment,
+		arg.Allowed,
 		arg.AfterSeq,
 		arg.Head,
 		arg.Type,
@@ -163,18 +168,21 @@ const listEvents = `-- name: ListEvents :many
 
 SELECT id, account_id, company_id, environment, type, object_id, payload, created_at, seq FROM events
 WHERE account_id = $1 AND environment = $2
-  AND (CAST($3 AS TEXT) = '' OR id < $3)
-  AND (CAST($4 AS TEXT) IS NULL OR type = $4)
-  AND (CAST($5 AS TEXT) IS NULL OR object_id = $5)
-  AND (CAST($6 AS TEXT) IS NULL OR company_id = $6)
-  AND (CAST($7 AS TIMESTAMPTZ) IS NULL OR created_at >= $7)
-  AND (CAST($8 AS TIMESTAMPTZ) IS NULL OR created_at < $8)
-ORDER BY id DESC LIMIT CAST($9 AS BIGINT)
+  AND (CAST($3 AS TEXT) = ''
+       OR replace(CAST($3 AS TEXT), ' ' || company_id || ' ', '') <> CAST($3 AS TEXT))
+  AND (CAST($4 AS TEXT) = '' OR id < $4)
+  AND (CAST($5 AS TEXT) IS NULL OR type = $5)
+  AND (CAST($6 AS TEXT) IS NULL OR object_id = $6)
+  AND (CAST($7 AS TEXT) IS NULL OR company_id = $7)
+  AND (CAST($8 AS TIMESTAMPTZ) IS NULL OR created_at >= $8)
+  AND (CAST($9 AS TIMESTAMPTZ) IS NULL OR created_at < $9)
+ORDER BY id DESC LIMIT CAST($10 AS BIGINT)
 `
 
 type ListEventsParams struct {
 	AccountID   string
 	Environment string
+	Allowed     string
 	AfterID     string
 	Type        sql.NullString
 	ObjectID    sql.NullString
@@ -189,11 +197,14 @@ type ListEventsParams struct {
 // they describe, without a feed position (seq); the sequencer numbers them
 // after they committed (see migration 00011).
 // (The CASTs only test for NULL: on SQLite they would not give a time.)
-// Newest first by id; after_id = ” starts at the newest.
+// Newest first by id; after_id = ” starts at the newest. allowed is the
+// credential's allow-list as ' id id … ' (each id between spaces), ” for
+// every company: replace() finds an id in it exactly, on both engines.
 func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event, error) {
 	rows, err := q.db.QueryContext(ctx, listEvents,
 		arg.AccountID,
 		arg.Environment,
+		arg.Allowed,
 		arg.AfterID,
 		arg.Type,
 		arg.ObjectID,

@@ -1,4 +1,4 @@
-package einvoicing
+package webhooks
 
 // The event feed: GET /v1/events?after=<cursor>, a forward-only list a
 // client that cannot receive webhooks polls, sure to see every event once
@@ -105,27 +105,21 @@ func (s *Service) EventFeed(ctx context.Context, p *auth.Principal, f EventFilte
 	}
 	from, to := f.bounds()
 	page := FeedPage{Events: make([]Event, 0, limit), Next: after}
-	for {
-		rows, err := q.EventFeed(ctx, dbq.EventFeedParams{AccountID: p.AccountID, Environment: p.Environment,
-			AfterSeq: page.Next, Head: head, Type: optional(f.Type), ObjectID: optional(f.ObjectID),
-			CompanyID: optional(f.CompanyID), CreatedFrom: from, CreatedTo: to, Lim: int64(limit + 1)})
-		if err != nil {
-			return FeedPage{}, fmt.Errorf("event feed: %w", err)
-		}
-		for _, r := range rows {
-			if len(page.Events) == limit {
-				page.More = true
-				return page, nil
-			}
-			page.Next = r.Seq.Int64
-			if p.AllowsCompany(r.CompanyID) {
-				page.Events = append(page.Events, eventView(r))
-			}
-		}
-		if len(rows) < limit+1 {
-			// Everything up to the head was read.
-			page.Next = head
+	rows, err := q.EventFeed(ctx, dbq.EventFeedParams{AccountID: p.AccountID, Environment: p.Environment, Allowed: allowList(p),
+		AfterSeq: after, Head: head, Type: store.NullText(f.Type), ObjectID: store.NullText(f.ObjectID),
+		CompanyID: store.NullText(f.CompanyID), CreatedFrom: from, CreatedTo: to, Lim: int64(limit + 1)})
+	if err != nil {
+		return FeedPage{}, fmt.Errorf("event feed: %w", err)
+	}
+	for _, r := range rows {
+		if len(page.Events) == limit {
+			page.More = true
 			return page, nil
 		}
+		page.Next = r.Seq.Int64
+		page.Events = append(page.Events, eventView(r))
 	}
+	// Everything up to the head was read.
+	page.Next = head
+	return page, nil
 }

@@ -1,4 +1,4 @@
-package einvoicing
+package webhooks
 
 // Where webhooks may go. An endpoint URL names a host the service will
 // connect to from inside the operator's network, so a URL must not reach
@@ -341,5 +341,5 @@ func (s *Service) checkWebhookURL(ctx context.Context, env, raw string) (string,
 
 // policy returns the address policy of an environment.
 func (s *Service) policy(env string) addressPolicy {
-	return addressPolicy{allowPrivate: env == auth.EnvSandbox && s.cfg.Webhooks.AllowPrivateSandbox, sandbox: env == auth.EnvSandbox}
+	return addressPolicy{allowPrivate: env == auth.EnvSandbox && s.cfg.AllowPrivateSandbox, sandbox: env == auth.EnvSandbox}
 }

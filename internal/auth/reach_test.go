@@ -1,4 +1,4 @@
-package einvoicing
+package auth_test
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ func TestReach(t *testing.T) {
 		{"outside the list and the other environment", limited, auth.EnvProduction, []string{"cmp_b"}, "company_not_allowed"},
 		{"allowed company, other environment", limited, auth.EnvProduction, []string{"cmp_a"}, "environment_mismatch"},
 	} {
-		err := reach(tc.p, "Thing x", tc.env, tc.companies...)
+		err := tc.p.Reach("Thing x", tc.env, tc.companies...)
 		var de *denar.Error
 		switch {
 		case tc.want == "" && err != nil:

@@ -1,4 +1,4 @@
-package einvoicing
+package webhooks
 
 import (
 	"context"
@@ -124,7 +124,7 @@ func TestCheckWebhookURL(t *testing.T) {
 		"metadata.platformequinix.com": {"145.40.1.1"},
 	}
 	strict := &Service{resolver: res, cfg: Config{}.withDefaults()}
-	open := &Service{resolver: res, cfg: Config{Webhooks: WebhookConfig{AllowPrivateSandbox: true}}.withDefaults()}
+	open := &Service{resolver: res, cfg: Config{AllowPrivateSandbox: true}.withDefaults()}
 	for _, tc := range []struct {
 		svc  *Service
 		env  string
@@ -223,7 +223,7 @@ func TestDialRefusesRebinding(t *testing.T) {
 		t.Fatalf("registration: %v", err)
 	}
 	res["rebind.example.com"] = []string{"127.0.0.1"}
-	client := newWebhookClient(s.policy(auth.EnvSandbox), res, s.cfg.Webhooks.Timeout)
+	client := newWebhookClient(s.policy(auth.EnvSandbox), res, s.cfg.Timeout)
 	_, err := client.Post("http://rebind.example.com:"+port+"/", "application/json", strings.NewReader("{}"))
 	if err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Fatalf("delivery to a rebound name: %v", err)
@@ -234,7 +234,7 @@ func TestDialRefusesRebinding(t *testing.T) {
 		t.Fatalf("Control let a loopback dial through: %v", err)
 	}
 	// The sandbox that allows private addresses reaches it.
-	ok := newWebhookClient(addressPolicy{allowPrivate: true}, res, s.cfg.Webhooks.Timeout)
+	ok := newWebhookClient(addressPolicy{allowPrivate: true}, res, s.cfg.Timeout)
 	resp, err := ok.Post("http://rebind.example.com:"+port+"/", "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +252,7 @@ func TestDialRefusesRebinding(t *testing.T) {
 func TestDialRefusesMetadata(t *testing.T) {
 	t.Parallel()
 	res := mapResolver{"hooks.example.com": {"93.184.215.14"}}
-	s := &Service{resolver: res, cfg: Config{Webhooks: WebhookConfig{AllowPrivateSandbox: true}}.withDefaults()}
+	s := &Service{resolver: res, cfg: Config{AllowPrivateSandbox: true}.withDefaults()}
 	if _, err := s.checkWebhookURL(t.Context(), auth.EnvSandbox, "http://hooks.example.com/"); err != nil {
 		t.Fatalf("registration: %v", err)
 	}

@@ -1,4 +1,4 @@
-package einvoicing
+package webhooks
 
 // Webhook delivery. An event is written with one delivery row per endpoint
 // that wants it, in the transaction of the change (fanOut), and each
@@ -78,24 +78,24 @@ const (
 	AbandonedEndpointDisabled = "endpoint_disabled"
 )
 
-// RegisterWebhookJobs registers webhook delivery on r. Every process may
+// RegisterJobs registers webhook delivery on r. Every process may
 // register it; each delivery's job is claimed by one runner at a time.
 // Deliveries are claimed in batches of up to WebhookBatch (never more than
 // the runner's free workers: give the runner a few batches' worth, so
 // that one batch is claimed and recorded while another's requests are in
-// flight), read in one query, sent with at most WebhookConfig.Concurrency
+// flight), read in one query, sent with at most Config.Concurrency
 // requests in flight in the process, and their attempts are recorded
 // together (see deliverWebhooks). Each request is bounded by
-// WebhookConfig.Timeout; a batch as a whole by the time its requests could
+// Config.Timeout; a batch as a whole by the time its requests could
 // take if every one of four batches' requests waited for the one before it
 // to time out, and half a minute for the store, as a safety net against a
 // batch that hangs.
-func (s *Service) RegisterWebhookJobs(r *jobs.Runner) {
-	rounds := 4*WebhookBatch/s.cfg.Webhooks.Concurrency + 1
-	r.RegisterBatch(KindWebhookDeliver, jobs.BatchWorkerFunc(s.deliverWebhooks), jobs.Options{
+func (s *Service) RegisterJobs(r *jobs.Runner) {
+	rounds := 4*WebhookBatch/s.cfg.Concurrency + 1
+	jobs.RegisterBatch(r, s.deliverWebhooks, jobs.Options{
 		Backoff:   jobs.Schedule(WebhookRetryDelays()...),
 		BatchSize: WebhookBatch,
-		Timeout:   time.Duration(rounds)*s.cfg.Webhooks.Timeout + 30*time.Second,
+		Timeout:   time.Duration(rounds)*s.cfg.Timeout + 30*time.Second,
 	})
 }
 
@@ -107,9 +107,12 @@ const WebhookBatch = 64
 // hold back the outcomes of the fast ones.
 const recordWithin = 100 * time.Millisecond
 
+// deliveryArgs are the arguments of a KindWebhookDeliver job.
 type deliveryArgs struct {
 	ID string `json:"deliveryId"`
 }
+
+func (deliveryArgs) Kind() string { return KindWebhookDeliver }
 
 func deliveryKey(id string) string { return "whd:" + id }
 
@@ -132,7 +135,7 @@ func newDelivery(ctx context.Context, tx *store.Tx, d deliverySpec) (dbq.Webhook
 	p := dbq.CreateWebhookDeliveryParams{ID: id, AccountID: d.AccountID,
 		Environment: d.Environment, EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
 		CompanyID: d.CompanyID, TestBody: sql.NullString{String: d.TestBody, Valid: d.TestBody != ""},
-		State: DeliveryPending, MaxAttempts: int32(d.MaxAttempts), NextManual: d.Manual, NextAttemptAt: validTime(tx.Now), CreatedAt: tx.Now}
+		State: DeliveryPending, MaxAttempts: int32(d.MaxAttempts), NextManual: d.Manual, NextAttemptAt: store.TimeOf(tx.Now), CreatedAt: tx.Now}
 	if d.Disabled {
 		p.State, p.AbandonedReason, p.NextAttemptAt = DeliveryAbandoned, AbandonedEndpointDisabled, sql.NullTime{}
 	}
@@ -148,8 +151,7 @@ func newDelivery(ctx context.Context, tx *store.Tx, d deliverySpec) (dbq.Webhook
 }
 
 func enqueueDelivery(ctx context.Context, tx *store.Tx, id string) (jobs.Enqueued, error) {
-	e, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: KindWebhookDeliver, Args: deliveryArgs{ID: id},
-		MaxAttempts: deliveryJobCeiling, UniqueKey: deliveryKey(id)})
+	e, err := jobs.Insert(ctx, tx, deliveryArgs{ID: id}, jobs.InsertOpts{MaxAttempts: deliveryJobCeiling, UniqueKey: deliveryKey(id)})
 	if err != nil {
 		return e, fmt.Errorf("delivery %s: %w", id, err)
 	}
@@ -241,7 +243,7 @@ func statusClass(code sql.NullInt32) string {
 
 func deliveryView(d dbq.WebhookDelivery, attempts []dbq.WebhookAttempt) WebhookDelivery {
 	v := WebhookDelivery{ID: d.ID, Object: "webhook_delivery", EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
-		Test: d.TestBody.Valid, State: d.State, NextAttemptAt: nullTime(d.NextAttemptAt), Attempts: []WebhookAttempt{},
+		Test: d.TestBody.Valid, State: d.State, NextAttemptAt: store.TimeOrNil(d.NextAttemptAt), Attempts: []WebhookAttempt{},
 		CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC()}
 	if d.CompanyID != "" {
 		v.CompanyID = &d.CompanyID
@@ -274,7 +276,7 @@ type DeliveryFilter struct {
 }
 
 func (f DeliveryFilter) params() (sql.NullString, sql.NullString) {
-	return optional(f.State), optional(f.StatusClass)
+	return store.NullText(f.State), store.NullText(f.StatusClass)
 }
 
 // withAttempts renders deliveries with their attempts.
@@ -299,7 +301,7 @@ func (s *Service) EventDeliveries(ctx context.Context, p *auth.Principal, eventI
 	}
 	st, class := f.params()
 	rows, err := q.ListEventDeliveries(ctx, dbq.ListEventDeliveriesParams{EventID: eventID, AccountID: p.AccountID,
-		After: after, State: st, StatusClass: class, Lim: int64(limit + 1)})
+		Environment: p.Environment, Allowed: allowList(p), After: after, State: st, StatusClass: class, Lim: int64(limit + 1)})
 	if err != nil {
 		return nil, fmt.Errorf("deliveries of %s: %w", eventID, err)
 	}
@@ -315,7 +317,7 @@ func (s *Service) EndpointDeliveries(ctx context.Context, p *auth.Principal, end
 	}
 	st, class := f.params()
 	rows, err := q.ListEndpointDeliveries(ctx, dbq.ListEndpointDeliveriesParams{EndpointID: endpointID,
-		After: after, State: st, StatusClass: class, Lim: int64(limit + 1)})
+		AccountID: p.AccountID, Environment: p.Environment, Allowed: allowList(p), After: after, State: st, StatusClass: class, Lim: int64(limit + 1)})
 	if err != nil {
 		return nil, fmt.Errorf("deliveries to %s: %w", endpointID, err)
 	}
@@ -323,13 +325,13 @@ func (s *Service) EndpointDeliveries(ctx context.Context, p *auth.Principal, end
 }
 
 // deliverWebhooks is the batch worker of KindWebhookDeliver: one attempt
-// of each delivery, sent concurrently (at most WebhookConfig.Concurrency
+// of each delivery, sent concurrently (at most Config.Concurrency
 // requests in flight in the process). Attempts are recorded as they finish,
 // in groups (one transaction for every attempt that finished within
 // recordWithin of the first one waiting), each with its job's outcome.
-func (s *Service) deliverWebhooks(ctx context.Context, batch []*jobs.Job) []error {
+func (s *Service) deliverWebhooks(ctx context.Context, batch []*jobs.Job, args []deliveryArgs) []error {
 	results := make([]error, len(batch))
-	work, err := s.loadDeliveries(ctx, batch)
+	work, err := s.loadDeliveries(ctx, args)
 	if err != nil {
 		for i := range results {
 			results[i] = err
@@ -344,9 +346,8 @@ func (s *Service) deliverWebhooks(ctx context.Context, batch []*jobs.Job) []erro
 	)
 	for i, job := range batch {
 		w := work[i]
-		if w.skip || w.err != nil {
-			results[i] = w.err
-			continue
+		if w.skip {
+			continue // nothing to send: the job completes
 		}
 		wg.Go(func() {
 			a, err := s.sendAttempt(ctx, job, w, func(ep dbq.WebhookEndpoint) ([]string, error) {
@@ -408,23 +409,16 @@ type deliveryWork struct {
 	ep             dbq.WebhookEndpoint
 	payload        sql.NullString
 	eventCreatedAt sql.NullTime
-	// skip: nothing to send (the delivery or its endpoint is gone, or it
-	// is finished), with err as the job's result.
+	// skip: nothing to send (the delivery or its endpoint is gone).
 	skip bool
-	err  error
 }
 
-// loadDeliveries reads the deliveries of a batch's jobs with one query,
-// and each endpoint once.
-func (s *Service) loadDeliveries(ctx context.Context, batch []*jobs.Job) ([]*deliveryWork, error) {
+// loadDeliveries reads the deliveries of a batch's jobs with one
+// query, and each endpoint once.
+func (s *Service) loadDeliveries(ctx context.Context, batch []deliveryArgs) ([]*deliveryWork, error) {
 	out := make([]*deliveryWork, len(batch))
 	ids := make([]any, 0, len(batch))
-	for i, job := range batch {
-		var a deliveryArgs
-		if err := job.DecodeArgs(&a); err != nil {
-			out[i] = &deliveryWork{skip: true, err: jobs.Cancel(err)}
-			continue
-		}
+	for i, a := range batch {
 		out[i] = &deliveryWork{d: dbq.WebhookDelivery{ID: a.ID}, skip: true} // until found
 		ids = append(ids, a.ID)
 	}
@@ -460,9 +454,6 @@ WHERE d.id IN `)
 	}
 	endpoints := map[string]*dbq.WebhookEndpoint{}
 	for i, w := range out {
-		if w.err != nil {
-			continue
-		}
 		f := found[w.d.ID]
 		if f == nil {
 			continue // its endpoint was deleted, and the delivery with it
@@ -743,7 +734,7 @@ func (s *Service) recordSuccesses(ctx context.Context, tx *store.Tx, sent []*sen
 	}
 	args := store.NewArgs(tx.Dialect)
 	var q strings.Builder
-	now := validTime(tx.Now)
+	now := store.TimeOf(tx.Now)
 	// A success is a 2xx answer with no failure: what every row shares is
 	// written into the text, so that only what differs is a parameter (the
 	// SQLite driver's cost of binding grows with the square of their number).
@@ -823,7 +814,7 @@ VALUES `)
 		}
 		seen[ep.ID] = true
 		if ep.FailingSince.Valid || !ep.LastSuccessAt.Valid || ep.LastSuccessAt.Time.Before(stale) {
-			if err := tx.RecordWebhookSuccess(ctx, dbq.RecordWebhookSuccessParams{ID: ep.ID, Now: now, StaleBefore: validTime(stale)}); err != nil {
+			if err := tx.RecordWebhookSuccess(ctx, dbq.RecordWebhookSuccessParams{ID: ep.ID, Now: now, StaleBefore: store.TimeOf(stale)}); err != nil {
 				return err
 			}
 		}
@@ -838,7 +829,7 @@ VALUES `)
 func (s *Service) recordFailure(ctx context.Context, tx *store.Tx, a *sentAttempt) (result, err error) {
 	d, ep, r := a.d, a.ep, a.r
 	now := tx.Now
-	p := dbq.SetWebhookDeliveryOutcomeParams{ID: d.ID, SeenAttempts: d.Attempts, Now: validTime(now),
+	p := dbq.SetWebhookDeliveryOutcomeParams{ID: d.ID, SeenAttempts: d.Attempts, Now: store.TimeOf(now),
 		LastStatusCode: r.code, LastStatusClass: statusClass(r.code)}
 	delays := WebhookRetryDelays()
 	switch {
@@ -847,7 +838,7 @@ func (s *Service) recordFailure(ctx context.Context, tx *store.Tx, a *sentAttemp
 		result = jobs.Cancel(fmt.Errorf("delivery %s: %s (%s)", d.ID, r.failure, AbandonedRetriesExhausted))
 	default:
 		p.State = DeliveryFailed
-		p.NextAttemptAt = validTime(now.Add(delays[r.jobAttempt-1]))
+		p.NextAttemptAt = store.TimeOf(now.Add(delays[r.jobAttempt-1]))
 		result = fmt.Errorf("delivery %s: %s", d.ID, r.failure)
 	}
 	// The job first: without its lease, nothing of the attempt is written.
@@ -876,7 +867,7 @@ func (s *Service) recordFailure(ctx context.Context, tx *store.Tx, a *sentAttemp
 		return result, nil
 	}
 	stale := now.Add(-time.Second)
-	if err := tx.RecordWebhookFailure(ctx, dbq.RecordWebhookFailureParams{ID: ep.ID, Now: validTime(now), StaleBefore: validTime(stale)}); err != nil {
+	if err := tx.RecordWebhookFailure(ctx, dbq.RecordWebhookFailureParams{ID: ep.ID, Now: store.TimeOf(now), StaleBefore: store.TimeOf(stale)}); err != nil {
 		return nil, err
 	}
 	disabled, err := s.disableIfFailing(ctx, tx, ep, r.failure)
@@ -895,8 +886,8 @@ func (s *Service) recordFailure(ctx context.Context, tx *store.Tx, a *sentAttemp
 // DisableAfter ago, abandons what waits for it and mails its account's
 // owners, in tx. Only the transaction that flips it does so.
 func (s *Service) disableIfFailing(ctx context.Context, tx *store.Tx, ep dbq.WebhookEndpoint, lastErr string) (bool, error) {
-	n, err := tx.AutoDisableWebhookEndpoint(ctx, dbq.AutoDisableWebhookEndpointParams{ID: ep.ID, Now: validTime(tx.Now),
-		Reason: DisabledFailing, Cutoff: sql.NullTime{Time: tx.Now.Add(-s.cfg.Webhooks.DisableAfter), Valid: true}})
+	n, err := tx.AutoDisableWebhookEndpoint(ctx, dbq.AutoDisableWebhookEndpointParams{ID: ep.ID, Now: store.TimeOf(tx.Now),
+		Reason: DisabledFailing, Cutoff: sql.NullTime{Time: tx.Now.Add(-s.cfg.DisableAfter), Valid: true}})
 	if err != nil || n == 0 {
 		return false, err
 	}
@@ -913,8 +904,8 @@ func (s *Service) disableIfFailing(ctx context.Context, tx *store.Tx, ep dbq.Web
 		return true, fmt.Errorf("account of %s: %w", ep.ID, err)
 	}
 	to := strings.Fields(acct.OwnerEmails)
-	if len(to) == 0 && s.cfg.Webhooks.OperatorEmail != "" {
-		to = []string{s.cfg.Webhooks.OperatorEmail}
+	if len(to) == 0 && s.cfg.OperatorEmail != "" {
+		to = []string{s.cfg.OperatorEmail}
 	}
 	s.log.WarnContext(ctx, "webhook endpoint disabled after failing continuously", "endpoint", ep.ID, "account", ep.AccountID,
 		"failing_since", cur.FailingSince.Time, "mailed", to)
@@ -922,7 +913,7 @@ func (s *Service) disableIfFailing(ctx context.Context, tx *store.Tx, ep dbq.Web
 		s.log.WarnContext(ctx, "webhook endpoint disabled but nobody to mail: the account has no owner e-mail and DENAR_OPERATOR_EMAIL is unset",
 			"endpoint", ep.ID, "account", ep.AccountID)
 	}
-	msg := disabledMail(acct, cur, lastErr, s.cfg.Webhooks.DisableAfter)
+	msg := disabledMail(acct, cur, lastErr, s.cfg.DisableAfter)
 	for _, addr := range to {
 		msg.To = addr
 		if _, err := mail.Queue(ctx, tx, msg); err != nil {
@@ -964,9 +955,6 @@ func readSnippet(r io.Reader) string {
 	b, _ := io.ReadAll(io.LimitReader(r, ResponseBodyLimit))
 	return strings.ToValidUTF8(strings.ReplaceAll(string(b), "\x00", ""), "\uFFFD")
 }
-
-// validTime is t as a non-null column value.
-func validTime(t time.Time) sql.NullTime { return sql.NullTime{Time: t, Valid: true} }
 
 func truncateText(s string, n int) string {
 	if len(s) <= n {

@@ -1,6 +1,58 @@
-package einvoicing
+package webhooks
 
 import "slices"
+
+// Event types. Each is written in the transaction of the change that
+// causes it, with the resource as GET returns it after the change, and is
+// listed in the catalogue (EventKinds).
+const (
+	EventValidatedFailed    = "einvoice.validated_failed"
+	EventSignatureRequired  = "einvoice.signature_required"
+	EventSubmitted          = "einvoice.submitted"
+	EventAccepted           = "einvoice.accepted"
+	EventAutoAccepted       = "einvoice.auto_accepted"
+	EventRejected           = "einvoice.rejected"
+	EventCancelledByStorno  = "einvoice.cancelled_by_storno"
+	EventCorrected          = "einvoice.corrected"
+	EventFailed             = "einvoice.failed"
+	EventHeld               = "einvoice.held"
+	EventSigningAgentOnline = "signing_agent.online"
+	EventSigningAgentOff    = "signing_agent.offline"
+	// EventSigningAgentOffline is EventSigningAgentOff by its full name.
+	EventSigningAgentOffline = EventSigningAgentOff
+	// Emitted by the archive when an export is ready or failed for good.
+	EventArchiveExportReady  = "archive.export_ready"
+	EventArchiveExportFailed = "archive.export_failed"
+	// EventWebhookTest is the sample event of POST
+	// /v1/webhook-endpoints/{id}/test; it is never stored as an event.
+	EventWebhookTest = "webhook_endpoint.test"
+)
+
+// Events of the inbox. The first three are the spec's; the others tell
+// what happened to a decision and to a document the seller replaced.
+const (
+	EventInboxReceived            = "inbox.received"
+	EventInboxDeadlineApproaching = "inbox.deadline_approaching"
+	EventInboxAutoAccepted        = "inbox.auto_accepted"
+	EventInboxSignatureRequired   = "inbox.signature_required"
+	EventInboxAccepted            = "inbox.accepted"
+	EventInboxRejected            = "inbox.rejected"
+	EventInboxDecisionFailed      = "inbox.decision_failed"
+	EventInboxCancelledByStorno   = "inbox.cancelled_by_storno"
+	EventInboxCorrected           = "inbox.corrected"
+)
+
+// Event types of reconciliation.
+const (
+	EventDiscovered              = "einvoice.discovered"
+	EventMissingAtUJP            = "einvoice.missing_at_ujp"
+	EventReconciliationCompleted = "reconciliation.completed"
+	EventReconciliationMismatch  = "reconciliation.mismatch"
+)
+
+// EventCodeListsChanged is written to every company of an environment
+// when UJP's code lists of that environment change.
+const EventCodeListsChanged = "codelists.changed"
 
 // Resources an event's data.object can be: the object names GET returns.
 const (
@@ -10,8 +62,9 @@ const (
 	ResourceArchiveExport   = "archive_export"
 	ResourceWebhookEndpoint = "webhook_endpoint"
 	ResourceReconciliation  = "reconciliation"
-	// ResourceCodeListChange (codelists.go) has no endpoint of its own:
-	// GET /v1/codebooks shows the lists as they are after it.
+	// ResourceCodeListChange has no endpoint of its own: GET
+	// /v1/codebooks shows the lists as they are after it.
+	ResourceCodeListChange = "codelist_change"
 )
 
 // EventKind is one type of the event catalogue (GET /v1/event-types).
@@ -24,7 +77,7 @@ type EventKind struct {
 
 // EventKinds is the catalogue: every type of event the service writes, in
 // the order the documentation lists them. A new kind is one line here (and
-// its constant); writeEvent refuses a type that is not in it, and the
+// its constant); Publish refuses a type that is not in it, and the
 // OpenAPI document describes each kind's payload from its Resource.
 func EventKinds() []EventKind {
 	k := func(typ, resource, desc string) EventKind {
@@ -71,19 +124,4 @@ func EventKindOf(typ string) (EventKind, bool) {
 		return EventKind{}, false
 	}
 	return kinds[i], true
-}
-
-// EventResources maps each Resource of the catalogue to the Go type GET
-// renders it as (a zero value), for the OpenAPI document; nil while the
-// resource's own endpoints are not part of this build.
-func EventResources() map[string]any {
-	return map[string]any{
-		ResourceEInvoice:        EInvoice{},
-		ResourceSigningAgent:    SigningAgent{},
-		ResourceWebhookEndpoint: WebhookEndpoint{},
-		ResourceInboxDocument:   InboxDocument{},
-		ResourceArchiveExport:   ArchiveExport{},
-		ResourceCodeListChange:  CodeListChange{},
-		ResourceReconciliation:  Reconciliation{},
-	}
 }

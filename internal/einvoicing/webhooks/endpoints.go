@@ -1,8 +1,7 @@
-package einvoicing
+package webhooks
 
 // Webhook endpoints: the use cases of /v1/webhook-endpoints and of event
-// replay. Delivery itself is in webhook_delivery.go, the URL rules in
-// webhook_url.go, the sealing of secrets in webhook_secret.go.
+// replay. Delivery itself is in delivery.go, the URL rules in url.go.
 
 import (
 	"context"
@@ -18,52 +17,8 @@ import (
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/usecase"
 )
-
-// WebhookConfig tunes webhooks; zero values take the defaults.
-type WebhookConfig struct {
-	// Timeout bounds one delivery attempt, connection to last response
-	// byte read; default 15 s.
-	Timeout time.Duration
-	// AllowPrivateSandbox lets sandbox endpoints use loopback and private
-	// addresses (and plain http, which the sandbox always accepts).
-	AllowPrivateSandbox bool
-	// DisableAfter is how long an endpoint may fail continuously before it
-	// is disabled; default 72 h.
-	DisableAfter time.Duration
-	// OperatorEmail is mailed when an endpoint of an account without owner
-	// addresses is disabled; empty: nobody (the log says so).
-	OperatorEmail string
-	// MaxEndpoints bounds the endpoints of an account in one environment;
-	// default 20.
-	MaxEndpoints int
-	// Concurrency bounds the delivery requests in flight at once in this
-	// process, across batches; default 16.
-	Concurrency int
-}
-
-// The defaults of WebhookConfig's settings (cmd/denar reads them from
-// here).
-const (
-	DefaultWebhookTimeout     = 15 * time.Second
-	DefaultWebhookConcurrency = 16
-)
-
-func (c WebhookConfig) withDefaults() WebhookConfig {
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultWebhookTimeout
-	}
-	if c.DisableAfter <= 0 {
-		c.DisableAfter = 72 * time.Hour
-	}
-	if c.MaxEndpoints <= 0 {
-		c.MaxEndpoints = 20
-	}
-	if c.Concurrency <= 0 {
-		c.Concurrency = DefaultWebhookConcurrency
-	}
-	return c
-}
 
 // SecretOverlap is how long the previous secret keeps signing after a
 // rotation.
@@ -104,8 +59,8 @@ const (
 func endpointView(r dbq.WebhookEndpoint) WebhookEndpoint {
 	v := WebhookEndpoint{ID: r.ID, Object: "webhook_endpoint", URL: r.Url, Description: r.Description,
 		Events: strings.Fields(r.EventTypes), CompanyIDs: strings.Fields(r.CompanyIds), Environment: r.Environment,
-		Enabled: r.Enabled, PreviousSecretExpiresAt: nullTime(r.PreviousSecretExpiresAt), LastSuccessAt: nullTime(r.LastSuccessAt),
-		LastFailureAt: nullTime(r.LastFailureAt), FailingSince: nullTime(r.FailingSince), DisabledAt: nullTime(r.DisabledAt),
+		Enabled: r.Enabled, PreviousSecretExpiresAt: store.TimeOrNil(r.PreviousSecretExpiresAt), LastSuccessAt: store.TimeOrNil(r.LastSuccessAt),
+		LastFailureAt: store.TimeOrNil(r.LastFailureAt), FailingSince: store.TimeOrNil(r.FailingSince), DisabledAt: store.TimeOrNil(r.DisabledAt),
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if r.DisabledReason != "" {
 		v.DisabledReason = &r.DisabledReason
@@ -118,7 +73,8 @@ func endpointView(r dbq.WebhookEndpoint) WebhookEndpoint {
 
 // canManage reports whether p may see and manage an endpoint limited to
 // companies (space-separated; empty for all): a credential with a company
-// allow-list reaches only endpoints limited to companies of its list.
+// allow-list reaches only endpoints limited to companies of its list (the
+// rule ListWebhookEndpoints applies in its WHERE clause).
 func canManage(p *auth.Principal, companies string) bool {
 	if len(p.CompanyIDs) == 0 {
 		return true
@@ -149,7 +105,16 @@ func endpoint(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string)
 	if !canManage(p, r.CompanyIds) {
 		return r, denar.Errorf("company_not_allowed", "Webhook endpoint %s receives events of companies this credential may not act for.", id)
 	}
-	return r, reach(p, "Webhook endpoint "+id, r.Environment)
+	return r, p.Reach("Webhook endpoint "+id, r.Environment)
+}
+
+// allowList is the credential's allow-list as the queries take it: each
+// id between spaces (" a b "), "" for every company of the account.
+func allowList(p *auth.Principal) string {
+	if len(p.CompanyIDs) == 0 {
+		return ""
+	}
+	return " " + strings.Join(p.CompanyIDs, " ") + " "
 }
 
 // subscribes reports whether an endpoint's types (space-separated) take typ.
@@ -241,7 +206,7 @@ func checkEndpointCompanies(ctx context.Context, q *dbq.Queries, p *auth.Princip
 // endpoint's secret gets: the secret was shown once; rotating it gives a
 // new one.
 func shownOnceEndpoint(v WebhookEndpoint) *denar.Error {
-	return shownOnce("webhook_endpoint", v.ID, "The secret of webhook endpoint "+v.ID+" was in the first answer to this request and is not kept; "+
+	return usecase.ShownOnce("webhook_endpoint", v.ID, "The secret of webhook endpoint "+v.ID+" was in the first answer to this request and is not kept; "+
 		"rotate it (POST /v1/webhook-endpoints/"+v.ID+"/rotate-secret) for a new one.")
 }
 
@@ -266,7 +231,7 @@ type CreateWebhookEndpoint struct {
 
 // CreateWebhookEndpoint registers an endpoint of the caller's account and
 // environment and returns it with its secret, which is shown this once.
-func (s *Service) CreateWebhookEndpoint(ctx context.Context, c Caller, cmd CreateWebhookEndpoint) (WebhookEndpoint, error) {
+func (s *Service) CreateWebhookEndpoint(ctx context.Context, c usecase.Caller, cmd CreateWebhookEndpoint) (WebhookEndpoint, error) {
 	if err := s.needSecrets(); err != nil {
 		return WebhookEndpoint{}, err
 	}
@@ -287,12 +252,12 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, c Caller, cmd Creat
 	if err != nil {
 		return WebhookEndpoint{}, err
 	}
-	return writeShownOnce(ctx, s, c, func(tx *store.Tx) (WebhookEndpoint, error) {
+	return usecase.WriteShownOnce(ctx, s.db, c, func(tx *store.Tx) (WebhookEndpoint, error) {
 		n, err := tx.CountWebhookEndpoints(ctx, dbq.CountWebhookEndpointsParams{AccountID: p.AccountID, Environment: p.Environment})
 		if err != nil {
 			return WebhookEndpoint{}, fmt.Errorf("count webhook endpoints: %w", err)
 		}
-		if n >= int64(s.cfg.Webhooks.MaxEndpoints) {
+		if n >= int64(s.cfg.MaxEndpoints) {
 			return WebhookEndpoint{}, denar.Errorf("webhook_endpoint_limit", "The account has %d webhook endpoints in %s, the most it may have; delete one first.", n, p.Environment)
 		}
 		id := denar.NewID("whe")
@@ -321,16 +286,16 @@ func (s *Service) WebhookEndpoint(ctx context.Context, p *auth.Principal, id str
 // WebhookEndpoints returns up to limit+1 endpoints of the caller's account
 // and environment that it may manage, newest first, after the id after.
 func (s *Service) WebhookEndpoints(ctx context.Context, p *auth.Principal, after string, limit int) ([]WebhookEndpoint, error) {
-	q := s.db.Reader()
-	return page(limit, after, func(after string, lim int) ([]dbq.WebhookEndpoint, error) {
-		rows, err := q.ListWebhookEndpoints(ctx, dbq.ListWebhookEndpointsParams{AccountID: p.AccountID, Environment: p.Environment,
-			After: after, Lim: int64(lim)})
-		if err != nil {
-			return nil, fmt.Errorf("list webhook endpoints: %w", err)
-		}
-		return rows, nil
-	}, func(r dbq.WebhookEndpoint) string { return r.ID }, func(r dbq.WebhookEndpoint) bool { return canManage(p, r.CompanyIds) },
-		plain(endpointView))
+	rows, err := s.db.Reader().ListWebhookEndpoints(ctx, dbq.ListWebhookEndpointsParams{AccountID: p.AccountID, Environment: p.Environment,
+		Allowed: allowList(p), After: after, Lim: int64(limit + 1)})
+	if err != nil {
+		return nil, fmt.Errorf("list webhook endpoints: %w", err)
+	}
+	out := make([]WebhookEndpoint, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, endpointView(r))
+	}
+	return out, nil
 }
 
 // UpdateWebhookEndpoint is the command of PATCH /v1/webhook-endpoints/{id};
@@ -339,14 +304,14 @@ type UpdateWebhookEndpoint struct {
 	URL         *string
 	Events      []string // nil: unchanged
 	Description *string
-	CompanyIDs  Optional[[]string]
+	CompanyIDs  usecase.Optional[[]string]
 	Enabled     *bool
 }
 
 // UpdateWebhookEndpoint changes an endpoint. Enabling a disabled endpoint
 // restarts its failure clock; disabling one abandons the deliveries still
 // waiting for it (POST …/recover re-opens them once it is enabled again).
-func (s *Service) UpdateWebhookEndpoint(ctx context.Context, c Caller, id string, cmd UpdateWebhookEndpoint) (WebhookEndpoint, error) {
+func (s *Service) UpdateWebhookEndpoint(ctx context.Context, c usecase.Caller, id string, cmd UpdateWebhookEndpoint) (WebhookEndpoint, error) {
 	p := c.Principal
 	cur, err := endpoint(ctx, s.db.Reader(), p, id)
 	if err != nil {
@@ -383,7 +348,7 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, c Caller, id string
 			return WebhookEndpoint{}, err
 		}
 	}
-	return write(ctx, s, c, func(tx *store.Tx) (WebhookEndpoint, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (WebhookEndpoint, error) {
 		if _, err := endpoint(ctx, tx.Queries, p, id); err != nil {
 			return WebhookEndpoint{}, err
 		}
@@ -397,7 +362,7 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, c Caller, id string
 			}
 		}
 		if cmd.Enabled != nil && !*cmd.Enabled {
-			n, err := tx.DisableWebhookEndpoint(ctx, dbq.DisableWebhookEndpointParams{ID: id, Now: validTime(tx.Now), Reason: DisabledByAPI})
+			n, err := tx.DisableWebhookEndpoint(ctx, dbq.DisableWebhookEndpointParams{ID: id, Now: store.TimeOf(tx.Now), Reason: DisabledByAPI})
 			if err != nil {
 				return WebhookEndpoint{}, fmt.Errorf("disable webhook endpoint %s: %w", id, err)
 			}
@@ -418,8 +383,8 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, c Caller, id string
 
 // DeleteWebhookEndpoint removes an endpoint with its delivery log; the
 // deliveries still waiting for it are dropped.
-func (s *Service) DeleteWebhookEndpoint(ctx context.Context, c Caller, id string) error {
-	_, err := write(ctx, s, c, func(tx *store.Tx) (struct{}, error) {
+func (s *Service) DeleteWebhookEndpoint(ctx context.Context, c usecase.Caller, id string) error {
+	_, err := usecase.Write(ctx, s.db, c, func(tx *store.Tx) (struct{}, error) {
 		if _, err := endpoint(ctx, tx.Queries, c.Principal, id); err != nil {
 			return struct{}{}, err
 		}
@@ -434,11 +399,11 @@ func (s *Service) DeleteWebhookEndpoint(ctx context.Context, c Caller, id string
 // RotateWebhookSecret gives the endpoint a new secret, returned this once.
 // The secret it replaces keeps signing for SecretOverlap (deliveries carry
 // one v1= per valid secret); a secret replaced earlier stops at once.
-func (s *Service) RotateWebhookSecret(ctx context.Context, c Caller, id string) (WebhookEndpoint, error) {
+func (s *Service) RotateWebhookSecret(ctx context.Context, c usecase.Caller, id string) (WebhookEndpoint, error) {
 	if err := s.needSecrets(); err != nil {
 		return WebhookEndpoint{}, err
 	}
-	return writeShownOnce(ctx, s, c, func(tx *store.Tx) (WebhookEndpoint, error) {
+	return usecase.WriteShownOnce(ctx, s.db, c, func(tx *store.Tx) (WebhookEndpoint, error) {
 		cur, err := endpoint(ctx, tx.Queries, c.Principal, id)
 		if err != nil {
 			return WebhookEndpoint{}, err
@@ -459,11 +424,11 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, c Caller, id string) 
 // webhook_endpoint.test (its data.object is the endpoint), once, also when
 // the endpoint is disabled; the attempt is in the delivery log and does
 // not count toward the endpoint's health.
-func (s *Service) TestWebhookEndpoint(ctx context.Context, c Caller, id string) (WebhookDelivery, error) {
+func (s *Service) TestWebhookEndpoint(ctx context.Context, c usecase.Caller, id string) (WebhookDelivery, error) {
 	if err := s.needSecrets(); err != nil {
 		return WebhookDelivery{}, err
 	}
-	return write(ctx, s, c, func(tx *store.Tx) (WebhookDelivery, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (WebhookDelivery, error) {
 		ep, err := endpoint(ctx, tx.Queries, c.Principal, id)
 		if err != nil {
 			return WebhookDelivery{}, err
@@ -498,9 +463,9 @@ type ReplayResult struct {
 // to the event's type and company. A delivery that already exists for an
 // (event, endpoint) is re-opened: a retry waiting for its time is brought
 // forward; a finished one gets a new chain of attempts.
-func (s *Service) ReplayEvent(ctx context.Context, c Caller, eventID, endpointID string) (ReplayResult, error) {
+func (s *Service) ReplayEvent(ctx context.Context, c usecase.Caller, eventID, endpointID string) (ReplayResult, error) {
 	p := c.Principal
-	return write(ctx, s, c, func(tx *store.Tx) (ReplayResult, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (ReplayResult, error) {
 		ev, err := accountEvent(ctx, tx.Queries, p, eventID)
 		if err != nil {
 			return ReplayResult{}, err
@@ -565,7 +530,7 @@ func redeliver(ctx context.Context, tx *store.Tx, ep dbq.WebhookEndpoint, ev dbq
 // reopen makes a delivery due now, its next attempt manual: its waiting
 // job is brought forward, or a new job starts a new chain of attempts.
 func reopen(ctx context.Context, tx *store.Tx, id string) error {
-	if _, err := tx.ReopenWebhookDelivery(ctx, dbq.ReopenWebhookDeliveryParams{ID: id, Now: validTime(tx.Now)}); err != nil {
+	if _, err := tx.ReopenWebhookDelivery(ctx, dbq.ReopenWebhookDeliveryParams{ID: id, Now: store.TimeOf(tx.Now)}); err != nil {
 		return fmt.Errorf("re-open delivery %s: %w", id, err)
 	}
 	e, err := enqueueDelivery(ctx, tx, id)
@@ -594,8 +559,8 @@ const recoverBatch = 1000
 
 // RecoverWebhookEndpoint re-queues, due now, every failed or abandoned
 // delivery to an enabled endpoint created since a time (up to 1000 a call).
-func (s *Service) RecoverWebhookEndpoint(ctx context.Context, c Caller, id string, since time.Time) (Recovery, error) {
-	return write(ctx, s, c, func(tx *store.Tx) (Recovery, error) {
+func (s *Service) RecoverWebhookEndpoint(ctx context.Context, c usecase.Caller, id string, since time.Time) (Recovery, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (Recovery, error) {
 		ep, err := endpoint(ctx, tx.Queries, c.Principal, id)
 		if err != nil {
 			return Recovery{}, err

@@ -1,4 +1,4 @@
-package einvoicing
+package webhooks
 
 import (
 	"context"
@@ -16,11 +16,12 @@ import (
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/internal/usecase"
 )
 
 // BenchmarkWebhookDelivery delivers 10,000 events to a receiver on
 // loopback that verifies each signature, with at most 16 requests in
-// flight (WebhookConfig.Concurrency; the runner claims batches of
+// flight (Config.Concurrency; the runner claims batches of
 // WebhookBatch, four at most at once, as denar serve does), and measures
 // deliveries per second from the start of the runner to the last answer. As the baseline, in the same run, it measures the
 // receiver's raw rate: the same 10,000 signed bodies POSTed by 16
@@ -43,9 +44,9 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 			ctx := context.Background()
 			recv := newCountingReceiver(b)
 			s := New(Deps{DB: db, Secrets: testBox(b), Log: slog.New(slog.DiscardHandler)},
-				Config{Webhooks: WebhookConfig{AllowPrivateSandbox: true, Concurrency: workers}})
+				Config{AllowPrivateSandbox: true, Concurrency: workers})
 			acct, cos := seedAccount(b, db, 1)
-			ep, err := s.CreateWebhookEndpoint(ctx, Caller{Principal: &auth.Principal{AccountID: acct, Environment: auth.EnvSandbox}},
+			ep, err := s.CreateWebhookEndpoint(ctx, usecase.Caller{Principal: &auth.Principal{AccountID: acct, Environment: auth.EnvSandbox}},
 				CreateWebhookEndpoint{URL: recv.srv.URL, Events: []string{"*"}})
 			if err != nil {
 				b.Fatal(err)
@@ -81,7 +82,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 				}
 				recv.onHit.Store(&hit)
 				r := jobs.NewRunner(db, jobs.Config{Workers: 4 * WebhookBatch, PollInterval: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
-				s.RegisterWebhookJobs(r)
+				s.RegisterJobs(r)
 				start, c1 := time.Now(), einvoicingtest.ProcessCPU()
 				if err := r.Start(ctx); err != nil {
 					b.Fatal(err)

@@ -1,4 +1,4 @@
-package einvoicing
+package webhooks
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/internal/usecase"
 	"github.com/denar-mk/denar/sdk/webhook"
 )
 
@@ -67,6 +68,25 @@ func newCountingReceiver(t testing.TB) *countingReceiver {
 	return r
 }
 
+// invoice stands for the e-invoice an event is about (the einvoicing
+// package's EInvoice, which this package does not import).
+type invoice struct {
+	ID        string          `json:"id"`
+	Object    string          `json:"object"`
+	Status    string          `json:"status"`
+	Problems  json.RawMessage `json:"problems"`
+	Document  json.RawMessage `json:"document"`
+	CreatedAt time.Time       `json:"createdAt"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+}
+
+// writeEvent publishes one event about object in tx, as a use case of
+// the e-invoicing application does through its port.
+func writeEvent(ctx context.Context, tx *store.Tx, account, company, env, typ, objectID string, object any) error {
+	return (&Service{}).Publish(ctx, tx, Draft{AccountID: account, CompanyID: company, Environment: env, Type: typ,
+		ObjectID: objectID, Object: object})
+}
+
 // writeEvents writes n events of company co, in transactions of 500.
 func writeEvents(t testing.TB, db *store.DB, acct, co, env string, n int) []string {
 	t.Helper()
@@ -75,7 +95,7 @@ func writeEvents(t testing.TB, db *store.DB, acct, co, env string, n int) []stri
 		batch := min(500, n-done)
 		err := db.InTx(context.Background(), func(tx *store.Tx) error {
 			for i := range batch {
-				view := EInvoice{ID: fmt.Sprintf("einv_%d", done+i), Object: "einvoice", Status: "delivered", Problems: json.RawMessage("[]"),
+				view := invoice{ID: fmt.Sprintf("einv_%d", done+i), Object: "einvoice", Status: "delivered", Problems: json.RawMessage("[]"),
 					Document: json.RawMessage("{}"), CreatedAt: tx.Now, UpdatedAt: tx.Now}
 				if err := writeEvent(context.Background(), tx, acct, co, env, EventSubmitted, view.ID, view); err != nil {
 					return err
@@ -113,7 +133,7 @@ func TestWebhookFanOut(t *testing.T) {
 		pr := &auth.Principal{AccountID: acct, Environment: auth.EnvProduction}
 		mk := func(p *auth.Principal, events, companies []string) string {
 			t.Helper()
-			ep, err := s.CreateWebhookEndpoint(ctx, Caller{Principal: p}, CreateWebhookEndpoint{URL: "https://hooks.example.mk/x", Events: events, CompanyIDs: companies})
+			ep, err := s.CreateWebhookEndpoint(ctx, usecase.Caller{Principal: p}, CreateWebhookEndpoint{URL: "https://hooks.example.mk/x", Events: events, CompanyIDs: companies})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +148,7 @@ func TestWebhookFanOut(t *testing.T) {
 			t.Helper()
 			var id string
 			if err := db.InTx(ctx, func(tx *store.Tx) error {
-				if err := writeEvent(ctx, tx, acct, co, env, typ, "einv_x", EInvoice{ID: "einv_x"}); err != nil {
+				if err := writeEvent(ctx, tx, acct, co, env, typ, "einv_x", invoice{ID: "einv_x"}); err != nil {
 					return err
 				}
 				rows, err := tx.ListEvents(ctx, listAll(acct, env, 1))
@@ -150,7 +170,7 @@ func TestWebhookFanOut(t *testing.T) {
 			{cos[0], auth.EnvProduction, EventSubmitted, []string{prod}},
 		} {
 			ev := write(tc.co, tc.env, tc.typ)
-			rows, err := db.Reader().ListEventDeliveries(ctx, listDeliveries(ev, acct))
+			rows, err := db.Reader().ListEventDeliveries(ctx, listDeliveries(ev, acct, tc.env))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +192,7 @@ func TestWebhookFanOut(t *testing.T) {
 		}
 		// A type outside the catalogue is a programming error.
 		err := db.InTx(ctx, func(tx *store.Tx) error {
-			return writeEvent(ctx, tx, acct, cos[0], auth.EnvSandbox, "einvoice.paid", "einv_x", EInvoice{})
+			return writeEvent(ctx, tx, acct, cos[0], auth.EnvSandbox, "einvoice.paid", "einv_x", invoice{})
 		})
 		if err == nil {
 			t.Fatal("an event type outside the catalogue was written")
@@ -200,13 +220,13 @@ func TestWebhookTwoProcessesExactlyOnce(t *testing.T) {
 	}
 	dbs := []*store.DB{open(), open()}
 	recv := newCountingReceiver(t)
-	cfg := Config{Webhooks: WebhookConfig{AllowPrivateSandbox: true}}
+	cfg := Config{AllowPrivateSandbox: true}
 	var svcs []*Service
 	for _, db := range dbs {
 		svcs = append(svcs, New(Deps{DB: db, Secrets: testBox(t), Log: slog.New(slog.DiscardHandler)}, cfg))
 	}
 	acct, cos := seedAccount(t, dbs[0], 1)
-	ep, err := svcs[0].CreateWebhookEndpoint(ctx, Caller{Principal: &auth.Principal{AccountID: acct, Environment: auth.EnvSandbox}},
+	ep, err := svcs[0].CreateWebhookEndpoint(ctx, usecase.Caller{Principal: &auth.Principal{AccountID: acct, Environment: auth.EnvSandbox}},
 		CreateWebhookEndpoint{URL: recv.srv.URL, Events: []string{"*"}})
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +245,7 @@ func TestWebhookTwoProcessesExactlyOnce(t *testing.T) {
 	for i, s := range svcs {
 		r := jobs.NewRunner(dbs[i], jobs.Config{ID: fmt.Sprintf("process-%d", i+1), Workers: 8, PollInterval: 5 * time.Millisecond,
 			Logger: slog.New(slog.DiscardHandler)})
-		s.RegisterWebhookJobs(r)
+		s.RegisterJobs(r)
 		runners = append(runners, r)
 	}
 	for _, r := range runners {
@@ -275,8 +295,8 @@ func listAll(acct, env string, n int) dbq.ListEventsParams {
 	return dbq.ListEventsParams{AccountID: acct, Environment: env, Lim: int64(n)}
 }
 
-func listDeliveries(event, acct string) dbq.ListEventDeliveriesParams {
-	return dbq.ListEventDeliveriesParams{EventID: event, AccountID: acct, Lim: 100}
+func listDeliveries(event, acct, env string) dbq.ListEventDeliveriesParams {
+	return dbq.ListEventDeliveriesParams{EventID: event, AccountID: acct, Environment: env, Lim: 100}
 }
 
 // TestWebhookBatchOutcomes: one batch holds deliveries that succeed, that
@@ -308,9 +328,9 @@ func TestWebhookBatchOutcomes(t *testing.T) {
 		}))
 		t.Cleanup(srv.Close)
 		s := New(Deps{DB: db, Secrets: testBox(t), Log: slog.New(slog.DiscardHandler)},
-			Config{Webhooks: WebhookConfig{AllowPrivateSandbox: true, Concurrency: 3}})
+			Config{AllowPrivateSandbox: true, Concurrency: 3})
 		acct, cos := seedAccount(t, db, 1)
-		p := Caller{Principal: &auth.Principal{AccountID: acct, Environment: auth.EnvSandbox}}
+		p := usecase.Caller{Principal: &auth.Principal{AccountID: acct, Environment: auth.EnvSandbox}}
 		ok, err := s.CreateWebhookEndpoint(ctx, p, CreateWebhookEndpoint{URL: srv.URL + "/ok", Events: []string{"*"}})
 		if err != nil {
 			t.Fatal(err)
@@ -322,7 +342,7 @@ func TestWebhookBatchOutcomes(t *testing.T) {
 		events := writeEvents(t, db, acct, cos[0], auth.EnvSandbox, 4)
 		deliveryTo := func(ev, ep string) dbq.WebhookDelivery {
 			t.Helper()
-			rows, err := db.Reader().ListEventDeliveries(ctx, listDeliveries(ev, acct))
+			rows, err := db.Reader().ListEventDeliveries(ctx, listDeliveries(ev, acct, auth.EnvSandbox))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,7 +358,7 @@ func TestWebhookBatchOutcomes(t *testing.T) {
 		moveOn.Store(moved)
 
 		r := jobs.NewRunner(db, jobs.Config{Workers: 64, Logger: slog.New(slog.DiscardHandler)})
-		s.RegisterWebhookJobs(r)
+		s.RegisterJobs(r)
 		if n, err := r.RunOnce(ctx); err != nil || n != 8 {
 			t.Fatalf("RunOnce = %d, %v; want the 8 deliveries in one batch", n, err)
 		}
@@ -440,9 +460,9 @@ func TestDeliveryOutcomeIsHOT(t *testing.T) {
 	ctx := t.Context()
 	recv := newCountingReceiver(t)
 	s := New(Deps{DB: db, Secrets: testBox(t), Log: slog.New(slog.DiscardHandler)},
-		Config{Webhooks: WebhookConfig{AllowPrivateSandbox: true, Concurrency: 8}})
+		Config{AllowPrivateSandbox: true, Concurrency: 8})
 	acct, cos := seedAccount(t, db, 1)
-	ep, err := s.CreateWebhookEndpoint(ctx, Caller{Principal: &auth.Principal{AccountID: acct, Environment: auth.EnvSandbox}},
+	ep, err := s.CreateWebhookEndpoint(ctx, usecase.Caller{Principal: &auth.Principal{AccountID: acct, Environment: auth.EnvSandbox}},
 		CreateWebhookEndpoint{URL: recv.srv.URL, Events: []string{"*"}})
 	if err != nil {
 		t.Fatal(err)
@@ -451,7 +471,7 @@ func TestDeliveryOutcomeIsHOT(t *testing.T) {
 	const n = 100
 	writeEvents(t, db, acct, cos[0], auth.EnvSandbox, n)
 	r := jobs.NewRunner(db, jobs.Config{Workers: 2 * WebhookBatch, PollInterval: 5 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
-	s.RegisterWebhookJobs(r)
+	s.RegisterJobs(r)
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
