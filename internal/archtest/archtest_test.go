@@ -141,6 +141,64 @@ func TestSimulatorRuleCatchesTheGatewaysCode(t *testing.T) {
 	}
 }
 
+// applicationPackage reports whether pkg is part of the e-invoicing
+// application layer: internal/einvoicing and its rooms (the webhooks
+// package), and what their use cases share (internal/usecase).
+func applicationPackage(pkg string) bool {
+	return pkg == module+"/internal/einvoicing" || pkg == module+"/internal/einvoicing/webhooks" || pkg == module+"/internal/usecase"
+}
+
+// serverViolations returns what of deps an application package must not
+// depend on: HTTP server code (the API calls the application, never the
+// other way round).
+func serverViolations(deps []string) []string {
+	var bad []string
+	for _, d := range deps {
+		if strings.HasPrefix(d, module+"/internal/httpx") || strings.HasPrefix(d, module+"/internal/einvoiceapi") ||
+			strings.HasPrefix(d, module+"/internal/dashboard") || strings.HasPrefix(d, "github.com/danielgtaylor/huma") {
+			bad = append(bad, d)
+		}
+	}
+	return bad
+}
+
+// roomViolations returns what of deps the webhooks room must not depend
+// on: the e-invoicing package that publishes through it. The direction is
+// internal/einvoicing → internal/einvoicing/webhooks (einvoicing's
+// Publisher port is satisfied by webhooks.Service, wired in cmd/denar).
+func roomViolations(pkg string, deps []string) []string {
+	if pkg != module+"/internal/einvoicing/webhooks" {
+		return nil
+	}
+	var bad []string
+	for _, d := range deps {
+		if d == module+"/internal/einvoicing" {
+			bad = append(bad, d)
+		}
+	}
+	return bad
+}
+
+// TestApplicationRulesCatchWrongDirections shows the rules would fail the
+// webhooks room reaching back into internal/einvoicing, and an application
+// package reaching for HTTP server code.
+func TestApplicationRulesCatchWrongDirections(t *testing.T) {
+	t.Parallel()
+	hooks := module + "/internal/einvoicing/webhooks"
+	if got := roomViolations(hooks, []string{module + "/internal/store", module + "/internal/einvoicing", module + "/internal/einvoicing/einvoicingtest"}); len(got) != 1 {
+		t.Errorf("webhooks importing einvoicing: violations %v, want 1", got)
+	}
+	if got := roomViolations(module+"/internal/einvoicing", []string{hooks}); len(got) != 0 {
+		t.Errorf("einvoicing importing webhooks: violations %v, want none", got)
+	}
+	if got := serverViolations([]string{module + "/internal/httpx", module + "/internal/dashboard", "github.com/danielgtaylor/huma/v2", module + "/internal/auth"}); len(got) != 3 {
+		t.Errorf("server violations %v, want 3", got)
+	}
+	if !applicationPackage(hooks) || !applicationPackage(module+"/internal/usecase") || applicationPackage(module+"/internal/einvoiceapi") {
+		t.Error("applicationPackage misclassifies")
+	}
+}
+
 func TestImportRules(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Deps " "}}|{{join .Imports " "}}`, module+"/...").Output()
@@ -179,13 +237,20 @@ func TestImportRules(t *testing.T) {
 					t.Errorf("public package %s depends on %s", pkg, d)
 				}
 			}
-		case pkg == module+"/internal/einvoicing":
+		case applicationPackage(pkg):
 			// The application layer knows no HTTP server: handlers call it,
 			// never the other way round.
-			for _, d := range deps {
-				if strings.HasPrefix(d, module+"/internal/httpx") || strings.HasPrefix(d, module+"/internal/einvoiceapi") ||
-					strings.HasPrefix(d, "github.com/danielgtaylor/huma") {
-					t.Errorf("application package %s depends on %s", pkg, d)
+			for _, d := range serverViolations(deps) {
+				t.Errorf("application package %s depends on %s", pkg, d)
+			}
+			for _, d := range roomViolations(pkg, deps) {
+				t.Errorf("%s depends on %s: events are published through einvoicing's Publisher port, the other way round", pkg, d)
+			}
+			if pkg == module+"/internal/einvoicing" {
+				for _, d := range deps {
+					if d == module+"/internal/ujpsim" {
+						t.Errorf("gateway package %s depends on the simulator outside its tests", pkg)
+					}
 				}
 			}
 		case pkg == module+"/internal/ujpsim":

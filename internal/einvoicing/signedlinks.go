@@ -26,7 +26,9 @@ type readFunc func(p *Pipeline, ctx, cctx context.Context, gw ujp.Gateway, who s
 // RequestSignature refuses a link type it does not know, so a request
 // that nothing would follow up cannot be made.
 func linkOf(t string) (signedLink, bool) {
-	enqueue := func(_ *Service, ctx context.Context, tx *store.Tx, r SigningRequest) error { return enqueueQuery(ctx, tx, r) }
+	enqueue := func(_ *Service, ctx context.Context, tx *store.Tx, r SigningRequest) error {
+		return enqueueQuery(ctx, tx, r)
+	}
 	query := func(r readFunc) signedLink { return signedLink{signed: enqueue, read: r} }
 	switch t {
 	case LinkEInvoice:

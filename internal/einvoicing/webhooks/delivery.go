@@ -1,7 +1,7 @@
 package webhooks
 
 // Webhook delivery. An event is written with one delivery row per endpoint
-// that wants it, in the transaction of the change (fanOut), and each
+// that wants it, in the transaction of the change (Publish), and each
 // delivery has one webhook.deliver job at a time (unique key whd:<id>).
 // The job's attempts are the delivery's attempts: the runner's backoff is
 // the spec's ladder (1 min, 5 min, 30 min, 2 h, 6 h, 12 h), and after the
@@ -44,8 +44,8 @@ import (
 	"github.com/denar-mk/denar/internal/store/dbq"
 )
 
-// KindWebhookDeliver is the job that carries one delivery.
-const KindWebhookDeliver = "webhook.deliver"
+// kindWebhookDeliver is the job that carries one delivery.
+const kindWebhookDeliver = "webhook.deliver"
 
 // WebhookRetryDelays is the ladder of waits after failed attempts (spec,
 // Limits): about 21 hours in all.
@@ -61,8 +61,8 @@ const webhookAttempts = 7
 // when runners died in the middle of attempts.
 const deliveryJobCeiling = webhookAttempts + 5
 
-// ResponseBodyLimit is how much of an answer the delivery log keeps.
-const ResponseBodyLimit = 2048
+// responseBodyLimit is how much of an answer the delivery log keeps.
+const responseBodyLimit = 2048
 
 // States of a delivery.
 const (
@@ -107,12 +107,12 @@ const WebhookBatch = 64
 // hold back the outcomes of the fast ones.
 const recordWithin = 100 * time.Millisecond
 
-// deliveryArgs are the arguments of a KindWebhookDeliver job.
+// deliveryArgs are the arguments of a kindWebhookDeliver job.
 type deliveryArgs struct {
 	ID string `json:"deliveryId"`
 }
 
-func (deliveryArgs) Kind() string { return KindWebhookDeliver }
+func (deliveryArgs) Kind() string { return kindWebhookDeliver }
 
 func deliveryKey(id string) string { return "whd:" + id }
 
@@ -158,19 +158,11 @@ func enqueueDelivery(ctx context.Context, tx *store.Tx, id string) (jobs.Enqueue
 	return e, nil
 }
 
-// fanOut writes a delivery of ev to each endpoint of its account and
-// environment that subscribes to its type and covers its company: due now
-// for an enabled endpoint, abandoned (for recover) for a disabled one.
-func fanOut(ctx context.Context, tx *store.Tx, ev dbq.CreateEventParams) error {
-	eps, err := tx.ListFanOutEndpoints(ctx, dbq.ListFanOutEndpointsParams{AccountID: ev.AccountID, Environment: ev.Environment})
-	if err != nil {
-		return fmt.Errorf("webhook endpoints of %s: %w", ev.AccountID, err)
-	}
-	return fanOutTo(ctx, tx, ev, eps)
-}
-
-// fanOutTo is fanOut to the endpoints eps, read by the caller
-// (ListFanOutEndpoints, or the statement that wrote ev).
+// fanOutTo writes a delivery of ev to each of eps (the endpoints of its
+// account and environment, as ListFanOutEndpoints reads them, or the
+// statement that wrote ev) that subscribes to its type and covers its
+// company: due now for an enabled endpoint, abandoned (for recover) for a
+// disabled one.
 func fanOutTo(ctx context.Context, tx *store.Tx, ev dbq.CreateEventParams, eps []dbq.ListFanOutEndpointsRow) error {
 	for _, ep := range eps {
 		if !subscribes(ep.EventTypes, ev.Type) || !covers(ep.CompanyIds, ev.CompanyID) {
@@ -324,7 +316,7 @@ func (s *Service) EndpointDeliveries(ctx context.Context, p *auth.Principal, end
 	return withAttempts(ctx, q, rows)
 }
 
-// deliverWebhooks is the batch worker of KindWebhookDeliver: one attempt
+// deliverWebhooks is the batch worker of kindWebhookDeliver: one attempt
 // of each delivery, sent concurrently (at most Config.Concurrency
 // requests in flight in the process). Attempts are recorded as they finish,
 // in groups (one transaction for every attempt that finished within
@@ -630,7 +622,7 @@ func appendJSONField(dst []byte, key, s string) []byte {
 }
 
 // signingSecrets returns the endpoint's current secret and, within
-// SecretOverlap of a rotation, the previous one.
+// secretOverlap of a rotation, the previous one.
 func (s *Service) signingSecrets(ep dbq.WebhookEndpoint, now time.Time) ([]string, error) {
 	if s.secrets == nil {
 		return nil, errors.New("webhook: DENAR_WEBHOOK_SECRET_KEY is not configured")
@@ -949,10 +941,10 @@ denar
 	return mail.Message{Subject: "Webhook endpoint disabled: " + truncateText(ep.Url, 100), Body: body}
 }
 
-// readSnippet reads the first ResponseBodyLimit bytes of an answer as
+// readSnippet reads the first responseBodyLimit bytes of an answer as
 // storable text.
 func readSnippet(r io.Reader) string {
-	b, _ := io.ReadAll(io.LimitReader(r, ResponseBodyLimit))
+	b, _ := io.ReadAll(io.LimitReader(r, responseBodyLimit))
 	return strings.ToValidUTF8(strings.ReplaceAll(string(b), "\x00", ""), "\uFFFD")
 }
 

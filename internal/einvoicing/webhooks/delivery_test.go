@@ -261,7 +261,7 @@ func TestWebhookTwoProcessesExactlyOnce(t *testing.T) {
 	// Wait until every outcome is recorded, then stop both.
 	for {
 		var left int
-		if err := dbs[0].ReadDB().QueryRowContext(ctx, "SELECT COUNT(*) FROM jobs WHERE kind = $1 AND state <> 'completed'", KindWebhookDeliver).Scan(&left); err != nil {
+		if err := dbs[0].ReadDB().QueryRowContext(ctx, "SELECT COUNT(*) FROM jobs WHERE kind = $1 AND state <> 'completed'", kindWebhookDeliver).Scan(&left); err != nil {
 			t.Fatal(err)
 		}
 		if left == 0 {
@@ -388,7 +388,7 @@ func TestWebhookBatchOutcomes(t *testing.T) {
 			}
 		}
 		states := map[string]int{}
-		js, err := db.Reader().ListJobsByKind(ctx, KindWebhookDeliver)
+		js, err := db.Reader().ListJobsByKind(ctx, kindWebhookDeliver)
 		if err != nil {
 			t.Fatal(err)
 		}

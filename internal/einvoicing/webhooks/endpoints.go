@@ -20,9 +20,9 @@ import (
 	"github.com/denar-mk/denar/internal/usecase"
 )
 
-// SecretOverlap is how long the previous secret keeps signing after a
+// secretOverlap is how long the previous secret keeps signing after a
 // rotation.
-const SecretOverlap = 24 * time.Hour
+const secretOverlap = 24 * time.Hour
 
 // WebhookEndpoint is the public endpoint object.
 type WebhookEndpoint struct {
@@ -146,7 +146,7 @@ func checkEventTypes(types []string, fe *denar.FieldErrors) []string {
 	}
 	var out []string
 	for i, t := range types {
-		if _, ok := EventKindOf(t); !ok && t != "*" {
+		if _, ok := eventKindOf(t); !ok && t != "*" {
 			fe.Add(fmt.Sprintf("events[%d]", i), "%q is not an event type (see GET /v1/event-types)", t)
 			continue
 		}
@@ -397,7 +397,7 @@ func (s *Service) DeleteWebhookEndpoint(ctx context.Context, c usecase.Caller, i
 }
 
 // RotateWebhookSecret gives the endpoint a new secret, returned this once.
-// The secret it replaces keeps signing for SecretOverlap (deliveries carry
+// The secret it replaces keeps signing for secretOverlap (deliveries carry
 // one v1= per valid secret); a secret replaced earlier stops at once.
 func (s *Service) RotateWebhookSecret(ctx context.Context, c usecase.Caller, id string) (WebhookEndpoint, error) {
 	if err := s.needSecrets(); err != nil {
@@ -410,7 +410,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, c usecase.Caller, id 
 		}
 		secret := newWebhookSecret()
 		row, err := tx.RotateWebhookSecret(ctx, dbq.RotateWebhookSecretParams{ID: id, Secret: s.secrets.Seal(secret, id),
-			PreviousSecret: cur.Secret, PreviousSecretExpiresAt: sql.NullTime{Time: tx.Now.Add(SecretOverlap), Valid: true}, UpdatedAt: tx.Now})
+			PreviousSecret: cur.Secret, PreviousSecretExpiresAt: sql.NullTime{Time: tx.Now.Add(secretOverlap), Valid: true}, UpdatedAt: tx.Now})
 		if err != nil {
 			return WebhookEndpoint{}, fmt.Errorf("rotate secret of %s: %w", id, err)
 		}

@@ -129,7 +129,7 @@ func (s *Service) Stored(ctx context.Context, tx *store.Tx, ev Prepared, endpoin
 // checkObject refuses an event type outside the catalogue, or an object
 // of another resource than the catalogue's (Deps.Resources).
 func (s *Service) checkObject(d Draft) error {
-	k, ok := EventKindOf(d.Type)
+	k, ok := eventKindOf(d.Type)
 	if !ok || d.Type == EventWebhookTest {
 		return fmt.Errorf("event %s of %s: not a type of the event catalogue", d.Type, d.ObjectID)
 	}
@@ -181,7 +181,7 @@ func (f EventFilter) bounds() (from, to sql.NullTime) {
 // allow-list or account (403 company_not_allowed) or of the other
 // environment (403 environment_mismatch), as X-Company-Id would be.
 func (f EventFilter) check(ctx context.Context, q *dbq.Queries, p *auth.Principal) error {
-	if _, ok := EventKindOf(f.Type); f.Type != "" && !ok {
+	if _, ok := eventKindOf(f.Type); f.Type != "" && !ok {
 		// As a webhook endpoint's events are: a misspelt type would
 		// otherwise read as "no such events" for ever.
 		return denar.Invalid(denar.FieldError{Path: "query.type", Message: fmt.Sprintf("%q is not an event type (see GET /v1/event-types)", f.Type)})

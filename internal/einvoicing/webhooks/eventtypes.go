@@ -116,8 +116,8 @@ func EventKinds() []EventKind {
 	}
 }
 
-// EventKindOf returns the catalogue entry of typ.
-func EventKindOf(typ string) (EventKind, bool) {
+// eventKindOf returns the catalogue entry of typ.
+func eventKindOf(typ string) (EventKind, bool) {
 	kinds := EventKinds()
 	i := slices.IndexFunc(kinds, func(k EventKind) bool { return k.Type == typ })
 	if i < 0 {
