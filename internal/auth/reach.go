@@ -1,6 +1,10 @@
 package auth
 
-import "github.com/denar-mk/denar"
+import (
+	"strings"
+
+	"github.com/denar-mk/denar"
+)
 
 // Reach is the one rule of what a credential reaches of its account, for
 // the resource a path names (a company, an agent, a webhook endpoint, a
@@ -29,4 +33,11 @@ func (p *Principal) Reach(what, environment string, companies ...string) error {
 		return denar.Errorf("environment_mismatch", "%s belongs to %s; this is a %s credential.", what, environment, p.Environment)
 	}
 	return nil
+}
+
+// AllowList is the allow-list as the queries of a tenant's rows take it:
+// all when there is none (every company of the account), else the listed
+// company ids separated by spaces.
+func (p *Principal) AllowList() (all bool, ids string) {
+	return len(p.CompanyIDs) == 0, strings.Join(p.CompanyIDs, " ")
 }

@@ -40,3 +40,15 @@ func TestReach(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowList: the allow-list as tenant queries take it; a credential
+// without one reaches every company, one with one only the ids listed.
+func TestAllowList(t *testing.T) {
+	t.Parallel()
+	if all, ids := (&auth.Principal{}).AllowList(); !all || ids != "" {
+		t.Errorf("no allow-list: %v %q", all, ids)
+	}
+	if all, ids := (&auth.Principal{CompanyIDs: []string{"cmp_a", "cmp_b"}}).AllowList(); all || ids != "cmp_a cmp_b" {
+		t.Errorf("allow-list: %v %q", all, ids)
+	}
+}

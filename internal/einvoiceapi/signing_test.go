@@ -291,7 +291,7 @@ func TestSigningEndToEnd(t *testing.T) {
 				t.Fatalf("auth %q: %d %v", a, st, m)
 			}
 		}
-		ev, err := db.Reader().ListEvents(t.Context(), dbq.ListEventsParams{AccountID: e.account, Environment: "sandbox",
+		ev, err := db.Reader().ListEvents(t.Context(), dbq.ListEventsParams{AccountID: e.account, Environment: "sandbox", AllCompanies: true,
 			Type: sql.NullString{String: webhooks.EventSigningAgentOnline, Valid: true}, Lim: 10})
 		if err != nil || len(ev) == 0 || ev[0].ObjectID != agent || ev[0].CompanyID != e.company {
 			t.Fatalf("events: %v %v", ev, err)

@@ -101,7 +101,7 @@ func TestEInvoiceMoves(t *testing.T) {
 		if h := hist[6]; h.ToStatus != "delivered" || h.FromStatus.String != "submitting" || h.UjpCode.String != "01" {
 			t.Errorf("delivered row %+v", h)
 		}
-		evs, err := r.ListEvents(ctx, dbq.ListEventsParams{AccountID: acct, Environment: "sandbox", Lim: 50})
+		evs, err := r.ListEvents(ctx, dbq.ListEventsParams{AccountID: acct, Environment: "sandbox", AllCompanies: true, Lim: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestEInvoiceMoves(t *testing.T) {
 			data.Object.Status != "delivered" || data.Object.DeliveredAt == nil {
 			t.Errorf("submitted payload %s (%v)", evs[1].Payload, err)
 		}
-		only, _ := r.ListEvents(ctx, dbq.ListEventsParams{AccountID: acct, Environment: "sandbox", Type: sql.NullString{String: "einvoice.held", Valid: true}, Lim: 50})
+		only, _ := r.ListEvents(ctx, dbq.ListEventsParams{AccountID: acct, Environment: "sandbox", AllCompanies: true, Type: sql.NullString{String: "einvoice.held", Valid: true}, Lim: 50})
 		if len(only) != 1 {
 			t.Errorf("type filter: %d events", len(only))
 		}

@@ -292,8 +292,9 @@ func (s *Service) EventDeliveries(ctx context.Context, p *auth.Principal, eventI
 		return nil, err
 	}
 	st, class := f.params()
+	all, allowed := p.AllowList()
 	rows, err := q.ListEventDeliveries(ctx, dbq.ListEventDeliveriesParams{EventID: eventID, AccountID: p.AccountID,
-		Environment: p.Environment, Allowed: allowList(p), After: after, State: st, StatusClass: class, Lim: int64(limit + 1)})
+		Environment: p.Environment, AllCompanies: all, Allowed: allowed, After: after, State: st, StatusClass: class, Lim: int64(limit + 1)})
 	if err != nil {
 		return nil, fmt.Errorf("deliveries of %s: %w", eventID, err)
 	}
@@ -308,8 +309,9 @@ func (s *Service) EndpointDeliveries(ctx context.Context, p *auth.Principal, end
 		return nil, err
 	}
 	st, class := f.params()
+	all, allowed := p.AllowList()
 	rows, err := q.ListEndpointDeliveries(ctx, dbq.ListEndpointDeliveriesParams{EndpointID: endpointID,
-		AccountID: p.AccountID, Environment: p.Environment, Allowed: allowList(p), After: after, State: st, StatusClass: class, Lim: int64(limit + 1)})
+		AccountID: p.AccountID, Environment: p.Environment, AllCompanies: all, Allowed: allowed, After: after, State: st, StatusClass: class, Lim: int64(limit + 1)})
 	if err != nil {
 		return nil, fmt.Errorf("deliveries to %s: %w", endpointID, err)
 	}

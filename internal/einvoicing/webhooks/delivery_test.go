@@ -292,11 +292,11 @@ func TestWebhookTwoProcessesExactlyOnce(t *testing.T) {
 }
 
 func listAll(acct, env string, n int) dbq.ListEventsParams {
-	return dbq.ListEventsParams{AccountID: acct, Environment: env, Lim: int64(n)}
+	return dbq.ListEventsParams{AccountID: acct, Environment: env, AllCompanies: true, Lim: int64(n)}
 }
 
 func listDeliveries(event, acct, env string) dbq.ListEventDeliveriesParams {
-	return dbq.ListEventDeliveriesParams{EventID: event, AccountID: acct, Environment: env, Lim: 100}
+	return dbq.ListEventDeliveriesParams{EventID: event, AccountID: acct, Environment: env, AllCompanies: true, Lim: 100}
 }
 
 // TestWebhookBatchOutcomes: one batch holds deliveries that succeed, that

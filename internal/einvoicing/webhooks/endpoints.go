@@ -108,15 +108,6 @@ func endpoint(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string)
 	return r, p.Reach("Webhook endpoint "+id, r.Environment)
 }
 
-// allowList is the credential's allow-list as the queries take it: each
-// id between spaces (" a b "), "" for every company of the account.
-func allowList(p *auth.Principal) string {
-	if len(p.CompanyIDs) == 0 {
-		return ""
-	}
-	return " " + strings.Join(p.CompanyIDs, " ") + " "
-}
-
 // subscribes reports whether an endpoint's types (space-separated) take typ.
 func subscribes(types, typ string) bool {
 	for _, t := range strings.Fields(types) {
@@ -286,8 +277,9 @@ func (s *Service) WebhookEndpoint(ctx context.Context, p *auth.Principal, id str
 // WebhookEndpoints returns up to limit+1 endpoints of the caller's account
 // and environment that it may manage, newest first, after the id after.
 func (s *Service) WebhookEndpoints(ctx context.Context, p *auth.Principal, after string, limit int) ([]WebhookEndpoint, error) {
+	all, allowed := p.AllowList()
 	rows, err := s.db.Reader().ListWebhookEndpoints(ctx, dbq.ListWebhookEndpointsParams{AccountID: p.AccountID, Environment: p.Environment,
-		Allowed: allowList(p), After: after, Lim: int64(limit + 1)})
+		AllCompanies: all, Allowed: allowed, After: after, Lim: int64(limit + 1)})
 	if err != nil {
 		return nil, fmt.Errorf("list webhook endpoints: %w", err)
 	}

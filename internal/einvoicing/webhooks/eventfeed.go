@@ -105,7 +105,8 @@ func (s *Service) EventFeed(ctx context.Context, p *auth.Principal, f EventFilte
 	}
 	from, to := f.bounds()
 	page := FeedPage{Events: make([]Event, 0, limit), Next: after}
-	rows, err := q.EventFeed(ctx, dbq.EventFeedParams{AccountID: p.AccountID, Environment: p.Environment, Allowed: allowList(p),
+	all, allowed := p.AllowList()
+	rows, err := q.EventFeed(ctx, dbq.EventFeedParams{AccountID: p.AccountID, Environment: p.Environment, AllCompanies: all, Allowed: allowed,
 		AfterSeq: after, Head: head, Type: store.NullText(f.Type), ObjectID: store.NullText(f.ObjectID),
 		CompanyID: store.NullText(f.CompanyID), CreatedFrom: from, CreatedTo: to, Lim: int64(limit + 1)})
 	if err != nil {

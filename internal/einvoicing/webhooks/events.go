@@ -211,7 +211,8 @@ func (s *Service) Events(ctx context.Context, p *auth.Principal, f EventFilter, 
 		return nil, err
 	}
 	from, to := f.bounds()
-	rows, err := q.ListEvents(ctx, dbq.ListEventsParams{AccountID: p.AccountID, Environment: p.Environment, Allowed: allowList(p),
+	all, allowed := p.AllowList()
+	rows, err := q.ListEvents(ctx, dbq.ListEventsParams{AccountID: p.AccountID, Environment: p.Environment, AllCompanies: all, Allowed: allowed,
 		AfterID: after, Type: store.NullText(f.Type), ObjectID: store.NullText(f.ObjectID), CompanyID: store.NullText(f.CompanyID),
 		CreatedFrom: from, CreatedTo: to, Lim: int64(limit + 1)})
 	if err != nil {

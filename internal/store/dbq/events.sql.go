@@ -22,37 +22,39 @@ func (q *Queries) AdvanceEventSequence(ctx context.Context, last int64) error {
 const eventFeed = `-- name: EventFeed :many
 SELECT id, account_id, company_id, environment, type, object_id, payload, created_at, seq FROM events
 WHERE account_id = $1 AND environment = $2
-  AND (CAST($3 AS TEXT) = ''
-       OR replace(CAST($3 AS TEXT), ' ' || company_id || ' ', '') <> CAST($3 AS TEXT))
-  AND seq > CAST($4 AS BIGINT) AND seq <= CAST($5 AS BIGINT)
-  AND (CAST($6 AS TEXT) IS NULL OR type = $6)
-  AND (CAST($7 AS TEXT) IS NULL OR object_id = $7)
-  AND (CAST($8 AS TEXT) IS NULL OR company_id = $8)
-  AND (CAST($9 AS TIMESTAMPTZ) IS NULL OR created_at >= $9)
-  AND (CAST($10 AS TIMESTAMPTZ) IS NULL OR created_at < $10)
-ORDER BY seq LIMIT CAST($11 AS BIGINT)
+  AND (CAST($3 AS BOOLEAN)
+       OR replace(' ' || CAST($4 AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST($4 AS TEXT) || ' ')
+  AND seq > CAST($5 AS BIGINT) AND seq <= CAST($6 AS BIGINT)
+  AND (CAST($7 AS TEXT) IS NULL OR type = $7)
+  AND (CAST($8 AS TEXT) IS NULL OR object_id = $8)
+  AND (CAST($9 AS TEXT) IS NULL OR company_id = $9)
+  AND (CAST($10 AS TIMESTAMPTZ) IS NULL OR created_at >= $10)
+  AND (CAST($11 AS TIMESTAMPTZ) IS NULL OR created_at < $11)
+ORDER BY seq LIMIT CAST($12 AS BIGINT)
 `
 
 type EventFeedParams struct {
-	AccountID   string
-	Environment string
-	Allowed     string
-	AfterSeq    int64
-	Head        int64
-	Type        sql.NullString
-	ObjectID    sql.NullString
-	CompanyID   sql.NullString
-	CreatedFrom sql.NullTime
-	CreatedTo   sql.NullTime
-	Lim         int64
+	AccountID    string
+	Environment  string
+	AllCompanies bool
+	Allowed      string
+	AfterSeq     int64
+	Head         int64
+	Type         sql.NullString
+	ObjectID     sql.NullString
+	CompanyID    sql.NullString
+	CreatedFrom  sql.NullTime
+	CreatedTo    sql.NullTime
+	Lim          int64
 }
 
 // Oldest first, strictly after the cursor and up to the head read before;
-// allowed as in ListEvents.
+// all_companies and allowed as in ListEvents.
 func (q *Queries) EventFeed(ctx context.Context, arg EventFeedParams) ([]Event, error) {
 	rows, err := q.db.QueryContext(ctx, eventFeed,
 		arg.AccountID,
 		arg.Environment,
+		arg.AllCompanies,
 		arg.Allowed,
 		arg.AfterSeq,
 		arg.Head,
@@ -168,28 +170,29 @@ const listEvents = `-- name: ListEvents :many
 
 SELECT id, account_id, company_id, environment, type, object_id, payload, created_at, seq FROM events
 WHERE account_id = $1 AND environment = $2
-  AND (CAST($3 AS TEXT) = ''
-       OR replace(CAST($3 AS TEXT), ' ' || company_id || ' ', '') <> CAST($3 AS TEXT))
-  AND (CAST($4 AS TEXT) = '' OR id < $4)
-  AND (CAST($5 AS TEXT) IS NULL OR type = $5)
-  AND (CAST($6 AS TEXT) IS NULL OR object_id = $6)
-  AND (CAST($7 AS TEXT) IS NULL OR company_id = $7)
-  AND (CAST($8 AS TIMESTAMPTZ) IS NULL OR created_at >= $8)
-  AND (CAST($9 AS TIMESTAMPTZ) IS NULL OR created_at < $9)
-ORDER BY id DESC LIMIT CAST($10 AS BIGINT)
+  AND (CAST($3 AS BOOLEAN)
+       OR replace(' ' || CAST($4 AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST($4 AS TEXT) || ' ')
+  AND (CAST($5 AS TEXT) = '' OR id < $5)
+  AND (CAST($6 AS TEXT) IS NULL OR type = $6)
+  AND (CAST($7 AS TEXT) IS NULL OR object_id = $7)
+  AND (CAST($8 AS TEXT) IS NULL OR company_id = $8)
+  AND (CAST($9 AS TIMESTAMPTZ) IS NULL OR created_at >= $9)
+  AND (CAST($10 AS TIMESTAMPTZ) IS NULL OR created_at < $10)
+ORDER BY id DESC LIMIT CAST($11 AS BIGINT)
 `
 
 type ListEventsParams struct {
-	AccountID   string
-	Environment string
-	Allowed     string
-	AfterID     string
-	Type        sql.NullString
-	ObjectID    sql.NullString
-	CompanyID   sql.NullString
-	CreatedFrom sql.NullTime
-	CreatedTo   sql.NullTime
-	Lim         int64
+	AccountID    string
+	Environment  string
+	AllCompanies bool
+	Allowed      string
+	AfterID      string
+	Type         sql.NullString
+	ObjectID     sql.NullString
+	CompanyID    sql.NullString
+	CreatedFrom  sql.NullTime
+	CreatedTo    sql.NullTime
+	Lim          int64
 }
 
 // Events (GET /v1/events, the event feed, webhook fan-out). CreateEvent is
@@ -197,13 +200,15 @@ type ListEventsParams struct {
 // they describe, without a feed position (seq); the sequencer numbers them
 // after they committed (see migration 00011).
 // (The CASTs only test for NULL: on SQLite they would not give a time.)
-// Newest first by id; after_id = ” starts at the newest. allowed is the
-// credential's allow-list as ' id id … ' (each id between spaces), ” for
-// every company: replace() finds an id in it exactly, on both engines.
+// Newest first by id; after_id = ” starts at the newest. all_companies
+// and allowed are the credential's allow-list, read as tenancy.sql says:
+// TRUE for every company, else the ids separated by spaces, in which
+// replace() finds an id exactly, on both engines.
 func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event, error) {
 	rows, err := q.db.QueryContext(ctx, listEvents,
 		arg.AccountID,
 		arg.Environment,
+		arg.AllCompanies,
 		arg.Allowed,
 		arg.AfterID,
 		arg.Type,

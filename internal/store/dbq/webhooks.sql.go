@@ -490,31 +490,33 @@ func (q *Queries) GetWebhookEndpointByID(ctx context.Context, id string) (Webhoo
 const listEndpointDeliveries = `-- name: ListEndpointDeliveries :many
 SELECT id, account_id, environment, endpoint_id, event_id, event_type, company_id, test_body, state, max_attempts, attempts, next_manual, next_attempt_at, last_attempt_at, last_status_code, last_status_class, abandoned_reason, created_at, updated_at FROM webhook_deliveries
 WHERE endpoint_id = $1 AND account_id = $2 AND environment = $3
-  AND (CAST($4 AS TEXT) = '' OR company_id = ''
-       OR replace(CAST($4 AS TEXT), ' ' || company_id || ' ', '') <> CAST($4 AS TEXT))
-  AND (CAST($5 AS TEXT) = '' OR id < $5)
-  AND (CAST($6 AS TEXT) IS NULL OR state = $6)
-  AND (CAST($7 AS TEXT) IS NULL OR last_status_class = $7)
-ORDER BY id DESC LIMIT CAST($8 AS BIGINT)
+  AND (CAST($4 AS BOOLEAN) OR company_id = ''
+       OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
+  AND (CAST($6 AS TEXT) = '' OR id < $6)
+  AND (CAST($7 AS TEXT) IS NULL OR state = $7)
+  AND (CAST($8 AS TEXT) IS NULL OR last_status_class = $8)
+ORDER BY id DESC LIMIT CAST($9 AS BIGINT)
 `
 
 type ListEndpointDeliveriesParams struct {
-	EndpointID  string
-	AccountID   string
-	Environment string
-	Allowed     string
-	After       string
-	State       sql.NullString
-	StatusClass sql.NullString
-	Lim         int64
+	EndpointID   string
+	AccountID    string
+	Environment  string
+	AllCompanies bool
+	Allowed      string
+	After        string
+	State        sql.NullString
+	StatusClass  sql.NullString
+	Lim          int64
 }
 
-// allowed as in ListEvents; a test delivery has no company.
+// all_companies and allowed as in ListEvents; a test delivery has no company.
 func (q *Queries) ListEndpointDeliveries(ctx context.Context, arg ListEndpointDeliveriesParams) ([]WebhookDelivery, error) {
 	rows, err := q.db.QueryContext(ctx, listEndpointDeliveries,
 		arg.EndpointID,
 		arg.AccountID,
 		arg.Environment,
+		arg.AllCompanies,
 		arg.Allowed,
 		arg.After,
 		arg.State,
@@ -565,31 +567,33 @@ func (q *Queries) ListEndpointDeliveries(ctx context.Context, arg ListEndpointDe
 const listEventDeliveries = `-- name: ListEventDeliveries :many
 SELECT id, account_id, environment, endpoint_id, event_id, event_type, company_id, test_body, state, max_attempts, attempts, next_manual, next_attempt_at, last_attempt_at, last_status_code, last_status_class, abandoned_reason, created_at, updated_at FROM webhook_deliveries
 WHERE event_id = $1 AND account_id = $2 AND environment = $3
-  AND (CAST($4 AS TEXT) = '' OR company_id = ''
-       OR replace(CAST($4 AS TEXT), ' ' || company_id || ' ', '') <> CAST($4 AS TEXT))
-  AND (CAST($5 AS TEXT) = '' OR id < $5)
-  AND (CAST($6 AS TEXT) IS NULL OR state = $6)
-  AND (CAST($7 AS TEXT) IS NULL OR last_status_class = $7)
-ORDER BY id DESC LIMIT CAST($8 AS BIGINT)
+  AND (CAST($4 AS BOOLEAN) OR company_id = ''
+       OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
+  AND (CAST($6 AS TEXT) = '' OR id < $6)
+  AND (CAST($7 AS TEXT) IS NULL OR state = $7)
+  AND (CAST($8 AS TEXT) IS NULL OR last_status_class = $8)
+ORDER BY id DESC LIMIT CAST($9 AS BIGINT)
 `
 
 type ListEventDeliveriesParams struct {
-	EventID     string
-	AccountID   string
-	Environment string
-	Allowed     string
-	After       string
-	State       sql.NullString
-	StatusClass sql.NullString
-	Lim         int64
+	EventID      string
+	AccountID    string
+	Environment  string
+	AllCompanies bool
+	Allowed      string
+	After        string
+	State        sql.NullString
+	StatusClass  sql.NullString
+	Lim          int64
 }
 
-// allowed as in ListEvents; a test delivery has no company.
+// all_companies and allowed as in ListEvents; a test delivery has no company.
 func (q *Queries) ListEventDeliveries(ctx context.Context, arg ListEventDeliveriesParams) ([]WebhookDelivery, error) {
 	rows, err := q.db.QueryContext(ctx, listEventDeliveries,
 		arg.EventID,
 		arg.AccountID,
 		arg.Environment,
+		arg.AllCompanies,
 		arg.Allowed,
 		arg.After,
 		arg.State,
@@ -762,34 +766,36 @@ func (q *Queries) ListWebhookAttempts(ctx context.Context, deliveryID string) ([
 const listWebhookEndpoints = `-- name: ListWebhookEndpoints :many
 SELECT id, account_id, environment, url, description, event_types, company_ids, enabled, secret, previous_secret, previous_secret_expires_at, last_success_at, last_failure_at, failing_since, disabled_at, disabled_reason, created_at, updated_at FROM webhook_endpoints
 WHERE webhook_endpoints.account_id = $1 AND webhook_endpoints.environment = $2
-  AND (CAST($3 AS TEXT) = ''
+  AND (CAST($3 AS BOOLEAN)
        OR (webhook_endpoints.company_ids <> ''
            AND length(webhook_endpoints.company_ids) - length(replace(webhook_endpoints.company_ids, ' ', '')) + 1 = (
            SELECT COUNT(*) FROM companies c
            WHERE c.account_id = webhook_endpoints.account_id
              AND replace(' ' || webhook_endpoints.company_ids || ' ', ' ' || c.id || ' ', '') <> ' ' || webhook_endpoints.company_ids || ' '
-             AND replace(CAST($3 AS TEXT), ' ' || c.id || ' ', '') <> CAST($3 AS TEXT))))
-  AND (CAST($4 AS TEXT) = '' OR webhook_endpoints.id < $4)
-ORDER BY webhook_endpoints.id DESC LIMIT CAST($5 AS BIGINT)
+             AND replace(' ' || CAST($4 AS TEXT) || ' ', ' ' || c.id || ' ', '') <> ' ' || CAST($4 AS TEXT) || ' ')))
+  AND (CAST($5 AS TEXT) = '' OR webhook_endpoints.id < $5)
+ORDER BY webhook_endpoints.id DESC LIMIT CAST($6 AS BIGINT)
 `
 
 type ListWebhookEndpointsParams struct {
-	AccountID   string
-	Environment string
-	Allowed     string
-	After       string
-	Lim         int64
+	AccountID    string
+	Environment  string
+	AllCompanies bool
+	Allowed      string
+	After        string
+	Lim          int64
 }
 
-// Newest first; after = ” starts at the newest. allowed is the
-// credential's allow-list as in ListEvents (” for every company): a
-// credential with one sees the endpoints limited to companies (company_ids,
+// Newest first; after = ” starts at the newest. all_companies and
+// allowed are the credential's allow-list as in ListEvents: a credential
+// with one sees the endpoints limited to companies (company_ids,
 // space-separated, each once) that are all in it, counted among the
 // account's companies.
 func (q *Queries) ListWebhookEndpoints(ctx context.Context, arg ListWebhookEndpointsParams) ([]WebhookEndpoint, error) {
 	rows, err := q.db.QueryContext(ctx, listWebhookEndpoints,
 		arg.AccountID,
 		arg.Environment,
+		arg.AllCompanies,
 		arg.Allowed,
 		arg.After,
 		arg.Lim,

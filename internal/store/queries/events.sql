@@ -5,13 +5,16 @@
 
 -- name: ListEvents :many
 -- (The CASTs only test for NULL: on SQLite they would not give a time.)
--- Newest first by id; after_id = '' starts at the newest. allowed is the
--- credential's allow-list as ' id id … ' (each id between spaces), '' for
--- every company: replace() finds an id in it exactly, on both engines.
+-- Newest first by id; after_id = '' starts at the newest. all_companies
+-- and allowed are the credential's allow-list (auth.Principal.AllowList):
+-- TRUE for every company, else the listed ids separated by spaces. A row
+-- of company X is in the list when removing ' X ' from ' allowed '
+-- changes it: replace() and || mean the same on both engines, where arrays
+-- and IN-lists of variable length do not. FALSE and '' reach nothing.
 SELECT * FROM events
 WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
-  AND (CAST(sqlc.arg(allowed) AS TEXT) = ''
-       OR replace(CAST(sqlc.arg(allowed) AS TEXT), ' ' || company_id || ' ', '') <> CAST(sqlc.arg(allowed) AS TEXT))
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
   AND (CAST(sqlc.arg(after_id) AS TEXT) = '' OR id < sqlc.arg(after_id))
   AND (CAST(sqlc.narg(type) AS TEXT) IS NULL OR type = sqlc.narg(type))
   AND (CAST(sqlc.narg(object_id) AS TEXT) IS NULL OR object_id = sqlc.narg(object_id))
@@ -51,11 +54,11 @@ SELECT last FROM event_sequence WHERE id = 1;
 
 -- name: EventFeed :many
 -- Oldest first, strictly after the cursor and up to the head read before;
--- allowed as in ListEvents.
+-- all_companies and allowed as in ListEvents.
 SELECT * FROM events
 WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
-  AND (CAST(sqlc.arg(allowed) AS TEXT) = ''
-       OR replace(CAST(sqlc.arg(allowed) AS TEXT), ' ' || company_id || ' ', '') <> CAST(sqlc.arg(allowed) AS TEXT))
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
   AND seq > CAST(sqlc.arg(after_seq) AS BIGINT) AND seq <= CAST(sqlc.arg(head) AS BIGINT)
   AND (CAST(sqlc.narg(type) AS TEXT) IS NULL OR type = sqlc.narg(type))
   AND (CAST(sqlc.narg(object_id) AS TEXT) IS NULL OR object_id = sqlc.narg(object_id))

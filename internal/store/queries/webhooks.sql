@@ -16,20 +16,20 @@ SELECT * FROM webhook_endpoints WHERE id = sqlc.arg(id) AND account_id = sqlc.ar
 SELECT * FROM webhook_endpoints WHERE id = sqlc.arg(id);
 
 -- name: ListWebhookEndpoints :many
--- Newest first; after = '' starts at the newest. allowed is the
--- credential's allow-list as in ListEvents ('' for every company): a
--- credential with one sees the endpoints limited to companies (company_ids,
+-- Newest first; after = '' starts at the newest. all_companies and
+-- allowed are the credential's allow-list as in ListEvents: a credential
+-- with one sees the endpoints limited to companies (company_ids,
 -- space-separated, each once) that are all in it, counted among the
 -- account's companies.
 SELECT * FROM webhook_endpoints
 WHERE webhook_endpoints.account_id = sqlc.arg(account_id) AND webhook_endpoints.environment = sqlc.arg(environment)
-  AND (CAST(sqlc.arg(allowed) AS TEXT) = ''
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
        OR (webhook_endpoints.company_ids <> ''
            AND length(webhook_endpoints.company_ids) - length(replace(webhook_endpoints.company_ids, ' ', '')) + 1 = (
            SELECT COUNT(*) FROM companies c
            WHERE c.account_id = webhook_endpoints.account_id
              AND replace(' ' || webhook_endpoints.company_ids || ' ', ' ' || c.id || ' ', '') <> ' ' || webhook_endpoints.company_ids || ' '
-             AND replace(CAST(sqlc.arg(allowed) AS TEXT), ' ' || c.id || ' ', '') <> CAST(sqlc.arg(allowed) AS TEXT))))
+             AND replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || c.id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')))
   AND (CAST(sqlc.arg(after) AS TEXT) = '' OR webhook_endpoints.id < sqlc.arg(after))
 ORDER BY webhook_endpoints.id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
 
@@ -107,22 +107,22 @@ SELECT * FROM webhook_deliveries
 WHERE event_id = sqlc.arg(event_id) AND endpoint_id = sqlc.arg(endpoint_id) AND test_body IS NULL;
 
 -- name: ListEventDeliveries :many
--- allowed as in ListEvents; a test delivery has no company.
+-- all_companies and allowed as in ListEvents; a test delivery has no company.
 SELECT * FROM webhook_deliveries
 WHERE event_id = sqlc.arg(event_id) AND account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
-  AND (CAST(sqlc.arg(allowed) AS TEXT) = '' OR company_id = ''
-       OR replace(CAST(sqlc.arg(allowed) AS TEXT), ' ' || company_id || ' ', '') <> CAST(sqlc.arg(allowed) AS TEXT))
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN) OR company_id = ''
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
   AND (CAST(sqlc.arg(after) AS TEXT) = '' OR id < sqlc.arg(after))
   AND (CAST(sqlc.narg(state) AS TEXT) IS NULL OR state = sqlc.narg(state))
   AND (CAST(sqlc.narg(status_class) AS TEXT) IS NULL OR last_status_class = sqlc.narg(status_class))
 ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
 
 -- name: ListEndpointDeliveries :many
--- allowed as in ListEvents; a test delivery has no company.
+-- all_companies and allowed as in ListEvents; a test delivery has no company.
 SELECT * FROM webhook_deliveries
 WHERE endpoint_id = sqlc.arg(endpoint_id) AND account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
-  AND (CAST(sqlc.arg(allowed) AS TEXT) = '' OR company_id = ''
-       OR replace(CAST(sqlc.arg(allowed) AS TEXT), ' ' || company_id || ' ', '') <> CAST(sqlc.arg(allowed) AS TEXT))
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN) OR company_id = ''
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
   AND (CAST(sqlc.arg(after) AS TEXT) = '' OR id < sqlc.arg(after))
   AND (CAST(sqlc.narg(state) AS TEXT) IS NULL OR state = sqlc.narg(state))
   AND (CAST(sqlc.narg(status_class) AS TEXT) IS NULL OR last_status_class = sqlc.narg(status_class))
