@@ -232,7 +232,9 @@ func crashExactlyOnce(t *testing.T, bin, dbURL string, rounds []crashRound) {
 		}
 		fired[r.point]++
 	}
-	for _, p := range crashpoint.Names() {
+	// The generic points; the reconciliation's own is the reconciliation
+	// crash test's.
+	for _, p := range []string{crashpoint.StoreBeforeCommit, crashpoint.StoreAfterCommit, crashpoint.HTTPBeforeResponse} {
 		if fired[p] == 0 {
 			t.Fatalf("crash point %s never killed the server", p)
 		}
