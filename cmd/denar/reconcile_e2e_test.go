@@ -693,7 +693,7 @@ func TestReconciliationWithoutRD(t *testing.T) {
 		// The portal's document: external, without its payload.
 		var header struct {
 			Document struct {
-				Header struct{ DocNumber, DocDate string }
+				Header    struct{ DocNumber, DocDate string }
 				DocTotals struct {
 					DocGrossAmountR json.Number
 				}
