@@ -46,6 +46,8 @@ type reconWorld struct {
 	buyer    strictCompany
 	certDir  string
 	db       *store.DB
+	// stopAgent stops the agent the world runs.
+	stopAgent func()
 }
 
 // reconDayStart is where the world's clock starts: 10:00 in Skopje of the
@@ -127,11 +129,8 @@ func newReconWorld(t *testing.T, dbURL string, withBuyer bool, serveEnv ...strin
 	u.creds, u.signKey = creds, rsaKey
 	w.certDir = t.TempDir()
 	w.certify(w.seller)
-	worker := &signer.Worker{Creds: creds, Signer: rsaKey, Wait: 1, HTTP: &http.Client{Timeout: 10 * time.Second}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = worker.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	w.startWorker()
+	t.Cleanup(w.stopWorker)
 	w.db, err = store.Open(t.Context(), dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +138,18 @@ func newReconWorld(t *testing.T, dbURL string, withBuyer bool, serveEnv ...strin
 	t.Cleanup(func() { w.db.Close() })
 	return w
 }
+
+// startWorker starts the agent: the SDK worker signing with the signer's
+// key through the world's server.
+func (w *reconWorld) startWorker() {
+	worker := &signer.Worker{Creds: w.creds, Signer: w.signKey, Wait: 1, HTTP: &http.Client{Timeout: 10 * time.Second}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = worker.Run(ctx) }()
+	w.stopAgent = func() { cancel(); <-done }
+}
+
+func (w *reconWorld) stopWorker() { w.stopAgent() }
 
 // offsetTo is DENAR_CLOCK_OFFSET for a clock that shows at now.
 func (w *reconWorld) offsetTo(at time.Time) string {
@@ -242,7 +253,13 @@ func (w *reconWorld) serveAt(bin string, at time.Time, extra ...string) *server 
 			env = append(env, kv)
 		}
 	}
-	return startServerBin(w.t, bin, append(append(env, w.offsetTo(at)), extra...))
+	s := startServerBin(w.t, bin, append(append(env, w.offsetTo(at)), extra...))
+	// The agent again at once, as an operator restarting both would: the
+	// SDK worker's reconnection backs off to seconds while the server is
+	// down.
+	w.stopAgent()
+	w.startWorker()
+	return s
 }
 
 // leaveAs makes a document whose answer was lost stay in status as an
@@ -399,15 +416,28 @@ func (w *reconWorld) wantRDMissing() {
 	}
 }
 
-// crashBinary builds denar with the crash points, once per test.
+// crashBinary is denar built with the crash points (-tags crashpoints),
+// built once for the package's tests.
 func crashBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "denar-crashpoints")
-	if out, err := exec.Command("go", "build", "-tags", "crashpoints", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags crashpoints: %v\n%s", err, out)
+	bin, err := crashpointsBin()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
+
+var crashpointsBin = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "denar-crashpoints-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "denar")
+	if out, err := exec.Command("go", "build", "-tags", "crashpoints", "-o", bin, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build -tags crashpoints: %v\n%s", err, out)
+	}
+	return bin, nil
+})
 
 // TestReconciliationCrashEndToEnd kills `denar serve` (a crashpoints
 // build, against a separate strict `denar ujp-sim`) with SIGKILL in the
@@ -487,6 +517,7 @@ func TestReconciliationCrashEndToEnd(t *testing.T) {
 			err := w.db.ReadDB().QueryRowContext(t.Context(), "SELECT polled_through FROM ujp_purchase_cursors WHERE company_id = $1", w.buyer.id).Scan(&through)
 			return err == nil && through >= synced
 		})
+		t.Logf("the buyer's first inbox sync done %s after the start", time.Since(start).Round(time.Millisecond))
 		if n := w.count(inbox, w.buyer.id); n != 0 {
 			t.Fatalf("the buyer's inbox sync found %d documents of 70 days ago: the test proves nothing", n)
 		}
@@ -495,8 +526,10 @@ func TestReconciliationCrashEndToEnd(t *testing.T) {
 		if st := w.scalar("SELECT state FROM reconciliations WHERE id = $1", bid); st != "running" || w.count(inbox, w.buyer.id) != 5 {
 			t.Fatalf("after the buyer's kill: reconciliation %s, %d inbox documents", st, w.count(inbox, w.buyer.id))
 		}
+		t.Logf("the buyer's run killed %s after the start", time.Since(start).Round(time.Millisecond))
 		w.srv = w.serveAt(bin, later)
 		br := w.waitCompleted(w.buyer, bid, 60*time.Second)
+		t.Logf("the buyer's run completed %s after the start", time.Since(start).Round(time.Millisecond))
 		// The seller's four documents UJP holds went to the buyer too.
 		if got := figures(br); got != "sales 0/0/0/0/0/0 purchase 5/0/5" || br["runs"] != float64(1) {
 			t.Fatalf("the buyer's day after a kill: %s, runs %v, problems %v", got, br["runs"], br["problems"])
@@ -554,7 +587,8 @@ func TestReconciliationCrashEndToEnd(t *testing.T) {
 // TestReconciliationTwoServeProcesses runs two `denar serve` processes on
 // one PostgreSQL database against one strict `denar ujp-sim`: the day
 // after a day with a matched, a portal-issued and a lost document, both
-// take a POST for the day at once and both run the jobs. One
+// run the daily job, both take POSTs for the day at once, and both run
+// the jobs of its reads. One
 // reconciliation, one run, each document imported or flagged once, its
 // events once, one process logging its completion.
 func TestReconciliationTwoServeProcesses(t *testing.T) {
@@ -572,16 +606,22 @@ func TestReconciliationTwoServeProcesses(t *testing.T) {
 	portal := w.simPost("/_sim/sellers/" + w.seller.tax + "/portal-invoice")
 	w.stopAll()
 
+	// The next day, 00:30: both processes run the daily job (every
+	// second, the previous day due from midnight) as well. B first, on
+	// addresses of its own; then A, where the agent connects: the day is
+	// due from the moment the agent is seen.
 	next := w.day.AddDate(0, 0, 1).Add(30 * time.Minute)
-	w.startAt(next, denarBin)
-	a := w.srv
+	w.sim = startSimProcessAt(t, w.sim.dbURL, w.sim.addr, "DENAR_UJP_SIM_WINDOW="+strictWindow.String(), w.offsetTo(next))
+	daily := []string{"DENAR_RECONCILE_INTERVAL=1s", "DENAR_RECONCILE_HOUR=0"}
 	env := []string{}
-	for _, kv := range a.env {
-		if !strings.HasPrefix(kv, "DENAR_PAYROLL_ADDR=") && !strings.HasPrefix(kv, "DENAR_EINVOICE_ADDR=") {
+	for _, kv := range w.srv.env {
+		if !strings.HasPrefix(kv, "DENAR_PAYROLL_ADDR=") && !strings.HasPrefix(kv, "DENAR_EINVOICE_ADDR=") && !strings.HasPrefix(kv, "DENAR_CLOCK_OFFSET=") {
 			env = append(env, kv)
 		}
 	}
-	b := startServer(t, env)
+	b := startServer(t, append(append(env, w.offsetTo(next)), daily...))
+	a := w.serveAt(denarBin, next, daily...)
+	w.srv = a
 	if a.einvoice == b.einvoice {
 		t.Fatal("one address for both processes")
 	}
