@@ -1,5 +1,9 @@
 package einvoicing
 
+// page is what the event and webhook lists still use while their queries
+// apply the allow-list in Go; every other list takes the credential's
+// reach in its query's WHERE clause (tenancy.go) and fills its page there.
+//
 // page reads a list's rows after the id after, lim at a time (read), keeps
 // those the credential may see (keep: its allow-list is applied in Go,
 // after the query's LIMIT) and reads on until limit+1 are kept or the rows
