@@ -96,24 +96,24 @@ func (s *Service) SigningRequest(ctx context.Context, p *auth.Principal, id stri
 
 // requestForSigner returns the request and the certificate the caller
 // signs it with, if the request is within the caller's reach (its
-// account, environment and allow-list, in the query). A key is answered
-// by reach's rule (inReach: 404 outside the account, 403 outside the
-// allow-list or environment). An agent is answered 404 for every request
-// it cannot sign, outside its scope or without a valid certificate of its
-// own for the company: what it signs is addressed to its certificate, and
-// its credential learns nothing of the rest of the account.
+// account, environment and allow-list, in the query) and, for an agent,
+// it holds a valid certificate of its own for the company. Anything else
+// is 404 for every caller, not reach's 403: a signing request is the
+// signer's resource, answered only to those who may sign it (its GET,
+// claim, signature and refusal say so in the API's reference), and ids do
+// not leak across accounts or scopes.
 func (s *Service) requestForSigner(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, now time.Time) (dbq.SigningRequest, dbq.SigningCertificate, error) {
 	notFound := denar.Errorf(denar.ECodeNotFound, "Signing request %s not found.", id)
 	sc := scopeOf(p)
 	r, err := q.GetSigningRequestInReach(ctx, dbq.GetSigningRequestInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed})
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, dbq.SigningCertificate{}, notFound
+	}
+	if err != nil {
+		return r, dbq.SigningCertificate{}, fmt.Errorf("signing request %s: %w", id, err)
+	}
 	if isAgent(p) {
-		if errors.Is(err, sql.ErrNoRows) {
-			return r, dbq.SigningCertificate{}, notFound
-		}
-		if err != nil {
-			return r, dbq.SigningCertificate{}, fmt.Errorf("signing request %s: %w", id, err)
-		}
 		c, err := q.AgentCertificate(ctx, dbq.AgentCertificateParams{AgentID: p.CredentialID, CompanyID: r.CompanyID, Now: now})
 		if errors.Is(err, sql.ErrNoRows) {
 			return r, c, notFound
@@ -122,9 +122,6 @@ func (s *Service) requestForSigner(ctx context.Context, q *dbq.Queries, p *auth.
 			return r, c, fmt.Errorf("certificate of agent %s: %w", p.CredentialID, err)
 		}
 		return r, c, nil
-	}
-	if r, err = inReach(ctx, q, p, "Signing request", id, r, err); err != nil {
-		return r, dbq.SigningCertificate{}, err
 	}
 	c, err := q.GetSigningCertificate(ctx, r.CertificateID)
 	if err != nil {

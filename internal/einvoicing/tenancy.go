@@ -67,7 +67,7 @@ func outOfReach(ctx context.Context, q *dbq.Queries, p *auth.Principal, what, id
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", what, id, err)
 	}
-	if err := reach(p, what+" "+id, h.Environment, strings.Fields(h.CompanyIds)...); err != nil {
+	if err := reach(p, what+" "+id, h.Environment, h.CompanyID); err != nil {
 		return err
 	}
 	return notFound // gone between the two reads
@@ -75,7 +75,7 @@ func outOfReach(ctx context.Context, q *dbq.Queries, p *auth.Principal, what, id
 
 // reach is the one rule of what a credential reaches of its account, for
 // the resource a path names (a company, an agent, a webhook endpoint, a
-// reconciliation, an archive export, a signing request, an event), once
+// reconciliation, an archive export, an event), once
 // the resource is known to be in the account (not there: 404 not_found, so
 // ids of other accounts are never confirmed):
 //

@@ -604,23 +604,37 @@ SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r
 WHERE r.state = 'pending' AND r.expires_at > $2
   AND r.company_id IN (SELECT c.company_id FROM signing_certificates c
                        WHERE c.agent_id = $3 AND c.not_before <= $2 AND c.not_after > $2)
+  AND (CAST($4 AS BOOLEAN)
+       OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || r.company_id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
 UNION ALL
 SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at, r.summary FROM signing_requests r
 WHERE r.state = 'claimed' AND r.claimed_by = $3 AND r.expires_at > $2
+  AND (CAST($4 AS BOOLEAN)
+       OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || r.company_id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
 ORDER BY id LIMIT $1
 `
 
 type ListAgentPendingRequestsParams struct {
-	Lim     int32
-	Now     time.Time
-	AgentID string
+	Lim          int32
+	Now          time.Time
+	AgentID      string
+	AllCompanies bool
+	Allowed      string
 }
 
 // Requests an agent may sign: pending ones of every company for which it
 // holds a valid certificate (several agents of one company all see them;
-// the first claim wins), plus those it claimed and has not finished.
+// the first claim wins), plus those it claimed and has not finished; both
+// within the agent's scope (its allow-list, tenancy.sql), whatever
+// certificates it holds.
 func (q *Queries) ListAgentPendingRequests(ctx context.Context, arg ListAgentPendingRequestsParams) ([]SigningRequest, error) {
-	rows, err := q.db.QueryContext(ctx, listAgentPendingRequests, arg.Lim, arg.Now, arg.AgentID)
+	rows, err := q.db.QueryContext(ctx, listAgentPendingRequests,
+		arg.Lim,
+		arg.Now,
+		arg.AgentID,
+		arg.AllCompanies,
+		arg.Allowed,
+	)
 	if err != nil {
 		return nil, err
 	}

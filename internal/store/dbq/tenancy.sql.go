@@ -11,14 +11,11 @@ import (
 
 const rowHome = `-- name: RowHome :one
 
-SELECT co.environment, co.id AS company_ids FROM companies co WHERE co.id = $1 AND co.account_id = $2
+SELECT co.environment, co.id AS company_id FROM companies co WHERE co.id = $1 AND co.account_id = $2
 UNION ALL
 SELECT environment, company_id FROM archive_exports WHERE id = $1 AND account_id = $2
 UNION ALL
 SELECT environment, company_id FROM reconciliations WHERE id = $1 AND account_id = $2
-UNION ALL
-SELECT c.environment, r.company_id FROM signing_requests r JOIN companies c ON c.id = r.company_id
-WHERE r.id = $1 AND r.account_id = $2
 LIMIT 1
 `
 
@@ -29,14 +26,14 @@ type RowHomeParams struct {
 
 type RowHomeRow struct {
 	Environment string
-	CompanyIds  string
+	CompanyID   string
 }
 
 // Tenancy. Every read of a tenant's rows for a request takes the
 // credential's reach in its WHERE clause: account_id, environment, and the
 // allow-list as two parameters, all_companies (TRUE: no allow-list, every
-// company of the account) and allowed (the listed company ids, each
-// between single spaces). A row of company X is in the list when removing
+// company of the account) and allowed (the listed company ids,
+// separated by spaces). A row of company X is in the list when removing
 // ' X ' from ' allowed ' changes it: replace() and || mean the same on
 // both engines, where arrays and IN-lists of variable length do not. The
 // zero values (FALSE and the empty string) reach nothing.
@@ -47,6 +44,6 @@ type RowHomeRow struct {
 func (q *Queries) RowHome(ctx context.Context, arg RowHomeParams) (RowHomeRow, error) {
 	row := q.db.QueryRowContext(ctx, rowHome, arg.ID, arg.AccountID)
 	var i RowHomeRow
-	err := row.Scan(&i.Environment, &i.CompanyIds)
+	err := row.Scan(&i.Environment, &i.CompanyID)
 	return i, err
 }

@@ -104,14 +104,20 @@ SELECT DISTINCT company_id FROM signing_certificates WHERE agent_id = sqlc.arg(a
 -- name: ListAgentPendingRequests :many
 -- Requests an agent may sign: pending ones of every company for which it
 -- holds a valid certificate (several agents of one company all see them;
--- the first claim wins), plus those it claimed and has not finished.
+-- the first claim wins), plus those it claimed and has not finished; both
+-- within the agent's scope (its allow-list, tenancy.sql), whatever
+-- certificates it holds.
 SELECT r.* FROM signing_requests r
 WHERE r.state = 'pending' AND r.expires_at > sqlc.arg(now)
   AND r.company_id IN (SELECT c.company_id FROM signing_certificates c
                        WHERE c.agent_id = sqlc.arg(agent_id) AND c.not_before <= sqlc.arg(now) AND c.not_after > sqlc.arg(now))
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || r.company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
 UNION ALL
 SELECT r.* FROM signing_requests r
 WHERE r.state = 'claimed' AND r.claimed_by = sqlc.arg(agent_id) AND r.expires_at > sqlc.arg(now)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || r.company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
 ORDER BY id LIMIT sqlc.arg(lim);
 
 -- name: AgentCertificate :one

@@ -1,8 +1,8 @@
 -- Tenancy. Every read of a tenant's rows for a request takes the
 -- credential's reach in its WHERE clause: account_id, environment, and the
 -- allow-list as two parameters, all_companies (TRUE: no allow-list, every
--- company of the account) and allowed (the listed company ids, each
--- between single spaces). A row of company X is in the list when removing
+-- company of the account) and allowed (the listed company ids,
+-- separated by spaces). A row of company X is in the list when removing
 -- ' X ' from ' allowed ' changes it: replace() and || mean the same on
 -- both engines, where arrays and IN-lists of variable length do not. The
 -- zero values (FALSE and the empty string) reach nothing.
@@ -12,12 +12,9 @@
 -- its environment and company. Read only when the scoped read found nothing,
 -- to tell 404 from 403 (einvoicing.reach). Ids carry their table's
 -- prefix, so at most one branch answers.
-SELECT co.environment, co.id AS company_ids FROM companies co WHERE co.id = sqlc.arg(id) AND co.account_id = sqlc.arg(account_id)
+SELECT co.environment, co.id AS company_id FROM companies co WHERE co.id = sqlc.arg(id) AND co.account_id = sqlc.arg(account_id)
 UNION ALL
 SELECT environment, company_id FROM archive_exports WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id)
 UNION ALL
 SELECT environment, company_id FROM reconciliations WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id)
-UNION ALL
-SELECT c.environment, r.company_id FROM signing_requests r JOIN companies c ON c.id = r.company_id
-WHERE r.id = sqlc.arg(id) AND r.account_id = sqlc.arg(account_id)
 LIMIT 1;
