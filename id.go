@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/binary"
-	"sync"
 	"time"
 )
 
@@ -12,43 +11,40 @@ import (
 // so ids compare in the order they were made.
 var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 
-var idState struct {
-	sync.Mutex
-	lastMS  int64
-	counter uint16
-}
+// idEpoch is when the process started, with its monotonic clock reading:
+// idEpoch.Add(time.Since(idEpoch)) is the wall clock read through the
+// monotonic clock, which a step of the system clock cannot move back. It
+// is set once and never written.
+var idEpoch = time.Now()
 
 // NewID returns a new identifier "<prefix>_<26 characters>". The characters
-// encode a UUIDv7 layout: 48 bits of Unix milliseconds, a 12-bit counter that
-// keeps ids made in one millisecond by one process in order, and 62 random
-// bits. List endpoints page by id, so ids must sort by creation time.
+// encode a UUIDv7 layout: 48 bits of Unix milliseconds, then the
+// nanoseconds within the millisecond (20 bits: the 12 of rand_a, and 8 at
+// the head of rand_b), then 54 random bits. List endpoints page by id, so
+// ids must sort by creation time: they do to the nanosecond, and within a
+// process the time never goes back (it is read through the monotonic
+// clock). No state is kept between calls: the random bits keep ids made in
+// the same nanosecond apart, in no particular order (consecutive reads of
+// the clock are tens of nanoseconds apart on Linux, so ids made one after
+// the other in a process sort in that order).
 func NewID(prefix string) string {
-	var b [16]byte
-	if _, err := rand.Read(b[6:]); err != nil {
+	return prefix + "_" + idEncoding.EncodeToString(idAt(idEpoch.Add(time.Since(idEpoch)).UnixNano()))
+}
+
+// idAt lays out the 16 bytes of an id made at unix nanoseconds ns.
+func idAt(ns int64) []byte {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b[9:]); err != nil {
 		// rand.Read fails only when the system's random source does.
 		panic("denar: cannot read random bytes for an id: " + err.Error())
 	}
-	idState.Lock()
-	ms := time.Now().UnixMilli()
-	if ms <= idState.lastMS {
-		idState.counter++
-		if idState.counter > 0x0fff {
-			// 4096 ids in one millisecond: borrow the next millisecond.
-			idState.lastMS++
-			idState.counter = 0
-		}
-		ms = idState.lastMS
-	} else {
-		idState.lastMS = ms
-		idState.counter = 0
-	}
-	counter := idState.counter
-	idState.Unlock()
+	ms, sub := uint64(ns/1e6), uint32(ns%1e6) // sub < 2^20
 	var ts [8]byte
-	binary.BigEndian.PutUint64(ts[:], uint64(ms))
+	binary.BigEndian.PutUint64(ts[:], ms)
 	copy(b[0:6], ts[2:8])
-	b[6] = 0x70 | byte(counter>>8) // version 7
-	b[7] = byte(counter)
-	b[8] = 0x80 | (b[8] & 0x3f) // RFC 9562 variant
-	return prefix + "_" + idEncoding.EncodeToString(b[:])
+	b[6] = 0x70 | byte(sub>>16) // version 7, then the top 4 bits of sub
+	b[7] = byte(sub >> 8)
+	b[8] = 0x80 | byte(sub>>2)&0x3f // RFC 9562 variant, then 6 more bits
+	b[9] = byte(sub)<<6 | b[9]&0x3f // the last 2 bits of sub, then random
+	return b
 }

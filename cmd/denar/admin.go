@@ -137,7 +137,8 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return cli.Fail(stderr, adminUsage(group), nil, fmt.Sprintf("denar admin: unknown command %q", group+args[1]))
 }
 
-// admin runs one command; its store is opened once the command line parsed.
+// admin runs one command; its store is opened once the command line parsed,
+// unless db is set already.
 type admin struct {
 	cmd    adminCommand
 	db     *store.DB
@@ -244,6 +245,11 @@ func (a *admin) parse(ctx context.Context, fs *flag.FlagSet, args []string) erro
 func (a *admin) parseArgs(ctx context.Context, fs *flag.FlagSet, args []string, min, max int) error {
 	if err := cli.Parse(fs, args, min, max, a.cmd.usage(), a.stdout, a.stderr); err != nil {
 		return err
+	}
+	if a.db != nil {
+		// A store the caller opened (a test on both engines).
+		a.auth = &auth.Store{DB: a.db}
+		return nil
 	}
 	cfg, err := LoadConfig()
 	if err != nil {

@@ -300,11 +300,17 @@ func (w *einvoiceWorld) get(path string) (int, map[string]any) {
 }
 
 func invoiceBody(number, extra string) string {
+	return datedInvoiceBody(number, time.Now().Format(time.DateOnly), extra)
+}
+
+// datedInvoiceBody is invoiceBody issued on date (YYYY-MM-DD): the day of
+// a server whose clock is shifted (DENAR_CLOCK_OFFSET).
+func datedInvoiceBody(number, date, extra string) string {
 	return fmt.Sprintf(`{"number":%q,"issueDate":%q,
  "buyer":{"taxNumber":%q,"name":"Тест Купувач ДОО Скопје","address":{"street":"Широк сокак","number":"5","postalCode":"1000","city":"Скопје"}},
  "references":[],"payment":{"typeCode":"P12","currency":"MKD"},
  "lines":[{"description":"Услуга","quantity":"3","unitPrice":"1000","unitDiscount":"100","vatPercent":"18","taxIndicator":"DDV-A"}]%s}`,
-		number, time.Now().Format(time.DateOnly), ujpsim.TaxBuyer, extra)
+		number, date, ujpsim.TaxBuyer, extra)
 }
 
 func (w *einvoiceWorld) issue(number string) string {

@@ -3,6 +3,7 @@ package auth_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/denar-mk/denar"
@@ -20,11 +21,7 @@ func TestRevocationAcrossStores(t *testing.T) {
 	storetest.EachURL(t, func(t *testing.T, url string) {
 		ctx := context.Background()
 		open := func() *store.DB {
-			db, err := store.Open(ctx, url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
+			db := storetest.Open(t, url)
 			if err := db.Migrate(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -57,6 +54,37 @@ func TestRevocationAcrossStores(t *testing.T) {
 		}
 		if _, err := server.Authenticate(ctx, auth.ServicePayroll, key); !errors.Is(err, auth.ErrRevoked) {
 			t.Fatalf("revoked in another store, still accepted: %v", err)
+		}
+	})
+}
+
+// TestRevokeKeyOnce: revoking a key twice, or a key that does not exist,
+// is an error that says which (a typo in an id is never taken for done),
+// and the first revocation stands; on both engines.
+func TestRevokeKeyOnce(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		s := &auth.Store{DB: db}
+		acct, err := s.CreateAccount(ctx, "Биро", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		row, key, err := s.CreateKey(ctx, auth.KeyParams{AccountID: acct.ID, Service: auth.ServiceEInvoice, Environment: auth.EnvSandbox})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RevokeKey(ctx, row.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RevokeKey(ctx, row.ID); err == nil || !strings.Contains(err.Error(), "already revoked") {
+			t.Fatalf("a second revocation: %v, want already revoked", err)
+		}
+		if err := s.RevokeKey(ctx, row.ID+"x"); err == nil || !strings.Contains(err.Error(), "no API key") {
+			t.Fatalf("revoking an unknown key: %v, want no API key", err)
+		}
+		if _, err := s.Authenticate(ctx, auth.ServiceEInvoice, key); !errors.Is(err, auth.ErrRevoked) {
+			t.Fatalf("the revoked key after the failed revocations: %v", err)
 		}
 	})
 }

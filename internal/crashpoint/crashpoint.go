@@ -28,8 +28,10 @@
 //
 // The points (constants below) sit one line each in the production code:
 // inside a write transaction just before its commit, just after the
-// commit before anything else runs, and when a response is about to be
-// written after the handler returned.
+// commit before anything else runs, when a response is about to be
+// written after the handler returned, and after a reconciliation applied
+// one read of UJP (a point of its own, so that a test can kill the
+// process at a given read whatever else commits meanwhile).
 package crashpoint
 
 import (
@@ -57,10 +59,19 @@ const (
 	// is about to be written, after the handler returned: the client
 	// never hears the outcome.
 	HTTPBeforeResponse = "httpx.before_response"
+	// ReconcileAfterRead is in a reconciliation's query job just after
+	// the transaction that applied one signed read of UJP (the documents
+	// it repaired, imported, flagged or added, and the ask for the next
+	// read) committed, before the job is recorded as done: part of the
+	// day's work is durable, the rest is still to do. Its hits count the
+	// reads applied, so hit=N kills after the N-th.
+	ReconcileAfterRead = "einvoicing.reconcile_after_read"
 )
 
 // Names lists every point, for the parser of DENAR_CRASHPOINTS.
-func Names() []string { return []string{StoreBeforeCommit, StoreAfterCommit, HTTPBeforeResponse} }
+func Names() []string {
+	return []string{StoreBeforeCommit, StoreAfterCommit, HTTPBeforeResponse, ReconcileAfterRead}
+}
 
 // Rule is one armed point of DENAR_CRASHPOINTS.
 type Rule struct {

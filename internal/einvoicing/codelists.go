@@ -181,16 +181,45 @@ func codeListState(digests string, version int64, fetched, changed time.Time) (C
 // registerCodeLists registers the code-list job of every environment with
 // a gateway and the operator's identity to read its lists as.
 func (s *Service) registerCodeLists(r *jobs.Runner) {
-	for env := range s.gateways {
-		if _, ok := s.operators[env]; !ok {
-			continue
-		}
-		r.Register(KindCodeLists+"."+env, jobs.WorkerFunc(func(ctx context.Context, _ *jobs.Job) error {
-			_, err := s.RefreshCodeLists(ctx, env)
-			return err
-		}), jobs.Options{Every: s.cfg.CodeListsEvery, MaxAttempts: 20,
-			Backoff: jobs.Schedule(time.Minute, 2*time.Minute, 5*time.Minute, 15*time.Minute, 30*time.Minute)})
+	registerCodeListsOf[sandboxCodeLists](s, r)
+	registerCodeListsOf[productionCodeLists](s, r)
+}
+
+// codeListsJob is the periodic code-list job of one environment: a job
+// without arguments whose kind names the environment, KindCodeLists + "." +
+// the environment (one kind per environment, so that each has its own
+// periodic job; the kinds are those stored before jobs were typed).
+type codeListsJob interface {
+	jobs.Args
+	environment() string
+}
+
+type (
+	sandboxCodeLists    struct{}
+	productionCodeLists struct{}
+)
+
+func (sandboxCodeLists) environment() string    { return auth.EnvSandbox }
+func (productionCodeLists) environment() string { return auth.EnvProduction }
+func (j sandboxCodeLists) Kind() string         { return KindCodeLists + "." + j.environment() }
+func (j productionCodeLists) Kind() string      { return KindCodeLists + "." + j.environment() }
+
+// registerCodeListsOf registers T's job when its environment has a gateway
+// and an operator.
+func registerCodeListsOf[T codeListsJob](s *Service, r *jobs.Runner) {
+	var zero T
+	env := zero.environment()
+	if _, ok := s.gateways[env]; !ok {
+		return
 	}
+	if _, ok := s.operators[env]; !ok {
+		return
+	}
+	jobs.Register(r, func(ctx context.Context, _ *jobs.Job, _ T) error {
+		_, err := s.RefreshCodeLists(ctx, env)
+		return err
+	}, jobs.Options{Every: s.cfg.CodeListsEvery, MaxAttempts: 20,
+		Backoff: jobs.Schedule(time.Minute, 2*time.Minute, 5*time.Minute, 15*time.Minute, 30*time.Minute)})
 }
 
 // RefreshCodeLists reads UJP's code lists of env as the operator (at

@@ -12,6 +12,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
+	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/internal/ujp"
@@ -183,6 +184,64 @@ func TestCodeListChanges(t *testing.T) {
 		if st.Version != 2 || st.Lists[ujpdoc.CBPaymentTypes].Since.Equal(st.Lists[ujpdoc.CBCountries].Since) {
 			t.Errorf("state after the change: version %d, payment types since %s, countries since %s", st.Version,
 				st.Lists[ujpdoc.CBPaymentTypes].Since, st.Lists[ujpdoc.CBCountries].Since)
+		}
+	})
+}
+
+// TestCodeListJobs: the code-list job is registered, as a typed job, for
+// each environment with a gateway and an operator, under the kinds stored
+// before jobs were typed (ujp.codelists.<environment>); a job of that kind
+// as stored then (a periodic one, without arguments) reads and records the
+// environment's lists, and only that environment's.
+func TestCodeListJobs(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		gw := &listsGateway{lists: ujpdoc.Snapshot()}
+		op := ujp.Identity{EUJPID: "OPERATOR", EDB: "4030000000001"}
+		for _, c := range []struct {
+			gateways  map[string]ujp.Gateway
+			operators map[string]ujp.Identity
+			want      []string
+		}{
+			{map[string]ujp.Gateway{auth.EnvSandbox: gw, auth.EnvProduction: gw}, map[string]ujp.Identity{auth.EnvSandbox: op, auth.EnvProduction: op},
+				[]string{"ujp.codelists.production", "ujp.codelists.sandbox"}},
+			{map[string]ujp.Gateway{auth.EnvSandbox: gw, auth.EnvProduction: gw}, map[string]ujp.Identity{auth.EnvSandbox: op},
+				[]string{"ujp.codelists.sandbox"}},
+			{map[string]ujp.Gateway{auth.EnvProduction: gw}, map[string]ujp.Identity{auth.EnvSandbox: op, auth.EnvProduction: op},
+				[]string{"ujp.codelists.production"}},
+		} {
+			s := New(Deps{DB: db, Log: slog.New(slog.DiscardHandler), Gateways: c.gateways, Operators: c.operators}, Config{})
+			r := jobs.NewRunner(db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
+			s.registerCodeLists(r)
+			if got := r.Kinds(); !slices.Equal(got, c.want) {
+				t.Fatalf("kinds %v, want %v", got, c.want)
+			}
+		}
+
+		s := New(Deps{DB: db, Log: slog.New(slog.DiscardHandler), Gateways: map[string]ujp.Gateway{auth.EnvSandbox: gw, auth.EnvProduction: gw},
+			Operators: map[string]ujp.Identity{auth.EnvSandbox: op, auth.EnvProduction: op}}, Config{})
+		r := jobs.NewRunner(db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
+		s.registerCodeLists(r)
+		var job int64
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			e, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: "ujp.codelists.production", UniqueKey: "periodic:ujp.codelists.production"})
+			job = e.ID
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := r.RunOnce(ctx); err != nil || n != 1 {
+			t.Fatalf("ran %d jobs: %v", n, err)
+		}
+		if j, err := db.Reader().GetJob(ctx, job); err != nil || j.State != jobs.StateCompleted {
+			t.Fatalf("the job as stored before jobs were typed: %+v %v", j, err)
+		}
+		if _, st := s.recordedLists(auth.EnvProduction); st.Version != 1 {
+			t.Fatalf("production lists after its job: %+v", st)
+		}
+		if _, err := db.Reader().GetUJPCodeListsState(ctx, auth.EnvSandbox); err == nil {
+			t.Fatal("the production job recorded the sandbox lists")
 		}
 	})
 }

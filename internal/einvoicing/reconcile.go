@@ -49,6 +49,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/crashpoint"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -180,13 +181,15 @@ func loadRecon(ctx context.Context, tx *store.Tx, row dbq.Reconciliation) (*reco
 // applied the same answer first); the transaction is rolled back.
 var errReconMoved = errors.New("reconciliation moved concurrently")
 
-// dayBounds is [start, end) of a Skopje day.
+// dayBounds is [start, end) of a Skopje day, in UTC: SQLite compares
+// times as text in the zone they were written in, and the store writes
+// UTC.
 func dayBounds(day string) (time.Time, time.Time, error) {
 	d, err := parseDay(day)
 	if err != nil {
 		return time.Time{}, time.Time{}, err
 	}
-	return d, d.AddDate(0, 0, 1), nil
+	return d.UTC(), d.AddDate(0, 0, 1).UTC(), nil
 }
 
 // startReconciliation creates co's run of day and asks for its first read,
@@ -325,7 +328,10 @@ func (p *Pipeline) next(ctx context.Context, tx *store.Tx, r *recon) error {
 	case len(w.StatusPending) > 0:
 		return p.ask(ctx, tx, r, stepSalesCurrent)
 	}
-	if _, noRD := privilegeMissing(r.co, ujp.PrivilegePayloads); !noRD && !w.PayloadsRefused && len(w.payloadBatch()) > 0 {
+	// The payloads are asked for even when the company is known to lack
+	// RD: a run after RD was granted reads them, and a refused read is
+	// what the run's privilege_missing reports.
+	if !w.PayloadsRefused && len(w.payloadBatch()) > 0 {
 		return p.ask(ctx, tx, r, stepSalesPayloads)
 	}
 	for _, u := range w.Unknown {
@@ -431,7 +437,10 @@ func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway,
 			if _, err := p.accessProblem(ctx, co.ID, err); err != nil {
 				return err
 			}
-			a.refused, err = true, nil
+			// Refused: the company's problem of the missing RD, just
+			// recorded, stays (accessOK below clears only what this read
+			// proved).
+			a.refused, err, privilege = true, nil, ""
 		}
 	case stepPurchaseIDs:
 		a.ids, err = gw.PurchaseIDs(cctx, who.id, sr.Jws)
@@ -478,6 +487,7 @@ func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway,
 	if err != nil {
 		return err
 	}
+	crashpoint.Hit(crashpoint.ReconcileAfterRead)
 	return p.accessOK(ctx, co.ID, privilege)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"time"
 )
 
 // On SQLite every statement is compiled from its text each time it runs
@@ -105,7 +106,7 @@ func (d cachedDB) ExecContext(ctx context.Context, q string, args ...any) (sql.R
 	if err != nil {
 		return nil, err
 	}
-	return st.ExecContext(ctx, args...)
+	return st.ExecContext(ctx, utc(args)...)
 }
 
 func (d cachedDB) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
@@ -117,16 +118,16 @@ func (d cachedDB) QueryContext(ctx context.Context, q string, args ...any) (*sql
 	if err != nil {
 		return nil, err
 	}
-	return st.QueryContext(ctx, args...)
+	return st.QueryContext(ctx, utc(args)...)
 }
 
 func (d cachedDB) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
 	st, err := d.c.prepare(ctx, q)
 	if err != nil {
 		// The pool reports the same error through the row.
-		return d.c.db.QueryRowContext(ctx, q, args...)
+		return d.c.db.QueryRowContext(ctx, q, utc(args)...)
 	}
-	return st.QueryRowContext(ctx, args...)
+	return st.QueryRowContext(ctx, utc(args)...)
 }
 
 // cachedTx runs queries in a transaction through the cache: the pool's
@@ -139,9 +140,9 @@ type cachedTx struct {
 
 func (t cachedTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	if st := t.c.lookup(q); st != nil {
-		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+		return t.tx.StmtContext(ctx, st).ExecContext(ctx, utc(args)...)
 	}
-	return t.tx.ExecContext(ctx, q, args...)
+	return t.tx.ExecContext(ctx, q, utc(args)...)
 }
 
 func (t cachedTx) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
@@ -150,14 +151,53 @@ func (t cachedTx) PrepareContext(ctx context.Context, q string) (*sql.Stmt, erro
 
 func (t cachedTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	if st := t.c.lookup(q); st != nil {
-		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+		return t.tx.StmtContext(ctx, st).QueryContext(ctx, utc(args)...)
 	}
-	return t.tx.QueryContext(ctx, q, args...)
+	return t.tx.QueryContext(ctx, q, utc(args)...)
 }
 
 func (t cachedTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
 	if st := t.c.lookup(q); st != nil {
-		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, utc(args)...)
 	}
-	return t.tx.QueryRowContext(ctx, q, args...)
+	return t.tx.QueryRowContext(ctx, q, utc(args)...)
+}
+
+// utc returns args with every time in UTC. SQLite stores a time as text
+// with its offset and compares such texts as text, so a bound in another
+// zone (a day of Skopje) would be compared wrongly with the stored UTC
+// times; an instant is the same in UTC, so nothing else changes.
+func utc(args []any) []any {
+	var out []any
+	for i, a := range args {
+		var u any
+		switch v := a.(type) {
+		case time.Time:
+			if v.Location() == time.UTC {
+				continue
+			}
+			u = v.UTC()
+		case *time.Time:
+			if v == nil || v.Location() == time.UTC {
+				continue
+			}
+			t := v.UTC()
+			u = &t
+		case sql.NullTime:
+			if !v.Valid || v.Time.Location() == time.UTC {
+				continue
+			}
+			u = sql.NullTime{Time: v.Time.UTC(), Valid: true}
+		default:
+			continue
+		}
+		if out == nil {
+			out = append([]any(nil), args...)
+		}
+		out[i] = u
+	}
+	if out == nil {
+		return args
+	}
+	return out
 }

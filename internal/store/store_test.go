@@ -277,3 +277,53 @@ func TestSQLiteFilesPrivate(t *testing.T) {
 		t.Errorf("%d files in %s", files, dir)
 	}
 }
+
+// TestTimesCompareAsInstants checks that a time in another zone is stored
+// and compared as the instant it is: SQLite keeps times as text with their
+// offset and compares them as text, so a Skopje-zoned time written or used
+// as a bound must reach it in UTC.
+func TestTimesCompareAsInstants(t *testing.T) {
+	t.Parallel()
+	skopje := time.FixedZone("CET", 3600)
+	tests := []struct {
+		name    string
+		created time.Time
+		before  time.Time
+		purged  int64
+	}{
+		// 00:30 in Skopje is 23:30 UTC the day before, before midnight UTC.
+		{"zoned row, UTC bound", time.Date(2026, 11, 22, 0, 30, 0, 0, skopje), time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), 1},
+		// 23:50 UTC is after 00:45 in Skopje (23:45 UTC).
+		{"UTC row, zoned bound", time.Date(2026, 11, 21, 23, 50, 0, 0, time.UTC), time.Date(2026, 11, 22, 0, 45, 0, 0, skopje), 0},
+		{"UTC row, zoned bound after it", time.Date(2026, 11, 21, 23, 40, 0, 0, time.UTC), time.Date(2026, 11, 22, 0, 45, 0, 0, skopje), 1},
+	}
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		for i, tt := range tests {
+			account := fmt.Sprintf("acct_t%d", i)
+			err := db.InTx(ctx, func(tx *store.Tx) error {
+				if _, err := tx.CreateAccount(ctx, dbq.CreateAccountParams{ID: account, Name: "x", Plan: "sandbox", CreatedAt: tt.created}); err != nil {
+					return err
+				}
+				_, err := tx.InsertIdempotencyKey(ctx, dbq.InsertIdempotencyKeyParams{AccountID: account, IdemKey: "k", Fingerprint: "f", LockedUntil: tt.created, CreatedAt: tt.created})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := db.Writer().PurgeIdempotencyKeys(ctx, tt.before)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != tt.purged {
+				t.Errorf("%s: purged %d keys created %v before %v; want %d", tt.name, n, tt.created, tt.before, tt.purged)
+			}
+			if n == 0 {
+				// Leave no row for the next case's purge.
+				if _, err := db.Writer().PurgeIdempotencyKeys(ctx, tt.created.Add(time.Second)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -343,11 +344,7 @@ func TestRateLimitAcrossSimulators(t *testing.T) {
 
 func openAgain(t *testing.T, url string) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, url)
 	if err := db.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -378,48 +375,50 @@ func TestDuplicateWithoutEUID(t *testing.T) {
 // each for the caller's company; without one, 403 E1011.
 func TestPrivileges(t *testing.T) {
 	t.Parallel()
-	e := start(t, storetest.SQLite(t), ujpsim.Options{})
-	s, b := signers(t)
-	euid := e.mustSend(s, example(t, "type-100", "priv-1"))
-	ctx := context.Background()
-	calls := []struct {
-		path, priv string
-		who        *ujpsim.SandboxSigner
-		body       map[string]any
-	}{
-		{api + "/documents/sales-invoice/pdf", ujpsim.PrivilegePDF, s, map[string]any{"euid": euid}},
-		{api + "/documents/sales-invoice/payload", ujpsim.PrivilegePayload, s, map[string]any{"euid": euid}},
-		{api + "/documents/sales-invoice/payload/list", ujpsim.PrivilegePayload, s, map[string]any{"euids": []string{euid}}},
-		{api + "/documents/purchase-invoice/payload", ujpsim.PrivilegePayload, b, map[string]any{"euid": euid}},
-		{api + "/documents/purchase-invoice/pdf", ujpsim.PrivilegePDF, b, map[string]any{"euid": euid}},
-		{api + "/documents/invoice", ujpsim.PrivilegeASiC, s, map[string]any{"euid": euid}},
-	}
-	for _, c := range calls {
-		wantCode(t, c.path+" without "+c.priv, e.signed(c.path, c.who, c.body, nil), 403, "E1011")
-		// The privilege is judged before what is asked: a document that
-		// does not exist is E1011 too, so a harmless read probes it.
-		unknown := map[string]any{"euid": "00000000-0000-7000-8000-000000000000"}
-		if _, list := c.body["euids"]; list {
-			unknown = map[string]any{"euids": []string{"00000000-0000-7000-8000-000000000000"}}
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := start(t, db, ujpsim.Options{})
+		s, b := signers(t)
+		euid := e.mustSend(s, example(t, "type-100", "priv-1"))
+		ctx := context.Background()
+		calls := []struct {
+			path, priv string
+			who        *ujpsim.SandboxSigner
+			body       map[string]any
+		}{
+			{api + "/documents/sales-invoice/pdf", ujpsim.PrivilegePDF, s, map[string]any{"euid": euid}},
+			{api + "/documents/sales-invoice/payload", ujpsim.PrivilegePayload, s, map[string]any{"euid": euid}},
+			{api + "/documents/sales-invoice/payload/list", ujpsim.PrivilegePayload, s, map[string]any{"euids": []string{euid}}},
+			{api + "/documents/purchase-invoice/payload", ujpsim.PrivilegePayload, b, map[string]any{"euid": euid}},
+			{api + "/documents/purchase-invoice/pdf", ujpsim.PrivilegePDF, b, map[string]any{"euid": euid}},
+			{api + "/documents/invoice", ujpsim.PrivilegeASiC, s, map[string]any{"euid": euid}},
 		}
-		wantCode(t, c.path+" of an unknown document without "+c.priv, e.signed(c.path, c.who, unknown, nil), 403, "E1011")
-	}
-	for _, c := range calls {
-		if err := e.sim.Grant(ctx, c.who.EUJPID, c.who.EDB, c.priv); err != nil {
+		for _, c := range calls {
+			wantCode(t, c.path+" without "+c.priv, e.signed(c.path, c.who, c.body, nil), 403, "E1011")
+			// The privilege is judged before what is asked: a document that
+			// does not exist is E1011 too, so a harmless read probes it.
+			unknown := map[string]any{"euid": "00000000-0000-7000-8000-000000000000"}
+			if _, list := c.body["euids"]; list {
+				unknown = map[string]any{"euids": []string{"00000000-0000-7000-8000-000000000000"}}
+			}
+			wantCode(t, c.path+" of an unknown document without "+c.priv, e.signed(c.path, c.who, unknown, nil), 403, "E1011")
+		}
+		for _, c := range calls {
+			if err := e.sim.Grant(ctx, c.who.EUJPID, c.who.EDB, c.priv); err != nil {
+				t.Fatal(err)
+			}
+			if a := e.signed(c.path, c.who, c.body, nil); a.status != 200 {
+				t.Fatalf("%s with %s: %d %s", c.path, c.priv, a.status, a.body)
+			}
+			if _, list := c.body["euids"]; !list {
+				wantCode(t, c.path+" of an unknown document with "+c.priv,
+					e.signed(c.path, c.who, map[string]any{"euid": "00000000-0000-7000-8000-000000000000"}, nil), 404, "E4008")
+			}
+		}
+		if err := e.sim.Revoke(ctx, s.EUJPID, s.EDB, ujpsim.PrivilegePDF); err != nil {
 			t.Fatal(err)
 		}
-		if a := e.signed(c.path, c.who, c.body, nil); a.status != 200 {
-			t.Fatalf("%s with %s: %d %s", c.path, c.priv, a.status, a.body)
-		}
-		if _, list := c.body["euids"]; !list {
-			wantCode(t, c.path+" of an unknown document with "+c.priv,
-				e.signed(c.path, c.who, map[string]any{"euid": "00000000-0000-7000-8000-000000000000"}, nil), 404, "E4008")
-		}
-	}
-	if err := e.sim.Revoke(ctx, s.EUJPID, s.EDB, ujpsim.PrivilegePDF); err != nil {
-		t.Fatal(err)
-	}
-	wantCode(t, "revoked", e.signed(calls[0].path, s, calls[0].body, nil), 403, "E1011")
+		wantCode(t, "revoked", e.signed(calls[0].path, s, calls[0].body, nil), 403, "E1011")
+	})
 }
 
 func (e *env) status(euid string) string {
@@ -510,70 +509,108 @@ func TestStornoStricterReading(t *testing.T) {
 // TestFaults: each fault, aimed at the seller's calls only.
 func TestFaults(t *testing.T) {
 	t.Parallel()
-	e := start(t, storetest.SQLite(t), ujpsim.Options{})
-	s, b := signers(t)
-	ctx := context.Background()
-	st := func(who *ujpsim.SandboxSigner) answer {
-		return e.raw("GET", api+"/server-time", map[string]string{"X-EUJP-ID": who.EUJPID, "X-EDB": who.EDB}, nil, 10*time.Second)
-	}
-	for _, c := range []struct {
-		fault ujpsim.CallFault
-		check func(answer) bool
-	}{
-		{ujpsim.CallFault{Count: 1, Kind: ujpsim.FaultStatus, Status: 500, Code: "E5007"}, func(a answer) bool { return a.status == 500 && a.code() == "E5007" }},
-		{ujpsim.CallFault{Count: 1, Kind: ujpsim.FaultStatus, Status: 500, Code: "E5000"}, func(a answer) bool { return a.status == 500 && a.code() == "E5000" }},
-		{ujpsim.CallFault{Count: 1, Kind: ujpsim.FaultStatus, Status: 502}, func(a answer) bool { return a.status == 502 && a.code() == "" && a.m["success"] == false }},
-		{ujpsim.CallFault{Count: 1, Kind: ujpsim.FaultStatus, Status: 500, Shape: ujpsim.ShapeSpring}, func(a answer) bool {
-			return a.status == 500 && a.m["error"] == "Internal Server Error" && a.m["path"] == api+"/server-time" && a.m["errorStatus"] == nil
-		}},
-		{ujpsim.CallFault{Count: 1, Kind: ujpsim.FaultStatus, Status: 503, Shape: ujpsim.ShapeHTML}, func(a answer) bool {
-			return a.status == 503 && strings.Contains(string(a.body), "<html>") && strings.HasPrefix(a.hdr.Get("Content-Type"), "text/html")
-		}},
-	} {
-		if err := e.sim.FailNextCalls(ctx, ujpsim.TaxSeller, c.fault); err != nil {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := start(t, db, ujpsim.Options{})
+		s, b := signers(t)
+		ctx := context.Background()
+		st := func(who *ujpsim.SandboxSigner) answer {
+			return e.raw("GET", api+"/server-time", map[string]string{"X-EUJP-ID": who.EUJPID, "X-EDB": who.EDB}, nil, 10*time.Second)
+		}
+		for _, c := range []struct {
+			fault ujpsim.CallFault
+			check func(answer) bool
+		}{
+			{ujpsim.CallFault{Count: 1, Kind: ujpsim.FaultStatus, Status: 500, Code: "E5007"}, func(a answer) bool { return a.status == 500 && a.code() == "E5007" }},
+			{ujpsim.CallFault{Count: 1, Kind: ujpsim.FaultStatus, Status: 500, Code: "E5000"}, func(a answer) bool { return a.status == 500 && a.code() == "E5000" }},
+			{ujpsim.CallFault{Count: 1, Kind: ujpsim.FaultStatus, Status: 502}, func(a answer) bool { return a.status == 502 && a.code() == "" && a.m["success"] == false }},
+			{ujpsim.CallFault{Count: 1, Kind: ujpsim.FaultStatus, Status: 500, Shape: ujpsim.ShapeSpring}, func(a answer) bool {
+				return a.status == 500 && a.m["error"] == "Internal Server Error" && a.m["path"] == api+"/server-time" && a.m["errorStatus"] == nil
+			}},
+			{ujpsim.CallFault{Count: 1, Kind: ujpsim.FaultStatus, Status: 503, Shape: ujpsim.ShapeHTML}, func(a answer) bool {
+				return a.status == 503 && strings.Contains(string(a.body), "<html>") && strings.HasPrefix(a.hdr.Get("Content-Type"), "text/html")
+			}},
+		} {
+			if err := e.sim.FailNextCalls(ctx, ujpsim.TaxSeller, c.fault); err != nil {
+				t.Fatal(err)
+			}
+			if a := st(b); a.status != 200 {
+				t.Fatalf("another company during %+v: %d", c.fault, a.status)
+			}
+			if a := st(s); !c.check(a) {
+				t.Fatalf("%+v: %d %s", c.fault, a.status, a.body)
+			}
+			if a := st(s); a.status != 200 {
+				t.Fatalf("the call after %+v: %d", c.fault, a.status)
+			}
+		}
+		// A timeout: the call hangs until the client gives up.
+		if err := e.sim.FailNextCalls(ctx, ujpsim.TaxSeller, ujpsim.CallFault{Count: 1, Kind: ujpsim.FaultHang}); err != nil {
+			t.Fatal(err)
+		}
+		if a := e.raw("GET", api+"/server-time", map[string]string{"X-EUJP-ID": s.EUJPID, "X-EDB": s.EDB}, nil, 200*time.Millisecond); a.err == nil {
+			t.Fatalf("a hanging call answered %d", a.status)
+		}
+		// A send stored and its response lost: the connection drops, or the
+		// call hangs; the document is at UJP either way.
+		for i, kind := range []string{ujpsim.FaultLost, ujpsim.FaultLostHang} {
+			if err := e.sim.FailNextCalls(ctx, ujpsim.TaxSeller, ujpsim.CallFault{Count: 1, Kind: kind, Path: "/sales-invoices/send"}); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := e.sim.DocumentCount(ctx)
+			doc := example(t, "type-100", "lost-"+kind)
+			ts := ujpsim.FormatTimestamp(time.Now())
+			doc["requestTimestamp"] = ts
+			jws, _ := s.Sign(doc)
+			body, _ := json.Marshal(map[string]string{"requestTimestamp": ts, "jws": jws})
+			h := ident(s)
+			h["X-DOC-TYPE-CODE"] = "100"
+			if a := e.raw("POST", ujpsim.PathSend, h, body, 500*time.Millisecond); a.err == nil {
+				t.Fatalf("%s: the send answered %d %s", kind, a.status, a.body)
+			}
+			if after, _ := e.sim.DocumentCount(ctx); after != before+1 {
+				t.Fatalf("%s: %d documents before, %d after", kind, before, after)
+			}
+			wantCode(t, "the retry", e.send(s, example(t, "type-100", "lost-"+kind)), 409, "E1023")
+			_ = i
+		}
+		// A missing portal privilege is a privilege not granted (TestPrivileges).
+
+		// The faults of every caller, one setter each: an error rate of 1
+		// fails every call with 500 E5000, a latency outlasts the
+		// caller's patience, forced rejections reject the next sends only.
+		if err := e.sim.SetErrorRate(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, "an error rate of 1", st(b), 500, "E5000")
+		if err := e.sim.SetErrorRate(ctx, 0); err != nil {
 			t.Fatal(err)
 		}
 		if a := st(b); a.status != 200 {
-			t.Fatalf("another company during %+v: %d", c.fault, a.status)
+			t.Fatalf("an error rate of 0: %d %s", a.status, a.body)
 		}
-		if a := st(s); !c.check(a) {
-			t.Fatalf("%+v: %d %s", c.fault, a.status, a.body)
+		if err := e.sim.SetErrorRate(ctx, 1.5); err == nil {
+			t.Fatal("an error rate of 1.5 accepted")
 		}
-		if a := st(s); a.status != 200 {
-			t.Fatalf("the call after %+v: %d", c.fault, a.status)
-		}
-	}
-	// A timeout: the call hangs until the client gives up.
-	if err := e.sim.FailNextCalls(ctx, ujpsim.TaxSeller, ujpsim.CallFault{Count: 1, Kind: ujpsim.FaultHang}); err != nil {
-		t.Fatal(err)
-	}
-	if a := e.raw("GET", api+"/server-time", map[string]string{"X-EUJP-ID": s.EUJPID, "X-EDB": s.EDB}, nil, 200*time.Millisecond); a.err == nil {
-		t.Fatalf("a hanging call answered %d", a.status)
-	}
-	// A send stored and its response lost: the connection drops, or the
-	// call hangs; the document is at UJP either way.
-	for i, kind := range []string{ujpsim.FaultLost, ujpsim.FaultLostHang} {
-		if err := e.sim.FailNextCalls(ctx, ujpsim.TaxSeller, ujpsim.CallFault{Count: 1, Kind: kind, Path: "/sales-invoices/send"}); err != nil {
+		if err := e.sim.SetLatency(ctx, 5*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		before, _ := e.sim.DocumentCount(ctx)
-		doc := example(t, "type-100", "lost-"+kind)
-		ts := ujpsim.FormatTimestamp(time.Now())
-		doc["requestTimestamp"] = ts
-		jws, _ := s.Sign(doc)
-		body, _ := json.Marshal(map[string]string{"requestTimestamp": ts, "jws": jws})
-		h := ident(s)
-		h["X-DOC-TYPE-CODE"] = "100"
-		if a := e.raw("POST", ujpsim.PathSend, h, body, 500*time.Millisecond); a.err == nil {
-			t.Fatalf("%s: the send answered %d %s", kind, a.status, a.body)
+		if a := e.raw("GET", api+"/server-time", who(b), nil, 200*time.Millisecond); a.err == nil {
+			t.Fatalf("a call with 5s of latency answered within 200ms: %d", a.status)
 		}
-		if after, _ := e.sim.DocumentCount(ctx); after != before+1 {
-			t.Fatalf("%s: %d documents before, %d after", kind, before, after)
+		if err := e.sim.SetLatency(ctx, 0); err != nil {
+			t.Fatal(err)
 		}
-		wantCode(t, "the retry", e.send(s, example(t, "type-100", "lost-"+kind)), 409, "E1023")
-		_ = i
-	}
-	// A missing portal privilege is a privilege not granted (TestPrivileges).
+		if a := st(b); a.status != 200 {
+			t.Fatalf("without latency: %d %s", a.status, a.body)
+		}
+		if err := e.sim.RejectNextSends(ctx, 2, "E5007", "принудно"); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			wantCode(t, "forced rejection "+strconv.Itoa(i+1), e.send(s, example(t, "type-100", "forced")), 422, "E5007")
+		}
+		e.mustSend(s, example(t, "type-100", "forced"))
+	})
 }
 
 // TestCodeListsChangeBetweenReads: after the change, the seller's reads
@@ -582,31 +619,33 @@ func TestFaults(t *testing.T) {
 // read the published lists.
 func TestCodeListsChangeBetweenReads(t *testing.T) {
 	t.Parallel()
-	e := start(t, storetest.SQLite(t), ujpsim.Options{})
-	s, b := signers(t)
-	ctx := context.Background()
-	read := func(who *ujpsim.SandboxSigner, path string) string {
-		a := e.raw("GET", api+path, map[string]string{"X-EUJP-ID": who.EUJPID, "X-EDB": who.EDB}, nil, 10*time.Second)
-		if a.status != 200 {
-			t.Fatalf("%s: %d", path, a.status)
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := start(t, db, ujpsim.Options{})
+		s, b := signers(t)
+		ctx := context.Background()
+		read := func(who *ujpsim.SandboxSigner, path string) string {
+			a := e.raw("GET", api+path, map[string]string{"X-EUJP-ID": who.EUJPID, "X-EDB": who.EDB}, nil, 10*time.Second)
+			if a.status != 200 {
+				t.Fatalf("%s: %d", path, a.status)
+			}
+			return string(a.body)
 		}
-		return string(a.body)
-	}
-	before := read(s, "/tax-indicators") + read(s, "/payment-types") + read(s, "/document-types")
-	if strings.Contains(before, "DDV-14-3-10") || !strings.Contains(before, `"P13"`) || strings.Contains(before, "Општа Фактура") {
-		t.Fatal("the published lists already changed")
-	}
-	if err := e.sim.SetCodeListsChanged(ctx, ujpsim.TaxSeller, true); err != nil {
-		t.Fatal(err)
-	}
-	after := read(s, "/tax-indicators") + read(s, "/payment-types") + read(s, "/document-types") + read(s, "/doc-type-x-tax-indicator/100")
-	if !strings.Contains(after, "DDV-14-3-10") || strings.Contains(after, `"P13"`) || !strings.Contains(after, "Општа Фактура") {
-		t.Fatal("the changed lists do not show the changes")
-	}
-	if strings.Contains(read(b, "/payment-types"), `"P13"`) == false {
-		t.Fatal("another company reads the changed lists")
-	}
-	wantCode(t, "the old name of 100 after the rename", e.send(s, example(t, "type-100", "cl-1")), 400, "E50079")
+		before := read(s, "/tax-indicators") + read(s, "/payment-types") + read(s, "/document-types")
+		if strings.Contains(before, "DDV-14-3-10") || !strings.Contains(before, `"P13"`) || strings.Contains(before, "Општа Фактура") {
+			t.Fatal("the published lists already changed")
+		}
+		if err := e.sim.SetCodeListsChanged(ctx, ujpsim.TaxSeller, true); err != nil {
+			t.Fatal(err)
+		}
+		after := read(s, "/tax-indicators") + read(s, "/payment-types") + read(s, "/document-types") + read(s, "/doc-type-x-tax-indicator/100")
+		if !strings.Contains(after, "DDV-14-3-10") || strings.Contains(after, `"P13"`) || !strings.Contains(after, "Општа Фактура") {
+			t.Fatal("the changed lists do not show the changes")
+		}
+		if strings.Contains(read(b, "/payment-types"), `"P13"`) == false {
+			t.Fatal("another company reads the changed lists")
+		}
+		wantCode(t, "the old name of 100 after the rename", e.send(s, example(t, "type-100", "cl-1")), 400, "E50079")
+	})
 }
 
 // TestCodeListShapes: each list in UJP's response shape; paged lists page.
@@ -689,41 +728,43 @@ func TestBuyerSideTools(t *testing.T) {
 // only; Control's methods.
 func TestControlAPI(t *testing.T) {
 	t.Parallel()
-	e := start(t, storetest.SQLite(t), ujpsim.Options{})
-	ctx := context.Background()
-	for _, tok := range []string{"", "wrong"} {
-		if err := (ujpsim.Control{BaseURL: e.url, Token: tok}).AddUser(ctx, "NEW"); err == nil {
-			t.Fatalf("AddUser with token %q", tok)
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := start(t, db, ujpsim.Options{})
+		ctx := context.Background()
+		for _, tok := range []string{"", "wrong"} {
+			if err := (ujpsim.Control{BaseURL: e.url, Token: tok}).AddUser(ctx, "NEW"); err == nil {
+				t.Fatalf("AddUser with token %q", tok)
+			}
 		}
-	}
-	ctl := ujpsim.Control{BaseURL: e.url, Token: controlToken}
-	x, err := ujpsim.NewSandboxSigner("EUJP-CTL", ujpsim.TaxSmallBiz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, err := ctl.RegisterCertificate(ctx, x.EUJPID, x.EDB, x.Cert.Raw)
-	if err != nil || serial != x.Serial() {
-		t.Fatalf("register: %q %v", serial, err)
-	}
-	if err := ctl.Grant(ctx, x.EUJPID, x.EDB, "DP", "RD"); err != nil {
-		t.Fatal(err)
-	}
-	if err := ctl.Grant(ctx, x.EUJPID, x.EDB, "XX"); err == nil {
-		t.Fatal("an unknown privilege granted")
-	}
-	if err := ctl.Grant(ctx, "NOBODY", x.EDB, "DP"); err == nil || !strings.Contains(err.Error(), "E1010") {
-		t.Fatalf("a privilege of an unknown user: %v", err)
-	}
-	ps, err := e.sim.Privileges(ctx, x.EUJPID)
-	if err != nil || strings.Join(ps, ",") != ujpsim.TaxSmallBiz+":DP,"+ujpsim.TaxSmallBiz+":RD" {
-		t.Fatalf("privileges %v %v", ps, err)
-	}
-	if err := ctl.Revoke(ctx, x.EUJPID, x.EDB, "RD"); err != nil {
-		t.Fatal(err)
-	}
-	if a := e.raw("GET", api+"/server-time", map[string]string{"X-EUJP-ID": x.EUJPID, "X-EDB": x.EDB}, nil, 10*time.Second); a.status != 200 {
-		t.Fatalf("the registered user: %d", a.status)
-	}
+		ctl := ujpsim.Control{BaseURL: e.url, Token: controlToken}
+		x, err := ujpsim.NewSandboxSigner("EUJP-CTL", ujpsim.TaxSmallBiz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		serial, err := ctl.RegisterCertificate(ctx, x.EUJPID, x.EDB, x.Cert.Raw)
+		if err != nil || serial != x.Serial() {
+			t.Fatalf("register: %q %v", serial, err)
+		}
+		if err := ctl.Grant(ctx, x.EUJPID, x.EDB, "DP", "RD"); err != nil {
+			t.Fatal(err)
+		}
+		if err := ctl.Grant(ctx, x.EUJPID, x.EDB, "XX"); err == nil {
+			t.Fatal("an unknown privilege granted")
+		}
+		if err := ctl.Grant(ctx, "NOBODY", x.EDB, "DP"); err == nil || !strings.Contains(err.Error(), "E1010") {
+			t.Fatalf("a privilege of an unknown user: %v", err)
+		}
+		ps, err := e.sim.Privileges(ctx, x.EUJPID)
+		if err != nil || strings.Join(ps, ",") != ujpsim.TaxSmallBiz+":DP,"+ujpsim.TaxSmallBiz+":RD" {
+			t.Fatalf("privileges %v %v", ps, err)
+		}
+		if err := ctl.Revoke(ctx, x.EUJPID, x.EDB, "RD"); err != nil {
+			t.Fatal(err)
+		}
+		if a := e.raw("GET", api+"/server-time", map[string]string{"X-EUJP-ID": x.EUJPID, "X-EDB": x.EDB}, nil, 10*time.Second); a.status != 200 {
+			t.Fatalf("the registered user: %d", a.status)
+		}
+	})
 }
 
 // TestPortalAndLostDocuments: an invoice issued in UJP's portal passes the
@@ -794,40 +835,42 @@ func TestPortalAndLostDocuments(t *testing.T) {
 // set through the control API as well.
 func TestClockSkew(t *testing.T) {
 	t.Parallel()
-	e := start(t, storetest.SQLite(t), ujpsim.Options{})
-	s, _ := signers(t)
-	ctx := context.Background()
-	serverTime := func() time.Time {
-		t.Helper()
-		a := e.raw("GET", api+"/server-time", map[string]string{"X-EUJP-ID": s.EUJPID, "X-EDB": s.EDB}, nil, 10*time.Second)
-		ts, _ := a.m["timestamp"].(string)
-		at, err := time.ParseInLocation("2006-01-02T15:04:05", ts, skopje)
-		if a.status != 200 || err != nil {
-			t.Fatalf("server-time: %d %s", a.status, a.body)
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := start(t, db, ujpsim.Options{})
+		s, _ := signers(t)
+		ctx := context.Background()
+		serverTime := func() time.Time {
+			t.Helper()
+			a := e.raw("GET", api+"/server-time", map[string]string{"X-EUJP-ID": s.EUJPID, "X-EDB": s.EDB}, nil, 10*time.Second)
+			ts, _ := a.m["timestamp"].(string)
+			at, err := time.ParseInLocation("2006-01-02T15:04:05", ts, skopje)
+			if a.status != 200 || err != nil {
+				t.Fatalf("server-time: %d %s", a.status, a.body)
+			}
+			return at
 		}
-		return at
-	}
-	near := func(got time.Time, off time.Duration) bool {
-		d := got.Sub(time.Now().Add(off))
-		return d > -5*time.Second && d < 5*time.Second
-	}
-	if got := serverTime(); !near(got, 0) {
-		t.Fatalf("server time without a skew: %s", got)
-	}
-	if err := e.sim.SetClockSkew(ctx, 10*time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if got := serverTime(); !near(got, 10*time.Minute) {
-		t.Fatalf("server time with a 10-minute skew: %s", got)
-	}
-	wantCode(t, "a timestamp 10 minutes behind UJP's clock", e.signed(api+"/documents/sales-invoice/pdf", s, map[string]any{"euid": "00000000-0000-7000-8000-000000000000"}, nil), 400, "E40122")
-	if a := e.raw("POST", "/_sim/clock/skew", map[string]string{"Authorization": "Bearer " + controlToken}, []byte(`{"seconds":0}`), 10*time.Second); a.status != 200 {
-		t.Fatalf("control API: %d %s", a.status, a.body)
-	}
-	if got := serverTime(); !near(got, 0) {
-		t.Fatalf("server time after the skew ended: %s", got)
-	}
-	if a := e.raw("POST", "/_sim/clock/skew", map[string]string{"Authorization": "Bearer " + controlToken}, []byte(`{"seconds":90000}`), 10*time.Second); a.status != 400 {
-		t.Fatalf("a skew over a day: %d %s", a.status, a.body)
-	}
+		near := func(got time.Time, off time.Duration) bool {
+			d := got.Sub(time.Now().Add(off))
+			return d > -5*time.Second && d < 5*time.Second
+		}
+		if got := serverTime(); !near(got, 0) {
+			t.Fatalf("server time without a skew: %s", got)
+		}
+		if err := e.sim.SetClockSkew(ctx, 10*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if got := serverTime(); !near(got, 10*time.Minute) {
+			t.Fatalf("server time with a 10-minute skew: %s", got)
+		}
+		wantCode(t, "a timestamp 10 minutes behind UJP's clock", e.signed(api+"/documents/sales-invoice/pdf", s, map[string]any{"euid": "00000000-0000-7000-8000-000000000000"}, nil), 400, "E40122")
+		if a := e.raw("POST", "/_sim/clock/skew", map[string]string{"Authorization": "Bearer " + controlToken}, []byte(`{"seconds":0}`), 10*time.Second); a.status != 200 {
+			t.Fatalf("control API: %d %s", a.status, a.body)
+		}
+		if got := serverTime(); !near(got, 0) {
+			t.Fatalf("server time after the skew ended: %s", got)
+		}
+		if a := e.raw("POST", "/_sim/clock/skew", map[string]string{"Authorization": "Bearer " + controlToken}, []byte(`{"seconds":90000}`), 10*time.Second); a.status != 400 {
+			t.Fatalf("a skew over a day: %d %s", a.status, a.body)
+		}
+	})
 }

@@ -163,13 +163,35 @@ func TestAdminAPI(t *testing.T) {
 			t.Fatalf("faults: %s", a.body)
 		}
 		wantCode(t, "an error rate of 2", e.control("PUT", "/_sim/faults", controlToken, `{"errorRate":2}`), 400, "E4000")
+		// Faults of one seller replace the whole configuration too: the
+		// outage ends, the seller's own starts, its lists change.
+		ok("PUT seller faults", e.control("PUT", "/_sim/faults", controlToken,
+			`{"outageSellers":{"`+ujpsim.TaxSeller+`":true},"codeListsChanged":{"`+ujpsim.TaxBuyer+`":true},"rejectSellers":{"`+ujpsim.TaxBuyer+`":{"code":"E5007","count":2}}}`))
+		if a := e.raw("GET", api+"/server-time", who(s), nil, 10*time.Second); a.status != 503 {
+			t.Fatalf("the seller during its outage: %d", a.status)
+		}
+		if a := e.raw("GET", api+"/server-time", who(b), nil, 10*time.Second); a.status != 200 {
+			t.Fatalf("the buyer during the seller's outage: %d", a.status)
+		}
+		a := ok("GET seller faults", e.control("GET", "/_sim/faults", controlToken, ""))
+		var f struct {
+			Outage           bool
+			OutageSellers    map[string]bool
+			CodeListsChanged map[string]bool
+			RejectSellers    map[string]ujpsim.ForcedRejection
+		}
+		if err := json.Unmarshal(a.body, &f); err != nil || f.Outage || !f.OutageSellers[ujpsim.TaxSeller] || len(f.OutageSellers) != 1 ||
+			!f.CodeListsChanged[ujpsim.TaxBuyer] || f.RejectSellers[ujpsim.TaxBuyer].Count != 2 || f.RejectSellers[ujpsim.TaxBuyer].Code != "E5007" {
+			t.Fatalf("seller faults read back: %s", a.body)
+		}
+		ok("PUT no faults", e.control("PUT", "/_sim/faults", controlToken, `{}`))
 		ok("forced rejection", e.control("PUT", "/_sim/faults", controlToken, `{"rejectSends":{"code":"E5007","count":1}}`))
 		wantCode(t, "the forced rejection", e.send(s, example(t, "type-100", "admin-2")), 422, "E5007")
 		second := e.mustSend(s, example(t, "type-100", "admin-2"))
 		wantCode(t, "an unknown reject reason", e.control("POST", "/_sim/documents/"+second+"/decision", controlToken,
 			`{"accept":false,"rejectReasonCode":"NOPE"}`), 400, "E1002")
 
-		a := ok("a rejection for the buyer", e.control("POST", "/_sim/documents/"+euid+"/decision", controlToken,
+		a = ok("a rejection for the buyer", e.control("POST", "/_sim/documents/"+euid+"/decision", controlToken,
 			`{"accept":false,"rejectReasonCode":"O-2","comment":"цена"}`))
 		if a.m["status"] != "05" {
 			t.Fatalf("after the rejection: %s", a.body)

@@ -173,57 +173,6 @@ func (q *Queries) CreateEvent(ctx context.Context, arg CreateEventParams) error 
 	return err
 }
 
-const getAccountEInvoice = `-- name: GetAccountEInvoice :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since, pace_key, sign_turn_since, send_after FROM einvoices WHERE id = $1 AND account_id = $2
-`
-
-type GetAccountEInvoiceParams struct {
-	ID        string
-	AccountID string
-}
-
-// An e-invoice of the account, whatever the company; the caller checks the
-// company against the credential.
-func (q *Queries) GetAccountEInvoice(ctx context.Context, arg GetAccountEInvoiceParams) (Einvoice, error) {
-	row := q.db.QueryRowContext(ctx, getAccountEInvoice, arg.ID, arg.AccountID)
-	var i Einvoice
-	err := row.Scan(
-		&i.ID,
-		&i.AccountID,
-		&i.CompanyID,
-		&i.Environment,
-		&i.Kind,
-		&i.Status,
-		&i.DocumentType,
-		&i.Number,
-		&i.IssueDate,
-		&i.Document,
-		&i.UjpDocID,
-		&i.Euid,
-		&i.QrLink,
-		&i.TotalNet,
-		&i.TotalVat,
-		&i.TotalGross,
-		&i.Currency,
-		&i.Problems,
-		&i.ClientReference,
-		&i.Fingerprint,
-		&i.OriginalID,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.HeldSince,
-		&i.SubmitAttempts,
-		&i.DeliveredAt,
-		&i.SettledAt,
-		&i.SigningRequestID,
-		&i.SendUnknownSince,
-		&i.PaceKey,
-		&i.SignTurnSince,
-		&i.SendAfter,
-	)
-	return i, err
-}
-
 const getEInvoice = `-- name: GetEInvoice :one
 SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since, pace_key, sign_turn_since, send_after FROM einvoices
 WHERE id = $1 AND account_id = $2 AND environment = $3

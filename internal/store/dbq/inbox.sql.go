@@ -663,33 +663,6 @@ func (q *Queries) ListInboxDocuments(ctx context.Context, arg ListInboxDocuments
 	return items, nil
 }
 
-const listInboxReminders = `-- name: ListInboxReminders :many
-SELECT document_id, days, sent_at FROM inbox_reminders WHERE document_id = $1 ORDER BY days DESC
-`
-
-func (q *Queries) ListInboxReminders(ctx context.Context, documentID string) ([]InboxReminder, error) {
-	rows, err := q.db.QueryContext(ctx, listInboxReminders, documentID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []InboxReminder{}
-	for rows.Next() {
-		var i InboxReminder
-		if err := rows.Scan(&i.DocumentID, &i.Days, &i.SentAt); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const openInboxSyncRequest = `-- name: OpenInboxSyncRequest :one
 SELECT id FROM signing_requests
 WHERE company_id = $1

@@ -76,18 +76,6 @@ func (q *Queries) CreateOAuthToken(ctx context.Context, arg CreateOAuthTokenPara
 	return err
 }
 
-const deleteExpiredOAuthTokens = `-- name: DeleteExpiredOAuthTokens :execrows
-DELETE FROM oauth_tokens WHERE expires_at < $1
-`
-
-func (q *Queries) DeleteExpiredOAuthTokens(ctx context.Context, before time.Time) (int64, error) {
-	result, err := q.db.ExecContext(ctx, deleteExpiredOAuthTokens, before)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
 const getOAuthClient = `-- name: GetOAuthClient :one
 SELECT id, account_id, environment, secret_hash, scopes, company_ids, created_at, revoked_at FROM oauth_clients WHERE id = $1
 `

@@ -1241,41 +1241,6 @@ func (q *Queries) UJPSimPurchaseDocuments(ctx context.Context, arg UJPSimPurchas
 	return items, nil
 }
 
-const uJPSimPurchaseIDs = `-- name: UJPSimPurchaseIDs :many
-SELECT euid FROM ujpsim_documents
-WHERE buyer_tin = $1 AND received_at >= $2 AND received_at < $3
-ORDER BY euid
-`
-
-type UJPSimPurchaseIDsParams struct {
-	BuyerTin string
-	FromAt   time.Time
-	UntilAt  time.Time
-}
-
-func (q *Queries) UJPSimPurchaseIDs(ctx context.Context, arg UJPSimPurchaseIDsParams) ([]string, error) {
-	rows, err := q.db.QueryContext(ctx, uJPSimPurchaseIDs, arg.BuyerTin, arg.FromAt, arg.UntilAt)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []string{}
-	for rows.Next() {
-		var euid string
-		if err := rows.Scan(&euid); err != nil {
-			return nil, err
-		}
-		items = append(items, euid)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const uJPSimSalesChanges = `-- name: UJPSimSalesChanges :many
 SELECT id, euid, seller_tin, buyer_tin, at, change FROM ujpsim_history
 WHERE seller_tin = $1 AND at >= $2
@@ -1360,41 +1325,6 @@ func (q *Queries) UJPSimSalesDocuments(ctx context.Context, arg UJPSimSalesDocum
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const uJPSimSalesIDs = `-- name: UJPSimSalesIDs :many
-SELECT euid FROM ujpsim_documents
-WHERE seller_tin = $1 AND received_at >= $2 AND received_at < $3
-ORDER BY euid
-`
-
-type UJPSimSalesIDsParams struct {
-	SellerTin string
-	FromAt    time.Time
-	UntilAt   time.Time
-}
-
-func (q *Queries) UJPSimSalesIDs(ctx context.Context, arg UJPSimSalesIDsParams) ([]string, error) {
-	rows, err := q.db.QueryContext(ctx, uJPSimSalesIDs, arg.SellerTin, arg.FromAt, arg.UntilAt)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []string{}
-	for rows.Next() {
-		var euid string
-		if err := rows.Scan(&euid); err != nil {
-			return nil, err
-		}
-		items = append(items, euid)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err

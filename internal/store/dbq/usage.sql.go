@@ -132,27 +132,6 @@ func (q *Queries) GetPlan(ctx context.Context, code string) (Plan, error) {
 	return i, err
 }
 
-const getUsageDocument = `-- name: GetUsageDocument :one
-SELECT document_id, account_id, company_id, environment, direction, period, day, signing_request_id, at FROM usage_documents WHERE document_id = $1
-`
-
-func (q *Queries) GetUsageDocument(ctx context.Context, documentID string) (UsageDocument, error) {
-	row := q.db.QueryRowContext(ctx, getUsageDocument, documentID)
-	var i UsageDocument
-	err := row.Scan(
-		&i.DocumentID,
-		&i.AccountID,
-		&i.CompanyID,
-		&i.Environment,
-		&i.Direction,
-		&i.Period,
-		&i.Day,
-		&i.SigningRequestID,
-		&i.At,
-	)
-	return i, err
-}
-
 const ledgerByCompany = `-- name: LedgerByCompany :many
 SELECT company_id, direction, COUNT(*) AS n FROM usage_documents
 WHERE account_id = $1 AND environment = $2 AND period = $3

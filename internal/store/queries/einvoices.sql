@@ -125,11 +125,6 @@ VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(envir
 -- name: SetEInvoiceSigningRequest :exec
 UPDATE einvoices SET signing_request_id = sqlc.narg(signing_request_id) WHERE id = sqlc.arg(id);
 
--- name: GetAccountEInvoice :one
--- An e-invoice of the account, whatever the company; the caller checks the
--- company against the credential.
-SELECT * FROM einvoices WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id);
-
 -- name: SetEInvoiceProblems :exec
 UPDATE einvoices SET problems = sqlc.arg(problems), updated_at = sqlc.arg(updated_at) WHERE id = sqlc.arg(id);
 

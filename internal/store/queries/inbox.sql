@@ -70,9 +70,6 @@ SELECT * FROM inbox_pdfs WHERE document_id = sqlc.arg(document_id);
 INSERT INTO inbox_reminders (document_id, days, sent_at) VALUES (sqlc.arg(document_id), sqlc.arg(days), sqlc.arg(sent_at))
 ON CONFLICT (document_id, days) DO NOTHING;
 
--- name: ListInboxReminders :many
-SELECT * FROM inbox_reminders WHERE document_id = sqlc.arg(document_id) ORDER BY days DESC;
-
 -- name: DueInboxReminders :many
 -- Pending documents UJP holds as sent (01) whose deadline is between two
 -- dates and that have not had the reminder of days yet.

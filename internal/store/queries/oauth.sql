@@ -17,8 +17,5 @@ VALUES (sqlc.arg(token_hash), sqlc.arg(client_id), sqlc.arg(scopes), sqlc.arg(cr
 -- name: GetOAuthToken :one
 SELECT * FROM oauth_tokens WHERE token_hash = sqlc.arg(token_hash);
 
--- name: DeleteExpiredOAuthTokens :execrows
-DELETE FROM oauth_tokens WHERE expires_at < sqlc.arg(before);
-
 -- name: ListOAuthClients :many
 SELECT * FROM oauth_clients ORDER BY account_id, id;

@@ -234,16 +234,6 @@ WHERE buyer_tin = sqlc.arg(buyer_tin) AND at >= sqlc.arg(from_at)
   AND at < sqlc.arg(until_at)
 ORDER BY id;
 
--- name: UJPSimSalesIDs :many
-SELECT euid FROM ujpsim_documents
-WHERE seller_tin = sqlc.arg(seller_tin) AND received_at >= sqlc.arg(from_at) AND received_at < sqlc.arg(until_at)
-ORDER BY euid;
-
--- name: UJPSimPurchaseIDs :many
-SELECT euid FROM ujpsim_documents
-WHERE buyer_tin = sqlc.arg(buyer_tin) AND received_at >= sqlc.arg(from_at) AND received_at < sqlc.arg(until_at)
-ORDER BY euid;
-
 -- name: UJPSimSalesDocuments :many
 SELECT * FROM ujpsim_documents
 WHERE seller_tin = sqlc.arg(seller_tin) AND received_at >= sqlc.arg(from_at) AND received_at < sqlc.arg(until_at)

@@ -63,5 +63,3 @@ WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment) 
 GROUP BY company_id, direction
 ORDER BY company_id, direction;
 
--- name: GetUsageDocument :one
-SELECT * FROM usage_documents WHERE document_id = sqlc.arg(document_id);

@@ -156,11 +156,3 @@ ORDER BY id LIMIT CAST(sqlc.arg(lim) AS BIGINT);
 -- name: SetAccountOwners :execrows
 UPDATE accounts SET owner_emails = sqlc.arg(owner_emails) WHERE id = sqlc.arg(id);
 
--- name: GetWebhookDeliveryWork :one
--- What one attempt needs, in one read: the delivery, its endpoint, and the
--- event's payload (null for a test delivery).
-SELECT sqlc.embed(d), sqlc.embed(e), ev.payload AS event_payload, ev.created_at AS event_created_at
-FROM webhook_deliveries d
-JOIN webhook_endpoints e ON e.id = d.endpoint_id
-LEFT JOIN events ev ON ev.id = d.event_id
-WHERE d.id = sqlc.arg(id);

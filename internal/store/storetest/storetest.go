@@ -108,6 +108,16 @@ func Postgres(t testing.TB) *store.DB {
 	return open(t, MigratedPostgresURL(t))
 }
 
+// Open opens the store at url (from EachURL, SQLiteURL, PostgresURL or
+// their Migrated… forms) as a process would, closing it when the test ends:
+// a test that needs several stores on one database (several processes)
+// opens each with it, so that the queries they run are recorded under
+// QueryLogEnv like those of a store from Each. It does not migrate.
+func Open(t testing.TB, url string) *store.DB {
+	t.Helper()
+	return open(t, url)
+}
+
 // open opens a database that is already migrated.
 func open(t testing.TB, url string) *store.DB {
 	t.Helper()
