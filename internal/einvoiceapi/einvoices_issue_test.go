@@ -99,7 +99,8 @@ func TestIssueEInvoiceErrors(t *testing.T) {
 				t.Errorf("no field error at %s (%s): %s", tc.field, tc.codebook, r.body)
 			})
 		}
-		rows, _ := db.Reader().ListEInvoices(t.Context(), dbq.ListEInvoicesParams{AccountID: acct, CompanyID: co, Lim: 10})
+		rows, _ := db.Reader().ListEInvoices(t.Context(), dbq.ListEInvoicesParams{AccountID: acct, Environment: "sandbox",
+			AllCompanies: true, CompanyID: co, Lim: 10})
 		if len(rows) != 0 {
 			t.Errorf("%d e-invoices stored by refused requests", len(rows))
 		}

@@ -496,16 +496,15 @@ func (s *Service) PendingForAgent(ctx context.Context, p *auth.Principal, limit 
 		return nil, auth.ErrUnauthenticated
 	}
 	limit = min(max(limit, 1), MaxSigningBatch)
+	sc := scopeOf(p)
 	rows, err := s.db.Reader().ListAgentPendingRequests(ctx, dbq.ListAgentPendingRequestsParams{AgentID: p.CredentialID, Now: s.db.Now(),
-		Lim: int32(limit)})
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, Lim: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("pending requests of %s: %w", p.CredentialID, err)
 	}
 	out := make([]SigningRequest, 0, len(rows))
 	for _, r := range rows {
-		if p.AllowsCompany(r.CompanyID) { // its scope, whatever certificates it holds
-			out = append(out, SigningRequestFrom(r))
-		}
+		out = append(out, SigningRequestFrom(r))
 	}
 	return out, nil
 }

@@ -206,20 +206,12 @@ type archiveArgs struct {
 	ExportID string `json:"exportId"`
 }
 
-// archiveRow loads an export the caller may see: 404 outside the account,
-// then reach.
+// archiveRow loads an export within the caller's reach (inReach).
 func archiveRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.ArchiveExport, error) {
-	r, err := q.GetArchiveExport(ctx, id)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && r.AccountID != p.AccountID) {
-		return dbq.ArchiveExport{}, denar.Errorf(denar.ECodeNotFound, "No archive export %s in this account.", id)
-	}
-	if err != nil {
-		return dbq.ArchiveExport{}, fmt.Errorf("archive export %s: %w", id, err)
-	}
-	if err := reach(p, "Archive export "+id, r.Environment, r.CompanyID); err != nil {
-		return dbq.ArchiveExport{}, err
-	}
-	return r, nil
+	sc := scopeOf(p)
+	r, err := q.GetArchiveExportInReach(ctx, dbq.GetArchiveExportInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed})
+	return inReach(ctx, q, p, "Archive export", id, r, err)
 }
 
 // ArchiveExport returns one export.

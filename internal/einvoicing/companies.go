@@ -120,10 +120,12 @@ func companyView(ctx context.Context, q *dbq.Queries, r dbq.Company, prodPlan bo
 
 // company loads a company the caller may act for: 404 outside the
 // account (ids of other tenants are not confirmed), 403 outside the
-// credential's allow-list or environment.
+// credential's allow-list or environment (inReach).
 func company(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
-	r, err := q.GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: id, AccountID: p.AccountID})
-	return actingFor(p, id, r, err)
+	sc := scopeOf(p)
+	r, err := q.GetCompanyInReach(ctx, dbq.GetCompanyInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed})
+	return inReach(ctx, q, p, "Company", id, r, err)
 }
 
 // ErrMandatePending refuses what the service would do for a company before
@@ -158,21 +160,6 @@ func companyRef(ctx context.Context, q *dbq.Queries, p *auth.Principal, id strin
 		return co, denar.Errorf("company_not_allowed", "The credential may not act for company %s.", id)
 	}
 	return co, err
-}
-
-// actingFor applies company's rules to the result of reading company id
-// of p's account.
-func actingFor(p *auth.Principal, id string, r dbq.Company, err error) (dbq.Company, error) {
-	if errors.Is(err, sql.ErrNoRows) {
-		return dbq.Company{}, denar.Errorf(denar.ECodeNotFound, "No company %s in this account.", id)
-	}
-	if err != nil {
-		return dbq.Company{}, fmt.Errorf("load company %s: %w", id, err)
-	}
-	if err := reach(p, "Company "+id, r.Environment, id); err != nil {
-		return dbq.Company{}, err
-	}
-	return r, nil
 }
 
 // CompanyEnvironment answers X-Company-Id for the e-invoicing service: the
@@ -226,7 +213,9 @@ func (c *homeCache) put(id string, h companyHome) {
 // CompanyIDs returns up to limit ids of the companies of p's account and
 // environment, for X-Company-Id's default.
 func (s *Service) CompanyIDs(ctx context.Context, p *auth.Principal, limit int) ([]string, error) {
-	ids, err := s.db.Reader().ListAccountCompanyIDs(ctx, dbq.ListAccountCompanyIDsParams{AccountID: p.AccountID, Environment: p.Environment, Lim: int64(limit)})
+	sc := scopeOf(p)
+	ids, err := s.db.Reader().ListAccountCompanyIDs(ctx, dbq.ListAccountCompanyIDsParams{AccountID: sc.AccountID, Environment: sc.Environment,
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, Lim: int64(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("companies of %s: %w", p.AccountID, err)
 	}
@@ -249,15 +238,21 @@ func (s *Service) Company(ctx context.Context, p *auth.Principal, id string) (Co
 func (s *Service) Companies(ctx context.Context, p *auth.Principal, after string, limit int) ([]Company, error) {
 	q := s.db.Reader()
 	now := s.db.Now()
-	return page(limit, after, func(after string, lim int) ([]dbq.Company, error) {
-		rows, err := q.ListAccountCompanies(ctx, dbq.ListAccountCompaniesParams{
-			AccountID: p.AccountID, Environment: p.Environment, After: after, Lim: int64(lim)})
+	sc := scopeOf(p)
+	rows, err := q.ListAccountCompanies(ctx, dbq.ListAccountCompaniesParams{AccountID: sc.AccountID, Environment: sc.Environment,
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, After: after, Lim: int64(limit + 1)})
+	if err != nil {
+		return nil, fmt.Errorf("list companies: %w", err)
+	}
+	out := make([]Company, 0, len(rows))
+	for _, r := range rows {
+		v, err := companyView(ctx, q, r, p.ProductionEnabled, now)
 		if err != nil {
-			return nil, fmt.Errorf("list companies: %w", err)
+			return nil, err
 		}
-		return rows, nil
-	}, func(r dbq.Company) string { return r.ID }, func(r dbq.Company) bool { return p.AllowsCompany(r.ID) },
-		func(r dbq.Company) (Company, error) { return companyView(ctx, q, r, p.ProductionEnabled, now) })
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // Representative is who accepts a company's mandate.

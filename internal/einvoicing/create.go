@@ -96,8 +96,10 @@ func (n *NewEInvoice) encode(now time.Time) error {
 // reports unless the request is answered otherwise (a clientReference
 // seen before, an invalid document).
 func issuer(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, now time.Time) (co dbq.Company, cert *dbq.SigningCertificate, certErr, err error) {
-	r, err := q.GetAccountCompanySigner(ctx, dbq.GetAccountCompanySignerParams{ID: id, AccountID: p.AccountID, Now: now})
-	co, err = mandated(actingFor(p, id, r.Company, err))
+	sc := scopeOf(p)
+	r, err := q.GetAccountCompanySigner(ctx, dbq.GetAccountCompanySignerParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, Now: now})
+	co, err = mandated(inReach(ctx, q, p, "Company", id, r.Company, err))
 	if err != nil {
 		return co, nil, nil, err
 	}

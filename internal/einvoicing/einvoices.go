@@ -29,12 +29,14 @@ type StatusChange struct {
 	At      time.Time `json:"at" example:"2026-05-04T09:15:02Z" doc:"When the move happened."`
 }
 
-// einvoiceRow loads an e-invoice of companyID in the caller's account and
-// environment; any other is 404, so ids of other tenants are not
-// confirmed.
+// einvoiceRow loads an e-invoice of companyID within the caller's reach
+// (the company itself was judged by reach's rule); any other is 404, so
+// ids of other tenants are not confirmed.
 func einvoiceRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, companyID, id string) (dbq.Einvoice, error) {
-	r, err := q.GetEInvoice(ctx, dbq.GetEInvoiceParams{ID: id, AccountID: p.AccountID, CompanyID: companyID})
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && r.Environment != p.Environment) {
+	sc := scopeOf(p)
+	r, err := q.GetEInvoice(ctx, dbq.GetEInvoiceParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, CompanyID: companyID})
+	if errors.Is(err, sql.ErrNoRows) {
 		return dbq.Einvoice{}, denar.Errorf(denar.ECodeNotFound, "No e-invoice %s for this company.", id)
 	}
 	if err != nil {
@@ -80,7 +82,9 @@ func (s *Service) EInvoices(ctx context.Context, p *auth.Principal, companyID st
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.Reader().ListEInvoices(ctx, dbq.ListEInvoicesParams{AccountID: p.AccountID, CompanyID: companyID,
+	sc := scopeOf(p)
+	rows, err := s.db.Reader().ListEInvoices(ctx, dbq.ListEInvoicesParams{AccountID: sc.AccountID, Environment: sc.Environment,
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, CompanyID: companyID,
 		AfterID: after, Status: optional(f.Status), DocumentType: optional(f.DocumentType), IssuedFrom: optional(f.IssuedFrom),
 		IssuedTo: optional(f.IssuedTo), ClientReference: optional(f.ClientReference), Euid: optional(f.EUID),
 		Number: optional(f.Number), BuyerTin: optional(f.BuyerTaxNumber), Lim: int64(limit + 1)})
@@ -89,9 +93,7 @@ func (s *Service) EInvoices(ctx context.Context, p *auth.Principal, companyID st
 	}
 	out := make([]EInvoice, 0, len(rows))
 	for _, r := range rows {
-		if r.Environment == p.Environment {
-			out = append(out, einvoiceView(r))
-		}
+		out = append(out, einvoiceView(r))
 	}
 	return out, nil
 }

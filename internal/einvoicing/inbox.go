@@ -184,11 +184,13 @@ func (s *Service) inboxInTx(ctx context.Context, fn func(tx *store.Tx) error) er
 	return err
 }
 
-// inboxRow loads an inbox document of companyID in the caller's account and
-// environment; any other is 404.
+// inboxRow loads an inbox document of companyID within the caller's reach
+// (the company itself was judged by reach's rule); any other is 404.
 func inboxRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, companyID, id string) (dbq.InboxDocument, error) {
-	r, err := q.GetInboxDocument(ctx, id)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && (r.AccountID != p.AccountID || r.CompanyID != companyID || r.Environment != p.Environment)) {
+	sc := scopeOf(p)
+	r, err := q.GetInboxDocumentInReach(ctx, dbq.GetInboxDocumentInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, CompanyID: companyID})
+	if errors.Is(err, sql.ErrNoRows) {
 		return dbq.InboxDocument{}, denar.Errorf(denar.ECodeNotFound, "No inbox document %s for this company.", id)
 	}
 	if err != nil {
@@ -223,7 +225,9 @@ func (s *Service) Inbox(ctx context.Context, p *auth.Principal, companyID string
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.Reader().ListInboxDocuments(ctx, dbq.ListInboxDocumentsParams{AccountID: p.AccountID, CompanyID: companyID,
+	sc := scopeOf(p)
+	rows, err := s.db.Reader().ListInboxDocuments(ctx, dbq.ListInboxDocumentsParams{AccountID: sc.AccountID, Environment: sc.Environment,
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, CompanyID: companyID,
 		AfterID: after, DecisionState: optional(f.Status), DeadlineBefore: optional(f.DeadlineBefore), Lim: inboxPageSize + 1})
 	if err != nil {
 		return nil, fmt.Errorf("list inbox: %w", err)
@@ -231,9 +235,7 @@ func (s *Service) Inbox(ctx context.Context, p *auth.Principal, companyID string
 	now := s.db.Now()
 	out := make([]InboxDocument, 0, len(rows))
 	for _, r := range rows {
-		if r.Environment == p.Environment {
-			out = append(out, inboxView(r, now))
-		}
+		out = append(out, inboxView(r, now))
 	}
 	return out, nil
 }

@@ -57,7 +57,8 @@ func TestEInvoiceMoves(t *testing.T) {
 		}
 		move := func(m statusMove) error {
 			return db.InTx(ctx, func(tx *store.Tx) error {
-				cur, err := tx.GetEInvoice(ctx, dbq.GetEInvoiceParams{ID: inv.ID, AccountID: acct, CompanyID: co})
+				cur, err := tx.GetEInvoice(ctx, dbq.GetEInvoiceParams{ID: inv.ID, AccountID: acct, Environment: "sandbox",
+					AllCompanies: true, CompanyID: co})
 				if err != nil {
 					return err
 				}
@@ -152,15 +153,27 @@ func TestEInvoiceMoves(t *testing.T) {
 			{"issuedTo", dbq.ListEInvoicesParams{IssuedTo: sql.NullString{String: "2026-11-20", Valid: true}}, 2},
 			{"documentType", dbq.ListEInvoicesParams{DocumentType: sql.NullString{String: "110", Valid: true}}, 0},
 			{"after", dbq.ListEInvoicesParams{AfterID: "einv_zzzzzzzzzzzzzzzzzzzzzzzzzz"}, 2},
+			// The credential's reach (tenancy.go): another environment, or
+			// an allow-list without the company, sees nothing.
+			{"allow-list with the company", dbq.ListEInvoicesParams{AllCompanies: false, Allowed: "co_other " + co}, 2},
+			{"allow-list without it", dbq.ListEInvoicesParams{AllCompanies: false, Allowed: "co_other"}, 0},
+			{"production", dbq.ListEInvoicesParams{Environment: "production"}, 0},
 		} {
 			tc.p.AccountID, tc.p.CompanyID, tc.p.Lim = acct, co, 200
+			if tc.p.Environment == "" {
+				tc.p.Environment = "sandbox"
+			}
+			if tc.p.Allowed == "" {
+				tc.p.AllCompanies = true
+			}
 			rows, err := r.ListEInvoices(ctx, tc.p)
 			if err != nil || len(rows) != tc.want {
 				t.Errorf("%s: %d rows, %v; want %d", tc.name, len(rows), err, tc.want)
 			}
 		}
 		// Another company sees nothing.
-		if _, err := r.GetEInvoice(ctx, dbq.GetEInvoiceParams{ID: inv.ID, AccountID: acct, CompanyID: "co_other"}); !errors.Is(err, sql.ErrNoRows) {
+		if _, err := r.GetEInvoice(ctx, dbq.GetEInvoiceParams{ID: inv.ID, AccountID: acct, Environment: "sandbox",
+			AllCompanies: true, CompanyID: "co_other"}); !errors.Is(err, sql.ErrNoRows) {
 			t.Errorf("other company: %v", err)
 		}
 	})

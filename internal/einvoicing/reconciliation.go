@@ -6,9 +6,7 @@ package einvoicing
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -105,20 +103,13 @@ func reconciliationView(r dbq.Reconciliation) Reconciliation {
 	return v
 }
 
-// reconciliationRow loads a reconciliation of p's account: another
-// account's is 404; outside the allow-list or the environment, 403.
+// reconciliationRow loads a reconciliation within the caller's reach
+// (inReach).
 func reconciliationRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Reconciliation, error) {
-	r, err := q.GetReconciliation(ctx, id)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && r.AccountID != p.AccountID) {
-		return dbq.Reconciliation{}, denar.Errorf(denar.ECodeNotFound, "No reconciliation %s in this account.", id)
-	}
-	if err != nil {
-		return dbq.Reconciliation{}, fmt.Errorf("reconciliation %s: %w", id, err)
-	}
-	if err := reach(p, "Reconciliation "+id, r.Environment, r.CompanyID); err != nil {
-		return dbq.Reconciliation{}, err
-	}
-	return r, nil
+	sc := scopeOf(p)
+	r, err := q.GetReconciliationInReach(ctx, dbq.GetReconciliationInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed})
+	return inReach(ctx, q, p, "Reconciliation", id, r, err)
 }
 
 // Reconciliation returns one reconciliation.
@@ -152,15 +143,18 @@ func (s *Service) Reconciliations(ctx context.Context, p *auth.Principal, f Reco
 			return nil, err
 		}
 	}
-	return page(limit, after, func(after string, lim int) ([]dbq.Reconciliation, error) {
-		rows, err := q.ListReconciliations(ctx, dbq.ListReconciliationsParams{AccountID: p.AccountID, Environment: p.Environment,
-			AfterID: after, CompanyID: optional(f.CompanyID), Day: optional(f.Date), Lim: int64(lim)})
-		if err != nil {
-			return nil, fmt.Errorf("list reconciliations: %w", err)
-		}
-		return rows, nil
-	}, func(r dbq.Reconciliation) string { return r.ID }, func(r dbq.Reconciliation) bool { return p.AllowsCompany(r.CompanyID) },
-		plain(reconciliationView))
+	sc := scopeOf(p)
+	rows, err := q.ListReconciliations(ctx, dbq.ListReconciliationsParams{AccountID: sc.AccountID, Environment: sc.Environment,
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, AfterID: after, CompanyID: optional(f.CompanyID), Day: optional(f.Date),
+		Lim: int64(limit + 1)})
+	if err != nil {
+		return nil, fmt.Errorf("list reconciliations: %w", err)
+	}
+	out := make([]Reconciliation, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, reconciliationView(r))
+	}
+	return out, nil
 }
 
 // Reconcile is the command of POST /v1/reconciliations.

@@ -63,15 +63,17 @@ func (s *Service) SigningRequests(ctx context.Context, p *auth.Principal, f Sign
 		}
 	}
 	now := s.db.Now()
-	return page(limit, after, func(after string, lim int) ([]dbq.SigningRequest, error) {
-		rows, err := s.db.Reader().ListSigningRequests(ctx, dbq.ListSigningRequestsParams{AccountID: p.AccountID, Environment: p.Environment,
-			State: f.State, CompanyID: f.CompanyID, AfterID: after, Lim: int32(lim)})
-		if err != nil {
-			return nil, fmt.Errorf("list signing requests: %w", err)
-		}
-		return rows, nil
-	}, func(r dbq.SigningRequest) string { return r.ID }, func(r dbq.SigningRequest) bool { return p.AllowsCompany(r.CompanyID) },
-		func(r dbq.SigningRequest) (SigningRequest, error) { return signingRequestView(r, now), nil })
+	sc := scopeOf(p)
+	rows, err := s.db.Reader().ListSigningRequests(ctx, dbq.ListSigningRequestsParams{AccountID: sc.AccountID, Environment: sc.Environment,
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, State: f.State, CompanyID: f.CompanyID, AfterID: after, Lim: int32(limit + 1)})
+	if err != nil {
+		return nil, fmt.Errorf("list signing requests: %w", err)
+	}
+	out := make([]SigningRequest, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, signingRequestView(r, now))
+	}
+	return out, nil
 }
 
 // signingRequestView shows a pending or claimed request past its expiry as
@@ -94,14 +96,18 @@ func (s *Service) SigningRequest(ctx context.Context, p *auth.Principal, id stri
 }
 
 // requestForSigner returns the request and the certificate the caller
-// signs it with, if the caller may see it: same account; an agent only for
-// companies of its scope for which it holds a valid certificate; a key
-// only for companies of its environment and allow-list. Anything else is
-// 404, not 403: the request is the resource of the path, and ids do not
-// leak across accounts or scopes.
+// signs it with, if the request is within the caller's reach (its
+// account, environment and allow-list, in the query) and, for an agent,
+// it holds a valid certificate of its own for the company. Anything else
+// is 404 for every caller, not reach's 403: a signing request is the
+// signer's resource, answered only to those who may sign it (its GET,
+// claim, signature and refusal say so in the API's reference), and ids do
+// not leak across accounts or scopes.
 func (s *Service) requestForSigner(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, now time.Time) (dbq.SigningRequest, dbq.SigningCertificate, error) {
 	notFound := denar.Errorf(denar.ECodeNotFound, "Signing request %s not found.", id)
-	r, err := q.GetAccountSigningRequest(ctx, dbq.GetAccountSigningRequestParams{ID: id, AccountID: p.AccountID})
+	sc := scopeOf(p)
+	r, err := q.GetSigningRequestInReach(ctx, dbq.GetSigningRequestInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed})
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, dbq.SigningCertificate{}, notFound
 	}
@@ -109,9 +115,6 @@ func (s *Service) requestForSigner(ctx context.Context, q *dbq.Queries, p *auth.
 		return r, dbq.SigningCertificate{}, fmt.Errorf("signing request %s: %w", id, err)
 	}
 	if isAgent(p) {
-		if !p.AllowsCompany(r.CompanyID) {
-			return r, dbq.SigningCertificate{}, notFound
-		}
 		c, err := q.AgentCertificate(ctx, dbq.AgentCertificateParams{AgentID: p.CredentialID, CompanyID: r.CompanyID, Now: now})
 		if errors.Is(err, sql.ErrNoRows) {
 			return r, c, notFound
@@ -120,10 +123,6 @@ func (s *Service) requestForSigner(ctx context.Context, q *dbq.Queries, p *auth.
 			return r, c, fmt.Errorf("certificate of agent %s: %w", p.CredentialID, err)
 		}
 		return r, c, nil
-	}
-	co, err := q.GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: r.CompanyID, AccountID: p.AccountID})
-	if err != nil || co.Environment != p.Environment || !p.AllowsCompany(r.CompanyID) {
-		return r, dbq.SigningCertificate{}, notFound
 	}
 	c, err := q.GetSigningCertificate(ctx, r.CertificateID)
 	if err != nil {

@@ -96,16 +96,20 @@ func (s *Service) Usage(ctx context.Context, p *auth.Principal, u UsageQuery) (U
 	if err != nil {
 		return Usage{}, fmt.Errorf("usage: account %s: %w", p.AccountID, err)
 	}
-	rows, err := q.UsageByCompany(ctx, dbq.UsageByCompanyParams{AccountID: p.AccountID, Environment: u.Environment, Period: u.Period})
+	sc := scopeOf(p)
+	rows, err := q.UsageByCompany(ctx, dbq.UsageByCompanyParams{AccountID: sc.AccountID, Environment: sc.Environment,
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, Period: u.Period})
+	if err != nil {
+		return Usage{}, fmt.Errorf("usage of %s: %w", p.AccountID, err)
+	}
+	account, err := q.UsageTotal(ctx, dbq.UsageTotalParams{AccountID: p.AccountID, Environment: sc.Environment, Period: u.Period})
 	if err != nil {
 		return Usage{}, fmt.Errorf("usage of %s: %w", p.AccountID, err)
 	}
 	out := Usage{Object: "usage", Period: u.Period, Environment: u.Environment, ByCompany: []CompanyUsage{},
 		Plan: UsagePlan{Code: acct.Plan, IncludedDocuments: int(acct.IncludedDocuments), ExtraDocumentPrice: acct.ExtraDocumentPrice, Currency: acct.Currency}}
-	account := 0
 	for _, r := range rows {
-		account += int(r.N)
-		if (u.CompanyID != "" && r.CompanyID != u.CompanyID) || !p.AllowsCompany(r.CompanyID) {
+		if u.CompanyID != "" && r.CompanyID != u.CompanyID {
 			continue
 		}
 		if n := len(out.ByCompany); n == 0 || out.ByCompany[n-1].CompanyID != r.CompanyID {
@@ -125,7 +129,7 @@ func (s *Service) Usage(ctx context.Context, p *auth.Principal, u UsageQuery) (U
 		out.ByCompany = append(out.ByCompany, CompanyUsage{CompanyID: u.CompanyID})
 	}
 	if u.Environment == auth.EnvProduction {
-		out.Totals.Billable = max(0, account-int(acct.IncludedDocuments))
+		out.Totals.Billable = max(0, int(account)-int(acct.IncludedDocuments))
 	}
 	return out, nil
 }

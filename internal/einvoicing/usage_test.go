@@ -164,12 +164,21 @@ func TestUsage(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				counters, err := db.Reader().UsageByCompany(ctx, dbq.UsageByCompanyParams{AccountID: a.AccountID, Environment: env, Period: period})
+				counters, err := db.Reader().UsageByCompany(ctx, dbq.UsageByCompanyParams{AccountID: a.AccountID, Environment: env,
+					AllCompanies: true, Period: period})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if fmt.Sprint(ledger) != fmt.Sprint(counters) {
 					t.Fatalf("%s %s: ledger %v, counters %v", env, period, ledger, counters)
+				}
+				total, err := db.Reader().UsageTotal(ctx, dbq.UsageTotalParams{AccountID: a.AccountID, Environment: env, Period: period})
+				sum := int64(0)
+				for _, r := range ledger {
+					sum += r.N
+				}
+				if err != nil || total != sum {
+					t.Fatalf("%s %s: account total %d (%v), ledger %d", env, period, total, err, sum)
 				}
 			}
 		}

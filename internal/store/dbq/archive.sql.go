@@ -332,6 +332,56 @@ func (q *Queries) GetArchiveExport(ctx context.Context, id string) (ArchiveExpor
 	return i, err
 }
 
+const getArchiveExportInReach = `-- name: GetArchiveExportInReach :one
+SELECT id, account_id, company_id, environment, from_day, to_day, as_of, state, sent, received, files, size_bytes, sha256, build_key, blob_key, failure_code, failure_message, created_at, completed_at, expires_at FROM archive_exports
+WHERE id = $1 AND account_id = $2 AND environment = $3
+  AND (CAST($4 AS BOOLEAN)
+       OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
+`
+
+type GetArchiveExportInReachParams struct {
+	ID           string
+	AccountID    string
+	Environment  string
+	AllCompanies bool
+	Allowed      string
+}
+
+// An export within the credential's reach (tenancy.sql).
+func (q *Queries) GetArchiveExportInReach(ctx context.Context, arg GetArchiveExportInReachParams) (ArchiveExport, error) {
+	row := q.db.QueryRowContext(ctx, getArchiveExportInReach,
+		arg.ID,
+		arg.AccountID,
+		arg.Environment,
+		arg.AllCompanies,
+		arg.Allowed,
+	)
+	var i ArchiveExport
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.CompanyID,
+		&i.Environment,
+		&i.FromDay,
+		&i.ToDay,
+		&i.AsOf,
+		&i.State,
+		&i.Sent,
+		&i.Received,
+		&i.Files,
+		&i.SizeBytes,
+		&i.Sha256,
+		&i.BuildKey,
+		&i.BlobKey,
+		&i.FailureCode,
+		&i.FailureMessage,
+		&i.CreatedAt,
+		&i.CompletedAt,
+		&i.ExpiresAt,
+	)
+	return i, err
+}
+
 const startArchiveBuild = `-- name: StartArchiveBuild :execrows
 UPDATE archive_exports SET build_key = $1
 WHERE id = $2 AND state = 'pending' AND build_key = $3

@@ -197,6 +197,53 @@ func (q *Queries) GetCompanyByTaxNumber(ctx context.Context, arg GetCompanyByTax
 	return i, err
 }
 
+const getCompanyInReach = `-- name: GetCompanyInReach :one
+SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer, ujp_problems FROM companies
+WHERE id = $1 AND account_id = $2 AND environment = $3
+  AND (CAST($4 AS BOOLEAN)
+       OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
+`
+
+type GetCompanyInReachParams struct {
+	ID           string
+	AccountID    string
+	Environment  string
+	AllCompanies bool
+	Allowed      string
+}
+
+// A company the credential reaches (account, environment, allow-list:
+// tenancy.sql says how the allow-list is given).
+func (q *Queries) GetCompanyInReach(ctx context.Context, arg GetCompanyInReachParams) (Company, error) {
+	row := q.db.QueryRowContext(ctx, getCompanyInReach,
+		arg.ID,
+		arg.AccountID,
+		arg.Environment,
+		arg.AllCompanies,
+		arg.Allowed,
+	)
+	var i Company
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.Name,
+		&i.TaxNumber,
+		&i.CreatedAt,
+		&i.VatNumber,
+		&i.ExternalRef,
+		&i.Status,
+		&i.SigningMode,
+		&i.Environment,
+		&i.Address,
+		&i.AnnualAccountFiledFor,
+		&i.RepresentativeName,
+		&i.RepresentativeEmail,
+		&i.PayrollEmployer,
+		&i.UjpProblems,
+	)
+	return i, err
+}
+
 const getMandate = `-- name: GetMandate :one
 SELECT token_hash, company_id, account_id, created_at, expires_at, used_at FROM mandates WHERE token_hash = $1
 `
@@ -218,22 +265,29 @@ func (q *Queries) GetMandate(ctx context.Context, tokenHash string) (Mandate, er
 const listAccountCompanies = `-- name: ListAccountCompanies :many
 SELECT id, account_id, name, tax_number, created_at, vat_number, external_ref, status, signing_mode, environment, address, annual_account_filed_for, representative_name, representative_email, payroll_employer, ujp_problems FROM companies
 WHERE account_id = $1 AND environment = $2
-  AND ($3 = '' OR id < $3)
-ORDER BY id DESC LIMIT CAST($4 AS BIGINT)
+  AND (CAST($3 AS BOOLEAN)
+       OR replace(' ' || CAST($4 AS TEXT) || ' ', ' ' || id || ' ', '') <> ' ' || CAST($4 AS TEXT) || ' ')
+  AND ($5 = '' OR id < $5)
+ORDER BY id DESC LIMIT CAST($6 AS BIGINT)
 `
 
 type ListAccountCompaniesParams struct {
-	AccountID   string
-	Environment string
-	After       interface{}
-	Lim         int64
+	AccountID    string
+	Environment  string
+	AllCompanies bool
+	Allowed      string
+	After        interface{}
+	Lim          int64
 }
 
-// Newest first; after = ” starts at the newest.
+// Newest first; after = ” starts at the newest. Within the credential's
+// reach (tenancy.sql).
 func (q *Queries) ListAccountCompanies(ctx context.Context, arg ListAccountCompaniesParams) ([]Company, error) {
 	rows, err := q.db.QueryContext(ctx, listAccountCompanies,
 		arg.AccountID,
 		arg.Environment,
+		arg.AllCompanies,
+		arg.Allowed,
 		arg.After,
 		arg.Lim,
 	)
@@ -277,17 +331,27 @@ func (q *Queries) ListAccountCompanies(ctx context.Context, arg ListAccountCompa
 
 const listAccountCompanyIDs = `-- name: ListAccountCompanyIDs :many
 SELECT id FROM companies WHERE account_id = $1 AND environment = $2
-ORDER BY id LIMIT CAST($3 AS BIGINT)
+  AND (CAST($3 AS BOOLEAN)
+       OR replace(' ' || CAST($4 AS TEXT) || ' ', ' ' || id || ' ', '') <> ' ' || CAST($4 AS TEXT) || ' ')
+ORDER BY id LIMIT CAST($5 AS BIGINT)
 `
 
 type ListAccountCompanyIDsParams struct {
-	AccountID   string
-	Environment string
-	Lim         int64
+	AccountID    string
+	Environment  string
+	AllCompanies bool
+	Allowed      string
+	Lim          int64
 }
 
 func (q *Queries) ListAccountCompanyIDs(ctx context.Context, arg ListAccountCompanyIDsParams) ([]string, error) {
-	rows, err := q.db.QueryContext(ctx, listAccountCompanyIDs, arg.AccountID, arg.Environment, arg.Lim)
+	rows, err := q.db.QueryContext(ctx, listAccountCompanyIDs,
+		arg.AccountID,
+		arg.Environment,
+		arg.AllCompanies,
+		arg.Allowed,
+		arg.Lim,
+	)
 	if err != nil {
 		return nil, err
 	}

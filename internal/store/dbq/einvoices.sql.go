@@ -174,17 +174,32 @@ func (q *Queries) CreateEvent(ctx context.Context, arg CreateEventParams) error 
 }
 
 const getEInvoice = `-- name: GetEInvoice :one
-SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since, pace_key, sign_turn_since, send_after FROM einvoices WHERE id = $1 AND account_id = $2 AND company_id = $3
+SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since, pace_key, sign_turn_since, send_after FROM einvoices
+WHERE id = $1 AND account_id = $2 AND environment = $3
+  AND company_id = $4
+  AND (CAST($5 AS BOOLEAN)
+       OR replace(' ' || CAST($6 AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST($6 AS TEXT) || ' ')
 `
 
 type GetEInvoiceParams struct {
-	ID        string
-	AccountID string
-	CompanyID string
+	ID           string
+	AccountID    string
+	Environment  string
+	CompanyID    string
+	AllCompanies bool
+	Allowed      string
 }
 
+// An e-invoice of company_id within the credential's reach (tenancy.sql).
 func (q *Queries) GetEInvoice(ctx context.Context, arg GetEInvoiceParams) (Einvoice, error) {
-	row := q.db.QueryRowContext(ctx, getEInvoice, arg.ID, arg.AccountID, arg.CompanyID)
+	row := q.db.QueryRowContext(ctx, getEInvoice,
+		arg.ID,
+		arg.AccountID,
+		arg.Environment,
+		arg.CompanyID,
+		arg.AllCompanies,
+		arg.Allowed,
+	)
 	var i Einvoice
 	err := row.Scan(
 		&i.ID,
@@ -569,24 +584,29 @@ func (q *Queries) ListEInvoiceStatus(ctx context.Context, einvoiceID string) ([]
 
 const listEInvoices = `-- name: ListEInvoices :many
 SELECT id, account_id, company_id, environment, kind, status, document_type, number, issue_date, document, ujp_doc_id, euid, qr_link, total_net, total_vat, total_gross, currency, problems, client_reference, fingerprint, original_id, created_at, updated_at, held_since, submit_attempts, delivered_at, settled_at, signing_request_id, send_unknown_since, pace_key, sign_turn_since, send_after FROM einvoices
-WHERE account_id = $1 AND company_id = $2
-  AND (CAST($3 AS TEXT) = '' OR id < $3)
-  AND (CAST($4 AS TEXT) IS NULL OR status = $4)
-  AND (CAST($5 AS TEXT) IS NULL OR document_type = $5)
-  AND (CAST($6 AS TEXT) IS NULL OR issue_date >= $6)
-  AND (CAST($7 AS TEXT) IS NULL OR issue_date <= $7)
-  AND (CAST($8 AS TEXT) IS NULL OR client_reference = $8)
-  AND (CAST($9 AS TEXT) IS NULL OR euid = $9)
-  AND (CAST($10 AS TEXT) IS NULL OR number = $10)
+WHERE account_id = $1 AND environment = $2 AND company_id = $3
+  AND (CAST($4 AS BOOLEAN)
+       OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
+  AND (CAST($6 AS TEXT) = '' OR id < $6)
+  AND (CAST($7 AS TEXT) IS NULL OR status = $7)
+  AND (CAST($8 AS TEXT) IS NULL OR document_type = $8)
+  AND (CAST($9 AS TEXT) IS NULL OR issue_date >= $9)
+  AND (CAST($10 AS TEXT) IS NULL OR issue_date <= $10)
+  AND (CAST($11 AS TEXT) IS NULL OR client_reference = $11)
+  AND (CAST($12 AS TEXT) IS NULL OR euid = $12)
+  AND (CAST($13 AS TEXT) IS NULL OR number = $13)
   -- The buyer's ЕДБ (digits only, checked by the caller) as the built
   -- document states it.
-  AND (CAST($11 AS TEXT) IS NULL OR document LIKE '%"buyerTin":"' || CAST($11 AS TEXT) || '"%')
-ORDER BY id DESC LIMIT CAST($12 AS BIGINT)
+  AND (CAST($14 AS TEXT) IS NULL OR document LIKE '%"buyerTin":"' || CAST($14 AS TEXT) || '"%')
+ORDER BY id DESC LIMIT CAST($15 AS BIGINT)
 `
 
 type ListEInvoicesParams struct {
 	AccountID       string
+	Environment     string
 	CompanyID       string
+	AllCompanies    bool
+	Allowed         string
 	AfterID         string
 	Status          sql.NullString
 	DocumentType    sql.NullString
@@ -604,7 +624,10 @@ type ListEInvoicesParams struct {
 func (q *Queries) ListEInvoices(ctx context.Context, arg ListEInvoicesParams) ([]Einvoice, error) {
 	rows, err := q.db.QueryContext(ctx, listEInvoices,
 		arg.AccountID,
+		arg.Environment,
 		arg.CompanyID,
+		arg.AllCompanies,
+		arg.Allowed,
 		arg.AfterID,
 		arg.Status,
 		arg.DocumentType,

@@ -201,9 +201,11 @@ type ListEventsParams struct {
 // after they committed (see migration 00011).
 // (The CASTs only test for NULL: on SQLite they would not give a time.)
 // Newest first by id; after_id = ” starts at the newest. all_companies
-// and allowed are the credential's allow-list, read as tenancy.sql says:
-// TRUE for every company, else the ids separated by spaces, in which
-// replace() finds an id exactly, on both engines.
+// and allowed are the credential's allow-list (auth.Principal.AllowList):
+// TRUE for every company, else the listed ids separated by spaces. A row
+// of company X is in the list when removing ' X ' from ' allowed '
+// changes it: replace() and || mean the same on both engines, where arrays
+// and IN-lists of variable length do not. FALSE and ” reach nothing.
 func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event, error) {
 	rows, err := q.db.QueryContext(ctx, listEvents,
 		arg.AccountID,

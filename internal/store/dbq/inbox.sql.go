@@ -316,6 +316,71 @@ func (q *Queries) GetInboxDocumentByEUID(ctx context.Context, arg GetInboxDocume
 	return i, err
 }
 
+const getInboxDocumentInReach = `-- name: GetInboxDocumentInReach :one
+SELECT id, account_id, company_id, environment, euid, kind, original_euid, document_type, number, issue_date, transaction_date, seller, total_net, total_vat, total_gross, currency, ujp_status, ujp_status_name, ujp_status_at, decision_state, decision_requested, decision_reason, decision_comment, decided_at, signing_request_id, problems, decide_by, payload, received_at, updated_at, version FROM inbox_documents
+WHERE id = $1 AND account_id = $2 AND environment = $3
+  AND company_id = $4
+  AND (CAST($5 AS BOOLEAN)
+       OR replace(' ' || CAST($6 AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST($6 AS TEXT) || ' ')
+`
+
+type GetInboxDocumentInReachParams struct {
+	ID           string
+	AccountID    string
+	Environment  string
+	CompanyID    string
+	AllCompanies bool
+	Allowed      string
+}
+
+// An inbox document of company_id within the credential's reach
+// (tenancy.sql).
+func (q *Queries) GetInboxDocumentInReach(ctx context.Context, arg GetInboxDocumentInReachParams) (InboxDocument, error) {
+	row := q.db.QueryRowContext(ctx, getInboxDocumentInReach,
+		arg.ID,
+		arg.AccountID,
+		arg.Environment,
+		arg.CompanyID,
+		arg.AllCompanies,
+		arg.Allowed,
+	)
+	var i InboxDocument
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.CompanyID,
+		&i.Environment,
+		&i.Euid,
+		&i.Kind,
+		&i.OriginalEuid,
+		&i.DocumentType,
+		&i.Number,
+		&i.IssueDate,
+		&i.TransactionDate,
+		&i.Seller,
+		&i.TotalNet,
+		&i.TotalVat,
+		&i.TotalGross,
+		&i.Currency,
+		&i.UjpStatus,
+		&i.UjpStatusName,
+		&i.UjpStatusAt,
+		&i.DecisionState,
+		&i.DecisionRequested,
+		&i.DecisionReason,
+		&i.DecisionComment,
+		&i.DecidedAt,
+		&i.SigningRequestID,
+		&i.Problems,
+		&i.DecideBy,
+		&i.Payload,
+		&i.ReceivedAt,
+		&i.UpdatedAt,
+		&i.Version,
+	)
+	return i, err
+}
+
 const getInboxPDF = `-- name: GetInboxPDF :one
 SELECT document_id, pdf, created_at FROM inbox_pdfs WHERE document_id = $1
 `
@@ -509,16 +574,21 @@ func (q *Queries) InsertInboxReminder(ctx context.Context, arg InsertInboxRemind
 
 const listInboxDocuments = `-- name: ListInboxDocuments :many
 SELECT id, account_id, company_id, environment, euid, kind, original_euid, document_type, number, issue_date, transaction_date, seller, total_net, total_vat, total_gross, currency, ujp_status, ujp_status_name, ujp_status_at, decision_state, decision_requested, decision_reason, decision_comment, decided_at, signing_request_id, problems, decide_by, payload, received_at, updated_at, version FROM inbox_documents
-WHERE account_id = $1 AND company_id = $2
-  AND (CAST($3 AS TEXT) = '' OR id < $3)
-  AND (CAST($4 AS TEXT) IS NULL OR decision_state = $4)
-  AND (CAST($5 AS TEXT) IS NULL OR decide_by < $5)
-ORDER BY id DESC LIMIT CAST($6 AS BIGINT)
+WHERE account_id = $1 AND environment = $2 AND company_id = $3
+  AND (CAST($4 AS BOOLEAN)
+       OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
+  AND (CAST($6 AS TEXT) = '' OR id < $6)
+  AND (CAST($7 AS TEXT) IS NULL OR decision_state = $7)
+  AND (CAST($8 AS TEXT) IS NULL OR decide_by < $8)
+ORDER BY id DESC LIMIT CAST($9 AS BIGINT)
 `
 
 type ListInboxDocumentsParams struct {
 	AccountID      string
+	Environment    string
 	CompanyID      string
+	AllCompanies   bool
+	Allowed        string
 	AfterID        string
 	DecisionState  sql.NullString
 	DeadlineBefore sql.NullString
@@ -531,7 +601,10 @@ type ListInboxDocumentsParams struct {
 func (q *Queries) ListInboxDocuments(ctx context.Context, arg ListInboxDocumentsParams) ([]InboxDocument, error) {
 	rows, err := q.db.QueryContext(ctx, listInboxDocuments,
 		arg.AccountID,
+		arg.Environment,
 		arg.CompanyID,
+		arg.AllCompanies,
+		arg.Allowed,
 		arg.AfterID,
 		arg.DecisionState,
 		arg.DeadlineBefore,

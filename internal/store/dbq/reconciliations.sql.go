@@ -343,6 +343,52 @@ func (q *Queries) GetReconciliationByDay(ctx context.Context, arg GetReconciliat
 	return i, err
 }
 
+const getReconciliationInReach = `-- name: GetReconciliationInReach :one
+SELECT id, account_id, company_id, environment, day, state, step, seq, runs, work, counts, problems, started_at, completed_at, created_at, updated_at FROM reconciliations
+WHERE id = $1 AND account_id = $2 AND environment = $3
+  AND (CAST($4 AS BOOLEAN)
+       OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
+`
+
+type GetReconciliationInReachParams struct {
+	ID           string
+	AccountID    string
+	Environment  string
+	AllCompanies bool
+	Allowed      string
+}
+
+// A reconciliation within the credential's reach (tenancy.sql).
+func (q *Queries) GetReconciliationInReach(ctx context.Context, arg GetReconciliationInReachParams) (Reconciliation, error) {
+	row := q.db.QueryRowContext(ctx, getReconciliationInReach,
+		arg.ID,
+		arg.AccountID,
+		arg.Environment,
+		arg.AllCompanies,
+		arg.Allowed,
+	)
+	var i Reconciliation
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.CompanyID,
+		&i.Environment,
+		&i.Day,
+		&i.State,
+		&i.Step,
+		&i.Seq,
+		&i.Runs,
+		&i.Work,
+		&i.Counts,
+		&i.Problems,
+		&i.StartedAt,
+		&i.CompletedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const insertExternalEInvoice = `-- name: InsertExternalEInvoice :execrows
 INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
                        document, ujp_doc_id, euid, total_net, total_vat, total_gross, currency, problems,
@@ -441,19 +487,23 @@ func (q *Queries) InsertReconciliation(ctx context.Context, arg InsertReconcilia
 const listReconciliations = `-- name: ListReconciliations :many
 SELECT id, account_id, company_id, environment, day, state, step, seq, runs, work, counts, problems, started_at, completed_at, created_at, updated_at FROM reconciliations
 WHERE account_id = $1 AND environment = $2
-  AND (CAST($3 AS TEXT) = '' OR id < $3)
-  AND (CAST($4 AS TEXT) IS NULL OR company_id = $4)
-  AND (CAST($5 AS TEXT) IS NULL OR day = $5)
-ORDER BY id DESC LIMIT CAST($6 AS BIGINT)
+  AND (CAST($3 AS BOOLEAN)
+       OR replace(' ' || CAST($4 AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST($4 AS TEXT) || ' ')
+  AND (CAST($5 AS TEXT) = '' OR id < $5)
+  AND (CAST($6 AS TEXT) IS NULL OR company_id = $6)
+  AND (CAST($7 AS TEXT) IS NULL OR day = $7)
+ORDER BY id DESC LIMIT CAST($8 AS BIGINT)
 `
 
 type ListReconciliationsParams struct {
-	AccountID   string
-	Environment string
-	AfterID     string
-	CompanyID   sql.NullString
-	Day         sql.NullString
-	Lim         int64
+	AccountID    string
+	Environment  string
+	AllCompanies bool
+	Allowed      string
+	AfterID      string
+	CompanyID    sql.NullString
+	Day          sql.NullString
+	Lim          int64
 }
 
 // Newest first; after_id is the last id of the previous page (” for the
@@ -462,6 +512,8 @@ func (q *Queries) ListReconciliations(ctx context.Context, arg ListReconciliatio
 	rows, err := q.db.QueryContext(ctx, listReconciliations,
 		arg.AccountID,
 		arg.Environment,
+		arg.AllCompanies,
+		arg.Allowed,
 		arg.AfterID,
 		arg.CompanyID,
 		arg.Day,

@@ -374,13 +374,18 @@ LEFT JOIN signing_certificates c ON c.id = (
   WHERE c2.company_id = co.id AND c2.not_before <= $1 AND c2.not_after > $1
     AND a.revoked_at IS NULL
   ORDER BY c2.created_at DESC, c2.id DESC LIMIT 1)
-WHERE co.id = $2 AND co.account_id = $3
+WHERE co.id = $2 AND co.account_id = $3 AND co.environment = $4
+  AND (CAST($5 AS BOOLEAN)
+       OR replace(' ' || CAST($6 AS TEXT) || ' ', ' ' || co.id || ' ', '') <> ' ' || CAST($6 AS TEXT) || ' ')
 `
 
 type GetAccountCompanySignerParams struct {
-	Now       time.Time
-	ID        string
-	AccountID string
+	Now          time.Time
+	ID           string
+	AccountID    string
+	Environment  string
+	AllCompanies bool
+	Allowed      string
 }
 
 type GetAccountCompanySignerRow struct {
@@ -390,11 +395,18 @@ type GetAccountCompanySignerRow struct {
 	CertEujpID sql.NullString
 }
 
-// A company of the account and, in the same read, the id, DER and EUJP id
+// A company within the credential's reach (tenancy.sql) and, in the same read, the id, DER and EUJP id
 // of its current certificate as CurrentSigningCertificate chooses it (NULL when it
 // has none): what issuing a document needs before its transaction.
 func (q *Queries) GetAccountCompanySigner(ctx context.Context, arg GetAccountCompanySignerParams) (GetAccountCompanySignerRow, error) {
-	row := q.db.QueryRowContext(ctx, getAccountCompanySigner, arg.Now, arg.ID, arg.AccountID)
+	row := q.db.QueryRowContext(ctx, getAccountCompanySigner,
+		arg.Now,
+		arg.ID,
+		arg.AccountID,
+		arg.Environment,
+		arg.AllCompanies,
+		arg.Allowed,
+	)
 	var i GetAccountCompanySignerRow
 	err := row.Scan(
 		&i.Company.ID,
@@ -416,42 +428,6 @@ func (q *Queries) GetAccountCompanySigner(ctx context.Context, arg GetAccountCom
 		&i.CertID,
 		&i.CertDer,
 		&i.CertEujpID,
-	)
-	return i, err
-}
-
-const getAccountSigningRequest = `-- name: GetAccountSigningRequest :one
-SELECT id, account_id, company_id, certificate_id, purpose, state, protected_header, payload, link_type, link_id, claimed_by, jws, refusal_reason, refusal_message, replaced_by, expires_at, created_at, updated_at, summary FROM signing_requests WHERE id = $1 AND account_id = $2
-`
-
-type GetAccountSigningRequestParams struct {
-	ID        string
-	AccountID string
-}
-
-func (q *Queries) GetAccountSigningRequest(ctx context.Context, arg GetAccountSigningRequestParams) (SigningRequest, error) {
-	row := q.db.QueryRowContext(ctx, getAccountSigningRequest, arg.ID, arg.AccountID)
-	var i SigningRequest
-	err := row.Scan(
-		&i.ID,
-		&i.AccountID,
-		&i.CompanyID,
-		&i.CertificateID,
-		&i.Purpose,
-		&i.State,
-		&i.ProtectedHeader,
-		&i.Payload,
-		&i.LinkType,
-		&i.LinkID,
-		&i.ClaimedBy,
-		&i.Jws,
-		&i.RefusalReason,
-		&i.RefusalMessage,
-		&i.ReplacedBy,
-		&i.ExpiresAt,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.Summary,
 	)
 	return i, err
 }
@@ -530,6 +506,56 @@ func (q *Queries) GetSigningRequest(ctx context.Context, id string) (SigningRequ
 	return i, err
 }
 
+const getSigningRequestInReach = `-- name: GetSigningRequestInReach :one
+SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at, r.summary FROM signing_requests r JOIN companies c ON c.id = r.company_id
+WHERE r.id = $1 AND r.account_id = $2 AND c.environment = $3
+  AND (CAST($4 AS BOOLEAN)
+       OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || r.company_id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
+`
+
+type GetSigningRequestInReachParams struct {
+	ID           string
+	AccountID    string
+	Environment  string
+	AllCompanies bool
+	Allowed      string
+}
+
+// A signing request within the credential's reach (tenancy.sql); its
+// environment is its company's.
+func (q *Queries) GetSigningRequestInReach(ctx context.Context, arg GetSigningRequestInReachParams) (SigningRequest, error) {
+	row := q.db.QueryRowContext(ctx, getSigningRequestInReach,
+		arg.ID,
+		arg.AccountID,
+		arg.Environment,
+		arg.AllCompanies,
+		arg.Allowed,
+	)
+	var i SigningRequest
+	err := row.Scan(
+		&i.ID,
+		&i.AccountID,
+		&i.CompanyID,
+		&i.CertificateID,
+		&i.Purpose,
+		&i.State,
+		&i.ProtectedHeader,
+		&i.Payload,
+		&i.LinkType,
+		&i.LinkID,
+		&i.ClaimedBy,
+		&i.Jws,
+		&i.RefusalReason,
+		&i.RefusalMessage,
+		&i.ReplacedBy,
+		&i.ExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Summary,
+	)
+	return i, err
+}
+
 const insertSigningRequest = `-- name: InsertSigningRequest :exec
 INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
                               link_type, link_id, expires_at, created_at, updated_at, summary)
@@ -578,23 +604,37 @@ SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r
 WHERE r.state = 'pending' AND r.expires_at > $2
   AND r.company_id IN (SELECT c.company_id FROM signing_certificates c
                        WHERE c.agent_id = $3 AND c.not_before <= $2 AND c.not_after > $2)
+  AND (CAST($4 AS BOOLEAN)
+       OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || r.company_id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
 UNION ALL
 SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at, r.summary FROM signing_requests r
 WHERE r.state = 'claimed' AND r.claimed_by = $3 AND r.expires_at > $2
+  AND (CAST($4 AS BOOLEAN)
+       OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || r.company_id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
 ORDER BY id LIMIT $1
 `
 
 type ListAgentPendingRequestsParams struct {
-	Lim     int32
-	Now     time.Time
-	AgentID string
+	Lim          int32
+	Now          time.Time
+	AgentID      string
+	AllCompanies bool
+	Allowed      string
 }
 
 // Requests an agent may sign: pending ones of every company for which it
 // holds a valid certificate (several agents of one company all see them;
-// the first claim wins), plus those it claimed and has not finished.
+// the first claim wins), plus those it claimed and has not finished; both
+// within the agent's scope (its allow-list, tenancy.sql), whatever
+// certificates it holds.
 func (q *Queries) ListAgentPendingRequests(ctx context.Context, arg ListAgentPendingRequestsParams) ([]SigningRequest, error) {
-	rows, err := q.db.QueryContext(ctx, listAgentPendingRequests, arg.Lim, arg.Now, arg.AgentID)
+	rows, err := q.db.QueryContext(ctx, listAgentPendingRequests,
+		arg.Lim,
+		arg.Now,
+		arg.AgentID,
+		arg.AllCompanies,
+		arg.Allowed,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -677,25 +717,31 @@ func (q *Queries) ListSigningAgents(ctx context.Context) ([]SigningAgent, error)
 const listSigningRequests = `-- name: ListSigningRequests :many
 SELECT r.id, r.account_id, r.company_id, r.certificate_id, r.purpose, r.state, r.protected_header, r.payload, r.link_type, r.link_id, r.claimed_by, r.jws, r.refusal_reason, r.refusal_message, r.replaced_by, r.expires_at, r.created_at, r.updated_at, r.summary FROM signing_requests r JOIN companies c ON c.id = r.company_id
 WHERE r.account_id = $1 AND c.environment = $2
-  AND (CAST($3 AS TEXT) = '' OR r.state = CAST($3 AS TEXT))
-  AND (CAST($4 AS TEXT) = '' OR r.company_id = CAST($4 AS TEXT))
-  AND r.id > $5
-ORDER BY r.id LIMIT $6
+  AND (CAST($3 AS BOOLEAN)
+       OR replace(' ' || CAST($4 AS TEXT) || ' ', ' ' || r.company_id || ' ', '') <> ' ' || CAST($4 AS TEXT) || ' ')
+  AND (CAST($5 AS TEXT) = '' OR r.state = CAST($5 AS TEXT))
+  AND (CAST($6 AS TEXT) = '' OR r.company_id = CAST($6 AS TEXT))
+  AND r.id > $7
+ORDER BY r.id LIMIT $8
 `
 
 type ListSigningRequestsParams struct {
-	AccountID   string
-	Environment string
-	State       string
-	CompanyID   string
-	AfterID     string
-	Lim         int32
+	AccountID    string
+	Environment  string
+	AllCompanies bool
+	Allowed      string
+	State        string
+	CompanyID    string
+	AfterID      string
+	Lim          int32
 }
 
 func (q *Queries) ListSigningRequests(ctx context.Context, arg ListSigningRequestsParams) ([]SigningRequest, error) {
 	rows, err := q.db.QueryContext(ctx, listSigningRequests,
 		arg.AccountID,
 		arg.Environment,
+		arg.AllCompanies,
+		arg.Allowed,
 		arg.State,
 		arg.CompanyID,
 		arg.AfterID,

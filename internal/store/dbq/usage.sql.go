@@ -270,14 +270,18 @@ func (q *Queries) SyncPlanAccounts(ctx context.Context, arg SyncPlanAccountsPara
 const usageByCompany = `-- name: UsageByCompany :many
 SELECT company_id, direction, CAST(SUM(n) AS BIGINT) AS n FROM usage_counters
 WHERE account_id = $1 AND environment = $2 AND period = $3
+  AND (CAST($4 AS BOOLEAN)
+       OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
 GROUP BY company_id, direction
 ORDER BY company_id, direction
 `
 
 type UsageByCompanyParams struct {
-	AccountID   string
-	Environment string
-	Period      string
+	AccountID    string
+	Environment  string
+	Period       string
+	AllCompanies bool
+	Allowed      string
 }
 
 type UsageByCompanyRow struct {
@@ -286,8 +290,16 @@ type UsageByCompanyRow struct {
 	N         int64
 }
 
+// Counted documents of the companies within the credential's reach
+// (tenancy.sql).
 func (q *Queries) UsageByCompany(ctx context.Context, arg UsageByCompanyParams) ([]UsageByCompanyRow, error) {
-	rows, err := q.db.QueryContext(ctx, usageByCompany, arg.AccountID, arg.Environment, arg.Period)
+	rows, err := q.db.QueryContext(ctx, usageByCompany,
+		arg.AccountID,
+		arg.Environment,
+		arg.Period,
+		arg.AllCompanies,
+		arg.Allowed,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -307,4 +319,24 @@ func (q *Queries) UsageByCompany(ctx context.Context, arg UsageByCompanyParams) 
 		return nil, err
 	}
 	return items, nil
+}
+
+const usageTotal = `-- name: UsageTotal :one
+SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n FROM usage_counters
+WHERE account_id = $1 AND environment = $2 AND period = $3
+`
+
+type UsageTotalParams struct {
+	AccountID   string
+	Environment string
+	Period      string
+}
+
+// Counted documents of the whole account (what it is billed for, whatever
+// the credential reaches).
+func (q *Queries) UsageTotal(ctx context.Context, arg UsageTotalParams) (int64, error) {
+	row := q.db.QueryRowContext(ctx, usageTotal, arg.AccountID, arg.Environment, arg.Period)
+	var n int64
+	err := row.Scan(&n)
+	return n, err
 }

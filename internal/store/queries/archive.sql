@@ -7,6 +7,13 @@ RETURNING *;
 -- name: GetArchiveExport :one
 SELECT * FROM archive_exports WHERE id = sqlc.arg(id);
 
+-- name: GetArchiveExportInReach :one
+-- An export within the credential's reach (tenancy.sql).
+SELECT * FROM archive_exports
+WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ');
+
 -- name: StartArchiveBuild :execrows
 -- An attempt takes over the build: its blob replaces whatever an earlier
 -- attempt was writing.

@@ -19,15 +19,28 @@ SELECT * FROM companies
 WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment) AND tax_number = sqlc.arg(tax_number)
 ORDER BY payroll_employer, id LIMIT 1;
 
+-- name: GetCompanyInReach :one
+-- A company the credential reaches (account, environment, allow-list:
+-- tenancy.sql says how the allow-list is given).
+SELECT * FROM companies
+WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ');
+
 -- name: ListAccountCompanies :many
--- Newest first; after = '' starts at the newest.
+-- Newest first; after = '' starts at the newest. Within the credential's
+-- reach (tenancy.sql).
 SELECT * FROM companies
 WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
   AND (sqlc.arg(after) = '' OR id < sqlc.arg(after))
 ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
 
 -- name: ListAccountCompanyIDs :many
 SELECT id FROM companies WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
 ORDER BY id LIMIT CAST(sqlc.arg(lim) AS BIGINT);
 
 -- name: UpdateCompanySettings :one

@@ -62,7 +62,12 @@ WHERE we.account_id = sqlc.arg(account_id) AND we.environment = sqlc.arg(environ
 ORDER BY we.id;
 
 -- name: GetEInvoice :one
-SELECT * FROM einvoices WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) AND company_id = sqlc.arg(company_id);
+-- An e-invoice of company_id within the credential's reach (tenancy.sql).
+SELECT * FROM einvoices
+WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
+  AND company_id = sqlc.arg(company_id)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ');
 
 -- name: GetEInvoiceByID :one
 SELECT * FROM einvoices WHERE id = sqlc.arg(id);
@@ -74,7 +79,9 @@ SELECT * FROM einvoices WHERE company_id = sqlc.arg(company_id) AND client_refer
 -- Newest first; after_id is the last id of the previous page ('' for the
 -- first). Each filter applies only when given.
 SELECT * FROM einvoices
-WHERE account_id = sqlc.arg(account_id) AND company_id = sqlc.arg(company_id)
+WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment) AND company_id = sqlc.arg(company_id)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
   AND (CAST(sqlc.arg(after_id) AS TEXT) = '' OR id < sqlc.arg(after_id))
   AND (CAST(sqlc.narg(status) AS TEXT) IS NULL OR status = sqlc.narg(status))
   AND (CAST(sqlc.narg(document_type) AS TEXT) IS NULL OR document_type = sqlc.narg(document_type))

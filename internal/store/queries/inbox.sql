@@ -21,6 +21,15 @@ RETURNING *;
 -- name: GetInboxDocument :one
 SELECT * FROM inbox_documents WHERE id = sqlc.arg(id);
 
+-- name: GetInboxDocumentInReach :one
+-- An inbox document of company_id within the credential's reach
+-- (tenancy.sql).
+SELECT * FROM inbox_documents
+WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
+  AND company_id = sqlc.arg(company_id)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ');
+
 -- name: GetInboxDocumentByEUID :one
 SELECT * FROM inbox_documents WHERE company_id = sqlc.arg(company_id) AND euid = sqlc.arg(euid);
 
@@ -29,7 +38,9 @@ SELECT * FROM inbox_documents WHERE company_id = sqlc.arg(company_id) AND euid =
 -- first). deadline_before (a date) keeps documents whose decide_by is
 -- before it.
 SELECT * FROM inbox_documents
-WHERE account_id = sqlc.arg(account_id) AND company_id = sqlc.arg(company_id)
+WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment) AND company_id = sqlc.arg(company_id)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
   AND (CAST(sqlc.arg(after_id) AS TEXT) = '' OR id < sqlc.arg(after_id))
   AND (CAST(sqlc.narg(decision_state) AS TEXT) IS NULL OR decision_state = sqlc.narg(decision_state))
   AND (CAST(sqlc.narg(deadline_before) AS TEXT) IS NULL OR decide_by < sqlc.narg(deadline_before))

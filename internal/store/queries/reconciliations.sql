@@ -9,6 +9,13 @@ ON CONFLICT (company_id, environment, day) DO NOTHING;
 -- name: GetReconciliation :one
 SELECT * FROM reconciliations WHERE id = sqlc.arg(id);
 
+-- name: GetReconciliationInReach :one
+-- A reconciliation within the credential's reach (tenancy.sql).
+SELECT * FROM reconciliations
+WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ');
+
 -- name: GetReconciliationByDay :one
 SELECT * FROM reconciliations
 WHERE company_id = sqlc.arg(company_id) AND environment = sqlc.arg(environment) AND day = sqlc.arg(day);
@@ -18,6 +25,8 @@ WHERE company_id = sqlc.arg(company_id) AND environment = sqlc.arg(environment) 
 -- first). company_id and day filter only when given.
 SELECT * FROM reconciliations
 WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
   AND (CAST(sqlc.arg(after_id) AS TEXT) = '' OR id < sqlc.arg(after_id))
   AND (CAST(sqlc.narg(company_id) AS TEXT) IS NULL OR company_id = sqlc.narg(company_id))
   AND (CAST(sqlc.narg(day) AS TEXT) IS NULL OR day = sqlc.narg(day))

@@ -79,12 +79,19 @@ VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(certi
 -- name: GetSigningRequest :one
 SELECT * FROM signing_requests WHERE id = sqlc.arg(id);
 
--- name: GetAccountSigningRequest :one
-SELECT * FROM signing_requests WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id);
+-- name: GetSigningRequestInReach :one
+-- A signing request within the credential's reach (tenancy.sql); its
+-- environment is its company's.
+SELECT r.* FROM signing_requests r JOIN companies c ON c.id = r.company_id
+WHERE r.id = sqlc.arg(id) AND r.account_id = sqlc.arg(account_id) AND c.environment = sqlc.arg(environment)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || r.company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ');
 
 -- name: ListSigningRequests :many
 SELECT r.* FROM signing_requests r JOIN companies c ON c.id = r.company_id
 WHERE r.account_id = sqlc.arg(account_id) AND c.environment = sqlc.arg(environment)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || r.company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
   AND (CAST(sqlc.arg(state) AS TEXT) = '' OR r.state = CAST(sqlc.arg(state) AS TEXT))
   AND (CAST(sqlc.arg(company_id) AS TEXT) = '' OR r.company_id = CAST(sqlc.arg(company_id) AS TEXT))
   AND r.id > sqlc.arg(after_id)
@@ -97,14 +104,20 @@ SELECT DISTINCT company_id FROM signing_certificates WHERE agent_id = sqlc.arg(a
 -- name: ListAgentPendingRequests :many
 -- Requests an agent may sign: pending ones of every company for which it
 -- holds a valid certificate (several agents of one company all see them;
--- the first claim wins), plus those it claimed and has not finished.
+-- the first claim wins), plus those it claimed and has not finished; both
+-- within the agent's scope (its allow-list, tenancy.sql), whatever
+-- certificates it holds.
 SELECT r.* FROM signing_requests r
 WHERE r.state = 'pending' AND r.expires_at > sqlc.arg(now)
   AND r.company_id IN (SELECT c.company_id FROM signing_certificates c
                        WHERE c.agent_id = sqlc.arg(agent_id) AND c.not_before <= sqlc.arg(now) AND c.not_after > sqlc.arg(now))
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || r.company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
 UNION ALL
 SELECT r.* FROM signing_requests r
 WHERE r.state = 'claimed' AND r.claimed_by = sqlc.arg(agent_id) AND r.expires_at > sqlc.arg(now)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || r.company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
 ORDER BY id LIMIT sqlc.arg(lim);
 
 -- name: AgentCertificate :one
@@ -129,7 +142,7 @@ UPDATE signing_requests SET state = sqlc.arg(state), jws = sqlc.arg(jws), refusa
 WHERE id = sqlc.arg(id) AND state IN ('pending', 'claimed');
 
 -- name: GetAccountCompanySigner :one
--- A company of the account and, in the same read, the id, DER and EUJP id
+-- A company within the credential's reach (tenancy.sql) and, in the same read, the id, DER and EUJP id
 -- of its current certificate as CurrentSigningCertificate chooses it (NULL when it
 -- has none): what issuing a document needs before its transaction.
 SELECT sqlc.embed(co), c.id AS cert_id, c.der AS cert_der, c.eujp_id AS cert_eujp_id
@@ -139,4 +152,6 @@ LEFT JOIN signing_certificates c ON c.id = (
   WHERE c2.company_id = co.id AND c2.not_before <= sqlc.arg(now) AND c2.not_after > sqlc.arg(now)
     AND a.revoked_at IS NULL
   ORDER BY c2.created_at DESC, c2.id DESC LIMIT 1)
-WHERE co.id = sqlc.arg(id) AND co.account_id = sqlc.arg(account_id);
+WHERE co.id = sqlc.arg(id) AND co.account_id = sqlc.arg(account_id) AND co.environment = sqlc.arg(environment)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || co.id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ');

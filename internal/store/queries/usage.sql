@@ -41,10 +41,20 @@ VALUES (sqlc.arg(account_id), sqlc.arg(environment), sqlc.arg(period), sqlc.arg(
 ON CONFLICT (account_id, environment, period, company_id, direction, slot) DO UPDATE SET n = usage_counters.n + 1;
 
 -- name: UsageByCompany :many
+-- Counted documents of the companies within the credential's reach
+-- (tenancy.sql).
 SELECT company_id, direction, CAST(SUM(n) AS BIGINT) AS n FROM usage_counters
 WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment) AND period = sqlc.arg(period)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
 GROUP BY company_id, direction
 ORDER BY company_id, direction;
+
+-- name: UsageTotal :one
+-- Counted documents of the whole account (what it is billed for, whatever
+-- the credential reaches).
+SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n FROM usage_counters
+WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment) AND period = sqlc.arg(period);
 
 -- name: LedgerByCompany :many
 -- The same figures counted from the ledger itself (consistency checks).
