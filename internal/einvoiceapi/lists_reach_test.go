@@ -164,8 +164,10 @@ func TestEveryListFillsItsPagesWithinReach(t *testing.T) {
 		// Webhook endpoints: the key manages those of its own companies
 		// only (not one of every company, nor one of b0's), in its
 		// environment. Each managed endpoint has a delivery of a0's first
-		// event; the first one a delivery of each of a0's events.
-		var managed []string
+		// event; the first one a delivery of each of a0's events. The
+		// account's other sandbox endpoints (b0's, the account-wide one)
+		// get a delivery of the same event too, which the key must not see.
+		var managed, unmanaged []string
 		err = db.InTx(ctx, func(tx *store.Tx) error {
 			for range 3 {
 				for _, ep := range []struct {
@@ -183,8 +185,11 @@ func TestEveryListFillsItsPagesWithinReach(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					if ep.account == acct.ID && ep.env == auth.EnvSandbox && strings.HasPrefix(ep.companies, a[0].CompanyID) {
+					switch {
+					case ep.account == acct.ID && ep.env == auth.EnvSandbox && strings.HasPrefix(ep.companies, a[0].CompanyID):
 						managed = append(managed, r.ID)
+					case ep.account == acct.ID && ep.env == auth.EnvSandbox:
+						unmanaged = append(unmanaged, r.ID)
 					}
 				}
 			}
@@ -195,7 +200,12 @@ func TestEveryListFillsItsPagesWithinReach(t *testing.T) {
 					EndpointID: endpoint, EventID: event, EventType: "einvoice.accepted", CompanyID: a[0].CompanyID,
 					State: "pending", MaxAttempts: 1, CreatedAt: tx.Now})
 			}
-			for _, ep := range managed {
+			for i, ep := range managed {
+				if i < len(unmanaged) {
+					if _, err := deliver(unmanaged[i], a0Events[0]); err != nil {
+						return err
+					}
+				}
 				id, err := deliver(ep, a0Events[0])
 				if err != nil {
 					return err

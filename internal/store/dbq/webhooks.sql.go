@@ -502,13 +502,23 @@ func (q *Queries) ListEndpointDeliveries(ctx context.Context, arg ListEndpointDe
 
 const listEventDeliveries = `-- name: ListEventDeliveries :many
 SELECT id, account_id, environment, endpoint_id, event_id, event_type, company_id, test_body, state, max_attempts, attempts, next_manual, next_attempt_at, last_attempt_at, last_status_code, last_status_class, abandoned_reason, created_at, updated_at FROM webhook_deliveries
-WHERE event_id = $1 AND account_id = $2 AND environment = $3
-  AND (CAST($4 AS BOOLEAN) OR company_id = ''
-       OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
-  AND (CAST($6 AS TEXT) = '' OR id < $6)
-  AND (CAST($7 AS TEXT) IS NULL OR state = $7)
-  AND (CAST($8 AS TEXT) IS NULL OR last_status_class = $8)
-ORDER BY id DESC LIMIT CAST($9 AS BIGINT)
+WHERE webhook_deliveries.event_id = $1 AND webhook_deliveries.account_id = $2
+  AND webhook_deliveries.environment = $3
+  AND (CAST($4 AS BOOLEAN)
+       OR ((webhook_deliveries.company_id = ''
+            OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || webhook_deliveries.company_id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
+           AND webhook_deliveries.endpoint_id IN (
+           SELECT e.id FROM webhook_endpoints e
+           WHERE e.account_id = webhook_deliveries.account_id AND e.company_ids <> ''
+             AND length(e.company_ids) - length(replace(e.company_ids, ' ', '')) + 1 = (
+             SELECT COUNT(*) FROM companies c
+             WHERE c.account_id = e.account_id
+               AND replace(' ' || e.company_ids || ' ', ' ' || c.id || ' ', '') <> ' ' || e.company_ids || ' '
+               AND replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || c.id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' '))))
+  AND (CAST($6 AS TEXT) = '' OR webhook_deliveries.id < $6)
+  AND (CAST($7 AS TEXT) IS NULL OR webhook_deliveries.state = $7)
+  AND (CAST($8 AS TEXT) IS NULL OR webhook_deliveries.last_status_class = $8)
+ORDER BY webhook_deliveries.id DESC LIMIT CAST($9 AS BIGINT)
 `
 
 type ListEventDeliveriesParams struct {
@@ -523,7 +533,10 @@ type ListEventDeliveriesParams struct {
 	Lim          int64
 }
 
-// all_companies and allowed as in ListEvents; a test delivery has no company.
+// all_companies and allowed as in ListEvents; a test delivery has no
+// company. A credential with an allow-list sees only the deliveries to
+// endpoints it may manage (as in ListWebhookEndpoints): an account-wide
+// endpoint's deliveries, attempts and answers are not its to read.
 func (q *Queries) ListEventDeliveries(ctx context.Context, arg ListEventDeliveriesParams) ([]WebhookDelivery, error) {
 	rows, err := q.db.QueryContext(ctx, listEventDeliveries,
 		arg.EventID,

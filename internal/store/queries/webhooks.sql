@@ -107,15 +107,28 @@ SELECT * FROM webhook_deliveries
 WHERE event_id = sqlc.arg(event_id) AND endpoint_id = sqlc.arg(endpoint_id) AND test_body IS NULL;
 
 -- name: ListEventDeliveries :many
--- all_companies and allowed as in ListEvents; a test delivery has no company.
+-- all_companies and allowed as in ListEvents; a test delivery has no
+-- company. A credential with an allow-list sees only the deliveries to
+-- endpoints it may manage (as in ListWebhookEndpoints): an account-wide
+-- endpoint's deliveries, attempts and answers are not its to read.
 SELECT * FROM webhook_deliveries
-WHERE event_id = sqlc.arg(event_id) AND account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
-  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN) OR company_id = ''
-       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
-  AND (CAST(sqlc.arg(after) AS TEXT) = '' OR id < sqlc.arg(after))
-  AND (CAST(sqlc.narg(state) AS TEXT) IS NULL OR state = sqlc.narg(state))
-  AND (CAST(sqlc.narg(status_class) AS TEXT) IS NULL OR last_status_class = sqlc.narg(status_class))
-ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
+WHERE webhook_deliveries.event_id = sqlc.arg(event_id) AND webhook_deliveries.account_id = sqlc.arg(account_id)
+  AND webhook_deliveries.environment = sqlc.arg(environment)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR ((webhook_deliveries.company_id = ''
+            OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || webhook_deliveries.company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ')
+           AND webhook_deliveries.endpoint_id IN (
+           SELECT e.id FROM webhook_endpoints e
+           WHERE e.account_id = webhook_deliveries.account_id AND e.company_ids <> ''
+             AND length(e.company_ids) - length(replace(e.company_ids, ' ', '')) + 1 = (
+             SELECT COUNT(*) FROM companies c
+             WHERE c.account_id = e.account_id
+               AND replace(' ' || e.company_ids || ' ', ' ' || c.id || ' ', '') <> ' ' || e.company_ids || ' '
+               AND replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || c.id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' '))))
+  AND (CAST(sqlc.arg(after) AS TEXT) = '' OR webhook_deliveries.id < sqlc.arg(after))
+  AND (CAST(sqlc.narg(state) AS TEXT) IS NULL OR webhook_deliveries.state = sqlc.narg(state))
+  AND (CAST(sqlc.narg(status_class) AS TEXT) IS NULL OR webhook_deliveries.last_status_class = sqlc.narg(status_class))
+ORDER BY webhook_deliveries.id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
 
 -- name: ListEndpointDeliveries :many
 -- all_companies and allowed as in ListEvents; a test delivery has no company.
