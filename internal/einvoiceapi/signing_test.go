@@ -316,7 +316,7 @@ func TestRegisterCertificateRejects(t *testing.T) {
 		}{
 			{"rsa 1024", base64.StdEncoding.EncodeToString(smallDER), e.company, authz, 422, "validation_failed"},
 			{"not base64", "%%%", e.company, authz, 422, "validation_failed"},
-			{"company of another account", good, other.company, authz, 404, "not_found"},
+			{"company of another account", good, other.company, authz, 403, "company_not_allowed"},
 			{"no credentials", good, e.company, "", 401, "unauthenticated"},
 			{"api key instead of agent", good, e.company, "Bearer " + e.key, 401, "unauthenticated"},
 		} {

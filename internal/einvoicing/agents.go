@@ -409,8 +409,11 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 	return write(ctx, s, c, func(tx *store.Tx) (SigningCertificate, error) {
 		co, err := tx.GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: cmd.CompanyID, AccountID: c.AccountID})
 		if errors.Is(err, sql.ErrNoRows) {
-			return SigningCertificate{}, &denar.Error{Code: denar.ECodeNotFound, Message: "No company " + cmd.CompanyID + " in this account.",
-				Fields: []denar.FieldError{{Path: "companyId", Message: "not found"}}}
+			// A company named in a body answers as one the credential may
+			// not act for (the one rule of reach): whether it exists in
+			// another account is not told.
+			return SigningCertificate{}, &denar.Error{Code: "company_not_allowed", Message: "The credential may not act for company " + cmd.CompanyID + ".",
+				Fields: []denar.FieldError{{Path: "companyId", Message: "not a company this credential may act for"}}}
 		}
 		if err != nil {
 			return SigningCertificate{}, fmt.Errorf("company %s: %w", cmd.CompanyID, err)
