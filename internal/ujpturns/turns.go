@@ -83,6 +83,10 @@ type Turns struct {
 	mu      sync.Mutex
 	started map[string]time.Time
 	prev    map[string]time.Time
+	// ensured: the keys whose slot exists; purged: when this process last
+	// deleted a key's forgotten waiters.
+	ensured map[string]bool
+	purged  map[string]time.Time
 }
 
 var _ ujp.Turns = (*Turns)(nil)
@@ -102,7 +106,7 @@ func New(db *store.DB, cfg Config) *Turns {
 		cfg.StaleAfter = time.Second
 	}
 	t := &Turns{db: db, spacing: max(cfg.Interval, 0) + cfg.Margin, now: cfg.Now, poll: cfg.Poll, stale: cfg.StaleAfter,
-		started: map[string]time.Time{}, prev: map[string]time.Time{}}
+		started: map[string]time.Time{}, prev: map[string]time.Time{}, ensured: map[string]bool{}, purged: map[string]time.Time{}}
 	if t.now == nil {
 		t.now = func() time.Time { return db.Now() }
 	}
@@ -124,15 +128,15 @@ const forgetAfter = time.Hour
 
 // Take implements ujp.Turns.
 func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter string, wait time.Duration) error {
-	q := t.db.Writer()
-	if err := q.EnsureUJPSlot(ctx, dbq.EnsureUJPSlotParams{Key: key, Until: longAgo}); err != nil {
-		return fmt.Errorf("ujp turns %s: %w", key, err)
+	if err := t.ensure(ctx, key); err != nil {
+		return err
 	}
-	group, standing := ujp.TurnGroup(ctx), ujp.StandingTurn(ctx)
+	group, work := ujp.TurnGroup(ctx), ujp.TurnWorkOf(ctx)
 	now := t.now()
 	since := dbTime(now)
+	queued := false // the waiter has a row in ujp_waiters
 	if w, err := t.db.Reader().GetUJPWaiter(ctx, dbq.GetUJPWaiterParams{Key: key, Waiter: waiter}); err == nil {
-		since = w.Since // its place from an earlier ask
+		since, queued = w.Since, true // its place from an earlier ask
 	} else if !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("ujp turns %s: %w", key, err)
 	}
@@ -140,25 +144,35 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 	var seen time.Time
 	for {
 		now = t.now()
-		if now.Sub(seen) >= t.stale/4 {
-			if err := q.PutUJPWaiter(ctx, dbq.PutUJPWaiterParams{Key: key, Waiter: waiter, Priority: int32(pri),
-				Since: since, SeenAt: dbTime(now), Grp: group}); err != nil {
-				return fmt.Errorf("ujp turns %s: %w", key, err)
-			}
-			seen = now
-		}
 		slot, err := t.db.Reader().GetUJPSlot(ctx, key)
 		if err != nil {
 			return fmt.Errorf("ujp turns %s: %w", key, err)
 		}
+		ahead := 0
 		if !slot.Until.After(now) {
-			took, err := t.take(ctx, key, pri, waiter, group, standing, since, now)
-			if err != nil || took {
-				if took {
-					t.startNow(key, true)
-				}
+			// Due: a waiter that goes first is looked for with a read,
+			// so only the one whose turn it is writes.
+			if ahead, err = t.ahead(ctx, key, pri, waiter, group, since, now); err != nil {
 				return err
 			}
+			if ahead == 0 {
+				took, err := t.take(ctx, key, pri, waiter, group, since, queued, work)
+				if err != nil || took {
+					if took {
+						t.startNow(key, work == nil)
+					}
+					return err
+				}
+			}
+		}
+		if now.Sub(seen) >= t.stale/4 {
+			// It waits: it says so (and keeps saying so), so that
+			// later askers go after it.
+			if err := t.db.Writer().PutUJPWaiter(ctx, dbq.PutUJPWaiterParams{Key: key, Waiter: waiter, Priority: int32(pri),
+				Since: since, SeenAt: dbTime(now), Grp: group}); err != nil {
+				return fmt.Errorf("ujp turns %s: %w", key, err)
+			}
+			seen, queued = now, true
 		}
 		due := max(slot.Until.Sub(now), 0)
 		if slot.Holder == heldBy {
@@ -171,20 +185,61 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 			return t.busy(ctx, key, pri, waiter, group, since, now, now.Add(due))
 		}
 		sleep := min(max(due, time.Millisecond), t.poll, left)
+		if ahead > 1 {
+			// ahead calls go first, a spacing apart: looking again
+			// before most of them went would read the same.
+			sleep = min(time.Duration(ahead-1)*t.spacing, t.stale/4, left)
+		}
 		select {
 		case <-ctx.Done():
-			t.leave(key, waiter)
+			if queued {
+				t.leave(key, waiter)
+			}
 			return &ujp.UnavailableError{Op: "Turn", Err: ctx.Err()}
 		case <-time.After(sleep):
 		}
 	}
 }
 
+// ensure makes sure key has its slot (once per process and key).
+func (t *Turns) ensure(ctx context.Context, key string) error {
+	t.mu.Lock()
+	ok := t.ensured[key]
+	t.mu.Unlock()
+	if ok {
+		return nil
+	}
+	if err := t.db.Writer().EnsureUJPSlot(ctx, dbq.EnsureUJPSlotParams{Key: key, Until: longAgo}); err != nil {
+		return fmt.Errorf("ujp turns %s: %w", key, err)
+	}
+	t.mu.Lock()
+	t.ensured[key] = true
+	t.mu.Unlock()
+	return nil
+}
+
+// ahead counts the waiters still asking that go before this one: a
+// read, so that the waiters whose turn it is not do not all write.
+func (t *Turns) ahead(ctx context.Context, key string, pri ujp.Priority, waiter, group string, since, now time.Time) (int, error) {
+	served, err := t.served(ctx, t.db.Reader(), key, group)
+	if err != nil {
+		return 0, fmt.Errorf("ujp turns %s: %w", key, err)
+	}
+	n, err := t.db.Reader().UJPWaitersAhead(ctx, dbq.UJPWaitersAheadParams{Key: key, Waiter: waiter,
+		FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since, LongAgo: longAgo, Served: served})
+	if err != nil {
+		return 0, fmt.Errorf("ujp turns %s: %w", key, err)
+	}
+	return int(n), nil
+}
+
 // take tries to take the turn now, in one transaction with the waiter's
-// leaving the queue (or, standing, staying in it a spacing more) and its
-// group's turn being recorded.
-func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter, group string, standing bool, since, now time.Time) (bool, error) {
+// leaving the queue, its group's turn being recorded and the caller's
+// work, if any.
+func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter, group string, since time.Time, queued bool, work ujp.TurnWork) (bool, error) {
 	took := false
+	var workErr error
+	purge := t.purgeDue(key)
 	err := t.db.InTx(ctx, func(tx *store.Tx) error {
 		// The spacing counts from when the turn is really taken: a busy
 		// store can keep a writer waiting longer than the margin, and a
@@ -193,7 +248,7 @@ func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter, 
 		if err := tx.LockUJPSlot(ctx, key); err != nil {
 			return err
 		}
-		now = t.now()
+		now := t.now()
 		served, err := t.served(ctx, tx.Queries, key, group)
 		if err != nil {
 			return err
@@ -210,24 +265,48 @@ func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter, 
 				return err
 			}
 		}
-		if standing {
-			// Fresh until a spacing after the next turn is due: it asks
-			// again by then.
-			err = tx.PutUJPWaiter(ctx, dbq.PutUJPWaiterParams{Key: key, Waiter: waiter, Priority: int32(pri),
-				Since: since, SeenAt: dbTime(now.Add(t.spacing)), Grp: group})
-		} else {
-			err = tx.DeleteUJPWaiter(ctx, dbq.DeleteUJPWaiterParams{Key: key, Waiter: waiter})
+		if queued {
+			if err := tx.DeleteUJPWaiter(ctx, dbq.DeleteUJPWaiterParams{Key: key, Waiter: waiter}); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
+		if purge {
+			if err := tx.PurgeUJPWaiters(ctx, dbq.PurgeUJPWaitersParams{Key: key, Before: dbTime(now.Add(-forgetAfter))}); err != nil {
+				return err
+			}
 		}
-		return tx.PurgeUJPWaiters(ctx, dbq.PurgeUJPWaitersParams{Key: key, Before: dbTime(now.Add(-forgetAfter))})
+		if work != nil {
+			if err := work(ctx, tx); err != nil {
+				workErr = err
+				return err
+			}
+		}
+		return nil
 	})
+	if workErr != nil {
+		return false, workErr // the caller's, as it made it
+	}
 	if err != nil {
 		return false, fmt.Errorf("ujp turns %s: %w", key, err)
 	}
 	return took, nil
 }
+
+// purgeDue reports whether a turn of key taken now should also delete
+// the waiters gone for good: once a minute per key and process, not on
+// every turn.
+func (t *Turns) purgeDue(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if time.Since(t.purged[key]) < purgeEvery {
+		return false
+	}
+	t.purged[key] = time.Now()
+	return true
+}
+
+// purgeEvery is how often a process deletes a key's forgotten waiters.
+const purgeEvery = time.Minute
 
 // served is when group last had a turn of key (longAgo for none).
 func (t *Turns) served(ctx context.Context, q *dbq.Queries, key, group string) (time.Time, error) {
@@ -308,11 +387,10 @@ func (t *Turns) leave(key, waiter string) {
 
 // Defer implements ujp.Turns.
 func (t *Turns) Defer(ctx context.Context, key string, at time.Time) error {
-	q := t.db.Writer()
-	if err := q.EnsureUJPSlot(ctx, dbq.EnsureUJPSlotParams{Key: key, Until: longAgo}); err != nil {
-		return fmt.Errorf("ujp turns %s: %w", key, err)
+	if err := t.ensure(ctx, key); err != nil {
+		return err
 	}
-	if err := q.DeferUJPSlot(ctx, dbq.DeferUJPSlotParams{Key: key, At: dbTime(at)}); err != nil {
+	if err := t.db.Writer().DeferUJPSlot(ctx, dbq.DeferUJPSlotParams{Key: key, At: dbTime(at)}); err != nil {
 		return fmt.Errorf("ujp turns %s: %w", key, err)
 	}
 	return nil
