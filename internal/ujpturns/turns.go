@@ -15,9 +15,11 @@
 // waiter goes first), so two processes never take the same turn on either
 // engine. A waiter refreshes its row while it waits; one that stopped
 // asking (its process died, it gave up) is passed over once its row is
-// older than StaleAfter, and keeps its place for when it asks again. A
-// standing waiter (ujp.WithStandingTurn) keeps its row fresh for a spacing
-// after each turn it takes.
+// older than StaleAfter, and keeps its place for when it asks again. Only
+// the waiter first in line writes: the others read how many go before
+// them and sleep while those take their turns. Work the caller records
+// with its call (ujp.WithTurnWork: a document moving to submitting) is
+// done in the transaction that takes the turn.
 //
 // Within one process the calls of a user also start at least a spacing
 // apart in real time, counted from when each turn's transaction committed:

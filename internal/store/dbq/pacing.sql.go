@@ -10,6 +10,29 @@ import (
 	"time"
 )
 
+const companyPaced = `-- name: CompanyPaced :one
+SELECT COUNT(*) FROM (
+  SELECT 1 FROM einvoices
+  WHERE pace_key = $1 AND company_id = $2 AND id <> $3
+    AND status IN ('awaiting_signature', 'queued', 'submitting')
+  LIMIT 1) AS t
+`
+
+type CompanyPacedParams struct {
+	Key       string
+	CompanyID string
+	ID        string
+}
+
+// 1 when the company has a document of the user, other than id, in flight
+// or waiting for its turn to be signed; 0 when it has none.
+func (q *Queries) CompanyPaced(ctx context.Context, arg CompanyPacedParams) (int64, error) {
+	row := q.db.QueryRowContext(ctx, companyPaced, arg.Key, arg.CompanyID, arg.ID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const deleteWantedPDF = `-- name: DeleteWantedPDF :exec
 DELETE FROM einvoice_pdf_wanted WHERE einvoice_id = $1
 `

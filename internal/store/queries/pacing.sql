@@ -85,3 +85,12 @@ SELECT einvoice_id FROM einvoice_pdf_wanted WHERE pace_key = sqlc.arg(key) ORDER
 
 -- name: DeleteWantedPDF :exec
 DELETE FROM einvoice_pdf_wanted WHERE einvoice_id = sqlc.arg(einvoice_id);
+
+-- name: CompanyPaced :one
+-- 1 when the company has a document of the user, other than id, in flight
+-- or waiting for its turn to be signed; 0 when it has none.
+SELECT COUNT(*) FROM (
+  SELECT 1 FROM einvoices
+  WHERE pace_key = sqlc.arg(key) AND company_id = sqlc.arg(company_id) AND id <> sqlc.arg(id)
+    AND status IN ('awaiting_signature', 'queued', 'submitting')
+  LIMIT 1) AS t;
