@@ -58,6 +58,10 @@ type Turns interface {
 	// Start says that the call of a turn of key held (Hold) starts now: the
 	// next turn is a spacing from now.
 	Start(ctx context.Context, key string) error
+	// Begin says that the call of a turn of key taken with work
+	// (WithTurnWork) starts now; it may wait a little first, so that the
+	// calls of key the Turns knows of start a spacing apart in real time.
+	Begin(ctx context.Context, key string)
 }
 
 type (
@@ -151,6 +155,7 @@ func (c *Client) takeTurn(ctx context.Context, op string, id Identity) error {
 	key := c.turnKey(id)
 	if h, ok := ctx.Value(heldTurnKey{}).(*heldTurn); ok && h.key == key && h.used.CompareAndSwap(false, true) {
 		if h.started {
+			c.turns.Begin(ctx, key)
 			return nil
 		}
 		return c.turns.Start(context.WithoutCancel(ctx), key)

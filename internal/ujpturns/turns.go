@@ -160,8 +160,8 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 			if ahead == 0 {
 				took, err := t.take(ctx, key, pri, waiter, group, since, queued, work)
 				if err != nil || took {
-					if took {
-						t.startNow(key, work == nil)
+					if took && work == nil {
+						t.startNow(key, true)
 					}
 					return err
 				}
@@ -425,3 +425,9 @@ func (t *Turns) Start(ctx context.Context, key string) error {
 	t.startNow(key, false)
 	return nil
 }
+
+// Begin implements ujp.Turns: the call of a turn taken with work starts
+// now, a spacing after the last call of key this process started (the
+// work, its commit and the request's encoding came between the turn and
+// the call).
+func (t *Turns) Begin(_ context.Context, key string) { t.startNow(key, false) }
