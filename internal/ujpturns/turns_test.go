@@ -298,10 +298,11 @@ func TestWorkCommitsWithTheTurn(t *testing.T) {
 		if until.After(before) {
 			t.Fatalf("the failed work's turn was taken: the next is due at %s", until)
 		}
+		took := time.Now() // the turn is taken after this
 		if err := turns.Take(ujp.WithTurnWork(ctx, mark("sent", nil)), key, ujp.PrioritySend, "b", time.Second); err != nil {
 			t.Fatal(err)
 		}
-		took := time.Now()
+		turns.Begin(ctx, key)
 		if !marked("sent") {
 			t.Fatal("the work did not commit with its turn")
 		}
