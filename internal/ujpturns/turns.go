@@ -323,25 +323,29 @@ func (t *Turns) served(ctx context.Context, q *dbq.Queries, key, group string) (
 }
 
 // startNow waits, in real time, until a spacing after the last call of
-// key this process started, and records the call starting now. tentative
+// key this process started (or reserved), and records the call starting
+// then. tentative
 // keeps the value it replaces for a turn then held (Hold), whose call
 // starts later (Start).
 func (t *Turns) startNow(key string, tentative bool) {
+	// Each caller reserves its start (a spacing after the one reserved
+	// before it) and sleeps until then: callers that wait at once start
+	// a spacing apart each, and none writes back an earlier start than
+	// one reserved meanwhile.
 	t.mu.Lock()
 	last := t.started[key]
-	if wait := time.Until(last.Add(t.spacing)); wait > 0 {
-		// Reserved while this caller sleeps, so another caller of the
-		// process waits for it.
-		t.started[key] = last.Add(t.spacing)
-		t.mu.Unlock()
-		time.Sleep(wait)
-		t.mu.Lock()
+	start := time.Now()
+	if next := last.Add(t.spacing); next.After(start) {
+		start = next
 	}
 	if tentative {
 		t.prev[key] = last
 	}
-	t.started[key] = time.Now()
+	t.started[key] = start
 	t.mu.Unlock()
+	if wait := time.Until(start); wait > 0 {
+		time.Sleep(wait)
+	}
 }
 
 // unstart forgets the start startNow recorded for a turn that is held:
