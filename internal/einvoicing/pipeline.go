@@ -630,10 +630,12 @@ func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, caus
 		default:
 			return nil
 		}
-		d, err := moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.Delivered, Cause: cause, UJPCode: ujp.StatusSent, EUID: euid, QRLink: qr})
+		d, err := moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.Delivered, Cause: cause, UJPCode: ujp.StatusSent, EUID: euid, QRLink: qr,
+			TopsUp: cur.PaceKey != ""})
 		if err != nil {
 			return err
 		}
+
 		if cur.SendUnknownSince.Valid {
 			if err := tx.SetEInvoiceSendUnknown(ctx, dbq.SetEInvoiceSendUnknownParams{ID: cur.ID}); err != nil {
 				return err
@@ -646,15 +648,34 @@ func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, caus
 		if _, missing := privilegeMissing(co, ujp.PrivilegePDF); missing {
 			// UJP refuses this company's PDFs (no DP): asking for every
 			// document's would only collect refusals. GET …/pdf asks.
-			return nil
+			return p.paceAtDelivery(ctx, tx, d)
 		}
 		if d.PaceKey != "" {
 			// The PDF is read once the signer's sends are done: its
 			// signature and its call never go before a send (pacing.go).
-			return tx.WantPDF(ctx, dbq.WantPDFParams{EinvoiceID: d.ID, PaceKey: d.PaceKey, At: tx.Now})
+			if err := tx.WantPDF(ctx, dbq.WantPDFParams{EinvoiceID: d.ID, PaceKey: d.PaceKey, At: tx.Now}); err != nil {
+				return err
+			}
+			return p.paceAtDelivery(ctx, tx, d)
 		}
 		return RequestPDF(ctx, tx, d)
 	})
+}
+
+// paceAtDelivery gives the place a delivered document of a UJP user
+// leaves to the next ones in the delivery's transaction, rather than in a
+// pace job of its own (a claim and a completion per send): usually one
+// read that finds no chunk free (pacing.go). A top-up that fails leaves
+// the work to the pace job.
+func (p *Pipeline) paceAtDelivery(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
+	if d.PaceKey == "" {
+		return nil
+	}
+	if err := tx.Savepoint(ctx, func() error { return p.svc.topUp(ctx, tx, d.PaceKey) }); err != nil {
+		p.log.Warn("top-up at delivery failed; left to the pace job", "einvoice", d.ID, "err", err)
+		return enqueuePace(ctx, tx, d.PaceKey)
+	}
+	return nil
 }
 
 // sendUnknown records that UJP may hold inv (a send without an answer, or
