@@ -82,13 +82,39 @@ func (s *Service) mustWait(ctx context.Context, tx *store.Tx, key, companyID str
 	if key == "" {
 		return false, false, nil
 	}
-	wait, wake, err = s.mustWaitInLine(ctx, tx, key)
-	if err != nil || !wait {
-		return wait, wake, err
+	k := s.cfg.Pipeline.signAhead()
+	state := func() (int64, error) {
+		n, err := tx.PaceState(ctx, dbq.PaceStateParams{Key: key, CompanyID: companyID, Lim: int32(k)})
+		if err != nil {
+			return 0, fmt.Errorf("pace state of %s: %w", key, err)
+		}
+		return n, nil
 	}
+	n, err := state()
+	if err != nil {
+		return false, false, err
+	}
+	if n >= 0 && n >= int64(k-lockZone) && tx.Dialect == store.Postgres {
+		// Near the last places: concurrent issues of the user take
+		// them one at a time (SQLite has one writer anyway).
+		if err := lockPace(ctx, tx, key); err != nil {
+			return false, false, err
+		}
+		if n, err = state(); err != nil {
+			return false, false, err
+		}
+	}
+	switch {
+	case n == -2:
+		return true, false, nil // its company's earlier ones go first
+	case n >= 0 && n < int64(k):
+		return false, false, nil
+	}
+	// Others wait, or every place is taken: the company's own place if it
+	// has nothing of the user in flight either.
 	first, err := firstOfCompany(ctx, tx, key, companyID, "")
 	if err != nil || !first {
-		return wait, wake, err
+		return true, false, err
 	}
 	// The company's turn: it had none, so it is the one served least
 	// recently (the order top-ups follow).
@@ -117,32 +143,6 @@ func firstOfCompany(ctx context.Context, tx *store.Tx, key, companyID, id string
 // of its user in flight is due, so that the job queue hands it to a
 // worker before the user's other sends, due since they were signed.
 const sendFirst = time.Minute
-
-// mustWaitInLine is mustWait without the company's own place.
-func (s *Service) mustWaitInLine(ctx context.Context, tx *store.Tx, key string) (wait, wake bool, err error) {
-	k := s.cfg.Pipeline.signAhead()
-	n, err := tx.PaceState(ctx, dbq.PaceStateParams{Key: key, Lim: int32(k)})
-	if err != nil {
-		return false, false, fmt.Errorf("pace state of %s: %w", key, err)
-	}
-	if n < 0 {
-		return true, false, nil // others wait: they go first
-	}
-	if n >= int64(k-lockZone) && tx.Dialect == store.Postgres {
-		// Near the last places: concurrent issues of the user take
-		// them one at a time (SQLite has one writer anyway).
-		if err := lockPace(ctx, tx, key); err != nil {
-			return false, false, err
-		}
-		if n, err = tx.PaceState(ctx, dbq.PaceStateParams{Key: key, Lim: int32(k)}); err != nil {
-			return false, false, fmt.Errorf("pace state of %s: %w", key, err)
-		}
-		if n < 0 {
-			return true, false, nil
-		}
-	}
-	return n >= int64(k), false, nil
-}
 
 // lockZone is how near SignAhead a user's documents in flight are when an
 // issue takes the user's pacing lock.

@@ -870,6 +870,13 @@ func (p *Pipeline) query(ctx context.Context, j *jobs.Job, a queryArgs) error {
 	if err != nil {
 		return jobs.Cancel(err)
 	}
+	if sr.LinkType == LinkPDF {
+		// A PDF read goes after every send of its user: when its turn
+		// is not near it gives its worker back (a snooze until its turn
+		// may come) rather than hold it, while other users' sends wait
+		// for a worker.
+		ctx = ujp.WithTurnWait(ctx, 2*p.cfg.SignerInterval)
+	}
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()
 	err = p.runQuery(ctx, cctx, gw, who, sr, co)
