@@ -324,10 +324,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 		inv, moved = next, true
 		return nil
 	}
-	// The companies sharing the signer take turns at sending (the turn
-	// group): a company's single invoice is not sent after every document
-	// of another company's month-end already in flight.
-	turn, err := gw.Turn(ujp.WithTurnWork(ujp.WithTurnGroup(ctx, inv.CompanyID), work), who.id, ujp.PrioritySend)
+	turn, err := gw.Turn(ujp.WithTurnWork(ctx, work), who.id, ujp.PrioritySend)
 	if d, ok := busy(err); ok {
 		return jobs.Snooze(d)
 	}

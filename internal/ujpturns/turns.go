@@ -15,11 +15,9 @@
 // waiter goes first), so two processes never take the same turn on either
 // engine. A waiter refreshes its row while it waits; one that stopped
 // asking (its process died, it gave up) is passed over once its row is
-// older than StaleAfter, and keeps its place for when it asks again. Only
-// the waiter first in line writes: the others read how many go before
-// them and sleep while those take their turns. Work the caller records
-// with its call (ujp.WithTurnWork: a document moving to submitting) is
-// done in the transaction that takes the turn.
+// older than StaleAfter, and keeps its place for when it asks again. Work
+// the caller records with its call (ujp.WithTurnWork: a document moving
+// to submitting) is done in the transaction that takes the turn.
 //
 // Within one process the calls of a user also start at least a spacing
 // apart in real time, counted from when each turn's transaction committed:
@@ -146,35 +144,27 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 	var seen time.Time
 	for {
 		now = t.now()
-		slot, err := t.db.Reader().GetUJPSlot(ctx, key)
-		if err != nil {
-			return fmt.Errorf("ujp turns %s: %w", key, err)
-		}
-		ahead := 0
-		if !slot.Until.After(now) {
-			// Due: a waiter that goes first is looked for with a read,
-			// so only the one whose turn it is writes.
-			if ahead, err = t.ahead(ctx, key, pri, waiter, group, since, now); err != nil {
-				return err
-			}
-			if ahead == 0 {
-				took, err := t.take(ctx, key, pri, waiter, group, since, queued, work)
-				if err != nil || took {
-					if took && work == nil {
-						t.startNow(key, true)
-					}
-					return err
-				}
-			}
-		}
 		if now.Sub(seen) >= t.stale/4 {
-			// It waits: it says so (and keeps saying so), so that
-			// later askers go after it.
+			// It asks: it says so (and keeps saying so while it
+			// waits), so that later askers go after it.
 			if err := t.db.Writer().PutUJPWaiter(ctx, dbq.PutUJPWaiterParams{Key: key, Waiter: waiter, Priority: int32(pri),
 				Since: since, SeenAt: dbTime(now), Grp: group}); err != nil {
 				return fmt.Errorf("ujp turns %s: %w", key, err)
 			}
 			seen, queued = now, true
+		}
+		slot, err := t.db.Reader().GetUJPSlot(ctx, key)
+		if err != nil {
+			return fmt.Errorf("ujp turns %s: %w", key, err)
+		}
+		if !slot.Until.After(now) {
+			took, err := t.take(ctx, key, pri, waiter, group, since, queued, work)
+			if err != nil || took {
+				if took && work == nil {
+					t.startNow(key, true)
+				}
+				return err
+			}
 		}
 		due := max(slot.Until.Sub(now), 0)
 		if slot.Holder == heldBy {
@@ -187,11 +177,6 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 			return t.busy(ctx, key, pri, waiter, group, since, now, now.Add(due))
 		}
 		sleep := min(max(due, time.Millisecond), t.poll, left)
-		if ahead > 1 {
-			// ahead calls go first, a spacing apart: looking again
-			// before most of them went would read the same.
-			sleep = min(time.Duration(ahead-1)*t.spacing, t.stale/4, left)
-		}
 		select {
 		case <-ctx.Done():
 			if queued {
@@ -218,21 +203,6 @@ func (t *Turns) ensure(ctx context.Context, key string) error {
 	t.ensured[key] = true
 	t.mu.Unlock()
 	return nil
-}
-
-// ahead counts the waiters still asking that go before this one: a
-// read, so that the waiters whose turn it is not do not all write.
-func (t *Turns) ahead(ctx context.Context, key string, pri ujp.Priority, waiter, group string, since, now time.Time) (int, error) {
-	served, err := t.served(ctx, t.db.Reader(), key, group)
-	if err != nil {
-		return 0, fmt.Errorf("ujp turns %s: %w", key, err)
-	}
-	n, err := t.db.Reader().UJPWaitersAhead(ctx, dbq.UJPWaitersAheadParams{Key: key, Waiter: waiter,
-		FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since, LongAgo: longAgo, Served: served})
-	if err != nil {
-		return 0, fmt.Errorf("ujp turns %s: %w", key, err)
-	}
-	return int(n), nil
 }
 
 // take tries to take the turn now, in one transaction with the waiter's
