@@ -55,6 +55,25 @@ func TestMonthEnd(t *testing.T) {
 		busy := m.companies[:len(m.companies)-1]
 		quiet := m.companies[len(m.companies)-1]
 
+		// Transactions of the service's store (PostgreSQL counts them:
+		// pg_stat_database), before and after the run.
+		db, err := store.Open(t.Context(), dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		xacts := func() int64 {
+			if !strings.HasPrefix(dbURL, "postgres") {
+				return 0
+			}
+			var n int64
+			if err := db.ReadDB().QueryRowContext(t.Context(), `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		xacts0 := xacts()
+
 		start := time.Now()
 		ids := make([][]string, len(busy))
 		var wg sync.WaitGroup
@@ -76,11 +95,6 @@ func TestMonthEnd(t *testing.T) {
 
 		// Delivered: read from the store (the API would take turns with
 		// the benchmark's own reads).
-		db, err := store.Open(t.Context(), dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
 		var quietWait time.Duration
 		deadline := time.Now().Add(20 * time.Minute)
 		for {
@@ -101,6 +115,7 @@ func TestMonthEnd(t *testing.T) {
 			waitCondition(50 * time.Millisecond)
 		}
 		actual := time.Since(start)
+		xactsRun := xacts() - xacts0
 		// The quiet invoice's delivery as the store stamped it.
 		var qd time.Time
 		if err := db.ReadDB().QueryRowContext(t.Context(), `SELECT delivered_at FROM einvoices WHERE id = $1`, quietID).Scan(&qd); err == nil && !qd.IsZero() {
@@ -137,6 +152,23 @@ func TestMonthEnd(t *testing.T) {
 		t.Logf("  agent signatures per document %.2f (%d)", float64(trips)/float64(n), trips)
 		sockets := m.agentMessages(t)
 		t.Logf("  agent round trips per document %.3f (%d claim, signatures and refusals messages on the agents' WebSockets)", float64(sockets)/float64(n), sockets)
+		if xactsRun > 0 {
+			t.Logf("  store transactions per document %.1f (%d, PostgreSQL's count for the service's database: issue, signing, send, everything)", float64(xactsRun)/float64(n), xactsRun)
+			rows, err := db.ReadDB().QueryContext(t.Context(), `SELECT relname, n_tup_ins + n_tup_upd + n_tup_del, COALESCE(idx_scan, 0) + COALESCE(seq_scan, 0)
+				FROM pg_stat_user_tables ORDER BY 2 DESC, 3 DESC LIMIT 12`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var rel string
+				var w, r int64
+				if err := rows.Scan(&rel, &w, &r); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("    %s: rows written %.1f, scans %.1f per document", rel, float64(w)/float64(n), float64(r)/float64(n))
+			}
+			rows.Close()
+		}
 		if requests != n || limited != 0 {
 			t.Errorf("signing requests %d for %d documents, E4007 %d", requests, n, limited)
 		}

@@ -52,6 +52,18 @@ func (s *Service) einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningReq
 	default:
 		return nil // a late duplicate signature; the first one moved it
 	}
+	if inv.PaceKey != "" {
+		first, err := firstOfCompany(ctx, tx, inv.PaceKey, inv.CompanyID, inv.ID)
+		if err != nil {
+			return err
+		}
+		if first {
+			// Its company's only one: sent before the user's others
+			// (pacing.go).
+			_, err := jobs.Insert(ctx, tx, submitArgs{EInvoiceID: inv.ID}, jobs.InsertOpts{MaxAttempts: submitAttempts, RunAt: tx.Now.Add(-sendFirst)})
+			return err
+		}
+	}
 	return enqueueSubmit(ctx, tx, inv.ID)
 }
 
@@ -155,7 +167,7 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 	wait, wake := false, false
 	if n.Validating {
 		status = einvoice.Validating
-	} else if wait, wake, err = s.mustWait(ctx, tx, key); err != nil {
+	} else if wait, wake, err = s.mustWait(ctx, tx, key, n.Company.ID); err != nil {
 		return EInvoice{}, err
 	} else if !wait {
 		if header, err = s.headers.get(*n.cert); err != nil {

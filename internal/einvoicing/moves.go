@@ -112,6 +112,9 @@ type statusMove struct {
 	// in (cause reconciled), judged by einvoice.CanReconcile rather than
 	// the table of moves.
 	Reconciled bool
+	// TopsUp: the caller tops up the document's UJP user in the same
+	// transaction (a delivery), so the move does not enqueue the pace job.
+	TopsUp bool
 }
 
 // eventTypes names the event each destination status emits (spec, Moves);
@@ -197,7 +200,7 @@ func (s *Service) moveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoi
 		UjpCode: sql.NullString{String: m.UJPCode, Valid: m.UJPCode != ""}, At: tx.Now}); err != nil {
 		return inv, fmt.Errorf("history of %s: %w", inv.ID, err)
 	}
-	if inv.PaceKey != "" && leftFlight(from, m.To) {
+	if inv.PaceKey != "" && leftFlight(from, m.To) && !m.TopsUp {
 		// A place of its UJP user is free: the next document's turn to
 		// be signed (pacing.go).
 		if err := enqueuePace(ctx, tx, inv.PaceKey); err != nil {

@@ -61,42 +61,88 @@ func (c PipelineConfig) signAhead() int {
 	return min(max(int(c.SignAheadTime/c.SignerInterval), 2), signAheadMax)
 }
 
+// signChunk is how many places of a user must be free before a top-up
+// issues requests for them: half of SignAhead, so that a document is
+// still signed at least half of SignAhead's time before its send.
+func (c PipelineConfig) signChunk() int {
+	return max(c.signAhead()/2, 1)
+}
+
 // signAheadMax bounds the requests open at once for one user, whatever
 // the interval (a scaled-down window would otherwise sign thousands at
 // once).
 const signAheadMax = 256
 
-// mustWait reports whether a new document of key waits for its turn to be
-// signed: when SignAhead documents are in flight, or others wait already
-// (they go first). wake is true when places are free all the same, so a
-// top-up should run.
-func (s *Service) mustWait(ctx context.Context, tx *store.Tx, key string) (wait, wake bool, err error) {
+// mustWait reports whether a new document of key from companyID waits
+// for its turn to be signed: when SignAhead documents are in flight, or
+// others wait already (they go first), unless the company has none in
+// flight or waiting (its own place, see firstOfCompany). wake is true when
+// places are free all the same, so a top-up should run.
+func (s *Service) mustWait(ctx context.Context, tx *store.Tx, key, companyID string) (wait, wake bool, err error) {
 	if key == "" {
 		return false, false, nil
 	}
 	k := s.cfg.Pipeline.signAhead()
-	n, err := tx.PaceState(ctx, dbq.PaceStateParams{Key: key, Lim: int32(k)})
+	state := func() (int64, error) {
+		n, err := tx.PaceState(ctx, dbq.PaceStateParams{Key: key, CompanyID: companyID, Lim: int32(k)})
+		if err != nil {
+			return 0, fmt.Errorf("pace state of %s: %w", key, err)
+		}
+		return n, nil
+	}
+	n, err := state()
 	if err != nil {
-		return false, false, fmt.Errorf("pace state of %s: %w", key, err)
+		return false, false, err
 	}
-	if n < 0 {
-		return true, false, nil // others wait: they go first
-	}
-	if n >= int64(k-lockZone) && tx.Dialect == store.Postgres {
+	if n >= 0 && n >= int64(k-lockZone) && tx.Dialect == store.Postgres {
 		// Near the last places: concurrent issues of the user take
 		// them one at a time (SQLite has one writer anyway).
 		if err := lockPace(ctx, tx, key); err != nil {
 			return false, false, err
 		}
-		if n, err = tx.PaceState(ctx, dbq.PaceStateParams{Key: key, Lim: int32(k)}); err != nil {
-			return false, false, fmt.Errorf("pace state of %s: %w", key, err)
-		}
-		if n < 0 {
-			return true, false, nil
+		if n, err = state(); err != nil {
+			return false, false, err
 		}
 	}
-	return n >= int64(k), false, nil
+	switch {
+	case n == -2:
+		return true, false, nil // its company's earlier ones go first
+	case n >= 0 && n < int64(k):
+		return false, false, nil
+	}
+	// Others wait, or every place is taken: the company's own place if it
+	// has nothing of the user in flight either.
+	first, err := firstOfCompany(ctx, tx, key, companyID, "")
+	if err != nil || !first {
+		return true, false, err
+	}
+	// The company's turn: it had none, so it is the one served least
+	// recently (the order top-ups follow).
+	if err := tx.PaceCompanyIssued(ctx, dbq.PaceCompanyIssuedParams{Key: key, CompanyID: companyID, At: tx.Now}); err != nil {
+		return false, false, err
+	}
+	return false, false, nil
 }
+
+// firstOfCompany reports whether the company has no document of key in
+// flight or waiting, other than id. Such a document is not queued behind
+// the user's others: it takes a place at once (beyond SignAhead, by at
+// most one per company), and its send is claimed and takes its turn before
+// theirs (sendFirst, the send's turn group). One company's month-end then
+// delays another's single invoice by a few turns, not by the SignAhead
+// documents in flight ahead of it.
+func firstOfCompany(ctx context.Context, tx *store.Tx, key, companyID, id string) (bool, error) {
+	n, err := tx.CompanyPaced(ctx, dbq.CompanyPacedParams{Key: key, CompanyID: companyID, ID: id})
+	if err != nil {
+		return false, fmt.Errorf("pace state of %s, company %s: %w", key, companyID, err)
+	}
+	return n == 0, nil
+}
+
+// sendFirst is how long ago the submit job of a company's only document
+// of its user in flight is due, so that the job queue hands it to a
+// worker before the user's other sends, due since they were signed.
+const sendFirst = time.Minute
 
 // lockZone is how near SignAhead a user's documents in flight are when an
 // issue takes the user's pacing lock.
@@ -109,9 +155,12 @@ func lockPace(ctx context.Context, tx *store.Tx, key string) error {
 	return nil
 }
 
-// enqueuePace asks for a top-up of key's signing requests.
+// enqueuePace asks for a top-up of key's signing requests. The job is due
+// as the sends of a company's only document are (sendFirst): a worker
+// takes it before the user's sends waiting in the queue, which the top-up
+// is there to keep supplied.
 func enqueuePace(ctx context.Context, tx *store.Tx, key string) error {
-	_, err := jobs.Insert(ctx, tx, paceArgs{Key: key}, jobs.InsertOpts{UniqueKey: "pace:" + key})
+	_, err := jobs.Insert(ctx, tx, paceArgs{Key: key}, jobs.InsertOpts{UniqueKey: "pace:" + key, RunAt: tx.Now.Add(-sendFirst)})
 	return err
 }
 
@@ -149,12 +198,21 @@ func (s *Service) paceSweep(ctx context.Context, _ *jobs.Job, _ paceSweepArgs) e
 // topUp issues document signing requests for key's waiting documents
 // until SignAhead are in flight, companies in turn.
 func (s *Service) topUp(ctx context.Context, tx *store.Tx, key string) error {
-	k := s.cfg.Pipeline.signAhead()
+	k, chunk := s.cfg.Pipeline.signAhead(), s.cfg.Pipeline.signChunk()
+	// Requests go out a chunk at a time, so the signer gets them in
+	// batches (one claim and one answer each) rather than one per send;
+	// until a chunk is free, a top-up writes nothing.
+	n, err := tx.InFlightCount(ctx, key)
+	if err != nil {
+		return fmt.Errorf("in flight of %s: %w", key, err)
+	}
+	if n > 0 && k-int(n) < chunk {
+		return nil
+	}
 	if err := lockPace(ctx, tx, key); err != nil {
 		return err
 	}
-	n, err := tx.InFlightCount(ctx, key)
-	if err != nil {
+	if n, err = tx.InFlightCount(ctx, key); err != nil {
 		return fmt.Errorf("in flight of %s: %w", key, err)
 	}
 	free := k - int(n)

@@ -181,9 +181,12 @@ type pollArgs struct {
 // the worker starts from the row's status and the signer's turns keep calls
 // apart, so no unique key is needed (and one would race a finishing job).
 func enqueueSubmit(ctx context.Context, tx *store.Tx, id string) error {
-	_, err := jobs.Insert(ctx, tx, submitArgs{EInvoiceID: id}, jobs.InsertOpts{MaxAttempts: 20})
+	_, err := jobs.Insert(ctx, tx, submitArgs{EInvoiceID: id}, jobs.InsertOpts{MaxAttempts: submitAttempts})
 	return err
 }
+
+// submitAttempts is how many times a submit job runs.
+const submitAttempts = 20
 
 // signer is who calls UJP for a signing request: the identity headers and
 // the certificate behind them.
@@ -304,22 +307,42 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 		}
 		return p.resign(ctx, inv, status)
 	}
-	// The signer's turn at UJP before the attempt is recorded: a document
-	// moves to submitting only when its send goes now.
-	turn, err := gw.Turn(ctx, who.id, ujp.PrioritySend)
+	// The signer's turn at UJP and the attempt's record (the move to
+	// submitting) commit together: a document moves to submitting only
+	// when its send goes now, and the turn is not held (one write). A
+	// gateway whose turns keep no store leaves the move to us.
+	moved, orig := false, inv
+	work := func(ctx context.Context, tx any) error {
+		stx, ok := tx.(*store.Tx)
+		if !ok {
+			return fmt.Errorf("submit %s: turn's transaction is %T", inv.ID, tx)
+		}
+		next, err := startSubmission(ctx, stx, orig)
+		if err != nil {
+			return err
+		}
+		inv, moved = next, true
+		return nil
+	}
+	turn, err := gw.Turn(ujp.WithTurnWork(ctx, work), who.id, ujp.PrioritySend)
 	if d, ok := busy(err); ok {
 		return jobs.Snooze(d)
+	}
+	var de *denar.Error
+	if errors.As(err, &de) {
+		return nil // another worker moved it first
 	}
 	if err != nil {
 		return fmt.Errorf("submit %s: turn: %w", inv.ID, err)
 	}
 	defer ujp.ReleaseTurn(turn) // when the send does not happen after all
-	if inv, err = p.startSubmission(ctx, inv); err != nil {
-		var de *denar.Error
-		if errors.As(err, &de) {
-			return nil // another worker moved it first
+	if !moved {
+		if err := p.db.InTx(ctx, func(tx *store.Tx) error { return work(ctx, tx) }); err != nil {
+			if errors.As(err, &de) {
+				return nil
+			}
+			return err
 		}
-		return err
 	}
 	res, err := p.send(turn, gw, who, inv, sr.Jws)
 	return p.afterSend(ctx, co, inv, res, err)
@@ -378,30 +401,29 @@ func (p *Pipeline) resign(ctx context.Context, inv dbq.Einvoice, status einvoice
 	})
 }
 
-func (p *Pipeline) startSubmission(ctx context.Context, inv dbq.Einvoice) (dbq.Einvoice, error) {
-	err := p.db.InTx(ctx, func(tx *store.Tx) error {
-		if err := einvoice.Move(einvoice.Status(inv.Status), einvoice.Submitting); err != nil {
-			return err
-		}
-		n, err := tx.StartEInvoiceSubmission(ctx, dbq.StartEInvoiceSubmissionParams{ID: inv.ID, FromStatus: inv.Status, UpdatedAt: tx.Now})
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return &denar.Error{Code: einvoice.CodeStateConflict, Message: "moved by another worker"}
-		}
-		cause := "submission"
-		if inv.Status == string(einvoice.Held) {
-			cause = "retry"
-		}
-		if err := tx.AddEInvoiceStatus(ctx, dbq.AddEInvoiceStatusParams{ID: denar.NewID("esh"), EinvoiceID: inv.ID,
-			FromStatus: sql.NullString{String: inv.Status, Valid: true}, ToStatus: string(einvoice.Submitting), Cause: cause, At: tx.Now}); err != nil {
-			return err
-		}
-		inv.Status, inv.UpdatedAt, inv.SubmitAttempts = string(einvoice.Submitting), tx.Now, inv.SubmitAttempts+1
-		return nil
-	})
-	return inv, err
+// startSubmission records an attempt: inv moves to submitting in tx,
+// unless another worker moved it first (a *denar.Error).
+func startSubmission(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) (dbq.Einvoice, error) {
+	if err := einvoice.Move(einvoice.Status(inv.Status), einvoice.Submitting); err != nil {
+		return inv, err
+	}
+	n, err := tx.StartEInvoiceSubmission(ctx, dbq.StartEInvoiceSubmissionParams{ID: inv.ID, FromStatus: inv.Status, UpdatedAt: tx.Now})
+	if err != nil {
+		return inv, err
+	}
+	if n == 0 {
+		return inv, &denar.Error{Code: einvoice.CodeStateConflict, Message: "moved by another worker"}
+	}
+	cause := "submission"
+	if inv.Status == string(einvoice.Held) {
+		cause = "retry"
+	}
+	if err := tx.AddEInvoiceStatus(ctx, dbq.AddEInvoiceStatusParams{ID: denar.NewID("esh"), EinvoiceID: inv.ID,
+		FromStatus: sql.NullString{String: inv.Status, Valid: true}, ToStatus: string(einvoice.Submitting), Cause: cause, At: tx.Now}); err != nil {
+		return inv, err
+	}
+	inv.Status, inv.UpdatedAt, inv.SubmitAttempts = string(einvoice.Submitting), tx.Now, inv.SubmitAttempts+1
+	return inv, nil
 }
 
 // existingEUID reads an EUID out of E1023's message, when UJP gives one (a
@@ -605,10 +627,12 @@ func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, caus
 		default:
 			return nil
 		}
-		d, err := p.svc.moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.Delivered, Cause: cause, UJPCode: ujp.StatusSent, EUID: euid, QRLink: qr})
+		d, err := p.svc.moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.Delivered, Cause: cause, UJPCode: ujp.StatusSent, EUID: euid, QRLink: qr,
+			TopsUp: cur.PaceKey != ""})
 		if err != nil {
 			return err
 		}
+
 		if cur.SendUnknownSince.Valid {
 			if err := tx.SetEInvoiceSendUnknown(ctx, dbq.SetEInvoiceSendUnknownParams{ID: cur.ID}); err != nil {
 				return err
@@ -621,15 +645,34 @@ func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, caus
 		if _, missing := privilegeMissing(co, ujp.PrivilegePDF); missing {
 			// UJP refuses this company's PDFs (no DP): asking for every
 			// document's would only collect refusals. GET …/pdf asks.
-			return nil
+			return p.paceAtDelivery(ctx, tx, d)
 		}
 		if d.PaceKey != "" {
 			// The PDF is read once the signer's sends are done: its
 			// signature and its call never go before a send (pacing.go).
-			return tx.WantPDF(ctx, dbq.WantPDFParams{EinvoiceID: d.ID, PaceKey: d.PaceKey, At: tx.Now})
+			if err := tx.WantPDF(ctx, dbq.WantPDFParams{EinvoiceID: d.ID, PaceKey: d.PaceKey, At: tx.Now}); err != nil {
+				return err
+			}
+			return p.paceAtDelivery(ctx, tx, d)
 		}
 		return RequestPDF(ctx, tx, d)
 	})
+}
+
+// paceAtDelivery gives the place a delivered document of a UJP user
+// leaves to the next ones in the delivery's transaction, rather than in a
+// pace job of its own (a claim and a completion per send): usually one
+// read that finds no chunk free (pacing.go). A top-up that fails leaves
+// the work to the pace job.
+func (p *Pipeline) paceAtDelivery(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
+	if d.PaceKey == "" {
+		return nil
+	}
+	if err := tx.Savepoint(ctx, func() error { return p.svc.topUp(ctx, tx, d.PaceKey) }); err != nil {
+		p.log.Warn("top-up at delivery failed; left to the pace job", "einvoice", d.ID, "err", err)
+		return enqueuePace(ctx, tx, d.PaceKey)
+	}
+	return nil
 }
 
 // sendUnknown records that UJP may hold inv (a send without an answer, or
@@ -823,6 +866,13 @@ func (p *Pipeline) query(ctx context.Context, j *jobs.Job, a queryArgs) error {
 	who, err := p.signerOf(ctx, q, sr, co)
 	if err != nil {
 		return jobs.Cancel(err)
+	}
+	if sr.LinkType == LinkPDF {
+		// A PDF read goes after every send of its user: when its turn
+		// is not near it gives its worker back (a snooze until its turn
+		// may come) rather than hold it, while other users' sends wait
+		// for a worker.
+		ctx = ujp.WithTurnWait(ctx, 2*p.cfg.SignerInterval)
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()

@@ -73,6 +73,9 @@ type Client struct {
 
 var _ Gateway = (*Client)(nil)
 
+// idleConns is how many idle connections to UJP a client keeps.
+const idleConns = 64
+
 // NewClient returns a client for the UJP (or simulator) at cfg.BaseURL.
 func NewClient(cfg Config) (*Client, error) {
 	u, err := url.Parse(cfg.BaseURL)
@@ -84,7 +87,13 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Timeout: cfg.Timeout}
+		// The calls of every user go to one host: idle connections are
+		// kept for all of them (the default keeps 2), so a call does not
+		// wait for a new connection, which would move its arrival at UJP
+		// later than its turn by a varying delay.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = idleConns
+		hc = &http.Client{Timeout: cfg.Timeout, Transport: tr}
 	}
 	now := cfg.Now
 	if now == nil {

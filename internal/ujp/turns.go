@@ -42,9 +42,12 @@ type Turns interface {
 	// Take waits up to wait for the next turn of key at priority pri and
 	// takes it: the call may start now. waiter names who waits; the same
 	// waiter keeps its place among the waiters of its priority from one
-	// Take to the next. ctx may carry the waiter's group (WithTurnGroup)
-	// and whether it stands (WithStandingTurn). When no turn comes within
-	// wait it returns a *BusyError saying when to ask again.
+	// Take to the next. ctx may carry the waiter's group (WithTurnGroup).
+	// When ctx carries work (WithTurnWork), Take runs it in the
+	// transaction that takes the turn and the call counts as starting when
+	// that commits (nothing is held: the caller calls at once); an error
+	// of the work leaves the turn untaken and is Take's. When no turn comes
+	// within wait it returns a *BusyError saying when to ask again.
 	Take(ctx context.Context, key string, pri Priority, waiter string, wait time.Duration) error
 	// Defer moves the next turn of key to no earlier than at (UJP's
 	// Retry-After of an E4007).
@@ -55,6 +58,10 @@ type Turns interface {
 	// Start says that the call of a turn of key held (Hold) starts now: the
 	// next turn is a spacing from now.
 	Start(ctx context.Context, key string) error
+	// Begin says that the call of a turn of key taken with work
+	// (WithTurnWork) starts now; it may wait a little first, so that the
+	// calls of key the Turns knows of start a spacing apart in real time.
+	Begin(ctx context.Context, key string)
 }
 
 type (
@@ -63,7 +70,7 @@ type (
 	turnWaitKey struct{}
 	heldTurnKey struct{}
 	groupKey    struct{}
-	standingKey struct{}
+	workKey     struct{}
 )
 
 // WithPriority makes the calls made with ctx wait for their turn at p
@@ -93,19 +100,22 @@ func TurnGroup(ctx context.Context) string {
 	return g
 }
 
-// WithStandingTurn marks the calls made with ctx as those of a caller that
-// asks again as soon as its call is made (a sender working through a
-// queue): after each turn it keeps its place as a waiter for about a
-// spacing more, so a lower priority does not slip in between two of its
-// calls.
-func WithStandingTurn(ctx context.Context) context.Context {
-	return context.WithValue(ctx, standingKey{}, true)
+// TurnWork is what a caller records together with its turn (Turn): tx is
+// the transaction of the Turns that takes the turn (a *store.Tx for
+// internal/ujpturns), so the turn and the caller's record of the call it
+// is about to make commit together, or neither does.
+type TurnWork func(ctx context.Context, tx any) error
+
+// WithTurnWork has the turn taken with ctx (Turn) recorded in one
+// transaction with w (see Turns.Take).
+func WithTurnWork(ctx context.Context, w TurnWork) context.Context {
+	return context.WithValue(ctx, workKey{}, w)
 }
 
-// StandingTurn reports whether ctx was made by WithStandingTurn.
-func StandingTurn(ctx context.Context) bool {
-	s, _ := ctx.Value(standingKey{}).(bool)
-	return s
+// TurnWorkOf is the work WithTurnWork set on ctx, or nil.
+func TurnWorkOf(ctx context.Context) TurnWork {
+	w, _ := ctx.Value(workKey{}).(TurnWork)
+	return w
 }
 
 // WithTurnWait sets how long the calls made with ctx wait for a turn.
@@ -118,6 +128,9 @@ type heldTurn struct {
 	key     string
 	used    atomic.Bool
 	release func()
+	// started: the turn was started when it was taken (WithTurnWork), so
+	// its call starts without telling the Turns.
+	started bool
 }
 
 // ReleaseTurn gives back the turn Turn took for ctx if no call used it
@@ -141,6 +154,10 @@ func (c *Client) takeTurn(ctx context.Context, op string, id Identity) error {
 	}
 	key := c.turnKey(id)
 	if h, ok := ctx.Value(heldTurnKey{}).(*heldTurn); ok && h.key == key && h.used.CompareAndSwap(false, true) {
+		if h.started {
+			c.turns.Begin(ctx, key)
+			return nil
+		}
 		return c.turns.Start(context.WithoutCancel(ctx), key)
 	}
 	pri, ok := ctx.Value(priorityKey{}).(Priority)
@@ -164,7 +181,10 @@ func (c *Client) takeTurn(ctx context.Context, op string, id Identity) error {
 	return err
 }
 
-// Turn implements Gateway.
+// Turn implements Gateway. With work on ctx (WithTurnWork) the turn is
+// taken and the work done in one transaction of the Turns, and the call
+// counts as started then: the next call as caller uses it without another
+// write. Without work the turn is held until that call starts.
 func (c *Client) Turn(ctx context.Context, caller Identity, pri Priority) (context.Context, error) {
 	if c.turns == nil {
 		return ctx, nil
@@ -172,9 +192,14 @@ func (c *Client) Turn(ctx context.Context, caller Identity, pri Priority) (conte
 	if err := c.takeTurn(WithPriority(ctx, pri), "Turn", caller); err != nil {
 		return ctx, err
 	}
+	key := c.turnKey(caller)
+	if TurnWorkOf(ctx) != nil {
+		// Done: no later call made with the context does it again.
+		ctx = context.WithValue(ctx, workKey{}, TurnWork(nil))
+		return context.WithValue(ctx, heldTurnKey{}, &heldTurn{key: key, started: true}), nil
+	}
 	// Nobody else of the user goes until the held call starts (or the
 	// hold lapses, if it never does).
-	key := c.turnKey(caller)
 	if err := c.turns.Hold(ctx, key, c.now().Add(turnHold)); err != nil {
 		return ctx, err
 	}

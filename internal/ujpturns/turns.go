@@ -15,9 +15,9 @@
 // waiter goes first), so two processes never take the same turn on either
 // engine. A waiter refreshes its row while it waits; one that stopped
 // asking (its process died, it gave up) is passed over once its row is
-// older than StaleAfter, and keeps its place for when it asks again. A
-// standing waiter (ujp.WithStandingTurn) keeps its row fresh for a spacing
-// after each turn it takes.
+// older than StaleAfter, and keeps its place for when it asks again. Work
+// the caller records with its call (ujp.WithTurnWork: a document moving
+// to submitting) is done in the transaction that takes the turn.
 //
 // Within one process the calls of a user also start at least a spacing
 // apart in real time, counted from when each turn's transaction committed:
@@ -83,6 +83,10 @@ type Turns struct {
 	mu      sync.Mutex
 	started map[string]time.Time
 	prev    map[string]time.Time
+	// ensured: the keys whose slot exists; purged: when this process last
+	// deleted a key's forgotten waiters.
+	ensured map[string]bool
+	purged  map[string]time.Time
 }
 
 var _ ujp.Turns = (*Turns)(nil)
@@ -102,7 +106,7 @@ func New(db *store.DB, cfg Config) *Turns {
 		cfg.StaleAfter = time.Second
 	}
 	t := &Turns{db: db, spacing: max(cfg.Interval, 0) + cfg.Margin, now: cfg.Now, poll: cfg.Poll, stale: cfg.StaleAfter,
-		started: map[string]time.Time{}, prev: map[string]time.Time{}}
+		started: map[string]time.Time{}, prev: map[string]time.Time{}, ensured: map[string]bool{}, purged: map[string]time.Time{}}
 	if t.now == nil {
 		t.now = func() time.Time { return db.Now() }
 	}
@@ -124,15 +128,15 @@ const forgetAfter = time.Hour
 
 // Take implements ujp.Turns.
 func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter string, wait time.Duration) error {
-	q := t.db.Writer()
-	if err := q.EnsureUJPSlot(ctx, dbq.EnsureUJPSlotParams{Key: key, Until: longAgo}); err != nil {
-		return fmt.Errorf("ujp turns %s: %w", key, err)
+	if err := t.ensure(ctx, key); err != nil {
+		return err
 	}
-	group, standing := ujp.TurnGroup(ctx), ujp.StandingTurn(ctx)
+	group, work := ujp.TurnGroup(ctx), ujp.TurnWorkOf(ctx)
 	now := t.now()
 	since := dbTime(now)
+	queued := false // the waiter has a row in ujp_waiters
 	if w, err := t.db.Reader().GetUJPWaiter(ctx, dbq.GetUJPWaiterParams{Key: key, Waiter: waiter}); err == nil {
-		since = w.Since // its place from an earlier ask
+		since, queued = w.Since, true // its place from an earlier ask
 	} else if !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("ujp turns %s: %w", key, err)
 	}
@@ -141,20 +145,22 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 	for {
 		now = t.now()
 		if now.Sub(seen) >= t.stale/4 {
-			if err := q.PutUJPWaiter(ctx, dbq.PutUJPWaiterParams{Key: key, Waiter: waiter, Priority: int32(pri),
+			// It asks: it says so (and keeps saying so while it
+			// waits), so that later askers go after it.
+			if err := t.db.Writer().PutUJPWaiter(ctx, dbq.PutUJPWaiterParams{Key: key, Waiter: waiter, Priority: int32(pri),
 				Since: since, SeenAt: dbTime(now), Grp: group}); err != nil {
 				return fmt.Errorf("ujp turns %s: %w", key, err)
 			}
-			seen = now
+			seen, queued = now, true
 		}
 		slot, err := t.db.Reader().GetUJPSlot(ctx, key)
 		if err != nil {
 			return fmt.Errorf("ujp turns %s: %w", key, err)
 		}
 		if !slot.Until.After(now) {
-			took, err := t.take(ctx, key, pri, waiter, group, standing, since, now)
+			took, err := t.take(ctx, key, pri, waiter, group, since, queued, work)
 			if err != nil || took {
-				if took {
+				if took && work == nil {
 					t.startNow(key, true)
 				}
 				return err
@@ -173,18 +179,39 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 		sleep := min(max(due, time.Millisecond), t.poll, left)
 		select {
 		case <-ctx.Done():
-			t.leave(key, waiter)
+			if queued {
+				t.leave(key, waiter)
+			}
 			return &ujp.UnavailableError{Op: "Turn", Err: ctx.Err()}
 		case <-time.After(sleep):
 		}
 	}
 }
 
+// ensure makes sure key has its slot (once per process and key).
+func (t *Turns) ensure(ctx context.Context, key string) error {
+	t.mu.Lock()
+	ok := t.ensured[key]
+	t.mu.Unlock()
+	if ok {
+		return nil
+	}
+	if err := t.db.Writer().EnsureUJPSlot(ctx, dbq.EnsureUJPSlotParams{Key: key, Until: longAgo}); err != nil {
+		return fmt.Errorf("ujp turns %s: %w", key, err)
+	}
+	t.mu.Lock()
+	t.ensured[key] = true
+	t.mu.Unlock()
+	return nil
+}
+
 // take tries to take the turn now, in one transaction with the waiter's
-// leaving the queue (or, standing, staying in it a spacing more) and its
-// group's turn being recorded.
-func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter, group string, standing bool, since, now time.Time) (bool, error) {
+// leaving the queue, its group's turn being recorded and the caller's
+// work, if any.
+func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter, group string, since time.Time, queued bool, work ujp.TurnWork) (bool, error) {
 	took := false
+	var workErr error
+	purge := t.purgeDue(key)
 	err := t.db.InTx(ctx, func(tx *store.Tx) error {
 		// The spacing counts from when the turn is really taken: a busy
 		// store can keep a writer waiting longer than the margin, and a
@@ -193,7 +220,7 @@ func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter, 
 		if err := tx.LockUJPSlot(ctx, key); err != nil {
 			return err
 		}
-		now = t.now()
+		now := t.now()
 		served, err := t.served(ctx, tx.Queries, key, group)
 		if err != nil {
 			return err
@@ -210,24 +237,48 @@ func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter, 
 				return err
 			}
 		}
-		if standing {
-			// Fresh until a spacing after the next turn is due: it asks
-			// again by then.
-			err = tx.PutUJPWaiter(ctx, dbq.PutUJPWaiterParams{Key: key, Waiter: waiter, Priority: int32(pri),
-				Since: since, SeenAt: dbTime(now.Add(t.spacing)), Grp: group})
-		} else {
-			err = tx.DeleteUJPWaiter(ctx, dbq.DeleteUJPWaiterParams{Key: key, Waiter: waiter})
+		if queued {
+			if err := tx.DeleteUJPWaiter(ctx, dbq.DeleteUJPWaiterParams{Key: key, Waiter: waiter}); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
+		if purge {
+			if err := tx.PurgeUJPWaiters(ctx, dbq.PurgeUJPWaitersParams{Key: key, Before: dbTime(now.Add(-forgetAfter))}); err != nil {
+				return err
+			}
 		}
-		return tx.PurgeUJPWaiters(ctx, dbq.PurgeUJPWaitersParams{Key: key, Before: dbTime(now.Add(-forgetAfter))})
+		if work != nil {
+			if err := work(ctx, tx); err != nil {
+				workErr = err
+				return err
+			}
+		}
+		return nil
 	})
+	if workErr != nil {
+		return false, workErr // the caller's, as it made it
+	}
 	if err != nil {
 		return false, fmt.Errorf("ujp turns %s: %w", key, err)
 	}
 	return took, nil
 }
+
+// purgeDue reports whether a turn of key taken now should also delete
+// the waiters gone for good: once a minute per key and process, not on
+// every turn.
+func (t *Turns) purgeDue(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if time.Since(t.purged[key]) < purgeEvery {
+		return false
+	}
+	t.purged[key] = time.Now()
+	return true
+}
+
+// purgeEvery is how often a process deletes a key's forgotten waiters.
+const purgeEvery = time.Minute
 
 // served is when group last had a turn of key (longAgo for none).
 func (t *Turns) served(ctx context.Context, q *dbq.Queries, key, group string) (time.Time, error) {
@@ -242,25 +293,29 @@ func (t *Turns) served(ctx context.Context, q *dbq.Queries, key, group string) (
 }
 
 // startNow waits, in real time, until a spacing after the last call of
-// key this process started, and records the call starting now. tentative
+// key this process started (or reserved), and records the call starting
+// then. tentative
 // keeps the value it replaces for a turn then held (Hold), whose call
 // starts later (Start).
 func (t *Turns) startNow(key string, tentative bool) {
+	// Each caller reserves its start (a spacing after the one reserved
+	// before it) and sleeps until then: callers that wait at once start
+	// a spacing apart each, and none writes back an earlier start than
+	// one reserved meanwhile.
 	t.mu.Lock()
 	last := t.started[key]
-	if wait := time.Until(last.Add(t.spacing)); wait > 0 {
-		// Reserved while this caller sleeps, so another caller of the
-		// process waits for it.
-		t.started[key] = last.Add(t.spacing)
-		t.mu.Unlock()
-		time.Sleep(wait)
-		t.mu.Lock()
+	start := time.Now()
+	if next := last.Add(t.spacing); next.After(start) {
+		start = next
 	}
 	if tentative {
 		t.prev[key] = last
 	}
-	t.started[key] = time.Now()
+	t.started[key] = start
 	t.mu.Unlock()
+	if wait := time.Until(start); wait > 0 {
+		time.Sleep(wait)
+	}
 }
 
 // unstart forgets the start startNow recorded for a turn that is held:
@@ -308,11 +363,10 @@ func (t *Turns) leave(key, waiter string) {
 
 // Defer implements ujp.Turns.
 func (t *Turns) Defer(ctx context.Context, key string, at time.Time) error {
-	q := t.db.Writer()
-	if err := q.EnsureUJPSlot(ctx, dbq.EnsureUJPSlotParams{Key: key, Until: longAgo}); err != nil {
-		return fmt.Errorf("ujp turns %s: %w", key, err)
+	if err := t.ensure(ctx, key); err != nil {
+		return err
 	}
-	if err := q.DeferUJPSlot(ctx, dbq.DeferUJPSlotParams{Key: key, At: dbTime(at)}); err != nil {
+	if err := t.db.Writer().DeferUJPSlot(ctx, dbq.DeferUJPSlotParams{Key: key, At: dbTime(at)}); err != nil {
 		return fmt.Errorf("ujp turns %s: %w", key, err)
 	}
 	return nil
@@ -345,3 +399,9 @@ func (t *Turns) Start(ctx context.Context, key string) error {
 	t.startNow(key, false)
 	return nil
 }
+
+// Begin implements ujp.Turns: the call of a turn taken with work starts
+// now, a spacing after the last call of key this process started (the
+// work, its commit and the request's encoding came between the turn and
+// the call).
+func (t *Turns) Begin(_ context.Context, key string) { t.startNow(key, false) }

@@ -10,6 +10,29 @@ import (
 	"time"
 )
 
+const companyPaced = `-- name: CompanyPaced :one
+SELECT COUNT(*) FROM (
+  SELECT 1 FROM einvoices
+  WHERE pace_key = $1 AND company_id = $2 AND id <> $3
+    AND status IN ('awaiting_signature', 'queued', 'submitting')
+  LIMIT 1) AS t
+`
+
+type CompanyPacedParams struct {
+	Key       string
+	CompanyID string
+	ID        string
+}
+
+// 1 when the company has a document of the user, other than id, in flight
+// or waiting for its turn to be signed; 0 when it has none.
+func (q *Queries) CompanyPaced(ctx context.Context, arg CompanyPacedParams) (int64, error) {
+	row := q.db.QueryRowContext(ctx, companyPaced, arg.Key, arg.CompanyID, arg.ID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const deleteWantedPDF = `-- name: DeleteWantedPDF :exec
 DELETE FROM einvoice_pdf_wanted WHERE einvoice_id = $1
 `
@@ -220,17 +243,19 @@ func (q *Queries) PaceKeysWaiting(ctx context.Context) ([]string, error) {
 
 const paceState = `-- name: PaceState :one
 
-SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM einvoices w WHERE w.pace_key = $1 AND w.sign_turn_since IS NOT NULL) THEN -1
+SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM einvoices c WHERE c.pace_key = $1 AND c.company_id = $2 AND c.sign_turn_since IS NOT NULL) THEN -2
+  WHEN EXISTS (SELECT 1 FROM einvoices w WHERE w.pace_key = $1 AND w.sign_turn_since IS NOT NULL) THEN -1
   ELSE (SELECT COUNT(*) FROM (
      SELECT 1 FROM einvoices f
      WHERE f.pace_key = $1 AND f.status IN ('awaiting_signature', 'queued', 'submitting')
        AND (f.status <> 'awaiting_signature' OR f.signing_request_id IS NOT NULL)
-     LIMIT $2) AS t) END AS BIGINT) AS in_flight
+     LIMIT $3) AS t) END AS BIGINT) AS in_flight
 `
 
 type PaceStateParams struct {
-	Key string
-	Lim int32
+	Key       string
+	CompanyID string
+	Lim       int32
 }
 
 // Month-end at UJP's pace (package internal/einvoicing, pacing.go): each UJP
@@ -239,11 +264,12 @@ type PaceStateParams struct {
 // request is issued until it is sent (awaiting_signature with a request,
 // queued, submitting); one "waiting for its turn" has no request yet
 // (sign_turn_since set).
-// -1 when any of the user's documents waits for its turn to be signed
-// (then nothing is counted: an issue during a backlog costs one index
-// probe); otherwise its documents in flight, counted up to lim.
+// -2 when one of the company's documents of the user waits for its turn
+// to be signed, -1 when another company's does (then nothing is counted:
+// an issue during a backlog costs one or two index probes); otherwise the
+// user's documents in flight, counted up to lim.
 func (q *Queries) PaceState(ctx context.Context, arg PaceStateParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, paceState, arg.Key, arg.Lim)
+	row := q.db.QueryRowContext(ctx, paceState, arg.Key, arg.CompanyID, arg.Lim)
 	var in_flight int64
 	err := row.Scan(&in_flight)
 	return in_flight, err

@@ -6,10 +6,12 @@
 -- (sign_turn_since set).
 
 -- name: PaceState :one
--- -1 when any of the user's documents waits for its turn to be signed
--- (then nothing is counted: an issue during a backlog costs one index
--- probe); otherwise its documents in flight, counted up to lim.
-SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM einvoices w WHERE w.pace_key = sqlc.arg(key) AND w.sign_turn_since IS NOT NULL) THEN -1
+-- -2 when one of the company's documents of the user waits for its turn
+-- to be signed, -1 when another company's does (then nothing is counted:
+-- an issue during a backlog costs one or two index probes); otherwise the
+-- user's documents in flight, counted up to lim.
+SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM einvoices c WHERE c.pace_key = sqlc.arg(key) AND c.company_id = sqlc.arg(company_id) AND c.sign_turn_since IS NOT NULL) THEN -2
+  WHEN EXISTS (SELECT 1 FROM einvoices w WHERE w.pace_key = sqlc.arg(key) AND w.sign_turn_since IS NOT NULL) THEN -1
   ELSE (SELECT COUNT(*) FROM (
      SELECT 1 FROM einvoices f
      WHERE f.pace_key = sqlc.arg(key) AND f.status IN ('awaiting_signature', 'queued', 'submitting')
@@ -85,3 +87,12 @@ SELECT einvoice_id FROM einvoice_pdf_wanted WHERE pace_key = sqlc.arg(key) ORDER
 
 -- name: DeleteWantedPDF :exec
 DELETE FROM einvoice_pdf_wanted WHERE einvoice_id = sqlc.arg(einvoice_id);
+
+-- name: CompanyPaced :one
+-- 1 when the company has a document of the user, other than id, in flight
+-- or waiting for its turn to be signed; 0 when it has none.
+SELECT COUNT(*) FROM (
+  SELECT 1 FROM einvoices
+  WHERE pace_key = sqlc.arg(key) AND company_id = sqlc.arg(company_id) AND id <> sqlc.arg(id)
+    AND status IN ('awaiting_signature', 'queued', 'submitting')
+  LIMIT 1) AS t;
