@@ -145,16 +145,25 @@ func TestListsFillTheirPage(t *testing.T) {
 		same("event feed", feed, wantEvents)
 
 		// Deliveries: an event of a went to every endpoint (all want "*"
-		// and cover a but those limited to b); an endpoint limited to a got
-		// every event of a.
+		// and cover a but those limited to b); the limited key sees those
+		// to the endpoints it manages, not those to endpoints of every
+		// company. An endpoint limited to a got every event of a.
 		ev := wantEvents[0]
 		var wantTo []string
 		ds, err := s.EventDeliveries(ctx, owner, ev, DeliveryFilter{}, "", 100)
 		if err != nil {
 			t.Fatal(err)
 		}
+		hidden := 0
 		for _, d := range ds {
-			wantTo = append(wantTo, d.ID)
+			if slices.Contains(wantEndpoints, d.EndpointID) {
+				wantTo = append(wantTo, d.ID)
+			} else {
+				hidden++
+			}
+		}
+		if hidden == 0 || len(wantTo) <= limit {
+			t.Fatalf("the event went to %d endpoints the key manages and %d it does not; want more than a page and some", len(wantTo), hidden)
 		}
 		same("an event's deliveries", walk("an event's deliveries", func(after string) ([]string, error) {
 			ds, err := s.EventDeliveries(ctx, limited, ev, DeliveryFilter{}, after, limit)
