@@ -42,7 +42,7 @@ type Turns interface {
 	// Take waits up to wait for the next turn of key at priority pri and
 	// takes it: the call may start now. waiter names who waits; the same
 	// waiter keeps its place among the waiters of its priority from one
-	// Take to the next. ctx may carry the waiter's group (WithTurnGroup).
+	// Take to the next.
 	// When ctx carries work (WithTurnWork), Take runs it in the
 	// transaction that takes the turn and the call counts as starting when
 	// that commits (nothing is held: the caller calls at once); an error
@@ -69,7 +69,6 @@ type (
 	waiterKey   struct{}
 	turnWaitKey struct{}
 	heldTurnKey struct{}
-	groupKey    struct{}
 	workKey     struct{}
 )
 
@@ -84,20 +83,6 @@ func WithPriority(ctx context.Context, p Priority) context.Context {
 // to the next; without it each call waits as a newcomer.
 func WithWaiter(ctx context.Context, waiter string) context.Context {
 	return context.WithValue(ctx, waiterKey{}, waiter)
-}
-
-// WithTurnGroup makes the calls made with ctx wait for their turn as group
-// (a company): among the waiters of one priority, the group that had a
-// turn of the user least recently goes first, so companies sharing a UJP
-// user take turns; within a group, the one waiting longest.
-func WithTurnGroup(ctx context.Context, group string) context.Context {
-	return context.WithValue(ctx, groupKey{}, group)
-}
-
-// TurnGroup is the group WithTurnGroup set on ctx, or "".
-func TurnGroup(ctx context.Context) string {
-	g, _ := ctx.Value(groupKey{}).(string)
-	return g
 }
 
 // TurnWork is what a caller records together with its turn (Turn): tx is

@@ -5,9 +5,7 @@
 // user, whichever process makes them, start at least Spacing apart, and
 // when several wait, the most urgent goes first (ujp.Priority: sends, then
 // decisions, then status reads, then PDFs, then code lists); among equals,
-// the group (a company, ujp.WithTurnGroup) served least recently, so
-// companies sharing a user take turns; and within a group the one waiting
-// longest.
+// the one waiting longest.
 //
 // The state is two tables: ujp_slots, one row per user with the earliest
 // start of its next call, and ujp_waiters, the calls waiting. Taking a turn
@@ -131,7 +129,7 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 	if err := t.ensure(ctx, key); err != nil {
 		return err
 	}
-	group, work := ujp.TurnGroup(ctx), ujp.TurnWorkOf(ctx)
+	work := ujp.TurnWorkOf(ctx)
 	now := t.now()
 	since := dbTime(now)
 	queued := false // the waiter has a row in ujp_waiters
@@ -148,7 +146,7 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 			// It asks: it says so (and keeps saying so while it
 			// waits), so that later askers go after it.
 			if err := t.db.Writer().PutUJPWaiter(ctx, dbq.PutUJPWaiterParams{Key: key, Waiter: waiter, Priority: int32(pri),
-				Since: since, SeenAt: dbTime(now), Grp: group}); err != nil {
+				Since: since, SeenAt: dbTime(now)}); err != nil {
 				return fmt.Errorf("ujp turns %s: %w", key, err)
 			}
 			seen, queued = now, true
@@ -158,7 +156,7 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 			return fmt.Errorf("ujp turns %s: %w", key, err)
 		}
 		if !slot.Until.After(now) {
-			took, err := t.take(ctx, key, pri, waiter, group, since, queued, work)
+			took, err := t.take(ctx, key, pri, waiter, since, queued, work)
 			if err != nil || took {
 				if took && work == nil {
 					t.startNow(key, true)
@@ -174,7 +172,7 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 		}
 		left := time.Until(deadline)
 		if due > left || left <= 0 {
-			return t.busy(ctx, key, pri, waiter, group, since, now, now.Add(due))
+			return t.busy(ctx, key, pri, waiter, since, now, now.Add(due))
 		}
 		sleep := min(max(due, time.Millisecond), t.poll, left)
 		select {
@@ -206,9 +204,8 @@ func (t *Turns) ensure(ctx context.Context, key string) error {
 }
 
 // take tries to take the turn now, in one transaction with the waiter's
-// leaving the queue, its group's turn being recorded and the caller's
-// work, if any.
-func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter, group string, since time.Time, queued bool, work ujp.TurnWork) (bool, error) {
+// leaving the queue and the caller's work, if any.
+func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter string, since time.Time, queued bool, work ujp.TurnWork) (bool, error) {
 	took := false
 	var workErr error
 	purge := t.purgeDue(key)
@@ -221,22 +218,12 @@ func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter, 
 			return err
 		}
 		now := t.now()
-		served, err := t.served(ctx, tx.Queries, key, group)
-		if err != nil {
-			return err
-		}
 		n, err := tx.TakeUJPTurn(ctx, dbq.TakeUJPTurnParams{NextAt: dbTime(now.Add(t.spacing)), Waiter: waiter, Key: key,
-			Now: dbTime(now), FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since,
-			LongAgo: longAgo, Served: served})
+			Now: dbTime(now), FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since})
 		if err != nil || n == 0 {
 			return err
 		}
 		took = true
-		if group != "" {
-			if err := tx.PutUJPTurnGroup(ctx, dbq.PutUJPTurnGroupParams{Key: key, Grp: group, ServedAt: dbTime(now)}); err != nil {
-				return err
-			}
-		}
 		if queued {
 			if err := tx.DeleteUJPWaiter(ctx, dbq.DeleteUJPWaiterParams{Key: key, Waiter: waiter}); err != nil {
 				return err
@@ -280,18 +267,6 @@ func (t *Turns) purgeDue(key string) bool {
 // purgeEvery is how often a process deletes a key's forgotten waiters.
 const purgeEvery = time.Minute
 
-// served is when group last had a turn of key (longAgo for none).
-func (t *Turns) served(ctx context.Context, q *dbq.Queries, key, group string) (time.Time, error) {
-	if group == "" {
-		return longAgo, nil
-	}
-	at, err := q.GetUJPTurnGroup(ctx, dbq.GetUJPTurnGroupParams{Key: key, Grp: group})
-	if errors.Is(err, sql.ErrNoRows) {
-		return longAgo, nil
-	}
-	return dbTime(at), err
-}
-
 // startNow waits, in real time, until a spacing after the last call of
 // key this process started (or reserved), and records the call starting
 // then. tentative
@@ -332,13 +307,9 @@ func (t *Turns) unstart(key string) {
 // busy gives up waiting: the waiter's row stays, marked as no longer
 // asking (so it holds nobody up), with its place for the next ask; the
 // error says when a turn may be free for it.
-func (t *Turns) busy(ctx context.Context, key string, pri ujp.Priority, waiter, group string, since, now, until time.Time) error {
-	served, err := t.served(ctx, t.db.Reader(), key, group)
-	if err != nil {
-		return fmt.Errorf("ujp turns %s: %w", key, err)
-	}
+func (t *Turns) busy(ctx context.Context, key string, pri ujp.Priority, waiter string, since, now, until time.Time) error {
 	ahead, err := t.db.Reader().UJPWaitersAhead(ctx, dbq.UJPWaitersAheadParams{Key: key, Waiter: waiter,
-		FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since, LongAgo: longAgo, Served: served})
+		FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since})
 	if err != nil {
 		return fmt.Errorf("ujp turns %s: %w", key, err)
 	}
@@ -358,7 +329,7 @@ func (t *Turns) leave(key, waiter string) {
 	// Seen a staleness ago: passed over now, forgotten only after
 	// forgetAfter.
 	_ = t.db.Writer().PutUJPWaiter(ctx, dbq.PutUJPWaiterParams{Key: key, Waiter: waiter, Priority: w.Priority,
-		Since: w.Since, SeenAt: dbTime(t.now().Add(-t.stale)), Grp: w.Grp})
+		Since: w.Since, SeenAt: dbTime(t.now().Add(-t.stale))})
 }
 
 // Defer implements ujp.Turns.

@@ -386,56 +386,6 @@ func TestTurnCountsFromWhenItIsTaken(t *testing.T) {
 	})
 }
 
-// TestCompaniesTakeTurns: sends of one user wait as groups (companies):
-// a company with one send waiting goes before the second send of a company
-// that had the last turn, however many that company has queued, and the
-// busy company's own sends keep their order.
-func TestCompaniesTakeTurns(t *testing.T) {
-	t.Parallel()
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		turns := ujpturns.New(db, ujpturns.Config{Interval: 20 * time.Millisecond, Margin: -1})
-		ctx := context.Background()
-		const key = "sandbox/EUJP-SHARED"
-		// The month-end company had a turn a moment ago.
-		if err := turns.Take(ujp.WithTurnGroup(ctx, "cmp_big"), key, ujp.PrioritySend, "big-0", time.Second); err != nil {
-			t.Fatal(err)
-		}
-		if err := turns.Defer(ctx, key, time.Now().Add(300*time.Millisecond)); err != nil {
-			t.Fatal(err)
-		}
-		var mu sync.Mutex
-		var order []string
-		var wg sync.WaitGroup
-		queue := func(group, name string) {
-			wg.Go(func() {
-				if err := turns.Take(ujp.WithTurnGroup(ctx, group), key, ujp.PrioritySend, name, 10*time.Second); err != nil {
-					t.Error(name, err)
-					return
-				}
-				mu.Lock()
-				order = append(order, name)
-				mu.Unlock()
-			})
-			waitRow(t, db, key, name)
-			time.Sleep(2 * time.Millisecond) // distinct since
-		}
-		for i := 1; i <= 4; i++ {
-			queue("cmp_big", fmt.Sprint("big-", i))
-		}
-		queue("cmp_quiet", "quiet-1")
-		queue("cmp_other", "other-1")
-		queue("cmp_other", "other-2")
-		wg.Wait()
-		// quiet and other were never served: they go first (in the order
-		// they came); then the companies alternate, the least recently
-		// served first.
-		want := "quiet-1,other-1,big-1,other-2,big-2,big-3,big-4"
-		if got := strings.Join(order, ","); got != want {
-			t.Fatalf("turns went %s, want %s", got, want)
-		}
-	})
-}
-
 // TestCallsOfOneProcessStartASpacingApart: the calls a process makes as one
 // user start a spacing apart in real time, even when the store's clock
 // says the next turn is due sooner (a commit the store delayed moves a

@@ -448,19 +448,12 @@ type UjpSlot struct {
 	Until  time.Time
 }
 
-type UjpTurnGroup struct {
-	Key      string
-	Grp      string
-	ServedAt time.Time
-}
-
 type UjpWaiter struct {
 	Key      string
 	Waiter   string
 	Priority int32
 	Since    time.Time
 	SeenAt   time.Time
-	Grp      string
 }
 
 type UjpsimCertificate struct {

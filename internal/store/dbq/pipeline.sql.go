@@ -200,25 +200,8 @@ func (q *Queries) GetUJPSlot(ctx context.Context, key string) (UjpSlot, error) {
 	return i, err
 }
 
-const getUJPTurnGroup = `-- name: GetUJPTurnGroup :one
-SELECT served_at FROM ujp_turn_groups WHERE key = $1 AND grp = $2
-`
-
-type GetUJPTurnGroupParams struct {
-	Key string
-	Grp string
-}
-
-// When the group last had a turn of the user.
-func (q *Queries) GetUJPTurnGroup(ctx context.Context, arg GetUJPTurnGroupParams) (time.Time, error) {
-	row := q.db.QueryRowContext(ctx, getUJPTurnGroup, arg.Key, arg.Grp)
-	var served_at time.Time
-	err := row.Scan(&served_at)
-	return served_at, err
-}
-
 const getUJPWaiter = `-- name: GetUJPWaiter :one
-SELECT key, waiter, priority, since, seen_at, grp FROM ujp_waiters WHERE key = $1 AND waiter = $2
+SELECT key, waiter, priority, since, seen_at FROM ujp_waiters WHERE key = $1 AND waiter = $2
 `
 
 type GetUJPWaiterParams struct {
@@ -235,7 +218,6 @@ func (q *Queries) GetUJPWaiter(ctx context.Context, arg GetUJPWaiterParams) (Ujp
 		&i.Priority,
 		&i.Since,
 		&i.SeenAt,
-		&i.Grp,
 	)
 	return i, err
 }
@@ -496,26 +478,10 @@ func (q *Queries) PutEInvoicePDF(ctx context.Context, arg PutEInvoicePDFParams) 
 	return err
 }
 
-const putUJPTurnGroup = `-- name: PutUJPTurnGroup :exec
-INSERT INTO ujp_turn_groups (key, grp, served_at) VALUES ($1, $2, $3)
-ON CONFLICT (key, grp) DO UPDATE SET served_at = excluded.served_at
-`
-
-type PutUJPTurnGroupParams struct {
-	Key      string
-	Grp      string
-	ServedAt time.Time
-}
-
-func (q *Queries) PutUJPTurnGroup(ctx context.Context, arg PutUJPTurnGroupParams) error {
-	_, err := q.db.ExecContext(ctx, putUJPTurnGroup, arg.Key, arg.Grp, arg.ServedAt)
-	return err
-}
-
 const putUJPWaiter = `-- name: PutUJPWaiter :exec
-INSERT INTO ujp_waiters (key, waiter, priority, since, seen_at, grp)
-VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (key, waiter) DO UPDATE SET priority = excluded.priority, seen_at = excluded.seen_at, grp = excluded.grp
+INSERT INTO ujp_waiters (key, waiter, priority, since, seen_at)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (key, waiter) DO UPDATE SET priority = excluded.priority, seen_at = excluded.seen_at
 `
 
 type PutUJPWaiterParams struct {
@@ -524,12 +490,10 @@ type PutUJPWaiterParams struct {
 	Priority int32
 	Since    time.Time
 	SeenAt   time.Time
-	Grp      string
 }
 
 // A waiter for a turn of key says it is still waiting (seen_at), keeping
-// the moment it started waiting (since) from its first ask; grp is the
-// group (a company) it asks for.
+// the moment it started waiting (since) from its first ask.
 func (q *Queries) PutUJPWaiter(ctx context.Context, arg PutUJPWaiterParams) error {
 	_, err := q.db.ExecContext(ctx, putUJPWaiter,
 		arg.Key,
@@ -537,7 +501,6 @@ func (q *Queries) PutUJPWaiter(ctx context.Context, arg PutUJPWaiterParams) erro
 		arg.Priority,
 		arg.Since,
 		arg.SeenAt,
-		arg.Grp,
 	)
 	return err
 }
@@ -693,12 +656,10 @@ UPDATE ujp_slots SET until = $1, holder = $2
 WHERE ujp_slots.key = $3 AND ujp_slots.until <= $4
   AND NOT EXISTS (
     SELECT 1 FROM ujp_waiters w
-    LEFT JOIN ujp_turn_groups g ON g.key = w.key AND g.grp = w.grp AND w.grp <> ''
     WHERE w.key = $3 AND w.waiter <> $2 AND w.seen_at > $5
       AND (w.priority > $6
-        OR (w.priority = $6 AND COALESCE(g.served_at, $7) < $8)
-        OR (w.priority = $6 AND COALESCE(g.served_at, $7) = $8
-          AND (w.since < $9 OR (w.since = $9 AND w.waiter < $2)))))
+        OR (w.priority = $6
+          AND (w.since < $7 OR (w.since = $7 AND w.waiter < $2)))))
 `
 
 type TakeUJPTurnParams struct {
@@ -708,17 +669,13 @@ type TakeUJPTurnParams struct {
 	Now        time.Time
 	FreshAfter time.Time
 	Priority   int32
-	LongAgo    time.Time
-	Served     time.Time
 	Since      time.Time
 }
 
 // Takes the user's turn when it is due and no waiter still waiting (seen
 // after fresh_after) goes first: a higher priority; or the same priority
-// and a group served less recently than the taker's (served, the taker's
-// group's ujp_turn_groups.served_at, long_ago for none: groups take turns);
-// or the same priority and group order, waiting since earlier (then the
-// smaller waiter name). The next turn is then next_at.
+// and waiting since earlier (then the smaller waiter name). The next turn
+// is then next_at.
 func (q *Queries) TakeUJPTurn(ctx context.Context, arg TakeUJPTurnParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, takeUJPTurn,
 		arg.NextAt,
@@ -727,8 +684,6 @@ func (q *Queries) TakeUJPTurn(ctx context.Context, arg TakeUJPTurnParams) (int64
 		arg.Now,
 		arg.FreshAfter,
 		arg.Priority,
-		arg.LongAgo,
-		arg.Served,
 		arg.Since,
 	)
 	if err != nil {
@@ -739,11 +694,8 @@ func (q *Queries) TakeUJPTurn(ctx context.Context, arg TakeUJPTurnParams) (int64
 
 const uJPWaitersAhead = `-- name: UJPWaitersAhead :one
 SELECT COUNT(*) FROM ujp_waiters w
-LEFT JOIN ujp_turn_groups g ON g.key = w.key AND g.grp = w.grp AND w.grp <> ''
 WHERE w.key = $1 AND w.waiter <> $2 AND w.seen_at > $3
-  AND (w.priority > $4
-    OR (w.priority = $4 AND COALESCE(g.served_at, $5) < $6)
-    OR (w.priority = $4 AND COALESCE(g.served_at, $5) = $6 AND w.since < $7))
+  AND (w.priority > $4 OR (w.priority = $4 AND w.since < $5))
 `
 
 type UJPWaitersAheadParams struct {
@@ -751,21 +703,16 @@ type UJPWaitersAheadParams struct {
 	Waiter     string
 	FreshAfter time.Time
 	Priority   int32
-	LongAgo    time.Time
-	Served     time.Time
 	Since      time.Time
 }
 
-// How many fresh waiters go before one of priority, group order (served)
-// and since.
+// How many fresh waiters go before one of priority and since.
 func (q *Queries) UJPWaitersAhead(ctx context.Context, arg UJPWaitersAheadParams) (int64, error) {
 	row := q.db.QueryRowContext(ctx, uJPWaitersAhead,
 		arg.Key,
 		arg.Waiter,
 		arg.FreshAfter,
 		arg.Priority,
-		arg.LongAgo,
-		arg.Served,
 		arg.Since,
 	)
 	var count int64

@@ -5,11 +5,10 @@ ON CONFLICT (key) DO NOTHING;
 
 -- name: PutUJPWaiter :exec
 -- A waiter for a turn of key says it is still waiting (seen_at), keeping
--- the moment it started waiting (since) from its first ask; grp is the
--- group (a company) it asks for.
-INSERT INTO ujp_waiters (key, waiter, priority, since, seen_at, grp)
-VALUES (sqlc.arg(key), sqlc.arg(waiter), sqlc.arg(priority), sqlc.arg(since), sqlc.arg(seen_at), sqlc.arg(grp))
-ON CONFLICT (key, waiter) DO UPDATE SET priority = excluded.priority, seen_at = excluded.seen_at, grp = excluded.grp;
+-- the moment it started waiting (since) from its first ask.
+INSERT INTO ujp_waiters (key, waiter, priority, since, seen_at)
+VALUES (sqlc.arg(key), sqlc.arg(waiter), sqlc.arg(priority), sqlc.arg(since), sqlc.arg(seen_at))
+ON CONFLICT (key, waiter) DO UPDATE SET priority = excluded.priority, seen_at = excluded.seen_at;
 
 -- name: GetUJPWaiter :one
 SELECT * FROM ujp_waiters WHERE key = sqlc.arg(key) AND waiter = sqlc.arg(waiter);
@@ -23,28 +22,16 @@ UPDATE ujp_slots SET holder = holder WHERE key = sqlc.arg(key);
 -- name: TakeUJPTurn :execrows
 -- Takes the user's turn when it is due and no waiter still waiting (seen
 -- after fresh_after) goes first: a higher priority; or the same priority
--- and a group served less recently than the taker's (served, the taker's
--- group's ujp_turn_groups.served_at, long_ago for none: groups take turns);
--- or the same priority and group order, waiting since earlier (then the
--- smaller waiter name). The next turn is then next_at.
+-- and waiting since earlier (then the smaller waiter name). The next turn
+-- is then next_at.
 UPDATE ujp_slots SET until = sqlc.arg(next_at), holder = sqlc.arg(waiter)
 WHERE ujp_slots.key = sqlc.arg(key) AND ujp_slots.until <= sqlc.arg(now)
   AND NOT EXISTS (
     SELECT 1 FROM ujp_waiters w
-    LEFT JOIN ujp_turn_groups g ON g.key = w.key AND g.grp = w.grp AND w.grp <> ''
     WHERE w.key = sqlc.arg(key) AND w.waiter <> sqlc.arg(waiter) AND w.seen_at > sqlc.arg(fresh_after)
       AND (w.priority > sqlc.arg(priority)
-        OR (w.priority = sqlc.arg(priority) AND COALESCE(g.served_at, sqlc.arg(long_ago)) < sqlc.arg(served))
-        OR (w.priority = sqlc.arg(priority) AND COALESCE(g.served_at, sqlc.arg(long_ago)) = sqlc.arg(served)
+        OR (w.priority = sqlc.arg(priority)
           AND (w.since < sqlc.arg(since) OR (w.since = sqlc.arg(since) AND w.waiter < sqlc.arg(waiter))))));
-
--- name: GetUJPTurnGroup :one
--- When the group last had a turn of the user.
-SELECT served_at FROM ujp_turn_groups WHERE key = sqlc.arg(key) AND grp = sqlc.arg(grp);
-
--- name: PutUJPTurnGroup :exec
-INSERT INTO ujp_turn_groups (key, grp, served_at) VALUES (sqlc.arg(key), sqlc.arg(grp), sqlc.arg(served_at))
-ON CONFLICT (key, grp) DO UPDATE SET served_at = excluded.served_at;
 
 -- name: DeleteUJPWaiter :exec
 DELETE FROM ujp_waiters WHERE key = sqlc.arg(key) AND waiter = sqlc.arg(waiter);
@@ -54,14 +41,10 @@ DELETE FROM ujp_waiters WHERE key = sqlc.arg(key) AND waiter = sqlc.arg(waiter);
 DELETE FROM ujp_waiters WHERE key = sqlc.arg(key) AND seen_at < sqlc.arg(before);
 
 -- name: UJPWaitersAhead :one
--- How many fresh waiters go before one of priority, group order (served)
--- and since.
+-- How many fresh waiters go before one of priority and since.
 SELECT COUNT(*) FROM ujp_waiters w
-LEFT JOIN ujp_turn_groups g ON g.key = w.key AND g.grp = w.grp AND w.grp <> ''
 WHERE w.key = sqlc.arg(key) AND w.waiter <> sqlc.arg(waiter) AND w.seen_at > sqlc.arg(fresh_after)
-  AND (w.priority > sqlc.arg(priority)
-    OR (w.priority = sqlc.arg(priority) AND COALESCE(g.served_at, sqlc.arg(long_ago)) < sqlc.arg(served))
-    OR (w.priority = sqlc.arg(priority) AND COALESCE(g.served_at, sqlc.arg(long_ago)) = sqlc.arg(served) AND w.since < sqlc.arg(since)));
+  AND (w.priority > sqlc.arg(priority) OR (w.priority = sqlc.arg(priority) AND w.since < sqlc.arg(since)));
 
 -- name: DeferUJPSlot :exec
 -- Pushes the user's next turn to at (UJP's Retry-After), never earlier.
