@@ -128,7 +128,7 @@ func (s *Service) mustWait(ctx context.Context, tx *store.Tx, key, companyID str
 // flight or waiting, other than id. Such a document is not queued behind
 // the user's others: it takes a place at once (beyond SignAhead, by at
 // most one per company), and its send is claimed and takes its turn before
-// theirs (sendFirst, the send's turn group). One company's month-end then
+// theirs (its submit job is due sendFirst ago). One company's month-end then
 // delays another's single invoice by a few turns, not by the SignAhead
 // documents in flight ahead of it.
 func firstOfCompany(ctx context.Context, tx *store.Tx, key, companyID, id string) (bool, error) {
