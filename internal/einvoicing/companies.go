@@ -162,6 +162,12 @@ func companyRef(ctx context.Context, q *dbq.Queries, p *auth.Principal, id strin
 	return co, err
 }
 
+// CompanyRef is companyRef for the application's rooms (the archive
+// names its company in the body).
+func CompanyRef(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
+	return companyRef(ctx, q, p, id)
+}
+
 // CompanyEnvironment answers X-Company-Id for the e-invoicing service: the
 // environment of company id when it is in p's account. A company's account
 // and environment never change, so a company found once is answered from
