@@ -3,7 +3,7 @@ package archive
 // Archive exports: a zip of every document a company sent or received in a
 // date range, with a manifest an auditor can check without trusting us.
 //
-// An export is a row (archive_exports) and a job (KindArchiveBuild). The
+// An export is a row (archive_exports) and a job (kindBuild). The
 // job streams the zip into the blob store — documents are read a page at a
 // time and written entry by entry, so memory does not grow with the
 // archive — and marks the export ready in one transaction with the event.
