@@ -1,11 +1,9 @@
 package einvoicing
 
 import (
-	"context"
 	"strings"
 
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/store/dbq"
 )
 
 // Tenancy is decided in SQL and in one rule.
@@ -34,10 +32,4 @@ type scope struct {
 func scopeOf(p *auth.Principal) scope {
 	return scope{AccountID: p.AccountID, Environment: p.Environment, AllCompanies: len(p.CompanyIDs) == 0,
 		Allowed: strings.Join(p.CompanyIDs, " ")}
-}
-
-// inReach is auth.InReach: r when the scoped read found it, else the one
-// answer (404 or reach's 403) to a resource out of the credential's reach.
-func inReach[R any](ctx context.Context, q *dbq.Queries, p *auth.Principal, what, id string, r R, err error) (R, error) {
-	return auth.InReach(ctx, q, p, what, id, r, err)
 }
