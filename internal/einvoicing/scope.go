@@ -1,10 +1,6 @@
 package einvoicing
 
-import (
-	"strings"
-
-	"github.com/denar-mk/denar/internal/auth"
-)
+import "github.com/denar-mk/denar/internal/auth"
 
 // Tenancy is decided in SQL and in one rule.
 //
@@ -28,8 +24,9 @@ type scope struct {
 	Allowed      string
 }
 
-// scopeOf is p's reach.
+// scopeOf is p's reach (the allow-list as auth.Principal.AllowList gives
+// it to every room's queries).
 func scopeOf(p *auth.Principal) scope {
-	return scope{AccountID: p.AccountID, Environment: p.Environment, AllCompanies: len(p.CompanyIDs) == 0,
-		Allowed: strings.Join(p.CompanyIDs, " ")}
+	all, allowed := p.AllowList()
+	return scope{AccountID: p.AccountID, Environment: p.Environment, AllCompanies: all, Allowed: allowed}
 }
