@@ -17,6 +17,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/blob"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -198,7 +199,7 @@ func packageDefaults() Config {
 		JobWorkers:               jobs.DefaultWorkers,
 		MailMaxAttempts:          mail.DefaultMaxAttempts,
 		MailRetryDelays:          mail.DefaultRetryDelays(),
-		ArchiveRetention:         einvoicing.DefaultArchiveRetention,
+		ArchiveRetention:         archive.DefaultRetention,
 		WebhookTimeout:           webhooks.DefaultTimeout,
 		WebhookWorkers:           webhooks.DefaultConcurrency,
 		DashboardSessionTTL:      auth.DefaultSessionTTL,

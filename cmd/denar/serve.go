@@ -20,6 +20,7 @@ import (
 	"github.com/denar-mk/denar/internal/dashboard"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -37,13 +38,14 @@ import (
 type application struct {
 	einvoicing *einvoicing.Service
 	webhooks   *webhooks.Service
+	archive    *archive.Service
 }
 
 // newWebhooks is the events and webhooks room on db: the publisher the
 // e-invoicing use cases write their events through, and the service of
 // the event log, the endpoints and their deliveries.
 func newWebhooks(db *store.DB, cfg Config, log *slog.Logger, secrets *auth.SecretBox) *webhooks.Service {
-	return webhooks.New(webhooks.Deps{DB: db, Log: log, Secrets: secrets, Resources: einvoicing.EventResources()},
+	return webhooks.New(webhooks.Deps{DB: db, Log: log, Secrets: secrets, Resources: archive.EventResources()},
 		webhooks.Config{Timeout: cfg.WebhookTimeout, AllowPrivateSandbox: cfg.WebhookAllowPrivateSandbox,
 			OperatorEmail: cfg.OperatorEmail, Concurrency: cfg.WebhookWorkers})
 }
@@ -69,7 +71,7 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	payroll = payrollapi.New(payrollapi.Deps{Auth: authStore, Companies: auth.Employers{DB: db}, Idempotency: keeper,
 		Ready: ready, DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, HeavyConcurrency: cfg.heavyConcurrency(), ServiceURLs: urls})
 	hooks := newWebhooks(db, cfg, log, secrets)
-	d := einvoicing.Deps{DB: db, Log: log, Blobs: blobs, Secrets: secrets, Events: hooks}
+	d := einvoicing.Deps{DB: db, Log: log, Secrets: secrets, Events: hooks}
 	if reg != nil {
 		d.Registry = reg
 		d.Sandbox = reg.sandbox
@@ -84,16 +86,16 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 		Reconcile: einvoicing.ReconcileConfig{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour},
 		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
-			SignAhead: cfg.EInvoiceSignAhead},
-		Archive: einvoicing.ArchiveConfig{Retention: cfg.ArchiveRetention}})
-	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Auth: authStore, Idempotency: keeper, Ready: ready,
+			SignAhead: cfg.EInvoiceSignAhead}})
+	exports := archive.New(archive.Deps{DB: db, Log: log, Blobs: blobs, Events: hooks}, archive.Config{Retention: cfg.ArchiveRetention})
+	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
 	// The web console shares the e-invoicing service's listener and outer
 	// middleware (request ids, access log, limits); it has no OpenAPI
 	// operations.
 	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Users: dashboardUsers(db, cfg, secrets), Log: log,
 		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
-	return payroll, einvoice, application{einvoicing: svc, webhooks: hooks}
+	return payroll, einvoice, application{einvoicing: svc, webhooks: hooks, archive: exports}
 }
 
 // dashboardUsers are the dashboard's people; secrets seals their TOTP
@@ -404,6 +406,7 @@ func registerJobs(ctx context.Context, runner, hookRunner *jobs.Runner, db *stor
 	}
 	mail.Register(runner, db, mailCfg)
 	app.einvoicing.RegisterJobs(runner)
+	app.archive.RegisterJobs(runner)
 	app.webhooks.RegisterJobs(hookRunner)
 	return nil
 }

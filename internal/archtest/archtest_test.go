@@ -142,10 +142,11 @@ func TestSimulatorRuleCatchesTheGatewaysCode(t *testing.T) {
 }
 
 // applicationPackage reports whether pkg is part of the e-invoicing
-// application layer: internal/einvoicing and its rooms (the webhooks
-// package), and what their use cases share (internal/usecase).
+// application layer: internal/einvoicing and its rooms (the webhooks and
+// archive packages), and what their use cases share (internal/usecase).
 func applicationPackage(pkg string) bool {
-	return pkg == module+"/internal/einvoicing" || pkg == module+"/internal/einvoicing/webhooks" || pkg == module+"/internal/usecase"
+	return pkg == module+"/internal/einvoicing" || pkg == module+"/internal/einvoicing/webhooks" ||
+		pkg == module+"/internal/einvoicing/archive" || pkg == module+"/internal/usecase"
 }
 
 // serverViolations returns what of deps an application package must not
@@ -162,17 +163,28 @@ func serverViolations(deps []string) []string {
 	return bad
 }
 
-// roomViolations returns what of deps the webhooks room must not depend
-// on: the e-invoicing package that publishes through it. The direction is
-// internal/einvoicing → internal/einvoicing/webhooks (einvoicing's
-// Publisher port is satisfied by webhooks.Service, wired in cmd/denar).
+// roomDirections are the directions between internal/einvoicing and its
+// rooms, as what each package must not depend on:
+//   - internal/einvoicing → internal/einvoicing/webhooks (einvoicing's
+//     Publisher port is satisfied by webhooks.Service, wired in cmd/denar);
+//   - internal/einvoicing/archive → internal/einvoicing (the archive reads
+//     sent documents in einvoicing's vocabulary and publishes through the
+//     same port; einvoicing knows nothing of exports).
+var roomDirections = map[string]string{
+	module + "/internal/einvoicing/webhooks": module + "/internal/einvoicing",
+	module + "/internal/einvoicing":          module + "/internal/einvoicing/archive",
+}
+
+// roomViolations returns what of deps pkg must not depend on by
+// roomDirections.
 func roomViolations(pkg string, deps []string) []string {
-	if pkg != module+"/internal/einvoicing/webhooks" {
+	forbidden, ok := roomDirections[pkg]
+	if !ok {
 		return nil
 	}
 	var bad []string
 	for _, d := range deps {
-		if d == module+"/internal/einvoicing" {
+		if d == forbidden {
 			bad = append(bad, d)
 		}
 	}
@@ -180,8 +192,9 @@ func roomViolations(pkg string, deps []string) []string {
 }
 
 // TestApplicationRulesCatchWrongDirections shows the rules would fail the
-// webhooks room reaching back into internal/einvoicing, and an application
-// package reaching for HTTP server code.
+// webhooks room reaching back into internal/einvoicing, internal/einvoicing
+// reaching into the archive room, and an application package reaching for
+// HTTP server code.
 func TestApplicationRulesCatchWrongDirections(t *testing.T) {
 	t.Parallel()
 	hooks := module + "/internal/einvoicing/webhooks"
@@ -191,10 +204,17 @@ func TestApplicationRulesCatchWrongDirections(t *testing.T) {
 	if got := roomViolations(module+"/internal/einvoicing", []string{hooks}); len(got) != 0 {
 		t.Errorf("einvoicing importing webhooks: violations %v, want none", got)
 	}
+	exports := module + "/internal/einvoicing/archive"
+	if got := roomViolations(module+"/internal/einvoicing", []string{hooks, exports}); len(got) != 1 {
+		t.Errorf("einvoicing importing archive: violations %v, want 1", got)
+	}
+	if got := roomViolations(exports, []string{module + "/internal/einvoicing", hooks, module + "/internal/usecase"}); len(got) != 0 {
+		t.Errorf("archive importing einvoicing: violations %v, want none", got)
+	}
 	if got := serverViolations([]string{module + "/internal/httpx", module + "/internal/dashboard", "github.com/danielgtaylor/huma/v2", module + "/internal/auth"}); len(got) != 3 {
 		t.Errorf("server violations %v, want 3", got)
 	}
-	if !applicationPackage(hooks) || !applicationPackage(module+"/internal/usecase") || applicationPackage(module+"/internal/einvoiceapi") {
+	if !applicationPackage(hooks) || !applicationPackage(exports) || !applicationPackage(module+"/internal/usecase") || applicationPackage(module+"/internal/einvoiceapi") {
 		t.Error("applicationPackage misclassifies")
 	}
 }
@@ -244,7 +264,7 @@ func TestImportRules(t *testing.T) {
 				t.Errorf("application package %s depends on %s", pkg, d)
 			}
 			for _, d := range roomViolations(pkg, deps) {
-				t.Errorf("%s depends on %s: events are published through einvoicing's Publisher port, the other way round", pkg, d)
+				t.Errorf("%s depends on %s: the rooms of internal/einvoicing depend one way only (roomDirections)", pkg, d)
 			}
 			if pkg == module+"/internal/einvoicing" {
 				for _, d := range deps {

@@ -7,6 +7,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -22,7 +23,8 @@ func newAPI(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config) (*einvoicing
 }
 
 // newAPIWith is newAPI with the events and webhooks room built from hd
-// and hc (DB, Log, Secrets and Resources filled in from d), returned too.
+// and hc (DB, Log, Secrets and Resources filled in from d), returned too;
+// the archive room has no blob store (its exports fail).
 func newAPIWith(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config, hd webhooks.Deps, hc webhooks.Config) (*einvoicing.Service, *webhooks.Service, *httpx.Service) {
 	d.DB = db
 	if d.Log == nil {
@@ -31,11 +33,12 @@ func newAPIWith(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config, hd webho
 	if cfg.RegistryTimeout == 0 {
 		cfg.RegistryTimeout = 200 * time.Millisecond
 	}
-	hd.DB, hd.Log, hd.Secrets, hd.Resources = db, d.Log, d.Secrets, einvoicing.EventResources()
+	hd.DB, hd.Log, hd.Secrets, hd.Resources = db, d.Log, d.Secrets, archive.EventResources()
 	hooks := webhooks.New(hd, hc)
 	d.Events = hooks
 	svc := einvoicing.New(d, cfg)
-	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0),
+	exports := archive.New(archive.Deps{DB: db, Log: d.Log, Events: hooks}, archive.Config{})
+	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0),
 		Ready: db.Ping, Log: d.Log, PublicURL: cfg.PublicURL, RateLimit: httpx.RateLimit{}})
 	return svc, hooks, api
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/httpx"
 )
 
@@ -29,7 +29,7 @@ type archiveIDInput struct {
 
 type archiveOutput struct {
 	Location string `header:"Location"`
-	Body     einvoicing.ArchiveExport
+	Body     archive.ArchiveExport
 }
 
 // archiveScope reads every document of a company, so it takes the scope
@@ -48,7 +48,7 @@ func (h *handlers) registerArchive(s *httpx.Service) {
 			"listing every other file with its size and SHA-256. It shows the data as of the export's creation (asOf). A range " +
 			"of one year or more, or to before from: 422.",
 	}, httpx.Spec{Scope: archiveScope}, func(ctx context.Context, in *createArchiveInput) (*archiveOutput, error) {
-		a, err := h.svc.CreateArchiveExport(ctx, caller(ctx), einvoicing.CreateArchiveExport{CompanyID: in.Body.CompanyID,
+		a, err := h.archive.CreateArchiveExport(ctx, caller(ctx), archive.CreateArchiveExport{CompanyID: in.Body.CompanyID,
 			From: in.Body.From, To: in.Body.To})
 		if err != nil {
 			return nil, err
@@ -60,7 +60,7 @@ func (h *handlers) registerArchive(s *httpx.Service) {
 		Summary: "Get an archive export", Tags: tags,
 		Description: "The export's state; once ready, its download link (GET /v1/archive-exports/{id}/download), or its failure.",
 	}, httpx.Spec{Scope: archiveScope}, func(ctx context.Context, in *archiveIDInput) (*archiveOutput, error) {
-		a, err := h.svc.ArchiveExport(ctx, httpx.PrincipalFrom(ctx), in.ID)
+		a, err := h.archive.ArchiveExport(ctx, httpx.PrincipalFrom(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -74,7 +74,7 @@ func (h *handlers) registerArchive(s *httpx.Service) {
 		Responses: map[string]*huma.Response{"200": {Description: "The zip.", Content: map[string]*huma.MediaType{
 			"application/zip": {Schema: &huma.Schema{Type: "string", Format: "binary"}}}}},
 	}, httpx.Spec{Scope: archiveScope}, func(ctx context.Context, in *archiveIDInput) (*huma.StreamResponse, error) {
-		d, err := h.svc.OpenArchive(ctx, httpx.PrincipalFrom(ctx), in.ID)
+		d, err := h.archive.OpenArchive(ctx, httpx.PrincipalFrom(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -25,11 +26,13 @@ import (
 // Deps are what the e-invoicing API needs from the rest of the program.
 type Deps struct {
 	// Service is the application layer every operation calls but those of
-	// events and webhooks.
+	// its rooms (events and webhooks, archive exports).
 	Service *einvoicing.Service
 	// Webhooks is the events and webhooks room of the application layer:
 	// the event log and feed, webhook endpoints and their deliveries.
 	Webhooks *webhooks.Service
+	// Archive is the archive exports room of the application layer.
+	Archive *archive.Service
 	// Auth authenticates API keys and issues OAuth tokens.
 	Auth *auth.Store
 	// Idempotency keeps Idempotency-Key claims.
@@ -94,7 +97,7 @@ func New(d Deps) *httpx.Service {
 			return ""
 		},
 	})
-	h := &handlers{svc: d.Service, hooks: d.Webhooks, deps: d}
+	h := &handlers{svc: d.Service, hooks: d.Webhooks, archive: d.Archive, deps: d}
 	h.registerCompanies(s)
 	h.registerSandboxMandate(s)
 	h.registerOAuth(s.Mux, s.API)
@@ -124,9 +127,10 @@ func New(d Deps) *httpx.Service {
 const maxDocumentBody = 1 << 20
 
 type handlers struct {
-	svc   *einvoicing.Service
-	hooks *webhooks.Service
-	deps  Deps
+	svc     *einvoicing.Service
+	hooks   *webhooks.Service
+	archive *archive.Service
+	deps    Deps
 	// wsMessages counts the signing WebSockets' messages.
 	wsMessages *prometheus.CounterVec
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
@@ -141,13 +142,13 @@ func exDeliveryObject() webhooks.WebhookDelivery {
 		CreatedAt: exTime("09:15:03"), UpdatedAt: exTime("09:15:04")}
 }
 
-func exArchiveObject() einvoicing.ArchiveExport {
-	return einvoicing.ArchiveExport{ID: exArchive, Object: "archive_export", CompanyID: exCompany, Environment: "sandbox",
-		From: "2026-04-01", To: "2026-04-30", State: "ready", Counts: einvoicing.ArchiveCounts{Sent: 42, Received: 17, Files: 178},
+func exArchiveObject() archive.ArchiveExport {
+	return archive.ArchiveExport{ID: exArchive, Object: "archive_export", CompanyID: exCompany, Environment: "sandbox",
+		From: "2026-04-01", To: "2026-04-30", State: "ready", Counts: archive.ArchiveCounts{Sent: 42, Received: 17, Files: 178},
 		Size: exPtr(int64(3481920)), SHA256: exPtr("9f2c1e7a4b6d8f0e2a4c6e8b0d2f4a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6d8f"),
 		AsOf: exTime("09:00:00"), CreatedAt: exTime("09:00:00"), CompletedAt: exPtr(exTime("09:00:41")),
 		ExpiresAt: time.Date(2026, 5, 11, 9, 0, 41, 0, time.UTC),
-		Links:     einvoicing.ArchiveLinks{Download: "/v1/archive-exports/" + exArchive + "/download"}}
+		Links:     archive.ArchiveLinks{Download: "/v1/archive-exports/" + exArchive + "/download"}}
 }
 
 func exReconciliationObject() einvoicing.Reconciliation {

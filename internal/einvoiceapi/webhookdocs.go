@@ -6,7 +6,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
@@ -21,7 +21,7 @@ func (h *handlers) documentWebhooks(s *httpx.Service) {
 	if oapi.Webhooks == nil {
 		oapi.Webhooks = map[string]*huma.PathItem{}
 	}
-	resources := einvoicing.EventResources()
+	resources := archive.EventResources()
 	str := func(desc string) *huma.Schema { return &huma.Schema{Type: "string", Description: desc} }
 	for _, k := range webhooks.EventKinds() {
 		var obj *huma.Schema

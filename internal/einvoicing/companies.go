@@ -120,12 +120,12 @@ func companyView(ctx context.Context, q *dbq.Queries, r dbq.Company, prodPlan bo
 
 // company loads a company the caller may act for: 404 outside the
 // account (ids of other tenants are not confirmed), 403 outside the
-// credential's allow-list or environment (inReach).
+// credential's allow-list or environment (auth.InReach).
 func company(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
 	sc := scopeOf(p)
 	r, err := q.GetCompanyInReach(ctx, dbq.GetCompanyInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed})
-	return inReach(ctx, q, p, "Company", id, r, err)
+	return auth.InReach(ctx, q, p, "Company", id, r, err)
 }
 
 // ErrMandatePending refuses what the service would do for a company before
@@ -160,6 +160,12 @@ func companyRef(ctx context.Context, q *dbq.Queries, p *auth.Principal, id strin
 		return co, denar.Errorf("company_not_allowed", "The credential may not act for company %s.", id)
 	}
 	return co, err
+}
+
+// CompanyRef is companyRef for the application's rooms (the archive
+// names its company in the body).
+func CompanyRef(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
+	return companyRef(ctx, q, p, id)
 }
 
 // CompanyEnvironment answers X-Company-Id for the e-invoicing service: the

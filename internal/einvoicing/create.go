@@ -111,7 +111,7 @@ func issuer(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, n
 	sc := scopeOf(p)
 	r, err := q.GetAccountCompanySigner(ctx, dbq.GetAccountCompanySignerParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, Now: now})
-	co, err = mandated(inReach(ctx, q, p, "Company", id, r.Company, err))
+	co, err = mandated(auth.InReach(ctx, q, p, "Company", id, r.Company, err))
 	if err != nil {
 		return co, nil, nil, err
 	}

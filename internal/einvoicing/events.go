@@ -25,17 +25,18 @@ type Publisher interface {
 	Stored(ctx context.Context, tx *store.Tx, ev webhooks.Prepared, endpoints []dbq.ListFanOutEndpointsRow) error
 }
 
-// EventResources maps each Resource of the event catalogue to the Go type
-// GET renders it as (a zero value): the publisher refuses an event whose
-// object is of another type (webhooks.Deps.Resources), and the OpenAPI
-// document describes each kind's payload from it.
+// EventResources maps each Resource of the event catalogue that this
+// package renders to the Go type GET renders it as (a zero value): the
+// publisher refuses an event whose object is of another type
+// (webhooks.Deps.Resources), and the OpenAPI document describes each
+// kind's payload from it. The archive room adds its export
+// (archive.EventResources, the whole catalogue).
 func EventResources() map[string]any {
 	return map[string]any{
 		webhooks.ResourceEInvoice:        EInvoice{},
 		webhooks.ResourceSigningAgent:    SigningAgent{},
 		webhooks.ResourceWebhookEndpoint: webhooks.WebhookEndpoint{},
 		webhooks.ResourceInboxDocument:   InboxDocument{},
-		webhooks.ResourceArchiveExport:   ArchiveExport{},
 		webhooks.ResourceCodeListChange:  CodeListChange{},
 		webhooks.ResourceReconciliation:  Reconciliation{},
 	}

@@ -10,7 +10,6 @@ func (paceArgs) Kind() string          { return KindPace }
 func (validateArgs) Kind() string      { return KindValidate }
 func (queryArgs) Kind() string         { return KindUJPQuery }
 func (sandboxSignerArgs) Kind() string { return KindSandboxSigner }
-func (archiveArgs) Kind() string       { return KindArchiveBuild }
 
 // The periodic jobs take no arguments.
 type (
@@ -20,7 +19,6 @@ type (
 	paceSweepArgs        struct{}
 	reconcileAllArgs     struct{}
 	inboxDeadlinesArgs   struct{}
-	archivePurgeArgs     struct{}
 )
 
 func (pollChangesArgs) Kind() string      { return KindPollChanges }
@@ -29,4 +27,3 @@ func (purgeSignedReadsArgs) Kind() string { return KindPurgeSignedReads }
 func (paceSweepArgs) Kind() string        { return KindPaceSweep }
 func (reconcileAllArgs) Kind() string     { return KindReconcile }
 func (inboxDeadlinesArgs) Kind() string   { return KindInboxDeadlines }
-func (archivePurgeArgs) Kind() string     { return KindArchivePurge }

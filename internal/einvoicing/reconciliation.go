@@ -104,12 +104,12 @@ func reconciliationView(r dbq.Reconciliation) Reconciliation {
 }
 
 // reconciliationRow loads a reconciliation within the caller's reach
-// (inReach).
+// (auth.InReach).
 func reconciliationRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Reconciliation, error) {
 	sc := scopeOf(p)
 	r, err := q.GetReconciliationInReach(ctx, dbq.GetReconciliationInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed})
-	return inReach(ctx, q, p, "Reconciliation", id, r, err)
+	return auth.InReach(ctx, q, p, "Reconciliation", id, r, err)
 }
 
 // Reconciliation returns one reconciliation.

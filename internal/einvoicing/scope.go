@@ -1,16 +1,6 @@
 package einvoicing
 
-import (
-	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"strings"
-
-	"github.com/denar-mk/denar"
-	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/store/dbq"
-)
+import "github.com/denar-mk/denar/internal/auth"
 
 // Tenancy is decided in SQL and in one rule.
 //
@@ -21,9 +11,9 @@ import (
 // read them). Lists therefore fill their page in SQL.
 //
 // A resource named in a path is read by such a scoped query. When it
-// returns nothing, outOfReach decides what the caller is told, for every
+// returns nothing, auth.InReach decides what the caller is told, for every
 // entity alike, from where the row lives in the account (RowHome, read
-// with the account only) — see reach.
+// with the account only) — see auth.Principal.Reach.
 
 // scope is a credential's reach as query parameters.
 type scope struct {
@@ -34,41 +24,9 @@ type scope struct {
 	Allowed      string
 }
 
-// scopeOf is p's reach.
+// scopeOf is p's reach (the allow-list as auth.Principal.AllowList gives
+// it to every room's queries).
 func scopeOf(p *auth.Principal) scope {
-	return scope{AccountID: p.AccountID, Environment: p.Environment, AllCompanies: len(p.CompanyIDs) == 0,
-		Allowed: strings.Join(p.CompanyIDs, " ")}
-}
-
-// inReach passes on the result (r, err) of a scoped read of the resource
-// what (for example "Archive export") id: r when found, else the answer of
-// outOfReach.
-func inReach[R any](ctx context.Context, q *dbq.Queries, p *auth.Principal, what, id string, r R, err error) (R, error) {
-	var zero R
-	switch {
-	case err == nil:
-		return r, nil
-	case errors.Is(err, sql.ErrNoRows):
-		return zero, outOfReach(ctx, q, p, what, id)
-	default:
-		return zero, fmt.Errorf("%s %s: %w", what, id, err)
-	}
-}
-
-// outOfReach answers a resource named in a path that the scoped read did
-// not return: 404 not_found when it is not in the credential's account (or
-// not at all), else reach's 403 for where it lives.
-func outOfReach(ctx context.Context, q *dbq.Queries, p *auth.Principal, what, id string) error {
-	notFound := denar.Errorf(denar.ECodeNotFound, "No %s %s in this account.", strings.ToLower(what[:1])+what[1:], id)
-	h, err := q.RowHome(ctx, dbq.RowHomeParams{ID: id, AccountID: p.AccountID})
-	if errors.Is(err, sql.ErrNoRows) {
-		return notFound
-	}
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", what, id, err)
-	}
-	if err := reach(p, what+" "+id, h.Environment, h.CompanyID); err != nil {
-		return err
-	}
-	return notFound // gone between the two reads
+	all, allowed := p.AllowList()
+	return scope{AccountID: p.AccountID, Environment: p.Environment, AllCompanies: all, Allowed: allowed}
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/blob"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/ujp"
@@ -36,12 +35,6 @@ type Deps struct {
 	// Gateways are UJP by environment (auth.EnvSandbox, auth.EnvProduction);
 	// a missing one makes that environment's documents wait in held.
 	Gateways map[string]ujp.Gateway
-	// Blobs keeps archive exports (the database's own store by default);
-	// nil fails every export.
-	Blobs blob.Store
-	// Received reads received documents for archive exports; nil is the
-	// inbox of this service (the archive tests give documents of their own).
-	Received ReceivedArchive
 	// Secrets seals what a queued mail carries in confidence (a mandate
 	// link); cmd/denar always provides one.
 	Secrets *auth.SecretBox
@@ -68,8 +61,6 @@ type Config struct {
 	// reason (token_missing, pin_locked) the document is asked for again;
 	// default 5 minutes.
 	RefusalBackoff time.Duration
-	// Archive tunes archive exports.
-	Archive ArchiveConfig
 	// InboxDeadlineEvery is how often the inbox's deadline job looks for
 	// reminders and auto-acceptances due; default 1 minute.
 	InboxDeadlineEvery time.Duration
@@ -131,7 +122,6 @@ func (c Config) withDefaults() Config {
 	}
 	c.Pipeline = c.Pipeline.withDefaults()
 	c.Reconcile = c.Reconcile.withDefaults()
-	c.Archive = c.Archive.withDefaults()
 	return c
 }
 
@@ -158,8 +148,6 @@ type Service struct {
 	headers      headerCache
 	homes        homeCache
 	pipe         *Pipeline
-	blobs        blob.Store
-	received     ReceivedArchive
 	secrets      *auth.SecretBox
 	events       Publisher
 }
@@ -168,10 +156,7 @@ type Service struct {
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
 		snapshot: sync.OnceValue(ujpdoc.Snapshot), lists: newCodeLists(), operators: d.Operators, sandbox: d.Sandbox, sandboxSetup: d.SandboxSetup, gateways: d.Gateways,
-		blobs: d.Blobs, received: d.Received, secrets: d.Secrets, events: d.Events}
-	if s.received == nil {
-		s.received = inboxArchive{}
-	}
+		secrets: d.Secrets, events: d.Events}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -197,10 +182,9 @@ func (s *Service) Now() time.Time { return s.db.Now() }
 // RegisterJobs registers the job kinds of the service on r: the
 // submission pipeline, the change-feed polls (sales and the inbox), UJP
 // reads and decisions, the periodic read of UJP's code lists, the inbox's
-// deadlines, the periodic expiry and purge of signing requests, archive
-// builds and the periodic deletion of expired archives. Webhook deliveries
-// are the webhooks package's (webhooks.Service.RegisterJobs), on a runner
-// of their own.
+// deadlines and the periodic expiry and purge of signing requests. Webhook
+// deliveries are the webhooks package's (webhooks.Service.RegisterJobs), on
+// a runner of their own; archive exports the archive package's.
 func (s *Service) RegisterJobs(r *jobs.Runner) {
 	s.pipe.register(r)
 	s.registerCodeLists(r)
@@ -209,7 +193,4 @@ func (s *Service) RegisterJobs(r *jobs.Runner) {
 		jobs.Register(r, s.registerSandboxSigner, jobs.Options{
 			Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})
 	}
-	jobs.Register(r, s.buildArchive, jobs.Options{
-		Backoff: jobs.Schedule(5*time.Second, 30*time.Second, 2*time.Minute, 10*time.Minute)})
-	jobs.Register(r, s.purgeArchives, jobs.Options{Every: s.cfg.Archive.PurgeEvery})
 }

@@ -140,17 +140,18 @@ func SkopjeDay(t time.Time) (day, month string) {
 	return l.Format(time.DateOnly), l.Format("2006-01")
 }
 
-// ledgerTime is how the ledger stores a moment: UTC at microseconds, so
-// SQLite's text timestamps order as PostgreSQL's do.
-func ledgerTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+// LedgerTime is how the ledger stores a moment: UTC at microseconds, so
+// SQLite's text timestamps order as PostgreSQL's do (the archive room
+// keeps an export's asOf so, to compare it with the ledger's times).
+func LedgerTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
 // countSent counts a sent document in the month UJP assigned its EUID,
 // in the transaction of that move; the JWS that UJP accepted is the
 // latest signed request of the document. A document counts once.
 func countSent(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
-	at := ledgerTime(tx.Now)
+	at := LedgerTime(tx.Now)
 	if inv.DeliveredAt.Valid {
-		at = ledgerTime(inv.DeliveredAt.Time)
+		at = LedgerTime(inv.DeliveredAt.Time)
 	}
 	sr, err := tx.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: LinkEInvoice, LinkID: inv.ID})
 	var srID sql.NullString
@@ -214,5 +215,5 @@ func CountReceived(ctx context.Context, tx *store.Tx, d ReceivedDocument) (bool,
 		return false, fmt.Errorf("count received %s: environment %q", d.ID, d.Environment)
 	}
 	return countDocument(ctx, tx, dbq.CountUsageDocumentParams{DocumentID: d.ID, AccountID: d.AccountID,
-		CompanyID: d.CompanyID, Environment: d.Environment, Direction: DirectionReceived, At: ledgerTime(d.ReceivedAt)})
+		CompanyID: d.CompanyID, Environment: d.Environment, Direction: DirectionReceived, At: LedgerTime(d.ReceivedAt)})
 }

@@ -1,4 +1,4 @@
-package einvoicing
+package archive
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -70,11 +71,16 @@ func TestInboxArchiveFiles(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if doc, err = tx.InsertInboxDocument(ctx, newInboxDocument(co, "euid-7", payload, tx.Now, "sent")); err != nil {
+			// The row as the inbox writes it for this payload.
+			if doc, err = tx.InsertInboxDocument(ctx, dbq.InsertInboxDocumentParams{ID: denar.NewID("inbd"), AccountID: co.AccountID,
+				CompanyID: co.ID, Environment: co.Environment, Euid: "euid-7", Kind: "invoice", DocumentType: "100", Number: "IN-7",
+				IssueDate: "2026-11-02", TransactionDate: "2026-11-02", Seller: "{}", TotalNet: "0.00", TotalVat: "0.00",
+				TotalGross: "0.00", UjpStatus: "01", UjpStatusName: "sent", UjpStatusAt: tx.Now, DecisionState: "pending",
+				Problems: "[]", DecideBy: "2026-11-17", Payload: payload, ReceivedAt: tx.Now}); err != nil {
 				return err
 			}
 			for range 2 {
-				if _, err := CountReceived(ctx, tx, ReceivedDocument{ID: doc.ID, AccountID: doc.AccountID, CompanyID: doc.CompanyID,
+				if _, err := einvoicing.CountReceived(ctx, tx, einvoicing.ReceivedDocument{ID: doc.ID, AccountID: doc.AccountID, CompanyID: doc.CompanyID,
 					Environment: doc.Environment, ReceivedAt: doc.ReceivedAt}); err != nil {
 					return err
 				}

@@ -1,4 +1,4 @@
-package einvoicing
+package archive
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store/dbq"
 )
 
@@ -16,25 +17,25 @@ import (
 // the document's history as the inbox knows it by then.
 type inboxArchive struct{}
 
-// ReceivedFiles implements ReceivedArchive.
-func (inboxArchive) ReceivedFiles(ctx context.Context, q *dbq.Queries, documentID string, asOf time.Time) (ReceivedFiles, error) {
+// ReceivedFiles implements receivedArchive.
+func (inboxArchive) ReceivedFiles(ctx context.Context, q *dbq.Queries, documentID string, asOf time.Time) (receivedFiles, error) {
 	d, err := q.GetInboxDocument(ctx, documentID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return ReceivedFiles{}, &errArchiveContent{msg: "received document " + documentID + " is not in the inbox"}
+		return receivedFiles{}, &errArchiveContent{msg: "received document " + documentID + " is not in the inbox"}
 	}
 	if err != nil {
-		return ReceivedFiles{}, fmt.Errorf("inbox document %s: %w", documentID, err)
+		return receivedFiles{}, fmt.Errorf("inbox document %s: %w", documentID, err)
 	}
-	rf := ReceivedFiles{EUID: d.Euid, Number: d.Number, DocumentType: d.DocumentType, Document: d.Payload}
+	rf := receivedFiles{EUID: d.Euid, Number: d.Number, DocumentType: d.DocumentType, Document: d.Payload}
 	pdf, err := q.GetInboxPDF(ctx, documentID)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
-		return ReceivedFiles{}, fmt.Errorf("inbox document %s: PDF: %w", documentID, err)
+		return receivedFiles{}, fmt.Errorf("inbox document %s: PDF: %w", documentID, err)
 	case !pdf.CreatedAt.After(asOf):
 		b, err := base64.StdEncoding.DecodeString(pdf.Pdf)
 		if err != nil {
-			return ReceivedFiles{}, &errArchiveContent{msg: "inbox document " + documentID + ": UJP's PDF is not base64"}
+			return receivedFiles{}, &errArchiveContent{msg: "inbox document " + documentID + ": UJP's PDF is not base64"}
 		}
 		rf.PDF = b
 	}
@@ -46,9 +47,9 @@ func (inboxArchive) ReceivedFiles(ctx context.Context, q *dbq.Queries, documentI
 // arrival, then the decision it reached and UJP's latest status when they
 // were recorded by then. The inbox keeps UJP's latest status, not every
 // one, so a status UJP replaced before the export is not listed.
-func inboxHistory(d dbq.InboxDocument, asOf time.Time) []StatusChange {
+func inboxHistory(d dbq.InboxDocument, asOf time.Time) []einvoicing.StatusChange {
 	received := "received"
-	h := []StatusChange{{To: received, Cause: "received", At: d.ReceivedAt}}
+	h := []einvoicing.StatusChange{{To: received, Cause: "received", At: d.ReceivedAt}}
 	last := received
 	type step struct {
 		to, cause string
@@ -71,7 +72,7 @@ func inboxHistory(d dbq.InboxDocument, asOf time.Time) []StatusChange {
 			continue
 		}
 		from := last
-		h = append(h, StatusChange{From: &from, To: s.to, Cause: s.cause, UJPCode: s.code, At: s.at})
+		h = append(h, einvoicing.StatusChange{From: &from, To: s.to, Cause: s.cause, UJPCode: s.code, At: s.at})
 		last = s.to
 	}
 	return h

@@ -1,4 +1,4 @@
-package einvoicing
+package archive
 
 import (
 	"archive/zip"
@@ -11,30 +11,67 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/blob"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/internal/usecase"
 )
 
-// testInbox stands in for the inbox (not built yet) behind the archive's
-// seam for received documents.
-type testInbox map[string]ReceivedFiles
+// testInbox stands in for the inbox behind the archive's seam for
+// received documents.
+type testInbox map[string]receivedFiles
 
-func (m testInbox) ReceivedFiles(_ context.Context, _ *dbq.Queries, id string, _ time.Time) (ReceivedFiles, error) {
+func (m testInbox) ReceivedFiles(_ context.Context, _ *dbq.Queries, id string, _ time.Time) (receivedFiles, error) {
 	f, ok := m[id]
 	if !ok {
-		return ReceivedFiles{}, fmt.Errorf("no inbox document %s", id)
+		return receivedFiles{}, fmt.Errorf("no inbox document %s", id)
 	}
 	return f, nil
+}
+
+// eventsOn is the webhooks service on db, as cmd/denar builds it: the
+// publisher, and the reader of what was published.
+func eventsOn(db *store.DB) *webhooks.Service {
+	return webhooks.New(webhooks.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Resources: EventResources()}, webhooks.Config{})
+}
+
+// newService is the room on db with blobs, its builds starting at once.
+func newService(db *store.DB, blobs blob.Store) *Service {
+	return New(Deps{DB: db, Log: slog.New(slog.DiscardHandler), Blobs: blobs, Events: eventsOn(db)}, Config{Settle: -1})
+}
+
+// received counts an incoming document of c that arrived at at in the
+// ledger, as the inbox does, and returns its id.
+func received(t *testing.T, db *store.DB, c einvoicingtest.Company, at time.Time) string {
+	t.Helper()
+	id := denar.NewID("inbd")
+	err := db.InTx(t.Context(), func(tx *store.Tx) error {
+		_, err := einvoicing.CountReceived(t.Context(), tx, einvoicing.ReceivedDocument{ID: id, AccountID: c.AccountID, CompanyID: c.CompanyID,
+			Environment: c.Environment, ReceivedAt: at})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// principal is an API key of c's account in env, allow-listed to
+// companies when any are given.
+func principal(c einvoicingtest.Company, env string, companies ...string) *auth.Principal {
+	return &auth.Principal{AccountID: c.AccountID, CredentialID: "key_test", Kind: auth.KindAPIKey, Service: auth.ServiceEInvoice,
+		Environment: env, Scopes: []string{"einvoices:read"}, CompanyIDs: companies, ProductionEnabled: true}
 }
 
 // clock is a settable store clock.
@@ -156,20 +193,21 @@ func TestArchiveExport(t *testing.T) {
 		inbox := testInbox{}
 		for i := range 2 {
 			id := received(t, db, c, may(i).Add(time.Hour))
-			inbox[id] = ReceivedFiles{EUID: fmt.Sprintf("in-%d", i), Number: fmt.Sprintf("IN-%d", i), DocumentType: "100",
+			inbox[id] = receivedFiles{EUID: fmt.Sprintf("in-%d", i), Number: fmt.Sprintf("IN-%d", i), DocumentType: "100",
 				Document: []byte(fmt.Sprintf(`{"invoice":{"number":"IN-%d"}}`, i)), PDF: []byte("%PDF-1.4 in"),
-				History: []StatusChange{{To: "pending", Cause: "received", At: may(i)}}}
+				History: []einvoicing.StatusChange{{To: "pending", Cause: "received", At: may(i)}}}
 		}
-		svc := New(withEvents(Deps{DB: db, Blobs: blob.NewDB(db, 4096), Received: inbox}), Config{Archive: ArchiveConfig{Settle: -1}})
+		svc := newService(db, blob.NewDB(db, 4096))
+		svc.received = inbox
 		r := jobs.NewRunner(db, jobs.Config{Workers: 1})
 		svc.RegisterJobs(r)
 		p := principal(c, auth.EnvProduction)
 
-		e, err := svc.CreateArchiveExport(ctx, Caller{Principal: p}, CreateArchiveExport{CompanyID: c.CompanyID, From: "2026-05-01", To: "2026-05-31"})
+		e, err := svc.CreateArchiveExport(ctx, usecase.Caller{Principal: p}, CreateArchiveExport{CompanyID: c.CompanyID, From: "2026-05-01", To: "2026-05-31"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.State != ExportPending || e.Size != nil || e.Links.Download != "/v1/archive-exports/"+e.ID+"/download" {
+		if e.State != exportPending || e.Size != nil || e.Links.Download != "/v1/archive-exports/"+e.ID+"/download" {
 			t.Fatalf("new export: %+v", e)
 		}
 		if _, err := svc.OpenArchive(ctx, p, e.ID); denar.ErrorCode(err) != "archive_export_not_ready" {
@@ -181,13 +219,13 @@ func TestArchiveExport(t *testing.T) {
 		clk.t = time.Date(2026, 6, 2, 8, 0, 0, 0, time.UTC).Add(time.Second) // back: the job runs "now"
 		runUntil(t, r, clk, func() bool {
 			e, err = svc.ArchiveExport(ctx, p, e.ID)
-			return err == nil && e.State != ExportPending
+			return err == nil && e.State != exportPending
 		})
-		if e.State != ExportReady || e.Counts != (ArchiveCounts{Sent: 6, Received: 2, Files: 6*3 + 5 + 2*3 + 1}) || e.Failure != nil {
+		if e.State != exportReady || e.Counts != (ArchiveCounts{Sent: 6, Received: 2, Files: 6*3 + 5 + 2*3 + 1}) || e.Failure != nil {
 			t.Fatalf("export: %+v", e)
 		}
 		files, m := checkArchive(t, download(t, svc, p, e.ID))
-		if m.Format != ArchiveFormat || m.CompanyID != c.CompanyID || m.From != "2026-05-01" || m.To != "2026-05-31" || len(m.Documents) != 8 {
+		if m.Format != format || m.CompanyID != c.CompanyID || m.From != "2026-05-01" || m.To != "2026-05-31" || len(m.Documents) != 8 {
 			t.Fatalf("manifest head %+v with %d documents", m.archiveManifest, len(m.Documents))
 		}
 		for _, d := range sent {
@@ -196,7 +234,7 @@ func TestArchiveExport(t *testing.T) {
 				!bytes.Equal(files[dir+"ujp.pdf"], d.PDF) {
 				t.Fatalf("%s: files differ from what was sent to UJP", d.ID)
 			}
-			var hist struct{ Data []StatusChange }
+			var hist struct{ Data []einvoicing.StatusChange }
 			if err := json.Unmarshal(files[dir+"status-history.json"], &hist); err != nil || len(hist.Data) != 4 || hist.Data[3].To != "delivered" {
 				t.Fatalf("%s history: %s", d.ID, files[dir+"status-history.json"])
 			}
@@ -214,7 +252,7 @@ func TestArchiveExport(t *testing.T) {
 			t.Fatalf("events: %v %+v", err, evs)
 		}
 		var data struct{ Object ArchiveExport }
-		if err := json.Unmarshal(evs[0].Data, &data); err != nil || data.Object.ID != e.ID || data.Object.State != ExportReady || *data.Object.SHA256 != *e.SHA256 {
+		if err := json.Unmarshal(evs[0].Data, &data); err != nil || data.Object.ID != e.ID || data.Object.State != exportReady || *data.Object.SHA256 != *e.SHA256 {
 			t.Fatalf("event data %s", evs[0].Data)
 		}
 
@@ -234,13 +272,13 @@ func TestArchiveExport(t *testing.T) {
 		for _, tc := range []struct {
 			from, to, path string
 		}{{"2026-05-01", "2027-05-01", "to"}, {"2026-05-02", "2026-05-01", "to"}, {"2026-5-1", "2026-05-31", "from"}} {
-			_, err := svc.CreateArchiveExport(ctx, Caller{Principal: p}, CreateArchiveExport{CompanyID: c.CompanyID, From: tc.from, To: tc.to})
+			_, err := svc.CreateArchiveExport(ctx, usecase.Caller{Principal: p}, CreateArchiveExport{CompanyID: c.CompanyID, From: tc.from, To: tc.to})
 			var de *denar.Error
 			if !errors.As(err, &de) || de.Code != denar.ECodeValidation || de.Fields[0].Path != tc.path {
 				t.Fatalf("%s..%s: %v", tc.from, tc.to, err)
 			}
 		}
-		if _, err := svc.CreateArchiveExport(ctx, Caller{Principal: p}, CreateArchiveExport{CompanyID: c.CompanyID, From: "2026-01-01", To: "2026-12-31"}); err != nil {
+		if _, err := svc.CreateArchiveExport(ctx, usecase.Caller{Principal: p}, CreateArchiveExport{CompanyID: c.CompanyID, From: "2026-01-01", To: "2026-12-31"}); err != nil {
 			t.Fatalf("a whole year: %v", err)
 		}
 
@@ -250,7 +288,7 @@ func TestArchiveExport(t *testing.T) {
 			t.Fatalf("download after expiry: %v", err)
 		}
 		row, _ := db.Reader().GetArchiveExport(ctx, e.ID)
-		if err := svc.purgeArchives(ctx, nil, archivePurgeArgs{}); err != nil {
+		if err := svc.purgeArchives(ctx, nil, purgeArgs{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := svc.ArchiveExport(ctx, p, e.ID); denar.ErrorCode(err) != denar.ECodeNotFound {
@@ -311,17 +349,17 @@ func TestArchiveResumesAfterCrash(t *testing.T) {
 		store := blob.NewDB(db, 8192)
 		p := principal(c, auth.EnvSandbox)
 		build := func(bs blob.Store) (ArchiveExport, *jobs.Runner, *Service) {
-			svc := New(withEvents(Deps{DB: db, Blobs: bs}), Config{Archive: ArchiveConfig{Settle: -1}})
+			svc := newService(db, bs)
 			r := jobs.NewRunner(db, jobs.Config{Workers: 1})
 			svc.RegisterJobs(r)
-			e, err := svc.CreateArchiveExport(ctx, Caller{Principal: p}, CreateArchiveExport{CompanyID: c.CompanyID, From: "2026-05-01", To: "2026-05-31"})
+			e, err := svc.CreateArchiveExport(ctx, usecase.Caller{Principal: p}, CreateArchiveExport{CompanyID: c.CompanyID, From: "2026-05-01", To: "2026-05-31"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return e, r, svc
 		}
 		ref, r, svc := build(store)
-		runUntil(t, r, clk, func() bool { ref, _ = svc.ArchiveExport(ctx, p, ref.ID); return ref.State == ExportReady })
+		runUntil(t, r, clk, func() bool { ref, _ = svc.ArchiveExport(ctx, p, ref.ID); return ref.State == exportReady })
 		want := download(t, svc, p, ref.ID)
 		checkArchive(t, want)
 
@@ -331,14 +369,14 @@ func TestArchiveResumesAfterCrash(t *testing.T) {
 		}
 		row, _ := db.Reader().GetArchiveExport(ctx, e.ID)
 		partial, err := db.Reader().GetBlob(ctx, row.BuildKey)
-		if row.State != ExportPending || err != nil || partial.Complete {
+		if row.State != exportPending || err != nil || partial.Complete {
 			t.Fatalf("after the crash: export %s, partial blob %+v %v", row.State, partial, err)
 		}
 		// The process comes back (a runner with a working store).
-		svc = New(withEvents(Deps{DB: db, Blobs: store}), Config{Archive: ArchiveConfig{Settle: -1}})
+		svc = newService(db, store)
 		r = jobs.NewRunner(db, jobs.Config{Workers: 1})
 		svc.RegisterJobs(r)
-		runUntil(t, r, clk, func() bool { e, _ = svc.ArchiveExport(ctx, p, e.ID); return e.State == ExportReady })
+		runUntil(t, r, clk, func() bool { e, _ = svc.ArchiveExport(ctx, p, e.ID); return e.State == exportReady })
 		got := download(t, svc, p, e.ID)
 		if !bytes.Equal(got, want) || *e.SHA256 != *ref.SHA256 {
 			t.Fatalf("the resumed archive differs: %d bytes %s, want %d bytes %s", len(got), *e.SHA256, len(want), *ref.SHA256)
@@ -359,16 +397,16 @@ func TestArchiveFailure(t *testing.T) {
 		clk := setClock(db, time.Date(2026, 6, 2, 8, 0, 0, 0, time.UTC))
 		c, _ := einvoicingtest.NewCompany(ctx, db, "", "business", auth.EnvSandbox, "4030000000001")
 		received(t, db, c, time.Date(2026, 5, 3, 8, 0, 0, 0, time.UTC))
-		svc := New(withEvents(Deps{DB: db, Blobs: blob.NewDB(db, 0)}), Config{Archive: ArchiveConfig{Settle: -1}})
+		svc := newService(db, blob.NewDB(db, 0))
 		r := jobs.NewRunner(db, jobs.Config{Workers: 1})
 		svc.RegisterJobs(r)
 		p := principal(c, auth.EnvSandbox)
-		e, err := svc.CreateArchiveExport(ctx, Caller{Principal: p}, CreateArchiveExport{CompanyID: c.CompanyID, From: "2026-05-01", To: "2026-05-31"})
+		e, err := svc.CreateArchiveExport(ctx, usecase.Caller{Principal: p}, CreateArchiveExport{CompanyID: c.CompanyID, From: "2026-05-01", To: "2026-05-31"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		runUntil(t, r, clk, func() bool { e, _ = svc.ArchiveExport(ctx, p, e.ID); return e.State != ExportPending })
-		if e.State != ExportFailed || e.Failure == nil || e.Failure.Code != "archive_content_missing" {
+		runUntil(t, r, clk, func() bool { e, _ = svc.ArchiveExport(ctx, p, e.ID); return e.State != exportPending })
+		if e.State != exportFailed || e.Failure == nil || e.Failure.Code != "archive_content_missing" {
 			t.Fatalf("export %+v", e)
 		}
 		if _, err := svc.OpenArchive(ctx, p, e.ID); denar.ErrorCode(err) != "archive_export_not_ready" {

@@ -1,9 +1,9 @@
-package einvoicing
+package archive
 
 // Archive exports: a zip of every document a company sent or received in a
 // date range, with a manifest an auditor can check without trusting us.
 //
-// An export is a row (archive_exports) and a job (KindArchiveBuild). The
+// An export is a row (archive_exports) and a job (kindBuild). The
 // job streams the zip into the blob store — documents are read a page at a
 // time and written entry by entry, so memory does not grow with the
 // archive — and marks the export ready in one transaction with the event.
@@ -33,30 +33,43 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/blob"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/usecase"
 )
 
-// Job kinds of archive exports.
+// Job kinds of archive exports (the strings stored jobs carry).
 const (
-	KindArchiveBuild = "archive.build"
-	KindArchivePurge = "archive.purge"
+	kindBuild = "archive.build"
+	kindPurge = "archive.purge"
 )
+
+// buildArgs are the arguments of an export's build.
+type buildArgs struct {
+	ExportID string `json:"exportId"`
+}
+
+// purgeArgs: the periodic purge takes none.
+type purgeArgs struct{}
+
+func (buildArgs) Kind() string { return kindBuild }
+func (purgeArgs) Kind() string { return kindPurge }
 
 // Export states.
 const (
-	ExportPending = "pending"
-	ExportReady   = "ready"
-	ExportFailed  = "failed"
+	exportPending = "pending"
+	exportReady   = "ready"
+	exportFailed  = "failed"
 )
 
-// ArchiveFormat names the layout of the zip and its manifest.
-const ArchiveFormat = "denar-archive/1"
+// format names the layout of the zip and its manifest.
+const format = "denar-archive/1"
 
-// ArchiveConfig tunes archive exports; zero values take the defaults.
-type ArchiveConfig struct {
+// Config tunes archive exports; zero values take the defaults.
+type Config struct {
 	// Retention is how long an export (its zip included) is kept after it
 	// finished; default 7 days. Expired exports are deleted by a periodic
 	// job.
@@ -71,12 +84,12 @@ type ArchiveConfig struct {
 	MaxAttempts int
 }
 
-// DefaultArchiveRetention is how long a finished export is kept.
-const DefaultArchiveRetention = 7 * 24 * time.Hour
+// DefaultRetention is how long a finished export is kept.
+const DefaultRetention = 7 * 24 * time.Hour
 
-func (c ArchiveConfig) withDefaults() ArchiveConfig {
+func (c Config) withDefaults() Config {
 	if c.Retention <= 0 {
-		c.Retention = DefaultArchiveRetention
+		c.Retention = DefaultRetention
 	}
 	if c.PurgeEvery <= 0 {
 		c.PurgeEvery = time.Hour
@@ -136,12 +149,12 @@ func (a ArchiveExport) Path() string { return "/v1/archive-exports/" + a.ID }
 func archiveView(r dbq.ArchiveExport) ArchiveExport {
 	a := ArchiveExport{ID: r.ID, Object: "archive_export", CompanyID: r.CompanyID, Environment: r.Environment, From: r.FromDay,
 		To: r.ToDay, State: r.State, Counts: ArchiveCounts{Sent: int(r.Sent), Received: int(r.Received), Files: int(r.Files)},
-		AsOf: r.AsOf.UTC(), CreatedAt: r.CreatedAt.UTC(), CompletedAt: nullTime(r.CompletedAt), ExpiresAt: r.ExpiresAt.UTC()}
+		AsOf: r.AsOf.UTC(), CreatedAt: r.CreatedAt.UTC(), CompletedAt: store.TimeOrNil(r.CompletedAt), ExpiresAt: r.ExpiresAt.UTC()}
 	a.Links.Download = a.Path() + "/download"
 	if r.SizeBytes.Valid {
 		a.Size = &r.SizeBytes.Int64
 	}
-	a.SHA256 = nullable(r.Sha256)
+	a.SHA256 = store.TextOrNil(r.Sha256)
 	if r.FailureCode.Valid {
 		a.Failure = &ArchiveFailure{Code: r.FailureCode.String, Message: r.FailureMessage.String}
 	}
@@ -160,7 +173,7 @@ const maxArchiveYears = 1
 
 // CreateArchiveExport records the export and enqueues its build, in one
 // transaction with the idempotency key; 202 with the export pending.
-func (s *Service) CreateArchiveExport(ctx context.Context, c Caller, cmd CreateArchiveExport) (ArchiveExport, error) {
+func (s *Service) CreateArchiveExport(ctx context.Context, c usecase.Caller, cmd CreateArchiveExport) (ArchiveExport, error) {
 	var fe denar.FieldErrors
 	from, ferr := time.Parse(time.DateOnly, cmd.From)
 	if ferr != nil {
@@ -183,35 +196,31 @@ func (s *Service) CreateArchiveExport(ctx context.Context, c Caller, cmd CreateA
 	if len(fe) > 0 {
 		return ArchiveExport{}, denar.Invalid(fe...)
 	}
-	return write(ctx, s, c, func(tx *store.Tx) (ArchiveExport, error) {
-		co, err := companyRef(ctx, tx.Queries, c.Principal, cmd.CompanyID)
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (ArchiveExport, error) {
+		co, err := einvoicing.CompanyRef(ctx, tx.Queries, c.Principal, cmd.CompanyID)
 		if err != nil {
 			return ArchiveExport{}, err
 		}
-		now := ledgerTime(tx.Now)
+		now := einvoicing.LedgerTime(tx.Now)
 		r, err := tx.CreateArchiveExport(ctx, dbq.CreateArchiveExportParams{ID: denar.NewID("arx"), AccountID: c.AccountID,
 			CompanyID: co.ID, Environment: co.Environment, FromDay: cmd.From, ToDay: cmd.To, AsOf: now, CreatedAt: now,
-			ExpiresAt: now.Add(s.cfg.Archive.Retention)})
+			ExpiresAt: now.Add(s.cfg.Retention)})
 		if err != nil {
 			return ArchiveExport{}, fmt.Errorf("create export: %w", err)
 		}
-		if _, err := jobs.Insert(ctx, tx, archiveArgs{ExportID: r.ID}, jobs.InsertOpts{RunAt: now.Add(s.cfg.Archive.Settle), MaxAttempts: s.cfg.Archive.MaxAttempts, UniqueKey: KindArchiveBuild + ":" + r.ID}); err != nil {
+		if _, err := jobs.Insert(ctx, tx, buildArgs{ExportID: r.ID}, jobs.InsertOpts{RunAt: now.Add(s.cfg.Settle), MaxAttempts: s.cfg.MaxAttempts, UniqueKey: kindBuild + ":" + r.ID}); err != nil {
 			return ArchiveExport{}, err
 		}
 		return archiveView(r), nil
 	})
 }
 
-type archiveArgs struct {
-	ExportID string `json:"exportId"`
-}
-
-// archiveRow loads an export within the caller's reach (inReach).
+// archiveRow loads an export within the caller's reach (auth.InReach).
 func archiveRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.ArchiveExport, error) {
-	sc := scopeOf(p)
-	r, err := q.GetArchiveExportInReach(ctx, dbq.GetArchiveExportInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
-		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed})
-	return inReach(ctx, q, p, "Archive export", id, r, err)
+	all, allowed := p.AllowList()
+	r, err := q.GetArchiveExportInReach(ctx, dbq.GetArchiveExportInReachParams{ID: id, AccountID: p.AccountID, Environment: p.Environment,
+		AllCompanies: all, Allowed: allowed})
+	return auth.InReach(ctx, q, p, "Archive export", id, r, err)
 }
 
 // ArchiveExport returns one export.
@@ -241,7 +250,7 @@ func (s *Service) OpenArchive(ctx context.Context, p *auth.Principal, id string)
 	if !s.db.Now().Before(r.ExpiresAt) {
 		return ArchiveDownload{}, denar.Errorf("archive_export_expired", "Archive export %s expired at %s; ask for a new one.", id, r.ExpiresAt.UTC().Format(time.RFC3339))
 	}
-	if r.State != ExportReady {
+	if r.State != exportReady {
 		return ArchiveDownload{}, denar.Errorf("archive_export_not_ready", "Archive export %s is %s; download it once it is ready.", id, r.State)
 	}
 	if s.blobs == nil {
@@ -254,8 +263,8 @@ func (s *Service) OpenArchive(ctx context.Context, p *auth.Principal, id string)
 	return ArchiveDownload{Export: archiveView(r), Size: size, Body: body}, nil
 }
 
-// ReceivedFiles are the archive's files of one received document.
-type ReceivedFiles struct {
+// receivedFiles are the archive's files of one received document.
+type receivedFiles struct {
 	EUID         string
 	Number       string
 	DocumentType string
@@ -267,13 +276,14 @@ type ReceivedFiles struct {
 	PDF []byte
 	// History is the document's status history recorded by asOf, oldest
 	// first.
-	History []StatusChange
+	History []einvoicing.StatusChange
 }
 
-// ReceivedArchive gives the archive the files of a received document as
-// of a moment. The inbox implements it (inbox_archive.go).
-type ReceivedArchive interface {
-	ReceivedFiles(ctx context.Context, q *dbq.Queries, documentID string, asOf time.Time) (ReceivedFiles, error)
+// receivedArchive gives the archive the files of a received document as
+// of a moment. The inbox's tables answer it (inboxArchive, inbox.go); the
+// tests give documents of their own.
+type receivedArchive interface {
+	ReceivedFiles(ctx context.Context, q *dbq.Queries, documentID string, asOf time.Time) (receivedFiles, error)
 }
 
 // errArchiveContent is a document the archive cannot be made of: the
@@ -282,8 +292,8 @@ type errArchiveContent struct{ msg string }
 
 func (e *errArchiveContent) Error() string { return e.msg }
 
-// buildArchive is the worker of KindArchiveBuild.
-func (s *Service) buildArchive(ctx context.Context, j *jobs.Job, a archiveArgs) error {
+// buildArchive is the worker of kindBuild.
+func (s *Service) buildArchive(ctx context.Context, j *jobs.Job, a buildArgs) error {
 	r, err := s.db.Reader().GetArchiveExport(ctx, a.ExportID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // purged
@@ -291,7 +301,7 @@ func (s *Service) buildArchive(ctx context.Context, j *jobs.Job, a archiveArgs) 
 	if err != nil {
 		return err
 	}
-	if r.State != ExportPending {
+	if r.State != exportPending {
 		return nil
 	}
 	if s.blobs == nil {
@@ -334,11 +344,11 @@ func (s *Service) buildArchive(ctx context.Context, j *jobs.Job, a archiveArgs) 
 	}
 	finished := false
 	err = s.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-		now := ledgerTime(tx.Now)
+		now := einvoicing.LedgerTime(tx.Now)
 		n, err := tx.FinishArchiveExport(ctx, dbq.FinishArchiveExportParams{Sent: int32(st.sent), Received: int32(st.received),
 			Files: int32(st.files), SizeBytes: sql.NullInt64{Int64: size, Valid: true},
 			Sha256:      sql.NullString{String: hex.EncodeToString(sum.Sum(nil)), Valid: true},
-			CompletedAt: sql.NullTime{Time: now, Valid: true}, ExpiresAt: now.Add(s.cfg.Archive.Retention), ID: r.ID, BuildKey: key})
+			CompletedAt: sql.NullTime{Time: now, Valid: true}, ExpiresAt: now.Add(s.cfg.Retention), ID: r.ID, BuildKey: key})
 		if err != nil || n == 0 {
 			return err
 		}
@@ -359,15 +369,16 @@ func (s *Service) archiveEvent(ctx context.Context, tx *store.Tx, id, typ string
 	if err != nil {
 		return err
 	}
-	return s.writeEvent(ctx, tx, r.AccountID, r.CompanyID, r.Environment, typ, r.ID, archiveView(r))
+	return s.events.Publish(ctx, tx, webhooks.Draft{AccountID: r.AccountID, CompanyID: r.CompanyID, Environment: r.Environment,
+		Type: typ, ObjectID: r.ID, Object: archiveView(r), At: tx.Now})
 }
 
 func (s *Service) failArchive(ctx context.Context, r dbq.ArchiveExport, code, msg string) error {
 	return s.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-		now := ledgerTime(tx.Now)
+		now := einvoicing.LedgerTime(tx.Now)
 		n, err := tx.FailArchiveExport(ctx, dbq.FailArchiveExportParams{FailureCode: sql.NullString{String: code, Valid: true},
 			FailureMessage: sql.NullString{String: msg, Valid: true}, CompletedAt: sql.NullTime{Time: now, Valid: true},
-			ExpiresAt: now.Add(s.cfg.Archive.Retention), ID: r.ID})
+			ExpiresAt: now.Add(s.cfg.Retention), ID: r.ID})
 		if err != nil || n == 0 {
 			return err
 		}
@@ -375,9 +386,9 @@ func (s *Service) failArchive(ctx context.Context, r dbq.ArchiveExport, code, ms
 	})
 }
 
-// purgeArchives is the periodic worker of KindArchivePurge: it deletes
-// expired exports, their zip first.
-func (s *Service) purgeArchives(ctx context.Context, _ *jobs.Job, _ archivePurgeArgs) error {
+// purgeArchives is the periodic worker of kindPurge: it deletes expired
+// exports, their zip first.
+func (s *Service) purgeArchives(ctx context.Context, _ *jobs.Job, _ purgeArgs) error {
 	for {
 		rows, err := s.db.Reader().ExpiredArchiveExports(ctx, dbq.ExpiredArchiveExportsParams{Now: s.db.Now(), Lim: 100})
 		if err != nil {
@@ -491,7 +502,7 @@ func (s *Service) writeArchive(ctx context.Context, r dbq.ArchiveExport, w io.Wr
 				md.Files = append(md.Files, f.name)
 			}
 			docs = append(docs, md)
-			if d.Direction == DirectionSent {
+			if d.Direction == einvoicing.DirectionSent {
 				st.sent++
 			} else {
 				st.received++
@@ -506,7 +517,7 @@ func (s *Service) writeArchive(ctx context.Context, r dbq.ArchiveExport, w io.Wr
 	if err != nil {
 		return err
 	}
-	if err := writeManifest(fw, archiveManifest{Format: ArchiveFormat, CompanyID: r.CompanyID, Environment: r.Environment,
+	if err := writeManifest(fw, archiveManifest{Format: format, CompanyID: r.CompanyID, Environment: r.Environment,
 		From: r.FromDay, To: r.ToDay}, docs, files); err != nil {
 		return err
 	}
@@ -563,9 +574,9 @@ func (s *Service) archiveDocument(ctx context.Context, q *dbq.Queries, r dbq.Arc
 	md := manifestDocument{ID: d.DocumentID, Direction: d.Direction, Day: d.Day, Files: []string{}}
 	dir := d.Direction + "/" + d.DocumentID + "/"
 	switch d.Direction {
-	case DirectionSent:
+	case einvoicing.DirectionSent:
 		return s.archiveSent(ctx, q, r, d, md, dir)
-	case DirectionReceived:
+	case einvoicing.DirectionReceived:
 		if s.received == nil {
 			return md, nil, &errArchiveContent{msg: "received document " + d.DocumentID + ": no inbox to read it from"}
 		}
@@ -596,7 +607,7 @@ func (s *Service) archiveSent(ctx context.Context, q *dbq.Queries, r dbq.Archive
 		return md, nil, fmt.Errorf("sent document %s: %w", d.DocumentID, err)
 	}
 	md.EUID, md.Number, md.DocumentType, md.Kind = inv.Euid.String, inv.Number, inv.DocumentType, inv.Kind
-	if inv.Kind == KindExternal {
+	if inv.Kind == einvoicing.KindExternal {
 		// Issued outside the service: no signature of ours; the document
 		// as UJP gave it, when its payload could be read.
 		var fs []archiveFile
@@ -609,7 +620,7 @@ func (s *Service) archiveSent(ctx context.Context, q *dbq.Queries, r dbq.Archive
 	if d.SigningRequestID.Valid {
 		sr, err = q.GetSigningRequest(ctx, d.SigningRequestID.String)
 	} else {
-		sr, err = q.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: LinkEInvoice, LinkID: inv.ID})
+		sr, err = q.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: einvoicing.LinkEInvoice, LinkID: inv.ID})
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return md, nil, &errArchiveContent{msg: "sent document " + inv.ID + ": its signature is missing"}
@@ -647,9 +658,9 @@ func (s *Service) archiveTail(ctx context.Context, q *dbq.Queries, r dbq.Archive
 	if err != nil {
 		return md, nil, fmt.Errorf("sent document %s: history: %w", inv.ID, err)
 	}
-	hist := make([]StatusChange, 0, len(rows))
+	hist := make([]einvoicing.StatusChange, 0, len(rows))
 	for _, h := range rows {
-		hist = append(hist, StatusChange{From: nullable(h.FromStatus), To: h.ToStatus, Cause: h.Cause, UJPCode: nullable(h.UjpCode), At: h.At.UTC()})
+		hist = append(hist, einvoicing.StatusChange{From: store.TextOrNil(h.FromStatus), To: h.ToStatus, Cause: h.Cause, UJPCode: store.TextOrNil(h.UjpCode), At: h.At.UTC()})
 	}
 	b, err := historyJSON(hist)
 	if err != nil {
@@ -658,9 +669,9 @@ func (s *Service) archiveTail(ctx context.Context, q *dbq.Queries, r dbq.Archive
 	return md, append(fs, archiveFile{dir + "status-history.json", b}), nil
 }
 
-func historyJSON(h []StatusChange) ([]byte, error) {
+func historyJSON(h []einvoicing.StatusChange) ([]byte, error) {
 	if h == nil {
-		h = []StatusChange{}
+		h = []einvoicing.StatusChange{}
 	}
 	b, err := json.MarshalIndent(map[string]any{"data": h}, "", "  ")
 	if err != nil {
