@@ -27,7 +27,7 @@ import (
 // under X-Company-Id) are judged on the company by this rule, then looked
 // up under it: one that is not there is 404. A company named in a body or
 // a query (companyId) answers 403 company_not_allowed also when it is not in
-// the account (companyRef), so the answer does not tell whether it exists.
+// the account (einvoicing.CompanyRef), so the answer does not tell whether it exists.
 func (p *Principal) Reach(what, environment string, companies ...string) error {
 	for _, c := range companies {
 		if !p.AllowsCompany(c) {

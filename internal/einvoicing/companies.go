@@ -148,12 +148,12 @@ func mandated(co dbq.Company, err error) (dbq.Company, error) {
 	return co, err
 }
 
-// companyRef is company for an id the caller names as a parameter (a
+// CompanyRef is the company for an id the caller names as a parameter (a
 // companyId filter or body field) rather than as the resource of the path:
 // outside the account it is 403 company_not_allowed, as X-Company-Id is,
 // so the answer to a reference does not depend on whether it exists in
 // another account.
-func companyRef(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
+func CompanyRef(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
 	co, err := company(ctx, q, p, id)
 	var de *denar.Error
 	if errors.As(err, &de) && de.Code == denar.ECodeNotFound {
@@ -162,11 +162,6 @@ func companyRef(ctx context.Context, q *dbq.Queries, p *auth.Principal, id strin
 	return co, err
 }
 
-// CompanyRef is companyRef for the application's rooms (the archive
-// names its company in the body).
-func CompanyRef(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
-	return companyRef(ctx, q, p, id)
-}
 
 // CompanyEnvironment answers X-Company-Id for the e-invoicing service: the
 // environment of company id when it is in p's account. A company's account

@@ -139,7 +139,7 @@ func (s *Service) Reconciliations(ctx context.Context, p *auth.Principal, f Reco
 	}
 	q := s.db.Reader()
 	if f.CompanyID != "" {
-		if _, err := companyRef(ctx, q, p, f.CompanyID); err != nil {
+		if _, err := CompanyRef(ctx, q, p, f.CompanyID); err != nil {
 			return nil, err
 		}
 	}
@@ -184,7 +184,7 @@ func (s *Service) Reconcile(ctx context.Context, c Caller, cmd Reconcile) (Recon
 		return Reconciliation{}, err
 	}
 	return write(ctx, s, c, func(tx *store.Tx) (Reconciliation, error) {
-		co, err := companyRef(ctx, tx.Queries, c.Principal, cmd.CompanyID)
+		co, err := CompanyRef(ctx, tx.Queries, c.Principal, cmd.CompanyID)
 		if err != nil {
 			return Reconciliation{}, err
 		}

@@ -58,7 +58,7 @@ func (s *Service) SigningRequests(ctx context.Context, p *auth.Principal, f Sign
 	if f.CompanyID != "" {
 		// 403 outside the account, the allow-list or the credential's
 		// environment: never an empty list.
-		if _, err := companyRef(ctx, s.db.Reader(), p, f.CompanyID); err != nil {
+		if _, err := CompanyRef(ctx, s.db.Reader(), p, f.CompanyID); err != nil {
 			return nil, err
 		}
 	}

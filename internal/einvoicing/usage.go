@@ -88,7 +88,7 @@ func (s *Service) Usage(ctx context.Context, p *auth.Principal, u UsageQuery) (U
 	}
 	q := s.db.Reader()
 	if u.CompanyID != "" {
-		if _, err := companyRef(ctx, q, p, u.CompanyID); err != nil {
+		if _, err := CompanyRef(ctx, q, p, u.CompanyID); err != nil {
 			return Usage{}, err
 		}
 	}
