@@ -162,7 +162,6 @@ func CompanyRef(ctx context.Context, q *dbq.Queries, p *auth.Principal, id strin
 	return co, err
 }
 
-
 // CompanyEnvironment answers X-Company-Id for the e-invoicing service: the
 // environment of company id when it is in p's account. A company's account
 // and environment never change, so a company found once is answered from
