@@ -234,7 +234,7 @@ type SigningAgent struct {
 // agentView is the public form of row a.
 func agentView(a dbq.SigningAgent, now time.Time) SigningAgent {
 	v := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, CompanyIDs: strings.Fields(a.CompanyIds),
-		LastSeenAt: nullTime(a.LastSeenAt), CreatedAt: a.CreatedAt.UTC(), RevokedAt: nullTime(a.RevokedAt)}
+		LastSeenAt: store.TimeOrNil(a.LastSeenAt), CreatedAt: a.CreatedAt.UTC(), RevokedAt: store.TimeOrNil(a.RevokedAt)}
 	v.Online = !a.RevokedAt.Valid && a.LastSeenAt.Valid && now.Sub(a.LastSeenAt.Time) <= AgentOnlineTTL
 	return v
 }
@@ -269,7 +269,7 @@ func (s *Service) RevokeAgent(ctx context.Context, c Caller, id string) (Signing
 	if c.Principal == nil || isAgent(c.Principal) {
 		return SigningAgent{}, auth.ErrUnauthenticated
 	}
-	return write(ctx, s, c, func(tx *store.Tx) (SigningAgent, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (SigningAgent, error) {
 		a, err := tx.GetSigningAgent(ctx, id)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && a.AccountID != c.AccountID) {
 			return SigningAgent{}, denar.Errorf(denar.ECodeNotFound, "No signing agent %s in this account.", id)
@@ -281,7 +281,7 @@ func (s *Service) RevokeAgent(ctx context.Context, c Caller, id string) (Signing
 		if !scopeCovers(c.CompanyIDs, strings.Fields(a.CompanyIds)) {
 			return SigningAgent{}, errAgentBeyondReach(a.ID)
 		}
-		if err := reach(c.Principal, "Agent "+a.ID, a.Environment); err != nil {
+		if err := c.Principal.Reach("Agent "+a.ID, a.Environment); err != nil {
 			return SigningAgent{}, err
 		}
 		return s.revokeAgentTx(ctx, tx, a)
@@ -406,7 +406,7 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 	if !c.AllowsCompany(cmd.CompanyID) {
 		return SigningCertificate{}, errOutsideAgentScope(c.CredentialID, cmd.CompanyID)
 	}
-	return write(ctx, s, c, func(tx *store.Tx) (SigningCertificate, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (SigningCertificate, error) {
 		co, err := tx.GetAccountCompany(ctx, dbq.GetAccountCompanyParams{ID: cmd.CompanyID, AccountID: c.AccountID})
 		if errors.Is(err, sql.ErrNoRows) {
 			// A company named in a body answers as one the credential may
@@ -464,7 +464,7 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 				return SigningCertificate{}, err
 			}
 			view := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, CompanyIDs: strings.Fields(a.CompanyIds),
-				Online: true, LastSeenAt: nullTime(a.LastSeenAt), CreatedAt: a.CreatedAt.UTC()}
+				Online: true, LastSeenAt: store.TimeOrNil(a.LastSeenAt), CreatedAt: a.CreatedAt.UTC()}
 			if err := s.writeEvent(ctx, tx, a.AccountID, co.ID, a.Environment, webhooks.EventSigningAgentOnline, a.ID, view); err != nil {
 				return SigningCertificate{}, err
 			}

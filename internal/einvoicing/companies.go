@@ -319,7 +319,7 @@ func (s *Service) OnboardCompany(ctx context.Context, c Caller, cmd OnboardCompa
 	if cmd.ExternalRef != nil {
 		ext = *cmd.ExternalRef
 	}
-	return write(ctx, s, c, func(tx *store.Tx) (Company, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (Company, error) {
 		if err := s.companyExists(ctx, tx.Queries, p, cmd.TaxNumber); err != nil {
 			return Company{}, err
 		}
@@ -412,7 +412,7 @@ func (s *Service) UpdateCompany(ctx context.Context, c Caller, id string, cmd Up
 	default:
 		return Company{}, denar.Invalid(denar.FieldError{Path: "signingMode", Message: "must be bridge or sdk"})
 	}
-	return write(ctx, s, c, func(tx *store.Tx) (Company, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (Company, error) {
 		r, err := company(ctx, tx.Queries, c.Principal, id)
 		if err != nil {
 			return Company{}, err
@@ -439,7 +439,7 @@ func (s *Service) UpdateCompany(ctx context.Context, c Caller, id string, cmd Up
 // (never lowering the year): storno and correction of documents of that
 // year and earlier are refused with period_closed.
 func (s *Service) SetAnnualAccountFiled(ctx context.Context, c Caller, id string, year int) (Company, error) {
-	return write(ctx, s, c, func(tx *store.Tx) (Company, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (Company, error) {
 		r, err := company(ctx, tx.Queries, c.Principal, id)
 		if err != nil {
 			return Company{}, err

@@ -18,6 +18,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/usecase"
 )
 
 // StatusChange is one row of an e-invoice's status history.
@@ -85,9 +86,9 @@ func (s *Service) EInvoices(ctx context.Context, p *auth.Principal, companyID st
 	sc := scopeOf(p)
 	rows, err := s.db.Reader().ListEInvoices(ctx, dbq.ListEInvoicesParams{AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, CompanyID: companyID,
-		AfterID: after, Status: optional(f.Status), DocumentType: optional(f.DocumentType), IssuedFrom: optional(f.IssuedFrom),
-		IssuedTo: optional(f.IssuedTo), ClientReference: optional(f.ClientReference), Euid: optional(f.EUID),
-		Number: optional(f.Number), BuyerTin: optional(f.BuyerTaxNumber), Lim: int64(limit + 1)})
+		AfterID: after, Status: store.NullText(f.Status), DocumentType: store.NullText(f.DocumentType), IssuedFrom: store.NullText(f.IssuedFrom),
+		IssuedTo: store.NullText(f.IssuedTo), ClientReference: store.NullText(f.ClientReference), Euid: store.NullText(f.EUID),
+		Number: store.NullText(f.Number), BuyerTin: store.NullText(f.BuyerTaxNumber), Lim: int64(limit + 1)})
 	if err != nil {
 		return nil, fmt.Errorf("list einvoices: %w", err)
 	}
@@ -110,7 +111,7 @@ func (s *Service) StatusHistory(ctx context.Context, p *auth.Principal, companyI
 	}
 	out := make([]StatusChange, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, StatusChange{From: nullable(r.FromStatus), To: r.ToStatus, Cause: r.Cause, UJPCode: nullable(r.UjpCode), At: r.At.UTC()})
+		out = append(out, StatusChange{From: store.TextOrNil(r.FromStatus), To: r.ToStatus, Cause: r.Cause, UJPCode: store.TextOrNil(r.UjpCode), At: r.At.UTC()})
 	}
 	return out, nil
 }
@@ -143,7 +144,7 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 	// certificate are read in it (one query; on SQLite the writer's pages
 	// are warm, where a reader's are dropped at every commit), and the
 	// document is built from them and stamped at its time.
-	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (EInvoice, error) {
 		co, cert, certErr, err := issuer(ctx, tx.Queries, c.Principal, cmd.CompanyID, tx.Now)
 		if err != nil {
 			return EInvoice{}, err
@@ -294,7 +295,7 @@ func (s *Service) StornoEInvoice(ctx context.Context, c Caller, cmd Storno) (EIn
 		return EInvoice{}, err
 	}
 	sum := sha256.Sum256(append([]byte("storno:"), body...))
-	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (EInvoice, error) {
 		orig, co, err := supersedable(ctx, tx, c.Principal, cmd.CompanyID, cmd.ID, "storno")
 		if err != nil {
 			return EInvoice{}, err
@@ -362,7 +363,7 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 	doc, buildErr := req.Build(sellerOf(co), id, cb)
 	buildErr = withVATPayerErrors(buildErr, co, &req.Request)
 	buildErr, validating := s.inlineBuyerCheck(ctx, co, buildErr, req.Buyer)
-	return write(ctx, s, c, func(tx *store.Tx) (EInvoice, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (EInvoice, error) {
 		if prev, found, err := byClientReference(ctx, tx, co.ID, req.ClientReference, fingerprint); err != nil || found {
 			return einvoiceView(prev), err
 		}
@@ -502,7 +503,7 @@ func (s *Service) Simulate(ctx context.Context, c Caller, cmd Simulate) (Simulat
 	if err != nil {
 		return Simulation{}, fmt.Errorf("sandbox simulate %s on %s: %w", cmd.Action, inv.ID, err)
 	}
-	return write(ctx, s, c, func(tx *store.Tx) (Simulation, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (Simulation, error) {
 		if decision {
 			if err := EnqueuePoll(ctx, tx, inv.CompanyID); err != nil {
 				return Simulation{}, err

@@ -123,12 +123,12 @@ func inboxView(r dbq.InboxDocument, now time.Time) InboxDocument {
 	}
 	by, _ := time.Parse(time.DateOnly, r.DecideBy)
 	out := InboxDocument{ID: r.ID, Object: "inbox_document", CompanyID: r.CompanyID, EUID: r.Euid, Kind: r.Kind,
-		OriginalEUID: nullable(r.OriginalEuid), DocumentType: r.DocumentType, Number: r.Number, IssueDate: r.IssueDate,
+		OriginalEUID: store.TextOrNil(r.OriginalEuid), DocumentType: r.DocumentType, Number: r.Number, IssueDate: r.IssueDate,
 		TransactionDate: r.TransactionDate, Seller: seller,
 		Totals:    einvoice.Totals{Net: r.TotalNet, Vat: r.TotalVat, Gross: r.TotalGross, Currency: r.Currency},
 		UJPStatus: UJPStatus{Code: r.UjpStatus, Name: r.UjpStatusName, At: r.UjpStatusAt.UTC()},
-		Decision: InboxDecision{State: r.DecisionState, ReasonCode: nullable(r.DecisionReason), Comment: nullable(r.DecisionComment),
-			DecidedAt: nullTime(r.DecidedAt), SigningRequestID: nullable(r.SigningRequestID)},
+		Decision: InboxDecision{State: r.DecisionState, ReasonCode: store.TextOrNil(r.DecisionReason), Comment: store.TextOrNil(r.DecisionComment),
+			DecidedAt: store.TimeOrNil(r.DecidedAt), SigningRequestID: store.TextOrNil(r.SigningRequestID)},
 		DecideBy: r.DecideBy, DaysLeft: einvoice.DaysLeft(now, by), Problems: json.RawMessage(problems),
 		ReceivedAt: r.ReceivedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		Links: InboxLinks{Payload: "/v1/inbox/" + r.ID + "/payload", PDF: "/v1/inbox/" + r.ID + "/pdf"}}
@@ -228,7 +228,7 @@ func (s *Service) Inbox(ctx context.Context, p *auth.Principal, companyID string
 	sc := scopeOf(p)
 	rows, err := s.db.Reader().ListInboxDocuments(ctx, dbq.ListInboxDocumentsParams{AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, CompanyID: companyID,
-		AfterID: after, DecisionState: optional(f.Status), DeadlineBefore: optional(f.DeadlineBefore), Lim: inboxPageSize + 1})
+		AfterID: after, DecisionState: store.NullText(f.Status), DeadlineBefore: store.NullText(f.DeadlineBefore), Lim: inboxPageSize + 1})
 	if err != nil {
 		return nil, fmt.Errorf("list inbox: %w", err)
 	}

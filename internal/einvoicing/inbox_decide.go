@@ -28,6 +28,7 @@ import (
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/ujp"
+	"github.com/denar-mk/denar/internal/usecase"
 )
 
 // DecideInbox is the command of POST /v1/inbox/{id}/accept and /reject.
@@ -54,7 +55,7 @@ func (s *Service) DecideInbox(ctx context.Context, c Caller, cmd DecideInbox) (I
 	}
 	cb := s.codebooks(co.Environment)
 	return retryInbox(func() (InboxDocument, error) {
-		return write(ctx, s, c, func(tx *store.Tx) (InboxDocument, error) {
+		return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (InboxDocument, error) {
 			d, err := inboxRow(ctx, tx.Queries, c.Principal, cmd.CompanyID, cmd.ID)
 			if err != nil {
 				return InboxDocument{}, err

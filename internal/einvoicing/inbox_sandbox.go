@@ -21,6 +21,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/usecase"
 )
 
 // SandboxIncomingCommand is the command of POST /v1/sandbox/inbox.
@@ -91,7 +92,7 @@ func (s *Service) SandboxDropIncoming(ctx context.Context, c Caller, cmd Sandbox
 	if err := simRefusal(err, "drop an incoming invoice", co.ID); err != nil {
 		return SandboxIncoming{}, err
 	}
-	return write(ctx, s, c, func(tx *store.Tx) (SandboxIncoming, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (SandboxIncoming, error) {
 		if err := EnqueuePoll(ctx, tx, co.ID); err != nil {
 			return SandboxIncoming{}, err
 		}
@@ -168,7 +169,7 @@ func (s *Service) SimulateInbox(ctx context.Context, c Caller, cmd SimulateInbox
 	if err != nil {
 		return InboxSimulation{}, fmt.Errorf("sandbox simulate %s on %s: %w", cmd.Action, d.ID, err)
 	}
-	return write(ctx, s, c, func(tx *store.Tx) (InboxSimulation, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (InboxSimulation, error) {
 		if err := EnqueuePoll(ctx, tx, co.ID); err != nil {
 			return InboxSimulation{}, err
 		}

@@ -91,11 +91,11 @@ func einvoiceView(r dbq.Einvoice) EInvoice {
 	}
 	return EInvoice{ID: r.ID, Object: "einvoice", CompanyID: r.CompanyID, Environment: r.Environment, Kind: r.Kind,
 		Status: r.Status, DocumentType: r.DocumentType, Number: r.Number, IssueDate: r.IssueDate,
-		ClientReference: nullable(r.ClientReference), UJPDocID: r.UjpDocID, EUID: nullable(r.Euid), QRLink: nullable(r.QrLink),
+		ClientReference: store.TextOrNil(r.ClientReference), UJPDocID: r.UjpDocID, EUID: store.TextOrNil(r.Euid), QRLink: store.TextOrNil(r.QrLink),
 		Totals:   einvoice.Totals{Net: r.TotalNet, Vat: r.TotalVat, Gross: r.TotalGross, Currency: r.Currency},
-		Problems: json.RawMessage(problems), OriginalID: nullable(r.OriginalID), SigningRequestID: nullable(r.SigningRequestID),
-		Document: json.RawMessage(r.Document), SubmitAttempts: int(r.SubmitAttempts), DeliveredAt: nullTime(r.DeliveredAt),
-		SettledAt: nullTime(r.SettledAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+		Problems: json.RawMessage(problems), OriginalID: store.TextOrNil(r.OriginalID), SigningRequestID: store.TextOrNil(r.SigningRequestID),
+		Document: json.RawMessage(r.Document), SubmitAttempts: int(r.SubmitAttempts), DeliveredAt: store.TimeOrNil(r.DeliveredAt),
+		SettledAt: store.TimeOrNil(r.SettledAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 }
 
 // statusMove is one e-invoice status change with its cause. moveEInvoice

@@ -15,6 +15,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/usecase"
 )
 
 // States of a reconciliation.
@@ -98,7 +99,7 @@ func reconciliationView(r dbq.Reconciliation) Reconciliation {
 	probs := decodeReconProblems(r.Problems)
 	v := Reconciliation{ID: r.ID, Object: "reconciliation", Date: r.Day, Environment: r.Environment, CompanyID: r.CompanyID,
 		State: r.State, Runs: int(r.Runs), Sales: c.Sales, Purchase: c.Purchase, Problems: probs,
-		StartedAt: r.StartedAt.UTC(), CompletedAt: nullTime(r.CompletedAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+		StartedAt: r.StartedAt.UTC(), CompletedAt: store.TimeOrNil(r.CompletedAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	v.Clean = r.State == ReconciliationCompleted && !c.fixed() && len(probs) == 0
 	return v
 }
@@ -145,7 +146,7 @@ func (s *Service) Reconciliations(ctx context.Context, p *auth.Principal, f Reco
 	}
 	sc := scopeOf(p)
 	rows, err := q.ListReconciliations(ctx, dbq.ListReconciliationsParams{AccountID: sc.AccountID, Environment: sc.Environment,
-		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, AfterID: after, CompanyID: optional(f.CompanyID), Day: optional(f.Date),
+		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, AfterID: after, CompanyID: store.NullText(f.CompanyID), Day: store.NullText(f.Date),
 		Lim: int64(limit + 1)})
 	if err != nil {
 		return nil, fmt.Errorf("list reconciliations: %w", err)
@@ -183,7 +184,7 @@ func (s *Service) Reconcile(ctx context.Context, c Caller, cmd Reconcile) (Recon
 	if err := fe.Err(); err != nil {
 		return Reconciliation{}, err
 	}
-	return write(ctx, s, c, func(tx *store.Tx) (Reconciliation, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (Reconciliation, error) {
 		co, err := CompanyRef(ctx, tx.Queries, c.Principal, cmd.CompanyID)
 		if err != nil {
 			return Reconciliation{}, err

@@ -1,7 +1,6 @@
 package einvoicing
 
 import (
-	"context"
 	"log/slog"
 	"sync"
 	"time"
@@ -169,12 +168,6 @@ func New(d Deps, cfg Config) *Service {
 
 // Caller is who asks for a use case (usecase.Caller).
 type Caller = usecase.Caller
-
-// write runs fn as the caller's use case: one transaction that also
-// completes its idempotency claim and audit entry (usecase.Write).
-func write[T any](ctx context.Context, s *Service, c Caller, fn func(tx *store.Tx) (T, error)) (T, error) {
-	return usecase.Write(ctx, s.db, c, fn)
-}
 
 // Now is the service's clock (the store's, which tests replace).
 func (s *Service) Now() time.Time { return s.db.Now() }

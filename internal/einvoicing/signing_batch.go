@@ -21,6 +21,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/usecase"
 )
 
 // MaxSigningBatch is the most requests one batch names, and the most an
@@ -171,7 +172,7 @@ func (s *Service) signerBatch(ctx context.Context, c Caller, steps []batchStep, 
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(steps[a].id, steps[b].id) })
-	return write(ctx, s, c, func(tx *store.Tx) (any, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (any, error) {
 		out := make([]BatchOutcome, len(steps))
 		for _, i := range order {
 			o, err := s.batchItem(ctx, tx, c, steps[i])

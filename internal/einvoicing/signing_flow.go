@@ -18,6 +18,7 @@ import (
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/usecase"
 )
 
 // Refusal reasons an agent may give. token_missing and pin_locked are
@@ -169,7 +170,7 @@ func (s *Service) signerTransition(ctx context.Context, c Caller, id string, ste
 				return SigningRequest{}, s.expiredError(ctx, r)
 			}
 		}
-		out, err := write(ctx, s, c, func(tx *store.Tx) (SigningRequest, error) {
+		out, err := usecase.Write(ctx, s.db, c, func(tx *store.Tx) (SigningRequest, error) {
 			r, cert, err := s.requestForSigner(ctx, tx.Queries, c.Principal, id, tx.Now)
 			if err != nil {
 				return SigningRequest{}, err
