@@ -288,7 +288,7 @@ func withAttempts(ctx context.Context, q *dbq.Queries, rows []dbq.WebhookDeliver
 // first, after the id after.
 func (s *Service) EventDeliveries(ctx context.Context, p *auth.Principal, eventID string, f DeliveryFilter, after string, limit int) ([]WebhookDelivery, error) {
 	q := s.db.Reader()
-	if _, err := accountEvent(ctx, q, p, eventID); err != nil {
+	if _, err := eventInReach(ctx, q, p, eventID); err != nil {
 		return nil, err
 	}
 	st, class := f.params()

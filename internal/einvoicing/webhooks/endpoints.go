@@ -458,7 +458,7 @@ type ReplayResult struct {
 func (s *Service) ReplayEvent(ctx context.Context, c usecase.Caller, eventID, endpointID string) (ReplayResult, error) {
 	p := c.Principal
 	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (ReplayResult, error) {
-		ev, err := accountEvent(ctx, tx.Queries, p, eventID)
+		ev, err := eventInReach(ctx, tx.Queries, p, eventID)
 		if err != nil {
 			return ReplayResult{}, err
 		}

@@ -229,20 +229,18 @@ func (s *Service) Events(ctx context.Context, p *auth.Principal, f EventFilter, 
 // outside the account, 403 for another environment or a company outside
 // the allow-list.
 func (s *Service) Event(ctx context.Context, p *auth.Principal, id string) (Event, error) {
-	r, err := accountEvent(ctx, s.db.Reader(), p, id)
+	r, err := eventInReach(ctx, s.db.Reader(), p, id)
 	if err != nil {
 		return Event{}, err
 	}
 	return eventView(r), nil
 }
 
-func accountEvent(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Event, error) {
-	r, err := q.GetAccountEvent(ctx, dbq.GetAccountEventParams{ID: id, AccountID: p.AccountID})
-	if errors.Is(err, sql.ErrNoRows) {
-		return r, denar.Errorf(denar.ECodeNotFound, "No event %s in this account.", id)
-	}
-	if err != nil {
-		return r, fmt.Errorf("load event %s: %w", id, err)
-	}
-	return r, p.Reach("Event "+id, r.Environment, r.CompanyID)
+// eventInReach reads an event a path names by the one loader rule
+// (auth.InReach): 404 outside the account, else Reach's 403s.
+func eventInReach(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Event, error) {
+	all, allowed := p.AllowList()
+	r, err := q.GetEventInReach(ctx, dbq.GetEventInReachParams{ID: id, AccountID: p.AccountID, Environment: p.Environment,
+		AllCompanies: all, Allowed: allowed})
+	return auth.InReach(ctx, q, p, "Event", id, r, err)
 }

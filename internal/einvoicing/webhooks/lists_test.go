@@ -1,10 +1,12 @@
 package webhooks
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -194,4 +196,71 @@ func deliveryIDs(ds []WebhookDelivery) []string {
 		out = append(out, d.ID)
 	}
 	return out
+}
+
+// TestEventInReach: GET /v1/events/{id} answers by the one loader rule:
+// an event of another account or none at all is 404; one of a company
+// outside the allow-list is 403 company_not_allowed, before the
+// environment; one of the other environment is 403 environment_mismatch.
+func TestEventInReach(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := t.Context()
+		s := New(Deps{DB: db, Secrets: testBox(t), Resolver: mapResolver{}}, Config{})
+		acct, cos := seedAccount(t, db, 2)
+		other, otherCos := seedAccount(t, db, 1)
+		ids := map[string]string{}
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			for name, ev := range map[string]struct{ account, company, env string }{
+				"a":          {acct, cos[0], auth.EnvSandbox},
+				"b":          {acct, cos[1], auth.EnvSandbox},
+				"production": {acct, cos[0], auth.EnvProduction},
+				"other":      {other, otherCos[0], auth.EnvSandbox},
+			} {
+				if err := writeEvent(ctx, tx, ev.account, ev.company, ev.env, EventSubmitted, "einv_"+name, invoice{ID: "einv"}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.Events(ctx, &auth.Principal{AccountID: acct, Environment: auth.EnvSandbox}, EventFilter{}, "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prod, err := s.Events(ctx, &auth.Principal{AccountID: acct, Environment: auth.EnvProduction}, EventFilter{}, "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		oth, err := s.Events(ctx, &auth.Principal{AccountID: other, Environment: auth.EnvSandbox}, EventFilter{}, "", 10)
+		if err != nil || len(all) != 2 || len(prod) != 1 || len(oth) != 1 {
+			t.Fatalf("events: %d sandbox, %d production, %d of the other account, %v", len(all), len(prod), len(oth), err)
+		}
+		for _, e := range all {
+			ids[e.CompanyID] = e.ID
+		}
+		limited := &auth.Principal{AccountID: acct, Environment: auth.EnvSandbox, CompanyIDs: []string{cos[0]}}
+		tests := []struct {
+			name, id, code string
+		}{
+			{"own company", ids[cos[0]], ""},
+			{"company outside the allow-list", ids[cos[1]], "company_not_allowed"},
+			{"the other environment", prod[0].ID, "environment_mismatch"},
+			{"another account", oth[0].ID, "not_found"},
+			{"no such event", "evt_none", "not_found"},
+		}
+		for _, tt := range tests {
+			_, err := s.Event(ctx, limited, tt.id)
+			var de *denar.Error
+			switch {
+			case tt.code == "" && err != nil:
+				t.Errorf("%s: %v", tt.name, err)
+			case tt.code != "" && (!errors.As(err, &de) || de.Code != tt.code):
+				t.Errorf("%s: %v, want %s", tt.name, err, tt.code)
+			}
+		}
+	})
 }

@@ -108,17 +108,12 @@ func (q *Queries) EventHead(ctx context.Context) (int64, error) {
 	return last, err
 }
 
-const getAccountEvent = `-- name: GetAccountEvent :one
-SELECT id, account_id, company_id, environment, type, object_id, payload, created_at, seq FROM events WHERE id = $1 AND account_id = $2
+const getEvent = `-- name: GetEvent :one
+SELECT id, account_id, company_id, environment, type, object_id, payload, created_at, seq FROM events WHERE id = $1
 `
 
-type GetAccountEventParams struct {
-	ID        string
-	AccountID string
-}
-
-func (q *Queries) GetAccountEvent(ctx context.Context, arg GetAccountEventParams) (Event, error) {
-	row := q.db.QueryRowContext(ctx, getAccountEvent, arg.ID, arg.AccountID)
+func (q *Queries) GetEvent(ctx context.Context, id string) (Event, error) {
+	row := q.db.QueryRowContext(ctx, getEvent, id)
 	var i Event
 	err := row.Scan(
 		&i.ID,
@@ -134,12 +129,30 @@ func (q *Queries) GetAccountEvent(ctx context.Context, arg GetAccountEventParams
 	return i, err
 }
 
-const getEvent = `-- name: GetEvent :one
-SELECT id, account_id, company_id, environment, type, object_id, payload, created_at, seq FROM events WHERE id = $1
+const getEventInReach = `-- name: GetEventInReach :one
+SELECT id, account_id, company_id, environment, type, object_id, payload, created_at, seq FROM events
+WHERE id = $1 AND account_id = $2 AND environment = $3
+  AND (CAST($4 AS BOOLEAN)
+       OR replace(' ' || CAST($5 AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST($5 AS TEXT) || ' ')
 `
 
-func (q *Queries) GetEvent(ctx context.Context, id string) (Event, error) {
-	row := q.db.QueryRowContext(ctx, getEvent, id)
+type GetEventInReachParams struct {
+	ID           string
+	AccountID    string
+	Environment  string
+	AllCompanies bool
+	Allowed      string
+}
+
+// An event within the credential's reach (tenancy.sql).
+func (q *Queries) GetEventInReach(ctx context.Context, arg GetEventInReachParams) (Event, error) {
+	row := q.db.QueryRowContext(ctx, getEventInReach,
+		arg.ID,
+		arg.AccountID,
+		arg.Environment,
+		arg.AllCompanies,
+		arg.Allowed,
+	)
 	var i Event
 	err := row.Scan(
 		&i.ID,

@@ -16,6 +16,8 @@ UNION ALL
 SELECT environment, company_id FROM archive_exports WHERE id = $1 AND account_id = $2
 UNION ALL
 SELECT environment, company_id FROM reconciliations WHERE id = $1 AND account_id = $2
+UNION ALL
+SELECT environment, company_id FROM events WHERE id = $1 AND account_id = $2
 LIMIT 1
 `
 
@@ -39,7 +41,7 @@ type RowHomeRow struct {
 // zero values (FALSE and the empty string) reach nothing.
 // Where a row a path names lives in the account, whatever the credential:
 // its environment and company. Read only when the scoped read found nothing,
-// to tell 404 from 403 (einvoicing.reach). Ids carry their table's
+// to tell 404 from 403 (auth.InReach). Ids carry their table's
 // prefix, so at most one branch answers.
 func (q *Queries) RowHome(ctx context.Context, arg RowHomeParams) (RowHomeRow, error) {
 	row := q.db.QueryRowContext(ctx, rowHome, arg.ID, arg.AccountID)

@@ -23,8 +23,12 @@ WHERE account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
   AND (CAST(sqlc.narg(created_to) AS TIMESTAMPTZ) IS NULL OR created_at < sqlc.narg(created_to))
 ORDER BY id DESC LIMIT CAST(sqlc.arg(lim) AS BIGINT);
 
--- name: GetAccountEvent :one
-SELECT * FROM events WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id);
+-- name: GetEventInReach :one
+-- An event within the credential's reach (tenancy.sql).
+SELECT * FROM events
+WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id) AND environment = sqlc.arg(environment)
+  AND (CAST(sqlc.arg(all_companies) AS BOOLEAN)
+       OR replace(' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ', ' ' || company_id || ' ', '') <> ' ' || CAST(sqlc.arg(allowed) AS TEXT) || ' ');
 
 -- name: GetEvent :one
 SELECT * FROM events WHERE id = sqlc.arg(id);

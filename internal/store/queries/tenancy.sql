@@ -10,11 +10,13 @@
 -- name: RowHome :one
 -- Where a row a path names lives in the account, whatever the credential:
 -- its environment and company. Read only when the scoped read found nothing,
--- to tell 404 from 403 (einvoicing.reach). Ids carry their table's
+-- to tell 404 from 403 (auth.InReach). Ids carry their table's
 -- prefix, so at most one branch answers.
 SELECT co.environment, co.id AS company_id FROM companies co WHERE co.id = sqlc.arg(id) AND co.account_id = sqlc.arg(account_id)
 UNION ALL
 SELECT environment, company_id FROM archive_exports WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id)
 UNION ALL
 SELECT environment, company_id FROM reconciliations WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id)
+UNION ALL
+SELECT environment, company_id FROM events WHERE id = sqlc.arg(id) AND account_id = sqlc.arg(account_id)
 LIMIT 1;
