@@ -73,6 +73,11 @@ func (c PipelineConfig) signChunk() int {
 // once).
 const signAheadMax = 256
 
+// paceCompanyWaits is what PaceState answers, instead of a count of the
+// documents in flight, when the issuing company's own documents of the
+// user wait to be signed (-1: another company's do).
+const paceCompanyWaits = -2
+
 // mustWait reports whether a new document of key from companyID waits
 // for its turn to be signed: when SignAhead documents are in flight, or
 // others wait already (they go first), unless the company has none in
@@ -105,7 +110,7 @@ func (s *Service) mustWait(ctx context.Context, tx *store.Tx, key, companyID str
 		}
 	}
 	switch {
-	case n == -2:
+	case n == paceCompanyWaits:
 		return true, false, nil // its company's earlier ones go first
 	case n >= 0 && n < int64(k):
 		return false, false, nil
