@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
@@ -279,19 +278,7 @@ func newMonthEnd(t *testing.T, dbURL string, companies, signers int, window, mar
 	for s := range signers {
 		user := fmt.Sprintf("SIGNER-%d", s+1)
 		m.signers = append(m.signers, user)
-		r := u.post(u.companies[s], "/v1/agents/pairing-codes", "")
-		var pc struct{ Code string }
-		if err := json.Unmarshal(r.body, &pc); err != nil || r.status != 201 {
-			t.Fatalf("pairing code: %d %s", r.status, r.body)
-		}
-		creds, err := signer.Pair(t.Context(), http.DefaultClient, u.srv.einvoice, pc.Code, user)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			t.Fatal(err)
-		}
+		creds, rsaKey := u.pairAgent(u.companies[s], user)
 		for i := s; i < len(u.companies); i += signers {
 			co := u.companies[i]
 			tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano() + int64(i)), Subject: pkix.Name{CommonName: user, Organization: []string{co.name}},

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
@@ -113,28 +112,16 @@ func newReconWorld(t *testing.T, dbURL string, withBuyer bool, serveEnv ...strin
 		w.buyer = u.companies[1]
 	}
 
-	r := u.post(w.seller, "/v1/agents/pairing-codes", "")
-	var pc struct{ Code string }
-	if err := json.Unmarshal(r.body, &pc); err != nil || r.status != 201 {
-		t.Fatalf("pairing code: %d %s", r.status, r.body)
-	}
-	creds, err := signer.Pair(t.Context(), http.DefaultClient, u.srv.einvoice, pc.Code, "recon")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.creds, u.signKey = creds, rsaKey
+	u.creds, u.signKey = u.pairAgent(w.seller, "recon")
 	w.certDir = t.TempDir()
 	w.certify(w.seller)
 	w.startWorker()
 	t.Cleanup(w.stopWorker)
-	w.db, err = store.Open(t.Context(), dbURL)
+	db, err := store.Open(t.Context(), dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.db = db
 	t.Cleanup(func() { w.db.Close() })
 	return w
 }

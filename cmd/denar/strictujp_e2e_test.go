@@ -321,19 +321,7 @@ func newStrictUJPWorld(t *testing.T, dbURL string) *strictUJPWorld {
 
 	// One agent for the four companies; one signer (one key, one EUJP
 	// user) with a certificate for each.
-	r := u.post(u.companies[0], "/v1/agents/pairing-codes", "")
-	var pc struct{ Code string }
-	if err := json.Unmarshal(r.body, &pc); err != nil || r.status != 201 {
-		t.Fatalf("pairing code: %d %s", r.status, r.body)
-	}
-	creds, err := signer.Pair(t.Context(), http.DefaultClient, u.srv.einvoice, pc.Code, "strict")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
+	creds, rsaKey := u.pairAgent(u.companies[0], "strict")
 	dir := t.TempDir()
 	for i, co := range u.companies {
 		tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano() + int64(i)), Subject: pkix.Name{CommonName: "Марија Николовска", Organization: []string{co.name}},
@@ -440,6 +428,27 @@ func (u *strictUJPWorld) acceptMandates(env []string) {
 			t.Fatalf("accept the mandate: %d %s", r.status, r.body)
 		}
 	}
+}
+
+// pairAgent pairs an agent through co's pairing code under name and
+// makes the RSA key its certificates will certify.
+func (u *strictUJPWorld) pairAgent(co strictCompany, name string) (signer.Credentials, *rsa.PrivateKey) {
+	t := u.t
+	t.Helper()
+	r := u.post(co, "/v1/agents/pairing-codes", "")
+	var pc struct{ Code string }
+	if err := json.Unmarshal(r.body, &pc); err != nil || r.status != 201 {
+		t.Fatalf("pairing code: %d %s", r.status, r.body)
+	}
+	creds, err := signer.Pair(t.Context(), http.DefaultClient, u.srv.einvoice, pc.Code, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return creds, key
 }
 
 func (u *strictUJPWorld) post(co strictCompany, path, body string) httpReply {
