@@ -465,7 +465,7 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 			}
 			view := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, CompanyIDs: strings.Fields(a.CompanyIds),
 				Online: true, LastSeenAt: store.TimeOrNil(a.LastSeenAt), CreatedAt: a.CreatedAt.UTC()}
-			if err := s.writeEvent(ctx, tx, a.AccountID, co.ID, a.Environment, webhooks.EventSigningAgentOnline, a.ID, view); err != nil {
+			if err := s.WriteEvent(ctx, tx, a.AccountID, co.ID, a.Environment, webhooks.EventSigningAgentOnline, a.ID, view); err != nil {
 				return SigningCertificate{}, err
 			}
 		}
@@ -499,7 +499,7 @@ func (s *Service) PendingForAgent(ctx context.Context, p *auth.Principal, limit 
 		return nil, auth.ErrUnauthenticated
 	}
 	limit = min(max(limit, 1), MaxSigningBatch)
-	sc := scopeOf(p)
+	sc := ScopeOf(p)
 	rows, err := s.db.Reader().ListAgentPendingRequests(ctx, dbq.ListAgentPendingRequestsParams{AgentID: p.CredentialID, Now: s.db.Now(),
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, Lim: int32(limit)})
 	if err != nil {

@@ -105,7 +105,7 @@ func companyView(ctx context.Context, q *dbq.Queries, r dbq.Company, prodPlan bo
 		y := int(r.AnnualAccountFiledFor.Int32)
 		c.AnnualAccountFiledFor = &y
 	}
-	c.Problems = companyProblems(r.UjpProblems)
+	c.Problems = CompanyProblems(r.UjpProblems)
 	ready, err := SignerReady(ctx, q, r.ID, now)
 	if err != nil {
 		return c, err
@@ -118,11 +118,11 @@ func companyView(ctx context.Context, q *dbq.Queries, r dbq.Company, prodPlan bo
 	return c, nil
 }
 
-// company loads a company the caller may act for: 404 outside the
+// CompanyRow loads a CompanyRow the caller may act for: 404 outside the
 // account (ids of other tenants are not confirmed), 403 outside the
 // credential's allow-list or environment (auth.InReach).
-func company(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
-	sc := scopeOf(p)
+func CompanyRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
+	sc := ScopeOf(p)
 	r, err := q.GetCompanyInReach(ctx, dbq.GetCompanyInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed})
 	return auth.InReach(ctx, q, p, "Company", id, r, err)
@@ -133,15 +133,15 @@ func company(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) 
 // active only then, and until then the service may not act for it at UJP.
 var ErrMandatePending = denar.Errorf("mandate_pending", "The company's representative has not accepted the mandate yet; the service acts for the company at UJP once they have.")
 
-// actingCompany is company for what the service does at UJP on the
+// ActingCompany is company for what the service does at UJP on the
 // company's behalf: ErrMandatePending unless it is active.
-func actingCompany(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
-	return mandated(company(ctx, q, p, id))
+func ActingCompany(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
+	return Mandated(CompanyRow(ctx, q, p, id))
 }
 
-// mandated passes on a company read (co, err), ErrMandatePending in place
+// Mandated passes on a company read (co, err), ErrMandatePending in place
 // of a company that is not active.
-func mandated(co dbq.Company, err error) (dbq.Company, error) {
+func Mandated(co dbq.Company, err error) (dbq.Company, error) {
 	if err == nil && co.Status != "active" {
 		err = ErrMandatePending
 	}
@@ -154,7 +154,7 @@ func mandated(co dbq.Company, err error) (dbq.Company, error) {
 // so the answer to a reference does not depend on whether it exists in
 // another account.
 func CompanyRef(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
-	co, err := company(ctx, q, p, id)
+	co, err := CompanyRow(ctx, q, p, id)
 	var de *denar.Error
 	if errors.As(err, &de) && de.Code == denar.ECodeNotFound {
 		return co, denar.Errorf("company_not_allowed", "The credential may not act for company %s.", id)
@@ -213,7 +213,7 @@ func (c *homeCache) put(id string, h companyHome) {
 // CompanyIDs returns up to limit ids of the companies of p's account and
 // environment, for X-Company-Id's default.
 func (s *Service) CompanyIDs(ctx context.Context, p *auth.Principal, limit int) ([]string, error) {
-	sc := scopeOf(p)
+	sc := ScopeOf(p)
 	ids, err := s.db.Reader().ListAccountCompanyIDs(ctx, dbq.ListAccountCompanyIDsParams{AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, Lim: int64(limit)})
 	if err != nil {
@@ -225,7 +225,7 @@ func (s *Service) CompanyIDs(ctx context.Context, p *auth.Principal, limit int) 
 // Company returns one company.
 func (s *Service) Company(ctx context.Context, p *auth.Principal, id string) (Company, error) {
 	q := s.db.Reader()
-	r, err := company(ctx, q, p, id)
+	r, err := CompanyRow(ctx, q, p, id)
 	if err != nil {
 		return Company{}, err
 	}
@@ -238,7 +238,7 @@ func (s *Service) Company(ctx context.Context, p *auth.Principal, id string) (Co
 func (s *Service) Companies(ctx context.Context, p *auth.Principal, after string, limit int) ([]Company, error) {
 	q := s.db.Reader()
 	now := s.db.Now()
-	sc := scopeOf(p)
+	sc := ScopeOf(p)
 	rows, err := q.ListAccountCompanies(ctx, dbq.ListAccountCompaniesParams{AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, After: after, Lim: int64(limit + 1)})
 	if err != nil {
@@ -413,7 +413,7 @@ func (s *Service) UpdateCompany(ctx context.Context, c Caller, id string, cmd Up
 		return Company{}, denar.Invalid(denar.FieldError{Path: "signingMode", Message: "must be bridge or sdk"})
 	}
 	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (Company, error) {
-		r, err := company(ctx, tx.Queries, c.Principal, id)
+		r, err := CompanyRow(ctx, tx.Queries, c.Principal, id)
 		if err != nil {
 			return Company{}, err
 		}
@@ -440,7 +440,7 @@ func (s *Service) UpdateCompany(ctx context.Context, c Caller, id string, cmd Up
 // year and earlier are refused with period_closed.
 func (s *Service) SetAnnualAccountFiled(ctx context.Context, c Caller, id string, year int) (Company, error) {
 	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (Company, error) {
-		r, err := company(ctx, tx.Queries, c.Principal, id)
+		r, err := CompanyRow(ctx, tx.Queries, c.Principal, id)
 		if err != nil {
 			return Company{}, err
 		}

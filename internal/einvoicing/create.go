@@ -37,7 +37,7 @@ func (s *Service) einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningReq
 		// Refusals that kept it waiting (token_missing, pin_locked) are
 		// over: problems describe what is wrong now, and the refused
 		// requests keep the record.
-		if _, err := s.moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signed", Problems: []byte("[]")}); err != nil {
+		if _, err := s.MoveEInvoice(ctx, tx, inv, StatusMove{To: einvoice.Queued, Cause: "signed", Problems: []byte("[]")}); err != nil {
 			return err
 		}
 	case einvoice.Queued, einvoice.Held:
@@ -108,10 +108,10 @@ func (n *NewEInvoice) encode(now time.Time) error {
 // reports unless the request is answered otherwise (a clientReference
 // seen before, an invalid document).
 func issuer(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, now time.Time) (co dbq.Company, cert *dbq.SigningCertificate, certErr, err error) {
-	sc := scopeOf(p)
+	sc := ScopeOf(p)
 	r, err := q.GetAccountCompanySigner(ctx, dbq.GetAccountCompanySignerParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, Now: now})
-	co, err = mandated(auth.InReach(ctx, q, p, "Company", id, r.Company, err))
+	co, err = Mandated(auth.InReach(ctx, q, p, "Company", id, r.Company, err))
 	if err != nil {
 		return co, nil, nil, err
 	}
@@ -125,11 +125,11 @@ func issuer(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, n
 // signer reads the company's current certificate for n at now; no
 // certificate is ErrNoSigner, reported by createEInvoice.
 func (n *NewEInvoice) signer(ctx context.Context, q *dbq.Queries, now time.Time) {
-	cert, err := currentCertificate(ctx, q, n.Company.ID, now)
+	cert, err := CurrentCertificate(ctx, q, n.Company.ID, now)
 	n.cert, n.certErr = &cert, err
 }
 
-func currentCertificate(ctx context.Context, q *dbq.Queries, companyID string, now time.Time) (dbq.SigningCertificate, error) {
+func CurrentCertificate(ctx context.Context, q *dbq.Queries, companyID string, now time.Time) (dbq.SigningCertificate, error) {
 	cert, err := q.CurrentSigningCertificate(ctx, dbq.CurrentSigningCertificateParams{CompanyID: companyID, Now: now})
 	if errors.Is(err, sql.ErrNoRows) {
 		return cert, ErrNoSigner
@@ -242,7 +242,7 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		rows, err := tx.IssueEInvoiceRows(ctx, dbq.IssueEInvoiceRowsParams{ID: p.ID, AccountID: p.AccountID,
 			CompanyID: p.CompanyID, Environment: p.Environment, CreatedAt: tx.Now,
 			SrID: sgr.String, SrCertificateID: n.cert.ID, SrPurpose: PurposeDocument, SrProtectedHeader: header,
-			SrPayload: n.payload, SrLinkType: link.Type, SrExpiresAt: tx.Now.Add(signingTTL), SrSummary: encodeSummary(summary),
+			SrPayload: n.payload, SrLinkType: link.Type, SrExpiresAt: tx.Now.Add(SigningTTL), SrSummary: encodeSummary(summary),
 			Kind: p.Kind, Status: p.Status, DocumentType: p.DocumentType, Number: p.Number, IssueDate: p.IssueDate,
 			Document: p.Document, UjpDocID: p.UjpDocID, TotalNet: p.TotalNet, TotalVat: p.TotalVat,
 			TotalGross: p.TotalGross, Currency: p.Currency, Problems: p.Problems, ClientReference: p.ClientReference,

@@ -34,7 +34,7 @@ type StatusChange struct {
 // (the company itself was judged by reach's rule); any other is 404, so
 // ids of other tenants are not confirmed.
 func einvoiceRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, companyID, id string) (dbq.Einvoice, error) {
-	sc := scopeOf(p)
+	sc := ScopeOf(p)
 	r, err := q.GetEInvoice(ctx, dbq.GetEInvoiceParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, CompanyID: companyID})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -83,7 +83,7 @@ func (s *Service) EInvoices(ctx context.Context, p *auth.Principal, companyID st
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	sc := scopeOf(p)
+	sc := ScopeOf(p)
 	rows, err := s.db.Reader().ListEInvoices(ctx, dbq.ListEInvoicesParams{AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, CompanyID: companyID,
 		AfterID: after, Status: store.NullText(f.Status), DocumentType: store.NullText(f.DocumentType), IssuedFrom: store.NullText(f.IssuedFrom),
@@ -244,7 +244,7 @@ func supersedable(ctx context.Context, tx *store.Tx, p *auth.Principal, companyI
 	if err != nil {
 		return orig, dbq.Company{}, err
 	}
-	co, err := actingCompany(ctx, tx.Queries, p, orig.CompanyID)
+	co, err := ActingCompany(ctx, tx.Queries, p, orig.CompanyID)
 	if err != nil {
 		return orig, co, err
 	}
@@ -275,7 +275,7 @@ func supersedable(ctx context.Context, tx *store.Tx, p *auth.Principal, companyI
 	return orig, co, nil
 }
 
-func storedDocument(inv dbq.Einvoice) (*ujpdoc.Document, error) {
+func StoredDocument(inv dbq.Einvoice) (*ujpdoc.Document, error) {
 	var req ujpdoc.Request
 	if err := json.Unmarshal([]byte(inv.Document), &req); err != nil {
 		return nil, fmt.Errorf("stored document of %s: %w", inv.ID, err)
@@ -324,7 +324,7 @@ func (s *Service) StornoEInvoice(ctx context.Context, c Caller, cmd Storno) (EIn
 		if err := fe.Err(); err != nil {
 			return EInvoice{}, err
 		}
-		od, err := storedDocument(orig)
+		od, err := StoredDocument(orig)
 		if err != nil {
 			return EInvoice{}, err
 		}
@@ -354,7 +354,7 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 	req := cmd.Request
 	sum := sha256.Sum256(append([]byte("correction:"+cmd.ID+":"), req.Fingerprint()...))
 	fingerprint := hex.EncodeToString(sum[:])
-	co, err := actingCompany(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
+	co, err := ActingCompany(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
 	if err != nil {
 		return EInvoice{}, err
 	}
@@ -462,7 +462,7 @@ func (s *Service) Simulate(ctx context.Context, c Caller, cmd Simulate) (Simulat
 	if err != nil {
 		return Simulation{}, err
 	}
-	co, err := company(ctx, q, c.Principal, inv.CompanyID)
+	co, err := CompanyRow(ctx, q, c.Principal, inv.CompanyID)
 	if err != nil {
 		return Simulation{}, err
 	}

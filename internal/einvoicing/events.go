@@ -42,9 +42,9 @@ func EventResources() map[string]any {
 	}
 }
 
-// writeEvent publishes one event about object (rendered now, in tx) of a
+// WriteEvent publishes one event about object (rendered now, in tx) of a
 // company.
-func (s *Service) writeEvent(ctx context.Context, tx *store.Tx, account, companyID, env, typ, objectID string, object any) error {
+func (s *Service) WriteEvent(ctx context.Context, tx *store.Tx, account, companyID, env, typ, objectID string, object any) error {
 	return s.writeEventAt(ctx, tx, account, companyID, env, typ, objectID, object, tx.Now)
 }
 

@@ -25,20 +25,11 @@ import (
 	"github.com/denar-mk/denar/internal/ujp"
 )
 
-// Signing-link types of the inbox: the decision itself (purpose decision)
-// and the signed reads (purpose query).
 const (
-	LinkInboxDecision     = "inbox_decision"        // id: the inbox document
-	linkInboxStatus       = "inbox_status"          // id: the inbox document (current-status after E1016)
-	LinkInboxPDF          = "inbox_pdf"             // id: the inbox document
-	linkPurchaseIDs       = "ujp_purchase_ids"      // id: the company
-	linkPurchasePayloads  = "ujp_purchase_payloads" // id: company/to/started (unix ms)
-	linkPurchaseChanges   = "ujp_purchase_changes"  // id: the company
-	decisionAccept        = "accept"
-	decisionReject        = "reject"
-	inboxDocumentPrefix   = "inbd"
-	inboxPageSize         = 25
-	maxPayloadsPerRequest = 100
+	decisionAccept      = "accept"
+	decisionReject      = "reject"
+	inboxDocumentPrefix = "inbd"
+	inboxPageSize       = 25
 )
 
 // InboxDocument is the public incoming e-invoice (spec, InboxDocument).
@@ -141,7 +132,7 @@ func inboxView(r dbq.InboxDocument, now time.Time) InboxDocument {
 
 // inboxEvent writes an event about d as GET returns it now.
 func (s *Service) inboxEvent(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, typ string) error {
-	return s.writeEvent(ctx, tx, d.AccountID, d.CompanyID, d.Environment, typ, d.ID, inboxView(d, tx.Now))
+	return s.WriteEvent(ctx, tx, d.AccountID, d.CompanyID, d.Environment, typ, d.ID, inboxView(d, tx.Now))
 }
 
 // errInboxChanged is a write over a version another transaction changed
@@ -187,7 +178,7 @@ func (s *Service) inboxInTx(ctx context.Context, fn func(tx *store.Tx) error) er
 // inboxRow loads an inbox document of companyID within the caller's reach
 // (the company itself was judged by reach's rule); any other is 404.
 func inboxRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, companyID, id string) (dbq.InboxDocument, error) {
-	sc := scopeOf(p)
+	sc := ScopeOf(p)
 	r, err := q.GetInboxDocumentInReach(ctx, dbq.GetInboxDocumentInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, CompanyID: companyID})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -225,7 +216,7 @@ func (s *Service) Inbox(ctx context.Context, p *auth.Principal, companyID string
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	sc := scopeOf(p)
+	sc := ScopeOf(p)
 	rows, err := s.db.Reader().ListInboxDocuments(ctx, dbq.ListInboxDocumentsParams{AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, CompanyID: companyID,
 		AfterID: after, DecisionState: store.NullText(f.Status), DeadlineBefore: store.NullText(f.DeadlineBefore), Lim: inboxPageSize + 1})
@@ -353,8 +344,8 @@ func newInboxDocument(co dbq.Company, euid string, payload []byte, now time.Time
 	return row
 }
 
-// statusName is UJP's name of a document status in env's code lists.
-func (s *Service) statusName(env, code string) string {
+// StatusName is UJP's name of a document status in env's code lists.
+func (s *Service) StatusName(env, code string) string {
 	if c, ok := s.codebooks(env).Lookup(ujpdoc.CBDocumentStatuses, code); ok {
 		return c.Name
 	}

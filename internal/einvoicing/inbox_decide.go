@@ -49,7 +49,7 @@ type DecideInbox struct {
 // its seller), 422 for a reject reason outside UJP's list, 409
 // signer_not_ready without a valid certificate.
 func (s *Service) DecideInbox(ctx context.Context, c Caller, cmd DecideInbox) (InboxDocument, error) {
-	co, err := actingCompany(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
+	co, err := ActingCompany(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
 	if err != nil {
 		return InboxDocument{}, err
 	}
@@ -140,7 +140,7 @@ func askDecisionSignature(ctx context.Context, tx *store.Tx, d dbq.InboxDocument
 // inboxProblem is an item of an inbox document's problems: why a decision
 // did not reach UJP (httpx.Codes, "inbox_document.problems"). UJP's own
 // codes appear there too, unrenamed.
-type inboxProblem problemItem
+type inboxProblem ProblemItem
 
 // ujpNotNew is UJP's refusal of a decision on a document no longer in
 // status 01 (NEW).
@@ -149,9 +149,9 @@ func ujpNotNew() string { return "E1016" }
 // failDecision puts d back to a plain pending decision (or leaves the
 // decision UJP reported) with the problem, and emits inbox.decision_failed.
 func (s *Service) failDecision(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, p inboxProblem) (dbq.InboxDocument, error) {
-	var items []problemItem
+	var items []ProblemItem
 	_ = json.Unmarshal([]byte(d.Problems), &items)
-	items = append(items, problemItem(p))
+	items = append(items, ProblemItem(p))
 	b, err := json.Marshal(items)
 	if err != nil {
 		return d, err
@@ -194,7 +194,7 @@ func (s *Service) decisionSignatureFailedOnce(ctx context.Context, tx *store.Tx,
 	}
 	var p inboxProblem
 	switch {
-	case r.LinkType == linkInboxStatus:
+	case r.LinkType == LinkInboxStatus:
 		p = inboxProblem{Code: ujpNotNew(), Message: "UJP refused the decision (not in status NEW) and the read of its current status was not signed; the decision was not made"}
 	case expired:
 		p = inboxProblem{Code: "decision_expired", Message: fmt.Sprintf("the %s decision was not signed before its signing request expired; nothing reached UJP — decide again", d.DecisionRequested)}
@@ -212,7 +212,7 @@ func (s *Service) decisionSignatureFailedOnce(ctx context.Context, tx *store.Tx,
 
 // sendDecision is the query job's work for a signed decision: it sends the
 // decision to UJP and records what UJP answered.
-func (p *Pipeline) sendDecision(ctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest) error {
+func (p *Pipeline) sendDecision(ctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest) error {
 	d, err := p.db.Reader().GetInboxDocument(ctx, sr.LinkID)
 	if err != nil {
 		return jobs.Cancel(fmt.Errorf("decision %s: document %s: %w", sr.ID, sr.LinkID, err))
@@ -225,7 +225,7 @@ func (p *Pipeline) sendDecision(ctx context.Context, gw ujp.Gateway, who signer,
 			return p.svc.decisionLate(ctx, tx, d.ID, sr.ID)
 		})
 	}
-	if stale, err := p.stale(sr); err != nil || stale {
+	if stale, err := p.Stale(sr); err != nil || stale {
 		return p.reaskDecision(ctx, gw, who, d.ID, sr)
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
@@ -233,7 +233,7 @@ func (p *Pipeline) sendDecision(ctx context.Context, gw ujp.Gateway, who signer,
 	cancel()
 	var rej *ujp.RejectedError
 	var rl *ujp.RateLimitedError
-	if wait, ok := busy(err); ok {
+	if wait, ok := Busy(err); ok {
 		return jobs.Snooze(wait) // nothing was sent
 	}
 	switch {
@@ -243,17 +243,17 @@ func (p *Pipeline) sendDecision(ctx context.Context, gw ujp.Gateway, who signer,
 		}); err != nil {
 			return err
 		}
-		return p.accessOK(ctx, d.CompanyID, "")
+		return p.AccessOK(ctx, d.CompanyID, "")
 	case errors.As(err, &rl):
 		return jobs.Snooze(max(rl.RetryAfter, p.cfg.SignerInterval))
 	case ujp.AccessProblem(err) != nil:
 		// UJP refused the caller, not the decision: it stays on its way
 		// (the deadline still rules), and the company carries the problem.
-		if _, err := p.accessProblem(ctx, d.CompanyID, err); err != nil {
+		if _, err := p.AccessProblem(ctx, d.CompanyID, err); err != nil {
 			return err
 		}
-		return jobs.Snooze(retryDelay(p.cfg.RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, p.db.Now()))
-	case errors.As(err, &rej) && timestampCodes[rej.Code]:
+		return jobs.Snooze(RetryDelay(p.cfg.RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, p.db.Now()))
+	case errors.As(err, &rej) && TimestampCodes[rej.Code]:
 		return p.reaskDecision(ctx, gw, who, d.ID, sr)
 	case errors.As(err, &rej) && rej.Code == "E1016":
 		// Not NEW at UJP: decided elsewhere, auto-accepted, voided — or
@@ -275,22 +275,22 @@ func (p *Pipeline) sendDecision(ctx context.Context, gw ujp.Gateway, who signer,
 		// Unreachable UJP: the outcome of this call is unknown. Try again
 		// later; an E1016 then is checked against UJP's status.
 		p.log.Warn("UJP unavailable; decision retried", "inbox", d.ID, "err", err)
-		return jobs.Snooze(retryDelay(p.cfg.RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, p.db.Now()))
+		return jobs.Snooze(RetryDelay(p.cfg.RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, p.db.Now()))
 	}
 }
 
 // reaskDecision asks the signer again for the same decision with a fresh
 // requestTimestamp (UJP refuses one more than 5 minutes off) — once UJP
 // answers, so an outage does not ask the signer every few minutes.
-func (p *Pipeline) reaskDecision(ctx context.Context, gw ujp.Gateway, who signer, id string, sr dbq.SigningRequest) error {
+func (p *Pipeline) reaskDecision(ctx context.Context, gw ujp.Gateway, who Signer, id string, sr dbq.SigningRequest) error {
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	_, err := gw.ServerTime(cctx, who.id)
 	cancel()
-	if d, ok := busy(err); ok {
+	if d, ok := Busy(err); ok {
 		return jobs.Snooze(d)
 	}
 	if ujp.Retryable(err) {
-		return jobs.Snooze(retryDelay(p.cfg.RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, p.db.Now()))
+		return jobs.Snooze(RetryDelay(p.cfg.RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, p.db.Now()))
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(sr.Payload)
 	if err != nil {
@@ -338,7 +338,7 @@ func (s *Service) decisionConfirmed(ctx context.Context, tx *store.Tx, id, srID 
 	if d.DecisionRequested == decisionReject {
 		code = ujp.StatusRejected
 	}
-	_, err = s.applyUJPStatus(ctx, tx, d, code, s.statusName(d.Environment, code), tx.Now, nil)
+	_, err = s.ApplyUJPStatus(ctx, tx, d, code, s.StatusName(d.Environment, code), tx.Now, nil)
 	return err
 }
 
@@ -366,7 +366,7 @@ func (s *Service) verifyDecision(ctx context.Context, tx *store.Tx, id, srID str
 	if err != nil {
 		return err
 	}
-	read, err := RequestSignature(ctx, tx, d.CompanyID, PurposeQuery, payload, SigningLink{Type: linkInboxStatus, ID: d.ID})
+	read, err := RequestSignature(ctx, tx, d.CompanyID, PurposeQuery, payload, SigningLink{Type: LinkInboxStatus, ID: d.ID})
 	if errors.Is(err, ErrNoSigner) {
 		_, err = s.failDecision(ctx, tx, d, inboxProblem{Code: rej.Code, Message: "UJP refused the decision: " + rej.Message, SigningRequestID: srID})
 		return err
@@ -388,10 +388,10 @@ func (s *Service) decisionStatusRead(ctx context.Context, tx *store.Tx, id, srID
 	}
 	if d.SigningRequestID.String != srID || d.DecisionRequested == "" {
 		// A status read is news all the same.
-		_, err := s.applyUJPStatus(ctx, tx, d, st.StatusCode, st.StatusName, tx.Now, nil)
+		_, err := s.ApplyUJPStatus(ctx, tx, d, st.StatusCode, st.StatusName, tx.Now, nil)
 		return err
 	}
-	d, err = s.applyUJPStatus(ctx, tx, d, st.StatusCode, st.StatusName, tx.Now, nil)
+	d, err = s.ApplyUJPStatus(ctx, tx, d, st.StatusCode, st.StatusName, tx.Now, nil)
 	if err != nil || d.DecisionRequested == "" {
 		return err
 	}
@@ -400,7 +400,7 @@ func (s *Service) decisionStatusRead(ctx context.Context, tx *store.Tx, id, srID
 	return err
 }
 
-// applyUJPStatus records a status UJP reported for d (from a change feed,
+// ApplyUJPStatus records a status UJP reported for d (from a change feed,
 // a status read, or the answer to our decision), if it moves d forward
 // (einvoice.UJPStatusRank), with the decision it implies and its event:
 // 03 accepted, 05 rejected, 04 auto_accepted (no second event when the
@@ -408,12 +408,12 @@ func (s *Service) decisionStatusRead(ctx context.Context, tx *store.Tx, id, srID
 // correction. A decision of ours on its way is settled by it: confirmed
 // when UJP's decision is the one asked for, failed otherwise. ch carries
 // the reported change's reason and comment, if any.
-func (s *Service) applyUJPStatus(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, code, name string, at time.Time, ch *ujp.StatusChange) (dbq.InboxDocument, error) {
+func (s *Service) ApplyUJPStatus(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, code, name string, at time.Time, ch *ujp.StatusChange) (dbq.InboxDocument, error) {
 	if einvoice.UJPStatusRank(code) <= einvoice.UJPStatusRank(d.UjpStatus) {
 		return d, nil
 	}
 	if name == "" {
-		name = s.statusName(d.Environment, code)
+		name = s.StatusName(d.Environment, code)
 	}
 	next := d
 	next.UjpStatus, next.UjpStatusName, next.UjpStatusAt = code, name, at
@@ -485,9 +485,9 @@ func (s *Service) applyUJPStatus(ctx context.Context, tx *store.Tx, d dbq.InboxD
 		}
 	}
 	if failed != nil {
-		var items []problemItem
+		var items []ProblemItem
 		_ = json.Unmarshal([]byte(next.Problems), &items)
-		b, err := json.Marshal(append(items, problemItem(*failed)))
+		b, err := json.Marshal(append(items, ProblemItem(*failed)))
 		if err != nil {
 			return d, err
 		}

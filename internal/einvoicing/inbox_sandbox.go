@@ -48,7 +48,7 @@ type SandboxIncoming struct {
 // sandboxCompany loads a company of the caller that is a sandbox company
 // on the simulator, else 403 sandbox_only.
 func (s *Service) sandboxCompany(ctx context.Context, p *auth.Principal, companyID string) (dbq.Company, error) {
-	co, err := company(ctx, s.db.Reader(), p, companyID)
+	co, err := CompanyRow(ctx, s.db.Reader(), p, companyID)
 	if err != nil {
 		return co, err
 	}

@@ -40,12 +40,6 @@ import (
 	"github.com/denar-mk/denar/internal/ujp"
 )
 
-// completionMargin is how long after a day ends (in Skopje) a read must
-// start for that day to count as read completely. UJP refuses a
-// requestTimestamp more than 5 minutes off its clock, so our clock and
-// UJP's agree within that.
-const completionMargin = ujpdoc.TimestampWindow
-
 // firstInboxDay is where a company's first sync starts: the first day of
 // the month before today, so that every document whose deadline (the 10th
 // of the month after its transaction) may still be open is found.
@@ -53,44 +47,11 @@ func firstInboxDay(today time.Time) time.Time {
 	return time.Date(today.Year(), today.Month()-1, 1, 0, 0, 0, 0, ujpdoc.Skopje)
 }
 
-// skopjeDay is the Skopje calendar day of t, at 00:00 Skopje.
-func skopjeDay(t time.Time) time.Time {
-	y, m, d := t.In(ujpdoc.Skopje).Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, ujpdoc.Skopje)
-}
-
-// lastCompleteDay is the last day a read that started at started saw
-// completely.
-func lastCompleteDay(started time.Time) string {
-	return skopjeDay(started.Add(-completionMargin)).AddDate(0, 0, -1).Format(time.DateOnly)
-}
-
-func parseDay(s string) (time.Time, error) {
-	return time.ParseInLocation(time.DateOnly, s, ujpdoc.Skopje)
-}
-
-// decodeSigned reads the JSON payload a signing request signed.
-func decodeSigned(sr dbq.SigningRequest, v any) error {
-	raw, err := base64.RawURLEncoding.DecodeString(sr.Payload)
-	if err != nil {
-		return fmt.Errorf("signed payload of %s: %w", sr.ID, err)
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("signed payload of %s: %w", sr.ID, err)
-	}
-	return nil
-}
-
-// rdRetryEvery is how often the inbox of a company whose signer lacks the
-// RD privilege is tried again: the documents cannot be read without it,
-// and the next success clears the company's problem.
-const rdRetryEvery = time.Hour
-
 // startInboxSync asks for the first read of a sync of co's purchase side
 // (in the poll's transaction), unless a read of it still waits for its
 // signer, or UJP refused its payloads (no RD) within the last hour.
 func (p *Pipeline) startInboxSync(ctx context.Context, tx *store.Tx, co dbq.Company, today time.Time) error {
-	if prob, missing := privilegeMissing(co, ujp.PrivilegePayloads); missing && tx.Now.Sub(prob.LastSeenAt) < rdRetryEvery {
+	if prob, missing := PrivilegeMissing(co, ujp.PrivilegePayloads); missing && tx.Now.Sub(prob.LastSeenAt) < RDRetryEvery {
 		return nil
 	}
 	if _, err := tx.OpenInboxSyncRequest(ctx, dbq.OpenInboxSyncRequestParams{CompanyID: co.ID, Now: tx.Now}); err == nil {
@@ -102,7 +63,7 @@ func (p *Pipeline) startInboxSync(ctx context.Context, tx *store.Tx, co dbq.Comp
 	if err != nil {
 		return err
 	}
-	from, err := parseDay(cur.PolledThrough)
+	from, err := ParseDay(cur.PolledThrough)
 	if err != nil {
 		return fmt.Errorf("purchase cursor of %s: %w", co.ID, err)
 	}
@@ -138,7 +99,7 @@ func requestPurchaseIDs(ctx context.Context, tx *store.Tx, co dbq.Company, from,
 	if err != nil {
 		return err
 	}
-	_, err = RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, SigningLink{Type: linkPurchaseIDs, ID: co.ID})
+	_, err = RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, SigningLink{Type: LinkPurchaseIDs, ID: co.ID})
 	if errors.Is(err, ErrNoSigner) {
 		return nil
 	}
@@ -148,7 +109,7 @@ func requestPurchaseIDs(ctx context.Context, tx *store.Tx, co dbq.Company, from,
 // requestPurchaseChanges asks for the read of co's purchase change feed of
 // day, unless one waits for its signer already.
 func requestPurchaseChanges(ctx context.Context, tx *store.Tx, co dbq.Company, day string) error {
-	link := SigningLink{Type: linkPurchaseChanges, ID: co.ID}
+	link := SigningLink{Type: LinkPurchaseChanges, ID: co.ID}
 	if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link.Type, LinkID: link.ID, Now: tx.Now}); err == nil {
 		return nil
 	} else if !errors.Is(err, sql.ErrNoRows) {
@@ -166,45 +127,45 @@ func requestPurchaseChanges(ctx context.Context, tx *store.Tx, co dbq.Company, d
 }
 
 // readInbox runs the inbox's signed reads and decisions for the query job.
-func (p *Pipeline) readInbox(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) error {
+func (p *Pipeline) readInbox(ctx, cctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest, co dbq.Company) error {
 	switch sr.LinkType {
-	case linkPurchaseIDs:
+	case LinkPurchaseIDs:
 		started := p.db.Now()
 		ids, err := gw.PurchaseIDs(cctx, who.id, sr.Jws)
 		if err != nil {
-			return p.queryFailed(ctx, co, err)
+			return p.QueryFailed(ctx, co, err)
 		}
 		return p.purchaseIDsRead(ctx, co, sr, ids, started)
-	case linkPurchasePayloads:
+	case LinkPurchasePayloads:
 		list, err := gw.PurchasePayloads(cctx, who.id, sr.Jws)
 		if err != nil {
-			return p.queryFailed(ctx, co, err)
+			return p.QueryFailed(ctx, co, err)
 		}
 		if err := p.purchasePayloadsRead(ctx, co, sr, list); err != nil {
 			return err
 		}
-		return p.accessOK(ctx, co.ID, ujp.PrivilegePayloads)
-	case linkPurchaseChanges:
+		return p.AccessOK(ctx, co.ID, ujp.PrivilegePayloads)
+	case LinkPurchaseChanges:
 		started := p.db.Now()
 		changes, err := gw.PurchaseChanges(cctx, who.id, sr.Jws)
 		if err != nil {
-			return p.queryFailed(ctx, co, err)
+			return p.QueryFailed(ctx, co, err)
 		}
 		return p.purchaseChangesRead(ctx, co, sr, changes, started)
 	case LinkInboxPDF:
 		pdf, err := gw.PurchasePDF(cctx, who.id, sr.Jws)
 		if err != nil {
-			return p.queryFailed(ctx, co, err)
+			return p.QueryFailed(ctx, co, err)
 		}
 		if err := p.db.Writer().PutInboxPDF(ctx, dbq.PutInboxPDFParams{DocumentID: sr.LinkID,
 			Pdf: base64.StdEncoding.EncodeToString(pdf), CreatedAt: p.db.Now()}); err != nil {
 			return err
 		}
-		return p.accessOK(ctx, co.ID, ujp.PrivilegePDF)
-	case linkInboxStatus:
+		return p.AccessOK(ctx, co.ID, ujp.PrivilegePDF)
+	case LinkInboxStatus:
 		st, err := gw.PurchaseCurrentStatus(cctx, who.id, sr.Jws)
 		if err != nil {
-			return p.queryFailed(ctx, co, err)
+			return p.QueryFailed(ctx, co, err)
 		}
 		return p.svc.inboxInTx(ctx, func(tx *store.Tx) error {
 			return p.svc.decisionStatusRead(ctx, tx, sr.LinkID, sr.ID, st)
@@ -220,7 +181,7 @@ func (p *Pipeline) readInbox(ctx, cctx context.Context, gw ujp.Gateway, who sign
 // change feed.
 func (p *Pipeline) purchaseIDsRead(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, ids []string, started time.Time) error {
 	var req ujp.DateRangeRequest
-	if err := decodeSigned(sr, &req); err != nil {
+	if err := DecodeSigned(sr, &req); err != nil {
 		return err
 	}
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
@@ -240,13 +201,13 @@ func (p *Pipeline) purchaseIDsRead(ctx context.Context, co dbq.Company, sr dbq.S
 		if len(fresh) == 0 {
 			return p.discoveryDone(ctx, tx, co, req.DateTo, started)
 		}
-		batch := fresh[:min(len(fresh), maxPayloadsPerRequest)]
+		batch := fresh[:min(len(fresh), MaxPayloadsPerRequest)]
 		payload, err := json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUIDs: batch})
 		if err != nil {
 			return err
 		}
 		// The next step needs the range's end and when this read started.
-		link := SigningLink{Type: linkPurchasePayloads, ID: fmt.Sprintf("%s/%s/%d", co.ID, req.DateTo, started.UnixMilli())}
+		link := SigningLink{Type: LinkPurchasePayloads, ID: fmt.Sprintf("%s/%s/%d", co.ID, req.DateTo, started.UnixMilli())}
 		_, err = RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, link)
 		if errors.Is(err, ErrNoSigner) {
 			return nil
@@ -260,7 +221,7 @@ func (p *Pipeline) purchaseIDsRead(ctx context.Context, co dbq.Company, sr dbq.S
 // records the discovery.
 func (p *Pipeline) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, list []ujp.Payload) error {
 	var req ujp.EUIDsRequest
-	if err := decodeSigned(sr, &req); err != nil {
+	if err := DecodeSigned(sr, &req); err != nil {
 		return err
 	}
 	parts := strings.Split(sr.LinkID, "/")
@@ -273,7 +234,7 @@ func (p *Pipeline) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr 
 		return fmt.Errorf("payload read %s: link %q: %w", sr.ID, sr.LinkID, err)
 	}
 	started := time.UnixMilli(ms)
-	name := p.svc.statusName(co.Environment, ujp.StatusSent)
+	name := p.svc.StatusName(co.Environment, ujp.StatusSent)
 	asked := map[string]bool{}
 	for _, e := range req.EUIDs {
 		asked[e] = true
@@ -285,7 +246,7 @@ func (p *Pipeline) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr 
 				continue
 			}
 			got[it.EUID] = true
-			if _, _, err := p.svc.storeIncoming(ctx, tx, co, it, name); err != nil {
+			if _, _, err := p.svc.StoreIncoming(ctx, tx, co, it, name); err != nil {
 				return err
 			}
 		}
@@ -302,17 +263,17 @@ func (p *Pipeline) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr 
 				return err
 			}
 		}
-		if len(req.EUIDs) >= maxPayloadsPerRequest {
+		if len(req.EUIDs) >= MaxPayloadsPerRequest {
 			// There may be more than one batch: read the EUIDs again.
-			cur, err := purchaseCursor(ctx, tx, co, skopjeDay(tx.Now))
+			cur, err := purchaseCursor(ctx, tx, co, SkopjeMidnight(tx.Now))
 			if err != nil {
 				return err
 			}
-			from, err := parseDay(cur.PolledThrough)
+			from, err := ParseDay(cur.PolledThrough)
 			if err != nil {
 				return err
 			}
-			end, err := parseDay(to)
+			end, err := ParseDay(to)
 			if err != nil {
 				return err
 			}
@@ -322,13 +283,13 @@ func (p *Pipeline) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr 
 	})
 }
 
-// storeIncoming stores one incoming document UJP gave (its EUID and the
+// StoreIncoming stores one incoming document UJP gave (its EUID and the
 // seller's payload, unmodified) in co's inbox, counts it in usage and
 // writes inbox.received, all in tx — unless the inbox holds it already
 // (read twice, by two processes, or by the inbox sync and a
 // reconciliation): stored is false then and nothing is written. The one
 // way a document enters the inbox from UJP's lists.
-func (s *Service) storeIncoming(ctx context.Context, tx *store.Tx, co dbq.Company, it ujp.Payload, statusName string) (d dbq.InboxDocument, stored bool, err error) {
+func (s *Service) StoreIncoming(ctx context.Context, tx *store.Tx, co dbq.Company, it ujp.Payload, statusName string) (d dbq.InboxDocument, stored bool, err error) {
 	d, err = tx.InsertInboxDocument(ctx, dbq.InsertInboxDocumentParams(newInboxDocument(co, it.EUID, []byte(it.Payload), tx.Now, statusName)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, false, nil // stored by another read
@@ -350,7 +311,7 @@ func (s *Service) storeIncoming(ctx context.Context, tx *store.Tx, co dbq.Compan
 // a read started at started can tell, is stored, and asks for the change
 // feed of the first day not done.
 func (p *Pipeline) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Company, to string, started time.Time) error {
-	through := lastCompleteDay(started)
+	through := LastCompleteDay(started)
 	if to < through {
 		through = to
 	}
@@ -358,10 +319,10 @@ func (p *Pipeline) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Compa
 		CompanyID: co.ID, Environment: co.Environment}); err != nil {
 		return err
 	}
-	if today := skopjeDay(tx.Now); through == to && to < today.Format(time.DateOnly) {
+	if today := SkopjeMidnight(tx.Now); through == to && to < today.Format(time.DateOnly) {
 		// The read covered a month of a longer way to today: read the
 		// next stretch at once.
-		end, err := parseDay(to)
+		end, err := ParseDay(to)
 		if err != nil {
 			return err
 		}
@@ -369,7 +330,7 @@ func (p *Pipeline) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Compa
 			return err
 		}
 	}
-	cur, err := purchaseCursor(ctx, tx, co, skopjeDay(tx.Now))
+	cur, err := purchaseCursor(ctx, tx, co, SkopjeMidnight(tx.Now))
 	if err != nil {
 		return err
 	}
@@ -378,7 +339,7 @@ func (p *Pipeline) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Compa
 	} else if n == 0 && cur.PolledThrough <= through {
 		// No document in the inbox: no change of those days can concern
 		// it, so they are done without reading their feeds.
-		last, err := parseDay(through)
+		last, err := ParseDay(through)
 		if err != nil {
 			return err
 		}
@@ -394,7 +355,7 @@ func (p *Pipeline) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Compa
 // the day when the day is done, and asks for the next day's feed.
 func (p *Pipeline) purchaseChangesRead(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, changes []ujp.StatusChange, started time.Time) error {
 	var req ujp.ChangesRequest
-	if err := decodeSigned(sr, &req); err != nil {
+	if err := DecodeSigned(sr, &req); err != nil {
 		return err
 	}
 	day := req.Date
@@ -415,18 +376,18 @@ func (p *Pipeline) purchaseChangesRead(ctx context.Context, co dbq.Company, sr d
 			if err != nil {
 				at = tx.Now
 			}
-			if _, err := p.svc.applyUJPStatus(ctx, tx, d, ch.NewStatus.Code, ch.NewStatus.Name, at.UTC(), &ch); err != nil {
+			if _, err := p.svc.ApplyUJPStatus(ctx, tx, d, ch.NewStatus.Code, ch.NewStatus.Name, at.UTC(), &ch); err != nil {
 				return err
 			}
 		}
-		cur, err := purchaseCursor(ctx, tx, co, skopjeDay(tx.Now))
+		cur, err := purchaseCursor(ctx, tx, co, SkopjeMidnight(tx.Now))
 		if err != nil {
 			return err
 		}
-		if cur.PolledThrough != day || day > cur.DiscoveredThrough || day > lastCompleteDay(started) {
+		if cur.PolledThrough != day || day > cur.DiscoveredThrough || day > LastCompleteDay(started) {
 			return nil // not the cursor's day, or not done yet: read again at the next poll
 		}
-		d, err := parseDay(day)
+		d, err := ParseDay(day)
 		if err != nil {
 			return err
 		}
@@ -436,7 +397,7 @@ func (p *Pipeline) purchaseChangesRead(ctx context.Context, co dbq.Company, sr d
 		if err != nil || n == 0 {
 			return err
 		}
-		if next > skopjeDay(tx.Now).Format(time.DateOnly) {
+		if next > SkopjeMidnight(tx.Now).Format(time.DateOnly) {
 			return nil
 		}
 		return requestPurchaseChanges(ctx, tx, co, next)

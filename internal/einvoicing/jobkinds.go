@@ -8,7 +8,7 @@ func (pollArgs) Kind() string          { return KindPollCompany }
 func (askArgs) Kind() string           { return KindAskSignature }
 func (paceArgs) Kind() string          { return KindPace }
 func (validateArgs) Kind() string      { return KindValidate }
-func (queryArgs) Kind() string         { return KindUJPQuery }
+func (QueryArgs) Kind() string         { return KindUJPQuery }
 func (sandboxSignerArgs) Kind() string { return KindSandboxSigner }
 
 // The periodic jobs take no arguments.

@@ -176,7 +176,7 @@ const ECodeMandateAccepted = "mandate_already_accepted"
 // fictitious representatives of the sandbox read no mail). Production
 // mandates reach their representative by mail only (sandbox_only).
 func (s *Service) SandboxMandateLink(ctx context.Context, c Caller, companyID string) (SandboxMandateLink, error) {
-	co, err := company(ctx, s.db.Reader(), c.Principal, companyID)
+	co, err := CompanyRow(ctx, s.db.Reader(), c.Principal, companyID)
 	if err != nil {
 		return SandboxMandateLink{}, err
 	}
@@ -185,7 +185,7 @@ func (s *Service) SandboxMandateLink(ctx context.Context, c Caller, companyID st
 	}
 	tok := mandatePrefix + auth.RandomToken(43)
 	return usecase.WriteShownOnce(ctx, s.db, c, func(tx *store.Tx) (SandboxMandateLink, error) {
-		co, err := company(ctx, tx.Queries, c.Principal, companyID)
+		co, err := CompanyRow(ctx, tx.Queries, c.Principal, companyID)
 		if err != nil {
 			return SandboxMandateLink{}, err
 		}

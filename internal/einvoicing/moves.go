@@ -98,10 +98,10 @@ func einvoiceView(r dbq.Einvoice) EInvoice {
 		SettledAt: store.TimeOrNil(r.SettledAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 }
 
-// statusMove is one e-invoice status change with its cause. moveEInvoice
+// StatusMove is one e-invoice status change with its cause. moveEInvoice
 // writes the row, the status history and the event in the caller's
 // transaction, so none of the three can exist without the others.
-type statusMove struct {
+type StatusMove struct {
 	To       einvoice.Status
 	Cause    string // signed, submitted, ujp_outage, ujp_rejected, ujp_status, …
 	UJPCode  string // UJP's status or error code when UJP caused the move
@@ -131,12 +131,12 @@ var eventTypes = map[einvoice.Status]string{
 	einvoice.Held:              webhooks.EventHeld,
 }
 
-// moveEInvoice moves inv to m.To if the domain allows it and the row is
+// MoveEInvoice moves inv to m.To if the domain allows it and the row is
 // still in inv.Status (a concurrent move makes it a conflict, not a lost
 // update). It stamps when the document was held, delivered or settled, and
 // writes the history row and the event with the e-invoice as it is after
 // the move.
-func (s *Service) moveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, m statusMove) (dbq.Einvoice, error) {
+func (s *Service) MoveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, m StatusMove) (dbq.Einvoice, error) {
 	from := einvoice.Status(inv.Status)
 	check := einvoice.Move
 	if m.Reconciled {
@@ -175,7 +175,7 @@ func (s *Service) moveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoi
 			// UJP assigned the EUID: the document counts in this month's
 			// usage, in this transaction, once.
 			inv.DeliveredAt = now
-			err = countSent(ctx, tx, inv)
+			err = CountSent(ctx, tx, inv)
 		}
 	case einvoice.Accepted, einvoice.AutoAccepted, einvoice.Rejected:
 		err = tx.SetEInvoiceSettledAt(ctx, dbq.SetEInvoiceSettledAtParams{ID: inv.ID, At: now})
@@ -186,7 +186,7 @@ func (s *Service) moveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoi
 		err = tx.SetEInvoiceDeliveredAt(ctx, dbq.SetEInvoiceDeliveredAtParams{ID: inv.ID, At: now})
 		if err == nil {
 			inv.DeliveredAt = now
-			err = countSent(ctx, tx, inv)
+			err = CountSent(ctx, tx, inv)
 		}
 	}
 	if err == nil && m.To != einvoice.AwaitingSignature && inv.SigningRequestID.Valid {
@@ -212,14 +212,14 @@ func (s *Service) moveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoi
 		return inv, fmt.Errorf("reload %s: %w", inv.ID, err)
 	}
 	if typ, ok := eventTypes[m.To]; ok {
-		if err := s.einvoiceEvent(ctx, tx, moved, typ); err != nil {
+		if err := s.EInvoiceEvent(ctx, tx, moved, typ); err != nil {
 			return moved, err
 		}
 	}
 	return moved, nil
 }
 
-// einvoiceEvent writes an event about inv as it is now.
-func (s *Service) einvoiceEvent(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, typ string) error {
-	return s.writeEvent(ctx, tx, inv.AccountID, inv.CompanyID, inv.Environment, typ, inv.ID, einvoiceView(inv))
+// EInvoiceEvent writes an event about inv as it is now.
+func (s *Service) EInvoiceEvent(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, typ string) error {
+	return s.WriteEvent(ctx, tx, inv.AccountID, inv.CompanyID, inv.Environment, typ, inv.ID, einvoiceView(inv))
 }

@@ -55,18 +55,18 @@ func TestEInvoiceMoves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		move := func(m statusMove) error {
+		move := func(m StatusMove) error {
 			return db.InTx(ctx, func(tx *store.Tx) error {
 				cur, err := tx.GetEInvoice(ctx, dbq.GetEInvoiceParams{ID: inv.ID, AccountID: acct, Environment: "sandbox",
 					AllCompanies: true, CompanyID: co})
 				if err != nil {
 					return err
 				}
-				inv, err = svc.moveEInvoice(ctx, tx, cur, m)
+				inv, err = svc.MoveEInvoice(ctx, tx, cur, m)
 				return err
 			})
 		}
-		for _, m := range []statusMove{
+		for _, m := range []StatusMove{
 			{To: einvoice.Queued, Cause: "signed"},
 			{To: einvoice.Submitting, Cause: "submission"},
 			{To: einvoice.Held, Cause: "ujp_outage"},
@@ -80,14 +80,14 @@ func TestEInvoiceMoves(t *testing.T) {
 			}
 		}
 		var de *denar.Error
-		if err := move(statusMove{To: einvoice.Rejected, Cause: "ujp_status"}); !errors.As(err, &de) || de.Code != einvoice.CodeStateConflict {
+		if err := move(StatusMove{To: einvoice.Rejected, Cause: "ujp_status"}); !errors.As(err, &de) || de.Code != einvoice.CodeStateConflict {
 			t.Fatalf("accepted → rejected: %v", err)
 		}
 		// A stale from-status: the row moved meanwhile.
 		err = db.InTx(ctx, func(tx *store.Tx) error {
 			stale := inv
 			stale.Status = string(einvoice.Delivered)
-			_, err := svc.moveEInvoice(ctx, tx, stale, statusMove{To: einvoice.Rejected, Cause: "ujp_status"})
+			_, err := svc.MoveEInvoice(ctx, tx, stale, StatusMove{To: einvoice.Rejected, Cause: "ujp_status"})
 			return err
 		})
 		if !errors.As(err, &de) || de.Code != "einvoice_state_conflict" {

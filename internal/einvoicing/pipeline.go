@@ -48,12 +48,6 @@ const (
 	KindUJPQuery    = "einvoice.ujp_query"
 )
 
-// Signing-link types of the signed reads the pipeline makes.
-const (
-	linkChanges = "ujp_changes" // id: companyID + "/" + YYYY-MM-DD
-	LinkPDF     = "einvoice_pdf"
-)
-
 // PipelineConfig tunes the pipeline; zero values take the defaults.
 type PipelineConfig struct {
 	// SignerInterval is the least time between two calls of one UJP user
@@ -159,9 +153,9 @@ func (p *Pipeline) register(r *jobs.Runner) {
 	}
 }
 
-// enqueueQuery runs a signed read once its signature is recorded.
-func enqueueQuery(ctx context.Context, tx *store.Tx, r SigningRequest) error {
-	_, err := jobs.Insert(ctx, tx, queryArgs{SigningRequestID: r.ID}, jobs.InsertOpts{MaxAttempts: 5})
+// EnqueueQuery runs a signed read once its signature is recorded.
+func EnqueueQuery(ctx context.Context, tx *store.Tx, r SigningRequest) error {
+	_, err := jobs.Insert(ctx, tx, QueryArgs{SigningRequestID: r.ID}, jobs.InsertOpts{MaxAttempts: 5})
 	return err
 }
 
@@ -169,7 +163,7 @@ type submitArgs struct {
 	EInvoiceID string `json:"einvoiceId"`
 }
 
-type queryArgs struct {
+type QueryArgs struct {
 	SigningRequestID string `json:"signingRequestId"`
 }
 
@@ -188,9 +182,9 @@ func enqueueSubmit(ctx context.Context, tx *store.Tx, id string) error {
 // submitAttempts is how many times a submit job runs.
 const submitAttempts = 20
 
-// signer is who calls UJP for a signing request: the identity headers and
+// Signer is who calls UJP for a signing request: the identity headers and
 // the certificate behind them.
-type signer struct {
+type Signer struct {
 	id   ujp.Identity
 	cert dbq.SigningCertificate
 }
@@ -199,15 +193,15 @@ type signer struct {
 // cannot be called with it.
 var errNoEUJPID = errors.New("the certificate has no EUJP id (register it again with eujpId)")
 
-func (p *Pipeline) signerOf(ctx context.Context, q *dbq.Queries, sr dbq.SigningRequest, co dbq.Company) (signer, error) {
+func (p *Pipeline) SignerOf(ctx context.Context, q *dbq.Queries, sr dbq.SigningRequest, co dbq.Company) (Signer, error) {
 	cert, err := q.GetSigningCertificate(ctx, sr.CertificateID)
 	if err != nil {
-		return signer{}, fmt.Errorf("certificate %s: %w", sr.CertificateID, err)
+		return Signer{}, fmt.Errorf("certificate %s: %w", sr.CertificateID, err)
 	}
 	if cert.EujpID == "" {
-		return signer{}, fmt.Errorf("certificate %s: %w", cert.ID, errNoEUJPID)
+		return Signer{}, fmt.Errorf("certificate %s: %w", cert.ID, errNoEUJPID)
 	}
-	return signer{id: ujp.Identity{EUJPID: cert.EujpID, EDB: co.TaxNumber, SerialNumber: cert.Serial}, cert: cert}, nil
+	return Signer{id: ujp.Identity{EUJPID: cert.EujpID, EDB: co.TaxNumber, SerialNumber: cert.Serial}, cert: cert}, nil
 }
 
 // waiter names a job as a waiter for UJP turns, so that it keeps its place
@@ -216,9 +210,9 @@ func waiter(ctx context.Context, j *jobs.Job) context.Context {
 	return ujp.WithWaiter(ctx, fmt.Sprintf("job-%d", j.ID))
 }
 
-// busy reports a *ujp.BusyError: the user had no turn soon; nothing was
+// Busy reports a *ujp.BusyError: the user had no turn soon; nothing was
 // sent. The job looks again when a turn may be free.
-func busy(err error) (time.Duration, bool) {
+func Busy(err error) (time.Duration, bool) {
 	var b *ujp.BusyError
 	if errors.As(err, &b) {
 		return b.RetryIn, true
@@ -254,14 +248,14 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 	if status == einvoice.Held && !unknown && inv.HeldSince.Valid && p.db.Now().Sub(inv.HeldSince.Time) > p.cfg.HoldWindow {
 		// Only a document UJP cannot hold: one whose last send's outcome
 		// is unknown is looked up for as long as it takes.
-		return p.fail(ctx, inv, "hold_window_exceeded", "", []problemItem{{Code: "hold_window_exceeded",
+		return p.fail(ctx, inv, "hold_window_exceeded", "", []ProblemItem{{Code: "hold_window_exceeded",
 			Message: fmt.Sprintf("UJP was unreachable for longer than the hold window (%s); the document was not delivered.", p.cfg.HoldWindow)}})
 	}
 	gw, ok := p.gateways[co.Environment]
 	if !ok {
 		return p.hold(ctx, inv, "ujp_not_configured", "")
 	}
-	who, err := p.signerOf(ctx, q, sr, co)
+	who, err := p.SignerOf(ctx, q, sr, co)
 	if errors.Is(err, errNoEUJPID) {
 		p.log.Warn("e-invoice waits: its signer's certificate has no EUJP id", "einvoice", inv.ID, "certificate", sr.CertificateID)
 		return p.retryLater(inv)
@@ -276,7 +270,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 		cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 		_, err := gw.Company(cctx, who.id, co.TaxNumber)
 		cancel()
-		if d, ok := busy(err); ok {
+		if d, ok := Busy(err); ok {
 			return jobs.Snooze(d)
 		}
 		if ujp.Retryable(err) {
@@ -291,7 +285,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 		if open := p.db.Now().Sub(inv.UpdatedAt); open < 2*p.cfg.CallTimeout {
 			return jobs.Snooze(2*p.cfg.CallTimeout - open)
 		}
-		return p.sendUnknown(ctx, inv, statusMove{To: einvoice.Held, Cause: "attempt_interrupted"})
+		return p.sendUnknown(ctx, inv, StatusMove{To: einvoice.Held, Cause: "attempt_interrupted"})
 	}
 	if unknown {
 		// UJP may hold the document: its records are read before
@@ -301,7 +295,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 		}
 		return p.retryLater(inv)
 	}
-	if stale, err := p.stale(sr); err != nil || stale {
+	if stale, err := p.Stale(sr); err != nil || stale {
 		if err != nil {
 			p.log.Warn("signed payload without a readable timestamp; signing again", "einvoice", inv.ID, "err", err)
 		}
@@ -325,7 +319,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 		return nil
 	}
 	turn, err := gw.Turn(ujp.WithTurnWork(ctx, work), who.id, ujp.PrioritySend)
-	if d, ok := busy(err); ok {
+	if d, ok := Busy(err); ok {
 		return jobs.Snooze(d)
 	}
 	var de *denar.Error
@@ -348,15 +342,15 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 	return p.afterSend(ctx, co, inv, res, err)
 }
 
-func (p *Pipeline) send(ctx context.Context, gw ujp.Gateway, who signer, inv dbq.Einvoice, jws string) (*ujp.SendResult, error) {
+func (p *Pipeline) send(ctx context.Context, gw ujp.Gateway, who Signer, inv dbq.Einvoice, jws string) (*ujp.SendResult, error) {
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()
 	return gw.Send(cctx, who.id, inv.DocumentType, jws)
 }
 
-// stale reports whether the signed payload's requestTimestamp is too old
+// Stale reports whether the signed payload's requestTimestamp is too old
 // for UJP to take.
-func (p *Pipeline) stale(sr dbq.SigningRequest) (bool, error) {
+func (p *Pipeline) Stale(sr dbq.SigningRequest) (bool, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(sr.Payload)
 	if err != nil {
 		return true, err
@@ -388,7 +382,7 @@ func (p *Pipeline) resign(ctx context.Context, inv dbq.Einvoice, status einvoice
 			return fmt.Errorf("resign %s: %w", inv.ID, err)
 		}
 		if status == einvoice.Submitting {
-			if inv, err = p.svc.moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: "signature_refresh"}); err != nil {
+			if inv, err = p.svc.MoveEInvoice(ctx, tx, inv, StatusMove{To: einvoice.Queued, Cause: "signature_refresh"}); err != nil {
 				return err
 			}
 		}
@@ -431,9 +425,9 @@ func startSubmission(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) (dbq.E
 // carries none, and the document is then looked up in UJP's records).
 var existingEUID = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
 
-// timestampCodes are UJP's refusals of a stale or mismatched
+// TimestampCodes are UJP's refusals of a stale or mismatched
 // requestTimestamp: the cure is a fresh signature, not a failure.
-var timestampCodes = map[string]bool{"E4012": true, "E40121": true, "E40122": true}
+var TimestampCodes = map[string]bool{"E4012": true, "E40121": true, "E40122": true}
 
 // Problem codes of ours in an e-invoice's problems.
 const (
@@ -451,7 +445,7 @@ func (p *Pipeline) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoi
 		if err := p.deliver(ctx, inv, res.EUID, res.QRLink, "submitted"); err != nil {
 			return err
 		}
-		return p.accessOK(ctx, co.ID, "")
+		return p.AccessOK(ctx, co.ID, "")
 	case ujp.IsDuplicate(err):
 		errors.As(err, &rej)
 		if euid := existingEUID.FindString(rej.Message); euid != "" {
@@ -460,7 +454,7 @@ func (p *Pipeline) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoi
 		}
 		// UJP holds a document with this docId and did not say which:
 		// its records tell (pipeline_lookup.go).
-		return p.sendUnknown(ctx, inv, statusMove{To: einvoice.Queued, Cause: "ujp_duplicate", UJPCode: rej.Code})
+		return p.sendUnknown(ctx, inv, StatusMove{To: einvoice.Queued, Cause: "ujp_duplicate", UJPCode: rej.Code})
 	case ujp.AccessProblem(err) != nil:
 		// UJP refused the caller, not the document: it waits, and the
 		// company carries the problem.
@@ -472,29 +466,29 @@ func (p *Pipeline) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoi
 			}
 			since = tx.Now
 			if raw, err := tx.GetCompanyUJPProblems(ctx, co.ID); err == nil {
-				for _, q := range companyProblems(raw) {
+				for _, q := range CompanyProblems(raw) {
 					if q.UJPCode == r.Code && q.Since.Before(since) {
 						since = q.Since
 					}
 				}
 			}
-			_, err := p.svc.moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Queued, Cause: problemOf(r, tx.Now).Code, UJPCode: r.Code})
+			_, err := p.svc.MoveEInvoice(ctx, tx, inv, StatusMove{To: einvoice.Queued, Cause: problemOf(r, tx.Now).Code, UJPCode: r.Code})
 			return err
 		}); err != nil {
 			return err
 		}
 		// The ladder follows how long UJP has refused, so a problem left
 		// for days is tried every half hour, not every ten seconds.
-		return jobs.Snooze(retryDelay(p.cfg.RetryDelays, sql.NullTime{Time: since, Valid: true}, p.db.Now()))
-	case errors.As(err, &rej) && timestampCodes[rej.Code]:
+		return jobs.Snooze(RetryDelay(p.cfg.RetryDelays, sql.NullTime{Time: since, Valid: true}, p.db.Now()))
+	case errors.As(err, &rej) && TimestampCodes[rej.Code]:
 		return p.resign(ctx, inv, einvoice.Submitting)
 	case errors.As(err, &rej) && rej.Unrecognised():
-		return p.fail(ctx, inv, "ujp_rejected", "", []problemItem{{Code: ProblemUnexpectedAnswer,
+		return p.fail(ctx, inv, "ujp_rejected", "", []ProblemItem{{Code: ProblemUnexpectedAnswer,
 			Message: fmt.Sprintf("UJP answered HTTP %d with a body that is not UJP's: %s", rej.HTTPStatus, rej.Body)}})
 	case errors.As(err, &rej):
 		return p.fail(ctx, inv, "ujp_rejected", rej.Code, rejectionProblems(rej))
 	case errors.As(err, &rl):
-		if err := p.move(ctx, inv, statusMove{To: einvoice.Queued, Cause: "ujp_rate_limited", UJPCode: ujp.CodeRateLimited}); err != nil {
+		if err := p.move(ctx, inv, StatusMove{To: einvoice.Queued, Cause: "ujp_rate_limited", UJPCode: ujp.CodeRateLimited}); err != nil {
 			return err
 		}
 		return jobs.Snooze(max(rl.RetryAfter, p.cfg.SignerInterval))
@@ -504,9 +498,9 @@ func (p *Pipeline) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoi
 		p.log.Warn("UJP could not check the certificate; e-invoice held", "einvoice", inv.ID, "err", err)
 		return p.hold(ctx, inv, "ujp_outage", un.Code)
 	default:
-		if d, ok := busy(err); ok {
+		if d, ok := Busy(err); ok {
 			// Not sent (no turn after all): back in the queue.
-			if err := p.move(ctx, inv, statusMove{To: einvoice.Queued, Cause: "ujp_busy"}); err != nil {
+			if err := p.move(ctx, inv, StatusMove{To: einvoice.Queued, Cause: "ujp_busy"}); err != nil {
 				return err
 			}
 			return jobs.Snooze(d)
@@ -514,7 +508,7 @@ func (p *Pipeline) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoi
 		// No answer, or UJP's "not now": whether the document landed is
 		// unknown.
 		p.log.Warn("UJP gave no answer; e-invoice held until UJP's records tell whether it landed", "einvoice", inv.ID, "err", err)
-		return p.sendUnknown(ctx, inv, statusMove{To: einvoice.Held, Cause: "ujp_outage", UJPCode: unavailableCode(err)})
+		return p.sendUnknown(ctx, inv, StatusMove{To: einvoice.Held, Cause: "ujp_outage", UJPCode: unavailableCode(err)})
 	}
 }
 
@@ -526,9 +520,9 @@ func unavailableCode(err error) string {
 	return ""
 }
 
-func (p *Pipeline) move(ctx context.Context, inv dbq.Einvoice, m statusMove) error {
+func (p *Pipeline) move(ctx context.Context, inv dbq.Einvoice, m StatusMove) error {
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := p.svc.moveEInvoice(ctx, tx, inv, m)
+		_, err := p.svc.MoveEInvoice(ctx, tx, inv, m)
 		return err
 	})
 }
@@ -538,7 +532,7 @@ func (p *Pipeline) move(ctx context.Context, inv dbq.Einvoice, m statusMove) err
 func (p *Pipeline) hold(ctx context.Context, inv dbq.Einvoice, cause, code string) error {
 	if inv.Status != string(einvoice.Held) {
 		err := p.db.InTx(ctx, func(tx *store.Tx) error {
-			_, err := p.svc.moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Held, Cause: cause, UJPCode: code})
+			_, err := p.svc.MoveEInvoice(ctx, tx, inv, StatusMove{To: einvoice.Held, Cause: cause, UJPCode: code})
 			return err
 		})
 		if err != nil {
@@ -552,10 +546,10 @@ func (p *Pipeline) hold(ctx context.Context, inv dbq.Einvoice, cause, code strin
 // ladder follows how long it has been held, not how many sends were made:
 // while UJP stays down only probes are made, and the waits must still grow.
 func (p *Pipeline) retryLater(inv dbq.Einvoice) error {
-	return jobs.Snooze(retryDelay(p.cfg.RetryDelays, inv.HeldSince, p.db.Now()))
+	return jobs.Snooze(RetryDelay(p.cfg.RetryDelays, inv.HeldSince, p.db.Now()))
 }
 
-func retryDelay(ladder []time.Duration, heldSince sql.NullTime, now time.Time) time.Duration {
+func RetryDelay(ladder []time.Duration, heldSince sql.NullTime, now time.Time) time.Duration {
 	var held time.Duration
 	if heldSince.Valid {
 		held = now.Sub(heldSince.Time)
@@ -570,8 +564,8 @@ func retryDelay(ladder []time.Duration, heldSince sql.NullTime, now time.Time) t
 	return ladder[len(ladder)-1]
 }
 
-// problemItem is one entry of an e-invoice's problems.
-type problemItem struct {
+// ProblemItem is one entry of an e-invoice's problems.
+type ProblemItem struct {
 	Path     string `json:"path,omitempty"`
 	Message  string `json:"message"`
 	Codebook string `json:"codebook,omitempty"`
@@ -582,28 +576,28 @@ type problemItem struct {
 }
 
 // rejectionProblems keeps UJP's codes as UJP wrote them.
-func rejectionProblems(r *ujp.RejectedError) []problemItem {
+func rejectionProblems(r *ujp.RejectedError) []ProblemItem {
 	if len(r.Items) == 0 {
 		prop := ""
 		for k := range r.Properties {
 			prop = k
 			break
 		}
-		return []problemItem{{Code: r.Code, Message: r.Message, Path: prop}}
+		return []ProblemItem{{Code: r.Code, Message: r.Message, Path: prop}}
 	}
-	out := make([]problemItem, 0, len(r.Items))
+	out := make([]ProblemItem, 0, len(r.Items))
 	for _, it := range r.Items {
-		out = append(out, problemItem{Code: it.ErrorCode, Message: it.ErrorMessage, Path: it.Property, Codebook: it.Codebook})
+		out = append(out, ProblemItem{Code: it.ErrorCode, Message: it.ErrorMessage, Path: it.Property, Codebook: it.Codebook})
 	}
 	return out
 }
 
-func (p *Pipeline) fail(ctx context.Context, inv dbq.Einvoice, cause, code string, problems []problemItem) error {
+func (p *Pipeline) fail(ctx context.Context, inv dbq.Einvoice, cause, code string, problems []ProblemItem) error {
 	b, err := json.Marshal(problems)
 	if err != nil {
 		return err
 	}
-	return p.move(ctx, inv, statusMove{To: einvoice.Failed, Cause: cause, UJPCode: code, Problems: b})
+	return p.move(ctx, inv, StatusMove{To: einvoice.Failed, Cause: cause, UJPCode: code, Problems: b})
 }
 
 // deliver records the EUID and asks for a signature to fetch UJP's PDF.
@@ -627,7 +621,7 @@ func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, caus
 		default:
 			return nil
 		}
-		d, err := p.svc.moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.Delivered, Cause: cause, UJPCode: ujp.StatusSent, EUID: euid, QRLink: qr,
+		d, err := p.svc.MoveEInvoice(ctx, tx, cur, StatusMove{To: einvoice.Delivered, Cause: cause, UJPCode: ujp.StatusSent, EUID: euid, QRLink: qr,
 			TopsUp: cur.PaceKey != ""})
 		if err != nil {
 			return err
@@ -642,7 +636,7 @@ func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, caus
 		if err != nil {
 			return err
 		}
-		if _, missing := privilegeMissing(co, ujp.PrivilegePDF); missing {
+		if _, missing := PrivilegeMissing(co, ujp.PrivilegePDF); missing {
 			// UJP refuses this company's PDFs (no DP): asking for every
 			// document's would only collect refusals. GET …/pdf asks.
 			return p.paceAtDelivery(ctx, tx, d)
@@ -679,9 +673,9 @@ func (p *Pipeline) paceAtDelivery(ctx context.Context, tx *store.Tx, d dbq.Einvo
 // UJP's E1023 without the EUID) with the move m, and schedules the next
 // look: UJP's records are read before the document is sent again, and it
 // is never failed while its outcome is unknown.
-func (p *Pipeline) sendUnknown(ctx context.Context, inv dbq.Einvoice, m statusMove) error {
+func (p *Pipeline) sendUnknown(ctx context.Context, inv dbq.Einvoice, m StatusMove) error {
 	err := p.db.InTx(ctx, func(tx *store.Tx) error {
-		moved, err := p.svc.moveEInvoice(ctx, tx, inv, m)
+		moved, err := p.svc.MoveEInvoice(ctx, tx, inv, m)
 		if err != nil {
 			return err
 		}
@@ -828,7 +822,7 @@ func (p *Pipeline) ujpNow(ctx context.Context, gw ujp.Gateway, co dbq.Company) t
 func (p *Pipeline) requestSalesChanges(ctx context.Context, tx *store.Tx, co dbq.Company, from, today time.Time) error {
 	for d := from; !d.After(today); d = d.AddDate(0, 0, 1) {
 		day := d.Format(time.DateOnly)
-		link := SigningLink{Type: linkChanges, ID: co.ID + "/" + day}
+		link := SigningLink{Type: LinkChanges, ID: co.ID + "/" + day}
 		if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link.Type, LinkID: link.ID, Now: tx.Now}); err == nil {
 			continue
 		} else if !errors.Is(err, sql.ErrNoRows) {
@@ -848,7 +842,7 @@ func (p *Pipeline) requestSalesChanges(ctx context.Context, tx *store.Tx, co dbq
 }
 
 // query runs a signed read once its signature is recorded.
-func (p *Pipeline) query(ctx context.Context, j *jobs.Job, a queryArgs) error {
+func (p *Pipeline) query(ctx context.Context, j *jobs.Job, a QueryArgs) error {
 	ctx = waiter(ctx, j)
 	q := p.db.Reader()
 	sr, err := q.GetSigningRequest(ctx, a.SigningRequestID)
@@ -863,7 +857,7 @@ func (p *Pipeline) query(ctx context.Context, j *jobs.Job, a queryArgs) error {
 	if !ok {
 		return jobs.Cancel(fmt.Errorf("no UJP gateway for %s", co.Environment))
 	}
-	who, err := p.signerOf(ctx, q, sr, co)
+	who, err := p.SignerOf(ctx, q, sr, co)
 	if err != nil {
 		return jobs.Cancel(err)
 	}
@@ -877,7 +871,7 @@ func (p *Pipeline) query(ctx context.Context, j *jobs.Job, a queryArgs) error {
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()
 	err = p.runQuery(ctx, cctx, gw, who, sr, co)
-	if d, ok := busy(err); ok {
+	if d, ok := Busy(err); ok {
 		return jobs.Snooze(d)
 	}
 	var rl *ujp.RateLimitedError
@@ -888,54 +882,54 @@ func (p *Pipeline) query(ctx context.Context, j *jobs.Job, a queryArgs) error {
 }
 
 // runQuery makes the signed read (or decision) sr and applies its answer.
-func (p *Pipeline) runQuery(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) error {
-	l, ok := linkOf(sr.LinkType)
-	if !ok || l.read == nil {
+func (p *Pipeline) runQuery(ctx, cctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest, co dbq.Company) error {
+	h, ok := p.svc.link(sr.LinkType)
+	if !ok || h.Read == nil {
 		return jobs.Cancel(fmt.Errorf("signed read %s: link type %q has no read", sr.ID, sr.LinkType))
 	}
-	return l.read(p, ctx, cctx, gw, who, sr, co)
+	return h.Read(ctx, cctx, gw, who, sr, co)
 }
 
 // readSales performs the sales side's signed reads of the pipeline: the
 // change feed and a delivered document's PDF.
-func (p *Pipeline) readSales(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) error {
+func (p *Pipeline) readSales(ctx, cctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest, co dbq.Company) error {
 	switch sr.LinkType {
-	case linkChanges:
+	case LinkChanges:
 		changes, err := gw.SalesChanges(cctx, who.id, sr.Jws)
 		if err != nil {
-			return p.queryFailed(ctx, co, err)
+			return p.QueryFailed(ctx, co, err)
 		}
 		companyID, day, _ := strings.Cut(sr.LinkID, "/")
 		if err := p.applyChanges(ctx, companyID, co.Environment, day, changes); err != nil {
 			return err
 		}
-		return p.accessOK(ctx, co.ID, "")
+		return p.AccessOK(ctx, co.ID, "")
 	case LinkPDF:
 		pdf, err := gw.SalesPDF(cctx, who.id, sr.Jws)
 		if err != nil {
-			return p.queryFailed(ctx, co, err)
+			return p.QueryFailed(ctx, co, err)
 		}
 		if err := p.db.Writer().PutEInvoicePDF(ctx, dbq.PutEInvoicePDFParams{EinvoiceID: sr.LinkID,
 			Pdf: base64.StdEncoding.EncodeToString(pdf), CreatedAt: p.db.Now()}); err != nil {
 			return err
 		}
-		return p.accessOK(ctx, co.ID, ujp.PrivilegePDF)
+		return p.AccessOK(ctx, co.ID, ujp.PrivilegePDF)
 	}
 	return jobs.Cancel(fmt.Errorf("signed read %s: not a sales read: %s", sr.ID, sr.LinkType))
 }
 
-// queryFailed retries an unavailable UJP; an access refusal is the
+// QueryFailed retries an unavailable UJP; an access refusal is the
 // company's problem and ends the read quietly; another refusal (a stale
 // timestamp included) ends the read: the next poll, or the next PDF
 // request, signs a new one.
-func (p *Pipeline) queryFailed(ctx context.Context, co dbq.Company, err error) error {
-	if _, ok := busy(err); ok {
+func (p *Pipeline) QueryFailed(ctx context.Context, co dbq.Company, err error) error {
+	if _, ok := Busy(err); ok {
 		return err
 	}
 	if ujp.Retryable(err) {
 		return err
 	}
-	if access, rerr := p.accessProblem(ctx, co.ID, err); access || rerr != nil {
+	if access, rerr := p.AccessProblem(ctx, co.ID, err); access || rerr != nil {
 		return rerr
 	}
 	return jobs.Cancel(err)
@@ -975,15 +969,15 @@ func (p *Pipeline) applyChanges(ctx context.Context, companyID, env, day string,
 			if cause == "" {
 				cause = "ujp_status"
 			}
-			m := statusMove{To: to, Cause: cause, UJPCode: ch.NewStatus.Code}
+			m := StatusMove{To: to, Cause: cause, UJPCode: ch.NewStatus.Code}
 			if to == einvoice.Rejected {
-				item := problemItem{Code: deref(ch.RejectReasonCode), Codebook: ujpdoc.CBRejectReasons,
+				item := ProblemItem{Code: deref(ch.RejectReasonCode), Codebook: ujpdoc.CBRejectReasons,
 					Message: strings.TrimSpace(deref(ch.RejectReason) + " " + deref(ch.Comment))}
-				if m.Problems, err = json.Marshal([]problemItem{item}); err != nil {
+				if m.Problems, err = json.Marshal([]ProblemItem{item}); err != nil {
 					return err
 				}
 			}
-			if _, err := p.svc.moveEInvoice(ctx, tx, inv, m); err != nil {
+			if _, err := p.svc.MoveEInvoice(ctx, tx, inv, m); err != nil {
 				return err
 			}
 		}

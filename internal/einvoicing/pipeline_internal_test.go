@@ -23,12 +23,12 @@ func TestRetryDelayFollowsHeldTime(t *testing.T) {
 		{40 * time.Second, time.Minute},
 		{5 * time.Hour, time.Minute},
 	} {
-		got := retryDelay(ladder, sql.NullTime{Time: start, Valid: true}, start.Add(tc.held))
+		got := RetryDelay(ladder, sql.NullTime{Time: start, Valid: true}, start.Add(tc.held))
 		if got != tc.want {
 			t.Errorf("held %s: wait %s, want %s", tc.held, got, tc.want)
 		}
 	}
-	if got := retryDelay(ladder, sql.NullTime{}, start); got != 10*time.Second {
+	if got := RetryDelay(ladder, sql.NullTime{}, start); got != 10*time.Second {
 		t.Errorf("never held: %s", got)
 	}
 }

@@ -34,12 +34,6 @@ import (
 	"github.com/denar-mk/denar/internal/ujp"
 )
 
-// Signing-link types of the look-up's reads; their id is the e-invoice's.
-const (
-	linkSalesLookup         = "ujp_sales_lookup"
-	linkSalesLookupPayloads = "ujp_sales_lookup_payloads"
-)
-
 // lookupAgain is how long after a look-up read was signed another is not
 // asked for: the first is still being made (its job retries an outage).
 const lookupAgain = 2 * time.Minute
@@ -49,11 +43,11 @@ const lookupAgain = 2 * time.Minute
 // would be refused: it is expired and asked for afresh.
 func (p *Pipeline) startLookup(ctx context.Context, inv dbq.Einvoice) error {
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
-		for _, link := range []string{linkSalesLookup, linkSalesLookupPayloads} {
+		for _, link := range []string{LinkSalesLookup, LinkSalesLookupPayloads} {
 			open, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link, LinkID: inv.ID, Now: tx.Now})
 			switch {
 			case err == nil:
-				if stale, _ := p.stale(open); !stale {
+				if stale, _ := p.Stale(open); !stale {
 					return nil
 				}
 				if _, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: open.ID, State: StateExpired, Now: tx.Now}); err != nil {
@@ -76,7 +70,7 @@ func (p *Pipeline) startLookup(ctx context.Context, inv dbq.Einvoice) error {
 // requestLookup asks the signer to sign the read of the seller's documents
 // from inv's date on.
 func (p *Pipeline) requestLookup(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
-	from, err := parseDay(inv.IssueDate)
+	from, err := ParseDay(inv.IssueDate)
 	if err != nil {
 		return fmt.Errorf("look-up of %s: issue date: %w", inv.ID, err)
 	}
@@ -84,7 +78,7 @@ func (p *Pipeline) requestLookup(ctx context.Context, tx *store.Tx, inv dbq.Einv
 }
 
 func requestLookupFrom(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, from time.Time) error {
-	today := skopjeDay(tx.Now)
+	today := SkopjeMidnight(tx.Now)
 	if from.After(today) {
 		from = today
 	}
@@ -97,7 +91,7 @@ func requestLookupFrom(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, from
 	if err != nil {
 		return err
 	}
-	_, err = RequestSignature(ctx, tx, inv.CompanyID, PurposeQuery, payload, SigningLink{Type: linkSalesLookup, ID: inv.ID})
+	_, err = RequestSignature(ctx, tx, inv.CompanyID, PurposeQuery, payload, SigningLink{Type: LinkSalesLookup, ID: inv.ID})
 	if errors.Is(err, ErrNoSigner) {
 		return nil // the submit job asks again
 	}
@@ -105,26 +99,26 @@ func requestLookupFrom(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, from
 }
 
 // readLookup runs the look-up's signed reads for the query job.
-func (p *Pipeline) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) error {
+func (p *Pipeline) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest, co dbq.Company) error {
 	switch sr.LinkType {
-	case linkSalesLookup:
+	case LinkSalesLookup:
 		list, err := gw.SalesInvoicesStatus(cctx, who.id, sr.Jws)
-		if staleRead(err) {
+		if StaleRead(err) {
 			return p.lookupAfresh(ctx, sr)
 		}
 		if err != nil {
-			return p.queryFailed(ctx, co, err)
+			return p.QueryFailed(ctx, co, err)
 		}
 		if err := p.lookupStatuses(ctx, co, sr, list); err != nil {
 			return err
 		}
-		return p.accessOK(ctx, co.ID, "")
-	case linkSalesLookupPayloads:
+		return p.AccessOK(ctx, co.ID, "")
+	case LinkSalesLookupPayloads:
 		list, err := gw.SalesPayloads(cctx, who.id, sr.Jws)
 		if r := ujp.AccessProblem(err); r != nil && r.Privilege == ujp.PrivilegePayloads {
 			// No RD: recorded on the company, and the look-up starts over
 			// to match without the payloads.
-			if _, err := p.accessProblem(ctx, co.ID, err); err != nil {
+			if _, err := p.AccessProblem(ctx, co.ID, err); err != nil {
 				return err
 			}
 			return p.db.InTx(ctx, func(tx *store.Tx) error {
@@ -135,25 +129,25 @@ func (p *Pipeline) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who sig
 				return p.requestLookup(ctx, tx, inv)
 			})
 		}
-		if staleRead(err) {
+		if StaleRead(err) {
 			return p.lookupAfresh(ctx, sr)
 		}
 		if err != nil {
-			return p.queryFailed(ctx, co, err)
+			return p.QueryFailed(ctx, co, err)
 		}
 		if err := p.lookupPayloads(ctx, sr, list); err != nil {
 			return err
 		}
-		return p.accessOK(ctx, co.ID, ujp.PrivilegePayloads)
+		return p.AccessOK(ctx, co.ID, ujp.PrivilegePayloads)
 	}
 	return jobs.Cancel(fmt.Errorf("signed read %s: not a look-up: %s", sr.ID, sr.LinkType))
 }
 
-// staleRead reports UJP refusing a read's requestTimestamp (signed too long
+// StaleRead reports UJP refusing a read's requestTimestamp (signed too long
 // before it was sent).
-func staleRead(err error) bool {
+func StaleRead(err error) bool {
 	var rej *ujp.RejectedError
-	return errors.As(err, &rej) && timestampCodes[rej.Code]
+	return errors.As(err, &rej) && TimestampCodes[rej.Code]
 }
 
 // lookupAfresh asks for the look-up again from its start, signed now.
@@ -184,7 +178,7 @@ func lookingUp(ctx context.Context, tx *store.Tx, id string) (dbq.Einvoice, bool
 // documents with inv's number and date are the candidates.
 func (p *Pipeline) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, list []ujp.DocStatus) error {
 	var req ujp.DateRangeRequest
-	if err := decodeSigned(sr, &req); err != nil {
+	if err := DecodeSigned(sr, &req); err != nil {
 		return err
 	}
 	var found string
@@ -193,7 +187,7 @@ func (p *Pipeline) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Si
 		if err != nil || !ok {
 			return err
 		}
-		doc, err := storedDocument(inv)
+		doc, err := StoredDocument(inv)
 		if err != nil {
 			return err
 		}
@@ -205,22 +199,22 @@ func (p *Pipeline) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Si
 			}
 		}
 		if len(candidates) == 0 {
-			if next, err := parseDay(req.DateTo); err == nil && next.Before(skopjeDay(tx.Now)) {
+			if next, err := ParseDay(req.DateTo); err == nil && next.Before(SkopjeMidnight(tx.Now)) {
 				// A month was read and UJP's today is further on.
 				return requestLookupFrom(ctx, tx, inv, next.AddDate(0, 0, 1))
 			}
 			return p.notAtUJP(ctx, tx, inv)
 		}
-		if _, missing := privilegeMissing(co, ujp.PrivilegePayloads); !missing {
-			euids := make([]string, 0, min(len(candidates), maxPayloadsPerRequest))
-			for _, c := range candidates[:min(len(candidates), maxPayloadsPerRequest)] {
+		if _, missing := PrivilegeMissing(co, ujp.PrivilegePayloads); !missing {
+			euids := make([]string, 0, min(len(candidates), MaxPayloadsPerRequest))
+			for _, c := range candidates[:min(len(candidates), MaxPayloadsPerRequest)] {
 				euids = append(euids, c.EUID)
 			}
 			payload, err := json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUIDs: euids})
 			if err != nil {
 				return err
 			}
-			_, err = RequestSignature(ctx, tx, inv.CompanyID, PurposeQuery, payload, SigningLink{Type: linkSalesLookupPayloads, ID: inv.ID})
+			_, err = RequestSignature(ctx, tx, inv.CompanyID, PurposeQuery, payload, SigningLink{Type: LinkSalesLookupPayloads, ID: inv.ID})
 			if errors.Is(err, ErrNoSigner) {
 				return nil
 			}
@@ -266,7 +260,7 @@ func (p *Pipeline) lookupPayloads(ctx context.Context, sr dbq.SigningRequest, li
 			return err
 		}
 		for _, pl := range list {
-			if payloadDocID(pl.Payload) == inv.UjpDocID {
+			if PayloadDocID(pl.Payload) == inv.UjpDocID {
 				found = pl.EUID
 				return nil
 			}
@@ -283,9 +277,9 @@ func (p *Pipeline) lookupPayloads(ctx context.Context, sr dbq.SigningRequest, li
 	return p.deliver(ctx, inv, found, "", "submitted_earlier")
 }
 
-// payloadDocID is header.docId of a document JSON as UJP returns it: the
+// PayloadDocID is header.docId of a document JSON as UJP returns it: the
 // signed request ({requestTimestamp, document}) or the document itself.
-func payloadDocID(payload string) string {
+func PayloadDocID(payload string) string {
 	var req ujpdoc.Request
 	if json.Unmarshal([]byte(payload), &req) == nil && req.Document.Header.DocID != "" {
 		return req.Document.Header.DocID

@@ -62,10 +62,6 @@ import (
 // that have not moved for ReconcileConfig.Quiet.
 const KindReconcile = "einvoice.reconcile"
 
-// linkReconciliation is the signing link of a run's reads; its id is
-// "<reconciliation id>/<seq>".
-const linkReconciliation = "ujp_reconciliation"
-
 // ProblemUJPMissing flags an e-invoice the service shows delivered (or
 // later) that UJP does not know.
 const ProblemUJPMissing = "ujp_missing"
@@ -109,7 +105,7 @@ type ReconcileConfig struct {
 
 func (c ReconcileConfig) withDefaults() ReconcileConfig {
 	if c.Quiet <= 0 {
-		c.Quiet = signingTTL
+		c.Quiet = SigningTTL
 	}
 	c.Hour = min(max(c.Hour, 0), 23)
 	return c
@@ -178,7 +174,7 @@ var errReconMoved = errors.New("reconciliation moved concurrently")
 // times as text in the zone they were written in, and the store writes
 // UTC.
 func dayBounds(day string) (time.Time, time.Time, error) {
-	d, err := parseDay(day)
+	d, err := ParseDay(day)
 	if err != nil {
 		return time.Time{}, time.Time{}, err
 	}
@@ -255,7 +251,7 @@ func (p *Pipeline) askRead(ctx context.Context, tx *store.Tx, r *recon) error {
 	if err != nil {
 		return err
 	}
-	link := SigningLink{Type: linkReconciliation, ID: r.row.ID + "/" + strconv.Itoa(int(r.row.Seq))}
+	link := SigningLink{Type: LinkReconciliation, ID: r.row.ID + "/" + strconv.Itoa(int(r.row.Seq))}
 	_, err = RequestSignature(ctx, tx, r.co.ID, PurposeQuery, payload, link)
 	if errors.Is(err, ErrNoSigner) {
 		p.log.Info("reconciliation waits for a signer", "reconciliation", r.row.ID, "company", r.co.ID)
@@ -290,7 +286,7 @@ func readPayload(r *recon, now time.Time) ([]byte, error) {
 	case stepSalesPayloads:
 		return json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ts, EUIDs: r.work.payloadBatch()})
 	case stepPurchasePayloads:
-		return json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ts, EUIDs: r.work.PurchaseFresh[:min(len(r.work.PurchaseFresh), maxPayloadsPerRequest)]})
+		return json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ts, EUIDs: r.work.PurchaseFresh[:min(len(r.work.PurchaseFresh), MaxPayloadsPerRequest)]})
 	}
 	return nil, fmt.Errorf("reconciliation %s: no read at step %s", r.row.ID, r.row.Step)
 }
@@ -301,7 +297,7 @@ func (w *reconWork) payloadBatch() []string {
 	for _, u := range w.Unknown {
 		if !slices.Contains(w.NoPayload, u.EUID) {
 			out = append(out, u.EUID)
-			if len(out) == maxPayloadsPerRequest {
+			if len(out) == MaxPayloadsPerRequest {
 				break
 			}
 		}
@@ -365,11 +361,11 @@ func (p *Pipeline) complete(ctx context.Context, tx *store.Tx, r *recon) error {
 		return err
 	}
 	v := reconciliationView(row)
-	if err := p.svc.writeEvent(ctx, tx, row.AccountID, row.CompanyID, row.Environment, webhooks.EventReconciliationCompleted, row.ID, v); err != nil {
+	if err := p.svc.WriteEvent(ctx, tx, row.AccountID, row.CompanyID, row.Environment, webhooks.EventReconciliationCompleted, row.ID, v); err != nil {
 		return err
 	}
 	if r.count.fixed() {
-		if err := p.svc.writeEvent(ctx, tx, row.AccountID, row.CompanyID, row.Environment, webhooks.EventReconciliationMismatch, row.ID, v); err != nil {
+		if err := p.svc.WriteEvent(ctx, tx, row.AccountID, row.CompanyID, row.Environment, webhooks.EventReconciliationMismatch, row.ID, v); err != nil {
 			return err
 		}
 	}
@@ -391,7 +387,7 @@ type reconAnswer struct {
 
 // readReconciliation makes a run's signed read and applies its answer,
 // for the query job.
-func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) error {
+func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest, co dbq.Company) error {
 	id, seqText, _ := strings.Cut(sr.LinkID, "/")
 	seq, err := strconv.Atoi(seqText)
 	if err != nil {
@@ -427,7 +423,7 @@ func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway,
 			a.payloads, err = gw.PurchasePayloads(cctx, who.id, sr.Jws)
 		}
 		if r := ujp.AccessProblem(err); r != nil && r.Privilege == ujp.PrivilegePayloads {
-			if _, err := p.accessProblem(ctx, co.ID, err); err != nil {
+			if _, err := p.AccessProblem(ctx, co.ID, err); err != nil {
 				return err
 			}
 			// Refused: the company's problem of the missing RD, just
@@ -443,10 +439,10 @@ func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway,
 		return jobs.Cancel(fmt.Errorf("reconciliation %s: no read at step %s", row.ID, row.Step))
 	}
 	switch {
-	case staleRead(err):
+	case StaleRead(err):
 		return p.askAfresh(ctx, row.ID, seq)
 	case ujp.AccessProblem(err) != nil:
-		if _, rerr := p.accessProblem(ctx, co.ID, err); rerr != nil {
+		if _, rerr := p.AccessProblem(ctx, co.ID, err); rerr != nil {
 			return rerr
 		}
 		r := ujp.AccessProblem(err)
@@ -455,7 +451,7 @@ func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway,
 			return p.noteProblem(ctx, tx, row.ID, seq, ReconciliationProblem{Code: "access_refused", Message: msg})
 		})
 	case err != nil:
-		return p.queryFailed(ctx, co, err)
+		return p.QueryFailed(ctx, co, err)
 	}
 	err = p.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		cur, err := tx.GetReconciliation(ctx, id)
@@ -481,7 +477,7 @@ func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway,
 		return err
 	}
 	crashpoint.Hit(crashpoint.ReconcileAfterRead)
-	return p.accessOK(ctx, co.ID, privilege)
+	return p.AccessOK(ctx, co.ID, privilege)
 }
 
 // noteProblem records a problem on a run still at seq, without moving it.
@@ -551,7 +547,7 @@ func (p *Pipeline) apply(ctx context.Context, tx *store.Tx, r *recon, sr dbq.Sig
 		return p.salesDocument(ctx, tx, r, st)
 	case stepSalesPayloads:
 		var req ujp.EUIDsRequest
-		if err := decodeSigned(sr, &req); err != nil {
+		if err := DecodeSigned(sr, &req); err != nil {
 			return err
 		}
 		if a.refused {
@@ -691,7 +687,7 @@ func (p *Pipeline) settle(ctx context.Context, tx *store.Tx, r *recon, inv dbq.E
 		r.problem(ReconciliationProblem{Code: "status_conflict", Message: fmt.Sprintf("The service shows the document %s, which UJP's status %s %q cannot lead to; it is left as it is.", from, st.StatusCode, st.StatusName), EUID: st.EUID, EInvoiceID: inv.ID})
 		return nil
 	}
-	m := statusMove{To: to, Cause: "reconciled", UJPCode: st.StatusCode, Reconciled: true}
+	m := StatusMove{To: to, Cause: "reconciled", UJPCode: st.StatusCode, Reconciled: true}
 	if !inv.Euid.Valid {
 		m.EUID = st.EUID
 	}
@@ -702,7 +698,7 @@ func (p *Pipeline) settle(ctx context.Context, tx *store.Tx, r *recon, inv dbq.E
 		}
 		inv.Problems = "[]"
 	}
-	moved, err := p.svc.moveEInvoice(ctx, tx, inv, m)
+	moved, err := p.svc.MoveEInvoice(ctx, tx, inv, m)
 	if err != nil {
 		return err
 	}
@@ -751,7 +747,7 @@ func (p *Pipeline) salesPayloads(ctx context.Context, tx *store.Tx, r *recon, as
 // by its header.docId: ours (a send whose answer was lost) is repaired,
 // any other imported.
 func (p *Pipeline) resolveByPayload(ctx context.Context, tx *store.Tx, r *recon, st ujp.DocStatus, payload string) error {
-	if docID := payloadDocID(payload); docID != "" {
+	if docID := PayloadDocID(payload); docID != "" {
 		inv, err := tx.GetEInvoiceByDocID(ctx, dbq.GetEInvoiceByDocIDParams{CompanyID: r.co.ID, UjpDocID: docID})
 		if err == nil && inv.Kind != KindExternal {
 			r.count.Sales.AtDenar++
@@ -775,7 +771,7 @@ func (p *Pipeline) resolveByHeadline(ctx context.Context, tx *store.Tx, r *recon
 	}
 	var match []dbq.Einvoice
 	for _, c := range cands {
-		doc, err := storedDocument(c)
+		doc, err := StoredDocument(c)
 		if err != nil {
 			continue
 		}
@@ -847,10 +843,10 @@ func (p *Pipeline) importExternal(ctx context.Context, tx *store.Tx, r *recon, s
 		}
 		from = sql.NullString{String: string(to), Valid: true}
 	}
-	if err := countSent(ctx, tx, inv); err != nil {
+	if err := CountSent(ctx, tx, inv); err != nil {
 		return err
 	}
-	if err := p.svc.einvoiceEvent(ctx, tx, inv, webhooks.EventDiscovered); err != nil {
+	if err := p.svc.EInvoiceEvent(ctx, tx, inv, webhooks.EventDiscovered); err != nil {
 		return err
 	}
 	r.count.Sales.Discovered++
@@ -893,12 +889,12 @@ func (p *Pipeline) missingChecked(ctx context.Context, tx *store.Tx, r *recon, m
 // flagMissing marks inv as unknown to UJP (problem ujp_missing) with its
 // event, once: nothing is sent again by itself.
 func (p *Pipeline) flagMissing(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
-	var items []problemItem
+	var items []ProblemItem
 	_ = json.Unmarshal([]byte(inv.Problems), &items)
-	if slices.ContainsFunc(items, func(q problemItem) bool { return q.Code == ProblemUJPMissing }) {
+	if slices.ContainsFunc(items, func(q ProblemItem) bool { return q.Code == ProblemUJPMissing }) {
 		return nil
 	}
-	items = append(items, problemItem{Code: ProblemUJPMissing, Message: fmt.Sprintf(
+	items = append(items, ProblemItem{Code: ProblemUJPMissing, Message: fmt.Sprintf(
 		"UJP does not know this document (EUID %s): its current-status answers not found. Nothing is sent again by itself; check it in UJP's portal, and issue it again if it must be.", inv.Euid.String)})
 	b, err := json.Marshal(items)
 	if err != nil {
@@ -912,16 +908,16 @@ func (p *Pipeline) flagMissing(ctx context.Context, tx *store.Tx, inv dbq.Einvoi
 		return err
 	}
 	p.log.Warn("reconciliation: UJP does not know a delivered document", "einvoice", inv.ID, "euid", inv.Euid.String)
-	return p.svc.einvoiceEvent(ctx, tx, flagged, webhooks.EventMissingAtUJP)
+	return p.svc.EInvoiceEvent(ctx, tx, flagged, webhooks.EventMissingAtUJP)
 }
 
 // clearMissing drops the ujp_missing flag of a document UJP knows again.
 func clearMissing(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
-	var items []problemItem
+	var items []ProblemItem
 	if json.Unmarshal([]byte(inv.Problems), &items) != nil {
 		return nil
 	}
-	kept := slices.DeleteFunc(slices.Clone(items), func(q problemItem) bool { return q.Code == ProblemUJPMissing })
+	kept := slices.DeleteFunc(slices.Clone(items), func(q ProblemItem) bool { return q.Code == ProblemUJPMissing })
 	if len(kept) == len(items) {
 		return nil
 	}
@@ -937,7 +933,7 @@ func clearMissing(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
 func (p *Pipeline) purchasePayloads(ctx context.Context, tx *store.Tx, r *recon, sr dbq.SigningRequest, a reconAnswer) error {
 	w := &r.work
 	var req ujp.EUIDsRequest
-	if err := decodeSigned(sr, &req); err != nil {
+	if err := DecodeSigned(sr, &req); err != nil {
 		return err
 	}
 	w.PurchaseFresh = slices.DeleteFunc(w.PurchaseFresh, func(e string) bool { return slices.Contains(req.EUIDs, e) })
@@ -946,14 +942,14 @@ func (p *Pipeline) purchasePayloads(ctx context.Context, tx *store.Tx, r *recon,
 		w.PurchaseFresh = nil
 		return nil
 	}
-	name := p.svc.statusName(r.co.Environment, ujp.StatusSent)
+	name := p.svc.StatusName(r.co.Environment, ujp.StatusSent)
 	got := map[string]bool{}
 	for _, it := range a.payloads {
 		if !slices.Contains(req.EUIDs, it.EUID) || got[it.EUID] {
 			continue
 		}
 		got[it.EUID] = true
-		_, stored, err := p.svc.storeIncoming(ctx, tx, r.co, it, name)
+		_, stored, err := p.svc.StoreIncoming(ctx, tx, r.co, it, name)
 		if err != nil {
 			return err
 		}
@@ -986,7 +982,7 @@ func (p *Pipeline) purchaseStatuses(ctx context.Context, tx *store.Tx, r *recon,
 		if err != nil {
 			return err
 		}
-		if _, err := p.svc.applyUJPStatus(ctx, tx, d, st.StatusCode, st.StatusName, tx.Now, nil); err != nil {
+		if _, err := p.svc.ApplyUJPStatus(ctx, tx, d, st.StatusCode, st.StatusName, tx.Now, nil); err != nil {
 			return err
 		}
 	}
@@ -1015,7 +1011,7 @@ func (p *Pipeline) reconcileAll(ctx context.Context, _ *jobs.Job, _ reconcileAll
 	if err != nil {
 		return err
 	}
-	latest, err := parseDay(lastReconcilableDay(now, cfg.Hour))
+	latest, err := ParseDay(lastReconcilableDay(now, cfg.Hour))
 	if err != nil {
 		return err
 	}
@@ -1028,7 +1024,7 @@ func (p *Pipeline) reconcileAll(ctx context.Context, _ *jobs.Job, _ reconcileAll
 			continue
 		}
 		first := latest.AddDate(0, 0, 1-ReconcileLookback)
-		if onboarded := skopjeDay(co.CreatedAt); onboarded.After(first) {
+		if onboarded := SkopjeMidnight(co.CreatedAt); onboarded.After(first) {
 			first = onboarded
 		}
 		if first.After(latest) {
@@ -1069,13 +1065,13 @@ func (p *Pipeline) reconcileAll(ctx context.Context, _ *jobs.Job, _ reconcileAll
 // yesterday from hour (Skopje) on, the day before until then, and never a
 // day whose lists may still change (lastCompleteDay).
 func lastReconcilableDay(now time.Time, hour int) string {
-	today := skopjeDay(now)
+	today := SkopjeMidnight(now)
 	latest := today.AddDate(0, 0, -1)
 	if now.Before(today.Add(time.Duration(hour) * time.Hour)) {
 		latest = latest.AddDate(0, 0, -1)
 	}
 	day := latest.Format(time.DateOnly)
-	if last := lastCompleteDay(now); day > last {
+	if last := LastCompleteDay(now); day > last {
 		day = last
 	}
 	return day
@@ -1092,14 +1088,14 @@ func (p *Pipeline) resume(ctx context.Context, row dbq.Reconciliation) error {
 	if err != nil {
 		return err
 	}
-	for _, prob := range companyProblems(co.UjpProblems) {
-		if prob.Code == ProblemAccessMissing && p.db.Now().Sub(prob.LastSeenAt) < rdRetryEvery {
+	for _, prob := range CompanyProblems(co.UjpProblems) {
+		if prob.Code == ProblemAccessMissing && p.db.Now().Sub(prob.LastSeenAt) < RDRetryEvery {
 			// UJP refuses the signer: asked again hourly, not at every
 			// pass (any accepted call clears the problem sooner).
 			return nil
 		}
 	}
-	if _, err := q.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: linkReconciliation, LinkID: link, Now: p.db.Now()}); err == nil {
+	if _, err := q.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: LinkReconciliation, LinkID: link, Now: p.db.Now()}); err == nil {
 		return nil
 	} else if !errors.Is(err, sql.ErrNoRows) {
 		return err
@@ -1109,9 +1105,9 @@ func (p *Pipeline) resume(ctx context.Context, row dbq.Reconciliation) error {
 		if err != nil || cur.State != ReconciliationRunning || cur.Seq != row.Seq {
 			return err
 		}
-		sr, err := tx.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: linkReconciliation, LinkID: link})
+		sr, err := tx.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: LinkReconciliation, LinkID: link})
 		if err == nil {
-			if stale, _ := p.stale(sr); !stale {
+			if stale, _ := p.Stale(sr); !stale {
 				if err := enqueueReconcileQuery(ctx, tx, SigningRequestFrom(sr)); err != nil {
 					return err
 				}
@@ -1140,7 +1136,7 @@ func enqueueReconcileQuery(ctx context.Context, tx *store.Tx, r SigningRequest) 
 	for _, id := range r.Links {
 		link = id
 	}
-	_, err := jobs.Insert(ctx, tx, queryArgs{SigningRequestID: r.ID}, jobs.InsertOpts{MaxAttempts: 5,
-		UniqueKey: KindUJPQuery + ":" + linkReconciliation + ":" + link})
+	_, err := jobs.Insert(ctx, tx, QueryArgs{SigningRequestID: r.ID}, jobs.InsertOpts{MaxAttempts: 5,
+		UniqueKey: KindUJPQuery + ":" + LinkReconciliation + ":" + link})
 	return err
 }

@@ -107,7 +107,7 @@ func reconciliationView(r dbq.Reconciliation) Reconciliation {
 // reconciliationRow loads a reconciliation within the caller's reach
 // (auth.InReach).
 func reconciliationRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Reconciliation, error) {
-	sc := scopeOf(p)
+	sc := ScopeOf(p)
 	r, err := q.GetReconciliationInReach(ctx, dbq.GetReconciliationInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed})
 	return auth.InReach(ctx, q, p, "Reconciliation", id, r, err)
@@ -144,7 +144,7 @@ func (s *Service) Reconciliations(ctx context.Context, p *auth.Principal, f Reco
 			return nil, err
 		}
 	}
-	sc := scopeOf(p)
+	sc := ScopeOf(p)
 	rows, err := q.ListReconciliations(ctx, dbq.ListReconciliationsParams{AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, AfterID: after, CompanyID: store.NullText(f.CompanyID), Day: store.NullText(f.Date),
 		Lim: int64(limit + 1)})
@@ -178,8 +178,8 @@ func (s *Service) Reconcile(ctx context.Context, c Caller, cmd Reconcile) (Recon
 	}
 	if d, err := time.Parse(time.DateOnly, cmd.Date); err != nil {
 		fe.Add("date", "must be a date YYYY-MM-DD")
-	} else if last := lastCompleteDay(s.db.Now()); d.Format(time.DateOnly) > last {
-		fe.Add("date", "must be a day that has ended in Europe/Skopje (at most %s now: UJP's lists of a day are final %s after it ends)", last, completionMargin)
+	} else if last := LastCompleteDay(s.db.Now()); d.Format(time.DateOnly) > last {
+		fe.Add("date", "must be a day that has ended in Europe/Skopje (at most %s now: UJP's lists of a day are final %s after it ends)", last, CompletionMargin)
 	}
 	if err := fe.Err(); err != nil {
 		return Reconciliation{}, err
@@ -189,10 +189,10 @@ func (s *Service) Reconcile(ctx context.Context, c Caller, cmd Reconcile) (Recon
 		if err != nil {
 			return Reconciliation{}, err
 		}
-		if co, err = mandated(co, nil); err != nil {
+		if co, err = Mandated(co, nil); err != nil {
 			return Reconciliation{}, err
 		}
-		if _, err := currentCertificate(ctx, tx.Queries, co.ID, tx.Now); err != nil {
+		if _, err := CurrentCertificate(ctx, tx.Queries, co.ID, tx.Now); err != nil {
 			return Reconciliation{}, err
 		}
 		r, created, err := s.pipe.startReconciliation(ctx, tx, co, cmd.Date)

@@ -15,8 +15,8 @@ import "github.com/denar-mk/denar/internal/auth"
 // entity alike, from where the row lives in the account (RowHome, read
 // with the account only) — see auth.Principal.Reach.
 
-// scope is a credential's reach as query parameters.
-type scope struct {
+// Scope is a credential's reach as query parameters.
+type Scope struct {
 	AccountID, Environment string
 	// AllCompanies: no allow-list. Allowed: the listed company ids,
 	// separated by spaces (the zero values reach nothing).
@@ -24,9 +24,9 @@ type scope struct {
 	Allowed      string
 }
 
-// scopeOf is p's reach (the allow-list as auth.Principal.AllowList gives
+// ScopeOf is p's reach (the allow-list as auth.Principal.AllowList gives
 // it to every room's queries).
-func scopeOf(p *auth.Principal) scope {
+func ScopeOf(p *auth.Principal) Scope {
 	all, allowed := p.AllowList()
-	return scope{AccountID: p.AccountID, Environment: p.Environment, AllCompanies: all, Allowed: allowed}
+	return Scope{AccountID: p.AccountID, Environment: p.Environment, AllCompanies: all, Allowed: allowed}
 }

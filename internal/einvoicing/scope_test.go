@@ -64,9 +64,9 @@ func TestScopeInSQL(t *testing.T) {
 			for i, id := range p.CompanyIDs {
 				p.CompanyIDs[i] = acct + id
 			}
-			sc := scopeOf(&p)
+			sc := ScopeOf(&p)
 			if tc.zero {
-				sc = scope{AccountID: acct, Environment: auth.EnvSandbox}
+				sc = Scope{AccountID: acct, Environment: auth.EnvSandbox}
 			}
 			rows, err := db.Reader().ListAccountCompanies(ctx, dbq.ListAccountCompaniesParams{AccountID: sc.AccountID, Environment: sc.Environment,
 				AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, After: "", Lim: 100})

@@ -149,13 +149,16 @@ type Service struct {
 	pipe         *Pipeline
 	secrets      *auth.SecretBox
 	events       Publisher
+	// links are the handlers of the signing requests' link types, by type
+	// (signedlinks.go).
+	links map[string]LinkHandler
 }
 
 // New builds the service.
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
 		snapshot: sync.OnceValue(ujpdoc.Snapshot), lists: newCodeLists(), operators: d.Operators, sandbox: d.Sandbox, sandboxSetup: d.SandboxSetup, gateways: d.Gateways,
-		secrets: d.Secrets, events: d.Events}
+		secrets: d.Secrets, events: d.Events, links: map[string]LinkHandler{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -163,6 +166,7 @@ func New(d Deps, cfg Config) *Service {
 		panic("einvoicing: New needs Deps.Events, the publisher of events")
 	}
 	s.pipe = &Pipeline{svc: s, db: d.DB, gateways: d.Gateways, cfg: s.cfg.Pipeline, log: s.log}
+	s.handleLinks()
 	return s
 }
 

@@ -2,49 +2,107 @@ package einvoicing
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/ujp"
 )
 
-// signedLink is what a signature of a link type sets off: signed runs in
-// the transaction that records the signature (AfterSigned); read is the
-// signed read or decision the query job then makes at UJP (runQuery), nil
-// when the signature is used otherwise (an e-invoice's document is sent by
-// the submit job; the go-live check reads its own).
-type signedLink struct {
-	signed func(s *Service, ctx context.Context, tx *store.Tx, r SigningRequest) error
-	read   readFunc
+// LinkHandler is what the signing requests of one link type set off. The
+// room that owns the link type registers it with Service.HandleLink when
+// it is built.
+type LinkHandler struct {
+	// Signed runs in the transaction that records the signature
+	// (AfterSigned); required.
+	Signed func(ctx context.Context, tx *store.Tx, r SigningRequest) error
+	// Read makes the signed read or decision at UJP for the query job;
+	// nil when the signature is used otherwise (an e-invoice's document is
+	// sent by the submit job; the go-live check reads its own).
+	Read ReadFunc
+	// Failed applies a refusal (expired false, with the signer's reason
+	// and message) or an expiry of a request in the transaction that
+	// records it; nil when nothing follows.
+	Failed func(ctx context.Context, tx *store.Tx, r dbq.SigningRequest, expired bool, reason, message string) error
 }
 
-// readFunc makes a signed read or decision at UJP for the query job.
-type readFunc func(p *Pipeline, ctx, cctx context.Context, gw ujp.Gateway, who signer, sr dbq.SigningRequest, co dbq.Company) error
+// ReadFunc makes a signed read or decision at UJP for the query job.
+type ReadFunc func(ctx, cctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest, co dbq.Company) error
 
-// linkOf is the one registry of the link types a signing request can
-// belong to, used when a signature arrives and when its read runs.
-// RequestSignature refuses a link type it does not know, so a request
-// that nothing would follow up cannot be made.
-func linkOf(t string) (signedLink, bool) {
-	enqueue := func(_ *Service, ctx context.Context, tx *store.Tx, r SigningRequest) error {
-		return enqueueQuery(ctx, tx, r)
+// linkTypes are the link types a signing request can be made for
+// (RequestSignature refuses any other); every one needs a handler
+// (CheckLinks), so no signature is stored with nothing to run it.
+var linkTypes = []string{LinkEInvoice, LinkChanges, LinkPDF, LinkSalesLookup, LinkSalesLookupPayloads,
+	LinkInboxDecision, LinkInboxStatus, LinkInboxPDF, LinkPurchaseIDs, LinkPurchasePayloads, LinkPurchaseChanges,
+	LinkReconciliation, LinkUJPCheck}
+
+// HandleLink registers h for the signing requests of link type t. It
+// panics on a type RequestSignature does not know, a second handler for
+// one type or a handler without Signed: wiring mistakes, found when the
+// service is built.
+func (s *Service) HandleLink(t string, h LinkHandler) {
+	switch {
+	case !slices.Contains(linkTypes, t):
+		panic(fmt.Sprintf("einvoicing: HandleLink: unknown link type %q", t))
+	case h.Signed == nil:
+		panic(fmt.Sprintf("einvoicing: HandleLink(%q): no Signed", t))
 	}
-	query := func(r readFunc) signedLink { return signedLink{signed: enqueue, read: r} }
-	switch t {
-	case LinkEInvoice:
-		return signedLink{signed: (*Service).einvoiceSigned}, true
-	case linkUJPCheck:
-		return signedLink{signed: func(*Service, context.Context, *store.Tx, SigningRequest) error { return nil }}, true
-	case linkChanges, LinkPDF:
-		return query((*Pipeline).readSales), true
-	case linkPurchaseIDs, linkPurchasePayloads, linkPurchaseChanges, LinkInboxPDF, linkInboxStatus, LinkInboxDecision:
-		return query((*Pipeline).readInbox), true
-	case linkSalesLookup, linkSalesLookupPayloads:
-		return query((*Pipeline).readLookup), true
-	case linkReconciliation:
-		return signedLink{signed: func(_ *Service, ctx context.Context, tx *store.Tx, r SigningRequest) error {
-			return enqueueReconcileQuery(ctx, tx, r)
-		}, read: (*Pipeline).readReconciliation}, true
+	if _, dup := s.links[t]; dup {
+		panic(fmt.Sprintf("einvoicing: HandleLink(%q) twice", t))
 	}
-	return signedLink{}, false
+	s.links[t] = h
+}
+
+// CheckLinks reports a link type no room handles; cmd/denar calls it
+// once every room is built.
+func (s *Service) CheckLinks() error {
+	for _, t := range linkTypes {
+		if _, ok := s.links[t]; !ok {
+			return fmt.Errorf("einvoicing: no handler for link type %q (handled: %v)", t, slices.Sorted(maps.Keys(s.links)))
+		}
+	}
+	return nil
+}
+
+// link is the handler of link type t.
+func (s *Service) link(t string) (LinkHandler, bool) {
+	h, ok := s.links[t]
+	return h, ok
+}
+
+// enqueueRead is the Signed of a signed read: the query job makes it.
+func enqueueRead(ctx context.Context, tx *store.Tx, r SigningRequest) error {
+	return EnqueueQuery(ctx, tx, r)
+}
+
+// handleLinks registers the handlers of the link types the rooms still
+// inside this package own.
+func (s *Service) handleLinks() {
+	p := s.pipe
+	s.HandleLink(LinkEInvoice, LinkHandler{Signed: s.einvoiceSigned,
+		Failed: func(ctx context.Context, tx *store.Tx, r dbq.SigningRequest, expired bool, reason, message string) error {
+			if expired {
+				return nil // expire replaces it (signing_flow.go)
+			}
+			return s.documentRefused(ctx, tx, r, reason, message)
+		}})
+	for _, t := range []string{LinkChanges, LinkPDF} {
+		s.HandleLink(t, LinkHandler{Signed: enqueueRead, Read: p.readSales})
+	}
+	for _, t := range []string{LinkSalesLookup, LinkSalesLookupPayloads} {
+		s.HandleLink(t, LinkHandler{Signed: enqueueRead, Read: p.readLookup})
+	}
+	// A decision is the company's act: any refusal, passing or not, ends
+	// it with a problem, and so does an expiry; deciding again asks
+	// afresh.
+	for _, t := range []string{LinkInboxDecision, LinkInboxStatus} {
+		s.HandleLink(t, LinkHandler{Signed: enqueueRead, Read: p.readInbox, Failed: s.decisionSignatureFailed})
+	}
+	for _, t := range []string{LinkInboxPDF, LinkPurchaseIDs, LinkPurchasePayloads, LinkPurchaseChanges} {
+		s.HandleLink(t, LinkHandler{Signed: enqueueRead, Read: p.readInbox})
+	}
+	s.HandleLink(LinkReconciliation, LinkHandler{Signed: enqueueReconcileQuery, Read: p.readReconciliation})
+	s.HandleLink(LinkUJPCheck, LinkHandler{Signed: func(context.Context, *store.Tx, SigningRequest) error { return nil }})
 }

@@ -17,20 +17,39 @@ import (
 // signature is ever stored with nothing to run it.
 func TestSignedLinks(t *testing.T) {
 	t.Parallel()
-	reads := []string{linkChanges, LinkPDF, linkPurchaseIDs, linkPurchasePayloads, linkPurchaseChanges, LinkInboxPDF,
-		linkInboxStatus, LinkInboxDecision, linkSalesLookup, linkSalesLookupPayloads, linkReconciliation}
-	for _, typ := range reads {
-		l, ok := linkOf(typ)
-		if !ok || l.signed == nil || l.read == nil {
-			t.Errorf("%s: registered %v, signed %v, read %v", typ, ok, l.signed != nil, l.read != nil)
-		}
-	}
-	for _, typ := range []string{LinkEInvoice, linkUJPCheck} {
-		if l, ok := linkOf(typ); !ok || l.signed == nil || l.read != nil {
-			t.Errorf("%s: registered %v, signed %v, read %v (its signature is used without a query job)", typ, ok, l.signed != nil, l.read != nil)
-		}
-	}
 	db := storetest.SQLite(t)
+	svc := New(withEvents(Deps{DB: db}), Config{})
+	if err := svc.CheckLinks(); err != nil {
+		t.Fatal(err)
+	}
+	reads := []string{LinkChanges, LinkPDF, LinkPurchaseIDs, LinkPurchasePayloads, LinkPurchaseChanges, LinkInboxPDF,
+		LinkInboxStatus, LinkInboxDecision, LinkSalesLookup, LinkSalesLookupPayloads, LinkReconciliation}
+	for _, typ := range reads {
+		l, ok := svc.link(typ)
+		if !ok || l.Signed == nil || l.Read == nil {
+			t.Errorf("%s: registered %v, signed %v, read %v", typ, ok, l.Signed != nil, l.Read != nil)
+		}
+	}
+	for _, typ := range []string{LinkEInvoice, LinkUJPCheck} {
+		if l, ok := svc.link(typ); !ok || l.Signed == nil || l.Read != nil {
+			t.Errorf("%s: registered %v, signed %v, read %v (its signature is used without a query job)", typ, ok, l.Signed != nil, l.Read != nil)
+		}
+	}
+	// Wiring mistakes are found when the service is built.
+	for name, register := range map[string]func(){
+		"unknown type": func() { svc.HandleLink("ujp_unheard_of", LinkHandler{Signed: enqueueRead}) },
+		"twice":        func() { svc.HandleLink(LinkPDF, LinkHandler{Signed: enqueueRead}) },
+		"no Signed":    func() { New(withEvents(Deps{DB: db}), Config{}).HandleLink(LinkPDF, LinkHandler{}) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("HandleLink, %s: no panic", name)
+				}
+			}()
+			register()
+		}()
+	}
 	err := db.InTx(t.Context(), func(tx *store.Tx) error {
 		acct := denar.NewID("acc")
 		if _, err := tx.CreateAccount(t.Context(), dbq.CreateAccountParams{ID: acct, Name: "Биро", Plan: "business", CreatedAt: tx.Now}); err != nil {

@@ -14,6 +14,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,7 +39,7 @@ const (
 	StateSigned    = "signed"
 	StateRefused   = "refused"
 	StateExpired   = "expired"
-	signingTTL     = 15 * time.Minute
+	SigningTTL     = 15 * time.Minute
 	AgentOnlineTTL = 90 * time.Second
 )
 
@@ -105,7 +106,7 @@ var ErrNoSigner = denar.Errorf("signer_not_ready", "The company has no valid sig
 // the caller's transaction: payload is the exact bytes to be signed (for an
 // e-invoice, the UJP document JSON), link the object it belongs to. The
 // protected header carries the company's current certificate in x5c. When
-// the request is signed, the handler registered with OnSigned for
+// the request is signed, the handler registered with HandleLink for
 // link.Type runs in the same transaction that records the signature.
 func RequestSignature(ctx context.Context, tx *store.Tx, companyID, purpose string, payload []byte, link SigningLink) (SigningRequest, error) {
 	switch purpose {
@@ -113,7 +114,7 @@ func RequestSignature(ctx context.Context, tx *store.Tx, companyID, purpose stri
 	default:
 		return SigningRequest{}, fmt.Errorf("signing: unknown purpose %q", purpose)
 	}
-	if _, ok := linkOf(link.Type); !ok {
+	if !slices.Contains(linkTypes, link.Type) {
 		return SigningRequest{}, fmt.Errorf("signing: no handler for link type %q", link.Type)
 	}
 	company, err := tx.GetCompany(ctx, companyID)
@@ -162,12 +163,12 @@ func insertRequest(ctx context.Context, tx *store.Tx, id, account string, cert d
 	sum := encodeSummary(summary)
 	row := dbq.SigningRequest{ID: id, AccountID: account, CompanyID: cert.CompanyID, CertificateID: cert.ID,
 		Purpose: purpose, State: StatePending, ProtectedHeader: header, Payload: payloadB64,
-		LinkType: link.Type, LinkID: link.ID, ExpiresAt: tx.Stored(tx.Now.Add(signingTTL)),
+		LinkType: link.Type, LinkID: link.ID, ExpiresAt: tx.Stored(tx.Now.Add(SigningTTL)),
 		CreatedAt: tx.Stored(tx.Now), UpdatedAt: tx.Stored(tx.Now), Summary: sum}
 	err := tx.InsertSigningRequest(ctx, dbq.InsertSigningRequestParams{
 		ID: id, AccountID: account, CompanyID: cert.CompanyID, CertificateID: cert.ID,
 		Purpose: purpose, ProtectedHeader: header, Payload: payloadB64,
-		LinkType: link.Type, LinkID: link.ID, ExpiresAt: tx.Now.Add(signingTTL), CreatedAt: tx.Now, Summary: sum,
+		LinkType: link.Type, LinkID: link.ID, ExpiresAt: tx.Now.Add(SigningTTL), CreatedAt: tx.Now, Summary: sum,
 	})
 	if err != nil {
 		return row, fmt.Errorf("signing: create request: %w", err)
@@ -248,11 +249,11 @@ func GetSigningRequest(ctx context.Context, q *dbq.Queries, id string) (SigningR
 // replaced with a new request with the same link, so this sees the
 // replacement's id, not the original's.
 func (s *Service) AfterSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
-	l, ok := linkOf(r.linkType())
+	h, ok := s.link(r.linkType())
 	if !ok {
 		return fmt.Errorf("signing: request %s: no handler for link type %q", r.ID, r.linkType())
 	}
-	return l.signed(s, ctx, tx, r)
+	return h.Signed(ctx, tx, r)
 }
 
 // linkType is the type of the object the request belongs to.

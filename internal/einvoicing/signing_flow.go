@@ -64,7 +64,7 @@ func (s *Service) SigningRequests(ctx context.Context, p *auth.Principal, f Sign
 		}
 	}
 	now := s.db.Now()
-	sc := scopeOf(p)
+	sc := ScopeOf(p)
 	rows, err := s.db.Reader().ListSigningRequests(ctx, dbq.ListSigningRequestsParams{AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, State: f.State, CompanyID: f.CompanyID, AfterID: after, Lim: int32(limit + 1)})
 	if err != nil {
@@ -106,7 +106,7 @@ func (s *Service) SigningRequest(ctx context.Context, p *auth.Principal, id stri
 // not leak across accounts or scopes.
 func (s *Service) requestForSigner(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, now time.Time) (dbq.SigningRequest, dbq.SigningCertificate, error) {
 	notFound := denar.Errorf(denar.ECodeNotFound, "Signing request %s not found.", id)
-	sc := scopeOf(p)
+	sc := ScopeOf(p)
 	r, err := q.GetSigningRequestInReach(ctx, dbq.GetSigningRequestInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -383,25 +383,20 @@ func (s *Service) refusalStep(ctx context.Context, c Caller, reason, message str
 		if n == 0 {
 			return denar.Errorf("signing_request_finished", "The request was finished concurrently.")
 		}
-		switch r.LinkType {
-		case LinkEInvoice:
-			return s.documentRefused(ctx, tx, r, reason, message)
-		case LinkInboxDecision, linkInboxStatus:
-			// A decision is the company's act: any refusal, passing or
-			// not, ends it with a problem; deciding again asks afresh.
-			return s.decisionSignatureFailed(ctx, tx, r, false, reason, message)
+		if h, ok := s.link(r.LinkType); ok && h.Failed != nil {
+			return h.Failed(ctx, tx, r, false, reason, message)
 		}
 		return nil
 	}
 }
 
 // signatureProblem is the problems item of a refused signature.
-func signatureProblem(r dbq.SigningRequest, reason, message string) problemItem {
+func signatureProblem(r dbq.SigningRequest, reason, message string) ProblemItem {
 	msg := "the signer refused (" + reason + ")"
 	if message != "" {
 		msg += ": " + message
 	}
-	return problemItem{Code: "signature_refused", Message: msg, Reason: reason, SigningRequestID: r.ID}
+	return ProblemItem{Code: "signature_refused", Message: msg, Reason: reason, SigningRequestID: r.ID}
 }
 
 // documentRefused applies a refusal to the e-invoice the request was for.
@@ -416,7 +411,7 @@ func (s *Service) documentRefused(ctx context.Context, tx *store.Tx, r dbq.Signi
 	if !inv.SigningRequestID.Valid || inv.SigningRequestID.String != r.ID {
 		return nil // an older request of the document; the current one decides
 	}
-	var items []problemItem
+	var items []ProblemItem
 	_ = json.Unmarshal([]byte(inv.Problems), &items)
 	items = append(items, signatureProblem(r, reason, message))
 	problems, err := json.Marshal(items)
@@ -424,7 +419,7 @@ func (s *Service) documentRefused(ctx context.Context, tx *store.Tx, r dbq.Signi
 		return err
 	}
 	if !transientRefusal(reason) {
-		_, err := s.moveEInvoice(ctx, tx, inv, statusMove{To: einvoice.Failed, Cause: "signature_refused", Problems: problems})
+		_, err := s.MoveEInvoice(ctx, tx, inv, StatusMove{To: einvoice.Failed, Cause: "signature_refused", Problems: problems})
 		return err
 	}
 	if err := tx.SetEInvoiceProblems(ctx, dbq.SetEInvoiceProblemsParams{ID: inv.ID, Problems: string(problems), UpdatedAt: tx.Now}); err != nil {
@@ -513,7 +508,7 @@ func (s *Service) documentAsked(ctx context.Context, tx *store.Tx, id, sr string
 	if err != nil {
 		return err
 	}
-	return s.einvoiceEvent(ctx, tx, inv, webhooks.EventSignatureRequired)
+	return s.EInvoiceEvent(ctx, tx, inv, webhooks.EventSignatureRequired)
 }
 
 // expire marks r expired and, for what still needs the signature (an
@@ -585,11 +580,12 @@ func (s *Service) expire(ctx context.Context, tx *store.Tx, r dbq.SigningRequest
 			}
 		}
 	}
-	if r.LinkType == LinkInboxDecision || r.LinkType == linkInboxStatus {
-		// A decision is not replaced: it goes back to pending with a
-		// problem and inbox.decision_failed, so nobody mistakes a decision
-		// nobody signs for one on its way while the deadline runs out.
-		if err := s.decisionSignatureFailed(ctx, tx, r, true, "", ""); err != nil {
+	// What else the expiry means is the link's (a decision is not
+	// replaced: it goes back to pending with a problem and
+	// inbox.decision_failed, so nobody mistakes a decision nobody signs
+	// for one on its way while the deadline runs out).
+	if h, ok := s.link(r.LinkType); ok && h.Failed != nil {
+		if err := h.Failed(ctx, tx, r, true, "", ""); err != nil {
 			return r, err
 		}
 	}

@@ -86,11 +86,11 @@ func summaryFor(ctx context.Context, tx *store.Tx, co dbq.Company, purpose strin
 			return s, fmt.Errorf("signing summary: einvoice %s: %w", link.ID, err)
 		}
 		buyer := ""
-		if doc, err := storedDocument(inv); err == nil {
+		if doc, err := StoredDocument(inv); err == nil {
 			buyer = doc.Buyer.BuyerName
 		}
 		return documentSummary(co.Name, inv.Kind, inv.Number, buyer, inv.TotalGross, inv.Currency), nil
-	case LinkInboxDecision, linkInboxStatus, LinkInboxPDF:
+	case LinkInboxDecision, LinkInboxStatus, LinkInboxPDF:
 		d, err := tx.GetInboxDocument(ctx, link.ID)
 		if errors.Is(err, sql.ErrNoRows) {
 			break
@@ -116,7 +116,7 @@ func summaryFor(ctx context.Context, tx *store.Tx, co dbq.Company, purpose strin
 					s.Purpose = "reject incoming invoice " + d.Number
 				}
 			}
-		case linkInboxStatus:
+		case LinkInboxStatus:
 			s.Purpose = "read from UJP the status of incoming invoice " + d.Number
 		default:
 			s.Purpose = "read from UJP the PDF of incoming invoice " + d.Number
@@ -132,15 +132,15 @@ func summaryFor(ctx context.Context, tx *store.Tx, co dbq.Company, purpose strin
 		if !errors.Is(err, sql.ErrNoRows) {
 			return s, fmt.Errorf("signing summary: einvoice %s: %w", link.ID, err)
 		}
-	case linkPurchaseIDs, linkPurchasePayloads, linkPurchaseChanges:
+	case LinkPurchaseIDs, LinkPurchasePayloads, LinkPurchaseChanges:
 		s.Purpose = "read from UJP the incoming invoices"
 		return s, nil
-	case linkChanges:
+	case LinkChanges:
 		s.Purpose = "read from UJP the buyers' decisions on the company's e-invoices"
 		return s, nil
-	case linkUJPCheck:
+	case LinkUJPCheck:
 		s.Purpose = "check the company's access to UJP (go-live check): read a document no one issued"
-	case linkReconciliation:
+	case LinkReconciliation:
 		s.Purpose = "read from UJP the company's documents of a day, to reconcile them"
 		if id, _, ok := strings.Cut(link.ID, "/"); ok {
 			if r, err := tx.GetReconciliation(ctx, id); err == nil {

@@ -43,7 +43,7 @@ type CompanyProblem struct {
 	LastSeenAt time.Time `json:"lastSeenAt" doc:"When UJP last refused."`
 }
 
-func companyProblems(raw string) []CompanyProblem {
+func CompanyProblems(raw string) []CompanyProblem {
 	out := []CompanyProblem{}
 	if raw != "" {
 		_ = json.Unmarshal([]byte(raw), &out)
@@ -72,7 +72,7 @@ func recordAccessProblem(ctx context.Context, tx *store.Tx, id string, r *ujp.Re
 	if err != nil {
 		return fmt.Errorf("problems of %s: %w", id, err)
 	}
-	list := companyProblems(raw)
+	list := CompanyProblems(raw)
 	p := problemOf(r, tx.Now)
 	i := slices.IndexFunc(list, func(q CompanyProblem) bool { return q.Code == p.Code && q.Privilege == p.Privilege })
 	if i >= 0 {
@@ -88,9 +88,9 @@ func recordAccessProblem(ctx context.Context, tx *store.Tx, id string, r *ujp.Re
 	return tx.SetCompanyUJPProblems(ctx, dbq.SetCompanyUJPProblemsParams{ID: id, Problems: string(b)})
 }
 
-// accessProblem records UJP's access refusal in err, if it is one, in its
+// AccessProblem records UJP's access refusal in err, if it is one, in its
 // own transaction, and reports whether it was.
-func (p *Pipeline) accessProblem(ctx context.Context, companyID string, err error) (bool, error) {
+func (p *Pipeline) AccessProblem(ctx context.Context, companyID string, err error) (bool, error) {
 	r := ujp.AccessProblem(err)
 	if r == nil {
 		return false, nil
@@ -99,9 +99,9 @@ func (p *Pipeline) accessProblem(ctx context.Context, companyID string, err erro
 	return true, p.db.InTx(ctx, func(tx *store.Tx) error { return recordAccessProblem(ctx, tx, companyID, r) })
 }
 
-// accessOK clears what a call UJP accepted proves: any access problem, and
+// AccessOK clears what a call UJP accepted proves: any access problem, and
 // the missing privilege the call needs (privilege; "" for none).
-func (p *Pipeline) accessOK(ctx context.Context, companyID, privilege string) error {
+func (p *Pipeline) AccessOK(ctx context.Context, companyID, privilege string) error {
 	raw, err := p.db.Reader().GetCompanyUJPProblems(ctx, companyID)
 	if err != nil || raw == "[]" || raw == "" {
 		return err
@@ -114,7 +114,7 @@ func clearAccessProblems(ctx context.Context, tx *store.Tx, id, privilege string
 	if err != nil {
 		return err
 	}
-	list := companyProblems(raw)
+	list := CompanyProblems(raw)
 	kept := slices.DeleteFunc(slices.Clone(list), func(q CompanyProblem) bool {
 		return q.Code == ProblemAccessMissing || (q.Code == ProblemPrivilegeMissing && q.Privilege == privilege && privilege != "")
 	})
@@ -128,10 +128,10 @@ func clearAccessProblems(ctx context.Context, tx *store.Tx, id, privilege string
 	return tx.SetCompanyUJPProblems(ctx, dbq.SetCompanyUJPProblemsParams{ID: id, Problems: string(b)})
 }
 
-// privilegeMissing returns the company's problem of the missing privilege,
+// PrivilegeMissing returns the company's problem of the missing privilege,
 // if it carries one.
-func privilegeMissing(co dbq.Company, privilege string) (CompanyProblem, bool) {
-	for _, q := range companyProblems(co.UjpProblems) {
+func PrivilegeMissing(co dbq.Company, privilege string) (CompanyProblem, bool) {
+	for _, q := range CompanyProblems(co.UjpProblems) {
 		if q.Code == ProblemPrivilegeMissing && q.Privilege == privilege {
 			return q, true
 		}

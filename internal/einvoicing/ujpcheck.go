@@ -57,10 +57,6 @@ const SkewWarning = 30 * time.Second
 // found" (E4008), so it probes a privilege without reading anything.
 const probeEUID = "00000000-0000-7000-8000-000000000000"
 
-// linkUJPCheck is the link type of the signing requests of a check: no job
-// follows their signature; the check makes the read itself.
-const linkUJPCheck = "ujp_check"
-
 // UJPCheck is what `denar ujp check` checks.
 type UJPCheck struct {
 	Environment string
@@ -441,7 +437,7 @@ func (s *Service) checkSigned(ctx context.Context, gw ujp.Gateway, cmd UJPCheck,
 			if err != nil {
 				return err
 			}
-			sr, err := RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, SigningLink{Type: linkUJPCheck, ID: co.ID + "/" + p.priv})
+			sr, err := RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, SigningLink{Type: LinkUJPCheck, ID: co.ID + "/" + p.priv})
 			if err != nil {
 				return err
 			}
@@ -462,7 +458,7 @@ func (s *Service) checkSigned(ctx context.Context, gw ujp.Gateway, cmd UJPCheck,
 	}
 	var granted, missing []string
 	for i, p := range probes {
-		who, err := s.pipe.signerOf(ctx, s.db.Reader(), signed[i], *co)
+		who, err := s.pipe.SignerOf(ctx, s.db.Reader(), signed[i], *co)
 		if err != nil {
 			cert.State, cert.Detail = CheckFail, err.Error()
 			return
@@ -615,7 +611,7 @@ func (s *Service) LastUJPChecks(ctx context.Context, p *auth.Principal, ids []st
 	out := map[string]UJPCheckReport{}
 	q := s.db.Reader()
 	for _, id := range ids {
-		if _, err := company(ctx, q, p, id); err != nil {
+		if _, err := CompanyRow(ctx, q, p, id); err != nil {
 			return nil, err
 		}
 		r, err := q.LastUJPCheck(ctx, dbq.LastUJPCheckParams{CompanyID: id, Environment: p.Environment})

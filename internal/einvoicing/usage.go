@@ -96,7 +96,7 @@ func (s *Service) Usage(ctx context.Context, p *auth.Principal, u UsageQuery) (U
 	if err != nil {
 		return Usage{}, fmt.Errorf("usage: account %s: %w", p.AccountID, err)
 	}
-	sc := scopeOf(p)
+	sc := ScopeOf(p)
 	rows, err := q.UsageByCompany(ctx, dbq.UsageByCompanyParams{AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, Period: u.Period})
 	if err != nil {
@@ -145,10 +145,10 @@ func SkopjeDay(t time.Time) (day, month string) {
 // keeps an export's asOf so, to compare it with the ledger's times).
 func LedgerTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
-// countSent counts a sent document in the month UJP assigned its EUID,
+// CountSent counts a sent document in the month UJP assigned its EUID,
 // in the transaction of that move; the JWS that UJP accepted is the
 // latest signed request of the document. A document counts once.
-func countSent(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
+func CountSent(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
 	at := LedgerTime(tx.Now)
 	if inv.DeliveredAt.Valid {
 		at = LedgerTime(inv.DeliveredAt.Time)

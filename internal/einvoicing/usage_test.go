@@ -53,14 +53,14 @@ func deliverAt(t *testing.T, db *store.DB, c einvoicingtest.Company, kind string
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []statusMove{{To: einvoice.Submitting, Cause: "submission"}, {To: einvoice.Held, Cause: "ujp_outage"},
+	for _, m := range []StatusMove{{To: einvoice.Submitting, Cause: "submission"}, {To: einvoice.Held, Cause: "ujp_outage"},
 		{To: einvoice.Submitting, Cause: "retry"}, {To: einvoice.Delivered, Cause: "submitted", UJPCode: "01", EUID: "euid-" + inv.ID}} {
 		if err := db.InTx(ctx, func(tx *store.Tx) error {
 			cur, err := tx.GetEInvoiceByID(ctx, inv.ID)
 			if err != nil {
 				return err
 			}
-			inv, err = svc.moveEInvoice(ctx, tx, cur, m)
+			inv, err = svc.MoveEInvoice(ctx, tx, cur, m)
 			return err
 		}); err != nil {
 			t.Fatalf("move %s to %s: %v", inv.ID, m.To, err)
@@ -133,7 +133,7 @@ func TestUsage(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return countSent(ctx, tx, cur)
+			return CountSent(ctx, tx, cur)
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -69,18 +69,18 @@ func (s *Service) validate(ctx context.Context, j *jobs.Job, a validateArgs) err
 			return nil
 		}
 		if len(fe) > 0 {
-			items := make([]problemItem, 0, len(fe))
+			items := make([]ProblemItem, 0, len(fe))
 			for _, f := range fe {
-				items = append(items, problemItem{Path: f.Path, Message: f.Message, Codebook: f.Codebook})
+				items = append(items, ProblemItem{Path: f.Path, Message: f.Message, Codebook: f.Codebook})
 			}
 			problems, err := json.Marshal(items)
 			if err != nil {
 				return err
 			}
-			_, err = s.moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.Invalid, Cause: "validation_failed", Problems: problems})
+			_, err = s.MoveEInvoice(ctx, tx, cur, StatusMove{To: einvoice.Invalid, Cause: "validation_failed", Problems: problems})
 			return err
 		}
-		cur, err = s.moveEInvoice(ctx, tx, cur, statusMove{To: einvoice.AwaitingSignature, Cause: "validated"})
+		cur, err = s.MoveEInvoice(ctx, tx, cur, StatusMove{To: einvoice.AwaitingSignature, Cause: "validated"})
 		if err != nil {
 			return err
 		}
