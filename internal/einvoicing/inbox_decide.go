@@ -229,7 +229,7 @@ func (p *Pipeline) sendDecision(ctx context.Context, gw ujp.Gateway, who Signer,
 		return p.reaskDecision(ctx, gw, who, d.ID, sr)
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
-	err = gw.AcceptReject(cctx, who.id, sr.Jws)
+	err = gw.AcceptReject(cctx, who.ID, sr.Jws)
 	cancel()
 	var rej *ujp.RejectedError
 	var rl *ujp.RateLimitedError
@@ -284,7 +284,7 @@ func (p *Pipeline) sendDecision(ctx context.Context, gw ujp.Gateway, who Signer,
 // answers, so an outage does not ask the signer every few minutes.
 func (p *Pipeline) reaskDecision(ctx context.Context, gw ujp.Gateway, who Signer, id string, sr dbq.SigningRequest) error {
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
-	_, err := gw.ServerTime(cctx, who.id)
+	_, err := gw.ServerTime(cctx, who.ID)
 	cancel()
 	if d, ok := Busy(err); ok {
 		return jobs.Snooze(d)

@@ -131,13 +131,13 @@ func (p *Pipeline) readInbox(ctx, cctx context.Context, gw ujp.Gateway, who Sign
 	switch sr.LinkType {
 	case LinkPurchaseIDs:
 		started := p.db.Now()
-		ids, err := gw.PurchaseIDs(cctx, who.id, sr.Jws)
+		ids, err := gw.PurchaseIDs(cctx, who.ID, sr.Jws)
 		if err != nil {
 			return p.QueryFailed(ctx, co, err)
 		}
 		return p.purchaseIDsRead(ctx, co, sr, ids, started)
 	case LinkPurchasePayloads:
-		list, err := gw.PurchasePayloads(cctx, who.id, sr.Jws)
+		list, err := gw.PurchasePayloads(cctx, who.ID, sr.Jws)
 		if err != nil {
 			return p.QueryFailed(ctx, co, err)
 		}
@@ -147,13 +147,13 @@ func (p *Pipeline) readInbox(ctx, cctx context.Context, gw ujp.Gateway, who Sign
 		return p.AccessOK(ctx, co.ID, ujp.PrivilegePayloads)
 	case LinkPurchaseChanges:
 		started := p.db.Now()
-		changes, err := gw.PurchaseChanges(cctx, who.id, sr.Jws)
+		changes, err := gw.PurchaseChanges(cctx, who.ID, sr.Jws)
 		if err != nil {
 			return p.QueryFailed(ctx, co, err)
 		}
 		return p.purchaseChangesRead(ctx, co, sr, changes, started)
 	case LinkInboxPDF:
-		pdf, err := gw.PurchasePDF(cctx, who.id, sr.Jws)
+		pdf, err := gw.PurchasePDF(cctx, who.ID, sr.Jws)
 		if err != nil {
 			return p.QueryFailed(ctx, co, err)
 		}
@@ -163,7 +163,7 @@ func (p *Pipeline) readInbox(ctx, cctx context.Context, gw ujp.Gateway, who Sign
 		}
 		return p.AccessOK(ctx, co.ID, ujp.PrivilegePDF)
 	case LinkInboxStatus:
-		st, err := gw.PurchaseCurrentStatus(cctx, who.id, sr.Jws)
+		st, err := gw.PurchaseCurrentStatus(cctx, who.ID, sr.Jws)
 		if err != nil {
 			return p.QueryFailed(ctx, co, err)
 		}

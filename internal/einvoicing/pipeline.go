@@ -182,13 +182,6 @@ func enqueueSubmit(ctx context.Context, tx *store.Tx, id string) error {
 // submitAttempts is how many times a submit job runs.
 const submitAttempts = 20
 
-// Signer is who calls UJP for a signing request: the identity headers and
-// the certificate behind them.
-type Signer struct {
-	id   ujp.Identity
-	cert dbq.SigningCertificate
-}
-
 // errNoEUJPID is a certificate without the UJP user of its holder: UJP
 // cannot be called with it.
 var errNoEUJPID = errors.New("the certificate has no EUJP id (register it again with eujpId)")
@@ -201,7 +194,7 @@ func (p *Pipeline) SignerOf(ctx context.Context, q *dbq.Queries, sr dbq.SigningR
 	if cert.EujpID == "" {
 		return Signer{}, fmt.Errorf("certificate %s: %w", cert.ID, errNoEUJPID)
 	}
-	return Signer{id: ujp.Identity{EUJPID: cert.EujpID, EDB: co.TaxNumber, SerialNumber: cert.Serial}, cert: cert}, nil
+	return Signer{ID: ujp.Identity{EUJPID: cert.EujpID, EDB: co.TaxNumber, SerialNumber: cert.Serial}, Cert: cert}, nil
 }
 
 // waiter names a job as a waiter for UJP turns, so that it keeps its place
@@ -268,7 +261,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 		// registry entry), so an outage does not ask the signer for a
 		// fresh signature, or a signed look-up, on every retry.
 		cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
-		_, err := gw.Company(cctx, who.id, co.TaxNumber)
+		_, err := gw.Company(cctx, who.ID, co.TaxNumber)
 		cancel()
 		if d, ok := Busy(err); ok {
 			return jobs.Snooze(d)
@@ -318,7 +311,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 		inv, moved = next, true
 		return nil
 	}
-	turn, err := gw.Turn(ujp.WithTurnWork(ctx, work), who.id, ujp.PrioritySend)
+	turn, err := gw.Turn(ujp.WithTurnWork(ctx, work), who.ID, ujp.PrioritySend)
 	if d, ok := Busy(err); ok {
 		return jobs.Snooze(d)
 	}
@@ -345,7 +338,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 func (p *Pipeline) send(ctx context.Context, gw ujp.Gateway, who Signer, inv dbq.Einvoice, jws string) (*ujp.SendResult, error) {
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()
-	return gw.Send(cctx, who.id, inv.DocumentType, jws)
+	return gw.Send(cctx, who.ID, inv.DocumentType, jws)
 }
 
 // Stale reports whether the signed payload's requestTimestamp is too old
@@ -895,7 +888,7 @@ func (p *Pipeline) runQuery(ctx, cctx context.Context, gw ujp.Gateway, who Signe
 func (p *Pipeline) readSales(ctx, cctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest, co dbq.Company) error {
 	switch sr.LinkType {
 	case LinkChanges:
-		changes, err := gw.SalesChanges(cctx, who.id, sr.Jws)
+		changes, err := gw.SalesChanges(cctx, who.ID, sr.Jws)
 		if err != nil {
 			return p.QueryFailed(ctx, co, err)
 		}
@@ -905,7 +898,7 @@ func (p *Pipeline) readSales(ctx, cctx context.Context, gw ujp.Gateway, who Sign
 		}
 		return p.AccessOK(ctx, co.ID, "")
 	case LinkPDF:
-		pdf, err := gw.SalesPDF(cctx, who.id, sr.Jws)
+		pdf, err := gw.SalesPDF(cctx, who.ID, sr.Jws)
 		if err != nil {
 			return p.QueryFailed(ctx, co, err)
 		}

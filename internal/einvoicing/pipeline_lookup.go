@@ -102,7 +102,7 @@ func requestLookupFrom(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, from
 func (p *Pipeline) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest, co dbq.Company) error {
 	switch sr.LinkType {
 	case LinkSalesLookup:
-		list, err := gw.SalesInvoicesStatus(cctx, who.id, sr.Jws)
+		list, err := gw.SalesInvoicesStatus(cctx, who.ID, sr.Jws)
 		if StaleRead(err) {
 			return p.lookupAfresh(ctx, sr)
 		}
@@ -114,7 +114,7 @@ func (p *Pipeline) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who Sig
 		}
 		return p.AccessOK(ctx, co.ID, "")
 	case LinkSalesLookupPayloads:
-		list, err := gw.SalesPayloads(cctx, who.id, sr.Jws)
+		list, err := gw.SalesPayloads(cctx, who.ID, sr.Jws)
 		if r := ujp.AccessProblem(err); r != nil && r.Privilege == ujp.PrivilegePayloads {
 			// No RD: recorded on the company, and the look-up starts over
 			// to match without the payloads.

@@ -407,20 +407,20 @@ func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway,
 	privilege := ""
 	switch row.Step {
 	case stepSalesIDs:
-		a.ids, err = gw.SalesIDs(cctx, who.id, sr.Jws)
+		a.ids, err = gw.SalesIDs(cctx, who.ID, sr.Jws)
 	case stepSalesStatus:
-		a.statuses, err = gw.SalesInvoicesStatus(cctx, who.id, sr.Jws)
+		a.statuses, err = gw.SalesInvoicesStatus(cctx, who.ID, sr.Jws)
 	case stepSalesCurrent, stepMissingCurrent:
-		a.status, err = gw.CurrentStatus(cctx, who.id, sr.Jws)
+		a.status, err = gw.CurrentStatus(cctx, who.ID, sr.Jws)
 		if ujp.IsNotFound(err) {
 			a.notFound, err = true, nil
 		}
 	case stepSalesPayloads, stepPurchasePayloads:
 		privilege = ujp.PrivilegePayloads
 		if row.Step == stepSalesPayloads {
-			a.payloads, err = gw.SalesPayloads(cctx, who.id, sr.Jws)
+			a.payloads, err = gw.SalesPayloads(cctx, who.ID, sr.Jws)
 		} else {
-			a.payloads, err = gw.PurchasePayloads(cctx, who.id, sr.Jws)
+			a.payloads, err = gw.PurchasePayloads(cctx, who.ID, sr.Jws)
 		}
 		if r := ujp.AccessProblem(err); r != nil && r.Privilege == ujp.PrivilegePayloads {
 			if _, err := p.AccessProblem(ctx, co.ID, err); err != nil {
@@ -432,9 +432,9 @@ func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway,
 			a.refused, err, privilege = true, nil, ""
 		}
 	case stepPurchaseIDs:
-		a.ids, err = gw.PurchaseIDs(cctx, who.id, sr.Jws)
+		a.ids, err = gw.PurchaseIDs(cctx, who.ID, sr.Jws)
 	case stepPurchaseStatus:
-		a.statuses, err = gw.PurchaseInvoicesStatus(cctx, who.id, sr.Jws)
+		a.statuses, err = gw.PurchaseInvoicesStatus(cctx, who.ID, sr.Jws)
 	default:
 		return jobs.Cancel(fmt.Errorf("reconciliation %s: no read at step %s", row.ID, row.Step))
 	}

@@ -31,6 +31,13 @@ type LinkHandler struct {
 // ReadFunc makes a signed read or decision at UJP for the query job.
 type ReadFunc func(ctx, cctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest, co dbq.Company) error
 
+// Signer is who calls UJP for a signing request: the identity headers and
+// the certificate behind them.
+type Signer struct {
+	ID   ujp.Identity
+	Cert dbq.SigningCertificate
+}
+
 // linkTypes are the link types a signing request can be made for
 // (RequestSignature refuses any other); every one needs a handler
 // (CheckLinks), so no signature is stored with nothing to run it.

@@ -463,7 +463,7 @@ func (s *Service) checkSigned(ctx context.Context, gw ujp.Gateway, cmd UJPCheck,
 			cert.State, cert.Detail = CheckFail, err.Error()
 			return
 		}
-		err = againWhenBusy(ctx, func() error { return p.read(ujp.WithPriority(ctx, ujp.PriorityRead), who.id, signed[i].Jws) })
+		err = againWhenBusy(ctx, func() error { return p.read(ujp.WithPriority(ctx, ujp.PriorityRead), who.ID, signed[i].Jws) })
 		var r *ujp.RejectedError
 		switch {
 		case err == nil || ujp.IsNotFound(err):
@@ -472,8 +472,8 @@ func (s *Service) checkSigned(ctx context.Context, gw ujp.Gateway, cmd UJPCheck,
 			missing = append(missing, p.priv)
 		case errors.As(err, &r) && (ujp.AccessProblem(err) != nil || strings.HasPrefix(r.Code, "E5") || r.Code == "E4015"):
 			cert.State = CheckFail
-			cert.Detail = fmt.Sprintf("UJP refused the signature of certificate %s (user %s, company %s): %s %s", who.cert.Serial, who.id.EUJPID, co.TaxNumber, r.Code, r.Message)
-			cert.Action = fmt.Sprintf("Register the certificate (serial %s) in UJP's portal for user %s and company %s, or register with denar the certificate UJP knows.", who.cert.Serial, who.id.EUJPID, co.TaxNumber)
+			cert.Detail = fmt.Sprintf("UJP refused the signature of certificate %s (user %s, company %s): %s %s", who.Cert.Serial, who.ID.EUJPID, co.TaxNumber, r.Code, r.Message)
+			cert.Action = fmt.Sprintf("Register the certificate (serial %s) in UJP's portal for user %s and company %s, or register with denar the certificate UJP knows.", who.Cert.Serial, who.ID.EUJPID, co.TaxNumber)
 			privs.Detail = "not known: the certificate was refused"
 			return
 		default:
@@ -483,7 +483,7 @@ func (s *Service) checkSigned(ctx context.Context, gw ujp.Gateway, cmd UJPCheck,
 		}
 		if i == 0 {
 			cert.State = CheckOK
-			cert.Detail = fmt.Sprintf("UJP accepted a signature of certificate %s for user %s and company %s", who.cert.Serial, who.id.EUJPID, co.TaxNumber)
+			cert.Detail = fmt.Sprintf("UJP accepted a signature of certificate %s for user %s and company %s", who.Cert.Serial, who.ID.EUJPID, co.TaxNumber)
 		}
 	}
 	privs.State = CheckOK
