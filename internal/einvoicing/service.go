@@ -191,3 +191,7 @@ func (s *Service) RegisterJobs(r *jobs.Runner) {
 			Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})
 	}
 }
+
+// Pipeline is the service's submission pipeline, which the rooms built on
+// the service (the inbox, reconciliation) read and call UJP through.
+func (s *Service) Pipeline() *Pipeline { return s.pipe }
