@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -113,7 +114,7 @@ func ujpsimViolations(deps []string) []string {
 	var bad []string
 	for _, d := range deps {
 		if d == module+"/einvoice" || strings.HasPrefix(d, module+"/einvoice/") ||
-			d == module+"/internal/einvoicing" || d == module+"/internal/ujp" {
+			d == einvoicingPkg || strings.HasPrefix(d, einvoicingPkg+"/") || d == module+"/internal/ujp" {
 			bad = append(bad, d)
 		}
 	}
@@ -123,7 +124,7 @@ func ujpsimViolations(deps []string) []string {
 // gatewayPackage reports whether pkg is part of the gateway's reading of
 // UJP, which must not lean on the simulator (cmd/denar may wire both).
 func gatewayPackage(pkg string) bool {
-	return pkg == module+"/internal/ujp" || pkg == module+"/internal/einvoicing" || pkg == module+"/einvoice" ||
+	return pkg == module+"/internal/ujp" || pkg == einvoicingPkg || strings.HasPrefix(pkg, einvoicingPkg+"/") || pkg == module+"/einvoice" ||
 		strings.HasPrefix(pkg, module+"/einvoice/")
 }
 
@@ -142,11 +143,10 @@ func TestSimulatorRuleCatchesTheGatewaysCode(t *testing.T) {
 }
 
 // applicationPackage reports whether pkg is part of the e-invoicing
-// application layer: internal/einvoicing and its rooms (the webhooks and
-// archive packages), and what their use cases share (internal/usecase).
+// application layer: internal/einvoicing and its rooms (the packages under
+// it), and what their use cases share (internal/usecase).
 func applicationPackage(pkg string) bool {
-	return pkg == module+"/internal/einvoicing" || pkg == module+"/internal/einvoicing/webhooks" ||
-		pkg == module+"/internal/einvoicing/archive" || pkg == module+"/internal/usecase"
+	return pkg == einvoicingPkg || strings.HasPrefix(pkg, einvoicingPkg+"/") || pkg == module+"/internal/usecase"
 }
 
 // serverViolations returns what of deps an application package must not
@@ -163,58 +163,84 @@ func serverViolations(deps []string) []string {
 	return bad
 }
 
+// The e-invoicing application's packages: the core and its rooms.
+const (
+	einvoicingPkg = module + "/internal/einvoicing"
+	webhooksRoom  = einvoicingPkg + "/webhooks"
+	signingRoom   = einvoicingPkg + "/signing"
+	pipelineRoom  = einvoicingPkg + "/pipeline"
+	inboxRoom     = einvoicingPkg + "/inbox"
+	reconcileRoom = einvoicingPkg + "/reconcile"
+	archiveRoom   = einvoicingPkg + "/archive"
+)
+
 // roomDirections are the directions between internal/einvoicing and its
-// rooms, as what each package must not depend on:
-//   - internal/einvoicing → internal/einvoicing/webhooks (einvoicing's
-//     Publisher port is satisfied by webhooks.Service, wired in cmd/denar);
-//   - internal/einvoicing/archive → internal/einvoicing (the archive reads
-//     sent documents in einvoicing's vocabulary and publishes through the
-//     same port; einvoicing knows nothing of exports).
-var roomDirections = map[string]string{
-	module + "/internal/einvoicing/webhooks": module + "/internal/einvoicing",
-	module + "/internal/einvoicing":          module + "/internal/einvoicing/archive",
+// rooms, as what each package must not depend on. From the bottom up:
+//   - the webhooks room knows nothing of the rest: einvoicing's Publisher
+//     port is satisfied by webhooks.Service, wired in cmd/denar;
+//   - internal/einvoicing, the core (companies, e-invoices and their
+//     moves, signing requests and the signed-links registry, code lists,
+//     usage), knows no room above it: each room registers what it handles
+//     (HandleLink, jobs) and satisfies core's ports when it is built;
+//   - signing (the signers' use cases and agents) and the pipeline
+//     (submission, pacing, UJP's sales side) stand on the core side by
+//     side, neither knowing the other;
+//   - the inbox reads UJP's purchase side through the pipeline;
+//   - reconciliation compares a day with UJP's records through the
+//     pipeline and stores what it finds through the inbox;
+//   - the archive reads what was sent and received in the core's
+//     vocabulary, behind its own seam for received documents.
+var roomDirections = map[string][]string{
+	webhooksRoom:  {einvoicingPkg, signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom},
+	einvoicingPkg: {signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom},
+	signingRoom:   {pipelineRoom, inboxRoom, reconcileRoom, archiveRoom},
+	pipelineRoom:  {signingRoom, inboxRoom, reconcileRoom, archiveRoom},
+	inboxRoom:     {signingRoom, reconcileRoom, archiveRoom},
+	reconcileRoom: {signingRoom, archiveRoom},
+	archiveRoom:   {signingRoom, pipelineRoom, inboxRoom, reconcileRoom},
 }
 
 // roomViolations returns what of deps pkg must not depend on by
 // roomDirections.
 func roomViolations(pkg string, deps []string) []string {
-	forbidden, ok := roomDirections[pkg]
-	if !ok {
-		return nil
-	}
 	var bad []string
 	for _, d := range deps {
-		if d == forbidden {
+		if slices.Contains(roomDirections[pkg], d) {
 			bad = append(bad, d)
 		}
 	}
 	return bad
 }
 
-// TestApplicationRulesCatchWrongDirections shows the rules would fail the
-// webhooks room reaching back into internal/einvoicing, internal/einvoicing
-// reaching into the archive room, and an application package reaching for
-// HTTP server code.
+// TestApplicationRulesCatchWrongDirections shows the rules would fail a
+// room reaching the wrong way (the webhooks room into the core, the core
+// into a room, the pipeline into the inbox, the inbox into
+// reconciliation) and let the right ways through, and that an application
+// package reaching for HTTP server code is caught.
 func TestApplicationRulesCatchWrongDirections(t *testing.T) {
 	t.Parallel()
-	hooks := module + "/internal/einvoicing/webhooks"
-	if got := roomViolations(hooks, []string{module + "/internal/store", module + "/internal/einvoicing", module + "/internal/einvoicing/einvoicingtest"}); len(got) != 1 {
-		t.Errorf("webhooks importing einvoicing: violations %v, want 1", got)
-	}
-	if got := roomViolations(module+"/internal/einvoicing", []string{hooks}); len(got) != 0 {
-		t.Errorf("einvoicing importing webhooks: violations %v, want none", got)
-	}
-	exports := module + "/internal/einvoicing/archive"
-	if got := roomViolations(module+"/internal/einvoicing", []string{hooks, exports}); len(got) != 1 {
-		t.Errorf("einvoicing importing archive: violations %v, want 1", got)
-	}
-	if got := roomViolations(exports, []string{module + "/internal/einvoicing", hooks, module + "/internal/usecase"}); len(got) != 0 {
-		t.Errorf("archive importing einvoicing: violations %v, want none", got)
+	for _, tc := range []struct {
+		pkg  string
+		deps []string
+		want int
+	}{
+		{webhooksRoom, []string{module + "/internal/store", einvoicingPkg, einvoicingPkg + "/einvoicingtest"}, 1},
+		{einvoicingPkg, []string{webhooksRoom}, 0},
+		{einvoicingPkg, []string{webhooksRoom, archiveRoom, inboxRoom}, 2},
+		{archiveRoom, []string{einvoicingPkg, webhooksRoom, module + "/internal/usecase"}, 0},
+		{pipelineRoom, []string{einvoicingPkg, inboxRoom}, 1},
+		{inboxRoom, []string{einvoicingPkg, pipelineRoom, reconcileRoom}, 1},
+		{reconcileRoom, []string{einvoicingPkg, pipelineRoom, inboxRoom, webhooksRoom}, 0},
+		{signingRoom, []string{einvoicingPkg, pipelineRoom}, 1},
+	} {
+		if got := roomViolations(tc.pkg, tc.deps); len(got) != tc.want {
+			t.Errorf("%s depending on %v: violations %v, want %d", tc.pkg, tc.deps, got, tc.want)
+		}
 	}
 	if got := serverViolations([]string{module + "/internal/httpx", module + "/internal/dashboard", "github.com/danielgtaylor/huma/v2", module + "/internal/auth"}); len(got) != 3 {
 		t.Errorf("server violations %v, want 3", got)
 	}
-	if !applicationPackage(hooks) || !applicationPackage(exports) || !applicationPackage(module+"/internal/usecase") || applicationPackage(module+"/internal/einvoiceapi") {
+	if !applicationPackage(webhooksRoom) || !applicationPackage(inboxRoom) || !applicationPackage(module+"/internal/usecase") || applicationPackage(module+"/internal/einvoiceapi") {
 		t.Error("applicationPackage misclassifies")
 	}
 }
@@ -266,7 +292,7 @@ func TestImportRules(t *testing.T) {
 			for _, d := range roomViolations(pkg, deps) {
 				t.Errorf("%s depends on %s: the rooms of internal/einvoicing depend one way only (roomDirections)", pkg, d)
 			}
-			if pkg == module+"/internal/einvoicing" {
+			if gatewayPackage(pkg) {
 				for _, d := range deps {
 					if d == module+"/internal/ujpsim" {
 						t.Errorf("gateway package %s depends on the simulator outside its tests", pkg)
