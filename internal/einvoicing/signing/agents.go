@@ -368,9 +368,9 @@ type RegisterCertificate struct {
 	EUJPID         string
 }
 
-// ECodeSelfSignedCertificate is the code of a self-signed certificate
+// codeSelfSignedCertificate is the code of a self-signed certificate
 // registered for a production company.
-const ECodeSelfSignedCertificate = "self_signed_certificate"
+const codeSelfSignedCertificate = "self_signed_certificate"
 
 // RegisterCertificate checks a certificate (valid now, RSA of at least
 // 2048 bits; for a production company, not self-signed) and links it to a
@@ -410,7 +410,7 @@ func (s *Service) RegisterCertificate(ctx context.Context, c einvoicing.Caller, 
 			return SigningCertificate{}, denar.Errorf("environment_mismatch", "Company %s belongs to %s; this agent was paired in %s.", co.ID, co.Environment, c.Environment)
 		}
 		if co.Environment == auth.EnvProduction && jwsverify.SelfSigned(cert) {
-			return SigningCertificate{}, &denar.Error{Code: ECodeSelfSignedCertificate,
+			return SigningCertificate{}, &denar.Error{Code: codeSelfSignedCertificate,
 				Message: "Company " + co.ID + " is a production company: a self-signed certificate (such as the sandbox signer's) cannot sign for it; register the qualified certificate a certification authority issued.",
 				Fields:  []denar.FieldError{{Path: "certificateDer", Message: "is self-signed"}}}
 		}

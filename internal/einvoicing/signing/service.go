@@ -22,16 +22,16 @@ type Deps struct {
 // Config tunes the room; zero values take the defaults.
 type Config struct {
 	// ExpireEvery is how often the expiry job looks for requests past
-	// their time; default DefaultExpireEvery.
+	// their time; default defaultExpireEvery.
 	ExpireEvery time.Duration
 }
 
-// DefaultExpireEvery is how often the expiry job runs.
-const DefaultExpireEvery = time.Minute
+// defaultExpireEvery is how often the expiry job runs.
+const defaultExpireEvery = time.Minute
 
 func (c Config) withDefaults() Config {
 	if c.ExpireEvery <= 0 {
-		c.ExpireEvery = DefaultExpireEvery
+		c.ExpireEvery = defaultExpireEvery
 	}
 	return c
 }
