@@ -23,6 +23,7 @@ import (
 	"github.com/denar-mk/denar/internal/cli"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
@@ -663,7 +664,7 @@ func (a *admin) agentList(ctx context.Context, args []string) error {
 
 // agentRevoke revokes a signing agent through the application layer, with
 // every effect of POST /v1/agents/{id}/revoke: its sockets and long-polls
-// in running servers end within einvoicing.AgentRecheck.
+// in running servers end within signing.AgentRecheck.
 func (a *admin) agentRevoke(ctx context.Context, args []string) error {
 	fs := a.flags("agent revoke")
 	if err := a.parseArgs(ctx, fs, args, 1, 1); err != nil {
@@ -673,11 +674,12 @@ func (a *admin) agentRevoke(ctx context.Context, args []string) error {
 	// The revocation's events are published as the server publishes them;
 	// nothing here delivers them (the server's webhook runner does).
 	events := webhooks.New(webhooks.Deps{DB: a.db, Resources: archive.EventResources()}, webhooks.Config{})
-	app := einvoicing.New(einvoicing.Deps{DB: a.db, Events: events}, einvoicing.Config{})
-	if _, err := app.AdminRevokeAgent(ctx, args[0]); err != nil {
+	core := einvoicing.New(einvoicing.Deps{DB: a.db, Events: events}, einvoicing.Config{})
+	agents := signing.New(signing.Deps{DB: a.db, Core: core}, signing.Config{})
+	if _, err := agents.AdminRevokeAgent(ctx, args[0]); err != nil {
 		return fmt.Errorf("agent revoke: %w", err)
 	}
-	fmt.Fprintf(a.stdout, "revoked %s (its connections close within %s)\n", args[0], einvoicing.AgentRecheck)
+	fmt.Fprintf(a.stdout, "revoked %s (its connections close within %s)\n", args[0], signing.AgentRecheck)
 	return nil
 }
 

@@ -22,7 +22,7 @@ import (
 // third process: nothing but the store tells the holder. An API key and an
 // OAuth client's access token answer 401 key_revoked on the very next
 // request; an agent's open WebSocket is closed with 1008 and its long-poll
-// answers 401 key_revoked within einvoicing.AgentRecheck (1 s; the test
+// answers 401 key_revoked within signing.AgentRecheck (1 s; the test
 // allows 10 s for a loaded machine).
 func TestRevocationEndToEnd(t *testing.T) {
 	t.Parallel()

@@ -21,6 +21,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -39,6 +40,7 @@ type application struct {
 	einvoicing *einvoicing.Service
 	webhooks   *webhooks.Service
 	archive    *archive.Service
+	signing    *signing.Service
 }
 
 // newWebhooks is the events and webhooks room on db: the publisher the
@@ -88,14 +90,15 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
 			SignAhead: cfg.EInvoiceSignAhead}})
 	exports := archive.New(archive.Deps{DB: db, Log: log, Blobs: blobs, Events: hooks}, archive.Config{Retention: cfg.ArchiveRetention})
-	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Auth: authStore, Idempotency: keeper, Ready: ready,
+	signer := signing.New(signing.Deps{DB: db, Log: log, Core: svc}, signing.Config{})
+	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Signing: signer, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
 	// The web console shares the e-invoicing service's listener and outer
 	// middleware (request ids, access log, limits); it has no OpenAPI
 	// operations.
-	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Users: dashboardUsers(db, cfg, secrets), Log: log,
+	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Signing: signer, Users: dashboardUsers(db, cfg, secrets), Log: log,
 		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
-	return payroll, einvoice, application{einvoicing: svc, webhooks: hooks, archive: exports}
+	return payroll, einvoice, application{einvoicing: svc, webhooks: hooks, archive: exports, signing: signer}
 }
 
 // dashboardUsers are the dashboard's people; secrets seals their TOTP
@@ -224,6 +227,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("archive blob store: %w", err)
 	}
 	payroll, einvoice, app := services(db, cfg, log, &reg, blobs, secrets)
+	// Every link type a signing request can be made for has its room's
+	// handler, or nothing would run when it is signed.
+	if err := app.einvoicing.CheckLinks(); err != nil {
+		return err
+	}
 	// Both runners' outcomes are counted on the e-invoicing listener's
 	// /metrics (mail and housekeeping included).
 	jobsFinished := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denar_jobs_finished_total",
@@ -407,6 +415,7 @@ func registerJobs(ctx context.Context, runner, hookRunner *jobs.Runner, db *stor
 	mail.Register(runner, db, mailCfg)
 	app.einvoicing.RegisterJobs(runner)
 	app.archive.RegisterJobs(runner)
+	app.signing.RegisterJobs(runner)
 	app.webhooks.RegisterJobs(hookRunner)
 	return nil
 }

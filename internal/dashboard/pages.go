@@ -227,7 +227,7 @@ func (d *Dashboard) showEInvoice(q *req, status int, form stornoForm, errs map[s
 	}
 	_ = json.Unmarshal(inv.Problems, &data.Problems)
 	if inv.SigningRequestID != nil {
-		if sr, err := d.d.Service.SigningRequest(ctx, p, *inv.SigningRequestID); err == nil {
+		if sr, err := d.d.Signing.SigningRequest(ctx, p, *inv.SigningRequestID); err == nil {
 			data.Signing = &sr
 		}
 	}
@@ -385,7 +385,7 @@ func (d *Dashboard) showInboxDoc(q *req, status int, form decideForm, errs map[s
 	data.Title = doc.Number
 	_ = json.Unmarshal(doc.Problems, &data.Problems)
 	if doc.Decision.SigningRequestID != nil {
-		if sr, err := d.d.Service.SigningRequest(ctx, p, *doc.Decision.SigningRequestID); err == nil {
+		if sr, err := d.d.Signing.SigningRequest(ctx, p, *doc.Decision.SigningRequestID); err == nil {
 			data.Signing = &sr
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/httpx"
 )
 
@@ -23,7 +24,7 @@ const (
 )
 
 type pairingCodeOutput struct {
-	Body einvoicing.PairingCode
+	Body signing.PairingCode
 }
 
 type pairInput struct {
@@ -34,7 +35,7 @@ type pairInput struct {
 }
 
 type pairOutput struct {
-	Body einvoicing.AgentCredentials
+	Body signing.AgentCredentials
 }
 
 // AgentPath is the path id of an agent operation.
@@ -57,7 +58,7 @@ type certificateInput struct {
 	}
 }
 
-type certificateOutput struct{ Body einvoicing.SigningCertificate }
+type certificateOutput struct{ Body signing.SigningCertificate }
 
 type agentRequestsInput struct {
 	AgentPath
@@ -93,7 +94,7 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 			"the environment. Nothing else can attach an agent. The code is shown once: an Idempotency-Key replay of this " +
 			"answer is 409 secret_already_shown (create another code).",
 	}, httpx.Spec{Scope: "companies:write"}, func(ctx context.Context, _ *struct{}) (*pairingCodeOutput, error) {
-		pc, err := h.svc.CreatePairingCode(ctx, caller(ctx))
+		pc, err := h.signing.CreatePairingCode(ctx, caller(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +111,7 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 			"way therefore means pairing again with a new code (and revoking the agent it created).",
 	}, httpx.Spec{Auth: httpx.AuthNone}, func(ctx context.Context, in *pairInput) (*pairOutput, error) {
 		c := einvoicing.Caller{Claim: httpx.ClaimFrom(ctx)}
-		a, err := h.svc.PairAgent(ctx, c, einvoicing.PairAgent{Code: in.Body.Code, Name: in.Body.Name})
+		a, err := h.signing.PairAgent(ctx, c, signing.PairAgent{Code: in.Body.Code, Name: in.Body.Name})
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +130,7 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 			"its own list (403 company_not_allowed otherwise): an account-wide agent is revoked by an unrestricted key or " +
 			"OAuth client. Revoking a revoked agent answers it unchanged. Pairing again needs a new pairing code.",
 	}, httpx.Spec{Scope: "companies:write"}, func(ctx context.Context, in *revokeAgentInput) (*agentOutput, error) {
-		a, err := h.svc.RevokeAgent(ctx, caller(ctx), in.ID)
+		a, err := h.signing.RevokeAgent(ctx, caller(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +149,7 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 		if _, err := agentOf(ctx, in.ID); err != nil {
 			return nil, err
 		}
-		c, err := h.svc.RegisterCertificate(ctx, caller(ctx), einvoicing.RegisterCertificate{CertificateDER: in.Body.CertificateDer,
+		c, err := h.signing.RegisterCertificate(ctx, caller(ctx), signing.RegisterCertificate{CertificateDER: in.Body.CertificateDer,
 			CompanyID: in.Body.CompanyID, EUJPID: in.Body.EUJPID})
 		if err != nil {
 			return nil, err
@@ -177,13 +178,13 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 		for {
 			// A revocation, made by this process or another, ends the
 			// wait within AgentRecheck.
-			if time.Since(checked) >= einvoicing.AgentRecheck {
-				if err := h.svc.CheckAgent(ctx, p.CredentialID); err != nil {
+			if time.Since(checked) >= signing.AgentRecheck {
+				if err := h.signing.CheckAgent(ctx, p.CredentialID); err != nil {
 					return nil, err
 				}
 				checked = time.Now()
 			}
-			rows, err := h.svc.PendingForAgent(ctx, p, in.Limit)
+			rows, err := h.signing.PendingForAgent(ctx, p, in.Limit)
 			if err != nil {
 				return nil, err
 			}
@@ -259,7 +260,7 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := h.svc.SigningRequests(ctx, httpx.PrincipalFrom(ctx), einvoicing.SigningRequestFilter{State: in.State, CompanyID: companyID}, after, in.Limit)
+		out, err := h.signing.SigningRequests(ctx, httpx.PrincipalFrom(ctx), signing.SigningRequestFilter{State: in.State, CompanyID: companyID}, after, in.Limit)
 		if err != nil {
 			return nil, err
 		}
@@ -273,7 +274,7 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 			"caller's reach (an agent's companyIds and certificates, a key's environment and allow-list) is 404, here and on " +
 			"claim, signature and refusal.",
 	}, httpx.Spec{Auth: httpx.AuthSigner, Scope: "signing:agent"}, func(ctx context.Context, in *SigningRequestPath) (*signingRequestOutput, error) {
-		r, err := h.svc.SigningRequest(ctx, httpx.PrincipalFrom(ctx), in.ID)
+		r, err := h.signing.SigningRequest(ctx, httpx.PrincipalFrom(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -287,7 +288,7 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 			"answer, which carries the claimer's own certificate. Claiming again by the same caller returns 200; by anyone " +
 			"else 409 already_claimed. After expiresAt: 410 signature_expired with replacedBy.",
 	}, httpx.Spec{Auth: httpx.AuthSigner, Scope: "signing:agent"}, func(ctx context.Context, in *SigningRequestPath) (*signingRequestOutput, error) {
-		r, err := h.svc.ClaimSigningRequest(ctx, caller(ctx), in.ID)
+		r, err := h.signing.ClaimSigningRequest(ctx, caller(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -302,7 +303,7 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 			"names the request issued in its place, or null when none was). Resubmitting the identical JWS of a signed request " +
 			"returns 200; another is 409 signing_request_finished.",
 	}, httpx.Spec{Auth: httpx.AuthSigner, Scope: "signing:agent"}, func(ctx context.Context, in *signatureInput) (*signingRequestOutput, error) {
-		r, err := h.svc.SubmitSignature(ctx, caller(ctx), in.ID, in.Body.JWS)
+		r, err := h.signing.SubmitSignature(ctx, caller(ctx), in.ID, in.Body.JWS)
 		if err != nil {
 			return nil, err
 		}
@@ -320,7 +321,7 @@ func (h *handlers) registerSigningRequests(s *httpx.Service) {
 		if in.Body.Message != nil {
 			msg = *in.Body.Message
 		}
-		r, err := h.svc.RefuseSigningRequest(ctx, caller(ctx), in.ID, in.Body.Reason, msg)
+		r, err := h.signing.RefuseSigningRequest(ctx, caller(ctx), in.ID, in.Body.Reason, msg)
 		if err != nil {
 			return nil, err
 		}

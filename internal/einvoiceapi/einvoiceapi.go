@@ -18,6 +18,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -26,13 +27,17 @@ import (
 // Deps are what the e-invoicing API needs from the rest of the program.
 type Deps struct {
 	// Service is the application layer every operation calls but those of
-	// its rooms (events and webhooks, archive exports).
+	// its rooms (events and webhooks, archive exports, signing).
 	Service *einvoicing.Service
 	// Webhooks is the events and webhooks room of the application layer:
 	// the event log and feed, webhook endpoints and their deliveries.
 	Webhooks *webhooks.Service
 	// Archive is the archive exports room of the application layer.
 	Archive *archive.Service
+	// Signing is the signing room of the application layer: agents and
+	// their certificates, signing requests and batches, the agents'
+	// WebSocket.
+	Signing *signing.Service
 	// Auth authenticates API keys and issues OAuth tokens.
 	Auth *auth.Store
 	// Idempotency keeps Idempotency-Key claims.
@@ -68,7 +73,7 @@ func New(d Deps) *httpx.Service {
 		Version: "1.0.0",
 		Description: "Onboard client companies, issue e-invoices signed on the customer's own device and submitted " +
 			"to the tax authority (UJP), and decide on incoming invoices. Every POST takes an Idempotency-Key.",
-		Auth: d.Auth, Agents: d.Service, Companies: d.Service, Idempotency: d.Idempotency, Ready: d.Ready, ServiceURLs: d.ServiceURLs,
+		Auth: d.Auth, Agents: d.Signing, Companies: d.Service, Idempotency: d.Idempotency, Ready: d.Ready, ServiceURLs: d.ServiceURLs,
 		DocsURL: d.DocsURL, Log: d.Log,
 		IdempotencyRequired: true,
 		EffectsInTx:         true,
@@ -97,7 +102,7 @@ func New(d Deps) *httpx.Service {
 			return ""
 		},
 	})
-	h := &handlers{svc: d.Service, hooks: d.Webhooks, archive: d.Archive, deps: d}
+	h := &handlers{svc: d.Service, hooks: d.Webhooks, archive: d.Archive, signing: d.Signing, deps: d}
 	h.registerCompanies(s)
 	h.registerSandboxMandate(s)
 	h.registerOAuth(s.Mux, s.API)
@@ -130,6 +135,7 @@ type handlers struct {
 	svc     *einvoicing.Service
 	hooks   *webhooks.Service
 	archive *archive.Service
+	signing *signing.Service
 	deps    Deps
 	// wsMessages counts the signing WebSockets' messages.
 	wsMessages *prometheus.CounterVec

@@ -10,6 +10,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
@@ -184,13 +185,13 @@ func registerExamples(s *httpx.Service) {
 		URL: "http://127.0.0.1:8081/mandates/mdt_3Fq8Zr1Kx7LmN2pW9sVb4Tc6Hd0Ye5Uj1Gf7Io3We8Ra", ExpiresAt: time.Date(2026, 5, 11, 9, 0, 0, 0, time.UTC)})
 
 	// Signing.
-	s.Example(einvoicing.PairingCode{Object: "agent_pairing_code", Code: "K7QM4TXPR2", CompanyIDs: []string{}, ExpiresAt: exTime("09:10:00")})
+	s.Example(signing.PairingCode{Object: "agent_pairing_code", Code: "K7QM4TXPR2", CompanyIDs: []string{}, ExpiresAt: exTime("09:10:00")})
 	s.ExampleJSON(reflect.TypeFor[pairInput]().Field(0).Type, `{"code":"K7QM4TXPR2","name":"Сметководство — лаптоп"}`)
-	s.Example(einvoicing.AgentCredentials{Object: "signing_agent", AgentID: exAgent, AgentSecret: "R8vQ2mX7kLp4Wz9sTb3Nc6Hd0aYe5uJ1gF7iO3wE",
+	s.Example(signing.AgentCredentials{Object: "signing_agent", AgentID: exAgent, AgentSecret: "R8vQ2mX7kLp4Wz9sTb3Nc6Hd0aYe5uJ1gF7iO3wE",
 		Environment: "sandbox", CompanyIDs: []string{}})
 	s.ExampleJSON(reflect.TypeFor[certificateInput]().Field(1).Type,
 		`{"certificateDer":"MIIDdzCCAl+gAwIBAgIUW1x…","companyId":"`+exCompany+`","eujpId":"MK-EUJP-0012345"}`)
-	s.Example(einvoicing.SigningCertificate{ID: exCert, Object: "signing_certificate", AgentID: exAgent, CompanyID: exCompany,
+	s.Example(signing.SigningCertificate{ID: exCert, Object: "signing_certificate", AgentID: exAgent, CompanyID: exCompany,
 		SerialNumber: "520978203817622936472910448203710", EUJPID: "MK-EUJP-0012345",
 		Subject: "CN=Марија Николовска,O=Тест Продавач ДООЕЛ Скопје,C=MK", NotBefore: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		NotAfter: time.Date(2028, 1, 1, 0, 0, 0, 0, time.UTC), CreatedAt: exTime("09:04:00")})

@@ -27,6 +27,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -88,7 +89,7 @@ func newInboxEnv(t *testing.T, db *store.DB, tune ...func(*einvoicing.Config)) *
 	p.gw = &lossyGateway{Gateway: dg}
 	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
 		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: p.gw}}, cfg)
-	p.svc = svc
+	p.svc = svc.Service
 	p.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(p.srv.Close)
 	p.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
@@ -559,7 +560,7 @@ func TestInboxDecisions(t *testing.T) {
 			t.Fatalf("accept: %d %s", st, raw)
 		}
 		e.advance(16 * time.Minute)
-		e.enqueue(einvoicing.KindExpireSigning, nil)
+		e.enqueue(signing.KindExpireSigning, nil)
 		e.runOnce()
 		d = e.doc(id)
 		if deref(d, "decision", "state") != "pending" || deref(d, "decision", "requested") != nil || !equal(problemCodes(d), []string{"decision_expired"}) {
@@ -914,7 +915,7 @@ func TestInboxDeadline(t *testing.T) {
 				func(s *einvoicing.Service) func(context.Context) error { return s.InboxAutoAccepts },
 			} {
 				errs := make(chan error, 2)
-				for _, s := range []*einvoicing.Service{e.svc, other} {
+				for _, s := range []*einvoicing.Service{e.svc, other.Service} {
 					go func() { errs <- step(s)(t.Context()) }()
 				}
 				for range 2 {

@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -144,7 +145,7 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config), o
 	svc, hooks, api := newAPIWith(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
 		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}, Secrets: testSecrets(t)}, cfg,
 		webhooks.Deps{}, e.hookCfg)
-	e.svc = svc
+	e.svc = svc.Service
 	e.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(e.srv.Close)
 	e.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
@@ -951,7 +952,7 @@ func TestExpiredSignatureIsReplaced(t *testing.T) {
 		}
 		e.advance(16 * time.Minute)
 		if err := db.InTx(t.Context(), func(tx *store.Tx) error {
-			_, err := jobs.Enqueue(t.Context(), tx, jobs.Spec{Kind: einvoicing.KindExpireSigning})
+			_, err := jobs.Enqueue(t.Context(), tx, jobs.Spec{Kind: signing.KindExpireSigning})
 			return err
 		}); err != nil {
 			t.Fatal(err)

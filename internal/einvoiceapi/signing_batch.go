@@ -13,6 +13,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/httpx"
 )
 
@@ -52,8 +53,8 @@ type BatchItemProblem struct {
 
 // batchPresent turns a batch's outcomes into its answer, with each failed
 // item's problem as the single operation would have sent it.
-func batchPresent(ctx context.Context) einvoicing.Present {
-	return func(outs []einvoicing.BatchOutcome) any {
+func batchPresent(ctx context.Context) signing.Present {
+	return func(outs []signing.BatchOutcome) any {
 		b := SigningBatch{Object: "list", Data: make([]SigningBatchItem, len(outs))}
 		for i, o := range outs {
 			item := SigningBatchItem{Object: "signing_request_result", ID: o.ID, Status: http.StatusOK}
@@ -130,9 +131,9 @@ func (h *handlers) registerSigningBatches(s *httpx.Service) {
 		case len(in.Body.IDs) > 0 && in.Body.Max != nil:
 			return nil, denar.Invalid(denar.FieldError{Path: "max", Message: "give ids (the requests to claim) or max (the most to claim of those waiting), not both"})
 		case in.Body.Max != nil:
-			out, err = h.svc.ClaimNextSigningRequests(ctx, caller(ctx), *in.Body.Max, batchPresent(ctx))
+			out, err = h.signing.ClaimNextSigningRequests(ctx, caller(ctx), *in.Body.Max, batchPresent(ctx))
 		case len(in.Body.IDs) > 0:
-			out, err = h.svc.ClaimSigningRequests(ctx, caller(ctx), in.Body.IDs, batchPresent(ctx))
+			out, err = h.signing.ClaimSigningRequests(ctx, caller(ctx), in.Body.IDs, batchPresent(ctx))
 		default:
 			return nil, denar.Invalid(denar.FieldError{Path: "ids", Message: "give ids (the requests to claim) or max (the most to claim of those waiting)"})
 		}
@@ -149,11 +150,11 @@ func (h *handlers) registerSigningBatches(s *httpx.Service) {
 			"would: a signature that fails verification (signature_invalid, payload_mismatch, certificate_mismatch) is that " +
 			"item's problem, and the other documents are signed and move on." + batchSemantics,
 	}, httpx.Spec{Auth: httpx.AuthSigner, Scope: "signing:agent"}, func(ctx context.Context, in *signatureBatchInput) (*signingBatchOutput, error) {
-		items := make([]einvoicing.SignatureItem, len(in.Body.Items))
+		items := make([]signing.SignatureItem, len(in.Body.Items))
 		for i, it := range in.Body.Items {
-			items[i] = einvoicing.SignatureItem{ID: it.ID, JWS: it.JWS}
+			items[i] = signing.SignatureItem{ID: it.ID, JWS: it.JWS}
 		}
-		out, err := h.svc.SubmitSignatures(ctx, caller(ctx), items, batchPresent(ctx))
+		out, err := h.signing.SubmitSignatures(ctx, caller(ctx), items, batchPresent(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -166,14 +167,14 @@ func (h *handlers) registerSigningBatches(s *httpx.Service) {
 		Description: "Records up to 100 refusals in one call, each as POST /v1/signing-requests/{id}/refuse would (one reason " +
 			"per item: a token that went missing halfway through a batch refuses only what it did not sign)." + batchSemantics,
 	}, httpx.Spec{Auth: httpx.AuthSigner, Scope: "signing:agent"}, func(ctx context.Context, in *refusalBatchInput) (*signingBatchOutput, error) {
-		items := make([]einvoicing.RefusalItem, len(in.Body.Items))
+		items := make([]signing.RefusalItem, len(in.Body.Items))
 		for i, it := range in.Body.Items {
-			items[i] = einvoicing.RefusalItem{ID: it.ID, Reason: it.Reason}
+			items[i] = signing.RefusalItem{ID: it.ID, Reason: it.Reason}
 			if it.Message != nil {
 				items[i].Message = *it.Message
 			}
 		}
-		out, err := h.svc.RefuseSigningRequests(ctx, caller(ctx), items, batchPresent(ctx))
+		out, err := h.signing.RefuseSigningRequests(ctx, caller(ctx), items, batchPresent(ctx))
 		if err != nil {
 			return nil, err
 		}

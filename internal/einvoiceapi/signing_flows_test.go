@@ -13,6 +13,7 @@ import (
 
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -84,7 +85,7 @@ func (e *pipeEnv) runJobs() {
 func (e *pipeEnv) runExpiry() {
 	e.t.Helper()
 	if err := e.db.InTx(e.t.Context(), func(tx *store.Tx) error {
-		_, err := jobs.Enqueue(e.t.Context(), tx, jobs.Spec{Kind: einvoicing.KindExpireSigning})
+		_, err := jobs.Enqueue(e.t.Context(), tx, jobs.Spec{Kind: signing.KindExpireSigning})
 		return err
 	}); err != nil {
 		e.t.Fatal(err)

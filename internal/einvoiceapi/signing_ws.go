@@ -24,7 +24,7 @@ package einvoiceapi
 // Each pending request is pushed once per connection. The server pings
 // every 20 s and looks for new requests in the store every
 // WSPollInterval, so a request created by any process sharing the store
-// reaches the socket held by another. Every einvoicing.AgentRecheck it
+// reaches the socket held by another. Every signing.AgentRecheck it
 // reads the agent's credential again, so a revocation made anywhere
 // closes the socket (1008, "agent revoked") within about a second.
 
@@ -46,6 +46,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/jsontext"
 )
@@ -118,9 +119,9 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 	batch := 0
 	if v := r.URL.Query().Get("batch"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > einvoicing.MaxSigningBatch {
+		if err != nil || n < 1 || n > signing.MaxSigningBatch {
 			httpx.WriteProblem(w, r, httpx.FromError(denar.Invalid(denar.FieldError{Path: "query.batch",
-				Message: "must be an integer from 1 to " + strconv.Itoa(einvoicing.MaxSigningBatch)})))
+				Message: "must be an integer from 1 to " + strconv.Itoa(signing.MaxSigningBatch)})))
 			return
 		}
 		batch = n
@@ -188,10 +189,10 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 	defer ping.Stop()
 	touch := time.NewTicker(wsTouchEvery)
 	defer touch.Stop()
-	recheck := time.NewTicker(einvoicing.AgentRecheck)
+	recheck := time.NewTicker(signing.AgentRecheck)
 	defer recheck.Stop()
 	for {
-		reqs, err := h.svc.PendingForAgent(ctx, p, limit)
+		reqs, err := h.signing.PendingForAgent(ctx, p, limit)
 		if err != nil {
 			if ctx.Err() == nil {
 				h.deps.Log.ErrorContext(ctx, "signing socket: pending requests", "agent", p.CredentialID, "err", err)
@@ -241,8 +242,8 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 				return
 			}
 		case <-touch.C:
-			if err := h.svc.TouchAgent(ctx, p.CredentialID); err != nil {
-				if errors.Is(err, einvoicing.ErrAgentRevoked) {
+			if err := h.signing.TouchAgent(ctx, p.CredentialID); err != nil {
+				if errors.Is(err, signing.ErrAgentRevoked) {
 					c.Close(websocket.StatusPolicyViolation, "agent revoked")
 				}
 				return
@@ -250,8 +251,8 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 		case <-recheck.C:
 			// The credential is read again: a revocation by any process
 			// sharing the store closes the socket within AgentRecheck.
-			switch err := h.svc.CheckAgent(ctx, p.CredentialID); {
-			case errors.Is(err, einvoicing.ErrAgentRevoked), errors.Is(err, einvoicing.ErrAgentUnauthenticated):
+			switch err := h.signing.CheckAgent(ctx, p.CredentialID); {
+			case errors.Is(err, signing.ErrAgentRevoked), errors.Is(err, signing.ErrAgentUnauthenticated):
 				h.deps.Log.InfoContext(ctx, "signing socket: agent revoked", "agent", p.CredentialID)
 				c.Close(websocket.StatusPolicyViolation, "agent revoked")
 				return
@@ -314,9 +315,9 @@ func (h *handlers) socketAgent(r *http.Request) (*auth.Principal, error) {
 	scheme, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	id, secret, ok := strings.Cut(strings.TrimSpace(cred), ".")
 	if !strings.EqualFold(scheme, "Agent") || !ok || !httpx.CredentialText(id) || !httpx.CredentialText(secret) {
-		return nil, einvoicing.ErrAgentUnauthenticated
+		return nil, signing.ErrAgentUnauthenticated
 	}
-	p, err := h.svc.AuthenticateAgent(r.Context(), id, secret)
+	p, err := h.signing.AuthenticateAgent(r.Context(), id, secret)
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +331,7 @@ func (h *handlers) socketAgent(r *http.Request) (*auth.Principal, error) {
 func (h *handlers) agentGone(agentID string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := h.svc.AgentGone(ctx, agentID); err != nil {
+	if err := h.signing.AgentGone(ctx, agentID); err != nil {
 		h.deps.Log.Error("signing socket: record offline", "agent", agentID, "err", err)
 	}
 	h.deps.Log.Info("signing agent disconnected", "agent", agentID, "transport", "websocket")

@@ -45,12 +45,12 @@ func EventResources() map[string]any {
 // WriteEvent publishes one event about object (rendered now, in tx) of a
 // company.
 func (s *Service) WriteEvent(ctx context.Context, tx *store.Tx, account, companyID, env, typ, objectID string, object any) error {
-	return s.writeEventAt(ctx, tx, account, companyID, env, typ, objectID, object, tx.Now)
+	return s.WriteEventAt(ctx, tx, account, companyID, env, typ, objectID, object, tx.Now)
 }
 
-// writeEventAt is writeEvent for a change that happened at at (an agent
+// WriteEventAt is WriteEvent for a change that happened at at (an agent
 // found to have gone quiet earlier).
-func (s *Service) writeEventAt(ctx context.Context, tx *store.Tx, account, companyID, env, typ, objectID string, object any, at time.Time) error {
+func (s *Service) WriteEventAt(ctx context.Context, tx *store.Tx, account, companyID, env, typ, objectID string, object any, at time.Time) error {
 	return s.events.Publish(ctx, tx, webhooks.Draft{AccountID: account, CompanyID: companyID, Environment: env, Type: typ,
 		ObjectID: objectID, Object: object, At: at})
 }

@@ -5,7 +5,7 @@ package einvoicing
 
 func (submitArgs) Kind() string        { return KindSubmit }
 func (pollArgs) Kind() string          { return KindPollCompany }
-func (askArgs) Kind() string           { return KindAskSignature }
+func (AskArgs) Kind() string           { return KindAskSignature }
 func (paceArgs) Kind() string          { return KindPace }
 func (validateArgs) Kind() string      { return KindValidate }
 func (QueryArgs) Kind() string         { return KindUJPQuery }
@@ -14,7 +14,6 @@ func (sandboxSignerArgs) Kind() string { return KindSandboxSigner }
 // The periodic jobs take no arguments.
 type (
 	pollChangesArgs      struct{}
-	expireSigningArgs    struct{}
 	purgeSignedReadsArgs struct{}
 	paceSweepArgs        struct{}
 	reconcileAllArgs     struct{}
@@ -22,7 +21,6 @@ type (
 )
 
 func (pollChangesArgs) Kind() string      { return KindPollChanges }
-func (expireSigningArgs) Kind() string    { return KindExpireSigning }
 func (purgeSignedReadsArgs) Kind() string { return KindPurgeSignedReads }
 func (paceSweepArgs) Kind() string        { return KindPaceSweep }
 func (reconcileAllArgs) Kind() string     { return KindReconcile }

@@ -382,11 +382,11 @@ func (s *Service) signNext(ctx context.Context, tx *store.Tx, key, companyID str
 		}
 		// The document was stamped when it was issued; UJP wants its
 		// requestTimestamp fresh.
-		payload, err := refreshedDocument(ctx, tx, inv)
+		payload, err := RefreshedDocument(ctx, tx, inv)
 		if err != nil {
 			return false, err
 		}
-		if _, err := s.askDocumentSignature(ctx, tx, inv, payload); errors.Is(err, ErrNoSigner) {
+		if _, err := s.AskDocumentSignature(ctx, tx, inv, payload); errors.Is(err, ErrNoSigner) {
 			s.log.WarnContext(ctx, "e-invoice's turn to be signed came but the company has no valid certificate", "einvoice", inv.ID)
 			return true, nil
 		} else if err != nil {

@@ -139,9 +139,7 @@ func (p *Pipeline) register(r *jobs.Runner) {
 		Backoff: jobs.Schedule(5*time.Second, 30*time.Second, 2*time.Minute, 10*time.Minute)})
 	jobs.Register(r, p.pollAll, jobs.Options{Every: p.cfg.PollEvery})
 	jobs.Register(r, p.pollOne, jobs.Options{Timeout: p.cfg.CallTimeout})
-	jobs.Register(r, p.svc.expireSigning, jobs.Options{Every: time.Minute})
 	jobs.Register(r, p.svc.purgeSignedReads, jobs.Options{Every: 6 * time.Hour})
-	jobs.Register(r, p.svc.askSignatureAgain, jobs.Options{})
 	jobs.Register(r, p.svc.pace, jobs.Options{Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second)})
 	jobs.Register(r, p.svc.paceSweep, jobs.Options{Every: 15 * time.Second})
 	jobs.Register(r, p.svc.validate, jobs.Options{Timeout: p.svc.cfg.RegistryTimeout + 5*time.Second,
@@ -370,7 +368,7 @@ func (p *Pipeline) resign(ctx context.Context, inv dbq.Einvoice, status einvoice
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		b, err := refreshedDocument(ctx, tx, inv)
+		b, err := RefreshedDocument(ctx, tx, inv)
 		if err != nil {
 			return fmt.Errorf("resign %s: %w", inv.ID, err)
 		}
@@ -379,7 +377,7 @@ func (p *Pipeline) resign(ctx context.Context, inv dbq.Einvoice, status einvoice
 				return err
 			}
 		}
-		_, err = p.svc.askDocumentSignature(ctx, tx, inv, b)
+		_, err = p.svc.AskDocumentSignature(ctx, tx, inv, b)
 		if errors.Is(err, ErrNoSigner) {
 			p.log.Warn("e-invoice needs a fresh signature but the company has no valid certificate", "einvoice", inv.ID)
 			return nil
@@ -876,7 +874,7 @@ func (p *Pipeline) query(ctx context.Context, j *jobs.Job, a QueryArgs) error {
 
 // runQuery makes the signed read (or decision) sr and applies its answer.
 func (p *Pipeline) runQuery(ctx, cctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest, co dbq.Company) error {
-	h, ok := p.svc.link(sr.LinkType)
+	h, ok := p.svc.Link(sr.LinkType)
 	if !ok || h.Read == nil {
 		return jobs.Cancel(fmt.Errorf("signed read %s: link type %q has no read", sr.ID, sr.LinkType))
 	}

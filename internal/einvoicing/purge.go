@@ -7,13 +7,9 @@ import (
 	"github.com/denar-mk/denar/internal/jobs"
 )
 
-// Periodic kinds of signing requests.
-const (
-	// KindExpireSigning expires signing requests nobody answered in time.
-	KindExpireSigning = "signing.expire"
-	// KindPurgeSignedReads deletes finished requests of UJP reads.
-	KindPurgeSignedReads = "signing.purge_reads"
-)
+// KindPurgeSignedReads deletes finished requests of UJP reads (a periodic
+// job; the expiry of signing requests is the signing room's).
+const KindPurgeSignedReads = "signing.purge_reads"
 
 // SignedReadRetention is how long finished read requests are kept: long
 // enough to trace a recent status move to the read that brought it.

@@ -45,10 +45,17 @@ type sandboxSignerArgs struct {
 	CertificateID string `json:"certificateId"`
 }
 
-func enqueueSandboxSigner(ctx context.Context, tx *store.Tx, certID string) error {
+// EnqueueSandboxSigner has the sandbox's simulator told of certificate
+// certID by a job (KindSandboxSigner), in tx.
+func EnqueueSandboxSigner(ctx context.Context, tx *store.Tx, certID string) error {
 	_, err := jobs.Insert(ctx, tx, sandboxSignerArgs{CertificateID: certID}, jobs.InsertOpts{MaxAttempts: 20})
 	return err
 }
+
+// SimulatedSandbox reports whether the sandbox's UJP is a simulator this
+// service registers signers with (Deps.SandboxSetup): a sandbox
+// certificate then needs no EUJP id of its own.
+func (s *Service) SimulatedSandbox() bool { return s.sandboxSetup != nil }
 
 // registerSandboxSigner is the worker of KindSandboxSigner.
 func (s *Service) registerSandboxSigner(ctx context.Context, _ *jobs.Job, a sandboxSignerArgs) error {

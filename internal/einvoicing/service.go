@@ -179,9 +179,10 @@ func (s *Service) Now() time.Time { return s.db.Now() }
 // RegisterJobs registers the job kinds of the service on r: the
 // submission pipeline, the change-feed polls (sales and the inbox), UJP
 // reads and decisions, the periodic read of UJP's code lists, the inbox's
-// deadlines and the periodic expiry and purge of signing requests. Webhook
-// deliveries are the webhooks package's (webhooks.Service.RegisterJobs), on
-// a runner of their own; archive exports the archive package's.
+// deadlines and the periodic purge of signed reads. Webhook deliveries are
+// the webhooks package's (webhooks.Service.RegisterJobs), on a runner of
+// their own; archive exports the archive package's; the expiry of signing
+// requests and the ask-again of a refused document the signing package's.
 func (s *Service) RegisterJobs(r *jobs.Runner) {
 	s.pipe.register(r)
 	s.registerCodeLists(r)

@@ -73,8 +73,8 @@ func (s *Service) CheckLinks() error {
 	return nil
 }
 
-// link is the handler of link type t.
-func (s *Service) link(t string) (LinkHandler, bool) {
+// Link is the handler of link type t.
+func (s *Service) Link(t string) (LinkHandler, bool) {
 	h, ok := s.links[t]
 	return h, ok
 }
@@ -91,7 +91,7 @@ func (s *Service) handleLinks() {
 	s.HandleLink(LinkEInvoice, LinkHandler{Signed: s.einvoiceSigned,
 		Failed: func(ctx context.Context, tx *store.Tx, r dbq.SigningRequest, expired bool, reason, message string) error {
 			if expired {
-				return nil // expire replaces it (signing_flow.go)
+				return nil // the signing room's expiry replaces it
 			}
 			return s.documentRefused(ctx, tx, r, reason, message)
 		}})

@@ -25,13 +25,13 @@ func TestSignedLinks(t *testing.T) {
 	reads := []string{LinkChanges, LinkPDF, LinkPurchaseIDs, LinkPurchasePayloads, LinkPurchaseChanges, LinkInboxPDF,
 		LinkInboxStatus, LinkInboxDecision, LinkSalesLookup, LinkSalesLookupPayloads, LinkReconciliation}
 	for _, typ := range reads {
-		l, ok := svc.link(typ)
+		l, ok := svc.Link(typ)
 		if !ok || l.Signed == nil || l.Read == nil {
 			t.Errorf("%s: registered %v, signed %v, read %v", typ, ok, l.Signed != nil, l.Read != nil)
 		}
 	}
 	for _, typ := range []string{LinkEInvoice, LinkUJPCheck} {
-		if l, ok := svc.link(typ); !ok || l.Signed == nil || l.Read != nil {
+		if l, ok := svc.Link(typ); !ok || l.Signed == nil || l.Read != nil {
 			t.Errorf("%s: registered %v, signed %v, read %v (its signature is used without a query job)", typ, ok, l.Signed != nil, l.Read != nil)
 		}
 	}

@@ -249,7 +249,7 @@ func GetSigningRequest(ctx context.Context, q *dbq.Queries, id string) (SigningR
 // replaced with a new request with the same link, so this sees the
 // replacement's id, not the original's.
 func (s *Service) AfterSigned(ctx context.Context, tx *store.Tx, r SigningRequest) error {
-	h, ok := s.link(r.linkType())
+	h, ok := s.Link(r.linkType())
 	if !ok {
 		return fmt.Errorf("signing: request %s: no handler for link type %q", r.ID, r.linkType())
 	}

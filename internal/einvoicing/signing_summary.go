@@ -160,10 +160,10 @@ func summaryFor(ctx context.Context, tx *store.Tx, co dbq.Company, purpose strin
 	return s, nil
 }
 
-// replacementSummary is the summary of the request replacing expired
+// ReplacementSummary is the summary of the request replacing expired
 // request r: r's, or worked out afresh for a request made before
 // summaries were kept.
-func replacementSummary(ctx context.Context, tx *store.Tx, r dbq.SigningRequest) (SigningSummary, error) {
+func ReplacementSummary(ctx context.Context, tx *store.Tx, r dbq.SigningRequest) (SigningSummary, error) {
 	if s := decodeSummary(r.Summary); s != nil {
 		return *s, nil
 	}

@@ -99,11 +99,11 @@ func (s *Service) validate(ctx context.Context, j *jobs.Job, a validateArgs) err
 			}
 			cur.Document = string(b)
 		}
-		payload, err := refreshedDocument(ctx, tx, cur)
+		payload, err := RefreshedDocument(ctx, tx, cur)
 		if err != nil {
 			return err
 		}
-		_, err = s.askDocumentSignature(ctx, tx, cur, payload)
+		_, err = s.AskDocumentSignature(ctx, tx, cur, payload)
 		if errors.Is(err, ErrNoSigner) {
 			// The certificate went away meanwhile: registering one asks.
 			s.log.WarnContext(ctx, "e-invoice validated but the company has no valid certificate", "einvoice", cur.ID)

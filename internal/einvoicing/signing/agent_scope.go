@@ -1,4 +1,4 @@
-package einvoicing
+package signing
 
 // An agent's reach is never more than its creator's: a pairing code keeps
 // the company allow-list of the credential that created it, the agent it

@@ -1,4 +1,4 @@
-package einvoicing
+package signing
 
 // Batches of signer answers: claim, sign or refuse up to MaxSigningBatch
 // requests in one call, each item with the outcome the single operation
@@ -19,6 +19,7 @@ import (
 	"strconv"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/usecase"
@@ -33,7 +34,7 @@ const MaxSigningBatch = 100
 // would have answered.
 type BatchOutcome struct {
 	ID      string
-	Request SigningRequest // when Err is nil
+	Request einvoicing.SigningRequest // when Err is nil
 	Err     error
 }
 
@@ -50,7 +51,7 @@ type RefusalItem struct{ ID, Reason, Message string }
 
 // ClaimSigningRequests claims each of ids for the caller, as
 // ClaimSigningRequest would, in one transaction.
-func (s *Service) ClaimSigningRequests(ctx context.Context, c Caller, ids []string, present Present) (any, error) {
+func (s *Service) ClaimSigningRequests(ctx context.Context, c einvoicing.Caller, ids []string, present Present) (any, error) {
 	if err := checkBatchIDs(ids, func(i int) string { return "ids[" + strconv.Itoa(i) + "]" }); err != nil {
 		return nil, err
 	}
@@ -67,16 +68,16 @@ func (s *Service) ClaimSigningRequests(ctx context.Context, c Caller, ids []stri
 // has not finished), for a key the pending requests of its account and
 // environment within its allow-list. Only the requests claimed are
 // answered; one another signer took meanwhile is left out.
-func (s *Service) ClaimNextSigningRequests(ctx context.Context, c Caller, max int, present Present) (any, error) {
+func (s *Service) ClaimNextSigningRequests(ctx context.Context, c einvoicing.Caller, max int, present Present) (any, error) {
 	if max < 1 || max > MaxSigningBatch {
 		return nil, denar.Invalid(denar.FieldError{Path: "max", Message: "must be 1 to " + strconv.Itoa(MaxSigningBatch)})
 	}
-	var candidates []SigningRequest
+	var candidates []einvoicing.SigningRequest
 	var err error
 	if isAgent(c.Principal) {
 		candidates, err = s.PendingForAgent(ctx, c.Principal, max)
 	} else {
-		candidates, err = s.SigningRequests(ctx, c.Principal, SigningRequestFilter{State: StatePending}, "", max)
+		candidates, err = s.SigningRequests(ctx, c.Principal, SigningRequestFilter{State: einvoicing.StatePending}, "", max)
 	}
 	if err != nil {
 		return nil, err
@@ -91,7 +92,7 @@ func (s *Service) ClaimNextSigningRequests(ctx context.Context, c Caller, max in
 // SubmitSignatures verifies and records each signature as SubmitSignature
 // would, in one transaction: a signature that fails verification is
 // answered with its problem and the others are recorded.
-func (s *Service) SubmitSignatures(ctx context.Context, c Caller, items []SignatureItem, present Present) (any, error) {
+func (s *Service) SubmitSignatures(ctx context.Context, c einvoicing.Caller, items []SignatureItem, present Present) (any, error) {
 	ids := make([]string, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
@@ -111,7 +112,7 @@ func (s *Service) SubmitSignatures(ctx context.Context, c Caller, items []Signat
 
 // RefuseSigningRequests records each refusal as RefuseSigningRequest
 // would, in one transaction.
-func (s *Service) RefuseSigningRequests(ctx context.Context, c Caller, items []RefusalItem, present Present) (any, error) {
+func (s *Service) RefuseSigningRequests(ctx context.Context, c einvoicing.Caller, items []RefusalItem, present Present) (any, error) {
 	ids := make([]string, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
@@ -121,7 +122,7 @@ func (s *Service) RefuseSigningRequests(ctx context.Context, c Caller, items []R
 	}
 	steps := make([]batchStep, len(items))
 	for i, it := range items {
-		if !contains(RefusalReasons, it.Reason) {
+		if !slices.Contains(einvoicing.RefusalReasons, it.Reason) {
 			return nil, denar.Invalid(denar.FieldError{Path: "items[" + strconv.Itoa(i) + "].reason",
 				Message: "must be one of user_declined, policy, token_missing, pin_locked, payload_invalid, unattended"})
 		}
@@ -166,7 +167,7 @@ type batchStep struct {
 // outcomes keep the order of the items. onlyDone leaves out the items
 // that failed (a claim of what was waiting, where a request another
 // signer took meanwhile is no answer).
-func (s *Service) signerBatch(ctx context.Context, c Caller, steps []batchStep, present Present, onlyDone bool) (any, error) {
+func (s *Service) signerBatch(ctx context.Context, c einvoicing.Caller, steps []batchStep, present Present, onlyDone bool) (any, error) {
 	order := make([]int, len(steps))
 	for i := range order {
 		order[i] = i
@@ -196,7 +197,7 @@ func (s *Service) signerBatch(ctx context.Context, c Caller, steps []batchStep, 
 // its time is expired (its replacement issued) and answered 410
 // signature_expired, and that expiry stays, as it does for a single
 // answer. Any other error is returned: the batch ends.
-func (s *Service) batchItem(ctx context.Context, tx *store.Tx, c Caller, st batchStep) (BatchOutcome, error) {
+func (s *Service) batchItem(ctx context.Context, tx *store.Tx, c einvoicing.Caller, st batchStep) (BatchOutcome, error) {
 	o := BatchOutcome{ID: st.id}
 	var expired error
 	err := tx.Savepoint(ctx, func() error {
@@ -204,12 +205,12 @@ func (s *Service) batchItem(ctx context.Context, tx *store.Tx, c Caller, st batc
 		if err != nil {
 			return err
 		}
-		if (r.State == StatePending || r.State == StateClaimed) && !tx.Now.Before(r.ExpiresAt) {
+		if (r.State == einvoicing.StatePending || r.State == einvoicing.StateClaimed) && !tx.Now.Before(r.ExpiresAt) {
 			if r, err = s.expire(ctx, tx, r); err != nil {
 				return err
 			}
 		}
-		if r.State == StateExpired {
+		if r.State == einvoicing.StateExpired {
 			expired, err = s.expiredIn(ctx, tx, r)
 			return err
 		}
@@ -220,7 +221,7 @@ func (s *Service) batchItem(ctx context.Context, tx *store.Tx, c Caller, st batc
 		if err != nil {
 			return err
 		}
-		o.Request = SigningRequestFrom(row)
+		o.Request = einvoicing.SigningRequestFrom(row)
 		return nil
 	})
 	var problem *denar.Error
@@ -245,12 +246,12 @@ func (s *Service) expiredIn(ctx context.Context, tx *store.Tx, r dbq.SigningRequ
 		if err != nil {
 			return nil, err
 		}
-		if (next.State == StatePending || next.State == StateClaimed) && !tx.Now.Before(next.ExpiresAt) {
+		if (next.State == einvoicing.StatePending || next.State == einvoicing.StateClaimed) && !tx.Now.Before(next.ExpiresAt) {
 			if next, err = s.expire(ctx, tx, next); err != nil {
 				return nil, err
 			}
 		}
-		if next.State != StateExpired || next.ReplacedBy == "" {
+		if next.State != einvoicing.StateExpired || next.ReplacedBy == "" {
 			break
 		}
 		current = next.ReplacedBy

@@ -1,47 +1,24 @@
-package einvoicing
+package signing
 
 import (
 	"context"
 	"database/sql"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/jwsverify"
-	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/usecase"
 )
-
-// Refusal reasons an agent may give. token_missing and pin_locked are
-// passing troubles of the device, and unattended says nobody was there to
-// ask (an agent asked to ask a person who is not there): the document
-// keeps waiting and a new request follows after the refusal backoff. The
-// others are a decision: the document fails with problem
-// signature_refused.
-const (
-	RefuseUserDeclined   = "user_declined"
-	RefusePolicy         = "policy"
-	RefuseTokenMissing   = "token_missing"
-	RefusePINLocked      = "pin_locked"
-	RefusePayloadInvalid = "payload_invalid"
-	RefuseUnattended     = "unattended"
-)
-
-// RefusalReasons lists them.
-var RefusalReasons = []string{RefuseUserDeclined, RefusePolicy, RefuseTokenMissing, RefusePINLocked, RefusePayloadInvalid, RefuseUnattended}
-
-func transientRefusal(reason string) bool {
-	return reason == RefuseTokenMissing || reason == RefusePINLocked || reason == RefuseUnattended
-}
 
 // isAgent reports whether p is a signing agent's credential.
 func isAgent(p *auth.Principal) bool { return p.Kind == auth.KindAgent }
@@ -55,22 +32,22 @@ type SigningRequestFilter struct {
 // SigningRequests lists requests of the caller's account and environment
 // (inline signing, or following what waits), oldest first after the id
 // after, up to limit+1.
-func (s *Service) SigningRequests(ctx context.Context, p *auth.Principal, f SigningRequestFilter, after string, limit int) ([]SigningRequest, error) {
+func (s *Service) SigningRequests(ctx context.Context, p *auth.Principal, f SigningRequestFilter, after string, limit int) ([]einvoicing.SigningRequest, error) {
 	if f.CompanyID != "" {
 		// 403 outside the account, the allow-list or the credential's
 		// environment: never an empty list.
-		if _, err := CompanyRef(ctx, s.db.Reader(), p, f.CompanyID); err != nil {
+		if _, err := einvoicing.CompanyRef(ctx, s.db.Reader(), p, f.CompanyID); err != nil {
 			return nil, err
 		}
 	}
 	now := s.db.Now()
-	sc := ScopeOf(p)
+	sc := einvoicing.ScopeOf(p)
 	rows, err := s.db.Reader().ListSigningRequests(ctx, dbq.ListSigningRequestsParams{AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, State: f.State, CompanyID: f.CompanyID, AfterID: after, Lim: int32(limit + 1)})
 	if err != nil {
 		return nil, fmt.Errorf("list signing requests: %w", err)
 	}
-	out := make([]SigningRequest, 0, len(rows))
+	out := make([]einvoicing.SigningRequest, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, signingRequestView(r, now))
 	}
@@ -79,19 +56,19 @@ func (s *Service) SigningRequests(ctx context.Context, p *auth.Principal, f Sign
 
 // signingRequestView shows a pending or claimed request past its expiry as
 // expired even before anyone touched it.
-func signingRequestView(r dbq.SigningRequest, now time.Time) SigningRequest {
-	out := SigningRequestFrom(r)
-	if (r.State == StatePending || r.State == StateClaimed) && !now.Before(r.ExpiresAt) {
-		out.State = StateExpired
+func signingRequestView(r dbq.SigningRequest, now time.Time) einvoicing.SigningRequest {
+	out := einvoicing.SigningRequestFrom(r)
+	if (r.State == einvoicing.StatePending || r.State == einvoicing.StateClaimed) && !now.Before(r.ExpiresAt) {
+		out.State = einvoicing.StateExpired
 	}
 	return out
 }
 
 // SigningRequest returns one request the caller may sign.
-func (s *Service) SigningRequest(ctx context.Context, p *auth.Principal, id string) (SigningRequest, error) {
+func (s *Service) SigningRequest(ctx context.Context, p *auth.Principal, id string) (einvoicing.SigningRequest, error) {
 	r, _, err := s.requestForSigner(ctx, s.db.Reader(), p, id, s.db.Now())
 	if err != nil {
-		return SigningRequest{}, err
+		return einvoicing.SigningRequest{}, err
 	}
 	return signingRequestView(r, s.db.Now()), nil
 }
@@ -106,7 +83,7 @@ func (s *Service) SigningRequest(ctx context.Context, p *auth.Principal, id stri
 // not leak across accounts or scopes.
 func (s *Service) requestForSigner(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, now time.Time) (dbq.SigningRequest, dbq.SigningCertificate, error) {
 	notFound := denar.Errorf(denar.ECodeNotFound, "Signing request %s not found.", id)
-	sc := ScopeOf(p)
+	sc := einvoicing.ScopeOf(p)
 	r, err := q.GetSigningRequestInReach(ctx, dbq.GetSigningRequestInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -138,23 +115,23 @@ func (s *Service) requestForSigner(ctx context.Context, q *dbq.Queries, p *auth.
 // expiry job ran), is answered 410 signature_expired with replacedBy; a
 // request found past its time is expired first, in its own commit, so the
 // replacement exists whoever arrives late.
-func (s *Service) signerTransition(ctx context.Context, c Caller, id string, step signerStep) (SigningRequest, error) {
+func (s *Service) signerTransition(ctx context.Context, c einvoicing.Caller, id string, step signerStep) (einvoicing.SigningRequest, error) {
 	ctx = context.WithoutCancel(ctx)
 	for attempt := 0; ; attempt++ {
 		r, _, err := s.requestForSigner(ctx, s.db.Reader(), c.Principal, id, s.db.Now())
 		if err != nil {
-			return SigningRequest{}, err
+			return einvoicing.SigningRequest{}, err
 		}
-		if r.State == StateExpired {
-			return SigningRequest{}, s.expiredError(ctx, r)
+		if r.State == einvoicing.StateExpired {
+			return einvoicing.SigningRequest{}, s.expiredError(ctx, r)
 		}
-		if (r.State == StatePending || r.State == StateClaimed) && !s.db.Now().Before(r.ExpiresAt) {
+		if (r.State == einvoicing.StatePending || r.State == einvoicing.StateClaimed) && !s.db.Now().Before(r.ExpiresAt) {
 			err := s.db.InTx(ctx, func(tx *store.Tx) error {
 				cur, err := tx.GetSigningRequest(ctx, id)
 				if err != nil {
 					return err
 				}
-				if cur.State == StatePending || cur.State == StateClaimed {
+				if cur.State == einvoicing.StatePending || cur.State == einvoicing.StateClaimed {
 					cur, err = s.expire(ctx, tx, cur)
 				}
 				r = cur
@@ -164,37 +141,37 @@ func (s *Service) signerTransition(ctx context.Context, c Caller, id string, ste
 				continue
 			}
 			if err != nil {
-				return SigningRequest{}, err
+				return einvoicing.SigningRequest{}, err
 			}
-			if r.State == StateExpired {
-				return SigningRequest{}, s.expiredError(ctx, r)
+			if r.State == einvoicing.StateExpired {
+				return einvoicing.SigningRequest{}, s.expiredError(ctx, r)
 			}
 		}
-		out, err := usecase.Write(ctx, s.db, c, func(tx *store.Tx) (SigningRequest, error) {
+		out, err := usecase.Write(ctx, s.db, c, func(tx *store.Tx) (einvoicing.SigningRequest, error) {
 			r, cert, err := s.requestForSigner(ctx, tx.Queries, c.Principal, id, tx.Now)
 			if err != nil {
-				return SigningRequest{}, err
+				return einvoicing.SigningRequest{}, err
 			}
-			if r.State == StateExpired || ((r.State == StatePending || r.State == StateClaimed) && !tx.Now.Before(r.ExpiresAt)) {
-				return SigningRequest{}, errExpiredMeanwhile
+			if r.State == einvoicing.StateExpired || ((r.State == einvoicing.StatePending || r.State == einvoicing.StateClaimed) && !tx.Now.Before(r.ExpiresAt)) {
+				return einvoicing.SigningRequest{}, errExpiredMeanwhile
 			}
 			if err := step(tx, r, cert); err != nil {
-				return SigningRequest{}, err
+				return einvoicing.SigningRequest{}, err
 			}
 			r, err = tx.GetSigningRequest(ctx, r.ID)
 			if err != nil {
-				return SigningRequest{}, err
+				return einvoicing.SigningRequest{}, err
 			}
-			return SigningRequestFrom(r), nil
+			return einvoicing.SigningRequestFrom(r), nil
 		})
 		if errors.Is(err, errExpiredMeanwhile) && attempt == 0 {
 			continue
 		}
 		if errors.Is(err, errExpiredMeanwhile) {
 			if cur, rerr := s.db.Reader().GetSigningRequest(ctx, id); rerr == nil {
-				return SigningRequest{}, s.expiredError(ctx, cur)
+				return einvoicing.SigningRequest{}, s.expiredError(ctx, cur)
 			}
-			return SigningRequest{}, denar.Errorf("signature_expired", "The request expired while it was being answered.")
+			return einvoicing.SigningRequest{}, denar.Errorf("signature_expired", "The request expired while it was being answered.")
 		}
 		return out, err
 	}
@@ -214,10 +191,10 @@ func (s *Service) expiredError(ctx context.Context, r dbq.SigningRequest) error 
 		if err != nil {
 			break
 		}
-		if (next.State == StatePending || next.State == StateClaimed) && !s.db.Now().Before(next.ExpiresAt) {
+		if (next.State == einvoicing.StatePending || next.State == einvoicing.StateClaimed) && !s.db.Now().Before(next.ExpiresAt) {
 			err := s.db.InTx(ctx, func(tx *store.Tx) error {
 				cur, err := tx.GetSigningRequest(ctx, next.ID)
-				if err == nil && (cur.State == StatePending || cur.State == StateClaimed) {
+				if err == nil && (cur.State == einvoicing.StatePending || cur.State == einvoicing.StateClaimed) {
 					cur, err = s.expire(ctx, tx, cur)
 				}
 				next = cur
@@ -228,7 +205,7 @@ func (s *Service) expiredError(ctx context.Context, r dbq.SigningRequest) error 
 				break
 			}
 		}
-		if next.State != StateExpired || next.ReplacedBy == "" {
+		if next.State != einvoicing.StateExpired || next.ReplacedBy == "" {
 			break
 		}
 		current = next.ReplacedBy
@@ -254,7 +231,7 @@ func expiredProblem(r dbq.SigningRequest, current string) error {
 // already_claimed. An agent claims with its own certificate: the request's
 // protected header is issued again for it, so whichever of a company's
 // agents claims first signs.
-func (s *Service) ClaimSigningRequest(ctx context.Context, c Caller, id string) (SigningRequest, error) {
+func (s *Service) ClaimSigningRequest(ctx context.Context, c einvoicing.Caller, id string) (einvoicing.SigningRequest, error) {
 	return s.signerTransition(ctx, c, id, s.claimStep(ctx, c))
 }
 
@@ -264,20 +241,20 @@ func (s *Service) ClaimSigningRequest(ctx context.Context, c Caller, id string) 
 type signerStep func(tx *store.Tx, r dbq.SigningRequest, cert dbq.SigningCertificate) error
 
 // claimStep claims a request for c.
-func (s *Service) claimStep(ctx context.Context, c Caller) signerStep {
+func (s *Service) claimStep(ctx context.Context, c einvoicing.Caller) signerStep {
 	return func(tx *store.Tx, r dbq.SigningRequest, cert dbq.SigningCertificate) error {
 		who := c.CredentialID
 		switch {
-		case r.State == StateClaimed && r.ClaimedBy == who:
+		case r.State == einvoicing.StateClaimed && r.ClaimedBy == who:
 			return nil
-		case r.State == StateClaimed:
+		case r.State == einvoicing.StateClaimed:
 			return denar.Errorf("already_claimed", "Another signer claimed this request.")
-		case r.State != StatePending:
+		case r.State != einvoicing.StatePending:
 			return denar.Errorf("signing_request_finished", "The request is %s.", r.State)
 		}
 		header := r.ProtectedHeader
 		if cert.ID != r.CertificateID {
-			parsed, err := ParseStoredCert(cert)
+			parsed, err := einvoicing.ParseStoredCert(cert)
 			if err != nil {
 				return err
 			}
@@ -300,19 +277,19 @@ func (s *Service) claimStep(ctx context.Context, c Caller) signerStep {
 // the request's certificate) and records it; what it was for moves on in
 // the same transaction. Resubmitting the identical JWS of a signed request
 // returns it.
-func (s *Service) SubmitSignature(ctx context.Context, c Caller, id, jws string) (SigningRequest, error) {
+func (s *Service) SubmitSignature(ctx context.Context, c einvoicing.Caller, id, jws string) (einvoicing.SigningRequest, error) {
 	return s.signerTransition(ctx, c, id, s.signatureStep(ctx, c, jws))
 }
 
 // signatureStep verifies and records jws as c's signature of a request.
-func (s *Service) signatureStep(ctx context.Context, c Caller, jws string) signerStep {
+func (s *Service) signatureStep(ctx context.Context, c einvoicing.Caller, jws string) signerStep {
 	return func(tx *store.Tx, r dbq.SigningRequest, _ dbq.SigningCertificate) error {
 		switch {
-		case r.State == StateSigned && r.Jws == jws:
+		case r.State == einvoicing.StateSigned && r.Jws == jws:
 			return nil
-		case r.State == StateClaimed && r.ClaimedBy != c.CredentialID:
+		case r.State == einvoicing.StateClaimed && r.ClaimedBy != c.CredentialID:
 			return denar.Errorf("already_claimed", "Another signer claimed this request.")
-		case r.State != StatePending && r.State != StateClaimed:
+		case r.State != einvoicing.StatePending && r.State != einvoicing.StateClaimed:
 			return denar.Errorf("signing_request_finished", "The request is %s; a request is signed at most once.", r.State)
 		}
 		// The request's own certificate: the claimer's, or the company's
@@ -321,7 +298,7 @@ func (s *Service) signatureStep(ctx context.Context, c Caller, jws string) signe
 		if err != nil {
 			return fmt.Errorf("certificate of %s: %w", r.ID, err)
 		}
-		parsed, err := ParseStoredCert(cert)
+		parsed, err := einvoicing.ParseStoredCert(cert)
 		if err != nil {
 			return err
 		}
@@ -338,15 +315,15 @@ func (s *Service) signatureStep(ctx context.Context, c Caller, jws string) signe
 			}
 			return denar.Invalid(denar.FieldError{Path: "jws", Message: err.Error()})
 		}
-		n, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: StateSigned, Jws: jws, Now: tx.Now})
+		n, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: einvoicing.StateSigned, Jws: jws, Now: tx.Now})
 		if err != nil {
 			return err
 		}
 		if n == 0 {
 			return denar.Errorf("signing_request_finished", "The request was finished concurrently.")
 		}
-		r.State, r.Jws, r.UpdatedAt = StateSigned, jws, tx.Now
-		return s.AfterSigned(ctx, tx, SigningRequestFrom(r))
+		r.State, r.Jws, r.UpdatedAt = einvoicing.StateSigned, jws, tx.Now
+		return s.core.AfterSigned(ctx, tx, einvoicing.SigningRequestFrom(r))
 	}
 }
 
@@ -356,26 +333,26 @@ func (s *Service) signatureStep(ctx context.Context, c Caller, jws string) signe
 // backoff (with einvoice.signature_required); user_declined, policy and
 // payload_invalid fail it with problem signature_refused
 // (einvoice.failed).
-func (s *Service) RefuseSigningRequest(ctx context.Context, c Caller, id, reason, message string) (SigningRequest, error) {
-	if !contains(RefusalReasons, reason) {
-		return SigningRequest{}, denar.Invalid(denar.FieldError{Path: "reason", Message: "must be one of user_declined, policy, token_missing, pin_locked, payload_invalid, unattended"})
+func (s *Service) RefuseSigningRequest(ctx context.Context, c einvoicing.Caller, id, reason, message string) (einvoicing.SigningRequest, error) {
+	if !slices.Contains(einvoicing.RefusalReasons, reason) {
+		return einvoicing.SigningRequest{}, denar.Invalid(denar.FieldError{Path: "reason", Message: "must be one of user_declined, policy, token_missing, pin_locked, payload_invalid, unattended"})
 	}
 	return s.signerTransition(ctx, c, id, s.refusalStep(ctx, c, reason, message))
 }
 
 // refusalStep records c's refusal of a request and what it means for the
 // object the request was for.
-func (s *Service) refusalStep(ctx context.Context, c Caller, reason, message string) signerStep {
+func (s *Service) refusalStep(ctx context.Context, c einvoicing.Caller, reason, message string) signerStep {
 	return func(tx *store.Tx, r dbq.SigningRequest, _ dbq.SigningCertificate) error {
 		switch {
-		case r.State == StateRefused && r.RefusalReason == reason:
+		case r.State == einvoicing.StateRefused && r.RefusalReason == reason:
 			return nil
-		case r.State == StateClaimed && r.ClaimedBy != c.CredentialID:
+		case r.State == einvoicing.StateClaimed && r.ClaimedBy != c.CredentialID:
 			return denar.Errorf("already_claimed", "Another signer claimed this request.")
-		case r.State != StatePending && r.State != StateClaimed:
+		case r.State != einvoicing.StatePending && r.State != einvoicing.StateClaimed:
 			return denar.Errorf("signing_request_finished", "The request is %s.", r.State)
 		}
-		n, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: StateRefused,
+		n, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: einvoicing.StateRefused,
 			RefusalReason: reason, RefusalMessage: message, Now: tx.Now})
 		if err != nil {
 			return err
@@ -383,65 +360,15 @@ func (s *Service) refusalStep(ctx context.Context, c Caller, reason, message str
 		if n == 0 {
 			return denar.Errorf("signing_request_finished", "The request was finished concurrently.")
 		}
-		if h, ok := s.link(r.LinkType); ok && h.Failed != nil {
+		if h, ok := s.core.Link(r.LinkType); ok && h.Failed != nil {
 			return h.Failed(ctx, tx, r, false, reason, message)
 		}
 		return nil
 	}
 }
 
-// signatureProblem is the problems item of a refused signature.
-func signatureProblem(r dbq.SigningRequest, reason, message string) ProblemItem {
-	msg := "the signer refused (" + reason + ")"
-	if message != "" {
-		msg += ": " + message
-	}
-	return ProblemItem{Code: "signature_refused", Message: msg, Reason: reason, SigningRequestID: r.ID}
-}
-
-// documentRefused applies a refusal to the e-invoice the request was for.
-func (s *Service) documentRefused(ctx context.Context, tx *store.Tx, r dbq.SigningRequest, reason, message string) error {
-	inv, err := tx.GetEInvoiceByID(ctx, r.LinkID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("refused einvoice %s: %w", r.LinkID, err)
-	}
-	if !inv.SigningRequestID.Valid || inv.SigningRequestID.String != r.ID {
-		return nil // an older request of the document; the current one decides
-	}
-	var items []ProblemItem
-	_ = json.Unmarshal([]byte(inv.Problems), &items)
-	items = append(items, signatureProblem(r, reason, message))
-	problems, err := json.Marshal(items)
-	if err != nil {
-		return err
-	}
-	if !transientRefusal(reason) {
-		_, err := s.MoveEInvoice(ctx, tx, inv, StatusMove{To: einvoice.Failed, Cause: "signature_refused", Problems: problems})
-		return err
-	}
-	if err := tx.SetEInvoiceProblems(ctx, dbq.SetEInvoiceProblemsParams{ID: inv.ID, Problems: string(problems), UpdatedAt: tx.Now}); err != nil {
-		return err
-	}
-	if err := tx.SetEInvoiceSigningRequest(ctx, dbq.SetEInvoiceSigningRequestParams{ID: inv.ID}); err != nil {
-		return err
-	}
-	_, err = jobs.Insert(ctx, tx, askArgs{EInvoiceID: inv.ID}, jobs.InsertOpts{RunAt: tx.Now.Add(s.cfg.RefusalBackoff), MaxAttempts: 10})
-	return err
-}
-
-// KindAskSignature asks again for the signature of a document whose signer
-// refused for a passing reason.
-const KindAskSignature = "einvoice.ask_signature"
-
-type askArgs struct {
-	EInvoiceID string `json:"einvoiceId"`
-}
-
 // askSignatureAgain is the worker of KindAskSignature.
-func (s *Service) askSignatureAgain(ctx context.Context, _ *jobs.Job, a askArgs) error {
+func (s *Service) askSignatureAgain(ctx context.Context, _ *jobs.Job, a einvoicing.AskArgs) error {
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
 		inv, err := tx.GetEInvoiceByID(ctx, a.EInvoiceID)
 		if err != nil {
@@ -457,58 +384,17 @@ func (s *Service) askSignatureAgain(ctx context.Context, _ *jobs.Job, a askArgs)
 		if inv.SigningRequestID.Valid {
 			return nil // already asked (a certificate was registered meanwhile)
 		}
-		payload, err := refreshedDocument(ctx, tx, inv)
+		payload, err := einvoicing.RefreshedDocument(ctx, tx, inv)
 		if err != nil {
 			return err
 		}
-		_, err = s.askDocumentSignature(ctx, tx, inv, payload)
-		if errors.Is(err, ErrNoSigner) {
+		_, err = s.core.AskDocumentSignature(ctx, tx, inv, payload)
+		if errors.Is(err, einvoicing.ErrNoSigner) {
 			s.log.WarnContext(ctx, "e-invoice waits for a signature but the company has no valid certificate", "einvoice", inv.ID)
 			return nil
 		}
 		return err
 	})
-}
-
-// refreshedDocument gives the stored document a fresh requestTimestamp
-// (UJP refuses one more than 5 minutes off) and stores it.
-func refreshedDocument(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) ([]byte, error) {
-	var req ujpdoc.Request
-	if err := json.Unmarshal([]byte(inv.Document), &req); err != nil {
-		return nil, fmt.Errorf("stored document of %s: %w", inv.ID, err)
-	}
-	req.RequestTimestamp = ujpdoc.FormatTimestamp(tx.Now)
-	b, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	if err := tx.SetEInvoiceDocument(ctx, dbq.SetEInvoiceDocumentParams{ID: inv.ID, Document: string(b), UpdatedAt: tx.Now}); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// askDocumentSignature issues a document signing request for inv over
-// payload, records it on the e-invoice and emits
-// einvoice.signature_required, all in tx.
-func (s *Service) askDocumentSignature(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, payload []byte) (SigningRequest, error) {
-	sr, err := RequestSignature(ctx, tx, inv.CompanyID, PurposeDocument, payload, SigningLink{Type: LinkEInvoice, ID: inv.ID})
-	if err != nil {
-		return sr, err
-	}
-	return sr, s.documentAsked(ctx, tx, inv.ID, sr.ID)
-}
-
-// documentAsked records that e-invoice id waits on request sr and says so.
-func (s *Service) documentAsked(ctx context.Context, tx *store.Tx, id, sr string) error {
-	if err := tx.SetEInvoiceSigningRequest(ctx, dbq.SetEInvoiceSigningRequestParams{ID: id, SigningRequestID: sql.NullString{String: sr, Valid: true}}); err != nil {
-		return fmt.Errorf("signing request of %s: %w", id, err)
-	}
-	inv, err := tx.GetEInvoiceByID(ctx, id)
-	if err != nil {
-		return err
-	}
-	return s.EInvoiceEvent(ctx, tx, inv, webhooks.EventSignatureRequired)
 }
 
 // expire marks r expired and, for what still needs the signature (an
@@ -519,7 +405,7 @@ func (s *Service) documentAsked(ctx context.Context, tx *store.Tx, id, sr string
 // returns r as it is now.
 func (s *Service) expire(ctx context.Context, tx *store.Tx, r dbq.SigningRequest) (dbq.SigningRequest, error) {
 	replacement := ""
-	if r.LinkType == LinkEInvoice {
+	if r.LinkType == einvoicing.LinkEInvoice {
 		// Replaced unless its e-invoice moved on (failed, or waits on a
 		// newer request).
 		inv, err := tx.GetEInvoiceByID(ctx, r.LinkID)
@@ -537,41 +423,41 @@ func (s *Service) expire(ctx context.Context, tx *store.Tx, r dbq.SigningRequest
 			return r, err
 		case waits:
 			payload := r.Payload
-			if found && r.Purpose == PurposeDocument {
+			if found && r.Purpose == einvoicing.PurposeDocument {
 				// The same document with a fresh requestTimestamp, so the
 				// replacement, once signed, is still young enough for UJP.
-				b, err := refreshedDocument(ctx, tx, inv)
+				b, err := einvoicing.RefreshedDocument(ctx, tx, inv)
 				if err != nil {
 					return r, err
 				}
 				payload = jwsverify.B64(b)
 			}
-			summary, err := replacementSummary(ctx, tx, r)
+			summary, err := einvoicing.ReplacementSummary(ctx, tx, r)
 			if err != nil {
 				return r, err
 			}
-			next, err := CreateRequest(ctx, tx, r.AccountID, cur, r.Purpose, payload, SigningLink{Type: r.LinkType, ID: r.LinkID}, summary)
+			next, err := einvoicing.CreateRequest(ctx, tx, r.AccountID, cur, r.Purpose, payload, einvoicing.SigningLink{Type: r.LinkType, ID: r.LinkID}, summary)
 			if err != nil {
 				return r, err
 			}
 			replacement = next.ID
 		}
 	}
-	n, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: StateExpired, ReplacedBy: replacement, Now: tx.Now})
+	n, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: einvoicing.StateExpired, ReplacedBy: replacement, Now: tx.Now})
 	if err != nil {
 		return r, err
 	}
 	if n == 0 {
 		return r, errSignedMeanwhile
 	}
-	if r.LinkType == LinkEInvoice {
+	if r.LinkType == einvoicing.LinkEInvoice {
 		inv, err := tx.GetEInvoiceByID(ctx, r.LinkID)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return r, err
 		case replacement != "":
-			if err := s.documentAsked(ctx, tx, inv.ID, replacement); err != nil {
+			if err := s.core.DocumentAsked(ctx, tx, inv.ID, replacement); err != nil {
 				return r, err
 			}
 		case inv.SigningRequestID.String == r.ID:
@@ -584,12 +470,12 @@ func (s *Service) expire(ctx context.Context, tx *store.Tx, r dbq.SigningRequest
 	// replaced: it goes back to pending with a problem and
 	// inbox.decision_failed, so nobody mistakes a decision nobody signs
 	// for one on its way while the deadline runs out).
-	if h, ok := s.link(r.LinkType); ok && h.Failed != nil {
+	if h, ok := s.core.Link(r.LinkType); ok && h.Failed != nil {
 		if err := h.Failed(ctx, tx, r, true, "", ""); err != nil {
 			return r, err
 		}
 	}
-	r.State, r.ReplacedBy, r.UpdatedAt = StateExpired, replacement, tx.Now
+	r.State, r.ReplacedBy, r.UpdatedAt = einvoicing.StateExpired, replacement, tx.Now
 	return r, nil
 }
 
@@ -612,13 +498,4 @@ func (s *Service) expireSigning(ctx context.Context, _ *jobs.Job, _ expireSignin
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

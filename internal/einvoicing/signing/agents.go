@@ -1,4 +1,4 @@
-package einvoicing
+package signing
 
 // Signing agents: pairing, agent credentials, certificate registration,
 // what an agent is sent, and its connection state.
@@ -18,6 +18,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice/jwsverify"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -30,7 +31,7 @@ const (
 	pairingLen     = 10                                 // 50 bits, single use, 10 minutes
 	agentSecretLen = 40
 	// touchEvery bounds how often an agent's requests write last_seen_at:
-	// well inside AgentOnlineTTL, so signerReady holds, without a write
+	// well inside einvoicing.AgentOnlineTTL, so signerReady holds, without a write
 	// per request.
 	touchEvery = 15 * time.Second
 )
@@ -47,7 +48,7 @@ type PairingCode struct {
 // agent to the caller's account and environment, with the caller's reach:
 // the agent may act for the companies of the caller's allow-list only
 // (every company when it has none).
-func (s *Service) CreatePairingCode(ctx context.Context, c Caller) (PairingCode, error) {
+func (s *Service) CreatePairingCode(ctx context.Context, c einvoicing.Caller) (PairingCode, error) {
 	if c.Principal == nil || isAgent(c.Principal) {
 		return PairingCode{}, auth.ErrUnauthenticated
 	}
@@ -103,7 +104,7 @@ type PairAgent struct {
 // once: the same key and code again answer 409 secret_already_shown (the
 // code is used up; a lost answer means pairing again with a new code).
 // The agent inherits the code's company scope.
-func (s *Service) PairAgent(ctx context.Context, c Caller, cmd PairAgent) (AgentCredentials, error) {
+func (s *Service) PairAgent(ctx context.Context, c einvoicing.Caller, cmd PairAgent) (AgentCredentials, error) {
 	name := strings.TrimSpace(cmd.Name)
 	if name == "" {
 		return AgentCredentials{}, denar.Invalid(denar.FieldError{Path: "name", Message: "is required"})
@@ -173,7 +174,7 @@ func (s *Service) AuthenticateAgent(ctx context.Context, id, secret string) (*au
 }
 
 // TouchAgent records that agent id is reachable now; an agent unseen for
-// AgentOnlineTTL went offline then (recorded late, with the time it went
+// einvoicing.AgentOnlineTTL went offline then (recorded late, with the time it went
 // quiet) and is online again now.
 func (s *Service) TouchAgent(ctx context.Context, id string) error {
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -185,9 +186,9 @@ func (s *Service) TouchAgent(ctx context.Context, id string) error {
 			return ErrAgentRevoked
 		}
 		now := tx.Now
-		if !a.LastSeenAt.Valid || now.Sub(a.LastSeenAt.Time) > AgentOnlineTTL {
+		if !a.LastSeenAt.Valid || now.Sub(a.LastSeenAt.Time) > einvoicing.AgentOnlineTTL {
 			if a.LastSeenAt.Valid {
-				if err := s.agentEvent(ctx, tx, a, webhooks.EventSigningAgentOff, a.LastSeenAt.Time.Add(AgentOnlineTTL), false); err != nil {
+				if err := s.agentEvent(ctx, tx, a, webhooks.EventSigningAgentOff, a.LastSeenAt.Time.Add(einvoicing.AgentOnlineTTL), false); err != nil {
 					return err
 				}
 			}
@@ -218,24 +219,11 @@ func (s *Service) AgentGone(ctx context.Context, id string) error {
 	})
 }
 
-// SigningAgent is the public form of a signing agent.
-type SigningAgent struct {
-	ID          string     `json:"id" example:"agt_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"Prefix agt_."`
-	Object      string     `json:"object" enum:"signing_agent" example:"signing_agent" doc:"Always signing_agent."`
-	Name        string     `json:"name" example:"Сметководство — лаптоп" doc:"The name given at pairing (denar-agent pair --name), to tell agents apart."`
-	Environment string     `json:"environment" enum:"sandbox,production" example:"sandbox" doc:"The environment the agent signs in."`
-	CompanyIDs  []string   `json:"companyIds" doc:"The companies the agent may act for, fixed at pairing (the allow-list of the credential that created its pairing code); empty: every company of the account in the environment."`
-	Online      bool       `json:"online" doc:"Reachable within the last 90 seconds."`
-	LastSeenAt  *time.Time `json:"lastSeenAt" example:"2026-05-04T09:12:31Z" doc:"When the agent last reached the service (to within 15 seconds); null if it never has since pairing."`
-	CreatedAt   time.Time  `json:"createdAt" example:"2026-05-04T09:03:12Z" doc:"When the agent was paired."`
-	RevokedAt   *time.Time `json:"revokedAt,omitempty" doc:"When the agent was revoked; absent while it is not."`
-}
-
 // agentView is the public form of row a.
-func agentView(a dbq.SigningAgent, now time.Time) SigningAgent {
-	v := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, CompanyIDs: strings.Fields(a.CompanyIds),
+func agentView(a dbq.SigningAgent, now time.Time) einvoicing.SigningAgent {
+	v := einvoicing.SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, CompanyIDs: strings.Fields(a.CompanyIds),
 		LastSeenAt: store.TimeOrNil(a.LastSeenAt), CreatedAt: a.CreatedAt.UTC(), RevokedAt: store.TimeOrNil(a.RevokedAt)}
-	v.Online = !a.RevokedAt.Valid && a.LastSeenAt.Valid && now.Sub(a.LastSeenAt.Time) <= AgentOnlineTTL
+	v.Online = !a.RevokedAt.Valid && a.LastSeenAt.Valid && now.Sub(a.LastSeenAt.Time) <= einvoicing.AgentOnlineTTL
 	return v
 }
 
@@ -265,24 +253,24 @@ func (s *Service) CheckAgent(ctx context.Context, id string) error {
 // offline (signing_agent.offline). Its open WebSocket and long-poll end
 // within AgentRecheck, in whichever process holds them. Revoking a revoked
 // agent answers it as it is.
-func (s *Service) RevokeAgent(ctx context.Context, c Caller, id string) (SigningAgent, error) {
+func (s *Service) RevokeAgent(ctx context.Context, c einvoicing.Caller, id string) (einvoicing.SigningAgent, error) {
 	if c.Principal == nil || isAgent(c.Principal) {
-		return SigningAgent{}, auth.ErrUnauthenticated
+		return einvoicing.SigningAgent{}, auth.ErrUnauthenticated
 	}
-	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (SigningAgent, error) {
+	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (einvoicing.SigningAgent, error) {
 		a, err := tx.GetSigningAgent(ctx, id)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && a.AccountID != c.AccountID) {
-			return SigningAgent{}, denar.Errorf(denar.ECodeNotFound, "No signing agent %s in this account.", id)
+			return einvoicing.SigningAgent{}, denar.Errorf(denar.ECodeNotFound, "No signing agent %s in this account.", id)
 		}
 		if err != nil {
-			return SigningAgent{}, fmt.Errorf("agent %s: %w", id, err)
+			return einvoicing.SigningAgent{}, fmt.Errorf("agent %s: %w", id, err)
 		}
 		// reach, with the allow-list applied to the agent's whole scope.
 		if !scopeCovers(c.CompanyIDs, strings.Fields(a.CompanyIds)) {
-			return SigningAgent{}, errAgentBeyondReach(a.ID)
+			return einvoicing.SigningAgent{}, errAgentBeyondReach(a.ID)
 		}
 		if err := c.Principal.Reach("Agent "+a.ID, a.Environment); err != nil {
-			return SigningAgent{}, err
+			return einvoicing.SigningAgent{}, err
 		}
 		return s.revokeAgentTx(ctx, tx, a)
 	})
@@ -294,8 +282,8 @@ var ErrAgentAlreadyRevoked = errors.New("agent is already revoked")
 
 // AdminRevokeAgent revokes agent id whatever its account (denar admin agent
 // revoke), with the effects of RevokeAgent.
-func (s *Service) AdminRevokeAgent(ctx context.Context, id string) (SigningAgent, error) {
-	var out SigningAgent
+func (s *Service) AdminRevokeAgent(ctx context.Context, id string) (einvoicing.SigningAgent, error) {
+	var out einvoicing.SigningAgent
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		a, err := tx.GetSigningAgent(ctx, id)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -314,23 +302,23 @@ func (s *Service) AdminRevokeAgent(ctx context.Context, id string) (SigningAgent
 }
 
 // revokeAgentTx is the revocation of agent a in tx.
-func (s *Service) revokeAgentTx(ctx context.Context, tx *store.Tx, a dbq.SigningAgent) (SigningAgent, error) {
+func (s *Service) revokeAgentTx(ctx context.Context, tx *store.Tx, a dbq.SigningAgent) (einvoicing.SigningAgent, error) {
 	if a.RevokedAt.Valid {
 		return agentView(a, tx.Now), nil
 	}
-	if a.LastSeenAt.Valid && tx.Now.Sub(a.LastSeenAt.Time) <= AgentOnlineTTL {
+	if a.LastSeenAt.Valid && tx.Now.Sub(a.LastSeenAt.Time) <= einvoicing.AgentOnlineTTL {
 		if err := s.agentEvent(ctx, tx, a, webhooks.EventSigningAgentOff, tx.Now, false); err != nil {
-			return SigningAgent{}, err
+			return einvoicing.SigningAgent{}, err
 		}
 	}
 	// The row as stored: a second answer (a replay, revoking again)
 	// shows the same revokedAt as the first, at the store's precision.
 	a, err := tx.RevokeSigningAgent(ctx, dbq.RevokeSigningAgentParams{ID: a.ID, Now: sql.NullTime{Time: tx.Now, Valid: true}})
 	if err != nil {
-		return SigningAgent{}, fmt.Errorf("revoke agent %s: %w", a.ID, err)
+		return einvoicing.SigningAgent{}, fmt.Errorf("revoke agent %s: %w", a.ID, err)
 	}
 	if _, err := tx.ReleaseAgentClaims(ctx, dbq.ReleaseAgentClaimsParams{AgentID: a.ID, Now: tx.Now}); err != nil {
-		return SigningAgent{}, fmt.Errorf("release claims of %s: %w", a.ID, err)
+		return einvoicing.SigningAgent{}, fmt.Errorf("release claims of %s: %w", a.ID, err)
 	}
 	return agentView(a, tx.Now), nil
 }
@@ -342,7 +330,7 @@ func (s *Service) agentEvent(ctx context.Context, tx *store.Tx, a dbq.SigningAge
 	if err != nil {
 		return fmt.Errorf("companies of agent %s: %w", a.ID, err)
 	}
-	view := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, CompanyIDs: strings.Fields(a.CompanyIds),
+	view := einvoicing.SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, CompanyIDs: strings.Fields(a.CompanyIds),
 		Online: online, CreatedAt: a.CreatedAt.UTC()}
 	if online {
 		t := at.UTC()
@@ -352,7 +340,7 @@ func (s *Service) agentEvent(ctx context.Context, tx *store.Tx, a dbq.SigningAge
 		view.LastSeenAt = &t
 	}
 	for _, co := range companies {
-		if err := s.writeEventAt(ctx, tx, a.AccountID, co, a.Environment, typ, a.ID, view, at); err != nil {
+		if err := s.core.WriteEventAt(ctx, tx, a.AccountID, co, a.Environment, typ, a.ID, view, at); err != nil {
 			return err
 		}
 	}
@@ -380,9 +368,9 @@ type RegisterCertificate struct {
 	EUJPID         string
 }
 
-// ECodeSelfSignedCertificate is the code of a self-signed certificate
+// codeSelfSignedCertificate is the code of a self-signed certificate
 // registered for a production company.
-const ECodeSelfSignedCertificate = "self_signed_certificate"
+const codeSelfSignedCertificate = "self_signed_certificate"
 
 // RegisterCertificate checks a certificate (valid now, RSA of at least
 // 2048 bits; for a production company, not self-signed) and links it to a
@@ -391,7 +379,7 @@ const ECodeSelfSignedCertificate = "self_signed_certificate"
 // registration, so it is required, except for a sandbox company whose UJP
 // is the simulator: there one is made up, and the certificate is registered
 // with the simulator, with every portal privilege, by a job.
-func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd RegisterCertificate) (SigningCertificate, error) {
+func (s *Service) RegisterCertificate(ctx context.Context, c einvoicing.Caller, cmd RegisterCertificate) (SigningCertificate, error) {
 	if !isAgent(c.Principal) {
 		return SigningCertificate{}, auth.ErrUnauthenticated
 	}
@@ -422,12 +410,12 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 			return SigningCertificate{}, denar.Errorf("environment_mismatch", "Company %s belongs to %s; this agent was paired in %s.", co.ID, co.Environment, c.Environment)
 		}
 		if co.Environment == auth.EnvProduction && jwsverify.SelfSigned(cert) {
-			return SigningCertificate{}, &denar.Error{Code: ECodeSelfSignedCertificate,
+			return SigningCertificate{}, &denar.Error{Code: codeSelfSignedCertificate,
 				Message: "Company " + co.ID + " is a production company: a self-signed certificate (such as the sandbox signer's) cannot sign for it; register the qualified certificate a certification authority issued.",
 				Fields:  []denar.FieldError{{Path: "certificateDer", Message: "is self-signed"}}}
 		}
 		eujpID := strings.TrimSpace(cmd.EUJPID)
-		simulated := co.Environment == auth.EnvSandbox && s.sandboxSetup != nil
+		simulated := co.Environment == auth.EnvSandbox && s.core.SimulatedSandbox()
 		if eujpID == "" && !simulated {
 			return SigningCertificate{}, denar.Invalid(denar.FieldError{Path: "eujpId",
 				Message: "is required: UJP identifies the signer by the EUJP id of their e-UJP registration (only the sandbox's simulator makes one up)"})
@@ -452,7 +440,7 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 		if simulated {
 			// What UJP's portal does for a real signer, the sandbox's
 			// simulator is told by a job: nothing fallible after commit.
-			if err := enqueueSandboxSigner(ctx, tx, row.ID); err != nil {
+			if err := einvoicing.EnqueueSandboxSigner(ctx, tx, row.ID); err != nil {
 				return SigningCertificate{}, err
 			}
 		}
@@ -463,9 +451,9 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 			if err != nil {
 				return SigningCertificate{}, err
 			}
-			view := SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, CompanyIDs: strings.Fields(a.CompanyIds),
+			view := einvoicing.SigningAgent{ID: a.ID, Object: "signing_agent", Name: a.Name, Environment: a.Environment, CompanyIDs: strings.Fields(a.CompanyIds),
 				Online: true, LastSeenAt: store.TimeOrNil(a.LastSeenAt), CreatedAt: a.CreatedAt.UTC()}
-			if err := s.WriteEvent(ctx, tx, a.AccountID, co.ID, a.Environment, webhooks.EventSigningAgentOnline, a.ID, view); err != nil {
+			if err := s.core.WriteEvent(ctx, tx, a.AccountID, co.ID, a.Environment, webhooks.EventSigningAgentOnline, a.ID, view); err != nil {
 				return SigningCertificate{}, err
 			}
 		}
@@ -476,11 +464,11 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 			return SigningCertificate{}, fmt.Errorf("documents waiting for %s: %w", co.ID, err)
 		}
 		for _, inv := range waiting {
-			payload, err := refreshedDocument(ctx, tx, inv)
+			payload, err := einvoicing.RefreshedDocument(ctx, tx, inv)
 			if err != nil {
 				return SigningCertificate{}, err
 			}
-			if _, err := s.askDocumentSignature(ctx, tx, inv, payload); err != nil {
+			if _, err := s.core.AskDocumentSignature(ctx, tx, inv, payload); err != nil {
 				return SigningCertificate{}, err
 			}
 		}
@@ -494,20 +482,20 @@ func (s *Service) RegisterCertificate(ctx context.Context, c Caller, cmd Registe
 // most limit (1 to MaxSigningBatch): the pending requests of every company
 // it holds a valid certificate for, and those it claimed and has not
 // finished.
-func (s *Service) PendingForAgent(ctx context.Context, p *auth.Principal, limit int) ([]SigningRequest, error) {
+func (s *Service) PendingForAgent(ctx context.Context, p *auth.Principal, limit int) ([]einvoicing.SigningRequest, error) {
 	if !isAgent(p) {
 		return nil, auth.ErrUnauthenticated
 	}
 	limit = min(max(limit, 1), MaxSigningBatch)
-	sc := ScopeOf(p)
+	sc := einvoicing.ScopeOf(p)
 	rows, err := s.db.Reader().ListAgentPendingRequests(ctx, dbq.ListAgentPendingRequestsParams{AgentID: p.CredentialID, Now: s.db.Now(),
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, Lim: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("pending requests of %s: %w", p.CredentialID, err)
 	}
-	out := make([]SigningRequest, 0, len(rows))
+	out := make([]einvoicing.SigningRequest, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, SigningRequestFrom(r))
+		out = append(out, einvoicing.SigningRequestFrom(r))
 	}
 	return out, nil
 }
