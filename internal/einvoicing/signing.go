@@ -1,11 +1,12 @@
 package einvoicing
 
 // Signing requests: what other server code (e-invoices, decisions, UJP
-// reads) calls to get something signed by the customer's agent, and the
-// claim → signature | refusal | expiry state machine. Each transition is a
-// guarded UPDATE (state IN pending, claimed), so no request is ever signed
-// twice, whatever the retries or concurrent agents. The HTTP side is in
-// internal/einvoiceapi.
+// reads) calls to get something signed by the customer's agent, and what a
+// recorded signature sets off (AfterSigned). The claim → signature |
+// refusal | expiry state machine is the signing room's
+// (internal/einvoicing/signing); each transition is a guarded UPDATE
+// (state IN pending, claimed), so no request is ever signed twice, whatever
+// the retries or concurrent agents.
 
 import (
 	"context"

@@ -1,5 +1,13 @@
 package signing
 
+// A signer's answers to a signing request — claim, signature, refusal —
+// each a guarded UPDATE (state IN pending, claimed) in one transaction
+// with its idempotent response, the expiry of requests nobody answered in
+// time (with an e-invoice's replacement), and the ask-again of a document
+// whose signer refused for a passing reason. What a signature or a
+// refusal sets off is the e-invoicing service's (AfterSigned, and the
+// link's Failed of the signed-links registry).
+
 import (
 	"context"
 	"database/sql"
