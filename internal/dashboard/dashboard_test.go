@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/internal/dashboard"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -37,6 +38,7 @@ type world struct {
 	srv             *httptest.Server
 	users           *auth.Users
 	svc             *einvoicing.Service
+	pipe            *pipeline.Service
 	hooks           *webhooks.Service
 	acctA, acctB    string
 	companyA, compB string
@@ -99,9 +101,10 @@ func newWorld(t *testing.T, db *store.DB) *world {
 	hooks := webhooks.New(webhooks.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box, Resources: einvoicing.EventResources()},
 		webhooks.Config{AllowPrivateSandbox: true})
 	svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box, Events: hooks}, einvoicing.Config{})
-	w.svc, w.hooks = svc, hooks
+	pipe := pipeline.New(pipeline.Deps{DB: db, Log: slog.New(slog.DiscardHandler), EInvoicing: svc}, pipeline.Config{})
+	w.svc, w.pipe, w.hooks = svc, pipe, hooks
 	mux := http.NewServeMux()
-	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+	dashboard.New(dashboard.Deps{Service: svc, Pipeline: pipe, Webhooks: hooks, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
 	w.srv = httptest.NewServer(mux)
 	t.Cleanup(w.srv.Close)
 	return w
@@ -492,9 +495,10 @@ func TestDashboardTOTPAndTwoProcesses(t *testing.T) {
 		// Sign in on a "second process": another dashboard on the same store.
 		hooks := webhooks.New(webhooks.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Resources: einvoicing.EventResources()}, webhooks.Config{})
 		svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Events: hooks}, einvoicing.Config{})
+		pipe := pipeline.New(pipeline.Deps{DB: db, Log: slog.New(slog.DiscardHandler), EInvoicing: svc}, pipeline.Config{})
 		mux := http.NewServeMux()
 		// The second process seals and opens TOTP seeds with the same key.
-		dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Users: &auth.Users{DB: db, Secrets: w.users.Secrets}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+		dashboard.New(dashboard.Deps{Service: svc, Pipeline: pipe, Webhooks: hooks, Users: &auth.Users{DB: db, Secrets: w.users.Secrets}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
 		second := httptest.NewServer(mux)
 		defer second.Close()
 		next := auth.TOTPStep(db.Now()) + 1

@@ -8,9 +8,11 @@ import (
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
+	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 )
 
@@ -26,6 +28,33 @@ func newAPI(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config) (*einvoicing
 // and hc (DB, Log, Secrets and Resources filled in from d), returned too;
 // the archive room has no blob store (its exports fail).
 func newAPIWith(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config, hd webhooks.Deps, hc webhooks.Config) (*einvoicing.Service, *webhooks.Service, *httpx.Service) {
+	app, api := newApp(db, d, appConfig{Config: cfg}, hd, hc)
+	return app.svc, app.hooks, api
+}
+
+// appConfig tunes the application layer the tests build: internal/einvoicing
+// and its pipeline room.
+type appConfig struct {
+	einvoicing.Config
+	Pipeline pipeline.Config
+}
+
+// testApp is the application layer newApp builds, room by room.
+type testApp struct {
+	svc   *einvoicing.Service
+	pipe  *pipeline.Service
+	hooks *webhooks.Service
+}
+
+// registerJobs registers the jobs of the service and its pipeline on r,
+// as denar serve does.
+func (a testApp) registerJobs(r *jobs.Runner) {
+	a.svc.RegisterJobs(r)
+	a.pipe.RegisterJobs(r)
+}
+
+// newApp is newAPIWith with the pipeline room tuned too, returning the rooms.
+func newApp(db *store.DB, d einvoicing.Deps, cfg appConfig, hd webhooks.Deps, hc webhooks.Config) (testApp, *httpx.Service) {
 	d.DB = db
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -36,9 +65,13 @@ func newAPIWith(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config, hd webho
 	hd.DB, hd.Log, hd.Secrets, hd.Resources = db, d.Log, d.Secrets, archive.EventResources()
 	hooks := webhooks.New(hd, hc)
 	d.Events = hooks
-	svc := einvoicing.New(d, cfg)
+	svc := einvoicing.New(d, cfg.Config)
+	pipe := pipeline.New(pipeline.Deps{DB: db, Log: d.Log, EInvoicing: svc, Gateways: d.Gateways}, cfg.Pipeline)
+	if err := svc.CheckLinks(); err != nil {
+		panic(err)
+	}
 	exports := archive.New(archive.Deps{DB: db, Log: d.Log, Events: hooks}, archive.Config{})
-	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0),
+	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Pipeline: pipe, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0),
 		Ready: db.Ping, Log: d.Log, PublicURL: cfg.PublicURL, RateLimit: httpx.RateLimit{}})
-	return svc, hooks, api
+	return testApp{svc: svc, pipe: pipe, hooks: hooks}, api
 }

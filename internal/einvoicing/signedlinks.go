@@ -73,11 +73,14 @@ func (s *Service) CheckLinks() error {
 	return nil
 }
 
-// link is the handler of link type t.
-func (s *Service) link(t string) (LinkHandler, bool) {
+// Link is the handler of link type t (the query job runs its Read).
+func (s *Service) Link(t string) (LinkHandler, bool) {
 	h, ok := s.links[t]
 	return h, ok
 }
+
+// link is Link.
+func (s *Service) link(t string) (LinkHandler, bool) { return s.Link(t) }
 
 // enqueueRead is the Signed of a signed read: the query job makes it.
 func enqueueRead(ctx context.Context, tx *store.Tx, r SigningRequest) error {
@@ -95,12 +98,6 @@ func (s *Service) handleLinks() {
 			}
 			return s.documentRefused(ctx, tx, r, reason, message)
 		}})
-	for _, t := range []string{LinkChanges, LinkPDF} {
-		s.HandleLink(t, LinkHandler{Signed: enqueueRead, Read: p.readSales})
-	}
-	for _, t := range []string{LinkSalesLookup, LinkSalesLookupPayloads} {
-		s.HandleLink(t, LinkHandler{Signed: enqueueRead, Read: p.readLookup})
-	}
 	// A decision is the company's act: any refusal, passing or not, ends
 	// it with a problem, and so does an expiry; deciding again asks
 	// afresh.
