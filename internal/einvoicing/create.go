@@ -42,7 +42,7 @@ func (s *Service) einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningReq
 		}
 	case einvoice.Queued, einvoice.Held:
 		// A fresh signature of a document that waited too long for UJP
-		// to take its old timestamp (see pipeline.go); refusals of it are
+		// to take its old timestamp (see pipeline/pipeline.go); refusals of it are
 		// over too.
 		if inv.Problems != "[]" && inv.Problems != "" {
 			if err := tx.SetEInvoiceProblems(ctx, dbq.SetEInvoiceProblemsParams{ID: inv.ID, Problems: "[]", UpdatedAt: tx.Now}); err != nil {
@@ -59,7 +59,7 @@ func (s *Service) einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningReq
 		}
 		if first {
 			// Its company's only one: sent before the user's others
-			// (pacing.go).
+			// (pipeline/pacing.go).
 			_, err := jobs.Insert(ctx, tx, SubmitArgs{EInvoiceID: inv.ID}, jobs.InsertOpts{MaxAttempts: submitAttempts, RunAt: tx.Now.Add(-sendFirst)})
 			return err
 		}
@@ -215,7 +215,7 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		}
 		if wait {
 			// Its signing request is issued when its turn to be sent
-			// is near (pacing.go); einvoice.signature_required says so
+			// is near (pipeline/pacing.go); einvoice.signature_required says so
 			// then.
 			if wake {
 				return view, EnqueuePace(ctx, tx, key)

@@ -202,7 +202,7 @@ func (s *Service) MoveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoi
 	}
 	if inv.PaceKey != "" && leftFlight(from, m.To) && !m.TopsUp {
 		// A place of its UJP user is free: the next document's turn to
-		// be signed (pacing.go).
+		// be signed (pipeline/pacing.go).
 		if err := EnqueuePace(ctx, tx, inv.PaceKey); err != nil {
 			return inv, err
 		}

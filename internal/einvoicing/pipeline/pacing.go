@@ -60,13 +60,13 @@ const paceCompanyWaits = -2
 // MustWait reports whether a new document of key from companyID waits
 // for its turn to be signed: when SignAhead documents are in flight, or
 // others wait already (they go first), unless the company has none in
-// flight or waiting (its own place, see firstOfCompany). wake is true when
+// flight or waiting (its own place, see einvoicing.FirstOfCompany). wake is true when
 // places are free all the same, so a top-up should run.
-func (s *Service) MustWait(ctx context.Context, tx *store.Tx, key, companyID string) (wait, wake bool, err error) {
+func (p *Service) MustWait(ctx context.Context, tx *store.Tx, key, companyID string) (wait, wake bool, err error) {
 	if key == "" {
 		return false, false, nil
 	}
-	k := s.cfg.signAhead()
+	k := p.cfg.signAhead()
 	state := func() (int64, error) {
 		n, err := tx.PaceState(ctx, dbq.PaceStateParams{Key: key, CompanyID: companyID, Lim: int32(k)})
 		if err != nil {
@@ -120,17 +120,17 @@ func lockPace(ctx context.Context, tx *store.Tx, key string) error {
 }
 
 // pace is the worker of KindPace.
-func (s *Service) pace(ctx context.Context, _ *jobs.Job, a einvoicing.PaceArgs) error {
-	return s.db.InTx(ctx, func(tx *store.Tx) error { return s.topUp(ctx, tx, a.Key) })
+func (p *Service) pace(ctx context.Context, _ *jobs.Job, a einvoicing.PaceArgs) error {
+	return p.db.InTx(ctx, func(tx *store.Tx) error { return p.topUp(ctx, tx, a.Key) })
 }
 
 // paceSweep is the worker of KindPaceSweep.
-func (s *Service) paceSweep(ctx context.Context, _ *jobs.Job, _ paceSweepArgs) error {
-	keys, err := s.db.Writer().PaceKeysWaiting(ctx)
+func (p *Service) paceSweep(ctx context.Context, _ *jobs.Job, _ paceSweepArgs) error {
+	keys, err := p.db.Writer().PaceKeysWaiting(ctx)
 	if err != nil {
 		return err
 	}
-	return s.db.InTx(ctx, func(tx *store.Tx) error {
+	return p.db.InTx(ctx, func(tx *store.Tx) error {
 		for _, k := range keys {
 			if err := einvoicing.EnqueuePace(ctx, tx, k); err != nil {
 				return err
@@ -142,8 +142,8 @@ func (s *Service) paceSweep(ctx context.Context, _ *jobs.Job, _ paceSweepArgs) e
 
 // topUp issues document signing requests for key's waiting documents
 // until SignAhead are in flight, companies in turn.
-func (s *Service) topUp(ctx context.Context, tx *store.Tx, key string) error {
-	k, chunk := s.cfg.signAhead(), s.cfg.signChunk()
+func (p *Service) topUp(ctx context.Context, tx *store.Tx, key string) error {
+	k, chunk := p.cfg.signAhead(), p.cfg.signChunk()
 	// Requests go out a chunk at a time, so the signer gets them in
 	// batches (one claim and one answer each) rather than one per send;
 	// until a chunk is free, a top-up writes nothing.
@@ -170,7 +170,7 @@ func (s *Service) topUp(ctx context.Context, tx *store.Tx, key string) error {
 	}
 	if len(counts) == 0 {
 		if n == 0 {
-			return s.readWantedPDFs(ctx, tx, key)
+			return p.readWantedPDFs(ctx, tx, key)
 		}
 		return nil
 	}
@@ -192,7 +192,7 @@ func (s *Service) topUp(ctx context.Context, tx *store.Tx, key string) error {
 		if done[companyID] {
 			continue // it had none left after all
 		}
-		ok, err := s.signNext(ctx, tx, key, companyID)
+		ok, err := p.signNext(ctx, tx, key, companyID)
 		if err != nil {
 			return err
 		}
@@ -263,7 +263,7 @@ const pdfBatch = 100
 // readWantedPDFs asks for the PDFs of key's delivered documents deferred
 // while its sends went on, up to pdfBatch, and has the pace job run again
 // for the rest.
-func (s *Service) readWantedPDFs(ctx context.Context, tx *store.Tx, key string) error {
+func (p *Service) readWantedPDFs(ctx context.Context, tx *store.Tx, key string) error {
 	ids, err := tx.WantedPDFs(ctx, dbq.WantedPDFsParams{Key: key, Lim: pdfBatch})
 	if err != nil {
 		return err
@@ -301,7 +301,7 @@ func (s *Service) readWantedPDFs(ctx context.Context, tx *store.Tx, key string) 
 
 // signNext issues the signing request of the company's oldest document of
 // key waiting for its turn; false when none waits.
-func (s *Service) signNext(ctx context.Context, tx *store.Tx, key, companyID string) (bool, error) {
+func (p *Service) signNext(ctx context.Context, tx *store.Tx, key, companyID string) (bool, error) {
 	for {
 		inv, err := tx.OldestWaitingOfCompany(ctx, dbq.OldestWaitingOfCompanyParams{Key: key, CompanyID: companyID})
 		if errors.Is(err, sql.ErrNoRows) {
@@ -326,8 +326,8 @@ func (s *Service) signNext(ctx context.Context, tx *store.Tx, key, companyID str
 		if err != nil {
 			return false, err
 		}
-		if _, err := s.svc.AskDocumentSignature(ctx, tx, inv, payload); errors.Is(err, einvoicing.ErrNoSigner) {
-			s.log.WarnContext(ctx, "e-invoice's turn to be signed came but the company has no valid certificate", "einvoice", inv.ID)
+		if _, err := p.svc.AskDocumentSignature(ctx, tx, inv, payload); errors.Is(err, einvoicing.ErrNoSigner) {
+			p.log.WarnContext(ctx, "e-invoice's turn to be signed came but the company has no valid certificate", "einvoice", inv.ID)
 			return true, nil
 		} else if err != nil {
 			return false, err
@@ -337,7 +337,7 @@ func (s *Service) signNext(ctx context.Context, tx *store.Tx, key, companyID str
 }
 
 // Queue tells where inv stands; nil when it is not waiting to be sent.
-func (s *Service) Queue(ctx context.Context, q *dbq.Queries, inv dbq.Einvoice) (*einvoicing.Queue, error) {
+func (p *Service) Queue(ctx context.Context, q *dbq.Queries, inv dbq.Einvoice) (*einvoicing.Queue, error) {
 	st := einvoice.Status(inv.Status)
 	if inv.PaceKey == "" || (st != einvoice.AwaitingSignature && st != einvoice.Queued) {
 		return nil, nil
@@ -380,6 +380,6 @@ func (s *Service) Queue(ctx context.Context, q *dbq.Queries, inv dbq.Einvoice) (
 		}
 		pos = n
 	}
-	step := max(s.cfg.SignerInterval, 10*time.Millisecond)
-	return &einvoicing.Queue{Position: int(pos), ExpectedAt: s.db.Now().Add(time.Duration(pos+1) * step).UTC().Truncate(time.Millisecond), Signing: signing}, nil
+	step := max(p.cfg.SignerInterval, 10*time.Millisecond)
+	return &einvoicing.Queue{Position: int(pos), ExpectedAt: p.db.Now().Add(time.Duration(pos+1) * step).UTC().Truncate(time.Millisecond), Signing: signing}, nil
 }
