@@ -18,6 +18,7 @@ import (
 	"github.com/denar-mk/denar/internal/blob"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -187,10 +188,10 @@ func packageDefaults() Config {
 		UJPSimWindow:             ujpsim.DefaultWindow,
 		UJPSignerInterval:        ujpturns.DefaultInterval,
 		UJPTurnMargin:            ujpturns.DefaultMargin,
-		UJPCallTimeout:           einvoicing.DefaultCallTimeout,
-		UJPPollInterval:          einvoicing.DefaultPollEvery,
-		EInvoiceHoldWindow:       einvoicing.DefaultHoldWindow,
-		EInvoiceRetryDelays:      einvoicing.DefaultRetryDelays(),
+		UJPCallTimeout:           pipeline.DefaultCallTimeout,
+		UJPPollInterval:          pipeline.DefaultPollEvery,
+		EInvoiceHoldWindow:       pipeline.DefaultHoldWindow,
+		EInvoiceRetryDelays:      pipeline.DefaultRetryDelays(),
 		JobPollInterval:          jobs.DefaultPollInterval,
 		InboxDeadlineInterval:    einvoicing.DefaultInboxDeadlineEvery,
 		UJPCodeListInterval:      einvoicing.DefaultCodeListsEvery,

@@ -21,6 +21,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
@@ -41,6 +42,7 @@ type application struct {
 	webhooks   *webhooks.Service
 	archive    *archive.Service
 	signing    *signing.Service
+	pipeline   *pipeline.Service
 }
 
 // newWebhooks is the events and webhooks room on db: the publisher the
@@ -85,20 +87,21 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	svc := einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
 		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
 		InboxDeadlineEvery: cfg.InboxDeadlineInterval, CodeListsEvery: cfg.UJPCodeListInterval, CodeListsReload: cfg.UJPCodeListReload,
-		Reconcile: einvoicing.ReconcileConfig{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour},
-		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
+		Reconcile: einvoicing.ReconcileConfig{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour}})
+	pipe := pipeline.New(pipeline.Deps{DB: db, Log: log, EInvoicing: svc, Gateways: d.Gateways},
+		pipeline.Config{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
-			SignAhead: cfg.EInvoiceSignAhead}})
+			SignAhead: cfg.EInvoiceSignAhead})
 	exports := archive.New(archive.Deps{DB: db, Log: log, Blobs: blobs, Events: hooks}, archive.Config{Retention: cfg.ArchiveRetention})
 	signer := signing.New(signing.Deps{DB: db, Log: log, Core: svc}, signing.Config{})
-	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Signing: signer, Auth: authStore, Idempotency: keeper, Ready: ready,
+	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Signing: signer, Pipeline: pipe, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
 	// The web console shares the e-invoicing service's listener and outer
 	// middleware (request ids, access log, limits); it has no OpenAPI
 	// operations.
-	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Signing: signer, Users: dashboardUsers(db, cfg, secrets), Log: log,
+	dashboard.New(dashboard.Deps{Service: svc, Pipeline: pipe, Webhooks: hooks, Signing: signer, Users: dashboardUsers(db, cfg, secrets), Log: log,
 		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
-	return payroll, einvoice, application{einvoicing: svc, webhooks: hooks, archive: exports, signing: signer}
+	return payroll, einvoice, application{einvoicing: svc, webhooks: hooks, archive: exports, signing: signer, pipeline: pipe}
 }
 
 // dashboardUsers are the dashboard's people; secrets seals their TOTP
@@ -413,7 +416,13 @@ func registerJobs(ctx context.Context, runner, hookRunner *jobs.Runner, db *stor
 		}
 	}
 	mail.Register(runner, db, mailCfg)
+	// Every room is built: a signed read with nothing to run it would
+	// store signatures for nothing.
+	if err := app.einvoicing.CheckLinks(); err != nil {
+		return err
+	}
 	app.einvoicing.RegisterJobs(runner)
+	app.pipeline.RegisterJobs(runner)
 	app.archive.RegisterJobs(runner)
 	app.signing.RegisterJobs(runner)
 	app.webhooks.RegisterJobs(hookRunner)

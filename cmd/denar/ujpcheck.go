@@ -12,6 +12,7 @@ import (
 
 	"github.com/denar-mk/denar/internal/cli"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 )
 
 const ujpUsage = `Usage:
@@ -72,8 +73,10 @@ func runUJP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	app := einvoicing.New(einvoicing.Deps{DB: db, Log: log, Registry: reg, Gateways: reg.gateways, Operators: reg.operators,
 		Events: newWebhooks(db, cfg, log, nil)},
-		einvoicing.Config{RegistryTimeout: cfg.UJPRegistryTimeout,
-			Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, CallTimeout: cfg.UJPCallTimeout}})
+		einvoicing.Config{RegistryTimeout: cfg.UJPRegistryTimeout})
+	// The pipeline's timings pace the check's calls.
+	pipeline.New(pipeline.Deps{DB: db, Log: log, EInvoicing: app, Gateways: reg.gateways},
+		pipeline.Config{SignerInterval: cfg.UJPSignerInterval, CallTimeout: cfg.UJPCallTimeout})
 	rep, err := app.CheckUJP(ctx, einvoicing.UJPCheck{Environment: *env, CompanyID: *company, Sign: *sign, SignWait: *wait})
 	if err != nil {
 		return fmt.Errorf("ujp check: %w", err)

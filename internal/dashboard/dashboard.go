@@ -25,6 +25,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
@@ -33,6 +34,8 @@ import (
 // Deps are what the dashboard needs.
 type Deps struct {
 	Service *einvoicing.Service
+	// Pipeline is the submission pipeline room (UJP's PDFs).
+	Pipeline *pipeline.Service
 	// Webhooks serves the event log and webhook endpoints.
 	Webhooks *webhooks.Service
 	// Signing shows the signing requests documents wait on.

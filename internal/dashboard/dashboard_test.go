@@ -20,6 +20,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -38,6 +39,7 @@ type world struct {
 	srv             *httptest.Server
 	users           *auth.Users
 	svc             *einvoicing.Service
+	pipe            *pipeline.Service
 	hooks           *webhooks.Service
 	signing         *signing.Service
 	acctA, acctB    string
@@ -105,6 +107,10 @@ func newWorld(t *testing.T, db *store.DB) *world {
 	w.signing = signing.New(signing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Core: svc}, signing.Config{})
 	mux := http.NewServeMux()
 	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Signing: w.signing, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+	pipe := pipeline.New(pipeline.Deps{DB: db, Log: slog.New(slog.DiscardHandler), EInvoicing: svc}, pipeline.Config{})
+	w.svc, w.pipe, w.hooks = svc, pipe, hooks
+	mux := http.NewServeMux()
+	dashboard.New(dashboard.Deps{Service: svc, Pipeline: pipe, Webhooks: hooks, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
 	w.srv = httptest.NewServer(mux)
 	t.Cleanup(w.srv.Close)
 	return w
@@ -495,11 +501,13 @@ func TestDashboardTOTPAndTwoProcesses(t *testing.T) {
 		// Sign in on a "second process": another dashboard on the same store.
 		hooks := webhooks.New(webhooks.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Resources: einvoicing.EventResources()}, webhooks.Config{})
 		svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Events: hooks}, einvoicing.Config{})
+		pipe := pipeline.New(pipeline.Deps{DB: db, Log: slog.New(slog.DiscardHandler), EInvoicing: svc}, pipeline.Config{})
 		mux := http.NewServeMux()
 		// The second process seals and opens TOTP seeds with the same key.
 		signer := signing.New(signing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Core: svc}, signing.Config{})
 		dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Signing: signer, Users: &auth.Users{DB: db, Secrets: w.users.Secrets},
 			Log: slog.New(slog.DiscardHandler)}).Register(mux)
+		dashboard.New(dashboard.Deps{Service: svc, Pipeline: pipe, Webhooks: hooks, Users: &auth.Users{DB: db, Secrets: w.users.Secrets}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
 		second := httptest.NewServer(mux)
 		defer second.Close()
 		next := auth.TOTPStep(db.Now()) + 1

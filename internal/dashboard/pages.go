@@ -247,7 +247,7 @@ func (d *Dashboard) showEInvoice(q *req, status int, form stornoForm, errs map[s
 }
 
 func (d *Dashboard) einvoicePDF(q *req) {
-	pdf, err := d.d.Service.PDF(q.r.Context(), q.principal(), q.r.PathValue("company"), q.r.PathValue("id"))
+	pdf, err := d.d.Pipeline.PDF(q.r.Context(), q.principal(), q.r.PathValue("company"), q.r.PathValue("id"))
 	if err != nil {
 		d.failErr(q, err)
 		return

@@ -8,7 +8,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
-	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -27,7 +27,34 @@ func newAPI(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config) (*app, *http
 // newAPIWith is newAPI with the events and webhooks room built from hd
 // and hc (DB, Log, Secrets and Resources filled in from d), returned too;
 // the archive room has no blob store (its exports fail).
-func newAPIWith(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config, hd webhooks.Deps, hc webhooks.Config) (*app, *webhooks.Service, *httpx.Service) {
+func newAPIWith(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config, hd webhooks.Deps, hc webhooks.Config) (*einvoicing.Service, *webhooks.Service, *httpx.Service) {
+	app, api := newApp(db, d, appConfig{Config: cfg}, hd, hc)
+	return app.svc, app.hooks, api
+}
+
+// appConfig tunes the application layer the tests build: internal/einvoicing
+// and its pipeline room.
+type appConfig struct {
+	einvoicing.Config
+	Pipeline pipeline.Config
+}
+
+// testApp is the application layer newApp builds, room by room.
+type testApp struct {
+	svc   *einvoicing.Service
+	pipe  *pipeline.Service
+	hooks *webhooks.Service
+}
+
+// registerJobs registers the jobs of the service and its pipeline on r,
+// as denar serve does.
+func (a testApp) registerJobs(r *jobs.Runner) {
+	a.svc.RegisterJobs(r)
+	a.pipe.RegisterJobs(r)
+}
+
+// newApp is newAPIWith with the pipeline room tuned too, returning the rooms.
+func newApp(db *store.DB, d einvoicing.Deps, cfg appConfig, hd webhooks.Deps, hc webhooks.Config) (testApp, *httpx.Service) {
 	d.DB = db
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -38,25 +65,13 @@ func newAPIWith(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config, hd webho
 	hd.DB, hd.Log, hd.Secrets, hd.Resources = db, d.Log, d.Secrets, archive.EventResources()
 	hooks := webhooks.New(hd, hc)
 	d.Events = hooks
-	svc := einvoicing.New(d, cfg)
+	svc := einvoicing.New(d, cfg.Config)
+	pipe := pipeline.New(pipeline.Deps{DB: db, Log: d.Log, EInvoicing: svc, Gateways: d.Gateways}, cfg.Pipeline)
+	if err := svc.CheckLinks(); err != nil {
+		panic(err)
+	}
 	exports := archive.New(archive.Deps{DB: db, Log: d.Log, Events: hooks}, archive.Config{})
-	signer := signing.New(signing.Deps{DB: db, Log: d.Log, Core: svc}, signing.Config{})
-	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Signing: signer, Auth: &auth.Store{DB: db},
-		Idempotency: idempotency.New(db, 0), Ready: db.Ping, Log: d.Log, PublicURL: cfg.PublicURL, RateLimit: httpx.RateLimit{}})
-	return &app{Service: svc, signing: signer}, hooks, api
-}
-
-// app is the application layer a test's API was built with: the
-// e-invoicing service, whose methods it has, and its signing room, whose
-// jobs RegisterJobs registers with the service's.
-type app struct {
-	*einvoicing.Service
-	signing *signing.Service
-}
-
-// RegisterJobs registers the jobs of the service and of its signing room
-// on r, as cmd/denar does.
-func (a *app) RegisterJobs(r *jobs.Runner) {
-	a.Service.RegisterJobs(r)
-	a.signing.RegisterJobs(r)
+	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Pipeline: pipe, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0),
+		Ready: db.Ping, Log: d.Log, PublicURL: cfg.PublicURL, RateLimit: httpx.RateLimit{}})
+	return testApp{svc: svc, pipe: pipe, hooks: hooks}, api
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
@@ -38,6 +39,9 @@ type Deps struct {
 	// their certificates, signing requests and batches, the agents'
 	// WebSocket.
 	Signing *signing.Service
+	// Pipeline is the submission pipeline room of the application layer
+	// (UJP's PDFs).
+	Pipeline *pipeline.Service
 	// Auth authenticates API keys and issues OAuth tokens.
 	Auth *auth.Store
 	// Idempotency keeps Idempotency-Key claims.
@@ -102,7 +106,7 @@ func New(d Deps) *httpx.Service {
 			return ""
 		},
 	})
-	h := &handlers{svc: d.Service, hooks: d.Webhooks, archive: d.Archive, signing: d.Signing, deps: d}
+	h := &handlers{svc: d.Service, hooks: d.Webhooks, archive: d.Archive, signing: d.Signing, pipe: d.Pipeline, deps: d}
 	h.registerCompanies(s)
 	h.registerSandboxMandate(s)
 	h.registerOAuth(s.Mux, s.API)
@@ -136,6 +140,7 @@ type handlers struct {
 	hooks   *webhooks.Service
 	archive *archive.Service
 	signing *signing.Service
+	pipe    *pipeline.Service
 	deps    Deps
 	// wsMessages counts the signing WebSockets' messages.
 	wsMessages *prometheus.CounterVec

@@ -198,7 +198,7 @@ func (h *handlers) registerEInvoices(s *httpx.Service) {
 		Responses: map[string]*huma.Response{"200": {Description: "The PDF.", Content: map[string]*huma.MediaType{
 			"application/pdf": {Schema: &huma.Schema{Type: "string", Format: "binary"}}}}},
 	}, httpx.Spec{Scope: "einvoices:read", Company: true}, func(ctx context.Context, in *einvoiceIDInput) (*pdfOutput, error) {
-		pdf, err := h.svc.PDF(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx), in.ID)
+		pdf, err := h.pipe.PDF(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -158,7 +158,7 @@ func (e *pipeEnv) companyProblems() []map[string]any {
 func TestPipelineUnknownOutcomeOutlivesTheHoldWindow(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := newPipeEnvWith(t, db, func(c *einvoicing.Config) { c.Pipeline.HoldWindow = 5 * time.Minute })
+		e := newPipeEnvWith(t, db, func(c *appConfig) { c.Pipeline.HoldWindow = 5 * time.Minute })
 		id := e.issue("F-window")
 		e.gw.loseNext.Store(1)
 		e.settle()

@@ -28,6 +28,8 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -75,9 +77,9 @@ type inboxEnv struct {
 	buyerKey string // inbox:read, inbox:write, events:read of the account
 }
 
-func newInboxEnv(t *testing.T, db *store.DB, tune ...func(*einvoicing.Config)) *inboxEnv {
+func newInboxEnv(t *testing.T, db *store.DB, tune ...func(*appConfig)) *inboxEnv {
 	t.Helper()
-	cfg := einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}, SignerInterval: simWindow}}
+	cfg := appConfig{Pipeline: pipeline.Config{RetryDelays: []time.Duration{time.Minute}, SignerInterval: simWindow}}
 	for _, f := range tune {
 		f(&cfg)
 	}
@@ -90,10 +92,13 @@ func newInboxEnv(t *testing.T, db *store.DB, tune ...func(*einvoicing.Config)) *
 	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
 		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: p.gw}}, cfg)
 	p.svc = svc.Service
+	app, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
+		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: p.gw}}, cfg, webhooks.Deps{}, webhooks.Config{})
+	p.svc = app.svc
 	p.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(p.srv.Close)
 	p.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
-	svc.RegisterJobs(p.runner)
+	app.registerJobs(p.runner)
 	p.company, p.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read", "signing:agent")
 	se := &signEnv{t: t, db: db, srv: p.srv, key: p.key, company: p.company}
 	p.cert = newTestCert(t)

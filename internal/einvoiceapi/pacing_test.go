@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
@@ -35,7 +34,7 @@ func TestJustInTimeSigning(t *testing.T) {
 		if testing.Short() {
 			n = 150
 		}
-		e := newPipeEnvWith(t, db, func(c *einvoicing.Config) {
+		e := newPipeEnvWith(t, db, func(c *appConfig) {
 			c.Pipeline.SignAhead = ahead
 			// The backlog takes n sends of at least 50 ms each (the
 			// window and the turn margin, then the PDF reads): signed

@@ -20,6 +20,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -111,11 +112,11 @@ func (e *pipeEnv) now() time.Time {
 }
 
 // pipeOption adjusts a pipeEnv before its service is built.
-type pipeOption func(e *pipeEnv, cfg *einvoicing.Config)
+type pipeOption func(e *pipeEnv, cfg *appConfig)
 
 // frozenClock makes the environment's clock move only when the test
 // advances it.
-func frozenClock(e *pipeEnv, _ *einvoicing.Config) {
+func frozenClock(e *pipeEnv, _ *appConfig) {
 	e.frozen = time.Now().UTC().Truncate(time.Second)
 }
 
@@ -126,10 +127,10 @@ func newPipeEnv(t *testing.T, db *store.DB, opts ...pipeOption) *pipeEnv {
 
 // newPipeEnvWith is newPipeEnv with the service's configuration adjusted
 // by tune (nil: as newPipeEnv).
-func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config), opts ...pipeOption) *pipeEnv {
+func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*appConfig), opts ...pipeOption) *pipeEnv {
 	t.Helper()
 	e := &pipeEnv{t: t, db: db, hookCfg: webhooks.Config{AllowPrivateSandbox: true}}
-	cfg := einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}}}
+	cfg := appConfig{Pipeline: pipeline.Config{RetryDelays: []time.Duration{time.Minute}}}
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -142,16 +143,17 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config), o
 	e.sim, e.tr = sim, tr
 	e.gw = &lossyGateway{Gateway: client}
 	cfg.Pipeline.SignerInterval = simWindow
-	svc, hooks, api := newAPIWith(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
+	app, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
 		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}, Secrets: testSecrets(t)}, cfg,
 		webhooks.Deps{}, e.hookCfg)
 	e.svc = svc.Service
+	e.svc = app.svc
 	e.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(e.srv.Close)
 	e.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
-	svc.RegisterJobs(e.runner)
+	app.registerJobs(e.runner)
 	e.hooks = jobs.NewRunner(db, jobs.Config{Workers: 8, Logger: slog.New(slog.DiscardHandler)})
-	hooks.RegisterJobs(e.hooks)
+	app.hooks.RegisterJobs(e.hooks)
 
 	e.company, e.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read",
 		"webhooks:write", "signing:agent", "inbox:read", "inbox:write")

@@ -86,7 +86,7 @@ func TestReconciliationWithoutPayloads(t *testing.T) {
 func TestReconciliationResumesASignedRead(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := newInboxEnv(t, db, func(c *einvoicing.Config) {
+		e := newInboxEnv(t, db, func(c *appConfig) {
 			c.Reconcile = einvoicing.ReconcileConfig{Every: time.Hour, Quiet: time.Minute}
 		})
 		ctx := t.Context()

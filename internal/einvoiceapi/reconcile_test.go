@@ -17,6 +17,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -40,7 +41,7 @@ func (g *decisionGateway) CurrentStatus(ctx context.Context, caller ujp.Identity
 // reconEnv is inboxEnv with the daily reconciliation job registered.
 func newReconEnv(t *testing.T, db *store.DB) *inboxEnv {
 	t.Helper()
-	return newInboxEnv(t, db, func(c *einvoicing.Config) {
+	return newInboxEnv(t, db, func(c *appConfig) {
 		c.Reconcile = einvoicing.ReconcileConfig{Every: time.Hour}
 	})
 }
@@ -467,13 +468,13 @@ func TestReconciliationTwoProcesses(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newReconEnv(t, db)
 		ctx := t.Context()
-		other, api := newAPI(db, einvoicing.Deps{Sandbox: e.sim, Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}},
-			einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}, SignerInterval: simWindow},
-				Reconcile: einvoicing.ReconcileConfig{Every: time.Hour}})
+		other, api := newApp(db, einvoicing.Deps{Sandbox: e.sim, Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}},
+			appConfig{Pipeline: pipeline.Config{RetryDelays: []time.Duration{time.Minute}, SignerInterval: simWindow},
+				Config: einvoicing.Config{Reconcile: einvoicing.ReconcileConfig{Every: time.Hour}}}, webhooks.Deps{}, webhooks.Config{})
 		srv2 := httptest.NewServer(api.Handler())
 		t.Cleanup(srv2.Close)
 		runner2 := jobs.NewRunner(db, jobs.Config{Workers: 4})
-		other.RegisterJobs(runner2)
+		other.registerJobs(runner2)
 
 		d0 := e.now().In(ujpdoc.Skopje).AddDate(0, 0, 1)
 		day0 := d0.Format(time.DateOnly)

@@ -114,7 +114,7 @@ func TestRefusalReasons(t *testing.T) {
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
 			storetest.Each(t, func(t *testing.T, db *store.DB) {
-				e := newPipeEnvWith(t, db, func(c *einvoicing.Config) { c.RefusalBackoff = backoff })
+				e := newPipeEnvWith(t, db, func(c *appConfig) { c.RefusalBackoff = backoff })
 				id := e.issue("F-" + tc.reason)
 				first := e.einvoice(id)["signingRequestId"].(string)
 				if st, m := e.agentDo("POST", "/v1/signing-requests/"+first+"/claim", e.authz, nil); st != 200 {

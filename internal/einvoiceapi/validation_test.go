@@ -51,7 +51,7 @@ func (e *pipeEnv) postWithKey(path, key string, body []byte) (int, string, []byt
 // and delivery. Shape errors stay synchronous 422s.
 func TestValidationStates(t *testing.T) {
 	t.Parallel()
-	tune := func(c *einvoicing.Config) {
+	tune := func(c *appConfig) {
 		c.ValidationBudget = 50 * time.Millisecond // the simulator takes slowRegistry
 		c.RegistryTimeout = 5 * time.Second
 	}

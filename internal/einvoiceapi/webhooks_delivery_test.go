@@ -12,7 +12,6 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -84,7 +83,7 @@ func (e *pipeEnv) stepTo(due time.Time) {
 func TestWebhookRetryLadder(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := newPipeEnv(t, db, frozenClock, func(e *pipeEnv, _ *einvoicing.Config) { e.hookCfg.Timeout = 300 * time.Millisecond })
+		e := newPipeEnv(t, db, frozenClock, func(e *pipeEnv, _ *appConfig) { e.hookCfg.Timeout = 300 * time.Millisecond })
 		r := newHookReceiver(t, e.now)
 		ep, secret := e.createEndpoint(r.url(), []string{webhooks.EventSignatureRequired}, nil)
 		r.setSecrets(secret)

@@ -42,7 +42,7 @@ func (s *Service) einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningReq
 		}
 	case einvoice.Queued, einvoice.Held:
 		// A fresh signature of a document that waited too long for UJP
-		// to take its old timestamp (see pipeline.go); refusals of it are
+		// to take its old timestamp (see pipeline/pipeline.go); refusals of it are
 		// over too.
 		if inv.Problems != "[]" && inv.Problems != "" {
 			if err := tx.SetEInvoiceProblems(ctx, dbq.SetEInvoiceProblemsParams{ID: inv.ID, Problems: "[]", UpdatedAt: tx.Now}); err != nil {
@@ -53,18 +53,18 @@ func (s *Service) einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningReq
 		return nil // a late duplicate signature; the first one moved it
 	}
 	if inv.PaceKey != "" {
-		first, err := firstOfCompany(ctx, tx, inv.PaceKey, inv.CompanyID, inv.ID)
+		first, err := FirstOfCompany(ctx, tx, inv.PaceKey, inv.CompanyID, inv.ID)
 		if err != nil {
 			return err
 		}
 		if first {
 			// Its company's only one: sent before the user's others
-			// (pacing.go).
-			_, err := jobs.Insert(ctx, tx, submitArgs{EInvoiceID: inv.ID}, jobs.InsertOpts{MaxAttempts: submitAttempts, RunAt: tx.Now.Add(-sendFirst)})
+			// (pipeline/pacing.go).
+			_, err := jobs.Insert(ctx, tx, SubmitArgs{EInvoiceID: inv.ID}, jobs.InsertOpts{MaxAttempts: submitAttempts, RunAt: tx.Now.Add(-sendFirst)})
 			return err
 		}
 	}
-	return enqueueSubmit(ctx, tx, inv.ID)
+	return EnqueueSubmit(ctx, tx, inv.ID)
 }
 
 // NewEInvoice is what createEInvoice stores.
@@ -215,10 +215,10 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		}
 		if wait {
 			// Its signing request is issued when its turn to be sent
-			// is near (pacing.go); einvoice.signature_required says so
+			// is near (pipeline/pacing.go); einvoice.signature_required says so
 			// then.
 			if wake {
-				return view, enqueuePace(ctx, tx, key)
+				return view, EnqueuePace(ctx, tx, key)
 			}
 			return view, nil
 		}
@@ -268,4 +268,29 @@ func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoic
 		return EInvoice{}, fmt.Errorf("history: %w", err)
 	}
 	return view, s.writeEInvoiceEvent(ctx, tx, view, out.AccountID, webhooks.EventSignatureRequired)
+}
+
+// paceKey names the UJP user whose budget sends a company's documents:
+// its environment and its signer's EUJP id ("" when the certificate has
+// none: such documents are not paced).
+func paceKey(env, eujpID string) string {
+	if eujpID == "" {
+		return ""
+	}
+	return env + "/" + eujpID
+}
+
+// FirstOfCompany reports whether the company has no document of key in
+// flight or waiting, other than id. Such a document is not queued behind
+// the user's others: it takes a place at once (beyond SignAhead, by at
+// most one per company), and its send is claimed and takes its turn before
+// theirs (its submit job is due sendFirst ago). One company's month-end then
+// delays another's single invoice by a few turns, not by the SignAhead
+// documents in flight ahead of it.
+func FirstOfCompany(ctx context.Context, tx *store.Tx, key, companyID, id string) (bool, error) {
+	n, err := tx.CompanyPaced(ctx, dbq.CompanyPacedParams{Key: key, CompanyID: companyID, ID: id})
+	if err != nil {
+		return false, fmt.Errorf("pace state of %s, company %s: %w", key, companyID, err)
+	}
+	return n == 0, nil
 }

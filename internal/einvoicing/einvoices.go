@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -30,10 +29,10 @@ type StatusChange struct {
 	At      time.Time `json:"at" example:"2026-05-04T09:15:02Z" doc:"When the move happened."`
 }
 
-// einvoiceRow loads an e-invoice of companyID within the caller's reach
+// EInvoiceRow loads an e-invoice of companyID within the caller's reach
 // (the company itself was judged by reach's rule); any other is 404, so
 // ids of other tenants are not confirmed.
-func einvoiceRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, companyID, id string) (dbq.Einvoice, error) {
+func EInvoiceRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, companyID, id string) (dbq.Einvoice, error) {
 	sc := ScopeOf(p)
 	r, err := q.GetEInvoice(ctx, dbq.GetEInvoiceParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, CompanyID: companyID})
@@ -49,7 +48,7 @@ func einvoiceRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, company
 // EInvoice returns one e-invoice of companyID.
 func (s *Service) EInvoice(ctx context.Context, p *auth.Principal, companyID, id string) (EInvoice, error) {
 	q := s.db.Reader()
-	r, err := einvoiceRow(ctx, q, p, companyID, id)
+	r, err := EInvoiceRow(ctx, q, p, companyID, id)
 	if err != nil {
 		return EInvoice{}, err
 	}
@@ -102,7 +101,7 @@ func (s *Service) EInvoices(ctx context.Context, p *auth.Principal, companyID st
 // StatusHistory returns the ordered trail of an e-invoice's moves.
 func (s *Service) StatusHistory(ctx context.Context, p *auth.Principal, companyID, id string) ([]StatusChange, error) {
 	q := s.db.Reader()
-	if _, err := einvoiceRow(ctx, q, p, companyID, id); err != nil {
+	if _, err := EInvoiceRow(ctx, q, p, companyID, id); err != nil {
 		return nil, err
 	}
 	rows, err := q.ListEInvoiceStatus(ctx, id)
@@ -240,7 +239,7 @@ type Storno struct {
 // supersedable loads the original and checks it may be voided or
 // corrected now.
 func supersedable(ctx context.Context, tx *store.Tx, p *auth.Principal, companyID, id, action string) (dbq.Einvoice, dbq.Company, error) {
-	orig, err := einvoiceRow(ctx, tx.Queries, p, companyID, id)
+	orig, err := EInvoiceRow(ctx, tx.Queries, p, companyID, id)
 	if err != nil {
 		return orig, dbq.Company{}, err
 	}
@@ -383,47 +382,6 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 	})
 }
 
-// ErrPDFNotReady answers a PDF asked for before UJP's rendering is here.
-func errPDFNotReady(id string) error {
-	return denar.Errorf("pdf_not_ready", "UJP's PDF of %s is not here yet: it is fetched once the document is delivered and the signer has signed the read.", id)
-}
-
-// PDF returns UJP's rendering of an e-invoice. Until it is fetched, 409
-// pdf_not_ready; a delivered document whose read was never signed (no
-// signer then) or failed is asked for again.
-func (s *Service) PDF(ctx context.Context, p *auth.Principal, companyID, id string) ([]byte, error) {
-	q := s.db.Reader()
-	inv, err := einvoiceRow(ctx, q, p, companyID, id)
-	if err != nil {
-		return nil, err
-	}
-	row, err := q.GetEInvoicePDF(ctx, inv.ID)
-	if errors.Is(err, sql.ErrNoRows) {
-		if inv.Euid.Valid {
-			err := s.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-				if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: LinkPDF, LinkID: inv.ID, Now: tx.Now}); err == nil {
-					return nil
-				} else if !errors.Is(err, sql.ErrNoRows) {
-					return err
-				}
-				return RequestPDF(ctx, tx, inv)
-			})
-			if err != nil {
-				return nil, err
-			}
-		}
-		return nil, errPDFNotReady(inv.ID)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("pdf of %s: %w", inv.ID, err)
-	}
-	pdf, err := base64.StdEncoding.DecodeString(row.Pdf)
-	if err != nil {
-		return nil, fmt.Errorf("stored pdf of %s: %w", inv.ID, err)
-	}
-	return pdf, nil
-}
-
 // Simulate actions of the sandbox.
 const (
 	SimBuyerAccepts   = "buyer_accepts"
@@ -458,7 +416,7 @@ type Simulation struct {
 // feed at once.
 func (s *Service) Simulate(ctx context.Context, c Caller, cmd Simulate) (Simulation, error) {
 	q := s.db.Reader()
-	inv, err := einvoiceRow(ctx, q, c.Principal, cmd.CompanyID, cmd.ID)
+	inv, err := EInvoiceRow(ctx, q, c.Principal, cmd.CompanyID, cmd.ID)
 	if err != nil {
 		return Simulation{}, err
 	}
@@ -515,4 +473,12 @@ func (s *Service) Simulate(ctx context.Context, c Caller, cmd Simulate) (Simulat
 		}
 		return Simulation{Object: "sandbox_simulation", Action: cmd.Action, EInvoice: einvoiceView(cur)}, nil
 	})
+}
+
+// Queue is where a document waiting to be sent stands among its UJP
+// user's documents.
+type Queue struct {
+	Position   int       `json:"position" example:"12" doc:"Documents of the same UJP user (signer) to be sent before this one, all companies sharing the signer counted; 0: it is next."`
+	ExpectedAt time.Time `json:"expectedAt" example:"2026-05-04T09:15:12Z" doc:"When it is expected to be sent to UJP, from the position and UJP's pace (one request per second per user): an estimate, not a promise."`
+	Signing    string    `json:"signing" enum:"waiting_for_turn,requested,signed" doc:"waiting_for_turn: its signing request is issued when its turn to be sent is near (so the signature is fresh when sent); requested: the signing request is out (signingRequestId); signed: it waits for its send."`
 }

@@ -3,25 +3,21 @@ package einvoicing
 // The arguments of the e-invoicing jobs: each type names its kind
 // (jobs.Args), so a job is registered, inserted and decoded by its type.
 
-func (submitArgs) Kind() string        { return KindSubmit }
-func (pollArgs) Kind() string          { return KindPollCompany }
+func (SubmitArgs) Kind() string        { return KindSubmit }
+func (PollArgs) Kind() string          { return KindPollCompany }
 func (AskArgs) Kind() string           { return KindAskSignature }
-func (paceArgs) Kind() string          { return KindPace }
+func (PaceArgs) Kind() string          { return KindPace }
 func (validateArgs) Kind() string      { return KindValidate }
 func (QueryArgs) Kind() string         { return KindUJPQuery }
 func (sandboxSignerArgs) Kind() string { return KindSandboxSigner }
 
 // The periodic jobs take no arguments.
 type (
-	pollChangesArgs      struct{}
 	purgeSignedReadsArgs struct{}
-	paceSweepArgs        struct{}
 	reconcileAllArgs     struct{}
 	inboxDeadlinesArgs   struct{}
 )
 
-func (pollChangesArgs) Kind() string      { return KindPollChanges }
 func (purgeSignedReadsArgs) Kind() string { return KindPurgeSignedReads }
-func (paceSweepArgs) Kind() string        { return KindPaceSweep }
 func (reconcileAllArgs) Kind() string     { return KindReconcile }
 func (inboxDeadlinesArgs) Kind() string   { return KindInboxDeadlines }

@@ -202,8 +202,8 @@ func (s *Service) MoveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoi
 	}
 	if inv.PaceKey != "" && leftFlight(from, m.To) && !m.TopsUp {
 		// A place of its UJP user is free: the next document's turn to
-		// be signed (pacing.go).
-		if err := enqueuePace(ctx, tx, inv.PaceKey); err != nil {
+		// be signed (pipeline/pacing.go).
+		if err := EnqueuePace(ctx, tx, inv.PaceKey); err != nil {
 			return inv, err
 		}
 	}
@@ -222,4 +222,32 @@ func (s *Service) MoveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoi
 // EInvoiceEvent writes an event about inv as it is now.
 func (s *Service) EInvoiceEvent(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, typ string) error {
 	return s.WriteEvent(ctx, tx, inv.AccountID, inv.CompanyID, inv.Environment, typ, inv.ID, einvoiceView(inv))
+}
+
+// ProblemItem is one entry of an e-invoice's problems.
+type ProblemItem struct {
+	Path     string `json:"path,omitempty"`
+	Message  string `json:"message"`
+	Codebook string `json:"codebook,omitempty"`
+	Code     string `json:"code,omitempty"`
+	// A refused signature: the agent's reason and the request refused.
+	Reason           string `json:"reason,omitempty"`
+	SigningRequestID string `json:"signingRequestId,omitempty"`
+}
+
+// Problem codes of ours in an e-invoice's problems.
+const (
+	// ProblemUnexpectedAnswer: UJP (or something in front of it) answered
+	// a 4xx in a shape that is not UJP's; the body is kept in message.
+	ProblemUnexpectedAnswer = "ujp_unexpected_answer"
+)
+
+// leftFlight reports whether a move of a paced document from from to to
+// frees a place of its user: it was sent, or left the way for another
+// reason (held, failed, refused).
+func leftFlight(from, to einvoice.Status) bool {
+	in := func(s einvoice.Status) bool {
+		return s == einvoice.AwaitingSignature || s == einvoice.Queued || s == einvoice.Submitting
+	}
+	return in(from) && !in(to)
 }

@@ -82,7 +82,7 @@ func (s *Service) registerSandboxSigner(ctx context.Context, _ *jobs.Job, a sand
 			return err
 		}
 		for _, id := range ids {
-			if err := enqueueSubmit(ctx, tx, id); err != nil {
+			if err := EnqueueSubmit(ctx, tx, id); err != nil {
 				return err
 			}
 		}

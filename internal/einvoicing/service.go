@@ -50,8 +50,6 @@ type Config struct {
 	MandateTTL time.Duration
 	// RegistryTimeout bounds the company pre-flight; default 10 s.
 	RegistryTimeout time.Duration
-	// Pipeline tunes the submission pipeline.
-	Pipeline PipelineConfig
 	// ValidationBudget is how long POST /v1/einvoices waits for UJP's
 	// registry to check the buyer before it answers with the document in
 	// validating and lets a job finish the check; default 1 s.
@@ -119,7 +117,6 @@ func (c Config) withDefaults() Config {
 	if c.CodeListsReload <= 0 {
 		c.CodeListsReload = DefaultCodeListsReload
 	}
-	c.Pipeline = c.Pipeline.withDefaults()
 	c.Reconcile = c.Reconcile.withDefaults()
 	return c
 }
@@ -147,6 +144,7 @@ type Service struct {
 	headers      headerCache
 	homes        homeCache
 	pipe         *Pipeline
+	pacing       Pacing
 	secrets      *auth.SecretBox
 	events       Publisher
 	// links are the handlers of the signing requests' link types, by type
@@ -165,7 +163,7 @@ func New(d Deps, cfg Config) *Service {
 	if s.events == nil {
 		panic("einvoicing: New needs Deps.Events, the publisher of events")
 	}
-	s.pipe = &Pipeline{svc: s, db: d.DB, gateways: d.Gateways, cfg: s.cfg.Pipeline, log: s.log}
+	s.pipe = &Pipeline{svc: s, db: d.DB, gateways: d.Gateways, log: s.log}
 	s.handleLinks()
 	return s
 }
@@ -177,14 +175,21 @@ type Caller = usecase.Caller
 func (s *Service) Now() time.Time { return s.db.Now() }
 
 // RegisterJobs registers the job kinds of the service on r: the
-// submission pipeline, the change-feed polls (sales and the inbox), UJP
-// reads and decisions, the periodic read of UJP's code lists, the inbox's
-// deadlines and the periodic purge of signed reads. Webhook deliveries are
-// the webhooks package's (webhooks.Service.RegisterJobs), on a runner of
-// their own; archive exports the archive package's; the expiry of signing
-// requests and the ask-again of a refused document the signing package's.
+// validation of an issue, the periodic read of UJP's code lists, the
+// inbox's deadlines, the daily reconciliation and the periodic purge of
+// signed reads. The submission pipeline, the change-feed polls and UJP's
+// signed reads are the pipeline room's (pipeline.Service.RegisterJobs); the
+// expiry of signing requests and the ask-again of a refused document the
+// signing room's; webhook deliveries are the webhooks package's
+// (webhooks.Service.RegisterJobs), on a runner of their own; archive
+// exports the archive package's.
 func (s *Service) RegisterJobs(r *jobs.Runner) {
-	s.pipe.register(r)
+	jobs.Register(r, s.purgeSignedReads, jobs.Options{Every: 6 * time.Hour})
+	jobs.Register(r, s.validate, jobs.Options{Timeout: s.cfg.RegistryTimeout + 5*time.Second,
+		Backoff: validateBackoff()})
+	if every := s.cfg.Reconcile.Every; every > 0 {
+		jobs.Register(r, s.pipe.reconcileAll, jobs.Options{Every: every})
+	}
 	s.registerCodeLists(r)
 	jobs.Register(r, s.inboxDeadlines, jobs.Options{Every: s.cfg.InboxDeadlineEvery})
 	if s.sandboxSetup != nil {
@@ -192,7 +197,3 @@ func (s *Service) RegisterJobs(r *jobs.Runner) {
 			Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})
 	}
 }
-
-// Pipeline is the service's submission pipeline, which the rooms built on
-// the service (the inbox, reconciliation) read and call UJP through.
-func (s *Service) Pipeline() *Pipeline { return s.pipe }

@@ -73,7 +73,7 @@ func (s *Service) CheckLinks() error {
 	return nil
 }
 
-// Link is the handler of link type t.
+// Link is the handler of link type t (the query job runs its Read).
 func (s *Service) Link(t string) (LinkHandler, bool) {
 	h, ok := s.links[t]
 	return h, ok
@@ -95,12 +95,6 @@ func (s *Service) handleLinks() {
 			}
 			return s.documentRefused(ctx, tx, r, reason, message)
 		}})
-	for _, t := range []string{LinkChanges, LinkPDF} {
-		s.HandleLink(t, LinkHandler{Signed: enqueueRead, Read: p.readSales})
-	}
-	for _, t := range []string{LinkSalesLookup, LinkSalesLookupPayloads} {
-		s.HandleLink(t, LinkHandler{Signed: enqueueRead, Read: p.readLookup})
-	}
 	// A decision is the company's act: any refusal, passing or not, ends
 	// it with a problem, and so does an expiry; deciding again asks
 	// afresh.

@@ -579,7 +579,7 @@ func (s *Service) checkRate(ctx context.Context, env string) CheckLine {
 		names = append(names, u)
 	}
 	sort.Strings(names)
-	every := s.cfg.Pipeline.SignerInterval
+	every := s.pipe.cfg.SignerInterval
 	if every <= 0 {
 		every = time.Second
 	}

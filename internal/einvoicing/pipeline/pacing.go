@@ -1,4 +1,4 @@
-package einvoicing
+package pipeline
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/einvoice"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -26,32 +27,10 @@ import (
 // SignAhead sends are ahead of it, so its signature is seconds old when
 // sent and nothing is signed twice.
 
-// KindPace is the job that tops up a UJP user's signing requests; its
-// args name the user (pace key). KindPaceSweep runs it for every user
-// with documents waiting, in case a top-up was missed.
-const (
-	KindPace      = "einvoice.pace"
-	KindPaceSweep = "einvoice.pace_sweep"
-)
-
-type paceArgs struct {
-	Key string `json:"key"`
-}
-
-// paceKey names the UJP user whose budget sends a company's documents:
-// its environment and its signer's EUJP id ("" when the certificate has
-// none: such documents are not paced).
-func paceKey(env, eujpID string) string {
-	if eujpID == "" {
-		return ""
-	}
-	return env + "/" + eujpID
-}
-
 // signAhead is how many documents of one UJP user may be in flight: what
 // its budget sends in SignAheadTime (one send per SignerInterval),
 // between 2 and SignAheadMax.
-func (c PipelineConfig) signAhead() int {
+func (c Config) signAhead() int {
 	if c.SignAhead > 0 {
 		return c.SignAhead
 	}
@@ -64,7 +43,7 @@ func (c PipelineConfig) signAhead() int {
 // signChunk is how many places of a user must be free before a top-up
 // issues requests for them: half of SignAhead, so that a document is
 // still signed at least half of SignAhead's time before its send.
-func (c PipelineConfig) signChunk() int {
+func (c Config) signChunk() int {
 	return max(c.signAhead()/2, 1)
 }
 
@@ -78,16 +57,16 @@ const signAheadMax = 256
 // user wait to be signed (-1: another company's do).
 const paceCompanyWaits = -2
 
-// mustWait reports whether a new document of key from companyID waits
+// MustWait reports whether a new document of key from companyID waits
 // for its turn to be signed: when SignAhead documents are in flight, or
 // others wait already (they go first), unless the company has none in
-// flight or waiting (its own place, see firstOfCompany). wake is true when
+// flight or waiting (its own place, see einvoicing.FirstOfCompany). wake is true when
 // places are free all the same, so a top-up should run.
-func (s *Service) mustWait(ctx context.Context, tx *store.Tx, key, companyID string) (wait, wake bool, err error) {
+func (p *Service) MustWait(ctx context.Context, tx *store.Tx, key, companyID string) (wait, wake bool, err error) {
 	if key == "" {
 		return false, false, nil
 	}
-	k := s.cfg.Pipeline.signAhead()
+	k := p.cfg.signAhead()
 	state := func() (int64, error) {
 		n, err := tx.PaceState(ctx, dbq.PaceStateParams{Key: key, CompanyID: companyID, Lim: int32(k)})
 		if err != nil {
@@ -117,7 +96,7 @@ func (s *Service) mustWait(ctx context.Context, tx *store.Tx, key, companyID str
 	}
 	// Others wait, or every place is taken: the company's own place if it
 	// has nothing of the user in flight either.
-	first, err := firstOfCompany(ctx, tx, key, companyID, "")
+	first, err := einvoicing.FirstOfCompany(ctx, tx, key, companyID, "")
 	if err != nil || !first {
 		return true, false, err
 	}
@@ -128,26 +107,6 @@ func (s *Service) mustWait(ctx context.Context, tx *store.Tx, key, companyID str
 	}
 	return false, false, nil
 }
-
-// firstOfCompany reports whether the company has no document of key in
-// flight or waiting, other than id. Such a document is not queued behind
-// the user's others: it takes a place at once (beyond SignAhead, by at
-// most one per company), and its send is claimed and takes its turn before
-// theirs (its submit job is due sendFirst ago). One company's month-end then
-// delays another's single invoice by a few turns, not by the SignAhead
-// documents in flight ahead of it.
-func firstOfCompany(ctx context.Context, tx *store.Tx, key, companyID, id string) (bool, error) {
-	n, err := tx.CompanyPaced(ctx, dbq.CompanyPacedParams{Key: key, CompanyID: companyID, ID: id})
-	if err != nil {
-		return false, fmt.Errorf("pace state of %s, company %s: %w", key, companyID, err)
-	}
-	return n == 0, nil
-}
-
-// sendFirst is how long ago the submit job of a company's only document
-// of its user in flight is due, so that the job queue hands it to a
-// worker before the user's other sends, due since they were signed.
-const sendFirst = time.Minute
 
 // lockZone is how near SignAhead a user's documents in flight are when an
 // issue takes the user's pacing lock.
@@ -160,39 +119,20 @@ func lockPace(ctx context.Context, tx *store.Tx, key string) error {
 	return nil
 }
 
-// enqueuePace asks for a top-up of key's signing requests. The job is due
-// as the sends of a company's only document are (sendFirst): a worker
-// takes it before the user's sends waiting in the queue, which the top-up
-// is there to keep supplied.
-func enqueuePace(ctx context.Context, tx *store.Tx, key string) error {
-	_, err := jobs.Insert(ctx, tx, paceArgs{Key: key}, jobs.InsertOpts{UniqueKey: "pace:" + key, RunAt: tx.Now.Add(-sendFirst)})
-	return err
-}
-
-// leftFlight reports whether a move of a paced document from from to to
-// frees a place of its user: it was sent, or left the way for another
-// reason (held, failed, refused).
-func leftFlight(from, to einvoice.Status) bool {
-	in := func(s einvoice.Status) bool {
-		return s == einvoice.AwaitingSignature || s == einvoice.Queued || s == einvoice.Submitting
-	}
-	return in(from) && !in(to)
-}
-
 // pace is the worker of KindPace.
-func (s *Service) pace(ctx context.Context, _ *jobs.Job, a paceArgs) error {
-	return s.db.InTx(ctx, func(tx *store.Tx) error { return s.topUp(ctx, tx, a.Key) })
+func (p *Service) pace(ctx context.Context, _ *jobs.Job, a einvoicing.PaceArgs) error {
+	return p.db.InTx(ctx, func(tx *store.Tx) error { return p.topUp(ctx, tx, a.Key) })
 }
 
 // paceSweep is the worker of KindPaceSweep.
-func (s *Service) paceSweep(ctx context.Context, _ *jobs.Job, _ paceSweepArgs) error {
-	keys, err := s.db.Writer().PaceKeysWaiting(ctx)
+func (p *Service) paceSweep(ctx context.Context, _ *jobs.Job, _ paceSweepArgs) error {
+	keys, err := p.db.Writer().PaceKeysWaiting(ctx)
 	if err != nil {
 		return err
 	}
-	return s.db.InTx(ctx, func(tx *store.Tx) error {
+	return p.db.InTx(ctx, func(tx *store.Tx) error {
 		for _, k := range keys {
-			if err := enqueuePace(ctx, tx, k); err != nil {
+			if err := einvoicing.EnqueuePace(ctx, tx, k); err != nil {
 				return err
 			}
 		}
@@ -202,8 +142,8 @@ func (s *Service) paceSweep(ctx context.Context, _ *jobs.Job, _ paceSweepArgs) e
 
 // topUp issues document signing requests for key's waiting documents
 // until SignAhead are in flight, companies in turn.
-func (s *Service) topUp(ctx context.Context, tx *store.Tx, key string) error {
-	k, chunk := s.cfg.Pipeline.signAhead(), s.cfg.Pipeline.signChunk()
+func (p *Service) topUp(ctx context.Context, tx *store.Tx, key string) error {
+	k, chunk := p.cfg.signAhead(), p.cfg.signChunk()
 	// Requests go out a chunk at a time, so the signer gets them in
 	// batches (one claim and one answer each) rather than one per send;
 	// until a chunk is free, a top-up writes nothing.
@@ -230,7 +170,7 @@ func (s *Service) topUp(ctx context.Context, tx *store.Tx, key string) error {
 	}
 	if len(counts) == 0 {
 		if n == 0 {
-			return s.readWantedPDFs(ctx, tx, key)
+			return p.readWantedPDFs(ctx, tx, key)
 		}
 		return nil
 	}
@@ -252,7 +192,7 @@ func (s *Service) topUp(ctx context.Context, tx *store.Tx, key string) error {
 		if done[companyID] {
 			continue // it had none left after all
 		}
-		ok, err := s.signNext(ctx, tx, key, companyID)
+		ok, err := p.signNext(ctx, tx, key, companyID)
 		if err != nil {
 			return err
 		}
@@ -323,7 +263,7 @@ const pdfBatch = 100
 // readWantedPDFs asks for the PDFs of key's delivered documents deferred
 // while its sends went on, up to pdfBatch, and has the pace job run again
 // for the rest.
-func (s *Service) readWantedPDFs(ctx context.Context, tx *store.Tx, key string) error {
+func (p *Service) readWantedPDFs(ctx context.Context, tx *store.Tx, key string) error {
 	ids, err := tx.WantedPDFs(ctx, dbq.WantedPDFsParams{Key: key, Lim: pdfBatch})
 	if err != nil {
 		return err
@@ -345,7 +285,7 @@ func (s *Service) readWantedPDFs(ctx context.Context, tx *store.Tx, key string) 
 		if _, err := tx.GetEInvoicePDF(ctx, id); err == nil {
 			continue // read meanwhile (GET …/pdf asked for it)
 		}
-		if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: LinkPDF, LinkID: id, Now: tx.Now}); err == nil {
+		if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: einvoicing.LinkPDF, LinkID: id, Now: tx.Now}); err == nil {
 			continue
 		}
 		if err := RequestPDF(ctx, tx, inv); err != nil {
@@ -353,7 +293,7 @@ func (s *Service) readWantedPDFs(ctx context.Context, tx *store.Tx, key string) 
 		}
 	}
 	if len(ids) == pdfBatch {
-		_, err := jobs.Insert(ctx, tx, paceArgs{Key: key}, jobs.InsertOpts{RunAt: tx.Now.Add(time.Second)})
+		_, err := jobs.Insert(ctx, tx, einvoicing.PaceArgs{Key: key}, jobs.InsertOpts{RunAt: tx.Now.Add(time.Second)})
 		return err
 	}
 	return nil
@@ -361,7 +301,7 @@ func (s *Service) readWantedPDFs(ctx context.Context, tx *store.Tx, key string) 
 
 // signNext issues the signing request of the company's oldest document of
 // key waiting for its turn; false when none waits.
-func (s *Service) signNext(ctx context.Context, tx *store.Tx, key, companyID string) (bool, error) {
+func (p *Service) signNext(ctx context.Context, tx *store.Tx, key, companyID string) (bool, error) {
 	for {
 		inv, err := tx.OldestWaitingOfCompany(ctx, dbq.OldestWaitingOfCompanyParams{Key: key, CompanyID: companyID})
 		if errors.Is(err, sql.ErrNoRows) {
@@ -382,12 +322,12 @@ func (s *Service) signNext(ctx context.Context, tx *store.Tx, key, companyID str
 		}
 		// The document was stamped when it was issued; UJP wants its
 		// requestTimestamp fresh.
-		payload, err := RefreshedDocument(ctx, tx, inv)
+		payload, err := einvoicing.RefreshedDocument(ctx, tx, inv)
 		if err != nil {
 			return false, err
 		}
-		if _, err := s.AskDocumentSignature(ctx, tx, inv, payload); errors.Is(err, ErrNoSigner) {
-			s.log.WarnContext(ctx, "e-invoice's turn to be signed came but the company has no valid certificate", "einvoice", inv.ID)
+		if _, err := p.svc.AskDocumentSignature(ctx, tx, inv, payload); errors.Is(err, einvoicing.ErrNoSigner) {
+			p.log.WarnContext(ctx, "e-invoice's turn to be signed came but the company has no valid certificate", "einvoice", inv.ID)
 			return true, nil
 		} else if err != nil {
 			return false, err
@@ -396,16 +336,8 @@ func (s *Service) signNext(ctx context.Context, tx *store.Tx, key, companyID str
 	}
 }
 
-// Queue is where a document waiting to be sent stands among its UJP
-// user's documents.
-type Queue struct {
-	Position   int       `json:"position" example:"12" doc:"Documents of the same UJP user (signer) to be sent before this one, all companies sharing the signer counted; 0: it is next."`
-	ExpectedAt time.Time `json:"expectedAt" example:"2026-05-04T09:15:12Z" doc:"When it is expected to be sent to UJP, from the position and UJP's pace (one request per second per user): an estimate, not a promise."`
-	Signing    string    `json:"signing" enum:"waiting_for_turn,requested,signed" doc:"waiting_for_turn: its signing request is issued when its turn to be sent is near (so the signature is fresh when sent); requested: the signing request is out (signingRequestId); signed: it waits for its send."`
-}
-
-// queueOf tells where inv stands; nil when it is not waiting to be sent.
-func (s *Service) queueOf(ctx context.Context, q *dbq.Queries, inv dbq.Einvoice) (*Queue, error) {
+// Queue tells where inv stands; nil when it is not waiting to be sent.
+func (p *Service) Queue(ctx context.Context, q *dbq.Queries, inv dbq.Einvoice) (*einvoicing.Queue, error) {
 	st := einvoice.Status(inv.Status)
 	if inv.PaceKey == "" || (st != einvoice.AwaitingSignature && st != einvoice.Queued) {
 		return nil, nil
@@ -448,6 +380,6 @@ func (s *Service) queueOf(ctx context.Context, q *dbq.Queries, inv dbq.Einvoice)
 		}
 		pos = n
 	}
-	step := max(s.cfg.Pipeline.SignerInterval, 10*time.Millisecond)
-	return &Queue{Position: int(pos), ExpectedAt: s.db.Now().Add(time.Duration(pos+1) * step).UTC().Truncate(time.Millisecond), Signing: signing}, nil
+	step := max(p.cfg.SignerInterval, 10*time.Millisecond)
+	return &einvoicing.Queue{Position: int(pos), ExpectedAt: p.db.Now().Add(time.Duration(pos+1) * step).UTC().Truncate(time.Millisecond), Signing: signing}, nil
 }

@@ -1,4 +1,4 @@
-package einvoicing
+package pipeline
 
 // The submission pipeline: a signed e-invoice goes queued → submitting →
 // delivered (or held, or failed) on durable jobs, and UJP's change feeds
@@ -34,22 +34,15 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/ujp"
 )
 
-// Job kinds of the pipeline.
-const (
-	KindSubmit      = "einvoice.submit"
-	KindPollChanges = "einvoice.poll_changes"
-	KindPollCompany = "einvoice.poll_company"
-	KindUJPQuery    = "einvoice.ujp_query"
-)
-
-// PipelineConfig tunes the pipeline; zero values take the defaults.
-type PipelineConfig struct {
+// Config tunes the pipeline; zero values take the defaults.
+type Config struct {
 	// SignerInterval is the least time between two calls of one UJP user
 	// (UJP allows one request per second). The gateway's client spaces the
 	// calls (ujp.Turns); the pipeline waits at least this long after UJP's
@@ -78,7 +71,7 @@ type PipelineConfig struct {
 	RetryDelays []time.Duration
 }
 
-// The defaults of PipelineConfig, also those of the settings that set
+// The defaults of Config, also those of the settings that set
 // them (cmd/denar reads them from here).
 const (
 	DefaultHoldWindow  = 72 * time.Hour
@@ -101,7 +94,7 @@ func DefaultRetryDelays() []time.Duration {
 		5 * time.Minute, 10 * time.Minute, 30 * time.Minute}
 }
 
-func (c PipelineConfig) withDefaults() PipelineConfig {
+func (c Config) withDefaults() Config {
 	c.SignerInterval = max(c.SignerInterval, 0)
 	if c.HoldWindow <= 0 {
 		c.HoldWindow = DefaultHoldWindow
@@ -124,75 +117,88 @@ func (c PipelineConfig) withDefaults() PipelineConfig {
 	return c
 }
 
-// Pipeline runs the e-invoice jobs.
-type Pipeline struct {
-	svc      *Service
+// Deps are the room's collaborators; cmd/denar builds them.
+type Deps struct {
+	DB  *store.DB
+	Log *slog.Logger
+	// EInvoicing is the application layer the room is built on: it moves
+	// the e-invoices, asks for their signatures and dispatches the signed
+	// reads (Service.Link); required.
+	EInvoicing *einvoicing.Service
+	// Gateways are UJP by environment, as einvoicing.Deps.Gateways; a
+	// missing one makes that environment's documents wait in held.
+	Gateways map[string]ujp.Gateway
+}
+
+// Service is the submission pipeline room: the jobs that send the signed
+// e-invoices to UJP, read its change feeds and make the signed reads, the
+// pacing of each UJP user's signatures, and the use case of UJP's PDF.
+type Service struct {
+	svc      *einvoicing.Service
 	db       *store.DB
 	gateways map[string]ujp.Gateway
-	cfg      PipelineConfig
+	cfg      Config
 	log      *slog.Logger
 }
 
-// register registers the pipeline's job kinds on r.
-func (p *Pipeline) register(r *jobs.Runner) {
+// New builds the room, registers the handlers of its signed reads and
+// connects it to d.EInvoicing (its pacing, and the calls the inbox and
+// the reconciliation make).
+func New(d Deps, cfg Config) *Service {
+	if d.EInvoicing == nil {
+		panic("pipeline: New needs Deps.EInvoicing")
+	}
+	p := &Service{svc: d.EInvoicing, db: d.DB, gateways: d.Gateways, cfg: cfg.withDefaults(), log: d.Log}
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	for _, t := range []string{einvoicing.LinkChanges, einvoicing.LinkPDF} {
+		p.svc.HandleLink(t, einvoicing.LinkHandler{Signed: einvoicing.EnqueueQuery, Read: p.readSales})
+	}
+	for _, t := range []string{einvoicing.LinkSalesLookup, einvoicing.LinkSalesLookupPayloads} {
+		p.svc.HandleLink(t, einvoicing.LinkHandler{Signed: einvoicing.EnqueueQuery, Read: p.readLookup})
+	}
+	p.svc.UsePipeline(p, p, einvoicing.PipelineTimings{SignerInterval: p.cfg.SignerInterval,
+		CallTimeout: p.cfg.CallTimeout, RetryDelays: p.cfg.RetryDelays})
+	return p
+}
+
+// The periodic jobs take no arguments.
+type (
+	pollChangesArgs struct{}
+	paceSweepArgs   struct{}
+)
+
+func (pollChangesArgs) Kind() string { return einvoicing.KindPollChanges }
+func (paceSweepArgs) Kind() string   { return einvoicing.KindPaceSweep }
+
+// RegisterJobs registers the room's job kinds on r: the submission, the
+// change-feed polls (sales and the inbox), the signed reads and decisions
+// at UJP, and the pacing of signatures.
+func (p *Service) RegisterJobs(r *jobs.Runner) {
 	jobs.Register(r, p.submit, jobs.Options{Timeout: 2 * p.cfg.CallTimeout,
 		Backoff: jobs.Schedule(5*time.Second, 30*time.Second, 2*time.Minute, 10*time.Minute)})
 	jobs.Register(r, p.pollAll, jobs.Options{Every: p.cfg.PollEvery})
 	jobs.Register(r, p.pollOne, jobs.Options{Timeout: p.cfg.CallTimeout})
-	jobs.Register(r, p.svc.purgeSignedReads, jobs.Options{Every: 6 * time.Hour})
-	jobs.Register(r, p.svc.pace, jobs.Options{Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second)})
-	jobs.Register(r, p.svc.paceSweep, jobs.Options{Every: 15 * time.Second})
-	jobs.Register(r, p.svc.validate, jobs.Options{Timeout: p.svc.cfg.RegistryTimeout + 5*time.Second,
-		Backoff: validateBackoff()})
+	jobs.Register(r, p.pace, jobs.Options{Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second)})
+	jobs.Register(r, p.paceSweep, jobs.Options{Every: 15 * time.Second})
 	jobs.Register(r, p.query, jobs.Options{Timeout: 2 * p.cfg.CallTimeout,
 		Backoff: jobs.Schedule(5*time.Second, 15*time.Second, 30*time.Second, time.Minute)})
-	if every := p.svc.cfg.Reconcile.Every; every > 0 {
-		jobs.Register(r, p.reconcileAll, jobs.Options{Every: every})
-	}
 }
-
-// EnqueueQuery runs a signed read once its signature is recorded.
-func EnqueueQuery(ctx context.Context, tx *store.Tx, r SigningRequest) error {
-	_, err := jobs.Insert(ctx, tx, QueryArgs{SigningRequestID: r.ID}, jobs.InsertOpts{MaxAttempts: 5})
-	return err
-}
-
-type submitArgs struct {
-	EInvoiceID string `json:"einvoiceId"`
-}
-
-type QueryArgs struct {
-	SigningRequestID string `json:"signingRequestId"`
-}
-
-type pollArgs struct {
-	CompanyID string `json:"companyId"`
-}
-
-// enqueueSubmit asks for a submission of id in tx. Duplicates are harmless:
-// the worker starts from the row's status and the signer's turns keep calls
-// apart, so no unique key is needed (and one would race a finishing job).
-func enqueueSubmit(ctx context.Context, tx *store.Tx, id string) error {
-	_, err := jobs.Insert(ctx, tx, submitArgs{EInvoiceID: id}, jobs.InsertOpts{MaxAttempts: submitAttempts})
-	return err
-}
-
-// submitAttempts is how many times a submit job runs.
-const submitAttempts = 20
 
 // errNoEUJPID is a certificate without the UJP user of its holder: UJP
 // cannot be called with it.
 var errNoEUJPID = errors.New("the certificate has no EUJP id (register it again with eujpId)")
 
-func (p *Pipeline) SignerOf(ctx context.Context, q *dbq.Queries, sr dbq.SigningRequest, co dbq.Company) (Signer, error) {
+func (p *Service) SignerOf(ctx context.Context, q *dbq.Queries, sr dbq.SigningRequest, co dbq.Company) (einvoicing.Signer, error) {
 	cert, err := q.GetSigningCertificate(ctx, sr.CertificateID)
 	if err != nil {
-		return Signer{}, fmt.Errorf("certificate %s: %w", sr.CertificateID, err)
+		return einvoicing.Signer{}, fmt.Errorf("certificate %s: %w", sr.CertificateID, err)
 	}
 	if cert.EujpID == "" {
-		return Signer{}, fmt.Errorf("certificate %s: %w", cert.ID, errNoEUJPID)
+		return einvoicing.Signer{}, fmt.Errorf("certificate %s: %w", cert.ID, errNoEUJPID)
 	}
-	return Signer{ID: ujp.Identity{EUJPID: cert.EujpID, EDB: co.TaxNumber, SerialNumber: cert.Serial}, Cert: cert}, nil
+	return einvoicing.Signer{ID: ujp.Identity{EUJPID: cert.EujpID, EDB: co.TaxNumber, SerialNumber: cert.Serial}, Cert: cert}, nil
 }
 
 // waiter names a job as a waiter for UJP turns, so that it keeps its place
@@ -201,19 +207,9 @@ func waiter(ctx context.Context, j *jobs.Job) context.Context {
 	return ujp.WithWaiter(ctx, fmt.Sprintf("job-%d", j.ID))
 }
 
-// Busy reports a *ujp.BusyError: the user had no turn soon; nothing was
-// sent. The job looks again when a turn may be free.
-func Busy(err error) (time.Duration, bool) {
-	var b *ujp.BusyError
-	if errors.As(err, &b) {
-		return b.RetryIn, true
-	}
-	return 0, false
-}
-
 // submit is the worker of KindSubmit: one attempt to get an e-invoice to
 // UJP, starting from whatever state the rows are in.
-func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error {
+func (p *Service) submit(ctx context.Context, j *jobs.Job, a einvoicing.SubmitArgs) error {
 	ctx = waiter(ctx, j)
 	q := p.db.Writer()
 	inv, err := q.GetEInvoiceByID(ctx, a.EInvoiceID)
@@ -224,7 +220,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 	if status != einvoice.Queued && status != einvoice.Held && status != einvoice.Submitting {
 		return nil // done already, or not signed yet
 	}
-	sr, err := q.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: LinkEInvoice, LinkID: inv.ID})
+	sr, err := q.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: einvoicing.LinkEInvoice, LinkID: inv.ID})
 	if errors.Is(err, sql.ErrNoRows) {
 		return jobs.Cancel(fmt.Errorf("submit %s: no signature", inv.ID))
 	}
@@ -239,7 +235,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 	if status == einvoice.Held && !unknown && inv.HeldSince.Valid && p.db.Now().Sub(inv.HeldSince.Time) > p.cfg.HoldWindow {
 		// Only a document UJP cannot hold: one whose last send's outcome
 		// is unknown is looked up for as long as it takes.
-		return p.fail(ctx, inv, "hold_window_exceeded", "", []ProblemItem{{Code: "hold_window_exceeded",
+		return p.fail(ctx, inv, "hold_window_exceeded", "", []einvoicing.ProblemItem{{Code: "hold_window_exceeded",
 			Message: fmt.Sprintf("UJP was unreachable for longer than the hold window (%s); the document was not delivered.", p.cfg.HoldWindow)}})
 	}
 	gw, ok := p.gateways[co.Environment]
@@ -261,7 +257,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 		cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 		_, err := gw.Company(cctx, who.ID, co.TaxNumber)
 		cancel()
-		if d, ok := Busy(err); ok {
+		if d, ok := einvoicing.Busy(err); ok {
 			return jobs.Snooze(d)
 		}
 		if ujp.Retryable(err) {
@@ -276,7 +272,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 		if open := p.db.Now().Sub(inv.UpdatedAt); open < 2*p.cfg.CallTimeout {
 			return jobs.Snooze(2*p.cfg.CallTimeout - open)
 		}
-		return p.sendUnknown(ctx, inv, StatusMove{To: einvoice.Held, Cause: "attempt_interrupted"})
+		return p.sendUnknown(ctx, inv, einvoicing.StatusMove{To: einvoice.Held, Cause: "attempt_interrupted"})
 	}
 	if unknown {
 		// UJP may hold the document: its records are read before
@@ -310,7 +306,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 		return nil
 	}
 	turn, err := gw.Turn(ujp.WithTurnWork(ctx, work), who.ID, ujp.PrioritySend)
-	if d, ok := Busy(err); ok {
+	if d, ok := einvoicing.Busy(err); ok {
 		return jobs.Snooze(d)
 	}
 	var de *denar.Error
@@ -333,7 +329,7 @@ func (p *Pipeline) submit(ctx context.Context, j *jobs.Job, a submitArgs) error 
 	return p.afterSend(ctx, co, inv, res, err)
 }
 
-func (p *Pipeline) send(ctx context.Context, gw ujp.Gateway, who Signer, inv dbq.Einvoice, jws string) (*ujp.SendResult, error) {
+func (p *Service) send(ctx context.Context, gw ujp.Gateway, who einvoicing.Signer, inv dbq.Einvoice, jws string) (*ujp.SendResult, error) {
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()
 	return gw.Send(cctx, who.ID, inv.DocumentType, jws)
@@ -341,7 +337,7 @@ func (p *Pipeline) send(ctx context.Context, gw ujp.Gateway, who Signer, inv dbq
 
 // Stale reports whether the signed payload's requestTimestamp is too old
 // for UJP to take.
-func (p *Pipeline) Stale(sr dbq.SigningRequest) (bool, error) {
+func (p *Service) Stale(sr dbq.SigningRequest) (bool, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(sr.Payload)
 	if err != nil {
 		return true, err
@@ -361,24 +357,24 @@ func (p *Pipeline) Stale(sr dbq.SigningRequest) (bool, error) {
 
 // resign asks the signer for the same document with a fresh
 // requestTimestamp; its signature enqueues the next submission.
-func (p *Pipeline) resign(ctx context.Context, inv dbq.Einvoice, status einvoice.Status) error {
+func (p *Service) resign(ctx context.Context, inv dbq.Einvoice, status einvoice.Status) error {
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: LinkEInvoice, LinkID: inv.ID, Now: tx.Now}); err == nil {
+		if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: einvoicing.LinkEInvoice, LinkID: inv.ID, Now: tx.Now}); err == nil {
 			return nil // one is already waiting
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		b, err := RefreshedDocument(ctx, tx, inv)
+		b, err := einvoicing.RefreshedDocument(ctx, tx, inv)
 		if err != nil {
 			return fmt.Errorf("resign %s: %w", inv.ID, err)
 		}
 		if status == einvoice.Submitting {
-			if inv, err = p.svc.MoveEInvoice(ctx, tx, inv, StatusMove{To: einvoice.Queued, Cause: "signature_refresh"}); err != nil {
+			if inv, err = p.svc.MoveEInvoice(ctx, tx, inv, einvoicing.StatusMove{To: einvoice.Queued, Cause: "signature_refresh"}); err != nil {
 				return err
 			}
 		}
 		_, err = p.svc.AskDocumentSignature(ctx, tx, inv, b)
-		if errors.Is(err, ErrNoSigner) {
+		if errors.Is(err, einvoicing.ErrNoSigner) {
 			p.log.Warn("e-invoice needs a fresh signature but the company has no valid certificate", "einvoice", inv.ID)
 			return nil
 		}
@@ -416,18 +412,7 @@ func startSubmission(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) (dbq.E
 // carries none, and the document is then looked up in UJP's records).
 var existingEUID = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
 
-// TimestampCodes are UJP's refusals of a stale or mismatched
-// requestTimestamp: the cure is a fresh signature, not a failure.
-var TimestampCodes = map[string]bool{"E4012": true, "E40121": true, "E40122": true}
-
-// Problem codes of ours in an e-invoice's problems.
-const (
-	// ProblemUnexpectedAnswer: UJP (or something in front of it) answered
-	// a 4xx in a shape that is not UJP's; the body is kept in message.
-	ProblemUnexpectedAnswer = "ujp_unexpected_answer"
-)
-
-func (p *Pipeline) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoice, res *ujp.SendResult, err error) error {
+func (p *Service) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoice, res *ujp.SendResult, err error) error {
 	var rej *ujp.RejectedError
 	var rl *ujp.RateLimitedError
 	var un *ujp.UnavailableError
@@ -445,7 +430,7 @@ func (p *Pipeline) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoi
 		}
 		// UJP holds a document with this docId and did not say which:
 		// its records tell (pipeline_lookup.go).
-		return p.sendUnknown(ctx, inv, StatusMove{To: einvoice.Queued, Cause: "ujp_duplicate", UJPCode: rej.Code})
+		return p.sendUnknown(ctx, inv, einvoicing.StatusMove{To: einvoice.Queued, Cause: "ujp_duplicate", UJPCode: rej.Code})
 	case ujp.AccessProblem(err) != nil:
 		// UJP refused the caller, not the document: it waits, and the
 		// company carries the problem.
@@ -457,29 +442,29 @@ func (p *Pipeline) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoi
 			}
 			since = tx.Now
 			if raw, err := tx.GetCompanyUJPProblems(ctx, co.ID); err == nil {
-				for _, q := range CompanyProblems(raw) {
+				for _, q := range einvoicing.CompanyProblems(raw) {
 					if q.UJPCode == r.Code && q.Since.Before(since) {
 						since = q.Since
 					}
 				}
 			}
-			_, err := p.svc.MoveEInvoice(ctx, tx, inv, StatusMove{To: einvoice.Queued, Cause: problemOf(r, tx.Now).Code, UJPCode: r.Code})
+			_, err := p.svc.MoveEInvoice(ctx, tx, inv, einvoicing.StatusMove{To: einvoice.Queued, Cause: problemOf(r, tx.Now).Code, UJPCode: r.Code})
 			return err
 		}); err != nil {
 			return err
 		}
 		// The ladder follows how long UJP has refused, so a problem left
 		// for days is tried every half hour, not every ten seconds.
-		return jobs.Snooze(RetryDelay(p.cfg.RetryDelays, sql.NullTime{Time: since, Valid: true}, p.db.Now()))
-	case errors.As(err, &rej) && TimestampCodes[rej.Code]:
+		return jobs.Snooze(einvoicing.RetryDelay(p.cfg.RetryDelays, sql.NullTime{Time: since, Valid: true}, p.db.Now()))
+	case errors.As(err, &rej) && einvoicing.TimestampCodes[rej.Code]:
 		return p.resign(ctx, inv, einvoice.Submitting)
 	case errors.As(err, &rej) && rej.Unrecognised():
-		return p.fail(ctx, inv, "ujp_rejected", "", []ProblemItem{{Code: ProblemUnexpectedAnswer,
+		return p.fail(ctx, inv, "ujp_rejected", "", []einvoicing.ProblemItem{{Code: einvoicing.ProblemUnexpectedAnswer,
 			Message: fmt.Sprintf("UJP answered HTTP %d with a body that is not UJP's: %s", rej.HTTPStatus, rej.Body)}})
 	case errors.As(err, &rej):
 		return p.fail(ctx, inv, "ujp_rejected", rej.Code, rejectionProblems(rej))
 	case errors.As(err, &rl):
-		if err := p.move(ctx, inv, StatusMove{To: einvoice.Queued, Cause: "ujp_rate_limited", UJPCode: ujp.CodeRateLimited}); err != nil {
+		if err := p.move(ctx, inv, einvoicing.StatusMove{To: einvoice.Queued, Cause: "ujp_rate_limited", UJPCode: ujp.CodeRateLimited}); err != nil {
 			return err
 		}
 		return jobs.Snooze(max(rl.RetryAfter, p.cfg.SignerInterval))
@@ -489,9 +474,9 @@ func (p *Pipeline) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoi
 		p.log.Warn("UJP could not check the certificate; e-invoice held", "einvoice", inv.ID, "err", err)
 		return p.hold(ctx, inv, "ujp_outage", un.Code)
 	default:
-		if d, ok := Busy(err); ok {
+		if d, ok := einvoicing.Busy(err); ok {
 			// Not sent (no turn after all): back in the queue.
-			if err := p.move(ctx, inv, StatusMove{To: einvoice.Queued, Cause: "ujp_busy"}); err != nil {
+			if err := p.move(ctx, inv, einvoicing.StatusMove{To: einvoice.Queued, Cause: "ujp_busy"}); err != nil {
 				return err
 			}
 			return jobs.Snooze(d)
@@ -499,7 +484,7 @@ func (p *Pipeline) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoi
 		// No answer, or UJP's "not now": whether the document landed is
 		// unknown.
 		p.log.Warn("UJP gave no answer; e-invoice held until UJP's records tell whether it landed", "einvoice", inv.ID, "err", err)
-		return p.sendUnknown(ctx, inv, StatusMove{To: einvoice.Held, Cause: "ujp_outage", UJPCode: unavailableCode(err)})
+		return p.sendUnknown(ctx, inv, einvoicing.StatusMove{To: einvoice.Held, Cause: "ujp_outage", UJPCode: unavailableCode(err)})
 	}
 }
 
@@ -511,7 +496,7 @@ func unavailableCode(err error) string {
 	return ""
 }
 
-func (p *Pipeline) move(ctx context.Context, inv dbq.Einvoice, m StatusMove) error {
+func (p *Service) move(ctx context.Context, inv dbq.Einvoice, m einvoicing.StatusMove) error {
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
 		_, err := p.svc.MoveEInvoice(ctx, tx, inv, m)
 		return err
@@ -520,10 +505,10 @@ func (p *Pipeline) move(ctx context.Context, inv dbq.Einvoice, m StatusMove) err
 
 // hold moves a document to held (starting its window) and schedules the
 // next attempt on the retry ladder.
-func (p *Pipeline) hold(ctx context.Context, inv dbq.Einvoice, cause, code string) error {
+func (p *Service) hold(ctx context.Context, inv dbq.Einvoice, cause, code string) error {
 	if inv.Status != string(einvoice.Held) {
 		err := p.db.InTx(ctx, func(tx *store.Tx) error {
-			_, err := p.svc.MoveEInvoice(ctx, tx, inv, StatusMove{To: einvoice.Held, Cause: cause, UJPCode: code})
+			_, err := p.svc.MoveEInvoice(ctx, tx, inv, einvoicing.StatusMove{To: einvoice.Held, Cause: cause, UJPCode: code})
 			return err
 		})
 		if err != nil {
@@ -536,59 +521,33 @@ func (p *Pipeline) hold(ctx context.Context, inv dbq.Einvoice, cause, code strin
 // retryLater schedules the next look at a held document. The step of the
 // ladder follows how long it has been held, not how many sends were made:
 // while UJP stays down only probes are made, and the waits must still grow.
-func (p *Pipeline) retryLater(inv dbq.Einvoice) error {
-	return jobs.Snooze(RetryDelay(p.cfg.RetryDelays, inv.HeldSince, p.db.Now()))
-}
-
-func RetryDelay(ladder []time.Duration, heldSince sql.NullTime, now time.Time) time.Duration {
-	var held time.Duration
-	if heldSince.Valid {
-		held = now.Sub(heldSince.Time)
-	}
-	var cum time.Duration
-	for _, d := range ladder {
-		cum += d
-		if held < cum {
-			return d
-		}
-	}
-	return ladder[len(ladder)-1]
-}
-
-// ProblemItem is one entry of an e-invoice's problems.
-type ProblemItem struct {
-	Path     string `json:"path,omitempty"`
-	Message  string `json:"message"`
-	Codebook string `json:"codebook,omitempty"`
-	Code     string `json:"code,omitempty"`
-	// A refused signature: the agent's reason and the request refused.
-	Reason           string `json:"reason,omitempty"`
-	SigningRequestID string `json:"signingRequestId,omitempty"`
+func (p *Service) retryLater(inv dbq.Einvoice) error {
+	return jobs.Snooze(einvoicing.RetryDelay(p.cfg.RetryDelays, inv.HeldSince, p.db.Now()))
 }
 
 // rejectionProblems keeps UJP's codes as UJP wrote them.
-func rejectionProblems(r *ujp.RejectedError) []ProblemItem {
+func rejectionProblems(r *ujp.RejectedError) []einvoicing.ProblemItem {
 	if len(r.Items) == 0 {
 		prop := ""
 		for k := range r.Properties {
 			prop = k
 			break
 		}
-		return []ProblemItem{{Code: r.Code, Message: r.Message, Path: prop}}
+		return []einvoicing.ProblemItem{{Code: r.Code, Message: r.Message, Path: prop}}
 	}
-	out := make([]ProblemItem, 0, len(r.Items))
+	out := make([]einvoicing.ProblemItem, 0, len(r.Items))
 	for _, it := range r.Items {
-		out = append(out, ProblemItem{Code: it.ErrorCode, Message: it.ErrorMessage, Path: it.Property, Codebook: it.Codebook})
+		out = append(out, einvoicing.ProblemItem{Code: it.ErrorCode, Message: it.ErrorMessage, Path: it.Property, Codebook: it.Codebook})
 	}
 	return out
 }
 
-func (p *Pipeline) fail(ctx context.Context, inv dbq.Einvoice, cause, code string, problems []ProblemItem) error {
+func (p *Service) fail(ctx context.Context, inv dbq.Einvoice, cause, code string, problems []einvoicing.ProblemItem) error {
 	b, err := json.Marshal(problems)
 	if err != nil {
 		return err
 	}
-	return p.move(ctx, inv, StatusMove{To: einvoice.Failed, Cause: cause, UJPCode: code, Problems: b})
+	return p.move(ctx, inv, einvoicing.StatusMove{To: einvoice.Failed, Cause: cause, UJPCode: code, Problems: b})
 }
 
 // deliver records the EUID and asks for a signature to fetch UJP's PDF.
@@ -597,7 +556,7 @@ func (p *Pipeline) fail(ctx context.Context, inv dbq.Einvoice, cause, code strin
 // takes the storno, or never (a storno it refuses fails on its own).
 // cause submitted_earlier (UJP held the document from an earlier send) may
 // deliver a document waiting in queued or held.
-func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, cause string) error {
+func (p *Service) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, cause string) error {
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
 		cur, err := tx.GetEInvoiceByID(ctx, inv.ID)
 		if err != nil {
@@ -612,7 +571,7 @@ func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, caus
 		default:
 			return nil
 		}
-		d, err := p.svc.MoveEInvoice(ctx, tx, cur, StatusMove{To: einvoice.Delivered, Cause: cause, UJPCode: ujp.StatusSent, EUID: euid, QRLink: qr,
+		d, err := p.svc.MoveEInvoice(ctx, tx, cur, einvoicing.StatusMove{To: einvoice.Delivered, Cause: cause, UJPCode: ujp.StatusSent, EUID: euid, QRLink: qr,
 			TopsUp: cur.PaceKey != ""})
 		if err != nil {
 			return err
@@ -627,7 +586,7 @@ func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, caus
 		if err != nil {
 			return err
 		}
-		if _, missing := PrivilegeMissing(co, ujp.PrivilegePDF); missing {
+		if _, missing := einvoicing.PrivilegeMissing(co, ujp.PrivilegePDF); missing {
 			// UJP refuses this company's PDFs (no DP): asking for every
 			// document's would only collect refusals. GET …/pdf asks.
 			return p.paceAtDelivery(ctx, tx, d)
@@ -649,13 +608,13 @@ func (p *Pipeline) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, caus
 // pace job of its own (a claim and a completion per send): usually one
 // read that finds no chunk free (pacing.go). A top-up that fails leaves
 // the work to the pace job.
-func (p *Pipeline) paceAtDelivery(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
+func (p *Service) paceAtDelivery(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
 	if d.PaceKey == "" {
 		return nil
 	}
-	if err := tx.Savepoint(ctx, func() error { return p.svc.topUp(ctx, tx, d.PaceKey) }); err != nil {
+	if err := tx.Savepoint(ctx, func() error { return p.topUp(ctx, tx, d.PaceKey) }); err != nil {
 		p.log.Warn("top-up at delivery failed; left to the pace job", "einvoice", d.ID, "err", err)
-		return enqueuePace(ctx, tx, d.PaceKey)
+		return einvoicing.EnqueuePace(ctx, tx, d.PaceKey)
 	}
 	return nil
 }
@@ -664,7 +623,7 @@ func (p *Pipeline) paceAtDelivery(ctx context.Context, tx *store.Tx, d dbq.Einvo
 // UJP's E1023 without the EUID) with the move m, and schedules the next
 // look: UJP's records are read before the document is sent again, and it
 // is never failed while its outcome is unknown.
-func (p *Pipeline) sendUnknown(ctx context.Context, inv dbq.Einvoice, m StatusMove) error {
+func (p *Service) sendUnknown(ctx context.Context, inv dbq.Einvoice, m einvoicing.StatusMove) error {
 	err := p.db.InTx(ctx, func(tx *store.Tx) error {
 		moved, err := p.svc.MoveEInvoice(ctx, tx, inv, m)
 		if err != nil {
@@ -698,8 +657,8 @@ func RequestPDF(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
 	if err != nil {
 		return err
 	}
-	_, err = RequestSignature(ctx, tx, d.CompanyID, PurposeQuery, payload, SigningLink{Type: LinkPDF, ID: d.ID})
-	if errors.Is(err, ErrNoSigner) {
+	_, err = einvoicing.RequestSignature(ctx, tx, d.CompanyID, einvoicing.PurposeQuery, payload, einvoicing.SigningLink{Type: einvoicing.LinkPDF, ID: d.ID})
+	if errors.Is(err, einvoicing.ErrNoSigner) {
 		return nil // asked again when the PDF is requested
 	}
 	return err
@@ -708,7 +667,7 @@ func RequestPDF(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
 // pollAll is the periodic worker: it schedules a read of UJP for every
 // company with documents waiting on UJP (the sales change feed) and every
 // active company with a ready signer (the inbox: UJP's purchase side).
-func (p *Pipeline) pollAll(ctx context.Context, _ *jobs.Job, _ pollChangesArgs) error {
+func (p *Service) pollAll(ctx context.Context, _ *jobs.Job, _ pollChangesArgs) error {
 	q := p.db.Reader()
 	ids, err := q.CompaniesAwaitingUJP(ctx)
 	if err != nil {
@@ -716,7 +675,7 @@ func (p *Pipeline) pollAll(ctx context.Context, _ *jobs.Job, _ pollChangesArgs) 
 	}
 	now := p.db.Now()
 	inbox, err := q.CompaniesForInboxSync(ctx, dbq.CompaniesForInboxSyncParams{Now: now,
-		SeenAfter: sql.NullTime{Time: now.Add(-AgentOnlineTTL), Valid: true}})
+		SeenAfter: sql.NullTime{Time: now.Add(-einvoicing.AgentOnlineTTL), Valid: true}})
 	if err != nil {
 		return err
 	}
@@ -727,7 +686,7 @@ func (p *Pipeline) pollAll(ctx context.Context, _ *jobs.Job, _ pollChangesArgs) 
 				continue
 			}
 			seen[id] = true
-			if err := EnqueuePoll(ctx, tx, id); err != nil {
+			if err := einvoicing.EnqueuePoll(ctx, tx, id); err != nil {
 				return err
 			}
 		}
@@ -735,17 +694,9 @@ func (p *Pipeline) pollAll(ctx context.Context, _ *jobs.Job, _ pollChangesArgs) 
 	})
 }
 
-// EnqueuePoll asks, in tx, for a read of UJP for companyID (once: a poll
-// already waiting for it is the same).
-func EnqueuePoll(ctx context.Context, tx *store.Tx, companyID string) error {
-	_, err := jobs.Insert(ctx, tx, pollArgs{CompanyID: companyID}, jobs.InsertOpts{MaxAttempts: 3,
-		UniqueKey: KindPollCompany + ":" + companyID})
-	return err
-}
-
 // pollOne asks the company's signer to sign change-feed reads for every day
 // from the company's cursor to UJP's today (at most a week per run).
-func (p *Pipeline) pollOne(ctx context.Context, _ *jobs.Job, a pollArgs) error {
+func (p *Service) pollOne(ctx context.Context, _ *jobs.Job, a einvoicing.PollArgs) error {
 	co, err := p.db.Reader().GetCompany(ctx, a.CompanyID)
 	if err != nil {
 		return err
@@ -783,17 +734,15 @@ func (p *Pipeline) pollOne(ctx context.Context, _ *jobs.Job, a pollArgs) error {
 				return err
 			}
 		}
-		if inboxSyncDue(co) {
-			return p.startInboxSync(ctx, tx, co, today)
-		}
-		return nil
+		// The purchase side (the inbox), when it is due.
+		return p.svc.SyncInbox(ctx, tx, co, today)
 	})
 }
 
 // ujpNow is UJP's clock, read as the company's signer, or, when it cannot
 // be read (no signer, no turn soon, UJP not answering), ours: a poll never
 // stops for want of UJP's time. Both are read in Skopje time.
-func (p *Pipeline) ujpNow(ctx context.Context, gw ujp.Gateway, co dbq.Company) time.Time {
+func (p *Service) ujpNow(ctx context.Context, gw ujp.Gateway, co dbq.Company) time.Time {
 	cert, err := p.db.Reader().CurrentSigningCertificate(ctx, dbq.CurrentSigningCertificateParams{CompanyID: co.ID, Now: p.db.Now()})
 	if err != nil || cert.EujpID == "" {
 		return p.db.Now()
@@ -810,10 +759,10 @@ func (p *Pipeline) ujpNow(ctx context.Context, gw ujp.Gateway, co dbq.Company) t
 
 // requestSalesChanges asks the signer to sign the sales change-feed reads
 // of the days from from to today.
-func (p *Pipeline) requestSalesChanges(ctx context.Context, tx *store.Tx, co dbq.Company, from, today time.Time) error {
+func (p *Service) requestSalesChanges(ctx context.Context, tx *store.Tx, co dbq.Company, from, today time.Time) error {
 	for d := from; !d.After(today); d = d.AddDate(0, 0, 1) {
 		day := d.Format(time.DateOnly)
-		link := SigningLink{Type: LinkChanges, ID: co.ID + "/" + day}
+		link := einvoicing.SigningLink{Type: einvoicing.LinkChanges, ID: co.ID + "/" + day}
 		if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link.Type, LinkID: link.ID, Now: tx.Now}); err == nil {
 			continue
 		} else if !errors.Is(err, sql.ErrNoRows) {
@@ -823,7 +772,7 @@ func (p *Pipeline) requestSalesChanges(ctx context.Context, tx *store.Tx, co dbq
 		if err != nil {
 			return err
 		}
-		if _, err := RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, link); errors.Is(err, ErrNoSigner) {
+		if _, err := einvoicing.RequestSignature(ctx, tx, co.ID, einvoicing.PurposeQuery, payload, link); errors.Is(err, einvoicing.ErrNoSigner) {
 			return nil
 		} else if err != nil {
 			return err
@@ -833,7 +782,7 @@ func (p *Pipeline) requestSalesChanges(ctx context.Context, tx *store.Tx, co dbq
 }
 
 // query runs a signed read once its signature is recorded.
-func (p *Pipeline) query(ctx context.Context, j *jobs.Job, a QueryArgs) error {
+func (p *Service) query(ctx context.Context, j *jobs.Job, a einvoicing.QueryArgs) error {
 	ctx = waiter(ctx, j)
 	q := p.db.Reader()
 	sr, err := q.GetSigningRequest(ctx, a.SigningRequestID)
@@ -852,7 +801,7 @@ func (p *Pipeline) query(ctx context.Context, j *jobs.Job, a QueryArgs) error {
 	if err != nil {
 		return jobs.Cancel(err)
 	}
-	if sr.LinkType == LinkPDF {
+	if sr.LinkType == einvoicing.LinkPDF {
 		// A PDF read goes after every send of its user: when its turn
 		// is not near it gives its worker back (a snooze until its turn
 		// may come) rather than hold it, while other users' sends wait
@@ -862,7 +811,7 @@ func (p *Pipeline) query(ctx context.Context, j *jobs.Job, a QueryArgs) error {
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()
 	err = p.runQuery(ctx, cctx, gw, who, sr, co)
-	if d, ok := Busy(err); ok {
+	if d, ok := einvoicing.Busy(err); ok {
 		return jobs.Snooze(d)
 	}
 	var rl *ujp.RateLimitedError
@@ -873,7 +822,7 @@ func (p *Pipeline) query(ctx context.Context, j *jobs.Job, a QueryArgs) error {
 }
 
 // runQuery makes the signed read (or decision) sr and applies its answer.
-func (p *Pipeline) runQuery(ctx, cctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest, co dbq.Company) error {
+func (p *Service) runQuery(ctx, cctx context.Context, gw ujp.Gateway, who einvoicing.Signer, sr dbq.SigningRequest, co dbq.Company) error {
 	h, ok := p.svc.Link(sr.LinkType)
 	if !ok || h.Read == nil {
 		return jobs.Cancel(fmt.Errorf("signed read %s: link type %q has no read", sr.ID, sr.LinkType))
@@ -883,9 +832,9 @@ func (p *Pipeline) runQuery(ctx, cctx context.Context, gw ujp.Gateway, who Signe
 
 // readSales performs the sales side's signed reads of the pipeline: the
 // change feed and a delivered document's PDF.
-func (p *Pipeline) readSales(ctx, cctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest, co dbq.Company) error {
+func (p *Service) readSales(ctx, cctx context.Context, gw ujp.Gateway, who einvoicing.Signer, sr dbq.SigningRequest, co dbq.Company) error {
 	switch sr.LinkType {
-	case LinkChanges:
+	case einvoicing.LinkChanges:
 		changes, err := gw.SalesChanges(cctx, who.ID, sr.Jws)
 		if err != nil {
 			return p.QueryFailed(ctx, co, err)
@@ -895,7 +844,7 @@ func (p *Pipeline) readSales(ctx, cctx context.Context, gw ujp.Gateway, who Sign
 			return err
 		}
 		return p.AccessOK(ctx, co.ID, "")
-	case LinkPDF:
+	case einvoicing.LinkPDF:
 		pdf, err := gw.SalesPDF(cctx, who.ID, sr.Jws)
 		if err != nil {
 			return p.QueryFailed(ctx, co, err)
@@ -913,8 +862,8 @@ func (p *Pipeline) readSales(ctx, cctx context.Context, gw ujp.Gateway, who Sign
 // company's problem and ends the read quietly; another refusal (a stale
 // timestamp included) ends the read: the next poll, or the next PDF
 // request, signs a new one.
-func (p *Pipeline) QueryFailed(ctx context.Context, co dbq.Company, err error) error {
-	if _, ok := Busy(err); ok {
+func (p *Service) QueryFailed(ctx context.Context, co dbq.Company, err error) error {
+	if _, ok := einvoicing.Busy(err); ok {
 		return err
 	}
 	if ujp.Retryable(err) {
@@ -938,7 +887,7 @@ var ujpCauses = map[einvoice.Status]string{
 // applyChanges moves the company's documents as the change feed of day
 // says, oldest change first; moves the domain does not allow (a change we
 // applied already, a status we were past) are skipped.
-func (p *Pipeline) applyChanges(ctx context.Context, companyID, env, day string, changes []ujp.StatusChange) error {
+func (p *Service) applyChanges(ctx context.Context, companyID, env, day string, changes []ujp.StatusChange) error {
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
 		for _, ch := range changes {
 			inv, err := tx.GetEInvoiceByEUID(ctx, dbq.GetEInvoiceByEUIDParams{CompanyID: companyID, Euid: sql.NullString{String: ch.EUID, Valid: true}})
@@ -960,11 +909,11 @@ func (p *Pipeline) applyChanges(ctx context.Context, companyID, env, day string,
 			if cause == "" {
 				cause = "ujp_status"
 			}
-			m := StatusMove{To: to, Cause: cause, UJPCode: ch.NewStatus.Code}
+			m := einvoicing.StatusMove{To: to, Cause: cause, UJPCode: ch.NewStatus.Code}
 			if to == einvoice.Rejected {
-				item := ProblemItem{Code: deref(ch.RejectReasonCode), Codebook: ujpdoc.CBRejectReasons,
+				item := einvoicing.ProblemItem{Code: deref(ch.RejectReasonCode), Codebook: ujpdoc.CBRejectReasons,
 					Message: strings.TrimSpace(deref(ch.RejectReason) + " " + deref(ch.Comment))}
-				if m.Problems, err = json.Marshal([]ProblemItem{item}); err != nil {
+				if m.Problems, err = json.Marshal([]einvoicing.ProblemItem{item}); err != nil {
 					return err
 				}
 			}

@@ -1,4 +1,4 @@
-package einvoicing
+package pipeline
 
 import (
 	"strings"
@@ -41,15 +41,15 @@ func TestTurnOrder(t *testing.T) {
 // TestSignAhead: what the budget sends in SignAheadTime, within bounds.
 func TestSignAhead(t *testing.T) {
 	for _, tc := range []struct {
-		cfg  PipelineConfig
+		cfg  Config
 		want int
 	}{
-		{PipelineConfig{SignerInterval: time.Second}, 10},
-		{PipelineConfig{SignerInterval: 100 * time.Millisecond}, 100},
-		{PipelineConfig{SignerInterval: 20 * time.Millisecond}, signAheadMax},
-		{PipelineConfig{SignerInterval: time.Minute}, 2},
-		{PipelineConfig{}, signAheadMax},
-		{PipelineConfig{SignerInterval: time.Second, SignAhead: 7}, 7},
+		{Config{SignerInterval: time.Second}, 10},
+		{Config{SignerInterval: 100 * time.Millisecond}, 100},
+		{Config{SignerInterval: 20 * time.Millisecond}, signAheadMax},
+		{Config{SignerInterval: time.Minute}, 2},
+		{Config{}, signAheadMax},
+		{Config{SignerInterval: time.Second, SignAhead: 7}, 7},
 	} {
 		if got := tc.cfg.withDefaults().signAhead(); got != tc.want {
 			t.Errorf("%+v: %d, want %d", tc.cfg, got, tc.want)

@@ -1,4 +1,4 @@
-package einvoicing
+package pipeline
 
 // Looking a document up in UJP's records. A send that got no answer (a
 // timeout, a lost connection, a 5xx), or UJP's E1023 "Invoice already
@@ -28,6 +28,7 @@ import (
 
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -41,16 +42,16 @@ const lookupAgain = 2 * time.Minute
 // startLookup asks for the look-up of inv, unless one is on its way. A
 // read that waited for its signer longer than UJP's timestamp window
 // would be refused: it is expired and asked for afresh.
-func (p *Pipeline) startLookup(ctx context.Context, inv dbq.Einvoice) error {
+func (p *Service) startLookup(ctx context.Context, inv dbq.Einvoice) error {
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
-		for _, link := range []string{LinkSalesLookup, LinkSalesLookupPayloads} {
+		for _, link := range []string{einvoicing.LinkSalesLookup, einvoicing.LinkSalesLookupPayloads} {
 			open, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link, LinkID: inv.ID, Now: tx.Now})
 			switch {
 			case err == nil:
 				if stale, _ := p.Stale(open); !stale {
 					return nil
 				}
-				if _, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: open.ID, State: StateExpired, Now: tx.Now}); err != nil {
+				if _, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: open.ID, State: einvoicing.StateExpired, Now: tx.Now}); err != nil {
 					return err
 				}
 			case !errors.Is(err, sql.ErrNoRows):
@@ -69,8 +70,8 @@ func (p *Pipeline) startLookup(ctx context.Context, inv dbq.Einvoice) error {
 
 // requestLookup asks the signer to sign the read of the seller's documents
 // from inv's date on.
-func (p *Pipeline) requestLookup(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
-	from, err := ParseDay(inv.IssueDate)
+func (p *Service) requestLookup(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
+	from, err := einvoicing.ParseDay(inv.IssueDate)
 	if err != nil {
 		return fmt.Errorf("look-up of %s: issue date: %w", inv.ID, err)
 	}
@@ -78,7 +79,7 @@ func (p *Pipeline) requestLookup(ctx context.Context, tx *store.Tx, inv dbq.Einv
 }
 
 func requestLookupFrom(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, from time.Time) error {
-	today := SkopjeMidnight(tx.Now)
+	today := einvoicing.SkopjeMidnight(tx.Now)
 	if from.After(today) {
 		from = today
 	}
@@ -91,19 +92,19 @@ func requestLookupFrom(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, from
 	if err != nil {
 		return err
 	}
-	_, err = RequestSignature(ctx, tx, inv.CompanyID, PurposeQuery, payload, SigningLink{Type: LinkSalesLookup, ID: inv.ID})
-	if errors.Is(err, ErrNoSigner) {
+	_, err = einvoicing.RequestSignature(ctx, tx, inv.CompanyID, einvoicing.PurposeQuery, payload, einvoicing.SigningLink{Type: einvoicing.LinkSalesLookup, ID: inv.ID})
+	if errors.Is(err, einvoicing.ErrNoSigner) {
 		return nil // the submit job asks again
 	}
 	return err
 }
 
 // readLookup runs the look-up's signed reads for the query job.
-func (p *Pipeline) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest, co dbq.Company) error {
+func (p *Service) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who einvoicing.Signer, sr dbq.SigningRequest, co dbq.Company) error {
 	switch sr.LinkType {
-	case LinkSalesLookup:
+	case einvoicing.LinkSalesLookup:
 		list, err := gw.SalesInvoicesStatus(cctx, who.ID, sr.Jws)
-		if StaleRead(err) {
+		if einvoicing.StaleRead(err) {
 			return p.lookupAfresh(ctx, sr)
 		}
 		if err != nil {
@@ -113,7 +114,7 @@ func (p *Pipeline) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who Sig
 			return err
 		}
 		return p.AccessOK(ctx, co.ID, "")
-	case LinkSalesLookupPayloads:
+	case einvoicing.LinkSalesLookupPayloads:
 		list, err := gw.SalesPayloads(cctx, who.ID, sr.Jws)
 		if r := ujp.AccessProblem(err); r != nil && r.Privilege == ujp.PrivilegePayloads {
 			// No RD: recorded on the company, and the look-up starts over
@@ -129,7 +130,7 @@ func (p *Pipeline) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who Sig
 				return p.requestLookup(ctx, tx, inv)
 			})
 		}
-		if StaleRead(err) {
+		if einvoicing.StaleRead(err) {
 			return p.lookupAfresh(ctx, sr)
 		}
 		if err != nil {
@@ -143,15 +144,8 @@ func (p *Pipeline) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who Sig
 	return jobs.Cancel(fmt.Errorf("signed read %s: not a look-up: %s", sr.ID, sr.LinkType))
 }
 
-// StaleRead reports UJP refusing a read's requestTimestamp (signed too long
-// before it was sent).
-func StaleRead(err error) bool {
-	var rej *ujp.RejectedError
-	return errors.As(err, &rej) && TimestampCodes[rej.Code]
-}
-
 // lookupAfresh asks for the look-up again from its start, signed now.
-func (p *Pipeline) lookupAfresh(ctx context.Context, sr dbq.SigningRequest) error {
+func (p *Service) lookupAfresh(ctx context.Context, sr dbq.SigningRequest) error {
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
 		inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
 		if err != nil || !ok {
@@ -176,9 +170,9 @@ func lookingUp(ctx context.Context, tx *store.Tx, id string) (dbq.Einvoice, bool
 
 // lookupStatuses reads the answer of invoices-status: the seller's
 // documents with inv's number and date are the candidates.
-func (p *Pipeline) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, list []ujp.DocStatus) error {
+func (p *Service) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, list []ujp.DocStatus) error {
 	var req ujp.DateRangeRequest
-	if err := DecodeSigned(sr, &req); err != nil {
+	if err := einvoicing.DecodeSigned(sr, &req); err != nil {
 		return err
 	}
 	var found string
@@ -187,7 +181,7 @@ func (p *Pipeline) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Si
 		if err != nil || !ok {
 			return err
 		}
-		doc, err := StoredDocument(inv)
+		doc, err := einvoicing.StoredDocument(inv)
 		if err != nil {
 			return err
 		}
@@ -199,23 +193,23 @@ func (p *Pipeline) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Si
 			}
 		}
 		if len(candidates) == 0 {
-			if next, err := ParseDay(req.DateTo); err == nil && next.Before(SkopjeMidnight(tx.Now)) {
+			if next, err := einvoicing.ParseDay(req.DateTo); err == nil && next.Before(einvoicing.SkopjeMidnight(tx.Now)) {
 				// A month was read and UJP's today is further on.
 				return requestLookupFrom(ctx, tx, inv, next.AddDate(0, 0, 1))
 			}
 			return p.notAtUJP(ctx, tx, inv)
 		}
-		if _, missing := PrivilegeMissing(co, ujp.PrivilegePayloads); !missing {
-			euids := make([]string, 0, min(len(candidates), MaxPayloadsPerRequest))
-			for _, c := range candidates[:min(len(candidates), MaxPayloadsPerRequest)] {
+		if _, missing := einvoicing.PrivilegeMissing(co, ujp.PrivilegePayloads); !missing {
+			euids := make([]string, 0, min(len(candidates), einvoicing.MaxPayloadsPerRequest))
+			for _, c := range candidates[:min(len(candidates), einvoicing.MaxPayloadsPerRequest)] {
 				euids = append(euids, c.EUID)
 			}
 			payload, err := json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUIDs: euids})
 			if err != nil {
 				return err
 			}
-			_, err = RequestSignature(ctx, tx, inv.CompanyID, PurposeQuery, payload, SigningLink{Type: LinkSalesLookupPayloads, ID: inv.ID})
-			if errors.Is(err, ErrNoSigner) {
+			_, err = einvoicing.RequestSignature(ctx, tx, inv.CompanyID, einvoicing.PurposeQuery, payload, einvoicing.SigningLink{Type: einvoicing.LinkSalesLookupPayloads, ID: inv.ID})
+			if errors.Is(err, einvoicing.ErrNoSigner) {
 				return nil
 			}
 			return err
@@ -252,7 +246,7 @@ func (p *Pipeline) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Si
 
 // lookupPayloads reads the candidates' payloads: the one whose header.docId
 // is the e-invoice's is it.
-func (p *Pipeline) lookupPayloads(ctx context.Context, sr dbq.SigningRequest, list []ujp.Payload) error {
+func (p *Service) lookupPayloads(ctx context.Context, sr dbq.SigningRequest, list []ujp.Payload) error {
 	var found string
 	err := p.db.InTx(ctx, func(tx *store.Tx) error {
 		inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
@@ -260,7 +254,7 @@ func (p *Pipeline) lookupPayloads(ctx context.Context, sr dbq.SigningRequest, li
 			return err
 		}
 		for _, pl := range list {
-			if PayloadDocID(pl.Payload) == inv.UjpDocID {
+			if einvoicing.PayloadDocID(pl.Payload) == inv.UjpDocID {
 				found = pl.EUID
 				return nil
 			}
@@ -277,25 +271,11 @@ func (p *Pipeline) lookupPayloads(ctx context.Context, sr dbq.SigningRequest, li
 	return p.deliver(ctx, inv, found, "", "submitted_earlier")
 }
 
-// PayloadDocID is header.docId of a document JSON as UJP returns it: the
-// signed request ({requestTimestamp, document}) or the document itself.
-func PayloadDocID(payload string) string {
-	var req ujpdoc.Request
-	if json.Unmarshal([]byte(payload), &req) == nil && req.Document.Header.DocID != "" {
-		return req.Document.Header.DocID
-	}
-	var doc ujpdoc.Document
-	if json.Unmarshal([]byte(payload), &doc) == nil {
-		return doc.Header.DocID
-	}
-	return ""
-}
-
 // notAtUJP records that UJP does not hold inv: it is sent again.
-func (p *Pipeline) notAtUJP(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
+func (p *Service) notAtUJP(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
 	p.log.Info("UJP does not hold the document; sending it again", "einvoice", inv.ID)
 	if err := tx.SetEInvoiceSendUnknown(ctx, dbq.SetEInvoiceSendUnknownParams{ID: inv.ID}); err != nil {
 		return err
 	}
-	return enqueueSubmit(ctx, tx, inv.ID)
+	return einvoicing.EnqueueSubmit(ctx, tx, inv.ID)
 }
