@@ -674,6 +674,9 @@ func (a *admin) agentRevoke(ctx context.Context, args []string) error {
 	// nothing here delivers them (the server's webhook runner does).
 	events := webhooks.New(webhooks.Deps{DB: a.db, Resources: archive.EventResources()}, webhooks.Config{})
 	app := einvoicing.New(einvoicing.Deps{DB: a.db, Events: events}, einvoicing.Config{})
+	// The inbox room handles its signing requests' revocation (a decision
+	// waiting on the agent fails).
+	newInbox(app, a.db, nil, nil, Config{})
 	if _, err := app.AdminRevokeAgent(ctx, args[0]); err != nil {
 		return fmt.Errorf("agent revoke: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/denar-mk/denar/internal/blob"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -192,7 +193,7 @@ func packageDefaults() Config {
 		EInvoiceHoldWindow:       einvoicing.DefaultHoldWindow,
 		EInvoiceRetryDelays:      einvoicing.DefaultRetryDelays(),
 		JobPollInterval:          jobs.DefaultPollInterval,
-		InboxDeadlineInterval:    einvoicing.DefaultInboxDeadlineEvery,
+		InboxDeadlineInterval:    inbox.DefaultDeadlineEvery,
 		UJPCodeListInterval:      einvoicing.DefaultCodeListsEvery,
 		UJPCodeListReload:        einvoicing.DefaultCodeListsReload,
 		JobLease:                 jobs.DefaultLease,

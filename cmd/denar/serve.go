@@ -21,6 +21,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -39,6 +40,7 @@ type application struct {
 	einvoicing *einvoicing.Service
 	webhooks   *webhooks.Service
 	archive    *archive.Service
+	inbox      *inbox.Service
 }
 
 // newWebhooks is the events and webhooks room on db: the publisher the
@@ -82,20 +84,33 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	}
 	svc := einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
 		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
-		InboxDeadlineEvery: cfg.InboxDeadlineInterval, CodeListsEvery: cfg.UJPCodeListInterval, CodeListsReload: cfg.UJPCodeListReload,
+		CodeListsEvery: cfg.UJPCodeListInterval, CodeListsReload: cfg.UJPCodeListReload,
 		Reconcile: einvoicing.ReconcileConfig{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour},
 		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
 			SignAhead: cfg.EInvoiceSignAhead}})
 	exports := archive.New(archive.Deps{DB: db, Log: log, Blobs: blobs, Events: hooks}, archive.Config{Retention: cfg.ArchiveRetention})
-	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Auth: authStore, Idempotency: keeper, Ready: ready,
+	in := newInbox(svc, db, log, d.Sandbox, cfg)
+	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Inbox: in, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
 	// The web console shares the e-invoicing service's listener and outer
 	// middleware (request ids, access log, limits); it has no OpenAPI
 	// operations.
-	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Users: dashboardUsers(db, cfg, secrets), Log: log,
+	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Inbox: in, Users: dashboardUsers(db, cfg, secrets), Log: log,
 		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
-	return payroll, einvoice, application{einvoicing: svc, webhooks: hooks, archive: exports}
+	return payroll, einvoice, application{einvoicing: svc, webhooks: hooks, archive: exports, inbox: in}
+}
+
+// newInbox builds the inbox room on svc (its link handlers registered on
+// svc's registry), wires it as svc's inbox port, and checks that every
+// link type has its handler: a wiring mistake, so it panics.
+func newInbox(svc *einvoicing.Service, db *store.DB, log *slog.Logger, sandbox einvoicing.SandboxUJP, cfg Config) *inbox.Service {
+	in := inbox.New(inbox.Deps{Core: svc, DB: db, Log: log, Sandbox: sandbox}, inbox.Config{DeadlineEvery: cfg.InboxDeadlineInterval})
+	svc.UseInbox(in)
+	if err := svc.CheckLinks(); err != nil {
+		panic(err)
+	}
+	return in
 }
 
 // dashboardUsers are the dashboard's people; secrets seals their TOTP
@@ -407,6 +422,7 @@ func registerJobs(ctx context.Context, runner, hookRunner *jobs.Runner, db *stor
 	mail.Register(runner, db, mailCfg)
 	app.einvoicing.RegisterJobs(runner)
 	app.archive.RegisterJobs(runner)
+	app.inbox.RegisterJobs(runner)
 	app.webhooks.RegisterJobs(hookRunner)
 	return nil
 }

@@ -74,6 +74,7 @@ func runUJP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Events: newWebhooks(db, cfg, log, nil)},
 		einvoicing.Config{RegistryTimeout: cfg.UJPRegistryTimeout,
 			Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, CallTimeout: cfg.UJPCallTimeout}})
+	newInbox(app, db, log, nil, cfg)
 	rep, err := app.CheckUJP(ctx, einvoicing.UJPCheck{Environment: *env, CompanyID: *company, Sign: *sign, SignWait: *wait})
 	if err != nil {
 		return fmt.Errorf("ujp check: %w", err)

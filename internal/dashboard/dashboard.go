@@ -25,6 +25,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
@@ -34,8 +35,10 @@ type Deps struct {
 	Service *einvoicing.Service
 	// Webhooks serves the event log and webhook endpoints.
 	Webhooks *webhooks.Service
-	Users    *auth.Users
-	Log      *slog.Logger
+	// Inbox is the inbox room: incoming documents and their decisions.
+	Inbox *inbox.Service
+	Users *auth.Users
+	Log   *slog.Logger
 	// SecureCookies marks cookies Secure even on a plain-HTTP connection
 	// (behind a TLS-terminating proxy). A request that arrived over TLS
 	// gets Secure cookies anyway.

@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/internal/dashboard"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -38,6 +39,7 @@ type world struct {
 	users           *auth.Users
 	svc             *einvoicing.Service
 	hooks           *webhooks.Service
+	inbox           *inbox.Service
 	acctA, acctB    string
 	companyA, compB string
 	docA, docB      string
@@ -99,9 +101,10 @@ func newWorld(t *testing.T, db *store.DB) *world {
 	hooks := webhooks.New(webhooks.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box, Resources: einvoicing.EventResources()},
 		webhooks.Config{AllowPrivateSandbox: true})
 	svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box, Events: hooks}, einvoicing.Config{})
-	w.svc, w.hooks = svc, hooks
+	in := newInbox(db, svc)
+	w.svc, w.hooks, w.inbox = svc, hooks, in
 	mux := http.NewServeMux()
-	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Inbox: in, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
 	w.srv = httptest.NewServer(mux)
 	t.Cleanup(w.srv.Close)
 	return w
@@ -494,7 +497,7 @@ func TestDashboardTOTPAndTwoProcesses(t *testing.T) {
 		svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Events: hooks}, einvoicing.Config{})
 		mux := http.NewServeMux()
 		// The second process seals and opens TOTP seeds with the same key.
-		dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Users: &auth.Users{DB: db, Secrets: w.users.Secrets}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+		dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Inbox: newInbox(db, svc), Users: &auth.Users{DB: db, Secrets: w.users.Secrets}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
 		second := httptest.NewServer(mux)
 		defer second.Close()
 		next := auth.TOTPStep(db.Now()) + 1
@@ -571,7 +574,7 @@ func TestDashboardLargestPagesStayUnder100KB(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			for i := range einvoicing.InboxPageSize + 1 {
+			for i := range inbox.InboxPageSize + 1 {
 				if c >= 4 {
 					break
 				}
@@ -658,4 +661,11 @@ func TestDashboardPagesSizeAndLabels(t *testing.T) {
 	if p := b.do("GET", "/dashboard/companies", nil); !strings.Contains(p.body, "Companies") || !strings.Contains(p.body, "SANDBOX") {
 		t.Fatalf("English page: %s", p.body)
 	}
+}
+
+// newInbox is the inbox room on svc, wired as cmd/denar wires it.
+func newInbox(db *store.DB, svc *einvoicing.Service) *inbox.Service {
+	in := inbox.New(inbox.Deps{Core: svc, DB: db, Log: slog.New(slog.DiscardHandler)}, inbox.Config{})
+	svc.UseInbox(in)
+	return in
 }

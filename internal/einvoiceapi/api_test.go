@@ -8,6 +8,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -18,14 +19,28 @@ import (
 // (DB and a silent logger filled in) and its HTTP service, as cmd/denar
 // wires them.
 func newAPI(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config) (*einvoicing.Service, *httpx.Service) {
-	svc, _, api := newAPIWith(db, d, cfg, webhooks.Deps{}, webhooks.Config{})
-	return svc, api
+	a := newApp(db, d, cfg, webhooks.Deps{}, webhooks.Config{})
+	return a.svc, a.api
 }
 
 // newAPIWith is newAPI with the events and webhooks room built from hd
 // and hc (DB, Log, Secrets and Resources filled in from d), returned too;
 // the archive room has no blob store (its exports fail).
 func newAPIWith(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config, hd webhooks.Deps, hc webhooks.Config) (*einvoicing.Service, *webhooks.Service, *httpx.Service) {
+	a := newApp(db, d, cfg, hd, hc)
+	return a.svc, a.hooks, a.api
+}
+
+// app is the application layer room by room and its HTTP service.
+type app struct {
+	svc   *einvoicing.Service
+	hooks *webhooks.Service
+	inbox *inbox.Service
+	api   *httpx.Service
+}
+
+// newApp builds what newAPIWith does and returns every room.
+func newApp(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config, hd webhooks.Deps, hc webhooks.Config) app {
 	d.DB = db
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -37,8 +52,13 @@ func newAPIWith(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config, hd webho
 	hooks := webhooks.New(hd, hc)
 	d.Events = hooks
 	svc := einvoicing.New(d, cfg)
+	in := inbox.New(inbox.Deps{Core: svc, DB: db, Log: d.Log, Sandbox: d.Sandbox}, inbox.Config{})
+	svc.UseInbox(in)
+	if err := svc.CheckLinks(); err != nil {
+		panic(err)
+	}
 	exports := archive.New(archive.Deps{DB: db, Log: d.Log, Events: hooks}, archive.Config{})
-	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0),
+	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Inbox: in, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0),
 		Ready: db.Ping, Log: d.Log, PublicURL: cfg.PublicURL, RateLimit: httpx.RateLimit{}})
-	return svc, hooks, api
+	return app{svc: svc, hooks: hooks, inbox: in, api: api}
 }

@@ -27,6 +27,8 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -86,13 +88,15 @@ func newInboxEnv(t *testing.T, db *store.DB, tune ...func(*einvoicing.Config)) *
 	p.sim, p.tr = sim, tr
 	dg := &decisionGateway{Gateway: client}
 	p.gw = &lossyGateway{Gateway: dg}
-	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
-		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: p.gw}}, cfg)
-	p.svc = svc
+	a := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
+		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: p.gw}}, cfg, webhooks.Deps{}, webhooks.Config{})
+	svc, api := a.svc, a.api
+	p.svc, p.inboxes = svc, a.inbox
 	p.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(p.srv.Close)
 	p.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
 	svc.RegisterJobs(p.runner)
+	a.inbox.RegisterJobs(p.runner)
 	p.company, p.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read", "signing:agent")
 	se := &signEnv{t: t, db: db, srv: p.srv, key: p.key, company: p.company}
 	p.cert = newTestCert(t)
@@ -881,7 +885,7 @@ func TestInboxDeadline(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newInboxEnv(t, db)
-		other, _ := newAPI(db, einvoicing.Deps{Sandbox: e.sim}, einvoicing.Config{})
+		other := newApp(db, einvoicing.Deps{Sandbox: e.sim}, einvoicing.Config{}, webhooks.Deps{}, webhooks.Config{}).inbox
 		txDate := e.now().In(ujpdoc.Skopje).Format(time.DateOnly)
 		by := einvoice.DecideBy(e.now().In(ujpdoc.Skopje))
 		id, euid := e.dropAndSync(txDate)
@@ -909,12 +913,12 @@ func TestInboxDeadline(t *testing.T) {
 		}
 		deadlines := func() {
 			t.Helper()
-			for _, step := range []func(*einvoicing.Service) func(context.Context) error{
-				func(s *einvoicing.Service) func(context.Context) error { return s.InboxReminders },
-				func(s *einvoicing.Service) func(context.Context) error { return s.InboxAutoAccepts },
+			for _, step := range []func(*inbox.Service) func(context.Context) error{
+				func(s *inbox.Service) func(context.Context) error { return s.InboxReminders },
+				func(s *inbox.Service) func(context.Context) error { return s.InboxAutoAccepts },
 			} {
 				errs := make(chan error, 2)
-				for _, s := range []*einvoicing.Service{e.svc, other} {
+				for _, s := range []*inbox.Service{e.inboxes, other} {
 					go func() { errs <- step(s)(t.Context()) }()
 				}
 				for range 2 {

@@ -26,6 +26,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -57,12 +58,14 @@ func newBenchWorld(b testing.TB, db *store.DB) *benchWorld {
 	log := slog.New(slog.DiscardHandler)
 	sim, client, _ := newSimGateway(b, db, ujpsim.Options{Logger: log, ControlToken: "bench"})
 	w.gw = client
-	svc, api := newAPI(db, einvoicing.Deps{Log: log, Gateways: map[string]ujp.Gateway{auth.EnvSandbox: w.gw}, SandboxSetup: simSetup{sim}},
-		einvoicing.Config{Pipeline: einvoicing.PipelineConfig{SignerInterval: simWindow}})
+	a := newApp(db, einvoicing.Deps{Log: log, Gateways: map[string]ujp.Gateway{auth.EnvSandbox: w.gw}, SandboxSetup: simSetup{sim}},
+		einvoicing.Config{Pipeline: einvoicing.PipelineConfig{SignerInterval: simWindow}}, webhooks.Deps{}, webhooks.Config{})
+	svc, api := a.svc, a.api
 	w.srv = httptest.NewServer(api.Handler())
 	b.Cleanup(w.srv.Close)
 	w.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, PollInterval: 5 * time.Millisecond, Logger: log})
 	svc.RegisterJobs(w.runner)
+	a.inbox.RegisterJobs(w.runner)
 
 	w.company, w.key = seedSeller(b, db, "companies:write", "einvoices:read", "einvoices:write")
 	var pc struct{ Code string }

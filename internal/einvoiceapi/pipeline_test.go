@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -46,6 +47,7 @@ type pipeEnv struct {
 	authz   string // Agent header
 	cert    testCert
 	svc     *einvoicing.Service
+	inboxes *inbox.Service // the inbox room
 	// hooks runs webhook deliveries (webhooks.Service.RegisterJobs), stepped apart
 	// from the pipeline.
 	hooks *jobs.Runner
@@ -141,14 +143,16 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*einvoicing.Config), o
 	e.sim, e.tr = sim, tr
 	e.gw = &lossyGateway{Gateway: client}
 	cfg.Pipeline.SignerInterval = simWindow
-	svc, hooks, api := newAPIWith(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
+	a := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
 		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}, Secrets: testSecrets(t)}, cfg,
 		webhooks.Deps{}, e.hookCfg)
-	e.svc = svc
+	svc, hooks, api := a.svc, a.hooks, a.api
+	e.svc, e.inboxes = svc, a.inbox
 	e.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(e.srv.Close)
 	e.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
 	svc.RegisterJobs(e.runner)
+	a.inbox.RegisterJobs(e.runner)
 	e.hooks = jobs.NewRunner(db, jobs.Config{Workers: 8, Logger: slog.New(slog.DiscardHandler)})
 	hooks.RegisterJobs(e.hooks)
 

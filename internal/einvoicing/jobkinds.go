@@ -18,7 +18,6 @@ type (
 	purgeSignedReadsArgs struct{}
 	paceSweepArgs        struct{}
 	reconcileAllArgs     struct{}
-	inboxDeadlinesArgs   struct{}
 )
 
 func (pollChangesArgs) Kind() string      { return KindPollChanges }
@@ -26,4 +25,3 @@ func (expireSigningArgs) Kind() string    { return KindExpireSigning }
 func (purgeSignedReadsArgs) Kind() string { return KindPurgeSignedReads }
 func (paceSweepArgs) Kind() string        { return KindPaceSweep }
 func (reconcileAllArgs) Kind() string     { return KindReconcile }
-func (inboxDeadlinesArgs) Kind() string   { return KindInboxDeadlines }

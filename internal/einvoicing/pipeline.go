@@ -153,6 +153,10 @@ func (p *Pipeline) register(r *jobs.Runner) {
 	}
 }
 
+// Config is the pipeline's tuning (defaults applied), which the rooms that
+// call UJP through it follow.
+func (p *Pipeline) Config() PipelineConfig { return p.cfg }
+
 // EnqueueQuery runs a signed read once its signature is recorded.
 func EnqueueQuery(ctx context.Context, tx *store.Tx, r SigningRequest) error {
 	_, err := jobs.Insert(ctx, tx, QueryArgs{SigningRequestID: r.ID}, jobs.InsertOpts{MaxAttempts: 5})
@@ -785,8 +789,8 @@ func (p *Pipeline) pollOne(ctx context.Context, _ *jobs.Job, a pollArgs) error {
 				return err
 			}
 		}
-		if inboxSyncDue(co) {
-			return p.startInboxSync(ctx, tx, co, today)
+		if p.svc.inbox != nil {
+			return p.svc.inbox.StartSync(ctx, tx, co, today)
 		}
 		return nil
 	})

@@ -60,9 +60,6 @@ type Config struct {
 	// reason (token_missing, pin_locked) the document is asked for again;
 	// default 5 minutes.
 	RefusalBackoff time.Duration
-	// InboxDeadlineEvery is how often the inbox's deadline job looks for
-	// reminders and auto-acceptances due; default 1 minute.
-	InboxDeadlineEvery time.Duration
 	// CodeListsEvery is how often UJP's code lists are read (the job
 	// KindCodeLists); default 6 hours.
 	CodeListsEvery time.Duration
@@ -87,8 +84,6 @@ const (
 	// DefaultRefusalBackoff is how long a document waits after a signer's
 	// non-final refusal before it is asked for again.
 	DefaultRefusalBackoff = 5 * time.Minute
-	// DefaultInboxDeadlineEvery is how often the inbox's deadline job runs.
-	DefaultInboxDeadlineEvery = time.Minute
 	// DefaultCodeListsEvery is how often UJP's code lists are read and
 	// compared with the recorded ones.
 	DefaultCodeListsEvery = 6 * time.Hour
@@ -109,9 +104,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RefusalBackoff <= 0 {
 		c.RefusalBackoff = DefaultRefusalBackoff
-	}
-	if c.InboxDeadlineEvery <= 0 {
-		c.InboxDeadlineEvery = DefaultInboxDeadlineEvery
 	}
 	if c.CodeListsEvery <= 0 {
 		c.CodeListsEvery = DefaultCodeListsEvery
@@ -152,6 +144,9 @@ type Service struct {
 	// links are the handlers of the signing requests' link types, by type
 	// (signedlinks.go).
 	links map[string]LinkHandler
+	// inbox is the inbox room, which the poll starts the purchase-side
+	// sync through (UseInbox; inboxport.go).
+	inbox Inbox
 }
 
 // New builds the service.
@@ -178,14 +173,14 @@ func (s *Service) Now() time.Time { return s.db.Now() }
 
 // RegisterJobs registers the job kinds of the service on r: the
 // submission pipeline, the change-feed polls (sales and the inbox), UJP
-// reads and decisions, the periodic read of UJP's code lists, the inbox's
-// deadlines and the periodic expiry and purge of signing requests. Webhook
-// deliveries are the webhooks package's (webhooks.Service.RegisterJobs), on
-// a runner of their own; archive exports the archive package's.
+// reads and decisions, the periodic read of UJP's code lists and the
+// periodic expiry and purge of signing requests. Webhook deliveries are the
+// webhooks package's (webhooks.Service.RegisterJobs), on a runner of their
+// own; archive exports the archive package's; the inbox's deadlines the
+// inbox package's.
 func (s *Service) RegisterJobs(r *jobs.Runner) {
 	s.pipe.register(r)
 	s.registerCodeLists(r)
-	jobs.Register(r, s.inboxDeadlines, jobs.Options{Every: s.cfg.InboxDeadlineEvery})
 	if s.sandboxSetup != nil {
 		jobs.Register(r, s.registerSandboxSigner, jobs.Options{
 			Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})
