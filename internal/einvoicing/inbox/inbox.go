@@ -1,10 +1,10 @@
 package inbox
 
 // The inbox: incoming e-invoices of a company, read from UJP's purchase side
-// (inbox_sync.go), and the company's accept/reject decision, which is signed
+// (sync.go), and the company's accept/reject decision, which is signed
 // on the company's device and reaches UJP only with that signature
-// (inbox_decide.go). The decision deadline, its reminders and the
-// auto-acceptance are in inbox_deadline.go; the rules themselves (DecideBy,
+// (decide.go). The decision deadline, its reminders and the
+// auto-acceptance are in deadline.go; the rules themselves (DecideBy,
 // DaysLeft, reject reasons) are the domain's, in package einvoice.
 
 import (

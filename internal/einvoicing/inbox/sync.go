@@ -1,9 +1,10 @@
 package inbox
 
-// Reading UJP's purchase side into the inbox. It is part of the pipeline's
-// change-feed poll (pollAll → pollOne → signed reads run by the query job,
-// through the signer's UJP slot), and it follows one cursor per company in
-// the store (ujp_purchase_cursors):
+// Reading UJP's purchase side into the inbox. It is started by the
+// pipeline's change-feed poll (pollAll → pollOne → einvoicing.Inbox's
+// StartSync; its signed reads are run by the query job, through the
+// signer's UJP slot, with the handlers this room registered), and it
+// follows one cursor per company in the store (ujp_purchase_cursors):
 //
 //	ids [polled_through … today] ──▶ payload/list of the EUIDs not stored yet (≤100 a call)
 //	    ──▶ discovered_through = the last day whose received documents are all stored
