@@ -677,6 +677,11 @@ func (a *admin) agentRevoke(ctx context.Context, args []string) error {
 	core := einvoicing.New(einvoicing.Deps{DB: a.db, Events: events}, einvoicing.Config{})
 	agents := signing.New(signing.Deps{DB: a.db, Core: core}, signing.Config{})
 	if _, err := agents.AdminRevokeAgent(ctx, args[0]); err != nil {
+	app := einvoicing.New(einvoicing.Deps{DB: a.db, Events: events}, einvoicing.Config{})
+	// The inbox room handles its signing requests' revocation (a decision
+	// waiting on the agent fails).
+	newInbox(app, a.db, nil, nil, Config{})
+	if _, err := app.AdminRevokeAgent(ctx, args[0]); err != nil {
 		return fmt.Errorf("agent revoke: %w", err)
 	}
 	fmt.Fprintf(a.stdout, "revoked %s (its connections close within %s)\n", args[0], signing.AgentRecheck)

@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -193,7 +194,7 @@ func packageDefaults() Config {
 		EInvoiceHoldWindow:       pipeline.DefaultHoldWindow,
 		EInvoiceRetryDelays:      pipeline.DefaultRetryDelays(),
 		JobPollInterval:          jobs.DefaultPollInterval,
-		InboxDeadlineInterval:    einvoicing.DefaultInboxDeadlineEvery,
+		InboxDeadlineInterval:    inbox.DefaultDeadlineEvery,
 		UJPCodeListInterval:      einvoicing.DefaultCodeListsEvery,
 		UJPCodeListReload:        einvoicing.DefaultCodeListsReload,
 		JobLease:                 jobs.DefaultLease,

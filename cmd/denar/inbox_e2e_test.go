@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/internal/ujpsim"
@@ -273,10 +274,10 @@ func TestInboxEndToEnd(t *testing.T) {
 		docs := w.waitInbox([]string{euids["reject"], euids["accept"], euids["deadline"]}, 30*time.Second)
 		today := time.Now().In(ujpdoc.Skopje)
 		wantBy := einvoice.DecideBy(today).Format(time.DateOnly)
-		inbox := map[string]string{}
+		inboxIDs := map[string]string{}
 		for n, e := range euids {
 			d := docs[e]
-			inbox[n] = d["id"].(string)
+			inboxIDs[n] = d["id"].(string)
 			seller, _ := d["seller"].(map[string]any)
 			if d["decideBy"] != wantBy || d["number"] != "INB-"+n || seller["taxNumber"] != ujpsim.TaxSeller || d["daysLeft"] != float64(einvoice.DaysLeft(time.Now(), einvoice.DecideBy(today))) {
 				t.Fatalf("%s in the inbox: decideBy %v (want %s), number %v, seller %v, daysLeft %v", n, d["decideBy"], wantBy, d["number"], seller["taxNumber"], d["daysLeft"])
@@ -291,31 +292,31 @@ func TestInboxEndToEnd(t *testing.T) {
 		if err := json.Unmarshal(r.body, &stored); err != nil || r.status != 200 {
 			t.Fatalf("sim document: %d %v", r.status, err)
 		}
-		p := w.buyerCall("GET", "/v1/inbox/"+inbox["reject"]+"/payload", "")
+		p := w.buyerCall("GET", "/v1/inbox/"+inboxIDs["reject"]+"/payload", "")
 		if p.status != 200 || !bytes.Equal(p.body, stored.Payload) || p.header.Get("Content-Type") != "application/json" {
 			t.Fatalf("payload: %d, %d bytes, equal %v", p.status, len(p.body), bytes.Equal(p.body, stored.Payload))
 		}
 
 		// Reject with O-2, accept, let the third pass its deadline.
-		if r := w.buyerCall("POST", "/v1/inbox/"+inbox["reject"]+"/reject", `{"reasonCode":"O-2","comment":"погрешна количина"}`); r.status != 202 {
+		if r := w.buyerCall("POST", "/v1/inbox/"+inboxIDs["reject"]+"/reject", `{"reasonCode":"O-2","comment":"погрешна количина"}`); r.status != 202 {
 			t.Fatalf("reject: %d %s", r.status, r.body)
 		}
-		if r := w.buyerCall("POST", "/v1/inbox/"+inbox["accept"]+"/accept", ""); r.status != 202 {
+		if r := w.buyerCall("POST", "/v1/inbox/"+inboxIDs["accept"]+"/accept", ""); r.status != 202 {
 			t.Fatalf("accept: %d %s", r.status, r.body)
 		}
-		if r := w.buyerCall("POST", "/v1/sandbox/inbox/"+inbox["deadline"]+"/simulate", `{"action":"deadline_passes"}`); r.status != 202 {
+		if r := w.buyerCall("POST", "/v1/sandbox/inbox/"+inboxIDs["deadline"]+"/simulate", `{"action":"deadline_passes"}`); r.status != 202 {
 			t.Fatalf("deadline_passes: %d %s", r.status, r.body)
 		}
-		w.waitDoc(inbox["reject"], 30*time.Second, "rejected", decisionIs("rejected"))
-		w.waitDoc(inbox["accept"], 30*time.Second, "accepted", decisionIs("accepted"))
-		w.waitDoc(inbox["deadline"], 30*time.Second, "auto_accepted", decisionIs("auto_accepted"))
-		if r := w.buyerCall("POST", "/v1/inbox/"+inbox["deadline"]+"/accept", ""); r.status != 409 || !strings.Contains(string(r.body), `"code":"decision_deadline_passed"`) {
+		w.waitDoc(inboxIDs["reject"], 30*time.Second, "rejected", decisionIs("rejected"))
+		w.waitDoc(inboxIDs["accept"], 30*time.Second, "accepted", decisionIs("accepted"))
+		w.waitDoc(inboxIDs["deadline"], 30*time.Second, "auto_accepted", decisionIs("auto_accepted"))
+		if r := w.buyerCall("POST", "/v1/inbox/"+inboxIDs["deadline"]+"/accept", ""); r.status != 409 || !strings.Contains(string(r.body), `"code":"decision_deadline_passed"`) {
 			t.Fatalf("accept after the deadline: %d %s", r.status, r.body)
 		}
 		w.waitStatus(ids["reject"], "rejected", 30*time.Second)
 		w.waitStatus(ids["accept"], "accepted", 30*time.Second)
 		w.waitStatus(ids["deadline"], "auto_accepted", 30*time.Second)
-		if got := types(w.buyerEvents("objectId=" + inbox["reject"])); got != "inbox.received,inbox.signature_required,inbox.rejected" {
+		if got := types(w.buyerEvents("objectId=" + inboxIDs["reject"])); got != "inbox.received,inbox.signature_required,inbox.rejected" {
 			t.Fatalf("events of the rejected document: %s", got)
 		}
 		// The worker signed the decision: its request is a signed one of purpose decision.
@@ -392,11 +393,11 @@ func TestInboxEndToEnd(t *testing.T) {
 				time.Sleep(100 * time.Millisecond)
 			}
 			// Five more runs of the deadline job: nothing more.
-			runs := w.jobsFinished(einvoicing.KindInboxDeadlines, "completed")
+			runs := w.jobsFinished(inbox.KindDeadlines, "completed")
 			deadline = time.Now().Add(30 * time.Second)
-			for w.jobsFinished(einvoicing.KindInboxDeadlines, "completed") < runs+5 {
+			for w.jobsFinished(inbox.KindDeadlines, "completed") < runs+5 {
 				if time.Now().After(deadline) {
-					t.Fatalf("the deadline job did not run five more times (%d runs)", w.jobsFinished(einvoicing.KindInboxDeadlines, "completed")-runs)
+					t.Fatalf("the deadline job did not run five more times (%d runs)", w.jobsFinished(inbox.KindDeadlines, "completed")-runs)
 				}
 				time.Sleep(50 * time.Millisecond)
 			}

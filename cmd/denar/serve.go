@@ -23,6 +23,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -43,6 +44,7 @@ type application struct {
 	archive    *archive.Service
 	signing    *signing.Service
 	pipeline   *pipeline.Service
+	inbox      *inbox.Service
 }
 
 // newWebhooks is the events and webhooks room on db: the publisher the
@@ -90,11 +92,16 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 		Reconcile: einvoicing.ReconcileConfig{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour}})
 	pipe := pipeline.New(pipeline.Deps{DB: db, Log: log, EInvoicing: svc, Gateways: d.Gateways},
 		pipeline.Config{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
+		CodeListsEvery: cfg.UJPCodeListInterval, CodeListsReload: cfg.UJPCodeListReload,
+		Reconcile: einvoicing.ReconcileConfig{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour},
+		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
 			SignAhead: cfg.EInvoiceSignAhead})
 	exports := archive.New(archive.Deps{DB: db, Log: log, Blobs: blobs, Events: hooks}, archive.Config{Retention: cfg.ArchiveRetention})
 	signer := signing.New(signing.Deps{DB: db, Log: log, Core: svc}, signing.Config{})
 	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Signing: signer, Pipeline: pipe, Auth: authStore, Idempotency: keeper, Ready: ready,
+	in := newInbox(svc, db, log, d.Sandbox, cfg)
+	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Inbox: in, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
 	// The web console shares the e-invoicing service's listener and outer
 	// middleware (request ids, access log, limits); it has no OpenAPI
@@ -102,6 +109,21 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	dashboard.New(dashboard.Deps{Service: svc, Pipeline: pipe, Webhooks: hooks, Signing: signer, Users: dashboardUsers(db, cfg, secrets), Log: log,
 		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
 	return payroll, einvoice, application{einvoicing: svc, webhooks: hooks, archive: exports, signing: signer, pipeline: pipe}
+	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Inbox: in, Users: dashboardUsers(db, cfg, secrets), Log: log,
+		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
+	return payroll, einvoice, application{einvoicing: svc, webhooks: hooks, archive: exports, inbox: in}
+}
+
+// newInbox builds the inbox room on svc (its link handlers registered on
+// svc's registry), wires it as svc's inbox port, and checks that every
+// link type has its handler: a wiring mistake, so it panics.
+func newInbox(svc *einvoicing.Service, db *store.DB, log *slog.Logger, sandbox einvoicing.SandboxUJP, cfg Config) *inbox.Service {
+	in := inbox.New(inbox.Deps{Core: svc, DB: db, Log: log, Sandbox: sandbox}, inbox.Config{DeadlineEvery: cfg.InboxDeadlineInterval})
+	svc.UseInbox(in)
+	if err := svc.CheckLinks(); err != nil {
+		panic(err)
+	}
+	return in
 }
 
 // dashboardUsers are the dashboard's people; secrets seals their TOTP
@@ -425,6 +447,7 @@ func registerJobs(ctx context.Context, runner, hookRunner *jobs.Runner, db *stor
 	app.pipeline.RegisterJobs(runner)
 	app.archive.RegisterJobs(runner)
 	app.signing.RegisterJobs(runner)
+	app.inbox.RegisterJobs(runner)
 	app.webhooks.RegisterJobs(hookRunner)
 	return nil
 }

@@ -77,6 +77,9 @@ func runUJP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// The pipeline's timings pace the check's calls.
 	pipeline.New(pipeline.Deps{DB: db, Log: log, EInvoicing: app, Gateways: reg.gateways},
 		pipeline.Config{SignerInterval: cfg.UJPSignerInterval, CallTimeout: cfg.UJPCallTimeout})
+		einvoicing.Config{RegistryTimeout: cfg.UJPRegistryTimeout,
+			Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, CallTimeout: cfg.UJPCallTimeout}})
+	newInbox(app, db, log, nil, cfg)
 	rep, err := app.CheckUJP(ctx, einvoicing.UJPCheck{Environment: *env, CompanyID: *company, Sign: *sign, SignWait: *wait})
 	if err != nil {
 		return fmt.Errorf("ujp check: %w", err)

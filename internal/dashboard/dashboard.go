@@ -27,6 +27,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
@@ -40,8 +41,10 @@ type Deps struct {
 	Webhooks *webhooks.Service
 	// Signing shows the signing requests documents wait on.
 	Signing *signing.Service
-	Users   *auth.Users
-	Log     *slog.Logger
+	// Inbox is the inbox room: incoming documents and their decisions.
+	Inbox *inbox.Service
+	Users *auth.Users
+	Log   *slog.Logger
 	// SecureCookies marks cookies Secure even on a plain-HTTP connection
 	// (behind a TLS-terminating proxy). A request that arrived over TLS
 	// gets Secure cookies anyway.

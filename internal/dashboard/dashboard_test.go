@@ -21,6 +21,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -42,6 +43,7 @@ type world struct {
 	pipe            *pipeline.Service
 	hooks           *webhooks.Service
 	signing         *signing.Service
+	inbox           *inbox.Service
 	acctA, acctB    string
 	companyA, compB string
 	docA, docB      string
@@ -111,6 +113,10 @@ func newWorld(t *testing.T, db *store.DB) *world {
 	w.svc, w.pipe, w.hooks = svc, pipe, hooks
 	mux := http.NewServeMux()
 	dashboard.New(dashboard.Deps{Service: svc, Pipeline: pipe, Webhooks: hooks, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+	in := newInbox(db, svc)
+	w.svc, w.hooks, w.inbox = svc, hooks, in
+	mux := http.NewServeMux()
+	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Inbox: in, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
 	w.srv = httptest.NewServer(mux)
 	t.Cleanup(w.srv.Close)
 	return w
@@ -508,6 +514,7 @@ func TestDashboardTOTPAndTwoProcesses(t *testing.T) {
 		dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Signing: signer, Users: &auth.Users{DB: db, Secrets: w.users.Secrets},
 			Log: slog.New(slog.DiscardHandler)}).Register(mux)
 		dashboard.New(dashboard.Deps{Service: svc, Pipeline: pipe, Webhooks: hooks, Users: &auth.Users{DB: db, Secrets: w.users.Secrets}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+		dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Inbox: newInbox(db, svc), Users: &auth.Users{DB: db, Secrets: w.users.Secrets}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
 		second := httptest.NewServer(mux)
 		defer second.Close()
 		next := auth.TOTPStep(db.Now()) + 1
@@ -584,7 +591,7 @@ func TestDashboardLargestPagesStayUnder100KB(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			for i := range einvoicing.InboxPageSize + 1 {
+			for i := range inbox.InboxPageSize + 1 {
 				if c >= 4 {
 					break
 				}
@@ -671,4 +678,11 @@ func TestDashboardPagesSizeAndLabels(t *testing.T) {
 	if p := b.do("GET", "/dashboard/companies", nil); !strings.Contains(p.body, "Companies") || !strings.Contains(p.body, "SANDBOX") {
 		t.Fatalf("English page: %s", p.body)
 	}
+}
+
+// newInbox is the inbox room on svc, wired as cmd/denar wires it.
+func newInbox(db *store.DB, svc *einvoicing.Service) *inbox.Service {
+	in := inbox.New(inbox.Deps{Core: svc, DB: db, Log: slog.New(slog.DiscardHandler)}, inbox.Config{})
+	svc.UseInbox(in)
+	return in
 }

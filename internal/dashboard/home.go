@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 )
 
@@ -62,7 +63,7 @@ func (d *Dashboard) home(q *req) {
 		if !c.Environments.Sandbox.SignerReady && !c.Environments.Production.SignerReady && c.Status == "active" {
 			data.Offline = append(data.Offline, c)
 		}
-		docs, err := d.d.Service.Inbox(ctx, p, c.ID, einvoicing.InboxFilter{Status: "pending", DeadlineBefore: before}, "")
+		docs, err := d.d.Inbox.Inbox(ctx, p, c.ID, inbox.InboxFilter{Status: "pending", DeadlineBefore: before}, "")
 		if err != nil {
 			d.failErr(q, err)
 			return

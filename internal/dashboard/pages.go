@@ -15,6 +15,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 )
 
@@ -256,7 +257,7 @@ func (d *Dashboard) einvoicePDF(q *req) {
 }
 
 func (d *Dashboard) inboxPDF(q *req) {
-	pdf, err := d.d.Service.InboxPDF(q.r.Context(), q.principal(), q.r.PathValue("company"), q.r.PathValue("id"))
+	pdf, err := d.d.Inbox.InboxPDF(q.r.Context(), q.principal(), q.r.PathValue("company"), q.r.PathValue("id"))
 	if err != nil {
 		d.failErr(q, err)
 		return
@@ -311,7 +312,7 @@ type inboxData struct {
 // inbox lists the incoming documents of one company, or of every company
 // of the environment, most urgent first: pending documents by decideBy,
 // then the decided ones, newest first. Each company contributes its newest
-// page (einvoicing.InboxPageSize documents) under the filters.
+// page (inbox.InboxPageSize documents) under the filters.
 func (d *Dashboard) inbox(q *req) {
 	cs, err := d.companyList(q)
 	if err != nil {
@@ -321,12 +322,12 @@ func (d *Dashboard) inbox(q *req) {
 	v := q.r.URL.Query()
 	data := inboxData{base: d.baseFor(q, "inbox", "inbox.title"), Companies: cs, Company: v.Get("company"),
 		Status: v.Get("status"), Before: v.Get("before"), Statuses: einvoice.DecisionStates}
-	f := einvoicing.InboxFilter{Status: data.Status, DeadlineBefore: data.Before}
+	f := inbox.InboxFilter{Status: data.Status, DeadlineBefore: data.Before}
 	for _, c := range cs {
 		if data.Company != "" && c.ID != data.Company {
 			continue
 		}
-		docs, err := d.d.Service.Inbox(q.r.Context(), q.principal(), c.ID, f, "")
+		docs, err := d.d.Inbox.Inbox(q.r.Context(), q.principal(), c.ID, f, "")
 		if err != nil {
 			d.failErr(q, err)
 			return
@@ -375,7 +376,7 @@ func (d *Dashboard) inboxDoc(q *req) {
 // decision form sent back with its field errors.
 func (d *Dashboard) showInboxDoc(q *req, status int, form decideForm, errs map[string]string) {
 	ctx, p := q.r.Context(), q.principal()
-	doc, err := d.d.Service.InboxDocument(ctx, p, q.r.PathValue("company"), q.r.PathValue("id"))
+	doc, err := d.d.Inbox.InboxDocument(ctx, p, q.r.PathValue("company"), q.r.PathValue("id"))
 	if err != nil {
 		d.failErr(q, err)
 		return
@@ -416,11 +417,11 @@ func (d *Dashboard) decide(q *req) {
 	if accept {
 		action, detail = "inbox.accept", ""
 	}
-	cmd := einvoicing.DecideInbox{CompanyID: company, ID: id, Accept: accept, Comment: optionalText(f.Get("comment"))}
+	cmd := inbox.DecideInbox{CompanyID: company, ID: id, Accept: accept, Comment: optionalText(f.Get("comment"))}
 	if !accept {
 		cmd.ReasonCode = f.Get("reason")
 	}
-	_, err := d.d.Service.DecideInbox(q.r.Context(), q.caller(action, id, detail), cmd)
+	_, err := d.d.Inbox.DecideInbox(q.r.Context(), q.caller(action, id, detail), cmd)
 	if errs := d.fieldErrs(q, err); errs != nil {
 		// Next to the fields of the form that was sent, in the page's
 		// language, with what was typed (an О-7 rejection needs a comment).

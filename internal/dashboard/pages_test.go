@@ -155,7 +155,7 @@ func TestFormErrorsNextToTheField(t *testing.T) {
 	if strings.Contains(p.body, `id="accept-comment-err"`) {
 		t.Error("the error is also shown at the acceptance's comment")
 	}
-	if d, err := w.svc.InboxDocument(t.Context(), &auth.Principal{AccountID: w.acctA, Environment: auth.EnvSandbox}, w.companyA, w.docA); err != nil || d.Decision.Requested != nil {
+	if d, err := w.inbox.InboxDocument(t.Context(), &auth.Principal{AccountID: w.acctA, Environment: auth.EnvSandbox}, w.companyA, w.docA); err != nil || d.Decision.Requested != nil {
 		t.Fatalf("a refused rejection was requested: %v %v", d.Decision.Requested, err)
 	}
 	// English, the same.

@@ -46,6 +46,9 @@ func TestNoSecretAtRest(t *testing.T) {
 		api := einvoiceapi.New(einvoiceapi.Deps{Service: w.svc, Pipeline: w.pipe, Webhooks: w.hooks, Auth: as, Idempotency: idempotency.New(db, 0), Ready: db.Ping,
 			Log: log, RateLimit: httpx.RateLimit{}})
 		dashboard.New(dashboard.Deps{Service: w.svc, Pipeline: w.pipe, Webhooks: w.hooks, Users: w.users, Log: log}).Register(api.Mux)
+		api := einvoiceapi.New(einvoiceapi.Deps{Service: w.svc, Webhooks: w.hooks, Inbox: w.inbox, Auth: as, Idempotency: idempotency.New(db, 0), Ready: db.Ping,
+			Log: log, RateLimit: httpx.RateLimit{}})
+		dashboard.New(dashboard.Deps{Service: w.svc, Webhooks: w.hooks, Inbox: w.inbox, Users: w.users, Log: log}).Register(api.Mux)
 		w.srv = httptest.NewServer(api.Handler())
 		t.Cleanup(w.srv.Close)
 

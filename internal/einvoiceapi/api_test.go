@@ -9,6 +9,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -22,6 +23,9 @@ import (
 func newAPI(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config) (*app, *httpx.Service) {
 	svc, _, api := newAPIWith(db, d, cfg, webhooks.Deps{}, webhooks.Config{})
 	return svc, api
+func newAPI(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config) (*einvoicing.Service, *httpx.Service) {
+	a := newApp(db, d, cfg, webhooks.Deps{}, webhooks.Config{})
+	return a.svc, a.api
 }
 
 // newAPIWith is newAPI with the events and webhooks room built from hd
@@ -55,6 +59,20 @@ func (a testApp) registerJobs(r *jobs.Runner) {
 
 // newApp is newAPIWith with the pipeline room tuned too, returning the rooms.
 func newApp(db *store.DB, d einvoicing.Deps, cfg appConfig, hd webhooks.Deps, hc webhooks.Config) (testApp, *httpx.Service) {
+	a := newApp(db, d, cfg, hd, hc)
+	return a.svc, a.hooks, a.api
+}
+
+// app is the application layer room by room and its HTTP service.
+type app struct {
+	svc   *einvoicing.Service
+	hooks *webhooks.Service
+	inbox *inbox.Service
+	api   *httpx.Service
+}
+
+// newApp builds what newAPIWith does and returns every room.
+func newApp(db *store.DB, d einvoicing.Deps, cfg einvoicing.Config, hd webhooks.Deps, hc webhooks.Config) app {
 	d.DB = db
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -67,6 +85,9 @@ func newApp(db *store.DB, d einvoicing.Deps, cfg appConfig, hd webhooks.Deps, hc
 	d.Events = hooks
 	svc := einvoicing.New(d, cfg.Config)
 	pipe := pipeline.New(pipeline.Deps{DB: db, Log: d.Log, EInvoicing: svc, Gateways: d.Gateways}, cfg.Pipeline)
+	svc := einvoicing.New(d, cfg)
+	in := inbox.New(inbox.Deps{Core: svc, DB: db, Log: d.Log, Sandbox: d.Sandbox}, inbox.Config{})
+	svc.UseInbox(in)
 	if err := svc.CheckLinks(); err != nil {
 		panic(err)
 	}
@@ -74,4 +95,7 @@ func newApp(db *store.DB, d einvoicing.Deps, cfg appConfig, hd webhooks.Deps, hc
 	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Pipeline: pipe, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0),
 		Ready: db.Ping, Log: d.Log, PublicURL: cfg.PublicURL, RateLimit: httpx.RateLimit{}})
 	return testApp{svc: svc, pipe: pipe, hooks: hooks}, api
+	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Inbox: in, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0),
+		Ready: db.Ping, Log: d.Log, PublicURL: cfg.PublicURL, RateLimit: httpx.RateLimit{}})
+	return app{svc: svc, hooks: hooks, inbox: in, api: api}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -28,7 +29,8 @@ import (
 // Deps are what the e-invoicing API needs from the rest of the program.
 type Deps struct {
 	// Service is the application layer every operation calls but those of
-	// its rooms (events and webhooks, archive exports, signing).
+	// its rooms (events and webhooks, archive exports, signing, the
+	// pipeline, the inbox).
 	Service *einvoicing.Service
 	// Webhooks is the events and webhooks room of the application layer:
 	// the event log and feed, webhook endpoints and their deliveries.
@@ -42,6 +44,9 @@ type Deps struct {
 	// Pipeline is the submission pipeline room of the application layer
 	// (UJP's PDFs).
 	Pipeline *pipeline.Service
+	// Inbox is the inbox room of the application layer: incoming
+	// e-invoices, the company's decision, the sandbox's buyer side.
+	Inbox *inbox.Service
 	// Auth authenticates API keys and issues OAuth tokens.
 	Auth *auth.Store
 	// Idempotency keeps Idempotency-Key claims.
@@ -106,7 +111,7 @@ func New(d Deps) *httpx.Service {
 			return ""
 		},
 	})
-	h := &handlers{svc: d.Service, hooks: d.Webhooks, archive: d.Archive, signing: d.Signing, pipe: d.Pipeline, deps: d}
+	h := &handlers{svc: d.Service, hooks: d.Webhooks, archive: d.Archive, signing: d.Signing, pipe: d.Pipeline, inbox: d.Inbox, deps: d}
 	h.registerCompanies(s)
 	h.registerSandboxMandate(s)
 	h.registerOAuth(s.Mux, s.API)
@@ -141,6 +146,7 @@ type handlers struct {
 	archive *archive.Service
 	signing *signing.Service
 	pipe    *pipeline.Service
+	inbox   *inbox.Service
 	deps    Deps
 	// wsMessages counts the signing WebSockets' messages.
 	wsMessages *prometheus.CounterVec

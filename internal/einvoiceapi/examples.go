@@ -11,6 +11,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
@@ -244,12 +245,12 @@ func registerExamples(s *httpx.Service) {
 	s.Example(AcceptBody{Comment: exPtr("Примено, во ред.")})
 	s.Example(RejectBody{ReasonCode: "O-2", Comment: exPtr("Погрешна цена во ставка 1")})
 	s.ExampleJSON(reflect.TypeFor[sandboxIncomingInput]().Field(0).Type, `{"transactionDate":"2026-05-04","issueDate":"2026-05-04"}`)
-	s.Example(einvoicing.SandboxIncoming{Object: "sandbox_incoming", CompanyID: exCompany, EUID: exInboxDocument().EUID,
+	s.Example(inbox.SandboxIncoming{Object: "sandbox_incoming", CompanyID: exCompany, EUID: exInboxDocument().EUID,
 		SellerTaxNumber: "4030000000044", TransactionDate: "2026-05-04", IssueDate: "2026-05-04", DecideBy: "2026-06-10"})
 	s.ExampleJSON(reflect.TypeFor[simulateInboxInput]().Field(1).Type, `{"action":"seller_stornos","voidReason":"S-1"}`)
 	cancelled := exInboxDocument()
 	cancelled.UJPStatus = einvoicing.UJPStatus{Code: "07", Name: "Сторнирана", At: exTime("09:30:00")}
-	s.Example(einvoicing.InboxSimulation{Object: "sandbox_simulation", Action: "seller_stornos", Document: cancelled,
+	s.Example(inbox.InboxSimulation{Object: "sandbox_simulation", Action: "seller_stornos", Document: cancelled,
 		StornoEUID: exPtr("019b8e22-61a0-7c3e-8d2b-4f6a8c0e1d3b")})
 
 	// Events and webhooks.

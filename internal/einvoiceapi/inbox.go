@@ -7,6 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/httpx"
 )
 
@@ -62,7 +63,7 @@ type sandboxIncomingInput struct {
 	} `required:"false"`
 }
 
-type sandboxIncomingOutput struct{ Body einvoicing.SandboxIncoming }
+type sandboxIncomingOutput struct{ Body inbox.SandboxIncoming }
 
 type simulateInboxInput struct {
 	ID   string `path:"id" maxLength:"100" example:"inbd_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The id (inbd_…) of a sandbox incoming e-invoice."`
@@ -72,7 +73,7 @@ type simulateInboxInput struct {
 	}
 }
 
-type simulateInboxOutput struct{ Body einvoicing.InboxSimulation }
+type simulateInboxOutput struct{ Body inbox.InboxSimulation }
 
 func (h *handlers) registerInbox(s *httpx.Service) {
 	tags := []string{"Inbox"}
@@ -87,18 +88,18 @@ func (h *handlers) registerInbox(s *httpx.Service) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := h.svc.Inbox(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx),
-			einvoicing.InboxFilter{Status: in.Status, DeadlineBefore: in.DeadlineBefore}, after)
+		out, err := h.inbox.Inbox(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx),
+			inbox.InboxFilter{Status: in.Status, DeadlineBefore: in.DeadlineBefore}, after)
 		if err != nil {
 			return nil, err
 		}
-		return &listInboxOutput{Body: httpx.NewPage(out, einvoicing.InboxPageSize, func(d einvoicing.InboxDocument) string { return d.ID }, digest)}, nil
+		return &listInboxOutput{Body: httpx.NewPage(out, inbox.InboxPageSize, func(d einvoicing.InboxDocument) string { return d.ID }, digest)}, nil
 	})
 	httpx.Register(s, huma.Operation{
 		OperationID: "getInboxDocument", Method: http.MethodGet, Path: "/v1/inbox/{id}",
 		Summary: "Get an incoming e-invoice", Tags: tags, Description: "404 outside the company.",
 	}, httpx.Spec{Scope: "inbox:read", Company: true}, func(ctx context.Context, in *inboxIDInput) (*inboxOutput, error) {
-		d, err := h.svc.InboxDocument(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx), in.ID)
+		d, err := h.inbox.InboxDocument(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +121,7 @@ func (h *handlers) registerInbox(s *httpx.Service) {
 		if in.Body != nil {
 			comment = in.Body.Comment
 		}
-		d, err := h.svc.DecideInbox(ctx, caller(ctx), einvoicing.DecideInbox{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID, Accept: true, Comment: comment})
+		d, err := h.inbox.DecideInbox(ctx, caller(ctx), inbox.DecideInbox{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID, Accept: true, Comment: comment})
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +133,7 @@ func (h *handlers) registerInbox(s *httpx.Service) {
 		Description: "reasonCode from UJP's reject-reasons codebook (O-1 to O-7; 422 validation_failed on reasonCode " +
 			"otherwise, naming the codebook); О-7 needs a comment." + decisionDoc,
 	}, httpx.Spec{Scope: "inbox:write", Company: true}, func(ctx context.Context, in *rejectInput) (*inboxOutput, error) {
-		d, err := h.svc.DecideInbox(ctx, caller(ctx), einvoicing.DecideInbox{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID,
+		d, err := h.inbox.DecideInbox(ctx, caller(ctx), inbox.DecideInbox{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID,
 			ReasonCode: in.Body.ReasonCode, Comment: in.Body.Comment})
 		if err != nil {
 			return nil, err
@@ -148,7 +149,7 @@ func (h *handlers) registerInbox(s *httpx.Service) {
 			"application/json": {Schema: &huma.Schema{Type: "object", Description: "UJP's document JSON, unmodified.",
 				Examples: []any{exEInvoiceOf().Document}}}}}},
 	}, httpx.Spec{Scope: "inbox:read", Company: true}, func(ctx context.Context, in *inboxIDInput) (*rawOutput, error) {
-		b, err := h.svc.InboxPayload(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx), in.ID)
+		b, err := h.inbox.InboxPayload(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +163,7 @@ func (h *handlers) registerInbox(s *httpx.Service) {
 		Responses: map[string]*huma.Response{"200": {Description: "The PDF.", Content: map[string]*huma.MediaType{
 			"application/pdf": {Schema: &huma.Schema{Type: "string", Format: "binary"}}}}},
 	}, httpx.Spec{Scope: "inbox:read", Company: true}, func(ctx context.Context, in *inboxIDInput) (*rawOutput, error) {
-		pdf, err := h.svc.InboxPDF(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx), in.ID)
+		pdf, err := h.inbox.InboxPDF(ctx, httpx.PrincipalFrom(ctx), httpx.CompanyFrom(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -179,11 +180,11 @@ func (h *handlers) registerInbox(s *httpx.Service) {
 			"in last month gives a deadline this month's 10th. The document appears in GET /v1/inbox (with inbox.received) " +
 			"once the company's signer has signed the reads; a read is scheduled at once. The same Idempotency-Key drops it once.",
 	}, httpx.Spec{Scope: "inbox:write", Company: true}, func(ctx context.Context, in *sandboxIncomingInput) (*sandboxIncomingOutput, error) {
-		cmd := einvoicing.SandboxIncomingCommand{CompanyID: httpx.CompanyFrom(ctx)}
+		cmd := inbox.SandboxIncomingCommand{CompanyID: httpx.CompanyFrom(ctx)}
 		if in.Body != nil {
 			cmd.TransactionDate, cmd.IssueDate = in.Body.TransactionDate, in.Body.IssueDate
 		}
-		out, err := h.svc.SandboxDropIncoming(ctx, caller(ctx), cmd)
+		out, err := h.inbox.SandboxDropIncoming(ctx, caller(ctx), cmd)
 		if err != nil {
 			return nil, err
 		}
@@ -199,7 +200,7 @@ func (h *handlers) registerInbox(s *httpx.Service) {
 			"original (07, inbox.cancelled_by_storno) once the company accepts the storno. A document the " +
 			"simulator no longer allows it for: 409 inbox_state_conflict with UJP's code.",
 	}, httpx.Spec{Scope: "inbox:write", Company: true}, func(ctx context.Context, in *simulateInboxInput) (*simulateInboxOutput, error) {
-		out, err := h.svc.SimulateInbox(ctx, caller(ctx), einvoicing.SimulateInboxCommand{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID,
+		out, err := h.inbox.SimulateInbox(ctx, caller(ctx), inbox.SimulateInboxCommand{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID,
 			Action: in.Body.Action, VoidReason: in.Body.VoidReason})
 		if err != nil {
 			return nil, err

@@ -29,6 +29,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -99,6 +100,15 @@ func newInboxEnv(t *testing.T, db *store.DB, tune ...func(*appConfig)) *inboxEnv
 	t.Cleanup(p.srv.Close)
 	p.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
 	app.registerJobs(p.runner)
+	a := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
+		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: p.gw}}, cfg, webhooks.Deps{}, webhooks.Config{})
+	svc, api := a.svc, a.api
+	p.svc, p.inboxes = svc, a.inbox
+	p.srv = httptest.NewServer(api.Handler())
+	t.Cleanup(p.srv.Close)
+	p.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
+	svc.RegisterJobs(p.runner)
+	a.inbox.RegisterJobs(p.runner)
 	p.company, p.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read", "signing:agent")
 	se := &signEnv{t: t, db: db, srv: p.srv, key: p.key, company: p.company}
 	p.cert = newTestCert(t)
@@ -887,7 +897,7 @@ func TestInboxDeadline(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newInboxEnv(t, db)
-		other, _ := newAPI(db, einvoicing.Deps{Sandbox: e.sim}, einvoicing.Config{})
+		other := newApp(db, einvoicing.Deps{Sandbox: e.sim}, einvoicing.Config{}, webhooks.Deps{}, webhooks.Config{}).inbox
 		txDate := e.now().In(ujpdoc.Skopje).Format(time.DateOnly)
 		by := einvoice.DecideBy(e.now().In(ujpdoc.Skopje))
 		id, euid := e.dropAndSync(txDate)
@@ -915,12 +925,13 @@ func TestInboxDeadline(t *testing.T) {
 		}
 		deadlines := func() {
 			t.Helper()
-			for _, step := range []func(*einvoicing.Service) func(context.Context) error{
-				func(s *einvoicing.Service) func(context.Context) error { return s.InboxReminders },
-				func(s *einvoicing.Service) func(context.Context) error { return s.InboxAutoAccepts },
+			for _, step := range []func(*inbox.Service) func(context.Context) error{
+				func(s *inbox.Service) func(context.Context) error { return s.InboxReminders },
+				func(s *inbox.Service) func(context.Context) error { return s.InboxAutoAccepts },
 			} {
 				errs := make(chan error, 2)
 				for _, s := range []*einvoicing.Service{e.svc, other.Service} {
+				for _, s := range []*inbox.Service{e.inboxes, other} {
 					go func() { errs <- step(s)(t.Context()) }()
 				}
 				for range 2 {

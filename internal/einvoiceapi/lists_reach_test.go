@@ -16,6 +16,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -113,7 +114,7 @@ func TestEveryListFillsItsPagesWithinReach(t *testing.T) {
 		// Inbox documents of a0 (a page is 25), reconciliations, events.
 		var a0Events []string
 		err = db.InTx(ctx, func(tx *store.Tx) error {
-			for i := range einvoicing.InboxPageSize + 2 {
+			for i := range inbox.InboxPageSize + 2 {
 				for _, c := range mixed[:4] {
 					id := denar.NewID("inb")
 					if _, err := tx.InsertInboxDocument(ctx, dbq.InsertInboxDocumentParams{ID: id, AccountID: c.AccountID, CompanyID: c.CompanyID,
@@ -266,7 +267,7 @@ func TestEveryListFillsItsPagesWithinReach(t *testing.T) {
 			exp := want[l.name]
 			size := l.limit
 			if size == 0 {
-				size = einvoicing.InboxPageSize
+				size = inbox.InboxPageSize
 			}
 			if len(exp) <= size {
 				t.Fatalf("%s: %d rows within reach, not more than a page of %d", l.name, len(exp), size)

@@ -21,6 +21,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
+	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -48,6 +49,7 @@ type pipeEnv struct {
 	authz   string // Agent header
 	cert    testCert
 	svc     *einvoicing.Service
+	inboxes *inbox.Service // the inbox room
 	// hooks runs webhook deliveries (webhooks.Service.RegisterJobs), stepped apart
 	// from the pipeline.
 	hooks *jobs.Runner
@@ -152,6 +154,16 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*appConfig), opts ...p
 	t.Cleanup(e.srv.Close)
 	e.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
 	app.registerJobs(e.runner)
+	a := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
+		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}, Secrets: testSecrets(t)}, cfg,
+		webhooks.Deps{}, e.hookCfg)
+	svc, hooks, api := a.svc, a.hooks, a.api
+	e.svc, e.inboxes = svc, a.inbox
+	e.srv = httptest.NewServer(api.Handler())
+	t.Cleanup(e.srv.Close)
+	e.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
+	svc.RegisterJobs(e.runner)
+	a.inbox.RegisterJobs(e.runner)
 	e.hooks = jobs.NewRunner(db, jobs.Config{Workers: 8, Logger: slog.New(slog.DiscardHandler)})
 	app.hooks.RegisterJobs(e.hooks)
 

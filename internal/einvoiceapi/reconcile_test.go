@@ -475,6 +475,15 @@ func TestReconciliationTwoProcesses(t *testing.T) {
 		t.Cleanup(srv2.Close)
 		runner2 := jobs.NewRunner(db, jobs.Config{Workers: 4})
 		other.registerJobs(runner2)
+		a := newApp(db, einvoicing.Deps{Sandbox: e.sim, Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}},
+			einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}, SignerInterval: simWindow},
+				Reconcile: einvoicing.ReconcileConfig{Every: time.Hour}}, webhooks.Deps{}, webhooks.Config{})
+		other, api := a.svc, a.api
+		srv2 := httptest.NewServer(api.Handler())
+		t.Cleanup(srv2.Close)
+		runner2 := jobs.NewRunner(db, jobs.Config{Workers: 4})
+		other.RegisterJobs(runner2)
+		a.inbox.RegisterJobs(runner2)
 
 		d0 := e.now().In(ujpdoc.Skopje).AddDate(0, 0, 1)
 		day0 := d0.Format(time.DateOnly)

@@ -15,9 +15,7 @@ func (sandboxSignerArgs) Kind() string { return KindSandboxSigner }
 type (
 	purgeSignedReadsArgs struct{}
 	reconcileAllArgs     struct{}
-	inboxDeadlinesArgs   struct{}
 )
 
 func (purgeSignedReadsArgs) Kind() string { return KindPurgeSignedReads }
 func (reconcileAllArgs) Kind() string     { return KindReconcile }
-func (inboxDeadlinesArgs) Kind() string   { return KindInboxDeadlines }

@@ -85,10 +85,11 @@ func (s *Service) queueOf(ctx context.Context, q *dbq.Queries, inv dbq.Einvoice)
 }
 
 // SyncInbox starts the read of co's purchase side (the inbox), when it is
-// due, in the poll's transaction; today is UJP's day.
+// due, in the poll's transaction, through the inbox room's port
+// (UseInbox); today is UJP's day.
 func (s *Service) SyncInbox(ctx context.Context, tx *store.Tx, co dbq.Company, today time.Time) error {
-	if !inboxSyncDue(co) {
+	if s.inbox == nil {
 		return nil
 	}
-	return s.pipe.startInboxSync(ctx, tx, co, today)
+	return s.inbox.StartSync(ctx, tx, co, today)
 }

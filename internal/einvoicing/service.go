@@ -58,9 +58,6 @@ type Config struct {
 	// reason (token_missing, pin_locked) the document is asked for again;
 	// default 5 minutes.
 	RefusalBackoff time.Duration
-	// InboxDeadlineEvery is how often the inbox's deadline job looks for
-	// reminders and auto-acceptances due; default 1 minute.
-	InboxDeadlineEvery time.Duration
 	// CodeListsEvery is how often UJP's code lists are read (the job
 	// KindCodeLists); default 6 hours.
 	CodeListsEvery time.Duration
@@ -85,8 +82,6 @@ const (
 	// DefaultRefusalBackoff is how long a document waits after a signer's
 	// non-final refusal before it is asked for again.
 	DefaultRefusalBackoff = 5 * time.Minute
-	// DefaultInboxDeadlineEvery is how often the inbox's deadline job runs.
-	DefaultInboxDeadlineEvery = time.Minute
 	// DefaultCodeListsEvery is how often UJP's code lists are read and
 	// compared with the recorded ones.
 	DefaultCodeListsEvery = 6 * time.Hour
@@ -107,9 +102,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RefusalBackoff <= 0 {
 		c.RefusalBackoff = DefaultRefusalBackoff
-	}
-	if c.InboxDeadlineEvery <= 0 {
-		c.InboxDeadlineEvery = DefaultInboxDeadlineEvery
 	}
 	if c.CodeListsEvery <= 0 {
 		c.CodeListsEvery = DefaultCodeListsEvery
@@ -150,6 +142,9 @@ type Service struct {
 	// links are the handlers of the signing requests' link types, by type
 	// (signedlinks.go).
 	links map[string]LinkHandler
+	// inbox is the inbox room, which the poll starts the purchase-side
+	// sync through (UseInbox; inboxport.go).
+	inbox Inbox
 }
 
 // New builds the service.
@@ -176,11 +171,11 @@ func (s *Service) Now() time.Time { return s.db.Now() }
 
 // RegisterJobs registers the job kinds of the service on r: the
 // validation of an issue, the periodic read of UJP's code lists, the
-// inbox's deadlines, the daily reconciliation and the periodic purge of
+// daily reconciliation and the periodic purge of
 // signed reads. The submission pipeline, the change-feed polls and UJP's
 // signed reads are the pipeline room's (pipeline.Service.RegisterJobs); the
 // expiry of signing requests and the ask-again of a refused document the
-// signing room's; webhook deliveries are the webhooks package's
+// signing room's; the inbox's deadlines the inbox room's; webhook deliveries are the webhooks package's
 // (webhooks.Service.RegisterJobs), on a runner of their own; archive
 // exports the archive package's.
 func (s *Service) RegisterJobs(r *jobs.Runner) {
@@ -191,7 +186,6 @@ func (s *Service) RegisterJobs(r *jobs.Runner) {
 		jobs.Register(r, s.pipe.reconcileAll, jobs.Options{Every: every})
 	}
 	s.registerCodeLists(r)
-	jobs.Register(r, s.inboxDeadlines, jobs.Options{Every: s.cfg.InboxDeadlineEvery})
 	if s.sandboxSetup != nil {
 		jobs.Register(r, s.registerSandboxSigner, jobs.Options{
 			Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})

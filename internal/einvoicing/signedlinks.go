@@ -62,9 +62,12 @@ func (s *Service) HandleLink(t string, h LinkHandler) {
 	s.links[t] = h
 }
 
-// CheckLinks reports a link type no room handles; cmd/denar calls it
-// once every room is built.
+// CheckLinks reports a link type no room handles, or a room's port not
+// wired (UseInbox); cmd/denar calls it once every room is built.
 func (s *Service) CheckLinks() error {
+	if s.inbox == nil {
+		return errNoInbox
+	}
 	for _, t := range linkTypes {
 		if _, ok := s.links[t]; !ok {
 			return fmt.Errorf("einvoicing: no handler for link type %q (handled: %v)", t, slices.Sorted(maps.Keys(s.links)))
@@ -95,15 +98,6 @@ func (s *Service) handleLinks() {
 			}
 			return s.documentRefused(ctx, tx, r, reason, message)
 		}})
-	// A decision is the company's act: any refusal, passing or not, ends
-	// it with a problem, and so does an expiry; deciding again asks
-	// afresh.
-	for _, t := range []string{LinkInboxDecision, LinkInboxStatus} {
-		s.HandleLink(t, LinkHandler{Signed: enqueueRead, Read: p.readInbox, Failed: s.decisionSignatureFailed})
-	}
-	for _, t := range []string{LinkInboxPDF, LinkPurchaseIDs, LinkPurchasePayloads, LinkPurchaseChanges} {
-		s.HandleLink(t, LinkHandler{Signed: enqueueRead, Read: p.readInbox})
-	}
 	s.HandleLink(LinkReconciliation, LinkHandler{Signed: enqueueReconcileQuery, Read: p.readReconciliation})
 	s.HandleLink(LinkUJPCheck, LinkHandler{Signed: func(context.Context, *store.Tx, SigningRequest) error { return nil }})
 }

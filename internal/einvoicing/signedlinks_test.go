@@ -26,6 +26,23 @@ func TestSignedLinks(t *testing.T) {
 	}
 	reads := []string{LinkPurchaseIDs, LinkPurchasePayloads, LinkPurchaseChanges, LinkInboxPDF,
 		LinkInboxStatus, LinkInboxDecision, LinkReconciliation}
+	// The rooms outside this package register their own link types when
+	// they are built, and cmd/denar wires the inbox's port; until then
+	// CheckLinks fails.
+	if err := svc.CheckLinks(); err == nil {
+		t.Fatal("CheckLinks passed before the inbox room was built")
+	}
+	for _, typ := range []string{LinkPurchaseIDs, LinkPurchasePayloads, LinkPurchaseChanges, LinkInboxPDF, LinkInboxStatus, LinkInboxDecision} {
+		svc.HandleLink(typ, LinkHandler{Signed: enqueueRead})
+	}
+	if err := svc.CheckLinks(); err == nil {
+		t.Fatal("CheckLinks passed without the inbox's port (UseInbox)")
+	}
+	svc.UseInbox(noInbox{})
+	if err := svc.CheckLinks(); err != nil {
+		t.Fatal(err)
+	}
+	reads := []string{LinkChanges, LinkPDF, LinkSalesLookup, LinkSalesLookupPayloads, LinkReconciliation}
 	for _, typ := range reads {
 		l, ok := svc.Link(typ)
 		if !ok || l.Signed == nil || l.Read == nil {
@@ -69,3 +86,6 @@ func TestSignedLinks(t *testing.T) {
 		t.Fatalf("a request for an unknown link type: %v", err)
 	}
 }
+
+// noInbox is an inbox room that does nothing, for the registry's check.
+type noInbox struct{ Inbox }

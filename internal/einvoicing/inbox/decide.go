@@ -1,4 +1,4 @@
-package einvoicing
+package inbox
 
 // The company's decision on an incoming e-invoice. POST accept/reject
 // creates a signing request of purpose decision over UJP's accept-reject
@@ -23,6 +23,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -48,20 +49,20 @@ type DecideInbox struct {
 // a decision on its way, or is no longer 01 at UJP (voided or corrected by
 // its seller), 422 for a reject reason outside UJP's list, 409
 // signer_not_ready without a valid certificate.
-func (s *Service) DecideInbox(ctx context.Context, c Caller, cmd DecideInbox) (InboxDocument, error) {
-	co, err := ActingCompany(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
+func (s *Service) DecideInbox(ctx context.Context, c einvoicing.Caller, cmd DecideInbox) (einvoicing.InboxDocument, error) {
+	co, err := einvoicing.ActingCompany(ctx, s.db.Reader(), c.Principal, cmd.CompanyID)
 	if err != nil {
-		return InboxDocument{}, err
+		return einvoicing.InboxDocument{}, err
 	}
-	cb := s.codebooks(co.Environment)
-	return retryInbox(func() (InboxDocument, error) {
-		return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (InboxDocument, error) {
+	cb := s.core.CodeLists(co.Environment)
+	return retryInbox(func() (einvoicing.InboxDocument, error) {
+		return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (einvoicing.InboxDocument, error) {
 			d, err := inboxRow(ctx, tx.Queries, c.Principal, cmd.CompanyID, cmd.ID)
 			if err != nil {
-				return InboxDocument{}, err
+				return einvoicing.InboxDocument{}, err
 			}
 			if err := decidable(d, tx.Now); err != nil {
-				return InboxDocument{}, err
+				return einvoicing.InboxDocument{}, err
 			}
 			req := ujp.AcceptRejectRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUID: d.Euid, IsAccepted: cmd.Accept, Comment: cmd.Comment}
 			next := d
@@ -75,7 +76,7 @@ func (s *Service) DecideInbox(ctx context.Context, c Caller, cmd DecideInbox) (I
 				next.DecisionRequested, next.DecisionReason = decisionReject, sql.NullString{String: code, Valid: true}
 			}
 			if err != nil {
-				return InboxDocument{}, err
+				return einvoicing.InboxDocument{}, err
 			}
 			if req.Comment != nil && strings.TrimSpace(*req.Comment) == "" {
 				req.Comment = nil
@@ -86,16 +87,16 @@ func (s *Service) DecideInbox(ctx context.Context, c Caller, cmd DecideInbox) (I
 			}
 			sr, err := askDecisionSignature(ctx, tx, d, req)
 			if err != nil {
-				return InboxDocument{}, err
+				return einvoicing.InboxDocument{}, err
 			}
 			next.SigningRequestID = sql.NullString{String: sr.ID, Valid: true}
 			next.Problems = "[]"
 			saved, err := saveInbox(ctx, tx, next)
 			if err != nil {
-				return InboxDocument{}, err
+				return einvoicing.InboxDocument{}, err
 			}
 			if err := s.inboxEvent(ctx, tx, saved, webhooks.EventInboxSignatureRequired); err != nil {
-				return InboxDocument{}, err
+				return einvoicing.InboxDocument{}, err
 			}
 			return inboxView(saved, tx.Now), nil
 		})
@@ -129,18 +130,18 @@ func decidable(d dbq.InboxDocument, now time.Time) error {
 
 // askDecisionSignature issues the signing request of a decision (purpose
 // decision) over UJP's accept-reject payload.
-func askDecisionSignature(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, req ujp.AcceptRejectRequest) (SigningRequest, error) {
+func askDecisionSignature(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, req ujp.AcceptRejectRequest) (einvoicing.SigningRequest, error) {
 	payload, err := json.Marshal(req)
 	if err != nil {
-		return SigningRequest{}, err
+		return einvoicing.SigningRequest{}, err
 	}
-	return RequestSignature(ctx, tx, d.CompanyID, PurposeDecision, payload, SigningLink{Type: LinkInboxDecision, ID: d.ID})
+	return einvoicing.RequestSignature(ctx, tx, d.CompanyID, einvoicing.PurposeDecision, payload, einvoicing.SigningLink{Type: einvoicing.LinkInboxDecision, ID: d.ID})
 }
 
 // inboxProblem is an item of an inbox document's problems: why a decision
 // did not reach UJP (httpx.Codes, "inbox_document.problems"). UJP's own
 // codes appear there too, unrenamed.
-type inboxProblem ProblemItem
+type inboxProblem einvoicing.ProblemItem
 
 // ujpNotNew is UJP's refusal of a decision on a document no longer in
 // status 01 (NEW).
@@ -149,9 +150,9 @@ func ujpNotNew() string { return "E1016" }
 // failDecision puts d back to a plain pending decision (or leaves the
 // decision UJP reported) with the problem, and emits inbox.decision_failed.
 func (s *Service) failDecision(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, p inboxProblem) (dbq.InboxDocument, error) {
-	var items []ProblemItem
+	var items []einvoicing.ProblemItem
 	_ = json.Unmarshal([]byte(d.Problems), &items)
-	items = append(items, ProblemItem(p))
+	items = append(items, einvoicing.ProblemItem(p))
 	b, err := json.Marshal(items)
 	if err != nil {
 		return d, err
@@ -194,7 +195,7 @@ func (s *Service) decisionSignatureFailedOnce(ctx context.Context, tx *store.Tx,
 	}
 	var p inboxProblem
 	switch {
-	case r.LinkType == LinkInboxStatus:
+	case r.LinkType == einvoicing.LinkInboxStatus:
 		p = inboxProblem{Code: ujpNotNew(), Message: "UJP refused the decision (not in status NEW) and the read of its current status was not signed; the decision was not made"}
 	case expired:
 		p = inboxProblem{Code: "decision_expired", Message: fmt.Sprintf("the %s decision was not signed before its signing request expired; nothing reached UJP — decide again", d.DecisionRequested)}
@@ -212,85 +213,85 @@ func (s *Service) decisionSignatureFailedOnce(ctx context.Context, tx *store.Tx,
 
 // sendDecision is the query job's work for a signed decision: it sends the
 // decision to UJP and records what UJP answered.
-func (p *Pipeline) sendDecision(ctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest) error {
-	d, err := p.db.Reader().GetInboxDocument(ctx, sr.LinkID)
+func (s *Service) sendDecision(ctx context.Context, gw ujp.Gateway, who einvoicing.Signer, sr dbq.SigningRequest) error {
+	d, err := s.db.Reader().GetInboxDocument(ctx, sr.LinkID)
 	if err != nil {
 		return jobs.Cancel(fmt.Errorf("decision %s: document %s: %w", sr.ID, sr.LinkID, err))
 	}
 	if d.SigningRequestID.String != sr.ID || d.DecisionRequested == "" {
 		return nil // failed, overtaken or sent already
 	}
-	if by, _ := time.Parse(time.DateOnly, d.DecideBy); einvoice.DeadlinePassed(p.db.Now(), by) {
-		return p.svc.inboxInTx(ctx, func(tx *store.Tx) error {
-			return p.svc.decisionLate(ctx, tx, d.ID, sr.ID)
+	if by, _ := time.Parse(time.DateOnly, d.DecideBy); einvoice.DeadlinePassed(s.db.Now(), by) {
+		return s.inboxInTx(ctx, func(tx *store.Tx) error {
+			return s.decisionLate(ctx, tx, d.ID, sr.ID)
 		})
 	}
-	if stale, err := p.Stale(sr); err != nil || stale {
-		return p.reaskDecision(ctx, gw, who, d.ID, sr)
+	if stale, err := s.pipe.Stale(sr); err != nil || stale {
+		return s.reaskDecision(ctx, gw, who, d.ID, sr)
 	}
-	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+	cctx, cancel := context.WithTimeout(ctx, s.pipeCfg().CallTimeout)
 	err = gw.AcceptReject(cctx, who.ID, sr.Jws)
 	cancel()
 	var rej *ujp.RejectedError
 	var rl *ujp.RateLimitedError
-	if wait, ok := Busy(err); ok {
+	if wait, ok := einvoicing.Busy(err); ok {
 		return jobs.Snooze(wait) // nothing was sent
 	}
 	switch {
 	case err == nil:
-		if err := p.svc.inboxInTx(ctx, func(tx *store.Tx) error {
-			return p.svc.decisionConfirmed(ctx, tx, d.ID, sr.ID)
+		if err := s.inboxInTx(ctx, func(tx *store.Tx) error {
+			return s.decisionConfirmed(ctx, tx, d.ID, sr.ID)
 		}); err != nil {
 			return err
 		}
-		return p.AccessOK(ctx, d.CompanyID, "")
+		return s.pipe.AccessOK(ctx, d.CompanyID, "")
 	case errors.As(err, &rl):
-		return jobs.Snooze(max(rl.RetryAfter, p.cfg.SignerInterval))
+		return jobs.Snooze(max(rl.RetryAfter, s.pipeCfg().SignerInterval))
 	case ujp.AccessProblem(err) != nil:
 		// UJP refused the caller, not the decision: it stays on its way
 		// (the deadline still rules), and the company carries the problem.
-		if _, err := p.AccessProblem(ctx, d.CompanyID, err); err != nil {
+		if _, err := s.pipe.AccessProblem(ctx, d.CompanyID, err); err != nil {
 			return err
 		}
-		return jobs.Snooze(RetryDelay(p.cfg.RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, p.db.Now()))
-	case errors.As(err, &rej) && TimestampCodes[rej.Code]:
-		return p.reaskDecision(ctx, gw, who, d.ID, sr)
+		return jobs.Snooze(einvoicing.RetryDelay(s.pipeCfg().RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, s.db.Now()))
+	case errors.As(err, &rej) && einvoicing.TimestampCodes[rej.Code]:
+		return s.reaskDecision(ctx, gw, who, d.ID, sr)
 	case errors.As(err, &rej) && rej.Code == "E1016":
 		// Not NEW at UJP: decided elsewhere, auto-accepted, voided — or
 		// our own earlier attempt whose answer was lost. Read what UJP
 		// holds before saying the decision failed.
-		return p.svc.inboxInTx(ctx, func(tx *store.Tx) error {
-			return p.svc.verifyDecision(ctx, tx, d.ID, sr.ID, rej)
+		return s.inboxInTx(ctx, func(tx *store.Tx) error {
+			return s.verifyDecision(ctx, tx, d.ID, sr.ID, rej)
 		})
 	case errors.As(err, &rej):
-		return p.svc.inboxInTx(ctx, func(tx *store.Tx) error {
+		return s.inboxInTx(ctx, func(tx *store.Tx) error {
 			cur, err := tx.GetInboxDocument(ctx, d.ID)
 			if err != nil || cur.SigningRequestID.String != sr.ID {
 				return err
 			}
-			_, err = p.svc.failDecision(ctx, tx, cur, inboxProblem{Code: rej.Code, Message: "UJP refused the decision: " + rej.Message, SigningRequestID: sr.ID})
+			_, err = s.failDecision(ctx, tx, cur, inboxProblem{Code: rej.Code, Message: "UJP refused the decision: " + rej.Message, SigningRequestID: sr.ID})
 			return err
 		})
 	default:
 		// Unreachable UJP: the outcome of this call is unknown. Try again
 		// later; an E1016 then is checked against UJP's status.
-		p.log.Warn("UJP unavailable; decision retried", "inbox", d.ID, "err", err)
-		return jobs.Snooze(RetryDelay(p.cfg.RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, p.db.Now()))
+		s.log.Warn("UJP unavailable; decision retried", "inbox", d.ID, "err", err)
+		return jobs.Snooze(einvoicing.RetryDelay(s.pipeCfg().RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, s.db.Now()))
 	}
 }
 
 // reaskDecision asks the signer again for the same decision with a fresh
 // requestTimestamp (UJP refuses one more than 5 minutes off) — once UJP
 // answers, so an outage does not ask the signer every few minutes.
-func (p *Pipeline) reaskDecision(ctx context.Context, gw ujp.Gateway, who Signer, id string, sr dbq.SigningRequest) error {
-	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
+func (s *Service) reaskDecision(ctx context.Context, gw ujp.Gateway, who einvoicing.Signer, id string, sr dbq.SigningRequest) error {
+	cctx, cancel := context.WithTimeout(ctx, s.pipeCfg().CallTimeout)
 	_, err := gw.ServerTime(cctx, who.ID)
 	cancel()
-	if d, ok := Busy(err); ok {
+	if d, ok := einvoicing.Busy(err); ok {
 		return jobs.Snooze(d)
 	}
 	if ujp.Retryable(err) {
-		return jobs.Snooze(RetryDelay(p.cfg.RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, p.db.Now()))
+		return jobs.Snooze(einvoicing.RetryDelay(s.pipeCfg().RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, s.db.Now()))
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(sr.Payload)
 	if err != nil {
@@ -300,15 +301,15 @@ func (p *Pipeline) reaskDecision(ctx context.Context, gw ujp.Gateway, who Signer
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return jobs.Cancel(err)
 	}
-	return p.svc.inboxInTx(ctx, func(tx *store.Tx) error {
+	return s.inboxInTx(ctx, func(tx *store.Tx) error {
 		d, err := tx.GetInboxDocument(ctx, id)
 		if err != nil || d.SigningRequestID.String != sr.ID {
 			return err
 		}
 		req.RequestTimestamp = ujpdoc.FormatTimestamp(tx.Now)
 		next, err := askDecisionSignature(ctx, tx, d, req)
-		if errors.Is(err, ErrNoSigner) {
-			_, err = p.svc.failDecision(ctx, tx, d, inboxProblem{Code: "decision_signer_missing",
+		if errors.Is(err, einvoicing.ErrNoSigner) {
+			_, err = s.failDecision(ctx, tx, d, inboxProblem{Code: "decision_signer_missing",
 				Message: "the signed decision was too old for UJP and the company has no valid certificate to sign it again", SigningRequestID: sr.ID})
 			return err
 		}
@@ -320,7 +321,7 @@ func (p *Pipeline) reaskDecision(ctx context.Context, gw ujp.Gateway, who Signer
 		if err != nil {
 			return err
 		}
-		return p.svc.inboxEvent(ctx, tx, saved, webhooks.EventInboxSignatureRequired)
+		return s.inboxEvent(ctx, tx, saved, webhooks.EventInboxSignatureRequired)
 	})
 }
 
@@ -366,8 +367,8 @@ func (s *Service) verifyDecision(ctx context.Context, tx *store.Tx, id, srID str
 	if err != nil {
 		return err
 	}
-	read, err := RequestSignature(ctx, tx, d.CompanyID, PurposeQuery, payload, SigningLink{Type: LinkInboxStatus, ID: d.ID})
-	if errors.Is(err, ErrNoSigner) {
+	read, err := einvoicing.RequestSignature(ctx, tx, d.CompanyID, einvoicing.PurposeQuery, payload, einvoicing.SigningLink{Type: einvoicing.LinkInboxStatus, ID: d.ID})
+	if errors.Is(err, einvoicing.ErrNoSigner) {
 		_, err = s.failDecision(ctx, tx, d, inboxProblem{Code: rej.Code, Message: "UJP refused the decision: " + rej.Message, SigningRequestID: srID})
 		return err
 	}
@@ -485,9 +486,9 @@ func (s *Service) ApplyUJPStatus(ctx context.Context, tx *store.Tx, d dbq.InboxD
 		}
 	}
 	if failed != nil {
-		var items []ProblemItem
+		var items []einvoicing.ProblemItem
 		_ = json.Unmarshal([]byte(next.Problems), &items)
-		b, err := json.Marshal(append(items, ProblemItem(*failed)))
+		b, err := json.Marshal(append(items, einvoicing.ProblemItem(*failed)))
 		if err != nil {
 			return d, err
 		}

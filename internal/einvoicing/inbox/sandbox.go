@@ -1,4 +1,4 @@
-package einvoicing
+package inbox
 
 // The buyer's side of the sandbox: an incoming invoice dropped into a
 // company's inbox by a fictitious supplier, and the transitions a buyer
@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/usecase"
@@ -48,7 +49,7 @@ type SandboxIncoming struct {
 // sandboxCompany loads a company of the caller that is a sandbox company
 // on the simulator, else 403 sandbox_only.
 func (s *Service) sandboxCompany(ctx context.Context, p *auth.Principal, companyID string) (dbq.Company, error) {
-	co, err := CompanyRow(ctx, s.db.Reader(), p, companyID)
+	co, err := einvoicing.CompanyRow(ctx, s.db.Reader(), p, companyID)
 	if err != nil {
 		return co, err
 	}
@@ -63,7 +64,7 @@ func (s *Service) sandboxCompany(ctx context.Context, p *auth.Principal, company
 // behaviour can be tried today: a transaction date in an earlier month
 // gives a deadline that is near or past. A retry with the same
 // Idempotency-Key drops it once (its docId is derived from the key).
-func (s *Service) SandboxDropIncoming(ctx context.Context, c Caller, cmd SandboxIncomingCommand) (SandboxIncoming, error) {
+func (s *Service) SandboxDropIncoming(ctx context.Context, c einvoicing.Caller, cmd SandboxIncomingCommand) (SandboxIncoming, error) {
 	co, err := s.sandboxCompany(ctx, c.Principal, cmd.CompanyID)
 	if err != nil {
 		return SandboxIncoming{}, err
@@ -93,7 +94,7 @@ func (s *Service) SandboxDropIncoming(ctx context.Context, c Caller, cmd Sandbox
 		return SandboxIncoming{}, err
 	}
 	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (SandboxIncoming, error) {
-		if err := EnqueuePoll(ctx, tx, co.ID); err != nil {
+		if err := einvoicing.EnqueuePoll(ctx, tx, co.ID); err != nil {
 			return SandboxIncoming{}, err
 		}
 		return SandboxIncoming{Object: "sandbox_incoming", CompanyID: co.ID, EUID: euid, SellerTaxNumber: sandboxSupplier,
@@ -122,9 +123,9 @@ type SimulateInboxCommand struct {
 
 // InboxSimulation is the answer of an inbox simulate call.
 type InboxSimulation struct {
-	Object   string        `json:"object" enum:"sandbox_simulation" example:"sandbox_simulation" doc:"Always sandbox_simulation."`
-	Action   string        `json:"action" example:"seller_stornos" doc:"The transition asked for."`
-	Document InboxDocument `json:"document" doc:"The document as it is now; the move arrives with the next read of UJP's purchase side."`
+	Object   string                   `json:"object" enum:"sandbox_simulation" example:"sandbox_simulation" doc:"Always sandbox_simulation."`
+	Action   string                   `json:"action" example:"seller_stornos" doc:"The transition asked for."`
+	Document einvoicing.InboxDocument `json:"document" doc:"The document as it is now; the move arrives with the next read of UJP's purchase side."`
 	// StornoEUID is the seller's storno document (seller_stornos).
 	StornoEUID *string `json:"stornoEuid" doc:"seller_stornos: the storno's EUID; it arrives in the inbox as a document of kind storno, and UJP voids the original (07) once the company accepts it."`
 }
@@ -136,7 +137,7 @@ type InboxSimulation struct {
 // simulator voids the original, 07, once the company accepts the storno).
 // A document the simulator no longer allows it for is 409
 // inbox_state_conflict with UJP's code.
-func (s *Service) SimulateInbox(ctx context.Context, c Caller, cmd SimulateInboxCommand) (InboxSimulation, error) {
+func (s *Service) SimulateInbox(ctx context.Context, c einvoicing.Caller, cmd SimulateInboxCommand) (InboxSimulation, error) {
 	co, err := s.sandboxCompany(ctx, c.Principal, cmd.CompanyID)
 	if err != nil {
 		return InboxSimulation{}, err
@@ -151,7 +152,7 @@ func (s *Service) SimulateInbox(ctx context.Context, c Caller, cmd SimulateInbox
 		err = s.sandbox.AutoAccept(ctx, d.Euid)
 	case SimInboxSellerStornos:
 		if cmd.VoidReason != "" {
-			if _, ok := s.codebooks(co.Environment).Lookup(ujpdoc.CBVoidReasons, cmd.VoidReason); !ok {
+			if _, ok := s.core.CodeLists(co.Environment).Lookup(ujpdoc.CBVoidReasons, cmd.VoidReason); !ok {
 				return InboxSimulation{}, denar.Invalid(denar.FieldError{Path: "voidReason", Codebook: ujpdoc.CBVoidReasons,
 					Message: fmt.Sprintf("%q is not a void reason", cmd.VoidReason)})
 			}
@@ -170,7 +171,7 @@ func (s *Service) SimulateInbox(ctx context.Context, c Caller, cmd SimulateInbox
 		return InboxSimulation{}, fmt.Errorf("sandbox simulate %s on %s: %w", cmd.Action, d.ID, err)
 	}
 	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (InboxSimulation, error) {
-		if err := EnqueuePoll(ctx, tx, co.ID); err != nil {
+		if err := einvoicing.EnqueuePoll(ctx, tx, co.ID); err != nil {
 			return InboxSimulation{}, err
 		}
 		cur, err := tx.GetInboxDocument(ctx, d.ID)

@@ -1,9 +1,10 @@
-package einvoicing
+package inbox
 
-// Reading UJP's purchase side into the inbox. It is part of the pipeline's
-// change-feed poll (pollAll → pollOne → signed reads run by the query job,
-// through the signer's UJP slot), and it follows one cursor per company in
-// the store (ujp_purchase_cursors):
+// Reading UJP's purchase side into the inbox. It is started by the
+// pipeline's change-feed poll (pollAll → pollOne → einvoicing.Inbox's
+// StartSync; its signed reads are run by the query job, through the
+// signer's UJP slot, with the handlers this room registered), and it
+// follows one cursor per company in the store (ujp_purchase_cursors):
 //
 //	ids [polled_through … today] ──▶ payload/list of the EUIDs not stored yet (≤100 a call)
 //	    ──▶ discovered_through = the last day whose received documents are all stored
@@ -33,6 +34,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -50,8 +52,8 @@ func firstInboxDay(today time.Time) time.Time {
 // startInboxSync asks for the first read of a sync of co's purchase side
 // (in the poll's transaction), unless a read of it still waits for its
 // signer, or UJP refused its payloads (no RD) within the last hour.
-func (p *Pipeline) startInboxSync(ctx context.Context, tx *store.Tx, co dbq.Company, today time.Time) error {
-	if prob, missing := PrivilegeMissing(co, ujp.PrivilegePayloads); missing && tx.Now.Sub(prob.LastSeenAt) < RDRetryEvery {
+func (s *Service) startInboxSync(ctx context.Context, tx *store.Tx, co dbq.Company, today time.Time) error {
+	if prob, missing := einvoicing.PrivilegeMissing(co, ujp.PrivilegePayloads); missing && tx.Now.Sub(prob.LastSeenAt) < einvoicing.RDRetryEvery {
 		return nil
 	}
 	if _, err := tx.OpenInboxSyncRequest(ctx, dbq.OpenInboxSyncRequestParams{CompanyID: co.ID, Now: tx.Now}); err == nil {
@@ -63,7 +65,7 @@ func (p *Pipeline) startInboxSync(ctx context.Context, tx *store.Tx, co dbq.Comp
 	if err != nil {
 		return err
 	}
-	from, err := ParseDay(cur.PolledThrough)
+	from, err := einvoicing.ParseDay(cur.PolledThrough)
 	if err != nil {
 		return fmt.Errorf("purchase cursor of %s: %w", co.ID, err)
 	}
@@ -99,8 +101,8 @@ func requestPurchaseIDs(ctx context.Context, tx *store.Tx, co dbq.Company, from,
 	if err != nil {
 		return err
 	}
-	_, err = RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, SigningLink{Type: LinkPurchaseIDs, ID: co.ID})
-	if errors.Is(err, ErrNoSigner) {
+	_, err = einvoicing.RequestSignature(ctx, tx, co.ID, einvoicing.PurposeQuery, payload, einvoicing.SigningLink{Type: einvoicing.LinkPurchaseIDs, ID: co.ID})
+	if errors.Is(err, einvoicing.ErrNoSigner) {
 		return nil
 	}
 	return err
@@ -109,7 +111,7 @@ func requestPurchaseIDs(ctx context.Context, tx *store.Tx, co dbq.Company, from,
 // requestPurchaseChanges asks for the read of co's purchase change feed of
 // day, unless one waits for its signer already.
 func requestPurchaseChanges(ctx context.Context, tx *store.Tx, co dbq.Company, day string) error {
-	link := SigningLink{Type: LinkPurchaseChanges, ID: co.ID}
+	link := einvoicing.SigningLink{Type: einvoicing.LinkPurchaseChanges, ID: co.ID}
 	if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link.Type, LinkID: link.ID, Now: tx.Now}); err == nil {
 		return nil
 	} else if !errors.Is(err, sql.ErrNoRows) {
@@ -119,59 +121,59 @@ func requestPurchaseChanges(ctx context.Context, tx *store.Tx, co dbq.Company, d
 	if err != nil {
 		return err
 	}
-	_, err = RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, link)
-	if errors.Is(err, ErrNoSigner) {
+	_, err = einvoicing.RequestSignature(ctx, tx, co.ID, einvoicing.PurposeQuery, payload, link)
+	if errors.Is(err, einvoicing.ErrNoSigner) {
 		return nil
 	}
 	return err
 }
 
 // readInbox runs the inbox's signed reads and decisions for the query job.
-func (p *Pipeline) readInbox(ctx, cctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest, co dbq.Company) error {
+func (s *Service) readInbox(ctx, cctx context.Context, gw ujp.Gateway, who einvoicing.Signer, sr dbq.SigningRequest, co dbq.Company) error {
 	switch sr.LinkType {
-	case LinkPurchaseIDs:
-		started := p.db.Now()
+	case einvoicing.LinkPurchaseIDs:
+		started := s.db.Now()
 		ids, err := gw.PurchaseIDs(cctx, who.ID, sr.Jws)
 		if err != nil {
-			return p.QueryFailed(ctx, co, err)
+			return s.pipe.QueryFailed(ctx, co, err)
 		}
-		return p.purchaseIDsRead(ctx, co, sr, ids, started)
-	case LinkPurchasePayloads:
+		return s.purchaseIDsRead(ctx, co, sr, ids, started)
+	case einvoicing.LinkPurchasePayloads:
 		list, err := gw.PurchasePayloads(cctx, who.ID, sr.Jws)
 		if err != nil {
-			return p.QueryFailed(ctx, co, err)
+			return s.pipe.QueryFailed(ctx, co, err)
 		}
-		if err := p.purchasePayloadsRead(ctx, co, sr, list); err != nil {
+		if err := s.purchasePayloadsRead(ctx, co, sr, list); err != nil {
 			return err
 		}
-		return p.AccessOK(ctx, co.ID, ujp.PrivilegePayloads)
-	case LinkPurchaseChanges:
-		started := p.db.Now()
+		return s.pipe.AccessOK(ctx, co.ID, ujp.PrivilegePayloads)
+	case einvoicing.LinkPurchaseChanges:
+		started := s.db.Now()
 		changes, err := gw.PurchaseChanges(cctx, who.ID, sr.Jws)
 		if err != nil {
-			return p.QueryFailed(ctx, co, err)
+			return s.pipe.QueryFailed(ctx, co, err)
 		}
-		return p.purchaseChangesRead(ctx, co, sr, changes, started)
-	case LinkInboxPDF:
+		return s.purchaseChangesRead(ctx, co, sr, changes, started)
+	case einvoicing.LinkInboxPDF:
 		pdf, err := gw.PurchasePDF(cctx, who.ID, sr.Jws)
 		if err != nil {
-			return p.QueryFailed(ctx, co, err)
+			return s.pipe.QueryFailed(ctx, co, err)
 		}
-		if err := p.db.Writer().PutInboxPDF(ctx, dbq.PutInboxPDFParams{DocumentID: sr.LinkID,
-			Pdf: base64.StdEncoding.EncodeToString(pdf), CreatedAt: p.db.Now()}); err != nil {
+		if err := s.db.Writer().PutInboxPDF(ctx, dbq.PutInboxPDFParams{DocumentID: sr.LinkID,
+			Pdf: base64.StdEncoding.EncodeToString(pdf), CreatedAt: s.db.Now()}); err != nil {
 			return err
 		}
-		return p.AccessOK(ctx, co.ID, ujp.PrivilegePDF)
-	case LinkInboxStatus:
+		return s.pipe.AccessOK(ctx, co.ID, ujp.PrivilegePDF)
+	case einvoicing.LinkInboxStatus:
 		st, err := gw.PurchaseCurrentStatus(cctx, who.ID, sr.Jws)
 		if err != nil {
-			return p.QueryFailed(ctx, co, err)
+			return s.pipe.QueryFailed(ctx, co, err)
 		}
-		return p.svc.inboxInTx(ctx, func(tx *store.Tx) error {
-			return p.svc.decisionStatusRead(ctx, tx, sr.LinkID, sr.ID, st)
+		return s.inboxInTx(ctx, func(tx *store.Tx) error {
+			return s.decisionStatusRead(ctx, tx, sr.LinkID, sr.ID, st)
 		})
-	case LinkInboxDecision:
-		return p.sendDecision(ctx, gw, who, sr)
+	case einvoicing.LinkInboxDecision:
+		return s.sendDecision(ctx, gw, who, sr)
 	}
 	return jobs.Cancel(fmt.Errorf("signed read %s: not an inbox read: %s", sr.ID, sr.LinkType))
 }
@@ -179,12 +181,12 @@ func (p *Pipeline) readInbox(ctx, cctx context.Context, gw ujp.Gateway, who Sign
 // purchaseIDsRead asks for the payloads of the EUIDs not stored yet, or,
 // when every one is stored, records the discovery and goes on to the
 // change feed.
-func (p *Pipeline) purchaseIDsRead(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, ids []string, started time.Time) error {
+func (s *Service) purchaseIDsRead(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, ids []string, started time.Time) error {
 	var req ujp.DateRangeRequest
-	if err := DecodeSigned(sr, &req); err != nil {
+	if err := einvoicing.DecodeSigned(sr, &req); err != nil {
 		return err
 	}
-	return p.db.InTx(ctx, func(tx *store.Tx) error {
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
 		seen := map[string]bool{}
 		var fresh []string
 		for _, euid := range ids {
@@ -199,17 +201,17 @@ func (p *Pipeline) purchaseIDsRead(ctx context.Context, co dbq.Company, sr dbq.S
 			}
 		}
 		if len(fresh) == 0 {
-			return p.discoveryDone(ctx, tx, co, req.DateTo, started)
+			return s.discoveryDone(ctx, tx, co, req.DateTo, started)
 		}
-		batch := fresh[:min(len(fresh), MaxPayloadsPerRequest)]
+		batch := fresh[:min(len(fresh), einvoicing.MaxPayloadsPerRequest)]
 		payload, err := json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUIDs: batch})
 		if err != nil {
 			return err
 		}
 		// The next step needs the range's end and when this read started.
-		link := SigningLink{Type: LinkPurchasePayloads, ID: fmt.Sprintf("%s/%s/%d", co.ID, req.DateTo, started.UnixMilli())}
-		_, err = RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, link)
-		if errors.Is(err, ErrNoSigner) {
+		link := einvoicing.SigningLink{Type: einvoicing.LinkPurchasePayloads, ID: fmt.Sprintf("%s/%s/%d", co.ID, req.DateTo, started.UnixMilli())}
+		_, err = einvoicing.RequestSignature(ctx, tx, co.ID, einvoicing.PurposeQuery, payload, link)
+		if errors.Is(err, einvoicing.ErrNoSigner) {
 			return nil
 		}
 		return err
@@ -219,9 +221,9 @@ func (p *Pipeline) purchaseIDsRead(ctx context.Context, co dbq.Company, sr dbq.S
 // purchasePayloadsRead stores the documents UJP gave (each with
 // inbox.received), then reads the EUIDs again if there may be more, or
 // records the discovery.
-func (p *Pipeline) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, list []ujp.Payload) error {
+func (s *Service) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, list []ujp.Payload) error {
 	var req ujp.EUIDsRequest
-	if err := DecodeSigned(sr, &req); err != nil {
+	if err := einvoicing.DecodeSigned(sr, &req); err != nil {
 		return err
 	}
 	parts := strings.Split(sr.LinkID, "/")
@@ -234,19 +236,19 @@ func (p *Pipeline) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr 
 		return fmt.Errorf("payload read %s: link %q: %w", sr.ID, sr.LinkID, err)
 	}
 	started := time.UnixMilli(ms)
-	name := p.svc.StatusName(co.Environment, ujp.StatusSent)
+	name := s.StatusName(co.Environment, ujp.StatusSent)
 	asked := map[string]bool{}
 	for _, e := range req.EUIDs {
 		asked[e] = true
 	}
-	return p.db.InTx(ctx, func(tx *store.Tx) error {
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
 		got := map[string]bool{}
 		for _, it := range list {
 			if !asked[it.EUID] || got[it.EUID] {
 				continue
 			}
 			got[it.EUID] = true
-			if _, _, err := p.svc.StoreIncoming(ctx, tx, co, it, name); err != nil {
+			if _, _, err := s.StoreIncoming(ctx, tx, co, it, name); err != nil {
 				return err
 			}
 		}
@@ -257,29 +259,29 @@ func (p *Pipeline) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr 
 			if _, err := tx.GetInboxDocumentByEUID(ctx, dbq.GetInboxDocumentByEUIDParams{CompanyID: co.ID, Euid: e}); errors.Is(err, sql.ErrNoRows) {
 				// UJP listed it and did not give it: the discovery is not
 				// complete; the next poll asks again.
-				p.log.Warn("UJP listed an incoming document but gave no payload; asking again at the next poll", "company", co.ID, "euid", e)
+				s.log.Warn("UJP listed an incoming document but gave no payload; asking again at the next poll", "company", co.ID, "euid", e)
 				return nil
 			} else if err != nil {
 				return err
 			}
 		}
-		if len(req.EUIDs) >= MaxPayloadsPerRequest {
+		if len(req.EUIDs) >= einvoicing.MaxPayloadsPerRequest {
 			// There may be more than one batch: read the EUIDs again.
-			cur, err := purchaseCursor(ctx, tx, co, SkopjeMidnight(tx.Now))
+			cur, err := purchaseCursor(ctx, tx, co, einvoicing.SkopjeMidnight(tx.Now))
 			if err != nil {
 				return err
 			}
-			from, err := ParseDay(cur.PolledThrough)
+			from, err := einvoicing.ParseDay(cur.PolledThrough)
 			if err != nil {
 				return err
 			}
-			end, err := ParseDay(to)
+			end, err := einvoicing.ParseDay(to)
 			if err != nil {
 				return err
 			}
 			return requestPurchaseIDs(ctx, tx, co, from, end)
 		}
-		return p.discoveryDone(ctx, tx, co, to, started)
+		return s.discoveryDone(ctx, tx, co, to, started)
 	})
 }
 
@@ -297,7 +299,7 @@ func (s *Service) StoreIncoming(ctx context.Context, tx *store.Tx, co dbq.Compan
 	if err != nil {
 		return d, false, fmt.Errorf("store inbox document %s: %w", it.EUID, err)
 	}
-	if _, err := CountReceived(ctx, tx, ReceivedDocument{ID: d.ID, AccountID: d.AccountID, CompanyID: d.CompanyID,
+	if _, err := einvoicing.CountReceived(ctx, tx, einvoicing.ReceivedDocument{ID: d.ID, AccountID: d.AccountID, CompanyID: d.CompanyID,
 		Environment: d.Environment, ReceivedAt: d.ReceivedAt}); err != nil {
 		return d, false, fmt.Errorf("count inbox document %s: %w", d.ID, err)
 	}
@@ -310,8 +312,8 @@ func (s *Service) StoreIncoming(ctx context.Context, tx *store.Tx, co dbq.Compan
 // discoveryDone records that every document received up to to, as far as
 // a read started at started can tell, is stored, and asks for the change
 // feed of the first day not done.
-func (p *Pipeline) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Company, to string, started time.Time) error {
-	through := LastCompleteDay(started)
+func (s *Service) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Company, to string, started time.Time) error {
+	through := einvoicing.LastCompleteDay(started)
 	if to < through {
 		through = to
 	}
@@ -319,10 +321,10 @@ func (p *Pipeline) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Compa
 		CompanyID: co.ID, Environment: co.Environment}); err != nil {
 		return err
 	}
-	if today := SkopjeMidnight(tx.Now); through == to && to < today.Format(time.DateOnly) {
+	if today := einvoicing.SkopjeMidnight(tx.Now); through == to && to < today.Format(time.DateOnly) {
 		// The read covered a month of a longer way to today: read the
 		// next stretch at once.
-		end, err := ParseDay(to)
+		end, err := einvoicing.ParseDay(to)
 		if err != nil {
 			return err
 		}
@@ -330,7 +332,7 @@ func (p *Pipeline) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Compa
 			return err
 		}
 	}
-	cur, err := purchaseCursor(ctx, tx, co, SkopjeMidnight(tx.Now))
+	cur, err := purchaseCursor(ctx, tx, co, einvoicing.SkopjeMidnight(tx.Now))
 	if err != nil {
 		return err
 	}
@@ -339,7 +341,7 @@ func (p *Pipeline) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Compa
 	} else if n == 0 && cur.PolledThrough <= through {
 		// No document in the inbox: no change of those days can concern
 		// it, so they are done without reading their feeds.
-		last, err := ParseDay(through)
+		last, err := einvoicing.ParseDay(through)
 		if err != nil {
 			return err
 		}
@@ -353,16 +355,16 @@ func (p *Pipeline) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Compa
 // purchaseChangesRead applies a day's status changes (oldest first; a
 // change of a document not in the inbox is skipped), moves the cursor past
 // the day when the day is done, and asks for the next day's feed.
-func (p *Pipeline) purchaseChangesRead(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, changes []ujp.StatusChange, started time.Time) error {
+func (s *Service) purchaseChangesRead(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, changes []ujp.StatusChange, started time.Time) error {
 	var req ujp.ChangesRequest
-	if err := DecodeSigned(sr, &req); err != nil {
+	if err := einvoicing.DecodeSigned(sr, &req); err != nil {
 		return err
 	}
 	day := req.Date
 	if len(day) > len(time.DateOnly) {
 		day = day[:len(time.DateOnly)]
 	}
-	return p.svc.inboxInTx(ctx, func(tx *store.Tx) error {
+	return s.inboxInTx(ctx, func(tx *store.Tx) error {
 		for i := range changes {
 			ch := changes[i]
 			d, err := tx.GetInboxDocumentByEUID(ctx, dbq.GetInboxDocumentByEUIDParams{CompanyID: co.ID, Euid: ch.EUID})
@@ -376,18 +378,18 @@ func (p *Pipeline) purchaseChangesRead(ctx context.Context, co dbq.Company, sr d
 			if err != nil {
 				at = tx.Now
 			}
-			if _, err := p.svc.ApplyUJPStatus(ctx, tx, d, ch.NewStatus.Code, ch.NewStatus.Name, at.UTC(), &ch); err != nil {
+			if _, err := s.ApplyUJPStatus(ctx, tx, d, ch.NewStatus.Code, ch.NewStatus.Name, at.UTC(), &ch); err != nil {
 				return err
 			}
 		}
-		cur, err := purchaseCursor(ctx, tx, co, SkopjeMidnight(tx.Now))
+		cur, err := purchaseCursor(ctx, tx, co, einvoicing.SkopjeMidnight(tx.Now))
 		if err != nil {
 			return err
 		}
-		if cur.PolledThrough != day || day > cur.DiscoveredThrough || day > LastCompleteDay(started) {
+		if cur.PolledThrough != day || day > cur.DiscoveredThrough || day > einvoicing.LastCompleteDay(started) {
 			return nil // not the cursor's day, or not done yet: read again at the next poll
 		}
-		d, err := ParseDay(day)
+		d, err := einvoicing.ParseDay(day)
 		if err != nil {
 			return err
 		}
@@ -397,7 +399,7 @@ func (p *Pipeline) purchaseChangesRead(ctx context.Context, co dbq.Company, sr d
 		if err != nil || n == 0 {
 			return err
 		}
-		if next > SkopjeMidnight(tx.Now).Format(time.DateOnly) {
+		if next > einvoicing.SkopjeMidnight(tx.Now).Format(time.DateOnly) {
 			return nil
 		}
 		return requestPurchaseChanges(ctx, tx, co, next)

@@ -1,6 +1,6 @@
-package einvoicing
+package inbox
 
-// The decision deadline as a periodic job (KindInboxDeadlines, every
+// The decision deadline as a periodic job (KindDeadlines, every
 // minute by default, run once at a time across processes by the jobs
 // table): inbox.deadline_approaching at 5, 2 and 1 days left, and, once
 // decideBy is over in Skopje, the move of an undecided document UJP still
@@ -26,11 +26,8 @@ import (
 	"github.com/denar-mk/denar/internal/ujp"
 )
 
-// KindInboxDeadlines is the periodic job of the inbox's deadlines.
-const KindInboxDeadlines = "inbox.deadlines"
-
-// inboxDeadlines is the worker of KindInboxDeadlines.
-func (s *Service) inboxDeadlines(ctx context.Context, _ *jobs.Job, _ inboxDeadlinesArgs) error {
+// inboxDeadlines is the worker of KindDeadlines.
+func (s *Service) inboxDeadlines(ctx context.Context, _ *jobs.Job, _ deadlinesArgs) error {
 	if err := s.InboxReminders(ctx); err != nil {
 		return err
 	}

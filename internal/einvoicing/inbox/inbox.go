@@ -1,10 +1,10 @@
-package einvoicing
+package inbox
 
 // The inbox: incoming e-invoices of a company, read from UJP's purchase side
-// (inbox_sync.go), and the company's accept/reject decision, which is signed
+// (sync.go), and the company's accept/reject decision, which is signed
 // on the company's device and reaches UJP only with that signature
-// (inbox_decide.go). The decision deadline, its reminders and the
-// auto-acceptance are in inbox_deadline.go; the rules themselves (DecideBy,
+// (decide.go). The decision deadline, its reminders and the
+// auto-acceptance are in deadline.go; the rules themselves (DecideBy,
 // DaysLeft, reject reasons) are the domain's, in package einvoice.
 
 import (
@@ -14,12 +14,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/ujp"
@@ -32,97 +34,24 @@ const (
 	inboxPageSize       = 25
 )
 
-// InboxDocument is the public incoming e-invoice (spec, InboxDocument).
-// kind, originalEuid, problems and updatedAt, and decision.requested and
-// decision.signingRequestId, are additions to the spec's fields (docs/inbox.md).
-type InboxDocument struct {
-	ID              string          `json:"id" doc:"Prefix inbd_."`
-	Object          string          `json:"object" enum:"inbox_document" example:"inbox_document" doc:"Always inbox_document."`
-	CompanyID       string          `json:"companyId" example:"cmp_01jv8k2n3p4q5r6s7t8v9w0xyz" doc:"The buying company, yours (cmp_…)."`
-	EUID            string          `json:"euid" doc:"UJP's id of the document."`
-	Kind            string          `json:"kind" enum:"invoice,storno,correction" doc:"From the seller's docStorno: a storno voids and a correction replaces the document originalEuid names."`
-	OriginalEUID    *string         `json:"originalEuid" doc:"The EUID a storno or correction refers to (its SYS reference); null for an invoice."`
-	DocumentType    string          `json:"documentType" doc:"UJP document-types code (100 invoice, …)."`
-	Number          string          `json:"number" doc:"The seller's document number."`
-	IssueDate       string          `json:"issueDate" format:"date" example:"2026-05-04" doc:"The seller's issue date (docDate)."`
-	TransactionDate string          `json:"transactionDate" format:"date" doc:"docTurnoverDate (docDate when the seller left it empty); decideBy follows from it."`
-	Seller          InboxSeller     `json:"seller" doc:"The seller as its document states it."`
-	Totals          einvoice.Totals `json:"totals" doc:"net (after discounts), vat, gross, in the document currency, as the seller's document states them."`
-	UJPStatus       UJPStatus       `json:"ujpStatus" doc:"The document's status at UJP."`
-	Decision        InboxDecision   `json:"decision" doc:"Your company's decision on the document: accept (POST …/accept) or reject (POST …/reject) by decideBy, or UJP accepts it for you."`
-	DecideBy        string          `json:"decideBy" format:"date" doc:"The last day to decide (inclusive, Europe/Skopje): the 10th of the month after transactionDate, never moved for weekends or holidays."`
-	DaysLeft        int             `json:"daysLeft" doc:"Days from today (Europe/Skopje, when the response is made) to decideBy: 0 on decideBy, negative after it."`
-	Problems        json.RawMessage `json:"problems" doc:"Why the last decision did not reach UJP: [{code, message, reason, signingRequestId}] (refused or expired signature, UJP's refusal with its own code, the deadline)."`
-	ReceivedAt      time.Time       `json:"receivedAt" doc:"When the service found the document at UJP."`
-	UpdatedAt       time.Time       `json:"updatedAt" example:"2026-05-04T09:20:00Z" doc:"When anything of the document last changed."`
-	Links           InboxLinks      `json:"links" doc:"Relative paths of the document's contents."`
-}
-
-// Path is the document's path in the API.
-func (d InboxDocument) Path() string { return "/v1/inbox/" + d.ID }
-
-// InboxSeller is the seller as its document states it.
-type InboxSeller struct {
-	Country        string       `json:"country" doc:"Countries codebook code (MK)."`
-	TaxNumber      string       `json:"taxNumber" example:"4030000000044" doc:"The seller's ЕДБ (13 digits), or its foreign tax number."`
-	VatNumber      *string      `json:"vatNumber" example:"МК4030000000044" doc:"The seller's VAT number; null when it is not a VAT payer."`
-	Name           string       `json:"name" example:"Тест Добавувач ДООЕЛ Тетово" doc:"The seller's name."`
-	Address        InboxAddress `json:"address" doc:"The seller's address."`
-	SubsidiaryCode *string      `json:"subsidiaryCode" example:"01" doc:"The seller's branch code, if the document names one."`
-	SubsidiaryName *string      `json:"subsidiaryName" example:"Магацин Тетово" doc:"The seller's branch name."`
-	Contact        *string      `json:"contact" example:"Петар Петровски" doc:"The seller's contact person or phone."`
-	Email          *string      `json:"email" example:"faktura@example.mk" doc:"The seller's e-mail address."`
-}
-
-// InboxAddress is the seller's address.
-type InboxAddress struct {
-	Street     string `json:"street" example:"ул. Илинденска" doc:"Street name."`
-	Number     string `json:"number" example:"5" doc:"House number."`
-	PostalCode string `json:"postalCode" example:"1200" doc:"Postal code."`
-	City       string `json:"city" example:"Тетово" doc:"City."`
-}
-
-// UJPStatus is the document's status at UJP.
-type UJPStatus struct {
-	Code string    `json:"code" doc:"Two digits: 01 sent (awaiting the buyer), 03 accepted, 04 auto-accepted, 05 rejected, 07 voided by storno, 09 corrected, …"`
-	Name string    `json:"name" doc:"UJP's name of the status."`
-	At   time.Time `json:"at" doc:"When the service learnt it: UJP's time of the change when UJP gives one."`
-}
-
-// InboxDecision is the company's decision on the document.
-type InboxDecision struct {
-	State            string     `json:"state" enum:"pending,accepted,auto_accepted,rejected" example:"pending" doc:"pending: not decided yet; accepted or rejected: by your company; auto_accepted: by UJP, when decideBy passed without a decision."`
-	Requested        *string    `json:"requested" enum:"accept,reject" doc:"A decision on its way: waiting for its signature, or for UJP. null when none."`
-	ReasonCode       *string    `json:"reasonCode" doc:"The reject reason (UJP's code, in UJP's spelling), of the decision made or on its way."`
-	Comment          *string    `json:"comment" example:"Погрешна цена" doc:"The comment sent with the decision."`
-	DecidedAt        *time.Time `json:"decidedAt" doc:"When the decision took effect: UJP's time when it reports one, else when the service learnt it; for an auto-acceptance the service records itself, the end of decideBy. null until decided."`
-	SigningRequestID *string    `json:"signingRequestId" doc:"The signing request the decision on its way waits on."`
-}
-
-// InboxLinks are the relative paths of the document's contents.
-type InboxLinks struct {
-	Payload string `json:"payload" example:"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/payload" doc:"GET this path for UJP's document JSON, unmodified."`
-	PDF     string `json:"pdf" example:"/v1/inbox/inbd_01jv8k2n3p4q5r6s7t8v9w0xyz/pdf" doc:"GET this path for UJP's PDF of the document."`
-}
-
-func inboxView(r dbq.InboxDocument, now time.Time) InboxDocument {
-	var seller InboxSeller
+func inboxView(r dbq.InboxDocument, now time.Time) einvoicing.InboxDocument {
+	var seller einvoicing.InboxSeller
 	_ = json.Unmarshal([]byte(r.Seller), &seller)
 	problems := r.Problems
 	if problems == "" {
 		problems = "[]"
 	}
 	by, _ := time.Parse(time.DateOnly, r.DecideBy)
-	out := InboxDocument{ID: r.ID, Object: "inbox_document", CompanyID: r.CompanyID, EUID: r.Euid, Kind: r.Kind,
+	out := einvoicing.InboxDocument{ID: r.ID, Object: "inbox_document", CompanyID: r.CompanyID, EUID: r.Euid, Kind: r.Kind,
 		OriginalEUID: store.TextOrNil(r.OriginalEuid), DocumentType: r.DocumentType, Number: r.Number, IssueDate: r.IssueDate,
 		TransactionDate: r.TransactionDate, Seller: seller,
 		Totals:    einvoice.Totals{Net: r.TotalNet, Vat: r.TotalVat, Gross: r.TotalGross, Currency: r.Currency},
-		UJPStatus: UJPStatus{Code: r.UjpStatus, Name: r.UjpStatusName, At: r.UjpStatusAt.UTC()},
-		Decision: InboxDecision{State: r.DecisionState, ReasonCode: store.TextOrNil(r.DecisionReason), Comment: store.TextOrNil(r.DecisionComment),
+		UJPStatus: einvoicing.UJPStatus{Code: r.UjpStatus, Name: r.UjpStatusName, At: r.UjpStatusAt.UTC()},
+		Decision: einvoicing.InboxDecision{State: r.DecisionState, ReasonCode: store.TextOrNil(r.DecisionReason), Comment: store.TextOrNil(r.DecisionComment),
 			DecidedAt: store.TimeOrNil(r.DecidedAt), SigningRequestID: store.TextOrNil(r.SigningRequestID)},
 		DecideBy: r.DecideBy, DaysLeft: einvoice.DaysLeft(now, by), Problems: json.RawMessage(problems),
 		ReceivedAt: r.ReceivedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
-		Links: InboxLinks{Payload: "/v1/inbox/" + r.ID + "/payload", PDF: "/v1/inbox/" + r.ID + "/pdf"}}
+		Links: einvoicing.InboxLinks{Payload: "/v1/inbox/" + r.ID + "/payload", PDF: "/v1/inbox/" + r.ID + "/pdf"}}
 	if r.DecisionRequested != "" {
 		req := r.DecisionRequested
 		out.Decision.Requested = &req
@@ -132,7 +61,7 @@ func inboxView(r dbq.InboxDocument, now time.Time) InboxDocument {
 
 // inboxEvent writes an event about d as GET returns it now.
 func (s *Service) inboxEvent(ctx context.Context, tx *store.Tx, d dbq.InboxDocument, typ string) error {
-	return s.WriteEvent(ctx, tx, d.AccountID, d.CompanyID, d.Environment, typ, d.ID, inboxView(d, tx.Now))
+	return s.core.WriteEvent(ctx, tx, d.AccountID, d.CompanyID, d.Environment, typ, d.ID, inboxView(d, tx.Now))
 }
 
 // errInboxChanged is a write over a version another transaction changed
@@ -178,7 +107,7 @@ func (s *Service) inboxInTx(ctx context.Context, fn func(tx *store.Tx) error) er
 // inboxRow loads an inbox document of companyID within the caller's reach
 // (the company itself was judged by reach's rule); any other is 404.
 func inboxRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, companyID, id string) (dbq.InboxDocument, error) {
-	sc := ScopeOf(p)
+	sc := einvoicing.ScopeOf(p)
 	r, err := q.GetInboxDocumentInReach(ctx, dbq.GetInboxDocumentInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, CompanyID: companyID})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -205,9 +134,9 @@ const InboxPageSize = inboxPageSize
 
 // Inbox returns up to InboxPageSize+1 documents of companyID, newest first,
 // after the id after.
-func (s *Service) Inbox(ctx context.Context, p *auth.Principal, companyID string, f InboxFilter, after string) ([]InboxDocument, error) {
+func (s *Service) Inbox(ctx context.Context, p *auth.Principal, companyID string, f InboxFilter, after string) ([]einvoicing.InboxDocument, error) {
 	var fe denar.FieldErrors
-	if f.Status != "" && !contains(einvoice.DecisionStates, f.Status) {
+	if f.Status != "" && !slices.Contains(einvoice.DecisionStates, f.Status) {
 		fe.Add("status", "must be one of pending, accepted, auto_accepted, rejected")
 	}
 	if _, err := time.Parse(time.DateOnly, f.DeadlineBefore); f.DeadlineBefore != "" && err != nil {
@@ -216,7 +145,7 @@ func (s *Service) Inbox(ctx context.Context, p *auth.Principal, companyID string
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	sc := ScopeOf(p)
+	sc := einvoicing.ScopeOf(p)
 	rows, err := s.db.Reader().ListInboxDocuments(ctx, dbq.ListInboxDocumentsParams{AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, CompanyID: companyID,
 		AfterID: after, DecisionState: store.NullText(f.Status), DeadlineBefore: store.NullText(f.DeadlineBefore), Lim: inboxPageSize + 1})
@@ -224,7 +153,7 @@ func (s *Service) Inbox(ctx context.Context, p *auth.Principal, companyID string
 		return nil, fmt.Errorf("list inbox: %w", err)
 	}
 	now := s.db.Now()
-	out := make([]InboxDocument, 0, len(rows))
+	out := make([]einvoicing.InboxDocument, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, inboxView(r, now))
 	}
@@ -232,10 +161,10 @@ func (s *Service) Inbox(ctx context.Context, p *auth.Principal, companyID string
 }
 
 // InboxDocument returns one inbox document of companyID.
-func (s *Service) InboxDocument(ctx context.Context, p *auth.Principal, companyID, id string) (InboxDocument, error) {
+func (s *Service) InboxDocument(ctx context.Context, p *auth.Principal, companyID, id string) (einvoicing.InboxDocument, error) {
 	r, err := inboxRow(ctx, s.db.Reader(), p, companyID, id)
 	if err != nil {
-		return InboxDocument{}, err
+		return einvoicing.InboxDocument{}, err
 	}
 	return inboxView(r, s.db.Now()), nil
 }
@@ -261,7 +190,7 @@ func (s *Service) InboxPDF(ctx context.Context, p *auth.Principal, companyID, id
 	row, err := q.GetInboxPDF(ctx, d.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		err := s.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-			link := SigningLink{Type: LinkInboxPDF, ID: d.ID}
+			link := einvoicing.SigningLink{Type: einvoicing.LinkInboxPDF, ID: d.ID}
 			if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link.Type, LinkID: link.ID, Now: tx.Now}); err == nil {
 				return nil
 			} else if !errors.Is(err, sql.ErrNoRows) {
@@ -271,8 +200,8 @@ func (s *Service) InboxPDF(ctx context.Context, p *auth.Principal, companyID, id
 			if err != nil {
 				return err
 			}
-			_, err = RequestSignature(ctx, tx, d.CompanyID, PurposeQuery, payload, link)
-			if errors.Is(err, ErrNoSigner) {
+			_, err = einvoicing.RequestSignature(ctx, tx, d.CompanyID, einvoicing.PurposeQuery, payload, link)
+			if errors.Is(err, einvoicing.ErrNoSigner) {
 				return nil // asked again on the next request, once a signer is there
 			}
 			return err
@@ -332,8 +261,8 @@ func newInboxDocument(co dbq.Company, euid string, payload []byte, now time.Time
 		row.DecideBy = einvoice.DecideBy(einvoice.Today(now)).Format(time.DateOnly)
 	}
 	sl := d.Seller
-	seller := InboxSeller{Country: sl.SellerCCode, TaxNumber: sl.SellerTin, VatNumber: sl.SellerVatNumber, Name: sl.SellerName,
-		Address: InboxAddress{Street: sl.SellerAddress.StreetAddress, Number: sl.SellerAddress.StreetNumber,
+	seller := einvoicing.InboxSeller{Country: sl.SellerCCode, TaxNumber: sl.SellerTin, VatNumber: sl.SellerVatNumber, Name: sl.SellerName,
+		Address: einvoicing.InboxAddress{Street: sl.SellerAddress.StreetAddress, Number: sl.SellerAddress.StreetNumber,
 			PostalCode: sl.SellerAddress.PostalCode, City: sl.SellerAddress.City},
 		SubsidiaryCode: sl.SellerSubsidiaryCode, SubsidiaryName: sl.SellerSubsidiaryName, Contact: sl.SellerContact, Email: sl.SellerEmail}
 	if b, err := json.Marshal(seller); err == nil {
@@ -346,7 +275,7 @@ func newInboxDocument(co dbq.Company, euid string, payload []byte, now time.Time
 
 // StatusName is UJP's name of a document status in env's code lists.
 func (s *Service) StatusName(env, code string) string {
-	if c, ok := s.codebooks(env).Lookup(ujpdoc.CBDocumentStatuses, code); ok {
+	if c, ok := s.core.CodeLists(env).Lookup(ujpdoc.CBDocumentStatuses, code); ok {
 		return c.Name
 	}
 	return ""
