@@ -21,8 +21,8 @@ import (
 	"github.com/denar-mk/denar/ident"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/cli"
+	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
-	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
@@ -672,7 +672,7 @@ func (a *admin) agentRevoke(ctx context.Context, args []string) error {
 	args = fs.Args()
 	// The revocation's events are published as the server publishes them;
 	// nothing here delivers them (the server's webhook runner does).
-	events := webhooks.New(webhooks.Deps{DB: a.db, Resources: archive.EventResources()}, webhooks.Config{})
+	events := webhooks.New(webhooks.Deps{DB: a.db, Resources: einvoiceapi.EventResources()}, webhooks.Config{})
 	app := einvoicing.New(einvoicing.Deps{DB: a.db, Events: events}, einvoicing.Config{})
 	if _, err := app.AdminRevokeAgent(ctx, args[0]); err != nil {
 		return fmt.Errorf("agent revoke: %w", err)

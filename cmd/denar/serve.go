@@ -21,6 +21,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -39,13 +40,14 @@ type application struct {
 	einvoicing *einvoicing.Service
 	webhooks   *webhooks.Service
 	archive    *archive.Service
+	reconcile  *reconcile.Service
 }
 
 // newWebhooks is the events and webhooks room on db: the publisher the
 // e-invoicing use cases write their events through, and the service of
 // the event log, the endpoints and their deliveries.
 func newWebhooks(db *store.DB, cfg Config, log *slog.Logger, secrets *auth.SecretBox) *webhooks.Service {
-	return webhooks.New(webhooks.Deps{DB: db, Log: log, Secrets: secrets, Resources: archive.EventResources()},
+	return webhooks.New(webhooks.Deps{DB: db, Log: log, Secrets: secrets, Resources: einvoiceapi.EventResources()},
 		webhooks.Config{Timeout: cfg.WebhookTimeout, AllowPrivateSandbox: cfg.WebhookAllowPrivateSandbox,
 			OperatorEmail: cfg.OperatorEmail, Concurrency: cfg.WebhookWorkers})
 }
@@ -83,19 +85,20 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	svc := einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
 		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
 		InboxDeadlineEvery: cfg.InboxDeadlineInterval, CodeListsEvery: cfg.UJPCodeListInterval, CodeListsReload: cfg.UJPCodeListReload,
-		Reconcile: einvoicing.ReconcileConfig{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour},
 		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
 			SignAhead: cfg.EInvoiceSignAhead}})
 	exports := archive.New(archive.Deps{DB: db, Log: log, Blobs: blobs, Events: hooks}, archive.Config{Retention: cfg.ArchiveRetention})
-	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Auth: authStore, Idempotency: keeper, Ready: ready,
+	recon := reconcile.New(reconcile.Deps{DB: db, Log: log, Core: svc, Gateways: d.Gateways, Operators: d.Operators, Registry: d.Registry},
+		reconcile.Config{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour, SignerInterval: cfg.UJPSignerInterval})
+	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Reconcile: recon, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
 	// The web console shares the e-invoicing service's listener and outer
 	// middleware (request ids, access log, limits); it has no OpenAPI
 	// operations.
-	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Users: dashboardUsers(db, cfg, secrets), Log: log,
+	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Reconcile: recon, Users: dashboardUsers(db, cfg, secrets), Log: log,
 		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
-	return payroll, einvoice, application{einvoicing: svc, webhooks: hooks, archive: exports}
+	return payroll, einvoice, application{einvoicing: svc, webhooks: hooks, archive: exports, reconcile: recon}
 }
 
 // dashboardUsers are the dashboard's people; secrets seals their TOTP
@@ -224,6 +227,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("archive blob store: %w", err)
 	}
 	payroll, einvoice, app := services(db, cfg, log, &reg, blobs, secrets)
+	// Every room is built: a link type without a handler is a wiring
+	// mistake, found before anything is signed.
+	if err := app.einvoicing.CheckLinks(); err != nil {
+		return err
+	}
 	// Both runners' outcomes are counted on the e-invoicing listener's
 	// /metrics (mail and housekeeping included).
 	jobsFinished := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denar_jobs_finished_total",
@@ -407,6 +415,7 @@ func registerJobs(ctx context.Context, runner, hookRunner *jobs.Runner, db *stor
 	mail.Register(runner, db, mailCfg)
 	app.einvoicing.RegisterJobs(runner)
 	app.archive.RegisterJobs(runner)
+	app.reconcile.RegisterJobs(runner)
 	app.webhooks.RegisterJobs(hookRunner)
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
@@ -34,8 +35,11 @@ type Deps struct {
 	Service *einvoicing.Service
 	// Webhooks serves the event log and webhook endpoints.
 	Webhooks *webhooks.Service
-	Users    *auth.Users
-	Log      *slog.Logger
+	// Reconcile is the reconciliation room: the home page's last go-live
+	// checks.
+	Reconcile *reconcile.Service
+	Users     *auth.Users
+	Log       *slog.Logger
 	// SecureCookies marks cookies Secure even on a plain-HTTP connection
 	// (behind a TLS-terminating proxy). A request that arrived over TLS
 	// gets Secure cookies anyway.

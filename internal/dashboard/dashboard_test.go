@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/internal/dashboard"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -38,6 +39,7 @@ type world struct {
 	users           *auth.Users
 	svc             *einvoicing.Service
 	hooks           *webhooks.Service
+	recon           *reconcile.Service
 	acctA, acctB    string
 	companyA, compB string
 	docA, docB      string
@@ -100,8 +102,9 @@ func newWorld(t *testing.T, db *store.DB) *world {
 		webhooks.Config{AllowPrivateSandbox: true})
 	svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box, Events: hooks}, einvoicing.Config{})
 	w.svc, w.hooks = svc, hooks
+	w.recon = reconcile.New(reconcile.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Core: svc}, reconcile.Config{})
 	mux := http.NewServeMux()
-	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Reconcile: w.recon, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
 	w.srv = httptest.NewServer(mux)
 	t.Cleanup(w.srv.Close)
 	return w
@@ -492,9 +495,10 @@ func TestDashboardTOTPAndTwoProcesses(t *testing.T) {
 		// Sign in on a "second process": another dashboard on the same store.
 		hooks := webhooks.New(webhooks.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Resources: einvoicing.EventResources()}, webhooks.Config{})
 		svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Events: hooks}, einvoicing.Config{})
+		recon := reconcile.New(reconcile.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Core: svc}, reconcile.Config{})
 		mux := http.NewServeMux()
 		// The second process seals and opens TOTP seeds with the same key.
-		dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Users: &auth.Users{DB: db, Secrets: w.users.Secrets}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+		dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Reconcile: recon, Users: &auth.Users{DB: db, Secrets: w.users.Secrets}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
 		second := httptest.NewServer(mux)
 		defer second.Close()
 		next := auth.TOTPStep(db.Now()) + 1

@@ -40,9 +40,9 @@ func TestNoSecretAtRest(t *testing.T) {
 		ctx := t.Context()
 		log := slog.New(slog.DiscardHandler)
 		as := &auth.Store{DB: db}
-		api := einvoiceapi.New(einvoiceapi.Deps{Service: w.svc, Webhooks: w.hooks, Auth: as, Idempotency: idempotency.New(db, 0), Ready: db.Ping,
+		api := einvoiceapi.New(einvoiceapi.Deps{Service: w.svc, Webhooks: w.hooks, Reconcile: w.recon, Auth: as, Idempotency: idempotency.New(db, 0), Ready: db.Ping,
 			Log: log, RateLimit: httpx.RateLimit{}})
-		dashboard.New(dashboard.Deps{Service: w.svc, Webhooks: w.hooks, Users: w.users, Log: log}).Register(api.Mux)
+		dashboard.New(dashboard.Deps{Service: w.svc, Webhooks: w.hooks, Reconcile: w.recon, Users: w.users, Log: log}).Register(api.Mux)
 		w.srv = httptest.NewServer(api.Handler())
 		t.Cleanup(w.srv.Close)
 

@@ -18,6 +18,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -26,13 +27,15 @@ import (
 // Deps are what the e-invoicing API needs from the rest of the program.
 type Deps struct {
 	// Service is the application layer every operation calls but those of
-	// its rooms (events and webhooks, archive exports).
+	// its rooms (events and webhooks, archive exports, reconciliation).
 	Service *einvoicing.Service
 	// Webhooks is the events and webhooks room of the application layer:
 	// the event log and feed, webhook endpoints and their deliveries.
 	Webhooks *webhooks.Service
 	// Archive is the archive exports room of the application layer.
 	Archive *archive.Service
+	// Reconcile is the reconciliation room of the application layer.
+	Reconcile *reconcile.Service
 	// Auth authenticates API keys and issues OAuth tokens.
 	Auth *auth.Store
 	// Idempotency keeps Idempotency-Key claims.
@@ -97,7 +100,7 @@ func New(d Deps) *httpx.Service {
 			return ""
 		},
 	})
-	h := &handlers{svc: d.Service, hooks: d.Webhooks, archive: d.Archive, deps: d}
+	h := &handlers{svc: d.Service, hooks: d.Webhooks, archive: d.Archive, recon: d.Reconcile, deps: d}
 	h.registerCompanies(s)
 	h.registerSandboxMandate(s)
 	h.registerOAuth(s.Mux, s.API)
@@ -130,6 +133,7 @@ type handlers struct {
 	svc     *einvoicing.Service
 	hooks   *webhooks.Service
 	archive *archive.Service
+	recon   *reconcile.Service
 	deps    Deps
 	// wsMessages counts the signing WebSockets' messages.
 	wsMessages *prometheus.CounterVec

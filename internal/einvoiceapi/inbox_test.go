@@ -27,6 +27,8 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -74,11 +76,15 @@ type inboxEnv struct {
 	buyerKey string // inbox:read, inbox:write, events:read of the account
 }
 
-func newInboxEnv(t *testing.T, db *store.DB, tune ...func(*einvoicing.Config)) *inboxEnv {
+// newInboxEnv builds the environment; tune adjusts the configuration of
+// the service and of its reconciliation room (whose jobs are registered
+// too).
+func newInboxEnv(t *testing.T, db *store.DB, tune ...func(*einvoicing.Config, *reconcile.Config)) *inboxEnv {
 	t.Helper()
 	cfg := einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}, SignerInterval: simWindow}}
+	var rc reconcile.Config
 	for _, f := range tune {
-		f(&cfg)
+		f(&cfg, &rc)
 	}
 	p := &pipeEnv{t: t, db: db}
 	db.Now = p.now
@@ -86,13 +92,14 @@ func newInboxEnv(t *testing.T, db *store.DB, tune ...func(*einvoicing.Config)) *
 	p.sim, p.tr = sim, tr
 	dg := &decisionGateway{Gateway: client}
 	p.gw = &lossyGateway{Gateway: dg}
-	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
-		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: p.gw}}, cfg)
+	svc, recon, _, api := newRooms(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
+		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: p.gw}}, cfg, rc, webhooks.Deps{}, webhooks.Config{})
 	p.svc = svc
 	p.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(p.srv.Close)
 	p.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
 	svc.RegisterJobs(p.runner)
+	recon.RegisterJobs(p.runner)
 	p.company, p.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read", "signing:agent")
 	se := &signEnv{t: t, db: db, srv: p.srv, key: p.key, company: p.company}
 	p.cert = newTestCert(t)

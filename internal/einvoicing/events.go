@@ -38,7 +38,6 @@ func EventResources() map[string]any {
 		webhooks.ResourceWebhookEndpoint: webhooks.WebhookEndpoint{},
 		webhooks.ResourceInboxDocument:   InboxDocument{},
 		webhooks.ResourceCodeListChange:  CodeListChange{},
-		webhooks.ResourceReconciliation:  Reconciliation{},
 	}
 }
 

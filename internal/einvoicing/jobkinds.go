@@ -17,7 +17,6 @@ type (
 	expireSigningArgs    struct{}
 	purgeSignedReadsArgs struct{}
 	paceSweepArgs        struct{}
-	reconcileAllArgs     struct{}
 	inboxDeadlinesArgs   struct{}
 )
 
@@ -25,5 +24,4 @@ func (pollChangesArgs) Kind() string      { return KindPollChanges }
 func (expireSigningArgs) Kind() string    { return KindExpireSigning }
 func (purgeSignedReadsArgs) Kind() string { return KindPurgeSignedReads }
 func (paceSweepArgs) Kind() string        { return KindPaceSweep }
-func (reconcileAllArgs) Kind() string     { return KindReconcile }
 func (inboxDeadlinesArgs) Kind() string   { return KindInboxDeadlines }

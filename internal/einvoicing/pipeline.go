@@ -148,9 +148,6 @@ func (p *Pipeline) register(r *jobs.Runner) {
 		Backoff: validateBackoff()})
 	jobs.Register(r, p.query, jobs.Options{Timeout: 2 * p.cfg.CallTimeout,
 		Backoff: jobs.Schedule(5*time.Second, 15*time.Second, 30*time.Second, time.Minute)})
-	if every := p.svc.cfg.Reconcile.Every; every > 0 {
-		jobs.Register(r, p.reconcileAll, jobs.Options{Every: every})
-	}
 }
 
 // EnqueueQuery runs a signed read once its signature is recorded.

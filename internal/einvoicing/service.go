@@ -70,8 +70,6 @@ type Config struct {
 	// recorded code lists before it looks at the store again (a change
 	// recorded by another process is followed within it); default 10 s.
 	CodeListsReload time.Duration
-	// Reconcile tunes the daily reconciliation with UJP's records.
-	Reconcile ReconcileConfig
 }
 
 // The defaults of Config, also the defaults of the settings that set
@@ -120,7 +118,6 @@ func (c Config) withDefaults() Config {
 		c.CodeListsReload = DefaultCodeListsReload
 	}
 	c.Pipeline = c.Pipeline.withDefaults()
-	c.Reconcile = c.Reconcile.withDefaults()
 	return c
 }
 

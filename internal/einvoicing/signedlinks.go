@@ -110,6 +110,4 @@ func (s *Service) handleLinks() {
 	for _, t := range []string{LinkInboxPDF, LinkPurchaseIDs, LinkPurchasePayloads, LinkPurchaseChanges} {
 		s.HandleLink(t, LinkHandler{Signed: enqueueRead, Read: p.readInbox})
 	}
-	s.HandleLink(LinkReconciliation, LinkHandler{Signed: enqueueReconcileQuery, Read: p.readReconciliation})
-	s.HandleLink(LinkUJPCheck, LinkHandler{Signed: func(context.Context, *store.Tx, SigningRequest) error { return nil }})
 }

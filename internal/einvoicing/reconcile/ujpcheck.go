@@ -1,4 +1,4 @@
-package einvoicing
+package reconcile
 
 // The go-live check (`denar ujp check`): before the first real invoice, an
 // operator proves the connection to UJP line by line: UJP's clock, the
@@ -22,6 +22,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/ujp"
@@ -332,7 +333,7 @@ func (s *Service) checkCodeLists(ctx context.Context, gw ujp.Gateway, as ujp.Ide
 		l.Action = "See the server_time and identity lines, then check again."
 		return l
 	}
-	snap := s.snapshot()
+	snap := ujpdoc.Snapshot()
 	merged, _ := ujp.MergeCodebooks(snap, fetched)
 	diff := ujpdoc.Diff(snap, merged)
 	if len(diff) == 0 {
@@ -376,7 +377,7 @@ func (s *Service) checkRegistry(ctx context.Context, co *dbq.Company) CheckLine 
 		return l
 	}
 	rc, err := s.registry.LookupCompany(ctx, co.Environment, co.TaxNumber, co.TaxNumber)
-	if errors.Is(err, ErrRegistryNotFound) {
+	if errors.Is(err, einvoicing.ErrRegistryNotFound) {
 		l.State = CheckFail
 		l.Detail = "UJP's registry has no company with tax number " + co.TaxNumber
 		l.Action = "Check the company's tax number (EDB); UJP's registry lists a company once it is registered for VAT or e-invoicing."
@@ -437,7 +438,7 @@ func (s *Service) checkSigned(ctx context.Context, gw ujp.Gateway, cmd UJPCheck,
 			if err != nil {
 				return err
 			}
-			sr, err := RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, SigningLink{Type: LinkUJPCheck, ID: co.ID + "/" + p.priv})
+			sr, err := einvoicing.RequestSignature(ctx, tx, co.ID, einvoicing.PurposeQuery, payload, einvoicing.SigningLink{Type: einvoicing.LinkUJPCheck, ID: co.ID + "/" + p.priv})
 			if err != nil {
 				return err
 			}
@@ -527,12 +528,12 @@ func (s *Service) awaitSignatures(ctx context.Context, ids []string, cmd UJPChec
 				return nil, err.Error()
 			}
 			switch r.State {
-			case StateSigned:
+			case einvoicing.StateSigned:
 				out[i] = r
 				done++
-			case StateRefused:
+			case einvoicing.StateRefused:
 				return nil, fmt.Sprintf("the agent refused to sign (%s %s)", r.RefusalReason, r.RefusalMessage)
-			case StateExpired:
+			case einvoicing.StateExpired:
 				return nil, "the signing request expired unsigned"
 			}
 		}
@@ -579,7 +580,7 @@ func (s *Service) checkRate(ctx context.Context, env string) CheckLine {
 		names = append(names, u)
 	}
 	sort.Strings(names)
-	every := s.cfg.Pipeline.SignerInterval
+	every := s.cfg.SignerInterval
 	if every <= 0 {
 		every = time.Second
 	}
@@ -611,7 +612,7 @@ func (s *Service) LastUJPChecks(ctx context.Context, p *auth.Principal, ids []st
 	out := map[string]UJPCheckReport{}
 	q := s.db.Reader()
 	for _, id := range ids {
-		if _, err := CompanyRow(ctx, q, p, id); err != nil {
+		if _, err := einvoicing.CompanyRow(ctx, q, p, id); err != nil {
 			return nil, err
 		}
 		r, err := q.LastUJPCheck(ctx, dbq.LastUJPCheckParams{CompanyID: id, Environment: p.Environment})
