@@ -85,10 +85,10 @@ const (
 	stepDone             = "done"
 )
 
-// Lookback is how many days back the daily job reconciles days not yet
+// lookback is how many days back the daily job reconciles days not yet
 // reconciled (never before the company was onboarded): a month and a
 // day, the longest a document's buyer deadline runs after its month.
-const Lookback = 31
+const lookback = 31
 
 // reconWork is a run's working set between two reads.
 type reconWork struct {
@@ -1002,7 +1002,7 @@ func (s *Service) reconcileAll(ctx context.Context, _ *jobs.Job, _ reconcileAllA
 		if _, ok := s.gateways[co.Environment]; !ok {
 			continue
 		}
-		first := latest.AddDate(0, 0, 1-Lookback)
+		first := latest.AddDate(0, 0, 1-lookback)
 		if onboarded := einvoicing.SkopjeMidnight(co.CreatedAt); onboarded.After(first) {
 			first = onboarded
 		}

@@ -48,10 +48,10 @@ const (
 	LineRateBudget  = "rate_budget"
 )
 
-// SkewWarning is the clock skew above which the check warns: UJP refuses a
+// skewWarning is the clock skew above which the check warns: UJP refuses a
 // signature whose requestTimestamp is more than 5 minutes off its clock
 // (api-specification.txt:112-120, E40122).
-const SkewWarning = 30 * time.Second
+const skewWarning = 30 * time.Second
 
 // probeEUID names a document no one issued: a privileged read of it is
 // judged on the privilege first (E1011 without it), then answers "not
@@ -235,7 +235,7 @@ func (s *Service) checkServerTime(ctx context.Context, gw ujp.Gateway, as ujp.Id
 	l.Detail = fmt.Sprintf("UJP's clock reads %s; this host's clock is %s (a call took %s)",
 		t.UTC().Format(time.RFC3339), skewText(-skew), after.Sub(before).Round(time.Millisecond))
 	switch {
-	case abs > SkewWarning:
+	case abs > skewWarning:
 		l.State = CheckWarn
 		if abs > 5*time.Minute {
 			l.State = CheckFail
@@ -341,14 +341,14 @@ func (s *Service) checkCodeLists(ctx context.Context, gw ujp.Gateway, as ujp.Ide
 		return l
 	}
 	l.State = CheckFail
-	l.Detail = "fetched; UJP's lists differ from this build's snapshot: " + DiffSummary(diff)
+	l.Detail = "fetched; UJP's lists differ from this build's snapshot: " + diffSummary(diff)
 	l.Action = "Validation follows UJP's lists (the code-list job records them and sends codelists.changed). Review the difference (GET /v1/codebooks), update the codes your ERP maps to (removed or renamed ones), and upgrade denar when a release carries the new snapshot."
 	return l
 }
 
-// DiffSummary is a one-line account of a code-list difference: per list,
+// diffSummary is a one-line account of a code-list difference: per list,
 // +added, −removed and ~changed codes.
-func DiffSummary(diff []ujpdoc.ListChange) string {
+func diffSummary(diff []ujpdoc.ListChange) string {
 	var parts []string
 	for _, c := range diff {
 		var codes []string
