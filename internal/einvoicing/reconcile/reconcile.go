@@ -22,7 +22,7 @@ package reconcile
 //	                                                        not list: not found (E4008) is flagged ujp_missing
 //	purchase_ids       purchase-invoice/ids [day, day]      UJP's incoming documents of the day
 //	purchase_payloads  purchase-invoice/payload/list (≤100) those not in the inbox, stored as the inbox sync
-//	                                                        stores them (storeIncoming)
+//	                                                        stores them (einvoicing.Service.StoreIncoming)
 //	purchase_status    purchase-invoice/invoices-status     the statuses of those added
 //	done               reconciliation.completed (+ .mismatch when anything was fixed)
 //
@@ -406,7 +406,7 @@ func (s *Service) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway, 
 				return err
 			}
 			// Refused: the company's problem of the missing RD, just
-			// recorded, stays (accessOK below clears only what this read
+			// recorded, stays (AccessOK below clears only what this read
 			// proved).
 			a.refused, err, privilege = true, nil, ""
 		}
@@ -908,7 +908,7 @@ func clearMissing(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
 }
 
 // purchasePayloads stores the incoming documents UJP gave, as the inbox
-// sync does (storeIncoming).
+// sync does (StoreIncoming).
 func (s *Service) purchasePayloads(ctx context.Context, tx *store.Tx, r *recon, sr dbq.SigningRequest, a reconAnswer) error {
 	w := &r.work
 	var req ujp.EUIDsRequest
@@ -1042,7 +1042,7 @@ func (s *Service) reconcileAll(ctx context.Context, _ *jobs.Job, _ reconcileAllA
 
 // lastReconcilableDay is the latest day the daily job reconciles at now:
 // yesterday from hour (Skopje) on, the day before until then, and never a
-// day whose lists may still change (lastCompleteDay).
+// day whose lists may still change (einvoicing.LastCompleteDay).
 func lastReconcilableDay(now time.Time, hour int) string {
 	today := einvoicing.SkopjeMidnight(now)
 	latest := today.AddDate(0, 0, -1)
