@@ -161,13 +161,13 @@ func sourceCodes(t *testing.T) []usedCode {
 			switch {
 			case q == "denar" && n == "Error", q == "httpx" && n == "Problem":
 				return kindProblem
-			case q == "einvoicing" && n == "problemItem":
+			case q == "einvoicing" && n == "ProblemItem":
 				return kindItem
 			case q == "einvoicing" && n == "inboxProblem":
 				return kindInbox
 			case q == "einvoicing" && n == "CompanyProblem":
 				return kindCompany
-			case q == "einvoicing" && n == "ReconciliationProblem":
+			case (q == "einvoicing" || q == "reconcile") && n == "ReconciliationProblem":
 				return kindRecon
 			case q == "auth" && n == "OAuthError":
 				return kindOAuth
@@ -194,7 +194,7 @@ func sourceCodes(t *testing.T) []usedCode {
 				}
 			case *ast.CompositeLit:
 				if at, ok := x.Type.(*ast.ArrayType); ok {
-					// []problemItem{{Code: …}}: the elements' type is
+					// []ProblemItem{{Code: …}}: the elements' type is
 					// the slice's.
 					if kind := kindOf(at.Elt); kind != "" {
 						for _, el := range x.Elts {
