@@ -21,8 +21,8 @@ import (
 	"github.com/denar-mk/denar/ident"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/cli"
+	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
-	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/mail"
@@ -673,15 +673,12 @@ func (a *admin) agentRevoke(ctx context.Context, args []string) error {
 	args = fs.Args()
 	// The revocation's events are published as the server publishes them;
 	// nothing here delivers them (the server's webhook runner does).
-	events := webhooks.New(webhooks.Deps{DB: a.db, Resources: archive.EventResources()}, webhooks.Config{})
-	core := einvoicing.New(einvoicing.Deps{DB: a.db, Events: events}, einvoicing.Config{})
-	agents := signing.New(signing.Deps{DB: a.db, Core: core}, signing.Config{})
-	if _, err := agents.AdminRevokeAgent(ctx, args[0]); err != nil {
-	app := einvoicing.New(einvoicing.Deps{DB: a.db, Events: events}, einvoicing.Config{})
-	// The inbox room handles its signing requests' revocation (a decision
-	// waiting on the agent fails).
-	newInbox(app, a.db, nil, nil, Config{})
-	if _, err := app.AdminRevokeAgent(ctx, args[0]); err != nil {
+	events := webhooks.New(webhooks.Deps{DB: a.db, Resources: einvoiceapi.EventResources()}, webhooks.Config{})
+	// Every room, as the server builds them: a revocation expires the
+	// agent's requests, and each request's room says what that means (a
+	// decision waiting on the agent fails).
+	app := newApplication(einvoicing.Deps{DB: a.db, Log: slog.New(slog.DiscardHandler), Events: events}, Config{}, events, nil)
+	if _, err := app.signing.AdminRevokeAgent(ctx, args[0]); err != nil {
 		return fmt.Errorf("agent revoke: %w", err)
 	}
 	fmt.Fprintf(a.stdout, "revoked %s (its connections close within %s)\n", args[0], signing.AgentRecheck)

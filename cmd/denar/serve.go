@@ -21,9 +21,10 @@ import (
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
-	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
-	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -34,9 +35,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// services builds the e-invoicing application layer and both HTTP
-// services on db (nil for documentation only); reg is the UJP side (nil for
-// documentation only).
 // application is the e-invoicing application layer, room by room.
 type application struct {
 	einvoicing *einvoicing.Service
@@ -45,17 +43,21 @@ type application struct {
 	signing    *signing.Service
 	pipeline   *pipeline.Service
 	inbox      *inbox.Service
+	reconcile  *reconcile.Service
 }
 
 // newWebhooks is the events and webhooks room on db: the publisher the
 // e-invoicing use cases write their events through, and the service of
 // the event log, the endpoints and their deliveries.
 func newWebhooks(db *store.DB, cfg Config, log *slog.Logger, secrets *auth.SecretBox) *webhooks.Service {
-	return webhooks.New(webhooks.Deps{DB: db, Log: log, Secrets: secrets, Resources: archive.EventResources()},
+	return webhooks.New(webhooks.Deps{DB: db, Log: log, Secrets: secrets, Resources: einvoiceapi.EventResources()},
 		webhooks.Config{Timeout: cfg.WebhookTimeout, AllowPrivateSandbox: cfg.WebhookAllowPrivateSandbox,
 			OperatorEmail: cfg.OperatorEmail, Concurrency: cfg.WebhookWorkers})
 }
 
+// services builds the e-invoicing application layer and both HTTP
+// services on db (nil for documentation only); reg is the UJP side (nil for
+// documentation only).
 func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blobs blob.Store, secrets *auth.SecretBox) (payroll, einvoice *httpx.Service, app application) {
 	authStore := &auth.Store{DB: db}
 	rl := httpx.RateLimit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst, Log: log}
@@ -86,44 +88,45 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 		}
 		d.Gateways, d.Operators = reg.gateways, reg.operators
 	}
-	svc := einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
-		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
-		InboxDeadlineEvery: cfg.InboxDeadlineInterval, CodeListsEvery: cfg.UJPCodeListInterval, CodeListsReload: cfg.UJPCodeListReload,
-		Reconcile: einvoicing.ReconcileConfig{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour}})
-	pipe := pipeline.New(pipeline.Deps{DB: db, Log: log, EInvoicing: svc, Gateways: d.Gateways},
-		pipeline.Config{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
-		CodeListsEvery: cfg.UJPCodeListInterval, CodeListsReload: cfg.UJPCodeListReload,
-		Reconcile: einvoicing.ReconcileConfig{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour},
-		Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
-			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
-			SignAhead: cfg.EInvoiceSignAhead})
-	exports := archive.New(archive.Deps{DB: db, Log: log, Blobs: blobs, Events: hooks}, archive.Config{Retention: cfg.ArchiveRetention})
-	signer := signing.New(signing.Deps{DB: db, Log: log, Core: svc}, signing.Config{})
-	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Signing: signer, Pipeline: pipe, Auth: authStore, Idempotency: keeper, Ready: ready,
-	in := newInbox(svc, db, log, d.Sandbox, cfg)
-	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Inbox: in, Auth: authStore, Idempotency: keeper, Ready: ready,
+	app = newApplication(d, cfg, hooks, blobs)
+	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app.einvoicing, Webhooks: hooks, Archive: app.archive, Signing: app.signing,
+		Pipeline: app.pipeline, Inbox: app.inbox, Reconcile: app.reconcile, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
 	// The web console shares the e-invoicing service's listener and outer
 	// middleware (request ids, access log, limits); it has no OpenAPI
 	// operations.
-	dashboard.New(dashboard.Deps{Service: svc, Pipeline: pipe, Webhooks: hooks, Signing: signer, Users: dashboardUsers(db, cfg, secrets), Log: log,
+	dashboard.New(dashboard.Deps{Service: app.einvoicing, Pipeline: app.pipeline, Webhooks: hooks, Signing: app.signing, Inbox: app.inbox,
+		Reconcile: app.reconcile, Users: dashboardUsers(db, cfg, secrets), Log: log,
 		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
-	return payroll, einvoice, application{einvoicing: svc, webhooks: hooks, archive: exports, signing: signer, pipeline: pipe}
-	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Inbox: in, Users: dashboardUsers(db, cfg, secrets), Log: log,
-		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
-	return payroll, einvoice, application{einvoicing: svc, webhooks: hooks, archive: exports, inbox: in}
+	return payroll, einvoice, app
 }
 
-// newInbox builds the inbox room on svc (its link handlers registered on
-// svc's registry), wires it as svc's inbox port, and checks that every
-// link type has its handler: a wiring mistake, so it panics.
-func newInbox(svc *einvoicing.Service, db *store.DB, log *slog.Logger, sandbox einvoicing.SandboxUJP, cfg Config) *inbox.Service {
-	in := inbox.New(inbox.Deps{Core: svc, DB: db, Log: log, Sandbox: sandbox}, inbox.Config{DeadlineEvery: cfg.InboxDeadlineInterval})
+// newApplication builds the e-invoicing application layer on d (its
+// store, logger, UJP and publisher filled in), room by room, as denar
+// serve runs it: the core, then the rooms built on it, each registering
+// the signing-link types it handles, and the inbox wired as the core's
+// port. A link type left without a handler is a wiring mistake, found here
+// (it panics) rather than when a signature arrives with nothing to run.
+func newApplication(d einvoicing.Deps, cfg Config, hooks *webhooks.Service, blobs blob.Store) application {
+	svc := einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
+		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
+		CodeListsEvery: cfg.UJPCodeListInterval, CodeListsReload: cfg.UJPCodeListReload})
+	pipe := pipeline.New(pipeline.Deps{DB: d.DB, Log: d.Log, EInvoicing: svc, Gateways: d.Gateways},
+		pipeline.Config{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
+			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
+			SignAhead: cfg.EInvoiceSignAhead})
+	signer := signing.New(signing.Deps{DB: d.DB, Log: d.Log, Core: svc}, signing.Config{})
+	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: d.DB, Log: d.Log, Sandbox: d.Sandbox},
+		inbox.Config{DeadlineEvery: cfg.InboxDeadlineInterval})
 	svc.UseInbox(in)
+	recon := reconcile.New(reconcile.Deps{DB: d.DB, Log: d.Log, Core: svc, Pipeline: pipe, Inbox: in, Gateways: d.Gateways,
+		Operators: d.Operators, Registry: d.Registry},
+		reconcile.Config{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour, SignerInterval: cfg.UJPSignerInterval})
+	exports := archive.New(archive.Deps{DB: d.DB, Log: d.Log, Blobs: blobs, Events: hooks}, archive.Config{Retention: cfg.ArchiveRetention})
 	if err := svc.CheckLinks(); err != nil {
 		panic(err)
 	}
-	return in
+	return application{einvoicing: svc, webhooks: hooks, archive: exports, signing: signer, pipeline: pipe, inbox: in, reconcile: recon}
 }
 
 // dashboardUsers are the dashboard's people; secrets seals their TOTP
@@ -252,11 +255,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("archive blob store: %w", err)
 	}
 	payroll, einvoice, app := services(db, cfg, log, &reg, blobs, secrets)
-	// Every link type a signing request can be made for has its room's
-	// handler, or nothing would run when it is signed.
-	if err := app.einvoicing.CheckLinks(); err != nil {
-		return err
-	}
 	// Both runners' outcomes are counted on the e-invoicing listener's
 	// /metrics (mail and housekeeping included).
 	jobsFinished := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denar_jobs_finished_total",
@@ -438,16 +436,12 @@ func registerJobs(ctx context.Context, runner, hookRunner *jobs.Runner, db *stor
 		}
 	}
 	mail.Register(runner, db, mailCfg)
-	// Every room is built: a signed read with nothing to run it would
-	// store signatures for nothing.
-	if err := app.einvoicing.CheckLinks(); err != nil {
-		return err
-	}
 	app.einvoicing.RegisterJobs(runner)
 	app.pipeline.RegisterJobs(runner)
 	app.archive.RegisterJobs(runner)
 	app.signing.RegisterJobs(runner)
 	app.inbox.RegisterJobs(runner)
+	app.reconcile.RegisterJobs(runner)
 	app.webhooks.RegisterJobs(hookRunner)
 	return nil
 }

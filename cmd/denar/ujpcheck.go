@@ -12,7 +12,7 @@ import (
 
 	"github.com/denar-mk/denar/internal/cli"
 	"github.com/denar-mk/denar/internal/einvoicing"
-	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 )
 
 const ujpUsage = `Usage:
@@ -71,16 +71,10 @@ func runUJP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	app := einvoicing.New(einvoicing.Deps{DB: db, Log: log, Registry: reg, Gateways: reg.gateways, Operators: reg.operators,
-		Events: newWebhooks(db, cfg, log, nil)},
-		einvoicing.Config{RegistryTimeout: cfg.UJPRegistryTimeout})
-	// The pipeline's timings pace the check's calls.
-	pipeline.New(pipeline.Deps{DB: db, Log: log, EInvoicing: app, Gateways: reg.gateways},
-		pipeline.Config{SignerInterval: cfg.UJPSignerInterval, CallTimeout: cfg.UJPCallTimeout})
-		einvoicing.Config{RegistryTimeout: cfg.UJPRegistryTimeout,
-			Pipeline: einvoicing.PipelineConfig{SignerInterval: cfg.UJPSignerInterval, CallTimeout: cfg.UJPCallTimeout}})
-	newInbox(app, db, log, nil, cfg)
-	rep, err := app.CheckUJP(ctx, einvoicing.UJPCheck{Environment: *env, CompanyID: *company, Sign: *sign, SignWait: *wait})
+	hooks := newWebhooks(db, cfg, log, nil)
+	app := newApplication(einvoicing.Deps{DB: db, Log: log, Registry: reg, Gateways: reg.gateways, Operators: reg.operators,
+		Events: hooks}, cfg, hooks, nil)
+	rep, err := app.reconcile.CheckUJP(ctx, reconcile.UJPCheck{Environment: *env, CompanyID: *company, Sign: *sign, SignWait: *wait})
 	if err != nil {
 		return fmt.Errorf("ujp check: %w", err)
 	}
@@ -96,7 +90,7 @@ func runUJP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if !rep.OK {
 		var bad []string
 		for _, l := range rep.Lines {
-			if l.State == einvoicing.CheckFail || l.State == einvoicing.CheckWarn {
+			if l.State == reconcile.CheckFail || l.State == reconcile.CheckWarn {
 				bad = append(bad, l.Name)
 			}
 		}
@@ -106,7 +100,7 @@ func runUJP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 // printCheck writes the report as a table, each line's action under it.
-func printCheck(w io.Writer, rep einvoicing.UJPCheckReport) {
+func printCheck(w io.Writer, rep reconcile.UJPCheckReport) {
 	who := "the operator"
 	if rep.CompanyID != "" {
 		who = rep.CompanyID

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/sdk/signer"
 )
@@ -44,20 +44,20 @@ func TestUJPCheckAgainstStrictSimulator(t *testing.T) {
 			t.Fatalf("a company set up at UJP: exit %d, %+v", code, rep.Lines)
 		}
 		for _, l := range rep.Lines {
-			if l.State != einvoicing.CheckOK {
+			if l.State != reconcile.CheckOK {
 				t.Errorf("line %s: %s %s", l.Name, l.State, l.Detail)
 			}
 		}
-		if d := rep.Line(einvoicing.LineRegistry).Detail; !strings.Contains(d, a.name) || !strings.Contains(d, "Скопје") {
+		if d := rep.Line(reconcile.LineRegistry).Detail; !strings.Contains(d, a.name) || !strings.Contains(d, "Скопје") {
 			t.Errorf("registry line: %s", d)
 		}
-		if d := rep.Line(einvoicing.LinePrivileges).Detail; d != "granted: DP, RD, DA" {
+		if d := rep.Line(reconcile.LinePrivileges).Detail; d != "granted: DP, RD, DA" {
 			t.Errorf("privileges line: %s", d)
 		}
-		if d := rep.Line(einvoicing.LineIdentity).Detail; !strings.Contains(d, strictOperator) || !strings.Contains(d, strictSigner) {
+		if d := rep.Line(reconcile.LineIdentity).Detail; !strings.Contains(d, strictOperator) || !strings.Contains(d, strictSigner) {
 			t.Errorf("identity line: %s", d)
 		}
-		if d := rep.Line(einvoicing.LineRateBudget).Detail; !strings.Contains(d, strictOperator) || !strings.Contains(d, strictSigner) {
+		if d := rep.Line(reconcile.LineRateBudget).Detail; !strings.Contains(d, strictOperator) || !strings.Contains(d, strictSigner) {
 			t.Errorf("rate line: %s", d)
 		}
 		// The table, for a person.
@@ -66,24 +66,24 @@ func TestUJPCheckAgainstStrictSimulator(t *testing.T) {
 			t.Fatalf("the table: exit %d\n%s", code, out)
 		}
 
-		fails := func(what string, rep einvoicing.UJPCheckReport, code int, line, detail, action string) {
+		fails := func(what string, rep reconcile.UJPCheckReport, code int, line, detail, action string) {
 			t.Helper()
 			l := rep.Line(line)
-			if code != 1 || rep.OK || l.State != einvoicing.CheckFail || !strings.Contains(l.Detail, detail) || !strings.Contains(l.Action, action) {
+			if code != 1 || rep.OK || l.State != reconcile.CheckFail || !strings.Contains(l.Detail, detail) || !strings.Contains(l.Action, action) {
 				t.Fatalf("%s: exit %d, line %s: %+v\nall lines: %+v", what, code, line, l, rep.Lines)
 			}
 		}
 
 		// An operator identity UJP does not know.
 		rep, code, _ = u.check([]string{"DENAR_UJP_USER=NOT-AT-UJP"}, "--company", a.id, "--json")
-		fails("wrong identity", rep, code, einvoicing.LineIdentity, "E1010", "DENAR_UJP_USER")
+		fails("wrong identity", rep, code, reconcile.LineIdentity, "E1010", "DENAR_UJP_USER")
 
 		// UJP's clock 10 minutes off this host's.
 		u.simControl("/_sim/clock/skew", `{"seconds":600}`)
 		rep, code, _ = u.check(nil, "--company", a.id, "--json")
-		fails("skewed clock", rep, code, einvoicing.LineServerTime, "behind it", "NTP")
+		fails("skewed clock", rep, code, reconcile.LineServerTime, "behind it", "NTP")
 		// UJP's time has whole seconds: the skew is known to a second.
-		if d := rep.Line(einvoicing.LineServerTime).Detail; !regexp.MustCompile(`is (9m59s|10m0s|10m1s) behind it`).MatchString(d) {
+		if d := rep.Line(reconcile.LineServerTime).Detail; !regexp.MustCompile(`is (9m59s|10m0s|10m1s) behind it`).MatchString(d) {
 			t.Fatalf("skewed clock: %s", d)
 		}
 		u.simControl("/_sim/clock/skew", `{"seconds":0}`)
@@ -91,8 +91,8 @@ func TestUJPCheckAgainstStrictSimulator(t *testing.T) {
 		// A portal privilege revoked.
 		u.simAdmin("revoke", "-eujp-id", strictSigner, "-edb", a.tax, "DA")
 		rep, code, _ = u.check(nil, "--company", a.id, "--sign", "--json")
-		fails("missing privilege", rep, code, einvoicing.LinePrivileges, "missing: DA", "grant the signer's user")
-		if l := rep.Line(einvoicing.LineCertificate); l.State != einvoicing.CheckOK {
+		fails("missing privilege", rep, code, reconcile.LinePrivileges, "missing: DA", "grant the signer's user")
+		if l := rep.Line(reconcile.LineCertificate); l.State != reconcile.CheckOK {
 			t.Fatalf("certificate line with a privilege missing: %+v", l)
 		}
 		u.simAdmin("grant", "-eujp-id", strictSigner, "-edb", a.tax, "DA")
@@ -100,8 +100,8 @@ func TestUJPCheckAgainstStrictSimulator(t *testing.T) {
 		// UJP's code lists changed (for this company's calls).
 		u.simControl("/_sim/sellers/"+a.tax+"/code-lists", `{"changed":true}`)
 		rep, code, _ = u.check(nil, "--company", a.id, "--json")
-		fails("changed code lists", rep, code, einvoicing.LineCodeLists, "+DDV-14-3-10", "GET /v1/codebooks")
-		if d := rep.Line(einvoicing.LineCodeLists).Detail; !strings.Contains(d, "-P13") || !strings.Contains(d, "~100") {
+		fails("changed code lists", rep, code, reconcile.LineCodeLists, "+DDV-14-3-10", "GET /v1/codebooks")
+		if d := rep.Line(reconcile.LineCodeLists).Detail; !strings.Contains(d, "-P13") || !strings.Contains(d, "~100") {
 			t.Fatalf("code-list line: %s", d)
 		}
 		u.simControl("/_sim/sellers/"+a.tax+"/code-lists", `{"changed":false}`)
@@ -118,7 +118,7 @@ func TestUJPCheckAgainstStrictSimulator(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep, code, _ = u.check(nil, "--company", b.id, "--sign", "--json")
-		fails("unregistered certificate", rep, code, einvoicing.LineCertificate, "E1012", "Register the certificate (serial "+cert.SerialNumber.String())
+		fails("unregistered certificate", rep, code, reconcile.LineCertificate, "E1012", "Register the certificate (serial "+cert.SerialNumber.String())
 
 		// The dashboard's home page shows each company's last check: a's
 		// found the changed code lists, b's the unknown certificate.
@@ -134,7 +134,7 @@ func TestUJPCheckAgainstStrictSimulator(t *testing.T) {
 
 // check runs `denar ujp check --env sandbox args…` with serve's
 // configuration (and extra); the report is read when --json asked for it.
-func (u *strictUJPWorld) check(extra []string, args ...string) (einvoicing.UJPCheckReport, int, string) {
+func (u *strictUJPWorld) check(extra []string, args ...string) (reconcile.UJPCheckReport, int, string) {
 	u.t.Helper()
 	cmd := exec.Command(denarBin, append([]string{"ujp", "check", "--env", "sandbox", "--wait", "30s"}, args...)...)
 	cmd.Env = append(append([]string{}, u.srv.env...), extra...)
@@ -149,7 +149,7 @@ func (u *strictUJPWorld) check(extra []string, args ...string) (einvoicing.UJPCh
 	case err != nil:
 		u.t.Fatal(err)
 	}
-	var rep einvoicing.UJPCheckReport
+	var rep reconcile.UJPCheckReport
 	if strings.Contains(strings.Join(args, " "), "--json") {
 		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 			u.t.Fatalf("denar ujp check %s: exit %d, %v\n%s\n%s", strings.Join(args, " "), code, err, stdout.String(), stderr.String())

@@ -25,9 +25,10 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
-	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
-	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
@@ -43,8 +44,11 @@ type Deps struct {
 	Signing *signing.Service
 	// Inbox is the inbox room: incoming documents and their decisions.
 	Inbox *inbox.Service
-	Users *auth.Users
-	Log   *slog.Logger
+	// Reconcile is the reconciliation room: the home page's last go-live
+	// checks.
+	Reconcile *reconcile.Service
+	Users     *auth.Users
+	Log       *slog.Logger
 	// SecureCookies marks cookies Secure even on a plain-HTTP connection
 	// (behind a TLS-terminating proxy). A request that arrived over TLS
 	// gets Secure cookies anyway.

@@ -19,9 +19,10 @@ import (
 	"github.com/denar-mk/denar/internal/dashboard"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
-	"github.com/denar-mk/denar/internal/einvoicing/signing"
-	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -44,6 +45,7 @@ type world struct {
 	hooks           *webhooks.Service
 	signing         *signing.Service
 	inbox           *inbox.Service
+	recon           *reconcile.Service
 	acctA, acctB    string
 	companyA, compB string
 	docA, docB      string
@@ -106,17 +108,9 @@ func newWorld(t *testing.T, db *store.DB) *world {
 		webhooks.Config{AllowPrivateSandbox: true})
 	svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box, Events: hooks}, einvoicing.Config{})
 	w.svc, w.hooks = svc, hooks
-	w.signing = signing.New(signing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Core: svc}, signing.Config{})
+	w.pipe, w.signing, w.inbox, w.recon = buildRooms(db, svc)
 	mux := http.NewServeMux()
-	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Signing: w.signing, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
-	pipe := pipeline.New(pipeline.Deps{DB: db, Log: slog.New(slog.DiscardHandler), EInvoicing: svc}, pipeline.Config{})
-	w.svc, w.pipe, w.hooks = svc, pipe, hooks
-	mux := http.NewServeMux()
-	dashboard.New(dashboard.Deps{Service: svc, Pipeline: pipe, Webhooks: hooks, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
-	in := newInbox(db, svc)
-	w.svc, w.hooks, w.inbox = svc, hooks, in
-	mux := http.NewServeMux()
-	dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Inbox: in, Users: w.users, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+	dashboard.New(w.deps(w.users)).Register(mux)
 	w.srv = httptest.NewServer(mux)
 	t.Cleanup(w.srv.Close)
 	return w
@@ -507,14 +501,11 @@ func TestDashboardTOTPAndTwoProcesses(t *testing.T) {
 		// Sign in on a "second process": another dashboard on the same store.
 		hooks := webhooks.New(webhooks.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Resources: einvoicing.EventResources()}, webhooks.Config{})
 		svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Events: hooks}, einvoicing.Config{})
-		pipe := pipeline.New(pipeline.Deps{DB: db, Log: slog.New(slog.DiscardHandler), EInvoicing: svc}, pipeline.Config{})
+		other := &world{svc: svc, hooks: hooks}
+		other.pipe, other.signing, other.inbox, other.recon = buildRooms(db, svc)
 		mux := http.NewServeMux()
 		// The second process seals and opens TOTP seeds with the same key.
-		signer := signing.New(signing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Core: svc}, signing.Config{})
-		dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Signing: signer, Users: &auth.Users{DB: db, Secrets: w.users.Secrets},
-			Log: slog.New(slog.DiscardHandler)}).Register(mux)
-		dashboard.New(dashboard.Deps{Service: svc, Pipeline: pipe, Webhooks: hooks, Users: &auth.Users{DB: db, Secrets: w.users.Secrets}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
-		dashboard.New(dashboard.Deps{Service: svc, Webhooks: hooks, Inbox: newInbox(db, svc), Users: &auth.Users{DB: db, Secrets: w.users.Secrets}, Log: slog.New(slog.DiscardHandler)}).Register(mux)
+		dashboard.New(other.deps(&auth.Users{DB: db, Secrets: w.users.Secrets})).Register(mux)
 		second := httptest.NewServer(mux)
 		defer second.Close()
 		next := auth.TOTPStep(db.Now()) + 1
@@ -680,9 +671,23 @@ func TestDashboardPagesSizeAndLabels(t *testing.T) {
 	}
 }
 
-// newInbox is the inbox room on svc, wired as cmd/denar wires it.
-func newInbox(db *store.DB, svc *einvoicing.Service) *inbox.Service {
-	in := inbox.New(inbox.Deps{Core: svc, DB: db, Log: slog.New(slog.DiscardHandler)}, inbox.Config{})
+// buildRooms builds the rooms of the application layer on svc as
+// cmd/denar does (the inbox wired as svc's port, every link type handled).
+func buildRooms(db *store.DB, svc *einvoicing.Service) (*pipeline.Service, *signing.Service, *inbox.Service, *reconcile.Service) {
+	log := slog.New(slog.DiscardHandler)
+	pipe := pipeline.New(pipeline.Deps{DB: db, Log: log, EInvoicing: svc}, pipeline.Config{})
+	signer := signing.New(signing.Deps{DB: db, Log: log, Core: svc}, signing.Config{})
+	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: db, Log: log}, inbox.Config{})
 	svc.UseInbox(in)
-	return in
+	recon := reconcile.New(reconcile.Deps{DB: db, Log: log, Core: svc, Pipeline: pipe, Inbox: in}, reconcile.Config{})
+	if err := svc.CheckLinks(); err != nil {
+		panic(err)
+	}
+	return pipe, signer, in, recon
+}
+
+// deps are the dashboard's Deps on w's application layer, with users.
+func (w *world) deps(users *auth.Users) dashboard.Deps {
+	return dashboard.Deps{Service: w.svc, Pipeline: w.pipe, Webhooks: w.hooks, Signing: w.signing, Inbox: w.inbox, Reconcile: w.recon,
+		Users: users, Log: slog.New(slog.DiscardHandler)}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 )
 
@@ -42,9 +43,9 @@ type homeData struct {
 // checkRow is a company's last go-live check and its lines that do not
 // hold.
 type checkRow struct {
-	einvoicing.UJPCheckReport
+	reconcile.UJPCheckReport
 	CompanyName string
-	Bad         []einvoicing.CheckLine
+	Bad         []reconcile.CheckLine
 }
 
 func (d *Dashboard) home(q *req) {
@@ -102,7 +103,7 @@ func (d *Dashboard) home(q *req) {
 	for i, c := range cs {
 		ids[i] = c.ID
 	}
-	checks, err := d.d.Service.LastUJPChecks(ctx, p, ids)
+	checks, err := d.d.Reconcile.LastUJPChecks(ctx, p, ids)
 	if err != nil {
 		d.failErr(q, err)
 		return
@@ -115,7 +116,7 @@ func (d *Dashboard) home(q *req) {
 		}
 		row := checkRow{CompanyName: c.Name, UJPCheckReport: rep}
 		for _, l := range rep.Lines {
-			if l.State == einvoicing.CheckFail || l.State == einvoicing.CheckWarn {
+			if l.State == reconcile.CheckFail || l.State == reconcile.CheckWarn {
 				row.Bad = append(row.Bad, l)
 			}
 		}

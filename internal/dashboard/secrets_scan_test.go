@@ -40,15 +40,9 @@ func TestNoSecretAtRest(t *testing.T) {
 		ctx := t.Context()
 		log := slog.New(slog.DiscardHandler)
 		as := &auth.Store{DB: db}
-		api := einvoiceapi.New(einvoiceapi.Deps{Service: w.svc, Webhooks: w.hooks, Signing: w.signing, Auth: as, Idempotency: idempotency.New(db, 0), Ready: db.Ping,
-			Log: log, RateLimit: httpx.RateLimit{}})
-		dashboard.New(dashboard.Deps{Service: w.svc, Webhooks: w.hooks, Signing: w.signing, Users: w.users, Log: log}).Register(api.Mux)
-		api := einvoiceapi.New(einvoiceapi.Deps{Service: w.svc, Pipeline: w.pipe, Webhooks: w.hooks, Auth: as, Idempotency: idempotency.New(db, 0), Ready: db.Ping,
-			Log: log, RateLimit: httpx.RateLimit{}})
-		dashboard.New(dashboard.Deps{Service: w.svc, Pipeline: w.pipe, Webhooks: w.hooks, Users: w.users, Log: log}).Register(api.Mux)
-		api := einvoiceapi.New(einvoiceapi.Deps{Service: w.svc, Webhooks: w.hooks, Inbox: w.inbox, Auth: as, Idempotency: idempotency.New(db, 0), Ready: db.Ping,
-			Log: log, RateLimit: httpx.RateLimit{}})
-		dashboard.New(dashboard.Deps{Service: w.svc, Webhooks: w.hooks, Inbox: w.inbox, Users: w.users, Log: log}).Register(api.Mux)
+		api := einvoiceapi.New(einvoiceapi.Deps{Service: w.svc, Pipeline: w.pipe, Webhooks: w.hooks, Signing: w.signing, Inbox: w.inbox,
+			Reconcile: w.recon, Auth: as, Idempotency: idempotency.New(db, 0), Ready: db.Ping, Log: log, RateLimit: httpx.RateLimit{}})
+		dashboard.New(w.deps(w.users)).Register(api.Mux)
 		w.srv = httptest.NewServer(api.Handler())
 		t.Cleanup(w.srv.Close)
 

@@ -18,9 +18,10 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
-	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
-	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -31,6 +32,7 @@ type Deps struct {
 	// Service is the application layer every operation calls but those of
 	// its rooms (events and webhooks, archive exports, signing, the
 	// pipeline, the inbox).
+	// its rooms (events and webhooks, archive exports, reconciliation).
 	Service *einvoicing.Service
 	// Webhooks is the events and webhooks room of the application layer:
 	// the event log and feed, webhook endpoints and their deliveries.
@@ -47,6 +49,8 @@ type Deps struct {
 	// Inbox is the inbox room of the application layer: incoming
 	// e-invoices, the company's decision, the sandbox's buyer side.
 	Inbox *inbox.Service
+	// Reconcile is the reconciliation room of the application layer.
+	Reconcile *reconcile.Service
 	// Auth authenticates API keys and issues OAuth tokens.
 	Auth *auth.Store
 	// Idempotency keeps Idempotency-Key claims.
@@ -111,7 +115,8 @@ func New(d Deps) *httpx.Service {
 			return ""
 		},
 	})
-	h := &handlers{svc: d.Service, hooks: d.Webhooks, archive: d.Archive, signing: d.Signing, pipe: d.Pipeline, inbox: d.Inbox, deps: d}
+	h := &handlers{svc: d.Service, hooks: d.Webhooks, archive: d.Archive, signing: d.Signing, pipe: d.Pipeline, inbox: d.Inbox,
+		recon: d.Reconcile, deps: d}
 	h.registerCompanies(s)
 	h.registerSandboxMandate(s)
 	h.registerOAuth(s.Mux, s.API)
@@ -147,6 +152,7 @@ type handlers struct {
 	signing *signing.Service
 	pipe    *pipeline.Service
 	inbox   *inbox.Service
+	recon   *reconcile.Service
 	deps    Deps
 	// wsMessages counts the signing WebSockets' messages.
 	wsMessages *prometheus.CounterVec

@@ -10,8 +10,9 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
-	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
@@ -153,11 +154,11 @@ func exArchiveObject() archive.ArchiveExport {
 		Links:     archive.ArchiveLinks{Download: "/v1/archive-exports/" + exArchive + "/download"}}
 }
 
-func exReconciliationObject() einvoicing.Reconciliation {
-	return einvoicing.Reconciliation{ID: "rcn_01jv8k2n3p4q5r6s7t8v9w0xyz", Object: "reconciliation", Date: "2026-05-04", Environment: "sandbox",
-		CompanyID: exCompany, State: einvoicing.ReconciliationCompleted, Runs: 1,
-		Sales:    einvoicing.ReconciliationSales{AtUJP: 42, AtDenar: 41, Matched: 40, Repaired: 1, Discovered: 1},
-		Purchase: einvoicing.ReconciliationPurchase{AtUJP: 7, InInbox: 6, Added: 1}, Problems: []einvoicing.ReconciliationProblem{},
+func exReconciliationObject() reconcile.Reconciliation {
+	return reconcile.Reconciliation{ID: "rcn_01jv8k2n3p4q5r6s7t8v9w0xyz", Object: "reconciliation", Date: "2026-05-04", Environment: "sandbox",
+		CompanyID: exCompany, State: reconcile.ReconciliationCompleted, Runs: 1,
+		Sales:    reconcile.ReconciliationSales{AtUJP: 42, AtDenar: 41, Matched: 40, Repaired: 1, Discovered: 1},
+		Purchase: reconcile.ReconciliationPurchase{AtUJP: 7, InInbox: 6, Added: 1}, Problems: []reconcile.ReconciliationProblem{},
 		StartedAt: exTime("01:00:00"), CompletedAt: exPtr(exTime("01:00:09")), CreatedAt: exTime("01:00:00"), UpdatedAt: exTime("01:00:09")}
 }
 
@@ -286,7 +287,7 @@ func registerExamples(s *httpx.Service) {
 	s.Example(exArchiveObject())
 	s.Example(ReconciliationBody{CompanyID: exCompany, Date: "2026-05-04"})
 	s.Example(exReconciliationObject())
-	s.Example(httpx.Page[einvoicing.Reconciliation]{Data: []einvoicing.Reconciliation{exReconciliationObject()}})
+	s.Example(httpx.Page[reconcile.Reconciliation]{Data: []reconcile.Reconciliation{exReconciliationObject()}})
 
 	// Codebooks.
 	fresh := einvoicing.CodebookFreshness{Live: true, UnchangedSince: exPtr(time.Date(2026, 3, 1, 6, 0, 0, 0, time.UTC))}

@@ -27,9 +27,9 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
-	"github.com/denar-mk/denar/internal/einvoicing/signing"
-	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -78,6 +78,8 @@ type inboxEnv struct {
 	buyerKey string // inbox:read, inbox:write, events:read of the account
 }
 
+// newInboxEnv builds the environment; tune adjusts the configuration of
+// the application layer, room by room (every room's jobs are registered).
 func newInboxEnv(t *testing.T, db *store.DB, tune ...func(*appConfig)) *inboxEnv {
 	t.Helper()
 	cfg := appConfig{Pipeline: pipeline.Config{RetryDelays: []time.Duration{time.Minute}, SignerInterval: simWindow}}
@@ -90,25 +92,13 @@ func newInboxEnv(t *testing.T, db *store.DB, tune ...func(*appConfig)) *inboxEnv
 	p.sim, p.tr = sim, tr
 	dg := &decisionGateway{Gateway: client}
 	p.gw = &lossyGateway{Gateway: dg}
-	svc, api := newAPI(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
-		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: p.gw}}, cfg)
-	p.svc = svc.Service
-	app, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
+	a, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
 		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: p.gw}}, cfg, webhooks.Deps{}, webhooks.Config{})
-	p.svc = app.svc
+	p.app, p.svc, p.inboxes = a, a.Service, a.inbox
 	p.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(p.srv.Close)
 	p.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
-	app.registerJobs(p.runner)
-	a := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
-		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: p.gw}}, cfg, webhooks.Deps{}, webhooks.Config{})
-	svc, api := a.svc, a.api
-	p.svc, p.inboxes = svc, a.inbox
-	p.srv = httptest.NewServer(api.Handler())
-	t.Cleanup(p.srv.Close)
-	p.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
-	svc.RegisterJobs(p.runner)
-	a.inbox.RegisterJobs(p.runner)
+	a.RegisterJobs(p.runner)
 	p.company, p.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read", "signing:agent")
 	se := &signEnv{t: t, db: db, srv: p.srv, key: p.key, company: p.company}
 	p.cert = newTestCert(t)
@@ -897,7 +887,8 @@ func TestInboxDeadline(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newInboxEnv(t, db)
-		other := newApp(db, einvoicing.Deps{Sandbox: e.sim}, einvoicing.Config{}, webhooks.Deps{}, webhooks.Config{}).inbox
+		otherApp, _ := newAPI(db, einvoicing.Deps{Sandbox: e.sim}, einvoicing.Config{})
+		other := otherApp.inbox
 		txDate := e.now().In(ujpdoc.Skopje).Format(time.DateOnly)
 		by := einvoice.DecideBy(e.now().In(ujpdoc.Skopje))
 		id, euid := e.dropAndSync(txDate)
@@ -930,7 +921,6 @@ func TestInboxDeadline(t *testing.T) {
 				func(s *inbox.Service) func(context.Context) error { return s.InboxAutoAccepts },
 			} {
 				errs := make(chan error, 2)
-				for _, s := range []*einvoicing.Service{e.svc, other.Service} {
 				for _, s := range []*inbox.Service{e.inboxes, other} {
 					go func() { errs <- step(s)(t.Context()) }()
 				}

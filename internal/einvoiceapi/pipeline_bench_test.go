@@ -64,15 +64,7 @@ func newBenchWorld(b testing.TB, db *store.DB) *benchWorld {
 	w.srv = httptest.NewServer(api.Handler())
 	b.Cleanup(w.srv.Close)
 	w.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, PollInterval: 5 * time.Millisecond, Logger: log})
-	app.registerJobs(w.runner)
-	a := newApp(db, einvoicing.Deps{Log: log, Gateways: map[string]ujp.Gateway{auth.EnvSandbox: w.gw}, SandboxSetup: simSetup{sim}},
-		einvoicing.Config{Pipeline: einvoicing.PipelineConfig{SignerInterval: simWindow}}, webhooks.Deps{}, webhooks.Config{})
-	svc, api := a.svc, a.api
-	w.srv = httptest.NewServer(api.Handler())
-	b.Cleanup(w.srv.Close)
-	w.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, PollInterval: 5 * time.Millisecond, Logger: log})
-	svc.RegisterJobs(w.runner)
-	a.inbox.RegisterJobs(w.runner)
+	app.RegisterJobs(w.runner)
 
 	w.company, w.key = seedSeller(b, db, "companies:write", "einvoices:read", "einvoices:write")
 	var pc struct{ Code string }

@@ -19,9 +19,9 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
-	"github.com/denar-mk/denar/internal/einvoicing/signing"
-	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
+	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -48,6 +48,7 @@ type pipeEnv struct {
 	agent   string
 	authz   string // Agent header
 	cert    testCert
+	app     *app // the application layer, room by room
 	svc     *einvoicing.Service
 	inboxes *inbox.Service // the inbox room
 	// hooks runs webhook deliveries (webhooks.Service.RegisterJobs), stepped apart
@@ -145,27 +146,16 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*appConfig), opts ...p
 	e.sim, e.tr = sim, tr
 	e.gw = &lossyGateway{Gateway: client}
 	cfg.Pipeline.SignerInterval = simWindow
-	app, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
+	a, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
 		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}, Secrets: testSecrets(t)}, cfg,
 		webhooks.Deps{}, e.hookCfg)
-	e.svc = svc.Service
-	e.svc = app.svc
+	e.app, e.svc, e.inboxes = a, a.Service, a.inbox
 	e.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(e.srv.Close)
 	e.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
-	app.registerJobs(e.runner)
-	a := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
-		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}, Secrets: testSecrets(t)}, cfg,
-		webhooks.Deps{}, e.hookCfg)
-	svc, hooks, api := a.svc, a.hooks, a.api
-	e.svc, e.inboxes = svc, a.inbox
-	e.srv = httptest.NewServer(api.Handler())
-	t.Cleanup(e.srv.Close)
-	e.runner = jobs.NewRunner(db, jobs.Config{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
-	svc.RegisterJobs(e.runner)
-	a.inbox.RegisterJobs(e.runner)
+	a.RegisterJobs(e.runner)
 	e.hooks = jobs.NewRunner(db, jobs.Config{Workers: 8, Logger: slog.New(slog.DiscardHandler)})
-	app.hooks.RegisterJobs(e.hooks)
+	a.hooks.RegisterJobs(e.hooks)
 
 	e.company, e.key = seedSeller(t, db, "companies:read", "companies:write", "einvoices:read", "einvoices:write", "events:read",
 		"webhooks:write", "signing:agent", "inbox:read", "inbox:write")

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
-	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/internal/ujpsim"
@@ -87,7 +87,7 @@ func TestReconciliationResumesASignedRead(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newInboxEnv(t, db, func(c *appConfig) {
-			c.Reconcile = einvoicing.ReconcileConfig{Every: time.Hour, Quiet: time.Minute}
+			c.Reconcile = reconcile.Config{Every: time.Hour, Quiet: time.Minute}
 		})
 		ctx := t.Context()
 		d0 := e.now().In(ujpdoc.Skopje).AddDate(0, 0, 1)
@@ -124,7 +124,7 @@ func TestReconciliationResumesASignedRead(t *testing.T) {
 		// Quiet for longer than Quiet, the read signed a minute and a bit
 		// ago: the daily job runs it again.
 		e.advance(70 * time.Second)
-		e.enqueue(einvoicing.KindReconcile, map[string]string{})
+		e.enqueue(reconcile.KindReconcile, map[string]string{})
 		for range 3 {
 			if _, err := e.runner.RunOnce(ctx); err != nil {
 				t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -42,7 +43,7 @@ func (g *decisionGateway) CurrentStatus(ctx context.Context, caller ujp.Identity
 func newReconEnv(t *testing.T, db *store.DB) *inboxEnv {
 	t.Helper()
 	return newInboxEnv(t, db, func(c *appConfig) {
-		c.Reconcile = einvoicing.ReconcileConfig{Every: time.Hour}
+		c.Reconcile = reconcile.Config{Every: time.Hour}
 	})
 }
 
@@ -253,7 +254,7 @@ func TestReconciliation(t *testing.T) {
 
 		// The delivered document UJP lost: flagged, not resubmitted.
 		gm := e.wantStatus(gone, "delivered")
-		if !strings.Contains(fmt.Sprint(gm["problems"]), einvoicing.ProblemUJPMissing) {
+		if !strings.Contains(fmt.Sprint(gm["problems"]), reconcile.ProblemUJPMissing) {
 			t.Fatalf("problems of the document UJP lost: %v", gm["problems"])
 		}
 		if ev := e.events(gone); countOf(ev, webhooks.EventMissingAtUJP) != 1 {
@@ -338,7 +339,7 @@ func TestReconciliation(t *testing.T) {
 
 		// The daily job: the previous day of every company, clean.
 		e.signAll()
-		e.enqueue(einvoicing.KindReconcile, map[string]string{})
+		e.enqueue(reconcile.KindReconcile, map[string]string{})
 		e.settleAll()
 		yesterday := later.AddDate(0, 0, -1).Format(time.DateOnly)
 		for _, co := range []string{e.company, e.buyer} {
@@ -406,7 +407,7 @@ func TestReconciliationResumesAfterCrash(t *testing.T) {
 		e.dg.failStatus.Store(0)
 		e.advance(20 * time.Minute)
 		e.signAll()
-		e.enqueue(einvoicing.KindReconcile, map[string]string{})
+		e.enqueue(reconcile.KindReconcile, map[string]string{})
 		e.settleAll()
 		r := e.reconciliation(e.company, id)
 		wantFigures(t, r, "sales 2/2/1/0/1/1 purchase 0/0/0")
@@ -470,20 +471,11 @@ func TestReconciliationTwoProcesses(t *testing.T) {
 		ctx := t.Context()
 		other, api := newApp(db, einvoicing.Deps{Sandbox: e.sim, Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}},
 			appConfig{Pipeline: pipeline.Config{RetryDelays: []time.Duration{time.Minute}, SignerInterval: simWindow},
-				Config: einvoicing.Config{Reconcile: einvoicing.ReconcileConfig{Every: time.Hour}}}, webhooks.Deps{}, webhooks.Config{})
-		srv2 := httptest.NewServer(api.Handler())
-		t.Cleanup(srv2.Close)
-		runner2 := jobs.NewRunner(db, jobs.Config{Workers: 4})
-		other.registerJobs(runner2)
-		a := newApp(db, einvoicing.Deps{Sandbox: e.sim, Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}},
-			einvoicing.Config{Pipeline: einvoicing.PipelineConfig{RetryDelays: []time.Duration{time.Minute}, SignerInterval: simWindow},
-				Reconcile: einvoicing.ReconcileConfig{Every: time.Hour}}, webhooks.Deps{}, webhooks.Config{})
-		other, api := a.svc, a.api
+				Reconcile: reconcile.Config{Every: time.Hour}}, webhooks.Deps{}, webhooks.Config{})
 		srv2 := httptest.NewServer(api.Handler())
 		t.Cleanup(srv2.Close)
 		runner2 := jobs.NewRunner(db, jobs.Config{Workers: 4})
 		other.RegisterJobs(runner2)
-		a.inbox.RegisterJobs(runner2)
 
 		d0 := e.now().In(ujpdoc.Skopje).AddDate(0, 0, 1)
 		day0 := d0.Format(time.DateOnly)
@@ -501,7 +493,7 @@ func TestReconciliationTwoProcesses(t *testing.T) {
 		// Both processes at once: each takes a POST, and each runs a
 		// daily job.
 		for range 2 {
-			e.enqueue(einvoicing.KindReconcile, map[string]string{})
+			e.enqueue(reconcile.KindReconcile, map[string]string{})
 		}
 		var wg sync.WaitGroup
 		ids := make([]string, 4)

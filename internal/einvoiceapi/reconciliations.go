@@ -7,7 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/denar-mk/denar"
-	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/httpx"
 )
 
@@ -34,11 +34,11 @@ type listReconciliationsInput struct {
 
 type reconciliationOutput struct {
 	Location string `header:"Location"`
-	Body     einvoicing.Reconciliation
+	Body     reconcile.Reconciliation
 }
 
 type reconciliationPage struct {
-	Body httpx.Page[einvoicing.Reconciliation]
+	Body httpx.Page[reconcile.Reconciliation]
 }
 
 // Reconciliation reads both of UJP's sides of a company's documents and
@@ -65,7 +65,7 @@ func (h *handlers) registerReconciliations(s *httpx.Service) {
 			"ended (Europe/Skopje, 5 minutes' margin): 422 at date; a company pending its mandate: 409 mandate_pending; without " +
 			"a signing certificate: 409 signer_not_ready.",
 	}, httpx.Spec{Scope: reconcileScope}, func(ctx context.Context, in *createReconciliationInput) (*reconciliationOutput, error) {
-		r, err := h.svc.Reconcile(ctx, caller(ctx), einvoicing.Reconcile{CompanyID: in.Body.CompanyID, Date: in.Body.Date})
+		r, err := h.recon.Reconcile(ctx, caller(ctx), reconcile.Reconcile{CompanyID: in.Body.CompanyID, Date: in.Body.Date})
 		if err != nil {
 			return nil, err
 		}
@@ -89,11 +89,11 @@ func (h *handlers) registerReconciliations(s *httpx.Service) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := h.svc.Reconciliations(ctx, httpx.PrincipalFrom(ctx), einvoicing.ReconciliationFilter{CompanyID: company, Date: in.Date}, after, in.Limit)
+		out, err := h.recon.Reconciliations(ctx, httpx.PrincipalFrom(ctx), reconcile.ReconciliationFilter{CompanyID: company, Date: in.Date}, after, in.Limit)
 		if err != nil {
 			return nil, err
 		}
-		return &reconciliationPage{Body: httpx.NewPage(out, in.Limit, func(r einvoicing.Reconciliation) string { return r.ID }, filter)}, nil
+		return &reconciliationPage{Body: httpx.NewPage(out, in.Limit, func(r reconcile.Reconciliation) string { return r.ID }, filter)}, nil
 	})
 	httpx.Register(s, huma.Operation{
 		OperationID: "getReconciliation", Method: http.MethodGet, Path: "/v1/reconciliations/{id}",
@@ -101,7 +101,7 @@ func (h *handlers) registerReconciliations(s *httpx.Service) {
 		Description: "The reconciliation's state and figures. clean is true once it completed with nothing to fix and no problems: " +
 			"proof that the service's records of that day were complete.",
 	}, httpx.Spec{Scope: readReconciliationScope}, func(ctx context.Context, in *reconciliationIDInput) (*reconciliationOutput, error) {
-		r, err := h.svc.Reconciliation(ctx, httpx.PrincipalFrom(ctx), in.ID)
+		r, err := h.recon.Reconciliation(ctx, httpx.PrincipalFrom(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"

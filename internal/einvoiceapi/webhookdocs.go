@@ -1,12 +1,14 @@
 package einvoiceapi
 
 import (
+	"maps"
 	"reflect"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
@@ -21,7 +23,7 @@ func (h *handlers) documentWebhooks(s *httpx.Service) {
 	if oapi.Webhooks == nil {
 		oapi.Webhooks = map[string]*huma.PathItem{}
 	}
-	resources := archive.EventResources()
+	resources := EventResources()
 	str := func(desc string) *huma.Schema { return &huma.Schema{Type: "string", Description: desc} }
 	for _, k := range webhooks.EventKinds() {
 		var obj *huma.Schema
@@ -82,4 +84,14 @@ func eventSchemaName(typ string) string {
 	}
 	b.WriteString("Event")
 	return b.String()
+}
+
+// EventResources is the whole event catalogue's resources with the Go type
+// each is rendered as, every room's (archive.EventResources, with the
+// core's, and reconcile.EventResources): the webhooks room's
+// Deps.Resources, and the payloads of the OpenAPI document's webhooks.
+func EventResources() map[string]any {
+	m := archive.EventResources()
+	maps.Copy(m, reconcile.EventResources())
+	return m
 }

@@ -136,12 +136,3 @@ func (s *Service) DocumentAsked(ctx context.Context, tx *store.Tx, id, sr string
 	}
 	return s.EInvoiceEvent(ctx, tx, inv, webhooks.EventSignatureRequired)
 }
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}

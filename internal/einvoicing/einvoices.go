@@ -236,6 +236,10 @@ type Storno struct {
 	IssueDate *string // YYYY-MM-DD; default today in Europe/Skopje
 }
 
+// KindExternal is the kind of an e-invoice the service never issued that
+// reconciliation found at UJP (the reconcile room imports it).
+const KindExternal = "external"
+
 // supersedable loads the original and checks it may be voided or
 // corrected now.
 func supersedable(ctx context.Context, tx *store.Tx, p *auth.Principal, companyID, id, action string) (dbq.Einvoice, dbq.Company, error) {

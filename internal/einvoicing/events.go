@@ -29,8 +29,9 @@ type Publisher interface {
 // package renders to the Go type GET renders it as (a zero value): the
 // publisher refuses an event whose object is of another type
 // (webhooks.Deps.Resources), and the OpenAPI document describes each
-// kind's payload from it. The archive room adds its export
-// (archive.EventResources, the whole catalogue).
+// kind's payload from it. The rooms add theirs (archive.EventResources,
+// reconcile.EventResources); einvoiceapi.EventResources is the whole
+// catalogue.
 func EventResources() map[string]any {
 	return map[string]any{
 		webhooks.ResourceEInvoice:        EInvoice{},
@@ -38,7 +39,6 @@ func EventResources() map[string]any {
 		webhooks.ResourceWebhookEndpoint: webhooks.WebhookEndpoint{},
 		webhooks.ResourceInboxDocument:   InboxDocument{},
 		webhooks.ResourceCodeListChange:  CodeListChange{},
-		webhooks.ResourceReconciliation:  Reconciliation{},
 	}
 }
 

@@ -11,11 +11,7 @@ func (validateArgs) Kind() string      { return KindValidate }
 func (QueryArgs) Kind() string         { return KindUJPQuery }
 func (sandboxSignerArgs) Kind() string { return KindSandboxSigner }
 
-// The periodic jobs take no arguments.
-type (
-	purgeSignedReadsArgs struct{}
-	reconcileAllArgs     struct{}
-)
+// purgeSignedReadsArgs: the periodic purge takes no arguments.
+type purgeSignedReadsArgs struct{}
 
 func (purgeSignedReadsArgs) Kind() string { return KindPurgeSignedReads }
-func (reconcileAllArgs) Kind() string     { return KindReconcile }

@@ -65,8 +65,6 @@ type Config struct {
 	// recorded code lists before it looks at the store again (a change
 	// recorded by another process is followed within it); default 10 s.
 	CodeListsReload time.Duration
-	// Reconcile tunes the daily reconciliation with UJP's records.
-	Reconcile ReconcileConfig
 }
 
 // The defaults of Config, also the defaults of the settings that set
@@ -109,7 +107,6 @@ func (c Config) withDefaults() Config {
 	if c.CodeListsReload <= 0 {
 		c.CodeListsReload = DefaultCodeListsReload
 	}
-	c.Reconcile = c.Reconcile.withDefaults()
 	return c
 }
 
@@ -135,7 +132,6 @@ type Service struct {
 	buyers       buyerCache
 	headers      headerCache
 	homes        homeCache
-	pipe         *Pipeline
 	pacing       Pacing
 	secrets      *auth.SecretBox
 	events       Publisher
@@ -158,7 +154,6 @@ func New(d Deps, cfg Config) *Service {
 	if s.events == nil {
 		panic("einvoicing: New needs Deps.Events, the publisher of events")
 	}
-	s.pipe = &Pipeline{svc: s, db: d.DB, gateways: d.Gateways, log: s.log}
 	s.handleLinks()
 	return s
 }
@@ -170,21 +165,19 @@ type Caller = usecase.Caller
 func (s *Service) Now() time.Time { return s.db.Now() }
 
 // RegisterJobs registers the job kinds of the service on r: the
-// validation of an issue, the periodic read of UJP's code lists, the
-// daily reconciliation and the periodic purge of
-// signed reads. The submission pipeline, the change-feed polls and UJP's
+// validation of an issue, the periodic read of UJP's code lists and the
+// periodic purge of signed reads. The submission pipeline, the change-feed polls and UJP's
 // signed reads are the pipeline room's (pipeline.Service.RegisterJobs); the
 // expiry of signing requests and the ask-again of a refused document the
-// signing room's; the inbox's deadlines the inbox room's; webhook deliveries are the webhooks package's
+// signing room's; the inbox's deadlines the inbox room's; the
+// daily reconciliation the reconcile room's; webhook deliveries are the
+// webhooks package's
 // (webhooks.Service.RegisterJobs), on a runner of their own; archive
 // exports the archive package's.
 func (s *Service) RegisterJobs(r *jobs.Runner) {
 	jobs.Register(r, s.purgeSignedReads, jobs.Options{Every: 6 * time.Hour})
 	jobs.Register(r, s.validate, jobs.Options{Timeout: s.cfg.RegistryTimeout + 5*time.Second,
 		Backoff: validateBackoff()})
-	if every := s.cfg.Reconcile.Every; every > 0 {
-		jobs.Register(r, s.pipe.reconcileAll, jobs.Options{Every: every})
-	}
 	s.registerCodeLists(r)
 	if s.sandboxSetup != nil {
 		jobs.Register(r, s.registerSandboxSigner, jobs.Options{

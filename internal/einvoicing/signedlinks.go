@@ -82,15 +82,9 @@ func (s *Service) Link(t string) (LinkHandler, bool) {
 	return h, ok
 }
 
-// enqueueRead is the Signed of a signed read: the query job makes it.
-func enqueueRead(ctx context.Context, tx *store.Tx, r SigningRequest) error {
-	return EnqueueQuery(ctx, tx, r)
-}
-
-// handleLinks registers the handlers of the link types the rooms still
-// inside this package own.
+// handleLinks registers the handler of the link type the core owns: an
+// e-invoice's document. The rooms register theirs when they are built.
 func (s *Service) handleLinks() {
-	p := s.pipe
 	s.HandleLink(LinkEInvoice, LinkHandler{Signed: s.einvoiceSigned,
 		Failed: func(ctx context.Context, tx *store.Tx, r dbq.SigningRequest, expired bool, reason, message string) error {
 			if expired {
@@ -98,6 +92,4 @@ func (s *Service) handleLinks() {
 			}
 			return s.documentRefused(ctx, tx, r, reason, message)
 		}})
-	s.HandleLink(LinkReconciliation, LinkHandler{Signed: enqueueReconcileQuery, Read: p.readReconciliation})
-	s.HandleLink(LinkUJPCheck, LinkHandler{Signed: func(context.Context, *store.Tx, SigningRequest) error { return nil }})
 }

@@ -1,6 +1,8 @@
 package einvoicing
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,45 +21,39 @@ func TestSignedLinks(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t)
 	svc := New(withEvents(Deps{DB: db}), Config{})
-	// The pipeline room's reads (the sales change feed, PDFs, look-ups)
-	// are registered by the room: its test checks them and CheckLinks.
-	if err := svc.CheckLinks(); err == nil || !strings.Contains(err.Error(), "no handler for link type") {
-		t.Fatalf("CheckLinks without the pipeline room: %v", err)
+	// The core handles an e-invoice's document itself; its signature is
+	// used by the submit job, not by a query job.
+	if l, ok := svc.Link(LinkEInvoice); !ok || l.Signed == nil || l.Read != nil || l.Failed == nil {
+		t.Errorf("%s: registered %v, signed %v, read %v, failed %v", LinkEInvoice, ok, l.Signed != nil, l.Read != nil, l.Failed != nil)
 	}
-	reads := []string{LinkPurchaseIDs, LinkPurchasePayloads, LinkPurchaseChanges, LinkInboxPDF,
-		LinkInboxStatus, LinkInboxDecision, LinkReconciliation}
-	// The rooms outside this package register their own link types when
-	// they are built, and cmd/denar wires the inbox's port; until then
-	// CheckLinks fails.
-	if err := svc.CheckLinks(); err == nil {
-		t.Fatal("CheckLinks passed before the inbox room was built")
-	}
-	for _, typ := range []string{LinkPurchaseIDs, LinkPurchasePayloads, LinkPurchaseChanges, LinkInboxPDF, LinkInboxStatus, LinkInboxDecision} {
-		svc.HandleLink(typ, LinkHandler{Signed: enqueueRead})
-	}
-	if err := svc.CheckLinks(); err == nil {
-		t.Fatal("CheckLinks passed without the inbox's port (UseInbox)")
-	}
+	// The rooms register their link types when they are built (their
+	// tests check their handlers), and cmd/denar wires the inbox's port:
+	// until then CheckLinks names a type no room handles.
+	rooms := []string{LinkChanges, LinkPDF, LinkSalesLookup, LinkSalesLookupPayloads, LinkPurchaseIDs, LinkPurchasePayloads,
+		LinkPurchaseChanges, LinkInboxPDF, LinkInboxStatus, LinkInboxDecision, LinkReconciliation, LinkUJPCheck}
 	svc.UseInbox(noInbox{})
+	for i, typ := range rooms {
+		err := svc.CheckLinks()
+		if err == nil || !slices.ContainsFunc(rooms[i:], func(t string) bool { return strings.Contains(err.Error(), strconv.Quote(t)) }) {
+			t.Fatalf("CheckLinks with %d of the rooms' types handled: %v", i, err)
+		}
+		svc.HandleLink(typ, LinkHandler{Signed: EnqueueQuery})
+	}
 	if err := svc.CheckLinks(); err != nil {
 		t.Fatal(err)
 	}
-	reads := []string{LinkChanges, LinkPDF, LinkSalesLookup, LinkSalesLookupPayloads, LinkReconciliation}
-	for _, typ := range reads {
-		l, ok := svc.Link(typ)
-		if !ok || l.Signed == nil || l.Read == nil {
-			t.Errorf("%s: registered %v, signed %v, read %v", typ, ok, l.Signed != nil, l.Read != nil)
-		}
+	// Without the inbox's port the poll could not start a sync.
+	bare := New(withEvents(Deps{DB: db}), Config{})
+	for _, typ := range rooms {
+		bare.HandleLink(typ, LinkHandler{Signed: EnqueueQuery})
 	}
-	for _, typ := range []string{LinkEInvoice, LinkUJPCheck} {
-		if l, ok := svc.Link(typ); !ok || l.Signed == nil || l.Read != nil {
-			t.Errorf("%s: registered %v, signed %v, read %v (its signature is used without a query job)", typ, ok, l.Signed != nil, l.Read != nil)
-		}
+	if err := bare.CheckLinks(); err == nil {
+		t.Fatal("CheckLinks passed without the inbox's port (UseInbox)")
 	}
 	// Wiring mistakes are found when the service is built.
 	for name, register := range map[string]func(){
-		"unknown type": func() { svc.HandleLink("ujp_unheard_of", LinkHandler{Signed: enqueueRead}) },
-		"twice":        func() { svc.HandleLink(LinkInboxPDF, LinkHandler{Signed: enqueueRead}) },
+		"unknown type": func() { svc.HandleLink("ujp_unheard_of", LinkHandler{Signed: EnqueueQuery}) },
+		"twice":        func() { svc.HandleLink(LinkInboxPDF, LinkHandler{Signed: EnqueueQuery}) },
 		"no Signed":    func() { New(withEvents(Deps{DB: db}), Config{}).HandleLink(LinkPDF, LinkHandler{}) },
 	} {
 		func() {

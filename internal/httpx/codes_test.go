@@ -167,7 +167,7 @@ func sourceCodes(t *testing.T) []usedCode {
 				return kindInbox
 			case q == "einvoicing" && n == "CompanyProblem":
 				return kindCompany
-			case q == "einvoicing" && n == "ReconciliationProblem":
+			case (q == "einvoicing" || q == "reconcile") && n == "ReconciliationProblem":
 				return kindRecon
 			case q == "auth" && n == "OAuthError":
 				return kindOAuth

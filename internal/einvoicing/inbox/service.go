@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -17,8 +18,12 @@ type Deps struct {
 	// requests and their link registry, events, code lists, the company
 	// rule and the pipeline's UJP calls; required.
 	Core *einvoicing.Service
-	DB   *store.DB
-	Log  *slog.Logger
+	// Pipeline is the pipeline room, through which the inbox's reads and
+	// decisions meet UJP (its failures, access checks, staleness and
+	// timings); required.
+	Pipeline *pipeline.Service
+	DB       *store.DB
+	Log      *slog.Logger
 	// Sandbox drives the UJP simulator behind the sandbox environment
 	// (einvoicing.Deps.Sandbox); nil makes the sandbox's inbox operations
 	// 403 sandbox_only.
@@ -55,7 +60,7 @@ func (deadlinesArgs) Kind() string { return KindDeadlines }
 // signed reads and decisions, and the deadline job.
 type Service struct {
 	core    *einvoicing.Service
-	pipe    *einvoicing.Pipeline
+	pipe    *pipeline.Service
 	db      *store.DB
 	log     *slog.Logger
 	cfg     Config
@@ -69,7 +74,10 @@ func New(d Deps, cfg Config) *Service {
 	if d.Core == nil {
 		panic("inbox: New needs Deps.Core, the e-invoicing service")
 	}
-	s := &Service{core: d.Core, pipe: d.Core.Pipeline(), db: d.DB, log: d.Log, cfg: cfg.withDefaults(), sandbox: d.Sandbox}
+	if d.Pipeline == nil {
+		panic("inbox: New needs Deps.Pipeline, the pipeline room")
+	}
+	s := &Service{core: d.Core, pipe: d.Pipeline, db: d.DB, log: d.Log, cfg: cfg.withDefaults(), sandbox: d.Sandbox}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -86,18 +94,12 @@ func New(d Deps, cfg Config) *Service {
 func (s *Service) linkHandlers() map[string]einvoicing.LinkHandler {
 	m := map[string]einvoicing.LinkHandler{}
 	for _, t := range []string{einvoicing.LinkInboxDecision, einvoicing.LinkInboxStatus} {
-		m[t] = einvoicing.LinkHandler{Signed: enqueueRead, Read: s.readInbox, Failed: s.decisionSignatureFailed}
+		m[t] = einvoicing.LinkHandler{Signed: einvoicing.EnqueueQuery, Read: s.readInbox, Failed: s.decisionSignatureFailed}
 	}
 	for _, t := range []string{einvoicing.LinkInboxPDF, einvoicing.LinkPurchaseIDs, einvoicing.LinkPurchasePayloads, einvoicing.LinkPurchaseChanges} {
-		m[t] = einvoicing.LinkHandler{Signed: enqueueRead, Read: s.readInbox}
+		m[t] = einvoicing.LinkHandler{Signed: einvoicing.EnqueueQuery, Read: s.readInbox}
 	}
 	return m
-}
-
-// enqueueRead is the Signed of the inbox's links: the query job makes the
-// read or sends the decision.
-func enqueueRead(ctx context.Context, tx *store.Tx, r einvoicing.SigningRequest) error {
-	return einvoicing.EnqueueQuery(ctx, tx, r)
 }
 
 // RegisterJobs registers the room's job kinds on r: the deadline job.
@@ -106,7 +108,7 @@ func (s *Service) RegisterJobs(r *jobs.Runner) {
 }
 
 // pipeCfg is the pipeline's tuning, which the decision's UJP calls follow.
-func (s *Service) pipeCfg() einvoicing.PipelineConfig { return s.pipe.Config() }
+func (s *Service) pipeCfg() pipeline.Config { return s.pipe.Config() }
 
 // StartSync implements einvoicing.Inbox: in the poll's transaction, it
 // starts the read of co's purchase side when the company's inbox is read

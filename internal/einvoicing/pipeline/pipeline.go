@@ -142,8 +142,7 @@ type Service struct {
 }
 
 // New builds the room, registers the handlers of its signed reads and
-// connects it to d.EInvoicing (its pacing, and the calls the inbox and
-// the reconciliation make).
+// connects its pacing to d.EInvoicing (UsePacing).
 func New(d Deps, cfg Config) *Service {
 	if d.EInvoicing == nil {
 		panic("pipeline: New needs Deps.EInvoicing")
@@ -158,10 +157,13 @@ func New(d Deps, cfg Config) *Service {
 	for _, t := range []string{einvoicing.LinkSalesLookup, einvoicing.LinkSalesLookupPayloads} {
 		p.svc.HandleLink(t, einvoicing.LinkHandler{Signed: einvoicing.EnqueueQuery, Read: p.readLookup})
 	}
-	p.svc.UsePipeline(p, p, einvoicing.PipelineTimings{SignerInterval: p.cfg.SignerInterval,
-		CallTimeout: p.cfg.CallTimeout, RetryDelays: p.cfg.RetryDelays})
+	p.svc.UsePacing(p)
 	return p
 }
+
+// Config is the pipeline's tuning (defaults applied), which the rooms that
+// call UJP through it (the inbox, reconciliation) follow.
+func (p *Service) Config() Config { return p.cfg }
 
 // The periodic jobs take no arguments.
 type (

@@ -1,4 +1,4 @@
-package einvoicing
+package reconcile
 
 // The reconciliation resource: one company's day compared with UJP's
 // records (reconcile.go runs it). POST /v1/reconciliations asks for a day,
@@ -13,6 +13,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/usecase"
@@ -107,7 +108,7 @@ func reconciliationView(r dbq.Reconciliation) Reconciliation {
 // reconciliationRow loads a reconciliation within the caller's reach
 // (auth.InReach).
 func reconciliationRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Reconciliation, error) {
-	sc := ScopeOf(p)
+	sc := einvoicing.ScopeOf(p)
 	r, err := q.GetReconciliationInReach(ctx, dbq.GetReconciliationInReachParams{ID: id, AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed})
 	return auth.InReach(ctx, q, p, "Reconciliation", id, r, err)
@@ -140,11 +141,11 @@ func (s *Service) Reconciliations(ctx context.Context, p *auth.Principal, f Reco
 	}
 	q := s.db.Reader()
 	if f.CompanyID != "" {
-		if _, err := CompanyRef(ctx, q, p, f.CompanyID); err != nil {
+		if _, err := einvoicing.CompanyRef(ctx, q, p, f.CompanyID); err != nil {
 			return nil, err
 		}
 	}
-	sc := ScopeOf(p)
+	sc := einvoicing.ScopeOf(p)
 	rows, err := q.ListReconciliations(ctx, dbq.ListReconciliationsParams{AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, AfterID: after, CompanyID: store.NullText(f.CompanyID), Day: store.NullText(f.Date),
 		Lim: int64(limit + 1)})
@@ -171,36 +172,36 @@ type Reconcile struct {
 // as it is; a completed day runs again (runs + 1). The day must have ended
 // in Skopje at least UJP's clock margin ago (5 minutes), so that UJP's
 // lists of it are final: 422 at date otherwise.
-func (s *Service) Reconcile(ctx context.Context, c Caller, cmd Reconcile) (Reconciliation, error) {
+func (s *Service) Reconcile(ctx context.Context, c einvoicing.Caller, cmd Reconcile) (Reconciliation, error) {
 	var fe denar.FieldErrors
 	if strings.TrimSpace(cmd.CompanyID) == "" {
 		fe.Add("companyId", "is required")
 	}
 	if d, err := time.Parse(time.DateOnly, cmd.Date); err != nil {
 		fe.Add("date", "must be a date YYYY-MM-DD")
-	} else if last := LastCompleteDay(s.db.Now()); d.Format(time.DateOnly) > last {
-		fe.Add("date", "must be a day that has ended in Europe/Skopje (at most %s now: UJP's lists of a day are final %s after it ends)", last, CompletionMargin)
+	} else if last := einvoicing.LastCompleteDay(s.db.Now()); d.Format(time.DateOnly) > last {
+		fe.Add("date", "must be a day that has ended in Europe/Skopje (at most %s now: UJP's lists of a day are final %s after it ends)", last, einvoicing.CompletionMargin)
 	}
 	if err := fe.Err(); err != nil {
 		return Reconciliation{}, err
 	}
 	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (Reconciliation, error) {
-		co, err := CompanyRef(ctx, tx.Queries, c.Principal, cmd.CompanyID)
+		co, err := einvoicing.CompanyRef(ctx, tx.Queries, c.Principal, cmd.CompanyID)
 		if err != nil {
 			return Reconciliation{}, err
 		}
-		if co, err = Mandated(co, nil); err != nil {
+		if co, err = einvoicing.Mandated(co, nil); err != nil {
 			return Reconciliation{}, err
 		}
-		if _, err := CurrentCertificate(ctx, tx.Queries, co.ID, tx.Now); err != nil {
+		if _, err := einvoicing.CurrentCertificate(ctx, tx.Queries, co.ID, tx.Now); err != nil {
 			return Reconciliation{}, err
 		}
-		r, created, err := s.pipe.startReconciliation(ctx, tx, co, cmd.Date)
+		r, created, err := s.startReconciliation(ctx, tx, co, cmd.Date)
 		if err != nil {
 			return Reconciliation{}, err
 		}
 		if !created && r.State == ReconciliationCompleted {
-			if r, err = s.pipe.restartReconciliation(ctx, tx, co, r); err != nil {
+			if r, err = s.restartReconciliation(ctx, tx, co, r); err != nil {
 				return Reconciliation{}, err
 			}
 		}

@@ -1,4 +1,4 @@
-package einvoicing
+package reconcile
 
 // The go-live check (`denar ujp check`): before the first real invoice, an
 // operator proves the connection to UJP line by line: UJP's clock, the
@@ -22,6 +22,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/ujp"
@@ -47,10 +48,10 @@ const (
 	LineRateBudget  = "rate_budget"
 )
 
-// SkewWarning is the clock skew above which the check warns: UJP refuses a
+// skewWarning is the clock skew above which the check warns: UJP refuses a
 // signature whose requestTimestamp is more than 5 minutes off its clock
 // (api-specification.txt:112-120, E40122).
-const SkewWarning = 30 * time.Second
+const skewWarning = 30 * time.Second
 
 // probeEUID names a document no one issued: a privileged read of it is
 // judged on the privilege first (E1011 without it), then answers "not
@@ -234,7 +235,7 @@ func (s *Service) checkServerTime(ctx context.Context, gw ujp.Gateway, as ujp.Id
 	l.Detail = fmt.Sprintf("UJP's clock reads %s; this host's clock is %s (a call took %s)",
 		t.UTC().Format(time.RFC3339), skewText(-skew), after.Sub(before).Round(time.Millisecond))
 	switch {
-	case abs > SkewWarning:
+	case abs > skewWarning:
 		l.State = CheckWarn
 		if abs > 5*time.Minute {
 			l.State = CheckFail
@@ -332,7 +333,7 @@ func (s *Service) checkCodeLists(ctx context.Context, gw ujp.Gateway, as ujp.Ide
 		l.Action = "See the server_time and identity lines, then check again."
 		return l
 	}
-	snap := s.snapshot()
+	snap := ujpdoc.Snapshot()
 	merged, _ := ujp.MergeCodebooks(snap, fetched)
 	diff := ujpdoc.Diff(snap, merged)
 	if len(diff) == 0 {
@@ -340,14 +341,14 @@ func (s *Service) checkCodeLists(ctx context.Context, gw ujp.Gateway, as ujp.Ide
 		return l
 	}
 	l.State = CheckFail
-	l.Detail = "fetched; UJP's lists differ from this build's snapshot: " + DiffSummary(diff)
+	l.Detail = "fetched; UJP's lists differ from this build's snapshot: " + diffSummary(diff)
 	l.Action = "Validation follows UJP's lists (the code-list job records them and sends codelists.changed). Review the difference (GET /v1/codebooks), update the codes your ERP maps to (removed or renamed ones), and upgrade denar when a release carries the new snapshot."
 	return l
 }
 
-// DiffSummary is a one-line account of a code-list difference: per list,
+// diffSummary is a one-line account of a code-list difference: per list,
 // +added, −removed and ~changed codes.
-func DiffSummary(diff []ujpdoc.ListChange) string {
+func diffSummary(diff []ujpdoc.ListChange) string {
 	var parts []string
 	for _, c := range diff {
 		var codes []string
@@ -376,7 +377,7 @@ func (s *Service) checkRegistry(ctx context.Context, co *dbq.Company) CheckLine 
 		return l
 	}
 	rc, err := s.registry.LookupCompany(ctx, co.Environment, co.TaxNumber, co.TaxNumber)
-	if errors.Is(err, ErrRegistryNotFound) {
+	if errors.Is(err, einvoicing.ErrRegistryNotFound) {
 		l.State = CheckFail
 		l.Detail = "UJP's registry has no company with tax number " + co.TaxNumber
 		l.Action = "Check the company's tax number (EDB); UJP's registry lists a company once it is registered for VAT or e-invoicing."
@@ -437,7 +438,7 @@ func (s *Service) checkSigned(ctx context.Context, gw ujp.Gateway, cmd UJPCheck,
 			if err != nil {
 				return err
 			}
-			sr, err := RequestSignature(ctx, tx, co.ID, PurposeQuery, payload, SigningLink{Type: LinkUJPCheck, ID: co.ID + "/" + p.priv})
+			sr, err := einvoicing.RequestSignature(ctx, tx, co.ID, einvoicing.PurposeQuery, payload, einvoicing.SigningLink{Type: einvoicing.LinkUJPCheck, ID: co.ID + "/" + p.priv})
 			if err != nil {
 				return err
 			}
@@ -527,12 +528,12 @@ func (s *Service) awaitSignatures(ctx context.Context, ids []string, cmd UJPChec
 				return nil, err.Error()
 			}
 			switch r.State {
-			case StateSigned:
+			case einvoicing.StateSigned:
 				out[i] = r
 				done++
-			case StateRefused:
+			case einvoicing.StateRefused:
 				return nil, fmt.Sprintf("the agent refused to sign (%s %s)", r.RefusalReason, r.RefusalMessage)
-			case StateExpired:
+			case einvoicing.StateExpired:
 				return nil, "the signing request expired unsigned"
 			}
 		}
@@ -579,7 +580,7 @@ func (s *Service) checkRate(ctx context.Context, env string) CheckLine {
 		names = append(names, u)
 	}
 	sort.Strings(names)
-	every := s.pipe.cfg.SignerInterval
+	every := s.cfg.SignerInterval
 	if every <= 0 {
 		every = time.Second
 	}
@@ -611,7 +612,7 @@ func (s *Service) LastUJPChecks(ctx context.Context, p *auth.Principal, ids []st
 	out := map[string]UJPCheckReport{}
 	q := s.db.Reader()
 	for _, id := range ids {
-		if _, err := CompanyRow(ctx, q, p, id); err != nil {
+		if _, err := einvoicing.CompanyRow(ctx, q, p, id); err != nil {
 			return nil, err
 		}
 		r, err := q.LastUJPCheck(ctx, dbq.LastUJPCheckParams{CompanyID: id, Environment: p.Environment})

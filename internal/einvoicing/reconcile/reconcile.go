@@ -1,4 +1,4 @@
-package einvoicing
+package reconcile
 
 // Daily reconciliation: a company's records of a day against UJP's. UJP
 // has no push and answers lost in flight, change feeds read on a day and
@@ -22,7 +22,7 @@ package einvoicing
 //	                                                        not list: not found (E4008) is flagged ujp_missing
 //	purchase_ids       purchase-invoice/ids [day, day]      UJP's incoming documents of the day
 //	purchase_payloads  purchase-invoice/payload/list (≤100) those not in the inbox, stored as the inbox sync
-//	                                                        stores them (storeIncoming)
+//	                                                        stores them (einvoicing.Service.StoreIncoming)
 //	purchase_status    purchase-invoice/invoices-status     the statuses of those added
 //	done               reconciliation.completed (+ .mismatch when anything was fixed)
 //
@@ -50,6 +50,7 @@ import (
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/crashpoint"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -59,16 +60,17 @@ import (
 
 // KindReconcile is the daily job: it starts the reconciliation of every
 // day due of every active company with a ready signer, and resumes runs
-// that have not moved for ReconcileConfig.Quiet.
+// that have not moved for Config.Quiet.
 const KindReconcile = "einvoice.reconcile"
+
+// reconcileAllArgs are the daily job's arguments: none.
+type reconcileAllArgs struct{}
+
+func (reconcileAllArgs) Kind() string { return KindReconcile }
 
 // ProblemUJPMissing flags an e-invoice the service shows delivered (or
 // later) that UJP does not know.
 const ProblemUJPMissing = "ujp_missing"
-
-// KindExternal is the kind of an e-invoice the service never issued that
-// reconciliation found at UJP.
-const KindExternal = "external"
 
 // Steps of a run: the read it waits for.
 const (
@@ -83,33 +85,10 @@ const (
 	stepDone             = "done"
 )
 
-// ReconcileLookback is how many days back the daily job reconciles days
-// not yet reconciled (never before the company was onboarded): a month
-// and a day, the longest a document's buyer deadline runs after its month.
-const ReconcileLookback = 31
-
-// ReconcileConfig tunes the daily job; zero values take the defaults, but
-// a zero Every registers no daily job (runs happen on demand only).
-type ReconcileConfig struct {
-	// Every is how often the daily job looks for days due and for quiet
-	// runs; 0: no daily job.
-	Every time.Duration
-	// Hour is the hour of the day (Europe/Skopje, 0–23) from which the
-	// previous day is due (cmd/denar's DENAR_RECONCILE_HOUR); 0: as soon
-	// as the day's lists are final (5 minutes past midnight).
-	Hour int
-	// Quiet is how long a run may go without moving before the daily job
-	// looks at it; default 15 minutes (a signing request's life).
-	Quiet time.Duration
-}
-
-func (c ReconcileConfig) withDefaults() ReconcileConfig {
-	if c.Quiet <= 0 {
-		c.Quiet = SigningTTL
-	}
-	c.Hour = min(max(c.Hour, 0), 23)
-	return c
-}
+// lookback is how many days back the daily job reconciles days not yet
+// reconciled (never before the company was onboarded): a month and a
+// day, the longest a document's buyer deadline runs after its month.
+const lookback = 31
 
 // reconWork is a run's working set between two reads.
 type reconWork struct {
@@ -174,7 +153,7 @@ var errReconMoved = errors.New("reconciliation moved concurrently")
 // times as text in the zone they were written in, and the store writes
 // UTC.
 func dayBounds(day string) (time.Time, time.Time, error) {
-	d, err := ParseDay(day)
+	d, err := einvoicing.ParseDay(day)
 	if err != nil {
 		return time.Time{}, time.Time{}, err
 	}
@@ -183,7 +162,7 @@ func dayBounds(day string) (time.Time, time.Time, error) {
 
 // startReconciliation creates co's run of day and asks for its first read,
 // unless the day has a row already (created reports which).
-func (p *Pipeline) startReconciliation(ctx context.Context, tx *store.Tx, co dbq.Company, day string) (dbq.Reconciliation, bool, error) {
+func (s *Service) startReconciliation(ctx context.Context, tx *store.Tx, co dbq.Company, day string) (dbq.Reconciliation, bool, error) {
 	id := denar.NewID("rcn")
 	n, err := tx.InsertReconciliation(ctx, dbq.InsertReconciliationParams{ID: id, AccountID: co.AccountID, CompanyID: co.ID,
 		Environment: co.Environment, Day: day, Step: stepSalesIDs, Now: tx.Now})
@@ -199,7 +178,7 @@ func (p *Pipeline) startReconciliation(ctx context.Context, tx *store.Tx, co dbq
 		return row, false, err
 	}
 	r := &recon{row: row, co: co, probs: []ReconciliationProblem{}}
-	if err := p.ask(ctx, tx, r, stepSalesIDs); err != nil {
+	if err := s.ask(ctx, tx, r, stepSalesIDs); err != nil {
 		return row, false, err
 	}
 	row, err = tx.GetReconciliation(ctx, id)
@@ -207,7 +186,7 @@ func (p *Pipeline) startReconciliation(ctx context.Context, tx *store.Tx, co dbq
 }
 
 // restartReconciliation runs a completed day again.
-func (p *Pipeline) restartReconciliation(ctx context.Context, tx *store.Tx, co dbq.Company, row dbq.Reconciliation) (dbq.Reconciliation, error) {
+func (s *Service) restartReconciliation(ctx context.Context, tx *store.Tx, co dbq.Company, row dbq.Reconciliation) (dbq.Reconciliation, error) {
 	n, err := tx.RestartReconciliation(ctx, dbq.RestartReconciliationParams{Step: stepSalesIDs, Now: tx.Now, ID: row.ID})
 	if err != nil {
 		return row, err
@@ -215,7 +194,7 @@ func (p *Pipeline) restartReconciliation(ctx context.Context, tx *store.Tx, co d
 	if row, err = tx.GetReconciliation(ctx, row.ID); err != nil || n == 0 {
 		return row, err // restarted by another caller first
 	}
-	if err := p.ask(ctx, tx, &recon{row: row, co: co, probs: []ReconciliationProblem{}}, stepSalesIDs); err != nil {
+	if err := s.ask(ctx, tx, &recon{row: row, co: co, probs: []ReconciliationProblem{}}, stepSalesIDs); err != nil {
 		return row, err
 	}
 	return tx.GetReconciliation(ctx, row.ID)
@@ -224,7 +203,7 @@ func (p *Pipeline) restartReconciliation(ctx context.Context, tx *store.Tx, co d
 // ask moves r to step (its next read, seq + 1) with its working set and
 // figures, and asks the company's signer to sign that read. Without a
 // signer the run waits: the daily job asks again.
-func (p *Pipeline) ask(ctx context.Context, tx *store.Tx, r *recon, step string) error {
+func (s *Service) ask(ctx context.Context, tx *store.Tx, r *recon, step string) error {
 	work, err := json.Marshal(r.work)
 	if err != nil {
 		return err
@@ -242,19 +221,19 @@ func (p *Pipeline) ask(ctx context.Context, tx *store.Tx, r *recon, step string)
 		return errReconMoved
 	}
 	r.row.Step, r.row.Seq = step, r.row.Seq+1
-	return p.askRead(ctx, tx, r)
+	return s.askRead(ctx, tx, r)
 }
 
 // askRead asks for the signature of r's current read.
-func (p *Pipeline) askRead(ctx context.Context, tx *store.Tx, r *recon) error {
+func (s *Service) askRead(ctx context.Context, tx *store.Tx, r *recon) error {
 	payload, err := readPayload(r, tx.Now)
 	if err != nil {
 		return err
 	}
-	link := SigningLink{Type: LinkReconciliation, ID: r.row.ID + "/" + strconv.Itoa(int(r.row.Seq))}
-	_, err = RequestSignature(ctx, tx, r.co.ID, PurposeQuery, payload, link)
-	if errors.Is(err, ErrNoSigner) {
-		p.log.Info("reconciliation waits for a signer", "reconciliation", r.row.ID, "company", r.co.ID)
+	link := einvoicing.SigningLink{Type: einvoicing.LinkReconciliation, ID: r.row.ID + "/" + strconv.Itoa(int(r.row.Seq))}
+	_, err = einvoicing.RequestSignature(ctx, tx, r.co.ID, einvoicing.PurposeQuery, payload, link)
+	if errors.Is(err, einvoicing.ErrNoSigner) {
+		s.log.Info("reconciliation waits for a signer", "reconciliation", r.row.ID, "company", r.co.ID)
 		return nil
 	}
 	return err
@@ -286,7 +265,7 @@ func readPayload(r *recon, now time.Time) ([]byte, error) {
 	case stepSalesPayloads:
 		return json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ts, EUIDs: r.work.payloadBatch()})
 	case stepPurchasePayloads:
-		return json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ts, EUIDs: r.work.PurchaseFresh[:min(len(r.work.PurchaseFresh), MaxPayloadsPerRequest)]})
+		return json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ts, EUIDs: r.work.PurchaseFresh[:min(len(r.work.PurchaseFresh), einvoicing.MaxPayloadsPerRequest)]})
 	}
 	return nil, fmt.Errorf("reconciliation %s: no read at step %s", r.row.ID, r.row.Step)
 }
@@ -297,7 +276,7 @@ func (w *reconWork) payloadBatch() []string {
 	for _, u := range w.Unknown {
 		if !slices.Contains(w.NoPayload, u.EUID) {
 			out = append(out, u.EUID)
-			if len(out) == MaxPayloadsPerRequest {
+			if len(out) == einvoicing.MaxPayloadsPerRequest {
 				break
 			}
 		}
@@ -307,43 +286,43 @@ func (w *reconWork) payloadBatch() []string {
 
 // next asks for r's next read, resolving by their headlines the unknown
 // documents whose payloads cannot be read, or completes r.
-func (p *Pipeline) next(ctx context.Context, tx *store.Tx, r *recon) error {
+func (s *Service) next(ctx context.Context, tx *store.Tx, r *recon) error {
 	w := &r.work
 	switch {
 	case !w.SalesListed:
-		return p.ask(ctx, tx, r, stepSalesIDs)
+		return s.ask(ctx, tx, r, stepSalesIDs)
 	case !w.SalesStatused:
-		return p.ask(ctx, tx, r, stepSalesStatus)
+		return s.ask(ctx, tx, r, stepSalesStatus)
 	case len(w.StatusPending) > 0:
-		return p.ask(ctx, tx, r, stepSalesCurrent)
+		return s.ask(ctx, tx, r, stepSalesCurrent)
 	}
 	// The payloads are asked for even when the company is known to lack
 	// RD: a run after RD was granted reads them, and a refused read is
 	// what the run's privilege_missing reports.
 	if !w.PayloadsRefused && len(w.payloadBatch()) > 0 {
-		return p.ask(ctx, tx, r, stepSalesPayloads)
+		return s.ask(ctx, tx, r, stepSalesPayloads)
 	}
 	for _, u := range w.Unknown {
-		if err := p.resolveByHeadline(ctx, tx, r, u); err != nil {
+		if err := s.resolveByHeadline(ctx, tx, r, u); err != nil {
 			return err
 		}
 	}
 	w.Unknown, w.NoPayload = nil, nil
 	switch {
 	case len(w.Missing) > 0:
-		return p.ask(ctx, tx, r, stepMissingCurrent)
+		return s.ask(ctx, tx, r, stepMissingCurrent)
 	case !w.PurchaseListed:
-		return p.ask(ctx, tx, r, stepPurchaseIDs)
+		return s.ask(ctx, tx, r, stepPurchaseIDs)
 	case len(w.PurchaseFresh) > 0:
-		return p.ask(ctx, tx, r, stepPurchasePayloads)
+		return s.ask(ctx, tx, r, stepPurchasePayloads)
 	case len(w.PurchaseAdded) > 0:
-		return p.ask(ctx, tx, r, stepPurchaseStatus)
+		return s.ask(ctx, tx, r, stepPurchaseStatus)
 	}
-	return p.complete(ctx, tx, r)
+	return s.complete(ctx, tx, r)
 }
 
 // complete records r's figures and its events.
-func (p *Pipeline) complete(ctx context.Context, tx *store.Tx, r *recon) error {
+func (s *Service) complete(ctx context.Context, tx *store.Tx, r *recon) error {
 	counts, probs, err := r.encode()
 	if err != nil {
 		return err
@@ -361,15 +340,15 @@ func (p *Pipeline) complete(ctx context.Context, tx *store.Tx, r *recon) error {
 		return err
 	}
 	v := reconciliationView(row)
-	if err := p.svc.WriteEvent(ctx, tx, row.AccountID, row.CompanyID, row.Environment, webhooks.EventReconciliationCompleted, row.ID, v); err != nil {
+	if err := s.core.WriteEvent(ctx, tx, row.AccountID, row.CompanyID, row.Environment, webhooks.EventReconciliationCompleted, row.ID, v); err != nil {
 		return err
 	}
 	if r.count.fixed() {
-		if err := p.svc.WriteEvent(ctx, tx, row.AccountID, row.CompanyID, row.Environment, webhooks.EventReconciliationMismatch, row.ID, v); err != nil {
+		if err := s.core.WriteEvent(ctx, tx, row.AccountID, row.CompanyID, row.Environment, webhooks.EventReconciliationMismatch, row.ID, v); err != nil {
 			return err
 		}
 	}
-	p.log.Info("reconciliation completed", "reconciliation", row.ID, "company", row.CompanyID, "day", row.Day, "clean", v.Clean,
+	s.log.Info("reconciliation completed", "reconciliation", row.ID, "company", row.CompanyID, "day", row.Day, "clean", v.Clean,
 		"repaired", r.count.Sales.Repaired, "discovered", r.count.Sales.Discovered, "missingAtUJP", r.count.Sales.MissingAtUJP,
 		"added", r.count.Purchase.Added, "problems", len(r.probs))
 	return nil
@@ -387,13 +366,13 @@ type reconAnswer struct {
 
 // readReconciliation makes a run's signed read and applies its answer,
 // for the query job.
-func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway, who Signer, sr dbq.SigningRequest, co dbq.Company) error {
+func (s *Service) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway, who einvoicing.Signer, sr dbq.SigningRequest, co dbq.Company) error {
 	id, seqText, _ := strings.Cut(sr.LinkID, "/")
 	seq, err := strconv.Atoi(seqText)
 	if err != nil {
 		return jobs.Cancel(fmt.Errorf("reconciliation read %s: link %q", sr.ID, sr.LinkID))
 	}
-	row, err := p.db.Reader().GetReconciliation(ctx, id)
+	row, err := s.db.Reader().GetReconciliation(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -423,11 +402,11 @@ func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway,
 			a.payloads, err = gw.PurchasePayloads(cctx, who.ID, sr.Jws)
 		}
 		if r := ujp.AccessProblem(err); r != nil && r.Privilege == ujp.PrivilegePayloads {
-			if _, err := p.AccessProblem(ctx, co.ID, err); err != nil {
+			if _, err := s.pipe.AccessProblem(ctx, co.ID, err); err != nil {
 				return err
 			}
 			// Refused: the company's problem of the missing RD, just
-			// recorded, stays (accessOK below clears only what this read
+			// recorded, stays (AccessOK below clears only what this read
 			// proved).
 			a.refused, err, privilege = true, nil, ""
 		}
@@ -439,21 +418,21 @@ func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway,
 		return jobs.Cancel(fmt.Errorf("reconciliation %s: no read at step %s", row.ID, row.Step))
 	}
 	switch {
-	case StaleRead(err):
-		return p.askAfresh(ctx, row.ID, seq)
+	case einvoicing.StaleRead(err):
+		return s.askAfresh(ctx, row.ID, seq)
 	case ujp.AccessProblem(err) != nil:
-		if _, rerr := p.AccessProblem(ctx, co.ID, err); rerr != nil {
+		if _, rerr := s.pipe.AccessProblem(ctx, co.ID, err); rerr != nil {
 			return rerr
 		}
 		r := ujp.AccessProblem(err)
 		msg := fmt.Sprintf("UJP refused the company's signer (%s %s); the run waits until the company's access is set right in UJP's portal (see the company's problems) and resumes by itself.", r.Code, r.Message)
-		return p.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-			return p.noteProblem(ctx, tx, row.ID, seq, ReconciliationProblem{Code: "access_refused", Message: msg})
+		return s.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+			return s.noteProblem(ctx, tx, row.ID, seq, ReconciliationProblem{Code: "access_refused", Message: msg})
 		})
 	case err != nil:
-		return p.QueryFailed(ctx, co, err)
+		return s.pipe.QueryFailed(ctx, co, err)
 	}
-	err = p.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+	err = s.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		cur, err := tx.GetReconciliation(ctx, id)
 		if err != nil {
 			return err
@@ -465,10 +444,10 @@ func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway,
 		if err != nil {
 			return err
 		}
-		if err := p.apply(ctx, tx, r, sr, a); err != nil {
+		if err := s.apply(ctx, tx, r, sr, a); err != nil {
 			return err
 		}
-		return p.next(ctx, tx, r)
+		return s.next(ctx, tx, r)
 	})
 	if errors.Is(err, errReconMoved) {
 		return nil
@@ -477,11 +456,11 @@ func (p *Pipeline) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway,
 		return err
 	}
 	crashpoint.Hit(crashpoint.ReconcileAfterRead)
-	return p.AccessOK(ctx, co.ID, privilege)
+	return s.pipe.AccessOK(ctx, co.ID, privilege)
 }
 
 // noteProblem records a problem on a run still at seq, without moving it.
-func (p *Pipeline) noteProblem(ctx context.Context, tx *store.Tx, id string, seq int, q ReconciliationProblem) error {
+func (s *Service) noteProblem(ctx context.Context, tx *store.Tx, id string, seq int, q ReconciliationProblem) error {
 	cur, err := tx.GetReconciliation(ctx, id)
 	if err != nil || cur.State != ReconciliationRunning || int(cur.Seq) != seq {
 		return err
@@ -504,8 +483,8 @@ func (p *Pipeline) noteProblem(ctx context.Context, tx *store.Tx, id string, seq
 
 // askAfresh asks for the read of a run still at seq again, signed now
 // (UJP refused the signed one's requestTimestamp as too old).
-func (p *Pipeline) askAfresh(ctx context.Context, id string, seq int) error {
-	err := p.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+func (s *Service) askAfresh(ctx context.Context, id string, seq int) error {
+	err := s.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		cur, err := tx.GetReconciliation(ctx, id)
 		if err != nil {
 			return err
@@ -517,7 +496,7 @@ func (p *Pipeline) askAfresh(ctx context.Context, id string, seq int) error {
 		if err != nil {
 			return err
 		}
-		return p.ask(ctx, tx, r, cur.Step)
+		return s.ask(ctx, tx, r, cur.Step)
 	})
 	if errors.Is(err, errReconMoved) {
 		return nil
@@ -526,7 +505,7 @@ func (p *Pipeline) askAfresh(ctx context.Context, id string, seq int) error {
 }
 
 // apply records the answer a of r's current read.
-func (p *Pipeline) apply(ctx context.Context, tx *store.Tx, r *recon, sr dbq.SigningRequest, a reconAnswer) error {
+func (s *Service) apply(ctx context.Context, tx *store.Tx, r *recon, sr dbq.SigningRequest, a reconAnswer) error {
 	w := &r.work
 	switch r.row.Step {
 	case stepSalesIDs:
@@ -534,7 +513,7 @@ func (p *Pipeline) apply(ctx context.Context, tx *store.Tx, r *recon, sr dbq.Sig
 		w.SalesListed = true
 		r.count.Sales.AtUJP = len(w.SalesIDs)
 	case stepSalesStatus:
-		return p.salesStatuses(ctx, tx, r, a.statuses)
+		return s.salesStatuses(ctx, tx, r, a.statuses)
 	case stepSalesCurrent:
 		euid := w.StatusPending[0]
 		w.StatusPending = w.StatusPending[1:]
@@ -544,10 +523,10 @@ func (p *Pipeline) apply(ctx context.Context, tx *store.Tx, r *recon, sr dbq.Sig
 		}
 		st := *a.status
 		st.EUID = euid
-		return p.salesDocument(ctx, tx, r, st)
+		return s.salesDocument(ctx, tx, r, st)
 	case stepSalesPayloads:
 		var req ujp.EUIDsRequest
-		if err := DecodeSigned(sr, &req); err != nil {
+		if err := einvoicing.DecodeSigned(sr, &req); err != nil {
 			return err
 		}
 		if a.refused {
@@ -555,11 +534,11 @@ func (p *Pipeline) apply(ctx context.Context, tx *store.Tx, r *recon, sr dbq.Sig
 			r.problem(ReconciliationProblem{Code: "privilege_missing", Message: "The signer's user lacks the RD privilege for the company in UJP's portal: documents UJP holds that the service has no EUID for were matched by number, date, gross amount and buyer instead of their docId."})
 			return nil
 		}
-		return p.salesPayloads(ctx, tx, r, req.EUIDs, a.payloads)
+		return s.salesPayloads(ctx, tx, r, req.EUIDs, a.payloads)
 	case stepMissingCurrent:
 		m := w.Missing[0]
 		w.Missing = w.Missing[1:]
-		return p.missingChecked(ctx, tx, r, m, a)
+		return s.missingChecked(ctx, tx, r, m, a)
 	case stepPurchaseIDs:
 		w.PurchaseListed = true
 		ids := unique(a.ids)
@@ -576,9 +555,9 @@ func (p *Pipeline) apply(ctx context.Context, tx *store.Tx, r *recon, sr dbq.Sig
 			}
 		}
 	case stepPurchasePayloads:
-		return p.purchasePayloads(ctx, tx, r, sr, a)
+		return s.purchasePayloads(ctx, tx, r, sr, a)
 	case stepPurchaseStatus:
-		return p.purchaseStatuses(ctx, tx, r, a.statuses)
+		return s.purchaseStatuses(ctx, tx, r, a.statuses)
 	}
 	return nil
 }
@@ -599,7 +578,7 @@ func unique(ids []string) []string {
 // is matched or repaired (ours by EUID) or kept to be looked up by its
 // docId; those the list left out are read one by one; and ours delivered
 // on the day that UJP does not list are kept to be looked up.
-func (p *Pipeline) salesStatuses(ctx context.Context, tx *store.Tx, r *recon, list []ujp.DocStatus) error {
+func (s *Service) salesStatuses(ctx context.Context, tx *store.Tx, r *recon, list []ujp.DocStatus) error {
 	w := &r.work
 	byEUID := map[string]ujp.DocStatus{}
 	for _, st := range list {
@@ -615,7 +594,7 @@ func (p *Pipeline) salesStatuses(ctx context.Context, tx *store.Tx, r *recon, li
 			w.StatusPending = append(w.StatusPending, euid)
 			continue
 		}
-		if err := p.salesDocument(ctx, tx, r, st); err != nil {
+		if err := s.salesDocument(ctx, tx, r, st); err != nil {
 			return err
 		}
 	}
@@ -625,7 +604,7 @@ func (p *Pipeline) salesStatuses(ctx context.Context, tx *store.Tx, r *recon, li
 		if _, ok := byEUID[st.EUID]; ok && !atUJP[st.EUID] {
 			atUJP[st.EUID] = true
 			r.count.Sales.AtUJP++
-			if err := p.salesDocument(ctx, tx, r, st); err != nil {
+			if err := s.salesDocument(ctx, tx, r, st); err != nil {
 				return err
 			}
 		}
@@ -650,7 +629,7 @@ func (p *Pipeline) salesStatuses(ctx context.Context, tx *store.Tx, r *recon, li
 
 // salesDocument settles one document UJP lists: ours by EUID is matched
 // or repaired; another is kept to be looked up by its docId.
-func (p *Pipeline) salesDocument(ctx context.Context, tx *store.Tx, r *recon, st ujp.DocStatus) error {
+func (s *Service) salesDocument(ctx context.Context, tx *store.Tx, r *recon, st ujp.DocStatus) error {
 	inv, err := tx.GetEInvoiceByEUID(ctx, dbq.GetEInvoiceByEUIDParams{CompanyID: r.co.ID, Euid: sql.NullString{String: st.EUID, Valid: true}})
 	if errors.Is(err, sql.ErrNoRows) {
 		r.work.Unknown = append(r.work.Unknown, st)
@@ -659,14 +638,14 @@ func (p *Pipeline) salesDocument(ctx context.Context, tx *store.Tx, r *recon, st
 	if err != nil {
 		return err
 	}
-	if inv.Kind != KindExternal {
+	if inv.Kind != einvoicing.KindExternal {
 		r.count.Sales.AtDenar++
 	}
-	return p.settle(ctx, tx, r, inv, st)
+	return s.settle(ctx, tx, r, inv, st)
 }
 
 // settle brings inv, a document UJP holds as st, to UJP's status.
-func (p *Pipeline) settle(ctx context.Context, tx *store.Tx, r *recon, inv dbq.Einvoice, st ujp.DocStatus) error {
+func (s *Service) settle(ctx context.Context, tx *store.Tx, r *recon, inv dbq.Einvoice, st ujp.DocStatus) error {
 	to, ok := einvoice.FromUJP(st.StatusCode)
 	from := einvoice.Status(inv.Status)
 	switch {
@@ -687,7 +666,7 @@ func (p *Pipeline) settle(ctx context.Context, tx *store.Tx, r *recon, inv dbq.E
 		r.problem(ReconciliationProblem{Code: "status_conflict", Message: fmt.Sprintf("The service shows the document %s, which UJP's status %s %q cannot lead to; it is left as it is.", from, st.StatusCode, st.StatusName), EUID: st.EUID, EInvoiceID: inv.ID})
 		return nil
 	}
-	m := StatusMove{To: to, Cause: "reconciled", UJPCode: st.StatusCode, Reconciled: true}
+	m := einvoicing.StatusMove{To: to, Cause: "reconciled", UJPCode: st.StatusCode, Reconciled: true}
 	if !inv.Euid.Valid {
 		m.EUID = st.EUID
 	}
@@ -698,7 +677,7 @@ func (p *Pipeline) settle(ctx context.Context, tx *store.Tx, r *recon, inv dbq.E
 		}
 		inv.Problems = "[]"
 	}
-	moved, err := p.svc.MoveEInvoice(ctx, tx, inv, m)
+	moved, err := s.core.MoveEInvoice(ctx, tx, inv, m)
 	if err != nil {
 		return err
 	}
@@ -708,14 +687,14 @@ func (p *Pipeline) settle(ctx context.Context, tx *store.Tx, r *recon, inv dbq.E
 		}
 	}
 	r.count.Sales.Repaired++
-	p.log.Info("reconciliation repaired a document to UJP's status", "einvoice", inv.ID, "from", from, "to", to, "euid", st.EUID)
+	s.log.Info("reconciliation repaired a document to UJP's status", "einvoice", inv.ID, "from", from, "to", to, "euid", st.EUID)
 	return clearMissing(ctx, tx, moved)
 }
 
 // salesPayloads settles the documents whose payloads UJP gave: ours by
 // docId are repaired, others imported. Those UJP left out are matched by
 // their headlines later.
-func (p *Pipeline) salesPayloads(ctx context.Context, tx *store.Tx, r *recon, asked []string, list []ujp.Payload) error {
+func (s *Service) salesPayloads(ctx context.Context, tx *store.Tx, r *recon, asked []string, list []ujp.Payload) error {
 	w := &r.work
 	given := map[string]string{}
 	for _, pl := range list {
@@ -735,7 +714,7 @@ func (p *Pipeline) salesPayloads(ctx context.Context, tx *store.Tx, r *recon, as
 			rest = append(rest, u)
 			continue
 		}
-		if err := p.resolveByPayload(ctx, tx, r, u, payload); err != nil {
+		if err := s.resolveByPayload(ctx, tx, r, u, payload); err != nil {
 			return err
 		}
 	}
@@ -746,32 +725,32 @@ func (p *Pipeline) salesPayloads(ctx context.Context, tx *store.Tx, r *recon, as
 // resolveByPayload settles a document UJP holds that is not ours by EUID,
 // by its header.docId: ours (a send whose answer was lost) is repaired,
 // any other imported.
-func (p *Pipeline) resolveByPayload(ctx context.Context, tx *store.Tx, r *recon, st ujp.DocStatus, payload string) error {
-	if docID := PayloadDocID(payload); docID != "" {
+func (s *Service) resolveByPayload(ctx context.Context, tx *store.Tx, r *recon, st ujp.DocStatus, payload string) error {
+	if docID := einvoicing.PayloadDocID(payload); docID != "" {
 		inv, err := tx.GetEInvoiceByDocID(ctx, dbq.GetEInvoiceByDocIDParams{CompanyID: r.co.ID, UjpDocID: docID})
-		if err == nil && inv.Kind != KindExternal {
+		if err == nil && inv.Kind != einvoicing.KindExternal {
 			r.count.Sales.AtDenar++
-			return p.settle(ctx, tx, r, inv, st)
+			return s.settle(ctx, tx, r, inv, st)
 		}
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
 	}
-	return p.importExternal(ctx, tx, r, st, []byte(payload))
+	return s.importExternal(ctx, tx, r, st, []byte(payload))
 }
 
 // resolveByHeadline settles a document UJP holds that is not ours by EUID
 // and whose payload cannot be read: ours is the one document without an
 // EUID of that number and date with UJP's gross amount and buyer; none is
 // imported; several are a problem (nothing is changed).
-func (p *Pipeline) resolveByHeadline(ctx context.Context, tx *store.Tx, r *recon, st ujp.DocStatus) error {
+func (s *Service) resolveByHeadline(ctx context.Context, tx *store.Tx, r *recon, st ujp.DocStatus) error {
 	cands, err := tx.EInvoicesWithoutEUID(ctx, dbq.EInvoicesWithoutEUIDParams{CompanyID: r.co.ID, Number: st.DocNumber, IssueDate: st.DocDate})
 	if err != nil {
 		return err
 	}
 	var match []dbq.Einvoice
 	for _, c := range cands {
-		doc, err := StoredDocument(c)
+		doc, err := einvoicing.StoredDocument(c)
 		if err != nil {
 			continue
 		}
@@ -781,10 +760,10 @@ func (p *Pipeline) resolveByHeadline(ctx context.Context, tx *store.Tx, r *recon
 	}
 	switch len(match) {
 	case 0:
-		return p.importExternal(ctx, tx, r, st, nil)
+		return s.importExternal(ctx, tx, r, st, nil)
 	case 1:
 		r.count.Sales.AtDenar++
-		return p.settle(ctx, tx, r, match[0], st)
+		return s.settle(ctx, tx, r, match[0], st)
 	}
 	r.problem(ReconciliationProblem{Code: "ambiguous_match", Message: fmt.Sprintf("Without the document's payload (no RD), %d of the service's documents match UJP's number %s, date %s, gross amount and buyer; none was changed and nothing was imported.", len(match), st.DocNumber, st.DocDate), EUID: st.EUID})
 	return nil
@@ -795,7 +774,7 @@ func (p *Pipeline) resolveByHeadline(ctx context.Context, tx *store.Tx, r *recon
 // else UJP's headline of it; counted in usage as sent; event
 // einvoice.discovered. A document imported already (another run or
 // process) is only matched.
-func (p *Pipeline) importExternal(ctx context.Context, tx *store.Tx, r *recon, st ujp.DocStatus, payload []byte) error {
+func (s *Service) importExternal(ctx context.Context, tx *store.Tx, r *recon, st ujp.DocStatus, payload []byte) error {
 	status, ok := einvoice.FromUJP(st.StatusCode)
 	if !ok {
 		r.problem(ReconciliationProblem{Code: "status_unknown", Message: fmt.Sprintf("UJP holds a document the service never issued in status %s %q, which the service does not know; it was not imported.", st.StatusCode, st.StatusName), EUID: st.EUID})
@@ -843,14 +822,14 @@ func (p *Pipeline) importExternal(ctx context.Context, tx *store.Tx, r *recon, s
 		}
 		from = sql.NullString{String: string(to), Valid: true}
 	}
-	if err := CountSent(ctx, tx, inv); err != nil {
+	if err := einvoicing.CountSent(ctx, tx, inv); err != nil {
 		return err
 	}
-	if err := p.svc.EInvoiceEvent(ctx, tx, inv, webhooks.EventDiscovered); err != nil {
+	if err := s.core.EInvoiceEvent(ctx, tx, inv, webhooks.EventDiscovered); err != nil {
 		return err
 	}
 	r.count.Sales.Discovered++
-	p.log.Info("reconciliation found a document the service never issued", "einvoice", inv.ID, "euid", st.EUID, "company", r.co.ID)
+	s.log.Info("reconciliation found a document the service never issued", "einvoice", inv.ID, "euid", st.EUID, "company", r.co.ID)
 	return nil
 }
 
@@ -871,7 +850,7 @@ func payloadDocument(payload []byte) *ujpdoc.Document {
 // missingChecked applies the status read of one of ours that UJP did not
 // list for the day: not found, it is flagged; found (UJP lists it under
 // another day), it is settled like any other.
-func (p *Pipeline) missingChecked(ctx context.Context, tx *store.Tx, r *recon, m reconMissing, a reconAnswer) error {
+func (s *Service) missingChecked(ctx context.Context, tx *store.Tx, r *recon, m reconMissing, a reconAnswer) error {
 	inv, err := tx.GetEInvoiceByID(ctx, m.EInvoiceID)
 	if err != nil {
 		return err
@@ -880,21 +859,21 @@ func (p *Pipeline) missingChecked(ctx context.Context, tx *store.Tx, r *recon, m
 	if !a.notFound && a.status != nil {
 		st := *a.status
 		st.EUID = m.EUID
-		return p.settle(ctx, tx, r, inv, st)
+		return s.settle(ctx, tx, r, inv, st)
 	}
 	r.count.Sales.MissingAtUJP++
-	return p.flagMissing(ctx, tx, inv)
+	return s.flagMissing(ctx, tx, inv)
 }
 
 // flagMissing marks inv as unknown to UJP (problem ujp_missing) with its
 // event, once: nothing is sent again by itself.
-func (p *Pipeline) flagMissing(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
-	var items []ProblemItem
+func (s *Service) flagMissing(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
+	var items []einvoicing.ProblemItem
 	_ = json.Unmarshal([]byte(inv.Problems), &items)
-	if slices.ContainsFunc(items, func(q ProblemItem) bool { return q.Code == ProblemUJPMissing }) {
+	if slices.ContainsFunc(items, func(q einvoicing.ProblemItem) bool { return q.Code == ProblemUJPMissing }) {
 		return nil
 	}
-	items = append(items, ProblemItem{Code: ProblemUJPMissing, Message: fmt.Sprintf(
+	items = append(items, einvoicing.ProblemItem{Code: ProblemUJPMissing, Message: fmt.Sprintf(
 		"UJP does not know this document (EUID %s): its current-status answers not found. Nothing is sent again by itself; check it in UJP's portal, and issue it again if it must be.", inv.Euid.String)})
 	b, err := json.Marshal(items)
 	if err != nil {
@@ -907,17 +886,17 @@ func (p *Pipeline) flagMissing(ctx context.Context, tx *store.Tx, inv dbq.Einvoi
 	if err != nil {
 		return err
 	}
-	p.log.Warn("reconciliation: UJP does not know a delivered document", "einvoice", inv.ID, "euid", inv.Euid.String)
-	return p.svc.EInvoiceEvent(ctx, tx, flagged, webhooks.EventMissingAtUJP)
+	s.log.Warn("reconciliation: UJP does not know a delivered document", "einvoice", inv.ID, "euid", inv.Euid.String)
+	return s.core.EInvoiceEvent(ctx, tx, flagged, webhooks.EventMissingAtUJP)
 }
 
 // clearMissing drops the ujp_missing flag of a document UJP knows again.
 func clearMissing(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
-	var items []ProblemItem
+	var items []einvoicing.ProblemItem
 	if json.Unmarshal([]byte(inv.Problems), &items) != nil {
 		return nil
 	}
-	kept := slices.DeleteFunc(slices.Clone(items), func(q ProblemItem) bool { return q.Code == ProblemUJPMissing })
+	kept := slices.DeleteFunc(slices.Clone(items), func(q einvoicing.ProblemItem) bool { return q.Code == ProblemUJPMissing })
 	if len(kept) == len(items) {
 		return nil
 	}
@@ -929,11 +908,11 @@ func clearMissing(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
 }
 
 // purchasePayloads stores the incoming documents UJP gave, as the inbox
-// sync does (storeIncoming).
-func (p *Pipeline) purchasePayloads(ctx context.Context, tx *store.Tx, r *recon, sr dbq.SigningRequest, a reconAnswer) error {
+// sync does (StoreIncoming).
+func (s *Service) purchasePayloads(ctx context.Context, tx *store.Tx, r *recon, sr dbq.SigningRequest, a reconAnswer) error {
 	w := &r.work
 	var req ujp.EUIDsRequest
-	if err := DecodeSigned(sr, &req); err != nil {
+	if err := einvoicing.DecodeSigned(sr, &req); err != nil {
 		return err
 	}
 	w.PurchaseFresh = slices.DeleteFunc(w.PurchaseFresh, func(e string) bool { return slices.Contains(req.EUIDs, e) })
@@ -942,14 +921,14 @@ func (p *Pipeline) purchasePayloads(ctx context.Context, tx *store.Tx, r *recon,
 		w.PurchaseFresh = nil
 		return nil
 	}
-	name := p.svc.StatusName(r.co.Environment, ujp.StatusSent)
+	name := s.inbox.StatusName(r.co.Environment, ujp.StatusSent)
 	got := map[string]bool{}
 	for _, it := range a.payloads {
 		if !slices.Contains(req.EUIDs, it.EUID) || got[it.EUID] {
 			continue
 		}
 		got[it.EUID] = true
-		_, stored, err := p.svc.StoreIncoming(ctx, tx, r.co, it, name)
+		_, stored, err := s.inbox.StoreIncoming(ctx, tx, r.co, it, name)
 		if err != nil {
 			return err
 		}
@@ -971,7 +950,7 @@ func (p *Pipeline) purchasePayloads(ctx context.Context, tx *store.Tx, r *recon,
 // purchaseStatuses records UJP's status of the incoming documents the run
 // added (stored as 01, as every new one is): one decided or auto-accepted
 // since shows so at once.
-func (p *Pipeline) purchaseStatuses(ctx context.Context, tx *store.Tx, r *recon, list []ujp.DocStatus) error {
+func (s *Service) purchaseStatuses(ctx context.Context, tx *store.Tx, r *recon, list []ujp.DocStatus) error {
 	added := r.work.PurchaseAdded
 	r.work.PurchaseAdded = nil
 	for _, st := range list {
@@ -982,7 +961,7 @@ func (p *Pipeline) purchaseStatuses(ctx context.Context, tx *store.Tx, r *recon,
 		if err != nil {
 			return err
 		}
-		if _, err := p.svc.ApplyUJPStatus(ctx, tx, d, st.StatusCode, st.StatusName, tx.Now, nil); err != nil {
+		if _, err := s.inbox.ApplyUJPStatus(ctx, tx, d, st.StatusCode, st.StatusName, tx.Now, nil); err != nil {
 			return err
 		}
 	}
@@ -993,25 +972,25 @@ func (p *Pipeline) purchaseStatuses(ctx context.Context, tx *store.Tx, r *recon,
 // every active company with a ready signer that has no run going, the
 // latest day due not reconciled yet (one a pass, so a backlog is worked
 // through a day at a time).
-func (p *Pipeline) reconcileAll(ctx context.Context, _ *jobs.Job, _ reconcileAllArgs) error {
-	cfg := p.svc.cfg.Reconcile
-	now := p.db.Now()
-	q := p.db.Reader()
+func (s *Service) reconcileAll(ctx context.Context, _ *jobs.Job, _ reconcileAllArgs) error {
+	cfg := s.cfg
+	now := s.db.Now()
+	q := s.db.Reader()
 	quiet, err := q.QuietReconciliations(ctx, now.Add(-cfg.Quiet))
 	if err != nil {
 		return err
 	}
 	for _, row := range quiet {
-		if err := p.resume(ctx, row); err != nil {
+		if err := s.resume(ctx, row); err != nil {
 			return fmt.Errorf("resume reconciliation %s: %w", row.ID, err)
 		}
 	}
 	ids, err := q.CompaniesForInboxSync(ctx, dbq.CompaniesForInboxSyncParams{Now: now,
-		SeenAfter: sql.NullTime{Time: now.Add(-AgentOnlineTTL), Valid: true}})
+		SeenAfter: sql.NullTime{Time: now.Add(-einvoicing.AgentOnlineTTL), Valid: true}})
 	if err != nil {
 		return err
 	}
-	latest, err := ParseDay(lastReconcilableDay(now, cfg.Hour))
+	latest, err := einvoicing.ParseDay(lastReconcilableDay(now, cfg.Hour))
 	if err != nil {
 		return err
 	}
@@ -1020,11 +999,11 @@ func (p *Pipeline) reconcileAll(ctx context.Context, _ *jobs.Job, _ reconcileAll
 		if err != nil {
 			return err
 		}
-		if _, ok := p.gateways[co.Environment]; !ok {
+		if _, ok := s.gateways[co.Environment]; !ok {
 			continue
 		}
-		first := latest.AddDate(0, 0, 1-ReconcileLookback)
-		if onboarded := SkopjeMidnight(co.CreatedAt); onboarded.After(first) {
+		first := latest.AddDate(0, 0, 1-lookback)
+		if onboarded := einvoicing.SkopjeMidnight(co.CreatedAt); onboarded.After(first) {
 			first = onboarded
 		}
 		if first.After(latest) {
@@ -1049,8 +1028,8 @@ func (p *Pipeline) reconcileAll(ctx context.Context, _ *jobs.Job, _ reconcileAll
 			if have[day] {
 				continue
 			}
-			if err := p.db.InTx(ctx, func(tx *store.Tx) error {
-				_, _, err := p.startReconciliation(ctx, tx, co, day)
+			if err := s.db.InTx(ctx, func(tx *store.Tx) error {
+				_, _, err := s.startReconciliation(ctx, tx, co, day)
 				return err
 			}); err != nil {
 				return fmt.Errorf("reconcile %s %s: %w", co.ID, day, err)
@@ -1063,15 +1042,15 @@ func (p *Pipeline) reconcileAll(ctx context.Context, _ *jobs.Job, _ reconcileAll
 
 // lastReconcilableDay is the latest day the daily job reconciles at now:
 // yesterday from hour (Skopje) on, the day before until then, and never a
-// day whose lists may still change (lastCompleteDay).
+// day whose lists may still change (einvoicing.LastCompleteDay).
 func lastReconcilableDay(now time.Time, hour int) string {
-	today := SkopjeMidnight(now)
+	today := einvoicing.SkopjeMidnight(now)
 	latest := today.AddDate(0, 0, -1)
 	if now.Before(today.Add(time.Duration(hour) * time.Hour)) {
 		latest = latest.AddDate(0, 0, -1)
 	}
 	day := latest.Format(time.DateOnly)
-	if last := LastCompleteDay(now); day > last {
+	if last := einvoicing.LastCompleteDay(now); day > last {
 		day = last
 	}
 	return day
@@ -1081,34 +1060,34 @@ func lastReconcilableDay(now time.Time, hour int) string {
 // for its signer (left alone), or was signed (its query job is run again,
 // once: a job still going holds the key), or neither — expired, refused,
 // or never asked for want of a signer — and is asked for afresh.
-func (p *Pipeline) resume(ctx context.Context, row dbq.Reconciliation) error {
+func (s *Service) resume(ctx context.Context, row dbq.Reconciliation) error {
 	link := row.ID + "/" + strconv.Itoa(int(row.Seq))
-	q := p.db.Reader()
+	q := s.db.Reader()
 	co, err := q.GetCompany(ctx, row.CompanyID)
 	if err != nil {
 		return err
 	}
-	for _, prob := range CompanyProblems(co.UjpProblems) {
-		if prob.Code == ProblemAccessMissing && p.db.Now().Sub(prob.LastSeenAt) < RDRetryEvery {
+	for _, prob := range einvoicing.CompanyProblems(co.UjpProblems) {
+		if prob.Code == einvoicing.ProblemAccessMissing && s.db.Now().Sub(prob.LastSeenAt) < einvoicing.RDRetryEvery {
 			// UJP refuses the signer: asked again hourly, not at every
 			// pass (any accepted call clears the problem sooner).
 			return nil
 		}
 	}
-	if _, err := q.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: LinkReconciliation, LinkID: link, Now: p.db.Now()}); err == nil {
+	if _, err := q.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: einvoicing.LinkReconciliation, LinkID: link, Now: s.db.Now()}); err == nil {
 		return nil
 	} else if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	err = p.db.InTx(ctx, func(tx *store.Tx) error {
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		cur, err := tx.GetReconciliation(ctx, row.ID)
 		if err != nil || cur.State != ReconciliationRunning || cur.Seq != row.Seq {
 			return err
 		}
-		sr, err := tx.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: LinkReconciliation, LinkID: link})
+		sr, err := tx.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: einvoicing.LinkReconciliation, LinkID: link})
 		if err == nil {
-			if stale, _ := p.Stale(sr); !stale {
-				if err := enqueueReconcileQuery(ctx, tx, SigningRequestFrom(sr)); err != nil {
+			if stale, _ := s.pipe.Stale(sr); !stale {
+				if err := enqueueReconcileQuery(ctx, tx, einvoicing.SigningRequestFrom(sr)); err != nil {
 					return err
 				}
 				return tx.TouchReconciliation(ctx, dbq.TouchReconciliationParams{ID: cur.ID, UpdatedAt: tx.Now})
@@ -1120,7 +1099,7 @@ func (p *Pipeline) resume(ctx context.Context, row dbq.Reconciliation) error {
 		if err != nil {
 			return err
 		}
-		return p.ask(ctx, tx, r, cur.Step)
+		return s.ask(ctx, tx, r, cur.Step)
 	})
 	if errors.Is(err, errReconMoved) {
 		return nil
@@ -1131,12 +1110,12 @@ func (p *Pipeline) resume(ctx context.Context, row dbq.Reconciliation) error {
 // enqueueReconcileQuery runs a run's signed read once its signature is
 // recorded, as one job per read: asking again while one is going is a
 // no-op.
-func enqueueReconcileQuery(ctx context.Context, tx *store.Tx, r SigningRequest) error {
+func enqueueReconcileQuery(ctx context.Context, tx *store.Tx, r einvoicing.SigningRequest) error {
 	link := ""
 	for _, id := range r.Links {
 		link = id
 	}
-	_, err := jobs.Insert(ctx, tx, QueryArgs{SigningRequestID: r.ID}, jobs.InsertOpts{MaxAttempts: 5,
-		UniqueKey: KindUJPQuery + ":" + LinkReconciliation + ":" + link})
+	_, err := jobs.Insert(ctx, tx, einvoicing.QueryArgs{SigningRequestID: r.ID}, jobs.InsertOpts{MaxAttempts: 5,
+		UniqueKey: einvoicing.KindUJPQuery + ":" + einvoicing.LinkReconciliation + ":" + link})
 	return err
 }

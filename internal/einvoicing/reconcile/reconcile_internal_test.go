@@ -1,4 +1,4 @@
-package einvoicing
+package reconcile
 
 import (
 	"testing"

@@ -1,8 +1,7 @@
-package einvoicing
+package reconcile
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -44,8 +43,8 @@ func TestCheckUJPClockAndLists(t *testing.T) {
 		ctx := t.Context()
 		run := func(g clockGateway) UJPCheckReport {
 			t.Helper()
-			s := New(withEvents(Deps{DB: db, Log: slog.New(slog.DiscardHandler), Gateways: map[string]ujp.Gateway{auth.EnvSandbox: g},
-				Operators: map[string]ujp.Identity{auth.EnvSandbox: {EUJPID: "OPERATOR", EDB: "4030000000001"}}}), Config{})
+			s := newRoom(db, Deps{Gateways: map[string]ujp.Gateway{auth.EnvSandbox: g},
+				Operators: map[string]ujp.Identity{auth.EnvSandbox: {EUJPID: "OPERATOR", EDB: "4030000000001"}}}, Config{})
 			rep, err := s.CheckUJP(ctx, UJPCheck{Environment: auth.EnvSandbox})
 			if err != nil {
 				t.Fatal(err)
@@ -68,7 +67,7 @@ func TestCheckUJPClockAndLists(t *testing.T) {
 			}
 		}
 
-		rep := run(clockGateway{lists: changedLists()})
+		rep := run(clockGateway{lists: einvoicingtest.ChangedLists()})
 		l := rep.Line(LineCodeLists)
 		for _, want := range []string{"tax-indicators +DDV-14-3-10", "payment-types -P13", "document-types ~100"} {
 			if l.State != CheckFail || !strings.Contains(l.Detail, want) {
@@ -93,8 +92,8 @@ func TestCheckUJPClockAndLists(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := clockGateway{lists: ujpdoc.Snapshot()}
-		s := New(withEvents(Deps{DB: db, Log: slog.New(slog.DiscardHandler), Gateways: map[string]ujp.Gateway{auth.EnvSandbox: g, auth.EnvProduction: g},
-			Operators: map[string]ujp.Identity{auth.EnvSandbox: {EUJPID: "OPERATOR", EDB: "4030000000001"}}}), Config{})
+		s := newRoom(db, Deps{Gateways: map[string]ujp.Gateway{auth.EnvSandbox: g, auth.EnvProduction: g},
+			Operators: map[string]ujp.Identity{auth.EnvSandbox: {EUJPID: "OPERATOR", EDB: "4030000000001"}}}, Config{})
 		corep, err := s.CheckUJP(ctx, UJPCheck{Environment: auth.EnvSandbox, CompanyID: co.CompanyID})
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,27 @@
+package reconcile
+
+import (
+	"log/slog"
+	"maps"
+	"testing"
+
+	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/storetest"
+)
+
+func TestMain(m *testing.M) { storetest.Main(m) }
+
+// newRoom is the room on db with d's UJP side and cfg, built on the core
+// as cmd/denar builds them (the webhooks package's publisher on db).
+func newRoom(db *store.DB, d Deps, cfg Config) *Service {
+	log := slog.New(slog.DiscardHandler)
+	resources := maps.Clone(einvoicing.EventResources())
+	maps.Copy(resources, EventResources())
+	events := webhooks.New(webhooks.Deps{DB: db, Log: log, Resources: resources}, webhooks.Config{})
+	d.DB, d.Log = db, log
+	d.Core = einvoicing.New(einvoicing.Deps{DB: db, Log: log, Gateways: d.Gateways, Operators: d.Operators, Registry: d.Registry,
+		Events: events}, einvoicing.Config{})
+	return New(d, cfg)
+}
