@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
@@ -22,8 +23,16 @@ func TestLinks(t *testing.T) {
 	if err := core.CheckLinks(); err == nil {
 		t.Fatal("CheckLinks passed before the inbox room was built")
 	}
-	s := New(Deps{Core: core, DB: db}, Config{})
+	s := New(Deps{Core: core, Pipeline: pipeline.New(pipeline.Deps{DB: db, EInvoicing: core}, pipeline.Config{}), DB: db}, Config{})
+	if err := core.CheckLinks(); err == nil {
+		t.Fatal("CheckLinks passed before the inbox was wired as the core's port")
+	}
 	core.UseInbox(s)
+	// With the pipeline's, the inbox's types leave the reconciliation's
+	// (registered by its room, whose test checks them) to be handled.
+	for _, typ := range []string{einvoicing.LinkReconciliation, einvoicing.LinkUJPCheck} {
+		core.HandleLink(typ, einvoicing.LinkHandler{Signed: einvoicing.EnqueueQuery})
+	}
 	if err := core.CheckLinks(); err != nil {
 		t.Fatal(err)
 	}
