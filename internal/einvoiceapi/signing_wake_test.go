@@ -1,0 +1,164 @@
+package einvoiceapi_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoiceapi"
+	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/idempotency"
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
+)
+
+// TestSigningWakeUp: an agent's long-poll and WebSocket learn of a signing
+// request when the transaction that created it commits, not at their
+// periodic look (an hour here, so a request seen within the test came by
+// the wake-up): created by this process, by another process sharing the
+// store (PostgreSQL: another store on the same database), and by issuing
+// an e-invoice (on PostgreSQL, the one statement that writes its rows).
+func TestSigningWakeUp(t *testing.T) {
+	t.Parallel()
+	storetest.EachMigratedURL(t, func(t *testing.T, url string) {
+		db := storetest.Open(t, url)
+		e := newSignEnv(t, db)
+		// Another process: on SQLite there is one (the store's wake-up is
+		// in-process), on PostgreSQL another store with its own connections.
+		other := db
+		if db.Dialect() == store.Postgres {
+			other = storetest.Open(t, url)
+		}
+		c := newTestCert(t)
+		agent, authz := e.pair(c)
+		slow := httptest.NewServer(newAPIPolling(db, time.Hour))
+		t.Cleanup(slow.Close)
+		const soon = 5 * time.Second // well before the hour
+
+		create := func(on *store.DB, payload string) einvoicing.SigningRequest {
+			t.Helper()
+			var r einvoicing.SigningRequest
+			if err := on.InTx(t.Context(), func(tx *store.Tx) error {
+				var err error
+				r, err = einvoicing.RequestSignature(t.Context(), tx, e.company, einvoicing.PurposeQuery, []byte(payload), einvoicing.SigningLink{Type: "einvoice", ID: "inv_1"})
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+
+		// The long-poll, waiting with nothing pending.
+		type answer struct {
+			ids []string
+			err error
+			at  time.Time
+		}
+		got := make(chan answer, 1)
+		go func() {
+			req, _ := http.NewRequestWithContext(t.Context(), "GET", slow.URL+"/v1/agents/"+agent+"/signing-requests?wait=55", nil)
+			req.Header.Set("Authorization", authz)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				got <- answer{err: err}
+				return
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			var list struct{ Data []einvoicing.SigningRequest }
+			err = json.Unmarshal(raw, &list)
+			a := answer{err: err, at: time.Now()}
+			for _, r := range list.Data {
+				a.ids = append(a.ids, r.ID)
+			}
+			got <- a
+		}()
+		waitFor(t, "the long-poll watching", func() bool { return db.Watches(einvoicing.SigningRequestsChannel, e.account) > 0 })
+		polled := create(other, `{"n":1}`)
+		created := time.Now()
+		select {
+		case a := <-got:
+			if a.err != nil || len(a.ids) != 1 || a.ids[0] != polled.ID {
+				t.Fatalf("long-poll: %v %v, want [%s]", a.ids, a.err, polled.ID)
+			}
+			t.Logf("long-poll answered %s after the commit", a.at.Sub(created).Round(time.Microsecond))
+		case <-time.After(soon):
+			t.Fatalf("long-poll: nothing %s after the request was created", soon)
+		}
+
+		// The WebSocket (batches): what is pending comes first, then each
+		// request as it is committed.
+		conn, _, err := websocket.Dial(t.Context(), wsURL(slow.URL, agent)+"?batch=10", &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {authz}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.CloseNow()
+		if m := readMsg(t, conn); m.Type != "hello" || m.Batch != 10 {
+			t.Fatalf("hello: %+v", m)
+		}
+		if m := readMsg(t, conn); m.Type != "signing_requests" || len(m.Requests) != 1 || m.Requests[0].ID != polled.ID {
+			t.Fatalf("pending at connection: %+v", m)
+		}
+		pushed := func(what string, id string, created time.Time) {
+			t.Helper()
+			m := readMsg(t, conn) // within 5 s
+			if m.Type != "signing_requests" || len(m.Requests) != 1 || m.Requests[0].ID != id {
+				t.Fatalf("%s: %+v, want %s", what, m, id)
+			}
+			t.Logf("%s pushed %s after the commit", what, time.Since(created).Round(time.Microsecond))
+		}
+		here := create(db, `{"n":2}`)
+		pushed("a request of this process", here.ID, time.Now())
+		there := create(other, `{"n":3}`)
+		pushed("a request of another process", there.ID, time.Now())
+
+		// Issuing an e-invoice.
+		_, key, err := (&auth.Store{DB: db}).CreateKey(t.Context(), auth.KeyParams{AccountID: e.account, Service: auth.ServiceEInvoice,
+			Environment: auth.EnvSandbox, Scopes: []string{"einvoices:write", "einvoices:read"}, CompanyIDs: []string{e.company}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.WriteDB().ExecContext(t.Context(), "UPDATE companies SET address = $1 WHERE id = $2",
+			`{"street":"Партизанска","number":"1","city":"Скопје","zip":"1000"}`, e.company); err != nil {
+			t.Fatal(err)
+		}
+		st, m := e.doRaw("POST", "/v1/einvoices", "Bearer "+key, strings.Replace(issueBody, "%s", "", 1))
+		issued := time.Now()
+		if st != 202 || m["status"] != "awaiting_signature" {
+			t.Fatalf("issue: %d %v", st, m)
+		}
+		var srID string
+		if err := db.ReadDB().QueryRowContext(t.Context(), "SELECT id FROM signing_requests WHERE link_id = $1", m["id"]).Scan(&srID); err != nil {
+			t.Fatal(err)
+		}
+		pushed("an issued e-invoice's request", srID, issued)
+	})
+}
+
+// newAPIPolling is newAPI's HTTP service whose agents' sockets and
+// long-polls look for requests every poll besides their wake-ups.
+func newAPIPolling(db *store.DB, poll time.Duration) http.Handler {
+	svc, hooks, _ := newAPIWith(db, einvoicing.Deps{}, einvoicing.Config{}, webhooks.Deps{}, webhooks.Config{})
+	return einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0),
+		Ready: db.Ping, SigningPoll: poll}).Handler()
+}
+
+// waitFor waits for cond, looking every few milliseconds, for 10 s at most.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 10 s: %s", what)
+		}
+		<-time.After(5 * time.Millisecond)
+	}
+}
