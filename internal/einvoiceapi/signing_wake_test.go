@@ -14,10 +14,10 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/idempotency"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
-	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 )
 
 // TestSigningWakeUp: an agent's long-poll and WebSocket learn of a signing
