@@ -18,7 +18,8 @@ import (
 )
 
 const (
-	maxWait = 55
+	maxWait      = 55
+	longPollTick = 250 * time.Millisecond
 )
 
 type pairingCodeOutput struct {
@@ -172,10 +173,6 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 		wait := min(max(in.Wait, 0), maxWait)
 		deadline := time.Now().Add(time.Duration(wait) * time.Second)
 		stopping := httpx.LongWait(ctx, time.Duration(wait)*time.Second)
-		// Watched before the first look, so a request committed in between
-		// ends the wait at once.
-		wake, stopWake := h.svc.WatchSigningRequests(p.AccountID)
-		defer stopWake()
 		checked := time.Now()
 		for {
 			// A revocation, made by this process or another, ends the
@@ -200,8 +197,7 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 				return nil, ctx.Err()
 			case <-stopping: // the server is shutting down: answer with what there is
 				deadline = time.Now()
-			case <-wake:
-			case <-time.After(min(h.deps.SigningPoll, einvoicing.AgentRecheck, time.Until(deadline))):
+			case <-time.After(longPollTick):
 			}
 		}
 	})

@@ -52,8 +52,8 @@ type Deps struct {
 	PublicURL string
 	// ServiceURLs are where each service listens (httpx.Options.ServiceURLs).
 	ServiceURLs map[string]string
-	// SigningPoll is how often an agent's socket or long-poll looks for
-	// new requests when no commit woke it (DefaultSigningPoll when 0).
+	// SigningPoll is how often an agent's socket looks for new requests
+	// when no commit woke it (DefaultSigningPoll when 0).
 	SigningPoll time.Duration
 }
 

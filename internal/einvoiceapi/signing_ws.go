@@ -81,10 +81,9 @@ var wsOperations = map[string]string{"claim": pathClaims, "signatures": pathSign
 const (
 	wsPing       = 20 * time.Second
 	wsTouchEvery = 30 * time.Second // < einvoicing.AgentOnlineTTL, so signerReady holds
-	// DefaultSigningPoll is how often an agent's socket or long-poll looks
-	// for new requests when nothing woke it (Deps.SigningPoll): the
-	// fallback of the wake-up on commit, one indexed read per connected
-	// agent.
+	// DefaultSigningPoll is how often an agent's socket looks for new
+	// requests when nothing woke it (Deps.SigningPoll): the fallback of the
+	// wake-up on commit, one indexed read per connected agent.
 	DefaultSigningPoll = time.Second
 )
 

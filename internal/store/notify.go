@@ -69,14 +69,6 @@ func (db *DB) Watch(channel, key string) (<-chan struct{}, func()) {
 	return db.hub.watch(db, channel, key)
 }
 
-// Watches is how many watches of channel and key are held now (a test
-// waits for a waiter to be watching before it commits).
-func (db *DB) Watches(channel, key string) int {
-	db.hub.mu.Lock()
-	defer db.hub.mu.Unlock()
-	return len(db.hub.watchers[note{channel, key}])
-}
-
 // hub is the watchers of a DB and, on PostgreSQL, its LISTEN connections.
 type hub struct {
 	mu        sync.Mutex
