@@ -25,6 +25,9 @@ type appConfig struct {
 	einvoicing.Config
 	Pipeline  pipeline.Config
 	Reconcile reconcile.Config
+	// SigningPoll is how often agents' sockets look for requests besides
+	// their wake-ups (einvoiceapi.Deps.SigningPoll).
+	SigningPoll time.Duration
 }
 
 // app is the e-invoicing application layer a test's API was built with:
@@ -93,6 +96,6 @@ func newApp(db *store.DB, d einvoicing.Deps, cfg appConfig, hd webhooks.Deps, hc
 	exports := archive.New(archive.Deps{DB: db, Log: d.Log, Events: hooks}, archive.Config{})
 	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Signing: signer, Pipeline: pipe, Inbox: in,
 		Reconcile: recon, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0), Ready: db.Ping, Log: d.Log,
-		PublicURL: cfg.PublicURL, RateLimit: httpx.RateLimit{}})
+		PublicURL: cfg.PublicURL, RateLimit: httpx.RateLimit{}, SigningPoll: cfg.SigningPoll})
 	return &app{Service: svc, signing: signer, pipe: pipe, inbox: in, recon: recon, hooks: hooks}, api
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -69,6 +70,9 @@ type Deps struct {
 	PublicURL string
 	// ServiceURLs are where each service listens (httpx.Options.ServiceURLs).
 	ServiceURLs map[string]string
+	// SigningPoll is how often an agent's socket looks for new requests
+	// when no commit woke it (DefaultSigningPoll when 0).
+	SigningPoll time.Duration
 }
 
 // MaxStringLength bounds every string of a request body that no schema
@@ -79,6 +83,9 @@ const MaxStringLength = 1000
 func New(d Deps) *httpx.Service {
 	if d.Log == nil {
 		d.Log = slog.Default()
+	}
+	if d.SigningPoll <= 0 {
+		d.SigningPoll = DefaultSigningPoll
 	}
 	s := httpx.NewService(httpx.Options{
 		Name:    auth.ServiceEInvoice,

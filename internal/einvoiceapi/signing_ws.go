@@ -21,10 +21,13 @@ package einvoiceapi
 //	agent:  {"type":"claim"|"signatures"|"refusals","id":"<key>","body":{…}}
 //	server: {"type":"result","replyTo":"<key>","status":200,"body":{…}}     the POST's answer (or problem)
 //
-// Each pending request is pushed once per connection. The server pings
-// every 20 s and looks for new requests in the store every
-// WSPollInterval, so a request created by any process sharing the store
-// reaches the socket held by another. Every signing.AgentRecheck it
+// Each pending request is pushed once per connection. The server looks for
+// new requests in the store when a transaction that created requests of
+// the agent's account commits (einvoicing.WatchSigningRequests: on
+// PostgreSQL in any process sharing the store, on SQLite in this one), and
+// every Deps.SigningPoll as well, for a wake-up lost or made elsewhere (an
+// admin command on SQLite). The server pings every 20 s. Every
+// signing.AgentRecheck it
 // reads the agent's credential again, so a revocation made anywhere
 // closes the socket (1008, "agent revoked") within about a second.
 
@@ -79,9 +82,10 @@ var wsOperations = map[string]string{"claim": pathClaims, "signatures": pathSign
 const (
 	wsPing       = 20 * time.Second
 	wsTouchEvery = 30 * time.Second // < einvoicing.AgentOnlineTTL, so signerReady holds
-	// wsPollInterval is how often a socket looks for new requests: one
-	// indexed read per connected agent, and the delivery latency.
-	wsPollInterval = 250 * time.Millisecond
+	// DefaultSigningPoll is how often an agent's socket looks for new
+	// requests when nothing woke it (Deps.SigningPoll): the fallback of the
+	// wake-up on commit, one indexed read per connected agent.
+	DefaultSigningPoll = time.Second
 )
 
 func (h *handlers) registerSigningWS(s *httpx.Service) {
@@ -142,6 +146,9 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 	// The agent's messages are read apart from the pushing, and answered
 	// one at a time in the order they came.
 	incoming := make(chan []byte, 4)
+	// answered has a value once an agent's message was answered: what the
+	// agent finished frees the window for requests beyond it.
+	answered := make(chan struct{}, 1)
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
@@ -168,6 +175,10 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 			if err := h.wsWrite(ctx, c, h.socketAnswer(ctx, api, r, data)); err != nil {
 				cancel()
 			}
+			select {
+			case answered <- struct{}{}:
+			default:
+			}
 		}
 	}()
 
@@ -183,7 +194,11 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 	}
 	sent := map[string]bool{}
 	draining := httpx.Draining(r.Context())
-	poll := time.NewTicker(wsPollInterval)
+	// Watched before the first look: a request committed in between wakes
+	// the loop instead of waiting for the poll.
+	wake, stopWake := h.svc.WatchSigningRequests(p.AccountID)
+	defer stopWake()
+	poll := time.NewTicker(h.deps.SigningPoll)
 	defer poll.Stop()
 	ping := time.NewTicker(wsPing)
 	defer ping.Stop()
@@ -191,39 +206,44 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 	defer touch.Stop()
 	recheck := time.NewTicker(signing.AgentRecheck)
 	defer recheck.Stop()
-	for {
-		reqs, err := h.signing.PendingForAgent(ctx, p, limit)
-		if err != nil {
-			if ctx.Err() == nil {
-				h.deps.Log.ErrorContext(ctx, "signing socket: pending requests", "agent", p.CredentialID, "err", err)
-				c.Close(websocket.StatusInternalError, "store unavailable")
-			}
-			return
-		}
-		var msgs []WSMessage
-		var fresh []einvoicing.SigningRequest
-		for i := range reqs {
-			if sent[reqs[i].ID] {
-				continue
-			}
-			if batch == 0 {
-				msgs = append(msgs, WSMessage{Type: "signing_request", Request: &reqs[i]})
-			} else {
-				fresh = append(fresh, reqs[i])
-			}
-		}
-		if len(fresh) > 0 {
-			msgs = append(msgs, WSMessage{Type: "signing_requests", Requests: fresh})
-		}
-		for _, m := range msgs {
-			if err := h.wsWrite(ctx, c, m); err != nil {
+	// The store is read at the start, on a wake-up and on the poll, not
+	// on the ping, touch and recheck ticks.
+	for look := true; ; {
+		if look {
+			look = false
+			reqs, err := h.signing.PendingForAgent(ctx, p, limit)
+			if err != nil {
+				if ctx.Err() == nil {
+					h.deps.Log.ErrorContext(ctx, "signing socket: pending requests", "agent", p.CredentialID, "err", err)
+					c.Close(websocket.StatusInternalError, "store unavailable")
+				}
 				return
 			}
-			if m.Request != nil {
-				sent[m.Request.ID] = true
+			var msgs []WSMessage
+			var fresh []einvoicing.SigningRequest
+			for i := range reqs {
+				if sent[reqs[i].ID] {
+					continue
+				}
+				if batch == 0 {
+					msgs = append(msgs, WSMessage{Type: "signing_request", Request: &reqs[i]})
+				} else {
+					fresh = append(fresh, reqs[i])
+				}
 			}
-			for _, r := range m.Requests {
-				sent[r.ID] = true
+			if len(fresh) > 0 {
+				msgs = append(msgs, WSMessage{Type: "signing_requests", Requests: fresh})
+			}
+			for _, m := range msgs {
+				if err := h.wsWrite(ctx, c, m); err != nil {
+					return
+				}
+				if m.Request != nil {
+					sent[m.Request.ID] = true
+				}
+				for _, r := range m.Requests {
+					sent[r.ID] = true
+				}
 			}
 		}
 		select {
@@ -233,7 +253,12 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 		case <-draining:
 			c.Close(websocket.StatusGoingAway, "server shutting down")
 			return
+		case <-wake:
+			look = true
+		case <-answered:
+			look = true
 		case <-poll.C:
+			look = true
 		case <-ping.C:
 			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			err := c.Ping(pctx)

@@ -142,7 +142,7 @@ func (db *DB) runGroup(batch []*member) {
 			db.fallBack(sqlTx, append(ok, batch[i:]...))
 			return
 		}
-		tx := &Tx{Queries: q, Tx: sqlTx, Dialect: db.dialect, Now: db.Now(), conn: conn}
+		tx := &Tx{Queries: q, Tx: sqlTx, Dialect: db.dialect, Now: db.Now(), conn: conn, hub: db.hub}
 		panicked, pv, fnErr := runMember(m.fn, tx)
 		if fnErr != nil || panicked {
 			m.err, m.panicked, m.panicVal = fnErr, panicked, pv

@@ -66,6 +66,10 @@ type DB struct {
 	ckpt *checkpointer
 	// observe, when set (ObserveQueries), sees every generated query run.
 	observe func(query string)
+	// hub wakes the watchers of Tx.Notify (notify.go); pgURL is what its
+	// LISTEN connections open on PostgreSQL.
+	hub   *hub
+	pgURL string
 }
 
 // ObserveQueries makes db call fn with the text of every generated query
@@ -115,9 +119,10 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{dialect: dialect, Now: func() time.Time { return time.Now().UTC() }}
+	db := &DB{dialect: dialect, Now: func() time.Time { return time.Now().UTC() }, hub: newHub()}
 	switch dialect {
 	case Postgres:
+		db.pgURL = target
 		pool, err := sql.Open("pgx", target)
 		if err != nil {
 			return nil, fmt.Errorf("store: open postgres: %w", err)
@@ -247,6 +252,7 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 func (db *DB) Close() error {
 	// The checkpointer first: its checkpoint must not outlive the pools.
 	ckptErr := db.ckpt.close()
+	db.hub.close()
 	for _, c := range []*stmtCache{db.writeStmts, db.readStmts} {
 		if c != nil {
 			c.close()
@@ -351,6 +357,8 @@ type Tx struct {
 
 	conn        dbq.DBTX // what the generated queries run on
 	afterCommit []func()
+	hub         *hub   // SQLite: whom Notify wakes after commit
+	notes       []note // what Notify was called with
 }
 
 // Stored returns t as the engine keeps a timestamp and reads it back:
@@ -392,9 +400,9 @@ func (tx *Tx) Savepoint(ctx context.Context, fn func() error) error {
 	if _, err := tx.conn.ExecContext(ctx, "SAVEPOINT denar_part"); err != nil {
 		return fmt.Errorf("store: savepoint: %w", err)
 	}
-	registered := len(tx.afterCommit)
+	registered, noted := len(tx.afterCommit), len(tx.notes)
 	if err := fn(); err != nil {
-		tx.afterCommit = tx.afterCommit[:registered]
+		tx.afterCommit, tx.notes = tx.afterCommit[:registered], tx.notes[:noted]
 		if _, rerr := tx.conn.ExecContext(ctx, "ROLLBACK TO SAVEPOINT denar_part"); rerr != nil {
 			return fmt.Errorf("store: rollback to savepoint (after %v): %w", err, rerr)
 		}
@@ -439,7 +447,7 @@ func (db *DB) singleTx(ctx context.Context, fn func(tx *Tx) error, runAfter bool
 	if db.writeStmts != nil {
 		conn = cachedTx{db.writeStmts, sqlTx}
 	}
-	tx := &Tx{Queries: db.queries(conn), Tx: sqlTx, Dialect: db.dialect, Now: db.Now(), conn: conn}
+	tx := &Tx{Queries: db.queries(conn), Tx: sqlTx, Dialect: db.dialect, Now: db.Now(), conn: conn, hub: db.hub}
 	if err = fn(tx); err != nil {
 		return err
 	}

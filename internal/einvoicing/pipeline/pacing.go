@@ -160,8 +160,10 @@ func (p *Service) topUp(ctx context.Context, tx *store.Tx, key string) error {
 	if n, err = tx.InFlightCount(ctx, key); err != nil {
 		return fmt.Errorf("in flight of %s: %w", key, err)
 	}
+	// Looked at again under the lock: another top-up may have taken part
+	// of the chunk since, and issuing what is left would split it.
 	free := k - int(n)
-	if free <= 0 {
+	if free <= 0 || (n > 0 && free < chunk) {
 		return nil
 	}
 	counts, err := tx.WaitingCounts(ctx, key)

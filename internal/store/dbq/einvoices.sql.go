@@ -410,6 +410,7 @@ WITH sr AS (
   VALUES ($3, $1, $4, $5, $6,
           'pending', $7, $8, $9, $10,
           $11, $12, $12, $13)
+  RETURNING pg_notify('denar_signing_requests', account_id)
 ), inv AS (
   INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
                          document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
@@ -483,7 +484,10 @@ type IssueEInvoiceRowsRow struct {
 // write; the foreign keys are checked at the end of the statement. It
 // answers with what ListFanOutEndpoints reads, the endpoints the event may
 // go to (PostgreSQL runs every data-modifying WITH once, whether or not
-// the query reads it).
+// the query reads it). The request's RETURNING is the account's wake-up
+// on commit, as store.Tx.Notify(ctx, "signing_requests", account) sends it
+// (channel denar_signing_requests, the account id): the agents' sockets
+// look at once.
 func (q *Queries) IssueEInvoiceRows(ctx context.Context, arg IssueEInvoiceRowsParams) ([]IssueEInvoiceRowsRow, error) {
 	rows, err := q.db.QueryContext(ctx, issueEInvoiceRows,
 		arg.AccountID,

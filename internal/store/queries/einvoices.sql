@@ -33,13 +33,17 @@ VALUES (sqlc.arg(id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(envir
 -- write; the foreign keys are checked at the end of the statement. It
 -- answers with what ListFanOutEndpoints reads, the endpoints the event may
 -- go to (PostgreSQL runs every data-modifying WITH once, whether or not
--- the query reads it).
+-- the query reads it). The request's RETURNING is the account's wake-up
+-- on commit, as store.Tx.Notify(ctx, "signing_requests", account) sends it
+-- (channel denar_signing_requests, the account id): the agents' sockets
+-- look at once.
 WITH sr AS (
   INSERT INTO signing_requests (id, account_id, company_id, certificate_id, purpose, state, protected_header, payload,
                                 link_type, link_id, expires_at, created_at, updated_at, summary)
   VALUES (sqlc.arg(sr_id), sqlc.arg(account_id), sqlc.arg(company_id), sqlc.arg(sr_certificate_id), sqlc.arg(sr_purpose),
           'pending', sqlc.arg(sr_protected_header), sqlc.arg(sr_payload), sqlc.arg(sr_link_type), sqlc.arg(id),
           sqlc.arg(sr_expires_at), sqlc.arg(created_at), sqlc.arg(created_at), sqlc.arg(sr_summary))
+  RETURNING pg_notify('denar_signing_requests', account_id)
 ), inv AS (
   INSERT INTO einvoices (id, account_id, company_id, environment, kind, status, document_type, number, issue_date,
                          document, ujp_doc_id, total_net, total_vat, total_gross, currency, problems,
