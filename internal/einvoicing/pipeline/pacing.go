@@ -290,7 +290,7 @@ func (p *Service) readWantedPDFs(ctx context.Context, tx *store.Tx, key string) 
 		if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: einvoicing.LinkPDF, LinkID: id, Now: tx.Now}); err == nil {
 			continue
 		}
-		if err := RequestPDF(ctx, tx, inv); err != nil {
+		if err := requestPDF(ctx, tx, inv); err != nil {
 			return err
 		}
 	}

@@ -37,7 +37,7 @@ func (p *Service) PDF(ctx context.Context, who *auth.Principal, companyID, id st
 				} else if !errors.Is(err, sql.ErrNoRows) {
 					return err
 				}
-				return RequestPDF(ctx, tx, inv)
+				return requestPDF(ctx, tx, inv)
 			})
 			if err != nil {
 				return nil, err

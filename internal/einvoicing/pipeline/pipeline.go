@@ -64,7 +64,7 @@ type Config struct {
 	// and 256.
 	SignAhead int
 	// SignAheadTime is how far ahead of its send a document is signed;
-	// default DefaultSignAheadTime.
+	// default 10 s (defaultSignAheadTime).
 	SignAheadTime time.Duration
 	// RetryDelays is the ladder of waits between resubmissions of a held
 	// document, the last repeating; default 10s, 30s, 1m, 2m, 5m, 10m, 30m.
@@ -77,14 +77,14 @@ const (
 	DefaultHoldWindow  = 72 * time.Hour
 	DefaultPollEvery   = time.Minute
 	DefaultCallTimeout = 30 * time.Second
-	DefaultResignAfter = 4 * time.Minute
-	// DefaultSignAheadTime is how far ahead of its send a document of a
+	defaultResignAfter = 4 * time.Minute
+	// defaultSignAheadTime is how far ahead of its send a document of a
 	// backlog is signed: at UJP's one send a second, ten documents per
 	// signer. Enough to hide an agent's round trip; small, so that another
 	// company's single invoice sharing the signer waits a few turns, not
 	// the length of a backlog (the month-end benchmark: 90 s left a quiet
 	// company's invoice behind 228 others).
-	DefaultSignAheadTime = 10 * time.Second
+	defaultSignAheadTime = 10 * time.Second
 )
 
 // DefaultRetryDelays is the default ladder of waits between resubmissions
@@ -106,10 +106,10 @@ func (c Config) withDefaults() Config {
 		c.CallTimeout = DefaultCallTimeout
 	}
 	if c.ResignAfter <= 0 {
-		c.ResignAfter = DefaultResignAfter
+		c.ResignAfter = defaultResignAfter
 	}
 	if c.SignAheadTime <= 0 {
-		c.SignAheadTime = DefaultSignAheadTime
+		c.SignAheadTime = defaultSignAheadTime
 	}
 	if len(c.RetryDelays) == 0 {
 		c.RetryDelays = DefaultRetryDelays()
@@ -601,7 +601,7 @@ func (p *Service) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, cause
 			}
 			return p.paceAtDelivery(ctx, tx, d)
 		}
-		return RequestPDF(ctx, tx, d)
+		return requestPDF(ctx, tx, d)
 	})
 }
 
@@ -653,8 +653,8 @@ func (p *Service) sendUnknown(ctx context.Context, inv dbq.Einvoice, m einvoicin
 	return p.retryLater(cur)
 }
 
-// RequestPDF asks the signer to sign the read of UJP's PDF of d.
-func RequestPDF(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
+// requestPDF asks the signer to sign the read of UJP's PDF of d.
+func requestPDF(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
 	payload, err := json.Marshal(ujp.EUIDRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUID: d.Euid.String})
 	if err != nil {
 		return err

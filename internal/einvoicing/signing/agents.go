@@ -276,9 +276,9 @@ func (s *Service) RevokeAgent(ctx context.Context, c einvoicing.Caller, id strin
 	})
 }
 
-// ErrAgentAlreadyRevoked is AdminRevokeAgent's answer for an agent revoked
+// errAgentAlreadyRevoked is AdminRevokeAgent's answer for an agent revoked
 // before: a typo in an id is never silently accepted.
-var ErrAgentAlreadyRevoked = errors.New("agent is already revoked")
+var errAgentAlreadyRevoked = errors.New("agent is already revoked")
 
 // AdminRevokeAgent revokes agent id whatever its account (denar admin agent
 // revoke), with the effects of RevokeAgent.
@@ -293,7 +293,7 @@ func (s *Service) AdminRevokeAgent(ctx context.Context, id string) (einvoicing.S
 			return fmt.Errorf("agent %s: %w", id, err)
 		}
 		if a.RevokedAt.Valid {
-			return fmt.Errorf("signing agent %q: %w", id, ErrAgentAlreadyRevoked)
+			return fmt.Errorf("signing agent %q: %w", id, errAgentAlreadyRevoked)
 		}
 		out, err = s.revokeAgentTx(ctx, tx, a)
 		return err
