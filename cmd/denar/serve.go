@@ -83,16 +83,16 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 		Ready: ready, DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, HeavyConcurrency: cfg.heavyConcurrency(), ServiceURLs: urls})
 	hooks := newWebhooks(db, cfg, log, secrets)
 	d := einvoicing.Deps{DB: db, Log: log, Secrets: secrets, Events: hooks}
-	var operators map[string]ujp.Identity
+	var side ujpSide
 	if reg != nil {
 		d.Registry = reg
 		d.Sandbox = reg.sandbox
 		if reg.setup != nil {
 			d.SandboxSetup = reg.setup
 		}
-		d.Gateways, operators = reg.gateways, reg.operators
+		side = ujpSide{gateways: reg.gateways, operators: reg.operators}
 	}
-	app = newApplication(d, operators, cfg, hooks, blobs)
+	app = newApplication(d, side, cfg, hooks, blobs)
 	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app.einvoicing, Webhooks: hooks, Archive: app.archive, Signing: app.signing,
 		Pipeline: app.pipeline, Inbox: app.inbox, Reconcile: app.reconcile, CodeLists: app.codelists, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
@@ -105,20 +105,30 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	return payroll, einvoice, app
 }
 
+// ujpSide is UJP as the rooms that call it see it: the gateway of each
+// environment (a missing one makes that environment's documents wait in
+// held and its code lists stay as recorded) and the operator's own
+// identity in each (DENAR_UJP_USER, DENAR_UJP_EDB), as which the code lists
+// are read and the go-live check calls.
+type ujpSide struct {
+	gateways  map[string]ujp.Gateway
+	operators map[string]ujp.Identity
+}
+
 // newApplication builds the e-invoicing application layer on d (its
-// store, logger, UJP and publisher filled in) and the operator's UJP
-// identities, room by room, as denar serve runs it: the code lists the
-// core validates with, the core, then the rooms built on it, each registering
+// store, logger, registry, sandbox and publisher filled in) and the UJP
+// side, room by room, as denar serve runs it: the code lists the core
+// validates with, the core, then the rooms built on it, each registering
 // the signing-link types it handles, and the inbox wired as the core's
 // port. A link type left without a handler is a wiring mistake, found here
 // (it panics) rather than when a signature arrives with nothing to run.
-func newApplication(d einvoicing.Deps, operators map[string]ujp.Identity, cfg Config, hooks *webhooks.Service, blobs blob.Store) application {
-	lists := codelists.New(codelists.Deps{DB: d.DB, Log: d.Log, Gateways: d.Gateways, Operators: operators, Events: hooks},
+func newApplication(d einvoicing.Deps, side ujpSide, cfg Config, hooks *webhooks.Service, blobs blob.Store) application {
+	lists := codelists.New(codelists.Deps{DB: d.DB, Log: d.Log, Gateways: side.gateways, Operators: side.operators, Events: hooks},
 		codelists.Config{Every: cfg.UJPCodeListInterval, Reload: cfg.UJPCodeListReload})
 	d.CodeLists = lists
 	svc := einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
 		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget})
-	pipe := pipeline.New(pipeline.Deps{DB: d.DB, Log: d.Log, EInvoicing: svc, Gateways: d.Gateways},
+	pipe := pipeline.New(pipeline.Deps{DB: d.DB, Log: d.Log, EInvoicing: svc, Gateways: side.gateways},
 		pipeline.Config{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
 			SignAhead: cfg.EInvoiceSignAhead})
@@ -126,8 +136,8 @@ func newApplication(d einvoicing.Deps, operators map[string]ujp.Identity, cfg Co
 	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: d.DB, Log: d.Log, Sandbox: d.Sandbox},
 		inbox.Config{DeadlineEvery: cfg.InboxDeadlineInterval})
 	svc.UseInbox(in)
-	recon := reconcile.New(reconcile.Deps{DB: d.DB, Log: d.Log, Core: svc, Pipeline: pipe, Inbox: in, Gateways: d.Gateways,
-		Operators: operators, Registry: d.Registry},
+	recon := reconcile.New(reconcile.Deps{DB: d.DB, Log: d.Log, Core: svc, Pipeline: pipe, Inbox: in, Gateways: side.gateways,
+		Operators: side.operators, Registry: d.Registry},
 		reconcile.Config{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour, SignerInterval: cfg.UJPSignerInterval})
 	exports := archive.New(archive.Deps{DB: d.DB, Log: d.Log, Blobs: blobs, Events: hooks}, archive.Config{Retention: cfg.ArchiveRetention})
 	if err := svc.CheckLinks(); err != nil {

@@ -28,6 +28,9 @@ type appConfig struct {
 	CodeLists codelists.Config
 	Pipeline  pipeline.Config
 	Reconcile reconcile.Config
+	// Gateways are UJP by environment, for the rooms that call it (the
+	// pipeline, reconciliation, the code lists).
+	Gateways map[string]ujp.Gateway
 	// Operators are the operator's UJP identity per environment, as which
 	// the code lists are read and the go-live check calls.
 	Operators map[string]ujp.Identity
@@ -85,17 +88,17 @@ func newApp(db *store.DB, d einvoicing.Deps, cfg appConfig, hd webhooks.Deps, hc
 	hd.DB, hd.Log, hd.Secrets, hd.Resources = db, d.Log, d.Secrets, einvoiceapi.EventResources()
 	hooks := webhooks.New(hd, hc)
 	d.Events = hooks
-	lists := codelists.New(codelists.Deps{DB: db, Log: d.Log, Gateways: d.Gateways, Operators: cfg.Operators, Events: hooks}, cfg.CodeLists)
+	lists := codelists.New(codelists.Deps{DB: db, Log: d.Log, Gateways: cfg.Gateways, Operators: cfg.Operators, Events: hooks}, cfg.CodeLists)
 	d.CodeLists = lists
 	svc := einvoicing.New(d, cfg.Config)
-	pipe := pipeline.New(pipeline.Deps{DB: db, Log: d.Log, EInvoicing: svc, Gateways: d.Gateways}, cfg.Pipeline)
+	pipe := pipeline.New(pipeline.Deps{DB: db, Log: d.Log, EInvoicing: svc, Gateways: cfg.Gateways}, cfg.Pipeline)
 	signer := signing.New(signing.Deps{DB: db, Log: d.Log, Core: svc}, signing.Config{})
 	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: db, Log: d.Log, Sandbox: d.Sandbox}, inbox.Config{})
 	svc.UseInbox(in)
 	if cfg.Reconcile.SignerInterval == 0 {
 		cfg.Reconcile.SignerInterval = cfg.Pipeline.SignerInterval
 	}
-	recon := reconcile.New(reconcile.Deps{DB: db, Log: d.Log, Core: svc, Pipeline: pipe, Inbox: in, Gateways: d.Gateways,
+	recon := reconcile.New(reconcile.Deps{DB: db, Log: d.Log, Core: svc, Pipeline: pipe, Inbox: in, Gateways: cfg.Gateways,
 		Operators: cfg.Operators, Registry: d.Registry}, cfg.Reconcile)
 	if err := svc.CheckLinks(); err != nil {
 		panic(err)

@@ -83,8 +83,8 @@ func TestCodebooks(t *testing.T) {
 		live.VoidReasons = append(live.VoidReasons, ujpdoc.Code{Code: "S-4", Name: "Нова причина"})
 		live.PaymentTypes = nil // served empty: the snapshot's are kept
 		gw := &listsGateway{lists: live}
-		a, s := newApp(db, einvoicing.Deps{Registry: fakeRegistry{}, Gateways: map[string]ujp.Gateway{"sandbox": gw}},
-			appConfig{Config: einvoicing.Config{PublicURL: "http://mandates.test"},
+		a, s := newApp(db, einvoicing.Deps{Registry: fakeRegistry{}},
+			appConfig{Config: einvoicing.Config{PublicURL: "http://mandates.test"}, Gateways: map[string]ujp.Gateway{"sandbox": gw},
 				Operators: map[string]ujp.Identity{"sandbox": {EUJPID: "OPERATOR", EDB: "4030000000001"}}},
 			webhooks.Deps{}, webhooks.Config{})
 		if _, err := a.lists.RefreshCodeLists(t.Context(), "sandbox"); err != nil {

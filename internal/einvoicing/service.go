@@ -7,7 +7,6 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
-	"github.com/denar-mk/denar/internal/ujp"
 	"github.com/denar-mk/denar/internal/usecase"
 )
 
@@ -25,11 +24,6 @@ type Deps struct {
 	// when the sandbox talks to UJP's own test environment (sandbox
 	// certificates then need their EUJP id, as production ones do).
 	SandboxSetup SandboxSetup
-	// Gateways are UJP by environment (auth.EnvSandbox, auth.EnvProduction),
-	// which the builders of the application hand to the rooms that call
-	// UJP (the pipeline, reconciliation, the code lists); the core itself
-	// calls no gateway.
-	Gateways map[string]ujp.Gateway
 	// CodeLists are UJP's code lists by environment, as validation uses
 	// them (the code-list room, *codelists.Service); required.
 	CodeLists CodeLists

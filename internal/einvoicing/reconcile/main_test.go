@@ -26,8 +26,8 @@ func newRoom(db *store.DB, d Deps, cfg Config) *Service {
 	events := webhooks.New(webhooks.Deps{DB: db, Log: log, Resources: resources}, webhooks.Config{})
 	d.DB, d.Log = db, log
 	lists := codelists.New(codelists.Deps{DB: db, Log: log, Gateways: d.Gateways, Operators: d.Operators, Events: events}, codelists.Config{})
-	d.Core = einvoicing.New(einvoicing.Deps{DB: db, Log: log, Gateways: d.Gateways, Registry: d.Registry, Events: events,
-		CodeLists: lists}, einvoicing.Config{})
+	d.Core = einvoicing.New(einvoicing.Deps{DB: db, Log: log, Registry: d.Registry, Events: events, CodeLists: lists},
+		einvoicing.Config{})
 	d.Pipeline = pipeline.New(pipeline.Deps{DB: db, Log: log, EInvoicing: d.Core, Gateways: d.Gateways}, pipeline.Config{})
 	d.Inbox = inbox.New(inbox.Deps{Core: d.Core, Pipeline: d.Pipeline, DB: db, Log: log}, inbox.Config{})
 	d.Core.UseInbox(d.Inbox)
