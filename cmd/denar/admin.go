@@ -677,7 +677,7 @@ func (a *admin) agentRevoke(ctx context.Context, args []string) error {
 	// Every room, as the server builds them: a revocation expires the
 	// agent's requests, and each request's room says what that means (a
 	// decision waiting on the agent fails).
-	app := newApplication(einvoicing.Deps{DB: a.db, Log: slog.New(slog.DiscardHandler), Events: events}, Config{}, events, nil)
+	app := newApplication(einvoicing.Deps{DB: a.db, Log: slog.New(slog.DiscardHandler), Events: events}, ujpSide{}, Config{}, events, nil)
 	if _, err := app.signing.AdminRevokeAgent(ctx, args[0]); err != nil {
 		return fmt.Errorf("agent revoke: %w", err)
 	}

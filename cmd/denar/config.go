@@ -18,6 +18,7 @@ import (
 	"github.com/denar-mk/denar/internal/blob"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
@@ -195,8 +196,8 @@ func packageDefaults() Config {
 		EInvoiceRetryDelays:      pipeline.DefaultRetryDelays(),
 		JobPollInterval:          jobs.DefaultPollInterval,
 		InboxDeadlineInterval:    inbox.DefaultDeadlineEvery,
-		UJPCodeListInterval:      einvoicing.DefaultCodeListsEvery,
-		UJPCodeListReload:        einvoicing.DefaultCodeListsReload,
+		UJPCodeListInterval:      codelists.DefaultEvery,
+		UJPCodeListReload:        codelists.DefaultReload,
 		JobLease:                 jobs.DefaultLease,
 		JobWorkers:               jobs.DefaultWorkers,
 		MailMaxAttempts:          mail.DefaultMaxAttempts,

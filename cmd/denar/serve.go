@@ -21,6 +21,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
@@ -32,12 +33,14 @@ import (
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/payrollapi"
 	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/ujp"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // application is the e-invoicing application layer, room by room.
 type application struct {
 	einvoicing *einvoicing.Service
+	codelists  *codelists.Service
 	webhooks   *webhooks.Service
 	archive    *archive.Service
 	signing    *signing.Service
@@ -80,17 +83,18 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 		Ready: ready, DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, HeavyConcurrency: cfg.heavyConcurrency(), ServiceURLs: urls})
 	hooks := newWebhooks(db, cfg, log, secrets)
 	d := einvoicing.Deps{DB: db, Log: log, Secrets: secrets, Events: hooks}
+	var side ujpSide
 	if reg != nil {
 		d.Registry = reg
 		d.Sandbox = reg.sandbox
 		if reg.setup != nil {
 			d.SandboxSetup = reg.setup
 		}
-		d.Gateways, d.Operators = reg.gateways, reg.operators
+		side = ujpSide{gateways: reg.gateways, operators: reg.operators}
 	}
-	app = newApplication(d, cfg, hooks, blobs)
+	app = newApplication(d, side, cfg, hooks, blobs)
 	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app.einvoicing, Webhooks: hooks, Archive: app.archive, Signing: app.signing,
-		Pipeline: app.pipeline, Inbox: app.inbox, Reconcile: app.reconcile, Auth: authStore, Idempotency: keeper, Ready: ready,
+		Pipeline: app.pipeline, Inbox: app.inbox, Reconcile: app.reconcile, CodeLists: app.codelists, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
 	// The web console shares the e-invoicing service's listener and outer
 	// middleware (request ids, access log, limits); it has no OpenAPI
@@ -101,17 +105,30 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	return payroll, einvoice, app
 }
 
+// ujpSide is UJP as the rooms that call it see it: the gateway of each
+// environment (a missing one makes that environment's documents wait in
+// held and its code lists stay as recorded) and the operator's own
+// identity in each (DENAR_UJP_USER, DENAR_UJP_EDB), as which the code lists
+// are read and the go-live check calls.
+type ujpSide struct {
+	gateways  map[string]ujp.Gateway
+	operators map[string]ujp.Identity
+}
+
 // newApplication builds the e-invoicing application layer on d (its
-// store, logger, UJP and publisher filled in), room by room, as denar
-// serve runs it: the core, then the rooms built on it, each registering
+// store, logger, registry, sandbox and publisher filled in) and the UJP
+// side, room by room, as denar serve runs it: the code lists the core
+// validates with, the core, then the rooms built on it, each registering
 // the signing-link types it handles, and the inbox wired as the core's
 // port. A link type left without a handler is a wiring mistake, found here
 // (it panics) rather than when a signature arrives with nothing to run.
-func newApplication(d einvoicing.Deps, cfg Config, hooks *webhooks.Service, blobs blob.Store) application {
+func newApplication(d einvoicing.Deps, side ujpSide, cfg Config, hooks *webhooks.Service, blobs blob.Store) application {
+	lists := codelists.New(codelists.Deps{DB: d.DB, Log: d.Log, Gateways: side.gateways, Operators: side.operators, Events: hooks},
+		codelists.Config{Every: cfg.UJPCodeListInterval, Reload: cfg.UJPCodeListReload})
+	d.CodeLists = lists
 	svc := einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
-		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
-		CodeListsEvery: cfg.UJPCodeListInterval, CodeListsReload: cfg.UJPCodeListReload})
-	pipe := pipeline.New(pipeline.Deps{DB: d.DB, Log: d.Log, EInvoicing: svc, Gateways: d.Gateways},
+		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget})
+	pipe := pipeline.New(pipeline.Deps{DB: d.DB, Log: d.Log, EInvoicing: svc, Gateways: side.gateways},
 		pipeline.Config{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
 			SignAhead: cfg.EInvoiceSignAhead})
@@ -119,14 +136,14 @@ func newApplication(d einvoicing.Deps, cfg Config, hooks *webhooks.Service, blob
 	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: d.DB, Log: d.Log, Sandbox: d.Sandbox},
 		inbox.Config{DeadlineEvery: cfg.InboxDeadlineInterval})
 	svc.UseInbox(in)
-	recon := reconcile.New(reconcile.Deps{DB: d.DB, Log: d.Log, Core: svc, Pipeline: pipe, Inbox: in, Gateways: d.Gateways,
-		Operators: d.Operators, Registry: d.Registry},
+	recon := reconcile.New(reconcile.Deps{DB: d.DB, Log: d.Log, Core: svc, Pipeline: pipe, Inbox: in, Gateways: side.gateways,
+		Operators: side.operators, Registry: d.Registry},
 		reconcile.Config{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour, SignerInterval: cfg.UJPSignerInterval})
 	exports := archive.New(archive.Deps{DB: d.DB, Log: d.Log, Blobs: blobs, Events: hooks}, archive.Config{Retention: cfg.ArchiveRetention})
 	if err := svc.CheckLinks(); err != nil {
 		panic(err)
 	}
-	return application{einvoicing: svc, webhooks: hooks, archive: exports, signing: signer, pipeline: pipe, inbox: in, reconcile: recon}
+	return application{einvoicing: svc, codelists: lists, webhooks: hooks, archive: exports, signing: signer, pipeline: pipe, inbox: in, reconcile: recon}
 }
 
 // dashboardUsers are the dashboard's people; secrets seals their TOTP
@@ -436,6 +453,7 @@ func registerJobs(ctx context.Context, runner, hookRunner *jobs.Runner, db *stor
 		}
 	}
 	mail.Register(runner, db, mailCfg)
+	app.codelists.RegisterJobs(runner)
 	app.einvoicing.RegisterJobs(runner)
 	app.pipeline.RegisterJobs(runner)
 	app.archive.RegisterJobs(runner)

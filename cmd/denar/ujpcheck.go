@@ -72,8 +72,8 @@ func runUJP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	hooks := newWebhooks(db, cfg, log, nil)
-	app := newApplication(einvoicing.Deps{DB: db, Log: log, Registry: reg, Gateways: reg.gateways, Operators: reg.operators,
-		Events: hooks}, cfg, hooks, nil)
+	app := newApplication(einvoicing.Deps{DB: db, Log: log, Registry: reg, Events: hooks},
+		ujpSide{gateways: reg.gateways, operators: reg.operators}, cfg, hooks, nil)
 	rep, err := app.reconcile.CheckUJP(ctx, reconcile.UJPCheck{Environment: *env, CompanyID: *company, Sign: *sign, SignWait: *wait})
 	if err != nil {
 		return fmt.Errorf("ujp check: %w", err)

@@ -167,6 +167,7 @@ func serverViolations(deps []string) []string {
 const (
 	einvoicingPkg = module + "/internal/einvoicing"
 	webhooksRoom  = einvoicingPkg + "/webhooks"
+	codelistsRoom = einvoicingPkg + "/codelists"
 	signingRoom   = einvoicingPkg + "/signing"
 	pipelineRoom  = einvoicingPkg + "/pipeline"
 	inboxRoom     = einvoicingPkg + "/inbox"
@@ -178,9 +179,12 @@ const (
 // rooms, as what each package must not depend on. From the bottom up:
 //   - the webhooks room knows nothing of the rest: einvoicing's Publisher
 //     port is satisfied by webhooks.Service, wired in cmd/denar;
+//   - the code lists (UJP's lists as validation uses them, their periodic
+//     read, GET /v1/codebooks) stand on webhooks alone: the core reads
+//     them through its CodeLists port, which codelists.Service satisfies;
 //   - internal/einvoicing, the core (companies, e-invoices and their
-//     moves, signing requests and the signed-links registry, code lists,
-//     usage), knows no room above it: each room registers what it handles
+//     moves, signing requests and the signed-links registry, usage),
+//     knows no room above it: each room registers what it handles
 //     (HandleLink, jobs) and satisfies core's ports when it is built;
 //   - signing (the signers' use cases and agents) and the pipeline
 //     (submission, pacing, UJP's sales side) stand on the core side by
@@ -191,7 +195,8 @@ const (
 //   - the archive reads what was sent and received in the core's
 //     vocabulary, behind its own seam for received documents.
 var roomDirections = map[string][]string{
-	webhooksRoom:  {einvoicingPkg, signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom},
+	webhooksRoom:  {codelistsRoom, einvoicingPkg, signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom},
+	codelistsRoom: {einvoicingPkg, signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom},
 	einvoicingPkg: {signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom},
 	signingRoom:   {pipelineRoom, inboxRoom, reconcileRoom, archiveRoom},
 	pipelineRoom:  {signingRoom, inboxRoom, reconcileRoom, archiveRoom},
@@ -213,10 +218,11 @@ func roomViolations(pkg string, deps []string) []string {
 }
 
 // TestApplicationRulesCatchWrongDirections shows the rules would fail a
-// room reaching the wrong way (the webhooks room into the core, the core
-// into a room, the pipeline into the inbox, the inbox into
-// reconciliation) and let the right ways through, and that an application
-// package reaching for HTTP server code is caught.
+// room reaching the wrong way (the webhooks room into the core or the code
+// lists, the code lists into the core or a room above it, the core into a
+// room, the pipeline into the inbox, the inbox into reconciliation) and
+// let the right ways through (the core onto the code lists), and that an
+// application package reaching for HTTP server code is caught.
 func TestApplicationRulesCatchWrongDirections(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -226,6 +232,9 @@ func TestApplicationRulesCatchWrongDirections(t *testing.T) {
 	}{
 		{webhooksRoom, []string{module + "/internal/store", einvoicingPkg, einvoicingPkg + "/einvoicingtest"}, 1},
 		{einvoicingPkg, []string{webhooksRoom}, 0},
+		{codelistsRoom, []string{webhooksRoom, module + "/internal/store", einvoicingPkg, pipelineRoom}, 2},
+		{einvoicingPkg, []string{codelistsRoom, webhooksRoom}, 0},
+		{webhooksRoom, []string{codelistsRoom}, 1},
 		{einvoicingPkg, []string{webhooksRoom, archiveRoom, inboxRoom}, 2},
 		{archiveRoom, []string{einvoicingPkg, webhooksRoom, module + "/internal/usecase"}, 0},
 		{pipelineRoom, []string{einvoicingPkg, inboxRoom}, 1},

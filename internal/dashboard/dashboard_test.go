@@ -18,6 +18,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/dashboard"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
@@ -106,7 +107,8 @@ func newWorld(t *testing.T, db *store.DB) *world {
 	}
 	hooks := webhooks.New(webhooks.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box, Resources: einvoicing.EventResources()},
 		webhooks.Config{AllowPrivateSandbox: true})
-	svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box, Events: hooks}, einvoicing.Config{})
+	svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box, Events: hooks,
+		CodeLists: codelists.New(codelists.Deps{DB: db, Events: hooks}, codelists.Config{})}, einvoicing.Config{})
 	w.svc, w.hooks = svc, hooks
 	w.pipe, w.signing, w.inbox, w.recon = buildRooms(db, svc)
 	mux := http.NewServeMux()
@@ -500,7 +502,8 @@ func TestDashboardTOTPAndTwoProcesses(t *testing.T) {
 		}
 		// Sign in on a "second process": another dashboard on the same store.
 		hooks := webhooks.New(webhooks.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Resources: einvoicing.EventResources()}, webhooks.Config{})
-		svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Events: hooks}, einvoicing.Config{})
+		svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Events: hooks,
+			CodeLists: codelists.New(codelists.Deps{DB: db, Events: hooks}, codelists.Config{})}, einvoicing.Config{})
 		other := &world{svc: svc, hooks: hooks}
 		other.pipe, other.signing, other.inbox, other.recon = buildRooms(db, svc)
 		mux := http.NewServeMux()

@@ -8,6 +8,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
@@ -17,23 +18,32 @@ import (
 	"github.com/denar-mk/denar/internal/idempotency"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/ujp"
 )
 
 // appConfig tunes the application layer the tests build, room by room
 // (zero values take each room's defaults).
 type appConfig struct {
 	einvoicing.Config
+	CodeLists codelists.Config
 	Pipeline  pipeline.Config
 	Reconcile reconcile.Config
 	// SigningPoll is how often agents' sockets look for requests besides
 	// their wake-ups (einvoiceapi.Deps.SigningPoll).
 	SigningPoll time.Duration
+	// Gateways are UJP by environment, for the rooms that call it (the
+	// pipeline, reconciliation, the code lists).
+	Gateways map[string]ujp.Gateway
+	// Operators are the operator's UJP identity per environment, as which
+	// the code lists are read and the go-live check calls.
+	Operators map[string]ujp.Identity
 }
 
 // app is the e-invoicing application layer a test's API was built with:
 // the core, whose methods it has, and each room.
 type app struct {
 	*einvoicing.Service
+	lists   *codelists.Service
 	signing *signing.Service
 	pipe    *pipeline.Service
 	inbox   *inbox.Service
@@ -44,6 +54,7 @@ type app struct {
 // RegisterJobs registers the jobs of the core and of every room but the
 // webhooks' (which run on a runner of their own) on r, as cmd/denar does.
 func (a *app) RegisterJobs(r *jobs.Runner) {
+	a.lists.RegisterJobs(r)
 	a.Service.RegisterJobs(r)
 	a.pipe.RegisterJobs(r)
 	a.signing.RegisterJobs(r)
@@ -80,22 +91,24 @@ func newApp(db *store.DB, d einvoicing.Deps, cfg appConfig, hd webhooks.Deps, hc
 	hd.DB, hd.Log, hd.Secrets, hd.Resources = db, d.Log, d.Secrets, einvoiceapi.EventResources()
 	hooks := webhooks.New(hd, hc)
 	d.Events = hooks
+	lists := codelists.New(codelists.Deps{DB: db, Log: d.Log, Gateways: cfg.Gateways, Operators: cfg.Operators, Events: hooks}, cfg.CodeLists)
+	d.CodeLists = lists
 	svc := einvoicing.New(d, cfg.Config)
-	pipe := pipeline.New(pipeline.Deps{DB: db, Log: d.Log, EInvoicing: svc, Gateways: d.Gateways}, cfg.Pipeline)
+	pipe := pipeline.New(pipeline.Deps{DB: db, Log: d.Log, EInvoicing: svc, Gateways: cfg.Gateways}, cfg.Pipeline)
 	signer := signing.New(signing.Deps{DB: db, Log: d.Log, Core: svc}, signing.Config{})
 	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: db, Log: d.Log, Sandbox: d.Sandbox}, inbox.Config{})
 	svc.UseInbox(in)
 	if cfg.Reconcile.SignerInterval == 0 {
 		cfg.Reconcile.SignerInterval = cfg.Pipeline.SignerInterval
 	}
-	recon := reconcile.New(reconcile.Deps{DB: db, Log: d.Log, Core: svc, Pipeline: pipe, Inbox: in, Gateways: d.Gateways,
-		Operators: d.Operators, Registry: d.Registry}, cfg.Reconcile)
+	recon := reconcile.New(reconcile.Deps{DB: db, Log: d.Log, Core: svc, Pipeline: pipe, Inbox: in, Gateways: cfg.Gateways,
+		Operators: cfg.Operators, Registry: d.Registry}, cfg.Reconcile)
 	if err := svc.CheckLinks(); err != nil {
 		panic(err)
 	}
 	exports := archive.New(archive.Deps{DB: db, Log: d.Log, Events: hooks}, archive.Config{})
 	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Signing: signer, Pipeline: pipe, Inbox: in,
-		Reconcile: recon, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0), Ready: db.Ping, Log: d.Log,
+		Reconcile: recon, CodeLists: lists, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0), Ready: db.Ping, Log: d.Log,
 		PublicURL: cfg.PublicURL, RateLimit: httpx.RateLimit{}, SigningPoll: cfg.SigningPoll})
-	return &app{Service: svc, signing: signer, pipe: pipe, inbox: in, recon: recon, hooks: hooks}, api
+	return &app{Service: svc, lists: lists, signing: signer, pipe: pipe, inbox: in, recon: recon, hooks: hooks}, api
 }

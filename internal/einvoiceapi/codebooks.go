@@ -6,7 +6,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/httpx"
 )
 
@@ -14,9 +14,9 @@ type codebookInput struct {
 	Name string `path:"name" maxLength:"40" example:"tax-indicators" doc:"The list's name, as GET /v1/codebooks lists them and the codebook member of a field error names them: document-types, ref-document-types, payment-types, currencies, countries, tax-groups, tax-indicators, void-reasons, correction-reasons, reject-reasons, document-statuses."`
 }
 
-type codebookListOutput struct{ Body einvoicing.CodebookList }
+type codebookListOutput struct{ Body codelists.CodebookList }
 
-type codebookOutput struct{ Body einvoicing.Codebook }
+type codebookOutput struct{ Body codelists.Codebook }
 
 func (h *handlers) registerCodebooks(s *httpx.Service) {
 	tags := []string{"Codebooks"}
@@ -28,7 +28,7 @@ func (h *handlers) registerCodebooks(s *httpx.Service) {
 			"or the snapshot the service ships (docs/codebooks.md). Any credential of the service may read them; the lists " +
 			"are those of its environment.",
 	}, httpx.Spec{}, func(ctx context.Context, _ *struct{}) (*codebookListOutput, error) {
-		return &codebookListOutput{Body: h.svc.Codebooks(httpx.PrincipalFrom(ctx))}, nil
+		return &codebookListOutput{Body: h.lists.Codebooks(httpx.PrincipalFrom(ctx))}, nil
 	})
 	httpx.Register(s, huma.Operation{
 		OperationID: "getCodebook", Method: http.MethodGet, Path: "/v1/codebooks/{name}",
@@ -37,7 +37,7 @@ func (h *handlers) registerCodebooks(s *httpx.Service) {
 			"codebook member (422 validation_failed) names the list to read here. Tax indicators carry their vatImpact and " +
 			"the VAT rates (vatPercents) a line may have with them. A name that is no list is 404 not_found.",
 	}, httpx.Spec{}, func(ctx context.Context, in *codebookInput) (*codebookOutput, error) {
-		cb, err := h.svc.Codebook(httpx.PrincipalFrom(ctx), in.Name)
+		cb, err := h.lists.Codebook(httpx.PrincipalFrom(ctx), in.Name)
 		if err != nil {
 			return nil, err
 		}

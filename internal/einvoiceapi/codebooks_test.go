@@ -9,6 +9,7 @@ import (
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/internal/ujp"
@@ -82,10 +83,11 @@ func TestCodebooks(t *testing.T) {
 		live.VoidReasons = append(live.VoidReasons, ujpdoc.Code{Code: "S-4", Name: "Нова причина"})
 		live.PaymentTypes = nil // served empty: the snapshot's are kept
 		gw := &listsGateway{lists: live}
-		svc, s := newAPI(db, einvoicing.Deps{Registry: fakeRegistry{}, Gateways: map[string]ujp.Gateway{"sandbox": gw},
-			Operators: map[string]ujp.Identity{"sandbox": {EUJPID: "OPERATOR", EDB: "4030000000001"}}},
-			einvoicing.Config{PublicURL: "http://mandates.test"})
-		if _, err := svc.RefreshCodeLists(t.Context(), "sandbox"); err != nil {
+		a, s := newApp(db, einvoicing.Deps{Registry: fakeRegistry{}},
+			appConfig{Config: einvoicing.Config{PublicURL: "http://mandates.test"}, Gateways: map[string]ujp.Gateway{"sandbox": gw},
+				Operators: map[string]ujp.Identity{"sandbox": {EUJPID: "OPERATOR", EDB: "4030000000001"}}},
+			webhooks.Deps{}, webhooks.Config{})
+		if _, err := a.lists.RefreshCodeLists(t.Context(), "sandbox"); err != nil {
 			t.Fatal(err)
 		}
 		srv := httptest.NewServer(s.Handler())
@@ -102,7 +104,7 @@ func TestCodebooks(t *testing.T) {
 		// moves, and the list that changed is unchanged since then.
 		db.Now = func() time.Time { return at.Add(24 * time.Hour) }
 		gw.lists.TaxIndicators = gw.lists.TaxIndicators[1:]
-		if ch, err := svc.RefreshCodeLists(t.Context(), "sandbox"); err != nil || ch == nil || ch.Lists[0].List != ujpdoc.CBTaxIndicators {
+		if ch, err := a.lists.RefreshCodeLists(t.Context(), "sandbox"); err != nil || ch == nil || ch.Lists[0].List != ujpdoc.CBTaxIndicators {
 			t.Fatalf("the change: %+v, %v", ch, err)
 		}
 		r = c2.do("GET", "/v1/codebooks", key, "")

@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
@@ -52,6 +53,9 @@ type Deps struct {
 	Inbox *inbox.Service
 	// Reconcile is the reconciliation room of the application layer.
 	Reconcile *reconcile.Service
+	// CodeLists is the code-list room of the application layer (GET
+	// /v1/codebooks).
+	CodeLists *codelists.Service
 	// Auth authenticates API keys and issues OAuth tokens.
 	Auth *auth.Store
 	// Idempotency keeps Idempotency-Key claims.
@@ -122,7 +126,7 @@ func New(d Deps) *httpx.Service {
 			return ""
 		},
 	})
-	h := &handlers{svc: d.Service, hooks: d.Webhooks, archive: d.Archive, signing: d.Signing, pipe: d.Pipeline, inbox: d.Inbox,
+	h := &handlers{lists: d.CodeLists, svc: d.Service, hooks: d.Webhooks, archive: d.Archive, signing: d.Signing, pipe: d.Pipeline, inbox: d.Inbox,
 		recon: d.Reconcile, deps: d}
 	h.registerCompanies(s)
 	h.registerSandboxMandate(s)
@@ -160,6 +164,7 @@ type handlers struct {
 	pipe    *pipeline.Service
 	inbox   *inbox.Service
 	recon   *reconcile.Service
+	lists   *codelists.Service
 	deps    Deps
 	// wsMessages counts the signing WebSockets' messages.
 	wsMessages *prometheus.CounterVec

@@ -10,6 +10,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
@@ -290,22 +291,22 @@ func registerExamples(s *httpx.Service) {
 	s.Example(httpx.Page[reconcile.Reconciliation]{Data: []reconcile.Reconciliation{exReconciliationObject()}})
 
 	// Codebooks.
-	fresh := einvoicing.CodebookFreshness{Live: true, UnchangedSince: exPtr(time.Date(2026, 3, 1, 6, 0, 0, 0, time.UTC))}
-	list := einvoicing.CodebookList{Object: "list", Environment: "sandbox", Source: einvoicing.CodebookSourceUJP,
+	fresh := codelists.CodebookFreshness{Live: true, UnchangedSince: exPtr(time.Date(2026, 3, 1, 6, 0, 0, 0, time.UTC))}
+	list := codelists.CodebookList{Object: "list", Environment: "sandbox", Source: codelists.CodebookSourceUJP,
 		FetchedAt: exPtr(exTime("06:00:00"))}
 	for _, info := range einvoice.Codebooks(cb) {
-		list.Data = append(list.Data, einvoicing.CodebookSummary{CodebookInfo: info, CodebookFreshness: fresh})
+		list.Data = append(list.Data, codelists.CodebookSummary{CodebookInfo: info, CodebookFreshness: fresh})
 	}
 	s.Example(list)
 	info, values, _ := einvoice.Codebook(cb, ujpdoc.CBTaxIndicators)
-	s.Example(einvoicing.Codebook{Object: "codebook", CodebookInfo: info, Environment: "sandbox", Source: einvoicing.CodebookSourceUJP,
+	s.Example(codelists.Codebook{Object: "codebook", CodebookInfo: info, Environment: "sandbox", Source: codelists.CodebookSourceUJP,
 		FetchedAt: exPtr(exTime("06:00:00")), CodebookFreshness: fresh, Values: values[:4]})
 	s.Example(exCodeListChange())
 }
 
 // exCodeListChange is the example change of UJP's code lists: the one the
 // sandbox simulator's code-list fault makes.
-func exCodeListChange() einvoicing.CodeListChange {
+func exCodeListChange() codelists.CodeListChange {
 	lists := []ujpdoc.ListChange{
 		{List: ujpdoc.CBDocumentTypes, Added: []ujpdoc.CodeEntry{}, Removed: []ujpdoc.CodeEntry{},
 			Changed: []ujpdoc.CodeChange{{Code: "100", Name: "Општа Фактура", Changes: []ujpdoc.FieldChange{{Field: "name", Before: "Фактура", After: "Општа Фактура"}}}}},
@@ -317,7 +318,7 @@ func exCodeListChange() einvoicing.CodeListChange {
 			Name: "Промет на услуги кон лице што не е даночен обврзник согласно член 14 став 3 од ЗДДВ по повластена даночна стапка од 10%"}},
 			Removed: []ujpdoc.CodeEntry{}, Changed: []ujpdoc.CodeChange{}},
 	}
-	return einvoicing.CodeListChange{ID: "clc_01jv8k2n3p4q5r6s7t8v9w0xyz", Object: "codelist_change", Environment: "sandbox",
+	return codelists.CodeListChange{ID: "clc_01jv8k2n3p4q5r6s7t8v9w0xyz", Object: "codelist_change", Environment: "sandbox",
 		DetectedAt: exTime("06:00:00"), Summary: ujpdoc.Summary(lists, 10), Lists: lists}
 }
 

@@ -92,8 +92,9 @@ func newInboxEnv(t *testing.T, db *store.DB, tune ...func(*appConfig)) *inboxEnv
 	p.sim, p.tr = sim, tr
 	dg := &decisionGateway{Gateway: client}
 	p.gw = &lossyGateway{Gateway: dg}
-	a, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
-		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: p.gw}}, cfg, webhooks.Deps{}, webhooks.Config{})
+	cfg.Gateways = map[string]ujp.Gateway{auth.EnvSandbox: p.gw}
+	a, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim}},
+		cfg, webhooks.Deps{}, webhooks.Config{})
 	p.app, p.svc, p.inboxes = a, a.Service, a.inbox
 	p.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(p.srv.Close)

@@ -146,8 +146,9 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*appConfig), opts ...p
 	e.sim, e.tr = sim, tr
 	e.gw = &lossyGateway{Gateway: client}
 	cfg.Pipeline.SignerInterval = simWindow
+	cfg.Gateways = map[string]ujp.Gateway{auth.EnvSandbox: e.gw}
 	a, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
-		Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw}, Secrets: testSecrets(t)}, cfg,
+		Secrets: testSecrets(t)}, cfg,
 		webhooks.Deps{}, e.hookCfg)
 	e.app, e.svc, e.inboxes = a, a.Service, a.inbox
 	e.srv = httptest.NewServer(api.Handler())

@@ -193,18 +193,20 @@ func (s *Service) sellerTax(ctx context.Context, account, id string) func() (str
 	}
 }
 
-// codebooks returns the code lists validation uses in env: UJP's lists as
-// last recorded (codelists.go), else the embedded snapshot (decoded once
-// per service: decoding it is most of the CPU time of an issue).
-func (s *Service) codebooks(env string) *ujpdoc.Codebooks {
-	if cb, _ := s.recordedLists(env); cb != nil {
-		return cb
-	}
-	return s.snapshot()
+// CodeLists is the port through which validation reads UJP's code lists:
+// the code-list room (*codelists.Service), which stands below the core.
+type CodeLists interface {
+	// Lists returns the code lists validation uses in env: UJP's as last
+	// recorded, else the embedded snapshot.
+	Lists(env string) *ujpdoc.Codebooks
 }
 
+// codebooks returns the code lists validation uses in env (Deps.CodeLists).
+func (s *Service) codebooks(env string) *ujpdoc.Codebooks { return s.lists.Lists(env) }
+
 // CodeLists returns UJP's code lists of env as validation uses them (the
-// dashboard offers the reject and void reasons from them).
+// inbox checks decisions against them; the dashboard offers the reject and
+// void reasons from them).
 func (s *Service) CodeLists(env string) *ujpdoc.Codebooks { return s.codebooks(env) }
 
 // withBuyerError adds the registry's field errors to the outcome of

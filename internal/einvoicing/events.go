@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -38,7 +39,7 @@ func EventResources() map[string]any {
 		webhooks.ResourceSigningAgent:    SigningAgent{},
 		webhooks.ResourceWebhookEndpoint: webhooks.WebhookEndpoint{},
 		webhooks.ResourceInboxDocument:   InboxDocument{},
-		webhooks.ResourceCodeListChange:  CodeListChange{},
+		webhooks.ResourceCodeListChange:  codelists.CodeListChange{},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -12,10 +13,14 @@ import (
 func TestMain(m *testing.M) { storetest.Main(m) }
 
 // withEvents is d with the publisher cmd/denar gives the service (the
-// webhooks package's, on d.DB) when it has none.
+// webhooks package's, on d.DB) when it has none, and the code-list room
+// (publishing through it, on d.DB).
 func withEvents(d Deps) Deps {
 	if d.Events == nil {
 		d.Events = eventsOn(d.DB)
+	}
+	if d.CodeLists == nil {
+		d.CodeLists = codelists.New(codelists.Deps{DB: d.DB, Log: slog.New(slog.DiscardHandler), Events: d.Events}, codelists.Config{})
 	}
 	return d
 }

@@ -2,14 +2,11 @@ package einvoicing
 
 import (
 	"log/slog"
-	"sync"
 	"time"
 
-	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
-	"github.com/denar-mk/denar/internal/ujp"
 	"github.com/denar-mk/denar/internal/usecase"
 )
 
@@ -20,10 +17,6 @@ type Deps struct {
 	// Registry answers the company pre-flight; nil makes every onboarding
 	// 503 ujp_unavailable.
 	Registry Registry
-	// Operators are the operator's own UJP identity per environment
-	// (DENAR_UJP_USER, DENAR_UJP_EDB), as which the code lists are read; an
-	// environment without one keeps the lists recorded (or the snapshot).
-	Operators map[string]ujp.Identity
 	// Sandbox drives the UJP simulator behind the sandbox environment; nil
 	// when the sandbox talks to something else (simulate answers 403).
 	Sandbox SandboxUJP
@@ -31,9 +24,9 @@ type Deps struct {
 	// when the sandbox talks to UJP's own test environment (sandbox
 	// certificates then need their EUJP id, as production ones do).
 	SandboxSetup SandboxSetup
-	// Gateways are UJP by environment (auth.EnvSandbox, auth.EnvProduction);
-	// a missing one makes that environment's documents wait in held.
-	Gateways map[string]ujp.Gateway
+	// CodeLists are UJP's code lists by environment, as validation uses
+	// them (the code-list room, *codelists.Service); required.
+	CodeLists CodeLists
 	// Secrets seals what a queued mail carries in confidence (a mandate
 	// link); cmd/denar always provides one.
 	Secrets *auth.SecretBox
@@ -58,13 +51,6 @@ type Config struct {
 	// reason (token_missing, pin_locked) the document is asked for again;
 	// default 5 minutes.
 	RefusalBackoff time.Duration
-	// CodeListsEvery is how often UJP's code lists are read (the job
-	// KindCodeLists); default 6 hours.
-	CodeListsEvery time.Duration
-	// CodeListsReload is how long a process answers from its copy of the
-	// recorded code lists before it looks at the store again (a change
-	// recorded by another process is followed within it); default 10 s.
-	CodeListsReload time.Duration
 }
 
 // The defaults of Config, also the defaults of the settings that set
@@ -80,12 +66,6 @@ const (
 	// DefaultRefusalBackoff is how long a document waits after a signer's
 	// non-final refusal before it is asked for again.
 	DefaultRefusalBackoff = 5 * time.Minute
-	// DefaultCodeListsEvery is how often UJP's code lists are read and
-	// compared with the recorded ones.
-	DefaultCodeListsEvery = 6 * time.Hour
-	// DefaultCodeListsReload is how long a process validates with its copy
-	// of the recorded lists before it looks at the store again.
-	DefaultCodeListsReload = 10 * time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -101,12 +81,6 @@ func (c Config) withDefaults() Config {
 	if c.RefusalBackoff <= 0 {
 		c.RefusalBackoff = DefaultRefusalBackoff
 	}
-	if c.CodeListsEvery <= 0 {
-		c.CodeListsEvery = DefaultCodeListsEvery
-	}
-	if c.CodeListsReload <= 0 {
-		c.CodeListsReload = DefaultCodeListsReload
-	}
 	return c
 }
 
@@ -120,15 +94,11 @@ type Service struct {
 	log      *slog.Logger
 	cfg      Config
 	registry Registry
-	snapshot func() *ujpdoc.Codebooks // the embedded lists, decoded once
-	// lists are this process's copies of the recorded code lists, by
-	// environment (codelists.go).
-	lists     map[string]*codeLists
-	operators map[string]ujp.Identity
-	sandbox   SandboxUJP
+	// lists are UJP's code lists by environment (the code-list room).
+	lists   CodeLists
+	sandbox SandboxUJP
 	// sandboxSetup registers sandbox certificates with the simulator.
 	sandboxSetup SandboxSetup
-	gateways     map[string]ujp.Gateway
 	buyers       buyerCache
 	headers      headerCache
 	homes        homeCache
@@ -146,13 +116,16 @@ type Service struct {
 // New builds the service.
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
-		snapshot: sync.OnceValue(ujpdoc.Snapshot), lists: newCodeLists(), operators: d.Operators, sandbox: d.Sandbox, sandboxSetup: d.SandboxSetup, gateways: d.Gateways,
+		lists: d.CodeLists, sandbox: d.Sandbox, sandboxSetup: d.SandboxSetup,
 		secrets: d.Secrets, events: d.Events, links: map[string]LinkHandler{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	if s.events == nil {
 		panic("einvoicing: New needs Deps.Events, the publisher of events")
+	}
+	if s.lists == nil {
+		panic("einvoicing: New needs Deps.CodeLists, UJP's code lists")
 	}
 	s.handleLinks()
 	return s
@@ -165,8 +138,9 @@ type Caller = usecase.Caller
 func (s *Service) Now() time.Time { return s.db.Now() }
 
 // RegisterJobs registers the job kinds of the service on r: the
-// validation of an issue, the periodic read of UJP's code lists and the
-// periodic purge of signed reads. The submission pipeline, the change-feed polls and UJP's
+// validation of an issue and the periodic purge of signed reads; the
+// periodic read of UJP's code lists is the code-list room's
+// (codelists.Service.RegisterJobs). The submission pipeline, the change-feed polls and UJP's
 // signed reads are the pipeline room's (pipeline.Service.RegisterJobs); the
 // expiry of signing requests and the ask-again of a refused document the
 // signing room's; the inbox's deadlines the inbox room's; the
@@ -178,7 +152,6 @@ func (s *Service) RegisterJobs(r *jobs.Runner) {
 	jobs.Register(r, s.purgeSignedReads, jobs.Options{Every: 6 * time.Hour})
 	jobs.Register(r, s.validate, jobs.Options{Timeout: s.cfg.RegistryTimeout + 5*time.Second,
 		Backoff: validateBackoff()})
-	s.registerCodeLists(r)
 	if s.sandboxSetup != nil {
 		jobs.Register(r, s.registerSandboxSigner, jobs.Options{
 			Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})

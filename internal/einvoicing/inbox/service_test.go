@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -19,7 +20,8 @@ func TestLinks(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t)
 	events := webhooks.New(webhooks.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Resources: einvoicing.EventResources()}, webhooks.Config{})
-	core := einvoicing.New(einvoicing.Deps{DB: db, Events: events}, einvoicing.Config{})
+	core := einvoicing.New(einvoicing.Deps{DB: db, Events: events,
+		CodeLists: codelists.New(codelists.Deps{DB: db, Events: events}, codelists.Config{})}, einvoicing.Config{})
 	if err := core.CheckLinks(); err == nil {
 		t.Fatal("CheckLinks passed before the inbox room was built")
 	}

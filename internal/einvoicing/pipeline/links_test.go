@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -17,7 +18,8 @@ func TestLinks(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t)
 	hooks := webhooks.New(webhooks.Deps{DB: db, Resources: einvoicing.EventResources()}, webhooks.Config{})
-	svc := einvoicing.New(einvoicing.Deps{DB: db, Events: hooks}, einvoicing.Config{})
+	svc := einvoicing.New(einvoicing.Deps{DB: db, Events: hooks,
+		CodeLists: codelists.New(codelists.Deps{DB: db, Events: hooks}, codelists.Config{})}, einvoicing.Config{})
 	for _, typ := range []string{einvoicing.LinkChanges, einvoicing.LinkPDF} {
 		if _, ok := svc.Link(typ); ok {
 			t.Fatalf("%s handled before the room is built", typ)

@@ -125,7 +125,7 @@ type Deps struct {
 	// the e-invoices, asks for their signatures and dispatches the signed
 	// reads (Service.Link); required.
 	EInvoicing *einvoicing.Service
-	// Gateways are UJP by environment, as einvoicing.Deps.Gateways; a
+	// Gateways are UJP by environment (auth.EnvSandbox, auth.EnvProduction); a
 	// missing one makes that environment's documents wait in held.
 	Gateways map[string]ujp.Gateway
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
@@ -24,8 +25,9 @@ func newRoom(db *store.DB, d Deps, cfg Config) *Service {
 	maps.Copy(resources, EventResources())
 	events := webhooks.New(webhooks.Deps{DB: db, Log: log, Resources: resources}, webhooks.Config{})
 	d.DB, d.Log = db, log
-	d.Core = einvoicing.New(einvoicing.Deps{DB: db, Log: log, Gateways: d.Gateways, Operators: d.Operators, Registry: d.Registry,
-		Events: events}, einvoicing.Config{})
+	lists := codelists.New(codelists.Deps{DB: db, Log: log, Gateways: d.Gateways, Operators: d.Operators, Events: events}, codelists.Config{})
+	d.Core = einvoicing.New(einvoicing.Deps{DB: db, Log: log, Registry: d.Registry, Events: events, CodeLists: lists},
+		einvoicing.Config{})
 	d.Pipeline = pipeline.New(pipeline.Deps{DB: db, Log: log, EInvoicing: d.Core, Gateways: d.Gateways}, pipeline.Config{})
 	d.Inbox = inbox.New(inbox.Deps{Core: d.Core, Pipeline: d.Pipeline, DB: db, Log: log}, inbox.Config{})
 	d.Core.UseInbox(d.Inbox)

@@ -29,12 +29,13 @@ type Deps struct {
 	// Inbox is the inbox room, which stores the incoming documents a run
 	// finds and applies the statuses it reads; required.
 	Inbox *inbox.Service
-	// Gateways are UJP by environment, as einvoicing.Deps.Gateways: a
+	// Gateways are UJP by environment, as pipeline.Deps.Gateways: a
 	// company of an environment without one is not reconciled by the
 	// daily job, and the go-live check refuses the environment.
 	Gateways map[string]ujp.Gateway
 	// Operators are the operator's own UJP identity per environment
-	// (einvoicing.Deps.Operators), as which the go-live check calls.
+	// (DENAR_UJP_USER, DENAR_UJP_EDB; as codelists.Deps.Operators), as which
+	// the go-live check calls.
 	Operators map[string]ujp.Identity
 	// Registry answers the go-live check's registry line; nil fails it.
 	Registry einvoicing.Registry

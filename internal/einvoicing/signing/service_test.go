@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
@@ -19,8 +20,9 @@ func TestRegisterJobs(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t)
 	log := slog.New(slog.DiscardHandler)
-	core := einvoicing.New(einvoicing.Deps{DB: db, Log: log,
-		Events: webhooks.New(webhooks.Deps{DB: db, Log: log, Resources: einvoicing.EventResources()}, webhooks.Config{})}, einvoicing.Config{})
+	events := webhooks.New(webhooks.Deps{DB: db, Log: log, Resources: einvoicing.EventResources()}, webhooks.Config{})
+	core := einvoicing.New(einvoicing.Deps{DB: db, Log: log, Events: events,
+		CodeLists: codelists.New(codelists.Deps{DB: db, Log: log, Events: events}, codelists.Config{})}, einvoicing.Config{})
 	room := jobs.NewRunner(db, jobs.Config{Logger: log})
 	signing.New(signing.Deps{DB: db, Log: log, Core: core}, signing.Config{}).RegisterJobs(room)
 	if got, want := room.Kinds(), []string{"einvoice.ask_signature", "signing.expire"}; !slices.Equal(got, want) {

@@ -1,4 +1,4 @@
-package einvoicing
+package codelists
 
 import (
 	"strings"

@@ -1,7 +1,7 @@
-package einvoicing
+package codelists
 
 // UJP's code lists as validation uses them: read from UJP by a periodic job
-// (one process at a time, KindCodeLists), recorded in the store
+// (one process at a time, one kind per environment), recorded in the store
 // (ujp_codelists) when they change, and read from there by every process.
 // A change is recorded once, by a conditional write on the row's version,
 // and told to every company of the environment as a codelists.changed
@@ -27,9 +27,9 @@ import (
 	"github.com/denar-mk/denar/internal/ujp"
 )
 
-// KindCodeLists is the periodic job that reads UJP's code lists of one
-// environment: KindCodeLists + "." + the environment.
-const KindCodeLists = "ujp.codelists"
+// kindPrefix is the periodic job that reads UJP's code lists of one
+// environment: kindPrefix + "." + the environment.
+const kindPrefix = "ujp.codelists"
 
 // CodeListChange is how UJP's code lists changed: the object of a
 // codelists.changed event.
@@ -96,7 +96,7 @@ func (l *codeLists) set(cb *ujpdoc.Codebooks, st CodeListState) {
 // recordedLists returns env's lists as recorded (nil when none is) and
 // their state. The first call of a process reads the store; later calls
 // answer from the process's copy and, once it is older than
-// Config.CodeListsReload, have it read again in the background (one read
+// Config.Reload, have it read again in the background (one read
 // at a time), so a change recorded by another process is followed within
 // that time and a request never waits for it.
 func (s *Service) recordedLists(env string) (*ujpdoc.Codebooks, CodeListState) {
@@ -115,7 +115,7 @@ func (s *Service) recordedLists(env string) (*ujpdoc.Codebooks, CodeListState) {
 			s.log.Warn("ujp code lists: the recorded lists were not read; validating with the snapshot for now", "environment", env, "err", err)
 			l.set(nil, CodeListState{})
 		}
-	case time.Since(checked) >= s.cfg.CodeListsReload && l.loading.CompareAndSwap(false, true):
+	case time.Since(checked) >= s.cfg.Reload && l.loading.CompareAndSwap(false, true):
 		go func() {
 			defer l.loading.Store(false)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -172,15 +172,8 @@ func codeListState(digests string, version int64, fetched, changed time.Time) (C
 	return st, nil
 }
 
-// registerCodeLists registers the code-list job of every environment with
-// a gateway and the operator's identity to read its lists as.
-func (s *Service) registerCodeLists(r *jobs.Runner) {
-	registerCodeListsOf[sandboxCodeLists](s, r)
-	registerCodeListsOf[productionCodeLists](s, r)
-}
-
 // codeListsJob is the periodic code-list job of one environment: a job
-// without arguments whose kind names the environment, KindCodeLists + "." +
+// without arguments whose kind names the environment, kindPrefix + "." +
 // the environment (one kind per environment, so that each has its own
 // periodic job; the kinds are those stored before jobs were typed).
 type codeListsJob interface {
@@ -195,8 +188,8 @@ type (
 
 func (sandboxCodeLists) environment() string    { return auth.EnvSandbox }
 func (productionCodeLists) environment() string { return auth.EnvProduction }
-func (j sandboxCodeLists) Kind() string         { return KindCodeLists + "." + j.environment() }
-func (j productionCodeLists) Kind() string      { return KindCodeLists + "." + j.environment() }
+func (j sandboxCodeLists) Kind() string         { return kindPrefix + "." + j.environment() }
+func (j productionCodeLists) Kind() string      { return kindPrefix + "." + j.environment() }
 
 // registerCodeListsOf registers T's job when its environment has a gateway
 // and an operator.
@@ -212,7 +205,7 @@ func registerCodeListsOf[T codeListsJob](s *Service, r *jobs.Runner) {
 	jobs.Register(r, func(ctx context.Context, _ *jobs.Job, _ T) error {
 		_, err := s.RefreshCodeLists(ctx, env)
 		return err
-	}, jobs.Options{Every: s.cfg.CodeListsEvery, MaxAttempts: 20,
+	}, jobs.Options{Every: s.cfg.Every, MaxAttempts: 20,
 		Backoff: jobs.Schedule(time.Minute, 2*time.Minute, 5*time.Minute, 15*time.Minute, 30*time.Minute)})
 }
 
@@ -319,7 +312,7 @@ func (s *Service) recordCodeLists(ctx context.Context, env string, fetched *ujpd
 		return nil, fmt.Errorf("ujp code lists of %s: %w", env, err)
 	}
 	if l := s.lists[env]; l != nil {
-		// This process follows at once; the others within CodeListsReload.
+		// This process follows at once; the others within Config.Reload.
 		if err := s.reloadLists(ctx, l); err != nil {
 			s.log.Warn("ujp code lists: recorded, but not read back", "environment", env, "err", err)
 		}

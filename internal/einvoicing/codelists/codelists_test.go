@@ -1,4 +1,4 @@
-package einvoicing
+package codelists
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func (g *listsGateway) serve(cb *ujpdoc.Codebooks) {
 // recorded; a change is recorded once however many processes read it
 // (and not again after a restart), told to every company of the
 // environment as codelists.changed, and every process validates with the
-// new lists within CodeListsReload.
+// new lists within Config.Reload.
 func TestCodeListChanges(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -65,10 +65,10 @@ func TestCodeListChanges(t *testing.T) {
 		process := func() *Service {
 			return New(withEvents(Deps{DB: db, Log: slog.New(slog.DiscardHandler), Gateways: map[string]ujp.Gateway{auth.EnvSandbox: gw},
 				Operators: map[string]ujp.Identity{auth.EnvSandbox: {EUJPID: "OPERATOR", EDB: "4030000000001"}}}),
-				Config{CodeListsReload: 20 * time.Millisecond})
+				Config{Reload: 20 * time.Millisecond})
 		}
 		a, b := process(), process()
-		if cb := b.codebooks(auth.EnvSandbox); cb != b.snapshot() {
+		if cb := b.Lists(auth.EnvSandbox); cb != b.snapshot() {
 			t.Fatal("lists before any was recorded are not the snapshot")
 		}
 
@@ -147,10 +147,10 @@ func TestCodeListChanges(t *testing.T) {
 		}
 
 		// Every process validates with the new lists: b, which did not
-		// record the change, within CodeListsReload.
+		// record the change, within Config.Reload.
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			cb := b.codebooks(auth.EnvSandbox)
+			cb := b.Lists(auth.EnvSandbox)
 			_, p13 := cb.Lookup(ujpdoc.CBPaymentTypes, "P13")
 			dt, _ := cb.DocumentType("100")
 			if !p13 && dt.Name == "Општа Фактура" && cb.IndicatorAllowed("100", "DDV-14-3-10") && !cb.IndicatorAllowed("110", "DDV-14-3-10") {
@@ -194,7 +194,7 @@ func TestCodeListJobs(t *testing.T) {
 		} {
 			s := New(withEvents(Deps{DB: db, Log: slog.New(slog.DiscardHandler), Gateways: c.gateways, Operators: c.operators}), Config{})
 			r := jobs.NewRunner(db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
-			s.registerCodeLists(r)
+			s.RegisterJobs(r)
 			if got := r.Kinds(); !slices.Equal(got, c.want) {
 				t.Fatalf("kinds %v, want %v", got, c.want)
 			}
@@ -203,7 +203,7 @@ func TestCodeListJobs(t *testing.T) {
 		s := New(withEvents(Deps{DB: db, Log: slog.New(slog.DiscardHandler), Gateways: map[string]ujp.Gateway{auth.EnvSandbox: gw, auth.EnvProduction: gw},
 			Operators: map[string]ujp.Identity{auth.EnvSandbox: op, auth.EnvProduction: op}}), Config{})
 		r := jobs.NewRunner(db, jobs.Config{Logger: slog.New(slog.DiscardHandler)})
-		s.registerCodeLists(r)
+		s.RegisterJobs(r)
 		var job int64
 		if err := db.InTx(ctx, func(tx *store.Tx) error {
 			e, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: "ujp.codelists.production", UniqueKey: "periodic:ujp.codelists.production"})
