@@ -21,6 +21,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
@@ -44,6 +45,7 @@ type application struct {
 	pipeline   *pipeline.Service
 	inbox      *inbox.Service
 	reconcile  *reconcile.Service
+	companies  *companies.Service
 }
 
 // newWebhooks is the events and webhooks room on db: the publisher the
@@ -89,13 +91,13 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 		d.Gateways, d.Operators = reg.gateways, reg.operators
 	}
 	app = newApplication(d, cfg, hooks, blobs)
-	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app.einvoicing, Webhooks: hooks, Archive: app.archive, Signing: app.signing,
+	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app.einvoicing, Companies: app.companies, Webhooks: hooks, Archive: app.archive, Signing: app.signing,
 		Pipeline: app.pipeline, Inbox: app.inbox, Reconcile: app.reconcile, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
 	// The web console shares the e-invoicing service's listener and outer
 	// middleware (request ids, access log, limits); it has no OpenAPI
 	// operations.
-	dashboard.New(dashboard.Deps{Service: app.einvoicing, Pipeline: app.pipeline, Webhooks: hooks, Signing: app.signing, Inbox: app.inbox,
+	dashboard.New(dashboard.Deps{Service: app.einvoicing, Companies: app.companies, Pipeline: app.pipeline, Webhooks: hooks, Signing: app.signing, Inbox: app.inbox,
 		Reconcile: app.reconcile, Users: dashboardUsers(db, cfg, secrets), Log: log,
 		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
 	return payroll, einvoice, app
@@ -108,8 +110,7 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 // port. A link type left without a handler is a wiring mistake, found here
 // (it panics) rather than when a signature arrives with nothing to run.
 func newApplication(d einvoicing.Deps, cfg Config, hooks *webhooks.Service, blobs blob.Store) application {
-	svc := einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
-		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
+	svc := einvoicing.New(d, einvoicing.Config{RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget,
 		CodeListsEvery: cfg.UJPCodeListInterval, CodeListsReload: cfg.UJPCodeListReload})
 	pipe := pipeline.New(pipeline.Deps{DB: d.DB, Log: d.Log, EInvoicing: svc, Gateways: d.Gateways},
 		pipeline.Config{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
@@ -123,10 +124,12 @@ func newApplication(d einvoicing.Deps, cfg Config, hooks *webhooks.Service, blob
 		Operators: d.Operators, Registry: d.Registry},
 		reconcile.Config{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour, SignerInterval: cfg.UJPSignerInterval})
 	exports := archive.New(archive.Deps{DB: d.DB, Log: d.Log, Blobs: blobs, Events: hooks}, archive.Config{Retention: cfg.ArchiveRetention})
+	cos := companies.New(companies.Deps{DB: d.DB, Log: d.Log, Registry: d.Registry, Secrets: d.Secrets},
+		companies.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL, RegistryTimeout: cfg.UJPRegistryTimeout})
 	if err := svc.CheckLinks(); err != nil {
 		panic(err)
 	}
-	return application{einvoicing: svc, webhooks: hooks, archive: exports, signing: signer, pipeline: pipe, inbox: in, reconcile: recon}
+	return application{einvoicing: svc, webhooks: hooks, archive: exports, signing: signer, pipeline: pipe, inbox: in, reconcile: recon, companies: cos}
 }
 
 // dashboardUsers are the dashboard's people; secrets seals their TOTP

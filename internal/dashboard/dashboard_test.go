@@ -18,6 +18,7 @@ import (
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/dashboard"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
@@ -46,6 +47,7 @@ type world struct {
 	signing         *signing.Service
 	inbox           *inbox.Service
 	recon           *reconcile.Service
+	companies       *companies.Service
 	acctA, acctB    string
 	companyA, compB string
 	docA, docB      string
@@ -108,7 +110,7 @@ func newWorld(t *testing.T, db *store.DB) *world {
 		webhooks.Config{AllowPrivateSandbox: true})
 	svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box, Events: hooks}, einvoicing.Config{})
 	w.svc, w.hooks = svc, hooks
-	w.pipe, w.signing, w.inbox, w.recon = buildRooms(db, svc)
+	w.pipe, w.signing, w.inbox, w.recon, w.companies = buildRooms(db, svc)
 	mux := http.NewServeMux()
 	dashboard.New(w.deps(w.users)).Register(mux)
 	w.srv = httptest.NewServer(mux)
@@ -502,7 +504,7 @@ func TestDashboardTOTPAndTwoProcesses(t *testing.T) {
 		hooks := webhooks.New(webhooks.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Resources: einvoicing.EventResources()}, webhooks.Config{})
 		svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Events: hooks}, einvoicing.Config{})
 		other := &world{svc: svc, hooks: hooks}
-		other.pipe, other.signing, other.inbox, other.recon = buildRooms(db, svc)
+		other.pipe, other.signing, other.inbox, other.recon, other.companies = buildRooms(db, svc)
 		mux := http.NewServeMux()
 		// The second process seals and opens TOTP seeds with the same key.
 		dashboard.New(other.deps(&auth.Users{DB: db, Secrets: w.users.Secrets})).Register(mux)
@@ -673,7 +675,7 @@ func TestDashboardPagesSizeAndLabels(t *testing.T) {
 
 // buildRooms builds the rooms of the application layer on svc as
 // cmd/denar does (the inbox wired as svc's port, every link type handled).
-func buildRooms(db *store.DB, svc *einvoicing.Service) (*pipeline.Service, *signing.Service, *inbox.Service, *reconcile.Service) {
+func buildRooms(db *store.DB, svc *einvoicing.Service) (*pipeline.Service, *signing.Service, *inbox.Service, *reconcile.Service, *companies.Service) {
 	log := slog.New(slog.DiscardHandler)
 	pipe := pipeline.New(pipeline.Deps{DB: db, Log: log, EInvoicing: svc}, pipeline.Config{})
 	signer := signing.New(signing.Deps{DB: db, Log: log, Core: svc}, signing.Config{})
@@ -683,11 +685,11 @@ func buildRooms(db *store.DB, svc *einvoicing.Service) (*pipeline.Service, *sign
 	if err := svc.CheckLinks(); err != nil {
 		panic(err)
 	}
-	return pipe, signer, in, recon
+	return pipe, signer, in, recon, companies.New(companies.Deps{DB: db, Log: log}, companies.Config{})
 }
 
 // deps are the dashboard's Deps on w's application layer, with users.
 func (w *world) deps(users *auth.Users) dashboard.Deps {
-	return dashboard.Deps{Service: w.svc, Pipeline: w.pipe, Webhooks: w.hooks, Signing: w.signing, Inbox: w.inbox, Reconcile: w.recon,
+	return dashboard.Deps{Service: w.svc, Companies: w.companies, Pipeline: w.pipe, Webhooks: w.hooks, Signing: w.signing, Inbox: w.inbox, Reconcile: w.recon,
 		Users: users, Log: slog.New(slog.DiscardHandler)}
 }

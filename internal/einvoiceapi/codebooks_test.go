@@ -9,6 +9,8 @@ import (
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 	"github.com/denar-mk/denar/internal/ujp"
@@ -82,9 +84,9 @@ func TestCodebooks(t *testing.T) {
 		live.VoidReasons = append(live.VoidReasons, ujpdoc.Code{Code: "S-4", Name: "Нова причина"})
 		live.PaymentTypes = nil // served empty: the snapshot's are kept
 		gw := &listsGateway{lists: live}
-		svc, s := newAPI(db, einvoicing.Deps{Registry: fakeRegistry{}, Gateways: map[string]ujp.Gateway{"sandbox": gw},
+		svc, s := newApp(db, einvoicing.Deps{Registry: fakeRegistry{}, Gateways: map[string]ujp.Gateway{"sandbox": gw},
 			Operators: map[string]ujp.Identity{"sandbox": {EUJPID: "OPERATOR", EDB: "4030000000001"}}},
-			einvoicing.Config{PublicURL: "http://mandates.test"})
+			appConfig{Companies: companies.Config{PublicURL: "http://mandates.test"}}, webhooks.Deps{}, webhooks.Config{})
 		if _, err := svc.RefreshCodeLists(t.Context(), "sandbox"); err != nil {
 			t.Fatal(err)
 		}
