@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/codelists"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
@@ -182,7 +183,7 @@ func packageDefaults() Config {
 		HTTPReadTimeout:          httpx.DefaultReadTimeout,
 		HTTPWriteTimeout:         httpx.DefaultWriteTimeout,
 		HTTPIdleTimeout:          httpx.DefaultIdleTimeout,
-		MandateTTL:               einvoicing.DefaultMandateTTL,
+		MandateTTL:               companies.DefaultMandateTTL,
 		SigningRefusalBackoff:    einvoicing.DefaultRefusalBackoff,
 		UJPRegistryTimeout:       einvoicing.DefaultRegistryTimeout,
 		EInvoiceValidationBudget: einvoicing.DefaultValidationBudget,

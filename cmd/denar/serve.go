@@ -22,6 +22,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/codelists"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
@@ -47,6 +48,7 @@ type application struct {
 	pipeline   *pipeline.Service
 	inbox      *inbox.Service
 	reconcile  *reconcile.Service
+	companies  *companies.Service
 }
 
 // newWebhooks is the events and webhooks room on db: the publisher the
@@ -93,13 +95,13 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 		side = ujpSide{gateways: reg.gateways, operators: reg.operators}
 	}
 	app = newApplication(d, side, cfg, hooks, blobs)
-	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app.einvoicing, Webhooks: hooks, Archive: app.archive, Signing: app.signing,
+	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app.einvoicing, Companies: app.companies, Webhooks: hooks, Archive: app.archive, Signing: app.signing,
 		Pipeline: app.pipeline, Inbox: app.inbox, Reconcile: app.reconcile, CodeLists: app.codelists, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
 	// The web console shares the e-invoicing service's listener and outer
 	// middleware (request ids, access log, limits); it has no OpenAPI
 	// operations.
-	dashboard.New(dashboard.Deps{Service: app.einvoicing, Pipeline: app.pipeline, Webhooks: hooks, Signing: app.signing, Inbox: app.inbox,
+	dashboard.New(dashboard.Deps{Service: app.einvoicing, Companies: app.companies, Pipeline: app.pipeline, Webhooks: hooks, Signing: app.signing, Inbox: app.inbox,
 		Reconcile: app.reconcile, Users: dashboardUsers(db, cfg, secrets), Log: log,
 		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
 	return payroll, einvoice, app
@@ -126,8 +128,8 @@ func newApplication(d einvoicing.Deps, side ujpSide, cfg Config, hooks *webhooks
 	lists := codelists.New(codelists.Deps{DB: d.DB, Log: d.Log, Gateways: side.gateways, Operators: side.operators, Events: hooks},
 		codelists.Config{Every: cfg.UJPCodeListInterval, Reload: cfg.UJPCodeListReload})
 	d.CodeLists = lists
-	svc := einvoicing.New(d, einvoicing.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL,
-		RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff, ValidationBudget: cfg.EInvoiceValidationBudget})
+	svc := einvoicing.New(d, einvoicing.Config{RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff,
+		ValidationBudget: cfg.EInvoiceValidationBudget})
 	pipe := pipeline.New(pipeline.Deps{DB: d.DB, Log: d.Log, EInvoicing: svc, Gateways: side.gateways},
 		pipeline.Config{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
@@ -140,10 +142,13 @@ func newApplication(d einvoicing.Deps, side ujpSide, cfg Config, hooks *webhooks
 		Operators: side.operators, Registry: d.Registry},
 		reconcile.Config{Every: cfg.ReconcileInterval, Hour: cfg.ReconcileHour, SignerInterval: cfg.UJPSignerInterval})
 	exports := archive.New(archive.Deps{DB: d.DB, Log: d.Log, Blobs: blobs, Events: hooks}, archive.Config{Retention: cfg.ArchiveRetention})
+	cos := companies.New(companies.Deps{DB: d.DB, Log: d.Log, Registry: d.Registry, Secrets: d.Secrets},
+		companies.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL, RegistryTimeout: cfg.UJPRegistryTimeout})
 	if err := svc.CheckLinks(); err != nil {
 		panic(err)
 	}
-	return application{einvoicing: svc, codelists: lists, webhooks: hooks, archive: exports, signing: signer, pipeline: pipe, inbox: in, reconcile: recon}
+	return application{einvoicing: svc, codelists: lists, webhooks: hooks, archive: exports, signing: signer, pipeline: pipe, inbox: in,
+		reconcile: recon, companies: cos}
 }
 
 // dashboardUsers are the dashboard's people; secrets seals their TOTP

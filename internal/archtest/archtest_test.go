@@ -173,6 +173,7 @@ const (
 	inboxRoom     = einvoicingPkg + "/inbox"
 	reconcileRoom = einvoicingPkg + "/reconcile"
 	archiveRoom   = einvoicingPkg + "/archive"
+	companiesRoom = einvoicingPkg + "/companies"
 )
 
 // roomDirections are the directions between internal/einvoicing and its
@@ -182,9 +183,9 @@ const (
 //   - the code lists (UJP's lists as validation uses them, their periodic
 //     read, GET /v1/codebooks) stand on webhooks alone: the core reads
 //     them through its CodeLists port, which codelists.Service satisfies;
-//   - internal/einvoicing, the core (companies, e-invoices and their
-//     moves, signing requests and the signed-links registry, usage),
-//     knows no room above it: each room registers what it handles
+//   - internal/einvoicing, the core (who may act for a company, e-invoices
+//     and their moves, signing requests and the signed-links registry,
+//     usage), knows no room above it: each room registers what it handles
 //     (HandleLink, jobs) and satisfies core's ports when it is built;
 //   - signing (the signers' use cases and agents) and the pipeline
 //     (submission, pacing, UJP's sales side) stand on the core side by
@@ -193,16 +194,20 @@ const (
 //   - reconciliation compares a day with UJP's records through the
 //     pipeline and stores what it finds through the inbox;
 //   - the archive reads what was sent and received in the core's
-//     vocabulary, behind its own seam for received documents.
+//     vocabulary, behind its own seam for received documents;
+//   - the companies room (onboarding, settings, mandates) stands on the
+//     core alone, and no room reads companies through it: they read them
+//     through the core's access rule.
 var roomDirections = map[string][]string{
-	webhooksRoom:  {codelistsRoom, einvoicingPkg, signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom},
-	codelistsRoom: {einvoicingPkg, signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom},
-	einvoicingPkg: {signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom},
-	signingRoom:   {pipelineRoom, inboxRoom, reconcileRoom, archiveRoom},
-	pipelineRoom:  {signingRoom, inboxRoom, reconcileRoom, archiveRoom},
-	inboxRoom:     {signingRoom, reconcileRoom, archiveRoom},
-	reconcileRoom: {signingRoom, archiveRoom},
-	archiveRoom:   {signingRoom, pipelineRoom, inboxRoom, reconcileRoom},
+	webhooksRoom:  {codelistsRoom, einvoicingPkg, signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom},
+	codelistsRoom: {einvoicingPkg, signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom},
+	einvoicingPkg: {signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom},
+	signingRoom:   {pipelineRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom},
+	pipelineRoom:  {signingRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom},
+	inboxRoom:     {signingRoom, reconcileRoom, archiveRoom, companiesRoom},
+	reconcileRoom: {signingRoom, archiveRoom, companiesRoom},
+	archiveRoom:   {signingRoom, pipelineRoom, inboxRoom, reconcileRoom, companiesRoom},
+	companiesRoom: {signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom},
 }
 
 // roomViolations returns what of deps pkg must not depend on by
@@ -241,6 +246,7 @@ func TestApplicationRulesCatchWrongDirections(t *testing.T) {
 		{inboxRoom, []string{einvoicingPkg, pipelineRoom, reconcileRoom}, 1},
 		{reconcileRoom, []string{einvoicingPkg, pipelineRoom, inboxRoom, webhooksRoom}, 0},
 		{signingRoom, []string{einvoicingPkg, pipelineRoom}, 1},
+		{companiesRoom, []string{einvoicingPkg, signingRoom}, 1},
 	} {
 		if got := roomViolations(tc.pkg, tc.deps); len(got) != tc.want {
 			t.Errorf("%s depending on %v: violations %v, want %d", tc.pkg, tc.deps, got, tc.want)

@@ -25,6 +25,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
@@ -36,6 +37,8 @@ import (
 // Deps are what the dashboard needs.
 type Deps struct {
 	Service *einvoicing.Service
+	// Companies is the companies room: the company pages' list and reads.
+	Companies *companies.Service
 	// Pipeline is the submission pipeline room (UJP's PDFs).
 	Pipeline *pipeline.Service
 	// Webhooks serves the event log and webhook endpoints.

@@ -19,6 +19,7 @@ import (
 	"github.com/denar-mk/denar/internal/dashboard"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/codelists"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
@@ -47,6 +48,7 @@ type world struct {
 	signing         *signing.Service
 	inbox           *inbox.Service
 	recon           *reconcile.Service
+	companies       *companies.Service
 	acctA, acctB    string
 	companyA, compB string
 	docA, docB      string
@@ -110,7 +112,7 @@ func newWorld(t *testing.T, db *store.DB) *world {
 	svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box, Events: hooks,
 		CodeLists: codelists.New(codelists.Deps{DB: db, Events: hooks}, codelists.Config{})}, einvoicing.Config{})
 	w.svc, w.hooks = svc, hooks
-	w.pipe, w.signing, w.inbox, w.recon = buildRooms(db, svc)
+	w.pipe, w.signing, w.inbox, w.recon, w.companies = buildRooms(db, svc)
 	mux := http.NewServeMux()
 	dashboard.New(w.deps(w.users)).Register(mux)
 	w.srv = httptest.NewServer(mux)
@@ -505,7 +507,7 @@ func TestDashboardTOTPAndTwoProcesses(t *testing.T) {
 		svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Events: hooks,
 			CodeLists: codelists.New(codelists.Deps{DB: db, Events: hooks}, codelists.Config{})}, einvoicing.Config{})
 		other := &world{svc: svc, hooks: hooks}
-		other.pipe, other.signing, other.inbox, other.recon = buildRooms(db, svc)
+		other.pipe, other.signing, other.inbox, other.recon, other.companies = buildRooms(db, svc)
 		mux := http.NewServeMux()
 		// The second process seals and opens TOTP seeds with the same key.
 		dashboard.New(other.deps(&auth.Users{DB: db, Secrets: w.users.Secrets})).Register(mux)
@@ -676,7 +678,7 @@ func TestDashboardPagesSizeAndLabels(t *testing.T) {
 
 // buildRooms builds the rooms of the application layer on svc as
 // cmd/denar does (the inbox wired as svc's port, every link type handled).
-func buildRooms(db *store.DB, svc *einvoicing.Service) (*pipeline.Service, *signing.Service, *inbox.Service, *reconcile.Service) {
+func buildRooms(db *store.DB, svc *einvoicing.Service) (*pipeline.Service, *signing.Service, *inbox.Service, *reconcile.Service, *companies.Service) {
 	log := slog.New(slog.DiscardHandler)
 	pipe := pipeline.New(pipeline.Deps{DB: db, Log: log, EInvoicing: svc}, pipeline.Config{})
 	signer := signing.New(signing.Deps{DB: db, Log: log, Core: svc}, signing.Config{})
@@ -686,11 +688,11 @@ func buildRooms(db *store.DB, svc *einvoicing.Service) (*pipeline.Service, *sign
 	if err := svc.CheckLinks(); err != nil {
 		panic(err)
 	}
-	return pipe, signer, in, recon
+	return pipe, signer, in, recon, companies.New(companies.Deps{DB: db, Log: log}, companies.Config{})
 }
 
 // deps are the dashboard's Deps on w's application layer, with users.
 func (w *world) deps(users *auth.Users) dashboard.Deps {
-	return dashboard.Deps{Service: w.svc, Pipeline: w.pipe, Webhooks: w.hooks, Signing: w.signing, Inbox: w.inbox, Reconcile: w.recon,
+	return dashboard.Deps{Service: w.svc, Companies: w.companies, Pipeline: w.pipe, Webhooks: w.hooks, Signing: w.signing, Inbox: w.inbox, Reconcile: w.recon,
 		Users: users, Log: slog.New(slog.DiscardHandler)}
 }

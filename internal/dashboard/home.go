@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
@@ -30,7 +31,7 @@ type homeData struct {
 	Stuck []einvoicing.EInvoice
 	Names map[string]string
 	// Offline are the companies whose signer is not ready.
-	Offline []einvoicing.Company
+	Offline []companies.Company
 	// Failing are the webhook endpoints failing or disabled (owners only).
 	Failing []webhooks.WebhookEndpoint
 	// Checks are the last go-live check (denar ujp check) of each

@@ -15,6 +15,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 )
@@ -48,8 +49,8 @@ func queryEscape(s string) string { return url.QueryEscape(s) }
 
 // companyList is the companies of the session's environment (the first
 // 100), for pickers and cross-company pages.
-func (d *Dashboard) companyList(q *req) ([]einvoicing.Company, error) {
-	cs, err := d.d.Service.Companies(q.r.Context(), q.principal(), "", 100)
+func (d *Dashboard) companyList(q *req) ([]companies.Company, error) {
+	cs, err := d.d.Companies.Companies(q.r.Context(), q.principal(), "", 100)
 	if len(cs) > 100 {
 		cs = cs[:100]
 	}
@@ -58,12 +59,12 @@ func (d *Dashboard) companyList(q *req) ([]einvoicing.Company, error) {
 
 type companiesData struct {
 	base
-	Companies []einvoicing.Company
+	Companies []companies.Company
 	Next      string
 }
 
 func (d *Dashboard) companies(q *req) {
-	cs, err := d.d.Service.Companies(q.r.Context(), q.principal(), q.r.URL.Query().Get("after"), pageSize)
+	cs, err := d.d.Companies.Companies(q.r.Context(), q.principal(), q.r.URL.Query().Get("after"), pageSize)
 	if err != nil {
 		d.failErr(q, err)
 		return
@@ -79,7 +80,7 @@ func (d *Dashboard) companies(q *req) {
 
 type einvoicesData struct {
 	base
-	Companies []einvoicing.Company
+	Companies []companies.Company
 	Company   string
 	F         einvoicing.EInvoiceFilter
 	Statuses  []string
@@ -100,7 +101,7 @@ func einvoiceStatuses() []string {
 }
 
 // companyNames are the names of companies by id.
-func companyNames(cs []einvoicing.Company) map[string]string {
+func companyNames(cs []companies.Company) map[string]string {
 	m := make(map[string]string, len(cs))
 	for _, c := range cs {
 		m[c.ID] = c.Name
@@ -192,7 +193,7 @@ func (d *Dashboard) einvoice(q *req) {
 
 // companyName is the name of company id, or the id when it cannot be read.
 func (d *Dashboard) companyName(q *req, id string) string {
-	if c, err := d.d.Service.Company(q.r.Context(), q.principal(), id); err == nil {
+	if c, err := d.d.Companies.Company(q.r.Context(), q.principal(), id); err == nil {
 		return c.Name
 	}
 	return id
@@ -301,7 +302,7 @@ type inboxRow struct {
 
 type inboxData struct {
 	base
-	Companies []einvoicing.Company
+	Companies []companies.Company
 	Company   string
 	Status    string
 	Before    string

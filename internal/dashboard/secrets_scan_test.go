@@ -40,7 +40,7 @@ func TestNoSecretAtRest(t *testing.T) {
 		ctx := t.Context()
 		log := slog.New(slog.DiscardHandler)
 		as := &auth.Store{DB: db}
-		api := einvoiceapi.New(einvoiceapi.Deps{Service: w.svc, Pipeline: w.pipe, Webhooks: w.hooks, Signing: w.signing, Inbox: w.inbox,
+		api := einvoiceapi.New(einvoiceapi.Deps{Service: w.svc, Companies: w.companies, Pipeline: w.pipe, Webhooks: w.hooks, Signing: w.signing, Inbox: w.inbox,
 			Reconcile: w.recon, Auth: as, Idempotency: idempotency.New(db, 0), Ready: db.Ping, Log: log, RateLimit: httpx.RateLimit{}})
 		dashboard.New(w.deps(w.users)).Register(api.Mux)
 		w.srv = httptest.NewServer(api.Handler())

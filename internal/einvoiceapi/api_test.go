@@ -9,6 +9,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/codelists"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
@@ -28,6 +29,9 @@ type appConfig struct {
 	CodeLists codelists.Config
 	Pipeline  pipeline.Config
 	Reconcile reconcile.Config
+	// Companies tunes the companies room; its RegistryTimeout is the
+	// core's unless set, and its PublicURL is also the API's.
+	Companies companies.Config
 	// SigningPoll is how often agents' sockets look for requests besides
 	// their wake-ups (einvoiceapi.Deps.SigningPoll).
 	SigningPoll time.Duration
@@ -107,8 +111,12 @@ func newApp(db *store.DB, d einvoicing.Deps, cfg appConfig, hd webhooks.Deps, hc
 		panic(err)
 	}
 	exports := archive.New(archive.Deps{DB: db, Log: d.Log, Events: hooks}, archive.Config{})
-	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Webhooks: hooks, Archive: exports, Signing: signer, Pipeline: pipe, Inbox: in,
+	if cfg.Companies.RegistryTimeout == 0 {
+		cfg.Companies.RegistryTimeout = cfg.RegistryTimeout
+	}
+	cos := companies.New(companies.Deps{DB: db, Log: d.Log, Registry: d.Registry, Secrets: d.Secrets}, cfg.Companies)
+	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Companies: cos, Webhooks: hooks, Archive: exports, Signing: signer, Pipeline: pipe, Inbox: in,
 		Reconcile: recon, CodeLists: lists, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0), Ready: db.Ping, Log: d.Log,
-		PublicURL: cfg.PublicURL, RateLimit: httpx.RateLimit{}, SigningPoll: cfg.SigningPoll})
+		PublicURL: cfg.Companies.PublicURL, RateLimit: httpx.RateLimit{}, SigningPoll: cfg.SigningPoll})
 	return &app{Service: svc, lists: lists, signing: signer, pipe: pipe, inbox: in, recon: recon, hooks: hooks}, api
 }

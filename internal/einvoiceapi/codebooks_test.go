@@ -9,6 +9,7 @@ import (
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -84,7 +85,7 @@ func TestCodebooks(t *testing.T) {
 		live.PaymentTypes = nil // served empty: the snapshot's are kept
 		gw := &listsGateway{lists: live}
 		a, s := newApp(db, einvoicing.Deps{Registry: fakeRegistry{}},
-			appConfig{Config: einvoicing.Config{PublicURL: "http://mandates.test"}, Gateways: map[string]ujp.Gateway{"sandbox": gw},
+			appConfig{Companies: companies.Config{PublicURL: "http://mandates.test"}, Gateways: map[string]ujp.Gateway{"sandbox": gw},
 				Operators: map[string]ujp.Identity{"sandbox": {EUJPID: "OPERATOR", EDB: "4030000000001"}}},
 			webhooks.Deps{}, webhooks.Config{})
 		if _, err := a.lists.RefreshCodeLists(t.Context(), "sandbox"); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/httpx"
 )
 
@@ -17,7 +18,7 @@ type listCompaniesInput struct {
 }
 
 type listCompaniesOutput struct {
-	Body httpx.Page[einvoicing.Company]
+	Body httpx.Page[companies.Company]
 }
 
 type representative struct {
@@ -39,7 +40,7 @@ type createCompanyInput struct {
 
 type companyOutput struct {
 	Location string `header:"Location"`
-	Body     einvoicing.Company
+	Body     companies.Company
 }
 
 type companyIDInput struct {
@@ -103,17 +104,17 @@ func (h *handlers) registerCompanies(s *httpx.Service) {
 		}
 		if id := httpx.CompanyFrom(ctx); id != "" {
 			// X-Company-Id narrows the list to that company.
-			c, err := h.svc.Company(ctx, httpx.PrincipalFrom(ctx), id)
+			c, err := h.companies.Company(ctx, httpx.PrincipalFrom(ctx), id)
 			if err != nil {
 				return nil, err
 			}
-			return &listCompaniesOutput{Body: httpx.NewPage([]einvoicing.Company{c}, in.Limit, func(c einvoicing.Company) string { return c.ID }, "")}, nil
+			return &listCompaniesOutput{Body: httpx.NewPage([]companies.Company{c}, in.Limit, func(c companies.Company) string { return c.ID }, "")}, nil
 		}
-		out, err := h.svc.Companies(ctx, httpx.PrincipalFrom(ctx), after, in.Limit)
+		out, err := h.companies.Companies(ctx, httpx.PrincipalFrom(ctx), after, in.Limit)
 		if err != nil {
 			return nil, err
 		}
-		return &listCompaniesOutput{Body: httpx.NewPage(out, in.Limit, func(c einvoicing.Company) string { return c.ID }, "")}, nil
+		return &listCompaniesOutput{Body: httpx.NewPage(out, in.Limit, func(c companies.Company) string { return c.ID }, "")}, nil
 	})
 	httpx.Register(s, huma.Operation{
 		OperationID: "createCompany", Method: http.MethodPost, Path: "/v1/companies",
@@ -124,8 +125,8 @@ func (h *handlers) registerCompanies(s *httpx.Service) {
 			"(the existing id in companyId); a registry that does not answer in time is 503 ujp_unavailable and nothing is created.",
 	}, httpx.Spec{Scope: "companies:write"}, func(ctx context.Context, in *createCompanyInput) (*companyOutput, error) {
 		b := in.Body
-		c, err := h.svc.OnboardCompany(ctx, caller(ctx), einvoicing.OnboardCompany{TaxNumber: b.TaxNumber, ExternalRef: b.ExternalRef,
-			SigningMode: b.SigningMode, Representative: einvoicing.Representative{Name: b.Representative.Name, Email: b.Representative.Email}})
+		c, err := h.companies.OnboardCompany(ctx, caller(ctx), companies.OnboardCompany{TaxNumber: b.TaxNumber, ExternalRef: b.ExternalRef,
+			SigningMode: b.SigningMode, Representative: companies.Representative{Name: b.Representative.Name, Email: b.Representative.Email}})
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +137,7 @@ func (h *handlers) registerCompanies(s *httpx.Service) {
 		Summary: "Get a company", Tags: tags,
 		Description: "One company the credential can reach, with its onboarding (mandate) state and settings.",
 	}, httpx.Spec{Scope: "companies:read"}, func(ctx context.Context, in *companyIDInput) (*companyOutput, error) {
-		c, err := h.svc.Company(ctx, httpx.PrincipalFrom(ctx), in.ID)
+		c, err := h.companies.Company(ctx, httpx.PrincipalFrom(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -147,9 +148,9 @@ func (h *handlers) registerCompanies(s *httpx.Service) {
 		Summary: "Change a company's settings", Tags: tags,
 		Description: "Only externalRef and signingMode may change; any other field is 422. externalRef: null clears it.",
 	}, httpx.Spec{Scope: "companies:write"}, func(ctx context.Context, in *patchCompanyInput) (*companyOutput, error) {
-		cmd := einvoicing.UpdateCompany{SigningMode: in.Body.SigningMode,
+		cmd := companies.UpdateCompany{SigningMode: in.Body.SigningMode,
 			ExternalRef: einvoicing.Optional[string]{Set: in.Body.ExternalRef.set, Value: in.Body.ExternalRef.value}}
-		c, err := h.svc.UpdateCompany(ctx, caller(ctx), in.ID, cmd)
+		c, err := h.companies.UpdateCompany(ctx, caller(ctx), in.ID, cmd)
 		if err != nil {
 			return nil, err
 		}
@@ -161,7 +162,7 @@ func (h *handlers) registerCompanies(s *httpx.Service) {
 		Description: "Sets annualAccountFiledFor to year (never lowers it): storno and correction of documents of that year " +
 			"and earlier are refused with period_closed. Idempotent.",
 	}, httpx.Spec{Scope: "companies:write"}, func(ctx context.Context, in *annualAccountInput) (*companyOutput, error) {
-		c, err := h.svc.SetAnnualAccountFiled(ctx, caller(ctx), in.ID, in.Year)
+		c, err := h.companies.SetAnnualAccountFiled(ctx, caller(ctx), in.ID, in.Year)
 		if err != nil {
 			return nil, err
 		}
@@ -169,7 +170,7 @@ func (h *handlers) registerCompanies(s *httpx.Service) {
 	})
 }
 
-type mandateLinkOutput struct{ Body einvoicing.SandboxMandateLink }
+type mandateLinkOutput struct{ Body companies.SandboxMandateLink }
 
 // registerSandboxMandate adds the sandbox's mandate link: the sandbox's
 // representatives are fictitious and read no mail, so a program finishing
@@ -183,7 +184,7 @@ func (h *handlers) registerSandboxMandate(s *httpx.Service) {
 			"The link is shown once. A production company is 403 sandbox_only (its representative gets the link by e-mail only); " +
 			"an active company is 409 mandate_already_accepted.",
 	}, httpx.Spec{Scope: "companies:write"}, func(ctx context.Context, in *companyIDInput) (*mandateLinkOutput, error) {
-		l, err := h.svc.SandboxMandateLink(ctx, caller(ctx), in.ID)
+		l, err := h.companies.SandboxMandateLink(ctx, caller(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}

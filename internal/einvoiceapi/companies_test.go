@@ -16,7 +16,9 @@ import (
 	"github.com/denar-mk/denar/ident"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
@@ -60,8 +62,8 @@ func newCAPI(t *testing.T, db *store.DB) *capi {
 	t.Helper()
 	c := &capi{t: t, db: db, auth: &auth.Store{DB: db}, now: time.Now().UTC()}
 	db.Now = func() time.Time { return c.now }
-	_, s := newAPI(db, einvoicing.Deps{Registry: fakeRegistry{}},
-		einvoicing.Config{RegistryTimeout: 200 * time.Millisecond, PublicURL: "http://mandates.test"})
+	_, s := newApp(db, einvoicing.Deps{Registry: fakeRegistry{}}, appConfig{Config: einvoicing.Config{RegistryTimeout: 200 * time.Millisecond},
+		Companies: companies.Config{PublicURL: "http://mandates.test"}}, webhooks.Deps{}, webhooks.Config{})
 	c.srv = httptest.NewServer(s.Handler())
 	t.Cleanup(c.srv.Close)
 	return c
@@ -202,11 +204,11 @@ func TestCompaniesOnboarding(t *testing.T) {
 		}
 		mails, _ = db.Reader().ListOutboxMail(t.Context())
 		link2 := linkRE.FindStringSubmatch(mails[len(mails)-1].Body)
-		c.now = c.now.Add(einvoicing.DefaultMandateTTL)
+		c.now = c.now.Add(companies.DefaultMandateTTL)
 		if e := c.do("POST", link2[1], "", ""); e.status != 410 || !strings.Contains(string(e.body), "истече") {
 			t.Fatalf("expired: %d %s", e.status, e.body)
 		}
-		c.now = c.now.Add(-einvoicing.DefaultMandateTTL)
+		c.now = c.now.Add(-companies.DefaultMandateTTL)
 
 		// Errors of creation.
 		for _, tc := range []struct {

@@ -20,6 +20,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/codelists"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
@@ -36,6 +37,9 @@ type Deps struct {
 	// pipeline, the inbox).
 	// its rooms (events and webhooks, archive exports, reconciliation).
 	Service *einvoicing.Service
+	// Companies is the companies room of the application layer: client
+	// companies, their onboarding and their mandates.
+	Companies *companies.Service
 	// Webhooks is the events and webhooks room of the application layer:
 	// the event log and feed, webhook endpoints and their deliveries.
 	Webhooks *webhooks.Service
@@ -126,7 +130,7 @@ func New(d Deps) *httpx.Service {
 			return ""
 		},
 	})
-	h := &handlers{lists: d.CodeLists, svc: d.Service, hooks: d.Webhooks, archive: d.Archive, signing: d.Signing, pipe: d.Pipeline, inbox: d.Inbox,
+	h := &handlers{lists: d.CodeLists, svc: d.Service, companies: d.Companies, hooks: d.Webhooks, archive: d.Archive, signing: d.Signing, pipe: d.Pipeline, inbox: d.Inbox,
 		recon: d.Reconcile, deps: d}
 	h.registerCompanies(s)
 	h.registerSandboxMandate(s)
@@ -157,15 +161,16 @@ func New(d Deps) *httpx.Service {
 const maxDocumentBody = 1 << 20
 
 type handlers struct {
-	svc     *einvoicing.Service
-	hooks   *webhooks.Service
-	archive *archive.Service
-	signing *signing.Service
-	pipe    *pipeline.Service
-	inbox   *inbox.Service
-	recon   *reconcile.Service
-	lists   *codelists.Service
-	deps    Deps
+	svc       *einvoicing.Service
+	companies *companies.Service
+	hooks     *webhooks.Service
+	archive   *archive.Service
+	signing   *signing.Service
+	pipe      *pipeline.Service
+	inbox     *inbox.Service
+	recon     *reconcile.Service
+	lists     *codelists.Service
+	deps      Deps
 	// wsMessages counts the signing WebSockets' messages.
 	wsMessages *prometheus.CounterVec
 }

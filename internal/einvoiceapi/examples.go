@@ -11,6 +11,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/archive"
 	"github.com/denar-mk/denar/internal/einvoicing/codelists"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
@@ -94,11 +95,11 @@ func exEInvoiceOf() einvoicing.EInvoice {
 		DeliveredAt: exPtr(exTime("09:15:03")), CreatedAt: exTime("09:15:00"), UpdatedAt: exTime("09:15:03")}
 }
 
-func exCompanyObject() einvoicing.Company {
-	return einvoicing.Company{ID: exCompany, Object: "company", Name: "Тест Продавач ДООЕЛ Скопје", TaxNumber: "4030000000001",
+func exCompanyObject() companies.Company {
+	return companies.Company{ID: exCompany, Object: "company", Name: "Тест Продавач ДООЕЛ Скопје", TaxNumber: "4030000000001",
 		VATNumber: exPtr("МК4030000000001"), Address: einvoicing.Address{Street: "бул. Партизански одреди", Number: "1", City: "Скопје", Zip: "1000"},
 		ExternalRef: exPtr("crm-1042"), Status: "active", SigningMode: "bridge",
-		Environments: einvoicing.Environments{Sandbox: einvoicing.EnvironmentState{Enabled: true, SignerReady: true}},
+		Environments: companies.Environments{Sandbox: companies.EnvironmentState{Enabled: true, SignerReady: true}},
 		Problems:     []einvoicing.CompanyProblem{}, CreatedAt: exTime("09:00:00")}
 }
 
@@ -183,8 +184,8 @@ func registerExamples(s *httpx.Service) {
 		Representative: representative{Name: "Марија Николовска", Email: "marija@example.mk"}})
 	s.ExampleJSON(reflect.TypeFor[patchCompanyBody](), `{"externalRef":"crm-1042","signingMode":"sdk"}`)
 	s.Example(exCompanyObject())
-	s.Example(httpx.Page[einvoicing.Company]{Data: []einvoicing.Company{exCompanyObject()}, NextCursor: nil})
-	s.Example(einvoicing.SandboxMandateLink{Object: "sandbox_mandate_link", CompanyID: exCompany,
+	s.Example(httpx.Page[companies.Company]{Data: []companies.Company{exCompanyObject()}, NextCursor: nil})
+	s.Example(companies.SandboxMandateLink{Object: "sandbox_mandate_link", CompanyID: exCompany,
 		URL: "http://127.0.0.1:8081/mandates/mdt_3Fq8Zr1Kx7LmN2pW9sVb4Tc6Hd0Ye5Uj1Gf7Io3We8Ra", ExpiresAt: time.Date(2026, 5, 11, 9, 0, 0, 0, time.UTC)})
 
 	// Signing.

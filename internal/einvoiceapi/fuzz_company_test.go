@@ -12,6 +12,8 @@ import (
 
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
 
@@ -34,7 +36,8 @@ func FuzzCreateCompanyBody(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	_, api := newAPI(db, einvoicing.Deps{Registry: fakeRegistry{}}, einvoicing.Config{RegistryTimeout: 20 * time.Millisecond, PublicURL: "http://x"})
+	_, api := newApp(db, einvoicing.Deps{Registry: fakeRegistry{}}, appConfig{Config: einvoicing.Config{RegistryTimeout: 20 * time.Millisecond},
+		Companies: companies.Config{PublicURL: "http://x"}}, webhooks.Deps{}, webhooks.Config{})
 	srv := httptest.NewServer(api.Handler())
 	f.Cleanup(srv.Close)
 	var n atomic.Int64

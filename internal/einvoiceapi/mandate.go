@@ -9,7 +9,7 @@ import (
 	"net/url"
 
 	"github.com/denar-mk/denar"
-	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/httpx"
 )
 
@@ -20,7 +20,7 @@ func (h *handlers) registerMandates(mux *http.ServeMux) {
 
 // mandateView is what the page shows.
 type mandateView struct {
-	einvoicing.Mandate
+	companies.Mandate
 	Action    string
 	ExpiresAt string
 	State     string // the mandate's, or "forbidden" and "error" of the page
@@ -28,7 +28,7 @@ type mandateView struct {
 
 var skopje = denar.Skopje
 
-func view(m einvoicing.Mandate, tok string) mandateView {
+func view(m companies.Mandate, tok string) mandateView {
 	return mandateView{Mandate: m, State: m.State, Action: "/mandates/" + url.PathEscape(tok),
 		ExpiresAt: m.ExpiresAt.In(skopje).Format("02.01.2006 15:04")}
 }
@@ -46,10 +46,10 @@ func (h *handlers) mandatePage(w http.ResponseWriter, r *http.Request) {
 	tok := r.PathValue("token")
 	if !httpx.CredentialText(tok) {
 		// No link carries such bytes; the store is not asked.
-		h.renderMandate(w, mandateView{State: einvoicing.MandateUnknown})
+		h.renderMandate(w, mandateView{State: companies.MandateUnknown})
 		return
 	}
-	m, err := h.svc.Mandate(r.Context(), tok)
+	m, err := h.companies.Mandate(r.Context(), tok)
 	v := view(m, tok)
 	if err != nil {
 		h.deps.Log.ErrorContext(r.Context(), "mandate page", "err", err)
@@ -77,10 +77,10 @@ func (h *handlers) mandateAccept(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := r.PathValue("token")
 	if !httpx.CredentialText(tok) {
-		h.renderMandate(w, mandateView{State: einvoicing.MandateUnknown})
+		h.renderMandate(w, mandateView{State: companies.MandateUnknown})
 		return
 	}
-	m, err := h.svc.AcceptMandate(r.Context(), tok)
+	m, err := h.companies.AcceptMandate(r.Context(), tok)
 	v := view(m, tok)
 	if err != nil {
 		h.deps.Log.ErrorContext(r.Context(), "mandate accept", "err", err)
@@ -92,9 +92,9 @@ func (h *handlers) mandateAccept(w http.ResponseWriter, r *http.Request) {
 func (h *handlers) renderMandate(w http.ResponseWriter, v mandateView) {
 	pageHeaders(w)
 	switch v.State {
-	case einvoicing.MandateUnknown:
+	case companies.MandateUnknown:
 		w.WriteHeader(http.StatusNotFound)
-	case einvoicing.MandateUsed, einvoicing.MandateExpired:
+	case companies.MandateUsed, companies.MandateExpired:
 		w.WriteHeader(http.StatusGone)
 	case "error":
 		w.WriteHeader(http.StatusInternalServerError)

@@ -27,8 +27,9 @@ type Deps struct {
 	// CodeLists are UJP's code lists by environment, as validation uses
 	// them (the code-list room, *codelists.Service); required.
 	CodeLists CodeLists
-	// Secrets seals what a queued mail carries in confidence (a mandate
-	// link); cmd/denar always provides one.
+	// Secrets seals what a queued mail carries in confidence; the core
+	// itself seals nothing: cmd/denar hands it to the companies room (the
+	// mandate links).
 	Secrets *auth.SecretBox
 	// Events publishes the events of the use cases, in their transactions
 	// (the webhooks package's Service); required.
@@ -37,11 +38,8 @@ type Deps struct {
 
 // Config tunes the service; zero values take the defaults.
 type Config struct {
-	// PublicURL is the base of links in mails (mandate pages).
-	PublicURL string
-	// MandateTTL is how long a mandate link works; default 14 days.
-	MandateTTL time.Duration
-	// RegistryTimeout bounds the company pre-flight; default 10 s.
+	// RegistryTimeout bounds a wait for UJP's registry (the validation
+	// job's); default 10 s.
 	RegistryTimeout time.Duration
 	// ValidationBudget is how long POST /v1/einvoices waits for UJP's
 	// registry to check the buyer before it answers with the document in
@@ -56,8 +54,6 @@ type Config struct {
 // The defaults of Config, also the defaults of the settings that set
 // them (cmd/denar reads them from here).
 const (
-	// DefaultMandateTTL is how long a mandate link works.
-	DefaultMandateTTL = 14 * 24 * time.Hour
 	// DefaultRegistryTimeout bounds a wait for UJP's registry.
 	DefaultRegistryTimeout = 10 * time.Second
 	// DefaultValidationBudget is how long an issue waits for the buyer's
@@ -69,9 +65,6 @@ const (
 )
 
 func (c Config) withDefaults() Config {
-	if c.MandateTTL <= 0 {
-		c.MandateTTL = DefaultMandateTTL
-	}
 	if c.RegistryTimeout <= 0 {
 		c.RegistryTimeout = DefaultRegistryTimeout
 	}
@@ -103,7 +96,6 @@ type Service struct {
 	headers      headerCache
 	homes        homeCache
 	pacing       Pacing
-	secrets      *auth.SecretBox
 	events       Publisher
 	// links are the handlers of the signing requests' link types, by type
 	// (signedlinks.go).
@@ -117,7 +109,7 @@ type Service struct {
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
 		lists: d.CodeLists, sandbox: d.Sandbox, sandboxSetup: d.SandboxSetup,
-		secrets: d.Secrets, events: d.Events, links: map[string]LinkHandler{}}
+		events: d.Events, links: map[string]LinkHandler{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -1,4 +1,4 @@
-package einvoicing
+package companies
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/mail"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -144,7 +145,7 @@ func (s *Service) loadMandate(ctx context.Context, q *dbq.Queries, tok string, n
 	}
 	v := Mandate{State: MandateOpen, Company: c.Name, TaxNumber: c.TaxNumber, VATNumber: c.VatNumber, Account: acct.Name,
 		ExpiresAt: m.ExpiresAt, Environment: c.Environment}
-	var a Address
+	var a einvoicing.Address
 	if err := json.Unmarshal([]byte(c.Address), &a); err == nil {
 		v.Address = strings.Trim(strings.TrimSpace(strings.Join([]string{a.Street, a.Number + ",", a.Zip, a.City}, " ")), ", ")
 	}
@@ -175,8 +176,8 @@ const ECodeMandateAccepted = "mandate_already_accepted"
 // carry it, so a sandbox onboarding can be finished by a program (the
 // fictitious representatives of the sandbox read no mail). Production
 // mandates reach their representative by mail only (sandbox_only).
-func (s *Service) SandboxMandateLink(ctx context.Context, c Caller, companyID string) (SandboxMandateLink, error) {
-	co, err := CompanyRow(ctx, s.db.Reader(), c.Principal, companyID)
+func (s *Service) SandboxMandateLink(ctx context.Context, c einvoicing.Caller, companyID string) (SandboxMandateLink, error) {
+	co, err := einvoicing.CompanyRow(ctx, s.db.Reader(), c.Principal, companyID)
 	if err != nil {
 		return SandboxMandateLink{}, err
 	}
@@ -185,7 +186,7 @@ func (s *Service) SandboxMandateLink(ctx context.Context, c Caller, companyID st
 	}
 	tok := mandatePrefix + auth.RandomToken(43)
 	return usecase.WriteShownOnce(ctx, s.db, c, func(tx *store.Tx) (SandboxMandateLink, error) {
-		co, err := CompanyRow(ctx, tx.Queries, c.Principal, companyID)
+		co, err := einvoicing.CompanyRow(ctx, tx.Queries, c.Principal, companyID)
 		if err != nil {
 			return SandboxMandateLink{}, err
 		}
