@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -226,10 +227,20 @@ func (c *Client) do(ctx context.Context, op, method, path string, id Identity, h
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	if err := c.takeTurn(ctx, op, id); err != nil {
+	call, err := c.takeTurn(ctx, op, id)
+	if err != nil {
 		return err
 	}
+	if call != nil {
+		// The next call of the user is spaced from when this one went
+		// out: the transport says when it wrote the request.
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{WroteHeaders: call.Wrote}))
+		call.Out()
+	}
 	resp, err := c.hc.Do(req)
+	if call != nil {
+		call.Done()
+	}
 	if err != nil {
 		// Cancellation by our own caller is not UJP's fault, but the
 		// outcome is the same: nothing is known about the request.
