@@ -83,3 +83,69 @@ func TestCallsSpacedFromTheirArrival(t *testing.T) {
 		}
 	})
 }
+
+// handlerTransport serves requests with a handler in the process, as the
+// simulator's in-process transport does: it never says when it wrote.
+type handlerTransport struct{ h http.Handler }
+
+func (h handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	h.h.ServeHTTP(rec, r)
+	return rec.Result(), nil
+}
+
+// TestSlowCallsOfATransportThatDoesNotTrace: with a transport that does
+// not say when it wrote a request (a simulator in the process), calls
+// longer than the spacing still overlap: once the transport has answered
+// without saying, a call counts as gone when it is handed over, and the
+// next waits a spacing from then, not for the answer.
+func TestSlowCallsOfATransportThatDoesNotTrace(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const window, margin, slow = 30 * time.Millisecond, 10 * time.Millisecond, 200 * time.Millisecond
+		var mu sync.Mutex
+		var arrived []time.Time
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			arrived = append(arrived, time.Now())
+			mu.Unlock()
+			time.Sleep(slow)
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"timestamp":"2026-01-05T12:00:00"}`))
+		})
+		turns := ujpturns.New(db, ujpturns.Config{Interval: window, Margin: margin})
+		c, err := ujp.NewClient(ujp.Config{BaseURL: "http://ujp.in-process", HTTPClient: &http.Client{Transport: handlerTransport{h}},
+			Turns: turns, Scope: "sandbox", TurnWait: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first call teaches the client that its transport does not
+		// say.
+		if _, err := c.ServerTime(context.Background(), signer); err != nil {
+			t.Fatal(err)
+		}
+		const calls = 6
+		var wg sync.WaitGroup
+		for range calls {
+			wg.Go(func() {
+				if _, err := c.ServerTime(context.Background(), signer); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		times := arrived[1:]
+		slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+		for i := 1; i < len(times); i++ {
+			if gap := times[i].Sub(times[i-1]); gap < window {
+				t.Errorf("calls %d and %d arrived %s apart, within the window of %s", i, i+1, gap, window)
+			}
+		}
+		// One after the other's answer, they would span (n-1) × slow.
+		if span := times[len(times)-1].Sub(times[0]); span >= (calls-1)*slow {
+			t.Errorf("%d calls of %s each arrived over %s: each waited for the answer to the one before", calls, slow, span)
+		}
+	})
+}
