@@ -330,10 +330,10 @@ func (t *Turns) Start(ctx context.Context, key string) error {
 // one after the other, each a spacing after the one before it really went
 // out (the previous call's Out, or its transport's Wrote when that comes
 // later). It waits for the previous call to be on its way first: until its
-// transport wrote it or its round trip ended, but no longer than
-// outWait after it was handed to the transport (a transport that does not
-// say when it wrote, such as a simulator in the process, has delivered the
-// call when it was handed over).
+// transport wrote it or its round trip ended, but no longer than 4
+// spacings (at least minOutWait) after it was handed to the transport (a
+// transport that does not say when it wrote, such as a simulator in the
+// process, has delivered the call when it was handed over).
 func (t *Turns) Begin(_ context.Context, key string) ujp.Call {
 	c := &call{begun: make(chan struct{}), out: make(chan struct{}), final: make(chan struct{})}
 	t.mu.Lock()
