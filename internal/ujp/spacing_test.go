@@ -102,7 +102,7 @@ func (h handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestSlowCallsOfATransportThatDoesNotTrace(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		const window, margin, slow = 30 * time.Millisecond, 10 * time.Millisecond, 200 * time.Millisecond
+		const window, margin, slow = 30 * time.Millisecond, 10 * time.Millisecond, time.Second
 		var mu sync.Mutex
 		var arrived []time.Time
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

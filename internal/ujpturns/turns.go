@@ -330,9 +330,9 @@ func (t *Turns) Start(ctx context.Context, key string) error {
 // one after the other, each a spacing after the one before it really went
 // out (the previous call's Out, or its transport's Wrote when that comes
 // later). It waits for the previous call to be on its way first: until its
-// transport wrote it or its round trip ended, but no longer than 4
-// spacings (at least minOutWait) after it was handed to the transport (a
-// transport that does not say when it wrote, such as a simulator in the
+// transport wrote it or its round trip ended, but no longer than 20
+// spacings (at least minWrittenWait) after it was handed to the transport
+// (a transport that does not say when it wrote, such as a simulator in the
 // process, has delivered the call when it was handed over).
 func (t *Turns) Begin(_ context.Context, key string) ujp.Call {
 	c := &call{begun: make(chan struct{}), out: make(chan struct{}), final: make(chan struct{})}
@@ -360,7 +360,11 @@ func (t *Turns) after(prev *call) {
 	case <-prev.out:
 	case <-time.After(bound):
 	}
-	if wait := time.Until(prev.sent().Add(bound)); wait > 0 {
+	// A transport that writes late (a dial, a loaded machine) is waited
+	// for; one that never says (in the process, until the client knows)
+	// is over when it answers, or counted from when it was handed over
+	// after a while.
+	if wait := time.Until(prev.sent().Add(max(20*t.spacing, minWrittenWait))); wait > 0 {
 		select {
 		case <-prev.final:
 		case <-time.After(wait):
@@ -380,8 +384,11 @@ func (t *Turns) after(prev *call) {
 }
 
 // minOutWait is the least time a call waits for the one before it to be
-// written (Begin).
-const minOutWait = 250 * time.Millisecond
+// handed to its transport, and minWrittenWait then to be written (Begin).
+const (
+	minOutWait     = 250 * time.Millisecond
+	minWrittenWait = 2 * time.Second
+)
 
 // call is a call this process began (Begin), as ujp.Call.
 type call struct {
