@@ -10,10 +10,12 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -69,6 +71,9 @@ type Client struct {
 	turns    Turns
 	scope    string
 	turnWait time.Duration
+	// untraced: the transport answered a call without saying it wrote it
+	// (httptrace), so a call counts as written when it is handed over.
+	untraced atomic.Bool
 }
 
 var _ Gateway = (*Client)(nil)
@@ -226,10 +231,33 @@ func (c *Client) do(ctx context.Context, op, method, path string, id Identity, h
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	if err := c.takeTurn(ctx, op, id); err != nil {
+	call, err := c.takeTurn(ctx, op, id)
+	if err != nil {
 		return err
 	}
+	var wrote atomic.Bool
+	if call != nil {
+		// The next call of the user is spaced from when this one went
+		// out: the transport says when it wrote the request.
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{WroteHeaders: func() {
+			wrote.Store(true)
+			call.Wrote()
+		}}))
+		call.Out()
+		if c.untraced.Load() {
+			// A transport that never says (the simulator in the
+			// process) delivers the call as it is handed over.
+			call.Wrote()
+		}
+	}
 	resp, err := c.hc.Do(req)
+	if call != nil {
+		if err == nil && !wrote.Load() {
+			// Answered, so written, and the transport did not say.
+			c.untraced.Store(true)
+		}
+		call.Done()
+	}
 	if err != nil {
 		// Cancellation by our own caller is not UJP's fault, but the
 		// outcome is the same: nothing is known about the request.

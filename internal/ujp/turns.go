@@ -40,14 +40,14 @@ var opPriority = map[string]Priority{
 // them all within it. internal/ujpturns keeps the turns in the store.
 type Turns interface {
 	// Take waits up to wait for the next turn of key at priority pri and
-	// takes it: the call may start now. waiter names who waits; the same
-	// waiter keeps its place among the waiters of its priority from one
-	// Take to the next.
+	// takes it: the call may go once Begin says so. waiter names who
+	// waits; the same waiter keeps its place among the waiters of its
+	// priority from one Take to the next.
 	// When ctx carries work (WithTurnWork), Take runs it in the
-	// transaction that takes the turn and the call counts as starting when
-	// that commits (nothing is held: the caller calls at once); an error
-	// of the work leaves the turn untaken and is Take's. When no turn comes
-	// within wait it returns a *BusyError saying when to ask again.
+	// transaction that takes the turn (nothing is held: the caller calls
+	// at once); an error of the work leaves the turn untaken and is
+	// Take's. When no turn comes within wait it returns a *BusyError
+	// saying when to ask again.
 	Take(ctx context.Context, key string, pri Priority, waiter string, wait time.Duration) error
 	// Defer moves the next turn of key to no earlier than at (UJP's
 	// Retry-After of an E4007).
@@ -58,10 +58,27 @@ type Turns interface {
 	// Start says that the call of a turn of key held (Hold) starts now: the
 	// next turn is a spacing from now.
 	Start(ctx context.Context, key string) error
-	// Begin says that the call of a turn of key taken with work
-	// (WithTurnWork) starts now; it may wait a little first, so that the
-	// calls of key the Turns knows of start a spacing apart in real time.
-	Begin(ctx context.Context, key string)
+	// Begin is said right before the request of a turn of key goes out
+	// (after Take, or Start): it waits until a spacing after the previous
+	// call of key the Turns knows of went out, and returns the Call the
+	// caller tells when its request does go out and when the round trip
+	// is over.
+	Begin(ctx context.Context, key string) Call
+}
+
+// Call is a call of a UJP user on its way (Turns.Begin). UJP counts a
+// call from when it arrives, so the next call of the user is spaced from
+// when this one went out, not from its turn: a request held up between its
+// turn and the wire (a goroutine not scheduled, a pause, a connection
+// dialled) moves the next call later with it.
+type Call interface {
+	// Out says the request is handed to the transport now.
+	Out()
+	// Wrote says the transport wrote the request's headers now: the call
+	// is on its way to UJP.
+	Wrote()
+	// Done says the round trip is over (answered or failed).
+	Done()
 }
 
 type (
@@ -114,7 +131,7 @@ type heldTurn struct {
 	used    atomic.Bool
 	release func()
 	// started: the turn was started when it was taken (WithTurnWork), so
-	// its call starts without telling the Turns.
+	// its call only Begins, without a Start.
 	started bool
 }
 
@@ -132,19 +149,31 @@ func (c *Client) turnKey(id Identity) string {
 	return c.scope + "/" + id.EUJPID
 }
 
-// takeTurn waits for the caller's turn before a request of op.
-func (c *Client) takeTurn(ctx context.Context, op string, id Identity) error {
+// takeTurn waits for the caller's turn before a request of op, and for
+// the user's previous call to have gone out a spacing ago: the Call it
+// returns (nil without turns) is told when the request goes out.
+func (c *Client) takeTurn(ctx context.Context, op string, id Identity) (Call, error) {
 	if c.turns == nil {
-		return nil
+		return nil, nil
 	}
 	key := c.turnKey(id)
 	if h, ok := ctx.Value(heldTurnKey{}).(*heldTurn); ok && h.key == key && h.used.CompareAndSwap(false, true) {
-		if h.started {
-			c.turns.Begin(ctx, key)
-			return nil
+		if !h.started {
+			if err := c.turns.Start(context.WithoutCancel(ctx), key); err != nil {
+				return nil, err
+			}
 		}
-		return c.turns.Start(context.WithoutCancel(ctx), key)
+		return c.turns.Begin(ctx, key), nil
 	}
+	if err := c.waitTurn(ctx, op, id); err != nil {
+		return nil, err
+	}
+	return c.turns.Begin(ctx, key), nil
+}
+
+// waitTurn waits for a turn of the caller's user for op and takes it.
+func (c *Client) waitTurn(ctx context.Context, op string, id Identity) error {
+	key := c.turnKey(id)
 	pri, ok := ctx.Value(priorityKey{}).(Priority)
 	if !ok {
 		if pri, ok = opPriority[op]; !ok {
@@ -174,7 +203,7 @@ func (c *Client) Turn(ctx context.Context, caller Identity, pri Priority) (conte
 	if c.turns == nil {
 		return ctx, nil
 	}
-	if err := c.takeTurn(WithPriority(ctx, pri), "Turn", caller); err != nil {
+	if err := c.waitTurn(WithPriority(ctx, pri), "Turn", caller); err != nil {
 		return ctx, err
 	}
 	key := c.turnKey(caller)

@@ -17,11 +17,11 @@
 // the caller records with its call (ujp.WithTurnWork: a document moving
 // to submitting) is done in the transaction that takes the turn.
 //
-// Within one process the calls of a user also start at least a spacing
-// apart in real time, counted from when each turn's transaction committed:
-// a commit the store delays (SQLite's group commit) moves that call's
-// start later than the moment recorded in the slot, and the next call of
-// the process waits for it. Calls from two processes rely on the margin.
+// Within one process the calls of a user also go out at least a spacing
+// apart in real time, each counted from when the one before it really went
+// out (Begin, ujp.Call): UJP counts a call from its arrival, and a call
+// held up between its turn and the wire would otherwise arrive within the
+// window of the next. Calls from two processes rely on the margin.
 package ujpturns
 
 import (
@@ -75,12 +75,9 @@ type Turns struct {
 	poll    time.Duration
 	stale   time.Duration
 
-	// started is when the last call of each user made by this process
-	// started, in real time (see the package comment); prev is the value
-	// before a turn that was then held (Hold), whose call starts later.
-	mu      sync.Mutex
-	started map[string]time.Time
-	prev    map[string]time.Time
+	// last is the call of each user this process began last (Begin).
+	mu   sync.Mutex
+	last map[string]*call
 	// ensured: the keys whose slot exists; purged: when this process last
 	// deleted a key's forgotten waiters.
 	ensured map[string]bool
@@ -104,7 +101,7 @@ func New(db *store.DB, cfg Config) *Turns {
 		cfg.StaleAfter = time.Second
 	}
 	t := &Turns{db: db, spacing: max(cfg.Interval, 0) + cfg.Margin, now: cfg.Now, poll: cfg.Poll, stale: cfg.StaleAfter,
-		started: map[string]time.Time{}, prev: map[string]time.Time{}, ensured: map[string]bool{}, purged: map[string]time.Time{}}
+		last: map[string]*call{}, ensured: map[string]bool{}, purged: map[string]time.Time{}}
 	if t.now == nil {
 		t.now = func() time.Time { return db.Now() }
 	}
@@ -158,9 +155,6 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 		if !slot.Until.After(now) {
 			took, err := t.take(ctx, key, pri, waiter, since, queued, work)
 			if err != nil || took {
-				if took && work == nil {
-					t.startNow(key, true)
-				}
 				return err
 			}
 		}
@@ -267,43 +261,6 @@ func (t *Turns) purgeDue(key string) bool {
 // purgeEvery is how often a process deletes a key's forgotten waiters.
 const purgeEvery = time.Minute
 
-// startNow waits, in real time, until a spacing after the last call of
-// key this process started (or reserved), and records the call starting
-// then. tentative
-// keeps the value it replaces for a turn then held (Hold), whose call
-// starts later (Start).
-func (t *Turns) startNow(key string, tentative bool) {
-	// Each caller reserves its start (a spacing after the one reserved
-	// before it) and sleeps until then: callers that wait at once start
-	// a spacing apart each, and none writes back an earlier start than
-	// one reserved meanwhile.
-	t.mu.Lock()
-	last := t.started[key]
-	start := time.Now()
-	if next := last.Add(t.spacing); next.After(start) {
-		start = next
-	}
-	if tentative {
-		t.prev[key] = last
-	}
-	t.started[key] = start
-	t.mu.Unlock()
-	if wait := time.Until(start); wait > 0 {
-		time.Sleep(wait)
-	}
-}
-
-// unstart forgets the start startNow recorded for a turn that is held:
-// its call has not started yet.
-func (t *Turns) unstart(key string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if p, ok := t.prev[key]; ok {
-		t.started[key] = p
-		delete(t.prev, key)
-	}
-}
-
 // busy gives up waiting: the waiter's row stays, marked as no longer
 // asking (so it holds nobody up), with its place for the next ask; the
 // error says when a turn may be free for it.
@@ -348,7 +305,6 @@ const heldBy = "held"
 
 // Hold implements ujp.Turns.
 func (t *Turns) Hold(ctx context.Context, key string, lapses time.Time) error {
-	t.unstart(key)
 	if err := t.db.Writer().HoldUJPSlot(ctx, dbq.HoldUJPSlotParams{Key: key, Until: dbTime(lapses), Holder: heldBy}); err != nil {
 		return fmt.Errorf("ujp turns %s: %w", key, err)
 	}
@@ -367,12 +323,114 @@ func (t *Turns) Start(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("ujp turns %s: %w", key, err)
 	}
-	t.startNow(key, false)
 	return nil
 }
 
-// Begin implements ujp.Turns: the call of a turn taken with work starts
-// now, a spacing after the last call of key this process started (the
-// work, its commit and the request's encoding came between the turn and
-// the call).
-func (t *Turns) Begin(_ context.Context, key string) { t.startNow(key, false) }
+// Begin implements ujp.Turns: the calls of key this process makes go out
+// one after the other, each a spacing after the one before it really went
+// out (the previous call's Out, or its transport's Wrote when that comes
+// later). It waits for the previous call to be on its way first: until its
+// transport wrote it or its round trip ended, but no longer than 20
+// spacings (at least minWrittenWait) after it was handed to the transport
+// (a transport that does not say when it wrote, such as a simulator in the
+// process, has delivered the call when it was handed over).
+func (t *Turns) Begin(_ context.Context, key string) ujp.Call {
+	c := &call{begun: make(chan struct{}), out: make(chan struct{}), final: make(chan struct{})}
+	t.mu.Lock()
+	prev := t.last[key]
+	t.last[key] = c
+	t.mu.Unlock()
+	if prev != nil {
+		t.after(prev)
+	}
+	c.mu.Lock()
+	c.at = time.Now()
+	c.mu.Unlock()
+	close(c.begun)
+	return c
+}
+
+// after waits until a spacing after prev went out.
+func (t *Turns) after(prev *call) {
+	<-prev.begun // it waits for its own turn to go: always ends
+	bound := max(4*t.spacing, minOutWait)
+	// A caller that never says its call went out (a bug) holds the
+	// calls after it up for bound, then counts as gone when it began.
+	select {
+	case <-prev.out:
+	case <-time.After(bound):
+	}
+	// A transport that writes late (a dial, a loaded machine) is waited
+	// for; one that never says (in the process, until the client knows)
+	// is over when it answers, or counted from when it was handed over
+	// after a while.
+	if wait := time.Until(prev.sent().Add(max(20*t.spacing, minWrittenWait))); wait > 0 {
+		select {
+		case <-prev.final:
+		case <-time.After(wait):
+		}
+	}
+	for {
+		at := prev.sent()
+		if wait := time.Until(at.Add(t.spacing)); wait > 0 {
+			time.Sleep(wait)
+		}
+		// Written later than it was known while this one slept: the
+		// spacing counts from then.
+		if !prev.sent().After(at) {
+			return
+		}
+	}
+}
+
+// minOutWait is the least time a call waits for the one before it to be
+// handed to its transport, and minWrittenWait then to be written (Begin).
+const (
+	minOutWait     = 250 * time.Millisecond
+	minWrittenWait = 2 * time.Second
+)
+
+// call is a call this process began (Begin), as ujp.Call.
+type call struct {
+	begun          chan struct{} // closed when Begin let it go
+	out            chan struct{} // closed when handed to its transport (or over)
+	final          chan struct{} // closed when written, or its round trip over
+	mu             sync.Mutex
+	at             time.Time // the latest moment it was seen going out
+	outed, finaled bool
+}
+
+var _ ujp.Call = (*call)(nil)
+
+// sent is when the call went out, as far as is known.
+func (c *call) sent() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.at
+}
+
+func (c *call) mark(now time.Time, out, final bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now.After(c.at) {
+		c.at = now
+	}
+	if (out || final) && !c.outed {
+		c.outed = true
+		close(c.out)
+	}
+	if final && !c.finaled {
+		c.finaled = true
+		close(c.final)
+	}
+}
+
+// Out implements ujp.Call.
+func (c *call) Out() { c.mark(time.Now(), true, false) }
+
+// Wrote implements ujp.Call.
+func (c *call) Wrote() { c.mark(time.Now(), true, true) }
+
+// Done implements ujp.Call: the round trip's end does not move when the
+// call went out.
+func (c *call) Done() { c.mark(time.Time{}, true, true) }

@@ -387,7 +387,7 @@ func TestTurnCountsFromWhenItIsTaken(t *testing.T) {
 }
 
 // TestCallsOfOneProcessStartASpacingApart: the calls a process makes as one
-// user start a spacing apart in real time, even when the store's clock
+// user go out a spacing apart in real time, even when the store's clock
 // says the next turn is due sooner (a commit the store delayed moves a
 // call's real start later than the time the slot recorded).
 func TestCallsOfOneProcessStartASpacingApart(t *testing.T) {
@@ -411,16 +411,75 @@ func TestCallsOfOneProcessStartASpacingApart(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			call := turns.Begin(ctx, key)
+			call.Out()
 			first := time.Now()
+			call.Done()
 			// The store's clock jumps a spacing: its slot is due at once.
 			skew.Add(int64(spacing))
 			if err := turns.Take(ctx, key, ujp.PrioritySend, "b", time.Second); err != nil {
 				t.Fatal(err)
 			}
+			next := turns.Begin(ctx, key)
+			next.Out()
 			if d := time.Since(first); d < spacing-time.Millisecond {
 				t.Fatalf("held %v: the next call of the process started %s after the last, want at least %s", held, d, spacing)
 			}
+			next.Done()
 			skew.Add(int64(spacing))
+		}
+	})
+}
+
+// TestCallsGoASpacingAfterTheLastWentOut: many callers of one user in one
+// process, some held up between their turn and the wire for longer than the
+// margin, on both ways a call begins (a turn taken, a turn taken with
+// work): each call goes out at least a spacing after the one before it
+// really went out, as UJP stamps arrivals; a call whose transport writes
+// it later than it was handed over moves the next one later with it.
+//
+// Not parallel: its sixteen waiters polling the store under -race slowed
+// the order tests beside it past their one-second queueing.
+func TestCallsGoASpacingAfterTheLastWentOut(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const spacing = 30 * time.Millisecond
+		turns := ujpturns.New(db, ujpturns.Config{Interval: spacing, Margin: -1})
+		ctx := context.Background()
+		const key = "sandbox/EUJP-OUT"
+		var mu sync.Mutex
+		var out []time.Time
+		var wg sync.WaitGroup
+		for i := range 16 {
+			wg.Go(func() {
+				tctx := ctx
+				if i%2 == 1 {
+					tctx = ujp.WithTurnWork(ctx, func(context.Context, any) error { return nil })
+				}
+				if err := turns.Take(tctx, key, ujp.PrioritySend, fmt.Sprint("w", i), time.Minute); err != nil {
+					t.Error(err)
+					return
+				}
+				call := turns.Begin(ctx, key)
+				call.Out()
+				if i%3 == 0 {
+					// Held up on its way: written a spacing and a
+					// half after it was handed over.
+					time.Sleep(spacing + spacing/2)
+				}
+				at := time.Now() // what the transport reports next
+				call.Wrote()
+				mu.Lock()
+				out = append(out, at)
+				mu.Unlock()
+				call.Done()
+			})
+		}
+		wg.Wait()
+		slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+		for i := 1; i < len(out); i++ {
+			if gap := out[i].Sub(out[i-1]); gap < spacing {
+				t.Errorf("calls %d and %d went out %s apart, want at least %s", i, i+1, gap, spacing)
+			}
 		}
 	})
 }

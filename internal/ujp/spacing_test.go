@@ -1,0 +1,153 @@
+package ujp_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/store/storetest"
+	"github.com/denar-mk/denar/internal/ujp"
+	"github.com/denar-mk/denar/internal/ujpturns"
+)
+
+// stallTransport holds every third request back for stall before it goes
+// out: a caller whose turn came, delayed on its way to the wire (a
+// goroutine not scheduled, a pause of the process, a connection dialled).
+type stallTransport struct {
+	next  http.RoundTripper
+	n     atomic.Int64
+	stall time.Duration
+}
+
+func (s *stallTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if s.n.Add(1)%3 == 1 {
+		time.Sleep(s.stall)
+	}
+	return s.next.RoundTrip(r)
+}
+
+// TestCallsSpacedFromTheirArrival: calls of one user reach UJP at least
+// its window apart even when a call goes out later than its turn. UJP
+// stamps a call when it arrives; a call held back for more than the margin
+// used to arrive within the window of the next, whose start was counted
+// from the held call's turn, not from when it went out (E4007).
+func TestCallsSpacedFromTheirArrival(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		// A margin as wide as the window: what a loaded -race run adds between
+		// our write and the handler is not what this test is about.
+		const window, margin = 30 * time.Millisecond, 30 * time.Millisecond
+		var mu sync.Mutex
+		var arrived []time.Time
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			at := time.Now() // as UJP stamps it: first thing
+			mu.Lock()
+			arrived = append(arrived, at)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"timestamp":"2026-01-05T12:00:00"}`))
+		}))
+		t.Cleanup(srv.Close)
+		turns := ujpturns.New(db, ujpturns.Config{Interval: window, Margin: margin})
+		// Held back longer than the margin, shorter than the spacing.
+		tr := &stallTransport{next: http.DefaultTransport.(*http.Transport).Clone(), stall: margin + 3*window/4}
+		c, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: tr}, Turns: turns,
+			Scope: "sandbox", TurnWait: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const calls = 12
+		var wg sync.WaitGroup
+		for range calls {
+			wg.Go(func() {
+				if _, err := c.ServerTime(context.Background(), signer); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(arrived) != calls {
+			t.Fatalf("%d calls arrived, want %d", len(arrived), calls)
+		}
+		slices.SortFunc(arrived, func(a, b time.Time) int { return a.Compare(b) })
+		for i := 1; i < len(arrived); i++ {
+			if gap := arrived[i].Sub(arrived[i-1]); gap < window {
+				t.Errorf("calls %d and %d of one user arrived %s apart, within UJP's window of %s", i, i+1, gap, window)
+			}
+		}
+	})
+}
+
+// handlerTransport serves requests with a handler in the process, as the
+// simulator's in-process transport does: it never says when it wrote.
+type handlerTransport struct{ h http.Handler }
+
+func (h handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	h.h.ServeHTTP(rec, r)
+	return rec.Result(), nil
+}
+
+// TestSlowCallsOfATransportThatDoesNotTrace: with a transport that does
+// not say when it wrote a request (a simulator in the process), calls
+// longer than the spacing still overlap: once the transport has answered
+// without saying, a call counts as gone when it is handed over, and the
+// next waits a spacing from then, not for the answer.
+func TestSlowCallsOfATransportThatDoesNotTrace(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const window, margin, slow = 30 * time.Millisecond, 10 * time.Millisecond, time.Second
+		var mu sync.Mutex
+		var arrived []time.Time
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			arrived = append(arrived, time.Now())
+			mu.Unlock()
+			time.Sleep(slow)
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"timestamp":"2026-01-05T12:00:00"}`))
+		})
+		turns := ujpturns.New(db, ujpturns.Config{Interval: window, Margin: margin})
+		c, err := ujp.NewClient(ujp.Config{BaseURL: "http://ujp.in-process", HTTPClient: &http.Client{Transport: handlerTransport{h}},
+			Turns: turns, Scope: "sandbox", TurnWait: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first call teaches the client that its transport does not
+		// say.
+		if _, err := c.ServerTime(context.Background(), signer); err != nil {
+			t.Fatal(err)
+		}
+		const calls = 6
+		var wg sync.WaitGroup
+		for range calls {
+			wg.Go(func() {
+				if _, err := c.ServerTime(context.Background(), signer); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		times := arrived[1:]
+		slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+		for i := 1; i < len(times); i++ {
+			if gap := times[i].Sub(times[i-1]); gap < window {
+				t.Errorf("calls %d and %d arrived %s apart, within the window of %s", i, i+1, gap, window)
+			}
+		}
+		// One after the other's answer, they would span (n-1) × slow.
+		if span := times[len(times)-1].Sub(times[0]); span >= (calls-1)*slow {
+			t.Errorf("%d calls of %s each arrived over %s: each waited for the answer to the one before", calls, slow, span)
+		}
+	})
+}
