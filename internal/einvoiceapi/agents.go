@@ -174,6 +174,11 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 		wait := min(max(in.Wait, 0), maxWait)
 		deadline := time.Now().Add(time.Duration(wait) * time.Second)
 		stopping := httpx.LongWait(ctx, time.Duration(wait)*time.Second)
+		// A request committed for the agent's account, by this process or
+		// (PostgreSQL) another, wakes the wait at once; the tick is the
+		// fallback for a wake-up lost.
+		wake, stopWake := h.svc.WatchSigningRequests(p.AccountID)
+		defer stopWake()
 		checked := time.Now()
 		for {
 			// A revocation, made by this process or another, ends the
@@ -198,6 +203,7 @@ func (h *handlers) registerAgents(s *httpx.Service) {
 				return nil, ctx.Err()
 			case <-stopping: // the server is shutting down: answer with what there is
 				deadline = time.Now()
+			case <-wake:
 			case <-time.After(longPollTick):
 			}
 		}
