@@ -12,6 +12,7 @@ import (
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/store/dbq"
+	"github.com/denar-mk/denar/internal/ujp"
 )
 
 // Signing-link types: what a signing request is for. An e-invoice's
@@ -81,3 +82,18 @@ func DecodeSigned(sr dbq.SigningRequest, v any) error {
 // RD privilege is tried again: the documents cannot be read without it,
 // and the next success clears the company's problem.
 const RDRetryEvery = time.Hour
+
+// MonthRead is the payload of a signed read of what UJP holds for the days
+// from from, at most a month (UJP refuses a longer range, E4014) and never
+// past today; a from after today reads today.
+func MonthRead(now, from, today time.Time) ([]byte, error) {
+	if from.After(today) {
+		from = today
+	}
+	to := from.AddDate(0, 1, -1)
+	if to.After(today) {
+		to = today
+	}
+	return json.Marshal(ujp.DateRangeRequest{RequestTimestamp: ujpdoc.FormatTimestamp(now),
+		DateFrom: from.Format(time.DateOnly), DateTo: to.Format(time.DateOnly)})
+}

@@ -89,15 +89,7 @@ func purchaseCursor(ctx context.Context, tx *store.Tx, co dbq.Company, today tim
 // requestPurchaseIDs asks for the read of the EUIDs received from from to
 // today, at most a month (UJP's E4014) per read.
 func requestPurchaseIDs(ctx context.Context, tx *store.Tx, co dbq.Company, from, today time.Time) error {
-	if from.After(today) {
-		from = today
-	}
-	to := from.AddDate(0, 1, -1)
-	if to.After(today) {
-		to = today
-	}
-	payload, err := json.Marshal(ujp.DateRangeRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now),
-		DateFrom: from.Format(time.DateOnly), DateTo: to.Format(time.DateOnly)})
+	payload, err := einvoicing.MonthRead(tx.Now, from, today)
 	if err != nil {
 		return err
 	}

@@ -80,15 +80,7 @@ func (p *Service) requestLookup(ctx context.Context, tx *store.Tx, inv dbq.Einvo
 
 func requestLookupFrom(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, from time.Time) error {
 	today := einvoicing.SkopjeMidnight(tx.Now)
-	if from.After(today) {
-		from = today
-	}
-	to := from.AddDate(0, 1, -1)
-	if to.After(today) {
-		to = today
-	}
-	payload, err := json.Marshal(ujp.DateRangeRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now),
-		DateFrom: from.Format(time.DateOnly), DateTo: to.Format(time.DateOnly)})
+	payload, err := einvoicing.MonthRead(tx.Now, from, today)
 	if err != nil {
 		return err
 	}
