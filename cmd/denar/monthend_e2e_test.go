@@ -27,7 +27,8 @@ import (
 )
 
 // TestMonthEnd is the month-end benchmark (run it with DENAR_MONTHEND=1;
-// DENAR_MONTHEND_DOCS, _WINDOW, _MARGIN, _AHEAD and _WORKERS change it): denar serve
+// DENAR_MONTHEND_DOCS, _WINDOW, _MARGIN, _AHEAD and _WORKERS change it;
+// DENAR_MONTHEND_LOG=dir keeps the simulator's and the server's logs there): denar serve
 // with the ujp backend against a strict denar ujp-sim whose per-user window
 // is scaled down, and DENAR_UJP_SIGNER_INTERVAL the same; 10 companies
 // sharing 3 signers (UJP users), each signer an auto-signing agent on the
@@ -167,6 +168,16 @@ func TestMonthEnd(t *testing.T) {
 				t.Logf("    %s: rows written %.1f, scans %.1f per document", rel, float64(w)/float64(n), float64(r)/float64(n))
 			}
 			rows.Close()
+		}
+		if dir := os.Getenv("DENAR_MONTHEND_LOG"); dir != "" {
+			// The simulator's request log (each call's user and arrival)
+			// and the server's log, for a look at where the time went.
+			name := strings.ToLower(storeName(dbURL))
+			for file, text := range map[string]string{"sim": m.sim.out.String(), "server": m.srv.stdout.String() + m.srv.stderr.String()} {
+				if err := os.WriteFile(filepath.Join(dir, name+"-"+file+".log"), []byte(text), 0o644); err != nil {
+					t.Error(err)
+				}
+			}
 		}
 		if requests != n || limited != 0 {
 			t.Errorf("signing requests %d for %d documents, E4007 %d", requests, n, limited)

@@ -46,7 +46,11 @@
 //		_, err := jobs.Enqueue(ctx, tx, jobs.Spec{Kind: "webhook.deliver", Args: delivery, MaxAttempts: 7})
 //		return err
 //	})
-//	r.Wake() // optional: run it now rather than at the next poll
+//
+// A job enqueued due at once wakes the started runners of every process on
+// the store when its transaction commits (store.Tx.Notify), so it runs
+// without waiting for a poll; the poll is the fallback, and what runs jobs
+// scheduled for later.
 package jobs
 
 import (
@@ -139,6 +143,12 @@ func Enqueue(ctx context.Context, tx *store.Tx, s Spec) (Enqueued, error) {
 	})
 	switch {
 	case err == nil:
+		if !runAt.After(now) {
+			// Due at once: the runners look now, not at their next poll.
+			if err := tx.Notify(ctx, notifyChannel, notifyDue); err != nil {
+				return Enqueued{}, fmt.Errorf("jobs: enqueue %s: %w", s.Kind, err)
+			}
+		}
 		return Enqueued{ID: id}, nil
 	case errors.Is(err, sql.ErrNoRows) && key.Valid:
 		id, err := tx.GetJobIDByUniqueKey(ctx, key)
@@ -163,8 +173,21 @@ func Reschedule(ctx context.Context, tx *store.Tx, uniqueKey string, runAt time.
 	if err != nil {
 		return false, fmt.Errorf("jobs: reschedule %s: %w", uniqueKey, err)
 	}
+	if n > 0 && !utc(runAt).After(utc(tx.Now)) {
+		if err := tx.Notify(ctx, notifyChannel, notifyDue); err != nil {
+			return false, fmt.Errorf("jobs: reschedule %s: %w", uniqueKey, err)
+		}
+	}
 	return n > 0, nil
 }
+
+// The store channel and key on which a transaction that makes a job due
+// at once wakes the runners of every process sharing the store
+// (store.Tx.Notify); their poll stays the fallback.
+const (
+	notifyChannel = "jobs"
+	notifyDue     = "due"
+)
 
 func encodeArgs(v any) (string, error) {
 	switch a := v.(type) {

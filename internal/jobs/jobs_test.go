@@ -931,3 +931,100 @@ func TestSettleInTheWorkersTransaction(t *testing.T) {
 		}
 	})
 }
+
+// TestCommitWakesRunners: a job enqueued due at once runs without waiting
+// for a poll (the runner's poll is an hour), in the process that enqueued
+// it and, on PostgreSQL, in another process on the store; a job rolled
+// back wakes nobody into running it.
+func TestCommitWakesRunners(t *testing.T) {
+	t.Parallel()
+	storetest.EachMigratedURL(t, func(t *testing.T, url string) {
+		ctx := context.Background()
+		writer := storetest.Open(t, url)
+		runs := []*store.DB{writer} // SQLite: one process
+		if strings.HasPrefix(url, "postgres") {
+			runs = append(runs, storetest.Open(t, url))
+		}
+		for i, db := range runs {
+			// The first poll (at Start) reads the clock at t0; the job is
+			// due a second later, so only a wake-up runs it.
+			clock := useFakeClock(writer, db)
+			firstPoll := make(chan struct{})
+			var once sync.Once
+			db.Now = func() time.Time {
+				once.Do(func() { close(firstPoll) })
+				return clock.Now()
+			}
+			cfg := quietConfig(fmt.Sprintf("woken-%d", i))
+			cfg.PollInterval = time.Hour
+			r := NewRunner(db, cfg)
+			ran := make(chan int64, 2)
+			kind := fmt.Sprintf("woken-%d", i)
+			r.Register(kind, WorkerFunc(func(_ context.Context, j *Job) error {
+				ran <- j.ID
+				return nil
+			}), Options{})
+			if err := r.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			<-firstPoll
+			clock.Advance(time.Second)
+			// Rolled back: no job, and the wake-up is not sent.
+			rollback := errors.New("rolled back")
+			if err := writer.InTx(ctx, func(tx *store.Tx) error {
+				if _, err := Enqueue(ctx, tx, Spec{Kind: kind}); err != nil {
+					return err
+				}
+				return rollback
+			}); !errors.Is(err, rollback) {
+				t.Fatal(err)
+			}
+			id := enqueue(t, writer, Spec{Kind: kind}).ID
+			select {
+			case got := <-ran:
+				if got != id {
+					t.Fatalf("ran job %d, want %d", got, id)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("runner %d (same process: %v) was not woken by the commit", i, i == 0)
+			}
+			if err := r.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestSnoozeWakesItsRunner: a job its worker snoozes for less than the
+// poll interval runs again when due, not at the next poll (an hour).
+func TestSnoozeWakesItsRunner(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		cfg := quietConfig("snoozer")
+		cfg.PollInterval = time.Hour
+		r := NewRunner(db, cfg)
+		var attempts atomic.Int32
+		done := make(chan struct{})
+		r.Register("turn", WorkerFunc(func(context.Context, *Job) error {
+			switch attempts.Add(1) {
+			case 1:
+				return Snooze(30 * time.Millisecond)
+			case 2:
+				return errors.New("once more") // retried after the backoff
+			}
+			close(done)
+			return nil
+		}), Options{Backoff: Schedule(30 * time.Millisecond)})
+		enqueue(t, db, Spec{Kind: "turn"})
+		if err := r.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer r.Stop(ctx)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("after %d attempts the snoozed or retried job waited for the poll", attempts.Load())
+		}
+	})
+}

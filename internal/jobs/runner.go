@@ -287,6 +287,9 @@ func (r *Runner) loop(ctx context.Context) {
 	defer close(r.loopDone)
 	t := time.NewTicker(r.cfg.PollInterval)
 	defer t.Stop()
+	// Jobs made due by a commit anywhere on the store.
+	due, unwatch := r.db.Watch(notifyChannel, notifyDue)
+	defer unwatch()
 	// Jobs of dead runners are looked for once a poll interval, not on
 	// every wake-up: a busy runner wakes once per finished job.
 	var lastExpiredScan time.Time
@@ -325,6 +328,7 @@ func (r *Runner) loop(ctx context.Context) {
 		case <-r.stopLoop:
 			return
 		case <-r.wake:
+		case <-due:
 		case <-t.C:
 		}
 	}
@@ -890,6 +894,7 @@ func (r *Runner) settleTx(ctx context.Context, tx *store.Tx, j *Job, workErr err
 		})
 		if err == nil && n == 1 {
 			outcome = OutcomeSnoozed
+			r.wakeAfter(tx, snooze.d)
 		}
 		return hold(n, err)
 	case errors.As(workErr, &cancel):
@@ -897,15 +902,28 @@ func (r *Runner) settleTx(ctx context.Context, tx *store.Tx, j *Job, workErr err
 	case j.Attempt >= j.MaxAttempts:
 		return end(StateDiscarded)
 	default:
+		d := k.opts.Backoff(j.Attempt)
 		n, err := tx.RetryJob(ctx, dbq.RetryJobParams{
-			LastError: msg, RunAt: now.Add(k.opts.Backoff(j.Attempt)),
+			LastError: msg, RunAt: now.Add(d),
 			ID: j.ID, LockedBy: r.cfg.ID, Attempt: int32(j.Attempt),
 		})
 		if err == nil && n == 1 {
 			outcome = OutcomeRetryable
+			r.wakeAfter(tx, d)
 		}
 		return hold(n, err)
 	}
+}
+
+// wakeAfter has the runner look again d after tx commits, when that is
+// before its next poll: a job it snoozed or will retry that soon (a UJP
+// user's next turn) runs when due, not up to a poll interval later. A
+// runner stepped with RunOnce is not started and is not woken.
+func (r *Runner) wakeAfter(tx *store.Tx, d time.Duration) {
+	if d >= r.cfg.PollInterval {
+		return
+	}
+	tx.AfterCommit(func() { time.AfterFunc(max(d, 0), r.Wake) })
 }
 
 // PurgeFinished deletes jobs that finished (completed, cancelled or
