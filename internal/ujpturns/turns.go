@@ -21,7 +21,9 @@
 // apart in real time, each counted from when the one before it really went
 // out (Begin, ujp.Call): UJP counts a call from its arrival, and a call
 // held up between its turn and the wire would otherwise arrive within the
-// window of the next. Calls from two processes rely on the margin.
+// window of the next. A call of another process is spaced from the turn
+// in the store, which a call that went out late pushes later (pushLate);
+// the margin covers the rest.
 package ujpturns
 
 import (
@@ -75,9 +77,15 @@ type Turns struct {
 	poll    time.Duration
 	stale   time.Duration
 
-	// last is the call of each user this process began last (Begin).
-	mu   sync.Mutex
-	last map[string]*call
+	// last is the call of each user this process began last (Begin);
+	// taken, when this process last took (or started) a turn of each user,
+	// on the store's clock.
+	mu    sync.Mutex
+	last  map[string]*call
+	taken map[string]time.Time
+	// late is how long after its turn was taken a call may go out before
+	// the user's next turn in the store is pushed later (half the margin).
+	late time.Duration
 	// ensured: the keys whose slot exists; purged: when this process last
 	// deleted a key's forgotten waiters.
 	ensured map[string]bool
@@ -101,7 +109,8 @@ func New(db *store.DB, cfg Config) *Turns {
 		cfg.StaleAfter = time.Second
 	}
 	t := &Turns{db: db, spacing: max(cfg.Interval, 0) + cfg.Margin, now: cfg.Now, poll: cfg.Poll, stale: cfg.StaleAfter,
-		last: map[string]*call{}, ensured: map[string]bool{}, purged: map[string]time.Time{}}
+		last: map[string]*call{}, taken: map[string]time.Time{}, late: cfg.Margin / 2,
+		ensured: map[string]bool{}, purged: map[string]time.Time{}}
 	if t.now == nil {
 		t.now = func() time.Time { return db.Now() }
 	}
@@ -218,6 +227,7 @@ func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter s
 			return err
 		}
 		took = true
+		t.tookAt(key, now)
 		if queued {
 			if err := tx.DeleteUJPWaiter(ctx, dbq.DeleteUJPWaiterParams{Key: key, Waiter: waiter}); err != nil {
 				return err
@@ -318,7 +328,9 @@ func (t *Turns) Start(ctx context.Context, key string) error {
 		if err := tx.LockUJPSlot(ctx, key); err != nil {
 			return err
 		}
-		return tx.StartUJPSlot(ctx, dbq.StartUJPSlotParams{Key: key, NextAt: dbTime(t.now().Add(t.spacing))})
+		now := t.now()
+		t.tookAt(key, now)
+		return tx.StartUJPSlot(ctx, dbq.StartUJPSlotParams{Key: key, NextAt: dbTime(now.Add(t.spacing))})
 	})
 	if err != nil {
 		return fmt.Errorf("ujp turns %s: %w", key, err)
@@ -339,7 +351,11 @@ func (t *Turns) Begin(_ context.Context, key string) ujp.Call {
 	t.mu.Lock()
 	prev := t.last[key]
 	t.last[key] = c
+	taken := t.taken[key]
 	t.mu.Unlock()
+	if !taken.IsZero() {
+		c.late = func() { t.pushLate(key, taken) }
+	}
 	if prev != nil {
 		t.after(prev)
 	}
@@ -348,6 +364,32 @@ func (t *Turns) Begin(_ context.Context, key string) ujp.Call {
 	c.mu.Unlock()
 	close(c.begun)
 	return c
+}
+
+// tookAt notes that this process took a turn of key at now.
+func (t *Turns) tookAt(key string, now time.Time) {
+	t.mu.Lock()
+	t.taken[key] = now
+	t.mu.Unlock()
+}
+
+// pushLate is told when a call of key whose turn was taken at taken is
+// written: when that is more than half the margin later, the user's next
+// turn in the store moves to a spacing after now, so that a call of
+// another process does not reach UJP within the window of this late one
+// (the calls of this process are spaced by Begin). It writes in the
+// background, the call being on its way: the push is a hint that narrows
+// the race, the margin still covers what it misses.
+func (t *Turns) pushLate(key string, taken time.Time) {
+	now := t.now()
+	if now.Sub(taken) <= t.late {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = t.Defer(ctx, key, now.Add(t.spacing))
+	}()
 }
 
 // after waits until a spacing after prev went out.
@@ -398,6 +440,7 @@ type call struct {
 	mu             sync.Mutex
 	at             time.Time // the latest moment it was seen going out
 	outed, finaled bool
+	late           func() // told when the call is written (Turns.pushLate)
 }
 
 var _ ujp.Call = (*call)(nil)
@@ -429,7 +472,12 @@ func (c *call) mark(now time.Time, out, final bool) {
 func (c *call) Out() { c.mark(time.Now(), true, false) }
 
 // Wrote implements ujp.Call.
-func (c *call) Wrote() { c.mark(time.Now(), true, true) }
+func (c *call) Wrote() {
+	c.mark(time.Now(), true, true)
+	if c.late != nil {
+		c.late()
+	}
+}
 
 // Done implements ujp.Call: the round trip's end does not move when the
 // call went out.

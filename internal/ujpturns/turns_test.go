@@ -483,3 +483,81 @@ func TestCallsGoASpacingAfterTheLastWentOut(t *testing.T) {
 		}
 	})
 }
+
+// TestLateCallPushesTheNextTurn: a call that goes out later than half the
+// margin after its turn was taken moves the user's next turn in the store
+// to a spacing after it went out, so another process (another Turns on the
+// database) waits for it; a call on time leaves the turn where it was.
+func TestLateCallPushesTheNextTurn(t *testing.T) {
+	t.Parallel()
+	storetest.EachMigratedURL(t, func(t *testing.T, url string) {
+		ctx := context.Background()
+		var mu sync.Mutex
+		now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+		const interval, margin = 100 * time.Millisecond, 20 * time.Millisecond
+		cfg := ujpturns.Config{Interval: interval, Margin: margin, Now: clock}
+		dbA, dbB := open(t, url), open(t, url)
+		a, b := ujpturns.New(dbA, cfg), ujpturns.New(dbB, cfg)
+		const key = "sandbox/EUJP-LATE"
+		until := func() time.Time {
+			slot, err := dbA.Reader().GetUJPSlot(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return slot.Until.UTC()
+		}
+		waitUntil := func(want time.Time) {
+			t.Helper()
+			deadline := time.Now().Add(10 * time.Second)
+			for !until().Equal(want) {
+				if time.Now().After(deadline) {
+					t.Fatalf("next turn at %s, want %s", until().Format("15:04:05.000"), want.Format("15:04:05.000"))
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+		}
+		spacing := interval + margin
+
+		// On time: written 5 ms after the turn, within half the margin.
+		if err := a.Take(ctx, key, ujp.PrioritySend, "on-time", time.Second); err != nil {
+			t.Fatal(err)
+		}
+		taken := clock()
+		advance(5 * time.Millisecond)
+		c := a.Begin(ctx, key)
+		c.Out()
+		c.Wrote()
+		c.Done()
+		// Another call of the same process would be spaced by Begin; a
+		// late push would show as a later turn in the store.
+		if got := until(); !got.Equal(taken.Add(spacing)) {
+			t.Fatalf("a call on time moved the next turn to %s, want %s", got.Format("15:04:05.000"), taken.Add(spacing).Format("15:04:05.000"))
+		}
+
+		// Late: written 50 ms after its turn.
+		advance(spacing)
+		if err := a.Take(ctx, key, ujp.PrioritySend, "late", time.Second); err != nil {
+			t.Fatal(err)
+		}
+		advance(50 * time.Millisecond)
+		c = a.Begin(ctx, key)
+		c.Out()
+		c.Wrote()
+		wrote := clock()
+		c.Done()
+		waitUntil(wrote.Add(spacing))
+		// A spacing after the turn (not after the call), the other
+		// process finds the user's turn not yet due.
+		advance(spacing - 50*time.Millisecond + time.Millisecond)
+		var busy *ujp.BusyError
+		if err := b.Take(ctx, key, ujp.PrioritySend, "other-process", 0); !errors.As(err, &busy) {
+			t.Fatalf("the other process took a turn within the window of the late call: %v", err)
+		}
+		advance(50 * time.Millisecond)
+		if err := b.Take(ctx, key, ujp.PrioritySend, "other-process", time.Second); err != nil {
+			t.Fatalf("a spacing after the late call: %v", err)
+		}
+	})
+}
