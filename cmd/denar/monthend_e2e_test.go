@@ -42,13 +42,10 @@ func TestMonthEnd(t *testing.T) {
 		t.Skip("the month-end benchmark runs with DENAR_MONTHEND=1")
 	}
 	docs := envInt(t, "DENAR_MONTHEND_DOCS", 2000)
-	window := envDuration(t, "DENAR_MONTHEND_WINDOW", 20*time.Millisecond)
+	window := envDuration(t, "DENAR_MONTHEND_WINDOW", 100*time.Millisecond)
 	margin := envDuration(t, "DENAR_MONTHEND_MARGIN", 5*time.Millisecond)
-	// The default sign-ahead is a time (10 s of the signer's budget), but
-	// an agent's round trip does not shrink with the scaled-down window:
-	// 24 documents at 20 ms is about the default's ten at UJP's pace plus
-	// the agents' latency (about 300 ms). 0 asks for the default formula.
-	ahead := envInt(t, "DENAR_MONTHEND_AHEAD", 24)
+	// 0: the default sign-ahead, what the signer's budget sends in 10 s.
+	ahead := envInt(t, "DENAR_MONTHEND_AHEAD", 0)
 	workers := envInt(t, "DENAR_MONTHEND_WORKERS", 0)
 	storetest.EachMigratedURL(t, func(t *testing.T, dbURL string) {
 		m := newMonthEnd(t, dbURL, 10, 3, window, margin, ahead, workers)
@@ -173,7 +170,24 @@ func TestMonthEnd(t *testing.T) {
 			// The simulator's request log (each call's user and arrival)
 			// and the server's log, for a look at where the time went.
 			name := strings.ToLower(storeName(dbURL))
-			for file, text := range map[string]string{"sim": m.sim.out.String(), "server": m.srv.stdout.String() + m.srv.stderr.String()} {
+			// Each document's moves: when it was issued, asked for,
+			// signed, sent and delivered.
+			var moves strings.Builder
+			rows, err := db.ReadDB().QueryContext(t.Context(), `SELECT h.einvoice_id, e.pace_key, e.company_id, h.to_status, h.cause, h.at
+				FROM einvoice_status_history h JOIN einvoices e ON e.id = h.einvoice_id ORDER BY h.at`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var id, key, co, to, cause string
+				var at time.Time
+				if err := rows.Scan(&id, &key, &co, &to, &cause, &at); err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&moves, "%s,%s,%s,%s,%s,%s\n", at.UTC().Format("15:04:05.000000"), id, key, co, to, cause)
+			}
+			rows.Close()
+			for file, text := range map[string]string{"sim": m.sim.out.String(), "server": m.srv.stdout.String() + m.srv.stderr.String(), "moves": moves.String()} {
 				if err := os.WriteFile(filepath.Join(dir, name+"-"+file+".log"), []byte(text), 0o644); err != nil {
 					t.Error(err)
 				}
@@ -252,7 +266,7 @@ func newMonthEnd(t *testing.T, dbURL string, companies, signers int, window, mar
 	env := append(baseEnv(t, dbURL), "DENAR_UJP_SANDBOX_BACKEND=ujp", "DENAR_UJP_SANDBOX_URL="+u.sim.url,
 		"DENAR_UJP_USER="+strictOperator, "DENAR_UJP_EDB="+operatorFirm,
 		"DENAR_UJP_SIGNER_INTERVAL="+window.String(), "DENAR_UJP_TURN_MARGIN="+margin.String(), fmt.Sprintf("DENAR_EINVOICE_SIGN_AHEAD=%d", ahead),
-		"DENAR_UJP_POLL_INTERVAL=1m", "DENAR_JOB_POLL_INTERVAL=100ms", "DENAR_EINVOICE_RETRY_DELAYS=1s",
+		"DENAR_UJP_POLL_INTERVAL=1m", "DENAR_EINVOICE_RETRY_DELAYS=1s",
 		"DENAR_UJP_CALL_TIMEOUT=5s", "DENAR_JOB_LEASE=10s", "DENAR_RATE_LIMIT_RPS=100000", "DENAR_RATE_LIMIT_BURST=100000")
 	if workers > 0 {
 		env = append(env, fmt.Sprintf("DENAR_JOB_WORKERS=%d", workers))

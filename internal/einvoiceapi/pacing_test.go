@@ -3,10 +3,13 @@ package einvoiceapi_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
+	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
@@ -151,4 +154,56 @@ func (e *pipeEnv) agentWait() {
 	if st, m := se.do("GET", "/v1/agents/"+e.agent+"/signing-requests?wait=1", e.authz, nil); st != 200 {
 		e.t.Fatalf("agent poll: %d %v", st, m)
 	}
+}
+
+// TestBacklogWaitsWithoutWorkers: a signer's batch of signatures makes
+// its sends due at once, but only the few nearest their turn wait in the
+// user's queue holding a worker; the others give their workers back until
+// they are near, so a backlog of one user does not take the workers the
+// sends of other users need. All are delivered, each sent once.
+func TestBacklogWaitsWithoutWorkers(t *testing.T) {
+	t.Parallel()
+	const n, workers = 24, 12
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnvWith(t, db, func(c *appConfig) { c.Pipeline.SignAhead = n })
+		for i := range n {
+			e.issue(fmt.Sprintf("LEAD-%02d", i))
+		}
+		if got := e.signAll(); got != n {
+			t.Fatalf("signed %d, want %d", got, n)
+		}
+		r := jobs.NewRunner(db, jobs.Config{Workers: workers, Logger: slog.New(slog.DiscardHandler)})
+		e.app.RegisterJobs(r)
+		ctx, cancel := context.WithCancel(t.Context())
+		if err := r.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			cancel()
+			_ = r.Stop(context.Background())
+		}()
+		most := 0
+		deadline := time.Now().Add(2 * time.Minute)
+		for e.delivered() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d delivered", e.delivered(), n)
+			}
+			// Waiting for a turn now: the waiters still asking.
+			var waiting int
+			if err := db.ReadDB().QueryRowContext(t.Context(), `SELECT COUNT(*) FROM ujp_waiters WHERE seen_at > $1`,
+				e.now().Add(-900*time.Millisecond).UTC()).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+			most = max(most, waiting)
+			time.Sleep(5 * time.Millisecond)
+		}
+		// sendLead ahead, itself, and one that asked as its turn came.
+		if limit := pipeline.SendLead + 2; most > limit {
+			t.Errorf("up to %d sends waited in the user's queue holding a worker, want at most %d of %d workers", most, limit, workers)
+		}
+		if s := e.sends(); s != n {
+			t.Errorf("%d sends for %d documents", s, n)
+		}
+		e.noRateLimit()
+	})
 }

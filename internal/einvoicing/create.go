@@ -60,7 +60,7 @@ func (s *Service) einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningReq
 		if first {
 			// Its company's only one: sent before the user's others
 			// (pipeline/pacing.go).
-			_, err := jobs.Insert(ctx, tx, SubmitArgs{EInvoiceID: inv.ID}, jobs.InsertOpts{MaxAttempts: submitAttempts, RunAt: tx.Now.Add(-sendFirst)})
+			_, err := jobs.Insert(ctx, tx, SubmitArgs{EInvoiceID: inv.ID, First: true}, jobs.InsertOpts{MaxAttempts: submitAttempts, RunAt: tx.Now.Add(-sendFirst)})
 			return err
 		}
 	}

@@ -26,6 +26,9 @@ const (
 // SubmitArgs are the arguments of KindSubmit.
 type SubmitArgs struct {
 	EInvoiceID string `json:"einvoiceId"`
+	// First: the document is its company's only one of its UJP user in
+	// flight (FirstOfCompany), and its send goes before the user's others.
+	First bool `json:"first,omitempty"`
 }
 
 // QueryArgs are the arguments of KindUJPQuery.

@@ -915,16 +915,19 @@ func (r *Runner) settleTx(ctx context.Context, tx *store.Tx, j *Job, workErr err
 	}
 }
 
-// wakeAfter has the runner look again d after tx commits, when that is
-// before its next poll: a job it snoozed or will retry that soon (a UJP
-// user's next turn) runs when due, not up to a poll interval later. A
-// runner stepped with RunOnce is not started and is not woken.
+// wakeAfter has the runner look again d after tx commits: a job it
+// snoozed or will retry (until a UJP user's turn, say) runs when due, not
+// up to a poll interval later. Beyond wakeHorizon the poll is near enough.
+// A runner stepped with RunOnce is not started and is not woken.
 func (r *Runner) wakeAfter(tx *store.Tx, d time.Duration) {
-	if d >= r.cfg.PollInterval {
+	if d > wakeHorizon {
 		return
 	}
 	tx.AfterCommit(func() { time.AfterFunc(max(d, 0), r.Wake) })
 }
+
+// wakeHorizon bounds the waits a runner keeps a timer for (wakeAfter).
+const wakeHorizon = 10 * time.Minute
 
 // PurgeFinished deletes jobs that finished (completed, cancelled or
 // discarded) before the cutoff, for a periodic retention job; it returns

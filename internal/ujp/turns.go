@@ -97,9 +97,24 @@ func WithPriority(ctx context.Context, p Priority) context.Context {
 
 // WithWaiter names who waits for the turns of the calls made with ctx (a
 // job's id, say), so that it keeps its place in the queue from one attempt
-// to the next; without it each call waits as a newcomer.
-func WithWaiter(ctx context.Context, waiter string) context.Context {
-	return context.WithValue(ctx, waiterKey{}, waiter)
+// to the next; without it each call waits as a newcomer. since is when the
+// waiter's wait began (when its work came due), which places it among the
+// others of its priority the first time it asks; zero means when it asks.
+func WithWaiter(ctx context.Context, waiter string, since time.Time) context.Context {
+	return context.WithValue(ctx, waiterKey{}, waiterOf{waiter, since})
+}
+
+// waiterOf is what WithWaiter puts on a context.
+type waiterOf struct {
+	name  string
+	since time.Time
+}
+
+// WaitingSince is when the waiter of ctx (WithWaiter) began to wait, or
+// the zero time.
+func WaitingSince(ctx context.Context) time.Time {
+	w, _ := ctx.Value(waiterKey{}).(waiterOf)
+	return w.since
 }
 
 // TurnWork is what a caller records together with its turn (Turn): tx is
@@ -180,7 +195,8 @@ func (c *Client) waitTurn(ctx context.Context, op string, id Identity) error {
 			pri = PriorityRead
 		}
 	}
-	waiter, _ := ctx.Value(waiterKey{}).(string)
+	w, _ := ctx.Value(waiterKey{}).(waiterOf)
+	waiter := w.name
 	if waiter == "" {
 		waiter = rand.Text()
 	}

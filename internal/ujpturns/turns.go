@@ -138,6 +138,9 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 	work := ujp.TurnWorkOf(ctx)
 	now := t.now()
 	since := dbTime(now)
+	if s := ujp.WaitingSince(ctx); !s.IsZero() && s.Before(now) {
+		since = dbTime(s) // its work came due earlier
+	}
 	queued := false // the waiter has a row in ujp_waiters
 	if w, err := t.db.Reader().GetUJPWaiter(ctx, dbq.GetUJPWaiterParams{Key: key, Waiter: waiter}); err == nil {
 		since, queued = w.Since, true // its place from an earlier ask

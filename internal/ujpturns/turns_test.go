@@ -75,16 +75,24 @@ func TestTurnsByPriorityThenFIFO(t *testing.T) {
 		callers := []struct {
 			name string
 			pri  ujp.Priority
+			due  time.Duration // how long ago its work came due (WithWaiter); 0: when it asks
 		}{
-			{"codelist-1", ujp.PriorityCodeList}, {"read-1", ujp.PriorityRead}, {"send-1", ujp.PrioritySend},
-			{"pdf-1", ujp.PriorityPDF}, {"read-2", ujp.PriorityRead}, {"send-2", ujp.PrioritySend},
-			{"decision-1", ujp.PriorityDecision}, {"background-1", ujp.PriorityBackground}, {"send-3", ujp.PrioritySend},
+			{"codelist-1", ujp.PriorityCodeList, 0}, {"read-1", ujp.PriorityRead, 0}, {"send-1", ujp.PrioritySend, 0},
+			{"pdf-1", ujp.PriorityPDF, 0}, {"read-2", ujp.PriorityRead, 0}, {"send-2", ujp.PrioritySend, 0},
+			{"decision-1", ujp.PriorityDecision, 0}, {"background-1", ujp.PriorityBackground, 0}, {"send-3", ujp.PrioritySend, 0},
+			// Asks last, but its work was due a minute ago (a company's
+			// only document): it goes before the sends waiting since.
+			{"send-due-earlier", ujp.PrioritySend, time.Minute},
 		}
 		var mu sync.Mutex
 		var order []string
 		var wg sync.WaitGroup
 		for i, c := range callers {
 			wg.Go(func() {
+				ctx := ctx
+				if c.due > 0 {
+					ctx = ujp.WithWaiter(ctx, c.name, time.Now().Add(-c.due))
+				}
 				if err := turns[i%2].Take(ctx, key, c.pri, c.name, 20*time.Second); err != nil {
 					t.Error(c.name, err)
 					return
@@ -97,7 +105,7 @@ func TestTurnsByPriorityThenFIFO(t *testing.T) {
 			time.Sleep(2 * time.Millisecond) // distinct since
 		}
 		wg.Wait()
-		want := "send-1,send-2,send-3,decision-1,read-1,read-2,pdf-1,codelist-1,background-1"
+		want := "send-due-earlier,send-1,send-2,send-3,decision-1,read-1,read-2,pdf-1,codelist-1,background-1"
 		if got := strings.Join(order, ","); got != want {
 			t.Fatalf("turns went %s, want %s", got, want)
 		}

@@ -204,9 +204,13 @@ func (p *Service) SignerOf(ctx context.Context, q *dbq.Queries, sr dbq.SigningRe
 }
 
 // waiter names a job as a waiter for UJP turns, so that it keeps its place
-// in the user's queue from one attempt to the next.
+// in the user's queue from one attempt to the next, and places it there as
+// the job queue does: by when it came due. A company's only document of
+// its user in flight is due a while ago (einvoicing.FirstOfCompany), so
+// its send goes before the user's other sends, not behind every one
+// waiting; the others go in the order they were signed.
 func waiter(ctx context.Context, j *jobs.Job) context.Context {
-	return ujp.WithWaiter(ctx, fmt.Sprintf("job-%d", j.ID))
+	return ujp.WithWaiter(ctx, fmt.Sprintf("job-%d", j.ID), j.RunAt)
 }
 
 // submit is the worker of KindSubmit: one attempt to get an e-invoice to
@@ -290,6 +294,12 @@ func (p *Service) submit(ctx context.Context, j *jobs.Job, a einvoicing.SubmitAr
 		}
 		return p.resign(ctx, inv, status)
 	}
+	if d, err := p.untilNearTurn(ctx, q, inv, a.First); err != nil || d > 0 {
+		if err != nil {
+			return fmt.Errorf("submit %s: %w", inv.ID, err)
+		}
+		return jobs.Snooze(d)
+	}
 	// The signer's turn at UJP and the attempt's record (the move to
 	// submitting) commit together: a document moves to submitting only
 	// when its send goes now, and the turn is not held (one write). A
@@ -329,6 +339,32 @@ func (p *Service) submit(ctx context.Context, j *jobs.Job, a einvoicing.SubmitAr
 	}
 	res, err := p.send(turn, gw, who, inv, sr.Jws)
 	return p.afterSend(ctx, co, inv, res, err)
+}
+
+// SendLead is how many sends of its user may go before a document's while
+// its submit job waits for its turn holding a worker. A job further back
+// gives its worker up until it is about that near (untilNearTurn): a
+// signer's batch of signatures makes many sends due at once, and the
+// workers they would hold waiting in one user's queue are those the other
+// users' sends need.
+const SendLead = 4
+
+// untilNearTurn is how long a queued document's send waits before its job
+// asks for its user's turn: none when at most sendLead sends of the user
+// go before it, or it is its company's only one (first), or the user's
+// calls are not spaced.
+func (p *Service) untilNearTurn(ctx context.Context, q *dbq.Queries, inv dbq.Einvoice, first bool) (time.Duration, error) {
+	if first || inv.PaceKey == "" || einvoice.Status(inv.Status) != einvoice.Queued || p.cfg.SignerInterval <= 0 {
+		return 0, nil
+	}
+	ahead, err := q.SendsAhead(ctx, dbq.SendsAheadParams{Key: inv.PaceKey, UpdatedAt: inv.UpdatedAt, ID: inv.ID})
+	if err != nil {
+		return 0, fmt.Errorf("sends ahead: %w", err)
+	}
+	if ahead <= SendLead {
+		return 0, nil
+	}
+	return time.Duration(ahead-SendLead) * p.cfg.SignerInterval, nil
 }
 
 func (p *Service) send(ctx context.Context, gw ujp.Gateway, who einvoicing.Signer, inv dbq.Einvoice, jws string) (*ujp.SendResult, error) {

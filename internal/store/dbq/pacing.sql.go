@@ -275,6 +275,28 @@ func (q *Queries) PaceState(ctx context.Context, arg PaceStateParams) (int64, er
 	return in_flight, err
 }
 
+const sendsAhead = `-- name: SendsAhead :one
+SELECT COUNT(*) FROM einvoices
+WHERE pace_key = $1 AND status IN ('queued', 'submitting')
+  AND (status = 'submitting' OR updated_at < $2 OR (updated_at = $2 AND id < $3))
+`
+
+type SendsAheadParams struct {
+	Key       string
+	UpdatedAt time.Time
+	ID        string
+}
+
+// The user's documents whose send goes before that of a document queued
+// at (updated_at, id): those being sent, and those queued (signed)
+// before it.
+func (q *Queries) SendsAhead(ctx context.Context, arg SendsAheadParams) (int64, error) {
+	row := q.db.QueryRowContext(ctx, sendsAhead, arg.Key, arg.UpdatedAt, arg.ID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const waitingAheadInCompany = `-- name: WaitingAheadInCompany :one
 SELECT COUNT(*) FROM einvoices
 WHERE pace_key = $1 AND company_id = $2 AND sign_turn_since IS NOT NULL

@@ -64,6 +64,14 @@ WHERE pace_key = sqlc.arg(key) AND status IN ('awaiting_signature', 'queued', 's
   AND (status <> 'awaiting_signature' OR signing_request_id IS NOT NULL)
   AND (created_at < sqlc.arg(created_at) OR (created_at = sqlc.arg(created_at) AND id < sqlc.arg(id)));
 
+-- name: SendsAhead :one
+-- The user's documents whose send goes before that of a document queued
+-- at (updated_at, id): those being sent, and those queued (signed)
+-- before it.
+SELECT COUNT(*) FROM einvoices
+WHERE pace_key = sqlc.arg(key) AND status IN ('queued', 'submitting')
+  AND (status = 'submitting' OR updated_at < sqlc.arg(updated_at) OR (updated_at = sqlc.arg(updated_at) AND id < sqlc.arg(id)));
+
 -- name: InFlightCount :one
 -- The user's documents in flight.
 SELECT COUNT(*) FROM einvoices
