@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -205,5 +206,56 @@ func TestBacklogWaitsWithoutWorkers(t *testing.T) {
 			t.Errorf("%d sends for %d documents", s, n)
 		}
 		e.noRateLimit()
+	})
+}
+
+// TestRateLimitedSendKeepsItsPlace: a send UJP refused for the rate
+// (E4007) had its turn; it goes again before the sends that came due
+// after it, not behind every one of them.
+func TestRateLimitedSendKeepsItsPlace(t *testing.T) {
+	t.Parallel()
+	const n = 12
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newPipeEnvWith(t, db, func(c *appConfig) { c.Pipeline.SignAhead = n })
+		for i := range n {
+			e.issue(fmt.Sprintf("RL-%02d", i))
+		}
+		if got := e.signAll(); got != n {
+			t.Fatalf("signed %d, want %d", got, n)
+		}
+		var key string
+		if err := db.ReadDB().QueryRowContext(t.Context(), `SELECT pace_key FROM einvoices LIMIT 1`).Scan(&key); err != nil {
+			t.Fatal(err)
+		}
+		_, eujp, _ := strings.Cut(key, "/")
+		if err := e.sim.BurstRateLimit(t.Context(), eujp, 1); err != nil {
+			t.Fatal(err)
+		}
+		r := jobs.NewRunner(db, jobs.Config{Workers: n, Logger: slog.New(slog.DiscardHandler)})
+		e.app.RegisterJobs(r)
+		ctx, cancel := context.WithCancel(t.Context())
+		if err := r.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			cancel()
+			_ = r.Stop(context.Background())
+		}()
+		deadline := time.Now().Add(2 * time.Minute)
+		for e.delivered() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d delivered", e.delivered(), n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		// The refused one's rank among the deliveries.
+		var rank int
+		if err := db.ReadDB().QueryRowContext(t.Context(), `SELECT COUNT(*) FROM einvoices
+			WHERE delivered_at <= (SELECT e.delivered_at FROM einvoices e JOIN einvoice_status_history h ON h.einvoice_id = e.id WHERE h.ujp_code = 'E4007')`).Scan(&rank); err != nil {
+			t.Fatal(err)
+		}
+		if rank > 3 {
+			t.Errorf("the send refused with E4007 was delivered %d of %d, want among the first 3", rank, n)
+		}
 	})
 }

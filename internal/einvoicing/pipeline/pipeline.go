@@ -210,8 +210,10 @@ func (p *Service) SignerOf(ctx context.Context, q *dbq.Queries, sr dbq.SigningRe
 // its send goes before the user's other sends, not behind every one
 // waiting; the others go in the order they were signed.
 func waiter(ctx context.Context, j *jobs.Job) context.Context {
-	return ujp.WithWaiter(ctx, fmt.Sprintf("job-%d", j.ID), j.RunAt)
+	return ujp.WithWaiter(ctx, waiterName(j), j.RunAt)
 }
+
+func waiterName(j *jobs.Job) string { return fmt.Sprintf("job-%d", j.ID) }
 
 // submit is the worker of KindSubmit: one attempt to get an e-invoice to
 // UJP, starting from whatever state the rows are in.
@@ -225,6 +227,11 @@ func (p *Service) submit(ctx context.Context, j *jobs.Job, a einvoicing.SubmitAr
 	status := einvoice.Status(inv.Status)
 	if status != einvoice.Queued && status != einvoice.Held && status != einvoice.Submitting {
 		return nil // done already, or not signed yet
+	}
+	if inv.SubmitAttempts > 0 {
+		// Sent before (UJP's E4007, say): it had its turn, and goes
+		// again before the sends that came due after it.
+		ctx = ujp.WithWaiter(ctx, waiterName(j), j.CreatedAt)
 	}
 	sr, err := q.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: einvoicing.LinkEInvoice, LinkID: inv.ID})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -354,7 +361,7 @@ const SendLead = 4
 // go before it, or it is its company's only one (first), or the user's
 // calls are not spaced.
 func (p *Service) untilNearTurn(ctx context.Context, q *dbq.Queries, inv dbq.Einvoice, first bool) (time.Duration, error) {
-	if first || inv.PaceKey == "" || einvoice.Status(inv.Status) != einvoice.Queued || p.cfg.SignerInterval <= 0 {
+	if first || inv.PaceKey == "" || einvoice.Status(inv.Status) != einvoice.Queued || inv.SubmitAttempts > 0 || p.cfg.SignerInterval <= 0 {
 		return 0, nil
 	}
 	ahead, err := q.SendsAhead(ctx, dbq.SendsAheadParams{Key: inv.PaceKey, UpdatedAt: inv.UpdatedAt, ID: inv.ID})
