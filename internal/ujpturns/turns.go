@@ -165,7 +165,8 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 			return fmt.Errorf("ujp turns %s: %w", key, err)
 		}
 		if !slot.Until.After(now) {
-			took, err := t.take(ctx, key, pri, waiter, since, queued, work)
+			// Due since it was seen so.
+			took, err := t.take(ctx, key, pri, waiter, since, queued, work, now)
 			if err != nil || took {
 				return err
 			}
@@ -210,27 +211,34 @@ func (t *Turns) ensure(ctx context.Context, key string) error {
 }
 
 // take tries to take the turn now, in one transaction with the waiter's
-// leaving the queue and the caller's work, if any.
-func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter string, since time.Time, queued bool, work ujp.TurnWork) (bool, error) {
+// leaving the queue and the caller's work, if any. due is when the waiter
+// found the turn due.
+func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter string, since time.Time, queued bool, work ujp.TurnWork, due time.Time) (bool, error) {
 	took := false
 	var workErr error
 	purge := t.purgeDue(key)
 	err := t.db.InTx(ctx, func(tx *store.Tx) error {
-		// The spacing counts from when the turn is really taken: a busy
-		// store can keep a writer waiting longer than the margin, and a
-		// call stamped before the wait would start that much closer to
-		// the next one than UJP allows.
 		if err := tx.LockUJPSlot(ctx, key); err != nil {
 			return err
 		}
+		// The turn starts when it was due, not when the store let this
+		// writer in (a busy SQLite keeps writers waiting, and the wait
+		// would be added to every turn of the user). A call that goes out
+		// later than that is spaced from when it went out: in this
+		// process by Begin, for the others by the turn it pushes later
+		// (pushLate).
 		now := t.now()
-		n, err := tx.TakeUJPTurn(ctx, dbq.TakeUJPTurnParams{NextAt: dbTime(now.Add(t.spacing)), Waiter: waiter, Key: key,
+		start := due
+		if now.Before(start) {
+			start = now
+		}
+		n, err := tx.TakeUJPTurn(ctx, dbq.TakeUJPTurnParams{NextAt: dbTime(start.Add(t.spacing)), Waiter: waiter, Key: key,
 			Now: dbTime(now), FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since})
 		if err != nil || n == 0 {
 			return err
 		}
 		took = true
-		t.tookAt(key, now)
+		t.tookAt(key, start)
 		if queued {
 			if err := tx.DeleteUJPWaiter(ctx, dbq.DeleteUJPWaiterParams{Key: key, Waiter: waiter}); err != nil {
 				return err
