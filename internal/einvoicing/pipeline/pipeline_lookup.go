@@ -167,15 +167,10 @@ func (p *Service) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Sig
 	if err := einvoicing.DecodeSigned(sr, &req); err != nil {
 		return err
 	}
-	var found string
-	err := p.db.InTx(ctx, func(tx *store.Tx) error {
-		inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
-		if err != nil || !ok {
-			return err
-		}
+	return p.settleLookup(ctx, sr, func(tx *store.Tx, inv dbq.Einvoice) (string, error) {
 		doc, err := einvoicing.StoredDocument(inv)
 		if err != nil {
-			return err
+			return "", err
 		}
 		h := doc.Header
 		var candidates []ujp.DocStatus
@@ -187,9 +182,9 @@ func (p *Service) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Sig
 		if len(candidates) == 0 {
 			if next, err := einvoicing.ParseDay(req.DateTo); err == nil && next.Before(einvoicing.SkopjeMidnight(tx.Now)) {
 				// A month was read and UJP's today is further on.
-				return requestLookupFrom(ctx, tx, inv, next.AddDate(0, 0, 1))
+				return "", requestLookupFrom(ctx, tx, inv, next.AddDate(0, 0, 1))
 			}
-			return p.notAtUJP(ctx, tx, inv)
+			return "", p.notAtUJP(ctx, tx, inv)
 		}
 		if _, missing := einvoicing.PrivilegeMissing(co, ujp.PrivilegePayloads); !missing {
 			euids := make([]string, 0, min(len(candidates), einvoicing.MaxPayloadsPerRequest))
@@ -198,13 +193,13 @@ func (p *Service) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Sig
 			}
 			payload, err := json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUIDs: euids})
 			if err != nil {
-				return err
+				return "", err
 			}
 			_, err = einvoicing.RequestSignature(ctx, tx, inv.CompanyID, einvoicing.PurposeQuery, payload, einvoicing.SigningLink{Type: einvoicing.LinkSalesLookupPayloads, ID: inv.ID})
 			if errors.Is(err, einvoicing.ErrNoSigner) {
-				return nil
+				return "", nil
 			}
-			return err
+			return "", err
 		}
 		// Without RD the payloads cannot be read: the document is UJP's
 		// one with our number, date, gross amount and buyer, if exactly
@@ -217,41 +212,42 @@ func (p *Service) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Sig
 		}
 		switch len(match) {
 		case 0:
-			return p.notAtUJP(ctx, tx, inv)
+			return "", p.notAtUJP(ctx, tx, inv)
 		case 1:
-			found = match[0].EUID
-			return nil
+			return match[0].EUID, nil
 		}
 		p.log.Warn("UJP holds several documents with this number, date, amount and buyer; without RD they cannot be told apart, the look-up is tried again later",
 			"einvoice", inv.ID, "matches", len(match))
-		return nil
+		return "", nil
 	})
-	if err != nil || found == "" {
-		return err
-	}
-	inv, err := p.db.Reader().GetEInvoiceByID(ctx, sr.LinkID)
-	if err != nil {
-		return err
-	}
-	return p.deliver(ctx, inv, found, "", "submitted_earlier")
 }
 
 // lookupPayloads reads the candidates' payloads: the one whose header.docId
 // is the e-invoice's is it.
 func (p *Service) lookupPayloads(ctx context.Context, sr dbq.SigningRequest, list []ujp.Payload) error {
+	return p.settleLookup(ctx, sr, func(tx *store.Tx, inv dbq.Einvoice) (string, error) {
+		for _, pl := range list {
+			if einvoicing.PayloadDocID(pl.Payload) == inv.UjpDocID {
+				return pl.EUID, nil
+			}
+		}
+		return "", p.notAtUJP(ctx, tx, inv)
+	})
+}
+
+// settleLookup runs decide, in one transaction, on the e-invoice sr looks
+// up while it still waits for its look-up: decide returns the EUID UJP
+// holds it under when it found it, and records itself what else it
+// found. A found e-invoice is then delivered as submitted earlier.
+func (p *Service) settleLookup(ctx context.Context, sr dbq.SigningRequest, decide func(tx *store.Tx, inv dbq.Einvoice) (string, error)) error {
 	var found string
 	err := p.db.InTx(ctx, func(tx *store.Tx) error {
 		inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
 		if err != nil || !ok {
 			return err
 		}
-		for _, pl := range list {
-			if einvoicing.PayloadDocID(pl.Payload) == inv.UjpDocID {
-				found = pl.EUID
-				return nil
-			}
-		}
-		return p.notAtUJP(ctx, tx, inv)
+		found, err = decide(tx, inv)
+		return err
 	})
 	if err != nil || found == "" {
 		return err
