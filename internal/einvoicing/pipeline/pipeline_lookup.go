@@ -84,11 +84,8 @@ func requestLookupFrom(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, from
 	if err != nil {
 		return err
 	}
-	_, err = einvoicing.RequestSignature(ctx, tx, inv.CompanyID, einvoicing.PurposeQuery, payload, einvoicing.SigningLink{Type: einvoicing.LinkSalesLookup, ID: inv.ID})
-	if errors.Is(err, einvoicing.ErrNoSigner) {
-		return nil // the submit job asks again
-	}
-	return err
+	// Without a signer, the submit job asks again.
+	return AskRead(ctx, tx, inv.CompanyID, payload, einvoicing.SigningLink{Type: einvoicing.LinkSalesLookup, ID: inv.ID})
 }
 
 // readLookup runs the look-up's signed reads for the query job.
@@ -195,11 +192,7 @@ func (p *Service) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Sig
 			if err != nil {
 				return "", err
 			}
-			_, err = einvoicing.RequestSignature(ctx, tx, inv.CompanyID, einvoicing.PurposeQuery, payload, einvoicing.SigningLink{Type: einvoicing.LinkSalesLookupPayloads, ID: inv.ID})
-			if errors.Is(err, einvoicing.ErrNoSigner) {
-				return "", nil
-			}
-			return "", err
+			return "", AskRead(ctx, tx, inv.CompanyID, payload, einvoicing.SigningLink{Type: einvoicing.LinkSalesLookupPayloads, ID: inv.ID})
 		}
 		// Without RD the payloads cannot be read: the document is UJP's
 		// one with our number, date, gross amount and buyer, if exactly
