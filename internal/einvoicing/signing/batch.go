@@ -112,8 +112,8 @@ func (s *Service) SubmitSignatures(ctx context.Context, c einvoicing.Caller, ite
 // would, in one transaction.
 func (s *Service) RefuseSigningRequests(ctx context.Context, c einvoicing.Caller, items []RefusalItem, present Present) (any, error) {
 	steps, err := itemSteps(items, func(it RefusalItem) (string, string) {
-		if !slices.Contains(einvoicing.RefusalReasons, it.Reason) {
-			return "reason", "must be one of user_declined, policy, token_missing, pin_locked, payload_invalid, unattended"
+		if msg := refusalReasonProblem(it.Reason); msg != "" {
+			return "reason", msg
 		}
 		return "", ""
 	}, func(it RefusalItem) signerStep { return s.refusalStep(ctx, c, it.Reason, it.Message) })

@@ -49,3 +49,53 @@ func TestCheckBatchIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestItemSteps: a batch of refusals is checked as the API answers it —
+// its ids first (items[i].id), then each item in order at the field at
+// fault, with the message the dashboard translates — and its steps keep
+// the items' order.
+func TestItemSteps(t *testing.T) {
+	t.Parallel()
+	const reasons = "must be one of user_declined, policy, token_missing, pin_locked, payload_invalid, unattended"
+	for _, tc := range []struct {
+		name    string
+		items   []RefusalItem
+		path    string // "": accepted
+		message string
+	}{
+		{"empty", nil, "items[0].id", "a batch names at least one request"},
+		{"valid", []RefusalItem{{ID: "sgr_b", Reason: "policy"}, {ID: "sgr_a", Reason: "unattended"}}, "", ""},
+		{"bad reason", []RefusalItem{{ID: "sgr_a", Reason: "policy"}, {ID: "sgr_b", Reason: "bored"}}, "items[1].reason", reasons},
+		{"id twice before a bad reason", []RefusalItem{{ID: "sgr_a", Reason: "bored"}, {ID: "sgr_a", Reason: "policy"}}, "items[1].id", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			steps, err := itemSteps(tc.items, func(it RefusalItem) (string, string) {
+				if msg := refusalReasonProblem(it.Reason); msg != "" {
+					return "reason", msg
+				}
+				return "", ""
+			}, func(RefusalItem) signerStep { return nil })
+			if tc.path == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				var ids []string
+				for _, st := range steps {
+					ids = append(ids, st.id)
+				}
+				if want := []string{"sgr_b", "sgr_a"}; !slices.Equal(ids, want) {
+					t.Fatalf("steps %v, want %v", ids, want)
+				}
+				return
+			}
+			var de *denar.Error
+			if !errors.As(err, &de) || len(de.Fields) != 1 || de.Fields[0].Path != tc.path {
+				t.Fatalf("got %v, want a problem at %s", err, tc.path)
+			}
+			if tc.message != "" && de.Fields[0].Message != tc.message {
+				t.Fatalf("message %q, want %q", de.Fields[0].Message, tc.message)
+			}
+		})
+	}
+}

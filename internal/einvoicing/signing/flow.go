@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/denar-mk/denar"
@@ -342,10 +343,19 @@ func (s *Service) signatureStep(ctx context.Context, c einvoicing.Caller, jws st
 // payload_invalid fail it with problem signature_refused
 // (einvoice.failed).
 func (s *Service) RefuseSigningRequest(ctx context.Context, c einvoicing.Caller, id, reason, message string) (einvoicing.SigningRequest, error) {
-	if !slices.Contains(einvoicing.RefusalReasons, reason) {
-		return einvoicing.SigningRequest{}, denar.Invalid(denar.FieldError{Path: "reason", Message: "must be one of user_declined, policy, token_missing, pin_locked, payload_invalid, unattended"})
+	if msg := refusalReasonProblem(reason); msg != "" {
+		return einvoicing.SigningRequest{}, denar.Invalid(denar.FieldError{Path: "reason", Message: msg})
 	}
 	return s.signerTransition(ctx, c, id, s.refusalStep(ctx, c, reason, message))
+}
+
+// refusalReasonProblem is what is wrong with reason, "" when it is one of
+// einvoicing.RefusalReasons.
+func refusalReasonProblem(reason string) string {
+	if slices.Contains(einvoicing.RefusalReasons, reason) {
+		return ""
+	}
+	return "must be one of " + strings.Join(einvoicing.RefusalReasons, ", ")
 }
 
 // refusalStep records c's refusal of a request and what it means for the
