@@ -578,11 +578,8 @@ func (p *Service) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, cause
 		if err != nil {
 			return err
 		}
-
-		if cur.SendUnknownSince.Valid {
-			if err := tx.SetEInvoiceSendUnknown(ctx, dbq.SetEInvoiceSendUnknownParams{ID: cur.ID}); err != nil {
-				return err
-			}
+		if err := LookupOver(ctx, tx, cur); err != nil {
+			return err
 		}
 		co, err := tx.GetCompany(ctx, d.CompanyID)
 		if err != nil {

@@ -252,6 +252,15 @@ func (p *Service) settleLookup(ctx context.Context, sr dbq.SigningRequest, decid
 	return p.deliver(ctx, inv, found, "", "submitted_earlier")
 }
 
+// LookupOver ends the look-up of inv's lost send, if one was going: UJP
+// was found to hold the document.
+func LookupOver(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
+	if !inv.SendUnknownSince.Valid {
+		return nil
+	}
+	return tx.SetEInvoiceSendUnknown(ctx, dbq.SetEInvoiceSendUnknownParams{ID: inv.ID})
+}
+
 // notAtUJP records that UJP does not hold inv: it is sent again.
 func (p *Service) notAtUJP(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
 	p.log.Info("UJP does not hold the document; sending it again", "einvoice", inv.ID)

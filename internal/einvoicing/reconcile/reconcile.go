@@ -51,6 +51,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/crashpoint"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -684,10 +685,8 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, r *recon, inv dbq.Ei
 	if err != nil {
 		return err
 	}
-	if inv.SendUnknownSince.Valid {
-		if err := tx.SetEInvoiceSendUnknown(ctx, dbq.SetEInvoiceSendUnknownParams{ID: inv.ID}); err != nil {
-			return err
-		}
+	if err := pipeline.LookupOver(ctx, tx, inv); err != nil {
+		return err
 	}
 	r.count.Sales.Repaired++
 	s.log.Info("reconciliation repaired a document to UJP's status", "einvoice", inv.ID, "from", from, "to", to, "euid", st.EUID)
