@@ -111,13 +111,7 @@ func (p *Service) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who einv
 			if _, err := p.AccessProblem(ctx, co.ID, err); err != nil {
 				return err
 			}
-			return p.db.InTx(ctx, func(tx *store.Tx) error {
-				inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
-				if err != nil || !ok {
-					return err
-				}
-				return p.requestLookup(ctx, tx, inv)
-			})
+			return p.lookupAfresh(ctx, sr)
 		}
 		if einvoicing.StaleRead(err) {
 			return p.lookupAfresh(ctx, sr)
@@ -133,7 +127,8 @@ func (p *Service) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who einv
 	return jobs.Cancel(fmt.Errorf("signed read %s: not a look-up: %s", sr.ID, sr.LinkType))
 }
 
-// lookupAfresh asks for the look-up again from its start, signed now.
+// lookupAfresh asks for the look-up again from its start, signed now
+// (the signed read was too old for UJP, or the payloads were refused).
 func (p *Service) lookupAfresh(ctx context.Context, sr dbq.SigningRequest) error {
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
 		inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
