@@ -96,11 +96,11 @@ func (s *Service) ClaimNextSigningRequests(ctx context.Context, c einvoicing.Cal
 // would, in one transaction: a signature that fails verification is
 // answered with its problem and the others are recorded.
 func (s *Service) SubmitSignatures(ctx context.Context, c einvoicing.Caller, items []SignatureItem, present Present) (any, error) {
-	steps, err := itemSteps(items, func(it SignatureItem) (string, string) {
+	steps, err := itemSteps(items, func(it SignatureItem) *denar.FieldError {
 		if it.JWS == "" {
-			return "jws", "is required"
+			return &denar.FieldError{Path: "jws", Message: "is required"}
 		}
-		return "", ""
+		return nil
 	}, func(it SignatureItem) signerStep { return s.signatureStep(ctx, c, it.JWS) })
 	if err != nil {
 		return nil, err
@@ -111,11 +111,8 @@ func (s *Service) SubmitSignatures(ctx context.Context, c einvoicing.Caller, ite
 // RefuseSigningRequests records each refusal as RefuseSigningRequest
 // would, in one transaction.
 func (s *Service) RefuseSigningRequests(ctx context.Context, c einvoicing.Caller, items []RefusalItem, present Present) (any, error) {
-	steps, err := itemSteps(items, func(it RefusalItem) (string, string) {
-		if msg := refusalReasonProblem(it.Reason); msg != "" {
-			return "reason", msg
-		}
-		return "", ""
+	steps, err := itemSteps(items, func(it RefusalItem) *denar.FieldError {
+		return badRefusalReason(it.Reason)
 	}, func(it RefusalItem) signerStep { return s.refusalStep(ctx, c, it.Reason, it.Message) })
 	if err != nil {
 		return nil, err
@@ -125,9 +122,9 @@ func (s *Service) RefuseSigningRequests(ctx context.Context, c einvoicing.Caller
 
 // itemSteps checks the items of a batch and makes each its step: first
 // their ids as checkBatchIDs does (at items[i].id), then each item in
-// order, whose check names the field at fault (items[i].<field>) and its
-// problem when the item is invalid.
-func itemSteps[T interface{ itemID() string }](items []T, check func(T) (field, message string), step func(T) signerStep) ([]batchStep, error) {
+// order, whose check gives the item's problem (nil when it is valid) at
+// its field, which becomes items[i].<field>.
+func itemSteps[T interface{ itemID() string }](items []T, check func(T) *denar.FieldError, step func(T) signerStep) ([]batchStep, error) {
 	path := func(i int, field string) string { return "items[" + strconv.Itoa(i) + "]." + field }
 	ids := make([]string, len(items))
 	for i, it := range items {
@@ -138,8 +135,9 @@ func itemSteps[T interface{ itemID() string }](items []T, check func(T) (field, 
 	}
 	steps := make([]batchStep, len(items))
 	for i, it := range items {
-		if field, message := check(it); field != "" {
-			return nil, denar.Invalid(denar.FieldError{Path: path(i, field), Message: message})
+		if fe := check(it); fe != nil {
+			fe.Path = path(i, fe.Path)
+			return nil, denar.Invalid(*fe)
 		}
 		steps[i] = batchStep{id: ids[i], step: step(it)}
 	}

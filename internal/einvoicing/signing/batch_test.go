@@ -4,9 +4,11 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/einvoicing"
 )
 
 // TestCheckBatchIDs: an empty batch, one over MaxSigningBatch and an id
@@ -56,7 +58,7 @@ func TestCheckBatchIDs(t *testing.T) {
 // the items' order.
 func TestItemSteps(t *testing.T) {
 	t.Parallel()
-	const reasons = "must be one of user_declined, policy, token_missing, pin_locked, payload_invalid, unattended"
+	reasons := "must be one of " + strings.Join(einvoicing.RefusalReasons, ", ")
 	for _, tc := range []struct {
 		name    string
 		items   []RefusalItem
@@ -70,11 +72,8 @@ func TestItemSteps(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			steps, err := itemSteps(tc.items, func(it RefusalItem) (string, string) {
-				if msg := refusalReasonProblem(it.Reason); msg != "" {
-					return "reason", msg
-				}
-				return "", ""
+			steps, err := itemSteps(tc.items, func(it RefusalItem) *denar.FieldError {
+				return badRefusalReason(it.Reason)
 			}, func(RefusalItem) signerStep { return nil })
 			if tc.path == "" {
 				if err != nil {

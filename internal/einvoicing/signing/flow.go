@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/denar-mk/denar"
@@ -337,8 +336,8 @@ func (s *Service) signatureStep(ctx context.Context, c einvoicing.Caller, jws st
 // payload_invalid fail it with problem signature_refused
 // (einvoice.failed).
 func (s *Service) RefuseSigningRequest(ctx context.Context, c einvoicing.Caller, id, reason, message string) (einvoicing.SigningRequest, error) {
-	if msg := refusalReasonProblem(reason); msg != "" {
-		return einvoicing.SigningRequest{}, denar.Invalid(denar.FieldError{Path: "reason", Message: msg})
+	if fe := badRefusalReason(reason); fe != nil {
+		return einvoicing.SigningRequest{}, denar.Invalid(*fe)
 	}
 	return s.signerTransition(ctx, c, id, s.refusalStep(ctx, c, reason, message))
 }
@@ -366,13 +365,15 @@ func finish(ctx context.Context, tx *store.Tx, p dbq.FinishSigningRequestParams)
 	return err
 }
 
-// refusalReasonProblem is what is wrong with reason, "" when it is one of
-// einvoicing.RefusalReasons.
-func refusalReasonProblem(reason string) string {
+// badRefusalReason is the problem of reason at the field reason, nil when
+// it is one of einvoicing.RefusalReasons. The message is a constant, as
+// the dashboard's translations need (TestItemSteps checks it names the
+// list).
+func badRefusalReason(reason string) *denar.FieldError {
 	if slices.Contains(einvoicing.RefusalReasons, reason) {
-		return ""
+		return nil
 	}
-	return "must be one of " + strings.Join(einvoicing.RefusalReasons, ", ")
+	return &denar.FieldError{Path: "reason", Message: "must be one of user_declined, policy, token_missing, pin_locked, payload_invalid, unattended"}
 }
 
 // refusalStep records c's refusal of a request and what it means for the
