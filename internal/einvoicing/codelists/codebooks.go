@@ -51,7 +51,7 @@ type Codebook struct {
 
 // codebookSource says where the lists of env come from: recorded from UJP
 // (with the last read), or the snapshot.
-func (s *Service) codebookSource(env string) (*ujpdoc.Codebooks, string, *time.Time, CodeListState) {
+func (s *Service) codebookSource(env string) (*ujpdoc.Codebooks, string, *time.Time, recordedState) {
 	cb, st := s.recordedLists(env)
 	if cb == nil {
 		return s.snapshot(), CodebookSourceSnapshot, nil, st
@@ -63,7 +63,7 @@ func (s *Service) codebookSource(env string) (*ujpdoc.Codebooks, string, *time.T
 // freshness is list name's: whether it is UJP's, and since when it is
 // unchanged (a tax indicator also changes with the document types allowed
 // to use it).
-func freshness(st CodeListState, name string) CodebookFreshness {
+func freshness(st recordedState, name string) CodebookFreshness {
 	ls, ok := st.Lists[name]
 	if !ok || !ls.Live {
 		return CodebookFreshness{}

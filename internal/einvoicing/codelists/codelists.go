@@ -42,20 +42,20 @@ type CodeListChange struct {
 	Lists       []ujpdoc.ListChange `json:"lists" doc:"Each list that changed: the codes added, removed and changed. GET /v1/codebooks/{name} lists the values now."`
 }
 
-// CodeListState is what is recorded of an environment's lists besides the
+// recordedState is what is recorded of an environment's lists besides the
 // lists themselves.
-type CodeListState struct {
+type recordedState struct {
 	// Version grows by one at each change.
 	Version int64
 	// FetchedAt is when UJP's lists were last read; ChangedAt when they
 	// last differed from the lists before.
 	FetchedAt, ChangedAt time.Time
 	// Lists are the lists of ujpdoc.DiffLists by name.
-	Lists map[string]ListState
+	Lists map[string]listState
 }
 
-// ListState is one recorded list.
-type ListState struct {
+// listState is one recorded list.
+type listState struct {
 	Digest string    `json:"digest"`
 	Since  time.Time `json:"since"` // unchanged since
 	// Live: the values are UJP's (read now or earlier); false while a list
@@ -68,7 +68,7 @@ type codeLists struct {
 	env     string
 	mu      sync.RWMutex
 	cur     *ujpdoc.Codebooks // nil: none recorded (the snapshot applies)
-	state   CodeListState
+	state   recordedState
 	loaded  bool
 	checked time.Time // when the store was last looked at (real time)
 	loading atomic.Bool
@@ -78,13 +78,13 @@ func newCodeLists() map[string]*codeLists {
 	return map[string]*codeLists{auth.EnvSandbox: {env: auth.EnvSandbox}, auth.EnvProduction: {env: auth.EnvProduction}}
 }
 
-func (l *codeLists) view() (*ujpdoc.Codebooks, CodeListState) {
+func (l *codeLists) view() (*ujpdoc.Codebooks, recordedState) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	return l.cur, l.state
 }
 
-func (l *codeLists) set(cb *ujpdoc.Codebooks, st CodeListState) {
+func (l *codeLists) set(cb *ujpdoc.Codebooks, st recordedState) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if cb != nil || st.Version == 0 {
@@ -99,10 +99,10 @@ func (l *codeLists) set(cb *ujpdoc.Codebooks, st CodeListState) {
 // Config.Reload, have it read again in the background (one read
 // at a time), so a change recorded by another process is followed within
 // that time and a request never waits for it.
-func (s *Service) recordedLists(env string) (*ujpdoc.Codebooks, CodeListState) {
+func (s *Service) recordedLists(env string) (*ujpdoc.Codebooks, recordedState) {
 	l := s.lists[env]
 	if l == nil || s.db == nil {
-		return nil, CodeListState{}
+		return nil, recordedState{}
 	}
 	l.mu.RLock()
 	loaded, checked := l.loaded, l.checked
@@ -113,7 +113,7 @@ func (s *Service) recordedLists(env string) (*ujpdoc.Codebooks, CodeListState) {
 		defer cancel()
 		if err := s.reloadLists(ctx, l); err != nil {
 			s.log.Warn("ujp code lists: the recorded lists were not read; validating with the snapshot for now", "environment", env, "err", err)
-			l.set(nil, CodeListState{})
+			l.set(nil, recordedState{})
 		}
 	case time.Since(checked) >= s.cfg.Reload && l.loading.CompareAndSwap(false, true):
 		go func() {
@@ -134,7 +134,7 @@ func (s *Service) reloadLists(ctx context.Context, l *codeLists) error {
 	q := s.db.Reader()
 	st, err := q.GetUJPCodeListsState(ctx, l.env)
 	if errors.Is(err, sql.ErrNoRows) {
-		l.set(nil, CodeListState{})
+		l.set(nil, recordedState{})
 		return nil
 	}
 	if err != nil {
@@ -164,8 +164,8 @@ func (s *Service) reloadLists(ctx context.Context, l *codeLists) error {
 	return nil
 }
 
-func codeListState(digests string, version int64, fetched, changed time.Time) (CodeListState, error) {
-	st := CodeListState{Version: version, FetchedAt: fetched.UTC(), ChangedAt: changed.UTC()}
+func codeListState(digests string, version int64, fetched, changed time.Time) (recordedState, error) {
+	st := recordedState{Version: version, FetchedAt: fetched.UTC(), ChangedAt: changed.UTC()}
 	if err := json.Unmarshal([]byte(digests), &st.Lists); err != nil {
 		return st, fmt.Errorf("recorded code-list digests: %w", err)
 	}
@@ -235,7 +235,7 @@ func (s *Service) RefreshCodeLists(ctx context.Context, env string) (*CodeListCh
 // recorded ones (or the snapshot).
 func (s *Service) recordCodeLists(ctx context.Context, env string, fetched *ujpdoc.Codebooks) (*CodeListChange, error) {
 	q := s.db.Reader()
-	prev, prevState := s.snapshot(), CodeListState{}
+	prev, prevState := s.snapshot(), recordedState{}
 	row, err := q.GetUJPCodeLists(ctx, env)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -256,10 +256,10 @@ func (s *Service) recordCodeLists(ctx context.Context, env string, fetched *ujpd
 	now := s.db.Now().UTC()
 	merged.FetchedAt = now
 	digests := ujpdoc.Digests(merged)
-	lists := make(map[string]ListState, len(digests))
+	lists := make(map[string]listState, len(digests))
 	changed := row.Version == 0
 	for name, d := range digests {
-		ls := ListState{Digest: d, Since: now, Live: true}
+		ls := listState{Digest: d, Since: now, Live: true}
 		for _, k := range kept {
 			if k == name {
 				ls.Live = prevState.Lists[name].Live

@@ -43,31 +43,46 @@ func (s *Service) InboxReminders(ctx context.Context) error {
 		if i+1 < len(einvoice.ReminderDays) {
 			next = einvoice.ReminderDays[i+1]
 		}
-		for {
-			rows, err := s.db.Reader().DueInboxReminders(ctx, dbq.DueInboxRemindersParams{
+		err := s.eachDue(ctx, "reminders", "reminder of", func() ([]dbq.InboxDocument, error) {
+			return s.db.Reader().DueInboxReminders(ctx, dbq.DueInboxRemindersParams{
 				FromDate: today.AddDate(0, 0, next+1).Format(time.DateOnly), ToDate: today.AddDate(0, 0, days).Format(time.DateOnly), Days: int32(days)})
-			if err != nil {
-				return fmt.Errorf("due reminders: %w", err)
-			}
-			sent := 0
-			for _, r := range rows {
-				err := s.inboxInTx(ctx, func(tx *store.Tx) error {
-					ok, err := s.remind(ctx, tx, r.ID, days)
-					if ok {
-						sent++
-					}
-					return err
-				})
-				if err != nil {
-					return fmt.Errorf("reminder of %s: %w", r.ID, err)
-				}
-			}
-			if len(rows) < 200 || sent == 0 {
-				break
-			}
+		}, func(tx *store.Tx, id string) (bool, error) {
+			return s.remind(ctx, tx, id, days)
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// eachDue reads the documents due (the list named "due <list>") and
+// applies act to each, one transaction a document (act reports whether it
+// acted), and reads again while a full page (200) brought something to
+// do; an error of act names the document after item.
+func (s *Service) eachDue(ctx context.Context, list, item string, due func() ([]dbq.InboxDocument, error), act func(tx *store.Tx, id string) (bool, error)) error {
+	for {
+		rows, err := due()
+		if err != nil {
+			return fmt.Errorf("due %s: %w", list, err)
+		}
+		done := 0
+		for _, r := range rows {
+			err := s.inboxInTx(ctx, func(tx *store.Tx) error {
+				ok, err := act(tx, r.ID)
+				if ok {
+					done++
+				}
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", item, r.ID, err)
+			}
+		}
+		if len(rows) < 200 || done == 0 {
+			return nil
+		}
+	}
 }
 
 // remind sends the reminder of days for document id if it is due now and
@@ -97,28 +112,11 @@ func (s *Service) remind(ctx context.Context, tx *store.Tx, id string, days int)
 // decision_deadline_passed).
 func (s *Service) InboxAutoAccepts(ctx context.Context) error {
 	today := einvoice.Today(s.db.Now()).Format(time.DateOnly)
-	for {
-		rows, err := s.db.Reader().DueInboxAutoAccepts(ctx, today)
-		if err != nil {
-			return fmt.Errorf("due auto-acceptances: %w", err)
-		}
-		moved := 0
-		for _, r := range rows {
-			err := s.inboxInTx(ctx, func(tx *store.Tx) error {
-				ok, err := s.autoAccept(ctx, tx, r.ID)
-				if ok {
-					moved++
-				}
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("auto-accept %s: %w", r.ID, err)
-			}
-		}
-		if len(rows) < 200 || moved == 0 {
-			return nil
-		}
-	}
+	return s.eachDue(ctx, "auto-acceptances", "auto-accept", func() ([]dbq.InboxDocument, error) {
+		return s.db.Reader().DueInboxAutoAccepts(ctx, today)
+	}, func(tx *store.Tx, id string) (bool, error) {
+		return s.autoAccept(ctx, tx, id)
+	})
 }
 
 // autoAccept records the deadline's passing on document id.

@@ -325,15 +325,20 @@ func (s *Service) reaskDecision(ctx context.Context, gw ujp.Gateway, who einvoic
 	})
 }
 
+// decisionWaiting reads document id and whether a decision of it still
+// waits on the signing request srID (the decision's own, or the status
+// read that follows UJP's E1016).
+func decisionWaiting(ctx context.Context, tx *store.Tx, id, srID string) (dbq.InboxDocument, bool, error) {
+	d, err := tx.GetInboxDocument(ctx, id)
+	return d, err == nil && d.SigningRequestID.String == srID && d.DecisionRequested != "", err
+}
+
 // decisionConfirmed records UJP's acceptance of the decision waiting on
 // srID.
 func (s *Service) decisionConfirmed(ctx context.Context, tx *store.Tx, id, srID string) error {
-	d, err := tx.GetInboxDocument(ctx, id)
-	if err != nil {
+	d, waiting, err := decisionWaiting(ctx, tx, id, srID)
+	if err != nil || !waiting {
 		return err
-	}
-	if d.SigningRequestID.String != srID || d.DecisionRequested == "" {
-		return nil
 	}
 	code := ujp.StatusAccepted
 	if d.DecisionRequested == decisionReject {
@@ -346,8 +351,8 @@ func (s *Service) decisionConfirmed(ctx context.Context, tx *store.Tx, id, srID 
 // decisionLate fails the decision waiting on srID: its deadline passed
 // before it reached UJP.
 func (s *Service) decisionLate(ctx context.Context, tx *store.Tx, id, srID string) error {
-	d, err := tx.GetInboxDocument(ctx, id)
-	if err != nil || d.SigningRequestID.String != srID || d.DecisionRequested == "" {
+	d, waiting, err := decisionWaiting(ctx, tx, id, srID)
+	if err != nil || !waiting {
 		return err
 	}
 	_, err = s.failDecision(ctx, tx, d, inboxProblem{Code: "decision_late",
@@ -359,8 +364,8 @@ func (s *Service) decisionLate(ctx context.Context, tx *store.Tx, id, srID strin
 // current status (link inbox_status); the read's answer settles the
 // decision. Without a signer the decision fails at once.
 func (s *Service) verifyDecision(ctx context.Context, tx *store.Tx, id, srID string, rej *ujp.RejectedError) error {
-	d, err := tx.GetInboxDocument(ctx, id)
-	if err != nil || d.SigningRequestID.String != srID || d.DecisionRequested == "" {
+	d, waiting, err := decisionWaiting(ctx, tx, id, srID)
+	if err != nil || !waiting {
 		return err
 	}
 	payload, err := json.Marshal(ujp.EUIDRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUID: d.Euid})
@@ -383,11 +388,11 @@ func (s *Service) verifyDecision(ctx context.Context, tx *store.Tx, id, srID str
 // decisionStatusRead applies the current status UJP gave after an E1016:
 // the decision is confirmed if UJP holds it, failed otherwise.
 func (s *Service) decisionStatusRead(ctx context.Context, tx *store.Tx, id, srID string, st *ujp.DocStatus) error {
-	d, err := tx.GetInboxDocument(ctx, id)
+	d, waiting, err := decisionWaiting(ctx, tx, id, srID)
 	if err != nil {
 		return err
 	}
-	if d.SigningRequestID.String != srID || d.DecisionRequested == "" {
+	if !waiting {
 		// A status read is news all the same.
 		_, err := s.ApplyUJPStatus(ctx, tx, d, st.StatusCode, st.StatusName, tx.Now, nil)
 		return err

@@ -22,6 +22,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/ujp"
@@ -191,20 +192,15 @@ func (s *Service) InboxPDF(ctx context.Context, p *auth.Principal, companyID, id
 	if errors.Is(err, sql.ErrNoRows) {
 		err := s.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 			link := einvoicing.SigningLink{Type: einvoicing.LinkInboxPDF, ID: d.ID}
-			if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link.Type, LinkID: link.ID, Now: tx.Now}); err == nil {
-				return nil
-			} else if !errors.Is(err, sql.ErrNoRows) {
+			if waiting, err := pipeline.ReadWaiting(ctx, tx, link); err != nil || waiting {
 				return err
 			}
 			payload, err := json.Marshal(ujp.EUIDRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUID: d.Euid})
 			if err != nil {
 				return err
 			}
-			_, err = einvoicing.RequestSignature(ctx, tx, d.CompanyID, einvoicing.PurposeQuery, payload, link)
-			if errors.Is(err, einvoicing.ErrNoSigner) {
-				return nil // asked again on the next request, once a signer is there
-			}
-			return err
+			// Without a signer, asked again on the next request.
+			return pipeline.AskRead(ctx, tx, d.CompanyID, payload, link)
 		})
 		if err != nil {
 			return nil, err

@@ -107,8 +107,8 @@ const sandboxSupplier = "4030000000044"
 
 // Simulate actions of the sandbox for an inbox document.
 const (
-	SimInboxDeadlinePasses = "deadline_passes"
-	SimInboxSellerStornos  = "seller_stornos"
+	simInboxDeadlinePasses = "deadline_passes"
+	simInboxSellerStornos  = "seller_stornos"
 )
 
 // SimulateInboxCommand is the command of POST
@@ -148,9 +148,9 @@ func (s *Service) SimulateInbox(ctx context.Context, c einvoicing.Caller, cmd Si
 	}
 	var storno *string
 	switch cmd.Action {
-	case SimInboxDeadlinePasses:
+	case simInboxDeadlinePasses:
 		err = s.sandbox.AutoAccept(ctx, d.Euid)
-	case SimInboxSellerStornos:
+	case simInboxSellerStornos:
 		if cmd.VoidReason != "" {
 			if _, ok := s.core.CodeLists(co.Environment).Lookup(ujpdoc.CBVoidReasons, cmd.VoidReason); !ok {
 				return InboxSimulation{}, denar.Invalid(denar.FieldError{Path: "voidReason", Codebook: ujpdoc.CBVoidReasons,

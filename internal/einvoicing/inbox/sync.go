@@ -35,6 +35,7 @@ import (
 
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -93,31 +94,21 @@ func requestPurchaseIDs(ctx context.Context, tx *store.Tx, co dbq.Company, from,
 	if err != nil {
 		return err
 	}
-	_, err = einvoicing.RequestSignature(ctx, tx, co.ID, einvoicing.PurposeQuery, payload, einvoicing.SigningLink{Type: einvoicing.LinkPurchaseIDs, ID: co.ID})
-	if errors.Is(err, einvoicing.ErrNoSigner) {
-		return nil
-	}
-	return err
+	return pipeline.AskRead(ctx, tx, co.ID, payload, einvoicing.SigningLink{Type: einvoicing.LinkPurchaseIDs, ID: co.ID})
 }
 
 // requestPurchaseChanges asks for the read of co's purchase change feed of
 // day, unless one waits for its signer already.
 func requestPurchaseChanges(ctx context.Context, tx *store.Tx, co dbq.Company, day string) error {
 	link := einvoicing.SigningLink{Type: einvoicing.LinkPurchaseChanges, ID: co.ID}
-	if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link.Type, LinkID: link.ID, Now: tx.Now}); err == nil {
-		return nil
-	} else if !errors.Is(err, sql.ErrNoRows) {
+	if waiting, err := pipeline.ReadWaiting(ctx, tx, link); err != nil || waiting {
 		return err
 	}
 	payload, err := json.Marshal(ujp.ChangesRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), Date: day})
 	if err != nil {
 		return err
 	}
-	_, err = einvoicing.RequestSignature(ctx, tx, co.ID, einvoicing.PurposeQuery, payload, link)
-	if errors.Is(err, einvoicing.ErrNoSigner) {
-		return nil
-	}
-	return err
+	return pipeline.AskRead(ctx, tx, co.ID, payload, link)
 }
 
 // readInbox runs the inbox's signed reads and decisions for the query job.
@@ -202,11 +193,7 @@ func (s *Service) purchaseIDsRead(ctx context.Context, co dbq.Company, sr dbq.Si
 		}
 		// The next step needs the range's end and when this read started.
 		link := einvoicing.SigningLink{Type: einvoicing.LinkPurchasePayloads, ID: fmt.Sprintf("%s/%s/%d", co.ID, req.DateTo, started.UnixMilli())}
-		_, err = einvoicing.RequestSignature(ctx, tx, co.ID, einvoicing.PurposeQuery, payload, link)
-		if errors.Is(err, einvoicing.ErrNoSigner) {
-			return nil
-		}
-		return err
+		return pipeline.AskRead(ctx, tx, co.ID, payload, link)
 	})
 }
 

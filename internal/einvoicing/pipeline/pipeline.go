@@ -621,11 +621,8 @@ func (p *Service) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, cause
 		if err != nil {
 			return err
 		}
-
-		if cur.SendUnknownSince.Valid {
-			if err := tx.SetEInvoiceSendUnknown(ctx, dbq.SetEInvoiceSendUnknownParams{ID: cur.ID}); err != nil {
-				return err
-			}
+		if err := LookupOver(ctx, tx, cur); err != nil {
+			return err
 		}
 		co, err := tx.GetCompany(ctx, d.CompanyID)
 		if err != nil {
@@ -702,11 +699,8 @@ func requestPDF(ctx context.Context, tx *store.Tx, d dbq.Einvoice) error {
 	if err != nil {
 		return err
 	}
-	_, err = einvoicing.RequestSignature(ctx, tx, d.CompanyID, einvoicing.PurposeQuery, payload, einvoicing.SigningLink{Type: einvoicing.LinkPDF, ID: d.ID})
-	if errors.Is(err, einvoicing.ErrNoSigner) {
-		return nil // asked again when the PDF is requested
-	}
-	return err
+	// Without a signer, asked again when the PDF is requested.
+	return AskRead(ctx, tx, d.CompanyID, payload, einvoicing.SigningLink{Type: einvoicing.LinkPDF, ID: d.ID})
 }
 
 // pollAll is the periodic worker: it schedules a read of UJP for every
@@ -808,10 +802,12 @@ func (p *Service) requestSalesChanges(ctx context.Context, tx *store.Tx, co dbq.
 	for d := from; !d.After(today); d = d.AddDate(0, 0, 1) {
 		day := d.Format(time.DateOnly)
 		link := einvoicing.SigningLink{Type: einvoicing.LinkChanges, ID: co.ID + "/" + day}
-		if _, err := tx.OpenSigningRequestForLink(ctx, dbq.OpenSigningRequestForLinkParams{LinkType: link.Type, LinkID: link.ID, Now: tx.Now}); err == nil {
-			continue
-		} else if !errors.Is(err, sql.ErrNoRows) {
+		waiting, err := ReadWaiting(ctx, tx, link)
+		if err != nil {
 			return err
+		}
+		if waiting {
+			continue
 		}
 		payload, err := json.Marshal(ujp.ChangesRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), Date: day})
 		if err != nil {

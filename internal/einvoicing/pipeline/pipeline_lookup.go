@@ -84,11 +84,8 @@ func requestLookupFrom(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, from
 	if err != nil {
 		return err
 	}
-	_, err = einvoicing.RequestSignature(ctx, tx, inv.CompanyID, einvoicing.PurposeQuery, payload, einvoicing.SigningLink{Type: einvoicing.LinkSalesLookup, ID: inv.ID})
-	if errors.Is(err, einvoicing.ErrNoSigner) {
-		return nil // the submit job asks again
-	}
-	return err
+	// Without a signer, the submit job asks again.
+	return AskRead(ctx, tx, inv.CompanyID, payload, einvoicing.SigningLink{Type: einvoicing.LinkSalesLookup, ID: inv.ID})
 }
 
 // readLookup runs the look-up's signed reads for the query job.
@@ -114,13 +111,7 @@ func (p *Service) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who einv
 			if _, err := p.AccessProblem(ctx, co.ID, err); err != nil {
 				return err
 			}
-			return p.db.InTx(ctx, func(tx *store.Tx) error {
-				inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
-				if err != nil || !ok {
-					return err
-				}
-				return p.requestLookup(ctx, tx, inv)
-			})
+			return p.lookupAfresh(ctx, sr)
 		}
 		if einvoicing.StaleRead(err) {
 			return p.lookupAfresh(ctx, sr)
@@ -136,7 +127,8 @@ func (p *Service) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who einv
 	return jobs.Cancel(fmt.Errorf("signed read %s: not a look-up: %s", sr.ID, sr.LinkType))
 }
 
-// lookupAfresh asks for the look-up again from its start, signed now.
+// lookupAfresh asks for the look-up again from its start, signed now
+// (the signed read was too old for UJP, or the payloads were refused).
 func (p *Service) lookupAfresh(ctx context.Context, sr dbq.SigningRequest) error {
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
 		inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
@@ -167,15 +159,10 @@ func (p *Service) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Sig
 	if err := einvoicing.DecodeSigned(sr, &req); err != nil {
 		return err
 	}
-	var found string
-	err := p.db.InTx(ctx, func(tx *store.Tx) error {
-		inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
-		if err != nil || !ok {
-			return err
-		}
+	return p.settleLookup(ctx, sr, func(tx *store.Tx, inv dbq.Einvoice) (string, error) {
 		doc, err := einvoicing.StoredDocument(inv)
 		if err != nil {
-			return err
+			return "", err
 		}
 		h := doc.Header
 		var candidates []ujp.DocStatus
@@ -187,9 +174,9 @@ func (p *Service) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Sig
 		if len(candidates) == 0 {
 			if next, err := einvoicing.ParseDay(req.DateTo); err == nil && next.Before(einvoicing.SkopjeMidnight(tx.Now)) {
 				// A month was read and UJP's today is further on.
-				return requestLookupFrom(ctx, tx, inv, next.AddDate(0, 0, 1))
+				return "", requestLookupFrom(ctx, tx, inv, next.AddDate(0, 0, 1))
 			}
-			return p.notAtUJP(ctx, tx, inv)
+			return "", p.notAtUJP(ctx, tx, inv)
 		}
 		if _, missing := einvoicing.PrivilegeMissing(co, ujp.PrivilegePayloads); !missing {
 			euids := make([]string, 0, min(len(candidates), einvoicing.MaxPayloadsPerRequest))
@@ -198,13 +185,9 @@ func (p *Service) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Sig
 			}
 			payload, err := json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUIDs: euids})
 			if err != nil {
-				return err
+				return "", err
 			}
-			_, err = einvoicing.RequestSignature(ctx, tx, inv.CompanyID, einvoicing.PurposeQuery, payload, einvoicing.SigningLink{Type: einvoicing.LinkSalesLookupPayloads, ID: inv.ID})
-			if errors.Is(err, einvoicing.ErrNoSigner) {
-				return nil
-			}
-			return err
+			return "", AskRead(ctx, tx, inv.CompanyID, payload, einvoicing.SigningLink{Type: einvoicing.LinkSalesLookupPayloads, ID: inv.ID})
 		}
 		// Without RD the payloads cannot be read: the document is UJP's
 		// one with our number, date, gross amount and buyer, if exactly
@@ -217,14 +200,42 @@ func (p *Service) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Sig
 		}
 		switch len(match) {
 		case 0:
-			return p.notAtUJP(ctx, tx, inv)
+			return "", p.notAtUJP(ctx, tx, inv)
 		case 1:
-			found = match[0].EUID
-			return nil
+			return match[0].EUID, nil
 		}
 		p.log.Warn("UJP holds several documents with this number, date, amount and buyer; without RD they cannot be told apart, the look-up is tried again later",
 			"einvoice", inv.ID, "matches", len(match))
-		return nil
+		return "", nil
+	})
+}
+
+// lookupPayloads reads the candidates' payloads: the one whose header.docId
+// is the e-invoice's is it.
+func (p *Service) lookupPayloads(ctx context.Context, sr dbq.SigningRequest, list []ujp.Payload) error {
+	return p.settleLookup(ctx, sr, func(tx *store.Tx, inv dbq.Einvoice) (string, error) {
+		for _, pl := range list {
+			if einvoicing.PayloadDocID(pl.Payload) == inv.UjpDocID {
+				return pl.EUID, nil
+			}
+		}
+		return "", p.notAtUJP(ctx, tx, inv)
+	})
+}
+
+// settleLookup runs decide, in one transaction, on the e-invoice sr looks
+// up while it still waits for its look-up: decide returns the EUID UJP
+// holds it under when it found it, and records itself what else it
+// found. A found e-invoice is then delivered as submitted earlier.
+func (p *Service) settleLookup(ctx context.Context, sr dbq.SigningRequest, decide func(tx *store.Tx, inv dbq.Einvoice) (string, error)) error {
+	var found string
+	err := p.db.InTx(ctx, func(tx *store.Tx) error {
+		inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
+		if err != nil || !ok {
+			return err
+		}
+		found, err = decide(tx, inv)
+		return err
 	})
 	if err != nil || found == "" {
 		return err
@@ -236,31 +247,13 @@ func (p *Service) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Sig
 	return p.deliver(ctx, inv, found, "", "submitted_earlier")
 }
 
-// lookupPayloads reads the candidates' payloads: the one whose header.docId
-// is the e-invoice's is it.
-func (p *Service) lookupPayloads(ctx context.Context, sr dbq.SigningRequest, list []ujp.Payload) error {
-	var found string
-	err := p.db.InTx(ctx, func(tx *store.Tx) error {
-		inv, ok, err := lookingUp(ctx, tx, sr.LinkID)
-		if err != nil || !ok {
-			return err
-		}
-		for _, pl := range list {
-			if einvoicing.PayloadDocID(pl.Payload) == inv.UjpDocID {
-				found = pl.EUID
-				return nil
-			}
-		}
-		return p.notAtUJP(ctx, tx, inv)
-	})
-	if err != nil || found == "" {
-		return err
+// LookupOver ends the look-up of inv's lost send, if one was going: UJP
+// was found to hold the document.
+func LookupOver(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
+	if !inv.SendUnknownSince.Valid {
+		return nil
 	}
-	inv, err := p.db.Reader().GetEInvoiceByID(ctx, sr.LinkID)
-	if err != nil {
-		return err
-	}
-	return p.deliver(ctx, inv, found, "", "submitted_earlier")
+	return tx.SetEInvoiceSendUnknown(ctx, dbq.SetEInvoiceSendUnknownParams{ID: inv.ID})
 }
 
 // notAtUJP records that UJP does not hold inv: it is sent again.

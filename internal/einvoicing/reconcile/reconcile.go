@@ -51,6 +51,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/crashpoint"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -426,20 +427,14 @@ func (s *Service) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway, 
 		}
 		r := ujp.AccessProblem(err)
 		msg := fmt.Sprintf("UJP refused the company's signer (%s %s); the run waits until the company's access is set right in UJP's portal (see the company's problems) and resumes by itself.", r.Code, r.Message)
-		return s.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-			return s.noteProblem(ctx, tx, row.ID, seq, ReconciliationProblem{Code: "access_refused", Message: msg})
+		_, err := s.atSeq(context.WithoutCancel(ctx), row.ID, seq, func(tx *store.Tx, cur dbq.Reconciliation) error {
+			return s.noteProblem(ctx, tx, cur, ReconciliationProblem{Code: "access_refused", Message: msg})
 		})
+		return err
 	case err != nil:
 		return s.pipe.QueryFailed(ctx, co, err)
 	}
-	err = s.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-		cur, err := tx.GetReconciliation(ctx, id)
-		if err != nil {
-			return err
-		}
-		if cur.State != ReconciliationRunning || int(cur.Seq) != seq {
-			return errReconMoved
-		}
+	applied, err := s.atSeq(context.WithoutCancel(ctx), id, seq, func(tx *store.Tx, cur dbq.Reconciliation) error {
 		r, err := loadRecon(ctx, tx, cur)
 		if err != nil {
 			return err
@@ -449,22 +444,36 @@ func (s *Service) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway, 
 		}
 		return s.next(ctx, tx, r)
 	})
-	if errors.Is(err, errReconMoved) {
-		return nil
-	}
-	if err != nil {
+	if err != nil || !applied {
 		return err
 	}
 	crashpoint.Hit(crashpoint.ReconcileAfterRead)
 	return s.pipe.AccessOK(ctx, co.ID, privilege)
 }
 
-// noteProblem records a problem on a run still at seq, without moving it.
-func (s *Service) noteProblem(ctx context.Context, tx *store.Tx, id string, seq int, q ReconciliationProblem) error {
-	cur, err := tx.GetReconciliation(ctx, id)
-	if err != nil || cur.State != ReconciliationRunning || int(cur.Seq) != seq {
-		return err
+// atSeq runs fn in one transaction on run id if it is still running at
+// seq. It reports whether fn ran and committed: a run that had moved on,
+// before fn or under it (errReconMoved, rolled back), is left alone
+// without an error.
+func (s *Service) atSeq(ctx context.Context, id string, seq int, fn func(tx *store.Tx, cur dbq.Reconciliation) error) (bool, error) {
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		cur, err := tx.GetReconciliation(ctx, id)
+		if err != nil {
+			return err
+		}
+		if cur.State != ReconciliationRunning || int(cur.Seq) != seq {
+			return errReconMoved
+		}
+		return fn(tx, cur)
+	})
+	if errors.Is(err, errReconMoved) {
+		return false, nil
 	}
+	return err == nil, err
+}
+
+// noteProblem records a problem on run cur, without moving it.
+func (s *Service) noteProblem(ctx context.Context, tx *store.Tx, cur dbq.Reconciliation, q ReconciliationProblem) error {
 	r, err := loadRecon(ctx, tx, cur)
 	if err != nil {
 		return err
@@ -484,24 +493,19 @@ func (s *Service) noteProblem(ctx context.Context, tx *store.Tx, id string, seq 
 // askAfresh asks for the read of a run still at seq again, signed now
 // (UJP refused the signed one's requestTimestamp as too old).
 func (s *Service) askAfresh(ctx context.Context, id string, seq int) error {
-	err := s.db.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-		cur, err := tx.GetReconciliation(ctx, id)
-		if err != nil {
-			return err
-		}
-		if cur.State != ReconciliationRunning || int(cur.Seq) != seq {
-			return nil
-		}
-		r, err := loadRecon(ctx, tx, cur)
-		if err != nil {
-			return err
-		}
-		return s.ask(ctx, tx, r, cur.Step)
+	_, err := s.atSeq(context.WithoutCancel(ctx), id, seq, func(tx *store.Tx, cur dbq.Reconciliation) error {
+		return s.askAgain(ctx, tx, cur)
 	})
-	if errors.Is(err, errReconMoved) {
-		return nil
-	}
 	return err
+}
+
+// askAgain asks for the read of run cur's step again, as a new seq.
+func (s *Service) askAgain(ctx context.Context, tx *store.Tx, cur dbq.Reconciliation) error {
+	r, err := loadRecon(ctx, tx, cur)
+	if err != nil {
+		return err
+	}
+	return s.ask(ctx, tx, r, cur.Step)
 }
 
 // apply records the answer a of r's current read.
@@ -681,10 +685,8 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, r *recon, inv dbq.Ei
 	if err != nil {
 		return err
 	}
-	if inv.SendUnknownSince.Valid {
-		if err := tx.SetEInvoiceSendUnknown(ctx, dbq.SetEInvoiceSendUnknownParams{ID: inv.ID}); err != nil {
-			return err
-		}
+	if err := pipeline.LookupOver(ctx, tx, inv); err != nil {
+		return err
 	}
 	r.count.Sales.Repaired++
 	s.log.Info("reconciliation repaired a document to UJP's status", "einvoice", inv.ID, "from", from, "to", to, "euid", st.EUID)
@@ -1079,11 +1081,7 @@ func (s *Service) resume(ctx context.Context, row dbq.Reconciliation) error {
 	} else if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		cur, err := tx.GetReconciliation(ctx, row.ID)
-		if err != nil || cur.State != ReconciliationRunning || cur.Seq != row.Seq {
-			return err
-		}
+	_, err = s.atSeq(ctx, row.ID, int(row.Seq), func(tx *store.Tx, cur dbq.Reconciliation) error {
 		sr, err := tx.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: einvoicing.LinkReconciliation, LinkID: link})
 		if err == nil {
 			if stale, _ := s.pipe.Stale(sr); !stale {
@@ -1095,15 +1093,8 @@ func (s *Service) resume(ctx context.Context, row dbq.Reconciliation) error {
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		r, err := loadRecon(ctx, tx, cur)
-		if err != nil {
-			return err
-		}
-		return s.ask(ctx, tx, r, cur.Step)
+		return s.askAgain(ctx, tx, cur)
 	})
-	if errors.Is(err, errReconMoved) {
-		return nil
-	}
 	return err
 }
 

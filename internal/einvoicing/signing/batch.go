@@ -49,6 +49,9 @@ type SignatureItem struct{ ID, JWS string }
 // RefusalItem is one refusal of a batch.
 type RefusalItem struct{ ID, Reason, Message string }
 
+func (it SignatureItem) itemID() string { return it.ID }
+func (it RefusalItem) itemID() string   { return it.ID }
+
 // ClaimSigningRequests claims each of ids for the caller, as
 // ClaimSigningRequest would, in one transaction.
 func (s *Service) ClaimSigningRequests(ctx context.Context, c einvoicing.Caller, ids []string, present Present) (any, error) {
@@ -93,19 +96,14 @@ func (s *Service) ClaimNextSigningRequests(ctx context.Context, c einvoicing.Cal
 // would, in one transaction: a signature that fails verification is
 // answered with its problem and the others are recorded.
 func (s *Service) SubmitSignatures(ctx context.Context, c einvoicing.Caller, items []SignatureItem, present Present) (any, error) {
-	ids := make([]string, len(items))
-	for i, it := range items {
-		ids[i] = it.ID
-	}
-	if err := checkBatchIDs(ids, func(i int) string { return "items[" + strconv.Itoa(i) + "].id" }); err != nil {
-		return nil, err
-	}
-	steps := make([]batchStep, len(items))
-	for i, it := range items {
+	steps, err := itemSteps(items, func(it SignatureItem) *denar.FieldError {
 		if it.JWS == "" {
-			return nil, denar.Invalid(denar.FieldError{Path: "items[" + strconv.Itoa(i) + "].jws", Message: "is required"})
+			return &denar.FieldError{Path: "jws", Message: "is required"}
 		}
-		steps[i] = batchStep{id: it.ID, step: s.signatureStep(ctx, c, it.JWS)}
+		return nil
+	}, func(it SignatureItem) signerStep { return s.signatureStep(ctx, c, it.JWS) })
+	if err != nil {
+		return nil, err
 	}
 	return s.signerBatch(ctx, c, steps, present, false)
 }
@@ -113,22 +111,37 @@ func (s *Service) SubmitSignatures(ctx context.Context, c einvoicing.Caller, ite
 // RefuseSigningRequests records each refusal as RefuseSigningRequest
 // would, in one transaction.
 func (s *Service) RefuseSigningRequests(ctx context.Context, c einvoicing.Caller, items []RefusalItem, present Present) (any, error) {
+	steps, err := itemSteps(items, func(it RefusalItem) *denar.FieldError {
+		return badRefusalReason(it.Reason)
+	}, func(it RefusalItem) signerStep { return s.refusalStep(ctx, c, it.Reason, it.Message) })
+	if err != nil {
+		return nil, err
+	}
+	return s.signerBatch(ctx, c, steps, present, false)
+}
+
+// itemSteps checks the items of a batch and makes each its step: first
+// their ids as checkBatchIDs does (at items[i].id), then each item in
+// order, whose check gives the item's problem (nil when it is valid) at
+// its field, which becomes items[i].<field>.
+func itemSteps[T interface{ itemID() string }](items []T, check func(T) *denar.FieldError, step func(T) signerStep) ([]batchStep, error) {
+	path := func(i int, field string) string { return "items[" + strconv.Itoa(i) + "]." + field }
 	ids := make([]string, len(items))
 	for i, it := range items {
-		ids[i] = it.ID
+		ids[i] = it.itemID()
 	}
-	if err := checkBatchIDs(ids, func(i int) string { return "items[" + strconv.Itoa(i) + "].id" }); err != nil {
+	if err := checkBatchIDs(ids, func(i int) string { return path(i, "id") }); err != nil {
 		return nil, err
 	}
 	steps := make([]batchStep, len(items))
 	for i, it := range items {
-		if !slices.Contains(einvoicing.RefusalReasons, it.Reason) {
-			return nil, denar.Invalid(denar.FieldError{Path: "items[" + strconv.Itoa(i) + "].reason",
-				Message: "must be one of user_declined, policy, token_missing, pin_locked, payload_invalid, unattended"})
+		if fe := check(it); fe != nil {
+			fe.Path = path(i, fe.Path)
+			return nil, denar.Invalid(*fe)
 		}
-		steps[i] = batchStep{id: it.ID, step: s.refusalStep(ctx, c, it.Reason, it.Message)}
+		steps[i] = batchStep{id: ids[i], step: step(it)}
 	}
-	return s.signerBatch(ctx, c, steps, present, false)
+	return steps, nil
 }
 
 // checkBatchIDs refuses an empty batch, one over MaxSigningBatch, and an

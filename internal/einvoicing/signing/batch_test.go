@@ -4,9 +4,11 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/denar-mk/denar"
+	"github.com/denar-mk/denar/internal/einvoicing"
 )
 
 // TestCheckBatchIDs: an empty batch, one over MaxSigningBatch and an id
@@ -47,5 +49,52 @@ func TestCheckBatchIDs(t *testing.T) {
 		if e.Code != denar.ECodeValidation || !slices.Equal(got, tc.paths) {
 			t.Errorf("%s: %s at %v, want %s at %v", tc.name, e.Code, got, denar.ECodeValidation, tc.paths)
 		}
+	}
+}
+
+// TestItemSteps: a batch of refusals is checked as the API answers it —
+// its ids first (items[i].id), then each item in order at the field at
+// fault, with the message the dashboard translates — and its steps keep
+// the items' order.
+func TestItemSteps(t *testing.T) {
+	t.Parallel()
+	reasons := "must be one of " + strings.Join(einvoicing.RefusalReasons, ", ")
+	for _, tc := range []struct {
+		name    string
+		items   []RefusalItem
+		path    string // "": accepted
+		message string
+	}{
+		{"empty", nil, "items[0].id", "a batch names at least one request"},
+		{"valid", []RefusalItem{{ID: "sgr_b", Reason: "policy"}, {ID: "sgr_a", Reason: "unattended"}}, "", ""},
+		{"bad reason", []RefusalItem{{ID: "sgr_a", Reason: "policy"}, {ID: "sgr_b", Reason: "bored"}}, "items[1].reason", reasons},
+		{"id twice before a bad reason", []RefusalItem{{ID: "sgr_a", Reason: "bored"}, {ID: "sgr_a", Reason: "policy"}}, "items[1].id", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			steps, err := itemSteps(tc.items, func(it RefusalItem) *denar.FieldError {
+				return badRefusalReason(it.Reason)
+			}, func(RefusalItem) signerStep { return nil })
+			if tc.path == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				var ids []string
+				for _, st := range steps {
+					ids = append(ids, st.id)
+				}
+				if want := []string{"sgr_b", "sgr_a"}; !slices.Equal(ids, want) {
+					t.Fatalf("steps %v, want %v", ids, want)
+				}
+				return
+			}
+			var de *denar.Error
+			if !errors.As(err, &de) || len(de.Fields) != 1 || de.Fields[0].Path != tc.path {
+				t.Fatalf("got %v, want a problem at %s", err, tc.path)
+			}
+			if tc.message != "" && de.Fields[0].Message != tc.message {
+				t.Fatalf("message %q, want %q", de.Fields[0].Message, tc.message)
+			}
+		})
 	}
 }

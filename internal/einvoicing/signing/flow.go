@@ -292,13 +292,11 @@ func (s *Service) SubmitSignature(ctx context.Context, c einvoicing.Caller, id, 
 // signatureStep verifies and records jws as c's signature of a request.
 func (s *Service) signatureStep(ctx context.Context, c einvoicing.Caller, jws string) signerStep {
 	return func(tx *store.Tx, r dbq.SigningRequest, _ dbq.SigningCertificate) error {
-		switch {
-		case r.State == einvoicing.StateSigned && r.Jws == jws:
+		if r.State == einvoicing.StateSigned && r.Jws == jws {
 			return nil
-		case r.State == einvoicing.StateClaimed && r.ClaimedBy != c.CredentialID:
-			return denar.Errorf("already_claimed", "Another signer claimed this request.")
-		case r.State != einvoicing.StatePending && r.State != einvoicing.StateClaimed:
-			return denar.Errorf("signing_request_finished", "The request is %s; a request is signed at most once.", r.State)
+		}
+		if err := mayFinish(r, c, "; a request is signed at most once"); err != nil {
+			return err
 		}
 		// The request's own certificate: the claimer's, or the company's
 		// current one for a request signed without a claim.
@@ -323,12 +321,8 @@ func (s *Service) signatureStep(ctx context.Context, c einvoicing.Caller, jws st
 			}
 			return denar.Invalid(denar.FieldError{Path: "jws", Message: err.Error()})
 		}
-		n, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: einvoicing.StateSigned, Jws: jws, Now: tx.Now})
-		if err != nil {
+		if err := finish(ctx, tx, dbq.FinishSigningRequestParams{ID: r.ID, State: einvoicing.StateSigned, Jws: jws, Now: tx.Now}); err != nil {
 			return err
-		}
-		if n == 0 {
-			return denar.Errorf("signing_request_finished", "The request was finished concurrently.")
 		}
 		r.State, r.Jws, r.UpdatedAt = einvoicing.StateSigned, jws, tx.Now
 		return s.core.AfterSigned(ctx, tx, einvoicing.SigningRequestFrom(r))
@@ -342,31 +336,59 @@ func (s *Service) signatureStep(ctx context.Context, c einvoicing.Caller, jws st
 // payload_invalid fail it with problem signature_refused
 // (einvoice.failed).
 func (s *Service) RefuseSigningRequest(ctx context.Context, c einvoicing.Caller, id, reason, message string) (einvoicing.SigningRequest, error) {
-	if !slices.Contains(einvoicing.RefusalReasons, reason) {
-		return einvoicing.SigningRequest{}, denar.Invalid(denar.FieldError{Path: "reason", Message: "must be one of user_declined, policy, token_missing, pin_locked, payload_invalid, unattended"})
+	if fe := badRefusalReason(reason); fe != nil {
+		return einvoicing.SigningRequest{}, denar.Invalid(*fe)
 	}
 	return s.signerTransition(ctx, c, id, s.refusalStep(ctx, c, reason, message))
+}
+
+// mayFinish refuses c's answer to r unless r is pending or claimed by c:
+// another signer's claim is already_claimed, a finished request
+// signing_request_finished (its message ends with more).
+func mayFinish(r dbq.SigningRequest, c einvoicing.Caller, more string) error {
+	switch {
+	case r.State == einvoicing.StateClaimed && r.ClaimedBy != c.CredentialID:
+		return denar.Errorf("already_claimed", "Another signer claimed this request.")
+	case r.State != einvoicing.StatePending && r.State != einvoicing.StateClaimed:
+		return denar.Errorf("signing_request_finished", "The request is %s%s.", r.State, more)
+	}
+	return nil
+}
+
+// finish moves a request to its final state (p); one another answer
+// finished first is signing_request_finished.
+func finish(ctx context.Context, tx *store.Tx, p dbq.FinishSigningRequestParams) error {
+	n, err := tx.FinishSigningRequest(ctx, p)
+	if err == nil && n == 0 {
+		return denar.Errorf("signing_request_finished", "The request was finished concurrently.")
+	}
+	return err
+}
+
+// badRefusalReason is the problem of reason at the field reason, nil when
+// it is one of einvoicing.RefusalReasons. The message is a constant, as
+// the dashboard's translations need (TestItemSteps checks it names the
+// list).
+func badRefusalReason(reason string) *denar.FieldError {
+	if slices.Contains(einvoicing.RefusalReasons, reason) {
+		return nil
+	}
+	return &denar.FieldError{Path: "reason", Message: "must be one of user_declined, policy, token_missing, pin_locked, payload_invalid, unattended"}
 }
 
 // refusalStep records c's refusal of a request and what it means for the
 // object the request was for.
 func (s *Service) refusalStep(ctx context.Context, c einvoicing.Caller, reason, message string) signerStep {
 	return func(tx *store.Tx, r dbq.SigningRequest, _ dbq.SigningCertificate) error {
-		switch {
-		case r.State == einvoicing.StateRefused && r.RefusalReason == reason:
+		if r.State == einvoicing.StateRefused && r.RefusalReason == reason {
 			return nil
-		case r.State == einvoicing.StateClaimed && r.ClaimedBy != c.CredentialID:
-			return denar.Errorf("already_claimed", "Another signer claimed this request.")
-		case r.State != einvoicing.StatePending && r.State != einvoicing.StateClaimed:
-			return denar.Errorf("signing_request_finished", "The request is %s.", r.State)
 		}
-		n, err := tx.FinishSigningRequest(ctx, dbq.FinishSigningRequestParams{ID: r.ID, State: einvoicing.StateRefused,
-			RefusalReason: reason, RefusalMessage: message, Now: tx.Now})
-		if err != nil {
+		if err := mayFinish(r, c, ""); err != nil {
 			return err
 		}
-		if n == 0 {
-			return denar.Errorf("signing_request_finished", "The request was finished concurrently.")
+		if err := finish(ctx, tx, dbq.FinishSigningRequestParams{ID: r.ID, State: einvoicing.StateRefused,
+			RefusalReason: reason, RefusalMessage: message, Now: tx.Now}); err != nil {
+			return err
 		}
 		if h, ok := s.core.Link(r.LinkType); ok && h.Failed != nil {
 			return h.Failed(ctx, tx, r, false, reason, message)

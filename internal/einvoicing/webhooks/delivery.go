@@ -66,16 +66,16 @@ const responseBodyLimit = 2048
 
 // States of a delivery.
 const (
-	DeliveryPending   = "pending"
-	DeliveryFailed    = "failed"
-	DeliverySucceeded = "succeeded"
-	DeliveryAbandoned = "abandoned"
+	deliveryPending   = "pending"
+	deliveryFailed    = "failed"
+	deliverySucceeded = "succeeded"
+	deliveryAbandoned = "abandoned"
 )
 
 // Why a delivery was abandoned.
 const (
-	AbandonedRetriesExhausted = "retries_exhausted"
-	AbandonedEndpointDisabled = "endpoint_disabled"
+	abandonedRetriesExhausted = "retries_exhausted"
+	abandonedEndpointDisabled = "endpoint_disabled"
 )
 
 // RegisterJobs registers webhook delivery on r. Every process may
@@ -135,9 +135,9 @@ func newDelivery(ctx context.Context, tx *store.Tx, d deliverySpec) (dbq.Webhook
 	p := dbq.CreateWebhookDeliveryParams{ID: id, AccountID: d.AccountID,
 		Environment: d.Environment, EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
 		CompanyID: d.CompanyID, TestBody: sql.NullString{String: d.TestBody, Valid: d.TestBody != ""},
-		State: DeliveryPending, MaxAttempts: int32(d.MaxAttempts), NextManual: d.Manual, NextAttemptAt: store.TimeOf(tx.Now), CreatedAt: tx.Now}
+		State: deliveryPending, MaxAttempts: int32(d.MaxAttempts), NextManual: d.Manual, NextAttemptAt: store.TimeOf(tx.Now), CreatedAt: tx.Now}
 	if d.Disabled {
-		p.State, p.AbandonedReason, p.NextAttemptAt = DeliveryAbandoned, AbandonedEndpointDisabled, sql.NullTime{}
+		p.State, p.AbandonedReason, p.NextAttemptAt = deliveryAbandoned, abandonedEndpointDisabled, sql.NullTime{}
 	}
 	if err := tx.CreateWebhookDelivery(ctx, p); err != nil {
 		return dbq.WebhookDelivery{}, fmt.Errorf("delivery of %s to %s: %w", d.EventID, d.EndpointID, err)
@@ -243,7 +243,7 @@ func deliveryView(d dbq.WebhookDelivery, attempts []dbq.WebhookAttempt) WebhookD
 	if d.AbandonedReason != "" {
 		v.AbandonedReason = &d.AbandonedReason
 	}
-	if d.State == DeliverySucceeded || d.State == DeliveryAbandoned {
+	if d.State == deliverySucceeded || d.State == deliveryAbandoned {
 		v.NextAttemptAt = nil
 	}
 	for _, a := range attempts {
@@ -488,20 +488,20 @@ type sentAttempt struct {
 // cut short by shutdown.
 func (s *Service) sendAttempt(ctx context.Context, job *jobs.Job, w *deliveryWork, secretsOf func(dbq.WebhookEndpoint) ([]string, error)) (*sentAttempt, error) {
 	d, ep := w.d, w.ep
-	if d.State != DeliveryPending && d.State != DeliveryFailed {
+	if d.State != deliveryPending && d.State != deliveryFailed {
 		return nil, nil // finished by an attempt whose runner died before finishing the job
 	}
 	rec := context.WithoutCancel(ctx)
 	test := d.TestBody.Valid
 	if !ep.Enabled && !test {
 		_, err := s.db.Writer().AbandonWebhookDelivery(rec, dbq.AbandonWebhookDeliveryParams{ID: d.ID,
-			Reason: AbandonedEndpointDisabled, Now: s.db.Now()})
+			Reason: abandonedEndpointDisabled, Now: s.db.Now()})
 		return nil, err
 	}
 	if job.Attempt > int(d.MaxAttempts) {
 		// The last allowed attempt ended with its runner's death.
 		_, err := s.db.Writer().AbandonWebhookDelivery(rec, dbq.AbandonWebhookDeliveryParams{ID: d.ID,
-			Reason: AbandonedRetriesExhausted, Now: s.db.Now()})
+			Reason: abandonedRetriesExhausted, Now: s.db.Now()})
 		if err != nil {
 			return nil, err
 		}
@@ -828,10 +828,10 @@ func (s *Service) recordFailure(ctx context.Context, tx *store.Tx, a *sentAttemp
 	delays := WebhookRetryDelays()
 	switch {
 	case r.jobAttempt >= int(d.MaxAttempts) || r.jobAttempt > len(delays):
-		p.State, p.AbandonedReason = DeliveryAbandoned, AbandonedRetriesExhausted
-		result = jobs.Cancel(fmt.Errorf("delivery %s: %s (%s)", d.ID, r.failure, AbandonedRetriesExhausted))
+		p.State, p.AbandonedReason = deliveryAbandoned, abandonedRetriesExhausted
+		result = jobs.Cancel(fmt.Errorf("delivery %s: %s (%s)", d.ID, r.failure, abandonedRetriesExhausted))
 	default:
-		p.State = DeliveryFailed
+		p.State = deliveryFailed
 		p.NextAttemptAt = store.TimeOf(now.Add(delays[r.jobAttempt-1]))
 		result = fmt.Errorf("delivery %s: %s", d.ID, r.failure)
 	}
@@ -868,10 +868,10 @@ func (s *Service) recordFailure(ctx context.Context, tx *store.Tx, a *sentAttemp
 	if err != nil {
 		return nil, err
 	}
-	if disabled && p.State == DeliveryFailed {
+	if disabled && p.State == deliveryFailed {
 		// The job was settled for a retry; that run finds the delivery
 		// abandoned and ends.
-		result = jobs.Cancel(fmt.Errorf("delivery %s: %s (%s)", d.ID, r.failure, AbandonedEndpointDisabled))
+		result = jobs.Cancel(fmt.Errorf("delivery %s: %s (%s)", d.ID, r.failure, abandonedEndpointDisabled))
 	}
 	return result, nil
 }
@@ -886,7 +886,7 @@ func (s *Service) disableIfFailing(ctx context.Context, tx *store.Tx, ep dbq.Web
 		return false, err
 	}
 	if _, err := tx.AbandonEndpointDeliveries(ctx, dbq.AbandonEndpointDeliveriesParams{EndpointID: ep.ID,
-		Reason: AbandonedEndpointDisabled, Now: tx.Now}); err != nil {
+		Reason: abandonedEndpointDisabled, Now: tx.Now}); err != nil {
 		return true, fmt.Errorf("abandon deliveries of %s: %w", ep.ID, err)
 	}
 	cur, err := tx.GetWebhookEndpointByID(ctx, ep.ID)

@@ -177,7 +177,7 @@ func TestWebhookFanOut(t *testing.T) {
 			got := map[string]bool{}
 			for _, r := range rows {
 				got[r.EndpointID] = true
-				if r.State != DeliveryPending || r.EventType != tc.typ {
+				if r.State != deliveryPending || r.EventType != tc.typ {
 					t.Fatalf("delivery %+v", r)
 				}
 			}
@@ -316,7 +316,7 @@ func TestWebhookBatchOutcomes(t *testing.T) {
 			id := r.Header.Get("Service-Delivery-Id")
 			if id == moveOn.Load().(string) {
 				if _, err := db.Writer().AbandonWebhookDelivery(context.Background(), dbq.AbandonWebhookDeliveryParams{ID: id,
-					Reason: AbandonedEndpointDisabled, Now: db.Now()}); err != nil {
+					Reason: abandonedEndpointDisabled, Now: db.Now()}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -371,16 +371,16 @@ func TestWebhookBatchOutcomes(t *testing.T) {
 				}
 				switch {
 				case d.ID == moved:
-					if d.State != DeliveryAbandoned || d.Attempts != 0 || len(att) != 0 {
+					if d.State != deliveryAbandoned || d.Attempts != 0 || len(att) != 0 {
 						t.Errorf("moved-on delivery: %+v, %d attempts", d, len(att))
 					}
 				case ep == ok.ID:
-					if d.State != DeliverySucceeded || d.Attempts != 1 || d.LastStatusClass != "2xx" || len(att) != 1 ||
+					if d.State != deliverySucceeded || d.Attempts != 1 || d.LastStatusClass != "2xx" || len(att) != 1 ||
 						!att[0].Succeeded || att[0].StatusCode.Int32 != 204 || att[0].Trigger != "scheduled" || att[0].Number != 1 {
 						t.Errorf("succeeded delivery: %+v, attempts %+v", d, att)
 					}
 				default:
-					if d.State != DeliveryFailed || d.Attempts != 1 || !d.NextAttemptAt.Valid || !d.NextAttemptAt.Time.Equal(d.LastAttemptAt.Time.Add(time.Minute)) ||
+					if d.State != deliveryFailed || d.Attempts != 1 || !d.NextAttemptAt.Valid || !d.NextAttemptAt.Time.Equal(d.LastAttemptAt.Time.Add(time.Minute)) ||
 						len(att) != 1 || att[0].Succeeded || att[0].StatusCode.Int32 != 503 || att[0].ResponseBody != "down for maintenance\n" {
 						t.Errorf("failed delivery: %+v, attempts %+v", d, att)
 					}

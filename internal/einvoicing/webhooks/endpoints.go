@@ -360,7 +360,7 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, c usecase.Caller, i
 			}
 			if n > 0 {
 				if _, err := tx.AbandonEndpointDeliveries(ctx, dbq.AbandonEndpointDeliveriesParams{EndpointID: id,
-					Reason: AbandonedEndpointDisabled, Now: tx.Now}); err != nil {
+					Reason: abandonedEndpointDisabled, Now: tx.Now}); err != nil {
 					return WebhookEndpoint{}, fmt.Errorf("abandon deliveries of %s: %w", id, err)
 				}
 			}

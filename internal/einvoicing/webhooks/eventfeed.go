@@ -38,9 +38,9 @@ const sequenceBatch = 5000
 // that starts with it sees only what comes next. Position 0 is the start.
 const FeedNow int64 = -1
 
-// SequenceEvents gives every committed event without a feed position its
+// sequenceEvents gives every committed event without a feed position its
 // position, oldest id first. Any number of processes may run it at once.
-func (s *Service) SequenceEvents(ctx context.Context) error {
+func (s *Service) sequenceEvents(ctx context.Context) error {
 	for {
 		pending, err := s.db.Reader().HasUnsequencedEvents(ctx)
 		if err != nil {
@@ -89,7 +89,7 @@ func (s *Service) EventFeed(ctx context.Context, p *auth.Principal, f EventFilte
 	if err := f.check(ctx, q, p); err != nil {
 		return FeedPage{}, err
 	}
-	if err := s.SequenceEvents(ctx); err != nil {
+	if err := s.sequenceEvents(ctx); err != nil {
 		return FeedPage{}, err
 	}
 	head, err := q.EventHead(ctx)

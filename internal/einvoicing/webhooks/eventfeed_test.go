@@ -162,7 +162,7 @@ func TestFeedConcurrentWriters(t *testing.T) {
 						return
 					default:
 					}
-					if err := s.SequenceEvents(ctx); err != nil {
+					if err := s.sequenceEvents(ctx); err != nil {
 						t.Error(err)
 						return
 					}
