@@ -27,6 +27,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	usageroom "github.com/denar-mk/denar/internal/einvoicing/usage"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -49,6 +50,7 @@ type application struct {
 	inbox      *inbox.Service
 	reconcile  *reconcile.Service
 	companies  *companies.Service
+	usage      *usageroom.Service
 }
 
 // newWebhooks is the events and webhooks room on db: the publisher the
@@ -96,13 +98,13 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	}
 	app = newApplication(d, side, cfg, hooks, blobs)
 	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app.einvoicing, Companies: app.companies, Webhooks: hooks, Archive: app.archive, Signing: app.signing,
-		Pipeline: app.pipeline, Inbox: app.inbox, Reconcile: app.reconcile, CodeLists: app.codelists, Auth: authStore, Idempotency: keeper, Ready: ready,
+		Pipeline: app.pipeline, Inbox: app.inbox, Reconcile: app.reconcile, CodeLists: app.codelists, Usage: app.usage, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
 	// The web console shares the e-invoicing service's listener and outer
 	// middleware (request ids, access log, limits); it has no OpenAPI
 	// operations.
 	dashboard.New(dashboard.Deps{Service: app.einvoicing, Companies: app.companies, Pipeline: app.pipeline, Webhooks: hooks, Signing: app.signing, Inbox: app.inbox,
-		Reconcile: app.reconcile, Users: dashboardUsers(db, cfg, secrets), Log: log,
+		Reconcile: app.reconcile, Usage: app.usage, Users: dashboardUsers(db, cfg, secrets), Log: log,
 		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
 	return payroll, einvoice, app
 }
@@ -144,11 +146,12 @@ func newApplication(d einvoicing.Deps, side ujpSide, cfg Config, hooks *webhooks
 	exports := archive.New(archive.Deps{DB: d.DB, Log: d.Log, Blobs: blobs, Events: hooks}, archive.Config{Retention: cfg.ArchiveRetention})
 	cos := companies.New(companies.Deps{DB: d.DB, Log: d.Log, Registry: d.Registry, Secrets: d.Secrets},
 		companies.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL, RegistryTimeout: cfg.UJPRegistryTimeout})
+	use := usageroom.New(usageroom.Deps{DB: d.DB})
 	if err := svc.CheckLinks(); err != nil {
 		panic(err)
 	}
 	return application{einvoicing: svc, codelists: lists, webhooks: hooks, archive: exports, signing: signer, pipeline: pipe, inbox: in,
-		reconcile: recon, companies: cos}
+		reconcile: recon, companies: cos, usage: use}
 }
 
 // dashboardUsers are the dashboard's people; secrets seals their TOTP

@@ -14,6 +14,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	"github.com/denar-mk/denar/internal/einvoicing/usage"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -115,8 +116,9 @@ func newApp(db *store.DB, d einvoicing.Deps, cfg appConfig, hd webhooks.Deps, hc
 		cfg.Companies.RegistryTimeout = cfg.RegistryTimeout
 	}
 	cos := companies.New(companies.Deps{DB: db, Log: d.Log, Registry: d.Registry, Secrets: d.Secrets}, cfg.Companies)
+	use := usage.New(usage.Deps{DB: db})
 	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Companies: cos, Webhooks: hooks, Archive: exports, Signing: signer, Pipeline: pipe, Inbox: in,
-		Reconcile: recon, CodeLists: lists, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0), Ready: db.Ping, Log: d.Log,
+		Reconcile: recon, CodeLists: lists, Usage: use, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0), Ready: db.Ping, Log: d.Log,
 		PublicURL: cfg.Companies.PublicURL, RateLimit: httpx.RateLimit{}, SigningPoll: cfg.SigningPoll})
 	return &app{Service: svc, lists: lists, signing: signer, pipe: pipe, inbox: in, recon: recon, hooks: hooks}, api
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	"github.com/denar-mk/denar/internal/einvoicing/usage"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
@@ -281,10 +282,10 @@ func registerExamples(s *httpx.Service) {
 	s.Example(test)
 
 	// Usage and archives.
-	s.Example(einvoicing.Usage{Object: "usage", Period: "2026-04", Environment: "production",
-		Plan:      einvoicing.UsagePlan{Code: "business", IncludedDocuments: 1000, ExtraDocumentPrice: "8.00", Currency: "MKD"},
-		Totals:    einvoicing.UsageTotals{Sent: 42, Received: 17, Billable: 0},
-		ByCompany: []einvoicing.CompanyUsage{{CompanyID: exCompany, Sent: 42, Received: 17}}})
+	s.Example(usage.Usage{Object: "usage", Period: "2026-04", Environment: "production",
+		Plan:      usage.UsagePlan{Code: "business", IncludedDocuments: 1000, ExtraDocumentPrice: "8.00", Currency: "MKD"},
+		Totals:    usage.UsageTotals{Sent: 42, Received: 17, Billable: 0},
+		ByCompany: []usage.CompanyUsage{{CompanyID: exCompany, Sent: 42, Received: 17}}})
 	s.Example(ArchiveExportBody{CompanyID: exCompany, From: "2026-04-01", To: "2026-04-30"})
 	s.Example(exArchiveObject())
 	s.Example(ReconciliationBody{CompanyID: exCompany, Date: "2026-05-04"})
