@@ -259,7 +259,7 @@ func (p *Service) submit(ctx context.Context, j *jobs.Job, a einvoicing.SubmitAr
 		cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 		_, err := gw.Company(cctx, who.ID, co.TaxNumber)
 		cancel()
-		if d, ok := einvoicing.Busy(err); ok {
+		if d, ok := Busy(err); ok {
 			return jobs.Snooze(d)
 		}
 		if ujp.Retryable(err) {
@@ -308,7 +308,7 @@ func (p *Service) submit(ctx context.Context, j *jobs.Job, a einvoicing.SubmitAr
 		return nil
 	}
 	turn, err := gw.Turn(ujp.WithTurnWork(ctx, work), who.ID, ujp.PrioritySend)
-	if d, ok := einvoicing.Busy(err); ok {
+	if d, ok := Busy(err); ok {
 		return jobs.Snooze(d)
 	}
 	var de *denar.Error
@@ -457,8 +457,8 @@ func (p *Service) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoic
 		}
 		// The ladder follows how long UJP has refused, so a problem left
 		// for days is tried every half hour, not every ten seconds.
-		return jobs.Snooze(einvoicing.RetryDelay(p.cfg.RetryDelays, sql.NullTime{Time: since, Valid: true}, p.db.Now()))
-	case errors.As(err, &rej) && einvoicing.TimestampCodes[rej.Code]:
+		return jobs.Snooze(RetryDelay(p.cfg.RetryDelays, sql.NullTime{Time: since, Valid: true}, p.db.Now()))
+	case errors.As(err, &rej) && TimestampCodes[rej.Code]:
 		return p.resign(ctx, inv, einvoice.Submitting)
 	case errors.As(err, &rej) && rej.Unrecognised():
 		return p.fail(ctx, inv, "ujp_rejected", "", []einvoicing.ProblemItem{{Code: einvoicing.ProblemUnexpectedAnswer,
@@ -476,7 +476,7 @@ func (p *Service) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoic
 		p.log.Warn("UJP could not check the certificate; e-invoice held", "einvoice", inv.ID, "err", err)
 		return p.hold(ctx, inv, "ujp_outage", un.Code)
 	default:
-		if d, ok := einvoicing.Busy(err); ok {
+		if d, ok := Busy(err); ok {
 			// Not sent (no turn after all): back in the queue.
 			if err := p.move(ctx, inv, einvoicing.StatusMove{To: einvoice.Queued, Cause: "ujp_busy"}); err != nil {
 				return err
@@ -524,7 +524,7 @@ func (p *Service) hold(ctx context.Context, inv dbq.Einvoice, cause, code string
 // ladder follows how long it has been held, not how many sends were made:
 // while UJP stays down only probes are made, and the waits must still grow.
 func (p *Service) retryLater(inv dbq.Einvoice) error {
-	return jobs.Snooze(einvoicing.RetryDelay(p.cfg.RetryDelays, inv.HeldSince, p.db.Now()))
+	return jobs.Snooze(RetryDelay(p.cfg.RetryDelays, inv.HeldSince, p.db.Now()))
 }
 
 // rejectionProblems keeps UJP's codes as UJP wrote them.
@@ -588,7 +588,7 @@ func (p *Service) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, cause
 		if err != nil {
 			return err
 		}
-		if _, missing := einvoicing.PrivilegeMissing(co, ujp.PrivilegePDF); missing {
+		if _, missing := PrivilegeMissing(co, ujp.PrivilegePDF); missing {
 			// UJP refuses this company's PDFs (no DP): asking for every
 			// document's would only collect refusals. GET …/pdf asks.
 			return p.paceAtDelivery(ctx, tx, d)
@@ -813,7 +813,7 @@ func (p *Service) query(ctx context.Context, j *jobs.Job, a einvoicing.QueryArgs
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()
 	err = p.runQuery(ctx, cctx, gw, who, sr, co)
-	if d, ok := einvoicing.Busy(err); ok {
+	if d, ok := Busy(err); ok {
 		return jobs.Snooze(d)
 	}
 	var rl *ujp.RateLimitedError
@@ -865,7 +865,7 @@ func (p *Service) readSales(ctx, cctx context.Context, gw ujp.Gateway, who einvo
 // timestamp included) ends the read: the next poll, or the next PDF
 // request, signs a new one.
 func (p *Service) QueryFailed(ctx context.Context, co dbq.Company, err error) error {
-	if _, ok := einvoicing.Busy(err); ok {
+	if _, ok := Busy(err); ok {
 		return err
 	}
 	if ujp.Retryable(err) {
