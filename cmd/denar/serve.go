@@ -91,10 +91,10 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	if reg != nil {
 		d.Registry = reg
 		d.Sandbox = reg.sandbox
-		if reg.setup != nil {
-			d.SandboxSetup = reg.setup
-		}
 		side = ujpSide{gateways: reg.gateways, operators: reg.operators}
+		if reg.setup != nil {
+			side.sandboxSetup = reg.setup
+		}
 	}
 	app = newApplication(d, side, cfg, hooks, blobs)
 	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app.einvoicing, Companies: app.companies, Webhooks: hooks, Archive: app.archive, Signing: app.signing,
@@ -113,10 +113,12 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 // environment (a missing one makes that environment's documents wait in
 // held and its code lists stay as recorded) and the operator's own
 // identity in each (DENAR_UJP_USER, DENAR_UJP_EDB), as which the code lists
-// are read and the go-live check calls.
+// are read and the go-live check calls; and, when the sandbox is a
+// simulator, what registers its signers there.
 type ujpSide struct {
-	gateways  map[string]ujp.Gateway
-	operators map[string]ujp.Identity
+	gateways     map[string]ujp.Gateway
+	operators    map[string]ujp.Identity
+	sandboxSetup signing.SandboxSetup
 }
 
 // newApplication builds the e-invoicing application layer on d (its
@@ -136,7 +138,7 @@ func newApplication(d einvoicing.Deps, side ujpSide, cfg Config, hooks *webhooks
 		pipeline.Config{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
 			SignAhead: cfg.EInvoiceSignAhead})
-	signer := signing.New(signing.Deps{DB: d.DB, Log: d.Log, Core: svc}, signing.Config{})
+	signer := signing.New(signing.Deps{DB: d.DB, Log: d.Log, Core: svc, SandboxSetup: side.sandboxSetup}, signing.Config{})
 	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: d.DB, Log: d.Log, Sandbox: d.Sandbox},
 		inbox.Config{DeadlineEvery: cfg.InboxDeadlineInterval})
 	svc.UseInbox(in)

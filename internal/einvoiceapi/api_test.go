@@ -42,6 +42,9 @@ type appConfig struct {
 	// Operators are the operator's UJP identity per environment, as which
 	// the code lists are read and the go-live check calls.
 	Operators map[string]ujp.Identity
+	// SandboxSetup registers sandbox signers with the simulator (the
+	// signing room's).
+	SandboxSetup signing.SandboxSetup
 }
 
 // app is the e-invoicing application layer a test's API was built with:
@@ -100,7 +103,7 @@ func newApp(db *store.DB, d einvoicing.Deps, cfg appConfig, hd webhooks.Deps, hc
 	d.CodeLists = lists
 	svc := einvoicing.New(d, cfg.Config)
 	pipe := pipeline.New(pipeline.Deps{DB: db, Log: d.Log, EInvoicing: svc, Gateways: cfg.Gateways}, cfg.Pipeline)
-	signer := signing.New(signing.Deps{DB: db, Log: d.Log, Core: svc}, signing.Config{})
+	signer := signing.New(signing.Deps{DB: db, Log: d.Log, Core: svc, SandboxSetup: cfg.SandboxSetup}, signing.Config{})
 	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: db, Log: d.Log, Sandbox: d.Sandbox}, inbox.Config{})
 	svc.UseInbox(in)
 	if cfg.Reconcile.SignerInterval == 0 {

@@ -93,7 +93,8 @@ func newInboxEnv(t *testing.T, db *store.DB, tune ...func(*appConfig)) *inboxEnv
 	dg := &decisionGateway{Gateway: client}
 	p.gw = &lossyGateway{Gateway: dg}
 	cfg.Gateways = map[string]ujp.Gateway{auth.EnvSandbox: p.gw}
-	a, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim}},
+	cfg.SandboxSetup = simSetup{sim}
+	a, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim},
 		cfg, webhooks.Deps{}, webhooks.Config{})
 	p.app, p.svc, p.inboxes = a, a.Service, a.inbox
 	p.srv = httptest.NewServer(api.Handler())
