@@ -90,8 +90,7 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	var side ujpSide
 	if reg != nil {
 		d.Registry = reg
-		d.Sandbox = reg.sandbox
-		side = ujpSide{gateways: reg.gateways, operators: reg.operators}
+		side = ujpSide{gateways: reg.gateways, operators: reg.operators, sandbox: reg.sandbox}
 		if reg.setup != nil {
 			side.sandboxSetup = reg.setup
 		}
@@ -114,10 +113,12 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 // held and its code lists stay as recorded) and the operator's own
 // identity in each (DENAR_UJP_USER, DENAR_UJP_EDB), as which the code lists
 // are read and the go-live check calls; and, when the sandbox is a
-// simulator, what registers its signers there.
+// simulator, what drives it (the simulate endpoints) and what registers
+// its signers there.
 type ujpSide struct {
 	gateways     map[string]ujp.Gateway
 	operators    map[string]ujp.Identity
+	sandbox      einvoicing.SandboxUJP
 	sandboxSetup signing.SandboxSetup
 }
 
@@ -134,12 +135,12 @@ func newApplication(d einvoicing.Deps, side ujpSide, cfg Config, hooks *webhooks
 	d.CodeLists = lists
 	svc := einvoicing.New(d, einvoicing.Config{RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff,
 		ValidationBudget: cfg.EInvoiceValidationBudget})
-	pipe := pipeline.New(pipeline.Deps{DB: d.DB, Log: d.Log, EInvoicing: svc, Gateways: side.gateways},
+	pipe := pipeline.New(pipeline.Deps{DB: d.DB, Log: d.Log, EInvoicing: svc, Gateways: side.gateways, Sandbox: side.sandbox},
 		pipeline.Config{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
 			SignAhead: cfg.EInvoiceSignAhead})
 	signer := signing.New(signing.Deps{DB: d.DB, Log: d.Log, Core: svc, SandboxSetup: side.sandboxSetup}, signing.Config{})
-	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: d.DB, Log: d.Log, Sandbox: d.Sandbox},
+	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: d.DB, Log: d.Log, Sandbox: side.sandbox},
 		inbox.Config{DeadlineEvery: cfg.InboxDeadlineInterval})
 	svc.UseInbox(in)
 	recon := reconcile.New(reconcile.Deps{DB: d.DB, Log: d.Log, Core: svc, Pipeline: pipe, Inbox: in, Gateways: side.gateways,

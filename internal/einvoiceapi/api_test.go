@@ -42,6 +42,9 @@ type appConfig struct {
 	// Operators are the operator's UJP identity per environment, as which
 	// the code lists are read and the go-live check calls.
 	Operators map[string]ujp.Identity
+	// Sandbox drives the simulator behind the sandbox (the pipeline's and
+	// the inbox's simulate use cases).
+	Sandbox einvoicing.SandboxUJP
 	// SandboxSetup registers sandbox signers with the simulator (the
 	// signing room's).
 	SandboxSetup signing.SandboxSetup
@@ -102,9 +105,9 @@ func newApp(db *store.DB, d einvoicing.Deps, cfg appConfig, hd webhooks.Deps, hc
 	lists := codelists.New(codelists.Deps{DB: db, Log: d.Log, Gateways: cfg.Gateways, Operators: cfg.Operators, Events: hooks}, cfg.CodeLists)
 	d.CodeLists = lists
 	svc := einvoicing.New(d, cfg.Config)
-	pipe := pipeline.New(pipeline.Deps{DB: db, Log: d.Log, EInvoicing: svc, Gateways: cfg.Gateways}, cfg.Pipeline)
+	pipe := pipeline.New(pipeline.Deps{DB: db, Log: d.Log, EInvoicing: svc, Gateways: cfg.Gateways, Sandbox: cfg.Sandbox}, cfg.Pipeline)
 	signer := signing.New(signing.Deps{DB: db, Log: d.Log, Core: svc, SandboxSetup: cfg.SandboxSetup}, signing.Config{})
-	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: db, Log: d.Log, Sandbox: d.Sandbox}, inbox.Config{})
+	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: db, Log: d.Log, Sandbox: cfg.Sandbox}, inbox.Config{})
 	svc.UseInbox(in)
 	if cfg.Reconcile.SignerInterval == 0 {
 		cfg.Reconcile.SignerInterval = cfg.Pipeline.SignerInterval

@@ -13,6 +13,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
 	"github.com/denar-mk/denar/internal/einvoicing/usage"
@@ -241,7 +242,7 @@ func registerExamples(s *httpx.Service) {
 	}
 	s.Example(history.Body)
 	s.ExampleJSON(reflect.TypeFor[simulateInput]().Field(1).Type, `{"action":"buyer_rejects","rejectReasonCode":"O-2","comment":"Погрешна цена"}`)
-	s.Example(einvoicing.Simulation{Object: "sandbox_simulation", Action: "buyer_rejects", EInvoice: inv})
+	s.Example(pipeline.Simulation{Object: "sandbox_simulation", Action: "buyer_rejects", EInvoice: inv})
 
 	// Inbox.
 	s.Example(exInboxDocument())

@@ -147,8 +147,8 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*appConfig), opts ...p
 	e.gw = &lossyGateway{Gateway: client}
 	cfg.Pipeline.SignerInterval = simWindow
 	cfg.Gateways = map[string]ujp.Gateway{auth.EnvSandbox: e.gw}
-	cfg.SandboxSetup = simSetup{sim}
-	a, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim,
+	cfg.Sandbox, cfg.SandboxSetup = sim, simSetup{sim}
+	a, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client},
 		Secrets: testSecrets(t)}, cfg,
 		webhooks.Deps{}, e.hookCfg)
 	e.app, e.svc, e.inboxes = a, a.Service, a.inbox

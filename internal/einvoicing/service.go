@@ -17,9 +17,6 @@ type Deps struct {
 	// Registry answers the company pre-flight; nil makes every onboarding
 	// 503 ujp_unavailable.
 	Registry Registry
-	// Sandbox drives the UJP simulator behind the sandbox environment; nil
-	// when the sandbox talks to something else (simulate answers 403).
-	Sandbox SandboxUJP
 	// CodeLists are UJP's code lists by environment, as validation uses
 	// them (the code-list room, *codelists.Service); required.
 	CodeLists CodeLists
@@ -85,7 +82,6 @@ type Service struct {
 	registry Registry
 	// lists are UJP's code lists by environment (the code-list room).
 	lists   CodeLists
-	sandbox SandboxUJP
 	buyers  buyerCache
 	headers headerCache
 	homes   homeCache
@@ -102,7 +98,7 @@ type Service struct {
 // New builds the service.
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
-		lists: d.CodeLists, sandbox: d.Sandbox,
+		lists:  d.CodeLists,
 		events: d.Events, links: map[string]LinkHandler{}}
 	if s.log == nil {
 		s.log = slog.Default()

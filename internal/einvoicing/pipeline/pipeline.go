@@ -128,17 +128,22 @@ type Deps struct {
 	// Gateways are UJP by environment (auth.EnvSandbox, auth.EnvProduction); a
 	// missing one makes that environment's documents wait in held.
 	Gateways map[string]ujp.Gateway
+	// Sandbox drives the UJP simulator behind the sandbox environment; nil
+	// when the sandbox talks to something else (simulate answers 403).
+	Sandbox einvoicing.SandboxUJP
 }
 
 // Service is the submission pipeline room: the jobs that send the signed
 // e-invoices to UJP, read its change feeds and make the signed reads, the
-// pacing of each UJP user's signatures, and the use case of UJP's PDF.
+// pacing of each UJP user's signatures, and the use cases of UJP's PDF
+// and of the sandbox's simulated outcomes.
 type Service struct {
 	svc      *einvoicing.Service
 	db       *store.DB
 	gateways map[string]ujp.Gateway
 	cfg      Config
 	log      *slog.Logger
+	sandbox  einvoicing.SandboxUJP
 }
 
 // New builds the room, registers the handlers of its signed reads and
@@ -147,7 +152,7 @@ func New(d Deps, cfg Config) *Service {
 	if d.EInvoicing == nil {
 		panic("pipeline: New needs Deps.EInvoicing")
 	}
-	p := &Service{svc: d.EInvoicing, db: d.DB, gateways: d.Gateways, cfg: cfg.withDefaults(), log: d.Log}
+	p := &Service{svc: d.EInvoicing, db: d.DB, gateways: d.Gateways, cfg: cfg.withDefaults(), log: d.Log, sandbox: d.Sandbox}
 	if p.log == nil {
 		p.log = slog.Default()
 	}
