@@ -49,7 +49,7 @@ type Deps struct {
 	// WebSocket.
 	Signing *signing.Service
 	// Pipeline is the submission pipeline room of the application layer
-	// (UJP's PDFs).
+	// (UJP's PDFs, the sandbox's simulated outcomes of an e-invoice).
 	Pipeline *pipeline.Service
 	// Inbox is the inbox room of the application layer: incoming
 	// e-invoices, the company's decision, the sandbox's buyer side.
