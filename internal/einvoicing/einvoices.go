@@ -168,7 +168,7 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 		if !validating {
 			s.fillBuyer(co.Environment, doc)
 		}
-		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
+		return s.createEInvoice(ctx, tx, newEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
 			ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating, cert: cert, certErr: certErr})
 	})
 }
@@ -336,7 +336,7 @@ func (s *Service) StornoEInvoice(ctx context.Context, c Caller, cmd Storno) (EIn
 		if err != nil {
 			return EInvoice{}, err
 		}
-		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "storno", Doc: doc,
+		return s.createEInvoice(ctx, tx, newEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "storno", Doc: doc,
 			OriginalID: orig.ID, Fingerprint: hex.EncodeToString(sum[:])})
 	})
 }
@@ -381,7 +381,7 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 		if !validating {
 			s.fillBuyer(co.Environment, doc)
 		}
-		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
+		return s.createEInvoice(ctx, tx, newEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
 			OriginalID: orig.ID, ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating})
 	})
 }

@@ -6,8 +6,8 @@ package einvoicing
 func (SubmitArgs) Kind() string   { return KindSubmit }
 func (PollArgs) Kind() string     { return KindPollCompany }
 func (AskArgs) Kind() string      { return KindAskSignature }
-func (PaceArgs) Kind() string     { return KindPace }
-func (validateArgs) Kind() string { return KindValidate }
+func (PaceArgs) Kind() string     { return kindPace }
+func (validateArgs) Kind() string { return kindValidate }
 func (QueryArgs) Kind() string    { return KindUJPQuery }
 
 // purgeSignedReadsArgs: the periodic purge takes no arguments.

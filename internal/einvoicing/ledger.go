@@ -25,8 +25,8 @@ const (
 	DirectionReceived = "received"
 )
 
-// SkopjeDay returns the calendar day and month in Europe/Skopje of t.
-func SkopjeDay(t time.Time) (day, month string) {
+// skopjeDay returns the calendar day and month in Europe/Skopje of t.
+func skopjeDay(t time.Time) (day, month string) {
 	l := t.In(ujpdoc.Skopje)
 	return l.Format(time.DateOnly), l.Format("2006-01")
 }
@@ -64,7 +64,7 @@ const counterSlots = 8
 // new, adds it to its counter — in the caller's transaction, so the two
 // never disagree.
 func countDocument(ctx context.Context, tx *store.Tx, d dbq.CountUsageDocumentParams) (bool, error) {
-	d.Day, d.Period = SkopjeDay(d.At)
+	d.Day, d.Period = skopjeDay(d.At)
 	n, err := tx.CountUsageDocument(ctx, d)
 	if err != nil {
 		return false, fmt.Errorf("count %s: %w", d.DocumentID, err)
