@@ -8,8 +8,7 @@ package einvoicing
 // document waits (queued, retried with backoff) or the read is left for
 // later, and the company carries the problem (Company.problems) until a call
 // of the same kind succeeds. The pipeline room, through which every room
-// calls UJP, sets and clears them (its ProblemAccessMissing and
-// ProblemPrivilegeMissing).
+// calls UJP, sets and clears them (pipeline/access.go).
 
 import (
 	"encoding/json"

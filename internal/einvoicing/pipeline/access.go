@@ -20,10 +20,10 @@ import (
 
 // Codes of a company's problems.
 const (
-	// ProblemPrivilegeMissing: the user lacks a portal privilege for the
+	// problemPrivilegeMissing: the user lacks a portal privilege for the
 	// company (UJP's E1011): DP for PDFs, RD for document JSON, DA for
 	// archives.
-	ProblemPrivilegeMissing = "ujp_privilege_missing"
+	problemPrivilegeMissing = "ujp_privilege_missing"
 	// ProblemAccessMissing: UJP does not know the user or the certificate,
 	// or the user may not act for the company, or an identity header's
 	// value is refused.
@@ -35,7 +35,7 @@ func problemOf(r *ujp.RejectedError, now time.Time) einvoicing.CompanyProblem {
 	p := einvoicing.CompanyProblem{Code: ProblemAccessMissing, UJPCode: r.Code, Since: now.UTC(), LastSeenAt: now.UTC()}
 	switch {
 	case r.Code == ujp.CodePrivilegeNotFound && r.Privilege != "":
-		p.Code, p.Privilege = ProblemPrivilegeMissing, r.Privilege
+		p.Code, p.Privilege = problemPrivilegeMissing, r.Privilege
 		p.Message = fmt.Sprintf("UJP refused %s: the signer's user lacks the %s privilege for this company in UJP's portal (%s %s).",
 			r.Op, r.Privilege, r.Code, r.Message)
 	default:
@@ -95,7 +95,7 @@ func clearAccessProblems(ctx context.Context, tx *store.Tx, id, privilege string
 	}
 	list := einvoicing.CompanyProblems(raw)
 	kept := slices.DeleteFunc(slices.Clone(list), func(q einvoicing.CompanyProblem) bool {
-		return q.Code == ProblemAccessMissing || (q.Code == ProblemPrivilegeMissing && q.Privilege == privilege && privilege != "")
+		return q.Code == ProblemAccessMissing || (q.Code == problemPrivilegeMissing && q.Privilege == privilege && privilege != "")
 	})
 	if len(kept) == len(list) {
 		return nil
@@ -111,7 +111,7 @@ func clearAccessProblems(ctx context.Context, tx *store.Tx, id, privilege string
 // if it carries one.
 func PrivilegeMissing(co dbq.Company, privilege string) (einvoicing.CompanyProblem, bool) {
 	for _, q := range einvoicing.CompanyProblems(co.UjpProblems) {
-		if q.Code == ProblemPrivilegeMissing && q.Privilege == privilege {
+		if q.Code == problemPrivilegeMissing && q.Privilege == privilege {
 			return q, true
 		}
 	}
