@@ -150,14 +150,14 @@ type simulatorSetup interface {
 // sandboxSetup does at the sandbox's simulator what UJP's portal does for
 // a real firm: the operator's user is registered, and every signer's
 // certificate, with every portal privilege for its company. It runs in
-// jobs (KindSandboxOperator, einvoicing.KindSandboxSigner), never on the
+// jobs (KindSandboxOperator, signing.KindSandboxSigner), never on the
 // gateway's path; the ujp backend has none.
 type sandboxSetup struct {
 	sim      simulatorSetup
 	operator string // the operator's EUJP id
 }
 
-// RegisterSigner implements einvoicing.SandboxSetup.
+// RegisterSigner implements signing.SandboxSetup.
 func (s *sandboxSetup) RegisterSigner(ctx context.Context, eujpID, edb string, der []byte) error {
 	if _, err := s.sim.RegisterCertificate(ctx, eujpID, edb, der); err != nil {
 		return fmt.Errorf("sandbox: register certificate of %s for %s: %w", eujpID, edb, err)

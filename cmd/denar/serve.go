@@ -27,6 +27,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	usageroom "github.com/denar-mk/denar/internal/einvoicing/usage"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -49,6 +50,7 @@ type application struct {
 	inbox      *inbox.Service
 	reconcile  *reconcile.Service
 	companies  *companies.Service
+	usage      *usageroom.Service
 }
 
 // newWebhooks is the events and webhooks room on db: the publisher the
@@ -88,21 +90,20 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 	var side ujpSide
 	if reg != nil {
 		d.Registry = reg
-		d.Sandbox = reg.sandbox
+		side = ujpSide{gateways: reg.gateways, operators: reg.operators, sandbox: reg.sandbox}
 		if reg.setup != nil {
-			d.SandboxSetup = reg.setup
+			side.sandboxSetup = reg.setup
 		}
-		side = ujpSide{gateways: reg.gateways, operators: reg.operators}
 	}
 	app = newApplication(d, side, cfg, hooks, blobs)
 	einvoice = einvoiceapi.New(einvoiceapi.Deps{Service: app.einvoicing, Companies: app.companies, Webhooks: hooks, Archive: app.archive, Signing: app.signing,
-		Pipeline: app.pipeline, Inbox: app.inbox, Reconcile: app.reconcile, CodeLists: app.codelists, Auth: authStore, Idempotency: keeper, Ready: ready,
+		Pipeline: app.pipeline, Inbox: app.inbox, Reconcile: app.reconcile, CodeLists: app.codelists, Usage: app.usage, Auth: authStore, Idempotency: keeper, Ready: ready,
 		DocsURL: cfg.DocsURL, Log: log, RateLimit: rl, AddressLimit: addr, PublicURL: cfg.PublicEInvoiceURL, ServiceURLs: urls})
 	// The web console shares the e-invoicing service's listener and outer
 	// middleware (request ids, access log, limits); it has no OpenAPI
 	// operations.
 	dashboard.New(dashboard.Deps{Service: app.einvoicing, Companies: app.companies, Pipeline: app.pipeline, Webhooks: hooks, Signing: app.signing, Inbox: app.inbox,
-		Reconcile: app.reconcile, Users: dashboardUsers(db, cfg, secrets), Log: log,
+		Reconcile: app.reconcile, Usage: app.usage, Users: dashboardUsers(db, cfg, secrets), Log: log,
 		SecureCookies: cfg.DashboardSecureCookies}).Register(einvoice.Mux)
 	return payroll, einvoice, app
 }
@@ -111,10 +112,14 @@ func services(db *store.DB, cfg Config, log *slog.Logger, reg *ujpRegistry, blob
 // environment (a missing one makes that environment's documents wait in
 // held and its code lists stay as recorded) and the operator's own
 // identity in each (DENAR_UJP_USER, DENAR_UJP_EDB), as which the code lists
-// are read and the go-live check calls.
+// are read and the go-live check calls; and, when the sandbox is a
+// simulator, what drives it (the simulate endpoints) and what registers
+// its signers there.
 type ujpSide struct {
-	gateways  map[string]ujp.Gateway
-	operators map[string]ujp.Identity
+	gateways     map[string]ujp.Gateway
+	operators    map[string]ujp.Identity
+	sandbox      einvoicing.SandboxUJP
+	sandboxSetup signing.SandboxSetup
 }
 
 // newApplication builds the e-invoicing application layer on d (its
@@ -130,12 +135,12 @@ func newApplication(d einvoicing.Deps, side ujpSide, cfg Config, hooks *webhooks
 	d.CodeLists = lists
 	svc := einvoicing.New(d, einvoicing.Config{RegistryTimeout: cfg.UJPRegistryTimeout, RefusalBackoff: cfg.SigningRefusalBackoff,
 		ValidationBudget: cfg.EInvoiceValidationBudget})
-	pipe := pipeline.New(pipeline.Deps{DB: d.DB, Log: d.Log, EInvoicing: svc, Gateways: side.gateways},
+	pipe := pipeline.New(pipeline.Deps{DB: d.DB, Log: d.Log, EInvoicing: svc, Gateways: side.gateways, Sandbox: side.sandbox},
 		pipeline.Config{SignerInterval: cfg.UJPSignerInterval, HoldWindow: cfg.EInvoiceHoldWindow,
 			PollEvery: cfg.UJPPollInterval, CallTimeout: cfg.UJPCallTimeout, RetryDelays: cfg.EInvoiceRetryDelays,
 			SignAhead: cfg.EInvoiceSignAhead})
-	signer := signing.New(signing.Deps{DB: d.DB, Log: d.Log, Core: svc}, signing.Config{})
-	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: d.DB, Log: d.Log, Sandbox: d.Sandbox},
+	signer := signing.New(signing.Deps{DB: d.DB, Log: d.Log, Core: svc, SandboxSetup: side.sandboxSetup}, signing.Config{})
+	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: d.DB, Log: d.Log, Sandbox: side.sandbox},
 		inbox.Config{DeadlineEvery: cfg.InboxDeadlineInterval})
 	svc.UseInbox(in)
 	recon := reconcile.New(reconcile.Deps{DB: d.DB, Log: d.Log, Core: svc, Pipeline: pipe, Inbox: in, Gateways: side.gateways,
@@ -144,11 +149,12 @@ func newApplication(d einvoicing.Deps, side ujpSide, cfg Config, hooks *webhooks
 	exports := archive.New(archive.Deps{DB: d.DB, Log: d.Log, Blobs: blobs, Events: hooks}, archive.Config{Retention: cfg.ArchiveRetention})
 	cos := companies.New(companies.Deps{DB: d.DB, Log: d.Log, Registry: d.Registry, Secrets: d.Secrets},
 		companies.Config{PublicURL: cfg.PublicEInvoiceURL, MandateTTL: cfg.MandateTTL, RegistryTimeout: cfg.UJPRegistryTimeout})
+	use := usageroom.New(usageroom.Deps{DB: d.DB})
 	if err := svc.CheckLinks(); err != nil {
 		panic(err)
 	}
 	return application{einvoicing: svc, codelists: lists, webhooks: hooks, archive: exports, signing: signer, pipeline: pipe, inbox: in,
-		reconcile: recon, companies: cos}
+		reconcile: recon, companies: cos, usage: use}
 }
 
 // dashboardUsers are the dashboard's people; secrets seals their TOTP

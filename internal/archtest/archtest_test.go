@@ -174,6 +174,7 @@ const (
 	reconcileRoom = einvoicingPkg + "/reconcile"
 	archiveRoom   = einvoicingPkg + "/archive"
 	companiesRoom = einvoicingPkg + "/companies"
+	usageRoom     = einvoicingPkg + "/usage"
 )
 
 // roomDirections are the directions between internal/einvoicing and its
@@ -185,8 +186,9 @@ const (
 //     them through its CodeLists port, which codelists.Service satisfies;
 //   - internal/einvoicing, the core (who may act for a company, e-invoices
 //     and their moves, signing requests and the signed-links registry,
-//     usage), knows no room above it: each room registers what it handles
-//     (HandleLink, jobs) and satisfies core's ports when it is built;
+//     the usage ledger), knows no room above it: each room registers
+//     what it handles (HandleLink, jobs) and satisfies core's ports when
+//     it is built;
 //   - signing (the signers' use cases and agents) and the pipeline
 //     (submission, pacing, UJP's sales side) stand on the core side by
 //     side, neither knowing the other;
@@ -197,17 +199,20 @@ const (
 //     vocabulary, behind its own seam for received documents;
 //   - the companies room (onboarding, settings, mandates) stands on the
 //     core alone, and no room reads companies through it: they read them
-//     through the core's access rule.
+//     through the core's access rule;
+//   - the usage room (the monthly report from the ledger's counters)
+//     stands on the core alone, and no room imports it.
 var roomDirections = map[string][]string{
-	webhooksRoom:  {codelistsRoom, einvoicingPkg, signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom},
-	codelistsRoom: {einvoicingPkg, signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom},
-	einvoicingPkg: {signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom},
-	signingRoom:   {pipelineRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom},
-	pipelineRoom:  {signingRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom},
-	inboxRoom:     {signingRoom, reconcileRoom, archiveRoom, companiesRoom},
-	reconcileRoom: {signingRoom, archiveRoom, companiesRoom},
-	archiveRoom:   {signingRoom, pipelineRoom, inboxRoom, reconcileRoom, companiesRoom},
-	companiesRoom: {signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom},
+	webhooksRoom:  {codelistsRoom, einvoicingPkg, signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom, usageRoom},
+	codelistsRoom: {einvoicingPkg, signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom, usageRoom},
+	einvoicingPkg: {signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom, usageRoom},
+	signingRoom:   {pipelineRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom, usageRoom},
+	pipelineRoom:  {signingRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom, usageRoom},
+	inboxRoom:     {signingRoom, reconcileRoom, archiveRoom, companiesRoom, usageRoom},
+	reconcileRoom: {signingRoom, archiveRoom, companiesRoom, usageRoom},
+	archiveRoom:   {signingRoom, pipelineRoom, inboxRoom, reconcileRoom, companiesRoom, usageRoom},
+	companiesRoom: {signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom, usageRoom},
+	usageRoom:     {signingRoom, pipelineRoom, inboxRoom, reconcileRoom, archiveRoom, companiesRoom},
 }
 
 // roomViolations returns what of deps pkg must not depend on by

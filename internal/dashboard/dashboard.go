@@ -30,6 +30,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	"github.com/denar-mk/denar/internal/einvoicing/usage"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
@@ -50,8 +51,10 @@ type Deps struct {
 	// Reconcile is the reconciliation room: the home page's last go-live
 	// checks.
 	Reconcile *reconcile.Service
-	Users     *auth.Users
-	Log       *slog.Logger
+	// Usage is the usage room: the usage page's months.
+	Usage *usage.Service
+	Users *auth.Users
+	Log   *slog.Logger
 	// SecureCookies marks cookies Secure even on a plain-HTTP connection
 	// (behind a TLS-terminating proxy). A request that arrived over TLS
 	// gets Secure cookies anyway.

@@ -25,6 +25,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	"github.com/denar-mk/denar/internal/einvoicing/usage"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
@@ -49,6 +50,7 @@ type world struct {
 	inbox           *inbox.Service
 	recon           *reconcile.Service
 	companies       *companies.Service
+	usage           *usage.Service
 	acctA, acctB    string
 	companyA, compB string
 	docA, docB      string
@@ -112,7 +114,7 @@ func newWorld(t *testing.T, db *store.DB) *world {
 	svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Secrets: box, Events: hooks,
 		CodeLists: codelists.New(codelists.Deps{DB: db, Events: hooks}, codelists.Config{})}, einvoicing.Config{})
 	w.svc, w.hooks = svc, hooks
-	w.pipe, w.signing, w.inbox, w.recon, w.companies = buildRooms(db, svc)
+	w.pipe, w.signing, w.inbox, w.recon, w.companies, w.usage = buildRooms(db, svc)
 	mux := http.NewServeMux()
 	dashboard.New(w.deps(w.users)).Register(mux)
 	w.srv = httptest.NewServer(mux)
@@ -507,7 +509,7 @@ func TestDashboardTOTPAndTwoProcesses(t *testing.T) {
 		svc := einvoicing.New(einvoicing.Deps{DB: db, Log: slog.New(slog.DiscardHandler), Events: hooks,
 			CodeLists: codelists.New(codelists.Deps{DB: db, Events: hooks}, codelists.Config{})}, einvoicing.Config{})
 		other := &world{svc: svc, hooks: hooks}
-		other.pipe, other.signing, other.inbox, other.recon, other.companies = buildRooms(db, svc)
+		other.pipe, other.signing, other.inbox, other.recon, other.companies, other.usage = buildRooms(db, svc)
 		mux := http.NewServeMux()
 		// The second process seals and opens TOTP seeds with the same key.
 		dashboard.New(other.deps(&auth.Users{DB: db, Secrets: w.users.Secrets})).Register(mux)
@@ -678,7 +680,7 @@ func TestDashboardPagesSizeAndLabels(t *testing.T) {
 
 // buildRooms builds the rooms of the application layer on svc as
 // cmd/denar does (the inbox wired as svc's port, every link type handled).
-func buildRooms(db *store.DB, svc *einvoicing.Service) (*pipeline.Service, *signing.Service, *inbox.Service, *reconcile.Service, *companies.Service) {
+func buildRooms(db *store.DB, svc *einvoicing.Service) (*pipeline.Service, *signing.Service, *inbox.Service, *reconcile.Service, *companies.Service, *usage.Service) {
 	log := slog.New(slog.DiscardHandler)
 	pipe := pipeline.New(pipeline.Deps{DB: db, Log: log, EInvoicing: svc}, pipeline.Config{})
 	signer := signing.New(signing.Deps{DB: db, Log: log, Core: svc}, signing.Config{})
@@ -688,11 +690,11 @@ func buildRooms(db *store.DB, svc *einvoicing.Service) (*pipeline.Service, *sign
 	if err := svc.CheckLinks(); err != nil {
 		panic(err)
 	}
-	return pipe, signer, in, recon, companies.New(companies.Deps{DB: db, Log: log}, companies.Config{})
+	return pipe, signer, in, recon, companies.New(companies.Deps{DB: db, Log: log}, companies.Config{}), usage.New(usage.Deps{DB: db})
 }
 
 // deps are the dashboard's Deps on w's application layer, with users.
 func (w *world) deps(users *auth.Users) dashboard.Deps {
-	return dashboard.Deps{Service: w.svc, Companies: w.companies, Pipeline: w.pipe, Webhooks: w.hooks, Signing: w.signing, Inbox: w.inbox, Reconcile: w.recon,
+	return dashboard.Deps{Service: w.svc, Companies: w.companies, Pipeline: w.pipe, Webhooks: w.hooks, Signing: w.signing, Inbox: w.inbox, Reconcile: w.recon, Usage: w.usage,
 		Users: users, Log: slog.New(slog.DiscardHandler)}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
+	"github.com/denar-mk/denar/internal/einvoicing/usage"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 )
 
@@ -709,7 +710,7 @@ type bar struct {
 type usageData struct {
 	base
 	Bars     []bar
-	Plan     einvoicing.UsagePlan
+	Plan     usage.UsagePlan
 	ShowPlan bool
 	PlanY    int
 	Width    int
@@ -736,7 +737,7 @@ func (d *Dashboard) usage(q *req) {
 	data := usageData{base: d.baseFor(q, "usage", "usage.title")}
 	for i := 5; i >= 0; i-- {
 		period := first.AddDate(0, -i, 0).Format("2006-01")
-		u, err := d.d.Service.Usage(q.r.Context(), q.principal(), einvoicing.UsageQuery{Period: period, Environment: q.s.Environment})
+		u, err := d.d.Usage.Usage(q.r.Context(), q.principal(), usage.Query{Period: period, Environment: q.s.Environment})
 		if err != nil {
 			d.failErr(q, err)
 			return

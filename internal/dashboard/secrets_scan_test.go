@@ -41,7 +41,7 @@ func TestNoSecretAtRest(t *testing.T) {
 		log := slog.New(slog.DiscardHandler)
 		as := &auth.Store{DB: db}
 		api := einvoiceapi.New(einvoiceapi.Deps{Service: w.svc, Companies: w.companies, Pipeline: w.pipe, Webhooks: w.hooks, Signing: w.signing, Inbox: w.inbox,
-			Reconcile: w.recon, Auth: as, Idempotency: idempotency.New(db, 0), Ready: db.Ping, Log: log, RateLimit: httpx.RateLimit{}})
+			Reconcile: w.recon, Usage: w.usage, Auth: as, Idempotency: idempotency.New(db, 0), Ready: db.Ping, Log: log, RateLimit: httpx.RateLimit{}})
 		dashboard.New(w.deps(w.users)).Register(api.Mux)
 		w.srv = httptest.NewServer(api.Handler())
 		t.Cleanup(w.srv.Close)

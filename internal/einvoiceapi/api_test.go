@@ -14,6 +14,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	"github.com/denar-mk/denar/internal/einvoicing/usage"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -41,6 +42,12 @@ type appConfig struct {
 	// Operators are the operator's UJP identity per environment, as which
 	// the code lists are read and the go-live check calls.
 	Operators map[string]ujp.Identity
+	// Sandbox drives the simulator behind the sandbox (the pipeline's and
+	// the inbox's simulate use cases).
+	Sandbox einvoicing.SandboxUJP
+	// SandboxSetup registers sandbox signers with the simulator (the
+	// signing room's).
+	SandboxSetup signing.SandboxSetup
 }
 
 // app is the e-invoicing application layer a test's API was built with:
@@ -98,9 +105,9 @@ func newApp(db *store.DB, d einvoicing.Deps, cfg appConfig, hd webhooks.Deps, hc
 	lists := codelists.New(codelists.Deps{DB: db, Log: d.Log, Gateways: cfg.Gateways, Operators: cfg.Operators, Events: hooks}, cfg.CodeLists)
 	d.CodeLists = lists
 	svc := einvoicing.New(d, cfg.Config)
-	pipe := pipeline.New(pipeline.Deps{DB: db, Log: d.Log, EInvoicing: svc, Gateways: cfg.Gateways}, cfg.Pipeline)
-	signer := signing.New(signing.Deps{DB: db, Log: d.Log, Core: svc}, signing.Config{})
-	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: db, Log: d.Log, Sandbox: d.Sandbox}, inbox.Config{})
+	pipe := pipeline.New(pipeline.Deps{DB: db, Log: d.Log, EInvoicing: svc, Gateways: cfg.Gateways, Sandbox: cfg.Sandbox}, cfg.Pipeline)
+	signer := signing.New(signing.Deps{DB: db, Log: d.Log, Core: svc, SandboxSetup: cfg.SandboxSetup}, signing.Config{})
+	in := inbox.New(inbox.Deps{Core: svc, Pipeline: pipe, DB: db, Log: d.Log, Sandbox: cfg.Sandbox}, inbox.Config{})
 	svc.UseInbox(in)
 	if cfg.Reconcile.SignerInterval == 0 {
 		cfg.Reconcile.SignerInterval = cfg.Pipeline.SignerInterval
@@ -115,8 +122,9 @@ func newApp(db *store.DB, d einvoicing.Deps, cfg appConfig, hd webhooks.Deps, hc
 		cfg.Companies.RegistryTimeout = cfg.RegistryTimeout
 	}
 	cos := companies.New(companies.Deps{DB: db, Log: d.Log, Registry: d.Registry, Secrets: d.Secrets}, cfg.Companies)
+	use := usage.New(usage.Deps{DB: db})
 	api := einvoiceapi.New(einvoiceapi.Deps{Service: svc, Companies: cos, Webhooks: hooks, Archive: exports, Signing: signer, Pipeline: pipe, Inbox: in,
-		Reconcile: recon, CodeLists: lists, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0), Ready: db.Ping, Log: d.Log,
+		Reconcile: recon, CodeLists: lists, Usage: use, Auth: &auth.Store{DB: db}, Idempotency: idempotency.New(db, 0), Ready: db.Ping, Log: d.Log,
 		PublicURL: cfg.Companies.PublicURL, RateLimit: httpx.RateLimit{}, SigningPoll: cfg.SigningPoll})
 	return &app{Service: svc, lists: lists, signing: signer, pipe: pipe, inbox: in, recon: recon, hooks: hooks}, api
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	"github.com/denar-mk/denar/internal/einvoicing/usage"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 	"github.com/denar-mk/denar/internal/idempotency"
@@ -32,10 +33,8 @@ import (
 
 // Deps are what the e-invoicing API needs from the rest of the program.
 type Deps struct {
-	// Service is the application layer every operation calls but those of
-	// its rooms (events and webhooks, archive exports, signing, the
-	// pipeline, the inbox).
-	// its rooms (events and webhooks, archive exports, reconciliation).
+	// Service is the core of the application layer, which every operation
+	// calls but those of its rooms (the fields below).
 	Service *einvoicing.Service
 	// Companies is the companies room of the application layer: client
 	// companies, their onboarding and their mandates.
@@ -50,7 +49,7 @@ type Deps struct {
 	// WebSocket.
 	Signing *signing.Service
 	// Pipeline is the submission pipeline room of the application layer
-	// (UJP's PDFs).
+	// (UJP's PDFs, the sandbox's simulated outcomes of an e-invoice).
 	Pipeline *pipeline.Service
 	// Inbox is the inbox room of the application layer: incoming
 	// e-invoices, the company's decision, the sandbox's buyer side.
@@ -60,6 +59,8 @@ type Deps struct {
 	// CodeLists is the code-list room of the application layer (GET
 	// /v1/codebooks).
 	CodeLists *codelists.Service
+	// Usage is the usage room of the application layer (GET /v1/usage).
+	Usage *usage.Service
 	// Auth authenticates API keys and issues OAuth tokens.
 	Auth *auth.Store
 	// Idempotency keeps Idempotency-Key claims.
@@ -131,7 +132,7 @@ func New(d Deps) *httpx.Service {
 		},
 	})
 	h := &handlers{lists: d.CodeLists, svc: d.Service, companies: d.Companies, hooks: d.Webhooks, archive: d.Archive, signing: d.Signing, pipe: d.Pipeline, inbox: d.Inbox,
-		recon: d.Reconcile, deps: d}
+		recon: d.Reconcile, usage: d.Usage, deps: d}
 	h.registerCompanies(s)
 	h.registerSandboxMandate(s)
 	h.registerOAuth(s.Mux, s.API)
@@ -170,6 +171,7 @@ type handlers struct {
 	inbox     *inbox.Service
 	recon     *reconcile.Service
 	lists     *codelists.Service
+	usage     *usage.Service
 	deps      Deps
 	// wsMessages counts the signing WebSockets' messages.
 	wsMessages *prometheus.CounterVec

@@ -11,6 +11,7 @@ import (
 
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/httpx"
 )
 
@@ -82,7 +83,7 @@ type simulateInput struct {
 	}
 }
 
-type simulateOutput struct{ Body einvoicing.Simulation }
+type simulateOutput struct{ Body pipeline.Simulation }
 
 // filterDigest binds a cursor to the filters it was made with.
 func filterDigest(parts ...string) string {
@@ -216,7 +217,7 @@ func (h *handlers) registerEInvoices(s *httpx.Service) {
 			"submission fail with ujpCode (failed, with UJP's code in problems).",
 	}, httpx.Spec{Scope: "einvoices:write", Company: true}, func(ctx context.Context, in *simulateInput) (*simulateOutput, error) {
 		b := in.Body
-		out, err := h.svc.Simulate(ctx, caller(ctx), einvoicing.Simulate{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID, Action: b.Action,
+		out, err := h.pipe.Simulate(ctx, caller(ctx), pipeline.Simulate{CompanyID: httpx.CompanyFrom(ctx), ID: in.ID, Action: b.Action,
 			RejectReasonCode: b.RejectReasonCode, Comment: b.Comment, UJPCode: b.UJPCode})
 		if err != nil {
 			return nil, err

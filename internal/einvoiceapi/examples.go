@@ -13,8 +13,10 @@ import (
 	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/einvoicing/companies"
 	"github.com/denar-mk/denar/internal/einvoicing/inbox"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/reconcile"
 	"github.com/denar-mk/denar/internal/einvoicing/signing"
+	"github.com/denar-mk/denar/internal/einvoicing/usage"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/httpx"
 )
@@ -240,7 +242,7 @@ func registerExamples(s *httpx.Service) {
 	}
 	s.Example(history.Body)
 	s.ExampleJSON(reflect.TypeFor[simulateInput]().Field(1).Type, `{"action":"buyer_rejects","rejectReasonCode":"O-2","comment":"Погрешна цена"}`)
-	s.Example(einvoicing.Simulation{Object: "sandbox_simulation", Action: "buyer_rejects", EInvoice: inv})
+	s.Example(pipeline.Simulation{Object: "sandbox_simulation", Action: "buyer_rejects", EInvoice: inv})
 
 	// Inbox.
 	s.Example(exInboxDocument())
@@ -281,10 +283,10 @@ func registerExamples(s *httpx.Service) {
 	s.Example(test)
 
 	// Usage and archives.
-	s.Example(einvoicing.Usage{Object: "usage", Period: "2026-04", Environment: "production",
-		Plan:      einvoicing.UsagePlan{Code: "business", IncludedDocuments: 1000, ExtraDocumentPrice: "8.00", Currency: "MKD"},
-		Totals:    einvoicing.UsageTotals{Sent: 42, Received: 17, Billable: 0},
-		ByCompany: []einvoicing.CompanyUsage{{CompanyID: exCompany, Sent: 42, Received: 17}}})
+	s.Example(usage.Usage{Object: "usage", Period: "2026-04", Environment: "production",
+		Plan:      usage.UsagePlan{Code: "business", IncludedDocuments: 1000, ExtraDocumentPrice: "8.00", Currency: "MKD"},
+		Totals:    usage.UsageTotals{Sent: 42, Received: 17, Billable: 0},
+		ByCompany: []usage.CompanyUsage{{CompanyID: exCompany, Sent: 42, Received: 17}}})
 	s.Example(ArchiveExportBody{CompanyID: exCompany, From: "2026-04-01", To: "2026-04-30"})
 	s.Example(exArchiveObject())
 	s.Example(ReconciliationBody{CompanyID: exCompany, Date: "2026-05-04"})

@@ -93,7 +93,8 @@ func newInboxEnv(t *testing.T, db *store.DB, tune ...func(*appConfig)) *inboxEnv
 	dg := &decisionGateway{Gateway: client}
 	p.gw = &lossyGateway{Gateway: dg}
 	cfg.Gateways = map[string]ujp.Gateway{auth.EnvSandbox: p.gw}
-	a, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim}},
+	cfg.Sandbox, cfg.SandboxSetup = sim, simSetup{sim}
+	a, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client}},
 		cfg, webhooks.Deps{}, webhooks.Config{})
 	p.app, p.svc, p.inboxes = a, a.Service, a.inbox
 	p.srv = httptest.NewServer(api.Handler())
@@ -888,7 +889,7 @@ func TestInboxDeadline(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newInboxEnv(t, db)
-		otherApp, _ := newAPI(db, einvoicing.Deps{Sandbox: e.sim}, einvoicing.Config{})
+		otherApp, _ := newApp(db, einvoicing.Deps{}, appConfig{Sandbox: e.sim}, webhooks.Deps{}, webhooks.Config{})
 		other := otherApp.inbox
 		txDate := e.now().In(ujpdoc.Skopje).Format(time.DateOnly)
 		by := einvoice.DecideBy(e.now().In(ujpdoc.Skopje))

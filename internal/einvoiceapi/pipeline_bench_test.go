@@ -59,8 +59,9 @@ func newBenchWorld(b testing.TB, db *store.DB) *benchWorld {
 	log := slog.New(slog.DiscardHandler)
 	sim, client, _ := newSimGateway(b, db, ujpsim.Options{Logger: log, ControlToken: "bench"})
 	w.gw = client
-	app, api := newApp(db, einvoicing.Deps{Log: log, SandboxSetup: simSetup{sim}},
-		appConfig{Gateways: map[string]ujp.Gateway{auth.EnvSandbox: w.gw}, Pipeline: pipeline.Config{SignerInterval: simWindow}},
+	app, api := newApp(db, einvoicing.Deps{Log: log},
+		appConfig{Gateways: map[string]ujp.Gateway{auth.EnvSandbox: w.gw}, Pipeline: pipeline.Config{SignerInterval: simWindow},
+			SandboxSetup: simSetup{sim}},
 		webhooks.Deps{}, webhooks.Config{})
 	w.srv = httptest.NewServer(api.Handler())
 	b.Cleanup(w.srv.Close)

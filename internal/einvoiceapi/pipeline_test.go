@@ -147,7 +147,8 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*appConfig), opts ...p
 	e.gw = &lossyGateway{Gateway: client}
 	cfg.Pipeline.SignerInterval = simWindow
 	cfg.Gateways = map[string]ujp.Gateway{auth.EnvSandbox: e.gw}
-	a, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client}, Sandbox: sim, SandboxSetup: simSetup{sim},
+	cfg.Sandbox, cfg.SandboxSetup = sim, simSetup{sim}
+	a, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client},
 		Secrets: testSecrets(t)}, cfg,
 		webhooks.Deps{}, e.hookCfg)
 	e.app, e.svc, e.inboxes = a, a.Service, a.inbox
@@ -175,7 +176,7 @@ func (e *pipeEnv) registerSigners() {
 	for {
 		var n int
 		if err := e.db.ReadDB().QueryRowContext(e.t.Context(), "SELECT COUNT(*) FROM jobs WHERE kind = $1 AND state IN ('available', 'retryable', 'running')",
-			einvoicing.KindSandboxSigner).Scan(&n); err != nil {
+			signing.KindSandboxSigner).Scan(&n); err != nil {
 			e.t.Fatal(err)
 		}
 		if n == 0 {
@@ -304,7 +305,7 @@ func (e *pipeEnv) settle() {
 			var next sql.NullString
 			if err := e.db.ReadDB().QueryRowContext(e.t.Context(), `SELECT CAST(MIN(run_at) AS TEXT) FROM jobs
 				WHERE state IN ('available', 'retryable') AND kind IN ($1, $2, $3)`,
-				einvoicing.KindSubmit, einvoicing.KindUJPQuery, einvoicing.KindSandboxSigner).Scan(&next); err != nil {
+				einvoicing.KindSubmit, einvoicing.KindUJPQuery, signing.KindSandboxSigner).Scan(&next); err != nil {
 				e.t.Fatal(err)
 			}
 			var due time.Time

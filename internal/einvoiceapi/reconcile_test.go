@@ -469,8 +469,8 @@ func TestReconciliationTwoProcesses(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newReconEnv(t, db)
 		ctx := t.Context()
-		other, api := newApp(db, einvoicing.Deps{Sandbox: e.sim},
-			appConfig{Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw},
+		other, api := newApp(db, einvoicing.Deps{},
+			appConfig{Sandbox: e.sim, Gateways: map[string]ujp.Gateway{auth.EnvSandbox: e.gw},
 				Pipeline:  pipeline.Config{RetryDelays: []time.Duration{time.Minute}, SignerInterval: simWindow},
 				Reconcile: reconcile.Config{Every: time.Hour}}, webhooks.Deps{}, webhooks.Config{})
 		srv2 := httptest.NewServer(api.Handler())

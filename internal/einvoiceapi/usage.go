@@ -6,7 +6,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/usage"
 	"github.com/denar-mk/denar/internal/httpx"
 )
 
@@ -16,7 +16,7 @@ type usageInput struct {
 	Environment string `query:"environment" enum:"sandbox,production" doc:"sandbox for sandbox usage; production otherwise. It must be the credential's environment (403 environment_mismatch)."`
 }
 
-type usageOutput struct{ Body einvoicing.Usage }
+type usageOutput struct{ Body usage.Usage }
 
 func (h *handlers) registerUsage(s *httpx.Service) {
 	httpx.Register(s, huma.Operation{
@@ -29,7 +29,7 @@ func (h *handlers) registerUsage(s *httpx.Service) {
 			"plan.includedDocuments), each billed at plan.extraDocumentPrice. Sandbox usage is never billable: billable is " +
 			"always 0 there. The plan is the account's current one.",
 	}, httpx.Spec{Scope: "usage:read"}, func(ctx context.Context, in *usageInput) (*usageOutput, error) {
-		u, err := h.svc.Usage(ctx, httpx.PrincipalFrom(ctx), einvoicing.UsageQuery{Period: in.Period, CompanyID: in.CompanyID, Environment: in.Environment})
+		u, err := h.usage.Usage(ctx, httpx.PrincipalFrom(ctx), usage.Query{Period: in.Period, CompanyID: in.CompanyID, Environment: in.Environment})
 		if err != nil {
 			return nil, err
 		}

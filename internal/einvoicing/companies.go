@@ -53,22 +53,22 @@ func CompanyRow(ctx context.Context, q *dbq.Queries, p *auth.Principal, id strin
 	return auth.InReach(ctx, q, p, "Company", id, r, err)
 }
 
-// ErrMandatePending refuses what the service would do for a company before
+// errMandatePending refuses what the service would do for a company before
 // its representative accepted the mandate: the spec makes the company
 // active only then, and until then the service may not act for it at UJP.
-var ErrMandatePending = denar.Errorf("mandate_pending", "The company's representative has not accepted the mandate yet; the service acts for the company at UJP once they have.")
+var errMandatePending = denar.Errorf("mandate_pending", "The company's representative has not accepted the mandate yet; the service acts for the company at UJP once they have.")
 
 // ActingCompany is company for what the service does at UJP on the
-// company's behalf: ErrMandatePending unless it is active.
+// company's behalf: errMandatePending unless it is active.
 func ActingCompany(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string) (dbq.Company, error) {
 	return Mandated(CompanyRow(ctx, q, p, id))
 }
 
-// Mandated passes on a company read (co, err), ErrMandatePending in place
+// Mandated passes on a company read (co, err), errMandatePending in place
 // of a company that is not active.
 func Mandated(co dbq.Company, err error) (dbq.Company, error) {
 	if err == nil && co.Status != "active" {
-		err = ErrMandatePending
+		err = errMandatePending
 	}
 	return co, err
 }

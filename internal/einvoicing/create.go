@@ -67,8 +67,8 @@ func (s *Service) einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningReq
 	return EnqueueSubmit(ctx, tx, inv.ID)
 }
 
-// NewEInvoice is what createEInvoice stores.
-type NewEInvoice struct {
+// newEInvoice is what createEInvoice stores.
+type newEInvoice struct {
 	ID, Account     string
 	Company         dbq.Company
 	Kind            string // invoice, storno, correction
@@ -93,7 +93,7 @@ type NewEInvoice struct {
 // encode does the CPU work of storing n — the request UJP will receive,
 // stamped at now, its base64url form and the totals — so that it can run
 // before the transaction instead of holding it.
-func (n *NewEInvoice) encode(now time.Time) error {
+func (n *newEInvoice) encode(now time.Time) error {
 	docJSON, err := json.Marshal(ujpdoc.Request{RequestTimestamp: ujpdoc.FormatTimestamp(now), Document: *n.Doc})
 	if err != nil {
 		return fmt.Errorf("encode document: %w", err)
@@ -104,7 +104,7 @@ func (n *NewEInvoice) encode(now time.Time) error {
 
 // issuer reads, in one query, the company id the caller issues for (with
 // company's rules: err) and its current certificate at now for a
-// NewEInvoice; no certificate is certErr ErrNoSigner, which createEInvoice
+// newEInvoice; no certificate is certErr ErrNoSigner, which createEInvoice
 // reports unless the request is answered otherwise (a clientReference
 // seen before, an invalid document).
 func issuer(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, now time.Time) (co dbq.Company, cert *dbq.SigningCertificate, certErr, err error) {
@@ -124,7 +124,7 @@ func issuer(ctx context.Context, q *dbq.Queries, p *auth.Principal, id string, n
 
 // signer reads the company's current certificate for n at now; no
 // certificate is ErrNoSigner, reported by createEInvoice.
-func (n *NewEInvoice) signer(ctx context.Context, q *dbq.Queries, now time.Time) {
+func (n *newEInvoice) signer(ctx context.Context, q *dbq.Queries, now time.Time) {
 	cert, err := CurrentCertificate(ctx, q, n.Company.ID, now)
 	n.cert, n.certErr = &cert, err
 }
@@ -149,7 +149,7 @@ func CurrentCertificate(ctx context.Context, q *dbq.Queries, companyID string, n
 // company must have a signer all the same). A company without a valid
 // certificate is ErrNoSigner. n is encoded and its certificate read here,
 // at the transaction's time, unless the caller did it before.
-func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n NewEInvoice) (EInvoice, error) {
+func (s *Service) createEInvoice(ctx context.Context, tx *store.Tx, n newEInvoice) (EInvoice, error) {
 	var err error
 	if n.docJSON == nil {
 		if err := n.encode(tx.Now); err != nil {

@@ -29,19 +29,19 @@ import (
 // others are a decision: the document fails with problem
 // signature_refused.
 const (
-	RefuseUserDeclined   = "user_declined"
-	RefusePolicy         = "policy"
-	RefuseTokenMissing   = "token_missing"
-	RefusePINLocked      = "pin_locked"
-	RefusePayloadInvalid = "payload_invalid"
-	RefuseUnattended     = "unattended"
+	refuseUserDeclined   = "user_declined"
+	refusePolicy         = "policy"
+	refuseTokenMissing   = "token_missing"
+	refusePINLocked      = "pin_locked"
+	refusePayloadInvalid = "payload_invalid"
+	refuseUnattended     = "unattended"
 )
 
 // RefusalReasons lists them.
-var RefusalReasons = []string{RefuseUserDeclined, RefusePolicy, RefuseTokenMissing, RefusePINLocked, RefusePayloadInvalid, RefuseUnattended}
+var RefusalReasons = []string{refuseUserDeclined, refusePolicy, refuseTokenMissing, refusePINLocked, refusePayloadInvalid, refuseUnattended}
 
 func transientRefusal(reason string) bool {
-	return reason == RefuseTokenMissing || reason == RefusePINLocked || reason == RefuseUnattended
+	return reason == refuseTokenMissing || reason == refusePINLocked || reason == refuseUnattended
 }
 
 // signatureProblem is the problems item of a refused signature.

@@ -52,7 +52,7 @@ func (s *Service) EInvoice(ctx context.Context, p *auth.Principal, companyID, id
 	if err != nil {
 		return EInvoice{}, err
 	}
-	v := einvoiceView(r)
+	v := EInvoiceView(r)
 	if v.Queue, err = s.queueOf(ctx, q, r); err != nil {
 		return EInvoice{}, fmt.Errorf("queue of %s: %w", id, err)
 	}
@@ -93,7 +93,7 @@ func (s *Service) EInvoices(ctx context.Context, p *auth.Principal, companyID st
 	}
 	out := make([]EInvoice, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, einvoiceView(r))
+		out = append(out, EInvoiceView(r))
 	}
 	return out, nil
 }
@@ -149,7 +149,7 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 			return EInvoice{}, err
 		}
 		if prev, found, err := byClientReference(ctx, tx, co.ID, req.ClientReference, fingerprint); err != nil || found {
-			return einvoiceView(prev), err
+			return EInvoiceView(prev), err
 		}
 		doc, buildErr := req.Build(sellerOf(co), id, s.codebooks(co.Environment))
 		buildErr = withVATPayerErrors(buildErr, co, req)
@@ -168,7 +168,7 @@ func (s *Service) IssueEInvoice(ctx context.Context, c Caller, cmd IssueEInvoice
 		if !validating {
 			s.fillBuyer(co.Environment, doc)
 		}
-		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
+		return s.createEInvoice(ctx, tx, newEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "invoice", Doc: doc,
 			ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating, cert: cert, certErr: certErr})
 	})
 }
@@ -336,7 +336,7 @@ func (s *Service) StornoEInvoice(ctx context.Context, c Caller, cmd Storno) (EIn
 		if err != nil {
 			return EInvoice{}, err
 		}
-		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "storno", Doc: doc,
+		return s.createEInvoice(ctx, tx, newEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "storno", Doc: doc,
 			OriginalID: orig.ID, Fingerprint: hex.EncodeToString(sum[:])})
 	})
 }
@@ -368,7 +368,7 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 	buildErr, validating := s.inlineBuyerCheck(ctx, co, buildErr, req.Buyer)
 	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (EInvoice, error) {
 		if prev, found, err := byClientReference(ctx, tx, co.ID, req.ClientReference, fingerprint); err != nil || found {
-			return einvoiceView(prev), err
+			return EInvoiceView(prev), err
 		}
 		orig, co, err := supersedable(ctx, tx, c.Principal, cmd.CompanyID, cmd.ID, "correction")
 		if err != nil {
@@ -381,101 +381,8 @@ func (s *Service) CorrectEInvoice(ctx context.Context, c Caller, cmd Correction)
 		if !validating {
 			s.fillBuyer(co.Environment, doc)
 		}
-		return s.createEInvoice(ctx, tx, NewEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
+		return s.createEInvoice(ctx, tx, newEInvoice{ID: id, Account: c.AccountID, Company: co, Kind: "correction", Doc: doc,
 			OriginalID: orig.ID, ClientReference: req.ClientReference, Fingerprint: fingerprint, Validating: validating})
-	})
-}
-
-// Simulate actions of the sandbox.
-const (
-	SimBuyerAccepts   = "buyer_accepts"
-	SimBuyerRejects   = "buyer_rejects"
-	SimDeadlinePasses = "deadline_passes"
-	SimOutageStarts   = "outage_starts"
-	SimOutageEnds     = "outage_ends"
-	SimTerminalError  = "terminal_error"
-)
-
-// Simulate is the command of POST /v1/sandbox/einvoices/{id}/simulate.
-type Simulate struct {
-	CompanyID        string
-	ID               string
-	Action           string
-	RejectReasonCode string
-	Comment          string
-	UJPCode          string
-}
-
-// Simulation is the answer of a simulate call.
-type Simulation struct {
-	Object   string   `json:"object" enum:"sandbox_simulation" example:"sandbox_simulation" doc:"Always sandbox_simulation."`
-	Action   string   `json:"action" example:"buyer_accepts" doc:"The transition asked for."`
-	EInvoice EInvoice `json:"einvoice" doc:"The e-invoice as it is now; the move arrives through the pipeline."`
-}
-
-// Simulate drives the sandbox simulator as UJP or the buyer would, for an
-// e-invoice of a sandbox company on the simulator (403 sandbox_only
-// otherwise). Decisions act on a delivered document (409
-// einvoice_state_conflict otherwise) and schedule a read of the change
-// feed at once.
-func (s *Service) Simulate(ctx context.Context, c Caller, cmd Simulate) (Simulation, error) {
-	q := s.db.Reader()
-	inv, err := EInvoiceRow(ctx, q, c.Principal, cmd.CompanyID, cmd.ID)
-	if err != nil {
-		return Simulation{}, err
-	}
-	co, err := CompanyRow(ctx, q, c.Principal, inv.CompanyID)
-	if err != nil {
-		return Simulation{}, err
-	}
-	if co.Environment != auth.EnvSandbox || s.sandbox == nil {
-		return Simulation{}, denar.Errorf("sandbox_only", "Only e-invoices of sandbox companies on the UJP simulator can be driven.")
-	}
-	sim := s.sandbox
-	decision := cmd.Action == SimBuyerAccepts || cmd.Action == SimBuyerRejects || cmd.Action == SimDeadlinePasses
-	if decision && (inv.Status != string(einvoice.Delivered) || !inv.Euid.Valid) {
-		return Simulation{}, denar.Errorf("einvoice_state_conflict", "%s needs a delivered e-invoice; %s is %s.", cmd.Action, inv.ID, inv.Status)
-	}
-	switch cmd.Action {
-	case SimBuyerAccepts:
-		err = sim.Decide(ctx, inv.Euid.String, true, "", cmd.Comment)
-	case SimBuyerRejects:
-		if _, ok := s.codebooks(co.Environment).Lookup(ujpdoc.CBRejectReasons, cmd.RejectReasonCode); !ok {
-			return Simulation{}, denar.Invalid(denar.FieldError{Path: "rejectReasonCode", Codebook: ujpdoc.CBRejectReasons,
-				Message: fmt.Sprintf("%q is not a reject reason", cmd.RejectReasonCode)})
-		}
-		err = sim.Decide(ctx, inv.Euid.String, false, cmd.RejectReasonCode, cmd.Comment)
-	case SimDeadlinePasses:
-		err = sim.AutoAccept(ctx, inv.Euid.String)
-	case SimOutageStarts, SimOutageEnds:
-		err = sim.SetSellerOutage(ctx, co.TaxNumber, cmd.Action == SimOutageStarts)
-	case SimTerminalError:
-		code := cmd.UJPCode
-		if code == "" {
-			code = "E4013"
-		}
-		err = sim.RejectNextSend(ctx, co.TaxNumber, code, "Document refused (sandbox simulate: terminal_error)")
-	default:
-		return Simulation{}, denar.Invalid(denar.FieldError{Path: "action", Message: "unknown action " + cmd.Action})
-	}
-	var refused interface{ UJPCode() string }
-	if errors.As(err, &refused) {
-		return Simulation{}, denar.Errorf("einvoice_state_conflict", "The simulator refused %s on %s: UJP code %s.", cmd.Action, inv.ID, refused.UJPCode())
-	}
-	if err != nil {
-		return Simulation{}, fmt.Errorf("sandbox simulate %s on %s: %w", cmd.Action, inv.ID, err)
-	}
-	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (Simulation, error) {
-		if decision {
-			if err := EnqueuePoll(ctx, tx, inv.CompanyID); err != nil {
-				return Simulation{}, err
-			}
-		}
-		cur, err := tx.GetEInvoiceByID(ctx, inv.ID)
-		if err != nil {
-			return Simulation{}, err
-		}
-		return Simulation{Object: "sandbox_simulation", Action: cmd.Action, EInvoice: einvoiceView(cur)}, nil
 	})
 }
 

@@ -70,9 +70,9 @@ func (e EInvoice) MarshalJSON() ([]byte, error) {
 // its JSON (renderedView), nil for any other (httpx.Rendered).
 func (e EInvoice) RenderedJSON() []byte { return e.rendered }
 
-// renderedView is einvoiceView carrying its JSON.
+// renderedView is EInvoiceView carrying its JSON.
 func renderedView(r dbq.Einvoice) (EInvoice, error) {
-	v := einvoiceView(r)
+	v := EInvoiceView(r)
 	raw, err := v.MarshalJSON()
 	if err != nil {
 		return EInvoice{}, fmt.Errorf("render einvoice %s: %w", r.ID, err)
@@ -84,7 +84,9 @@ func renderedView(r dbq.Einvoice) (EInvoice, error) {
 // Path is the e-invoice's path in the API.
 func (e EInvoice) Path() string { return "/v1/einvoices/" + e.ID }
 
-func einvoiceView(r dbq.Einvoice) EInvoice {
+// EInvoiceView is the API's view of a stored e-invoice (what GET
+// /v1/einvoices/{id} answers and its events carry).
+func EInvoiceView(r dbq.Einvoice) EInvoice {
 	problems := r.Problems
 	if problems == "" {
 		problems = "[]"
@@ -221,7 +223,7 @@ func (s *Service) MoveEInvoice(ctx context.Context, tx *store.Tx, inv dbq.Einvoi
 
 // EInvoiceEvent writes an event about inv as it is now.
 func (s *Service) EInvoiceEvent(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, typ string) error {
-	return s.WriteEvent(ctx, tx, inv.AccountID, inv.CompanyID, inv.Environment, typ, inv.ID, einvoiceView(inv))
+	return s.WriteEvent(ctx, tx, inv.AccountID, inv.CompanyID, inv.Environment, typ, inv.ID, EInvoiceView(inv))
 }
 
 // ProblemItem is one entry of an e-invoice's problems.

@@ -16,10 +16,10 @@ const (
 	KindPollChanges = "einvoice.poll_changes"
 	KindPollCompany = "einvoice.poll_company"
 	KindUJPQuery    = "einvoice.ujp_query"
-	// KindPace tops up a UJP user's signing requests; its args name the
+	// kindPace tops up a UJP user's signing requests; its args name the
 	// user (pace key). KindPaceSweep runs it for every user with
 	// documents waiting, in case a top-up was missed.
-	KindPace      = "einvoice.pace"
+	kindPace      = "einvoice.pace"
 	KindPaceSweep = "einvoice.pace_sweep"
 )
 
@@ -41,7 +41,7 @@ type PollArgs struct {
 	CompanyID string `json:"companyId"`
 }
 
-// PaceArgs are the arguments of KindPace.
+// PaceArgs are the arguments of kindPace.
 type PaceArgs struct {
 	Key string `json:"key"`
 }

@@ -35,7 +35,7 @@ func TestRenderedView(t *testing.T) {
 			CreatedAt: at, UpdatedAt: at.Add(time.Second), DeliveredAt: sql.NullTime{Time: at, Valid: true}},
 	} {
 		type plain EInvoice // the fields, encoded by reflection
-		want := einvoiceView(r)
+		want := EInvoiceView(r)
 		var api bytes.Buffer
 		enc := json.NewEncoder(&api)
 		enc.SetEscapeHTML(false)

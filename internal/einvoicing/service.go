@@ -17,13 +17,6 @@ type Deps struct {
 	// Registry answers the company pre-flight; nil makes every onboarding
 	// 503 ujp_unavailable.
 	Registry Registry
-	// Sandbox drives the UJP simulator behind the sandbox environment; nil
-	// when the sandbox talks to something else (simulate answers 403).
-	Sandbox SandboxUJP
-	// SandboxSetup registers sandbox certificates with the simulator; nil
-	// when the sandbox talks to UJP's own test environment (sandbox
-	// certificates then need their EUJP id, as production ones do).
-	SandboxSetup SandboxSetup
 	// CodeLists are UJP's code lists by environment, as validation uses
 	// them (the code-list room, *codelists.Service); required.
 	CodeLists CodeLists
@@ -89,14 +82,11 @@ type Service struct {
 	registry Registry
 	// lists are UJP's code lists by environment (the code-list room).
 	lists   CodeLists
-	sandbox SandboxUJP
-	// sandboxSetup registers sandbox certificates with the simulator.
-	sandboxSetup SandboxSetup
-	buyers       buyerCache
-	headers      headerCache
-	homes        homeCache
-	pacing       Pacing
-	events       Publisher
+	buyers  buyerCache
+	headers headerCache
+	homes   homeCache
+	pacing  Pacing
+	events  Publisher
 	// links are the handlers of the signing requests' link types, by type
 	// (signedlinks.go).
 	links map[string]LinkHandler
@@ -108,7 +98,7 @@ type Service struct {
 // New builds the service.
 func New(d Deps, cfg Config) *Service {
 	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), registry: d.Registry,
-		lists: d.CodeLists, sandbox: d.Sandbox, sandboxSetup: d.SandboxSetup,
+		lists:  d.CodeLists,
 		events: d.Events, links: map[string]LinkHandler{}}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -134,8 +124,8 @@ func (s *Service) Now() time.Time { return s.db.Now() }
 // periodic read of UJP's code lists is the code-list room's
 // (codelists.Service.RegisterJobs). The submission pipeline, the change-feed polls and UJP's
 // signed reads are the pipeline room's (pipeline.Service.RegisterJobs); the
-// expiry of signing requests and the ask-again of a refused document the
-// signing room's; the inbox's deadlines the inbox room's; the
+// expiry of signing requests, the ask-again of a refused document and the
+// sandbox's signers the signing room's; the inbox's deadlines the inbox room's; the
 // daily reconciliation the reconcile room's; webhook deliveries are the
 // webhooks package's
 // (webhooks.Service.RegisterJobs), on a runner of their own; archive
@@ -144,8 +134,4 @@ func (s *Service) RegisterJobs(r *jobs.Runner) {
 	jobs.Register(r, s.purgeSignedReads, jobs.Options{Every: 6 * time.Hour})
 	jobs.Register(r, s.validate, jobs.Options{Timeout: s.cfg.RegistryTimeout + 5*time.Second,
 		Backoff: validateBackoff()})
-	if s.sandboxSetup != nil {
-		jobs.Register(r, s.registerSandboxSigner, jobs.Options{
-			Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})
-	}
 }

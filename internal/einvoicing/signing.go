@@ -176,23 +176,23 @@ func insertRequest(ctx context.Context, tx *store.Tx, id, account string, cert d
 	}
 	// The account's agents' sockets and long-polls look at once when this
 	// commits (IssueEInvoiceRows notifies the same way on PostgreSQL).
-	if err := tx.Notify(ctx, SigningRequestsChannel, account); err != nil {
+	if err := tx.Notify(ctx, signingRequestsChannel, account); err != nil {
 		return row, fmt.Errorf("signing: create request: %w", err)
 	}
 	return row, nil
 }
 
-// SigningRequestsChannel is the store channel (store.Tx.Notify) on which
+// signingRequestsChannel is the store channel (store.Tx.Notify) on which
 // the creation of an account's signing requests is announced, the key
 // being the account id.
-const SigningRequestsChannel = "signing_requests"
+const signingRequestsChannel = "signing_requests"
 
 // WatchSigningRequests wakes the returned channel after a transaction that
 // created signing requests of account commits, here or in another process
 // sharing the store (PostgreSQL); stop ends the watch. A wake-up may be
 // lost or spurious: watchers keep looking every so often as well.
 func (s *Service) WatchSigningRequests(account string) (wake <-chan struct{}, stop func()) {
-	return s.db.Watch(SigningRequestsChannel, account)
+	return s.db.Watch(signingRequestsChannel, account)
 }
 
 // protectedHeader is the base64url JWS protected header that carries cert.

@@ -7,25 +7,12 @@ package einvoicing
 // in UJP's portal or here. Such a refusal never fails a document: the
 // document waits (queued, retried with backoff) or the read is left for
 // later, and the company carries the problem (Company.problems) until a call
-// of the same kind succeeds.
+// of the same kind succeeds. The pipeline room, through which every room
+// calls UJP, sets and clears them (pipeline/access.go).
 
 import (
 	"encoding/json"
 	"time"
-
-	"github.com/denar-mk/denar/internal/store/dbq"
-)
-
-// Codes of a company's problems.
-const (
-	// ProblemPrivilegeMissing: the user lacks a portal privilege for the
-	// company (UJP's E1011): DP for PDFs, RD for document JSON, DA for
-	// archives.
-	ProblemPrivilegeMissing = "ujp_privilege_missing"
-	// ProblemAccessMissing: UJP does not know the user or the certificate,
-	// or the user may not act for the company, or an identity header's
-	// value is refused.
-	ProblemAccessMissing = "ujp_access_missing"
 )
 
 // CompanyProblem is one of a company's problems with UJP.
@@ -38,21 +25,12 @@ type CompanyProblem struct {
 	LastSeenAt time.Time `json:"lastSeenAt" doc:"When UJP last refused."`
 }
 
+// CompanyProblems decodes a company's stored problems (none if raw is
+// empty or not a list).
 func CompanyProblems(raw string) []CompanyProblem {
 	out := []CompanyProblem{}
 	if raw != "" {
 		_ = json.Unmarshal([]byte(raw), &out)
 	}
 	return out
-}
-
-// PrivilegeMissing returns the company's problem of the missing privilege,
-// if it carries one.
-func PrivilegeMissing(co dbq.Company, privilege string) (CompanyProblem, bool) {
-	for _, q := range CompanyProblems(co.UjpProblems) {
-		if q.Code == ProblemPrivilegeMissing && q.Privilege == privilege {
-			return q, true
-		}
-	}
-	return CompanyProblem{}, false
 }

@@ -21,9 +21,9 @@ import (
 	"github.com/denar-mk/denar/internal/store"
 )
 
-// KindValidate finishes the validation of a document stored in
+// kindValidate finishes the validation of a document stored in
 // validating.
-const KindValidate = "einvoice.validate"
+const kindValidate = "einvoice.validate"
 
 // validateAttempts bounds the registry look-ups of one document. After
 // the last one fails, the check is left to UJP, which makes it again on
@@ -39,7 +39,7 @@ type validateArgs struct {
 	EInvoiceID string `json:"einvoiceId"`
 }
 
-// validate is the worker of KindValidate.
+// validate is the worker of kindValidate.
 func (s *Service) validate(ctx context.Context, j *jobs.Job, a validateArgs) error {
 	inv, err := s.db.Reader().GetEInvoiceByID(ctx, a.EInvoiceID)
 	if err != nil {

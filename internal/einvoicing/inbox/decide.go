@@ -24,6 +24,7 @@ import (
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/jobs"
 	"github.com/denar-mk/denar/internal/store"
@@ -234,7 +235,7 @@ func (s *Service) sendDecision(ctx context.Context, gw ujp.Gateway, who einvoici
 	cancel()
 	var rej *ujp.RejectedError
 	var rl *ujp.RateLimitedError
-	if wait, ok := einvoicing.Busy(err); ok {
+	if wait, ok := pipeline.Busy(err); ok {
 		return jobs.Snooze(wait) // nothing was sent
 	}
 	switch {
@@ -253,8 +254,8 @@ func (s *Service) sendDecision(ctx context.Context, gw ujp.Gateway, who einvoici
 		if _, err := s.pipe.AccessProblem(ctx, d.CompanyID, err); err != nil {
 			return err
 		}
-		return jobs.Snooze(einvoicing.RetryDelay(s.pipeCfg().RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, s.db.Now()))
-	case errors.As(err, &rej) && einvoicing.TimestampCodes[rej.Code]:
+		return jobs.Snooze(pipeline.RetryDelay(s.pipeCfg().RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, s.db.Now()))
+	case errors.As(err, &rej) && pipeline.TimestampCodes[rej.Code]:
 		return s.reaskDecision(ctx, gw, who, d.ID, sr)
 	case errors.As(err, &rej) && rej.Code == "E1016":
 		// Not NEW at UJP: decided elsewhere, auto-accepted, voided — or
@@ -276,7 +277,7 @@ func (s *Service) sendDecision(ctx context.Context, gw ujp.Gateway, who einvoici
 		// Unreachable UJP: the outcome of this call is unknown. Try again
 		// later; an E1016 then is checked against UJP's status.
 		s.log.Warn("UJP unavailable; decision retried", "inbox", d.ID, "err", err)
-		return jobs.Snooze(einvoicing.RetryDelay(s.pipeCfg().RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, s.db.Now()))
+		return jobs.Snooze(pipeline.RetryDelay(s.pipeCfg().RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, s.db.Now()))
 	}
 }
 
@@ -287,11 +288,11 @@ func (s *Service) reaskDecision(ctx context.Context, gw ujp.Gateway, who einvoic
 	cctx, cancel := context.WithTimeout(ctx, s.pipeCfg().CallTimeout)
 	_, err := gw.ServerTime(cctx, who.ID)
 	cancel()
-	if d, ok := einvoicing.Busy(err); ok {
+	if d, ok := pipeline.Busy(err); ok {
 		return jobs.Snooze(d)
 	}
 	if ujp.Retryable(err) {
-		return jobs.Snooze(einvoicing.RetryDelay(s.pipeCfg().RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, s.db.Now()))
+		return jobs.Snooze(pipeline.RetryDelay(s.pipeCfg().RetryDelays, sql.NullTime{Time: sr.UpdatedAt, Valid: true}, s.db.Now()))
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(sr.Payload)
 	if err != nil {

@@ -54,7 +54,7 @@ func firstInboxDay(today time.Time) time.Time {
 // (in the poll's transaction), unless a read of it still waits for its
 // signer, or UJP refused its payloads (no RD) within the last hour.
 func (s *Service) startInboxSync(ctx context.Context, tx *store.Tx, co dbq.Company, today time.Time) error {
-	if prob, missing := einvoicing.PrivilegeMissing(co, ujp.PrivilegePayloads); missing && tx.Now.Sub(prob.LastSeenAt) < einvoicing.RDRetryEvery {
+	if prob, missing := pipeline.PrivilegeMissing(co, ujp.PrivilegePayloads); missing && tx.Now.Sub(prob.LastSeenAt) < pipeline.RDRetryEvery {
 		return nil
 	}
 	if _, err := tx.OpenInboxSyncRequest(ctx, dbq.OpenInboxSyncRequestParams{CompanyID: co.ID, Now: tx.Now}); err == nil {
@@ -66,7 +66,7 @@ func (s *Service) startInboxSync(ctx context.Context, tx *store.Tx, co dbq.Compa
 	if err != nil {
 		return err
 	}
-	from, err := einvoicing.ParseDay(cur.PolledThrough)
+	from, err := pipeline.ParseDay(cur.PolledThrough)
 	if err != nil {
 		return fmt.Errorf("purchase cursor of %s: %w", co.ID, err)
 	}
@@ -90,7 +90,7 @@ func purchaseCursor(ctx context.Context, tx *store.Tx, co dbq.Company, today tim
 // requestPurchaseIDs asks for the read of the EUIDs received from from to
 // today, at most a month (UJP's E4014) per read.
 func requestPurchaseIDs(ctx context.Context, tx *store.Tx, co dbq.Company, from, today time.Time) error {
-	payload, err := einvoicing.MonthRead(tx.Now, from, today)
+	payload, err := pipeline.MonthRead(tx.Now, from, today)
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (s *Service) readInbox(ctx, cctx context.Context, gw ujp.Gateway, who einvo
 // change feed.
 func (s *Service) purchaseIDsRead(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, ids []string, started time.Time) error {
 	var req ujp.DateRangeRequest
-	if err := einvoicing.DecodeSigned(sr, &req); err != nil {
+	if err := pipeline.DecodeSigned(sr, &req); err != nil {
 		return err
 	}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -186,7 +186,7 @@ func (s *Service) purchaseIDsRead(ctx context.Context, co dbq.Company, sr dbq.Si
 		if len(fresh) == 0 {
 			return s.discoveryDone(ctx, tx, co, req.DateTo, started)
 		}
-		batch := fresh[:min(len(fresh), einvoicing.MaxPayloadsPerRequest)]
+		batch := fresh[:min(len(fresh), pipeline.MaxPayloadsPerRequest)]
 		payload, err := json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUIDs: batch})
 		if err != nil {
 			return err
@@ -202,7 +202,7 @@ func (s *Service) purchaseIDsRead(ctx context.Context, co dbq.Company, sr dbq.Si
 // records the discovery.
 func (s *Service) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, list []ujp.Payload) error {
 	var req ujp.EUIDsRequest
-	if err := einvoicing.DecodeSigned(sr, &req); err != nil {
+	if err := pipeline.DecodeSigned(sr, &req); err != nil {
 		return err
 	}
 	parts := strings.Split(sr.LinkID, "/")
@@ -244,17 +244,17 @@ func (s *Service) purchasePayloadsRead(ctx context.Context, co dbq.Company, sr d
 				return err
 			}
 		}
-		if len(req.EUIDs) >= einvoicing.MaxPayloadsPerRequest {
+		if len(req.EUIDs) >= pipeline.MaxPayloadsPerRequest {
 			// There may be more than one batch: read the EUIDs again.
-			cur, err := purchaseCursor(ctx, tx, co, einvoicing.SkopjeMidnight(tx.Now))
+			cur, err := purchaseCursor(ctx, tx, co, pipeline.SkopjeMidnight(tx.Now))
 			if err != nil {
 				return err
 			}
-			from, err := einvoicing.ParseDay(cur.PolledThrough)
+			from, err := pipeline.ParseDay(cur.PolledThrough)
 			if err != nil {
 				return err
 			}
-			end, err := einvoicing.ParseDay(to)
+			end, err := pipeline.ParseDay(to)
 			if err != nil {
 				return err
 			}
@@ -292,7 +292,7 @@ func (s *Service) StoreIncoming(ctx context.Context, tx *store.Tx, co dbq.Compan
 // a read started at started can tell, is stored, and asks for the change
 // feed of the first day not done.
 func (s *Service) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Company, to string, started time.Time) error {
-	through := einvoicing.LastCompleteDay(started)
+	through := pipeline.LastCompleteDay(started)
 	if to < through {
 		through = to
 	}
@@ -300,10 +300,10 @@ func (s *Service) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Compan
 		CompanyID: co.ID, Environment: co.Environment}); err != nil {
 		return err
 	}
-	if today := einvoicing.SkopjeMidnight(tx.Now); through == to && to < today.Format(time.DateOnly) {
+	if today := pipeline.SkopjeMidnight(tx.Now); through == to && to < today.Format(time.DateOnly) {
 		// The read covered a month of a longer way to today: read the
 		// next stretch at once.
-		end, err := einvoicing.ParseDay(to)
+		end, err := pipeline.ParseDay(to)
 		if err != nil {
 			return err
 		}
@@ -311,7 +311,7 @@ func (s *Service) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Compan
 			return err
 		}
 	}
-	cur, err := purchaseCursor(ctx, tx, co, einvoicing.SkopjeMidnight(tx.Now))
+	cur, err := purchaseCursor(ctx, tx, co, pipeline.SkopjeMidnight(tx.Now))
 	if err != nil {
 		return err
 	}
@@ -320,7 +320,7 @@ func (s *Service) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Compan
 	} else if n == 0 && cur.PolledThrough <= through {
 		// No document in the inbox: no change of those days can concern
 		// it, so they are done without reading their feeds.
-		last, err := einvoicing.ParseDay(through)
+		last, err := pipeline.ParseDay(through)
 		if err != nil {
 			return err
 		}
@@ -336,7 +336,7 @@ func (s *Service) discoveryDone(ctx context.Context, tx *store.Tx, co dbq.Compan
 // the day when the day is done, and asks for the next day's feed.
 func (s *Service) purchaseChangesRead(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, changes []ujp.StatusChange, started time.Time) error {
 	var req ujp.ChangesRequest
-	if err := einvoicing.DecodeSigned(sr, &req); err != nil {
+	if err := pipeline.DecodeSigned(sr, &req); err != nil {
 		return err
 	}
 	day := req.Date
@@ -361,14 +361,14 @@ func (s *Service) purchaseChangesRead(ctx context.Context, co dbq.Company, sr db
 				return err
 			}
 		}
-		cur, err := purchaseCursor(ctx, tx, co, einvoicing.SkopjeMidnight(tx.Now))
+		cur, err := purchaseCursor(ctx, tx, co, pipeline.SkopjeMidnight(tx.Now))
 		if err != nil {
 			return err
 		}
-		if cur.PolledThrough != day || day > cur.DiscoveredThrough || day > einvoicing.LastCompleteDay(started) {
+		if cur.PolledThrough != day || day > cur.DiscoveredThrough || day > pipeline.LastCompleteDay(started) {
 			return nil // not the cursor's day, or not done yet: read again at the next poll
 		}
-		d, err := einvoicing.ParseDay(day)
+		d, err := pipeline.ParseDay(day)
 		if err != nil {
 			return err
 		}
@@ -378,7 +378,7 @@ func (s *Service) purchaseChangesRead(ctx context.Context, co dbq.Company, sr db
 		if err != nil || n == 0 {
 			return err
 		}
-		if next > einvoicing.SkopjeMidnight(tx.Now).Format(time.DateOnly) {
+		if next > pipeline.SkopjeMidnight(tx.Now).Format(time.DateOnly) {
 			return nil
 		}
 		return requestPurchaseChanges(ctx, tx, co, next)

@@ -18,12 +18,24 @@ import (
 	"github.com/denar-mk/denar/internal/ujp"
 )
 
+// Codes of a company's problems.
+const (
+	// problemPrivilegeMissing: the user lacks a portal privilege for the
+	// company (UJP's E1011): DP for PDFs, RD for document JSON, DA for
+	// archives.
+	problemPrivilegeMissing = "ujp_privilege_missing"
+	// ProblemAccessMissing: UJP does not know the user or the certificate,
+	// or the user may not act for the company, or an identity header's
+	// value is refused.
+	ProblemAccessMissing = "ujp_access_missing"
+)
+
 // problemOf is the company problem of UJP's access refusal r.
 func problemOf(r *ujp.RejectedError, now time.Time) einvoicing.CompanyProblem {
-	p := einvoicing.CompanyProblem{Code: einvoicing.ProblemAccessMissing, UJPCode: r.Code, Since: now.UTC(), LastSeenAt: now.UTC()}
+	p := einvoicing.CompanyProblem{Code: ProblemAccessMissing, UJPCode: r.Code, Since: now.UTC(), LastSeenAt: now.UTC()}
 	switch {
 	case r.Code == ujp.CodePrivilegeNotFound && r.Privilege != "":
-		p.Code, p.Privilege = einvoicing.ProblemPrivilegeMissing, r.Privilege
+		p.Code, p.Privilege = problemPrivilegeMissing, r.Privilege
 		p.Message = fmt.Sprintf("UJP refused %s: the signer's user lacks the %s privilege for this company in UJP's portal (%s %s).",
 			r.Op, r.Privilege, r.Code, r.Message)
 	default:
@@ -83,7 +95,7 @@ func clearAccessProblems(ctx context.Context, tx *store.Tx, id, privilege string
 	}
 	list := einvoicing.CompanyProblems(raw)
 	kept := slices.DeleteFunc(slices.Clone(list), func(q einvoicing.CompanyProblem) bool {
-		return q.Code == einvoicing.ProblemAccessMissing || (q.Code == einvoicing.ProblemPrivilegeMissing && q.Privilege == privilege && privilege != "")
+		return q.Code == ProblemAccessMissing || (q.Code == problemPrivilegeMissing && q.Privilege == privilege && privilege != "")
 	})
 	if len(kept) == len(list) {
 		return nil
@@ -93,4 +105,15 @@ func clearAccessProblems(ctx context.Context, tx *store.Tx, id, privilege string
 		return err
 	}
 	return tx.SetCompanyUJPProblems(ctx, dbq.SetCompanyUJPProblemsParams{ID: id, Problems: string(b)})
+}
+
+// PrivilegeMissing returns the company's problem of the missing privilege,
+// if it carries one.
+func PrivilegeMissing(co dbq.Company, privilege string) (einvoicing.CompanyProblem, bool) {
+	for _, q := range einvoicing.CompanyProblems(co.UjpProblems) {
+		if q.Code == problemPrivilegeMissing && q.Privilege == privilege {
+			return q, true
+		}
+	}
+	return einvoicing.CompanyProblem{}, false
 }

@@ -128,17 +128,22 @@ type Deps struct {
 	// Gateways are UJP by environment (auth.EnvSandbox, auth.EnvProduction); a
 	// missing one makes that environment's documents wait in held.
 	Gateways map[string]ujp.Gateway
+	// Sandbox drives the UJP simulator behind the sandbox environment; nil
+	// when the sandbox talks to something else (simulate answers 403).
+	Sandbox einvoicing.SandboxUJP
 }
 
 // Service is the submission pipeline room: the jobs that send the signed
 // e-invoices to UJP, read its change feeds and make the signed reads, the
-// pacing of each UJP user's signatures, and the use case of UJP's PDF.
+// pacing of each UJP user's signatures, and the use cases of UJP's PDF
+// and of the sandbox's simulated outcomes.
 type Service struct {
 	svc      *einvoicing.Service
 	db       *store.DB
 	gateways map[string]ujp.Gateway
 	cfg      Config
 	log      *slog.Logger
+	sandbox  einvoicing.SandboxUJP
 }
 
 // New builds the room, registers the handlers of its signed reads and
@@ -147,7 +152,7 @@ func New(d Deps, cfg Config) *Service {
 	if d.EInvoicing == nil {
 		panic("pipeline: New needs Deps.EInvoicing")
 	}
-	p := &Service{svc: d.EInvoicing, db: d.DB, gateways: d.Gateways, cfg: cfg.withDefaults(), log: d.Log}
+	p := &Service{svc: d.EInvoicing, db: d.DB, gateways: d.Gateways, cfg: cfg.withDefaults(), log: d.Log, sandbox: d.Sandbox}
 	if p.log == nil {
 		p.log = slog.Default()
 	}
@@ -270,7 +275,7 @@ func (p *Service) submit(ctx context.Context, j *jobs.Job, a einvoicing.SubmitAr
 		cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 		_, err := gw.Company(cctx, who.ID, co.TaxNumber)
 		cancel()
-		if d, ok := einvoicing.Busy(err); ok {
+		if d, ok := Busy(err); ok {
 			return jobs.Snooze(d)
 		}
 		if ujp.Retryable(err) {
@@ -325,7 +330,7 @@ func (p *Service) submit(ctx context.Context, j *jobs.Job, a einvoicing.SubmitAr
 		return nil
 	}
 	turn, err := gw.Turn(ujp.WithTurnWork(ctx, work), who.ID, ujp.PrioritySend)
-	if d, ok := einvoicing.Busy(err); ok {
+	if d, ok := Busy(err); ok {
 		return jobs.Snooze(d)
 	}
 	var de *denar.Error
@@ -500,8 +505,8 @@ func (p *Service) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoic
 		}
 		// The ladder follows how long UJP has refused, so a problem left
 		// for days is tried every half hour, not every ten seconds.
-		return jobs.Snooze(einvoicing.RetryDelay(p.cfg.RetryDelays, sql.NullTime{Time: since, Valid: true}, p.db.Now()))
-	case errors.As(err, &rej) && einvoicing.TimestampCodes[rej.Code]:
+		return jobs.Snooze(RetryDelay(p.cfg.RetryDelays, sql.NullTime{Time: since, Valid: true}, p.db.Now()))
+	case errors.As(err, &rej) && TimestampCodes[rej.Code]:
 		return p.resign(ctx, inv, einvoice.Submitting)
 	case errors.As(err, &rej) && rej.Unrecognised():
 		return p.fail(ctx, inv, "ujp_rejected", "", []einvoicing.ProblemItem{{Code: einvoicing.ProblemUnexpectedAnswer,
@@ -519,7 +524,7 @@ func (p *Service) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoic
 		p.log.Warn("UJP could not check the certificate; e-invoice held", "einvoice", inv.ID, "err", err)
 		return p.hold(ctx, inv, "ujp_outage", un.Code)
 	default:
-		if d, ok := einvoicing.Busy(err); ok {
+		if d, ok := Busy(err); ok {
 			// Not sent (no turn after all): back in the queue.
 			if err := p.move(ctx, inv, einvoicing.StatusMove{To: einvoice.Queued, Cause: "ujp_busy"}); err != nil {
 				return err
@@ -567,7 +572,7 @@ func (p *Service) hold(ctx context.Context, inv dbq.Einvoice, cause, code string
 // ladder follows how long it has been held, not how many sends were made:
 // while UJP stays down only probes are made, and the waits must still grow.
 func (p *Service) retryLater(inv dbq.Einvoice) error {
-	return jobs.Snooze(einvoicing.RetryDelay(p.cfg.RetryDelays, inv.HeldSince, p.db.Now()))
+	return jobs.Snooze(RetryDelay(p.cfg.RetryDelays, inv.HeldSince, p.db.Now()))
 }
 
 // rejectionProblems keeps UJP's codes as UJP wrote them.
@@ -628,7 +633,7 @@ func (p *Service) deliver(ctx context.Context, inv dbq.Einvoice, euid, qr, cause
 		if err != nil {
 			return err
 		}
-		if _, missing := einvoicing.PrivilegeMissing(co, ujp.PrivilegePDF); missing {
+		if _, missing := PrivilegeMissing(co, ujp.PrivilegePDF); missing {
 			// UJP refuses this company's PDFs (no DP): asking for every
 			// document's would only collect refusals. GET …/pdf asks.
 			return p.paceAtDelivery(ctx, tx, d)
@@ -852,7 +857,7 @@ func (p *Service) query(ctx context.Context, j *jobs.Job, a einvoicing.QueryArgs
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.CallTimeout)
 	defer cancel()
 	err = p.runQuery(ctx, cctx, gw, who, sr, co)
-	if d, ok := einvoicing.Busy(err); ok {
+	if d, ok := Busy(err); ok {
 		return jobs.Snooze(d)
 	}
 	var rl *ujp.RateLimitedError
@@ -904,7 +909,7 @@ func (p *Service) readSales(ctx, cctx context.Context, gw ujp.Gateway, who einvo
 // timestamp included) ends the read: the next poll, or the next PDF
 // request, signs a new one.
 func (p *Service) QueryFailed(ctx context.Context, co dbq.Company, err error) error {
-	if _, ok := einvoicing.Busy(err); ok {
+	if _, ok := Busy(err); ok {
 		return err
 	}
 	if ujp.Retryable(err) {

@@ -71,7 +71,7 @@ func (p *Service) startLookup(ctx context.Context, inv dbq.Einvoice) error {
 // requestLookup asks the signer to sign the read of the seller's documents
 // from inv's date on.
 func (p *Service) requestLookup(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
-	from, err := einvoicing.ParseDay(inv.IssueDate)
+	from, err := ParseDay(inv.IssueDate)
 	if err != nil {
 		return fmt.Errorf("look-up of %s: issue date: %w", inv.ID, err)
 	}
@@ -79,8 +79,8 @@ func (p *Service) requestLookup(ctx context.Context, tx *store.Tx, inv dbq.Einvo
 }
 
 func requestLookupFrom(ctx context.Context, tx *store.Tx, inv dbq.Einvoice, from time.Time) error {
-	today := einvoicing.SkopjeMidnight(tx.Now)
-	payload, err := einvoicing.MonthRead(tx.Now, from, today)
+	today := SkopjeMidnight(tx.Now)
+	payload, err := MonthRead(tx.Now, from, today)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (p *Service) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who einv
 	switch sr.LinkType {
 	case einvoicing.LinkSalesLookup:
 		list, err := gw.SalesInvoicesStatus(cctx, who.ID, sr.Jws)
-		if einvoicing.StaleRead(err) {
+		if StaleRead(err) {
 			return p.lookupAfresh(ctx, sr)
 		}
 		if err != nil {
@@ -113,7 +113,7 @@ func (p *Service) readLookup(ctx, cctx context.Context, gw ujp.Gateway, who einv
 			}
 			return p.lookupAfresh(ctx, sr)
 		}
-		if einvoicing.StaleRead(err) {
+		if StaleRead(err) {
 			return p.lookupAfresh(ctx, sr)
 		}
 		if err != nil {
@@ -156,7 +156,7 @@ func lookingUp(ctx context.Context, tx *store.Tx, id string) (dbq.Einvoice, bool
 // documents with inv's number and date are the candidates.
 func (p *Service) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.SigningRequest, list []ujp.DocStatus) error {
 	var req ujp.DateRangeRequest
-	if err := einvoicing.DecodeSigned(sr, &req); err != nil {
+	if err := DecodeSigned(sr, &req); err != nil {
 		return err
 	}
 	return p.settleLookup(ctx, sr, func(tx *store.Tx, inv dbq.Einvoice) (string, error) {
@@ -172,15 +172,15 @@ func (p *Service) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Sig
 			}
 		}
 		if len(candidates) == 0 {
-			if next, err := einvoicing.ParseDay(req.DateTo); err == nil && next.Before(einvoicing.SkopjeMidnight(tx.Now)) {
+			if next, err := ParseDay(req.DateTo); err == nil && next.Before(SkopjeMidnight(tx.Now)) {
 				// A month was read and UJP's today is further on.
 				return "", requestLookupFrom(ctx, tx, inv, next.AddDate(0, 0, 1))
 			}
 			return "", p.notAtUJP(ctx, tx, inv)
 		}
-		if _, missing := einvoicing.PrivilegeMissing(co, ujp.PrivilegePayloads); !missing {
-			euids := make([]string, 0, min(len(candidates), einvoicing.MaxPayloadsPerRequest))
-			for _, c := range candidates[:min(len(candidates), einvoicing.MaxPayloadsPerRequest)] {
+		if _, missing := PrivilegeMissing(co, ujp.PrivilegePayloads); !missing {
+			euids := make([]string, 0, min(len(candidates), MaxPayloadsPerRequest))
+			for _, c := range candidates[:min(len(candidates), MaxPayloadsPerRequest)] {
 				euids = append(euids, c.EUID)
 			}
 			payload, err := json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ujpdoc.FormatTimestamp(tx.Now), EUIDs: euids})
@@ -215,7 +215,7 @@ func (p *Service) lookupStatuses(ctx context.Context, co dbq.Company, sr dbq.Sig
 func (p *Service) lookupPayloads(ctx context.Context, sr dbq.SigningRequest, list []ujp.Payload) error {
 	return p.settleLookup(ctx, sr, func(tx *store.Tx, inv dbq.Einvoice) (string, error) {
 		for _, pl := range list {
-			if einvoicing.PayloadDocID(pl.Payload) == inv.UjpDocID {
+			if PayloadDocID(pl.Payload) == inv.UjpDocID {
 				return pl.EUID, nil
 			}
 		}

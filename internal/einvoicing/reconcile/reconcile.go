@@ -154,7 +154,7 @@ var errReconMoved = errors.New("reconciliation moved concurrently")
 // times as text in the zone they were written in, and the store writes
 // UTC.
 func dayBounds(day string) (time.Time, time.Time, error) {
-	d, err := einvoicing.ParseDay(day)
+	d, err := pipeline.ParseDay(day)
 	if err != nil {
 		return time.Time{}, time.Time{}, err
 	}
@@ -266,7 +266,7 @@ func readPayload(r *recon, now time.Time) ([]byte, error) {
 	case stepSalesPayloads:
 		return json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ts, EUIDs: r.work.payloadBatch()})
 	case stepPurchasePayloads:
-		return json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ts, EUIDs: r.work.PurchaseFresh[:min(len(r.work.PurchaseFresh), einvoicing.MaxPayloadsPerRequest)]})
+		return json.Marshal(ujp.EUIDsRequest{RequestTimestamp: ts, EUIDs: r.work.PurchaseFresh[:min(len(r.work.PurchaseFresh), pipeline.MaxPayloadsPerRequest)]})
 	}
 	return nil, fmt.Errorf("reconciliation %s: no read at step %s", r.row.ID, r.row.Step)
 }
@@ -277,7 +277,7 @@ func (w *reconWork) payloadBatch() []string {
 	for _, u := range w.Unknown {
 		if !slices.Contains(w.NoPayload, u.EUID) {
 			out = append(out, u.EUID)
-			if len(out) == einvoicing.MaxPayloadsPerRequest {
+			if len(out) == pipeline.MaxPayloadsPerRequest {
 				break
 			}
 		}
@@ -419,7 +419,7 @@ func (s *Service) readReconciliation(ctx, cctx context.Context, gw ujp.Gateway, 
 		return jobs.Cancel(fmt.Errorf("reconciliation %s: no read at step %s", row.ID, row.Step))
 	}
 	switch {
-	case einvoicing.StaleRead(err):
+	case pipeline.StaleRead(err):
 		return s.askAfresh(ctx, row.ID, seq)
 	case ujp.AccessProblem(err) != nil:
 		if _, rerr := s.pipe.AccessProblem(ctx, co.ID, err); rerr != nil {
@@ -530,7 +530,7 @@ func (s *Service) apply(ctx context.Context, tx *store.Tx, r *recon, sr dbq.Sign
 		return s.salesDocument(ctx, tx, r, st)
 	case stepSalesPayloads:
 		var req ujp.EUIDsRequest
-		if err := einvoicing.DecodeSigned(sr, &req); err != nil {
+		if err := pipeline.DecodeSigned(sr, &req); err != nil {
 			return err
 		}
 		if a.refused {
@@ -728,7 +728,7 @@ func (s *Service) salesPayloads(ctx context.Context, tx *store.Tx, r *recon, ask
 // by its header.docId: ours (a send whose answer was lost) is repaired,
 // any other imported.
 func (s *Service) resolveByPayload(ctx context.Context, tx *store.Tx, r *recon, st ujp.DocStatus, payload string) error {
-	if docID := einvoicing.PayloadDocID(payload); docID != "" {
+	if docID := pipeline.PayloadDocID(payload); docID != "" {
 		inv, err := tx.GetEInvoiceByDocID(ctx, dbq.GetEInvoiceByDocIDParams{CompanyID: r.co.ID, UjpDocID: docID})
 		if err == nil && inv.Kind != einvoicing.KindExternal {
 			r.count.Sales.AtDenar++
@@ -914,7 +914,7 @@ func clearMissing(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
 func (s *Service) purchasePayloads(ctx context.Context, tx *store.Tx, r *recon, sr dbq.SigningRequest, a reconAnswer) error {
 	w := &r.work
 	var req ujp.EUIDsRequest
-	if err := einvoicing.DecodeSigned(sr, &req); err != nil {
+	if err := pipeline.DecodeSigned(sr, &req); err != nil {
 		return err
 	}
 	w.PurchaseFresh = slices.DeleteFunc(w.PurchaseFresh, func(e string) bool { return slices.Contains(req.EUIDs, e) })
@@ -992,7 +992,7 @@ func (s *Service) reconcileAll(ctx context.Context, _ *jobs.Job, _ reconcileAllA
 	if err != nil {
 		return err
 	}
-	latest, err := einvoicing.ParseDay(lastReconcilableDay(now, cfg.Hour))
+	latest, err := pipeline.ParseDay(lastReconcilableDay(now, cfg.Hour))
 	if err != nil {
 		return err
 	}
@@ -1005,7 +1005,7 @@ func (s *Service) reconcileAll(ctx context.Context, _ *jobs.Job, _ reconcileAllA
 			continue
 		}
 		first := latest.AddDate(0, 0, 1-lookback)
-		if onboarded := einvoicing.SkopjeMidnight(co.CreatedAt); onboarded.After(first) {
+		if onboarded := pipeline.SkopjeMidnight(co.CreatedAt); onboarded.After(first) {
 			first = onboarded
 		}
 		if first.After(latest) {
@@ -1044,15 +1044,15 @@ func (s *Service) reconcileAll(ctx context.Context, _ *jobs.Job, _ reconcileAllA
 
 // lastReconcilableDay is the latest day the daily job reconciles at now:
 // yesterday from hour (Skopje) on, the day before until then, and never a
-// day whose lists may still change (einvoicing.LastCompleteDay).
+// day whose lists may still change (pipeline.LastCompleteDay).
 func lastReconcilableDay(now time.Time, hour int) string {
-	today := einvoicing.SkopjeMidnight(now)
+	today := pipeline.SkopjeMidnight(now)
 	latest := today.AddDate(0, 0, -1)
 	if now.Before(today.Add(time.Duration(hour) * time.Hour)) {
 		latest = latest.AddDate(0, 0, -1)
 	}
 	day := latest.Format(time.DateOnly)
-	if last := einvoicing.LastCompleteDay(now); day > last {
+	if last := pipeline.LastCompleteDay(now); day > last {
 		day = last
 	}
 	return day
@@ -1070,7 +1070,7 @@ func (s *Service) resume(ctx context.Context, row dbq.Reconciliation) error {
 		return err
 	}
 	for _, prob := range einvoicing.CompanyProblems(co.UjpProblems) {
-		if prob.Code == einvoicing.ProblemAccessMissing && s.db.Now().Sub(prob.LastSeenAt) < einvoicing.RDRetryEvery {
+		if prob.Code == pipeline.ProblemAccessMissing && s.db.Now().Sub(prob.LastSeenAt) < pipeline.RDRetryEvery {
 			// UJP refuses the signer: asked again hourly, not at every
 			// pass (any accepted call clears the problem sooner).
 			return nil

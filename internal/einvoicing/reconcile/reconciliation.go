@@ -14,6 +14,7 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/usecase"
@@ -179,8 +180,8 @@ func (s *Service) Reconcile(ctx context.Context, c einvoicing.Caller, cmd Reconc
 	}
 	if d, err := time.Parse(time.DateOnly, cmd.Date); err != nil {
 		fe.Add("date", "must be a date YYYY-MM-DD")
-	} else if last := einvoicing.LastCompleteDay(s.db.Now()); d.Format(time.DateOnly) > last {
-		fe.Add("date", "must be a day that has ended in Europe/Skopje (at most %s now: UJP's lists of a day are final %s after it ends)", last, einvoicing.CompletionMargin)
+	} else if last := pipeline.LastCompleteDay(s.db.Now()); d.Format(time.DateOnly) > last {
+		fe.Add("date", "must be a day that has ended in Europe/Skopje (at most %s now: UJP's lists of a day are final %s after it ends)", last, pipeline.CompletionMargin)
 	}
 	if err := fe.Err(); err != nil {
 		return Reconciliation{}, err

@@ -415,7 +415,7 @@ func (s *Service) RegisterCertificate(ctx context.Context, c einvoicing.Caller, 
 				Fields:  []denar.FieldError{{Path: "certificateDer", Message: "is self-signed"}}}
 		}
 		eujpID := strings.TrimSpace(cmd.EUJPID)
-		simulated := co.Environment == auth.EnvSandbox && s.core.SimulatedSandbox()
+		simulated := co.Environment == auth.EnvSandbox && s.simulatedSandbox()
 		if eujpID == "" && !simulated {
 			return SigningCertificate{}, denar.Invalid(denar.FieldError{Path: "eujpId",
 				Message: "is required: UJP identifies the signer by the EUJP id of their e-UJP registration (only the sandbox's simulator makes one up)"})
@@ -440,7 +440,7 @@ func (s *Service) RegisterCertificate(ctx context.Context, c einvoicing.Caller, 
 		if simulated {
 			// What UJP's portal does for a real signer, the sandbox's
 			// simulator is told by a job: nothing fallible after commit.
-			if err := einvoicing.EnqueueSandboxSigner(ctx, tx, row.ID); err != nil {
+			if err := enqueueSandboxSigner(ctx, tx, row.ID); err != nil {
 				return SigningCertificate{}, err
 			}
 		}

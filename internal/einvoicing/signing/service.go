@@ -17,6 +17,10 @@ type Deps struct {
 	// signature sets off (AfterSigned, the signed-links registry), the
 	// e-invoice's request and its events; required.
 	Core *einvoicing.Service
+	// SandboxSetup registers sandbox certificates with the simulator; nil
+	// when the sandbox talks to UJP's own test environment (sandbox
+	// certificates then need their EUJP id, as production ones do).
+	SandboxSetup SandboxSetup
 }
 
 // Config tunes the room; zero values take the defaults.
@@ -43,11 +47,13 @@ type Service struct {
 	log  *slog.Logger
 	cfg  Config
 	core *einvoicing.Service
+	// sandboxSetup registers sandbox certificates with the simulator.
+	sandboxSetup SandboxSetup
 }
 
 // New builds the room.
 func New(d Deps, cfg Config) *Service {
-	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), core: d.Core}
+	s := &Service{db: d.DB, log: d.Log, cfg: cfg.withDefaults(), core: d.Core, sandboxSetup: d.SandboxSetup}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -66,10 +72,15 @@ type expireSigningArgs struct{}
 func (expireSigningArgs) Kind() string { return KindExpireSigning }
 
 // RegisterJobs registers the room's job kinds on r: the periodic expiry
-// of signing requests and the ask-again of a document whose signer
-// refused for a passing reason (einvoicing.KindAskSignature, which the
-// e-invoicing service enqueues).
+// of signing requests, the ask-again of a document whose signer refused
+// for a passing reason (einvoicing.KindAskSignature, which the
+// e-invoicing service enqueues) and, with a simulator to tell, the
+// registration of a sandbox signer (KindSandboxSigner).
 func (s *Service) RegisterJobs(r *jobs.Runner) {
 	jobs.Register(r, s.expireSigning, jobs.Options{Every: s.cfg.ExpireEvery})
 	jobs.Register(r, s.askSignatureAgain, jobs.Options{})
+	if s.sandboxSetup != nil {
+		jobs.Register(r, s.registerSandboxSigner, jobs.Options{
+			Backoff: jobs.Schedule(time.Second, 5*time.Second, 30*time.Second, 2*time.Minute)})
+	}
 }

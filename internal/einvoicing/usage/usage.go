@@ -1,25 +1,14 @@
-package einvoicing
+package usage
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"hash/fnv"
 	"regexp"
-	"time"
 
 	"github.com/denar-mk/denar"
-	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
-	"github.com/denar-mk/denar/internal/store"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/store/dbq"
-)
-
-// Directions of a counted document.
-const (
-	DirectionSent     = "sent"
-	DirectionReceived = "received"
 )
 
 // Usage is the spec's Usage object: the documents of a calendar month
@@ -55,8 +44,8 @@ type CompanyUsage struct {
 	Received  int    `json:"received" example:"17" doc:"Its documents that arrived in the inbox in the period."`
 }
 
-// UsageQuery selects a usage report.
-type UsageQuery struct {
+// Query selects a usage report.
+type Query struct {
 	// Period is YYYY-MM.
 	Period string
 	// CompanyID, when set, narrows the companies (and sent/received
@@ -73,7 +62,7 @@ var periodPattern = regexp.MustCompile(`^[0-9]{4}-(0[1-9]|1[0-2])$`)
 // credential's (403 environment_mismatch otherwise), so a sandbox key asks
 // with environment=sandbox. Companies outside the credential's allow-list
 // are left out; billable is always the account's.
-func (s *Service) Usage(ctx context.Context, p *auth.Principal, u UsageQuery) (Usage, error) {
+func (s *Service) Usage(ctx context.Context, p *auth.Principal, u Query) (Usage, error) {
 	if u.Environment == "" {
 		u.Environment = auth.EnvProduction
 	}
@@ -88,7 +77,7 @@ func (s *Service) Usage(ctx context.Context, p *auth.Principal, u UsageQuery) (U
 	}
 	q := s.db.Reader()
 	if u.CompanyID != "" {
-		if _, err := CompanyRef(ctx, q, p, u.CompanyID); err != nil {
+		if _, err := einvoicing.CompanyRef(ctx, q, p, u.CompanyID); err != nil {
 			return Usage{}, err
 		}
 	}
@@ -96,7 +85,7 @@ func (s *Service) Usage(ctx context.Context, p *auth.Principal, u UsageQuery) (U
 	if err != nil {
 		return Usage{}, fmt.Errorf("usage: account %s: %w", p.AccountID, err)
 	}
-	sc := ScopeOf(p)
+	sc := einvoicing.ScopeOf(p)
 	rows, err := q.UsageByCompany(ctx, dbq.UsageByCompanyParams{AccountID: sc.AccountID, Environment: sc.Environment,
 		AllCompanies: sc.AllCompanies, Allowed: sc.Allowed, Period: u.Period})
 	if err != nil {
@@ -117,10 +106,10 @@ func (s *Service) Usage(ctx context.Context, p *auth.Principal, u UsageQuery) (U
 		}
 		c := &out.ByCompany[len(out.ByCompany)-1]
 		switch r.Direction {
-		case DirectionSent:
+		case einvoicing.DirectionSent:
 			c.Sent += int(r.N)
 			out.Totals.Sent += int(r.N)
-		case DirectionReceived:
+		case einvoicing.DirectionReceived:
 			c.Received += int(r.N)
 			out.Totals.Received += int(r.N)
 		}
@@ -132,88 +121,4 @@ func (s *Service) Usage(ctx context.Context, p *auth.Principal, u UsageQuery) (U
 		out.Totals.Billable = max(0, int(account)-int(acct.IncludedDocuments))
 	}
 	return out, nil
-}
-
-// SkopjeDay returns the calendar day and month in Europe/Skopje of t.
-func SkopjeDay(t time.Time) (day, month string) {
-	l := t.In(ujpdoc.Skopje)
-	return l.Format(time.DateOnly), l.Format("2006-01")
-}
-
-// LedgerTime is how the ledger stores a moment: UTC at microseconds, so
-// SQLite's text timestamps order as PostgreSQL's do (the archive room
-// keeps an export's asOf so, to compare it with the ledger's times).
-func LedgerTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
-
-// CountSent counts a sent document in the month UJP assigned its EUID,
-// in the transaction of that move; the JWS that UJP accepted is the
-// latest signed request of the document. A document counts once.
-func CountSent(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) error {
-	at := LedgerTime(tx.Now)
-	if inv.DeliveredAt.Valid {
-		at = LedgerTime(inv.DeliveredAt.Time)
-	}
-	sr, err := tx.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: LinkEInvoice, LinkID: inv.ID})
-	var srID sql.NullString
-	switch {
-	case err == nil:
-		srID = sql.NullString{String: sr.ID, Valid: true}
-	case !errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("count %s: signature: %w", inv.ID, err)
-	}
-	_, err = countDocument(ctx, tx, dbq.CountUsageDocumentParams{DocumentID: inv.ID, AccountID: inv.AccountID,
-		CompanyID: inv.CompanyID, Environment: inv.Environment, Direction: DirectionSent, SigningRequestID: srID, At: at})
-	return err
-}
-
-// counterSlots spreads a count over this many rows of usage_counters.
-const counterSlots = 8
-
-// countDocument writes the ledger row of a document and, when that row is
-// new, adds it to its counter — in the caller's transaction, so the two
-// never disagree.
-func countDocument(ctx context.Context, tx *store.Tx, d dbq.CountUsageDocumentParams) (bool, error) {
-	d.Day, d.Period = SkopjeDay(d.At)
-	n, err := tx.CountUsageDocument(ctx, d)
-	if err != nil {
-		return false, fmt.Errorf("count %s: %w", d.DocumentID, err)
-	}
-	if n == 0 {
-		return false, nil
-	}
-	h := fnv.New32a()
-	h.Write([]byte(d.DocumentID))
-	if err := tx.AddUsageCount(ctx, dbq.AddUsageCountParams{AccountID: d.AccountID, Environment: d.Environment, Period: d.Period,
-		CompanyID: d.CompanyID, Direction: d.Direction, Slot: int32(h.Sum32() % counterSlots)}); err != nil {
-		return false, fmt.Errorf("count %s: %w", d.DocumentID, err)
-	}
-	return true, nil
-}
-
-// ReceivedDocument is a document that arrived in a company's inbox, as
-// the usage ledger needs it.
-type ReceivedDocument struct {
-	// ID is the inbox document's id (inbd_…).
-	ID          string
-	AccountID   string
-	CompanyID   string
-	Environment string
-	// ReceivedAt is when it arrived; it counts in that Skopje month.
-	ReceivedAt time.Time
-}
-
-// CountReceived counts a received document in the usage of the Skopje
-// month it arrived in. The inbox calls it in the transaction that inserts
-// the document, so the document and its count commit together; calling it
-// again for the same document (read twice, by two processes, after a
-// crash) changes nothing. It reports whether this call counted it.
-func CountReceived(ctx context.Context, tx *store.Tx, d ReceivedDocument) (bool, error) {
-	if d.ID == "" || d.AccountID == "" || d.CompanyID == "" || d.ReceivedAt.IsZero() {
-		return false, errors.New("count received: id, account, company and arrival time are required")
-	}
-	if d.Environment != auth.EnvSandbox && d.Environment != auth.EnvProduction {
-		return false, fmt.Errorf("count received %s: environment %q", d.ID, d.Environment)
-	}
-	return countDocument(ctx, tx, dbq.CountUsageDocumentParams{DocumentID: d.ID, AccountID: d.AccountID,
-		CompanyID: d.CompanyID, Environment: d.Environment, Direction: DirectionReceived, At: LedgerTime(d.ReceivedAt)})
 }

@@ -1,10 +1,10 @@
-package einvoicing
+package usage
 
 import (
-	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -12,18 +12,32 @@ import (
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/einvoice"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/codelists"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
+	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/store/storetest"
 )
+
+func TestMain(m *testing.M) { storetest.Main(m) }
+
+// core is the e-invoicing core on db with the publisher and the code-list
+// room cmd/denar gives it.
+func core(db *store.DB) *einvoicing.Service {
+	log := slog.New(slog.DiscardHandler)
+	events := webhooks.New(webhooks.Deps{DB: db, Log: log, Resources: einvoicing.EventResources()}, webhooks.Config{})
+	lists := codelists.New(codelists.Deps{DB: db, Log: log, Events: events}, codelists.Config{})
+	return einvoicing.New(einvoicing.Deps{DB: db, Log: log, Events: events, CodeLists: lists}, einvoicing.Config{})
+}
 
 // deliverAt takes a new e-invoice of c (kind invoice, storno or
 // correction) through the real moves — signed, submitted, held, retried —
 // to delivered at the given moment, so the ledger row is the one the
 // pipeline writes.
 func deliverAt(t *testing.T, db *store.DB, c einvoicingtest.Company, kind string, at time.Time) dbq.Einvoice {
-	svc := New(withEvents(Deps{DB: db}), Config{})
+	svc := core(db)
 	t.Helper()
 	ctx := t.Context()
 	restore := db.Now
@@ -43,7 +57,7 @@ func deliverAt(t *testing.T, db *store.DB, c einvoicingtest.Company, kind string
 		payload := base64.RawURLEncoding.EncodeToString([]byte(`{"docId":"` + id + `"}`))
 		sr, err := tx.CreateSigningRequest(ctx, dbq.CreateSigningRequestParams{ID: denar.NewID("sgr"), AccountID: c.AccountID,
 			CompanyID: c.CompanyID, CertificateID: c.CertificateID, Purpose: "document", ProtectedHeader: "e30", Payload: payload,
-			LinkType: LinkEInvoice, LinkID: id, ExpiresAt: tx.Now.Add(time.Hour), CreatedAt: tx.Now})
+			LinkType: einvoicing.LinkEInvoice, LinkID: id, ExpiresAt: tx.Now.Add(time.Hour), CreatedAt: tx.Now})
 		if err != nil {
 			return err
 		}
@@ -53,7 +67,7 @@ func deliverAt(t *testing.T, db *store.DB, c einvoicingtest.Company, kind string
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []StatusMove{{To: einvoice.Submitting, Cause: "submission"}, {To: einvoice.Held, Cause: "ujp_outage"},
+	for _, m := range []einvoicing.StatusMove{{To: einvoice.Submitting, Cause: "submission"}, {To: einvoice.Held, Cause: "ujp_outage"},
 		{To: einvoice.Submitting, Cause: "retry"}, {To: einvoice.Delivered, Cause: "submitted", UJPCode: "01", EUID: "euid-" + inv.ID}} {
 		if err := db.InTx(ctx, func(tx *store.Tx) error {
 			cur, err := tx.GetEInvoiceByID(ctx, inv.ID)
@@ -73,7 +87,7 @@ func received(t *testing.T, db *store.DB, c einvoicingtest.Company, at time.Time
 	t.Helper()
 	id := denar.NewID("inbd")
 	err := db.InTx(t.Context(), func(tx *store.Tx) error {
-		_, err := CountReceived(t.Context(), tx, ReceivedDocument{ID: id, AccountID: c.AccountID, CompanyID: c.CompanyID,
+		_, err := einvoicing.CountReceived(t.Context(), tx, einvoicing.ReceivedDocument{ID: id, AccountID: c.AccountID, CompanyID: c.CompanyID,
 			Environment: c.Environment, ReceivedAt: at})
 		return err
 	})
@@ -133,7 +147,7 @@ func TestUsage(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return CountSent(ctx, tx, cur)
+			return einvoicing.CountSent(ctx, tx, cur)
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +156,7 @@ func TestUsage(t *testing.T) {
 		for range 4 {
 			wg.Go(func() {
 				_ = db.InTx(ctx, func(tx *store.Tx) error {
-					ok, err := CountReceived(ctx, tx, ReceivedDocument{ID: inbd, AccountID: a.AccountID, CompanyID: a.CompanyID,
+					ok, err := einvoicing.CountReceived(ctx, tx, einvoicing.ReceivedDocument{ID: inbd, AccountID: a.AccountID, CompanyID: a.CompanyID,
 						Environment: a.Environment, ReceivedAt: march.AddDate(0, 1, 0)})
 					counted <- ok
 					return err
@@ -183,32 +197,32 @@ func TestUsage(t *testing.T) {
 			}
 		}
 
-		svc := New(withEvents(Deps{DB: db}), Config{})
+		svc := New(Deps{DB: db})
 		for _, tc := range []struct {
 			name    string
 			p       *auth.Principal
-			q       UsageQuery
+			q       Query
 			want    Usage
 			wantErr string
 		}{
-			{name: "production March", p: principal(a, auth.EnvProduction), q: UsageQuery{Period: "2026-03"},
+			{name: "production March", p: principal(a, auth.EnvProduction), q: Query{Period: "2026-03"},
 				want: Usage{Totals: UsageTotals{Sent: 5, Received: 1, Billable: 3},
 					ByCompany: []CompanyUsage{{a.CompanyID, 3, 1}, {b.CompanyID, 2, 0}}}},
-			{name: "production April", p: principal(a, auth.EnvProduction), q: UsageQuery{Period: "2026-04"},
+			{name: "production April", p: principal(a, auth.EnvProduction), q: Query{Period: "2026-04"},
 				want: Usage{Totals: UsageTotals{Sent: 1}, ByCompany: []CompanyUsage{{a.CompanyID, 1, 0}}}},
-			{name: "production February is empty", p: principal(a, auth.EnvProduction), q: UsageQuery{Period: "2026-02"},
+			{name: "production February is empty", p: principal(a, auth.EnvProduction), q: Query{Period: "2026-02"},
 				want: Usage{ByCompany: []CompanyUsage{}}},
-			{name: "one company; billable stays the account's", p: principal(a, auth.EnvProduction), q: UsageQuery{Period: "2026-03", CompanyID: b.CompanyID},
+			{name: "one company; billable stays the account's", p: principal(a, auth.EnvProduction), q: Query{Period: "2026-03", CompanyID: b.CompanyID},
 				want: Usage{Totals: UsageTotals{Sent: 2, Billable: 3}, ByCompany: []CompanyUsage{{b.CompanyID, 2, 0}}}},
-			{name: "allow-list", p: principal(a, auth.EnvProduction, a.CompanyID), q: UsageQuery{Period: "2026-03"},
+			{name: "allow-list", p: principal(a, auth.EnvProduction, a.CompanyID), q: Query{Period: "2026-03"},
 				want: Usage{Totals: UsageTotals{Sent: 3, Received: 1, Billable: 3}, ByCompany: []CompanyUsage{{a.CompanyID, 3, 1}}}},
-			{name: "sandbox is never billable", p: principal(a, auth.EnvSandbox), q: UsageQuery{Period: "2026-03", Environment: auth.EnvSandbox},
+			{name: "sandbox is never billable", p: principal(a, auth.EnvSandbox), q: Query{Period: "2026-03", Environment: auth.EnvSandbox},
 				want: Usage{Totals: UsageTotals{Sent: 1, Received: 2}, ByCompany: []CompanyUsage{{sb.CompanyID, 1, 2}}}},
-			{name: "sandbox key reading production", p: principal(a, auth.EnvSandbox), q: UsageQuery{Period: "2026-03"}, wantErr: "environment_mismatch"},
-			{name: "company outside the allow-list", p: principal(a, auth.EnvProduction, a.CompanyID), q: UsageQuery{Period: "2026-03", CompanyID: b.CompanyID}, wantErr: "company_not_allowed"},
-			{name: "company of another account", p: principal(a, auth.EnvProduction), q: UsageQuery{Period: "2026-03", CompanyID: other.CompanyID}, wantErr: "company_not_allowed"},
-			{name: "sandbox company with a production key", p: principal(a, auth.EnvProduction), q: UsageQuery{Period: "2026-03", CompanyID: sb.CompanyID}, wantErr: "environment_mismatch"},
-			{name: "not a month", p: principal(a, auth.EnvProduction), q: UsageQuery{Period: "2026-13"}, wantErr: "validation_failed"},
+			{name: "sandbox key reading production", p: principal(a, auth.EnvSandbox), q: Query{Period: "2026-03"}, wantErr: "environment_mismatch"},
+			{name: "company outside the allow-list", p: principal(a, auth.EnvProduction, a.CompanyID), q: Query{Period: "2026-03", CompanyID: b.CompanyID}, wantErr: "company_not_allowed"},
+			{name: "company of another account", p: principal(a, auth.EnvProduction), q: Query{Period: "2026-03", CompanyID: other.CompanyID}, wantErr: "company_not_allowed"},
+			{name: "sandbox company with a production key", p: principal(a, auth.EnvProduction), q: Query{Period: "2026-03", CompanyID: sb.CompanyID}, wantErr: "environment_mismatch"},
+			{name: "not a month", p: principal(a, auth.EnvProduction), q: Query{Period: "2026-13"}, wantErr: "validation_failed"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				got, err := svc.Usage(ctx, tc.p, tc.q)
@@ -302,5 +316,3 @@ func TestSetPlan(t *testing.T) {
 		}
 	})
 }
-
-var _ = context.Background

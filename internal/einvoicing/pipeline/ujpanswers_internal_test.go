@@ -1,4 +1,4 @@
-package einvoicing
+package pipeline
 
 import (
 	"database/sql"

@@ -1,4 +1,4 @@
-package einvoicing
+package usage
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/denar-mk/denar"
 	"github.com/denar-mk/denar/internal/auth"
+	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/einvoicingtest"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/storetest"
@@ -36,9 +37,9 @@ func seedLedger(b *testing.B, db *store.DB, acct string, companies []string, per
 				}
 				k := len(args)
 				fmt.Fprintf(&sb, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", k+1, k+2, k+3, k+4, k+5, k+6, k+7, k+8)
-				dir := DirectionSent
+				dir := einvoicing.DirectionSent
 				if i%3 == 0 {
-					dir = DirectionReceived
+					dir = einvoicing.DirectionReceived
 				}
 				args = append(args, denar.NewID("einv"), acct, companies[i%len(companies)], auth.EnvProduction, dir, period,
 					period+"-15", at)
@@ -50,7 +51,7 @@ func seedLedger(b *testing.B, db *store.DB, acct string, companies []string, per
 			b.Fatal(err)
 		}
 	}
-	// The counters countDocument keeps, in one statement.
+	// The counters the ledger keeps (einvoicing.CountSent, CountReceived), in one statement.
 	if _, err := db.WriteDB().ExecContext(ctx, `INSERT INTO usage_counters (account_id, environment, period, company_id, direction, slot, n)
 SELECT account_id, environment, period, company_id, direction, 0, COUNT(*) FROM usage_documents
 WHERE account_id = $1 AND period = $2 GROUP BY account_id, environment, period, company_id, direction`, acct, period); err != nil {
@@ -68,7 +69,7 @@ func median(d []time.Duration) time.Duration {
 // and prints the median time against the same query for an empty month
 // measured in the same run. Target: under 100 ms on both stores.
 //
-//	go test ./internal/einvoicing -run '^$' -bench Usage100k -benchtime 1x
+//	go test ./internal/einvoicing/usage -run '^$' -bench Usage100k -benchtime 1x
 func BenchmarkUsage100k(b *testing.B) {
 	stores(b, func(b *testing.B, db *store.DB) {
 		ctx := b.Context()
@@ -90,13 +91,13 @@ func BenchmarkUsage100k(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		svc := New(withEvents(Deps{DB: db}), Config{})
+		svc := New(Deps{DB: db})
 		p := principal(c, auth.EnvProduction)
 		measure := func(period string, want int) time.Duration {
 			var ds []time.Duration
 			for range 15 {
 				start := time.Now()
-				u, err := svc.Usage(ctx, p, UsageQuery{Period: period})
+				u, err := svc.Usage(ctx, p, Query{Period: period})
 				ds = append(ds, time.Since(start))
 				if err != nil || u.Totals.Sent+u.Totals.Received != want {
 					b.Fatalf("usage %s: %+v %v", period, u.Totals, err)
