@@ -221,16 +221,17 @@ func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter s
 		if err := tx.LockUJPSlot(ctx, key); err != nil {
 			return err
 		}
-		// The turn starts when it was due, not when the store let this
-		// writer in (a busy SQLite keeps writers waiting, and the wait
-		// would be added to every turn of the user). A call that goes out
-		// later than that is spaced from when it went out: in this
-		// process by Begin, for the others by the turn it pushes later
-		// (pushLate).
+		// On PostgreSQL, which several processes share, the turn starts
+		// when it is really taken: a writer kept waiting longer than the
+		// margin, stamped before the wait, would start that much closer
+		// to another process's next call than UJP allows. SQLite has one
+		// process, whose calls Begin spaces from when each went out, so
+		// there the turn starts when it was due: its writer queue (busy
+		// at month-end) is not added to every turn of the user.
 		now := t.now()
-		start := due
-		if now.Before(start) {
-			start = now
+		start := now
+		if tx.Dialect == store.SQLite && due.Before(now) {
+			start = due
 		}
 		n, err := tx.TakeUJPTurn(ctx, dbq.TakeUJPTurnParams{NextAt: dbTime(start.Add(t.spacing)), Waiter: waiter, Key: key,
 			Now: dbTime(now), FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since})
