@@ -207,7 +207,13 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 	recheck := time.NewTicker(signing.AgentRecheck)
 	defer recheck.Stop()
 	// The store is read at the start, on a wake-up and on the poll, not
-	// on the ping, touch and recheck ticks.
+	// on the ping, touch and recheck ticks. In batch mode a batch is
+	// pushed once the agent has finished the one before (signed or
+	// refused each request of it), so that requests issued meanwhile
+	// reach it together, as one batch, not one by one as they commit;
+	// after SigningPoll the hold ends all the same (an agent that leaves
+	// a request unanswered does not stop the others).
+	var pushed time.Time
 	for look := true; ; {
 		if look {
 			look = false
@@ -221,8 +227,10 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 			}
 			var msgs []WSMessage
 			var fresh []einvoicing.SigningRequest
+			open := false // a request pushed before is not finished
 			for i := range reqs {
 				if sent[reqs[i].ID] {
+					open = true
 					continue
 				}
 				if batch == 0 {
@@ -231,8 +239,12 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 					fresh = append(fresh, reqs[i])
 				}
 			}
-			if len(fresh) > 0 {
+			switch {
+			case len(fresh) > 0 && open && time.Since(pushed) < h.deps.SigningPoll:
+				// Held until the agent answers (answered) or the poll.
+			case len(fresh) > 0:
 				msgs = append(msgs, WSMessage{Type: "signing_requests", Requests: fresh})
+				pushed = time.Now()
 			}
 			for _, m := range msgs {
 				if err := h.wsWrite(ctx, c, m); err != nil {

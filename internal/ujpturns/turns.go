@@ -21,9 +21,12 @@
 // apart in real time, each counted from when the one before it really went
 // out (Begin, ujp.Call): UJP counts a call from its arrival, and a call
 // held up between its turn and the wire would otherwise arrive within the
-// window of the next. A call of another process is spaced from the turn
-// in the store, which a call that went out late pushes later (pushLate);
-// the margin covers the rest.
+// window of the next. On PostgreSQL a call of another process is spaced
+// from the turn in the store, which a call that went out late pushes later
+// (pushLate), the margin covering the rest. SQLite has one process, whose
+// calls Begin spaces: there a turn counts from when it was due and may be
+// taken a little early, so the writer queue of a busy store is not added
+// to every turn.
 package ujpturns
 
 import (
@@ -84,8 +87,10 @@ type Turns struct {
 	last  map[string]*call
 	taken map[string]time.Time
 	// late is how long after its turn was taken a call may go out before
-	// the user's next turn in the store is pushed later (half the margin).
-	late time.Duration
+	// the user's next turn in the store is pushed later (half the margin;
+	// negative: never, on SQLite). early is how long before it is due a
+	// turn may be taken (on SQLite).
+	late, early time.Duration
 	// ensured: the keys whose slot exists; purged: when this process last
 	// deleted a key's forgotten waiters.
 	ensured map[string]bool
@@ -111,6 +116,12 @@ func New(db *store.DB, cfg Config) *Turns {
 	t := &Turns{db: db, spacing: max(cfg.Interval, 0) + cfg.Margin, now: cfg.Now, poll: cfg.Poll, stale: cfg.StaleAfter,
 		last: map[string]*call{}, taken: map[string]time.Time{}, late: cfg.Margin / 2,
 		ensured: map[string]bool{}, purged: map[string]time.Time{}}
+	if db.Dialect() == store.SQLite {
+		// One process: its calls are spaced by Begin, so a turn may be
+		// taken a little before it is due, hiding the writer queue, and
+		// no turn needs pushing for another process.
+		t.early, t.late = min(t.spacing/5, maxEarly), -1
+	}
 	if t.now == nil {
 		t.now = func() time.Time { return db.Now() }
 	}
@@ -164,9 +175,13 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 		if err != nil {
 			return fmt.Errorf("ujp turns %s: %w", key, err)
 		}
-		if !slot.Until.After(now) {
-			// Due since it was seen so.
-			took, err := t.take(ctx, key, pri, waiter, since, queued, work, now)
+		if !slot.Until.After(now.Add(t.early)) && (slot.Holder != heldBy || !slot.Until.After(now)) {
+			// Due since it was seen so, or due in a moment (early).
+			due := now
+			if slot.Until.After(due) {
+				due = slot.Until
+			}
+			took, err := t.take(ctx, key, pri, waiter, since, queued, work, due)
 			if err != nil || took {
 				return err
 			}
@@ -226,15 +241,20 @@ func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter s
 		// margin, stamped before the wait, would start that much closer
 		// to another process's next call than UJP allows. SQLite has one
 		// process, whose calls Begin spaces from when each went out, so
-		// there the turn starts when it was due: its writer queue (busy
-		// at month-end) is not added to every turn of the user.
+		// there the turn starts when it is due, and may be taken up to
+		// early before: its writer queue (busy at month-end) is then
+		// neither added to every turn of the user nor between a turn and
+		// its call.
 		now := t.now()
-		start := now
-		if tx.Dialect == store.SQLite && due.Before(now) {
+		start, at := now, now
+		if tx.Dialect == store.SQLite {
 			start = due
+			if due.After(now) {
+				at = due // taken early: it is due then
+			}
 		}
 		n, err := tx.TakeUJPTurn(ctx, dbq.TakeUJPTurnParams{NextAt: dbTime(start.Add(t.spacing)), Waiter: waiter, Key: key,
-			Now: dbTime(now), FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since})
+			Now: dbTime(at), FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since})
 		if err != nil || n == 0 {
 			return err
 		}
@@ -322,6 +342,9 @@ func (t *Turns) Defer(ctx context.Context, key string, at time.Time) error {
 	return nil
 }
 
+// maxEarly bounds how long before it is due a turn is taken on SQLite.
+const maxEarly = 50 * time.Millisecond
+
 // heldBy marks the holder of a slot whose turn was taken ahead of its call.
 const heldBy = "held"
 
@@ -365,7 +388,7 @@ func (t *Turns) Begin(_ context.Context, key string) ujp.Call {
 	t.last[key] = c
 	taken := t.taken[key]
 	t.mu.Unlock()
-	if !taken.IsZero() {
+	if !taken.IsZero() && t.late >= 0 {
 		c.late = func() { t.pushLate(key, taken) }
 	}
 	if prev != nil {
