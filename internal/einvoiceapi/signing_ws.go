@@ -212,8 +212,10 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 	// refused each request of it), so that requests issued meanwhile
 	// reach it together, as one batch, not one by one as they commit;
 	// after SigningPoll the hold ends all the same (an agent that leaves
-	// a request unanswered does not stop the others).
+	// a request unanswered does not stop the others). Two batches are at
+	// least batchGap apart.
 	var pushed time.Time
+	var gap <-chan time.Time // the look at the end of batchGap
 	for look := true; ; {
 		if look {
 			look = false
@@ -239,9 +241,15 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 					fresh = append(fresh, reqs[i])
 				}
 			}
-			switch {
-			case len(fresh) > 0 && open && time.Since(pushed) < h.deps.SigningPoll:
+			switch since := time.Since(pushed); {
+			case len(fresh) > 0 && open && since < h.deps.SigningPoll:
 				// Held until the agent answers (answered) or the poll.
+			case len(fresh) > 0 && since < batchGap:
+				// Too soon after the last batch: the requests of a burst
+				// of issues gather for a moment into the next.
+				if gap == nil {
+					gap = time.After(batchGap - since)
+				}
 			case len(fresh) > 0:
 				msgs = append(msgs, WSMessage{Type: "signing_requests", Requests: fresh})
 				pushed = time.Now()
@@ -267,6 +275,8 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 			return
 		case <-wake:
 			look = true
+		case <-gap:
+			gap, look = nil, true
 		case <-answered:
 			look = true
 		case <-poll.C:
@@ -301,6 +311,11 @@ func (h *handlers) agentSocket(api *httpx.Service, w http.ResponseWriter, r *htt
 		}
 	}
 }
+
+// batchGap is the least time between two batches pushed on one socket:
+// what a burst of issues gathers into one batch, and the most a request
+// waits for it.
+const batchGap = 100 * time.Millisecond
 
 // socketAnswer serves one message of the agent: the batch operation it
 // names, as the POST of its body with its id as the Idempotency-Key and
