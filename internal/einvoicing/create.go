@@ -40,6 +40,7 @@ func (s *Service) einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningReq
 		if _, err := s.MoveEInvoice(ctx, tx, inv, StatusMove{To: einvoice.Queued, Cause: "signed", Problems: []byte("[]")}); err != nil {
 			return err
 		}
+		inv.Status, inv.UpdatedAt = string(einvoice.Queued), tx.Now
 	case einvoice.Queued, einvoice.Held:
 		// A fresh signature of a document that waited too long for UJP
 		// to take its old timestamp (see pipeline/pipeline.go); refusals of it are
@@ -64,7 +65,12 @@ func (s *Service) einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningReq
 			return err
 		}
 	}
-	return EnqueueSubmit(ctx, tx, inv.ID)
+	due, err := s.sendDue(ctx, tx, inv)
+	if err != nil {
+		return err
+	}
+	_, err = jobs.Insert(ctx, tx, SubmitArgs{EInvoiceID: inv.ID}, jobs.InsertOpts{MaxAttempts: submitAttempts, RunAt: due})
+	return err
 }
 
 // newEInvoice is what createEInvoice stores.

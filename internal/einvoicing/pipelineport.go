@@ -23,6 +23,10 @@ type Pacing interface {
 	// Queue tells where inv stands among its user's documents; nil when
 	// it is not waiting to be sent.
 	Queue(ctx context.Context, q *dbq.Queries, inv dbq.Einvoice) (*Queue, error)
+	// SendDue is when the submit job of inv, queued in tx, should come
+	// due: near its turn among its user's sends, so that a signer's batch
+	// of signatures does not make every send due (and claimed) at once.
+	SendDue(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) (time.Time, error)
 }
 
 // UsePacing connects the pipeline room's pacing; pipeline.New calls it.
@@ -42,6 +46,14 @@ func (s *Service) queueOf(ctx context.Context, q *dbq.Queries, inv dbq.Einvoice)
 		return nil, nil
 	}
 	return s.pacing.Queue(ctx, q, inv)
+}
+
+// sendDue is Pacing.SendDue; without a pipeline, now.
+func (s *Service) sendDue(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) (time.Time, error) {
+	if s.pacing == nil || inv.PaceKey == "" {
+		return tx.Now, nil
+	}
+	return s.pacing.SendDue(ctx, tx, inv)
 }
 
 // SyncInbox starts the read of co's purchase side (the inbox), when it is

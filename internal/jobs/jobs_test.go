@@ -1028,3 +1028,44 @@ func TestSnoozeWakesItsRunner(t *testing.T) {
 		}
 	})
 }
+
+// TestScheduledJobRunsWhenDue: a job enqueued for a moment later, by any
+// process, runs when due, not at the runner's next poll (an hour): once
+// nothing is due, the runner looks when the next waiting job is.
+func TestScheduledJobRunsWhenDue(t *testing.T) {
+	t.Parallel()
+	storetest.EachMigratedURL(t, func(t *testing.T, url string) {
+		ctx := context.Background()
+		db := storetest.Open(t, url)
+		cfg := quietConfig("scheduled")
+		cfg.PollInterval = time.Hour
+		r := NewRunner(db, cfg)
+		ran := make(chan struct{})
+		r.Register("later", WorkerFunc(func(context.Context, *Job) error {
+			close(ran)
+			return nil
+		}), Options{})
+		r.Register("now", WorkerFunc(func(context.Context, *Job) error { return nil }), Options{})
+		if err := r.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer r.Stop(ctx)
+		// Enqueued in one transaction with a job due now, whose
+		// wake-up makes the runner look at what waits.
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := Enqueue(ctx, tx, Spec{Kind: "later", RunAt: tx.Now.Add(100 * time.Millisecond)}); err != nil {
+				return err
+			}
+			_, err := Enqueue(ctx, tx, Spec{Kind: "now"})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ran:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the scheduled job waited for the poll")
+		}
+	})
+}

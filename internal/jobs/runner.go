@@ -85,6 +85,7 @@ type Runner struct {
 	log    *slog.Logger
 	kinds  map[string]kind
 	kindsJ string   // JSON array of the kinds run one job at a time, for the claim filter
+	allJ   string   // JSON array of every kind, for the look at the next due job
 	batchK []string // kinds run in batches, sorted
 
 	wake    chan struct{}
@@ -202,6 +203,10 @@ func (r *Runner) register(kindName string, k kind) {
 	slices.Sort(r.batchK)
 	b, _ := json.Marshal(single)
 	r.kindsJ = string(b)
+	all := append(slices.Clone(single), r.batchK...)
+	slices.Sort(all)
+	b, _ = json.Marshal(all)
+	r.allJ = string(b)
 }
 
 // EnsurePeriodic enqueues the next instance of every periodic kind that has
@@ -290,6 +295,10 @@ func (r *Runner) loop(ctx context.Context) {
 	// Jobs made due by a commit anywhere on the store.
 	due, unwatch := r.db.Watch(notifyChannel, notifyDue)
 	defer unwatch()
+	// The next job scheduled before the next poll, once nothing is due.
+	next := time.NewTimer(time.Hour)
+	next.Stop()
+	defer next.Stop()
 	// Jobs of dead runners are looked for once a poll interval, not on
 	// every wake-up: a busy runner wakes once per finished job.
 	var lastExpiredScan time.Time
@@ -302,6 +311,20 @@ func (r *Runner) loop(ctx context.Context) {
 			singles, batches, err := r.claimAll(ctx, free, scan)
 			if err != nil {
 				r.log.Error("jobs: claim failed", "err", err)
+			}
+			claimed := len(singles)
+			for _, b := range batches {
+				claimed += len(b)
+			}
+			if err == nil && claimed < free {
+				// All that is due is taken: look again when the next
+				// scheduled job is due, if that is before the poll (a
+				// send near its turn, a retry, a snooze of any process).
+				if at, ok := r.nextDue(ctx); ok {
+					if d := time.Until(at); d < r.cfg.PollInterval {
+						next.Reset(max(d, 0))
+					}
+				}
 			}
 			for _, j := range singles {
 				r.running.Add(1)
@@ -329,10 +352,43 @@ func (r *Runner) loop(ctx context.Context) {
 			return
 		case <-r.wake:
 		case <-due:
+		case <-next.C:
 		case <-t.C:
 		}
 	}
 }
+
+// nextDue is when the earliest waiting job of the runner's kinds is due,
+// on the store's clock turned into this process's: false when none waits
+// or the look fails (the poll stays).
+func (r *Runner) nextDue(ctx context.Context) (time.Time, bool) {
+	q := nextDueSQLite
+	if r.db.Dialect() == store.Postgres {
+		q = nextDuePostgres
+	}
+	rows, err := r.db.QueryRead(ctx, q, r.allJ)
+	if err != nil {
+		return time.Time{}, false
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return time.Time{}, false
+	}
+	var at time.Time
+	if err := rows.Scan(&at); err != nil {
+		return time.Time{}, false
+	}
+	// Due in (at - the store's now) from now.
+	return time.Now().Add(at.Sub(r.db.Now())), true
+}
+
+// The next waiting job, walked as the claim walks them (jobs_due).
+const (
+	nextDuePostgres = `SELECT run_at FROM jobs WHERE state IN ('available', 'retryable')
+  AND kind IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY run_at, id LIMIT 1`
+	nextDueSQLite = `SELECT run_at FROM jobs WHERE state IN ('available', 'retryable')
+  AND kind IN (SELECT value FROM json_each($1)) ORDER BY run_at, id LIMIT 1`
+)
 
 // claimAll claims up to free jobs: first of the kinds run one at a time,
 // then batches of each batch kind in turn. Every batch holds jobs of one

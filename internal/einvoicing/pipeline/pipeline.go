@@ -361,6 +361,15 @@ func (p *Service) submit(ctx context.Context, j *jobs.Job, a einvoicing.SubmitAr
 // users' sends need.
 const SendLead = 4
 
+// SendDue implements einvoicing.Pacing: a queued document's submit job
+// comes due when about SendLead sends of its user are ahead of it, so a
+// batch of signatures spreads its sends' jobs over their turns instead of
+// making them all due, claimed and put back at once.
+func (p *Service) SendDue(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) (time.Time, error) {
+	d, err := p.untilNearTurn(ctx, tx.Queries, inv, false)
+	return tx.Now.Add(d), err
+}
+
 // untilNearTurn is how long a queued document's send waits before its job
 // asks for its user's turn: none when at most sendLead sends of the user
 // go before it, or it is its company's only one (first), or the user's
