@@ -87,7 +87,7 @@ type Turns struct {
 	last  map[string]*call
 	taken map[string]time.Time
 	// late is how long after its turn was taken a call may go out before
-	// the user's next turn in the store is pushed later (half the margin;
+	// the user's next turn in the store is pushed later (the margin;
 	// negative: never, on SQLite). early is how long before it is due a
 	// turn may be taken (on SQLite).
 	late, early time.Duration
@@ -114,7 +114,7 @@ func New(db *store.DB, cfg Config) *Turns {
 		cfg.StaleAfter = time.Second
 	}
 	t := &Turns{db: db, spacing: max(cfg.Interval, 0) + cfg.Margin, now: cfg.Now, poll: cfg.Poll, stale: cfg.StaleAfter,
-		last: map[string]*call{}, taken: map[string]time.Time{}, late: cfg.Margin / 2,
+		last: map[string]*call{}, taken: map[string]time.Time{}, late: cfg.Margin,
 		ensured: map[string]bool{}, purged: map[string]time.Time{}}
 	if db.Dialect() == store.SQLite {
 		// One process: its calls are spaced by Begin, so a turn may be
@@ -409,10 +409,12 @@ func (t *Turns) tookAt(key string, now time.Time) {
 }
 
 // pushLate is told when a call of key whose turn was taken at taken is
-// written: when that is more than half the margin later, the user's next
-// turn in the store moves to a spacing after now, so that a call of
-// another process does not reach UJP within the window of this late one
-// (the calls of this process are spaced by Begin). It writes in the
+// written: when that is more than the margin later, the user's next turn
+// in the store moves to a spacing after now, so that a call of another
+// process does not reach UJP within the window of this late one (the
+// calls of this process are spaced by Begin). Within the margin nothing
+// is written: the next call goes a window and the margin after the turn,
+// so at least a window after this one. It writes in the
 // background, the call being on its way: the push is a hint that narrows
 // the race, the margin still covers what it misses.
 func (t *Turns) pushLate(key string, taken time.Time) {

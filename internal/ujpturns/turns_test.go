@@ -526,7 +526,7 @@ func TestCallsGoASpacingAfterTheLastWentOut(t *testing.T) {
 }
 
 // TestLateCallPushesTheNextTurn: on PostgreSQL, which several processes
-// share, a call that goes out later than half the margin after its turn
+// share, a call that goes out later than the margin after its turn
 // was taken moves the user's next turn in the store to a spacing after it
 // went out, so another process (another Turns on the database) waits for
 // it; a call on time leaves the turn where it was. (SQLite has one
@@ -566,7 +566,7 @@ func TestLateCallPushesTheNextTurn(t *testing.T) {
 		}
 		spacing := interval + margin
 
-		// On time: written 5 ms after the turn, within half the margin.
+		// On time: written 5 ms after the turn, within the margin.
 		if err := a.Take(ctx, key, ujp.PrioritySend, "on-time", time.Second); err != nil {
 			t.Fatal(err)
 		}
