@@ -321,8 +321,8 @@ func (r *Runner) loop(ctx context.Context) {
 				// scheduled job is due, if that is before the poll (a
 				// send near its turn, a retry, a snooze of any process).
 				if at, ok := r.nextDue(ctx); ok {
-					if d := time.Until(at); d < r.cfg.PollInterval {
-						next.Reset(max(d, 0))
+					if d := time.Until(at); d > 0 && d < r.cfg.PollInterval {
+						next.Reset(d)
 					}
 				}
 			}
@@ -358,15 +358,18 @@ func (r *Runner) loop(ctx context.Context) {
 	}
 }
 
-// nextDue is when the earliest waiting job of the runner's kinds is due,
-// on the store's clock turned into this process's: false when none waits
-// or the look fails (the poll stays).
+// nextDue is when the earliest job of the runner's kinds scheduled for
+// later is due, on the store's clock turned into this process's: false
+// when none waits or the look fails (the poll stays). Jobs due already are
+// left out: one not taken (a batch kind waiting for enough free workers)
+// is taken when a worker frees.
 func (r *Runner) nextDue(ctx context.Context) (time.Time, bool) {
 	q := nextDueSQLite
 	if r.db.Dialect() == store.Postgres {
 		q = nextDuePostgres
 	}
-	rows, err := r.db.QueryRead(ctx, q, r.allJ)
+	now := r.db.Now()
+	rows, err := r.db.QueryRead(ctx, q, r.allJ, utc(now))
 	if err != nil {
 		return time.Time{}, false
 	}
@@ -379,14 +382,14 @@ func (r *Runner) nextDue(ctx context.Context) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	// Due in (at - the store's now) from now.
-	return time.Now().Add(at.Sub(r.db.Now())), true
+	return time.Now().Add(at.Sub(now)), true
 }
 
 // The next waiting job, walked as the claim walks them (jobs_due).
 const (
-	nextDuePostgres = `SELECT run_at FROM jobs WHERE state IN ('available', 'retryable')
+	nextDuePostgres = `SELECT run_at FROM jobs WHERE state IN ('available', 'retryable') AND run_at > $2
   AND kind IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY run_at, id LIMIT 1`
-	nextDueSQLite = `SELECT run_at FROM jobs WHERE state IN ('available', 'retryable')
+	nextDueSQLite = `SELECT run_at FROM jobs WHERE state IN ('available', 'retryable') AND run_at > $2
   AND kind IN (SELECT value FROM json_each($1)) ORDER BY run_at, id LIMIT 1`
 )
 
