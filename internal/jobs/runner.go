@@ -953,7 +953,6 @@ func (r *Runner) settleTx(ctx context.Context, tx *store.Tx, j *Job, workErr err
 		})
 		if err == nil && n == 1 {
 			outcome = OutcomeSnoozed
-			r.wakeAfter(tx, snooze.d)
 		}
 		return hold(n, err)
 	case errors.As(workErr, &cancel):
@@ -961,32 +960,16 @@ func (r *Runner) settleTx(ctx context.Context, tx *store.Tx, j *Job, workErr err
 	case j.Attempt >= j.MaxAttempts:
 		return end(StateDiscarded)
 	default:
-		d := k.opts.Backoff(j.Attempt)
 		n, err := tx.RetryJob(ctx, dbq.RetryJobParams{
-			LastError: msg, RunAt: now.Add(d),
+			LastError: msg, RunAt: now.Add(k.opts.Backoff(j.Attempt)),
 			ID: j.ID, LockedBy: r.cfg.ID, Attempt: int32(j.Attempt),
 		})
 		if err == nil && n == 1 {
 			outcome = OutcomeRetryable
-			r.wakeAfter(tx, d)
 		}
 		return hold(n, err)
 	}
 }
-
-// wakeAfter has the runner look again d after tx commits: a job it
-// snoozed or will retry (until a UJP user's turn, say) runs when due, not
-// up to a poll interval later. Beyond wakeHorizon the poll is near enough.
-// A runner stepped with RunOnce is not started and is not woken.
-func (r *Runner) wakeAfter(tx *store.Tx, d time.Duration) {
-	if d > wakeHorizon {
-		return
-	}
-	tx.AfterCommit(func() { time.AfterFunc(max(d, 0), r.Wake) })
-}
-
-// wakeHorizon bounds the waits a runner keeps a timer for (wakeAfter).
-const wakeHorizon = 10 * time.Minute
 
 // PurgeFinished deletes jobs that finished (completed, cancelled or
 // discarded) before the cutoff, for a periodic retention job; it returns
