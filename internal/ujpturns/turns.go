@@ -117,9 +117,9 @@ func New(db *store.DB, cfg Config) *Turns {
 		last: map[string]*call{}, taken: map[string]time.Time{}, late: cfg.Margin,
 		ensured: map[string]bool{}, purged: map[string]time.Time{}}
 	if db.Dialect() == store.SQLite {
-		// One process: its calls are spaced by Begin, so a turn may be
-		// taken a little before it is due, hiding the writer queue, and
-		// no turn needs pushing for another process.
+		// One process: a turn may be taken a little before it is due (its
+		// call still waits until then), hiding the writer queue, and no
+		// turn needs pushing for another process.
 		t.early, t.late = min(t.spacing/5, maxEarly), -1
 	}
 	if t.now == nil {
@@ -182,8 +182,19 @@ func (t *Turns) Take(ctx context.Context, key string, pri ujp.Priority, waiter s
 				due = slot.Until
 			}
 			took, err := t.take(ctx, key, pri, waiter, since, queued, work, due)
-			if err != nil || took {
+			if err != nil {
 				return err
+			}
+			if took {
+				// Taken early: the call goes when the turn is due (a
+				// Retry-After of UJP ends then too).
+				if d := due.Sub(t.now()); d > 0 {
+					select {
+					case <-ctx.Done():
+					case <-time.After(d):
+					}
+				}
+				return nil
 			}
 		}
 		due := max(slot.Until.Sub(now), 0)
@@ -414,9 +425,9 @@ func (t *Turns) tookAt(key string, now time.Time) {
 // process does not reach UJP within the window of this late one (the
 // calls of this process are spaced by Begin). Within the margin nothing
 // is written: the next call goes a window and the margin after the turn,
-// so at least a window after this one. It writes in the
-// background, the call being on its way: the push is a hint that narrows
-// the race, the margin still covers what it misses.
+// so at least a window after this one. It writes in the background, the
+// call being on its way: the push is a hint that narrows the race, the
+// margin still covers what it misses.
 func (t *Turns) pushLate(key string, taken time.Time) {
 	now := t.now()
 	if now.Sub(taken) <= t.late {

@@ -259,7 +259,7 @@ func TestHeldTurn(t *testing.T) {
 			t.Fatal(err)
 		}
 		at := <-got
-		if d := at.Sub(started); d < spacing-early(db, spacing) || d > time.Second {
+		if d := at.Sub(started); d < spacing || d > time.Second {
 			t.Fatalf("the next turn came %s after the held call started", d)
 		}
 	})
@@ -606,13 +606,4 @@ func TestLateCallPushesTheNextTurn(t *testing.T) {
 			t.Fatalf("a spacing after the late call: %v", err)
 		}
 	})
-}
-
-// early is how long before it is due a turn may be taken on db (on
-// SQLite, whose one process spaces its calls when they go out).
-func early(db *store.DB, spacing time.Duration) time.Duration {
-	if db.Dialect() == store.SQLite {
-		return min(spacing/5, 50*time.Millisecond)
-	}
-	return 0
 }
