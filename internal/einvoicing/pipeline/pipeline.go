@@ -371,9 +371,9 @@ func (p *Service) SendDue(ctx context.Context, tx *store.Tx, inv dbq.Einvoice) (
 }
 
 // untilNearTurn is how long a queued document's send waits before its job
-// asks for its user's turn: none when at most sendLead sends of the user
-// go before it, or it is its company's only one (first), or the user's
-// calls are not spaced.
+// asks for its user's turn: none when at most SendLead sends of the user
+// go before it, or it is its company's only one (first), or it was sent
+// before (its place is at the front), or the user's calls are not spaced.
 func (p *Service) untilNearTurn(ctx context.Context, q *dbq.Queries, inv dbq.Einvoice, first bool) (time.Duration, error) {
 	if first || inv.PaceKey == "" || einvoice.Status(inv.Status) != einvoice.Queued || inv.SubmitAttempts > 0 || p.cfg.SignerInterval <= 0 {
 		return 0, nil
