@@ -173,22 +173,8 @@ func TestBacklogWaitsWithoutWorkers(t *testing.T) {
 		if got := e.signAll(); got != n {
 			t.Fatalf("signed %d, want %d", got, n)
 		}
-		r := jobs.NewRunner(db, jobs.Config{Workers: workers, Logger: slog.New(slog.DiscardHandler)})
-		e.app.RegisterJobs(r)
-		ctx, cancel := context.WithCancel(t.Context())
-		if err := r.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			cancel()
-			_ = r.Stop(context.Background())
-		}()
 		most := 0
-		deadline := time.Now().Add(2 * time.Minute)
-		for e.delivered() < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d of %d delivered", e.delivered(), n)
-			}
+		e.runUntilDelivered(workers, n, func() {
 			// Waiting for a turn now: the waiters still asking.
 			var waiting int
 			if err := db.ReadDB().QueryRowContext(t.Context(), `SELECT COUNT(*) FROM ujp_waiters WHERE seen_at > $1`,
@@ -196,8 +182,7 @@ func TestBacklogWaitsWithoutWorkers(t *testing.T) {
 				t.Fatal(err)
 			}
 			most = max(most, waiting)
-			time.Sleep(5 * time.Millisecond)
-		}
+		})
 		// sendLead ahead, itself, and one that asked as its turn came.
 		if limit := pipeline.SendLead + 2; most > limit {
 			t.Errorf("up to %d sends waited in the user's queue holding a worker, want at most %d of %d workers", most, limit, workers)
@@ -231,23 +216,7 @@ func TestRateLimitedSendKeepsItsPlace(t *testing.T) {
 		if err := e.sim.BurstRateLimit(t.Context(), eujp, 1); err != nil {
 			t.Fatal(err)
 		}
-		r := jobs.NewRunner(db, jobs.Config{Workers: n, Logger: slog.New(slog.DiscardHandler)})
-		e.app.RegisterJobs(r)
-		ctx, cancel := context.WithCancel(t.Context())
-		if err := r.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			cancel()
-			_ = r.Stop(context.Background())
-		}()
-		deadline := time.Now().Add(2 * time.Minute)
-		for e.delivered() < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d of %d delivered", e.delivered(), n)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		e.runUntilDelivered(n, n, nil)
 		// The refused one's rank among the deliveries.
 		var rank int
 		if err := db.ReadDB().QueryRowContext(t.Context(), `SELECT COUNT(*) FROM einvoices
@@ -258,4 +227,31 @@ func TestRateLimitedSendKeepsItsPlace(t *testing.T) {
 			t.Errorf("the send refused with E4007 was delivered %d of %d, want among the first 3", rank, n)
 		}
 	})
+}
+
+// runUntilDelivered runs the application's jobs on a runner of its own
+// with workers workers until n e-invoices are delivered, calling look (if
+// set) between two looks at the count.
+func (e *pipeEnv) runUntilDelivered(workers, n int, look func()) {
+	e.t.Helper()
+	r := jobs.NewRunner(e.db, jobs.Config{Workers: workers, Logger: slog.New(slog.DiscardHandler)})
+	e.app.RegisterJobs(r)
+	ctx, cancel := context.WithCancel(e.t.Context())
+	if err := r.Start(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		_ = r.Stop(context.Background())
+	}()
+	deadline := time.Now().Add(2 * time.Minute)
+	for e.delivered() < n {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%d of %d delivered", e.delivered(), n)
+		}
+		if look != nil {
+			look()
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

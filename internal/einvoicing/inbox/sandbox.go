@@ -20,6 +20,7 @@ import (
 	"github.com/denar-mk/denar/einvoice/ujpdoc"
 	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoicing"
+	"github.com/denar-mk/denar/internal/einvoicing/pipeline"
 	"github.com/denar-mk/denar/internal/store"
 	"github.com/denar-mk/denar/internal/store/dbq"
 	"github.com/denar-mk/denar/internal/usecase"
@@ -163,12 +164,8 @@ func (s *Service) SimulateInbox(ctx context.Context, c einvoicing.Caller, cmd Si
 	default:
 		return InboxSimulation{}, denar.Invalid(denar.FieldError{Path: "action", Message: "unknown action " + cmd.Action})
 	}
-	var refused interface{ UJPCode() string }
-	if errors.As(err, &refused) {
-		return InboxSimulation{}, denar.Errorf("inbox_state_conflict", "The simulator refused %s on %s: UJP code %s.", cmd.Action, d.ID, refused.UJPCode())
-	}
-	if err != nil {
-		return InboxSimulation{}, fmt.Errorf("sandbox simulate %s on %s: %w", cmd.Action, d.ID, err)
+	if err := pipeline.SimulatorAnswer(err, "inbox_state_conflict", cmd.Action, d.ID); err != nil {
+		return InboxSimulation{}, err
 	}
 	return usecase.Write(ctx, s.db, c, func(tx *store.Tx) (InboxSimulation, error) {
 		if err := einvoicing.EnqueuePoll(ctx, tx, co.ID); err != nil {

@@ -90,12 +90,8 @@ func (p *Service) Simulate(ctx context.Context, c einvoicing.Caller, cmd Simulat
 	default:
 		return Simulation{}, denar.Invalid(denar.FieldError{Path: "action", Message: "unknown action " + cmd.Action})
 	}
-	var refused interface{ UJPCode() string }
-	if errors.As(err, &refused) {
-		return Simulation{}, denar.Errorf("einvoice_state_conflict", "The simulator refused %s on %s: UJP code %s.", cmd.Action, inv.ID, refused.UJPCode())
-	}
-	if err != nil {
-		return Simulation{}, fmt.Errorf("sandbox simulate %s on %s: %w", cmd.Action, inv.ID, err)
+	if err := SimulatorAnswer(err, "einvoice_state_conflict", cmd.Action, inv.ID); err != nil {
+		return Simulation{}, err
 	}
 	return usecase.Write(ctx, p.db, c, func(tx *store.Tx) (Simulation, error) {
 		if decision {
@@ -109,4 +105,18 @@ func (p *Service) Simulate(ctx context.Context, c einvoicing.Caller, cmd Simulat
 		}
 		return Simulation{Object: "sandbox_simulation", Action: cmd.Action, EInvoice: einvoicing.EInvoiceView(cur)}, nil
 	})
+}
+
+// SimulatorAnswer is what a sandbox simulate call of action on id makes
+// of the simulator's answer err: a refusal (it carries UJP's code) is the
+// caller's conflict code, any other failure is wrapped, nil is nil.
+func SimulatorAnswer(err error, conflict, action, id string) error {
+	var refused interface{ UJPCode() string }
+	if errors.As(err, &refused) {
+		return denar.Errorf(conflict, "The simulator refused %s on %s: UJP code %s.", action, id, refused.UJPCode())
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox simulate %s on %s: %w", action, id, err)
+	}
+	return nil
 }
