@@ -20,16 +20,7 @@ func TestIssueSignQueue(t *testing.T) {
 		e := newSignEnv(t, db)
 		c := newTestCert(t)
 		_, agentAuthz := e.pair(c)
-		_, key, err := (&auth.Store{DB: db}).CreateKey(t.Context(), auth.KeyParams{AccountID: e.account, Service: auth.ServiceEInvoice,
-			Environment: auth.EnvSandbox, Scopes: []string{"einvoices:write", "einvoices:read"}, CompanyIDs: []string{e.company}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The seller's address comes from the registry; signEnv's company has none.
-		if _, err := db.WriteDB().ExecContext(t.Context(), "UPDATE companies SET address = $1 WHERE id = $2",
-			`{"street":"Партизанска","number":"1","city":"Скопје","zip":"1000"}`, e.company); err != nil {
-			t.Fatal(err)
-		}
+		key := e.issuingKey()
 		body := strings.Replace(issueBody, "%s", "", 1)
 		st, m := e.doRaw("POST", "/v1/einvoices", "Bearer "+key, body)
 		if st != 202 || m["status"] != "awaiting_signature" || m["ujpDocId"] != m["id"] {
@@ -76,4 +67,21 @@ func (e *signEnv) doRaw(method, path, authz, body string) (int, map[string]any) 
 		e.t.Fatal(err)
 	}
 	return e.do(method, path, authz, v)
+}
+
+// issuingKey readies signEnv's company to issue e-invoices (the seller's
+// address, which comes from the registry, and signEnv's company has none)
+// and returns an e-invoicing key for it.
+func (e *signEnv) issuingKey() string {
+	e.t.Helper()
+	_, key, err := (&auth.Store{DB: e.db}).CreateKey(e.t.Context(), auth.KeyParams{AccountID: e.account, Service: auth.ServiceEInvoice,
+		Environment: auth.EnvSandbox, Scopes: []string{"einvoices:write", "einvoices:read"}, CompanyIDs: []string{e.company}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.db.WriteDB().ExecContext(e.t.Context(), "UPDATE companies SET address = $1 WHERE id = $2",
+		`{"street":"Партизанска","number":"1","city":"Скопје","zip":"1000"}`, e.company); err != nil {
+		e.t.Fatal(err)
+	}
+	return key
 }

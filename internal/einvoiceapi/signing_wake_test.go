@@ -10,7 +10,6 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/denar-mk/denar/internal/auth"
 	"github.com/denar-mk/denar/internal/einvoiceapi"
 	"github.com/denar-mk/denar/internal/einvoicing"
 	"github.com/denar-mk/denar/internal/einvoicing/webhooks"
@@ -99,15 +98,7 @@ func TestSigningWakeUp(t *testing.T) {
 		pushed("a request of another process", there.ID, time.Now())
 
 		// Issuing an e-invoice.
-		_, key, err := (&auth.Store{DB: db}).CreateKey(t.Context(), auth.KeyParams{AccountID: e.account, Service: auth.ServiceEInvoice,
-			Environment: auth.EnvSandbox, Scopes: []string{"einvoices:write", "einvoices:read"}, CompanyIDs: []string{e.company}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.WriteDB().ExecContext(t.Context(), "UPDATE companies SET address = $1 WHERE id = $2",
-			`{"street":"Партизанска","number":"1","city":"Скопје","zip":"1000"}`, e.company); err != nil {
-			t.Fatal(err)
-		}
+		key := e.issuingKey()
 		st, m := e.doRaw("POST", "/v1/einvoices", "Bearer "+key, strings.Replace(issueBody, "%s", "", 1))
 		issued := time.Now()
 		if st != 202 || m["status"] != "awaiting_signature" {

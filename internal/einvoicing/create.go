@@ -37,10 +37,11 @@ func (s *Service) einvoiceSigned(ctx context.Context, tx *store.Tx, r SigningReq
 		// Refusals that kept it waiting (token_missing, pin_locked) are
 		// over: problems describe what is wrong now, and the refused
 		// requests keep the record.
-		if _, err := s.MoveEInvoice(ctx, tx, inv, StatusMove{To: einvoice.Queued, Cause: "signed", Problems: []byte("[]")}); err != nil {
+		moved, err := s.MoveEInvoice(ctx, tx, inv, StatusMove{To: einvoice.Queued, Cause: "signed", Problems: []byte("[]")})
+		if err != nil {
 			return err
 		}
-		inv.Status, inv.UpdatedAt = string(einvoice.Queued), tx.Now
+		inv = moved
 	case einvoice.Queued, einvoice.Held:
 		// A fresh signature of a document that waited too long for UJP
 		// to take its old timestamp (see pipeline/pipeline.go); refusals of it are

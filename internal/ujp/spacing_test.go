@@ -63,15 +63,7 @@ func TestCallsSpacedFromTheirArrival(t *testing.T) {
 			t.Fatal(err)
 		}
 		const calls = 12
-		var wg sync.WaitGroup
-		for range calls {
-			wg.Go(func() {
-				if _, err := c.ServerTime(context.Background(), signer); err != nil {
-					t.Error(err)
-				}
-			})
-		}
-		wg.Wait()
+		callAtOnce(t, c, calls)
 		mu.Lock()
 		defer mu.Unlock()
 		if len(arrived) != calls {
@@ -127,15 +119,7 @@ func TestSlowCallsOfATransportThatDoesNotTrace(t *testing.T) {
 			t.Fatal(err)
 		}
 		const calls = 6
-		var wg sync.WaitGroup
-		for range calls {
-			wg.Go(func() {
-				if _, err := c.ServerTime(context.Background(), signer); err != nil {
-					t.Error(err)
-				}
-			})
-		}
-		wg.Wait()
+		callAtOnce(t, c, calls)
 		mu.Lock()
 		defer mu.Unlock()
 		times := arrived[1:]
@@ -150,4 +134,18 @@ func TestSlowCallsOfATransportThatDoesNotTrace(t *testing.T) {
 			t.Errorf("%d calls of %s each arrived over %s: each waited for the answer to the one before", calls, slow, span)
 		}
 	})
+}
+
+// callAtOnce makes n calls of signer with c at once and waits for them.
+func callAtOnce(t *testing.T, c *ujp.Client, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if _, err := c.ServerTime(context.Background(), signer); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
 }
