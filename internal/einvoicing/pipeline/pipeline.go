@@ -220,6 +220,10 @@ func waiter(ctx context.Context, j *jobs.Job) context.Context {
 
 func waiterName(j *jobs.Job) string { return fmt.Sprintf("job-%d", j.ID) }
 
+// resentFirst is how much earlier than its job was made a document sent
+// before waits in its user's queue: before any send not yet made.
+const resentFirst = time.Hour
+
 // submit is the worker of KindSubmit: one attempt to get an e-invoice to
 // UJP, starting from whatever state the rows are in.
 func (p *Service) submit(ctx context.Context, j *jobs.Job, a einvoicing.SubmitArgs) error {
@@ -235,8 +239,9 @@ func (p *Service) submit(ctx context.Context, j *jobs.Job, a einvoicing.SubmitAr
 	}
 	if inv.SubmitAttempts > 0 {
 		// Sent before (UJP's E4007, say): it had its turn, and goes
-		// again before the sends that came due after it.
-		ctx = ujp.WithWaiter(ctx, waiterName(j), j.CreatedAt)
+		// again before the user's sends not sent yet, even a company's
+		// only one (due sendFirst early).
+		ctx = ujp.WithWaiter(ctx, waiterName(j), j.CreatedAt.Add(-resentFirst))
 	}
 	sr, err := q.LatestSignedRequestForLink(ctx, dbq.LatestSignedRequestForLinkParams{LinkType: einvoicing.LinkEInvoice, LinkID: inv.ID})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -526,7 +531,11 @@ func (p *Service) afterSend(ctx context.Context, co dbq.Company, inv dbq.Einvoic
 		if err := p.move(ctx, inv, einvoicing.StatusMove{To: einvoice.Queued, Cause: "ujp_rate_limited", UJPCode: ujp.CodeRateLimited}); err != nil {
 			return err
 		}
-		return jobs.Snooze(max(rl.RetryAfter, p.cfg.SignerInterval))
+		// The client moved the user's next turn past UJP's Retry-After:
+		// the document asks again at once and waits in the queue, at the
+		// front (it was sent before), rather than coming back when the
+		// others already took the turns after it.
+		return jobs.Snooze(0)
 	case errors.As(err, &un) && un.Refused():
 		// A certificate check UJP could not make: it did not take the
 		// document in.
