@@ -166,7 +166,12 @@ func TestBacklogWaitsWithoutWorkers(t *testing.T) {
 	t.Parallel()
 	const n, workers = 24, 12
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := newPipeEnvWith(t, db, func(c *appConfig) { c.Pipeline.SignAhead = n })
+		// A window of 200 ms: the refused call's answer, and its
+		// client's Defer, come back before the next turn even on a
+		// loaded machine (at 20 ms, sends whose turns came while the
+		// refused call was out went before it, rightly: the client
+		// did not know yet).
+		e := newPipeEnvWith(t, db, func(c *appConfig) { c.Pipeline.SignAhead = n }, withWindow(200*time.Millisecond))
 		for i := range n {
 			e.issue(fmt.Sprintf("LEAD-%02d", i))
 		}

@@ -2,6 +2,7 @@ package einvoiceapi_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -58,6 +59,9 @@ type pipeEnv struct {
 	hookCfg webhooks.Config
 	// frozen, when set, is the clock's base instead of the real time.
 	frozen time.Time
+	// window, when set, is the simulator's rate window instead of
+	// simWindow (withWindow).
+	window time.Duration
 }
 
 // lossyGateway forwards to UJP but can lose the answer of the next sends,
@@ -117,6 +121,12 @@ func (e *pipeEnv) now() time.Time {
 // pipeOption adjusts a pipeEnv before its service is built.
 type pipeOption func(e *pipeEnv, cfg *appConfig)
 
+// withWindow makes the simulator's rate window, and the pipeline's signer
+// interval with it, d instead of simWindow.
+func withWindow(d time.Duration) pipeOption {
+	return func(e *pipeEnv, _ *appConfig) { e.window = d }
+}
+
 // frozenClock makes the environment's clock move only when the test
 // advances it.
 func frozenClock(e *pipeEnv, _ *appConfig) {
@@ -141,11 +151,12 @@ func newPipeEnvWith(t *testing.T, db *store.DB, tune func(*appConfig), opts ...p
 		o(e, &cfg)
 	}
 	db.Now = e.now
+	window := cmp.Or(e.window, simWindow)
 	sim, client, tr := newSimGateway(t, db, ujpsim.Options{Now: e.now, Logger: slog.New(slog.DiscardHandler), ControlToken: "pipeline-test",
-		SlowRegistryDelay: slowRegistry})
+		SlowRegistryDelay: slowRegistry, Window: window})
 	e.sim, e.tr = sim, tr
 	e.gw = &lossyGateway{Gateway: client}
-	cfg.Pipeline.SignerInterval = simWindow
+	cfg.Pipeline.SignerInterval = window
 	cfg.Gateways = map[string]ujp.Gateway{auth.EnvSandbox: e.gw}
 	cfg.Sandbox, cfg.SandboxSetup = sim, simSetup{sim}
 	a, api := newApp(db, einvoicing.Deps{Registry: simRegistry{client},

@@ -1,6 +1,7 @@
 package einvoiceapi_test
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"net/http"
@@ -21,11 +22,11 @@ import (
 const simWindow = 20 * time.Millisecond
 
 // newSimGateway starts the simulator on db with its rate limit on (one call
-// per simWindow per X-EUJP-ID) and returns it with a client whose every call
+// per opts.Window, simWindow when unset, per X-EUJP-ID) and returns it with a client whose every call
 // takes its turn from the store, as cmd/denar wires it.
 func newSimGateway(t testing.TB, db *store.DB, opts ujpsim.Options) (*ujpsim.Sim, *ujp.Client, *simTransport) {
 	t.Helper()
-	opts.Window = simWindow
+	opts.Window = cmp.Or(opts.Window, simWindow)
 	sim, err := ujpsim.New(db, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +35,7 @@ func newSimGateway(t testing.TB, db *store.DB, opts ujpsim.Options) (*ujpsim.Sim
 	if err := sim.AddUser(context.Background(), testOperator); err != nil {
 		t.Fatal(err)
 	}
-	turns := ujpturns.New(db, ujpturns.Config{Interval: simWindow, Margin: 30 * time.Millisecond, Now: opts.Now})
+	turns := ujpturns.New(db, ujpturns.Config{Interval: opts.Window, Margin: 30 * time.Millisecond, Now: opts.Now})
 	tr := &simTransport{next: sim.Transport(), now: opts.Now}
 	if tr.now == nil {
 		tr.now = time.Now
