@@ -100,6 +100,12 @@ func NewClient(cfg Config) (*Client, error) {
 		tr.MaxIdleConnsPerHost = idleConns
 		hc = &http.Client{Timeout: cfg.Timeout, Transport: tr}
 	}
+	if tr := onTheWire(hc.Transport); tr != nil {
+		// Its connections say when a call is on the wire (wire.go).
+		own := *hc
+		own.Transport = tr
+		hc = &own
+	}
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
@@ -238,11 +244,24 @@ func (c *Client) do(ctx context.Context, op, method, path string, id Identity, h
 	var wrote atomic.Bool
 	if call != nil {
 		// The next call of the user is spaced from when this one went
-		// out: the transport says when it wrote the request.
-		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{WroteHeaders: func() {
-			wrote.Store(true)
-			call.Wrote()
-		}}))
+		// out: its connection says when its headers reached the socket
+		// (wire.go); a transport of the caller's that is not ours says
+		// when it wrote the request, a little early.
+		var wire atomic.Pointer[wireConn]
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(info httptrace.GotConnInfo) {
+				if w := wireOf(info.Conn); w != nil {
+					wire.Store(w)
+					w.carry(call)
+				}
+			},
+			WroteRequest: func(httptrace.WroteRequestInfo) {
+				wrote.Store(true)
+				if wire.Load() == nil {
+					call.Wrote()
+				}
+			},
+		}))
 		call.Out()
 		if c.untraced.Load() {
 			// A transport that never says (the simulator in the

@@ -1,7 +1,9 @@
 package ujp_test
 
 import (
+	"bytes"
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -63,6 +65,76 @@ func TestCallsSpacedFromTheirArrival(t *testing.T) {
 			t.Fatal(err)
 		}
 		const calls = 12
+		callAtOnce(t, c, calls)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(arrived) != calls {
+			t.Fatalf("%d calls arrived, want %d", len(arrived), calls)
+		}
+		slices.SortFunc(arrived, func(a, b time.Time) int { return a.Compare(b) })
+		for i := 1; i < len(arrived); i++ {
+			if gap := arrived[i].Sub(arrived[i-1]); gap < window {
+				t.Errorf("calls %d and %d of one user arrived %s apart, within UJP's window of %s", i, i+1, gap, window)
+			}
+		}
+	})
+}
+
+// stallConn holds back the write of every third request it carries: the
+// transport's writer, having buffered the request, is not scheduled
+// before it flushes (a loaded machine).
+type stallConn struct {
+	net.Conn
+	n     *atomic.Int64
+	stall time.Duration
+}
+
+func (c stallConn) Write(b []byte) (int, error) {
+	if bytes.HasPrefix(b, []byte("GET ")) && c.n.Add(1)%3 == 1 {
+		time.Sleep(c.stall)
+	}
+	return c.Conn.Write(b)
+}
+
+// TestCallsSpacedFromTheirWrite: the next call of a user is spaced from
+// when the transport wrote the whole request, not from when it had the
+// headers ready. Those wait in the connection's buffer until the request
+// is flushed, and UJP stamps the call when it reads them: counted from
+// the headers, a call whose flush was held up arrived within the window
+// of the next.
+func TestCallsSpacedFromTheirWrite(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const window, margin = 30 * time.Millisecond, 10 * time.Millisecond
+		var mu sync.Mutex
+		var arrived []time.Time
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			at := time.Now() // as UJP stamps it: first thing
+			mu.Lock()
+			arrived = append(arrived, at)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"timestamp":"2026-01-05T12:00:00"}`))
+		}))
+		t.Cleanup(srv.Close)
+		turns := ujpturns.New(db, ujpturns.Config{Interval: window, Margin: margin})
+		var writes atomic.Int64
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		dial := tr.DialContext
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			// Held up longer than the margin and most of the window.
+			return stallConn{Conn: conn, n: &writes, stall: margin + 3*window/4}, nil
+		}
+		c, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: tr}, Turns: turns,
+			Scope: "sandbox", TurnWait: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const calls = 9
 		callAtOnce(t, c, calls)
 		mu.Lock()
 		defer mu.Unlock()

@@ -74,8 +74,9 @@ type Turns interface {
 type Call interface {
 	// Out says the request is handed to the transport now.
 	Out()
-	// Wrote says the transport wrote the request's headers now: the call
-	// is on its way to UJP.
+	// Wrote says the request's headers are on their way to UJP now (on
+	// the client's own connections, in the socket; through a caller's
+	// transport, written by it).
 	Wrote()
 	// Done says the round trip is over (answered or failed).
 	Done()
