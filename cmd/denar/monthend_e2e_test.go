@@ -13,9 +13,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -151,18 +153,20 @@ func TestMonthEnd(t *testing.T) {
 		t.Logf("  agent round trips per document %.3f (%d claim, signatures and refusals messages on the agents' WebSockets)", float64(sockets)/float64(n), sockets)
 		if xactsRun > 0 {
 			t.Logf("  store transactions per document %.1f (%d, PostgreSQL's count for the service's database: issue, signing, send, everything)", float64(xactsRun)/float64(n), xactsRun)
-			rows, err := db.ReadDB().QueryContext(t.Context(), `SELECT relname, n_tup_ins + n_tup_upd + n_tup_del, COALESCE(idx_scan, 0) + COALESCE(seq_scan, 0)
+			rows, err := db.ReadDB().QueryContext(t.Context(), `SELECT relname, n_tup_ins + n_tup_upd + n_tup_del, COALESCE(idx_scan, 0) + COALESCE(seq_scan, 0), COALESCE(seq_tup_read, 0)
 				FROM pg_stat_user_tables ORDER BY 2 DESC, 3 DESC LIMIT 12`)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for rows.Next() {
 				var rel string
-				var w, r int64
-				if err := rows.Scan(&rel, &w, &r); err != nil {
+				var w, r, seq int64
+				if err := rows.Scan(&rel, &w, &r, &seq); err != nil {
 					t.Fatal(err)
 				}
-				t.Logf("    %s: rows written %.1f, scans %.1f per document", rel, float64(w)/float64(n), float64(r)/float64(n))
+				// Rows read by whole-table scans: a lookup an index should
+				// serve shows here as thousands per document.
+				t.Logf("    %s: rows written %.1f, scans %.1f, rows read whole-table %.1f per document", rel, float64(w)/float64(n), float64(r)/float64(n), float64(seq)/float64(n))
 			}
 			rows.Close()
 		}
@@ -249,6 +253,7 @@ func newMonthEnd(t *testing.T, dbURL string, companies, signers int, window, mar
 		u.simDB = storetest.PostgresURL(t)
 	}
 	u.sim = startSimProcessAt(t, u.simDB, freeAddr(t), "DENAR_UJP_SIM_WINDOW="+window.String())
+	prioritise(t, u.sim.cmd.Process.Pid, simNice)
 	u.companies = []strictCompany{{tax: ujpsim.TaxSeller, name: "Тест Продавач ДООЕЛ Скопје"}}
 	for i := 1; i < companies; i++ {
 		tax := einvoicingtest.TaxNumber("40300002", i)
@@ -393,4 +398,34 @@ func (m *monthEnd) simCalls() (map[string]int, int64) {
 		m.t.Fatal(err)
 	}
 	return calls, limited.Total
+}
+
+// simNice is the simulator's CPU priority in the benchmark. It stands in
+// for UJP, which runs on machines of its own: on the benchmark's shared
+// cores, at the default priority, the arrival time it judges the window
+// by (stamped first thing) carries the scheduling delays of our own load,
+// a few milliseconds now and then, and a call on time by the client's
+// clock arrives within the window of one that waited for a core.
+const simNice = -10
+
+// prioritise sets the nice value of every thread of process pid (Linux
+// keeps one per thread; threads made later inherit their maker's). Not
+// allowed (not root), it says so and the benchmark runs as it is.
+func prioritise(t *testing.T, pid, nice int) {
+	t.Helper()
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		t.Logf("simulator priority unchanged: %v", err)
+		return
+	}
+	for _, task := range tasks {
+		tid, err := strconv.Atoi(task.Name())
+		if err != nil {
+			continue
+		}
+		if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice); err != nil {
+			t.Logf("simulator priority unchanged: %v", err)
+			return
+		}
+	}
 }
