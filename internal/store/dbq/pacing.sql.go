@@ -58,8 +58,8 @@ func (q *Queries) EndSignTurnWait(ctx context.Context, id string) (int64, error)
 
 const inFlightAhead = `-- name: InFlightAhead :one
 SELECT COUNT(*) FROM einvoices
-WHERE pace_key = $1 AND status IN ('awaiting_signature', 'queued', 'submitting')
-  AND (status <> 'awaiting_signature' OR signing_request_id IS NOT NULL)
+WHERE pace_key = $1
+  AND (status IN ('queued', 'submitting') OR (status = 'awaiting_signature' AND signing_request_id IS NOT NULL))
   AND (created_at < $2 OR (created_at = $2 AND id < $3))
 `
 
@@ -79,8 +79,8 @@ func (q *Queries) InFlightAhead(ctx context.Context, arg InFlightAheadParams) (i
 
 const inFlightCount = `-- name: InFlightCount :one
 SELECT COUNT(*) FROM einvoices
-WHERE pace_key = $1 AND status IN ('awaiting_signature', 'queued', 'submitting')
-  AND (status <> 'awaiting_signature' OR signing_request_id IS NOT NULL)
+WHERE pace_key = $1
+  AND (status IN ('queued', 'submitting') OR (status = 'awaiting_signature' AND signing_request_id IS NOT NULL))
 `
 
 // The user's documents in flight.
@@ -247,8 +247,8 @@ SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM einvoices c WHERE c.pace_key = $1 AN
   WHEN EXISTS (SELECT 1 FROM einvoices w WHERE w.pace_key = $1 AND w.sign_turn_since IS NOT NULL) THEN -1
   ELSE (SELECT COUNT(*) FROM (
      SELECT 1 FROM einvoices f
-     WHERE f.pace_key = $1 AND f.status IN ('awaiting_signature', 'queued', 'submitting')
-       AND (f.status <> 'awaiting_signature' OR f.signing_request_id IS NOT NULL)
+     WHERE f.pace_key = $1
+       AND (f.status IN ('queued', 'submitting') OR (f.status = 'awaiting_signature' AND f.signing_request_id IS NOT NULL))
      LIMIT $3) AS t) END AS BIGINT) AS in_flight
 `
 
@@ -263,7 +263,10 @@ type PaceStateParams struct {
 // turn. A document is "in flight" from the moment its document signing
 // request is issued until it is sent (awaiting_signature with a request,
 // queued, submitting); one "waiting for its turn" has no request yet
-// (sign_turn_since set).
+// (sign_turn_since set). The queries of the documents in flight say so
+// in the words of einvoices_pace_inflight's predicate, and those of the
+// sends in einvoices_pace_send's, so that both engines see the index
+// applies (a backlog of thousands waiting to be signed is not walked).
 // -2 when one of the company's documents of the user waits for its turn
 // to be signed, -1 when another company's does (then nothing is counted:
 // an issue during a backlog costs one or two index probes); otherwise the
@@ -276,9 +279,11 @@ func (q *Queries) PaceState(ctx context.Context, arg PaceStateParams) (int64, er
 }
 
 const sendsAhead = `-- name: SendsAhead :one
-SELECT COUNT(*) FROM einvoices
-WHERE pace_key = $1 AND status IN ('queued', 'submitting')
-  AND (status = 'submitting' OR updated_at < $2 OR (updated_at = $2 AND id < $3))
+SELECT CAST((SELECT COUNT(*) FROM einvoices s
+        WHERE s.pace_key = $1 AND s.status IN ('queued', 'submitting') AND s.status = 'submitting')
+     + (SELECT COUNT(*) FROM einvoices q
+        WHERE q.pace_key = $1 AND q.status IN ('queued', 'submitting') AND q.status = 'queued'
+          AND (q.updated_at, q.id) < ($2, CAST($3 AS TEXT))) AS BIGINT) AS ahead
 `
 
 type SendsAheadParams struct {
@@ -289,12 +294,13 @@ type SendsAheadParams struct {
 
 // The user's documents whose send goes before that of a document queued
 // at (updated_at, id): those being sent, and those queued (signed)
-// before it.
+// before it. The queued ones are a range of einvoices_pace_send, which
+// the row comparison lets the engines seek.
 func (q *Queries) SendsAhead(ctx context.Context, arg SendsAheadParams) (int64, error) {
 	row := q.db.QueryRowContext(ctx, sendsAhead, arg.Key, arg.UpdatedAt, arg.ID)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+	var ahead int64
+	err := row.Scan(&ahead)
+	return ahead, err
 }
 
 const waitingAheadInCompany = `-- name: WaitingAheadInCompany :one
