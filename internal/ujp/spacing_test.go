@@ -150,6 +150,51 @@ func TestCallsSpacedFromTheirWrite(t *testing.T) {
 	})
 }
 
+// TestCallAnsweredLateSpacesTheNext: a call UJP stamps later than it was
+// written by more than the margin (held up on its way in: UJP's front, a
+// process not scheduled) is answered late by as much, and the next call
+// of the user waits the difference, so that it does not arrive within
+// the window of the late one.
+func TestCallAnsweredLateSpacesTheNext(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const window, margin, held = 40 * time.Millisecond, 5 * time.Millisecond, 25 * time.Millisecond
+		var mu sync.Mutex
+		var arrived []time.Time
+		var n atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if n.Add(1)%3 == 2 {
+				time.Sleep(held) // read late: stamped late
+			}
+			at := time.Now()
+			mu.Lock()
+			arrived = append(arrived, at)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"timestamp":"2026-01-05T12:00:00"}`))
+		}))
+		t.Cleanup(srv.Close)
+		turns := ujpturns.New(db, ujpturns.Config{Interval: window, Margin: margin})
+		c, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, Turns: turns, Scope: "sandbox", TurnWait: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const calls = 9
+		for range calls {
+			if _, err := c.ServerTime(context.Background(), signer); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for i := 1; i < len(arrived); i++ {
+			if gap := arrived[i].Sub(arrived[i-1]); gap < window {
+				t.Errorf("calls %d and %d of one user arrived %s apart, within UJP's window of %s", i, i+1, gap, window)
+			}
+		}
+	})
+}
+
 // handlerTransport serves requests with a handler in the process, as the
 // simulator's in-process transport does: it never says when it wrote.
 type handlerTransport struct{ h http.Handler }

@@ -58,12 +58,12 @@ type Turns interface {
 	// Start says that the call of a turn of key held (Hold) starts now: the
 	// next turn is a spacing from now.
 	Start(ctx context.Context, key string) error
-	// Begin is said right before the request of a turn of key goes out
-	// (after Take, or Start): it waits until a spacing after the previous
-	// call of key the Turns knows of went out, and returns the Call the
-	// caller tells when its request does go out and when the round trip
-	// is over.
-	Begin(ctx context.Context, key string) Call
+	// Begin is said right before the request (of operation op) of a turn
+	// of key goes out (after Take, or Start): it waits until a spacing
+	// after the previous call of key the Turns knows of went out, and
+	// returns the Call the caller tells when its request does go out and
+	// when the round trip is over.
+	Begin(ctx context.Context, key, op string) Call
 }
 
 // Call is a call of a UJP user on its way (Turns.Begin). UJP counts a
@@ -179,12 +179,12 @@ func (c *Client) takeTurn(ctx context.Context, op string, id Identity) (Call, er
 				return nil, err
 			}
 		}
-		return c.turns.Begin(ctx, key), nil
+		return c.turns.Begin(ctx, key, op), nil
 	}
 	if err := c.waitTurn(ctx, op, id); err != nil {
 		return nil, err
 	}
-	return c.turns.Begin(ctx, key), nil
+	return c.turns.Begin(ctx, key, op), nil
 }
 
 // waitTurn waits for a turn of the caller's user for op and takes it.

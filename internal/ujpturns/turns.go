@@ -91,6 +91,11 @@ type Turns struct {
 	// negative: never, on SQLite). early is how long before it is due a
 	// turn may be taken (on SQLite).
 	late, early time.Duration
+	// interval and margin are Config's (spacing is their sum); rtt is
+	// the least round trip of each key's calls of an operation, as this
+	// process saw them (lateBy).
+	interval, margin time.Duration
+	rtt              map[string]time.Duration
 	// ensured: the keys whose slot exists; purged: when this process last
 	// deleted a key's forgotten waiters.
 	ensured map[string]bool
@@ -115,6 +120,7 @@ func New(db *store.DB, cfg Config) *Turns {
 	}
 	t := &Turns{db: db, spacing: max(cfg.Interval, 0) + cfg.Margin, now: cfg.Now, poll: cfg.Poll, stale: cfg.StaleAfter,
 		last: map[string]*call{}, taken: map[string]time.Time{}, late: cfg.Margin,
+		interval: max(cfg.Interval, 0), margin: cfg.Margin, rtt: map[string]time.Duration{},
 		ensured: map[string]bool{}, purged: map[string]time.Time{}}
 	if db.Dialect() == store.SQLite {
 		// One process: a turn may be taken a little before it is due (its
@@ -391,9 +397,12 @@ func (t *Turns) Start(ctx context.Context, key string) error {
 // transport wrote it or its round trip ended, but no longer than 20
 // spacings (at least minWrittenWait) after it was handed to the transport
 // (a transport that does not say when it wrote, such as a simulator in the
-// process, has delivered the call when it was handed over).
-func (t *Turns) Begin(_ context.Context, key string) ujp.Call {
-	c := &call{begun: make(chan struct{}), out: make(chan struct{}), final: make(chan struct{})}
+// process, has delivered the call when it was handed over). A previous
+// call answered unusually late moves the next one later by as much
+// (lateBy).
+func (t *Turns) Begin(_ context.Context, key, op string) ujp.Call {
+	c := &call{begun: make(chan struct{}), out: make(chan struct{}), final: make(chan struct{}),
+		turns: t, rttKey: key + " " + op}
 	t.mu.Lock()
 	prev := t.last[key]
 	t.last[key] = c
@@ -467,11 +476,61 @@ func (t *Turns) after(prev *call) {
 		}
 		// Written later than it was known while this one slept: the
 		// spacing counts from then.
-		if !prev.sent().After(at) {
-			return
+		if prev.sent().After(at) {
+			continue
 		}
+		// Answered late: it may have reached UJP late too.
+		if wait := time.Until(at.Add(t.spacing + t.lateBy(prev))); wait > 0 {
+			time.Sleep(wait)
+		}
+		return
 	}
 }
+
+// lateBy is how much later than the margin allows a finished call may
+// have reached UJP, which stamps a call when it reads it: the margin
+// covers the usual delay between our write and that stamp; a call
+// answered later than the least round trip of its user's calls of the
+// same operation by more than the margin was held up on the way (the
+// network, UJP's front, a process not scheduled: 7 ms seen on a loaded
+// 2-core machine), or inside UJP, and the next call, written a spacing
+// after it, could arrive within the window of a call held up on the way
+// in. The next one waits for the difference, at most an interval; a
+// call not answered yet when the next is due adds nothing (the round
+// trip's end is not known).
+func (t *Turns) lateBy(c *call) time.Duration {
+	c.mu.Lock()
+	written, answered := c.written, c.answered
+	c.mu.Unlock()
+	if written.IsZero() || answered.IsZero() {
+		return 0
+	}
+	t.mu.Lock()
+	least, ok := t.rtt[c.rttKey]
+	t.mu.Unlock()
+	if !ok {
+		return 0
+	}
+	return min(max(answered.Sub(written)-least-t.margin, 0), t.interval)
+}
+
+// observe notes a round trip of a call: the least one of its key and
+// operation drifts up slowly towards what the calls take when it is no
+// longer reached (a slower path to UJP), so that one fast call long ago
+// does not count every later one as late.
+func (t *Turns) observe(rttKey string, rtt time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if least, ok := t.rtt[rttKey]; ok && rtt >= least {
+		t.rtt[rttKey] = least + (rtt-least)/rttDrift
+		return
+	}
+	t.rtt[rttKey] = rtt
+}
+
+// rttDrift: the least round trip moves a 1/rttDrift of the way to each
+// longer one.
+const rttDrift = 256
 
 // minOutWait is the least time a call waits for the one before it to be
 // handed to its transport, and minWrittenWait then to be written (Begin).
@@ -489,6 +548,12 @@ type call struct {
 	at             time.Time // the latest moment it was seen going out
 	outed, finaled bool
 	late           func() // told when the call is written (Turns.pushLate)
+	// written and answered: when the call was first written and when its
+	// round trip ended after that (Turns.lateBy), noted to turns under
+	// rttKey (its key and operation).
+	written, answered time.Time
+	turns             *Turns
+	rttKey            string
 }
 
 var _ ujp.Call = (*call)(nil)
@@ -521,7 +586,13 @@ func (c *call) Out() { c.mark(time.Now(), true, false) }
 
 // Wrote implements ujp.Call.
 func (c *call) Wrote() {
-	c.mark(time.Now(), true, true)
+	now := time.Now()
+	c.mark(now, true, true)
+	c.mu.Lock()
+	if c.written.IsZero() {
+		c.written = now
+	}
+	c.mu.Unlock()
 	if c.late != nil {
 		c.late()
 	}
@@ -529,4 +600,17 @@ func (c *call) Wrote() {
 
 // Done implements ujp.Call: the round trip's end does not move when the
 // call went out.
-func (c *call) Done() { c.mark(time.Time{}, true, true) }
+func (c *call) Done() {
+	now := time.Now()
+	c.mu.Lock()
+	first := !c.written.IsZero() && c.answered.IsZero()
+	if first {
+		c.answered = now
+	}
+	rtt := c.answered.Sub(c.written)
+	c.mu.Unlock()
+	if first && c.turns != nil {
+		c.turns.observe(c.rttKey, rtt)
+	}
+	c.mark(time.Time{}, true, true)
+}

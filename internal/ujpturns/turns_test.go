@@ -318,7 +318,7 @@ func TestWorkCommitsWithTheTurn(t *testing.T) {
 		if err := turns.Take(ujp.WithTurnWork(ctx, mark("sent", nil)), key, ujp.PrioritySend, "b", time.Second); err != nil {
 			t.Fatal(err)
 		}
-		turns.Begin(ctx, key)
+		turns.Begin(ctx, key, "ServerTime")
 		if !marked("sent") {
 			t.Fatal("the work did not commit with its turn")
 		}
@@ -402,7 +402,7 @@ func TestTurnSpacedFromItsCall(t *testing.T) {
 					t.Fatalf("%s: the next turn is at %s, %s before a spacing after the turn was taken", step.name, got.Format("15:04:05.000"), lag)
 				}
 			}
-			c := turns.Begin(ctx, key)
+			c := turns.Begin(ctx, key, "ServerTime")
 			c.Out()
 			c.Wrote()
 			wrote := time.Now()
@@ -452,7 +452,7 @@ func TestCallsOfOneProcessStartASpacingApart(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			call := turns.Begin(ctx, key)
+			call := turns.Begin(ctx, key, "ServerTime")
 			call.Out()
 			first := time.Now()
 			call.Done()
@@ -461,7 +461,7 @@ func TestCallsOfOneProcessStartASpacingApart(t *testing.T) {
 			if err := turns.Take(ctx, key, ujp.PrioritySend, "b", time.Second); err != nil {
 				t.Fatal(err)
 			}
-			next := turns.Begin(ctx, key)
+			next := turns.Begin(ctx, key, "ServerTime")
 			next.Out()
 			if d := time.Since(first); d < spacing-time.Millisecond {
 				t.Fatalf("held %v: the next call of the process started %s after the last, want at least %s", held, d, spacing)
@@ -500,7 +500,7 @@ func TestCallsGoASpacingAfterTheLastWentOut(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				call := turns.Begin(ctx, key)
+				call := turns.Begin(ctx, key, "ServerTime")
 				call.Out()
 				if i%3 == 0 {
 					// Held up on its way: written a spacing and a
@@ -572,7 +572,7 @@ func TestLateCallPushesTheNextTurn(t *testing.T) {
 		}
 		taken := clock()
 		advance(5 * time.Millisecond)
-		c := a.Begin(ctx, key)
+		c := a.Begin(ctx, key, "ServerTime")
 		c.Out()
 		c.Wrote()
 		c.Done()
@@ -588,7 +588,7 @@ func TestLateCallPushesTheNextTurn(t *testing.T) {
 			t.Fatal(err)
 		}
 		advance(50 * time.Millisecond)
-		c = a.Begin(ctx, key)
+		c = a.Begin(ctx, key, "ServerTime")
 		c.Out()
 		c.Wrote()
 		wrote := clock()
