@@ -122,11 +122,14 @@ func New(db *store.DB, cfg Config) *Turns {
 		last: map[string]*call{}, taken: map[string]time.Time{}, late: cfg.Margin,
 		interval: max(cfg.Interval, 0), margin: cfg.Margin, rtt: map[string]time.Duration{},
 		ensured: map[string]bool{}, purged: map[string]time.Time{}}
+	// A turn may be taken a little before it is due (its call still
+	// waits until then), so that the take's transaction (the store's
+	// lock, the caller's work, the commit: tens of ms on a loaded
+	// PostgreSQL) is not added to the user's turn.
+	t.early = min(t.spacing/5, maxEarly)
 	if db.Dialect() == store.SQLite {
-		// One process: a turn may be taken a little before it is due (its
-		// call still waits until then), hiding the writer queue, and no
-		// turn needs pushing for another process.
-		t.early, t.late = min(t.spacing/5, maxEarly), -1
+		// One process: no turn needs pushing for another process.
+		t.late = -1
 	}
 	if t.now == nil {
 		t.now = func() time.Time { return db.Now() }
@@ -253,22 +256,23 @@ func (t *Turns) take(ctx context.Context, key string, pri ujp.Priority, waiter s
 		if err := tx.LockUJPSlot(ctx, key); err != nil {
 			return err
 		}
-		// On PostgreSQL, which several processes share, the turn starts
-		// when it is really taken: a writer kept waiting longer than the
+		// Taken early (up to early before it is due), the turn starts when
+		// it is due, and its call waits until then (Take). Taken late, on
+		// PostgreSQL, which several processes share, the turn starts when
+		// it is really taken: a writer kept waiting longer than the
 		// margin, stamped before the wait, would start that much closer
 		// to another process's next call than UJP allows. SQLite has one
 		// process, whose calls Begin spaces from when each went out, so
-		// there the turn starts when it is due, and may be taken up to
-		// early before: its writer queue (busy at month-end) is then
-		// neither added to every turn of the user nor between a turn and
-		// its call.
+		// there the turn starts when it was due even so: its writer queue
+		// (busy at month-end) is then neither added to every turn of the
+		// user nor between a turn and its call.
 		now := t.now()
 		start, at := now, now
-		if tx.Dialect == store.SQLite {
+		switch {
+		case due.After(now):
+			start, at = due, due
+		case tx.Dialect == store.SQLite:
 			start = due
-			if due.After(now) {
-				at = due // taken early: it is due then
-			}
 		}
 		n, err := tx.TakeUJPTurn(ctx, dbq.TakeUJPTurnParams{NextAt: dbTime(start.Add(t.spacing)), Waiter: waiter, Key: key,
 			Now: dbTime(at), FreshAfter: dbTime(now.Add(-t.stale)), Priority: int32(pri), Since: since})
@@ -359,7 +363,7 @@ func (t *Turns) Defer(ctx context.Context, key string, at time.Time) error {
 	return nil
 }
 
-// maxEarly bounds how long before it is due a turn is taken on SQLite.
+// maxEarly bounds how long before it is due a turn is taken.
 const maxEarly = 50 * time.Millisecond
 
 // heldBy marks the holder of a slot whose turn was taken ahead of its call.
