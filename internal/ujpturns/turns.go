@@ -89,13 +89,12 @@ type Turns struct {
 	// late is how long after its turn was taken a call may go out before
 	// the user's next turn in the store is pushed later (the margin;
 	// negative: never, on SQLite). early is how long before it is due a
-	// turn may be taken (on SQLite).
+	// turn may be taken.
 	late, early time.Duration
-	// interval and margin are Config's (spacing is their sum); rtt is
-	// the least round trip of each key's calls of an operation, as this
-	// process saw them (lateBy).
-	interval, margin time.Duration
-	rtt              map[string]time.Duration
+	// margin is Config's; rtt is the least round trip of each key's
+	// calls of an operation, as this process saw them (lateBy).
+	margin time.Duration
+	rtt    map[string]time.Duration
 	// ensured: the keys whose slot exists; purged: when this process last
 	// deleted a key's forgotten waiters.
 	ensured map[string]bool
@@ -120,7 +119,7 @@ func New(db *store.DB, cfg Config) *Turns {
 	}
 	t := &Turns{db: db, spacing: max(cfg.Interval, 0) + cfg.Margin, now: cfg.Now, poll: cfg.Poll, stale: cfg.StaleAfter,
 		last: map[string]*call{}, taken: map[string]time.Time{}, late: cfg.Margin,
-		interval: max(cfg.Interval, 0), margin: cfg.Margin, rtt: map[string]time.Duration{},
+		margin: cfg.Margin, rtt: map[string]time.Duration{},
 		ensured: map[string]bool{}, purged: map[string]time.Time{}}
 	// A turn may be taken a little before it is due (its call still
 	// waits until then), so that the take's transaction (the store's
@@ -499,9 +498,11 @@ func (t *Turns) after(prev *call) {
 // network, UJP's front, a process not scheduled: 7 ms seen on a loaded
 // 2-core machine), or inside UJP, and the next call, written a spacing
 // after it, could arrive within the window of a call held up on the way
-// in. The next one waits for the difference, at most an interval; a
-// call not answered yet when the next is due adds nothing (the round
-// trip's end is not known).
+// in. The next one waits for the difference, at most the margin again:
+// most of a long round trip is UJP's work, after the stamp, and a call
+// slow to answer must not cost its user a turn. A call not answered yet
+// when the next is due adds nothing (the round trip's end is not
+// known).
 func (t *Turns) lateBy(c *call) time.Duration {
 	c.mu.Lock()
 	written, answered := c.written, c.answered
@@ -515,7 +516,7 @@ func (t *Turns) lateBy(c *call) time.Duration {
 	if !ok {
 		return 0
 	}
-	return min(max(answered.Sub(written)-least-t.margin, 0), t.interval)
+	return min(max(answered.Sub(written)-least-t.margin, 0), t.margin)
 }
 
 // observe notes a round trip of a call: the least one of its key and
