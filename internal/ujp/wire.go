@@ -17,7 +17,8 @@ import (
 // wire, and a writer not scheduled in between (a loaded machine) sends it
 // later than said, within the window of the next call. So the client's
 // transport writes through wireConn, which tells the call it carries when
-// each of its writes has reached the socket.
+// the first of its writes (the one with its headers) has reached the
+// socket.
 
 // wireConn is a connection of the client's transport that tells the call
 // it carries (carry) when that call's first write, the one with its
