@@ -45,38 +45,18 @@ func TestCallsSpacedFromTheirArrival(t *testing.T) {
 		// A margin as wide as the window: what a loaded -race run adds between
 		// our write and the handler is not what this test is about.
 		const window, margin = 30 * time.Millisecond, 30 * time.Millisecond
-		var mu sync.Mutex
-		var arrived []time.Time
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			at := time.Now() // as UJP stamps it: first thing
-			mu.Lock()
-			arrived = append(arrived, at)
-			mu.Unlock()
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"timestamp":"2026-01-05T12:00:00"}`))
-		}))
-		t.Cleanup(srv.Close)
+		url, arrivals := stampServer(t, nil)
 		turns := ujpturns.New(db, ujpturns.Config{Interval: window, Margin: margin})
 		// Held back longer than the margin, shorter than the spacing.
 		tr := &stallTransport{next: http.DefaultTransport.(*http.Transport).Clone(), stall: margin + 3*window/4}
-		c, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: tr}, Turns: turns,
+		c, err := ujp.NewClient(ujp.Config{BaseURL: url, HTTPClient: &http.Client{Transport: tr}, Turns: turns,
 			Scope: "sandbox", TurnWait: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
 		const calls = 12
 		callAtOnce(t, c, calls)
-		mu.Lock()
-		defer mu.Unlock()
-		if len(arrived) != calls {
-			t.Fatalf("%d calls arrived, want %d", len(arrived), calls)
-		}
-		slices.SortFunc(arrived, func(a, b time.Time) int { return a.Compare(b) })
-		for i := 1; i < len(arrived); i++ {
-			if gap := arrived[i].Sub(arrived[i-1]); gap < window {
-				t.Errorf("calls %d and %d of one user arrived %s apart, within UJP's window of %s", i, i+1, gap, window)
-			}
-		}
+		checkSpaced(t, arrivals(), calls, window, 0)
 	})
 }
 
@@ -106,17 +86,7 @@ func TestCallsSpacedFromTheirWrite(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		const window, margin = 30 * time.Millisecond, 10 * time.Millisecond
-		var mu sync.Mutex
-		var arrived []time.Time
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			at := time.Now() // as UJP stamps it: first thing
-			mu.Lock()
-			arrived = append(arrived, at)
-			mu.Unlock()
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"timestamp":"2026-01-05T12:00:00"}`))
-		}))
-		t.Cleanup(srv.Close)
+		url, arrivals := stampServer(t, nil)
 		turns := ujpturns.New(db, ujpturns.Config{Interval: window, Margin: margin})
 		var writes atomic.Int64
 		tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -129,24 +99,14 @@ func TestCallsSpacedFromTheirWrite(t *testing.T) {
 			// Held up longer than the margin and most of the window.
 			return stallConn{Conn: conn, n: &writes, stall: margin + 3*window/4}, nil
 		}
-		c, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: tr}, Turns: turns,
+		c, err := ujp.NewClient(ujp.Config{BaseURL: url, HTTPClient: &http.Client{Transport: tr}, Turns: turns,
 			Scope: "sandbox", TurnWait: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
 		const calls = 9
 		callAtOnce(t, c, calls)
-		mu.Lock()
-		defer mu.Unlock()
-		if len(arrived) != calls {
-			t.Fatalf("%d calls arrived, want %d", len(arrived), calls)
-		}
-		slices.SortFunc(arrived, func(a, b time.Time) int { return a.Compare(b) })
-		for i := 1; i < len(arrived); i++ {
-			if gap := arrived[i].Sub(arrived[i-1]); gap < window {
-				t.Errorf("calls %d and %d of one user arrived %s apart, within UJP's window of %s", i, i+1, gap, window)
-			}
-		}
+		checkSpaced(t, arrivals(), calls, window, 0)
 	})
 }
 
@@ -166,23 +126,14 @@ func TestCallAnsweredLateSpacesTheNext(t *testing.T) {
 		// The first calls tell the client the usual round trip; then
 		// every third is held up.
 		const warm, calls = 5, 11
-		var mu sync.Mutex
-		var arrived []time.Time
-		var n atomic.Int64
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if k := n.Add(1); k > warm && k%3 == 0 {
-				time.Sleep(held) // read late: stamped late
+		url, arrivals := stampServer(t, func(k int64) time.Duration {
+			if k > warm && k%3 == 0 {
+				return held // read late: stamped late
 			}
-			at := time.Now()
-			mu.Lock()
-			arrived = append(arrived, at)
-			mu.Unlock()
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"timestamp":"2026-01-05T12:00:00"}`))
-		}))
-		t.Cleanup(srv.Close)
+			return 0
+		})
 		turns := ujpturns.New(db, ujpturns.Config{Interval: window, Margin: margin})
-		c, err := ujp.NewClient(ujp.Config{BaseURL: srv.URL, Turns: turns, Scope: "sandbox", TurnWait: time.Minute})
+		c, err := ujp.NewClient(ujp.Config{BaseURL: url, Turns: turns, Scope: "sandbox", TurnWait: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,15 +142,51 @@ func TestCallAnsweredLateSpacesTheNext(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		checkSpaced(t, arrivals(), calls, window, 5*time.Millisecond)
+	})
+}
+
+// stampServer is UJP as far as these tests need it: it stamps each call
+// first thing, as UJP does, after hold(k) for the k-th call (from 1; nil:
+// none), a call read late, and answers with the server time. arrivals
+// gives the stamps so far.
+func stampServer(t *testing.T, hold func(k int64) time.Duration) (url string, arrivals func() []time.Time) {
+	t.Helper()
+	var mu sync.Mutex
+	var arrived []time.Time
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if k := n.Add(1); hold != nil {
+			time.Sleep(hold(k))
+		}
+		at := time.Now()
+		mu.Lock()
+		arrived = append(arrived, at)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"timestamp":"2026-01-05T12:00:00"}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, func() []time.Time {
 		mu.Lock()
 		defer mu.Unlock()
-		const tolerance = 5 * time.Millisecond
-		for i := 1; i < len(arrived); i++ {
-			if gap := arrived[i].Sub(arrived[i-1]); gap < window-tolerance {
-				t.Errorf("calls %d and %d of one user arrived %s apart, within UJP's window of %s", i, i+1, gap, window)
-			}
+		return slices.Clone(arrived)
+	}
+}
+
+// checkSpaced fails unless calls calls arrived, each at least window (less
+// tolerance) after the one before.
+func checkSpaced(t *testing.T, arrived []time.Time, calls int, window, tolerance time.Duration) {
+	t.Helper()
+	if len(arrived) != calls {
+		t.Fatalf("%d calls arrived, want %d", len(arrived), calls)
+	}
+	slices.SortFunc(arrived, func(a, b time.Time) int { return a.Compare(b) })
+	for i := 1; i < len(arrived); i++ {
+		if gap := arrived[i].Sub(arrived[i-1]); gap < window-tolerance {
+			t.Errorf("calls %d and %d of one user arrived %s apart, within UJP's window of %s", i, i+1, gap, window)
 		}
-	})
+	}
 }
 
 // handlerTransport serves requests with a handler in the process, as the
