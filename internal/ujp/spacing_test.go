@@ -77,11 +77,11 @@ func (c stallConn) Write(b []byte) (int, error) {
 }
 
 // TestCallsSpacedFromTheirWrite: the next call of a user is spaced from
-// when the transport wrote the whole request, not from when it had the
-// headers ready. Those wait in the connection's buffer until the request
-// is flushed, and UJP stamps the call when it reads them: counted from
-// the headers, a call whose flush was held up arrived within the window
-// of the next.
+// when the request reached the connection, not from when the transport
+// said it wrote it. The request waits in the connection's buffer until it
+// is flushed, and UJP stamps the call when it reads the headers: counted
+// from the transport's word (WroteHeaders, WroteRequest), a call whose
+// flush was held up arrived within the window of the next.
 func TestCallsSpacedFromTheirWrite(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
